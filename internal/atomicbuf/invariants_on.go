@@ -1,0 +1,5 @@
+//go:build duty_invariants
+
+package atomicbuf
+
+const invariants = true

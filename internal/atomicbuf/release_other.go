@@ -1,0 +1,11 @@
+//go:build !amd64 || race
+
+package atomicbuf
+
+import "sync/atomic"
+
+// FastRelease reports whether StoreRelease64/32 use the plain-MOV fast path.
+const FastRelease = false
+
+func storeRelease64(p *atomic.Int64, v int64) { p.Store(v) }
+func storeRelease32(p *atomic.Int32, v int32) { p.Store(v) }
