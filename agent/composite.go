@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Errors of the composites.
+var (
+	ErrNoAgents      = errors.New("agent: composite needs at least one agent")
+	ErrNilAgent      = errors.New("agent: nil agent")
+	ErrClosed        = errors.New("agent: closed")
+	ErrNotMember     = errors.New("agent: not a member")
+	ErrDuplicate     = errors.New("agent: already a member")
+	ErrNotComparable = errors.New("agent: agent value is not comparable")
+)
+
+// Composite runs a fixed group of agents as one agent, on one thread, in
+// the order given (Agrona's CompositeAgent).
+//
+//   - RoleName is "[role1,role2,...]".
+//   - OnStart and OnClose call every member in order even when some fail,
+//     and return the failures joined with errors.Join.
+//   - DoWork calls each member's DoWork once and returns the sum of the
+//     positive work counts. If member k fails, DoWork returns at once with
+//     the sum so far and the error, and the next DoWork resumes at member
+//     k+1: a member that keeps failing cannot starve those after it. A
+//     termination error from any member stops the whole composite.
+//
+// A Composite is driven from one goroutine, like any agent.
+type Composite struct {
+	agents []Agent
+	role   string
+	next   int
+}
+
+// NewComposite groups agents. It fails with ErrNoAgents for an empty list
+// and ErrNilAgent for a nil member.
+func NewComposite(agents ...Agent) (*Composite, error) {
+	if len(agents) == 0 {
+		return nil, ErrNoAgents
+	}
+	for i, a := range agents {
+		if a == nil {
+			return nil, fmt.Errorf("%w at index %d", ErrNilAgent, i)
+		}
+	}
+	return &Composite{agents: append([]Agent(nil), agents...), role: compositeRole(agents)}, nil
+}
+
+func compositeRole(agents []Agent) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, a := range agents {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(a.RoleName())
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Agents returns a copy of the members, in order.
+func (c *Composite) Agents() []Agent { return append([]Agent(nil), c.agents...) }
+
+// RoleName returns "[role1,role2,...]".
+func (c *Composite) RoleName() string { return c.role }
+
+// BindContext passes ctx to every member that is ContextAware.
+func (c *Composite) BindContext(ctx context.Context) { bindAll(ctx, c.agents) }
+
+// OnStart starts every member, in order, and joins their errors.
+func (c *Composite) OnStart() error { return startAll(c.agents) }
+
+// OnClose closes every member, in order, and joins their errors.
+func (c *Composite) OnClose() error { return closeAll(c.agents) }
+
+// DoWork runs one duty cycle of every member (see Composite).
+func (c *Composite) DoWork() (int, error) { return doWorkFrom(c.agents, &c.next) }
+
+func doWorkFrom(agents []Agent, next *int) (int, error) {
+	sum := 0
+	for *next < len(agents) {
+		a := agents[*next]
+		*next++
+		n, err := a.DoWork()
+		if n > 0 {
+			sum += n
+		}
+		if err != nil {
+			return sum, err
+		}
+	}
+	*next = 0
+	return sum, nil
+}
+
+func bindAll(ctx context.Context, agents []Agent) {
+	for _, a := range agents {
+		if ca, ok := a.(ContextAware); ok {
+			ca.BindContext(ctx)
+		}
+	}
+}
+
+func startAll(agents []Agent) error {
+	var errs []error
+	for _, a := range agents {
+		if err := a.OnStart(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: OnStart: %w", a.RoleName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func closeAll(agents []Agent) error {
+	var errs []error
+	for _, a := range agents {
+		if err := a.OnClose(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: OnClose: %w", a.RoleName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}

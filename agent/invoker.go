@@ -1,0 +1,152 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// Invoker drives an agent from the caller's own loop: Start once, Invoke
+// for each duty cycle, Close once (Agrona's AgentInvoker). It has no idle
+// strategy and no goroutine: the caller owns the thread and decides how to
+// idle. It is how users who own their thread embed an agent, and how tests
+// step an agent deterministically.
+//
+// An Invoker is not safe for concurrent use: call all its methods from one
+// goroutine. It does not recover panics: a panic in a callback propagates
+// to the caller.
+type Invoker struct {
+	agent   Agent
+	handler func(error)
+	counter *atomic.Int64
+	cancel  context.CancelFunc
+
+	started, running, closed bool
+}
+
+// InvokerOption configures an Invoker.
+type InvokerOption func(*Invoker)
+
+// WithErrorHandler sets a function called with every error of the agent
+// that is reported (see Invoke). It runs on the invoking goroutine and must
+// not panic. By default nothing is called: Invoke and Start return the
+// errors.
+func WithErrorHandler(h func(error)) InvokerOption { return func(i *Invoker) { i.handler = h } }
+
+// WithErrorCounter sets a counter incremented for every DoWork error
+// (other than a termination) while the agent is running.
+func WithErrorCounter(c *atomic.Int64) InvokerOption { return func(i *Invoker) { i.counter = c } }
+
+// NewInvoker returns an Invoker for a. It fails with ErrNilAgent if a is nil.
+func NewInvoker(a Agent, opts ...InvokerOption) (*Invoker, error) {
+	if a == nil {
+		return nil, ErrNilAgent
+	}
+	i := &Invoker{agent: a}
+	for _, o := range opts {
+		o(i)
+	}
+	return i, nil
+}
+
+// Agent returns the driven agent.
+func (i *Invoker) Agent() Agent { return i.agent }
+
+// IsStarted reports whether Start was called.
+func (i *Invoker) IsStarted() bool { return i.started }
+
+// IsRunning reports whether Invoke calls DoWork: after a successful Start
+// and until the agent terminates or Close is called.
+func (i *Invoker) IsRunning() bool { return i.running }
+
+// IsClosed reports whether OnClose has been called.
+func (i *Invoker) IsClosed() bool { return i.closed }
+
+// Start binds a context (if the agent is ContextAware) and calls OnStart.
+// Only the first call does anything; later calls return nil. If OnStart
+// fails the invoker closes the agent (OnClose runs) and returns the OnStart
+// error joined with any OnClose error; the handler is also called with it.
+// Starting a closed invoker returns ErrClosed.
+func (i *Invoker) Start() error {
+	if i.closed {
+		return ErrClosed
+	}
+	if i.started {
+		return nil
+	}
+	i.started = true
+	if ca, ok := i.agent.(ContextAware); ok {
+		var ctx context.Context
+		ctx, i.cancel = context.WithCancel(context.Background())
+		ca.BindContext(ctx)
+	}
+	if err := i.agent.OnStart(); err != nil {
+		err = fmt.Errorf("agent %s: OnStart: %w", i.agent.RoleName(), err)
+		i.report(err)
+		if cerr := i.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return err
+	}
+	i.running = true
+	return nil
+}
+
+// Invoke runs one duty cycle and returns DoWork's work count and error.
+// When not running it returns 0, nil without touching the agent.
+//
+// Errors follow the runner's rules: a termination error stops the agent and
+// closes it (OnClose runs before Invoke returns); it is reported to the
+// handler unless expected. Any other error is counted, reported, and the
+// agent keeps running.
+func (i *Invoker) Invoke() (int, error) {
+	if !i.running {
+		return 0, nil
+	}
+	n, err := i.agent.DoWork()
+	if err != nil {
+		i.handle(err)
+	}
+	return n, err
+}
+
+func (i *Invoker) handle(err error) {
+	if term, expected := IsTermination(err); term {
+		i.running = false
+		if !expected {
+			i.report(err)
+		}
+		if cerr := i.Close(); cerr != nil {
+			i.report(cerr)
+		}
+		return
+	}
+	if i.counter != nil && i.running {
+		i.counter.Add(1)
+	}
+	i.report(err)
+}
+
+func (i *Invoker) report(err error) {
+	if i.handler != nil {
+		i.handler(err)
+	}
+}
+
+// Close stops the agent: the first call cancels its context and calls
+// OnClose, returning its error; later calls return nil.
+func (i *Invoker) Close() error {
+	if i.closed {
+		return nil
+	}
+	i.running = false
+	i.closed = true
+	if i.cancel != nil {
+		i.cancel()
+	}
+	if err := i.agent.OnClose(); err != nil {
+		return fmt.Errorf("agent %s: OnClose: %w", i.agent.RoleName(), err)
+	}
+	return nil
+}

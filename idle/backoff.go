@@ -1,0 +1,164 @@
+package idle
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// BackoffConfig holds the limits of a BackoffStrategy.
+type BackoffConfig struct {
+	MaxSpins  int64         // spin hints before yielding (>= 0)
+	MaxYields int64         // yields before parking (>= 0)
+	MinPark   time.Duration // first park period (> 0)
+	MaxPark   time.Duration // park period cap (>= MinPark)
+}
+
+// DefaultBackoffConfig returns Agrona's defaults: 10 spins, 5 yields, parks
+// from 1 µs doubling to 1 ms.
+func DefaultBackoffConfig() BackoffConfig {
+	return BackoffConfig{
+		MaxSpins:  DefaultMaxSpins,
+		MaxYields: DefaultMaxYields,
+		MinPark:   DefaultMinPark,
+		MaxPark:   DefaultMaxPark,
+	}
+}
+
+// Validate reports whether c is usable, with an error wrapping ErrBadSpec.
+func (c BackoffConfig) Validate() error {
+	switch {
+	case c.MaxSpins < 0:
+		return fmt.Errorf("%w: backoff max spins %d < 0", ErrBadSpec, c.MaxSpins)
+	case c.MaxYields < 0:
+		return fmt.Errorf("%w: backoff max yields %d < 0", ErrBadSpec, c.MaxYields)
+	case c.MinPark <= 0:
+		return fmt.Errorf("%w: backoff min park %v <= 0", ErrBadSpec, c.MinPark)
+	case c.MaxPark < c.MinPark:
+		return fmt.Errorf("%w: backoff max park %v < min park %v", ErrBadSpec, c.MaxPark, c.MinPark)
+	}
+	return nil
+}
+
+const cacheLine = 64
+
+// BackoffStrategy spins, then yields, then parks with doubling periods
+// (Agrona's BackoffIdleStrategy, alias "backoff").
+//
+// State machine, counting consecutive idle calls after a Reset (or a cycle
+// with work), with the defaults:
+//
+//	call 1          NOT_IDLE -> SPINNING, no spin hint (transition only)
+//	calls 2-11      10 spin hints; the 11th moves to YIELDING
+//	calls 12-16     5 yields
+//	call 17         YIELDING -> PARKING, no yield (transition only)
+//	calls 18-27     park 1, 2, 4, ... 512 µs
+//	calls 28-       park 1 ms each
+//
+// The two transition-only calls are Agrona's (its maintainers declined to
+// remove them, PR #291): the strategy always passes through at least one spin
+// and one yield, even with MaxSpins or MaxYields 0.
+//
+// The mutable state sits between cache-line pads so that a neighbouring
+// object written by another core does not slow the idle loop.
+type BackoffStrategy struct {
+	_ [cacheLine]byte
+
+	state  State
+	spins  int64
+	yields int64
+	period time.Duration
+
+	cfg BackoffConfig
+
+	_ [cacheLine]byte
+}
+
+// ErrBadSpec is wrapped by every error Parse and the validating constructors
+// return.
+var ErrBadSpec = errors.New("idle: bad strategy spec")
+
+// Backoff returns a BackoffStrategy with Agrona's defaults.
+func Backoff() *BackoffStrategy {
+	b, _ := NewBackoff(DefaultBackoffConfig())
+	return b
+}
+
+// NewBackoff returns a BackoffStrategy with the limits in cfg, or an error
+// wrapping ErrBadSpec if cfg is invalid.
+func NewBackoff(cfg BackoffConfig) (*BackoffStrategy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &BackoffStrategy{cfg: cfg}
+	b.Reset()
+	return b, nil
+}
+
+// Config returns the strategy's limits.
+func (b *BackoffStrategy) Config() BackoffConfig { return b.cfg }
+
+// Idle resets on workCount > 0, otherwise takes one step (IdleOnce).
+func (b *BackoffStrategy) Idle(workCount int) {
+	if workCount > 0 {
+		b.Reset()
+		return
+	}
+	b.IdleOnce()
+}
+
+// IdleOnce takes the next step of the state machine.
+func (b *BackoffStrategy) IdleOnce() {
+	switch b.state {
+	case StateNotIdle:
+		b.state = StateSpinning
+		b.spins++
+	case StateSpinning:
+		doSpin()
+		b.spins++
+		if b.spins > b.cfg.MaxSpins {
+			b.state = StateYielding
+			b.yields = 0
+		}
+	case StateYielding:
+		b.yields++
+		if b.yields > b.cfg.MaxYields {
+			b.state = StateParking
+			b.period = b.cfg.MinPark
+		} else {
+			doYield()
+		}
+	default: // StateParking
+		doPark(b.period)
+		if b.period > b.cfg.MaxPark/2 {
+			b.period = b.cfg.MaxPark // also guards the doubling against overflow
+		} else {
+			b.period *= 2
+		}
+	}
+}
+
+// Reset returns to NOT_IDLE: no spins, no yields, park period back to MinPark.
+func (b *BackoffStrategy) Reset() {
+	b.spins = 0
+	b.yields = 0
+	b.period = b.cfg.MinPark
+	b.state = StateNotIdle
+}
+
+// State is the current state of the machine.
+func (b *BackoffStrategy) State() State { return b.state }
+
+// ParkPeriod is the period the next park will sleep.
+func (b *BackoffStrategy) ParkPeriod() time.Duration { return b.period }
+
+// Alias returns "backoff".
+func (b *BackoffStrategy) Alias() string { return AliasBackoff }
+
+// String returns "backoff:<maxSpins>:<maxYields>:<minPark>:<maxPark>".
+func (b *BackoffStrategy) String() string {
+	return AliasBackoff + ":" + strconv.FormatInt(b.cfg.MaxSpins, 10) + ":" +
+		strconv.FormatInt(b.cfg.MaxYields, 10) + ":" + b.cfg.MinPark.String() + ":" +
+		b.cfg.MaxPark.String()
+}

@@ -1,0 +1,72 @@
+package idle
+
+import "sync/atomic"
+
+// Modes of a Controllable strategy: the values of the status word, as in
+// Agrona's ControllableIdleStrategy.
+const (
+	ModeNotControlled int64 = 0 // treated as ModePark
+	ModeNoOp          int64 = 1
+	ModeBusySpin      int64 = 2
+	ModeYield         int64 = 3
+	ModePark          int64 = 4 // park ControllablePark (1 µs); so is any unknown value
+)
+
+// ControllableStrategy picks its idle step from a shared 64-bit status word
+// that it reads atomically on every idle call (alias "controllable").
+//
+// The word is typically a counter in a shared counters file, so an operator
+// tool can switch a running agent between modes at run time. Writers must
+// store it atomically.
+type ControllableStrategy struct {
+	word *atomic.Int64
+	st   State
+}
+
+// Controllable returns a strategy controlled by word. A nil word panics:
+// it is a programming error, not a run-time condition.
+func Controllable(word *atomic.Int64) *ControllableStrategy {
+	if word == nil {
+		panic("idle: Controllable with a nil status word")
+	}
+	return &ControllableStrategy{word: word}
+}
+
+// Idle returns at once when workCount > 0, else takes one step (IdleOnce).
+func (c *ControllableStrategy) Idle(workCount int) {
+	if workCount > 0 {
+		c.st = StateNotIdle
+		return
+	}
+	c.IdleOnce()
+}
+
+// IdleOnce reads the status word and acts on it.
+func (c *ControllableStrategy) IdleOnce() {
+	switch c.word.Load() {
+	case ModeNoOp:
+		c.st = StateSpinning
+	case ModeBusySpin:
+		c.st = StateSpinning
+		doSpin()
+	case ModeYield:
+		c.st = StateYielding
+		doYield()
+	default:
+		c.st = StateParking
+		doPark(ControllablePark)
+	}
+}
+
+// Reset does nothing but the state report: the strategy has no back-off.
+func (c *ControllableStrategy) Reset() { c.st = StateNotIdle }
+
+// State reports the step taken by the last idle call.
+func (c *ControllableStrategy) State() State { return c.st }
+
+// Alias returns "controllable".
+func (c *ControllableStrategy) Alias() string { return AliasControllable }
+
+// String returns "controllable". Parse cannot rebuild it: the status word
+// has no textual form.
+func (c *ControllableStrategy) String() string { return AliasControllable }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package idle
+
+import "runtime"
+
+func osYield() { runtime.Gosched() }

@@ -1,0 +1,42 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of the runner. Returned errors wrap them; test with errors.Is.
+var (
+	// ErrAlreadyStarted: Start was called a second time.
+	ErrAlreadyStarted = errors.New("runner: already started")
+	// ErrClosed: Start was called after Close.
+	ErrClosed = errors.New("runner: closed")
+	// ErrCloseTimeout: the agent did not stop before Close's timeout or
+	// context ended. The error message names the agent's role.
+	ErrCloseTimeout = errors.New("runner: close timed out")
+	// ErrBadOption: an option's value is invalid (New).
+	ErrBadOption = errors.New("runner: bad option")
+	// ErrThreadSetup: the agent's thread could not be configured (name,
+	// CPU affinity, timer slack) (Start).
+	ErrThreadSetup = errors.New("runner: thread setup failed")
+)
+
+// PanicError is what the error handler receives when an agent callback
+// panics: the recovered value and the stack of the panicking goroutine.
+type PanicError struct {
+	Role  string // the agent's role
+	Value any    // the value passed to panic
+	Stack []byte // runtime/debug.Stack() at the recovery
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("runner: agent %s panicked: %v\n%s", e.Role, e.Value, e.Stack)
+}
+
+// Unwrap returns the panic value if it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}

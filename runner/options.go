@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/dutyrt/duty/idle"
+)
+
+// Policy says what the runner does after an agent's DoWork returns an error
+// (other than a termination error) or panics.
+type Policy int
+
+const (
+	// Continue reports the error and keeps running the agent (Agrona's
+	// behaviour for exceptions).
+	Continue Policy = iota
+	// Stop reports the error and stops the agent; Err returns the error.
+	Stop
+)
+
+func (p Policy) String() string {
+	switch p {
+	case Continue:
+		return "continue"
+	case Stop:
+		return "stop"
+	}
+	return fmt.Sprintf("policy(%d)", int(p))
+}
+
+// DefaultCloseTimeout is how long Close waits for the agent to stop.
+const DefaultCloseTimeout = 5 * time.Second
+
+type config struct {
+	idle         idle.Strategy
+	cpus         []int
+	threadName   string
+	timerSlack   time.Duration
+	handler      func(error)
+	counter      *atomic.Int64
+	closeTimeout time.Duration
+	errorPolicy  Policy
+	panicPolicy  Policy
+	errs         []error
+}
+
+// Option configures a Runner.
+type Option func(*config)
+
+// WithIdle sets the idle strategy (default: a new idle.Backoff()). A
+// strategy keeps state: give each runner its own instance.
+func WithIdle(s idle.Strategy) Option {
+	return func(c *config) {
+		if s == nil {
+			c.errs = append(c.errs, fmt.Errorf("%w: nil idle strategy", ErrBadOption))
+		}
+		c.idle = s
+	}
+}
+
+// WithCPUs pins the agent's thread to the given CPUs with
+// sched_setaffinity(2) after locking it. A failure (for example a CPU the
+// process may not use) is returned by Start.
+func WithCPUs(cpus ...int) Option {
+	return func(c *config) {
+		for _, cpu := range cpus {
+			if cpu < 0 || cpu >= maxCPU {
+				c.errs = append(c.errs, fmt.Errorf("%w: CPU %d out of range [0,%d)", ErrBadOption, cpu, maxCPU))
+			}
+		}
+		c.cpus = append([]int(nil), cpus...)
+	}
+}
+
+// WithThreadName sets the OS thread name (prctl(PR_SET_NAME), shown by
+// top -H and ps -L), truncated to 15 bytes on a UTF-8 boundary. Default:
+// the agent's role name.
+func WithThreadName(name string) Option { return func(c *config) { c.threadName = name } }
+
+// WithTimerSlack sets the agent thread's timer slack
+// (prctl(PR_SET_TIMERSLACK), Linux default 50 µs): the kernel may delay a
+// sleep's wake-up by up to this much to batch timers. A small slack makes
+// the parking phases of Backoff and Sleeping wake close to their period
+// (see docs/idle.md for the measured effect). d must be > 0.
+func WithTimerSlack(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: timer slack %v <= 0", ErrBadOption, d))
+		}
+		c.timerSlack = d
+	}
+}
+
+// WithErrorHandler sets the function called with every reported error. It
+// runs on the agent's thread (or on the closing goroutine for an agent
+// closed before it started), must return promptly and should not panic (a
+// panic is recovered and logged). It may call the runner's Close. Default:
+// log with slog.Default at level Error.
+func WithErrorHandler(h func(error)) Option {
+	return func(c *config) {
+		if h == nil {
+			c.errs = append(c.errs, fmt.Errorf("%w: nil error handler", ErrBadOption))
+		}
+		c.handler = h
+	}
+}
+
+// WithErrorCounter sets a counter incremented, before the handler is
+// called, for every error counted in Stats.Errors. It may live in shared
+// memory; it is only written with atomic adds.
+func WithErrorCounter(counter *atomic.Int64) Option { return func(c *config) { c.counter = counter } }
+
+// WithCloseTimeout sets how long Close waits (default 5 s).
+func WithCloseTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: close timeout %v <= 0", ErrBadOption, d))
+		}
+		c.closeTimeout = d
+	}
+}
+
+// WithErrorPolicy sets what happens after DoWork returns an error that is
+// not a termination error (default Continue).
+func WithErrorPolicy(p Policy) Option { return func(c *config) { c.errorPolicy = p } }
+
+// WithPanicPolicy sets what happens after DoWork panics (default Stop: a
+// panic usually leaves the agent's state broken). OnClose runs in either
+// case when the agent stops.
+func WithPanicPolicy(p Policy) Option { return func(c *config) { c.panicPolicy = p } }
+
+func defaultHandler(role string) func(error) {
+	return func(err error) {
+		slog.Default().LogAttrs(context.Background(), slog.LevelError, "duty: agent error",
+			slog.String("role", role), slog.Any("err", err))
+	}
+}

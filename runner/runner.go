@@ -1,0 +1,378 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
+)
+
+const (
+	stateNew     int32 = iota // not started, not closed
+	stateStarted              // Start won: the agent's goroutine runs or ran
+	stateClosed               // closed before it was started
+)
+
+const cacheLine = 64
+
+// Runner runs one agent on its own goroutine locked to an OS thread. See
+// the package documentation for the contract. A Runner is single use:
+// Start at most once, Close any number of times from any goroutine.
+type Runner struct {
+	agent agent.Agent
+	role  string
+	cfg   config
+
+	done   chan struct{} // closed when the agent has stopped and OnClose returned
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	state   atomic.Int32
+	tid     atomic.Int64 // the agent's OS thread id once started
+	exitErr error        // why the loop stopped; written before done is closed
+
+	// stop is read by the agent's thread every cycle and written by
+	// closers: it lives alone on its cache line.
+	_    [cacheLine]byte
+	stop atomic.Bool
+	_    [cacheLine]byte
+
+	// Written only by the agent's thread.
+	stats counters
+}
+
+// counters are written by the agent's thread only and read by anyone.
+type counters struct {
+	cycles    atomic.Int64
+	work      atomic.Int64
+	idle      atomic.Int64
+	errors    atomic.Int64
+	maxCycle  atomic.Int64 // ns
+	idleState atomic.Int32
+	_         [cacheLine]byte
+}
+
+// New returns a Runner for a. Options are applied in order.
+func New(a agent.Agent, opts ...Option) (*Runner, error) {
+	if a == nil {
+		return nil, fmt.Errorf("%w: nil agent", ErrBadOption)
+	}
+	role := a.RoleName()
+	cfg := config{closeTimeout: DefaultCloseTimeout, errorPolicy: Continue, panicPolicy: Stop}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.errorPolicy != Continue && cfg.errorPolicy != Stop {
+		cfg.errs = append(cfg.errs, fmt.Errorf("%w: error policy %v", ErrBadOption, cfg.errorPolicy))
+	}
+	if cfg.panicPolicy != Continue && cfg.panicPolicy != Stop {
+		cfg.errs = append(cfg.errs, fmt.Errorf("%w: panic policy %v", ErrBadOption, cfg.panicPolicy))
+	}
+	if err := errors.Join(cfg.errs...); err != nil {
+		return nil, fmt.Errorf("runner: agent %s: %w", role, err)
+	}
+	cfg.errs = nil
+	if cfg.idle == nil {
+		cfg.idle = idle.Backoff()
+	}
+	if cfg.handler == nil {
+		cfg.handler = defaultHandler(role)
+	}
+	if cfg.threadName == "" {
+		cfg.threadName = role
+	}
+	r := &Runner{agent: a, role: role, cfg: cfg, done: make(chan struct{})}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	return r, nil
+}
+
+// Agent returns the agent.
+func (r *Runner) Agent() agent.Agent { return r.agent }
+
+// RoleName returns the agent's role name.
+func (r *Runner) RoleName() string { return r.role }
+
+// ThreadID returns the Linux thread id of the agent's thread, or 0 before
+// Start.
+func (r *Runner) ThreadID() int { return int(r.tid.Load()) }
+
+// Done is closed once the agent has stopped and its OnClose has returned,
+// whatever stopped it (Close, a termination error, a Stop policy).
+func (r *Runner) Done() <-chan struct{} { return r.done }
+
+// Err returns, once Done is closed, why the agent stopped by itself: an
+// unexpected termination error, or the error or *PanicError that a Stop
+// policy acted on. It is nil before Done is closed, after Close, and after
+// an expected termination (agent.ErrDone).
+func (r *Runner) Err() error {
+	select {
+	case <-r.done:
+		return r.exitErr
+	default:
+		return nil
+	}
+}
+
+// Start starts the agent's goroutine, locks it to its OS thread, configures
+// the thread (name, CPU affinity, timer slack), binds the agent's context
+// if it is agent.ContextAware, and calls OnStart there. Start returns once
+// OnStart has returned. If the thread setup or OnStart fails, the agent is
+// closed (OnClose runs, its error goes to the handler) and Start returns the
+// failure after OnClose has returned.
+//
+// Start fails with ErrAlreadyStarted on a second call and ErrClosed after
+// Close.
+func (r *Runner) Start() error {
+	if !r.state.CompareAndSwap(stateNew, stateStarted) {
+		if r.state.Load() == stateClosed {
+			return fmt.Errorf("runner: agent %s: %w", r.role, ErrClosed)
+		}
+		return fmt.Errorf("runner: agent %s: %w", r.role, ErrAlreadyStarted)
+	}
+	ready := make(chan error, 1)
+	go r.run(ready)
+	if err := <-ready; err != nil {
+		<-r.done
+		return err
+	}
+	return nil
+}
+
+func (r *Runner) run(ready chan<- error) {
+	defer close(r.done)
+	// Never unlocked: when this goroutine exits the runtime ends the thread
+	// rather than reuse one whose name, affinity and slack were changed.
+	runtime.LockOSThread()
+	r.tid.Store(int64(gettid()))
+	if err := setupThread(&r.cfg); err != nil {
+		r.closeAgent()
+		ready <- fmt.Errorf("runner: agent %s: %w: %w", r.role, ErrThreadSetup, err)
+		return
+	}
+	if ca, ok := r.agent.(agent.ContextAware); ok {
+		ca.BindContext(r.ctx)
+	}
+	if err := r.call(r.agent.OnStart); err != nil {
+		r.closeAgent()
+		ready <- fmt.Errorf("runner: agent %s: OnStart: %w", r.role, err)
+		return
+	}
+	ready <- nil
+	r.loop()
+	r.closeAgent()
+}
+
+var epoch = time.Now()
+
+func (r *Runner) loop() {
+	s := r.cfg.idle
+	sr, _ := s.(idle.StateReporter)
+	st := &r.stats
+	maxCycle := st.maxCycle.Load()
+	lastState := idle.State(st.idleState.Load())
+	for !r.stop.Load() {
+		t0 := time.Since(epoch)
+		n, err := r.doWork()
+		if err != nil {
+			r.handle(err)
+		}
+		if d := int64(time.Since(epoch) - t0); d > maxCycle {
+			maxCycle = d
+			st.maxCycle.Store(d)
+		}
+		st.cycles.Add(1)
+		if n > 0 {
+			st.work.Add(int64(n))
+		} else {
+			st.idle.Add(1)
+		}
+		// Unlike Agrona, a failing cycle idles too: an agent that fails
+		// on every cycle must not spin at full speed through the handler.
+		s.Idle(n)
+		if sr != nil {
+			if is := sr.State(); is != lastState {
+				lastState = is
+				st.idleState.Store(int32(is))
+			}
+		}
+	}
+}
+
+// doWork calls DoWork, turning a panic into a *PanicError.
+func (r *Runner) doWork() (n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			n, err = 0, &PanicError{Role: r.role, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return r.agent.DoWork()
+}
+
+// call calls a lifecycle callback, turning a panic into a *PanicError.
+func (r *Runner) call(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Role: r.role, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return f()
+}
+
+func (r *Runner) handle(err error) {
+	if term, expected := agent.IsTermination(err); term {
+		r.stop.Store(true)
+		if !expected {
+			r.exitErr = err
+			r.report(err)
+		}
+		return
+	}
+	stopping := r.stop.Load()
+	if stopping && errors.Is(err, context.Canceled) {
+		return // the agent saw its context end: the stop it was asked for
+	}
+	if !stopping {
+		r.stats.errors.Add(1)
+		if r.cfg.counter != nil {
+			r.cfg.counter.Add(1)
+		}
+	}
+	policy := r.cfg.errorPolicy
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		policy = r.cfg.panicPolicy
+	}
+	if policy == Stop && !stopping {
+		r.exitErr = err
+		r.stop.Store(true)
+	}
+	r.report(err)
+}
+
+// report calls the handler; a panicking handler is logged, not fatal.
+func (r *Runner) report(err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Default().Error("duty: error handler panicked", "role", r.role, "panic", v, "err", err)
+		}
+	}()
+	r.cfg.handler(err)
+}
+
+func (r *Runner) closeAgent() {
+	if err := r.call(r.agent.OnClose); err != nil {
+		r.report(fmt.Errorf("runner: agent %s: OnClose: %w", r.role, err))
+	}
+}
+
+// Close stops the agent and waits for it, up to the close timeout (option
+// WithCloseTimeout, default 5 s). See CloseContext.
+func (r *Runner) Close() error {
+	if r.onAgentThread() {
+		r.requestStop()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.closeTimeout)
+	defer cancel()
+	err := r.CloseContext(ctx)
+	if errors.Is(err, ErrCloseTimeout) {
+		return fmt.Errorf("runner: agent %s did not stop within %v: %w", r.role, r.cfg.closeTimeout, ErrCloseTimeout)
+	}
+	return err
+}
+
+// CloseContext stops the agent: it sets the stop flag (seen by the duty
+// cycle before its next DoWork) and cancels the agent's context. Then:
+//
+//   - never started: OnClose runs on the calling goroutine, and a later
+//     Start fails with ErrClosed;
+//   - called on the agent's own thread (from a callback or from the error
+//     handler): returns nil at once; the agent stops when the callback
+//     returns;
+//   - otherwise waits until the agent has stopped and OnClose has returned,
+//     or ctx ends, which gives an error wrapping ErrCloseTimeout and ctx's
+//     error, naming the agent.
+//
+// Safe to call any number of times, concurrently, from any goroutine; every
+// call from another goroutine waits. OnClose's own error goes to the error
+// handler, not to Close.
+func (r *Runner) CloseContext(ctx context.Context) error {
+	r.requestStop()
+	if r.state.CompareAndSwap(stateNew, stateClosed) {
+		r.closeAgent()
+		close(r.done)
+		return nil
+	}
+	if r.onAgentThread() {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("runner: agent %s did not stop: %w: %w", r.role, ErrCloseTimeout, ctx.Err())
+	}
+}
+
+func (r *Runner) requestStop() {
+	r.stop.Store(true)
+	r.cancel()
+}
+
+// onAgentThread reports whether the caller runs on the agent's thread. A
+// locked thread runs only its own goroutine, so the thread id identifies
+// the agent's goroutine while it lives.
+func (r *Runner) onAgentThread() bool {
+	select {
+	case <-r.done:
+		return false
+	default:
+	}
+	tid := r.tid.Load()
+	return tid > 0 && int64(gettid()) == tid
+}
+
+// Stats is a snapshot of a runner's statistics.
+type Stats struct {
+	Role       string
+	DutyCycles int64         // completed duty cycles
+	TotalWork  int64         // sum of positive work counts
+	IdleCycles int64         // cycles with a work count <= 0
+	Errors     int64         // counted errors (see WithErrorCounter)
+	MaxCycle   time.Duration // longest DoWork (including error handling): the stall tracker
+	IdleState  idle.State    // the idle strategy's state after the last cycle
+	Running    bool          // started and not yet stopped
+}
+
+// Stats returns a snapshot of the statistics. Safe from any goroutine,
+// lock-free; each field is read atomically, so fields of a running agent
+// may be a cycle apart from each other. The counters are final once Done is
+// closed.
+func (r *Runner) Stats() Stats {
+	st := &r.stats
+	running := r.state.Load() == stateStarted
+	if running {
+		select {
+		case <-r.done:
+			running = false
+		default:
+		}
+	}
+	return Stats{
+		Role:       r.role,
+		DutyCycles: st.cycles.Load(),
+		TotalWork:  st.work.Load(),
+		IdleCycles: st.idle.Load(),
+		Errors:     st.errors.Load(),
+		MaxCycle:   time.Duration(st.maxCycle.Load()),
+		IdleState:  idle.State(st.idleState.Load()),
+		Running:    running,
+	}
+}
