@@ -1,0 +1,70 @@
+package broadcast
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// NewBuffer allocates a zeroed, 8-byte aligned broadcast buffer with a ring of
+// capacity bytes (a power of two, MinCapacity..MaxCapacity) followed by the
+// trailer. Hand the same slice to one NewTransmitter and any number of
+// NewReceiver calls.
+func NewBuffer(capacity int) ([]byte, error) {
+	if capacity > MaxCapacity || capacity < 0 {
+		return nil, capacityError(capacity)
+	}
+	if _, err := checkCapacity(capacity + TrailerLength); err != nil {
+		return nil, err
+	}
+	return atomicbuf.Make(capacity + TrailerLength).Bytes(), nil
+}
+
+// view is the checked, read-only-at-construction wrapping of a broadcast
+// buffer shared by Transmitter and Receiver.
+type view struct {
+	buf      atomicbuf.Buffer
+	ring     []byte // buf.Bytes()[:capacity]
+	capacity int64
+	mask     int64
+
+	tailIntent *atomic.Int64
+	tail       *atomic.Int64
+	latest     *atomic.Int64
+}
+
+// newView checks b's alignment and length. It never writes to b.
+func newView(b []byte) (view, error) {
+	buf, err := atomicbuf.New(b)
+	if err != nil {
+		return view{}, fmt.Errorf("%w: %w", ErrMisaligned, err)
+	}
+	capacity, err := checkCapacity(len(b))
+	if err != nil {
+		return view{}, err
+	}
+	return view{
+		buf:        buf,
+		ring:       b[:capacity:capacity],
+		capacity:   int64(capacity),
+		mask:       int64(capacity) - 1,
+		tailIntent: buf.Int64At(capacity + TailIntentCounterOffset),
+		tail:       buf.Int64At(capacity + TailCounterOffset),
+		latest:     buf.Int64At(capacity + LatestCounterOffset),
+	}, nil
+}
+
+// validPosition reports whether p can be a record position written by a
+// correct transmitter: non-negative, aligned, and far from overflow.
+func validPosition(p int64) bool {
+	return p >= 0 && p <= maxPosition && p&(RecordAlignment-1) == 0
+}
+
+// header atomically loads the record header at ring offset off (8-aligned,
+// inside the ring by construction: off = position & mask, position aligned).
+func (v *view) header(off int64) (length, typeID int32) {
+	length = v.buf.Int32At(int(off) + LengthOffset).Load()
+	typeID = v.buf.Int32At(int(off) + TypeOffset).Load()
+	return length, typeID
+}

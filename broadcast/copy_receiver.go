@@ -1,0 +1,64 @@
+package broadcast
+
+import "fmt"
+
+// DefaultScratchLength is the scratch buffer size NewCopyReceiver uses when
+// given none (Agrona's SCRATCH_BUFFER_LENGTH).
+const DefaultScratchLength = 4096
+
+// CopyReceiver wraps a Receiver: it copies each message into a private
+// scratch buffer, validates the copy, and only then hands it to the caller.
+// Unlike the Receiver it turns loss into an error, ErrLapped. Like the
+// Receiver it is for one goroutine.
+type CopyReceiver struct {
+	r       *Receiver
+	scratch []byte
+}
+
+// NewCopyReceiver returns a copy receiver over r with a scratch buffer of
+// scratch bytes (DefaultScratchLength if scratch <= 0). Messages longer than
+// the scratch buffer are reported as ErrTooLong.
+func NewCopyReceiver(r *Receiver, scratch int) *CopyReceiver {
+	if scratch <= 0 {
+		scratch = DefaultScratchLength
+	}
+	return &CopyReceiver{r: r, scratch: make([]byte, scratch)}
+}
+
+// Receiver returns the wrapped receiver (for LappedCount, say).
+func (c *CopyReceiver) Receiver() *Receiver { return c.r }
+
+// Receive delivers at most one message to handler and returns the number
+// delivered, 0 or 1 (agrona.md 4.4). The payload handed to handler is the
+// scratch buffer: valid only during the call. It does not allocate.
+//
+// Errors, after which the receiver has moved past the message:
+//   - ErrLapped (returned as is, unwrapped): messages were lost, either
+//     because the transmitter lapped the receiver before ReceiveNext, or
+//     because the message was overwritten while it was copied;
+//   - ErrTooLong: the message does not fit the scratch buffer;
+//   - ErrCorrupt: the buffer is corrupt (sticky, see Receiver.Err).
+func (c *CopyReceiver) Receive(handler func(typeID int32, payload []byte)) (int, error) {
+	r := c.r
+	lapped := r.lapped.Load()
+	if !r.ReceiveNext() {
+		return 0, r.err
+	}
+	if r.lapped.Load() != lapped {
+		return 0, ErrLapped
+	}
+	typeID, n := r.typeID, r.length
+	if n > len(c.scratch) {
+		if !r.Validate() {
+			return 0, ErrLapped // the length itself may be torn
+		}
+		return 0, fmt.Errorf("%w: length=%d, scratch=%d", ErrTooLong, n, len(c.scratch))
+	}
+	dst := c.scratch[:n]
+	readPayload(dst, &r.v, r.recordOffset+HeaderLength)
+	if !r.Validate() {
+		return 0, ErrLapped
+	}
+	handler(typeID, dst)
+	return 1, nil
+}

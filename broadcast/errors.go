@@ -1,0 +1,35 @@
+package broadcast
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrCapacity reports a buffer whose length is not a power of two between
+	// MinCapacity and MaxCapacity plus TrailerLength.
+	ErrCapacity = errors.New("broadcast: capacity must be a power of 2 + trailer length")
+	// ErrMisaligned reports a buffer whose first byte is not 8-byte aligned.
+	// Errors wrapping it also wrap atomicbuf.ErrMisaligned.
+	ErrMisaligned = errors.New("broadcast: misaligned buffer")
+	// ErrTypeID reports a message type id below 1.
+	ErrTypeID = errors.New("broadcast: type id must be greater than zero")
+	// ErrTooLong reports a payload longer than the buffer's MaxMsgLength
+	// (Transmit) or than the copy receiver's scratch buffer (Receive).
+	ErrTooLong = errors.New("broadcast: message too long")
+	// ErrLapped reports that a copy receiver lost messages: the transmitter
+	// overwrote them before they were read ("unable to keep up").
+	ErrLapped = errors.New("broadcast: unable to keep up with broadcast")
+	// ErrCorrupt reports a buffer whose counters or record headers cannot have
+	// been written by a correct transmitter. Shared memory written by another
+	// process is never trusted: corruption is reported, never a panic.
+	ErrCorrupt = errors.New("broadcast: corrupt buffer")
+)
+
+func capacityError(total int) error {
+	return fmt.Errorf("%w: length=%d, want a ring of %d..%d bytes (power of 2) + %d", ErrCapacity, total, MinCapacity, MaxCapacity, TrailerLength)
+}
+
+func corruptError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}

@@ -1,0 +1,159 @@
+package broadcast
+
+import "sync/atomic"
+
+// maxAttempts bounds the work of one ReceiveNext call when the transmitter
+// laps the receiver while it reads a header: the call then gives up and
+// returns false, and the next call starts again from latest. A correct
+// transmitter that laps a receiver this many times in a row within one call
+// leaves nothing readable anyway; a corrupt buffer cannot make the call spin.
+const maxAttempts = 4
+
+// Receiver reads messages from a broadcast buffer, zero copy. Any number of
+// receivers may read one buffer, each from its own goroutine; one Receiver is
+// not safe for concurrent use, except LappedCount.
+//
+// A receiver is lossy: if the transmitter laps it (writes a whole ring while
+// it is not reading), it jumps to the latest message and counts a lap. Every
+// message read from the ring may be overwritten while the caller reads it, so
+// the caller must call Validate after reading and discard the message if it
+// returns false. CopyReceiver does this for you.
+type Receiver struct {
+	v            view
+	cursor       int64 // position of the record exposed by the last ReceiveNext
+	next         int64 // position of the record after it
+	recordOffset int64
+	length       int // payload length of the exposed record
+	typeID       int32
+	maxRecord    int64 // MaxMsgLength + HeaderLength
+	err          error
+	lapped       atomic.Int64
+}
+
+// NewReceiver returns a receiver over buf that joins at the latest message:
+// the first ReceiveNext returns the most recent complete message (on a buffer
+// never written to, the first one transmitted). It never writes to buf.
+//
+// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a latest counter no
+// transmitter can have written).
+func NewReceiver(buf []byte) (*Receiver, error) {
+	v, err := newView(buf)
+	if err != nil {
+		return nil, err
+	}
+	latest := v.latest.Load()
+	if !validPosition(latest) {
+		return nil, corruptError("latest counter %d", latest)
+	}
+	return &Receiver{
+		v:         v,
+		cursor:    latest,
+		next:      latest,
+		maxRecord: int64(MaxMsgLength(int(v.capacity))) + HeaderLength,
+	}, nil
+}
+
+// ReceiveNext moves to the next message and reports whether there is one.
+// It returns false when the receiver has caught up with the transmitter,
+// and, for good, once the buffer is found corrupt (see Err). After a true
+// return, TypeID and Payload describe the message until the next call;
+// read them, then call Validate.
+//
+// If the transmitter has lapped the receiver, ReceiveNext increments
+// LappedCount (once, however many laps were missed) and continues at the
+// latest message. It does not allocate, and does bounded work on any buffer
+// contents.
+func (r *Receiver) ReceiveNext() bool {
+	if r.err != nil {
+		return false
+	}
+	v := &r.v
+	// tail is loaded before anything it publishes: a record below tail is
+	// complete (or overwritten since, which tailIntent reveals).
+	if v.tail.Load() <= r.next {
+		return false
+	}
+	cursor := r.next
+	for range maxAttempts {
+		if cursor+v.capacity <= v.tailIntent.Load() {
+			r.lapped.Add(1)
+			latest := v.latest.Load()
+			// A correct transmitter's latest is at least a ring minus two
+			// records past a lapped cursor, so it cannot go backwards.
+			if !validPosition(latest) || latest < r.next {
+				r.err = corruptError("latest counter %d behind receiver position %d", latest, r.next)
+				return false
+			}
+			cursor = latest
+		}
+		off := cursor & v.mask
+		length, typeID := v.header(off)
+		if typeID == PaddingTypeID && off != 0 && int64(length) == v.capacity-off {
+			cursor += int64(length)
+			off = 0
+			length, typeID = v.header(0)
+		}
+		if typeID >= 1 && length >= HeaderLength && int64(length) <= r.maxRecord &&
+			off+align(int64(length)) <= v.capacity {
+			r.cursor = cursor
+			r.next = cursor + align(int64(length))
+			r.recordOffset = off
+			r.length = int(length) - HeaderLength
+			r.typeID = typeID
+			return true
+		}
+		// Not a header a correct transmitter writes, unless it was
+		// overwritten while we read it. The transmitter stores the tail
+		// intent before the header words, so if the header is new, so is the
+		// intent loaded now.
+		if cursor+v.capacity > v.tailIntent.Load() {
+			r.err = corruptError("record header length=%d type=%d at position %d", length, typeID, cursor)
+			return false
+		}
+	}
+	return false
+}
+
+// TypeID returns the type id of the message exposed by ReceiveNext.
+func (r *Receiver) TypeID() int32 { return r.typeID }
+
+// Length returns the payload length of the message exposed by ReceiveNext.
+func (r *Receiver) Length() int { return r.length }
+
+// Payload returns the payload of the message exposed by ReceiveNext. The
+// slice aliases the ring: the transmitter may overwrite it at any time, so
+// use what was read only if Validate returns true afterwards, and never
+// retain the slice past the next ReceiveNext. Do not write to it.
+func (r *Receiver) Payload() []byte {
+	off := r.recordOffset + HeaderLength
+	return r.v.ring[off : off+int64(r.length) : off+int64(r.length)]
+}
+
+// Validate reports whether the message exposed by ReceiveNext was still
+// intact after the caller finished reading it: false means the transmitter
+// may have overwritten it meanwhile, and everything read must be discarded.
+//
+// Ordering: the tail intent is loaded with a sequentially consistent atomic
+// load after the caller's reads of the payload. The transmitter stores the
+// tail intent before it writes any byte of the record that overwrites this
+// one, so a read that saw an overwritten byte is followed by a load that sees
+// the new intent (see payload_plain.go and payload_atomic.go for the
+// conditions under which plain payload reads are ordered).
+func (r *Receiver) Validate() bool {
+	return r.err == nil && r.cursor+r.v.capacity > r.v.tailIntent.Load()
+}
+
+// LappedCount returns how many times the transmitter was found to have
+// lapped this receiver. It may be called from any goroutine.
+func (r *Receiver) LappedCount() int64 { return r.lapped.Load() }
+
+// Err returns the ErrCorrupt error that stopped the receiver, or nil.
+// Corruption is sticky: a new receiver over the same buffer starts again
+// from the latest message.
+func (r *Receiver) Err() error { return r.err }
+
+// Capacity returns the ring capacity in bytes (without the trailer).
+func (r *Receiver) Capacity() int { return int(r.v.capacity) }
+
+// MaxMsgLength returns the largest payload a correct transmitter sends.
+func (r *Receiver) MaxMsgLength() int { return int(r.maxRecord) - HeaderLength }
