@@ -1,0 +1,75 @@
+package broadcast
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The offsets and constants of agrona.md section 4.1, written out again as
+// literals so that a change to layout.go breaks this test.
+func TestLayoutConstantsMatchAgrona(t *testing.T) {
+	require.Equal(t, 128, TrailerLength)
+	require.Equal(t, 0, TailIntentCounterOffset)
+	require.Equal(t, 8, TailCounterOffset)
+	require.Equal(t, 16, LatestCounterOffset)
+	require.Equal(t, 8, HeaderLength)
+	require.Equal(t, 0, LengthOffset)
+	require.Equal(t, 4, TypeOffset)
+	require.Equal(t, 8, RecordAlignment)
+	require.Equal(t, -1, PaddingTypeID)
+	require.Equal(t, 128, MaxMsgLength(1024))
+	require.Equal(t, 8192, MaxMsgLength(64*1024))
+}
+
+func le32(b []byte, off int) int32 { return int32(binary.LittleEndian.Uint32(b[off:])) }
+func le64(b []byte, off int) int64 { return int64(binary.LittleEndian.Uint64(b[off:])) }
+
+type trailer struct{ intent, tail, latest int64 }
+
+func readTrailer(b []byte, capacity int) trailer {
+	return trailer{
+		intent: le64(b, capacity+0),
+		tail:   le64(b, capacity+8),
+		latest: le64(b, capacity+16),
+	}
+}
+
+// Raw bytes written by the transmitter, checked at the documented offsets
+// with plain little-endian decoding (not through the package's accessors).
+func TestLayoutRawBytes(t *testing.T) {
+	const capacity = 64 // max payload 8 bytes, records of 8 or 16 bytes
+	b := newBuf(t, capacity)
+	require.Len(t, b, capacity+128)
+	tx := newTx(t, b)
+
+	require.NoError(t, tx.Transmit(7, []byte("abc")))
+	require.Equal(t, int32(11), le32(b, 0), "length: header + payload, unaligned")
+	require.Equal(t, int32(7), le32(b, 4))
+	require.Equal(t, "abc", string(b[8:11]))
+	require.Equal(t, trailer{16, 16, 0}, readTrailer(b, capacity))
+
+	require.NoError(t, tx.Transmit(2, nil))
+	require.Equal(t, int32(8), le32(b, 16), "empty payload: header only")
+	require.Equal(t, int32(2), le32(b, 20))
+	require.Equal(t, trailer{24, 24, 16}, readTrailer(b, capacity))
+
+	require.NoError(t, tx.Transmit(3, []byte("12345678")))
+	require.NoError(t, tx.Transmit(3, []byte("abcdefgh")))
+	require.Equal(t, int32(16), le32(b, 24))
+	require.Equal(t, int32(16), le32(b, 40))
+	require.Equal(t, "abcdefgh", string(b[48:56]))
+	require.Equal(t, trailer{56, 56, 40}, readTrailer(b, capacity))
+
+	// 8 bytes left at the end: a header-only padding record, then the
+	// message at offset 0 of the next lap.
+	require.NoError(t, tx.Transmit(9, []byte("XYZ")))
+	require.Equal(t, int32(8), le32(b, 56), "padding length = bytes to the end")
+	require.Equal(t, int32(-1), le32(b, 60), "padding type")
+	require.Equal(t, int32(11), le32(b, 0))
+	require.Equal(t, int32(9), le32(b, 4))
+	require.Equal(t, "XYZ", string(b[8:11]))
+	require.Equal(t, trailer{80, 80, 64}, readTrailer(b, capacity))
+	require.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, b[60:64], "little-endian -1")
+}
