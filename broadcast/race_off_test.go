@@ -1,0 +1,5 @@
+//go:build !race
+
+package broadcast
+
+const raceBuild = false
