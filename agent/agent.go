@@ -91,6 +91,12 @@ func IsTermination(err error) (terminate, expected bool) {
 	if err == nil {
 		return false, false
 	}
+	if te, ok := err.(*TerminationError); ok { // no allocation on the common path
+		return true, te.Expected
+	}
+	if err == ErrTermination {
+		return true, false
+	}
 	var te *TerminationError
 	if errors.As(err, &te) {
 		return true, te.Expected

@@ -69,10 +69,10 @@ func (r *Request) complete(err error) {
 // request still queued with ErrClosed; Add and Remove after that return
 // ErrClosed.
 type DynamicComposite struct {
-	role    string
-	agents  []Agent // owned by the agent's thread
-	next    int
-	ctx     context.Context
+	role   string
+	agents []Agent // owned by the agent's thread
+	next   int
+	ctx    context.Context
 
 	pending atomic.Int32 // number of queued requests, checked each cycle without the lock
 	mu      sync.Mutex

@@ -245,8 +245,7 @@ func (r *Runner) handle(err error) {
 		}
 	}
 	policy := r.cfg.errorPolicy
-	var pe *PanicError
-	if errors.As(err, &pe) {
+	if _, ok := err.(*PanicError); ok {
 		policy = r.cfg.panicPolicy
 	}
 	if policy == Stop && !stopping {

@@ -1,0 +1,368 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
+)
+
+func TestCloseBeforeStartRunsOnCloseOnCallerAndForbidsStart(t *testing.T) {
+	a := &fakeAgent{role: "early"}
+	r, err := New(a)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	require.Equal(t, []string{"close"}, a.Events(), "OnClose without OnStart")
+	require.ErrorIs(t, r.Start(), ErrClosed)
+	require.NoError(t, r.Close())
+	require.Equal(t, int32(1), a.closes.Load())
+	require.Zero(t, a.cycles.Load())
+	waitDone(t, r)
+	require.False(t, r.Stats().Running)
+}
+
+func TestStartTwiceFails(t *testing.T) {
+	r, err := New(&fakeAgent{role: "twice"}, WithIdle(idle.Sleeping(time.Microsecond)))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.ErrorIs(t, r.Start(), ErrAlreadyStarted)
+	require.NoError(t, r.Close())
+}
+
+func TestDoubleCloseCallsOnCloseOnce(t *testing.T) {
+	a := &fakeAgent{role: "double"}
+	r, err := New(a, WithIdle(idle.Sleeping(time.Microsecond)))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitFor(t, func() bool { return a.cycles.Load() > 3 })
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Close())
+	require.Equal(t, []string{"start", "close"}, a.Events())
+	require.Nil(t, r.Err())
+}
+
+func TestConcurrentCloseAllWaitForTheAgent(t *testing.T) {
+	a := &fakeAgent{role: "concurrent"}
+	a.close = func() error { time.Sleep(20 * time.Millisecond); return nil } // widen the window
+	r, err := New(a, WithIdle(idle.BusySpin()))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			require.NoError(t, r.CloseContext(context.Background()))
+			// Every caller, not only the first, returns after OnClose.
+			require.Equal(t, int32(1), a.closes.Load())
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), a.closes.Load())
+}
+
+func TestCloseFromInsideDoWorkDoesNotDeadlock(t *testing.T) {
+	a := &fakeAgent{role: "self"}
+	var r *Runner
+	closeErr := make(chan error, 1)
+	a.work = func(cycle int64) (int, error) {
+		if cycle == 5 {
+			closeErr <- r.Close()
+		}
+		return 1, nil
+	}
+	r, err := New(a, WithIdle(idle.NoOp()))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	require.NoError(t, <-closeErr)
+	require.Equal(t, int64(5), a.cycles.Load(), "the stop flag is seen before the next DoWork")
+	require.Equal(t, []string{"start", "close"}, a.Events())
+	require.NoError(t, r.Close(), "a later close from another goroutine returns at once")
+}
+
+func TestCloseFromErrorHandlerDoesNotDeadlock(t *testing.T) {
+	a := &fakeAgent{role: "handler-close"}
+	boom := errors.New("boom")
+	a.work = func(int64) (int, error) { return 0, boom }
+	var r *Runner
+	var got errs
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(func(err error) {
+		got.handle(err)
+		got.handle(r.CloseContext(context.Background()))
+	}))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	require.Equal(t, []error{boom, nil}, got.get())
+	require.Equal(t, int64(1), r.Stats().Errors)
+}
+
+func TestCloseFromOnStartStopsBeforeTheFirstCycle(t *testing.T) {
+	a := &fakeAgent{role: "start-close"}
+	var r *Runner
+	a.start = func() error { return r.Close() }
+	r, err := New(a)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	require.Zero(t, a.cycles.Load())
+	require.Equal(t, []string{"start", "close"}, a.Events())
+}
+
+func TestOnStartFailureStillRunsOnClose(t *testing.T) {
+	a := &fakeAgent{role: "bad-start"}
+	cause := errors.New("no port")
+	a.start = func() error { return cause }
+	var got errs
+	r, err := New(a, WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	err = r.Start()
+	require.ErrorIs(t, err, cause)
+	require.Contains(t, err.Error(), "bad-start")
+	require.Equal(t, []string{"start", "close"}, a.Events(), "OnClose returned before Start did")
+	require.Zero(t, a.cycles.Load())
+	require.Empty(t, got.get(), "Start returns the failure; it is not reported twice")
+	require.NoError(t, r.Close())
+	waitDone(t, r)
+}
+
+func TestOnStartPanicIsReturnedByStart(t *testing.T) {
+	a := &fakeAgent{role: "panic-start"}
+	a.start = func() error { panic("kaput") }
+	r, err := New(a)
+	require.NoError(t, err)
+	err = r.Start()
+	var pe *PanicError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "kaput", pe.Value)
+	require.Equal(t, int32(1), a.closes.Load())
+}
+
+func TestOnCloseErrorGoesToHandler(t *testing.T) {
+	a := &fakeAgent{role: "bad-close"}
+	cause := errors.New("flush failed")
+	a.close = func() error { return cause }
+	var got errs
+	r, err := New(a, WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.Len(t, got.get(), 1)
+	require.ErrorIs(t, got.get()[0], cause)
+	require.Zero(t, r.Stats().Errors, "not counted: the agent was no longer running")
+}
+
+func TestPanicInDoWorkWithStopPolicy(t *testing.T) {
+	a := &fakeAgent{role: "panicky"}
+	a.work = func(cycle int64) (int, error) {
+		if cycle == 3 {
+			panic(errors.New("index out of luck"))
+		}
+		return 0, nil
+	}
+	var got errs
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // default panic policy: Stop
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	require.Len(t, got.get(), 1)
+	var pe *PanicError
+	require.ErrorAs(t, got.get()[0], &pe)
+	require.Equal(t, "panicky", pe.Role)
+	require.EqualError(t, pe.Unwrap(), "index out of luck")
+	require.Contains(t, string(pe.Stack), "runner.(*fakeAgent).DoWork", "the stack is the panicking one")
+	require.Same(t, pe, r.Err())
+	require.Equal(t, int64(3), a.cycles.Load())
+	require.Equal(t, []string{"start", "close"}, a.Events(), "unlike Java, OnClose runs after a panic")
+	require.Equal(t, int64(1), r.Stats().Errors)
+	require.NoError(t, r.Close())
+}
+
+func TestPanicInDoWorkWithContinuePolicy(t *testing.T) {
+	a := &fakeAgent{role: "resilient"}
+	a.work = func(cycle int64) (int, error) {
+		switch cycle {
+		case 3, 5:
+			panic("again")
+		case 10:
+			return 0, agent.ErrDone
+		}
+		return 1, nil
+	}
+	var got errs
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithPanicPolicy(Continue))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	require.Len(t, got.get(), 2)
+	require.Nil(t, r.Err())
+	st := r.Stats()
+	require.Equal(t, int64(10), st.DutyCycles)
+	require.Equal(t, int64(7), st.TotalWork)
+	require.Equal(t, int64(3), st.IdleCycles, "two panics and the terminating cycle")
+	require.Equal(t, int64(2), st.Errors)
+}
+
+func TestErrorPolicies(t *testing.T) {
+	boom := errors.New("boom")
+	t.Run("continue counts and keeps running", func(t *testing.T) {
+		a := &fakeAgent{role: "cont"}
+		a.work = func(cycle int64) (int, error) {
+			if cycle == 6 {
+				return 0, agent.ErrDone
+			}
+			if cycle%2 == 0 {
+				return 0, boom
+			}
+			return 1, nil
+		}
+		var counter atomicCounter
+		var got errs
+		r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithErrorCounter(&counter.Int64))
+		require.NoError(t, err)
+		require.NoError(t, r.Start())
+		waitDone(t, r)
+		require.Equal(t, []error{boom, boom}, got.get())
+		require.Equal(t, int64(2), counter.Load())
+		require.Equal(t, int64(2), r.Stats().Errors)
+		require.Nil(t, r.Err())
+	})
+	t.Run("stop", func(t *testing.T) {
+		a := &fakeAgent{role: "stopper"}
+		a.work = func(cycle int64) (int, error) { return 0, boom }
+		var got errs
+		r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithErrorPolicy(Stop))
+		require.NoError(t, err)
+		require.NoError(t, r.Start())
+		waitDone(t, r)
+		require.Equal(t, []error{boom}, got.get())
+		require.Equal(t, boom, r.Err())
+		require.Equal(t, int64(1), a.cycles.Load())
+	})
+}
+
+func TestTerminationErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		reported bool
+	}{
+		{"expected", agent.ErrDone, false},
+		{"unexpected", agent.ErrTerminated, true},
+		{"wrapped unexpected", agent.Terminate(errors.New("peer gone")), true},
+		{"plain sentinel", agent.ErrTermination, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &fakeAgent{role: "term"}
+			a.work = func(cycle int64) (int, error) {
+				if cycle == 4 {
+					return 0, tc.err
+				}
+				return 1, nil
+			}
+			var got errs
+			r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle))
+			require.NoError(t, err)
+			require.NoError(t, r.Start())
+			waitDone(t, r)
+			require.Equal(t, int64(4), a.cycles.Load())
+			require.Zero(t, r.Stats().Errors, "terminations are never counted")
+			if tc.reported {
+				require.Equal(t, []error{tc.err}, got.get())
+				require.Equal(t, tc.err, r.Err())
+			} else {
+				require.Empty(t, got.get())
+				require.Nil(t, r.Err())
+			}
+			require.Equal(t, []string{"start", "close"}, a.Events())
+		})
+	}
+}
+
+// stuckAgent blocks in DoWork until released, ignoring any context.
+type stuckAgent struct {
+	fakeAgent
+	entered, release chan struct{}
+}
+
+func TestCloseTimesOutOnAStuckAgentAndNamesIt(t *testing.T) {
+	a := &stuckAgent{fakeAgent: fakeAgent{role: "stuck-agent"}, entered: make(chan struct{}), release: make(chan struct{})}
+	a.work = func(cycle int64) (int, error) {
+		if cycle == 1 {
+			close(a.entered)
+			<-a.release
+		}
+		return 0, nil
+	}
+	r, err := New(a, WithCloseTimeout(50*time.Millisecond))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	<-a.entered
+
+	err = r.Close()
+	require.ErrorIs(t, err, ErrCloseTimeout)
+	require.Contains(t, err.Error(), "stuck-agent")
+	require.Contains(t, err.Error(), "50ms")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err = r.CloseContext(ctx)
+	require.ErrorIs(t, err, ErrCloseTimeout)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Contains(t, err.Error(), "stuck-agent")
+	require.Zero(t, a.closes.Load())
+
+	close(a.release)
+	waitDone(t, r)
+	require.NoError(t, r.Close(), "closing again after it stopped succeeds")
+	require.Equal(t, int32(1), a.closes.Load())
+}
+
+// blockingAgent blocks in DoWork on its context, as an agent blocked in a
+// read would.
+type blockingAgent struct {
+	fakeAgent
+	ctx context.Context
+}
+
+func (b *blockingAgent) BindContext(ctx context.Context) { b.ctx = ctx }
+
+func TestContextAwareAgentBlockedInDoWorkObservesClose(t *testing.T) {
+	a := &blockingAgent{fakeAgent: fakeAgent{role: "blocked"}}
+	a.work = func(int64) (int, error) {
+		<-a.ctx.Done()
+		return 0, a.ctx.Err()
+	}
+	var got errs
+	r, err := New(a, WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitFor(t, func() bool { return a.cycles.Load() == 1 })
+	require.NoError(t, r.Close())
+	require.Empty(t, got.get(), "context.Canceled after a stop request is not an error")
+	require.Equal(t, []string{"start", "close"}, a.Events())
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	a := &fakeAgent{role: "opts"}
+	for name, opt := range map[string]Option{
+		"nil idle":         WithIdle(nil),
+		"negative cpu":     WithCPUs(-1),
+		"huge cpu":         WithCPUs(maxCPU),
+		"nil handler":      WithErrorHandler(nil),
+		"zero timeout":     WithCloseTimeout(0),
+		"zero slack":       WithTimerSlack(0),
+		"bad err policy":   WithErrorPolicy(Policy(7)),
+		"bad panic policy": WithPanicPolicy(Policy(-1)),
+	} {
+		_, err := New(a, opt)
+		require.ErrorIs(t, err, ErrBadOption, name)
+	}
+	_, err := New(nil)
+	require.ErrorIs(t, err, ErrBadOption)
+}
