@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent"
@@ -56,9 +57,9 @@ func TestConcurrentCloseAllWaitForTheAgent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			require.NoError(t, r.CloseContext(context.Background()))
+			assert.NoError(t, r.CloseContext(context.Background()))
 			// Every caller, not only the first, returns after OnClose.
-			require.Equal(t, int32(1), a.closes.Load())
+			assert.Equal(t, int32(1), a.closes.Load())
 		})
 	}
 	wg.Wait()
