@@ -115,7 +115,8 @@ func TestConcurrentCopyReceivers(t *testing.T) {
 	require.NoError(t, txErr)
 	for i, r := range results {
 		require.Empty(t, r.bad, "receiver %d", i)
-		require.NotZero(t, r.delivered, "receiver %d", i)
+		// No delivery count is asserted: on a loaded machine a receiver
+		// may not be scheduled until the transmitter has finished.
 		t.Logf("receiver %d: delivered %d of %d, %d ErrLapped, %d laps", i, r.delivered, n, r.lappedErrs, r.lapped)
 	}
 	require.NotZero(t, results[receivers].lappedErrs, "the slow receiver was lapped")

@@ -55,16 +55,25 @@ func (t *Transmitter) MaxMsgLength() int { return t.maxMsgLength }
 // typeID must be at least 1 (ErrTypeID) and len(payload) at most MaxMsgLength
 // (ErrTooLong). It does not allocate and never blocks.
 //
-// Ordering (agrona.md 4.2): the tail intent is stored first, with a
-// sequentially consistent store (on amd64 an XCHG, a full fence, standing in
-// for Agrona's release store plus store fence), so no header or payload byte
-// of the new record can become visible before it. A receiver that read any of
-// those bytes therefore sees the new tail intent when it validates, and
-// discards what it read. The header words are atomic stores; the payload is
-// a plain copy (see payload_plain.go for why that is sound and
-// payload_atomic.go for where it is not used). Then latest and tail are
-// published with release stores: a receiver that observes the new tail also
-// observes the complete record.
+// Ordering (agrona.md 4.2). Every store below is an atomicbuf release
+// store: a plain MOV on amd64 without -race, sync/atomic's sequentially
+// consistent Store elsewhere.
+//   - The tail intent is stored first, before any header or payload byte of
+//     the new record (Agrona: release store, then a store fence). On amd64,
+//     x86-TSO makes stores visible in program order and the assembly call is
+//     a compiler barrier, so no later store can become visible before it;
+//     elsewhere every later store is itself a sync/atomic store (header
+//     words, and payload words by payload_atomic.go), so Go's sequential
+//     consistency orders them after it. Either way a receiver that read any
+//     byte of the new record sees the new intent when it validates, and
+//     discards what it read.
+//   - Header words are atomic stores; the payload is a plain copy on amd64
+//     (payload_plain.go), atomic words elsewhere and under -race.
+//   - latest, then tail, are stored last: a receiver that loads the new tail
+//     also sees the complete record and the new latest.
+//
+// A sequentially consistent store (an XCHG on amd64) for the intent and the
+// header words measured about 30% slower per Transmit (docs/broadcast.md).
 func (t *Transmitter) Transmit(typeID int32, payload []byte) error {
 	if typeID < 1 {
 		return fmt.Errorf("%w: type=%d", ErrTypeID, typeID)
@@ -83,17 +92,17 @@ func (t *Transmitter) Transmit(typeID int32, payload []byte) error {
 	if toEnd < aligned {
 		// The record does not fit before the end of the ring: pad to the end
 		// (toEnd may be exactly HeaderLength) and write the record at 0.
-		v.tailIntent.Store(max(newTail+toEnd, t.intentFloor))
-		v.buf.Int32At(int(recordOffset) + TypeOffset).Store(PaddingTypeID)
-		v.buf.Int32At(int(recordOffset) + LengthOffset).Store(int32(toEnd))
+		atomicbuf.StoreRelease64(v.tailIntent, max(newTail+toEnd, t.intentFloor))
+		atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+TypeOffset), PaddingTypeID)
+		atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+LengthOffset), int32(toEnd))
 		tail += toEnd
 		recordOffset = 0
 	} else {
-		v.tailIntent.Store(max(newTail, t.intentFloor))
+		atomicbuf.StoreRelease64(v.tailIntent, max(newTail, t.intentFloor))
 	}
 
-	v.buf.Int32At(int(recordOffset) + TypeOffset).Store(typeID)
-	v.buf.Int32At(int(recordOffset) + LengthOffset).Store(int32(recordLength))
+	atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+TypeOffset), typeID)
+	atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+LengthOffset), int32(recordLength))
 	writePayload(v, recordOffset+HeaderLength, payload)
 
 	atomicbuf.StoreRelease64(v.latest, tail)
