@@ -73,3 +73,33 @@ func TestLayoutRawBytes(t *testing.T) {
 	require.Equal(t, trailer{80, 80, 64}, readTrailer(b, capacity))
 	require.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, b[60:64], "little-endian -1")
 }
+
+// writePayload and readPayload round-trip every length, in whichever build
+// (plain copy, or atomic words under -race and off amd64). The atomic copy
+// writes the record's alignment slack, and nothing outside the record.
+func TestPayloadCopy(t *testing.T) {
+	const capacity = 256
+	for n := 0; n <= MaxMsgLength(capacity); n++ {
+		b := newBuf(t, capacity)
+		for i := range capacity {
+			b[i] = 0xee
+		}
+		v, err := newView(b)
+		require.NoError(t, err)
+		src := msgPayload(make([]byte, n), uint64(n), n)
+		writePayload(&v, 8, src)
+		dst := make([]byte, n)
+		readPayload(dst, &v, 8)
+		require.Equal(t, src, dst, "n=%d", n)
+		end := 8 + int(align(int64(n)))
+		for i := 8 + n; i < end; i++ {
+			if atomicPayload {
+				require.Zero(t, b[i], "slack byte %d, n=%d", i, n)
+			} else {
+				require.Equal(t, byte(0xee), b[i])
+			}
+		}
+		require.Equal(t, byte(0xee), b[7])
+		require.Equal(t, byte(0xee), b[end], "n=%d", n)
+	}
+}
