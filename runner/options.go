@@ -36,16 +36,17 @@ func (p Policy) String() string {
 const DefaultCloseTimeout = 5 * time.Second
 
 type config struct {
-	idle         idle.Strategy
-	cpus         []int
-	threadName   string
-	timerSlack   time.Duration
-	handler      func(error)
-	counter      *atomic.Int64
-	closeTimeout time.Duration
-	errorPolicy  Policy
-	panicPolicy  Policy
-	errs         []error
+	idle          idle.Strategy
+	cpus          []int
+	threadName    string
+	timerSlack    time.Duration
+	handler       func(error)
+	counter       *atomic.Int64
+	closeTimeout  time.Duration
+	errorPolicy   Policy
+	panicPolicy   Policy
+	noCycleTiming bool
+	errs          []error
 }
 
 // Option configures a Runner.
@@ -139,3 +140,10 @@ func defaultHandler(role string) func(error) {
 			slog.String("role", role), slog.Any("err", err))
 	}
 }
+
+// WithCycleTiming turns the stall tracker (Stats.MaxCycle) on (the default)
+// or off. It costs one monotonic clock read per duty cycle (tens of ns on a
+// virtual machine, see docs/runner.md); off, MaxCycle stays 0. The timed
+// span is DoWork and error handling, plus the previous idle step when that
+// was a spin or nothing.
+func WithCycleTiming(on bool) Option { return func(c *config) { c.noCycleTiming = !on } }

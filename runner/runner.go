@@ -51,8 +51,8 @@ type Runner struct {
 // counters are written by the agent's thread only and read by anyone.
 type counters struct {
 	cycles    atomic.Int64
-	work      atomic.Int64
-	idle      atomic.Int64
+	work      atomic.Int64 // sum of positive work counts
+	busy      atomic.Int64 // cycles with work; idle cycles = cycles - busy
 	errors    atomic.Int64
 	maxCycle  atomic.Int64 // ns
 	idleState atomic.Int32
@@ -174,33 +174,49 @@ var epoch = time.Now()
 func (r *Runner) loop() {
 	s := r.cfg.idle
 	sr, _ := s.(idle.StateReporter)
+	timed := !r.cfg.noCycleTiming
 	st := &r.stats
 	maxCycle := st.maxCycle.Load()
 	lastState := idle.State(st.idleState.Load())
+	var t0 time.Duration
+	if timed {
+		t0 = time.Since(epoch)
+	}
 	for !r.stop.Load() {
-		t0 := time.Since(epoch)
 		n, err := r.doWork()
 		if err != nil {
 			r.handle(err)
 		}
-		if d := int64(time.Since(epoch) - t0); d > maxCycle {
-			maxCycle = d
-			st.maxCycle.Store(d)
+		if timed {
+			// One clock read per cycle: the cycle is timed from the end of
+			// the previous idle step. After a cheap step (spin, nothing) the
+			// previous reading stands in for it, so the figure includes that
+			// step, a few tens of ns at most.
+			t1 := time.Since(epoch)
+			if d := int64(t1 - t0); d > maxCycle {
+				maxCycle = d
+				st.maxCycle.Store(d)
+			}
+			t0 = t1
 		}
 		st.cycles.Add(1)
 		if n > 0 {
 			st.work.Add(int64(n))
-		} else {
-			st.idle.Add(1)
+			st.busy.Add(1)
 		}
 		// Unlike Agrona, a failing cycle idles too: an agent that fails
 		// on every cycle must not spin at full speed through the handler.
 		s.Idle(n)
+		is := idle.StateParking // unknown strategies: assume the step was slow
 		if sr != nil {
-			if is := sr.State(); is != lastState {
+			is = sr.State()
+			if is != lastState {
 				lastState = is
 				st.idleState.Store(int32(is))
 			}
+		}
+		if timed && (is == idle.StateYielding || is == idle.StateParking) {
+			t0 = time.Since(epoch)
 		}
 	}
 }
@@ -345,7 +361,7 @@ type Stats struct {
 	TotalWork  int64         // sum of positive work counts
 	IdleCycles int64         // cycles with a work count <= 0
 	Errors     int64         // counted errors (see WithErrorCounter)
-	MaxCycle   time.Duration // longest DoWork (including error handling): the stall tracker
+	MaxCycle   time.Duration // longest duty cycle, the stall tracker (see WithCycleTiming)
 	IdleState  idle.State    // the idle strategy's state after the last cycle
 	Running    bool          // started and not yet stopped
 }
@@ -356,6 +372,8 @@ type Stats struct {
 // closed.
 func (r *Runner) Stats() Stats {
 	st := &r.stats
+	busy := st.busy.Load() // before cycles: idle cycles never read negative
+	cycles := st.cycles.Load()
 	running := r.state.Load() == stateStarted
 	if running {
 		select {
@@ -366,9 +384,9 @@ func (r *Runner) Stats() Stats {
 	}
 	return Stats{
 		Role:       r.role,
-		DutyCycles: st.cycles.Load(),
+		DutyCycles: cycles,
 		TotalWork:  st.work.Load(),
-		IdleCycles: st.idle.Load(),
+		IdleCycles: cycles - busy,
 		Errors:     st.errors.Load(),
 		MaxCycle:   time.Duration(st.maxCycle.Load()),
 		IdleState:  idle.State(st.idleState.Load()),
