@@ -1,0 +1,76 @@
+// Package runner runs an agent (package agent) on its own goroutine locked
+// to an OS thread, in the duty-cycle loop of Agrona's AgentRunner, and
+// provides an fx module that runs a group of agents with an application.
+//
+// # Lifecycle
+//
+//	r, err := runner.New(a, runner.WithIdle(idle.Backoff()), runner.WithCPUs(1))
+//	err = r.Start()  // once
+//	...
+//	err = r.Close()  // any number of times, from any goroutine
+//
+// Start starts a goroutine, locks it to its thread with
+// runtime.LockOSThread (never unlocked: the thread ends with the agent),
+// names the thread after the role (prctl(PR_SET_NAME), 15 bytes, visible in
+// top -H), applies CPU affinity and timer slack if asked, binds the agent's
+// context (agent.ContextAware) and calls OnStart there. Start returns when
+// OnStart has returned; a failure of the thread setup or of OnStart is
+// returned by Start, after OnClose has run.
+//
+// The loop, on the agent's thread, until the stop flag is set:
+//
+//	n, err := agent.DoWork()   // panics are recovered into *PanicError
+//	if err != nil { handle(err) }
+//	statistics
+//	idle.Idle(n)
+//
+// The stop flag is an atomic read once per cycle; the loop never blocks on
+// a channel. Unlike Agrona, a failing cycle idles too, so an agent that
+// fails on every cycle does not spin through its error handler. After the
+// loop, OnClose runs on the same thread, then Done is closed.
+//
+// # Errors
+//
+//   - agent.ErrDone (expected termination): the agent stops silently.
+//   - Other termination errors (agent.ErrTerminated, agent.Terminate): the
+//     agent stops; the error handler is called; not counted. Err returns it.
+//   - Any other error: counted (Stats.Errors and the WithErrorCounter
+//     counter, while the agent is running), passed to the handler, and the
+//     error policy applies (default Continue; Stop makes Err return it).
+//   - A panic in DoWork: a *PanicError with the value and the stack, counted
+//     and reported as above under the panic policy (default Stop). OnClose
+//     still runs when the agent stops.
+//   - context.Canceled returned after Close cancelled the agent's context:
+//     the stop it asked for, not an error.
+//
+// The error handler (default: log with log/slog) runs on the agent's
+// thread.
+//
+// # Close
+//
+// Close and CloseContext set the stop flag and cancel the agent's context,
+// then wait for Done (never on thread liveness) up to the close timeout
+// (default 5 s) or the context's end: an agent that does not stop in time
+// gives an error wrapping ErrCloseTimeout that names the role; closing
+// again later waits again. Called on the agent's own thread (from DoWork,
+// OnStart or the error handler), Close only sets the flag and returns nil:
+// no self-join, no deadlock. Before Start, Close runs OnClose on the
+// calling goroutine and Start then fails with ErrClosed. Close is
+// idempotent and safe to call concurrently; every caller waits.
+//
+// # Statistics
+//
+// Stats returns, from any goroutine and without locks, the duty cycles,
+// total work, idle cycles, counted errors, the longest duty cycle (the stall
+// tracker, one clock read per cycle; WithCycleTiming(false) turns it off)
+// and the idle strategy's current state. The counters are written by the
+// agent's thread only, on cache lines of their own.
+//
+// # fx
+//
+// Module (file fx.go) runs every agent provided into the value group
+// "duty.agents" (AsAgent): started in order on the application's start,
+// closed in reverse order on its stop, within the hook's deadline, and
+// optionally shutting the application down when an agent stops with an
+// error (Config.ShutdownOnUnexpectedStop).
+package runner

@@ -1,0 +1,105 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/runner"
+)
+
+// ticker does one unit of work per cycle until it reaches its limit.
+type ticker struct {
+	role  string
+	n     int
+	limit int
+}
+
+func (t *ticker) RoleName() string { return t.role }
+func (t *ticker) OnStart() error   { return nil }
+func (t *ticker) OnClose() error   { fmt.Println("closed", t.role); return nil }
+func (t *ticker) DoWork() (int, error) {
+	if t.n == t.limit {
+		return 0, agent.ErrDone
+	}
+	t.n++
+	return 1, nil
+}
+
+func Example() {
+	r, err := runner.New(&ticker{role: "ticker", limit: 1000},
+		runner.WithIdle(idle.Backoff()),
+		runner.WithCloseTimeout(time.Second))
+	if err != nil {
+		panic(err)
+	}
+	if err := r.Start(); err != nil {
+		panic(err)
+	}
+	<-r.Done() // the agent stops itself with agent.ErrDone
+	st := r.Stats()
+	fmt.Println(st.Role, st.DutyCycles, st.TotalWork, st.IdleCycles, r.Err())
+	fmt.Println(r.Close())
+	// Output:
+	// closed ticker
+	// ticker 1001 1000 1 <nil>
+	// <nil>
+}
+
+// An agent that panics is reported as a *runner.PanicError; with the
+// default panic policy (Stop) it is stopped, and its OnClose still runs.
+func ExampleWithPanicPolicy() {
+	a := &panicky{}
+	r, _ := runner.New(a, runner.WithErrorHandler(func(err error) {
+		var pe *runner.PanicError
+		if errors.As(err, &pe) {
+			fmt.Println("panic:", pe.Value)
+		}
+	}))
+	_ = r.Start()
+	<-r.Done()
+	fmt.Println("closed:", a.closed)
+	// Output:
+	// panic: oops
+	// closed: true
+}
+
+type panicky struct{ closed bool }
+
+func (p *panicky) RoleName() string     { return "panicky" }
+func (p *panicky) OnStart() error       { return nil }
+func (p *panicky) OnClose() error       { p.closed = true; return nil }
+func (p *panicky) DoWork() (int, error) { panic("oops") }
+
+func ExampleModule() {
+	app := fx.New(
+		fx.NopLogger,
+		runner.Module,
+		fx.Supply(runner.Config{Idle: map[string]string{"a": "sleep-ns:10000"}, DefaultIdle: "backoff"}),
+		fx.Provide(
+			runner.AsAgent(func() *ticker { return &ticker{role: "a", limit: 10} }),
+			runner.AsAgent(func() *ticker { return &ticker{role: "b", limit: 10} }),
+		),
+		fx.Invoke(func(g *runner.Group) {
+			for _, r := range g.Runners() {
+				fmt.Println("will run", r.RoleName())
+			}
+		}),
+	)
+	if err := app.Start(context.Background()); err != nil {
+		panic(err)
+	}
+	if err := app.Stop(context.Background()); err != nil {
+		panic(err)
+	}
+	// Output:
+	// will run a
+	// will run b
+	// closed b
+	// closed a
+}
