@@ -14,14 +14,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // scripted is a deterministic agent: work returns the next scripted result.
 type scripted struct {
-	role       string
-	log        *[]string
-	startErr   error
-	closeErr   error
-	results    []result
-	calls      int
-	ctx        context.Context
-	panicStart bool
+	role     string
+	log      *[]string
+	startErr error
+	closeErr error
+	results  []result
+	calls    int
+	ctx      context.Context
 }
 
 type result struct {

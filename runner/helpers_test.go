@@ -15,16 +15,15 @@ const hangGuard = 10 * time.Second
 
 // fakeAgent is scriptable: each hook is optional.
 type fakeAgent struct {
-	role    string
-	start   func() error
-	work    func(cycle int64) (int, error)
-	close   func() error
-	starts  atomic.Int32
-	closes  atomic.Int32
-	cycles  atomic.Int64
-	mu      sync.Mutex
-	events  []string
-	closeTh atomic.Int64
+	role   string
+	start  func() error
+	work   func(cycle int64) (int, error)
+	close  func() error
+	starts atomic.Int32
+	closes atomic.Int32
+	cycles atomic.Int64
+	mu     sync.Mutex
+	events []string
 }
 
 func (a *fakeAgent) RoleName() string { return a.role }
