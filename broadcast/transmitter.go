@@ -73,7 +73,7 @@ func (t *Transmitter) MaxMsgLength() int { return t.maxMsgLength }
 //     also sees the complete record and the new latest.
 //
 // A sequentially consistent store (an XCHG on amd64) for the intent and the
-// header words measured about 30% slower per Transmit (docs/broadcast.md).
+// header words measured about a third slower per Transmit (docs/broadcast.md).
 func (t *Transmitter) Transmit(typeID int32, payload []byte) error {
 	if typeID < 1 {
 		return fmt.Errorf("%w: type=%d", ErrTypeID, typeID)
