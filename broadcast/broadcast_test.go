@@ -448,7 +448,6 @@ func TestCorruptBuffer(t *testing.T) {
 func TestZeroAllocs(t *testing.T) {
 	b := newBuf(t, 1024)
 	tx := newTx(t, b)
-	rx := newRx(t, b)
 	cr := NewCopyReceiver(newRx(t, b), 0)
 	payload := make([]byte, 64)
 	sink := 0
@@ -456,18 +455,17 @@ func TestZeroAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, func() {
 		_ = tx.Transmit(1, payload)
 	}), "Transmit")
-	rx2 := newRx(t, b)
+	rx := newRx(t, b)
 	require.Zero(t, testing.AllocsPerRun(1000, func() {
 		_ = tx.Transmit(1, payload)
-		for rx2.ReceiveNext() {
-			sink += len(rx2.Payload()) + int(rx2.TypeID())
-			_ = rx2.Validate()
+		for rx.ReceiveNext() {
+			sink += len(rx.Payload()) + int(rx.TypeID())
+			_ = rx.Validate()
 		}
 	}), "Receiver")
 	require.Zero(t, testing.AllocsPerRun(1000, func() {
 		_ = tx.Transmit(1, payload)
 		_, _ = cr.Receive(handler)
 	}), "CopyReceiver")
-	_ = rx
 	require.NotZero(t, sink)
 }

@@ -57,8 +57,10 @@
 //
 // Counters and record headers are accessed only with sync/atomic on aligned
 // words (internal/atomicbuf). The transmitter stores the tail intent before
-// it writes a record (sequentially consistent), then the header and payload,
-// then stores latest and tail (release). A receiver loads tail, reads the
+// it writes a record, then the header and payload, then latest and tail,
+// each with a release store that keeps later stores after it (x86-TSO on
+// amd64; sync/atomic's sequential consistency elsewhere, where the payload
+// is also copied with atomic words). A receiver loads tail, reads the
 // header and payload, then loads the tail intent again (Validate): a read
 // that saw any byte of a newer record is followed by a load that sees its
 // intent. This is a seqlock: on amd64 the payload bytes are plain copies;
