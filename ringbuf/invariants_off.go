@@ -1,0 +1,5 @@
+//go:build !duty_invariants
+
+package ringbuf
+
+const invariants = false

@@ -1,0 +1,78 @@
+package ringbuf
+
+// The byte layout of a ring buffer, identical to Agrona's RingBufferDescriptor
+// and RecordDescriptor (agrona.md sections 3.1 and 3.2). This file is the only
+// place these numbers are written; layout_test.go asserts them against the
+// documented offsets and against the bytes a ring actually writes.
+//
+// A buffer is Capacity bytes of records (a power of two) followed by a
+// TrailerLength-byte trailer. Trailer offsets are relative to the end of the
+// records, each field alone in a 128-byte slot (two cache lines, so adjacent
+// line prefetch cannot cause false sharing):
+//
+//	capacity+0    padding
+//	capacity+128  tail position       int64  producers
+//	capacity+256  head cache position int64  producers
+//	capacity+384  head position       int64  consumer
+//	capacity+512  correlation counter int64  anyone (atomic add)
+//	capacity+640  consumer heartbeat  int64  consumer (epoch ms)
+//	capacity+768  end
+//
+// A record starts on an 8-byte boundary:
+//
+//	+0  int32 length: header + payload, unaligned. 0 = not written,
+//	    negative = claimed (the negated length), positive = committed.
+//	+4  int32 type id: >= 1 for messages, -1 for padding.
+//	+8  payload (length-8 bytes)
+//
+// All words are little-endian (the native order of every platform duty
+// supports).
+const (
+	// TrailerLength is the length of the trailer that follows the records.
+	TrailerLength = 768
+
+	// TailPositionOffset is the offset in the trailer of the tail position.
+	TailPositionOffset = 128
+	// HeadCachePositionOffset is the offset in the trailer of the producers'
+	// cached copy of the head position.
+	HeadCachePositionOffset = 256
+	// HeadPositionOffset is the offset in the trailer of the head position.
+	HeadPositionOffset = 384
+	// CorrelationCounterOffset is the offset in the trailer of the counter
+	// behind NextCorrelationID.
+	CorrelationCounterOffset = 512
+	// ConsumerHeartbeatOffset is the offset in the trailer of the consumer's
+	// heartbeat time.
+	ConsumerHeartbeatOffset = 640
+
+	// HeaderLength is the length of a record header.
+	HeaderLength = 8
+	// RecordAlignment is the alignment of every record.
+	RecordAlignment = 8
+	// LengthOffset is the offset in a record header of the length word.
+	LengthOffset = 0
+	// TypeOffset is the offset in a record header of the type id.
+	TypeOffset = 4
+
+	// PaddingTypeID is the type id of the padding records that fill the end
+	// of the ring at a wrap, and of aborted claims.
+	PaddingTypeID int32 = -1
+
+	// MinCapacityOneToOne is the smallest capacity of a one-to-one ring:
+	// a record plus the pre-zeroed header after it.
+	MinCapacityOneToOne = 2 * HeaderLength
+	// MinCapacityManyToOne is the smallest capacity of a many-to-one ring.
+	MinCapacityManyToOne = HeaderLength
+)
+
+// align rounds n up to the record alignment.
+func align(n int) int { return (n + RecordAlignment - 1) &^ (RecordAlignment - 1) }
+
+// maxMessageLength is Agrona's rule: no payload at the minimum capacity,
+// otherwise an eighth of the capacity and never less than 8 bytes.
+func maxMessageLength(capacity, minCapacity int) int {
+	if capacity == minCapacity {
+		return 0
+	}
+	return max(8, capacity/8)
+}

@@ -1,0 +1,215 @@
+package ringbuf
+
+import (
+	"fmt"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// ManyToOne is a ring buffer for any number of concurrent producers and one
+// consumer (Agrona's ManyToOneRingBuffer). Producers claim space with a CAS
+// on the tail; the consumer zeroes the space it has consumed before it
+// releases it, which lets Unblock recognise space claimed by a producer that
+// died before writing anything.
+type ManyToOne struct {
+	ring
+}
+
+// NewManyToOne returns a many-to-one ring over buf, which must be a power of
+// two (at least MinCapacityManyToOne) plus TrailerLength bytes long and start
+// on an 8-byte boundary. It never writes to buf: a new ring's memory must
+// already be zero (as from Allocate or a new file), and a second view of a
+// live ring (another process's) sees its contents as they are.
+func NewManyToOne(buf []byte) (*ManyToOne, error) {
+	r := &ManyToOne{}
+	if err := r.init(buf, MinCapacityManyToOne); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// claim reserves required (aligned) bytes and returns the record index.
+// Agrona's algorithm (agrona.md 3.5), including the rule that a record that
+// fits neither at the end of the ring nor at its start still pads the end
+// and reports ErrFull, so the consumer can move head to the start.
+func (r *ManyToOne) claim(required int) (int, error) {
+	head := r.headCache.Load()
+	for {
+		tail := r.tail.Load()
+		if tail&(RecordAlignment-1) != 0 {
+			return 0, fmt.Errorf("%w: tail position %d is not aligned", ErrCorrupt, tail)
+		}
+		if int64(required) > int64(r.capacity)-(tail-head) {
+			head = r.head.Load()
+			if int64(required) > int64(r.capacity)-(tail-head) {
+				return 0, ErrFull
+			}
+			atomicbuf.StoreRelease64(r.headCache, head)
+		}
+		padding := 0
+		tailIndex := int(tail & r.mask)
+		toEnd := r.capacity - tailIndex
+		writeIndex := tailIndex
+		newTail := tail + int64(required)
+		if required > toEnd {
+			writeIndex = 0
+			if headIndex := int(head & r.mask); required > headIndex {
+				head = r.head.Load()
+				if required > int(head&r.mask) {
+					writeIndex = -1
+					newTail = tail
+				}
+				atomicbuf.StoreRelease64(r.headCache, head)
+			}
+			padding = toEnd
+			newTail += int64(padding)
+		}
+		if !r.tail.CompareAndSwap(tail, newTail) {
+			continue
+		}
+		if padding != 0 {
+			// Same protocol as a record: marker, type, publication.
+			r.mark(tailIndex, padding, PaddingTypeID)
+			r.publish(tailIndex, padding)
+		}
+		if writeIndex < 0 {
+			return 0, ErrFull
+		}
+		return writeIndex, nil
+	}
+}
+
+// Write copies payload into the ring as one message of type typeID. It
+// returns ErrFull, unwrapped and without allocating, when there is no room.
+// Safe for concurrent use by any number of producers.
+func (r *ManyToOne) Write(typeID int32, payload []byte) error {
+	if err := r.checkMessage(typeID, len(payload)); err != nil {
+		return err
+	}
+	index, err := r.claim(align(len(payload) + HeaderLength))
+	if err != nil {
+		return err
+	}
+	r.writeRecord(index, typeID, payload)
+	return nil
+}
+
+// TryClaim claims space for a message of length payload bytes. Fill
+// Claim.Payload and then call Commit or Abort with Claim.Index: always one of
+// them, even on error paths, or the consumer stops at the claim until
+// Unblock. Other producers can keep claiming space after it meanwhile.
+func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
+	if err := r.checkMessage(typeID, length); err != nil {
+		return Claim{}, err
+	}
+	index, err := r.claim(align(length + HeaderLength))
+	if err != nil {
+		return Claim{}, err
+	}
+	return r.claimed(index, typeID, length), nil
+}
+
+// WriteBatch writes payloads as len(payloads) messages of type typeID with
+// one claim and one publication: all of them or (ErrFull) none. They are
+// contiguous in the ring, so no other producer's message falls between them.
+func (r *ManyToOne) WriteBatch(typeID int32, payloads [][]byte) error {
+	total, err := r.checkPayloads(typeID, payloads, r.capacity)
+	if err != nil {
+		return err
+	}
+	index, err := r.claim(total)
+	if err != nil {
+		return err
+	}
+	r.writeBatch(index, total, typeID, payloads)
+	return nil
+}
+
+// TryClaimBatch claims space for count messages of type typeID and length
+// payload bytes each, with one tail update. Fill each Batch.Payload(i), then
+// call CommitBatch (one publication for the whole batch) or AbortBatch.
+func (r *ManyToOne) TryClaimBatch(typeID int32, length, count int) (Batch, error) {
+	total, err := r.checkBatch(typeID, length, count, r.capacity)
+	if err != nil {
+		return Batch{}, err
+	}
+	index, err := r.claim(total)
+	if err != nil {
+		return Batch{}, err
+	}
+	return r.batchHeaders(index, typeID, length, count, align(length+HeaderLength), total), nil
+}
+
+// Unblock releases the consumer from a claim left open by a producer that
+// died (or hung) between claiming and committing, by turning the claimed
+// space into padding. It reports whether it did. Call it only from the
+// consumer's side and only after the consumer position has not moved for
+// longer than a producer liveness timeout while the producer position is
+// ahead: a producer that is merely slow would write into space the consumer
+// has already passed.
+//
+// Two cases (agrona.md 3.10): the claim's header holds a negative length
+// (the producer died after marking it), or the claim is still all zeros (it
+// died right after its CAS), in which case the gap ends at the next non-zero
+// header, re-checked backwards. Unlike Agrona, a zero claim that runs to the
+// end of the ring while the producers have wrapped is padded to the end too;
+// Agrona leaves that ring blocked.
+func (r *ManyToOne) Unblock() (bool, error) {
+	head := r.head.Load()
+	tail := r.tail.Load()
+	if head == tail {
+		return false, nil
+	}
+	if head&(RecordAlignment-1) != 0 || tail&(RecordAlignment-1) != 0 || tail < head || tail-head > int64(r.capacity) {
+		return false, fmt.Errorf("%w: head %d, tail %d", ErrCorrupt, head, tail)
+	}
+	consumerIndex := int(head & r.mask)
+	producerIndex := int(tail & r.mask)
+	lengthWord := r.lengthAt(consumerIndex)
+	length := lengthWord.Load()
+	switch {
+	case length < 0:
+		if int64(consumerIndex)+int64(align(int(-length))) > int64(r.capacity) {
+			return false, r.errCorruptRecord(consumerIndex, length, *r.typeAt(consumerIndex))
+		}
+		*r.typeAt(consumerIndex) = PaddingTypeID
+		r.publish(consumerIndex, int(-length))
+		return true, nil
+	case length == 0:
+		limit := r.capacity
+		if producerIndex > consumerIndex {
+			limit = producerIndex
+		}
+		gapEnd := -1
+		for i := consumerIndex + RecordAlignment; i < limit; i += RecordAlignment {
+			if r.lengthAt(i).Load() != 0 {
+				gapEnd = i
+				break
+			}
+		}
+		if gapEnd < 0 {
+			// Nothing written after the dead claim. If the producers have
+			// wrapped past the end, the whole rest of the ring is the claim.
+			if limit != r.capacity || tail-head < int64(r.capacity-consumerIndex) {
+				return false, nil
+			}
+			gapEnd = r.capacity
+		}
+		if testHookUnblockScan != nil {
+			testHookUnblockScan(consumerIndex, gapEnd)
+		}
+		for i := gapEnd - RecordAlignment; i >= consumerIndex; i -= RecordAlignment {
+			if r.lengthAt(i).Load() != 0 {
+				return false, nil // a slow producer wrote meanwhile
+			}
+		}
+		*r.typeAt(consumerIndex) = PaddingTypeID
+		r.publish(consumerIndex, gapEnd-consumerIndex)
+		return true, nil
+	}
+	return false, nil
+}
+
+// testHookUnblockScan, when set by a test, runs between Unblock's forward
+// scan and its backward re-check, to simulate a producer writing meanwhile.
+var testHookUnblockScan func(consumerIndex, gapEnd int)

@@ -1,0 +1,146 @@
+package ringbuf
+
+import (
+	"fmt"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// OneToOne is a ring buffer for exactly one producer and one consumer
+// (Agrona's OneToOneRingBuffer). The producer reserves 8 bytes beyond each
+// record and zeroes the header after it before publishing, so the consumer
+// always stops at a zero header and never needs to zero what it consumed.
+type OneToOne struct {
+	ring
+}
+
+// NewOneToOne returns a one-to-one ring over buf, which must be a power of
+// two (at least MinCapacityOneToOne) plus TrailerLength bytes long and start
+// on an 8-byte boundary. It never writes to buf (see NewManyToOne).
+func NewOneToOne(buf []byte) (*OneToOne, error) {
+	r := &OneToOne{}
+	if err := r.init(buf, MinCapacityOneToOne); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// claim reserves aligned bytes (plus the 8 pre-zeroed ones) and returns the
+// record index (agrona.md 3.6). The producer owns tail and head cache: they
+// are read with plain (atomic, on amd64 a MOV) loads and stored with release
+// stores for the consumer's Size and for other processes' views.
+func (r *OneToOne) claim(aligned int) (int, error) {
+	required := aligned + HeaderLength
+	tail := r.tail.Load()
+	head := r.headCache.Load()
+	if tail&(RecordAlignment-1) != 0 {
+		return 0, fmt.Errorf("%w: tail position %d is not aligned", ErrCorrupt, tail)
+	}
+	if int64(required) > int64(r.capacity)-(tail-head) {
+		head = r.head.Load()
+		if int64(required) > int64(r.capacity)-(tail-head) {
+			return 0, ErrFull
+		}
+		atomicbuf.StoreRelease64(r.headCache, head)
+	}
+	recordIndex := int(tail & r.mask)
+	toEnd := r.capacity - recordIndex
+	writeIndex := recordIndex
+	nextTail := tail + int64(aligned)
+	padding := 0
+	if aligned == toEnd {
+		// Ends exactly at the end of the ring: the next header is at 0.
+		atomicbuf.StoreRelease64(r.tail, nextTail)
+		atomicbuf.StoreRelease64(r.wordAt(0), 0)
+		return recordIndex, nil
+	}
+	if required > toEnd {
+		writeIndex = 0
+		if required > int(head&r.mask) {
+			head = r.head.Load()
+			if required > int(head&r.mask) {
+				writeIndex = -1
+				nextTail = tail
+			}
+			atomicbuf.StoreRelease64(r.headCache, head)
+		}
+		padding = toEnd
+		nextTail += int64(padding)
+	}
+	atomicbuf.StoreRelease64(r.tail, nextTail)
+	if padding != 0 {
+		// Zero the header at 0 before the padding becomes visible, so the
+		// consumer stops there after skipping the padding.
+		atomicbuf.StoreRelease64(r.wordAt(0), 0)
+		r.mark(recordIndex, padding, PaddingTypeID)
+		r.publish(recordIndex, padding)
+	}
+	if writeIndex < 0 {
+		return 0, ErrFull
+	}
+	atomicbuf.StoreRelease64(r.wordAt(writeIndex+aligned), 0)
+	return writeIndex, nil
+}
+
+// Write copies payload into the ring as one message of type typeID. It
+// returns ErrFull, unwrapped and without allocating, when there is no room.
+// Only one goroutine may produce.
+func (r *OneToOne) Write(typeID int32, payload []byte) error {
+	if err := r.checkMessage(typeID, len(payload)); err != nil {
+		return err
+	}
+	index, err := r.claim(align(len(payload) + HeaderLength))
+	if err != nil {
+		return err
+	}
+	r.writeRecord(index, typeID, payload)
+	return nil
+}
+
+// TryClaim claims space for a message of length payload bytes; see
+// ManyToOne.TryClaim. An open claim blocks the consumer for good if it is
+// never committed or aborted: a one-to-one ring cannot be unblocked.
+func (r *OneToOne) TryClaim(typeID int32, length int) (Claim, error) {
+	if err := r.checkMessage(typeID, length); err != nil {
+		return Claim{}, err
+	}
+	index, err := r.claim(align(length + HeaderLength))
+	if err != nil {
+		return Claim{}, err
+	}
+	return r.claimed(index, typeID, length), nil
+}
+
+// WriteBatch writes payloads as len(payloads) messages with one claim and one
+// publication; see ManyToOne.WriteBatch.
+func (r *OneToOne) WriteBatch(typeID int32, payloads [][]byte) error {
+	total, err := r.checkPayloads(typeID, payloads, r.capacity-HeaderLength)
+	if err != nil {
+		return err
+	}
+	index, err := r.claim(total)
+	if err != nil {
+		return err
+	}
+	r.writeBatch(index, total, typeID, payloads)
+	return nil
+}
+
+// TryClaimBatch claims space for count messages with one tail update; see
+// ManyToOne.TryClaimBatch.
+func (r *OneToOne) TryClaimBatch(typeID int32, length, count int) (Batch, error) {
+	total, err := r.checkBatch(typeID, length, count, r.capacity-HeaderLength)
+	if err != nil {
+		return Batch{}, err
+	}
+	index, err := r.claim(total)
+	if err != nil {
+		return Batch{}, err
+	}
+	return r.batchHeaders(index, typeID, length, count, align(length+HeaderLength), total), nil
+}
+
+// Unblock always returns false: with one producer there is nobody else to
+// have left a claim open, and consumed space is not zeroed, so a dead claim
+// cannot be told from a live one.
+func (r *OneToOne) Unblock() (bool, error) { return false, nil }

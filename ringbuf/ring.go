@@ -1,0 +1,536 @@
+package ringbuf
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// NoLimit is a message-count limit that reads everything available.
+const NoLimit = math.MaxInt
+
+// Handler receives one message from Read. payload aliases the ring: it is
+// valid only until the handler returns and must not be retained or modified.
+type Handler func(typeID int32, payload []byte)
+
+// ControlledHandler receives one message from ControlledRead and decides
+// what happens to it (see Action). payload aliases the ring as for Handler.
+type ControlledHandler func(typeID int32, payload []byte) Action
+
+// Action is a ControlledHandler's decision about the message it was given.
+type Action int
+
+const (
+	// Abort leaves this message in the ring, un-consumed, and ends the read;
+	// it is delivered again by the next read. Messages accepted earlier in
+	// the same read stay consumed.
+	Abort Action = iota + 1
+	// Break consumes this message and ends the read.
+	Break
+	// Commit consumes this message, releases the space of everything read so
+	// far to the producers at once, and continues.
+	Commit
+	// Continue consumes this message and continues; space is released at the
+	// end of the read.
+	Continue
+)
+
+func (a Action) String() string {
+	switch a {
+	case Abort:
+		return "ABORT"
+	case Break:
+		return "BREAK"
+	case Commit:
+		return "COMMIT"
+	case Continue:
+		return "CONTINUE"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// Claim is space claimed in the ring by TryClaim. Fill Payload, then pass
+// Index to exactly one of Commit or Abort.
+type Claim struct {
+	// Index is the offset of the payload in the ring's buffer: the record's
+	// offset plus HeaderLength, never below HeaderLength.
+	Index int
+	// Payload is the claimed space, aliasing the ring.
+	Payload []byte
+}
+
+// Batch is space for Count records of one type and one payload length,
+// claimed with a single tail update by TryClaimBatch. Fill each Payload(i),
+// then pass the Batch to exactly one of CommitBatch or AbortBatch. The
+// consumer sees Count separate messages.
+type Batch struct {
+	index  int // record offset of the first record
+	stride int // aligned record length
+	length int // payload length of each record
+	count  int
+	total  int // stride*count
+	data   []byte
+}
+
+// Count returns the number of records in the batch.
+func (b *Batch) Count() int { return b.count }
+
+// Payload returns the payload space of record i (0 <= i < Count()).
+func (b *Batch) Payload(i int) []byte {
+	off := i*b.stride + HeaderLength
+	return b.data[off : off+b.length : off+b.length]
+}
+
+// RingBuffer is the contract both ring types implement. See the package
+// documentation for who may call what concurrently.
+type RingBuffer interface {
+	Capacity() int
+	MaxMessageLength() int
+	Write(typeID int32, payload []byte) error
+	TryClaim(typeID int32, length int) (Claim, error)
+	Commit(index int) error
+	Abort(index int) error
+	WriteBatch(typeID int32, payloads [][]byte) error
+	TryClaimBatch(typeID int32, length, count int) (Batch, error)
+	CommitBatch(b Batch) error
+	AbortBatch(b Batch) error
+	Read(h Handler, limit int) (int, error)
+	ControlledRead(h ControlledHandler, limit int) (int, error)
+	Unblock() (bool, error)
+	Size() int
+	ProducerPosition() int64
+	ConsumerPosition() int64
+	NextCorrelationID() int64
+	ConsumerHeartbeatTime() int64
+	SetConsumerHeartbeatTime(epochMillis int64)
+	Buffer() []byte
+}
+
+var (
+	_ RingBuffer = (*OneToOne)(nil)
+	_ RingBuffer = (*ManyToOne)(nil)
+)
+
+// Allocate returns a zeroed, 8-byte aligned buffer for a ring of the given
+// capacity (a power of two): capacity + TrailerLength bytes.
+func Allocate(capacity int) ([]byte, error) {
+	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: capacity=%d", ErrCapacity, capacity)
+	}
+	return atomicbuf.Make(capacity + TrailerLength).Bytes(), nil
+}
+
+// ring is the state and code shared by both ring types. All fields are
+// written once by the constructor and only read afterwards, so producer and
+// consumer goroutines share its cache lines read-only; the hot shared words
+// live in the buffer's trailer, each in its own 128-byte slot.
+type ring struct {
+	buf          atomicbuf.Buffer
+	data         []byte // the records: buf[:capacity]
+	base         unsafe.Pointer
+	capacity     int
+	mask         int64
+	maxMsgLength int
+	minCapacity  int
+
+	tail        *atomic.Int64
+	headCache   *atomic.Int64
+	head        *atomic.Int64
+	correlation *atomic.Int64
+	heartbeat   *atomic.Int64
+}
+
+func (r *ring) init(b []byte, minCapacity int) error {
+	capacity := len(b) - TrailerLength
+	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+		return fmt.Errorf("%w: length=%d", ErrCapacity, len(b))
+	}
+	if capacity < minCapacity {
+		return fmt.Errorf("%w: insufficient capacity: minCapacity=%d, length=%d", ErrCapacity, minCapacity+TrailerLength, len(b))
+	}
+	ab, err := atomicbuf.New(b)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrMisaligned, err)
+	}
+	*r = ring{
+		buf:          ab,
+		data:         b[:capacity:capacity],
+		base:         unsafe.Pointer(unsafe.SliceData(b)),
+		capacity:     capacity,
+		mask:         int64(capacity - 1),
+		maxMsgLength: maxMessageLength(capacity, minCapacity),
+		minCapacity:  minCapacity,
+		tail:         ab.Int64At(capacity + TailPositionOffset),
+		headCache:    ab.Int64At(capacity + HeadCachePositionOffset),
+		head:         ab.Int64At(capacity + HeadPositionOffset),
+		correlation:  ab.Int64At(capacity + CorrelationCounterOffset),
+		heartbeat:    ab.Int64At(capacity + ConsumerHeartbeatOffset),
+	}
+	return nil
+}
+
+// lengthAt and typeAt return the header words of the record at index. The
+// index is 8-aligned and below capacity by construction (a masked position
+// that is checked for alignment, or an offset within a record already
+// bounds-checked against the ring).
+func (r *ring) lengthAt(index int) *atomic.Int32 {
+	if invariants {
+		r.mustRecord(index)
+	}
+	return (*atomic.Int32)(unsafe.Add(r.base, index))
+}
+
+func (r *ring) typeAt(index int) *int32 {
+	if invariants {
+		r.mustRecord(index)
+	}
+	return (*int32)(unsafe.Add(r.base, index+TypeOffset))
+}
+
+// wordAt returns the 8-byte word at index (a whole record header).
+func (r *ring) wordAt(index int) *atomic.Int64 {
+	if invariants {
+		r.mustRecord(index)
+	}
+	return (*atomic.Int64)(unsafe.Add(r.base, index))
+}
+
+func (r *ring) mustRecord(index int) {
+	if index < 0 || index > r.capacity-HeaderLength || index%RecordAlignment != 0 {
+		panic(fmt.Sprintf("duty_invariants: record index %d outside ring of capacity %d", index, r.capacity))
+	}
+}
+
+// Capacity returns the capacity of the ring in bytes (the buffer's length
+// less the trailer).
+func (r *ring) Capacity() int { return r.capacity }
+
+// MaxMessageLength returns the longest payload a single record can carry.
+func (r *ring) MaxMessageLength() int { return r.maxMsgLength }
+
+// Buffer returns the whole underlying buffer, trailer included.
+func (r *ring) Buffer() []byte { return r.buf.Bytes() }
+
+// ProducerPosition returns the tail position: bytes claimed since creation.
+func (r *ring) ProducerPosition() int64 { return r.tail.Load() }
+
+// ConsumerPosition returns the head position: bytes consumed since creation.
+func (r *ring) ConsumerPosition() int64 { return r.head.Load() }
+
+// Size returns the number of bytes between head and tail, clamped to
+// [0, Capacity]: headers, padding and open claims included. It is an
+// indication only: producers and the consumer move on as it is computed.
+func (r *ring) Size() int {
+	h1 := r.head.Load()
+	for {
+		t := r.tail.Load()
+		h2 := r.head.Load()
+		if h1 == h2 {
+			return int(min(max(t-h2, 0), int64(r.capacity)))
+		}
+		h1 = h2
+	}
+}
+
+// NextCorrelationID atomically increments the ring's correlation counter and
+// returns its previous value (0 on a fresh ring). Any goroutine or process
+// sharing the ring may call it.
+func (r *ring) NextCorrelationID() int64 { return r.correlation.Add(1) - 1 }
+
+// ConsumerHeartbeatTime returns the time the consumer last recorded with
+// SetConsumerHeartbeatTime.
+func (r *ring) ConsumerHeartbeatTime() int64 { return r.heartbeat.Load() }
+
+// SetConsumerHeartbeatTime records the consumer's heartbeat. Use an epoch
+// time (milliseconds since the Unix epoch, as Aeron does): it is compared
+// across processes, so never a per-process monotonic clock.
+func (r *ring) SetConsumerHeartbeatTime(epochMillis int64) {
+	atomicbuf.StoreRelease64(r.heartbeat, epochMillis)
+}
+
+func (r *ring) checkMessage(typeID int32, length int) error {
+	if typeID < 1 {
+		return fmt.Errorf("%w: msgTypeId=%d", ErrTypeID, typeID)
+	}
+	if length < 0 {
+		return fmt.Errorf("%w: length=%d", ErrLength, length)
+	}
+	if length > r.maxMsgLength {
+		return fmt.Errorf("%w: maxMsgLength=%d, length=%d", ErrTooLong, r.maxMsgLength, length)
+	}
+	return nil
+}
+
+// checkBatch validates a batch of count records of length bytes each and
+// returns its total aligned length. limit is the most a claim can ever get.
+func (r *ring) checkBatch(typeID int32, length, count, limit int) (int, error) {
+	if err := r.checkMessage(typeID, length); err != nil {
+		return 0, err
+	}
+	if count < 1 {
+		return 0, fmt.Errorf("%w: batch of %d records", ErrLength, count)
+	}
+	stride := align(length + HeaderLength)
+	hi, total := bits.Mul64(uint64(stride), uint64(count))
+	if hi != 0 || total > uint64(limit) {
+		return 0, fmt.Errorf("%w: batch of %d records of %d bytes exceeds the ring's %d bytes", ErrTooLong, count, length, limit)
+	}
+	return int(total), nil
+}
+
+// mark writes the claim marker of a record (or of a whole batch: total is its
+// aligned length) and its type. The marker is the first store into claimed
+// space: under x86-TSO (and with sync/atomic's full fence elsewhere) no byte
+// of the claim can become visible before it, which Unblock's zero-gap scan
+// relies on. The consumer cannot pass a negative length, so the type and the
+// payload after it are plain stores, published later by the commit.
+func (r *ring) mark(index, total int, typeID int32) {
+	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
+	*r.typeAt(index) = typeID
+}
+
+// publish commits the record at index: the release store of its positive
+// length publishes the type and payload written before it.
+func (r *ring) publish(index, recordLength int) {
+	atomicbuf.StoreRelease32(r.lengthAt(index), int32(recordLength))
+}
+
+func (r *ring) writeRecord(index int, typeID int32, payload []byte) {
+	recordLength := len(payload) + HeaderLength
+	r.mark(index, recordLength, typeID)
+	copy(r.data[index+HeaderLength:], payload)
+	r.publish(index, recordLength)
+}
+
+func (r *ring) claimed(index int, typeID int32, length int) Claim {
+	r.mark(index, length+HeaderLength, typeID)
+	p := index + HeaderLength
+	return Claim{Index: p, Payload: r.data[p : p+length : p+length]}
+}
+
+// batchHeaders marks a claimed batch and writes the headers of records 1..n-1
+// as committed: the consumer cannot reach them before record 0 is committed,
+// and Unblock turns the negative marker of record 0, which covers the whole
+// batch, into one padding record.
+func (r *ring) batchHeaders(index int, typeID int32, length, count, stride, total int) Batch {
+	r.mark(index, total, typeID)
+	recordLength := int32(length + HeaderLength)
+	for i := 1; i < count; i++ {
+		at := index + i*stride
+		*r.typeAt(at) = typeID
+		atomicbuf.StoreRelease32(r.lengthAt(at), recordLength)
+	}
+	return Batch{index: index, stride: stride, length: length, count: count, total: total, data: r.data[index : index+total : index+total]}
+}
+
+// openClaim validates a Commit or Abort index and returns the record offset
+// and its negated (claimed) length.
+func (r *ring) openClaim(index int) (int, int32, error) {
+	recordIndex := index - HeaderLength
+	if recordIndex < 0 || recordIndex > r.capacity-HeaderLength || recordIndex%RecordAlignment != 0 {
+		return 0, 0, fmt.Errorf("%w: index=%d", ErrIndex, index)
+	}
+	length := r.lengthAt(recordIndex).Load()
+	if length >= 0 {
+		switch {
+		case length == 0:
+			return 0, 0, fmt.Errorf("%w: index=%d", ErrNotClaimed, index)
+		case *r.typeAt(recordIndex) == PaddingTypeID:
+			return 0, 0, fmt.Errorf("%w (%w): index=%d", ErrAborted, ErrNotClaimed, index)
+		default:
+			return 0, 0, fmt.Errorf("%w (%w): index=%d", ErrCommitted, ErrNotClaimed, index)
+		}
+	}
+	if int64(recordIndex)-int64(length) > int64(r.capacity) {
+		return 0, 0, fmt.Errorf("%w: claim of %d bytes at %d runs past the end of the ring", ErrCorrupt, -length, recordIndex)
+	}
+	return recordIndex, length, nil
+}
+
+// Commit publishes the claim whose Index is index.
+func (r *ring) Commit(index int) error {
+	recordIndex, length, err := r.openClaim(index)
+	if err != nil {
+		return err
+	}
+	r.publish(recordIndex, int(-length))
+	return nil
+}
+
+// Abort discards the claim whose Index is index: the consumer skips its space
+// as padding.
+func (r *ring) Abort(index int) error {
+	recordIndex, length, err := r.openClaim(index)
+	if err != nil {
+		return err
+	}
+	*r.typeAt(recordIndex) = PaddingTypeID
+	r.publish(recordIndex, int(-length))
+	return nil
+}
+
+// CommitBatch publishes every record of b at once.
+func (r *ring) CommitBatch(b Batch) error {
+	if b.count == 0 {
+		return fmt.Errorf("%w: empty batch", ErrNotClaimed)
+	}
+	recordIndex, length, err := r.openClaim(b.index + HeaderLength)
+	if err != nil {
+		return err
+	}
+	if int(-length) != b.total {
+		return fmt.Errorf("%w: batch at %d covers %d bytes, ring says %d", ErrNotClaimed, b.index, b.total, -length)
+	}
+	r.publish(recordIndex, b.length+HeaderLength)
+	return nil
+}
+
+// AbortBatch discards every record of b: the consumer skips the whole space
+// as one padding record.
+func (r *ring) AbortBatch(b Batch) error {
+	if b.count == 0 {
+		return fmt.Errorf("%w: empty batch", ErrNotClaimed)
+	}
+	recordIndex, length, err := r.openClaim(b.index + HeaderLength)
+	if err != nil {
+		return err
+	}
+	if int(-length) != b.total {
+		return fmt.Errorf("%w: batch at %d covers %d bytes, ring says %d", ErrNotClaimed, b.index, b.total, -length)
+	}
+	*r.typeAt(recordIndex) = PaddingTypeID
+	r.publish(recordIndex, b.total)
+	return nil
+}
+
+// writeBatch copies payloads into claimed space of total bytes at index:
+// record 0's marker first, then records 1..n-1 complete, then record 0's
+// payload and its commit, the one publication of the whole batch.
+func (r *ring) writeBatch(index, total int, typeID int32, payloads [][]byte) {
+	r.mark(index, total, typeID)
+	at := index + align(len(payloads[0])+HeaderLength)
+	for _, p := range payloads[1:] {
+		*r.typeAt(at) = typeID
+		copy(r.data[at+HeaderLength:], p)
+		atomicbuf.StoreRelease32(r.lengthAt(at), int32(len(p)+HeaderLength))
+		at += align(len(p) + HeaderLength)
+	}
+	copy(r.data[index+HeaderLength:], payloads[0])
+	r.publish(index, len(payloads[0])+HeaderLength)
+}
+
+func (r *ring) checkPayloads(typeID int32, payloads [][]byte, limit int) (int, error) {
+	if len(payloads) == 0 {
+		return 0, fmt.Errorf("%w: empty batch", ErrLength)
+	}
+	total := 0
+	for _, p := range payloads {
+		if err := r.checkMessage(typeID, len(p)); err != nil {
+			return 0, err
+		}
+		total += align(len(p) + HeaderLength)
+		if total > limit {
+			return 0, fmt.Errorf("%w: batch of %d records exceeds the ring's %d bytes", ErrTooLong, len(payloads), limit)
+		}
+	}
+	return total, nil
+}
+
+// errCorruptRecord describes a record that no correct producer writes.
+func (r *ring) errCorruptRecord(index int, length, typeID int32) error {
+	return fmt.Errorf("%w: record at %d has length %d and type %d (capacity %d)", ErrCorrupt, index, length, typeID, r.capacity)
+}
+
+// read is Agrona's read and controlledRead in one loop: h or ch is non-nil.
+// zero says whether consumed space is zeroed before head is released (the
+// many-to-one protocol). Head is released in a deferred function so that a
+// handler that panics still consumes its message, as in Agrona.
+func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (messages int, err error) {
+	if h == nil && ch == nil {
+		return 0, ErrNilHandler
+	}
+	head := r.head.Load() // consumer-owned: nobody else stores it
+	if head&(RecordAlignment-1) != 0 {
+		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
+	}
+	headIndex := int(head & r.mask)
+	bytesRead := 0
+	defer func() {
+		if bytesRead > 0 {
+			if zero {
+				clear(r.data[headIndex : headIndex+bytesRead])
+			}
+			atomicbuf.StoreRelease64(r.head, head+int64(bytesRead))
+		}
+	}()
+	for headIndex+bytesRead < r.capacity && messages < limit {
+		index := headIndex + bytesRead
+		length := r.lengthAt(index).Load() // acquire: publishes type and payload
+		if length <= 0 {
+			break // not yet written, or an open claim: never skip it
+		}
+		aligned := align(int(length))
+		typeID := *r.typeAt(index)
+		if int(length) < HeaderLength || aligned > r.capacity-index || (typeID < 1 && typeID != PaddingTypeID) {
+			return messages, r.errCorruptRecord(index, length, typeID)
+		}
+		bytesRead += aligned
+		if typeID == PaddingTypeID {
+			continue
+		}
+		payload := r.data[index+HeaderLength : index+int(length) : index+int(length)]
+		if h != nil {
+			messages++
+			h(typeID, payload)
+			continue
+		}
+		switch ch(typeID, payload) {
+		case Abort:
+			bytesRead -= aligned
+			return messages, nil
+		case Break:
+			messages++
+			return messages, nil
+		case Commit:
+			messages++
+			if zero {
+				clear(r.data[headIndex : headIndex+bytesRead])
+			}
+			head += int64(bytesRead)
+			atomicbuf.StoreRelease64(r.head, head)
+			headIndex += bytesRead
+			bytesRead = 0
+		default: // Continue, and anything unknown
+			messages++
+		}
+	}
+	return messages, nil
+}
+
+// Read delivers up to limit committed messages to h, in order, and releases
+// their space when it returns. Padding is consumed but neither delivered nor
+// counted, and a read never crosses the end of the ring, so it can return 0
+// while messages wait at the start of the ring: call it again (or use
+// Size). A handler that panics consumes its message; the panic propagates
+// after head is released.
+func (r *OneToOne) Read(h Handler, limit int) (int, error) { return r.read(h, nil, limit, false) }
+
+// ControlledRead is Read with a handler that decides, message by message,
+// with an Action.
+func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
+	return r.read(nil, h, limit, false)
+}
+
+// Read delivers up to limit committed messages to h, in order; see
+// OneToOne.Read. Consumed space is zeroed before it is released.
+func (r *ManyToOne) Read(h Handler, limit int) (int, error) { return r.read(h, nil, limit, true) }
+
+// ControlledRead is Read with a handler that decides, message by message,
+// with an Action.
+func (r *ManyToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
+	return r.read(nil, h, limit, true)
+}

@@ -1,0 +1,156 @@
+package ringbuf
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func newManyToOne(t testing.TB, capacity int) *ManyToOne {
+	t.Helper()
+	buf, err := Allocate(capacity)
+	require.NoError(t, err)
+	r, err := NewManyToOne(buf)
+	require.NoError(t, err)
+	return r
+}
+
+// deadClaim simulates a producer that died right after its tail CAS, before
+// writing anything: the tail moves, the space stays zero.
+func deadClaim(r *ManyToOne, payload int) {
+	_, err := r.claim(align(payload + HeaderLength))
+	if err != nil {
+		panic(err)
+	}
+}
+
+func TestUnblockNothingToDo(t *testing.T) {
+	r := newManyToOne(t, 1024)
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.False(t, ok, "empty")
+	require.NoError(t, r.Write(1, []byte("x")))
+	ok, err = r.Unblock()
+	require.NoError(t, err)
+	require.False(t, ok, "a committed record is not blocked")
+
+	o, err := NewOneToOne(make([]byte, 1024+TrailerLength))
+	require.NoError(t, err)
+	ok, err = o.Unblock()
+	require.NoError(t, err)
+	require.False(t, ok)
+}
+
+func TestUnblockNegativeLengthClaim(t *testing.T) {
+	r := newManyToOne(t, 1024)
+	require.NoError(t, r.Write(1, []byte("before")))
+	_, err := r.TryClaim(1, 20) // the producer dies holding this claim
+	require.NoError(t, err)
+	require.NoError(t, r.Write(1, []byte("after")))
+	require.Equal(t, []msg{{1, "before"}}, drain(t, r))
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []msg{{1, "after"}}, drain(t, r))
+}
+
+func TestUnblockDeadBatch(t *testing.T) {
+	r := newManyToOne(t, 1024)
+	_, err := r.TryClaimBatch(1, 8, 4)
+	require.NoError(t, err)
+	require.NoError(t, r.Write(1, []byte("after")))
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []msg{{1, "after"}}, drain(t, r), "the whole batch became one padding record")
+}
+
+func TestUnblockZeroGap(t *testing.T) {
+	r := newManyToOne(t, 1024)
+	require.NoError(t, r.Write(1, []byte("before")))
+	drain(t, r)
+	deadClaim(r, 30)
+	require.NoError(t, r.Write(1, []byte("after")))
+	require.Empty(t, drain(t, r))
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []msg{{1, "after"}}, drain(t, r))
+}
+
+func TestUnblockZeroGapWithNothingAfterIt(t *testing.T) {
+	r := newManyToOne(t, 1024)
+	deadClaim(r, 30)
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.False(t, ok, "nothing waits behind the claim: leave it (it may still be a slow producer)")
+}
+
+func TestUnblockBackwardRecheckSeesASlowProducer(t *testing.T) {
+	r := newManyToOne(t, 1024)
+	deadClaim(r, 30) // 0..40, "dead"
+	require.NoError(t, r.Write(1, []byte("after")))
+	testHookUnblockScan = func(consumerIndex, gapEnd int) {
+		require.Equal(t, 0, consumerIndex)
+		require.Equal(t, 40, gapEnd)
+		// The producer was only slow: it writes its claim marker now.
+		r.mark(0, 38, 1)
+	}
+	defer func() { testHookUnblockScan = nil }()
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.False(t, ok, "the backward re-check sees the late write")
+	testHookUnblockScan = nil
+	r.publish(0, 38)
+	got := drain(t, r)
+	require.Len(t, got, 2)
+	require.Equal(t, msg{1, "after"}, got[1])
+}
+
+func TestUnblockWhenFull(t *testing.T) {
+	// agrona#159: comparing positions, not indices, makes a full ring work.
+	for _, withHeader := range []bool{true, false} {
+		r := newManyToOne(t, 256)
+		if withHeader {
+			_, err := r.TryClaim(1, 24) // 0..32, marked
+			require.NoError(t, err)
+		} else {
+			deadClaim(r, 24)
+		}
+		for r.Write(2, make([]byte, 24)) == nil {
+		}
+		require.Equal(t, int64(256), r.ProducerPosition(), "full")
+		ok, err := r.Unblock()
+		require.NoError(t, err)
+		require.True(t, ok, "withHeader=%v", withHeader)
+		require.Len(t, drain(t, r), 7)
+	}
+}
+
+func TestUnblockZeroGapRunningToTheEndAfterWrap(t *testing.T) {
+	r := newManyToOne(t, 256)
+	for i := 0; i < 7; i++ {
+		require.NoError(t, r.Write(1, make([]byte, 24))) // 0..224
+	}
+	drain(t, r)
+	deadClaim(r, 24)                                // 224..256, zero
+	require.NoError(t, r.Write(2, []byte("wrapped"))) // at 0
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.True(t, ok, "Agrona scans to the end of the ring, finds nothing and stays blocked")
+	require.Equal(t, []msg{{2, "wrapped"}}, drain(t, r))
+}
+
+func TestUnblockReportsCorruptPositions(t *testing.T) {
+	r := newManyToOne(t, 256)
+	require.NoError(t, r.Write(1, nil))
+	putLE64(r.Buffer(), 256+TailPositionOffset, 1000)
+	_, err := r.Unblock()
+	require.ErrorIs(t, err, ErrCorrupt, "tail more than a capacity ahead of head")
+	r = newManyToOne(t, 256)
+	_, err = r.TryClaim(1, 8)
+	require.NoError(t, err)
+	putLE32(r.Buffer(), 0, -4000)
+	_, err = r.Unblock()
+	require.ErrorIs(t, err, ErrCorrupt, "claim length past the end")
+}
