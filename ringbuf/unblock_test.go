@@ -133,7 +133,7 @@ func TestUnblockZeroGapRunningToTheEndAfterWrap(t *testing.T) {
 		require.NoError(t, r.Write(1, make([]byte, 24))) // 0..224
 	}
 	drain(t, r)
-	deadClaim(r, 24)                                // 224..256, zero
+	deadClaim(r, 24)                                  // 224..256, zero
 	require.NoError(t, r.Write(2, []byte("wrapped"))) // at 0
 	ok, err := r.Unblock()
 	require.NoError(t, err)
