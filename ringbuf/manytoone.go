@@ -125,11 +125,11 @@ func (r *ManyToOne) WriteBatch(typeID int32, payloads [][]byte) error {
 	return nil
 }
 
-// TryClaimBatch claims space for count messages of type typeID and length
-// payload bytes each, with one tail update. Fill each Batch.Payload(i), then
-// call CommitBatch (one publication for the whole batch) or AbortBatch.
-func (r *ManyToOne) TryClaimBatch(typeID int32, length, count int) (Batch, error) {
-	total, err := r.checkBatch(typeID, length, count, r.capacity)
+// TryClaimBatch claims size contiguous bytes (the sum of RecordSize of the
+// records to come) with one tail update. Append records to the Batch, then
+// call CommitBatch (one publication for all of them) or AbortBatch.
+func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
+	total, err := r.checkBatchSize(size, r.capacity)
 	if err != nil {
 		return Batch{}, err
 	}
@@ -137,7 +137,7 @@ func (r *ManyToOne) TryClaimBatch(typeID int32, length, count int) (Batch, error
 	if err != nil {
 		return Batch{}, err
 	}
-	return r.batchHeaders(index, typeID, length, count, align(length+HeaderLength), total), nil
+	return r.claimedBatch(index, total), nil
 }
 
 // Unblock releases the consumer from a claim left open by a producer that

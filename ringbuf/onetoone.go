@@ -126,10 +126,11 @@ func (r *OneToOne) WriteBatch(typeID int32, payloads [][]byte) error {
 	return nil
 }
 
-// TryClaimBatch claims space for count messages with one tail update; see
-// ManyToOne.TryClaimBatch.
-func (r *OneToOne) TryClaimBatch(typeID int32, length, count int) (Batch, error) {
-	total, err := r.checkBatch(typeID, length, count, r.capacity-HeaderLength)
+// TryClaimBatch claims size contiguous bytes (the sum of RecordSize of the
+// records to come) with one tail update. Append records to the Batch, then
+// call CommitBatch (one publication for all of them) or AbortBatch.
+func (r *OneToOne) TryClaimBatch(size int) (Batch, error) {
+	total, err := r.checkBatchSize(size, r.capacity-HeaderLength)
 	if err != nil {
 		return Batch{}, err
 	}
@@ -137,7 +138,7 @@ func (r *OneToOne) TryClaimBatch(typeID int32, length, count int) (Batch, error)
 	if err != nil {
 		return Batch{}, err
 	}
-	return r.batchHeaders(index, typeID, length, count, align(length+HeaderLength), total), nil
+	return r.claimedBatch(index, total), nil
 }
 
 // Unblock always returns false: with one producer there is nobody else to

@@ -3,7 +3,6 @@ package ringbuf
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -63,27 +62,64 @@ type Claim struct {
 	Payload []byte
 }
 
-// Batch is space for Count records of one type and one payload length,
-// claimed with a single tail update by TryClaimBatch. Fill each Payload(i),
-// then pass the Batch to exactly one of CommitBatch or AbortBatch. The
-// consumer sees Count separate messages.
+// RecordSize returns the space a record with a payload of length bytes
+// takes in a ring: header plus payload, rounded up to RecordAlignment. Sum it
+// over the records of a batch to size TryClaimBatch.
+func RecordSize(length int) int { return align(length + HeaderLength) }
+
+// Batch is contiguous space claimed by TryClaimBatch with a single tail
+// update. Append records into it, then pass it to exactly one of
+// CommitBatch, which publishes every record at once (one release store), or
+// AbortBatch. The consumer sees the records as separate messages, in order,
+// with no other producer's record between them.
+//
+// Until it is completed, the claim marker of the batch's first record covers
+// the whole batch, so Unblock turns an abandoned batch into a single padding
+// record: a consumer sees all of a batch or none of it.
 type Batch struct {
-	index  int // record offset of the first record
-	stride int // aligned record length
-	length int // payload length of each record
-	count  int
-	total  int // stride*count
-	data   []byte
+	r     *ring
+	index int   // record offset of the first record
+	total int   // claimed bytes
+	used  int   // bytes appended so far
+	first int32 // record length of the first record; 0 until appended
 }
 
-// Count returns the number of records in the batch.
-func (b *Batch) Count() int { return b.count }
-
-// Payload returns the payload space of record i (0 <= i < Count()).
-func (b *Batch) Payload(i int) []byte {
-	off := i*b.stride + HeaderLength
-	return b.data[off : off+b.length : off+b.length]
+// Append adds a record of type typeID with a payload of length bytes and
+// returns its payload space, aliasing the ring, to fill before the commit.
+func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
+	if b.r == nil {
+		return nil, fmt.Errorf("%w: append to a batch that was never claimed", ErrNotClaimed)
+	}
+	if err := b.r.checkMessage(typeID, length); err != nil {
+		return nil, err
+	}
+	size := RecordSize(length)
+	if size > b.total-b.used {
+		return nil, fmt.Errorf("%w: record of %d bytes, %d left in the batch", ErrTooLong, size, b.total-b.used)
+	}
+	at := b.index + b.used
+	if b.used == 0 {
+		// The first header already holds the batch's marker; the type is a
+		// plain store published by the commit.
+		*b.r.typeAt(at) = typeID
+		b.first = int32(length + HeaderLength)
+	} else {
+		// Behind the first record's marker: the consumer cannot reach it
+		// before the commit, which publishes it.
+		*b.r.typeAt(at) = typeID
+		atomicbuf.StoreRelease32(b.r.lengthAt(at), int32(length+HeaderLength))
+	}
+	b.used += size
+	p := at + HeaderLength
+	return b.r.data[p : p+length : p+length], nil
 }
+
+// Len returns the number of bytes the batch claimed.
+func (b *Batch) Len() int { return b.total }
+
+// Remaining returns the bytes still free in the batch. Space left at the
+// commit is published as padding.
+func (b *Batch) Remaining() int { return b.total - b.used }
 
 // RingBuffer is the contract both ring types implement. See the package
 // documentation for who may call what concurrently.
@@ -95,9 +131,9 @@ type RingBuffer interface {
 	Commit(index int) error
 	Abort(index int) error
 	WriteBatch(typeID int32, payloads [][]byte) error
-	TryClaimBatch(typeID int32, length, count int) (Batch, error)
-	CommitBatch(b Batch) error
-	AbortBatch(b Batch) error
+	TryClaimBatch(size int) (Batch, error)
+	CommitBatch(b *Batch) error
+	AbortBatch(b *Batch) error
 	Read(h Handler, limit int) (int, error)
 	ControlledRead(h ControlledHandler, limit int) (int, error)
 	Unblock() (bool, error)
@@ -265,21 +301,16 @@ func (r *ring) checkMessage(typeID int32, length int) error {
 	return nil
 }
 
-// checkBatch validates a batch of count records of length bytes each and
-// returns its total aligned length. limit is the most a claim can ever get.
-func (r *ring) checkBatch(typeID int32, length, count, limit int) (int, error) {
-	if err := r.checkMessage(typeID, length); err != nil {
-		return 0, err
+// checkBatchSize validates the size of a batch claim and returns it aligned.
+// limit is the most a claim can ever get.
+func (r *ring) checkBatchSize(size, limit int) (int, error) {
+	if size < HeaderLength {
+		return 0, fmt.Errorf("%w: batch of %d bytes", ErrLength, size)
 	}
-	if count < 1 {
-		return 0, fmt.Errorf("%w: batch of %d records", ErrLength, count)
+	if size > limit {
+		return 0, fmt.Errorf("%w: batch of %d bytes exceeds the ring's %d bytes", ErrTooLong, size, limit)
 	}
-	stride := align(length + HeaderLength)
-	hi, total := bits.Mul64(uint64(stride), uint64(count))
-	if hi != 0 || total > uint64(limit) {
-		return 0, fmt.Errorf("%w: batch of %d records of %d bytes exceeds the ring's %d bytes", ErrTooLong, count, length, limit)
-	}
-	return int(total), nil
+	return align(size), nil
 }
 
 // mark writes the claim marker of a record (or of a whole batch: total is its
@@ -312,19 +343,10 @@ func (r *ring) claimed(index int, typeID int32, length int) Claim {
 	return Claim{Index: p, Payload: r.data[p : p+length : p+length]}
 }
 
-// batchHeaders marks a claimed batch and writes the headers of records 1..n-1
-// as committed: the consumer cannot reach them before record 0 is committed,
-// and Unblock turns the negative marker of record 0, which covers the whole
-// batch, into one padding record.
-func (r *ring) batchHeaders(index int, typeID int32, length, count, stride, total int) Batch {
-	r.mark(index, total, typeID)
-	recordLength := int32(length + HeaderLength)
-	for i := 1; i < count; i++ {
-		at := index + i*stride
-		*r.typeAt(at) = typeID
-		atomicbuf.StoreRelease32(r.lengthAt(at), recordLength)
-	}
-	return Batch{index: index, stride: stride, length: length, count: count, total: total, data: r.data[index : index+total : index+total]}
+// claimedBatch marks claimed batch space: one marker for all of it.
+func (r *ring) claimedBatch(index, total int) Batch {
+	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
+	return Batch{r: r, index: index, total: total}
 }
 
 // openClaim validates a Commit or Abort index and returns the record offset
@@ -373,54 +395,62 @@ func (r *ring) Abort(index int) error {
 	return nil
 }
 
-// CommitBatch publishes every record of b at once.
-func (r *ring) CommitBatch(b Batch) error {
-	if b.count == 0 {
-		return fmt.Errorf("%w: empty batch", ErrNotClaimed)
+// openBatch validates a batch passed to CommitBatch or AbortBatch.
+func (r *ring) openBatch(b *Batch) (int, error) {
+	if b == nil || b.r != r {
+		return 0, fmt.Errorf("%w: batch was not claimed from this ring", ErrNotClaimed)
 	}
 	recordIndex, length, err := r.openClaim(b.index + HeaderLength)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if int(-length) != b.total {
-		return fmt.Errorf("%w: batch at %d covers %d bytes, ring says %d", ErrNotClaimed, b.index, b.total, -length)
+		return 0, fmt.Errorf("%w: batch at %d covers %d bytes, ring says %d", ErrNotClaimed, b.index, b.total, -length)
 	}
-	r.publish(recordIndex, b.length+HeaderLength)
+	return recordIndex, nil
+}
+
+// CommitBatch publishes every record appended to b at once. Unused space at
+// the end becomes padding; a batch with no record is aborted.
+func (r *ring) CommitBatch(b *Batch) error {
+	recordIndex, err := r.openBatch(b)
+	if err != nil {
+		return err
+	}
+	if b.first == 0 {
+		*r.typeAt(recordIndex) = PaddingTypeID
+		r.publish(recordIndex, b.total)
+		return nil
+	}
+	if rest := b.total - b.used; rest > 0 {
+		at := recordIndex + b.used
+		*r.typeAt(at) = PaddingTypeID
+		atomicbuf.StoreRelease32(r.lengthAt(at), int32(rest))
+	}
+	r.publish(recordIndex, int(b.first))
 	return nil
 }
 
-// AbortBatch discards every record of b: the consumer skips the whole space
-// as one padding record.
-func (r *ring) AbortBatch(b Batch) error {
-	if b.count == 0 {
-		return fmt.Errorf("%w: empty batch", ErrNotClaimed)
-	}
-	recordIndex, length, err := r.openClaim(b.index + HeaderLength)
+// AbortBatch discards b: the consumer skips its whole space as one padding
+// record.
+func (r *ring) AbortBatch(b *Batch) error {
+	recordIndex, err := r.openBatch(b)
 	if err != nil {
 		return err
-	}
-	if int(-length) != b.total {
-		return fmt.Errorf("%w: batch at %d covers %d bytes, ring says %d", ErrNotClaimed, b.index, b.total, -length)
 	}
 	*r.typeAt(recordIndex) = PaddingTypeID
 	r.publish(recordIndex, b.total)
 	return nil
 }
 
-// writeBatch copies payloads into claimed space of total bytes at index:
-// record 0's marker first, then records 1..n-1 complete, then record 0's
-// payload and its commit, the one publication of the whole batch.
+// writeBatch copies payloads into batch space claimed at index.
 func (r *ring) writeBatch(index, total int, typeID int32, payloads [][]byte) {
-	r.mark(index, total, typeID)
-	at := index + align(len(payloads[0])+HeaderLength)
-	for _, p := range payloads[1:] {
-		*r.typeAt(at) = typeID
-		copy(r.data[at+HeaderLength:], p)
-		atomicbuf.StoreRelease32(r.lengthAt(at), int32(len(p)+HeaderLength))
-		at += align(len(p) + HeaderLength)
+	b := r.claimedBatch(index, total)
+	for _, p := range payloads {
+		dst, _ := b.Append(typeID, len(p)) // sizes validated by checkPayloads
+		copy(dst, p)
 	}
-	copy(r.data[index+HeaderLength:], payloads[0])
-	r.publish(index, len(payloads[0])+HeaderLength)
+	_ = r.CommitBatch(&b)
 }
 
 func (r *ring) checkPayloads(typeID int32, payloads [][]byte, limit int) (int, error) {

@@ -112,10 +112,23 @@ func TestInvalidArguments(t *testing.T) {
 		require.ErrorIs(t, err, ErrTypeID)
 		_, err = r.TryClaim(1, max+1)
 		require.ErrorIs(t, err, ErrTooLong)
-		_, err = r.TryClaimBatch(1, 8, 0)
+		_, err = r.TryClaimBatch(0)
 		require.ErrorIs(t, err, ErrLength)
-		_, err = r.TryClaimBatch(1, 120, 1000)
+		_, err = r.TryClaimBatch(2048)
 		require.ErrorIs(t, err, ErrTooLong, "a batch larger than the ring can never fit")
+		b, err := r.TryClaimBatch(RecordSize(8))
+		require.NoError(t, err)
+		_, err = b.Append(0, 1)
+		require.ErrorIs(t, err, ErrTypeID)
+		_, err = b.Append(1, -1)
+		require.ErrorIs(t, err, ErrLength)
+		_, err = b.Append(1, 9)
+		require.ErrorIs(t, err, ErrTooLong, "more than the batch claimed")
+		require.NoError(t, r.AbortBatch(&b))
+		var never Batch
+		_, err = never.Append(1, 1)
+		require.ErrorIs(t, err, ErrNotClaimed)
+		require.ErrorIs(t, r.CommitBatch(&never), ErrNotClaimed)
 		require.ErrorIs(t, r.WriteBatch(1, nil), ErrLength)
 		require.ErrorIs(t, r.WriteBatch(0, [][]byte{{1}}), ErrTypeID)
 		require.ErrorIs(t, r.WriteBatch(1, [][]byte{{1}, make([]byte, max+1)}), ErrTooLong)
@@ -390,29 +403,50 @@ func TestBatches(t *testing.T) {
 		tail := r.ProducerPosition()
 		require.Equal(t, int64(16+16+8+16), tail)
 
-		b, err := r.TryClaimBatch(5, 8, 3)
+		b, err := r.TryClaimBatch(3 * RecordSize(8))
 		require.NoError(t, err)
-		require.Equal(t, 3, b.Count())
-		for i := 0; i < b.Count(); i++ {
-			copy(b.Payload(i), []byte{'p', byte('0' + i), 0, 0, 0, 0, 0, 'z'})
+		require.Equal(t, 48, b.Len())
+		for i := 0; i < 3; i++ {
+			p, err := b.Append(int32(5+i), 8)
+			require.NoError(t, err)
+			copy(p, []byte{'p', byte('0' + i), 0, 0, 0, 0, 0, 'z'})
 		}
-		require.Equal(t, tail+3*16, r.ProducerPosition(), "one claim for the batch")
+		require.Zero(t, b.Remaining())
+		require.Equal(t, tail+48, r.ProducerPosition(), "one claim for the batch")
 		require.Equal(t, []msg{{4, "one"}, {4, "two-two"}, {4, ""}, {4, "four"}}, drain(t, r), "the claimed batch blocks until committed")
-		require.NoError(t, r.CommitBatch(b))
-		require.ErrorIs(t, r.CommitBatch(b), ErrCommitted)
+		require.NoError(t, r.CommitBatch(&b))
+		require.ErrorIs(t, r.CommitBatch(&b), ErrCommitted)
 		got := drain(t, r)
 		require.Len(t, got, 3)
 		for i, m := range got {
-			require.Equal(t, int32(5), m.typeID)
+			require.Equal(t, int32(5+i), m.typeID)
 			require.Equal(t, "p"+string(rune('0'+i))+"\x00\x00\x00\x00\x00z", m.payload)
 		}
 
-		ab, err := r.TryClaimBatch(6, 4, 2)
+		// A partly filled batch: the rest becomes padding.
+		pb, err := r.TryClaimBatch(100)
+		require.NoError(t, err)
+		require.Equal(t, 104, pb.Len())
+		p, err := pb.Append(8, 3)
+		require.NoError(t, err)
+		copy(p, "abc")
+		require.NoError(t, r.CommitBatch(&pb))
+		require.NoError(t, r.Write(9, []byte("later")))
+		require.Equal(t, []msg{{8, "abc"}, {9, "later"}}, drain(t, r))
+
+		// An empty batch commits as padding.
+		eb, err := r.TryClaimBatch(16)
+		require.NoError(t, err)
+		require.NoError(t, r.CommitBatch(&eb))
+		require.Empty(t, drain(t, r))
+
+		ab, err := r.TryClaimBatch(2 * RecordSize(4))
+		require.NoError(t, err)
+		_, err = ab.Append(6, 4)
 		require.NoError(t, err)
 		require.NoError(t, r.Write(7, []byte("next")))
-		require.NoError(t, r.AbortBatch(ab))
-		require.ErrorIs(t, r.AbortBatch(ab), ErrAborted)
-		require.ErrorIs(t, r.CommitBatch(Batch{}), ErrNotClaimed)
+		require.NoError(t, r.AbortBatch(&ab))
+		require.ErrorIs(t, r.AbortBatch(&ab), ErrAborted)
 		require.Equal(t, []msg{{7, "next"}}, drain(t, r))
 	})
 }
@@ -424,13 +458,15 @@ func TestBatchWrapsAsOneBlock(t *testing.T) {
 			require.NoError(t, r.Write(1, make([]byte, 24))) // 0..192
 		}
 		drain(t, r)
-		b, err := r.TryClaimBatch(2, 8, 5) // 80 bytes: 64 left at the end, so pad and go to 0
+		b, err := r.TryClaimBatch(5 * RecordSize(8)) // 80 bytes: 64 left at the end, so pad and go to 0
 		require.NoError(t, err)
 		require.Equal(t, int64(256+80), r.ProducerPosition())
 		for i := 0; i < 5; i++ {
-			b.Payload(i)[0] = byte(i)
+			p, err := b.Append(2, 8)
+			require.NoError(t, err)
+			p[0] = byte(i)
 		}
-		require.NoError(t, r.CommitBatch(b))
+		require.NoError(t, r.CommitBatch(&b))
 		got := drain(t, r)
 		require.Len(t, got, 5)
 		for i, m := range got {

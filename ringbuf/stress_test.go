@@ -114,16 +114,26 @@ func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bo
 			seq += uint64(k)
 		default:
 			k := min(1+rng.IntN(4), n-int(seq))
-			b, err := r.TryClaimBatch(4, length, k)
+			b, err := r.TryClaimBatch(k * RecordSize(length))
 			if again, err := retry(err); err != nil {
 				return err
 			} else if again {
 				continue
 			}
 			for j := 0; j < k; j++ {
-				fillStress(b.Payload(j), producer, seq+uint64(j))
+				p, err := b.Append(int32(4+j), length)
+				if err != nil {
+					return err
+				}
+				fillStress(p, producer, seq+uint64(j))
 			}
-			if err := r.CommitBatch(b); err != nil {
+			if rng.IntN(8) == 0 {
+				if err := r.AbortBatch(&b); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.CommitBatch(&b); err != nil {
 				return err
 			}
 			seq += uint64(k)

@@ -56,8 +56,12 @@ func TestUnblockNegativeLengthClaim(t *testing.T) {
 
 func TestUnblockDeadBatch(t *testing.T) {
 	r := newManyToOne(t, 1024)
-	_, err := r.TryClaimBatch(1, 8, 4)
+	b, err := r.TryClaimBatch(4 * RecordSize(8))
 	require.NoError(t, err)
+	for i := 0; i < 3; i++ { // died while appending the fourth
+		_, err := b.Append(1, 8)
+		require.NoError(t, err)
+	}
 	require.NoError(t, r.Write(1, []byte("after")))
 	ok, err := r.Unblock()
 	require.NoError(t, err)
