@@ -1,0 +1,35 @@
+# duty: the commands behind README's "make test" and CI's .ci/run.
+# Everything needed is fetched by the go command from the module proxy
+# (staticcheck is run at a pinned version with `go run`).
+
+GO          ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 5s
+
+.PHONY: test vet lint race fuzz-smoke bench-smoke ci demo
+
+## test: everything a change must pass (vet, staticcheck, tests under -race)
+test: vet lint race
+
+vet:
+	$(GO) vet ./...
+
+lint:
+	$(GO) run $(STATICCHECK) ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+## fuzz-smoke: every fuzz target for FUZZTIME
+fuzz-smoke:
+	./.ci/fuzz-smoke $(FUZZTIME)
+
+## bench-smoke: every benchmark once (a smoke test, not a measurement)
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+ci: test fuzz-smoke bench-smoke
+
+## demo: the main demo
+demo:
+	$(GO) run ./examples/trading
