@@ -93,7 +93,12 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	r.writeRecord(index, typeID, payload)
+	// No claim marker: the header is already zero (pre-zeroed by the
+	// previous claim), which stops the consumer just as a negative length
+	// does, and nobody else inspects a one-to-one claim.
+	*r.typeAt(index) = typeID
+	copy(r.data[index+HeaderLength:], payload)
+	r.publish(index, len(payload)+HeaderLength)
 	return nil
 }
 

@@ -104,10 +104,10 @@ func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
 		*b.r.typeAt(at) = typeID
 		b.first = int32(length + HeaderLength)
 	} else {
-		// Behind the first record's marker: the consumer cannot reach it
-		// before the commit, which publishes it.
-		*b.r.typeAt(at) = typeID
-		atomicbuf.StoreRelease32(b.r.lengthAt(at), int32(length+HeaderLength))
+		// Behind the first record's marker the consumer cannot reach this
+		// header before the commit's release store, which publishes it:
+		// one plain 8-byte store of length and type (little-endian).
+		*(*uint64)(unsafe.Pointer(b.r.lengthAt(at))) = uint64(uint32(length+HeaderLength)) | uint64(uint32(typeID))<<32
 	}
 	b.used += size
 	p := at + HeaderLength
@@ -132,8 +132,8 @@ type RingBuffer interface {
 	Abort(index int) error
 	WriteBatch(typeID int32, payloads [][]byte) error
 	TryClaimBatch(size int) (Batch, error)
-	CommitBatch(b *Batch) error
-	AbortBatch(b *Batch) error
+	CommitBatch(b Batch) error
+	AbortBatch(b Batch) error
 	Read(h Handler, limit int) (int, error)
 	ControlledRead(h ControlledHandler, limit int) (int, error)
 	Unblock() (bool, error)
@@ -396,8 +396,8 @@ func (r *ring) Abort(index int) error {
 }
 
 // openBatch validates a batch passed to CommitBatch or AbortBatch.
-func (r *ring) openBatch(b *Batch) (int, error) {
-	if b == nil || b.r != r {
+func (r *ring) openBatch(b Batch) (int, error) {
+	if b.r != r {
 		return 0, fmt.Errorf("%w: batch was not claimed from this ring", ErrNotClaimed)
 	}
 	recordIndex, length, err := r.openClaim(b.index + HeaderLength)
@@ -412,7 +412,7 @@ func (r *ring) openBatch(b *Batch) (int, error) {
 
 // CommitBatch publishes every record appended to b at once. Unused space at
 // the end becomes padding; a batch with no record is aborted.
-func (r *ring) CommitBatch(b *Batch) error {
+func (r *ring) CommitBatch(b Batch) error {
 	recordIndex, err := r.openBatch(b)
 	if err != nil {
 		return err
@@ -433,7 +433,7 @@ func (r *ring) CommitBatch(b *Batch) error {
 
 // AbortBatch discards b: the consumer skips its whole space as one padding
 // record.
-func (r *ring) AbortBatch(b *Batch) error {
+func (r *ring) AbortBatch(b Batch) error {
 	recordIndex, err := r.openBatch(b)
 	if err != nil {
 		return err
@@ -450,7 +450,7 @@ func (r *ring) writeBatch(index, total int, typeID int32, payloads [][]byte) {
 		dst, _ := b.Append(typeID, len(p)) // sizes validated by checkPayloads
 		copy(dst, p)
 	}
-	_ = r.CommitBatch(&b)
+	_ = r.CommitBatch(b)
 }
 
 func (r *ring) checkPayloads(typeID int32, payloads [][]byte, limit int) (int, error) {
@@ -488,13 +488,16 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
 	}
 	headIndex := int(head & r.mask)
-	bytesRead := 0
+	// bytesRead lives in a register; consumed mirrors it in memory before
+	// each handler call, for the deferred release (a handler that panics
+	// still consumes its message, as in Agrona).
+	bytesRead, consumed := 0, 0
 	defer func() {
-		if bytesRead > 0 {
+		if consumed > 0 {
 			if zero {
-				clear(r.data[headIndex : headIndex+bytesRead])
+				clear(r.data[headIndex : headIndex+consumed])
 			}
-			atomicbuf.StoreRelease64(r.head, head+int64(bytesRead))
+			atomicbuf.StoreRelease64(r.head, head+int64(consumed))
 		}
 	}()
 	for headIndex+bytesRead < r.capacity && messages < limit {
@@ -506,6 +509,7 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 		aligned := align(int(length))
 		typeID := *r.typeAt(index)
 		if int(length) < HeaderLength || aligned > r.capacity-index || (typeID < 1 && typeID != PaddingTypeID) {
+			consumed = bytesRead
 			return messages, r.errCorruptRecord(index, length, typeID)
 		}
 		bytesRead += aligned
@@ -513,6 +517,7 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 			continue
 		}
 		payload := r.data[index+HeaderLength : index+int(length) : index+int(length)]
+		consumed = bytesRead
 		if h != nil {
 			messages++
 			h(typeID, payload)
@@ -520,7 +525,7 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 		}
 		switch ch(typeID, payload) {
 		case Abort:
-			bytesRead -= aligned
+			consumed = bytesRead - aligned
 			return messages, nil
 		case Break:
 			messages++
@@ -533,11 +538,12 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 			head += int64(bytesRead)
 			atomicbuf.StoreRelease64(r.head, head)
 			headIndex += bytesRead
-			bytesRead = 0
+			bytesRead, consumed = 0, 0
 		default: // Continue, and anything unknown
 			messages++
 		}
 	}
+	consumed = bytesRead
 	return messages, nil
 }
 

@@ -124,11 +124,11 @@ func TestInvalidArguments(t *testing.T) {
 		require.ErrorIs(t, err, ErrLength)
 		_, err = b.Append(1, 9)
 		require.ErrorIs(t, err, ErrTooLong, "more than the batch claimed")
-		require.NoError(t, r.AbortBatch(&b))
+		require.NoError(t, r.AbortBatch(b))
 		var never Batch
 		_, err = never.Append(1, 1)
 		require.ErrorIs(t, err, ErrNotClaimed)
-		require.ErrorIs(t, r.CommitBatch(&never), ErrNotClaimed)
+		require.ErrorIs(t, r.CommitBatch(never), ErrNotClaimed)
 		require.ErrorIs(t, r.WriteBatch(1, nil), ErrLength)
 		require.ErrorIs(t, r.WriteBatch(0, [][]byte{{1}}), ErrTypeID)
 		require.ErrorIs(t, r.WriteBatch(1, [][]byte{{1}, make([]byte, max+1)}), ErrTooLong)
@@ -414,8 +414,8 @@ func TestBatches(t *testing.T) {
 		require.Zero(t, b.Remaining())
 		require.Equal(t, tail+48, r.ProducerPosition(), "one claim for the batch")
 		require.Equal(t, []msg{{4, "one"}, {4, "two-two"}, {4, ""}, {4, "four"}}, drain(t, r), "the claimed batch blocks until committed")
-		require.NoError(t, r.CommitBatch(&b))
-		require.ErrorIs(t, r.CommitBatch(&b), ErrCommitted)
+		require.NoError(t, r.CommitBatch(b))
+		require.ErrorIs(t, r.CommitBatch(b), ErrCommitted)
 		got := drain(t, r)
 		require.Len(t, got, 3)
 		for i, m := range got {
@@ -430,14 +430,14 @@ func TestBatches(t *testing.T) {
 		p, err := pb.Append(8, 3)
 		require.NoError(t, err)
 		copy(p, "abc")
-		require.NoError(t, r.CommitBatch(&pb))
+		require.NoError(t, r.CommitBatch(pb))
 		require.NoError(t, r.Write(9, []byte("later")))
 		require.Equal(t, []msg{{8, "abc"}, {9, "later"}}, drain(t, r))
 
 		// An empty batch commits as padding.
 		eb, err := r.TryClaimBatch(16)
 		require.NoError(t, err)
-		require.NoError(t, r.CommitBatch(&eb))
+		require.NoError(t, r.CommitBatch(eb))
 		require.Empty(t, drain(t, r))
 
 		ab, err := r.TryClaimBatch(2 * RecordSize(4))
@@ -445,8 +445,8 @@ func TestBatches(t *testing.T) {
 		_, err = ab.Append(6, 4)
 		require.NoError(t, err)
 		require.NoError(t, r.Write(7, []byte("next")))
-		require.NoError(t, r.AbortBatch(&ab))
-		require.ErrorIs(t, r.AbortBatch(&ab), ErrAborted)
+		require.NoError(t, r.AbortBatch(ab))
+		require.ErrorIs(t, r.AbortBatch(ab), ErrAborted)
 		require.Equal(t, []msg{{7, "next"}}, drain(t, r))
 	})
 }
@@ -466,7 +466,7 @@ func TestBatchWrapsAsOneBlock(t *testing.T) {
 			require.NoError(t, err)
 			p[0] = byte(i)
 		}
-		require.NoError(t, r.CommitBatch(&b))
+		require.NoError(t, r.CommitBatch(b))
 		got := drain(t, r)
 		require.Len(t, got, 5)
 		for i, m := range got {

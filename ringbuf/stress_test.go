@@ -128,12 +128,12 @@ func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bo
 				fillStress(p, producer, seq+uint64(j))
 			}
 			if rng.IntN(8) == 0 {
-				if err := r.AbortBatch(&b); err != nil {
+				if err := r.AbortBatch(b); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := r.CommitBatch(&b); err != nil {
+			if err := r.CommitBatch(b); err != nil {
 				return err
 			}
 			seq += uint64(k)

@@ -1,0 +1,54 @@
+package ringbuf
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestHotPathsDoNotAllocate(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	forKinds(t, func(t *testing.T, k kind) {
+		r := newRing(t, k, 1<<16)
+		payload := make([]byte, 32)
+		batch := [][]byte{payload, payload, payload}
+		var sink int
+		handler := func(typeID int32, p []byte) { sink += len(p) }
+		controlled := func(typeID int32, p []byte) Action { sink += len(p); return Commit }
+		full := newRing(t, k, 64)
+		for full.Write(1, make([]byte, 8)) == nil {
+		}
+		cases := map[string]func(){
+			"write+read": func() {
+				_ = r.Write(1, payload)
+				_, _ = r.Read(handler, NoLimit)
+			},
+			"claim+commit+controlled read": func() {
+				c, _ := r.TryClaim(1, 32)
+				_ = r.Commit(c.Index)
+				_, _ = r.ControlledRead(controlled, NoLimit)
+			},
+			"batch": func() {
+				_ = r.WriteBatch(1, batch)
+				b, _ := r.TryClaimBatch(2 * RecordSize(32))
+				_, _ = b.Append(1, 32)
+				_, _ = b.Append(2, 32)
+				_ = r.CommitBatch(b)
+				_, _ = r.Read(handler, NoLimit)
+			},
+			"full": func() {
+				if full.Write(1, payload[:8]) != ErrFull {
+					panic("expected ErrFull")
+				}
+			},
+			"size and positions": func() {
+				sink += r.Size() + int(r.ProducerPosition()+r.ConsumerPosition()+r.NextCorrelationID())
+			},
+		}
+		for name, f := range cases {
+			require.Zero(t, testing.AllocsPerRun(1000, f), name)
+		}
+	})
+}
