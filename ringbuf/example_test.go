@@ -1,0 +1,119 @@
+package ringbuf_test
+
+import (
+	"fmt"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+func Example() {
+	buf, err := ringbuf.Allocate(1024) // 1 KiB of records + the 768-byte trailer
+	if err != nil {
+		panic(err)
+	}
+	ring, err := ringbuf.NewManyToOne(buf)
+	if err != nil {
+		panic(err)
+	}
+
+	// Producers (any number of goroutines).
+	_ = ring.Write(1, []byte("hello"))
+	_ = ring.Write(2, []byte("world"))
+
+	// The one consumer.
+	n, err := ring.Read(func(typeID int32, payload []byte) {
+		fmt.Printf("type %d: %s\n", typeID, payload)
+	}, ringbuf.NoLimit)
+	fmt.Println(n, err)
+	// Output:
+	// type 1: hello
+	// type 2: world
+	// 2 <nil>
+}
+
+func ExampleManyToOne_TryClaim() {
+	buf, _ := ringbuf.Allocate(1024)
+	ring, _ := ringbuf.NewManyToOne(buf)
+
+	// Zero copy: encode straight into the ring, then commit (or abort).
+	claim, err := ring.TryClaim(7, 8)
+	if err != nil {
+		return // ringbuf.ErrFull: back-pressure
+	}
+	copy(claim.Payload, "12345678")
+	if err := ring.Commit(claim.Index); err != nil {
+		panic(err)
+	}
+
+	_, _ = ring.Read(func(typeID int32, payload []byte) {
+		fmt.Printf("type %d: %s\n", typeID, payload)
+	}, 1)
+	// Output: type 7: 12345678
+}
+
+func ExampleManyToOne_ControlledRead() {
+	buf, _ := ringbuf.Allocate(1024)
+	ring, _ := ringbuf.NewManyToOne(buf)
+	for _, s := range []string{"a", "b", "c"} {
+		_ = ring.Write(1, []byte(s))
+	}
+
+	// The downstream can take only two messages now: ABORT leaves "c" in
+	// the ring for the next duty cycle.
+	room := 2
+	n, _ := ring.ControlledRead(func(_ int32, payload []byte) ringbuf.Action {
+		if room == 0 {
+			return ringbuf.Abort
+		}
+		room--
+		fmt.Printf("took %s\n", payload)
+		return ringbuf.Continue
+	}, ringbuf.NoLimit)
+	fmt.Println("consumed", n)
+
+	n, _ = ring.Read(func(_ int32, payload []byte) { fmt.Printf("later %s\n", payload) }, ringbuf.NoLimit)
+	fmt.Println("consumed", n)
+	// Output:
+	// took a
+	// took b
+	// consumed 2
+	// later c
+	// consumed 1
+}
+
+func ExampleManyToOne_TryClaimBatch() {
+	buf, _ := ringbuf.Allocate(1024)
+	ring, _ := ringbuf.NewManyToOne(buf)
+
+	// Three records, one claim, one publication.
+	batch, err := ring.TryClaimBatch(3 * ringbuf.RecordSize(4))
+	if err != nil {
+		return
+	}
+	for i := 0; i < 3; i++ {
+		p, _ := batch.Append(1, 4)
+		copy(p, fmt.Sprintf("rec%d", i))
+	}
+	_ = ring.CommitBatch(batch)
+
+	n, _ := ring.Read(func(_ int32, payload []byte) { fmt.Printf("%s ", payload) }, ringbuf.NoLimit)
+	fmt.Println(n)
+	// Output: rec0 rec1 rec2 3
+}
+
+func ExampleManyToOne_Unblock() {
+	buf, _ := ringbuf.Allocate(1024)
+	ring, _ := ringbuf.NewManyToOne(buf)
+
+	_, _ = ring.TryClaim(1, 16) // a producer claims, then dies
+	_ = ring.Write(1, []byte("behind the dead claim"))
+
+	// The consumer sees no progress while the producer position is ahead;
+	// after a liveness timeout it unblocks.
+	ok, _ := ring.Unblock()
+	fmt.Println("unblocked:", ok)
+	_, _ = ring.Read(func(_ int32, payload []byte) { fmt.Printf("%s\n", payload) }, ringbuf.NoLimit)
+	// Output:
+	// unblocked: true
+	// behind the dead claim
+}
