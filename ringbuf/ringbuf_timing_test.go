@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
+
+	"github.com/dutyrt/duty/idle"
 )
 
 // Single-goroutine cost of one message through each path: write (or claim
@@ -106,12 +108,14 @@ func BenchmarkManyToOneBatch16Read(b *testing.B) {
 	_ = sink
 }
 
-// Two goroutines: one producer, one consumer, both busy-spinning, the
+// Two goroutines: one producer, one consumer, both busy-spinning with a
+// spin-wait hint (idle.BusySpin, as an agent would), the
 // consumer checking the sequence. A development figure only (it needs two
 // free cores); cmd/dutybench is the reference (it labels cross-core phases).
 func benchTwoGoroutines(b *testing.B, r RingBuffer) {
 	b.ReportAllocs()
 	b.SetBytes(32)
+	spinP, spinC := idle.BusySpin(), idle.BusySpin()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -120,6 +124,7 @@ func benchTwoGoroutines(b *testing.B, r RingBuffer) {
 		for i := 0; i < b.N; i++ {
 			binary.LittleEndian.PutUint64(payload, uint64(i))
 			for r.Write(1, payload) != nil {
+				spinP.Idle(0)
 			}
 		}
 	}()
@@ -131,7 +136,8 @@ func benchTwoGoroutines(b *testing.B, r RingBuffer) {
 		next++
 	}
 	for next < uint64(b.N) {
-		_, _ = r.Read(h, NoLimit)
+		n, _ := r.Read(h, NoLimit)
+		spinC.Idle(n)
 	}
 	wg.Wait()
 }
