@@ -82,8 +82,10 @@ func ExampleModule() {
 		runner.Module,
 		fx.Supply(runner.Config{Idle: map[string]string{"a": "sleep-ns:10000"}, DefaultIdle: "backoff"}),
 		fx.Provide(
-			runner.AsAgent(func() *ticker { return &ticker{role: "a", limit: 10} }),
-			runner.AsAgent(func() *ticker { return &ticker{role: "b", limit: 10} }),
+			// Agents that run until the application stops them, so that
+			// the closes below happen in fx's stop, in reverse order.
+			runner.AsAgent(func() *ticker { return &ticker{role: "a", limit: -1} }),
+			runner.AsAgent(func() *ticker { return &ticker{role: "b", limit: -1} }),
 		),
 		fx.Invoke(func(g *runner.Group) {
 			for _, r := range g.Runners() {
