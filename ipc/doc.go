@@ -1,0 +1,80 @@
+// Package ipc is duty's shared-memory file layer: self-describing files in
+// a directory (by default /dev/shm/duty-<uid>), mapped by several processes
+// on one host, and the Agrona many-to-one rings that live in them.
+//
+// This file layer is what the cross-process mailbox and the IPC publication
+// build on. docs/ipc.md has the byte layout, the lifecycle and the failure
+// table; layout.go is the single source of every offset.
+//
+// # Lifecycle
+//
+//	f, err := ipc.Create(dir, "orders", kind, []int{n}) // owner: O_EXCL, fallocate, mmap, header, version last
+//	f.Heartbeat(time.Now().UnixMilli())                  // owner, from its duty cycle, < liveness timeout apart
+//	g, err := ipc.Open(ctx, path)                        // others: wait while not ready, validate, mmap
+//	b, err := g.Section(0)                               // valid while a reference is held
+//	g.Acquire(); ...; g.Release()                        // extra references, e.g. per goroutine
+//	g.Close(); f.Close()                                 // last release unmaps
+//	ipc.Cleanup(dir)                                     // removes files of dead owners only
+//
+// CreateRing and OpenRing do the same for a file holding one ringbuf
+// many-to-one ring, and return a *Ring (the ring's methods plus its File).
+//
+// # Concurrency contract
+//
+//   - A File's methods are safe for concurrent use from any goroutine.
+//     Heartbeat and Remove belong to the owner (the process that created the
+//     file); Close is idempotent.
+//   - A Ring follows ringbuf's contract: any number of producers in any
+//     processes, one consumer (which alone calls Read and Unblock).
+//   - Nothing here starts a goroutine. Open's wait is a polling loop on the
+//     caller's goroutine, bounded by its context. Heartbeats are explicit
+//     calls.
+//
+// # Ownership and liveness
+//
+// The creator is the owner. It keeps an exclusive flock(2) on the file
+// until it closes it (the kernel drops it if the process dies), and stores
+// its pid, its start time (/proc/self/stat field 22, so a reused pid is not
+// mistaken for it) and a heartbeat (epoch ms) in the header. Liveness
+// reports Alive, Unconfirmed, Hung, Closed or Dead from these. A file is
+// removed by RemoveIfStale or Cleanup only when nobody holds its lock and
+// its owner is Closed or Dead (pid gone or reused AND heartbeat stale); a
+// file whose owner may be alive is never deleted or reinitialised by
+// another process (ErrOwnerAlive). Create with WithReplaceStale replaces a
+// stale file under the same rules.
+//
+// # Memory ordering
+//
+// The creator writes the header with plain stores, then the magic (one
+// atomic 8-byte store) and last the layout version with sync/atomic: a
+// reader that loads a non-zero version (atomically) sees the whole header.
+// The heartbeat is a release store (internal/atomicbuf) read with an atomic
+// load; readers only compare its value with their clock. Ring words follow
+// ringbuf's rules. Other header fields never change after creation; Open
+// keeps a validated copy and never re-reads them from shared memory.
+//
+// # Faults
+//
+// Files are preallocated, so a full file system fails at Create
+// (ErrNoSpace), never with SIGBUS on first touch. A file truncated under a
+// live mapping is the one case Go cannot make safe everywhere: touching a
+// page past the new end raises SIGBUS. Guard and File.Guard run a function
+// with debug.SetPanicOnFault(true) and turn such a fault into a
+// *FaultError (ErrFault, and ErrTruncated when the file shrank); the
+// package's own cold paths (header snapshot, Heartbeat, the owner's Close)
+// use it. Ring hot paths are not guarded (it would cost a deferred call per
+// operation): there, a fault kills the process with Go's "unexpected fault
+// address ... fatal error: fault [signal SIGBUS ...]" (exit status 2), unless
+// the caller wraps its own loop in Guard. CheckSize (one fstat, also done by
+// Heartbeat) detects a truncation before the hot path touches it.
+//
+// # Errors
+//
+// Every failure is a sentinel usable with errors.Is (ErrNotDutyFile,
+// ErrVersion, ErrTruncated, ErrNotReady, ErrCorrupt, ErrKind, ErrOwnerAlive,
+// ErrOwnerDead, ErrPermission, ErrExists, ErrNoSpace, ErrClosed, ErrFault,
+// ...) or a typed error usable with errors.As (*VersionError, *FaultError),
+// wrapped with the path and the numbers involved. No header, section table
+// or ring content written by another process can make this package panic,
+// hang or read outside its mapping.
+package ipc

@@ -1,0 +1,112 @@
+package ipc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+)
+
+// Sentinel errors. Functions wrap them with the path and the numbers that
+// failed (fmt.Errorf with %w); test with errors.Is.
+var (
+	// ErrNotDutyFile reports a file whose first 8 bytes are not Magic.
+	ErrNotDutyFile = errors.New("ipc: not a duty file")
+	// ErrVersion reports a layout version this package cannot read. The
+	// error is a *VersionError carrying both numbers.
+	ErrVersion = errors.New("ipc: unsupported layout version")
+	// ErrTruncated reports a file shorter than its header declares, or one
+	// that shrank under a live mapping.
+	ErrTruncated = errors.New("ipc: file truncated")
+	// ErrNotReady reports a file that is still being created (shorter than
+	// a header, or version 0) when the context ended.
+	ErrNotReady = errors.New("ipc: file not ready")
+	// ErrCorrupt reports a header with a valid magic and version whose other
+	// fields no correct creator writes (a section outside the file, a bad
+	// header length, ...).
+	ErrCorrupt = errors.New("ipc: corrupt header")
+	// ErrKind reports a valid file of another kind than the caller expects.
+	ErrKind = errors.New("ipc: wrong file kind")
+	// ErrOwnerAlive reports a refusal to remove or replace a file whose owner
+	// is not provably dead.
+	ErrOwnerAlive = errors.New("ipc: owner is alive")
+	// ErrOwnerDead reports a file whose owner is dead or closed it, where the
+	// caller asked for a live owner.
+	ErrOwnerDead = errors.New("ipc: owner is dead")
+	// ErrNotOwner reports an owner-only operation (Heartbeat, Remove) on a
+	// File that was opened, not created.
+	ErrNotOwner = errors.New("ipc: not the owner of the file")
+	// ErrClosed reports a use of a File after its last reference was
+	// released, or a Release without a matching reference.
+	ErrClosed = errors.New("ipc: file closed")
+	// ErrFault reports a memory fault (SIGBUS/SIGSEGV) caught by Guard while
+	// touching a mapping: typically a file truncated under the mapping.
+	ErrFault = errors.New("ipc: memory fault on a mapped file")
+	// ErrName reports a file name that is empty, contains a path separator
+	// or a NUL, is "." or "..", is too long, or uses the temporary prefix.
+	ErrName = errors.New("ipc: invalid file name")
+	// ErrArgument reports an invalid argument (section lengths, capacity,
+	// timeouts, mode).
+	ErrArgument = errors.New("ipc: invalid argument")
+	// ErrNoSpace reports a file system without room for a new file. It is
+	// returned together with syscall.ENOSPC (both match errors.Is).
+	ErrNoSpace = errors.New("ipc: no space left on the file system")
+
+	// ErrPermission reports a file or directory the caller may not open or
+	// create. It wraps fs.ErrPermission.
+	ErrPermission = fmt.Errorf("ipc: permission denied: %w", fs.ErrPermission)
+	// ErrExists reports a Create of a name that already exists. It wraps
+	// fs.ErrExist.
+	ErrExists = fmt.Errorf("ipc: file already exists: %w", fs.ErrExist)
+)
+
+// VersionError reports a layout version this package cannot read. It
+// matches ErrVersion with errors.Is.
+type VersionError struct {
+	Path      string
+	Found     int32 // the file's version
+	Supported int32 // LayoutVersion
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("ipc: %s: layout version %d, this build reads up to %d", e.Path, e.Found, e.Supported)
+}
+
+// Is makes errors.Is(err, ErrVersion) true.
+func (e *VersionError) Is(target error) bool { return target == ErrVersion }
+
+// FaultError reports a memory fault caught by Guard. It matches ErrFault,
+// and ErrTruncated when the file was found shorter than the mapping.
+type FaultError struct {
+	Addr      uintptr // faulting address
+	Truncated bool    // the file is now shorter than the mapping
+	Size      int64   // the file's size after the fault (-1 if unknown)
+	Mapped    int64   // the mapping's length (-1 if unknown)
+}
+
+func (e *FaultError) Error() string {
+	if e.Truncated {
+		return fmt.Sprintf("ipc: memory fault at %#x: file truncated to %d bytes under a %d-byte mapping", e.Addr, e.Size, e.Mapped)
+	}
+	return fmt.Sprintf("ipc: memory fault at %#x on a mapped file", e.Addr)
+}
+
+// Is makes errors.Is match ErrFault, and ErrTruncated when Truncated.
+func (e *FaultError) Is(target error) bool {
+	return target == ErrFault || (e.Truncated && target == ErrTruncated)
+}
+
+// osError classifies an error from a file system call: permission and
+// existence errors get this package's sentinels (which wrap fs's), a full
+// file system gets ErrNoSpace; the errno stays in the chain.
+func osError(op, path string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("%w: %s %s: %w", ErrPermission, op, path, err)
+	case errors.Is(err, syscall.EEXIST):
+		return fmt.Errorf("%w: %s %s: %w", ErrExists, op, path, err)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return fmt.Errorf("%w: %s %s: %w", ErrNoSpace, op, path, err)
+	}
+	return fmt.Errorf("ipc: %s %s: %w", op, path, err)
+}

@@ -1,0 +1,388 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// section is one validated entry of the section table.
+type section struct {
+	offset, length int64
+}
+
+// header is a validated copy of a file's immutable header fields. Bounds
+// are always taken from this copy, never re-read from the shared mapping,
+// so a peer that scribbles over the header after Open cannot send this
+// process out of the mapping.
+type header struct {
+	version         int32
+	kind            Kind
+	fileLength      int64
+	ownerPID        int64
+	ownerStartTime  int64
+	created         int64
+	livenessTimeout int64 // ms
+	sections        []section
+}
+
+// File is a mapped duty file: a validated header and its sections, shared
+// with other processes.
+//
+// A File is reference counted. Create and Open return it holding one
+// reference, which Close releases; Acquire takes another and Release gives
+// it back. The mapping is unmapped (and the descriptor closed) when the
+// count drops to zero, never before: a goroutine that uses a section, or a
+// ring over it, must hold a reference for as long as it does. Methods of a
+// File whose count has dropped to zero return ErrClosed; a slice obtained
+// earlier and used after that point faults (it is unmapped memory), as any
+// use-after-free would.
+//
+// All methods are safe for concurrent use. Heartbeat and Remove belong to
+// the owner (the File returned by Create).
+type File struct {
+	path  string
+	fd    int
+	data  []byte // the whole mapping, len == hdr.fileLength
+	hdr   header
+	owner bool
+	dev   uint64
+	ino   uint64
+
+	version   *atomic.Int32
+	heartbeat *atomic.Int64
+
+	refs   atomic.Int64
+	closed atomic.Bool
+}
+
+func newFile(path string, fd int, data []byte, hdr header, owner bool, st *unix.Stat_t) *File {
+	ab, _ := atomicbuf.New(data) // page-aligned mapping
+	f := &File{
+		path:      path,
+		fd:        fd,
+		data:      data,
+		hdr:       hdr,
+		owner:     owner,
+		dev:       st.Dev,
+		ino:       st.Ino,
+		version:   ab.Int32At(VersionOffset),
+		heartbeat: ab.Int64At(HeartbeatOffset),
+	}
+	f.refs.Store(1)
+	return f
+}
+
+// Path returns the path the file was created or opened at.
+func (f *File) Path() string { return f.path }
+
+// Kind returns the file's kind.
+func (f *File) Kind() Kind { return f.hdr.kind }
+
+// Version returns the file's layout version.
+func (f *File) Version() int32 { return f.hdr.version }
+
+// Len returns the file's length: header and sections, as mapped.
+func (f *File) Len() int64 { return f.hdr.fileLength }
+
+// IsOwner reports whether this File created the file.
+func (f *File) IsOwner() bool { return f.owner }
+
+// SectionCount returns the number of sections.
+func (f *File) SectionCount() int { return len(f.hdr.sections) }
+
+// LivenessTimeout returns the owner liveness timeout stored in the header.
+func (f *File) LivenessTimeout() time.Duration {
+	return time.Duration(f.hdr.livenessTimeout) * time.Millisecond
+}
+
+// Acquire takes a reference to the mapping. It fails with ErrClosed once
+// the last reference has been released (the mapping is gone).
+func (f *File) Acquire() error {
+	for {
+		n := f.refs.Load()
+		if n <= 0 {
+			return fmt.Errorf("%w: %s", ErrClosed, f.path)
+		}
+		if f.refs.CompareAndSwap(n, n+1) {
+			return nil
+		}
+	}
+}
+
+// Release gives back a reference taken by Acquire. The last release unmaps
+// the file and closes its descriptor. A Release without a reference to give
+// back returns ErrClosed.
+func (f *File) Release() error {
+	for {
+		n := f.refs.Load()
+		if n <= 0 {
+			return fmt.Errorf("%w: %s: release without a reference", ErrClosed, f.path)
+		}
+		if f.refs.CompareAndSwap(n, n-1) {
+			if n == 1 {
+				return f.unmap()
+			}
+			return nil
+		}
+	}
+}
+
+// Refs returns the number of references held (0 once unmapped).
+func (f *File) Refs() int64 { return max(f.refs.Load(), 0) }
+
+// Close releases the reference Create or Open returned. It is idempotent:
+// later calls return nil and release nothing. When the owner closes, it
+// first stores HeartbeatClosed in the header and drops its lock on the
+// file, so other processes see at once that the owner has finished with it
+// (RemoveIfStale may then remove it); the mapping itself stays until the
+// last reference is released.
+func (f *File) Close() error {
+	if !f.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	var markErr error
+	if f.owner {
+		// Our own reference keeps the mapping alive here. A truncated file
+		// would fault on the store: guard it, and release regardless.
+		markErr = f.guarded(func() error {
+			f.heartbeat.Store(HeartbeatClosed)
+			return nil
+		})
+		_ = unix.Flock(f.fd, unix.LOCK_UN)
+	}
+	if err := f.Release(); err != nil {
+		return err
+	}
+	return markErr
+}
+
+func (f *File) unmap() error {
+	err := unix.Munmap(f.data)
+	if cerr := unix.Close(f.fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("ipc: unmap %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// live reports ErrClosed when the mapping is gone.
+func (f *File) live() error {
+	if f.refs.Load() <= 0 {
+		return fmt.Errorf("%w: %s", ErrClosed, f.path)
+	}
+	return nil
+}
+
+// Section returns section i, aliasing the mapping. The slice is valid while
+// the caller holds a reference (its own from Create/Open, or one from
+// Acquire); it returns ErrClosed after the last release.
+func (f *File) Section(i int) ([]byte, error) {
+	if err := f.live(); err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(f.hdr.sections) {
+		return nil, fmt.Errorf("%w: section %d of %d", ErrArgument, i, len(f.hdr.sections))
+	}
+	s := f.hdr.sections[i]
+	return f.data[s.offset : s.offset+s.length : s.offset+s.length], nil
+}
+
+// SpareSlot returns spare slot i of the header (SpareSlotLength bytes,
+// 8-byte aligned, zero at creation), aliasing the mapping, for words that
+// layers built on this package keep per file (a closed state, consumer
+// liveness). Access its words only with sync/atomic (internal/atomicbuf).
+// Lifetime as for Section.
+func (f *File) SpareSlot(i int) ([]byte, error) {
+	if err := f.live(); err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= SpareSlotCount {
+		return nil, fmt.Errorf("%w: spare slot %d of %d", ErrArgument, i, SpareSlotCount)
+	}
+	o := spareSlot(i)
+	return f.data[o : o+SpareSlotLength : o+SpareSlotLength], nil
+}
+
+// Heartbeat stores nowMillis (milliseconds since the Unix epoch: it is
+// compared across processes) as the owner's heartbeat. The owner calls it
+// from its duty cycle more often than the liveness timeout; the package
+// never starts a goroutine to do it. It first checks the file's size with
+// fstat (one system call: a cheap truncation check, see CheckSize) and does
+// the store under Guard. Owner only (ErrNotOwner).
+//
+// Ordering: a release store of the word; readers synchronise on nothing
+// else, they only compare its value with their clock.
+func (f *File) Heartbeat(nowMillis int64) error {
+	if !f.owner {
+		return fmt.Errorf("%w: %s: heartbeat", ErrNotOwner, f.path)
+	}
+	if err := f.Acquire(); err != nil {
+		return err
+	}
+	defer f.Release()
+	if err := f.CheckSize(); err != nil {
+		return err
+	}
+	return f.guarded(func() error {
+		atomicbuf.StoreRelease64(f.heartbeat, nowMillis)
+		return nil
+	})
+}
+
+// HeartbeatMillis returns the owner's last heartbeat (ms since the Unix
+// epoch), or HeartbeatClosed once the owner closed the file.
+func (f *File) HeartbeatMillis() (int64, error) {
+	if err := f.Acquire(); err != nil {
+		return 0, err
+	}
+	defer f.Release()
+	var hb int64
+	err := f.guarded(func() error {
+		hb = f.heartbeat.Load()
+		return nil
+	})
+	return hb, err
+}
+
+// CheckSize compares the file's current size (fstat) with the mapping and
+// returns ErrTruncated if it shrank: touching the missing pages would raise
+// SIGBUS. Call it on cold paths (the owner's Heartbeat does) to detect a
+// truncated file before the hot path faults on it.
+func (f *File) CheckSize() error {
+	if err := f.live(); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return fmt.Errorf("ipc: fstat %s: %w", f.path, err)
+	}
+	if st.Size < f.hdr.fileLength {
+		return fmt.Errorf("%w: %s: %d bytes, mapped %d", ErrTruncated, f.path, st.Size, f.hdr.fileLength)
+	}
+	return nil
+}
+
+// Guard runs fn with faults turned into errors (see the package-level
+// Guard) while holding a reference to the mapping. A fault inside the
+// mapping returns a *FaultError that matches ErrFault, and ErrTruncated when
+// fstat then finds the file shorter than the mapping; a fault outside the
+// mapping is not this file's business and panics on as it would have.
+func (f *File) Guard(fn func() error) error {
+	if err := f.Acquire(); err != nil {
+		return err
+	}
+	defer f.Release()
+	return f.guarded(fn)
+}
+
+// guarded is Guard for callers that already hold a reference.
+func (f *File) guarded(fn func() error) error {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	end := base + uintptr(len(f.data))
+	return guard(fn, func(addr uintptr) (*FaultError, bool) {
+		if addr < base || addr >= end {
+			return nil, false
+		}
+		fe := &FaultError{Addr: addr, Size: -1, Mapped: f.hdr.fileLength}
+		var st unix.Stat_t
+		if unix.Fstat(f.fd, &st) == nil {
+			fe.Size = st.Size
+			fe.Truncated = st.Size < f.hdr.fileLength
+		}
+		return fe, true
+	})
+}
+
+// readHeader decodes and validates a header from b (at least HeaderLength
+// bytes read from the file: a copy, not the mapping). size is the file's
+// current size. It checks, in order: magic, version, header fields, section
+// table, and the declared length against size.
+func readHeader(path string, b []byte, size int64) (header, error) {
+	le := binary.LittleEndian
+	var h header
+	if string(b[MagicOffset:MagicOffset+len(Magic)]) != Magic {
+		return h, fmt.Errorf("%w: %s: magic %q", ErrNotDutyFile, path, b[MagicOffset:MagicOffset+len(Magic)])
+	}
+	h.version = int32(le.Uint32(b[VersionOffset:]))
+	if h.version == 0 {
+		return h, errNotInitialised
+	}
+	if h.version < 0 || h.version > LayoutVersion {
+		return h, &VersionError{Path: path, Found: h.version, Supported: LayoutVersion}
+	}
+	h.kind = Kind(le.Uint32(b[KindOffset:]))
+	hl := int32(le.Uint32(b[HeaderLengthOffset:]))
+	count := int32(le.Uint32(b[SectionCountOffset:]))
+	align := int32(le.Uint32(b[SectionAlignmentOffset:]))
+	h.fileLength = int64(le.Uint64(b[FileLengthOffset:]))
+	h.ownerPID = int64(le.Uint64(b[OwnerPIDOffset:]))
+	h.ownerStartTime = int64(le.Uint64(b[OwnerStartTimeOffset:]))
+	h.created = int64(le.Uint64(b[CreatedOffset:]))
+	h.livenessTimeout = int64(le.Uint64(b[LivenessTimeoutOffset:]))
+	switch {
+	case h.kind < 1:
+		return h, fmt.Errorf("%w: %s: kind %d", ErrCorrupt, path, h.kind)
+	case hl != HeaderLength:
+		return h, fmt.Errorf("%w: %s: header length %d, want %d", ErrCorrupt, path, hl, HeaderLength)
+	case align != SectionAlignment:
+		return h, fmt.Errorf("%w: %s: section alignment %d, want %d", ErrCorrupt, path, align, SectionAlignment)
+	case count < 1 || count > MaxSections:
+		return h, fmt.Errorf("%w: %s: %d sections, want 1 to %d", ErrCorrupt, path, count, MaxSections)
+	case h.fileLength < HeaderLength || h.fileLength%SectionAlignment != 0 || h.fileLength > maxFileLength:
+		return h, fmt.Errorf("%w: %s: declared file length %d", ErrCorrupt, path, h.fileLength)
+	case h.livenessTimeout <= 0:
+		return h, fmt.Errorf("%w: %s: liveness timeout %d ms", ErrCorrupt, path, h.livenessTimeout)
+	}
+	h.sections = make([]section, count)
+	next := int64(HeaderLength)
+	for i := range h.sections {
+		e := sectionEntry(i)
+		s := section{
+			offset: int64(le.Uint64(b[e+SectionOffsetField:])),
+			length: int64(le.Uint64(b[e+SectionLengthField:])),
+		}
+		// Sections are in order, aligned, non-empty, inside the declared
+		// length; each comparison is written so it cannot overflow.
+		if s.offset < next || s.offset%SectionAlignment != 0 || s.length <= 0 ||
+			s.offset > h.fileLength || s.length > h.fileLength-s.offset {
+			return h, fmt.Errorf("%w: %s: section %d at %d, %d bytes, file length %d", ErrCorrupt, path, i, s.offset, s.length, h.fileLength)
+		}
+		h.sections[i] = s
+		next = s.offset + s.length
+	}
+	if h.fileLength > size {
+		return h, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, size, h.fileLength)
+	}
+	return h, nil
+}
+
+// maxFileLength bounds a declared length (1 TiB): larger values are corrupt.
+const maxFileLength = 1 << 40
+
+// errNotInitialised is readHeader's "version 0" result: Open waits on it
+// and turns it into ErrNotReady when its context ends.
+var errNotInitialised = fmt.Errorf("%w: version 0 (still being created)", ErrNotReady)
+
+// Remove removes the file's name from its directory, if the path still
+// names this file; existing mappings (this one and other processes') stay
+// valid until released. Owner only (ErrNotOwner): another process uses
+// RemoveIfStale, which never removes a live owner's file. Call it before
+// Close, to leave nothing behind.
+func (f *File) Remove() error {
+	if !f.owner {
+		return fmt.Errorf("%w: %s: remove", ErrNotOwner, f.path)
+	}
+	if err := f.live(); err != nil {
+		return err
+	}
+	return removeLocked(f.path, &unix.Stat_t{Dev: f.dev, Ino: f.ino})
+}

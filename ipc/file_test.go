@@ -1,0 +1,515 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+func TestCreateOpenRoundTrip(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "link", true: "direct"}[direct], func(t *testing.T) {
+			dir := testDir(t)
+			var opts []Option
+			if direct {
+				opts = append(opts, WithDirectCreate())
+			}
+			f, err := Create(dir, "rt", KindUserMin, []int{10, 20}, opts...)
+			require.NoError(t, err)
+			defer f.Close()
+			require.True(t, f.IsOwner())
+			require.Equal(t, filepath.Join(dir, "rt"), f.Path())
+			require.Equal(t, KindUserMin, f.Kind())
+			require.Equal(t, LayoutVersion, f.Version())
+			require.Equal(t, int64(3*4096), f.Len())
+			require.Equal(t, 2, f.SectionCount())
+			require.Equal(t, DefaultLivenessTimeout, f.LivenessTimeout())
+
+			// Only the final name is left: no temporary file.
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			fi, err := os.Stat(f.Path())
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+			g, err := Open(ctxT(t), f.Path())
+			require.NoError(t, err)
+			defer g.Close()
+			require.False(t, g.IsOwner())
+			require.Equal(t, f.Len(), g.Len())
+			require.Equal(t, f.Kind(), g.Kind())
+
+			a, err := f.Section(1)
+			require.NoError(t, err)
+			b, err := g.Section(1)
+			require.NoError(t, err)
+			copy(a, "shared, 2 mappings")
+			require.Equal(t, "shared, 2 mappings", string(b[:18]))
+		})
+	}
+}
+
+func TestCreateModeIgnoresUmask(t *testing.T) {
+	dir := testDir(t)
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	f, err := Create(dir, "mode", KindUserMin, []int{8}, WithMode(0o640))
+	require.NoError(t, err)
+	defer f.Close()
+	fi, err := os.Stat(f.Path())
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+}
+
+func TestCreateDefaultDir(t *testing.T) {
+	d := DefaultDir()
+	require.True(t, strings.HasSuffix(d, "/duty-"+strconv.Itoa(os.Getuid())), d)
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		require.True(t, strings.HasPrefix(d, "/dev/shm/"), d)
+	}
+	name := "default-dir-test-" + strconv.Itoa(os.Getpid())
+	f, err := Create("", name, KindUserMin, []int{8})
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(d, name), f.Path())
+	require.NoError(t, f.Remove())
+	require.NoError(t, f.Close())
+	fi, err := os.Stat(d)
+	require.NoError(t, err)
+	require.True(t, fi.IsDir())
+}
+
+func TestCreateExists(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		dir := testDir(t)
+		var opts []Option
+		if direct {
+			opts = append(opts, WithDirectCreate())
+		}
+		f, err := Create(dir, "x", KindUserMin, []int{8}, opts...)
+		require.NoError(t, err)
+		_, err = Create(dir, "x", KindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, ErrExists)
+		require.ErrorIs(t, err, fs.ErrExist)
+		// The loser left nothing behind and did not touch the winner.
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, entries, 1)
+		require.True(t, f.OwnerAlive(time.Now()))
+		require.NoError(t, f.Close())
+	}
+}
+
+func TestCreateInvalidArguments(t *testing.T) {
+	dir := testDir(t)
+	for _, name := range []string{"", ".", "..", "a/b", "a\x00b", strings.Repeat("n", 201), tempPrefix + "x"} {
+		_, err := Create(dir, name, KindRing, []int{8})
+		require.ErrorIs(t, err, ErrName, "%q", name)
+	}
+	require.NoError(t, ValidateName(strings.Repeat("n", 200)))
+	for _, c := range []struct {
+		name     string
+		kind     Kind
+		sections []int
+		opts     []Option
+	}{
+		{"kind 0", 0, []int{8}, nil},
+		{"no sections", KindRing, nil, nil},
+		{"9 sections", KindRing, []int{1, 1, 1, 1, 1, 1, 1, 1, 1}, nil},
+		{"zero section", KindRing, []int{8, 0}, nil},
+		{"negative section", KindRing, []int{-8}, nil},
+		{"huge section", KindRing, []int{1 << 41}, nil},
+		{"mode bits", KindRing, []int{8}, []Option{WithMode(os.ModeSetuid | 0o600)}},
+		{"liveness", KindRing, []int{8}, []Option{WithLivenessTimeout(time.Microsecond)}},
+	} {
+		_, err := Create(dir, "bad", c.kind, c.sections, c.opts...)
+		require.ErrorIs(t, err, ErrArgument, c.name)
+	}
+	_, err := CreateRing(dir, "ring", 1000)
+	require.ErrorIs(t, err, ErrArgument)
+	require.ErrorIs(t, err, ringbuf.ErrCapacity)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+// withFallocate replaces the preallocation call for one test.
+func withFallocate(t *testing.T, fn func(fd int, mode uint32, off, size int64) error) {
+	old := fallocate
+	fallocate = fn
+	t.Cleanup(func() { fallocate = old })
+}
+
+func TestCreateFallocateFallback(t *testing.T) {
+	withFallocate(t, func(int, uint32, int64, int64) error { return unix.EOPNOTSUPP })
+	dir := testDir(t)
+	r, err := CreateRing(dir, "zeros", 256<<10)
+	require.NoError(t, err)
+	defer r.Close()
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(r.File().Path(), &st))
+	require.Equal(t, r.File().Len(), st.Size)
+	require.GreaterOrEqual(t, st.Blocks*512, st.Size, "written zeros, not a sparse file")
+	require.NoError(t, r.Write(1, []byte("ok")))
+}
+
+func TestCreateNoSpaceLeavesNothing(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		withFallocate(t, func(int, uint32, int64, int64) error { return unix.ENOSPC })
+		dir := testDir(t)
+		var opts []Option
+		if direct {
+			opts = append(opts, WithDirectCreate())
+		}
+		_, err := CreateRing(dir, "full", 1024, opts...)
+		require.ErrorIs(t, err, ErrNoSpace)
+		require.ErrorIs(t, err, syscall.ENOSPC)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Empty(t, entries, "the half-made file is removed")
+	}
+}
+
+// TestCreateFullTmpfs fills a real, small tmpfs: the statfs check refuses
+// a file larger than the free space, and fallocate itself fails (ENOSPC,
+// not a later SIGBUS) when the check is passed by a racing consumer of
+// space. Needs root to mount.
+func TestCreateFullTmpfs(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+
+	_, err := CreateRing(dir, "too-big", 512<<10)
+	require.ErrorIs(t, err, ErrNoSpace)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+
+	// Two files that each pass the check, one after the other, until the
+	// file system is full: fallocate reports it.
+	var files []*Ring
+	defer func() {
+		for _, r := range files {
+			r.Close()
+		}
+	}()
+	for i := 0; ; i++ {
+		require.Less(t, i, 10, "tmpfs never filled up")
+		// Take space behind the check's back, then create.
+		r, err := CreateRing(dir, "r"+strconv.Itoa(i), 32<<10)
+		if err != nil {
+			require.ErrorIs(t, err, ErrNoSpace)
+			require.ErrorIs(t, err, syscall.ENOSPC)
+			break
+		}
+		files = append(files, r)
+	}
+	old := checkSpaceFn
+	checkSpaceFn = func(string, int64) error { return nil }
+	defer func() { checkSpaceFn = old }()
+	_, err = CreateRing(dir, "past-check", 64<<10)
+	require.ErrorIs(t, err, ErrNoSpace, "fallocate's own ENOSPC")
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, len(files), "failed creations leave nothing")
+}
+
+func TestRefCounting(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "refs", KindUserMin, []int{64})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), f.Refs())
+	require.True(t, mapped(t, f))
+
+	require.NoError(t, f.Acquire())
+	require.NoError(t, f.Acquire())
+	require.Equal(t, int64(3), f.Refs())
+	require.NoError(t, f.Close())
+	require.NoError(t, f.Close(), "Close is idempotent")
+	require.Equal(t, int64(2), f.Refs())
+	s, err := f.Section(0)
+	require.NoError(t, err, "still held")
+	s[0] = 1
+	require.NoError(t, f.Release())
+	require.True(t, mapped(t, f))
+	require.NoError(t, f.Release())
+	require.Equal(t, int64(0), f.Refs())
+	require.False(t, mapped(t, f), "the last release unmaps")
+
+	_, err = f.Section(0)
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = f.SpareSlot(0)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, f.Acquire(), ErrClosed)
+	require.ErrorIs(t, f.Release(), ErrClosed)
+	require.ErrorIs(t, f.Heartbeat(1), ErrClosed)
+	_, err = f.HeartbeatMillis()
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, f.CheckSize(), ErrClosed)
+	require.ErrorIs(t, f.Guard(func() error { return nil }), ErrClosed)
+	require.ErrorIs(t, f.Remove(), ErrClosed)
+	_, err = f.Liveness(time.Now(), 0)
+	require.ErrorIs(t, err, ErrClosed)
+	require.False(t, f.OwnerAlive(time.Now()))
+}
+
+// mapped reports whether this process maps f's inode (from
+// /proc/self/maps: the path there is the one mapped, which for a file
+// built under a temporary name is that name).
+func mapped(t *testing.T, f *File) bool {
+	b, err := os.ReadFile("/proc/self/maps")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 5 && fields[4] == strconv.FormatUint(f.ino, 10) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRefCountingConcurrent: goroutines acquire and release while the
+// owner's reference is dropped; the mapping goes away exactly once, after
+// the last holder.
+func TestRefCountingConcurrent(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "conc", KindUserMin, []int{4096})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	const workers, rounds = 4, 2000
+	for w := range workers {
+		require.NoError(t, f.Acquire()) // each worker's lifetime reference
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer f.Release()
+			<-start
+			for i := range rounds {
+				if err := f.Acquire(); err != nil {
+					t.Error(err)
+					return
+				}
+				s, err := f.Section(0)
+				if err != nil {
+					t.Error(err)
+				} else {
+					s[w] = byte(i)
+				}
+				if err := f.Release(); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	close(start)
+	require.NoError(t, f.Close())
+	wg.Wait()
+	require.Equal(t, int64(0), f.Refs())
+	require.False(t, mapped(t, f))
+	require.ErrorIs(t, f.Acquire(), ErrClosed)
+}
+
+func TestOwnerCloseMarksClosed(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "closing", KindUserMin, []int{8})
+	require.NoError(t, err)
+	g, err := Open(ctxT(t), f.Path())
+	require.NoError(t, err)
+	defer g.Close()
+	require.True(t, g.OwnerAlive(time.Now()))
+	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "the owner holds its lock")
+
+	require.NoError(t, f.Close())
+	hb, err := g.HeartbeatMillis()
+	require.NoError(t, err)
+	require.Equal(t, HeartbeatClosed, hb)
+	l, err := g.Liveness(time.Now(), 0)
+	require.NoError(t, err)
+	require.Equal(t, Closed, l.State)
+	require.True(t, l.Running, "the owner's process is this one")
+	require.False(t, g.OwnerAlive(time.Now()))
+	require.ErrorIs(t, g.CheckOwner(time.Now(), 0), ErrOwnerDead)
+
+	_, err = Open(ctxT(t), f.Path(), WithLiveOwner())
+	require.ErrorIs(t, err, ErrOwnerDead)
+
+	require.NoError(t, RemoveIfStale(f.Path()), "a closed file is removable at once")
+	_, err = os.Stat(f.Path())
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	s, err := g.Section(0)
+	require.NoError(t, err, "removal does not affect existing mappings")
+	s[0] = 1
+}
+
+func TestOwnerOnlyOperations(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "owned", KindUserMin, []int{8})
+	require.NoError(t, err)
+	defer f.Close()
+	g, err := Open(ctxT(t), f.Path())
+	require.NoError(t, err)
+	defer g.Close()
+	require.ErrorIs(t, g.Heartbeat(1), ErrNotOwner)
+	require.ErrorIs(t, g.Remove(), ErrNotOwner)
+
+	require.NoError(t, f.Heartbeat(12345))
+	hb, err := g.HeartbeatMillis()
+	require.NoError(t, err)
+	require.Equal(t, int64(12345), hb)
+
+	require.NoError(t, f.Remove())
+	_, err = os.Stat(f.Path())
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.Error(t, f.Remove(), "already gone")
+	require.NoError(t, f.Heartbeat(23456), "the mapping outlives the name")
+}
+
+// TestOwnerRemoveSparesReplacement: an owner whose name was taken over by a
+// new file does not remove the new one.
+func TestOwnerRemoveSparesReplacement(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "name", KindUserMin, []int{8})
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, os.Rename(f.Path(), filepath.Join(dir, "moved")))
+	g, err := Create(dir, "name", KindUserMin, []int{8})
+	require.NoError(t, err)
+	defer g.Close()
+	require.ErrorIs(t, f.Remove(), ErrOwnerAlive)
+	_, err = os.Stat(g.Path())
+	require.NoError(t, err)
+}
+
+func TestRingOverFile(t *testing.T) {
+	dir := testDir(t)
+	r, err := CreateRing(dir, "ring", 1024)
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, 1024, r.Capacity())
+	require.Equal(t, KindRing, r.File().Kind())
+	b, err := r.File().Section(0)
+	require.NoError(t, err)
+	require.Len(t, b, 1024+ringbuf.TrailerLength)
+
+	o, err := OpenRing(ctxT(t), r.File().Path())
+	require.NoError(t, err)
+	defer o.Close()
+	for i := range 100 {
+		require.NoError(t, o.Write(testTypeID, []byte{byte(i), 1, 2, 3}))
+		var got []byte
+		n, err := r.Read(func(typeID int32, p []byte) {
+			require.Equal(t, int32(testTypeID), typeID)
+			got = append(got, p...)
+		}, ringbuf.NoLimit)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Equal(t, []byte{byte(i), 1, 2, 3}, got)
+	}
+	require.Equal(t, int64(0), r.NextCorrelationID())
+	require.Equal(t, int64(1), o.NextCorrelationID(), "one counter in shared memory")
+}
+
+func TestRingAllocations(t *testing.T) {
+	dir := testDir(t)
+	r, err := CreateRing(dir, "alloc", 64<<10)
+	require.NoError(t, err)
+	defer r.Close()
+	payload := make([]byte, 32)
+	h := func(int32, []byte) {}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := r.Write(testTypeID, payload); err != nil {
+			panic(err)
+		}
+		if _, err := r.Read(h, ringbuf.NoLimit); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, allocs)
+}
+
+func TestOpenWaitsForFile(t *testing.T) {
+	dir := testDir(t)
+	path := filepath.Join(dir, "later")
+	_, err := Open(ctxT(t), path)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = Open(ctx, path, WithWaitForFile())
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	done := make(chan error, 1)
+	go func() {
+		f, err := Open(ctxT(t), path, WithWaitForFile())
+		if err == nil {
+			err = f.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // let Open poll a few times (not an assertion)
+	f, err := Create(dir, "later", KindUserMin, []int{8})
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, <-done)
+}
+
+func TestReplaceStale(t *testing.T) {
+	dir := testDir(t)
+	for _, direct := range []bool{false, true} {
+		opts := []Option{WithReplaceStale()}
+		if direct {
+			opts = append(opts, WithDirectCreate())
+		}
+		f, err := Create(dir, "replace", KindUserMin, []int{8})
+		require.NoError(t, err)
+		_, err = Create(dir, "replace", KindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, ErrOwnerAlive, "a live owner's file is never replaced")
+		require.NoError(t, f.Close())
+		g, err := Create(dir, "replace", KindUserMin, []int{16}, opts...)
+		require.NoError(t, err, "a closed owner's file is replaced")
+		require.Equal(t, 16, mustLen(t, g, 0))
+		require.NoError(t, g.Remove())
+		require.NoError(t, g.Close())
+	}
+}
+
+func mustLen(t *testing.T, f *File, i int) int {
+	s, err := f.Section(i)
+	require.NoError(t, err)
+	return len(s)
+}
+
+func TestErrorsMessages(t *testing.T) {
+	ve := &VersionError{Path: "p", Found: 9, Supported: 1}
+	require.ErrorIs(t, ve, ErrVersion)
+	require.Contains(t, ve.Error(), "9")
+	fe := &FaultError{Addr: 0x10, Truncated: true, Size: 0, Mapped: 8192}
+	require.ErrorIs(t, fe, ErrFault)
+	require.ErrorIs(t, fe, ErrTruncated)
+	require.False(t, errors.Is(&FaultError{Addr: 1}, ErrTruncated))
+	require.ErrorIs(t, ErrPermission, fs.ErrPermission)
+	require.ErrorIs(t, ErrExists, fs.ErrExist)
+	for _, err := range []error{ErrNotDutyFile, ErrVersion, ErrTruncated, ErrNotReady, ErrCorrupt, ErrKind,
+		ErrOwnerAlive, ErrOwnerDead, ErrNotOwner, ErrClosed, ErrFault, ErrName, ErrArgument, ErrNoSpace, ErrPermission, ErrExists} {
+		require.True(t, strings.HasPrefix(err.Error(), "ipc: "), err.Error())
+	}
+}

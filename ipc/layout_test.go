@@ -1,0 +1,143 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestLayoutConstants pins every offset to the byte table in docs/ipc.md.
+func TestLayoutConstants(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"MagicOffset", MagicOffset, 0},
+		{"VersionOffset", VersionOffset, 8},
+		{"KindOffset", KindOffset, 12},
+		{"HeaderLengthOffset", HeaderLengthOffset, 16},
+		{"SectionCountOffset", SectionCountOffset, 20},
+		{"SectionAlignmentOffset", SectionAlignmentOffset, 24},
+		{"FileLengthOffset", FileLengthOffset, 32},
+		{"OwnerPIDOffset", OwnerPIDOffset, 40},
+		{"OwnerStartTimeOffset", OwnerStartTimeOffset, 48},
+		{"CreatedOffset", CreatedOffset, 56},
+		{"LivenessTimeoutOffset", LivenessTimeoutOffset, 64},
+		{"HeartbeatOffset", HeartbeatOffset, 128},
+		{"SectionTableOffset", SectionTableOffset, 256},
+		{"SectionEntryLength", SectionEntryLength, 16},
+		{"SectionOffsetField", SectionOffsetField, 0},
+		{"SectionLengthField", SectionLengthField, 8},
+		{"SpareSlotsOffset", SpareSlotsOffset, 512},
+		{"SpareSlotLength", SpareSlotLength, 128},
+		{"SpareSlotCount", SpareSlotCount, 8},
+		{"MaxSections", MaxSections, 8},
+		{"HeaderLength", HeaderLength, 4096},
+		{"SectionAlignment", SectionAlignment, 4096},
+	} {
+		require.Equal(t, c.want, c.got, c.name)
+	}
+	require.Equal(t, "DUTYSHM\x00", Magic)
+	require.Len(t, Magic, 8)
+	require.Equal(t, int32(1), LayoutVersion)
+	require.Equal(t, int64(-1), HeartbeatClosed)
+
+	// Invariants the code relies on: aligned words, the heartbeat alone in
+	// its 128-byte slot, tables inside the header, no overlaps.
+	for _, off := range []int{FileLengthOffset, OwnerPIDOffset, OwnerStartTimeOffset, CreatedOffset, LivenessTimeoutOffset, HeartbeatOffset, SectionTableOffset} {
+		require.Zero(t, off%8, off)
+	}
+	require.Zero(t, VersionOffset%4)
+	require.LessOrEqual(t, LivenessTimeoutOffset+8, HeartbeatOffset)
+	require.Zero(t, HeartbeatOffset%128)
+	require.LessOrEqual(t, HeartbeatOffset+128, SectionTableOffset)
+	require.LessOrEqual(t, SectionTableOffset+MaxSections*SectionEntryLength, SpareSlotsOffset)
+	require.Zero(t, SpareSlotsOffset%128)
+	require.LessOrEqual(t, SpareSlotsOffset+SpareSlotCount*SpareSlotLength, HeaderLength)
+	require.Zero(t, HeaderLength%SectionAlignment)
+}
+
+// TestLayoutRawBytes creates a file and decodes its raw bytes with plain
+// little-endian reads at the documented offsets.
+func TestLayoutRawBytes(t *testing.T) {
+	dir := testDir(t)
+	created := time.UnixMilli(1_700_000_000_123)
+	f, err := Create(dir, "layout", KindCounters, []int{100, 5000, 8}, WithLivenessTimeout(3*time.Second),
+		WithClock(func() time.Time { return created }))
+	require.NoError(t, err)
+	defer f.Close()
+
+	b, err := os.ReadFile(f.Path())
+	require.NoError(t, err)
+	le := binary.LittleEndian
+	require.Equal(t, "DUTYSHM\x00", string(b[0:8]))
+	require.Equal(t, uint32(1), le.Uint32(b[8:]), "version")
+	require.Equal(t, uint32(3), le.Uint32(b[12:]), "kind")
+	require.Equal(t, uint32(4096), le.Uint32(b[16:]), "header length")
+	require.Equal(t, uint32(3), le.Uint32(b[20:]), "section count")
+	require.Equal(t, uint32(4096), le.Uint32(b[24:]), "section alignment")
+	require.Equal(t, uint32(0), le.Uint32(b[28:]), "reserved")
+	// header 4096 + 100 -> 8192 + 5000 -> 16384 + 8 -> 20480
+	require.Equal(t, uint64(20480), le.Uint64(b[32:]), "file length")
+	require.Len(t, b, 20480)
+	require.Equal(t, uint64(os.Getpid()), le.Uint64(b[40:]), "pid")
+	start, _, err := procStat(os.Getpid())
+	require.NoError(t, err)
+	require.Equal(t, start, le.Uint64(b[48:]), "start time")
+	require.NotZero(t, start)
+	require.Equal(t, uint64(created.UnixMilli()), le.Uint64(b[56:]), "created")
+	require.Equal(t, uint64(3000), le.Uint64(b[64:]), "liveness timeout ms")
+	require.Equal(t, uint64(created.UnixMilli()), le.Uint64(b[128:]), "heartbeat starts at creation")
+	for i, want := range [][2]uint64{{4096, 100}, {8192, 5000}, {16384, 8}} {
+		e := 256 + 16*i
+		require.Equal(t, want[0], le.Uint64(b[e:]), "section %d offset", i)
+		require.Equal(t, want[1], le.Uint64(b[e+8:]), "section %d length", i)
+	}
+	for i := 3; i < 8; i++ {
+		require.Zero(t, le.Uint64(b[256+16*i:]))
+		require.Zero(t, le.Uint64(b[256+16*i+8:]))
+	}
+	zero := func(from, to int) {
+		for i := from; i < to; i++ {
+			require.Zero(t, b[i], "byte %d", i)
+		}
+	}
+	zero(72, 128)
+	zero(136, 256)
+	zero(384, 4096)
+	zero(4096, len(b))
+
+	// Sections and spare slots alias exactly those bytes of the mapping.
+	for i, want := range [][2]int{{4096, 100}, {8192, 5000}, {16384, 8}} {
+		s, err := f.Section(i)
+		require.NoError(t, err)
+		require.Len(t, s, want[1])
+		require.Equal(t, want[1], cap(s))
+		s[0] = byte(i + 1)
+	}
+	for i := range SpareSlotCount {
+		s, err := f.SpareSlot(i)
+		require.NoError(t, err)
+		require.Len(t, s, 128)
+		s[0] = byte(0x40 + i)
+	}
+	b, err = os.ReadFile(f.Path())
+	require.NoError(t, err)
+	require.Equal(t, []byte{1, 2, 3}, []byte{b[4096], b[8192], b[16384]})
+	for i := range SpareSlotCount {
+		require.Equal(t, byte(0x40+i), b[512+128*i])
+	}
+	_, err = f.Section(3)
+	require.ErrorIs(t, err, ErrArgument)
+	_, err = f.SpareSlot(8)
+	require.ErrorIs(t, err, ErrArgument)
+
+	// Preallocated: the file's blocks cover its length (not sparse).
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(f.Path(), &st))
+	require.GreaterOrEqual(t, st.Blocks*512, st.Size)
+}

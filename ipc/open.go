@@ -1,0 +1,180 @@
+package ipc
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Open maps the existing duty file at path, read-write, holding one
+// reference for the caller (who is not its owner).
+//
+// It validates before it touches any section, in this order: the file is a
+// regular file of at least HeaderLength bytes, its magic is Magic
+// (ErrNotDutyFile), its version is non-zero and at most LayoutVersion (a
+// *VersionError), the header fields and section table are consistent
+// (ErrCorrupt), and the file is as long as its header declares
+// (ErrTruncated). A file that is still being created (shorter than a header,
+// all-zero header, or version 0) is polled every WithPollInterval until it
+// is ready or ctx ends (ErrNotReady, wrapping ctx's error). A missing file is
+// an error matching fs.ErrNotExist unless WithWaitForFile. A file the caller
+// may not open gives ErrPermission. With WithLiveOwner, a file whose owner's
+// heartbeat is stale or closed gives ErrOwnerDead.
+//
+// Every header value Open uses later (lengths, offsets) is a validated
+// copy: a peer that overwrites the header afterwards cannot send this
+// process outside the mapping.
+func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
+	c := newConfig(opts)
+	if c.pollInterval <= 0 {
+		return nil, fmt.Errorf("%w: poll interval %s", ErrArgument, c.pollInterval)
+	}
+	var fd int
+	for {
+		var err error
+		fd, err = unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err == nil {
+			break
+		}
+		oerr := osError("open", path, err)
+		if !errors.Is(err, unix.ENOENT) || !c.waitForFile {
+			return nil, oerr
+		}
+		if werr := wait(ctx, c.pollInterval); werr != nil {
+			return nil, fmt.Errorf("%w (%w)", oerr, werr)
+		}
+	}
+	f, err := openFD(ctx, path, fd, c)
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, err
+	}
+	if c.requireLiveOwner {
+		if err := f.CheckOwner(c.now(), c.livenessTimeout); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// openFD waits for the file behind fd to be ready, validates it and maps it.
+func openFD(ctx context.Context, path string, fd int, c config) (*File, error) {
+	buf := make([]byte, HeaderLength)
+	for {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, osError("fstat", path, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
+		}
+		var reason string
+		if st.Size < HeaderLength {
+			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, HeaderLength)
+		} else {
+			ready, err := snapshotHeader(fd, buf)
+			if err != nil {
+				return nil, fmt.Errorf("ipc: %s: reading the header: %w", path, err)
+			}
+			if !ready {
+				reason = "header not written yet"
+			} else {
+				h, err := readHeader(path, buf, st.Size)
+				switch {
+				case err == nil:
+					return mapFile(path, fd, h, c)
+				case !errors.Is(err, errNotInitialised):
+					return nil, err
+				}
+				reason = "version 0"
+			}
+		}
+		if werr := wait(ctx, c.pollInterval); werr != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %w", ErrNotReady, path, reason, werr)
+		}
+	}
+}
+
+// magicWord is Magic as the little-endian word stored at MagicOffset.
+var magicWord = binary.LittleEndian.Uint64([]byte(Magic))
+
+// snapshotHeader copies the header page into buf through a short-lived
+// read-only mapping. The magic and version are loaded atomically first: a
+// header whose magic is still zero, or whose version is 0 with the right
+// magic, is not ready (false). Loading a non-zero version acquires every
+// header store its creator made before it, so the copy that follows is
+// complete. A file shrinking meanwhile faults inside Guard and is
+// reported as an error.
+func snapshotHeader(fd int, buf []byte) (bool, error) {
+	m, err := unix.Mmap(fd, 0, HeaderLength, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Munmap(m)
+	ready := false
+	err = Guard(func() error {
+		base := unsafe.Pointer(unsafe.SliceData(m))
+		magic := (*atomic.Uint64)(unsafe.Add(base, MagicOffset)).Load()
+		version := (*atomic.Int32)(unsafe.Add(base, VersionOffset)).Load()
+		switch {
+		case magic == 0 && version == 0:
+			return nil // nothing written yet
+		case magic != magicWord:
+			// Foreign: hand readHeader only the magic to report.
+			clear(buf)
+			copy(buf[:len(Magic)], m)
+			ready = true
+			return nil
+		case version == 0:
+			return nil // header being written
+		}
+		copy(buf, m)
+		ready = true
+		return nil
+	})
+	return ready, err
+}
+
+// mapFile maps a validated file at its declared length.
+func mapFile(path string, fd int, h header, c config) (*File, error) {
+	flags := unix.MAP_SHARED
+	if c.populate {
+		flags |= unix.MAP_POPULATE
+	}
+	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ|unix.PROT_WRITE, flags)
+	if err != nil {
+		return nil, osError("map", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Munmap(data)
+		return nil, osError("fstat", path, err)
+	}
+	if st.Size < h.fileLength { // shrank since validation
+		_ = unix.Munmap(data)
+		return nil, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, st.Size, h.fileLength)
+	}
+	return newFile(path, fd, data, h, false, &st), nil
+}
+
+// wait sleeps for d or until ctx ends, and returns ctx's error if it did.
+func wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

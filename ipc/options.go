@@ -1,0 +1,94 @@
+package ipc
+
+import (
+	"io/fs"
+	"time"
+)
+
+// Defaults.
+const (
+	// DefaultMode is the permission of a new file: owner read and write only.
+	DefaultMode fs.FileMode = 0o600
+	// DefaultLivenessTimeout is the owner liveness timeout Create stores in
+	// the header when no WithLivenessTimeout is given (Aeron's 10 s).
+	DefaultLivenessTimeout = 10 * time.Second
+	// DefaultPollInterval is how often Open re-checks a file that is still
+	// being created.
+	DefaultPollInterval = time.Millisecond
+)
+
+// Option configures Create, Open, CreateRing, OpenRing, RemoveIfStale and
+// Cleanup. Each option says which calls read it; the others ignore it.
+type Option func(*config)
+
+type config struct {
+	mode             fs.FileMode
+	direct           bool
+	livenessTimeout  time.Duration
+	replaceStale     bool
+	populate         bool
+	pollInterval     time.Duration
+	waitForFile      bool
+	requireLiveOwner bool
+	now              func() time.Time
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		mode:         DefaultMode,
+		pollInterval: DefaultPollInterval,
+		now:          time.Now,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithMode sets the permission bits of a new file (Create). The umask does
+// not apply: the file gets exactly mode&0o777. Default DefaultMode (0600).
+func WithMode(mode fs.FileMode) Option { return func(c *config) { c.mode = mode } }
+
+// WithDirectCreate makes Create build the file under its final name: it is
+// visible (empty, then with a header whose version is 0) while it is being
+// created, and Open waits for it. By default Create builds the file under a
+// temporary name in the same directory and links it to its final name only
+// once it is complete, so no reader ever sees a partial file.
+func WithDirectCreate() Option { return func(c *config) { c.direct = true } }
+
+// WithLivenessTimeout sets the owner liveness timeout. Create stores it in
+// the header: the owner promises to call Heartbeat more often than that.
+// RemoveIfStale, Cleanup and Open (with WithLiveOwner) use it instead of the
+// value in the header. Default DefaultLivenessTimeout.
+func WithLivenessTimeout(d time.Duration) Option {
+	return func(c *config) { c.livenessTimeout = d }
+}
+
+// WithReplaceStale makes Create, when the name exists, remove the existing
+// file if (and only if) its owner is provably dead (see RemoveIfStale) and
+// create the new one; a file whose owner may be alive gives ErrOwnerAlive.
+// Without it, an existing name gives ErrExists.
+func WithReplaceStale() Option { return func(c *config) { c.replaceStale = true } }
+
+// WithPopulate maps with MAP_POPULATE (Create, Open): the pages are faulted
+// in at mapping time instead of on first touch.
+func WithPopulate() Option { return func(c *config) { c.populate = true } }
+
+// WithPollInterval sets how often Open re-checks a file that is not ready
+// yet (and a missing one, with WithWaitForFile). Default 1 ms.
+func WithPollInterval(d time.Duration) Option { return func(c *config) { c.pollInterval = d } }
+
+// WithWaitForFile makes Open wait, until its context ends, for a file that
+// does not exist yet. Without it a missing file is an error at once
+// (matching fs.ErrNotExist).
+func WithWaitForFile() Option { return func(c *config) { c.waitForFile = true } }
+
+// WithLiveOwner makes Open fail with ErrOwnerDead when the file's owner is
+// not alive (see File.OwnerAlive).
+func WithLiveOwner() Option { return func(c *config) { c.requireLiveOwner = true } }
+
+// WithClock replaces time.Now for the creation time and first heartbeat
+// (Create) and for staleness decisions (Open, RemoveIfStale, Cleanup).
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }

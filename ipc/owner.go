@@ -1,0 +1,348 @@
+package ipc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// State is what a file's header and the process table say about its owner.
+type State int
+
+const (
+	// Alive: the owner's process is running (its pid exists with the start
+	// time in the header) and its heartbeat is fresh.
+	Alive State = iota + 1
+	// Unconfirmed: the heartbeat is fresh but no process with the owner's
+	// pid and start time is visible: it died less than a timeout ago, or
+	// it runs in another pid namespace. Treated as alive: never removed.
+	Unconfirmed
+	// Hung: the owner's process is running but its heartbeat is stale
+	// (paused, stuck, or not calling Heartbeat). Never removed.
+	Hung
+	// Closed: the owner closed the file (heartbeat HeartbeatClosed).
+	Closed
+	// Dead: no process with the owner's pid and start time exists and the
+	// heartbeat is stale.
+	Dead
+)
+
+func (s State) String() string {
+	switch s {
+	case Alive:
+		return "alive"
+	case Unconfirmed:
+		return "unconfirmed"
+	case Hung:
+		return "hung"
+	case Closed:
+		return "closed"
+	case Dead:
+		return "dead"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Liveness is an assessment of a file's owner at one instant.
+type Liveness struct {
+	State           State
+	PID             int           // owner pid from the header
+	StartTime       uint64        // owner start time from the header (clock ticks since boot)
+	Running         bool          // a process with that pid and start time exists
+	HeartbeatMillis int64         // last heartbeat (ms since the epoch), HeartbeatClosed if closed
+	HeartbeatAge    time.Duration // now - heartbeat (negative if in the future)
+	Timeout         time.Duration // the liveness timeout applied
+}
+
+func (l Liveness) String() string {
+	return fmt.Sprintf("owner pid %d (start %d) %s: running=%t, heartbeat %d ms ago, timeout %s",
+		l.PID, l.StartTime, l.State, l.Running, l.HeartbeatAge.Milliseconds(), l.Timeout)
+}
+
+// assess applies the liveness rules. A heartbeat further in the future than
+// the timeout cannot come from a correct owner on this host and counts as
+// stale.
+func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) Liveness {
+	l := Liveness{
+		PID:             int(pid),
+		StartTime:       uint64(start),
+		HeartbeatMillis: heartbeat,
+		Timeout:         timeout,
+	}
+	l.Running = processRunning(l.PID, l.StartTime)
+	if heartbeat == HeartbeatClosed {
+		l.State = Closed
+		return l
+	}
+	l.HeartbeatAge = time.Duration(now.UnixMilli()-heartbeat) * time.Millisecond
+	fresh := l.HeartbeatAge <= timeout && l.HeartbeatAge >= -timeout
+	switch {
+	case fresh && l.Running:
+		l.State = Alive
+	case fresh:
+		l.State = Unconfirmed
+	case l.Running:
+		l.State = Hung
+	default:
+		l.State = Dead
+	}
+	return l
+}
+
+// Liveness assesses the owner of the file now: its process (pid and start
+// time) and its heartbeat against timeout (0: the timeout in the header).
+func (f *File) Liveness(now time.Time, timeout time.Duration) (Liveness, error) {
+	hb, err := f.HeartbeatMillis()
+	if err != nil {
+		return Liveness{}, err
+	}
+	if timeout <= 0 {
+		timeout = f.LivenessTimeout()
+	}
+	return assess(f.hdr.ownerPID, f.hdr.ownerStartTime, hb, now, timeout), nil
+}
+
+// OwnerAlive reports whether the owner is Alive: its pid exists with the
+// same start time (so a reused pid does not count) and its heartbeat is not
+// older than the liveness timeout in the header.
+func (f *File) OwnerAlive(now time.Time) bool {
+	l, err := f.Liveness(now, 0)
+	return err == nil && l.State == Alive
+}
+
+// CheckOwner returns ErrOwnerDead (with the assessment) unless the owner's
+// heartbeat is fresh (Alive or Unconfirmed). timeout 0 uses the header's.
+func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
+	l, err := f.Liveness(now, timeout)
+	if err != nil {
+		return err
+	}
+	if l.State != Alive && l.State != Unconfirmed {
+		return fmt.Errorf("%w: %s: %s", ErrOwnerDead, f.path, l)
+	}
+	return nil
+}
+
+// processRunning reports whether pid exists, is not a zombie, and (when
+// both are known) started at start. kill(pid, 0) answers for processes of
+// other users too (EPERM means it exists).
+func processRunning(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
+		return false
+	}
+	st, state, err := procStat(pid)
+	if err != nil {
+		// No /proc entry although kill succeeded: no procfs, or the process
+		// vanished in between. Trust kill only when /proc is absent.
+		_, perr := os.Stat("/proc/self/stat")
+		return perr != nil
+	}
+	if state == 'Z' || state == 'X' {
+		return false
+	}
+	return start == 0 || st == start
+}
+
+// procStat returns field 22 (starttime, clock ticks after boot) and field 3
+// (state) of /proc/<pid>/stat. The command name (field 2) may hold spaces
+// and parentheses, so fields are counted after its last ')'.
+func procStat(pid int) (uint64, byte, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: no command name", pid)
+	}
+	fields := bytes.Fields(b[i+1:])
+	const state, startTime = 3 - 3, 22 - 3 // field numbers after the name
+	if len(fields) <= startTime || len(fields[state]) != 1 {
+		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: %d fields", pid, len(fields)+2)
+	}
+	st, err := strconv.ParseUint(string(fields[startTime]), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: start time: %w", pid, err)
+	}
+	return st, fields[state][0], nil
+}
+
+// selfStartTime is this process's start time (0 if /proc is unavailable).
+var selfStartTime = sync.OnceValue(func() uint64 {
+	st, _, err := procStat(os.Getpid())
+	if err != nil {
+		return 0
+	}
+	return st
+})
+
+// RemoveIfStale removes the duty file at path if and only if its owner is
+// provably finished with it. It returns nil once removed, and otherwise:
+//
+//   - ErrOwnerAlive when the owner holds its lock on the file (a live
+//     owner always does), or its state is Alive, Unconfirmed or Hung, or the
+//     file is still being created (shorter than a header, or version 0,
+//     modified within the liveness timeout), or the path was replaced by
+//     another file meanwhile;
+//   - ErrNotDutyFile, a *VersionError or ErrCorrupt for files it cannot
+//     interpret (they are never removed);
+//   - an error matching fs.ErrNotExist or ErrPermission from the file system.
+//
+// A file is removed when nobody holds its lock and either its owner closed
+// it (Closed), or its owner is Dead (no process with its pid and start
+// time, and a heartbeat older than the liveness timeout), or it was left
+// half-created (not initialised, unmodified for longer than the timeout).
+// The timeout is WithLivenessTimeout, else the header's, else
+// DefaultLivenessTimeout. The decision and the unlink happen under the
+// file's lock after checking that path still names the inspected file, so
+// two cleaners, or a cleaner and a new creator of the same name, cannot
+// remove a live file.
+func RemoveIfStale(path string, opts ...Option) error {
+	return removeIfStale(path, newConfig(opts))
+}
+
+func removeIfStale(path string, c config) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return osError("open", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return osError("fstat", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
+	}
+	// The owner holds LOCK_EX from creation until it closes: failing to get
+	// it proves a live owner, whatever the header says.
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("%w: %s: its owner holds the file's lock", ErrOwnerAlive, path)
+		}
+		return osError("lock", path, err)
+	}
+	now := c.now()
+	buf := make([]byte, HeaderLength)
+	n, err := preadFull(fd, buf)
+	if err != nil {
+		return osError("read", path, err)
+	}
+	if n < HeaderLength || uninitialised(buf) {
+		timeout := c.livenessTimeout
+		if timeout <= 0 {
+			timeout = DefaultLivenessTimeout
+		}
+		age := now.Sub(time.Unix(st.Mtim.Unix()))
+		if age <= timeout {
+			return fmt.Errorf("%w: %s is still being created (%d bytes, modified %s ago)", ErrOwnerAlive, path, n, age)
+		}
+		return removeLocked(path, &st)
+	}
+	h, err := readHeader(path, buf, st.Size)
+	if err != nil && !errors.Is(err, ErrTruncated) {
+		return err
+	}
+	timeout := c.livenessTimeout
+	if timeout <= 0 {
+		timeout = time.Duration(h.livenessTimeout) * time.Millisecond
+	}
+	hb := int64(binary.LittleEndian.Uint64(buf[HeartbeatOffset:]))
+	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout)
+	if l.State != Closed && l.State != Dead {
+		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l)
+	}
+	return removeLocked(path, &st)
+}
+
+// uninitialised reports a header that a creator has not finished: all-zero
+// magic, or the right magic with version 0.
+func uninitialised(b []byte) bool {
+	version := binary.LittleEndian.Uint32(b[VersionOffset:])
+	magic := string(b[MagicOffset : MagicOffset+len(Magic)])
+	return version == 0 && (magic == Magic || magic == "\x00\x00\x00\x00\x00\x00\x00\x00")
+}
+
+// removeLocked unlinks path if it still names the inode st describes. The
+// caller holds that inode's lock, so no other cleaner is between its check
+// and its unlink for the same inode.
+func removeLocked(path string, st *unix.Stat_t) error {
+	var cur unix.Stat_t
+	if err := unix.Lstat(path, &cur); err != nil {
+		return osError("stat", path, err)
+	}
+	if cur.Dev != st.Dev || cur.Ino != st.Ino {
+		return fmt.Errorf("%w: %s was replaced by another file", ErrOwnerAlive, path)
+	}
+	if err := unix.Unlink(path); err != nil {
+		return osError("remove", path, err)
+	}
+	return nil
+}
+
+// preadFull reads len(b) bytes from offset 0, or fewer at end of file.
+func preadFull(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Pread(fd, b[n:], int64(n))
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Cleanup removes, with RemoveIfStale's rules, every stale duty file in dir
+// ("" means DefaultDir()), including temporary files of creators that died
+// before linking them. It returns the names it removed. Files that are not
+// stale, not duty files, or of an unknown version are skipped silently; other
+// failures are joined into the error. A missing dir is not an error.
+func Cleanup(dir string, opts ...Option) ([]string, error) {
+	c := newConfig(opts)
+	if dir == "" {
+		dir = DefaultDir()
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, osError("read directory", dir, err)
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		err := removeIfStale(filepath.Join(dir, e.Name()), c)
+		switch {
+		case err == nil:
+			removed = append(removed, e.Name())
+		case errors.Is(err, ErrOwnerAlive), errors.Is(err, ErrNotDutyFile), errors.Is(err, ErrVersion),
+			errors.Is(err, ErrCorrupt), errors.Is(err, fs.ErrNotExist):
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
