@@ -1,0 +1,306 @@
+package mailbox
+
+import (
+	"fmt"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// Action is a Handler's decision about the message it was given, with the
+// ring's semantics (ringbuf.Action).
+type Action = ringbuf.Action
+
+const (
+	// Abort leaves the message (all its records) in the mailbox and ends
+	// the drain: the next Drain delivers it again. It is the back-pressure
+	// idiom of an agent whose downstream is full.
+	Abort = ringbuf.Abort
+	// Break consumes the message and ends the drain.
+	Break = ringbuf.Break
+	// Commit consumes the message, releases the space of everything
+	// drained so far to the senders at once, and continues.
+	Commit = ringbuf.Commit
+	// Continue consumes the message and continues; space is released when
+	// the drain ends.
+	Continue = ringbuf.Continue
+)
+
+// Handler receives one message from Drain and decides what happens to it.
+// The Message and every slice it returns are valid only during the call.
+type Handler func(m *Message) Action
+
+// consumer is the state of the draining goroutine.
+type consumer struct {
+	mb       *Mailbox
+	data     []byte // the ring's records
+	onRecord ringbuf.ControlledHandler
+
+	// Per Drain call.
+	h         Handler
+	limit     int
+	count     int // messages consumed (delivered or discarded)
+	delivered int64
+	discarded int64
+	corrupt   int64
+	reason    string
+	stop      bool
+	discard   bool
+	sample    bool // sample the depth at the first record
+	head0     int64
+
+	// Across calls.
+	msg      Message
+	parts    [][]byte
+	reasm    []byte
+	pending  pending
+	maxDepth int64
+
+	stallHead  int64
+	stallSince int64 // clock reading when the head was first seen stuck; 0: not stuck
+}
+
+// pending is a multi-record message delivered at its first record whose
+// later records the ring's read has yet to consume.
+type pending struct {
+	active     bool
+	recordType int32
+	hdr        frameHeader
+	next       uint32 // index of the next record expected
+	final      Action // what to return at its last record
+}
+
+func (c *consumer) init(m *Mailbox) {
+	c.mb = m
+	c.data = m.ring.Buffer()[:m.capacity]
+	c.onRecord = c.record // bound once: Drain passes it without allocating
+	c.parts = make([][]byte, 0, min(m.maxParts, 16))
+}
+
+// Drain delivers up to limit messages to h, in order, from the goroutine
+// that owns the mailbox (exactly one goroutine may drain). It returns the
+// number of messages consumed: delivered and not aborted, or discarded
+// after Close(Discard).
+//
+// h decides per message with an Action (see Abort, Break, Commit,
+// Continue). A multipart or fragmented message is delivered whole, once
+// all its records are in the ring; Abort leaves all its records for the
+// next Drain. A handler that panics consumes its message, as in the ring;
+// the panic propagates.
+//
+// Drain also runs the liveness check: if the mailbox holds an open claim
+// that has not moved for Config.UnblockTimeout, the claim is released and
+// counted in Stats.Torn. Records with invalid framing are dropped, counted
+// in Stats.Corrupt and reported by an error wrapping ErrCorruptFrame, after
+// the rest has been delivered.
+func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
+	if h == nil {
+		return 0, ErrNilHandler
+	}
+	if limit <= 0 {
+		return 0, nil
+	}
+	c := &m.cons
+	c.h, c.limit, c.count, c.stop = h, limit, 0, false
+	c.delivered, c.discarded, c.corrupt = 0, 0, 0
+	c.discard = m.state.Load() == stateDiscard
+	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
+	c.head0, c.sample = head0, true
+	head := head0
+	var err error
+	// A ring read stops at the end of the ring: when it got there, read
+	// once more from the start.
+	for range 2 {
+		if _, err = m.ring.ControlledRead(c.onRecord, ringbuf.NoLimit); err != nil {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+			break
+		}
+		prev := head
+		head = m.ring.ConsumerPosition()
+		if c.stop || head == prev || head&int64(m.capacity-1) != 0 {
+			break
+		}
+	}
+	c.h = nil
+	if head != head0 {
+		c.stallSince = 0
+	} else if !c.stop && err == nil {
+		err = m.checkStall(head)
+	}
+	if c.delivered > 0 {
+		m.ctr.Delivered.Add(c.delivered)
+	}
+	if c.discarded > 0 {
+		m.ctr.Discarded.Add(c.discarded)
+	}
+	if c.corrupt > 0 {
+		m.ctr.Corrupt.Add(c.corrupt)
+		if err == nil {
+			err = fmt.Errorf("%w: %d record(s) dropped: %s", ErrCorruptFrame, c.corrupt, c.reason)
+		}
+	}
+	return c.count, err
+}
+
+// checkStall is the liveness check, run by a Drain that made no progress:
+// if a claim has kept the head still for the unblock timeout while the
+// tail is ahead, release it (the ring's Unblock) and count it as torn. The
+// clock is read only here, so a busy or empty mailbox never reads it.
+func (m *Mailbox) checkStall(head int64) error {
+	c := &m.cons
+	if m.ring.ProducerPosition() == head {
+		c.stallSince = 0
+		return nil
+	}
+	now := m.clock()
+	if c.stallSince == 0 || c.stallHead != head {
+		c.stallHead, c.stallSince = head, max(now, 1)
+		return nil
+	}
+	if now-c.stallSince < m.timeout {
+		return nil
+	}
+	c.stallSince = max(now, 1) // at most one attempt per timeout
+	ok, err := m.ring.Unblock()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if ok {
+		m.ctr.Torn.Add(1)
+	}
+	return nil
+}
+
+// record is the ring's handler: it classifies each record and delivers
+// whole messages to the user's handler.
+func (c *consumer) record(recordType int32, payload []byte) Action {
+	if c.sample {
+		c.sample = false
+		c.sampleDepth()
+	}
+	class, typeID := classify(recordType)
+	if class == classPlain {
+		if c.pending.active {
+			c.abandon()
+		}
+		c.msg.setPlain(typeID, payload)
+		return c.deliver()
+	}
+	if class == classInvalid {
+		if c.pending.active {
+			c.abandon()
+		}
+		return c.drop("unknown type id")
+	}
+	if len(payload) < FrameHeaderLength {
+		if c.pending.active {
+			c.abandon()
+		}
+		return c.drop("framed record shorter than its header")
+	}
+	var h frameHeader
+	readFrameHeader(payload, &h)
+	if p := &c.pending; p.active {
+		if recordType == p.recordType && h.index == p.next && h.sameMessage(&p.hdr) {
+			// A later record of a message delivered at its first record.
+			p.next++
+			if p.next == h.count {
+				p.active = false
+				return p.final
+			}
+			return Continue
+		}
+		c.abandon()
+	}
+	m := c.mb
+	switch {
+	case h.index != 0:
+		return c.drop("fragment without its first record")
+	case h.count == 0 || int(h.count) > m.lay.maxRecords:
+		return c.drop("record count out of range")
+	case h.parts == 0 || int(h.parts) > m.maxParts:
+		return c.drop("part count out of range")
+	case int(h.bodyLen) > m.lay.maxMessage:
+		return c.drop("body longer than MaxMessageSize")
+	}
+	if h.count == 1 {
+		body := payload[FrameHeaderLength:]
+		if len(body) != int(h.bodyLen) {
+			return c.drop("body length does not match the record")
+		}
+		if !c.msg.setFramed(typeID, body, &h, &c.parts) {
+			return c.drop("part lengths do not add up")
+		}
+		return c.deliver()
+	}
+	body, reason := c.assemble(payload, recordType, &h)
+	if reason != "" {
+		return c.drop(reason)
+	}
+	if !c.msg.setFramed(typeID, body, &h, &c.parts) {
+		return c.drop("part lengths do not add up")
+	}
+	// Set before the handler runs: if it panics, the first record is
+	// consumed (the ring's rule) and the later ones must be skipped too.
+	c.pending = pending{active: true, recordType: recordType, hdr: h, next: 1, final: Continue}
+	a := c.deliver()
+	if a == Abort {
+		c.pending.active = false
+		return Abort // the ring keeps the first record, hence the whole message
+	}
+	c.pending.final = a
+	return Continue
+}
+
+// deliver hands the current message to the handler (or discards it) and
+// returns the action for the ring.
+func (c *consumer) deliver() Action {
+	var a Action
+	if c.discard {
+		c.discarded++
+		a = Continue
+	} else {
+		a = c.h(&c.msg)
+		switch a {
+		case Abort:
+			c.stop = true
+			return Abort
+		case Break:
+			c.stop = true
+		case Commit, Continue:
+		default:
+			a = Continue
+		}
+		c.delivered++
+	}
+	c.count++
+	if c.count >= c.limit {
+		c.stop = true
+		a = Break
+	}
+	return a
+}
+
+// drop consumes a record with invalid framing and counts it.
+func (c *consumer) drop(reason string) Action {
+	c.corrupt++
+	c.reason = reason
+	return Continue
+}
+
+// abandon forgets a delivered multi-record message whose remaining records
+// no longer match what was read ahead: the ring changed under the reader,
+// which no correct sender does. Counted as one corrupt record.
+func (c *consumer) abandon() {
+	c.pending.active = false
+	c.corrupt++
+	c.reason = "records of a delivered message changed before they were consumed"
+}
+
+// sampleDepth records the depth at the start of a read that found a record.
+func (c *consumer) sampleDepth() {
+	d := min(c.mb.ring.ProducerPosition()-c.head0, int64(c.mb.capacity))
+	if d > c.maxDepth {
+		c.maxDepth = d
+		c.mb.ctr.MaxDepth.Store(d)
+	}
+}

@@ -1,0 +1,67 @@
+package mailbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Outcomes of a send. They are returned unwrapped, without allocating, so
+// a caller can compare them with == on the hot path (errors.Is works too).
+var (
+	// ErrBackPressured reports that the mailbox is full now: nothing was
+	// sent. Retry later, wait with SendContext, or drop at the caller's
+	// discretion; the refusal is counted in Stats.BackPressured.
+	ErrBackPressured = errors.New("mailbox: back-pressured (full)")
+	// ErrClosed reports that the mailbox was closed: nothing was sent and
+	// nothing will be accepted again.
+	ErrClosed = errors.New("mailbox: closed")
+	// ErrTooLong reports a message larger than the mailbox accepts
+	// (MaxMessageSize for Send and SendParts, MaxClaimLength for Claim and
+	// ClaimParts). It is never retried successfully.
+	ErrTooLong = errors.New("mailbox: message too long")
+)
+
+// Validation and reporting errors. Functions wrap them with details
+// (fmt.Errorf with %w); test with errors.Is.
+var (
+	// ErrTypeID reports a message type id outside 1..MaxTypeID.
+	ErrTypeID = errors.New("mailbox: type id out of range")
+	// ErrParts reports a multipart message with no part or with more than
+	// the mailbox's MaxParts parts.
+	ErrParts = errors.New("mailbox: invalid part count")
+	// ErrLength reports a negative length.
+	ErrLength = errors.New("mailbox: invalid length")
+	// ErrConfig reports an invalid Config.
+	ErrConfig = errors.New("mailbox: invalid config")
+	// ErrNilHandler reports a Drain or an actor without a handler.
+	ErrNilHandler = errors.New("mailbox: nil handler")
+	// ErrClaim reports a Commit or Abort of a claim that is not open: never
+	// claimed, or already committed or aborted. It wraps the ring's error.
+	ErrClaim = errors.New("mailbox: claim is not open")
+	// ErrCorruptFrame reports records that no correct sender writes: an
+	// unknown type id, a frame header that does not match its message, a
+	// multi-record message whose records are missing or inconsistent. The
+	// records are dropped whole and counted in Stats.Corrupt; the rest of
+	// the traffic flows. Drain returns it (wrapped, with the reason) after
+	// delivering what it could.
+	ErrCorruptFrame = errors.New("mailbox: corrupt frame")
+	// ErrCorrupt reports ring contents the ring itself rejects (a record
+	// running past the end of the ring, a misaligned position). It wraps
+	// ringbuf.ErrCorrupt.
+	ErrCorrupt = errors.New("mailbox: corrupt ring")
+	// ErrNotDrained reports that an actor closed in Drain mode could not
+	// deliver everything queued (its handler kept aborting, or a claim is
+	// still open): the messages stay in the ring, nothing is dropped.
+	ErrNotDrained = errors.New("mailbox: closed with messages left")
+	// ErrTooShort is the error a Decoder returns (wrapped, with the lengths)
+	// for an encoded message shorter than its fixed layout.
+	ErrTooShort = errors.New("mailbox: encoded message too short")
+)
+
+func errTypeMismatch(got, want int32) error {
+	return fmt.Errorf("%w: message of type %d, decoder for %d", ErrTypeID, got, want)
+}
+
+func errPartsMismatch(n int) error {
+	return fmt.Errorf("%w: typed message of %d parts", ErrParts, n)
+}

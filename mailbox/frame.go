@@ -1,0 +1,179 @@
+package mailbox
+
+import (
+	"encoding/binary"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// The framing of a mailbox over a many-to-one ring. This file is the only
+// place where it is written down; frame_test.go asserts it byte by byte and
+// docs/mailbox.md explains it.
+//
+// A message travels in one of two forms.
+//
+// Plain: one ring record whose type id is the user's type id
+// (1..MaxTypeID) and whose payload is the message's bytes, exactly as
+// Agrona writes it. A Send of a payload up to MaxClaimLength bytes, a
+// Claim and a typed message take this form.
+//
+// Framed: n >= 1 records published as one ring batch (one claim, one
+// publication), each of type FramedFlag|typeID, each payload starting with
+// a FrameHeaderLength-byte frame header followed by a fragment of the
+// message body:
+//
+//	+0   int64  sender key: the sender's id, taken from the ring's
+//	            correlation counter (unique across processes sharing it)
+//	+8   uint64 message sequence number of that sender
+//	+16  uint32 record index within the message, 0..count-1
+//	+20  uint32 record count of the message, >= 1
+//	+24  uint32 body length: the sum of the fragments' lengths
+//	+28  uint32 part count, >= 1
+//	+32  body fragment (the rest of the record)
+//
+// The body is the concatenation of the fragments in index order. For a
+// one-part message it is the payload itself; for a message of two or more
+// parts it is, for each part, a uint32 length followed by the part's bytes
+// (ZeroMQ-style length-prefixed frames). All integers are little-endian.
+//
+// A multipart message that fits in one record is one framed record
+// (count 1); a message too large for one record is split into fragments of
+// MaxClaimLength-FrameHeaderLength bytes (the last one shorter).
+const (
+	// MaxTypeID is the largest user type id. The bits above it are
+	// reserved for the framing.
+	MaxTypeID int32 = 1<<24 - 1
+	// FramedFlag marks the type id of a framed record: FramedFlag|typeID.
+	FramedFlag int32 = 1 << 30
+	// reservedTypeBits are the type id bits a valid record may set only
+	// as FramedFlag.
+	reservedTypeBits int32 = 0x7f000000
+
+	// FrameHeaderLength is the length of the frame header at the start of
+	// every framed record's payload.
+	FrameHeaderLength = 32
+	// Offsets in the frame header.
+	FrameKeyOffset        = 0
+	FrameSequenceOffset   = 8
+	FrameIndexOffset      = 16
+	FrameCountOffset      = 20
+	FrameBodyLengthOffset = 24
+	FramePartsOffset      = 28
+
+	// PartLengthPrefix is the length of the prefix of each part in the
+	// body of a multipart message.
+	PartLengthPrefix = 4
+
+	// MinCapacity is the smallest ring capacity a mailbox accepts: its
+	// records must carry a frame header and a useful fragment.
+	MinCapacity = 1024
+)
+
+// frameHeader is a decoded frame header.
+type frameHeader struct {
+	key     int64
+	seq     uint64
+	index   uint32
+	count   uint32
+	bodyLen uint32
+	parts   uint32
+}
+
+func putFrameHeader(b []byte, h *frameHeader) {
+	_ = b[FrameHeaderLength-1]
+	binary.LittleEndian.PutUint64(b[FrameKeyOffset:], uint64(h.key))
+	binary.LittleEndian.PutUint64(b[FrameSequenceOffset:], h.seq)
+	binary.LittleEndian.PutUint32(b[FrameIndexOffset:], h.index)
+	binary.LittleEndian.PutUint32(b[FrameCountOffset:], h.count)
+	binary.LittleEndian.PutUint32(b[FrameBodyLengthOffset:], h.bodyLen)
+	binary.LittleEndian.PutUint32(b[FramePartsOffset:], h.parts)
+}
+
+// readFrameHeader decodes the header at the start of b, which must be at
+// least FrameHeaderLength bytes long (callers check).
+func readFrameHeader(b []byte, h *frameHeader) {
+	_ = b[FrameHeaderLength-1]
+	h.key = int64(binary.LittleEndian.Uint64(b[FrameKeyOffset:]))
+	h.seq = binary.LittleEndian.Uint64(b[FrameSequenceOffset:])
+	h.index = binary.LittleEndian.Uint32(b[FrameIndexOffset:])
+	h.count = binary.LittleEndian.Uint32(b[FrameCountOffset:])
+	h.bodyLen = binary.LittleEndian.Uint32(b[FrameBodyLengthOffset:])
+	h.parts = binary.LittleEndian.Uint32(b[FramePartsOffset:])
+}
+
+// sameMessage reports whether h is a later record of the message whose
+// first record is first.
+func (h *frameHeader) sameMessage(first *frameHeader) bool {
+	return h.key == first.key && h.seq == first.seq && h.count == first.count &&
+		h.bodyLen == first.bodyLen && h.parts == first.parts
+}
+
+// recordClass is what a record's type id says it is.
+type recordClass uint8
+
+const (
+	classPlain recordClass = iota
+	classFramed
+	classInvalid
+)
+
+// classify splits a record type id (>= 1, as the ring guarantees) into its
+// class and the user type id.
+func classify(recordType int32) (recordClass, int32) {
+	if recordType <= MaxTypeID {
+		return classPlain, recordType
+	}
+	user := recordType & MaxTypeID
+	if recordType&reservedTypeBits != FramedFlag || user == 0 {
+		return classInvalid, 0
+	}
+	return classFramed, user
+}
+
+// bodyLength returns the body length of a message with the given parts:
+// the payload for one part, length-prefixed parts for more.
+func bodyLength(parts [][]byte) int {
+	if len(parts) == 1 {
+		return len(parts[0])
+	}
+	n := 0
+	for _, p := range parts {
+		n += PartLengthPrefix + len(p)
+	}
+	return n
+}
+
+// layout is the framing geometry of one mailbox, fixed by its ring.
+type layout struct {
+	maxRecord  int // payload bytes of one record: the ring's MaxMessageLength
+	maxFrag    int // body bytes of one framed record
+	maxBatch   int // bytes of the largest batch a message may claim
+	maxMessage int // largest body length
+	maxRecords int // most records of one message
+}
+
+func newLayout(capacity, maxRecord, maxMessage int) layout {
+	l := layout{maxRecord: maxRecord, maxFrag: maxRecord - FrameHeaderLength, maxBatch: capacity / 2}
+	full := l.maxBatch / ringbuf.RecordSize(maxRecord) // records of maxFrag body bytes
+	l.maxMessage = full * l.maxFrag
+	if rest := l.maxBatch - full*ringbuf.RecordSize(maxRecord); rest >= ringbuf.RecordSize(FrameHeaderLength+1) {
+		l.maxMessage += (rest-ringbuf.HeaderLength)&^(ringbuf.RecordAlignment-1) - FrameHeaderLength
+	}
+	if maxMessage > 0 && maxMessage < l.maxMessage {
+		l.maxMessage = maxMessage
+	}
+	l.maxRecords = (l.maxMessage + l.maxFrag - 1) / l.maxFrag
+	return l
+}
+
+// records returns the record count and the batch size of a framed message
+// with a body of bodyLen bytes.
+func (l *layout) records(bodyLen int) (count, size int) {
+	count = (bodyLen + l.maxFrag - 1) / l.maxFrag
+	if count == 0 {
+		count = 1
+	}
+	last := bodyLen - (count-1)*l.maxFrag
+	size = (count-1)*ringbuf.RecordSize(l.maxRecord) + ringbuf.RecordSize(FrameHeaderLength+last)
+	return count, size
+}

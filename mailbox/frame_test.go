@@ -1,0 +1,150 @@
+package mailbox
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/dutyrt/duty/ringbuf"
+	"github.com/stretchr/testify/require"
+)
+
+// The framing constants, as docs/mailbox.md states them.
+func TestFrameConstants(t *testing.T) {
+	require.Equal(t, int32(0x00ffffff), MaxTypeID)
+	require.Equal(t, int32(0x40000000), FramedFlag)
+	require.Equal(t, 32, FrameHeaderLength)
+	require.Equal(t, 0, FrameKeyOffset)
+	require.Equal(t, 8, FrameSequenceOffset)
+	require.Equal(t, 16, FrameIndexOffset)
+	require.Equal(t, 20, FrameCountOffset)
+	require.Equal(t, 24, FrameBodyLengthOffset)
+	require.Equal(t, 28, FramePartsOffset)
+	require.Equal(t, 4, PartLengthPrefix)
+}
+
+func TestFrameHeaderRoundTrip(t *testing.T) {
+	h := frameHeader{key: -2, seq: 0x0102030405060708, index: 3, count: 4, bodyLen: 5000, parts: 7}
+	b := make([]byte, FrameHeaderLength)
+	putFrameHeader(b, &h)
+	require.Equal(t, uint64(0xfffffffffffffffe), binary.LittleEndian.Uint64(b[0:]))
+	require.Equal(t, uint64(0x0102030405060708), binary.LittleEndian.Uint64(b[8:]))
+	require.Equal(t, uint32(3), binary.LittleEndian.Uint32(b[16:]))
+	require.Equal(t, uint32(4), binary.LittleEndian.Uint32(b[20:]))
+	require.Equal(t, uint32(5000), binary.LittleEndian.Uint32(b[24:]))
+	require.Equal(t, uint32(7), binary.LittleEndian.Uint32(b[28:]))
+	var g frameHeader
+	readFrameHeader(b, &g)
+	require.Equal(t, h, g)
+}
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		rec   int32
+		class recordClass
+		user  int32
+	}{
+		{1, classPlain, 1},
+		{MaxTypeID, classPlain, MaxTypeID},
+		{MaxTypeID + 1, classInvalid, 0},
+		{FramedFlag | 1, classFramed, 1},
+		{FramedFlag | MaxTypeID, classFramed, MaxTypeID},
+		{FramedFlag, classInvalid, 0},                // no user type
+		{FramedFlag | 1<<24 | 5, classInvalid, 0},    // other reserved bit
+		{1<<29 | 5, classInvalid, 0},                 // reserved bit without the flag
+		{0x7fffffff, classInvalid, 0},
+	} {
+		class, user := classify(c.rec)
+		require.Equal(t, c.class, class, "type %#x", c.rec)
+		require.Equal(t, c.user, user, "type %#x", c.rec)
+	}
+}
+
+// The geometry of a 64 KiB ring: records of 8 KiB, batches of half the
+// ring, and the largest message fills a batch exactly.
+func TestLayout64K(t *testing.T) {
+	l := newLayout(64*1024, 8192, 0)
+	require.Equal(t, 8192, l.maxRecord)
+	require.Equal(t, 8160, l.maxFrag)
+	require.Equal(t, 32768, l.maxBatch)
+	require.Equal(t, 3*8160+8128, l.maxMessage)
+	require.Equal(t, 4, l.maxRecords)
+	count, size := l.records(l.maxMessage)
+	require.Equal(t, 4, count)
+	require.Equal(t, 32768, size)
+	count, size = l.records(1)
+	require.Equal(t, 1, count)
+	require.Equal(t, ringbuf.RecordSize(FrameHeaderLength+1), size)
+	count, _ = l.records(8160)
+	require.Equal(t, 1, count)
+	count, _ = l.records(8161)
+	require.Equal(t, 2, count)
+
+	small := newLayout(64*1024, 8192, 1000)
+	require.Equal(t, 1000, small.maxMessage)
+	require.Equal(t, 1, small.maxRecords)
+}
+
+// Every capacity from the minimum up has a usable geometry whose largest
+// message fits its batch limit.
+func TestLayoutCapacities(t *testing.T) {
+	for capacity := MinCapacity; capacity <= 1<<26; capacity <<= 1 {
+		l := newLayout(capacity, max(8, capacity/8), 0)
+		require.Positive(t, l.maxFrag, capacity)
+		_, size := l.records(l.maxMessage)
+		require.LessOrEqual(t, size, l.maxBatch, capacity)
+		_, size = l.records(l.maxMessage + 1)
+		require.Greater(t, size, l.maxBatch, capacity)
+	}
+}
+
+// The raw bytes a multipart message puts in the ring: one record of type
+// FramedFlag|type, the frame header, then length-prefixed parts.
+func TestFrameRawBytes(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	s := mb.NewSender()
+	require.NoError(t, s.SendParts(9, []byte("ab"), []byte(""), []byte("cde")))
+	buf := mb.Ring().Buffer()
+	body := 3*PartLengthPrefix + 5
+	require.Equal(t, int32(ringbuf.HeaderLength+FrameHeaderLength+body), int32(binary.LittleEndian.Uint32(buf[0:])))
+	require.Equal(t, FramedFlag|9, int32(binary.LittleEndian.Uint32(buf[4:])))
+	p := buf[ringbuf.HeaderLength:]
+	require.Equal(t, s.Key(), int64(binary.LittleEndian.Uint64(p[FrameKeyOffset:])))
+	require.Equal(t, uint64(0), binary.LittleEndian.Uint64(p[FrameSequenceOffset:]))
+	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(p[FrameIndexOffset:]))
+	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(p[FrameCountOffset:]))
+	require.Equal(t, uint32(body), binary.LittleEndian.Uint32(p[FrameBodyLengthOffset:]))
+	require.Equal(t, uint32(3), binary.LittleEndian.Uint32(p[FramePartsOffset:]))
+	b := p[FrameHeaderLength:]
+	require.Equal(t, []byte{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0, 3, 0, 0, 0, 'c', 'd', 'e'}, b[:body])
+
+	// A plain message is an Agrona record: user type, raw payload.
+	mb2 := newMailbox(t, Config{Capacity: MinCapacity})
+	require.NoError(t, mb2.Send(5, []byte("xyz")))
+	buf = mb2.Ring().Buffer()
+	require.Equal(t, int32(11), int32(binary.LittleEndian.Uint32(buf[0:])))
+	require.Equal(t, int32(5), int32(binary.LittleEndian.Uint32(buf[4:])))
+	require.Equal(t, "xyz", string(buf[8:11]))
+}
+
+// A fragmented message: records of maxFrag body bytes and a shorter last
+// one, all of one batch, with consecutive indexes.
+func TestFrameFragmentsRaw(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: 4096}) // records of 512 bytes, 480 of body
+	require.Equal(t, 512, mb.MaxClaimLength())
+	payload := pattern(1, 1000)
+	s := mb.NewSender()
+	require.NoError(t, s.Send(3, payload))
+	buf := mb.Ring().Buffer()
+	at := 0
+	var body []byte
+	for i := range 3 {
+		length := int(binary.LittleEndian.Uint32(buf[at:]))
+		require.Equal(t, FramedFlag|3, int32(binary.LittleEndian.Uint32(buf[at+4:])))
+		var h frameHeader
+		readFrameHeader(buf[at+8:], &h)
+		require.Equal(t, frameHeader{key: s.Key(), seq: 0, index: uint32(i), count: 3, bodyLen: 1000, parts: 1}, h)
+		body = append(body, buf[at+8+FrameHeaderLength:at+length]...)
+		at += ringbuf.RecordSize(length - 8)
+	}
+	require.Equal(t, payload, body)
+}

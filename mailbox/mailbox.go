@@ -1,0 +1,310 @@
+package mailbox
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// DefaultCapacity is the ring capacity of a mailbox that allocates its own
+// ring: 64 KiB of records.
+const DefaultCapacity = 64 * 1024
+
+// DefaultUnblockTimeout is how long the consumer position may stay still,
+// with a claim open at the head of the ring, before Drain releases the claim
+// as abandoned (see Config.UnblockTimeout).
+const DefaultUnblockTimeout = 5 * time.Second
+
+// DefaultMaxParts is the default limit on the parts of one message.
+const DefaultMaxParts = 1024
+
+// Values of the state word (Config.State).
+const (
+	stateOpen    int64 = 0
+	stateDrain   int64 = 1 // closed; what is queued is delivered
+	stateDiscard int64 = 2 // closed; what is queued is discarded and counted
+)
+
+// Config configures a Mailbox. The zero value is a mailbox with its own
+// 64 KiB ring.
+type Config struct {
+	// Name names the mailbox in statistics and errors.
+	Name string
+	// Ring is a many-to-one ring to use, for example one that lives in a
+	// file shared with other processes (package ipc). When nil, the mailbox
+	// allocates a ring of Capacity bytes.
+	Ring *ringbuf.ManyToOne
+	// Capacity is the record capacity of an allocated ring: a power of two,
+	// at least MinCapacity. Default DefaultCapacity. Ignored when Ring is
+	// set (whose capacity must also be at least MinCapacity).
+	Capacity int
+	// MaxMessageSize bounds the body of a message: the payload of a
+	// one-part message, or the sum of the part lengths plus
+	// PartLengthPrefix bytes per part of a multipart message. Default and
+	// upper bound: what fits in a batch of half the ring's capacity
+	// (Mailbox.MaxMessageSize reports it). Senders get ErrTooLong above it;
+	// a receiver drops (and counts as corrupt) framed messages above its
+	// own limit, so processes sharing a ring should agree on it.
+	MaxMessageSize int
+	// MaxParts bounds the parts of a multipart message. Default
+	// DefaultMaxParts.
+	MaxParts int
+	// UnblockTimeout is how long Drain waits, without progress while a
+	// claim is open at the head of the ring, before it calls the ring's
+	// Unblock and counts the released claim as torn (a sender that died or
+	// hung between claim and commit). Default DefaultUnblockTimeout. A
+	// sender that is merely slower than this would write into space the
+	// consumer has passed: keep it far above any scheduling delay.
+	UnblockTimeout time.Duration
+	// Clock returns a monotonic time in nanoseconds for the liveness check.
+	// Default: the runtime's monotonic clock. Tests inject their own.
+	Clock func() int64
+	// State is the word holding the open/closed state. Default: the
+	// mailbox's own. Package ipc places it in a shared file header, so that
+	// senders in other processes see a close.
+	State *atomic.Int64
+	// Counters lets the caller place the statistics counters (for example
+	// in shared memory). Nil fields get the mailbox's own padded counters.
+	Counters Counters
+}
+
+// Counters are the statistics words of a mailbox. Senders write
+// BackPressured and RefusedClosed; the draining goroutine writes the rest.
+// Every access is atomic.
+type Counters struct {
+	// BackPressured counts sends that found the mailbox full: each Send,
+	// SendParts, Claim or ClaimParts that returned ErrBackPressured, and
+	// each SendContext that had to wait.
+	BackPressured *atomic.Int64
+	// RefusedClosed counts sends refused with ErrClosed.
+	RefusedClosed *atomic.Int64
+	// MaxDepth is the largest depth (bytes between head and tail) seen by
+	// Drain when it started a read that made progress.
+	MaxDepth *atomic.Int64
+	// Delivered counts messages handed to a handler and consumed (an
+	// aborted delivery is not counted until it is consumed).
+	Delivered *atomic.Int64
+	// Torn counts claims released by the liveness check: messages whose
+	// sender died (or hung) between claim and commit, dropped whole.
+	Torn *atomic.Int64
+	// Corrupt counts records dropped because their framing is invalid.
+	Corrupt *atomic.Int64
+	// Discarded counts messages consumed without delivery after
+	// Close(Discard).
+	Discarded *atomic.Int64
+}
+
+const numCounters = 7
+
+// ownCounters is the storage of counters the caller did not place: each on
+// its own 128-byte slot (two cache lines, as the ring's trailer), so that a
+// sender bumping BackPressured does not slow the consumer's counters.
+type ownCounters struct {
+	_ [128]byte
+	c [numCounters]struct {
+		v atomic.Int64
+		_ [120]byte
+	}
+}
+
+// Mailbox is a bounded many-to-one mailbox over an Agrona-layout ring: any
+// number of goroutines (or processes sharing the ring) send, one goroutine
+// drains. See the package documentation for the contract.
+type Mailbox struct {
+	_ noCopy
+
+	// Read-only after New, shared by senders and the consumer.
+	name     string
+	ring     *ringbuf.ManyToOne
+	base     unsafe.Pointer // start of the ring's buffer
+	capacity int
+	lay      layout
+	maxParts int
+	state    *atomic.Int64
+	ctr      Counters
+	own      *ownCounters
+	timeout  int64
+	clock    func() int64
+
+	// The consumer's state, on its own cache lines.
+	_    [128]byte
+	cons consumer
+}
+
+// noCopy makes go vet report copies of a Mailbox.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// New returns a mailbox configured by cfg.
+func New(cfg Config) (*Mailbox, error) {
+	r := cfg.Ring
+	if r == nil {
+		capacity := cfg.Capacity
+		if capacity == 0 {
+			capacity = DefaultCapacity
+		}
+		if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrConfig, capacity, MinCapacity)
+		}
+		buf, err := ringbuf.Allocate(capacity)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if r, err = ringbuf.NewManyToOne(buf); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	} else if r.Capacity() < MinCapacity {
+		return nil, fmt.Errorf("%w: ring capacity %d < %d", ErrConfig, r.Capacity(), MinCapacity)
+	}
+	if cfg.MaxMessageSize < 0 || cfg.MaxParts < 0 || cfg.UnblockTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative MaxMessageSize %d, MaxParts %d or UnblockTimeout %v",
+			ErrConfig, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout)
+	}
+	lay := newLayout(r.Capacity(), r.MaxMessageLength(), 0)
+	if cfg.MaxMessageSize > lay.maxMessage {
+		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
+			ErrConfig, cfg.MaxMessageSize, lay.maxMessage)
+	}
+	lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize)
+	m := &Mailbox{
+		name:     cfg.Name,
+		ring:     r,
+		base:     unsafe.Pointer(unsafe.SliceData(r.Buffer())),
+		capacity: r.Capacity(),
+		lay:      lay,
+		maxParts: cfg.MaxParts,
+		state:    cfg.State,
+		ctr:      cfg.Counters,
+		timeout:  int64(cfg.UnblockTimeout),
+		clock:    cfg.Clock,
+	}
+	if m.maxParts == 0 {
+		m.maxParts = DefaultMaxParts
+	}
+	if m.timeout == 0 {
+		m.timeout = int64(DefaultUnblockTimeout)
+	}
+	if m.clock == nil {
+		start := time.Now()
+		m.clock = func() int64 { return int64(time.Since(start)) }
+	}
+	if m.state == nil {
+		m.state = new(atomic.Int64)
+	}
+	slots := []**atomic.Int64{&m.ctr.BackPressured, &m.ctr.RefusedClosed, &m.ctr.MaxDepth,
+		&m.ctr.Delivered, &m.ctr.Torn, &m.ctr.Corrupt, &m.ctr.Discarded}
+	for i, p := range slots {
+		if *p == nil {
+			if m.own == nil {
+				m.own = new(ownCounters)
+			}
+			*p = &m.own.c[i].v
+		}
+	}
+	m.cons.init(m)
+	return m, nil
+}
+
+// Name returns the mailbox's name.
+func (m *Mailbox) Name() string { return m.name }
+
+// Ring returns the ring under the mailbox.
+func (m *Mailbox) Ring() *ringbuf.ManyToOne { return m.ring }
+
+// MaxMessageSize returns the largest message body Send and SendParts
+// accept (see Config.MaxMessageSize).
+func (m *Mailbox) MaxMessageSize() int { return m.lay.maxMessage }
+
+// MaxClaimLength returns the largest payload sent as one plain record: the
+// most Claim accepts, and the largest Send that is not fragmented.
+func (m *Mailbox) MaxClaimLength() int { return m.lay.maxRecord }
+
+// MaxPartsClaimLength returns the largest body ClaimParts accepts: the
+// sum of the part lengths plus PartLengthPrefix bytes per part must fit in
+// one framed record.
+func (m *Mailbox) MaxPartsClaimLength() int { return m.lay.maxFrag }
+
+// MaxParts returns the most parts a message may have.
+func (m *Mailbox) MaxParts() int { return m.maxParts }
+
+// IsClosed reports whether the mailbox was closed.
+func (m *Mailbox) IsClosed() bool { return m.state.Load() != stateOpen }
+
+// CloseMode says what Close does with the messages still queued.
+type CloseMode int
+
+const (
+	// Drain keeps what is queued for the owner to drain: Drain goes on
+	// delivering until the mailbox is empty.
+	Drain CloseMode = iota + 1
+	// Discard consumes what is queued without delivering it, counts it
+	// in Stats.Discarded and reports the number; later Drain calls discard
+	// (and count) what still arrives.
+	Discard
+)
+
+func (c CloseMode) String() string {
+	switch c {
+	case Drain:
+		return "drain"
+	case Discard:
+		return "discard"
+	}
+	return fmt.Sprintf("CloseMode(%d)", int(c))
+}
+
+// Close refuses new sends at once (they return ErrClosed) and sets what
+// happens to the messages queued. Close(Drain) may be called from any
+// goroutine and returns 0. Close(Discard) consumes the queue and returns the
+// number of messages discarded: call it from the draining goroutine only
+// (a mailbox closed with Drain may later be switched to Discard).
+//
+// A send that checked the state just before Close may still land after it:
+// it is delivered (Drain) or discarded and counted (Discard) by the next
+// Drain. A claim still open is waited for (or released by the liveness
+// check), never skipped.
+func (m *Mailbox) Close(mode CloseMode) (int, error) {
+	var st int64
+	switch mode {
+	case Drain:
+		st = stateDrain
+	case Discard:
+		st = stateDiscard
+	default:
+		return 0, fmt.Errorf("%w: close mode %d", ErrConfig, int(mode))
+	}
+	for {
+		cur := m.state.Load()
+		if cur >= st || m.state.CompareAndSwap(cur, st) {
+			break
+		}
+	}
+	if mode == Drain {
+		return 0, nil
+	}
+	return m.DiscardQueued()
+}
+
+// DiscardQueued consumes every message queued now without delivering it,
+// counts them in Stats.Discarded and returns how many there were. Call it
+// from the draining goroutine only, after Close(Discard) (before, it
+// returns 0: an open mailbox never discards).
+func (m *Mailbox) DiscardQueued() (int, error) {
+	total := 0
+	for m.state.Load() == stateDiscard {
+		n, err := m.Drain(discardHandler, ringbuf.NoLimit)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func discardHandler(*Message) Action { return Continue }

@@ -1,0 +1,153 @@
+package mailbox
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// Message is one message handed to a Handler. Its slices alias the ring
+// (a message of one record) or the mailbox's reassembly buffer (a message
+// of several records): they are valid only until the handler returns and
+// must not be modified or retained; copy what must outlive the call.
+type Message struct {
+	typeID int32
+	framed bool
+	key    int64
+	seq    uint64
+	parts  [][]byte
+	one    [1][]byte
+}
+
+// TypeID returns the message's type id (1..MaxTypeID).
+func (m *Message) TypeID() int32 { return m.typeID }
+
+// Payload returns the message's payload: its only part, or the first part
+// of a multipart message.
+func (m *Message) Payload() []byte { return m.parts[0] }
+
+// NumParts returns the number of parts: 1 unless the message was sent with
+// SendParts or ClaimParts with several parts.
+func (m *Message) NumParts() int { return len(m.parts) }
+
+// Part returns part i. It panics if i is out of range, as indexing does.
+func (m *Message) Part(i int) []byte { return m.parts[i] }
+
+// Parts returns all the parts. The slice itself is reused by the mailbox:
+// like the parts, it is valid only during the handler call.
+func (m *Message) Parts() [][]byte { return m.parts }
+
+// Framed reports whether the message travelled framed (multipart, or
+// fragmented because it was larger than one record) rather than as one
+// plain record.
+func (m *Message) Framed() bool { return m.framed }
+
+// SenderKey returns the key of the sender of a framed message (0 for a
+// plain one): the Sender's Key, or a fresh key per message for the
+// Mailbox's own send methods.
+func (m *Message) SenderKey() int64 { return m.key }
+
+// Sequence returns the sender's sequence number of a framed message (0
+// for a plain one, and for the Mailbox's own send methods).
+func (m *Message) Sequence() uint64 { return m.seq }
+
+func (m *Message) setPlain(typeID int32, payload []byte) {
+	m.typeID, m.framed, m.key, m.seq = typeID, false, 0, 0
+	m.one[0] = payload
+	m.parts = m.one[:]
+}
+
+// setFramed points the message at body, split into its parts; parts is
+// the reusable slice of part headers. It reports false, leaving the
+// message unusable, if the body's part lengths do not add up.
+func (m *Message) setFramed(typeID int32, body []byte, h *frameHeader, parts *[][]byte) bool {
+	m.typeID, m.framed, m.key, m.seq = typeID, true, h.key, h.seq
+	if h.parts == 1 {
+		m.one[0] = body
+		m.parts = m.one[:]
+		return true
+	}
+	if uint64(h.parts)*PartLengthPrefix > uint64(len(body)) {
+		return false
+	}
+	ps := (*parts)[:0]
+	rest := body
+	for range h.parts {
+		if len(rest) < PartLengthPrefix {
+			return false
+		}
+		l := binary.LittleEndian.Uint32(rest)
+		rest = rest[PartLengthPrefix:]
+		if uint64(l) > uint64(len(rest)) {
+			return false
+		}
+		ps = append(ps, rest[:l:l])
+		rest = rest[l:]
+	}
+	*parts = ps // keep any growth: allocation only when a message has more parts than ever seen
+	if len(rest) != 0 {
+		return false
+	}
+	m.parts = ps
+	return true
+}
+
+// assemble copies the body of the multi-record message whose first record
+// (of type recordType, frame header h) has payload first into the
+// reassembly buffer, and returns it, or a reason why the message is
+// corrupt.
+//
+// The whole message was published by the single store of its first
+// record's length (one ring batch), which the ring's read has already
+// loaded: the later records are complete and sit right after the first one,
+// before the end of the ring. They are read here, before the ring's read
+// reaches them, so that the receiver can deliver (or abort) the whole
+// message at its first record. Every length, offset and header is checked:
+// the ring may be shared with a faulty process.
+func (c *consumer) assemble(first []byte, recordType int32, h *frameHeader) ([]byte, string) {
+	m := c.mb
+	need := int(h.bodyLen)
+	if cap(c.reasm) < need {
+		// Grows to the largest message seen, at most MaxMessageSize: no
+		// allocation per message in the steady state.
+		c.reasm = make([]byte, max(need, min(2*cap(c.reasm), m.lay.maxMessage)))
+	}
+	body := c.reasm[:need]
+	frag := first[FrameHeaderLength:]
+	if len(frag) > need {
+		return nil, "first fragment longer than the body"
+	}
+	pos := copy(body, frag)
+	start := int(uintptr(unsafe.Pointer(unsafe.SliceData(first)))-uintptr(m.base)) - ringbuf.HeaderLength
+	next := start + ringbuf.RecordSize(len(first))
+	var g frameHeader
+	for i := uint32(1); i < h.count; i++ {
+		if next < 0 || next > m.capacity-ringbuf.HeaderLength-FrameHeaderLength {
+			return nil, "message runs past the end of the ring"
+		}
+		length := int((*atomic.Int32)(unsafe.Add(m.base, next)).Load())
+		if length < ringbuf.HeaderLength+FrameHeaderLength || length > m.capacity-next {
+			return nil, "missing or short record in a multi-record message"
+		}
+		if int32(binary.LittleEndian.Uint32(c.data[next+ringbuf.TypeOffset:])) != recordType {
+			return nil, "record of another type inside a multi-record message"
+		}
+		p := c.data[next+ringbuf.HeaderLength : next+length]
+		readFrameHeader(p, &g)
+		if g.index != i || !g.sameMessage(h) {
+			return nil, "frame header does not match its message"
+		}
+		frag = p[FrameHeaderLength:]
+		if len(frag) > need-pos {
+			return nil, "fragments longer than the body"
+		}
+		pos += copy(body[pos:], frag)
+		next += ringbuf.RecordSize(length - ringbuf.HeaderLength)
+	}
+	if pos != need {
+		return nil, "fragments shorter than the body"
+	}
+	return body, ""
+}

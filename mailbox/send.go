@@ -1,0 +1,464 @@
+package mailbox
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// Send sends payload as one message of type typeID (1..MaxTypeID). It never
+// blocks: it returns nil (accepted), ErrBackPressured (full: nothing sent),
+// ErrClosed or ErrTooLong (above MaxMessageSize), all unwrapped and without
+// allocating, or a validation error wrapping ErrTypeID.
+//
+// A payload of up to MaxClaimLength bytes is one plain record; a larger one
+// is fragmented into records published together (one claim, one
+// publication) and reassembled by Drain. Safe for concurrent use.
+func (m *Mailbox) Send(typeID int32, payload []byte) error {
+	err := m.send(typeID, payload, nil)
+	if err == ErrBackPressured {
+		m.ctr.BackPressured.Add(1)
+	}
+	return err
+}
+
+// SendParts sends parts as one multipart message of type typeID: the
+// receiver gets all of them together, in order, or nothing; no other
+// sender's message falls between them. parts is only read during the call:
+// pass a caller-owned slice (SendParts(t, parts...)) or the parts inline
+// (SendParts(t, a, b)); neither allocates. Outcomes as for Send, plus
+// ErrParts (wrapped) for no part or more than MaxParts. A message of one
+// part is sent as by Send.
+func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
+	err := m.sendParts(typeID, parts, nil)
+	if err == ErrBackPressured {
+		m.ctr.BackPressured.Add(1)
+	}
+	return err
+}
+
+// SendContext is Send that waits, with a back-off idle strategy (spin,
+// yield, then sleeps of 1 µs doubling to 1 ms), while the mailbox is full.
+// It returns nil once the message is accepted, ctx.Err() (unwrapped) when
+// ctx ends first, ErrClosed when the mailbox closes, or the error of an
+// invalid message at once.
+func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte) error {
+	err := m.send(typeID, payload, nil)
+	if err != ErrBackPressured {
+		return err
+	}
+	b := backoffs.Get().(*idle.BackoffStrategy)
+	defer backoffs.Put(b)
+	return m.waitSend(ctx, b, typeID, payload, nil, nil)
+}
+
+// SendPartsContext is SendParts that waits as SendContext does.
+func (m *Mailbox) SendPartsContext(ctx context.Context, typeID int32, parts ...[]byte) error {
+	err := m.sendParts(typeID, parts, nil)
+	if err != ErrBackPressured {
+		return err
+	}
+	b := backoffs.Get().(*idle.BackoffStrategy)
+	defer backoffs.Put(b)
+	return m.waitSend(ctx, b, typeID, nil, parts, nil)
+}
+
+// backoffs holds the idle strategies of Mailbox.SendContext: any goroutine
+// may call it, and a strategy keeps state, so each waiting call borrows
+// one. A Sender owns its own.
+var backoffs = sync.Pool{New: func() any { return idle.Backoff() }}
+
+// waitSend retries a back-pressured send (of payload, or of parts when
+// parts is non-nil) until it is accepted, ctx ends or the mailbox closes.
+func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID int32, payload []byte, parts [][]byte, s *Sender) error {
+	m.ctr.BackPressured.Add(1)
+	b.Reset()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.IdleOnce()
+		var err error
+		if parts != nil {
+			err = m.sendParts(typeID, parts, s)
+		} else {
+			err = m.send(typeID, payload, s)
+		}
+		if err != ErrBackPressured {
+			return err
+		}
+	}
+}
+
+// send is Send without the back-pressure count, for s (nil: the mailbox's
+// per-message keys).
+func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
+	if typeID < 1 || typeID > MaxTypeID {
+		return errTypeID(typeID)
+	}
+	// The state is loaded before the claim: a send that passes this check
+	// just as Close runs may still land after it (see Close).
+	if m.state.Load() != stateOpen {
+		m.ctr.RefusedClosed.Add(1)
+		return ErrClosed
+	}
+	if len(payload) <= m.lay.maxRecord {
+		return m.ringResult(m.ring.Write(typeID, payload))
+	}
+	one := [1][]byte{payload}
+	return m.sendFramed(typeID, one[:], s)
+}
+
+func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
+	if len(parts) == 1 {
+		return m.send(typeID, parts[0], s)
+	}
+	if typeID < 1 || typeID > MaxTypeID {
+		return errTypeID(typeID)
+	}
+	if len(parts) == 0 || len(parts) > m.maxParts {
+		return fmt.Errorf("%w: %d parts (1..%d)", ErrParts, len(parts), m.maxParts)
+	}
+	if m.state.Load() != stateOpen {
+		m.ctr.RefusedClosed.Add(1)
+		return ErrClosed
+	}
+	return m.sendFramed(typeID, parts, s)
+}
+
+// sendFramed sends parts as one framed message in one batch.
+func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
+	body := bodyLength(parts)
+	if body > m.lay.maxMessage {
+		return ErrTooLong
+	}
+	count, size := m.lay.records(body)
+	b, err := m.ring.TryClaimBatch(size)
+	if err != nil {
+		return m.ringResult(err)
+	}
+	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
+	if s != nil {
+		h.key, h.seq = s.key, s.seq
+	} else {
+		h.key = m.ring.NextCorrelationID()
+	}
+	w := bodyWriter{parts: parts, multi: len(parts) > 1}
+	if err := m.fillFramed(&b, typeID, &h, &w, count); err != nil {
+		_ = m.ring.AbortBatch(b)
+		return err
+	}
+	if err := m.ring.CommitBatch(b); err != nil {
+		return fmt.Errorf("%w: %w", ErrClaim, err)
+	}
+	if s != nil {
+		s.seq++
+	}
+	return nil
+}
+
+// fillFramed appends the first upTo records of a framed message to b
+// (all of them but in the tests that simulate a sender dying half-way).
+func (m *Mailbox) fillFramed(b *ringbuf.Batch, typeID int32, h *frameHeader, w *bodyWriter, upTo int) error {
+	rest := int(h.bodyLen)
+	for i := range upTo {
+		frag := min(rest, m.lay.maxFrag)
+		rec, err := b.Append(FramedFlag|typeID, FrameHeaderLength+frag)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrClaim, err)
+		}
+		h.index = uint32(i)
+		putFrameHeader(rec, h)
+		w.fill(rec[FrameHeaderLength:])
+		rest -= frag
+	}
+	return nil
+}
+
+// bodyWriter copies the body of a message (the payload, or length-prefixed
+// parts) into successive fragments.
+type bodyWriter struct {
+	parts [][]byte
+	multi bool
+	part  int // current part
+	off   int // offset in the current part's prefix+bytes
+}
+
+func (w *bodyWriter) fill(dst []byte) {
+	for len(dst) > 0 {
+		p := w.parts[w.part]
+		pre := 0
+		if w.multi {
+			pre = PartLengthPrefix
+			if w.off < pre {
+				var lp [PartLengthPrefix]byte
+				binary.LittleEndian.PutUint32(lp[:], uint32(len(p)))
+				n := copy(dst, lp[w.off:])
+				dst = dst[n:]
+				w.off += n
+			}
+		}
+		if w.off >= pre {
+			n := copy(dst, p[w.off-pre:])
+			dst = dst[n:]
+			w.off += n
+			if w.off == pre+len(p) {
+				w.part++
+				w.off = 0
+			}
+		}
+	}
+}
+
+// ringResult maps a ring error to the mailbox's outcome.
+func (m *Mailbox) ringResult(err error) error {
+	switch err {
+	case nil:
+		return nil
+	case ringbuf.ErrFull:
+		return ErrBackPressured
+	}
+	if errors.Is(err, ringbuf.ErrTooLong) {
+		return ErrTooLong
+	}
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
+}
+
+func errTypeID(typeID int32) error {
+	return fmt.Errorf("%w: type id %d (1..%d)", ErrTypeID, typeID, MaxTypeID)
+}
+
+// Claim is space for one plain message claimed by Mailbox.Claim: fill
+// Payload, then call exactly one of Commit or Abort, on every path. Until
+// then the receiver stops at the claim (later messages wait behind it);
+// a claim never completed is released by the liveness check after
+// Config.UnblockTimeout and counted as torn.
+type Claim struct {
+	ring *ringbuf.ManyToOne
+	c    ringbuf.Claim
+}
+
+// Payload returns the claimed space, aliasing the ring. It is valid until
+// Commit or Abort.
+func (c *Claim) Payload() []byte { return c.c.Payload }
+
+// Commit publishes the message.
+func (c *Claim) Commit() error {
+	if c.ring == nil {
+		return fmt.Errorf("%w: zero Claim", ErrClaim)
+	}
+	if err := c.ring.Commit(c.c.Index); err != nil {
+		return fmt.Errorf("%w: %w", ErrClaim, err)
+	}
+	return nil
+}
+
+// Abort discards the claim: the receiver skips it.
+func (c *Claim) Abort() error {
+	if c.ring == nil {
+		return fmt.Errorf("%w: zero Claim", ErrClaim)
+	}
+	if err := c.ring.Abort(c.c.Index); err != nil {
+		return fmt.Errorf("%w: %w", ErrClaim, err)
+	}
+	return nil
+}
+
+// Claim claims space for a plain message of length bytes (at most
+// MaxClaimLength) to be written in place: the zero-copy send. Outcomes as
+// for Send, plus ErrLength (wrapped) for a negative length.
+func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) {
+	if typeID < 1 || typeID > MaxTypeID {
+		return Claim{}, errTypeID(typeID)
+	}
+	if length < 0 {
+		return Claim{}, fmt.Errorf("%w: %d", ErrLength, length)
+	}
+	if length > m.lay.maxRecord {
+		return Claim{}, ErrTooLong
+	}
+	if m.state.Load() != stateOpen {
+		m.ctr.RefusedClosed.Add(1)
+		return Claim{}, ErrClosed
+	}
+	c, err := m.ring.TryClaim(typeID, length)
+	if err != nil {
+		err = m.ringResult(err)
+		if err == ErrBackPressured {
+			m.ctr.BackPressured.Add(1)
+		}
+		return Claim{}, err
+	}
+	return Claim{ring: m.ring, c: c}, nil
+}
+
+// PartsClaim is space for one multipart message claimed by ClaimParts,
+// with the part lengths already written: fill each Part, then call exactly
+// one of Commit or Abort (see Claim).
+type PartsClaim struct {
+	Claim
+	n int
+}
+
+// NumParts returns the number of parts.
+func (p *PartsClaim) NumParts() int { return p.n }
+
+// Part returns the space of part i, aliasing the ring, valid until Commit
+// or Abort. It panics if i is out of range, as indexing does.
+func (p *PartsClaim) Part(i int) []byte {
+	if i < 0 || i >= p.n {
+		panic(fmt.Sprintf("mailbox: part %d of %d", i, p.n))
+	}
+	body := p.c.Payload[FrameHeaderLength:]
+	if p.n == 1 {
+		return body
+	}
+	for {
+		l := int(binary.LittleEndian.Uint32(body))
+		body = body[PartLengthPrefix:]
+		if i == 0 {
+			return body[:l:l]
+		}
+		body = body[l:]
+		i--
+	}
+}
+
+// ClaimParts claims space for a multipart message whose parts have the
+// given lengths, to be written in place. The whole message must fit in one
+// record: the body (the lengths plus PartLengthPrefix bytes each, or the
+// single length for one part) must not exceed MaxPartsClaimLength, or
+// ErrTooLong is returned. Other outcomes as for SendParts.
+func (m *Mailbox) ClaimParts(typeID int32, lengths ...int) (PartsClaim, error) {
+	return m.claimParts(typeID, lengths, nil)
+}
+
+func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim, error) {
+	if typeID < 1 || typeID > MaxTypeID {
+		return PartsClaim{}, errTypeID(typeID)
+	}
+	n := len(lengths)
+	if n == 0 || n > m.maxParts {
+		return PartsClaim{}, fmt.Errorf("%w: %d parts (1..%d)", ErrParts, n, m.maxParts)
+	}
+	body := 0
+	for _, l := range lengths {
+		if l < 0 {
+			return PartsClaim{}, fmt.Errorf("%w: part of %d bytes", ErrLength, l)
+		}
+		if l > m.lay.maxFrag {
+			return PartsClaim{}, ErrTooLong
+		}
+		body += l
+	}
+	if n > 1 {
+		body += n * PartLengthPrefix
+	}
+	if body > m.lay.maxFrag || body > m.lay.maxMessage {
+		return PartsClaim{}, ErrTooLong
+	}
+	if m.state.Load() != stateOpen {
+		m.ctr.RefusedClosed.Add(1)
+		return PartsClaim{}, ErrClosed
+	}
+	c, err := m.ring.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
+	if err != nil {
+		err = m.ringResult(err)
+		if err == ErrBackPressured {
+			m.ctr.BackPressured.Add(1)
+		}
+		return PartsClaim{}, err
+	}
+	h := frameHeader{count: 1, bodyLen: uint32(body), parts: uint32(n)}
+	if s != nil {
+		h.key, h.seq = s.key, s.seq
+		s.seq++
+	} else {
+		h.key = m.ring.NextCorrelationID()
+	}
+	putFrameHeader(c.Payload, &h)
+	if n > 1 {
+		at := FrameHeaderLength
+		for _, l := range lengths {
+			binary.LittleEndian.PutUint32(c.Payload[at:], uint32(l))
+			at += PartLengthPrefix + l
+		}
+	}
+	return PartsClaim{Claim: Claim{ring: m.ring, c: c}, n: n}, nil
+}
+
+// Sender sends to a mailbox from one goroutine. It carries a key unique
+// among the senders of the ring (taken from the ring's correlation
+// counter, so unique across processes too) and a message sequence, which
+// stamp its framed messages, and its own idle strategy for SendContext, so
+// that none of its methods allocates. Use one Sender per goroutine; it is
+// not safe for concurrent use. Mailbox's own send methods are safe for
+// concurrent use and take a fresh key per framed message instead.
+type Sender struct {
+	mb   *Mailbox
+	key  int64
+	seq  uint64
+	idle *idle.BackoffStrategy
+}
+
+// NewSender returns a Sender for m.
+func (m *Mailbox) NewSender() *Sender {
+	return &Sender{mb: m, key: m.ring.NextCorrelationID(), idle: idle.Backoff()}
+}
+
+// Key returns the sender's key, written in the frame header of its framed
+// messages.
+func (s *Sender) Key() int64 { return s.key }
+
+// Mailbox returns the mailbox s sends to.
+func (s *Sender) Mailbox() *Mailbox { return s.mb }
+
+// Send is Mailbox.Send from this sender.
+func (s *Sender) Send(typeID int32, payload []byte) error {
+	err := s.mb.send(typeID, payload, s)
+	if err == ErrBackPressured {
+		s.mb.ctr.BackPressured.Add(1)
+	}
+	return err
+}
+
+// SendParts is Mailbox.SendParts from this sender.
+func (s *Sender) SendParts(typeID int32, parts ...[]byte) error {
+	err := s.mb.sendParts(typeID, parts, s)
+	if err == ErrBackPressured {
+		s.mb.ctr.BackPressured.Add(1)
+	}
+	return err
+}
+
+// SendContext is Mailbox.SendContext from this sender, waiting with the
+// sender's own back-off strategy.
+func (s *Sender) SendContext(ctx context.Context, typeID int32, payload []byte) error {
+	err := s.mb.send(typeID, payload, s)
+	if err != ErrBackPressured {
+		return err
+	}
+	return s.mb.waitSend(ctx, s.idle, typeID, payload, nil, s)
+}
+
+// SendPartsContext is Mailbox.SendPartsContext from this sender.
+func (s *Sender) SendPartsContext(ctx context.Context, typeID int32, parts ...[]byte) error {
+	err := s.mb.sendParts(typeID, parts, s)
+	if err != ErrBackPressured {
+		return err
+	}
+	return s.mb.waitSend(ctx, s.idle, typeID, nil, parts, s)
+}
+
+// Claim is Mailbox.Claim (plain messages carry no sender key).
+func (s *Sender) Claim(typeID int32, length int) (Claim, error) { return s.mb.Claim(typeID, length) }
+
+// ClaimParts is Mailbox.ClaimParts from this sender.
+func (s *Sender) ClaimParts(typeID int32, lengths ...int) (PartsClaim, error) {
+	return s.mb.claimParts(typeID, lengths, s)
+}

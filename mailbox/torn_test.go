@@ -1,0 +1,278 @@
+package mailbox
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dutyrt/duty/ringbuf"
+	"github.com/stretchr/testify/require"
+)
+
+// sendHalf starts a framed message of body payload from s and stops after
+// upTo of its records, leaving the batch claimed and never committed: a
+// sender that died half-way through a fragmented message.
+func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
+	t.Helper()
+	mb := s.mb
+	parts := [][]byte{payload}
+	count, size := mb.lay.records(len(payload))
+	require.Greater(t, count, upTo)
+	b, err := mb.ring.TryClaimBatch(size)
+	require.NoError(t, err)
+	h := frameHeader{key: s.key, seq: s.seq, count: uint32(count), bodyLen: uint32(len(payload)), parts: 1}
+	w := bodyWriter{parts: parts}
+	require.NoError(t, mb.fillFramed(&b, typeID, &h, &w, upTo))
+}
+
+// A sender stops half-way through a fragmented message: the receiver
+// delivers nothing of it, and once the liveness timeout has passed (an
+// injected clock: no timing) it drops the message whole, counts it as
+// torn, and the traffic behind it flows.
+func TestSenderStopsHalfway(t *testing.T) {
+	var now atomic.Int64
+	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: now.Load})
+	live := mb.NewSender()
+	require.NoError(t, live.Send(1, []byte("before")))
+	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
+	require.NoError(t, live.Send(3, []byte("after")))
+	big := pattern(3, 4000)
+	require.NoError(t, live.Send(4, big))
+	require.NoError(t, mb.SendParts(5, []byte("p"), []byte("q")))
+
+	require.Equal(t, []got{{1, []string{"before"}, false}}, collect(t, mb))
+	now.Store(int64(999 * time.Millisecond))
+	require.Empty(t, collect(t, mb), "blocked behind the open claim until the timeout")
+	require.Zero(t, mb.Stats().Torn)
+	now.Store(int64(1001 * time.Millisecond))
+	out := collect(t, mb)
+	out = append(out, collect(t, mb)...)
+	require.Equal(t, []got{
+		{3, []string{"after"}, false},
+		{4, []string{string(big)}, true},
+		{5, []string{"p", "q"}, true},
+	}, out)
+	st := mb.Stats()
+	require.Equal(t, int64(1), st.Torn)
+	require.Zero(t, st.Corrupt)
+	require.Equal(t, int64(4), st.Delivered)
+	require.Zero(t, st.Depth)
+}
+
+// A plain claim never committed is released and counted the same way;
+// a receiver that only aborts is never mistaken for a stall.
+func TestAbandonedClaim(t *testing.T) {
+	var now atomic.Int64
+	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: now.Load})
+	_, err := mb.Claim(1, 100)
+	require.NoError(t, err)
+	require.NoError(t, mb.Send(2, []byte("x")))
+	require.Empty(t, collect(t, mb))
+	now.Store(int64(2 * time.Second))
+	require.Empty(t, collect(t, mb))
+	require.Equal(t, []got{{2, []string{"x"}, false}}, collect(t, mb))
+	require.Equal(t, int64(1), mb.Stats().Torn)
+
+	require.NoError(t, mb.Send(3, []byte("y")))
+	for i := range 5 {
+		now.Store(int64(time.Duration(i+3) * time.Second))
+		n, err := mb.Drain(func(*Message) Action { return Abort }, 10)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	}
+	require.Equal(t, int64(1), mb.Stats().Torn)
+	require.Len(t, collect(t, mb), 1)
+}
+
+// The stress version: three live senders send plain, multipart and
+// fragmented messages (waiting with SendContext while the ring is full)
+// while a fourth dies half-way through a fragmented message. Every live
+// message arrives exactly once and in order, the torn one never, and it is
+// counted. The timeout is real but short; the only time limit is a hang
+// guard.
+func TestSenderStopsHalfwayConcurrent(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: 20 * time.Millisecond})
+	const live, perSender = 3, 300
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errs := make(chan error, live)
+	start := make(chan struct{})
+	for id := range live {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := mb.NewSender()
+			<-start
+			for seq := range perSender {
+				kind, lens := stressShape(id, seq, mb)
+				parts := stressParts(id, seq, lens)
+				var err error
+				if kind == kindMultipart {
+					err = s.SendPartsContext(ctx, int32(1+id), parts...)
+				} else {
+					err = s.SendContext(ctx, int32(1+id), parts[0])
+				}
+				if err != nil {
+					errs <- fmt.Errorf("sender %d seq %d: %w", id, seq, err)
+					return
+				}
+			}
+		}()
+	}
+	sendHalf(t, mb.NewSender(), 99, pattern(1, 5000), 1)
+	close(start)
+
+	next := make([]int, live)
+	total := 0
+	guard := time.Now().Add(60 * time.Second)
+	for total < live*perSender {
+		require.True(t, time.Now().Before(guard), "hang guard: %d of %d messages", total, live*perSender)
+		n, err := mb.Drain(func(m *Message) Action {
+			id := int(m.TypeID()) - 1
+			require.NotEqual(t, int32(99), m.TypeID(), "torn message delivered")
+			require.NoError(t, checkStress(m, id, next[id], mb))
+			next[id]++
+			return Continue
+		}, 64)
+		require.NoError(t, err)
+		total += n
+		if n == 0 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(1), mb.Stats().Torn)
+	require.Zero(t, mb.Stats().Corrupt)
+}
+
+// rec is a raw ring record for the corruption tests.
+type rec struct {
+	typ     int32
+	payload []byte
+}
+
+func framed(h frameHeader, body []byte) []byte {
+	b := make([]byte, FrameHeaderLength+len(body))
+	putFrameHeader(b, &h)
+	copy(b[FrameHeaderLength:], body)
+	return b
+}
+
+// writeBatch writes records as one ring batch, as a (faulty) sender would.
+func writeBatch(t testing.TB, r *ringbuf.ManyToOne, recs []rec) {
+	t.Helper()
+	size := 0
+	for _, x := range recs {
+		size += ringbuf.RecordSize(len(x.payload))
+	}
+	b, err := r.TryClaimBatch(size)
+	require.NoError(t, err)
+	for _, x := range recs {
+		p, err := b.Append(x.typ, len(x.payload))
+		require.NoError(t, err)
+		copy(p, x.payload)
+	}
+	require.NoError(t, r.CommitBatch(b))
+}
+
+func lp(parts ...string) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(p)))
+		b = append(b, p...)
+	}
+	return b
+}
+
+// Records with invalid framing are dropped whole and counted; a valid
+// message after them is delivered; Drain reports ErrCorruptFrame.
+func TestCorruptFrames(t *testing.T) {
+	const F = FramedFlag | 7
+	hdr := func(index, count, bodyLen, parts uint32) frameHeader {
+		return frameHeader{key: 42, seq: 1, index: index, count: count, bodyLen: bodyLen, parts: parts}
+	}
+	frag := string(pattern(1, 8160))
+	cases := []struct {
+		name    string
+		recs    []rec
+		corrupt int64
+	}{
+		{"reserved type bits", []rec{{MaxTypeID + 1, []byte("x")}}, 1},
+		{"framed flag without type", []rec{{FramedFlag, framed(hdr(0, 1, 1, 1), []byte("x"))}}, 1},
+		{"short framed record", []rec{{F, make([]byte, FrameHeaderLength-1)}}, 1},
+		{"stray fragment", []rec{{F, framed(hdr(1, 2, 2, 1), []byte("x"))}}, 1},
+		{"zero count", []rec{{F, framed(hdr(0, 0, 1, 1), []byte("x"))}}, 1},
+		{"count too large", []rec{{F, framed(hdr(0, 5, 1, 1), []byte("x"))}}, 1},
+		{"zero parts", []rec{{F, framed(hdr(0, 1, 1, 0), []byte("x"))}}, 1},
+		{"too many parts", []rec{{F, framed(hdr(0, 1, 1, DefaultMaxParts+1), []byte("x"))}}, 1},
+		{"body too long", []rec{{F, framed(hdr(0, 1, 40000, 1), []byte("x"))}}, 1},
+		{"body length mismatch", []rec{{F, framed(hdr(0, 1, 2, 1), []byte("x"))}}, 1},
+		{"part lengths too long", []rec{{F, framed(hdr(0, 1, 9, 2), append(lp("ab"), 9, 0, 0, 0, 'c'))}}, 1},
+		{"part lengths too short", []rec{{F, framed(hdr(0, 1, 11, 2), append(lp("ab", "c"), 'z'))}}, 1},
+		{"part count mismatch", []rec{{F, framed(hdr(0, 1, 10, 3), lp("ab", "c"))}}, 1},
+		{"missing fragment", []rec{
+			{F, framed(hdr(0, 3, 8161+8160, 1), []byte(frag))},
+			{F, framed(hdr(1, 3, 8161+8160, 1), []byte(frag))},
+		}, 2},
+		{"other key", []rec{
+			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
+			{F, framed(frameHeader{key: 43, seq: 1, index: 1, count: 2, bodyLen: 8161, parts: 1}, []byte("x"))},
+		}, 2},
+		{"other type", []rec{
+			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
+			{FramedFlag | 8, framed(hdr(1, 2, 8161, 1), []byte("x"))},
+		}, 2},
+		{"index out of order", []rec{
+			{F, framed(hdr(0, 3, 8162, 1), []byte(frag))},
+			{F, framed(hdr(2, 3, 8162, 1), []byte("x"))},
+			{F, framed(hdr(1, 3, 8162, 1), []byte("y"))},
+		}, 3},
+		{"fragments longer than body", []rec{
+			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
+			{F, framed(hdr(1, 2, 8161, 1), []byte("xy"))},
+		}, 2},
+		{"fragments shorter than body", []rec{
+			{F, framed(hdr(0, 2, 8163, 1), []byte(frag))},
+			{F, framed(hdr(1, 2, 8163, 1), []byte("xy"))},
+		}, 2},
+		{"first fragment longer than body", []rec{
+			{F, framed(hdr(0, 2, 10, 1), []byte(frag))},
+			{F, framed(hdr(1, 2, 10, 1), []byte("xy"))},
+		}, 2},
+		{"plain record inside a message", []rec{
+			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
+			{7, []byte("x")},
+		}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mb := newMailbox(t, Config{})
+			writeBatch(t, mb.Ring(), c.recs)
+			require.NoError(t, mb.Send(1, []byte("ok")))
+			var out []string
+			n, err := mb.Drain(func(m *Message) Action {
+				out = append(out, fmt.Sprint(m.TypeID(), string(m.Payload())))
+				return Continue
+			}, 10)
+			require.ErrorIs(t, err, ErrCorruptFrame)
+			if c.name == "plain record inside a message" {
+				require.Equal(t, []string{"7x", "1ok"}, out) // the plain record is a message of its own
+				require.Equal(t, 2, n)
+			} else {
+				require.Equal(t, []string{"1ok"}, out)
+				require.Equal(t, 1, n)
+			}
+			require.Equal(t, c.corrupt, mb.Stats().Corrupt)
+			require.Zero(t, mb.Stats().Depth)
+		})
+	}
+}
