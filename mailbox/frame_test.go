@@ -48,9 +48,9 @@ func TestClassify(t *testing.T) {
 		{MaxTypeID + 1, classInvalid, 0},
 		{FramedFlag | 1, classFramed, 1},
 		{FramedFlag | MaxTypeID, classFramed, MaxTypeID},
-		{FramedFlag, classInvalid, 0},                // no user type
-		{FramedFlag | 1<<24 | 5, classInvalid, 0},    // other reserved bit
-		{1<<29 | 5, classInvalid, 0},                 // reserved bit without the flag
+		{FramedFlag, classInvalid, 0},             // no user type
+		{FramedFlag | 1<<24 | 5, classInvalid, 0}, // other reserved bit
+		{1<<29 | 5, classInvalid, 0},              // reserved bit without the flag
 		{0x7fffffff, classInvalid, 0},
 	} {
 		class, user := classify(c.rec)
