@@ -36,9 +36,9 @@ var checkSpaceFn = checkSpace
 // wins and the other gets ErrExists), with mode 0600 unless WithMode says
 // otherwise, preallocated with fallocate (or by writing zeros where the file
 // system lacks it) so that a full file system fails here with ErrNoSpace and
-// never later with SIGBUS, and mapped MAP_SHARED. The header is written,
-// then the magic, then (atomically, last) the layout version: the ready
-// signal. By default the file is built under a temporary name and linked to
+// never later with SIGBUS, and mapped MAP_SHARED. The magic is written
+// first, then the header, then (atomically, last) the layout version: the
+// ready signal. By default the file is built under a temporary name and linked to
 // its final name once complete (see WithDirectCreate). On any failure the
 // half-made file is removed.
 //
@@ -220,14 +220,17 @@ func build(target, path string, h header, c config) (f *File, err error) {
 	return f, nil
 }
 
-// writeHeader initialises a zero header. The fields are plain stores into
-// memory nobody else reads yet (a temporary file, or a file whose readers
-// wait for the version); the heartbeat and the magic are atomic stores; the
-// version is stored last with sync/atomic (sequentially consistent, so at
-// least a release): a process that loads a non-zero version sees every
-// header field stored before it.
+// writeHeader initialises a zero header: the magic first (one atomic
+// 8-byte store, so nobody sees it torn), then the fields with plain stores
+// into memory nobody reads yet (a temporary file, or a file whose readers
+// wait for the version), the heartbeat, and last the version with
+// sync/atomic (sequentially consistent, so at least a release): a process
+// that loads a non-zero version sees every header field stored before it.
+// A header is therefore all zero, or has the magic, at every instant of its
+// creation: anything else is not a duty file.
 func writeHeader(b []byte, h header) {
 	le := binary.LittleEndian
+	(*atomic.Uint64)(unsafe.Pointer(&b[MagicOffset])).Store(magicWord)
 	le.PutUint32(b[KindOffset:], uint32(h.kind))
 	le.PutUint32(b[HeaderLengthOffset:], HeaderLength)
 	le.PutUint32(b[SectionCountOffset:], uint32(len(h.sections)))
@@ -243,8 +246,6 @@ func writeHeader(b []byte, h header) {
 		le.PutUint64(b[e+SectionLengthField:], uint64(s.length))
 	}
 	(*atomic.Int64)(unsafe.Pointer(&b[HeartbeatOffset])).Store(h.created)
-	// One 8-byte store, so a reader never sees a torn magic.
-	(*atomic.Uint64)(unsafe.Pointer(&b[MagicOffset])).Store(magicWord)
 	(*atomic.Int32)(unsafe.Pointer(&b[VersionOffset])).Store(h.version)
 }
 

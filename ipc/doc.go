@@ -45,9 +45,9 @@
 //
 // # Memory ordering
 //
-// The creator writes the header with plain stores, then the magic (one
-// atomic 8-byte store) and last the layout version with sync/atomic: a
-// reader that loads a non-zero version (atomically) sees the whole header.
+// The creator writes the magic (one atomic 8-byte store), then the header
+// with plain stores, and last the layout version with sync/atomic: a reader
+// that loads a non-zero version (atomically) sees the whole header.
 // The heartbeat is a release store (internal/atomicbuf) read with an atomic
 // load; readers only compare its value with their clock. Ring words follow
 // ringbuf's rules. Other header fields never change after creation; Open

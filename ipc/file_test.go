@@ -273,12 +273,14 @@ func TestRefCounting(t *testing.T) {
 // mapped reports whether this process maps f's inode (from
 // /proc/self/maps: the path there is the one mapped, which for a file
 // built under a temporary name is that name).
-func mapped(t *testing.T, f *File) bool {
+func mapped(t *testing.T, f *File) bool { return mappedIno(t, f.ino) }
+
+func mappedIno(t *testing.T, ino uint64) bool {
 	b, err := os.ReadFile("/proc/self/maps")
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(b), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) >= 5 && fields[4] == strconv.FormatUint(f.ino, 10) {
+		if len(fields) >= 5 && fields[4] == strconv.FormatUint(ino, 10) {
 			return true
 		}
 	}

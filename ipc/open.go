@@ -125,7 +125,11 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 		version := (*atomic.Int32)(unsafe.Add(base, VersionOffset)).Load()
 		switch {
 		case magic == 0 && version == 0:
-			return nil // nothing written yet
+			// Nothing written yet, if the whole header is zero; otherwise
+			// readHeader reports the foreign (zero) magic.
+			copy(buf, m)
+			ready = !allZero(buf)
+			return nil
 		case magic != magicWord:
 			// Foreign: hand readHeader only the magic to report.
 			clear(buf)

@@ -193,9 +193,9 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 //
 //   - ErrOwnerAlive when the owner holds its lock on the file (a live
 //     owner always does), or its state is Alive, Unconfirmed or Hung, or the
-//     file is still being created (shorter than a header, or version 0,
-//     modified within the liveness timeout), or the path was replaced by
-//     another file meanwhile;
+//     file is still being created (zero bytes shorter than a header, an
+//     all-zero header, or version 0, modified within the liveness timeout),
+//     or the path was replaced by another file meanwhile;
 //   - ErrNotDutyFile, a *VersionError or ErrCorrupt for files it cannot
 //     interpret (they are never removed);
 //   - an error matching fs.ErrNotExist or ErrPermission from the file system.
@@ -240,6 +240,9 @@ func removeIfStale(path string, c config) error {
 	if err != nil {
 		return osError("read", path, err)
 	}
+	if n < HeaderLength && !allZero(buf[:n]) {
+		return fmt.Errorf("%w: %s: %d bytes that are not a duty header", ErrNotDutyFile, path, n)
+	}
 	if n < HeaderLength || uninitialised(buf) {
 		timeout := c.livenessTimeout
 		if timeout <= 0 {
@@ -267,12 +270,23 @@ func removeIfStale(path string, c config) error {
 	return removeLocked(path, &st)
 }
 
-// uninitialised reports a header that a creator has not finished: all-zero
-// magic, or the right magic with version 0.
+// uninitialised reports a header that a creator has not finished: all
+// zero, or the magic with version 0 (Create stores the magic first and the
+// version last).
 func uninitialised(b []byte) bool {
-	version := binary.LittleEndian.Uint32(b[VersionOffset:])
-	magic := string(b[MagicOffset : MagicOffset+len(Magic)])
-	return version == 0 && (magic == Magic || magic == "\x00\x00\x00\x00\x00\x00\x00\x00")
+	if binary.LittleEndian.Uint32(b[VersionOffset:]) != 0 {
+		return false
+	}
+	return string(b[MagicOffset:MagicOffset+len(Magic)]) == Magic || allZero(b[:HeaderLength])
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // removeLocked unlinks path if it still names the inode st describes. The

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dutyrt/duty/internal/atomicbuf"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 
 const (
