@@ -1,0 +1,169 @@
+package counters
+
+import (
+	"fmt"
+	"math"
+)
+
+// Byte layout of counters: Agrona's CountersReader/CountersManager layout,
+// bit for bit (agrona.md section 5.1, aeron-ipc.md section 1.5, DESIGN.md
+// section 2). This file is the single source of these numbers;
+// layout_test.go asserts them against raw bytes written by a Manager.
+//
+// Counters live in two regions, normally two parts of one shared file:
+//
+//	values:   one ValueRecordLength-byte record per counter id,
+//	          id i at i*ValueRecordLength
+//	metadata: one MetadataRecordLength-byte record per counter id,
+//	          id i at i*MetadataRecordLength
+//
+// A value record (two cache lines, so each hot counter has its own):
+//
+//	+0   int64 value
+//	+8   int64 registration id (identifies this incarnation of the slot)
+//	+16  int64 owner id
+//	+24  int64 reference id
+//	+32  ..128 padding
+//
+// A metadata record:
+//
+//	+0   int32 state: StateUnused, StateAllocated, StateReclaimed
+//	+4   int32 type id
+//	+8   int64 free-for-reuse deadline (epoch ms; NotFreeToReuse while allocated)
+//	+16  [112]byte key
+//	+128 int32 label length (0..MaxLabelLength)
+//	+132 [380]byte label (UTF-8)
+//
+// All words are little-endian (the native order of every platform duty
+// supports).
+const (
+	// ValueRecordLength is the length of a value record (Agrona's
+	// COUNTER_LENGTH).
+	ValueRecordLength = 128
+	// ValueOffset is the offset of the int64 counter value in a value record.
+	ValueOffset = 0
+	// RegistrationIDOffset is the offset of the int64 registration id in a
+	// value record.
+	RegistrationIDOffset = 8
+	// OwnerIDOffset is the offset of the int64 owner id in a value record.
+	OwnerIDOffset = 16
+	// ReferenceIDOffset is the offset of the int64 reference id in a value
+	// record.
+	ReferenceIDOffset = 24
+
+	// MetadataRecordLength is the length of a metadata record (Agrona's
+	// METADATA_LENGTH).
+	MetadataRecordLength = 512
+	// StateOffset is the offset of the int32 record state in a metadata
+	// record.
+	StateOffset = 0
+	// TypeIDOffset is the offset of the int32 type id in a metadata record.
+	TypeIDOffset = 4
+	// FreeForReuseDeadlineOffset is the offset of the int64 deadline (epoch
+	// ms) after which a freed id may be reused.
+	FreeForReuseDeadlineOffset = 8
+	// KeyOffset is the offset of the key in a metadata record.
+	KeyOffset = 16
+	// MaxKeyLength is the length of the key area.
+	MaxKeyLength = 112
+	// LabelLengthOffset is the offset of the int32 label length in a
+	// metadata record (Agrona's LABEL_OFFSET).
+	LabelLengthOffset = 128
+	// LabelOffset is the offset of the label bytes in a metadata record.
+	LabelOffset = LabelLengthOffset + 4
+	// MaxLabelLength is the largest label length in bytes.
+	MaxLabelLength = 380
+	// FullLabelLength is the length of the label area including its length
+	// word.
+	FullLabelLength = 384
+
+	// MetadataToValuesRatio is the minimum ratio of the metadata region's
+	// length to the values region's (MetadataRecordLength/ValueRecordLength).
+	MetadataToValuesRatio = MetadataRecordLength / ValueRecordLength
+
+	// MaxCounters is the largest number of counters one pair of regions
+	// holds: the metadata region then stays below 2 GiB, the largest buffer
+	// Agrona (int-indexed) can wrap.
+	MaxCounters = math.MaxInt32 / MetadataRecordLength
+)
+
+// Record states, stored at StateOffset.
+const (
+	// StateUnused is the state of a record never allocated. Ids are handed
+	// out densely from 0, so the first unused record ends a scan.
+	StateUnused int32 = 0
+	// StateAllocated is the state of a live counter.
+	StateAllocated int32 = 1
+	// StateReclaimed is the state of a freed counter, waiting for reuse.
+	StateReclaimed int32 = -1
+)
+
+const (
+	// NotFreeToReuse is the free-for-reuse deadline of an allocated record.
+	NotFreeToReuse int64 = math.MaxInt64
+	// NullCounterID is the id that means "no counter".
+	NullCounterID = -1
+	// DefaultTypeID is Agrona's default type id.
+	DefaultTypeID int32 = 0
+	// DefaultRegistrationID, DefaultOwnerID and DefaultReferenceID are the
+	// ids of a value record that was never given one.
+	DefaultRegistrationID int64 = 0
+	DefaultOwnerID        int64 = 0
+	DefaultReferenceID    int64 = 0
+)
+
+// valueOffset returns the offset of id's value record in the values region.
+func valueOffset(id int) int { return id * ValueRecordLength }
+
+// metadataOffset returns the offset of id's metadata record in the metadata
+// region.
+func metadataOffset(id int) int { return id * MetadataRecordLength }
+
+// Regions says where the metadata and values regions of n counters sit when
+// both are laid out in one buffer (a section of a shared file): metadata
+// first, then values, as in Aeron's CnC file. Every offset is a multiple of
+// MetadataRecordLength, so a page-aligned buffer keeps each value record on
+// its own two cache lines.
+type Regions struct {
+	// Counters is the number of counter ids (MaxCounterID+1).
+	Counters int
+	// MetadataOffset and MetadataLength locate the metadata region.
+	MetadataOffset, MetadataLength int
+	// ValuesOffset and ValuesLength locate the values region.
+	ValuesOffset, ValuesLength int
+	// Length is the total length of the buffer.
+	Length int
+}
+
+// Layout returns the regions of n counters laid out in one buffer. n must be
+// between 1 and MaxCounters, otherwise the error wraps ErrCapacity.
+func Layout(n int) (Regions, error) {
+	if n < 1 || n > MaxCounters {
+		return Regions{}, fmt.Errorf("%w: %d counters, want 1..%d", ErrCapacity, n, MaxCounters)
+	}
+	meta := n * MetadataRecordLength
+	vals := n * ValueRecordLength
+	return Regions{
+		Counters:       n,
+		MetadataOffset: 0,
+		MetadataLength: meta,
+		ValuesOffset:   meta,
+		ValuesLength:   vals,
+		Length:         meta + vals,
+	}, nil
+}
+
+// Split cuts a buffer laid out by Layout into its metadata and values
+// regions. len(b) must be n*(MetadataRecordLength+ValueRecordLength) for n
+// in 1..MaxCounters, otherwise the error wraps ErrCapacity. Split neither
+// reads nor writes b; the alignment is checked by NewManager and NewReader.
+func Split(b []byte) (metadata, values []byte, err error) {
+	const per = MetadataRecordLength + ValueRecordLength
+	n := len(b) / per
+	if len(b)%per != 0 || n < 1 || n > MaxCounters {
+		return nil, nil, fmt.Errorf("%w: buffer of %d bytes is not n*%d bytes for 1 <= n <= %d", ErrCapacity, len(b), per, MaxCounters)
+	}
+	r, _ := Layout(n)
+	return b[r.MetadataOffset : r.MetadataOffset+r.MetadataLength : r.MetadataOffset+r.MetadataLength],
+		b[r.ValuesOffset : r.ValuesOffset+r.ValuesLength : r.ValuesOffset+r.ValuesLength], nil
+}

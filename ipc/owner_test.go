@@ -1,0 +1,225 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestProcStat(t *testing.T) {
+	start, state, err := procStat(os.Getpid())
+	require.NoError(t, err)
+	require.NotZero(t, start)
+	require.Contains(t, "RSDT", string(state), "a live process state")
+	require.Equal(t, start, selfStartTime())
+	require.True(t, processRunning(os.Getpid(), start))
+	require.False(t, processRunning(os.Getpid(), start+1), "a reused pid has another start time")
+	require.True(t, processRunning(os.Getpid(), 0), "unknown start time: the pid decides")
+	require.False(t, processRunning(0, 0))
+	require.False(t, processRunning(-1, 0))
+	_, _, err = procStat(-5)
+	require.Error(t, err)
+}
+
+// deadPID returns the pid of a child of this test that has exited and been
+// reaped.
+func deadPID(t *testing.T) int {
+	p := startChild(t, "", "exit").start(t)
+	require.NoError(t, p.wait(t))
+	return p.cmd.Process.Pid
+}
+
+func TestProcessRunningZombie(t *testing.T) {
+	p := startChild(t, "", "exit").start(t)
+	pid := p.cmd.Process.Pid
+	start, _, err := procStat(pid)
+	if err != nil {
+		// Already exited; wait for the zombie state below anyway.
+		start = 0
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, state, err := procStat(pid)
+		require.NoError(t, err, "an unreaped child keeps its /proc entry")
+		if state == 'Z' {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "child never exited")
+		time.Sleep(time.Millisecond)
+	}
+	require.False(t, processRunning(pid, start), "a zombie is not running")
+	require.NoError(t, p.wait(t))
+	require.False(t, processRunning(pid, start))
+}
+
+// TestLivenessRules forges owner fields and checks the state, and what
+// RemoveIfStale does, for each combination. The forged files are written by
+// this test, so nobody holds their lock: only the header rules decide.
+func TestLivenessRules(t *testing.T) {
+	dir := testDir(t)
+	now := time.Now()
+	self, selfStart := int64(os.Getpid()), int64(selfStartTime())
+	dead := int64(deadPID(t))
+	fresh, stale := now.UnixMilli()-1000, now.UnixMilli()-60_000
+	for _, c := range []struct {
+		name       string
+		pid, start int64
+		heartbeat  int64
+		state      State
+		running    bool
+	}{
+		{"alive", self, selfStart, fresh, Alive, true},
+		{"hung", self, selfStart, stale, Hung, true},
+		{"pid reused, stale", self, selfStart + 1, stale, Dead, false},
+		{"pid reused, fresh", self, selfStart + 1, fresh, Unconfirmed, false},
+		{"pid gone, stale", dead, 0, stale, Dead, false},
+		{"pid gone, fresh", dead, 0, fresh, Unconfirmed, false},
+		{"closed", self, selfStart, HeartbeatClosed, Closed, true},
+		{"closed, pid gone", dead, 0, HeartbeatClosed, Closed, false},
+		{"pid 0", 0, 0, stale, Dead, false},
+		{"heartbeat far in the future", dead, 0, now.UnixMilli() + 3_600_000, Dead, false},
+		{"heartbeat slightly ahead", self, selfStart, now.UnixMilli() + 500, Alive, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := validImage(t)
+			le := binary.LittleEndian
+			le.PutUint64(b[OwnerPIDOffset:], uint64(c.pid))
+			le.PutUint64(b[OwnerStartTimeOffset:], uint64(c.start))
+			le.PutUint64(b[HeartbeatOffset:], uint64(c.heartbeat))
+			path := writeImage(t, dir, "owner", b)
+
+			f, err := Open(ctxT(t), path)
+			require.NoError(t, err)
+			l, err := f.Liveness(now, 0)
+			require.NoError(t, err)
+			require.Equal(t, c.state, l.State, l.String())
+			require.Equal(t, c.running, l.Running)
+			require.Equal(t, int(c.pid), l.PID)
+			require.Equal(t, 10*time.Second, l.Timeout)
+			require.Equal(t, c.state == Alive, f.OwnerAlive(now))
+			if c.state == Alive || c.state == Unconfirmed {
+				require.NoError(t, f.CheckOwner(now, 0))
+			} else {
+				require.ErrorIs(t, f.CheckOwner(now, 0), ErrOwnerDead)
+			}
+			require.NoError(t, f.Close())
+
+			err = RemoveIfStale(path, WithClock(func() time.Time { return now }))
+			if c.state == Dead || c.state == Closed {
+				require.NoError(t, err)
+				_, err = os.Stat(path)
+				require.ErrorIs(t, err, fs.ErrNotExist)
+			} else {
+				require.ErrorIs(t, err, ErrOwnerAlive)
+				_, err = os.Stat(path)
+				require.NoError(t, err, "not removed")
+			}
+		})
+	}
+}
+
+func TestLivenessTimeoutOverride(t *testing.T) {
+	dir := testDir(t)
+	b := validImage(t)
+	le := binary.LittleEndian
+	now := time.Now()
+	le.PutUint64(b[OwnerPIDOffset:], uint64(deadPID(t)))
+	le.PutUint64(b[HeartbeatOffset:], uint64(now.UnixMilli()-5000))
+	path := writeImage(t, dir, "t", b)
+	at := WithClock(func() time.Time { return now })
+	require.ErrorIs(t, RemoveIfStale(path, at), ErrOwnerAlive, "5 s < the header's 10 s")
+	require.NoError(t, RemoveIfStale(path, at, WithLivenessTimeout(time.Second)), "5 s > 1 s")
+}
+
+// TestRemoveIfStaleLiveOwnerLock: whatever the clock says, a file whose
+// owner holds its lock is never removed.
+func TestRemoveIfStaleLiveOwnerLock(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "locked", KindUserMin, []int{8})
+	require.NoError(t, err)
+	defer f.Close()
+	far := WithClock(func() time.Time { return time.Now().Add(24 * time.Hour) })
+	err = RemoveIfStale(f.Path(), far)
+	require.ErrorIs(t, err, ErrOwnerAlive)
+	require.Contains(t, err.Error(), "lock")
+	_, err = Cleanup(dir, far)
+	require.NoError(t, err)
+	_, err = os.Stat(f.Path())
+	require.NoError(t, err)
+}
+
+func TestRemoveIfStaleErrors(t *testing.T) {
+	dir := testDir(t)
+	require.ErrorIs(t, RemoveIfStale(filepath.Join(dir, "missing")), fs.ErrNotExist)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	require.ErrorIs(t, RemoveIfStale(filepath.Join(dir, "sub")), ErrNotDutyFile)
+	target := writeImage(t, dir, "target", make([]byte, 10))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "link")))
+	require.Error(t, RemoveIfStale(filepath.Join(dir, "link")), "symlinks are not followed")
+	_, err := os.Lstat(filepath.Join(dir, "link"))
+	require.NoError(t, err)
+}
+
+// TestCleanup fills a directory with every kind of file and checks that
+// exactly the stale ones are removed.
+func TestCleanup(t *testing.T) {
+	dir := testDir(t)
+	now := time.Now()
+	old := now.Add(-time.Hour)
+	le := binary.LittleEndian
+	dead := deadPID(t)
+
+	live, err := Create(dir, "live", KindUserMin, []int{8})
+	require.NoError(t, err)
+	defer live.Close()
+	closed, err := Create(dir, "closed", KindUserMin, []int{8})
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+
+	forge := func(name string, pid int, hb int64, version int32) {
+		b := validImage(t)
+		le.PutUint64(b[OwnerPIDOffset:], uint64(pid))
+		le.PutUint64(b[HeartbeatOffset:], uint64(hb))
+		le.PutUint32(b[VersionOffset:], uint32(version))
+		writeImage(t, dir, name, b)
+	}
+	forge("dead", dead, old.UnixMilli(), LayoutVersion)
+	forge("hung", os.Getpid(), old.UnixMilli(), LayoutVersion)
+	forge("recent", dead, now.UnixMilli(), LayoutVersion)
+	forge("future-version", dead, old.UnixMilli(), LayoutVersion+1)
+	forge("unfinished-old", dead, old.UnixMilli(), 0)
+	forge("unfinished-young", dead, old.UnixMilli(), 0)
+	writeImage(t, dir, "foreign-short", []byte("hello"))
+	writeImage(t, dir, "foreign-long", append([]byte("#!/bin/sh\n"), make([]byte, 5000)...))
+	writeImage(t, dir, "empty-young", nil)
+	writeImage(t, dir, "empty-old", nil)
+	writeImage(t, dir, tempPrefix+"x.1.abcd", nil)
+	writeImage(t, dir, tempPrefix+"y.1.abcd", make([]byte, 100))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "subdir"), 0o700))
+	for _, name := range []string{"unfinished-old", "empty-old", tempPrefix + "x.1.abcd", "foreign-short", "foreign-long"} {
+		require.NoError(t, os.Chtimes(filepath.Join(dir, name), old, old))
+	}
+
+	removed, err := Cleanup(dir, WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	sort.Strings(removed)
+	require.Equal(t, []string{tempPrefix + "x.1.abcd", "closed", "dead", "empty-old", "unfinished-old"}, removed)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	require.ElementsMatch(t, []string{tempPrefix + "y.1.abcd", "empty-young", "foreign-long", "foreign-short",
+		"future-version", "hung", "live", "recent", "subdir", "unfinished-young"}, left)
+
+	removed, err = Cleanup(filepath.Join(dir, "missing"))
+	require.NoError(t, err)
+	require.Empty(t, removed)
+}
