@@ -1,0 +1,95 @@
+package mailbox
+
+import (
+	"testing"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewActorValidation(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	h := func(*Message) Action { return Continue }
+	_, err := NewActor("a", nil, h)
+	require.ErrorIs(t, err, ErrConfig)
+	_, err = NewActor("a", mb, nil)
+	require.ErrorIs(t, err, ErrNilHandler)
+	_, err = NewActor("a", mb, h, WithDrainLimit(0))
+	require.ErrorIs(t, err, ErrConfig)
+	_, err = NewActor("a", mb, h, WithCloseMode(0))
+	require.ErrorIs(t, err, ErrConfig)
+	_, err = NewActor("a", mb, h, WithHeartbeat(nil, 1))
+	require.ErrorIs(t, err, ErrConfig)
+	_, err = NewActor("a", mb, h, WithHeartbeat(func() int64 { return 1 }, 0))
+	require.ErrorIs(t, err, ErrConfig)
+}
+
+func TestActorDutyCycle(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	var seen []int32
+	clock := int64(1000)
+	a, err := NewActor("worker", mb, func(m *Message) Action {
+		seen = append(seen, m.TypeID())
+		return Continue
+	}, WithDrainLimit(2), WithHeartbeat(func() int64 { clock++; return clock }, 3))
+	require.NoError(t, err)
+	require.Equal(t, "worker", a.RoleName())
+	require.Same(t, mb, a.Mailbox())
+	inv, err := agent.NewInvoker(a)
+	require.NoError(t, err)
+	require.NoError(t, inv.Start())
+	require.Equal(t, int64(1001), mb.Ring().ConsumerHeartbeatTime())
+	for i := range 5 {
+		require.NoError(t, mb.Send(int32(i+1), nil))
+	}
+	counts := []int{}
+	for range 4 {
+		n, err := inv.Invoke()
+		require.NoError(t, err)
+		counts = append(counts, n)
+	}
+	require.Equal(t, []int{2, 2, 1, 0}, counts)
+	require.Equal(t, []int32{1, 2, 3, 4, 5}, seen)
+	require.Equal(t, int64(1002), mb.Ring().ConsumerHeartbeatTime(), "heartbeat every third cycle")
+	require.NoError(t, inv.Close())
+	require.True(t, mb.IsClosed())
+}
+
+func TestActorCloseDrainsQueue(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	n := 0
+	a, err := NewActor("a", mb, func(*Message) Action { n++; return Continue }, WithDrainLimit(1))
+	require.NoError(t, err)
+	for range 600 {
+		require.NoError(t, mb.Send(1, []byte("x")))
+	}
+	require.NoError(t, a.OnClose())
+	require.Equal(t, 600, n)
+	require.Equal(t, ErrClosed, mb.Send(1, nil))
+}
+
+func TestActorCloseReportsWhatIsLeft(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	a, err := NewActor("stuck", mb, func(*Message) Action { return Abort })
+	require.NoError(t, err)
+	require.NoError(t, mb.Send(1, nil))
+	err = a.OnClose()
+	require.ErrorIs(t, err, ErrNotDrained)
+	require.Contains(t, err.Error(), "stuck")
+	require.Equal(t, 8, mb.Stats().Depth, "nothing dropped")
+}
+
+func TestActorCloseDiscards(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	a, err := NewActor("d", mb, func(*Message) Action {
+		t.Fatal("discarded messages are not delivered")
+		return Continue
+	}, WithCloseMode(Discard))
+	require.NoError(t, err)
+	for range 7 {
+		require.NoError(t, mb.SendParts(1, []byte("a"), []byte("b")))
+	}
+	require.NoError(t, a.OnClose())
+	require.Equal(t, 7, a.Discarded())
+	require.Equal(t, int64(7), mb.Stats().Discarded)
+}

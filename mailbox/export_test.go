@@ -1,0 +1,4 @@
+package mailbox
+
+// raceEnabled for the external test package.
+const RaceEnabled = raceEnabled

@@ -1,0 +1,339 @@
+package mailbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/dutyrt/duty/ringbuf"
+	"github.com/stretchr/testify/require"
+)
+
+// encodeFramed returns the records a sender writes for a framed message,
+// with the mailbox's own encoder, so that a fuzzer can corrupt them.
+func encodeFramed(mb *Mailbox, typeID int32, key int64, seq uint64, parts [][]byte) []rec {
+	body := bodyLength(parts)
+	count, _ := mb.lay.records(body)
+	h := frameHeader{key: key, seq: seq, count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
+	w := bodyWriter{parts: parts, multi: len(parts) > 1}
+	out := make([]rec, count)
+	rest := body
+	for i := range out {
+		frag := min(rest, mb.lay.maxFrag)
+		p := make([]byte, FrameHeaderLength+frag)
+		h.index = uint32(i)
+		putFrameHeader(p, &h)
+		w.fill(p[FrameHeaderLength:])
+		out[i] = rec{FramedFlag | typeID, p}
+		rest -= frag
+	}
+	return out
+}
+
+// ringRec is a record as found in the ring by a raw scan.
+type ringRec struct {
+	offset  int
+	typ     int32
+	payload []byte
+}
+
+// scanRing lists the committed records between head and tail, padding
+// included, with their offsets.
+func scanRing(mb *Mailbox) []ringRec {
+	var out []ringRec
+	buf := mb.ring.Buffer()
+	pos, tail := mb.ring.ConsumerPosition(), mb.ring.ProducerPosition()
+	for pos < tail {
+		off := int(pos & int64(mb.capacity-1))
+		length := int(int32(binary.LittleEndian.Uint32(buf[off:])))
+		typ := int32(binary.LittleEndian.Uint32(buf[off+4:]))
+		out = append(out, ringRec{off, typ, bytes.Clone(buf[off+8 : off+length])})
+		pos += int64(ringbuf.RecordSize(length - 8))
+	}
+	return out
+}
+
+// modelDelivery is what the reference decoder expects to be delivered.
+type modelDelivery struct {
+	typeID int32
+	parts  []string
+}
+
+// modelParts splits a body as the framing says, independently of
+// Message.setFramed.
+func modelParts(body []byte, n uint32) ([]string, bool) {
+	if n == 1 {
+		return []string{string(body)}, true
+	}
+	var parts []string
+	for range n {
+		if len(body) < 4 {
+			return nil, false
+		}
+		l := int(binary.LittleEndian.Uint32(body))
+		body = body[4:]
+		if l > len(body) {
+			return nil, false
+		}
+		parts = append(parts, string(body[:l]))
+		body = body[l:]
+	}
+	return parts, len(body) == 0
+}
+
+// modelDecode is a reference decoder of the framing over a list of records
+// (simpler than the mailbox's: it has the whole list at hand). It returns
+// the messages to deliver and the number of records to drop as corrupt.
+func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int) {
+	for i := 0; i < len(recs); {
+		r := recs[i]
+		switch {
+		case r.typ == ringbuf.PaddingTypeID:
+			i++
+			continue
+		case r.typ <= MaxTypeID:
+			out = append(out, modelDelivery{r.typ, []string{string(r.payload)}})
+			i++
+			continue
+		case r.typ&^MaxTypeID != FramedFlag || r.typ&MaxTypeID == 0 || len(r.payload) < FrameHeaderLength:
+			corrupt++
+			i++
+			continue
+		}
+		var h frameHeader
+		readFrameHeader(r.payload, &h)
+		if h.index != 0 || h.count == 0 || int(h.count) > mb.lay.maxRecords || h.parts == 0 ||
+			int(h.parts) > mb.maxParts || int(h.bodyLen) > mb.lay.maxMessage {
+			corrupt++
+			i++
+			continue
+		}
+		body := append([]byte(nil), r.payload[FrameHeaderLength:]...)
+		ok := true
+		next := r.offset + ringbuf.RecordSize(len(r.payload))
+		for j := 1; ok && j < int(h.count); j++ {
+			if i+j >= len(recs) || recs[i+j].offset != next || next > mb.capacity-ringbuf.HeaderLength-FrameHeaderLength {
+				ok = false
+				break
+			}
+			c := recs[i+j]
+			var g frameHeader
+			if c.typ != r.typ || len(c.payload) < FrameHeaderLength {
+				ok = false
+				break
+			}
+			readFrameHeader(c.payload, &g)
+			if g.index != uint32(j) || g.key != h.key || g.seq != h.seq || g.count != h.count ||
+				g.bodyLen != h.bodyLen || g.parts != h.parts {
+				ok = false
+				break
+			}
+			body = append(body, c.payload[FrameHeaderLength:]...)
+			next += ringbuf.RecordSize(len(c.payload))
+		}
+		if ok && len(body) == int(h.bodyLen) {
+			if parts, ok := modelParts(body, h.parts); ok {
+				out = append(out, modelDelivery{r.typ & MaxTypeID, parts})
+				i += int(h.count)
+				continue
+			}
+		}
+		corrupt++
+		i++
+	}
+	return out, corrupt
+}
+
+// fuzzReader turns fuzz bytes into choices.
+type fuzzReader struct{ b []byte }
+
+func (r *fuzzReader) byte() byte {
+	if len(r.b) == 0 {
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *fuzzReader) u16() int { return int(r.byte()) | int(r.byte())<<8 }
+func (r *fuzzReader) u32() uint32 {
+	return uint32(r.u16()) | uint32(r.u16())<<16
+}
+
+// FuzzDecodeFrames writes messages built from the input (valid ones from
+// the mailbox's encoder, corrupted ones, raw and invalid records) into a
+// ring, drains it, and compares what is delivered and dropped with the
+// reference decoder: never a panic, never a hang, never a partial
+// message, every corrupt record counted and reported.
+func FuzzDecodeFrames(f *testing.F) {
+	f.Add([]byte{0, 5, 3})
+	f.Add([]byte{1, 3, 10, 0, 20, 0, 200, 1})
+	f.Add([]byte{2, 0xd0, 0x07})
+	f.Add([]byte{2, 0xd0, 0x07, 3, 1, 0, 1})
+	f.Add([]byte{2, 0xd0, 0x07, 3, 1, 2, 9})
+	f.Add([]byte{1, 2, 0, 3, 0, 1, 3, 0, 7, 1})
+	f.Add([]byte{4, 1, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 3})
+	f.Add([]byte{5, 9, 9})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mb := newMailbox(t, Config{Capacity: 4096, MaxParts: 8})
+		in := &fuzzReader{data}
+		// Start at a fuzz-chosen offset, so that messages meet the end
+		// of the ring.
+		if filler := in.u16() % 3000; filler > 0 {
+			require.NoError(t, mb.ring.Write(1, make([]byte, min(filler, mb.lay.maxRecord))))
+			_, err := mb.Drain(func(*Message) Action { return Continue }, 10)
+			require.NoError(t, err)
+		}
+		var last []rec
+		var msgs [][]rec
+		flush := func() {
+			if last != nil {
+				msgs = append(msgs, last)
+			}
+			last = nil
+		}
+		for range 16 {
+			if len(in.b) == 0 {
+				break
+			}
+			switch op := in.byte() % 7; op {
+			case 0: // plain record
+				flush()
+				last = []rec{{1 + int32(in.byte()), bytes.Repeat([]byte{in.byte()}, int(in.byte())*2)}}
+			case 1: // multipart message
+				flush()
+				n := 1 + int(in.byte()%5)
+				parts := make([][]byte, n)
+				for i := range parts {
+					parts[i] = bytes.Repeat([]byte{byte(i + 1)}, in.u16()%900)
+				}
+				if bodyLength(parts) <= mb.lay.maxMessage {
+					last = encodeFramed(mb, 1+int32(in.byte()), 7, 1, parts)
+				}
+			case 2: // fragmented message
+				flush()
+				n := in.u16() % (mb.lay.maxMessage + 1)
+				last = encodeFramed(mb, 3, 8, 2, [][]byte{bytes.Repeat([]byte{9}, n)})
+			case 3: // corrupt a field of the last message's records
+				if len(last) == 0 {
+					continue
+				}
+				r := &last[int(in.byte())%len(last)]
+				field := in.byte() % 9
+				v := in.u32()
+				switch {
+				case field == 0:
+					r.typ = int32(v&0x7fffffff) | 1
+				case field < 7 && len(r.payload) >= FrameHeaderLength:
+					off := []int{FrameKeyOffset, FrameSequenceOffset, FrameIndexOffset, FrameCountOffset,
+						FrameBodyLengthOffset, FramePartsOffset}[field-1]
+					binary.LittleEndian.PutUint32(r.payload[off:], v%8)
+				case field == 7 && len(r.payload) > 0:
+					r.payload[int(v)%len(r.payload)] ^= byte(v >> 8)
+				case field == 8 && len(r.payload) > 0:
+					r.payload = r.payload[:int(v)%len(r.payload)]
+				}
+			case 4: // raw framed record with a header from the input
+				flush()
+				h := frameHeader{key: int64(in.byte()), seq: uint64(in.byte()), index: in.u32() % 4,
+					count: in.u32() % 6, bodyLen: in.u32() % 2000, parts: in.u32() % 10}
+				last = []rec{{FramedFlag | 5, framed(h, bytes.Repeat([]byte{4}, int(in.byte())))}}
+			case 5: // a record with reserved type bits
+				flush()
+				last = []rec{{int32(in.u32()&0x7f000000) | int32(in.byte()) | 1, []byte{in.byte()}}}
+			case 6: // split the last message into one batch per record
+				if len(last) > 1 {
+					for _, r := range last {
+						msgs = append(msgs, []rec{r})
+					}
+					last = nil
+				}
+			}
+		}
+		flush()
+		for _, m := range msgs {
+			size := 0
+			for _, r := range m {
+				size += ringbuf.RecordSize(len(r.payload))
+			}
+			b, err := mb.ring.TryClaimBatch(size)
+			if err != nil {
+				continue // full, or a batch that can never fit
+			}
+			for _, r := range m {
+				p, err := b.Append(r.typ, len(r.payload))
+				require.NoError(t, err)
+				copy(p, r.payload)
+			}
+			require.NoError(t, mb.ring.CommitBatch(b))
+		}
+		want, wantCorrupt := modelDecode(mb, scanRing(mb))
+		delivered0 := mb.Stats().Delivered
+
+		var gotMsgs []modelDelivery
+		for i := 0; mb.ring.ConsumerPosition() != mb.ring.ProducerPosition(); i++ {
+			require.Less(t, i, 1000, "drain does not progress")
+			before := mb.Stats().Corrupt
+			_, err := mb.Drain(func(m *Message) Action {
+				d := modelDelivery{typeID: m.TypeID()}
+				for _, p := range m.Parts() {
+					d.parts = append(d.parts, string(p))
+				}
+				gotMsgs = append(gotMsgs, d)
+				return Continue
+			}, 3)
+			if mb.Stats().Corrupt > before {
+				require.ErrorIs(t, err, ErrCorruptFrame)
+			} else {
+				require.NoError(t, err)
+			}
+		}
+		require.Equal(t, len(want), len(gotMsgs), "delivered messages")
+		for i := range want {
+			require.Equal(t, want[i], gotMsgs[i], fmt.Sprint("message ", i))
+		}
+		require.Equal(t, int64(wantCorrupt), mb.Stats().Corrupt)
+		require.Equal(t, int64(len(want)), mb.Stats().Delivered-delivered0)
+	})
+}
+
+// FuzzSendRoundTrip sends parts cut from the input, as one message, and
+// checks that they come back whole and unchanged.
+func FuzzSendRoundTrip(f *testing.F) {
+	f.Add([]byte("hello"), uint16(0), uint8(1))
+	f.Add(bytes.Repeat([]byte{1, 2, 3}, 400), uint16(300), uint8(4))
+	f.Add(bytes.Repeat([]byte{7}, 1800), uint16(479), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16, n uint8) {
+		mb := newMailbox(t, Config{Capacity: 4096})
+		nparts := 1 + int(n%8)
+		parts := make([][]byte, nparts)
+		rest := data
+		for i := range parts {
+			c := min(len(rest), int(cut)+i)
+			if i == nparts-1 {
+				c = len(rest)
+			}
+			parts[i], rest = rest[:c], rest[c:]
+		}
+		err := mb.SendParts(2, parts...)
+		if bodyLength(parts) > mb.MaxMessageSize() {
+			require.Equal(t, ErrTooLong, err)
+			return
+		}
+		require.NoError(t, err)
+		calls := 0
+		_, err = mb.Drain(func(m *Message) Action {
+			calls++
+			require.Equal(t, int32(2), m.TypeID())
+			require.Equal(t, nparts, m.NumParts())
+			for i := range parts {
+				require.True(t, bytes.Equal(parts[i], m.Part(i)), "part %d", i)
+			}
+			return Continue
+		}, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, calls)
+	})
+}
