@@ -1,0 +1,265 @@
+// Command dutybench runs the standard duty workloads of BENCH.md (W1, W2,
+// W3) against their Go channel baselines on a noisy two-core machine: it
+// probes the inter-core latency before and after every timed repetition,
+// labels each repetition with the phase it ran in, interleaves the variants,
+// and reports per-phase medians and ratios to the baseline within a phase.
+//
+// Usage:
+//
+//	go run ./cmd/dutybench [-w w1,w2,w3] [-n N] [-reps R] [-warmup W] [-json]
+//
+// docs/benchmarks.md describes the method and the measured figures.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	_ "go.uber.org/automaxprocs" // GOMAXPROCS from the container's CPU quota
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "dutybench:", strings.TrimPrefix(err.Error(), "dutybench: "))
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// options are the parsed flags.
+type options struct {
+	workloads []*workload
+	n         int // 0: each workload's default
+	reps      int // < 0: each workload's default
+	warmup    int
+	json      bool
+	lock      bool
+	pin       bool
+	chanLock  bool
+	variants  map[string]bool
+	timeout   time.Duration // 0: derived from n
+	cpuprof   string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("dutybench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	w := fs.String("w", "", "comma-separated workloads: "+knownWorkloads()+" (default all)")
+	fs.IntVar(&o.n, "n", 0, "messages (w1, w2) or round trips (w3) per repetition (default 20000000 / 20000000 / 1000000)")
+	fs.IntVar(&o.reps, "reps", -1, "timed repetitions per variant (default 10; 7 for w3)")
+	fs.IntVar(&o.warmup, "warmup", 3, "full-size warm-up repetitions per variant, untimed")
+	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
+	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
+	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
+	vs := fs.String("variants", "", "comma-separated variants to run (default all; the baseline is needed for ratios)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 60s + 20µs per message)")
+	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	batchRing := fs.String("batch-ring", "manytoone", "ring of the batch16 variant: manytoone or onetoone")
+	fs.BoolVar(&o.chanLock, "chan-lock", false, "run the channel baselines under -lock and -pin too (default: plain goroutines)")
+	fs.BoolVar(&runnerCycleTiming, "runner-cycle-timing", true, "the runner's stall tracker in onetoone-runner (runner.WithCycleTiming)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.workloads, err = selectWorkloads(*w); err != nil {
+		return o, err
+	}
+	if o.n < 0 || o.warmup < 0 || o.reps == 0 || o.reps < -1 {
+		return o, fmt.Errorf("-n and -warmup must be >= 0 and -reps >= 1")
+	}
+	switch *batchRing {
+	case "manytoone":
+		batchOnOneToOne = false
+	case "onetoone":
+		batchOnOneToOne = true
+	default:
+		return o, fmt.Errorf("-batch-ring %q: want manytoone or onetoone", *batchRing)
+	}
+	if *vs != "" {
+		o.variants = map[string]bool{}
+		for _, name := range strings.Split(*vs, ",") {
+			name = strings.TrimSpace(name)
+			found := false
+			for _, w := range o.workloads {
+				for _, v := range w.variants {
+					found = found || v.name == name
+				}
+			}
+			if !found {
+				return o, fmt.Errorf("%w %q in the selected workloads", errUnknownVariant, name)
+			}
+			o.variants[name] = true
+		}
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if o.cpuprof != "" {
+		f, err := os.Create(o.cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpus := firstCPUs(2)
+	place := placement{lock: o.lock}
+	if o.lock && o.pin && len(cpus) >= 2 {
+		place.cpus = cpus
+	}
+	fmt.Fprintf(stderr, "dutybench: GOMAXPROCS=%d, CPUs %v, probe on CPUs %v, %s\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), cpus, place)
+	var report Report
+	for _, w := range o.workloads {
+		vs := selectVariants(w, o.variants)
+		if len(vs) == 0 {
+			continue
+		}
+		n, reps := o.n, o.reps
+		if n == 0 {
+			n = w.defaultN
+		}
+		if reps < 0 {
+			reps = w.defaultReps
+		}
+		timeout := o.timeout
+		if timeout == 0 {
+			timeout = 60*time.Second + time.Duration(n)*20*time.Microsecond
+		}
+		wplace := placementFor(w, place)
+		cfg := runConfig{n: n, place: wplace, timeout: timeout, corruptAt: -1}
+		reps_, err := runWorkload(w, vs, &cfg, o.warmup, reps, cpus, o.chanLock, stderr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		names := make([]string, len(vs))
+		for i, v := range vs {
+			names[i] = v.name
+		}
+		wr := buildReport(w, names, reps_)
+		report.Workloads = append(report.Workloads, wr)
+		if !o.json {
+			chanPlace := placement{}
+			if o.chanLock {
+				chanPlace = wplace
+			}
+			header := fmt.Sprintf("%s (%s, %s): n=%d, %d reps + %d warm-up, interleaved; duty variants on %s, channels on %s; ratios to %s in the same phase",
+				w.name, w.unit(), betterWord(w), n, reps, o.warmup, wplace, chanPlace, names[0])
+			if err := writeTable(stdout, wr, header); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	if o.json {
+		return writeJSON(stdout, report)
+	}
+	return nil
+}
+
+func betterWord(w *workload) string {
+	if w.kind == kindLatency {
+		return "lower is better"
+	}
+	return "higher is better"
+}
+
+// placementFor returns where w's goroutines run under the flags' placement.
+// W2 has three busy goroutines for two CPUs: they run as plain goroutines,
+// scheduled by Go (see docs/benchmarks.md).
+func placementFor(w *workload, p placement) placement {
+	if w == w2 {
+		return placement{}
+	}
+	return p
+}
+
+// runWorkload runs warmup untimed and reps timed repetitions of every
+// variant, interleaved (A B C A B C ...), with a probe before and after each
+// timed one.
+func runWorkload(w *workload, vs []variant, base *runConfig, warmup, reps int, cpus []int, chanLock bool, log io.Writer) ([]repetition, error) {
+	if w.kind == kindLatency {
+		base.lat = make([]int64, base.n)
+	}
+	cfgs := make([]runConfig, len(vs))
+	for i, v := range vs {
+		cfgs[i] = *base
+		if v.goroutines && !chanLock {
+			cfgs[i].place = placement{}
+		}
+	}
+	for i := range warmup {
+		for j, v := range vs {
+			runtime.GC()
+			if _, err := v.run(&cfgs[j]); err != nil {
+				return nil, fmt.Errorf("%s warm-up %d: %w", v.name, i+1, err)
+			}
+		}
+	}
+	var out []repetition
+	for i := range reps {
+		for j, v := range vs {
+			r, err := timedRepetition(w, v, &cfgs[j], cpus)
+			if err != nil {
+				return nil, fmt.Errorf("%s repetition %d: %w", v.name, i+1, err)
+			}
+			out = append(out, r)
+			fmt.Fprintf(log, "%s %-16s rep %2d  probe %5.0f/%-5.0f ns %-6s %s\n", w.name, v.name, i+1, r.Before, r.After, r.Phase, describe(w, r))
+		}
+	}
+	return out, nil
+}
+
+func timedRepetition(w *workload, v variant, cfg *runConfig, cpus []int) (repetition, error) {
+	runtime.GC()
+	before, err := probe(cpus)
+	if err != nil {
+		return repetition{}, err
+	}
+	elapsed, err := v.run(cfg)
+	if err != nil {
+		return repetition{}, err
+	}
+	after, err := probe(cpus)
+	if err != nil {
+		return repetition{}, err
+	}
+	r := repetition{Variant: v.name, Before: before, After: after, Phase: labelPhase(before, after)}
+	if w.kind == kindLatency {
+		r.Latency = latencySummary(cfg.lat[:cfg.n])
+	} else {
+		r.Value = float64(cfg.n) / elapsed.Seconds() / 1e6
+	}
+	if math.IsInf(r.Value, 0) || elapsed <= 0 {
+		return repetition{}, fmt.Errorf("non-positive elapsed time %v", elapsed)
+	}
+	return r, nil
+}
+
+func describe(w *workload, r repetition) string {
+	if w.kind == kindLatency {
+		return fmt.Sprintf("p50 %.0f p99 %.0f p99.9 %.0f max %.0f ns", r.Latency[metricP50], r.Latency[metricP99], r.Latency[metricP999], r.Latency[metricMax])
+	}
+	return fmt.Sprintf("%.2f %s", r.Value, w.unit())
+}

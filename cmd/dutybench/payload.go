@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Payload layout (BENCH.md): [0,8) per-producer sequence number, [8,16)
+// producer id, [16,32) zero; uint64 little endian. Message type id 1.
+const (
+	payloadLen = 32
+	msgTypeID  = 1
+)
+
+var errPayload = errors.New("dutybench: payload mismatch")
+
+// putPayload writes a message into p (at least 32 bytes), zeroing [16,32):
+// a claimed slot of a one-to-one ring holds old bytes.
+func putPayload(p []byte, seq, producer uint64) {
+	p = p[:payloadLen:payloadLen]
+	binary.LittleEndian.PutUint64(p[0:8], seq)
+	binary.LittleEndian.PutUint64(p[8:16], producer)
+	binary.LittleEndian.PutUint64(p[16:24], 0)
+	binary.LittleEndian.PutUint64(p[24:32], 0)
+}
+
+// putSeq writes only the sequence number, for a reused buffer whose other
+// bytes are already right.
+func putSeq(p *[payloadLen]byte, seq uint64) {
+	binary.LittleEndian.PutUint64(p[0:8], seq)
+}
+
+// seqFor returns the sequence number producer 0 sends as its message i:
+// i, except at corruptAt (tests) where it is off by one.
+func seqFor(i, corruptAt int) uint64 {
+	if i == corruptAt {
+		return uint64(i) + 1
+	}
+	return uint64(i)
+}
+
+// checker verifies every message a consumer receives: type 1, 32 bytes, a
+// known producer id, and seq == expected[producer]. It records the first
+// mismatch and keeps counting, so the consumer still drains every message
+// and the producers never block on a consumer that gave up.
+type checker struct {
+	expected []uint64
+	received int
+	err      error
+}
+
+func newChecker(producers int) *checker {
+	return &checker{expected: make([]uint64, producers)}
+}
+
+func (c *checker) reset() {
+	clear(c.expected)
+	c.received = 0
+	c.err = nil
+}
+
+// check is a ringbuf.Handler.
+func (c *checker) check(typeID int32, p []byte) {
+	c.received++
+	if typeID != msgTypeID || len(p) != payloadLen {
+		c.mismatch(fmt.Sprintf("message %d: type %d, %d bytes; want type %d, %d bytes", c.received, typeID, len(p), msgTypeID, payloadLen))
+		return
+	}
+	seq := binary.LittleEndian.Uint64(p[0:8])
+	id := binary.LittleEndian.Uint64(p[8:16])
+	if id >= uint64(len(c.expected)) {
+		c.mismatch(fmt.Sprintf("message %d: producer id %d, want < %d", c.received, id, len(c.expected)))
+		return
+	}
+	if seq != c.expected[id] {
+		c.mismatch(fmt.Sprintf("message %d: producer %d sequence %d, want %d", c.received, id, seq, c.expected[id]))
+		c.expected[id] = seq + 1 // resynchronise: report only the first
+		return
+	}
+	c.expected[id]++
+}
+
+// checkArray checks a channel message.
+func (c *checker) checkArray(p *[payloadLen]byte) { c.check(msgTypeID, p[:]) }
+
+//go:noinline
+func (c *checker) mismatch(what string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %s", errPayload, what)
+	}
+}
+
+// finish returns the first mismatch, or an error if the per-producer counts
+// are not want.
+func (c *checker) finish(want []int) error {
+	if c.err != nil {
+		return c.err
+	}
+	for id, n := range want {
+		if c.expected[id] != uint64(n) {
+			return fmt.Errorf("%w: producer %d: %d messages in sequence, want %d", errPayload, id, c.expected[id], n)
+		}
+	}
+	return nil
+}

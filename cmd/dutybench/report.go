@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is the JSON document of a run (BENCH.md, "JSON shape").
+type Report struct {
+	Workloads []WorkloadReport `json:"workloads"`
+}
+
+// WorkloadReport holds one workload's per-phase figures and ratios.
+type WorkloadReport struct {
+	Name     string          `json:"name"`
+	Unit     string          `json:"unit"`
+	Variants []VariantReport `json:"variants"`
+	Ratios   []Ratio         `json:"ratios"`
+}
+
+// VariantReport holds one variant's figures by phase. Throughput phases hold
+// median, min, max and n; latency phases hold p50, p90, p99, p999, max, mean
+// (each the median over the phase's repetitions) and n.
+type VariantReport struct {
+	Name   string                        `json:"name"`
+	Phases map[string]map[string]float64 `json:"phases"`
+}
+
+// buildReport aggregates a workload's repetitions (in any order) into its
+// report, with variants in the workload's order (the baseline first).
+func buildReport(w *workload, variantNames []string, reps []repetition) WorkloadReport {
+	wr := WorkloadReport{Name: w.name, Unit: w.unit(), Ratios: []Ratio{}}
+	for _, name := range variantNames {
+		var mine []repetition
+		for _, r := range reps {
+			if r.Variant == name {
+				mine = append(mine, r)
+			}
+		}
+		vr := VariantReport{Name: name}
+		if w.kind == kindLatency {
+			vr.Phases = aggregateLatency(mine)
+		} else {
+			vr.Phases = aggregateThroughput(mine)
+		}
+		wr.Variants = append(wr.Variants, vr)
+	}
+	metrics := []string{metricMedian}
+	if w.kind == kindLatency {
+		metrics = latencyRatioMetrics
+	}
+	if rs := ratios(wr.Variants, metrics); rs != nil {
+		wr.Ratios = rs
+	}
+	return wr
+}
+
+// writeJSON writes the report as one JSON object.
+func writeJSON(out io.Writer, r Report) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// findRatio returns the ratio of variant in phase for metric.
+func findRatio(wr WorkloadReport, variant, phase, metric string) (float64, bool) {
+	for _, r := range wr.Ratios {
+		if r.Variant == variant && r.Phase == phase && r.Metric == metric {
+			return r.Ratio, true
+		}
+	}
+	return 0, false
+}
+
+// presentPhases returns the phases any variant of wr has, in report order.
+func presentPhases(wr WorkloadReport) []string {
+	var out []string
+	for _, p := range phaseOrder {
+		for _, v := range wr.Variants {
+			if _, ok := v.Phases[p]; ok {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// writeTable prints a workload's report as text: for throughput, one row per
+// variant with "median [min..max] n=k" per phase and the ratio of medians to
+// the baseline in that phase; for latency, one block per phase.
+func writeTable(out io.Writer, wr WorkloadReport, header string) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\n", header)
+	phases := presentPhases(wr)
+	if len(wr.Variants) == 0 {
+		return tw.Flush()
+	}
+	base := wr.Variants[0].Name
+	if wr.Unit == unitNs {
+		for _, phase := range phases {
+			fmt.Fprintf(tw, "phase %s\tn\tp50\tp90\tp99\tp99.9\tmax\tmean\tp50/%s\tp99.9/%s\n", phase, base, base)
+			for _, v := range wr.Variants {
+				m, ok := v.Phases[phase]
+				if !ok {
+					fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t\t\n", v.Name)
+					continue
+				}
+				fmt.Fprintf(tw, "  %s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%s\n", v.Name, m[metricN],
+					m[metricP50], m[metricP90], m[metricP99], m[metricP999], m[metricMax], m[metricMean],
+					ratioCell(wr, v.Name, phase, metricP50), ratioCell(wr, v.Name, phase, metricP999))
+			}
+		}
+		return tw.Flush()
+	}
+	fmt.Fprintf(tw, "variant")
+	for _, phase := range phases {
+		fmt.Fprintf(tw, "\t%s (%s)\tx %s", phase, wr.Unit, base)
+	}
+	fmt.Fprintln(tw)
+	for _, v := range wr.Variants {
+		fmt.Fprintf(tw, "%s", v.Name)
+		for _, phase := range phases {
+			m, ok := v.Phases[phase]
+			if !ok {
+				fmt.Fprintf(tw, "\t-\t")
+				continue
+			}
+			fmt.Fprintf(tw, "\t%.1f [%.1f..%.1f] n=%.0f\t%s", m[metricMedian], m[metricMin], m[metricMax], m[metricN],
+				ratioCell(wr, v.Name, phase, metricMedian))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+func ratioCell(wr WorkloadReport, variant, phase, metric string) string {
+	r, ok := findRatio(wr, variant, phase, metric)
+	if !ok {
+		return ""
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", r), "0"), ".") + "x"
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// benchMDExample is the JSON example of BENCH.md ("JSON shape"), with its
+// elisions filled in.
+const benchMDExample = `{"workloads": [
+  {"name": "w1", "unit": "Mmsg/s",
+   "variants": [{"name": "chan",
+                 "phases": {"mid": {"median": 18.9, "min": 16.4, "max": 23.0, "n": 11}, "far": {"median": 6, "min": 5, "max": 7, "n": 2}}}],
+   "ratios": [{"variant": "onetoone-write", "baseline": "chan", "phase": "mid",
+               "metric": "median", "ratio": 1.8}]},
+  {"name": "w3", "unit": "ns",
+   "variants": [{"name": "onetoone",
+                 "phases": {"mid": {"p50": 210, "p90": 250, "p99": 286, "p999": 420,
+                                    "max": 1523449, "mean": 216, "n": 7}}}],
+   "ratios": [{"variant": "onetoone", "baseline": "chan", "phase": "mid", "metric": "p50", "ratio": 0.85},
+              {"variant": "onetoone", "baseline": "chan", "phase": "mid", "metric": "p999", "ratio": 0.17}]}
+]}`
+
+func TestJSONMatchesBenchMD(t *testing.T) {
+	var r Report
+	dec := json.NewDecoder(strings.NewReader(benchMDExample))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&r), "every field of BENCH.md's example has a place in Report")
+	require.Len(t, r.Workloads, 2)
+	require.Equal(t, 18.9, r.Workloads[0].Variants[0].Phases["mid"]["median"])
+	require.Equal(t, 0.17, r.Workloads[1].Ratios[1].Ratio)
+
+	var buf bytes.Buffer
+	require.NoError(t, writeJSON(&buf, r))
+	// Same document, field for field, after a round trip.
+	var want, got any
+	require.NoError(t, json.Unmarshal([]byte(benchMDExample), &want))
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
+	require.Equal(t, want, got)
+}
+
+func TestBuildReportThroughput(t *testing.T) {
+	reps := []repetition{
+		{Variant: "chan", Phase: phaseMid, Value: 20},
+		{Variant: "onetoone-write", Phase: phaseMid, Value: 50},
+		{Variant: "chan", Phase: phaseMid, Value: 22},
+		{Variant: "onetoone-write", Phase: phaseFar, Value: 15},
+		{Variant: "batch16", Phase: phaseMixed, Value: 99},
+	}
+	wr := buildReport(w1, []string{"chan", "onetoone-write", "batch16"}, reps)
+	require.Equal(t, "w1", wr.Name)
+	require.Equal(t, "Mmsg/s", wr.Unit)
+	require.Equal(t, []string{"chan", "onetoone-write", "batch16"}, []string{wr.Variants[0].Name, wr.Variants[1].Name, wr.Variants[2].Name})
+	require.Equal(t, 21.0, wr.Variants[0].Phases[phaseMid][metricMedian])
+	require.Equal(t, []Ratio{{Variant: "onetoone-write", Baseline: "chan", Phase: phaseMid, Metric: metricMedian, Ratio: 50.0 / 21}}, wr.Ratios)
+
+	var buf bytes.Buffer
+	require.NoError(t, writeTable(&buf, wr, "W1"))
+	out := buf.String()
+	require.Contains(t, out, "21.0 [20.0..22.0] n=2")
+	require.Contains(t, out, "2.38x")
+	require.Contains(t, out, "mixed")
+
+	buf.Reset()
+	require.NoError(t, writeJSON(&buf, Report{Workloads: []WorkloadReport{wr}}))
+	require.Contains(t, buf.String(), `"ratios"`)
+}
+
+func TestBuildReportLatencyNoRatiosIsEmptyList(t *testing.T) {
+	m := map[string]float64{metricP50: 1, metricP90: 1, metricP99: 1, metricP999: 1, metricMax: 1, metricMean: 1}
+	reps := []repetition{{Variant: "chan", Phase: phaseMid, Latency: m}, {Variant: "onetoone", Phase: phaseFar, Latency: m}}
+	wr := buildReport(w3, []string{"chan", "onetoone"}, reps)
+	require.Equal(t, "ns", wr.Unit)
+	require.NotNil(t, wr.Ratios)
+	require.Empty(t, wr.Ratios, "no phase in common")
+	var buf bytes.Buffer
+	require.NoError(t, writeJSON(&buf, Report{Workloads: []WorkloadReport{wr}}))
+	require.Contains(t, buf.String(), `"ratios": []`)
+	buf.Reset()
+	require.NoError(t, writeTable(&buf, wr, "W3"))
+	require.Contains(t, buf.String(), "phase far")
+}

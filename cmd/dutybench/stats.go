@@ -1,0 +1,217 @@
+package main
+
+import (
+	"math"
+	"slices"
+)
+
+// Phases of the machine's inter-core latency, from the c2c probe (BENCH.md).
+const (
+	phaseNear     = "near"     // probe < 75 ns
+	phaseMid      = "mid"      // 75 ns <= probe <= 250 ns
+	phaseFar      = "far"      // probe > 250 ns
+	phaseMixed    = "mixed"    // the probes before and after a repetition disagree
+	phaseUnprobed = "unprobed" // fewer than two CPUs: no probe possible
+)
+
+// phaseOrder is the order in which phases are reported.
+var phaseOrder = []string{phaseNear, phaseMid, phaseFar, phaseMixed, phaseUnprobed}
+
+// comparablePhases are the phases in which ratios are computed: a mixed
+// repetition ran partly in one phase and partly in another, so its figure
+// belongs to neither.
+var comparablePhases = []string{phaseNear, phaseMid, phaseFar}
+
+// Probe thresholds in ns per round trip.
+const (
+	nearBelowNs = 75
+	farAboveNs  = 250
+)
+
+// phaseOf labels one probe result (ns per round trip). A NaN (no probe) is
+// unprobed.
+func phaseOf(ns float64) string {
+	switch {
+	case math.IsNaN(ns):
+		return phaseUnprobed
+	case ns < nearBelowNs:
+		return phaseNear
+	case ns <= farAboveNs:
+		return phaseMid
+	default:
+		return phaseFar
+	}
+}
+
+// labelPhase labels a repetition from the probes taken before and after it.
+func labelPhase(before, after float64) string {
+	a, b := phaseOf(before), phaseOf(after)
+	if a != b {
+		return phaseMixed
+	}
+	return a
+}
+
+// median returns the median of xs (the mean of the two middle values for an
+// even count), NaN for none. xs is not modified.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// Metric names, as they appear in the JSON "phases" objects and ratios.
+const (
+	metricMedian = "median"
+	metricMin    = "min"
+	metricMax    = "max"
+	metricN      = "n"
+	metricP50    = "p50"
+	metricP90    = "p90"
+	metricP99    = "p99"
+	metricP999   = "p999"
+	metricMean   = "mean"
+)
+
+// latencyMetrics are the per-repetition figures of a latency workload, in
+// report order.
+var latencyMetrics = []string{metricP50, metricP90, metricP99, metricP999, metricMax, metricMean}
+
+// latencyRatioMetrics are the latency figures compared with the baseline.
+// max is left out: it is one sample, usually a preemption or an interrupt.
+var latencyRatioMetrics = []string{metricP50, metricP90, metricP99, metricP999, metricMean}
+
+// percentile returns the nearest-rank percentile of sorted (ascending) for
+// perMille in (0, 1000]: the value at rank ceil(perMille/1000 * len), 1-based.
+// Integer arithmetic, so p99.9 of 1000 samples is the 999th, never the
+// 1000th through a rounding error. It returns 0 for no samples.
+func percentile(sorted []int64, perMille int) int64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := (perMille*n + 999) / 1000
+	rank = max(1, min(rank, n))
+	return sorted[rank-1]
+}
+
+// latencySummary sorts lat in place and returns its percentiles, max and
+// mean (ns), keyed by metric name.
+func latencySummary(lat []int64) map[string]float64 {
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return map[string]float64{}
+	}
+	var sum float64
+	for _, v := range lat {
+		sum += float64(v)
+	}
+	return map[string]float64{
+		metricP50:  float64(percentile(lat, 500)),
+		metricP90:  float64(percentile(lat, 900)),
+		metricP99:  float64(percentile(lat, 990)),
+		metricP999: float64(percentile(lat, 999)),
+		metricMax:  float64(lat[len(lat)-1]),
+		metricMean: sum / float64(len(lat)),
+	}
+}
+
+// repetition is one timed run of one variant.
+type repetition struct {
+	Variant string
+	Before  float64 // probe before, ns per round trip (NaN: none)
+	After   float64 // probe after
+	Phase   string
+	// Throughput workloads: Mmsg/s. Latency workloads: latencySummary.
+	Value   float64
+	Latency map[string]float64
+}
+
+// aggregateThroughput groups one variant's repetitions by phase and returns
+// median, min, max and n of each phase.
+func aggregateThroughput(reps []repetition) map[string]map[string]float64 {
+	by := map[string][]float64{}
+	for _, r := range reps {
+		by[r.Phase] = append(by[r.Phase], r.Value)
+	}
+	out := map[string]map[string]float64{}
+	for phase, vs := range by {
+		out[phase] = map[string]float64{
+			metricMedian: median(vs),
+			metricMin:    slices.Min(vs),
+			metricMax:    slices.Max(vs),
+			metricN:      float64(len(vs)),
+		}
+	}
+	return out
+}
+
+// aggregateLatency groups one variant's repetitions by phase and returns,
+// for each phase, the median over its repetitions of each latency metric,
+// and n.
+func aggregateLatency(reps []repetition) map[string]map[string]float64 {
+	by := map[string][]repetition{}
+	for _, r := range reps {
+		by[r.Phase] = append(by[r.Phase], r)
+	}
+	out := map[string]map[string]float64{}
+	for phase, rs := range by {
+		m := map[string]float64{metricN: float64(len(rs))}
+		for _, metric := range latencyMetrics {
+			vs := make([]float64, len(rs))
+			for i, r := range rs {
+				vs[i] = r.Latency[metric]
+			}
+			m[metric] = median(vs)
+		}
+		out[phase] = m
+	}
+	return out
+}
+
+// Ratio compares a variant with the workload's baseline in one phase of the
+// same run.
+type Ratio struct {
+	Variant  string  `json:"variant"`
+	Baseline string  `json:"baseline"`
+	Phase    string  `json:"phase"`
+	Metric   string  `json:"metric"`
+	Ratio    float64 `json:"ratio"`
+}
+
+// ratios returns, for every variant after the first (the baseline), every
+// comparable phase that both it and the baseline have, and every metric in
+// metrics, the variant's figure divided by the baseline's. A phase missing
+// on either side, or a zero baseline figure, yields no ratio.
+func ratios(variants []VariantReport, metrics []string) []Ratio {
+	if len(variants) < 2 {
+		return nil
+	}
+	base := variants[0]
+	var out []Ratio
+	for _, v := range variants[1:] {
+		for _, phase := range comparablePhases {
+			bp, ok1 := base.Phases[phase]
+			vp, ok2 := v.Phases[phase]
+			if !ok1 || !ok2 {
+				continue
+			}
+			for _, metric := range metrics {
+				b, okb := bp[metric]
+				x, okx := vp[metric]
+				if !okb || !okx || b == 0 || math.IsNaN(b) || math.IsNaN(x) {
+					continue
+				}
+				out = append(out, Ratio{Variant: v.Name, Baseline: base.Name, Phase: phase, Metric: metric, Ratio: x / b})
+			}
+		}
+	}
+	return out
+}
