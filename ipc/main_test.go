@@ -130,7 +130,13 @@ func childClaimer() error {
 	if err != nil {
 		return err
 	}
-	c, err := r.TryClaim(testTypeID, 24)
+	var c ringbuf.Claim
+	for spins := 0; ; spins++ {
+		if c, err = r.TryClaim(testTypeID, 24); err != ringbuf.ErrFull {
+			break
+		}
+		backoff(spins)
+	}
 	if err != nil {
 		return err
 	}
@@ -335,6 +341,17 @@ func (p *proc) line(t *testing.T) string {
 		t.Fatalf("no line from child %v; stderr: %s", p.cmd.Args, p.stderr)
 		return ""
 	}
+}
+
+// lineAsync reads the child's next stdout line in the background; the
+// channel gets it, or "" at end of output.
+func (p *proc) lineAsync() <-chan string {
+	ch := make(chan string, 1)
+	go func() {
+		s, _ := p.stdout.ReadString('\n')
+		ch <- strings.TrimSpace(s)
+	}()
+	return ch
 }
 
 // wait reaps the child and returns its exit error.

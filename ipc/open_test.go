@@ -197,9 +197,9 @@ func TestOpenWaitsWhileCreated(t *testing.T) {
 	require.NoError(t, err)
 	defer unix.Munmap(m)
 	(*atomic.Uint64)(unsafe.Pointer(&m[MagicOffset])).Store(magicWord)
-	step() // magic, nothing else
+	step()                                                       // magic, nothing else
 	copy(m[VersionOffset+4:], img[VersionOffset+4:HeaderLength]) // everything but magic and version
-	step() // version 0
+	step()                                                       // version 0
 	(*atomic.Int32)(unsafe.Pointer(&m[VersionOffset])).Store(LayoutVersion)
 	r := <-done
 	require.NoError(t, r.err)

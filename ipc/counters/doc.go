@@ -1,0 +1,88 @@
+// Package counters is Agrona's counters (CountersManager,
+// ConcurrentCountersManager, CountersReader, AtomicCounter) over two
+// caller-supplied byte slices, a metadata region and a values region, with
+// Agrona's byte layout bit for bit (layout.go): a duty process, a Java
+// process using Agrona's classes, and a stat tool can share them through one
+// mapped file.
+//
+// A counter is an int64 in its own 128-byte value record (value,
+// registration id, owner id, reference id), described by a 512-byte
+// metadata record (state, type id, free-for-reuse deadline, 112-byte key,
+// label of up to 380 bytes). Counter id i owns value record i and metadata
+// record i.
+//
+// # Regions
+//
+// Both regions must start 8-byte aligned (ErrMisaligned) and the metadata
+// region must be at least MetadataToValuesRatio (4) times as long as the
+// values region (ErrCapacity). Layout computes the two regions of n counters
+// placed in one buffer, metadata then values, and Split cuts such a buffer;
+// NewRegions allocates them on the heap. Constructors never write to the
+// regions: a reader in another process, or a late one, must not wipe live
+// counters. New memory is zero, which is the empty state.
+//
+// # Who may call what
+//
+//   - Exactly one Manager per pair of regions, across all processes: the
+//     owner. NewManager is for fresh (zero) regions and refuses regions
+//     whose record 0 is in use (ErrInUse), because a second manager over
+//     live regions hands out ids already in use (Agrona issue #293).
+//     Recover is for an owner restarting over regions left by a previous
+//     owner that has gone: it rebuilds the high-water mark, the free list
+//     and the next registration id from the metadata. The Manager itself is
+//     safe for concurrent use: Allocate, Free, Adopt, Available and
+//     Counter.Close take its mutex. Allocation is cold.
+//   - A Counter's value operations take no lock and allocate nothing: Get,
+//     Add, Increment and Set from any number of goroutines (and processes);
+//     AddSingleWriter, IncrementSingleWriter and ProposeMax only from the
+//     counter's single writer. Word exposes the value as a *atomic.Int64
+//     for packages that keep a bare word (idle.Controllable, a runner's
+//     error counter, mailbox statistics). A Counter must not be used after
+//     Close: its id may belong to another counter by then.
+//   - Any number of Readers, in any process, never writing. The per-id
+//     getters are safe for concurrent use; ForEachRecord and ForEach use
+//     the Reader's scratch space, so one iteration at a time per Reader.
+//
+// # Allocation, free, reuse
+//
+// Ids are handed out densely from 0 (a high-water mark) so that a scan can
+// stop at the first unused record. Free marks a record RECLAIMED, zeroes its
+// key and sets its free-for-reuse deadline to now + Config.FreeToReuseTimeout
+// (epoch ms from Config.Clock); its value, label and registration id stay.
+// Allocate reuses the freed id whose deadline has passed first, resetting its
+// value record (registration id, owner id, reference id, value to 0), and
+// otherwise takes the next never-used id; with neither, ErrFull. Each
+// allocation gets a registration id one higher than the manager's previous
+// one (from 1; Recover continues after the highest found), so a reader that
+// remembered (id, registration id) notices when the slot is reused.
+//
+// # Memory ordering
+//
+// Every word is accessed with sync/atomic (internal/atomicbuf), including
+// the key and label bytes, which are copied as 4-byte atomic words: readers
+// race with the manager by design, and the race detector sees no data race.
+// Allocate writes the record, then release-stores the label length, the
+// registration id and last the state ALLOCATED: a reader that loads
+// ALLOCATED sees a complete record. Free release-stores RECLAIMED first. A
+// Reader copies a record between two loads of its state and registration id
+// and retries (a bounded number of times, then skips the record) if either
+// changed, so it never delivers a label or key torn by a reuse. The
+// ordering argument is the seqlock's: the manager's stores become visible in
+// program order (x86-TSO for the plain-MOV release stores on amd64, sequential
+// consistency elsewhere), and a reused record's registration id goes to 0
+// before any of its bytes change. Records written by a foreign manager with
+// registration id 0 throughout get no such protection beyond the state.
+//
+// # Shared memory
+//
+// Readers bounds-check everything: a state other than UNUSED, ALLOCATED or
+// RECLAIMED, or a label length outside 0..MaxLabelLength, is ErrCorrupt,
+// never a panic, and every call does work bounded by MaxCounterID. Ids
+// passed in are checked against 0..MaxCounterID (ErrOutOfRange).
+//
+// # Allocation
+//
+// Counter.Get, Set, Add, Increment, AddSingleWriter, IncrementSingleWriter,
+// ProposeMax and Word, the Reader's State, Value, RegistrationID and
+// ForEachRecord do not allocate.
+package counters

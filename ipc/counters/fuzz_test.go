@@ -1,0 +1,100 @@
+package counters
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzReader runs every read operation, and Recover followed by a few
+// allocations and frees, over arbitrary metadata and values bytes: nothing
+// may panic, every error must be one of the package's, and iteration must
+// deliver only allocated records with labels within bounds.
+func FuzzReader(f *testing.F) {
+	// Seeds: a real manager's regions, with live, reclaimed and reused ids.
+	meta, vals, _ := NewRegions(4)
+	m, _ := NewManager(meta, vals, Config{})
+	a, _ := m.Allocate("alpha", TypeSubscriberPosition, []byte("key"))
+	b, _ := m.Allocate("beta: a longer label", TypeErrors, nil)
+	_, _ = m.Allocate("gamma", 7, []byte{1, 2, 3, 4, 5})
+	a.Set(99)
+	_ = b.Close()
+	f.Add(uint8(4), append([]byte(nil), meta...), append([]byte(nil), vals...))
+	f.Add(uint8(1), []byte{1, 0, 0, 0, 0xe8, 3, 0, 0}, []byte{})
+	f.Add(uint8(2), []byte{0xff, 0xff, 0xff, 0xff}, []byte{1})
+
+	f.Fuzz(func(t *testing.T, n uint8, metaIn, valsIn []byte) {
+		n = n%8 + 1
+		meta, vals, err := NewRegions(int(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(meta, metaIn)
+		copy(vals, valsIn)
+
+		r, err := NewReader(meta, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(err error) {
+			t.Helper()
+			if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrOutOfRange) {
+				t.Fatalf("unexpected error %v", err)
+			}
+		}
+		visits := 0
+		check(r.ForEachRecord(func(c Record) bool {
+			visits++
+			if c.State != StateAllocated || c.ID < 0 || c.ID > r.MaxCounterID() ||
+				len(c.Label) > MaxLabelLength || len(c.Key) != MaxKeyLength {
+				t.Fatalf("bad record %+v", c)
+			}
+			return true
+		}))
+		if visits > int(n) {
+			t.Fatalf("%d visits over %d ids", visits, n)
+		}
+		check(r.ForEach(func(int, int32, string, []byte, int64) bool { return true }))
+		_, err = r.FindByRegistrationID(1)
+		check(err)
+		_, err = r.FindByTypeIDAndRegistrationID(TypeErrors, 2)
+		check(err)
+		for id := -1; id <= int(n); id++ {
+			_, err = r.State(id)
+			check(err)
+			_, err = r.Label(id)
+			check(err)
+			_, err = r.Value(id)
+			check(err)
+			_, err = r.Key(id)
+			check(err)
+		}
+
+		mgr, err := Recover(meta, vals, Config{})
+		if err != nil {
+			check(err)
+			return
+		}
+		for i := range 3 {
+			c, err := mgr.Allocate("fuzz", 1, []byte{byte(i)})
+			if err != nil {
+				if !errors.Is(err, ErrFull) {
+					t.Fatalf("allocate: %v", err)
+				}
+				break
+			}
+			if got := c.Label(); got != "fuzz" {
+				t.Fatalf("label %q after allocate", got)
+			}
+			if i == 1 {
+				if err := c.Close(); err != nil {
+					t.Fatalf("close: %v", err)
+				}
+			}
+		}
+		for id := range int(n) {
+			if err := mgr.Free(id); err != nil && !errors.Is(err, ErrNotAllocated) {
+				t.Fatalf("free: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,294 @@
+package counters
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// DefaultFreeToReuseTimeout is Aeron's default reuse delay
+// (aeron.counters.free.to.reuse.timeout): what a manager of counters read by
+// other processes should use.
+const DefaultFreeToReuseTimeout = time.Second
+
+// Config configures a Manager. The zero value is Agrona's short constructor:
+// freed ids are reusable at once, and the clock is the wall clock.
+type Config struct {
+	// FreeToReuseTimeout is how long a freed id stays unused, so that a
+	// reader still holding it (a stat tool, another process) notices, by
+	// its state and registration id, that it has gone before the slot means
+	// something else. 0 reuses at once; negative is ErrConfig. Use
+	// DefaultFreeToReuseTimeout for counters in a shared file.
+	FreeToReuseTimeout time.Duration
+	// Clock returns the time in milliseconds since the Unix epoch; the
+	// free-for-reuse deadlines in the metadata are in its unit. nil means
+	// time.Now().UnixMilli. Tests inject a fake clock.
+	Clock func() int64
+}
+
+// Manager allocates and frees counters in one pair of regions. It is the
+// owner: exactly one Manager may exist per pair of regions, across all
+// processes (see NewManager and Recover).
+//
+// A Manager is safe for concurrent use: allocation and free take a mutex
+// (Agrona's ConcurrentCountersManager; allocation is cold). The hot
+// operations of a Counter never touch it.
+type Manager struct {
+	regions
+	timeoutMs int64
+	clock     func() int64
+
+	mu        sync.Mutex
+	highWater int        // highest id ever allocated, -1 if none
+	free      []freeSlot // freed ids in order of deadline
+	nextRegID int64      // registration id of the next allocation
+}
+
+type freeSlot struct {
+	id       int
+	deadline int64
+}
+
+// NewManager returns the manager of fresh regions: zero-filled, never used
+// (new memory, a newly created file). It checks the alignment and sizes of
+// both regions (ErrMisaligned, ErrCapacity) and that record 0 is unused
+// (ErrInUse otherwise): a second manager over live regions would hand out
+// ids already in use, Agrona issue #293. A restarted owner uses Recover.
+// NewManager never writes to the regions.
+func NewManager(metadata, values []byte, cfg Config) (*Manager, error) {
+	m, err := newManager(metadata, values, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s := m.state(0); s != StateUnused {
+		return nil, fmt.Errorf("%w: counter 0 has state %d (use Recover)", ErrInUse, s)
+	}
+	return m, nil
+}
+
+// Recover returns a manager for regions that may already hold counters,
+// written by a previous owner that has gone (a restarted process over its
+// shared file). It scans the metadata from id 0 to the first unused record:
+// allocated ids stay allocated (free them with Free, or take them over with
+// Adopt), reclaimed ids join the free list with the deadline stored in their
+// record, and registration ids continue after the highest one found. A
+// record in an unknown state stops the scan with ErrCorrupt.
+//
+// Recover does not write to the regions, and it cannot know whether the
+// previous owner is still running: the caller (the ipc layer's liveness
+// check) guarantees it is not. Two live managers hand out the same ids.
+func Recover(metadata, values []byte, cfg Config) (*Manager, error) {
+	m, err := newManager(metadata, values, cfg)
+	if err != nil {
+		return nil, err
+	}
+	maxReg := int64(0)
+	for id := 0; id <= m.maxID; id++ {
+		s := m.state(id)
+		if s == StateUnused {
+			break
+		}
+		if err := checkState(id, s); err != nil {
+			return nil, err
+		}
+		m.highWater = id
+		maxReg = max(maxReg, m.registrationID(id))
+		if s == StateReclaimed {
+			d := m.deadline(id)
+			if d == NotFreeToReuse {
+				// The previous owner stopped between storing RECLAIMED
+				// and the deadline: start the delay now.
+				d = m.deadlineFrom(m.clock())
+			}
+			m.free = append(m.free, freeSlot{id: id, deadline: d})
+		}
+	}
+	sort.SliceStable(m.free, func(i, j int) bool { return m.free[i].deadline < m.free[j].deadline })
+	if maxReg == math.MaxInt64 {
+		return nil, corrupt("registration id %d leaves none to allocate", maxReg)
+	}
+	m.nextRegID = maxReg + 1
+	return m, nil
+}
+
+func newManager(metadata, values []byte, cfg Config) (*Manager, error) {
+	if cfg.FreeToReuseTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative FreeToReuseTimeout %v", ErrConfig, cfg.FreeToReuseTimeout)
+	}
+	r, err := wrap(metadata, values)
+	if err != nil {
+		return nil, err
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = func() int64 { return time.Now().UnixMilli() }
+	}
+	return &Manager{
+		regions:   r,
+		timeoutMs: cfg.FreeToReuseTimeout.Milliseconds(),
+		clock:     clock,
+		highWater: -1,
+		nextRegID: 1,
+	}, nil
+}
+
+// MaxCounterID returns the highest counter id the regions hold.
+func (m *Manager) MaxCounterID() int { return m.maxID }
+
+// Reader returns a reader over the manager's regions.
+func (m *Manager) Reader() *Reader { return &Reader{regions: m.regions} }
+
+// Available returns how many counters can be allocated now: ids never used
+// plus freed ids past their reuse deadline.
+func (m *Manager) Available() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock()
+	n := m.maxID - m.highWater
+	for _, f := range m.free {
+		if f.deadline <= now {
+			n++
+		}
+	}
+	return n
+}
+
+// Allocate allocates a counter and returns it, with value 0, owner and
+// reference ids 0, and a registration id higher than any this manager
+// handed out before. The label is truncated to MaxLabelLength bytes on a
+// UTF-8 boundary; a key longer than MaxKeyLength bytes is ErrKeyTooLong
+// (the key area is zero-padded). typeID is free for the application (see
+// the Type constants for duty's own). ErrFull when no id is free: never
+// used ids are exhausted and no freed id has passed its reuse deadline.
+//
+// Publication order: the value record is reset (registration id first),
+// then type id, key, deadline, label bytes, label length (release), the new
+// registration id (release) and last the state ALLOCATED (release). A
+// reader that loads ALLOCATED sees all of them.
+func (m *Manager) Allocate(label string, typeID int32, key []byte) (*Counter, error) {
+	if len(key) > MaxKeyLength {
+		return nil, fmt.Errorf("%w: %d bytes, max %d", ErrKeyTooLong, len(key), MaxKeyLength)
+	}
+	label = truncateLabel(label)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, err := m.nextID()
+	if err != nil {
+		return nil, err
+	}
+	regID := m.nextRegID
+	m.nextRegID++
+
+	rec := metadataOffset(id)
+	m.meta.Int32At(rec + TypeIDOffset).Store(typeID)
+	storeWords(m.meta, rec+KeyOffset, key, MaxKeyLength)
+	m.meta.Int64At(rec + FreeForReuseDeadlineOffset).Store(NotFreeToReuse)
+	storeWords(m.meta, rec+LabelOffset, label, 0)
+	atomicbuf.StoreRelease32(m.meta.Int32At(rec+LabelLengthOffset), int32(len(label)))
+	atomicbuf.StoreRelease64(m.vals.Int64At(valueOffset(id)+RegistrationIDOffset), regID)
+	atomicbuf.StoreRelease32(m.meta.Int32At(rec+StateOffset), StateAllocated)
+	return &Counter{word: m.valueWord(id), id: id, regID: regID, m: m}, nil
+}
+
+// nextID takes the first freed id past its deadline, resetting its value
+// record, or the next never-used id. m.mu is held.
+func (m *Manager) nextID() (int, error) {
+	if len(m.free) > 0 {
+		now := m.clock()
+		for i, f := range m.free {
+			if f.deadline <= now {
+				m.free = append(m.free[:i], m.free[i+1:]...)
+				m.resetValue(f.id)
+				return f.id, nil
+			}
+		}
+	}
+	if m.highWater >= m.maxID {
+		return 0, fmt.Errorf("%w: maxCounterId=%d", ErrFull, m.maxID)
+	}
+	m.highWater++
+	return m.highWater, nil
+}
+
+// resetValue clears a reused id's value record. The registration id goes to
+// 0 first: a reader that copied anything of the new incarnation then sees
+// its registration id change and discards the copy.
+func (m *Manager) resetValue(id int) {
+	v := valueOffset(id)
+	m.vals.Int64At(v + RegistrationIDOffset).Store(DefaultRegistrationID)
+	m.vals.Int64At(v + OwnerIDOffset).Store(DefaultOwnerID)
+	m.vals.Int64At(v + ReferenceIDOffset).Store(DefaultReferenceID)
+	m.vals.Int64At(v + ValueOffset).Store(0)
+}
+
+// Free frees counter id: its state becomes RECLAIMED (release), its key is
+// zeroed and its free-for-reuse deadline is now + FreeToReuseTimeout. The
+// value, label and registration id stay until the id is reused. ErrOutOfRange
+// for a bad id, ErrNotAllocated unless the id is allocated. Counter.Close
+// calls it; call it directly for ids without a Counter (found by Recover).
+func (m *Manager) Free(id int) error {
+	if err := m.checkID(id); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.freeLocked(id)
+}
+
+func (m *Manager) freeLocked(id int) error {
+	rec := metadataOffset(id)
+	if s := m.state(id); s != StateAllocated {
+		return fmt.Errorf("%w: id=%d (state %d)", ErrNotAllocated, id, s)
+	}
+	deadline := m.deadlineFrom(m.clock())
+	atomicbuf.StoreRelease32(m.meta.Int32At(rec+StateOffset), StateReclaimed)
+	storeWords(m.meta, rec+KeyOffset, "", MaxKeyLength)
+	m.meta.Int64At(rec + FreeForReuseDeadlineOffset).Store(deadline)
+	m.free = append(m.free, freeSlot{id: id, deadline: deadline})
+	// Deadlines are now + a constant from a clock that normally only moves
+	// forward; keep the list sorted if it did not.
+	if n := len(m.free); n > 1 && m.free[n-2].deadline > deadline {
+		sort.SliceStable(m.free, func(i, j int) bool { return m.free[i].deadline < m.free[j].deadline })
+	}
+	return nil
+}
+
+// deadlineFrom returns now + the reuse timeout, saturated below
+// NotFreeToReuse.
+func (m *Manager) deadlineFrom(now int64) int64 {
+	if now >= NotFreeToReuse-1-m.timeoutMs {
+		return NotFreeToReuse - 1
+	}
+	return now + m.timeoutMs
+}
+
+// freeCounter frees c's id if it still holds c's incarnation: an id freed
+// by Free and reused since belongs to someone else.
+func (m *Manager) freeCounter(c *Counter) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state(c.id) != StateAllocated || m.registrationID(c.id) != c.regID {
+		return fmt.Errorf("%w: id=%d registration id %d was freed already", ErrNotAllocated, c.id, c.regID)
+	}
+	return m.freeLocked(c.id)
+}
+
+// Adopt returns a Counter for id, allocated by a previous owner and found by
+// Recover, so that the new owner keeps updating it; closing it frees the id.
+// ErrNotAllocated unless the id is allocated.
+func (m *Manager) Adopt(id int) (*Counter, error) {
+	if err := m.checkID(id); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.state(id); s != StateAllocated {
+		return nil, fmt.Errorf("%w: id=%d (state %d)", ErrNotAllocated, id, s)
+	}
+	return &Counter{word: m.valueWord(id), id: id, regID: m.registrationID(id), m: m}, nil
+}

@@ -1,0 +1,270 @@
+package counters
+
+import (
+	"sync/atomic"
+)
+
+// Record is a consistent snapshot of one counter, handed to
+// Reader.ForEachRecord's callback.
+type Record struct {
+	ID             int
+	State          int32
+	TypeID         int32
+	RegistrationID int64
+	OwnerID        int64
+	ReferenceID    int64
+	Value          int64
+	// Key is the whole MaxKeyLength-byte key area (keys have no stored
+	// length; a shorter key is zero-padded). Label is the label's bytes.
+	// Both alias the Reader's scratch space: valid only during the
+	// callback.
+	Key   []byte
+	Label []byte
+}
+
+// Reader reads counters from a pair of regions, in this process or in any
+// other that maps them. It never writes to the regions.
+//
+// Every length read from the regions is bounds-checked: a corrupt state or
+// label length gives ErrCorrupt, never a panic, and every call does work
+// bounded by MaxCounterID whatever the regions contain.
+//
+// The per-id getters (State, Value, Label, ...) are safe for concurrent
+// use. ForEachRecord and ForEach use the Reader's scratch space: one call
+// at a time per Reader (give each goroutine its own; NewReader allocates
+// nothing but the Reader).
+type Reader struct {
+	regions
+	label [MaxLabelLength]byte
+	key   [MaxKeyLength]byte
+}
+
+// NewReader returns a reader over metadata and values, with the checks of
+// NewManager (ErrMisaligned, ErrCapacity). It does not read or write the
+// regions' contents.
+func NewReader(metadata, values []byte) (*Reader, error) {
+	r, err := wrap(metadata, values)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{regions: r}, nil
+}
+
+// MaxCounterID returns the highest counter id the regions hold:
+// len(values)/ValueRecordLength - 1.
+func (r *Reader) MaxCounterID() int { return r.maxID }
+
+// maxAttempts bounds the re-reads of a record that changes while it is
+// being copied (freed and reused). A record still changing after them is
+// skipped by the iterations.
+const maxAttempts = 4
+
+// stateChanging is snapshot's result for a record that kept changing.
+const stateChanging int32 = 2
+
+// snapshot copies id's record into rec, with its label and key in the
+// given buffers, as a seqlock read: load the state and registration id,
+// copy everything, load them again, and retry if either changed (the
+// manager resets the registration id before rewriting a reused record and
+// stores the new one before publishing the state). An unused record
+// returns StateUnused with nothing copied; a reclaimed one is copied only
+// if withReclaimed.
+func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed bool) (int32, error) {
+	for range maxAttempts {
+		s := r.state(id)
+		if err := checkState(id, s); err != nil {
+			return s, err
+		}
+		if s == StateUnused || (s == StateReclaimed && !withReclaimed) {
+			return s, nil
+		}
+		reg := r.registrationID(id)
+		n, err := r.labelLength(id)
+		if err != nil {
+			return s, err
+		}
+		meta := metadataOffset(id)
+		*rec = Record{
+			ID:             id,
+			State:          s,
+			TypeID:         r.typeID(id),
+			RegistrationID: reg,
+			OwnerID:        r.ownerID(id),
+			ReferenceID:    r.referenceID(id),
+			Value:          r.valueWord(id).Load(),
+			Key:            key[:MaxKeyLength:MaxKeyLength],
+			Label:          label[:n:n],
+		}
+		loadWords(r.meta, meta+KeyOffset, rec.Key)
+		loadWords(r.meta, meta+LabelOffset, rec.Label)
+		if r.registrationID(id) == reg && r.state(id) == s {
+			return s, nil
+		}
+	}
+	return stateChanging, nil
+}
+
+// ForEachRecord calls fn with each allocated counter, in id order, until fn
+// returns false. As Agrona's forEach, it walks records from id 0, skips
+// reclaimed ones and stops at the first unused one (ids are allocated
+// densely). Each record is a consistent snapshot: a record freed or reused
+// while it is copied is re-read, and skipped if it keeps changing. It stops
+// with ErrCorrupt at the first record with an unknown state or a bad label
+// length, after delivering the ones before it. It does not allocate.
+func (r *Reader) ForEachRecord(fn func(Record) bool) error {
+	var rec Record
+	for id := 0; id <= r.maxID; id++ {
+		s, err := r.snapshot(id, &rec, r.label[:], r.key[:], false)
+		if err != nil {
+			return err
+		}
+		switch s {
+		case StateUnused:
+			return nil
+		case StateAllocated:
+			if !fn(rec) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// ForEach is ForEachRecord with Agrona's forEach arguments. The label is a
+// new string (one allocation per counter); key aliases the Reader's
+// scratch space, valid during the call.
+func (r *Reader) ForEach(fn func(id int, typeID int32, label string, key []byte, value int64) bool) error {
+	return r.ForEachRecord(func(c Record) bool {
+		return fn(c.ID, c.TypeID, string(c.Label), c.Key, c.Value)
+	})
+}
+
+// FindByRegistrationID returns the id of the allocated counter with the
+// given registration id, or NullCounterID.
+func (r *Reader) FindByRegistrationID(registrationID int64) (int, error) {
+	return r.find(func(id int) bool { return r.registrationID(id) == registrationID })
+}
+
+// FindByTypeIDAndRegistrationID returns the id of the allocated counter
+// with the given type id and registration id, or NullCounterID.
+func (r *Reader) FindByTypeIDAndRegistrationID(typeID int32, registrationID int64) (int, error) {
+	return r.find(func(id int) bool {
+		return r.typeID(id) == typeID && r.registrationID(id) == registrationID
+	})
+}
+
+func (r *Reader) find(match func(id int) bool) (int, error) {
+	for id := 0; id <= r.maxID; id++ {
+		s := r.state(id)
+		if err := checkState(id, s); err != nil {
+			return NullCounterID, err
+		}
+		if s == StateUnused {
+			break
+		}
+		// The state is loaded again after the match: a record reused in
+		// between carries a new registration id, which cannot match.
+		if s == StateAllocated && match(id) && r.state(id) == StateAllocated {
+			return id, nil
+		}
+	}
+	return NullCounterID, nil
+}
+
+// State returns id's record state: StateUnused, StateAllocated or
+// StateReclaimed; any other value is ErrCorrupt.
+func (r *Reader) State(id int) (int32, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	s := r.state(id)
+	return s, checkState(id, s)
+}
+
+// TypeID returns id's type id.
+func (r *Reader) TypeID(id int) (int32, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	return r.typeID(id), nil
+}
+
+// FreeForReuseDeadline returns id's free-for-reuse deadline (epoch ms;
+// NotFreeToReuse while allocated).
+func (r *Reader) FreeForReuseDeadline(id int) (int64, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	return r.deadline(id), nil
+}
+
+// Value returns id's value (an atomic load), whatever its state.
+func (r *Reader) Value(id int) (int64, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	return r.valueWord(id).Load(), nil
+}
+
+// RegistrationID returns id's registration id.
+func (r *Reader) RegistrationID(id int) (int64, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	return r.registrationID(id), nil
+}
+
+// OwnerID returns id's owner id.
+func (r *Reader) OwnerID(id int) (int64, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	return r.ownerID(id), nil
+}
+
+// ReferenceID returns id's reference id.
+func (r *Reader) ReferenceID(id int) (int64, error) {
+	if err := r.checkID(id); err != nil {
+		return 0, err
+	}
+	return r.referenceID(id), nil
+}
+
+// Label returns id's label, read consistently (see ForEachRecord), whatever
+// its state: a reclaimed record keeps its label until reuse, an unused one
+// has none.
+func (r *Reader) Label(id int) (string, error) {
+	if err := r.checkID(id); err != nil {
+		return "", err
+	}
+	var rec Record
+	var label [MaxLabelLength]byte
+	var key [MaxKeyLength]byte
+	s, err := r.snapshot(id, &rec, label[:], key[:], true)
+	if err != nil || s == StateUnused {
+		return "", err
+	}
+	return string(rec.Label), nil
+}
+
+// Key returns a copy of id's MaxKeyLength-byte key area.
+func (r *Reader) Key(id int) ([]byte, error) {
+	if err := r.checkID(id); err != nil {
+		return nil, err
+	}
+	key := make([]byte, MaxKeyLength)
+	loadWords(r.meta, metadataOffset(id)+KeyOffset, key)
+	return key, nil
+}
+
+// Word returns id's value word. The Reader never writes, but a process that
+// was handed a counter id by the regions' owner (a subscriber position the
+// owner allocated for it, as Aeron's driver does for its clients) updates
+// the value through this word; check the registration id first, then keep
+// the word.
+func (r *Reader) Word(id int) (*atomic.Int64, error) {
+	if err := r.checkID(id); err != nil {
+		return nil, err
+	}
+	return r.valueWord(id), nil
+}
