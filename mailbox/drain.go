@@ -3,6 +3,7 @@ package mailbox
 import (
 	"fmt"
 
+	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -39,21 +40,22 @@ type consumer struct {
 	h         Handler
 	limit     int
 	count     int // messages consumed (delivered or discarded)
-	delivered int64
 	discarded int64
 	corrupt   int64
 	reason    string
 	stop      bool
 	discard   bool
-	sample    bool // sample the depth at the first record
-	head0     int64
+	// plainReady: a plain record can take the fast path (not discarding,
+	// no multi-record message pending, the Message set up for one part).
+	plainReady bool
 
 	// Across calls.
-	msg      Message
-	parts    [][]byte
-	reasm    []byte
-	pending  pending
-	maxDepth int64
+	msg     Message
+	parts   [][]byte
+	reasm   []byte
+	pending pending
+	// Totals of the single-writer counters, loaded from them by New.
+	maxDepth, totalDelivered, totalDiscarded int64
 
 	stallHead  int64
 	stallSince int64 // clock reading when the head was first seen stuck; 0: not stuck
@@ -72,8 +74,28 @@ type pending struct {
 func (c *consumer) init(m *Mailbox) {
 	c.mb = m
 	c.data = m.ring.Buffer()[:m.capacity]
-	c.onRecord = c.record // bound once: Drain passes it without allocating
+	// Bound once: Drain passes it without allocating. A plain record, the
+	// common case, is delivered here without the general classification.
+	c.onRecord = func(recordType int32, payload []byte) Action {
+		if c.plainReady && recordType <= MaxTypeID {
+			c.msg.typeID = recordType
+			c.msg.one[0] = payload
+			a := c.h(&c.msg)
+			c.count++
+			if a == Continue && c.count < c.limit {
+				return Continue
+			}
+			return c.settle(a)
+		}
+		a := c.record(recordType, payload)
+		c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
+		return a
+	}
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
+	c.msg.parts = c.msg.one[:]
+	c.maxDepth = m.ctr.MaxDepth.Load()
+	c.totalDelivered = m.ctr.Delivered.Load()
+	c.totalDiscarded = m.ctr.Discarded.Load()
 }
 
 // Drain delivers up to limit messages to h, in order, from the goroutine
@@ -101,10 +123,10 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	}
 	c := &m.cons
 	c.h, c.limit, c.count, c.stop = h, limit, 0, false
-	c.delivered, c.discarded, c.corrupt = 0, 0, 0
+	c.discarded, c.corrupt = 0, 0
 	c.discard = m.state.Load() == stateDiscard
+	c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
-	c.head0, c.sample = head0, true
 	head := head0
 	var err error
 	// A ring read stops at the end of the ring: when it got there, read
@@ -123,14 +145,28 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	c.h = nil
 	if head != head0 {
 		c.stallSince = 0
+		// The backlog this drain consumed; when it stopped at its limit,
+		// the backlog up to the tail. Only then is the tail read: its cache
+		// line belongs to the senders.
+		d := head - head0
+		if c.count >= limit {
+			d = min(m.ring.ProducerPosition()-head0, int64(m.capacity))
+		}
+		if d > c.maxDepth {
+			c.maxDepth = d
+			atomicbuf.StoreRelease64(m.ctr.MaxDepth, d)
+		}
 	} else if !c.stop && err == nil {
 		err = m.checkStall(head)
 	}
-	if c.delivered > 0 {
-		m.ctr.Delivered.Add(c.delivered)
+	// Single-writer totals: a release store, not a locked add.
+	if delivered := int64(c.count) - c.discarded; delivered > 0 {
+		c.totalDelivered += delivered
+		atomicbuf.StoreRelease64(m.ctr.Delivered, c.totalDelivered)
 	}
 	if c.discarded > 0 {
-		m.ctr.Discarded.Add(c.discarded)
+		c.totalDiscarded += c.discarded
+		atomicbuf.StoreRelease64(m.ctr.Discarded, c.totalDiscarded)
 	}
 	if c.corrupt > 0 {
 		m.ctr.Corrupt.Add(c.corrupt)
@@ -173,10 +209,6 @@ func (m *Mailbox) checkStall(head int64) error {
 // record is the ring's handler: it classifies each record and delivers
 // whole messages to the user's handler.
 func (c *consumer) record(recordType int32, payload []byte) Action {
-	if c.sample {
-		c.sample = false
-		c.sampleDepth()
-	}
 	class, typeID := classify(recordType)
 	if class == classPlain {
 		if c.pending.active {
@@ -254,28 +286,33 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 // deliver hands the current message to the handler (or discards it) and
 // returns the action for the ring.
 func (c *consumer) deliver() Action {
-	var a Action
 	if c.discard {
 		c.discarded++
-		a = Continue
-	} else {
-		a = c.h(&c.msg)
-		switch a {
-		case Abort:
-			c.stop = true
-			return Abort
-		case Break:
-			c.stop = true
-		case Commit, Continue:
-		default:
-			a = Continue
-		}
-		c.delivered++
+		c.count++
+		return c.settle(Continue)
 	}
+	a := c.h(&c.msg)
 	c.count++
+	return c.settle(a)
+}
+
+// settle turns the handler's action on a message just counted into the
+// ring's: an abort un-counts it, and the limit ends the drain.
+func (c *consumer) settle(a Action) Action {
+	switch a {
+	case Abort:
+		c.count--
+		c.stop = true
+		return Abort
+	case Break:
+		c.stop = true
+	case Commit:
+	default:
+		a = Continue
+	}
 	if c.count >= c.limit {
 		c.stop = true
-		a = Break
+		return Break
 	}
 	return a
 }
@@ -294,13 +331,4 @@ func (c *consumer) abandon() {
 	c.pending.active = false
 	c.corrupt++
 	c.reason = "records of a delivered message changed before they were consumed"
-}
-
-// sampleDepth records the depth at the start of a read that found a record.
-func (c *consumer) sampleDepth() {
-	d := min(c.mb.ring.ProducerPosition()-c.head0, int64(c.mb.capacity))
-	if d > c.maxDepth {
-		c.maxDepth = d
-		c.mb.ctr.MaxDepth.Store(d)
-	}
 }

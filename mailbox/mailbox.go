@@ -72,9 +72,11 @@ type Config struct {
 	Counters Counters
 }
 
-// Counters are the statistics words of a mailbox. Senders write
-// BackPressured and RefusedClosed; the draining goroutine writes the rest.
-// Every access is atomic.
+// Counters are the statistics words of a mailbox. Senders add to
+// BackPressured and RefusedClosed; the draining goroutine writes the rest
+// (MaxDepth, Delivered and Discarded with plain release stores of totals it
+// keeps, starting from the values the words hold when New runs; Torn and
+// Corrupt with atomic adds). Every access is atomic.
 type Counters struct {
 	// BackPressured counts sends that found the mailbox full: each Send,
 	// SendParts, Claim or ClaimParts that returned ErrBackPressured, and
@@ -82,8 +84,10 @@ type Counters struct {
 	BackPressured *atomic.Int64
 	// RefusedClosed counts sends refused with ErrClosed.
 	RefusedClosed *atomic.Int64
-	// MaxDepth is the largest depth (bytes between head and tail) seen by
-	// Drain when it started a read that made progress.
+	// MaxDepth is the largest backlog Drain has seen, in bytes (headers
+	// and padding included): the bytes one Drain consumed, or, for a Drain
+	// that stopped at its limit, the bytes from where it started to the
+	// tail. The consumer writes it.
 	MaxDepth *atomic.Int64
 	// Delivered counts messages handed to a handler and consumed (an
 	// aborted delivery is not counted until it is consumed).

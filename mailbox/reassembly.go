@@ -53,8 +53,13 @@ func (m *Message) SenderKey() int64 { return m.key }
 // for a plain one, and for the Mailbox's own send methods).
 func (m *Message) Sequence() uint64 { return m.seq }
 
+// setPlain points the message at a plain record. The fast path in
+// consumer.init does the same when the message is already plain.
 func (m *Message) setPlain(typeID int32, payload []byte) {
-	m.typeID, m.framed, m.key, m.seq = typeID, false, 0, 0
+	if m.framed {
+		m.framed, m.key, m.seq = false, 0, 0
+	}
+	m.typeID = typeID
 	m.one[0] = payload
 	m.parts = m.one[:]
 }

@@ -108,7 +108,10 @@ func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
 		return ErrClosed
 	}
 	if len(payload) <= m.lay.maxRecord {
-		return m.ringResult(m.ring.Write(typeID, payload))
+		if err := m.ring.Write(typeID, payload); err != nil {
+			return m.ringResult(err)
+		}
+		return nil
 	}
 	one := [1][]byte{payload}
 	return m.sendFramed(typeID, one[:], s)

@@ -10,7 +10,8 @@ type Stats struct {
 	// Depth is the number of bytes queued now (headers, padding and open
 	// claims included): an indication, as the ring's Size.
 	Depth int
-	// MaxDepth is the largest depth Drain has seen, in bytes.
+	// MaxDepth is the largest backlog Drain has seen, in bytes (see
+	// Counters.MaxDepth).
 	MaxDepth      int64
 	BackPressured int64
 	RefusedClosed int64
