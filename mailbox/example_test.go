@@ -26,7 +26,7 @@ type Quote struct {
 
 const (
 	QuoteTypeID int32 = 100
-	QuoteLength       = 40
+	QuoteLength int   = 40
 )
 
 func (q Quote) TypeID() int32   { return QuoteTypeID }

@@ -22,11 +22,18 @@ const DefaultUnblockTimeout = 5 * time.Second
 // DefaultMaxParts is the default limit on the parts of one message.
 const DefaultMaxParts = 1024
 
-// Values of the state word (Config.State).
+// Values of the state word (Config.State). A word shared between
+// processes holds them; they only ever increase.
 const (
-	stateOpen    int64 = 0
-	stateDrain   int64 = 1 // closed; what is queued is delivered
-	stateDiscard int64 = 2 // closed; what is queued is discarded and counted
+	StateOpen          int64 = 0 // sends accepted
+	StateClosedDrain   int64 = 1 // closed; what is queued is delivered
+	StateClosedDiscard int64 = 2 // closed; what is queued is discarded and counted
+)
+
+const (
+	stateOpen    = StateOpen
+	stateDrain   = StateClosedDrain
+	stateDiscard = StateClosedDiscard
 )
 
 // Config configures a Mailbox. The zero value is a mailbox with its own
@@ -63,9 +70,10 @@ type Config struct {
 	// Clock returns a monotonic time in nanoseconds for the liveness check.
 	// Default: the runtime's monotonic clock. Tests inject their own.
 	Clock func() int64
-	// State is the word holding the open/closed state. Default: the
-	// mailbox's own. Package ipc places it in a shared file header, so that
-	// senders in other processes see a close.
+	// State is the word holding the open/closed state (StateOpen,
+	// StateClosedDrain, StateClosedDiscard). Default: the mailbox's own.
+	// Package ipc places it in a shared file header, so that senders in
+	// other processes see a close. New never writes it.
 	State *atomic.Int64
 	// Counters lets the caller place the statistics counters (for example
 	// in shared memory). Nil fields get the mailbox's own padded counters.
