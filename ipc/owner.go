@@ -168,7 +168,8 @@ func procStat(pid int) (uint64, byte, error) {
 		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: no command name", pid)
 	}
 	fields := bytes.Fields(b[i+1:])
-	const state, startTime = 3 - 3, 22 - 3 // field numbers after the name
+	// Field n of the file is fields[n-3]: fields start at field 3.
+	const state, startTime = 0, 19
 	if len(fields) <= startTime || len(fields[state]) != 1 {
 		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: %d fields", pid, len(fields)+2)
 	}
