@@ -149,13 +149,21 @@ func (f *File) Close() error {
 	}
 	var markErr error
 	if f.owner {
-		// Our own reference keeps the mapping alive here. A truncated file
-		// would fault on the store: guard it, and release regardless.
+		// A reference of our own keeps the mapping and the descriptor from
+		// going away (or being reused) under the store and the unlock, even
+		// if a caller has already released more than it acquired. A
+		// truncated file would fault on the store: guard it.
+		if err := f.Acquire(); err != nil {
+			return err
+		}
 		markErr = f.guarded(func() error {
 			f.heartbeat.Store(HeartbeatClosed)
 			return nil
 		})
 		_ = unix.Flock(f.fd, unix.LOCK_UN)
+		if err := f.Release(); err != nil {
+			return err
+		}
 	}
 	if err := f.Release(); err != nil {
 		return err
@@ -258,9 +266,10 @@ func (f *File) HeartbeatMillis() (int64, error) {
 // SIGBUS. Call it on cold paths (the owner's Heartbeat does) to detect a
 // truncated file before the hot path faults on it.
 func (f *File) CheckSize() error {
-	if err := f.live(); err != nil {
+	if err := f.Acquire(); err != nil { // the descriptor stays ours meanwhile
 		return err
 	}
+	defer f.Release()
 	var st unix.Stat_t
 	if err := unix.Fstat(f.fd, &st); err != nil {
 		return fmt.Errorf("ipc: fstat %s: %w", f.path, err)

@@ -81,6 +81,9 @@ func TestCreateDefaultDir(t *testing.T) {
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		require.True(t, strings.HasPrefix(d, "/dev/shm/"), d)
 	}
+	if _, err := os.Stat(d); err != nil {
+		t.Cleanup(func() { _ = os.Remove(d) }) // ours: remove it if still empty
+	}
 	name := "default-dir-test-" + strconv.Itoa(os.Getpid())
 	f, err := Create("", name, KindUserMin, []int{8})
 	require.NoError(t, err)
@@ -514,4 +517,19 @@ func TestErrorsMessages(t *testing.T) {
 		ErrOwnerAlive, ErrOwnerDead, ErrNotOwner, ErrClosed, ErrFault, ErrName, ErrArgument, ErrNoSpace, ErrPermission, ErrExists} {
 		require.True(t, strings.HasPrefix(err.Error(), "ipc: "), err.Error())
 	}
+}
+
+// TestCloseAfterOverRelease: a caller that released the reference Close
+// owns gets ErrClosed from Close, and the owner's closed mark is not
+// written into memory that is no longer mapped.
+func TestCloseAfterOverRelease(t *testing.T) {
+	dir := testDir(t)
+	f, err := Create(dir, "over", KindUserMin, []int{8})
+	require.NoError(t, err)
+	require.NoError(t, f.Release())
+	require.False(t, mapped(t, f))
+	require.ErrorIs(t, f.Close(), ErrClosed)
+	require.NoError(t, f.Close(), "idempotent")
+	// The lock went with the descriptor: the file is removable once stale.
+	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "heartbeat fresh, this process alive: Alive")
 }

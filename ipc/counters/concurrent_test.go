@@ -124,6 +124,24 @@ func TestReaderWhileOwnerAllocatesAndFrees(t *testing.T) {
 				if err != nil {
 					errs <- err
 				}
+				// Per-id reads include reclaimed records (whose key free
+				// zeroed): label and type id must still match the
+				// registration id, also while the record is being reused.
+				var rec Record
+				var label [MaxLabelLength]byte
+				var key [MaxKeyLength]byte
+				for id := 0; id <= r.MaxCounterID(); id++ {
+					s, err := r.snapshot(id, &rec, label[:], key[:], true)
+					if err != nil {
+						errs <- err
+					} else if s == StateReclaimed {
+						clear(key[:])
+						copy(key[:], keyFor(rec.RegistrationID))
+						if err := checkRecord(rec); err != nil {
+							errs <- fmt.Errorf("reclaimed: %w", err)
+						}
+					}
+				}
 				if len(errs) > 0 {
 					return
 				}

@@ -165,8 +165,9 @@ func (m *Manager) Available() int {
 // the Type constants for duty's own). ErrFull when no id is free: never
 // used ids are exhausted and no freed id has passed its reuse deadline.
 //
-// Publication order: the value record is reset (registration id first),
-// then type id, key, deadline, label bytes, label length (release), the new
+// Publication order: a reused id's deadline goes back to NotFreeToReuse
+// and its value record is reset (registration id first); then type id, key,
+// deadline, label bytes, label length (release), the new
 // registration id (release) and last the state ALLOCATED (release). A
 // reader that loads ALLOCATED sees all of them.
 func (m *Manager) Allocate(label string, typeID int32, key []byte) (*Counter, error) {
@@ -203,6 +204,10 @@ func (m *Manager) nextID() (int, error) {
 		for i, f := range m.free {
 			if f.deadline <= now {
 				m.free = append(m.free[:i], m.free[i+1:]...)
+				// The deadline goes back to NotFreeToReuse before anything
+				// else changes: a reader copying the reclaimed record sees
+				// the deadline change and discards its copy.
+				m.meta.Int64At(metadataOffset(f.id) + FreeForReuseDeadlineOffset).Store(NotFreeToReuse)
 				m.resetValue(f.id)
 				return f.id, nil
 			}

@@ -63,12 +63,16 @@ const maxAttempts = 4
 const stateChanging int32 = 2
 
 // snapshot copies id's record into rec, with its label and key in the
-// given buffers, as a seqlock read: load the state and registration id,
-// copy everything, load them again, and retry if either changed (the
-// manager resets the registration id before rewriting a reused record and
-// stores the new one before publishing the state). An unused record
-// returns StateUnused with nothing copied; a reclaimed one is copied only
-// if withReclaimed.
+// given buffers, as a seqlock read: load the state, deadline and
+// registration id, copy everything, load them again, and retry if any
+// changed. The manager's stores make every rewrite visible in those words
+// before any byte changes: free stores RECLAIMED first; reuse stores the
+// deadline NotFreeToReuse (a reclaimed record has a finite one), then
+// registration id 0, and the new registration id and the state ALLOCATED
+// last. A reclaimed record whose deadline is NotFreeToReuse is in the
+// middle of a free or a reuse and is retried too. An unused record returns
+// StateUnused with nothing copied; a reclaimed one is copied only if
+// withReclaimed.
 func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed bool) (int32, error) {
 	for range maxAttempts {
 		s := r.state(id)
@@ -77,6 +81,10 @@ func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed
 		}
 		if s == StateUnused || (s == StateReclaimed && !withReclaimed) {
 			return s, nil
+		}
+		deadline := r.deadline(id)
+		if s == StateReclaimed && deadline == NotFreeToReuse {
+			continue
 		}
 		reg := r.registrationID(id)
 		n, err := r.labelLength(id)
@@ -97,7 +105,7 @@ func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed
 		}
 		loadWords(r.meta, meta+KeyOffset, rec.Key)
 		loadWords(r.meta, meta+LabelOffset, rec.Label)
-		if r.registrationID(id) == reg && r.state(id) == s {
+		if r.registrationID(id) == reg && r.deadline(id) == deadline && r.state(id) == s {
 			return s, nil
 		}
 	}
