@@ -533,3 +533,15 @@ func TestCloseAfterOverRelease(t *testing.T) {
 	// The lock went with the descriptor: the file is removable once stale.
 	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "heartbeat fresh, this process alive: Alive")
 }
+
+func TestPopulate(t *testing.T) {
+	dir := testDir(t)
+	r, err := CreateRing(dir, "populated", 64<<10, WithPopulate())
+	require.NoError(t, err)
+	defer r.Close()
+	o, err := OpenRing(ctxT(t), r.File().Path(), WithPopulate())
+	require.NoError(t, err)
+	defer o.Close()
+	require.NoError(t, o.Write(testTypeID, []byte("p")))
+	require.Equal(t, 1, r.poll(t))
+}

@@ -63,15 +63,18 @@
 // race with the manager by design, and the race detector sees no data race.
 // Allocate writes the record, then release-stores the label length, the
 // registration id and last the state ALLOCATED: a reader that loads
-// ALLOCATED sees a complete record. Free release-stores RECLAIMED first. A
-// Reader copies a record between two loads of its state and registration id
-// and retries (a bounded number of times, then skips the record) if either
-// changed, so it never delivers a label or key torn by a reuse. The
-// ordering argument is the seqlock's: the manager's stores become visible in
-// program order (x86-TSO for the plain-MOV release stores on amd64, sequential
-// consistency elsewhere), and a reused record's registration id goes to 0
-// before any of its bytes change. Records written by a foreign manager with
-// registration id 0 throughout get no such protection beyond the state.
+// ALLOCATED sees a complete record. Free release-stores RECLAIMED first.
+// Reuse stores the deadline NotFreeToReuse and registration id 0 before any
+// byte of the record changes. A Reader copies a record between two loads of
+// its state, deadline and registration id and retries (a bounded number of
+// times, then skips the record) if any changed or if a reclaimed record's
+// deadline is NotFreeToReuse (a free or reuse in progress), so it never
+// delivers a label or key torn by a free or a reuse. The ordering argument
+// is the seqlock's: the manager's stores become visible in program order
+// (x86-TSO for the plain-MOV release stores on amd64, sequential consistency
+// elsewhere) and the reader's loads are performed in program order. Records
+// written by a foreign manager with registration id 0 throughout are
+// protected only by their state and deadline.
 //
 // # Shared memory
 //

@@ -249,8 +249,8 @@ func (r *Reader) Label(id int) (string, error) {
 	var label [MaxLabelLength]byte
 	var key [MaxKeyLength]byte
 	s, err := r.snapshot(id, &rec, label[:], key[:], true)
-	if err != nil || s == StateUnused {
-		return "", err
+	if err != nil || (s != StateAllocated && s != StateReclaimed) {
+		return "", err // unused, or changing faster than it can be read
 	}
 	return string(rec.Label), nil
 }
