@@ -123,11 +123,24 @@ type ownCounters struct {
 	}
 }
 
+// ownState is the state word of a mailbox not given one, alone in its
+// 128-byte slot: every send reads it, so a neighbour written often (a tiny
+// allocation can share its 16 bytes with anything) would make every send a
+// cache miss.
+type ownState struct {
+	_ [128]byte
+	v atomic.Int64
+	_ [120]byte
+}
+
 // Mailbox is a bounded many-to-one mailbox over an Agrona-layout ring: any
 // number of goroutines (or processes sharing the ring) send, one goroutine
 // drains. See the package documentation for the contract.
 type Mailbox struct {
 	_ noCopy
+	// Padding on both sides keeps the senders' read-only lines away from
+	// whatever the allocator puts next to the mailbox.
+	_ [128]byte
 
 	// Read-only after New, shared by senders and the consumer.
 	name     string
@@ -145,6 +158,7 @@ type Mailbox struct {
 	// The consumer's state, on its own cache lines.
 	_    [128]byte
 	cons consumer
+	_    [128]byte
 }
 
 // noCopy makes go vet report copies of a Mailbox.
@@ -207,7 +221,7 @@ func New(cfg Config) (*Mailbox, error) {
 		m.clock = func() int64 { return int64(time.Since(start)) }
 	}
 	if m.state == nil {
-		m.state = new(atomic.Int64)
+		m.state = &new(ownState).v
 	}
 	slots := []**atomic.Int64{&m.ctr.BackPressured, &m.ctr.RefusedClosed, &m.ctr.MaxDepth,
 		&m.ctr.Delivered, &m.ctr.Torn, &m.ctr.Corrupt, &m.ctr.Discarded}

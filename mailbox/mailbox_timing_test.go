@@ -141,6 +141,94 @@ func BenchmarkSendDrain(b *testing.B) {
 	})
 }
 
+// BenchmarkSendDrainOne is the single-goroutine cost of one 32-byte
+// message sent and drained on its own: the per-call overhead of a drain,
+// which dominates a round trip. The actor variant drains in DoWork.
+func BenchmarkSendDrainOne(b *testing.B) {
+	b.Run("chan", func(b *testing.B) {
+		ch := make(chan [32]byte, 2048)
+		b.ReportAllocs()
+		var m [32]byte
+		for i := 0; i < b.N; i++ {
+			binary.LittleEndian.PutUint64(m[:], uint64(i))
+			ch <- m
+			v := <-ch
+			if binary.LittleEndian.Uint64(v[:]) != uint64(i) {
+				b.Fatal("out of order")
+			}
+		}
+	})
+	b.Run("ring", func(b *testing.B) {
+		r := newBenchRing(b)
+		b.ReportAllocs()
+		payload := make([]byte, 32)
+		next := uint64(0)
+		h := func(_ int32, p []byte) ringbuf.Action {
+			if binary.LittleEndian.Uint64(p) != next {
+				panic("out of order")
+			}
+			next++
+			return ringbuf.Continue
+		}
+		for i := 0; i < b.N; i++ {
+			binary.LittleEndian.PutUint64(payload, uint64(i))
+			if r.Write(1, payload) != nil {
+				b.Fatal("full")
+			}
+			for n := 0; n == 0; {
+				n, _ = r.ControlledRead(h, mailbox.DefaultDrainLimit)
+			}
+		}
+	})
+	b.Run("mailbox", func(b *testing.B) {
+		mb := newBenchMailbox(b)
+		b.ReportAllocs()
+		payload := make([]byte, 32)
+		next := uint64(0)
+		h := func(m *mailbox.Message) mailbox.Action {
+			if binary.LittleEndian.Uint64(m.Payload()) != next {
+				panic("out of order")
+			}
+			next++
+			return mailbox.Continue
+		}
+		for i := 0; i < b.N; i++ {
+			binary.LittleEndian.PutUint64(payload, uint64(i))
+			if mb.Send(1, payload) != nil {
+				b.Fatal("full")
+			}
+			for n := 0; n == 0; {
+				n, _ = mb.Drain(h, mailbox.DefaultDrainLimit)
+			}
+		}
+	})
+	b.Run("actor", func(b *testing.B) {
+		mb := newBenchMailbox(b)
+		b.ReportAllocs()
+		payload := make([]byte, 32)
+		next := uint64(0)
+		a, err := mailbox.NewActor("a", mb, func(m *mailbox.Message) mailbox.Action {
+			if binary.LittleEndian.Uint64(m.Payload()) != next {
+				panic("out of order")
+			}
+			next++
+			return mailbox.Continue
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < b.N; i++ {
+			binary.LittleEndian.PutUint64(payload, uint64(i))
+			if mb.Send(1, payload) != nil {
+				b.Fatal("full")
+			}
+			for n := 0; n == 0; {
+				n, _ = a.DoWork()
+			}
+		}
+	})
+}
+
 // BenchmarkFragmented is a 20 KB message (three records) sent and drained
 // (reassembled), against the ring writing the same bytes as one batch of
 // three records read without reassembly.

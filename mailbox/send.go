@@ -20,6 +20,13 @@ import (
 // is fragmented into records published together (one claim, one
 // publication) and reassembled by Drain. Safe for concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
+	// The common case, one plain record, without the general path's call.
+	if typeID >= 1 && typeID <= MaxTypeID && len(payload) <= m.lay.maxRecord && m.state.Load() == stateOpen {
+		if err := m.ring.Write(typeID, payload); err != nil {
+			return m.refused(err)
+		}
+		return nil
+	}
 	err := m.send(typeID, payload, nil)
 	if err == ErrBackPressured {
 		m.ctr.BackPressured.Add(1)
@@ -216,6 +223,16 @@ func (w *bodyWriter) fill(dst []byte) {
 			}
 		}
 	}
+}
+
+// refused maps a ring error to the mailbox's outcome and counts a
+// back-pressure refusal.
+func (m *Mailbox) refused(err error) error {
+	err = m.ringResult(err)
+	if err == ErrBackPressured {
+		m.ctr.BackPressured.Add(1)
+	}
+	return err
 }
 
 // ringResult maps a ring error to the mailbox's outcome.
