@@ -30,6 +30,10 @@ const (
 // The Message and every slice it returns are valid only during the call.
 type Handler func(m *Message) Action
 
+// stallCheckPeriod is how many drains without progress pass between two
+// liveness checks while no stall is being timed.
+const stallCheckPeriod = 64
+
 // consumer is the state of the draining goroutine.
 type consumer struct {
 	mb       *Mailbox
@@ -57,8 +61,10 @@ type consumer struct {
 	// Totals of the single-writer counters, loaded from them by New.
 	maxDepth, totalDelivered, totalDiscarded int64
 
-	stallHead  int64
-	stallSince int64 // clock reading when the head was first seen stuck; 0: not stuck
+	stallHead   int64
+	stallSince  int64 // clock reading when the head was first seen stuck; 0: not stuck
+	idleDrains  int   // drains without progress since the last liveness check
+	checkPeriod int   // stallCheckPeriod; tests set 1
 }
 
 // pending is a multi-record message delivered at its first record whose
@@ -93,6 +99,7 @@ func (c *consumer) init(m *Mailbox) {
 	}
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
+	c.checkPeriod = stallCheckPeriod
 	c.maxDepth = m.ctr.MaxDepth.Load()
 	c.totalDelivered = m.ctr.Delivered.Load()
 	c.totalDiscarded = m.ctr.Discarded.Load()
@@ -157,7 +164,15 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 			atomicbuf.StoreRelease64(m.ctr.MaxDepth, d)
 		}
 	} else if !c.stop && err == nil {
-		err = m.checkStall(head)
+		// Most drains without progress find an empty mailbox: read the
+		// tail (the senders' cache line) and the clock only on one in
+		// stallCheckPeriod of them, and on every one while a stall is
+		// being timed.
+		c.idleDrains++
+		if c.stallSince != 0 || c.idleDrains >= c.checkPeriod {
+			c.idleDrains = 0
+			err = m.checkStall(head)
+		}
 	}
 	// Single-writer totals: a release store, not a locked add.
 	if delivered := int64(c.count) - c.discarded; delivered > 0 {

@@ -36,6 +36,7 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 func TestSenderStopsHalfway(t *testing.T) {
 	var now atomic.Int64
 	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: now.Load})
+	mb.cons.checkPeriod = 1 // check on every idle drain (TestStallCheckPeriod covers the period)
 	live := mb.NewSender()
 	require.NoError(t, live.Send(1, []byte("before")))
 	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
@@ -68,6 +69,7 @@ func TestSenderStopsHalfway(t *testing.T) {
 func TestAbandonedClaim(t *testing.T) {
 	var now atomic.Int64
 	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: now.Load})
+	mb.cons.checkPeriod = 1
 	_, err := mb.Claim(1, 100)
 	require.NoError(t, err)
 	require.NoError(t, mb.Send(2, []byte("x")))
@@ -86,6 +88,36 @@ func TestAbandonedClaim(t *testing.T) {
 	}
 	require.Equal(t, int64(1), mb.Stats().Torn)
 	require.Len(t, collect(t, mb), 1)
+}
+
+// An idle mailbox reads the tail and the clock on one drain in
+// stallCheckPeriod; once a stall is being timed, on every drain.
+func TestStallCheckPeriod(t *testing.T) {
+	var now, reads atomic.Int64
+	clock := func() int64 { reads.Add(1); return now.Load() }
+	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: clock})
+	idleDrain := func() {
+		n, err := mb.Drain(func(*Message) Action { return Continue }, 10)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	}
+	for range 3 * stallCheckPeriod {
+		idleDrain() // empty: the tail equals the head, the clock is never read
+	}
+	require.Zero(t, reads.Load())
+	_, err := mb.Claim(1, 8) // never committed
+	require.NoError(t, err)
+	for range stallCheckPeriod - 1 {
+		idleDrain()
+	}
+	require.Zero(t, reads.Load())
+	idleDrain()
+	require.Equal(t, int64(1), reads.Load(), "timing starts")
+	idleDrain()
+	require.Equal(t, int64(2), reads.Load(), "every drain while timing")
+	now.Store(int64(2 * time.Second))
+	idleDrain()
+	require.Equal(t, int64(1), mb.Stats().Torn)
 }
 
 // The stress version: three live senders send plain, multipart and
