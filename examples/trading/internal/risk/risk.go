@@ -24,7 +24,7 @@ type Limits struct {
 // DefaultLimits are the demo's limits.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxPosition:     500,
+		MaxPosition:     300,
 		MaxOrderQty:     100,
 		OrdersPerSecond: 200_000,
 		Burst:           1_000,

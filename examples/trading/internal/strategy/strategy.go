@@ -48,7 +48,7 @@ func DefaultConfig(instruments int) Config {
 		MaxQty:               40,
 		CrossTicks:           2,
 		StaleQuotes:          5,
-		MaxPosition:          400,
+		MaxPosition:          1_000,
 		RogueQty:             1_000,
 		RogueTicks:           1_000,
 		FirstOrderID:         1,
