@@ -45,8 +45,6 @@ func TestParseFlags(t *testing.T) {
 	require.ErrorIs(t, err, errUnknownVariant)
 	_, err = parseFlags([]string{"-reps", "0"}, io.Discard)
 	require.Error(t, err)
-	_, err = parseFlags([]string{"-batch-ring", "x"}, io.Discard)
-	require.Error(t, err)
 	_, err = parseFlags([]string{"extra"}, io.Discard)
 	require.Error(t, err)
 }

@@ -23,7 +23,8 @@ import (
 	"strings"
 	"time"
 
-	_ "go.uber.org/automaxprocs" // GOMAXPROCS from the container's CPU quota
+	_ "go.uber.org/automaxprocs"
+	"golang.org/x/sys/unix" // GOMAXPROCS from the container's CPU quota
 )
 
 func main() {
@@ -45,7 +46,6 @@ type options struct {
 	json      bool
 	lock      bool
 	pin       bool
-	chanLock  bool
 	variants  map[string]bool
 	timeout   time.Duration // 0: derived from n
 	cpuprof   string
@@ -62,12 +62,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
-	vs := fs.String("variants", "", "comma-separated variants to run (default all; the baseline is needed for ratios)")
+	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: BENCH.md's; extra: chan-locked, batch16-onetoone, onetoone-runner-notiming); ratios are to the first one run")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 60s + 20µs per message)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
-	batchRing := fs.String("batch-ring", "manytoone", "ring of the batch16 variant: manytoone or onetoone")
-	fs.BoolVar(&o.chanLock, "chan-lock", false, "run the channel baselines under -lock and -pin too (default: plain goroutines)")
-	fs.BoolVar(&runnerCycleTiming, "runner-cycle-timing", true, "the runner's stall tracker in onetoone-runner (runner.WithCycleTiming)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -80,14 +77,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.n < 0 || o.warmup < 0 || o.reps == 0 || o.reps < -1 {
 		return o, fmt.Errorf("-n and -warmup must be >= 0 and -reps >= 1")
-	}
-	switch *batchRing {
-	case "manytoone":
-		batchOnOneToOne = false
-	case "onetoone":
-		batchOnOneToOne = true
-	default:
-		return o, fmt.Errorf("-batch-ring %q: want manytoone or onetoone", *batchRing)
 	}
 	if *vs != "" {
 		o.variants = map[string]bool{}
@@ -149,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		wplace := placementFor(w, place)
 		cfg := runConfig{n: n, place: wplace, timeout: timeout, corruptAt: -1}
-		reps_, err := runWorkload(w, vs, &cfg, o.warmup, reps, cpus, o.chanLock, stderr)
+		reps_, err := runWorkload(w, vs, &cfg, o.warmup, reps, cpus, stderr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -160,12 +149,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		wr := buildReport(w, names, reps_)
 		report.Workloads = append(report.Workloads, wr)
 		if !o.json {
-			chanPlace := placement{}
-			if o.chanLock {
-				chanPlace = wplace
-			}
-			header := fmt.Sprintf("%s (%s, %s): n=%d, %d reps + %d warm-up, interleaved; duty variants on %s, channels on %s; ratios to %s in the same phase",
-				w.name, w.unit(), betterWord(w), n, reps, o.warmup, wplace, chanPlace, names[0])
+			header := fmt.Sprintf("%s (%s, %s): n=%d, %d reps + %d warm-up, interleaved; duty variants (and chan-locked) on %s, chan on %s; ratios to %s in the same phase",
+				w.name, w.unit(), betterWord(w), n, reps, o.warmup, wplace, placement{}, names[0])
 			if err := writeTable(stdout, wr, header); err != nil {
 				return err
 			}
@@ -198,14 +183,14 @@ func placementFor(w *workload, p placement) placement {
 // runWorkload runs warmup untimed and reps timed repetitions of every
 // variant, interleaved (A B C A B C ...), with a probe before and after each
 // timed one.
-func runWorkload(w *workload, vs []variant, base *runConfig, warmup, reps int, cpus []int, chanLock bool, log io.Writer) ([]repetition, error) {
+func runWorkload(w *workload, vs []variant, base *runConfig, warmup, reps int, cpus []int, log io.Writer) ([]repetition, error) {
 	if w.kind == kindLatency {
 		base.lat = make([]int64, base.n)
 	}
 	cfgs := make([]runConfig, len(vs))
 	for i, v := range vs {
 		cfgs[i] = *base
-		if v.goroutines && !chanLock {
+		if v.goroutines {
 			cfgs[i].place = placement{}
 		}
 	}
@@ -225,7 +210,7 @@ func runWorkload(w *workload, vs []variant, base *runConfig, warmup, reps int, c
 				return nil, fmt.Errorf("%s repetition %d: %w", v.name, i+1, err)
 			}
 			out = append(out, r)
-			fmt.Fprintf(log, "%s %-16s rep %2d  probe %5.0f/%-5.0f ns %-6s %s\n", w.name, v.name, i+1, r.Before, r.After, r.Phase, describe(w, r))
+			fmt.Fprintf(log, "%s %-16s rep %2d  probe %4.0f/%-4.0f ns %-5s  preempted %-5d %s\n", w.name, v.name, i+1, r.Before, r.After, r.Phase, r.Preempted, describe(w, r))
 		}
 	}
 	return out, nil
@@ -237,15 +222,17 @@ func timedRepetition(w *workload, v variant, cfg *runConfig, cpus []int) (repeti
 	if err != nil {
 		return repetition{}, err
 	}
+	csw := involuntarySwitches()
 	elapsed, err := v.run(cfg)
 	if err != nil {
 		return repetition{}, err
 	}
+	csw = involuntarySwitches() - csw
 	after, err := probe(cpus)
 	if err != nil {
 		return repetition{}, err
 	}
-	r := repetition{Variant: v.name, Before: before, After: after, Phase: labelPhase(before, after)}
+	r := repetition{Variant: v.name, Before: before, After: after, Phase: labelPhase(before, after), Preempted: csw}
 	if w.kind == kindLatency {
 		r.Latency = latencySummary(cfg.lat[:cfg.n])
 	} else {
@@ -255,6 +242,17 @@ func timedRepetition(w *workload, v variant, cfg *runConfig, cpus []int) (repeti
 		return repetition{}, fmt.Errorf("non-positive elapsed time %v", elapsed)
 	}
 	return r, nil
+}
+
+// involuntarySwitches returns the process's involuntary context switches so
+// far (getrusage): how often the kernel took a CPU from one of its threads,
+// a measure of interference from other processes on a shared machine.
+func involuntarySwitches() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Nivcsw
 }
 
 func describe(w *workload, r repetition) string {

@@ -48,11 +48,15 @@ type variant struct {
 	name string
 	run  func(cfg *runConfig) (time.Duration, error)
 	// goroutines: the variant blocks (Go channels) rather than spins, and
-	// runs as plain goroutines whatever -lock and -pin say, unless
-	// -chan-lock: a goroutine locked to its thread that blocks on a channel
+	// runs as plain goroutines whatever -lock and -pin say (the extra
+	// variant chan-locked does not): a goroutine locked to its thread that blocks on a channel
 	// turns every wake-up into a futex hand-off between OS threads, which
 	// would make the baseline a straw man (docs/benchmarks.md).
 	goroutines bool
+	// extra variants are not part of BENCH.md's fixed list: they run only
+	// when named in -variants, to compare a design choice in the same run
+	// (docs/benchmarks.md).
+	extra bool
 }
 
 // runConfig is what a variant needs for one repetition.
@@ -119,16 +123,12 @@ func knownWorkloads() string {
 
 var errUnknownVariant = errors.New("dutybench: unknown variant")
 
-// selectVariants returns w's variants whose names are in list (comma
-// separated; "" selects all), in the workload's order. A name no selected
-// workload knows is reported by the caller.
+// selectVariants returns w's variants named in filter, or with no filter
+// all but the extra ones, in the workload's order.
 func selectVariants(w *workload, filter map[string]bool) []variant {
-	if len(filter) == 0 {
-		return w.variants
-	}
 	var out []variant
 	for _, v := range w.variants {
-		if filter[v.name] {
+		if (len(filter) == 0 && !v.extra) || filter[v.name] {
 			out = append(out, v)
 		}
 	}

@@ -57,14 +57,28 @@ func TestSmokeEveryVariant(t *testing.T) {
 	}
 }
 
-func TestSmokeBatchOnOneToOne(t *testing.T) {
-	batchOnOneToOne = true
-	defer func() { batchOnOneToOne = false }()
+func TestSmokeBatchShortLastClaim(t *testing.T) {
 	// n not a multiple of 16: the last claim is short.
-	_, err := w1Batch16(smokeConfig(w1, smokeN+5, placement{lock: true}))
-	require.NoError(t, err)
-	_, err = w1Batch16(smokeConfig(w1, smokeN+5, placement{}))
-	require.NoError(t, err)
+	for _, oneToOne := range []bool{false, true} {
+		_, err := w1Batch16(smokeConfig(w1, smokeN+5, placement{lock: true}), oneToOne)
+		require.NoError(t, err)
+		_, err = w1Batch16(smokeConfig(w1, smokeN+5, placement{}), oneToOne)
+		require.NoError(t, err)
+	}
+}
+
+func TestSelectVariantsExtra(t *testing.T) {
+	names := func(vs []variant) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16"}, names(selectVariants(w1, nil)),
+		"BENCH.md's variants, baseline first; extras only on request")
+	require.Equal(t, []string{"chan", "onetoone-runner", "onetoone-runner-notiming"},
+		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true})))
 }
 
 func TestSmokeOddCounts(t *testing.T) {
@@ -163,16 +177,17 @@ func TestRunJSONInProcess(t *testing.T) {
 		wr := r.Workloads[i]
 		require.Equal(t, w.name, wr.Name)
 		require.Equal(t, w.unit(), wr.Unit)
-		require.Len(t, wr.Variants, len(w.variants))
+		vs := selectVariants(w, nil)
+		require.Len(t, wr.Variants, len(vs))
 		total := 0.0
 		for j, v := range wr.Variants {
-			require.Equal(t, w.variants[j].name, v.Name)
+			require.Equal(t, vs[j].name, v.Name)
 			for phase, m := range v.Phases {
 				require.Contains(t, phaseOrder, phase)
 				total += m[metricN]
 			}
 		}
-		require.Equal(t, float64(2*len(w.variants)), total, "every timed repetition lands in one phase")
+		require.Equal(t, float64(2*len(vs)), total, "every timed repetition lands in one phase")
 		for _, ratio := range wr.Ratios {
 			require.Equal(t, w.variants[0].name, ratio.Baseline)
 			require.Greater(t, ratio.Ratio, 0.0)

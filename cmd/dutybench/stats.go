@@ -132,6 +132,9 @@ type repetition struct {
 	// Throughput workloads: Mmsg/s. Latency workloads: latencySummary.
 	Value   float64
 	Latency map[string]float64
+	// Preempted counts the process's involuntary context switches during
+	// the repetition (shown in the progress log, not in the report).
+	Preempted int64
 }
 
 // aggregateThroughput groups one variant's repetitions by phase and returns

@@ -19,7 +19,9 @@ var w1 = &workload{
 		{name: "onetoone-write", run: w1OneToOneWrite},
 		{name: "manytoone-write", run: w1ManyToOneWrite},
 		{name: "manytoone-claim", run: w1ManyToOneClaim},
-		{name: "batch16", run: w1Batch16},
+		{name: "batch16", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false) }},
+		{name: "chan-locked", run: w1Chan, extra: true},
+		{name: "batch16-onetoone", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true) }, extra: true},
 	},
 }
 
@@ -30,10 +32,6 @@ const (
 	chanCapacity = 2048
 	batchRecords = 16
 )
-
-// batchOnOneToOne selects the ring of the batch16 variant (flag
-// -batch-ring): false for many-to-one (the default, see docs/benchmarks.md).
-var batchOnOneToOne = false
 
 func w1Chan(cfg *runConfig) (time.Duration, error) {
 	ch := make(chan [payloadLen]byte, chanCapacity)
@@ -200,13 +198,15 @@ type batchRing interface {
 	Read(h ringbuf.Handler, limit int) (int, error)
 }
 
-func w1Batch16(cfg *runConfig) (time.Duration, error) {
+// w1Batch16 runs batch16 on a many-to-one ring (BENCH.md's variant), or on a
+// one-to-one ring (the extra variant batch16-onetoone).
+func w1Batch16(cfg *runConfig, oneToOne bool) (time.Duration, error) {
 	o, m, err := newRings()
 	if err != nil {
 		return 0, err
 	}
 	var r batchRing = m
-	if batchOnOneToOne {
+	if oneToOne {
 		r = o
 	}
 	t := newTeam(cfg.place)

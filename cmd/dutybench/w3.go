@@ -25,14 +25,11 @@ var w3 = &workload{
 	variants: []variant{
 		{name: "chan", run: w3Chan, goroutines: true},
 		{name: "onetoone", run: w3OneToOne},
-		{name: "onetoone-runner", run: w3Runner},
+		{name: "onetoone-runner", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, true) }},
+		{name: "chan-locked", run: w3Chan, extra: true},
+		{name: "onetoone-runner-notiming", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, false) }, extra: true},
 	},
 }
-
-// runnerCycleTiming is the runner's stall tracker setting in the
-// onetoone-runner variant (flag -runner-cycle-timing). It is on by
-// default, as in runner.New.
-var runnerCycleTiming = true
 
 // clock reads the monotonic clock as ns since an epoch: time.Since on a
 // time with a monotonic reading is one runtime nanotime call.
@@ -284,7 +281,10 @@ func (s *errorSink) err() error {
 	return errors.Join(s.errs...)
 }
 
-func w3Runner(cfg *runConfig) (time.Duration, error) {
+// w3Runner runs onetoone-runner: with cycleTiming the runners keep their
+// default stall tracker (one clock read per duty cycle); without it, the
+// extra variant onetoone-runner-notiming.
+func w3Runner(cfg *runConfig, cycleTiming bool) (time.Duration, error) {
 	pingR, pongR, err := newRingPair()
 	if err != nil {
 		return 0, err
@@ -300,7 +300,7 @@ func w3Runner(cfg *runConfig) (time.Duration, error) {
 	sink := &errorSink{}
 	opts := func(slot int) []runner.Option {
 		o := []runner.Option{runner.WithIdle(idle.BusySpin()), runner.WithErrorHandler(sink.handle),
-			runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(runnerCycleTiming)}
+			runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming)}
 		if cpu := cfg.place.cpu(slot); cpu >= 0 {
 			o = append(o, runner.WithCPUs(cpu))
 		}
