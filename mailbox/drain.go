@@ -129,8 +129,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		return 0, nil
 	}
 	c := &m.cons
-	c.h, c.limit, c.count, c.stop = h, limit, 0, false
-	c.discarded, c.corrupt = 0, 0
+	c.h, c.limit, c.count, c.stop = h, limit, 0, false // discarded, corrupt: zeroed by the previous call
 	c.discard = m.state.Load() == stateDiscard
 	c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
@@ -140,7 +139,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	// once more from the start.
 	for range 2 {
 		if _, err = m.ring.ControlledRead(c.onRecord, ringbuf.NoLimit); err != nil {
-			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+			err = errCorruptRing(err)
 			break
 		}
 		prev := head
@@ -149,7 +148,6 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 			break
 		}
 	}
-	c.h = nil
 	if head != head0 {
 		c.stallSince = 0
 		// The backlog this drain consumed; when it stopped at its limit,
@@ -182,12 +180,14 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	if c.discarded > 0 {
 		c.totalDiscarded += c.discarded
 		atomicbuf.StoreRelease64(m.ctr.Discarded, c.totalDiscarded)
+		c.discarded = 0
 	}
 	if c.corrupt > 0 {
 		m.ctr.Corrupt.Add(c.corrupt)
 		if err == nil {
-			err = fmt.Errorf("%w: %d record(s) dropped: %s", ErrCorruptFrame, c.corrupt, c.reason)
+			err = errCorruptFrames(c.corrupt, c.reason)
 		}
+		c.corrupt = 0
 	}
 	return c.count, err
 }
@@ -213,7 +213,7 @@ func (m *Mailbox) checkStall(head int64) error {
 	c.stallSince = max(now, 1) // at most one attempt per timeout
 	ok, err := m.ring.Unblock()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		return errCorruptRing(err)
 	}
 	if ok {
 		m.ctr.Torn.Add(1)
@@ -346,4 +346,13 @@ func (c *consumer) abandon() {
 	c.pending.active = false
 	c.corrupt++
 	c.reason = "records of a delivered message changed before they were consumed"
+}
+
+// The error constructors stay out of Drain's body, which is on the hot
+// path.
+
+func errCorruptRing(err error) error { return fmt.Errorf("%w: %w", ErrCorrupt, err) }
+
+func errCorruptFrames(n int64, reason string) error {
+	return fmt.Errorf("%w: %d record(s) dropped: %s", ErrCorruptFrame, n, reason)
 }
