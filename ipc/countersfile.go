@@ -1,0 +1,253 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/ipc/counters"
+)
+
+// CountersFile is a KindCounters file: one section holding the metadata and
+// values regions of a fixed number of counters, laid out by counters.Layout
+// (metadata first, then values: Agrona's layout, as in Aeron's CnC file).
+//
+// The process that creates it (CreateCounters) is the owner: it alone
+// allocates and frees counters, through Manager, and heartbeats the file
+// (File().Heartbeat). Any other process opens it with OpenCounters, which
+// maps it read-only (PROT_READ): its Reader can never write to the file, and
+// an accidental store faults instead of corrupting the owner's counters.
+//
+// The CountersFile holds one reference to its File; Close releases it.
+// Counters, their Words, the Manager and the Reader alias the mapping: none
+// of them may be used after Close (when that was the last reference, the
+// memory is unmapped and the access faults). Close the users of the
+// counters (runners, mailboxes) first.
+type CountersFile struct {
+	file     *File
+	manager  *counters.Manager // owner only
+	reader   *counters.Reader
+	readOnly bool
+}
+
+// CreateCounters creates dir/name (see Create, which reads opts) as a
+// KindCounters file with room for n counters (1..counters.MaxCounters) and
+// returns it with the owner's Manager over its fresh, zero section.
+//
+// cfg configures the Manager; nil means counters.DefaultFreeToReuseTimeout
+// (Aeron's 1 s) and the wall clock, which is what counters read by other
+// processes need: a freed id is not reused until readers holding it have
+// had the time to notice. A zero Config reuses freed ids at once.
+//
+// The owner heartbeats the file as any owner does (File().Heartbeat), and
+// a restarted owner creates a new file (WithReplaceStale replaces the old
+// one once its owner is provably dead).
+func CreateCounters(dir, name string, n int, cfg *counters.Config, opts ...Option) (*CountersFile, error) {
+	r, err := counters.Layout(n)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %d counters: %w", ErrArgument, n, err)
+	}
+	c := counters.Config{FreeToReuseTimeout: counters.DefaultFreeToReuseTimeout}
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.FreeToReuseTimeout < 0 {
+		return nil, fmt.Errorf("%w: free-to-reuse timeout %s (%w)", ErrArgument, c.FreeToReuseTimeout, counters.ErrConfig)
+	}
+	f, err := Create(dir, name, KindCounters, []int{r.Length}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := wrapCounters(f, false)
+	if err != nil {
+		return nil, err
+	}
+	meta, vals, _ := counters.Split(mustSection(f))
+	if cf.manager, err = counters.NewManager(meta, vals, c); err != nil {
+		// A fresh file cannot hold counters: leave nothing behind.
+		return nil, errors.Join(fmt.Errorf("ipc: %s: counters manager: %w", f.Path(), err), f.Remove(), f.Close())
+	}
+	return cf, nil
+}
+
+// OpenCounters opens the KindCounters file at path read-only (see
+// OpenReadOnly, which reads opts) and returns it with a Reader over its
+// counters; Manager returns nil. A file of another kind gives ErrKind, a
+// section that is not n*640 bytes gives ErrCorrupt.
+func OpenCounters(ctx context.Context, path string, opts ...Option) (*CountersFile, error) {
+	f, err := OpenReadOnly(ctx, path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if f.Kind() != KindCounters {
+		_ = f.Close()
+		return nil, fmt.Errorf("%w: %s has kind %d, want %d (counters)", ErrKind, path, f.Kind(), KindCounters)
+	}
+	return wrapCounters(f, true)
+}
+
+// wrapCounters checks f's single section and builds the Reader over it.
+// On failure it closes f.
+func wrapCounters(f *File, readOnly bool) (*CountersFile, error) {
+	b, err := f.Section(0)
+	if err == nil {
+		var meta, vals []byte
+		if meta, vals, err = counters.Split(b); err == nil {
+			var r *counters.Reader
+			if r, err = counters.NewReader(meta, vals); err == nil {
+				return &CountersFile{file: f, reader: r, readOnly: readOnly}, nil
+			}
+		}
+		err = fmt.Errorf("%w: %s: counters section of %d bytes: %w", ErrCorrupt, f.Path(), len(b), err)
+	}
+	return nil, errors.Join(err, f.Close())
+}
+
+// mustSection returns section 0 of a File the caller holds a reference to.
+func mustSection(f *File) []byte {
+	b, _ := f.Section(0)
+	return b
+}
+
+// File returns the file the counters live in.
+func (c *CountersFile) File() *File { return c.file }
+
+// Manager returns the owner's Manager, or nil for a file opened with
+// OpenCounters.
+func (c *CountersFile) Manager() *counters.Manager { return c.manager }
+
+// Reader returns a Reader over the file's counters. Its iterations use the
+// Reader's scratch space: goroutines iterating concurrently each build
+// their own with NewReader.
+func (c *CountersFile) Reader() *counters.Reader { return c.reader }
+
+// NewReader returns a new Reader over the file's counters, for a goroutine
+// of its own.
+func (c *CountersFile) NewReader() (*counters.Reader, error) {
+	b, err := c.file.Section(0)
+	if err != nil {
+		return nil, err
+	}
+	meta, vals, err := counters.Split(b)
+	if err != nil {
+		return nil, err
+	}
+	return counters.NewReader(meta, vals)
+}
+
+// ReadOnly reports whether the file is mapped read-only (OpenCounters).
+func (c *CountersFile) ReadOnly() bool { return c.readOnly }
+
+// Close releases the CountersFile's reference to its File (see
+// File.Close: the owner's close marks the file closed for other processes).
+func (c *CountersFile) Close() error { return c.file.Close() }
+
+// OpenReadOnly is Open for processes that only look: the file is opened
+// O_RDONLY and mapped PROT_READ, so nothing this process does through the
+// File (or any slice of it) can modify the file: a store into the mapping
+// faults (SIGSEGV, which Guard turns into a *FaultError) instead of
+// corrupting the owner's data. It needs only read permission on the file.
+//
+// It waits and validates exactly as Open does (the same header snapshot
+// and checks, in the same order, with the same errors and options:
+// WithPollInterval, WithWaitForFile, WithLiveOwner, WithPopulate,
+// WithClock). The File it returns is not the owner: Heartbeat and Remove
+// give ErrNotOwner, Close only releases. Rings and other structures whose
+// readers write (a consumer's head) cannot be used through it.
+func OpenReadOnly(ctx context.Context, path string, opts ...Option) (*File, error) {
+	c := newConfig(opts)
+	if c.pollInterval <= 0 {
+		return nil, fmt.Errorf("%w: poll interval %s", ErrArgument, c.pollInterval)
+	}
+	var fd int
+	for {
+		var err error
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err == nil {
+			break
+		}
+		oerr := osError("open", path, err)
+		if !errors.Is(err, unix.ENOENT) || !c.waitForFile {
+			return nil, oerr
+		}
+		if werr := wait(ctx, c.pollInterval); werr != nil {
+			return nil, fmt.Errorf("%w (%w)", oerr, werr)
+		}
+	}
+	f, err := openFDReadOnly(ctx, path, fd, c)
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, err
+	}
+	if c.requireLiveOwner {
+		if err := f.CheckOwner(c.now(), c.livenessTimeout); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// openFDReadOnly is openFD with a read-only mapping: the same wait for a
+// file being created, the same snapshot (snapshotHeader, itself read-only)
+// and validation (readHeader), then mapReadOnly instead of mapFile.
+func openFDReadOnly(ctx context.Context, path string, fd int, c config) (*File, error) {
+	buf := make([]byte, HeaderLength)
+	for {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, osError("fstat", path, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
+		}
+		var reason string
+		if st.Size < HeaderLength {
+			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, HeaderLength)
+		} else {
+			ready, err := snapshotHeader(fd, buf)
+			if err != nil {
+				return nil, fmt.Errorf("ipc: %s: reading the header: %w", path, err)
+			}
+			if !ready {
+				reason = "header not written yet"
+			} else {
+				h, err := readHeader(path, buf, st.Size)
+				switch {
+				case err == nil:
+					return mapReadOnly(path, fd, h, c)
+				case !errors.Is(err, errNotInitialised):
+					return nil, err
+				}
+				reason = "version 0"
+			}
+		}
+		if werr := wait(ctx, c.pollInterval); werr != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %w", ErrNotReady, path, reason, werr)
+		}
+	}
+}
+
+// mapReadOnly maps a validated file PROT_READ at its declared length.
+func mapReadOnly(path string, fd int, h header, c config) (*File, error) {
+	flags := unix.MAP_SHARED
+	if c.populate {
+		flags |= unix.MAP_POPULATE
+	}
+	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ, flags)
+	if err != nil {
+		return nil, osError("map", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Munmap(data)
+		return nil, osError("fstat", path, err)
+	}
+	if st.Size < h.fileLength { // shrank since validation
+		_ = unix.Munmap(data)
+		return nil, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, st.Size, h.fileLength)
+	}
+	return newFile(path, fd, data, h, false, &st), nil
+}
