@@ -193,7 +193,6 @@ func TestRandomLifecycles(t *testing.T) {
 			type state struct {
 				qty, cum      int64
 				acked, ended  bool
-				lastExecID    uint64
 				terminalCount int
 			}
 			orders := map[uint64]*state{}

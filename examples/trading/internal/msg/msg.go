@@ -2,13 +2,21 @@ package msg
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/mailbox"
 )
 
 // ErrShort is wrapped by Decode for a payload shorter than the message's
-// fixed layout.
-var ErrShort = errors.New("msg: encoded message too short")
+// fixed layout. It also matches mailbox.ErrTooShort under errors.Is, as
+// the mailbox's Decoder contract asks.
+var ErrShort error = shortError{}
+
+type shortError struct{}
+
+func (shortError) Error() string { return "msg: encoded message too short" }
+
+func (shortError) Is(target error) bool { return target == mailbox.ErrTooShort }
 
 // MaxClientOrderID is the largest order id a client (the strategy) may
 // use. Ids above it belong to the exchange's other participants (the

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/mailbox"
 )
 
 // codec is the typed-message method set package mailbox expects
@@ -19,6 +21,11 @@ type codec interface {
 }
 
 var (
+	_ mailbox.Encoder = (*Quote)(nil)
+	_ mailbox.Decoder = (*Quote)(nil)
+	_ mailbox.Encoder = (*ExecutionReport)(nil)
+	_ mailbox.Decoder = (*RiskReject)(nil)
+
 	_ codec = (*Quote)(nil)
 	_ codec = (*NewOrder)(nil)
 	_ codec = (*CancelOrder)(nil)
@@ -254,5 +261,27 @@ func FuzzDecode(f *testing.F) {
 func TestErrShortIsDistinct(t *testing.T) {
 	err := (&Quote{}).Decode(make([]byte, 3))
 	require.True(t, errors.Is(err, ErrShort))
+	require.ErrorIs(t, err, mailbox.ErrTooShort, "the mailbox's Decoder contract")
+	require.NotErrorIs(t, err, mailbox.ErrTypeID)
 	require.EqualError(t, err, "msg: encoded message too short: quote needs 56 bytes, got 3")
+}
+
+// TestThroughMailbox sends every message type through a real mailbox with
+// SendTyped and decodes it with DecodeTyped.
+func TestThroughMailbox(t *testing.T) {
+	mb, err := mailbox.New(mailbox.Config{Name: "msg-test"})
+	require.NoError(t, err)
+	for _, m := range samples() {
+		require.NoError(t, mailbox.SendTyped(mb, m))
+	}
+	var got []codec
+	n, err := mb.Drain(func(m *mailbox.Message) mailbox.Action {
+		d := fresh(m.TypeID())
+		require.NoError(t, mailbox.DecodeTyped(m, m.TypeID(), d))
+		got = append(got, d)
+		return mailbox.Continue
+	}, 100)
+	require.NoError(t, err)
+	require.Equal(t, len(samples()), n)
+	require.Equal(t, samples(), got)
 }

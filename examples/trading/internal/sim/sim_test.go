@@ -38,7 +38,7 @@ func demoConfig(seed uint64, quotes int) Config {
 func TestEverythingAccountedFor(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			cfg := demoConfig(seed, 20_000)
+			cfg := demoConfig(seed, 12_000)
 			cfg.Feed.Seed = seed
 			res, err := Run(cfg)
 			require.NoError(t, err)
