@@ -119,14 +119,13 @@ func allocID(t *testing.T, answer string) (int, int64) {
 }
 
 type seen struct {
-	id       int
-	typeID   int32
-	label    string
-	key      string
-	value    int64
-	regID    int64
-	ownerID  int64
-	reclaims bool
+	id      int
+	typeID  int32
+	label   string
+	key     string
+	value   int64
+	regID   int64
+	ownerID int64
 }
 
 // snapshot returns every allocated counter, in id order.

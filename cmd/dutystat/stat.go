@@ -1,0 +1,413 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/counters"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitDir     = 1 // the directory cannot be read
+	exitUsage   = 2 // bad flags
+	tempPrefix  = ".duty-creating-"
+	openTimeout = 100 * time.Millisecond // for a file still being created
+)
+
+// options are the parsed flags.
+type options struct {
+	dir      string
+	watch    bool
+	interval time.Duration
+	window   time.Duration
+	frames   int
+	json     bool
+}
+
+// env is what run needs from the outside world; tests replace it.
+type env struct {
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+	// afterList runs after the directory is listed, before any file is
+	// opened (tests remove a file there to make it vanish).
+	afterList func()
+}
+
+func defaultEnv() env {
+	return env{now: time.Now, sleep: sleepCtx, afterList: func() {}}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// run is the command: it parses args, samples and prints until done, and
+// returns the exit status.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	return runEnv(ctx, stdout, stderr, args, defaultEnv())
+}
+
+func parseFlags(stderr io.Writer, args []string) (options, error) {
+	fl := flag.NewFlagSet("dutystat", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	var o options
+	fl.StringVar(&o.dir, "dir", ipc.DefaultDir(), "directory of the duty files")
+	fl.BoolVar(&o.watch, "watch", false, "print again every -interval until interrupted")
+	fl.DurationVar(&o.interval, "interval", time.Second, "refresh interval with -watch")
+	fl.DurationVar(&o.window, "window", 200*time.Millisecond, "time between the two samples of the first frame's rates (0: no rates)")
+	fl.IntVar(&o.frames, "n", 0, "with -watch, stop after this many frames (0: until interrupted)")
+	fl.BoolVar(&o.json, "json", false, "print one JSON object per frame")
+	fl.Usage = func() {
+		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json]")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fl.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments: %q", fl.Args())
+	case o.interval <= 0:
+		return o, fmt.Errorf("-interval %s must be positive", o.interval)
+	case o.window < 0:
+		return o, fmt.Errorf("-window %s must not be negative", o.window)
+	case o.frames < 0:
+		return o, fmt.Errorf("-n %d must not be negative", o.frames)
+	}
+	return o, nil
+}
+
+func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env) int {
+	o, err := parseFlags(stderr, args)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "dutystat:", err)
+		}
+		return exitUsage
+	}
+	clear := o.watch && !o.json && isTerminal(stdout)
+	var prev *frame
+	if o.window > 0 {
+		f, err := sample(o.dir, e, nil)
+		if err != nil {
+			fmt.Fprintln(stderr, "dutystat:", err)
+			return exitDir
+		}
+		prev = &f
+		if e.sleep(ctx, o.window) != nil {
+			prev = nil // interrupted: print what there is, without rates
+		}
+	}
+	for n := 1; ; n++ {
+		f, err := sample(o.dir, e, prev)
+		if err != nil {
+			fmt.Fprintln(stderr, "dutystat:", err)
+			return exitDir
+		}
+		if clear {
+			io.WriteString(stdout, "\033[H\033[2J")
+		}
+		if o.json {
+			err = json.NewEncoder(stdout).Encode(f)
+		} else {
+			err = printText(stdout, &f)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "dutystat:", err)
+			return exitDir
+		}
+		prev = &f
+		if !o.watch || (o.frames > 0 && n >= o.frames) || ctx.Err() != nil {
+			return exitOK
+		}
+		if e.sleep(ctx, o.interval) != nil {
+			return exitOK
+		}
+	}
+}
+
+// frame is one sample of a directory.
+type frame struct {
+	Dir   string       `json:"dir"`
+	Time  time.Time    `json:"time"`
+	Files []fileSample `json:"files"`
+}
+
+// fileSample is what one file looked like. Error says why the rest is
+// missing or incomplete.
+type fileSample struct {
+	Name           string          `json:"name"`
+	Kind           string          `json:"kind,omitempty"`
+	KindID         int32           `json:"kind_id,omitempty"`
+	Size           int64           `json:"size"`
+	OwnerPID       int             `json:"owner_pid,omitempty"`
+	Owner          string          `json:"owner,omitempty"` // liveness state
+	HeartbeatAgeMs *int64          `json:"heartbeat_age_ms,omitempty"`
+	Capacity       int             `json:"capacity,omitempty"` // counters files: counter ids
+	Counters       []counterSample `json:"counters,omitempty"`
+	Error          string          `json:"error,omitempty"`
+
+	at time.Time
+}
+
+// counterSample is one allocated counter.
+type counterSample struct {
+	ID             int      `json:"id"`
+	RegistrationID int64    `json:"registration_id"`
+	TypeID         int32    `json:"type_id"`
+	Type           string   `json:"type"`
+	Label          string   `json:"label"`
+	Key            string   `json:"key,omitempty"` // hex, trailing zero bytes dropped
+	Value          int64    `json:"value"`
+	RatePerSec     *float64 `json:"rate_per_sec"` // null without a previous sample of the same counter
+}
+
+// sample lists dir and samples every file in it. Only an unreadable
+// directory is an error; everything about a file goes in its Error.
+func sample(dir string, e env, prev *frame) (frame, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return frame{}, err
+	}
+	e.afterList()
+	f := frame{Dir: dir, Time: e.now()}
+	present := map[string]bool{}
+	for _, de := range entries {
+		if !de.Type().IsRegular() { // as ipc.Cleanup: no directories, symlinks, devices
+			continue
+		}
+		present[de.Name()] = true
+		f.Files = append(f.Files, sampleFile(filepath.Join(dir, de.Name()), e))
+	}
+	if prev != nil {
+		for _, p := range prev.Files {
+			if !present[p.Name] && !strings.HasPrefix(p.Error, "vanished") {
+				f.Files = append(f.Files, fileSample{Name: p.Name, Kind: p.Kind, KindID: p.KindID, Error: "vanished since the previous sample"})
+			}
+		}
+		rates(&f, prev)
+	}
+	return f, nil
+}
+
+// sampleFile opens one file read-only and reads its header, owner and, for
+// a counters file, every allocated counter.
+func sampleFile(path string, e env) fileSample {
+	s := fileSample{Name: filepath.Base(path), at: e.now()}
+	if fi, err := os.Stat(path); err == nil {
+		s.Size = fi.Size()
+	}
+	if strings.HasPrefix(s.Name, tempPrefix) {
+		s.Error = "being created (a temporary file; ipc.Cleanup removes it if its creator died)"
+		return s
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	f, err := ipc.OpenReadOnly(ctx, path, ipc.WithPollInterval(5*time.Millisecond))
+	if err != nil {
+		s.Error = describe(err)
+		return s
+	}
+	defer f.Close()
+	s.Size = f.Len()
+	s.KindID = int32(f.Kind())
+	s.Kind = kindName(f.Kind())
+	if l, err := f.Liveness(e.now(), 0); err != nil {
+		s.Error = describe(err)
+		return s
+	} else {
+		s.OwnerPID = l.PID
+		s.Owner = l.State.String()
+		if l.State != ipc.Closed {
+			age := l.HeartbeatAge.Milliseconds()
+			s.HeartbeatAgeMs = &age
+		}
+	}
+	if f.Kind() == ipc.KindCounters {
+		if err := readCounters(f, &s); err != nil {
+			s.Error = describe(err)
+		}
+	}
+	return s
+}
+
+// readCounters reads every allocated counter of a counters file, under
+// File.Guard: a file truncated meanwhile is an error, not a crash.
+func readCounters(f *ipc.File, s *fileSample) error {
+	b, err := f.Section(0)
+	if err != nil {
+		return err
+	}
+	meta, vals, err := counters.Split(b)
+	if err != nil {
+		return fmt.Errorf("%w: counters section: %w", ipc.ErrCorrupt, err)
+	}
+	r, err := counters.NewReader(meta, vals)
+	if err != nil {
+		return fmt.Errorf("%w: counters section: %w", ipc.ErrCorrupt, err)
+	}
+	s.Capacity = r.MaxCounterID() + 1
+	return f.Guard(func() error {
+		return r.ForEachRecord(func(rec counters.Record) bool {
+			key := rec.Key
+			for len(key) > 0 && key[len(key)-1] == 0 {
+				key = key[:len(key)-1]
+			}
+			s.Counters = append(s.Counters, counterSample{
+				ID:             rec.ID,
+				RegistrationID: rec.RegistrationID,
+				TypeID:         rec.TypeID,
+				Type:           counters.TypeName(rec.TypeID),
+				Label:          string(rec.Label),
+				Key:            hex.EncodeToString(key),
+				Value:          rec.Value,
+			})
+			return true
+		})
+	})
+}
+
+// rates fills in each counter's rate from the previous sample of the same
+// counter: same file, id and registration id (a slot freed and reused in
+// between is a new counter, not a jump in value).
+func rates(f *frame, prev *frame) {
+	type key struct {
+		file string
+		id   int
+		reg  int64
+	}
+	type old struct {
+		value int64
+		at    time.Time
+	}
+	before := map[key]old{}
+	for _, p := range prev.Files {
+		for _, c := range p.Counters {
+			before[key{p.Name, c.ID, c.RegistrationID}] = old{c.Value, p.at}
+		}
+	}
+	for i := range f.Files {
+		s := &f.Files[i]
+		for j := range s.Counters {
+			c := &s.Counters[j]
+			o, ok := before[key{s.Name, c.ID, c.RegistrationID}]
+			if dt := s.at.Sub(o.at).Seconds(); ok && dt > 0 {
+				r := float64(c.Value-o.value) / dt
+				c.RatePerSec = &r
+			}
+		}
+	}
+}
+
+// describe turns an error about one file into its status line. ipc's and
+// counters' errors already say what went wrong (not a duty file, corrupt,
+// not ready, truncated, permission denied); a missing file gets a word.
+func describe(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "vanished: " + err.Error()
+	}
+	return err.Error()
+}
+
+// kindName names the file kinds ipc defines.
+func kindName(k ipc.Kind) string {
+	switch k {
+	case ipc.KindRing:
+		return "ring"
+	case ipc.KindPublication:
+		return "publication"
+	case ipc.KindCounters:
+		return "counters"
+	}
+	if k >= ipc.KindUserMin {
+		return "user(" + strconv.Itoa(int(k)) + ")"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// printText prints a frame as tables: the files, then each counters file's
+// counters.
+func printText(w io.Writer, f *frame) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dutystat %s  %s  %d files\n", f.Dir, f.Time.Format(time.RFC3339), len(f.Files))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSIZE\tPID\tOWNER\tHEARTBEAT\tSTATUS")
+	for _, s := range f.Files {
+		kind, pid, owner, hb, status := dash(s.Kind), "-", dash(s.Owner), "-", "ok"
+		if s.OwnerPID != 0 {
+			pid = strconv.Itoa(s.OwnerPID)
+		}
+		if s.HeartbeatAgeMs != nil {
+			hb = strconv.FormatInt(*s.HeartbeatAgeMs, 10) + "ms ago"
+		}
+		if s.Error != "" {
+			status = s.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.Name, kind, s.Size, pid, owner, hb, status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range f.Files {
+		if s.KindID != int32(ipc.KindCounters) || s.Capacity == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s: %d of %d counters\n", s.Name, len(s.Counters), s.Capacity)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "ID\tTYPE\tVALUE\tRATE/S\t\tLABEL")
+		for _, c := range s.Counters {
+			rate := "-"
+			if c.RatePerSec != nil {
+				rate = strconv.FormatFloat(*c.RatePerSec, 'f', 1, 64)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t\t%s\n", c.ID, c.Type, c.Value, rate, c.Label)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// isTerminal reports whether w is a terminal (watch mode then redraws the
+// screen).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
