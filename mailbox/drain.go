@@ -36,35 +36,34 @@ const stallCheckPeriod = 64
 
 // consumer is the state of the draining goroutine.
 type consumer struct {
-	mb       *Mailbox
-	data     []byte // the ring's records
-	onRecord ringbuf.ControlledHandler
+	// Hot: touched by every Drain call, kept together.
+	onRecord    ringbuf.ControlledHandler
+	h           Handler
+	limit       int
+	count       int // messages consumed (delivered or discarded) in this call
+	stop        bool
+	discard     bool
+	plainReady  bool // a plain record can take the fast path: not discarding, nothing pending, msg is one part
+	idleDrains  int  // drains without progress since the last liveness check
+	checkPeriod int  // stallCheckPeriod; tests set 1
+	stallSince  int64
+	// Totals of the single-writer counters, loaded from them by New.
+	maxDepth, totalDelivered int64
+	msg                      Message
 
-	// Per Drain call.
-	h         Handler
-	limit     int
-	count     int // messages consumed (delivered or discarded)
+	// Per call, rare: zeroed when flushed to the counters.
 	discarded int64
 	corrupt   int64
 	reason    string
-	stop      bool
-	discard   bool
-	// plainReady: a plain record can take the fast path (not discarding,
-	// no multi-record message pending, the Message set up for one part).
-	plainReady bool
 
-	// Across calls.
-	msg     Message
-	parts   [][]byte
-	reasm   []byte
-	pending pending
-	// Totals of the single-writer counters, loaded from them by New.
-	maxDepth, totalDelivered, totalDiscarded int64
-
-	stallHead   int64
-	stallSince  int64 // clock reading when the head was first seen stuck; 0: not stuck
-	idleDrains  int   // drains without progress since the last liveness check
-	checkPeriod int   // stallCheckPeriod; tests set 1
+	// Cold.
+	mb             *Mailbox
+	data           []byte // the ring's records
+	parts          [][]byte
+	reasm          []byte
+	pending        pending
+	totalDiscarded int64
+	stallHead      int64 // head position while a stall is timed (since stallSince, a clock reading; 0: none)
 }
 
 // pending is a multi-record message delivered at its first record whose

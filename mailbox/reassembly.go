@@ -15,10 +15,10 @@ import (
 type Message struct {
 	typeID int32
 	framed bool
+	one    [1][]byte
+	parts  [][]byte
 	key    int64
 	seq    uint64
-	parts  [][]byte
-	one    [1][]byte
 }
 
 // TypeID returns the message's type id (1..MaxTypeID).
