@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	// Imported under another name: this package has a type counters.
+	ipccounters "github.com/dutyrt/duty/ipc/counters"
+)
+
+// StatsCounters mirrors one Runner's statistics into four counters of a
+// counters.Manager (normally the owner's Manager of an ipc counters file),
+// so that other processes, cmd/dutystat among them, can watch the runner:
+//
+//	label                     type id                      value
+//	duty-cycles: <role>       counters.TypeDutyCycles      Stats.DutyCycles
+//	total-work: <role>        counters.TypeTotalWork       Stats.TotalWork
+//	errors: <role>            counters.TypeErrors          Stats.Errors
+//	longest-cycle-ns: <role>  counters.TypeLongestCycleNs  Stats.MaxCycle in ns
+//
+// (the label conventions of docs/counters.md; no key).
+//
+// The duty cycle itself is not touched: Publish copies a Stats snapshot
+// (lock-free atomic loads) into the counters with four release stores,
+// from whichever goroutine calls it, so a running agent pays nothing for
+// being watched. The counters therefore lag the runner by the publishing
+// interval; call Publish from a housekeeping loop, or let a StatsPublisher
+// agent do it every interval. After the runner's Done is closed, one more
+// Publish (Close does it) makes the counters final and exact.
+//
+// Publish and Close are safe for concurrent use (a mutex makes the
+// goroutine holding it the counters' single writer). Publish after Close
+// does nothing: the freed ids may already belong to other counters.
+type StatsCounters struct {
+	r *Runner
+
+	mu       sync.Mutex
+	closed   bool
+	cycles   *ipccounters.Counter
+	work     *ipccounters.Counter
+	errs     *ipccounters.Counter
+	maxCycle *ipccounters.Counter
+}
+
+// NewStatsCounters allocates the four counters of r's statistics from m,
+// labelled with r's role, and publishes r's current statistics into them.
+// It fails (wrapping ErrBadOption) for a nil manager or runner, and with
+// the manager's error (counters.ErrFull, ...) if the four cannot be
+// allocated, in which case none stays allocated.
+func NewStatsCounters(m *ipccounters.Manager, r *Runner) (*StatsCounters, error) {
+	if m == nil || r == nil {
+		return nil, fmt.Errorf("%w: nil counters manager or runner", ErrBadOption)
+	}
+	s := &StatsCounters{r: r}
+	role := r.RoleName()
+	slots := []struct {
+		c      **ipccounters.Counter
+		name   string
+		typeID int32
+	}{
+		{&s.cycles, "duty-cycles", ipccounters.TypeDutyCycles},
+		{&s.work, "total-work", ipccounters.TypeTotalWork},
+		{&s.errs, "errors", ipccounters.TypeErrors},
+		{&s.maxCycle, "longest-cycle-ns", ipccounters.TypeLongestCycleNs},
+	}
+	for i, sl := range slots {
+		c, err := m.Allocate(sl.name+": "+role, sl.typeID, nil)
+		if err != nil {
+			errs := []error{fmt.Errorf("runner: agent %s: allocating its %s counter: %w", role, sl.name, err)}
+			for _, done := range slots[:i] {
+				errs = append(errs, (*done.c).Close())
+			}
+			return nil, errors.Join(errs...)
+		}
+		*sl.c = c
+	}
+	s.Publish()
+	return s, nil
+}
+
+// Publish stores the runner's current statistics in the counters, with
+// release stores: a reader that loads a published value also sees every
+// value published before it. It allocates nothing and takes an
+// uncontended mutex; it never touches the runner's duty cycle.
+func (s *StatsCounters) Publish() {
+	st := s.r.Stats()
+	s.mu.Lock()
+	if !s.closed {
+		s.cycles.Set(st.DutyCycles)
+		s.work.Set(st.TotalWork)
+		s.errs.Set(st.Errors)
+		s.maxCycle.Set(int64(st.MaxCycle))
+	}
+	s.mu.Unlock()
+}
+
+// Counters returns the four counters, for callers that want their ids,
+// registration ids or values. They must not be written to, and not used
+// after Close.
+func (s *StatsCounters) Counters() (dutyCycles, totalWork, errs, longestCycleNs *ipccounters.Counter) {
+	return s.cycles, s.work, s.errs, s.maxCycle
+}
+
+// Runner returns the runner whose statistics are mirrored.
+func (s *StatsCounters) Runner() *Runner { return s.r }
+
+// Close publishes one last time and frees the four counters (readers keep
+// seeing their last values until the ids are reused, after the manager's
+// free-to-reuse timeout). Idempotent; it does not close the runner. Close
+// the runner first for final, exact values.
+func (s *StatsCounters) Close() error {
+	s.Publish()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return errors.Join(s.cycles.Close(), s.work.Close(), s.errs.Close(), s.maxCycle.Close())
+}
+
+// StatsPublisher is an agent whose duty cycle publishes a set of
+// StatsCounters every interval. Run it on a runner of its own with an idle
+// strategy that sleeps (idle.Sleeping), or add it to an agent.Composite
+// with other housekeeping (heartbeats). Between publications DoWork reads
+// the clock and returns 0.
+//
+// Add and Remove may be called from any goroutine at any time; the agent's
+// callbacks follow the agent contract (one goroutine).
+type StatsPublisher struct {
+	interval time.Duration
+	now      func() time.Time
+	next     time.Time
+
+	mu   sync.Mutex
+	sets []*StatsCounters
+}
+
+// NewStatsPublisher returns a publisher of sets every interval (> 0,
+// otherwise ErrBadOption).
+func NewStatsPublisher(interval time.Duration, sets ...*StatsCounters) (*StatsPublisher, error) {
+	if interval <= 0 {
+		return nil, fmt.Errorf("%w: stats publishing interval %v <= 0", ErrBadOption, interval)
+	}
+	return &StatsPublisher{interval: interval, now: time.Now, sets: append([]*StatsCounters(nil), sets...)}, nil
+}
+
+// Add adds sets to those published.
+func (p *StatsPublisher) Add(sets ...*StatsCounters) {
+	p.mu.Lock()
+	p.sets = append(p.sets, sets...)
+	p.mu.Unlock()
+}
+
+// Remove stops publishing s (it does not close it).
+func (p *StatsPublisher) Remove(s *StatsCounters) {
+	p.mu.Lock()
+	for i, x := range p.sets {
+		if x == s {
+			p.sets = append(p.sets[:i], p.sets[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+}
+
+// RoleName is "stats-publisher".
+func (p *StatsPublisher) RoleName() string { return "stats-publisher" }
+
+// OnStart publishes at once.
+func (p *StatsPublisher) OnStart() error {
+	p.publish()
+	return nil
+}
+
+// DoWork publishes every set when the interval has passed since the last
+// publication and returns how many it published; otherwise 0.
+func (p *StatsPublisher) DoWork() (int, error) {
+	if p.now().Before(p.next) {
+		return 0, nil
+	}
+	return p.publish(), nil
+}
+
+// OnClose publishes a last time.
+func (p *StatsPublisher) OnClose() error {
+	p.publish()
+	return nil
+}
+
+func (p *StatsPublisher) publish() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.sets {
+		s.Publish()
+	}
+	p.next = p.now().Add(p.interval)
+	return len(p.sets)
+}

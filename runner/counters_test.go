@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
+	ipccounters "github.com/dutyrt/duty/ipc/counters"
+)
+
+func newCountersManager(t *testing.T, n int, reuse time.Duration) (*ipccounters.Manager, *ipccounters.Reader) {
+	t.Helper()
+	meta, vals, err := ipccounters.NewRegions(n)
+	require.NoError(t, err)
+	m, err := ipccounters.NewManager(meta, vals, ipccounters.Config{FreeToReuseTimeout: reuse})
+	require.NoError(t, err)
+	r, err := ipccounters.NewReader(meta, vals)
+	require.NoError(t, err)
+	return m, r
+}
+
+type shown struct {
+	typeID int32
+	label  string
+	value  int64
+}
+
+func readAll(t *testing.T, r *ipccounters.Reader) []shown {
+	t.Helper()
+	var out []shown
+	require.NoError(t, r.ForEach(func(_ int, typeID int32, label string, _ []byte, value int64) bool {
+		out = append(out, shown{typeID, label, value})
+		return true
+	}))
+	return out
+}
+
+// TestStatsCountersMirrorRunner: a runner whose agent does 3 units of work
+// per cycle and fails every 10th cycle stops itself after 100 000 cycles; its
+// published counters then equal its final Stats exactly, under the
+// documented labels and type ids. Published values seen while it runs
+// never go backwards and never run ahead of Stats.
+func TestStatsCountersMirrorRunner(t *testing.T) {
+	m, rd := newCountersManager(t, 8, 0)
+	a := &fakeAgent{role: "gateway", work: func(c int64) (int, error) {
+		if c >= 100_000 {
+			return 0, agent.ErrDone
+		}
+		if c%10 == 0 {
+			return 0, errors.New("every tenth")
+		}
+		return 3, nil
+	}}
+	var handled errs
+	r, err := New(a, WithIdle(idle.BusySpin()), WithErrorHandler(handled.handle))
+	require.NoError(t, err)
+	s, err := NewStatsCounters(m, r)
+	require.NoError(t, err)
+	require.Same(t, r, s.Runner())
+	require.Equal(t, []shown{
+		{ipccounters.TypeDutyCycles, "duty-cycles: gateway", 0},
+		{ipccounters.TypeTotalWork, "total-work: gateway", 0},
+		{ipccounters.TypeErrors, "errors: gateway", 0},
+		{ipccounters.TypeLongestCycleNs, "longest-cycle-ns: gateway", 0},
+	}, readAll(t, rd))
+
+	require.NoError(t, r.Start())
+	cyc, work, errc, maxc := s.Counters()
+	var last [4]int64
+	deadline := time.Now().Add(hangGuard)
+	for done := false; !done; {
+		select {
+		case <-r.Done():
+			done = true
+		default:
+			require.True(t, time.Now().Before(deadline), "agent did not finish")
+		}
+		before := r.Stats()
+		s.Publish()
+		after := r.Stats()
+		got := [4]int64{cyc.Get(), work.Get(), errc.Get(), maxc.Get()}
+		for i, lo := range [4]int64{before.DutyCycles, before.TotalWork, before.Errors, int64(before.MaxCycle)} {
+			require.GreaterOrEqual(t, got[i], lo, "counter %d behind the stats read before Publish", i)
+			require.GreaterOrEqual(t, got[i], last[i], "counter %d went backwards", i)
+		}
+		for i, hi := range [4]int64{after.DutyCycles, after.TotalWork, after.Errors, int64(after.MaxCycle)} {
+			require.LessOrEqual(t, got[i], hi, "counter %d ahead of the stats read after Publish", i)
+		}
+		last = got
+	}
+	require.NoError(t, r.Close())
+	require.NoError(t, s.Close(), "publishes the final values, then frees")
+
+	st := r.Stats()
+	require.Equal(t, int64(100_000), st.DutyCycles) // the last, which stopped the loop, counts
+	require.Equal(t, int64(9_999), st.Errors)
+	require.Equal(t, int64(3*(99_999-9_999)), st.TotalWork)
+	require.Positive(t, st.MaxCycle)
+	// The final values stay readable in the freed (reclaimed) records.
+	for i, want := range []int64{st.DutyCycles, st.TotalWork, st.Errors, int64(st.MaxCycle)} {
+		state, err := rd.State(i)
+		require.NoError(t, err)
+		require.Equal(t, ipccounters.StateReclaimed, state)
+		v, err := rd.Value(i)
+		require.NoError(t, err)
+		require.Equal(t, want, v, "counter %d", i)
+	}
+	require.Empty(t, readAll(t, rd), "freed counters are not listed")
+	require.Len(t, handled.list, 9_999)
+}
+
+// TestStatsCountersClose: Close is idempotent, frees the four ids, and a
+// Publish afterwards does not write into counters that reuse them.
+func TestStatsCountersClose(t *testing.T) {
+	m, rd := newCountersManager(t, 4, 0)
+	a := &fakeAgent{role: "r", work: func(int64) (int, error) { return 1, nil }}
+	r, err := New(a, WithIdle(idle.BusySpin()))
+	require.NoError(t, err)
+	s, err := NewStatsCounters(m, r)
+	require.NoError(t, err)
+	require.Zero(t, m.Available())
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close())
+	require.Equal(t, 4, m.Available())
+
+	others := make([]*ipccounters.Counter, 4)
+	for i := range others {
+		others[i], err = m.Allocate("other", ipccounters.TypeIDUserMin, nil)
+		require.NoError(t, err)
+		others[i].Set(-5)
+	}
+	s.Publish()
+	for i := range others {
+		v, err := rd.Value(others[i].ID())
+		require.NoError(t, err)
+		require.Equal(t, int64(-5), v, "Publish after Close wrote into a reused id")
+	}
+}
+
+// TestStatsCountersErrors: bad arguments, and a manager too small for the
+// four counters (nothing stays allocated).
+func TestStatsCountersErrors(t *testing.T) {
+	m, _ := newCountersManager(t, 3, 0)
+	r, err := New(&fakeAgent{role: "x"})
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = NewStatsCounters(nil, r)
+	require.ErrorIs(t, err, ErrBadOption)
+	_, err = NewStatsCounters(m, nil)
+	require.ErrorIs(t, err, ErrBadOption)
+	_, err = NewStatsCounters(m, r)
+	require.ErrorIs(t, err, ipccounters.ErrFull)
+	require.Equal(t, 3, m.Available(), "the three allocated counters were freed")
+	_, err = NewStatsPublisher(0)
+	require.ErrorIs(t, err, ErrBadOption)
+}
+
+// TestStatsCountersPublishAllocatesNothing: Publish is allocation-free.
+func TestStatsCountersPublishAllocatesNothing(t *testing.T) {
+	m, _ := newCountersManager(t, 4, 0)
+	r, err := New(&fakeAgent{role: "a"})
+	require.NoError(t, err)
+	defer r.Close()
+	s, err := NewStatsCounters(m, r)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Zero(t, testing.AllocsPerRun(1000, s.Publish))
+}
+
+// TestStatsPublisher drives the publisher agent with an Invoker and a fake
+// clock: it publishes on start, then only once the interval has passed,
+// and on close; Add and Remove change the set.
+func TestStatsPublisher(t *testing.T) {
+	m, _ := newCountersManager(t, 8, 0)
+	a1 := &fakeAgent{role: "one"}
+	r1, err := New(a1)
+	require.NoError(t, err)
+	r2, err := New(&fakeAgent{role: "two"})
+	require.NoError(t, err)
+	s1, err := NewStatsCounters(m, r1)
+	require.NoError(t, err)
+	s2, err := NewStatsCounters(m, r2)
+	require.NoError(t, err)
+
+	p, err := NewStatsPublisher(100*time.Millisecond, s1)
+	require.NoError(t, err)
+	now := time.Unix(1000, 0)
+	p.now = func() time.Time { return now }
+	require.Equal(t, "stats-publisher", p.RoleName())
+	inv, err := agent.NewInvoker(p)
+	require.NoError(t, err)
+	require.NoError(t, inv.Start())
+
+	// r1 runs and stops; its counters change only when the publisher
+	// publishes.
+	require.NoError(t, r1.Start())
+	for r1.Stats().DutyCycles < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, r1.Close())
+	cyc, _, _, _ := s1.Counters()
+	require.Zero(t, cyc.Get(), "published on start, before r1 ran")
+
+	now = now.Add(99 * time.Millisecond)
+	n, err := inv.Invoke()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Zero(t, cyc.Get(), "not before the interval")
+
+	now = now.Add(time.Millisecond)
+	n, err = inv.Invoke()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, r1.Stats().DutyCycles, cyc.Get())
+
+	p.Add(s2)
+	now = now.Add(100 * time.Millisecond)
+	n, err = inv.Invoke()
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	p.Remove(s1)
+	p.Remove(s1) // absent: nothing happens
+	now = now.Add(100 * time.Millisecond)
+	n, err = inv.Invoke()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.NoError(t, inv.Close())
+	require.NoError(t, r2.Close())
+	require.NoError(t, s1.Close())
+	require.NoError(t, s2.Close())
+}
