@@ -467,3 +467,36 @@ func TestCountersFileNewReader(t *testing.T) {
 	_, err = cf.NewReader()
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+// ExampleCreateCounters: the owner allocates counters in a counters file;
+// another process (here the same one) reads them through a read-only
+// mapping.
+func ExampleCreateCounters() {
+	dir, _ := os.MkdirTemp("", "duty-example-")
+	defer os.RemoveAll(dir)
+
+	cf, err := CreateCounters(dir, "stats", 64, nil) // 1 s reuse delay, wall clock
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cf.Close()
+	c, _ := cf.Manager().Allocate("back-pressure: orders", counters.TypeBackPressureEvents, nil)
+	c.Add(3)
+	_ = cf.File().Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
+
+	view, err := OpenCounters(context.Background(), cf.File().Path())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer view.Close()
+	_ = view.Reader().ForEach(func(id int, typeID int32, label string, _ []byte, value int64) bool {
+		fmt.Println(id, counters.TypeName(typeID), label, value)
+		return true
+	})
+	fmt.Println("read-only:", view.ReadOnly())
+	// Output:
+	// 0 back-pressure back-pressure: orders 3
+	// read-only: true
+}

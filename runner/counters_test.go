@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -234,4 +235,33 @@ func TestStatsPublisher(t *testing.T) {
 	require.NoError(t, r2.Close())
 	require.NoError(t, s1.Close())
 	require.NoError(t, s2.Close())
+}
+
+// ExampleNewStatsCounters mirrors a runner's statistics into counters
+// (here on the heap; normally an ipc counters file that cmd/dutystat reads).
+func ExampleNewStatsCounters() {
+	meta, vals, _ := ipccounters.NewRegions(16)
+	m, _ := ipccounters.NewManager(meta, vals, ipccounters.Config{})
+
+	r, _ := New(&fakeAgent{role: "gateway", work: func(cycle int64) (int, error) { // any agent.Agent
+		if cycle > 5 {
+			return 0, agent.ErrDone
+		}
+		return 2, nil
+	}})
+	s, _ := NewStatsCounters(m, r)
+	_ = r.Start()
+	<-r.Done()
+	_ = s.Close() // publishes the final values, then frees the counters
+
+	rd, _ := ipccounters.NewReader(meta, vals)
+	for id := range 3 {
+		label, _ := rd.Label(id)
+		v, _ := rd.Value(id)
+		fmt.Println(label, v)
+	}
+	// Output:
+	// duty-cycles: gateway 6
+	// total-work: gateway 10
+	// errors: gateway 0
 }
