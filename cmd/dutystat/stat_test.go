@@ -18,8 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/runner"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -341,4 +344,46 @@ func TestBadDirAndFlags(t *testing.T) {
 	o.Reset()
 	require.Equal(t, 0, run(context.Background(), &o, &e, []string{"-dir", t.TempDir(), "-window", "0"}))
 	require.Contains(t, o.String(), "0 files")
+}
+
+// stopAfter is an agent that does 1 unit of work per cycle for n cycles.
+type stopAfter struct{ n, i int }
+
+func (a *stopAfter) RoleName() string { return "matcher" }
+func (a *stopAfter) OnStart() error   { return nil }
+func (a *stopAfter) OnClose() error   { return nil }
+func (a *stopAfter) DoWork() (int, error) {
+	if a.i++; a.i > a.n {
+		return 0, agent.ErrDone
+	}
+	return 1, nil
+}
+
+// TestRunnerStatsEndToEnd: a runner's statistics, mirrored into a counters
+// file by runner.StatsCounters, show in dutystat's output with the
+// runner's final values.
+func TestRunnerStatsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	cf, err := ipc.CreateCounters(dir, "proc", 8, nil)
+	require.NoError(t, err)
+	defer cf.Close()
+	r, err := runner.New(&stopAfter{n: 5000}, runner.WithIdle(idle.BusySpin()))
+	require.NoError(t, err)
+	sc, err := runner.NewStatsCounters(cf.Manager(), r)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	<-r.Done()
+	require.NoError(t, r.Close())
+	sc.Publish()
+	st := r.Stats()
+
+	out := runOK(t, (&fakeEnv{t: time.Now()}).env(), "-dir", dir, "-window", "0")
+	t.Log("\n" + out)
+	require.Regexp(t, row("0", "duty-cycles", "5001", "-", "duty-cycles: matcher"), out)
+	require.Regexp(t, row("1", "total-work", "5000", "-", "total-work: matcher"), out)
+	require.Regexp(t, row("2", "errors", "0", "-", "errors: matcher"), out)
+	require.Regexp(t, row("3", "longest-cycle-ns", strconv.FormatInt(int64(st.MaxCycle), 10), "-", "longest-cycle-ns: matcher"), out)
+	require.NoError(t, sc.Close())
+	out = runOK(t, (&fakeEnv{t: time.Now()}).env(), "-dir", dir, "-window", "0")
+	require.Contains(t, out, "proc: 0 of 8 counters", "freed counters are not listed")
 }
