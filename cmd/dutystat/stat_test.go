@@ -387,3 +387,38 @@ func TestRunnerStatsEndToEnd(t *testing.T) {
 	out = runOK(t, (&fakeEnv{t: time.Now()}).env(), "-dir", dir, "-window", "0")
 	require.Contains(t, out, "proc: 0 of 8 counters", "freed counters are not listed")
 }
+
+// FuzzSampleCounters: whatever bytes another process left in a counters
+// file's section, sampling it returns (with an error or not) and never
+// panics or hangs, and the text and JSON printers accept the result.
+func FuzzSampleCounters(f *testing.F) {
+	dir := f.TempDir()
+	cf, err := ipc.CreateCounters(dir, "fuzz", 4, nil)
+	require.NoError(f, err)
+	defer cf.Close()
+	b, err := cf.File().Section(0)
+	require.NoError(f, err)
+	c, err := cf.Manager().Allocate("seed", counters.TypeErrors, []byte("k"))
+	require.NoError(f, err)
+	c.Set(9)
+	// Inputs are a prefix of the metadata region (at most two records, so
+	// that minimization stays quick) and a value for counter 0.
+	f.Add(append([]byte(nil), b[:counters.LabelOffset+8]...), int64(9))
+	f.Add([]byte{1, 0, 0, 0, 0xe8, 3, 0, 0}, int64(-1))
+	lay, err := counters.Layout(4)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, data []byte, v int64) {
+		if len(data) > 2*counters.MetadataRecordLength {
+			return
+		}
+		clear(b)
+		copy(b, data)
+		binary.LittleEndian.PutUint64(b[lay.ValuesOffset:], uint64(v))
+		fr, err := sample(dir, (&fakeEnv{t: time.Now()}).env(), nil)
+		require.NoError(t, err)
+		require.Len(t, fr.Files, 1)
+		var out bytes.Buffer
+		require.NoError(t, printText(&out, &fr))
+		require.NoError(t, json.NewEncoder(&out).Encode(fr))
+	})
+}
