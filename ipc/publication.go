@@ -1,0 +1,483 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// Publication is the publishing side of an IPC publication: one log in a
+// shared file (KindPublication), written by publishers, read by any number
+// of Subscriptions in any processes, each with its own position. See
+// docs/ipc.md, section "IPC publication", for the layout and the flow
+// control.
+//
+// The Publication returned by CreatePublication is the owner: besides
+// publishing, it maintains the publisher limit (the slowest active
+// subscriber's position plus the window), drops subscribers whose
+// heartbeat is stale, cleans consumed log space and ends the stream at
+// Close. It does so when an offer reaches the limit and in Heartbeat, which
+// the owner calls from its duty cycle: there is no driver process.
+// OpenPublication returns an additional publisher (in another process, or
+// the same) that claims space in the same log but never updates the limit.
+//
+// Offer, TryClaim, and the claims' Commit and Abort are safe for
+// concurrent use by any number of goroutines; Close and Heartbeat too.
+type Publication struct {
+	pubFile
+	owner  bool
+	now    func() int64
+	mu     sync.Mutex // serialises limit updates within the owner
+	closed atomic.Bool
+}
+
+// CreatePublication creates dir/name (see Create) as a publication whose
+// log holds capacity bytes (a power of two in [MinPublicationCapacity,
+// MaxPublicationCapacity]) and returns its owner. Until a subscriber joins,
+// offers return ErrNotConnected. The owner must call Heartbeat more often
+// than the file's liveness timeout (WithFileOptions(WithLivenessTimeout(d)),
+// default 10 s): subscribers treat a publisher whose heartbeat is stale and
+// whose process is gone as dead.
+func CreatePublication(dir, name string, capacity int, opts ...PublicationOption) (*Publication, error) {
+	c := newPubConfig(opts)
+	if err := c.resolve(capacity); err != nil {
+		return nil, err
+	}
+	f, err := Create(dir, name, KindPublication, publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
+	if err != nil {
+		return nil, err
+	}
+	meta, _ := f.Section(1)
+	mb, _ := atomicbuf.New(meta)
+	if err := f.guarded(func() error { writePublicationMetadata(mb, capacity, c); return nil }); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	pf, err := wrapPublication(f)
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return &Publication{pubFile: *pf, owner: true, now: c.now}, nil
+}
+
+// OpenPublication opens the publication at path as an additional
+// publisher. It claims space with the same CAS as the owner, so messages
+// of all publishers interleave whole; it never updates the limit, so it
+// depends on the owner's offers and Heartbeat to make room (when the owner
+// is idle, its Heartbeat period bounds how long this publisher sees
+// ErrBackPressured). Opening one marks the publication as having external
+// publishers for good: subscribers then unblock a stuck claim after the
+// unblock timeout alone, as Aeron does, since they cannot tell whose claim
+// it is (see Subscription.Poll).
+func OpenPublication(ctx context.Context, path string, opts ...PublicationOption) (*Publication, error) {
+	c := newPubConfig(opts)
+	pf, err := openPublicationFile(ctx, path, c)
+	if err != nil {
+		return nil, err
+	}
+	pf.external.Add(1)
+	return &Publication{pubFile: *pf, now: c.now}, nil
+}
+
+// File returns the file the publication lives in.
+func (p *Publication) File() *File { return p.file }
+
+// IsOwner reports whether p created the publication.
+func (p *Publication) IsOwner() bool { return p.owner }
+
+// Capacity returns the log's capacity in bytes.
+func (p *Publication) Capacity() int { return p.capacity }
+
+// Window returns how far a publisher may run ahead of the slowest active
+// subscriber, in bytes.
+func (p *Publication) Window() int { return int(p.window) }
+
+// MaxPayloadLength returns the longest payload that fits one record (the
+// limit of TryClaim); longer offers are fragmented.
+func (p *Publication) MaxPayloadLength() int { return p.maxPayload }
+
+// MaxMessageLength returns the longest payload Offer accepts.
+func (p *Publication) MaxMessageLength() int { return p.maxMessage }
+
+// MaxPosition returns the position no message may end beyond
+// (ErrMaxPositionExceeded).
+func (p *Publication) MaxPosition() int64 { return p.maxPosition }
+
+// Position returns the publisher position (the tail): the position after
+// the last claimed message.
+func (p *Publication) Position() int64 { return p.tail.Load() &^ SealedBit }
+
+// Limit returns the publisher limit: no claim ends beyond it.
+func (p *Publication) Limit() int64 { return p.limit.Load() }
+
+// IsConnected reports whether the last limit update saw an active
+// subscriber.
+func (p *Publication) IsConnected() bool { return p.connected.Load() != 0 }
+
+// ActiveSubscribers counts the subscriber slots that are active now.
+func (p *Publication) ActiveSubscribers() int { return p.activeSubscribers() }
+
+// Stats returns a snapshot of the publication's shared state and counters.
+func (p *Publication) Stats() PublicationStats { return p.stats() }
+
+func (p *Publication) checkMessage(typeID int32, length int) error {
+	if typeID < 1 || typeID > MaxTypeID {
+		return fmt.Errorf("%w: message type id %d, want 1 to %d", ringbuf.ErrTypeID, typeID, MaxTypeID)
+	}
+	if length < 0 {
+		return fmt.Errorf("%w: length=%d", ringbuf.ErrLength, length)
+	}
+	if length > p.maxMessage {
+		return fmt.Errorf("%w: maxMessageLength=%d, length=%d", ringbuf.ErrTooLong, p.maxMessage, length)
+	}
+	return nil
+}
+
+// Offer publishes payload as one message of type typeID (1..MaxTypeID) and
+// returns the new publisher position (the position after the message). A
+// payload longer than MaxPayloadLength is fragmented into records claimed
+// together, contiguously, and published with one store: subscribers see
+// the whole message or nothing. On failure nothing was written and the
+// error is, unwrapped: ErrPublicationClosed, ErrMaxPositionExceeded,
+// ErrAdminAction, ErrBackPressured or ErrNotConnected (checked in this
+// order; see those errors), or a wrapped argument error.
+func (p *Publication) Offer(typeID int32, payload []byte) (int64, error) {
+	if err := p.checkMessage(typeID, len(payload)); err != nil {
+		return 0, err
+	}
+	if len(payload) > p.maxPayload {
+		return p.offerFragmented(typeID, payload)
+	}
+	recordLength := len(payload) + ringbuf.HeaderLength
+	index, pos, err := p.claim(recordSize(len(payload)))
+	if err != nil {
+		return 0, err
+	}
+	p.mark(index, int32(recordLength), typeID)
+	copy(p.log[index+ringbuf.HeaderLength:], payload)
+	atomicbuf.StoreRelease32(p.lengthAt(index), int32(recordLength))
+	return pos, nil
+}
+
+// offerFragmented writes a message as fragments, the way ringbuf batches
+// are written: the first record's claim marker covers the whole claim, the
+// other headers are plain stores behind it, and the release store of the
+// first record's length publishes everything at once. A publisher that
+// dies before that store leaves one negative header, which an unblock
+// turns into one padding record: one torn message, never a partial one.
+func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, error) {
+	total := claimSize(len(payload), p.maxPayload)
+	index, pos, err := p.claim(total)
+	if err != nil {
+		return 0, err
+	}
+	atomicbuf.StoreRelease32(p.lengthAt(index), -int32(total))
+	at, first := index, int32(0)
+	for off := 0; off < len(payload); off += p.maxPayload {
+		chunk := payload[off:min(off+p.maxPayload, len(payload))]
+		flags := FragmentFlag
+		if off == 0 {
+			flags |= BeginFlag
+		}
+		if off+len(chunk) == len(payload) {
+			flags |= EndFlag
+		}
+		rl := int32(len(chunk) + ringbuf.HeaderLength)
+		if off == 0 {
+			*p.typeAt(at) = typeID | flags
+			first = rl
+		} else {
+			// Behind the first marker no subscriber reaches this header
+			// before the publishing store below, which publishes it: one
+			// plain 8-byte store of length and type.
+			*p.plainWordAt(at) = headerWord(rl, typeID|flags)
+		}
+		copy(p.log[at+ringbuf.HeaderLength:], chunk)
+		at += recordSize(len(chunk))
+	}
+	atomicbuf.StoreRelease32(p.lengthAt(index), first)
+	return pos, nil
+}
+
+// mark writes a record's claim marker (release store of the negated
+// length: no byte of the claim becomes visible before it, which the
+// zero-gap unblock relies on) and its type (a plain store published by the
+// commit).
+func (p *Publication) mark(index int, recordLength, typeID int32) {
+	atomicbuf.StoreRelease32(p.lengthAt(index), -recordLength)
+	*p.typeAt(index) = typeID
+}
+
+// claim reserves required (aligned) bytes at the tail and returns the
+// record index and the new position. A claim that does not fit before the
+// end of the log pads the end and takes the space at index 0, with the
+// same CAS. The space check is against the publisher limit: every byte
+// below it has been consumed by every active subscriber a lap ago and
+// zeroed since (see updateLimit), so no head needs reading.
+func (p *Publication) claim(required int) (int, int64, error) {
+	if p.closed.Load() {
+		return 0, 0, ErrPublicationClosed
+	}
+	for {
+		tail := p.tail.Load()
+		if tail&SealedBit != 0 {
+			return 0, 0, ErrPublicationClosed
+		}
+		if tail < 0 || tail&(ringbuf.RecordAlignment-1) != 0 {
+			return 0, 0, fmt.Errorf("%w: tail position %d", ErrLogCorrupt, tail)
+		}
+		tailIndex := int(tail & p.mask)
+		padding := 0
+		if toEnd := p.capacity - tailIndex; required > toEnd {
+			padding = toEnd
+		}
+		newTail := tail + int64(padding+required)
+		if newTail > p.maxPosition {
+			return 0, 0, ErrMaxPositionExceeded
+		}
+		if newTail > p.limit.Load() {
+			if err := p.overLimit(newTail); err != nil {
+				return 0, 0, err
+			}
+			continue // the limit moved: try again
+		}
+		if !p.tail.CompareAndSwap(tail, newTail) {
+			continue
+		}
+		if padding == 0 {
+			return tailIndex, newTail, nil
+		}
+		p.mark(tailIndex, int32(padding), ringbuf.PaddingTypeID)
+		atomicbuf.StoreRelease32(p.lengthAt(tailIndex), int32(padding))
+		return 0, newTail, nil
+	}
+}
+
+// overLimit handles a claim ending at newTail beyond the cached limit. The
+// owner recomputes the limit (nil: retry the claim), unless another of its
+// goroutines is doing so (ErrAdminAction); other publishers cannot.
+func (p *Publication) overLimit(newTail int64) error {
+	if p.owner {
+		if !p.mu.TryLock() {
+			p.adminAction.Add(1)
+			return ErrAdminAction
+		}
+		err := p.updateLimit(p.now())
+		p.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if newTail <= p.limit.Load() {
+			return nil
+		}
+	}
+	if p.connected.Load() == 0 {
+		p.notConnected.Add(1)
+		return ErrNotConnected
+	}
+	p.backPressured.Add(1)
+	return ErrBackPressured
+}
+
+// updateLimit is the owner's flow control, what Aeron's driver conductor
+// does for an IPC publication (aeron-ipc.md 2.5 and 2.9). p.mu is held.
+//
+//  1. The clean sequence becomes odd (sequentially consistent store), and
+//     only then are the slots scanned: a subscriber joining concurrently
+//     either is seen by this scan or sees the sequence odd, or the clean
+//     position that results, and retries (see joinAt).
+//  2. Active subscribers whose heartbeat is stale beyond the subscriber
+//     timeout are dropped (CAS to SlotDropped, counted): their position no
+//     longer holds the limit. Dropped and joining slots whose heartbeat is
+//     stale for twice the timeout are freed for reuse.
+//  3. No active subscriber: not connected; the limit is lowered to the
+//     tail, so that offers fail with ErrNotConnected instead of writing
+//     what nobody will read (Aeron clamps the same way); nothing is
+//     cleaned.
+//  4. Otherwise m = the slowest active position: the log from the clean
+//     position up to m is zeroed (every active subscriber has read it),
+//     the clean position becomes m, the sequence even again, and the limit
+//     m + window is published. The zeroing precedes the limit, so every
+//     byte a claim below the new limit gets is zero from its previous lap
+//     (window <= capacity/2 and the limit never exceeds clean position +
+//     window), which is what makes "length 0 = not written yet" true for
+//     subscribers and for the zero-gap unblock.
+func (p *Publication) updateLimit(now int64) error {
+	p.cleanSeq.Add(1) // odd: scanning and cleaning
+	minPos, active := int64(0), 0
+	for i := range p.slotCount() {
+		s := p.slot(i)
+		switch st := s.state.Load(); st {
+		case SlotActive:
+			if stale(now, s.heartbeat.Load(), p.subscriberTimeout) {
+				if s.state.CompareAndSwap(SlotActive, SlotDropped) {
+					p.dropped.Add(1)
+				}
+				continue
+			}
+			pos := s.position.Load()
+			if active == 0 || pos < minPos {
+				minPos = pos
+			}
+			active++
+		case SlotJoining, SlotDropped:
+			if stale(now, s.heartbeat.Load(), 2*p.subscriberTimeout) && s.state.CompareAndSwap(st, SlotFree) {
+				p.freed.Add(1)
+			}
+		}
+	}
+	tail := p.tail.Load() &^ SealedBit
+	if active == 0 {
+		p.cleanSeq.Add(1)
+		p.connected.Store(0)
+		if tail < p.limit.Load() {
+			p.limit.Store(tail)
+		}
+		return nil
+	}
+	clean := p.cleanPos.Load()
+	minPos = min(minPos, tail)
+	if minPos&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
+		p.cleanSeq.Add(1)
+		return fmt.Errorf("%w: slowest subscriber position %d, clean position %d, tail %d", ErrLogCorrupt, minPos, clean, tail)
+	}
+	if minPos > clean {
+		p.zero(clean, minPos)
+		p.cleanPos.Store(minPos)
+	}
+	p.cleanSeq.Add(1) // even
+	p.connected.Store(1)
+	p.limit.Store(minPos + p.window)
+	return nil
+}
+
+// zero clears the log between two positions less than a lap apart.
+func (p *Publication) zero(from, to int64) {
+	for from < to {
+		i := int(from & p.mask)
+		n := int(min(to-from, int64(p.capacity-i)))
+		clear(p.log[i : i+n])
+		from += int64(n)
+	}
+}
+
+// Heartbeat is the owner's duty-cycle call: it stores nowMillis (epoch ms)
+// as the file's heartbeat (File.Heartbeat: an fstat and a guarded release
+// store) and updates the limit (dropping stale subscribers, cleaning,
+// raising the limit for every publisher). Call it more often than the
+// file's liveness timeout, and often enough that other publishers are not
+// held back by a stale limit. If another goroutine is updating the limit
+// it skips that part. Owner only (ErrNotOwner).
+func (p *Publication) Heartbeat(nowMillis int64) error {
+	if !p.owner {
+		return fmt.Errorf("%w: %s: publication heartbeat", ErrNotOwner, p.file.Path())
+	}
+	if p.closed.Load() {
+		return ErrPublicationClosed
+	}
+	if err := p.file.Heartbeat(nowMillis); err != nil {
+		return err
+	}
+	if !p.mu.TryLock() {
+		return nil
+	}
+	defer p.mu.Unlock()
+	return p.updateLimit(nowMillis)
+}
+
+// BufferClaim is space claimed by TryClaim for one record. Write the
+// payload into Payload, then call exactly one of Commit or Abort, even on
+// error paths: until then every subscriber stops at the claim.
+type BufferClaim struct {
+	// Payload is the claimed space, aliasing the log.
+	Payload []byte
+
+	p        *Publication
+	index    int
+	length   int32 // record length
+	typeID   int32
+	position int64
+}
+
+// Position returns the publisher position after the claimed record.
+func (c *BufferClaim) Position() int64 { return c.position }
+
+// TryClaim claims space for a message of length bytes (at most
+// MaxPayloadLength: claims are never fragmented) and type typeID, and
+// returns it with the position after it. Failures are Offer's.
+func (p *Publication) TryClaim(typeID int32, length int) (BufferClaim, error) {
+	if err := p.checkMessage(typeID, length); err != nil {
+		return BufferClaim{}, err
+	}
+	if length > p.maxPayload {
+		return BufferClaim{}, fmt.Errorf("%w: a claim of %d bytes exceeds the max payload %d", ringbuf.ErrTooLong, length, p.maxPayload)
+	}
+	index, pos, err := p.claim(recordSize(length))
+	if err != nil {
+		return BufferClaim{}, err
+	}
+	rl := int32(length + ringbuf.HeaderLength)
+	p.mark(index, rl, typeID)
+	at := index + ringbuf.HeaderLength
+	return BufferClaim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos}, nil
+}
+
+// Commit publishes the claimed record. It is a CAS of the whole header from
+// its claimed to its committed value, so a second Commit or Abort, or a
+// Commit after a subscriber unblocked the claim (the publisher stalled
+// longer than the unblock timeout), fails with ErrClaimState instead of
+// corrupting the log.
+func (c *BufferClaim) Commit() error {
+	return c.complete(c.typeID, "commit")
+}
+
+// Abort discards the claimed record: subscribers skip it as padding.
+func (c *BufferClaim) Abort() error {
+	return c.complete(ringbuf.PaddingTypeID, "abort")
+}
+
+func (c *BufferClaim) complete(typeID int32, op string) error {
+	if c.p == nil {
+		return fmt.Errorf("%w: %s of a claim that was never made", ErrClaimState, op)
+	}
+	w := c.p.wordAt(c.index)
+	if !w.CompareAndSwap(headerWord(-c.length, c.typeID), headerWord(c.length, typeID)) {
+		return fmt.Errorf("%w: %s at log index %d: header is %#x", ErrClaimState, op, c.index, w.Load())
+	}
+	return nil
+}
+
+// Close ends the publication. The owner seals the tail (a CAS that sets
+// SealedBit: no claim succeeds afterwards, in any process), stores the
+// end-of-stream position (the tail), and closes its file (heartbeat
+// HeartbeatClosed); subscribers drain to the end and then get
+// ErrEndOfStream. Claims open at Close should be completed before it: a
+// claim's memory may be unmapped by the last release. Another publisher's
+// Close only releases its file. Idempotent.
+func (p *Publication) Close() error {
+	if !p.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if !p.owner {
+		return p.file.Close()
+	}
+	err := p.file.Guard(func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for {
+			t := p.tail.Load()
+			if t&SealedBit != 0 {
+				return nil
+			}
+			if p.tail.CompareAndSwap(t, t|SealedBit) {
+				p.eos.Store(t)
+				return nil
+			}
+		}
+	})
+	return errors.Join(err, p.file.Close())
+}

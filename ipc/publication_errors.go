@@ -1,0 +1,62 @@
+package ipc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Outcomes of Publication.Offer and Publication.TryClaim, Aeron's distinct
+// results. They are returned unwrapped, without allocating: compare with ==
+// or errors.Is. Each says nothing was written.
+var (
+	// ErrNotConnected: the message does not fit under the publisher limit
+	// and no subscriber was active at the last limit update. Transient:
+	// subscribers come and go.
+	ErrNotConnected = errors.New("ipc: publication not connected")
+	// ErrBackPressured: the message does not fit under the publisher limit
+	// (the slowest active subscriber is a window behind) and recomputing the
+	// limit did not make room. Retry later.
+	ErrBackPressured = errors.New("ipc: publication back-pressured")
+	// ErrAdminAction: the message does not fit under the cached limit and
+	// another goroutine of the owning process is recomputing it right now.
+	// Retry at once.
+	ErrAdminAction = errors.New("ipc: publication admin action, retry")
+	// ErrPublicationClosed: the publication was closed (by this Publication
+	// value, or, seen from any publisher, the stream was ended by its owner).
+	ErrPublicationClosed = errors.New("ipc: publication closed")
+	// ErrMaxPositionExceeded: the message would take the stream past its
+	// max position. Close the publication and create a new one.
+	ErrMaxPositionExceeded = errors.New("ipc: publication max position exceeded")
+)
+
+// Results of Subscription.Poll and Subscription.ControlledPoll, also
+// returned unwrapped.
+var (
+	// ErrEndOfStream: the publication was closed and this subscriber has
+	// consumed everything up to its end-of-stream position.
+	ErrEndOfStream = errors.New("ipc: end of stream")
+	// ErrPublisherDead: the publication's owner died (its heartbeat is stale
+	// and its process is gone) without closing it, and this subscriber has
+	// consumed everything written. It matches ErrEndOfStream with
+	// errors.Is.
+	ErrPublisherDead = fmt.Errorf("ipc: publisher died: %w", ErrEndOfStream)
+	// ErrSubscriberDropped: this subscriber's heartbeat went stale, the
+	// publisher dropped it from flow control, and the data it had not read
+	// may have been overwritten. Close it and open a new subscription.
+	ErrSubscriberDropped = errors.New("ipc: subscriber dropped from flow control")
+	// ErrSubscriptionClosed: a use of a Subscription after Close.
+	ErrSubscriptionClosed = errors.New("ipc: subscription closed")
+)
+
+// Other publication errors, wrapped with details.
+var (
+	// ErrNoSubscriberSlot: every subscriber slot of the publication is taken.
+	ErrNoSubscriberSlot = errors.New("ipc: no free subscriber slot")
+	// ErrClaimState: Commit or Abort of a claim that is not open (never
+	// claimed, already completed, or unblocked by a subscriber).
+	ErrClaimState = errors.New("ipc: claim is not open")
+	// ErrLogCorrupt: log or metadata words that no correct publisher or
+	// subscriber writes. The file is shared with other processes, so this
+	// is an error and never a panic.
+	ErrLogCorrupt = errors.New("ipc: corrupt publication log")
+)

@@ -1,0 +1,153 @@
+package ipc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The publication test message: sender, sequence, then bytes derived from
+// both, so that any lost, duplicated, reordered, torn or foreign byte is
+// detected. pubLength mixes small messages with ones long enough to be
+// fragmented (every 17th, up to max bytes).
+const pubTypeID = 5
+
+func pubLength(seq uint64, max int) int {
+	if seq%17 == 5 && max > 1024 {
+		return 1024 + int(seq*7919%uint64(max-1024+1))
+	}
+	return 16 + int(seq*7%121)
+}
+
+func pubPayload(buf []byte, sender int, seq uint64, n int) []byte {
+	p := buf[:n]
+	binary.LittleEndian.PutUint32(p[0:], uint32(sender))
+	binary.LittleEndian.PutUint64(p[4:], seq)
+	binary.LittleEndian.PutUint32(p[12:], uint32(n))
+	for i := 16; i < n; i++ {
+		p[i] = byte(uint64(sender)*131 + seq*31 + uint64(i)*7)
+	}
+	return p
+}
+
+// checkPubPayload returns the sender and sequence of p, or an error if p
+// is not exactly what pubPayload wrote for them.
+func checkPubPayload(p []byte) (int, uint64, error) {
+	if len(p) < 16 {
+		return 0, 0, fmt.Errorf("payload of %d bytes", len(p))
+	}
+	sender := int(binary.LittleEndian.Uint32(p))
+	seq := binary.LittleEndian.Uint64(p[4:])
+	if n := int(binary.LittleEndian.Uint32(p[12:])); n != len(p) {
+		return sender, seq, fmt.Errorf("sender %d seq %d: %d bytes, header says %d", sender, seq, len(p), n)
+	}
+	for i := 16; i < len(p); i++ {
+		if want := byte(uint64(sender)*131 + seq*31 + uint64(i)*7); p[i] != want {
+			return sender, seq, fmt.Errorf("sender %d seq %d: byte %d is %#x, want %#x", sender, seq, i, p[i], want)
+		}
+	}
+	return sender, seq, nil
+}
+
+// pubChecker checks exactly-once, per-sender order and content.
+type pubChecker struct {
+	next  map[int]uint64
+	n     int
+	bytes int
+	err   error
+}
+
+func newPubChecker() *pubChecker { return &pubChecker{next: map[int]uint64{}} }
+
+func (c *pubChecker) handle(typeID int32, p []byte) {
+	if c.err != nil {
+		return
+	}
+	if typeID != pubTypeID {
+		c.err = fmt.Errorf("type %d", typeID)
+		return
+	}
+	sender, seq, err := checkPubPayload(p)
+	if err != nil {
+		c.err = err
+		return
+	}
+	if seq != c.next[sender] {
+		c.err = fmt.Errorf("sender %d: got seq %d, want %d (lost, duplicated or reordered)", sender, seq, c.next[sender])
+		return
+	}
+	c.next[sender]++
+	c.n++
+	c.bytes += len(p)
+}
+
+// fakeClock is an epoch-ms clock a test moves by hand.
+type fakeClock struct{ ms atomic.Int64 }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ms.Store(time.Now().UnixMilli())
+	return c
+}
+
+func (c *fakeClock) now() int64             { return c.ms.Load() }
+func (c *fakeClock) add(d time.Duration)    { c.ms.Add(d.Milliseconds()) }
+func (c *fakeClock) opt() PublicationOption { return WithMillisClock(c.now) }
+
+// offerRetry offers until success, failing the test on anything but the
+// transient outcomes, and returns how often each transient outcome was seen.
+func offerRetry(t testing.TB, p *Publication, payload []byte) map[error]int {
+	t.Helper()
+	seen := map[error]int{}
+	deadline := time.Now().Add(60 * time.Second) // hang guard only
+	for spins := 0; ; spins++ {
+		_, err := p.Offer(pubTypeID, payload)
+		switch err {
+		case nil:
+			return seen
+		case ErrBackPressured, ErrNotConnected, ErrAdminAction:
+			seen[err]++
+		default:
+			require.NoError(t, err)
+		}
+		backoff(spins)
+		if spins%1000 == 999 {
+			require.True(t, time.Now().Before(deadline), "offer stuck: %v, stats %+v", err, p.Stats())
+		}
+	}
+}
+
+func newTestPublication(t testing.TB, capacity int, opts ...PublicationOption) *Publication {
+	t.Helper()
+	p, err := CreatePublication(testDir(t), "pub", capacity, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func newTestSubscription(t testing.TB, p *Publication, opts ...PublicationOption) *Subscription {
+	t.Helper()
+	s, err := OpenSubscription(ctxT(t), p.File().Path(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func testDirEntries(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, err
+}
+
+func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}

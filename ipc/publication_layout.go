@@ -1,0 +1,136 @@
+package ipc
+
+// The byte layout of an IPC publication file (KindPublication). This file is
+// the only place these numbers are written; publication_layout_test.go
+// asserts them against the table in docs/ipc.md and against the bytes a
+// publication actually writes.
+//
+// A publication file has three sections (after the 4096-byte file header
+// described in layout.go):
+//
+//	section 0  the log: capacity bytes (a power of two) of Agrona records
+//	           (ringbuf's record format: int32 length, negative while
+//	           claimed; int32 type, -1 for padding; 8-byte alignment). No
+//	           ring trailer: positions live in the metadata section.
+//	section 1  metadata, PubMetadataLength bytes:
+//	              0 int32 publication layout version, stored last by the
+//	                      creator (0: not ready yet)
+//	              4 int32 max subscribers (slots in section 2)
+//	              8 int64 log capacity
+//	             16 int64 window (bytes a publisher may run ahead of the
+//	                      slowest subscriber, <= capacity/2)
+//	             24 int32 MTU: longest record of one fragment, header included
+//	             28 int32 max message length (payload bytes)
+//	             32 int64 subscriber timeout (ms)
+//	             40 int64 unblock timeout (ms)
+//	             48 int64 max position
+//	            128 int64 tail position (publishers, CAS); bit 62 = sealed
+//	                      (end of stream: the publication was closed)
+//	            256 int64 publisher limit (owner)
+//	            264 int32 connected: 1 when the last limit update saw an
+//	                      active subscriber (owner)
+//	            384 int64 clean position: the log is zero behind it up to a
+//	                      lap (owner)
+//	            392 int64 clean sequence: odd while the owner updates the
+//	                      limit (scan, clean), even otherwise
+//	            512 int64 end-of-stream position (owner, at Close)
+//	            640 int64 next registration id (subscribers, atomic add)
+//	            648 int32 slots in use: 1 + highest slot index ever claimed
+//	            656 int64 publishers opened by other processes (OpenPublication)
+//	            768 int64 dropped subscribers (owner)
+//	            776 int64 unblocked claims (subscribers)
+//	            784 int64 freed slots (owner: dropped or abandoned joins reclaimed)
+//	            896 int64 offers that returned ErrBackPressured (publishers)
+//	            904 int64 offers that returned ErrNotConnected (publishers)
+//	            912 int64 offers that returned ErrAdminAction (owner)
+//	section 2  subscriber table: max subscribers slots of SlotLength
+//	           bytes, each its own two cache lines:
+//	              0 int32 state (SlotFree, SlotJoining, SlotActive, SlotDropped)
+//	              8 int64 position (subscriber, release store after a poll)
+//	             16 int64 heartbeat (ms since the Unix epoch, subscriber)
+//	             24 int64 registration id
+//	             32 int64 pid
+//	             40 int64 process start time (clock ticks since boot)
+//	             48 int64 join position
+//	             56 int64 messages the subscriber dropped as inconsistent
+const (
+	// PubLayoutVersion is the publication layout version in the metadata.
+	PubLayoutVersion int32 = 1
+
+	// PubMetadataLength is the length of the metadata section.
+	PubMetadataLength = 4096
+
+	PubVersionOffset           = 0
+	PubMaxSubscribersOffset    = 4
+	PubCapacityOffset          = 8
+	PubWindowOffset            = 16
+	PubMTUOffset               = 24
+	PubMaxMessageOffset        = 28
+	PubSubscriberTimeoutOffset = 32
+	PubUnblockTimeoutOffset    = 40
+	PubMaxPositionOffset       = 48
+	PubTailOffset              = 128
+	PubLimitOffset             = 256
+	PubConnectedOffset         = 264
+	PubCleanPositionOffset     = 384
+	PubCleanSequenceOffset     = 392
+	PubEndOfStreamOffset       = 512
+	PubNextRegistrationOffset  = 640
+	PubSlotsInUseOffset        = 648
+	PubExternalOffset          = 656
+	PubDroppedOffset           = 768
+	PubUnblockedOffset         = 776
+	PubFreedOffset             = 784
+	PubBackPressuredOffset     = 896
+	PubNotConnectedOffset      = 904
+	PubAdminActionOffset       = 912
+
+	// SlotLength is the length of one subscriber slot.
+	SlotLength = 128
+
+	SlotStateOffset        = 0
+	SlotPositionOffset     = 8
+	SlotHeartbeatOffset    = 16
+	SlotRegistrationOffset = 24
+	SlotPIDOffset          = 32
+	SlotStartTimeOffset    = 40
+	SlotJoinOffset         = 48
+	SlotDroppedOffset      = 56
+
+	// Slot states.
+	SlotFree    int32 = 0
+	SlotJoining int32 = 1
+	SlotActive  int32 = 2
+	SlotDropped int32 = 3
+
+	// SealedBit marks the tail of a closed publication: no claim succeeds
+	// once it is set, and the tail without it is the end of the stream.
+	SealedBit int64 = 1 << 62
+
+	// Fragment flags, in the type word of a record. A message longer than
+	// the MTU allows is written as several records (fragments), claimed
+	// together and published with one store: every fragment's type is the
+	// message type with FragmentFlag set, BeginFlag on the first and EndFlag
+	// on the last. A message that fits one record carries no flag: it is a
+	// plain Agrona record.
+	FragmentFlag int32 = 1 << 30
+	BeginFlag    int32 = 1 << 29
+	EndFlag      int32 = 1 << 28
+	// MaxTypeID is the largest message type id a publication accepts (the
+	// bits above it hold the fragment flags).
+	MaxTypeID int32 = EndFlag - 1
+
+	// MinPublicationCapacity and MaxPublicationCapacity bound the log.
+	MinPublicationCapacity = 1024
+	MaxPublicationCapacity = 1 << 30
+	// DefaultMaxSubscribers is the default number of subscriber slots.
+	DefaultMaxSubscribers = 16
+	// MaxSubscribersLimit bounds the number of subscriber slots.
+	MaxSubscribersLimit = 1024
+	// DefaultMTU is the default longest record of one fragment (header
+	// included), capped at capacity/8.
+	DefaultMTU = 4096
+)
+
+// flagBits are all fragment flags.
+const flagBits = FragmentFlag | BeginFlag | EndFlag

@@ -1,0 +1,98 @@
+package ipc
+
+import "time"
+
+// Publication defaults.
+const (
+	// DefaultSubscriberTimeout is how long a subscriber's heartbeat may be
+	// stale before the publisher drops it from flow control (Aeron's client
+	// liveness timeout).
+	DefaultSubscriberTimeout = 10 * time.Second
+	// DefaultUnblockTimeout is how long a subscriber waits at a claim that
+	// is not committed before it may unblock it (Aeron's publication
+	// unblock timeout); see Subscription.Poll for the other conditions.
+	DefaultUnblockTimeout = 15 * time.Second
+)
+
+// PublicationOption configures CreatePublication, OpenPublication and
+// OpenSubscription. Each option says which calls read it.
+type PublicationOption func(*pubConfig)
+
+type pubConfig struct {
+	window            int
+	mtu               int
+	maxMessage        int
+	maxSubscribers    int
+	subscriberTimeout time.Duration
+	unblockTimeout    time.Duration
+	now               func() int64
+	fileOpts          []Option
+}
+
+func newPubConfig(opts []PublicationOption) pubConfig {
+	c := pubConfig{
+		maxSubscribers:    DefaultMaxSubscribers,
+		subscriberTimeout: DefaultSubscriberTimeout,
+		unblockTimeout:    DefaultUnblockTimeout,
+		now:               epochMillis,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+func epochMillis() int64 { return time.Now().UnixMilli() }
+
+// WithWindow sets how many bytes a publisher may run ahead of the slowest
+// active subscriber (CreatePublication): a multiple of 8, at most
+// capacity/2, and at least twice the longest claim. Default capacity/2.
+func WithWindow(bytes int) PublicationOption { return func(c *pubConfig) { c.window = bytes } }
+
+// WithMTU sets the longest record a single fragment may take, header
+// included (CreatePublication): a multiple of 8, at least 16, at most
+// capacity/8. Messages whose record would be longer are fragmented.
+// Default min(DefaultMTU, capacity/8).
+func WithMTU(bytes int) PublicationOption { return func(c *pubConfig) { c.mtu = bytes } }
+
+// WithMaxMessageLength sets the longest message payload Offer accepts
+// (CreatePublication). Default capacity/8.
+func WithMaxMessageLength(bytes int) PublicationOption {
+	return func(c *pubConfig) { c.maxMessage = bytes }
+}
+
+// WithMaxSubscribers sets the number of subscriber slots
+// (CreatePublication). Default DefaultMaxSubscribers.
+func WithMaxSubscribers(n int) PublicationOption { return func(c *pubConfig) { c.maxSubscribers = n } }
+
+// WithSubscriberTimeout sets how long a subscriber's heartbeat may be stale
+// before the owner drops it (CreatePublication; stored in the file).
+// Subscribers heartbeat in every Poll whose millisecond clock reading
+// changed. Default DefaultSubscriberTimeout.
+func WithSubscriberTimeout(d time.Duration) PublicationOption {
+	return func(c *pubConfig) { c.subscriberTimeout = d }
+}
+
+// WithUnblockTimeout sets how long subscribers wait at an uncommitted claim
+// before unblocking it (CreatePublication; stored in the file). Default
+// DefaultUnblockTimeout.
+func WithUnblockTimeout(d time.Duration) PublicationOption {
+	return func(c *pubConfig) { c.unblockTimeout = d }
+}
+
+// WithMillisClock replaces the clock (milliseconds since the Unix epoch)
+// used for heartbeats and timeouts (all three calls). It must be an epoch
+// clock: values are compared across processes.
+func WithMillisClock(now func() int64) PublicationOption {
+	return func(c *pubConfig) { c.now = now }
+}
+
+// WithFileOptions passes file-layer options to Create or Open (all three
+// calls): WithLivenessTimeout (the owner's heartbeat timeout, which
+// subscribers use to decide that the publisher died), WithMode,
+// WithPopulate, WithReplaceStale, ...
+func WithFileOptions(opts ...Option) PublicationOption {
+	return func(c *pubConfig) { c.fileOpts = append(c.fileOpts, opts...) }
+}

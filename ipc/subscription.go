@@ -1,0 +1,430 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// ownerCheckInterval rate-limits the process-table check of a publisher
+// whose heartbeat is stale (it reads /proc).
+const ownerCheckInterval = 250 // ms
+
+// Subscription reads an IPC publication from its own position, published
+// in its own slot of the publication's subscriber table, which holds the
+// publisher back (flow control) while the subscription is active.
+//
+// A Subscription belongs to one goroutine: Poll, ControlledPoll, Heartbeat
+// and Close are not safe for concurrent use (open one Subscription per
+// reading goroutine). The accessors are.
+type Subscription struct {
+	pf    pubFile
+	r     logReader
+	slot  slot
+	index int
+	regID int64
+	join  int64
+	now   func() int64
+
+	lastBeat       int64
+	publishedDrops int64
+	stallPos       int64 // position at which the subscriber is blocked, -1 if not
+	stallSince     int64
+	lastOwnerCheck int64
+	ownerWasGone   bool
+	ended          error // ErrPublisherDead once seen
+	closed         atomic.Bool
+}
+
+// OpenSubscription opens the publication at path and joins it: it claims a
+// free slot (ErrNoSubscriberSlot when all are taken) and starts at the join
+// position: the slowest active subscriber's position, or the publisher's
+// position when there is none (Aeron's rule: a late joiner never holds the
+// publisher further back than it already is, and sees everything from
+// there). Waiting for the file and for a limit update in progress is
+// bounded by ctx.
+func OpenSubscription(ctx context.Context, path string, opts ...PublicationOption) (*Subscription, error) {
+	c := newPubConfig(opts)
+	if c.now == nil {
+		return nil, fmt.Errorf("%w: nil clock", ErrArgument)
+	}
+	pf, err := openPublicationFile(ctx, path, c)
+	if err != nil {
+		return nil, err
+	}
+	s := &Subscription{pf: *pf, now: c.now, stallPos: -1}
+	if err := pf.file.Guard(func() error { return s.joinAt(ctx) }); err != nil {
+		return nil, errors.Join(err, pf.file.Close())
+	}
+	return s, nil
+}
+
+// joinAt claims a slot and makes it active at a join position that no
+// concurrent limit update can clean or overwrite.
+//
+// The protocol against the owner's updateLimit: the joiner stores its
+// position and then (sequentially consistent) the state SlotActive, and
+// then loads the clean sequence, the clean position and the sequence
+// again. An update that began before that load either shows an odd
+// sequence or has finished and shows its clean position (which must not
+// exceed the join position; else the joiner retries from a fresh join
+// position). An update that begins after it stores its odd sequence after
+// that load, so its scan, which follows, sees this slot active with its
+// position, which then bounds the cleaning and the limit. The limit never
+// exceeds clean position + window <= join position + capacity/2, so no
+// publisher overwrites what the joiner has not read.
+func (s *Subscription) joinAt(ctx context.Context) error {
+	pf := &s.pf
+	s.regID = pf.nextReg.Add(1)
+	s.index = -1
+	for i := range pf.maxSubscribers {
+		st := pf.slot(i).state
+		if st.Load() == SlotFree && st.CompareAndSwap(SlotFree, SlotJoining) {
+			s.index = i
+			break
+		}
+	}
+	if s.index < 0 {
+		return fmt.Errorf("%w: %s: all %d slots taken", ErrNoSubscriberSlot, pf.file.Path(), pf.maxSubscribers)
+	}
+	sl := pf.slot(s.index)
+	s.slot = sl
+	s.lastBeat = s.now()
+	sl.heartbeat.Store(s.lastBeat)
+	sl.registration.Store(s.regID)
+	sl.pid.Store(int64(os.Getpid()))
+	sl.start.Store(int64(selfStartTime()))
+	sl.drops.Store(0)
+	for {
+		n := pf.slotsInUse.Load()
+		if int(n) > s.index || pf.slotsInUse.CompareAndSwap(n, int32(s.index+1)) {
+			break
+		}
+	}
+	for spins := 0; ; spins++ {
+		if spins > 0 {
+			if err := ctx.Err(); err != nil {
+				sl.state.CompareAndSwap(SlotJoining, SlotFree)
+				return fmt.Errorf("%w: %s: joining the publication: %w", ErrNotReady, pf.file.Path(), err)
+			}
+			if spins > 100 {
+				time.Sleep(50 * time.Microsecond)
+			}
+			s.lastBeat = s.now()
+			sl.heartbeat.Store(s.lastBeat)
+		}
+		if pf.cleanSeq.Load()&1 != 0 {
+			continue // a limit update is running
+		}
+		j, err := s.joinPosition()
+		if err != nil {
+			sl.state.CompareAndSwap(SlotJoining, SlotFree)
+			return err
+		}
+		sl.position.Store(j)
+		sl.join.Store(j)
+		if !sl.state.CompareAndSwap(SlotJoining, SlotActive) {
+			return fmt.Errorf("%w: %s: slot %d was reclaimed while joining", ErrNoSubscriberSlot, pf.file.Path(), s.index)
+		}
+		seq := pf.cleanSeq.Load()
+		clean := pf.cleanPos.Load()
+		if seq&1 == 0 && pf.cleanSeq.Load() == seq && clean <= j {
+			s.join = j
+			s.r = newLogReader(pf.log, pf.maxMessage, sl.position, j)
+			return nil
+		}
+		if !sl.state.CompareAndSwap(SlotActive, SlotJoining) {
+			return fmt.Errorf("%w: %s: slot %d was dropped while joining", ErrSubscriberDropped, pf.file.Path(), s.index)
+		}
+	}
+}
+
+// joinPosition is the slowest active subscriber's position, or the tail.
+func (s *Subscription) joinPosition() (int64, error) {
+	pf := &s.pf
+	tail := pf.tail.Load() &^ SealedBit
+	j, found := tail, false
+	for i := range pf.slotCount() {
+		if i == s.index {
+			continue
+		}
+		sl := pf.slot(i)
+		if sl.state.Load() != SlotActive {
+			continue
+		}
+		if p := sl.position.Load(); !found || p < j {
+			j, found = p, true
+		}
+	}
+	if j < 0 || j > tail || j&(ringbuf.RecordAlignment-1) != 0 {
+		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrLogCorrupt, pf.file.Path(), j, tail)
+	}
+	return j, nil
+}
+
+// Poll delivers up to limit messages (a fragmented message counts once)
+// to h, in order, and returns how many. payload aliases the log (or, for a
+// reassembled message, the subscription's buffer): it is valid only until
+// h returns. A handler that panics consumes its message.
+//
+// Each call also stores a heartbeat in the slot when the millisecond clock
+// has moved, so a subscriber that polls is never dropped. When nothing can
+// be read, Poll returns, unwrapped:
+//   - ErrEndOfStream once the owner closed the publication and everything
+//     up to its end was consumed;
+//   - ErrPublisherDead once the owner is gone without closing (heartbeat
+//     stale beyond the file's liveness timeout, process gone) and
+//     everything written was consumed.
+//
+// When the record at the position is a claim that stays uncommitted for
+// the unblock timeout, and the owner is gone (or the publication has ever
+// had external publishers, whose liveness it cannot know), Poll turns that
+// claim into padding (one CAS: of several subscribers exactly one does it
+// and counts it in PublicationStats.UnblockedClaims): the torn message is
+// lost, the stream goes on. It returns ErrSubscriberDropped when the
+// publisher dropped this subscriber (checked before reading and again
+// after a read that made progress: data read in that call may have been
+// overwritten), ErrSubscriptionClosed after Close, and ErrLogCorrupt
+// (wrapped) for log contents no correct publisher writes.
+func (s *Subscription) Poll(h ringbuf.Handler, limit int) (int, error) {
+	if h == nil {
+		return 0, ringbuf.ErrNilHandler
+	}
+	return s.poll(h, nil, limit)
+}
+
+// ControlledPoll is Poll with a handler that decides, message by message:
+// ringbuf.Continue (consume; the position is published when the poll
+// returns), Commit (consume and publish the position now, freeing window
+// for the publisher mid-poll), Break (consume and stop) or Abort (stop
+// without consuming: the message, all its fragments, is delivered again by
+// the next poll).
+func (s *Subscription) ControlledPoll(h ringbuf.ControlledHandler, limit int) (int, error) {
+	if h == nil {
+		return 0, ringbuf.ErrNilHandler
+	}
+	return s.poll(nil, h, limit)
+}
+
+func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit int) (int, error) {
+	if s.closed.Load() {
+		return 0, ErrSubscriptionClosed
+	}
+	now := s.now()
+	if err := s.beat(now); err != nil {
+		return 0, err
+	}
+	before := s.r.pos
+	n, err := s.r.read(h, ch, limit)
+	if s.r.dropped != s.publishedDrops {
+		s.publishedDrops = s.r.dropped
+		atomicbuf.StoreRelease64(s.slot.drops, s.publishedDrops)
+	}
+	if err != nil {
+		return n, err
+	}
+	if s.r.pos != before {
+		if !s.active() {
+			return n, ErrSubscriberDropped
+		}
+		return n, nil
+	}
+	return n, s.idle(now)
+}
+
+// active reports whether the slot is still this subscriber's and active.
+func (s *Subscription) active() bool {
+	return s.slot.state.Load() == SlotActive && s.slot.registration.Load() == s.regID
+}
+
+// beat checks the slot and stores a heartbeat when the clock has moved
+// (a release store on the slot's own line).
+func (s *Subscription) beat(now int64) error {
+	if !s.active() {
+		return ErrSubscriberDropped
+	}
+	if now != s.lastBeat {
+		s.lastBeat = now
+		atomicbuf.StoreRelease64(s.slot.heartbeat, now)
+	}
+	return nil
+}
+
+// idle runs when a poll made no progress: end of stream, a dead owner, or
+// a claim that stays uncommitted.
+func (s *Subscription) idle(now int64) error {
+	pf := &s.pf
+	tail := pf.tail.Load()
+	sealed := tail&SealedBit != 0
+	tail &^= SealedBit
+	pos := s.r.pos
+	if pos >= tail {
+		s.stallPos = -1
+		switch {
+		case sealed:
+			return ErrEndOfStream
+		case s.ended != nil:
+			return s.ended
+		case s.ownerGone(now):
+			s.ended = ErrPublisherDead
+			return s.ended
+		}
+		return nil
+	}
+	if pos != s.stallPos {
+		s.stallPos, s.stallSince = pos, now
+		return nil
+	}
+	if now-s.stallSince < pf.unblockTimeout {
+		return nil
+	}
+	if pf.external.Load() == 0 && !s.ownerGone(now) {
+		return nil
+	}
+	ok, err := s.unblock(pos, tail)
+	if err != nil {
+		return err
+	}
+	if ok {
+		pf.unblocked.Add(1)
+		s.stallSince = now
+	}
+	return nil
+}
+
+// ownerGone is pubFile.ownerGone with the process check rate-limited.
+func (s *Subscription) ownerGone(now int64) bool {
+	pf := &s.pf
+	hb := pf.file.heartbeat.Load()
+	if hb != HeartbeatClosed && !stale(now, hb, pf.file.hdr.livenessTimeout) {
+		return false
+	}
+	if s.lastOwnerCheck != 0 && now-s.lastOwnerCheck >= 0 && now-s.lastOwnerCheck < ownerCheckInterval {
+		return s.ownerWasGone
+	}
+	s.lastOwnerCheck = now
+	s.ownerWasGone = pf.ownerGone(now)
+	return s.ownerWasGone
+}
+
+// unblock turns the uncommitted claim at pos into padding, like
+// ringbuf.ManyToOne.Unblock (agrona.md 3.10), but with a CAS of the whole
+// header so that of several subscribers only one rewrites it (and counts
+// it), and so that a late Commit of the same claim fails instead of
+// overwriting the padding.
+//   - negative length (claimed, marker written): padding of the claimed
+//     length (for a fragmented message, the whole claim);
+//   - zero (the claimer died between its tail CAS and its marker): the gap
+//     up to the next non-zero header, re-checked backwards, or to the end
+//     of the log when the claim runs there.
+func (s *Subscription) unblock(pos, tail int64) (bool, error) {
+	pf := &s.pf
+	index := int(pos & pf.mask)
+	w := pf.wordAt(index)
+	word := w.Load()
+	length := int32(word)
+	switch {
+	case length > 0:
+		return false, nil
+	case length < 0:
+		n := -int64(length)
+		if n < ringbuf.HeaderLength || int64(recordSize(int(n)-ringbuf.HeaderLength)) > int64(pf.capacity-index) {
+			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrLogCorrupt, n, index, pf.capacity)
+		}
+		return w.CompareAndSwap(word, headerWord(int32(n), ringbuf.PaddingTypeID)), nil
+	}
+	if word != 0 {
+		// A type without a length: the marker is always stored first.
+		return false, fmt.Errorf("%w: header %#x at log index %d", ErrLogCorrupt, word, index)
+	}
+	producerIndex := int(tail & pf.mask)
+	limit := pf.capacity
+	if producerIndex > index {
+		limit = producerIndex
+	}
+	gapEnd := -1
+	for i := index + ringbuf.RecordAlignment; i < limit; i += ringbuf.RecordAlignment {
+		if pf.lengthAt(i).Load() != 0 {
+			gapEnd = i
+			break
+		}
+	}
+	if gapEnd < 0 {
+		if limit != pf.capacity || tail-pos < int64(pf.capacity-index) {
+			return false, nil
+		}
+		gapEnd = pf.capacity
+	}
+	for i := gapEnd - ringbuf.RecordAlignment; i > index; i -= ringbuf.RecordAlignment {
+		if pf.lengthAt(i).Load() != 0 {
+			return false, nil // a slow claimer wrote meanwhile
+		}
+	}
+	return w.CompareAndSwap(0, headerWord(int32(gapEnd-index), ringbuf.PaddingTypeID)), nil
+}
+
+// Heartbeat stores nowMillis (epoch ms) as this subscriber's heartbeat, for
+// a subscriber that stops polling for a while but wants to keep its place.
+// It returns ErrSubscriberDropped if it has already lost it.
+func (s *Subscription) Heartbeat(nowMillis int64) error {
+	if s.closed.Load() {
+		return ErrSubscriptionClosed
+	}
+	return s.beat(nowMillis)
+}
+
+// Position returns the subscriber's position: everything before it has
+// been consumed.
+func (s *Subscription) Position() int64 { return s.slot.position.Load() }
+
+// JoinPosition returns the position the subscriber joined at.
+func (s *Subscription) JoinPosition() int64 { return s.join }
+
+// RegistrationID returns the id the subscriber registered its slot with.
+func (s *Subscription) RegistrationID() int64 { return s.regID }
+
+// Slot returns the index of the subscriber's slot in the table.
+func (s *Subscription) Slot() int { return s.index }
+
+// DroppedMessages returns the messages this subscriber dropped as
+// inconsistent (a fragment group that is not one complete message).
+func (s *Subscription) DroppedMessages() int64 { return s.slot.drops.Load() }
+
+// IsEndOfStream reports whether the owner closed the publication and this
+// subscriber has consumed everything up to its end.
+func (s *Subscription) IsEndOfStream() bool {
+	t := s.pf.tail.Load()
+	return t&SealedBit != 0 && s.slot.position.Load() >= t&^SealedBit
+}
+
+// PublicationStats returns the publication's shared state and counters as
+// this subscriber sees them.
+func (s *Subscription) PublicationStats() PublicationStats { return s.pf.stats() }
+
+// File returns the publication's file.
+func (s *Subscription) File() *File { return s.pf.file }
+
+// Close leaves the publication: the slot is freed (if it is still this
+// subscriber's), so it no longer holds the publisher back, and the file
+// reference is released. Idempotent.
+func (s *Subscription) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := s.pf.file.Guard(func() error {
+		if s.slot.registration.Load() == s.regID {
+			if st := s.slot.state.Load(); st != SlotFree {
+				s.slot.heartbeat.Store(s.now())
+				s.slot.state.CompareAndSwap(st, SlotFree)
+			}
+		}
+		return nil
+	})
+	return errors.Join(err, s.pf.file.Close())
+}

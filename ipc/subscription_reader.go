@@ -1,0 +1,190 @@
+package ipc
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// logReader reads a publication log from one subscriber's position: the
+// part of a Subscription that touches the log, apart so that it can be
+// fuzzed over arbitrary bytes. Everything it reads was written by other
+// processes, so every length and type is checked before it is used.
+type logReader struct {
+	log      []byte
+	base     unsafe.Pointer
+	capacity int
+	mask     int64
+	buf      []byte        // reassembly buffer, maxMessage bytes, allocated once
+	position *atomic.Int64 // where the position is published (the slot's word)
+	pos      int64         // the position, owned by this reader
+	dropped  int64         // messages dropped as inconsistent
+}
+
+func newLogReader(log []byte, maxMessage int, position *atomic.Int64, pos int64) logReader {
+	return logReader{
+		log:      log,
+		base:     unsafe.Pointer(unsafe.SliceData(log)),
+		capacity: len(log),
+		mask:     int64(len(log) - 1),
+		buf:      make([]byte, maxMessage),
+		position: position,
+		pos:      pos,
+	}
+}
+
+func (r *logReader) lengthAt(index int) *atomic.Int32 {
+	return (*atomic.Int32)(unsafe.Add(r.base, index))
+}
+
+func (r *logReader) typeAt(index int) int32 {
+	return *(*int32)(unsafe.Add(r.base, index+ringbuf.TypeOffset))
+}
+
+// check validates a record header at index: a length that covers at least
+// the header and, aligned, stays inside the log. It returns the aligned
+// length, or -1.
+func (r *logReader) check(index int, length int32) int {
+	if length < ringbuf.HeaderLength {
+		return -1
+	}
+	aligned := (int(length) + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
+	if aligned > r.capacity-index {
+		return -1
+	}
+	return aligned
+}
+
+func (r *logReader) corrupt(index int, length, typeID int32) error {
+	return fmt.Errorf("%w: record at log index %d (position %d) has length %d and type %#x (capacity %d)",
+		ErrLogCorrupt, index, r.pos, length, typeID, r.capacity)
+}
+
+// read is Aeron's Image.poll and controlledPoll over the log (aeron-ipc.md
+// 2.7 and 3), with Agrona's record rules: it reads from the position up to
+// the first record whose length is not positive (not written yet, or a
+// claim still open: never skipped), never across the end of the log in one
+// call, skips padding, delivers messages (a fragmented message is
+// reassembled and delivered once, whole), and publishes the new position
+// with a release store when it returns (deferred: a handler that panics
+// consumes its message, as in Aeron) or at a Commit. Exactly one of h and
+// ch is non-nil.
+//
+// Fragments of one message are claimed together and published by one
+// store, so a reader never waits for the rest of a message: a group that
+// is not complete and consistent (continuity of positions, same type, one
+// BEGIN, an END, within the max message length) was not written by a
+// correct publisher; it is dropped, counted, and never delivered in part.
+func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit int) (messages int, err error) {
+	start := r.pos
+	if start < 0 || start&(ringbuf.RecordAlignment-1) != 0 {
+		return 0, fmt.Errorf("%w: subscriber position %d", ErrLogCorrupt, start)
+	}
+	index := int(start & r.mask)
+	// bytesRead lives in a register; consumed mirrors it in memory before
+	// each handler call, for the deferred release.
+	bytesRead, consumed := 0, 0
+	defer func() {
+		if consumed > 0 {
+			r.pos = start + int64(consumed)
+			atomicbuf.StoreRelease64(r.position, r.pos)
+		}
+	}()
+	for index+bytesRead < r.capacity && messages < limit {
+		at := index + bytesRead
+		length := r.lengthAt(at).Load() // acquire: publishes the type and payload
+		if length <= 0 {
+			break
+		}
+		typeID := r.typeAt(at)
+		aligned := r.check(at, length)
+		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) {
+			consumed = bytesRead
+			return messages, r.corrupt(at, length, typeID)
+		}
+		if typeID == ringbuf.PaddingTypeID {
+			bytesRead += aligned
+			continue
+		}
+		var payload []byte
+		size := aligned
+		switch {
+		case typeID&flagBits == 0:
+			payload = r.log[at+ringbuf.HeaderLength : at+int(length) : at+int(length)]
+		case typeID&(FragmentFlag|BeginFlag) != FragmentFlag|BeginFlag:
+			// A middle or last fragment without its first, or a flag
+			// without FragmentFlag.
+			r.dropped++
+			bytesRead += aligned
+			continue
+		default:
+			n, group, ok := r.reassemble(at, typeID, aligned)
+			if !ok {
+				r.dropped++
+				bytesRead += group
+				continue
+			}
+			payload, size = r.buf[:n:n], group
+		}
+		bytesRead += size
+		consumed = bytesRead
+		typeID &= MaxTypeID
+		if h != nil {
+			messages++
+			h(typeID, payload)
+			continue
+		}
+		switch ch(typeID, payload) {
+		case ringbuf.Abort:
+			// Not consumed: a fragmented message rolls back to its BEGIN.
+			consumed = bytesRead - size
+			return messages, nil
+		case ringbuf.Break:
+			messages++
+			return messages, nil
+		case ringbuf.Commit:
+			messages++
+			r.pos = start + int64(bytesRead)
+			atomicbuf.StoreRelease64(r.position, r.pos)
+			start = r.pos
+			index += bytesRead
+			bytesRead, consumed = 0, 0
+		default: // Continue, and anything unknown
+			messages++
+		}
+	}
+	consumed = bytesRead
+	return messages, nil
+}
+
+// reassemble copies the fragments of the message whose BEGIN record is at
+// index (type typeID, aligned length first) into r.buf. It returns the
+// message length and the bytes the group takes, and false, with the bytes
+// of the consistent prefix to skip (at least the first record), if the
+// group is not one complete message.
+func (r *logReader) reassemble(index int, typeID int32, first int) (int, int, bool) {
+	want := typeID &^ (BeginFlag | EndFlag) // the message type with FragmentFlag
+	n, at := 0, index
+	for at < r.capacity {
+		length := r.lengthAt(at).Load()
+		t := r.typeAt(at)
+		aligned := r.check(at, length)
+		if at != index && (aligned < 0 || t&^EndFlag != want) {
+			return n, at - index, false
+		}
+		payload := int(length) - ringbuf.HeaderLength
+		if payload > len(r.buf)-n {
+			return n, max(at-index, first), false
+		}
+		copy(r.buf[n:], r.log[at+ringbuf.HeaderLength:at+int(length)])
+		n += payload
+		at += aligned
+		if t&EndFlag != 0 {
+			return n, at - index, true
+		}
+	}
+	return n, at - index, false
+}
