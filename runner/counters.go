@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	// Imported under another name: this package has a type counters.
@@ -198,4 +199,52 @@ func (p *StatsPublisher) publish() int {
 	}
 	p.next = p.now().Add(p.interval)
 	return len(p.sets)
+}
+
+// liveCounters are the shared words a runner built WithCounters keeps up to
+// date from its duty cycle (the agent's thread is their single writer,
+// except errors, which the loop adds to atomically as Stats does).
+type liveCounters struct {
+	cycles, work, errors, maxCycle *atomic.Int64
+	owned                          [4]*ipccounters.Counter
+	once                           sync.Once
+}
+
+func allocateLive(m *ipccounters.Manager, role string) (*liveCounters, error) {
+	l := &liveCounters{}
+	specs := []struct {
+		name   string
+		typeID int32
+		word   **atomic.Int64
+	}{
+		{"duty-cycles", ipccounters.TypeDutyCycles, &l.cycles},
+		{"total-work", ipccounters.TypeTotalWork, &l.work},
+		{"errors", ipccounters.TypeErrors, &l.errors},
+		{"longest-cycle-ns", ipccounters.TypeLongestCycleNs, &l.maxCycle},
+	}
+	for i, sp := range specs {
+		c, err := m.Allocate(sp.name+": "+role, sp.typeID, nil)
+		if err != nil {
+			errs := []error{fmt.Errorf("runner: agent %s: allocating its %s counter: %w", role, sp.name, err)}
+			for _, done := range l.owned[:i] {
+				errs = append(errs, done.Close())
+			}
+			return nil, errors.Join(errs...)
+		}
+		l.owned[i] = c
+		*sp.word = c.Word()
+	}
+	return l, nil
+}
+
+// free releases the counters once; nil-safe.
+func (l *liveCounters) free() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		for _, c := range l.owned {
+			_ = c.Close()
+		}
+	})
 }

@@ -265,3 +265,65 @@ func ExampleNewStatsCounters() {
 	// total-work: gateway 10
 	// errors: gateway 0
 }
+
+// TestWithCountersKeepsSharedCountersLive: with WithCounters the duty cycle
+// itself updates the shared words, so a reader sees progress while the agent
+// runs (no publisher), the final values equal Stats, and the counters are
+// freed once the agent has stopped.
+func TestWithCountersKeepsSharedCountersLive(t *testing.T) {
+	m, rd := newCountersManager(t, 8, 0)
+	release := make(chan struct{})
+	a := &fakeAgent{role: "live", work: func(c int64) (int, error) {
+		if c == 5 {
+			return 0, errors.New("fifth")
+		}
+		select {
+		case <-release:
+			if c >= 1000 {
+				return 0, agent.ErrDone
+			}
+		default:
+		}
+		return 2, nil
+	}}
+	r, err := New(a, WithIdle(idle.BusySpin()), WithErrorHandler(func(error) {}), WithCounters(m))
+	require.NoError(t, err)
+	require.Len(t, readAll(t, rd), 4, "allocated by New")
+	require.NoError(t, r.Start())
+	require.Eventually(t, func() bool {
+		for _, s := range readAll(t, rd) {
+			if s.label == "duty-cycles: live" && s.value > 100 {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond, "the loop updates the shared counter while it runs")
+	var seen map[string]int64
+	require.Eventually(t, func() bool {
+		seen = map[string]int64{}
+		for _, s := range readAll(t, rd) {
+			seen[s.label] = s.value
+		}
+		return seen["errors: live"] == 1
+	}, 10*time.Second, time.Millisecond)
+	close(release)
+	<-r.Done()
+	require.Empty(t, readAll(t, rd), "freed when the agent stopped")
+	st := r.Stats()
+	require.Equal(t, int64(1), st.Errors)
+	require.Positive(t, st.DutyCycles)
+
+	_, err = New(a, WithCounters(nil))
+	require.ErrorIs(t, err, ErrBadOption)
+	small, _ := newCountersManager(t, 2, 0)
+	_, err = New(a, WithCounters(small))
+	require.ErrorIs(t, err, ipccounters.ErrFull)
+	require.Equal(t, 2, small.Available(), "a failed New frees what it allocated")
+
+	// Closed before start: freed too.
+	m2, rd2 := newCountersManager(t, 8, 0)
+	r2, err := New(&fakeAgent{role: "never", work: func(int64) (int, error) { return 0, nil }}, WithCounters(m2))
+	require.NoError(t, err)
+	require.NoError(t, r2.Close())
+	require.Empty(t, readAll(t, rd2))
+}

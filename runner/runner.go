@@ -47,6 +47,10 @@ type Runner struct {
 
 	// Written only by the agent's thread.
 	stats counters
+
+	// live, if WithCounters was given: shared counters the loop keeps up
+	// to date beside stats. Set by New, read-only afterwards.
+	live *liveCounters
 }
 
 // counters are written by the agent's thread only and read by anyone.
@@ -90,6 +94,13 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 		cfg.threadName = role
 	}
 	r := &Runner{agent: a, role: role, cfg: cfg, done: make(chan struct{})}
+	if cfg.liveCounters != nil {
+		live, err := allocateLive(cfg.liveCounters, role)
+		if err != nil {
+			return nil, err
+		}
+		r.live = live
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	return r, nil
 }
@@ -168,6 +179,7 @@ func (r *Runner) run(ready chan<- error) {
 	ready <- nil
 	r.loop()
 	r.closeAgent()
+	r.live.free()
 }
 
 var epoch = time.Now()
@@ -179,6 +191,7 @@ func (r *Runner) loop() {
 	st := &r.stats
 	maxCycle := st.maxCycle.Load()
 	cycles, work, busy := st.cycles.Load(), st.work.Load(), st.busy.Load()
+	live := r.live
 	lastState := idle.State(st.idleState.Load())
 	var t0 time.Duration
 	if timed {
@@ -198,6 +211,9 @@ func (r *Runner) loop() {
 			if d := int64(t1 - t0); d > maxCycle {
 				maxCycle = d
 				st.maxCycle.Store(d)
+				if live != nil {
+					atomicbuf.StoreRelease64(live.maxCycle, d)
+				}
 			}
 			t0 = t1
 		}
@@ -207,11 +223,17 @@ func (r *Runner) loop() {
 		// negative.
 		cycles++
 		atomicbuf.StoreRelease64(&st.cycles, cycles)
+		if live != nil {
+			atomicbuf.StoreRelease64(live.cycles, cycles)
+		}
 		if n > 0 {
 			work += int64(n)
 			busy++
 			atomicbuf.StoreRelease64(&st.work, work)
 			atomicbuf.StoreRelease64(&st.busy, busy)
+			if live != nil {
+				atomicbuf.StoreRelease64(live.work, work)
+			}
 		}
 		// Unlike Agrona, a failing cycle idles too: an agent that fails
 		// on every cycle must not spin at full speed through the handler.
@@ -265,6 +287,9 @@ func (r *Runner) handle(err error) {
 	}
 	if !stopping {
 		r.stats.errors.Add(1)
+		if r.live != nil {
+			r.live.errors.Add(1)
+		}
 		if r.cfg.counter != nil {
 			r.cfg.counter.Add(1)
 		}
@@ -331,6 +356,7 @@ func (r *Runner) CloseContext(ctx context.Context) error {
 	r.requestStop()
 	if r.state.CompareAndSwap(stateNew, stateClosed) {
 		r.closeAgent()
+		r.live.free()
 		close(r.done)
 		return nil
 	}
