@@ -2,6 +2,8 @@ package mailbox
 
 import (
 	"fmt"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ringbuf"
@@ -30,9 +32,11 @@ const (
 // The Message and every slice it returns are valid only during the call.
 type Handler func(m *Message) Action
 
-// stallCheckPeriod is how many drains without progress pass between two
-// liveness checks while no stall is being timed.
-const stallCheckPeriod = 64
+// The liveness check's periods, in drains without progress (see Drain).
+const (
+	claimCheckPeriod = 64
+	stallCheckPeriod = 1024
+)
 
 // consumer is the state of the draining goroutine.
 type consumer struct {
@@ -45,6 +49,7 @@ type consumer struct {
 	discard     bool
 	plainReady  bool // a plain record can take the fast path: not discarding, nothing pending, msg is one part
 	idleDrains  int  // drains without progress since the last liveness check
+	claimPeriod int  // claimCheckPeriod; tests set 1
 	checkPeriod int  // stallCheckPeriod; tests set 1
 	stallSince  int64
 	// Totals of the single-writer counters, loaded from them by New.
@@ -98,7 +103,7 @@ func (c *consumer) init(m *Mailbox) {
 	}
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
-	c.checkPeriod = stallCheckPeriod
+	c.claimPeriod, c.checkPeriod = claimCheckPeriod, stallCheckPeriod
 	c.maxDepth = m.ctr.MaxDepth.Load()
 	c.totalDelivered = m.ctr.Delivered.Load()
 	c.totalDiscarded = m.ctr.Discarded.Load()
@@ -148,7 +153,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		}
 	}
 	if head != head0 {
-		c.stallSince = 0
+		c.stallSince, c.idleDrains = 0, 0
 		// The backlog this drain consumed; when it stopped at its limit,
 		// the backlog up to the tail. Only then is the tail read: its cache
 		// line belongs to the senders.
@@ -161,12 +166,18 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 			atomicbuf.StoreRelease64(m.ctr.MaxDepth, d)
 		}
 	} else if !c.stop && err == nil {
-		// Most drains without progress find an empty mailbox: read the
-		// tail (the senders' cache line) and the clock only on one in
-		// stallCheckPeriod of them, and on every one while a stall is
-		// being timed.
+		// Most drains without progress find an empty mailbox; the check
+		// must cost them nothing. Every claimCheckPeriod-th one looks at
+		// the length at the head (the line the ring's read just loaded): a
+		// negative length is an open claim, whose timing starts. The tail
+		// (the senders' cache line) and the clock are read only then,
+		// while a stall is being timed, and once in stallCheckPeriod idle
+		// drains (a sender that died between its claim and its first store
+		// leaves zeros, not a negative length).
 		c.idleDrains++
-		if c.stallSince != 0 || c.idleDrains >= c.checkPeriod {
+		if c.stallSince != 0 {
+			err = m.checkStall(head)
+		} else if c.idleDrains%c.claimPeriod == 0 && (c.idleDrains >= c.checkPeriod || m.claimAt(head)) {
 			c.idleDrains = 0
 			err = m.checkStall(head)
 		}
@@ -189,6 +200,13 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		c.corrupt = 0
 	}
 	return c.count, err
+}
+
+// claimAt reports whether the record at head is an open claim (negative
+// length). The consumer zeroes what it consumes, so a zero is either
+// nothing or a claim never marked.
+func (m *Mailbox) claimAt(head int64) bool {
+	return (*atomic.Int32)(unsafe.Add(m.base, int(head&int64(m.capacity-1)))).Load() < 0
 }
 
 // checkStall is the liveness check, run by a Drain that made no progress:

@@ -420,10 +420,14 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 // not safe for concurrent use. Mailbox's own send methods are safe for
 // concurrent use and take a fresh key per framed message instead.
 type Sender struct {
+	// Padded: senders of different goroutines are often allocated side by
+	// side, and seq is written on every framed send.
+	_    [128]byte
 	mb   *Mailbox
 	key  int64
 	seq  uint64
 	idle *idle.BackoffStrategy
+	_    [128]byte
 }
 
 // NewSender returns a Sender for m.

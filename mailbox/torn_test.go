@@ -36,7 +36,7 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 func TestSenderStopsHalfway(t *testing.T) {
 	var now atomic.Int64
 	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: now.Load})
-	mb.cons.checkPeriod = 1 // check on every idle drain (TestStallCheckPeriod covers the period)
+	mb.cons.claimPeriod, mb.cons.checkPeriod = 1, 1 // check on every idle drain (TestStallCheckPeriod covers the periods)
 	live := mb.NewSender()
 	require.NoError(t, live.Send(1, []byte("before")))
 	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
@@ -69,7 +69,7 @@ func TestSenderStopsHalfway(t *testing.T) {
 func TestAbandonedClaim(t *testing.T) {
 	var now atomic.Int64
 	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: now.Load})
-	mb.cons.checkPeriod = 1
+	mb.cons.claimPeriod, mb.cons.checkPeriod = 1, 1
 	_, err := mb.Claim(1, 100)
 	require.NoError(t, err)
 	require.NoError(t, mb.Send(2, []byte("x")))
@@ -90,8 +90,10 @@ func TestAbandonedClaim(t *testing.T) {
 	require.Len(t, collect(t, mb), 1)
 }
 
-// An idle mailbox reads the tail and the clock on one drain in
-// stallCheckPeriod; once a stall is being timed, on every drain.
+// An idle mailbox reads the tail and the clock only when it sees an open
+// claim at the head (looked at once in claimCheckPeriod idle drains), or
+// once in stallCheckPeriod idle drains (a claim never marked is all
+// zeros), and on every drain once a stall is timed.
 func TestStallCheckPeriod(t *testing.T) {
 	var now, reads atomic.Int64
 	clock := func() int64 { reads.Add(1); return now.Load() }
@@ -105,8 +107,13 @@ func TestStallCheckPeriod(t *testing.T) {
 		idleDrain() // empty: the tail equals the head, the clock is never read
 	}
 	require.Zero(t, reads.Load())
-	_, err := mb.Claim(1, 8) // never committed
+
+	// A claim never marked: the sender died right after moving the tail.
+	c, err := mb.Claim(1, 8)
 	require.NoError(t, err)
+	require.NoError(t, mb.Send(2, []byte("next")))
+	clear(mb.Ring().Buffer()[:ringbuf.RecordSize(8)]) // undo the claim's marker
+	_ = c
 	for range stallCheckPeriod - 1 {
 		idleDrain()
 	}
@@ -118,6 +125,25 @@ func TestStallCheckPeriod(t *testing.T) {
 	now.Store(int64(2 * time.Second))
 	idleDrain()
 	require.Equal(t, int64(1), mb.Stats().Torn)
+	require.Equal(t, []got{{2, []string{"next"}, false}}, collect(t, mb))
+
+	// An open (marked) claim starts the timing at the next look at the
+	// head.
+	reads.Store(0)
+	_, err = mb.Claim(1, 8)
+	require.NoError(t, err)
+	idleDrain()
+	require.Zero(t, reads.Load(), "not on every drain")
+	drains := 1
+	for reads.Load() == 0 {
+		idleDrain()
+		drains++
+		require.LessOrEqual(t, drains, claimCheckPeriod)
+	}
+	require.Equal(t, int64(1), reads.Load())
+	now.Store(int64(5 * time.Second))
+	idleDrain()
+	require.Equal(t, int64(2), mb.Stats().Torn)
 }
 
 // The stress version: three live senders send plain, multipart and
