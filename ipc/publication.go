@@ -28,6 +28,9 @@ import (
 //
 // Offer, TryClaim, and the claims' Commit and Abort are safe for
 // concurrent use by any number of goroutines; Close and Heartbeat too.
+// After Close, Offer, TryClaim and Heartbeat return ErrPublicationClosed
+// and Stats the zero value; the other accessors read the mapping and must
+// not be called once Close may have released it (as for a Ring).
 type Publication struct {
 	pubFile
 	owner  bool
@@ -121,8 +124,14 @@ func (p *Publication) IsConnected() bool { return p.connected.Load() != 0 }
 // ActiveSubscribers counts the subscriber slots that are active now.
 func (p *Publication) ActiveSubscribers() int { return p.activeSubscribers() }
 
-// Stats returns a snapshot of the publication's shared state and counters.
-func (p *Publication) Stats() PublicationStats { return p.stats() }
+// Stats returns a snapshot of the publication's shared state and counters
+// (the zero value after Close: the mapping may be gone).
+func (p *Publication) Stats() PublicationStats {
+	if p.closed.Load() {
+		return PublicationStats{}
+	}
+	return p.stats()
+}
 
 func (p *Publication) checkMessage(typeID int32, length int) error {
 	if typeID < 1 || typeID > MaxTypeID {

@@ -36,7 +36,7 @@ type pubFile struct {
 
 	slots atomicbuf.Buffer
 
-	tail, limit, cleanPos, cleanSeq, eos, nextReg, external *atomic.Int64
+	tail, limit, cleanPos, cleanSeq, eos, nextReg, external             *atomic.Int64
 	dropped, unblocked, freed, backPressured, notConnected, adminAction *atomic.Int64
 	connected, slotsInUse                                               *atomic.Int32
 }

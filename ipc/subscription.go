@@ -404,8 +404,13 @@ func (s *Subscription) IsEndOfStream() bool {
 }
 
 // PublicationStats returns the publication's shared state and counters as
-// this subscriber sees them.
-func (s *Subscription) PublicationStats() PublicationStats { return s.pf.stats() }
+// this subscriber sees them (the zero value after Close).
+func (s *Subscription) PublicationStats() PublicationStats {
+	if s.closed.Load() {
+		return PublicationStats{}
+	}
+	return s.pf.stats()
+}
 
 // File returns the publication's file.
 func (s *Subscription) File() *File { return s.pf.file }

@@ -1,0 +1,391 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Publication child processes. They are the test binary re-executed (see
+// startChild in main_test.go) with pubRoleEnv set; this init runs the role
+// before TestMain, so main_test.go's role table stays as it is.
+const pubRoleEnv = "DUTY_IPC_PUB_ROLE"
+
+func init() {
+	role := os.Getenv(pubRoleEnv)
+	if role == "" {
+		return
+	}
+	var err error
+	switch role {
+	case "sub":
+		err = childSubscriber()
+	case "sub-hang":
+		err = childSubscriberHang()
+	case "pub-claimer":
+		err = childPublisherClaimer()
+	default:
+		err = fmt.Errorf("unknown publication role %q", role)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "publication child", role, "failed:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func startPubChild(t *testing.T, role string, env ...string) *proc {
+	t.Helper()
+	return startChild(t, "", "publication", append(env, pubRoleEnv+"="+role)...).start(t)
+}
+
+func childContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// childSubscriber joins the publication at DUTY_IPC_PATH, says so, and
+// polls to the end of the stream, checking every message (exactly once,
+// in order, intact); DUTY_IPC_SLOW_US makes its handler spend that long
+// per message. It prints "done <messages> <end> unblocked=<n>", where end
+// is "eos" or "publisher-dead".
+func childSubscriber() error {
+	ctx, cancel := childContext()
+	defer cancel()
+	s, err := OpenSubscription(ctx, os.Getenv("DUTY_IPC_PATH"))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Printf("joined %d %d\n", s.Slot(), s.JoinPosition())
+	slow := time.Duration(0)
+	if v := os.Getenv("DUTY_IPC_SLOW_US"); v != "" {
+		us, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		slow = time.Duration(us) * time.Microsecond
+	}
+	c := newPubChecker()
+	h := c.handle
+	if slow > 0 {
+		h = func(typeID int32, p []byte) {
+			c.handle(typeID, p)
+			// A busy wait: time.Sleep's granularity (~1 ms here) would
+			// make the test slow, not the subscriber more realistic.
+			for start := time.Now(); time.Since(start) < slow; {
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Minute) // hang guard only
+	for idle := 0; ; {
+		n, err := s.Poll(h, 256)
+		if c.err != nil {
+			return c.err
+		}
+		end := ""
+		switch {
+		case err == ErrPublisherDead:
+			end = "publisher-dead"
+		case err == ErrEndOfStream:
+			end = "eos"
+		case err != nil:
+			return err
+		}
+		if end != "" {
+			fmt.Printf("done %d %s unblocked=%d\n", c.n, end, s.PublicationStats().UnblockedClaims)
+			return nil
+		}
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		idle++
+		backoff(idle)
+		if idle%1000 == 0 && time.Now().After(deadline) {
+			return fmt.Errorf("stuck after %d messages at %d", c.n, s.Position())
+		}
+	}
+}
+
+// childSubscriberHang joins, says so, and never polls again: it waits to
+// be killed.
+func childSubscriberHang() error {
+	ctx, cancel := childContext()
+	defer cancel()
+	s, err := OpenSubscription(ctx, os.Getenv("DUTY_IPC_PATH"))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("joined %d %d\n", s.Slot(), s.JoinPosition())
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// childPublisherClaimer creates the publication DUTY_IPC_DIR/DUTY_IPC_NAME
+// (liveness and unblock timeouts of 1 s), heartbeats from a goroutine,
+// waits for DUTY_IPC_SUBS subscribers, publishes DUTY_IPC_COUNT messages,
+// claims space for one more, says so, and waits to be killed.
+func childPublisherClaimer() error {
+	p, err := CreatePublication(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), 64<<10,
+		WithUnblockTimeout(time.Second), WithFileOptions(WithLivenessTimeout(time.Second)))
+	if err != nil {
+		return err
+	}
+	go func() { // the child never returns normally: it is killed
+		for {
+			if err := p.Heartbeat(time.Now().UnixMilli()); err != nil {
+				fmt.Fprintln(os.Stderr, "heartbeat:", err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	fmt.Println("created")
+	subs, count := envInt("DUTY_IPC_SUBS"), envInt("DUTY_IPC_COUNT")
+	for deadline := time.Now().Add(30 * time.Second); p.ActiveSubscribers() < subs; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d subscribers joined, want %d", p.ActiveSubscribers(), subs)
+		}
+	}
+	buf := make([]byte, p.MaxMessageLength())
+	for seq := range uint64(count) {
+		if err := offerUntil(p, pubPayload(buf, 0, seq, pubLength(seq, p.MaxMessageLength()))); err != nil {
+			return err
+		}
+	}
+	var c BufferClaim
+	for spins := 0; ; spins++ {
+		if c, err = p.TryClaim(pubTypeID, 64); err == nil {
+			break
+		}
+		if err != ErrBackPressured && err != ErrAdminAction {
+			return err
+		}
+		backoff(spins)
+	}
+	copy(c.Payload, "this message is torn: the publisher dies before its commit")
+	fmt.Printf("claimed %d\n", c.Position())
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// offerUntil offers until success or an error other than the transient
+// outcomes.
+func offerUntil(p *Publication, payload []byte) error {
+	deadline := time.Now().Add(60 * time.Second) // hang guard only
+	for spins := 0; ; spins++ {
+		_, err := p.Offer(pubTypeID, payload)
+		switch err {
+		case nil:
+			return nil
+		case ErrBackPressured, ErrAdminAction, ErrNotConnected:
+		default:
+			return err
+		}
+		backoff(spins)
+		if spins%1000 == 999 && time.Now().After(deadline) {
+			return fmt.Errorf("offer stuck: %w, stats %+v", err, p.Stats())
+		}
+	}
+}
+
+// waitActive waits until n subscribers are active.
+func waitActive(t *testing.T, p *Publication, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second) // hang guard only
+	for p.ActiveSubscribers() < n {
+		require.True(t, time.Now().Before(deadline), "%d of %d subscribers active", p.ActiveSubscribers(), n)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// publishAll publishes count test messages, heartbeating as an owner's duty
+// cycle would, and returns the transient outcomes seen.
+func publishAll(t *testing.T, p *Publication, count int, onOutcome func(error)) {
+	t.Helper()
+	buf := make([]byte, p.MaxMessageLength())
+	lastBeat := time.Now()
+	for seq := range uint64(count) {
+		payload := pubPayload(buf, 0, seq, pubLength(seq, p.MaxMessageLength()))
+		for spins := 0; ; spins++ {
+			_, err := p.Offer(pubTypeID, payload)
+			if err == nil {
+				break
+			}
+			if onOutcome != nil {
+				onOutcome(err)
+			}
+			require.True(t, err == ErrBackPressured || err == ErrAdminAction, "seq %d: %v", seq, err)
+			backoff(spins)
+		}
+		if time.Since(lastBeat) > 100*time.Millisecond {
+			require.NoError(t, p.Heartbeat(time.Now().UnixMilli()))
+			lastBeat = time.Now()
+		}
+	}
+}
+
+func joinedLine(t *testing.T, p *proc) {
+	t.Helper()
+	line := p.line(t)
+	require.True(t, strings.HasPrefix(line, "joined "), "%q, stderr: %s", line, p.stderr)
+}
+
+func doneLine(t *testing.T, p *proc) (int, string, int) {
+	t.Helper()
+	line := p.line(t)
+	var n, unblocked int
+	var end string
+	_, err := fmt.Sscanf(line, "done %d %s unblocked=%d", &n, &end, &unblocked)
+	require.NoError(t, err, "%q, stderr: %s", line, p.stderr)
+	require.NoError(t, p.wait(t), "stderr: %s", p.stderr)
+	return n, end, unblocked
+}
+
+// TestCrossProcessPublication: this process publishes 100,000 messages of
+// mixed sizes (every 17th fragmented) to three subscriber processes; each
+// receives every message exactly once, in order, intact, then the end of
+// the stream.
+func TestCrossProcessPublication(t *testing.T) {
+	const count = 100_000
+	p, err := CreatePublication(testDir(t), "pub", 64<<10)
+	require.NoError(t, err)
+	defer p.Close()
+	var subs []*proc
+	for range 3 {
+		subs = append(subs, startPubChild(t, "sub", pathEnv(p.File().Path())))
+	}
+	for _, s := range subs {
+		joinedLine(t, s)
+	}
+	waitActive(t, p, 3)
+	publishAll(t, p, count, nil)
+	require.NoError(t, p.Close())
+	for i, s := range subs {
+		n, end, _ := doneLine(t, s)
+		require.Equal(t, count, n, "subscriber %d", i)
+		require.Equal(t, "eos", end, "subscriber %d", i)
+	}
+}
+
+// TestCrossProcessSlowSubscriber: one subscriber process sleeps in its
+// handler; the publisher is back-pressured (the outcome is seen and
+// counted) and nothing is lost: both subscribers get everything.
+func TestCrossProcessSlowSubscriber(t *testing.T) {
+	const count = 10_000
+	p, err := CreatePublication(testDir(t), "pub", 16<<10)
+	require.NoError(t, err)
+	defer p.Close()
+	fast := startPubChild(t, "sub", pathEnv(p.File().Path()))
+	slow := startPubChild(t, "sub", pathEnv(p.File().Path()), "DUTY_IPC_SLOW_US=50")
+	joinedLine(t, fast)
+	joinedLine(t, slow)
+	waitActive(t, p, 2)
+	backPressured := 0
+	publishAll(t, p, count, func(err error) {
+		if err == ErrBackPressured {
+			backPressured++
+		}
+	})
+	st := p.Stats()
+	require.NoError(t, p.Close())
+	require.Positive(t, backPressured, "the slow subscriber held the publisher back")
+	require.Equal(t, int64(backPressured), st.BackPressured, "and every such outcome was counted")
+	require.Zero(t, st.DroppedSubscribers)
+	for _, s := range []*proc{fast, slow} {
+		n, end, _ := doneLine(t, s)
+		require.Equal(t, count, n)
+		require.Equal(t, "eos", end)
+	}
+}
+
+// TestCrossProcessSubscriberKilled: of three subscriber processes one is
+// SIGKILLed right after joining. The publisher is back-pressured by its
+// frozen position until the subscriber timeout, then drops it (counted
+// once) and publishing resumes; the two live subscribers get everything.
+func TestCrossProcessSubscriberKilled(t *testing.T) {
+	const count = 20_000
+	const timeout = 1500 * time.Millisecond
+	p, err := CreatePublication(testDir(t), "pub", 64<<10, WithSubscriberTimeout(timeout))
+	require.NoError(t, err)
+	defer p.Close()
+	live := []*proc{startPubChild(t, "sub", pathEnv(p.File().Path())), startPubChild(t, "sub", pathEnv(p.File().Path()))}
+	victim := startPubChild(t, "sub-hang", pathEnv(p.File().Path()))
+	for _, s := range append(live, victim) {
+		joinedLine(t, s)
+	}
+	waitActive(t, p, 3)
+	victim.kill(t)
+	require.True(t, victim.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+
+	backPressuredBeforeDrop := 0
+	publishAll(t, p, count, func(err error) {
+		if err == ErrBackPressured && p.Stats().DroppedSubscribers == 0 {
+			backPressuredBeforeDrop++
+		}
+	})
+	st := p.Stats()
+	require.NoError(t, p.Close())
+	require.Positive(t, backPressuredBeforeDrop, "the dead subscriber held the publisher back")
+	require.Equal(t, int64(1), st.DroppedSubscribers, "dropped once")
+	require.Equal(t, 2, st.ActiveSubscribers)
+	for i, s := range live {
+		n, end, _ := doneLine(t, s)
+		require.Equal(t, count, n, "live subscriber %d", i)
+		require.Equal(t, "eos", end)
+	}
+}
+
+// TestCrossProcessPublisherKilledMidClaim: a publisher process publishes
+// 2,000 messages to two subscriber processes, claims space for one more
+// and is SIGKILLed before committing. The subscribers stop at the claim;
+// once it has not moved for the unblock timeout and the publisher is dead
+// (heartbeat stale beyond its 1 s liveness timeout, process gone), one of
+// them turns the claim into padding (counted once: one torn message), and
+// both then see the end of the stream (ErrPublisherDead) with all 2,000
+// messages.
+func TestCrossProcessPublisherKilledMidClaim(t *testing.T) {
+	const count = 2000
+	dir := testDir(t)
+	pub := startPubChild(t, "pub-claimer", append(dirNameEnv(dir, "pub"), "DUTY_IPC_SUBS=2", "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
+	require.Equal(t, "created", pub.line(t), "stderr: %s", pub.stderr)
+	path := dir + "/pub"
+	subs := []*proc{startPubChild(t, "sub", pathEnv(path)), startPubChild(t, "sub", pathEnv(path))}
+	for _, s := range subs {
+		joinedLine(t, s)
+	}
+	line := pub.line(t)
+	require.True(t, strings.HasPrefix(line, "claimed "), "%q, stderr: %s", line, pub.stderr)
+	pub.kill(t)
+	require.True(t, pub.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+
+	var wg sync.WaitGroup
+	results := make([][3]any, len(subs))
+	for i, s := range subs {
+		wg.Go(func() {
+			n, end, unblocked := doneLine(t, s)
+			results[i] = [3]any{n, end, unblocked}
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		require.Equal(t, [3]any{count, "publisher-dead", 1}, r, "subscriber %d", i)
+	}
+	s, err := OpenSubscription(ctxT(t), path)
+	require.NoError(t, err)
+	defer s.Close()
+	st := s.PublicationStats()
+	require.Equal(t, int64(1), st.UnblockedClaims, "one torn message")
+	require.False(t, st.EndOfStream, "the publisher never closed it")
+	_, err = s.Poll(func(int32, []byte) {}, 1)
+	require.ErrorIs(t, err, ErrEndOfStream, "a late subscriber sees the end too")
+	require.Equal(t, ErrPublisherDead, err)
+}
