@@ -148,17 +148,27 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		return ErrTooLong
 	}
 	count, size := m.lay.records(body)
+	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
+	w := bodyWriter{parts: parts, multi: len(parts) > 1}
+	if count == 1 {
+		// One record: a plain claim is lighter than a batch.
+		c, err := m.ring.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
+		if err != nil {
+			return m.ringResult(err)
+		}
+		m.stamp(&h, s)
+		putFrameHeader(c.Payload, &h)
+		w.fill(c.Payload[FrameHeaderLength:])
+		if err := m.ring.Commit(c.Index); err != nil {
+			return fmt.Errorf("%w: %w", ErrClaim, err)
+		}
+		return nil
+	}
 	b, err := m.ring.TryClaimBatch(size)
 	if err != nil {
 		return m.ringResult(err)
 	}
-	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
-	if s != nil {
-		h.key, h.seq = s.key, s.seq
-	} else {
-		h.key = m.ring.NextCorrelationID()
-	}
-	w := bodyWriter{parts: parts, multi: len(parts) > 1}
+	m.stamp(&h, s)
 	if err := m.fillFramed(&b, typeID, &h, &w, count); err != nil {
 		_ = m.ring.AbortBatch(b)
 		return err
@@ -166,10 +176,18 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	if err := m.ring.CommitBatch(b); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
-	if s != nil {
-		s.seq++
-	}
 	return nil
+}
+
+// stamp sets the sender key and sequence of a framed message: s's (and
+// s's sequence moves on), or a fresh key for the Mailbox's own methods.
+func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
+	if s != nil {
+		h.key, h.seq = s.key, s.seq
+		s.seq++
+		return
+	}
+	h.key = m.ring.NextCorrelationID()
 }
 
 // fillFramed appends the first upTo records of a framed message to b
@@ -202,6 +220,14 @@ type bodyWriter struct {
 func (w *bodyWriter) fill(dst []byte) {
 	for len(dst) > 0 {
 		p := w.parts[w.part]
+		if w.multi && w.off == 0 && len(dst) >= PartLengthPrefix+len(p) {
+			// The whole part, prefix included, fits: the common case.
+			binary.LittleEndian.PutUint32(dst, uint32(len(p)))
+			copy(dst[PartLengthPrefix:], p)
+			dst = dst[PartLengthPrefix+len(p):]
+			w.part++
+			continue
+		}
 		pre := 0
 		if w.multi {
 			pre = PartLengthPrefix
@@ -395,12 +421,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 		return PartsClaim{}, err
 	}
 	h := frameHeader{count: 1, bodyLen: uint32(body), parts: uint32(n)}
-	if s != nil {
-		h.key, h.seq = s.key, s.seq
-		s.seq++
-	} else {
-		h.key = m.ring.NextCorrelationID()
-	}
+	m.stamp(&h, s)
 	putFrameHeader(c.Payload, &h)
 	if n > 1 {
 		at := FrameHeaderLength
