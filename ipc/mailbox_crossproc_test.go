@@ -1,0 +1,580 @@
+package ipc
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// Cross-process mailbox tests re-execute the test binary with
+// mailboxChildEnv set to a role. The role runs from init, before TestMain
+// (main_test.go's dispatch belongs to the file layer's tests), and exits.
+// Parameters come in DUTY_IPC_MB_* variables; results go to stdout.
+const mailboxChildEnv = "DUTY_IPC_MAILBOX_CHILD"
+
+func init() {
+	if role := os.Getenv(mailboxChildEnv); role != "" {
+		os.Exit(runMailboxChild(role))
+	}
+}
+
+func runMailboxChild(role string) int {
+	// A child never outlives its parent: the parent holds our stdin.
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(3)
+	}()
+	var err error
+	switch role {
+	case "sender":
+		err = mbChildSender()
+	case "claimer":
+		err = mbChildClaimer()
+	case "half":
+		err = mbChildHalf()
+	case "consumer":
+		err = mbChildConsumer()
+	default:
+		err = fmt.Errorf("unknown role %q", role)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mailbox child", role, "failed:", err)
+		return 1
+	}
+	return 0
+}
+
+func mbOpenChild() (*Mailbox, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return OpenMailbox(ctx, os.Getenv("DUTY_IPC_MB_PATH"))
+}
+
+// mbChildSender sends DUTY_IPC_MB_COUNT messages of every shape
+// (mbShape) as sender DUTY_IPC_MB_SENDER: even senders through a
+// MailboxSender, odd ones through the Mailbox's own methods.
+func mbChildSender() error {
+	m, err := mbOpenChild()
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	sender, count := envInt("DUTY_IPC_MB_SENDER"), envInt("DUTY_IPC_MB_COUNT")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var s *MailboxSender
+	if sender%2 == 0 {
+		s = m.NewSender()
+	}
+	var g mbGen
+	for seq := range uint64(count) {
+		if err := g.send(ctx, m, s, sender, seq); err != nil {
+			return fmt.Errorf("sender %d seq %d: %w", sender, seq, err)
+		}
+	}
+	return nil
+}
+
+// mbChildClaimer claims a plain message, fills half of it, says so and
+// waits to be killed: a sender that dies between claim and commit.
+func mbChildClaimer() error {
+	m, err := mbOpenChild()
+	if err != nil {
+		return err
+	}
+	var c mailbox.Claim
+	for spins := 0; ; spins++ {
+		if c, err = m.Claim(mbDeadTypeID, 100); err != mailbox.ErrBackPressured {
+			break
+		}
+		backoff(spins)
+	}
+	if err != nil {
+		return err
+	}
+	copy(c.Payload(), "half written, never committed")
+	fmt.Println("claimed")
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// mbChildHalf claims the records of a fragmented message as one batch,
+// as the mailbox does, writes the first half of them (frame headers and
+// body fragments, the layout of mailbox/frame.go), says so and waits to be
+// killed: a sender that dies half-way through a fragmented message.
+func mbChildHalf() error {
+	m, err := mbOpenChild()
+	if err != nil {
+		return err
+	}
+	body := envInt("DUTY_IPC_MB_BODY")
+	frag := m.Mailbox().MaxPartsClaimLength() // body bytes per record
+	count := (body + frag - 1) / frag
+	size := 0
+	for i := range count {
+		size += ringbuf.RecordSize(mailbox.FrameHeaderLength + min(frag, body-i*frag))
+	}
+	var b ringbuf.Batch
+	for spins := 0; ; spins++ {
+		if b, err = m.Ring().TryClaimBatch(size); err != ringbuf.ErrFull {
+			break
+		}
+		backoff(spins)
+	}
+	if err != nil {
+		return err
+	}
+	key := m.Ring().NextCorrelationID()
+	le := binary.LittleEndian
+	for i := range count / 2 {
+		n := min(frag, body-i*frag)
+		rec, err := b.Append(mailbox.FramedFlag|mbDeadTypeID, mailbox.FrameHeaderLength+n)
+		if err != nil {
+			return err
+		}
+		le.PutUint64(rec[mailbox.FrameKeyOffset:], uint64(key))
+		le.PutUint64(rec[mailbox.FrameSequenceOffset:], 0)
+		le.PutUint32(rec[mailbox.FrameIndexOffset:], uint32(i))
+		le.PutUint32(rec[mailbox.FrameCountOffset:], uint32(count))
+		le.PutUint32(rec[mailbox.FrameBodyLengthOffset:], uint32(body))
+		le.PutUint32(rec[mailbox.FramePartsOffset:], 1)
+		for j := range rec[mailbox.FrameHeaderLength:] {
+			rec[mailbox.FrameHeaderLength+j] = byte(j)
+		}
+	}
+	fmt.Printf("half %d of %d records\n", count/2, count)
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// mbChildConsumer creates a mailbox (consumer timeout
+// DUTY_IPC_MB_TIMEOUT_MS), says "ready", then drains for ever, printing
+// "got <n>" for each message; it waits to be killed.
+func mbChildConsumer() error {
+	timeout := time.Duration(envInt("DUTY_IPC_MB_TIMEOUT_MS")) * time.Millisecond
+	m, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
+		MailboxConfig{Capacity: 4096, ConsumerTimeout: timeout, HeartbeatCycles: 1})
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		n, err := m.Drain(func(msg *mailbox.Message) mailbox.Action {
+			fmt.Fprintf(out, "got %s\n", msg.Payload())
+			return mailbox.Continue
+		}, 16)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		} else {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+}
+
+// mbDeadTypeID is the type id of the messages dying children leave torn:
+// they must never be delivered.
+const mbDeadTypeID = 99
+
+// mbGen makes and checks the known sequence of each sender: message seq
+// of sender s has type 100+s and a shape chosen by seq%20 (plain Sends of
+// varying lengths, multipart messages in one record and spanning records,
+// fragmented large Sends, Claim and ClaimParts); its first part starts with
+// the sender and the sequence, every other byte is a function of them.
+type mbGen struct {
+	buf   [4][]byte
+	parts [][]byte
+}
+
+const (
+	mbKindSend = iota
+	mbKindParts
+	mbKindLarge
+	mbKindClaim
+	mbKindBigParts
+	mbKindClaimParts
+)
+
+func mbShape(seq uint64) (kind int, lens []int) {
+	switch k := seq % 20; {
+	case k < 12:
+		return mbKindSend, []int{16 + int(seq*7%200)}
+	case k < 16:
+		n := 2 + int(seq%3)
+		lens = make([]int, n)
+		lens[0] = 16
+		for i := 1; i < n; i++ {
+			lens[i] = int((seq + uint64(i)) * 13 % 300) // some are empty
+		}
+		return mbKindParts, lens
+	case k == 16:
+		return mbKindLarge, []int{9000 + int(seq%5000)}
+	case k == 17:
+		return mbKindClaim, []int{40}
+	case k == 18:
+		return mbKindBigParts, []int{4000, 4000 + int(seq%100), 100}
+	default:
+		return mbKindClaimParts, []int{16, int(seq % 64)}
+	}
+}
+
+// fill writes the content of part i of message (sender, seq) into p.
+func mbFill(p []byte, sender int, seq uint64, i int) {
+	for j := range p {
+		p[j] = byte(uint64(sender)*131 + seq*31 + uint64(i)*7 + uint64(j))
+	}
+	if i == 0 {
+		binary.LittleEndian.PutUint32(p[0:], uint32(sender))
+		binary.LittleEndian.PutUint64(p[4:], seq)
+	}
+}
+
+// make returns the parts of message (sender, seq) in g's buffers.
+func (g *mbGen) make(sender int, seq uint64) (int, [][]byte) {
+	kind, lens := mbShape(seq)
+	g.parts = g.parts[:0]
+	for i, n := range lens {
+		if cap(g.buf[i]) < n {
+			g.buf[i] = make([]byte, n)
+		}
+		p := g.buf[i][:n]
+		mbFill(p, sender, seq, i)
+		g.parts = append(g.parts, p)
+	}
+	return kind, g.parts
+}
+
+func (g *mbGen) send(ctx context.Context, m *Mailbox, s *MailboxSender, sender int, seq uint64) error {
+	kind, parts := g.make(sender, seq)
+	typeID := int32(100 + sender)
+	switch kind {
+	case mbKindSend, mbKindLarge:
+		if s != nil {
+			return s.SendContext(ctx, typeID, parts[0])
+		}
+		return m.SendContext(ctx, typeID, parts[0])
+	case mbKindParts, mbKindBigParts:
+		if s != nil {
+			return s.SendPartsContext(ctx, typeID, parts...)
+		}
+		return m.SendPartsContext(ctx, typeID, parts...)
+	case mbKindClaim:
+		for spins := 0; ; spins++ {
+			var c mailbox.Claim
+			var err error
+			if s != nil {
+				c, err = s.Claim(typeID, len(parts[0]))
+			} else {
+				c, err = m.Claim(typeID, len(parts[0]))
+			}
+			if err == nil {
+				copy(c.Payload(), parts[0])
+				return c.Commit()
+			}
+			if err != mailbox.ErrBackPressured {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			backoff(spins)
+		}
+	default:
+		lens := []int{len(parts[0]), len(parts[1])}
+		for spins := 0; ; spins++ {
+			var c mailbox.PartsClaim
+			var err error
+			if s != nil {
+				c, err = s.ClaimParts(typeID, lens...)
+			} else {
+				c, err = m.ClaimParts(typeID, lens...)
+			}
+			if err == nil {
+				for i := range parts {
+					copy(c.Part(i), parts[i])
+				}
+				return c.Commit()
+			}
+			if err != mailbox.ErrBackPressured {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			backoff(spins)
+		}
+	}
+}
+
+// mbChecker checks messages of mbGen senders: exactly once, in order per
+// sender, every part intact.
+type mbChecker struct {
+	next []uint64
+	n    int
+	err  error
+	g    mbGen
+}
+
+func (c *mbChecker) handle(msg *mailbox.Message) mailbox.Action {
+	if c.err != nil {
+		return mailbox.Continue
+	}
+	c.err = c.check(msg)
+	c.n++
+	return mailbox.Continue
+}
+
+func (c *mbChecker) check(msg *mailbox.Message) error {
+	sender := int(msg.TypeID()) - 100
+	if sender < 0 || sender >= len(c.next) {
+		return fmt.Errorf("message of type %d (torn or foreign) delivered", msg.TypeID())
+	}
+	p0 := msg.Payload()
+	if len(p0) < 12 {
+		return fmt.Errorf("sender %d: first part of %d bytes", sender, len(p0))
+	}
+	if got := int(binary.LittleEndian.Uint32(p0)); got != sender {
+		return fmt.Errorf("type %d carries sender %d", msg.TypeID(), got)
+	}
+	seq := binary.LittleEndian.Uint64(p0[4:])
+	if seq != c.next[sender] {
+		return fmt.Errorf("sender %d: seq %d, want %d (lost, duplicated or reordered)", sender, seq, c.next[sender])
+	}
+	_, want := c.g.make(sender, seq)
+	if msg.NumParts() != len(want) {
+		return fmt.Errorf("sender %d seq %d: %d parts, want %d", sender, seq, msg.NumParts(), len(want))
+	}
+	for i, w := range want {
+		if string(msg.Part(i)) != string(w) {
+			return fmt.Errorf("sender %d seq %d: part %d differs (%d bytes, want %d)", sender, seq, i, len(msg.Part(i)), len(w))
+		}
+	}
+	c.next[sender]++
+	return nil
+}
+
+// startMailboxChild starts the test binary in a mailbox role with env
+// added; the child is killed and reaped at the end of the test if still
+// running (only this test's own children are ever signalled).
+func startMailboxChild(t *testing.T, role string, env ...string) *proc {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), mailboxChildEnv+"="+role), env...)
+	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	p.stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p.stdout = bufio.NewReader(out)
+	return p.start(t)
+}
+
+func mbPathEnv(path string) string { return "DUTY_IPC_MB_PATH=" + path }
+
+func mbStartSenders(t *testing.T, path string, first, n, count int) []*proc {
+	var ps []*proc
+	for s := first; s < first+n; s++ {
+		ps = append(ps, startMailboxChild(t, "sender", mbPathEnv(path),
+			"DUTY_IPC_MB_SENDER="+strconv.Itoa(s), "DUTY_IPC_MB_COUNT="+strconv.Itoa(count)))
+	}
+	return ps
+}
+
+// mbDrainUntil drains m into c until c has seen total messages, with a
+// generous hang guard; onIdle runs on every idle drain.
+func mbDrainUntil(t *testing.T, m *Mailbox, c *mbChecker, total int, onIdle func()) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute) // hang guard only
+	for idle := 0; c.n < total; {
+		n, err := m.Drain(c.handle, 256)
+		require.NoError(t, err)
+		require.NoError(t, c.err)
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		if onIdle != nil {
+			onIdle()
+		}
+		idle++
+		backoff(idle)
+		if idle%1000 == 0 {
+			require.True(t, time.Now().Before(deadline), "received %d of %d: %v", c.n, total, c.next)
+		}
+	}
+}
+
+// TestCrossProcessMailbox: four child processes each send 50,000 messages
+// of every shape (plain, multipart in one record and across records,
+// fragmented, claimed) to the parent's mailbox; every message arrives
+// exactly once, in per-sender order, whole and intact, and the statistics
+// in the file add up.
+func TestCrossProcessMailbox(t *testing.T) {
+	const senders, count = 4, 50_000
+	m, err := CreateMailbox(testDir(t), "mbox", MailboxConfig{})
+	require.NoError(t, err)
+	defer m.Close()
+	ps := mbStartSenders(t, m.Path(), 0, senders, count)
+	c := &mbChecker{next: make([]uint64, senders)}
+	mbDrainUntil(t, m, c, senders*count, nil)
+	for s, p := range ps {
+		require.NoError(t, p.wait(t), "sender %d: %s", s, p.stderr)
+		require.Equal(t, uint64(count), c.next[s])
+	}
+	n, err := m.Drain(c.handle, ringbuf.NoLimit)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing more")
+	st := m.Stats()
+	require.Equal(t, int64(senders*count), st.Delivered)
+	require.Zero(t, st.Torn)
+	require.Zero(t, st.Corrupt)
+	require.Zero(t, st.Depth)
+	t.Logf("back-pressured sends (all senders, from the file): %d; max depth %d bytes", st.BackPressured, st.MaxDepth)
+}
+
+// TestCrossProcessMailboxSenderKilledMidClaim: while two children stream,
+// a third claims a message and is SIGKILLed before committing. The
+// consumer waits at the claim for its unblock timeout, drops it (counted
+// once in Stats.Torn), and every other message arrives.
+func TestCrossProcessMailboxSenderKilledMidClaim(t *testing.T) {
+	mbKilledSender(t, "claimer")
+}
+
+// TestCrossProcessMailboxSenderKilledMidFragment: the same with a child
+// killed half-way through writing a fragmented message: the message is
+// dropped whole (never delivered in part), counted once as torn, and the
+// stream flows.
+func TestCrossProcessMailboxSenderKilledMidFragment(t *testing.T) {
+	mbKilledSender(t, "half", "DUTY_IPC_MB_BODY=20000")
+}
+
+func mbKilledSender(t *testing.T, role string, env ...string) {
+	const count = 20_000
+	// Far above any scheduling delay of a live sender between its claim
+	// and its commit on a loaded machine; the test waits for it once.
+	const unblock = 2 * time.Second
+	m, err := CreateMailbox(testDir(t), "mbox", MailboxConfig{UnblockTimeout: unblock})
+	require.NoError(t, err)
+	defer m.Close()
+	ps := mbStartSenders(t, m.Path(), 0, 2, count)
+	c := &mbChecker{next: make([]uint64, 2)}
+	mbDrainUntil(t, m, c, 1000, nil) // the stream is flowing
+
+	dying := startMailboxChild(t, role, append(env, mbPathEnv(m.Path()))...)
+	said := dying.lineAsync()
+	killed := false
+	mbDrainUntil(t, m, c, 2*count, func() {
+		if killed {
+			return
+		}
+		select {
+		case line := <-said:
+			require.NotEmpty(t, line, "child stderr: %s", dying.stderr)
+			dying.kill(t)
+			require.True(t, dying.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+			killed = true
+		default:
+		}
+	})
+	if !killed { // the senders finished before the claim
+		select {
+		case line := <-said:
+			require.NotEmpty(t, line, "child stderr: %s", dying.stderr)
+		case <-time.After(time.Minute): // hang guard only
+			t.Fatalf("the %s child never claimed; stderr: %s", role, dying.stderr)
+		}
+		dying.kill(t)
+	}
+	for s, p := range ps {
+		require.NoError(t, p.wait(t), "sender %d: %s", s, p.stderr)
+	}
+	// The dead claim sits at (or ahead of) the head: wait for the unblock.
+	deadline := time.Now().Add(time.Minute) // hang guard only
+	for m.Stats().Torn == 0 || m.Stats().Depth > 0 {
+		require.True(t, time.Now().Before(deadline), "never unblocked: %+v", m.Stats())
+		_, err := m.Drain(c.handle, ringbuf.NoLimit)
+		require.NoError(t, err)
+		require.NoError(t, c.err)
+		time.Sleep(time.Millisecond)
+	}
+	require.Equal(t, []uint64{count, count}, c.next)
+	st := m.Stats()
+	require.Equal(t, int64(1), st.Torn, "exactly the dead sender's message")
+	require.Zero(t, st.Corrupt)
+	require.Equal(t, int64(2*count), st.Delivered)
+	require.Equal(t, m.Ring().ProducerPosition(), m.Ring().ConsumerPosition())
+}
+
+// TestCrossProcessMailboxConsumerKilled: the consumer is a child; the
+// parent sends to it, sees it drain, SIGKILLs it, and then gets
+// ErrConsumerDead (wrapping ErrOwnerDead) once the ring is full and the
+// consumer timeout has passed: from SendContext, from a spinning Send, and
+// from OpenMailbox. Never a hang.
+func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	dir := testDir(t)
+	cons := startMailboxChild(t, "consumer", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(timeout.Milliseconds())))
+	require.Equal(t, "ready", cons.line(t))
+	path := filepath.Join(dir, "cons")
+	m, err := OpenMailbox(ctxT(t), path)
+	require.NoError(t, err)
+	defer m.Close()
+	require.Equal(t, timeout, m.ConsumerTimeout())
+	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("hello")))
+	require.Equal(t, "got hello", cons.line(t), "the consumer is alive and draining")
+
+	cons.kill(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard only
+	defer cancel()
+	msg := make([]byte, 200)
+	var sent int
+	for {
+		err = m.SendContext(ctx, 1, msg)
+		if err != nil {
+			break
+		}
+		sent++
+	}
+	require.ErrorIs(t, err, ErrConsumerDead, "after %d sends", sent)
+	require.ErrorIs(t, err, ErrOwnerDead, "the process is gone: %v", err)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	t.Logf("%d sends accepted before the ring filled; then: %v", sent, err)
+
+	for spins := 0; ; spins++ {
+		err = m.Send(1, msg)
+		if err != mailbox.ErrBackPressured {
+			break
+		}
+		require.Less(t, spins, 1000, "a spinning Send must report the dead consumer")
+	}
+	require.ErrorIs(t, err, ErrConsumerDead)
+	require.Positive(t, m.Stats().BackPressured)
+
+	_, err = OpenMailbox(ctxT(t), path)
+	require.ErrorIs(t, err, ErrConsumerDead)
+}
