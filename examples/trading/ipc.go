@@ -1,0 +1,507 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"go.uber.org/fx"
+
+	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/runner"
+)
+
+// -ipc mode: the exchange runs in a second process. Three mailboxes cross
+// the process boundary, each a shared-memory file in one directory, owned
+// (created and drained) by the process that receives:
+//
+//	exchange.in     owner: the exchange process; senders: feed, risk
+//	strategy.resp   owner: the demo;             senders: exchange, risk
+//	risk.resp       owner: the demo;             sender:  exchange
+//
+// strategy.in and risk.in stay in the demo's memory. The exchange process
+// also creates exchange.counters, a counters file with its published
+// counters (the demo reads its pending-output word while draining; dutystat
+// can watch them), and the demo creates demo.counters for its mailboxes'
+// statistics. Each side waits for the other's files, so either may start
+// first.
+//
+// The end: after the drain, the demo closes exchange.in (the state word is
+// in the shared file); the exchange agent finishes once it is closed and
+// empty, the exchange process checks its books and writes exchange.json
+// (its counts and its tick-to-order histogram) into the directory, and
+// exits. The demo reads the file and reconciles both sides.
+
+const (
+	fileExchangeIn       = "exchange.in"
+	fileStrategyResp     = "strategy.resp"
+	fileRiskResp         = "risk.resp"
+	fileExchangeCounters = "exchange.counters"
+	fileDemoCounters     = "demo.counters"
+	fileSummary          = "exchange.json"
+
+	// envMain makes a test binary run the demo's main (the tests re-execute
+	// themselves as the demo and as its exchange process).
+	envMain = "DUTY_TRADING_MAIN"
+
+	// counterType is the type id of the exchange's counters in
+	// exchange.counters (user range, above duty's own).
+	counterType = 10_001
+)
+
+// exchangeSummary is exchange.json.
+type exchangeSummary struct {
+	Exchange exchangeCounts
+	T2O      *hdrhistogram.Snapshot
+	Errors   []string
+}
+
+// remoteExchange is the exchange process seen from the demo: the shared
+// files, the child process (unless started by hand) and its summary.
+type remoteExchange struct {
+	cfg     config
+	dir     string
+	ownDir  bool
+	mbs     *mailboxes
+	in      *ipc.Mailbox // sender
+	sResp   *ipc.Mailbox // owner
+	rResp   *ipc.Mailbox // owner
+	demoCtr *ipc.CountersFile
+	xCtr    *ipc.CountersFile // read-only
+
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the child has exited (never without a child)
+	waitErr error         // the child's exit, once exited is closed
+
+	sum      *exchangeSummary
+	t2o      *hdrhistogram.Histogram
+	problems []string
+}
+
+// startRemote creates the demo's files, starts the exchange process
+// (cfg.Spawn) and opens its files. close releases everything, on every
+// path.
+func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
+	r := &remoteExchange{cfg: cfg, dir: cfg.Dir, exited: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, r.close())
+		}
+	}()
+	if r.dir == "" {
+		base := ipc.DefaultDir()
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			return r, err
+		}
+		if r.dir, err = os.MkdirTemp(base, "trading-"); err != nil {
+			return r, err
+		}
+		r.ownDir = true
+	} else if err := os.MkdirAll(r.dir, 0o700); err != nil {
+		return r, err
+	}
+	// A summary left by an earlier run in the same directory is not ours.
+	if err := os.Remove(filepath.Join(r.dir, fileSummary)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return r, err
+	}
+	if r.demoCtr, err = ipc.CreateCounters(r.dir, fileDemoCounters, 16, nil, ipc.WithReplaceStale()); err != nil {
+		return r, err
+	}
+	mcfg := func(name string) ipc.MailboxConfig {
+		return ipc.MailboxConfig{Name: name, Capacity: cfg.Capacity, Counters: r.demoCtr}
+	}
+	if r.sResp, err = ipc.CreateMailbox(r.dir, fileStrategyResp, mcfg(fileStrategyResp), ipc.WithReplaceStale()); err != nil {
+		return r, err
+	}
+	if r.rResp, err = ipc.CreateMailbox(r.dir, fileRiskResp, mcfg(fileRiskResp), ipc.WithReplaceStale()); err != nil {
+		return r, err
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if cfg.Spawn {
+		if err := r.spawn(stderr); err != nil {
+			return r, err
+		}
+		go func() {
+			select {
+			case <-r.exited:
+				cancel() // the child died before its files appeared
+			case <-ctx.Done():
+			}
+		}()
+	}
+	open := func(name string) (*ipc.Mailbox, error) {
+		m, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, name), ipc.WithWaitForFile())
+		if err != nil && r.childExited() {
+			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.waitErr)
+		}
+		return m, err
+	}
+	if r.in, err = open(fileExchangeIn); err != nil {
+		return r, err
+	}
+	if r.xCtr, err = ipc.OpenCounters(ctx, filepath.Join(r.dir, fileExchangeCounters), ipc.WithWaitForFile()); err != nil {
+		return r, err
+	}
+	pending, err := findCounter(r.xCtr, labelPending)
+	if err != nil {
+		return r, err
+	}
+
+	local := func(name string) (*box, error) {
+		mb, err := mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
+		if err != nil {
+			return nil, err
+		}
+		return &box{mb: mb, drain: mb.Drain}, nil
+	}
+	shared := func(m *ipc.Mailbox) *box {
+		b := &box{mb: m.Mailbox(), remote: m}
+		if m.IsOwner() {
+			b.drain = m.Drain
+		}
+		return b
+	}
+	r.mbs = &mailboxes{
+		strategyResp:    shared(r.sResp),
+		riskResp:        shared(r.rResp),
+		exchangeIn:      shared(r.in),
+		exchangePending: pending,
+	}
+	if r.mbs.strategyIn, err = local("strategy.in"); err != nil {
+		return r, err
+	}
+	if r.mbs.riskIn, err = local("risk.in"); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// spawn starts this program again as the exchange process, in its own
+// process group (a Ctrl-C in the terminal reaches only the demo, which
+// ends the exchange itself, after the drain).
+func (r *remoteExchange) spawn(stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	c := r.cfg
+	args := []string{
+		"-role", roleExchange, "-dir", r.dir, "-watch-parent",
+		"-instruments", strconv.Itoa(c.Instruments), "-threads", strconv.Itoa(c.Threads),
+		"-idle", c.IdleSpec, "-cpus", c.CPUSpec, "-mailbox", strconv.Itoa(c.Capacity),
+	}
+	if c.Verbose {
+		args = append(args, "-v")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("trading: starting the exchange process: %w", err)
+	}
+	r.cmd = cmd
+	go func() {
+		r.waitErr = cmd.Wait()
+		close(r.exited)
+	}()
+	return nil
+}
+
+func (r *remoteExchange) childExited() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// done is closed when the exchange process exits (nil, never closed,
+// without a child or without -ipc).
+func (r *remoteExchange) done() <-chan struct{} {
+	if r == nil || r.cmd == nil {
+		return nil
+	}
+	return r.exited
+}
+
+// finish ends the exchange process: it closes exchange.in (seen by the
+// exchange through the shared state word) and waits, up to limit, for
+// the summary the exchange writes when it has drained and stopped.
+func (r *remoteExchange) finish(limit time.Duration) {
+	if _, err := r.in.Mailbox().Close(mailbox.Drain); err != nil {
+		r.problems = append(r.problems, "closing exchange.in: "+err.Error())
+	}
+	deadline := time.After(limit)
+	if r.cmd != nil {
+		select {
+		case <-r.exited:
+			if r.waitErr != nil {
+				r.problems = append(r.problems, fmt.Sprintf("the exchange process failed: %v", r.waitErr))
+			}
+		case <-deadline:
+			r.problems = append(r.problems, fmt.Sprintf("the exchange process did not finish within %v", limit))
+			return
+		}
+	}
+	path := filepath.Join(r.dir, fileSummary)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			var s exchangeSummary
+			if err := json.Unmarshal(b, &s); err != nil {
+				r.problems = append(r.problems, fmt.Sprintf("%s: %v", path, err))
+				return
+			}
+			r.sum = &s
+			if s.T2O != nil {
+				r.t2o = hdrhistogram.Import(s.T2O)
+			}
+			r.problems = append(r.problems, s.Errors...)
+			return
+		}
+		if !errors.Is(err, os.ErrNotExist) || r.cmd != nil {
+			r.problems = append(r.problems, "no summary from the exchange process: "+err.Error())
+			return
+		}
+		select {
+		case <-deadline:
+			r.problems = append(r.problems, fmt.Sprintf("no summary from the exchange process within %v", limit))
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// summary returns the exchange's counts and adds the problems met with
+// the exchange process.
+func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
+	problems = append(problems, r.problems...)
+	if r.sum == nil {
+		return exchangeCounts{}, problems
+	}
+	return r.sum.Exchange, problems
+}
+
+// close releases the files and the child, on any path: it gives a child
+// still running a few seconds to finish, then kills it.
+func (r *remoteExchange) close() error {
+	var errs []error
+	if r.cmd != nil {
+		select {
+		case <-r.exited:
+		case <-time.After(5 * time.Second):
+			errs = append(errs, fmt.Errorf("trading: killing the exchange process %d", r.cmd.Process.Pid))
+			_ = r.cmd.Process.Kill()
+			<-r.exited
+		}
+	}
+	for _, m := range []*ipc.Mailbox{r.in, r.sResp, r.rResp} {
+		if m == nil {
+			continue
+		}
+		if m.IsOwner() {
+			errs = append(errs, m.File().Remove())
+		}
+		errs = append(errs, m.Close())
+	}
+	if r.xCtr != nil {
+		errs = append(errs, r.xCtr.Close())
+	}
+	if r.demoCtr != nil {
+		errs = append(errs, r.demoCtr.File().Remove(), r.demoCtr.Close())
+	}
+	if r.ownDir && r.dir != "" {
+		errs = append(errs, os.RemoveAll(r.dir))
+	}
+	return errors.Join(errs...)
+}
+
+// Labels of the exchange's counters in exchange.counters, indexed like
+// the exchange agent's words (pending first, then the pubExch... ones).
+const labelPending = "trading exchange: pending output"
+
+var exchangeLabels = [1 + numExchPub]string{
+	labelPending,
+	"trading exchange: client orders in",
+	"trading exchange: reports out",
+	"trading exchange: fills out",
+	"trading exchange: messages lost",
+	"trading exchange: bad messages",
+}
+
+// findCounter returns the value word of the allocated counter labelled
+// label (read-only when the file is mapped read-only).
+func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
+	rd, err := c.NewReader()
+	if err != nil {
+		return nil, err
+	}
+	id := -1
+	err = rd.ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
+		if typeID == counterType && l == label {
+			id = i
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if id < 0 {
+		return nil, fmt.Errorf("trading: %s has no counter %q", c.File().Path(), label)
+	}
+	return rd.Word(id)
+}
+
+// exchangeWords are the exchange agent's published words.
+type exchangeWords words
+
+// runExchangeProcess is -role exchange: the exchange agent alone, on its
+// runner, with its mailbox in shared memory. It ends when the demo closes
+// exchange.in (or on SIGINT/SIGTERM, or when the demo that started it is
+// gone), then writes exchange.json.
+func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, err error) {
+	logger := slog.New(slog.NewTextHandler(stderr, nil)).With("process", roleExchange)
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return false, err
+	}
+	ppid := os.Getppid()
+	var closers []func() error
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			err = errors.Join(err, closers[i]())
+		}
+	}()
+
+	ctr, err := ipc.CreateCounters(cfg.Dir, fileExchangeCounters, 16, nil, ipc.WithReplaceStale())
+	if err != nil {
+		return false, err
+	}
+	closers = append(closers, func() error { return errors.Join(ctr.File().Remove(), ctr.Close()) })
+	w := make(exchangeWords, len(exchangeLabels))
+	for i, label := range exchangeLabels {
+		c, err := ctr.Manager().Allocate(label, counterType, nil)
+		if err != nil {
+			return false, err
+		}
+		w[i] = c.Word()
+	}
+
+	in, err := ipc.CreateMailbox(cfg.Dir, fileExchangeIn,
+		ipc.MailboxConfig{Name: fileExchangeIn, Capacity: cfg.Capacity, Counters: ctr}, ipc.WithReplaceStale())
+	if err != nil {
+		return false, err
+	}
+	closers = append(closers, func() error { return errors.Join(in.File().Remove(), in.Close()) })
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var resp [2]*ipc.Mailbox
+	for i, name := range []string{fileStrategyResp, fileRiskResp} {
+		if resp[i], err = ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, name), ipc.WithWaitForFile()); err != nil {
+			return false, err
+		}
+		closers = append(closers, resp[i].Close)
+	}
+	mbs := &mailboxes{
+		exchangeIn:   &box{mb: in.Mailbox(), remote: in, drain: in.Drain},
+		strategyResp: &box{mb: resp[0].Mailbox(), remote: resp[0]},
+		riskResp:     &box{mb: resp[1].Mailbox(), remote: resp[1]},
+	}
+
+	ts := []thread{{roleExchange, []string{roleExchange}}}
+	var x *exchangeAgent
+	var group *runner.Group
+	app := fx.New(
+		fxLogger(cfg, stderr),
+		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger)),
+		exchangeModule(),
+		threadsModule(ts),
+		runner.Module,
+		fx.Populate(&x, &group),
+	)
+	if err := app.Err(); err != nil {
+		return false, err
+	}
+	x.exitWhenClosed = true
+	startCtx, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	if err := app.Start(startCtx); err != nil {
+		return false, err
+	}
+	var problems []string
+	rn := group.Runner(roleExchange)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	stopping := false
+	stop := func(why string) {
+		if !stopping {
+			stopping = true
+			logger.Warn("stopping before the demo's end", "why", why)
+			problems = append(problems, "the exchange process stopped early: "+why)
+			_, _ = in.Mailbox().Close(mailbox.Drain)
+		}
+	}
+	var stopTimeout <-chan time.Time
+wait:
+	for {
+		select {
+		case <-rn.Done():
+			break wait
+		case <-ctx.Done():
+			stop("signal")
+			stopTimeout = time.After(cfg.Drain)
+		case <-tick.C:
+			_ = ctr.File().Heartbeat(time.Now().UnixMilli())
+			if cfg.WatchParent && os.Getppid() != ppid {
+				stop("the demo process is gone")
+				stopTimeout = time.After(cfg.Drain)
+			}
+		case <-stopTimeout:
+			break wait
+		}
+	}
+	stopCtx, cancel3 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel3()
+	if err := app.Stop(stopCtx); err != nil {
+		problems = append(problems, "exchange process: stopping: "+err.Error())
+	}
+	if err := rn.Err(); err != nil {
+		problems = append(problems, fmt.Sprintf("exchange agent failed: %v", err))
+	}
+
+	sum := exchangeSummary{Exchange: x.summary(), Errors: problems}
+	h := newHist()
+	x.t2o.final(h)
+	sum.T2O = h.Export()
+	data, err := json.Marshal(&sum)
+	if err != nil {
+		return false, err
+	}
+	tmp := filepath.Join(cfg.Dir, fileSummary+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, filepath.Join(cfg.Dir, fileSummary)); err != nil {
+		return false, err
+	}
+	c := sum.Exchange
+	fmt.Fprintf(stdout, "exchange process: %d quotes, %d orders, %d reports, %d book checks (%d failed)\n",
+		c.Counts.Quotes, c.Counts.Orders, c.Counts.Reports.Total(), c.Checks, c.CheckErrs)
+	return len(problems) == 0 && c.CheckErrs == 0, nil
+}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/fx"
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/runner"
+)
+
+// monoNanos is the clock of every timestamp: CLOCK_MONOTONIC read
+// explicitly. Go's time.Now carries a monotonic reading too, but relative
+// to the process's start, so two processes could not compare them;
+// CLOCK_MONOTONIC is one clock for the whole host, which the -ipc
+// exchange process needs for tick-to-order.
+func monoNanos() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // cannot fail for this clock
+	return ts.Nano()
+}
+
+// clockFunc is the clock the fx graph hands to the agents.
+type clockFunc func() int64
+
+// mailboxes are the pipeline's mailboxes, named after their receiver.
+type mailboxes struct {
+	strategyIn   *box // quotes
+	strategyResp *box // execution reports, risk rejects
+	riskIn       *box // quotes, orders, cancels
+	riskResp     *box // execution reports
+	exchangeIn   *box // quotes, orders, cancels (passed risk)
+	// exchangePending is the exchange's pending-output word, read by
+	// quiesce (in -ipc mode it lives in the exchange process's counters
+	// file).
+	exchangePending *atomic.Int64
+}
+
+func (m *mailboxes) all() []*mailbox.Mailbox {
+	var out []*mailbox.Mailbox
+	for _, b := range []*box{m.strategyIn, m.strategyResp, m.riskIn, m.riskResp, m.exchangeIn} {
+		if b != nil {
+			out = append(out, b.mb)
+		}
+	}
+	return out
+}
+
+// newLocalMailboxes makes the in-process mailboxes: each owns a ring on
+// the heap.
+func newLocalMailboxes(cfg config) (*mailboxes, error) {
+	mk := func(name string) (*box, error) {
+		mb, err := mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
+		if err != nil {
+			return nil, err
+		}
+		return &box{mb: mb, drain: mb.Drain}, nil
+	}
+	var m mailboxes
+	var errs [5]error
+	m.strategyIn, errs[0] = mk("strategy.in")
+	m.strategyResp, errs[1] = mk("strategy.resp")
+	m.riskIn, errs[2] = mk("risk.in")
+	m.riskResp, errs[3] = mk("risk.resp")
+	m.exchangeIn, errs[4] = mk("exchange.in")
+	return &m, errors.Join(errs[:]...)
+}
+
+// handles are what run needs from the fx graph once it has started.
+type handles struct {
+	fx.In
+	Feed     *feedAgent
+	Strategy *strategyAgent
+	Risk     *riskAgent
+	Exchange *exchangeAgent `optional:"true"` // nil with -ipc
+	Mail     *mailboxes
+	Group    *runner.Group
+	Printer  *printer
+	Remote   *remoteExchange `optional:"true"` // -ipc only
+}
+
+// stageAgents are the agents, by role, for the threads module: those of
+// this process.
+type stageAgents struct {
+	fx.In
+	Feed     *feedAgent     `optional:"true"`
+	Strategy *strategyAgent `optional:"true"`
+	Risk     *riskAgent     `optional:"true"`
+	Exchange *exchangeAgent `optional:"true"`
+}
+
+func (s stageAgents) byRole(role string) agent.Agent {
+	// A nil pointer must not become a non-nil interface.
+	switch {
+	case role == roleFeed && s.Feed != nil:
+		return s.Feed
+	case role == roleStrategy && s.Strategy != nil:
+		return s.Strategy
+	case role == roleRisk && s.Risk != nil:
+		return s.Risk
+	case role == roleExchange && s.Exchange != nil:
+		return s.Exchange
+	}
+	return nil
+}
+
+// namedComposite is an agent.Composite with a short role name (the
+// thread's name: "trader" rather than "[feed,strategy,risk]").
+type namedComposite struct {
+	*agent.Composite
+	role string
+}
+
+func (n namedComposite) RoleName() string { return n.role }
+
+// The fx modules: one per agent role, the mailboxes, the threads that
+// group the agents for runner.Module, and the printer.
+
+func feedModule() fx.Option {
+	return fx.Module(roleFeed, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes) (*feedAgent, error) {
+		return newFeedAgent(cfg, clock, mbs, newWords(4))
+	}))
+}
+
+func strategyModule() fx.Option {
+	return fx.Module(roleStrategy, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes) (*strategyAgent, error) {
+		return newStrategyAgent(cfg, clock, mbs, newWords(1+numStratPub))
+	}))
+}
+
+func riskModule() fx.Option {
+	return fx.Module(roleRisk, fx.Provide(func(cfg config, mbs *mailboxes) (*riskAgent, error) {
+		return newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+	}))
+}
+
+func exchangeModule() fx.Option {
+	return fx.Module(roleExchange, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords) (*exchangeAgent, error) {
+		mbs.exchangePending = w[0]
+		return newExchangeAgent(cfg, clock, mbs, words(w))
+	}))
+}
+
+// threadsModule provides one agent per thread into runner.Module's group:
+// an agent alone, or a composite of the agents sharing the thread.
+func threadsModule(ts []thread) fx.Option {
+	var opts []fx.Option
+	for _, t := range ts {
+		opts = append(opts, fx.Provide(runner.AsAgent(func(s stageAgents) (agent.Agent, error) {
+			var members []agent.Agent
+			for _, role := range t.agents {
+				a := s.byRole(role)
+				if a == nil {
+					return nil, fmt.Errorf("trading: no %s agent in this process", role)
+				}
+				members = append(members, a)
+			}
+			if len(members) == 1 {
+				return members[0], nil
+			}
+			c, err := agent.NewComposite(members...)
+			if err != nil {
+				return nil, err
+			}
+			return namedComposite{c, t.role}, nil
+		})))
+	}
+	return fx.Module("threads", opts...)
+}
+
+// runnerConfig is runner.Module's configuration: idle strategy and CPUs
+// per thread, start order, and an application shutdown if an agent stops
+// by itself.
+func runnerConfig(cfg config, ts []thread, logger *slog.Logger) runner.Config {
+	rc := runner.Config{
+		Idle:                     map[string]string{},
+		CPUs:                     map[string][]int{},
+		ShutdownOnUnexpectedStop: true,
+		Options: func(role string) []runner.Option {
+			return []runner.Option{runner.WithErrorHandler(func(err error) {
+				logger.Error("agent error", "role", role, "err", err)
+			})}
+		},
+	}
+	// The exchange starts first so that it is ready for the first quote,
+	// and stops last.
+	for _, t := range slices.Backward(ts) {
+		rc.Order = append(rc.Order, t.role)
+		rc.Idle[t.role] = cfg.idle[t.role]
+		if cpus, ok := cfg.cpus[t.role]; ok {
+			rc.CPUs[t.role] = cpus
+		}
+	}
+	return rc
+}
+
+func fxLogger(cfg config, stderr io.Writer) fx.Option {
+	if cfg.Verbose {
+		return fx.Options()
+	}
+	return fx.NopLogger
+}
+
+// run runs the demo: the pipeline for cfg.Duration (or until ctx ends),
+// then the drain, the final table and the reconciliation line, last. ok
+// reports whether everything reconciled; err is a failure to run at all.
+func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, err error) {
+	if cfg.Role == roleExchange {
+		return runExchangeProcess(ctx, cfg, stdout, stderr)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	ts := threadLayout(cfg.Threads, !cfg.IPC)
+	var h handles
+	opts := []fx.Option{
+		fxLogger(cfg, stderr),
+		fx.Supply(cfg, clockFunc(monoNanos), logger),
+		fx.Supply(runnerConfig(cfg, ts, logger)),
+		feedModule(), strategyModule(), riskModule(),
+		threadsModule(ts),
+		runner.Module,
+		printerModule(stdout),
+		fx.Populate(&h),
+	}
+	var remote *remoteExchange
+	if cfg.IPC {
+		// The shared files and the exchange process live outside the fx
+		// graph, so that they are released on every path (close waits for
+		// the child or kills it).
+		if remote, err = startRemote(cfg, stderr); err != nil {
+			return false, err
+		}
+		defer func() {
+			if cerr := remote.close(); cerr != nil && err == nil {
+				fmt.Fprintln(stderr, "trading:", cerr)
+			}
+		}()
+		opts = append(opts, fx.Supply(remote, remote.mbs))
+	} else {
+		opts = append(opts, exchangeModule(),
+			fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg) }),
+			fx.Provide(func() exchangeWords { return exchangeWords(newWords(1 + numExchPub)) }))
+	}
+	app := fx.New(opts...)
+	if err := app.Err(); err != nil {
+		return false, err
+	}
+	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return false, err
+	}
+	started := time.Now()
+
+	var res result
+	timer := time.NewTimer(cfg.Duration)
+	select {
+	case <-ctx.Done():
+		res.why = "interrupted"
+	case <-timer.C:
+		res.why = "duration reached"
+	case sig := <-app.Wait():
+		res.why = "stopped early: " + sig.String()
+		res.problems = append(res.problems, "the pipeline stopped before the end ("+sig.String()+")")
+	case <-remote.done():
+		res.why = "exchange process ended"
+	}
+	timer.Stop()
+
+	// Stop the feed, let the pipeline drain, then stop the agents.
+	res.feedFor = time.Since(started)
+	h.Feed.stop.Store(true)
+	drainStart := time.Now()
+	if !quiesce(h, cfg.Drain) {
+		res.problems = append(res.problems, fmt.Sprintf("the pipeline did not drain within %v", cfg.Drain))
+	}
+	res.drainedIn = time.Since(drainStart)
+	if remote != nil {
+		remote.finish(cfg.Drain)
+	}
+	stopCtx, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	if err := app.Stop(stopCtx); err != nil {
+		res.problems = append(res.problems, "stopping: "+err.Error())
+	}
+	for _, r := range h.Group.Runners() {
+		if err := r.Err(); err != nil {
+			res.problems = append(res.problems, fmt.Sprintf("agent %s failed: %v", r.RoleName(), err))
+		}
+	}
+	res.total = time.Since(started)
+	// The runners have stopped (app.Stop waited for every Done): the
+	// agents' plain fields are safe to read here.
+	res.collect(cfg, h)
+	res.print(stdout, cfg, h)
+	return res.ok(), nil
+}
+
+// quiesce waits, up to limit, until the feed has stopped and every
+// mailbox is empty with no agent holding pending output, and reports
+// whether that happened. It compares two samples a few milliseconds apart:
+// producer positions only grow, so equal positions mean nothing was sent
+// between the samples, and empty mailboxes plus no pending output then
+// mean nothing is in flight. Within a sample, positions are read before
+// the pending words: a handler stores its pending word before the ring
+// releases its message.
+func quiesce(h handles, limit time.Duration) bool {
+	mbs := h.Mail.all()
+	pend := []*atomic.Int64{h.Feed.pendW, h.Strategy.pendW, h.Risk.pendW, h.Mail.exchangePending}
+	type sample struct {
+		pos   []int64
+		quiet bool
+	}
+	take := func() sample {
+		s := sample{quiet: h.Feed.stopped.Load() == 1}
+		for _, mb := range mbs {
+			r := mb.Ring()
+			p, c := r.ProducerPosition(), r.ConsumerPosition()
+			s.pos = append(s.pos, p)
+			if p != c {
+				s.quiet = false
+			}
+		}
+		for _, w := range pend {
+			if w != nil && w.Load() != 0 {
+				s.quiet = false
+			}
+		}
+		return s
+	}
+	deadline := time.Now().Add(limit)
+	prev := take()
+	for {
+		time.Sleep(5 * time.Millisecond)
+		cur := take()
+		if prev.quiet && cur.quiet && slices.Equal(prev.pos, cur.pos) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		prev = cur
+	}
+}
+
+// ledger builds the reconciliation ledger from the stopped agents.
+func ledger(h handles, x recon.Exchange) recon.Ledger {
+	return recon.Ledger{
+		Feed:     h.Feed.gen.Counts(),
+		Strategy: h.Strategy.s.Counts(),
+		Risk:     h.Risk.c.Counts(),
+		Exchange: x,
+	}
+}
