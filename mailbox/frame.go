@@ -24,7 +24,9 @@ import (
 //
 //	+0   int64  sender key: the sender's id, taken from the ring's
 //	            correlation counter (unique across processes sharing it)
-//	+8   uint64 message sequence number of that sender
+//	+8   uint64 sequence number of the message among the sender's framed
+//	            messages (a Sender's count; 0 for the Mailbox's methods,
+//	            which take a fresh key per message)
 //	+16  uint32 record index within the message, 0..count-1
 //	+20  uint32 record count of the message, >= 1
 //	+24  uint32 body length: the sum of the fragments' lengths
