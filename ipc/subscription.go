@@ -136,7 +136,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		clean := pf.cleanPos.Load()
 		if seq&1 == 0 && pf.cleanSeq.Load() == seq && clean <= j {
 			s.join = j
-			s.r = newLogReader(pf.log, pf.maxMessage, sl.position, j)
+			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
 			return nil
 		}
 		if !sl.state.CompareAndSwap(SlotActive, SlotJoining) {

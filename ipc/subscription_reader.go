@@ -18,14 +18,16 @@ type logReader struct {
 	base     unsafe.Pointer
 	capacity int
 	mask     int64
+	mtu      int32         // longest record but padding
 	buf      []byte        // reassembly buffer, maxMessage bytes, allocated once
 	position *atomic.Int64 // where the position is published (the slot's word)
 	pos      int64         // the position, owned by this reader
 	dropped  int64         // messages dropped as inconsistent
 }
 
-func newLogReader(log []byte, maxMessage int, position *atomic.Int64, pos int64) logReader {
+func newLogReader(log []byte, mtu, maxMessage int, position *atomic.Int64, pos int64) logReader {
 	return logReader{
+		mtu:      int32(mtu),
 		log:      log,
 		base:     unsafe.Pointer(unsafe.SliceData(log)),
 		capacity: len(log),
@@ -45,7 +47,8 @@ func (r *logReader) typeAt(index int) int32 {
 }
 
 // check validates a record header at index: a length that covers at least
-// the header and, aligned, stays inside the log. It returns the aligned
+// the header and, aligned, stays inside the log. (Records other than
+// padding are also at most the MTU long: the callers check that.) It returns the aligned
 // length, or -1.
 func (r *logReader) check(index int, length int32) int {
 	if length < ringbuf.HeaderLength {
@@ -101,7 +104,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		}
 		typeID := r.typeAt(at)
 		aligned := r.check(at, length)
-		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) {
+		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) || (length > r.mtu && typeID != ringbuf.PaddingTypeID) {
 			consumed = bytesRead
 			return messages, r.corrupt(at, length, typeID)
 		}
@@ -172,7 +175,7 @@ func (r *logReader) reassemble(index int, typeID int32, first int) (int, int, bo
 		length := r.lengthAt(at).Load()
 		t := r.typeAt(at)
 		aligned := r.check(at, length)
-		if at != index && (aligned < 0 || t&^EndFlag != want) {
+		if at != index && (aligned < 0 || length > r.mtu || t&^EndFlag != want) {
 			return n, at - index, false
 		}
 		payload := int(length) - ringbuf.HeaderLength
