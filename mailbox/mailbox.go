@@ -43,7 +43,7 @@ type Config struct {
 	Name string
 	// Ring is a many-to-one ring to use, for example one that lives in a
 	// file shared with other processes (package ipc). When nil, the mailbox
-	// allocates a ring of Capacity bytes.
+	// allocates a ring of Capacity bytes. New never writes to it.
 	Ring *ringbuf.ManyToOne
 	// Capacity is the record capacity of an allocated ring: a power of two,
 	// at least MinCapacity. Default DefaultCapacity. Ignored when Ring is

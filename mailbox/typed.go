@@ -9,7 +9,9 @@ type Encoder interface {
 	// EncodedLen returns the number of bytes Encode writes: at most
 	// Mailbox.MaxClaimLength.
 	EncodedLen() int
-	// Encode writes the message into b, which is EncodedLen bytes long.
+	// Encode writes the message into b, which is EncodedLen bytes long
+	// and aliases the ring. It must not panic: the claim would stay open
+	// until the liveness check releases it (counted as torn).
 	Encode(b []byte)
 }
 
