@@ -437,7 +437,7 @@ func riskLimits(cfg config) risk.Limits {
 		// (it keeps at most 8 open per instrument). The limit sits in
 		// that range, so a share of orders meets it: how large depends on
 		// the machine's speed (set -order-rate to choose).
-		l.OrdersPerSecond = max(1_000, cfg.Rate*42/100)
+		l.OrdersPerSecond = max(1_000, cfg.Rate*45/100)
 		l.Burst = max(50, min(l.Burst, cfg.Rate/1_000))
 	}
 	return l

@@ -56,8 +56,8 @@ type config struct {
 	Drain       time.Duration
 	Verbose     bool
 
-	// dropReport, if > 0, makes the exchange skip sending its
-	// dropReport-th report to the strategy: the tests' proof that the
+	// dropReport (-lose-report), if > 0, makes the exchange skip sending
+	// its dropReport-th report to the strategy: the proof that the
 	// reconciliation notices a lost message.
 	dropReport int64
 
@@ -101,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for the pipeline to drain after the feed stops")
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx and runner events to stderr")
+	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
 	}
@@ -173,6 +174,8 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -dir and -spawn are for -ipc", errUsage)
 	case c.IPC && !c.Spawn && c.Dir == "":
 		return fmt.Errorf("%w: -spawn=false needs -dir (the exchange process must find the files)", errUsage)
+	case c.dropReport < 0:
+		return fmt.Errorf("%w: -lose-report %d must be >= 0", errUsage, c.dropReport)
 	case c.Drain <= 0:
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
 	}

@@ -207,6 +207,9 @@ func (r *remoteExchange) spawn(stderr io.Writer) error {
 	if c.Verbose {
 		args = append(args, "-v")
 	}
+	if c.dropReport > 0 {
+		args = append(args, "-lose-report", strconv.FormatInt(c.dropReport, 10))
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
 	cmd.Stdout, cmd.Stderr = stderr, stderr

@@ -269,6 +269,12 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	case <-timer.C:
 		res.why = "duration reached"
 	case sig := <-app.Wait():
+		if sig.Signal != nil {
+			// fx watches SIGINT and SIGTERM too; either of us may see it.
+			res.why = "interrupted"
+			break
+		}
+		// runner.Module's shutdown: an agent stopped by itself.
 		res.why = "stopped early: " + sig.String()
 		res.problems = append(res.problems, "the pipeline stopped before the end ("+sig.String()+")")
 	case <-remote.done():

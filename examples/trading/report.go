@@ -292,18 +292,19 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	row("exchange", "book-checks", r.x.Checks, false)
 	row("exchange", "book-check-failures", r.x.CheckErrs, false)
 
-	fmt.Fprintf(w, "%-28s %10s %8s %8s %8s %8s %8s\n", "latency", "count", "p50", "p90", "p99", "p99.9", "max")
+	fmt.Fprintf(w, "%-14s %10s %8s %8s %8s %8s %8s\n", "latency", "count", "p50", "p90", "p99", "p99.9", "max")
 	hist := func(name string, hg *hdrhistogram.Histogram) {
 		if hg.TotalCount() == 0 {
-			fmt.Fprintf(w, "%-28s %10d %8s %8s %8s %8s %8s\n", name, 0, "-", "-", "-", "-", "-")
+			fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", name, 0, "-", "-", "-", "-", "-")
 			return
 		}
-		fmt.Fprintf(w, "%-28s %10d %8s %8s %8s %8s %8s\n", name, hg.TotalCount(),
+		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", name, hg.TotalCount(),
 			fmtNanos(hg.ValueAtQuantile(50)), fmtNanos(hg.ValueAtQuantile(90)), fmtNanos(hg.ValueAtQuantile(99)),
 			fmtNanos(hg.ValueAtQuantile(99.9)), fmtNanos(hg.Max()))
 	}
-	hist("tick-to-order (at exchange)", r.t2o)
-	hist("tick-to-trade (fill at strat)", r.t2t)
+	hist("tick-to-order", r.t2o)
+	hist("tick-to-trade", r.t2t)
+	fmt.Fprintln(w, "(tick-to-order: quote generated -> its order at the exchange; tick-to-trade: quote -> fill report back at the strategy)")
 	if r.clamped > 0 {
 		fmt.Fprintf(w, "(%d latencies outside 0..%v were recorded at the bound)\n", r.clamped, time.Duration(histMax))
 	}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/dutyrt/duty/examples/trading/internal/msg"
+)
+
+// TestMain runs the demo's main instead of the tests when envMain is set:
+// the tests start this binary as the demo (to send it SIGINT and read its
+// exit status) and the demo starts it as its exchange process.
+func TestMain(m *testing.M) {
+	if os.Getenv(envMain) == "1" {
+		os.Exit(realMain(os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runIn runs the demo in this process with flags and returns ok and the
+// output.
+func runIn(t *testing.T, args ...string) (bool, string) {
+	t.Helper()
+	cfg, err := parseFlags(args, io.Discard)
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	ok, err := run(context.Background(), cfg, &out, &errOut)
+	require.NoError(t, err, "stderr: %s", errOut.String())
+	t.Logf("%s%s", out.String(), errOut.String())
+	return ok, out.String()
+}
+
+// table parses the final table's "stage counter count [per-s]" rows.
+func table(t *testing.T, out string) map[string]int64 {
+	t.Helper()
+	m := map[string]int64{}
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		switch f[0] {
+		case "feed", "strategy", "risk", "exchange":
+			if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+				m[f[0]+" "+f[1]] = n
+			}
+		case "tick-to-order", "tick-to-trade":
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			require.NoError(t, err, line)
+			m[f[0]] = n
+		}
+	}
+	return m
+}
+
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// requireReconciled checks the end of a run: reconciliation ok on the
+// last line, every stage busy, the books checked and never broken.
+func requireReconciled(t *testing.T, out string) {
+	t.Helper()
+	require.Equal(t, "reconciliation: ok", lastLine(out))
+	m := table(t, out)
+	for _, k := range []string{
+		"feed quotes", "strategy quotes-in", "strategy orders-out", "strategy cancels-out", "strategy reports-in",
+		"strategy fills-in", "strategy risk-rejects-in", "risk quotes-in", "risk orders-in", "risk passed", "risk rejected",
+		"risk reports-in", "exchange quotes-in", "exchange orders-in", "exchange acks", "exchange fills",
+		"exchange partial-fills", "exchange cancelled", "exchange book-checks", "exchange participant-orders",
+		"tick-to-order", "tick-to-trade",
+	} {
+		require.Positive(t, m[k], "%s is not counted", k)
+	}
+	require.Zero(t, m["exchange book-check-failures"])
+	// The ledger equations, once more from the printed table.
+	require.Equal(t, m["feed quotes"], m["exchange quotes-in"])
+	require.Equal(t, m["strategy orders-out"], m["risk passed"]+m["risk rejected"])
+	require.Equal(t, m["risk passed"], m["exchange orders-in"])
+	require.Equal(t, m["exchange reports-out"], m["strategy reports-in"])
+	require.Equal(t, m["exchange filled-qty"], m["strategy filled-qty"])
+}
+
+// TestInProcess runs the demo's pipeline in this process for a short
+// time: every quote, order and report is accounted for, the books'
+// invariants held at every check (no crossed book, fills never above the
+// order quantity, ...), every fill report's quantities add up, and every
+// stage did work.
+func TestInProcess(t *testing.T) {
+	ok, out := runIn(t, "-duration", "1500ms", "-instruments", "4", "-rate", "50000")
+	require.True(t, ok)
+	requireReconciled(t, out)
+	require.True(t, strings.HasPrefix(out, "t=1s quotes "), "no live line first")
+	require.Contains(t, out, "final: duration reached")
+}
+
+// TestThreadLayouts runs the other groupings of agents on threads, and
+// -idle and -cpus given per role.
+func TestThreadLayouts(t *testing.T) {
+	for _, args := range [][]string{
+		{"-threads", "1"},
+		{"-threads", "3", "-idle", "feed=backoff,trader=yield,exchange=backoff:10:5:1us:100us"},
+		{"-threads", "4", "-idle", "sleep-ns:1000", "-cpus", "feed=0,strategy=1,risk=0,exchange=1"},
+		{"-threads", "2", "-rate", "0", "-mailbox", "4096"}, // flat out, small mailboxes: back-pressure everywhere
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ok, out := runIn(t, append([]string{"-duration", "600ms", "-instruments", "3", "-rate", "30000"}, args...)...)
+			require.True(t, ok)
+			requireReconciled(t, out)
+		})
+	}
+}
+
+// TestLostReportIsCaught proves the reconciliation can fail: one report
+// that never reaches the strategy breaks it.
+func TestLostReportIsCaught(t *testing.T) {
+	ok, out := runIn(t, "-duration", "500ms", "-instruments", "2", "-rate", "20000", "-lose-report", "50")
+	require.False(t, ok)
+	last := lastLine(out)
+	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
+	require.NotEqual(t, "reconciliation: ok", last)
+	require.Contains(t, last, "strategy received")
+}
+
+// TestNoAllocationsPerMessage drives the four agents by hand, on this
+// goroutine, with in-process mailboxes, and checks that their duty cycles
+// allocate nothing once warmed up (the exchange's report buffer and the
+// strategy's tables reach their size).
+func TestNoAllocationsPerMessage(t *testing.T) {
+	cfg, err := parseFlags([]string{"-instruments", "4", "-rate", "0"}, io.Discard)
+	require.NoError(t, err)
+	mbs, err := newLocalMailboxes(cfg)
+	require.NoError(t, err)
+	f, err := newFeedAgent(cfg, monoNanos, mbs, newWords(4))
+	require.NoError(t, err)
+	s, err := newStrategyAgent(cfg, monoNanos, mbs, newWords(1+numStratPub))
+	require.NoError(t, err)
+	r, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+	require.NoError(t, err)
+	x, err := newExchangeAgent(cfg, monoNanos, mbs, newWords(1+numExchPub))
+	require.NoError(t, err)
+	agents := []interface{ DoWork() (int, error) }{f, s, r, x}
+	require.NoError(t, f.OnStart())
+	require.NoError(t, x.OnStart())
+	cycle := func() {
+		for _, a := range agents {
+			if _, err := a.DoWork(); err != nil {
+				panic(err)
+			}
+		}
+	}
+	for range 20_000 {
+		cycle()
+	}
+	before := f.made
+	require.Zero(t, testing.AllocsPerRun(2_000, cycle))
+	require.Greater(t, f.made-before, int64(10_000), "the feed did not run")
+	require.Positive(t, s.s.Counts().Reports.Fills)
+	require.NoError(t, x.x.Check())
+}
+
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-duration", "0s"},
+		{"-instruments", "0"},
+		{"-rate", "-1"},
+		{"-threads", "5"},
+		{"-idle", "warp"},
+		{"-idle", "trader=spin,feed=yield"}, // one thread, two specs
+		{"-idle", "nobody=spin"},            // no such role
+		{"-threads", "4", "-cpus", "0,1"},   // 2 CPUs for 4 threads
+		{"-cpus", "0,x"},
+		{"-mailbox", "1000"},
+		{"-role", "broker"},
+		{"-role", "exchange"},    // needs -dir
+		{"-dir", "/tmp/x"},       // only with -ipc
+		{"-ipc", "-spawn=false"}, // needs -dir
+		{"extra"},
+	} {
+		_, err := parseFlags(args, io.Discard)
+		require.ErrorIs(t, err, errUsage, "%q", args)
+	}
+	cfg, err := parseFlags([]string{"-idle", "feed=spin,exchange=yield", "-cpus", "0,1"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"trader": "spin", "exchange": "yield"}, cfg.idle)
+	require.Equal(t, map[string][]int{"trader": {0}, "exchange": {1}}, cfg.cpus)
+	// With -ipc the exchange is a thread of the other process: same roles.
+	cfg, err = parseFlags([]string{"-ipc", "-threads", "3", "-cpus", "0,1,0", "-idle", "spin"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]int{"feed": {0}, "trader": {1}, "exchange": {0}}, cfg.cpus)
+	require.Equal(t, "spin", cfg.idle["exchange"])
+}
+
+func TestFormat(t *testing.T) {
+	for _, c := range []struct {
+		ns   int64
+		want string
+	}{{850, "850ns"}, {4_100, "4.1µs"}, {38_000, "38µs"}, {1_230_000, "1.2ms"}, {15_000_000, "15ms"}, {1_500_000_000, "1.50s"}} {
+		require.Equal(t, c.want, fmtNanos(c.ns))
+	}
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{950, "950"}, {9_500, "9.5k"}, {812_000, "812k"}, {1_250_000, "1.25M"}} {
+		require.Equal(t, c.want, fmtRate(c.v))
+	}
+	require.Equal(t, "position-limit", msg.ReasonPositionLimit.String())
+}
+
+// demo starts this test binary as the demo with args and returns the
+// command, its stdout (read line by line) and its stderr buffer.
+func demo(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd, *bufio.Scanner, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	return cmd, bufio.NewScanner(stdout), &stderr
+}
+
+// finish reads the rest of the demo's stdout and waits for it: its output
+// and exit status.
+func finish(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, prefix string) (string, int) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(prefix)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+	}
+	err := cmd.Wait()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return b.String(), code
+}
+
+// TestIPC runs the cross-process mode: the demo starts the exchange
+// process (this binary again), the two connect through shared-memory
+// mailboxes in a directory, and the end reconciles both sides (the
+// exchange's counts come from its summary file). Afterwards only the
+// summary is left in the directory.
+func TestIPC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "2s", "-instruments", "4", "-rate", "50000")
+	out, code := finish(t, cmd, sc, "")
+	t.Logf("%s%s", out, stderr)
+	require.Equal(t, 0, code)
+	requireReconciled(t, out)
+	require.Contains(t, out, "ipc (exchange in a second process)")
+	require.Contains(t, stderr.String(), "exchange process: ")
+	left, err := filepath.Glob(filepath.Join(dir, "*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, fileSummary)}, left)
+}
+
+// TestIPCSeparateExchange starts the exchange process by hand, as a user
+// would from a second terminal, and the demo with -spawn=false.
+func TestIPCSeparateExchange(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	xcmd, xsc, xerr := demo(t, ctx, "-role", "exchange", "-dir", dir, "-instruments", "3")
+	cmd, sc, stderr := demo(t, ctx, "-ipc", "-spawn=false", "-dir", dir, "-duration", "1s", "-instruments", "3", "-rate", "30000")
+	out, code := finish(t, cmd, sc, "")
+	t.Logf("%s%s", out, stderr)
+	xout, xcode := finish(t, xcmd, xsc, "")
+	t.Logf("exchange process: %s%s", xout, xerr)
+	require.Equal(t, 0, code)
+	require.Equal(t, 0, xcode)
+	requireReconciled(t, out)
+	require.Contains(t, xout, "exchange process: ")
+}
+
+// TestInterrupt sends SIGINT to a demo that would run for a minute: it
+// stops the feed, drains, still prints the final table and reconciles.
+func TestInterrupt(t *testing.T) {
+	for _, mode := range [][]string{nil, {"-ipc"}} {
+		t.Run(fmt.Sprint("mode", mode), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			args := append([]string{"-duration", "1m", "-instruments", "4", "-rate", "30000"}, mode...)
+			cmd, sc, stderr := demo(t, ctx, args...)
+			var head strings.Builder
+			for sc.Scan() {
+				head.WriteString(sc.Text() + "\n")
+				if strings.HasPrefix(sc.Text(), "t=1s ") {
+					break
+				}
+			}
+			require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			out, code := finish(t, cmd, sc, head.String())
+			t.Logf("%s%s", out, stderr)
+			require.Equal(t, 0, code)
+			require.Contains(t, out, "final: interrupted")
+			requireReconciled(t, out)
+		})
+	}
+}
+
+// TestExitStatus: the exit status is 1 when the run does not reconcile,
+// 2 for bad flags.
+func TestExitStatus(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, sc, _ := demo(t, ctx, "-duration", "300ms", "-instruments", "2", "-rate", "20000", "-lose-report", "10")
+	out, code := finish(t, cmd, sc, "")
+	require.Equal(t, 1, code, out)
+	require.True(t, strings.HasPrefix(lastLine(out), "reconciliation: "))
+	require.NotEqual(t, "reconciliation: ok", lastLine(out))
+
+	cmd, sc, _ = demo(t, ctx, "-threads", "9")
+	_, code = finish(t, cmd, sc, "")
+	require.Equal(t, 2, code)
+}
