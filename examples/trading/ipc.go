@@ -243,6 +243,14 @@ func (r *remoteExchange) done() <-chan struct{} {
 	return r.exited
 }
 
+// heartbeat refreshes the owner heartbeat of demo.counters (the
+// mailboxes' files are refreshed by their drains).
+func (r *remoteExchange) heartbeat() {
+	if r != nil && r.demoCtr != nil {
+		_ = r.demoCtr.File().Heartbeat(time.Now().UnixMilli())
+	}
+}
+
 // finish ends the exchange process: it closes exchange.in (seen by the
 // exchange through the shared state word) and waits, up to limit, for
 // the summary the exchange writes when it has drained and stopped.

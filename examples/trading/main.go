@@ -29,12 +29,9 @@ func realMain(args []string) int {
 		}
 		return 2
 	}
+	// SIGINT or SIGTERM ends the run early: the feed stops, the pipeline
+	// drains (bounded by -drain), the final table is printed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first signal, a second one kills the process as usual.
-		<-ctx.Done()
-		stop()
-	}()
 	defer stop()
 	ok, err := run(ctx, cfg, os.Stdout, os.Stderr)
 	if err != nil {

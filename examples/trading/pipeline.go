@@ -263,22 +263,30 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 
 	var res result
 	timer := time.NewTimer(cfg.Duration)
-	select {
-	case <-ctx.Done():
-		res.why = "interrupted"
-	case <-timer.C:
-		res.why = "duration reached"
-	case sig := <-app.Wait():
-		if sig.Signal != nil {
-			// fx watches SIGINT and SIGTERM too; either of us may see it.
+	heartbeat := time.NewTicker(time.Second)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-heartbeat.C:
+			remote.heartbeat()
+			continue
+		case <-ctx.Done():
 			res.why = "interrupted"
-			break
+		case <-timer.C:
+			res.why = "duration reached"
+		case sig := <-app.Wait():
+			if sig.Signal != nil {
+				// fx watches SIGINT and SIGTERM too; either of us may see it.
+				res.why = "interrupted"
+				break
+			}
+			// runner.Module's shutdown: an agent stopped by itself.
+			res.why = "stopped early: " + sig.String()
+			res.problems = append(res.problems, "the pipeline stopped before the end ("+sig.String()+")")
+		case <-remote.done():
+			res.why = "exchange process ended"
 		}
-		// runner.Module's shutdown: an agent stopped by itself.
-		res.why = "stopped early: " + sig.String()
-		res.problems = append(res.problems, "the pipeline stopped before the end ("+sig.String()+")")
-	case <-remote.done():
-		res.why = "exchange process ended"
+		break
 	}
 	timer.Stop()
 
