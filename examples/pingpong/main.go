@@ -187,12 +187,11 @@ func runAgent(ctx context.Context, a agent.Agent, idleSpec string) error {
 }
 
 type config struct {
-	n      uint64
-	idle   string
-	ipc    bool
-	role   string
-	dir    string
-	warmup uint64
+	n    uint64
+	idle string
+	ipc  bool
+	role string
+	dir  string
 }
 
 // inProcess runs ping and pong in this process, each on its own runner.
