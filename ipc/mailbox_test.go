@@ -29,7 +29,7 @@ func (c *mbClock) add(d time.Duration)      { c.ms.Add(d.Milliseconds()) }
 func (c *mbClock) option() Option           { return WithClock(c.now) }
 func (c *mbClock) set(t time.Time) *mbClock { c.ms.Store(t.UnixMilli()); return c }
 
-func mbNewForTest(t *testing.T, cfg MailboxConfig, opts ...Option) *Mailbox {
+func mbNewForTest(t testing.TB, cfg MailboxConfig, opts ...Option) *Mailbox {
 	t.Helper()
 	m, err := CreateMailbox(testDir(t), "mbox", cfg, opts...)
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func mbNewForTest(t *testing.T, cfg MailboxConfig, opts ...Option) *Mailbox {
 	return m
 }
 
-func mbOpenForTest(t *testing.T, path string, opts ...Option) *Mailbox {
+func mbOpenForTest(t testing.TB, path string, opts ...Option) *Mailbox {
 	t.Helper()
 	m, err := OpenMailbox(ctxT(t), path, opts...)
 	require.NoError(t, err)
