@@ -12,6 +12,10 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
+// busyBeatPolls: a poll that made progress reads the clock (and
+// heartbeats) once in this many; an idle poll always does.
+const busyBeatPolls = 16
+
 // ownerCheckInterval rate-limits the process-table check of a publisher
 // whose heartbeat is stale (it reads /proc).
 const ownerCheckInterval = 250 // ms
@@ -33,6 +37,7 @@ type Subscription struct {
 	now   func() int64
 
 	lastBeat       int64
+	polls          uint64
 	publishedDrops int64
 	stallPos       int64 // position at which the subscriber is blocked, -1 if not
 	stallSince     int64
@@ -173,9 +178,13 @@ func (s *Subscription) joinPosition() (int64, error) {
 // reassembled message, the subscription's buffer): it is valid only until
 // h returns. A handler that panics consumes its message.
 //
-// Each call also stores a heartbeat in the slot when the millisecond clock
-// has moved, so a subscriber that polls is never dropped. When nothing can
-// be read, Poll returns, unwrapped:
+// Poll also stores a heartbeat in the slot when the millisecond clock has
+// moved: every poll that finds nothing to read, and every 16th that reads
+// something, reads the clock (it costs as much as a small poll). So a
+// subscriber that keeps polling is never dropped, unless 16 of its polls
+// take longer than the subscriber timeout: one whose handler can take that
+// long calls Heartbeat itself. When nothing can be read, Poll returns,
+// unwrapped:
 //   - ErrEndOfStream once the owner closed the publication and everything
 //     up to its end was consumed;
 //   - ErrPublisherDead once the owner is gone without closing (heartbeat
@@ -216,9 +225,8 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 	if s.closed.Load() {
 		return 0, ErrSubscriptionClosed
 	}
-	now := s.now()
-	if err := s.beat(now); err != nil {
-		return 0, err
+	if !s.active() {
+		return 0, ErrSubscriberDropped
 	}
 	before := s.r.pos
 	n, err := s.r.read(h, ch, limit)
@@ -233,8 +241,15 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 		if !s.active() {
 			return n, ErrSubscriberDropped
 		}
+		// Reading the clock costs as much as a small poll: a busy
+		// subscriber heartbeats every busyBeatPolls polls.
+		if s.polls++; s.polls%busyBeatPolls == 0 {
+			s.beat(s.now())
+		}
 		return n, nil
 	}
+	now := s.now()
+	s.beat(now)
 	return n, s.idle(now)
 }
 
@@ -243,17 +258,13 @@ func (s *Subscription) active() bool {
 	return s.slot.state.Load() == SlotActive && s.slot.registration.Load() == s.regID
 }
 
-// beat checks the slot and stores a heartbeat when the clock has moved
-// (a release store on the slot's own line).
-func (s *Subscription) beat(now int64) error {
-	if !s.active() {
-		return ErrSubscriberDropped
-	}
+// beat stores a heartbeat when the clock has moved (a release store on
+// the slot's own line).
+func (s *Subscription) beat(now int64) {
 	if now != s.lastBeat {
 		s.lastBeat = now
 		atomicbuf.StoreRelease64(s.slot.heartbeat, now)
 	}
-	return nil
 }
 
 // idle runs when a poll made no progress: end of stream, a dead owner, or
@@ -376,7 +387,11 @@ func (s *Subscription) Heartbeat(nowMillis int64) error {
 	if s.closed.Load() {
 		return ErrSubscriptionClosed
 	}
-	return s.beat(nowMillis)
+	if !s.active() {
+		return ErrSubscriberDropped
+	}
+	s.beat(nowMillis)
+	return nil
 }
 
 // Position returns the subscriber's position: everything before it has
