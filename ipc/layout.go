@@ -90,7 +90,8 @@ const (
 	// KindRing is a file whose single section is a ringbuf many-to-one ring
 	// (capacity + ringbuf.TrailerLength bytes).
 	KindRing Kind = 1
-	// KindPublication is reserved for an IPC publication log.
+	// KindPublication is an IPC publication: log, metadata and subscriber
+	// table (publication_layout.go).
 	KindPublication Kind = 2
 	// KindCounters is reserved for a counters file.
 	KindCounters Kind = 3

@@ -47,7 +47,7 @@ func ExampleCreatePublication() {
 		}
 	}
 	_ = pub.Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
-	pub.Close()                                // end of stream
+	pub.Close()                               // end of stream
 
 	for {
 		_, err := a.Poll(func(typeID int32, payload []byte) {

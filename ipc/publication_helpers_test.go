@@ -100,29 +100,6 @@ func (c *fakeClock) now() int64             { return c.ms.Load() }
 func (c *fakeClock) add(d time.Duration)    { c.ms.Add(d.Milliseconds()) }
 func (c *fakeClock) opt() PublicationOption { return WithMillisClock(c.now) }
 
-// offerRetry offers until success, failing the test on anything but the
-// transient outcomes, and returns how often each transient outcome was seen.
-func offerRetry(t testing.TB, p *Publication, payload []byte) map[error]int {
-	t.Helper()
-	seen := map[error]int{}
-	deadline := time.Now().Add(60 * time.Second) // hang guard only
-	for spins := 0; ; spins++ {
-		_, err := p.Offer(pubTypeID, payload)
-		switch err {
-		case nil:
-			return seen
-		case ErrBackPressured, ErrNotConnected, ErrAdminAction:
-			seen[err]++
-		default:
-			require.NoError(t, err)
-		}
-		backoff(spins)
-		if spins%1000 == 999 {
-			require.True(t, time.Now().Before(deadline), "offer stuck: %v, stats %+v", err, p.Stats())
-		}
-	}
-}
-
 func newTestPublication(t testing.TB, capacity int, opts ...PublicationOption) *Publication {
 	t.Helper()
 	p, err := CreatePublication(testDir(t), "pub", capacity, opts...)
