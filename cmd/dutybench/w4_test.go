@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// W4's variants also run in every registry-wide test (smoke_test.go:
+// every placement, odd counts, a corrupt sequence that must fail the run,
+// allocations independent of the message count, JSON). These tests cover
+// what is particular to a second process.
+
+func TestW4Registered(t *testing.T) {
+	names := func(w *workload) []string {
+		var out []string
+		for _, v := range selectVariants(w, nil) {
+			out = append(out, v.name)
+		}
+		return out
+	}
+	require.Equal(t, w4t, findWorkload("w4t"))
+	require.Equal(t, w4l, findWorkload("w4l"))
+	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess"}, names(w4t), "BENCH.md's names, baseline first")
+	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess"}, names(w4l))
+	require.Equal(t, unitMmsgs, w4t.unit())
+	require.Equal(t, unitNs, w4l.unit())
+}
+
+// A child in an unknown role fails at once, and the parent says why.
+func TestW4ChildFailureReported(t *testing.T) {
+	p, err := startW4Child("no-such-role", nil)
+	require.NoError(t, err)
+	defer p.stop()
+	err = p.ready(time.Minute)
+	require.ErrorContains(t, err, `unknown role "no-such-role"`)
+	<-p.exited
+	require.Error(t, p.err, "exit status 1")
+}
+
+// A consumer that dies in the middle of a repetition ends it with an
+// error (the producer stops spinning on the full ring), never a hang.
+func TestW4ChildDiesMidRun(t *testing.T) {
+	t.Setenv("DUTYBENCH_W4_EXIT_AFTER", "1000")
+	for _, v := range []struct {
+		w   *workload
+		run func(*runConfig) (time.Duration, error)
+	}{{w4t, w4tCrossProcess}, {w4t, w4tSocket}, {w4l, w4lCrossProcess}, {w4l, w4lSocket}} {
+		cfg := smokeConfig(v.w, 200_000, placement{})
+		cfg.timeout = 2 * time.Minute // hang guard only
+		_, err := v.run(cfg)
+		require.Error(t, err)
+		require.NotErrorIs(t, err, errTimeout, "%v", err)
+	}
+}
+
+func TestW4RunJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run([]string{"-w", "w4t,w4l", "-n", "3000", "-reps", "2", "-warmup", "0", "-json"}, &out, &errOut)
+	require.NoError(t, err, errOut.String())
+	var r Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+	require.Len(t, r.Workloads, 2)
+	for i, w := range []*workload{w4t, w4l} {
+		wr := r.Workloads[i]
+		require.Equal(t, w.name, wr.Name)
+		require.Len(t, wr.Variants, 3)
+		for _, ratio := range wr.Ratios {
+			require.Equal(t, "unixsocket", ratio.Baseline)
+			require.Greater(t, ratio.Ratio, 0.0)
+		}
+	}
+}
