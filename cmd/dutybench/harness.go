@@ -149,7 +149,10 @@ func (t *team) run(timeout time.Duration) (time.Duration, error) {
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		return 0, fmt.Errorf("%w after %v: %w", errTimeout, timeout, errors.Join(t.errs...))
+		if err := errors.Join(t.errs...); err != nil {
+			return 0, fmt.Errorf("%w after %v: %w", errTimeout, timeout, err)
+		}
+		return 0, fmt.Errorf("%w after %v", errTimeout, timeout)
 	}
 	if err := errors.Join(t.errs...); err != nil {
 		return 0, err

@@ -27,6 +27,9 @@ import (
 	"golang.org/x/sys/unix" // GOMAXPROCS from the container's CPU quota
 )
 
+// processStart is when the process started, for the progress log.
+var processStart = time.Now()
+
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "dutybench:", strings.TrimPrefix(err.Error(), "dutybench: "))
@@ -63,7 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
 	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: BENCH.md's; extra: chan-locked, batch16-onetoone, onetoone-runner-notiming); ratios are to the first one run")
-	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 60s + 20µs per message)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -134,7 +137,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		timeout := o.timeout
 		if timeout == 0 {
-			timeout = 60*time.Second + time.Duration(n)*20*time.Microsecond
+			// A hang guard, not a deadline: chan-locked's W3 round trip
+			// takes up to ~100 µs on a busy machine.
+			timeout = 2*time.Minute + time.Duration(n)*200*time.Microsecond
 		}
 		wplace := placementFor(w, place)
 		cfg := runConfig{n: n, place: wplace, timeout: timeout, corruptAt: -1}
@@ -210,7 +215,7 @@ func runWorkload(w *workload, vs []variant, base *runConfig, warmup, reps int, c
 				return nil, fmt.Errorf("%s repetition %d: %w", v.name, i+1, err)
 			}
 			out = append(out, r)
-			fmt.Fprintf(log, "%s %-16s rep %2d  probe %4.0f/%-4.0f ns %-5s  preempted %-5d %s\n", w.name, v.name, i+1, r.Before, r.After, r.Phase, r.Preempted, describe(w, r))
+			fmt.Fprintf(log, "%6.1fs %s %-16s rep %2d  probe %4.0f/%-4.0f ns %-5s  preempted %-5d %s\n", time.Since(processStart).Seconds(), w.name, v.name, i+1, r.Before, r.After, r.Phase, r.Preempted, describe(w, r))
 		}
 	}
 	return out, nil
