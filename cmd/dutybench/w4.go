@@ -30,9 +30,8 @@ import (
 // same shared-file mailbox with the consumer in a goroutine of this
 // process (inprocess).
 //
-// A publication-2sub variant (one ipc publication, two subscriber
-// processes) is to be appended to w4t.variants once the ipc publication
-// has landed.
+// The publication-2sub variant (one ipc publication, two subscriber
+// processes) is appended to w4t.variants by w4pub.go.
 var (
 	w4t = &workload{
 		name:        "w4t",
@@ -261,6 +260,8 @@ func w4Child(role string) int {
 		err = w4lChildMailbox()
 	case "w4l-socket":
 		err = w4lChildSocket()
+	case "w4t-pubsub":
+		err = w4tChildPubSub()
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
