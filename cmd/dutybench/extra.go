@@ -1,0 +1,147 @@
+package main
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// Extra variants that locate where the time goes (docs/benchmarks.md,
+// "Where the time goes"). They run only when named in -variants.
+func init() {
+	w1.variants = append(w1.variants,
+		variant{name: "onetoone-write-pause", extra: true, run: w1OneToOnePause},
+	)
+	w3.variants = append(w3.variants,
+		variant{name: "floor", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w3Floor(cfg, false) }},
+		variant{name: "floor-zeronext", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w3Floor(cfg, true) }},
+	)
+}
+
+// pauseSpins is how many CPU spin-wait hints (PAUSE) onetoone-write-pause's
+// consumer executes when it finds the ring empty, before polling again.
+const pauseSpins = 64
+
+// w1OneToOnePause is onetoone-write with a consumer that, finding the ring
+// empty, waits pauseSpins PAUSEs before polling again instead of retrying at
+// once: it stops polling the cache line the producer is writing, so the
+// difference from onetoone-write is the cost of that contention.
+func w1OneToOnePause(cfg *runConfig) (time.Duration, error) {
+	r, _, err := newRings()
+	if err != nil {
+		return 0, err
+	}
+	t := newTeam(cfg.place)
+	c := newChecker(1)
+	n, corruptAt := cfg.n, cfg.corruptAt
+	t.spawn(0, func() error { return produceWrites(t, r.Write, n, 0, corruptAt) })
+	t.spawn(1, func() error {
+		spin := idle.BusySpin()
+		h := ringbuf.Handler(c.check)
+		for c.received < n {
+			k, err := r.Read(h, ringbuf.NoLimit)
+			if err != nil {
+				return err
+			}
+			if k == 0 {
+				if t.abort.Load() {
+					return errAborted
+				}
+				for range pauseSpins {
+					spin.Idle(0)
+				}
+			}
+		}
+		t.finish()
+		return c.finish([]int{n})
+	})
+	return t.run(cfg.timeout)
+}
+
+// floorRing is the least a ring of 40-byte records can do, written for W3
+// only: the record's 8-byte header holds the message number + 1 (so no
+// zeroing, no head or tail, no wrap handling: the ping-pong never has more
+// than one record in flight), stored with a release store after the
+// payload. It measures the floor for duty's record layout in Go on this
+// machine: cache-line transfers, the clock read and the checks.
+type floorRing struct{ b []byte }
+
+const floorRecord = 40
+
+func (r floorRing) header(at int) *atomic.Int64 {
+	return (*atomic.Int64)(unsafe.Pointer(unsafe.SliceData(r.b[at : at+8])))
+}
+
+// send publishes message i; with zeroNext it first stores into the next
+// slot's header, as ringbuf.OneToOne zeroes the header after each record.
+func (r floorRing) send(i int, p []byte, zeroNext bool) {
+	slots := ringCapacity / floorRecord
+	at := (i % slots) * floorRecord
+	if zeroNext {
+		atomicbuf.StoreRelease64(r.header(((i+1)%slots)*floorRecord), 0)
+	}
+	copy(r.b[at+8:at+floorRecord], p)
+	atomicbuf.StoreRelease64(r.header(at), int64(i+1))
+}
+
+// await spins until message i is published and returns its payload.
+func (r floorRing) await(t *team, i int) ([]byte, error) {
+	at := (i % (ringCapacity / floorRecord)) * floorRecord
+	for r.header(at).Load() != int64(i+1) {
+		if t.abort.Load() {
+			return nil, errAborted
+		}
+	}
+	return r.b[at+8 : at+floorRecord], nil
+}
+
+func w3Floor(cfg *runConfig, zeroNext bool) (time.Duration, error) {
+	b1, err := ringbuf.Allocate(ringCapacity)
+	if err != nil {
+		return 0, err
+	}
+	b2, err := ringbuf.Allocate(ringCapacity)
+	if err != nil {
+		return 0, err
+	}
+	ping, pong := floorRing{b1}, floorRing{b2}
+	t := newTeam(cfg.place)
+	n, corruptAt, lat := cfg.n, cfg.corruptAt, cfg.lat[:cfg.n]
+	pc, c := newChecker(1), newChecker(1)
+	t.spawn(0, func() error {
+		var p [payloadLen]byte
+		putPayload(p[:], 0, 0)
+		clk := newClock()
+		last := clk.now()
+		for i := range n {
+			putSeq(&p, seqFor(i, corruptAt))
+			ping.send(i, p[:], zeroNext)
+			q, err := pong.await(t, i)
+			if err != nil {
+				return err
+			}
+			pc.check(msgTypeID, q)
+			now := clk.now()
+			lat[i] = now - last
+			last = now
+		}
+		t.finish()
+		return pc.finish([]int{n})
+	})
+	t.spawn(1, func() error {
+		for i := range n {
+			q, err := ping.await(t, i)
+			if err != nil {
+				return err
+			}
+			c.check(msgTypeID, q)
+			pong.send(i, q, zeroNext)
+		}
+		return c.finish([]int{n})
+	})
+	return t.run(cfg.timeout)
+}
