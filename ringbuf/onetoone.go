@@ -67,6 +67,12 @@ func (r *OneToOne) claim(aligned int) (int, error) {
 		padding = toEnd
 		nextTail += int64(padding)
 	}
+	if padding == 0 && writeIndex >= 0 {
+		// The common case: publish the tail and zero the header after
+		// the record, in one call.
+		atomicbuf.StoreRelease64Pair(r.tail, nextTail, r.wordAt(writeIndex+aligned), 0)
+		return writeIndex, nil
+	}
 	atomicbuf.StoreRelease64(r.tail, nextTail)
 	if padding != 0 {
 		// Zero the header at 0 before the padding becomes visible, so the

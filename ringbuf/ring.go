@@ -288,7 +288,16 @@ func (r *ring) SetConsumerHeartbeatTime(epochMillis int64) {
 	atomicbuf.StoreRelease64(r.heartbeat, epochMillis)
 }
 
+// checkMessage is small enough to inline on the hot paths; the errors are
+// built out of line.
 func (r *ring) checkMessage(typeID int32, length int) error {
+	if typeID >= 1 && uint(length) <= uint(r.maxMsgLength) {
+		return nil
+	}
+	return r.messageError(typeID, length)
+}
+
+func (r *ring) messageError(typeID int32, length int) error {
 	if typeID < 1 {
 		return fmt.Errorf("%w: msgTypeId=%d", ErrTypeID, typeID)
 	}
@@ -553,20 +562,44 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 // while messages wait at the start of the ring: call it again (or use
 // Size). A handler that panics consumes its message; the panic propagates
 // after head is released.
-func (r *OneToOne) Read(h Handler, limit int) (int, error) { return r.read(h, nil, limit, false) }
+func (r *OneToOne) Read(h Handler, limit int) (int, error) {
+	if h != nil && r.empty() {
+		return 0, nil
+	}
+	return r.read(h, nil, limit, false)
+}
 
 // ControlledRead is Read with a handler that decides, message by message,
 // with an Action.
 func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
+	if h != nil && r.empty() {
+		return 0, nil
+	}
 	return r.read(nil, h, limit, false)
 }
 
 // Read delivers up to limit committed messages to h, in order; see
 // OneToOne.Read. Consumed space is zeroed before it is released.
-func (r *ManyToOne) Read(h Handler, limit int) (int, error) { return r.read(h, nil, limit, true) }
+func (r *ManyToOne) Read(h Handler, limit int) (int, error) {
+	if h != nil && r.empty() {
+		return 0, nil
+	}
+	return r.read(h, nil, limit, true)
+}
 
 // ControlledRead is Read with a handler that decides, message by message,
 // with an Action.
 func (r *ManyToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
+	if h != nil && r.empty() {
+		return 0, nil
+	}
 	return r.read(nil, h, limit, true)
+}
+
+// empty is the inlinable fast path of a poll that finds nothing: the record
+// at head is not committed (two loads, no defer, no call). A misaligned head
+// is left to read, which reports it as corruption.
+func (r *ring) empty() bool {
+	head := r.head.Load()
+	return head&(RecordAlignment-1) == 0 && r.lengthAt(int(head&r.mask)).Load() <= 0
 }

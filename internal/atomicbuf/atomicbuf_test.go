@@ -136,6 +136,9 @@ func TestStoreReleasePublishesPrecedingWrites(t *testing.T) {
 		StoreRelease64(flag, 2*i-1)
 	}
 	wg.Wait()
+	StoreRelease64Pair(b.Int64At(0), 11, b.Int64At(8), 12)
+	require.Equal(t, int64(11), b.Int64At(0).Load())
+	require.Equal(t, int64(12), b.Int64At(8).Load())
 	w := b.Int32At(96)
 	StoreRelease32(w, 5)
 	require.Equal(t, int32(5), w.Load())

@@ -18,3 +18,11 @@ func StoreRelease64(p *atomic.Int64, v int64) { storeRelease64(p, v) }
 
 // StoreRelease32 is StoreRelease64 for a 32-bit word.
 func StoreRelease32(p *atomic.Int32, v int32) { storeRelease32(p, v) }
+
+// StoreRelease64Pair is StoreRelease64(p1, v1) then StoreRelease64(p2, v2),
+// in that order, in one call: on the fast path one assembly call instead of
+// two (a one-to-one producer publishes its tail and zeroes the next header
+// on every claim).
+func StoreRelease64Pair(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64) {
+	storeRelease64Pair(p1, v1, p2, v2)
+}

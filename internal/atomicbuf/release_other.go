@@ -9,3 +9,7 @@ const FastRelease = false
 
 func storeRelease64(p *atomic.Int64, v int64) { p.Store(v) }
 func storeRelease32(p *atomic.Int32, v int32) { p.Store(v) }
+func storeRelease64Pair(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64) {
+	p1.Store(v1)
+	p2.Store(v2)
+}
