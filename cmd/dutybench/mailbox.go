@@ -1,0 +1,156 @@
+package main
+
+import (
+	"time"
+
+	"github.com/dutyrt/duty/mailbox"
+)
+
+// The mailbox variants (BENCH.md "later mailbox" in w1 and
+// "mailbox-actors" in w3): the same workloads through the actor layer, a
+// mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
+// mailbox.Actor's DoWork, beside the bare rings of the same run.
+func init() {
+	w1.variants = append(w1.variants, variant{name: "mailbox", run: w1Mailbox})
+	w3.variants = append(w3.variants, variant{name: "mailbox-actors", run: w3MailboxActors})
+}
+
+func newBenchMailbox(name string) (*mailbox.Mailbox, error) {
+	return mailbox.New(mailbox.Config{Name: name, Capacity: ringCapacity})
+}
+
+// sendSpinMailbox sends p, spinning while the mailbox is full.
+func sendSpinMailbox(t *team, mb *mailbox.Mailbox, p []byte) error {
+	for {
+		err := mb.Send(msgTypeID, p)
+		if err == nil {
+			return nil
+		}
+		if err != mailbox.ErrBackPressured {
+			return err
+		}
+		if t.abort.Load() {
+			return errAborted
+		}
+	}
+}
+
+// w1Mailbox: the producer sends with Mailbox.Send; the consumer is an
+// Actor whose DoWork (drain with the default limit, liveness check,
+// heartbeat) runs in a busy loop, as a runner with a busy-spin idle
+// strategy would run it.
+func w1Mailbox(cfg *runConfig) (time.Duration, error) {
+	mb, err := newBenchMailbox("w1")
+	if err != nil {
+		return 0, err
+	}
+	c := newChecker(1)
+	actor, err := mailbox.NewActor("w1-consumer", mb, func(m *mailbox.Message) mailbox.Action {
+		c.check(m.TypeID(), m.Payload())
+		return mailbox.Continue
+	})
+	if err != nil {
+		return 0, err
+	}
+	t := newTeam(cfg.place)
+	n, corruptAt := cfg.n, cfg.corruptAt
+	t.spawn(0, func() error {
+		var p [payloadLen]byte
+		putPayload(p[:], 0, 0)
+		for i := range n {
+			putSeq(&p, seqFor(i, corruptAt))
+			if err := sendSpinMailbox(t, mb, p[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	t.spawn(1, func() error {
+		for c.received < n {
+			k, err := actor.DoWork()
+			if err != nil {
+				return err
+			}
+			if k == 0 && t.abort.Load() {
+				return errAborted
+			}
+		}
+		t.finish()
+		return c.finish([]int{n})
+	})
+	return t.run(cfg.timeout)
+}
+
+// w3MailboxActors: two actors, each owning a mailbox. The ponger's handler
+// sends every ping back (Abort, to retry next cycle, if the pong mailbox is
+// full); the pinger's handler takes the pong, and its loop sends the next
+// ping after each pong, timing the round trip.
+func w3MailboxActors(cfg *runConfig) (time.Duration, error) {
+	pings, err := newBenchMailbox("pings")
+	if err != nil {
+		return 0, err
+	}
+	pongs, err := newBenchMailbox("pongs")
+	if err != nil {
+		return 0, err
+	}
+	pc, c := newChecker(1), newChecker(1)
+	ponger, err := mailbox.NewActor("w3-ponger", pings, func(m *mailbox.Message) mailbox.Action {
+		if pongs.Send(m.TypeID(), m.Payload()) != nil {
+			return mailbox.Abort
+		}
+		c.check(m.TypeID(), m.Payload())
+		return mailbox.Continue
+	})
+	if err != nil {
+		return 0, err
+	}
+	pinger, err := mailbox.NewActor("w3-pinger", pongs, func(m *mailbox.Message) mailbox.Action {
+		pc.check(m.TypeID(), m.Payload())
+		return mailbox.Continue
+	})
+	if err != nil {
+		return 0, err
+	}
+	t := newTeam(cfg.place)
+	n, corruptAt, lat := cfg.n, cfg.corruptAt, cfg.lat[:cfg.n]
+	t.spawn(0, func() error {
+		var p [payloadLen]byte
+		putPayload(p[:], 0, 0)
+		clk := newClock()
+		last := clk.now()
+		for i := range n {
+			putSeq(&p, seqFor(i, corruptAt))
+			if err := sendSpinMailbox(t, pings, p[:]); err != nil {
+				return err
+			}
+			for pc.received == i {
+				k, err := pinger.DoWork()
+				if err != nil {
+					return err
+				}
+				if k == 0 && t.abort.Load() {
+					return errAborted
+				}
+			}
+			now := clk.now()
+			lat[i] = now - last
+			last = now
+		}
+		t.finish()
+		return pc.finish([]int{n})
+	})
+	t.spawn(1, func() error {
+		for c.received < n {
+			k, err := ponger.DoWork()
+			if err != nil {
+				return err
+			}
+			if k == 0 && t.abort.Load() {
+				return errAborted
+			}
+		}
+		return c.finish([]int{n})
+	})
+	return t.run(cfg.timeout)
+}
