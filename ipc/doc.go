@@ -19,6 +19,26 @@
 // CreateRing and OpenRing do the same for a file holding one ringbuf
 // many-to-one ring, and return a *Ring (the ring's methods plus its File).
 //
+// On this layer:
+//
+//   - CreateMailbox and OpenMailbox: a mailbox.Mailbox whose ring lives in a
+//     file. Any number of processes send; the owner drains. The mailbox's
+//     state word (close), limits and statistics live in the header's spare
+//     slots; senders detect a dead consumer by its heartbeat
+//     (ErrConsumerDead); the owner unblocks claims of dead senders.
+//   - CreatePublication, OpenPublication and OpenSubscription: an
+//     Aeron-style IPC publication. One log, written by the owner (and
+//     optionally other publishers by claim), read by any number of
+//     subscribers in any processes, each with its own position; the owner
+//     keeps the publisher limit at the slowest live subscriber's position
+//     plus a window, drops subscribers whose heartbeat went stale, and
+//     cleans consumed space. Offers return Aeron's outcomes
+//     (ErrNotConnected, ErrBackPressured, ErrAdminAction,
+//     ErrPublicationClosed, ErrMaxPositionExceeded).
+//   - CreateCounters and OpenCounters: a counters file in Agrona's layout
+//     (package ipc/counters), written by its owner, read by anyone
+//     (OpenReadOnly maps it PROT_READ); cmd/dutystat prints it.
+//
 // # Concurrency contract
 //
 //   - A File's methods are safe for concurrent use from any goroutine.
