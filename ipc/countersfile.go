@@ -157,77 +157,7 @@ func (c *CountersFile) Close() error { return c.file.Close() }
 // give ErrNotOwner, Close only releases. Rings and other structures whose
 // readers write (a consumer's head) cannot be used through it.
 func OpenReadOnly(ctx context.Context, path string, opts ...Option) (*File, error) {
-	c := newConfig(opts)
-	if c.pollInterval <= 0 {
-		return nil, fmt.Errorf("%w: poll interval %s", ErrArgument, c.pollInterval)
-	}
-	var fd int
-	for {
-		var err error
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-		if err == nil {
-			break
-		}
-		oerr := osError("open", path, err)
-		if !errors.Is(err, unix.ENOENT) || !c.waitForFile {
-			return nil, oerr
-		}
-		if werr := wait(ctx, c.pollInterval); werr != nil {
-			return nil, fmt.Errorf("%w (%w)", oerr, werr)
-		}
-	}
-	f, err := openFDReadOnly(ctx, path, fd, c)
-	if err != nil {
-		_ = unix.Close(fd)
-		return nil, err
-	}
-	if c.requireLiveOwner {
-		if err := f.CheckOwner(c.now(), c.livenessTimeout); err != nil {
-			_ = f.Close()
-			return nil, err
-		}
-	}
-	return f, nil
-}
-
-// openFDReadOnly is openFD with a read-only mapping: the same wait for a
-// file being created, the same snapshot (snapshotHeader, itself read-only)
-// and validation (readHeader), then mapReadOnly instead of mapFile.
-func openFDReadOnly(ctx context.Context, path string, fd int, c config) (*File, error) {
-	buf := make([]byte, HeaderLength)
-	for {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, osError("fstat", path, err)
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
-		}
-		var reason string
-		if st.Size < HeaderLength {
-			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, HeaderLength)
-		} else {
-			ready, err := snapshotHeader(fd, buf)
-			if err != nil {
-				return nil, fmt.Errorf("ipc: %s: reading the header: %w", path, err)
-			}
-			if !ready {
-				reason = "header not written yet"
-			} else {
-				h, err := readHeader(path, buf, st.Size)
-				switch {
-				case err == nil:
-					return mapReadOnly(path, fd, h, c)
-				case !errors.Is(err, errNotInitialised):
-					return nil, err
-				}
-				reason = "version 0"
-			}
-		}
-		if werr := wait(ctx, c.pollInterval); werr != nil {
-			return nil, fmt.Errorf("%w: %s: %s: %w", ErrNotReady, path, reason, werr)
-		}
-	}
+	return openWith(ctx, path, unix.O_RDONLY, mapReadOnly, opts)
 }
 
 // mapReadOnly maps a validated file PROT_READ at its declared length.

@@ -31,6 +31,15 @@ import (
 // copy: a peer that overwrites the header afterwards cannot send this
 // process outside the mapping.
 func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
+	return openWith(ctx, path, unix.O_RDWR, mapFile, opts)
+}
+
+// mapper maps a validated file: mapFile (read-write) or mapReadOnly.
+type mapper func(path string, fd int, h header, c config) (*File, error)
+
+// openWith is Open and OpenReadOnly: open the file with the access mode,
+// wait for it to be ready, validate it, and map it with m.
+func openWith(ctx context.Context, path string, access int, m mapper, opts []Option) (*File, error) {
 	c := newConfig(opts)
 	if c.pollInterval <= 0 {
 		return nil, fmt.Errorf("%w: poll interval %s", ErrArgument, c.pollInterval)
@@ -38,7 +47,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
 	var fd int
 	for {
 		var err error
-		fd, err = unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		fd, err = unix.Open(path, access|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err == nil {
 			break
 		}
@@ -50,7 +59,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
 			return nil, fmt.Errorf("%w (%w)", oerr, werr)
 		}
 	}
-	f, err := openFD(ctx, path, fd, c)
+	f, err := openFD(ctx, path, fd, c, m)
 	if err != nil {
 		_ = unix.Close(fd)
 		return nil, err
@@ -64,8 +73,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
 	return f, nil
 }
 
-// openFD waits for the file behind fd to be ready, validates it and maps it.
-func openFD(ctx context.Context, path string, fd int, c config) (*File, error) {
+// openFD waits for the file behind fd to be ready, validates it and maps it
+// with m.
+func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File, error) {
 	buf := make([]byte, HeaderLength)
 	for {
 		var st unix.Stat_t
@@ -89,7 +99,7 @@ func openFD(ctx context.Context, path string, fd int, c config) (*File, error) {
 				h, err := readHeader(path, buf, st.Size)
 				switch {
 				case err == nil:
-					return mapFile(path, fd, h, c)
+					return m(path, fd, h, c)
 				case !errors.Is(err, errNotInitialised):
 					return nil, err
 				}
