@@ -178,7 +178,18 @@ type ring struct {
 	head        *atomic.Int64
 	correlation *atomic.Int64
 	heartbeat   *atomic.Int64
+
+	// consumed is written by the consumer only (before each handler call),
+	// so it sits on cache lines of its own, away from the read-only fields
+	// producers load on every claim.
+	_        [cacheLine]byte
+	consumed int64 // position through the last message handed to a handler
+	_        [cacheLine]byte
 }
+
+// cacheLine is the padding that keeps consumer-written fields off the
+// producers' lines.
+const cacheLine = 64
 
 func (r *ring) init(b []byte, minCapacity int) error {
 	capacity := len(b) - TrailerLength
@@ -496,19 +507,18 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 	if head&(RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
 	}
+	if c := r.consumed; c > head && c-head <= int64(r.capacity) {
+		// A handler panicked during the previous read: what was handed out
+		// up to and including its message is consumed (as in Agrona, where
+		// the exception propagates after head moves), released now.
+		r.release(int(head&r.mask), int(c-head), head+(c-head), zero)
+		head = c
+	}
 	headIndex := int(head & r.mask)
-	// bytesRead lives in a register; consumed mirrors it in memory before
-	// each handler call, for the deferred release (a handler that panics
-	// still consumes its message, as in Agrona).
-	bytesRead, consumed := 0, 0
-	defer func() {
-		if consumed > 0 {
-			if zero {
-				clear(r.data[headIndex : headIndex+consumed])
-			}
-			atomicbuf.StoreRelease64(r.head, head+int64(consumed))
-		}
-	}()
+	// No defer: r.consumed, stored before each handler call, is what the
+	// next read releases if the handler panics. A deferred release would
+	// cost ~3 ns on every call.
+	bytesRead := 0
 	for headIndex+bytesRead < r.capacity && messages < limit {
 		index := headIndex + bytesRead
 		length := r.lengthAt(index).Load() // acquire: publishes type and payload
@@ -518,7 +528,7 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 		aligned := align(int(length))
 		typeID := *r.typeAt(index)
 		if int(length) < HeaderLength || aligned > r.capacity-index || (typeID < 1 && typeID != PaddingTypeID) {
-			consumed = bytesRead
+			r.finish(headIndex, bytesRead, head, zero)
 			return messages, r.errCorruptRecord(index, length, typeID)
 		}
 		bytesRead += aligned
@@ -526,7 +536,7 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 			continue
 		}
 		payload := r.data[index+HeaderLength : index+int(length) : index+int(length)]
-		consumed = bytesRead
+		r.consumed = head + int64(bytesRead)
 		if h != nil {
 			messages++
 			h(typeID, payload)
@@ -534,34 +544,53 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 		}
 		switch ch(typeID, payload) {
 		case Abort:
-			consumed = bytesRead - aligned
+			r.finish(headIndex, bytesRead-aligned, head, zero)
 			return messages, nil
 		case Break:
 			messages++
+			r.finish(headIndex, bytesRead, head, zero)
 			return messages, nil
 		case Commit:
 			messages++
-			if zero {
-				clear(r.data[headIndex : headIndex+bytesRead])
-			}
 			head += int64(bytesRead)
-			atomicbuf.StoreRelease64(r.head, head)
+			r.release(headIndex, bytesRead, head, zero)
 			headIndex += bytesRead
-			bytesRead, consumed = 0, 0
+			bytesRead = 0
 		default: // Continue, and anything unknown
 			messages++
 		}
 	}
-	consumed = bytesRead
+	r.finish(headIndex, bytesRead, head, zero)
 	return messages, nil
+}
+
+// finish ends a read that consumed n bytes from index (head's position):
+// releases them and records that nothing is pending.
+func (r *ring) finish(index, n int, head int64, zero bool) {
+	next := head + int64(n)
+	if n > 0 {
+		r.release(index, n, next, zero)
+	}
+	r.consumed = next
+}
+
+// release zeroes (many-to-one) the n consumed bytes at index, then
+// publishes head = next with a release store: producers that load head see
+// the zeroes.
+func (r *ring) release(index, n int, next int64, zero bool) {
+	if zero {
+		clear(r.data[index : index+n])
+	}
+	atomicbuf.StoreRelease64(r.head, next)
 }
 
 // Read delivers up to limit committed messages to h, in order, and releases
 // their space when it returns. Padding is consumed but neither delivered nor
 // counted, and a read never crosses the end of the ring, so it can return 0
 // while messages wait at the start of the ring: call it again (or use
-// Size). A handler that panics consumes its message; the panic propagates
-// after head is released.
+// Size). A handler that panics consumes its message, as in Agrona: the
+// panic propagates, and the next read (or controlled read) releases the
+// space of that message and of those before it.
 func (r *OneToOne) Read(h Handler, limit int) (int, error) {
 	if h != nil && r.empty() {
 		return 0, nil

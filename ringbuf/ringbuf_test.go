@@ -380,19 +380,39 @@ func TestControlledRead(t *testing.T) {
 
 func TestHandlerPanicConsumesTheMessage(t *testing.T) {
 	forKinds(t, func(t *testing.T, k kind) {
-		r := newRing(t, k, 1024)
-		require.NoError(t, r.Write(1, []byte("a")))
-		require.NoError(t, r.Write(1, []byte("boom")))
-		require.NoError(t, r.Write(1, []byte("c")))
-		require.Panics(t, func() {
-			_, _ = r.Read(func(_ int32, p []byte) {
-				if string(p) == "boom" {
-					panic("handler failed")
+		for _, controlled := range []bool{false, true} {
+			r := newRing(t, k, 1024)
+			require.NoError(t, r.Write(1, []byte("a")))
+			require.NoError(t, r.Write(1, []byte("boom")))
+			require.NoError(t, r.Write(1, []byte("c")))
+			var seen []string
+			require.Panics(t, func() {
+				if controlled {
+					_, _ = r.ControlledRead(func(_ int32, p []byte) Action {
+						seen = append(seen, string(p))
+						if string(p) == "boom" {
+							panic("handler failed")
+						}
+						return Continue
+					}, NoLimit)
+					return
 				}
-			}, NoLimit)
-		})
-		require.Equal(t, int64(32), r.ConsumerPosition())
-		require.Equal(t, []msg{{1, "c"}}, drain(t, r))
+				_, _ = r.Read(func(_ int32, p []byte) {
+					seen = append(seen, string(p))
+					if string(p) == "boom" {
+						panic("handler failed")
+					}
+				}, NoLimit)
+			})
+			require.Equal(t, []string{"a", "boom"}, seen)
+			// The next read releases "a" and "boom" first: neither comes back.
+			require.Equal(t, []msg{{1, "c"}}, drain(t, r))
+			require.Equal(t, int64(48), r.ConsumerPosition())
+			require.Zero(t, r.Size())
+			if k.name == "ManyToOne" {
+				require.Equal(t, make([]byte, 48), r.Buffer()[:48], "released space is zeroed")
+			}
+		}
 	})
 }
 
