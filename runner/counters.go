@@ -54,29 +54,11 @@ func NewStatsCounters(m *ipccounters.Manager, r *Runner) (*StatsCounters, error)
 	if m == nil || r == nil {
 		return nil, fmt.Errorf("%w: nil counters manager or runner", ErrBadOption)
 	}
-	s := &StatsCounters{r: r}
-	role := r.RoleName()
-	slots := []struct {
-		c      **ipccounters.Counter
-		name   string
-		typeID int32
-	}{
-		{&s.cycles, "duty-cycles", ipccounters.TypeDutyCycles},
-		{&s.work, "total-work", ipccounters.TypeTotalWork},
-		{&s.errs, "errors", ipccounters.TypeErrors},
-		{&s.maxCycle, "longest-cycle-ns", ipccounters.TypeLongestCycleNs},
+	c, err := allocateStats(m, r.RoleName())
+	if err != nil {
+		return nil, err
 	}
-	for i, sl := range slots {
-		c, err := m.Allocate(sl.name+": "+role, sl.typeID, nil)
-		if err != nil {
-			errs := []error{fmt.Errorf("runner: agent %s: allocating its %s counter: %w", role, sl.name, err)}
-			for _, done := range slots[:i] {
-				errs = append(errs, (*done.c).Close())
-			}
-			return nil, errors.Join(errs...)
-		}
-		*sl.c = c
-	}
+	s := &StatsCounters{r: r, cycles: c[0], work: c[1], errs: c[2], maxCycle: c[3]}
 	s.Publish()
 	return s, nil
 }
@@ -211,30 +193,44 @@ type liveCounters struct {
 }
 
 func allocateLive(m *ipccounters.Manager, role string) (*liveCounters, error) {
-	l := &liveCounters{}
-	specs := []struct {
-		name   string
-		typeID int32
-		word   **atomic.Int64
-	}{
-		{"duty-cycles", ipccounters.TypeDutyCycles, &l.cycles},
-		{"total-work", ipccounters.TypeTotalWork, &l.work},
-		{"errors", ipccounters.TypeErrors, &l.errors},
-		{"longest-cycle-ns", ipccounters.TypeLongestCycleNs, &l.maxCycle},
+	c, err := allocateStats(m, role)
+	if err != nil {
+		return nil, err
 	}
-	for i, sp := range specs {
-		c, err := m.Allocate(sp.name+": "+role, sp.typeID, nil)
+	return &liveCounters{
+		cycles: c[0].Word(), work: c[1].Word(), errors: c[2].Word(), maxCycle: c[3].Word(),
+		owned: c,
+	}, nil
+}
+
+// statsCounters are the four counters of a runner's statistics, in the
+// order allocateStats returns them, with their label prefixes and types.
+var statsCounters = [4]struct {
+	name   string
+	typeID int32
+}{
+	{"duty-cycles", ipccounters.TypeDutyCycles},
+	{"total-work", ipccounters.TypeTotalWork},
+	{"errors", ipccounters.TypeErrors},
+	{"longest-cycle-ns", ipccounters.TypeLongestCycleNs},
+}
+
+// allocateStats allocates the four statistics counters of the agent role
+// from m: all of them, or (with the manager's error) none.
+func allocateStats(m *ipccounters.Manager, role string) ([4]*ipccounters.Counter, error) {
+	var out [4]*ipccounters.Counter
+	for i, sc := range statsCounters {
+		c, err := m.Allocate(sc.name+": "+role, sc.typeID, nil)
 		if err != nil {
-			errs := []error{fmt.Errorf("runner: agent %s: allocating its %s counter: %w", role, sp.name, err)}
-			for _, done := range l.owned[:i] {
+			errs := []error{fmt.Errorf("runner: agent %s: allocating its %s counter: %w", role, sc.name, err)}
+			for _, done := range out[:i] {
 				errs = append(errs, done.Close())
 			}
-			return nil, errors.Join(errs...)
+			return out, errors.Join(errs...)
 		}
-		l.owned[i] = c
-		*sp.word = c.Word()
+		out[i] = c
 	}
-	return l, nil
+	return out, nil
 }
 
 // free releases the counters once; nil-safe.
