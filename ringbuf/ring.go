@@ -1,6 +1,7 @@
 package ringbuf
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -342,6 +343,26 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 func (r *ring) mark(index, total int, typeID int32) {
 	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
 	*r.typeAt(index) = typeID
+}
+
+// headerWord is a record header as one little-endian 8-byte word: length in
+// the low half, type in the high half.
+func headerWord(length int, typeID int32) int64 {
+	return int64(uint64(uint32(length)) | uint64(uint32(typeID))<<32)
+}
+
+// copyPayload copies src, at most 64 bytes, into dst (at least as long) by
+// 8-byte words, in line: a call to memmove would spill the caller's
+// registers to the stack, stores that queue in the store buffer behind the
+// producer's stores to contended ring lines.
+func copyPayload(dst, src []byte) {
+	for len(src) >= 8 {
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
+		dst, src = dst[8:], src[8:]
+	}
+	for i := range src {
+		dst[i] = src[i]
+	}
 }
 
 // publish commits the record at index: the release store of its positive

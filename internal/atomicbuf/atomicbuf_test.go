@@ -139,6 +139,8 @@ func TestStoreReleasePublishesPrecedingWrites(t *testing.T) {
 	StoreRelease64Pair(b.Int64At(0), 11, b.Int64At(8), 12)
 	require.Equal(t, int64(11), b.Int64At(0).Load())
 	require.Equal(t, int64(12), b.Int64At(8).Load())
+	StoreRelease64Triple(b.Int64At(16), 21, b.Int64At(24), 22, b.Int64At(32), 23)
+	require.Equal(t, []int64{21, 22, 23}, []int64{b.Int64At(16).Load(), b.Int64At(24).Load(), b.Int64At(32).Load()})
 	w := b.Int32At(96)
 	StoreRelease32(w, 5)
 	require.Equal(t, int32(5), w.Load())

@@ -4,7 +4,8 @@ package atomicbuf
 
 import "sync/atomic"
 
-// FastRelease reports whether StoreRelease64/32 use the plain-MOV fast path.
+// FastRelease reports whether the StoreRelease functions use the plain-MOV
+// fast path.
 const FastRelease = false
 
 func storeRelease64(p *atomic.Int64, v int64) { p.Store(v) }
@@ -12,4 +13,9 @@ func storeRelease32(p *atomic.Int32, v int32) { p.Store(v) }
 func storeRelease64Pair(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64) {
 	p1.Store(v1)
 	p2.Store(v2)
+}
+func storeRelease64Triple(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64, p3 *atomic.Int64, v3 int64) {
+	p1.Store(v1)
+	p2.Store(v2)
+	p3.Store(v3)
 }
