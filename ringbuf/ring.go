@@ -78,16 +78,35 @@ func RecordSize(length int) int { return align(length + HeaderLength) }
 // the whole batch, so Unblock turns an abandoned batch into a single padding
 // record: a consumer sees all of a batch or none of it.
 type Batch struct {
-	r     *ring
-	index int   // record offset of the first record
-	total int   // claimed bytes
-	used  int   // bytes appended so far
-	first int32 // record length of the first record; 0 until appended
+	r      *ring
+	base   unsafe.Pointer // r.base, r.maxMsgLength: Append's fast path
+	maxLen int            // reads no field of the ring
+	index  int            // record offset of the first record
+	total  int            // claimed bytes
+	used   int            // bytes appended so far
+	first  int32          // record length of the first record; 0 until appended
 }
 
 // Append adds a record of type typeID with a payload of length bytes and
 // returns its payload space, aliasing the ring, to fill before the commit.
 func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
+	// The fast path, small enough to inline into the caller's loop: a
+	// record after the first that fits. Behind the first record's marker
+	// the consumer cannot reach this header before the commit's release
+	// store, which publishes it: one plain 8-byte store of length and type.
+	if b.first != 0 && typeID >= 1 && uint(length) <= uint(b.maxLen) {
+		if size := align(length + HeaderLength); size <= b.total-b.used {
+			at := b.index + b.used
+			b.used += size
+			*(*int64)(unsafe.Add(b.base, at)) = headerWord(length+HeaderLength, typeID)
+			return unsafe.Slice((*byte)(unsafe.Add(b.base, at+HeaderLength)), length), nil
+		}
+	}
+	return b.append(typeID, length)
+}
+
+// append is Append's general path: the first record, and every error.
+func (b *Batch) append(typeID int32, length int) ([]byte, error) {
 	if b.r == nil {
 		return nil, fmt.Errorf("%w: append to a batch that was never claimed", ErrNotClaimed)
 	}
@@ -105,10 +124,7 @@ func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
 		*b.r.typeAt(at) = typeID
 		b.first = int32(length + HeaderLength)
 	} else {
-		// Behind the first record's marker the consumer cannot reach this
-		// header before the commit's release store, which publishes it:
-		// one plain 8-byte store of length and type (little-endian).
-		*(*uint64)(unsafe.Pointer(b.r.lengthAt(at))) = uint64(uint32(length+HeaderLength)) | uint64(uint32(typeID))<<32
+		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = headerWord(length+HeaderLength, typeID)
 	}
 	b.used += size
 	p := at + HeaderLength
@@ -387,7 +403,7 @@ func (r *ring) claimed(index int, typeID int32, length int) Claim {
 // claimedBatch marks claimed batch space: one marker for all of it.
 func (r *ring) claimedBatch(index, total int) Batch {
 	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
-	return Batch{r: r, index: index, total: total}
+	return Batch{r: r, base: r.base, maxLen: r.maxMsgLength, index: index, total: total}
 }
 
 // openClaim validates a Commit or Abort index and returns the record offset
