@@ -6,19 +6,26 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 
-.PHONY: test vet lint race fuzz-smoke bench-smoke ci demo
+.PHONY: test vet lint race cring fuzz-smoke bench-smoke ci demo
 
-## test: everything a change must pass (vet, staticcheck, tests under -race)
-test: vet lint race
+## test: everything a change must pass (vet, staticcheck, tests under -race,
+## dutybench's C reference ring)
+test: vet lint race cring
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags cring ./cmd/dutybench
 
 lint:
 	$(GO) run $(STATICCHECK) ./...
 
 race:
 	$(GO) test -race -count=1 ./...
+
+## cring: dutybench's C reference ring (cgo, build tag cring) runs and its
+## checker fails on a corrupt message
+cring:
+	$(GO) test -count=1 -tags cring -run 'TestSmokeEveryVariant/.*/w1/cring|TestCorruptSequenceFails/w1/cring' ./cmd/dutybench
 
 ## fuzz-smoke: every fuzz target for FUZZTIME
 fuzz-smoke:
