@@ -25,7 +25,7 @@ race:
 ## cring: dutybench's C reference ring (cgo, build tag cring) runs and its
 ## checker fails on a corrupt message
 cring:
-	$(GO) test -count=1 -tags cring -run 'TestSmokeEveryVariant/.*/w1/cring|TestCorruptSequenceFails/w1/cring' ./cmd/dutybench
+	$(GO) test -count=1 -tags cring -run 'TestSmokeEveryVariant/.*/w1/(cring|manytoone-to-cring)|TestCorruptSequenceFails/w1/(cring|manytoone-to-cring)' ./cmd/dutybench
 
 ## fuzz-smoke: every fuzz target for FUZZTIME
 fuzz-smoke:

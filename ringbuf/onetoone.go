@@ -2,6 +2,7 @@ package ringbuf
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 )
@@ -108,7 +109,7 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	// waits in the store buffer behind them.
 	if len(payload) <= 64 && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
 		int64(aligned+HeaderLength) <= int64(r.capacity)-(tail-r.headCache.Load()) {
-		copyPayload(r.data[index+HeaderLength:index+length], payload)
+		copyPayload(unsafe.Add(r.base, index+HeaderLength), payload)
 		// No claim marker: the header is already zero (pre-zeroed by the
 		// previous record), which stops the consumer just as a negative
 		// length does, and nobody else inspects a one-to-one claim. Zero

@@ -1,7 +1,6 @@
 package ringbuf
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -365,20 +364,6 @@ func (r *ring) mark(index, total int, typeID int32) {
 // the low half, type in the high half.
 func headerWord(length int, typeID int32) int64 {
 	return int64(uint64(uint32(length)) | uint64(uint32(typeID))<<32)
-}
-
-// copyPayload copies src, at most 64 bytes, into dst (at least as long) by
-// 8-byte words, in line: a call to memmove would spill the caller's
-// registers to the stack, stores that queue in the store buffer behind the
-// producer's stores to contended ring lines.
-func copyPayload(dst, src []byte) {
-	for len(src) >= 8 {
-		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
-		dst, src = dst[8:], src[8:]
-	}
-	for i := range src {
-		dst[i] = src[i]
-	}
 }
 
 // publish commits the record at index: the release store of its positive

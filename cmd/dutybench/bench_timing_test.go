@@ -51,7 +51,7 @@ func oneThreadWrites(b *testing.B, w writer, read func(ringbuf.Handler, int) (in
 		for range burst {
 			putSeq(&p, uint64(seq))
 			seq++
-			if err := w(msgTypeID, p[:]); err != nil {
+			if err := w.Write(msgTypeID, p[:]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -71,7 +71,7 @@ func BenchmarkOneThreadOneToOneWrite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	oneThreadWrites(b, r.Write, r.Read)
+	oneThreadWrites(b, r, r.Read)
 }
 
 func BenchmarkOneThreadManyToOneWrite(b *testing.B) {
@@ -79,7 +79,7 @@ func BenchmarkOneThreadManyToOneWrite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	oneThreadWrites(b, r.Write, r.Read)
+	oneThreadWrites(b, r, r.Read)
 }
 
 func BenchmarkOneThreadManyToOneClaim(b *testing.B) {

@@ -8,7 +8,8 @@ package main
 // it read and publishes head once per read; the producer stores its tail
 // and re-reads head only when its cached head says full; padding at the
 // wrap. One record per publication (cring-write) or 16 per claim
-// (cring-batch16). The consumer checks every message as the Go checker
+// (cring-batch16); cring-cas is cring-write with the many-to-one claim (a
+// compare-and-swap on the tail and the claim marker). The consumer checks every message as the Go checker
 // does. Built only with -tags cring (cgo and a C compiler): the default
 // build of dutybench needs neither.
 
@@ -32,7 +33,10 @@ static inline _Atomic int32_t *len_at(cring *r, int64_t i) { return (_Atomic int
 
 // produce sends n messages, batch records per claim (the last claim takes
 // what is left); message corrupt_at (if >= 0) carries a wrong sequence number.
-static void cring_produce(cring *r, int64_t n, int64_t batch, int64_t corrupt_at) {
+// With cas, the producer claims with a compare-and-swap on the tail and
+// writes Agrona's many-to-one claim marker (the negated length) before the
+// payload, as a many-to-one ring must: a locked instruction per claim.
+static void cring_produce(cring *r, int64_t n, int64_t batch, int64_t corrupt_at, int cas) {
 	int64_t tail = 0, head_cache = 0, mask = r->cap - 1;
 	for (int64_t i = 0; i < n; i += batch) {
 		if (batch > n - i) batch = n - i;
@@ -44,12 +48,17 @@ static void cring_produce(cring *r, int64_t n, int64_t batch, int64_t corrupt_at
 				head_cache = atomic_load_explicit(r->head, memory_order_acquire);
 				if (required > r->cap - (tail - head_cache)) continue;
 			}
+			if (cas) {
+				int64_t expect = tail, next = tail + (aligned > to_end ? to_end + aligned : aligned);
+				if (!atomic_compare_exchange_strong(r->tail, &expect, next)) return; // one producer: never
+			}
 			if (aligned > to_end) {
 				*(int32_t *)(r->data + idx + 4) = -1;
 				atomic_store_explicit(len_at(r, idx), (int32_t)to_end, memory_order_release);
 				tail += to_end;
 				idx = 0;
 			}
+			if (cas) atomic_store_explicit(len_at(r, idx), -(int32_t)aligned, memory_order_release);
 			for (int64_t j = 0; j < batch; j++) {
 				uint8_t *rec = r->data + idx + REC * j;
 				int64_t seq = i + j, id = 0;
@@ -62,7 +71,7 @@ static void cring_produce(cring *r, int64_t n, int64_t batch, int64_t corrupt_at
 			}
 			atomic_store_explicit(len_at(r, idx), REC, memory_order_release);
 			tail += aligned;
-			atomic_store_explicit(r->tail, tail, memory_order_release);
+			if (!cas) atomic_store_explicit(r->tail, tail, memory_order_release);
 			break;
 		}
 	}
@@ -113,44 +122,101 @@ import (
 
 func init() {
 	w1.variants = append(w1.variants,
-		variant{name: "cring-write", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, 1) }},
-		variant{name: "cring-batch16", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, batchRecords) }},
+		variant{name: "cring-write", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, 1, false) }},
+		variant{name: "cring-batch16", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, batchRecords, false) }},
+		variant{name: "cring-cas", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, 1, true) }},
+		variant{name: "cring-cas-to-manytoone", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Mixed(cfg, true) }},
+		variant{name: "manytoone-to-cring", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Mixed(cfg, false) }},
 	)
 }
 
-func w1CRing(cfg *runConfig, batch int) (time.Duration, error) {
-	// C memory: the ring is handed to C for the whole repetition.
+// newCRing allocates a zeroed ring in C memory (handed to C for the whole
+// repetition) and returns its C view, its Go bytes, and the function that
+// frees it.
+func newCRing() (*C.cring, []byte, func(), error) {
 	size := C.size_t(ringCapacity + ringbuf.TrailerLength)
 	mem := C.aligned_alloc(128, size)
 	if mem == nil {
-		return 0, fmt.Errorf("cring: out of memory")
+		return nil, nil, nil, fmt.Errorf("cring: out of memory")
 	}
-	defer C.free(mem)
 	C.memset(mem, 0, size)
-	base := unsafe.Pointer(mem)
-	r := &C.cring{
-		data: (*C.uint8_t)(base),
-		cap:  ringCapacity,
-		tail: (*C.int64_t)(unsafe.Add(base, ringCapacity+ringbuf.TailPositionOffset)),
-		head: (*C.int64_t)(unsafe.Add(base, ringCapacity+ringbuf.HeadPositionOffset)),
+	cr := (*C.cring)(C.malloc(C.size_t(unsafe.Sizeof(C.cring{}))))
+	if cr == nil {
+		C.free(mem)
+		return nil, nil, nil, fmt.Errorf("cring: out of memory")
 	}
-	cr := (*C.cring)(C.malloc(C.size_t(unsafe.Sizeof(*r))))
-	defer C.free(unsafe.Pointer(cr))
-	*cr = *r
+	*cr = C.cring{
+		data: (*C.uint8_t)(mem),
+		cap:  ringCapacity,
+		tail: (*C.int64_t)(unsafe.Add(mem, ringCapacity+ringbuf.TailPositionOffset)),
+		head: (*C.int64_t)(unsafe.Add(mem, ringCapacity+ringbuf.HeadPositionOffset)),
+	}
+	free := func() {
+		C.free(unsafe.Pointer(cr))
+		C.free(mem)
+	}
+	return cr, unsafe.Slice((*byte)(mem), int(size)), free, nil
+}
+
+func cProduce(cr *C.cring, cfg *runConfig, batch int, cas bool) {
+	c := C.int(0)
+	if cas {
+		c = 1
+	}
+	C.cring_produce(cr, C.int64_t(cfg.n), C.int64_t(batch), C.int64_t(cfg.corruptAt), c)
+}
+
+func cConsume(t *team, cr *C.cring, n int) error {
+	var got, want C.int64_t
+	bad := C.cring_consume(cr, C.int64_t(n), &got, &want)
+	t.finish()
+	if bad != 0 {
+		return fmt.Errorf("%w: C ring: %d messages did not match, the first: producer 0 sequence %d, want %d", errPayload, bad, got, want)
+	}
+	return nil
+}
+
+func w1CRing(cfg *runConfig, batch int, cas bool) (time.Duration, error) {
+	cr, _, free, err := newCRing()
+	if err != nil {
+		return 0, err
+	}
+	defer free()
 	t := newTeam(cfg.place)
-	n := C.int64_t(cfg.n)
-	t.spawn(0, func() error {
-		C.cring_produce(cr, n, C.int64_t(batch), C.int64_t(cfg.corruptAt))
-		return nil
-	})
-	t.spawn(1, func() error {
-		var got, want C.int64_t
-		bad := C.cring_consume(cr, n, &got, &want)
-		t.finish()
-		if bad != 0 {
-			return fmt.Errorf("%w: C ring: %d messages did not match, the first: producer 0 sequence %d, want %d", errPayload, bad, got, want)
-		}
-		return nil
-	})
+	t.spawn(0, func() error { cProduce(cr, cfg, batch, cas); return nil })
+	t.spawn(1, func() error { return cConsume(t, cr, cfg.n) })
+	return t.run(cfg.timeout)
+}
+
+// w1Mixed pairs one side of the C ring with one side of duty's
+// many-to-one ring over the same memory (the layouts are the same): the C
+// producer (CAS claim) with ManyToOne.Read and the checker, or
+// ManyToOne.Write with the C consumer. It tells which side limits
+// manytoone-write.
+func w1Mixed(cfg *runConfig, cProducer bool) (time.Duration, error) {
+	cr, mem, free, err := newCRing()
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	m, err := ringbuf.NewManyToOne(mem)
+	if err != nil {
+		return 0, err
+	}
+	t := newTeam(cfg.place)
+	n := cfg.n
+	if cProducer {
+		c := newChecker(1)
+		t.spawn(0, func() error { cProduce(cr, cfg, 1, true); return nil })
+		t.spawn(1, func() error {
+			if err := consumeRing(t, m.Read, c, n); err != nil {
+				return err
+			}
+			return c.finish([]int{n})
+		})
+	} else {
+		t.spawn(0, func() error { return produceWrites(t, m, n, 0, cfg.corruptAt) })
+		t.spawn(1, func() error { return cConsume(t, cr, n) })
+	}
 	return t.run(cfg.timeout)
 }

@@ -38,7 +38,7 @@ func w1OneToOnePause(cfg *runConfig) (time.Duration, error) {
 	t := newTeam(cfg.place)
 	c := newChecker(1)
 	n, corruptAt := cfg.n, cfg.corruptAt
-	t.spawn(0, func() error { return produceWrites(t, r.Write, n, 0, corruptAt) })
+	t.spawn(0, func() error { return produceWrites(t, r, n, 0, corruptAt) })
 	t.spawn(1, func() error {
 		spin := idle.BusySpin()
 		h := ringbuf.Handler(c.check)
