@@ -138,10 +138,25 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 // them, even on error paths, or the consumer stops at the claim until
 // Unblock. Other producers can keep claiming space after it meanwhile.
 func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
-	if err := r.checkMessage(typeID, length); err != nil {
-		return Claim{}, err
+	if typeID < 1 || uint(length) > uint(r.maxMsgLength) {
+		return Claim{}, r.messageError(typeID, length)
 	}
-	index, err := r.claim(align(length + HeaderLength))
+	aligned := align(length + HeaderLength)
+	// The fast path, as in Write: one CAS attempt from the tail guess when
+	// the record fits before the end and the cached head says there is
+	// room; then a single call stores the claim marker (the negated record
+	// length) with the type as one 8-byte word, the first store into the
+	// claim, and the new guess.
+	tail := r.tailHint.Load()
+	index := int(tail & r.mask)
+	if tail&(RecordAlignment-1) == 0 && aligned <= r.capacity-index &&
+		int64(aligned) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
+		r.tail.CompareAndSwap(tail, tail+int64(aligned)) {
+		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-(length+HeaderLength), typeID), &r.tailHint, tail+int64(aligned))
+		p := index + HeaderLength
+		return Claim{Index: p, Payload: unsafe.Slice((*byte)(unsafe.Add(r.base, p)), length)}, nil
+	}
+	index, err := r.claim(aligned)
 	if err != nil {
 		return Claim{}, err
 	}
@@ -172,7 +187,18 @@ func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
 	if err != nil {
 		return Batch{}, err
 	}
-	index, err := r.claim(total)
+	// The fast path, as in TryClaim: the batch's marker (its negated
+	// length; the type comes with the first Append) and the new tail guess
+	// in one call.
+	tail := r.tailHint.Load()
+	index := int(tail & r.mask)
+	if tail&(RecordAlignment-1) == 0 && total <= r.capacity-index &&
+		int64(total) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
+		r.tail.CompareAndSwap(tail, tail+int64(total)) {
+		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-total, 0), &r.tailHint, tail+int64(total))
+		return Batch{r: &r.ring, base: r.base, maxLen: r.maxMsgLength, index: index, total: total}, nil
+	}
+	index, err = r.claim(total)
 	if err != nil {
 		return Batch{}, err
 	}
