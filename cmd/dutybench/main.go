@@ -18,9 +18,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "go.uber.org/automaxprocs"
@@ -31,6 +33,24 @@ import (
 var processStart = time.Now()
 
 func main() {
+	// W4 keeps each repetition's shared files in a directory of its own:
+	// remove those of earlier runs that died (SIGKILL, a crash), and on
+	// SIGINT or SIGTERM remove this run's before exiting.
+	if n := sweepW4Dirs(w4Base()); n > 0 {
+		fmt.Fprintf(os.Stderr, "dutybench: removed %d directories left in %s by runs that died\n", n, w4Base())
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		removeLiveDirs()
+		fmt.Fprintf(os.Stderr, "dutybench: %v: stopped\n", sig)
+		code := 130
+		if sig == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "dutybench:", strings.TrimPrefix(err.Error(), "dutybench: "))
 		if errors.Is(err, flag.ErrHelp) {
@@ -65,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
-	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: BENCH.md's; extras: chan-locked, batch16-onetoone, onetoone-write-pause, onetoone-runner-notiming, floor, floor-zeronext); ratios are to the first one run")
+	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: BENCH.md's; extras: chan-locked, batch16-onetoone, onetoone-write-pause, onetoone-runner-notiming, floor, floor-zeronext; built with -tags cring: cring-write, cring-cas, cring-batch16, cring-cas-to-manytoone, manytoone-to-cring); ratios are to the first one run")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {

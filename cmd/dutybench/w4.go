@@ -9,9 +9,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -76,18 +78,86 @@ func monoNow() int64 {
 	return ts.Nano()
 }
 
-// w4Dir returns a fresh directory for one repetition's files, on /dev/shm
-// where it exists (where duty's files normally live).
-func w4Dir() (string, func(), error) {
-	base := os.TempDir()
+// w4Base is where W4's files go: /dev/shm where it exists (where duty's
+// files normally live), else the temporary directory.
+func w4Base() string {
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		base = "/dev/shm"
+		return "/dev/shm"
 	}
-	dir, err := os.MkdirTemp(base, "dutybench-w4-")
+	return os.TempDir()
+}
+
+// w4Prefix names a repetition's directory: dutybench-w4-<pid>-<random>, so
+// that a later run can tell a directory left by a dead run (sweepW4Dirs).
+const w4Prefix = "dutybench-w4-"
+
+// liveDirs are the repetition directories not yet removed, for the signal
+// handler (removeLiveDirs).
+var liveDirs struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+// w4Dir returns a fresh directory for one repetition's files and the
+// function that removes it.
+func w4Dir() (string, func(), error) {
+	dir, err := os.MkdirTemp(w4Base(), fmt.Sprintf("%s%d-", w4Prefix, os.Getpid()))
 	if err != nil {
 		return "", nil, err
 	}
-	return dir, func() { _ = os.RemoveAll(dir) }, nil
+	liveDirs.Lock()
+	if liveDirs.m == nil {
+		liveDirs.m = map[string]bool{}
+	}
+	liveDirs.m[dir] = true
+	liveDirs.Unlock()
+	return dir, func() {
+		_ = os.RemoveAll(dir)
+		liveDirs.Lock()
+		delete(liveDirs.m, dir)
+		liveDirs.Unlock()
+	}, nil
+}
+
+// removeLiveDirs removes every repetition directory still present: called
+// when the run is interrupted by a signal.
+func removeLiveDirs() {
+	liveDirs.Lock()
+	defer liveDirs.Unlock()
+	for dir := range liveDirs.m {
+		_ = os.RemoveAll(dir)
+		delete(liveDirs.m, dir)
+	}
+}
+
+// sweepW4Dirs removes the repetition directories in base left by dutybench
+// runs whose process no longer exists (killed with SIGKILL, say), and
+// returns how many it removed. A directory of a live process, or whose name
+// has no pid, is left alone. Liveness is kill(pid, 0): no signal is sent.
+func sweepW4Dirs(base string) int {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, w4Prefix) {
+			continue
+		}
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(name, w4Prefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+			continue // alive, or not ours to judge (EPERM)
+		}
+		if os.RemoveAll(filepath.Join(base, name)) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 // mailboxConfig is the mailbox of every W4 variant: BENCH.md's 64 KiB ring.

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -73,4 +77,45 @@ func TestW4RunJSON(t *testing.T) {
 			require.Greater(t, ratio.Ratio, 0.0)
 		}
 	}
+}
+
+// sweepW4Dirs removes the directories of dead runs only: not those of a
+// live process, not this process's, not names it cannot parse.
+func TestSweepW4DirsRemovesOnlyDeadRuns(t *testing.T) {
+	base := t.TempDir()
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	live := exec.Command("sleep", "30")
+	require.NoError(t, live.Start())
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+
+	mk := func(name string) string {
+		p := filepath.Join(base, name)
+		require.NoError(t, os.MkdirAll(filepath.Join(p, "sub"), 0o700))
+		return p
+	}
+	deadDir := mk(fmt.Sprintf("%s%d-123", w4Prefix, dead.Process.Pid))
+	keep := []string{
+		mk(fmt.Sprintf("%s%d-456", w4Prefix, live.Process.Pid)),
+		mk(fmt.Sprintf("%s%d-789", w4Prefix, os.Getpid())),
+		mk(w4Prefix + "nopid-1"),
+		mk("something-else"),
+	}
+	require.Equal(t, 1, sweepW4Dirs(base))
+	require.NoDirExists(t, deadDir)
+	for _, d := range keep {
+		require.DirExists(t, d)
+	}
+}
+
+// A repetition's directory carries the pid and is forgotten once removed.
+func TestW4DirNamesThePid(t *testing.T) {
+	dir, cleanup, err := w4Dir()
+	require.NoError(t, err)
+	require.Contains(t, filepath.Base(dir), fmt.Sprintf("%s%d-", w4Prefix, os.Getpid()))
+	cleanup()
+	require.NoDirExists(t, dir)
+	liveDirs.Lock()
+	require.NotContains(t, liveDirs.m, dir)
+	liveDirs.Unlock()
 }
