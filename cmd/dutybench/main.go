@@ -25,14 +25,16 @@ import (
 	"syscall"
 	"time"
 
-	_ "go.uber.org/automaxprocs"
-	"golang.org/x/sys/unix" // GOMAXPROCS from the container's CPU quota
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/procs"
 )
 
 // processStart is when the process started, for the progress log.
 var processStart = time.Now()
 
 func main() {
+	procs.Set()
 	// W4 keeps each repetition's shared files in a directory of its own:
 	// remove those of earlier runs that died (SIGKILL, a crash), and on
 	// SIGINT or SIGTERM remove this run's before exiting.

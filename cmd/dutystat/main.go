@@ -26,10 +26,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	_ "go.uber.org/automaxprocs" // GOMAXPROCS from the container's CPU quota
+	"github.com/dutyrt/duty/internal/procs"
 )
 
 func main() {
+	procs.Set()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()

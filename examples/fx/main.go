@@ -25,9 +25,9 @@ import (
 	"syscall"
 	"time"
 
-	_ "go.uber.org/automaxprocs"
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/internal/procs"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -149,6 +149,7 @@ func run(ctx context.Context, out io.Writer) int {
 }
 
 func main() {
+	procs.Set()
 	duration := flag.Duration("duration", 2*time.Second, "how long to run")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -27,10 +27,10 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	_ "go.uber.org/automaxprocs"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/procs"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -315,6 +315,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func main() {
+	procs.Set()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {

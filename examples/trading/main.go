@@ -14,10 +14,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	_ "go.uber.org/automaxprocs"
+	"github.com/dutyrt/duty/internal/procs"
 )
 
-func main() { os.Exit(realMain(os.Args[1:])) }
+func main() {
+	procs.Set()
+	os.Exit(realMain(os.Args[1:]))
+}
 
 // realMain runs the demo with args and returns the exit status: 0 when
 // everything reconciled, 1 when not, 2 for bad flags or a failure to run.
