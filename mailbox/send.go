@@ -20,13 +20,23 @@ import (
 // is fragmented into records published together (one claim, one
 // publication) and reassembled by Drain. Safe for concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
-	// The common case, one plain record, without the general path's call.
+	// The common case, one plain record, without the general path's call:
+	// only m is live across the ring's Write (on a producer whose stores
+	// to ring lines wait for the consumer's core, every spilled register
+	// is one more store in the queue; docs/ringbuf.md, "Fast paths").
 	if typeID >= 1 && typeID <= MaxTypeID && len(payload) <= m.lay.maxRecord && m.state.Load() == stateOpen {
-		if err := m.ring.Write(typeID, payload); err != nil {
-			return m.refused(err)
+		err := m.ring.Write(typeID, payload)
+		if err == nil {
+			return nil
 		}
-		return nil
+		return m.refused(err)
 	}
+	return m.sendGeneral(typeID, payload)
+}
+
+// sendGeneral is Send's general path: validation errors, a closed mailbox,
+// framed and fragmented messages.
+func (m *Mailbox) sendGeneral(typeID int32, payload []byte) error {
 	err := m.send(typeID, payload, nil)
 	if err == ErrBackPressured {
 		m.ctr.BackPressured.Add(1)
