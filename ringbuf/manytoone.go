@@ -98,6 +98,20 @@ func (r *ManyToOne) claim(required int) (int, error) {
 	}
 }
 
+// fastClaim is the claim of the fast paths: one CAS attempt from the tail
+// guess, when size bytes fit before the end of the ring and the cached
+// head says there is room. It returns the record index and the claimed
+// tail; ok is false when the general claim must run (a wrap, a stale guess
+// or head cache, a full ring). Small enough to inline.
+func (r *ManyToOne) fastClaim(size int) (index int, tail int64, ok bool) {
+	tail = r.tailHint.Load()
+	index = int(tail & r.mask)
+	ok = tail&(RecordAlignment-1) == 0 && size <= r.capacity-index &&
+		int64(size) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
+		r.tail.CompareAndSwap(tail, tail+int64(size))
+	return index, tail, ok
+}
+
 // Write copies payload into the ring as one message of type typeID. It
 // returns ErrFull, unwrapped and without allocating, when there is no room.
 // Safe for concurrent use by any number of producers.
@@ -113,11 +127,7 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 	// payload copied by words in line, and the header (length and type) in
 	// one 8-byte release store. See OneToOne.Write for why calls are few.
 	if len(payload) <= 64 {
-		tail := r.tailHint.Load()
-		index := int(tail & r.mask)
-		if tail&(RecordAlignment-1) == 0 && aligned <= r.capacity-index &&
-			int64(aligned) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
-			r.tail.CompareAndSwap(tail, tail+int64(aligned)) {
+		if index, tail, ok := r.fastClaim(aligned); ok {
 			// The marker is the first store into the claim (Unblock).
 			atomicbuf.StoreRelease32(r.lengthAt(index), -int32(length))
 			copyPayload(unsafe.Add(r.base, index+HeaderLength), payload)
@@ -147,11 +157,7 @@ func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	// room; then a single call stores the claim marker (the negated record
 	// length) with the type as one 8-byte word, the first store into the
 	// claim, and the new guess.
-	tail := r.tailHint.Load()
-	index := int(tail & r.mask)
-	if tail&(RecordAlignment-1) == 0 && aligned <= r.capacity-index &&
-		int64(aligned) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
-		r.tail.CompareAndSwap(tail, tail+int64(aligned)) {
+	if index, tail, ok := r.fastClaim(aligned); ok {
 		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-(length+HeaderLength), typeID), &r.tailHint, tail+int64(aligned))
 		p := index + HeaderLength
 		return Claim{Index: p, Payload: unsafe.Slice((*byte)(unsafe.Add(r.base, p)), length)}, nil
@@ -190,15 +196,11 @@ func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
 	// The fast path, as in TryClaim: the batch's marker (its negated
 	// length; the type comes with the first Append) and the new tail guess
 	// in one call.
-	tail := r.tailHint.Load()
-	index := int(tail & r.mask)
-	if tail&(RecordAlignment-1) == 0 && total <= r.capacity-index &&
-		int64(total) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
-		r.tail.CompareAndSwap(tail, tail+int64(total)) {
+	if index, tail, ok := r.fastClaim(total); ok {
 		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-total, 0), &r.tailHint, tail+int64(total))
-		return Batch{r: &r.ring, base: r.base, maxLen: r.maxMsgLength, index: index, total: total}, nil
+		return r.batchAt(index, total), nil
 	}
-	index, err = r.claim(total)
+	index, err := r.claim(total)
 	if err != nil {
 		return Batch{}, err
 	}

@@ -388,6 +388,11 @@ func (r *ring) claimed(index int, typeID int32, length int) Claim {
 // claimedBatch marks claimed batch space: one marker for all of it.
 func (r *ring) claimedBatch(index, total int) Batch {
 	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
+	return r.batchAt(index, total)
+}
+
+// batchAt is the Batch of claimed, already marked space.
+func (r *ring) batchAt(index, total int) Batch {
 	return Batch{r: r, base: r.base, maxLen: r.maxMsgLength, index: index, total: total}
 }
 
