@@ -60,8 +60,9 @@ func (t *Transmitter) MaxMsgLength() int { return t.maxMsgLength }
 // consistent Store elsewhere.
 //   - The tail intent is stored first, before any header or payload byte of
 //     the new record (Agrona: release store, then a store fence). On amd64,
-//     x86-TSO makes stores visible in program order and the assembly call is
-//     a compiler barrier, so no later store can become visible before it;
+//     x86-TSO makes stores visible in program order and the call (to a
+//     function the compiler may not inline) is a compiler barrier, so no
+//     later store can become visible before it;
 //     elsewhere every later store is itself a sync/atomic store (header
 //     words, and payload words by payload_atomic.go), so Go's sequential
 //     consistency orders them after it. Either way a receiver that read any
