@@ -4,8 +4,9 @@ package ringbuf
 
 import "unsafe"
 
-// copyPayload copies src, at most 64 bytes, to dst. Architectures that may
-// fault on unaligned loads copy with the runtime's memmove.
-func copyPayload(dst unsafe.Pointer, src []byte) {
-	copy(unsafe.Slice((*byte)(dst), len(src)), src)
-}
+// copyBlocks and copyShort copy a payload of at most 64 bytes to dst (see
+// copy_words.go). Architectures that may fault on unaligned loads copy with
+// the runtime's memmove.
+func copyBlocks(dst unsafe.Pointer, src []byte) { copy(unsafe.Slice((*byte)(dst), len(src)), src) }
+
+func copyShort(dst unsafe.Pointer, src []byte) { copy(unsafe.Slice((*byte)(dst), len(src)), src) }

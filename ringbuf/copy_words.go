@@ -4,47 +4,36 @@ package ringbuf
 
 import "unsafe"
 
-// copyPayload copies src, at most 64 bytes, to dst (8-byte aligned ring
-// memory) by 8-byte words, in line, with no loop, no call and no bounds
-// check: the stores of a record then follow each other closely, and the
-// producer keeps nothing live across a call (see docs/ringbuf.md, "Fast
-// paths"). src may be unaligned: these architectures load unaligned words.
-func copyPayload(dst unsafe.Pointer, src []byte) {
+// copyBlocks and copyShort copy a payload of at most 64 bytes to dst
+// (8-byte aligned ring memory) with no call: from 16 bytes on as two or
+// four 16-byte moves, the first and last blocks overlapping the middle ones
+// unless the length is a multiple of 16 (one vector load and store each;
+// larger block moves compile to calls of memmove), shorter payloads byte by
+// byte. Write's fast paths must make no call before their release store,
+// or the compiler spills their live registers to the stack, stores that
+// queue behind the producer's stores to contended ring lines (see
+// docs/ringbuf.md, "Fast paths"). They are two functions, chosen by the
+// caller on len(src) < 16, because one function with both is too large for
+// the compiler to inline; TestWriteFastPathsInlineTheCopy checks that Write
+// inlines them. src may be unaligned: these architectures load unaligned
+// words.
+
+// copyBlocks copies 16 to 64 bytes: [0,16) and [n-16,n) cover up to 32
+// bytes; [16,32) and [n-32,n-16) add the rest up to 64.
+func copyBlocks(dst unsafe.Pointer, src []byte) {
 	n := len(src)
 	s := unsafe.Pointer(unsafe.SliceData(src))
-	if n < 8 {
-		for i := 0; i < n; i++ {
-			*(*byte)(unsafe.Add(dst, i)) = *(*byte)(unsafe.Add(s, i))
-		}
-		return
+	*(*[16]byte)(dst) = *(*[16]byte)(s)
+	*(*[16]byte)(unsafe.Add(dst, n-16)) = *(*[16]byte)(unsafe.Add(s, n-16))
+	if n > 32 {
+		*(*[16]byte)(unsafe.Add(dst, 16)) = *(*[16]byte)(unsafe.Add(s, 16))
+		*(*[16]byte)(unsafe.Add(dst, n-32)) = *(*[16]byte)(unsafe.Add(s, n-32))
 	}
-	if n&7 != 0 {
-		// The last 8 bytes, overlapping the last whole word.
-		*(*uint64)(unsafe.Add(dst, n-8)) = *(*uint64)(unsafe.Add(s, n-8))
-	}
-	switch n >> 3 {
-	case 8:
-		*(*uint64)(unsafe.Add(dst, 56)) = *(*uint64)(unsafe.Add(s, 56))
-		fallthrough
-	case 7:
-		*(*uint64)(unsafe.Add(dst, 48)) = *(*uint64)(unsafe.Add(s, 48))
-		fallthrough
-	case 6:
-		*(*uint64)(unsafe.Add(dst, 40)) = *(*uint64)(unsafe.Add(s, 40))
-		fallthrough
-	case 5:
-		*(*uint64)(unsafe.Add(dst, 32)) = *(*uint64)(unsafe.Add(s, 32))
-		fallthrough
-	case 4:
-		*(*uint64)(unsafe.Add(dst, 24)) = *(*uint64)(unsafe.Add(s, 24))
-		fallthrough
-	case 3:
-		*(*uint64)(unsafe.Add(dst, 16)) = *(*uint64)(unsafe.Add(s, 16))
-		fallthrough
-	case 2:
-		*(*uint64)(unsafe.Add(dst, 8)) = *(*uint64)(unsafe.Add(s, 8))
-		fallthrough
-	default:
-		*(*uint64)(dst) = *(*uint64)(s)
+}
+
+// copyShort copies fewer than 16 bytes.
+func copyShort(dst unsafe.Pointer, src []byte) {
+	for i := range src {
+		*(*byte)(unsafe.Add(dst, i)) = src[i]
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// copyPayload must copy every length its callers use (0..64) exactly, from
-// aligned and unaligned sources, and write nothing outside the payload.
-func TestCopyPayloadEveryLength(t *testing.T) {
+// copyShort (under 16 bytes) and copyBlocks (16 to 64) must copy every
+// length exactly, from aligned and unaligned sources, and write nothing
+// outside the payload.
+func TestCopyEveryLength(t *testing.T) {
 	src := make([]byte, 80)
 	for i := range src {
 		src[i] = byte(i*7 + 1)
@@ -23,7 +24,11 @@ func TestCopyPayloadEveryLength(t *testing.T) {
 			for i := range dst {
 				dst[i] = 0xAA
 			}
-			copyPayload(unsafe.Pointer(&dst[8]), src[off:off+n])
+			if n < 16 {
+				copyShort(unsafe.Pointer(&dst[8]), src[off:off+n])
+			} else {
+				copyBlocks(unsafe.Pointer(&dst[8]), src[off:off+n])
+			}
 			require.Equal(t, src[off:off+n], dst[8:8+n], "n=%d off=%d", n, off)
 			require.Equal(t, bytes.Repeat([]byte{0xAA}, 8), dst[:8], "n=%d off=%d: before", n, off)
 			for i := 8 + n; i < len(dst); i++ {

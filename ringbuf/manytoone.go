@@ -130,7 +130,11 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 		if index, tail, ok := r.fastClaim(aligned); ok {
 			// The marker is the first store into the claim (Unblock).
 			atomicbuf.StoreRelease32(r.lengthAt(index), -int32(length))
-			copyPayload(unsafe.Add(r.base, index+HeaderLength), payload)
+			if dst := unsafe.Add(r.base, index+HeaderLength); len(payload) < 16 {
+				copyShort(dst, payload)
+			} else {
+				copyBlocks(dst, payload)
+			}
 			atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(length, typeID), &r.tailHint, tail+int64(aligned))
 			return nil
 		}

@@ -109,7 +109,11 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	// waits in the store buffer behind them.
 	if len(payload) <= 64 && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
 		int64(aligned+HeaderLength) <= int64(r.capacity)-(tail-r.headCache.Load()) {
-		copyPayload(unsafe.Add(r.base, index+HeaderLength), payload)
+		if dst := unsafe.Add(r.base, index+HeaderLength); len(payload) < 16 {
+			copyShort(dst, payload)
+		} else {
+			copyBlocks(dst, payload)
+		}
 		// No claim marker: the header is already zero (pre-zeroed by the
 		// previous record), which stops the consumer just as a negative
 		// length does, and nobody else inspects a one-to-one claim. Zero
