@@ -123,23 +123,23 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 	aligned := align(length)
 	// The fast path, for a payload of up to 64 bytes that fits before the
 	// end of the ring when the cached head says there is room: one CAS
-	// attempt (a failed one goes to the general loop), the claim marker, the
-	// payload copied by words in line, and the header (length and type) in
-	// one 8-byte release store. See OneToOne.Write for why calls are few.
+	// attempt (a failed one goes to the general loop), then one call writes
+	// the claim marker, the payload and the length, and stores the new tail
+	// guess (publishRecord). Nothing is live after it, so nothing spills.
 	if len(payload) <= 64 {
 		if index, tail, ok := r.fastClaim(aligned); ok {
-			// The marker is the first store into the claim (Unblock).
-			atomicbuf.StoreRelease32(r.lengthAt(index), -int32(length))
-			if dst := unsafe.Add(r.base, index+HeaderLength); len(payload) < 16 {
-				copyShort(dst, payload)
-			} else {
-				copyBlocks(dst, payload)
-			}
-			atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(length, typeID), &r.tailHint, tail+int64(aligned))
+			publishRecord(unsafe.Add(r.base, index), headerWord(-length, typeID), payload, int32(length), &r.tailHint, tail+int64(aligned))
 			return nil
 		}
 	}
-	index, err := r.claim(aligned)
+	return r.writeSlow(typeID, payload)
+}
+
+// writeSlow is Write when the fast path does not apply: a long payload, a
+// wrap, a stale guess or head cache, a full ring, or a corrupt tail. A
+// separate function, so that Write keeps nothing live across a call.
+func (r *ManyToOne) writeSlow(typeID int32, payload []byte) error {
+	index, err := r.claim(align(len(payload) + HeaderLength))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,72 @@
+//go:build amd64 && !race
+
+package ringbuf
+
+import (
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPublishRecordStoreOrder holds publishRecord's plain stores to the
+// order its release semantics need, in the compiler's own listing (go build
+// -gcflags=-S): no call; the first store to memory is the 8-byte claim
+// marker at the record; the last two before the return are the 4-byte
+// record length at the same address and then the tail guess elsewhere.
+// Stores to the stack (argument spills) are ignored.
+func TestPublishRecordStoreOrder(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command(goTool, "build", "-gcflags=-S", "-o", "/dev/null", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	line := regexp.MustCompile(`^\t0x[0-9a-f]+ \d+ \([^)]*\)\t(\S+)\t?(.*)$`)
+	var instrs []string
+	in := false
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "\t") {
+			in = strings.Contains(l, "/ringbuf.publishRecord STEXT")
+			continue
+		}
+		if m := line.FindStringSubmatch(l); in && m != nil {
+			instrs = append(instrs, strings.TrimSpace(m[1]+" "+m[2]))
+		}
+	}
+	require.NotEmpty(t, instrs, "publishRecord not found in the listing")
+
+	// The listing is in code layout order: the entry block first, the
+	// return path, then out-of-line blocks (the short-payload loop), which
+	// jump back before the length store. So: the first store of the
+	// listing, and the last two before the RET.
+	ret := -1
+	for i, in := range instrs {
+		require.False(t, strings.HasPrefix(in, "CALL"), "publishRecord calls: %s", in)
+		if in == "RET" && ret < 0 {
+			ret = i
+		}
+	}
+	require.Positive(t, ret, "no RET in publishRecord")
+	var stores []string // "MOVQ (AX)" style: mnemonic and destination
+	for _, in := range instrs[:ret] {
+		op, args, ok := strings.Cut(in, " ")
+		if !ok || !strings.HasPrefix(op, "MOV") {
+			continue
+		}
+		_, dst, ok := strings.Cut(args, ", ")
+		if !ok || !strings.Contains(dst, "(") || strings.Contains(dst, "(SP)") || strings.Contains(dst, "(FP)") {
+			continue
+		}
+		stores = append(stores, op+" "+dst)
+	}
+	require.GreaterOrEqual(t, len(stores), 4, "stores: %v", stores)
+	first, length, hint := stores[0], stores[len(stores)-2], stores[len(stores)-1]
+	rec := strings.TrimPrefix(first, "MOVQ ")
+	require.True(t, strings.HasPrefix(first, "MOVQ (") && !strings.Contains(rec, "("+"SP"), "first store %q is not the 8-byte marker at the record", first)
+	require.Equal(t, "MOVL "+rec, length, "the length must be stored, 4 bytes, at the record, second to last (stores %v)", stores)
+	require.True(t, strings.HasPrefix(hint, "MOVQ (") && hint != first, "the tail guess must be stored last, elsewhere (stores %v)", stores)
+}
