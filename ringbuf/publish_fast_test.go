@@ -3,12 +3,12 @@
 package ringbuf
 
 import (
-	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/gcout"
 )
 
 // TestPublishRecordStoreOrder holds publishRecord's plain stores to the
@@ -18,25 +18,7 @@ import (
 // record length at the same address and then the tail guess elsewhere.
 // Stores to the stack (argument spills) are ignored.
 func TestPublishRecordStoreOrder(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH")
-	}
-	out, err := exec.Command(goTool, "build", "-gcflags=-S", "-o", "/dev/null", ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-
-	line := regexp.MustCompile(`^\t0x[0-9a-f]+ \d+ \([^)]*\)\t(\S+)\t?(.*)$`)
-	var instrs []string
-	in := false
-	for _, l := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(l, "\t") {
-			in = strings.Contains(l, "/ringbuf.publishRecord STEXT")
-			continue
-		}
-		if m := line.FindStringSubmatch(l); in && m != nil {
-			instrs = append(instrs, strings.TrimSpace(m[1]+" "+m[2]))
-		}
-	}
+	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/ringbuf.publishRecord")
 	require.NotEmpty(t, instrs, "publishRecord not found in the listing")
 
 	// The listing is in code layout order: the entry block first, the
