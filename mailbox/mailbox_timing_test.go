@@ -229,6 +229,78 @@ func BenchmarkSendDrainOne(b *testing.B) {
 	})
 }
 
+// BenchmarkConsume is the consumer's side alone: the ring is filled with
+// 1200 messages of 32 bytes (timer stopped), then drained, by the ring's
+// Read and ControlledRead and by the mailbox's Drain and an actor's DoWork.
+// When the consumer is the slower side (W1, where the ring is often full),
+// this per-message difference is what the mailbox variant loses against
+// manytoone-write (docs/mailbox.md, "Performance").
+func BenchmarkConsume(b *testing.B) {
+	const filled = 1200 // about 60 KiB of records: the ring holds 64 KiB
+	fill := func(b *testing.B, r *ringbuf.ManyToOne) {
+		b.StopTimer()
+		var p [32]byte
+		for i := range filled {
+			binary.LittleEndian.PutUint64(p[:], uint64(i))
+			if err := r.Write(1, p[:]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	// drain runs consume until it has taken filled messages.
+	drain := func(b *testing.B, r *ringbuf.ManyToOne, sum *uint64, consume func() (int, error)) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i += filled {
+			fill(b, r)
+			*sum = 0
+			for n := 0; n < filled; {
+				k, err := consume()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += k
+			}
+			if *sum != filled*(filled-1)/2 {
+				b.Fatalf("sum of sequence numbers %d, want %d", *sum, filled*(filled-1)/2)
+			}
+		}
+	}
+	b.Run("ring-read", func(b *testing.B) {
+		r := newBenchRing(b)
+		var sum uint64
+		h := func(_ int32, p []byte) { sum += binary.LittleEndian.Uint64(p) }
+		drain(b, r, &sum, func() (int, error) { return r.Read(h, ringbuf.NoLimit) })
+	})
+	b.Run("ring-controlled", func(b *testing.B) {
+		r := newBenchRing(b)
+		var sum uint64
+		h := func(_ int32, p []byte) ringbuf.Action { sum += binary.LittleEndian.Uint64(p); return ringbuf.Continue }
+		drain(b, r, &sum, func() (int, error) { return r.ControlledRead(h, ringbuf.NoLimit) })
+	})
+	b.Run("mailbox-drain", func(b *testing.B) {
+		mb := newBenchMailbox(b)
+		var sum uint64
+		h := func(m *mailbox.Message) mailbox.Action {
+			sum += binary.LittleEndian.Uint64(m.Payload())
+			return mailbox.Continue
+		}
+		drain(b, mb.Ring(), &sum, func() (int, error) { return mb.Drain(h, mailbox.DefaultDrainLimit) })
+	})
+	b.Run("actor", func(b *testing.B) {
+		mb := newBenchMailbox(b)
+		var sum uint64
+		a, err := mailbox.NewActor("a", mb, func(m *mailbox.Message) mailbox.Action {
+			sum += binary.LittleEndian.Uint64(m.Payload())
+			return mailbox.Continue
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		drain(b, mb.Ring(), &sum, a.DoWork)
+	})
+}
+
 // BenchmarkFragmented is a 20 KB message (three records) sent and drained
 // (reassembled), against the ring writing the same bytes as one batch of
 // three records read without reassembly.

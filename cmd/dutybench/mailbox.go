@@ -11,7 +11,14 @@ import (
 // mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
 // mailbox.Actor's DoWork, beside the bare rings of the same run.
 func init() {
-	w1.variants = append(w1.variants, variant{name: "mailbox", run: w1Mailbox})
+	w1.variants = append(w1.variants,
+		variant{name: "mailbox", run: w1Mailbox},
+		// Which side of the layer costs (docs/mailbox.md, "Performance"):
+		// each is the mailbox variant with one side replaced by the bare
+		// ring's, on the same mailbox's ring.
+		variant{name: "mailbox-send-read", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, true, false) }},
+		variant{name: "mailbox-write-drain", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, false, true) }},
+	)
 	w3.variants = append(w3.variants, variant{name: "mailbox-actors", run: w3MailboxActors})
 }
 
@@ -39,7 +46,13 @@ func sendSpinMailbox(t *team, mb *mailbox.Mailbox, p []byte) error {
 // Actor whose DoWork (drain with the default limit, liveness check,
 // heartbeat) runs in a busy loop, as a runner with a busy-spin idle
 // strategy would run it.
-func w1Mailbox(cfg *runConfig) (time.Duration, error) {
+func w1Mailbox(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, true, true) }
+
+// w1MailboxSides is w1Mailbox with the producer sending through the
+// mailbox (send) or writing to its ring with Write as manytoone-write does,
+// and the consumer draining in the actor's DoWork (drain) or reading the
+// ring with Read as manytoone-write's consumer does.
+func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
 	mb, err := newBenchMailbox("w1")
 	if err != nil {
 		return 0, err
@@ -55,6 +68,9 @@ func w1Mailbox(cfg *runConfig) (time.Duration, error) {
 	t := newTeam(cfg.place)
 	n, corruptAt := cfg.n, cfg.corruptAt
 	t.spawn(0, func() error {
+		if !send {
+			return produceWrites(t, mb.Ring(), n, 0, corruptAt)
+		}
 		var p [payloadLen]byte
 		putPayload(p[:], 0, 0)
 		for i := range n {
@@ -66,6 +82,12 @@ func w1Mailbox(cfg *runConfig) (time.Duration, error) {
 		return nil
 	})
 	t.spawn(1, func() error {
+		if !drain {
+			if err := consumeRing(t, mb.Ring().Read, c, n); err != nil {
+				return err
+			}
+			return c.finish([]int{n})
+		}
 		for c.received < n {
 			k, err := actor.DoWork()
 			if err != nil {
