@@ -40,6 +40,7 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 	if err := r.init(buf, MinCapacityManyToOne); err != nil {
 		return nil, err
 	}
+	r.zeroConsumed = true
 	return r, nil
 }
 

@@ -188,6 +188,9 @@ type ring struct {
 	mask         int64
 	maxMsgLength int
 	minCapacity  int
+	// zeroConsumed: the consumer zeroes what it consumed before releasing
+	// it (many-to-one, so that Unblock can tell an unwritten claim).
+	zeroConsumed bool
 
 	tail        *atomic.Int64
 	headCache   *atomic.Int64
@@ -522,14 +525,22 @@ func (r *ring) errCorruptRecord(index int, length, typeID int32) error {
 	return fmt.Errorf("%w: record at %d has length %d and type %d (capacity %d)", ErrCorrupt, index, length, typeID, r.capacity)
 }
 
-// read is Agrona's read and controlledRead in one loop: h or ch is non-nil.
-// zero says whether consumed space is zeroed before head is released (the
-// many-to-one protocol). Head is released in a deferred function so that a
-// handler that panics still consumes its message, as in Agrona.
-func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (messages int, err error) {
-	if h == nil && ch == nil {
-		return 0, ErrNilHandler
-	}
+// The read loops. Agrona's read and controlledRead, one function each, so
+// that each keeps as few values live across the handler call as it can: Go
+// saves every live register around a call, so each one is a store and a
+// load per message (measured: BenchmarkConsume, docs/ringbuf.md "Fast
+// paths"). Positions are kept as ring positions (pos: the next record;
+// origin: the position of index 0 in this lap): a read never crosses the
+// end of the ring, so index = pos - origin stays below capacity.
+//
+// Head is released when the read returns, not in a deferred function: a
+// handler that panics still consumes its message, as in Agrona, because
+// r.consumed, stored before each handler call, is what the next read
+// releases first (readStart). A deferred release would cost ~3 ns a call.
+
+// readStart returns the position a read starts from: the head, after
+// releasing what a panicking handler left consumed.
+func (r *ring) readStart() (int64, error) {
 	head := r.head.Load() // consumer-owned: nobody else stores it
 	if head&(RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
@@ -538,75 +549,128 @@ func (r *ring) read(h Handler, ch ControlledHandler, limit int, zero bool) (mess
 		// A handler panicked during the previous read: what was handed out
 		// up to and including its message is consumed (as in Agrona, where
 		// the exception propagates after head moves), released now.
-		r.release(int(head&r.mask), int(c-head), head+(c-head), zero)
+		r.release(head, c)
 		head = c
 	}
-	headIndex := int(head & r.mask)
-	// No defer: r.consumed, stored before each handler call, is what the
-	// next read releases if the handler panics. A deferred release would
-	// cost ~3 ns on every call.
-	bytesRead := 0
-	for headIndex+bytesRead < r.capacity && messages < limit {
-		index := headIndex + bytesRead
+	return head, nil
+}
+
+// validRecord reports whether a committed record (length > 0) at index is
+// one a correct producer writes: at least a header, within the ring, and a
+// message type or padding.
+func (r *ring) validRecord(index int, length, typeID int32) bool {
+	return int(length) >= HeaderLength && align(int(length)) <= r.capacity-index &&
+		(typeID >= 1 || typeID == PaddingTypeID)
+}
+
+// payloadAt returns the payload of the valid record at index, capped at
+// its end.
+func (r *ring) payloadAt(index int, length int32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(r.base, index+HeaderLength)), int(length)-HeaderLength)
+}
+
+// read delivers up to limit messages to h (Agrona's read).
+func (r *ring) read(h Handler, limit int) (messages int, err error) {
+	head, err := r.readStart()
+	if err != nil {
+		return 0, err
+	}
+	origin := head &^ r.mask
+	pos := head
+	for int(pos-origin) < r.capacity && messages < limit {
+		index := int(pos - origin)
 		length := r.lengthAt(index).Load() // acquire: publishes type and payload
 		if length <= 0 {
 			break // not yet written, or an open claim: never skip it
 		}
-		aligned := align(int(length))
 		typeID := *r.typeAt(index)
-		if int(length) < HeaderLength || aligned > r.capacity-index || (typeID < 1 && typeID != PaddingTypeID) {
-			r.finish(headIndex, bytesRead, head, zero)
-			return messages, r.errCorruptRecord(index, length, typeID)
+		if !r.validRecord(index, length, typeID) {
+			return messages, r.corruptRecord(head, pos)
 		}
-		bytesRead += aligned
+		pos += int64(align(int(length)))
 		if typeID == PaddingTypeID {
 			continue
 		}
-		payload := r.data[index+HeaderLength : index+int(length) : index+int(length)]
-		r.consumed = head + int64(bytesRead)
-		if h != nil {
-			messages++
-			h(typeID, payload)
+		r.consumed = pos
+		messages++
+		h(typeID, r.payloadAt(index, length))
+	}
+	r.finish(head, pos)
+	return messages, nil
+}
+
+// controlledRead delivers up to limit messages to h, which decides for
+// each with an Action (Agrona's controlledRead, agrona.md 3.9).
+func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err error) {
+	head, err := r.readStart()
+	if err != nil {
+		return 0, err
+	}
+	origin := head &^ r.mask
+	pos := head
+	for int(pos-origin) < r.capacity && messages < limit {
+		index := int(pos - origin)
+		length := r.lengthAt(index).Load() // acquire: publishes type and payload
+		if length <= 0 {
+			break // not yet written, or an open claim: never skip it
+		}
+		typeID := *r.typeAt(index)
+		if !r.validRecord(index, length, typeID) {
+			return messages, r.corruptRecord(head, pos)
+		}
+		record := pos
+		pos += int64(align(int(length)))
+		if typeID == PaddingTypeID {
 			continue
 		}
-		switch ch(typeID, payload) {
+		r.consumed = pos
+		switch h(typeID, r.payloadAt(index, length)) {
 		case Abort:
-			r.finish(headIndex, bytesRead-aligned, head, zero)
+			r.finish(head, record)
 			return messages, nil
 		case Break:
 			messages++
-			r.finish(headIndex, bytesRead, head, zero)
+			r.finish(head, pos)
 			return messages, nil
 		case Commit:
 			messages++
-			head += int64(bytesRead)
-			r.release(headIndex, bytesRead, head, zero)
-			headIndex += bytesRead
-			bytesRead = 0
+			r.release(head, pos)
+			head = pos
 		default: // Continue, and anything unknown
 			messages++
 		}
 	}
-	r.finish(headIndex, bytesRead, head, zero)
+	r.finish(head, pos)
 	return messages, nil
 }
 
-// finish ends a read that consumed n bytes from index (head's position):
-// releases them and records that nothing is pending.
-func (r *ring) finish(index, n int, head int64, zero bool) {
-	next := head + int64(n)
-	if n > 0 {
-		r.release(index, n, next, zero)
+// corruptRecord ends a read at the invalid record at pos: what came before
+// it is consumed, the record and everything after it stay. Out of line, so
+// the read loops keep nothing live for it.
+//
+//go:noinline
+func (r *ring) corruptRecord(head, pos int64) error {
+	r.finish(head, pos)
+	index := int(pos & r.mask)
+	return r.errCorruptRecord(index, r.lengthAt(index).Load(), *r.typeAt(index))
+}
+
+// finish ends a read that consumed the records from head to next: releases
+// them and records that nothing is pending.
+func (r *ring) finish(head, next int64) {
+	if next != head {
+		r.release(head, next)
 	}
 	r.consumed = next
 }
 
-// release zeroes (many-to-one) the n consumed bytes at index, then
-// publishes head = next with a release store: producers that load head see
-// the zeroes.
-func (r *ring) release(index, n int, next int64, zero bool) {
-	if zero {
-		clear(r.data[index : index+n])
+// release zeroes (many-to-one) the consumed bytes from position head to
+// next, which never cross the end of the ring, then publishes head = next
+// with a release store: producers that load head see the zeroes.
+func (r *ring) release(head, next int64) {
+	if r.zeroConsumed {
+		index := int(head & r.mask)
+		clear(r.data[index : index+int(next-head)])
 	}
 	atomicbuf.StoreRelease64(r.head, next)
 }
@@ -619,37 +683,49 @@ func (r *ring) release(index, n int, next int64, zero bool) {
 // panic propagates, and the next read (or controlled read) releases the
 // space of that message and of those before it.
 func (r *OneToOne) Read(h Handler, limit int) (int, error) {
-	if h != nil && r.empty() {
+	if h == nil {
+		return 0, ErrNilHandler
+	}
+	if r.empty() {
 		return 0, nil
 	}
-	return r.read(h, nil, limit, false)
+	return r.read(h, limit)
 }
 
 // ControlledRead is Read with a handler that decides, message by message,
 // with an Action.
 func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
-	if h != nil && r.empty() {
+	if h == nil {
+		return 0, ErrNilHandler
+	}
+	if r.empty() {
 		return 0, nil
 	}
-	return r.read(nil, h, limit, false)
+	return r.controlledRead(h, limit)
 }
 
 // Read delivers up to limit committed messages to h, in order; see
 // OneToOne.Read. Consumed space is zeroed before it is released.
 func (r *ManyToOne) Read(h Handler, limit int) (int, error) {
-	if h != nil && r.empty() {
+	if h == nil {
+		return 0, ErrNilHandler
+	}
+	if r.empty() {
 		return 0, nil
 	}
-	return r.read(h, nil, limit, true)
+	return r.read(h, limit)
 }
 
 // ControlledRead is Read with a handler that decides, message by message,
 // with an Action.
 func (r *ManyToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
-	if h != nil && r.empty() {
+	if h == nil {
+		return 0, ErrNilHandler
+	}
+	if r.empty() {
 		return 0, nil
 	}
-	return r.read(nil, h, limit, true)
+	return r.controlledRead(h, limit)
 }
 
 // empty is the inlinable fast path of a poll that finds nothing: the record
