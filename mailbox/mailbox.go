@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/internal/ringfast"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -145,7 +146,8 @@ type Mailbox struct {
 	// Read-only after New, shared by senders and the consumer.
 	name     string
 	ring     *ringbuf.ManyToOne
-	base     unsafe.Pointer // start of the ring's buffer
+	fast     *ringfast.Producer // the ring's fast path (Send runs it in line)
+	base     unsafe.Pointer     // start of the ring's buffer
 	capacity int
 	lay      layout
 	maxParts int
@@ -201,6 +203,7 @@ func New(cfg Config) (*Mailbox, error) {
 	m := &Mailbox{
 		name:     cfg.Name,
 		ring:     r,
+		fast:     ringfast.Of(r),
 		base:     unsafe.Pointer(unsafe.SliceData(r.Buffer())),
 		capacity: r.Capacity(),
 		lay:      lay,

@@ -2,38 +2,22 @@ package ringbuf
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 
-	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/ringfast"
 )
 
-// copyShort (under 16 bytes) and copyBlocks (16 to 64) must copy every
-// length exactly, from aligned and unaligned sources, and write nothing
-// outside the payload.
-func TestCopyEveryLength(t *testing.T) {
-	src := make([]byte, 80)
-	for i := range src {
-		src[i] = byte(i*7 + 1)
-	}
-	for n := 0; n <= 64; n++ {
-		for off := 0; off < 8; off++ {
-			dst := atomicbuf.Make(96).Bytes()
-			for i := range dst {
-				dst[i] = 0xAA
-			}
-			if n < 16 {
-				copyShort(unsafe.Pointer(&dst[8]), src[off:off+n])
-			} else {
-				copyBlocks(unsafe.Pointer(&dst[8]), src[off:off+n])
-			}
-			require.Equal(t, src[off:off+n], dst[8:8+n], "n=%d off=%d", n, off)
-			require.Equal(t, bytes.Repeat([]byte{0xAA}, 8), dst[:8], "n=%d off=%d: before", n, off)
-			for i := 8 + n; i < len(dst); i++ {
-				require.Equal(t, byte(0xAA), dst[i], "n=%d off=%d: byte %d after", n, off, i)
-			}
+// The fast path's copies of the layout (internal/ringfast) agree with
+// the ring's: record sizes and claim markers.
+func TestRingfastAgreesWithLayout(t *testing.T) {
+	for n := 0; n <= 4*ringfast.MaxPayload; n++ {
+		require.Equal(t, RecordSize(n), ringfast.RecordSize(n), "record size of %d", n)
+		for _, typeID := range []int32{1, 7, math.MaxInt32} {
+			require.Equal(t, headerWord(-(n+HeaderLength), typeID), ringfast.Marker(n, typeID), "marker of %d, type %d", n, typeID)
 		}
 	}
 }

@@ -2,10 +2,10 @@ package ringbuf
 
 import (
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/ringfast"
 )
 
 // ManyToOne is a ring buffer for any number of concurrent producers and one
@@ -16,18 +16,17 @@ import (
 type ManyToOne struct {
 	ring
 
-	// tailHint is the tail this process's producers last claimed up to: a
-	// guess of the tail, never ahead of it, that a claim uses for its
-	// compare-and-swap and to compute where it writes. The CAS checks the
-	// guess; a wrong guess (another producer, another process) costs one
-	// failed CAS and a load of the real tail. Why not load the tail: on
-	// x86 a record address computed from a load of the word that the
-	// previous claim's locked CAS wrote serialises the producer (measured:
-	// W1 many-to-one at ~15 Mmsg/s loading the tail, ~41 from a guess
-	// kept in another word, docs/ringbuf.md). Written by producers on every
-	// claim, so on cache lines of its own.
-	tailHint atomic.Int64
-	_        [cacheLine]byte
+	// fast is the producers' fast path (internal/ringfast, shared with
+	// mailbox.Send): a copy of where the ring is, and the tail guess that
+	// every claim, fast or general, starts from and updates. The guess is
+	// this view's (so per process), never ahead of the tail; a wrong one
+	// costs one failed CAS (docs/ringbuf.md, "Fast paths"). The guess is
+	// on cache lines of its own.
+	fast ringfast.Producer
+}
+
+func init() {
+	ringfast.SetOf(func(ring any) *ringfast.Producer { return &ring.(*ManyToOne).fast })
 }
 
 // NewManyToOne returns a many-to-one ring over buf, which must be a power of
@@ -41,6 +40,7 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 		return nil, err
 	}
 	r.zeroConsumed = true
+	r.fast.Init(r.base, r.capacity, r.tail, r.headCache)
 	return r, nil
 }
 
@@ -50,7 +50,7 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 // and reports ErrFull, so the consumer can move head to the start.
 func (r *ManyToOne) claim(required int) (int, error) {
 	head := r.headCache.Load()
-	tail := r.tailHint.Load()
+	tail := r.fast.Hint().Load()
 	for {
 		if tail&(RecordAlignment-1) != 0 {
 			return 0, fmt.Errorf("%w: tail position %d is not aligned", ErrCorrupt, tail)
@@ -86,7 +86,7 @@ func (r *ManyToOne) claim(required int) (int, error) {
 			tail = r.tail.Load()
 			continue
 		}
-		atomicbuf.StoreRelease64(&r.tailHint, newTail)
+		atomicbuf.StoreRelease64(r.fast.Hint(), newTail)
 		if padding != 0 {
 			// Same protocol as a record: marker, type, publication.
 			r.mark(tailIndex, padding, PaddingTypeID)
@@ -97,20 +97,6 @@ func (r *ManyToOne) claim(required int) (int, error) {
 		}
 		return writeIndex, nil
 	}
-}
-
-// fastClaim is the claim of the fast paths: one CAS attempt from the tail
-// guess, when size bytes fit before the end of the ring and the cached
-// head says there is room. It returns the record index and the claimed
-// tail; ok is false when the general claim must run (a wrap, a stale guess
-// or head cache, a full ring). Small enough to inline.
-func (r *ManyToOne) fastClaim(size int) (index int, tail int64, ok bool) {
-	tail = r.tailHint.Load()
-	index = int(tail & r.mask)
-	ok = tail&(RecordAlignment-1) == 0 && size <= r.capacity-index &&
-		int64(size) <= int64(r.capacity)-(tail-r.headCache.Load()) &&
-		r.tail.CompareAndSwap(tail, tail+int64(size))
-	return index, tail, ok
 }
 
 // Write copies payload into the ring as one message of type typeID. It
@@ -126,10 +112,11 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 	// end of the ring when the cached head says there is room: one CAS
 	// attempt (a failed one goes to the general loop), then one call writes
 	// the claim marker, the payload and the length, and stores the new tail
-	// guess (publishRecord). Nothing is live after it, so nothing spills.
-	if len(payload) <= 64 {
-		if index, tail, ok := r.fastClaim(aligned); ok {
-			publishRecord(unsafe.Add(r.base, index), headerWord(-length, typeID), payload, int32(length), &r.tailHint, tail+int64(aligned))
+	// guess (ringfast.PublishRecord). Nothing is live after it, so nothing
+	// spills. mailbox.Send runs the same two steps in line.
+	if len(payload) <= ringfast.MaxPayload {
+		if index, tail, ok := r.fast.Claim(aligned); ok {
+			r.fast.Publish(index, ringfast.Marker(len(payload), typeID), payload, tail+int64(aligned))
 			return nil
 		}
 	}
@@ -162,8 +149,8 @@ func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	// room; then a single call stores the claim marker (the negated record
 	// length) with the type as one 8-byte word, the first store into the
 	// claim, and the new guess.
-	if index, tail, ok := r.fastClaim(aligned); ok {
-		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-(length+HeaderLength), typeID), &r.tailHint, tail+int64(aligned))
+	if index, tail, ok := r.fast.Claim(aligned); ok {
+		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-(length+HeaderLength), typeID), r.fast.Hint(), tail+int64(aligned))
 		p := index + HeaderLength
 		return Claim{Index: p, Payload: unsafe.Slice((*byte)(unsafe.Add(r.base, p)), length)}, nil
 	}
@@ -201,8 +188,8 @@ func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
 	// The fast path, as in TryClaim: the batch's marker (its negated
 	// length; the type comes with the first Append) and the new tail guess
 	// in one call.
-	if index, tail, ok := r.fastClaim(total); ok {
-		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-total, 0), &r.tailHint, tail+int64(total))
+	if index, tail, ok := r.fast.Claim(total); ok {
+		atomicbuf.StoreRelease64Pair(r.wordAt(index), headerWord(-total, 0), r.fast.Hint(), tail+int64(total))
 		return r.batchAt(index, total), nil
 	}
 	index, err := r.claim(total)

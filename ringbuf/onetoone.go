@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/ringfast"
 )
 
 // OneToOne is a ring buffer for exactly one producer and one consumer
@@ -107,12 +108,12 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	// memmove), so nothing is spilled: on a producer whose stores to ring
 	// lines wait for the consumer's core, every store to the stack also
 	// waits in the store buffer behind them.
-	if len(payload) <= 64 && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
+	if len(payload) <= ringfast.MaxPayload && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
 		int64(aligned+HeaderLength) <= int64(r.capacity)-(tail-r.headCache.Load()) {
 		if dst := unsafe.Add(r.base, index+HeaderLength); len(payload) < 16 {
-			copyShort(dst, payload)
+			ringfast.CopyShort(dst, payload)
 		} else {
-			copyBlocks(dst, payload)
+			ringfast.CopyBlocks(dst, payload)
 		}
 		// No claim marker: the header is already zero (pre-zeroed by the
 		// previous record), which stops the consumer just as a negative

@@ -1,13 +1,13 @@
 //go:build amd64 && !race
 
-package ringbuf
+package ringfast
 
 import (
 	"sync/atomic"
 	"unsafe"
 )
 
-// publishRecord writes a many-to-one record into space claimed at rec, in
+// PublishRecord writes a many-to-one record into space claimed at rec, in
 // one call so that the producer's fast path spills nothing (docs/ringbuf.md,
 // "Fast paths"): the claim marker (negated record length and the type, one
 // 8-byte store, the first store into the claim, which Unblock relies on),
@@ -22,12 +22,12 @@ import (
 // TestPublishRecordStoreOrder checks the compiled code.
 //
 //go:noinline
-func publishRecord(rec unsafe.Pointer, marker int64, src []byte, length int32, hint *atomic.Int64, next int64) {
+func PublishRecord(rec unsafe.Pointer, marker int64, src []byte, length int32, hint *atomic.Int64, next int64) {
 	*(*int64)(rec) = marker
-	if dst := unsafe.Add(rec, HeaderLength); len(src) < 16 {
-		copyShort(dst, src)
+	if dst := unsafe.Add(rec, headerLength); len(src) < 16 {
+		CopyShort(dst, src)
 	} else {
-		copyBlocks(dst, src)
+		CopyBlocks(dst, src)
 	}
 	*(*int32)(rec) = length
 	*(*int64)(unsafe.Pointer(hint)) = next

@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package ringbuf
+package ringfast
 
 import (
 	"strings"
@@ -11,15 +11,15 @@ import (
 	"github.com/dutyrt/duty/internal/gcout"
 )
 
-// TestPublishRecordStoreOrder holds publishRecord's plain stores to the
+// TestPublishRecordStoreOrder holds PublishRecord's plain stores to the
 // order its release semantics need, in the compiler's own listing (go build
 // -gcflags=-S): no call; the first store to memory is the 8-byte claim
 // marker at the record; the last two before the return are the 4-byte
 // record length at the same address and then the tail guess elsewhere.
 // Stores to the stack (argument spills) are ignored.
 func TestPublishRecordStoreOrder(t *testing.T) {
-	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/ringbuf.publishRecord")
-	require.NotEmpty(t, instrs, "publishRecord not found in the listing")
+	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/internal/ringfast.PublishRecord")
+	require.NotEmpty(t, instrs, "PublishRecord not found in the listing")
 
 	// The listing is in code layout order: the entry block first, the
 	// return path, then out-of-line blocks (the short-payload loop), which
@@ -27,12 +27,12 @@ func TestPublishRecordStoreOrder(t *testing.T) {
 	// listing, and the last two before the RET.
 	ret := -1
 	for i, in := range instrs {
-		require.False(t, strings.HasPrefix(in, "CALL"), "publishRecord calls: %s", in)
+		require.False(t, strings.HasPrefix(in, "CALL"), "PublishRecord calls: %s", in)
 		if in == "RET" && ret < 0 {
 			ret = i
 		}
 	}
-	require.Positive(t, ret, "no RET in publishRecord")
+	require.Positive(t, ret, "no RET in PublishRecord")
 	var stores []string // "MOVQ (AX)" style: mnemonic and destination
 	for _, in := range instrs[:ret] {
 		op, args, ok := strings.Cut(in, " ")
