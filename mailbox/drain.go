@@ -43,8 +43,8 @@ type consumer struct {
 	// Hot: touched by every Drain call, kept together.
 	onRecord    ringbuf.ControlledHandler
 	h           Handler
-	limit       int
-	count       int // messages consumed (delivered or discarded) in this call
+	count       int // messages consumed (delivered or discarded) in this call, counted after each ring read
+	extra       int // records the ring counted in this read that are not messages (later records of a framed message, dropped records)
 	stop        bool
 	discard     bool
 	plainReady  bool // a plain record can take the fast path: not discarding, nothing pending, msg is one part
@@ -90,12 +90,10 @@ func (c *consumer) init(m *Mailbox) {
 		if c.plainReady && recordType <= MaxTypeID {
 			c.msg.typeID = recordType
 			c.msg.one[0] = payload
-			a := c.h(&c.msg)
-			c.count++
-			if a == Continue && c.count < c.limit {
-				return Continue
+			if a := c.h(&c.msg); a != Continue {
+				return c.settle(a)
 			}
-			return c.settle(a)
+			return Continue
 		}
 		a := c.record(recordType, payload)
 		c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
@@ -133,7 +131,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		return 0, nil
 	}
 	c := &m.cons
-	c.h, c.limit, c.count, c.stop = h, limit, 0, false // discarded, corrupt: zeroed by the previous call
+	c.h, c.count, c.stop = h, 0, false // discarded, corrupt: zeroed by the previous call
 	c.discard = m.state.Load() == stateDiscard
 	c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
@@ -142,13 +140,28 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	// A ring read stops at the end of the ring: when it got there, read
 	// once more from the start.
 	for range 2 {
-		if _, err = m.ring.ControlledRead(c.onRecord, ringbuf.NoLimit); err != nil {
-			err = errCorruptRing(err)
+		// The ring counts records, the drain messages: each message is at
+		// least one record, so the ring's limit never lets the drain take
+		// more than limit messages (a framed message can make it stop
+		// before).
+		k, rerr := m.ring.ControlledRead(c.onRecord, limit-c.count)
+		if rerr == nil && c.pending.active {
+			// The ring's limit stopped it inside a framed message delivered
+			// at its first record: consume the rest of that message now (its
+			// records are all there: one claim, one publication).
+			var more int
+			more, rerr = m.ring.ControlledRead(c.onRecord, int(c.pending.hdr.count-c.pending.next))
+			k += more
+		}
+		c.count += k - c.extra
+		c.extra = 0
+		if rerr != nil {
+			err = errCorruptRing(rerr)
 			break
 		}
 		prev := head
 		head = m.ring.ConsumerPosition()
-		if c.stop || head == prev || head&int64(m.capacity-1) != 0 {
+		if c.stop || c.count >= limit || head == prev || head&int64(m.capacity-1) != 0 {
 			break
 		}
 	}
@@ -267,6 +280,7 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		if recordType == p.recordType && h.index == p.next && h.sameMessage(&p.hdr) {
 			// A later record of a message delivered at its first record.
 			p.next++
+			c.extra++
 			if p.next == h.count {
 				p.active = false
 				return p.final
@@ -320,37 +334,28 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 func (c *consumer) deliver() Action {
 	if c.discard {
 		c.discarded++
-		c.count++
-		return c.settle(Continue)
+		return Continue
 	}
-	a := c.h(&c.msg)
-	c.count++
-	return c.settle(a)
+	return c.settle(c.h(&c.msg))
 }
 
-// settle turns the handler's action on a message just counted into the
-// ring's: an abort un-counts it, and the limit ends the drain.
+// settle turns the handler's action on a message into the ring's: Abort
+// and Break end the drain, anything unknown is Continue. (The ring counts
+// what is consumed; its limit ends the drain at the drain's.)
 func (c *consumer) settle(a Action) Action {
 	switch a {
-	case Abort:
-		c.count--
+	case Abort, Break:
 		c.stop = true
-		return Abort
-	case Break:
-		c.stop = true
+		return a
 	case Commit:
-	default:
-		a = Continue
+		return Commit
 	}
-	if c.count >= c.limit {
-		c.stop = true
-		return Break
-	}
-	return a
+	return Continue
 }
 
 // drop consumes a record with invalid framing and counts it.
 func (c *consumer) drop(reason string) Action {
+	c.extra++
 	c.corrupt++
 	c.reason = reason
 	return Continue

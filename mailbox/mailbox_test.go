@@ -417,3 +417,55 @@ func TestCorruptRingReported(t *testing.T) {
 	require.ErrorIs(t, err, ringbuf.ErrCorrupt)
 	require.False(t, errors.Is(err, ErrCorruptFrame))
 }
+
+// A drain reads a second time from the start of the ring when its first
+// read ended exactly at the end: unless the handler said Break there, or
+// the drain reached its limit. And the limit, which the ring applies to
+// records, still counts messages when it falls inside a framed one.
+func TestDrainStopsAtTheEndOfTheRing(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	payload := func(i byte) []byte { p := make([]byte, 56); p[0] = i; return p } // 64-byte records
+	for i := range byte(16) {                                                    // exactly the ring
+		require.NoError(t, mb.Send(1, payload(i)))
+	}
+	var seen []byte
+	take := func(a Action) Handler {
+		return func(m *Message) Action { seen = append(seen, m.Payload()[0]); return a }
+	}
+	n, err := mb.Drain(take(Continue), 15)
+	require.NoError(t, err)
+	require.Equal(t, 15, n)
+	require.NoError(t, mb.Send(1, payload(16))) // at index 0
+	require.NoError(t, mb.Send(1, payload(17)))
+
+	seen = nil
+	n, err = mb.Drain(take(Break), 10) // message 15 ends at the end of the ring
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, []byte{15}, seen)
+
+	// Now at the start: a limit of 1 ending the read there stops the drain.
+	n, err = mb.Drain(take(Continue), 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, []byte{15, 16}, seen)
+
+	// A limit that the ring reaches inside a framed message (a plain
+	// message, then a message of three records): the drain finishes the
+	// framed message and counts it once.
+	big := make([]byte, mb.MaxClaimLength()*2+1)
+	mb2 := newMailbox(t, Config{})
+	require.NoError(t, mb2.Send(1, []byte("plain")))
+	require.NoError(t, mb2.Send(2, big))
+	require.NoError(t, mb2.Send(3, []byte("after")))
+	var types []int32
+	n, err = mb2.Drain(func(m *Message) Action { types = append(types, m.TypeID()); return Continue }, 2)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []int32{1, 2}, types)
+	n, err = mb2.Drain(func(m *Message) Action { types = append(types, m.TypeID()); return Continue }, 2)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, []int32{1, 2, 3}, types)
+	require.Zero(t, mb2.Stats().Depth)
+}
