@@ -165,6 +165,7 @@ func w1ManyToOneClaim(cfg *runConfig) (time.Duration, error) {
 	t.spawn(0, func() error {
 		for i := range n {
 			var cl ringbuf.Claim
+			var err error // the producer's own: not the enclosing function's (a captured variable is a store through a pointer)
 			for {
 				cl, err = r.TryClaim(msgTypeID, payloadLen)
 				if err == nil {
