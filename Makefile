@@ -6,11 +6,12 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 
-.PHONY: test vet lint race cring fuzz-smoke bench-smoke ci demo
+.PHONY: test vet lint race invariants cring fuzz-smoke bench-smoke ci demo
 
 ## test: everything a change must pass (vet, staticcheck, tests under -race,
+## the packages with unsafe ring access again with their invariant checks,
 ## dutybench's C reference ring)
-test: vet lint race cring
+test: vet lint race invariants cring
 
 # The C reference ring needs cgo and a C compiler (present on the project's
 # machines); without one its vet and tests are skipped with a message.
@@ -29,6 +30,12 @@ lint:
 
 race:
 	$(GO) test -race -count=1 ./...
+
+## invariants: the packages that index shared memory through unsafe
+## pointers, built with -tags duty_invariants (every such access is checked
+## and panics when out of bounds)
+invariants:
+	$(GO) test -count=1 -tags duty_invariants ./internal/... ./ringbuf ./broadcast ./mailbox ./ipc/...
 
 ## cring: dutybench's C reference ring (cgo, build tag cring) runs and its
 ## checker fails on a corrupt message

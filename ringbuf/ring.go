@@ -566,6 +566,12 @@ func (r *ring) validRecord(index int, length, typeID int32) bool {
 // payloadAt returns the payload of the valid record at index, capped at
 // its end.
 func (r *ring) payloadAt(index int, length int32) []byte {
+	if invariants {
+		r.mustRecord(index)
+		if length < HeaderLength || int(length) > r.capacity-index {
+			panic(fmt.Sprintf("duty_invariants: record of length %d at %d runs past the ring's %d bytes", length, index, r.capacity))
+		}
+	}
 	return unsafe.Slice((*byte)(unsafe.Add(r.base, index+HeaderLength)), int(length)-HeaderLength)
 }
 
