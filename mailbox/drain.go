@@ -179,20 +179,24 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 			atomicbuf.StoreRelease64(m.ctr.MaxDepth, d)
 		}
 	} else if !c.stop && err == nil {
-		// Most drains without progress find an empty mailbox; the check
-		// must cost them nothing. Every claimCheckPeriod-th one looks at
-		// the length at the head (the line the ring's read just loaded): a
-		// negative length is an open claim, whose timing starts. The tail
-		// (the senders' cache line) and the clock are read only then,
-		// while a stall is being timed, and once in stallCheckPeriod idle
-		// drains (a sender that died between its claim and its first store
-		// leaves zeros, not a negative length).
+		// Most drains without progress find an empty mailbox, or a claim
+		// a sender is filling right now; the check must cost them nothing.
+		// Every claimCheckPeriod-th one looks at the length at the head
+		// (the line the ring's read just loaded): a negative length is an
+		// open claim, whose timing starts, and goes on at that period
+		// while it lasts: the clock is read only then. The tail (the
+		// senders' cache line, which a read takes from the producer that
+		// claims next) is read only when the head holds no claim, once in
+		// stallCheckPeriod idle drains (a sender that died between its
+		// claim and its first store leaves zeros, not a negative length).
 		c.idleDrains++
-		if c.stallSince != 0 {
-			err = m.checkStall(head)
-		} else if c.idleDrains%c.claimPeriod == 0 && (c.idleDrains >= c.checkPeriod || m.claimAt(head)) {
-			c.idleDrains = 0
-			err = m.checkStall(head)
+		if c.idleDrains%c.claimPeriod == 0 {
+			if marked := m.claimAt(head); marked || c.stallSince != 0 || c.idleDrains >= c.checkPeriod {
+				if c.idleDrains >= c.checkPeriod {
+					c.idleDrains = 0
+				}
+				err = m.checkStall(head, marked)
+			}
 		}
 	}
 	// Single-writer totals: a release store, not a locked add.
@@ -224,11 +228,13 @@ func (m *Mailbox) claimAt(head int64) bool {
 
 // checkStall is the liveness check, run by a Drain that made no progress:
 // if a claim has kept the head still for the unblock timeout while the
-// tail is ahead, release it (the ring's Unblock) and count it as torn. The
-// clock is read only here, so a busy or empty mailbox never reads it.
-func (m *Mailbox) checkStall(head int64) error {
+// tail is ahead, release it (the ring's Unblock) and count it as torn.
+// marked says the head holds an open claim (a negative length), so the
+// tail is ahead without reading it. The clock is read only here, so a busy
+// or empty mailbox never reads it.
+func (m *Mailbox) checkStall(head int64, marked bool) error {
 	c := &m.cons
-	if m.ring.ProducerPosition() == head {
+	if !marked && m.ring.ProducerPosition() == head {
 		c.stallSince = 0
 		return nil
 	}

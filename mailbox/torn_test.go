@@ -120,9 +120,17 @@ func TestStallCheckPeriod(t *testing.T) {
 	require.Zero(t, reads.Load())
 	idleDrain()
 	require.Equal(t, int64(1), reads.Load(), "timing starts")
+	for range claimCheckPeriod - 1 {
+		idleDrain()
+	}
+	require.Equal(t, int64(1), reads.Load(), "not on every drain while timing")
 	idleDrain()
-	require.Equal(t, int64(2), reads.Load(), "every drain while timing")
+	require.Equal(t, int64(2), reads.Load(), "every claimCheckPeriod-th drain while timing")
 	now.Store(int64(2 * time.Second))
+	for range claimCheckPeriod - 1 {
+		idleDrain()
+	}
+	require.Zero(t, mb.Stats().Torn)
 	idleDrain()
 	require.Equal(t, int64(1), mb.Stats().Torn)
 	require.Equal(t, []got{{2, []string{"next"}, false}}, collect(t, mb))
@@ -142,7 +150,9 @@ func TestStallCheckPeriod(t *testing.T) {
 	}
 	require.Equal(t, int64(1), reads.Load())
 	now.Store(int64(5 * time.Second))
-	idleDrain()
+	for range claimCheckPeriod {
+		idleDrain()
+	}
 	require.Equal(t, int64(2), mb.Stats().Torn)
 }
 
