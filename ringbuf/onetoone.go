@@ -121,7 +121,7 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 		// the next header, store the tail, then publish length and type
 		// in one 8-byte store (the release that publishes the payload).
 		atomicbuf.StoreRelease64Triple(r.wordAt(index+aligned), 0, r.tail, tail+int64(aligned),
-			r.wordAt(index), headerWord(length, typeID))
+			r.wordAt(index), ringfast.HeaderWord(length, typeID))
 		return nil
 	}
 	return r.writeSlow(typeID, payload)
@@ -136,7 +136,7 @@ func (r *OneToOne) writeSlow(typeID int32, payload []byte) error {
 		return err
 	}
 	copy(r.data[index+HeaderLength:], payload)
-	atomicbuf.StoreRelease64(r.wordAt(index), headerWord(length, typeID))
+	atomicbuf.StoreRelease64(r.wordAt(index), ringfast.HeaderWord(length, typeID))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/ringfast"
 )
 
 // NoLimit is a message-count limit that reads everything available.
@@ -97,7 +98,7 @@ func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
 		if size := align(length + HeaderLength); size <= b.total-b.used {
 			at := b.index + b.used
 			b.used += size
-			*(*int64)(unsafe.Add(b.base, at)) = headerWord(length+HeaderLength, typeID)
+			*(*int64)(unsafe.Add(b.base, at)) = ringfast.HeaderWord(length+HeaderLength, typeID)
 			return unsafe.Slice((*byte)(unsafe.Add(b.base, at+HeaderLength)), length), nil
 		}
 	}
@@ -123,7 +124,7 @@ func (b *Batch) append(typeID int32, length int) ([]byte, error) {
 		*b.r.typeAt(at) = typeID
 		b.first = int32(length + HeaderLength)
 	} else {
-		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = headerWord(length+HeaderLength, typeID)
+		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = ringfast.HeaderWord(length+HeaderLength, typeID)
 	}
 	b.used += size
 	p := at + HeaderLength
@@ -361,12 +362,6 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 func (r *ring) mark(index, total int, typeID int32) {
 	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
 	*r.typeAt(index) = typeID
-}
-
-// headerWord is a record header as one little-endian 8-byte word: length in
-// the low half, type in the high half.
-func headerWord(length int, typeID int32) int64 {
-	return int64(uint64(uint32(length)) | uint64(uint32(typeID))<<32)
 }
 
 // publish commits the record at index: the release store of its positive

@@ -78,12 +78,18 @@ func (p *Producer) Publish(index int, marker int64, payload []byte, next int64) 
 	PublishRecord(unsafe.Add(p.base, index), marker, payload, int32(len(payload)+headerLength), &p.hint, next)
 }
 
+// HeaderWord is a record header as one 8-byte word, for one store of
+// length and type: the length in the low half, the type in the high half
+// (little-endian: length at offset 0, type at offset 4). The one
+// definition, for ringbuf as well.
+func HeaderWord(length int, typeID int32) int64 {
+	return int64(uint64(uint32(length)) | uint64(uint32(typeID))<<32)
+}
+
 // Marker returns the claim marker of a record of payloadLen bytes and type
-// typeID: the header word with the negated record length in the low half
-// and the type in the high half (little-endian: length at offset 0, type
-// at offset 4).
+// typeID: the header word with the negated record length.
 func Marker(payloadLen int, typeID int32) int64 {
-	return int64(uint64(uint32(-(payloadLen + headerLength))) | uint64(uint32(typeID))<<32)
+	return HeaderWord(-(payloadLen + headerLength), typeID)
 }
 
 // RecordSize is the aligned size of a record of payloadLen bytes.
