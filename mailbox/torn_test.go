@@ -90,10 +90,10 @@ func TestAbandonedClaim(t *testing.T) {
 	require.Len(t, collect(t, mb), 1)
 }
 
-// An idle mailbox reads the tail and the clock only when it sees an open
-// claim at the head (looked at once in claimCheckPeriod idle drains), or
-// once in stallCheckPeriod idle drains (a claim never marked is all
-// zeros), and on every drain once a stall is timed.
+// An idle mailbox reads the clock only when it sees an open claim at the
+// head (looked at once in claimCheckPeriod idle drains), or once in
+// stallCheckPeriod idle drains (a claim never marked is all zeros), and
+// once in claimCheckPeriod idle drains while a stall is timed.
 func TestStallCheckPeriod(t *testing.T) {
 	var now, reads atomic.Int64
 	clock := func() int64 { reads.Add(1); return now.Load() }
