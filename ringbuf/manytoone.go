@@ -150,7 +150,7 @@ func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	// length) with the type as one 8-byte word, the first store into the
 	// claim, and the new guess.
 	if index, tail, ok := r.fast.Claim(aligned); ok {
-		atomicbuf.StoreRelease64Pair(r.wordAt(index), ringfast.HeaderWord(-(length+HeaderLength), typeID), r.fast.Hint(), tail+int64(aligned))
+		atomicbuf.StoreRelease64Pair(r.wordAt(index), ringfast.Marker(length, typeID), r.fast.Hint(), tail+int64(aligned))
 		p := index + HeaderLength
 		return Claim{Index: p, Payload: unsafe.Slice((*byte)(unsafe.Add(r.base, p)), length)}, nil
 	}
