@@ -19,6 +19,7 @@ package main
 #include <stdlib.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <time.h>
 
 enum { REC = 40, TYPE = 1 };
 
@@ -109,6 +110,70 @@ static int64_t cring_consume(cring *r, int64_t n, int64_t *got, int64_t *want) {
 	}
 	return bad;
 }
+
+// The W3 floor in C (cring-pingpong), the same protocol as the Go floor
+// variant: two rings of 40-byte slots whose 8-byte header holds the message
+// number + 1, stored with release semantics after the 32-byte payload. No
+// zeroing, head, tail or wrap handling: a ping-pong never has more than one
+// record in flight. The pinger reads the clock once per round trip, as the
+// Go variants do; both sides check every payload.
+enum { PP_SLOTS = 65536 / REC };
+
+static inline uint8_t *pp_slot(uint8_t *ring, int64_t i) { return ring + (i % PP_SLOTS) * REC; }
+
+static void pp_send(uint8_t *ring, int64_t i, const uint8_t *payload) {
+	uint8_t *at = pp_slot(ring, i);
+	memcpy(at + 8, payload, 32);
+	atomic_store_explicit((_Atomic int64_t *)at, i + 1, memory_order_release);
+}
+
+static const uint8_t *pp_await(uint8_t *ring, int64_t i) {
+	uint8_t *at = pp_slot(ring, i);
+	while (atomic_load_explicit((_Atomic int64_t *)at, memory_order_acquire) != i + 1) {}
+	return at + 8;
+}
+
+// pp_bad reports whether payload q is not message i of producer 0; the
+// first bad one's sequence number and i go to *got and *want.
+static int pp_bad(const uint8_t *q, int64_t i, int64_t bad, int64_t *got, int64_t *want) {
+	int64_t seq, id;
+	memcpy(&seq, q, 8);
+	memcpy(&id, q + 8, 8);
+	if (seq == i && id == 0) return 0;
+	if (bad == 0) { *got = seq; *want = i; }
+	return 1;
+}
+
+static inline int64_t pp_now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t pp_ping(uint8_t *ping, uint8_t *pong, int64_t n, int64_t corrupt_at, int64_t *lat, int64_t *got, int64_t *want) {
+	uint8_t p[32] = {0};
+	int64_t bad = 0, last = pp_now();
+	for (int64_t i = 0; i < n; i++) {
+		int64_t seq = i == corrupt_at ? i + 1 : i;
+		memcpy(p, &seq, 8);
+		pp_send(ping, i, p);
+		bad += pp_bad(pp_await(pong, i), i, bad, got, want);
+		int64_t now = pp_now();
+		lat[i] = now - last;
+		last = now;
+	}
+	return bad;
+}
+
+static int64_t pp_pong(uint8_t *ping, uint8_t *pong, int64_t n, int64_t *got, int64_t *want) {
+	int64_t bad = 0;
+	for (int64_t i = 0; i < n; i++) {
+		const uint8_t *q = pp_await(ping, i);
+		bad += pp_bad(q, i, bad, got, want);
+		pp_send(pong, i, q);
+	}
+	return bad;
+}
 */
 import "C"
 
@@ -127,6 +192,9 @@ func init() {
 		variant{name: "cring-cas", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, 1, true) }},
 		variant{name: "cring-cas-to-manytoone", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Mixed(cfg, true) }},
 		variant{name: "manytoone-to-cring", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Mixed(cfg, false) }},
+	)
+	w3.variants = append(w3.variants,
+		variant{name: "cring-pingpong", extra: true, run: w3CPingPong},
 	)
 }
 
@@ -218,5 +286,39 @@ func w1Mixed(cfg *runConfig, cProducer bool) (time.Duration, error) {
 		t.spawn(0, func() error { return produceWrites(t, m, n, 0, cfg.corruptAt) })
 		t.spawn(1, func() error { return cConsume(t, cr, n) })
 	}
+	return t.run(cfg.timeout)
+}
+
+// w3CPingPong runs cring-pingpong: the pinger in slot 0 records the round
+// trips into cfg.lat (Go memory C only writes during the call).
+func w3CPingPong(cfg *runConfig) (time.Duration, error) {
+	ping, _, freePing, err := newCRing()
+	if err != nil {
+		return 0, err
+	}
+	defer freePing()
+	pong, _, freePong, err := newCRing()
+	if err != nil {
+		return 0, err
+	}
+	defer freePong()
+	t := newTeam(cfg.place)
+	n, lat := cfg.n, cfg.lat[:cfg.n]
+	t.spawn(0, func() error {
+		var got, want C.int64_t
+		bad := C.pp_ping(ping.data, pong.data, C.int64_t(n), C.int64_t(cfg.corruptAt), (*C.int64_t)(unsafe.Pointer(unsafe.SliceData(lat))), &got, &want)
+		t.finish()
+		if bad != 0 {
+			return fmt.Errorf("%w: C ping-pong: %d pongs did not match, the first: producer 0 sequence %d, want %d", errPayload, bad, got, want)
+		}
+		return nil
+	})
+	t.spawn(1, func() error {
+		var got, want C.int64_t
+		if bad := C.pp_pong(ping.data, pong.data, C.int64_t(n), &got, &want); bad != 0 {
+			return fmt.Errorf("%w: C ping-pong: %d pings did not match, the first: producer 0 sequence %d, want %d", errPayload, bad, got, want)
+		}
+		return nil
+	})
 	return t.run(cfg.timeout)
 }

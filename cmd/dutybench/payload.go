@@ -44,14 +44,32 @@ func seqFor(i, corruptAt int) uint64 {
 // known producer id, and seq == expected[producer]. It records the first
 // mismatch and keeps counting, so the consumer still drains every message
 // and the producers never block on a consumer that gave up.
+//
+// A checker is written on every message by the goroutine that checks, and
+// W3 has two of them, one per side, allocated one after the other. Its
+// words are therefore kept checkerPad bytes away from anything else (the
+// struct padded at both ends, expected inside a larger allocation): without
+// that, the two checkers' counters sat in one 48-byte size class span and
+// their expected slices (8 bytes, no pointers) in one 16-byte block of the
+// tiny allocator, so each round trip moved those lines between the cores
+// twice, on the critical path. It cost the Go variants of W3 about 150 ns
+// per round trip (docs/benchmarks.md, "W3 and the checkers' cache lines").
 type checker struct {
+	_        [checkerPad]byte
 	expected []uint64
 	received int
 	err      error
+	_        [checkerPad]byte
 }
 
+// checkerPad is two cache lines: the adjacent-line prefetcher fetches lines
+// in 128-byte pairs.
+const checkerPad = 128
+
 func newChecker(producers int) *checker {
-	return &checker{expected: make([]uint64, producers)}
+	const margin = checkerPad / 8 // uint64s
+	exp := make([]uint64, margin+producers+margin)
+	return &checker{expected: exp[margin : margin+producers : margin+producers]}
 }
 
 func (c *checker) reset() {
