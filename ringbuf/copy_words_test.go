@@ -29,3 +29,12 @@ func TestWriteFastPathsInlineTheCopy(t *testing.T) {
 			"%s must inline %s", c.file, c.fn)
 	}
 }
+
+// TestReadyInlines holds Ready to its doc comment: it inlines, so a spin
+// loop that polls with it makes no call while the ring is empty.
+func TestReadyInlines(t *testing.T) {
+	out := gcout.Build(t, "-m")
+	for _, typ := range []string{"OneToOne", "ManyToOne"} {
+		require.Regexp(t, `(?m)^\S*ring\.go:\d+:\d+: can inline \(\*`+typ+`\)\.Ready$`, out, "%s.Ready must inline", typ)
+	}
+}

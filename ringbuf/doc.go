@@ -12,9 +12,10 @@
 //
 //   - OneToOne: exactly one goroutine (or process) produces (Write, TryClaim,
 //     Commit, Abort, the batch methods) and exactly one consumes (Read,
-//     ControlledRead). They may run at the same time.
+//     ControlledRead, Ready). They may run at the same time.
 //   - ManyToOne: any number of goroutines and processes produce at the same
-//     time; exactly one consumes and calls Unblock.
+//     time; exactly one consumes (Read, ControlledRead, Ready) and calls
+//     Unblock.
 //   - Size, ProducerPosition, ConsumerPosition, NextCorrelationID,
 //     ConsumerHeartbeatTime, Capacity and MaxMessageLength are safe from
 //     anywhere. SetConsumerHeartbeatTime belongs to the consumer.
@@ -58,4 +59,7 @@
 // with one claim and one tail update; the consumer sees separate messages.
 // The first record's claim marker covers the whole batch, so Unblock turns
 // an abandoned batch into a single padding record.
+//
+// Ready, an inlinable check for a committed record at head, for consumers
+// that spin: poll with Ready, then Read (see OneToOne.Ready).
 package ringbuf

@@ -117,3 +117,23 @@ func ExampleManyToOne_Unblock() {
 	// unblocked: true
 	// behind the dead claim
 }
+
+// A consumer that spins polls with Ready, which inlines, and calls Read
+// only when a record is there: an empty poll makes no function call.
+func ExampleOneToOne_Ready() {
+	buf, _ := ringbuf.Allocate(1024)
+	ring, _ := ringbuf.NewOneToOne(buf)
+
+	go func() { _ = ring.Write(1, []byte("tick")) }() // the one producer
+
+	for !ring.Ready() {
+		// Spin (a real loop would also check for shutdown).
+	}
+	n, err := ring.Read(func(typeID int32, payload []byte) {
+		fmt.Printf("type %d: %s\n", typeID, payload)
+	}, ringbuf.NoLimit)
+	fmt.Println(n, err)
+	// Output:
+	// type 1: tick
+	// 1 <nil>
+}

@@ -153,6 +153,7 @@ type RingBuffer interface {
 	AbortBatch(b Batch) error
 	Read(h Handler, limit int) (int, error)
 	ControlledRead(h ControlledHandler, limit int) (int, error)
+	Ready() bool
 	Unblock() (bool, error)
 	Size() int
 	ProducerPosition() int64
@@ -704,6 +705,25 @@ func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
 	}
 	return r.controlledRead(h, limit)
 }
+
+// Ready reports whether a read now would find a committed record at the
+// consumer's position: a message to deliver, padding to skip, or a record
+// to report as corrupt. An empty ring or an open claim at head is not
+// ready. Consumer only.
+//
+// Ready is small enough to inline, and Read is not: a goroutine that spins
+// on a ring should poll with Ready and call Read when it is true, so that
+// an empty poll makes no function call. On the project's machines a spin
+// loop that calls Read on every poll delivers each message about 45 ns
+// later than one that polls with Ready (docs/ringbuf.md, "Spinning
+// consumers").
+func (r *OneToOne) Ready() bool { return !r.empty() }
+
+// Ready reports whether a read now would find a committed record at the
+// consumer's position; see OneToOne.Ready. An open claim at head, even a
+// dead producer's, is not ready: a consumer that spins on Ready must still
+// call Unblock from time to time if producers can die.
+func (r *ManyToOne) Ready() bool { return !r.empty() }
 
 // Read delivers up to limit committed messages to h, in order; see
 // OneToOne.Read. Consumed space is zeroed before it is released.
