@@ -98,12 +98,17 @@ func (a *Actor) OnStart() error {
 
 // DoWork drains up to the drain limit and returns the number of messages
 // consumed. Errors are Drain's (corrupt frames are reported once per cycle
-// in which they were dropped; the actor keeps running).
+// in which they were dropped; the actor keeps running). An idle cycle is
+// decided in line, without calling Drain, except on the cycles where the
+// liveness check runs (docs/mailbox.md, "Liveness").
 func (a *Actor) DoWork() (int, error) {
 	a.cycles++
 	if a.cycles >= a.hbCycles {
 		a.cycles = 0
 		a.mb.ring.SetConsumerHeartbeatTime(a.epochMs())
+	}
+	if a.mb.quietPoll() {
+		return 0, nil
 	}
 	return a.mb.Drain(a.h, a.limit)
 }

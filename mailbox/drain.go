@@ -33,10 +33,13 @@ const (
 type Handler func(m *Message) Action
 
 // The liveness check's periods, in drains without progress (see Drain).
+// claimCheckPeriod is a power of two: the drain tests it with a mask.
 const (
 	claimCheckPeriod = 64
 	stallCheckPeriod = 1024
 )
+
+var _ [claimCheckPeriod & (claimCheckPeriod - 1)]struct{} = [0]struct{}{}
 
 // consumer is the state of the draining goroutine.
 type consumer struct {
@@ -49,7 +52,7 @@ type consumer struct {
 	discard     bool
 	plainReady  bool // a plain record can take the fast path: not discarding, nothing pending, msg is one part
 	idleDrains  int  // drains without progress since the last liveness check
-	claimPeriod int  // claimCheckPeriod; tests set 1
+	claimMask   int  // claimCheckPeriod-1 (a power of two); tests set 0
 	checkPeriod int  // stallCheckPeriod; tests set 1
 	stallSince  int64
 	// Totals of the single-writer counters, loaded from them by New.
@@ -101,7 +104,7 @@ func (c *consumer) init(m *Mailbox) {
 	}
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
-	c.claimPeriod, c.checkPeriod = claimCheckPeriod, stallCheckPeriod
+	c.claimMask, c.checkPeriod = claimCheckPeriod-1, stallCheckPeriod
 	c.maxDepth = m.ctr.MaxDepth.Load()
 	c.totalDelivered = m.ctr.Delivered.Load()
 	c.totalDiscarded = m.ctr.Discarded.Load()
@@ -190,7 +193,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		// stallCheckPeriod idle drains (a sender that died between its
 		// claim and its first store leaves zeros, not a negative length).
 		c.idleDrains++
-		if c.idleDrains%c.claimPeriod == 0 {
+		if c.idleDrains&c.claimMask == 0 {
 			if marked := m.claimAt(head); marked || c.stallSince != 0 || c.idleDrains >= c.checkPeriod {
 				if c.idleDrains >= c.checkPeriod {
 					c.idleDrains = 0
@@ -217,6 +220,21 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		c.corrupt = 0
 	}
 	return c.count, err
+}
+
+// quietPoll is the part of Drain that a poll finding nothing needs, small
+// enough to inline into Actor.DoWork, so that an idle duty cycle makes no
+// call beyond DoWork itself (docs/ringbuf.md, "Spinning consumers"). It
+// reports true when the ring has no committed record at head and this
+// idle drain is not one on which the liveness check runs, after counting
+// it as Drain would; otherwise the caller must call Drain.
+func (m *Mailbox) quietPoll() bool {
+	c := &m.cons
+	if m.ring.Ready() || (c.idleDrains+1)&c.claimMask == 0 {
+		return false
+	}
+	c.idleDrains++
+	return true
 }
 
 // claimAt reports whether the record at head is an open claim (negative

@@ -34,3 +34,12 @@ func TestSendKeepsTheTailGuess(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestIdleActorCycleInlines holds Actor.DoWork to docs/mailbox.md: an idle
+// cycle is decided in line (quietPoll, with the ring's Ready), so it makes
+// no call beyond DoWork itself.
+func TestIdleActorCycleInlines(t *testing.T) {
+	out := gcout.Build(t, "-m")
+	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to \(\*Mailbox\)\.quietPoll$`, out)
+	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to ringbuf\.\(\*ManyToOne\)\.Ready$`, out)
+}

@@ -36,7 +36,7 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 func TestSenderStopsHalfway(t *testing.T) {
 	var now atomic.Int64
 	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: now.Load})
-	mb.cons.claimPeriod, mb.cons.checkPeriod = 1, 1 // check on every idle drain (TestStallCheckPeriod covers the periods)
+	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1 // check on every idle drain (TestStallCheckPeriod covers the periods)
 	live := mb.NewSender()
 	require.NoError(t, live.Send(1, []byte("before")))
 	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
@@ -69,7 +69,7 @@ func TestSenderStopsHalfway(t *testing.T) {
 func TestAbandonedClaim(t *testing.T) {
 	var now atomic.Int64
 	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: now.Load})
-	mb.cons.claimPeriod, mb.cons.checkPeriod = 1, 1
+	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1
 	_, err := mb.Claim(1, 100)
 	require.NoError(t, err)
 	require.NoError(t, mb.Send(2, []byte("x")))
@@ -95,11 +95,30 @@ func TestAbandonedClaim(t *testing.T) {
 // stallCheckPeriod idle drains (a claim never marked is all zeros), and
 // once in claimCheckPeriod idle drains while a stall is timed.
 func TestStallCheckPeriod(t *testing.T) {
+	// The same rhythm whether the owner calls Drain or an Actor's DoWork,
+	// whose idle cycles take the in-line quiet path (quietPoll) and call
+	// Drain only on the cycles where the check runs.
+	for _, viaActor := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Drain", true: "Actor.DoWork"}[viaActor], func(t *testing.T) {
+			testStallCheckPeriod(t, viaActor)
+		})
+	}
+}
+
+func testStallCheckPeriod(t *testing.T, viaActor bool) {
 	var now, reads atomic.Int64
 	clock := func() int64 { reads.Add(1); return now.Load() }
 	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: clock})
+	actor, err := NewActor("stall", mb, func(*Message) Action { return Continue })
+	require.NoError(t, err)
 	idleDrain := func() {
-		n, err := mb.Drain(func(*Message) Action { return Continue }, 10)
+		var n int
+		var err error
+		if viaActor {
+			n, err = actor.DoWork()
+		} else {
+			n, err = mb.Drain(func(*Message) Action { return Continue }, 10)
+		}
 		require.NoError(t, err)
 		require.Zero(t, n)
 	}
