@@ -43,6 +43,16 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 					panic("expected ErrFull")
 				}
 			},
+			"ready (empty, then a message)": func() {
+				if r.Ready() {
+					panic("ready on an empty ring")
+				}
+				_ = r.Write(1, payload)
+				if !r.Ready() {
+					panic("not ready with a message")
+				}
+				_, _ = r.Read(handler, NoLimit)
+			},
 			"size and positions": func() {
 				sink += r.Size() + int(r.ProducerPosition()+r.ConsumerPosition()+r.NextCorrelationID())
 			},

@@ -55,11 +55,3 @@ func TestReady(t *testing.T) {
 		require.ErrorIs(t, err, ErrCorrupt)
 	})
 }
-
-// Ready must not allocate: it is polled in spin loops.
-func TestReadyAllocatesNothing(t *testing.T) {
-	forKinds(t, func(t *testing.T, k kind) {
-		r := newRing(t, k, 1024)
-		require.Zero(t, testing.AllocsPerRun(100, func() { _ = r.Ready() }))
-	})
-}
