@@ -43,15 +43,19 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 					panic("expected ErrFull")
 				}
 			},
-			"ready (empty, then a message)": func() {
-				if r.Ready() {
-					panic("ready on an empty ring")
-				}
+			"ready": func() {
+				// The cases share r and run in any order; a read stops at
+				// the end of the ring, so whatever they left is read here
+				// (twice at most) after the poll that must find the message.
 				_ = r.Write(1, payload)
 				if !r.Ready() {
 					panic("not ready with a message")
 				}
-				_, _ = r.Read(handler, NoLimit)
+				for range 2 {
+					if r.Ready() {
+						_, _ = r.Read(handler, NoLimit)
+					}
+				}
 			},
 			"size and positions": func() {
 				sink += r.Size() + int(r.ProducerPosition()+r.ConsumerPosition()+r.NextCorrelationID())
