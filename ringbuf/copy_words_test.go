@@ -38,3 +38,13 @@ func TestReadyInlines(t *testing.T) {
 		require.Regexp(t, `(?m)^\S*ring\.go:\d+:\d+: can inline \(\*`+typ+`\)\.Ready$`, out, "%s.Ready must inline", typ)
 	}
 }
+
+// TestPrefetchCallsInline holds the prefetching to docs/ringbuf.md
+// ("Prefetching"): the one-to-one Write fast path and the read loops call
+// the prefetch in line (one call, to the assembly, once per block), not
+// through a Go function of their own.
+func TestPrefetchCallsInline(t *testing.T) {
+	out := gcout.Build(t, "-m")
+	require.Regexp(t, `(?m)^\S*onetoone\.go:\d+:\d+: inlining call to \(\*ring\)\.prefetchAhead$`, out)
+	require.Regexp(t, `(?m)^\S*ring\.go:\d+:\d+: inlining call to \(\*ring\)\.prefetchRead$`, out)
+}

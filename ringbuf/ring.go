@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/prefetch"
 	"github.com/dutyrt/duty/internal/ringfast"
 )
 
@@ -193,6 +194,12 @@ type ring struct {
 	// zeroConsumed: the consumer zeroes what it consumed before releasing
 	// it (many-to-one, so that Unblock can tell an unwritten claim).
 	zeroConsumed bool
+	// prefetchBlocks masks away a position's offset in its
+	// prefetch.BlockSize block, or is 0 in a ring too small to prefetch in
+	// (see prefetchAhead). readPrefetchBlocks is the same for the
+	// consumer's prefetch (see read), 0 in a many-to-one ring.
+	prefetchBlocks     int64
+	readPrefetchBlocks int64
 
 	tail        *atomic.Int64
 	headCache   *atomic.Int64
@@ -231,14 +238,74 @@ func (r *ring) init(b []byte, minCapacity int) error {
 		capacity:     capacity,
 		mask:         int64(capacity - 1),
 		maxMsgLength: maxMessageLength(capacity, minCapacity),
-		minCapacity:  minCapacity,
-		tail:         ab.Int64At(capacity + TailPositionOffset),
-		headCache:    ab.Int64At(capacity + HeadCachePositionOffset),
-		head:         ab.Int64At(capacity + HeadPositionOffset),
-		correlation:  ab.Int64At(capacity + CorrelationCounterOffset),
-		heartbeat:    ab.Int64At(capacity + ConsumerHeartbeatOffset),
+		prefetchBlocks: func() int64 {
+			if capacity < minPrefetchCapacity {
+				return 0
+			}
+			return ^int64(prefetch.BlockSize - 1)
+		}(),
+		minCapacity: minCapacity,
+		tail:        ab.Int64At(capacity + TailPositionOffset),
+		headCache:   ab.Int64At(capacity + HeadCachePositionOffset),
+		head:        ab.Int64At(capacity + HeadPositionOffset),
+		correlation: ab.Int64At(capacity + CorrelationCounterOffset),
+		heartbeat:   ab.Int64At(capacity + ConsumerHeartbeatOffset),
 	}
 	return nil
+}
+
+// prefetchDistance is how far ahead of its tail a producer asks for the
+// ring's lines, in rings of at least minPrefetchCapacity bytes
+// (docs/ringbuf.md, "Prefetching").
+const (
+	prefetchDistance     = 2048
+	readPrefetchDistance = 1024
+	minPrefetchCapacity  = 4 * prefetchDistance
+)
+
+// prefetchClaim is prefetchAhead for a claim of any size: it asks for every
+// block that enters the window as the tail moves from tail to next (a batch
+// can cross several). Out of line: the claim paths that use it make calls
+// anyway.
+func (r *ring) prefetchClaim(tail, next int64) {
+	if r.prefetchBlocks == 0 {
+		return
+	}
+	first, last := prefetchWindow(tail, next)
+	for b := first; b <= last; b += prefetch.BlockSize {
+		prefetch.Write(unsafe.Add(r.base, b&r.mask))
+	}
+}
+
+// prefetchWindow returns the positions of the first and the last block that
+// start in (tail+prefetchDistance, next+prefetchDistance]: the blocks a
+// producer moving from tail to next asks for (none when first > last).
+// prefetchAhead is the case of a move that crosses one boundary.
+func prefetchWindow(tail, next int64) (first, last int64) {
+	first = ((tail + prefetchDistance) | (prefetch.BlockSize - 1)) + 1
+	last = (next + prefetchDistance) &^ (prefetch.BlockSize - 1)
+	return first, last
+}
+
+// prefetchAhead is called by a producer whose tail moves to next across a
+// block boundary, that is when (tail^next)&r.prefetchBlocks != 0 (in line
+// at the call site, to keep the common case free of the call). It asks for
+// the prefetch.BlockSize block prefetchDistance bytes beyond next in a state
+// this core can write, so that the first store into each of its lines, a
+// lap later, does not wait for the consumer's core to give the line up.
+// A hint only: those lines may hold records the consumer has not read yet,
+// which a prefetch neither changes nor orders.
+func (r *ring) prefetchAhead(next int64) {
+	prefetch.Write(unsafe.Add(r.base, (next+prefetchDistance)&r.mask&r.prefetchBlocks))
+}
+
+// prefetchRead is called by a one-to-one consumer whose position moves to
+// next across a block boundary: it asks for the block readPrefetchDistance
+// bytes beyond next, so that the loads of the records there (which the
+// consumer makes one after the other, each address depending on the length
+// before it) find their lines already on their way.
+func (r *ring) prefetchRead(next int64) {
+	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.readPrefetchBlocks))
 }
 
 // lengthAt and typeAt return the header words of the record at index. The
@@ -589,7 +656,11 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 		if !r.validRecord(index, length, typeID) {
 			return messages, r.corruptRecord(head, pos)
 		}
-		pos += int64(align(int(length)))
+		next := pos + int64(align(int(length)))
+		if (pos^next)&r.readPrefetchBlocks != 0 {
+			r.prefetchRead(next)
+		}
+		pos = next
 		if typeID == PaddingTypeID {
 			continue
 		}
@@ -622,6 +693,9 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 		}
 		record := pos
 		pos += int64(align(int(length)))
+		if (record^pos)&r.readPrefetchBlocks != 0 {
+			r.prefetchRead(pos)
+		}
 		if typeID == PaddingTypeID {
 			continue
 		}

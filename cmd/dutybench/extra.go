@@ -7,6 +7,7 @@ import (
 
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/prefetch"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -16,10 +17,25 @@ func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "onetoone-write-pause", extra: true, run: w1OneToOnePause},
 	)
+	w1.variants = append(w1.variants,
+		variant{name: "onetoone-write-noprefetch", extra: true, run: noPrefetch(w1OneToOneWrite)},
+		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true) })},
+	)
 	w3.variants = append(w3.variants,
+		variant{name: "onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w3OneToOne(cfg, true) })},
 		variant{name: "floor", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w3Floor(cfg, false) }},
 		variant{name: "floor-zeronext", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w3Floor(cfg, true) }},
 	)
+}
+
+// noPrefetch runs a variant with the rings' prefetching turned off
+// (internal/prefetch.Disabled), to measure what it gives in the same run.
+func noPrefetch(run func(*runConfig) (time.Duration, error)) func(*runConfig) (time.Duration, error) {
+	return func(cfg *runConfig) (time.Duration, error) {
+		prefetch.Disabled = true
+		defer func() { prefetch.Disabled = false }()
+		return run(cfg)
+	}
 }
 
 // pauseSpins is how many CPU spin-wait hints (PAUSE) onetoone-write-pause's

@@ -1,0 +1,21 @@
+package prefetch
+
+import "unsafe"
+
+// BlockSize is the span that Write and Read cover: 8 cache lines of 64
+// bytes, aligned by the caller to BlockSize.
+const BlockSize = 512
+
+// Disabled turns Write and Read into no-ops (checked inside them, so that
+// the call stays small enough to inline into the rings' fast paths). It exists so that cmd/dutybench
+// can run the rings with and without prefetching in the same process; set it
+// only while no ring is in use.
+var Disabled bool
+
+// Write asks for the BlockSize bytes at p in a state this core may write:
+// PREFETCHW on amd64 CPUs that have it (a read prefetch on those that do
+// not). p should be BlockSize-aligned; it need not be valid memory.
+func Write(p unsafe.Pointer) { write(p) }
+
+// Read asks for the BlockSize bytes at p for reading (PREFETCHT0 on amd64).
+func Read(p unsafe.Pointer) { read(p) }

@@ -1,0 +1,31 @@
+package prefetch
+
+import "unsafe"
+
+// hasPrefetchW: CPUID leaf 0x80000001, ECX bit 8 (Linux shows it as
+// 3dnowprefetch). Intel has PREFETCHW since Broadwell, AMD since K6-2.
+// Read by writeBlock.
+var hasPrefetchW = func() bool {
+	maxExt, _, _, _ := cpuid(0x80000000, 0)
+	if maxExt < 0x80000001 {
+		return false
+	}
+	_, _, ecx, _ := cpuid(0x80000001, 0)
+	return ecx&(1<<8) != 0
+}()
+
+// The assembly functions take their argument on the stack (ABI0): one
+// store, in a call the rings make once per BlockSize bytes.
+
+//go:noescape
+func writeBlock(p unsafe.Pointer)
+
+//go:noescape
+func readBlock(p unsafe.Pointer)
+
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+
+func write(p unsafe.Pointer) { writeBlock(p) }
+
+func prefetchW() bool { return hasPrefetchW }
+func read(p unsafe.Pointer)  { readBlock(p) }

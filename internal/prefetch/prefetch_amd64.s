@@ -1,0 +1,66 @@
+#include "textflag.h"
+
+// func writeBlock(p unsafe.Pointer)
+// PREFETCHW is emitted as bytes (0F 0D /1): the Go assembler has no
+// mnemonic for it. Without it (·hasPrefetchW false) the block is
+// prefetched for reading.
+TEXT ·writeBlock(SB),NOSPLIT|NOFRAME,$0-8
+	CMPB ·Disabled(SB), $0
+	JNE  done
+	MOVQ p+0(FP), AX
+	CMPB ·hasPrefetchW(SB), $0
+	JEQ  noW
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+done:
+	RET
+noW:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	PREFETCHT0 448(AX)
+	RET
+
+// func readBlock(p unsafe.Pointer)
+TEXT ·readBlock(SB),NOSPLIT|NOFRAME,$0-8
+	CMPB ·Disabled(SB), $0
+	JNE  rdone
+	MOVQ p+0(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	PREFETCHT0 448(AX)
+rdone:
+	RET
+
+// func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB),NOSPLIT|NOFRAME,$0-24
+	MOVL eax+0(FP), AX
+	MOVL ecx+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET

@@ -1,0 +1,83 @@
+package ringbuf
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/prefetch"
+)
+
+// TestPrefetchOnlyInLargeRings: the producer prefetches in rings of at
+// least minPrefetchCapacity bytes, and only a one-to-one consumer
+// prefetches (a many-to-one consumer that did measured slower).
+func TestPrefetchOnlyInLargeRings(t *testing.T) {
+	blocks := ^int64(prefetch.BlockSize - 1)
+	for _, c := range []struct {
+		capacity                int
+		producer, o2oConsumer int64
+	}{
+		{64, 0, 0},
+		{minPrefetchCapacity / 2, 0, 0},
+		{minPrefetchCapacity, blocks, blocks},
+		{1 << 20, blocks, blocks},
+	} {
+		o, err := NewOneToOne(make([]byte, c.capacity+TrailerLength))
+		require.NoError(t, err)
+		m, err := NewManyToOne(make([]byte, c.capacity+TrailerLength))
+		require.NoError(t, err)
+		require.Equal(t, c.producer, o.prefetchBlocks, "one-to-one producer, capacity %d", c.capacity)
+		require.Equal(t, c.producer, m.prefetchBlocks, "many-to-one producer, capacity %d", c.capacity)
+		require.Equal(t, c.o2oConsumer, o.readPrefetchBlocks, "one-to-one consumer, capacity %d", c.capacity)
+		require.Zero(t, m.readPrefetchBlocks, "many-to-one consumer, capacity %d", c.capacity)
+	}
+}
+
+// TestPrefetchWindow checks, against a block-by-block scan, that a producer
+// moving its tail asks for each block prefetchDistance ahead exactly once
+// (whatever the sizes of its claims), that the single-record fast path asks
+// for the same block as the general one, and that every block lies inside
+// the ring.
+func TestPrefetchWindow(t *testing.T) {
+	const capacity = 1 << 16
+	mask := int64(capacity - 1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var tail int64
+	asked := map[int64]int{}
+	for range 20000 {
+		var size int64
+		if rng.IntN(4) == 0 {
+			size = int64(align(rng.IntN(3000) + HeaderLength)) // a batch
+		} else {
+			size = int64(align(rng.IntN(64) + HeaderLength)) // a record the fast path takes
+		}
+		next := tail + size
+		first, last := prefetchWindow(tail, next)
+		var want []int64
+		for p := tail + prefetchDistance + 1; p <= next+prefetchDistance; p++ {
+			if p%prefetch.BlockSize == 0 {
+				want = append(want, p)
+			}
+		}
+		var got []int64
+		for b := first; b <= last; b += prefetch.BlockSize {
+			got = append(got, b)
+			asked[b]++
+			index := b & mask &^ (prefetch.BlockSize - 1)
+			require.Equal(t, b&mask, index, "block %d is not aligned", b)
+			require.LessOrEqual(t, index+prefetch.BlockSize, int64(capacity), "block %d runs past the ring", b)
+		}
+		require.Equal(t, want, got, "tail %d -> %d", tail, next)
+		if size < prefetch.BlockSize && (tail^next)&^(prefetch.BlockSize-1) != 0 {
+			// The fast path's prefetchAhead(next) asks for the block of
+			// next+prefetchDistance: the same, single, block.
+			require.Equal(t, first, last)
+			require.Equal(t, (next+prefetchDistance)&^(prefetch.BlockSize-1), first)
+		}
+		tail = next
+	}
+	for b := int64(prefetchDistance + prefetch.BlockSize); b <= tail+prefetchDistance-prefetch.BlockSize; b += prefetch.BlockSize {
+		require.Equal(t, 1, asked[b], "block %d", b)
+	}
+}
