@@ -38,6 +38,14 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 				_ = r.CommitBatch(b)
 				_, _ = r.Read(handler, NoLimit)
 			},
+			"records": func() {
+				rs, _ := r.TryClaimRecords(1, 32, 16)
+				for i := range rs.Len() {
+					rs.Payload(i)[0] = byte(i)
+				}
+				_ = r.CommitRecords(rs)
+				_, _ = r.Read(handler, NoLimit)
+			},
 			"full": func() {
 				if full.Write(1, payload[:8]) != ErrFull {
 					panic("expected ErrFull")

@@ -19,8 +19,9 @@
 //   - Size, ProducerPosition, ConsumerPosition, NextCorrelationID,
 //     ConsumerHeartbeatTime, Capacity and MaxMessageLength are safe from
 //     anywhere. SetConsumerHeartbeatTime belongs to the consumer.
-//   - A Claim or Batch belongs to the producer that claimed it, and must be
-//     completed (Commit/Abort, CommitBatch/AbortBatch) on every path: until
+//   - A Claim, Batch or Records belongs to the producer that claimed it, and
+//     must be completed (Commit/Abort, CommitBatch/AbortBatch,
+//     CommitRecords/AbortRecords) on every path: until
 //     then the consumer stops at it (FIFO is never broken). A ManyToOne
 //     consumer can release a claim left by a dead producer with Unblock.
 //
@@ -58,7 +59,9 @@
 // Batched publication: WriteBatch and TryClaimBatch publish several records
 // with one claim and one tail update; the consumer sees separate messages.
 // The first record's claim marker covers the whole batch, so Unblock turns
-// an abandoned batch into a single padding record.
+// an abandoned batch into a single padding record. TryClaimRecords is the
+// batch for hot loops: records of one type and payload length, whose
+// filling stores nothing but the payloads.
 //
 // Ready, an inlinable check for a committed record at head, for consumers
 // that spin: poll with Ready, then Read (see OneToOne.Ready).

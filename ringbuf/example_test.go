@@ -1,6 +1,7 @@
 package ringbuf_test
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/dutyrt/duty/ringbuf"
@@ -99,6 +100,28 @@ func ExampleManyToOne_TryClaimBatch() {
 	n, _ := ring.Read(func(_ int32, payload []byte) { fmt.Printf("%s ", payload) }, ringbuf.NoLimit)
 	fmt.Println(n)
 	// Output: rec0 rec1 rec2 3
+}
+
+func ExampleManyToOne_TryClaimRecords() {
+	buf, _ := ringbuf.Allocate(1024)
+	ring, _ := ringbuf.NewManyToOne(buf)
+
+	// Four 8-byte quotes of type 2: one claim, one publication, and nothing
+	// stored per record but the payloads.
+	quotes, err := ring.TryClaimRecords(2, 8, 4)
+	if err != nil {
+		return
+	}
+	for i := range quotes.Len() {
+		binary.LittleEndian.PutUint64(quotes.Payload(i), uint64(100+i))
+	}
+	_ = ring.CommitRecords(quotes)
+
+	_, _ = ring.Read(func(typeID int32, payload []byte) {
+		fmt.Print(typeID, ":", binary.LittleEndian.Uint64(payload), " ")
+	}, ringbuf.NoLimit)
+	fmt.Println()
+	// Output: 2:100 2:101 2:102 2:103
 }
 
 func ExampleManyToOne_Unblock() {

@@ -17,7 +17,8 @@ type modelEntry struct {
 	state   int // 0 open, 1 committed, 2 aborted
 	claim   Claim
 	batch   *Batch
-	group   []*modelEntry // records of one batch claim
+	records *Records
+	group   []*modelEntry // records of one batch (or Records) claim
 }
 
 type model struct {
@@ -60,6 +61,14 @@ func (m *model) consume(e *modelEntry) {
 		}
 	}
 	panic("consumed an entry the model does not have")
+}
+
+// commitGroup commits the open batch or Records whose first entry is e.
+func commitGroup(r RingBuffer, e *modelEntry) error {
+	if e.records != nil {
+		return r.CommitRecords(*e.records)
+	}
+	return r.CommitBatch(*e.batch)
 }
 
 type fuzzInput struct {
@@ -105,7 +114,7 @@ func FuzzRingModel(f *testing.F) {
 			}
 		}
 		for steps := 0; len(in.data) > 0 && steps < 400; steps++ {
-			switch op := in.next() % 8; op {
+			switch op := in.next() % 9; op {
 			case 0: // write
 				p := m.payload(in.next() % (max + 1))
 				typeID := int32(1 + in.next()%3)
@@ -229,12 +238,47 @@ func FuzzRingModel(f *testing.F) {
 				default:
 					// left open: completed by a later op 2/3 on the group
 				}
+			case 8: // claim records, fill them, then commit, abort, or leave them open
+				count := 1 + in.next()%3
+				length := in.next() % (max + 1)
+				rs, err := r.TryClaimRecords(8, length, count)
+				if err != nil {
+					check(err == ErrFull || errors.Is(err, ErrTooLong), "claim records: %v", err)
+					continue
+				}
+				check(rs.Len() == count, "records: Len %d, want %d", rs.Len(), count)
+				group := make([]*modelEntry, count)
+				for i := range group {
+					p := m.payload(length)
+					dst := rs.Payload(i)
+					check(len(dst) == length, "records: payload of %d bytes, want %d", len(dst), length)
+					copy(dst, p)
+					group[i] = &modelEntry{typeID: 8, payload: p, records: &rs}
+					m.entries = append(m.entries, group[i])
+				}
+				for _, e := range group {
+					e.group = group
+				}
+				switch in.next() % 3 {
+				case 0:
+					check(r.CommitRecords(rs) == nil, "commit records")
+					for _, e := range group {
+						e.state = 1
+					}
+				case 1:
+					check(r.AbortRecords(rs) == nil, "abort records")
+					for _, e := range group {
+						e.state = 2
+					}
+				default:
+					// left open: completed later, as a batch is
+				}
 			}
 			// Complete open batches when asked, so the ring can drain.
 			if in.next()%16 == 0 {
 				for _, e := range m.entries {
 					if e.state == 0 && e.group != nil && e.group[0] == e {
-						check(r.CommitBatch(*e.batch) == nil, "late batch commit")
+						check(commitGroup(r, e) == nil, "late batch commit")
 						for _, g := range e.group {
 							g.state = 1
 						}
@@ -250,7 +294,7 @@ func FuzzRingModel(f *testing.F) {
 			if e.state == 0 {
 				if e.group != nil {
 					if e.group[0] == e {
-						check(r.CommitBatch(*e.batch) == nil, "final batch commit")
+						check(commitGroup(r, e) == nil, "final batch commit")
 						for _, g := range e.group {
 							g.state = 1
 						}

@@ -40,6 +40,7 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 		return nil, err
 	}
 	r.zeroConsumed = true
+	r.readPrefetchBlocks = r.prefetchBlocks
 	r.fast.Init(r.base, r.capacity, r.tail, r.headCache)
 	return r, nil
 }
@@ -197,6 +198,29 @@ func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
 		return Batch{}, err
 	}
 	return r.claimedBatch(index, total), nil
+}
+
+// TryClaimRecords claims count records of type typeID, each with a payload
+// of length bytes, with one tail update (one compare-and-swap). Fill their
+// payloads (Records.Payload), then call CommitRecords or AbortRecords:
+// always one of them, as for TryClaim.
+func (r *ManyToOne) TryClaimRecords(typeID int32, length, count int) (Records, error) {
+	total, err := r.checkRecords(typeID, length, count, r.capacity)
+	if err != nil {
+		return Records{}, err
+	}
+	// The fast path, as in TryClaimBatch: the marker (negated length and
+	// the type, one 8-byte word) and the new tail guess in one call.
+	if index, tail, ok := r.fast.Claim(total); ok {
+		atomicbuf.StoreRelease64Pair(r.wordAt(index), ringfast.HeaderWord(-total, typeID), r.fast.Hint(), tail+int64(total))
+		return r.records(index, length, count), nil
+	}
+	index, err := r.claim(total)
+	if err != nil {
+		return Records{}, err
+	}
+	r.mark(index, total, typeID)
+	return r.records(index, length, count), nil
 }
 
 // Unblock releases the consumer from a claim left open by a producer that

@@ -24,9 +24,6 @@ func NewOneToOne(buf []byte) (*OneToOne, error) {
 	if err := r.init(buf, MinCapacityOneToOne); err != nil {
 		return nil, err
 	}
-	// Only the one-to-one consumer prefetches: a many-to-one consumer zeroes
-	// what it read, and prefetching ahead of it measured slower (W1
-	// manytoone-write 0.8x; docs/ringbuf.md, "Prefetching").
 	r.readPrefetchBlocks = r.prefetchBlocks
 	return r, nil
 }
@@ -190,6 +187,21 @@ func (r *OneToOne) TryClaimBatch(size int) (Batch, error) {
 		return Batch{}, err
 	}
 	return r.claimedBatch(index, total), nil
+}
+
+// TryClaimRecords claims count records of type typeID, each with a payload
+// of length bytes, with one tail update; see ManyToOne.TryClaimRecords.
+func (r *OneToOne) TryClaimRecords(typeID int32, length, count int) (Records, error) {
+	total, err := r.checkRecords(typeID, length, count, r.capacity-HeaderLength)
+	if err != nil {
+		return Records{}, err
+	}
+	index, err := r.claim(total)
+	if err != nil {
+		return Records{}, err
+	}
+	r.mark(index, total, typeID)
+	return r.records(index, length, count), nil
 }
 
 // Unblock always returns false: with one producer there is nobody else to

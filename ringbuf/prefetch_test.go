@@ -9,28 +9,28 @@ import (
 	"github.com/dutyrt/duty/internal/prefetch"
 )
 
-// TestPrefetchOnlyInLargeRings: the producer prefetches in rings of at
-// least minPrefetchCapacity bytes, and only a one-to-one consumer
-// prefetches (a many-to-one consumer that did measured slower).
+// TestPrefetchOnlyInLargeRings: producers and consumers prefetch in rings
+// of at least minPrefetchCapacity bytes. (A many-to-one producer has the
+// mask too, for its general claim; only one-to-one claims use it.)
 func TestPrefetchOnlyInLargeRings(t *testing.T) {
 	blocks := ^int64(prefetch.BlockSize - 1)
 	for _, c := range []struct {
-		capacity                int
-		producer, o2oConsumer int64
+		capacity int
+		want     int64
 	}{
-		{64, 0, 0},
-		{minPrefetchCapacity / 2, 0, 0},
-		{minPrefetchCapacity, blocks, blocks},
-		{1 << 20, blocks, blocks},
+		{64, 0},
+		{minPrefetchCapacity / 2, 0},
+		{minPrefetchCapacity, blocks},
+		{1 << 20, blocks},
 	} {
 		o, err := NewOneToOne(make([]byte, c.capacity+TrailerLength))
 		require.NoError(t, err)
 		m, err := NewManyToOne(make([]byte, c.capacity+TrailerLength))
 		require.NoError(t, err)
-		require.Equal(t, c.producer, o.prefetchBlocks, "one-to-one producer, capacity %d", c.capacity)
-		require.Equal(t, c.producer, m.prefetchBlocks, "many-to-one producer, capacity %d", c.capacity)
-		require.Equal(t, c.o2oConsumer, o.readPrefetchBlocks, "one-to-one consumer, capacity %d", c.capacity)
-		require.Zero(t, m.readPrefetchBlocks, "many-to-one consumer, capacity %d", c.capacity)
+		require.Equal(t, c.want, o.prefetchBlocks, "one-to-one producer, capacity %d", c.capacity)
+		require.Equal(t, c.want, m.prefetchBlocks, "many-to-one, capacity %d", c.capacity)
+		require.Equal(t, c.want, o.readPrefetchBlocks, "one-to-one consumer, capacity %d", c.capacity)
+		require.Equal(t, c.want, m.readPrefetchBlocks, "many-to-one consumer, capacity %d", c.capacity)
 	}
 }
 

@@ -152,6 +152,9 @@ type RingBuffer interface {
 	TryClaimBatch(size int) (Batch, error)
 	CommitBatch(b Batch) error
 	AbortBatch(b Batch) error
+	TryClaimRecords(typeID int32, length, count int) (Records, error)
+	CommitRecords(rs Records) error
+	AbortRecords(rs Records) error
 	Read(h Handler, limit int) (int, error)
 	ControlledRead(h ControlledHandler, limit int) (int, error)
 	Ready() bool

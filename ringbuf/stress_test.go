@@ -46,8 +46,8 @@ func checkStress(p []byte) (producer int, seq uint64, err error) {
 }
 
 // produce sends n messages of random length [9, maxLen] using every way of
-// producing: write, claim/commit, claim/abort (not counted), batch write and
-// batch claim.
+// producing: write, claim/commit, claim/abort (not counted), batch write,
+// batch claim (commit or abort) and records (commit or abort).
 func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bool) error {
 	rng := rand.New(rand.NewPCG(seed, uint64(producer)))
 	var scratch [4][]byte
@@ -66,7 +66,7 @@ func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bo
 	}
 	for seq := uint64(0); seq < uint64(n); {
 		length := 9 + rng.IntN(maxLen-8)
-		switch op := rng.IntN(10); {
+		switch op := rng.IntN(11); {
 		case op < 4:
 			p := scratch[0][:length]
 			fillStress(p, producer, seq)
@@ -110,6 +110,30 @@ func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bo
 				return err
 			} else if again {
 				continue
+			}
+			seq += uint64(k)
+		case op < 10:
+			k := min(1+rng.IntN(4), n-int(seq))
+			rs, err := r.TryClaimRecords(10, length, k)
+			if again, err := retry(err); err != nil {
+				return err
+			} else if again {
+				continue
+			}
+			if rng.IntN(8) == 0 {
+				for j := range k {
+					fillStress(rs.Payload(j), producer, 1<<60) // garbage nobody may see
+				}
+				if err := r.AbortRecords(rs); err != nil {
+					return err
+				}
+				continue
+			}
+			for j := range k {
+				fillStress(rs.Payload(j), producer, seq+uint64(j))
+			}
+			if err := r.CommitRecords(rs); err != nil {
+				return err
 			}
 			seq += uint64(k)
 		default:

@@ -19,7 +19,9 @@ func init() {
 	)
 	w1.variants = append(w1.variants,
 		variant{name: "onetoone-write-noprefetch", extra: true, run: noPrefetch(w1OneToOneWrite)},
-		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true) })},
+		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true, false) })},
+		variant{name: "batch16-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, false) })},
+		variant{name: "manytoone-write-noprefetch", extra: true, run: noPrefetch(w1ManyToOneWrite)},
 	)
 	w3.variants = append(w3.variants,
 		variant{name: "onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w3OneToOne(cfg, true) })},

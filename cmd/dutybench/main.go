@@ -87,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
-	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: BENCH.md's; extras: chan-locked, batch16-onetoone, onetoone-write-noprefetch, batch16-onetoone-noprefetch, onetoone-noprefetch, onetoone-write-pause, mailbox-send-read, mailbox-write-drain, onetoone-runner-notiming, onetoone-readpoll, floor, floor-zeronext; built with -tags cring: cring-write, cring-cas, cring-batch16, cring-cas-to-manytoone, manytoone-to-cring, cring-pingpong); ratios are to the first one run")
+	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: BENCH.md's; extras: chan-locked, batch16-onetoone, batch16-append, onetoone-write-noprefetch, manytoone-write-noprefetch, batch16-noprefetch, batch16-onetoone-noprefetch, onetoone-noprefetch, onetoone-write-pause, mailbox-send-read, mailbox-write-drain, onetoone-runner-notiming, onetoone-readpoll, floor, floor-zeronext; built with -tags cring: cring-write, cring-cas, cring-batch16, cring-cas-to-manytoone, manytoone-to-cring, cring-pingpong); ratios are to the first one run")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {

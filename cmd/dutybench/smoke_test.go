@@ -60,10 +60,12 @@ func TestSmokeEveryVariant(t *testing.T) {
 func TestSmokeBatchShortLastClaim(t *testing.T) {
 	// n not a multiple of 16: the last claim is short.
 	for _, oneToOne := range []bool{false, true} {
-		_, err := w1Batch16(smokeConfig(w1, smokeN+5, placement{lock: true}), oneToOne)
-		require.NoError(t, err)
-		_, err = w1Batch16(smokeConfig(w1, smokeN+5, placement{}), oneToOne)
-		require.NoError(t, err)
+		for _, appendEach := range []bool{false, true} {
+			_, err := w1Batch16(smokeConfig(w1, smokeN+5, placement{lock: true}), oneToOne, appendEach)
+			require.NoError(t, err)
+			_, err = w1Batch16(smokeConfig(w1, smokeN+5, placement{}), oneToOne, appendEach)
+			require.NoError(t, err)
+		}
 	}
 }
 

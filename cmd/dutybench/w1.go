@@ -19,9 +19,10 @@ var w1 = &workload{
 		{name: "onetoone-write", run: w1OneToOneWrite},
 		{name: "manytoone-write", run: w1ManyToOneWrite},
 		{name: "manytoone-claim", run: w1ManyToOneClaim},
-		{name: "batch16", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false) }},
+		{name: "batch16", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, false) }},
 		{name: "chan-locked", run: w1Chan, extra: true},
-		{name: "batch16-onetoone", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true) }, extra: true},
+		{name: "batch16-onetoone", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true, false) }, extra: true},
+		{name: "batch16-append", run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, true) }, extra: true},
 	},
 }
 
@@ -199,12 +200,16 @@ type batchRing interface {
 	TryClaimBatch(size int) (ringbuf.Batch, error)
 	CommitBatch(b ringbuf.Batch) error
 	AbortBatch(b ringbuf.Batch) error
+	TryClaimRecords(typeID int32, length, count int) (ringbuf.Records, error)
+	CommitRecords(rs ringbuf.Records) error
 	Read(h ringbuf.Handler, limit int) (int, error)
 }
 
 // w1Batch16 runs batch16 on a many-to-one ring (BENCH.md's variant), or on a
-// one-to-one ring (the extra variant batch16-onetoone).
-func w1Batch16(cfg *runConfig, oneToOne bool) (time.Duration, error) {
+// one-to-one ring (the extra variant batch16-onetoone): 16 records per
+// claim with TryClaimRecords, or (the extra variant batch16-append) with
+// TryClaimBatch and Append.
+func w1Batch16(cfg *runConfig, oneToOne, appendEach bool) (time.Duration, error) {
 	o, m, err := newRings()
 	if err != nil {
 		return 0, err
@@ -216,7 +221,11 @@ func w1Batch16(cfg *runConfig, oneToOne bool) (time.Duration, error) {
 	t := newTeam(cfg.place)
 	c := newChecker(1)
 	n, corruptAt := cfg.n, cfg.corruptAt
-	t.spawn(0, func() error { return produceBatches(t, r, n, corruptAt) })
+	produce := produceRecords
+	if appendEach {
+		produce = produceBatches
+	}
+	t.spawn(0, func() error { return produce(t, r, n, corruptAt) })
 	t.spawn(1, func() error {
 		if err := consumeRing(t, r.Read, c, n); err != nil {
 			return err
@@ -224,6 +233,36 @@ func w1Batch16(cfg *runConfig, oneToOne bool) (time.Duration, error) {
 		return c.finish([]int{n})
 	})
 	return t.run(cfg.timeout)
+}
+
+// produceRecords sends n messages in claims of 16 records (the last claim
+// takes what is left): TryClaimRecords, fill 16 payloads, CommitRecords.
+func produceRecords(t *team, r batchRing, n, corruptAt int) error {
+	for i := 0; i < n; {
+		k := min(batchRecords, n-i)
+		var rs ringbuf.Records
+		var err error
+		for {
+			rs, err = r.TryClaimRecords(msgTypeID, payloadLen, k)
+			if err == nil {
+				break
+			}
+			if err != ringbuf.ErrFull {
+				return err
+			}
+			if t.abort.Load() {
+				return errAborted
+			}
+		}
+		for j := range k {
+			putPayload(rs.Payload(j), seqFor(i+j, corruptAt), 0)
+		}
+		if err := r.CommitRecords(rs); err != nil {
+			return err
+		}
+		i += k
+	}
+	return nil
 }
 
 // produceBatches sends n messages in claims of 16 records (the last claim
