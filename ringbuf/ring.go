@@ -302,11 +302,14 @@ func (r *ring) prefetchAhead(next int64) {
 	prefetch.Write(unsafe.Add(r.base, (next+prefetchDistance)&r.mask&r.prefetchBlocks))
 }
 
-// prefetchRead is called by a one-to-one consumer whose position moves to
-// next across a block boundary: it asks for the block readPrefetchDistance
-// bytes beyond next, so that the loads of the records there (which the
-// consumer makes one after the other, each address depending on the length
-// before it) find their lines already on their way.
+// prefetchRead is called by a consumer whose position moves to next across
+// a block boundary, once the read has consumed readPrefetchDistance bytes:
+// it asks for the block readPrefetchDistance bytes beyond next, so that the
+// loads of the records there (which the consumer makes one after the other,
+// each address depending on the length before it) find their lines already
+// on their way. The condition is the evidence that the producer is ahead: a
+// consumer that keeps catching up (a record or two per read) would ask for
+// lines the producer has yet to write, and take them from it.
 func (r *ring) prefetchRead(next int64) {
 	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.readPrefetchBlocks))
 }
@@ -660,7 +663,7 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 			return messages, r.corruptRecord(head, pos)
 		}
 		next := pos + int64(align(int(length)))
-		if (pos^next)&r.readPrefetchBlocks != 0 {
+		if (pos^next)&r.readPrefetchBlocks != 0 && next-head >= readPrefetchDistance {
 			r.prefetchRead(next)
 		}
 		pos = next
@@ -682,6 +685,7 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 	if err != nil {
 		return 0, err
 	}
+	start := head // head moves with Commit actions; see prefetchRead
 	origin := head &^ r.mask
 	pos := head
 	for int(pos-origin) < r.capacity && messages < limit {
@@ -696,7 +700,7 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 		}
 		record := pos
 		pos += int64(align(int(length)))
-		if (record^pos)&r.readPrefetchBlocks != 0 {
+		if (record^pos)&r.readPrefetchBlocks != 0 && pos-start >= readPrefetchDistance {
 			r.prefetchRead(pos)
 		}
 		if typeID == PaddingTypeID {
