@@ -25,9 +25,10 @@ var w3 = &workload{
 	variants: []variant{
 		{name: "chan", run: w3Chan, goroutines: true},
 		{name: "onetoone", run: func(cfg *runConfig) (time.Duration, error) { return w3OneToOne(cfg, true) }},
-		{name: "onetoone-runner", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, true) }},
+		{name: "onetoone-runner", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, true, idle.BusySpin) }},
 		{name: "chan-locked", run: w3Chan, extra: true},
-		{name: "onetoone-runner-notiming", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, false) }, extra: true},
+		{name: "onetoone-runner-notiming", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, false, idle.BusySpin) }, extra: true},
+		{name: "onetoone-runner-noop", run: func(cfg *runConfig) (time.Duration, error) { return w3Runner(cfg, true, idle.NoOp) }, extra: true},
 		{name: "onetoone-readpoll", run: func(cfg *runConfig) (time.Duration, error) { return w3OneToOne(cfg, false) }, extra: true},
 	},
 }
@@ -224,6 +225,9 @@ func (a *pingAgent) DoWork() (int, error) {
 		a.last = a.clk.now()
 		return 1, a.send()
 	}
+	if !a.in.Ready() { // in line: an idle cycle makes no call into the ring
+		return 0, a.aborted()
+	}
 	k, err := a.in.Read(a.h, 1)
 	if err != nil {
 		return 0, agent.Terminate(err)
@@ -277,6 +281,9 @@ func (a *pongAgent) OnStart() error   { return nil }
 func (a *pongAgent) OnClose() error   { return nil }
 
 func (a *pongAgent) DoWork() (int, error) {
+	if !a.in.Ready() {
+		return 0, nil
+	}
 	k, err := a.in.Read(a.h, ringbuf.NoLimit)
 	if err != nil {
 		return 0, agent.Terminate(err)
@@ -307,8 +314,10 @@ func (s *errorSink) err() error {
 
 // w3Runner runs onetoone-runner: with cycleTiming the runners keep their
 // default stall tracker (one clock read per duty cycle); without it, the
-// extra variant onetoone-runner-notiming.
-func w3Runner(cfg *runConfig, cycleTiming bool) (time.Duration, error) {
+// extra variant onetoone-runner-notiming. strategy is the runners' idle
+// strategy: busy spin (a PAUSE per idle cycle), or no-op for the extra
+// variant onetoone-runner-noop.
+func w3Runner(cfg *runConfig, cycleTiming bool, strategy func() idle.Strategy) (time.Duration, error) {
 	pingR, pongR, err := newRingPair()
 	if err != nil {
 		return 0, err
@@ -323,7 +332,7 @@ func w3Runner(cfg *runConfig, cycleTiming bool) (time.Duration, error) {
 
 	sink := &errorSink{}
 	opts := func(slot int) []runner.Option {
-		o := []runner.Option{runner.WithIdle(idle.BusySpin()), runner.WithErrorHandler(sink.handle),
+		o := []runner.Option{runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
 			runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming)}
 		if cpu := cfg.place.cpu(slot); cpu >= 0 {
 			o = append(o, runner.WithCPUs(cpu))
