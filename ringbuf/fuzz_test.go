@@ -63,6 +63,35 @@ func (m *model) consume(e *modelEntry) {
 	panic("consumed an entry the model does not have")
 }
 
+// addGroup adds entries claimed together (a batch, Records) to the model.
+func (m *model) addGroup(group []*modelEntry) {
+	for _, e := range group {
+		e.group = group
+	}
+	m.entries = append(m.entries, group...)
+}
+
+// completeGroup commits (choice 0) or aborts (choice 1) a group claimed
+// together, marking its entries, or leaves it open (2) for a later commit
+// (op 2/3, or the final one). It returns the ring's error.
+func completeGroup(group []*modelEntry, choice int, commit, abort func() error) error {
+	state, complete := 1, commit
+	switch choice {
+	case 0:
+	case 1:
+		state, complete = 2, abort
+	default:
+		return nil
+	}
+	if err := complete(); err != nil {
+		return err
+	}
+	for _, e := range group {
+		e.state = state
+	}
+	return nil
+}
+
 // commitGroup commits the open batch or Records whose first entry is e.
 func commitGroup(r RingBuffer, e *modelEntry) error {
 	if e.records != nil {
@@ -219,25 +248,11 @@ func FuzzRingModel(f *testing.F) {
 					check(err == nil, "append: %v", err)
 					copy(dst, p)
 					group[i] = &modelEntry{typeID: 6, payload: p, batch: &b}
-					m.entries = append(m.entries, group[i])
 				}
-				for _, e := range group {
-					e.group = group
-				}
-				switch in.next() % 3 {
-				case 0:
-					check(r.CommitBatch(b) == nil, "commit batch")
-					for _, e := range group {
-						e.state = 1
-					}
-				case 1:
-					check(r.AbortBatch(b) == nil, "abort batch")
-					for _, e := range group {
-						e.state = 2
-					}
-				default:
-					// left open: completed by a later op 2/3 on the group
-				}
+				m.addGroup(group)
+				err = completeGroup(group, in.next()%3,
+					func() error { return r.CommitBatch(b) }, func() error { return r.AbortBatch(b) })
+				check(err == nil, "complete batch: %v", err)
 			case 8: // claim records, fill them, then commit, abort, or leave them open
 				count := 1 + in.next()%3
 				length := in.next() % (max + 1)
@@ -254,25 +269,11 @@ func FuzzRingModel(f *testing.F) {
 					check(len(dst) == length, "records: payload of %d bytes, want %d", len(dst), length)
 					copy(dst, p)
 					group[i] = &modelEntry{typeID: 8, payload: p, records: &rs}
-					m.entries = append(m.entries, group[i])
 				}
-				for _, e := range group {
-					e.group = group
-				}
-				switch in.next() % 3 {
-				case 0:
-					check(r.CommitRecords(rs) == nil, "commit records")
-					for _, e := range group {
-						e.state = 1
-					}
-				case 1:
-					check(r.AbortRecords(rs) == nil, "abort records")
-					for _, e := range group {
-						e.state = 2
-					}
-				default:
-					// left open: completed later, as a batch is
-				}
+				m.addGroup(group)
+				err = completeGroup(group, in.next()%3,
+					func() error { return r.CommitRecords(rs) }, func() error { return r.AbortRecords(rs) })
+				check(err == nil, "complete records: %v", err)
 			}
 			// Complete open batches when asked, so the ring can drain.
 			if in.next()%16 == 0 {
