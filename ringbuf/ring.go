@@ -78,15 +78,20 @@ func RecordSize(length int) int { return align(length + HeaderLength) }
 // Until it is completed, the claim marker of the batch's first record covers
 // the whole batch, so Unblock turns an abandoned batch into a single padding
 // record: a consumer sees all of a batch or none of it.
+//
+// A Batch has four fields, so that Go passes and returns it in registers
+// (see Records for what a fifth costs).
 type Batch struct {
-	r      *ring
-	base   unsafe.Pointer // copies of r.base and r.maxMsgLength, so that
-	maxLen int            // Append's fast path reads only the Batch
-	index  int            // record offset of the first record
-	total  int            // claimed bytes
-	used   int            // bytes appended so far
-	first  int32          // record length of the first record; 0 until appended
+	r     *ring
+	index int    // record offset of the first record
+	total int    // claimed bytes
+	state uint64 // bytes appended so far (low half) | the first record's length << 32 (0 until appended)
 }
+
+// used returns the bytes appended so far; first the record length of the
+// first record, 0 until it is appended.
+func (b *Batch) used() int    { return int(uint32(b.state)) }
+func (b *Batch) first() int32 { return int32(b.state >> 32) }
 
 // Append adds a record of type typeID with a payload of length bytes and
 // returns its payload space, aliasing the ring, to fill before the commit.
@@ -95,12 +100,13 @@ func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
 	// first that fits. Behind the first record's marker
 	// the consumer cannot reach this header before the commit's release
 	// store, which publishes it: one plain 8-byte store of length and type.
-	if b.first != 0 && typeID >= 1 && uint(length) <= uint(b.maxLen) {
-		if size := align(length + HeaderLength); size <= b.total-b.used {
-			at := b.index + b.used
-			b.used += size
-			*(*int64)(unsafe.Add(b.base, at)) = ringfast.HeaderWord(length+HeaderLength, typeID)
-			return unsafe.Slice((*byte)(unsafe.Add(b.base, at+HeaderLength)), length), nil
+	if b.state>>32 != 0 && typeID >= 1 && uint(length) <= uint(b.r.maxMsgLength) {
+		if used, size := int(uint32(b.state)), align(length+HeaderLength); size <= b.total-used {
+			at := b.index + used
+			b.state += uint64(size)
+			base := b.r.base
+			*(*int64)(unsafe.Add(base, at)) = ringfast.HeaderWord(length+HeaderLength, typeID)
+			return unsafe.Slice((*byte)(unsafe.Add(base, at+HeaderLength)), length), nil
 		}
 	}
 	return b.append(typeID, length)
@@ -115,19 +121,20 @@ func (b *Batch) append(typeID int32, length int) ([]byte, error) {
 		return nil, err
 	}
 	size := RecordSize(length)
-	if size > b.total-b.used {
-		return nil, fmt.Errorf("%w: record of %d bytes, %d left in the batch", ErrTooLong, size, b.total-b.used)
+	used := b.used()
+	if size > b.total-used {
+		return nil, fmt.Errorf("%w: record of %d bytes, %d left in the batch", ErrTooLong, size, b.total-used)
 	}
-	at := b.index + b.used
-	if b.used == 0 {
+	at := b.index + used
+	if used == 0 {
 		// The first header already holds the batch's marker; the type is a
 		// plain store published by the commit.
 		*b.r.typeAt(at) = typeID
-		b.first = int32(length + HeaderLength)
+		b.state |= uint64(length+HeaderLength) << 32
 	} else {
 		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = ringfast.HeaderWord(length+HeaderLength, typeID)
 	}
-	b.used += size
+	b.state += uint64(size)
 	p := at + HeaderLength
 	return b.r.data[p : p+length : p+length], nil
 }
@@ -137,7 +144,7 @@ func (b *Batch) Len() int { return b.total }
 
 // Remaining returns the bytes still free in the batch. Space left at the
 // commit is published as padding.
-func (b *Batch) Remaining() int { return b.total - b.used }
+func (b *Batch) Remaining() int { return b.total - b.used() }
 
 // RingBuffer is the contract both ring types implement. See the package
 // documentation for who may call what concurrently.
@@ -465,7 +472,7 @@ func (r *ring) claimedBatch(index, total int) Batch {
 
 // batchAt is the Batch of claimed, already marked space.
 func (r *ring) batchAt(index, total int) Batch {
-	return Batch{r: r, base: r.base, maxLen: r.maxMsgLength, index: index, total: total}
+	return Batch{r: r, index: index, total: total}
 }
 
 // openClaim validates a Commit or Abort index and returns the record offset
@@ -536,17 +543,17 @@ func (r *ring) CommitBatch(b Batch) error {
 	if err != nil {
 		return err
 	}
-	if b.first == 0 {
+	if b.first() == 0 {
 		*r.typeAt(recordIndex) = PaddingTypeID
 		r.publish(recordIndex, b.total)
 		return nil
 	}
-	if rest := b.total - b.used; rest > 0 {
-		at := recordIndex + b.used
+	if rest := b.total - b.used(); rest > 0 {
+		at := recordIndex + b.used()
 		*r.typeAt(at) = PaddingTypeID
 		atomicbuf.StoreRelease32(r.lengthAt(at), int32(rest))
 	}
-	r.publish(recordIndex, int(b.first))
+	r.publish(recordIndex, int(b.first()))
 	return nil
 }
 
