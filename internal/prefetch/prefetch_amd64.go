@@ -27,5 +27,5 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 func write(p unsafe.Pointer) { writeBlock(p) }
 
-func prefetchW() bool { return hasPrefetchW }
-func read(p unsafe.Pointer)  { readBlock(p) }
+func prefetchW() bool       { return hasPrefetchW }
+func read(p unsafe.Pointer) { readBlock(p) }

@@ -21,7 +21,7 @@ func TestNeverFaults(t *testing.T) {
 			unsafe.Pointer(&buf[0]),
 			unsafe.Pointer(&buf[len(buf)-BlockSize]),
 			unsafe.Pointer(&buf[len(buf)-1]), // the block runs past the slice
-			nil, // page 0 is never mapped
+			nil,                              // page 0 is never mapped
 		} {
 			Write(p)
 			Read(p)
