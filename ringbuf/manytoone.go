@@ -40,7 +40,6 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 		return nil, err
 	}
 	r.zeroConsumed = true
-	r.readPrefetchBlocks = r.prefetchBlocks
 	r.fast.Init(r.base, r.capacity, r.tail, r.headCache)
 	return r, nil
 }

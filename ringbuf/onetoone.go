@@ -24,7 +24,6 @@ func NewOneToOne(buf []byte) (*OneToOne, error) {
 	if err := r.init(buf, MinCapacityOneToOne); err != nil {
 		return nil, err
 	}
-	r.readPrefetchBlocks = r.prefetchBlocks
 	return r, nil
 }
 

@@ -9,9 +9,9 @@ import (
 	"github.com/dutyrt/duty/internal/prefetch"
 )
 
-// TestPrefetchOnlyInLargeRings: producers and consumers prefetch in rings
-// of at least minPrefetchCapacity bytes. (A many-to-one producer has the
-// mask too, for its general claim; only one-to-one claims use it.)
+// TestPrefetchOnlyInLargeRings: rings of at least minPrefetchCapacity bytes
+// prefetch (the one-to-one producer and the consumers of both kinds), and
+// smaller ones do not.
 func TestPrefetchOnlyInLargeRings(t *testing.T) {
 	blocks := ^int64(prefetch.BlockSize - 1)
 	for _, c := range []struct {
@@ -27,10 +27,8 @@ func TestPrefetchOnlyInLargeRings(t *testing.T) {
 		require.NoError(t, err)
 		m, err := NewManyToOne(make([]byte, c.capacity+TrailerLength))
 		require.NoError(t, err)
-		require.Equal(t, c.want, o.prefetchBlocks, "one-to-one producer, capacity %d", c.capacity)
+		require.Equal(t, c.want, o.prefetchBlocks, "one-to-one, capacity %d", c.capacity)
 		require.Equal(t, c.want, m.prefetchBlocks, "many-to-one, capacity %d", c.capacity)
-		require.Equal(t, c.want, o.readPrefetchBlocks, "one-to-one consumer, capacity %d", c.capacity)
-		require.Equal(t, c.want, m.readPrefetchBlocks, "many-to-one consumer, capacity %d", c.capacity)
 	}
 }
 

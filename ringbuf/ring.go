@@ -206,10 +206,8 @@ type ring struct {
 	zeroConsumed bool
 	// prefetchBlocks masks away a position's offset in its
 	// prefetch.BlockSize block, or is 0 in a ring too small to prefetch in
-	// (see prefetchAhead). readPrefetchBlocks is the same for the
-	// consumer's prefetch (see read), 0 in a many-to-one ring.
-	prefetchBlocks     int64
-	readPrefetchBlocks int64
+	// (see prefetchAhead and prefetchRead).
+	prefetchBlocks int64
 
 	tail        *atomic.Int64
 	headCache   *atomic.Int64
@@ -264,8 +262,9 @@ func (r *ring) init(b []byte, minCapacity int) error {
 	return nil
 }
 
-// prefetchDistance is how far ahead of its tail a producer asks for the
-// ring's lines, in rings of at least minPrefetchCapacity bytes
+// prefetchDistance is how far ahead of its tail a one-to-one producer asks
+// for the ring's lines, readPrefetchDistance how far ahead of its position
+// a consumer does, in rings of at least minPrefetchCapacity bytes
 // (docs/ringbuf.md, "Prefetching").
 const (
 	prefetchDistance     = 2048
@@ -318,7 +317,7 @@ func (r *ring) prefetchAhead(next int64) {
 // consumer that keeps catching up (a record or two per read) would ask for
 // lines the producer has yet to write, and take them from it.
 func (r *ring) prefetchRead(next int64) {
-	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.readPrefetchBlocks))
+	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.prefetchBlocks))
 }
 
 // lengthAt and typeAt return the header words of the record at index. The
@@ -670,7 +669,7 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 			return messages, r.corruptRecord(head, pos)
 		}
 		next := pos + int64(align(int(length)))
-		if (pos^next)&r.readPrefetchBlocks != 0 && next-head >= readPrefetchDistance {
+		if (pos^next)&r.prefetchBlocks != 0 && next-head >= readPrefetchDistance {
 			r.prefetchRead(next)
 		}
 		pos = next
@@ -707,7 +706,7 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 		}
 		record := pos
 		pos += int64(align(int(length)))
-		if (record^pos)&r.readPrefetchBlocks != 0 && pos-start >= readPrefetchDistance {
+		if (record^pos)&r.prefetchBlocks != 0 && pos-start >= readPrefetchDistance {
 			r.prefetchRead(pos)
 		}
 		if typeID == PaddingTypeID {
