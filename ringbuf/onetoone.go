@@ -45,7 +45,9 @@ func (r *OneToOne) claim(aligned int) (int, error) {
 		}
 		atomicbuf.StoreRelease64(r.headCache, head)
 	}
-	r.prefetchClaim(tail, tail+int64(aligned))
+	if next := tail + int64(aligned); (tail^next)&r.prefetchBlocks != 0 {
+		r.prefetchClaim(tail, next)
+	}
 	recordIndex := int(tail & r.mask)
 	toEnd := r.capacity - recordIndex
 	writeIndex := recordIndex

@@ -272,14 +272,10 @@ const (
 	minPrefetchCapacity  = 4 * prefetchDistance
 )
 
-// prefetchClaim is prefetchAhead for a claim of any size: it asks for every
-// block that enters the window as the tail moves from tail to next (a batch
-// can cross several). Out of line: the claim paths that use it make calls
-// anyway.
+// prefetchClaim is prefetchAhead for a claim of any size, called under the
+// same condition: it asks for every block that enters the window as the tail
+// moves from tail to next (a batch can cross several).
 func (r *ring) prefetchClaim(tail, next int64) {
-	if r.prefetchBlocks == 0 {
-		return
-	}
 	first, last := prefetchWindow(tail, next)
 	for b := first; b <= last; b += prefetch.BlockSize {
 		prefetch.Write(unsafe.Add(r.base, b&r.mask))

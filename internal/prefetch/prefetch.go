@@ -6,10 +6,11 @@ import "unsafe"
 // bytes, aligned by the caller to BlockSize.
 const BlockSize = 512
 
-// Disabled turns Write and Read into no-ops (checked inside them, so that
-// the call stays small enough to inline into the rings' fast paths). It exists so that cmd/dutybench
-// can run the rings with and without prefetching in the same process; set it
-// only while no ring is in use.
+// Disabled turns Write and Read into no-ops. It exists so that
+// cmd/dutybench can run the rings with and without prefetching in the same
+// process; set it only while no ring is in use. The assembly tests it, so
+// that Write and Read stay small enough to inline into the rings' fast
+// paths.
 var Disabled bool
 
 // Write asks for the BlockSize bytes at p in a state this core may write:

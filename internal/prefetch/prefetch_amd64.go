@@ -26,6 +26,7 @@ func readBlock(p unsafe.Pointer)
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 func write(p unsafe.Pointer) { writeBlock(p) }
+func read(p unsafe.Pointer)  { readBlock(p) }
 
-func prefetchW() bool       { return hasPrefetchW }
-func read(p unsafe.Pointer) { readBlock(p) }
+// prefetchW reports what writeBlock does, for the tests.
+func prefetchW() bool { return hasPrefetchW }
