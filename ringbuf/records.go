@@ -20,7 +20,8 @@ import (
 // that every Append advances, which is a store to the producer's stack per
 // record; on a producer whose stores to ring lines wait for the consumer's
 // core, such stores queue behind them and halve W1's throughput. Filling
-// Records stores nothing but the payloads (docs/ringbuf.md, "Batches").
+// Records stores nothing but the payloads (docs/ringbuf.md, "Batches in a
+// hot loop").
 //
 // Records has four fields on purpose. Go keeps a struct of up to four
 // fields in registers; a larger one returned by a call is stored to a
