@@ -25,7 +25,9 @@ else
 	@echo "no C compiler ($$($(GO) env CC)): dutybench's C reference ring is not vetted"
 endif
 
+## lint: gofmt (the toolchain's own, so no install) and staticcheck
 lint:
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
 
 race:
