@@ -108,6 +108,30 @@ func BenchmarkManyToOneBatch16Read(b *testing.B) {
 	_ = sink
 }
 
+func BenchmarkManyToOneRecords16Read(b *testing.B) {
+	r := benchRing(b, kinds[1])
+	var sink uint64
+	h := func(_ int32, p []byte) { sink += binary.LittleEndian.Uint64(p) }
+	b.ReportAllocs()
+	for i := 0; i < b.N; i += benchBatch {
+		for j := 0; j < benchBatch; j += 16 {
+			rs, err := r.TryClaimRecords(1, 32, 16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for k := range 16 {
+				binary.LittleEndian.PutUint64(rs.Payload(k), uint64(i+j+k))
+			}
+			_ = r.CommitRecords(rs)
+		}
+		for n := 0; n < benchBatch; {
+			got, _ := r.Read(h, NoLimit)
+			n += got
+		}
+	}
+	_ = sink
+}
+
 // Two goroutines: one producer, one consumer, both busy-spinning with a
 // spin-wait hint (idle.BusySpin, as an agent would), the
 // consumer checking the sequence. A development figure only (it needs two

@@ -16,8 +16,6 @@ import (
 func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "onetoone-write-pause", extra: true, run: w1OneToOnePause},
-	)
-	w1.variants = append(w1.variants,
 		variant{name: "onetoone-write-noprefetch", extra: true, run: noPrefetch(w1OneToOneWrite)},
 		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true, false) })},
 		variant{name: "batch16-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, false) })},
