@@ -1,16 +1,19 @@
 package prefetch
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/dutyrt/duty/internal/x86"
+)
 
 // hasPrefetchW: CPUID leaf 0x80000001, ECX bit 8 (Linux shows it as
 // 3dnowprefetch). Intel has PREFETCHW since Broadwell, AMD since K6-2.
 // Read by writeBlock.
 var hasPrefetchW = func() bool {
-	maxExt, _, _, _ := cpuid(0x80000000, 0)
-	if maxExt < 0x80000001 {
+	if x86.MaxExtendedLeaf() < 0x80000001 {
 		return false
 	}
-	_, _, ecx, _ := cpuid(0x80000001, 0)
+	_, _, ecx, _ := x86.CPUID(0x80000001, 0)
 	return ecx&(1<<8) != 0
 }()
 
@@ -22,8 +25,6 @@ func writeBlock(p unsafe.Pointer)
 
 //go:noescape
 func readBlock(p unsafe.Pointer)
-
-func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 func write(p unsafe.Pointer) { writeBlock(p) }
 func read(p unsafe.Pointer)  { readBlock(p) }
