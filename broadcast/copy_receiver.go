@@ -42,7 +42,16 @@ func (c *CopyReceiver) Receive(handler func(typeID int32, payload []byte)) (int,
 	r := c.r
 	lapped := r.lapped.Load()
 	if !r.ReceiveNext() {
-		return 0, r.err
+		if r.err != nil {
+			return 0, r.err
+		}
+		// A call that found the receiver lapped and then nothing intact
+		// at latest (every attempt overwritten while it read) still lost
+		// messages: say so now, or the next call's snapshot hides it.
+		if r.lapped.Load() != lapped {
+			return 0, ErrLapped
+		}
+		return 0, nil
 	}
 	if r.lapped.Load() != lapped {
 		return 0, ErrLapped

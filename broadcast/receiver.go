@@ -9,6 +9,11 @@ import "sync/atomic"
 // leaves nothing readable anyway; a corrupt buffer cannot make the call spin.
 const maxAttempts = 4
 
+// testHookAfterLapCheck, when set (tests only), runs between ReceiveNext's
+// lap check and its header reads: where a transmitter's overwrite races
+// with the receiver.
+var testHookAfterLapCheck func()
+
 // Receiver reads messages from a broadcast buffer, zero copy. Any number of
 // receivers may read one buffer, each from its own goroutine; one Receiver is
 // not safe for concurrent use, except LappedCount.
@@ -86,12 +91,30 @@ func (r *Receiver) ReceiveNext() bool {
 			}
 			cursor = latest
 		}
+		if testHookAfterLapCheck != nil {
+			testHookAfterLapCheck()
+		}
+		start := cursor
 		off := cursor & v.mask
 		length, typeID := v.header(off)
 		if typeID == PaddingTypeID && off != 0 && int64(length) == v.capacity-off {
 			cursor += int64(length)
 			off = 0
 			length, typeID = v.header(0)
+		}
+		// The header words just read are only the record's if the
+		// transmitter had not started to overwrite it by then. It stores
+		// the tail intent before it writes any byte of a record, so this
+		// load, after the header loads, sees an intent that laps start if
+		// they might have read a newer record's bytes (start <= cursor, so
+		// this covers a padding header and the record after it). Without
+		// it, a torn header that looks valid would set next inside another
+		// record, where the lap check above no longer sees a lap: the next
+		// call would read payload bytes as a header, and deliver them as a
+		// message or report a correct buffer as corrupt.
+		if start+v.capacity <= v.tailIntent.Load() {
+			cursor = start
+			continue // the lap check counts the lap and moves to latest
 		}
 		if typeID >= 1 && length >= HeaderLength && int64(length) <= r.maxRecord &&
 			off+align(int64(length)) <= v.capacity {
@@ -102,14 +125,9 @@ func (r *Receiver) ReceiveNext() bool {
 			r.typeID = typeID
 			return true
 		}
-		// Not a header a correct transmitter writes, unless it was
-		// overwritten while we read it. The transmitter stores the tail
-		// intent before the header words, so if the header is new, so is the
-		// intent loaded now.
-		if cursor+v.capacity > v.tailIntent.Load() {
-			r.err = corruptError("record header length=%d type=%d at position %d", length, typeID, cursor)
-			return false
-		}
+		// An intact header that no correct transmitter writes.
+		r.err = corruptError("record header length=%d type=%d at position %d", length, typeID, cursor)
+		return false
 	}
 	return false
 }
