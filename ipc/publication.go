@@ -184,7 +184,10 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 	if err != nil {
 		return 0, err
 	}
-	atomicbuf.StoreRelease32(p.lengthAt(index), -int32(total))
+	// The marker covers the whole claim; its type is the first fragment's
+	// (never the last: the payload is longer than one), in the same store
+	// (see mark).
+	p.mark(index, int32(total), typeID|FragmentFlag|BeginFlag)
 	at, first := index, int32(0)
 	for off := 0; off < len(payload); off += p.maxPayload {
 		chunk := payload[off:min(off+p.maxPayload, len(payload))]
@@ -197,8 +200,7 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 		}
 		rl := int32(len(chunk) + ringbuf.HeaderLength)
 		if off == 0 {
-			*p.typeAt(at) = typeID | flags
-			first = rl
+			first = rl // the type went with the marker
 		} else {
 			// Behind the first marker no subscriber reaches this header
 			// before the publishing store below, which publishes it: one
@@ -212,13 +214,15 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 	return pos, nil
 }
 
-// mark writes a record's claim marker (release store of the negated
-// length: no byte of the claim becomes visible before it, which the
-// zero-gap unblock relies on) and its type (a plain store published by the
-// commit).
+// mark writes a record's claim marker: the negated length and the type,
+// one 8-byte release store (no byte of the claim becomes visible before it,
+// which the zero-gap unblock relies on). One store, as in Aeron: with the
+// type stored after the length, an unblock could turn the claim into
+// padding between the two and the late type store would turn that padding
+// back into a record, delivered before its payload was written
+// (TestUnblockedClaimStaysPadding).
 func (p *Publication) mark(index int, recordLength, typeID int32) {
-	atomicbuf.StoreRelease32(p.lengthAt(index), -recordLength)
-	*p.typeAt(index) = typeID
+	atomicbuf.StoreRelease64(p.wordAt(index), headerWord(-recordLength, typeID))
 }
 
 // claim reserves required (aligned) bytes at the tail and returns the

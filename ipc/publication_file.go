@@ -67,14 +67,10 @@ func (f *pubFile) slotCount() int {
 	return min(max(int(f.slotsInUse.Load()), 0), f.maxSubscribers)
 }
 
-// lengthAt, typeAt and wordAt return the header words of the record at
-// index, which callers have checked is 8-aligned and below capacity-8.
+// lengthAt and wordAt return the header words of the record at index,
+// which callers have checked is 8-aligned and below capacity-8.
 func (f *pubFile) lengthAt(index int) *atomic.Int32 {
 	return (*atomic.Int32)(unsafe.Add(f.base, index))
-}
-
-func (f *pubFile) typeAt(index int) *int32 {
-	return (*int32)(unsafe.Add(f.base, index+ringbuf.TypeOffset))
 }
 
 func (f *pubFile) wordAt(index int) *atomic.Int64 {

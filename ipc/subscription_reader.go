@@ -124,7 +124,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 			bytesRead += aligned
 			continue
 		default:
-			n, group, ok := r.reassemble(at, typeID, aligned)
+			n, group, ok := r.reassemble(at, typeID, length, aligned)
 			if !ok {
 				r.dropped++
 				bytesRead += group
@@ -164,19 +164,28 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 }
 
 // reassemble copies the fragments of the message whose BEGIN record is at
-// index (type typeID, aligned length first) into r.buf. It returns the
-// message length and the bytes the group takes, and false, with the bytes
-// of the consistent prefix to skip (at least the first record), if the
-// group is not one complete message.
-func (r *logReader) reassemble(index int, typeID int32, first int) (int, int, bool) {
+// index (type typeID, length firstLength, aligned length first, all as read
+// validated them) into r.buf. It returns the message length and the bytes
+// the group takes, and false, with the bytes of the consistent prefix to
+// skip (at least the first record), if the group is not one complete
+// message.
+//
+// The first record's header is not loaded again: the word may have changed
+// since read checked it (the owner zeroing the space of a dropped
+// subscriber, a lapping publisher, a broken peer), and an unchecked length
+// would slice out of range.
+func (r *logReader) reassemble(index int, typeID, firstLength int32, first int) (int, int, bool) {
 	want := typeID &^ (BeginFlag | EndFlag) // the message type with FragmentFlag
 	n, at := 0, index
+	length, t, aligned := firstLength, typeID, first
 	for at < r.capacity {
-		length := r.lengthAt(at).Load()
-		t := r.typeAt(at)
-		aligned := r.check(at, length)
-		if at != index && (aligned < 0 || length > r.mtu || t&^EndFlag != want) {
-			return n, at - index, false
+		if at != index {
+			length = r.lengthAt(at).Load()
+			t = r.typeAt(at)
+			aligned = r.check(at, length)
+			if aligned < 0 || length > r.mtu || t&^EndFlag != want {
+				return n, at - index, false
+			}
 		}
 		payload := int(length) - ringbuf.HeaderLength
 		if payload > len(r.buf)-n {
