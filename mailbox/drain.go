@@ -134,7 +134,11 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		return 0, nil
 	}
 	c := &m.cons
-	c.h, c.count, c.stop = h, 0, false // discarded, corrupt: zeroed by the previous call
+	// extra counts records of the current ring read that are not messages:
+	// a handler that panicked left the last read's. discarded and corrupt
+	// are zeroed at the end of a call; one whose handler panicked leaves
+	// them to be counted and reported by this one.
+	c.h, c.count, c.stop, c.extra = h, 0, false, 0
 	c.discard = m.state.Load() == stateDiscard
 	c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention

@@ -146,7 +146,8 @@ type Mailbox struct {
 	// Read-only after New, shared by senders and the consumer.
 	name     string
 	ring     *ringbuf.ManyToOne
-	fast     *ringfast.Producer // the ring's fast path (Send runs it in line)
+	fast     *ringfast.Producer // the ring's fast path (Send runs it in line); nil if plainMax < ringfast.MaxPayload
+	plainMax int                // the largest plain message: min(one record, MaxMessageSize)
 	base     unsafe.Pointer     // start of the ring's buffer
 	capacity int
 	lay      layout
@@ -207,6 +208,7 @@ func New(cfg Config) (*Mailbox, error) {
 		base:     unsafe.Pointer(unsafe.SliceData(r.Buffer())),
 		capacity: r.Capacity(),
 		lay:      lay,
+		plainMax: min(lay.maxRecord, lay.maxMessage),
 		maxParts: cfg.MaxParts,
 		state:    cfg.State,
 		ctr:      cfg.Counters,
@@ -236,6 +238,11 @@ func New(cfg Config) (*Mailbox, error) {
 			*p = &m.own.c[i].v
 		}
 	}
+	if m.plainMax < ringfast.MaxPayload {
+		// Send's fast path takes up to ringfast.MaxPayload bytes without
+		// looking at MaxMessageSize: off for a limit below that.
+		m.fast = nil
+	}
 	m.cons.init(m)
 	return m, nil
 }
@@ -251,8 +258,9 @@ func (m *Mailbox) Ring() *ringbuf.ManyToOne { return m.ring }
 func (m *Mailbox) MaxMessageSize() int { return m.lay.maxMessage }
 
 // MaxClaimLength returns the largest payload sent as one plain record: the
-// most Claim accepts, and the largest Send that is not fragmented.
-func (m *Mailbox) MaxClaimLength() int { return m.lay.maxRecord }
+// most Claim accepts, and the largest Send that is not fragmented. It is
+// one record's payload, or MaxMessageSize if that is smaller.
+func (m *Mailbox) MaxClaimLength() int { return m.plainMax }
 
 // MaxPartsClaimLength returns the largest body ClaimParts accepts: the
 // sum of the part lengths plus PartLengthPrefix bytes per part must fit in

@@ -30,14 +30,14 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 		// is one more store in the queue (docs/ringbuf.md, "Fast paths";
 		// docs/mailbox.md). fast is loaded before the claim's CAS: a load
 		// after it that the record's address depends on halves the rate.
-		if fast := m.fast; len(payload) <= ringfast.MaxPayload {
+		if fast := m.fast; fast != nil && len(payload) <= ringfast.MaxPayload {
 			size := ringfast.RecordSize(len(payload))
 			if index, tail, ok := fast.Claim(size); ok {
 				fast.Publish(index, ringfast.Marker(len(payload), typeID), payload, tail+int64(size))
 				return nil
 			}
 		}
-		if len(payload) <= m.lay.maxRecord {
+		if len(payload) <= m.plainMax {
 			err := m.ring.Write(typeID, payload)
 			if err == nil {
 				return nil
@@ -144,7 +144,7 @@ func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
 		m.ctr.RefusedClosed.Add(1)
 		return ErrClosed
 	}
-	if len(payload) <= m.lay.maxRecord {
+	if len(payload) <= m.plainMax {
 		if err := m.ring.Write(typeID, payload); err != nil {
 			return m.ringResult(err)
 		}
@@ -320,28 +320,35 @@ type Claim struct {
 }
 
 // Payload returns the claimed space, aliasing the ring. It is valid until
-// Commit or Abort.
+// Commit or Abort, after which it is nil.
 func (c *Claim) Payload() []byte { return c.c.Payload }
 
-// Commit publishes the message.
+// Commit publishes the message. A second Commit or Abort of the same Claim
+// returns ErrClaim. (A copy of a Claim does not know that the original was
+// completed: once the space has been reused by another sender's claim, a
+// Commit through the copy would publish that claim. Complete a claim
+// through one value.)
 func (c *Claim) Commit() error {
 	if c.ring == nil {
-		return fmt.Errorf("%w: zero Claim", ErrClaim)
+		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
 	if err := c.ring.Commit(c.c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
+	*c = Claim{} // completed: the index may soon be another sender's claim
 	return nil
 }
 
-// Abort discards the claim: the receiver skips it.
+// Abort discards the claim: the receiver skips it. A second Commit or
+// Abort returns ErrClaim (see Commit).
 func (c *Claim) Abort() error {
 	if c.ring == nil {
-		return fmt.Errorf("%w: zero Claim", ErrClaim)
+		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
 	if err := c.ring.Abort(c.c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
+	*c = Claim{}
 	return nil
 }
 
@@ -355,7 +362,7 @@ func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) {
 	if length < 0 {
 		return Claim{}, fmt.Errorf("%w: %d", ErrLength, length)
 	}
-	if length > m.lay.maxRecord {
+	if length > m.plainMax {
 		return Claim{}, ErrTooLong
 	}
 	if m.state.Load() != stateOpen {
@@ -385,10 +392,14 @@ type PartsClaim struct {
 func (p *PartsClaim) NumParts() int { return p.n }
 
 // Part returns the space of part i, aliasing the ring, valid until Commit
-// or Abort. It panics if i is out of range, as indexing does.
+// or Abort. It panics if i is out of range, as indexing does, and after
+// Commit or Abort.
 func (p *PartsClaim) Part(i int) []byte {
 	if i < 0 || i >= p.n {
 		panic(fmt.Sprintf("mailbox: part %d of %d", i, p.n))
+	}
+	if p.ring == nil {
+		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
 	body := p.c.Payload[FrameHeaderLength:]
 	if p.n == 1 {

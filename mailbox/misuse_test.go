@@ -1,0 +1,86 @@
+package mailbox
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDrainAfterPanicCountsRight: a handler that panics leaves the drain's
+// per-read bookkeeping (records of the read that are not messages) behind;
+// the next Drain must not subtract it from what it delivers. The corrupt
+// record found before the panic is reported by that next Drain: nothing is
+// lost, not even an error.
+func TestDrainAfterPanicCountsRight(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	// A record no correct sender writes (reserved type bits): dropped.
+	require.NoError(t, mb.Ring().Write(1<<24|1, []byte("junk")))
+	require.NoError(t, mb.Send(1, []byte("boom")))
+	require.Panics(t, func() {
+		_, _ = mb.Drain(func(*Message) Action { panic("boom") }, 10)
+	})
+
+	require.NoError(t, mb.Send(2, []byte("next")))
+	var delivered []string
+	n, err := mb.Drain(func(m *Message) Action {
+		delivered = append(delivered, string(m.Payload()))
+		return Continue
+	}, 10)
+	require.ErrorIs(t, err, ErrCorruptFrame, "the record dropped before the panic, reported now")
+	require.Equal(t, []string{"next"}, delivered)
+	require.Equal(t, 1, n)
+	require.Equal(t, int64(1), mb.Stats().Delivered)
+	require.Equal(t, int64(1), mb.Stats().Corrupt)
+}
+
+// TestMaxMessageSizeAppliesToPlainMessages: MaxMessageSize bounds every
+// message, the ones that fit one record included, on every send path.
+func TestMaxMessageSizeAppliesToPlainMessages(t *testing.T) {
+	for _, limit := range []int{100, 40} { // 40: below the in-line fast path's 64 bytes
+		mb := newMailbox(t, Config{MaxMessageSize: limit})
+		require.Equal(t, limit, mb.MaxMessageSize())
+		require.Equal(t, limit, mb.MaxClaimLength())
+		require.Equal(t, ErrTooLong, mb.Send(1, make([]byte, limit+1)))
+		require.Equal(t, ErrTooLong, mb.SendParts(1, make([]byte, limit+1)))
+		require.Equal(t, ErrTooLong, mb.SendParts(1, make([]byte, limit/2), make([]byte, limit/2)))
+		require.Equal(t, ErrTooLong, mb.NewSender().Send(1, make([]byte, limit+1)))
+		_, err := mb.Claim(1, limit+1)
+		require.Equal(t, ErrTooLong, err)
+		require.NoError(t, mb.Send(1, make([]byte, limit)))
+		require.NoError(t, mb.Send(1, make([]byte, 8)))
+		out := collect(t, mb)
+		require.Len(t, out, 2, "nothing refused was sent")
+	}
+}
+
+// TestSecondCommitIsErrClaim: a Claim completes once. A second Commit (or
+// Abort) returns ErrClaim even after the space has been reused by another
+// sender's open claim, which a second Commit used to publish half written.
+func TestSecondCommitIsErrClaim(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: 1024}) // records of up to 128 bytes
+	a, err := mb.Claim(1, 120)                    // a record of 128 bytes at offset 0
+	require.NoError(t, err)
+	copy(a.Payload(), "message A")
+	require.NoError(t, a.Commit())
+	for range 7 { // fill the rest of the ring: the next claim is at offset 0 again
+		require.NoError(t, mb.Send(2, make([]byte, 120)))
+	}
+	require.Len(t, collect(t, mb), 8)
+
+	b, err := mb.Claim(3, 120) // another sender's claim, same offset as a's
+	require.NoError(t, err)
+	copy(b.Payload(), "B, half") // ... still writing
+
+	require.ErrorIs(t, a.Commit(), ErrClaim, "second Commit of a committed claim")
+	require.ErrorIs(t, a.Abort(), ErrClaim)
+	require.Nil(t, a.Payload())
+	require.Empty(t, collect(t, mb), "b's claim is still open")
+	require.NoError(t, b.Commit())
+	require.Len(t, collect(t, mb), 1)
+
+	p, err := mb.ClaimParts(1, 3, 4)
+	require.NoError(t, err)
+	require.NoError(t, p.Abort())
+	require.ErrorIs(t, p.Commit(), ErrClaim)
+	require.Panics(t, func() { p.Part(0) })
+}
