@@ -3,6 +3,7 @@ package ipc
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -96,6 +97,13 @@ func (f *File) IsOwner() bool { return f.owner }
 
 // SectionCount returns the number of sections.
 func (f *File) SectionCount() int { return len(f.hdr.sections) }
+
+// maxLivenessMillis is the longest liveness timeout a header may hold: the
+// most a time.Duration (what WithLivenessTimeout takes, and what
+// LivenessTimeout returns) can express in milliseconds. A larger value
+// comes from no creator: it is corruption, not a timeout that would wrap
+// negative and make a live owner look hung.
+const maxLivenessMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // LivenessTimeout returns the owner liveness timeout stored in the header.
 func (f *File) LivenessTimeout() time.Duration {
@@ -225,13 +233,18 @@ func (f *File) SpareSlot(i int) ([]byte, error) {
 // from its duty cycle more often than the liveness timeout; the package
 // never starts a goroutine to do it. It first checks the file's size with
 // fstat (one system call: a cheap truncation check, see CheckSize) and does
-// the store under Guard. Owner only (ErrNotOwner).
+// the store under Guard. Owner only (ErrNotOwner); after Close it returns
+// an error wrapping ErrClosed and leaves the closed mark in place.
 //
-// Ordering: a release store of the word; readers synchronise on nothing
-// else, they only compare its value with their clock.
+// Ordering: a compare-and-swap of the word (sequentially consistent, so at
+// least a release); readers synchronise on nothing else, they only compare
+// its value with their clock.
 func (f *File) Heartbeat(nowMillis int64) error {
 	if !f.owner {
 		return fmt.Errorf("%w: %s: heartbeat", ErrNotOwner, f.path)
+	}
+	if f.closed.Load() {
+		return fmt.Errorf("%w: %s: heartbeat after Close", ErrClosed, f.path)
 	}
 	if err := f.Acquire(); err != nil {
 		return err
@@ -241,8 +254,19 @@ func (f *File) Heartbeat(nowMillis int64) error {
 		return err
 	}
 	return f.guarded(func() error {
-		atomicbuf.StoreRelease64(f.heartbeat, nowMillis)
-		return nil
+		// A compare-and-swap, not a store: Close's HeartbeatClosed must
+		// stay, even against a Heartbeat that passed the closed check
+		// just before Close (a later heartbeat would make the closed
+		// owner look alive, then hung, to every other process).
+		for {
+			old := f.heartbeat.Load()
+			if old == HeartbeatClosed {
+				return fmt.Errorf("%w: %s: heartbeat after Close", ErrClosed, f.path)
+			}
+			if f.heartbeat.CompareAndSwap(old, nowMillis) {
+				return nil
+			}
+		}
 	})
 }
 
@@ -348,7 +372,7 @@ func readHeader(path string, b []byte, size int64) (header, error) {
 		return h, fmt.Errorf("%w: %s: %d sections, want 1 to %d", ErrCorrupt, path, count, MaxSections)
 	case h.fileLength < HeaderLength || h.fileLength%SectionAlignment != 0 || h.fileLength > maxFileLength:
 		return h, fmt.Errorf("%w: %s: declared file length %d", ErrCorrupt, path, h.fileLength)
-	case h.livenessTimeout <= 0:
+	case h.livenessTimeout <= 0 || h.livenessTimeout > maxLivenessMillis:
 		return h, fmt.Errorf("%w: %s: liveness timeout %d ms", ErrCorrupt, path, h.livenessTimeout)
 	}
 	h.sections = make([]section, count)

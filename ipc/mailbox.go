@@ -291,6 +291,7 @@ func openMailbox(ctx context.Context, r *Ring, c config) (*Mailbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	var first time.Time // when this opener first found no header
 	for {
 		v := w.version.Load() // acquires the creator's stores before it
 		if v > MailboxLayoutVersion || v < 0 {
@@ -300,8 +301,17 @@ func openMailbox(ctx context.Context, r *Ring, c config) (*Mailbox, error) {
 			break
 		}
 		hb, _ := f.HeartbeatMillis()
-		if age := c.now().Sub(time.UnixMilli(f.hdr.created)); age > mailboxReadyWait || hb == HeartbeatClosed {
-			return nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago)", ErrNotMailbox, f.Path(), age.Round(time.Millisecond))
+		now := c.now()
+		if first.IsZero() {
+			first = now
+		}
+		// The wait is bounded by the file's age and by this opener's own
+		// wait: a creation time in the future (a corrupt header, or a
+		// creator whose clock is ahead) must not make it wait for ever.
+		age, waited := now.Sub(time.UnixMilli(f.hdr.created)), now.Sub(first)
+		if age > mailboxReadyWait || waited > mailboxReadyWait || hb == HeartbeatClosed {
+			return nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago, waited %s)",
+				ErrNotMailbox, f.Path(), age.Round(time.Millisecond), waited.Round(time.Millisecond))
 		}
 		if werr := wait(ctx, c.pollInterval); werr != nil {
 			return nil, fmt.Errorf("%w: %s: mailbox header not written yet: %w", ErrNotReady, f.Path(), werr)

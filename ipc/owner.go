@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,8 +84,13 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 		l.State = Closed
 		return l
 	}
-	l.HeartbeatAge = time.Duration(now.UnixMilli()-heartbeat) * time.Millisecond
-	fresh := l.HeartbeatAge <= timeout && l.HeartbeatAge >= -timeout
+	// In milliseconds, saturating: the heartbeat is any int64 another
+	// process stored, and a product or difference that wrapped around could
+	// make a dead owner's heartbeat look fresh.
+	age := subSaturating(now.UnixMilli(), heartbeat)
+	l.HeartbeatAge = millisDuration(age)
+	limit := timeout.Milliseconds()
+	fresh := age <= limit && age >= -limit
 	switch {
 	case fresh && l.Running:
 		l.State = Alive
@@ -96,6 +102,30 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 		l.State = Dead
 	}
 	return l
+}
+
+// subSaturating returns a - b, clamped to the int64 range.
+func subSaturating(a, b int64) int64 {
+	d := a - b
+	if (b < 0 && d < a) || (b > 0 && d > a) { // wrapped around
+		if b < 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return d
+}
+
+// millisDuration converts ms to a Duration, clamped to its range.
+func millisDuration(ms int64) time.Duration {
+	const maxMs = math.MaxInt64 / int64(time.Millisecond)
+	switch {
+	case ms > maxMs:
+		return math.MaxInt64
+	case ms < -maxMs:
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // Liveness assesses the owner of the file now: its process (pid and start
