@@ -40,10 +40,15 @@ var checkSpaceFn = checkSpace
 // first, then the header, then (atomically, last) the layout version: the
 // ready signal. By default the file is built under a temporary name and linked to
 // its final name once complete (see WithDirectCreate). On any failure the
-// half-made file is removed.
+// half-made file is removed, with one exception: if another process (a
+// cleaner, see RemoveIfStale) holds the lock of the new, empty file for
+// longer than 1 s, Create returns ErrExists and leaves that file to it.
 //
 // The caller is the owner: it holds an exclusive flock on the file until it
-// closes it, and must call Heartbeat more often than the liveness timeout
+// closes it (taken right after the file is created; a cleaner that opened
+// the empty file in between is waited for, and if it removed the file, the
+// name is created again, or ErrExists returned if someone else has taken
+// it), and must call Heartbeat more often than the liveness timeout
 // (WithLivenessTimeout, default 10 s) for other processes to see it alive.
 // Sections start on SectionAlignment boundaries and are zero.
 func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File, error) {
@@ -98,10 +103,12 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Unlink(tmp) // the final name keeps the inode
+	// tmp names f's inode until it is unlinked, under f's lock: no cleaner
+	// removes a locked file, and nobody else uses the random name.
 	for attempt := 0; ; attempt++ {
 		err := unix.Link(tmp, path)
 		if err == nil {
+			_ = unix.Unlink(tmp) // the final name keeps the inode
 			return f, nil
 		}
 		err = osError("link", path, err)
@@ -110,6 +117,7 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 				continue
 			}
 		}
+		_ = unix.Unlink(tmp)
 		f.Close()
 		return nil, err
 	}
@@ -170,11 +178,12 @@ func tempName(dir, name string) (string, error) {
 }
 
 // build creates target exclusively, sizes, maps and initialises it, and
-// returns it as a File whose Path is path. On failure target is removed.
+// returns it as a File whose Path is path. On failure target is removed
+// (only while it still names the new inode, which build has locked).
 func build(target, path string, h header, c config) (f *File, err error) {
-	fd, err := unix.Open(target, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, uint32(c.mode))
+	fd, st, err := createLocked(target, c.mode)
 	if err != nil {
-		return nil, osError("create", target, err)
+		return nil, err
 	}
 	var data []byte
 	defer func() {
@@ -182,15 +191,12 @@ func build(target, path string, h header, c config) (f *File, err error) {
 			if data != nil {
 				_ = unix.Munmap(data)
 			}
-			_ = unix.Unlink(target)
+			// Under our lock no cleaner unlinks the inode, so if target
+			// still names it here, it names it at the unlink too.
+			_ = removeLocked(target, &st)
 			_ = unix.Close(fd)
 		}
 	}()
-	// The lock is the owner's proof of life for RemoveIfStale; it is taken
-	// before anything else so the file is never unlocked while it is built.
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return nil, osError("lock", target, err)
-	}
 	if err := unix.Fchmod(fd, uint32(c.mode)); err != nil { // bypass the umask
 		return nil, osError("chmod", target, err)
 	}
@@ -209,7 +215,6 @@ func build(target, path string, h header, c config) (f *File, err error) {
 	h.ownerPID = int64(os.Getpid())
 	h.ownerStartTime = int64(selfStartTime())
 	h.created = c.now().UnixMilli()
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, osError("fstat", target, err)
 	}
@@ -218,6 +223,107 @@ func build(target, path string, h header, c config) (f *File, err error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// Creation races. Between createLocked's open(O_EXCL) and its flock the new
+// file is empty and unlocked: a cleaner (RemoveIfStale, Cleanup, another
+// creator's WithReplaceStale) may open it and take its lock to inspect it,
+// and, if its clock or liveness timeout makes the empty file look
+// abandoned, unlink it. RemoveIfStale never calls an empty file younger
+// than minCreationAge abandoned, so that takes a creator stalled that long
+// (or a cleaner whose clock is wrong); createLocked checks for it anyway.
+var (
+	// creationLockWait bounds how long createLocked waits for the lock on
+	// the file it has just created. Only a cleaner can hold it (the inode is
+	// new, and no creator locks a file it did not create), for a few system
+	// calls; longer only if that process is stopped (SIGSTOP, a debugger).
+	// A variable for tests.
+	creationLockWait = time.Second
+	// afterCreateOpen, when not nil, runs between createLocked's open and
+	// its flock: tests put a cleaner there.
+	afterCreateOpen func(target string)
+)
+
+// createAttempts bounds how many times createLocked creates target again
+// after a cleaner removed the empty file it had just created.
+const createAttempts = 5
+
+// createLocked creates target exclusively (an empty file of the given
+// mode, less the umask) and takes the owner's exclusive lock on it,
+// waiting up to creationLockWait for a cleaner that inspects it in the
+// meantime. It returns the descriptor and the inode, which target is then
+// known to name: once locked, no cleaner unlinks it. If a cleaner removed
+// the file before the lock, the name is created again, at most
+// createAttempts times; a name that someone else has taken meanwhile is
+// ErrExists. On failure it never unlinks a name it cannot prove names its
+// own inode while it holds that inode's lock: a file whose lock it could
+// not get is left to the process holding it (empty and unlocked, it is an
+// abandoned creation for RemoveIfStale and Cleanup).
+func createLocked(target string, mode fs.FileMode) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	for attempt := 1; ; attempt++ {
+		fd, err := unix.Open(target, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, uint32(mode))
+		if err != nil {
+			return -1, st, osError("create", target, err)
+		}
+		if afterCreateOpen != nil {
+			afterCreateOpen(target)
+		}
+		// The lock is the owner's proof of life for RemoveIfStale; it is
+		// taken before anything else is done to the file.
+		if err := lockNew(fd); err != nil {
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				_ = unix.Close(fd)
+				return -1, st, fmt.Errorf("%w: lock %s: another process has held the lock of the new, empty file for %s: %w",
+					ErrExists, target, creationLockWait, err)
+			}
+			// flock itself fails here (no lock support): so it does for
+			// every cleaner, which then never unlinks anything.
+			if unix.Fstat(fd, &st) == nil {
+				_ = removeLocked(target, &st)
+			}
+			_ = unix.Close(fd)
+			return -1, st, osError("lock", target, err)
+		}
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Close(fd)
+			return -1, st, osError("fstat", target, err)
+		}
+		var cur unix.Stat_t
+		lerr := unix.Lstat(target, &cur)
+		if st.Nlink > 0 && lerr == nil && cur.Dev == st.Dev && cur.Ino == st.Ino {
+			return fd, st, nil
+		}
+		// A cleaner unlinked the file before we locked it: the inode is
+		// ours alone, and the name is free again or someone else's.
+		_ = unix.Close(fd)
+		if lerr != nil && !errors.Is(lerr, unix.ENOENT) {
+			return -1, st, osError("stat", target, lerr)
+		}
+		if attempt == createAttempts {
+			return -1, st, fmt.Errorf("%w: %s: removed by another process while being created, %d times", ErrExists, target, attempt)
+		}
+	}
+}
+
+// lockNew takes LOCK_EX on a file createLocked has just created, retrying
+// for up to creationLockWait while another process (a cleaner) holds it.
+func lockNew(fd int) error {
+	deadline := time.Now().Add(creationLockWait)
+	pause := 20 * time.Microsecond
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EWOULDBLOCK) || !time.Now().Before(deadline):
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Millisecond)
+	}
 }
 
 // writeHeader initialises a zero header: the magic first (one atomic

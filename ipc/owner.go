@@ -225,8 +225,9 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 //   - ErrOwnerAlive when the owner holds its lock on the file (a live
 //     owner always does), or its state is Alive, Unconfirmed or Hung, or the
 //     file is still being created (zero bytes shorter than a header, an
-//     all-zero header, or version 0, modified within the liveness timeout),
-//     or the path was replaced by another file meanwhile;
+//     all-zero header, or version 0, modified within the liveness timeout
+//     or within minCreationAge (1 s), whichever is longer), or the path was
+//     replaced by another file meanwhile;
 //   - ErrNotDutyFile, a *VersionError or ErrCorrupt for files it cannot
 //     interpret (they are never removed);
 //   - an error matching fs.ErrNotExist or ErrPermission from the file system.
@@ -234,7 +235,8 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 // A file is removed when nobody holds its lock and either its owner closed
 // it (Closed), or its owner is Dead (no process with its pid and start
 // time, and a heartbeat older than the liveness timeout), or it was left
-// half-created (not initialised, unmodified for longer than the timeout).
+// half-created (not initialised, unmodified for longer than the timeout and
+// than 1 s).
 // The timeout is WithLivenessTimeout, else the header's, else
 // DefaultLivenessTimeout. The decision and the unlink happen under the
 // file's lock after checking that path still names the inspected file, so
@@ -243,6 +245,13 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 func RemoveIfStale(path string, opts ...Option) error {
 	return removeIfStale(path, newConfig(opts))
 }
+
+// minCreationAge is the least age at which RemoveIfStale treats a file
+// that is still being created as abandoned, whatever the liveness timeout:
+// a creator locks its new file right after creating it, and a cleaner with
+// a short timeout must not remove the empty file in between. (File times
+// are kernel-tick coarse, so a fresh file can look a few ms old.)
+const minCreationAge = time.Second
 
 func removeIfStale(path string, c config) error {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
@@ -279,6 +288,9 @@ func removeIfStale(path string, c config) error {
 		if timeout <= 0 {
 			timeout = DefaultLivenessTimeout
 		}
+		// A creator has not locked its new file yet: whatever the timeout,
+		// give it time to (see createLocked).
+		timeout = max(timeout, minCreationAge)
 		age := now.Sub(time.Unix(st.Mtim.Unix()))
 		if age <= timeout {
 			return fmt.Errorf("%w: %s is still being created (%d bytes, modified %s ago)", ErrOwnerAlive, path, n, age)
