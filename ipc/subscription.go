@@ -298,7 +298,7 @@ func (s *Subscription) idle(now int64) error {
 	if pf.external.Load() == 0 && !s.ownerGone(now) {
 		return nil
 	}
-	ok, err := s.unblock(pos, tail)
+	ok, err := s.unblock(pos, tail, sealed)
 	if err != nil {
 		return err
 	}
@@ -333,8 +333,21 @@ func (s *Subscription) ownerGone(now int64) bool {
 //     length (for a fragmented message, the whole claim);
 //   - zero (the claimer died between its tail CAS and its marker): the gap
 //     up to the next non-zero header, re-checked backwards, or to the end
-//     of the log when the claim runs there.
-func (s *Subscription) unblock(pos, tail int64) (bool, error) {
+//     of the log when the claim runs there, or up to the tail when the
+//     tail is final (below).
+//
+// A zero gap that reaches the tail (the dead claim is the last thing in
+// the log, before the end of the log or at index 0 after a wrap) is left
+// alone while a publisher may still be alive, as Aeron's unblocker does:
+// the claimer may be a live publisher about to write its marker. It is
+// padded up to the tail only when the tail is final: sealed (the owner
+// closed the publication: no claim succeeds any more), or no publisher
+// was ever opened by path (external loaded after the tail: every claim
+// below it is the owner's, and idle only calls unblock then once the owner
+// is gone). The tail is reloaded after the backward re-check and must not
+// have moved. Without this a subscriber stopped at such a claim forever
+// and never returned ErrPublisherDead (TestDeadOwnerZeroClaimAtTail).
+func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	pf := &s.pf
 	index := int(pos & pf.mask)
 	w := pf.wordAt(index)
@@ -366,16 +379,24 @@ func (s *Subscription) unblock(pos, tail int64) (bool, error) {
 			break
 		}
 	}
+	toTail := false
 	if gapEnd < 0 {
-		if limit != pf.capacity || tail-pos < int64(pf.capacity-index) {
+		switch {
+		case limit == pf.capacity && tail-pos >= int64(pf.capacity-index):
+			gapEnd = pf.capacity // the claim runs to the end of the log
+		case limit != pf.capacity && (sealed || pf.external.Load() == 0):
+			gapEnd, toTail = limit, true // the final tail
+		default:
 			return false, nil
 		}
-		gapEnd = pf.capacity
 	}
 	for i := gapEnd - ringbuf.RecordAlignment; i > index; i -= ringbuf.RecordAlignment {
 		if pf.lengthAt(i).Load() != 0 {
 			return false, nil // a slow claimer wrote meanwhile
 		}
+	}
+	if toTail && pf.tail.Load()&^SealedBit != tail {
+		return false, nil // someone claims after all: the next header will show
 	}
 	return w.CompareAndSwap(0, headerWord(int32(gapEnd-index), ringbuf.PaddingTypeID)), nil
 }
