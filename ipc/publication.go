@@ -37,7 +37,15 @@ type Publication struct {
 	now    func() int64
 	mu     sync.Mutex // serialises limit updates within the owner
 	closed atomic.Bool
+	// joins is the owner's memory of the joining slots (under mu): the
+	// state word last seen in each slot and when updateLimit first saw
+	// it. A join is judged abandoned by this, not by the slot's
+	// heartbeat alone (see updateLimit).
+	joins []seenJoin
 }
+
+// seenJoin is a joining state word and the owner's clock when it first saw it.
+type seenJoin struct{ word, since int64 }
 
 // CreatePublication creates dir/name (see Create) as a publication whose
 // log holds capacity bytes (a power of two in [MinPublicationCapacity,
@@ -64,7 +72,7 @@ func CreatePublication(dir, name string, capacity int, opts ...PublicationOption
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	return &Publication{pubFile: *pf, owner: true, now: c.now}, nil
+	return &Publication{pubFile: *pf, owner: true, now: c.now, joins: make([]seenJoin, pf.maxSubscribers)}, nil
 }
 
 // OpenPublication opens the publication at path as an additional
@@ -304,9 +312,14 @@ func (p *Publication) overLimit(newTail int64) error {
 //     either is seen by this scan or sees the sequence odd, or the clean
 //     position that results, and retries (see joinAt).
 //  2. Active subscribers whose heartbeat is stale beyond the subscriber
-//     timeout are dropped (CAS to SlotDropped, counted): their position no
-//     longer holds the limit. Dropped and joining slots whose heartbeat is
-//     stale for twice the timeout are freed for reuse.
+//     timeout are dropped (CAS of the state word scanned to the same
+//     registration, SlotDropped; counted): their position no longer holds
+//     the limit. Dropped slots whose heartbeat is stale for twice the
+//     timeout are freed for reuse (CAS of the word scanned to 0), and so
+//     are joining slots once their heartbeat is that stale and this
+//     owner first saw the joining word more than twice the timeout ago
+//     (p.joins: a fresh joiner's slot holds its predecessor's heartbeat
+//     until the joiner's first store).
 //  3. No active subscriber: not connected; the limit is lowered to the
 //     tail, so that offers fail with ErrNotConnected instead of writing
 //     what nobody will read (Aeron clamps the same way); nothing is
@@ -324,10 +337,12 @@ func (p *Publication) updateLimit(now int64) error {
 	minPos, active := int64(0), 0
 	for i := range p.slotCount() {
 		s := p.slot(i)
-		switch st := s.state.Load(); st {
+		// Drops and frees are CASes from the exact word scanned: a slot
+		// whose holder changed since (closed, re-joined) is left alone.
+		switch w := s.word.Load(); slotState(w) {
 		case SlotActive:
 			if stale(now, s.heartbeat.Load(), p.subscriberTimeout) {
-				if s.state.CompareAndSwap(SlotActive, SlotDropped) {
+				if s.word.CompareAndSwap(w, slotWord(slotRegistration(w), SlotDropped)) {
 					p.dropped.Add(1)
 				}
 				continue
@@ -337,8 +352,26 @@ func (p *Publication) updateLimit(now int64) error {
 				minPos = pos
 			}
 			active++
-		case SlotJoining, SlotDropped:
-			if stale(now, s.heartbeat.Load(), 2*p.subscriberTimeout) && s.state.CompareAndSwap(st, SlotFree) {
+		case SlotJoining:
+			// Until the joiner's first store the heartbeat is the previous
+			// holder's, possibly long stale (or 0 in a slot never used): it
+			// says nothing about this join. The owner's own first sight of
+			// the word (unique: it holds the joiner's registration id)
+			// bounds the claim's age from above, so a join is abandoned only
+			// once both are older than twice the timeout: the joiner did
+			// nothing for that long after its claim.
+			seen := &p.joins[i]
+			if seen.word != w {
+				seen.word, seen.since = w, now
+			}
+			if now-seen.since > 2*p.subscriberTimeout && stale(now, s.heartbeat.Load(), 2*p.subscriberTimeout) &&
+				s.word.CompareAndSwap(w, 0) {
+				p.freed.Add(1)
+			}
+		case SlotDropped:
+			// The heartbeat is the dropped holder's own: it stored it
+			// before its slot became active.
+			if stale(now, s.heartbeat.Load(), 2*p.subscriberTimeout) && s.word.CompareAndSwap(w, 0) {
 				p.freed.Add(1)
 			}
 		}

@@ -42,23 +42,63 @@ type pubFile struct {
 }
 
 // slot is a view of one subscriber slot's words.
+//
+// Who holds a slot is decided by one word, the state word: the holder's
+// registration id and the state, packed (slotWord). Every change of it is
+// a CAS from the exact value the changing party loaded, and a value never
+// comes back once it is gone (registration ids are unique; the one cycle,
+// joining -> active -> joining, is the joiner's own retry). So:
+//   - a joiner claims only a free slot, CAS 0 -> (its id, joining), and no
+//     one else can then write its id into the word: two joiners cannot
+//     both believe they hold a slot;
+//   - Close frees only its own slot, CAS (its id, active or dropped) -> 0:
+//     a slot that was dropped, freed and taken by a new subscriber since
+//     holds another id, and the CAS fails
+//     (TestLateCloseFreesNewSubscribersSlot);
+//   - the owner drops or frees only the exact word it scanned, and judges
+//     a join abandoned by its own first sight of the joining word as well
+//     as by the heartbeat, which until the joiner's first store is still
+//     the previous holder's (TestJoinerSlotFreedUnderIt; see updateLimit).
+//
+// The other words of a slot are plain stores by the holder, and only by
+// the holder. A holder that pauses for longer than the owner allows (a
+// subscriber timeout for an active slot, twice that for a joining or
+// dropped one) loses the slot, and a store it had already decided on
+// lands late, in a slot that may have a new holder by then. The joiner
+// re-checks the word after its first store (the heartbeat) and before its
+// position store, so only such a pause exactly between a check and the
+// store after it does that; the same liveness assumption drops a paused
+// subscriber (docs/ipc.md, residual risks).
 type slot struct {
-	state                                                      *atomic.Int32
-	position, heartbeat, registration, pid, start, join, drops *atomic.Int64
+	word                                         *atomic.Int64
+	position, heartbeat, pid, start, join, drops *atomic.Int64
 }
+
+// slotWord packs a registration id and a state into a slot's state word.
+func slotWord(registration int64, state int32) int64 {
+	return registration<<SlotRegistrationShift | int64(state)
+}
+
+// slotState and slotRegistration unpack a state word.
+func slotState(w int64) int32 { return int32(w & (1<<SlotRegistrationShift - 1)) }
+
+func slotRegistration(w int64) int64 { return w >> SlotRegistrationShift }
+
+// state and registration load the slot's state word and unpack it.
+func (sl slot) state() int32        { return slotState(sl.word.Load()) }
+func (sl slot) registration() int64 { return slotRegistration(sl.word.Load()) }
 
 func (f *pubFile) slot(i int) slot {
 	o := i * SlotLength
 	b := f.slots
 	return slot{
-		state:        b.Int32At(o + SlotStateOffset),
-		position:     b.Int64At(o + SlotPositionOffset),
-		heartbeat:    b.Int64At(o + SlotHeartbeatOffset),
-		registration: b.Int64At(o + SlotRegistrationOffset),
-		pid:          b.Int64At(o + SlotPIDOffset),
-		start:        b.Int64At(o + SlotStartTimeOffset),
-		join:         b.Int64At(o + SlotJoinOffset),
-		drops:        b.Int64At(o + SlotDroppedOffset),
+		word:      b.Int64At(o + SlotStateOffset),
+		position:  b.Int64At(o + SlotPositionOffset),
+		heartbeat: b.Int64At(o + SlotHeartbeatOffset),
+		pid:       b.Int64At(o + SlotPIDOffset),
+		start:     b.Int64At(o + SlotStartTimeOffset),
+		join:      b.Int64At(o + SlotJoinOffset),
+		drops:     b.Int64At(o + SlotDroppedOffset),
 	}
 }
 
@@ -331,7 +371,7 @@ func (f *pubFile) stats() PublicationStats {
 func (f *pubFile) activeSubscribers() int {
 	n := 0
 	for i := range f.slotCount() {
-		if f.slot(i).state.Load() == SlotActive {
+		if f.slot(i).state() == SlotActive {
 			n++
 		}
 	}

@@ -45,17 +45,25 @@ package ipc
 //	            912 int64 offers that returned ErrAdminAction (owner)
 //	section 2  subscriber table: max subscribers slots of SlotLength
 //	           bytes, each its own two cache lines:
-//	              0 int32 state (SlotFree, SlotJoining, SlotActive, SlotDropped)
+//	              0 int64 state word: the holder's registration id <<
+//	                      SlotRegistrationShift | state (SlotFree,
+//	                      SlotJoining, SlotActive, SlotDropped); 0 = free.
+//	                      Changed only by CAS from an exact value (see
+//	                      slot in publication_file.go), so a slot is
+//	                      never freed or taken over by a party that
+//	                      looked at an earlier holder
 //	              8 int64 position (subscriber, release store after a poll)
 //	             16 int64 heartbeat (ms since the Unix epoch, subscriber)
-//	             24 int64 registration id
+//	             24 int64 reserved, 0 (the registration id in layout 1)
 //	             32 int64 pid
 //	             40 int64 process start time (clock ticks since boot)
 //	             48 int64 join position
 //	             56 int64 messages the subscriber dropped as inconsistent
 const (
 	// PubLayoutVersion is the publication layout version in the metadata.
-	PubLayoutVersion int32 = 1
+	// Version 2 packs the slot's state and registration id into one word
+	// (version 1 had an int32 state at 0 and the registration id at 24).
+	PubLayoutVersion int32 = 2
 
 	// PubMetadataLength is the length of the metadata section.
 	PubMetadataLength = 4096
@@ -88,20 +96,27 @@ const (
 	// SlotLength is the length of one subscriber slot.
 	SlotLength = 128
 
-	SlotStateOffset        = 0
-	SlotPositionOffset     = 8
-	SlotHeartbeatOffset    = 16
-	SlotRegistrationOffset = 24
-	SlotPIDOffset          = 32
-	SlotStartTimeOffset    = 40
-	SlotJoinOffset         = 48
-	SlotDroppedOffset      = 56
+	// SlotStateOffset is the slot's state word (int64): the holder's
+	// registration id shifted left by SlotRegistrationShift, or-ed with
+	// the state in the bits below. A free slot's word is 0.
+	SlotStateOffset       = 0
+	SlotRegistrationShift = 8
+	SlotPositionOffset    = 8
+	SlotHeartbeatOffset   = 16
+	SlotPIDOffset         = 32
+	SlotStartTimeOffset   = 40
+	SlotJoinOffset        = 48
+	SlotDroppedOffset     = 56
 
-	// Slot states.
+	// Slot states, in the low bits of the state word.
 	SlotFree    int32 = 0
 	SlotJoining int32 = 1
 	SlotActive  int32 = 2
 	SlotDropped int32 = 3
+
+	// MaxRegistrationID is the largest registration id that fits the
+	// state word.
+	MaxRegistrationID int64 = 1<<(63-SlotRegistrationShift) - 1
 
 	// SealedBit marks the tail of a closed publication: no claim succeeds
 	// once it is set, and the tail without it is the end of the stream.

@@ -26,11 +26,17 @@ func TestPublicationLayoutOffsets(t *testing.T) {
 		require.Equal(t, want, off)
 	}
 	for off, want := range map[int]int{
-		SlotStateOffset: 0, SlotPositionOffset: 8, SlotHeartbeatOffset: 16, SlotRegistrationOffset: 24,
+		SlotStateOffset: 0, SlotPositionOffset: 8, SlotHeartbeatOffset: 16,
 		SlotPIDOffset: 32, SlotStartTimeOffset: 40, SlotJoinOffset: 48, SlotDroppedOffset: 56,
 	} {
 		require.Equal(t, want, off)
 	}
+	require.Equal(t, int32(2), PubLayoutVersion, "version 2: state and registration id in one word")
+	require.Equal(t, 8, SlotRegistrationShift)
+	require.Equal(t, int64(1<<55-1), MaxRegistrationID)
+	require.Equal(t, int64(7<<8|3), slotWord(7, SlotDropped))
+	require.Equal(t, SlotDropped, slotState(slotWord(MaxRegistrationID, SlotDropped)))
+	require.Equal(t, MaxRegistrationID, slotRegistration(slotWord(MaxRegistrationID, SlotDropped)))
 	require.Equal(t, 128, SlotLength)
 	// The hot words written by different parties are on different 128-byte lines.
 	lines := map[int]string{}
@@ -74,7 +80,7 @@ func TestPublicationLayoutBytes(t *testing.T) {
 	slotOff, slotLen := sec(2)
 	require.Equal(t, []int{4096, 4096, 8192, 4096, 12288, 3 * 128}, []int{logOff, logLen, metaOff, metaLen, slotOff, slotLen})
 	m := b[metaOff:]
-	require.Equal(t, uint32(1), le.Uint32(m[0:]), "version")
+	require.Equal(t, uint32(2), le.Uint32(m[0:]), "version")
 	require.Equal(t, uint32(3), le.Uint32(m[4:]), "max subscribers")
 	require.Equal(t, uint64(4096), le.Uint64(m[8:]), "capacity")
 	require.Equal(t, uint64(2048), le.Uint64(m[16:]), "window")
@@ -98,10 +104,10 @@ func TestPublicationLayoutBytes(t *testing.T) {
 	require.Equal(t, []uint32{52, uint32(9 | FragmentFlag | EndFlag)}, []uint32{le.Uint32(l[80:]), le.Uint32(l[84:])}, "END fragment")
 
 	sl := b[slotOff:]
-	require.Equal(t, uint32(SlotActive), le.Uint32(sl[0:]), "state")
+	require.Equal(t, uint64(s.RegistrationID())<<8|uint64(SlotActive), le.Uint64(sl[0:]), "state word: registration id, active")
 	require.Equal(t, uint64(0), le.Uint64(sl[8:]), "position: nothing polled")
 	require.InDelta(t, time.Now().UnixMilli(), int64(le.Uint64(sl[16:])), 60_000, "heartbeat")
-	require.Equal(t, uint64(s.RegistrationID()), le.Uint64(sl[24:]))
+	require.Equal(t, uint64(0), le.Uint64(sl[24:]), "reserved")
 	require.Equal(t, uint64(os.Getpid()), le.Uint64(sl[32:]))
 	require.Equal(t, uint64(selfStartTime()), le.Uint64(sl[40:]))
 	require.Equal(t, make([]byte, 128), sl[128:256], "unused slot")

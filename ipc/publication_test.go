@@ -274,7 +274,7 @@ func TestSubscriberDropped(t *testing.T) {
 	_, err = dead.Poll(c.handle, ringbuf.NoLimit)
 	require.Equal(t, ErrSubscriberDropped, err, "the slot is someone else's now")
 	require.NoError(t, dead.Close())
-	require.Equal(t, SlotActive, again.slot.state.Load(), "closing the dropped one leaves the new owner's slot alone")
+	require.Equal(t, SlotActive, again.slot.state(), "closing the dropped one leaves the new owner's slot alone")
 }
 
 func TestSubscriberSlots(t *testing.T) {
@@ -555,7 +555,12 @@ func TestOpenPublicationNotReady(t *testing.T) {
 	meta[PubVersionOffset] = 9
 	_, err = OpenSubscription(ctx, f.Path())
 	require.ErrorIs(t, err, ErrVersion)
-	meta[PubVersionOffset] = 1
+	meta[PubVersionOffset] = 1 // the layout before the packed slot state word
+	_, err = OpenSubscription(ctx, f.Path())
+	var ve *VersionError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, [2]int32{1, PubLayoutVersion}, [2]int32{ve.Found, ve.Supported})
+	meta[PubVersionOffset] = byte(PubLayoutVersion)
 	_, err = OpenSubscription(ctx, f.Path())
 	require.ErrorIs(t, err, ErrCorrupt, "version set, configuration zero")
 }

@@ -73,6 +73,20 @@ func OpenSubscription(ctx context.Context, path string, opts ...PublicationOptio
 // joinAt claims a slot and makes it active at a join position that no
 // concurrent limit update can clean or overwrite.
 //
+// The slot: a CAS of its state word from 0 (free) to this subscriber's
+// registration id and SlotJoining; every later change of the word is a CAS
+// from the exact value with that id, so no other joiner can take the slot
+// over and no earlier holder's Close can free it (see slot). The first
+// store into the slot is the heartbeat. Until then the slot holds the
+// previous holder's heartbeat, which the owner does not take for this
+// join's: it frees a joining slot only once its own first sight of this
+// joining word is twice the subscriber timeout old as well (updateLimit),
+// so a slot claimed a moment ago is never freed under its joiner
+// (TestJoinerSlotFreedUnderIt). The word is re-checked after that store
+// and before the position store: a joiner that finds its slot reclaimed
+// (it was paused for that long) gives up without writing further into a
+// slot that may have a new holder.
+//
 // The protocol against the owner's updateLimit: the joiner stores its
 // position and then (sequentially consistent) the state SlotActive, and
 // then loads the clean sequence, the clean position and the sequence
@@ -87,10 +101,14 @@ func OpenSubscription(ctx context.Context, path string, opts ...PublicationOptio
 func (s *Subscription) joinAt(ctx context.Context) error {
 	pf := &s.pf
 	s.regID = pf.nextReg.Add(1)
+	if s.regID < 1 || s.regID > MaxRegistrationID {
+		return fmt.Errorf("%w: %s: registration id %d", ErrCorrupt, pf.file.Path(), s.regID)
+	}
+	joining, active := slotWord(s.regID, SlotJoining), slotWord(s.regID, SlotActive)
 	s.index = -1
 	for i := range pf.maxSubscribers {
-		st := pf.slot(i).state
-		if st.Load() == SlotFree && st.CompareAndSwap(SlotFree, SlotJoining) {
+		w := pf.slot(i).word
+		if w.Load() == 0 && w.CompareAndSwap(0, joining) {
 			s.index = i
 			break
 		}
@@ -100,9 +118,14 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	}
 	sl := pf.slot(s.index)
 	s.slot = sl
+	reclaimed := func() error {
+		return fmt.Errorf("%w: %s: slot %d was reclaimed while joining", ErrNoSubscriberSlot, pf.file.Path(), s.index)
+	}
 	s.lastBeat = s.now()
 	sl.heartbeat.Store(s.lastBeat)
-	sl.registration.Store(s.regID)
+	if sl.word.Load() != joining {
+		return reclaimed()
+	}
 	sl.pid.Store(int64(os.Getpid()))
 	sl.start.Store(int64(selfStartTime()))
 	sl.drops.Store(0)
@@ -115,7 +138,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	for spins := 0; ; spins++ {
 		if spins > 0 {
 			if err := ctx.Err(); err != nil {
-				sl.state.CompareAndSwap(SlotJoining, SlotFree)
+				sl.word.CompareAndSwap(joining, 0)
 				return fmt.Errorf("%w: %s: joining the publication: %w", ErrNotReady, pf.file.Path(), err)
 			}
 			if spins > 100 {
@@ -129,13 +152,16 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		}
 		j, err := s.joinPosition()
 		if err != nil {
-			sl.state.CompareAndSwap(SlotJoining, SlotFree)
+			sl.word.CompareAndSwap(joining, 0)
 			return err
+		}
+		if sl.word.Load() != joining {
+			return reclaimed()
 		}
 		sl.position.Store(j)
 		sl.join.Store(j)
-		if !sl.state.CompareAndSwap(SlotJoining, SlotActive) {
-			return fmt.Errorf("%w: %s: slot %d was reclaimed while joining", ErrNoSubscriberSlot, pf.file.Path(), s.index)
+		if !sl.word.CompareAndSwap(joining, active) {
+			return reclaimed()
 		}
 		seq := pf.cleanSeq.Load()
 		clean := pf.cleanPos.Load()
@@ -144,7 +170,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
 			return nil
 		}
-		if !sl.state.CompareAndSwap(SlotActive, SlotJoining) {
+		if !sl.word.CompareAndSwap(active, joining) {
 			return fmt.Errorf("%w: %s: slot %d was dropped while joining", ErrSubscriberDropped, pf.file.Path(), s.index)
 		}
 	}
@@ -160,7 +186,7 @@ func (s *Subscription) joinPosition() (int64, error) {
 			continue
 		}
 		sl := pf.slot(i)
-		if sl.state.Load() != SlotActive {
+		if sl.state() != SlotActive {
 			continue
 		}
 		if p := sl.position.Load(); !found || p < j {
@@ -253,9 +279,10 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 	return n, s.idle(now)
 }
 
-// active reports whether the slot is still this subscriber's and active.
+// active reports whether the slot is still this subscriber's and active:
+// one load of the state word.
 func (s *Subscription) active() bool {
-	return s.slot.state.Load() == SlotActive && s.slot.registration.Load() == s.regID
+	return s.slot.word.Load() == slotWord(s.regID, SlotActive)
 }
 
 // beat stores a heartbeat when the clock has moved (a release store on
@@ -298,7 +325,7 @@ func (s *Subscription) idle(now int64) error {
 	if pf.external.Load() == 0 && !s.ownerGone(now) {
 		return nil
 	}
-	ok, err := s.unblock(pos, tail)
+	ok, err := s.unblock(pos, tail, sealed)
 	if err != nil {
 		return err
 	}
@@ -333,8 +360,21 @@ func (s *Subscription) ownerGone(now int64) bool {
 //     length (for a fragmented message, the whole claim);
 //   - zero (the claimer died between its tail CAS and its marker): the gap
 //     up to the next non-zero header, re-checked backwards, or to the end
-//     of the log when the claim runs there.
-func (s *Subscription) unblock(pos, tail int64) (bool, error) {
+//     of the log when the claim runs there, or up to the tail when the
+//     tail is final (below).
+//
+// A zero gap that reaches the tail (the dead claim is the last thing in
+// the log, before the end of the log or at index 0 after a wrap) is left
+// alone while a publisher may still be alive, as Aeron's unblocker does:
+// the claimer may be a live publisher about to write its marker. It is
+// padded up to the tail only when the tail is final: sealed (the owner
+// closed the publication: no claim succeeds any more), or no publisher
+// was ever opened by path (external loaded after the tail: every claim
+// below it is the owner's, and idle only calls unblock then once the owner
+// is gone). The tail is reloaded after the backward re-check and must not
+// have moved. Without this a subscriber stopped at such a claim forever
+// and never returned ErrPublisherDead (TestDeadOwnerZeroClaimAtTail).
+func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	pf := &s.pf
 	index := int(pos & pf.mask)
 	w := pf.wordAt(index)
@@ -366,16 +406,24 @@ func (s *Subscription) unblock(pos, tail int64) (bool, error) {
 			break
 		}
 	}
+	toTail := false
 	if gapEnd < 0 {
-		if limit != pf.capacity || tail-pos < int64(pf.capacity-index) {
+		switch {
+		case limit == pf.capacity && tail-pos >= int64(pf.capacity-index):
+			gapEnd = pf.capacity // the claim runs to the end of the log
+		case limit != pf.capacity && (sealed || pf.external.Load() == 0):
+			gapEnd, toTail = limit, true // the final tail
+		default:
 			return false, nil
 		}
-		gapEnd = pf.capacity
 	}
 	for i := gapEnd - ringbuf.RecordAlignment; i > index; i -= ringbuf.RecordAlignment {
 		if pf.lengthAt(i).Load() != 0 {
 			return false, nil // a slow claimer wrote meanwhile
 		}
+	}
+	if toTail && pf.tail.Load()&^SealedBit != tail {
+		return false, nil // someone claims after all: the next header will show
 	}
 	return w.CompareAndSwap(0, headerWord(int32(gapEnd-index), ringbuf.PaddingTypeID)), nil
 }
@@ -438,11 +486,13 @@ func (s *Subscription) Close() error {
 		return nil
 	}
 	err := s.pf.file.Guard(func() error {
-		if s.slot.registration.Load() == s.regID {
-			if st := s.slot.state.Load(); st != SlotFree {
-				s.slot.heartbeat.Store(s.now())
-				s.slot.state.CompareAndSwap(st, SlotFree)
-			}
+		// Only this subscriber's own word is freed, by a CAS from the exact
+		// value (its registration id with the state, active or dropped): a
+		// slot that was dropped, freed and taken by a new subscriber since
+		// holds another id, and stays the new one's (see slot). No other
+		// word is written: the slot may not be this subscriber's any more.
+		if !s.slot.word.CompareAndSwap(slotWord(s.regID, SlotActive), 0) {
+			s.slot.word.CompareAndSwap(slotWord(s.regID, SlotDropped), 0)
 		}
 		return nil
 	})
