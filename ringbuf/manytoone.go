@@ -251,7 +251,10 @@ func (r *ManyToOne) Unblock() (bool, error) {
 	length := lengthWord.Load()
 	switch {
 	case length < 0:
-		if int64(consumerIndex)+int64(align(int(-length))) > int64(r.capacity) {
+		// Negated in 64 bits: -MinInt32 is MinInt32 in 32, which passed the
+		// bounds check and was "unblocked" without changing anything. A
+		// claim shorter than a header is no claim a producer makes.
+		if claim := -int64(length); claim < HeaderLength || int64(consumerIndex)+int64(align(int(claim))) > int64(r.capacity) {
 			return false, r.errCorruptRecord(consumerIndex, length, *r.typeAt(consumerIndex))
 		}
 		*r.typeAt(consumerIndex) = PaddingTypeID
@@ -272,7 +275,11 @@ func (r *ManyToOne) Unblock() (bool, error) {
 		if gapEnd < 0 {
 			// Nothing written after the dead claim. If the producers have
 			// wrapped past the end, the whole rest of the ring is the claim.
-			if limit != r.capacity || tail-head < int64(r.capacity-consumerIndex) {
+			// A claim that ends exactly at the end, with nothing claimed
+			// after it (tail at index 0 of the next lap), is left alone as
+			// in the middle of the ring: it may be a slow producer's, whose
+			// late record would land in space the consumer has passed.
+			if limit != r.capacity || tail-head <= int64(r.capacity-consumerIndex) {
 				return false, nil
 			}
 			gapEnd = r.capacity

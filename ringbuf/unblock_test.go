@@ -1,6 +1,7 @@
 package ringbuf
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -157,4 +158,51 @@ func TestUnblockReportsCorruptPositions(t *testing.T) {
 	putLE32(r.Buffer(), 0, -4000)
 	_, err = r.Unblock()
 	require.ErrorIs(t, err, ErrCorrupt, "claim length past the end")
+}
+
+// TestUnblockRejectsAnImpossibleClaimLength: a claim marker no producer
+// writes (shorter than a header; math.MinInt32, whose negation overflows
+// 32 bits) is corruption. MinInt32 used to pass the bounds check: Unblock
+// reported success on every call and changed nothing, and the consumer
+// stayed blocked with no error from anyone.
+func TestUnblockRejectsAnImpossibleClaimLength(t *testing.T) {
+	for _, bad := range []int32{math.MinInt32, -1, -7} {
+		r := newManyToOne(t, 256)
+		_, err := r.TryClaim(1, 8) // a producer claims 0..16 and dies
+		require.NoError(t, err)
+		require.NoError(t, r.Write(1, []byte("after")))
+		putLE32(r.Buffer(), 0, bad) // the header is corrupted
+		ok, err := r.Unblock()
+		require.ErrorIs(t, err, ErrCorrupt, "claim length %d", bad)
+		require.False(t, ok)
+		require.Equal(t, bad, le32(r.Buffer(), 0), "nothing changed")
+	}
+}
+
+// TestUnblockLeavesAClaimEndingAtTheEndOfTheRing: a claim with nothing
+// written and nothing claimed after it is left alone wherever it is, also
+// when it ends exactly at the end of the ring (it used to be padded there,
+// as if the producers had wrapped). It may be a slow producer's: here it
+// resumes, and its message arrives in order.
+func TestUnblockLeavesAClaimEndingAtTheEndOfTheRing(t *testing.T) {
+	r := newManyToOne(t, 256)
+	for range 7 {
+		require.NoError(t, r.Write(1, make([]byte, 24))) // 0..224
+	}
+	drain(t, r)
+	index, err := r.claim(RecordSize(24)) // 224..256: CAS done, the producer stalls
+	require.NoError(t, err)
+	require.Equal(t, 224, index)
+	require.Equal(t, int64(256), r.ProducerPosition())
+	ok, err := r.Unblock()
+	require.NoError(t, err)
+	require.False(t, ok, "nothing waits behind the claim: leave it, as in the middle of the ring")
+
+	r.writeRecord(index, 9, []byte("the stalled producer's..")) // it resumes
+	require.NoError(t, r.Write(2, make([]byte, 24)))
+	got := drain(t, r)
+	require.Len(t, got, 2)
+	require.Equal(t, int32(9), got[0].typeID)
+	require.Equal(t, int32(2), got[1].typeID)
+	require.LessOrEqual(t, r.ConsumerPosition(), r.ProducerPosition())
 }
