@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ringbuf"
@@ -27,21 +29,120 @@ import (
 // the same) that claims space in the same log but never updates the limit.
 //
 // Offer, TryClaim, and the claims' Commit and Abort are safe for
-// concurrent use by any number of goroutines; Close and Heartbeat too.
-// After Close, Offer, TryClaim and Heartbeat return ErrPublicationClosed
-// and Stats the zero value; the other accessors read the mapping and must
-// not be called once Close may have released it (as for a Ring).
+// concurrent use by any number of goroutines; Close, Heartbeat and Stats
+// too. Once Close has begun, Offer, TryClaim and Heartbeat return
+// ErrPublicationClosed and Stats the zero value. Close never releases the
+// mapping under one of these calls: each registers as in flight before its
+// closed check and until it stops touching the log (a BufferClaim until
+// its Commit or Abort), and Close waits for them (see Close). The other
+// accessors (Position, Limit, IsConnected, ActiveSubscribers) read the
+// mapping without registering and must not be called once Close may have
+// released it (as for a Ring).
 type Publication struct {
 	pubFile
-	owner  bool
-	now    func() int64
-	mu     sync.Mutex // serialises limit updates within the owner
-	closed atomic.Bool
+	owner bool
+	now   func() int64
+	mu    sync.Mutex // serialises limit updates within the owner
 	// joins is the owner's memory of the joining slots (under mu): the
 	// state word last seen in each slot and when updateLimit first saw
 	// it. A join is judged abandoned by this, not by the slot's
 	// heartbeat alone (see updateLimit).
 	joins []seenJoin
+
+	// The calls in flight, which Close waits for (see enter), on their
+	// own cache lines, away from the read-only pubFile words that every
+	// publisher loads: fast is 1 while a call holds the fast slot; users
+	// counts the calls in flight without it (low bits), with closedBit set
+	// once Close has begun.
+	_     [128]byte
+	fast  atomic.Int32
+	users atomic.Int64
+	_     [112]byte
+
+	fileClosed atomic.Bool // Close has closed the file (see closeWithin)
+}
+
+const (
+	closedBit = int64(1) << 62 // in Publication.users: Close has begun
+	usersMask = closedBit - 1
+)
+
+// closeWait bounds how long Close waits for the calls in flight; only a
+// BufferClaim held open by its caller (or a goroutine descheduled for that
+// long) outlasts it.
+const closeWait = time.Second
+
+// hold is what a call in flight holds: the fast slot or a count in users
+// (holdNone: nothing, the publication is closed).
+type hold uint8
+
+const (
+	holdNone hold = iota
+	holdFast
+	holdCount
+)
+
+// enter registers a call that is about to touch the mapping. It returns
+// holdNone, having registered nothing, once Close has begun: the caller
+// returns ErrPublicationClosed without touching the mapping. Otherwise the
+// call must pass the result to exactly one leave, after its last access to
+// the mapping.
+//
+// The fast slot serves the common case, one call at a time on a
+// Publication (one publishing goroutine): taking it is one CAS, the only
+// locked instruction enter adds to an Offer, and giving it back is a
+// release store (a plain MOV on amd64), not a second locked instruction. A
+// call that finds the slot taken (a concurrent call, or an open
+// BufferClaim) counts itself in users instead, with an atomic add on entry
+// and exit.
+//
+// Ordering against Close, which sets closedBit with an atomic Or and then
+// loads fast and users until both show no call: a Dekker pair, correct
+// because Go's atomics are sequentially consistent (docs/memory-ordering.md
+// rule 4). A call that takes the slot (CAS) and then loads users either
+// sees closedBit and gives the slot back, or its CAS precedes Close's Or
+// and so Close's later load of fast, which then sees 1 until the call's
+// leave. On the counted path the Add's own result is the closed check: one
+// word, totally ordered RMWs. A call's accesses to the mapping all precede
+// its leave (the release store is ordered after its stores, and loads are
+// not reordered after a later store, under x86-TSO; elsewhere and under
+// -race it is sync/atomic's Store), and Close's load that sees the slot
+// free or the count at zero precedes the munmap.
+func (p *Publication) enter() hold {
+	if p.fast.CompareAndSwap(0, 1) {
+		if p.users.Load()&closedBit == 0 {
+			return holdFast
+		}
+		p.fast.Store(0)
+		return holdNone
+	}
+	return p.enterCounted()
+}
+
+// enterCounted is enter's path when the fast slot is taken, and the
+// entry of the owner's cold calls (Heartbeat, Stats), which leave the slot
+// to the publishing goroutines.
+func (p *Publication) enterCounted() hold {
+	if p.users.Add(1)&closedBit == 0 {
+		return holdCount
+	}
+	p.users.Add(-1)
+	return holdNone
+}
+
+// leave ends a call registered by enter (h is not holdNone).
+func (p *Publication) leave(h hold) {
+	if h == holdFast {
+		atomicbuf.StoreRelease32(&p.fast, 0)
+		return
+	}
+	p.users.Add(-1)
+}
+
+// idle reports whether no call is in flight (Close has begun: no new call
+// registers).
+func (p *Publication) idle() bool {
+	return p.fast.Load() == 0 && p.users.Load()&usersMask == 0
 }
 
 // seenJoin is a joining state word and the owner's clock when it first saw it.
@@ -135,9 +236,11 @@ func (p *Publication) ActiveSubscribers() int { return p.activeSubscribers() }
 // Stats returns a snapshot of the publication's shared state and counters
 // (the zero value after Close: the mapping may be gone).
 func (p *Publication) Stats() PublicationStats {
-	if p.closed.Load() {
+	h := p.enterCounted() // the fast slot stays free for the publishers
+	if h == holdNone {
 		return PublicationStats{}
 	}
+	defer p.leave(h)
 	return p.stats()
 }
 
@@ -166,17 +269,30 @@ func (p *Publication) Offer(typeID int32, payload []byte) (int64, error) {
 	if err := p.checkMessage(typeID, len(payload)); err != nil {
 		return 0, err
 	}
+	h := p.enter()
+	if h == holdNone {
+		return 0, ErrPublicationClosed
+	}
+	// leave on every return, not deferred (a defer measured ~2.5 ns more
+	// per Offer). A fault turned into a panic inside the copy (a truncated
+	// file under debug.SetPanicOnFault) therefore keeps its hold: Close
+	// then stops waiting after its bound and the broken mapping stays
+	// mapped, the safe side.
 	if len(payload) > p.maxPayload {
-		return p.offerFragmented(typeID, payload)
+		pos, err := p.offerFragmented(typeID, payload)
+		p.leave(h)
+		return pos, err
 	}
 	recordLength := len(payload) + ringbuf.HeaderLength
 	index, pos, err := p.claim(recordSize(len(payload)))
 	if err != nil {
+		p.leave(h)
 		return 0, err
 	}
 	p.mark(index, int32(recordLength), typeID)
 	copy(p.log[index+ringbuf.HeaderLength:], payload)
 	atomicbuf.StoreRelease32(p.lengthAt(index), int32(recordLength))
+	p.leave(h) // after the last access to the mapping
 	return pos, nil
 }
 
@@ -238,11 +354,9 @@ func (p *Publication) mark(index int, recordLength, typeID int32) {
 // end of the log pads the end and takes the space at index 0, with the
 // same CAS. The space check is against the publisher limit: every byte
 // below it has been consumed by every active subscriber a lap ago and
-// zeroed since (see updateLimit), so no head needs reading.
+// zeroed since (see updateLimit), so no head needs reading. The caller
+// has registered with enter, which is also its closed check.
 func (p *Publication) claim(required int) (int, int64, error) {
-	if p.closed.Load() {
-		return 0, 0, ErrPublicationClosed
-	}
 	for {
 		tail := p.tail.Load()
 		if tail&SealedBit != 0 {
@@ -422,9 +536,11 @@ func (p *Publication) Heartbeat(nowMillis int64) error {
 	if !p.owner {
 		return fmt.Errorf("%w: %s: publication heartbeat", ErrNotOwner, p.file.Path())
 	}
-	if p.closed.Load() {
+	h := p.enterCounted() // the fast slot stays free for the publishers
+	if h == holdNone {
 		return ErrPublicationClosed
 	}
+	defer p.leave(h) // updateLimit reads and zeroes the mapping
 	if err := p.file.Heartbeat(nowMillis); err != nil {
 		return err
 	}
@@ -437,16 +553,21 @@ func (p *Publication) Heartbeat(nowMillis int64) error {
 
 // BufferClaim is space claimed by TryClaim for one record. Write the
 // payload into Payload, then call exactly one of Commit or Abort, even on
-// error paths: until then every subscriber stops at the claim.
+// error paths: until then every subscriber stops at the claim, and the
+// claim keeps the publication's mapping alive across a Close (Close waits
+// for it for a bounded time; past that, the file is closed once the claim
+// is completed: see Publication.Close). Do not use Payload after Commit or
+// Abort, nor complete a copy of a claim.
 type BufferClaim struct {
 	// Payload is the claimed space, aliasing the log.
 	Payload []byte
 
-	p        *Publication
+	p        *Publication // nil once completed
 	index    int
 	length   int32 // record length
 	typeID   int32
 	position int64
+	hold     hold // what the claim holds of p's calls in flight (TryClaim's)
 }
 
 // Position returns the publisher position after the claimed record.
@@ -462,14 +583,20 @@ func (p *Publication) TryClaim(typeID int32, length int) (BufferClaim, error) {
 	if length > p.maxPayload {
 		return BufferClaim{}, fmt.Errorf("%w: a claim of %d bytes exceeds the max payload %d", ringbuf.ErrTooLong, length, p.maxPayload)
 	}
+	h := p.enter()
+	if h == holdNone {
+		return BufferClaim{}, ErrPublicationClosed
+	}
 	index, pos, err := p.claim(recordSize(length))
 	if err != nil {
+		p.leave(h)
 		return BufferClaim{}, err
 	}
 	rl := int32(length + ringbuf.HeaderLength)
 	p.mark(index, rl, typeID)
 	at := index + ringbuf.HeaderLength
-	return BufferClaim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos}, nil
+	// The claim keeps its hold until Commit or Abort.
+	return BufferClaim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
 }
 
 // Commit publishes the claimed record. It is a CAS of the whole header from
@@ -486,44 +613,92 @@ func (c *BufferClaim) Abort() error {
 	return c.complete(ringbuf.PaddingTypeID, "abort")
 }
 
+// complete CASes the header and, whatever the outcome, ends the claim: it
+// gives back the hold TryClaim took (after its last access to the
+// mapping, which Close may release from then on), and a second completion
+// fails without touching the mapping.
 func (c *BufferClaim) complete(typeID int32, op string) error {
-	if c.p == nil {
-		return fmt.Errorf("%w: %s of a claim that was never made", ErrClaimState, op)
+	p := c.p
+	if p == nil {
+		return fmt.Errorf("%w: %s of a claim that is not open (never made, or already completed)", ErrClaimState, op)
 	}
-	w := c.p.wordAt(c.index)
+	var err error
+	w := p.wordAt(c.index)
 	if !w.CompareAndSwap(headerWord(-c.length, c.typeID), headerWord(c.length, typeID)) {
-		return fmt.Errorf("%w: %s at log index %d: header is %#x", ErrClaimState, op, c.index, w.Load())
+		err = fmt.Errorf("%w: %s at log index %d: header is %#x", ErrClaimState, op, c.index, w.Load())
 	}
-	return nil
+	c.p = nil
+	if c.hold != holdNone {
+		p.leave(c.hold)
+		c.hold = holdNone
+	}
+	return err
 }
 
 // Close ends the publication. The owner seals the tail (a CAS that sets
-// SealedBit: no claim succeeds afterwards, in any process), stores the
-// end-of-stream position (the tail), and closes its file (heartbeat
-// HeartbeatClosed); subscribers drain to the end and then get
-// ErrEndOfStream. Claims open at Close should be completed before it: a
-// claim's memory may be unmapped by the last release. Another publisher's
-// Close only releases its file. Idempotent.
-func (p *Publication) Close() error {
-	if !p.closed.CompareAndSwap(false, true) {
+// SealedBit: no claim succeeds afterwards, in any process) and stores the
+// end-of-stream position (the tail); subscribers drain to the end and then
+// get ErrEndOfStream. Another publisher's Close seals nothing.
+//
+// Close then waits for the calls in flight on this Publication (Offer,
+// TryClaim, Heartbeat, Stats, and every BufferClaim not yet committed or
+// aborted: see enter) to finish before it closes its file, which releases
+// the mapping (for the owner, the file's heartbeat becomes HeartbeatClosed
+// first). Calls that begin after Close has begun return
+// ErrPublicationClosed (Stats the zero value) without touching the
+// mapping. So Close never unmaps under a call in flight, as Aeron lingers
+// a closed log's mapping (aeron-ipc.md 1.9).
+//
+// The wait is bounded (one second): if calls are still in flight then (a
+// claim held open by its caller), Close returns an error wrapping
+// ErrClosePending and leaves the file, and so the mapping, open; the stream
+// is sealed either way. Complete the claims and call Close again: it waits
+// again and closes the file. (No goroutine is left to do it later: the
+// package starts none.) Once Close has returned nil, later calls return nil
+// at once.
+func (p *Publication) Close() error { return p.closeWithin(closeWait) }
+
+// closeWithin is Close with the bound on the wait as a parameter (tests).
+func (p *Publication) closeWithin(wait time.Duration) error {
+	if p.fileClosed.Load() {
 		return nil
 	}
-	if !p.owner {
-		return p.file.Close()
+	p.users.Or(closedBit) // no call registers from now on
+	var err error
+	if p.owner {
+		// The Publication's own file reference, released below, keeps the
+		// mapping under the seal. Sealing an already sealed tail (a Close
+		// retried after ErrClosePending) changes nothing.
+		err = p.file.Guard(func() error {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			for {
+				t := p.tail.Load()
+				if t&SealedBit != 0 {
+					return nil
+				}
+				if p.tail.CompareAndSwap(t, t|SealedBit) {
+					p.eos.Store(t)
+					return nil
+				}
+			}
+		})
 	}
-	err := p.file.Guard(func() error {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for {
-			t := p.tail.Load()
-			if t&SealedBit != 0 {
-				return nil
-			}
-			if p.tail.CompareAndSwap(t, t|SealedBit) {
-				p.eos.Store(t)
-				return nil
-			}
+	deadline := time.Now().Add(wait)
+	for spins := 0; !p.idle(); spins++ {
+		if !time.Now().Before(deadline) {
+			return errors.Join(err, fmt.Errorf("%w: %s: calls or claims still in flight after %s; complete them and Close again",
+				ErrClosePending, p.file.Path(), wait))
 		}
-	})
+		// Calls other than open claims last microseconds.
+		if spins < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(min(time.Duration(spins-63)*10*time.Microsecond, time.Millisecond))
+		}
+	}
+	if !p.fileClosed.CompareAndSwap(false, true) {
+		return nil // a concurrent Close closed it
+	}
 	return errors.Join(err, p.file.Close())
 }

@@ -55,6 +55,11 @@ var (
 	// ErrClaimState: Commit or Abort of a claim that is not open (never
 	// claimed, already completed, or unblocked by a subscriber).
 	ErrClaimState = errors.New("ipc: claim is not open")
+	// ErrClosePending: Publication.Close sealed the publication, but calls
+	// on it (an open BufferClaim, typically) were still in flight after its
+	// bounded wait, so it left the file and its mapping open. Complete the
+	// claims (Commit or Abort) and call Close again.
+	ErrClosePending = errors.New("ipc: publication close pending on calls in flight")
 	// ErrLogCorrupt: log or metadata words that no correct publisher or
 	// subscriber writes. The file is shared with other processes, so this
 	// is an error and never a panic.
