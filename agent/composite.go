@@ -15,6 +15,9 @@ var (
 	ErrNotMember     = errors.New("agent: not a member")
 	ErrDuplicate     = errors.New("agent: already a member")
 	ErrNotComparable = errors.New("agent: agent value is not comparable")
+	// ErrAborted completes a DynamicComposite request whose application a
+	// member callback cut short by a panic or runtime.Goexit.
+	ErrAborted = errors.New("agent: request aborted by a panicking member callback")
 )
 
 // Composite runs a fixed group of agents as one agent, on one thread, in

@@ -22,9 +22,10 @@ type Request struct {
 func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Err is the outcome once Done is closed: nil, the added agent's OnStart
-// error, the removed agent's OnClose error, ErrNotMember, ErrDuplicate, or
-// ErrClosed when the composite closed first. Before Done is closed it
-// returns nil.
+// error, the removed agent's OnClose error, ErrNotMember, ErrDuplicate,
+// ErrAborted when a member callback panicked (or exited its goroutine)
+// while this request was applied, or ErrClosed when the composite closed
+// first. Before Done is closed it returns nil.
 func (r *Request) Err() error {
 	select {
 	case <-r.done:
@@ -35,8 +36,14 @@ func (r *Request) Err() error {
 }
 
 // Wait blocks until the request completes or ctx ends, and returns Err or
-// the context's error.
+// the context's error. A completed request returns its outcome even if ctx
+// has ended.
 func (r *Request) Wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+		return r.err
+	default:
+	}
 	select {
 	case <-r.done:
 		return r.err
@@ -61,9 +68,20 @@ func (r *Request) complete(err error) {
 // each request is reported only through its Request (not as an error of
 // DoWork), so a bad member cannot disturb the others.
 //
-// Members are compared by identity (==), so their dynamic types must be
-// comparable (pointers usually are). DoWork, work counts and failures of the
+// Members are compared by identity (==), so their values must be
+// comparable (pointers always are; a struct value holding a slice, a map or
+// a func, directly or in an interface field, is refused with
+// ErrNotComparable). DoWork, work counts and failures of the
 // members follow Composite, with the same resumable index.
+//
+// A panic (or runtime.Goexit) in a member's callback while the queued
+// requests are applied does not lose them: the request being applied
+// completes with an error wrapping ErrAborted (and the panic value, if it
+// is an error); an agent being added whose BindContext or OnStart did not
+// return is closed (OnClose) and not added; the requests not yet applied go
+// back to the head of the queue, for the next DoWork or, if the composite is
+// closed first, ErrClosed. Then the panic propagates out of DoWork, for the
+// runner to recover and report.
 //
 // OnClose closes every member (joining their errors) and completes any
 // request still queued with ErrClosed; Add and Remove after that return
@@ -101,7 +119,9 @@ func checkMember(a Agent) error {
 	if a == nil {
 		return ErrNilAgent
 	}
-	if !reflect.TypeOf(a).Comparable() {
+	// The value, not the type: a struct holding an uncomparable value in an
+	// interface field has a comparable type, yet == on it panics.
+	if !reflect.ValueOf(a).Comparable() {
 		return fmt.Errorf("%w: %T", ErrNotComparable, a)
 	}
 	return nil
@@ -164,7 +184,21 @@ func (d *DynamicComposite) apply() {
 	d.queue = d.spare[:0]
 	d.pending.Store(0)
 	d.mu.Unlock()
-	for i, r := range reqs {
+	i := 0
+	defer func() {
+		if i == len(reqs) {
+			return // every request applied
+		}
+		// A member callback panicked, or called runtime.Goexit, while
+		// reqs[i] was applied.
+		v := recover()
+		d.abort(reqs, i, v)
+		if v != nil {
+			panic(v) // for the runner's recovery to report
+		}
+	}()
+	for ; i < len(reqs); i++ {
+		r := reqs[i]
 		if r.remove {
 			r.complete(d.removeNow(r.agent))
 		} else {
@@ -175,6 +209,40 @@ func (d *DynamicComposite) apply() {
 	d.mu.Lock()
 	d.spare = reqs[:0]
 	d.mu.Unlock()
+}
+
+// abort completes reqs[i], whose application was cut short by the panic
+// value v (nil: runtime.Goexit), with ErrAborted, and puts reqs[i+1:] back
+// at the head of the queue, or completes them with ErrClosed if the
+// composite has closed. It calls no member method: one may be what panicked.
+func (d *DynamicComposite) abort(reqs []*Request, i int, v any) {
+	var err error
+	switch ve := v.(type) {
+	case nil:
+		err = fmt.Errorf("%w: applying a request for %T: runtime.Goexit", ErrAborted, reqs[i].agent)
+	case error:
+		err = fmt.Errorf("%w: applying a request for %T: panic: %w", ErrAborted, reqs[i].agent, ve)
+	default:
+		err = fmt.Errorf("%w: applying a request for %T: panic: %v", ErrAborted, reqs[i].agent, v)
+	}
+	reqs[i].complete(err)
+	rest := reqs[i+1:]
+	d.mu.Lock()
+	closed := d.closed
+	if !closed && len(rest) > 0 {
+		q := make([]*Request, 0, len(rest)+len(d.queue))
+		q = append(q, rest...)
+		old := d.queue // d.spare's array: drop its references
+		d.queue = append(q, old...)
+		clear(old)
+		d.pending.Add(int32(len(rest)))
+	}
+	d.mu.Unlock()
+	if closed {
+		for _, r := range rest {
+			r.complete(ErrClosed)
+		}
+	}
 }
 
 func (d *DynamicComposite) index(a Agent) int {
@@ -190,10 +258,20 @@ func (d *DynamicComposite) addNow(a Agent) error {
 	if d.index(a) >= 0 {
 		return fmt.Errorf("%w: %s", ErrDuplicate, a.RoleName())
 	}
+	returned := false
+	defer func() {
+		if !returned {
+			// BindContext or OnStart panicked or exited the goroutine: close
+			// the agent as after a failed start; apply completes the request.
+			_ = a.OnClose()
+		}
+	}()
 	if ca, ok := a.(ContextAware); ok && d.ctx != nil {
 		ca.BindContext(d.ctx)
 	}
-	if err := a.OnStart(); err != nil {
+	err := a.OnStart()
+	returned = true
+	if err != nil {
 		if cerr := a.OnClose(); cerr != nil {
 			return fmt.Errorf("%s: OnStart: %w (then OnClose: %w)", a.RoleName(), err, cerr)
 		}

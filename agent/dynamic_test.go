@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -205,4 +206,134 @@ func TestDynamicCompositeConcurrentAdministration(t *testing.T) {
 	require.Positive(t, <-cycles)
 	require.Zero(t, d.Len())
 	require.NoError(t, d.OnClose())
+}
+
+// A request that has completed must report its outcome; Wait selected at
+// random between r.done and ctx.Done when both were ready.
+func TestRequestWaitOnACompletedRequestWithAnEndedContextReportsTheOutcome(t *testing.T) {
+	var log []string
+	d, err := NewDynamicComposite("dyn")
+	require.NoError(t, err)
+	require.NoError(t, d.OnStart())
+	a := &scripted{role: "a", log: &log}
+	req, err := d.Add(a)
+	require.NoError(t, err)
+	_, err = d.DoWork()
+	require.NoError(t, err)
+	<-req.Done()
+	require.NoError(t, req.Err())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fails := 0
+	for range 200 {
+		if err := req.Wait(ctx); err != nil {
+			fails++
+		}
+	}
+	require.Zero(t, fails, "Wait on a completed request returned ctx.Err() %d/200 times", fails)
+	require.NoError(t, d.OnClose())
+}
+
+type panicky struct{ scripted }
+
+func (p *panicky) OnStart() error {
+	*p.log = append(*p.log, "start "+p.role)
+	panic("boom in OnStart")
+}
+
+// A panic while a batch of requests is applied (recovered by the runner, as
+// runner does for DoWork) must not drop the rest of the batch: every request
+// completes (at the latest when the composite closes), and the agent whose
+// OnStart panicked is closed.
+func TestDynamicCompositePanicDuringApplyKeepsTheQueuedRequests(t *testing.T) {
+	var log []string
+	d, err := NewDynamicComposite("dyn")
+	require.NoError(t, err)
+	require.NoError(t, d.OnStart())
+	bad := &panicky{scripted{role: "bad", log: &log}}
+	good := &scripted{role: "good", log: &log}
+	r1, err := d.Add(bad)
+	require.NoError(t, err)
+	r2, err := d.Add(good)
+	require.NoError(t, err)
+	func() {
+		defer func() { _ = recover() }() // what runner.doWork does
+		_, _ = d.DoWork()
+	}()
+	require.NoError(t, d.OnClose())
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	e1 := r1.Wait(ctx)
+	e2 := r2.Wait(ctx)
+	require.Falsef(t, errors.Is(e1, context.DeadlineExceeded) || errors.Is(e2, context.DeadlineExceeded),
+		"requests never completed: add(bad)=%v add(good)=%v; bad's OnClose ran: %v", e1, e2, log)
+	require.ErrorIs(t, e1, ErrAborted)
+	require.ErrorContains(t, e1, "boom in OnStart")
+	require.ErrorIs(t, e2, ErrClosed, "closed before the next cycle applied it")
+	require.Equal(t, []string{"start bad", "close bad"}, log, "closed like a failed start, never added")
+}
+
+type panickyClose struct{ scripted }
+
+func (p *panickyClose) OnClose() error {
+	*p.log = append(*p.log, "close "+p.role)
+	panic(errors.New("boom in OnClose"))
+}
+
+// After a panic cut a batch short, the propagated panic reaches the driver,
+// and the next DoWork applies the requests left, in order, before any
+// submitted later.
+func TestDynamicCompositeAppliesTheRestOfABatchAfterAPanic(t *testing.T) {
+	var log []string
+	a := &panickyClose{scripted{role: "a", log: &log}}
+	d, err := NewDynamicComposite("dyn", a)
+	require.NoError(t, err)
+	require.NoError(t, d.OnStart())
+	b := &scripted{role: "b", log: &log}
+	c := &scripted{role: "c", log: &log}
+	rm, err := d.Remove(a)
+	require.NoError(t, err)
+	addB, err := d.Add(b)
+	require.NoError(t, err)
+	var v any
+	func() {
+		defer func() { v = recover() }()
+		_, _ = d.DoWork()
+	}()
+	require.ErrorContains(t, v.(error), "boom in OnClose", "the panic propagates out of DoWork")
+	require.ErrorIs(t, rm.Err(), ErrAborted)
+	require.ErrorContains(t, rm.Err(), "boom in OnClose")
+	require.Equal(t, 0, d.Len(), "a was removed before its OnClose panicked")
+	select {
+	case <-addB.Done():
+		t.Fatal("b's request was applied or dropped, not kept")
+	default:
+	}
+	addC, err := d.Add(c)
+	require.NoError(t, err)
+	log = log[:0]
+	_, err = d.DoWork()
+	require.NoError(t, err)
+	require.NoError(t, addB.Wait(context.Background()))
+	require.NoError(t, addC.Wait(context.Background()))
+	require.Equal(t, []string{"start b", "start c", "work b", "work c"}, log)
+	require.NoError(t, d.OnClose())
+}
+
+// holder has a comparable type (reflect.Type.Comparable is true) but its
+// values are not comparable when the interface field holds a slice: == on
+// two of them panics.
+type holder struct{ v any }
+
+func (holder) RoleName() string     { return "h" }
+func (holder) OnStart() error       { return nil }
+func (holder) OnClose() error       { return nil }
+func (holder) DoWork() (int, error) { return 0, nil }
+
+func TestNotComparableValueIsRejectedNotPanicking(t *testing.T) {
+	var err error
+	require.NotPanics(t, func() {
+		_, err = NewDynamicComposite("dyn", holder{v: []int{1}}, holder{v: []int{2}})
+	})
+	require.ErrorIs(t, err, ErrNotComparable)
 }

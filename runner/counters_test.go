@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -325,5 +326,28 @@ func TestWithCountersKeepsSharedCountersLive(t *testing.T) {
 	r2, err := New(&fakeAgent{role: "never", work: func(int64) (int, error) { return 0, nil }}, WithCounters(m2))
 	require.NoError(t, err)
 	require.NoError(t, r2.Close())
+	require.Empty(t, readAll(t, rd2))
+}
+
+// Live counters are "freed when the agent has stopped"; after a failed
+// OnStart the agent has stopped (Done is closed), and the four counters
+// stayed allocated forever (a later Close did not free them either).
+func TestLiveCountersFreedAfterFailedStart(t *testing.T) {
+	m, rd := newCountersManager(t, 8, 0)
+	a := &fakeAgent{role: "bad", start: func() error { return errors.New("no") }}
+	r, err := New(a, WithCounters(m), WithErrorHandler(func(error) {}))
+	require.NoError(t, err)
+	require.Error(t, r.Start())
+	<-r.Done()
+	require.NoError(t, r.Close())
+	require.Empty(t, readAll(t, rd), "counters of a stopped agent must be freed")
+
+	// A goroutine that exits in DoWork frees them too.
+	m2, rd2 := newCountersManager(t, 8, 0)
+	gx := &fakeAgent{role: "gx", work: func(int64) (int, error) { runtime.Goexit(); return 0, nil }}
+	r2, err := New(gx, WithCounters(m2), WithErrorHandler(func(error) {}))
+	require.NoError(t, err)
+	require.NoError(t, r2.Start())
+	waitDone(t, r2)
 	require.Empty(t, readAll(t, rd2))
 }

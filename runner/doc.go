@@ -14,8 +14,8 @@
 // names the thread after the role (prctl(PR_SET_NAME), 15 bytes, visible in
 // top -H), applies CPU affinity and timer slack if asked, binds the agent's
 // context (agent.ContextAware) and calls OnStart there. Start returns when
-// OnStart has returned; a failure of the thread setup or of OnStart is
-// returned by Start, after OnClose has run.
+// OnStart has returned; a failure of the thread setup or of OnStart (a
+// panic in it included) is returned by Start, after OnClose has run.
 //
 // The loop, on the agent's thread, until the stop flag is set:
 //
@@ -41,7 +41,16 @@
 //     and reported as above under the panic policy (default Stop). OnClose
 //     still runs when the agent stops.
 //   - context.Canceled returned after Close cancelled the agent's context:
-//     the stop it asked for, not an error.
+//     the stop it asked for, not an error. A termination error returned
+//     after Close asked for the stop (agent.Terminate(ctx.Err()) on the
+//     cancelled context) stops the agent as asked and is not Err; it is
+//     reported unless its cause is context.Canceled.
+//   - A callback or the error handler that ends the agent's goroutine
+//     (runtime.Goexit; t.FailNow in a test agent): OnClose still runs (unless
+//     it was what exited), the live counters are freed and Done is closed;
+//     the error wraps ErrGoexit. Start returns it if it happened before
+//     OnStart returned; otherwise the handler gets it, and Err returns it
+//     if it happened in the duty cycle before any stop was asked.
 //
 // The error handler (default: log with log/slog) runs on the agent's
 // thread.
@@ -55,8 +64,13 @@
 // again later waits again. Called on the agent's own thread (from DoWork,
 // OnStart or the error handler), Close only sets the flag and returns nil:
 // no self-join, no deadlock. Before Start, Close runs OnClose on the
-// calling goroutine and Start then fails with ErrClosed. Close is
-// idempotent and safe to call concurrently; every caller waits.
+// calling goroutine and Start then fails with ErrClosed; a Close from that
+// OnClose or from the error handler it calls returns nil at once as well
+// (the closing goroutine is locked to its thread meanwhile and detected by
+// its thread id; off Linux neither case is detected and such a Close waits
+// for its timeout). Closing an agent that has already stopped returns nil,
+// even with an ended context. Close is idempotent and safe to call
+// concurrently; every caller waits.
 //
 // # Statistics
 //
@@ -72,5 +86,9 @@
 // "duty.agents" (AsAgent): started in order on the application's start,
 // closed in reverse order on its stop, within the hook's deadline, and
 // optionally shutting the application down when an agent stops with an
-// error (Config.ShutdownOnUnexpectedStop).
+// error (Config.ShutdownOnUnexpectedStop). If one agent fails to start,
+// the start fails and every other agent is closed, in reverse order: the
+// ones already started are stopped, the ones after it are closed without
+// ever being started (OnClose runs on the starting goroutine), so every
+// agent's OnClose runs exactly once and its runner releases its counters.
 package runner

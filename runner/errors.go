@@ -19,6 +19,13 @@ var (
 	// ErrThreadSetup: the agent's thread could not be configured (name,
 	// CPU affinity, timer slack) (Start).
 	ErrThreadSetup = errors.New("runner: thread setup failed")
+	// ErrGoexit: a callback of the agent (BindContext, OnStart, DoWork,
+	// OnClose) or the error handler ended the agent's goroutine with
+	// runtime.Goexit (t.FailNow in a test agent, for one). OnClose still
+	// runs, unless it was what exited. Start returns it if that happened
+	// before OnStart returned; Err returns it if it happened in the duty
+	// cycle without a stop having been asked; otherwise the handler gets it.
+	ErrGoexit = errors.New("runner: agent goroutine exited (runtime.Goexit)")
 )
 
 // PanicError is what the error handler receives when an agent callback

@@ -19,10 +19,12 @@ const AgentGroup = "duty.agents"
 
 // Module runs every agent provided into the value group "duty.agents" (use
 // AsAgent) on its own Runner. On fx start it starts them in order (see
-// Config.Order); on fx stop it closes them in reverse order within the stop
-// hook's deadline. It provides a *Group to read the runners and their
-// statistics. Configuration is an optional Config supplied into the graph
-// (fx.Supply(runner.Config{...})).
+// Config.Order); if one fails to start, every other one is closed, in
+// reverse order (those not started yet are closed without being started,
+// so their OnClose runs all the same), and fx start fails. On fx stop it
+// closes them in reverse order within the stop hook's deadline. It provides
+// a *Group to read the runners and their statistics. Configuration is an
+// optional Config supplied into the graph (fx.Supply(runner.Config{...})).
 var Module = fx.Module("duty.runner",
 	fx.Provide(newGroup),
 	fx.Invoke(func(*Group) {}),
@@ -155,10 +157,16 @@ func (g *Group) options(role string) []Option {
 func (g *Group) start(ctx context.Context) error {
 	for i, r := range g.runners {
 		if err := r.Start(); err != nil {
-			var errs []error
-			errs = append(errs, err)
-			for j := i - 1; j >= 0; j-- {
-				errs = append(errs, g.runners[j].CloseContext(ctx))
+			// Roll back: close every other runner, in reverse order. The
+			// ones before i stop; the ones after it are never started,
+			// but closed all the same (OnClose runs here, and they release
+			// their counters): every agent's OnClose runs once. Runner i
+			// was closed by its failed Start.
+			errs := []error{err}
+			for j := len(g.runners) - 1; j >= 0; j-- {
+				if j != i {
+					errs = append(errs, g.runners[j].CloseContext(ctx))
+				}
 			}
 			return errors.Join(errs...)
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -366,4 +367,207 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	_, err := New(nil)
 	require.ErrorIs(t, err, ErrBadOption)
+}
+
+// The handler "may call the runner's Close" and, for an agent closed before
+// it started, runs on the closing goroutine. If OnClose fails there, the
+// handler's Close must not wait on done, which is only closed after the
+// handler returns: that self-deadlock was broken only by the close timeout.
+func TestCloseFromHandlerWhileClosingBeforeStartDoesNotDeadlock(t *testing.T) {
+	var r *Runner
+	var inner error
+	var innerTook time.Duration
+	a := &fakeAgent{role: "x", close: func() error { return errors.New("close failed") }}
+	r, err := New(a, WithCloseTimeout(300*time.Millisecond), WithErrorHandler(func(error) {
+		t0 := time.Now()
+		inner = r.Close()
+		innerTook = time.Since(t0)
+	}))
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	require.NoError(t, inner, "Close from the handler on the closing goroutine (took %v)", innerTook)
+}
+
+// Closing an agent that has already stopped must succeed, whatever the
+// context: CloseContext selected between done and ctx.Done at random.
+func TestCloseContextOfAStoppedAgentSucceedsWithAnEndedContext(t *testing.T) {
+	a := &fakeAgent{role: "done", work: func(int64) (int, error) { return 0, agent.ErrDone }}
+	r, err := New(a, WithIdle(idle.NoOp()))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fails := 0
+	for range 200 {
+		if err := r.CloseContext(ctx); err != nil {
+			fails++
+		}
+	}
+	require.Zero(t, fails, "CloseContext of an already stopped agent failed %d/200 times", fails)
+}
+
+// OnStart that exits its goroutine (runtime.Goexit, e.g. t.FailNow in a test
+// agent) left Start blocked forever on the ready channel.
+func TestStartReturnsWhenOnStartExitsItsGoroutine(t *testing.T) {
+	a := &fakeAgent{role: "goexit", start: func() error { runtime.Goexit(); return nil }}
+	r, err := New(a)
+	require.NoError(t, err)
+	res := make(chan error, 1)
+	go func() { res <- r.Start() }()
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, ErrGoexit)
+		require.Contains(t, err.Error(), "goexit")
+	case <-time.After(2 * time.Second):
+		t.Fatal("Start still blocked 2s after the agent's goroutine exited (Done closed: " +
+			map[bool]string{true: "yes", false: "no"}[isClosed(r.Done())] + ")")
+	}
+	require.True(t, isClosed(r.Done()), "Start returned before the agent stopped")
+	require.Equal(t, []string{"start", "close"}, a.Events(), "OnClose ran as after a failed OnStart")
+	require.NoError(t, r.Err(), "a failed start is Start's error, not Err's")
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// Start racing Close: OnClose exactly once, OnStart at most once, Start
+// either succeeds or fails with ErrClosed, nothing hangs.
+func TestStartRacingCloseClosesOnceAndNeverHangs(t *testing.T) {
+	for range 200 {
+		a := &fakeAgent{role: "race"}
+		r, err := New(a, WithIdle(idle.NoOp()))
+		require.NoError(t, err)
+		startErr := make(chan error, 1)
+		go func() { startErr <- r.Start() }()
+		require.NoError(t, r.Close())
+		if err := <-startErr; err != nil {
+			require.ErrorIs(t, err, ErrClosed)
+			require.Zero(t, a.starts.Load())
+		}
+		waitDone(t, r)
+		require.Equal(t, int32(1), a.closes.Load())
+		require.LessOrEqual(t, a.starts.Load(), int32(1))
+		require.False(t, r.Stats().Running)
+	}
+}
+
+type ctxTerminator struct {
+	fakeAgent
+	ctx context.Context
+}
+
+func (c *ctxTerminator) BindContext(ctx context.Context) { c.ctx = ctx }
+
+// An agent blocked in DoWork that answers the cancellation of its context
+// with a termination carrying ctx.Err(): the stop was Close's, so Err stays
+// nil and the handler is not called.
+func TestErrIsNilAfterCloseWhenTheAgentTerminatesOnCancel(t *testing.T) {
+	var got errs
+	a := &ctxTerminator{}
+	a.role = "blk"
+	a.work = func(int64) (int, error) {
+		<-a.ctx.Done()
+		return 0, agent.Terminate(a.ctx.Err())
+	}
+	r, err := New(a, WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Err(), "Err after Close")
+	require.Empty(t, got.get())
+}
+
+// A termination the agent returns after Close asked it to stop is not why it
+// stopped: Err stays nil; a cause other than the context's cancellation is
+// still reported.
+func TestTerminationAfterCloseIsReportedButIsNotErr(t *testing.T) {
+	var got errs
+	a := &ctxTerminator{}
+	a.role = "blk2"
+	gone := errors.New("peer gone")
+	a.work = func(int64) (int, error) {
+		<-a.ctx.Done()
+		return 0, agent.Terminate(gone)
+	}
+	r, err := New(a, WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Err())
+	require.Len(t, got.get(), 1)
+	require.ErrorIs(t, got.get()[0], gone)
+}
+
+// OnClose of a never-started agent runs on the closing goroutine; a Close
+// from OnClose itself returns at once instead of waiting for done.
+func TestCloseFromOnCloseWhileClosingBeforeStartReturns(t *testing.T) {
+	var r *Runner
+	inner := make(chan error, 1)
+	a := &fakeAgent{role: "x2", close: func() error {
+		inner <- r.CloseContext(context.Background())
+		return nil
+	}}
+	r, err := New(a)
+	require.NoError(t, err)
+	res := make(chan error, 1)
+	go func() { res <- r.Close() }()
+	select {
+	case err := <-res:
+		require.NoError(t, err)
+	case <-time.After(hangGuard):
+		t.Fatal("Close from OnClose waited for its own caller")
+	}
+	require.NoError(t, <-inner)
+	require.True(t, isClosed(r.Done()))
+	require.False(t, r.onAgentThread(), "the closer is not the agent's thread once it stopped")
+}
+
+// DoWork that exits its goroutine (runtime.Goexit) stops the agent: OnClose
+// runs, Done closes, Err wraps ErrGoexit, the handler is told.
+func TestGoexitInDoWorkStopsTheAgent(t *testing.T) {
+	a := &fakeAgent{role: "gx", work: func(c int64) (int, error) {
+		if c == 3 {
+			runtime.Goexit()
+		}
+		return 0, nil
+	}}
+	var got errs
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	require.ErrorIs(t, r.Err(), ErrGoexit)
+	require.Len(t, got.get(), 1)
+	require.ErrorIs(t, got.get()[0], ErrGoexit)
+	require.Equal(t, []string{"start", "close"}, a.Events())
+	require.NoError(t, r.Close())
+}
+
+// OnClose that exits its goroutine still lets Done close, after the loop and
+// when a never-started agent is closed on another goroutine.
+func TestGoexitInOnCloseStillClosesDone(t *testing.T) {
+	var got errs
+	a := &fakeAgent{role: "gx-close", close: func() error { runtime.Goexit(); return nil }}
+	r, err := New(a, WithErrorHandler(got.handle))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Err(), "closed by Close")
+	require.Len(t, got.get(), 1)
+	require.ErrorIs(t, got.get()[0], ErrGoexit)
+
+	b := &fakeAgent{role: "gx-never", close: func() error { runtime.Goexit(); return nil }}
+	rb, err := New(b, WithErrorHandler(func(error) {}))
+	require.NoError(t, err)
+	go func() { _ = rb.Close() }() // this goroutine ends in OnClose
+	waitDone(t, rb)
+	require.Equal(t, int32(1), b.closes.Load())
+	require.ErrorIs(t, rb.Start(), ErrClosed)
 }

@@ -38,6 +38,7 @@ type Runner struct {
 
 	state   atomic.Int32
 	tid     atomic.Int64 // the agent's OS thread id once started
+	closer  atomic.Int64 // the thread id of the goroutine closing a never-started agent
 	exitErr error        // why the loop stopped; written before done is closed
 
 	// stop is read by the agent's thread every cycle and written by
@@ -121,9 +122,13 @@ func (r *Runner) ThreadID() int { return int(r.tid.Load()) }
 func (r *Runner) Done() <-chan struct{} { return r.done }
 
 // Err returns, once Done is closed, why the agent stopped by itself: an
-// unexpected termination error, or the error or *PanicError that a Stop
-// policy acted on. It is nil before Done is closed, after Close, and after
-// an expected termination (agent.ErrDone).
+// unexpected termination error, the error or *PanicError that a Stop
+// policy acted on, or an error wrapping ErrGoexit if a callback ended the
+// agent's goroutine during the duty cycle. It is nil before Done is closed,
+// when the stop was asked by Close (even if the agent then answers it with a
+// termination error, such as agent.Terminate(ctx.Err()) on its cancelled
+// context), after a failed Start (Start returns the failure), and after an
+// expected termination (agent.ErrDone).
 func (r *Runner) Err() error {
 	select {
 	case <-r.done:
@@ -138,7 +143,10 @@ func (r *Runner) Err() error {
 // if it is agent.ContextAware, and calls OnStart there. Start returns once
 // OnStart has returned. If the thread setup or OnStart fails, the agent is
 // closed (OnClose runs, its error goes to the handler) and Start returns the
-// failure after OnClose has returned.
+// failure after OnClose has returned; a panic in BindContext or OnStart is
+// such a failure, a *PanicError. If BindContext or OnStart ends the
+// goroutine (runtime.Goexit, t.FailNow in a test agent), the same happens
+// and Start returns an error wrapping ErrGoexit.
 //
 // Start fails with ErrAlreadyStarted on a second call and ErrClosed after
 // Close.
@@ -151,7 +159,19 @@ func (r *Runner) Start() error {
 	}
 	ready := make(chan error, 1)
 	go r.run(ready)
-	if err := <-ready; err != nil {
+	var err error
+	select {
+	case err = <-ready:
+	case <-r.done:
+		// run answers ready on every path, a Goexit included; this is a
+		// guard against a goroutine that ended without a word.
+		select {
+		case err = <-ready:
+		default:
+			err = fmt.Errorf("runner: agent %s: %w", r.role, ErrGoexit)
+		}
+	}
+	if err != nil {
 		<-r.done
 		return err
 	}
@@ -159,28 +179,81 @@ func (r *Runner) Start() error {
 }
 
 func (r *Runner) run(ready chan<- error) {
+	// Deferred, so that they happen on every exit, runtime.Goexit in a
+	// callback included; each step in a call of its own, so that a callback
+	// exiting again in one of them does not skip the next: the exit is
+	// reported, OnClose runs, the counters are freed, then Done is closed.
+	var startErr error // why the start failed
+	var answered, closing, returned bool
 	defer close(r.done)
+	defer r.live.free()
+	defer func() {
+		if !returned && !closing {
+			r.closeAgent()
+		}
+	}()
+	defer func() {
+		if !returned {
+			r.goexited(ready, startErr, answered, closing)
+		}
+	}()
 	// Never unlocked: when this goroutine exits the runtime ends the thread
 	// rather than reuse one whose name, affinity and slack were changed.
 	runtime.LockOSThread()
 	r.tid.Store(int64(gettid()))
 	if err := setupThread(&r.cfg); err != nil {
+		startErr = fmt.Errorf("runner: agent %s: %w: %w", r.role, ErrThreadSetup, err)
+	} else if ca, ok := r.agent.(agent.ContextAware); ok {
+		if err := r.call(func() error { ca.BindContext(r.ctx); return nil }); err != nil {
+			startErr = fmt.Errorf("runner: agent %s: BindContext: %w", r.role, err)
+		}
+	}
+	if startErr == nil {
+		if err := r.call(r.agent.OnStart); err != nil {
+			startErr = fmt.Errorf("runner: agent %s: OnStart: %w", r.role, err)
+		}
+	}
+	if startErr != nil {
+		closing = true
 		r.closeAgent()
-		ready <- fmt.Errorf("runner: agent %s: %w: %w", r.role, ErrThreadSetup, err)
+		answered = true
+		ready <- startErr
+		returned = true
 		return
 	}
-	if ca, ok := r.agent.(agent.ContextAware); ok {
-		ca.BindContext(r.ctx)
-	}
-	if err := r.call(r.agent.OnStart); err != nil {
-		r.closeAgent()
-		ready <- fmt.Errorf("runner: agent %s: OnStart: %w", r.role, err)
-		return
-	}
+	answered = true
 	ready <- nil
 	r.loop()
+	closing = true
 	r.closeAgent()
-	r.live.free()
+	returned = true
+}
+
+// goexited reports that a callback (BindContext, OnStart, DoWork, OnClose,
+// the error handler) ended the agent's goroutine with runtime.Goexit:
+// nothing else leaves run early, as call, doWork and report recover panics.
+// answered: Start has had its answer (else startErr, if any, is it);
+// closing: closeAgent was called. run's next deferred step runs OnClose if
+// it has not run.
+func (r *Runner) goexited(ready chan<- error, startErr error, answered, closing bool) {
+	if !answered {
+		if startErr == nil { // BindContext or OnStart exited
+			startErr = fmt.Errorf("runner: agent %s: %w", r.role, ErrGoexit)
+		}
+		ready <- startErr // Start returns it once OnClose has returned
+	}
+	switch {
+	case closing:
+		r.report(fmt.Errorf("runner: agent %s: while closing: %w", r.role, ErrGoexit))
+	case answered:
+		// In the duty cycle: the agent stopped by itself, unless a stop
+		// had been asked.
+		err := fmt.Errorf("runner: agent %s: %w", r.role, ErrGoexit)
+		if !r.stop.Load() {
+			r.exitErr = err
+		}
+		r.report(err)
+	}
 }
 
 func (r *Runner) loop() {
@@ -288,8 +361,18 @@ func (r *Runner) call(f func() error) (err error) {
 
 func (r *Runner) handle(err error) {
 	if term, expected := agent.IsTermination(err); term {
+		stopping := r.stop.Load()
 		r.stop.Store(true)
-		if !expected {
+		switch {
+		case expected:
+		case stopping:
+			// The stop was asked (Close) before the agent asked for it:
+			// not why it stopped, so not Err. A termination caused by the
+			// cancelled context is the answer to that stop, not an error.
+			if !errors.Is(err, context.Canceled) {
+				r.report(err)
+			}
+		default:
 			r.exitErr = err
 			r.report(err)
 		}
@@ -355,10 +438,13 @@ func (r *Runner) Close() error {
 // cycle before its next DoWork) and cancels the agent's context. Then:
 //
 //   - never started: OnClose runs on the calling goroutine, and a later
-//     Start fails with ErrClosed;
+//     Start fails with ErrClosed; meanwhile that goroutine counts as the
+//     agent's thread (Linux), so a Close from OnClose or from the error
+//     handler there returns nil at once;
 //   - called on the agent's own thread (from a callback or from the error
 //     handler): returns nil at once; the agent stops when the callback
 //     returns;
+//   - the agent has already stopped: returns nil, whatever ctx;
 //   - otherwise waits until the agent has stopped and OnClose has returned,
 //     or ctx ends, which gives an error wrapping ErrCloseTimeout and ctx's
 //     error, naming the agent.
@@ -369,13 +455,16 @@ func (r *Runner) Close() error {
 func (r *Runner) CloseContext(ctx context.Context) error {
 	r.requestStop()
 	if r.state.CompareAndSwap(stateNew, stateClosed) {
-		r.closeAgent()
-		r.live.free()
-		close(r.done)
+		r.closeOnCaller()
 		return nil
 	}
 	if r.onAgentThread() {
 		return nil
+	}
+	select {
+	case <-r.done: // stopped: never a timeout, even if ctx has ended
+		return nil
+	default:
 	}
 	select {
 	case <-r.done:
@@ -385,22 +474,39 @@ func (r *Runner) CloseContext(ctx context.Context) error {
 	}
 }
 
+// closeOnCaller closes a never-started agent on the calling goroutine. That
+// goroutine is locked to its thread meanwhile and the thread's id kept in
+// closer, so that a Close from OnClose or from the error handler, which run
+// here, is seen as coming from the agent's own thread (onAgentThread) and
+// does not wait for done, closed only when OnClose and the handler have
+// returned. The deferred steps also run if a callback calls runtime.Goexit.
+func (r *Runner) closeOnCaller() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread() // nests: a caller's own lock stays
+	r.closer.Store(int64(gettid()))
+	defer close(r.done)
+	defer r.live.free()
+	r.closeAgent()
+}
+
 func (r *Runner) requestStop() {
 	r.stop.Store(true)
 	r.cancel()
 }
 
-// onAgentThread reports whether the caller runs on the agent's thread. A
+// onAgentThread reports whether the caller runs on the agent's thread, or
+// on the goroutine closing the never-started agent (closeOnCaller). A
 // locked thread runs only its own goroutine, so the thread id identifies
-// the agent's goroutine while it lives.
+// that goroutine while the agent has not stopped. Off Linux gettid is -1
+// and nothing is detected.
 func (r *Runner) onAgentThread() bool {
 	select {
 	case <-r.done:
 		return false
 	default:
 	}
-	tid := r.tid.Load()
-	return tid > 0 && int64(gettid()) == tid
+	self := int64(gettid())
+	return self > 0 && (self == r.tid.Load() || self == r.closer.Load())
 }
 
 // Stats is a snapshot of a runner's statistics.

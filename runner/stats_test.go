@@ -68,3 +68,18 @@ func TestIdleStateReportsParkingWhenIdle(t *testing.T) {
 	waitFor(t, func() bool { return r.Stats().IdleState == idle.StateParking })
 	require.NoError(t, r.Close())
 }
+
+// Stats never torn negative while running.
+func TestStatsNeverNegativeWhileRunning(t *testing.T) {
+	a := &fakeAgent{role: "st", work: func(c int64) (int, error) { return int(c % 2), nil }}
+	r, err := New(a, WithIdle(idle.NoOp()))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		st := r.Stats()
+		require.GreaterOrEqual(t, st.IdleCycles, int64(0))
+		require.GreaterOrEqual(t, st.DutyCycles, st.IdleCycles)
+	}
+	require.NoError(t, r.Close())
+}
