@@ -111,3 +111,24 @@ func TestReadSurvivesAFlickeringFirstHeader(t *testing.T) {
 		require.Nil(t, perr, "read panicked after %d rounds", i)
 	}
 }
+
+// TestCleanCloseIsNotADeath: a subscriber loads the tail (not sealed yet),
+// then the owner seals and closes, then the subscriber finds the owner's
+// heartbeat closed. That is an end of stream (ErrEndOfStream exactly), not
+// ErrPublisherDead, which it used to report, for good.
+func TestCleanCloseIsNotADeath(t *testing.T) {
+	clock := newFakeClock()
+	p := newTestPublication(t, 4096, clock.opt())
+	s := newTestSubscription(t, p, clock.opt())
+	_, err := p.Offer(pubTypeID, []byte("last"))
+	require.NoError(t, err)
+	n, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	stale := s.pf.tail.Load() // what the subscriber loaded before the Close
+	require.Zero(t, stale&SealedBit)
+	require.NoError(t, p.Close())
+	require.Equal(t, ErrEndOfStream, s.idleAt(clock.now(), stale))
+	_, err = s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+	require.Equal(t, ErrEndOfStream, err, "and it stays an end of stream")
+}

@@ -297,8 +297,13 @@ func (s *Subscription) beat(now int64) {
 // idle runs when a poll made no progress: end of stream, a dead owner, or
 // a claim that stays uncommitted.
 func (s *Subscription) idle(now int64) error {
+	return s.idleAt(now, s.pf.tail.Load())
+}
+
+// idleAt is idle with the tail word already loaded (tests pass one that
+// has gone stale since).
+func (s *Subscription) idleAt(now, tail int64) error {
 	pf := &s.pf
-	tail := pf.tail.Load()
 	sealed := tail&SealedBit != 0
 	tail &^= SealedBit
 	pos := s.r.pos
@@ -310,6 +315,17 @@ func (s *Subscription) idle(now int64) error {
 		case s.ended != nil:
 			return s.ended
 		case s.ownerGone(now):
+			// The owner seals the tail before it marks its file closed,
+			// so reload it: a clean Close between the load above and the
+			// heartbeat check is an end of stream, not a death, and what
+			// was published meanwhile is read first.
+			t := pf.tail.Load()
+			if t&^SealedBit > pos {
+				return nil
+			}
+			if t&SealedBit != 0 {
+				return ErrEndOfStream
+			}
 			s.ended = ErrPublisherDead
 			return s.ended
 		}
