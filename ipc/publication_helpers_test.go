@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/ringbuf"
 )
 
 // The publication test message: sender, sequence, then bytes derived from
@@ -127,4 +129,35 @@ func testDirEntries(dir string) ([]string, error) {
 
 func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
+}
+
+// newUnblockTest returns a publication of 4096 bytes and a subscription on
+// one fake clock, with a 1 s unblock timeout and subscribers never dropped:
+// the set-up of the tests of dead and stalled claims.
+func newUnblockTest(t testing.TB) (*fakeClock, *Publication, *Subscription) {
+	t.Helper()
+	clock := newFakeClock()
+	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
+	return clock, p, newTestSubscription(t, p, clock.opt())
+}
+
+// openTestPublisher opens another publisher on p's file, by path, as
+// another process would, on the same clock.
+func openTestPublisher(t testing.TB, p *Publication, clock *fakeClock) *Publication {
+	t.Helper()
+	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = q.Close() })
+	return q
+}
+
+// pollWhileAdvancing polls s, collecting the payloads, and moves the clock
+// a minute after each poll, until Poll fails or 20 polls have passed.
+func pollWhileAdvancing(s *Subscription, clock *fakeClock) (got []string, err error) {
+	h := func(_ int32, b []byte) { got = append(got, string(b)) }
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = s.Poll(h, ringbuf.NoLimit)
+		clock.add(time.Minute)
+	}
+	return got, err
 }

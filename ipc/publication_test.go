@@ -420,9 +420,7 @@ func TestUnblockExternalClaim(t *testing.T) {
 	clock := newFakeClock()
 	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(2*time.Second), WithSubscriberTimeout(time.Hour))
 	subs := []*Subscription{newTestSubscription(t, p, clock.opt()), newTestSubscription(t, p, clock.opt())}
-	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
-	require.NoError(t, err)
-	defer q.Close()
+	q := openTestPublisher(t, p, clock)
 	require.NoError(t, p.Heartbeat(clock.now())) // the owner raises the limit for everyone
 	torn, err := q.TryClaim(pubTypeID, 30)
 	require.NoError(t, err)
@@ -454,13 +452,9 @@ func TestUnblockExternalClaim(t *testing.T) {
 // TestUnblockZeroGap: a claimer that died between its tail CAS and its
 // marker leaves zeros; the gap up to the next record becomes padding.
 func TestUnblockZeroGap(t *testing.T) {
-	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-	s := newTestSubscription(t, p, clock.opt())
-	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
-	require.NoError(t, err)
-	defer q.Close()
-	_, err = p.Offer(pubTypeID, []byte("before"))
+	clock, p, s := newUnblockTest(t)
+	q := openTestPublisher(t, p, clock)
+	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
 	_, _, err = q.claim(recordSize(40)) // the "dead" claim: tail moved, nothing written
 	require.NoError(t, err)
@@ -487,9 +481,7 @@ func TestUnblockZeroGap(t *testing.T) {
 // claim is only unblocked once the owner is gone; a live owner's slow
 // claim is left alone whatever the time.
 func TestOwnerClaimNotUnblockedWhileAlive(t *testing.T) {
-	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-	s := newTestSubscription(t, p, clock.opt())
+	clock, p, s := newUnblockTest(t)
 	require.NoError(t, p.File().Heartbeat(clock.now()))
 	cl, err := p.TryClaim(pubTypeID, 8)
 	require.NoError(t, err)

@@ -15,9 +15,7 @@ import (
 // again, so the subscriber turns the claim into padding up to the tail and
 // then reports ErrPublisherDead (it used to stay stuck at the claim).
 func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
-	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-	s := newTestSubscription(t, p, clock.opt())
+	clock, p, s := newUnblockTest(t)
 	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
 	_, _, err = p.claim(recordSize(40)) // tail moved, owner "dies" before its marker
@@ -27,13 +25,7 @@ func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
 	// pid and start time runs any more.
 	require.NotZero(t, s.pf.file.hdr.ownerStartTime)
 	s.pf.file.hdr.ownerStartTime++
-	var got []string
-	h := func(_ int32, b []byte) { got = append(got, string(b)) }
-	var perr error
-	for i := 0; i < 20 && perr == nil; i++ {
-		_, perr = s.Poll(h, ringbuf.NoLimit)
-		clock.add(time.Minute)
-	}
+	got, perr := pollWhileAdvancing(s, clock)
 	require.Equal(t, []string{"before"}, got)
 	require.ErrorIs(t, perr, ErrPublisherDead, "stuck at position %d, tail %d, unblocked %d",
 		s.Position(), p.Position(), p.Stats().UnblockedClaims)
@@ -50,9 +42,7 @@ func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
 func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 	for name, paddingWritten := range map[string]bool{"padding written": true, "nothing written": false} {
 		t.Run(name, func(t *testing.T) {
-			clock := newFakeClock()
-			p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-			s := newTestSubscription(t, p, clock.opt())
+			clock, p, s := newUnblockTest(t)
 			n := 0
 			h := func(int32, []byte) { n++ }
 			for p.Position() < 4096-64 { // fill the first lap up to 64 bytes before its end
@@ -97,12 +87,8 @@ func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 // claimer may be that live publisher, about to write its marker. Once it
 // does and commits, the message arrives.
 func TestZeroClaimAtTailLeftWhileOthersMayPublish(t *testing.T) {
-	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-	s := newTestSubscription(t, p, clock.opt())
-	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
-	require.NoError(t, err)
-	defer q.Close()
+	clock, p, s := newUnblockTest(t)
+	q := openTestPublisher(t, p, clock)
 	require.NoError(t, p.Heartbeat(clock.now()))
 	// q.TryClaim, stalled between its tail CAS and its marker.
 	const size = 40
@@ -134,25 +120,15 @@ func TestZeroClaimAtTailLeftWhileOthersMayPublish(t *testing.T) {
 // sealed tail can never move again: the subscriber pads the claim up to it
 // and reaches the end of the stream.
 func TestZeroClaimAtSealedTail(t *testing.T) {
-	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-	s := newTestSubscription(t, p, clock.opt())
-	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
-	require.NoError(t, err)
-	defer q.Close()
+	clock, p, s := newUnblockTest(t)
+	q := openTestPublisher(t, p, clock)
 	require.NoError(t, p.Heartbeat(clock.now()))
-	_, err = p.Offer(pubTypeID, []byte("before"))
+	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
 	_, _, err = q.claim(recordSize(40)) // q "dies" before its marker
 	require.NoError(t, err)
 	require.NoError(t, p.Close())
-	var got []string
-	h := func(_ int32, b []byte) { got = append(got, string(b)) }
-	var perr error
-	for i := 0; i < 20 && perr == nil; i++ {
-		_, perr = s.Poll(h, ringbuf.NoLimit)
-		clock.add(time.Minute)
-	}
+	got, perr := pollWhileAdvancing(s, clock)
 	require.Equal(t, []string{"before"}, got)
 	require.Equal(t, ErrEndOfStream, perr, "stuck at position %d, tail %d", s.Position(), q.Position())
 	require.Equal(t, int64(1), s.PublicationStats().UnblockedClaims)

@@ -23,12 +23,8 @@ import (
 // store turn the padding back into a record whose payload was never
 // written, and subscribers delivered it.)
 func TestUnblockedClaimStaysPadding(t *testing.T) {
-	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
-	s := newTestSubscription(t, p, clock.opt())
-	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
-	require.NoError(t, err)
-	defer q.Close()
+	clock, p, s := newUnblockTest(t)
+	q := openTestPublisher(t, p, clock)
 	require.NoError(t, p.Heartbeat(clock.now()))
 
 	// q.TryClaim(pubTypeID, 32), stalled right after its marker.
