@@ -58,7 +58,7 @@ func TestMaxMessageSizeAppliesToPlainMessages(t *testing.T) {
 // sender's open claim, which a second Commit used to publish half written.
 func TestSecondCommitIsErrClaim(t *testing.T) {
 	mb := newMailbox(t, Config{Capacity: 1024}) // records of up to 128 bytes
-	a, err := mb.Claim(1, 120)                    // a record of 128 bytes at offset 0
+	a, err := mb.Claim(1, 120)                  // a record of 128 bytes at offset 0
 	require.NoError(t, err)
 	copy(a.Payload(), "message A")
 	require.NoError(t, a.Commit())
