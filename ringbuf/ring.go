@@ -494,7 +494,13 @@ func (r *ring) openClaim(index int) (int, int32, error) {
 	return recordIndex, length, nil
 }
 
-// Commit publishes the claim whose Index is index.
+// Commit publishes the claim whose Index is index. Complete a claim once: a
+// second Commit or Abort of the same index returns ErrCommitted while the
+// space is still what the claim left, but once the consumer has passed it
+// and another claim has taken the same index (many-to-one: another
+// producer's, still being written), the index is that claim's and a stray
+// second Commit would publish it. The index carries no generation, as in
+// Agrona; mailbox.Claim, which owns its state, refuses a second completion.
 func (r *ring) Commit(index int) error {
 	recordIndex, length, err := r.openClaim(index)
 	if err != nil {
