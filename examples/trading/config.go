@@ -152,18 +152,24 @@ func (c *config) allThreads() []thread {
 	return threadLayout(c.Threads, true)
 }
 
+// maxInstruments bounds -instruments: every instrument's order book is
+// preallocated, about 370 KB each, so 1024 of them take ~370 MB.
+const maxInstruments = 1024
+
 func (c *config) check() error {
 	switch {
 	case c.Duration <= 0:
 		return fmt.Errorf("%w: -duration %v must be > 0", errUsage, c.Duration)
-	case c.Instruments < 1 || c.Instruments > 1<<16:
-		return fmt.Errorf("%w: -instruments %d must be 1..65536", errUsage, c.Instruments)
+	case c.Instruments < 1 || c.Instruments > maxInstruments:
+		// Each book is preallocated (~370 KB): 65536 of them asked for
+		// ~24 GB and ended in an OOM kill, not an error.
+		return fmt.Errorf("%w: -instruments %d must be 1..%d", errUsage, c.Instruments, maxInstruments)
 	case c.Rate < 0 || c.Rate > 1e9:
 		return fmt.Errorf("%w: -rate %d must be 0..1e9", errUsage, c.Rate)
 	case c.Threads < 1 || c.Threads > 4:
 		return fmt.Errorf("%w: -threads %d must be 1..4", errUsage, c.Threads)
-	case c.OrderRate < 0:
-		return fmt.Errorf("%w: -order-rate %d must be >= 0", errUsage, c.OrderRate)
+	case c.OrderRate < 0 || c.OrderRate > 1e9:
+		return fmt.Errorf("%w: -order-rate %d must be 0..1e9", errUsage, c.OrderRate)
 	case c.Capacity < 1024 || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > 1<<30:
 		return fmt.Errorf("%w: -mailbox %d must be a power of two, 1024..2^30", errUsage, c.Capacity)
 	case c.Role != "" && c.Role != roleExchange:

@@ -468,20 +468,30 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 			_, _ = in.Mailbox().Close(mailbox.Drain)
 		}
 	}
+	// The drain timeout is armed once, by the first reason to stop: a
+	// cancelled ctx is ready on every pass, so its case is disabled after
+	// it fired (re-arming the timeout on each pass spun a CPU and never
+	// let the timeout fire).
 	var stopTimeout <-chan time.Time
+	armStop := func(why string) {
+		stop(why)
+		if stopTimeout == nil {
+			stopTimeout = time.After(cfg.Drain)
+		}
+	}
+	signalled := ctx.Done()
 wait:
 	for {
 		select {
 		case <-rn.Done():
 			break wait
-		case <-ctx.Done():
-			stop("signal")
-			stopTimeout = time.After(cfg.Drain)
+		case <-signalled:
+			signalled = nil
+			armStop("signal")
 		case <-tick.C:
 			_ = ctr.File().Heartbeat(time.Now().UnixMilli())
 			if cfg.WatchParent && os.Getppid() != ppid {
-				stop("the demo process is gone")
-				stopTimeout = time.After(cfg.Drain)
+				armStop("the demo process is gone")
 			}
 		case <-stopTimeout:
 			break wait

@@ -47,8 +47,10 @@ func (*Quote) TypeID() int32 { return TypeQuote }
 // EncodedLen returns QuoteLen.
 func (*Quote) EncodedLen() int { return QuoteLen }
 
-// Mid returns the mid price in ticks, rounded down.
-func (q *Quote) Mid() int64 { return (q.BidPx + q.AskPx) / 2 }
+// Mid returns the mid price in ticks, rounded down, for a quote with
+// 0 < BidPx < AskPx (computed so that it cannot overflow: (BidPx+AskPx)/2
+// wrapped negative for prices near MaxInt64).
+func (q *Quote) Mid() int64 { return q.BidPx + (q.AskPx-q.BidPx)/2 }
 
 // Encode writes q into b[:QuoteLen].
 func (q *Quote) Encode(b []byte) {

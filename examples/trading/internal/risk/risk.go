@@ -3,6 +3,8 @@ package risk
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
@@ -62,13 +64,33 @@ func New(instruments int, l Limits) (*Checker, error) {
 		l.PriceBandTicks < 0 || l.PriceBandBps < 0 || l.PriceBandTicks+l.PriceBandBps == 0 {
 		return nil, fmt.Errorf("%w: %+v (MaxPosition, MaxOrderQty, Burst > 0; OrdersPerSecond 1..1e9; bands ≥ 0, one of them > 0)", ErrConfig, l)
 	}
-	interval := int64(1e9) / l.OrdersPerSecond
+	// The interval is rounded up, so the limit is never looser than asked
+	// (rounded down, 600M/s became 1 ns: 1e9/s).
+	interval := (int64(1e9) + l.OrdersPerSecond - 1) / l.OrdersPerSecond
+	tau := int64(math.MaxInt64) // a burst too large to count: no burst limit
+	if l.Burst-1 <= math.MaxInt64/interval {
+		tau = (l.Burst - 1) * interval
+	}
 	return &Checker{
 		inst:     make([]instrument, instruments),
 		limits:   l,
 		interval: interval,
-		tau:      (l.Burst - 1) * interval,
+		tau:      tau,
 	}, nil
+}
+
+// bandOf returns bps basis points of mid (mid > 0, bps >= 0), saturating
+// instead of overflowing.
+func bandOf(mid, bps int64) int64 {
+	hi, lo := bits.Mul64(uint64(mid), uint64(bps))
+	if hi >= 10_000 {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, 10_000)
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
 }
 
 // Limits returns the limits.
@@ -114,7 +136,7 @@ func (c *Checker) check(o *msg.NewOrder) msg.Reason {
 	if !in.hasMid {
 		return msg.ReasonNoReferencePx
 	}
-	band := max(c.limits.PriceBandTicks, in.mid*c.limits.PriceBandBps/10_000)
+	band := max(c.limits.PriceBandTicks, bandOf(in.mid, c.limits.PriceBandBps))
 	if d := o.Price - in.mid; d > band || d < -band {
 		return msg.ReasonPriceBand
 	}
