@@ -89,6 +89,11 @@ func (f *File) Kind() Kind { return f.hdr.kind }
 // Version returns the file's layout version.
 func (f *File) Version() int32 { return f.hdr.version }
 
+// Created returns the creation time in the header (ms precision): with the
+// path's inode, what tells a file from another one created later at the
+// same path.
+func (f *File) Created() time.Time { return time.UnixMilli(f.hdr.created) }
+
 // Len returns the file's length: header and sections, as mapped.
 func (f *File) Len() int64 { return f.hdr.fileLength }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -171,7 +172,19 @@ type fileSample struct {
 	Counters       []counterSample `json:"counters,omitempty"`
 	Error          string          `json:"error,omitempty"`
 
-	at time.Time
+	at    time.Time
+	ident fileIdent // which file this was (see rates)
+}
+
+// fileIdent tells a file from another one later created at the same path
+// (a restarted owner, WithReplaceStale): its inode, its header's creation
+// time and its owner process. Counter ids and registration ids start again
+// in a new file, so a rate across two files would be nonsense.
+type fileIdent struct {
+	dev, ino   uint64
+	created    int64
+	pid        int
+	ownerStart uint64
 }
 
 // counterSample is one allocated counter.
@@ -233,6 +246,12 @@ func sampleFile(path string, e env) fileSample {
 		return s
 	}
 	defer f.Close()
+	s.ident.created = f.Created().UnixMilli()
+	if fi, err := os.Stat(path); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			s.ident.dev, s.ident.ino = uint64(st.Dev), st.Ino
+		}
+	}
 	s.Size = f.Len()
 	s.KindID = int32(f.Kind())
 	s.Kind = kindName(f.Kind())
@@ -241,6 +260,7 @@ func sampleFile(path string, e env) fileSample {
 		return s
 	} else {
 		s.OwnerPID = l.PID
+		s.ident.pid, s.ident.ownerStart = l.PID, l.StartTime
 		s.Owner = l.State.String()
 		if l.State != ipc.Closed {
 			age := l.HeartbeatAge.Milliseconds()
@@ -292,13 +312,15 @@ func readCounters(f *ipc.File, s *fileSample) error {
 }
 
 // rates fills in each counter's rate from the previous sample of the same
-// counter: same file, id and registration id (a slot freed and reused in
+// counter: same file (name and identity: a file re-created at the same path
+// is another file), id and registration id (a slot freed and reused in
 // between is a new counter, not a jump in value).
 func rates(f *frame, prev *frame) {
 	type key struct {
-		file string
-		id   int
-		reg  int64
+		file  string
+		ident fileIdent
+		id    int
+		reg   int64
 	}
 	type old struct {
 		value int64
@@ -307,14 +329,14 @@ func rates(f *frame, prev *frame) {
 	before := map[key]old{}
 	for _, p := range prev.Files {
 		for _, c := range p.Counters {
-			before[key{p.Name, c.ID, c.RegistrationID}] = old{c.Value, p.at}
+			before[key{p.Name, p.ident, c.ID, c.RegistrationID}] = old{c.Value, p.at}
 		}
 	}
 	for i := range f.Files {
 		s := &f.Files[i]
 		for j := range s.Counters {
 			c := &s.Counters[j]
-			o, ok := before[key{s.Name, c.ID, c.RegistrationID}]
+			o, ok := before[key{s.Name, s.ident, c.ID, c.RegistrationID}]
 			if dt := s.at.Sub(o.at).Seconds(); ok && dt > 0 {
 				r := float64(c.Value-o.value) / dt
 				c.RatePerSec = &r
