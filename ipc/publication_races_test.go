@@ -128,3 +128,26 @@ func TestCleanCloseIsNotADeath(t *testing.T) {
 	_, err = s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 	require.Equal(t, ErrEndOfStream, err, "and it stays an end of stream")
 }
+
+// TestSubscriptionAccessorsAfterClose: after Close has released the
+// mapping, the accessors report what they were at Close instead of reading
+// unmapped memory (a fault that kills the process).
+func TestSubscriptionAccessorsAfterClose(t *testing.T) {
+	p := newTestPublication(t, 4096)
+	s := newTestSubscription(t, p)
+	_, err := p.Offer(pubTypeID, []byte("one"))
+	require.NoError(t, err)
+	n, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.NoError(t, p.Close()) // sealed: s is at the end of the stream
+	pos := s.Position()
+	require.Positive(t, pos)
+	require.True(t, s.IsEndOfStream())
+	require.NoError(t, s.Close())
+	require.Zero(t, s.File().Refs(), "the mapping is released")
+	require.Equal(t, pos, s.Position())
+	require.Zero(t, s.DroppedMessages())
+	require.True(t, s.IsEndOfStream())
+	require.Zero(t, s.PublicationStats())
+}

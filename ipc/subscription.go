@@ -26,7 +26,10 @@ const ownerCheckInterval = 250 // ms
 //
 // A Subscription belongs to one goroutine: Poll, ControlledPoll, Heartbeat
 // and Close are not safe for concurrent use (open one Subscription per
-// reading goroutine). The accessors are.
+// reading goroutine). The accessors are, except with Close: after Close,
+// Position, DroppedMessages and IsEndOfStream report what they were when
+// Close released the mapping (and PublicationStats the zero value), but an
+// accessor that runs while Close releases it may read unmapped memory.
 type Subscription struct {
 	pf    pubFile
 	r     logReader
@@ -45,6 +48,11 @@ type Subscription struct {
 	ownerWasGone   bool
 	ended          error // ErrPublisherDead once seen
 	closed         atomic.Bool
+
+	// What the accessors report after Close (the mapping may be gone),
+	// stored by Close before it releases the file.
+	finalPos, finalDrops atomic.Int64
+	finalEOS             atomic.Bool
 }
 
 // OpenSubscription opens the publication at path and joins it: it claims a
@@ -460,7 +468,12 @@ func (s *Subscription) Heartbeat(nowMillis int64) error {
 
 // Position returns the subscriber's position: everything before it has
 // been consumed.
-func (s *Subscription) Position() int64 { return s.slot.position.Load() }
+func (s *Subscription) Position() int64 {
+	if s.closed.Load() {
+		return s.finalPos.Load()
+	}
+	return s.slot.position.Load()
+}
 
 // JoinPosition returns the position the subscriber joined at.
 func (s *Subscription) JoinPosition() int64 { return s.join }
@@ -473,11 +486,23 @@ func (s *Subscription) Slot() int { return s.index }
 
 // DroppedMessages returns the messages this subscriber dropped as
 // inconsistent (a fragment group that is not one complete message).
-func (s *Subscription) DroppedMessages() int64 { return s.slot.drops.Load() }
+func (s *Subscription) DroppedMessages() int64 {
+	if s.closed.Load() {
+		return s.finalDrops.Load()
+	}
+	return s.slot.drops.Load()
+}
 
 // IsEndOfStream reports whether the owner closed the publication and this
 // subscriber has consumed everything up to its end.
 func (s *Subscription) IsEndOfStream() bool {
+	if s.closed.Load() {
+		return s.finalEOS.Load()
+	}
+	return s.endOfStream()
+}
+
+func (s *Subscription) endOfStream() bool {
 	t := s.pf.tail.Load()
 	return t&SealedBit != 0 && s.slot.position.Load() >= t&^SealedBit
 }
@@ -502,6 +527,9 @@ func (s *Subscription) Close() error {
 		return nil
 	}
 	err := s.pf.file.Guard(func() error {
+		s.finalPos.Store(s.slot.position.Load())
+		s.finalDrops.Store(s.slot.drops.Load())
+		s.finalEOS.Store(s.endOfStream())
 		// Only this subscriber's own word is freed, by a CAS from the exact
 		// value (its registration id with the state, active or dropped): a
 		// slot that was dropped, freed and taken by a new subscriber since
