@@ -36,8 +36,8 @@ import (
 // closed check and until it stops touching the log (a BufferClaim until
 // its Commit or Abort), and Close waits for them (see Close). The other
 // accessors (Position, Limit, IsConnected, ActiveSubscribers) read the
-// mapping without registering and must not be called once Close may have
-// released it (as for a Ring).
+// mapping without registering: they must not run while Close releases it;
+// once Close has returned they report the values it saw last.
 type Publication struct {
 	pubFile
 	owner bool
@@ -59,7 +59,15 @@ type Publication struct {
 	users atomic.Int64
 	_     [112]byte
 
+	closeMu    sync.Mutex  // serialises Close's final step
 	fileClosed atomic.Bool // Close has closed the file (see closeWithin)
+	// final is what the accessors report once fileClosed is set; written
+	// before it (the atomic store publishes it).
+	final struct {
+		pos, limit int64
+		connected  bool
+		active     int
+	}
 }
 
 const (
@@ -221,17 +229,40 @@ func (p *Publication) MaxPosition() int64 { return p.maxPosition }
 
 // Position returns the publisher position (the tail): the position after
 // the last claimed message.
-func (p *Publication) Position() int64 { return p.tail.Load() &^ SealedBit }
+//
+// After Close has closed the file, Position, Limit, IsConnected and
+// ActiveSubscribers report what they were then (the mapping is gone).
+func (p *Publication) Position() int64 {
+	if p.fileClosed.Load() {
+		return p.final.pos
+	}
+	return p.tail.Load() &^ SealedBit
+}
 
 // Limit returns the publisher limit: no claim ends beyond it.
-func (p *Publication) Limit() int64 { return p.limit.Load() }
+func (p *Publication) Limit() int64 {
+	if p.fileClosed.Load() {
+		return p.final.limit
+	}
+	return p.limit.Load()
+}
 
 // IsConnected reports whether the last limit update saw an active
 // subscriber.
-func (p *Publication) IsConnected() bool { return p.connected.Load() != 0 }
+func (p *Publication) IsConnected() bool {
+	if p.fileClosed.Load() {
+		return p.final.connected
+	}
+	return p.connected.Load() != 0
+}
 
 // ActiveSubscribers counts the subscriber slots that are active now.
-func (p *Publication) ActiveSubscribers() int { return p.activeSubscribers() }
+func (p *Publication) ActiveSubscribers() int {
+	if p.fileClosed.Load() {
+		return p.final.active
+	}
+	return p.activeSubscribers()
+}
 
 // Stats returns a snapshot of the publication's shared state and counters
 // (the zero value after Close: the mapping may be gone).
@@ -697,8 +728,16 @@ func (p *Publication) closeWithin(wait time.Duration) error {
 			time.Sleep(min(time.Duration(spins-63)*10*time.Microsecond, time.Millisecond))
 		}
 	}
-	if !p.fileClosed.CompareAndSwap(false, true) {
+	p.closeMu.Lock()
+	defer p.closeMu.Unlock()
+	if p.fileClosed.Load() {
 		return nil // a concurrent Close closed it
 	}
-	return errors.Join(err, p.file.Close())
+	ferr := p.file.Guard(func() error {
+		p.final.pos, p.final.limit = p.tail.Load()&^SealedBit, p.limit.Load()
+		p.final.connected, p.final.active = p.connected.Load() != 0, p.activeSubscribers()
+		return nil
+	})
+	p.fileClosed.Store(true) // publishes final; the accessors read it from now on
+	return errors.Join(err, ferr, p.file.Close())
 }

@@ -151,3 +151,25 @@ func TestSubscriptionAccessorsAfterClose(t *testing.T) {
 	require.True(t, s.IsEndOfStream())
 	require.Zero(t, s.PublicationStats())
 }
+
+// TestPublicationAccessorsAfterClose: once Close has closed the file, the
+// accessors that read the mapping report the values Close saw last instead
+// of faulting on the released mapping.
+func TestPublicationAccessorsAfterClose(t *testing.T) {
+	p := newTestPublication(t, 4096)
+	s := newTestSubscription(t, p)
+	require.NoError(t, p.Heartbeat(epochMillis()))
+	_, err := p.Offer(pubTypeID, []byte("one"))
+	require.NoError(t, err)
+	pos, limit := p.Position(), p.Limit()
+	require.Positive(t, pos)
+	require.True(t, p.IsConnected())
+	require.Equal(t, 1, p.ActiveSubscribers())
+	require.NoError(t, p.Close())
+	require.NoError(t, s.Close())
+	require.Zero(t, p.File().Refs(), "the mapping is released")
+	require.Equal(t, pos, p.Position())
+	require.Equal(t, limit, p.Limit())
+	require.True(t, p.IsConnected())
+	require.Equal(t, 1, p.ActiveSubscribers(), "as Close saw it")
+}
