@@ -19,16 +19,8 @@ import (
 func TestCreateRacesCleaner(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "race")
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // a cleaner, as Cleanup or a WithReplaceStale creator runs it
-		defer wg.Done()
-		for !stop.Load() {
-			_ = RemoveIfStale(path)
-		}
-	}()
-	defer func() { stop.Store(true); wg.Wait() }()
+	// a cleaner, as Cleanup or a WithReplaceStale creator runs it
+	runCleaner(t, func() { _ = RemoveIfStale(path) })
 	deadline := time.Now().Add(5 * time.Second)
 	n := 0
 	for ; time.Now().Before(deadline); n++ {
@@ -90,16 +82,7 @@ func TestCreateNeverReturnsUnlinkedFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gone")
 	ahead := WithLivenessTimeout(time.Millisecond)
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for !stop.Load() {
-			_ = RemoveIfStale(path, ahead)
-		}
-	}()
-	defer func() { stop.Store(true); wg.Wait() }()
+	runCleaner(t, func() { _ = RemoveIfStale(path, ahead) })
 	deadline := time.Now().Add(5 * time.Second)
 	n := 0
 	for ; time.Now().Before(deadline); n++ {
@@ -290,20 +273,13 @@ func TestCreateRacesSkewedCleaner(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "skewed")
-			var stop atomic.Bool
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for !stop.Load() {
-					if mode == "direct" {
-						_ = RemoveIfStale(path, farClock())
-					} else {
-						_, _ = Cleanup(dir, farClock())
-					}
+			runCleaner(t, func() {
+				if mode == "direct" {
+					_ = RemoveIfStale(path, farClock())
+				} else {
+					_, _ = Cleanup(dir, farClock())
 				}
-			}()
-			defer func() { stop.Store(true); wg.Wait() }()
+			})
 			deadline := time.Now().Add(2 * time.Second)
 			won, lost := 0, 0
 			for time.Now().Before(deadline) {
@@ -322,4 +298,19 @@ func TestCreateRacesSkewedCleaner(t *testing.T) {
 			require.NotZero(t, won)
 		})
 	}
+}
+
+// runCleaner calls clean in a loop on another goroutine until the test
+// ends (t.Cleanup stops it and waits for it).
+func runCleaner(t *testing.T, clean func()) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			clean()
+		}
+	}()
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
 }

@@ -43,17 +43,14 @@ func init() {
 	epoch, baseTicks = time.Now(), rdtsc()
 }
 
-// read is Now without the package state: the epoch must be set first.
-func read() int64 {
+// Now returns the current reading, in ticks. Only differences of readings
+// mean anything; convert them with Nanos.
+func Now() int64 {
 	if useTSC {
 		return rdtsc()
 	}
 	return int64(time.Since(epoch))
 }
-
-// Now returns the current reading, in ticks. Only differences of readings
-// mean anything; convert them with Nanos.
-func Now() int64 { return read() }
 
 // Nanos converts a number of ticks (a difference of two Now readings) to
 // nanoseconds.
