@@ -95,6 +95,9 @@ const (
 	KindPublication Kind = 2
 	// KindCounters is reserved for a counters file.
 	KindCounters Kind = 3
+	// KindErrorLog is a distinct error log file (errlogfile.go): one
+	// section holding an errlog buffer.
+	KindErrorLog Kind = 4
 	// KindUserMin is the first kind free for applications.
 	KindUserMin Kind = 1 << 16
 )

@@ -1,7 +1,10 @@
 // Command dutystat lists the duty files in a directory and prints the
 // counters of every counters file, like Aeron's AeronStat: id, type, value,
 // rate per second and label of each allocated counter, with each file's
-// kind, size, owner pid and owner liveness.
+// kind, size, owner pid and owner liveness. For every error log file it
+// prints the distinct errors recorded (count, first and last time, the
+// first line of each; -json carries the whole text), like Aeron's
+// ErrorStat.
 //
 // Usage:
 //

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/ipc/errlog"
 )
 
 // Exit statuses.
@@ -170,6 +171,7 @@ type fileSample struct {
 	HeartbeatAgeMs *int64          `json:"heartbeat_age_ms,omitempty"`
 	Capacity       int             `json:"capacity,omitempty"` // counters files: counter ids
 	Counters       []counterSample `json:"counters,omitempty"`
+	Errors         []errorSample   `json:"errors,omitempty"` // error log files
 	Error          string          `json:"error,omitempty"`
 
 	at    time.Time
@@ -197,6 +199,14 @@ type counterSample struct {
 	Key            string   `json:"key,omitempty"` // hex, trailing zero bytes dropped
 	Value          int64    `json:"value"`
 	RatePerSec     *float64 `json:"rate_per_sec"` // null without a previous sample of the same counter
+}
+
+// errorSample is one distinct error of an error log file.
+type errorSample struct {
+	Count int64     `json:"count"`
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	Text  string    `json:"text"` // the whole encoded error: type, message, stack, causes
 }
 
 // sample lists dir and samples every file in it. Only an unreadable
@@ -267,12 +277,31 @@ func sampleFile(path string, e env) fileSample {
 			s.HeartbeatAgeMs = &age
 		}
 	}
-	if f.Kind() == ipc.KindCounters {
-		if err := readCounters(f, &s); err != nil {
-			s.Error = describe(err)
-		}
+	switch f.Kind() {
+	case ipc.KindCounters:
+		err = readCounters(f, &s)
+	case ipc.KindErrorLog:
+		err = readErrors(f, &s)
+	}
+	if err != nil {
+		s.Error = describe(err)
 	}
 	return s
+}
+
+// readErrors reads every record of an error log file, under File.Guard.
+// A corrupt record is an error after the records before it.
+func readErrors(f *ipc.File, s *fileSample) error {
+	b, err := f.Section(0)
+	if err != nil {
+		return err
+	}
+	return f.Guard(func() error {
+		_, err := errlog.Read(b, 0, func(o errlog.Observation) {
+			s.Errors = append(s.Errors, errorSample{Count: o.Count, First: o.First.UTC(), Last: o.Last.UTC(), Text: o.Text})
+		})
+		return err
+	})
 }
 
 // readCounters reads every allocated counter of a counters file, under
@@ -364,6 +393,8 @@ func kindName(k ipc.Kind) string {
 		return "publication"
 	case ipc.KindCounters:
 		return "counters"
+	case ipc.KindErrorLog:
+		return "errorlog"
 	}
 	if k >= ipc.KindUserMin {
 		return "user(" + strconv.Itoa(int(k)) + ")"
@@ -372,7 +403,7 @@ func kindName(k ipc.Kind) string {
 }
 
 // printText prints a frame as tables: the files, then each counters file's
-// counters.
+// counters, then each error log file's errors.
 func printText(w io.Writer, f *frame) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dutystat %s  %s  %d files\n", f.Dir, f.Time.Format(time.RFC3339), len(f.Files))
@@ -412,9 +443,30 @@ func printText(w io.Writer, f *frame) error {
 			return err
 		}
 	}
+	for _, s := range f.Files {
+		if s.KindID != int32(ipc.KindErrorLog) || (len(s.Errors) == 0 && s.Error != "") {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s: %d distinct errors\n", s.Name, len(s.Errors))
+		if len(s.Errors) == 0 {
+			continue
+		}
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  COUNT\tFIRST\tLAST\tERROR")
+		for _, e := range s.Errors {
+			line, _, _ := strings.Cut(e.Text, "\n")
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", e.Count, e.First.Format(errorTime), e.Last.Format(errorTime), line)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// errorTime formats error log times: UTC, ms.
+const errorTime = "2006-01-02T15:04:05.000Z"
 
 func dash(s string) string {
 	if s == "" {

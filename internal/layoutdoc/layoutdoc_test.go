@@ -11,6 +11,7 @@ import (
 	"github.com/dutyrt/duty/broadcast"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -52,6 +53,16 @@ var constants = map[string]int64{
 	"counters.LabelLengthOffset":          counters.LabelLengthOffset,
 	"counters.LabelOffset":                counters.LabelOffset,
 	"counters.MaxLabelLength":             counters.MaxLabelLength,
+
+	"errlog.RecordAlignment":                 errlog.RecordAlignment,
+	"errlog.LengthOffset":                    errlog.LengthOffset,
+	"errlog.ObservationCountOffset":          errlog.ObservationCountOffset,
+	"errlog.LastObservationTimestampOffset":  errlog.LastObservationTimestampOffset,
+	"errlog.FirstObservationTimestampOffset": errlog.FirstObservationTimestampOffset,
+	"errlog.EncodedErrorOffset":              errlog.EncodedErrorOffset,
+	"errlog.HeaderLength":                    errlog.HeaderLength,
+
+	"ipc.KindErrorLog": int64(ipc.KindErrorLog),
 
 	"ipc.HeaderLength":           ipc.HeaderLength,
 	"ipc.MagicOffset":            ipc.MagicOffset,

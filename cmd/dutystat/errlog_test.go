@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/errlog"
+)
+
+// TestErrorLogs: an error log file's distinct errors are listed with their
+// counts and times (text: first line; JSON: the whole text), and an error
+// log with a corrupt record shows the records before it and the error.
+func TestErrorLogs(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 30, 8, 43, 35, 123e6, time.UTC)
+	clock := func() time.Time { return at }
+	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(clock))
+	require.NoError(t, err)
+	defer ef.Close()
+	require.NoError(t, ef.File().Heartbeat(time.Now().UnixMilli()))
+	for i := range 1001 {
+		if i == 1000 {
+			at = at.Add(1500 * time.Millisecond)
+		}
+		err := fmt.Errorf("send order: %w", errors.New("connection reset"))
+		if i%500 == 0 {
+			err = errors.New("risk limit reached")
+		}
+		require.True(t, ef.Log().Record(err))
+	}
+
+	bad, err := ipc.CreateErrorLog(dir, "damaged", 4096)
+	require.NoError(t, err)
+	defer bad.Close()
+	require.True(t, bad.Log().Record(errors.New("before the damage")))
+	sec, err := bad.File().Section(0)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint32(sec[(binary.LittleEndian.Uint32(sec)+7)&^7:], 5)
+
+	empty, err := ipc.CreateErrorLog(dir, "quiet", 4096)
+	require.NoError(t, err)
+	defer empty.Close()
+
+	fe := &fakeEnv{t: time.Now()}
+	out := runOK(t, fe.env(), "-dir", dir, "-window", "0")
+	t.Log("\n" + out)
+	require.Regexp(t, `(?m)^errors\s+errorlog\s+69632\s+\d+\s+alive\s+-?\d+ms ago\s+ok$`, out)
+	require.Regexp(t, `(?m)^damaged\s+errorlog\s+.*errlog: corrupt record: record at \d+: length 5 below the header's 24$`, out)
+	require.Contains(t, out, "\nerrors: 2 distinct errors\n")
+	require.Regexp(t, `(?m)^\s+COUNT\s+FIRST\s+LAST\s+ERROR$`, out)
+	require.Regexp(t, `(?m)^\s+998\s+2026-11-30T08:43:35\.123Z\s+2026-11-30T08:43:35\.123Z\s+\*fmt\.wrapError: send order: connection reset$`, out)
+	require.Regexp(t, `(?m)^\s+3\s+2026-11-30T08:43:35\.123Z\s+2026-11-30T08:43:36\.623Z\s+\*errors\.errorString: risk limit reached$`, out)
+	require.Contains(t, out, "\ndamaged: 1 distinct errors\n")
+	require.Regexp(t, `(?m)^\s+1\s+\S+\s+\S+\s+\*errors\.errorString: before the damage$`, out)
+	require.Contains(t, out, "\nquiet: 0 distinct errors\n")
+	require.NotContains(t, out, "\tat ", "text output shows first lines only")
+
+	line := runOK(t, fe.env(), "-dir", dir, "-window", "0", "-json")
+	var f frame
+	require.NoError(t, json.Unmarshal([]byte(line), &f))
+	byName := map[string]fileSample{}
+	for _, s := range f.Files {
+		byName[s.Name] = s
+	}
+	errs := byName["errors"].Errors
+	require.Len(t, errs, 2)
+	require.Equal(t, int32(ipc.KindErrorLog), byName["errors"].KindID)
+	require.Equal(t, "errorlog", byName["errors"].Kind)
+	require.Equal(t, int64(3), errs[0].Count)
+	require.True(t, errs[0].First.Equal(at.Add(-1500*time.Millisecond)))
+	require.True(t, errs[0].Last.Equal(at))
+	require.True(t, strings.HasPrefix(errs[0].Text, "*errors.errorString: risk limit reached\n\tat "), errs[0].Text)
+	require.Equal(t, int64(998), errs[1].Count)
+	require.True(t, strings.HasPrefix(errs[1].Text, "*fmt.wrapError: send order: connection reset\n\tat "), errs[1].Text)
+	require.Contains(t, errs[1].Text, "\ncaused by: *errors.errorString: connection reset\n")
+	require.Len(t, byName["damaged"].Errors, 1)
+	require.Contains(t, byName["damaged"].Error, errlog.ErrCorrupt.Error())
+	require.Empty(t, byName["quiet"].Errors)
+}

@@ -1,0 +1,22 @@
+package errlog
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrCorrupt reports a record that a correct writer cannot have
+	// written: a length between 1 and HeaderLength-1, or one that runs
+	// past the end of the buffer. The buffer is shared memory, possibly
+	// written by another (crashed, buggy or hostile) process: it is never
+	// trusted.
+	ErrCorrupt = errors.New("errlog: corrupt record")
+	// ErrMisaligned reports a buffer whose first byte is not 8-byte
+	// aligned. Errors wrapping it also wrap atomicbuf.ErrMisaligned.
+	ErrMisaligned = errors.New("errlog: misaligned buffer")
+)
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}

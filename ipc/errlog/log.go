@@ -1,0 +1,188 @@
+package errlog
+
+import (
+	"hash/maphash"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// Log is Agrona's DistinctErrorLog: it records each distinct error once in
+// a caller-supplied buffer (usually a section of a shared file), with an
+// observation count and the times of the first and last observation, so
+// that a storm of the same error neither fills the buffer nor hides other
+// errors, and the log outlives a crash and can be read by another process
+// (Read).
+//
+// A Log is safe for concurrent use. There must be one Log per buffer,
+// across all processes: two writers would append over each other.
+type Log struct {
+	buf   atomicbuf.Buffer
+	clock func() int64
+	seed  maphash.Seed
+
+	mu      sync.Mutex
+	next    int // offset of the next record
+	byHash  map[uint64]*observation
+	scratch []byte // normalised stacks, under mu
+	encoded []byte // a new record's text, under mu
+}
+
+// Option configures a Log.
+type Option func(*Log)
+
+// WithClock sets the clock that timestamps observations: it returns the
+// time in milliseconds since the Unix epoch (the unit of the record's
+// timestamps, shared with other processes). The default is
+// time.Now().UnixMilli. Tests inject a fake clock; an agent may pass a
+// cached clock it updates once per duty cycle.
+func WithClock(clock func() int64) Option {
+	return func(l *Log) {
+		if clock != nil {
+			l.clock = clock
+		}
+	}
+}
+
+// New returns a Log over buf. buf's first byte must be 8-byte aligned
+// (ErrMisaligned, never a panic); heap allocations of 8 bytes or more and
+// mapped files are.
+//
+// New never writes to buf. A fresh buffer is zero: the empty log. If buf
+// already holds records (a log left by a previous writer, in a file that
+// outlived it), New keeps them and the Log appends after them; an error
+// recorded again then gets a new record, since the identities of the old
+// ones are not in this process's memory. A buffer whose records are not a
+// well-formed log gives an error wrapping ErrCorrupt.
+func New(buf []byte, opts ...Option) (*Log, error) {
+	b, err := wrap(buf)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{
+		buf:    b,
+		clock:  func() int64 { return time.Now().UnixMilli() },
+		seed:   maphash.MakeSeed(),
+		byHash: map[uint64]*observation{},
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	if l.next, err = walk(b, func(int, int) {}); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Capacity returns the length of the log's buffer in bytes.
+func (l *Log) Capacity() int { return l.buf.Len() }
+
+// Record records an observation of err and reports whether it is in the
+// log: true if an equal observation was already there (its count and last
+// time updated) or a new record was appended; false if the new record did
+// not fit (the log is full for it), in which case the caller should report
+// err some other way (Handler does). A nil err records nothing and returns
+// true.
+//
+// Two observations are equal when their errors are equal in Go's terms,
+// as far as Go lets one tell: the same dynamic type and message for the
+// error and each error it wraps, the same carried stacks, and the same
+// stack at the Record call (see the package documentation).
+//
+// The comparison and the append are done under the Log's mutex; the count
+// and the last time of an existing record are updated after it, with
+// atomic operations. Recording an error already in the log allocates
+// nothing when its Error methods do not.
+func (l *Log) Record(err error) bool {
+	if err == nil {
+		return true
+	}
+	return l.record(err, 1)
+}
+
+// record is Record for a caller skip frames above record's caller.
+func (l *Log) record(err error, skip int) bool {
+	now := l.clock()
+	var k key
+	k.npc = runtime.Callers(skip+2, k.pcs[:])
+	k.describe(err)
+	h := k.hash(l.seed)
+
+	l.mu.Lock()
+	var found *observation
+	for o := l.byHash[h]; o != nil; o = o.next {
+		var eq bool
+		if eq, l.scratch = o.equal(&k, l.scratch); eq {
+			found = o
+			break
+		}
+	}
+	if found == nil {
+		ok := l.append(h, &k, now)
+		l.mu.Unlock()
+		return ok
+	}
+	l.mu.Unlock()
+	l.observe(found.offset, now)
+	return true
+}
+
+// append writes a new record for k, observed once at now: text, count 1,
+// both timestamps, a zero length word after the record, and last, with a
+// release store, the record's length, which publishes it. It reports false
+// when the record does not fit. Called under mu.
+func (l *Log) append(h uint64, k *key, now int64) bool {
+	capacity := l.buf.Len()
+	if l.next > capacity-HeaderLength {
+		return false
+	}
+	l.encoded = encode(l.encoded[:0], k)
+	text := l.encoded
+	if len(text) > maxRecordLength-HeaderLength || len(text) > capacity-l.next-HeaderLength {
+		return false
+	}
+	off := l.next
+	length := HeaderLength + len(text)
+	copy(l.buf.Bytes()[off+EncodedErrorOffset:], text)
+	l.buf.Int32At(off + ObservationCountOffset).Store(1)
+	l.buf.Int64At(off + FirstObservationTimestampOffset).Store(now)
+	l.buf.Int64At(off + LastObservationTimestampOffset).Store(now)
+	end := off + alignRecord(length)
+	// A buffer left by a writer that died mid-record may hold text where
+	// the next length word goes: zero it before publishing, so that a
+	// reader always finds the end of the log after the last record.
+	if end <= capacity-HeaderLength {
+		l.buf.Int32At(end + LengthOffset).Store(0)
+	}
+	atomicbuf.StoreRelease32(l.buf.Int32At(off+LengthOffset), int32(length))
+	l.next = end
+
+	o := newObservation(off, k)
+	o.next = l.byHash[h]
+	l.byHash[h] = o
+	return true
+}
+
+// observe counts one more observation of the record at off and moves its
+// last time forward to now. Both are compare-and-swap loops rather than
+// Agrona's add and store: the count stops at MaxInt32 instead of wrapping
+// negative, and the last time never moves backwards when recorders race.
+func (l *Log) observe(off int, now int64) {
+	count := l.buf.Int32At(off + ObservationCountOffset)
+	for {
+		c := count.Load()
+		if c == math.MaxInt32 || count.CompareAndSwap(c, c+1) {
+			break
+		}
+	}
+	last := l.buf.Int64At(off + LastObservationTimestampOffset)
+	for {
+		t := last.Load()
+		if t >= now || last.CompareAndSwap(t, now) {
+			break
+		}
+	}
+}
