@@ -93,7 +93,7 @@ const (
 	// KindPublication is an IPC publication: log, metadata and subscriber
 	// table (publication_layout.go).
 	KindPublication Kind = 2
-	// KindCounters is reserved for a counters file.
+	// KindCounters is a counters file (countersfile.go).
 	KindCounters Kind = 3
 	// KindErrorLog is a distinct error log file (errlogfile.go): one
 	// section holding an errlog buffer.
