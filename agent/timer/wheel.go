@@ -1,0 +1,423 @@
+package timer
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+const (
+	// NullDeadline marks an empty slot (Agrona's NULL_DEADLINE). It is never
+	// a timer's deadline: Schedule rejects it with ErrDeadline.
+	NullDeadline int64 = math.MaxInt64
+
+	// DefaultTickAllocation is the number of slots per tick when
+	// Config.TickAllocation is 0 (Agrona's INITIAL_TICK_ALLOCATION).
+	DefaultTickAllocation = 16
+
+	// MaxTicksPerWheel bounds Config.TicksPerWheel: the tick index must fit
+	// in the upper half of a non-negative timer id.
+	MaxTicksPerWheel = 1 << 30
+
+	// MaxTickAllocation bounds the slots of one tick (Agrona's limit on the
+	// whole wheel array); it is the default of Config.MaxTickAllocation.
+	MaxTickAllocation = 1 << 30
+
+	// maxTick keeps currentTick+1 from overflowing.
+	maxTick = math.MaxInt64 - 1
+)
+
+// Handler is called by Poll for each expired timer with the time passed to
+// Poll and the timer's id. Returning true consumes the timer; returning
+// false keeps it scheduled under the same id and ends the poll (Agrona's
+// TimerHandler.onTimerExpiry): the next Poll offers it again first.
+type Handler func(now, id int64) bool
+
+// Config describes a wheel. Times and durations are in the caller's unit
+// (nanoseconds, milliseconds, ...); the wheel never reads a clock.
+type Config struct {
+	// Start is the time of the start of tick 0.
+	Start int64
+	// Resolution is the length of a tick, a positive power of two.
+	Resolution int64
+	// TicksPerWheel is the number of ticks in one rotation, a power of two
+	// in [1, MaxTicksPerWheel].
+	TicksPerWheel int
+	// TickAllocation is the initial number of slots per tick, a power of
+	// two; 0 means DefaultTickAllocation.
+	TickAllocation int
+	// MaxTickAllocation bounds a tick's slots (a power of two, at least
+	// TickAllocation); 0 means MaxTickAllocation. Schedule returns
+	// ErrCapacity rather than grow a tick beyond it.
+	MaxTickAllocation int
+}
+
+// Wheel is a deadline timer wheel (Agrona's DeadlineTimerWheel): timers
+// are deadlines stored in the slots of the tick their deadline falls in,
+// modulo the number of ticks per wheel; Poll scans the slots of the current
+// tick. See the package documentation for the contract.
+//
+// A Wheel is not safe for concurrent use and must not be copied.
+type Wheel struct {
+	_ noCopy
+
+	start     int64
+	shift     uint  // log2(resolution)
+	mask      int64 // ticksPerWheel - 1
+	maxAlloc  int
+	tick      int64 // current tick, >= 0
+	pollIndex int   // next slot of the current tick to look at
+	count     int
+	capacity  int
+
+	// spokes[i] holds the deadlines of the timers in tick i (modulo the
+	// wheel), NullDeadline in free slots. Spokes grow independently.
+	spokes [][]int64
+
+	// While Poll runs: the time it was given, and the slot whose timer the
+	// handler is being called for (-1 when none). That slot is empty but
+	// reserved, so a Schedule from the handler cannot take it before Poll
+	// knows whether to put the timer back.
+	polling     bool
+	pollNow     int64
+	firingSpoke int
+	firingSlot  int
+}
+
+// noCopy makes go vet report copies of a Wheel.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+func isPow2(v int64) bool { return v > 0 && v&(v-1) == 0 }
+
+// NewWheel returns an empty wheel whose current tick is tick 0, the one
+// starting at cfg.Start. It allocates all ticks' initial slots at once.
+func NewWheel(cfg Config) (*Wheel, error) {
+	if !isPow2(cfg.Resolution) {
+		return nil, fmt.Errorf("%w: %d", ErrResolution, cfg.Resolution)
+	}
+	if !isPow2(int64(cfg.TicksPerWheel)) || cfg.TicksPerWheel > MaxTicksPerWheel {
+		return nil, fmt.Errorf("%w: %d", ErrTicksPerWheel, cfg.TicksPerWheel)
+	}
+	alloc, maxAlloc := cfg.TickAllocation, cfg.MaxTickAllocation
+	if alloc == 0 {
+		alloc = DefaultTickAllocation
+	}
+	if maxAlloc == 0 {
+		maxAlloc = MaxTickAllocation
+	}
+	if !isPow2(int64(maxAlloc)) || maxAlloc > MaxTickAllocation {
+		return nil, fmt.Errorf("%w: maximum %d", ErrTickAllocation, cfg.MaxTickAllocation)
+	}
+	if !isPow2(int64(alloc)) || alloc > maxAlloc {
+		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrTickAllocation, cfg.TickAllocation, maxAlloc)
+	}
+	if uint64(cfg.TicksPerWheel)*uint64(alloc) > math.MaxInt/8 {
+		return nil, fmt.Errorf("%w: %d ticks of %d slots do not fit in memory", ErrTickAllocation, cfg.TicksPerWheel, alloc)
+	}
+	w := &Wheel{
+		start:       cfg.Start,
+		shift:       uint(bits.TrailingZeros64(uint64(cfg.Resolution))),
+		mask:        int64(cfg.TicksPerWheel - 1),
+		maxAlloc:    maxAlloc,
+		capacity:    cfg.TicksPerWheel * alloc,
+		spokes:      make([][]int64, cfg.TicksPerWheel),
+		firingSpoke: -1,
+		firingSlot:  -1,
+	}
+	// One array for the initial slots; a spoke that grows moves out.
+	all := make([]int64, w.capacity)
+	for i := range all {
+		all[i] = NullDeadline
+	}
+	for i := range w.spokes {
+		w.spokes[i] = all[i*alloc : (i+1)*alloc : (i+1)*alloc]
+	}
+	return w, nil
+}
+
+// tickOf returns the tick t falls in, 0 for times before the start, at
+// most maxTick. Unsigned arithmetic keeps any pair of int64 exact.
+func (w *Wheel) tickOf(t int64) int64 {
+	if t < w.start {
+		return 0
+	}
+	tick := (uint64(t) - uint64(w.start)) >> w.shift
+	if tick > maxTick {
+		return maxTick
+	}
+	return int64(tick)
+}
+
+// tickEnd returns the time tick ends (the start of tick+1), saturated at
+// math.MaxInt64. tick is in [0, maxTick].
+func (w *Wheel) tickEnd(tick int64) int64 {
+	n := uint64(tick) + 1
+	if n > math.MaxUint64>>w.shift {
+		return math.MaxInt64
+	}
+	off := n << w.shift
+	if room := uint64(math.MaxInt64) - uint64(w.start); off > room {
+		return math.MaxInt64
+	}
+	return int64(uint64(w.start) + off)
+}
+
+// timerID is Agrona's timerIdForSlot: the tick on the wheel in the upper
+// 32 bits, the slot in the lower 32.
+func timerID(spoke, slot int) int64 { return int64(spoke)<<32 | int64(slot) }
+
+// locate returns the spoke and slot id names, and false if id cannot name
+// a slot of this wheel.
+func (w *Wheel) locate(id int64) (spoke, slot int, ok bool) {
+	if id < 0 || id>>32 > w.mask {
+		return 0, 0, false
+	}
+	spoke, slot = int(id>>32), int(id&math.MaxUint32)
+	if slot >= len(w.spokes[spoke]) {
+		return 0, 0, false
+	}
+	return spoke, slot, true
+}
+
+// Schedule adds a timer that expires at deadline and returns its id. A
+// deadline in the past or in the current tick expires on the next Poll
+// whose now is at or after it. The id names the timer's slot: it is valid
+// until the timer expires or is cancelled, after which the slot, and so
+// the id, is reused by a later Schedule.
+//
+// Schedule allocates only to grow a full tick (doubling its slots); it
+// fails with ErrCapacity if that would exceed the maximum tick allocation,
+// and with ErrDeadline for NullDeadline.
+func (w *Wheel) Schedule(deadline int64) (int64, error) {
+	if deadline == NullDeadline {
+		return 0, ErrDeadline
+	}
+	tick := max(w.tickOf(deadline), w.tick)
+	if w.polling && tick == w.tick && w.pollNow >= w.tickEnd(w.tick) && tick < maxTick {
+		// A handler schedules a timer that is already due into the tick
+		// Poll is about to leave: its slot may be behind the scan, and
+		// Agrona would find it only a rotation later. The next tick's
+		// spoke is scanned on the next poll.
+		tick++
+	}
+	spoke := int(tick & w.mask)
+	slots := w.spokes[spoke]
+	for i, d := range slots {
+		if d == NullDeadline && (i != w.firingSlot || spoke != w.firingSpoke) {
+			slots[i] = deadline
+			w.count++
+			return timerID(spoke, i), nil
+		}
+	}
+	return w.grow(spoke, deadline)
+}
+
+// grow doubles a full spoke and puts deadline in the first new slot.
+func (w *Wheel) grow(spoke int, deadline int64) (int64, error) {
+	old := w.spokes[spoke]
+	n := 2 * len(old)
+	if n > w.maxAlloc {
+		return 0, fmt.Errorf("%w: %d slots in a tick", ErrCapacity, len(old))
+	}
+	slots := make([]int64, n)
+	copy(slots, old)
+	for i := len(old); i < n; i++ {
+		slots[i] = NullDeadline
+	}
+	slots[len(old)] = deadline
+	w.spokes[spoke] = slots
+	w.capacity += n - len(old)
+	w.count++
+	return timerID(spoke, len(old)), nil
+}
+
+// Cancel removes the timer id and reports whether it was scheduled. It is
+// false for an id that names no slot of this wheel (any int64 is safe),
+// for a free slot, and, inside a Handler, for the timer being expired.
+func (w *Wheel) Cancel(id int64) bool {
+	spoke, slot, ok := w.locate(id)
+	if !ok || w.spokes[spoke][slot] == NullDeadline {
+		return false
+	}
+	w.spokes[spoke][slot] = NullDeadline
+	w.count--
+	return true
+}
+
+// Deadline returns the deadline of timer id, and false if no timer is
+// scheduled under id (then the deadline is NullDeadline).
+func (w *Wheel) Deadline(id int64) (int64, bool) {
+	spoke, slot, ok := w.locate(id)
+	if !ok {
+		return NullDeadline, false
+	}
+	d := w.spokes[spoke][slot]
+	return d, d != NullDeadline
+}
+
+// Poll expires timers of the current tick whose deadline is at or before
+// now, calling h for each, at most expiryLimit of them, and returns how
+// many expired (those h returned false for are not counted). This is
+// Agrona's algorithm:
+//
+//   - the current tick's slots are scanned once, starting where the last
+//     poll of this tick stopped; a timer whose deadline is later (a later
+//     rotation of the wheel, or later in this tick) stays;
+//   - an expired timer's slot is freed before h is called; if h returns
+//     false the timer is put back and Poll returns at once, and the next
+//     poll starts with it;
+//   - the wheel moves to the next tick only if the limit was not reached,
+//     h never returned false, and now is at or after the end of the
+//     current tick. One Poll advances at most one tick.
+//
+// h may call Schedule, Cancel, Deadline, TimerCount and ForEach. A nested
+// Poll returns 0 and does nothing. With no timers, Poll only advances the
+// tick. Poll allocates nothing.
+func (w *Wheel) Poll(now int64, h Handler, expiryLimit int) int {
+	if w.polling {
+		return 0
+	}
+	expired := 0
+	if w.count > 0 {
+		spoke := int(w.tick & w.mask)
+		length := len(w.spokes[spoke])
+		if w.pollIndex >= length {
+			w.pollIndex = 0
+		}
+		w.polling, w.pollNow = true, now
+		defer w.endPoll()
+		for i := 0; i < length && expired < expiryLimit; i++ {
+			slot := w.pollIndex
+			// Re-read the spoke: h may have grown it.
+			if d := w.spokes[spoke][slot]; d != NullDeadline && now >= d {
+				w.spokes[spoke][slot] = NullDeadline
+				w.count--
+				expired++
+				w.firingSpoke, w.firingSlot = spoke, slot
+				if !h(now, timerID(spoke, slot)) {
+					if w.firingSlot == slot { // not cleared by Clear in h
+						w.spokes[spoke][slot] = d
+						w.count++
+					}
+					return expired - 1
+				}
+				w.firingSpoke, w.firingSlot = -1, -1
+			}
+			if w.pollIndex++; w.pollIndex >= length {
+				w.pollIndex = 0
+			}
+		}
+		if expired < expiryLimit && now >= w.tickEnd(w.tick) && w.tick < maxTick {
+			w.tick++
+			w.pollIndex = 0
+		}
+	} else if now >= w.tickEnd(w.tick) && w.tick < maxTick {
+		w.tick++
+		w.pollIndex = 0
+	}
+	return expired
+}
+
+func (w *Wheel) endPoll() {
+	w.polling = false
+	w.firingSpoke, w.firingSlot = -1, -1
+}
+
+// TimerCount returns the number of scheduled timers.
+func (w *Wheel) TimerCount() int { return w.count }
+
+// Capacity returns the number of slots of all ticks, the wheel's memory in
+// units of 8 bytes.
+func (w *Wheel) Capacity() int { return w.capacity }
+
+// StartTime returns the time of the start of tick 0.
+func (w *Wheel) StartTime() int64 { return w.start }
+
+// Resolution returns the length of a tick.
+func (w *Wheel) Resolution() int64 { return 1 << w.shift }
+
+// TicksPerWheel returns the number of ticks in one rotation.
+func (w *Wheel) TicksPerWheel() int { return int(w.mask) + 1 }
+
+// CurrentTickTime returns the end of the current tick, the time at which a
+// Poll moves the wheel to the next tick (Agrona's currentTickTime():
+// (currentTick+1)*resolution + start), saturated at math.MaxInt64.
+func (w *Wheel) CurrentTickTime() int64 { return w.tickEnd(w.tick) }
+
+// SetCurrentTickTime moves the wheel forward to the tick now falls in (it
+// never moves back), as after polls at every tick up to now. Unlike
+// Agrona it fails with ErrActiveTimers while timers are scheduled, because
+// jumping ticks would leave their timers for up to a rotation, and with
+// ErrInPoll inside a Handler.
+func (w *Wheel) SetCurrentTickTime(now int64) error {
+	if err := w.checkIdle(); err != nil {
+		return err
+	}
+	if t := w.tickOf(now); t > w.tick {
+		w.tick = t
+		w.pollIndex = 0
+	}
+	return nil
+}
+
+// ResetStartTime makes start the start of tick 0 and tick 0 current. It
+// fails with ErrActiveTimers while timers are scheduled (as Agrona) and
+// with ErrInPoll inside a Handler.
+func (w *Wheel) ResetStartTime(start int64) error {
+	if err := w.checkIdle(); err != nil {
+		return err
+	}
+	w.start = start
+	w.tick = 0
+	w.pollIndex = 0
+	return nil
+}
+
+func (w *Wheel) checkIdle() error {
+	if w.polling {
+		return ErrInPoll
+	}
+	if w.count > 0 {
+		return fmt.Errorf("%w: %d", ErrActiveTimers, w.count)
+	}
+	return nil
+}
+
+// Clear cancels all timers. Ticks keep the slots they grew to; the current
+// tick and start time are unchanged. From a Handler it also cancels the
+// timer being expired, which is then not put back if h returns false.
+func (w *Wheel) Clear() {
+	left := w.count
+	for _, slots := range w.spokes {
+		if left == 0 {
+			break
+		}
+		for i, d := range slots {
+			if d != NullDeadline {
+				slots[i] = NullDeadline
+				left--
+			}
+		}
+	}
+	w.count = 0
+	w.firingSpoke, w.firingSlot = -1, -1
+}
+
+// ForEach calls f with the deadline and id of every scheduled timer, in
+// slot order (not deadline order). f may cancel timers, which are then
+// skipped if not yet visited; timers f schedules may or may not be
+// visited.
+func (w *Wheel) ForEach(f func(deadline, id int64)) {
+	left := w.count
+	for s := 0; s < len(w.spokes) && left > 0; s++ {
+		for i := 0; i < len(w.spokes[s]) && left > 0; i++ {
+			if d := w.spokes[s][i]; d != NullDeadline {
+				left--
+				f(d, timerID(s, i))
+			}
+		}
+	}
+}
