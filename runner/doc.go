@@ -19,6 +19,7 @@
 //
 // The loop, on the agent's thread, until the stop flag is set:
 //
+//	cachedClock.Update(now)    // only with WithCachedClock
 //	n, err := agent.DoWork()   // panics are recovered into *PanicError
 //	if err != nil { handle(err) }
 //	statistics

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/runner"
 )
@@ -104,4 +105,44 @@ func ExampleModule() {
 	// will run b
 	// closed b
 	// closed a
+}
+
+// timeout is an agent that reads the time from a cached clock its runner
+// keeps up to date, and stops itself once its deadline has passed.
+type timeout struct {
+	clk      *clock.Cached
+	deadline int64
+	cycles   int
+}
+
+func (a *timeout) RoleName() string { return "timeout" }
+func (a *timeout) OnStart() error {
+	a.deadline = a.clk.Nanos() + int64(5*time.Millisecond) // the clock is set before OnStart
+	return nil
+}
+func (a *timeout) OnClose() error { return nil }
+func (a *timeout) DoWork() (int, error) {
+	a.cycles++
+	if a.clk.Nanos() >= a.deadline { // one load, no system call
+		return 0, agent.ErrDone
+	}
+	return 0, nil
+}
+
+// The runner sets the cached clock to clock.System's time before OnStart
+// and before every DoWork.
+func ExampleWithCachedClock() {
+	c := new(clock.Cached)
+	a := &timeout{clk: c}
+	r, err := runner.New(a, runner.WithCachedClock(c), runner.WithIdle(idle.Sleeping(100*time.Microsecond)))
+	if err != nil {
+		panic(err)
+	}
+	start := clock.System.Nanos()
+	if err := r.Start(); err != nil {
+		panic(err)
+	}
+	<-r.Done()
+	fmt.Println("stopped after 5 ms:", clock.System.Nanos()-start >= int64(5*time.Millisecond), "in several cycles:", a.cycles > 1)
+	// Output: stopped after 5 ms: true in several cycles: true
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/idle"
 	ipccounters "github.com/dutyrt/duty/ipc/counters"
 )
@@ -48,6 +49,7 @@ type config struct {
 	panicPolicy   Policy
 	noCycleTiming bool
 	liveCounters  *ipccounters.Manager
+	clock         *clock.Cached
 	errs          []error
 }
 
@@ -166,5 +168,35 @@ func WithCounters(m *ipccounters.Manager) Option {
 			return
 		}
 		c.liveCounters = m
+	}
+}
+
+// WithCachedClock makes the runner keep c at clock.System's time (monotonic
+// nanoseconds since the process's origin, the same for every runner and
+// every reader of clock.System in the process): set before OnStart and
+// before every DoWork, so that the agent, and any goroutine it shares c
+// with, reads the time with one load, the same value throughout a cycle
+// (Agrona's CachedNanoClock, updated by the duty cycle).
+//
+// The runner is c's only writer: give each runner its own Cached. The
+// values it stores never decrease. The stall tracker's clock reading
+// (internal/ticks, an RDTSC where usable) is reused: a cycle's value is the
+// reading taken at the end of the previous DoWork when the idle step
+// between was a spin or nothing, so it can be behind by that step (tens of
+// ns); after a yield or a park it is read again. Ticks become nanoseconds
+// by extrapolation from a clock.System reading taken again every
+// millisecond, so the value is behind clock.System by the skew of that
+// pair (typically tens of ns) and can be ahead of it only by the ticks
+// rate's calibration error over a millisecond (about 1 ns). Without the
+// stall tracker (WithCycleTiming(false)) the clock is read all the same.
+// See docs/clock.md for the measured cost per cycle; without this option
+// the loop pays nothing.
+func WithCachedClock(c *clock.Cached) Option {
+	return func(cfg *config) {
+		if c == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("%w: nil cached clock", ErrBadOption))
+			return
+		}
+		cfg.clock = c
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/idle"
 )
 
@@ -48,7 +49,8 @@ var cycleCases = []struct {
 // a Runner (locked thread, stop flag, statistics, stall tracker, panic
 // guard) under each idle strategy, next to the same agent and strategy
 // driven by an Invoker on the benchmark's goroutine (the baseline: the bare
-// DoWork + Idle). Reproduce docs/runner.md with
+// DoWork + Idle). The -clock variants add WithCachedClock. Reproduce
+// docs/runner.md and docs/clock.md with
 //
 //	go test -run '^$' -bench BenchmarkDutyCycle -count 5 ./runner/
 func BenchmarkDutyCycle(b *testing.B) {
@@ -64,15 +66,23 @@ func BenchmarkDutyCycle(b *testing.B) {
 				s.Idle(n)
 			}
 		})
-		for _, timed := range []bool{true, false} {
-			name := tc.name + "/runner"
-			if !timed {
-				name += "-untimed"
-			}
-			b.Run(name, func(b *testing.B) {
+		for _, v := range []struct {
+			suffix       string
+			timed, clock bool
+		}{
+			{"", true, false},
+			{"-untimed", false, false},
+			{"-clock", true, true},
+			{"-untimed-clock", false, true},
+		} {
+			b.Run(tc.name+"/runner"+v.suffix, func(b *testing.B) {
 				s, _ := idle.Parse(tc.spec)
 				a := &cycler{n: b.N, busy: tc.busy}
-				r, err := New(a, WithIdle(s), WithCycleTiming(timed))
+				opts := []Option{WithIdle(s), WithCycleTiming(v.timed)}
+				if v.clock {
+					opts = append(opts, WithCachedClock(new(clock.Cached)))
+				}
+				r, err := New(a, opts...)
 				if err != nil {
 					b.Fatal(err)
 				}

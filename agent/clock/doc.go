@@ -1,0 +1,54 @@
+// Package clock provides the clocks an agent reads time from (Agrona's
+// org.agrona.concurrent clocks, agrona.md 5.6): small interfaces, the
+// system clocks behind them, a cheap wall clock in nanoseconds, and cached
+// clocks that a duty cycle updates once so that everything else reads them
+// for the cost of a load.
+//
+// # Interfaces
+//
+//   - Nano: monotonic nanoseconds (Nanos), for durations, timeouts and
+//     deadlines inside one process.
+//   - Epoch: wall-clock milliseconds since the Unix epoch (EpochMillis),
+//     for timestamps other processes read.
+//   - EpochNano: wall-clock nanoseconds since the Unix epoch (EpochNanos).
+//
+// An agent takes the interface it needs; its driver decides what stands
+// behind it: the system clock, a cached clock updated by the runner, or a
+// test clock driven by hand.
+//
+// # Implementations
+//
+//   - System: Nanos is time.Since of an origin fixed when this package is
+//     initialised, shared by the whole process (so readings of different
+//     goroutines and runners compare); EpochMillis and EpochNanos read
+//     time.Now.
+//   - Offset: EpochNanos from one monotonic read plus a sampled offset,
+//     about half the cost of time.Now().UnixNano(); it follows the wall
+//     clock's steps only at its periodic check (see Offset).
+//   - Cached and CachedEpoch: a value set by its one writer (Update,
+//     Advance) and read by anyone (Nanos, EpochMillis) with one atomic
+//     load, on a cache line of its own. runner.WithCachedClock makes a
+//     runner set a Cached to System's time before every DoWork. A Cached
+//     is also the test clock: tests set or advance it and the code under
+//     test sees nothing else.
+//
+// # Ordering
+//
+// A Cached's Update is (at least) a release store and its reads are
+// atomic loads: a reader that sees a value also sees every write its
+// writer made before storing it. Advance is a sequentially consistent
+// atomic add. Offset publishes a new sample with an atomic pointer store;
+// readers load it atomically, so a reading uses one whole sample.
+//
+// # Departures from Agrona
+//
+// There is no EpochMicroClock (divide EpochNanos) and no SystemEpochNanoClock
+// separate from System. Agrona's OffsetEpochNanoClock samples wall-clock
+// milliseconds; Go reads wall-clock nanoseconds, so Offset samples those,
+// and checks the wall clock once per CheckInterval (default 1 s) to follow
+// steps sooner than its hourly resample. Cached.Advance takes a
+// time.Duration and is an atomic add (Agrona: a read and a release store).
+//
+// docs/clock.md gives the measured cost of each clock and of the runner
+// option.
+package clock
