@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Errors of the composites.
+// Errors of the composites and the invoker.
 var (
 	ErrNoAgents      = errors.New("agent: composite needs at least one agent")
 	ErrNilAgent      = errors.New("agent: nil agent")
@@ -15,6 +15,7 @@ var (
 	ErrNotMember     = errors.New("agent: not a member")
 	ErrDuplicate     = errors.New("agent: already a member")
 	ErrNotComparable = errors.New("agent: agent value is not comparable")
+	ErrNilClock      = errors.New("agent: nil cached clock")
 	// ErrAborted completes a DynamicComposite request whose application a
 	// member callback cut short by a panic or runtime.Goexit.
 	ErrAborted = errors.New("agent: request aborted by a panicking member callback")

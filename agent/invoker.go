@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // Invoker drives an agent from the caller's own loop: Start once, Invoke
@@ -20,7 +22,9 @@ type Invoker struct {
 	agent   Agent
 	handler func(error)
 	counter *atomic.Int64
+	clock   *clock.Cached
 	cancel  context.CancelFunc
+	err     error // from an option, returned by NewInvoker
 
 	started, running, closed bool
 }
@@ -38,7 +42,22 @@ func WithErrorHandler(h func(error)) InvokerOption { return func(i *Invoker) { i
 // (other than a termination) while the agent is running.
 func WithErrorCounter(c *atomic.Int64) InvokerOption { return func(i *Invoker) { i.counter = c } }
 
-// NewInvoker returns an Invoker for a. It fails with ErrNilAgent if a is nil.
+// WithCachedClock makes Invoke set c to clock.System's time before every
+// DoWork (and Start before OnStart), as runner.WithCachedClock does for a
+// runner: the agent reads the time of its cycle with one load. It costs one
+// clock.System read per Invoke. A test that drives time itself updates its
+// Cached directly instead. A nil c makes NewInvoker fail with ErrNilClock.
+func WithCachedClock(c *clock.Cached) InvokerOption {
+	return func(i *Invoker) {
+		if c == nil {
+			i.err = ErrNilClock
+		}
+		i.clock = c
+	}
+}
+
+// NewInvoker returns an Invoker for a. It fails with ErrNilAgent if a is
+// nil, and with an option's error (ErrNilClock).
 func NewInvoker(a Agent, opts ...InvokerOption) (*Invoker, error) {
 	if a == nil {
 		return nil, ErrNilAgent
@@ -47,7 +66,18 @@ func NewInvoker(a Agent, opts ...InvokerOption) (*Invoker, error) {
 	for _, o := range opts {
 		o(i)
 	}
+	if i.err != nil {
+		return nil, i.err
+	}
 	return i, nil
+}
+
+// tick sets the cached clock, if any. Its values never decrease:
+// clock.System is monotonic.
+func (i *Invoker) tick() {
+	if i.clock != nil {
+		i.clock.Update(clock.System.Nanos())
+	}
 }
 
 // Agent returns the driven agent.
@@ -81,6 +111,7 @@ func (i *Invoker) Start() error {
 		ctx, i.cancel = context.WithCancel(context.Background())
 		ca.BindContext(ctx)
 	}
+	i.tick()
 	if err := i.agent.OnStart(); err != nil {
 		err = fmt.Errorf("agent %s: OnStart: %w", i.agent.RoleName(), err)
 		i.report(err)
@@ -104,6 +135,7 @@ func (i *Invoker) Invoke() (int, error) {
 	if !i.running {
 		return 0, nil
 	}
+	i.tick()
 	n, err := i.agent.DoWork()
 	if err != nil {
 		i.handle(err)
