@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -50,6 +52,8 @@ const (
 	fileRiskResp         = "risk.resp"
 	fileExchangeCounters = "exchange.counters"
 	fileDemoCounters     = "demo.counters"
+	fileDemoErrors       = "demo.errors"
+	fileExchangeErrors   = "exchange.errors"
 	fileSummary          = "exchange.json"
 
 	// envMain makes a test binary run the demo's main (the tests re-execute
@@ -66,6 +70,8 @@ type exchangeSummary struct {
 	Exchange exchangeCounts
 	T2O      *hdrhistogram.Snapshot
 	Errors   []string
+	// AgentErrors is the exchange process's error log at its end.
+	AgentErrors []errlog.Observation
 }
 
 // remoteExchange is the exchange process seen from the demo: the shared
@@ -79,6 +85,7 @@ type remoteExchange struct {
 	sResp   *ipc.Mailbox // owner
 	rResp   *ipc.Mailbox // owner
 	demoCtr *ipc.CountersFile
+	errs    *ipc.ErrorLogFile // this process's agent errors
 	xCtr    *ipc.CountersFile // read-only
 
 	cmd     *exec.Cmd
@@ -117,6 +124,9 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 		return r, err
 	}
 	if r.demoCtr, err = ipc.CreateCounters(r.dir, fileDemoCounters, 16, nil, ipc.WithReplaceStale()); err != nil {
+		return r, err
+	}
+	if r.errs, err = ipc.CreateErrorLog(r.dir, fileDemoErrors, errLogLength, ipc.WithReplaceStale()); err != nil {
 		return r, err
 	}
 	mcfg := func(name string) ipc.MailboxConfig {
@@ -246,8 +256,15 @@ func (r *remoteExchange) done() <-chan struct{} {
 // heartbeat refreshes the owner heartbeat of demo.counters (the
 // mailboxes' files are refreshed by their drains).
 func (r *remoteExchange) heartbeat() {
-	if r != nil && r.demoCtr != nil {
-		_ = r.demoCtr.File().Heartbeat(time.Now().UnixMilli())
+	if r == nil {
+		return
+	}
+	now := time.Now().UnixMilli()
+	if r.demoCtr != nil {
+		_ = r.demoCtr.File().Heartbeat(now)
+	}
+	if r.errs != nil {
+		_ = r.errs.File().Heartbeat(now)
 	}
 }
 
@@ -301,6 +318,19 @@ func (r *remoteExchange) finish(limit time.Duration) {
 
 // summary returns the exchange's counts and adds the problems met with
 // the exchange process.
+// agentErrors returns the exchange process's agent errors, their texts
+// marked with the process.
+func (r *remoteExchange) agentErrors() []errlog.Observation {
+	if r == nil || r.sum == nil {
+		return nil
+	}
+	obs := slices.Clone(r.sum.AgentErrors)
+	for i := range obs {
+		obs[i].Text = "exchange process: " + obs[i].Text
+	}
+	return obs
+}
+
 func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	problems = append(problems, r.problems...)
 	if r.sum == nil {
@@ -336,6 +366,9 @@ func (r *remoteExchange) close() error {
 	}
 	if r.demoCtr != nil {
 		errs = append(errs, r.demoCtr.File().Remove(), r.demoCtr.Close())
+	}
+	if r.errs != nil {
+		errs = append(errs, r.errs.File().Remove(), r.errs.Close())
 	}
 	if r.ownDir && r.dir != "" {
 		errs = append(errs, os.RemoveAll(r.dir))
@@ -405,6 +438,11 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		return false, err
 	}
 	closers = append(closers, func() error { return errors.Join(ctr.File().Remove(), ctr.Close()) })
+	xerrs, err := ipc.CreateErrorLog(cfg.Dir, fileExchangeErrors, errLogLength, ipc.WithReplaceStale())
+	if err != nil {
+		return false, err
+	}
+	closers = append(closers, func() error { return errors.Join(xerrs.File().Remove(), xerrs.Close()) })
 	w := make(exchangeWords, len(exchangeLabels))
 	for i, label := range exchangeLabels {
 		c, err := ctr.Manager().Allocate(label, counterType, nil)
@@ -440,7 +478,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	var group *runner.Group
 	app := fx.New(
 		fxLogger(cfg, stderr),
-		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger)),
+		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger, fileErrors(xerrs))),
 		exchangeModule(),
 		threadsModule(ts),
 		runner.Module,
@@ -489,7 +527,9 @@ wait:
 			signalled = nil
 			armStop("signal")
 		case <-tick.C:
-			_ = ctr.File().Heartbeat(time.Now().UnixMilli())
+			now := time.Now().UnixMilli()
+			_ = ctr.File().Heartbeat(now)
+			_ = xerrs.File().Heartbeat(now)
 			if cfg.WatchParent && os.Getppid() != ppid {
 				armStop("the demo process is gone")
 			}
@@ -506,7 +546,11 @@ wait:
 		problems = append(problems, fmt.Sprintf("exchange agent failed: %v", err))
 	}
 
-	sum := exchangeSummary{Exchange: x.summary(), Errors: problems}
+	agentErrs, err := fileErrors(xerrs).observations()
+	if err != nil {
+		problems = append(problems, "exchange process: reading its error log: "+err.Error())
+	}
+	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: agentErrs}
 	h := newHist()
 	x.t2o.final(h)
 	sum.T2O = h.Export()

@@ -181,13 +181,19 @@ func threadsModule(ts []thread) fx.Option {
 // runnerConfig is runner.Module's configuration: idle strategy and CPUs
 // per thread, start order, and an application shutdown if an agent stops
 // by itself.
-func runnerConfig(cfg config, ts []thread, logger *slog.Logger) runner.Config {
+//
+// Every agent error is recorded in errs (once per distinct error, with a
+// count) and logged.
+func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentErrors) runner.Config {
 	rc := runner.Config{
 		Idle:                     map[string]string{},
 		CPUs:                     map[string][]int{},
 		ShutdownOnUnexpectedStop: true,
 		Options: func(role string) []runner.Option {
 			return []runner.Option{runner.WithErrorHandler(func(err error) {
+				if !errs.record(err) {
+					logger.Warn("the error log is full", "role", role)
+				}
 				logger.Error("agent error", "role", role, "err", err)
 			})}
 		},
@@ -224,7 +230,6 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	opts := []fx.Option{
 		fxLogger(cfg, stderr),
 		fx.Supply(cfg, clockFunc(monoNanos), logger),
-		fx.Supply(runnerConfig(cfg, ts, logger)),
 		feedModule(), strategyModule(), riskModule(),
 		threadsModule(ts),
 		runner.Module,
@@ -232,6 +237,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		fx.Populate(&h),
 	}
 	var remote *remoteExchange
+	var errs *agentErrors
 	if cfg.IPC {
 		// The shared files and the exchange process live outside the fx
 		// graph, so that they are released on every path (close waits for
@@ -245,11 +251,16 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 			}
 		}()
 		opts = append(opts, fx.Supply(remote, remote.mbs))
+		errs = fileErrors(remote.errs)
 	} else {
+		if errs, err = newHeapErrors(); err != nil {
+			return false, err
+		}
 		opts = append(opts, exchangeModule(),
 			fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg) }),
 			fx.Provide(func() exchangeWords { return exchangeWords(newWords(1 + numExchPub)) }))
 	}
+	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs)))
 	app := fx.New(opts...)
 	if err := app.Err(); err != nil {
 		return false, err
@@ -315,6 +326,10 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	// The runners have stopped (app.Stop waited for every Done): the
 	// agents' plain fields are safe to read here.
 	res.collect(cfg, h)
+	if res.errors, err = errs.observations(); err != nil {
+		res.problems = append(res.problems, "reading the error log: "+err.Error())
+	}
+	res.errors = append(res.errors, remote.agentErrors()...)
 	res.print(stdout, cfg, h)
 	return res.ok(), nil
 }

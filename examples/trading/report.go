@@ -13,6 +13,7 @@ import (
 
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -168,6 +169,7 @@ type result struct {
 	mail     []mailbox.Stats
 	threads  []runner.Stats
 	clamped  int64
+	errors   []errlog.Observation // this process's agent errors (the exchange process keeps its own)
 }
 
 // collect gathers the counters of the stopped agents (and of the -ipc
@@ -317,5 +319,6 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	for _, st := range r.threads {
 		fmt.Fprintf(w, "%-14s %12d %10d %10d %10s\n", st.Role, st.DutyCycles, st.TotalWork, st.IdleCycles, fmtNanos(int64(st.MaxCycle)))
 	}
+	printErrors(w, r.errors)
 	fmt.Fprintln(w, r.line())
 }
