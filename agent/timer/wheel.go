@@ -69,6 +69,7 @@ type Wheel struct {
 	pollIndex int   // next slot of the current tick to look at
 	count     int
 	capacity  int
+	added     uint64 // timers Schedule added, ever: ForEach counts f's
 
 	// spokes[i] holds the deadlines of the timers in tick i (modulo the
 	// wheel), NullDeadline in free slots. Spokes grow independently.
@@ -209,6 +210,7 @@ func (w *Wheel) Schedule(deadline int64) (int64, error) {
 		if d == NullDeadline && (i != w.firingSlot || spoke != w.firingSpoke) {
 			slots[i] = deadline
 			w.count++
+			w.added++
 			return timerID(spoke, i), nil
 		}
 	}
@@ -231,6 +233,7 @@ func (w *Wheel) grow(spoke int, deadline int64) (int64, error) {
 	w.spokes[spoke] = slots
 	w.capacity += n - len(old)
 	w.count++
+	w.added++
 	return timerID(spoke, len(old)), nil
 }
 
@@ -409,14 +412,18 @@ func (w *Wheel) Clear() {
 // ForEach calls f with the deadline and id of every scheduled timer, in
 // slot order (not deadline order). f may cancel timers, which are then
 // skipped if not yet visited; timers f schedules may or may not be
-// visited.
+// visited, and do not make ForEach miss any of the others.
 func (w *Wheel) ForEach(f func(deadline, id int64)) {
+	// left bounds the timers not visited yet, so the scan can stop early:
+	// the timers f schedules add to it (they may land ahead of the scan),
+	// the ones it cancels do not take from it (they may have been visited).
 	left := w.count
 	for s := 0; s < len(w.spokes) && left > 0; s++ {
 		for i := 0; i < len(w.spokes[s]) && left > 0; i++ {
 			if d := w.spokes[s][i]; d != NullDeadline {
-				left--
+				added := w.added
 				f(d, timerID(s, i))
+				left += int(w.added-added) - 1
 			}
 		}
 	}

@@ -532,3 +532,21 @@ func TestErrorsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestForEachVisitsEveryTimerWhenFSchedules: a timer f schedules ahead of
+// the scan must not use up the visit of a timer that was already there.
+func TestForEachVisitsEveryTimerWhenFSchedules(t *testing.T) {
+	w := small(t)
+	a := schedule(t, w, 1001)      // tick 0
+	b := schedule(t, w, 1000+5*16) // tick 5
+	seen := map[int64]bool{}
+	w.ForEach(func(deadline, id int64) {
+		seen[id] = true
+		if id == a {
+			schedule(t, w, 1000+2*16) // tick 2: between a and b
+			require.True(t, w.Cancel(a), "f cancels the visited timer too")
+		}
+	})
+	require.True(t, seen[b], "ForEach skipped a timer scheduled before it was called: %v", seen)
+	require.Len(t, seen, 3)
+}
