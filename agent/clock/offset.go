@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -128,7 +129,7 @@ func (o *Offset) check(s *offsetSample, m int64) int64 {
 	if m-s.mono < int64(o.cfg.ResampleInterval) {
 		drift := o.wall() - est
 		if drift <= int64(o.cfg.MaxDrift) && drift >= -int64(o.cfg.MaxDrift) {
-			s.next.Store(min(m+int64(o.cfg.CheckInterval), s.mono+int64(o.cfg.ResampleInterval)))
+			s.next.Store(min(addSat(m, int64(o.cfg.CheckInterval)), addSat(s.mono, int64(o.cfg.ResampleInterval))))
 			return est
 		}
 	}
@@ -156,7 +157,16 @@ func (o *Offset) resample() *offsetSample {
 			}
 		}
 	}
-	s.next.Store(s.mono + min(int64(o.cfg.CheckInterval), int64(o.cfg.ResampleInterval)))
+	s.next.Store(addSat(s.mono, min(int64(o.cfg.CheckInterval), int64(o.cfg.ResampleInterval))))
 	o.cur.Store(s)
 	return s
+}
+
+// addSat returns a+d for d > 0, saturated at math.MaxInt64: an interval
+// of math.MaxInt64 ("never") must not wrap a next-check time negative.
+func addSat(a, d int64) int64 {
+	if a > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return a + d
 }

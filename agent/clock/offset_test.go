@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -164,4 +165,20 @@ func TestOffsetConcurrentReadersAcrossResamples(t *testing.T) {
 	for range 3 {
 		<-done
 	}
+}
+
+// TestOffsetHugeResampleIntervalDoesNotOverflow: a ResampleInterval of
+// math.MaxInt64 (a caller's "never") must not wrap the next check time
+// negative, which sent every reading down the slow path to read the wall
+// clock.
+func TestOffsetHugeResampleIntervalDoesNotOverflow(t *testing.T) {
+	f, o := newFake(OffsetConfig{ResampleInterval: time.Duration(math.MaxInt64)})
+	f.mono += int64(DefaultCheckInterval)
+	require.Equal(t, f.mono+unix2026, o.EpochNanos())
+	require.Equal(t, 2, f.wallCalls, "sample, check")
+	for range 10 {
+		f.mono += int64(time.Millisecond)
+		require.Equal(t, f.mono+unix2026, o.EpochNanos())
+	}
+	require.Equal(t, 2, f.wallCalls, "the next check is a CheckInterval after the last")
 }

@@ -73,8 +73,12 @@
 //     a timer scheduled from h never takes it (in Agrona, h returning
 //     false after such a Schedule overwrites the new timer). A timer h
 //     schedules that is already due goes to the next tick when Poll is
-//     about to leave the current one, so it expires on the next poll
-//     (Agrona may put it behind the scan and find it a rotation later).
+//     about to leave the current one (its now is past the tick's end), so
+//     it expires on the next poll (Agrona may put it behind the scan and
+//     find it a rotation later). If the poll then stops early (the expiry
+//     limit, or h returning false) and stays in its tick, the poll that
+//     leaves the tick also scans the next one, so the timer still expires
+//     on the next poll that completes.
 //     ResetStartTime and SetCurrentTickTime fail with ErrInPoll in h, and
 //     a nested Poll returns 0.
 //   - SetCurrentTickTime fails with ErrActiveTimers while timers are

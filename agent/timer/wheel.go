@@ -69,6 +69,7 @@ type Wheel struct {
 	pollIndex int   // next slot of the current tick to look at
 	count     int
 	capacity  int
+	added     uint64 // timers Schedule added, ever: ForEach counts f's
 
 	// spokes[i] holds the deadlines of the timers in tick i (modulo the
 	// wheel), NullDeadline in free slots. Spokes grow independently.
@@ -82,6 +83,12 @@ type Wheel struct {
 	pollNow     int64
 	firingSpoke int
 	firingSlot  int
+
+	// deferred: this poll put a handler's due timer in the tick after the
+	// current one (see Schedule). carry: a poll did so and then stopped
+	// early, in its tick: the poll that leaves the tick scans the next one
+	// too, so that those timers still expire on the next complete poll.
+	deferred, carry bool
 }
 
 // noCopy makes go vet report copies of a Wheel.
@@ -200,8 +207,10 @@ func (w *Wheel) Schedule(deadline int64) (int64, error) {
 		// A handler schedules a timer that is already due into the tick
 		// Poll is about to leave: its slot may be behind the scan, and
 		// Agrona would find it only a rotation later. The next tick's
-		// spoke is scanned on the next poll.
+		// spoke is scanned on the next poll (by this one, after leaving
+		// the tick, if it stops early: see carry).
 		tick++
+		w.deferred = true
 	}
 	spoke := int(tick & w.mask)
 	slots := w.spokes[spoke]
@@ -209,6 +218,7 @@ func (w *Wheel) Schedule(deadline int64) (int64, error) {
 		if d == NullDeadline && (i != w.firingSlot || spoke != w.firingSpoke) {
 			slots[i] = deadline
 			w.count++
+			w.added++
 			return timerID(spoke, i), nil
 		}
 	}
@@ -231,6 +241,7 @@ func (w *Wheel) grow(spoke int, deadline int64) (int64, error) {
 	w.spokes[spoke] = slots
 	w.capacity += n - len(old)
 	w.count++
+	w.added++
 	return timerID(spoke, len(old)), nil
 }
 
@@ -269,9 +280,17 @@ func (w *Wheel) Deadline(id int64) (int64, bool) {
 //   - an expired timer's slot is freed before h is called; if h returns
 //     false the timer is put back and Poll returns at once, and the next
 //     poll starts with it;
-//   - the wheel moves to the next tick only if the limit was not reached,
-//     h never returned false, and now is at or after the end of the
-//     current tick. One Poll advances at most one tick.
+//   - the wheel moves to the next tick only if the scan of the current
+//     one did not reach the limit, h never returned false in it, and now
+//     is at or after the end of the current tick. One Poll advances at
+//     most one tick.
+//
+// One addition to Agrona's algorithm: a due timer that h schedules while
+// now is past the end of the tick goes to the next tick (see the package
+// documentation). If the poll then stops early (the limit, or h returning
+// false) and stays in its tick, the poll that later leaves that tick goes
+// on to scan the tick it moved to, within what is left of its limit, so
+// that such timers expire on that poll.
 //
 // h may call Schedule, Cancel, Deadline, TimerCount and ForEach. A nested
 // Poll returns 0 and does nothing. With no timers, Poll only advances the
@@ -280,45 +299,73 @@ func (w *Wheel) Poll(now int64, h Handler, expiryLimit int) int {
 	if w.polling {
 		return 0
 	}
-	expired := 0
-	if w.count > 0 {
-		spoke := int(w.tick & w.mask)
-		length := len(w.spokes[spoke])
-		if w.pollIndex >= length {
-			w.pollIndex = 0
+	if w.count == 0 {
+		w.carry = false
+		w.advance(now)
+		return 0
+	}
+	w.polling, w.pollNow, w.deferred = true, now, false
+	defer w.endPoll()
+	expired, complete := w.scan(now, h, expiryLimit)
+	if complete && w.advance(now) {
+		w.deferred = false // those timers are in the new current tick
+		if w.carry {
+			// An earlier poll of the tick just left stopped early after
+			// putting due timers in this one: scan it now.
+			w.carry = false
+			n, _ := w.scan(now, h, expiryLimit-expired)
+			expired += n
 		}
-		w.polling, w.pollNow = true, now
-		defer w.endPoll()
-		for i := 0; i < length && expired < expiryLimit; i++ {
-			slot := w.pollIndex
-			// Re-read the spoke: h may have grown it.
-			if d := w.spokes[spoke][slot]; d != NullDeadline && now >= d {
-				w.spokes[spoke][slot] = NullDeadline
-				w.count--
-				expired++
-				w.firingSpoke, w.firingSlot = spoke, slot
-				if !h(now, timerID(spoke, slot)) {
-					if w.firingSlot == slot { // not cleared by Clear in h
-						w.spokes[spoke][slot] = d
-						w.count++
-					}
-					return expired - 1
-				}
-				w.firingSpoke, w.firingSlot = -1, -1
-			}
-			if w.pollIndex++; w.pollIndex >= length {
-				w.pollIndex = 0
-			}
-		}
-		if expired < expiryLimit && now >= w.tickEnd(w.tick) && w.tick < maxTick {
-			w.tick++
-			w.pollIndex = 0
-		}
-	} else if now >= w.tickEnd(w.tick) && w.tick < maxTick {
-		w.tick++
-		w.pollIndex = 0
+	}
+	if w.deferred {
+		w.carry = true
 	}
 	return expired
+}
+
+// advance moves to the next tick if now is at or after the end of the
+// current one, and reports whether it did.
+func (w *Wheel) advance(now int64) bool {
+	if now >= w.tickEnd(w.tick) && w.tick < maxTick {
+		w.tick++
+		w.pollIndex = 0
+		return true
+	}
+	return false
+}
+
+// scan is one pass of Poll over the current tick's slots, from pollIndex:
+// it returns how many timers expired and whether it was complete (under
+// limit, h never false).
+func (w *Wheel) scan(now int64, h Handler, limit int) (expired int, complete bool) {
+	spoke := int(w.tick & w.mask)
+	length := len(w.spokes[spoke])
+	if w.pollIndex >= length {
+		w.pollIndex = 0
+	}
+	for i := 0; i < length && expired < limit; i++ {
+		slot := w.pollIndex
+		// Re-read the spoke: h may have grown it.
+		if d := w.spokes[spoke][slot]; d != NullDeadline && now >= d {
+			w.spokes[spoke][slot] = NullDeadline
+			w.count--
+			expired++
+			w.firingSpoke, w.firingSlot = spoke, slot
+			if !h(now, timerID(spoke, slot)) {
+				if w.firingSlot == slot { // not cleared by Clear in h
+					w.spokes[spoke][slot] = d
+					w.count++
+				}
+				w.firingSpoke, w.firingSlot = -1, -1
+				return expired - 1, false
+			}
+			w.firingSpoke, w.firingSlot = -1, -1
+		}
+		if w.pollIndex++; w.pollIndex >= length {
+			w.pollIndex = 0
+		}
+	}
+	return expired, expired < limit
 }
 
 func (w *Wheel) endPoll() {
@@ -360,6 +407,7 @@ func (w *Wheel) SetCurrentTickTime(now int64) error {
 		w.tick = t
 		w.pollIndex = 0
 	}
+	w.carry = false
 	return nil
 }
 
@@ -373,6 +421,7 @@ func (w *Wheel) ResetStartTime(start int64) error {
 	w.start = start
 	w.tick = 0
 	w.pollIndex = 0
+	w.carry = false
 	return nil
 }
 
@@ -409,14 +458,18 @@ func (w *Wheel) Clear() {
 // ForEach calls f with the deadline and id of every scheduled timer, in
 // slot order (not deadline order). f may cancel timers, which are then
 // skipped if not yet visited; timers f schedules may or may not be
-// visited.
+// visited, and do not make ForEach miss any of the others.
 func (w *Wheel) ForEach(f func(deadline, id int64)) {
+	// left bounds the timers not visited yet, so the scan can stop early:
+	// the timers f schedules add to it (they may land ahead of the scan),
+	// the ones it cancels do not take from it (they may have been visited).
 	left := w.count
 	for s := 0; s < len(w.spokes) && left > 0; s++ {
 		for i := 0; i < len(w.spokes[s]) && left > 0; i++ {
 			if d := w.spokes[s][i]; d != NullDeadline {
-				left--
+				added := w.added
 				f(d, timerID(s, i))
+				left += int(w.added-added) - 1
 			}
 		}
 	}

@@ -532,3 +532,62 @@ func TestErrorsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestForEachVisitsEveryTimerWhenFSchedules: a timer f schedules ahead of
+// the scan must not use up the visit of a timer that was already there.
+func TestForEachVisitsEveryTimerWhenFSchedules(t *testing.T) {
+	w := small(t)
+	a := schedule(t, w, 1001)      // tick 0
+	b := schedule(t, w, 1000+5*16) // tick 5
+	seen := map[int64]bool{}
+	w.ForEach(func(deadline, id int64) {
+		seen[id] = true
+		if id == a {
+			schedule(t, w, 1000+2*16) // tick 2: between a and b
+			require.True(t, w.Cancel(a), "f cancels the visited timer too")
+		}
+	})
+	require.True(t, seen[b], "ForEach skipped a timer scheduled before it was called: %v", seen)
+	require.Len(t, seen, 3)
+}
+
+// TestHandlerDueTimerExpiresOnNextPollAfterEarlyStop: a due timer that h
+// schedules while the poll's now is past the tick goes to the next tick;
+// if the poll then stops early (the expiry limit, or h refusing a later
+// timer) and stays in its tick, the next poll, which leaves that tick,
+// must still expire it, as Agrona's next poll would (its scan of the tick
+// wraps round to the slot).
+func TestHandlerDueTimerExpiresOnNextPollAfterEarlyStop(t *testing.T) {
+	for _, stop := range []string{"limit", "refusal"} {
+		t.Run(stop, func(t *testing.T) {
+			w := small(t)
+			a := schedule(t, w, 1001)
+			b := schedule(t, w, 1002)
+			var x int64 = -1
+			refuse := stop == "refusal"
+			expired := map[int64]int{}
+			h := func(now, id int64) bool {
+				if id == b && refuse {
+					refuse = false
+					return false
+				}
+				expired[id]++
+				if id == a {
+					x = schedule(t, w, 1003) // due, tick 0
+				}
+				return true
+			}
+			limit := math.MaxInt
+			if stop == "limit" {
+				limit = 2
+			}
+			w.Poll(1016, h, limit)
+			require.EqualValues(t, 1016, w.CurrentTickTime(), "stopped early: still in tick 0")
+			require.Zero(t, expired[x])
+			w.Poll(1016, h, math.MaxInt)
+			require.EqualValues(t, 1032, w.CurrentTickTime(), "left tick 0")
+			require.Equal(t, map[int64]int{a: 1, b: 1, x: 1}, expired, "x expired on the next poll")
+			require.Zero(t, w.TimerCount())
+		})
+	}
+}
