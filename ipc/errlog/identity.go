@@ -273,10 +273,11 @@ type observation struct {
 }
 
 type storedNode struct {
-	typ   reflect.Type
-	depth int
-	msg   string
-	stack string // normalised
+	typ     reflect.Type
+	depth   int
+	msg     string
+	stacked bool   // carries a stack (which may normalise to "")
+	stack   string // normalised
 }
 
 // newObservation copies k; stacks are kept normalised.
@@ -289,7 +290,7 @@ func newObservation(offset int, k *key) *observation {
 	}
 	for i := range k.n {
 		nd := &k.nodes[i]
-		o.nodes[i] = storedNode{typ: nd.typ, depth: nd.depth, msg: strings.Clone(nd.msg)}
+		o.nodes[i] = storedNode{typ: nd.typ, depth: nd.depth, msg: strings.Clone(nd.msg), stacked: nd.stack != ""}
 		if nd.stack != "" {
 			o.nodes[i].stack = string(normaliseStack(nil, nd.stack))
 		}
@@ -310,7 +311,7 @@ func (o *observation) equal(k *key, scratch []byte) (bool, []byte) {
 	}
 	for i := range o.nodes {
 		s, nd := &o.nodes[i], &k.nodes[i]
-		if s.typ != nd.typ || s.depth != nd.depth || s.msg != nd.msg || (s.stack == "") != (nd.stack == "") {
+		if s.typ != nd.typ || s.depth != nd.depth || s.msg != nd.msg || s.stacked != (nd.stack != "") {
 			return false, scratch
 		}
 	}

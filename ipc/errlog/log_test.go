@@ -408,3 +408,23 @@ func TestCountSaturates(t *testing.T) {
 	}
 	require.Equal(t, int64(math.MaxInt32), readAll(t, buf)[0].Count)
 }
+
+// A carried stack that normalises to nothing (a Stacker returning blank
+// lines, a message ending in a bare "goroutine N [...]:" line) is still the
+// same observation each time: the same error from one place is one record
+// with a count, not a new record per call that fills the log.
+func TestEmptyCarriedStackIsOneObservation(t *testing.T) {
+	buf := newBuf(1 << 16)
+	l := mustLog(t, buf)
+	blank := &stacked{"s", []byte("\n \n")}
+	bare := errors.New("boom\ngoroutine 5 [running]:")
+	for range 3 {
+		require.True(t, l.Record(blank))
+		require.True(t, l.Record(bare))
+	}
+	obs := readAll(t, buf)
+	require.Len(t, obs, 2)
+	for _, o := range obs {
+		require.Equal(t, int64(3), o.Count, o.Text)
+	}
+}
