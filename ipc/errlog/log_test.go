@@ -428,3 +428,30 @@ func TestEmptyCarriedStackIsOneObservation(t *testing.T) {
 		require.Equal(t, int64(3), o.Count, o.Text)
 	}
 }
+
+// stackPanics is a Stacker whose Stack method panics.
+type stackPanics struct{ msg string }
+
+func (e *stackPanics) Error() string { return e.msg }
+func (e *stackPanics) Stack() []byte { panic("no stack") }
+
+// A panicking Stack method does not lose the message: two such errors with
+// different messages are two observations, each text has its message, and
+// the errors around it are walked as usual.
+func TestPanickingStackKeepsTheMessage(t *testing.T) {
+	buf := newBuf(1 << 16)
+	l := mustLog(t, buf)
+	for range 2 {
+		for _, e := range []error{&stackPanics{"disk a failed"}, &stackPanics{"disk b failed"}} {
+			require.True(t, l.Record(e))
+		}
+	}
+	require.True(t, l.Record(fmt.Errorf("outer: %w", &stackPanics{"disk c failed"})))
+	obs := readAll(t, buf)
+	require.Len(t, obs, 3)
+	for i, m := range []string{"disk a failed", "disk b failed"} {
+		require.Equal(t, int64(2), obs[i].Count)
+		require.True(t, strings.HasPrefix(obs[i].Text, "*errlog.stackPanics: "+m+"\n\tat "), obs[i].Text)
+	}
+	require.True(t, strings.HasSuffix(obs[2].Text, "\ncaused by: *errlog.stackPanics: disk c failed\n"), obs[2].Text)
+}
