@@ -51,6 +51,8 @@
 // of the Record call, then a "caused by: type: message" line for each
 // error it wraps, each followed by its carried stack if it has one (see
 // encode.go for an example). Only the first observation's text is kept.
+// The text is valid UTF-8: a run of invalid bytes in a message becomes
+// U+FFFD (the identity compares the raw message).
 //
 // # Who may call what
 //

@@ -1,9 +1,11 @@
 package errlog
 
 import (
+	"bytes"
 	"runtime"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // encode renders an observation as text, in the manner of a Java stack
@@ -22,7 +24,11 @@ import (
 // stack (Stacker, or a goroutine dump in its message) is followed by that
 // stack, normalised; for the recorded error itself the Record call's stack
 // then comes after a "recorded at:" line.
+//
+// The text is valid UTF-8: a run of invalid bytes (a message may hold any
+// bytes, a file name for one) becomes U+FFFD.
 func encode(dst []byte, k *key) []byte {
+	start := len(dst)
 	branched := false
 	for i := range k.n {
 		if k.nodes[i].depth != i {
@@ -55,6 +61,9 @@ func encode(dst []byte, k *key) []byte {
 	}
 	if k.truncated {
 		dst = append(dst, "caused by: ... (more errors not shown)\n"...)
+	}
+	if !utf8.Valid(dst[start:]) {
+		dst = append(dst[:start], bytes.ToValidUTF8(dst[start:], []byte("\uFFFD"))...)
 	}
 	return dst
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -454,4 +455,23 @@ func TestPanickingStackKeepsTheMessage(t *testing.T) {
 		require.True(t, strings.HasPrefix(obs[i].Text, "*errlog.stackPanics: "+m+"\n\tat "), obs[i].Text)
 	}
 	require.True(t, strings.HasSuffix(obs[2].Text, "\ncaused by: *errlog.stackPanics: disk c failed\n"), obs[2].Text)
+}
+
+// The encoded text is valid UTF-8 (as the layout, and a Java reader that
+// decodes it, assume) whatever bytes an error's message holds: invalid
+// sequences become U+FFFD. The identity still uses the raw message.
+func TestEncodedTextIsValidUTF8(t *testing.T) {
+	buf := newBuf(1 << 16)
+	l := mustLog(t, buf)
+	for range 2 {
+		require.True(t, l.Record(fmt.Errorf("open %s: %w", "caf\xe9.toml", errors.New("bad \xff\xfe bytes"))))
+	}
+	require.True(t, l.Record(errors.New("bad \xfe\xff bytes")))
+	obs := readAll(t, buf)
+	require.Len(t, obs, 2)
+	require.Equal(t, int64(2), obs[0].Count)
+	for _, o := range obs {
+		require.True(t, utf8.ValidString(o.Text), "%q", o.Text)
+	}
+	require.True(t, strings.HasPrefix(obs[0].Text, "*fmt.wrapError: open caf\uFFFD.toml: bad \uFFFD bytes\n"), obs[0].Text)
 }
