@@ -89,6 +89,9 @@
 // of its tree allocate nothing in Error() (errors.New and fmt.Errorf
 // errors do not; errors.Join's does) and none carries a stack via Stacker
 // and in its message at once. A new record allocates its text and its
-// in-memory identity. Read allocates one string per delivered observation.
+// in-memory identity; an error too large for the room left in the log is
+// refused as soon as its text outgrows that room, and the Log keeps no
+// scratch buffer above 64 KiB between calls. Read allocates one string per
+// delivered observation.
 // The package starts no goroutines.
 package errlog

@@ -27,8 +27,13 @@ import (
 //
 // The text is valid UTF-8: a run of invalid bytes (a message may hold any
 // bytes, a file name for one) becomes U+FFFD.
-func encode(dst []byte, k *key) []byte {
+//
+// encode stops, returning false, as soon as the text is known to be longer
+// than limit bytes, so that an error too large for the room left in the log
+// costs no allocation of its size.
+func encode(dst []byte, k *key, limit int) ([]byte, bool) {
 	start := len(dst)
+	over := func() bool { return len(dst)-start > limit }
 	branched := false
 	for i := range k.n {
 		if k.nodes[i].depth != i {
@@ -47,6 +52,9 @@ func encode(dst []byte, k *key) []byte {
 		}
 		dst = append(dst, nd.typ.String()...)
 		dst = append(dst, ": "...)
+		if len(dst)-start+len(nd.msg) > limit {
+			return dst, false
+		}
 		dst = append(dst, nd.msg...)
 		dst = append(dst, '\n')
 		if nd.stack != "" {
@@ -58,6 +66,9 @@ func encode(dst []byte, k *key) []byte {
 		if i == 0 {
 			dst = appendCallers(dst, k.pcs[:k.npc])
 		}
+		if over() {
+			return dst, false
+		}
 	}
 	if k.truncated {
 		dst = append(dst, "caused by: ... (more errors not shown)\n"...)
@@ -65,7 +76,7 @@ func encode(dst []byte, k *key) []byte {
 	if !utf8.Valid(dst[start:]) {
 		dst = append(dst[:start], bytes.ToValidUTF8(dst[start:], []byte("\uFFFD"))...)
 	}
-	return dst
+	return dst, !over()
 }
 
 // appendCallers appends the frames of pcs (from runtime.Callers), one
