@@ -25,7 +25,8 @@ type Observation struct {
 }
 
 // Read calls fn with every observation in buf whose last observation time
-// is at or after since (epoch ms; 0 or less: all of them), in the order
+// is at or after since (epoch ms; 0 or less: all of them, even those
+// timestamped before 1970 by their writer), in the order
 // they were first recorded, and returns how many it delivered. It is
 // Agrona's ErrorLogReader.read: from offset 0, while a header fits, load
 // the record length (atomically: it is the word a writer publishes last);
@@ -51,7 +52,7 @@ func Read(buf []byte, since int64, fn func(Observation)) (int, error) {
 	n := 0
 	_, err = walk(b, func(off, length int) {
 		last := b.Int64At(off + LastObservationTimestampOffset).Load()
-		if last < since {
+		if since > 0 && last < since {
 			return
 		}
 		text := buf[off+EncodedErrorOffset : off+length]
