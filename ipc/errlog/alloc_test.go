@@ -28,9 +28,14 @@ func TestRecordRepeatedDoesNotAllocate(t *testing.T) {
 		allocs := testing.AllocsPerRun(200, func() { ok = ok && l.Record(c.err) })
 		require.True(t, ok)
 		own := testing.AllocsPerRun(200, func() { _ = c.err.Error() })
-		require.Equal(t, own, allocs, c.name)
 		if c.name != "panic stack" {
 			require.Zero(t, allocs, c.name)
+		} else if raceEnabled {
+			// The error's Sprintf allocates a varying number of times
+			// (sync.Pool drops items at random under -race): a bound.
+			require.LessOrEqual(t, allocs, own+1, c.name)
+		} else {
+			require.Equal(t, own, allocs, c.name)
 		}
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { HasErrors(buf) }))
