@@ -11,8 +11,9 @@ import (
 // Observation is one distinct error read from a log.
 type Observation struct {
 	// Count is the number of times the error was observed. A new record
-	// can briefly show 0: its writer publishes it before counting the
-	// observation (as Agrona's does). It is read as an unsigned 32-bit
+	// written by Agrona can briefly show 0 (it publishes the record before
+	// counting the observation); a duty Log stores 1 before publishing, so
+	// its records never show 0. It is read as an unsigned 32-bit
 	// word, so the count of a Java writer that wrapped past 2^31 stays
 	// right up to 2^32; a duty Log stops counting at MaxInt32.
 	Count int64
