@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,42 @@ func TestErrorLogs(t *testing.T) {
 	require.Len(t, byName["damaged"].Errors, 1)
 	require.Contains(t, byName["damaged"].Error, errlog.ErrCorrupt.Error())
 	require.Empty(t, byName["quiet"].Errors)
+}
+
+// An error log record whose times are outside JSON's years 0-9999 (a
+// corrupt or foreign writer) does not stop the JSON output: exit 0, the
+// other files listed, the record's times null. The text output prints the
+// times as they are.
+func TestErrorLogTimesOutOfJSONRange(t *testing.T) {
+	dir := t.TempDir()
+	ef, err := ipc.CreateErrorLog(dir, "errors", 4096)
+	require.NoError(t, err)
+	defer ef.Close()
+	require.True(t, ef.Log().Record(errors.New("far future")))
+	require.True(t, ef.Log().Record(errors.New("far past")))
+	sec, err := ef.File().Section(0)
+	require.NoError(t, err)
+	second := int((binary.LittleEndian.Uint32(sec) + 7) &^ 7)
+	binary.LittleEndian.PutUint64(sec[errlog.LastObservationTimestampOffset:], math.MaxInt64)
+	binary.LittleEndian.PutUint64(sec[second+errlog.FirstObservationTimestampOffset:], 1<<63) // math.MinInt64
+	quiet, err := ipc.CreateErrorLog(dir, "quiet", 4096)
+	require.NoError(t, err)
+	defer quiet.Close()
+
+	fe := &fakeEnv{t: time.Now()}
+	line := runOK(t, fe.env(), "-dir", dir, "-window", "0", "-json")
+	var f frame
+	require.NoError(t, json.Unmarshal([]byte(line), &f))
+	require.Len(t, f.Files, 2)
+	errs := f.Files[0].Errors
+	require.Len(t, errs, 2)
+	require.Contains(t, line, `"last":null`)
+	require.Contains(t, line, `"first":null`)
+	require.True(t, strings.HasPrefix(errs[0].Text, "*errors.errorString: far future\n"))
+	require.False(t, errs[0].First.IsZero())
+	require.False(t, errs[1].Last.IsZero())
+
+	out := runOK(t, fe.env(), "-dir", dir, "-window", "0")
+	require.Contains(t, out, "far future")
+	require.Contains(t, out, "far past")
 }

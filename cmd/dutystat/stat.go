@@ -203,10 +203,22 @@ type counterSample struct {
 
 // errorSample is one distinct error of an error log file.
 type errorSample struct {
-	Count int64     `json:"count"`
-	First time.Time `json:"first"`
-	Last  time.Time `json:"last"`
-	Text  string    `json:"text"` // the whole encoded error: type, message, stack, causes
+	Count int64    `json:"count"`
+	First jsonTime `json:"first"` // null outside years 0-9999
+	Last  jsonTime `json:"last"`  // null outside years 0-9999
+	Text  string   `json:"text"`  // the whole encoded error: type, message, stack, causes
+}
+
+// jsonTime is a time read from a file, which another process wrote: as JSON
+// an RFC 3339 time, or null for a year RFC 3339 cannot hold (0 to 9999),
+// where time.Time's MarshalJSON fails, and with it the whole frame.
+type jsonTime struct{ time.Time }
+
+func (t jsonTime) MarshalJSON() ([]byte, error) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return []byte("null"), nil
+	}
+	return t.Time.MarshalJSON()
 }
 
 // sample lists dir and samples every file in it. Only an unreadable
@@ -298,7 +310,7 @@ func readErrors(f *ipc.File, s *fileSample) error {
 	}
 	return f.Guard(func() error {
 		_, err := errlog.Read(b, 0, func(o errlog.Observation) {
-			s.Errors = append(s.Errors, errorSample{Count: o.Count, First: o.First.UTC(), Last: o.Last.UTC(), Text: o.Text})
+			s.Errors = append(s.Errors, errorSample{Count: o.Count, First: jsonTime{o.First.UTC()}, Last: jsonTime{o.Last.UTC()}, Text: o.Text})
 		})
 		return err
 	})

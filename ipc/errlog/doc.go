@@ -51,6 +51,8 @@
 // of the Record call, then a "caused by: type: message" line for each
 // error it wraps, each followed by its carried stack if it has one (see
 // encode.go for an example). Only the first observation's text is kept.
+// The text is valid UTF-8: a run of invalid bytes in a message becomes
+// U+FFFD (the identity compares the raw message).
 //
 // # Who may call what
 //
@@ -79,7 +81,8 @@
 // Read treats the buffer as hostile: a length below the header's 24 bytes
 // (other than the terminating 0) or running past the end is ErrCorrupt,
 // never a panic, and the walk visits at most len(buf)/8 records. A
-// misaligned buffer is ErrMisaligned for New, Read and HasErrors.
+// misaligned buffer is ErrMisaligned for New and Read; HasErrors reports
+// false for it.
 //
 // # Allocation
 //
@@ -87,6 +90,9 @@
 // of its tree allocate nothing in Error() (errors.New and fmt.Errorf
 // errors do not; errors.Join's does) and none carries a stack via Stacker
 // and in its message at once. A new record allocates its text and its
-// in-memory identity. Read allocates one string per delivered observation.
+// in-memory identity; an error too large for the room left in the log is
+// refused as soon as its text outgrows that room, and the Log keeps no
+// scratch buffer above 64 KiB between calls. Read allocates one string per
+// delivered observation.
 // The package starts no goroutines.
 package errlog

@@ -1,9 +1,11 @@
 package errlog
 
 import (
+	"bytes"
 	"runtime"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // encode renders an observation as text, in the manner of a Java stack
@@ -22,7 +24,16 @@ import (
 // stack (Stacker, or a goroutine dump in its message) is followed by that
 // stack, normalised; for the recorded error itself the Record call's stack
 // then comes after a "recorded at:" line.
-func encode(dst []byte, k *key) []byte {
+//
+// The text is valid UTF-8: a run of invalid bytes (a message may hold any
+// bytes, a file name for one) becomes U+FFFD.
+//
+// encode stops, returning false, as soon as the text is known to be longer
+// than limit bytes, so that an error too large for the room left in the log
+// costs no allocation of its size.
+func encode(dst []byte, k *key, limit int) ([]byte, bool) {
+	start := len(dst)
+	over := func() bool { return len(dst)-start > limit }
 	branched := false
 	for i := range k.n {
 		if k.nodes[i].depth != i {
@@ -41,6 +52,9 @@ func encode(dst []byte, k *key) []byte {
 		}
 		dst = append(dst, nd.typ.String()...)
 		dst = append(dst, ": "...)
+		if len(dst)-start+len(nd.msg) > limit {
+			return dst, false
+		}
 		dst = append(dst, nd.msg...)
 		dst = append(dst, '\n')
 		if nd.stack != "" {
@@ -52,11 +66,17 @@ func encode(dst []byte, k *key) []byte {
 		if i == 0 {
 			dst = appendCallers(dst, k.pcs[:k.npc])
 		}
+		if over() {
+			return dst, false
+		}
 	}
 	if k.truncated {
 		dst = append(dst, "caused by: ... (more errors not shown)\n"...)
 	}
-	return dst
+	if !utf8.Valid(dst[start:]) {
+		dst = append(dst[:start], bytes.ToValidUTF8(dst[start:], []byte("\uFFFD"))...)
+	}
+	return dst, !over()
 }
 
 // appendCallers appends the frames of pcs (from runtime.Callers), one

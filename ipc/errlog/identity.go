@@ -49,8 +49,9 @@ type key struct {
 // describe fills k.nodes with err's tree, depth first, in pre-order: the
 // error, then what errors.Unwrap returns, or each error of Unwrap() []error
 // in order (as errors.Is walks it), up to maxNodes errors. A panic in an
-// Error, Unwrap or Stack method ends the walk (the tree counts as
-// truncated) instead of escaping Record.
+// Error method gives fmt's rendering of it as the message, and one in a
+// Stack method counts as no carried stack; a panic in an Unwrap method ends
+// the walk (the tree counts as truncated) instead of escaping Record.
 func (k *key) describe(err error) {
 	type item struct {
 		err   error
@@ -107,12 +108,16 @@ func (k *key) describe(err error) {
 }
 
 // message returns err's Error() text with a carried stack cut out, and the
-// raw stack: the error's Stack() if it is a Stacker, otherwise a goroutine
-// dump embedded in the text (from a line "goroutine N [...").
+// raw stack: the error's Stack() if it is a Stacker (and Stack does not
+// panic), otherwise a goroutine dump embedded in the text (from a line
+// "goroutine N [...").
 func message(err error) (msg, stack string) {
 	text := safeError(err)
 	if s, ok := err.(Stacker); ok {
-		raw := s.Stack()
+		raw, ok := safeStack(s)
+		if !ok {
+			return messageWithDump(text)
+		}
 		if len(raw) == 0 {
 			return strings.TrimSpace(text), ""
 		}
@@ -131,10 +136,25 @@ func message(err error) (msg, stack string) {
 		}
 		return strings.TrimSpace(text), stack
 	}
+	return messageWithDump(text)
+}
+
+// messageWithDump splits text at an embedded goroutine dump, if any.
+func messageWithDump(text string) (msg, stack string) {
 	if i := dumpStart(text); i >= 0 {
 		return strings.TrimSpace(text[:i]), text[i:]
 	}
 	return strings.TrimSpace(text), ""
+}
+
+// safeStack is s.Stack(), or false if it panics.
+func safeStack(s Stacker) (raw []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			raw, ok = nil, false
+		}
+	}()
+	return s.Stack(), true
 }
 
 // safeError is err.Error(), or fmt's rendering of a panicking Error method
@@ -273,10 +293,11 @@ type observation struct {
 }
 
 type storedNode struct {
-	typ   reflect.Type
-	depth int
-	msg   string
-	stack string // normalised
+	typ     reflect.Type
+	depth   int
+	msg     string
+	stacked bool   // carries a stack (which may normalise to "")
+	stack   string // normalised
 }
 
 // newObservation copies k; stacks are kept normalised.
@@ -289,7 +310,7 @@ func newObservation(offset int, k *key) *observation {
 	}
 	for i := range k.n {
 		nd := &k.nodes[i]
-		o.nodes[i] = storedNode{typ: nd.typ, depth: nd.depth, msg: strings.Clone(nd.msg)}
+		o.nodes[i] = storedNode{typ: nd.typ, depth: nd.depth, msg: strings.Clone(nd.msg), stacked: nd.stack != ""}
 		if nd.stack != "" {
 			o.nodes[i].stack = string(normaliseStack(nil, nd.stack))
 		}
@@ -310,7 +331,7 @@ func (o *observation) equal(k *key, scratch []byte) (bool, []byte) {
 	}
 	for i := range o.nodes {
 		s, nd := &o.nodes[i], &k.nodes[i]
-		if s.typ != nd.typ || s.depth != nd.depth || s.msg != nd.msg || (s.stack == "") != (nd.stack == "") {
+		if s.typ != nd.typ || s.depth != nd.depth || s.msg != nd.msg || s.stacked != (nd.stack != "") {
 			return false, scratch
 		}
 	}

@@ -31,6 +31,11 @@ type Log struct {
 	encoded []byte // a new record's text, under mu
 }
 
+// maxRetained is the largest scratch buffer (scratch, encoded) a Log keeps
+// between calls: one large error must not pin its size in memory for the
+// Log's lifetime.
+const maxRetained = 64 << 10
+
 // Option configures a Log.
 type Option func(*Log)
 
@@ -120,6 +125,9 @@ func (l *Log) record(err error, skip int) bool {
 			break
 		}
 	}
+	if cap(l.scratch) > maxRetained {
+		l.scratch = nil
+	}
 	if found == nil {
 		ok := l.append(h, &k, now)
 		l.mu.Unlock()
@@ -139,9 +147,13 @@ func (l *Log) append(h uint64, k *key, now int64) bool {
 	if l.next > capacity-HeaderLength {
 		return false
 	}
-	l.encoded = encode(l.encoded[:0], k)
-	text := l.encoded
-	if len(text) > maxRecordLength-HeaderLength || len(text) > capacity-l.next-HeaderLength {
+	room := min(maxRecordLength, capacity-l.next) - HeaderLength
+	text, fits := encode(l.encoded[:0], k, room)
+	l.encoded = text
+	if cap(text) > maxRetained {
+		l.encoded = nil // text stays valid for this call
+	}
+	if !fits {
 		return false
 	}
 	off := l.next

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -407,4 +408,70 @@ func TestCountSaturates(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(math.MaxInt32), readAll(t, buf)[0].Count)
+}
+
+// A carried stack that normalises to nothing (a Stacker returning blank
+// lines, a message ending in a bare "goroutine N [...]:" line) is still the
+// same observation each time: the same error from one place is one record
+// with a count, not a new record per call that fills the log.
+func TestEmptyCarriedStackIsOneObservation(t *testing.T) {
+	buf := newBuf(1 << 16)
+	l := mustLog(t, buf)
+	blank := &stacked{"s", []byte("\n \n")}
+	bare := errors.New("boom\ngoroutine 5 [running]:")
+	for range 3 {
+		require.True(t, l.Record(blank))
+		require.True(t, l.Record(bare))
+	}
+	obs := readAll(t, buf)
+	require.Len(t, obs, 2)
+	for _, o := range obs {
+		require.Equal(t, int64(3), o.Count, o.Text)
+	}
+}
+
+// stackPanics is a Stacker whose Stack method panics.
+type stackPanics struct{ msg string }
+
+func (e *stackPanics) Error() string { return e.msg }
+func (e *stackPanics) Stack() []byte { panic("no stack") }
+
+// A panicking Stack method does not lose the message: two such errors with
+// different messages are two observations, each text has its message, and
+// the errors around it are walked as usual.
+func TestPanickingStackKeepsTheMessage(t *testing.T) {
+	buf := newBuf(1 << 16)
+	l := mustLog(t, buf)
+	for range 2 {
+		for _, e := range []error{&stackPanics{"disk a failed"}, &stackPanics{"disk b failed"}} {
+			require.True(t, l.Record(e))
+		}
+	}
+	require.True(t, l.Record(fmt.Errorf("outer: %w", &stackPanics{"disk c failed"})))
+	obs := readAll(t, buf)
+	require.Len(t, obs, 3)
+	for i, m := range []string{"disk a failed", "disk b failed"} {
+		require.Equal(t, int64(2), obs[i].Count)
+		require.True(t, strings.HasPrefix(obs[i].Text, "*errlog.stackPanics: "+m+"\n\tat "), obs[i].Text)
+	}
+	require.True(t, strings.HasSuffix(obs[2].Text, "\ncaused by: *errlog.stackPanics: disk c failed\n"), obs[2].Text)
+}
+
+// The encoded text is valid UTF-8 (as the layout, and a Java reader that
+// decodes it, assume) whatever bytes an error's message holds: invalid
+// sequences become U+FFFD. The identity still uses the raw message.
+func TestEncodedTextIsValidUTF8(t *testing.T) {
+	buf := newBuf(1 << 16)
+	l := mustLog(t, buf)
+	for range 2 {
+		require.True(t, l.Record(fmt.Errorf("open %s: %w", "caf\xe9.toml", errors.New("bad \xff\xfe bytes"))))
+	}
+	require.True(t, l.Record(errors.New("bad \xfe\xff bytes")))
+	obs := readAll(t, buf)
+	require.Len(t, obs, 2)
+	require.Equal(t, int64(2), obs[0].Count)
+	for _, o := range obs {
+		require.True(t, utf8.ValidString(o.Text), "%q", o.Text)
+	}
+	require.True(t, strings.HasPrefix(obs[0].Text, "*fmt.wrapError: open caf\uFFFD.toml: bad \uFFFD bytes\n"), obs[0].Text)
 }

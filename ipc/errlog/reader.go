@@ -11,8 +11,9 @@ import (
 // Observation is one distinct error read from a log.
 type Observation struct {
 	// Count is the number of times the error was observed. A new record
-	// can briefly show 0: its writer publishes it before counting the
-	// observation (as Agrona's does). It is read as an unsigned 32-bit
+	// written by Agrona can briefly show 0 (it publishes the record before
+	// counting the observation); a duty Log stores 1 before publishing, so
+	// its records never show 0. It is read as an unsigned 32-bit
 	// word, so the count of a Java writer that wrapped past 2^31 stays
 	// right up to 2^32; a duty Log stops counting at MaxInt32.
 	Count int64
@@ -25,7 +26,8 @@ type Observation struct {
 }
 
 // Read calls fn with every observation in buf whose last observation time
-// is at or after since (epoch ms; 0 or less: all of them), in the order
+// is at or after since (epoch ms; 0 or less: all of them, even those
+// timestamped before 1970 by their writer), in the order
 // they were first recorded, and returns how many it delivered. It is
 // Agrona's ErrorLogReader.read: from offset 0, while a header fits, load
 // the record length (atomically: it is the word a writer publishes last);
@@ -51,7 +53,7 @@ func Read(buf []byte, since int64, fn func(Observation)) (int, error) {
 	n := 0
 	_, err = walk(b, func(off, length int) {
 		last := b.Int64At(off + LastObservationTimestampOffset).Load()
-		if last < since {
+		if since > 0 && last < since {
 			return
 		}
 		text := buf[off+EncodedErrorOffset : off+length]

@@ -3,6 +3,7 @@ package errlog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,4 +111,24 @@ func TestReadEndsAtTheEdge(t *testing.T) {
 	put32(buf, 0, 40) // next at 40: 20 bytes left, no header fits
 	put32(buf, 40, 3) // never looked at
 	require.Len(t, readAll(t, buf), 1)
+}
+
+// since 0 or less delivers every record, as documented, including ones
+// whose last time is before 1970 (a writer's clock, or a foreign writer):
+// dutystat reads with since 0 and must not hide them.
+func TestReadSinceZeroOrLessDeliversAll(t *testing.T) {
+	buf := newBuf(1 << 12)
+	clock := newClock(-5000)
+	l := mustLog(t, buf, WithClock(clock.Now))
+	require.True(t, l.Record(errors.New("before 1970")))
+	clock.Set(100)
+	require.True(t, l.Record(errors.New("after 1970")))
+	for _, since := range []int64{0, -1, math.MinInt64} {
+		n, err := Read(buf, since, func(Observation) {})
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "since %d", since)
+	}
+	n, err := Read(buf, 1, func(Observation) {})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
 }

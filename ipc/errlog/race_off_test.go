@@ -1,0 +1,5 @@
+//go:build !race
+
+package errlog
+
+const raceEnabled = false
