@@ -23,6 +23,12 @@ const (
 	// whole wheel array); it is the default of Config.MaxTickAllocation.
 	MaxTickAllocation = 1 << 30
 
+	// MaxInitialSlots bounds the slots NewWheel allocates at once,
+	// TicksPerWheel x TickAllocation (8 bytes each: 8 GiB at the bound), as
+	// Agrona bounds its wheel's array: a larger configuration is an error,
+	// not an allocation that kills the process.
+	MaxInitialSlots = 1 << 30
+
 	// maxTick keeps currentTick+1 from overflowing.
 	maxTick = math.MaxInt64 - 1
 )
@@ -121,8 +127,8 @@ func NewWheel(cfg Config) (*Wheel, error) {
 	if !isPow2(int64(alloc)) || alloc > maxAlloc {
 		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrTickAllocation, cfg.TickAllocation, maxAlloc)
 	}
-	if uint64(cfg.TicksPerWheel)*uint64(alloc) > math.MaxInt/8 {
-		return nil, fmt.Errorf("%w: %d ticks of %d slots do not fit in memory", ErrTickAllocation, cfg.TicksPerWheel, alloc)
+	if uint64(cfg.TicksPerWheel)*uint64(alloc) > MaxInitialSlots {
+		return nil, fmt.Errorf("%w: %d ticks of %d slots exceed the %d initial slots a wheel may allocate", ErrTickAllocation, cfg.TicksPerWheel, alloc, MaxInitialSlots)
 	}
 	w := &Wheel{
 		start:       cfg.Start,

@@ -75,6 +75,7 @@ func TestNewWheelValidates(t *testing.T) {
 		{"max allocation 24", func(c *Config) { c.MaxTickAllocation = 24 }, ErrTickAllocation},
 		{"max allocation 2^31", func(c *Config) { c.MaxTickAllocation = 1 << 31 }, ErrTickAllocation},
 		{"too much memory", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 1<<30 }, ErrTickAllocation},
+		{"initial slots above MaxInitialSlots", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 16 }, ErrTickAllocation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok

@@ -20,9 +20,13 @@ const FullMessage = "error log is full, consider increasing length of error buff
 // error of that runner. Errors from one runner are then told apart by
 // their types and messages (and a panic's stack), not by where they were
 // made: Go errors do not record that.
+//
+// A nil log records nothing: every error goes to next (or slog), as if the
+// log were full. A file opened read-only has no Log (ErrorLogFile.Log is
+// nil), so its Handler only forwards.
 func Handler(log *Log, next func(error)) func(error) {
 	return func(err error) {
-		if err == nil || log.record(err, 1) {
+		if err == nil || (log != nil && log.record(err, 1)) {
 			return
 		}
 		if next != nil {

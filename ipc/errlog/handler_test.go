@@ -94,3 +94,13 @@ func TestHandlerWithRunnerPanics(t *testing.T) {
 	require.Contains(t, text, "\ncaused by: runtime.errorString: runtime error: invalid memory address or nil pointer dereference\n")
 	require.NotContains(t, text, "goroutine ")
 }
+
+// TestHandlerWithoutLogForwards: a nil log (a read-only file's) records
+// nothing and forwards every error instead of panicking.
+func TestHandlerWithoutLogForwards(t *testing.T) {
+	var got []error
+	h := Handler(nil, func(err error) { got = append(got, err) })
+	require.NotPanics(t, func() { h(errors.New("a")); h(nil); h(errors.New("b")) })
+	require.Len(t, got, 2)
+	require.EqualError(t, got[1], "b")
+}
