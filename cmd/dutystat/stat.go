@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -432,7 +434,7 @@ func printText(w io.Writer, f *frame) error {
 		if s.Error != "" {
 			status = s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.Name, kind, s.Size, pid, owner, hb, status)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(s.Name), kind, s.Size, pid, owner, hb, printable(status))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -449,7 +451,7 @@ func printText(w io.Writer, f *frame) error {
 			if c.RatePerSec != nil {
 				rate = strconv.FormatFloat(*c.RatePerSec, 'f', 1, 64)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t\t%s\n", c.ID, c.Type, c.Value, rate, c.Label)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t\t%s\n", c.ID, printable(c.Type), c.Value, rate, printable(c.Label))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -467,7 +469,7 @@ func printText(w io.Writer, f *frame) error {
 		fmt.Fprintln(tw, "  COUNT\tFIRST\tLAST\tERROR")
 		for _, e := range s.Errors {
 			line, _, _ := strings.Cut(e.Text, "\n")
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", e.Count, e.First.Format(errorTime), e.Last.Format(errorTime), line)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", e.Count, e.First.Format(errorTime), e.Last.Format(errorTime), printable(line))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -479,6 +481,41 @@ func printText(w io.Writer, f *frame) error {
 
 // errorTime formats error log times: UTC, ms.
 const errorTime = "2006-01-02T15:04:05.000Z"
+
+// printable escapes the control characters of s (tabs, carriage returns,
+// terminal escape sequences) as \xNN or \uNNNN: labels, names and error
+// texts come from files any process may have written, and must neither
+// break the tables' columns nor reach the operator's terminal as commands.
+// Invalid UTF-8 bytes are escaped the same way. JSON output keeps the
+// strings as they are (encoding/json escapes them).
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unicode.IsControl(r) && r < utf8.RuneSelf:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
 
 func dash(s string) string {
 	if s == "" {
