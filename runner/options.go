@@ -190,7 +190,11 @@ func WithCounters(m *ipccounters.Manager) Option {
 // rate's calibration error over a millisecond (about 1 ns). Without the
 // stall tracker (WithCycleTiming(false)) the clock is read all the same.
 // See docs/clock.md for the measured cost per cycle; without this option
-// the loop pays nothing.
+// the loop pays nothing. The update is part of the cycle that the stall
+// tracker times (Stats.MaxCycle): a few ns, and once a millisecond the
+// re-anchoring (two clock.System reads, more if the thread is interrupted
+// between them; during ticks' calibration, the first 50 ms of the process,
+// a rate measurement on every cycle).
 func WithCachedClock(c *clock.Cached) Option {
 	return func(cfg *config) {
 		if c == nil {
