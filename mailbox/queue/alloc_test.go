@@ -14,10 +14,10 @@ func TestNoAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	type order struct {
-		id, px int64
-		tag    string
+		id  int64
+		tag string
 	}
-	o := &order{id: 1}
+	o := &order{id: 1, tag: "p"}
 	for _, k := range kinds {
 		t.Run(k.name+"/pointer", func(t *testing.T) {
 			testNoAllocations(t, newPipe[*order](t, k, 8), o)

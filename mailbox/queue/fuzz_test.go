@@ -37,8 +37,8 @@ type claimer interface {
 	publish(pos int64, v int64)
 }
 
-func (q *ManyToOne[T]) claim() int64   { return q.tail.Add(1) - 1 }
-func (q *ManyToMany[T]) claim() int64  { return q.tail.Add(1) - 1 }
+func (q *ManyToOne[T]) claim() int64  { return q.tail.Add(1) - 1 }
+func (q *ManyToMany[T]) claim() int64 { return q.tail.Add(1) - 1 }
 func (q *ManyToOne[T]) publishAt(pos int64, v T) {
 	s := &q.buf[pos&q.mask]
 	s.v = v
