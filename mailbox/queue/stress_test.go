@@ -31,6 +31,7 @@ func (it item) valid() bool { return it.check == it.producer*1_000_003^it.seq*79
 func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 	total := int64(producers * perProducer)
 	var received atomic.Int64
+	var stop atomic.Bool // a consumer found an error: everyone returns
 	seen := make([][]int, consumers) // per consumer: flattened producer*perProducer+seq
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -40,6 +41,9 @@ func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 		wg.Go(func() {
 			for seq := range perProducer {
 				for !p.Offer(mkItem(int64(id), int64(seq))) {
+					if stop.Load() {
+						return
+					}
 					runtime.Gosched()
 				}
 			}
@@ -63,7 +67,7 @@ func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 				seen[c] = append(seen[c], int(it.producer)*perProducer+int(it.seq))
 				return nil
 			}
-			for i := 0; received.Load() < total; i++ {
+			for i := 0; received.Load() < total && !stop.Load(); i++ {
 				var n int
 				var err error
 				switch i % 3 { // every path of the consumer
@@ -88,7 +92,7 @@ func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 				}
 				if err != nil {
 					errs <- err
-					received.Store(total) // stop everyone
+					stop.Store(true)
 					return
 				}
 				if n == 0 {
