@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 )
@@ -61,12 +60,15 @@ func (c m2mClaimer) publish(pos, v int64) { c.publishAt(pos, v) }
 func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
 	m := &model{capacity: p.Capacity()}
 	next := int64(1)
-	check := func(what string, got, want any) {
+	step := 0
+	check := func(what string, ok bool, got, want any) {
 		t.Helper()
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s: got %v, want %v (model %+v)", what, got, want, m)
+		if !ok {
+			t.Fatalf("op %d %s: got %v, want %v (model %+v)", step, what, got, want, m)
 		}
 	}
+	eq := func(what string, got, want int64) { t.Helper(); check(what, got == want, got, want) }
+	eqs := func(what string, got, want []int64) { t.Helper(); check(what, slices.Equal(got, want), got, want) }
 	remove := func(n int) []int64 {
 		out := make([]int64, n)
 		for i := range out {
@@ -77,12 +79,13 @@ func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
 		return out
 	}
 	for i, op := range ops {
+		step = i
 		arg := int(op >> 3)
 		switch op & 7 {
 		case 0, 1: // Offer
 			ok := p.Offer(next)
 			want := len(m.entries) < m.capacity
-			check(fmt.Sprintf("op %d offer", i), ok, want)
+			check("offer", ok == want, ok, want)
 			if ok {
 				m.entries = append(m.entries, modelEntry{v: next, published: true, pos: m.added})
 				m.added++
@@ -91,26 +94,27 @@ func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
 		case 2: // Poll
 			v, ok := p.Poll()
 			if m.deliverable() > 0 {
-				check(fmt.Sprintf("op %d poll", i), []any{v, ok}, []any{remove(1)[0], true})
+				w := remove(1)[0]
+				check("poll", ok && v == w, v, w)
 			} else {
-				check(fmt.Sprintf("op %d poll", i), []any{v, ok}, []any{int64(0), false})
+				check("poll of nothing", !ok && v == 0, v, ok)
 			}
 		case 3: // Drain with a limit
 			var got []int64
 			n := p.Drain(func(v int64) { got = append(got, v) }, arg-4)
 			want := remove(min(max(arg-4, 0), m.deliverable()))
-			check(fmt.Sprintf("op %d drain(%d) count", i, arg-4), n, len(want))
-			check(fmt.Sprintf("op %d drain(%d)", i, arg-4), got, want)
+			eq("drain count", int64(n), int64(len(want)))
+			eqs("drain", got, want)
 		case 4: // DrainTo with a limit, appending to a non-empty slice
 			got := p.DrainTo([]int64{-1}, arg)
 			want := append([]int64{-1}, remove(min(arg, m.deliverable()))...)
-			check(fmt.Sprintf("op %d drainTo(%d)", i, arg), got, want)
+			eqs("drainTo", got, want)
 		case 5: // Half an offer: claim only (many-producer queues)
 			if cl == nil || len(m.entries) >= m.capacity {
 				continue
 			}
 			pos := cl.claim()
-			check(fmt.Sprintf("op %d claim", i), pos, m.added)
+			eq("claim", pos, m.added)
 			m.entries = append(m.entries, modelEntry{v: next, pos: pos})
 			m.added++
 			next++
@@ -129,13 +133,13 @@ func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
 			e.published = true
 		case 7: // Drain everything
 			got := p.DrainTo(nil, 1<<30)
-			check(fmt.Sprintf("op %d drain all", i), got, remove(m.deliverable()))
+			eqs("drain all", got, remove(m.deliverable()))
 		}
-		check(fmt.Sprintf("op %d size", i), p.Size(), len(m.entries))
-		check(fmt.Sprintf("op %d remaining", i), p.RemainingCapacity(), m.capacity-len(m.entries))
-		check(fmt.Sprintf("op %d empty", i), p.IsEmpty(), len(m.entries) == 0)
-		check(fmt.Sprintf("op %d added", i), p.AddedCount(), m.added)
-		check(fmt.Sprintf("op %d removed", i), p.RemovedCount(), m.removed)
+		eq("size", int64(p.Size()), int64(len(m.entries)))
+		eq("remaining", int64(p.RemainingCapacity()), int64(m.capacity-len(m.entries)))
+		check("empty", p.IsEmpty() == (len(m.entries) == 0), p.IsEmpty(), len(m.entries))
+		eq("added", p.AddedCount(), m.added)
+		eq("removed", p.RemovedCount(), m.removed)
 	}
 	// Every removed value left a zero slot behind; every queued one is in
 	// its slot.
@@ -154,7 +158,7 @@ func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
 	}
 	slices.Sort(live)
 	slices.Sort(want)
-	check("slots", live, want)
+	eqs("slots", live, want)
 }
 
 func fuzzSeeds(f *testing.F) {

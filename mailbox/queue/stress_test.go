@@ -31,7 +31,7 @@ func (it item) valid() bool { return it.check == it.producer*1_000_003^it.seq*79
 func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 	total := int64(producers * perProducer)
 	var received atomic.Int64
-	var stop atomic.Bool // a consumer found an error: everyone returns
+	var stop atomic.Bool             // a consumer found an error: everyone returns
 	seen := make([][]int, consumers) // per consumer: flattened producer*perProducer+seq
 	done := make(chan struct{})
 	var wg sync.WaitGroup
