@@ -1,0 +1,54 @@
+package queue
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+)
+
+// MaxCapacity is the largest capacity of a queue, as in Agrona (the largest
+// power of two an int32 holds). The slot array is allocated up front, so a
+// queue of that size of 8-byte values takes 8 GiB.
+const MaxCapacity = 1 << 30
+
+// padding separates the words written by producers from those written by
+// the consumer and from the read-only fields both read: 128 bytes, two cache
+// lines, because Intel's adjacent-line prefetcher pulls lines in pairs (the
+// same spacing as the ring's trailer).
+const padding = 128
+
+// roundCapacity returns requested rounded up to a power of two, or an error
+// wrapping ErrCapacity.
+func roundCapacity(requested, minimum int) (int, error) {
+	if requested < minimum || requested > MaxCapacity {
+		return 0, fmt.Errorf("%w: %d (want %d..%d)", ErrCapacity, requested, minimum, MaxCapacity)
+	}
+	if requested == 1 {
+		return 1, nil
+	}
+	return 1 << bits.Len(uint(requested-1)), nil
+}
+
+// size is Agrona's size(): head, tail, head again until head did not move,
+// so that tail and head come from one instant of the consumer's progress
+// (a concurrent poll between the loads would otherwise be counted as
+// negative room), clamped to [0, capacity] because producers may move tail
+// past what the consumer has seen in any case.
+func size(head, tail *atomic.Int64, capacity int64) int {
+	after := head.Load()
+	for {
+		before := after
+		t := tail.Load()
+		after = head.Load()
+		if before == after {
+			return int(min(max(t-after, 0), capacity))
+		}
+	}
+}
+
+// slot is an element with the sequence word that publishes it (ManyToOne,
+// ManyToMany): Go values have no null that could mark an empty slot.
+type slot[T any] struct {
+	seq atomic.Int64
+	v   T
+}
