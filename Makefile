@@ -19,6 +19,7 @@ HAVE_CC := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo yes)
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags duty_queue_seqcst ./mailbox/queue
 ifeq ($(HAVE_CC),yes)
 	$(GO) vet -tags cring ./cmd/dutybench
 else
