@@ -3,7 +3,9 @@ package queue
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // MaxCapacity is the largest capacity of a queue, as in Agrona (the largest
@@ -27,6 +29,25 @@ func roundCapacity(requested, minimum int) (int, error) {
 		return 1, nil
 	}
 	return 1 << bits.Len(uint(requested-1)), nil
+}
+
+// makeSlots allocates the slot array of a queue of c slots (capacity
+// requested by the caller). make panics when c values of S cannot be
+// addressed at all (large elements, or 8-byte ones at MaxCapacity on a
+// 32-bit platform): that is an invalid capacity, reported as an error
+// wrapping ErrCapacity. An array that can be addressed but not backed by
+// memory still fails as make does.
+func makeSlots[S any](c, requested int) (s []S, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(runtime.Error); !ok {
+				panic(r)
+			}
+			s, err = nil, fmt.Errorf("%w: %d (%d slots of %d bytes exceed the address space)",
+				ErrCapacity, requested, c, unsafe.Sizeof(*new(S)))
+		}
+	}()
+	return make([]S, c), nil
 }
 
 // size is Agrona's size(): head, tail, head again until head did not move,

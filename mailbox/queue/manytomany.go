@@ -41,13 +41,18 @@ type ManyToMany[T any] struct {
 // NewManyToMany returns an empty queue with room for capacity values,
 // rounded up to a power of two. It returns an error wrapping ErrCapacity
 // when capacity is below 2 (with one slot, a free slot and a published
-// one carry the same sequence) or rounds above MaxCapacity.
+// one carry the same sequence) or rounds above MaxCapacity, or when that
+// many slots do not fit in the address space.
 func NewManyToMany[T any](capacity int) (*ManyToMany[T], error) {
 	c, err := roundCapacity(capacity, 2)
 	if err != nil {
 		return nil, err
 	}
-	q := &ManyToMany[T]{buf: make([]slot[T], c), mask: int64(c - 1)}
+	buf, err := makeSlots[slot[T]](c, capacity)
+	if err != nil {
+		return nil, err
+	}
+	q := &ManyToMany[T]{buf: buf, mask: int64(c - 1)}
 	for i := range q.buf {
 		q.buf[i].seq.Store(int64(i))
 	}

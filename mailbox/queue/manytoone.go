@@ -40,13 +40,18 @@ type ManyToOne[T any] struct {
 
 // NewManyToOne returns an empty queue with room for capacity values,
 // rounded up to a power of two. It returns an error wrapping ErrCapacity
-// when capacity is below 1 or rounds above MaxCapacity.
+// when capacity is below 1 or rounds above MaxCapacity, or when that many
+// slots do not fit in the address space.
 func NewManyToOne[T any](capacity int) (*ManyToOne[T], error) {
 	c, err := roundCapacity(capacity, 1)
 	if err != nil {
 		return nil, err
 	}
-	return &ManyToOne[T]{buf: make([]slot[T], c), mask: int64(c - 1)}, nil
+	buf, err := makeSlots[slot[T]](c, capacity)
+	if err != nil {
+		return nil, err
+	}
+	return &ManyToOne[T]{buf: buf, mask: int64(c - 1)}, nil
 }
 
 // Offer adds v at the tail and reports true, or reports false, without

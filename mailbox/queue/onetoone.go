@@ -37,13 +37,18 @@ type OneToOne[T any] struct {
 
 // NewOneToOne returns an empty queue with room for capacity values, rounded
 // up to a power of two. It returns an error wrapping ErrCapacity when
-// capacity is below 1 or rounds above MaxCapacity.
+// capacity is below 1 or rounds above MaxCapacity, or when that many
+// values of T do not fit in the address space.
 func NewOneToOne[T any](capacity int) (*OneToOne[T], error) {
 	c, err := roundCapacity(capacity, 1)
 	if err != nil {
 		return nil, err
 	}
-	return &OneToOne[T]{buf: make([]T, c), mask: int64(c - 1)}, nil
+	buf, err := makeSlots[T](c, capacity)
+	if err != nil {
+		return nil, err
+	}
+	return &OneToOne[T]{buf: buf, mask: int64(c - 1)}, nil
 }
 
 // Offer adds v at the tail and reports true, or reports false, without

@@ -335,3 +335,17 @@ func TestErrCapacityIsASentinel(t *testing.T) {
 	_, err = NewManyToMany[int](1)
 	require.Equal(t, "queue: invalid capacity: 1 (want 2..1073741824)", err.Error())
 }
+
+// A capacity within MaxCapacity whose slot array cannot exist in the
+// address space (large elements, or 8-byte ones on a 32-bit platform) is
+// an invalid argument: ErrCapacity, not make's panic (DESIGN.md section 4).
+func TestSlotArrayBeyondAddressSpaceIsAnError(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			var err error
+			require.NotPanics(t, func() { _, err = tryNew[[1 << 20]byte](k, MaxCapacity) })
+			require.ErrorIs(t, err, ErrCapacity)
+			require.Contains(t, err.Error(), fmt.Sprint(MaxCapacity))
+		})
+	}
+}

@@ -11,18 +11,27 @@ import (
 )
 
 // item is a stress value: three words written together, so a torn or
-// stale read of a slot shows as a wrong check.
+// stale read of a slot shows as a wrong check. The check never lets the
+// zero value pass: an empty (zeroed) slot read by mistake must not look
+// like producer 0's first item.
 type item struct {
 	producer int64
 	seq      int64
 	check    int64
 }
 
+const itemSalt = 0x5DEECE66D
+
 func mkItem(producer, seq int64) item {
-	return item{producer: producer, seq: seq, check: producer*1_000_003 ^ seq*7919}
+	return item{producer: producer, seq: seq, check: producer*1_000_003 ^ seq*7919 ^ itemSalt}
 }
 
-func (it item) valid() bool { return it.check == it.producer*1_000_003^it.seq*7919 }
+func (it item) valid() bool { return it.check == it.producer*1_000_003^it.seq*7919^itemSalt }
+
+func TestStressItemZeroIsInvalid(t *testing.T) {
+	require.False(t, item{}.valid(), "a zeroed slot would pass as producer 0, seq 0")
+	require.True(t, mkItem(0, 0).valid())
+}
 
 // stress runs producers goroutines offering perProducer items each and
 // consumers goroutines polling (or draining) until all arrived, while an
