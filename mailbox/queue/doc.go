@@ -75,7 +75,9 @@
 // consumer in a loop) and the values behind it stay queued. fn may Poll or
 // Drain the same queue. DrainTo appends to a slice the caller owns instead
 // and allocates only when the slice has to grow. A limit below 1 removes
-// nothing; pass Capacity() or math.MaxInt for everything available.
+// nothing. In a duty cycle pass a bound, Capacity() at most: with
+// math.MaxInt a Drain goes on for as long as producers keep up (and
+// DrainTo's slice grows with it), so the agent's other work waits.
 //
 // # Memory
 //
