@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,4 +41,36 @@ func TestControlCharactersAreEscaped(t *testing.T) {
 	}
 	require.Equal(t, "ok", printable("ok"))
 	require.Equal(t, `a\xffb\u0085`, printable("a\xffb\u0085"))
+}
+
+// TestErrorsPerFileAreBounded: dutystat keeps the first maxErrors distinct
+// errors of a log and counts the rest, so a log full of tiny records
+// (another process's file) cannot make it hold millions of strings.
+func TestErrorsPerFileAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	ef, err := ipc.CreateErrorLog(dir, "many", 1<<20)
+	require.NoError(t, err)
+	defer ef.Close()
+	const n = maxErrors + 37
+	for i := range n {
+		require.True(t, ef.Log().Record(fmt.Errorf("error %d", i)))
+	}
+
+	out := runOK(t, (&fakeEnv{t: time.Now()}).env(), "-dir", dir, "-window", "0")
+	require.Contains(t, out, fmt.Sprintf("\nmany: %d distinct errors\n", n))
+	require.Contains(t, out, "(and 37 more distinct errors not shown: dutystat keeps the first 1000 of a file)")
+	require.Contains(t, out, fmt.Sprintf("error %d\n", maxErrors-1))
+	require.NotContains(t, out, fmt.Sprintf("error %d\n", maxErrors))
+
+	js := runOK(t, (&fakeEnv{t: time.Now()}).env(), "-dir", dir, "-window", "0", "-json")
+	var fr struct {
+		Files []struct {
+			Errors         []json.RawMessage `json:"errors"`
+			ErrorsNotShown int               `json:"errors_not_shown"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &fr))
+	require.Len(t, fr.Files, 1)
+	require.Len(t, fr.Files[0].Errors, maxErrors)
+	require.Equal(t, 37, fr.Files[0].ErrorsNotShown)
 }

@@ -173,7 +173,8 @@ type fileSample struct {
 	HeartbeatAgeMs *int64          `json:"heartbeat_age_ms,omitempty"`
 	Capacity       int             `json:"capacity,omitempty"` // counters files: counter ids
 	Counters       []counterSample `json:"counters,omitempty"`
-	Errors         []errorSample   `json:"errors,omitempty"` // error log files
+	Errors         []errorSample   `json:"errors,omitempty"`           // error log files: the first maxErrors
+	ErrorsNotShown int             `json:"errors_not_shown,omitempty"` // distinct errors past maxErrors
 	Error          string          `json:"error,omitempty"`
 
 	at    time.Time
@@ -303,8 +304,15 @@ func sampleFile(path string, e env) fileSample {
 	return s
 }
 
-// readErrors reads every record of an error log file, under File.Guard.
-// A corrupt record is an error after the records before it.
+// maxErrors is how many distinct errors of one error log file dutystat
+// keeps and shows; the rest are counted. A log another process wrote can
+// hold tens of millions of minimal records (24 bytes each in a 2 GiB
+// section): keeping them all could exhaust memory.
+const maxErrors = 1000
+
+// readErrors reads every record of an error log file, under File.Guard,
+// and keeps the first maxErrors. A corrupt record is an error after the
+// records before it.
 func readErrors(f *ipc.File, s *fileSample) error {
 	b, err := f.Section(0)
 	if err != nil {
@@ -312,6 +320,10 @@ func readErrors(f *ipc.File, s *fileSample) error {
 	}
 	return f.Guard(func() error {
 		_, err := errlog.Read(b, 0, func(o errlog.Observation) {
+			if len(s.Errors) == maxErrors {
+				s.ErrorsNotShown++
+				return
+			}
 			s.Errors = append(s.Errors, errorSample{Count: o.Count, First: jsonTime{o.First.UTC()}, Last: jsonTime{o.Last.UTC()}, Text: o.Text})
 		})
 		return err
@@ -443,7 +455,7 @@ func printText(w io.Writer, f *frame) error {
 		if s.KindID != int32(ipc.KindCounters) || s.Capacity == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s: %d of %d counters\n", s.Name, len(s.Counters), s.Capacity)
+		fmt.Fprintf(&b, "\n%s: %d of %d counters\n", printable(s.Name), len(s.Counters), s.Capacity)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "ID\tTYPE\tVALUE\tRATE/S\t\tLABEL")
 		for _, c := range s.Counters {
@@ -461,7 +473,7 @@ func printText(w io.Writer, f *frame) error {
 		if s.KindID != int32(ipc.KindErrorLog) || (len(s.Errors) == 0 && s.Error != "") {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s: %d distinct errors\n", s.Name, len(s.Errors))
+		fmt.Fprintf(&b, "\n%s: %d distinct errors\n", printable(s.Name), len(s.Errors)+s.ErrorsNotShown)
 		if len(s.Errors) == 0 {
 			continue
 		}
@@ -473,6 +485,9 @@ func printText(w io.Writer, f *frame) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if s.ErrorsNotShown > 0 {
+			fmt.Fprintf(&b, "  (and %d more distinct errors not shown: dutystat keeps the first %d of a file)\n", s.ErrorsNotShown, maxErrors)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
