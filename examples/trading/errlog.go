@@ -43,13 +43,10 @@ func fileErrors(f *ipc.ErrorLogFile) *agentErrors {
 }
 
 // record records err; it reports whether the log had room.
-func (e *agentErrors) record(err error) bool { return e == nil || e.log.Record(err) }
+func (e *agentErrors) record(err error) bool { return e.log.Record(err) }
 
 // observations returns what the log holds, and a problem reading it.
 func (e *agentErrors) observations() ([]errlog.Observation, error) {
-	if e == nil {
-		return nil, nil
-	}
 	var obs []errlog.Observation
 	_, err := e.read(func(o errlog.Observation) { obs = append(obs, o) })
 	return obs, err

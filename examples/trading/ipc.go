@@ -443,6 +443,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		return false, err
 	}
 	closers = append(closers, func() error { return errors.Join(xerrs.File().Remove(), xerrs.Close()) })
+	agentErrs := fileErrors(xerrs)
 	w := make(exchangeWords, len(exchangeLabels))
 	for i, label := range exchangeLabels {
 		c, err := ctr.Manager().Allocate(label, counterType, nil)
@@ -478,7 +479,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	var group *runner.Group
 	app := fx.New(
 		fxLogger(cfg, stderr),
-		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger, fileErrors(xerrs))),
+		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger, agentErrs)),
 		exchangeModule(),
 		threadsModule(ts),
 		runner.Module,
@@ -546,11 +547,11 @@ wait:
 		problems = append(problems, fmt.Sprintf("exchange agent failed: %v", err))
 	}
 
-	agentErrs, err := fileErrors(xerrs).observations()
+	observed, err := agentErrs.observations()
 	if err != nil {
 		problems = append(problems, "exchange process: reading its error log: "+err.Error())
 	}
-	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: agentErrs}
+	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: observed}
 	h := newHist()
 	x.t2o.final(h)
 	sum.T2O = h.Export()
