@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -97,6 +99,9 @@ func checkRecord(c Record) error {
 	return nil
 }
 
+// hangGuard bounds a wait that only a broken reader makes long.
+const hangGuard = 10 * time.Second
+
 // Owners allocate and free as fast as they can, with immediate reuse (the
 // worst case: a slot is rewritten while a reader copies it); readers
 // iterate and must only ever see consistent records.
@@ -169,6 +174,15 @@ func TestReaderWhileOwnerAllocatesAndFrees(t *testing.T) {
 					}
 					live = append(live[:k], live[k+1:]...)
 				}
+			}
+			// The rounds can end before a reader has run once (a fast,
+			// uninstrumented build): keep this owner's live counters (its
+			// pattern of allocations always leaves some) until a reader
+			// has delivered one, so that the check below tests readers
+			// rather than the scheduler. hangGuard only bounds a broken
+			// reader.
+			for deadline := time.Now().Add(hangGuard); delivered.Load() == 0 && len(live) > 0 && time.Now().Before(deadline); {
+				runtime.Gosched()
 			}
 			for _, c := range live {
 				if err := c.Close(); err != nil {
