@@ -13,7 +13,9 @@ func TestIdleAllocatesNothing(t *testing.T) {
 	word.Store(ModePark)
 	fast, err := NewBackoff(BackoffConfig{MaxSpins: 2, MaxYields: 2, MinPark: time.Nanosecond, MaxPark: 2 * time.Nanosecond})
 	require.NoError(t, err)
-	for _, s := range []Strategy{NoOp(), BusySpin(), Yielding(), Sleeping(time.Nanosecond), fast, Controllable(&word)} {
+	spin8, err := NewBusySpin(8)
+	require.NoError(t, err)
+	for _, s := range []Strategy{NoOp(), BusySpin(), spin8, Yielding(), Sleeping(time.Nanosecond), fast, Controllable(&word)} {
 		n := 0
 		allocs := testing.AllocsPerRun(200, func() {
 			n++

@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleParse() {
-	for _, spec := range []string{"spin", "sleep-ns:2000", "backoff", "backoff:20:10:2us:5ms", "fast"} {
+	for _, spec := range []string{"spin", "spin:64", "sleep-ns:2000", "backoff", "backoff:20:10:2us:5ms", "fast"} {
 		s, err := idle.Parse(spec)
 		if err != nil {
 			fmt.Println(err)
@@ -18,6 +18,7 @@ func ExampleParse() {
 	}
 	// Output:
 	// spin spin
+	// spin spin:64
 	// sleep-ns sleep-ns:2000
 	// backoff backoff:10:5:1µs:1ms
 	// backoff backoff:20:10:2µs:5ms

@@ -3,7 +3,7 @@ package idle
 import "testing"
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"noop", "spin", "yield", "sleep-ns:2000", "sleep-ms:3", "backoff",
+	for _, s := range []string{"noop", "spin", "spin:64", "yield", "sleep-ns:2000", "sleep-ms:3", "backoff",
 		"backoff:10:5:1us:1ms", "backoff:0:0:1:1", "controllable", "sleep-ns:1h", ":::"} {
 		f.Add(s)
 	}

@@ -11,7 +11,7 @@ import (
 // Parse builds a fresh strategy from a spec:
 //
 //	noop                      NoOp()
-//	spin                      BusySpin()
+//	spin[:HINTS]              BusySpin(), or NewBusySpin(HINTS)
 //	yield                     Yielding()
 //	sleep-ns[:PERIOD]         Sleeping(PERIOD), default 1µs
 //	sleep-ms[:MS]             SleepingMillis(MS), default 1
@@ -47,7 +47,21 @@ func Parse(spec string) (Strategy, error) {
 	case AliasNoOp:
 		return noArgs(NoOp())
 	case AliasBusySpin:
-		return noArgs(BusySpin())
+		if !hasArgs {
+			return BusySpin(), nil
+		}
+		if len(parts) != 1 {
+			return nil, bad("want spin:HINTS")
+		}
+		n, err := strconv.Atoi(parts[0])
+		if err != nil {
+			return nil, bad("want an integer number of spin hints")
+		}
+		st, err := NewBusySpin(n)
+		if err != nil {
+			return nil, fmt.Errorf("%w (spec %q)", err, spec)
+		}
+		return st, nil
 	case AliasYielding:
 		return noArgs(Yielding())
 	case AliasSleepingNs:

@@ -11,6 +11,9 @@ func TestParseAccepts(t *testing.T) {
 	for _, tc := range []struct{ spec, want string }{
 		{"noop", "noop"},
 		{"spin", "spin"},
+		{"spin:1", "spin"},
+		{"spin:64", "spin:64"},
+		{"spin:65536", "spin:65536"},
 		{" yield\n", "yield"},
 		{"sleep-ns", "sleep-ns:1000"},
 		{"sleep-ns:2000", "sleep-ns:2000"},
@@ -45,7 +48,8 @@ func TestParseReturnsFreshInstances(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	for _, spec := range []string{
-		"", "Spin", "busy", "spin:1", "noop:", "yield:x",
+		"", "Spin", "busy", "noop:", "yield:x",
+		"spin:", "spin:0", "spin:-1", "spin:x", "spin:1:2", "spin:65537", "spin:99999999999999999999",
 		"sleep-ns:", "sleep-ns:-1", "sleep-ns:1:2", "sleep-ns:abc",
 		"sleep-ms:1.5", "sleep-ms:-1", "sleep-ms:99999999999999999",
 		"backoff:", "backoff:1:2:3", "backoff:a:5:1us:1ms", "backoff:10:5:1us:1xs",

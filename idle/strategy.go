@@ -1,6 +1,7 @@
 package idle
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -115,26 +116,64 @@ func (s *noOp) Alias() string  { return AliasNoOp }
 func (s *noOp) String() string { return AliasNoOp }
 func (s *noOp) State() State   { return s.st }
 
-// busySpin executes a CPU spin-wait hint.
-type busySpin struct{ st State }
+// busySpin executes hints CPU spin-wait hints per idle step.
+type busySpin struct {
+	st    State
+	hints int
+}
+
+// MaxSpinHints bounds NewBusySpin's hints per idle step: 65,536 PAUSEs is
+// about a millisecond on current x86 cores, past which parking is the
+// better wait.
+const MaxSpinHints = 1 << 16
 
 // BusySpin returns a strategy that executes one CPU spin-wait hint (x86
-// PAUSE) when idle. Lowest wake-up latency; burns a whole core.
-func BusySpin() Strategy { return &busySpin{} }
+// PAUSE) when idle: Agrona's BusySpinIdleStrategy. Lowest wake-up latency;
+// burns a whole core.
+func BusySpin() Strategy { return &busySpin{hints: 1} }
+
+// NewBusySpin returns a strategy that executes hints CPU spin-wait hints
+// (1 to MaxSpinHints) per idle step, or an error wrapping ErrBadSpec. It
+// still never leaves the CPU, but polls less often: a consumer that keeps
+// catching up with a fast producer and polls the cache line the producer
+// is writing slows the producer down, and a wait of about a microsecond
+// between polls (64 hints, about 20 ns each on the project's machines)
+// kept W1 out of that contended regime (docs/idle.md, "Spinning with
+// more hints"). The price is up to that wait in wake-up latency.
+func NewBusySpin(hints int) (Strategy, error) {
+	if hints < 1 || hints > MaxSpinHints {
+		return nil, fmt.Errorf("%w: %d spin hints per idle step, want 1 to %d", ErrBadSpec, hints, MaxSpinHints)
+	}
+	return &busySpin{hints: hints}, nil
+}
 
 func (s *busySpin) Idle(workCount int) {
 	if workCount > 0 {
 		s.st = StateNotIdle
 		return
 	}
-	s.st = StateSpinning
-	doSpin()
+	s.IdleOnce()
 }
-func (s *busySpin) IdleOnce()      { s.st = StateSpinning; doSpin() }
-func (s *busySpin) Reset()         { s.st = StateNotIdle }
-func (s *busySpin) Alias() string  { return AliasBusySpin }
-func (s *busySpin) String() string { return AliasBusySpin }
-func (s *busySpin) State() State   { return s.st }
+
+func (s *busySpin) IdleOnce() {
+	s.st = StateSpinning
+	for range s.hints {
+		doSpin()
+	}
+}
+func (s *busySpin) Reset()        { s.st = StateNotIdle }
+func (s *busySpin) Alias() string { return AliasBusySpin }
+func (s *busySpin) State() State  { return s.st }
+
+// Hints returns the spin-wait hints per idle step.
+func (s *busySpin) Hints() int { return s.hints }
+
+func (s *busySpin) String() string {
+	if s.hints == 1 {
+		return AliasBusySpin
+	}
+	return AliasBusySpin + ":" + strconv.Itoa(s.hints)
+}
 
 // yielding gives the CPU to other threads.
 type yielding struct{ st State }

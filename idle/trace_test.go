@@ -205,3 +205,31 @@ func TestControllableReadsTheWordOnEveryCall(t *testing.T) {
 	require.Panics(t, func() { Controllable(nil) })
 	require.Equal(t, AliasControllable, c.Alias())
 }
+
+func TestBusySpinHintsPerStep(t *testing.T) {
+	rec := record(t)
+	one := BusySpin()
+	one.Idle(0)
+	require.Equal(t, "spin", rec.take())
+	s, err := NewBusySpin(3)
+	require.NoError(t, err)
+	require.Equal(t, StateNotIdle, s.(StateReporter).State())
+	s.Idle(0)
+	require.Equal(t, "spin,spin,spin", rec.take())
+	require.Equal(t, StateSpinning, s.(StateReporter).State())
+	s.Idle(2) // work: no hint
+	require.Equal(t, "-", rec.take())
+	require.Equal(t, StateNotIdle, s.(StateReporter).State())
+	s.IdleOnce()
+	require.Equal(t, "spin,spin,spin", rec.take())
+	s.Reset()
+	require.Equal(t, StateNotIdle, s.(StateReporter).State())
+	require.Equal(t, "spin:3", s.String())
+	require.Equal(t, AliasBusySpin, s.Alias())
+
+	for _, bad := range []int{0, -1, MaxSpinHints + 1} {
+		st, err := NewBusySpin(bad)
+		require.ErrorIs(t, err, ErrBadSpec, "hints %d", bad)
+		require.Nil(t, st)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/prefetch"
+	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -16,6 +17,12 @@ import (
 func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "onetoone-write-pause", extra: true, run: w1OneToOnePause},
+		variant{name: "manytoone-write-pause", extra: true, run: w1ManyToOnePause},
+		variant{name: "mailbox-pause", extra: true, run: w1MailboxPause},
+		variant{name: "manytoone-write-spin", extra: true, run: w1ManyToOneIdle(idle.BusySpin)},
+		variant{name: "mailbox-spin", extra: true, run: w1MailboxIdle(idle.BusySpin)},
+		variant{name: "manytoone-write-backoff", extra: true, run: w1ManyToOneIdle(backoffWait)},
+		variant{name: "mailbox-backoff", extra: true, run: w1MailboxIdle(backoffWait)},
 		variant{name: "onetoone-write-noprefetch", extra: true, run: noPrefetch(w1OneToOneWrite)},
 		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true, false) })},
 		variant{name: "batch16-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, false) })},
@@ -46,31 +53,98 @@ const pauseSpins = 64
 // empty, waits pauseSpins PAUSEs before polling again instead of retrying at
 // once: it stops polling the cache line the producer is writing, so the
 // difference from onetoone-write is the cost of that contention.
+// w1ManyToOnePause is the same for manytoone-write (docs/benchmarks.md,
+// "Midnight": the contended regime is the consumer polling the producer's
+// line).
 func w1OneToOnePause(cfg *runConfig) (time.Duration, error) {
 	r, _, err := newRings()
 	if err != nil {
 		return 0, err
 	}
+	return w1RingWaiting(cfg, r, pauseWait)
+}
+
+func w1ManyToOnePause(cfg *runConfig) (time.Duration, error) { return w1ManyToOneIdle(pauseWait)(cfg) }
+
+// w1ManyToOneIdle and w1MailboxIdle are manytoone-write and mailbox whose
+// consumer passes each call's count to an idle strategy from newIdle.
+func w1ManyToOneIdle(newIdle func() idle.Strategy) func(*runConfig) (time.Duration, error) {
+	return func(cfg *runConfig) (time.Duration, error) {
+		_, r, err := newRings()
+		if err != nil {
+			return 0, err
+		}
+		return w1RingWaiting(cfg, r, newIdle)
+	}
+}
+
+func w1MailboxIdle(newIdle func() idle.Strategy) func(*runConfig) (time.Duration, error) {
+	return func(cfg *runConfig) (time.Duration, error) { return w1MailboxWaiting(cfg, newIdle) }
+}
+
+func w1RingWaiting(cfg *runConfig, r interface {
+	writer
+	Read(ringbuf.Handler, int) (int, error)
+}, wait func() idle.Strategy) (time.Duration, error) {
+	return w1Waiting(cfg, wait, func(t *team, n, corruptAt int) error { return produceWrites(t, r, n, 0, corruptAt) },
+		func(h ringbuf.Handler, _ *checker) (int, error) { return r.Read(h, ringbuf.NoLimit) })
+}
+
+// w1MailboxPause is mailbox with onetoone-write-pause's consumer: the
+// actor's DoWork, then pauseSpins PAUSEs when it did no work.
+func w1MailboxPause(cfg *runConfig) (time.Duration, error) { return w1MailboxIdle(pauseWait)(cfg) }
+
+func w1MailboxWaiting(cfg *runConfig, wait func() idle.Strategy) (time.Duration, error) {
+	mb, err := newBenchMailbox("w1")
+	if err != nil {
+		return 0, err
+	}
+	var c *checker // set by w1Waiting before the first DoWork
+	actor, err := mailbox.NewActor("w1-consumer", mb, func(m *mailbox.Message) mailbox.Action {
+		c.check(m.TypeID(), m.Payload())
+		return mailbox.Continue
+	})
+	if err != nil {
+		return 0, err
+	}
+	return w1Waiting(cfg, wait, func(t *team, n, corruptAt int) error { return produceSends(t, mb, n, 0, corruptAt) },
+		func(_ ringbuf.Handler, chk *checker) (int, error) { c = chk; return actor.DoWork() })
+}
+
+// The idle strategies of the consumers of the -pause, -spin and -backoff
+// variants, as a runner would apply them after each duty cycle:
+// pauseSpins spin hints (idle.NewBusySpin), one (idle.BusySpin, Agrona's
+// busy spin) and Agrona's default backoff.
+func pauseWait() idle.Strategy {
+	s, err := idle.NewBusySpin(pauseSpins)
+	if err != nil {
+		panic(err) // a constant in range
+	}
+	return s
+}
+
+func backoffWait() idle.Strategy { return idle.Backoff() }
+
+// w1Waiting runs produce in slot 0 and, in slot 1, a consumer that calls
+// consume until the checker has seen n messages, passing the count of each
+// call to an idle strategy from newIdle.
+func w1Waiting(cfg *runConfig, newIdle func() idle.Strategy, produce func(t *team, n, corruptAt int) error, consume func(ringbuf.Handler, *checker) (int, error)) (time.Duration, error) {
 	t := newTeam(cfg.place)
 	c := newChecker(1)
 	n, corruptAt := cfg.n, cfg.corruptAt
-	t.spawn(0, func() error { return produceWrites(t, r, n, 0, corruptAt) })
+	t.spawn(0, func() error { return produce(t, n, corruptAt) })
 	t.spawn(1, func() error {
-		spin := idle.BusySpin()
+		s := newIdle()
 		h := ringbuf.Handler(c.check)
 		for c.received < n {
-			k, err := r.Read(h, ringbuf.NoLimit)
+			k, err := consume(h, c)
 			if err != nil {
 				return err
 			}
-			if k == 0 {
-				if t.abort.Load() {
-					return errAborted
-				}
-				for range pauseSpins {
-					spin.Idle(0)
-				}
+			if k == 0 && t.abort.Load() {
+				return errAborted
 			}
+			s.Idle(k)
 		}
 		t.finish()
 		return c.finish([]int{n})
