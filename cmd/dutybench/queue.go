@@ -19,10 +19,14 @@ func init() {
 			return w1Queue(cfg, func() (queue.Pipe[[payloadLen]byte], error) { return queue.NewOneToOne[[payloadLen]byte](chanCapacity) })
 		}},
 		variant{name: "queue-manytoone", extra: true, run: func(cfg *runConfig) (time.Duration, error) {
-			return w1Queue(cfg, func() (queue.Pipe[[payloadLen]byte], error) { return queue.NewManyToOne[[payloadLen]byte](chanCapacity) })
+			return w1Queue(cfg, func() (queue.Pipe[[payloadLen]byte], error) {
+				return queue.NewManyToOne[[payloadLen]byte](chanCapacity)
+			})
 		}},
 		variant{name: "queue-manytomany", extra: true, run: func(cfg *runConfig) (time.Duration, error) {
-			return w1Queue(cfg, func() (queue.Pipe[[payloadLen]byte], error) { return queue.NewManyToMany[[payloadLen]byte](chanCapacity) })
+			return w1Queue(cfg, func() (queue.Pipe[[payloadLen]byte], error) {
+				return queue.NewManyToMany[[payloadLen]byte](chanCapacity)
+			})
 		}},
 	)
 }

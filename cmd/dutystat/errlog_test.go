@@ -124,3 +124,42 @@ func TestErrorLogTimesOutOfJSONRange(t *testing.T) {
 	require.Contains(t, out, "far future")
 	require.Contains(t, out, "far past")
 }
+
+// TestErrorLogsSince: -since keeps the errors last observed within it
+// before the sample, in text and JSON, and says so.
+func TestErrorLogsSince(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(func() time.Time { return at }))
+	require.NoError(t, err)
+	defer ef.Close()
+	require.True(t, ef.Log().Record(errors.New("old trouble")))
+	at = at.Add(10 * time.Minute)
+	require.True(t, ef.Log().Record(errors.New("new trouble")))
+
+	fe := &fakeEnv{t: at.Add(time.Minute)}
+	out := runOK(t, fe.env(), "-dir", dir, "-window", "0", "-since", "5m")
+	t.Log("\n" + out)
+	require.Contains(t, out, "\nerrors: 1 distinct errors last observed since 2026-11-30T08:06:00.000Z\n")
+	require.Contains(t, out, "new trouble")
+	require.NotContains(t, out, "old trouble")
+
+	out = runOK(t, fe.env(), "-dir", dir, "-window", "0", "-since", "20m")
+	require.Contains(t, out, "\nerrors: 2 distinct errors last observed since 2026-11-30T07:51:00.000Z\n")
+	require.Contains(t, out, "old trouble")
+
+	out = runOK(t, fe.env(), "-dir", dir, "-window", "0") // 0: all, no filter stated
+	require.Contains(t, out, "\nerrors: 2 distinct errors\n")
+
+	line := runOK(t, fe.env(), "-dir", dir, "-window", "0", "-json", "-since", "5m")
+	var f frame
+	require.NoError(t, json.Unmarshal([]byte(line), &f))
+	require.NotNil(t, f.ErrorsSince)
+	require.True(t, f.ErrorsSince.Equal(at.Add(-4*time.Minute)), f.ErrorsSince)
+	require.Len(t, f.Files, 1)
+	require.Len(t, f.Files[0].Errors, 1)
+	require.True(t, strings.HasPrefix(f.Files[0].Errors[0].Text, "*errors.errorString: new trouble"), f.Files[0].Errors[0].Text)
+
+	line = runOK(t, fe.env(), "-dir", dir, "-window", "0", "-json")
+	require.NotContains(t, line, "errors_since")
+}

@@ -43,6 +43,7 @@ type options struct {
 	window   time.Duration
 	frames   int
 	json     bool
+	since    time.Duration
 }
 
 // env is what run needs from the outside world; tests replace it.
@@ -85,8 +86,9 @@ func parseFlags(stderr io.Writer, args []string) (options, error) {
 	fl.DurationVar(&o.window, "window", 200*time.Millisecond, "time between the two samples of the first frame's rates (0: no rates)")
 	fl.IntVar(&o.frames, "n", 0, "with -watch, stop after this many frames (0: until interrupted)")
 	fl.BoolVar(&o.json, "json", false, "print one JSON object per frame")
+	fl.DurationVar(&o.since, "since", 0, "show only the errors of error logs last observed within this time before each sample (0: all)")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json]")
+		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -101,6 +103,8 @@ func parseFlags(stderr io.Writer, args []string) (options, error) {
 		return o, fmt.Errorf("-window %s must not be negative", o.window)
 	case o.frames < 0:
 		return o, fmt.Errorf("-n %d must not be negative", o.frames)
+	case o.since < 0:
+		return o, fmt.Errorf("-since %s must not be negative", o.since)
 	}
 	return o, nil
 }
@@ -116,7 +120,7 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 	clear := o.watch && !o.json && isTerminal(stdout)
 	var prev *frame
 	if o.window > 0 {
-		f, err := sample(o.dir, e, nil)
+		f, err := sample(o.dir, e, nil, o.since)
 		if err != nil {
 			fmt.Fprintln(stderr, "dutystat:", err)
 			return exitDir
@@ -127,7 +131,7 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 		}
 	}
 	for n := 1; ; n++ {
-		f, err := sample(o.dir, e, prev)
+		f, err := sample(o.dir, e, prev, o.since)
 		if err != nil {
 			fmt.Fprintln(stderr, "dutystat:", err)
 			return exitDir
@@ -156,9 +160,12 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 
 // frame is one sample of a directory.
 type frame struct {
-	Dir   string       `json:"dir"`
-	Time  time.Time    `json:"time"`
-	Files []fileSample `json:"files"`
+	Dir  string    `json:"dir"`
+	Time time.Time `json:"time"`
+	// ErrorsSince is set with -since: error logs list only the errors last
+	// observed at or after it.
+	ErrorsSince *time.Time   `json:"errors_since,omitempty"`
+	Files       []fileSample `json:"files"`
 }
 
 // fileSample is what one file looked like. Error says why the rest is
@@ -226,20 +233,30 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 
 // sample lists dir and samples every file in it. Only an unreadable
 // directory is an error; everything about a file goes in its Error.
-func sample(dir string, e env, prev *frame) (frame, error) {
+// With since > 0, error logs list only the errors last observed within
+// since before the sample's time.
+func sample(dir string, e env, prev *frame, since time.Duration) (frame, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return frame{}, err
 	}
 	e.afterList()
 	f := frame{Dir: dir, Time: e.now()}
+	var sinceMs int64 // errlog.Read's: 0 for all
+	if since > 0 {
+		t := f.Time.Add(-since)
+		f.ErrorsSince = &t
+		if ms := t.UnixMilli(); ms > 0 { // before 1970: all, as errlog.Read's 0
+			sinceMs = ms
+		}
+	}
 	present := map[string]bool{}
 	for _, de := range entries {
 		if !de.Type().IsRegular() { // as ipc.Cleanup: no directories, symlinks, devices
 			continue
 		}
 		present[de.Name()] = true
-		f.Files = append(f.Files, sampleFile(filepath.Join(dir, de.Name()), e))
+		f.Files = append(f.Files, sampleFile(filepath.Join(dir, de.Name()), e, sinceMs))
 	}
 	if prev != nil {
 		for _, p := range prev.Files {
@@ -254,7 +271,7 @@ func sample(dir string, e env, prev *frame) (frame, error) {
 
 // sampleFile opens one file read-only and reads its header, owner and, for
 // a counters file, every allocated counter.
-func sampleFile(path string, e env) fileSample {
+func sampleFile(path string, e env, sinceMs int64) fileSample {
 	s := fileSample{Name: filepath.Base(path), at: e.now()}
 	if fi, err := os.Stat(path); err == nil {
 		s.Size = fi.Size()
@@ -296,7 +313,7 @@ func sampleFile(path string, e env) fileSample {
 	case ipc.KindCounters:
 		err = readCounters(f, &s)
 	case ipc.KindErrorLog:
-		err = readErrors(f, &s)
+		err = readErrors(f, &s, sinceMs)
 	}
 	if err != nil {
 		s.Error = describe(err)
@@ -313,13 +330,13 @@ const maxErrors = 1000
 // readErrors reads every record of an error log file, under File.Guard,
 // and keeps the first maxErrors. A corrupt record is an error after the
 // records before it.
-func readErrors(f *ipc.File, s *fileSample) error {
+func readErrors(f *ipc.File, s *fileSample, sinceMs int64) error {
 	b, err := f.Section(0)
 	if err != nil {
 		return err
 	}
 	return f.Guard(func() error {
-		_, err := errlog.Read(b, 0, func(o errlog.Observation) {
+		_, err := errlog.Read(b, sinceMs, func(o errlog.Observation) {
 			if len(s.Errors) == maxErrors {
 				s.ErrorsNotShown++
 				return
@@ -473,7 +490,11 @@ func printText(w io.Writer, f *frame) error {
 		if s.KindID != int32(ipc.KindErrorLog) || (len(s.Errors) == 0 && s.Error != "") {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s: %d distinct errors\n", printable(s.Name), len(s.Errors)+s.ErrorsNotShown)
+		fmt.Fprintf(&b, "\n%s: %d distinct errors", printable(s.Name), len(s.Errors)+s.ErrorsNotShown)
+		if f.ErrorsSince != nil {
+			fmt.Fprintf(&b, " last observed since %s", f.ErrorsSince.UTC().Format(errorTime))
+		}
+		b.WriteByte('\n')
 		if len(s.Errors) == 0 {
 			continue
 		}

@@ -333,7 +333,7 @@ func TestBadDirAndFlags(t *testing.T) {
 	var o, e bytes.Buffer
 	require.Equal(t, 1, run(context.Background(), &o, &e, []string{"-dir", filepath.Join(t.TempDir(), "missing"), "-window", "0"}))
 	require.Contains(t, e.String(), "no such file or directory")
-	for _, args := range [][]string{{"-interval", "0"}, {"-window", "-1s"}, {"-n", "-1"}, {"extra"}, {"-bogus"}} {
+	for _, args := range [][]string{{"-interval", "0"}, {"-window", "-1s"}, {"-n", "-1"}, {"-since", "-1s"}, {"extra"}, {"-bogus"}} {
 		o.Reset()
 		e.Reset()
 		require.Equal(t, 2, run(context.Background(), &o, &e, args), "%q", args)
@@ -414,7 +414,7 @@ func FuzzSampleCounters(f *testing.F) {
 		clear(b)
 		copy(b, data)
 		binary.LittleEndian.PutUint64(b[lay.ValuesOffset:], uint64(v))
-		fr, err := sample(dir, (&fakeEnv{t: time.Now()}).env(), nil)
+		fr, err := sample(dir, (&fakeEnv{t: time.Now()}).env(), nil, 0)
 		require.NoError(t, err)
 		require.Len(t, fr.Files, 1)
 		var out bytes.Buffer
