@@ -99,7 +99,9 @@ type Counters struct {
 	// tail. The consumer writes it.
 	MaxDepth *atomic.Int64
 	// Delivered counts messages handed to a handler and consumed (an
-	// aborted delivery is not counted until it is consumed).
+	// aborted delivery is not counted until it is consumed). Those of a
+	// Drain whose handler panicked, the panicking message included (the
+	// ring consumes it), are counted by the next Drain.
 	Delivered *atomic.Int64
 	// Torn counts claims released by the liveness check: messages whose
 	// sender died (or hung) between claim and commit, dropped whole.
