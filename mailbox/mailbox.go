@@ -266,8 +266,8 @@ func (m *Mailbox) MaxClaimLength() int { return m.plainMax }
 
 // MaxPartsClaimLength returns the largest body ClaimParts accepts: the
 // sum of the part lengths plus PartLengthPrefix bytes per part must fit in
-// one framed record.
-func (m *Mailbox) MaxPartsClaimLength() int { return m.lay.maxFrag }
+// one framed record, and not exceed MaxMessageSize.
+func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.maxMessage) }
 
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }

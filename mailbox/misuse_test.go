@@ -110,3 +110,29 @@ func TestDeliveredCountsMessagesOfAPanickedDrain(t *testing.T) {
 	require.Equal(t, int64(5), mb.Stats().Delivered, "3 delivered, 1 panicked (consumed), 1 after")
 	require.Zero(t, mb.Stats().Corrupt)
 }
+
+// TestMaxPartsClaimLengthHonoursMaxMessageSize: MaxPartsClaimLength is
+// the largest body ClaimParts accepts, so with a MaxMessageSize below one
+// record's body it is MaxMessageSize (as MaxClaimLength is). It used to
+// report the record's 8,160 bytes, and a claim of that length got
+// ErrTooLong.
+func TestMaxPartsClaimLengthHonoursMaxMessageSize(t *testing.T) {
+	for _, limit := range []int{0, 100, 8160, 8161} {
+		mb := newMailbox(t, Config{MaxMessageSize: limit})
+		max := mb.MaxPartsClaimLength()
+		if limit == 0 || limit > 8160 {
+			require.Equal(t, 8160, max, limit)
+		} else {
+			require.Equal(t, limit, max, limit)
+		}
+		p, err := mb.ClaimParts(1, max)
+		require.NoError(t, err, "ClaimParts of MaxPartsClaimLength, limit %d", limit)
+		require.NoError(t, p.Commit())
+		p, err = mb.ClaimParts(1, max-2*PartLengthPrefix-1, 1) // a body of max bytes
+		require.NoError(t, err, "two parts, limit %d", limit)
+		require.NoError(t, p.Commit())
+		_, err = mb.ClaimParts(1, max+1)
+		require.Equal(t, ErrTooLong, err)
+		require.Len(t, collect(t, mb), 2)
+	}
+}
