@@ -341,15 +341,42 @@ func TestTransmitterRestartKeepsIntent(t *testing.T) {
 	rx := newRx(t, b)
 	require.NoError(t, tx.Transmit(1, []byte("abcdefgh"))) // [0, 16)
 	require.NoError(t, tx.Transmit(1, []byte("abcdefgh"))) // [16, 32)
+	require.NoError(t, tx.Transmit(1, []byte("abcdefgh"))) // [32, 48)
+	require.NoError(t, tx.Transmit(1, nil))                // [48, 56)
 	require.True(t, rx.ReceiveNext())                      // record at 0
 	require.True(t, rx.Validate())
-	// The dead transmitter announced [32, 72), which wraps over [0, 8).
-	binary64(b, capacity+TailIntentCounterOffset, 72)
+	// The dead transmitter announced a 16-byte record: padding [56, 64),
+	// then [64, 80), which wraps over [0, 16).
+	binary64(b, capacity+TailIntentCounterOffset, 80)
 	require.False(t, rx.Validate())
 	tx2 := newTx(t, b)
-	require.NoError(t, tx2.Transmit(1, nil)) // its own intent would be 40
-	require.Equal(t, trailer{72, 40, 32}, readTrailer(b, capacity))
+	require.NoError(t, tx2.Transmit(1, nil)) // its own intent would be 64
+	require.Equal(t, trailer{80, 64, 56}, readTrailer(b, capacity))
 	require.False(t, rx.Validate(), "the record at 0 may be torn")
+}
+
+// TestTransmitterRejectsImpossibleIntent: a tail intent more than one
+// record (plus the padding before it) past the tail cannot have been left
+// by a transmitter. Taking it as the floor of every later intent used to
+// make every message look overwritten to every receiver, for as long as
+// the transmitter had not caught up with that bogus position: a
+// copy receiver got ErrLapped on every call and delivered nothing, and no
+// error said why. NewTransmitter reports it as ErrCorrupt, as it does a
+// bad tail.
+func TestTransmitterRejectsImpossibleIntent(t *testing.T) {
+	const capacity = 128 // max payload 16, records of up to 24 bytes
+	b := newBuf(t, capacity)
+	require.NoError(t, newTx(t, b).Transmit(1, []byte("abcdefgh"))) // tail 16
+	// The most a correct transmitter leaves: padding of 16 bytes (tail at
+	// offset 112) and a record of 24. Here: intent 16 + 40 is fine.
+	binary64(b, capacity+TailIntentCounterOffset, 16+40)
+	_, err := NewTransmitter(b)
+	require.NoError(t, err)
+
+	binary64(b, capacity+TailIntentCounterOffset, 16+100*capacity)
+	tx, err := NewTransmitter(b)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.Nil(t, tx)
 }
 
 func binary64(b []byte, off int, v int64) {

@@ -23,8 +23,9 @@ type Transmitter struct {
 // TrailerLength bytes (an mmap'd file, for example). It never writes to buf: a
 // transmitter that restarts over a live buffer continues at its tail.
 //
-// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a tail counter no
-// transmitter can have written).
+// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a tail counter, or a
+// tail intent more than a record past it, that no transmitter can have
+// written).
 func NewTransmitter(buf []byte) (*Transmitter, error) {
 	v, err := newView(buf)
 	if err != nil {
@@ -38,11 +39,19 @@ func NewTransmitter(buf []byte) (*Transmitter, error) {
 	// left intent > tail and may have overwritten records up to intent -
 	// capacity. Lowering the intent again would let receivers validate those
 	// records, so the intent never goes below what was found.
+	// It is at most one record past the tail, plus the padding before it
+	// (less than a record): an intent further ahead was not written by a
+	// transmitter, and keeping it as the floor would make every record
+	// look overwritten to every receiver until the tail caught up with it.
+	maxMsgLength := MaxMsgLength(int(v.capacity))
 	floor := v.tailIntent.Load()
+	if maxRecord := align(int64(maxMsgLength) + HeaderLength); validPosition(floor) && floor-tail > 2*maxRecord-RecordAlignment {
+		return nil, corruptError("tail intent %d more than a record past tail %d", floor, tail)
+	}
 	if !validPosition(floor) || floor < tail {
 		floor = tail
 	}
-	return &Transmitter{v: v, tail: tail, intentFloor: floor, maxMsgLength: MaxMsgLength(int(v.capacity))}, nil
+	return &Transmitter{v: v, tail: tail, intentFloor: floor, maxMsgLength: maxMsgLength}, nil
 }
 
 // Capacity returns the ring capacity in bytes (without the trailer).

@@ -46,8 +46,10 @@ type consumer struct {
 	// Hot: touched by every Drain call, kept together.
 	onRecord    ringbuf.ControlledHandler
 	h           Handler
-	count       int // messages consumed (delivered or discarded) in this call, counted after each ring read
-	extra       int // records the ring counted in this read that are not messages (later records of a framed message, dropped records)
+	count       int  // messages consumed (delivered or discarded) in this call, counted after each ring read
+	calls       int  // handler calls in this call: what it delivered if a handler panics (see Drain)
+	interrupted bool // a Drain is running, or the last one was interrupted by a handler's panic
+	extra       int  // records the ring counted in this read that are not messages (later records of a framed message, dropped records)
 	stop        bool
 	discard     bool
 	plainReady  bool // a plain record can take the fast path: not discarding, nothing pending, msg is one part
@@ -93,6 +95,7 @@ func (c *consumer) init(m *Mailbox) {
 		if c.plainReady && recordType <= MaxTypeID {
 			c.msg.typeID = recordType
 			c.msg.one[0] = payload
+			c.calls++
 			if a := c.h(&c.msg); a != Continue {
 				return c.settle(a)
 			}
@@ -119,7 +122,9 @@ func (c *consumer) init(m *Mailbox) {
 // Continue). A multipart or fragmented message is delivered whole, once
 // all its records are in the ring; Abort leaves all its records for the
 // next Drain. A handler that panics consumes its message, as in the ring;
-// the panic propagates.
+// the panic propagates, and the next Drain adds the messages the
+// interrupted one delivered (the panicking one included) to
+// Stats.Delivered.
 //
 // Drain also runs the liveness check: if the mailbox holds an open claim
 // that has not moved for Config.UnblockTimeout, the claim is released and
@@ -134,6 +139,10 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		return 0, nil
 	}
 	c := &m.cons
+	if c.interrupted {
+		c.creditInterrupted()
+	}
+	c.interrupted, c.calls = true, 0
 	// extra counts records of the current ring read that are not messages:
 	// a handler that panicked left the last read's. discarded and corrupt
 	// are zeroed at the end of a call; one whose handler panicked leaves
@@ -223,7 +232,21 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		}
 		c.corrupt = 0
 	}
+	c.interrupted = false
 	return c.count, err
+}
+
+// creditInterrupted counts what a Drain whose handler panicked delivered:
+// the ring's count of a read is lost with the panic, but every handler
+// call of that Drain consumed its message (a handler that aborts ends the
+// drain, so none of them aborted; the panicking one is consumed by the
+// ring's rule), and a discarding Drain calls no handler.
+func (c *consumer) creditInterrupted() {
+	c.interrupted = false
+	if c.calls > 0 {
+		c.totalDelivered += int64(c.calls)
+		atomicbuf.StoreRelease64(c.mb.ctr.Delivered, c.totalDelivered)
+	}
 }
 
 // quietPoll is the part of Drain that a poll finding nothing needs, small
@@ -364,6 +387,7 @@ func (c *consumer) deliver() Action {
 		c.discarded++
 		return Continue
 	}
+	c.calls++
 	return c.settle(c.h(&c.msg))
 }
 

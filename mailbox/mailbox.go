@@ -99,7 +99,9 @@ type Counters struct {
 	// tail. The consumer writes it.
 	MaxDepth *atomic.Int64
 	// Delivered counts messages handed to a handler and consumed (an
-	// aborted delivery is not counted until it is consumed).
+	// aborted delivery is not counted until it is consumed). Those of a
+	// Drain whose handler panicked, the panicking message included (the
+	// ring consumes it), are counted by the next Drain.
 	Delivered *atomic.Int64
 	// Torn counts claims released by the liveness check: messages whose
 	// sender died (or hung) between claim and commit, dropped whole.
@@ -264,8 +266,8 @@ func (m *Mailbox) MaxClaimLength() int { return m.plainMax }
 
 // MaxPartsClaimLength returns the largest body ClaimParts accepts: the
 // sum of the part lengths plus PartLengthPrefix bytes per part must fit in
-// one framed record.
-func (m *Mailbox) MaxPartsClaimLength() int { return m.lay.maxFrag }
+// one framed record, and not exceed MaxMessageSize.
+func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.maxMessage) }
 
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }

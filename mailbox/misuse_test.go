@@ -29,7 +29,7 @@ func TestDrainAfterPanicCountsRight(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorruptFrame, "the record dropped before the panic, reported now")
 	require.Equal(t, []string{"next"}, delivered)
 	require.Equal(t, 1, n)
-	require.Equal(t, int64(1), mb.Stats().Delivered)
+	require.Equal(t, int64(2), mb.Stats().Delivered, "boom was handed to the handler and consumed, then next")
 	require.Equal(t, int64(1), mb.Stats().Corrupt)
 }
 
@@ -83,4 +83,56 @@ func TestSecondCommitIsErrClaim(t *testing.T) {
 	require.NoError(t, p.Abort())
 	require.ErrorIs(t, p.Commit(), ErrClaim)
 	require.Panics(t, func() { p.Part(0) })
+}
+
+// TestDeliveredCountsMessagesOfAPanickedDrain: messages handed to a handler
+// are consumed even when a later handler call of the same Drain panics (the
+// panicking message too: the ring's rule), so Stats.Delivered must count
+// them. It used to lose them all: the drain's count is only known when the
+// ring's read returns, and the next Drain started again from zero.
+func TestDeliveredCountsMessagesOfAPanickedDrain(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: 4096})
+	for i := range 3 {
+		require.NoError(t, mb.Send(1, []byte{byte(i)}))
+	}
+	require.NoError(t, mb.Send(2, pattern(1, 1500))) // fragmented: 3 records
+	require.NoError(t, mb.Send(1, []byte{9}))
+	require.Panics(t, func() {
+		_, _ = mb.Drain(func(m *Message) Action {
+			if m.TypeID() == 2 {
+				panic("boom")
+			}
+			return Continue
+		}, 10)
+	})
+	out := collect(t, mb)
+	require.Equal(t, []got{{1, []string{"\x09"}, false}}, out, "the panicking message and its records are consumed")
+	require.Equal(t, int64(5), mb.Stats().Delivered, "3 delivered, 1 panicked (consumed), 1 after")
+	require.Zero(t, mb.Stats().Corrupt)
+}
+
+// TestMaxPartsClaimLengthHonoursMaxMessageSize: MaxPartsClaimLength is
+// the largest body ClaimParts accepts, so with a MaxMessageSize below one
+// record's body it is MaxMessageSize (as MaxClaimLength is). It used to
+// report the record's 8,160 bytes, and a claim of that length got
+// ErrTooLong.
+func TestMaxPartsClaimLengthHonoursMaxMessageSize(t *testing.T) {
+	for _, limit := range []int{0, 100, 8160, 8161} {
+		mb := newMailbox(t, Config{MaxMessageSize: limit})
+		max := mb.MaxPartsClaimLength()
+		if limit == 0 || limit > 8160 {
+			require.Equal(t, 8160, max, limit)
+		} else {
+			require.Equal(t, limit, max, limit)
+		}
+		p, err := mb.ClaimParts(1, max)
+		require.NoError(t, err, "ClaimParts of MaxPartsClaimLength, limit %d", limit)
+		require.NoError(t, p.Commit())
+		p, err = mb.ClaimParts(1, max-2*PartLengthPrefix-1, 1) // a body of max bytes
+		require.NoError(t, err, "two parts, limit %d", limit)
+		require.NoError(t, p.Commit())
+		_, err = mb.ClaimParts(1, max+1)
+		require.Equal(t, ErrTooLong, err)
+		require.Len(t, collect(t, mb), 2)
+	}
 }
