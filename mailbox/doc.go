@@ -60,7 +60,8 @@
 // its records, for the next Drain: the back-pressure idiom of an agent
 // whose downstream is full). A Message and every slice it gives are valid
 // only during the handler call: a one-record message aliases the ring, a
-// reassembled one the mailbox's reusable buffer.
+// reassembled one the mailbox's reusable buffer. A handler never drains,
+// discards or Close(Discard)s its own mailbox (see Handler).
 //
 // # Torn and corrupt messages
 //

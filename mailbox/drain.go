@@ -30,6 +30,16 @@ const (
 
 // Handler receives one message from Drain and decides what happens to it.
 // The Message and every slice it returns are valid only during the call.
+//
+// A handler must not consume from its own mailbox: no Drain,
+// DiscardQueued or Close(Discard) of the mailbox being drained (Close(Drain)
+// and sends are fine). The inner call would release space the outer drain
+// still counts as its own, and the outer one would then move the head back
+// over it: the mailbox stalls until the liveness check releases the space,
+// counted as torn. Nothing detects it: after a handler's panic the mailbox
+// is in the same state as inside a handler, and the next Drain must work
+// then. To close from a handler, call Close(Drain) (or set a flag) and
+// Close(Discard) after Drain returns.
 type Handler func(m *Message) Action
 
 // The liveness check's periods, in drains without progress (see Drain).

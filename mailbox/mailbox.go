@@ -301,8 +301,9 @@ func (c CloseMode) String() string {
 // Close refuses new sends at once (they return ErrClosed) and sets what
 // happens to the messages queued. Close(Drain) may be called from any
 // goroutine and returns 0. Close(Discard) consumes the queue and returns the
-// number of messages discarded: call it from the draining goroutine only
-// (a mailbox closed with Drain may later be switched to Discard).
+// number of messages discarded: call it from the draining goroutine only,
+// never from inside a Handler (see Handler), and a mailbox closed with
+// Drain may later be switched to Discard.
 //
 // A send that checked the state just before Close may still land after it:
 // it is delivered (Drain) or discarded and counted (Discard) by the next
@@ -332,8 +333,8 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 
 // DiscardQueued consumes every message queued now without delivering it,
 // counts them in Stats.Discarded and returns how many there were. Call it
-// from the draining goroutine only, after Close(Discard) (before, it
-// returns 0: an open mailbox never discards).
+// from the draining goroutine only, outside any Handler, after
+// Close(Discard) (before, it returns 0: an open mailbox never discards).
 func (m *Mailbox) DiscardQueued() (int, error) {
 	total := 0
 	for m.state.Load() == stateDiscard {
