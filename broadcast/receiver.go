@@ -65,8 +65,9 @@ func NewReceiver(buf []byte) (*Receiver, error) {
 // read them, then call Validate.
 //
 // If the transmitter has lapped the receiver, ReceiveNext increments
-// LappedCount (once, however many laps were missed) and continues at the
-// latest message. It does not allocate, and does bounded work on any buffer
+// LappedCount (once per detection, however many laps were missed) and
+// continues at the latest message; a call that is lapped again while it
+// retries counts that lap too. It does not allocate, and does bounded work on any buffer
 // contents.
 func (r *Receiver) ReceiveNext() bool {
 	if r.err != nil {
