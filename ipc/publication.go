@@ -532,7 +532,10 @@ func (p *Publication) updateLimit(now int64) error {
 	}
 	clean := p.cleanPos.Load()
 	minPos = min(minPos, tail)
-	if minPos&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
+	// Both words are in the shared file: bound them before subtracting, so
+	// that a hostile value cannot wrap the difference past the window check
+	// (a clean position of math.MinInt64 made zero slice out of range).
+	if minPos < 0 || clean < 0 || (minPos|clean)&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
 		p.cleanSeq.Add(1)
 		return fmt.Errorf("%w: slowest subscriber position %d, clean position %d, tail %d", ErrLogCorrupt, minPos, clean, tail)
 	}
