@@ -61,7 +61,8 @@ type Subscription struct {
 // position when there is none (Aeron's rule: a late joiner never holds the
 // publisher further back than it already is, and sees everything from
 // there). Waiting for the file and for a limit update in progress is
-// bounded by ctx.
+// bounded by ctx; an update of an owner that is gone (closed, or dead) is
+// not waited for: it was cut short and will never finish.
 func OpenSubscription(ctx context.Context, path string, opts ...PublicationOption) (*Subscription, error) {
 	c := newPubConfig(opts)
 	if c.now == nil {
@@ -155,7 +156,14 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 			s.lastBeat = s.now()
 			sl.heartbeat.Store(s.lastBeat)
 		}
-		if pf.cleanSeq.Load()&1 != 0 {
+		// An odd sequence is a limit update running, unless the owner is
+		// gone (closed, or dead: stale heartbeat, process gone): then no
+		// update runs or will run, and one it was killed in leaves the
+		// sequence odd for good (TestJoinAfterOwnerDiedMidUpdate). The
+		// clean position it may not have stored is harmless: it zeroed
+		// only below every position its scan saw active, and the join
+		// position is the slowest active one or the tail.
+		if pf.cleanSeq.Load()&1 != 0 && !s.ownerGone(s.lastBeat) {
 			continue // a limit update is running
 		}
 		j, err := s.joinPosition()
@@ -173,7 +181,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		}
 		seq := pf.cleanSeq.Load()
 		clean := pf.cleanPos.Load()
-		if seq&1 == 0 && pf.cleanSeq.Load() == seq && clean <= j {
+		if (seq&1 == 0 && pf.cleanSeq.Load() == seq || s.ownerGone(s.lastBeat)) && clean <= j {
 			s.join = j
 			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
 			return nil

@@ -1,0 +1,58 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// markOwnerDead makes the file's owner look dead to every process that
+// opens the file from now on: its start time no longer matches its pid's
+// (as after the owner died and the pid was reused). With a heartbeat
+// stale on their clock, they see the file layer's Dead state.
+func markOwnerDead(t testing.TB, p *Publication) {
+	t.Helper()
+	b := p.file.data[OwnerStartTimeOffset : OwnerStartTimeOffset+8]
+	v := binary.LittleEndian.Uint64(b)
+	require.NotZero(t, v)
+	binary.LittleEndian.PutUint64(b, v+1)
+}
+
+// TestJoinAfterOwnerDiedMidUpdate: the owner is killed inside updateLimit,
+// after it made the clean sequence odd and before it made it even again.
+// Nobody will ever make it even: a subscriber that opens the publication
+// afterwards used to spin until its context ended (forever with
+// context.Background) and fail with ErrNotReady, although the same
+// subscriber opening after the owner was killed at any other point joins
+// and then reads ErrPublisherDead. With the owner provably gone no limit
+// update can be running, so the joiner must not wait for one.
+func TestJoinAfterOwnerDiedMidUpdate(t *testing.T) {
+	clock := newFakeClock()
+	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Hour))
+	s1 := newTestSubscription(t, p, clock.opt())
+	_, err := p.Offer(pubTypeID, []byte("before"))
+	require.NoError(t, err)
+
+	p.cleanSeq.Add(1) // updateLimit's first store; the owner dies here
+	markOwnerDead(t, p)
+	clock.add(time.Minute) // its heartbeat goes stale
+
+	ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
+	defer cancel()
+	s2, err := OpenSubscription(ctx, p.File().Path(), clock.opt())
+	require.NoError(t, err, "a joiner waited for a limit update of a dead owner")
+	defer s2.Close()
+	require.Equal(t, s1.Position(), s2.JoinPosition())
+
+	var got []string
+	h := func(_ int32, b []byte) { got = append(got, string(b)) }
+	_, err = s2.Poll(h, ringbuf.NoLimit)
+	require.NoError(t, err)
+	_, err = s2.Poll(h, ringbuf.NoLimit)
+	require.ErrorIs(t, err, ErrPublisherDead)
+	require.Equal(t, []string{"before"}, got)
+}
