@@ -192,7 +192,9 @@ func CreatePublication(dir, name string, capacity int, opts ...PublicationOption
 // ErrBackPressured). Opening one marks the publication as having external
 // publishers for good: subscribers then unblock a stuck claim after the
 // unblock timeout alone, as Aeron does, since they cannot tell whose claim
-// it is (see Subscription.Poll).
+// it is (see Subscription.Poll). It waits, bounded by ctx, for the file
+// and its metadata; a publication whose creator is gone before it wrote
+// the metadata is ErrOwnerDead.
 func OpenPublication(ctx context.Context, path string, opts ...PublicationOption) (*Publication, error) {
 	c := newPubConfig(opts)
 	pf, err := openPublicationFile(ctx, path, c)

@@ -206,6 +206,9 @@ func writePublicationMetadata(meta atomicbuf.Buffer, capacity int, c pubConfig) 
 // openPublicationFile opens path, checks its kind, waits (bounded by ctx)
 // until the creator has written the metadata, and wraps it.
 func openPublicationFile(ctx context.Context, path string, c pubConfig) (*pubFile, error) {
+	if c.now == nil {
+		return nil, fmt.Errorf("%w: nil clock", ErrArgument)
+	}
 	f, err := Open(ctx, path, c.fileOpts...)
 	if err != nil {
 		return nil, err
@@ -225,13 +228,20 @@ func openPublicationFile(ctx context.Context, path string, c pubConfig) (*pubFil
 			return nil, fmt.Errorf("%w: %s: metadata section of %d bytes", ErrCorrupt, path, len(meta))
 		}
 		mb, _ := atomicbuf.New(meta) // sections are page-aligned
-		for {
+		for polls := 0; ; polls++ {
 			v := mb.Int32At(PubVersionOffset).Load()
 			if v == PubLayoutVersion {
 				break
 			}
 			if v != 0 {
 				return nil, &VersionError{Path: path + " (publication metadata)", Found: v, Supported: PubLayoutVersion}
+			}
+			// Only the creator writes the metadata: once it is gone
+			// (closed the file, or dead) the version stays 0 for good.
+			// (The check reads /proc while the heartbeat is stale: one
+			// poll in 64.)
+			if polls%64 == 0 && f.ownerGone(c.now()) {
+				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ErrOwnerDead, path)
 			}
 			if werr := wait(ctx, newConfig(c.fileOpts).pollInterval); werr != nil {
 				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ErrNotReady, path, werr)
@@ -390,15 +400,18 @@ func stale(now, heartbeat, timeout int64) bool {
 // file's liveness timeout and no process with its pid and start time runs
 // (the file layer's Dead state). The process check reads /proc, so callers
 // rate-limit it; the heartbeat load comes first and is cheap.
-func (f *pubFile) ownerGone(now int64) bool {
-	hb := f.file.heartbeat.Load()
+func (f *pubFile) ownerGone(now int64) bool { return f.file.ownerGone(now) }
+
+// ownerGone is pubFile.ownerGone for a file not wrapped yet.
+func (f *File) ownerGone(now int64) bool {
+	hb := f.heartbeat.Load()
 	if hb == HeartbeatClosed {
 		return true
 	}
-	if !stale(now, hb, f.file.hdr.livenessTimeout) {
+	if !stale(now, hb, f.hdr.livenessTimeout) {
 		return false
 	}
-	return !processRunning(int(f.file.hdr.ownerPID), uint64(f.file.hdr.ownerStartTime))
+	return !processRunning(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
 }
 
 // plainWordAt is wordAt for a plain (non-atomic) 8-byte store into space

@@ -56,3 +56,42 @@ func TestJoinAfterOwnerDiedMidUpdate(t *testing.T) {
 	require.ErrorIs(t, err, ErrPublisherDead)
 	require.Equal(t, []string{"before"}, got)
 }
+
+// TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata: CreatePublication
+// creates the file (ready at the file layer) and then writes the
+// publication metadata, version last. A creator killed in between, or one
+// whose metadata write failed (CreatePublication then closes the file),
+// leaves a publication whose version stays 0 for good. OpenSubscription
+// and OpenPublication used to wait for it until their context ended
+// (forever with context.Background) and then say ErrNotReady; with the
+// creator provably gone they must say so at once (ErrOwnerDead).
+func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
+	// The check needs the clock: a nil one is an argument error here too,
+	// as in CreatePublication and OpenSubscription.
+	_, err := OpenPublication(ctxT(t), "unused", WithMillisClock(nil))
+	require.ErrorIs(t, err, ErrArgument)
+
+	for _, how := range []string{"closed", "dead"} {
+		t.Run(how, func(t *testing.T) {
+			clock := newFakeClock()
+			f, err := Create(testDir(t), "pub", KindPublication, publicationSections(4096, 4))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = f.Close() })
+			if how == "closed" {
+				require.NoError(t, f.Close())
+			} else {
+				b := f.data[OwnerStartTimeOffset : OwnerStartTimeOffset+8]
+				binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)+1)
+				clock.add(time.Minute)
+			}
+			ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
+			defer cancel()
+			_, err = OpenSubscription(ctx, f.Path(), clock.opt())
+			require.ErrorIs(t, err, ErrOwnerDead)
+			require.NoError(t, ctx.Err(), "OpenSubscription waited for its context")
+			_, err = OpenPublication(ctx, f.Path(), clock.opt())
+			require.ErrorIs(t, err, ErrOwnerDead)
+			require.NoError(t, ctx.Err(), "OpenPublication waited for its context")
+		})
+	}
+}

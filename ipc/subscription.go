@@ -62,7 +62,8 @@ type Subscription struct {
 // publisher further back than it already is, and sees everything from
 // there). Waiting for the file and for a limit update in progress is
 // bounded by ctx; an update of an owner that is gone (closed, or dead) is
-// not waited for: it was cut short and will never finish.
+// not waited for: it was cut short and will never finish. A publication
+// whose creator is gone before it wrote the metadata is ErrOwnerDead.
 func OpenSubscription(ctx context.Context, path string, opts ...PublicationOption) (*Subscription, error) {
 	c := newPubConfig(opts)
 	if c.now == nil {
