@@ -286,7 +286,7 @@ func wrapPublication(f *File) (*pubFile, error) {
 	if capacity != int64(len(logb)) || capacity > MaxPublicationCapacity {
 		return nil, bad("capacity %d, log section of %d bytes", capacity, len(logb))
 	}
-	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(PubSubscriberTimeoutOffset) > math.MaxInt64/4 || get64(PubUnblockTimeoutOffset) > math.MaxInt64/4 {
+	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(PubSubscriberTimeoutOffset) > maxLivenessMillis || get64(PubUnblockTimeoutOffset) > maxLivenessMillis {
 		return nil, bad("timeouts %d ms and %d ms", get64(PubSubscriberTimeoutOffset), get64(PubUnblockTimeoutOffset))
 	}
 	if c.window == 0 || c.mtu == 0 || c.maxMessage == 0 {

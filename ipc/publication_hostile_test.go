@@ -1,6 +1,8 @@
 package ipc
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -39,4 +41,39 @@ func TestHostileCleanPositionIsCorrupt(t *testing.T) {
 	_, err = s.Poll(func(_ int32, b []byte) { got = append(got, string(b)) }, ringbuf.NoLimit)
 	require.NoError(t, err)
 	require.Equal(t, []string{"unread"}, got, "the subscriber's unread message was wiped")
+}
+
+// TestPublicationTimeoutBeyondADurationIsCorrupt: the metadata's
+// timeouts are milliseconds, turned into a time.Duration. The bound
+// wrapPublication checked (math.MaxInt64/4 ms) does not keep that product
+// from overflowing: 2^58+1 ms wrapped to exactly 1 ms, so a subscriber
+// opened a publication whose file says "unblock after 9 million years" and
+// unblocked claims after 1 ms. No creator can write such a value (its
+// options are Durations): it is ErrCorrupt, as for the file's liveness
+// timeout (TestLivenessTimeoutBeyondADurationIsCorrupt).
+func TestPublicationTimeoutBeyondADurationIsCorrupt(t *testing.T) {
+	for _, off := range []int{PubSubscriberTimeoutOffset, PubUnblockTimeoutOffset} {
+		t.Run(fmt.Sprint(off), func(t *testing.T) { testPublicationTimeoutBeyondADuration(t, off) })
+	}
+}
+
+func testPublicationTimeoutBeyondADuration(t *testing.T, off int) {
+	p := newTestPublication(t, 4096)
+	meta, err := p.File().Section(1)
+	require.NoError(t, err)
+	const wraps = 1<<58 + 1 // * 1e6 ns = 2^64 * 15625 + 1e6: 1 ms
+	require.Less(t, int64(wraps), int64(math.MaxInt64/4), "inside the old bound")
+	binary.LittleEndian.PutUint64(meta[off:], wraps)
+	s, err := OpenSubscription(ctxT(t), p.File().Path())
+	if err == nil {
+		defer s.Close()
+		t.Fatalf("offset %d: opened, with a subscriber timeout of %d ms and an unblock timeout of %d ms",
+			off, s.pf.subscriberTimeout, s.pf.unblockTimeout)
+	}
+	require.ErrorIs(t, err, ErrCorrupt)
+
+	binary.LittleEndian.PutUint64(meta[off:], uint64(maxLivenessMillis)) // the longest a creator can write
+	s, err = OpenSubscription(ctxT(t), p.File().Path())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
 }
