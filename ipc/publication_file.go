@@ -414,6 +414,41 @@ func (f *File) ownerGone(now int64) bool {
 	return !processRunning(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
 }
 
+// firstOpenClaim walks the records from the clean position from to the
+// tail to and returns the position of the first one that is not committed
+// (length <= 0: a claim still open, or a claim whose marker is not written
+// yet), or to. A subscriber that joins with no active subscriber starts
+// there rather than at the tail: every byte below an active subscriber's
+// position is cleaned at the next limit update, and a claim cleaned while
+// still open has its marker zeroed under its publisher, whose Commit then
+// fails and whose late payload stays behind the clean position, where the
+// next lap's readers take it for records
+// (TestJoinAtTailDoesNotCleanAnOpenClaim). Below an active subscriber's
+// position every record was committed (it read them), so only this case
+// needs the walk. A header that is not a valid record stops the walk too
+// (the joiner's reader reports it, or, if the owner was cleaning
+// concurrently, the join is retried); so does a distance beyond the window,
+// which no correct file shows.
+func (f *pubFile) firstOpenClaim(from, to int64) int64 {
+	if from >= to || from < 0 || from&(ringbuf.RecordAlignment-1) != 0 || to-from > f.window {
+		return to
+	}
+	pos := from
+	for pos < to {
+		index := int(pos & f.mask)
+		length := f.lengthAt(index).Load()
+		if length < ringbuf.HeaderLength {
+			return pos
+		}
+		aligned := recordSize(int(length) - ringbuf.HeaderLength)
+		if aligned > f.capacity-index {
+			return pos
+		}
+		pos += int64(aligned)
+	}
+	return min(pos, to)
+}
+
 // plainWordAt is wordAt for a plain (non-atomic) 8-byte store into space
 // no reader can reach yet.
 func (f *pubFile) plainWordAt(index int) *int64 {

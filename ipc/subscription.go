@@ -60,8 +60,9 @@ type Subscription struct {
 // position: the slowest active subscriber's position, or the publisher's
 // position when there is none (Aeron's rule: a late joiner never holds the
 // publisher further back than it already is, and sees everything from
-// there). Waiting for the file and for a limit update in progress is
-// bounded by ctx; an update of an owner that is gone (closed, or dead) is
+// there), or, with none, the first claim below that position that is
+// still open, if any (see pubFile.firstOpenClaim). Waiting for the file
+// and for a limit update in progress is bounded by ctx; an update of an owner that is gone (closed, or dead) is
 // not waited for: it was cut short and will never finish. A publication
 // whose creator is gone before it wrote the metadata is ErrOwnerDead.
 func OpenSubscription(ctx context.Context, path string, opts ...PublicationOption) (*Subscription, error) {
@@ -193,7 +194,9 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	}
 }
 
-// joinPosition is the slowest active subscriber's position, or the tail.
+// joinPosition is the slowest active subscriber's position or, with none,
+// the tail, unless a claim below the tail is still open: then the first
+// such claim's position (see firstOpenClaim).
 func (s *Subscription) joinPosition() (int64, error) {
 	pf := &s.pf
 	tail := pf.tail.Load() &^ SealedBit
@@ -209,6 +212,12 @@ func (s *Subscription) joinPosition() (int64, error) {
 		if p := sl.position.Load(); !found || p < j {
 			j, found = p, true
 		}
+	}
+	if !found {
+		// The clean position is loaded after the tail: the tail was at
+		// most a window ahead of it then (the limit never exceeds the
+		// clean position plus the window).
+		j = pf.firstOpenClaim(pf.cleanPos.Load(), tail)
 	}
 	if j < 0 || j > tail || j&(ringbuf.RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrLogCorrupt, pf.file.Path(), j, tail)
