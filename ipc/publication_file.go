@@ -107,6 +107,16 @@ func (f *pubFile) slotCount() int {
 	return min(max(int(f.slotsInUse.Load()), 0), f.maxSubscribers)
 }
 
+// raiseSlotsInUse makes "slots in use" at least n.
+func (f *pubFile) raiseSlotsInUse(n int) {
+	for {
+		v := f.slotsInUse.Load()
+		if int(v) >= n || f.slotsInUse.CompareAndSwap(v, int32(n)) {
+			return
+		}
+	}
+}
+
 // lengthAt and wordAt return the header words of the record at index,
 // which callers have checked is 8-aligned and below capacity-8.
 func (f *pubFile) lengthAt(index int) *atomic.Int32 {

@@ -95,3 +95,35 @@ func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinerKilledRightAfterItsSlotCAS: a joiner claims a slot (CAS of the
+// state word 0 -> its id, joining) and is killed before its next stores.
+// The owner scans only the slots below "slots in use", which the joiner
+// used to raise only after those stores: the abandoned joining slot lay
+// beyond the scan, was never freed, and with no higher slot left to claim
+// (here the only one) no subscriber could ever join again
+// (ErrNoSubscriberSlot). Abandoned joins are freed after twice the
+// subscriber timeout, wherever the joiner died.
+func TestJoinerKilledRightAfterItsSlotCAS(t *testing.T) {
+	clock := newFakeClock()
+	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Second), WithMaxSubscribers(1))
+
+	// The joiner's clock runs right after its slot CAS: the process "dies"
+	// there (its mapping stays, as a dead process's file stays).
+	type died struct{}
+	func() {
+		defer func() { require.Equal(t, died{}, recover()) }()
+		_, _ = OpenSubscription(ctxT(t), p.File().Path(), WithMillisClock(func() int64 { panic(died{}) }))
+		t.Fatal("the joiner survived")
+	}()
+	require.Equal(t, SlotJoining, slotStateOf(p.slot(0)))
+
+	for range 3 { // the owner's duty cycle, well past twice the timeout
+		require.NoError(t, p.Heartbeat(clock.now()))
+		clock.add(2 * time.Second)
+	}
+	require.Equal(t, int64(1), p.Stats().FreedSlots, "the abandoned join was freed")
+	s, err := OpenSubscription(ctxT(t), p.File().Path(), clock.opt())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+}

@@ -119,7 +119,17 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	s.index = -1
 	for i := range pf.maxSubscribers {
 		w := pf.slot(i).word
-		if w.Load() == 0 && w.CompareAndSwap(0, joining) {
+		if w.Load() != 0 {
+			continue
+		}
+		// The owner scans only the slots below "slots in use": raise it
+		// before the claim, so that a joiner that dies right after its
+		// CAS leaves a joining slot the owner sees and frees
+		// (TestJoinerKilledRightAfterItsSlotCAS). Raised for a slot
+		// another joiner then takes, it only makes the scan cover one
+		// more slot.
+		pf.raiseSlotsInUse(i + 1)
+		if w.CompareAndSwap(0, joining) {
 			s.index = i
 			break
 		}
@@ -140,12 +150,6 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	sl.pid.Store(int64(os.Getpid()))
 	sl.start.Store(int64(selfStartTime()))
 	sl.drops.Store(0)
-	for {
-		n := pf.slotsInUse.Load()
-		if int(n) > s.index || pf.slotsInUse.CompareAndSwap(n, int32(s.index+1)) {
-			break
-		}
-	}
 	for spins := 0; ; spins++ {
 		if spins > 0 {
 			if err := ctx.Err(); err != nil {
