@@ -290,6 +290,9 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 		s.publishedDrops = s.r.dropped
 		atomicbuf.StoreRelease64(s.slot.drops, s.publishedDrops)
 	}
+	if s.r.stop { // a handler closed the subscription: release it now
+		return n, errors.Join(err, s.release())
+	}
 	if err != nil {
 		return n, err
 	}
@@ -544,10 +547,28 @@ func (s *Subscription) File() *File { return s.pf.file }
 // Close leaves the publication: the slot is freed (if it is still this
 // subscriber's), so it no longer holds the publisher back, and the file
 // reference is released. Idempotent.
+//
+// A handler may call Close (it runs on the polling goroutine): the poll
+// then delivers nothing more, publishes its position (the closing
+// handler's message consumed) and releases the subscription when it
+// returns, with the release's error if any; Close itself returns nil.
+// (Releasing at once unmapped the log under the poll, which went on
+// reading it: a fatal fault, TestCloseFromHandler.) If that handler then
+// panics, the mapping is never released: the safe side.
 func (s *Subscription) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	if s.r.reading { // a handler's: poll releases it
+		s.r.stop = true
+		return nil
+	}
+	return s.release()
+}
+
+// release is Close's work: it records what the accessors report from now
+// on, frees the slot and releases the file.
+func (s *Subscription) release() error {
 	err := s.pf.file.Guard(func() error {
 		s.finalPos.Store(s.slot.position.Load())
 		s.finalDrops.Store(s.slot.drops.Load())
