@@ -77,3 +77,23 @@ func testPublicationTimeoutBeyondADuration(t *testing.T, off int) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 }
+
+// TestJoinWithCleanPositionBeyondTheTail: the clean position never passes
+// the tail (it is the slowest subscriber's position, at most the tail). A
+// joiner that found it beyond its join position retried until its context
+// ended, so a clean position past the tail (a broken peer's store) made
+// every OpenSubscription spin for its whole context (forever with
+// context.Background) and then say ErrNotReady. It is ErrLogCorrupt, and
+// the slot is left free.
+func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
+	p := newTestPublication(t, 4096)
+	_, err := p.Offer(pubTypeID, []byte("x"))
+	require.True(t, err == nil || err == ErrNotConnected)
+	p.cleanPos.Store(1 << 40)
+	ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
+	defer cancel()
+	_, err = OpenSubscription(ctx, p.File().Path())
+	require.ErrorIs(t, err, ErrLogCorrupt)
+	require.NoError(t, ctx.Err(), "OpenSubscription waited for its context")
+	require.Zero(t, p.slot(0).word.Load(), "the slot is free again")
+}

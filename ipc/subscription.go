@@ -192,6 +192,14 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
 			return nil
 		}
+		// The clean position never passes the tail (it is the slowest
+		// subscriber's position, at most the tail, which only grows): one
+		// beyond the tail loaded after it would make this loop retry for
+		// good (TestJoinWithCleanPositionBeyondTheTail).
+		if tail := pf.tail.Load() &^ SealedBit; clean > tail {
+			sl.word.CompareAndSwap(active, 0)
+			return fmt.Errorf("%w: %s: clean position %d beyond the tail %d", ErrLogCorrupt, pf.file.Path(), clean, tail)
+		}
 		if !sl.word.CompareAndSwap(active, joining) {
 			return fmt.Errorf("%w: %s: slot %d was dropped while joining", ErrSubscriberDropped, pf.file.Path(), s.index)
 		}
