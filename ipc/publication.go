@@ -192,7 +192,9 @@ func CreatePublication(dir, name string, capacity int, opts ...PublicationOption
 // ErrBackPressured). Opening one marks the publication as having external
 // publishers for good: subscribers then unblock a stuck claim after the
 // unblock timeout alone, as Aeron does, since they cannot tell whose claim
-// it is (see Subscription.Poll).
+// it is (see Subscription.Poll). It waits, bounded by ctx, for the file
+// and its metadata; a publication whose creator is gone before it wrote
+// the metadata is ErrOwnerDead.
 func OpenPublication(ctx context.Context, path string, opts ...PublicationOption) (*Publication, error) {
 	c := newPubConfig(opts)
 	pf, err := openPublicationFile(ctx, path, c)
@@ -532,7 +534,10 @@ func (p *Publication) updateLimit(now int64) error {
 	}
 	clean := p.cleanPos.Load()
 	minPos = min(minPos, tail)
-	if minPos&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
+	// Both words are in the shared file: bound them before subtracting, so
+	// that a hostile value cannot wrap the difference past the window check
+	// (a clean position of math.MinInt64 made zero slice out of range).
+	if minPos < 0 || clean < 0 || (minPos|clean)&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
 		p.cleanSeq.Add(1)
 		return fmt.Errorf("%w: slowest subscriber position %d, clean position %d, tail %d", ErrLogCorrupt, minPos, clean, tail)
 	}

@@ -107,6 +107,16 @@ func (f *pubFile) slotCount() int {
 	return min(max(int(f.slotsInUse.Load()), 0), f.maxSubscribers)
 }
 
+// raiseSlotsInUse makes "slots in use" at least n.
+func (f *pubFile) raiseSlotsInUse(n int) {
+	for {
+		v := f.slotsInUse.Load()
+		if int(v) >= n || f.slotsInUse.CompareAndSwap(v, int32(n)) {
+			return
+		}
+	}
+}
+
 // lengthAt and wordAt return the header words of the record at index,
 // which callers have checked is 8-aligned and below capacity-8.
 func (f *pubFile) lengthAt(index int) *atomic.Int32 {
@@ -206,6 +216,9 @@ func writePublicationMetadata(meta atomicbuf.Buffer, capacity int, c pubConfig) 
 // openPublicationFile opens path, checks its kind, waits (bounded by ctx)
 // until the creator has written the metadata, and wraps it.
 func openPublicationFile(ctx context.Context, path string, c pubConfig) (*pubFile, error) {
+	if c.now == nil {
+		return nil, fmt.Errorf("%w: nil clock", ErrArgument)
+	}
 	f, err := Open(ctx, path, c.fileOpts...)
 	if err != nil {
 		return nil, err
@@ -225,13 +238,20 @@ func openPublicationFile(ctx context.Context, path string, c pubConfig) (*pubFil
 			return nil, fmt.Errorf("%w: %s: metadata section of %d bytes", ErrCorrupt, path, len(meta))
 		}
 		mb, _ := atomicbuf.New(meta) // sections are page-aligned
-		for {
+		for polls := 0; ; polls++ {
 			v := mb.Int32At(PubVersionOffset).Load()
 			if v == PubLayoutVersion {
 				break
 			}
 			if v != 0 {
 				return nil, &VersionError{Path: path + " (publication metadata)", Found: v, Supported: PubLayoutVersion}
+			}
+			// Only the creator writes the metadata: once it is gone
+			// (closed the file, or dead) the version stays 0 for good.
+			// (The check reads /proc while the heartbeat is stale: one
+			// poll in 64.)
+			if polls%64 == 0 && f.ownerGone(c.now()) {
+				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ErrOwnerDead, path)
 			}
 			if werr := wait(ctx, newConfig(c.fileOpts).pollInterval); werr != nil {
 				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ErrNotReady, path, werr)
@@ -276,7 +296,7 @@ func wrapPublication(f *File) (*pubFile, error) {
 	if capacity != int64(len(logb)) || capacity > MaxPublicationCapacity {
 		return nil, bad("capacity %d, log section of %d bytes", capacity, len(logb))
 	}
-	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(PubSubscriberTimeoutOffset) > math.MaxInt64/4 || get64(PubUnblockTimeoutOffset) > math.MaxInt64/4 {
+	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(PubSubscriberTimeoutOffset) > maxLivenessMillis || get64(PubUnblockTimeoutOffset) > maxLivenessMillis {
 		return nil, bad("timeouts %d ms and %d ms", get64(PubSubscriberTimeoutOffset), get64(PubUnblockTimeoutOffset))
 	}
 	if c.window == 0 || c.mtu == 0 || c.maxMessage == 0 {
@@ -390,15 +410,53 @@ func stale(now, heartbeat, timeout int64) bool {
 // file's liveness timeout and no process with its pid and start time runs
 // (the file layer's Dead state). The process check reads /proc, so callers
 // rate-limit it; the heartbeat load comes first and is cheap.
-func (f *pubFile) ownerGone(now int64) bool {
-	hb := f.file.heartbeat.Load()
+func (f *pubFile) ownerGone(now int64) bool { return f.file.ownerGone(now) }
+
+// ownerGone is pubFile.ownerGone for a file not wrapped yet.
+func (f *File) ownerGone(now int64) bool {
+	hb := f.heartbeat.Load()
 	if hb == HeartbeatClosed {
 		return true
 	}
-	if !stale(now, hb, f.file.hdr.livenessTimeout) {
+	if !stale(now, hb, f.hdr.livenessTimeout) {
 		return false
 	}
-	return !processRunning(int(f.file.hdr.ownerPID), uint64(f.file.hdr.ownerStartTime))
+	return !processRunning(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
+}
+
+// firstOpenClaim walks the records from the clean position from to the
+// tail to and returns the position of the first one that is not committed
+// (length <= 0: a claim still open, or a claim whose marker is not written
+// yet), or to. A subscriber that joins with no active subscriber starts
+// there rather than at the tail: every byte below an active subscriber's
+// position is cleaned at the next limit update, and a claim cleaned while
+// still open has its marker zeroed under its publisher, whose Commit then
+// fails and whose late payload stays behind the clean position, where the
+// next lap's readers take it for records
+// (TestJoinAtTailDoesNotCleanAnOpenClaim). Below an active subscriber's
+// position every record was committed (it read them), so only this case
+// needs the walk. A header that is not a valid record stops the walk too
+// (the joiner's reader reports it, or, if the owner was cleaning
+// concurrently, the join is retried); so does a distance beyond the window,
+// which no correct file shows.
+func (f *pubFile) firstOpenClaim(from, to int64) int64 {
+	if from >= to || from < 0 || from&(ringbuf.RecordAlignment-1) != 0 || to-from > f.window {
+		return to
+	}
+	pos := from
+	for pos < to {
+		index := int(pos & f.mask)
+		length := f.lengthAt(index).Load()
+		if length < ringbuf.HeaderLength {
+			return pos
+		}
+		aligned := recordSize(int(length) - ringbuf.HeaderLength)
+		if aligned > f.capacity-index {
+			return pos
+		}
+		pos += int64(aligned)
+	}
+	return min(pos, to)
 }
 
 // plainWordAt is wordAt for a plain (non-atomic) 8-byte store into space

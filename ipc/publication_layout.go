@@ -36,6 +36,7 @@ package ipc
 //	            512 int64 end-of-stream position (owner, at Close)
 //	            640 int64 next registration id (subscribers, atomic add)
 //	            648 int32 slots in use: 1 + highest slot index ever claimed
+//	                      (raised by a joiner before its claim)
 //	            656 int64 publishers opened by other processes (OpenPublication)
 //	            768 int64 dropped subscribers (owner)
 //	            776 int64 unblocked claims (subscribers)

@@ -60,8 +60,11 @@ type Subscription struct {
 // position: the slowest active subscriber's position, or the publisher's
 // position when there is none (Aeron's rule: a late joiner never holds the
 // publisher further back than it already is, and sees everything from
-// there). Waiting for the file and for a limit update in progress is
-// bounded by ctx.
+// there), or, with none, the first claim below that position that is
+// still open, if any (see pubFile.firstOpenClaim). Waiting for the file
+// and for a limit update in progress is bounded by ctx; an update of an owner that is gone (closed, or dead) is
+// not waited for: it was cut short and will never finish. A publication
+// whose creator is gone before it wrote the metadata is ErrOwnerDead.
 func OpenSubscription(ctx context.Context, path string, opts ...PublicationOption) (*Subscription, error) {
 	c := newPubConfig(opts)
 	if c.now == nil {
@@ -116,7 +119,17 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	s.index = -1
 	for i := range pf.maxSubscribers {
 		w := pf.slot(i).word
-		if w.Load() == 0 && w.CompareAndSwap(0, joining) {
+		if w.Load() != 0 {
+			continue
+		}
+		// The owner scans only the slots below "slots in use": raise it
+		// before the claim, so that a joiner that dies right after its
+		// CAS leaves a joining slot the owner sees and frees
+		// (TestJoinerKilledRightAfterItsSlotCAS). Raised for a slot
+		// another joiner then takes, it only makes the scan cover one
+		// more slot.
+		pf.raiseSlotsInUse(i + 1)
+		if w.CompareAndSwap(0, joining) {
 			s.index = i
 			break
 		}
@@ -137,12 +150,6 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	sl.pid.Store(int64(os.Getpid()))
 	sl.start.Store(int64(selfStartTime()))
 	sl.drops.Store(0)
-	for {
-		n := pf.slotsInUse.Load()
-		if int(n) > s.index || pf.slotsInUse.CompareAndSwap(n, int32(s.index+1)) {
-			break
-		}
-	}
 	for spins := 0; ; spins++ {
 		if spins > 0 {
 			if err := ctx.Err(); err != nil {
@@ -155,7 +162,14 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 			s.lastBeat = s.now()
 			sl.heartbeat.Store(s.lastBeat)
 		}
-		if pf.cleanSeq.Load()&1 != 0 {
+		// An odd sequence is a limit update running, unless the owner is
+		// gone (closed, or dead: stale heartbeat, process gone): then no
+		// update runs or will run, and one it was killed in leaves the
+		// sequence odd for good (TestJoinAfterOwnerDiedMidUpdate). The
+		// clean position it may not have stored is harmless: it zeroed
+		// only below every position its scan saw active, and the join
+		// position is the slowest active one or the tail.
+		if pf.cleanSeq.Load()&1 != 0 && !s.ownerGone(s.lastBeat) {
 			continue // a limit update is running
 		}
 		j, err := s.joinPosition()
@@ -173,10 +187,18 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		}
 		seq := pf.cleanSeq.Load()
 		clean := pf.cleanPos.Load()
-		if seq&1 == 0 && pf.cleanSeq.Load() == seq && clean <= j {
+		if (seq&1 == 0 && pf.cleanSeq.Load() == seq || s.ownerGone(s.lastBeat)) && clean <= j {
 			s.join = j
 			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
 			return nil
+		}
+		// The clean position never passes the tail (it is the slowest
+		// subscriber's position, at most the tail, which only grows): one
+		// beyond the tail loaded after it would make this loop retry for
+		// good (TestJoinWithCleanPositionBeyondTheTail).
+		if tail := pf.tail.Load() &^ SealedBit; clean > tail {
+			sl.word.CompareAndSwap(active, 0)
+			return fmt.Errorf("%w: %s: clean position %d beyond the tail %d", ErrLogCorrupt, pf.file.Path(), clean, tail)
 		}
 		if !sl.word.CompareAndSwap(active, joining) {
 			return fmt.Errorf("%w: %s: slot %d was dropped while joining", ErrSubscriberDropped, pf.file.Path(), s.index)
@@ -184,7 +206,9 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	}
 }
 
-// joinPosition is the slowest active subscriber's position, or the tail.
+// joinPosition is the slowest active subscriber's position or, with none,
+// the tail, unless a claim below the tail is still open: then the first
+// such claim's position (see firstOpenClaim).
 func (s *Subscription) joinPosition() (int64, error) {
 	pf := &s.pf
 	tail := pf.tail.Load() &^ SealedBit
@@ -200,6 +224,12 @@ func (s *Subscription) joinPosition() (int64, error) {
 		if p := sl.position.Load(); !found || p < j {
 			j, found = p, true
 		}
+	}
+	if !found {
+		// The clean position is loaded after the tail: the tail was at
+		// most a window ahead of it then (the limit never exceeds the
+		// clean position plus the window).
+		j = pf.firstOpenClaim(pf.cleanPos.Load(), tail)
 	}
 	if j < 0 || j > tail || j&(ringbuf.RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrLogCorrupt, pf.file.Path(), j, tail)
@@ -267,6 +297,9 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 	if s.r.dropped != s.publishedDrops {
 		s.publishedDrops = s.r.dropped
 		atomicbuf.StoreRelease64(s.slot.drops, s.publishedDrops)
+	}
+	if s.r.stop { // a handler closed the subscription: release it now
+		return n, errors.Join(err, s.release())
 	}
 	if err != nil {
 		return n, err
@@ -522,10 +555,28 @@ func (s *Subscription) File() *File { return s.pf.file }
 // Close leaves the publication: the slot is freed (if it is still this
 // subscriber's), so it no longer holds the publisher back, and the file
 // reference is released. Idempotent.
+//
+// A handler may call Close (it runs on the polling goroutine): the poll
+// then delivers nothing more, publishes its position (the closing
+// handler's message consumed) and releases the subscription when it
+// returns, with the release's error if any; Close itself returns nil.
+// (Releasing at once unmapped the log under the poll, which went on
+// reading it: a fatal fault, TestCloseFromHandler.) If that handler then
+// panics, the mapping is never released: the safe side.
 func (s *Subscription) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	if s.r.reading { // a handler's: poll releases it
+		s.r.stop = true
+		return nil
+	}
+	return s.release()
+}
+
+// release is Close's work: it records what the accessors report from now
+// on, frees the slot and releases the file.
+func (s *Subscription) release() error {
 	err := s.pf.file.Guard(func() error {
 		s.finalPos.Store(s.slot.position.Load())
 		s.finalDrops.Store(s.slot.drops.Load())

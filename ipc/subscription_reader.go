@@ -23,6 +23,8 @@ type logReader struct {
 	position *atomic.Int64 // where the position is published (the slot's word)
 	pos      int64         // the position, owned by this reader
 	dropped  int64         // messages dropped as inconsistent
+	reading  bool          // inside read (cleared by its deferred function, also on a panic)
+	stop     bool          // set by a handler's Subscription.Close: read returns after it
 }
 
 func newLogReader(log []byte, mtu, maxMessage int, position *atomic.Int64, pos int64) logReader {
@@ -90,13 +92,15 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 	// bytesRead lives in a register; consumed mirrors it in memory before
 	// each handler call, for the deferred release.
 	bytesRead, consumed := 0, 0
+	r.reading = true
 	defer func() {
+		r.reading = false
 		if consumed > 0 {
 			r.pos = start + int64(consumed)
 			atomicbuf.StoreRelease64(r.position, r.pos)
 		}
 	}()
-	for index+bytesRead < r.capacity && messages < limit {
+	for index+bytesRead < r.capacity && messages < limit && !r.stop {
 		at := index + bytesRead
 		length := r.lengthAt(at).Load() // acquire: publishes the type and payload
 		if length <= 0 {

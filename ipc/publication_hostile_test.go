@@ -1,0 +1,99 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/ringbuf"
+)
+
+// TestHostileCleanPositionIsCorrupt: the clean position is a word of the
+// shared file, which any process mapping it can write. A value whose
+// distance to the slowest subscriber overflows int64 (math.MinInt64) used
+// to pass updateLimit's window check (the difference wrapped negative), and
+// the owner then "zeroed" from there to the subscriber's position: the
+// length wrapped too and zero sliced out of range, a panic in the owner's
+// Heartbeat (or Offer). It must be ErrLogCorrupt, with the log intact.
+func TestHostileCleanPositionIsCorrupt(t *testing.T) {
+	clock := newFakeClock()
+	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Hour))
+	s := newTestSubscription(t, p, clock.opt())
+	_, err := p.Offer(pubTypeID, []byte("unread"))
+	require.NoError(t, err)
+
+	p.cleanPos.Store(math.MinInt64) // a broken peer's store
+
+	done := make(chan error, 1)
+	go func() { done <- p.Heartbeat(clock.now()) }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Heartbeat did not return within 10 s: updateLimit is zeroing from a hostile clean position")
+	}
+	require.ErrorIs(t, err, ErrLogCorrupt)
+
+	var got []string
+	_, err = s.Poll(func(_ int32, b []byte) { got = append(got, string(b)) }, ringbuf.NoLimit)
+	require.NoError(t, err)
+	require.Equal(t, []string{"unread"}, got, "the subscriber's unread message was wiped")
+}
+
+// TestPublicationTimeoutBeyondADurationIsCorrupt: the metadata's
+// timeouts are milliseconds, turned into a time.Duration. The bound
+// wrapPublication checked (math.MaxInt64/4 ms) does not keep that product
+// from overflowing: 2^58+1 ms wrapped to exactly 1 ms, so a subscriber
+// opened a publication whose file says "unblock after 9 million years" and
+// unblocked claims after 1 ms. No creator can write such a value (its
+// options are Durations): it is ErrCorrupt, as for the file's liveness
+// timeout (TestLivenessTimeoutBeyondADurationIsCorrupt).
+func TestPublicationTimeoutBeyondADurationIsCorrupt(t *testing.T) {
+	for _, off := range []int{PubSubscriberTimeoutOffset, PubUnblockTimeoutOffset} {
+		t.Run(fmt.Sprint(off), func(t *testing.T) { testPublicationTimeoutBeyondADuration(t, off) })
+	}
+}
+
+func testPublicationTimeoutBeyondADuration(t *testing.T, off int) {
+	p := newTestPublication(t, 4096)
+	meta, err := p.File().Section(1)
+	require.NoError(t, err)
+	const wraps = 1<<58 + 1 // * 1e6 ns = 2^64 * 15625 + 1e6: 1 ms
+	require.Less(t, int64(wraps), int64(math.MaxInt64/4), "inside the old bound")
+	binary.LittleEndian.PutUint64(meta[off:], wraps)
+	s, err := OpenSubscription(ctxT(t), p.File().Path())
+	if err == nil {
+		defer s.Close()
+		t.Fatalf("offset %d: opened, with a subscriber timeout of %d ms and an unblock timeout of %d ms",
+			off, s.pf.subscriberTimeout, s.pf.unblockTimeout)
+	}
+	require.ErrorIs(t, err, ErrCorrupt)
+
+	binary.LittleEndian.PutUint64(meta[off:], uint64(maxLivenessMillis)) // the longest a creator can write
+	s, err = OpenSubscription(ctxT(t), p.File().Path())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+}
+
+// TestJoinWithCleanPositionBeyondTheTail: the clean position never passes
+// the tail (it is the slowest subscriber's position, at most the tail). A
+// joiner that found it beyond its join position retried until its context
+// ended, so a clean position past the tail (a broken peer's store) made
+// every OpenSubscription spin for its whole context (forever with
+// context.Background) and then say ErrNotReady. It is ErrLogCorrupt, and
+// the slot is left free.
+func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
+	p := newTestPublication(t, 4096)
+	_, err := p.Offer(pubTypeID, []byte("x"))
+	require.True(t, err == nil || err == ErrNotConnected)
+	p.cleanPos.Store(1 << 40)
+	ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
+	defer cancel()
+	_, err = OpenSubscription(ctx, p.File().Path())
+	require.ErrorIs(t, err, ErrLogCorrupt)
+	require.NoError(t, ctx.Err(), "OpenSubscription waited for its context")
+	require.Zero(t, p.slot(0).word.Load(), "the slot is free again")
+}
