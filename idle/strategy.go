@@ -165,9 +165,6 @@ func (s *busySpin) Reset()        { s.st = StateNotIdle }
 func (s *busySpin) Alias() string { return AliasBusySpin }
 func (s *busySpin) State() State  { return s.st }
 
-// Hints returns the spin-wait hints per idle step.
-func (s *busySpin) Hints() int { return s.hints }
-
 func (s *busySpin) String() string {
 	if s.hints == 1 {
 		return AliasBusySpin

@@ -21,8 +21,8 @@ func init() {
 		variant{name: "mailbox-pause", extra: true, run: w1MailboxPause},
 		variant{name: "manytoone-write-spin", extra: true, run: w1ManyToOneIdle(idle.BusySpin)},
 		variant{name: "mailbox-spin", extra: true, run: w1MailboxIdle(idle.BusySpin)},
-		variant{name: "manytoone-write-backoff", extra: true, run: w1ManyToOneIdle(backoffWait)},
-		variant{name: "mailbox-backoff", extra: true, run: w1MailboxIdle(backoffWait)},
+		variant{name: "manytoone-write-backoff", extra: true, run: w1ManyToOneIdle(backoffIdle)},
+		variant{name: "mailbox-backoff", extra: true, run: w1MailboxIdle(backoffIdle)},
 		variant{name: "onetoone-write-noprefetch", extra: true, run: noPrefetch(w1OneToOneWrite)},
 		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true, false) })},
 		variant{name: "batch16-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, false) })},
@@ -61,10 +61,10 @@ func w1OneToOnePause(cfg *runConfig) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return w1RingWaiting(cfg, r, pauseWait)
+	return w1RingWaiting(cfg, r, pauseIdle)
 }
 
-func w1ManyToOnePause(cfg *runConfig) (time.Duration, error) { return w1ManyToOneIdle(pauseWait)(cfg) }
+func w1ManyToOnePause(cfg *runConfig) (time.Duration, error) { return w1ManyToOneIdle(pauseIdle)(cfg) }
 
 // w1ManyToOneIdle and w1MailboxIdle are manytoone-write and mailbox whose
 // consumer passes each call's count to an idle strategy from newIdle.
@@ -86,20 +86,22 @@ func w1RingWaiting(cfg *runConfig, r interface {
 	writer
 	Read(ringbuf.Handler, int) (int, error)
 }, wait func() idle.Strategy) (time.Duration, error) {
-	return w1Waiting(cfg, wait, func(t *team, n, corruptAt int) error { return produceWrites(t, r, n, 0, corruptAt) },
-		func(h ringbuf.Handler, _ *checker) (int, error) { return r.Read(h, ringbuf.NoLimit) })
+	c := newChecker(1)
+	h := ringbuf.Handler(c.check)
+	return w1Waiting(cfg, c, wait, func(t *team, n, corruptAt int) error { return produceWrites(t, r, n, 0, corruptAt) },
+		func() (int, error) { return r.Read(h, ringbuf.NoLimit) })
 }
 
 // w1MailboxPause is mailbox with onetoone-write-pause's consumer: the
 // actor's DoWork, then pauseSpins PAUSEs when it did no work.
-func w1MailboxPause(cfg *runConfig) (time.Duration, error) { return w1MailboxIdle(pauseWait)(cfg) }
+func w1MailboxPause(cfg *runConfig) (time.Duration, error) { return w1MailboxIdle(pauseIdle)(cfg) }
 
 func w1MailboxWaiting(cfg *runConfig, wait func() idle.Strategy) (time.Duration, error) {
 	mb, err := newBenchMailbox("w1")
 	if err != nil {
 		return 0, err
 	}
-	var c *checker // set by w1Waiting before the first DoWork
+	c := newChecker(1)
 	actor, err := mailbox.NewActor("w1-consumer", mb, func(m *mailbox.Message) mailbox.Action {
 		c.check(m.TypeID(), m.Payload())
 		return mailbox.Continue
@@ -107,15 +109,15 @@ func w1MailboxWaiting(cfg *runConfig, wait func() idle.Strategy) (time.Duration,
 	if err != nil {
 		return 0, err
 	}
-	return w1Waiting(cfg, wait, func(t *team, n, corruptAt int) error { return produceSends(t, mb, n, 0, corruptAt) },
-		func(_ ringbuf.Handler, chk *checker) (int, error) { c = chk; return actor.DoWork() })
+	return w1Waiting(cfg, c, wait, func(t *team, n, corruptAt int) error { return produceSends(t, mb, n, 0, corruptAt) },
+		actor.DoWork)
 }
 
 // The idle strategies of the consumers of the -pause, -spin and -backoff
 // variants, as a runner would apply them after each duty cycle:
 // pauseSpins spin hints (idle.NewBusySpin), one (idle.BusySpin, Agrona's
 // busy spin) and Agrona's default backoff.
-func pauseWait() idle.Strategy {
+func pauseIdle() idle.Strategy {
 	s, err := idle.NewBusySpin(pauseSpins)
 	if err != nil {
 		panic(err) // a constant in range
@@ -123,21 +125,19 @@ func pauseWait() idle.Strategy {
 	return s
 }
 
-func backoffWait() idle.Strategy { return idle.Backoff() }
+func backoffIdle() idle.Strategy { return idle.Backoff() }
 
 // w1Waiting runs produce in slot 0 and, in slot 1, a consumer that calls
-// consume until the checker has seen n messages, passing the count of each
-// call to an idle strategy from newIdle.
-func w1Waiting(cfg *runConfig, newIdle func() idle.Strategy, produce func(t *team, n, corruptAt int) error, consume func(ringbuf.Handler, *checker) (int, error)) (time.Duration, error) {
+// consume (which checks each message with c) until c has seen n messages,
+// passing the count of each call to an idle strategy from newIdle.
+func w1Waiting(cfg *runConfig, c *checker, newIdle func() idle.Strategy, produce func(t *team, n, corruptAt int) error, consume func() (int, error)) (time.Duration, error) {
 	t := newTeam(cfg.place)
-	c := newChecker(1)
 	n, corruptAt := cfg.n, cfg.corruptAt
 	t.spawn(0, func() error { return produce(t, n, corruptAt) })
 	t.spawn(1, func() error {
 		s := newIdle()
-		h := ringbuf.Handler(c.check)
 		for c.received < n {
-			k, err := consume(h, c)
+			k, err := consume()
 			if err != nil {
 				return err
 			}
