@@ -234,7 +234,7 @@ func BenchmarkSendDrainOne(b *testing.B) {
 // Read and ControlledRead and by the mailbox's Drain and an actor's DoWork.
 // When the consumer is the slower side (W1, where the ring is often full),
 // this per-message difference is what the mailbox variant loses against
-// manytoone-write (docs/mailbox.md, "Performance").
+// manytoone-write (docs/mailbox.md, "In cmd/dutybench").
 func BenchmarkConsume(b *testing.B) {
 	const filled = 1200 // about 60 KiB of records: the ring holds 64 KiB
 	fill := func(b *testing.B, r *ringbuf.ManyToOne) {

@@ -13,7 +13,7 @@ import (
 func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "mailbox", run: w1Mailbox},
-		// Which side of the layer costs (docs/mailbox.md, "Performance"):
+		// Which side of the layer costs (docs/mailbox.md, "In cmd/dutybench"):
 		// each is the mailbox variant with one side replaced by the bare
 		// ring's, on the same mailbox's ring.
 		variant{name: "mailbox-send-read", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, true, false) }},
