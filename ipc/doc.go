@@ -26,6 +26,8 @@
 //     state word (close), limits and statistics live in the header's spare
 //     slots; senders detect a dead consumer by its heartbeat
 //     (ErrConsumerDead); the owner unblocks claims of dead senders.
+//     NewMailboxActor is the agent that drains the owner's mailbox and keeps
+//     its heartbeats.
 //   - CreatePublication, OpenPublication and OpenSubscription: an
 //     Aeron-style IPC publication. One log, written by the owner (and
 //     optionally other publishers by claim), read by any number of

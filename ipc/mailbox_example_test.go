@@ -56,3 +56,45 @@ func ExampleCreateMailbox() {
 	// type 2: ["header" "body"]
 	// delivered: 2 torn: 0
 }
+
+// The owner's mailbox drained by an agent: NewMailboxActor is
+// mailbox.Actor plus the file's heartbeats. Here an agent.Invoker runs its
+// duty cycle on the caller's goroutine; a runner.Runner would give it a
+// thread of its own.
+func ExampleNewMailboxActor() {
+	dir, err := os.MkdirTemp("", "duty-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+
+	owner, err := ipc.CreateMailbox(dir, "orders", ipc.MailboxConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer owner.Close() // after the actor closed: Close unmaps the file
+
+	actor, err := ipc.NewMailboxActor("matcher", owner, func(m *mailbox.Message) mailbox.Action {
+		fmt.Printf("order %q\n", m.Payload())
+		return mailbox.Continue
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := actor.OnStart(); err != nil {
+		panic(err)
+	}
+	_ = owner.Send(1, []byte("buy 100")) // any process that opened the file
+	if _, err := actor.DoWork(); err != nil {
+		panic(err)
+	}
+	_ = owner.Send(1, []byte("sell 50"))
+	if err := actor.OnClose(); err != nil { // delivers what is queued
+		panic(err)
+	}
+	fmt.Println("closed:", owner.IsClosed())
+	// Output:
+	// order "buy 100"
+	// order "sell 50"
+	// closed: true
+}
