@@ -571,3 +571,27 @@ func TestGoexitInOnCloseStillClosesDone(t *testing.T) {
 	require.Equal(t, int32(1), b.closes.Load())
 	require.ErrorIs(t, rb.Start(), ErrClosed)
 }
+
+// A panic is a panic even when its value is a termination error: it is a
+// *PanicError, counted, reported and subject to the panic policy, not a
+// silent request to stop (the docs: "A panic in DoWork: a *PanicError ...
+// counted and reported").
+func TestPanicWithATerminationValueIsAPanic(t *testing.T) {
+	a := &fakeAgent{role: "panics-done"}
+	a.work = func(cycle int64) (int, error) {
+		if cycle == 2 {
+			panic(agent.ErrDone)
+		}
+		return 0, nil
+	}
+	var got errs
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // default panic policy: Stop
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	var pe *PanicError
+	require.ErrorAs(t, r.Err(), &pe, "Err is the panic")
+	require.Len(t, got.get(), 1, "the panic is reported")
+	require.Equal(t, int64(1), r.Stats().Errors, "the panic is counted")
+	require.NoError(t, r.Close())
+}
