@@ -595,3 +595,31 @@ func TestPanicWithATerminationValueIsAPanic(t *testing.T) {
 	require.Equal(t, int64(1), r.Stats().Errors, "the panic is counted")
 	require.NoError(t, r.Close())
 }
+
+// The agent's context ends when the agent stops, however it stops, as it
+// does with an Invoker (whose termination and failed start call Close):
+// a goroutine or context.AfterFunc the agent tied to it must not outlive
+// the agent just because nobody called Close.
+func TestContextIsCancelledWhenTheAgentStopsByItself(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func() error
+		work  func(int64) (int, error)
+	}{
+		{"expected termination", nil, func(c int64) (int, error) { return 0, agent.ErrDone }},
+		{"unexpected termination", nil, func(c int64) (int, error) { return 0, agent.ErrTerminated }},
+		{"failed start", func() error { return errors.New("no") }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &blockingAgent{fakeAgent: fakeAgent{role: "self-stop", start: tc.start, work: tc.work}}
+			var atClose error
+			a.close = func() error { atClose = a.ctx.Err(); return nil }
+			r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(func(error) {}))
+			require.NoError(t, err)
+			_ = r.Start()
+			waitDone(t, r)
+			require.ErrorIs(t, a.ctx.Err(), context.Canceled, "context after the agent stopped")
+			require.ErrorIs(t, atClose, context.Canceled, "context seen by OnClose, as after Close")
+		})
+	}
+}

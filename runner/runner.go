@@ -436,7 +436,10 @@ func (r *Runner) report(err error) {
 	r.cfg.handler(err)
 }
 
+// closeAgent ends the agent's context, however the agent stopped (as Close
+// and the Invoker do), then calls OnClose.
 func (r *Runner) closeAgent() {
+	r.cancel()
 	if err := r.call(r.agent.OnClose); err != nil {
 		r.report(fmt.Errorf("runner: agent %s: OnClose: %w", r.role, err))
 	}
