@@ -28,7 +28,11 @@ type Agent interface {
 // syscall, on a channel) and must notice a stop request while blocked:
 // Go has no thread interrupt. Whoever drives the agent calls BindContext
 // once, on the agent's thread, before OnStart; the context is cancelled as
-// soon as the agent is asked to stop (runner Close, Invoker Close). An
+// soon as the agent is asked to stop (runner Close, Invoker Close), and a
+// runner or an Invoker cancels it before OnClose in any case (after a
+// termination, a failed start or a Stop policy too), so nothing tied to it
+// outlives the agent. (The members of a composite share its context: one
+// removed from a DynamicComposite keeps a live context.) An
 // agent that returns ctx.Err() (context.Canceled) after the cancellation is
 // not reported as failing.
 type ContextAware interface {

@@ -26,7 +26,12 @@ var (
 //
 //   - RoleName is "[role1,role2,...]".
 //   - OnStart and OnClose call every member in order even when some fail,
-//     and return the failures joined with errors.Join.
+//     and return the failures joined with errors.Join. A member whose
+//     OnClose panics (or calls runtime.Goexit) does not keep the members
+//     after it from being closed: they are closed as the panic goes on to
+//     the driver (their errors are then dropped). A panic in a member's
+//     OnStart leaves the members after it unstarted; OnClose closes them
+//     all the same, as the agent contract allows.
 //   - DoWork calls each member's DoWork once and returns the sum of the
 //     positive work counts. If member k fails, DoWork returns at once with
 //     the sum so far and the error, and the next DoWork resumes at member
@@ -120,9 +125,20 @@ func startAll(agents []Agent) error {
 	return errors.Join(errs...)
 }
 
+// closeAll closes every member, in order. A member whose OnClose panics (or
+// calls runtime.Goexit) does not keep the ones after it from being closed:
+// they are closed while the panic unwinds, their errors dropped, and the
+// panic goes on to the driver.
 func closeAll(agents []Agent) error {
 	var errs []error
-	for _, a := range agents {
+	i := 0
+	defer func() {
+		if i < len(agents) { // agents[i].OnClose did not return
+			_ = closeAll(agents[i+1:])
+		}
+	}()
+	for ; i < len(agents); i++ {
+		a := agents[i]
 		if err := a.OnClose(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: OnClose: %w", a.RoleName(), err))
 		}

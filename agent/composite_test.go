@@ -93,3 +93,49 @@ func TestCompositeTerminationOfAMemberStopsTheComposite(t *testing.T) {
 	_, err := comp.DoWork()
 	require.ErrorIs(t, err, ErrDone)
 }
+
+// panicker panics in the callbacks named in its set.
+type panicker struct {
+	scripted
+	panicStart, panicClose bool
+}
+
+func (p *panicker) OnStart() error {
+	_ = p.scripted.OnStart()
+	if p.panicStart {
+		panic("start " + p.role)
+	}
+	return nil
+}
+
+func (p *panicker) OnClose() error {
+	_ = p.scripted.OnClose()
+	if p.panicClose {
+		panic("close " + p.role)
+	}
+	return nil
+}
+
+// A member whose OnClose panics must not keep the members after it from
+// being closed: every member's OnClose runs exactly once (the agent
+// contract), and the panic still reaches the driver.
+func TestCompositeOnClosePanicStillClosesTheOtherMembers(t *testing.T) {
+	for _, name := range []string{"Composite", "DynamicComposite"} {
+		t.Run(name, func(t *testing.T) {
+			var log []string
+			a := &scripted{role: "a", log: &log}
+			b := &panicker{scripted: scripted{role: "b", log: &log}, panicClose: true}
+			c := &scripted{role: "c", log: &log}
+			var comp Agent
+			if name == "Composite" {
+				comp = mustComposite(t, a, b, c)
+			} else {
+				d, err := NewDynamicComposite("d", a, b, c)
+				require.NoError(t, err)
+				comp = d
+			}
+			require.PanicsWithValue(t, "close b", func() { _ = comp.OnClose() })
+			require.Equal(t, []string{"close a", "close b", "close c"}, log)
+		})
+	}
+}

@@ -10,7 +10,8 @@
 // calls, from one goroutine only:
 //
 //  1. BindContext(ctx), if the agent implements ContextAware; ctx is
-//     cancelled when the agent is asked to stop;
+//     cancelled when the agent is asked to stop, and by a runner or an
+//     Invoker before OnClose in any case;
 //  2. OnStart, once;
 //  3. DoWork, repeatedly, until asked to stop or until DoWork returns a
 //     termination error;

@@ -83,8 +83,9 @@ func (r *Request) complete(err error) {
 // closed first, ErrClosed. Then the panic propagates out of DoWork, for the
 // runner to recover and report.
 //
-// OnClose closes every member (joining their errors) and completes any
-// request still queued with ErrClosed; Add and Remove after that return
+// OnClose closes every member (joining their errors; a panicking member
+// does not keep the others from being closed, as in Composite) and
+// completes any request still queued with ErrClosed; Add and Remove after that return
 // ErrClosed.
 type DynamicComposite struct {
 	role   string

@@ -17,7 +17,9 @@ import (
 //
 // An Invoker is not safe for concurrent use: call all its methods from one
 // goroutine. It does not recover panics: a panic in a callback propagates
-// to the caller.
+// to the caller. Close called from inside OnStart or DoWork (or from the
+// error handler) runs OnClose at once, inside that callback, as Agrona's
+// AgentInvoker does; the agent gets no DoWork after it.
 type Invoker struct {
 	agent   Agent
 	handler func(error)
@@ -120,7 +122,9 @@ func (i *Invoker) Start() error {
 		}
 		return err
 	}
-	i.running = true
+	if !i.closed { // OnStart may have called Close
+		i.running = true
+	}
 	return nil
 }
 

@@ -93,3 +93,31 @@ func TestInvokerExpectedTerminationIsSilent(t *testing.T) {
 	require.True(t, inv.IsClosed())
 	require.Empty(t, reported)
 }
+
+// selfCloser closes its own invoker from OnStart.
+type selfCloser struct {
+	scripted
+	inv *Invoker
+}
+
+func (s *selfCloser) OnStart() error {
+	_ = s.scripted.OnStart()
+	return s.inv.Close()
+}
+
+// Close from inside OnStart closes the agent: Invoke must not call DoWork
+// on it afterwards (DoWork after OnClose breaks the agent contract).
+func TestInvokerCloseFromOnStartNeverRunsDoWork(t *testing.T) {
+	var log []string
+	a := &selfCloser{scripted: scripted{role: "a", log: &log}}
+	inv, err := NewInvoker(a)
+	require.NoError(t, err)
+	a.inv = inv
+	require.NoError(t, inv.Start())
+	require.True(t, inv.IsClosed())
+	require.False(t, inv.IsRunning(), "closed by OnStart")
+	n, err := inv.Invoke()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Equal(t, []string{"start a", "close a"}, log)
+}

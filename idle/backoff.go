@@ -57,8 +57,9 @@ const cacheLine = 64
 //	calls 28-       park 1 ms each
 //
 // The two transition-only calls are Agrona's (its maintainers declined to
-// remove them, PR #291): the strategy always passes through at least one spin
-// and one yield, even with MaxSpins or MaxYields 0.
+// remove them, PR #291): the strategy always passes through the SPINNING and
+// YIELDING states. With MaxSpins 0 it still executes one spin hint; with
+// MaxYields 0 it executes no yield (the first call in YIELDING moves on).
 //
 // The mutable state sits between cache-line pads so that a neighbouring
 // object written by another core does not slow the idle loop.

@@ -2,7 +2,6 @@ package idle
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +86,7 @@ func Parse(spec string) (Strategy, error) {
 			return nil, bad("want sleep-ms:MILLISECONDS")
 		}
 		ms, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil || ms < 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+		if err != nil || ms < 0 || ms > maxMillis {
 			return nil, bad("want a non-negative integer number of milliseconds")
 		}
 		return SleepingMillis(int(ms)), nil

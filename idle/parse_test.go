@@ -1,6 +1,7 @@
 package idle
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -62,4 +63,28 @@ func TestParseRejects(t *testing.T) {
 	}
 	_, err := Parse("fast")
 	require.EqualError(t, err, `idle: bad strategy spec "fast": unknown strategy; want one of noop, spin, yield, sleep-ns, sleep-ms, backoff`)
+}
+
+// Strategy.String promises a spec that Parse turns back into an equivalent
+// strategy, for strategies built by the constructors too.
+func TestConstructedStrategiesRoundTripThroughParse(t *testing.T) {
+	for _, s := range []Strategy{
+		Sleeping(-time.Microsecond), // period <= 0: no sleep, like sleep-ns:0
+		SleepingMillis(-1),          // no sleep, like sleep-ms:0
+	} {
+		again, err := Parse(s.String())
+		require.NoError(t, err, "Parse(%q)", s.String())
+		require.Equal(t, s.String(), again.String())
+	}
+}
+
+// A period too long for a time.Duration is the longest one, not a wrapped
+// (negative: no sleep at all) one.
+func TestSleepingMillisSaturates(t *testing.T) {
+	rec := record(t)
+	s := SleepingMillis(math.MaxInt64/int(time.Millisecond) + 1)
+	s.IdleOnce()
+	require.Equal(t, "park "+(time.Duration(math.MaxInt64)/time.Millisecond*time.Millisecond).String(), rec.take())
+	_, err := Parse(s.String())
+	require.NoError(t, err, "Parse(%q)", s.String())
 }

@@ -2,6 +2,7 @@ package idle
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -203,13 +204,20 @@ type sleeping struct {
 
 // Sleeping returns a strategy that parks the thread for period when idle
 // (Agrona's SleepingIdleStrategy, alias "sleep-ns"). A period <= 0 means no
-// sleep. The thread really sleeps period plus its timer slack.
-func Sleeping(period time.Duration) Strategy { return &sleeping{period: period} }
+// sleep (and is kept as 0: String gives "sleep-ns:0"). The thread really
+// sleeps period plus its timer slack.
+func Sleeping(period time.Duration) Strategy { return &sleeping{period: max(period, 0)} }
+
+// maxMillis is the longest whole number of milliseconds a time.Duration holds.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // SleepingMillis is Sleeping with a whole number of milliseconds (Agrona's
-// SleepingMillisIdleStrategy, alias "sleep-ms").
+// SleepingMillisIdleStrategy, alias "sleep-ms"). ms <= 0 means no sleep
+// (kept as 0); ms beyond what a time.Duration holds (about 292 years) is
+// the longest whole number of milliseconds it holds.
 func SleepingMillis(ms int) Strategy {
-	return &sleeping{period: time.Duration(ms) * time.Millisecond, millis: true}
+	m := min(max(int64(ms), 0), maxMillis)
+	return &sleeping{period: time.Duration(m) * time.Millisecond, millis: true}
 }
 
 func (s *sleeping) Idle(workCount int) {

@@ -90,7 +90,7 @@ func TestBackoffResetsOnWorkAndOnReset(t *testing.T) {
 	require.Equal(t, "spin", rec.take())
 }
 
-func TestBackoffWithZeroLimitsStillSpinsAndYieldsOnce(t *testing.T) {
+func TestBackoffWithZeroLimitsSpinsOnceAndNeverYields(t *testing.T) {
 	rec := record(t)
 	b, err := NewBackoff(BackoffConfig{MaxSpins: 0, MaxYields: 0, MinPark: 3 * time.Microsecond, MaxPark: 10 * time.Microsecond})
 	require.NoError(t, err)

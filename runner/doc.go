@@ -39,8 +39,10 @@
 //     counter, while the agent is running), passed to the handler, and the
 //     error policy applies (default Continue; Stop makes Err return it).
 //   - A panic in DoWork: a *PanicError with the value and the stack, counted
-//     and reported as above under the panic policy (default Stop). OnClose
-//     still runs when the agent stops.
+//     and reported as above under the panic policy (default Stop), even if
+//     the value is (or wraps) a termination error or context.Canceled: a
+//     panic never counts as a request to stop. OnClose still runs when the
+//     agent stops.
 //   - context.Canceled returned after Close cancelled the agent's context:
 //     the stop it asked for, not an error. A termination error returned
 //     after Close asked for the stop (agent.Terminate(ctx.Err()) on the

@@ -571,3 +571,55 @@ func TestGoexitInOnCloseStillClosesDone(t *testing.T) {
 	require.Equal(t, int32(1), b.closes.Load())
 	require.ErrorIs(t, rb.Start(), ErrClosed)
 }
+
+// A panic is a panic even when its value is a termination error: it is a
+// *PanicError, counted, reported and subject to the panic policy, not a
+// silent request to stop (the docs: "A panic in DoWork: a *PanicError ...
+// counted and reported").
+func TestPanicWithATerminationValueIsAPanic(t *testing.T) {
+	a := &fakeAgent{role: "panics-done"}
+	a.work = func(cycle int64) (int, error) {
+		if cycle == 2 {
+			panic(agent.ErrDone)
+		}
+		return 0, nil
+	}
+	var got errs
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // default panic policy: Stop
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	waitDone(t, r)
+	var pe *PanicError
+	require.ErrorAs(t, r.Err(), &pe, "Err is the panic")
+	require.Len(t, got.get(), 1, "the panic is reported")
+	require.Equal(t, int64(1), r.Stats().Errors, "the panic is counted")
+	require.NoError(t, r.Close())
+}
+
+// The agent's context ends when the agent stops, however it stops, as it
+// does with an Invoker (whose termination and failed start call Close):
+// a goroutine or context.AfterFunc the agent tied to it must not outlive
+// the agent just because nobody called Close.
+func TestContextIsCancelledWhenTheAgentStopsByItself(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func() error
+		work  func(int64) (int, error)
+	}{
+		{"expected termination", nil, func(c int64) (int, error) { return 0, agent.ErrDone }},
+		{"unexpected termination", nil, func(c int64) (int, error) { return 0, agent.ErrTerminated }},
+		{"failed start", func() error { return errors.New("no") }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &blockingAgent{fakeAgent: fakeAgent{role: "self-stop", start: tc.start, work: tc.work}}
+			var atClose error
+			a.close = func() error { atClose = a.ctx.Err(); return nil }
+			r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(func(error) {}))
+			require.NoError(t, err)
+			_ = r.Start()
+			waitDone(t, r)
+			require.ErrorIs(t, a.ctx.Err(), context.Canceled, "context after the agent stopped")
+			require.ErrorIs(t, atClose, context.Canceled, "context seen by OnClose, as after Close")
+		})
+	}
+}

@@ -381,7 +381,10 @@ func (r *Runner) call(f func() error) (err error) {
 }
 
 func (r *Runner) handle(err error) {
-	if term, expected := agent.IsTermination(err); term {
+	// A panic is never a request to stop, nor the answer to one, whatever
+	// its value wraps: it goes to the panic policy.
+	_, panicked := err.(*PanicError)
+	if term, expected := agent.IsTermination(err); term && !panicked {
 		stopping := r.stop.Load()
 		r.stop.Store(true)
 		switch {
@@ -400,7 +403,7 @@ func (r *Runner) handle(err error) {
 		return
 	}
 	stopping := r.stop.Load()
-	if stopping && errors.Is(err, context.Canceled) {
+	if stopping && !panicked && errors.Is(err, context.Canceled) {
 		return // the agent saw its context end: the stop it was asked for
 	}
 	if !stopping {
@@ -413,7 +416,7 @@ func (r *Runner) handle(err error) {
 		}
 	}
 	policy := r.cfg.errorPolicy
-	if _, ok := err.(*PanicError); ok {
+	if panicked {
 		policy = r.cfg.panicPolicy
 	}
 	if policy == Stop && !stopping {
@@ -433,7 +436,10 @@ func (r *Runner) report(err error) {
 	r.cfg.handler(err)
 }
 
+// closeAgent ends the agent's context, however the agent stopped (as Close
+// and the Invoker do), then calls OnClose.
 func (r *Runner) closeAgent() {
+	r.cancel()
 	if err := r.call(r.agent.OnClose); err != nil {
 		r.report(fmt.Errorf("runner: agent %s: OnClose: %w", r.role, err))
 	}
