@@ -61,7 +61,10 @@ type Subscription struct {
 // position when there is none (Aeron's rule: a late joiner never holds the
 // publisher further back than it already is, and sees everything from
 // there), or, with none, the first claim below that position that is
-// still open, if any (see pubFile.firstOpenClaim). Waiting for the file
+// still open, if any (see pubFile.firstOpenClaim). A closed publication
+// can still be joined, by the same rule: behind a subscriber that has not
+// yet drained, the joiner reads from that subscriber's position to the end
+// before Poll returns ErrEndOfStream. Waiting for the file
 // and for a limit update in progress is bounded by ctx; an update of an owner that is gone (closed, or dead) is
 // not waited for: it was cut short and will never finish. A publication
 // whose creator is gone before it wrote the metadata is ErrOwnerDead.
