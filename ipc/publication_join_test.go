@@ -171,3 +171,57 @@ func TestJoinWhileOwnerSpinsOverLimit(t *testing.T) {
 		require.NoError(t, err, "an offer")
 	}
 }
+
+// TestLateClaimBytesReadALapLater documents residual risk (1) of
+// docs/ipc.md ("Why the unblock is safe"), as it is: with a publisher
+// opened by path, subscribers unblock a claim after the unblock timeout
+// alone, whoever holds it. A publisher that was only stalled, not dead,
+// then writes its payload late: after the owner has cleaned (zeroed) that
+// space behind the subscribers. Its Commit fails, but its bytes stay there,
+// behind the clean position, where "length 0 = not written yet" no longer
+// holds. A lap later a subscriber waiting at the tail takes them for a
+// record and delivers a message nobody sent. The record header (length,
+// type) carries nothing, no position or term, that a subscriber could
+// check them against; Aeron's term readers do not check either, and accept
+// the risk of a late copy. Keep the unblock timeout far above any pause.
+func TestLateClaimBytesReadALapLater(t *testing.T) {
+	clock, p, s := newUnblockTest(t)
+	q := openTestPublisher(t, p, clock)
+	require.NoError(t, p.Heartbeat(clock.now())) // the limit, for q
+	c, err := q.TryClaim(pubTypeID, 40)          // [0, 48), the stalled publisher's
+	require.NoError(t, err)
+	_, err = p.Offer(pubTypeID, []byte("after"))
+	require.NoError(t, err)
+
+	var got []string
+	h := func(_ int32, m []byte) { got = append(got, fmt.Sprintf("%d:%q", len(m), m[:min(len(m), 16)])) }
+	got, err = pollWhileAdvancing(s, clock) // stalls at the claim, unblocks it, reads "after"
+	require.NoError(t, err)
+	require.Equal(t, []string{"after"}, got)
+	require.Equal(t, int64(1), p.Stats().UnblockedClaims)
+	require.NoError(t, p.Heartbeat(clock.now())) // cleans [0, s's position)
+	require.Equal(t, s.Position(), p.Stats().CleanPosition)
+
+	// The publisher resumes and writes its payload, which (as any payload
+	// may) starts with bytes that read as a record header.
+	binary.LittleEndian.PutUint32(c.Payload[0:], 16)
+	binary.LittleEndian.PutUint32(c.Payload[4:], pubTypeID)
+	copy(c.Payload[8:], "STALE!!!")
+	require.ErrorIs(t, c.Commit(), ErrClaimState)
+
+	got = nil
+	for p.Position() < 4096 { // the rest of the lap
+		_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-int(p.Position())-8)))
+		require.NoError(t, err)
+		_, err = s.Poll(h, ringbuf.NoLimit)
+		require.NoError(t, err)
+	}
+	_, err = p.Offer(pubTypeID, nil) // [4096, 4104): index 0..8; the tail is at index 8
+	require.NoError(t, err)
+	for range 2 {
+		_, err = s.Poll(h, ringbuf.NoLimit)
+		require.NoError(t, err)
+	}
+	require.Equal(t, `8:"STALE!!!"`, got[len(got)-1], "the late bytes, read as a message nobody sent")
+	require.Greater(t, s.Position(), p.Position(), "the subscriber is past the tail")
+}
