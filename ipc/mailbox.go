@@ -106,6 +106,7 @@ type Mailbox struct {
 	timeoutMs int64
 	epochMs   func() int64
 	version   *atomic.Int32
+	state     *atomic.Int64 // the state word in the file (mailbox.Config.State)
 
 	_        [128]byte
 	refusals atomic.Int64 // back-pressured sends since the last consumer check
@@ -259,6 +260,7 @@ func newMailbox(mb *mailbox.Mailbox, r *Ring, w mailboxWords, owner bool, timeou
 		timeoutMs: timeoutMs,
 		epochMs:   func() int64 { return now().UnixMilli() },
 		version:   w.version,
+		state:     w.state,
 	}
 }
 
@@ -342,6 +344,9 @@ func openMailbox(ctx context.Context, r *Ring, c config) (*Mailbox, error) {
 		return nil, fmt.Errorf("%w: %s: mailbox header: %w", ErrCorrupt, f.Path(), err)
 	}
 	m := newMailbox(mb, r, w, false, timeoutMs, c)
+	if err := m.stateErr(); err != nil {
+		return nil, err
+	}
 	if mb.IsClosed() {
 		return nil, fmt.Errorf("%w: %s", mailbox.ErrClosed, f.Path())
 	}
@@ -349,6 +354,32 @@ func openMailbox(ctx context.Context, r *Ring, c config) (*Mailbox, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// stateErr returns an error wrapping ErrCorrupt when the file's state word
+// holds a value no mailbox writes (only mailbox.StateOpen,
+// StateClosedDrain and StateClosedDiscard, in that order, are ever
+// stored), and nil otherwise. The mailbox package reads any other value as
+// "closed" (not open) but not as "discard": without this check a scribbled
+// word made every send fail with a plain mailbox.ErrClosed and a
+// Close(Discard) discard nothing, silently. It is called where the word
+// decides something outside the send fast path: OpenMailbox, a send
+// refused as closed, the owner's heartbeat tick and Close. An atomic load:
+// the word is shared with other processes.
+func (m *Mailbox) stateErr() error {
+	if st := m.state.Load(); st < mailbox.StateOpen || st > mailbox.StateClosedDiscard {
+		return fmt.Errorf("%w: %s: mailbox state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, m.Path(), st)
+	}
+	return nil
+}
+
+// closedErr is the result of a send refused as closed: mailbox.ErrClosed,
+// unwrapped, or the corruption that made the state word look closed.
+func (m *Mailbox) closedErr() error {
+	if err := m.stateErr(); err != nil {
+		return err
+	}
+	return mailbox.ErrClosed
 }
 
 // Mailbox returns the in-process mailbox over the file's ring. Its send
@@ -452,6 +483,11 @@ func (m *Mailbox) Heartbeat() error {
 // putLongOrdered); senders load it atomically and only compare it with
 // their clock, so it orders nothing else.
 func (m *Mailbox) tick(force bool) error {
+	// Once in HeartbeatCycles drains: a corrupt state word is reported
+	// rather than drained under (messages stay queued, none is dropped).
+	if err := m.stateErr(); err != nil {
+		return err
+	}
 	now := m.epochMs()
 	if now != m.lastHb || force {
 		m.ring.SetConsumerHeartbeatTime(now)
@@ -494,7 +530,9 @@ func (m *Mailbox) Close() error {
 		return m.ring.Close()
 	}
 	var errs []error
-	if _, err := m.mb.Close(mailbox.Drain); err != nil {
+	if err := m.stateErr(); err != nil {
+		errs = append(errs, err) // the word is left as it is: no state to raise it to
+	} else if _, err := m.mb.Close(mailbox.Drain); err != nil {
 		errs = append(errs, err)
 	}
 	if left := m.ring.Size(); left > 0 {

@@ -53,7 +53,7 @@ func FuzzMailboxHeader(f *testing.F) {
 		for i := 0; i < 100; i++ {
 			err := s.SendParts(1, []byte("fuzz"), make([]byte, i*97))
 			if err != nil && err != mailbox.ErrBackPressured && err != mailbox.ErrClosed && err != mailbox.ErrTooLong &&
-				!errors.Is(err, ErrConsumerDead) && !errors.Is(err, mailbox.ErrParts) {
+				!errors.Is(err, ErrConsumerDead) && !errors.Is(err, mailbox.ErrParts) && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("send: %v", err)
 			}
 		}

@@ -17,6 +17,29 @@ const mailboxCheckEvery = 16
 // consumer heartbeat is stale (checked on one refusal in
 // mailboxCheckEvery). A full ring with a live consumer stays
 // mailbox.ErrBackPressured, unwrapped and without allocation.
+// failed maps a failed send's error (not nil): a full ring to refused, a
+// refusal as closed to closedErr, anything else unchanged. The send
+// methods call it only when the send failed, so a send that succeeds pays
+// one nil check and no load.
+func (m *Mailbox) failed(err error) error {
+	switch err {
+	case mailbox.ErrBackPressured:
+		return m.refused()
+	case mailbox.ErrClosed:
+		return m.closedErr()
+	}
+	return err
+}
+
+// unlessClosed is failed for the waiting sends, whose own loop handles a
+// full ring: it maps only a refusal as closed.
+func (m *Mailbox) unlessClosed(err error) error {
+	if err == mailbox.ErrClosed {
+		return m.closedErr()
+	}
+	return err
+}
+
 func (m *Mailbox) refused() error {
 	if (m.refusals.Add(1)-1)&(mailboxCheckEvery-1) != 0 {
 		return mailbox.ErrBackPressured
@@ -30,24 +53,23 @@ func (m *Mailbox) refused() error {
 // Send is mailbox.Mailbox.Send: nil, mailbox.ErrBackPressured,
 // mailbox.ErrClosed or mailbox.ErrTooLong, unwrapped and without
 // allocation, a validation error, or, when the ring is full and the
-// consumer heartbeat is stale, an error wrapping ErrConsumerDead. Safe for
-// concurrent use.
+// consumer heartbeat is stale, an error wrapping ErrConsumerDead, or, when
+// the file's state word holds no state (corrupt), an error wrapping
+// ErrCorrupt instead of mailbox.ErrClosed. Safe for concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
-	err := m.mb.Send(typeID, payload)
-	if err == mailbox.ErrBackPressured {
-		return m.refused()
+	if err := m.mb.Send(typeID, payload); err != nil {
+		return m.failed(err)
 	}
-	return err
+	return nil
 }
 
 // SendParts is mailbox.Mailbox.SendParts with the dead-consumer check of
 // Send.
 func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
-	err := m.mb.SendParts(typeID, parts...)
-	if err == mailbox.ErrBackPressured {
-		return m.refused()
+	if err := m.mb.SendParts(typeID, parts...); err != nil {
+		return m.failed(err)
 	}
-	return err
+	return nil
 }
 
 // Claim is mailbox.Mailbox.Claim with the dead-consumer check of Send.
@@ -56,29 +78,28 @@ func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
 // unblock timeout.
 func (m *Mailbox) Claim(typeID int32, length int) (mailbox.Claim, error) {
 	c, err := m.mb.Claim(typeID, length)
-	if err == mailbox.ErrBackPressured {
-		return c, m.refused()
+	if err != nil {
+		return c, m.failed(err)
 	}
-	return c, err
+	return c, nil
 }
 
 // ClaimParts is mailbox.Mailbox.ClaimParts with the dead-consumer check of
 // Send.
 func (m *Mailbox) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsClaim, error) {
 	c, err := m.mb.ClaimParts(typeID, lengths...)
-	if err == mailbox.ErrBackPressured {
-		return c, m.refused()
+	if err != nil {
+		return c, m.failed(err)
 	}
-	return c, err
+	return c, nil
 }
 
 // SendTyped is mailbox.SendTyped with the dead-consumer check of Send.
 func SendTyped[E mailbox.Encoder](m *Mailbox, msg E) error {
-	err := mailbox.SendTyped(m.mb, msg)
-	if err == mailbox.ErrBackPressured {
-		return m.refused()
+	if err := mailbox.SendTyped(m.mb, msg); err != nil {
+		return m.failed(err)
 	}
-	return err
+	return nil
 }
 
 // SendContext is mailbox.Mailbox.SendContext (it waits with a back-off
@@ -90,7 +111,7 @@ func SendTyped[E mailbox.Encoder](m *Mailbox, msg E) error {
 func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte) error {
 	err := m.mb.Send(typeID, payload)
 	if err != mailbox.ErrBackPressured {
-		return err
+		return m.unlessClosed(err)
 	}
 	one := [1][]byte{payload}
 	b := mailboxBackoffs.Get().(*idle.BackoffStrategy)
@@ -102,7 +123,7 @@ func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte)
 func (m *Mailbox) SendPartsContext(ctx context.Context, typeID int32, parts ...[]byte) error {
 	err := m.mb.SendParts(typeID, parts...)
 	if err != mailbox.ErrBackPressured {
-		return err
+		return m.unlessClosed(err)
 	}
 	b := mailboxBackoffs.Get().(*idle.BackoffStrategy)
 	defer mailboxBackoffs.Put(b)
@@ -137,7 +158,7 @@ func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID 
 			err = m.mb.SendParts(typeID, parts...)
 		}
 		if err != mailbox.ErrBackPressured {
-			return err
+			return m.unlessClosed(err)
 		}
 		bp.Add(-1)
 	}
@@ -169,6 +190,14 @@ func (s *MailboxSender) Sender() *mailbox.Sender { return s.s }
 // Mailbox returns the mailbox s sends to.
 func (s *MailboxSender) Mailbox() *Mailbox { return s.m }
 
+// failed is Mailbox.failed for this sender's own refusal count.
+func (s *MailboxSender) failed(err error) error {
+	if err == mailbox.ErrBackPressured {
+		return s.refused()
+	}
+	return s.m.unlessClosed(err)
+}
+
 func (s *MailboxSender) refused() error {
 	s.refusals++
 	if (s.refusals-1)&(mailboxCheckEvery-1) != 0 {
@@ -182,38 +211,36 @@ func (s *MailboxSender) refused() error {
 
 // Send is Mailbox.Send from this sender.
 func (s *MailboxSender) Send(typeID int32, payload []byte) error {
-	err := s.s.Send(typeID, payload)
-	if err == mailbox.ErrBackPressured {
-		return s.refused()
+	if err := s.s.Send(typeID, payload); err != nil {
+		return s.failed(err)
 	}
-	return err
+	return nil
 }
 
 // SendParts is Mailbox.SendParts from this sender.
 func (s *MailboxSender) SendParts(typeID int32, parts ...[]byte) error {
-	err := s.s.SendParts(typeID, parts...)
-	if err == mailbox.ErrBackPressured {
-		return s.refused()
+	if err := s.s.SendParts(typeID, parts...); err != nil {
+		return s.failed(err)
 	}
-	return err
+	return nil
 }
 
 // Claim is Mailbox.Claim from this sender.
 func (s *MailboxSender) Claim(typeID int32, length int) (mailbox.Claim, error) {
 	c, err := s.s.Claim(typeID, length)
-	if err == mailbox.ErrBackPressured {
-		return c, s.refused()
+	if err != nil {
+		return c, s.failed(err)
 	}
-	return c, err
+	return c, nil
 }
 
 // ClaimParts is Mailbox.ClaimParts from this sender.
 func (s *MailboxSender) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsClaim, error) {
 	c, err := s.s.ClaimParts(typeID, lengths...)
-	if err == mailbox.ErrBackPressured {
-		return c, s.refused()
+	if err != nil {
+		return c, s.failed(err)
 	}
-	return c, err
+	return c, nil
 }
 
 // SendContext is Mailbox.SendContext from this sender, waiting with the
@@ -221,7 +248,7 @@ func (s *MailboxSender) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsC
 func (s *MailboxSender) SendContext(ctx context.Context, typeID int32, payload []byte) error {
 	err := s.s.Send(typeID, payload)
 	if err != mailbox.ErrBackPressured {
-		return err
+		return s.m.unlessClosed(err)
 	}
 	one := [1][]byte{payload}
 	return s.m.waitSend(ctx, s.b, typeID, one[:], s.s)
@@ -231,7 +258,7 @@ func (s *MailboxSender) SendContext(ctx context.Context, typeID int32, payload [
 func (s *MailboxSender) SendPartsContext(ctx context.Context, typeID int32, parts ...[]byte) error {
 	err := s.s.SendParts(typeID, parts...)
 	if err != mailbox.ErrBackPressured {
-		return err
+		return s.m.unlessClosed(err)
 	}
 	return s.m.waitSend(ctx, s.b, typeID, parts, s.s)
 }

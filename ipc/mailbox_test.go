@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -526,4 +527,57 @@ func TestMailboxNoAllocations(t *testing.T) {
 	}
 	mbFillRing(t, s)
 	require.Zero(t, testing.AllocsPerRun(1000, func() { _ = s.Send(1, small) }), "refused with a live consumer")
+}
+
+// TestMailboxCorruptStateWord: a state word above the defined states (or
+// negative), as a faulty process sharing the file could store, is
+// corruption. It used to read as "closed": OpenMailbox and every send said
+// mailbox.ErrClosed, Drain went on as if nothing had happened, and
+// Close(Discard) returned 0 and nil, discarding nothing. Now OpenMailbox,
+// every send refused for it, the owner's heartbeat (and so Drain's), Close
+// and Close(Discard) report an error wrapping ErrCorrupt, and the queued
+// message is still there.
+func TestMailboxCorruptStateWord(t *testing.T) {
+	for _, word := range []int64{3, 1 << 40, -1} {
+		t.Run(fmt.Sprint(word), func(t *testing.T) {
+			m := mbNewForTest(t, MailboxConfig{HeartbeatCycles: 1})
+			s := mbOpenForTest(t, m.Path())
+			require.NoError(t, s.Send(1, []byte("queued")))
+			slot, err := m.File().SpareSlot(MailboxHeaderSlot)
+			require.NoError(t, err)
+			binary.LittleEndian.PutUint64(slot[MailboxStateOffset:], uint64(word))
+
+			_, err = OpenMailbox(ctxT(t), m.Path())
+			require.ErrorIs(t, err, ErrCorrupt, "OpenMailbox")
+			sender := s.NewSender()
+			for name, send := range map[string]func() error{
+				"Send":             func() error { return s.Send(1, []byte("x")) },
+				"SendParts":        func() error { return s.SendParts(1, []byte("x"), []byte("y")) },
+				"SendContext":      func() error { return s.SendContext(ctxT(t), 1, []byte("x")) },
+				"SendPartsContext": func() error { return s.SendPartsContext(ctxT(t), 1, []byte("x"), []byte("y")) },
+				"Claim":            func() error { _, err := s.Claim(1, 8); return err },
+				"ClaimParts":       func() error { _, err := s.ClaimParts(1, 8, 8); return err },
+				"Sender.Send":      func() error { return sender.Send(1, []byte("x")) },
+				"Sender.Claim":     func() error { _, err := sender.Claim(1, 8); return err },
+				"Sender.SendContext": func() error {
+					return sender.SendContext(ctxT(t), 1, []byte("x"))
+				},
+			} {
+				err := send()
+				require.ErrorIs(t, err, ErrCorrupt, name)
+				require.NotErrorIs(t, err, mailbox.ErrClosed, name)
+			}
+			_, err = m.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, ringbuf.NoLimit)
+			require.ErrorIs(t, err, ErrCorrupt, "Drain (heartbeat every drain)")
+			require.ErrorIs(t, m.Heartbeat(), ErrCorrupt)
+			n, err := m.Mailbox().Close(mailbox.Discard)
+			require.ErrorIs(t, err, mailbox.ErrCorrupt, "Close(Discard)")
+			require.Zero(t, n)
+			require.Equal(t, word, m.state.Load(), "left as it is")
+			require.Positive(t, m.Ring().Size(), "the queued message is still there")
+			err = m.Close()
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.ErrorIs(t, err, mailbox.ErrNotDrained)
+		})
+	}
 }

@@ -456,8 +456,9 @@ func (p *Publication) overLimit(newTail int64) error {
 //
 //  1. The clean sequence becomes odd (sequentially consistent store), and
 //     only then are the slots scanned: a subscriber joining concurrently
-//     either is seen by this scan or sees the sequence odd, or the clean
-//     position that results, and retries (see joinAt).
+//     either is seen by this scan or sees the sequence odd, waits until
+//     this update has finished, and checks the clean position that
+//     results, retrying if it passed its join position (see joinAt).
 //  2. Active subscribers whose heartbeat is stale beyond the subscriber
 //     timeout are dropped (CAS of the state word scanned to the same
 //     registration, SlotDropped; counted): their position no longer holds

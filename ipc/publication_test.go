@@ -406,7 +406,7 @@ func TestEndOfStream(t *testing.T) {
 	require.Equal(t, end, s.pf.eos.Load())
 
 	late, err := OpenSubscription(ctxT(t), s.File().Path())
-	require.NoError(t, err, "a closed publication can still be joined, and ends at once")
+	require.NoError(t, err, "a closed publication can still be joined; with every subscriber at the end, the joiner ends at once")
 	defer late.Close()
 	_, err = late.Poll(func(int32, []byte) {}, 1)
 	require.ErrorIs(t, err, ErrEndOfStream)
@@ -560,4 +560,53 @@ func TestOpenPublicationNotReady(t *testing.T) {
 func TestErrorsMatch(t *testing.T) {
 	require.ErrorIs(t, ErrPublisherDead, ErrEndOfStream)
 	require.False(t, errors.Is(ErrEndOfStream, ErrPublisherDead))
+}
+
+// TestLateJoinerOnClosedPublication: a subscriber that joins a closed
+// publication starts where any other joiner would (Aeron's rule, as an
+// Aeron IPC publication accepts subscriptions while it drains): at the
+// slowest active subscriber's position. So with a subscriber still
+// lagging it reads every message from there to the end of the stream and
+// only then gets ErrEndOfStream; with no active subscriber it joins at the
+// end and gets ErrEndOfStream at once.
+func TestLateJoinerOnClosedPublication(t *testing.T) {
+	p := newTestPublication(t, 4096)
+	lagging := newTestSubscription(t, p)
+	for _, m := range []string{"one", "two", "three"} {
+		_, err := p.Offer(pubTypeID, []byte(m))
+		require.NoError(t, err)
+	}
+	end := p.Position()
+	require.NoError(t, p.Close())
+
+	drain := func(s *Subscription) (got []string, err error) {
+		for range 10 {
+			_, err = s.Poll(func(_ int32, b []byte) { got = append(got, string(b)) }, ringbuf.NoLimit)
+			if err != nil {
+				return got, err
+			}
+		}
+		return got, nil
+	}
+	late, err := OpenSubscription(ctxT(t), lagging.File().Path())
+	require.NoError(t, err)
+	defer late.Close()
+	require.Zero(t, late.JoinPosition(), "joins at the lagging subscriber's position")
+	got, err := drain(late)
+	require.ErrorIs(t, err, ErrEndOfStream)
+	require.Equal(t, []string{"one", "two", "three"}, got, "drains to the end first")
+
+	got, err = drain(lagging)
+	require.ErrorIs(t, err, ErrEndOfStream)
+	require.Len(t, got, 3)
+	require.NoError(t, lagging.Close())
+	require.NoError(t, late.Close())
+
+	last, err := OpenSubscription(ctxT(t), p.File().Path())
+	require.NoError(t, err)
+	defer last.Close()
+	require.Equal(t, end, last.JoinPosition(), "no active subscriber: joins at the end")
+	got, err = drain(last)
+	require.ErrorIs(t, err, ErrEndOfStream)
+	require.Empty(t, got, "ends at once")
 }

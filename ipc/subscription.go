@@ -61,7 +61,10 @@ type Subscription struct {
 // position when there is none (Aeron's rule: a late joiner never holds the
 // publisher further back than it already is, and sees everything from
 // there), or, with none, the first claim below that position that is
-// still open, if any (see pubFile.firstOpenClaim). Waiting for the file
+// still open, if any (see pubFile.firstOpenClaim). A closed publication
+// can still be joined, by the same rule: behind a subscriber that has not
+// yet drained, the joiner reads from that subscriber's position to the end
+// before Poll returns ErrEndOfStream. Waiting for the file
 // and for a limit update in progress is bounded by ctx; an update of an owner that is gone (closed, or dead) is
 // not waited for: it was cut short and will never finish. A publication
 // whose creator is gone before it wrote the metadata is ErrOwnerDead.
@@ -100,13 +103,14 @@ func OpenSubscription(ctx context.Context, path string, opts ...PublicationOptio
 //
 // The protocol against the owner's updateLimit: the joiner stores its
 // position and then (sequentially consistent) the state SlotActive, and
-// then loads the clean sequence, the clean position and the sequence
-// again. An update that began before that load either shows an odd
-// sequence or has finished and shows its clean position (which must not
-// exceed the join position; else the joiner retries from a fresh join
-// position). An update that begins after it stores its odd sequence after
-// that load, so its scan, which follows, sees this slot active with its
-// position, which then bounds the cleaning and the limit. The limit never
+// then loads the clean sequence. An update that begins after that load
+// stores its odd sequence after it, so its scan, which follows, sees this
+// slot active with its position, which then bounds the cleaning and the
+// limit. An update that began before it has either finished (even
+// sequence) or is running (odd): the joiner then waits until the sequence
+// changes, i.e. that update has finished. Then it loads the clean
+// position, which includes every such update's, and which must not exceed
+// the join position (else the joiner retries from a fresh join position). The limit never
 // exceeds clean position + window <= join position + capacity/2, so no
 // publisher overwrites what the joiner has not read.
 func (s *Subscription) joinAt(ctx context.Context) error {
@@ -162,16 +166,6 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 			s.lastBeat = s.now()
 			sl.heartbeat.Store(s.lastBeat)
 		}
-		// An odd sequence is a limit update running, unless the owner is
-		// gone (closed, or dead: stale heartbeat, process gone): then no
-		// update runs or will run, and one it was killed in leaves the
-		// sequence odd for good (TestJoinAfterOwnerDiedMidUpdate). The
-		// clean position it may not have stored is harmless: it zeroed
-		// only below every position its scan saw active, and the join
-		// position is the slowest active one or the tail.
-		if pf.cleanSeq.Load()&1 != 0 && !s.ownerGone(s.lastBeat) {
-			continue // a limit update is running
-		}
 		j, err := s.joinPosition()
 		if err != nil {
 			sl.word.CompareAndSwap(joining, 0)
@@ -185,9 +179,36 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		if !sl.word.CompareAndSwap(joining, active) {
 			return reclaimed()
 		}
+		// Every update whose odd store follows this load scans after it,
+		// so after the activation: it sees the slot and cleans no further
+		// than j. Only an update running now (odd) may have scanned
+		// without it: wait until that one has finished (the sequence
+		// moved), then its clean position is visible to the load below.
+		// The joiner waits for the sequence to change, not for a moment
+		// with no update running: an owner that updates back to back (it
+		// spins on Offer at a full limit) always lets it through
+		// (TestJoinWhileOwnerAlwaysUpdating). An odd sequence is not
+		// waited for once the owner is gone (closed, or dead: stale
+		// heartbeat, process gone): no update runs or will run, and one it
+		// was killed in leaves the sequence odd for good
+		// (TestJoinAfterOwnerDiedMidUpdate); the clean position it may not
+		// have stored is harmless: it zeroed only below every position its
+		// scan saw active, and the join position is the slowest active one
+		// or the tail.
 		seq := pf.cleanSeq.Load()
+		for waits := 0; seq&1 != 0 && pf.cleanSeq.Load() == seq && !s.ownerGone(s.lastBeat); waits++ {
+			if err := ctx.Err(); err != nil {
+				sl.word.CompareAndSwap(active, 0)
+				return fmt.Errorf("%w: %s: joining the publication (a limit update did not finish): %w", ErrNotReady, pf.file.Path(), err)
+			}
+			if waits > 100 {
+				time.Sleep(50 * time.Microsecond)
+			}
+			s.lastBeat = s.now()
+			sl.heartbeat.Store(s.lastBeat)
+		}
 		clean := pf.cleanPos.Load()
-		if (seq&1 == 0 && pf.cleanSeq.Load() == seq || s.ownerGone(s.lastBeat)) && clean <= j {
+		if clean <= j {
 			s.join = j
 			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
 			return nil

@@ -46,8 +46,9 @@ var (
 	// delivering what it could.
 	ErrCorruptFrame = errors.New("mailbox: corrupt frame")
 	// ErrCorrupt reports ring contents the ring itself rejects (a record
-	// running past the end of the ring, a misaligned position). It wraps
-	// ringbuf.ErrCorrupt.
+	// running past the end of the ring, a misaligned position; it then
+	// wraps ringbuf.ErrCorrupt), or a state word (Config.State) holding a
+	// value that is not one of the three states (Close).
 	ErrCorrupt = errors.New("mailbox: corrupt ring")
 	// ErrNotDrained reports that an actor closed in Drain mode could not
 	// deliver everything queued (its handler kept aborting, or a claim is

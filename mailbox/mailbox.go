@@ -309,6 +309,11 @@ func (c CloseMode) String() string {
 // it is delivered (Drain) or discarded and counted (Discard) by the next
 // Drain. A claim still open is waited for (or released by the liveness
 // check), never skipped.
+//
+// A state word that holds none of the three states (a word in a shared
+// file that another process scribbled over) is left alone and reported
+// with an error wrapping ErrCorrupt: such a word makes IsClosed true and
+// sends fail with ErrClosed, but nothing would be discarded.
 func (m *Mailbox) Close(mode CloseMode) (int, error) {
 	var st int64
 	switch mode {
@@ -321,6 +326,12 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 	}
 	for {
 		cur := m.state.Load()
+		if cur < stateOpen || cur > stateDiscard {
+			// A word shared with other processes that holds no state this
+			// package writes: corrupt, not "already closed" (a Discard
+			// would discard nothing, silently).
+			return 0, fmt.Errorf("%w: state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, cur)
+		}
 		if cur >= st || m.state.CompareAndSwap(cur, st) {
 			break
 		}
