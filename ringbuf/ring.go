@@ -681,6 +681,14 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 		r.consumed = pos
 		messages++
 		h(typeID, r.payloadAt(index, length))
+		if r.head.Load() != head {
+			// The handler read from this ring (nothing else moves head):
+			// that read released this message and what it read after
+			// it. Going on from pos, or releasing from head, would
+			// deliver its messages again, move head back or zero space
+			// producers may have written since.
+			return messages, nil
+		}
 	}
 	r.finish(head, pos)
 	return messages, nil
@@ -715,7 +723,14 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 			continue
 		}
 		r.consumed = pos
-		switch h(typeID, r.payloadAt(index, length)) {
+		action := h(typeID, r.payloadAt(index, length))
+		if r.head.Load() != head {
+			// The handler read from this ring, which consumed this
+			// message (whatever the action) and released what it read:
+			// see read.
+			return messages + 1, nil
+		}
+		switch action {
 		case Abort:
 			r.finish(head, record)
 			return messages, nil
@@ -772,7 +787,10 @@ func (r *ring) release(head, next int64) {
 // while messages wait at the start of the ring: call it again (or use
 // Size). A handler that panics consumes its message, as in Agrona: the
 // panic propagates, and the next read (or controlled read) releases the
-// space of that message and of those before it.
+// space of that message and of those before it. A handler may read from
+// the same ring: the inner read consumes the handler's message (whatever a
+// controlled handler returns) and what it reads, and the outer read returns
+// when the handler does.
 func (r *OneToOne) Read(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
