@@ -622,10 +622,16 @@ func (r *ring) readStart() (int64, error) {
 	if head&(RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
 	}
-	if c := r.consumed; c > head && c-head <= int64(r.capacity) {
+	if c := r.consumed; c > head {
 		// A handler panicked during the previous read: what was handed out
 		// up to and including its message is consumed (as in Agrona, where
 		// the exception propagates after head moves), released now.
+		if c-head > int64(r.capacity)-(head&r.mask) {
+			// Not a range this consumer read (a read never crosses the end
+			// of the ring): head was rewritten under it, in a shared file.
+			r.consumed = head
+			return 0, fmt.Errorf("%w: head position %d moved under the consumer, which consumed up to %d", ErrCorrupt, head, c)
+		}
 		r.release(head, c)
 		head = c
 	}
