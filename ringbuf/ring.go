@@ -430,14 +430,15 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 }
 
 // mark writes the claim marker of a record (or of a whole batch: total is its
-// aligned length) and its type. The marker is the first store into claimed
-// space: under x86-TSO (and with sync/atomic's full fence elsewhere) no byte
-// of the claim can become visible before it, which Unblock's zero-gap scan
-// relies on. The consumer cannot pass a negative length, so the type and the
-// payload after it are plain stores, published later by the commit.
+// aligned length) with its type, as one 8-byte store (as the fast paths do):
+// a marker without its type, the type stored after it, could land after
+// Unblock padded the claim and turn the padding into a committed record of
+// that type. The marker is the first store into claimed space: under x86-TSO
+// no byte of the claim can become visible before it, which Unblock's
+// zero-gap scan relies on. The consumer cannot pass a negative length, so
+// the payload after it is plain stores, published later by the commit.
 func (r *ring) mark(index, total int, typeID int32) {
-	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
-	*r.typeAt(index) = typeID
+	atomicbuf.StoreRelease64(r.wordAt(index), ringfast.HeaderWord(-total, typeID))
 }
 
 // publish commits the record at index: the release store of its positive
