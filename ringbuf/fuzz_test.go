@@ -351,3 +351,87 @@ func FuzzReadCorruptRing(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCorruptRingProducers is FuzzReadCorruptRing for the producer side and
+// the consumer's recovery: over arbitrary records and trailer, claims,
+// batches, records, commits and aborts of arbitrary indices, a read whose
+// handler panics followed by a rewritten head, and reads after all that,
+// return results or the package's sentinels, and never panic or loop.
+func FuzzCorruptRingProducers(f *testing.F) {
+	f.Add([]byte{0xf0, 0xff, 0xff, 0xff, 1, 0, 0, 0}, uint64(0), uint64(16), 8, uint64(0))
+	f.Add([]byte{16, 0, 0, 0, 1, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0}, uint64(0), uint64(32), 16, uint64(200))
+	f.Add([]byte{0xe0, 0xff, 0xff, 0xff, 0, 0, 0, 0}, uint64(248), uint64(256), 256, uint64(8))
+	f.Fuzz(func(t *testing.T, records []byte, head, tail uint64, index int, head2 uint64) {
+		allowed := func(err error) bool {
+			for _, s := range []error{ErrFull, ErrCorrupt, ErrIndex, ErrNotClaimed, ErrTooLong, ErrLength} {
+				if errors.Is(err, s) {
+					return true
+				}
+			}
+			return err == nil
+		}
+		for _, k := range kinds {
+			r := newRing(t, k, 256)
+			buf := r.Buffer()
+			copy(buf[:256], records)
+			putLE64(buf, 256+HeadPositionOffset, int64(head))
+			putLE64(buf, 256+TailPositionOffset, int64(tail))
+			r, err := k.new(buf) // a view over the existing ring
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range []error{r.Commit(index), r.Abort(index)} {
+				if !allowed(err) {
+					t.Fatalf("commit/abort %d: %v", index, err)
+				}
+			}
+			if c, err := r.TryClaim(1, 8); err == nil {
+				if err := r.Commit(c.Index); !allowed(err) {
+					t.Fatalf("commit: %v", err)
+				}
+			} else if !allowed(err) {
+				t.Fatalf("claim: %v", err)
+			}
+			if b, err := r.TryClaimBatch(32); err == nil {
+				if _, err := b.Append(2, 8); !allowed(err) {
+					t.Fatalf("append: %v", err)
+				}
+				if err := r.CommitBatch(b); !allowed(err) {
+					t.Fatalf("commit batch: %v", err)
+				}
+			} else if !allowed(err) {
+				t.Fatalf("claim batch: %v", err)
+			}
+			if rs, err := r.TryClaimRecords(3, 4, 2); err == nil {
+				if err := r.AbortRecords(rs); !allowed(err) {
+					t.Fatalf("abort records: %v", err)
+				}
+			} else if !allowed(err) {
+				t.Fatalf("claim records: %v", err)
+			}
+			if err := r.WriteBatch(4, [][]byte{{1}, {2, 3}}); !allowed(err) {
+				t.Fatalf("write batch: %v", err)
+			}
+			func() {
+				defer func() { _ = recover() }()
+				_, err := r.Read(func(int32, []byte) { panic("handler") }, NoLimit)
+				if !allowed(err) {
+					t.Fatalf("read: %v", err)
+				}
+			}()
+			putLE64(buf, 256+HeadPositionOffset, int64(head2))
+			for range 3 {
+				if _, err := r.Read(func(int32, []byte) {}, NoLimit); !allowed(err) {
+					t.Fatalf("read: %v", err)
+				}
+				if _, err := r.ControlledRead(func(int32, []byte) Action { return Abort }, NoLimit); !allowed(err) {
+					t.Fatalf("controlled read: %v", err)
+				}
+				if _, err := r.Unblock(); !allowed(err) {
+					t.Fatalf("unblock: %v", err)
+				}
+			}
+			_ = r.Size()
+		}
+	})
+}

@@ -236,6 +236,15 @@ func (r *ManyToOne) TryClaimRecords(typeID int32, length, count int) (Records, e
 // header, re-checked backwards. Unlike Agrona, a zero claim that runs to the
 // end of the ring while the producers have wrapped is padded to the end too;
 // Agrona leaves that ring blocked.
+//
+// Also unlike Agrona, the padding header (type and length) is one
+// compare-and-swap of the header Unblock checked: if a producer stored into
+// it meanwhile, Unblock reports false and changes nothing. So a slow
+// producer's record is never delivered torn (its type under Unblock's
+// length, its payload not yet written), with one exception: a Batch's first
+// Append stores the type into the batch's marker, and after Unblock padded
+// the batch that store turns the padding into one record of that type
+// covering the whole batch, delivered if the consumer has not passed it.
 func (r *ManyToOne) Unblock() (bool, error) {
 	head := r.head.Load()
 	tail := r.tail.Load()
@@ -247,8 +256,11 @@ func (r *ManyToOne) Unblock() (bool, error) {
 	}
 	consumerIndex := int(head & r.mask)
 	producerIndex := int(tail & r.mask)
-	lengthWord := r.lengthAt(consumerIndex)
-	length := lengthWord.Load()
+	// The whole header: the padding replaces it with one compare-and-swap
+	// (pad, below), so a producer's store into it meanwhile is never mixed
+	// with Unblock's.
+	header := r.wordAt(consumerIndex).Load()
+	length := int32(header)
 	switch {
 	case length < 0:
 		// Negated in 64 bits: -MinInt32 is MinInt32 in 32, which passed the
@@ -257,9 +269,7 @@ func (r *ManyToOne) Unblock() (bool, error) {
 		if claim := -int64(length); claim < HeaderLength || int64(consumerIndex)+int64(align(int(claim))) > int64(r.capacity) {
 			return false, r.errCorruptRecord(consumerIndex, length, *r.typeAt(consumerIndex))
 		}
-		*r.typeAt(consumerIndex) = PaddingTypeID
-		r.publish(consumerIndex, int(-length))
-		return true, nil
+		return r.pad(consumerIndex, header, int(-length)), nil
 	case length == 0:
 		limit := r.capacity
 		if producerIndex > consumerIndex {
@@ -292,13 +302,32 @@ func (r *ManyToOne) Unblock() (bool, error) {
 				return false, nil // a slow producer wrote meanwhile
 			}
 		}
-		*r.typeAt(consumerIndex) = PaddingTypeID
-		r.publish(consumerIndex, gapEnd-consumerIndex)
-		return true, nil
+		return r.pad(consumerIndex, header, gapEnd-consumerIndex), nil
 	}
 	return false, nil
+}
+
+// pad turns the claim at index, whose header Unblock found to be header,
+// into a padding record of length bytes, in one compare-and-swap of the
+// header word: it reports false, changing nothing, if the header changed
+// since (the producer is alive). Type and length in two stores, as in
+// Agrona, let a slow producer's header store fall between them, leaving its
+// type under Unblock's length: a committed record whose payload is not
+// written yet. After the swap, the producer's own stores keep the record
+// padding (the length it publishes is the same, the type stays) or make it
+// an open claim again (a whole marker); the heuristic's hazard is then
+// only the one documented on Unblock.
+func (r *ManyToOne) pad(index int, header int64, length int) bool {
+	if testHookUnblockPad != nil {
+		testHookUnblockPad(index)
+	}
+	return r.wordAt(index).CompareAndSwap(header, ringfast.HeaderWord(length, PaddingTypeID))
 }
 
 // testHookUnblockScan, when set by a test, runs between Unblock's forward
 // scan and its backward re-check, to simulate a producer writing meanwhile.
 var testHookUnblockScan func(consumerIndex, gapEnd int)
+
+// testHookUnblockPad, when set by a test, runs just before Unblock writes
+// the padding header, to simulate a producer's store landing meanwhile.
+var testHookUnblockPad func(consumerIndex int)

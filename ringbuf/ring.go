@@ -430,14 +430,15 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 }
 
 // mark writes the claim marker of a record (or of a whole batch: total is its
-// aligned length) and its type. The marker is the first store into claimed
-// space: under x86-TSO (and with sync/atomic's full fence elsewhere) no byte
-// of the claim can become visible before it, which Unblock's zero-gap scan
-// relies on. The consumer cannot pass a negative length, so the type and the
-// payload after it are plain stores, published later by the commit.
+// aligned length) with its type, as one 8-byte store (as the fast paths do):
+// a marker without its type, the type stored after it, could land after
+// Unblock padded the claim and turn the padding into a committed record of
+// that type. The marker is the first store into claimed space: under x86-TSO
+// no byte of the claim can become visible before it, which Unblock's
+// zero-gap scan relies on. The consumer cannot pass a negative length, so
+// the payload after it is plain stores, published later by the commit.
 func (r *ring) mark(index, total int, typeID int32) {
-	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
-	*r.typeAt(index) = typeID
+	atomicbuf.StoreRelease64(r.wordAt(index), ringfast.HeaderWord(-total, typeID))
 }
 
 // publish commits the record at index: the release store of its positive
@@ -622,10 +623,16 @@ func (r *ring) readStart() (int64, error) {
 	if head&(RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
 	}
-	if c := r.consumed; c > head && c-head <= int64(r.capacity) {
+	if c := r.consumed; c > head {
 		// A handler panicked during the previous read: what was handed out
 		// up to and including its message is consumed (as in Agrona, where
 		// the exception propagates after head moves), released now.
+		if c-head > int64(r.capacity)-(head&r.mask) {
+			// Not a range this consumer read (a read never crosses the end
+			// of the ring): head was rewritten under it, in a shared file.
+			r.consumed = head
+			return 0, fmt.Errorf("%w: head position %d moved under the consumer, which consumed up to %d", ErrCorrupt, head, c)
+		}
 		r.release(head, c)
 		head = c
 	}
@@ -681,6 +688,14 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 		r.consumed = pos
 		messages++
 		h(typeID, r.payloadAt(index, length))
+		if r.head.Load() != head {
+			// The handler read from this ring (nothing else moves head):
+			// that read released this message and what it read after
+			// it. Going on from pos, or releasing from head, would
+			// deliver its messages again, move head back or zero space
+			// producers may have written since.
+			return messages, nil
+		}
 	}
 	r.finish(head, pos)
 	return messages, nil
@@ -715,7 +730,14 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 			continue
 		}
 		r.consumed = pos
-		switch h(typeID, r.payloadAt(index, length)) {
+		action := h(typeID, r.payloadAt(index, length))
+		if r.head.Load() != head {
+			// The handler read from this ring, which consumed this
+			// message (whatever the action) and released what it read:
+			// see read.
+			return messages + 1, nil
+		}
+		switch action {
 		case Abort:
 			r.finish(head, record)
 			return messages, nil
@@ -772,7 +794,10 @@ func (r *ring) release(head, next int64) {
 // while messages wait at the start of the ring: call it again (or use
 // Size). A handler that panics consumes its message, as in Agrona: the
 // panic propagates, and the next read (or controlled read) releases the
-// space of that message and of those before it.
+// space of that message and of those before it. A handler may read from
+// the same ring: the inner read consumes the handler's message (whatever a
+// controlled handler returns) and what it reads, and the outer read returns
+// when the handler does.
 func (r *OneToOne) Read(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler

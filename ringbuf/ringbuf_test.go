@@ -547,3 +547,39 @@ func putLE64(b []byte, i int, v int64) {
 }
 
 var _ = errors.Is
+
+// TestPendingReleaseAgainstAMovedHead: after a handler's panic the next
+// read releases what the panicking read consumed. If head was rewritten
+// meanwhile (the ring is in a shared file: a hostile or crashed process),
+// that range may cross the end of the ring: it is ErrCorrupt, and the read
+// after it goes on from head. It used to zero the range with a slice past
+// the records and panic.
+func TestPendingReleaseAgainstAMovedHead(t *testing.T) {
+	forKinds(t, func(t *testing.T, k kind) {
+		r := newRing(t, k, 256)
+		for range 7 {
+			require.NoError(t, r.Write(1, make([]byte, 24))) // 0..224
+		}
+		drain(t, r)
+		require.NoError(t, r.Write(1, make([]byte, 16))) // 224..248
+		drain(t, r)
+		require.NoError(t, r.Write(1, []byte("boom")))    // 256..272 (after padding)
+		n, err := r.Read(func(int32, []byte) {}, NoLimit) // the padding
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Panics(t, func() {
+			_, _ = r.Read(func(int32, []byte) { panic("handler") }, NoLimit)
+		})
+		buf := r.Buffer()
+		putLE64(buf, 256+HeadPositionOffset, 192) // head rewritten, 80 bytes back
+		putLE32(buf, 192, 16)                     // over a record that looks committed
+		putLE32(buf, 196, 1)
+		require.NotPanics(t, func() { _, err = r.Read(func(int32, []byte) {}, NoLimit) })
+		require.ErrorIs(t, err, ErrCorrupt)
+		var got []msg
+		n, err = r.Read(func(typeID int32, p []byte) { got = append(got, msg{typeID, string(p)}) }, 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "the next read goes on from head")
+		require.Equal(t, []msg{{1, string(make([]byte, 8))}}, got)
+	})
+}

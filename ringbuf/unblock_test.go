@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/ringfast"
 )
 
 func newManyToOne(t testing.TB, capacity int) *ManyToOne {
@@ -205,4 +208,73 @@ func TestUnblockLeavesAClaimEndingAtTheEndOfTheRing(t *testing.T) {
 	require.Equal(t, int32(9), got[0].typeID)
 	require.Equal(t, int32(2), got[1].typeID)
 	require.LessOrEqual(t, r.ConsumerPosition(), r.ProducerPosition())
+}
+
+// TestUnblockRacingASlowProducerNeverTearsARecord: Unblock decided to pad
+// a claim (zeros, or a marker with no type yet) and the producer, only
+// slow, writes the claim's header just then. Unblock used to write the
+// padding header as two stores, type then length: the producer's header
+// store between them left the producer's type under Unblock's length, a
+// committed record the consumer delivered with a payload not yet written.
+// The padding header is now one compare-and-swap of the word Unblock
+// checked: a producer's store before it makes Unblock give up (the claim
+// is alive), and after it the producer's own stores keep it padding or an
+// open claim, so the consumer sees the message whole or not at all.
+func TestUnblockRacingASlowProducerNeverTearsARecord(t *testing.T) {
+	defer func() { testHookUnblockPad = nil }()
+	checkDelivered := func(t *testing.T, got []msg, want string) {
+		t.Helper()
+		for _, m := range got {
+			if m.typeID != 1 {
+				require.Equal(t, want, m.payload, "a message of type %d was delivered torn", m.typeID)
+			}
+		}
+	}
+
+	t.Run("zero gap, the producer's marker lands", func(t *testing.T) {
+		r := newManyToOne(t, 1024)
+		index, err := r.claim(RecordSize(30)) // 0..40: CAS done, nothing written yet
+		require.NoError(t, err)
+		require.NoError(t, r.Write(1, []byte("after")))
+		payload := "a slow producer's thirty bytes"
+		testHookUnblockPad = func(int) {
+			// PublishRecord's first store: the marker with the type.
+			atomicbuf.StoreRelease64(r.wordAt(index), ringfast.Marker(len(payload), 7))
+		}
+		_, err = r.Unblock()
+		require.NoError(t, err)
+		testHookUnblockPad = nil
+		got := drain(t, r)
+		copy(r.data[index+HeaderLength:], payload) // the producer goes on
+		r.publish(index, len(payload)+HeaderLength)
+		got = append(got, drain(t, r)...)
+		checkDelivered(t, got, payload)
+		require.Contains(t, got, msg{7, payload}, "the claim was alive: its message arrives")
+	})
+
+	t.Run("batch marker, the producer's first append lands", func(t *testing.T) {
+		r := newManyToOne(t, 1024)
+		b, err := r.TryClaimBatch(2 * RecordSize(8)) // marker -32, no type yet
+		require.NoError(t, err)
+		require.NoError(t, r.Write(1, []byte("after")))
+		testHookUnblockPad = func(int) {
+			p, err := b.Append(5, 8) // stores the first record's type
+			require.NoError(t, err)
+			copy(p, "first...")
+		}
+		_, err = r.Unblock()
+		require.NoError(t, err)
+		testHookUnblockPad = nil
+		got := drain(t, r)
+		if p, err := b.Append(5, 8); err == nil {
+			copy(p, "second..")
+			_ = r.CommitBatch(b) // ErrAborted if it was unblocked
+		}
+		got = append(got, drain(t, r)...)
+		for _, m := range got {
+			if m.typeID == 5 {
+				require.Len(t, m.payload, 8, "a message of the batch was delivered torn: %q", m.payload)
+			}
+		}
+	})
 }
