@@ -33,13 +33,13 @@ const (
 //
 // A handler must not consume from its own mailbox: no Drain,
 // DiscardQueued or Close(Discard) of the mailbox being drained (Close(Drain)
-// and sends are fine). The inner call would release space the outer drain
-// still counts as its own, and the outer one would then move the head back
-// over it: the mailbox stalls until the liveness check releases the space,
-// counted as torn. Nothing detects it: after a handler's panic the mailbox
-// is in the same state as inside a handler, and the next Drain must work
-// then. To close from a handler, call Close(Drain) (or set a flag) and
-// Close(Discard) after Drain returns.
+// and sends are fine). The ring stops a read whose handler read from the
+// same ring (ringbuf's Read), so the outer Drain returns when the handler
+// does instead of moving the head back; but the inner call releases (and
+// zeroes) the space of the handler's message, whose bytes then change under
+// the handler, reuses the reassembly buffer, and makes Stats count its
+// messages twice. To close from a handler, call Close(Drain) (or set a
+// flag) and Close(Discard) after Drain returns.
 type Handler func(m *Message) Action
 
 // The liveness check's periods, in drains without progress (see Drain).
