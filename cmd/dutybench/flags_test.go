@@ -34,7 +34,7 @@ func TestParseFlags(t *testing.T) {
 
 	o, err = parseFlags(nil, io.Discard)
 	require.NoError(t, err)
-	require.Equal(t, -1, o.reps, "workload defaults")
+	require.Equal(t, 0, o.reps, "workload defaults")
 	require.Equal(t, 3, o.warmup)
 	require.True(t, o.lock)
 	require.True(t, o.pin)
@@ -43,7 +43,7 @@ func TestParseFlags(t *testing.T) {
 	require.ErrorIs(t, err, errUnknownWorkload)
 	_, err = parseFlags([]string{"-w", "w2", "-variants", "onetoone"}, io.Discard)
 	require.ErrorIs(t, err, errUnknownVariant)
-	_, err = parseFlags([]string{"-reps", "0"}, io.Discard)
+	_, err = parseFlags([]string{"-reps", "-1"}, io.Discard)
 	require.Error(t, err)
 	_, err = parseFlags([]string{"extra"}, io.Discard)
 	require.Error(t, err)

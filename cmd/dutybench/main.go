@@ -55,10 +55,10 @@ func main() {
 		os.Exit(code)
 	}()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "dutybench:", strings.TrimPrefix(err.Error(), "dutybench: "))
 		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
+			os.Exit(0) // -h: the usage is printed, as the flag package does
 		}
+		fmt.Fprintln(os.Stderr, "dutybench:", strings.TrimPrefix(err.Error(), "dutybench: "))
 		os.Exit(1)
 	}
 }
@@ -67,7 +67,7 @@ func main() {
 type options struct {
 	workloads []*workload
 	n         int // 0: each workload's default
-	reps      int // < 0: each workload's default
+	reps      int // 0: each workload's default
 	warmup    int
 	json      bool
 	lock      bool
@@ -83,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	w := fs.String("w", "", "comma-separated workloads: "+knownWorkloads()+" (default all)")
 	fs.IntVar(&o.n, "n", 0, "messages (w1, w2) or round trips (w3) per repetition (default 20000000 / 20000000 / 1000000)")
-	fs.IntVar(&o.reps, "reps", -1, "timed repetitions per variant (default 10; 7 for w3)")
+	fs.IntVar(&o.reps, "reps", 0, "timed repetitions per variant (default 10; 7 for w3)")
 	fs.IntVar(&o.warmup, "warmup", 3, "full-size warm-up repetitions per variant, untimed")
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
@@ -101,8 +101,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.workloads, err = selectWorkloads(*w); err != nil {
 		return o, err
 	}
-	if o.n < 0 || o.warmup < 0 || o.reps == 0 || o.reps < -1 {
-		return o, fmt.Errorf("-n and -warmup must be >= 0 and -reps >= 1")
+	if o.n < 0 || o.warmup < 0 || o.reps < 0 {
+		return o, fmt.Errorf("-n, -warmup and -reps must be >= 0 (0: the default)")
 	}
 	if *vs != "" {
 		o.variants = map[string]bool{}
@@ -155,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if n == 0 {
 			n = w.defaultN
 		}
-		if reps < 0 {
+		if reps == 0 {
 			reps = w.defaultReps
 		}
 		timeout := o.timeout
