@@ -86,10 +86,12 @@
 // # fx
 //
 // Module (file fx.go) runs every agent provided into the value group
-// "duty.agents" (AsAgent): started in order on the application's start,
-// closed in reverse order on its stop, within the hook's deadline, and
-// optionally shutting the application down when an agent stops with an
-// error (Config.ShutdownOnUnexpectedStop). If one agent fails to start,
+// "duty.agents" (AsAgent, or Include for a value the graph provides as its
+// own type): started in order on the application's start, closed in
+// reverse order on its stop, within the hook's deadline, and optionally
+// shutting the application down when an agent stops with an error
+// (Config.ShutdownOnUnexpectedStop) or stops by itself at all
+// (Config.ShutdownOnStop: exit code 0 for agent.ErrDone). If one agent fails to start,
 // the start fails and every other agent is closed, in reverse order: the
 // ones already started are stopped, the ones after it are closed without
 // ever being started (OnClose runs on the starting goroutine), so every

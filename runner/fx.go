@@ -34,8 +34,22 @@ var Module = fx.Module("duty.runner",
 // agent.Agent so that its agent joins the group Module runs:
 //
 //	fx.Provide(runner.AsAgent(NewConductor))
+//
+// The group gets the agent as an agent.Agent only: the graph has no value
+// of the constructor's own type. To keep it (to fx.Populate it, or to give
+// it to another constructor), provide the constructor plainly and add the
+// value with Include.
 func AsAgent(constructor any) any {
 	return fx.Annotate(constructor, fx.As(new(agent.Agent)), fx.ResultTags(`group:"`+AgentGroup+`"`))
+}
+
+// Include adds the value of type T that the graph provides (by a plain
+// fx.Provide) to the group Module runs, leaving it available as a T:
+//
+//	fx.Provide(NewPinger),             // *Pinger, for whoever needs it
+//	runner.Include[*Pinger](),         // and run by Module
+func Include[T agent.Agent]() fx.Option {
+	return fx.Provide(AsAgent(func(a T) T { return a }))
 }
 
 // Config configures Module. Every field is optional.
@@ -56,6 +70,12 @@ type Config struct {
 	// code 1) when an agent stops by itself with an error (Runner.Err):
 	// an unexpected termination, or an error or panic under a Stop policy.
 	ShutdownOnUnexpectedStop bool
+	// ShutdownOnStop asks fx to shut the application down when any agent
+	// stops by itself: with exit code 0 when it terminated as expected
+	// (agent.ErrDone, say: its work is complete), 1 when it stopped with
+	// an error (Runner.Err), as ShutdownOnUnexpectedStop. An agent closed
+	// by fx stop or by a call to Close does not count.
+	ShutdownOnStop bool
 	// Options returns extra options for a role (error handler, policies,
 	// ...); applied after the ones above.
 	Options func(role string) []Option
@@ -171,13 +191,16 @@ func (g *Group) start(ctx context.Context) error {
 			return errors.Join(errs...)
 		}
 	}
-	if g.cfg.ShutdownOnUnexpectedStop {
+	if g.cfg.ShutdownOnUnexpectedStop || g.cfg.ShutdownOnStop {
 		for _, r := range g.runners {
 			g.watchers.Go(func() {
 				select {
 				case <-r.Done():
-					if r.Err() != nil {
+					switch {
+					case r.Err() != nil:
 						_ = g.shutdowner.Shutdown(fx.ExitCode(1))
+					case g.cfg.ShutdownOnStop && !r.closeRequested():
+						_ = g.shutdowner.Shutdown(fx.ExitCode(0))
 					}
 				case <-g.stop:
 				}

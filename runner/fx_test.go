@@ -194,3 +194,101 @@ func TestFxModuleFailedStartClosesTheAgentsAfterIt(t *testing.T) {
 	require.Error(t, app.Start(context.Background()))
 	require.Contains(t, j.get(), "close b", "b's OnClose never ran: %v", j.get())
 }
+
+// TestFxModuleShutsDownOnStop: with ShutdownOnStop an agent that finishes
+// its work (agent.ErrDone) ends the application with exit code 0, one that
+// fails with 1; fx stop's own closes ask for nothing.
+func TestFxModuleShutsDownOnStop(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		code int
+	}{{"done", agent.ErrDone, 0}, {"failed", agent.Terminate(errors.New("lost the log")), 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &journal{}
+			app := fx.New(fx.NopLogger, Module, fx.Supply(j),
+				fx.Supply(Config{ShutdownOnStop: true, Options: func(string) []Option {
+					return []Option{WithErrorHandler(func(error) {})}
+				}}),
+				fx.Provide(
+					AsAgent(func(j *journal) *fxAgent { return newFxAgent("steady", j) }),
+					AsAgent(func(j *journal) *fxAgent {
+						a := newFxAgent("batch", j)
+						a.work = func(cycle int64) (int, error) {
+							if cycle == 50 {
+								return 0, tc.err
+							}
+							return 1, nil
+						}
+						return a
+					}),
+				),
+			)
+			require.NoError(t, app.Err())
+			require.NoError(t, app.Start(context.Background()))
+			select {
+			case sig := <-app.Wait():
+				require.Equal(t, tc.code, sig.ExitCode)
+			case <-time.After(hangGuard):
+				t.Fatal("no shutdown signal")
+			}
+			require.NoError(t, app.Stop(context.Background()))
+			require.Contains(t, j.get(), "close batch")
+			require.Contains(t, j.get(), "close steady")
+		})
+	}
+}
+
+// TestFxModuleStopDoesNotSignalShutdown: agents closed by fx stop are not
+// agents that stopped by themselves.
+func TestFxModuleStopDoesNotSignalShutdown(t *testing.T) {
+	j := &journal{}
+	app := fx.New(fx.NopLogger, Module, fx.Supply(j), fx.Supply(Config{ShutdownOnStop: true}),
+		fx.Provide(AsAgent(func(j *journal) *fxAgent { return newFxAgent("steady", j) })))
+	require.NoError(t, app.Start(context.Background()))
+	wait := app.Wait()
+	require.NoError(t, app.Stop(context.Background()))
+	select {
+	case sig := <-wait:
+		t.Fatalf("shutdown signalled: %+v", sig)
+	default:
+	}
+}
+
+// TestFxInclude: Include runs a value the graph provides as its own type,
+// which stays available (fx.Populate), unlike AsAgent's.
+func TestFxInclude(t *testing.T) {
+	j := &journal{}
+	var a *fxAgent
+	var g *Group
+	app := fx.New(fx.NopLogger, Module, fx.Supply(j),
+		fx.Provide(func(j *journal) *fxAgent { return newFxAgent("pinger", j) }),
+		Include[*fxAgent](),
+		fx.Populate(&a, &g))
+	require.NoError(t, app.Err())
+	require.NotNil(t, a)
+	require.Same(t, a, g.Runner("pinger").Agent())
+	require.NoError(t, app.Start(context.Background()))
+	require.NoError(t, app.Stop(context.Background()))
+	require.Equal(t, []string{"start pinger", "close pinger"}, j.get())
+}
+
+// TestCloseRequested tells a Close from an agent stopping by itself, which
+// ShutdownOnStop relies on (both set the stop flag).
+func TestCloseRequested(t *testing.T) {
+	done := &fakeAgent{role: "done", work: func(int64) (int, error) { return 0, agent.ErrDone }}
+	r, err := New(done)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	<-r.Done()
+	require.False(t, r.closeRequested(), "stopped by itself")
+	require.NoError(t, r.Close())
+	require.True(t, r.closeRequested())
+
+	busy := &fakeAgent{role: "busy", work: func(int64) (int, error) { return 1, nil }}
+	r, err = New(busy)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.True(t, r.closeRequested())
+}

@@ -41,6 +41,7 @@ type Runner struct {
 	tid     atomic.Int64 // the agent's OS thread id once started
 	closer  atomic.Int64 // the thread id of the goroutine closing a never-started agent
 	exitErr error        // why the loop stopped; written before done is closed
+	asked   atomic.Bool  // Close (or CloseContext) was called: see closeRequested
 
 	// stop is read by the agent's thread every cycle and written by
 	// closers: it lives alone on its cache line.
@@ -517,9 +518,16 @@ func (r *Runner) closeOnCaller() {
 }
 
 func (r *Runner) requestStop() {
+	r.asked.Store(true)
 	r.stop.Store(true)
 	r.cancel()
 }
+
+// closeRequested reports whether Close or CloseContext was called, as
+// opposed to the agent stopping by itself (stop is set in both cases).
+// Set before stop, so a watcher woken by Done sees it if it was the
+// reason.
+func (r *Runner) closeRequested() bool { return r.asked.Load() }
 
 // onAgentThread reports whether the caller runs on the agent's thread, or
 // on the goroutine closing the never-started agent (closeOnCaller). A

@@ -6,9 +6,10 @@
 //   - an actor (mailbox.Actor) that owns that mailbox and answers each
 //     greeting by counting it.
 //
-// Each role is one fx module that provides its agent with runner.AsAgent;
-// runner.Module starts them on their own locked threads when the
-// application starts and closes them, in reverse order, when it stops.
+// Each role is one fx module that provides its agent (runner.AsAgent, or
+// runner.Include to keep its own type in the graph); runner.Module starts
+// them on their own locked threads when the application starts and closes
+// them, in reverse order, when it stops.
 //
 //	go run ./examples/fx -duration 2s
 package main
@@ -98,7 +99,7 @@ var GreetingsModule = fx.Module("greetings",
 // the agent itself for whoever wants its counters.
 var GreeterModule = fx.Module("greeter",
 	fx.Provide(func(out *mailbox.Mailbox) *Greeter { return &Greeter{Out: out, Every: 10} }),
-	fx.Provide(runner.AsAgent(func(g *Greeter) *Greeter { return g })),
+	runner.Include[*Greeter](),
 )
 
 // TallyModule provides the actor that drains the greetings mailbox.
