@@ -54,11 +54,22 @@ var (
 
 	// ErrPermission reports a file or directory the caller may not open or
 	// create. It wraps fs.ErrPermission.
-	ErrPermission = fmt.Errorf("ipc: permission denied: %w", fs.ErrPermission)
+	ErrPermission error = &fsSentinel{"ipc: permission denied", fs.ErrPermission}
 	// ErrExists reports a Create of a name that already exists. It wraps
 	// fs.ErrExist.
-	ErrExists = fmt.Errorf("ipc: file already exists: %w", fs.ErrExist)
+	ErrExists error = &fsSentinel{"ipc: file already exists", fs.ErrExist}
 )
+
+// fsSentinel is a sentinel that also matches one of package fs's, without
+// repeating its text (a %w would read "file already exists: file already
+// exists" before the errno's own words).
+type fsSentinel struct {
+	msg string
+	fs  error
+}
+
+func (e *fsSentinel) Error() string { return e.msg }
+func (e *fsSentinel) Unwrap() error { return e.fs }
 
 // VersionError reports a layout version this package cannot read. It
 // matches ErrVersion with errors.Is.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -291,4 +292,18 @@ func TestCloseRequested(t *testing.T) {
 	require.NoError(t, r.Start())
 	require.NoError(t, r.Close())
 	require.True(t, r.closeRequested())
+}
+
+// TestErrorsSayRunnerOnce: an error that wraps one of the package's
+// sentinels names the package once (the sentinel's "runner:").
+func TestErrorsSayRunnerOnce(t *testing.T) {
+	_, err := New(&fakeAgent{role: "pinger"}, WithIdle(nil))
+	require.ErrorIs(t, err, ErrBadOption)
+	require.Equal(t, 1, strings.Count(err.Error(), "runner:"), err.Error())
+	r, err := New(&fakeAgent{role: "pinger", work: func(int64) (int, error) { return 0, nil }})
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	err = r.Start()
+	require.ErrorIs(t, err, ErrClosed)
+	require.Equal(t, "agent pinger: runner: closed", err.Error())
 }

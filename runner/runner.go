@@ -89,7 +89,7 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 		cfg.errs = append(cfg.errs, fmt.Errorf("%w: panic policy %v", ErrBadOption, cfg.panicPolicy))
 	}
 	if err := errors.Join(cfg.errs...); err != nil {
-		return nil, fmt.Errorf("runner: agent %s: %w", role, err)
+		return nil, fmt.Errorf("agent %s: %w", role, err) // err: ErrBadOption's, which says "runner:"
 	}
 	cfg.errs = nil
 	if cfg.idle == nil {
@@ -162,9 +162,9 @@ func (r *Runner) Err() error {
 func (r *Runner) Start() error {
 	if !r.state.CompareAndSwap(stateNew, stateStarted) {
 		if r.state.Load() == stateClosed {
-			return fmt.Errorf("runner: agent %s: %w", r.role, ErrClosed)
+			return fmt.Errorf("agent %s: %w", r.role, ErrClosed)
 		}
-		return fmt.Errorf("runner: agent %s: %w", r.role, ErrAlreadyStarted)
+		return fmt.Errorf("agent %s: %w", r.role, ErrAlreadyStarted)
 	}
 	ready := make(chan error, 1)
 	go r.run(ready)
@@ -177,7 +177,7 @@ func (r *Runner) Start() error {
 		select {
 		case err = <-ready:
 		default:
-			err = fmt.Errorf("runner: agent %s: %w", r.role, ErrGoexit)
+			err = fmt.Errorf("agent %s: %w", r.role, ErrGoexit)
 		}
 	}
 	if err != nil {
@@ -211,7 +211,7 @@ func (r *Runner) run(ready chan<- error) {
 	runtime.LockOSThread()
 	r.tid.Store(int64(gettid()))
 	if err := setupThread(&r.cfg); err != nil {
-		startErr = fmt.Errorf("runner: agent %s: %w: %w", r.role, ErrThreadSetup, err)
+		startErr = fmt.Errorf("agent %s: %w: %w", r.role, ErrThreadSetup, err)
 	} else if ca, ok := r.agent.(agent.ContextAware); ok {
 		if err := r.call(func() error { ca.BindContext(r.ctx); return nil }); err != nil {
 			startErr = fmt.Errorf("runner: agent %s: BindContext: %w", r.role, err)
@@ -251,7 +251,7 @@ func (r *Runner) run(ready chan<- error) {
 func (r *Runner) goexited(ready chan<- error, startErr error, answered, closing bool) {
 	if !answered {
 		if startErr == nil { // BindContext or OnStart exited
-			startErr = fmt.Errorf("runner: agent %s: %w", r.role, ErrGoexit)
+			startErr = fmt.Errorf("agent %s: %w", r.role, ErrGoexit)
 		}
 		ready <- startErr // Start returns it once OnClose has returned
 	}
@@ -261,7 +261,7 @@ func (r *Runner) goexited(ready chan<- error, startErr error, answered, closing 
 	case answered:
 		// In the duty cycle: the agent stopped by itself, unless a stop
 		// had been asked.
-		err := fmt.Errorf("runner: agent %s: %w", r.role, ErrGoexit)
+		err := fmt.Errorf("agent %s: %w", r.role, ErrGoexit)
 		if !r.stop.Load() {
 			r.exitErr = err
 		}
