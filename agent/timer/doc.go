@@ -67,12 +67,12 @@
 // timer on the first Poll whose now is at or after the deadline, or at
 // the latest on the Poll after it (when that first Poll still had to
 // finish the previous tick). In general, let P0 be the first Poll that
-// starts after Schedule returned with now >= deadline, and k = (tick of
-// the timer's id - current tick when P0 starts) mod TicksPerWheel: the
-// timer expires within the first k+1 complete polls counted from P0, a
-// complete poll being one that reached neither the expiry limit nor a
-// false from the handler; so within TicksPerWheel complete polls.
-// FuzzWheel asserts this bound.
+// starts after Schedule returned with now >= deadline, and k = (the
+// timer's tick on the wheel - current tick when P0 starts) mod
+// TicksPerWheel: the timer expires within the first k+1 complete polls
+// counted from P0, a complete poll being one that reached neither the
+// expiry limit nor a false from the handler; so within TicksPerWheel
+// complete polls. FuzzWheel asserts this bound.
 //
 // A deadline far in the future (more than a rotation, TicksPerWheel x
 // Resolution, away) sits in its tick modulo the wheel: each rotation's
