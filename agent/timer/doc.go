@@ -26,12 +26,39 @@
 //     poll (the resource it needs is busy: the next poll offers it again);
 //  3. count Poll's result as work done, so the idle strategy does not
 //     sleep while timers are expiring;
-//  4. forget an id once its timer expired or was cancelled: ids name
-//     slots, and a later Schedule reuses the slot and so the id.
+//  4. forget an id once its timer expired or was cancelled. The id is
+//     then stale: Cancel of it returns false and cancels nothing, and
+//     Deadline of it reports nothing, even after a later timer took its
+//     slot (see Timer ids). So a late Cancel, after the timer fired, is
+//     harmless; but a stale id is told apart only until its slot's
+//     generation wraps, so do not hoard ids either.
 //
 // Poll the wheel at least once per tick (Resolution) to keep it in step:
 // each Poll advances at most one tick, so a wheel polled less often falls
 // behind and catches up one tick per poll.
+//
+// # Timer ids
+//
+// An id names the timer's slot and the slot's generation, the number of
+// timers that took the slot (modulo 2^GenerationBits). From the top of a
+// non-negative int64:
+//
+//	| 0 | generation: g bits | tick on the wheel: t bits | slot: s bits |
+//
+// where t = log2(TicksPerWheel), s = log2(MaxTickAllocation) (the
+// configured or default maximum, not the tick's current size), and g =
+// min(32, 63 - t - s), at least MinGenerationBits (24): NewWheel refuses
+// a configuration with TicksPerWheel x MaxTickAllocation above 2^39, and
+// the default MaxTickAllocation is min(2^30, 2^39 / TicksPerWheel). A
+// timer that takes a slot gets the slot's next generation, so ids are
+// unique among scheduled timers and a stale id is told from the id of a
+// later timer of its slot, until the generation wraps: only after a
+// multiple of 2^g (at least 16 777 216) timers took that one slot can an
+// old id name a timer again. A wheel with a smaller MaxTickAllocation
+// gets a wider generation, up to 32 bits (GenerationBits reports it).
+// A timer a Handler refuses stays under its id. Ids are not Agrona's
+// (tick << 32 | slot), and their exact values are not an interface:
+// compare them, do not decode them.
 //
 // # Timing
 //
@@ -40,12 +67,12 @@
 // timer on the first Poll whose now is at or after the deadline, or at
 // the latest on the Poll after it (when that first Poll still had to
 // finish the previous tick). In general, let P0 be the first Poll that
-// starts after Schedule returned with now >= deadline, and k = (tick of
-// the timer's id - current tick when P0 starts) mod TicksPerWheel: the
-// timer expires within the first k+1 complete polls counted from P0, a
-// complete poll being one that reached neither the expiry limit nor a
-// false from the handler; so within TicksPerWheel complete polls.
-// FuzzWheel asserts this bound.
+// starts after Schedule returned with now >= deadline, and k = (the
+// timer's tick on the wheel - current tick when P0 starts) mod
+// TicksPerWheel: the timer expires within the first k+1 complete polls
+// counted from P0, a complete poll being one that reached neither the
+// expiry limit nor a false from the handler; so within TicksPerWheel
+// complete polls. FuzzWheel asserts this bound.
 //
 // A deadline far in the future (more than a rotation, TicksPerWheel x
 // Resolution, away) sits in its tick modulo the wheel: each rotation's
@@ -63,8 +90,15 @@
 //     tick cannot grow (Config.MaxTickAllocation, default 2^30 slots), and
 //     ErrDeadline for NullDeadline (math.MaxInt64), which marks empty
 //     slots (Agrona silently loses such a timer).
+//   - Ids carry their slot's generation (see Timer ids): Cancel and
+//     Deadline of the id of a timer that expired or was cancelled return
+//     false even after a later timer took the slot (in Agrona the id is
+//     the slot's, and the stale Cancel cancels the later timer).
+//     TicksPerWheel x MaxTickAllocation is bounded by 2^39 to leave room
+//     for the generation; MaxTickAllocation defaults to
+//     min(2^30, 2^39 / TicksPerWheel).
 //   - Cancel and Deadline accept any int64 and return false for ids that
-//     name no slot (Agrona throws for negative ones). Deadline returns an
+//     name no timer (Agrona throws for negative ones). Deadline returns an
 //     ok flag besides NullDeadline.
 //   - Poll at now == math.MaxInt64 does not expire empty slots, and the
 //     tick arithmetic saturates instead of overflowing for extreme starts

@@ -8,9 +8,11 @@ var (
 	// ErrTicksPerWheel: ticks per wheel is not a power of two in [1, MaxTicksPerWheel].
 	ErrTicksPerWheel = errors.New("timer: ticks per wheel is not a power of two in [1, 2^30]")
 	// ErrTickAllocation: the initial or maximum tick allocation is not a
-	// power of two in [1, MaxTickAllocation], or the initial one exceeds the
-	// maximum.
-	ErrTickAllocation = errors.New("timer: tick allocation is not a power of two in [1, 2^30]")
+	// power of two in [1, MaxTickAllocation], the initial one exceeds the
+	// maximum, TicksPerWheel x the maximum exceeds 2^39 (ids would keep
+	// fewer than MinGenerationBits of generation), or TicksPerWheel x the
+	// initial one exceeds MaxInitialSlots.
+	ErrTickAllocation = errors.New("timer: tick allocation is not a power of two in [1, min(2^30, 2^39/TicksPerWheel)]")
 	// ErrDeadline: Schedule was given NullDeadline, the value that marks an
 	// empty slot.
 	ErrDeadline = errors.New("timer: deadline is NullDeadline (math.MaxInt64)")

@@ -3,7 +3,9 @@ package timer
 import (
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -33,8 +35,12 @@ type modelTimer struct {
 }
 
 // FuzzWheel runs random operations against a Wheel and a model (a map of
-// scheduled deadlines) and checks, after every step: Schedule, Cancel,
-// Deadline and TimerCount agree with the model; every timer expires
+// scheduled deadlines, and the ids of the timers that expired or were
+// cancelled) and checks, after every step: Schedule, Cancel, Deadline and
+// TimerCount agree with the model; Schedule never returns an id it
+// returned before (a slot's reuse is a new generation, and no input
+// wraps one), and stale ids are rejected: Cancel of one is false and
+// cancels nothing, Deadline of one reports nothing; every timer expires
 // exactly once, never before its deadline, and no later than the bound of
 // the package documentation: with c0 the current tick when the first poll
 // starting after Schedule with now >= deadline starts, and k = (tick of the
@@ -48,6 +54,10 @@ func FuzzWheel(f *testing.F) {
 	f.Add([]byte{4, 2, 0, 7, 7, 0, 255, 0, 128, 0, 1, 2, 200, 3, 2, 200, 2, 2, 255, 4, 2, 255, 1, 5, 0, 2, 255, 255})
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 1, 9, 2, 1, 9, 2, 1, 9})
 	f.Add([]byte{1, 1, 0, 9, 9, 0, 50, 0, 60, 0, 70, 0, 80, 2, 100, 130, 6, 2, 100, 131, 2, 100, 4, 2, 200, 200})
+	// One tick of one slot: schedule, cancel, schedule into the slot again,
+	// cancel the stale id; expire, schedule again, cancel and read stale
+	// ids.
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 26, 0, 3, 8, 0, 0, 0, 0, 26, 1, 26, 0, 14, 1, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &bytesIn{data}
 		cfg := Config{
@@ -64,6 +74,10 @@ func FuzzWheel(f *testing.F) {
 		rotation := n * cfg.Resolution
 		now := cfg.Start + int64(int8(in.u8()))
 		model := map[int64]*modelTimer{}
+		// issued: every id Schedule returned; stale: those of the timers
+		// that expired, were cancelled or cleared, in that order.
+		issued := map[int64]bool{}
+		var stale []int64
 
 		currentTick := func() int64 { return (w.CurrentTickTime()-w.StartTime())/w.Resolution() - 1 }
 		check := func(what string) {
@@ -76,6 +90,11 @@ func FuzzWheel(f *testing.F) {
 					t.Fatalf("%s: Deadline(%x) = %d, %v; model %d", what, id, d, ok, m.deadline)
 				}
 			}
+			for _, id := range stale[max(0, len(stale)-32):] {
+				if d, ok := w.Deadline(id); ok || d != NullDeadline {
+					t.Fatalf("%s: Deadline(%x) of a stale id = %d, %v", what, id, d, ok)
+				}
+			}
 		}
 		schedule := func(deadline int64) {
 			t.Helper()
@@ -86,18 +105,31 @@ func FuzzWheel(f *testing.F) {
 			if _, dup := model[id]; dup {
 				t.Fatalf("Schedule(%d) returned the id %x of a scheduled timer", deadline, id)
 			}
-			if id < 0 || id>>32 >= n || int(id&math.MaxUint32) >= w.Capacity() {
+			if issued[id] {
+				t.Fatalf("Schedule(%d) returned the id %x of an earlier timer", deadline, id)
+			}
+			if p := place(w, id); id < 0 || p[0] >= n || int(p[1]) >= w.Capacity() || uint64(id)>>w.genShift > uint64(w.genMask) {
 				t.Fatalf("Schedule(%d) returned a malformed id %x", deadline, id)
 			}
+			issued[id] = true
 			model[id] = &modelTimer{deadline: deadline, budget: -1}
 		}
 		cancel := func(id int64) {
 			t.Helper()
 			_, want := model[id]
 			if got := w.Cancel(id); got != want {
-				t.Fatalf("Cancel(%x) = %v, model %v", id, got, want)
+				t.Fatalf("Cancel(%x) = %v, model %v (stale: %v)", id, got, want, issued[id] && !want)
 			}
-			delete(model, id)
+			if want {
+				delete(model, id)
+				stale = append(stale, id)
+			}
+		}
+		anyStale := func(i byte) (int64, bool) {
+			if len(stale) == 0 {
+				return 0, false
+			}
+			return stale[len(stale)-1-int(i)%len(stale)], true
 		}
 		anyID := func(i byte) (int64, bool) {
 			k := int(i)
@@ -117,7 +149,7 @@ func FuzzWheel(f *testing.F) {
 			c0 := currentTick()
 			for id, m := range model {
 				if m.budget < 0 && now >= m.deadline {
-					m.budget = int((id>>32-c0)%n+n)%int(n) + 1
+					m.budget = int((place(w, id)[0]-c0)%n+n)%int(n) + 1
 				}
 			}
 			calls, refused := 0, false
@@ -133,19 +165,25 @@ func FuzzWheel(f *testing.F) {
 				if m.deadline > now {
 					t.Fatalf("expired %x at %d before its deadline %d", id, now, m.deadline)
 				}
+				if d, ok := w.Deadline(id); ok || d != NullDeadline {
+					t.Fatalf("Deadline(%x) of the expiring timer = %d, %v", id, d, ok)
+				}
 				if calls == int(refuseAt) {
 					refused = true
 					return false
 				}
 				delete(model, id)
+				stale = append(stale, id)
 				switch reenter % 4 {
 				case 1: // reschedule, due now (counted as due from the next poll)
 					schedule(now - int64(reenter>>2))
 				case 2: // schedule later
 					schedule(now + int64(reenter))
-				case 3: // cancel another
-					if other, ok := anyID(reenter >> 2); ok {
+				case 3: // cancel another, or a stale id (this one, even)
+					if other, ok := anyID(reenter >> 3); ok && reenter&4 == 0 {
 						cancel(other)
+					} else if old, ok := anyStale(reenter >> 3); ok {
+						cancel(old)
 					}
 				}
 				return true
@@ -177,7 +215,10 @@ func FuzzWheel(f *testing.F) {
 				span := int64(int8(in.u8()))
 				schedule(now + span*rotation/16 + int64(in.u8()%8))
 			case 2: // cancel a scheduled timer, or a stale or made-up id
-				if id, ok := anyID(in.u8()); ok && op&8 == 0 {
+				k := in.u8()
+				if id, ok := anyID(k); ok && op&8 == 0 {
+					cancel(id)
+				} else if id, ok := anyStale(k); ok && op&0x10 != 0 {
 					cancel(id)
 				} else {
 					cancel(int64(binary.LittleEndian.Uint16([]byte{in.u8(), in.u8()})) << (3 * (op >> 4)))
@@ -193,8 +234,11 @@ func FuzzWheel(f *testing.F) {
 					refuseAt = in.u8() % 4
 				}
 				poll(limit, refuseAt, in.u8())
-			case 6: // Deadline of an arbitrary id
+			case 6: // Deadline of an arbitrary id, or one near the ids in use
 				id := int64(in.u16()) | int64(in.u8())<<32
+				if op&8 != 0 {
+					id = int64(in.u8()%4)<<w.genShift | int64(in.u8())&w.mask<<w.slotBits | int64(in.u8()%8)
+				}
 				d, ok := w.Deadline(id)
 				if m, in := model[id]; in != ok || (ok && d != m.deadline) || (!ok && d != NullDeadline) {
 					t.Fatalf("Deadline(%x) = %d, %v; model %v", id, d, ok, m)
@@ -217,6 +261,7 @@ func FuzzWheel(f *testing.F) {
 					}
 				case 2:
 					w.Clear()
+					stale = append(stale, slices.Sorted(maps.Keys(model))...)
 					clear(model)
 				default:
 					seen := 0
@@ -246,6 +291,11 @@ func FuzzWheel(f *testing.F) {
 		}
 		if len(model) != 0 {
 			t.Fatalf("%d timers left after draining", len(model))
+		}
+		for _, id := range stale {
+			if w.Cancel(id) {
+				t.Fatalf("Cancel(%x) of a stale id after draining", id)
+			}
 		}
 	})
 }
@@ -286,6 +336,16 @@ func FuzzCancelDeadline(f *testing.F) {
 		}
 		if ok {
 			delete(ids, id)
+			// The next timer of that deadline takes the freed slot: the
+			// cancelled id stays stale.
+			again, err := w.Schedule(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again == id || w.Cancel(id) {
+				t.Fatalf("the stale id %x names the timer %x that reused its slot", id, again)
+			}
+			ids[again] = want
 		}
 		if w.TimerCount() != len(ids) {
 			t.Fatalf("TimerCount %d, want %d", w.TimerCount(), len(ids))

@@ -15,19 +15,34 @@ const (
 	// Config.TickAllocation is 0 (Agrona's INITIAL_TICK_ALLOCATION).
 	DefaultTickAllocation = 16
 
-	// MaxTicksPerWheel bounds Config.TicksPerWheel: the tick index must fit
-	// in the upper half of a non-negative timer id.
+	// MaxTicksPerWheel bounds Config.TicksPerWheel.
 	MaxTicksPerWheel = 1 << 30
 
 	// MaxTickAllocation bounds the slots of one tick (Agrona's limit on the
-	// whole wheel array); it is the default of Config.MaxTickAllocation.
+	// whole wheel array). Config.MaxTickAllocation is also bounded by
+	// 2^(63-MinGenerationBits) / TicksPerWheel, and defaults to the smaller
+	// of the two bounds.
 	MaxTickAllocation = 1 << 30
 
+	// MinGenerationBits is the least number of bits of a timer id that
+	// count the reuses of its slot (see the package documentation, Timer
+	// ids): a stale id can name a later timer of its slot only after a
+	// multiple of 2^MinGenerationBits (16 777 216) timers took that slot.
+	// The tick and the slot take the other 63-MinGenerationBits = 39 bits,
+	// so TicksPerWheel x MaxTickAllocation is at most 2^39.
+	MinGenerationBits = 24
+
 	// MaxInitialSlots bounds the slots NewWheel allocates at once,
-	// TicksPerWheel x TickAllocation (8 bytes each: 8 GiB at the bound), as
+	// TicksPerWheel x TickAllocation (12 bytes each: 12 GiB at the bound), as
 	// Agrona bounds its wheel's array: a larger configuration is an error,
 	// not an allocation that kills the process.
 	MaxInitialSlots = 1 << 30
+
+	// maxGenerationBits: generations are stored as uint32.
+	maxGenerationBits = 32
+
+	// placeBits is the most bits the tick and slot fields of an id take.
+	placeBits = 63 - MinGenerationBits
 
 	// maxTick keeps currentTick+1 from overflowing.
 	maxTick = math.MaxInt64 - 1
@@ -53,8 +68,11 @@ type Config struct {
 	// two; 0 means DefaultTickAllocation.
 	TickAllocation int
 	// MaxTickAllocation bounds a tick's slots (a power of two, at least
-	// TickAllocation); 0 means MaxTickAllocation. Schedule returns
-	// ErrCapacity rather than grow a tick beyond it.
+	// TickAllocation, at most MaxTickAllocation and 2^39 / TicksPerWheel);
+	// 0 means the largest allowed, the smaller of the two bounds (see the
+	// package documentation, Timer ids). Schedule returns ErrCapacity
+	// rather than grow a tick beyond it. A smaller bound leaves ids more
+	// generation bits (Wheel.GenerationBits).
 	MaxTickAllocation int
 }
 
@@ -71,15 +89,18 @@ type Wheel struct {
 	shift     uint  // log2(resolution)
 	mask      int64 // ticksPerWheel - 1
 	maxAlloc  int
-	tick      int64 // current tick, >= 0
-	pollIndex int   // next slot of the current tick to look at
+	slotBits  uint   // log2(maxAlloc): the slot field of an id
+	genShift  uint   // slotBits + log2(ticksPerWheel): the generation field
+	genMask   uint32 // 2^generation bits - 1
+	tick      int64  // current tick, >= 0
+	pollIndex int    // next slot of the current tick to look at
 	count     int
 	capacity  int
 	added     uint64 // timers Schedule added, ever: ForEach counts f's
 
-	// spokes[i] holds the deadlines of the timers in tick i (modulo the
-	// wheel), NullDeadline in free slots. Spokes grow independently.
-	spokes [][]int64
+	// spokes[i] holds the timers in tick i (modulo the wheel). Spokes grow
+	// independently.
+	spokes []spokeSlots
 
 	// While Poll runs: the time it was given, and the slot whose timer the
 	// handler is being called for (-1 when none). That slot is empty but
@@ -95,6 +116,15 @@ type Wheel struct {
 	// early, in its tick: the poll that leaves the tick scans the next one
 	// too, so that those timers still expire on the next complete poll.
 	deferred, carry bool
+}
+
+// spokeSlots is the slots of one tick: deadlines, NullDeadline in free slots,
+// and in gens the generation of each slot, the number of timers that took
+// it modulo 2^generation bits, which tells a timer's id from the ids of
+// the earlier timers of its slot. Both have the same length.
+type spokeSlots struct {
+	deadlines []int64
+	gens      []uint32
 }
 
 // noCopy makes go vet report copies of a Wheel.
@@ -118,11 +148,17 @@ func NewWheel(cfg Config) (*Wheel, error) {
 	if alloc == 0 {
 		alloc = DefaultTickAllocation
 	}
+	tickBits := uint(bits.TrailingZeros64(uint64(cfg.TicksPerWheel)))
 	if maxAlloc == 0 {
-		maxAlloc = MaxTickAllocation
+		maxAlloc = min(MaxTickAllocation, 1<<(placeBits-tickBits))
 	}
 	if !isPow2(int64(maxAlloc)) || maxAlloc > MaxTickAllocation {
 		return nil, fmt.Errorf("%w: maximum %d", ErrTickAllocation, cfg.MaxTickAllocation)
+	}
+	slotBits := uint(bits.TrailingZeros64(uint64(maxAlloc)))
+	if tickBits+slotBits > placeBits {
+		return nil, fmt.Errorf("%w: maximum %d with %d ticks: TicksPerWheel x MaxTickAllocation exceeds 2^%d, leaving ids fewer than %d generation bits",
+			ErrTickAllocation, maxAlloc, cfg.TicksPerWheel, placeBits, MinGenerationBits)
 	}
 	if !isPow2(int64(alloc)) || alloc > maxAlloc {
 		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrTickAllocation, cfg.TickAllocation, maxAlloc)
@@ -130,23 +166,32 @@ func NewWheel(cfg Config) (*Wheel, error) {
 	if uint64(cfg.TicksPerWheel)*uint64(alloc) > MaxInitialSlots {
 		return nil, fmt.Errorf("%w: %d ticks of %d slots exceed the %d initial slots a wheel may allocate", ErrTickAllocation, cfg.TicksPerWheel, alloc, MaxInitialSlots)
 	}
+	genBits := min(maxGenerationBits, 63-tickBits-slotBits)
 	w := &Wheel{
 		start:       cfg.Start,
 		shift:       uint(bits.TrailingZeros64(uint64(cfg.Resolution))),
 		mask:        int64(cfg.TicksPerWheel - 1),
 		maxAlloc:    maxAlloc,
+		slotBits:    slotBits,
+		genShift:    slotBits + tickBits,
+		genMask:     uint32(1<<genBits - 1),
 		capacity:    cfg.TicksPerWheel * alloc,
-		spokes:      make([][]int64, cfg.TicksPerWheel),
+		spokes:      make([]spokeSlots, cfg.TicksPerWheel),
 		firingSpoke: -1,
 		firingSlot:  -1,
 	}
-	// One array for the initial slots; a spoke that grows moves out.
+	// One array of each for the initial slots; a spoke that grows moves
+	// out.
 	all := make([]int64, w.capacity)
 	for i := range all {
 		all[i] = NullDeadline
 	}
+	gens := make([]uint32, w.capacity)
 	for i := range w.spokes {
-		w.spokes[i] = all[i*alloc : (i+1)*alloc : (i+1)*alloc]
+		w.spokes[i] = spokeSlots{
+			deadlines: all[i*alloc : (i+1)*alloc : (i+1)*alloc],
+			gens:      gens[i*alloc : (i+1)*alloc : (i+1)*alloc],
+		}
 	}
 	return w, nil
 }
@@ -178,28 +223,47 @@ func (w *Wheel) tickEnd(tick int64) int64 {
 	return int64(uint64(w.start) + off)
 }
 
-// timerID is Agrona's timerIdForSlot: the tick on the wheel in the upper
-// 32 bits, the slot in the lower 32.
-func timerID(spoke, slot int) int64 { return int64(spoke)<<32 | int64(slot) }
+// timerID is Agrona's timerIdForSlot with a generation: from the top, the
+// slot's generation, the tick on the wheel, and the slot, in fields of
+// 63-genShift, log2(TicksPerWheel) and slotBits bits.
+// (The shift counts are below 64; the masks tell the compiler so.)
+func (w *Wheel) timerID(spoke, slot int, gen uint32) int64 {
+	return int64(gen)<<(w.genShift&63) | int64(spoke)<<(w.slotBits&63) | int64(slot)
+}
+
+// take gives slot of spoke its next generation, for a timer Schedule puts
+// there, and returns the timer's id.
+func (w *Wheel) take(spoke, slot int) int64 {
+	gens := w.spokes[spoke].gens
+	gen := (gens[slot] + 1) & w.genMask
+	gens[slot] = gen
+	return w.timerID(spoke, slot, gen)
+}
 
 // locate returns the spoke and slot id names, and false if id cannot name
-// a slot of this wheel.
-func (w *Wheel) locate(id int64) (spoke, slot int, ok bool) {
-	if id < 0 || id>>32 > w.mask {
-		return 0, 0, false
+// a slot of this wheel or names an earlier timer of the slot (an older
+// generation). The slot may be free.
+func (w *Wheel) locate(id int64) (s *spokeSlots, slot int, ok bool) {
+	// A negative id fails this test too: its generation field has bit
+	// 63-genShift set, above genMask (genShift <= 63-MinGenerationBits).
+	gen := uint64(id) >> (w.genShift & 63)
+	if gen > uint64(w.genMask) {
+		return nil, 0, false
 	}
-	spoke, slot = int(id>>32), int(id&math.MaxUint32)
-	if slot >= len(w.spokes[spoke]) {
-		return 0, 0, false
+	s = &w.spokes[id>>(w.slotBits&63)&w.mask]
+	slot = int(id & (1<<(w.slotBits&63) - 1))
+	if slot >= len(s.gens) || s.gens[slot] != uint32(gen) {
+		return nil, 0, false
 	}
-	return spoke, slot, true
+	return s, slot, true
 }
 
 // Schedule adds a timer that expires at deadline and returns its id. A
 // deadline in the past or in the current tick expires on the next Poll
-// whose now is at or after it. The id names the timer's slot: it is valid
-// until the timer expires or is cancelled, after which the slot, and so
-// the id, is reused by a later Schedule.
+// whose now is at or after it. The id names the timer's slot and the
+// slot's generation: it is valid until the timer expires or is cancelled;
+// then it is stale, and a later timer that reuses the slot gets another
+// id (see the package documentation, Timer ids).
 //
 // Schedule allocates only to grow a full tick (doubling its slots); it
 // fails with ErrCapacity if that would exceed the maximum tick allocation,
@@ -219,13 +283,13 @@ func (w *Wheel) Schedule(deadline int64) (int64, error) {
 		w.deferred = true
 	}
 	spoke := int(tick & w.mask)
-	slots := w.spokes[spoke]
+	slots := w.spokes[spoke].deadlines
 	for i, d := range slots {
 		if d == NullDeadline && (i != w.firingSlot || spoke != w.firingSpoke) {
 			slots[i] = deadline
 			w.count++
 			w.added++
-			return timerID(spoke, i), nil
+			return w.take(spoke, i), nil
 		}
 	}
 	return w.grow(spoke, deadline)
@@ -234,44 +298,49 @@ func (w *Wheel) Schedule(deadline int64) (int64, error) {
 // grow doubles a full spoke and puts deadline in the first new slot.
 func (w *Wheel) grow(spoke int, deadline int64) (int64, error) {
 	old := w.spokes[spoke]
-	n := 2 * len(old)
+	n := 2 * len(old.deadlines)
 	if n > w.maxAlloc {
-		return 0, fmt.Errorf("%w: %d slots in a tick", ErrCapacity, len(old))
+		return 0, fmt.Errorf("%w: %d slots in a tick", ErrCapacity, len(old.deadlines))
 	}
 	slots := make([]int64, n)
-	copy(slots, old)
-	for i := len(old); i < n; i++ {
+	copy(slots, old.deadlines)
+	for i := len(old.deadlines); i < n; i++ {
 		slots[i] = NullDeadline
 	}
-	slots[len(old)] = deadline
-	w.spokes[spoke] = slots
-	w.capacity += n - len(old)
+	slots[len(old.deadlines)] = deadline
+	gens := make([]uint32, n)
+	copy(gens, old.gens)
+	w.spokes[spoke] = spokeSlots{deadlines: slots, gens: gens}
+	w.capacity += n - len(old.deadlines)
 	w.count++
 	w.added++
-	return timerID(spoke, len(old)), nil
+	return w.take(spoke, len(old.deadlines)), nil
 }
 
 // Cancel removes the timer id and reports whether it was scheduled. It is
 // false for an id that names no slot of this wheel (any int64 is safe),
-// for a free slot, and, inside a Handler, for the timer being expired.
+// for a stale id (its timer expired or was cancelled, even if a later
+// timer took its slot: that timer stays), and, inside a Handler, for the
+// timer being expired.
 func (w *Wheel) Cancel(id int64) bool {
-	spoke, slot, ok := w.locate(id)
-	if !ok || w.spokes[spoke][slot] == NullDeadline {
+	s, slot, ok := w.locate(id)
+	if !ok || s.deadlines[slot] == NullDeadline {
 		return false
 	}
-	w.spokes[spoke][slot] = NullDeadline
+	s.deadlines[slot] = NullDeadline
 	w.count--
 	return true
 }
 
 // Deadline returns the deadline of timer id, and false if no timer is
-// scheduled under id (then the deadline is NullDeadline).
+// scheduled under id (then the deadline is NullDeadline): a stale id
+// reports nothing, even if a later timer took its slot.
 func (w *Wheel) Deadline(id int64) (int64, bool) {
-	spoke, slot, ok := w.locate(id)
+	s, slot, ok := w.locate(id)
 	if !ok {
 		return NullDeadline, false
 	}
-	d := w.spokes[spoke][slot]
+	d := s.deadlines[slot]
 	return d, d != NullDeadline
 }
 
@@ -345,21 +414,24 @@ func (w *Wheel) advance(now int64) bool {
 // limit, h never false).
 func (w *Wheel) scan(now int64, h Handler, limit int) (expired int, complete bool) {
 	spoke := int(w.tick & w.mask)
-	length := len(w.spokes[spoke])
+	length := len(w.spokes[spoke].deadlines)
 	if w.pollIndex >= length {
 		w.pollIndex = 0
 	}
 	for i := 0; i < length && expired < limit; i++ {
 		slot := w.pollIndex
 		// Re-read the spoke: h may have grown it.
-		if d := w.spokes[spoke][slot]; d != NullDeadline && now >= d {
-			w.spokes[spoke][slot] = NullDeadline
+		if d := w.spokes[spoke].deadlines[slot]; d != NullDeadline && now >= d {
+			w.spokes[spoke].deadlines[slot] = NullDeadline
 			w.count--
 			expired++
 			w.firingSpoke, w.firingSlot = spoke, slot
-			if !h(now, timerID(spoke, slot)) {
+			// The slot keeps its generation while h runs: if h refuses,
+			// the timer goes back under the same id; a later timer that
+			// takes the slot gets the next generation.
+			if !h(now, w.timerID(spoke, slot, w.spokes[spoke].gens[slot])) {
 				if w.firingSlot == slot { // not cleared by Clear in h
-					w.spokes[spoke][slot] = d
+					w.spokes[spoke].deadlines[slot] = d
 					w.count++
 				}
 				w.firingSpoke, w.firingSlot = -1, -1
@@ -383,8 +455,15 @@ func (w *Wheel) endPoll() {
 func (w *Wheel) TimerCount() int { return w.count }
 
 // Capacity returns the number of slots of all ticks, the wheel's memory in
-// units of 8 bytes.
+// units of 12 bytes (a deadline and a generation per slot).
 func (w *Wheel) Capacity() int { return w.capacity }
+
+// GenerationBits returns the number of bits of this wheel's timer ids
+// that hold the slot's generation, 63 - log2(TicksPerWheel) -
+// log2(MaxTickAllocation) but at most 32, and at least MinGenerationBits:
+// a stale id can name a later timer of its slot only after a multiple of
+// 2^GenerationBits timers took that slot.
+func (w *Wheel) GenerationBits() int { return bits.OnesCount32(w.genMask) }
 
 // StartTime returns the time of the start of tick 0.
 func (w *Wheel) StartTime() int64 { return w.start }
@@ -446,10 +525,11 @@ func (w *Wheel) checkIdle() error {
 // timer being expired, which is then not put back if h returns false.
 func (w *Wheel) Clear() {
 	left := w.count
-	for _, slots := range w.spokes {
+	for _, s := range w.spokes {
 		if left == 0 {
 			break
 		}
+		slots := s.deadlines
 		for i, d := range slots {
 			if d != NullDeadline {
 				slots[i] = NullDeadline
@@ -471,10 +551,10 @@ func (w *Wheel) ForEach(f func(deadline, id int64)) {
 	// the ones it cancels do not take from it (they may have been visited).
 	left := w.count
 	for s := 0; s < len(w.spokes) && left > 0; s++ {
-		for i := 0; i < len(w.spokes[s]) && left > 0; i++ {
-			if d := w.spokes[s][i]; d != NullDeadline {
+		for i := 0; i < len(w.spokes[s].deadlines) && left > 0; i++ {
+			if d := w.spokes[s].deadlines[i]; d != NullDeadline {
 				added := w.added
-				f(d, timerID(s, i))
+				f(d, w.timerID(s, i, w.spokes[s].gens[i]))
 				left += int(w.added-added) - 1
 			}
 		}

@@ -35,6 +35,12 @@ func (r *recorder) ids() []int64 {
 	return out
 }
 
+// place returns the tick on the wheel and the slot that id names (the
+// layout of timerID), whatever its generation.
+func place(w *Wheel, id int64) [2]int64 {
+	return [2]int64{id >> w.slotBits & w.mask, id & (1<<w.slotBits - 1)}
+}
+
 func newWheel(t testing.TB, cfg Config) *Wheel {
 	t.Helper()
 	w, err := NewWheel(cfg)
@@ -75,6 +81,8 @@ func TestNewWheelValidates(t *testing.T) {
 		{"max allocation 24", func(c *Config) { c.MaxTickAllocation = 24 }, ErrTickAllocation},
 		{"max allocation 2^31", func(c *Config) { c.MaxTickAllocation = 1 << 31 }, ErrTickAllocation},
 		{"too much memory", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 1<<30 }, ErrTickAllocation},
+		{"ticks x max allocation above 2^39", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<10, 1<<30 }, ErrTickAllocation},
+		{"max ticks, max allocation above 2^9", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<30, 1<<10 }, ErrTickAllocation},
 		{"initial slots above MaxInitialSlots", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 16 }, ErrTickAllocation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,20 +103,61 @@ func TestNewWheelValidates(t *testing.T) {
 	require.Zero(t, w.TimerCount())
 }
 
-func TestScheduleIDsAreTickAndSlot(t *testing.T) {
-	w := small(t)
+func TestScheduleIDsAreGenerationTickAndSlot(t *testing.T) {
+	w := small(t) // 8 ticks (3 bits), slots up to 2^30 (30 bits)
+	require.Equal(t, 30, w.GenerationBits())
+	// gen<<33 | tick<<30 | slot; a slot's first timer is generation 1.
 	// Tick 2 is [1032, 1048): 1040 lands in spoke 2, slots 0 and 1.
-	require.Equal(t, int64(2)<<32, schedule(t, w, 1040)) // slot 0
-	require.Equal(t, int64(2)<<32|1, schedule(t, w, 1047))
+	require.Equal(t, int64(1)<<33|2<<30, schedule(t, w, 1040)) // slot 0
+	require.Equal(t, int64(1)<<33|2<<30|1, schedule(t, w, 1047))
 	// Tick 10 wraps onto spoke 10 & 7 = 2, slot 2.
-	require.Equal(t, int64(2)<<32|2, schedule(t, w, 1000+10*16))
+	require.Equal(t, int64(1)<<33|2<<30|2, schedule(t, w, 1000+10*16))
 	// Before the start and in tick 0: spoke 0.
-	require.Equal(t, int64(0), schedule(t, w, 5))
-	require.Equal(t, int64(1), schedule(t, w, math.MinInt64))
+	require.Equal(t, int64(1)<<33, schedule(t, w, 5))
+	require.Equal(t, int64(1)<<33|1, schedule(t, w, math.MinInt64))
 	require.Equal(t, 5, w.TimerCount())
-	d, ok := w.Deadline(int64(2)<<32 | 1)
+	d, ok := w.Deadline(int64(1)<<33 | 2<<30 | 1)
 	require.True(t, ok)
 	require.EqualValues(t, 1047, d)
+	// The next timer of a slot is its next generation.
+	require.True(t, w.Cancel(int64(1)<<33|2<<30|1))
+	require.Equal(t, int64(2)<<33|2<<30|1, schedule(t, w, 1047))
+}
+
+// TestIDLayout: the generation takes what the tick and slot fields leave
+// of 63 bits, at most 32 and at least MinGenerationBits; ids stay
+// non-negative, and bits above the generation make an id foreign.
+func TestIDLayout(t *testing.T) {
+	for _, tc := range []struct {
+		ticks, maxAlloc, gen int
+	}{
+		{1, 0, 32},       // 0 + 30 bits: 33 left, capped at 32
+		{8, 0, 30},       // 3 + 30
+		{1 << 10, 0, 24}, // 10 + 29: the default maximum is 2^39 / 2^10
+		{1 << 10, 1 << 29, 24},
+		{1 << 10, 1 << 21, 32}, // 10 + 21
+		{1 << 10, 1 << 16, 32}, // 10 + 16: 5 bits unused
+		{1 << 16, 0, 24},       // 16 + 23
+	} {
+		w := newWheel(t, Config{Resolution: 1, TicksPerWheel: tc.ticks, TickAllocation: 1, MaxTickAllocation: tc.maxAlloc})
+		require.Equal(t, tc.gen, w.GenerationBits(), "%d ticks, max %d", tc.ticks, tc.maxAlloc)
+		if tc.maxAlloc == 0 {
+			require.Equal(t, min(MaxTickAllocation, 1<<39/tc.ticks), w.maxAlloc)
+		}
+		// The last tick, the last generation: the largest id is
+		// non-negative, and the generation then wraps to 0.
+		last := int64(tc.ticks - 1)
+		w.spokes[last].gens[0] = w.genMask - 1
+		id := schedule(t, w, last)
+		require.GreaterOrEqual(t, id, int64(0))
+		require.Equal(t, uint64(w.genMask), uint64(id)>>w.genShift)
+		require.Equal(t, [2]int64{last, 0}, place(w, id))
+		require.False(t, w.Cancel(id|1<<(w.genShift+uint(tc.gen))), "a bit above the generation")
+		require.True(t, w.Cancel(id))
+		id = schedule(t, w, last)
+		require.Equal(t, last<<w.slotBits, id, "generation 0")
+		require.True(t, w.Cancel(id))
+	}
 }
 
 func TestPollExpiresAtDeadlineNeverBefore(t *testing.T) {
@@ -151,7 +200,7 @@ func TestPastDeadlineExpiresOnNextPoll(t *testing.T) {
 	}
 	tick := w.CurrentTickTime()
 	id := schedule(t, w, 1001) // long gone: goes to the current tick
-	require.Equal(t, (tick-1000)/16-1&7, id>>32)
+	require.Equal(t, (tick-1000)/16-1&7, place(w, id)[0])
 	require.Equal(t, 1, w.Poll(1101, r.handle, 10))
 	require.Equal(t, []int64{id}, r.ids())
 }
@@ -176,7 +225,7 @@ func TestFarFutureDeadlineStaysAcrossRotations(t *testing.T) {
 	w := small(t) // a rotation is 8 x 16 = 128
 	deadline := int64(1000 + 3*128 + 5*16 + 7)
 	id := schedule(t, w, deadline)
-	require.EqualValues(t, 5, id>>32)
+	require.EqualValues(t, 5, place(w, id)[0])
 	var r recorder
 	now := int64(1000)
 	for ; now < deadline; now++ {
@@ -199,7 +248,8 @@ func TestHandlerFalseKeepsTimerAndStopsPoll(t *testing.T) {
 	require.EqualValues(t, 1002, d)
 	require.EqualValues(t, 1016, w.CurrentTickTime(), "a refusal keeps the tick")
 	c := schedule(t, w, 1003) // takes a's slot, behind the poll index
-	require.Equal(t, a, c)
+	require.Equal(t, place(w, a), place(w, c))
+	require.NotEqual(t, a, c, "a new generation")
 	require.Equal(t, 2, w.Poll(1020, r.handle, 10), "b first, then c after the wrap")
 	require.Equal(t, []int64{a, b, c}, r.ids())
 	require.EqualValues(t, 1032, w.CurrentTickTime())
@@ -235,17 +285,20 @@ func TestFullTickGrowsAlone(t *testing.T) {
 		ids = append(ids, schedule(t, w, int64(8+i%8))) // tick 1
 	}
 	for i, id := range ids {
-		require.Equal(t, int64(1)<<32|int64(i), id)
+		require.Equal(t, [2]int64{1, int64(i)}, place(w, id))
 	}
 	require.Equal(t, 2+2+8+2, w.Capacity(), "only tick 1 grew: 2 -> 4 -> 8")
 	_, err := w.Schedule(9)
 	require.ErrorIs(t, err, ErrCapacity)
 	require.Equal(t, 8, w.TimerCount())
 	id := schedule(t, w, 17) // tick 2 still has room
-	require.Equal(t, int64(2)<<32, id)
-	// Free slots are reused before growing.
+	require.Equal(t, [2]int64{2, 0}, place(w, id))
+	// Free slots are reused before growing, under a new id.
 	require.True(t, w.Cancel(ids[3]))
-	require.Equal(t, ids[3], schedule(t, w, 9))
+	again := schedule(t, w, 9)
+	require.Equal(t, place(w, ids[3]), place(w, again))
+	require.NotEqual(t, ids[3], again)
+	require.False(t, w.Cancel(ids[3]))
 	var r recorder
 	n := 0
 	for now := int64(0); now < 40; now++ {
@@ -269,21 +322,71 @@ func TestCancel(t *testing.T) {
 		w.Poll(now, r.handle, 10)
 	}
 	require.Equal(t, []int64{b}, r.ids(), "a cancelled timer never expires")
-	// An id names a slot: after a cancel the next timer of that tick
-	// gets the same id, and the stale id cancels it. Owners must forget
-	// ids of cancelled and expired timers.
+	// After a cancel the next timer of that tick takes the slot under a
+	// new id: the stale id does not cancel it.
 	c := schedule(t, w, 1040+128)
 	require.True(t, w.Cancel(c))
 	d := schedule(t, w, 1041+128)
-	require.Equal(t, c, d)
-	require.True(t, w.Cancel(c))
+	require.Equal(t, place(w, c), place(w, d))
+	require.NotEqual(t, c, d)
+	require.False(t, w.Cancel(c))
+	require.True(t, w.Cancel(d))
 	require.Zero(t, w.TimerCount())
 }
 
+// TestStaleIDIsRejectedAfterSlotReuse: once a timer expired or was
+// cancelled, its id is stale even after a later Schedule reuses its slot:
+// Cancel of the stale id is false and cancels nothing, Deadline reports
+// nothing, and the new timer, under its own id, still expires.
+func TestStaleIDIsRejectedAfterSlotReuse(t *testing.T) {
+	for _, end := range []string{"expired", "cancelled"} {
+		t.Run(end, func(t *testing.T) {
+			w := newWheel(t, Config{Start: 0, Resolution: 16, TicksPerWheel: 1, TickAllocation: 1, MaxTickAllocation: 1})
+			var r recorder
+			old := schedule(t, w, 5)
+			if end == "expired" {
+				require.Equal(t, 1, w.Poll(5, r.handle, 10))
+				require.Equal(t, []int64{old}, r.ids())
+			} else {
+				require.True(t, w.Cancel(old))
+			}
+			// One tick of one slot: the new timer must reuse old's slot.
+			fresh := schedule(t, w, 40)
+			require.False(t, w.Cancel(old), "the stale id cancels nothing")
+			require.NotEqual(t, old, fresh, "a reused slot gets a new id")
+			d, ok := w.Deadline(old)
+			require.False(t, ok)
+			require.Equal(t, NullDeadline, d)
+			require.Equal(t, 1, w.TimerCount())
+			d, ok = w.Deadline(fresh)
+			require.True(t, ok)
+			require.EqualValues(t, 40, d)
+			r.got = nil
+			for now := int64(0); now <= 40; now += 8 {
+				w.Poll(now, r.handle, 10)
+			}
+			require.Equal(t, []expiry{{40, fresh}}, r.got, "the new timer still expires")
+			require.False(t, w.Cancel(fresh))
+			require.False(t, w.Cancel(old))
+		})
+	}
+}
+
 func TestCancelAndDeadlineRejectForeignIDs(t *testing.T) {
-	w := small(t)
+	w := small(t) // ids: gen<<33 | tick<<30 | slot
 	id := schedule(t, w, 1040)
-	for _, bad := range []int64{-1, math.MinInt64, math.MaxInt64, 8 << 32, 2<<32 | 4, 2<<32 | 1<<31, -(2 << 32), 1 << 62} {
+	require.Equal(t, int64(1)<<33|2<<30, id)
+	for _, bad := range []int64{
+		-1, math.MinInt64, math.MaxInt64, -id, id | math.MinInt64,
+		2 << 30,               // generation 0 of the slot: not yet taken
+		2<<33 | 2<<30,         // the next generation
+		1<<33 | 3<<30,         // another tick
+		1<<33 | 2<<30 | 1,     // a free slot
+		1<<33 | 2<<30 | 4,     // a slot the tick does not have
+		1<<33 | 2<<30 | 1<<29, // far beyond the tick's slots
+		id | 1<<62,            // the top generation bit
+		8 << 32,               // generation 4
+	} {
 		require.False(t, w.Cancel(bad), "%x", bad)
 		d, ok := w.Deadline(bad)
 		require.False(t, ok)
@@ -348,7 +451,7 @@ func TestResetStartTimeAndSetCurrentTickTime(t *testing.T) {
 	require.EqualValues(t, 64, w.StartTime())
 	require.EqualValues(t, 80, w.CurrentTickTime())
 	id = schedule(t, w, 100) // tick 2 from the new start
-	require.EqualValues(t, 2, id>>32)
+	require.EqualValues(t, 2, place(w, id)[0])
 
 	var errs []error
 	w.Poll(200, func(now, id int64) bool {
@@ -421,14 +524,14 @@ func TestHandlerMayScheduleAndCancel(t *testing.T) {
 			// Due, in the tick this poll is leaving: it must not sit in
 			// slot 0, behind the scan, for a rotation.
 			again = schedule(t, w, 1010)
-			require.NotEqual(t, b, again, "the expiring slot is reserved")
+			require.NotEqual(t, place(w, b), place(w, again), "the expiring slot is reserved")
 		}
 		return true
 	}
 	require.Equal(t, 1, w.Poll(1016, h, 10))
 	require.Equal(t, []int64{b}, got)
 	require.EqualValues(t, 1032, w.CurrentTickTime())
-	require.Equal(t, int64(1)<<32, again, "moved to the next tick")
+	require.Equal(t, [2]int64{1, 0}, place(w, again), "moved to the next tick")
 	require.Equal(t, 1, w.Poll(1016, h, 10), "expires on the next poll")
 	require.Equal(t, []int64{b, again}, got)
 
@@ -446,7 +549,9 @@ func TestHandlerMayScheduleAndCancel(t *testing.T) {
 		return true
 	}
 	require.Equal(t, 1, w.Poll(1021, h2, 10))
-	require.Equal(t, x, again, "slot 0, behind the scan")
+	require.Equal(t, place(w, x), place(w, again), "slot 0, behind the scan")
+	require.NotEqual(t, x, again)
+	require.False(t, w.Cancel(x))
 	require.EqualValues(t, 1032, w.CurrentTickTime())
 	require.Equal(t, 1, w.Poll(1021, h2, 10))
 	require.Equal(t, []int64{d, again}, got)
@@ -466,7 +571,7 @@ func TestHandlerScheduleThenRefuse(t *testing.T) {
 		return true
 	}
 	require.Zero(t, w.Poll(1003, h, 10))
-	require.NotEqual(t, a, b)
+	require.NotEqual(t, place(w, a), place(w, b))
 	require.Equal(t, 2, w.TimerCount())
 	da, ok := w.Deadline(a)
 	require.True(t, ok)
@@ -491,6 +596,35 @@ func TestHandlerClearThenRefuse(t *testing.T) {
 	require.Zero(t, n)
 	require.Zero(t, w.TimerCount(), "a cleared timer is not put back")
 	w.ForEach(func(deadline, id int64) { t.Fatalf("timer %x left", id) })
+}
+
+// TestHandlerClearThenScheduleIntoFiringSlot: after Clear in h the slot
+// of the expiring timer is free; a timer h schedules there gets a new id,
+// and the expiring timer's id is stale whatever h returns.
+func TestHandlerClearThenScheduleIntoFiringSlot(t *testing.T) {
+	for _, accept := range []bool{true, false} {
+		w := newWheel(t, Config{Start: 0, Resolution: 16, TicksPerWheel: 1, TickAllocation: 1, MaxTickAllocation: 1})
+		a := schedule(t, w, 1)
+		var b int64
+		w.Poll(2, func(now, id int64) bool {
+			require.Equal(t, a, id)
+			w.Clear()
+			b = schedule(t, w, 100) // the only slot
+			return accept
+		}, 10)
+		require.Equal(t, place(w, a), place(w, b))
+		require.NotEqual(t, a, b)
+		require.Equal(t, 1, w.TimerCount())
+		require.False(t, w.Cancel(a))
+		d, ok := w.Deadline(b)
+		require.True(t, ok)
+		require.EqualValues(t, 100, d)
+		var r recorder
+		for now := int64(0); now <= 100; now += 10 {
+			w.Poll(now, r.handle, 10)
+		}
+		require.Equal(t, []int64{b}, r.ids())
+	}
 }
 
 func TestHandlerGrowsCurrentTick(t *testing.T) {
