@@ -94,8 +94,12 @@ type MailboxConfig struct {
 //
 // The send methods are safe for concurrent use; Drain, Heartbeat and the
 // Discard close belong to the owner's draining goroutine. The Mailbox
-// holds one reference to its file: Close releases it, after which no
-// method may be used (as for Ring).
+// holds one reference to its file: Close releases it. After Close the
+// Mailbox's own methods return mailbox.ErrClosed (sends, claims, Drain,
+// Heartbeat; IsClosed reports true) instead of touching the unmapped file;
+// but a call racing Close, a claim committed after it, or a use of what
+// Mailbox(), Ring() or a MailboxSender's Sender() returned may fault: close
+// once this process's senders stopped.
 type Mailbox struct {
 	_ [128]byte // keep the read-only words away from a neighbour's hot data
 
@@ -107,6 +111,11 @@ type Mailbox struct {
 	epochMs   func() int64
 	version   *atomic.Int32
 	state     *atomic.Int64 // the state word in the file (mailbox.Config.State)
+	// closed is set by Close before the file is released: written once,
+	// loaded by every call that touches the mapping (use after Close), so
+	// it sits with the read-only words, not beside the owner's draining
+	// state, which Drain writes on every call.
+	closed atomic.Bool
 
 	_        [128]byte
 	refusals atomic.Int64 // back-pressured sends since the last consumer check
@@ -119,7 +128,8 @@ type Mailbox struct {
 	lastFile int64
 	fileHbMs int64
 	ctrs     *mailboxCounters
-	closed   atomic.Bool
+	closing  atomic.Bool   // Close has begun (its idempotence)
+	final    mailbox.Stats // Stats after Close: written before closed is set
 	_        [128]byte
 }
 
@@ -410,13 +420,27 @@ func (m *Mailbox) ConsumerTimeout() time.Duration {
 // Stats returns a snapshot of the mailbox's statistics. The counters live
 // in the file, so every process sees the same totals (BackPressured and
 // RefusedClosed summed over all senders).
-func (m *Mailbox) Stats() mailbox.Stats { return m.mb.Stats() }
+//
+// After Close it returns the statistics Close saw last.
+func (m *Mailbox) Stats() mailbox.Stats {
+	if m.closed.Load() {
+		return m.final
+	}
+	return m.mb.Stats()
+}
 
 // IsClosed reports whether the owner closed the mailbox.
-func (m *Mailbox) IsClosed() bool { return m.mb.IsClosed() }
+// After this Mailbox's own Close it reports true (the file is unmapped).
+func (m *Mailbox) IsClosed() bool { return m.closed.Load() || m.mb.IsClosed() }
 
 // ConsumerHeartbeat returns the consumer's last heartbeat (epoch ms).
-func (m *Mailbox) ConsumerHeartbeat() int64 { return m.ring.ConsumerHeartbeatTime() }
+// After Close it returns 0 (the file is unmapped).
+func (m *Mailbox) ConsumerHeartbeat() int64 {
+	if m.closed.Load() {
+		return 0
+	}
+	return m.ring.ConsumerHeartbeatTime()
+}
 
 // CheckConsumer returns nil when the consumer heartbeat is fresh (not older
 // than the consumer timeout, nor further in the future), and otherwise an
@@ -424,6 +448,9 @@ func (m *Mailbox) ConsumerHeartbeat() int64 { return m.ring.ConsumerHeartbeatTim
 // wraps ErrOwnerDead when it is gone or closed the file). Senders call it
 // when back-pressured; any goroutine may call it.
 func (m *Mailbox) CheckConsumer() error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	now := m.epochMs()
 	hb := m.ring.ConsumerHeartbeatTime()
 	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs {
@@ -456,6 +483,9 @@ func (m *Mailbox) Drain(h mailbox.Handler, limit int) (int, error) {
 	if !m.owner {
 		return 0, errDrainNotOwner
 	}
+	if m.closed.Load() {
+		return 0, mailbox.ErrClosed
+	}
 	m.cycles++
 	if m.cycles >= m.hbCycles {
 		m.cycles = 0
@@ -473,6 +503,9 @@ func (m *Mailbox) Drain(h mailbox.Handler, limit int) (int, error) {
 func (m *Mailbox) Heartbeat() error {
 	if !m.owner {
 		return fmt.Errorf("%w: %s: mailbox heartbeat", ErrNotOwner, m.Path())
+	}
+	if m.closed.Load() {
+		return mailbox.ErrClosed
 	}
 	return m.tick(true)
 }
@@ -520,13 +553,15 @@ func (m *Mailbox) mirror(now int64) {
 // mirrors the final statistics and frees its counters, then closes the file
 // (which marks the owner's heartbeat closed); messages still queued stay in
 // the file and Close reports them with an error wrapping
-// mailbox.ErrNotDrained. Idempotent. Nothing of the Mailbox may be used
-// afterwards.
+// mailbox.ErrNotDrained. Idempotent. Afterwards the Mailbox's methods
+// return mailbox.ErrClosed (see Mailbox for what they cannot guard).
 func (m *Mailbox) Close() error {
-	if !m.closed.CompareAndSwap(false, true) {
+	if !m.closing.CompareAndSwap(false, true) {
 		return nil
 	}
 	if !m.owner {
+		m.final = m.mb.Stats()
+		m.closed.Store(true) // after final (Stats loads closed, then final)
 		return m.ring.Close()
 	}
 	var errs []error
@@ -542,6 +577,8 @@ func (m *Mailbox) Close() error {
 		m.mirror(m.epochMs())
 		errs = append(errs, m.ctrs.close())
 	}
+	m.final = m.mb.Stats()
+	m.closed.Store(true) // after final (Stats loads closed, then final)
 	errs = append(errs, m.ring.Close())
 	return errors.Join(errs...)
 }

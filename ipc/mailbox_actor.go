@@ -77,6 +77,11 @@ func (a *MailboxActor) OnStart() error {
 // is returned without draining.
 func (a *MailboxActor) DoWork() (int, error) {
 	m := a.m
+	if m.closed.Load() {
+		// The Mailbox was closed under the actor: nothing left to drain,
+		// and every later cycle would fail the same way.
+		return 0, agent.Terminate(fmt.Errorf("%w: %s: the Mailbox was closed under actor %s", mailbox.ErrClosed, m.Path(), a.RoleName()))
+	}
 	m.cycles++
 	if m.cycles >= m.hbCycles {
 		m.cycles = 0
@@ -93,5 +98,8 @@ func (a *MailboxActor) DoWork() (int, error) {
 // counters file holds the final statistics. It leaves the Mailbox open:
 // see MailboxActor.
 func (a *MailboxActor) OnClose() error {
+	if a.m.closed.Load() { // the Mailbox's Close did what OnClose would
+		return nil
+	}
 	return errors.Join(a.Actor.OnClose(), a.m.tick(true))
 }

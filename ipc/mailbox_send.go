@@ -57,6 +57,9 @@ func (m *Mailbox) refused() error {
 // the file's state word holds no state (corrupt), an error wrapping
 // ErrCorrupt instead of mailbox.ErrClosed. Safe for concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	if err := m.mb.Send(typeID, payload); err != nil {
 		return m.failed(err)
 	}
@@ -66,6 +69,9 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 // SendParts is mailbox.Mailbox.SendParts with the dead-consumer check of
 // Send.
 func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	if err := m.mb.SendParts(typeID, parts...); err != nil {
 		return m.failed(err)
 	}
@@ -77,6 +83,9 @@ func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
 // dies first leaves a torn message that the consumer drops after its
 // unblock timeout.
 func (m *Mailbox) Claim(typeID int32, length int) (mailbox.Claim, error) {
+	if m.closed.Load() {
+		return mailbox.Claim{}, mailbox.ErrClosed
+	}
 	c, err := m.mb.Claim(typeID, length)
 	if err != nil {
 		return c, m.failed(err)
@@ -87,6 +96,9 @@ func (m *Mailbox) Claim(typeID int32, length int) (mailbox.Claim, error) {
 // ClaimParts is mailbox.Mailbox.ClaimParts with the dead-consumer check of
 // Send.
 func (m *Mailbox) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsClaim, error) {
+	if m.closed.Load() {
+		return mailbox.PartsClaim{}, mailbox.ErrClosed
+	}
 	c, err := m.mb.ClaimParts(typeID, lengths...)
 	if err != nil {
 		return c, m.failed(err)
@@ -96,6 +108,9 @@ func (m *Mailbox) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsClaim, 
 
 // SendTyped is mailbox.SendTyped with the dead-consumer check of Send.
 func SendTyped[E mailbox.Encoder](m *Mailbox, msg E) error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	if err := mailbox.SendTyped(m.mb, msg); err != nil {
 		return m.failed(err)
 	}
@@ -109,6 +124,9 @@ func SendTyped[E mailbox.Encoder](m *Mailbox, msg E) error {
 // invalid message. A wait counts once in Stats.BackPressured, as in the
 // mailbox package.
 func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte) error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	err := m.mb.Send(typeID, payload)
 	if err != mailbox.ErrBackPressured {
 		return m.unlessClosed(err)
@@ -121,6 +139,9 @@ func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte)
 
 // SendPartsContext is SendParts that waits as SendContext does.
 func (m *Mailbox) SendPartsContext(ctx context.Context, typeID int32, parts ...[]byte) error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	err := m.mb.SendParts(typeID, parts...)
 	if err != mailbox.ErrBackPressured {
 		return m.unlessClosed(err)
@@ -151,6 +172,9 @@ func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID 
 			return err
 		}
 		b.IdleOnce()
+		if m.closed.Load() { // closed by this process while waiting
+			return mailbox.ErrClosed
+		}
 		var err error
 		if s != nil {
 			err = s.SendParts(typeID, parts...)
@@ -211,6 +235,9 @@ func (s *MailboxSender) refused() error {
 
 // Send is Mailbox.Send from this sender.
 func (s *MailboxSender) Send(typeID int32, payload []byte) error {
+	if s.m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	if err := s.s.Send(typeID, payload); err != nil {
 		return s.failed(err)
 	}
@@ -219,6 +246,9 @@ func (s *MailboxSender) Send(typeID int32, payload []byte) error {
 
 // SendParts is Mailbox.SendParts from this sender.
 func (s *MailboxSender) SendParts(typeID int32, parts ...[]byte) error {
+	if s.m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	if err := s.s.SendParts(typeID, parts...); err != nil {
 		return s.failed(err)
 	}
@@ -227,6 +257,9 @@ func (s *MailboxSender) SendParts(typeID int32, parts ...[]byte) error {
 
 // Claim is Mailbox.Claim from this sender.
 func (s *MailboxSender) Claim(typeID int32, length int) (mailbox.Claim, error) {
+	if s.m.closed.Load() {
+		return mailbox.Claim{}, mailbox.ErrClosed
+	}
 	c, err := s.s.Claim(typeID, length)
 	if err != nil {
 		return c, s.failed(err)
@@ -236,6 +269,9 @@ func (s *MailboxSender) Claim(typeID int32, length int) (mailbox.Claim, error) {
 
 // ClaimParts is Mailbox.ClaimParts from this sender.
 func (s *MailboxSender) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsClaim, error) {
+	if s.m.closed.Load() {
+		return mailbox.PartsClaim{}, mailbox.ErrClosed
+	}
 	c, err := s.s.ClaimParts(typeID, lengths...)
 	if err != nil {
 		return c, s.failed(err)
@@ -246,6 +282,9 @@ func (s *MailboxSender) ClaimParts(typeID int32, lengths ...int) (mailbox.PartsC
 // SendContext is Mailbox.SendContext from this sender, waiting with the
 // sender's own idle strategy.
 func (s *MailboxSender) SendContext(ctx context.Context, typeID int32, payload []byte) error {
+	if s.m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	err := s.s.Send(typeID, payload)
 	if err != mailbox.ErrBackPressured {
 		return s.m.unlessClosed(err)
@@ -256,6 +295,9 @@ func (s *MailboxSender) SendContext(ctx context.Context, typeID int32, payload [
 
 // SendPartsContext is Mailbox.SendPartsContext from this sender.
 func (s *MailboxSender) SendPartsContext(ctx context.Context, typeID int32, parts ...[]byte) error {
+	if s.m.closed.Load() {
+		return mailbox.ErrClosed
+	}
 	err := s.s.SendParts(typeID, parts...)
 	if err != mailbox.ErrBackPressured {
 		return s.m.unlessClosed(err)
