@@ -19,12 +19,18 @@ func TestMailboxUseAfterClose(t *testing.T) {
 	ms := s.NewSender()
 	require.NoError(t, s.Send(1, []byte("before")))
 	require.Len(t, mbDrainAll(t, m), 1)
-	for name, mb := range map[string]*Mailbox{"sender": s, "owner": m} {
+	for _, c := range []struct {
+		name string
+		mb   *Mailbox
+	}{{"sender", s}, {"owner", m}} {
+		name, mb := c.name, c.mb
 		before := mb.Stats()
 		require.NoError(t, mb.Close(), name)
 		require.NoError(t, mb.Close(), name+": idempotent")
 		require.True(t, mb.IsClosed(), name)
-		before.Closed = name == "owner" // the owner's Close closes the mailbox
+		if name == "owner" {
+			before.Closed = true // the owner's Close closes the mailbox
+		}
 		require.Equal(t, before, mb.Stats(), name+": the last statistics")
 		require.Zero(t, mb.ConsumerHeartbeat(), name)
 		require.ErrorIs(t, mb.CheckConsumer(), mailbox.ErrClosed, name)
