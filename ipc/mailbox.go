@@ -623,3 +623,24 @@ func (c *mailboxCounters) close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// MailboxVersion returns the mailbox layout version stored in the header of
+// f, a ring file: MailboxLayoutVersion for a mailbox, 0 for a plain ring
+// (or a mailbox whose creator has not finished writing its header). It
+// reads the word under f's fault guard; a file of another kind gives
+// ErrKind. Tools such as dutystat use it to tell mailboxes from rings.
+func MailboxVersion(f *File) (int32, error) {
+	if f.Kind() != KindRing {
+		return 0, fmt.Errorf("%w: %s is a file of kind %d, not a ring (%d)", ErrKind, f.Path(), f.Kind(), KindRing)
+	}
+	w, err := mailboxWordsOf(f)
+	if err != nil {
+		return 0, err
+	}
+	var v int32
+	err = f.Guard(func() error {
+		v = w.version.Load()
+		return nil
+	})
+	return v, err
+}

@@ -104,3 +104,12 @@ func TestMailboxActorErrors(t *testing.T) {
 	require.ErrorIs(t, err, mailbox.ErrConfig)
 	require.False(t, errors.Is(err, ErrNotOwner))
 }
+
+// TestMailboxVersionOfOtherKinds: only ring files can hold a mailbox.
+func TestMailboxVersionOfOtherKinds(t *testing.T) {
+	cf, err := CreateCounters(testDir(t), "c", 4, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cf.Close() })
+	_, err = MailboxVersion(cf.File())
+	require.ErrorIs(t, err, ErrKind)
+}

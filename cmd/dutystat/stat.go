@@ -297,6 +297,9 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 	s.Size = f.Len()
 	s.KindID = int32(f.Kind())
 	s.Kind = kindName(f.Kind())
+	if v, err := ipc.MailboxVersion(f); err == nil && v != 0 {
+		s.Kind = "mailbox" // a ring file with a mailbox header (kind_id stays the ring's)
+	}
 	if l, err := f.Liveness(e.now(), 0); err != nil {
 		s.Error = describe(err)
 		return s

@@ -422,3 +422,32 @@ func FuzzSampleCounters(f *testing.F) {
 		require.NoError(t, json.NewEncoder(&out).Encode(fr))
 	})
 }
+
+// TestMailboxKind: a ring file with a mailbox header is listed as a
+// mailbox (its kind_id stays the ring's); a plain ring stays a ring.
+func TestMailboxKind(t *testing.T) {
+	dir := t.TempDir()
+	m, err := ipc.CreateMailbox(dir, "inbox", ipc.MailboxConfig{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	r, err := ipc.CreateRing(dir, "plain", 1024)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+
+	fe := &fakeEnv{t: time.Now()}
+	var f frame
+	require.NoError(t, json.Unmarshal([]byte(runOK(t, fe.env(), "-dir", dir, "-json")), &f))
+	kinds := map[string]string{}
+	for _, s := range f.Files {
+		kinds[s.Name] = s.Kind
+		require.Equal(t, int32(ipc.KindRing), s.KindID, s.Name)
+	}
+	require.Equal(t, map[string]string{"inbox": "mailbox", "plain": "ring"}, kinds)
+
+	v, err := ipc.MailboxVersion(m.File())
+	require.NoError(t, err)
+	require.Equal(t, ipc.MailboxLayoutVersion, v)
+	v, err = ipc.MailboxVersion(r.File())
+	require.NoError(t, err)
+	require.Zero(t, v)
+}
