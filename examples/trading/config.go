@@ -60,6 +60,10 @@ type config struct {
 	// its dropReport-th report to the strategy: the proof that the
 	// reconciliation notices a lost message.
 	dropReport int64
+	// bendFill (tests only), if > 0, makes the exchange send its
+	// bendFill-th fill report to risk with the wrong side: the proof that
+	// the reconciliation notices a wrong fill, not only a lost one.
+	bendFill int64
 
 	// Derived by check.
 	idle map[string]string // thread role -> spec

@@ -338,3 +338,22 @@ func TestExitStatus(t *testing.T) {
 	_, code = finish(t, cmd, sc, "")
 	require.Equal(t, 2, code)
 }
+
+// TestWrongFillIsCaught: one fill report reaches risk with the wrong side
+// (counts, kinds and quantities all still add up). Risk's position and
+// open quantity on that instrument are then wrong, and the reconciliation
+// must say so: counting reports is not enough to call a run reconciled.
+func TestWrongFillIsCaught(t *testing.T) {
+	cfg, err := parseFlags([]string{"-duration", "500ms", "-instruments", "2", "-rate", "20000"}, io.Discard)
+	require.NoError(t, err)
+	cfg.bendFill = 50
+	var out, errOut bytes.Buffer
+	ok, err := run(context.Background(), cfg, &out, &errOut)
+	require.NoError(t, err, "stderr: %s", errOut.String())
+	t.Logf("%s%s", out.String(), errOut.String())
+	require.False(t, ok)
+	last := lastLine(out.String())
+	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
+	require.NotEqual(t, "reconciliation: ok", last)
+	require.Contains(t, last, "risk")
+}
