@@ -357,3 +357,15 @@ func TestWrongFillIsCaught(t *testing.T) {
 	require.NotEqual(t, "reconciliation: ok", last)
 	require.Contains(t, last, "risk")
 }
+
+// TestCPUsOrder: CPUs given without roles go to the threads in -threads
+// order, the exchange last, although the runner starts the exchange first
+// (the flag's help and the README used to say "start order").
+func TestCPUsOrder(t *testing.T) {
+	cfg, err := parseFlags([]string{"-threads", "4", "-cpus", "2,3,4,5"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]int{"feed": {2}, "strategy": {3}, "risk": {4}, "exchange": {5}}, cfg.cpus)
+	rc := runnerConfig(cfg, threadLayout(cfg.Threads, true), nil, nil)
+	require.Equal(t, []string{"exchange", "risk", "strategy", "feed"}, rc.Order, "start order")
+	require.Equal(t, []int{5}, rc.CPUs["exchange"])
+}
