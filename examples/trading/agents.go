@@ -591,6 +591,9 @@ type exchangeAgent struct {
 	bad       int64
 	reports   int64 // reports made
 	drop      int64 // see config.dropReport
+	bend      int64 // see config.bendFill
+	fillsR    int64 // fill reports sent to risk (counted only with bend)
+	bent      msg.ExecutionReport
 	// exitWhenClosed makes DoWork return agent.ErrDone once exchange.in is
 	// closed and everything is delivered (the -ipc exchange process: the
 	// demo closes the mailbox to end it).
@@ -608,7 +611,7 @@ func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (
 		return nil, err
 	}
 	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, clock: clock, t2o: newLatency(),
-		drop: cfg.dropReport, pendW: w[0], pub: w[1:]}
+		drop: cfg.dropReport, bend: cfg.bendFill, pendW: w[0], pub: w[1:]}
 	a.in = inbox{mbs.exchangeIn, a.onIn}
 	return a, nil
 }
@@ -650,9 +653,20 @@ func (a *exchangeAgent) flush() bool {
 			}
 			a.sentS = true
 		}
-		if !send(a.toR, r, &a.lost) {
+		toR := r
+		if a.bend > 0 && (r.ExecType == msg.Fill || r.ExecType == msg.PartialFill) {
+			if a.fillsR+1 == a.bend { // the test's wrong fill
+				a.bent = *r
+				a.bent.Side = r.Side.Opposite()
+				toR = &a.bent
+			}
+		}
+		if !send(a.toR, toR, &a.lost) {
 			setWord(a.pendW, 1)
 			return false
+		}
+		if a.bend > 0 && (r.ExecType == msg.Fill || r.ExecType == msg.PartialFill) {
+			a.fillsR++
 		}
 		a.sentS = false
 	}
@@ -749,8 +763,10 @@ type exchangeCounts struct {
 // only once the agent has stopped.
 func (a *exchangeAgent) summary() exchangeCounts {
 	a.check()
+	counts := a.x.Counts()
+	counts.Positions = a.x.Positions(nil)
 	return exchangeCounts{
-		Counts: a.x.Counts(), Liquidity: a.x.Liquidity(),
+		Counts: counts, Liquidity: a.x.Liquidity(),
 		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
 		Lost: a.lost, Bad: a.bad, Clamped: a.t2o.clamped,
 	}

@@ -39,7 +39,8 @@ type config struct {
 	// IdleSpec is the -idle flag: one idle.Parse spec for every thread, or
 	// role=spec pairs separated by commas.
 	IdleSpec string
-	// CPUSpec is the -cpus flag: CPUs for the threads, in start order
+	// CPUSpec is the -cpus flag: CPUs for the threads, in layout order
+	// (threadLayout's: the exchange last, though it starts first)
 	// ("0,1"), or role=cpu pairs ("trader=0,exchange=1").
 	CPUSpec string
 	// OrderRate is risk's order-rate limit in orders per second; 0 derives
@@ -60,6 +61,10 @@ type config struct {
 	// its dropReport-th report to the strategy: the proof that the
 	// reconciliation notices a lost message.
 	dropReport int64
+	// bendFill (tests only), if > 0, makes the exchange send its
+	// bendFill-th fill report to risk with the wrong side: the proof that
+	// the reconciliation notices a wrong fill, not only a lost one.
+	bendFill int64
 
 	// Derived by check.
 	idle map[string]string // thread role -> spec
@@ -91,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the feed and the strategy")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "agent threads: 1 all on one, 2 [feed,strategy,risk]+exchange, 3 feed+[strategy,risk]+exchange, 4 one per agent")
 	fs.StringVar(&cfg.IdleSpec, "idle", cfg.IdleSpec, `idle strategy: one spec for every thread ("spin", "backoff", "backoff:10:5:1us:1ms", "yield", "sleep-ns:2000", ...) or role=spec pairs ("trader=spin,exchange=backoff")`)
-	fs.StringVar(&cfg.CPUSpec, "cpus", cfg.CPUSpec, `pin each thread to a CPU: CPUs in thread start order ("0,1") or role=cpu pairs ("trader=0,exchange=1")`)
+	fs.StringVar(&cfg.CPUSpec, "cpus", cfg.CPUSpec, `pin each thread to a CPU: CPUs in -threads order, exchange last ("0,1": trader 0, exchange 1) or role=cpu pairs ("trader=0,exchange=1")`)
 	fs.Int64Var(&cfg.OrderRate, "order-rate", cfg.OrderRate, "risk's order-rate limit in orders per second (0: derived from -rate)")
 	fs.IntVar(&cfg.Capacity, "mailbox", cfg.Capacity, "bytes of each mailbox ring (a power of two)")
 	fs.BoolVar(&cfg.IPC, "ipc", cfg.IPC, "run the exchange in a second process, connected by shared-memory mailboxes")
@@ -100,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.Role, "role", cfg.Role, `"exchange": run only the exchange process of -ipc mode (with -dir)`)
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for the pipeline to drain after the feed stops")
-	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx and runner events to stderr")
+	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)

@@ -17,6 +17,23 @@ const (
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFigs) }
 
+// percentile returns h's nearest-rank percentile perMille/10: the
+// ⌈perMille·n/1000⌉-th smallest of its n values (at the top of its
+// histogram bucket, so within the 3 significant digits), or 0 when h is
+// empty. hdrhistogram's own ValueAtQuantile rounds the rank to the nearest
+// instead (of 6 values its p90 is the 5th); asking it for the rank r as
+// r−¼ of n, which rounds and ceils to r alike, gives the nearest rank
+// without walking the buckets here. Per mille, so that ranks are exact
+// integers (99.9·1000/100 is not exactly 999 in floating point).
+func percentile(h *hdrhistogram.Histogram, perMille int64) int64 {
+	n := h.TotalCount()
+	if n == 0 {
+		return 0
+	}
+	rank := min(max((perMille*n+999)/1000, 1), n)
+	return h.ValueAtQuantile(100 * (float64(rank) - 0.25) / float64(n))
+}
+
 // latency is one agent's latency histogram, handed to the printer without
 // slowing the agent down. The agent records into cur, which only it
 // touches. The printer asks for the values (want), and the agent, at its

@@ -383,10 +383,13 @@ func quiesce(h handles, limit time.Duration) bool {
 
 // ledger builds the reconciliation ledger from the stopped agents.
 func ledger(h handles, x recon.Exchange) recon.Ledger {
-	return recon.Ledger{
+	l := recon.Ledger{
 		Feed:     h.Feed.gen.Counts(),
 		Strategy: h.Strategy.s.Counts(),
 		Risk:     h.Risk.c.Counts(),
 		Exchange: x,
 	}
+	l.Strategy.Positions = h.Strategy.s.Positions(nil)
+	l.Risk.Positions = h.Risk.c.Positions(nil)
+	return l
 }

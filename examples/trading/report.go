@@ -110,10 +110,14 @@ func (p *printer) loop() {
 		cur, now := p.read(), time.Now()
 		secs := now.Sub(prevAt).Seconds()
 		rate := func(i int) string { return fmtRate(float64(cur[i]-prev[i]) / secs) }
+		// No fill handed over this second: no latency to show ("-"), not 0ns.
+		p50, p99 := "-", "-"
+		if p.interval.TotalCount() > 0 {
+			p50, p99 = fmtNanos(percentile(p.interval, 500)), fmtNanos(percentile(p.interval, 990))
+		}
 		fmt.Fprintf(p.out, "t=%ds quotes %s/s orders %s/s risk-rej %s/s fills %s/s reports %s/s t2t p50 %s p99 %s\n",
 			int(now.Sub(p.start).Round(time.Second).Seconds()),
-			rate(0), rate(1), rate(2), rate(3), rate(4),
-			fmtNanos(p.interval.ValueAtQuantile(50)), fmtNanos(p.interval.ValueAtQuantile(99)))
+			rate(0), rate(1), rate(2), rate(3), rate(4), p50, p99)
 		prev, prevAt = cur, now
 	}
 }
@@ -301,8 +305,8 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 			return
 		}
 		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", name, hg.TotalCount(),
-			fmtNanos(hg.ValueAtQuantile(50)), fmtNanos(hg.ValueAtQuantile(90)), fmtNanos(hg.ValueAtQuantile(99)),
-			fmtNanos(hg.ValueAtQuantile(99.9)), fmtNanos(hg.Max()))
+			fmtNanos(percentile(hg, 500)), fmtNanos(percentile(hg, 900)), fmtNanos(percentile(hg, 990)),
+			fmtNanos(percentile(hg, 999)), fmtNanos(hg.Max()))
 	}
 	hist("tick-to-order", r.t2o)
 	hist("tick-to-trade", r.t2t)

@@ -338,3 +338,34 @@ func TestExitStatus(t *testing.T) {
 	_, code = finish(t, cmd, sc, "")
 	require.Equal(t, 2, code)
 }
+
+// TestWrongFillIsCaught: one fill report reaches risk with the wrong side
+// (counts, kinds and quantities all still add up). Risk's position and
+// open quantity on that instrument are then wrong, and the reconciliation
+// must say so: counting reports is not enough to call a run reconciled.
+func TestWrongFillIsCaught(t *testing.T) {
+	cfg, err := parseFlags([]string{"-duration", "500ms", "-instruments", "2", "-rate", "20000"}, io.Discard)
+	require.NoError(t, err)
+	cfg.bendFill = 50
+	var out, errOut bytes.Buffer
+	ok, err := run(context.Background(), cfg, &out, &errOut)
+	require.NoError(t, err, "stderr: %s", errOut.String())
+	t.Logf("%s%s", out.String(), errOut.String())
+	require.False(t, ok)
+	last := lastLine(out.String())
+	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
+	require.NotEqual(t, "reconciliation: ok", last)
+	require.Contains(t, last, "risk")
+}
+
+// TestCPUsOrder: CPUs given without roles go to the threads in -threads
+// order, the exchange last, although the runner starts the exchange first
+// (the flag's help and the README used to say "start order").
+func TestCPUsOrder(t *testing.T) {
+	cfg, err := parseFlags([]string{"-threads", "4", "-cpus", "2,3,4,5"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]int{"feed": {2}, "strategy": {3}, "risk": {4}, "exchange": {5}}, cfg.cpus)
+	rc := runnerConfig(cfg, threadLayout(cfg.Threads, true), nil, nil)
+	require.Equal(t, []string{"exchange", "risk", "strategy", "feed"}, rc.Order, "start order")
+	require.Equal(t, []int{5}, rc.CPUs["exchange"])
+}

@@ -312,6 +312,19 @@ func (b *Book) Order(id uint64) (OrderInfo, bool) {
 	return OrderInfo{ID: o.id, Side: o.side, Price: o.price, Qty: o.qty, Cum: o.cum, Leaves: o.leaves}, true
 }
 
+// Each calls f for every resting order, bids then asks, best level first,
+// in time priority within a level. f must not change the book.
+func (b *Book) Each(f func(OrderInfo)) {
+	for _, s := range []*side{&b.bids, &b.asks} {
+		for li := len(s.levels) - 1; li >= 0; li-- {
+			for oi := s.levels[li].head; oi != none; oi = b.orders[oi].next {
+				o := &b.orders[oi]
+				f(OrderInfo{ID: o.id, Side: o.side, Price: o.price, Qty: o.qty, Cum: o.cum, Leaves: o.leaves})
+			}
+		}
+	}
+}
+
 // BestBid returns the best bid's price and aggregate quantity.
 func (b *Book) BestBid() (price, qty int64, ok bool) { return best(&b.bids) }
 

@@ -274,6 +274,30 @@ func TestFillDetails(t *testing.T) {
 	require.Empty(t, b.Depth(msg.Buy, nil), "Depth never grows dst")
 }
 
+// TestEach lists the resting orders: bids then asks, best level first,
+// time priority within a level, with their fills.
+func TestEach(t *testing.T) {
+	b := newBook(t, 8, 8)
+	for _, o := range []struct {
+		id    uint64
+		side  msg.Side
+		price int64
+		qty   int64
+	}{{1, msg.Buy, 99, 5}, {2, msg.Buy, 100, 3}, {3, msg.Buy, 99, 2}, {4, msg.Sell, 102, 4}, {5, msg.Sell, 101, 6}, {6, msg.Sell, 100, 1}} {
+		_, err := b.Submit(o.id, o.side, msg.Limit, o.price, o.qty)
+		require.NoError(t, err)
+	}
+	var got []OrderInfo
+	b.Each(func(o OrderInfo) { got = append(got, o) })
+	require.Equal(t, []OrderInfo{
+		{ID: 2, Side: msg.Buy, Price: 100, Qty: 3, Cum: 1, Leaves: 2},
+		{ID: 1, Side: msg.Buy, Price: 99, Qty: 5, Leaves: 5},
+		{ID: 3, Side: msg.Buy, Price: 99, Qty: 2, Leaves: 2},
+		{ID: 5, Side: msg.Sell, Price: 101, Qty: 6, Leaves: 6},
+		{ID: 4, Side: msg.Sell, Price: 102, Qty: 4, Leaves: 4},
+	}, got)
+}
+
 // TestCheckDetects corrupts a book in each way Check guards against and
 // requires Check to notice: the invariant test can fail.
 func TestCheckDetects(t *testing.T) {

@@ -45,6 +45,7 @@ type Exchange struct {
 	execID   uint64
 	reports  []msg.ExecutionReport
 	counts   recon.Exchange
+	traded   []recon.Position // per instrument: the clients' Net and Cash
 	liq      Liquidity
 	cfg      Config
 }
@@ -69,6 +70,7 @@ func New(cfg Config) (*Exchange, error) {
 	e := &Exchange{
 		books:    make([]*book.Book, cfg.Instruments),
 		house:    make([][]uint64, cfg.Instruments),
+		traded:   make([]recon.Position, cfg.Instruments),
 		nextHous: msg.MaxClientOrderID + 1,
 		reports:  make([]msg.ExecutionReport, 0, 64),
 		cfg:      cfg,
@@ -98,6 +100,27 @@ func (e *Exchange) Book(i uint32) *book.Book {
 
 // Counts returns the client-order counters for reconciliation.
 func (e *Exchange) Counts() recon.Exchange { return e.counts }
+
+// Positions appends to dst[:0], per instrument, the clients' position:
+// Net and Cash from every trade a client made, OpenBuy and OpenSell from
+// the client orders resting in the book. For the reconciliation.
+func (e *Exchange) Positions(dst []recon.Position) []recon.Position {
+	dst = dst[:0]
+	for i, b := range e.books {
+		p := e.traded[i]
+		b.Each(func(o book.OrderInfo) {
+			switch {
+			case !isClient(o.ID):
+			case o.Side == msg.Buy:
+				p.OpenBuy += o.Leaves
+			default:
+				p.OpenSell += o.Leaves
+			}
+		})
+		dst = append(dst, p)
+	}
+	return dst
+}
 
 // Liquidity returns the participant statistics.
 func (e *Exchange) Liquidity() Liquidity { return e.liq }
@@ -174,11 +197,13 @@ func (e *Exchange) fills(instrument uint32, fills []book.Fill, origin int64) {
 	for i := range fills {
 		f := &fills[i]
 		if isClient(f.TakerID) {
+			e.traded[instrument].Fill(f.TakerSide, f.Price, f.Qty)
 			e.fillReport(instrument, f.TakerID, f.TakerSide, f.TakerCum+f.TakerLeaves, f.Price, f.Qty, f.TakerLeaves, f.TakerCum, origin)
 		} else {
 			e.liq.FilledQty += f.Qty
 		}
 		if isClient(f.MakerID) {
+			e.traded[instrument].Fill(f.TakerSide.Opposite(), f.Price, f.Qty)
 			e.fillReport(instrument, f.MakerID, f.TakerSide.Opposite(), f.MakerQty, f.Price, f.Qty, f.MakerLeaves, f.MakerCum, origin)
 			if f.MakerLeaves == 0 {
 				e.counts.Open--

@@ -26,7 +26,15 @@
 //     exchange + rejected by risk + still open, and its open count equals
 //     the exchange's resting client orders; no report about an unknown
 //     order;
-//   - filled quantity: the same sum at the exchange, risk and strategy.
+//   - filled quantity: the same sum at the exchange, risk and strategy;
+//   - positions: for each instrument, the strategy's and risk's Position
+//     (net filled quantity, cash, unfilled quantity of live orders per
+//     side) equals the exchange's, taken from the trades its books made
+//     and the client orders resting in them. The counts above cannot see a
+//     fill reported with the wrong side, price or instrument, or open
+//     quantity released wrongly on a cancel; the positions do. The
+//     Positions fields are filled by each stage's Positions method (Counts
+//     leaves them nil).
 //
 // Ledger.Line renders the outcome as the demo's last line:
 // "reconciliation: ok" or "reconciliation: " followed by the problems.

@@ -44,6 +44,26 @@ func (r Reports) Total() int64 {
 	return r.Acks + r.PartialFills + r.Fills + r.Cancelled + r.Rejected + r.CancelRejects
 }
 
+// Position is one instrument's client position as a stage sees it at the
+// end of a run: what it traded and what it still has in the market.
+type Position struct {
+	Net      int64 // filled quantity: bought − sold
+	Cash     int64 // Σ LastPx·LastQty of sells − Σ of buys
+	OpenBuy  int64 // unfilled quantity of live buy orders
+	OpenSell int64 // unfilled quantity of live sell orders
+}
+
+// Fill adds a fill of qty at px on side s to Net and Cash.
+func (p *Position) Fill(s msg.Side, px, qty int64) {
+	if s == msg.Buy {
+		p.Net += qty
+		p.Cash -= px * qty
+	} else {
+		p.Net -= qty
+		p.Cash += px * qty
+	}
+}
+
 // Feed counts the market-data stage.
 type Feed struct {
 	Quotes int64 // generated (and sent to every consumer)
@@ -59,6 +79,9 @@ type Strategy struct {
 	FilledQty   int64   // sum of LastQty over fills received
 	Open        int64   // orders sent and not yet terminal
 	Unknown     int64   // reports or risk rejects for an order it does not know
+	// Positions, per instrument, at the end (Strategy.Positions; Counts
+	// leaves it nil).
+	Positions []Position
 }
 
 // Risk counts the risk stage.
@@ -71,6 +94,9 @@ type Risk struct {
 	Cancels    int64   // cancel requests received and forwarded
 	Reports    Reports // execution reports received
 	FilledQty  int64
+	// Positions, per instrument, at the end (Checker.Positions; Counts
+	// leaves it nil).
+	Positions []Position
 }
 
 // Exchange counts the exchange stage, client (strategy) orders only: the
@@ -83,6 +109,10 @@ type Exchange struct {
 	CancelledByRequest int64   // of Reports.Cancelled, those answering a cancel request
 	FilledQty          int64   // client filled quantity
 	Open               int64   // client orders resting now
+	// Positions, per instrument, at the end: Net and Cash from the trades
+	// the books made, OpenBuy and OpenSell from the client orders resting
+	// in them (Exchange.Positions; Counts leaves it nil).
+	Positions []Position
 }
 
 // Ledger holds every stage's counters at the end of a run.
@@ -142,6 +172,25 @@ func (l *Ledger) Check() []string {
 
 	eq("filled qty", x.FilledQty, s.FilledQty, "exchange", "strategy")
 	eq("filled qty", x.FilledQty, r.FilledQty, "exchange", "risk")
+
+	// Each stage's view of each instrument (filled position, cash, open
+	// quantity per side) against the exchange's books: a fill reported
+	// with the wrong side, price, quantity or instrument, or open quantity
+	// released wrongly on a cancel, shows here even when every count above
+	// adds up.
+	positions := func(who string, got []Position) {
+		if len(got) != len(x.Positions) {
+			bad = append(bad, fmt.Sprintf("positions: exchange has %d instruments, %s %d", len(x.Positions), who, len(got)))
+			return
+		}
+		for i, want := range x.Positions {
+			if got[i] != want {
+				bad = append(bad, fmt.Sprintf("position of instrument %d: exchange %+v != %s %+v", i, want, who, got[i]))
+			}
+		}
+	}
+	positions("strategy", s.Positions)
+	positions("risk", r.Positions)
 	return bad
 }
 

@@ -23,7 +23,16 @@ func balanced() Ledger {
 		Strategy: Strategy{Quotes: 100, Orders: 50, Cancels: 8, Reports: reports, RiskRejects: 5, FilledQty: 500, Open: 4},
 		Risk:     Risk{Quotes: 100, Orders: 50, Passed: 45, Rejected: 5, RejectedBy: byReason, Cancels: 8, Reports: reports, FilledQty: 500},
 		Exchange: Exchange{Quotes: 100, Orders: 45, Cancels: 8, Reports: reports, CancelledByRequest: 6, FilledQty: 500, Open: 4},
+	}.withPositions()
+}
+
+// withPositions gives every stage the same positions for two instruments.
+func (l Ledger) withPositions() Ledger {
+	pos := func() []Position {
+		return []Position{{Net: 20, Cash: -200_000, OpenBuy: 15, OpenSell: 0}, {Net: -5, Cash: 51_000, OpenBuy: 3, OpenSell: 7}}
 	}
+	l.Strategy.Positions, l.Risk.Positions, l.Exchange.Positions = pos(), pos(), pos()
+	return l
 }
 
 func TestBalanced(t *testing.T) {
@@ -82,6 +91,18 @@ func TestDetectsEachMismatch(t *testing.T) {
 		{"unknown report", func(l *Ledger) { l.Strategy.Unknown = 2 }, []string{"unknown reports: strategy 2 != expected 0"}},
 		{"fill quantity differs at strategy", func(l *Ledger) { l.Strategy.FilledQty += 3 }, []string{"filled qty: exchange 500 != strategy 503"}},
 		{"fill quantity differs at risk", func(l *Ledger) { l.Risk.FilledQty-- }, []string{"filled qty: exchange 500 != risk 499"}},
+		{"fill of 4 with the wrong side at risk", func(l *Ledger) {
+			p := &l.Risk.Positions[1]
+			p.Net -= 8
+			p.Cash += 8 * 10_200
+			p.OpenSell -= 4
+			p.OpenBuy += 4
+		}, []string{"position of instrument 1: exchange {Net:-5 Cash:51000 OpenBuy:3 OpenSell:7} != risk {Net:-13 Cash:132600 OpenBuy:7 OpenSell:3}"}},
+		{"fill at the wrong price at the strategy", func(l *Ledger) { l.Strategy.Positions[0].Cash-- },
+			[]string{"position of instrument 0: exchange {Net:20 Cash:-200000 OpenBuy:15 OpenSell:0} != strategy {Net:20 Cash:-200001 OpenBuy:15 OpenSell:0}"}},
+		{"open quantity released twice at risk", func(l *Ledger) { l.Risk.Positions[0].OpenBuy -= 10 },
+			[]string{"position of instrument 0: exchange {Net:20 Cash:-200000 OpenBuy:15 OpenSell:0} != risk {Net:20 Cash:-200000 OpenBuy:5 OpenSell:0}"}},
+		{"positions missing", func(l *Ledger) { l.Strategy.Positions = nil }, []string{"positions: exchange has 2 instruments, strategy 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

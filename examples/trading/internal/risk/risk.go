@@ -41,6 +41,7 @@ type instrument struct {
 	position int64 // filled: bought − sold
 	openBuy  int64 // quantity of passed buy orders not yet filled, cancelled or rejected
 	openSell int64
+	cash     int64 // Σ LastPx·LastQty of sells − Σ of buys
 }
 
 // Checker applies Limits to a stream of orders.
@@ -195,8 +196,10 @@ func (c *Checker) OnReport(r *msg.ExecutionReport) {
 		c.counts.FilledQty += r.LastQty
 		if r.Side == msg.Buy {
 			in.position += r.LastQty
+			in.cash -= r.LastPx * r.LastQty
 		} else {
 			in.position -= r.LastQty
+			in.cash += r.LastPx * r.LastQty
 		}
 	case msg.Cancelled:
 		*open -= r.OrderQty - r.CumQty
@@ -213,6 +216,17 @@ func (c *Checker) Position(instrument uint32) (position, openBuy, openSell int64
 	}
 	in := &c.inst[instrument]
 	return in.position, in.openBuy, in.openSell
+}
+
+// Positions appends every instrument's position, cash and open
+// quantities to dst[:0], for the reconciliation.
+func (c *Checker) Positions(dst []recon.Position) []recon.Position {
+	dst = dst[:0]
+	for i := range c.inst {
+		in := &c.inst[i]
+		dst = append(dst, recon.Position{Net: in.position, Cash: in.cash, OpenBuy: in.openBuy, OpenSell: in.openSell})
+	}
+	return dst
 }
 
 // Counts returns the recon.Risk counters.

@@ -188,6 +188,9 @@ func Run(cfg Config) (Result, error) {
 		Risk:     p.risk.Counts(),
 		Exchange: p.exch.Counts(),
 	}
+	res.Ledger.Strategy.Positions = p.strat.Positions(nil)
+	res.Ledger.Risk.Positions = p.risk.Positions(nil)
+	res.Ledger.Exchange.Positions = p.exch.Positions(nil)
 	res.Liquidity = p.exch.Liquidity()
 	res.Strategy = p.strat.Stats()
 	if p.audit != nil {

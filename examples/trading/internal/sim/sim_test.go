@@ -61,6 +61,16 @@ func TestEverythingAccountedFor(t *testing.T) {
 			require.Less(t, r.Rejected*4, r.Orders, "rejects are the exception")
 			require.Positive(t, res.Liquidity.FilledQty)
 			require.Positive(t, res.MaxQueued)
+			// The positions compared by Check are not all zero: the
+			// strategy traded, and some of its orders still rest.
+			require.Len(t, x.Positions, cfg.Instruments)
+			var traded, resting bool
+			for _, p := range x.Positions {
+				traded = traded || p.Net != 0 || p.Cash != 0
+				resting = resting || p.OpenBuy+p.OpenSell > 0
+			}
+			require.True(t, traded, "no position")
+			require.Equal(t, x.Open > 0, resting, "open orders %d, positions %+v", x.Open, x.Positions)
 		})
 	}
 }

@@ -137,6 +137,7 @@ type order struct {
 type instrument struct {
 	quotes   uint64
 	position int64
+	cash     int64 // Σ LastPx·LastQty of sells − Σ of buys
 	open     int
 	head     int32
 }
@@ -342,10 +343,12 @@ func (s *Strategy) OnReport(r *msg.ExecutionReport) {
 	case msg.PartialFill, msg.Fill:
 		o.cum += r.LastQty
 		s.counts.FilledQty += r.LastQty
-		if o.side == msg.Buy {
-			s.inst[o.instrument].position += r.LastQty
+		if in := &s.inst[o.instrument]; o.side == msg.Buy {
+			in.position += r.LastQty
+			in.cash -= r.LastPx * r.LastQty
 		} else {
-			s.inst[o.instrument].position -= r.LastQty
+			in.position -= r.LastQty
+			in.cash += r.LastPx * r.LastQty
 		}
 	}
 	if r.ExecType.Terminal() {
@@ -370,6 +373,27 @@ func (s *Strategy) Position(instrument uint32) int64 {
 		return 0
 	}
 	return s.inst[instrument].position
+}
+
+// Positions appends every instrument's position, cash and the unfilled
+// quantity of its open orders per side to dst[:0], for the
+// reconciliation.
+func (s *Strategy) Positions(dst []recon.Position) []recon.Position {
+	dst = dst[:0]
+	for i := range s.inst {
+		in := &s.inst[i]
+		p := recon.Position{Net: in.position, Cash: in.cash}
+		for oi := in.head; oi != none; oi = s.orders[oi].next {
+			o := &s.orders[oi]
+			if o.side == msg.Buy {
+				p.OpenBuy += o.qty - o.cum
+			} else {
+				p.OpenSell += o.qty - o.cum
+			}
+		}
+		dst = append(dst, p)
+	}
+	return dst
 }
 
 // Open returns the number of open orders.

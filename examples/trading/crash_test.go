@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// childrenOf returns the pids of the processes whose parent is pid (from
+// /proc/PID/task/*/children).
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "children"))
+	require.NoError(t, err)
+	var out []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread has gone
+		}
+		for _, s := range strings.Fields(string(b)) {
+			n, err := strconv.Atoi(s)
+			require.NoError(t, err)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestIPCExchangeKilled: the exchange process the demo started is killed
+// (SIGKILL) in the middle of a run. The demo must not hang: it ends the
+// run, prints the final table, reports the failure on the reconciliation
+// line and exits with status 1. The test's context is only a hang guard.
+func TestIPCExchangeKilled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "1m", "-instruments", "2", "-rate", "20000", "-drain", "2s")
+	var head strings.Builder
+	for sc.Scan() {
+		head.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "t=1s ") {
+			break
+		}
+	}
+	require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+	kids := childrenOf(t, cmd.Process.Pid)
+	require.Len(t, kids, 1, "the demo's exchange process")
+	require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
+	out, code := finish(t, cmd, sc, head.String())
+	t.Logf("%s%s", out, stderr)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "final: exchange process ended")
+	// The seconds after the kill have no fills: the live line shows no
+	// latency for them rather than a latency of 0ns.
+	require.NotContains(t, out, " 0ns")
+	last := lastLine(out)
+	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
+	require.Contains(t, last, "the exchange process failed: signal: killed")
+	// The demo's own files are gone (the dead exchange's stay, as a crashed
+	// owner's files do; the next run replaces them).
+	for _, name := range []string{fileStrategyResp, fileRiskResp, fileDemoCounters, fileDemoErrors} {
+		require.NoFileExists(t, filepath.Join(dir, name))
+	}
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPercentilesNearestRank: the final table's percentiles are
+// nearest-rank: the p-th percentile of n values is the ⌈p·n/100⌉-th
+// smallest. Of 10, 20, ... 60 µs, p90 is the 6th (60 µs), not the 5th.
+func TestPercentilesNearestRank(t *testing.T) {
+	r := result{t2t: newHist(), t2o: newHist()}
+	for v := int64(1); v <= 6; v++ {
+		require.NoError(t, r.t2t.RecordValue(v*10_000))
+	}
+	for v := int64(1); v <= 1000; v++ {
+		require.NoError(t, r.t2o.RecordValue(v*1_000))
+	}
+	var out bytes.Buffer
+	r.print(&out, config{}, handles{})
+	rows := map[string][]string{}
+	for line := range strings.SplitSeq(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) == 7 && strings.HasPrefix(f[0], "tick-to-") {
+			rows[f[0]] = f[1:]
+		}
+	}
+	//                                       count  p50     p90     p99     p99.9   max
+	require.Equal(t, []string{"6", "30µs", "60µs", "60µs", "60µs", "60µs"}, rows["tick-to-trade"])
+	require.Equal(t, []string{"1000", "500µs", "900µs", "990µs", "999µs", "1.0ms"}, rows["tick-to-order"])
+}
