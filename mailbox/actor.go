@@ -117,12 +117,19 @@ func (a *Actor) DoWork() (int, error) {
 // then delivers what is queued to the handler until the mailbox is empty,
 // and returns an error wrapping ErrNotDrained if messages are left (the
 // handler aborted, or a claim is still open); with Discard it discards what
-// is queued (counted; Discarded reports how many).
+// is queued (counted; Discarded reports how many) and returns an error
+// wrapping ErrNotDrained if a claim still open at the head stopped it.
 func (a *Actor) OnClose() error {
 	if a.mode == Discard {
 		n, err := a.mb.Close(Discard)
 		a.discarded = n
-		return err
+		if err != nil {
+			return err
+		}
+		// A claim still open at the head stops the discard: what waits
+		// behind it is neither delivered nor counted, so say so, as in
+		// Drain mode (TestActorDiscardCloseReportsWhatIsLeft).
+		return a.left()
 	}
 	if _, err := a.mb.Close(Drain); err != nil {
 		return err
@@ -137,10 +144,18 @@ func (a *Actor) OnClose() error {
 			break
 		}
 	}
+	if err := a.left(); err != nil {
+		return err
+	}
+	return errs
+}
+
+// left reports the bytes still queued after OnClose, as ErrNotDrained.
+func (a *Actor) left() error {
 	if left := a.mb.ring.Size(); left > 0 {
 		return fmt.Errorf("%w: %s: %d bytes queued", ErrNotDrained, a.role, left)
 	}
-	return errs
+	return nil
 }
 
 // Discarded returns the number of messages OnClose discarded (Discard

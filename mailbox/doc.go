@@ -83,7 +83,11 @@
 // closed state lives in a word that can be supplied (Config.State), so that
 // senders in other processes see it. A send that passed the state check
 // just before Close may land after it; the owner's next Drain delivers or
-// discards (and counts) it. Nothing is dropped silently.
+// discards (and counts) it. Nothing is dropped silently: an Actor's
+// OnClose returns ErrNotDrained when messages are left (an aborting
+// handler, or a claim open at the head that stops a drain or a discard);
+// a send that lands after OnClose returned stays in the ring, uncounted
+// (visible in Stats.Depth), as nobody drains a closed actor's mailbox.
 //
 // # Allocation
 //

@@ -50,9 +50,10 @@ var (
 	// wraps ringbuf.ErrCorrupt), or a state word (Config.State) holding a
 	// value that is not one of the three states (Close).
 	ErrCorrupt = errors.New("mailbox: corrupt ring")
-	// ErrNotDrained reports that an actor closed in Drain mode could not
-	// deliver everything queued (its handler kept aborting, or a claim is
-	// still open): the messages stay in the ring, nothing is dropped.
+	// ErrNotDrained reports that an actor's OnClose left messages in the
+	// ring: in Drain mode its handler kept aborting or a claim is still
+	// open, in Discard mode a claim still open stopped the discard. The
+	// messages stay in the ring, uncounted until a Drain consumes them.
 	ErrNotDrained = errors.New("mailbox: closed with messages left")
 	// ErrTooShort is the error a Decoder returns (wrapped, with the lengths)
 	// for an encoded message shorter than its fixed layout.
