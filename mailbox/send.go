@@ -19,7 +19,11 @@ import (
 //
 // A payload of up to MaxClaimLength bytes is one plain record; a larger one
 // is fragmented into records published together (one claim, one
-// publication) and reassembled by Drain. Safe for concurrent use.
+// publication) and reassembled by Drain. A fragmented send that stalled
+// for the whole Config.UnblockTimeout while copying may find its claim
+// released by the liveness check: it then returns an error wrapping
+// ErrClaim (the message was not sent, and is counted torn). Safe for
+// concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
 	if typeID >= 1 && typeID <= MaxTypeID && m.state.Load() == stateOpen {
 		// The common case, a small plain record: the ring's own fast path
@@ -382,7 +386,9 @@ func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) {
 
 // PartsClaim is space for one multipart message claimed by ClaimParts,
 // with the part lengths already written: fill each Part, then call exactly
-// one of Commit or Abort (see Claim).
+// one of Commit or Abort (see Claim). Write through Part only: the Payload
+// it has from Claim is the whole record (the frame header, then each part
+// behind its length prefix), and a write there corrupts the frame.
 type PartsClaim struct {
 	Claim
 	n int
