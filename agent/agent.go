@@ -31,8 +31,9 @@ type Agent interface {
 // soon as the agent is asked to stop (runner Close, Invoker Close), and a
 // runner or an Invoker cancels it before OnClose in any case (after a
 // termination, a failed start or a Stop policy too), so nothing tied to it
-// outlives the agent. (The members of a composite share its context: one
-// removed from a DynamicComposite keeps a live context.) An
+// outlives the agent. (The members of a Composite share its context; each
+// member of a DynamicComposite gets a child context, cancelled when it is
+// removed.) An
 // agent that returns ctx.Err() (context.Canceled) after the cancellation is
 // not reported as failing.
 type ContextAware interface {

@@ -92,6 +92,10 @@ type DynamicComposite struct {
 	agents []Agent // owned by the agent's thread
 	next   int
 	ctx    context.Context
+	// cancels holds, for each ContextAware member, the cancel function of
+	// the context it was bound to: a child of ctx, cancelled when the
+	// member is removed, so nothing it tied to its context outlives it.
+	cancels map[Agent]context.CancelFunc
 
 	pending atomic.Int32 // number of queued requests, checked each cycle without the lock
 	mu      sync.Mutex
@@ -159,11 +163,38 @@ func (d *DynamicComposite) submit(a Agent, remove bool) (*Request, error) {
 // Len returns the number of members. Call it on the agent's thread only.
 func (d *DynamicComposite) Len() int { return len(d.agents) }
 
-// BindContext keeps ctx for agents added later and passes it to every
-// current member that is ContextAware.
+// BindContext keeps ctx for agents added later and binds every current
+// member that is ContextAware to a context of its own derived from ctx:
+// cancelled with ctx, and also when the member is removed (before its
+// OnClose, as a runner does).
 func (d *DynamicComposite) BindContext(ctx context.Context) {
 	d.ctx = ctx
-	bindAll(ctx, d.agents)
+	for _, a := range d.agents {
+		d.bind(a)
+	}
+}
+
+// bind binds a, if it is ContextAware and the composite has a context, to
+// a child context of its own.
+func (d *DynamicComposite) bind(a Agent) {
+	ca, ok := a.(ContextAware)
+	if !ok || d.ctx == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(d.ctx)
+	if d.cancels == nil {
+		d.cancels = map[Agent]context.CancelFunc{}
+	}
+	d.cancels[a] = cancel
+	ca.BindContext(ctx)
+}
+
+// unbind cancels a's own context, if it has one.
+func (d *DynamicComposite) unbind(a Agent) {
+	if cancel, ok := d.cancels[a]; ok {
+		delete(d.cancels, a)
+		cancel()
+	}
 }
 
 // OnStart starts the initial members in order and joins their errors.
@@ -264,15 +295,15 @@ func (d *DynamicComposite) addNow(a Agent) error {
 		if !returned {
 			// BindContext or OnStart panicked or exited the goroutine: close
 			// the agent as after a failed start; apply completes the request.
+			d.unbind(a)
 			_ = a.OnClose()
 		}
 	}()
-	if ca, ok := a.(ContextAware); ok && d.ctx != nil {
-		ca.BindContext(d.ctx)
-	}
+	d.bind(a)
 	err := a.OnStart()
 	returned = true
 	if err != nil {
+		d.unbind(a)
 		if cerr := a.OnClose(); cerr != nil {
 			return fmt.Errorf("%s: OnStart: %w (then OnClose: %w)", a.RoleName(), err, cerr)
 		}
@@ -302,6 +333,7 @@ func (d *DynamicComposite) removeNow(a Agent) error {
 	if d.next > len(d.agents) {
 		d.next = len(d.agents)
 	}
+	d.unbind(a)
 	if err := a.OnClose(); err != nil {
 		return fmt.Errorf("%s: OnClose: %w", a.RoleName(), err)
 	}
@@ -322,5 +354,11 @@ func (d *DynamicComposite) OnClose() error {
 	}
 	agents := d.agents
 	d.agents = nil
+	// The members' contexts end before their OnClose, as the composite's
+	// own does when a runner closes it.
+	for a, cancel := range d.cancels {
+		delete(d.cancels, a)
+		cancel()
+	}
 	return closeAll(agents)
 }

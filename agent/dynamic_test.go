@@ -59,7 +59,8 @@ func TestDynamicCompositeAppliesRequestsOnItsOwnCycle(t *testing.T) {
 	require.Equal(t, 2, n)
 	require.NoError(t, add.Wait(context.Background()))
 	require.Equal(t, []string{"start a", "start b", "work a", "work b"}, log)
-	require.Same(t, ctx, b.ctx, "added members get the bound context")
+	require.NotNil(t, b.ctx, "added members get a context derived from the bound one")
+	require.NoError(t, b.ctx.Err())
 	require.Equal(t, 2, d.Len())
 
 	log = log[:0]
@@ -336,4 +337,46 @@ func TestNotComparableValueIsRejectedNotPanicking(t *testing.T) {
 		_, err = NewDynamicComposite("dyn", holder{v: []int{1}}, holder{v: []int{2}})
 	})
 	require.ErrorIs(t, err, ErrNotComparable)
+}
+
+// TestDynamicCompositeRemovedMemberContextEnds: each member has a context
+// of its own, derived from the composite's: a removed member's ends before
+// its OnClose (nothing it tied to it outlives it), the others' stay live
+// until the composite's ends or it closes.
+func TestDynamicCompositeRemovedMemberContextEnds(t *testing.T) {
+	var log []string
+	a := &scripted{role: "a", log: &log}
+	b := &scripted{role: "b", log: &log}
+	c := &scripted{role: "c", log: &log}
+	d, err := NewDynamicComposite("dyn", a, b)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.BindContext(ctx)
+	require.NoError(t, d.OnStart())
+	add, err := d.Add(c)
+	require.NoError(t, err)
+	_, err = d.DoWork()
+	require.NoError(t, err)
+	require.NoError(t, add.Err())
+
+	rm, err := d.Remove(a)
+	require.NoError(t, err)
+	_, err = d.DoWork()
+	require.NoError(t, err)
+	require.NoError(t, rm.Err())
+	require.ErrorIs(t, a.ctx.Err(), context.Canceled, "the removed member's context ended")
+	require.NoError(t, b.ctx.Err())
+	require.NoError(t, c.ctx.Err())
+
+	rm, err = d.Remove(c)
+	require.NoError(t, err)
+	_, err = d.DoWork()
+	require.NoError(t, err)
+	require.ErrorIs(t, c.ctx.Err(), context.Canceled, "an added member's too")
+	require.NoError(t, b.ctx.Err())
+
+	require.NoError(t, d.OnClose())
+	require.ErrorIs(t, b.ctx.Err(), context.Canceled, "every context ends with the composite")
+	require.NoError(t, ctx.Err(), "the composite's own context is its driver's")
 }
