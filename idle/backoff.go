@@ -63,6 +63,10 @@ const cacheLine = 64
 //
 // The mutable state sits between cache-line pads so that a neighbouring
 // object written by another core does not slow the idle loop.
+//
+// Build one with Backoff or NewBackoff: a zero BackoffStrategy has a zero
+// park period, so it never sleeps (a busy loop), and its String does not
+// parse.
 type BackoffStrategy struct {
 	_ [cacheLine]byte
 
