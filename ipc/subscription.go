@@ -156,15 +156,9 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	sl.drops.Store(0)
 	for spins := 0; ; spins++ {
 		if spins > 0 {
-			if err := ctx.Err(); err != nil {
-				sl.word.CompareAndSwap(joining, 0)
-				return fmt.Errorf("%w: %s: joining the publication: %w", ErrNotReady, pf.file.Path(), err)
+			if err := s.joinPause(ctx, sl, joining, spins, ""); err != nil {
+				return err
 			}
-			if spins > 100 {
-				time.Sleep(50 * time.Microsecond)
-			}
-			s.lastBeat = s.now()
-			sl.heartbeat.Store(s.lastBeat)
 		}
 		j, err := s.joinPosition()
 		if err != nil {
@@ -197,15 +191,9 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		// or the tail.
 		seq := pf.cleanSeq.Load()
 		for waits := 0; seq&1 != 0 && pf.cleanSeq.Load() == seq && !s.ownerGone(s.lastBeat); waits++ {
-			if err := ctx.Err(); err != nil {
-				sl.word.CompareAndSwap(active, 0)
-				return fmt.Errorf("%w: %s: joining the publication (a limit update did not finish): %w", ErrNotReady, pf.file.Path(), err)
+			if err := s.joinPause(ctx, sl, active, waits, " (a limit update did not finish)"); err != nil {
+				return err
 			}
-			if waits > 100 {
-				time.Sleep(50 * time.Microsecond)
-			}
-			s.lastBeat = s.now()
-			sl.heartbeat.Store(s.lastBeat)
 		}
 		clean := pf.cleanPos.Load()
 		if clean <= j {
@@ -230,6 +218,24 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 // joinPosition is the slowest active subscriber's position or, with none,
 // the tail, unless a claim below the tail is still open: then the first
 // such claim's position (see firstOpenClaim).
+// joinPause is one step of a joiner's wait in joinAt: when ctx has ended it
+// gives up the slot (from state, the slot word it holds) and returns
+// ErrNotReady; otherwise it sleeps 50 µs after the first hundred steps and
+// refreshes the slot's heartbeat, so that the owner does not drop a joiner
+// that waits.
+func (s *Subscription) joinPause(ctx context.Context, sl slot, state int64, step int, what string) error {
+	if err := ctx.Err(); err != nil {
+		sl.word.CompareAndSwap(state, 0)
+		return fmt.Errorf("%w: %s: joining the publication%s: %w", ErrNotReady, s.pf.file.Path(), what, err)
+	}
+	if step > 100 {
+		time.Sleep(50 * time.Microsecond)
+	}
+	s.lastBeat = s.now()
+	sl.heartbeat.Store(s.lastBeat)
+	return nil
+}
+
 func (s *Subscription) joinPosition() (int64, error) {
 	pf := &s.pf
 	tail := pf.tail.Load() &^ SealedBit
