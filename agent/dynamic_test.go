@@ -373,6 +373,7 @@ func TestDynamicCompositeRemovedMemberContextEnds(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.DoWork()
 	require.NoError(t, err)
+	require.NoError(t, rm.Err())
 	require.ErrorIs(t, c.ctx.Err(), context.Canceled, "an added member's too")
 	require.NoError(t, b.ctx.Err())
 
