@@ -31,7 +31,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 		copy(log, data)
 		var word atomic.Int64
 		pos := int64(start) &^ 7
-		r := newLogReader(log, 128, maxMessage, &word, pos)
+		r := newLogReader(log, 128, maxMessage, &word, pos, unlimitedTail(), anUnblock())
 		check := func(typeID int32, p []byte) {
 			if typeID < 1 || typeID > MaxTypeID || len(p) > maxMessage {
 				t.Fatalf("delivered type %d, %d bytes", typeID, len(p))
@@ -131,7 +131,7 @@ func FuzzReassembler(f *testing.F) {
 			binary.LittleEndian.PutUint32(log[off+int(damage[i+2]%2)*4:], uint32(damage[i+3])|uint32(damage[i+4])<<24)
 		}
 		var word atomic.Int64
-		r := newLogReader(log, mtu, maxMessage, &word, 0)
+		r := newLogReader(log, mtu, maxMessage, &word, 0, unlimitedTail(), anUnblock())
 		var got [][]byte
 		for r.pos < int64(at) { // not past what was written: the next lap is this one again
 			before := r.pos

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -160,4 +161,20 @@ func pollWhileAdvancing(s *Subscription, clock *fakeClock) (got []string, err er
 		clock.add(time.Minute)
 	}
 	return got, err
+}
+
+// unlimitedTail is a tail word for a logReader over a log built by a test:
+// every position is below it, so the reader's tail check never stops it.
+func unlimitedTail() *atomic.Int64 {
+	t := new(atomic.Int64)
+	t.Store(math.MaxInt64 &^ SealedBit)
+	return t
+}
+
+// anUnblock is an unblocked-claims count of one, so that a logReader built
+// by a test checks every record against its tail (see logReader.claimed).
+func anUnblock() *atomic.Int64 {
+	n := new(atomic.Int64)
+	n.Store(1)
+	return n
 }

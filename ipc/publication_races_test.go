@@ -67,7 +67,7 @@ func TestReassembleDoesNotRereadTheFirstHeader(t *testing.T) {
 			at := capacity - 2*mtu // the message's two records end at the log's end
 			encodeMessage(log, at, 3, make([]byte, 100), mtu-8)
 			var word atomic.Int64
-			r := newLogReader(log, mtu, maxMessage, &word, int64(at))
+			r := newLogReader(log, mtu, maxMessage, &word, int64(at), unlimitedTail(), anUnblock())
 			length := int32(binary.LittleEndian.Uint32(log[at:]))
 			typeID := int32(binary.LittleEndian.Uint32(log[at+4:]))
 			first := r.check(at, length) // what read() validated
@@ -98,7 +98,7 @@ func TestReadSurvivesAFlickeringFirstHeader(t *testing.T) {
 	defer func() { stop.Store(true); <-done }()
 	var word atomic.Int64
 	for i := range 20000 {
-		r := newLogReader(log, mtu, maxMessage, &word, 0)
+		r := newLogReader(log, mtu, maxMessage, &word, 0, unlimitedTail(), anUnblock())
 		var perr any
 		func() {
 			defer func() { perr = recover() }()

@@ -198,7 +198,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		clean := pf.cleanPos.Load()
 		if clean <= j {
 			s.join = j
-			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j)
+			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j, pf.tail, pf.unblocked)
 			return nil
 		}
 		// The clean position never passes the tail (it is the slowest
