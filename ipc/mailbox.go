@@ -396,8 +396,11 @@ func (m *Mailbox) closedErr() error {
 // methods have no dead-consumer check (a full ring stays ErrBackPressured);
 // its Drain does not heartbeat. Senders normally use this Mailbox's
 // methods; the owner may use it for what this type does not forward
-// (Close(Discard), DiscardQueued, a mailbox.Actor, which refreshes the
-// ring's consumer heartbeat itself).
+// (Close(Discard), DiscardQueued). An agent draining the owner's mailbox is
+// NewMailboxActor, not a mailbox.Actor over this Mailbox, which would
+// refresh the ring's consumer heartbeat but never the file's owner
+// heartbeat. After Close, what it returned must not be used (the file is
+// unmapped).
 func (m *Mailbox) Mailbox() *mailbox.Mailbox { return m.mb }
 
 // Ring returns the ring under the mailbox, with its file.
@@ -486,14 +489,21 @@ func (m *Mailbox) Drain(h mailbox.Handler, limit int) (int, error) {
 	if m.closed.Load() {
 		return 0, mailbox.ErrClosed
 	}
-	m.cycles++
-	if m.cycles >= m.hbCycles {
-		m.cycles = 0
-		if err := m.tick(false); err != nil {
-			return 0, err
-		}
+	if err := m.cycle(); err != nil {
+		return 0, err
 	}
 	return m.mb.Drain(h, limit)
+}
+
+// cycle counts one draining cycle (Drain's, or a MailboxActor's DoWork) and
+// runs the heartbeat every HeartbeatCycles of them.
+func (m *Mailbox) cycle() error {
+	m.cycles++
+	if m.cycles < m.hbCycles {
+		return nil
+	}
+	m.cycles = 0
+	return m.tick(false)
 }
 
 // Heartbeat refreshes the consumer heartbeat, the file's owner heartbeat

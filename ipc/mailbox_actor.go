@@ -82,12 +82,8 @@ func (a *MailboxActor) DoWork() (int, error) {
 		// and every later cycle would fail the same way.
 		return 0, agent.Terminate(fmt.Errorf("%w: %s: the Mailbox was closed under actor %s", mailbox.ErrClosed, m.Path(), a.RoleName()))
 	}
-	m.cycles++
-	if m.cycles >= m.hbCycles {
-		m.cycles = 0
-		if err := m.tick(false); err != nil {
-			return 0, err
-		}
+	if err := m.cycle(); err != nil {
+		return 0, err
 	}
 	return a.Actor.DoWork()
 }
