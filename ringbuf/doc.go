@@ -15,7 +15,7 @@
 //     ControlledRead, Ready). They may run at the same time.
 //   - ManyToOne: any number of goroutines and processes produce at the same
 //     time; exactly one consumes (Read, ControlledRead, Ready) and calls
-//     Unblock.
+//     Unblock and SetDemote.
 //   - Size, ProducerPosition, ConsumerPosition, NextCorrelationID,
 //     ConsumerHeartbeatTime, Capacity and MaxMessageLength are safe from
 //     anywhere. SetConsumerHeartbeatTime belongs to the consumer.
@@ -65,4 +65,8 @@
 //
 // Ready, an inlinable check for a committed record at head, for consumers
 // that spin: poll with Ready, then Read (see OneToOne.Ready).
+//
+// A ManyToOne consumer moves the cache lines it releases out of its core's
+// private caches to the shared one, where producers claim them sooner
+// (SetDemote: on by default; off for a consumer that is the slower end).
 package ringbuf

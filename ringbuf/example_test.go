@@ -124,6 +124,25 @@ func ExampleManyToOne_TryClaimRecords() {
 	// Output: 2:100 2:101 2:102 2:103
 }
 
+func ExampleManyToOne_SetDemote() {
+	buf, _ := ringbuf.Allocate(64 << 10)
+	ring, _ := ringbuf.NewManyToOne(buf)
+
+	// This ring's producers publish 16 records per claim, so its consumer
+	// is the slower end: it keeps its time for reading rather than moving
+	// released lines to the shared cache for the producers.
+	ring.SetDemote(false)
+
+	batch, err := ring.TryClaimRecords(1, 32, 16)
+	if err != nil {
+		return
+	}
+	_ = ring.CommitRecords(batch)
+	n, _ := ring.Read(func(int32, []byte) {}, ringbuf.NoLimit)
+	fmt.Println(n, "messages")
+	// Output: 16 messages
+}
+
 func ExampleManyToOne_Unblock() {
 	buf, _ := ringbuf.Allocate(1024)
 	ring, _ := ringbuf.NewManyToOne(buf)

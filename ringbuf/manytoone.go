@@ -40,9 +40,25 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 		return nil, err
 	}
 	r.zeroConsumed = true
+	r.demote = r.prefetchBlocks != 0
 	r.fast.Init(r.base, r.capacity, r.tail, r.headCache)
 	return r, nil
 }
+
+// SetDemote turns on or off the consumer's demotion of the lines it
+// releases (docs/ringbuf.md, "Demoting released lines"). It is on in a
+// new ring of at least 8 KiB: after a read releases space, the consumer
+// asks for the lines it zeroed to move from its core's caches to the cache
+// all cores share (CLDEMOTE, on CPUs that have it), where producers on
+// other cores claim them sooner. That speeds up producers that publish a
+// record per claim (Write, TryClaim, a mailbox's sends) by a third or more
+// on the project's machines, and costs the consumer time for each line: a
+// loss where the consumer is the slower end, as behind producers that
+// publish many records per claim (TryClaimRecords, batches) or on the same
+// core as its producers. Consumer only; it changes nothing in the ring's
+// memory or protocol, and other views of the ring (other processes) decide
+// for themselves.
+func (r *ManyToOne) SetDemote(on bool) { r.demote = on && r.prefetchBlocks != 0 }
 
 // claim reserves required (aligned) bytes and returns the record index.
 // Agrona's algorithm (agrona.md 3.5), including the rule that a record that

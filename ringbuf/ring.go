@@ -180,14 +180,23 @@ var (
 	_ RingBuffer = (*ManyToOne)(nil)
 )
 
-// Allocate returns a zeroed, 8-byte aligned buffer for a ring of the given
-// capacity (a power of two): capacity + TrailerLength bytes.
+// Allocate returns a zeroed buffer for a ring of the given capacity (a
+// power of two): capacity + TrailerLength bytes, starting on a 128-byte
+// boundary, so that the records start on a cache line and each of the
+// trailer's 128-byte slots is a pair of lines of its own (the adjacent-line
+// prefetcher of x86 CPUs fetches lines in such pairs).
 func Allocate(capacity int) ([]byte, error) {
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: capacity=%d", ErrCapacity, capacity)
 	}
-	return atomicbuf.Make(capacity + TrailerLength).Bytes(), nil
+	n := capacity + TrailerLength
+	b := atomicbuf.Make(n + allocAlignment).Bytes()
+	off := (allocAlignment - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%allocAlignment)) % allocAlignment
+	return b[off : off+n : off+n], nil
 }
+
+// allocAlignment is the alignment of Allocate's buffers.
+const allocAlignment = 128
 
 // ring is the state and code shared by both ring types. All fields are
 // written once by the constructor and only read afterwards, so producer and
@@ -204,6 +213,9 @@ type ring struct {
 	// zeroConsumed: the consumer zeroes what it consumed before releasing
 	// it (many-to-one, so that Unblock can tell an unwritten claim).
 	zeroConsumed bool
+	// demote: the consumer demotes the lines it zeroed and released
+	// (many-to-one rings large enough to prefetch; SetDemote).
+	demote bool
 	// prefetchBlocks masks away a position's offset in its
 	// prefetch.BlockSize block, or is 0 in a ring too small to prefetch in
 	// (see prefetchAhead and prefetchRead).
@@ -783,10 +795,48 @@ func (r *ring) finish(head, next int64) {
 func (r *ring) release(head, next int64) {
 	if r.zeroConsumed {
 		index := int(head & r.mask)
-		clear(r.data[index : index+int(next-head)])
+		end := index + int(next-head)
+		clear(r.data[index:end])
+		atomicbuf.StoreRelease64(r.head, next)
+		if r.demote {
+			r.demoteReleased(index, end)
+		}
+		return
 	}
 	atomicbuf.StoreRelease64(r.head, next)
 }
+
+// demoteReleased asks for the lines that the release of the bytes from
+// index to end has finished with (every line of the range but a last one
+// that end only partly covers: the producers may be writing its rest) to
+// leave this core's caches for the cache all cores share (CLDEMOTE,
+// internal/prefetch). The line that holds index belongs to this range
+// even when it starts before it: its earlier bytes were released before,
+// and the release that ended in it did not demote it. So every line is
+// demoted once per lap, after its last byte is released.
+//
+// Why: the consumer has just zeroed these lines, so they sit modified in
+// its own cache, and a producer's next claim of them, a lap later, has to
+// take each one from there; a many-to-one producer's locked
+// compare-and-swap waits for that transfer. From the shared cache it is
+// shorter. docs/ringbuf.md, "Demoting released lines", has the figures,
+// and the cost: the consumer pays for each demotion, which is a loss when
+// it is the slower end (SetDemote). A hint only: it changes no memory,
+// and nothing in the protocol depends on when it takes effect. Called
+// after head is published, so producers waiting for room do not wait for
+// it.
+func (r *ring) demoteReleased(index, end int) {
+	off := int(uintptr(r.base) & (cacheLine - 1)) // lines are absolute
+	first := (index + off) &^ (cacheLine - 1)
+	last := (end + off) &^ (cacheLine - 1)
+	if last > first {
+		demoteLines(unsafe.Add(r.base, first-off), (last-first)/cacheLine)
+	}
+}
+
+// demoteLines is prefetch.Demote, a variable so that tests can see what
+// the consumer demotes.
+var demoteLines = prefetch.Demote
 
 // Read delivers up to limit committed messages to h, in order, and releases
 // their space when it returns. Padding is consumed but neither delivered nor

@@ -27,6 +27,9 @@ func init() {
 		variant{name: "batch16-onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, true, false) })},
 		variant{name: "batch16-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w1Batch16(cfg, false, false) })},
 		variant{name: "manytoone-write-noprefetch", extra: true, run: noPrefetch(w1ManyToOneWrite)},
+		variant{name: "manytoone-write-nodemote", extra: true, run: noDemote(w1ManyToOneWrite)},
+		variant{name: "mailbox-nodemote", extra: true, run: noDemote(w1Mailbox)},
+		variant{name: "batch16-demote", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Batch16Demote(cfg, false, false, true) }},
 	)
 	w3.variants = append(w3.variants,
 		variant{name: "onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w3OneToOne(cfg, true) })},
@@ -41,6 +44,17 @@ func noPrefetch(run func(*runConfig) (time.Duration, error)) func(*runConfig) (t
 	return func(cfg *runConfig) (time.Duration, error) {
 		prefetch.Disabled = true
 		defer func() { prefetch.Disabled = false }()
+		return run(cfg)
+	}
+}
+
+// noDemote runs a variant whose many-to-one consumer does not demote the
+// lines it released (internal/prefetch.NoDemote; docs/ringbuf.md,
+// "Demoting released lines").
+func noDemote(run func(*runConfig) (time.Duration, error)) func(*runConfig) (time.Duration, error) {
+	return func(cfg *runConfig) (time.Duration, error) {
+		prefetch.NoDemote = true
+		defer func() { prefetch.NoDemote = false }()
 		return run(cfg)
 	}
 }

@@ -208,12 +208,20 @@ type batchRing interface {
 // w1Batch16 runs batch16 on a many-to-one ring (BENCH.md's variant), or on a
 // one-to-one ring (the extra variant batch16-onetoone): 16 records per
 // claim with TryClaimRecords, or (the extra variant batch16-append) with
-// TryClaimBatch and Append.
+// TryClaimBatch and Append. The many-to-one consumer does not demote the
+// lines it releases, as ManyToOne.SetDemote advises behind producers of
+// many records per claim (the extra variant batch16-demote keeps the
+// ring's default; docs/ringbuf.md, "Demoting released lines").
 func w1Batch16(cfg *runConfig, oneToOne, appendEach bool) (time.Duration, error) {
+	return w1Batch16Demote(cfg, oneToOne, appendEach, false)
+}
+
+func w1Batch16Demote(cfg *runConfig, oneToOne, appendEach, demote bool) (time.Duration, error) {
 	o, m, err := newRings()
 	if err != nil {
 		return 0, err
 	}
+	m.SetDemote(demote)
 	var r batchRing = m
 	if oneToOne {
 		r = o

@@ -20,3 +20,17 @@ func Write(p unsafe.Pointer) { write(p) }
 
 // Read asks for the BlockSize bytes at p for reading (PREFETCHT0 on amd64).
 func Read(p unsafe.Pointer) { read(p) }
+
+// NoDemote turns Demote into a no-op, as Disabled does for Write and Read,
+// so that cmd/dutybench can run a ring with and without demotion in the
+// same process. Set it only while no ring is in use.
+var NoDemote bool
+
+// Demote asks for the n cache lines from p (valid memory) to leave this
+// core's private caches for the cache that all cores share: CLDEMOTE on
+// amd64 CPUs that have it, nothing elsewhere. A many-to-one consumer
+// demotes the lines it has zeroed and released, which producers on other
+// cores claim next (docs/ringbuf.md, "Demoting released lines"). Like a
+// prefetch it never changes memory, and no caller may depend on when (or
+// whether) it takes effect.
+func Demote(p unsafe.Pointer, n int) { demote(p, n) }

@@ -17,6 +17,16 @@ var hasPrefetchW = func() bool {
 	return ecx&(1<<8) != 0
 }()
 
+// hasCLDEMOTE: CPUID leaf 7, subleaf 0, ECX bit 25 (Linux: cldemote).
+// Intel since Tremont and Sapphire Rapids. Read by demoteLines.
+var hasCLDEMOTE = func() bool {
+	if max, _, _, _ := x86.CPUID(0, 0); max < 7 {
+		return false
+	}
+	_, _, ecx, _ := x86.CPUID(7, 0)
+	return ecx&(1<<25) != 0
+}()
+
 // The assembly functions take their argument on the stack (ABI0): one
 // store, in a call the rings make once per BlockSize bytes.
 
@@ -26,8 +36,15 @@ func writeBlock(p unsafe.Pointer)
 //go:noescape
 func readBlock(p unsafe.Pointer)
 
-func write(p unsafe.Pointer) { writeBlock(p) }
-func read(p unsafe.Pointer)  { readBlock(p) }
+//go:noescape
+func demoteLines(p unsafe.Pointer, n int)
+
+func write(p unsafe.Pointer)         { writeBlock(p) }
+func read(p unsafe.Pointer)          { readBlock(p) }
+func demote(p unsafe.Pointer, n int) { demoteLines(p, n) }
 
 // prefetchW reports what writeBlock does, for the tests.
 func prefetchW() bool { return hasPrefetchW }
+
+// cldemote reports what demoteLines does, for the tests.
+func cldemote() bool { return hasCLDEMOTE }

@@ -53,3 +53,25 @@ TEXT ·readBlock(SB),NOSPLIT|NOFRAME,$0-8
 	PREFETCHT0 448(AX)
 rdone:
 	RET
+
+// func demoteLines(p unsafe.Pointer, n int)
+// CLDEMOTE is emitted as bytes (NP 0F 1C /0): the Go assembler has no
+// mnemonic for it. The encoding is in the hint-NOP space, so a CPU without
+// CLDEMOTE would execute it as a NOP; ·hasCLDEMOTE skips the loop there
+// anyway.
+TEXT ·demoteLines(SB),NOSPLIT|NOFRAME,$0-16
+	CMPB ·NoDemote(SB), $0
+	JNE  ddone
+	CMPB ·hasCLDEMOTE(SB), $0
+	JEQ  ddone
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE  ddone
+dloop:
+	BYTE $0x0f; BYTE $0x1c; BYTE $0x00 // CLDEMOTE (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ  dloop
+ddone:
+	RET

@@ -4,9 +4,11 @@ package prefetch
 
 import "unsafe"
 
-func write(unsafe.Pointer) {}
-func read(unsafe.Pointer)  {}
+func write(unsafe.Pointer)       {}
+func read(unsafe.Pointer)        {}
+func demote(unsafe.Pointer, int) {}
 
 func prefetchW() bool { return false }
+func cldemote() bool  { return false }
 
-var _ = Disabled
+var _, _ = Disabled, NoDemote

@@ -33,24 +33,27 @@ func TestNeverFaults(t *testing.T) {
 // TestDetectsPrefetchW compares the CPUID check with what Linux reports:
 // the flag 3dnowprefetch is the same CPUID bit.
 func TestDetectsPrefetchW(t *testing.T) {
+	flags := cpuFlags(t)
+	require.Equal(t, contains(flags, "3dnowprefetch"), prefetchW(), "CPUID and /proc/cpuinfo disagree on PREFETCHW")
+}
+
+// cpuFlags returns the flags line of /proc/cpuinfo, or skips the test.
+func cpuFlags(t *testing.T) []string {
+	t.Helper()
 	if runtime.GOARCH != "amd64" {
-		t.Skip("PREFETCHW is an amd64 instruction")
+		t.Skip("amd64 instructions")
 	}
 	info, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		t.Skip("no /proc/cpuinfo")
 	}
-	var flags []string
 	for _, line := range strings.Split(string(info), "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
-			flags = strings.Fields(v)
-			break
+			return strings.Fields(v)
 		}
 	}
-	if flags == nil {
-		t.Skip("no flags line in /proc/cpuinfo")
-	}
-	require.Equal(t, contains(flags, "3dnowprefetch"), prefetchW(), "CPUID and /proc/cpuinfo disagree on PREFETCHW")
+	t.Skip("no flags line in /proc/cpuinfo")
+	return nil
 }
 
 func contains(s []string, x string) bool {
@@ -68,6 +71,7 @@ func TestAllocatesNothing(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, func() {
 		Write(p)
 		Read(p)
+		Demote(p, BlockSize/64)
 	}))
 }
 
@@ -88,5 +92,57 @@ func BenchmarkRead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Read(p)
+	}
+}
+
+// TestDemoteChangesNothing: a demotion moves lines between caches, never
+// their contents, with demotion on and off.
+func TestDemoteChangesNothing(t *testing.T) {
+	buf := make([]byte, 5*BlockSize)
+	start := BlockSize - int(uintptr(unsafe.Pointer(&buf[0]))%BlockSize) // the first aligned block
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	want := append([]byte(nil), buf...)
+	for _, disabled := range []bool{false, true} {
+		NoDemote = disabled
+		for b := start; b+BlockSize <= len(buf); b += BlockSize {
+			Demote(unsafe.Pointer(&buf[b]), BlockSize/64)
+		}
+		Demote(unsafe.Pointer(&buf[start]), 0)
+		Demote(unsafe.Pointer(&buf[start]), -1)
+	}
+	NoDemote = false
+	require.Equal(t, want, buf)
+}
+
+// TestDetectsCLDEMOTE compares the CPUID check with /proc/cpuinfo's flag.
+func TestDetectsCLDEMOTE(t *testing.T) {
+	flags := cpuFlags(t)
+	require.Equal(t, contains(flags, "cldemote"), cldemote(), "CPUID and /proc/cpuinfo disagree on CLDEMOTE")
+}
+
+// BenchmarkDemote measures a block that is dirty in this core's cache each
+// time: the store that dirties it, then the demotion, whose cost includes
+// writing the lines back to the shared cache (and the next iteration's
+// stores fetching them again). BenchmarkDirty is the stores alone.
+func BenchmarkDemote(b *testing.B) {
+	buf := make([]byte, 2*BlockSize)
+	p := unsafe.Pointer(&buf[BlockSize-int(uintptr(unsafe.Pointer(&buf[0]))%BlockSize)])
+	blk := unsafe.Slice((*byte)(p), BlockSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(blk)
+		Demote(p, BlockSize/64)
+	}
+}
+
+func BenchmarkDirty(b *testing.B) {
+	buf := make([]byte, 2*BlockSize)
+	p := unsafe.Pointer(&buf[BlockSize-int(uintptr(unsafe.Pointer(&buf[0]))%BlockSize)])
+	blk := unsafe.Slice((*byte)(p), BlockSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(blk)
 	}
 }
