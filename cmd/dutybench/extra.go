@@ -35,6 +35,7 @@ func init() {
 		variant{name: "onetoone-noprefetch", extra: true, run: noPrefetch(func(cfg *runConfig) (time.Duration, error) { return w3OneToOne(cfg, true) })},
 		variant{name: "floor", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w3Floor(cfg, false) }},
 		variant{name: "floor-zeronext", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w3Floor(cfg, true) }},
+		variant{name: "mailbox-actors-nodemote", extra: true, run: noDemote(w3MailboxActors)},
 	)
 }
 
