@@ -41,6 +41,15 @@ func TestConfig(t *testing.T) {
 	mb = newMailbox(t, Config{MaxMessageSize: 100, MaxParts: 3})
 	require.Equal(t, 100, mb.MaxMessageSize())
 	require.Equal(t, 3, mb.MaxParts())
+	require.True(t, mb.Ring().Demotes(), "the ring's default")
+
+	// NoDemote, on an allocated ring and on a given one.
+	require.False(t, newMailbox(t, Config{NoDemote: true}).Ring().Demotes())
+	buf, err = ringbuf.Allocate(DefaultCapacity)
+	require.NoError(t, err)
+	r, err = ringbuf.NewManyToOne(buf)
+	require.NoError(t, err)
+	require.False(t, newMailbox(t, Config{Ring: r, NoDemote: true}).Ring().Demotes())
 }
 
 func TestSendDrainPlain(t *testing.T) {

@@ -95,7 +95,11 @@ func TestDemoteOff(t *testing.T) {
 	}
 	cycle(m)
 	require.Positive(t, calls, "on by default")
+	require.True(t, m.Demotes())
+	require.False(t, small.Demotes())
+	require.False(t, o.ring.demote)
 	m.SetDemote(false)
+	require.False(t, m.Demotes())
 	calls = 0
 	cycle(m)
 	require.Zero(t, calls, "off")

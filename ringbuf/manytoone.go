@@ -60,6 +60,10 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 // for themselves.
 func (r *ManyToOne) SetDemote(on bool) { r.demote = on && r.prefetchBlocks != 0 }
 
+// Demotes reports whether this view's consumer demotes the lines it
+// releases (SetDemote).
+func (r *ManyToOne) Demotes() bool { return r.demote }
+
 // claim reserves required (aligned) bytes and returns the record index.
 // Agrona's algorithm (agrona.md 3.5), including the rule that a record that
 // fits neither at the end of the ring nor at its start still pads the end
