@@ -127,9 +127,7 @@ func TestDetectsCLDEMOTE(t *testing.T) {
 // writing the lines back to the shared cache (and the next iteration's
 // stores fetching them again). BenchmarkDirty is the stores alone.
 func BenchmarkDemote(b *testing.B) {
-	buf := make([]byte, 2*BlockSize)
-	p := unsafe.Pointer(&buf[BlockSize-int(uintptr(unsafe.Pointer(&buf[0]))%BlockSize)])
-	blk := unsafe.Slice((*byte)(p), BlockSize)
+	p, blk := alignedBlock()
 	b.ReportAllocs()
 	for b.Loop() {
 		clear(blk)
@@ -138,11 +136,16 @@ func BenchmarkDemote(b *testing.B) {
 }
 
 func BenchmarkDirty(b *testing.B) {
-	buf := make([]byte, 2*BlockSize)
-	p := unsafe.Pointer(&buf[BlockSize-int(uintptr(unsafe.Pointer(&buf[0]))%BlockSize)])
-	blk := unsafe.Slice((*byte)(p), BlockSize)
+	_, blk := alignedBlock()
 	b.ReportAllocs()
 	for b.Loop() {
 		clear(blk)
 	}
+}
+
+// alignedBlock returns a BlockSize-aligned block of new memory.
+func alignedBlock() (unsafe.Pointer, []byte) {
+	buf := make([]byte, 2*BlockSize)
+	p := unsafe.Pointer(&buf[BlockSize-int(uintptr(unsafe.Pointer(&buf[0]))%BlockSize)])
+	return p, unsafe.Slice((*byte)(p), BlockSize)
 }
