@@ -27,8 +27,9 @@ var hasCLDEMOTE = func() bool {
 	return ecx&(1<<25) != 0
 }()
 
-// The assembly functions take their argument on the stack (ABI0): one
-// store, in a call the rings make once per BlockSize bytes.
+// The assembly functions take their arguments on the stack (ABI0): a
+// store or two, in a call the rings make once per BlockSize bytes (Write,
+// Read) or once per many-to-one release (Demote).
 
 //go:noescape
 func writeBlock(p unsafe.Pointer)
