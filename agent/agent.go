@@ -92,6 +92,11 @@ func (e *TerminationError) Unwrap() error { return e.Cause }
 
 // IsTermination reports whether err asks to stop the agent, and whether that
 // stop is expected (silent). Plain ErrTermination is unexpected.
+//
+// A joined error (errors.Join, or fmt.Errorf with several %w) asks to stop
+// if any of its errors does, and the stop is expected only if every one of
+// its errors is an expected termination: errors.Join(err, ErrDone) stops
+// the agent and reports err rather than dropping it.
 func IsTermination(err error) (terminate, expected bool) {
 	if err == nil {
 		return false, false
@@ -99,12 +104,42 @@ func IsTermination(err error) (terminate, expected bool) {
 	if te, ok := err.(*TerminationError); ok { // no allocation on the common path
 		return true, te.Expected
 	}
-	if err == ErrTermination {
-		return true, false
+	return classify(err)
+}
+
+// classify walks err's tree as errors.Is does: the first TerminationError
+// on a chain decides for that chain (its Cause is the reason for the stop,
+// not another error); ErrTermination, or an error whose Is method matches
+// it, is an unexpected termination; a joined error is expected only if all
+// of its branches are.
+func classify(err error) (terminate, expected bool) {
+	for err != nil {
+		if te, ok := err.(*TerminationError); ok {
+			return true, te.Expected
+		}
+		if err == ErrTermination {
+			return true, false
+		}
+		if x, ok := err.(interface{ Is(error) bool }); ok && x.Is(ErrTermination) {
+			return true, false
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			all := true
+			for _, e := range u.Unwrap() {
+				if e == nil {
+					continue
+				}
+				t, x := classify(e)
+				terminate = terminate || t
+				all = all && t && x
+			}
+			return terminate, terminate && all
+		default:
+			return false, false
+		}
 	}
-	var te *TerminationError
-	if errors.As(err, &te) {
-		return true, te.Expected
-	}
-	return errors.Is(err, ErrTermination), false
+	return false, false
 }

@@ -73,9 +73,25 @@ func TestTerminationSentinels(t *testing.T) {
 		{ErrTermination, true, false},
 		{fmt.Errorf("x: %w", ErrTermination), true, false},
 		{&TerminationError{Expected: true, Cause: cause}, true, true},
+		// Joined errors: a stop is expected only if every branch is one.
+		{errors.Join(cause, ErrDone), true, false},
+		{errors.Join(ErrDone, cause), true, false},
+		{fmt.Errorf("x: %w: %w", cause, ErrDone), true, false},
+		{errors.Join(ErrDone, fmt.Errorf("y: %w", ErrDone)), true, true},
+		{errors.Join(ErrDone, ErrTerminated), true, false},
+		{errors.Join(cause, errors.New("other")), false, false},
+		{fmt.Errorf("outer: %w", errors.Join(cause, Terminate(cause))), true, false},
+		{fmt.Errorf("outer: %w", errors.Join(ErrDone)), true, true},
+		{customTermination{}, true, false},
 	} {
 		term, exp := IsTermination(tc.err)
 		require.Equal(t, tc.terminate, term, "%v", tc.err)
 		require.Equal(t, tc.expected, exp, "%v", tc.err)
 	}
 }
+
+// customTermination matches ErrTermination through its own Is method.
+type customTermination struct{}
+
+func (customTermination) Error() string        { return "custom stop" }
+func (customTermination) Is(target error) bool { return target == ErrTermination }

@@ -45,7 +45,9 @@
 //   - ErrTerminated or Terminate(cause): unexpected; stopped, reported to the
 //     error handler, and never counted as an error (as in Agrona 2.6).
 //
-// Use IsTermination to classify an error.
+// Use IsTermination to classify an error. A joined error (errors.Join)
+// stops silently only if every error in it is an expected termination, so
+// errors.Join(err, ErrDone) stops the agent and still reports err.
 //
 // # Composition
 //

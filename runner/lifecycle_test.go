@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -258,6 +259,8 @@ func TestTerminationErrors(t *testing.T) {
 		{"unexpected", agent.ErrTerminated, true},
 		{"wrapped unexpected", agent.Terminate(errors.New("peer gone")), true},
 		{"plain sentinel", agent.ErrTermination, true},
+		{"joined with done", errors.Join(errors.New("flush failed"), agent.ErrDone), true},
+		{"joined dones", errors.Join(agent.ErrDone, fmt.Errorf("last: %w", agent.ErrDone)), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &fakeAgent{role: "term"}
