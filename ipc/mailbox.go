@@ -77,6 +77,11 @@ type MailboxConfig struct {
 	// (mailbox.Config.Clock). Default: the runtime's. Heartbeats use the
 	// wall clock of WithClock (epoch ms, compared across processes).
 	Clock func() int64
+	// NoDemote turns off the owner's demotion of the ring lines it
+	// releases (mailbox.Config.NoDemote, ringbuf.ManyToOne.SetDemote): for
+	// a mailbox whose owner, not its senders, is the slower end. It is
+	// this process's choice, not stored in the file.
+	NoDemote bool
 	// Counters, if set, is a counters file this process owns: the mailbox
 	// allocates counters in it (mailbox-depth, back-pressure,
 	// unblocked-claims for torn messages, torn-messages for corrupt
@@ -230,6 +235,7 @@ func CreateMailbox(dir, name string, cfg MailboxConfig, opts ...Option) (*Mailbo
 		MaxParts:       cfg.MaxParts,
 		UnblockTimeout: cfg.UnblockTimeout,
 		Clock:          cfg.Clock,
+		NoDemote:       cfg.NoDemote,
 		State:          w.state,
 		Counters:       w.ctr,
 	})

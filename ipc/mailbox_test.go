@@ -282,6 +282,13 @@ func TestMailboxDeadConsumer(t *testing.T) {
 
 // TestMailboxHeartbeatCycles: Drain reads the clock once per
 // HeartbeatCycles calls; Heartbeat forces it.
+// TestMailboxNoDemote: the owner's ring demotes the lines it releases by
+// default, and not with NoDemote.
+func TestMailboxNoDemote(t *testing.T) {
+	require.True(t, mbNewForTest(t, MailboxConfig{}).Mailbox().Ring().Demotes(), "the default")
+	require.False(t, mbNewForTest(t, MailboxConfig{NoDemote: true}).Mailbox().Ring().Demotes())
+}
+
 func TestMailboxHeartbeatCycles(t *testing.T) {
 	clk := newMbClock(time.Now())
 	m := mbNewForTest(t, MailboxConfig{HeartbeatCycles: 4}, clk.option())
