@@ -78,6 +78,16 @@ func (r *ManyToOne) claim(required int) (int, error) {
 		if int64(required) > int64(r.capacity)-(tail-head) {
 			head = r.head.Load()
 			if int64(required) > int64(r.capacity)-(tail-head) {
+				// The guess never runs ahead of a tail that only grows;
+				// a tail rewritten backwards (a trailer reinitialised in a
+				// shared file) would leave it there, and this view would
+				// report ErrFull for ever on an empty ring. So full is
+				// decided on the tail itself: one more load, only here.
+				if t := r.tail.Load(); t != tail {
+					tail = t
+					atomicbuf.StoreRelease64(r.fast.Hint(), t)
+					continue
+				}
 				return 0, ErrFull
 			}
 			atomicbuf.StoreRelease64(r.headCache, head)

@@ -11,7 +11,7 @@ import (
 // length, claimed with a single tail update by TryClaimRecords. Fill every
 // record's payload (Payload), then pass the Records to exactly one of
 // CommitRecords, which writes the records' headers and publishes them all
-// with one release store, or AbortRecords. The consumer sees the records
+// at once, or AbortRecords. The consumer sees the records
 // as separate messages, in order, with no other producer's record between
 // them; until the commit, the claim marker of the first record covers them
 // all, so Unblock turns abandoned Records into one padding record.
@@ -90,18 +90,18 @@ func (r *ring) openRecords(rs Records) (int, error) {
 
 // CommitRecords writes the headers of the records after the first (plain
 // stores: the first record's marker keeps the consumer out) and publishes
-// all of them with the release store of the first record's length.
+// all of them with the first record's length (publishClaim).
 func (r *ring) CommitRecords(rs Records) error {
 	recordIndex, err := r.openRecords(rs)
 	if err != nil {
 		return err
 	}
-	header := ringfast.HeaderWord(rs.length+HeaderLength, *r.typeAt(recordIndex))
+	marker := r.wordAt(recordIndex).Load()
+	header := ringfast.HeaderWord(rs.length+HeaderLength, int32(marker>>32))
 	for i := 1; i < rs.count; i++ {
 		*(*int64)(unsafe.Add(rs.first, i*rs.stride)) = header
 	}
-	r.publish(recordIndex, rs.length+HeaderLength)
-	return nil
+	return r.publishClaim(recordIndex, marker, rs.count*rs.stride, rs.length+HeaderLength)
 }
 
 // AbortRecords discards rs: the consumer skips their whole space as one

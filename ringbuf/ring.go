@@ -71,7 +71,9 @@ func RecordSize(length int) int { return align(length + HeaderLength) }
 
 // Batch is contiguous space claimed by TryClaimBatch with a single tail
 // update. Append records into it, then pass it to exactly one of
-// CommitBatch, which publishes every record at once (one release store), or
+// CommitBatch, which publishes every record at once (one store of the first
+// record's length: on a many-to-one ring a compare-and-swap, so a commit
+// that comes after Unblock padded the batch returns ErrAborted), or
 // AbortBatch. The consumer sees the records as separate messages, in order,
 // with no other producer's record between them.
 //
@@ -459,6 +461,36 @@ func (r *ring) publish(index, recordLength int) {
 	atomicbuf.StoreRelease32(r.lengthAt(index), int32(recordLength))
 }
 
+// publishClaim publishes the records of a claim of total bytes at index,
+// whose header word the producer found to be marker (the claim's marker,
+// with the first record's type), by giving the first record its length
+// recordLength. Where Unblock may pad the claim (many-to-one), it does so
+// with a compare-and-swap of the whole header word, as Unblock does: of the
+// two, exactly one changes the word. A plain store of the first record's
+// length after Unblock's would shrink the padding to the first record and
+// publish the records after it, a run delivered torn; instead the commit
+// reports ErrAborted, and the consumer skips the whole claim as padding. A
+// single record (Commit) publishes the length Unblock wrote, so it keeps
+// the plain store: see Unblock for what remains.
+func (r *ring) publishClaim(index int, marker int64, total, recordLength int) error {
+	if !r.zeroConsumed { // one-to-one: nobody else writes the header
+		r.publish(index, recordLength)
+		return nil
+	}
+	if testHookPublishClaim != nil {
+		testHookPublishClaim(index)
+	}
+	if int32(marker) != -int32(total) ||
+		!r.wordAt(index).CompareAndSwap(marker, ringfast.HeaderWord(recordLength, int32(marker>>32))) {
+		return fmt.Errorf("%w (%w): the claim at %d was unblocked before its commit", ErrAborted, ErrNotClaimed, index+HeaderLength)
+	}
+	return nil
+}
+
+// testHookPublishClaim, when set by a test, runs just before a many-to-one
+// publishClaim's compare-and-swap, to simulate an Unblock meanwhile.
+var testHookPublishClaim func(index int)
+
 func (r *ring) writeRecord(index int, typeID int32, payload []byte) {
 	recordLength := len(payload) + HeaderLength
 	r.mark(index, recordLength, typeID)
@@ -562,13 +594,13 @@ func (r *ring) CommitBatch(b Batch) error {
 		r.publish(recordIndex, b.total)
 		return nil
 	}
+	marker := r.wordAt(recordIndex).Load() // the first Append stored its type
 	if rest := b.total - b.used(); rest > 0 {
 		at := recordIndex + b.used()
 		*r.typeAt(at) = PaddingTypeID
 		atomicbuf.StoreRelease32(r.lengthAt(at), int32(rest))
 	}
-	r.publish(recordIndex, int(b.first()))
-	return nil
+	return r.publishClaim(recordIndex, marker, b.total, int(b.first()))
 }
 
 // AbortBatch discards b: the consumer skips its whole space as one padding

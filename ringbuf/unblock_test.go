@@ -278,3 +278,73 @@ func TestUnblockRacingASlowProducerNeverTearsARecord(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitAfterUnblockIsAbortedWhole: Unblock pads a batch or records
+// whose producer is merely slow, after the producer checked its marker and
+// before it publishes. The commit used to store the first record's length
+// into the padding's header: the padding shrank to the first record, and
+// the records after it were delivered, a torn run, while the commit
+// reported success. Now the publication is a compare-and-swap that fails
+// against Unblock's: the commit reports ErrAborted and nothing of the run
+// is delivered; a message written after it still arrives.
+func TestCommitAfterUnblockIsAbortedWhole(t *testing.T) {
+	defer func() { testHookPublishClaim = nil }()
+	for _, tc := range []struct {
+		name   string
+		commit func(r *ManyToOne) error
+	}{
+		{"records", func(r *ManyToOne) error {
+			rs, err := r.TryClaimRecords(7, 8, 4)
+			if err != nil {
+				return err
+			}
+			for i := range 4 {
+				copy(rs.Payload(i), "torn????")
+			}
+			return r.CommitRecords(rs)
+		}},
+		{"batch", func(r *ManyToOne) error {
+			b, err := r.TryClaimBatch(4 * RecordSize(8))
+			if err != nil {
+				return err
+			}
+			for range 3 { // and padding after them
+				p, err := b.Append(7, 8)
+				if err != nil {
+					return err
+				}
+				copy(p, "torn????")
+			}
+			return r.CommitBatch(b)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newManyToOne(t, 1024)
+			unblocked := false
+			testHookPublishClaim = func(int) {
+				testHookPublishClaim = nil
+				var err error
+				unblocked, err = r.Unblock() // the consumer's liveness check gives up on the claim
+				require.NoError(t, err)
+			}
+			err := tc.commit(r)
+			require.True(t, unblocked)
+			require.ErrorIs(t, err, ErrAborted)
+			require.ErrorIs(t, err, ErrNotClaimed)
+			require.NoError(t, r.Write(1, []byte("after")))
+			require.Equal(t, []msg{{1, "after"}}, drain(t, r), "the run is padding, whole")
+			require.Equal(t, r.ProducerPosition(), r.ConsumerPosition())
+		})
+	}
+	t.Run("no unblock", func(t *testing.T) {
+		// The compare-and-swap succeeds when nothing intervened (every
+		// other commit test), here with the hook set to do nothing.
+		r := newManyToOne(t, 1024)
+		testHookPublishClaim = func(int) {}
+		rs, err := r.TryClaimRecords(7, 0, 3)
+		require.NoError(t, err)
+		require.NoError(t, r.CommitRecords(rs))
+		testHookPublishClaim = nil
+		require.Equal(t, []msg{{7, ""}, {7, ""}, {7, ""}}, drain(t, r))
+	})
+}
