@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -144,10 +145,8 @@ func (a *Actor) OnClose() error {
 			break
 		}
 	}
-	if err := a.left(); err != nil {
-		return err
-	}
-	return errs
+	// Both: what was left, and why a drain failed (a corrupt frame).
+	return errors.Join(a.left(), errs)
 }
 
 // left reports the bytes still queued after OnClose, as ErrNotDrained.

@@ -79,6 +79,20 @@ func TestActorCloseReportsWhatIsLeft(t *testing.T) {
 	require.Equal(t, 8, mb.Stats().Depth, "nothing dropped")
 }
 
+// A drain-mode close that finds a corrupt frame and leaves a message
+// behind reports both.
+func TestActorCloseReportsCorruptFrameAndWhatIsLeft(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	a, err := NewActor("both", mb, func(*Message) Action { return Abort })
+	require.NoError(t, err)
+	writeBatch(t, mb.Ring(), []rec{{MaxTypeID + 1, []byte("x")}}) // reserved type bits
+	require.NoError(t, mb.Send(1, nil))
+	err = a.OnClose()
+	require.ErrorIs(t, err, ErrNotDrained)
+	require.ErrorIs(t, err, ErrCorruptFrame)
+	require.Equal(t, int64(1), mb.Stats().Corrupt)
+}
+
 func TestActorCloseDiscards(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	a, err := NewActor("d", mb, func(*Message) Action {

@@ -123,10 +123,15 @@ func (c *consumer) init(m *Mailbox) {
 	c.totalDiscarded = m.ctr.Discarded.Load()
 }
 
+// maxRingReads bounds the ring reads of one Drain (see the loop).
+const maxRingReads = 16
+
 // Drain delivers up to limit messages to h, in order, from the goroutine
 // that owns the mailbox (exactly one goroutine may drain). It returns the
 // number of messages consumed: delivered and not aborted, or discarded
-// after Close(Discard).
+// after Close(Discard). Records that are not messages (dropped, or the
+// rest of a message whose handler panicked) do not count against limit,
+// up to a bound of ring reads per call.
 //
 // h decides per message with an Action (see Abort, Break, Commit,
 // Continue). A multipart or fragmented message is delivered whole, once
@@ -164,8 +169,14 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	head := head0
 	var err error
 	// A ring read stops at the end of the ring: when it got there, read
-	// once more from the start.
-	for range 2 {
+	// once more from the start. It also counts records that are not
+	// messages (the rest of a message whose handler panicked, records
+	// dropped as corrupt) against its limit: when it consumed some, read
+	// again, so that a message waiting behind them is not left for the next
+	// Drain. Each read consumes something or ends the loop; the bound keeps
+	// a sender that writes nothing but corrupt records from holding the
+	// drain.
+	for range maxRingReads {
 		// The ring counts records, the drain messages: each message is at
 		// least one record, so the ring's limit never lets the drain take
 		// more than limit messages (a framed message can make it stop
@@ -179,7 +190,8 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 			more, rerr = m.ring.ControlledRead(c.onRecord, int(c.pending.hdr.count-c.pending.next))
 			k += more
 		}
-		c.count += k - c.extra
+		extra := c.extra
+		c.count += k - extra
 		c.extra = 0
 		if rerr != nil {
 			err = errCorruptRing(rerr)
@@ -187,7 +199,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		}
 		prev := head
 		head = m.ring.ConsumerPosition()
-		if c.stop || c.count >= limit || head == prev || head&int64(m.capacity-1) != 0 {
+		if c.stop || c.count >= limit || head == prev || (extra == 0 && head&int64(m.capacity-1) != 0) {
 			break
 		}
 	}

@@ -97,6 +97,31 @@ func TestLayoutCapacities(t *testing.T) {
 	}
 }
 
+// Sender keys are never 0, which SenderKey reports for a plain message:
+// not the first Sender's of a fresh ring, nor the Mailbox's own per-message
+// keys.
+func TestSenderKeysAreNeverZero(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	require.Zero(t, mb.Ring().NextCorrelationID(), "a fresh ring's counter starts at 0")
+	mb = newMailbox(t, Config{})
+	s := mb.NewSender()
+	require.NotZero(t, s.Key())
+	require.NoError(t, s.SendParts(1, []byte("a"), []byte("a")))
+	require.NoError(t, mb.SendParts(2, []byte("b"), []byte("b")))
+	require.NoError(t, mb.Send(3, []byte("plain")))
+	var keys []int64
+	_, err := mb.Drain(func(m *Message) Action {
+		keys = append(keys, m.SenderKey())
+		return Continue
+	}, 10)
+	require.NoError(t, err)
+	require.Len(t, keys, 3)
+	require.Equal(t, s.Key(), keys[0])
+	require.NotZero(t, keys[1])
+	require.NotEqual(t, keys[0], keys[1])
+	require.Zero(t, keys[2], "a plain message")
+}
+
 // The raw bytes a multipart message puts in the ring: one record of type
 // FramedFlag|type, the frame header, then length-prefixed parts.
 func TestFrameRawBytes(t *testing.T) {

@@ -33,6 +33,65 @@ func TestDrainAfterPanicCountsRight(t *testing.T) {
 	require.Equal(t, int64(1), mb.Stats().Corrupt)
 }
 
+// TestDrainReadsPastRecordsThatAreNotMessages: the ring counts records,
+// the drain messages. Records that are not messages (the rest of a
+// fragmented message whose handler panicked, a record dropped as corrupt)
+// used to use up a small limit, so Drain(h, 1) returned 0 with a message
+// waiting behind them.
+func TestDrainReadsPastRecordsThatAreNotMessages(t *testing.T) {
+	deliver := func(mb *Mailbox) (int, []string, error) {
+		var got []string
+		n, err := mb.Drain(func(m *Message) Action {
+			got = append(got, string(m.Payload()))
+			return Continue
+		}, 1)
+		return n, got, err
+	}
+	t.Run("after a panic", func(t *testing.T) {
+		mb := newMailbox(t, Config{})
+		require.NoError(t, mb.Send(1, make([]byte, 20000))) // three records
+		require.NoError(t, mb.Send(2, []byte("next")))
+		require.Panics(t, func() {
+			_, _ = mb.Drain(func(*Message) Action { panic("boom") }, 1)
+		})
+		n, got, err := deliver(mb)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Equal(t, []string{"next"}, got)
+		require.Zero(t, mb.Stats().Depth)
+	})
+	t.Run("after corrupt records", func(t *testing.T) {
+		mb := newMailbox(t, Config{})
+		for range 3 {
+			require.NoError(t, mb.Ring().Write(1<<24|1, []byte("junk"))) // reserved type bits
+		}
+		require.NoError(t, mb.Send(2, []byte("next")))
+		n, got, err := deliver(mb)
+		require.ErrorIs(t, err, ErrCorruptFrame)
+		require.Equal(t, 1, n)
+		require.Equal(t, []string{"next"}, got)
+		require.Equal(t, int64(3), mb.Stats().Corrupt)
+	})
+	t.Run("bounded", func(t *testing.T) {
+		// More corrupt records than one Drain reads again for: it stops,
+		// reports them, and the next Drain goes on.
+		mb := newMailbox(t, Config{})
+		for range maxRingReads + 4 {
+			require.NoError(t, mb.Ring().Write(1<<24|1, []byte("junk")))
+		}
+		require.NoError(t, mb.Send(2, []byte("next")))
+		n, got, err := deliver(mb)
+		require.ErrorIs(t, err, ErrCorruptFrame)
+		require.Zero(t, n)
+		require.Empty(t, got)
+		n, got, err = deliver(mb)
+		require.ErrorIs(t, err, ErrCorruptFrame)
+		require.Equal(t, 1, n)
+		require.Equal(t, []string{"next"}, got)
+		require.Equal(t, int64(maxRingReads+4), mb.Stats().Corrupt)
+	})
+}
+
 // TestMaxMessageSizeAppliesToPlainMessages: MaxMessageSize bounds every
 // message, the ones that fit one record included, on every send path.
 func TestMaxMessageSizeAppliesToPlainMessages(t *testing.T) {

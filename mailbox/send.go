@@ -221,8 +221,14 @@ func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
 		s.seq++
 		return
 	}
-	h.key = m.ring.NextCorrelationID()
+	h.key = newKey(m.ring)
 }
+
+// newKey returns a fresh sender key: the ring's next correlation id plus
+// one, so that no framed message has key 0, which Message.SenderKey
+// reports for a plain message. Unique among all senders of the ring, in
+// every process, as the correlation counter is.
+func newKey(r *ringbuf.ManyToOne) int64 { return r.NextCorrelationID() + 1 }
 
 // fillFramed appends the first upTo records of a framed message to b
 // (all of them but in the tests that simulate a sender dying half-way).
@@ -500,7 +506,7 @@ type Sender struct {
 
 // NewSender returns a Sender for m.
 func (m *Mailbox) NewSender() *Sender {
-	return &Sender{mb: m, key: m.ring.NextCorrelationID(), idle: idle.Backoff()}
+	return &Sender{mb: m, key: newKey(m.ring), idle: idle.Backoff()}
 }
 
 // Key returns the sender's key, written in the frame header of its framed
