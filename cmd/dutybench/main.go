@@ -144,8 +144,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.lock && o.pin && len(cpus) >= 2 {
 		place.cpus = cpus
 	}
-	fmt.Fprintf(stderr, "dutybench: GOMAXPROCS=%d, CPUs %v, probe on CPUs %v, %s\n", runtime.GOMAXPROCS(0), runtime.NumCPU(), cpus, place)
-	var report Report
+	host := thisHost()
+	fmt.Fprintf(stderr, "dutybench: %s; GOMAXPROCS=%d, CPUs %v, probe on CPUs %v, %s\n", host, runtime.GOMAXPROCS(0), runtime.NumCPU(), cpus, place)
+	report := Report{Host: host}
 	for _, w := range o.workloads {
 		vs := selectVariants(w, o.variants)
 		if len(vs) == 0 {

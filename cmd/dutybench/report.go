@@ -10,7 +10,29 @@ import (
 
 // Report is the JSON document of a run (BENCH.md, "JSON shape").
 type Report struct {
+	// Host says what the run ran on (beyond BENCH.md's shape): figures
+	// from different CPUs are not comparable, and the rings' prefetching
+	// and demotion depend on the CPU's features.
+	Host      Host             `json:"host,omitzero"`
 	Workloads []WorkloadReport `json:"workloads"`
+}
+
+// Host describes the machine of a run.
+type Host struct {
+	CPU       string `json:"cpu"`       // /proc/cpuinfo's first "model name", or GOARCH
+	CPUs      int    `json:"cpus"`      // runtime.NumCPU
+	PrefetchW bool   `json:"prefetchw"` // the rings' write prefetch is PREFETCHW
+	CLDemote  bool   `json:"cldemote"`  // the many-to-one consumer's demotion does something
+}
+
+func (h Host) String() string {
+	feature := func(name string, on bool) string {
+		if on {
+			return name
+		}
+		return "no " + name
+	}
+	return fmt.Sprintf("%s (%s, %s)", h.CPU, feature("PREFETCHW", h.PrefetchW), feature("CLDEMOTE", h.CLDemote))
 }
 
 // WorkloadReport holds one workload's per-phase figures and ratios.

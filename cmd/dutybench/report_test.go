@@ -84,3 +84,12 @@ func TestBuildReportLatencyNoRatiosIsEmptyList(t *testing.T) {
 	require.NoError(t, writeTable(&buf, wr, "W3"))
 	require.Contains(t, buf.String(), "phase far")
 }
+
+func TestModelName(t *testing.T) {
+	cpuinfo := "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B45\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: other\n"
+	require.Equal(t, "AMD EPYC 9B45", modelName(strings.NewReader(cpuinfo)))
+	require.Empty(t, modelName(strings.NewReader("processor\t: 0\n")))
+	h := Host{CPU: "X", PrefetchW: true}
+	require.Equal(t, "X (PREFETCHW, no CLDEMOTE)", h.String())
+	require.NotEmpty(t, thisHost().CPU)
+}

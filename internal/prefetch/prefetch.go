@@ -34,3 +34,10 @@ var NoDemote bool
 // prefetch it never changes memory, and no caller may depend on when (or
 // whether) it takes effect.
 func Demote(p unsafe.Pointer, n int) { demote(p, n) }
+
+// CanPrefetchWrite reports whether Write issues PREFETCHW on this CPU
+// (rather than a read prefetch, or nothing off amd64).
+func CanPrefetchWrite() bool { return prefetchW() }
+
+// CanDemote reports whether Demote does anything on this CPU (CLDEMOTE).
+func CanDemote() bool { return cldemote() }
