@@ -2,11 +2,9 @@ package mailbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,29 +37,7 @@ func testEdgeStress(t *testing.T, capacity int) {
 	const senders = 3
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, senders)
-	start := make(chan struct{})
-	for id := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var s *Sender
-			if id < 2 {
-				s = mb.NewSender()
-			}
-			rng := rand.New(rand.NewPCG(uint64(id), 11))
-			<-start
-			for seq := range perSender {
-				if err := sendStress(ctx, mb, s, id, seq, rng); err != nil {
-					errs <- fmt.Errorf("sender %d seq %d: %w", id, seq, err)
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	close(start)
+	stop := startStressSenders(ctx, cancel, mb, senders, perSender, 11)
 	next := make([]int, senders)
 	var aborted [senders]int
 	for i := range aborted {
@@ -75,12 +51,8 @@ func testEdgeStress(t *testing.T, capacity int) {
 		func() {
 			defer func() { _ = recover() }()
 			n, err := mb.Drain(func(m *Message) Action {
-				id := int(m.TypeID()) - 1
-				if id < 0 || id >= senders {
-					failure = fmt.Errorf("unknown type %d", m.TypeID())
-					return Break
-				}
-				if err := checkStress(m, id, next[id], mb); err != nil {
+				id, err := nextStress(m, next, mb)
+				if err != nil {
 					failure = err
 					return Break
 				}
@@ -115,15 +87,7 @@ func testEdgeStress(t *testing.T, capacity int) {
 			}
 		}()
 	}
-	cancel()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if !errors.Is(err, context.Canceled) || failure == nil {
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, failure)
+	stop(t, failure)
 	for id := range senders {
 		require.Equal(t, perSender, next[id])
 	}

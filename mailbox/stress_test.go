@@ -142,6 +142,62 @@ func sendStress(ctx context.Context, mb *Mailbox, s *Sender, id, seq int, rng *r
 	}
 }
 
+// startStressSenders starts senders goroutines that each send perSender
+// messages with sendStress (the first two through a Sender of their own,
+// the others through the Mailbox's methods; seed picks their random
+// sequences) once all are started. The returned stop cancels ctx, waits
+// for them and fails t with the failure of the receiving side, or else
+// with a sender's error (a sender cancelled by another's failure is not
+// one).
+func startStressSenders(ctx context.Context, cancel context.CancelFunc, mb *Mailbox, senders, perSender int, seed uint64) (stop func(t *testing.T, failure error)) {
+	var wg sync.WaitGroup
+	errs := make(chan error, senders)
+	start := make(chan struct{})
+	for id := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var s *Sender
+			if id < 2 {
+				s = mb.NewSender()
+			}
+			rng := rand.New(rand.NewPCG(uint64(id), seed))
+			<-start
+			for seq := range perSender {
+				if err := sendStress(ctx, mb, s, id, seq, rng); err != nil {
+					errs <- fmt.Errorf("sender %d seq %d: %w", id, seq, err)
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	close(start)
+	return func(t *testing.T, failure error) {
+		t.Helper()
+		cancel()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, context.Canceled) || failure == nil {
+				require.NoError(t, err)
+			}
+		}
+		require.NoError(t, failure)
+	}
+}
+
+// nextStress returns the sender of a message of startStressSenders' (its
+// type id - 1) after checking that it is that sender's next one (next,
+// indexed by sender).
+func nextStress(m *Message, next []int, mb *Mailbox) (int, error) {
+	id := int(m.TypeID()) - 1
+	if id < 0 || id >= len(next) {
+		return 0, fmt.Errorf("unknown type %d", m.TypeID())
+	}
+	return id, checkStress(m, id, next[id], mb)
+}
+
 // Four senders mix small, multipart and fragmented messages into one
 // mailbox; the receiver checks every message exactly once, in order per
 // sender, whole and byte for byte, while answering with every Action.
@@ -154,29 +210,7 @@ func TestStress(t *testing.T) {
 	const senders = 4
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // hang guard
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, senders)
-	start := make(chan struct{})
-	for id := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var s *Sender
-			if id < 2 {
-				s = mb.NewSender()
-			}
-			rng := rand.New(rand.NewPCG(uint64(id), 7))
-			<-start
-			for seq := range perSender {
-				if err := sendStress(ctx, mb, s, id, seq, rng); err != nil {
-					errs <- fmt.Errorf("sender %d seq %d: %w", id, seq, err)
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	close(start)
+	stop := startStressSenders(ctx, cancel, mb, senders, perSender, 7)
 
 	next := make([]int, senders)
 	var aborted [senders]int // seq last aborted, to see it again
@@ -188,12 +222,8 @@ func TestStress(t *testing.T) {
 	var failure error
 	for total < senders*perSender && failure == nil && ctx.Err() == nil {
 		n, err := mb.Drain(func(m *Message) Action {
-			id := int(m.TypeID()) - 1
-			if id < 0 || id >= senders {
-				failure = fmt.Errorf("unknown type %d", m.TypeID())
-				return Break
-			}
-			if err := checkStress(m, id, next[id], mb); err != nil {
+			id, err := nextStress(m, next, mb)
+			if err != nil {
 				failure = err
 				return Break
 			}
@@ -220,15 +250,7 @@ func TestStress(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	cancel()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if !errors.Is(err, context.Canceled) || failure == nil {
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, failure)
+	stop(t, failure)
 	require.Equal(t, senders*perSender, total)
 	for id := range senders {
 		require.Equal(t, perSender, next[id])

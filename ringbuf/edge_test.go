@@ -167,6 +167,18 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 		reserve = HeaderLength
 	}
 	var want []msg
+	// complete aborts a third of the batches and records, and commits the
+	// rest, whose payloads ps the consumer must then deliver as typeID.
+	complete := func(abort, commit func() error, typeID int32, ps [][]byte) {
+		if rng.IntN(3) == 0 {
+			require.NoError(t, abort())
+			return
+		}
+		require.NoError(t, commit())
+		for _, p := range ps {
+			want = append(want, msg{typeID, string(p)})
+		}
+	}
 	seq := 0
 	payload := func(n int) []byte {
 		seq++
@@ -260,14 +272,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 					require.NoError(t, err)
 					copy(dst, p)
 				}
-				if rng.IntN(3) == 0 {
-					require.NoError(t, r.AbortBatch(b))
-				} else {
-					require.NoError(t, r.CommitBatch(b))
-					for _, p := range ps {
-						want = append(want, msg{3, string(p)})
-					}
-				}
+				complete(func() error { return r.AbortBatch(b) }, func() error { return r.CommitBatch(b) }, 3, ps)
 			}
 		case 4:
 			n, count := length(), 1+rng.IntN(4)
@@ -282,14 +287,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 					ps[j] = payload(n)
 					copy(rs.Payload(j), ps[j])
 				}
-				if rng.IntN(3) == 0 {
-					require.NoError(t, r.AbortRecords(rs))
-				} else {
-					require.NoError(t, r.CommitRecords(rs))
-					for _, p := range ps {
-						want = append(want, msg{4, string(p)})
-					}
-				}
+				complete(func() error { return r.AbortRecords(rs) }, func() error { return r.CommitRecords(rs) }, 4, ps)
 			}
 		case 5, 6:
 			_, err := consumer.Read(deliver, 1+rng.IntN(6))
