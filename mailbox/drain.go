@@ -171,7 +171,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	// A ring read stops at the end of the ring: when it got there, read
 	// once more from the start. It also counts records that are not
 	// messages (the rest of a message whose handler panicked, records
-	// dropped as corrupt) against its limit: when it consumed some, read
+	// dropped as corrupt) against its limit: when they used it up, read
 	// again, so that a message waiting behind them is not left for the next
 	// Drain. Each read consumes something or ends the loop; the bound keeps
 	// a sender that writes nothing but corrupt records from holding the
@@ -181,7 +181,13 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		// least one record, so the ring's limit never lets the drain take
 		// more than limit messages (a framed message can make it stop
 		// before).
-		k, rerr := m.ring.ControlledRead(c.onRecord, limit-c.count)
+		want := limit - c.count
+		k, rerr := m.ring.ControlledRead(c.onRecord, want)
+		// Read again past records that were not messages only if they
+		// used up the ring's limit: a read that stopped short found no
+		// more (the common case of a framed message, whose later records
+		// are such records, costs no second read).
+		atLimit := k >= want
 		if rerr == nil && c.pending.active {
 			// The ring's limit stopped it inside a framed message delivered
 			// at its first record: consume the rest of that message now (its
@@ -199,7 +205,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		}
 		prev := head
 		head = m.ring.ConsumerPosition()
-		if c.stop || c.count >= limit || head == prev || (extra == 0 && head&int64(m.capacity-1) != 0) {
+		if c.stop || c.count >= limit || head == prev || ((extra == 0 || !atLimit) && head&int64(m.capacity-1) != 0) {
 			break
 		}
 	}
