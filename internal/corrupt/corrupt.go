@@ -1,0 +1,25 @@
+// Package corrupt is the one corruption marker of duty's packages: every
+// package's corruption sentinel (ringbuf.ErrCorrupt, ipc.ErrCorrupt, ...)
+// is made by New, so that errors.Is(err, duty.ErrCorrupt) answers "was
+// this corruption?" whatever package reported it, while errors.Is(err,
+// ringbuf.ErrCorrupt) keeps answering the narrower question.
+package corrupt
+
+import "errors"
+
+// Marker is the error every corruption sentinel matches. Package duty
+// exports it as ErrCorrupt.
+var Marker = errors.New("duty: corrupt data")
+
+// sentinel is a package's corruption sentinel: its own text, and a match
+// for Marker.
+type sentinel struct{ msg string }
+
+func (s *sentinel) Error() string { return s.msg }
+
+// Is makes errors.Is(s, Marker) true.
+func (s *sentinel) Is(target error) bool { return target == Marker }
+
+// New returns a new corruption sentinel with text msg ("ringbuf: corrupt
+// ring buffer"). Each call returns a distinct error, as errors.New does.
+func New(msg string) error { return &sentinel{msg: msg} }
