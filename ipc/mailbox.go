@@ -14,306 +14,222 @@ import (
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/ringbuf"
 )
 
-// Mailbox defaults.
-const (
-	// DefaultConsumerTimeout is how old the consumer heartbeat may grow
-	// before back-pressured senders report ErrConsumerDead (Aeron's driver
-	// timeout).
-	DefaultConsumerTimeout = 10 * time.Second
-	// DefaultMailboxHeartbeatCycles is how many Drain calls the owner lets
-	// pass between two reads of the clock for its heartbeat.
-	DefaultMailboxHeartbeatCycles = 256
-)
+// DefaultConsumerTimeout is how old a mailbox's consumer heartbeat may
+// grow before back-pressured senders report mailbox.ErrConsumerDead
+// (Aeron's driver timeout; WithConsumerTimeout).
+const DefaultConsumerTimeout = 10 * time.Second
 
 // mailboxReadyWait is how long after a file's creation OpenMailbox waits
 // for its mailbox header (the creator writes it right after Create): a ring
 // file older than that without one is not a mailbox.
 const mailboxReadyWait = 5 * time.Second
 
-var (
-	// ErrConsumerDead reports a mailbox whose consumer has stopped draining:
-	// its heartbeat is older than the mailbox's consumer timeout. Senders get
-	// it instead of back-pressure forever. The error wraps ErrOwnerDead as
-	// well when the consumer's process is gone (or closed the file), and
-	// says so when the process still runs (hung, or not draining).
-	ErrConsumerDead = errors.New("ipc: mailbox consumer is dead")
-	// ErrNotMailbox reports a ring file without a mailbox header (a plain
-	// ring, or a creator that died before writing it). It wraps ErrKind.
-	ErrNotMailbox = fmt.Errorf("ipc: not a mailbox: %w", ErrKind)
-)
+// ErrNotMailbox reports a ring file without a mailbox header (a plain
+// ring, or a creator that died before writing it). It wraps ErrKind.
+var ErrNotMailbox = fmt.Errorf("ipc: not a mailbox: %w", ErrKind)
 
-// MailboxConfig configures CreateMailbox. The zero value is a 64 KiB
-// mailbox with the mailbox package's defaults and a 10 s consumer timeout.
-type MailboxConfig struct {
-	// Name names the mailbox in statistics and counter labels. Default: the
-	// file name.
-	Name string
-	// Capacity is the ring's record capacity: a power of two, at least
-	// mailbox.MinCapacity. Default mailbox.DefaultCapacity (64 KiB).
-	Capacity int
-	// MaxMessageSize and MaxParts bound messages (mailbox.Config). The
-	// effective values are stored in the file, so every sender applies the
-	// consumer's limits.
-	MaxMessageSize int
-	MaxParts       int
-	// UnblockTimeout is how long Drain waits at a claim that is not
-	// committed (a sender that died between claim and commit) before it
-	// drops it as torn. Default mailbox.DefaultUnblockTimeout (5 s). Keep
-	// it far above any pause of a live sender.
-	UnblockTimeout time.Duration
-	// ConsumerTimeout is how old the consumer heartbeat may grow before
-	// back-pressured senders report ErrConsumerDead. Default
-	// DefaultConsumerTimeout. Stored in the file. The owner refreshes the
-	// heartbeat from Drain (see HeartbeatCycles): drain more often than
-	// ConsumerTimeout/HeartbeatCycles, or call Heartbeat.
-	ConsumerTimeout time.Duration
-	// HeartbeatCycles is the number of Drain calls between two reads of the
-	// clock for the consumer heartbeat. Default
-	// DefaultMailboxHeartbeatCycles.
-	HeartbeatCycles int
-	// Clock is the monotonic clock (ns) of the torn-claim liveness check
-	// (mailbox.Config.Clock). Default: the runtime's. Heartbeats use the
-	// wall clock of WithClock (epoch ms, compared across processes).
-	Clock func() int64
-	// NoDemote turns off the owner's demotion of the ring lines it
-	// releases (mailbox.Config.NoDemote, ringbuf.ManyToOne.SetDemote): for
-	// a mailbox whose owner, not its senders, is the slower end. It is
-	// this process's choice, not stored in the file.
-	NoDemote bool
-	// Counters, if set, is a counters file this process owns: the mailbox
-	// allocates counters in it (mailbox-depth, back-pressure,
-	// unblocked-claims for torn messages, torn-messages for corrupt
-	// records, and a heartbeat) and mirrors its statistics into them on
-	// every heartbeat. Close frees them. The counters file must outlive
-	// the mailbox.
-	Counters *CountersFile
-}
-
-// Mailbox is a mailbox.Mailbox whose many-to-one ring lives in a shared
-// file: any number of processes send, the owner (the process that created
-// it) drains. Sends have the mailbox package's API and outcomes, plus
-// ErrConsumerDead when the ring is full and the consumer's heartbeat has
-// gone stale. See CreateMailbox and OpenMailbox, and docs/ipc.md.
+// MailboxFile is the file a mailbox lives in, as this process sees it: the
+// handle CreateMailbox and OpenMailbox return beside the *mailbox.Mailbox,
+// which is the ordinary mailbox with its ring and words in the file. The
+// mailbox asks the file (its mailbox.Host) whether the consumer lives when
+// it is full, and, in the owner, keeps the file's heartbeats from its
+// drains. The handle keeps one reference to the file until Close.
 //
-// The send methods are safe for concurrent use; Drain, Heartbeat and the
-// Discard close belong to the owner's draining goroutine. The Mailbox
-// holds one reference to its file: Close releases it. After Close the
-// Mailbox's own methods return mailbox.ErrClosed (sends, claims, Drain,
-// Heartbeat; IsClosed reports true) instead of touching the unmapped file;
-// but a call racing Close, a claim committed after it, or a use of what
-// Mailbox(), Ring() or a MailboxSender's Sender() returned may fault: close
-// once this process's senders stopped.
-type Mailbox struct {
+// Its methods are safe for concurrent use.
+type MailboxFile struct {
 	_ [128]byte // keep the read-only words away from a neighbour's hot data
 
-	mb        *mailbox.Mailbox
-	ring      *Ring
 	file      *File
+	mb        *mailbox.Mailbox
 	owner     bool
 	timeoutMs int64
 	epochMs   func() int64
 	version   *atomic.Int32
-	state     *atomic.Int64 // the state word in the file (mailbox.Config.State)
-	// closed is set by Close before the file is released: written once,
-	// loaded by every call that touches the mapping (use after Close), so
-	// it sits with the read-only words, not beside the owner's draining
-	// state, which Drain writes on every call.
-	closed atomic.Bool
+	detach    func()
 
-	_        [128]byte
-	refusals atomic.Int64 // back-pressured sends since the last consumer check
-	_        [120]byte
-
-	// The owner's draining state.
-	cycles   int
-	hbCycles int
-	lastHb   int64
+	// The owner's beat state (the draining goroutine).
 	lastFile int64
 	fileHbMs int64
+	lastCtr  int64
 	ctrs     *mailboxCounters
-	closing  atomic.Bool   // Close has begun (its idempotence)
-	final    mailbox.Stats // Stats after Close: written before closed is set
-	_        [128]byte
+
+	closing atomic.Bool
+	closed  atomic.Bool
+	_       [128]byte
 }
 
-// mailboxWords are a mailbox's shared words in the file's spare slots.
-type mailboxWords struct {
-	state, maxMessage, maxParts, consumerTimeout, unblockTimeout *atomic.Int64
-	version                                                      *atomic.Int32
-	ctr                                                          mailbox.Counters
+// mailboxHeader is a mailbox's header words in spare slot 0.
+type mailboxHeader struct {
+	version                                               *atomic.Int32
+	maxMessage, maxParts, consumerTimeout, unblockTimeout *atomic.Int64
 }
 
-func mailboxWordsOf(f *File) (mailboxWords, error) {
-	var w mailboxWords
-	var slots [3]atomicbuf.Buffer
-	for i, n := range []int{MailboxHeaderSlot, MailboxConsumerStatsSlot, MailboxSenderStatsSlot} {
-		b, err := f.SpareSlot(n)
-		if err != nil {
-			return w, err
-		}
-		if slots[i], err = atomicbuf.New(b); err != nil {
-			return w, fmt.Errorf("%w: %s: spare slot %d: %w", ErrCorrupt, f.Path(), n, err)
-		}
+func mailboxHeaderOf(f *File) (mailboxHeader, error) {
+	var h mailboxHeader
+	b, err := f.SpareSlot(mailboxHeaderSlot)
+	if err != nil {
+		return h, err
 	}
-	h, c, s := slots[0], slots[1], slots[2]
-	w.state = h.Int64At(MailboxStateOffset)
-	w.version = h.Int32At(MailboxVersionOffset)
-	w.maxMessage = h.Int64At(MailboxMaxMessageSizeOffset)
-	w.maxParts = h.Int64At(MailboxMaxPartsOffset)
-	w.consumerTimeout = h.Int64At(MailboxConsumerTimeoutOffset)
-	w.unblockTimeout = h.Int64At(MailboxUnblockTimeoutOffset)
-	w.ctr = mailbox.Counters{
-		Delivered:     c.Int64At(MailboxDeliveredOffset),
-		MaxDepth:      c.Int64At(MailboxMaxDepthOffset),
-		Torn:          c.Int64At(MailboxTornOffset),
-		Corrupt:       c.Int64At(MailboxCorruptOffset),
-		Discarded:     c.Int64At(MailboxDiscardedOffset),
-		BackPressured: s.Int64At(MailboxBackPressuredOffset),
-		RefusedClosed: s.Int64At(MailboxRefusedClosedOffset),
+	s, err := atomicbuf.New(b)
+	if err != nil {
+		return h, fmt.Errorf("%w: %s: spare slot %d: %w", ErrCorrupt, f.Path(), mailboxHeaderSlot, err)
 	}
-	return w, nil
+	h.version = s.Int32At(mailboxVersionOffset)
+	h.maxMessage = s.Int64At(mailboxMaxMessageSizeOffset)
+	h.maxParts = s.Int64At(mailboxMaxPartsOffset)
+	h.consumerTimeout = s.Int64At(mailboxConsumerTimeoutOffset)
+	h.unblockTimeout = s.Int64At(mailboxUnblockTimeoutOffset)
+	return h, nil
 }
 
-// CreateMailbox creates dir/name (see CreateRing and Create, which read
-// opts: WithMode, WithLivenessTimeout, WithReplaceStale, WithClock, ...) as
-// a mailbox file and returns its owner: the process that drains it.
+// mailboxWords returns the spare slots that hold the mailbox's shared
+// words.
+func mailboxWords(f *File) ([]byte, error) {
+	if err := f.live(); err != nil {
+		return nil, err
+	}
+	o := spareSlot(mailboxWordsSlot)
+	return f.data[o : o+mailbox.WordsLength : o+mailbox.WordsLength], nil
+}
+
+var _ [SpareSlotCount*SpareSlotLength - (mailboxWordsSlot*SpareSlotLength + mailbox.WordsLength)]struct{} // the words fit in the spare slots
+
+// CreateMailbox creates dir/name as a mailbox file and returns the mailbox,
+// with this process as its consumer (the owner, which drains it), and the
+// file's handle. cfg is the mailbox's configuration, as for mailbox.New
+// (its Host must be nil: the file is the host); its Capacity sizes the
+// ring in the file. opts are Create's (WithMode,
+// WithLivenessTimeout, WithReplaceStale, WithClock, ...) and
+// WithConsumerTimeout and WithCounters.
 //
-// The file is a KindRing file whose ring holds the messages; the mailbox's
-// state word (so that senders in other processes see Close), its limits,
-// its consumer timeout and its statistics live in the header's spare slots
-// (mailbox_layout.go). The mailbox version word is stored last: OpenMailbox
-// waits for it. The consumer heartbeat (the ring's consumerHeartbeat word,
-// epoch ms) starts at the creation time; Drain refreshes it.
-func CreateMailbox(dir, name string, cfg MailboxConfig, opts ...Option) (*Mailbox, error) {
+// The file is a KindRing file whose ring holds the messages; the
+// mailbox's limits and consumer timeout live in a header in the file's
+// spare slots, stored before its version, which OpenMailbox waits for; the
+// mailbox's state word and statistics live there too (mailbox.WordsLength
+// bytes), so that every process sees a Close and the same totals. The
+// consumer heartbeat (the ring's consumerHeartbeat word, epoch ms) starts
+// at the creation time; the mailbox's drains refresh it.
+func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailbox.Mailbox, *MailboxFile, error) {
+	c := newConfig(opts)
 	if cfg.Capacity == 0 {
 		cfg.Capacity = mailbox.DefaultCapacity
 	}
-	if cfg.ConsumerTimeout == 0 {
-		cfg.ConsumerTimeout = DefaultConsumerTimeout
+	if c.consumerTimeout == 0 {
+		c.consumerTimeout = DefaultConsumerTimeout
 	}
-	if cfg.UnblockTimeout == 0 {
-		cfg.UnblockTimeout = mailbox.DefaultUnblockTimeout
-	}
-	if cfg.HeartbeatCycles == 0 {
-		cfg.HeartbeatCycles = DefaultMailboxHeartbeatCycles
+	unblock := cfg.UnblockTimeout
+	if unblock == 0 {
+		unblock = mailbox.DefaultUnblockTimeout
 	}
 	switch {
+	case cfg.Host != nil:
+		return nil, nil, fmt.Errorf("%w: mailbox %s: a Config with a Host (the file is the mailbox's host)", ErrArgument, name)
 	case cfg.Capacity < mailbox.MinCapacity || cfg.Capacity&(cfg.Capacity-1) != 0 || cfg.Capacity > math.MaxInt32:
-		return nil, fmt.Errorf("%w: mailbox capacity %d is not a power of two >= %d", ErrArgument, cfg.Capacity, mailbox.MinCapacity)
-	case cfg.ConsumerTimeout < time.Millisecond || cfg.ConsumerTimeout.Milliseconds() > maxMailboxTimeoutMs:
-		return nil, fmt.Errorf("%w: consumer timeout %s (1 ms to 24 h)", ErrArgument, cfg.ConsumerTimeout)
-	case cfg.UnblockTimeout < time.Millisecond || cfg.UnblockTimeout.Milliseconds() > maxMailboxTimeoutMs:
-		return nil, fmt.Errorf("%w: unblock timeout %s (1 ms to 24 h)", ErrArgument, cfg.UnblockTimeout)
-	case cfg.HeartbeatCycles < 1:
-		return nil, fmt.Errorf("%w: heartbeat every %d drains", ErrArgument, cfg.HeartbeatCycles)
+		return nil, nil, fmt.Errorf("%w: mailbox capacity %d is not a power of two >= %d", ErrArgument, cfg.Capacity, mailbox.MinCapacity)
+	case c.consumerTimeout < time.Millisecond || c.consumerTimeout.Milliseconds() > maxMailboxTimeoutMs:
+		return nil, nil, fmt.Errorf("%w: consumer timeout %s (1 ms to 24 h)", ErrArgument, c.consumerTimeout)
+	case unblock < time.Millisecond || unblock.Milliseconds() > maxMailboxTimeoutMs:
+		return nil, nil, fmt.Errorf("%w: unblock timeout %s (1 ms to 24 h)", ErrArgument, unblock)
 	case cfg.MaxParts > maxMailboxParts:
-		return nil, fmt.Errorf("%w: %d parts, at most %d", ErrArgument, cfg.MaxParts, maxMailboxParts)
-	case cfg.Counters != nil && cfg.Counters.Manager() == nil:
-		return nil, fmt.Errorf("%w: counters file %s is not owned by this process", ErrArgument, cfg.Counters.File().Path())
+		return nil, nil, fmt.Errorf("%w: %d parts, at most %d", ErrArgument, cfg.MaxParts, maxMailboxParts)
+	case c.counters != nil && c.counters.Manager() == nil:
+		return nil, nil, fmt.Errorf("%w: counters file %s is not owned by this process", ErrArgument, c.counters.File().Path())
 	}
 	if cfg.Name == "" {
 		cfg.Name = name
 	}
-	c := newConfig(opts)
-	r, err := CreateRing(dir, name, cfg.Capacity, opts...)
+	f, err := Create(dir, name, KindRing, []int{cfg.Capacity + ringbuf.TrailerLength}, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	fail := func(err error) (*Mailbox, error) {
-		return nil, errors.Join(err, r.File().Remove(), r.Close())
+	fail := func(err error) (*mailbox.Mailbox, *MailboxFile, error) {
+		return nil, nil, errors.Join(err, f.Remove(), f.Close())
 	}
-	w, err := mailboxWordsOf(r.File())
+	hdr, err := mailboxHeaderOf(f)
 	if err != nil {
 		return fail(err)
 	}
-	mb, err := mailbox.New(mailbox.Config{
-		Name:           cfg.Name,
-		Ring:           r.ManyToOne,
-		MaxMessageSize: cfg.MaxMessageSize,
-		MaxParts:       cfg.MaxParts,
-		UnblockTimeout: cfg.UnblockTimeout,
-		Clock:          cfg.Clock,
-		NoDemote:       cfg.NoDemote,
-		State:          w.state,
-		Counters:       w.ctr,
-	})
+	mf := newMailboxFile(f, hdr, true, c.consumerTimeout.Milliseconds(), c)
+	// The file heartbeat is an fstat and a guarded store: a few times per
+	// liveness timeout is enough.
+	mf.fileHbMs = max(min(c.consumerTimeout, f.LivenessTimeout()).Milliseconds()/8, 1)
+	cfg.UnblockTimeout = unblock
+	cfg.Host = (*mailboxHost)(mf)
+	mb, err := mailbox.New(cfg)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrArgument, err))
 	}
-	m := newMailbox(mb, r, w, true, cfg.ConsumerTimeout.Milliseconds(), c)
-	m.hbCycles = cfg.HeartbeatCycles
-	// The file heartbeat is an fstat and a guarded store: a few times per
-	// liveness timeout is enough.
-	m.fileHbMs = max(min(cfg.ConsumerTimeout, r.File().LivenessTimeout()).Milliseconds()/8, 1)
-	if cfg.Counters != nil {
-		if m.ctrs, err = newMailboxCounters(cfg.Counters.Manager(), cfg.Name); err != nil {
+	if c.counters != nil {
+		if mf.ctrs, err = newMailboxCounters(c.counters.Manager(), cfg.Name); err != nil {
 			return fail(err)
 		}
 	}
 	// The parameters, then the first heartbeat, then the version (atomic,
 	// last): a sender that loads a non-zero version sees the rest.
-	w.maxMessage.Store(int64(mb.MaxMessageSize()))
-	w.maxParts.Store(int64(mb.MaxParts()))
-	w.consumerTimeout.Store(cfg.ConsumerTimeout.Milliseconds())
-	w.unblockTimeout.Store(cfg.UnblockTimeout.Milliseconds())
-	now := m.epochMs()
-	r.SetConsumerHeartbeatTime(now)
-	m.lastHb, m.lastFile = now, now
-	m.mirror(now)
-	w.version.Store(MailboxLayoutVersion)
-	return m, nil
+	hdr.maxMessage.Store(int64(mb.MaxMessageSize()))
+	hdr.maxParts.Store(int64(mb.MaxParts()))
+	hdr.consumerTimeout.Store(c.consumerTimeout.Milliseconds())
+	hdr.unblockTimeout.Store(unblock.Milliseconds())
+	now := mf.epochMs()
+	mb.Ring().SetConsumerHeartbeatTime(now)
+	mf.lastFile = now
+	mf.mirror(now)
+	hdr.version.Store(MailboxLayoutVersion)
+	return mb, mf, nil
 }
 
-func newMailbox(mb *mailbox.Mailbox, r *Ring, w mailboxWords, owner bool, timeoutMs int64, c config) *Mailbox {
+func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, c config) *MailboxFile {
 	now := c.now
-	return &Mailbox{
-		mb:        mb,
-		ring:      r,
-		file:      r.File(),
+	return &MailboxFile{
+		file:      f,
 		owner:     owner,
 		timeoutMs: timeoutMs,
 		epochMs:   func() int64 { return now().UnixMilli() },
-		version:   w.version,
-		state:     w.state,
+		version:   hdr.version,
 	}
 }
 
-// OpenMailbox opens the mailbox file at path (see OpenRing and Open, which
-// read opts: WithWaitForFile, WithPollInterval, WithClock, ...) as a
-// sender. It waits, until ctx ends, for a mailbox header still being
-// written, then checks it: a ring file without one gives ErrNotMailbox, a
-// newer mailbox version a VersionError-like error matching ErrVersion,
-// values no creator writes ErrCorrupt. A mailbox already closed gives an
-// error matching mailbox.ErrClosed, one whose consumer heartbeat is stale
-// ErrConsumerDead. The sender uses the limits stored by the consumer.
+// OpenMailbox opens the mailbox file at path as a sender: the mailbox it
+// returns only sends (mailbox.ErrNotConsumer for Drain and the consumer's
+// other operations). opts are Open's and OpenRing's (WithWaitForFile,
+// WithPollInterval, WithClock, ...). It waits, until ctx ends, for a
+// mailbox header still being written, then checks it: a ring file without
+// one gives ErrNotMailbox, a newer mailbox version an error matching
+// ErrVersion, values no creator writes ErrCorrupt. A mailbox already
+// closed gives an error matching mailbox.ErrClosed, one whose consumer
+// heartbeat is stale mailbox.ErrConsumerDead. The sender uses the limits
+// the consumer stored; its name is the file's name.
 //
 // WithClock sets the wall clock the consumer heartbeat is compared with.
-func OpenMailbox(ctx context.Context, path string, opts ...Option) (*Mailbox, error) {
+func OpenMailbox(ctx context.Context, path string, opts ...Option) (*mailbox.Mailbox, *MailboxFile, error) {
 	c := newConfig(opts)
-	r, err := OpenRing(ctx, path, opts...)
+	f, err := Open(ctx, path, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m, err := openMailbox(ctx, r, c)
+	mb, mf, err := openMailbox(ctx, f, c)
 	if err != nil {
-		return nil, errors.Join(err, r.Close())
+		return nil, nil, errors.Join(err, f.Close())
 	}
-	return m, nil
+	return mb, mf, nil
 }
 
-func openMailbox(ctx context.Context, r *Ring, c config) (*Mailbox, error) {
-	f := r.File()
-	w, err := mailboxWordsOf(f)
+func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *MailboxFile, error) {
+	if f.Kind() != KindRing {
+		return nil, nil, fmt.Errorf("%w: %s has kind %d, want %d (ring)", ErrNotMailbox, f.Path(), f.Kind(), KindRing)
+	}
+	hdr, err := mailboxHeaderOf(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var first time.Time // when this opener first found no header
 	for {
-		v := w.version.Load() // acquires the creator's stores before it
-		if v > MailboxLayoutVersion || v < 0 {
-			return nil, fmt.Errorf("%w: %s: mailbox layout version %d, this build reads up to %d", ErrVersion, f.Path(), v, MailboxLayoutVersion)
+		v := hdr.version.Load() // acquires the creator's stores before it
+		if v > MailboxLayoutVersion || v < 0 || (v != 0 && v < MailboxLayoutVersion) {
+			return nil, nil, fmt.Errorf("%w: %s: mailbox layout version %d, this build reads %d", ErrVersion, f.Path(), v, MailboxLayoutVersion)
 		}
 		if v != 0 {
 			break
@@ -328,219 +244,78 @@ func openMailbox(ctx context.Context, r *Ring, c config) (*Mailbox, error) {
 		// creator whose clock is ahead) must not make it wait for ever.
 		age, waited := now.Sub(time.UnixMilli(f.hdr.created)), now.Sub(first)
 		if age > mailboxReadyWait || waited > mailboxReadyWait || hb == HeartbeatClosed {
-			return nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago, waited %s)",
+			return nil, nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago, waited %s)",
 				ErrNotMailbox, f.Path(), age.Round(time.Millisecond), waited.Round(time.Millisecond))
 		}
 		if werr := wait(ctx, c.pollInterval); werr != nil {
-			return nil, fmt.Errorf("%w: %s: mailbox header not written yet: %w", ErrNotReady, f.Path(), werr)
+			return nil, nil, fmt.Errorf("%w: %s: mailbox header not written yet: %w", ErrNotReady, f.Path(), werr)
 		}
 	}
-	maxMessage, maxParts := w.maxMessage.Load(), w.maxParts.Load()
-	timeoutMs, unblockMs := w.consumerTimeout.Load(), w.unblockTimeout.Load()
+	maxMessage, maxParts := hdr.maxMessage.Load(), hdr.maxParts.Load()
+	timeoutMs, unblockMs := hdr.consumerTimeout.Load(), hdr.unblockTimeout.Load()
+	ringLen := f.hdr.sections[0].length - ringbuf.TrailerLength
 	switch {
-	case maxMessage < 1 || maxMessage > int64(r.Capacity()):
-		return nil, fmt.Errorf("%w: %s: mailbox max message size %d", ErrCorrupt, f.Path(), maxMessage)
+	case maxMessage < 1 || maxMessage > ringLen:
+		return nil, nil, fmt.Errorf("%w: %s: mailbox max message size %d", ErrCorrupt, f.Path(), maxMessage)
 	case maxParts < 1 || maxParts > maxMailboxParts:
-		return nil, fmt.Errorf("%w: %s: mailbox max parts %d", ErrCorrupt, f.Path(), maxParts)
+		return nil, nil, fmt.Errorf("%w: %s: mailbox max parts %d", ErrCorrupt, f.Path(), maxParts)
 	case timeoutMs < 1 || timeoutMs > maxMailboxTimeoutMs, unblockMs < 1 || unblockMs > maxMailboxTimeoutMs:
-		return nil, fmt.Errorf("%w: %s: mailbox timeouts %d ms (consumer), %d ms (unblock)", ErrCorrupt, f.Path(), timeoutMs, unblockMs)
-	case r.Capacity() < mailbox.MinCapacity:
-		return nil, fmt.Errorf("%w: %s: mailbox ring of %d bytes", ErrCorrupt, f.Path(), r.Capacity())
+		return nil, nil, fmt.Errorf("%w: %s: mailbox timeouts %d ms (consumer), %d ms (unblock)", ErrCorrupt, f.Path(), timeoutMs, unblockMs)
 	}
+	mf := newMailboxFile(f, hdr, false, timeoutMs, c)
 	mb, err := mailbox.New(mailbox.Config{
 		Name:           filepath.Base(f.Path()),
-		Ring:           r.ManyToOne,
 		MaxMessageSize: int(maxMessage),
 		MaxParts:       int(maxParts),
 		UnblockTimeout: time.Duration(unblockMs) * time.Millisecond,
-		State:          w.state,
-		Counters:       w.ctr,
+		Host:           (*mailboxHost)(mf),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: mailbox header: %w", ErrCorrupt, f.Path(), err)
-	}
-	m := newMailbox(mb, r, w, false, timeoutMs, c)
-	if err := m.stateErr(); err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("%w: %s: mailbox header: %w", ErrCorrupt, f.Path(), err)
 	}
 	if mb.IsClosed() {
-		return nil, fmt.Errorf("%w: %s", mailbox.ErrClosed, f.Path())
+		_, err := mb.Close(mailbox.Drain) // ErrClosed, or the corruption of a word that holds no state
+		mf.detach()
+		return nil, nil, fmt.Errorf("%w: %s", err, f.Path())
 	}
-	if err := m.CheckConsumer(); err != nil {
-		return nil, err
+	if err := mf.CheckConsumer(); err != nil {
+		mf.detach()
+		return nil, nil, err
 	}
-	return m, nil
+	return mb, mf, nil
 }
 
-// stateErr returns an error wrapping ErrCorrupt when the file's state word
-// holds a value no mailbox writes (only mailbox.StateOpen,
-// StateClosedDrain and StateClosedDiscard, in that order, are ever
-// stored), and nil otherwise. The mailbox package reads any other value as
-// "closed" (not open) but not as "discard": without this check a scribbled
-// word made every send fail with a plain mailbox.ErrClosed and a
-// Close(Discard) discard nothing, silently. It is called where the word
-// decides something outside the send fast path: OpenMailbox, a send
-// refused as closed, the owner's heartbeat tick and Close. An atomic load:
-// the word is shared with other processes.
-func (m *Mailbox) stateErr() error {
-	if st := m.state.Load(); st < mailbox.StateOpen || st > mailbox.StateClosedDiscard {
-		return fmt.Errorf("%w: %s: mailbox state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, m.Path(), st)
-	}
-	return nil
-}
+// mailboxHost is a MailboxFile seen as its mailbox's mailbox.Host: the
+// methods only the mailbox calls.
+type mailboxHost MailboxFile
 
-// closedErr is the result of a send refused as closed: mailbox.ErrClosed,
-// unwrapped, or the corruption that made the state word look closed.
-func (m *Mailbox) closedErr() error {
-	if err := m.stateErr(); err != nil {
-		return err
-	}
-	return mailbox.ErrClosed
-}
+var _ mailbox.Host = (*mailboxHost)(nil)
 
-// Mailbox returns the in-process mailbox over the file's ring. Its send
-// methods have no dead-consumer check (a full ring stays ErrBackPressured);
-// its Drain does not heartbeat. Senders normally use this Mailbox's
-// methods; the owner may use it for what this type does not forward
-// (Close(Discard), DiscardQueued). An agent draining the owner's mailbox is
-// NewMailboxActor, not a mailbox.Actor over this Mailbox, which would
-// refresh the ring's consumer heartbeat but never the file's owner
-// heartbeat. After Close, what it returned must not be used (the file is
-// unmapped).
-func (m *Mailbox) Mailbox() *mailbox.Mailbox { return m.mb }
-
-// Ring returns the ring under the mailbox, with its file.
-func (m *Mailbox) Ring() *Ring { return m.ring }
-
-// File returns the mailbox's file.
-func (m *Mailbox) File() *File { return m.file }
-
-// Path returns the file's path.
-func (m *Mailbox) Path() string { return m.file.Path() }
-
-// IsOwner reports whether this Mailbox created the file: the consumer.
-func (m *Mailbox) IsOwner() bool { return m.owner }
-
-// ConsumerTimeout returns the consumer timeout stored in the file.
-func (m *Mailbox) ConsumerTimeout() time.Duration {
-	return time.Duration(m.timeoutMs) * time.Millisecond
-}
-
-// Stats returns a snapshot of the mailbox's statistics. The counters live
-// in the file, so every process sees the same totals (BackPressured and
-// RefusedClosed summed over all senders).
-//
-// After Close it returns the statistics Close saw last.
-func (m *Mailbox) Stats() mailbox.Stats {
-	if m.closed.Load() {
-		return m.final
-	}
-	return m.mb.Stats()
-}
-
-// IsClosed reports whether the owner closed the mailbox.
-// After this Mailbox's own Close it reports true (the file is unmapped).
-func (m *Mailbox) IsClosed() bool { return m.closed.Load() || m.mb.IsClosed() }
-
-// ConsumerHeartbeat returns the consumer's last heartbeat (epoch ms).
-// After Close it returns 0 (the file is unmapped).
-func (m *Mailbox) ConsumerHeartbeat() int64 {
-	if m.closed.Load() {
-		return 0
-	}
-	return m.ring.ConsumerHeartbeatTime()
-}
-
-// CheckConsumer returns nil when the consumer heartbeat is fresh (not older
-// than the consumer timeout, nor further in the future), and otherwise an
-// error wrapping ErrConsumerDead that describes the owner's process (and
-// wraps ErrOwnerDead when it is gone or closed the file). Senders call it
-// when back-pressured; any goroutine may call it.
-func (m *Mailbox) CheckConsumer() error {
-	if m.closed.Load() {
-		return mailbox.ErrClosed
-	}
-	now := m.epochMs()
-	hb := m.ring.ConsumerHeartbeatTime()
-	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs {
-		return nil
-	}
-	return m.deadConsumer(now, hb)
-}
-
-func (m *Mailbox) deadConsumer(now, hb int64) error {
-	l, err := m.file.Liveness(time.UnixMilli(now), 0)
+// Attach gives the mailbox the file's ring section and its shared words.
+func (h *mailboxHost) Attach(m *mailbox.Mailbox, detach func()) (mailbox.Placement, error) {
+	f := h.file
+	ring, err := f.Section(0)
 	if err != nil {
-		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w", ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, err)
+		return mailbox.Placement{}, err
 	}
-	if !l.Running || l.State == Closed {
-		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w: %s", ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l)
+	words, err := mailboxWords(f)
+	if err != nil {
+		return mailbox.Placement{}, err
 	}
-	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, l)
+	h.mb, h.detach = m, detach
+	return mailbox.Placement{Ring: ring, Words: words, SendOnly: !h.owner}, nil
 }
 
-var errDrainNotOwner = fmt.Errorf("%w: only the mailbox's creator drains it", ErrNotOwner)
+// CheckConsumer is MailboxFile.CheckConsumer.
+func (h *mailboxHost) CheckConsumer() error { return (*MailboxFile)(h).CheckConsumer() }
 
-// Drain is mailbox.Mailbox.Drain for the owner, plus the heartbeat: every
-// HeartbeatCycles calls it reads the wall clock, stores the consumer
-// heartbeat in the ring (when the millisecond changed), mirrors the
-// statistics into the counters file (if any), and a few times per timeout
-// refreshes the file's owner heartbeat (File.Heartbeat: an fstat that also
-// catches a truncated file, whose error Drain returns without draining).
-// Owner only (ErrNotOwner), from its one draining goroutine.
-func (m *Mailbox) Drain(h mailbox.Handler, limit int) (int, error) {
-	if !m.owner {
-		return 0, errDrainNotOwner
-	}
-	if m.closed.Load() {
-		return 0, mailbox.ErrClosed
-	}
-	if err := m.cycle(); err != nil {
-		return 0, err
-	}
-	return m.mb.Drain(h, limit)
-}
-
-// cycle counts one draining cycle (Drain's, or a MailboxActor's DoWork) and
-// runs the heartbeat every HeartbeatCycles of them.
-func (m *Mailbox) cycle() error {
-	m.cycles++
-	if m.cycles < m.hbCycles {
-		return nil
-	}
-	m.cycles = 0
-	return m.tick(false)
-}
-
-// Heartbeat refreshes the consumer heartbeat, the file's owner heartbeat
-// and the mirrored counters now. Drain does it on its own; an owner that
-// drains less often than ConsumerTimeout/HeartbeatCycles calls it from its
-// duty cycle. Owner only, from the draining goroutine.
-func (m *Mailbox) Heartbeat() error {
-	if !m.owner {
-		return fmt.Errorf("%w: %s: mailbox heartbeat", ErrNotOwner, m.Path())
-	}
-	if m.closed.Load() {
-		return mailbox.ErrClosed
-	}
-	return m.tick(true)
-}
-
-// tick is the owner's heartbeat (draining goroutine only).
-//
-// Ordering: the consumer heartbeat is the ring's release store (Agrona's
-// putLongOrdered); senders load it atomically and only compare it with
-// their clock, so it orders nothing else.
-func (m *Mailbox) tick(force bool) error {
-	// Once in HeartbeatCycles drains: a corrupt state word is reported
-	// rather than drained under (messages stay queued, none is dropped).
-	if err := m.stateErr(); err != nil {
-		return err
-	}
-	now := m.epochMs()
-	if now != m.lastHb || force {
-		m.ring.SetConsumerHeartbeatTime(now)
-		m.lastHb = now
+// Beat is the owner's side of a consumer heartbeat (the draining
+// goroutine): the counters file, if any, once per millisecond, and the
+// file's owner heartbeat a few times per timeout (File.Heartbeat: an fstat
+// that also catches a truncated file, whose error the drain returns).
+func (h *mailboxHost) Beat(now int64, force bool) error {
+	m := (*MailboxFile)(h)
+	if now != m.lastCtr || force {
 		m.mirror(now)
 	}
 	if now-m.lastFile >= m.fileHbMs || now < m.lastFile || force {
@@ -550,52 +325,104 @@ func (m *Mailbox) tick(force bool) error {
 	return nil
 }
 
+// File returns the mailbox's file.
+func (m *MailboxFile) File() *File { return m.file }
+
+// Path returns the file's path.
+func (m *MailboxFile) Path() string { return m.file.Path() }
+
+// IsOwner reports whether this process created the file: the consumer.
+func (m *MailboxFile) IsOwner() bool { return m.owner }
+
+// ConsumerTimeout returns the consumer timeout stored in the file.
+func (m *MailboxFile) ConsumerTimeout() time.Duration {
+	return time.Duration(m.timeoutMs) * time.Millisecond
+}
+
+// ConsumerHeartbeat returns the consumer's last heartbeat (epoch ms), or
+// 0 after Close (the file is unmapped).
+func (m *MailboxFile) ConsumerHeartbeat() int64 {
+	if m.closed.Load() {
+		return 0
+	}
+	return m.mb.Ring().ConsumerHeartbeatTime()
+}
+
+// CheckConsumer returns nil when the consumer heartbeat is fresh (not older
+// than the consumer timeout, nor further in the future), and otherwise an
+// error wrapping mailbox.ErrConsumerDead that describes the owner's
+// process (and wraps ErrOwnerDead when it is gone or closed the file). The
+// mailbox calls it when it is full; any goroutine may.
+func (m *MailboxFile) CheckConsumer() error {
+	if m.closed.Load() {
+		return mailbox.ErrClosed
+	}
+	now := m.epochMs()
+	hb := m.mb.Ring().ConsumerHeartbeatTime()
+	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs {
+		return nil
+	}
+	return m.deadConsumer(now, hb)
+}
+
+func (m *MailboxFile) deadConsumer(now, hb int64) error {
+	l, err := m.file.Liveness(time.UnixMilli(now), 0)
+	if err != nil {
+		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, err)
+	}
+	if !l.Running || l.State == Closed {
+		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w: %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l)
+	}
+	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, l)
+}
+
 // mirror copies the statistics into the counters file, if any.
-func (m *Mailbox) mirror(now int64) {
+func (m *MailboxFile) mirror(now int64) {
+	m.lastCtr = now
 	if m.ctrs == nil {
 		return
 	}
-	c := m.mb.Counters()
-	m.ctrs.depth.Set(int64(m.ring.Size()))
-	m.ctrs.backPressured.Set(c.BackPressured.Load())
-	m.ctrs.torn.Set(c.Torn.Load())
-	m.ctrs.corrupt.Set(c.Corrupt.Load())
+	st := m.mb.Stats()
+	m.ctrs.depth.Set(int64(st.Depth))
+	m.ctrs.backPressured.Set(st.BackPressured)
+	m.ctrs.torn.Set(st.Torn)
+	m.ctrs.corrupt.Set(st.Corrupt)
 	m.ctrs.heartbeat.Set(now)
 }
 
-// Close releases the Mailbox. For a sender it releases the file reference.
-// For the owner it first closes the mailbox (mailbox Close(Drain), unless
-// it was closed already: senders get mailbox.ErrClosed from then on),
-// mirrors the final statistics and frees its counters, then closes the file
-// (which marks the owner's heartbeat closed); messages still queued stay in
-// the file and Close reports them with an error wrapping
-// mailbox.ErrNotDrained. Idempotent. Afterwards the Mailbox's methods
-// return mailbox.ErrClosed (see Mailbox for what they cannot guard).
-func (m *Mailbox) Close() error {
+// Close releases the file. In a sender it detaches the mailbox from the
+// file (its methods return mailbox.ErrClosed from then on) and releases
+// the file reference. In the owner it first closes the mailbox
+// (Close(Drain), unless it was closed already: senders everywhere get
+// mailbox.ErrClosed from then on), publishes the final statistics and
+// frees its counters, then detaches it and closes the file (which marks
+// the owner's heartbeat closed); messages still queued stay in the file
+// and Close reports them with an error wrapping mailbox.ErrNotDrained.
+// Idempotent.
+//
+// Close once this process has stopped using the mailbox (its actor's
+// runner closed, its senders returned): a call racing Close may touch the
+// unmapped file and fault; calls after it return mailbox.ErrClosed.
+func (m *MailboxFile) Close() error {
 	if !m.closing.CompareAndSwap(false, true) {
 		return nil
 	}
-	if !m.owner {
-		m.final = m.mb.Stats()
-		m.closed.Store(true) // after final (Stats loads closed, then final)
-		return m.ring.Close()
-	}
 	var errs []error
-	if err := m.stateErr(); err != nil {
-		errs = append(errs, err) // the word is left as it is: no state to raise it to
-	} else if _, err := m.mb.Close(mailbox.Drain); err != nil {
-		errs = append(errs, err)
+	if m.owner {
+		if _, err := m.mb.Close(mailbox.Drain); err != nil && !errors.Is(err, mailbox.ErrClosed) {
+			errs = append(errs, err) // a corrupt word is left as it is: no state to raise it to
+		}
+		if left := m.mb.Stats().Depth; left > 0 {
+			errs = append(errs, fmt.Errorf("%w: %s: %d bytes queued at close", mailbox.ErrNotDrained, m.Path(), left))
+		}
+		if m.ctrs != nil {
+			m.mirror(m.epochMs())
+			errs = append(errs, m.ctrs.close())
+		}
 	}
-	if left := m.ring.Size(); left > 0 {
-		errs = append(errs, fmt.Errorf("%w: %s: %d bytes queued at close", mailbox.ErrNotDrained, m.Path(), left))
-	}
-	if m.ctrs != nil {
-		m.mirror(m.epochMs())
-		errs = append(errs, m.ctrs.close())
-	}
-	m.final = m.mb.Stats()
-	m.closed.Store(true) // after final (Stats loads closed, then final)
-	errs = append(errs, m.ring.Close())
+	m.detach()
+	m.closed.Store(true)
+	errs = append(errs, m.file.Close())
 	return errors.Join(errs...)
 }
 
@@ -649,13 +476,13 @@ func MailboxVersion(f *File) (int32, error) {
 	if f.Kind() != KindRing {
 		return 0, fmt.Errorf("%w: %s is a file of kind %d, not a ring (%d)", ErrKind, f.Path(), f.Kind(), KindRing)
 	}
-	w, err := mailboxWordsOf(f)
+	hdr, err := mailboxHeaderOf(f)
 	if err != nil {
 		return 0, err
 	}
 	var v int32
 	err = f.Guard(func() error {
-		v = w.version.Load()
+		v = hdr.version.Load()
 		return nil
 	})
 	return v, err

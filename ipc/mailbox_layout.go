@@ -1,18 +1,16 @@
 package ipc
 
-// The byte layout of a cross-process mailbox file. This file is the only
-// place these numbers are written; mailbox_test.go asserts them against the
-// bytes CreateMailbox writes, and docs/ipc.md ("Cross-process mailbox")
-// has the table.
+// The byte layout of a mailbox file. This file is the only place these
+// numbers are written; mailbox_test.go asserts them against the bytes
+// CreateMailbox writes, and docs/ipc.md ("Mailbox file") has the table.
 //
-// A mailbox file is a KindRing file (layout.go): its single section is a
-// ringbuf many-to-one ring, so ring tools (OpenRing, an Agrona consumer)
-// still read it. The mailbox adds three of the header's spare slots, each a
-// 128-byte line of its own, grouped by who writes them:
+// A mailbox file is a KindRing file (layout.go): its single section is the
+// mailbox's many-to-one ring, so ring tools (OpenRing, an Agrona consumer)
+// still read it. The mailbox uses four of the header's spare slots:
 //
-//	spare slot 0 (file offset 512): read-mostly, every send loads the state
-//	   +0  int64 state word (mailbox.StateOpen 0, StateClosedDrain 1,
-//	             StateClosedDiscard 2): the owner raises it at Close
+//	spare slot 0 (file offset 512): the mailbox header, written by the
+//	   creator before the version, read-only after
+//	   +0  int64 reserved (0)
 //	   +8  int32 mailbox layout version (MailboxLayoutVersion): 0 until the
 //	             creator has written the words below; stored last,
 //	             atomically: the "mailbox ready" signal
@@ -20,47 +18,30 @@ package ipc
 //	   +16 int64 max message size (body bytes; mailbox.Config.MaxMessageSize)
 //	   +24 int64 max parts (mailbox.Config.MaxParts)
 //	   +32 int64 consumer timeout (ms): a consumer heartbeat older than this
-//	             makes back-pressured senders report ErrConsumerDead
+//	             makes back-pressured senders report mailbox.ErrConsumerDead
 //	   +40 int64 unblock timeout (ms): how long the consumer waits at a torn
 //	             claim (informational for senders)
-//	spare slot 1 (file offset 640): statistics the consumer writes
-//	   +0  int64 delivered   +8 max depth   +16 torn   +24 corrupt
-//	   +32 int64 discarded
-//	spare slot 2 (file offset 768): statistics senders write (atomic adds)
-//	   +0  int64 back-pressured   +8 refused (closed)
+//	spare slots 1-3 (file offsets 640-1023): the mailbox's shared words
+//	   (mailbox.WordsLength bytes: its state word and statistics, laid
+//	   out by package mailbox; docs/layouts.md)
 //
 // The consumer heartbeat is the ring's own consumerHeartbeat word (ring
 // trailer, capacity + 640: Agrona's, epoch ms), and the consumer's process
 // is the file's owner (pid and start time in the file header).
 const (
 	// MailboxLayoutVersion is the mailbox layout version this package
-	// writes and the highest it reads.
-	MailboxLayoutVersion int32 = 1
+	// writes and the highest it reads. Version 2 moved the state word and
+	// the statistics into the mailbox's own shared words (slots 1-3).
+	MailboxLayoutVersion int32 = 2
 
-	// MailboxHeaderSlot, MailboxConsumerStatsSlot and MailboxSenderStatsSlot
-	// are the spare slots (File.SpareSlot) a mailbox uses.
-	MailboxHeaderSlot        = 0
-	MailboxConsumerStatsSlot = 1
-	MailboxSenderStatsSlot   = 2
+	mailboxHeaderSlot = 0
+	mailboxWordsSlot  = 1 // the first of the mailbox.WordsLength/SpareSlotLength slots of the shared words
 
-	// Offsets in the header slot.
-	MailboxStateOffset           = 0
-	MailboxVersionOffset         = 8
-	MailboxMaxMessageSizeOffset  = 16
-	MailboxMaxPartsOffset        = 24
-	MailboxConsumerTimeoutOffset = 32
-	MailboxUnblockTimeoutOffset  = 40
-
-	// Offsets in the consumer statistics slot.
-	MailboxDeliveredOffset = 0
-	MailboxMaxDepthOffset  = 8
-	MailboxTornOffset      = 16
-	MailboxCorruptOffset   = 24
-	MailboxDiscardedOffset = 32
-
-	// Offsets in the sender statistics slot.
-	MailboxBackPressuredOffset = 0
-	MailboxRefusedClosedOffset = 8
+	mailboxVersionOffset         = 8
+	mailboxMaxMessageSizeOffset  = 16
+	mailboxMaxPartsOffset        = 24
+	mailboxConsumerTimeoutOffset = 32
+	mailboxUnblockTimeoutOffset  = 40
 )
 
 // Bounds a mailbox header read from a file must respect: values outside

@@ -31,6 +31,9 @@ type config struct {
 	waitForFile      bool
 	requireLiveOwner bool
 	now              func() time.Time
+	// CreateMailbox and OpenMailbox.
+	consumerTimeout time.Duration
+	counters        *CountersFile
 }
 
 func newConfig(opts []Option) config {
@@ -92,3 +95,22 @@ func WithLiveOwner() Option { return func(c *config) { c.requireLiveOwner = true
 // WithClock replaces time.Now for the creation time and first heartbeat
 // (Create) and for staleness decisions (Open, RemoveIfStale, Cleanup).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithConsumerTimeout sets how old a mailbox's consumer heartbeat may grow
+// before its back-pressured senders report mailbox.ErrConsumerDead
+// (CreateMailbox, which stores it in the file; Aeron's driver timeout).
+// Default DefaultConsumerTimeout. The consumer refreshes the heartbeat
+// every mailbox.Config.HeartbeatCycles drains: it must drain more often
+// than this timeout divided by those cycles, or call
+// mailbox.Mailbox.Heartbeat.
+func WithConsumerTimeout(d time.Duration) Option {
+	return func(c *config) { c.consumerTimeout = d }
+}
+
+// WithCounters makes a mailbox publish its statistics in a counters file
+// this process owns (CreateMailbox, OpenMailbox's owner only): it allocates
+// counters there (mailbox-depth, back-pressure, unblocked-claims for torn
+// messages, torn-messages for corrupt records, and a heartbeat), updates
+// them on every consumer heartbeat, and frees them at Close. The counters
+// file must outlive the mailbox.
+func WithCounters(f *CountersFile) Option { return func(c *config) { c.counters = f } }

@@ -3,7 +3,6 @@ package mailbox
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/ringbuf"
@@ -12,30 +11,25 @@ import (
 // DefaultDrainLimit is the most messages an Actor delivers per duty cycle.
 const DefaultDrainLimit = 256
 
-// DefaultHeartbeatCycles is how many duty cycles an Actor lets pass between
-// two updates of the consumer heartbeat.
-const DefaultHeartbeatCycles = 256
-
 // Actor is an agent.Agent that owns a mailbox and a handler: each duty
 // cycle drains up to a limit of messages into the handler, runs the
-// mailbox's liveness check, and now and then records the consumer
-// heartbeat in the ring (epoch milliseconds, for senders in other
-// processes). OnClose closes the mailbox with the actor's close mode. Run
-// it with a runner.Runner, an agent.Invoker or inside a composite; like any
-// agent it is driven from one goroutine, which becomes the mailbox's
-// draining goroutine.
+// mailbox's liveness check, and every Config.HeartbeatCycles cycles the
+// consumer heartbeat (and, for a mailbox in a shared file, its Host's:
+// the file's owner heartbeat). OnClose closes the mailbox with the actor's
+// close mode. Run it with a runner.Runner, an agent.Invoker or inside a
+// composite; like any agent it is driven from one goroutine, which
+// becomes the mailbox's draining goroutine. It works the same whether the
+// mailbox is on the heap or in a shared file.
 type Actor struct {
-	// DoWork writes cycles on every call: the padding keeps two actors
-	// run by two threads (allocated side by side) off each other's lines.
+	// DoWork writes the mailbox's consumer state on every call: the
+	// padding keeps two actors run by two threads (allocated side by side)
+	// off each other's lines.
 	_         [128]byte
 	role      string
 	mb        *Mailbox
 	h         Handler
 	limit     int
 	mode      CloseMode
-	hbCycles  int
-	epochMs   func() int64
-	cycles    int
 	discarded int
 	_         [128]byte
 }
@@ -54,14 +48,9 @@ func WithDrainLimit(n int) ActorOption { return func(a *Actor) { a.limit = n } }
 // deliver it to the handler).
 func WithCloseMode(mode CloseMode) ActorOption { return func(a *Actor) { a.mode = mode } }
 
-// WithHeartbeat sets the epoch clock (milliseconds) of the consumer
-// heartbeat and the number of duty cycles between two updates (default
-// time.Now().UnixMilli every DefaultHeartbeatCycles cycles).
-func WithHeartbeat(epochMillis func() int64, cycles int) ActorOption {
-	return func(a *Actor) { a.epochMs, a.hbCycles = epochMillis, cycles }
-}
-
-// NewActor returns an actor named role that drains mb into h.
+// NewActor returns an actor named role that drains mb into h. A view of a
+// mailbox that only sends (its consumer is another process) is refused
+// with ErrNotConsumer.
 func NewActor(role string, mb *Mailbox, h Handler, opts ...ActorOption) (*Actor, error) {
 	if mb == nil {
 		return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
@@ -69,8 +58,10 @@ func NewActor(role string, mb *Mailbox, h Handler, opts ...ActorOption) (*Actor,
 	if h == nil {
 		return nil, ErrNilHandler
 	}
-	a := &Actor{role: role, mb: mb, h: h, limit: DefaultDrainLimit, mode: Drain,
-		hbCycles: DefaultHeartbeatCycles, epochMs: func() int64 { return time.Now().UnixMilli() }}
+	if mb.sendOnly {
+		return nil, errNotConsumer(mb, "NewActor")
+	}
+	a := &Actor{role: role, mb: mb, h: h, limit: DefaultDrainLimit, mode: Drain}
 	for _, o := range opts {
 		o(a)
 	}
@@ -79,8 +70,6 @@ func NewActor(role string, mb *Mailbox, h Handler, opts ...ActorOption) (*Actor,
 		return nil, fmt.Errorf("%w: drain limit %d < 1", ErrConfig, a.limit)
 	case a.mode != Drain && a.mode != Discard:
 		return nil, fmt.Errorf("%w: close mode %d", ErrConfig, int(a.mode))
-	case a.hbCycles < 1 || a.epochMs == nil:
-		return nil, fmt.Errorf("%w: heartbeat every %d cycles, clock set: %t", ErrConfig, a.hbCycles, a.epochMs != nil)
 	}
 	return a, nil
 }
@@ -91,27 +80,41 @@ func (a *Actor) Mailbox() *Mailbox { return a.mb }
 // RoleName returns the actor's role.
 func (a *Actor) RoleName() string { return a.role }
 
-// OnStart records the first heartbeat.
-func (a *Actor) OnStart() error {
-	a.mb.ring.SetConsumerHeartbeatTime(a.epochMs())
-	return nil
-}
+// OnStart records the first consumer heartbeat (Mailbox.Heartbeat).
+func (a *Actor) OnStart() error { return a.mb.Heartbeat() }
 
 // DoWork drains up to the drain limit and returns the number of messages
 // consumed. Errors are Drain's (corrupt frames are reported once per cycle
-// in which they were dropped; the actor keeps running). An idle cycle is
-// decided in line, without calling Drain, except on the cycles where the
-// liveness check runs (docs/mailbox.md, "Liveness").
+// in which they were dropped; the actor keeps running), but for a mailbox
+// whose memory its Host took away, which ends the actor
+// (agent.Terminate wrapping ErrClosed). An idle cycle is decided in line,
+// without calling Drain, except on the cycles where the liveness check or
+// the heartbeat runs (docs/mailbox.md, "Liveness").
 func (a *Actor) DoWork() (int, error) {
-	a.cycles++
-	if a.cycles >= a.hbCycles {
-		a.cycles = 0
-		a.mb.ring.SetConsumerHeartbeatTime(a.epochMs())
+	m := a.mb
+	m.cons.beats++
+	if m.cons.beats >= m.hbCycles {
+		if err := m.beat(false); err != nil {
+			return 0, a.failed(err)
+		}
 	}
-	if a.mb.quietPoll() {
+	if m.quietPoll() {
 		return 0, nil
 	}
-	return a.mb.Drain(a.h, a.limit)
+	n, err := m.drain(a.h, a.limit)
+	if err != nil {
+		return n, a.failed(err)
+	}
+	return n, nil
+}
+
+// failed ends the actor when its mailbox was detached: every later cycle
+// would fail the same way.
+func (a *Actor) failed(err error) error {
+	if err == ErrClosed && a.mb.detached() {
+		return agent.Terminate(fmt.Errorf("%w: %s: the mailbox's memory was released under actor %s", ErrClosed, a.mb.name, a.role))
+	}
+	return err
 }
 
 // OnClose closes the mailbox with the actor's close mode. With Drain it
@@ -120,9 +123,15 @@ func (a *Actor) DoWork() (int, error) {
 // handler aborted, or a claim is still open); with Discard it discards what
 // is queued (counted; Discarded reports how many) and returns an error
 // wrapping ErrNotDrained if a claim still open at the head stopped it.
+// Last, a heartbeat, so that a Host publishes the final statistics. A
+// mailbox already detached by its Host is left alone.
 func (a *Actor) OnClose() error {
+	m := a.mb
+	if m.detached() {
+		return nil
+	}
 	if a.mode == Discard {
-		n, err := a.mb.Close(Discard)
+		n, err := m.Close(Discard)
 		a.discarded = n
 		if err != nil {
 			return err
@@ -130,14 +139,14 @@ func (a *Actor) OnClose() error {
 		// A claim still open at the head stops the discard: what waits
 		// behind it is neither delivered nor counted, so say so, as in
 		// Drain mode (TestActorDiscardCloseReportsWhatIsLeft).
-		return a.left()
+		return errors.Join(a.left(), m.beat(true))
 	}
-	if _, err := a.mb.Close(Drain); err != nil {
+	if _, err := m.Close(Drain); err != nil {
 		return err
 	}
 	var errs error
 	for {
-		n, err := a.mb.Drain(a.h, ringbuf.NoLimit)
+		n, err := m.drain(a.h, ringbuf.NoLimit)
 		if err != nil && errs == nil {
 			errs = err
 		}
@@ -146,7 +155,7 @@ func (a *Actor) OnClose() error {
 		}
 	}
 	// Both: what was left, and why a drain failed (a corrupt frame).
-	return errors.Join(a.left(), errs)
+	return errors.Join(a.left(), errs, m.beat(true))
 }
 
 // left reports the bytes still queued after OnClose, as ErrNotDrained.

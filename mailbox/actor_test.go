@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/stretchr/testify/require"
@@ -18,27 +19,25 @@ func TestNewActorValidation(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 	_, err = NewActor("a", mb, h, WithCloseMode(0))
 	require.ErrorIs(t, err, ErrConfig)
-	_, err = NewActor("a", mb, h, WithHeartbeat(nil, 1))
-	require.ErrorIs(t, err, ErrConfig)
-	_, err = NewActor("a", mb, h, WithHeartbeat(func() int64 { return 1 }, 0))
-	require.ErrorIs(t, err, ErrConfig)
 }
 
 func TestActorDutyCycle(t *testing.T) {
-	mb := newMailbox(t, Config{})
+	var clock testClock
+	clock.Store(int64(1000 * time.Millisecond))
+	mb := newMailbox(t, Config{HeartbeatCycles: 3, Clock: &clock})
 	var seen []int32
-	clock := int64(1000)
 	a, err := NewActor("worker", mb, func(m *Message) Action {
 		seen = append(seen, m.TypeID())
+		clock.Add(int64(time.Millisecond))
 		return Continue
-	}, WithDrainLimit(2), WithHeartbeat(func() int64 { clock++; return clock }, 3))
+	}, WithDrainLimit(2))
 	require.NoError(t, err)
 	require.Equal(t, "worker", a.RoleName())
 	require.Same(t, mb, a.Mailbox())
 	inv, err := agent.NewInvoker(a)
 	require.NoError(t, err)
 	require.NoError(t, inv.Start())
-	require.Equal(t, int64(1001), mb.Ring().ConsumerHeartbeatTime())
+	require.Equal(t, int64(1000), mb.Ring().ConsumerHeartbeatTime())
 	for i := range 5 {
 		require.NoError(t, mb.Send(int32(i+1), nil))
 	}
@@ -50,7 +49,7 @@ func TestActorDutyCycle(t *testing.T) {
 	}
 	require.Equal(t, []int{2, 2, 1, 0}, counts)
 	require.Equal(t, []int32{1, 2, 3, 4, 5}, seen)
-	require.Equal(t, int64(1002), mb.Ring().ConsumerHeartbeatTime(), "heartbeat every third cycle")
+	require.Equal(t, int64(1004), mb.Ring().ConsumerHeartbeatTime(), "heartbeat on the third cycle, after four deliveries")
 	require.NoError(t, inv.Close())
 	require.True(t, mb.IsClosed())
 }

@@ -70,6 +70,8 @@ type consumer struct {
 	// Totals of the single-writer counters, loaded from them by New.
 	maxDepth, totalDelivered int64
 	msg                      Message
+	beats                    int   // drains since the last heartbeat
+	lastBeat                 int64 // the last consumer heartbeat stored (epoch ms)
 
 	// Per call, rare: zeroed when flushed to the counters.
 	discarded int64
@@ -84,6 +86,7 @@ type consumer struct {
 	pending        pending
 	totalDiscarded int64
 	stallHead      int64 // head position while a stall is timed (since stallSince, a clock reading; 0: none)
+	lastDepth      int   // Stats.Depth when the mailbox was detached
 }
 
 // pending is a multi-record message delivered at its first record whose
@@ -118,9 +121,9 @@ func (c *consumer) init(m *Mailbox) {
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
 	c.claimMask, c.checkPeriod = claimCheckPeriod-1, stallCheckPeriod
-	c.maxDepth = m.ctr.MaxDepth.Load()
-	c.totalDelivered = m.ctr.Delivered.Load()
-	c.totalDiscarded = m.ctr.Discarded.Load()
+	c.maxDepth = m.w.maxDepth.Load()
+	c.totalDelivered = m.w.delivered.Load()
+	c.totalDiscarded = m.w.discarded.Load()
 }
 
 // maxRingReads bounds the ring reads of one Drain (see the loop).
@@ -141,17 +144,42 @@ const maxRingReads = 16
 // interrupted one delivered (the panicking one included) to
 // Stats.Delivered.
 //
-// Drain also runs the liveness check: if the mailbox holds an open claim
-// that has not moved for Config.UnblockTimeout, the claim is released and
-// counted in Stats.Torn. Records with invalid framing are dropped, counted
-// in Stats.Corrupt and reported by an error wrapping ErrCorruptFrame, after
-// the rest has been delivered.
+// Drain also keeps the consumer's side alive: every
+// Config.HeartbeatCycles calls it stores the consumer heartbeat (and runs
+// the Host's Beat, whose error it returns without draining). It runs the
+// liveness check: if the mailbox holds an open claim that has not moved
+// for Config.UnblockTimeout, the claim is released and counted in
+// Stats.Torn. Records with invalid framing are dropped, counted in
+// Stats.Corrupt and reported by an error wrapping ErrCorruptFrame, after
+// the rest has been delivered. A view that only sends returns
+// ErrNotConsumer.
 func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
+	if m.sendOnly {
+		return 0, errNotConsumer(m, "Drain")
+	}
+	m.cons.beats++
+	if m.cons.beats >= m.hbCycles {
+		if err := m.beat(false); err != nil {
+			return 0, err
+		}
+	}
+	return m.drain(h, limit)
+}
+
+// drain is Drain without the heartbeat: an Actor counts its duty cycles
+// itself.
+func (m *Mailbox) drain(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
 	}
 	if limit <= 0 {
 		return 0, nil
+	}
+	st := m.w.state.Load()
+	if st > stateDiscard || st < stateOpen {
+		// Detached (the Host's memory is gone: ErrClosed), or a corrupt
+		// word, reported rather than drained under: messages stay queued.
+		return 0, m.stateErr(st)
 	}
 	c := &m.cons
 	if c.interrupted {
@@ -163,10 +191,11 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	// are zeroed at the end of a call; one whose handler panicked leaves
 	// them to be counted and reported by this one.
 	c.h, c.count, c.stop, c.extra = h, 0, false, 0
-	c.discard = m.state.Load() == stateDiscard
+	c.discard = st == stateDiscard
 	c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
 	head := head0
+	var depth int64 // the most one ring read consumed: all of it was queued when that read began
 	var err error
 	// A ring read stops at the end of the ring: when it got there, read
 	// once more from the start. It also counts records that are not
@@ -205,22 +234,26 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 		}
 		prev := head
 		head = m.ring.ConsumerPosition()
+		depth = max(depth, head-prev)
 		if c.stop || c.count >= limit || head == prev || ((extra == 0 || !atLimit) && head&int64(m.capacity-1) != 0) {
 			break
 		}
 	}
 	if head != head0 {
 		c.stallSince, c.idleDrains = 0, 0
-		// The backlog this drain consumed; when it stopped at its limit,
-		// the backlog up to the tail. Only then is the tail read: its cache
-		// line belongs to the senders.
-		d := head - head0
+		// The backlog this drain saw: the most one ring read consumed (a
+		// read never crosses the end of the ring, so all it consumed was
+		// queued when it began; the sum of several reads while senders
+		// refill is no one moment's backlog); when it stopped at its
+		// limit, also what it left queued. Only then is the tail read: its
+		// cache line belongs to the senders. A backlog never exceeds the
+		// capacity; a tail another process scribbled over could say more.
 		if c.count >= limit {
-			d = min(m.ring.ProducerPosition()-head0, int64(m.capacity))
+			depth = max(depth, m.ring.ProducerPosition()-head)
 		}
-		if d > c.maxDepth {
+		if d := min(depth, int64(m.capacity)); d > c.maxDepth {
 			c.maxDepth = d
-			atomicbuf.StoreRelease64(m.ctr.MaxDepth, d)
+			atomicbuf.StoreRelease64(&m.w.maxDepth, d)
 		}
 	} else if !c.stop && err == nil {
 		// Most drains without progress find an empty mailbox, or a claim
@@ -246,15 +279,15 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	// Single-writer totals: a release store, not a locked add.
 	if delivered := int64(c.count) - c.discarded; delivered > 0 {
 		c.totalDelivered += delivered
-		atomicbuf.StoreRelease64(m.ctr.Delivered, c.totalDelivered)
+		atomicbuf.StoreRelease64(&m.w.delivered, c.totalDelivered)
 	}
 	if c.discarded > 0 {
 		c.totalDiscarded += c.discarded
-		atomicbuf.StoreRelease64(m.ctr.Discarded, c.totalDiscarded)
+		atomicbuf.StoreRelease64(&m.w.discarded, c.totalDiscarded)
 		c.discarded = 0
 	}
 	if c.corrupt > 0 {
-		m.ctr.Corrupt.Add(c.corrupt)
+		m.w.corrupt.Add(c.corrupt)
 		if err == nil {
 			err = errCorruptFrames(c.corrupt, c.reason)
 		}
@@ -273,7 +306,7 @@ func (c *consumer) creditInterrupted() {
 	c.interrupted = false
 	if c.calls > 0 {
 		c.totalDelivered += int64(c.calls)
-		atomicbuf.StoreRelease64(c.mb.ctr.Delivered, c.totalDelivered)
+		atomicbuf.StoreRelease64(&c.mb.w.delivered, c.totalDelivered)
 	}
 }
 
@@ -311,7 +344,7 @@ func (m *Mailbox) checkStall(head int64, marked bool) error {
 		c.stallSince = 0
 		return nil
 	}
-	now := m.clock()
+	now := m.clock.Nanos()
 	if c.stallSince == 0 || c.stallHead != head {
 		c.stallHead, c.stallSince = head, max(now, 1)
 		return nil
@@ -325,7 +358,7 @@ func (m *Mailbox) checkStall(head int64, marked bool) error {
 		return errCorruptRing(err)
 	}
 	if ok {
-		m.ctr.Torn.Add(1)
+		m.w.torn.Add(1)
 	}
 	return nil
 }
@@ -457,4 +490,41 @@ func errCorruptRing(err error) error { return fmt.Errorf("%w: %w", ErrCorrupt, e
 
 func errCorruptFrames(n int64, reason string) error {
 	return fmt.Errorf("%w: %d record(s) dropped: %s", ErrCorruptFrame, n, reason)
+}
+
+// beat is the consumer heartbeat, from the draining goroutine: the epoch
+// time in the ring's consumer heartbeat word (when the millisecond moved,
+// or always when forced), then the Host's Beat. A state word that is not
+// one of the three states is reported rather than drained under.
+//
+// Ordering: the heartbeat is the ring's release store (Agrona's
+// putLongOrdered); senders load it atomically and only compare it with
+// their clock, so it orders nothing else.
+func (m *Mailbox) beat(force bool) error {
+	c := &m.cons
+	c.beats = 0
+	if st := m.w.state.Load(); st > stateDiscard || st < stateOpen {
+		return m.stateErr(st)
+	}
+	now := m.clock.EpochMillis()
+	if now != c.lastBeat || force {
+		m.ring.SetConsumerHeartbeatTime(now)
+		c.lastBeat = now
+	}
+	if m.host != nil {
+		return m.host.Beat(now, force)
+	}
+	return nil
+}
+
+// Heartbeat stores the consumer heartbeat now, and runs the Host's Beat.
+// Drain does it every Config.HeartbeatCycles calls (an Actor every as many
+// duty cycles); a consumer that drains less often than its Host's timeout
+// allows calls it from its duty cycle. Draining goroutine only; a view
+// that only sends returns ErrNotConsumer.
+func (m *Mailbox) Heartbeat() error {
+	if m.sendOnly {
+		return errNotConsumer(m, "Heartbeat")
+	}
+	return m.beat(true)
 }

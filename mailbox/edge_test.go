@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,8 +209,8 @@ func TestFragmentedAtTheWrap(t *testing.T) {
 // releases the claim as one torn message and discards what was behind it:
 // nothing delivered, everything counted once.
 func TestTornBatchThenCloseDiscard(t *testing.T) {
-	var now atomic.Int64
-	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: now.Load})
+	var now testClock
+	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: &now})
 	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1
 	require.NoError(t, mb.Send(1, []byte("before")))
 	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
@@ -272,4 +271,32 @@ func TestSendContextCancelFragmented(t *testing.T) {
 	require.NoError(t, s.SendParts(3, pattern(4, 900), pattern(5, 900)))
 	out = collect(t, mb)
 	require.Equal(t, []got{{3, []string{string(pattern(4, 900)), string(pattern(5, 900))}, true}}, out)
+}
+
+// MaxDepth is a backlog the mailbox held at one moment, never more than
+// its capacity, even when one Drain reads the ring several times while
+// senders (here the handler itself) refill what it releases.
+func TestMaxDepthNeverExceedsCapacity(t *testing.T) {
+	for _, limit := range []int{40, 1 << 20} {
+		mb := newMailbox(t, Config{Capacity: MinCapacity})
+		p := make([]byte, 56) // 64-byte records
+		for mb.Send(1, p) == nil {
+		}
+		seen := 0
+		_, err := mb.Drain(func(*Message) Action {
+			seen++
+			if seen >= 40 {
+				return Break
+			}
+			if seen > 1 { // the previous message's Commit released its space
+				require.NoError(t, mb.Send(1, p), "the handler refills what Commit released")
+			}
+			return Commit
+		}, limit)
+		require.NoError(t, err)
+		require.Equal(t, 40, seen, "the drain went round the ring more than twice")
+		st := mb.Stats()
+		require.LessOrEqual(t, st.MaxDepth, int64(st.Capacity), "limit %d", limit)
+		require.Positive(t, st.MaxDepth)
+	}
 }

@@ -3,6 +3,8 @@ package mailbox
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/corrupt"
 )
 
 // Outcomes of a send. They are returned unwrapped, without allocating, so
@@ -20,6 +22,13 @@ var (
 	// ClaimParts). It is never retried successfully.
 	ErrTooLong = errors.New("mailbox: message too long")
 )
+
+// ErrConsumerDead reports a mailbox whose consumer, in another process,
+// has stopped draining (its Host says so: for package ipc, a consumer
+// heartbeat older than the mailbox's consumer timeout). A full mailbox
+// returns it instead of ErrBackPressured, so that a sender does not wait
+// for ever; the error wraps the Host's details. Nothing was sent.
+var ErrConsumerDead = errors.New("mailbox: consumer is dead")
 
 // Validation and reporting errors. Functions wrap them with details
 // (fmt.Errorf with %w); test with errors.Is.
@@ -44,12 +53,17 @@ var (
 	// records are dropped whole and counted in Stats.Corrupt; the rest of
 	// the traffic flows. Drain returns it (wrapped, with the reason) after
 	// delivering what it could.
-	ErrCorruptFrame = errors.New("mailbox: corrupt frame")
+	ErrCorruptFrame = corrupt.New("mailbox: corrupt frame")
 	// ErrCorrupt reports ring contents the ring itself rejects (a record
 	// running past the end of the ring, a misaligned position; it then
-	// wraps ringbuf.ErrCorrupt), or a state word (Config.State) holding a
-	// value that is not one of the three states (Close).
-	ErrCorrupt = errors.New("mailbox: corrupt ring")
+	// wraps ringbuf.ErrCorrupt), or a state word in shared memory holding a
+	// value that is not one of the three states. Both it and
+	// ErrCorruptFrame match duty.ErrCorrupt.
+	ErrCorrupt = corrupt.New("mailbox: corrupt ring")
+	// ErrNotConsumer reports a consumer's operation (Drain, DiscardQueued,
+	// Close(Discard), Heartbeat, NewActor) on a view of a mailbox that
+	// only sends: its consumer is another process.
+	ErrNotConsumer = errors.New("mailbox: not the consumer (this view only sends)")
 	// ErrNotDrained reports that an actor's OnClose left messages in the
 	// ring: in Drain mode its handler kept aborting or a claim is still
 	// open, in Discard mode a claim still open stopped the discard. The
@@ -66,4 +80,8 @@ func errTypeMismatch(got, want int32) error {
 
 func errPartsMismatch(n int) error {
 	return fmt.Errorf("%w: typed message of %d parts", ErrParts, n)
+}
+
+func errNotConsumer(m *Mailbox, op string) error {
+	return fmt.Errorf("%w: %s of %s", ErrNotConsumer, op, m.name)
 }

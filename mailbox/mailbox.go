@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/internal/ringfast"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -23,32 +24,18 @@ const DefaultUnblockTimeout = 5 * time.Second
 // DefaultMaxParts is the default limit on the parts of one message.
 const DefaultMaxParts = 1024
 
-// Values of the state word (Config.State). A word shared between
-// processes holds them; they only ever increase.
-const (
-	StateOpen          int64 = 0 // sends accepted
-	StateClosedDrain   int64 = 1 // closed; what is queued is delivered
-	StateClosedDiscard int64 = 2 // closed; what is queued is discarded and counted
-)
+// DefaultHeartbeatCycles is how many drains (Drain calls, or an Actor's
+// duty cycles) pass between two consumer heartbeats.
+const DefaultHeartbeatCycles = 256
 
-const (
-	stateOpen    = StateOpen
-	stateDrain   = StateClosedDrain
-	stateDiscard = StateClosedDiscard
-)
-
-// Config configures a Mailbox. The zero value is a mailbox with its own
-// 64 KiB ring.
+// Config configures a Mailbox. The zero value is a heap mailbox with its
+// own 64 KiB ring.
 type Config struct {
 	// Name names the mailbox in statistics and errors.
 	Name string
-	// Ring is a many-to-one ring to use, for example one that lives in a
-	// file shared with other processes (package ipc). When nil, the mailbox
-	// allocates a ring of Capacity bytes. New never writes to it.
-	Ring *ringbuf.ManyToOne
-	// Capacity is the record capacity of an allocated ring: a power of two,
-	// at least MinCapacity. Default DefaultCapacity. Ignored when Ring is
-	// set (whose capacity must also be at least MinCapacity).
+	// Capacity is the ring's record capacity: a power of two, at least
+	// MinCapacity. Default DefaultCapacity. With a Host, the Host's
+	// memory decides it (ipc.CreateMailbox sizes its file from it).
 	Capacity int
 	// MaxMessageSize bounds the body of a message: the payload of a
 	// one-part message, or the sum of the part lengths plus
@@ -56,7 +43,8 @@ type Config struct {
 	// upper bound: what fits in a batch of half the ring's capacity
 	// (Mailbox.MaxMessageSize reports it). Senders get ErrTooLong above it;
 	// a receiver drops (and counts as corrupt) framed messages above its
-	// own limit, so processes sharing a ring should agree on it.
+	// own limit, so processes sharing a ring must agree on it (package ipc
+	// stores the consumer's in the file).
 	MaxMessageSize int
 	// MaxParts bounds the parts of a multipart message. Default
 	// DefaultMaxParts.
@@ -68,84 +56,76 @@ type Config struct {
 	// sender that is merely slower than this would write into space the
 	// consumer has passed: keep it far above any scheduling delay.
 	UnblockTimeout time.Duration
-	// Clock returns a monotonic time in nanoseconds for the liveness check.
-	// Default: the runtime's monotonic clock. Tests inject their own.
-	Clock func() int64
-	// State is the word holding the open/closed state (StateOpen,
-	// StateClosedDrain, StateClosedDiscard). Default: the mailbox's own.
-	// Package ipc places it in a shared file header, so that senders in
-	// other processes see a close. New never writes it.
-	State *atomic.Int64
-	// Counters lets the caller place the statistics counters (for example
-	// in shared memory). Nil fields get the mailbox's own padded counters.
-	Counters Counters
+	// HeartbeatCycles is how many drains (Drain calls, or an Actor's duty
+	// cycles) pass between two consumer heartbeats: the epoch time stored
+	// in the ring's consumer heartbeat word and, with a Host, the Host's
+	// own (Host.Beat). Default DefaultHeartbeatCycles. A consumer that
+	// drains less often than its Host's timeout divided by this calls
+	// Heartbeat from its duty cycle.
+	HeartbeatCycles int
+	// Clock is read for the liveness check of open claims (Nanos) and for
+	// the consumer heartbeat (EpochMillis), never on a path that moves a
+	// message. Default clock.System.
+	Clock clock.Clock
 	// NoDemote turns off the ring's demotion of the lines its consumer
-	// releases (ringbuf.ManyToOne.SetDemote; docs/ringbuf.md, "Demoting
-	// released lines"), in the ring New allocates or is given. Demotion
-	// pays where senders publish a message per claim and the owner keeps
-	// up; turn it off for a mailbox whose owner is the slower end, or
-	// where only the latency of single messages counts (W3's mailbox
-	// ping-pong: 11-17 ns more at p50 with it).
+	// releases (ringbuf.ManyToOne.SetDemote; docs/ringbuf.md): for a
+	// mailbox whose owner is the slower end, or where only the latency of
+	// single messages counts. It is this view's choice, not the ring's.
 	NoDemote bool
+	// Host places the mailbox in memory other processes share and tells
+	// it whether its consumer lives (see Host). Package ipc sets it; nil
+	// is a heap mailbox.
+	Host Host
 }
 
-// Counters are the statistics words of a mailbox. Senders add to
-// BackPressured and RefusedClosed; the draining goroutine writes the rest
-// (MaxDepth, Delivered and Discarded with plain release stores of totals it
-// keeps, starting from the values the words hold when New runs; Torn and
-// Corrupt with atomic adds). Every access is atomic.
-type Counters struct {
-	// BackPressured counts sends that found the mailbox full: each Send,
-	// SendParts, Claim or ClaimParts that returned ErrBackPressured, and
-	// each SendContext that had to wait.
-	BackPressured *atomic.Int64
-	// RefusedClosed counts sends refused with ErrClosed.
-	RefusedClosed *atomic.Int64
-	// MaxDepth is the largest backlog Drain has seen, in bytes (headers
-	// and padding included): the bytes one Drain consumed, or, for a Drain
-	// that stopped at its limit, the bytes from where it started to the
-	// tail. The consumer writes it.
-	MaxDepth *atomic.Int64
-	// Delivered counts messages handed to a handler and consumed (an
-	// aborted delivery is not counted until it is consumed). Those of a
-	// Drain whose handler panicked, the panicking message included (the
-	// ring consumes it), are counted by the next Drain.
-	Delivered *atomic.Int64
-	// Torn counts claims released by the liveness check: messages whose
-	// sender died (or hung) between claim and commit, dropped whole.
-	Torn *atomic.Int64
-	// Corrupt counts records dropped because their framing is invalid.
-	Corrupt *atomic.Int64
-	// Discarded counts messages consumed without delivery after
-	// Close(Discard).
-	Discarded *atomic.Int64
+// Host places a mailbox in memory that other processes share, and tells
+// it what only that placement knows: whether the consumer is alive, and
+// what the consumer must do now and then to show that it is. Package ipc
+// implements it for a mailbox in a shared file (ipc.CreateMailbox,
+// ipc.OpenMailbox). A Host serves one mailbox.
+type Host interface {
+	// Attach is called once, by New. It returns the memory the mailbox
+	// lives in and keeps detach, which it must call once, before that
+	// memory goes away and after this process stopped using the mailbox:
+	// from then on the mailbox's methods return ErrClosed (Stats the last
+	// statistics) without touching it. A call racing detach may still
+	// touch the memory.
+	Attach(m *Mailbox, detach func()) (Placement, error)
+	// CheckConsumer returns nil while the consumer drains, and an error
+	// wrapping ErrConsumerDead once it has stopped. Senders call it when
+	// the mailbox is full (at the first refusal, then one in
+	// consumerCheckEvery), and while SendContext waits, so that a sender
+	// to a dead consumer learns so instead of being back-pressured for
+	// ever. Safe for concurrent use.
+	CheckConsumer() error
+	// Beat runs on the consumer's goroutine every Config.HeartbeatCycles
+	// drains and at Heartbeat (force true), after the mailbox stored
+	// nowMillis (epoch ms) as the ring's consumer heartbeat: the Host
+	// refreshes what shows its side alive (a file's owner heartbeat) and
+	// may publish statistics. An error is returned by the Drain (or duty
+	// cycle) that ran it, which then drains nothing.
+	Beat(nowMillis int64, force bool) error
 }
 
-const numCounters = 7
-
-// ownCounters is the storage of counters the caller did not place: each on
-// its own 128-byte slot (two cache lines, as the ring's trailer), so that a
-// sender bumping BackPressured does not slow the consumer's counters.
-type ownCounters struct {
-	_ [128]byte
-	c [numCounters]struct {
-		v atomic.Int64
-		_ [120]byte
-	}
-}
-
-// ownState is the state word of a mailbox not given one, alone in its
-// 128-byte slot: every send reads it, so a neighbour written often (a tiny
-// allocation can share its 16 bytes with anything) would make every send a
-// cache miss.
-type ownState struct {
-	_ [128]byte
-	v atomic.Int64
-	_ [120]byte
+// Placement is the memory a Host gives a mailbox. The mailbox never
+// writes to it in New: a mailbox opened by a second process sees what the
+// first one left. Memory placed for a new mailbox must be zero.
+type Placement struct {
+	// Ring is the buffer of the mailbox's many-to-one ring: a power of
+	// two of at least MinCapacity bytes plus ringbuf.TrailerLength,
+	// 8-byte aligned.
+	Ring []byte
+	// Words is where the mailbox keeps its shared words (its state and
+	// statistics, layout.go): WordsLength bytes, 8-byte aligned.
+	Words []byte
+	// SendOnly marks a view of a mailbox whose consumer is another
+	// process: Drain, DiscardQueued, Close(Discard), Heartbeat and
+	// NewActor refuse it with ErrNotConsumer.
+	SendOnly bool
 }
 
 // Mailbox is a bounded many-to-one mailbox over an Agrona-layout ring: any
-// number of goroutines (or processes sharing the ring) send, one goroutine
+// number of goroutines (and, with a Host, processes) send, one goroutine
 // drains. See the package documentation for the contract.
 type Mailbox struct {
 	_ noCopy
@@ -153,7 +133,8 @@ type Mailbox struct {
 	// whatever the allocator puts next to the mailbox.
 	_ [128]byte
 
-	// Read-only after New, shared by senders and the consumer.
+	// Read-only after New (but for detach), shared by senders and the
+	// consumer.
 	name     string
 	ring     *ringbuf.ManyToOne
 	fast     *ringfast.Producer // the ring's fast path (Send runs it in line); nil if plainMax < ringfast.MaxPayload
@@ -162,14 +143,21 @@ type Mailbox struct {
 	capacity int
 	lay      layout
 	maxParts int
-	state    *atomic.Int64
-	ctr      Counters
-	own      *ownCounters
+	w        *words
+	host     Host // nil: a heap mailbox
+	sendOnly bool
 	timeout  int64
-	clock    func() int64
+	hbCycles int
+	clock    clock.Clock
+
+	// refusals counts back-pressured sends through the Mailbox's own
+	// methods since the last consumer check (Host only; a Sender keeps
+	// its own count).
+	_        [128]byte
+	refusals atomic.Int64
+	_        [120]byte
 
 	// The consumer's state, on its own cache lines.
-	_    [128]byte
 	cons consumer
 	_    [128]byte
 }
@@ -180,10 +168,23 @@ type noCopy struct{}
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
-// New returns a mailbox configured by cfg.
+// New returns a mailbox configured by cfg: on the heap, or where cfg.Host
+// places it.
 func New(cfg Config) (*Mailbox, error) {
-	r := cfg.Ring
-	if r == nil {
+	if cfg.MaxMessageSize < 0 || cfg.MaxParts < 0 || cfg.UnblockTimeout < 0 || cfg.HeartbeatCycles < 0 {
+		return nil, fmt.Errorf("%w: negative MaxMessageSize %d, MaxParts %d, UnblockTimeout %v or HeartbeatCycles %d",
+			ErrConfig, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout, cfg.HeartbeatCycles)
+	}
+	m := &Mailbox{
+		name:     cfg.Name,
+		maxParts: cfg.MaxParts,
+		timeout:  int64(cfg.UnblockTimeout),
+		hbCycles: cfg.HeartbeatCycles,
+		clock:    cfg.Clock,
+		host:     cfg.Host,
+	}
+	var buf []byte
+	if cfg.Host == nil {
 		capacity := cfg.Capacity
 		if capacity == 0 {
 			capacity = DefaultCapacity
@@ -191,65 +192,53 @@ func New(cfg Config) (*Mailbox, error) {
 		if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrConfig, capacity, MinCapacity)
 		}
-		buf, err := ringbuf.Allocate(capacity)
+		var err error
+		if buf, err = ringbuf.Allocate(capacity); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		m.w = &new(ownWords).w
+	} else {
+		p, err := cfg.Host.Attach(m, m.detach)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+			return nil, err
 		}
-		if r, err = ringbuf.NewManyToOne(buf); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		if m.w, err = wordsAt(p.Words); err != nil {
+			return nil, err
 		}
-	} else if r.Capacity() < MinCapacity {
+		buf, m.sendOnly = p.Ring, p.SendOnly
+	}
+	r, err := ringbuf.NewManyToOne(buf)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if r.Capacity() < MinCapacity {
 		return nil, fmt.Errorf("%w: ring capacity %d < %d", ErrConfig, r.Capacity(), MinCapacity)
 	}
 	if cfg.NoDemote {
 		r.SetDemote(false) // the consumer's view only: nothing in the ring changes
-	}
-	if cfg.MaxMessageSize < 0 || cfg.MaxParts < 0 || cfg.UnblockTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative MaxMessageSize %d, MaxParts %d or UnblockTimeout %v",
-			ErrConfig, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout)
 	}
 	lay := newLayout(r.Capacity(), r.MaxMessageLength(), 0)
 	if cfg.MaxMessageSize > lay.maxMessage {
 		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
 			ErrConfig, cfg.MaxMessageSize, lay.maxMessage)
 	}
-	lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize)
-	m := &Mailbox{
-		name:     cfg.Name,
-		ring:     r,
-		fast:     ringfast.Of(r),
-		base:     unsafe.Pointer(unsafe.SliceData(r.Buffer())),
-		capacity: r.Capacity(),
-		lay:      lay,
-		plainMax: min(lay.maxRecord, lay.maxMessage),
-		maxParts: cfg.MaxParts,
-		state:    cfg.State,
-		ctr:      cfg.Counters,
-		timeout:  int64(cfg.UnblockTimeout),
-		clock:    cfg.Clock,
-	}
+	m.lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize)
+	m.ring = r
+	m.fast = ringfast.Of(r)
+	m.base = unsafe.Pointer(unsafe.SliceData(r.Buffer()))
+	m.capacity = r.Capacity()
+	m.plainMax = min(m.lay.maxRecord, m.lay.maxMessage)
 	if m.maxParts == 0 {
 		m.maxParts = DefaultMaxParts
 	}
 	if m.timeout == 0 {
 		m.timeout = int64(DefaultUnblockTimeout)
 	}
+	if m.hbCycles == 0 {
+		m.hbCycles = DefaultHeartbeatCycles
+	}
 	if m.clock == nil {
-		start := time.Now()
-		m.clock = func() int64 { return int64(time.Since(start)) }
-	}
-	if m.state == nil {
-		m.state = &new(ownState).v
-	}
-	slots := []**atomic.Int64{&m.ctr.BackPressured, &m.ctr.RefusedClosed, &m.ctr.MaxDepth,
-		&m.ctr.Delivered, &m.ctr.Torn, &m.ctr.Corrupt, &m.ctr.Discarded}
-	for i, p := range slots {
-		if *p == nil {
-			if m.own == nil {
-				m.own = new(ownCounters)
-			}
-			*p = &m.own.c[i].v
-		}
+		m.clock = clock.System
 	}
 	if m.plainMax < ringfast.MaxPayload {
 		// Send's fast path takes up to ringfast.MaxPayload bytes without
@@ -263,8 +252,13 @@ func New(cfg Config) (*Mailbox, error) {
 // Name returns the mailbox's name.
 func (m *Mailbox) Name() string { return m.name }
 
-// Ring returns the ring under the mailbox.
+// Ring returns the ring under the mailbox, for tools that inspect it
+// (positions, heartbeat). Sending or reading through it bypasses the
+// mailbox's framing and accounting.
 func (m *Mailbox) Ring() *ringbuf.ManyToOne { return m.ring }
+
+// Capacity returns the ring's capacity in bytes.
+func (m *Mailbox) Capacity() int { return m.capacity }
 
 // MaxMessageSize returns the largest message body Send and SendParts
 // accept (see Config.MaxMessageSize).
@@ -283,8 +277,17 @@ func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.ma
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }
 
-// IsClosed reports whether the mailbox was closed.
-func (m *Mailbox) IsClosed() bool { return m.state.Load() != stateOpen }
+// UnblockTimeout returns how long Drain waits at an open claim before it
+// releases it as torn (Config.UnblockTimeout).
+func (m *Mailbox) UnblockTimeout() time.Duration { return time.Duration(m.timeout) }
+
+// SendOnly reports whether this view of the mailbox only sends: its
+// consumer is another process (Placement.SendOnly).
+func (m *Mailbox) SendOnly() bool { return m.sendOnly }
+
+// IsClosed reports whether the mailbox was closed (or its Host took its
+// memory away).
+func (m *Mailbox) IsClosed() bool { return m.w.state.Load() != stateOpen }
 
 // CloseMode says what Close does with the messages still queued.
 type CloseMode int
@@ -309,41 +312,42 @@ func (c CloseMode) String() string {
 	return fmt.Sprintf("CloseMode(%d)", int(c))
 }
 
-// Close refuses new sends at once (they return ErrClosed) and sets what
-// happens to the messages queued. Close(Drain) may be called from any
-// goroutine and returns 0. Close(Discard) consumes the queue and returns the
-// number of messages discarded: call it from the draining goroutine only,
-// never from inside a Handler (see Handler), and a mailbox closed with
-// Drain may later be switched to Discard.
+// Close refuses new sends at once (they return ErrClosed, in every process
+// sharing the mailbox) and sets what happens to the messages queued.
+// Close(Drain) may be called from any goroutine and returns 0.
+// Close(Discard) consumes the queue and returns the number of messages
+// discarded: call it from the draining goroutine only, never from inside
+// a Handler (see Handler); a mailbox closed with Drain may later be
+// switched to Discard.
 //
 // A send that checked the state just before Close may still land after it:
 // it is delivered (Drain) or discarded and counted (Discard) by the next
 // Drain. A claim still open is waited for (or released by the liveness
 // check), never skipped.
 //
-// A state word that holds none of the three states (a word in a shared
-// file that another process scribbled over) is left alone and reported
+// A state word that holds none of the three states (a word in shared
+// memory that another process scribbled over) is left alone and reported
 // with an error wrapping ErrCorrupt: such a word makes IsClosed true and
-// sends fail with ErrClosed, but nothing would be discarded.
+// sends fail with ErrCorrupt, but nothing would be discarded.
 func (m *Mailbox) Close(mode CloseMode) (int, error) {
 	var st int64
 	switch mode {
 	case Drain:
 		st = stateDrain
 	case Discard:
+		if m.sendOnly {
+			return 0, errNotConsumer(m, "Close(Discard)")
+		}
 		st = stateDiscard
 	default:
 		return 0, fmt.Errorf("%w: close mode %d", ErrConfig, int(mode))
 	}
 	for {
-		cur := m.state.Load()
+		cur := m.w.state.Load()
 		if cur < stateOpen || cur > stateDiscard {
-			// A word shared with other processes that holds no state this
-			// package writes: corrupt, not "already closed" (a Discard
-			// would discard nothing, silently).
-			return 0, fmt.Errorf("%w: state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, cur)
+			return 0, m.stateErr(cur)
 		}
-		if cur >= st || m.state.CompareAndSwap(cur, st) {
+		if cur >= st || m.w.state.CompareAndSwap(cur, st) {
 			break
 		}
 	}
@@ -358,9 +362,12 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 // from the draining goroutine only, outside any Handler, after
 // Close(Discard) (before, it returns 0: an open mailbox never discards).
 func (m *Mailbox) DiscardQueued() (int, error) {
+	if m.sendOnly {
+		return 0, errNotConsumer(m, "DiscardQueued")
+	}
 	total := 0
-	for m.state.Load() == stateDiscard {
-		n, err := m.Drain(discardHandler, ringbuf.NoLimit)
+	for m.w.state.Load() == stateDiscard {
+		n, err := m.drain(discardHandler, ringbuf.NoLimit)
 		total += n
 		if err != nil || n == 0 {
 			return total, err
@@ -370,3 +377,55 @@ func (m *Mailbox) DiscardQueued() (int, error) {
 }
 
 func discardHandler(*Message) Action { return Continue }
+
+// stateErr is the error for a state word that is not open: ErrClosed for
+// the two closed states and a detached mailbox, an error wrapping
+// ErrCorrupt for a value no mailbox writes (in shared memory that another
+// process scribbled over). Out of the send paths' line.
+func (m *Mailbox) stateErr(st int64) error {
+	if st == stateDrain || st == stateDiscard || (st == stateDetached && m.detached()) {
+		return ErrClosed
+	}
+	return fmt.Errorf("%w: %s: state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, m.name, st)
+}
+
+// detachedRing stands in for the ring of every mailbox whose Host took its
+// memory away: an empty ring nobody writes, so that a poll (Actor.DoWork's
+// in-line check) finds nothing and reaches the Drain that reports
+// ErrClosed.
+var detachedRing = func() *ringbuf.ManyToOne {
+	buf, _ := ringbuf.Allocate(MinCapacity)
+	r, _ := ringbuf.NewManyToOne(buf)
+	return r
+}()
+
+// detached reports whether the Host took the mailbox's memory away.
+func (m *Mailbox) detached() bool { return m.ring == detachedRing }
+
+// detach is the function New hands the Host: it moves the mailbox off the
+// Host's memory, onto a copy of its words in this process whose state
+// refuses everything (stateDetached) and an empty ring, so that later
+// calls return ErrClosed instead of touching memory that is gone. The Host
+// calls it once this process has stopped using the mailbox (plain field
+// stores: a call racing it is outside the contract, as any use of memory
+// being unmapped is).
+func (m *Mailbox) detach() {
+	if m.detached() {
+		return
+	}
+	final := m.Stats()
+	w := &new(ownWords).w
+	w.delivered.Store(final.Delivered)
+	w.maxDepth.Store(final.MaxDepth)
+	w.torn.Store(final.Torn)
+	w.corrupt.Store(final.Corrupt)
+	w.discarded.Store(final.Discarded)
+	w.backPressured.Store(final.BackPressured)
+	w.refusedClosed.Store(final.RefusedClosed)
+	w.state.Store(stateDetached)
+	m.cons.lastDepth = final.Depth
+	m.w = w
+	m.fast = nil
+	m.ring = detachedRing
+	m.base = unsafe.Pointer(unsafe.SliceData(detachedRing.Buffer()))
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,25 +30,11 @@ func TestConfig(t *testing.T) {
 		_, err := New(cfg)
 		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
 	}
-	buf, err := ringbuf.Allocate(256)
-	require.NoError(t, err)
-	r, err := ringbuf.NewManyToOne(buf)
-	require.NoError(t, err)
-	_, err = New(Config{Ring: r})
-	require.ErrorIs(t, err, ErrConfig)
-
 	mb = newMailbox(t, Config{MaxMessageSize: 100, MaxParts: 3})
 	require.Equal(t, 100, mb.MaxMessageSize())
 	require.Equal(t, 3, mb.MaxParts())
 	require.True(t, mb.Ring().Demotes(), "the ring's default")
-
-	// NoDemote, on an allocated ring and on a given one.
 	require.False(t, newMailbox(t, Config{NoDemote: true}).Ring().Demotes())
-	buf, err = ringbuf.Allocate(DefaultCapacity)
-	require.NoError(t, err)
-	r, err = ringbuf.NewManyToOne(buf)
-	require.NoError(t, err)
-	require.False(t, newMailbox(t, Config{Ring: r, NoDemote: true}).Ring().Demotes())
 }
 
 func TestSendDrainPlain(t *testing.T) {
@@ -340,33 +325,7 @@ func TestCloseDiscard(t *testing.T) {
 	n, err = mb2.Close(Drain) // never back from Discard to Drain
 	require.NoError(t, err)
 	require.Zero(t, n)
-	require.Equal(t, stateDiscard, mb2.state.Load())
-}
-
-// Two views of one ring (as two processes sharing a file would have),
-// sharing the state word and counters: a close by one is seen by the
-// other's senders.
-func TestSharedRingStateAndCounters(t *testing.T) {
-	buf, err := ringbuf.Allocate(DefaultCapacity)
-	require.NoError(t, err)
-	r1, err := ringbuf.NewManyToOne(buf)
-	require.NoError(t, err)
-	r2, err := ringbuf.NewManyToOne(buf)
-	require.NoError(t, err)
-	var state, bp, delivered atomic.Int64
-	ctr := Counters{BackPressured: &bp, Delivered: &delivered}
-	delivered.Store(100) // a counter that outlives its consumer goes on from its value
-	owner := newMailbox(t, Config{Ring: r1, State: &state, Counters: ctr})
-	remote := newMailbox(t, Config{Ring: r2, State: &state})
-	require.NoError(t, remote.Send(1, []byte("hello")))
-	require.NoError(t, remote.SendParts(2, []byte("a"), pattern(1, 20000)))
-	out := collect(t, owner)
-	require.Len(t, out, 2)
-	require.Equal(t, string(pattern(1, 20000)), out[1].parts[1])
-	require.Equal(t, int64(102), delivered.Load())
-	require.Equal(t, &delivered, owner.Counters().Delivered)
-	_, _ = owner.Close(Drain)
-	require.Equal(t, ErrClosed, remote.Send(1, nil))
+	require.Equal(t, stateDiscard, mb2.w.state.Load())
 }
 
 func TestSendContext(t *testing.T) {

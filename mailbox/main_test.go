@@ -1,7 +1,9 @@
 package mailbox
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -54,3 +56,20 @@ func pattern(seed, n int) []byte {
 	}
 	return b
 }
+
+// testClock is a clock.Clock the test sets: Nanos is its value,
+// EpochMillis the same in milliseconds.
+type testClock struct{ atomic.Int64 }
+
+func (c *testClock) Nanos() int64       { return c.Load() }
+func (c *testClock) EpochMillis() int64 { return c.Load() / int64(time.Millisecond) }
+
+// countingClock is a testClock that counts its monotonic reads (the
+// liveness check's); heartbeat reads are not counted.
+type countingClock struct {
+	now   *testClock
+	reads *atomic.Int64
+}
+
+func (c *countingClock) Nanos() int64       { c.reads.Add(1); return c.now.Nanos() }
+func (c *countingClock) EpochMillis() int64 { return c.now.EpochMillis() }

@@ -15,7 +15,9 @@ import (
 // Send sends payload as one message of type typeID (1..MaxTypeID). It never
 // blocks: it returns nil (accepted), ErrBackPressured (full: nothing sent),
 // ErrClosed or ErrTooLong (above MaxMessageSize), all unwrapped and without
-// allocating, or a validation error wrapping ErrTypeID.
+// allocating, a validation error wrapping ErrTypeID, or, for a mailbox
+// whose consumer is another process, an error wrapping ErrConsumerDead
+// when the mailbox is full and its Host finds the consumer dead.
 //
 // A payload of up to MaxClaimLength bytes is one plain record; a larger one
 // is fragmented into records published together (one claim, one
@@ -25,7 +27,7 @@ import (
 // ErrClaim (the message was not sent, and is counted torn). Safe for
 // concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
-	if typeID >= 1 && typeID <= MaxTypeID && m.state.Load() == stateOpen {
+	if typeID >= 1 && typeID <= MaxTypeID && m.w.state.Load() == stateOpen {
 		// The common case, a small plain record: the ring's own fast path
 		// (ManyToOne.Write's), in line, so that between the caller and the
 		// stores into the ring there is no call frame of the mailbox's or
@@ -46,10 +48,10 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 			if err == nil {
 				return nil
 			}
-			return m.refused(err)
+			return m.outcome(m.ringResult(err), nil)
 		}
 	}
-	return m.sendGeneral(typeID, payload)
+	return m.outcome(m.send(typeID, payload, nil), nil)
 }
 
 // Send's fast path takes any payload of up to ringfast.MaxPayload bytes
@@ -58,14 +60,39 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 // fails to compile otherwise.
 const _ = uint(MinCapacity/8 - ringfast.MaxPayload)
 
-// sendGeneral is Send's general path: validation errors, a closed mailbox,
-// framed and fragmented messages.
-func (m *Mailbox) sendGeneral(typeID int32, payload []byte) error {
-	err := m.send(typeID, payload, nil)
-	if err == ErrBackPressured {
-		m.ctr.BackPressured.Add(1)
+// consumerCheckEvery is how many back-pressured sends pass between two
+// consumer checks of a Host (Host.CheckConsumer): the first refusal
+// checks, then one in consumerCheckEvery. A power of two.
+const consumerCheckEvery = 16
+
+// outcome finishes every send that was not accepted at once: a refusal
+// for lack of room is counted (Stats.BackPressured) and, with a Host, the
+// first refusal and one in consumerCheckEvery ask it whether the consumer
+// still drains (ErrConsumerDead otherwise). s is the Sender whose own count
+// paces those checks, or nil for the Mailbox's methods. Any other result is
+// returned as it is.
+func (m *Mailbox) outcome(err error, s *Sender) error {
+	if err != ErrBackPressured {
+		return err
 	}
-	return err
+	m.w.backPressured.Add(1)
+	if m.host == nil {
+		return ErrBackPressured
+	}
+	var n int64
+	if s != nil {
+		s.refusals++
+		n = s.refusals
+	} else {
+		n = m.refusals.Add(1)
+	}
+	if (n-1)&(consumerCheckEvery-1) != 0 {
+		return ErrBackPressured
+	}
+	if err := m.host.CheckConsumer(); err != nil {
+		return err
+	}
+	return ErrBackPressured
 }
 
 // SendParts sends parts as one multipart message of type typeID: the
@@ -76,18 +103,16 @@ func (m *Mailbox) sendGeneral(typeID int32, payload []byte) error {
 // ErrParts (wrapped) for no part or more than MaxParts. A message of one
 // part is sent as by Send.
 func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
-	err := m.sendParts(typeID, parts, nil)
-	if err == ErrBackPressured {
-		m.ctr.BackPressured.Add(1)
-	}
-	return err
+	return m.outcome(m.sendParts(typeID, parts, nil), nil)
 }
 
 // SendContext is Send that waits, with a back-off idle strategy (spin,
 // yield, then sleeps of 1 µs doubling to 1 ms), while the mailbox is full.
 // It returns nil once the message is accepted, ctx.Err() (unwrapped) when
-// ctx ends first, ErrClosed when the mailbox closes, or the error of an
-// invalid message at once.
+// ctx ends first, ErrClosed when the mailbox closes, an error wrapping
+// ErrConsumerDead when a Host finds the consumer dead while it waits, or
+// the error of an invalid message at once. A wait counts once in
+// Stats.BackPressured.
 func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte) error {
 	err := m.send(typeID, payload, nil)
 	if err != ErrBackPressured {
@@ -115,11 +140,18 @@ func (m *Mailbox) SendPartsContext(ctx context.Context, typeID int32, parts ...[
 var backoffs = sync.Pool{New: func() any { return idle.Backoff() }}
 
 // waitSend retries a back-pressured send (of payload, or of parts when
-// parts is non-nil) until it is accepted, ctx ends or the mailbox closes.
+// parts is non-nil) until it is accepted, ctx ends, the mailbox closes or
+// a Host finds the consumer dead (asked before the first retry, then every
+// consumerCheckEvery retries).
 func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID int32, payload []byte, parts [][]byte, s *Sender) error {
-	m.ctr.BackPressured.Add(1)
+	m.w.backPressured.Add(1)
 	b.Reset()
-	for {
+	for i := 0; ; i++ {
+		if m.host != nil && i&(consumerCheckEvery-1) == 0 {
+			if err := m.host.CheckConsumer(); err != nil {
+				return err
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -136,17 +168,16 @@ func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID 
 	}
 }
 
-// send is Send without the back-pressure count, for s (nil: the mailbox's
-// per-message keys).
+// send is Send without the accounting of outcome, for s (nil: the
+// mailbox's per-message keys).
 func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
 	if typeID < 1 || typeID > MaxTypeID {
 		return errTypeID(typeID)
 	}
 	// The state is loaded before the claim: a send that passes this check
 	// just as Close runs may still land after it (see Close).
-	if m.state.Load() != stateOpen {
-		m.ctr.RefusedClosed.Add(1)
-		return ErrClosed
+	if st := m.w.state.Load(); st != stateOpen {
+		return m.refusedClosed(st)
 	}
 	if len(payload) <= m.plainMax {
 		if err := m.ring.Write(typeID, payload); err != nil {
@@ -168,11 +199,17 @@ func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
 	if len(parts) == 0 || len(parts) > m.maxParts {
 		return fmt.Errorf("%w: %d parts (1..%d)", ErrParts, len(parts), m.maxParts)
 	}
-	if m.state.Load() != stateOpen {
-		m.ctr.RefusedClosed.Add(1)
-		return ErrClosed
+	if st := m.w.state.Load(); st != stateOpen {
+		return m.refusedClosed(st)
 	}
 	return m.sendFramed(typeID, parts, s)
+}
+
+// refusedClosed counts a send refused because the state word st is not
+// open and returns why (stateErr): ErrClosed, or corruption.
+func (m *Mailbox) refusedClosed(st int64) error {
+	m.w.refusedClosed.Add(1)
+	return m.stateErr(st)
 }
 
 // sendFramed sends parts as one framed message in one batch.
@@ -291,16 +328,6 @@ func (w *bodyWriter) fill(dst []byte) {
 	}
 }
 
-// refused maps a ring error to the mailbox's outcome and counts a
-// back-pressure refusal.
-func (m *Mailbox) refused(err error) error {
-	err = m.ringResult(err)
-	if err == ErrBackPressured {
-		m.ctr.BackPressured.Add(1)
-	}
-	return err
-}
-
 // ringResult maps a ring error to the mailbox's outcome.
 func (m *Mailbox) ringResult(err error) error {
 	switch err {
@@ -365,7 +392,9 @@ func (c *Claim) Abort() error {
 // Claim claims space for a plain message of length bytes (at most
 // MaxClaimLength) to be written in place: the zero-copy send. Outcomes as
 // for Send, plus ErrLength (wrapped) for a negative length.
-func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) {
+func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) { return m.claim(typeID, length, nil) }
+
+func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 	if typeID < 1 || typeID > MaxTypeID {
 		return Claim{}, errTypeID(typeID)
 	}
@@ -375,17 +404,12 @@ func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) {
 	if length > m.plainMax {
 		return Claim{}, ErrTooLong
 	}
-	if m.state.Load() != stateOpen {
-		m.ctr.RefusedClosed.Add(1)
-		return Claim{}, ErrClosed
+	if st := m.w.state.Load(); st != stateOpen {
+		return Claim{}, m.refusedClosed(st)
 	}
 	c, err := m.ring.TryClaim(typeID, length)
 	if err != nil {
-		err = m.ringResult(err)
-		if err == ErrBackPressured {
-			m.ctr.BackPressured.Add(1)
-		}
-		return Claim{}, err
+		return Claim{}, m.outcome(m.ringResult(err), s)
 	}
 	return Claim{ring: m.ring, c: c}, nil
 }
@@ -461,17 +485,12 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	if body > m.lay.maxFrag || body > m.lay.maxMessage {
 		return PartsClaim{}, ErrTooLong
 	}
-	if m.state.Load() != stateOpen {
-		m.ctr.RefusedClosed.Add(1)
-		return PartsClaim{}, ErrClosed
+	if st := m.w.state.Load(); st != stateOpen {
+		return PartsClaim{}, m.refusedClosed(st)
 	}
 	c, err := m.ring.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
 	if err != nil {
-		err = m.ringResult(err)
-		if err == ErrBackPressured {
-			m.ctr.BackPressured.Add(1)
-		}
-		return PartsClaim{}, err
+		return PartsClaim{}, m.outcome(m.ringResult(err), s)
 	}
 	h := frameHeader{count: 1, bodyLen: uint32(body), parts: uint32(n)}
 	m.stamp(&h, s)
@@ -496,12 +515,13 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 type Sender struct {
 	// Padded: senders of different goroutines are often allocated side by
 	// side, and seq is written on every framed send.
-	_    [128]byte
-	mb   *Mailbox
-	key  int64
-	seq  uint64
-	idle *idle.BackoffStrategy
-	_    [128]byte
+	_        [128]byte
+	mb       *Mailbox
+	key      int64
+	seq      uint64
+	refusals int64 // back-pressured sends, pacing a Host's consumer checks
+	idle     *idle.BackoffStrategy
+	_        [128]byte
 }
 
 // NewSender returns a Sender for m.
@@ -518,20 +538,12 @@ func (s *Sender) Mailbox() *Mailbox { return s.mb }
 
 // Send is Mailbox.Send from this sender.
 func (s *Sender) Send(typeID int32, payload []byte) error {
-	err := s.mb.send(typeID, payload, s)
-	if err == ErrBackPressured {
-		s.mb.ctr.BackPressured.Add(1)
-	}
-	return err
+	return s.mb.outcome(s.mb.send(typeID, payload, s), s)
 }
 
 // SendParts is Mailbox.SendParts from this sender.
 func (s *Sender) SendParts(typeID int32, parts ...[]byte) error {
-	err := s.mb.sendParts(typeID, parts, s)
-	if err == ErrBackPressured {
-		s.mb.ctr.BackPressured.Add(1)
-	}
-	return err
+	return s.mb.outcome(s.mb.sendParts(typeID, parts, s), s)
 }
 
 // SendContext is Mailbox.SendContext from this sender, waiting with the
@@ -553,8 +565,11 @@ func (s *Sender) SendPartsContext(ctx context.Context, typeID int32, parts ...[]
 	return s.mb.waitSend(ctx, s.idle, typeID, nil, parts, s)
 }
 
-// Claim is Mailbox.Claim (plain messages carry no sender key).
-func (s *Sender) Claim(typeID int32, length int) (Claim, error) { return s.mb.Claim(typeID, length) }
+// Claim is Mailbox.Claim from this sender (plain messages carry no sender
+// key).
+func (s *Sender) Claim(typeID int32, length int) (Claim, error) {
+	return s.mb.claim(typeID, length, s)
+}
 
 // ClaimParts is Mailbox.ClaimParts from this sender.
 func (s *Sender) ClaimParts(typeID int32, lengths ...int) (PartsClaim, error) {

@@ -1,8 +1,10 @@
 package mailbox
 
-// Stats is a snapshot of a mailbox's statistics (see Counters for what
-// each counter counts). It is read lock-free from any goroutine; the
-// fields are read one by one, so they are not a single atomic picture.
+// Stats is a snapshot of a mailbox's statistics. It is read lock-free from
+// any goroutine; the fields are read one by one, so they are not a single
+// atomic picture. With a Host they live in shared memory: every process
+// sees the same totals (BackPressured and RefusedClosed summed over all
+// senders).
 type Stats struct {
 	Name string
 	// Capacity is the ring's capacity in bytes.
@@ -10,36 +12,52 @@ type Stats struct {
 	// Depth is the number of bytes queued now (headers, padding and open
 	// claims included): an indication, as the ring's Size.
 	Depth int
-	// MaxDepth is the largest backlog Drain has seen, in bytes (see
-	// Counters.MaxDepth).
-	MaxDepth      int64
+	// MaxDepth is the largest backlog Drain has seen, in bytes (headers and
+	// padding included, at most Capacity): the most one of its ring reads
+	// consumed, all of which was queued when that read began, or, for a
+	// Drain that stopped at its limit, what it left queued.
+	MaxDepth int64
+	// BackPressured counts sends that found the mailbox full: each send or
+	// claim that returned ErrBackPressured (or ErrConsumerDead), and each
+	// SendContext that had to wait.
 	BackPressured int64
+	// RefusedClosed counts sends refused with ErrClosed.
 	RefusedClosed int64
-	Delivered     int64
-	Torn          int64
-	Corrupt       int64
-	Discarded     int64
-	Closed        bool
+	// Delivered counts messages handed to a handler and consumed (an
+	// aborted delivery is not counted until it is consumed). Those of a
+	// Drain whose handler panicked, the panicking message included (the
+	// ring consumes it), are counted by the next Drain.
+	Delivered int64
+	// Torn counts claims released by the liveness check: messages whose
+	// sender died (or hung) between claim and commit, dropped whole.
+	Torn int64
+	// Corrupt counts records dropped because their framing is invalid.
+	Corrupt int64
+	// Discarded counts messages consumed without delivery after
+	// Close(Discard).
+	Discarded int64
+	Closed    bool
 }
 
 // Stats returns a snapshot of the mailbox's statistics. Safe from any
 // goroutine.
 func (m *Mailbox) Stats() Stats {
+	w := m.w
+	depth := m.cons.lastDepth
+	if !m.detached() {
+		depth = m.ring.Size()
+	}
 	return Stats{
 		Name:          m.name,
 		Capacity:      m.capacity,
-		Depth:         m.ring.Size(),
-		MaxDepth:      m.ctr.MaxDepth.Load(),
-		BackPressured: m.ctr.BackPressured.Load(),
-		RefusedClosed: m.ctr.RefusedClosed.Load(),
-		Delivered:     m.ctr.Delivered.Load(),
-		Torn:          m.ctr.Torn.Load(),
-		Corrupt:       m.ctr.Corrupt.Load(),
-		Discarded:     m.ctr.Discarded.Load(),
-		Closed:        m.IsClosed(),
+		Depth:         depth,
+		MaxDepth:      w.maxDepth.Load(),
+		BackPressured: w.backPressured.Load(),
+		RefusedClosed: w.refusedClosed.Load(),
+		Delivered:     w.delivered.Load(),
+		Torn:          w.torn.Load(),
+		Corrupt:       w.corrupt.Load(),
+		Discarded:     w.discarded.Load(),
+		Closed:        w.state.Load() != stateOpen,
 	}
 }
-
-// Counters returns the mailbox's counter words (its own, or those given in
-// Config.Counters), for a caller that mirrors them elsewhere.
-func (m *Mailbox) Counters() Counters { return m.ctr }

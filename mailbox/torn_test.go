@@ -34,8 +34,8 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 // injected clock: no timing) it drops the message whole, counts it as
 // torn, and the traffic behind it flows.
 func TestSenderStopsHalfway(t *testing.T) {
-	var now atomic.Int64
-	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: now.Load})
+	var now testClock
+	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: &now})
 	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1 // check on every idle drain (TestStallCheckPeriod covers the periods)
 	live := mb.NewSender()
 	require.NoError(t, live.Send(1, []byte("before")))
@@ -67,8 +67,8 @@ func TestSenderStopsHalfway(t *testing.T) {
 // A plain claim never committed is released and counted the same way;
 // a receiver that only aborts is never mistaken for a stall.
 func TestAbandonedClaim(t *testing.T) {
-	var now atomic.Int64
-	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: now.Load})
+	var now testClock
+	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: &now})
 	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1
 	_, err := mb.Claim(1, 100)
 	require.NoError(t, err)
@@ -106,9 +106,9 @@ func TestStallCheckPeriod(t *testing.T) {
 }
 
 func testStallCheckPeriod(t *testing.T, viaActor bool) {
-	var now, reads atomic.Int64
-	clock := func() int64 { reads.Add(1); return now.Load() }
-	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: clock})
+	var now testClock
+	var reads atomic.Int64
+	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: &countingClock{&now, &reads}})
 	actor, err := NewActor("stall", mb, func(*Message) Action { return Continue })
 	require.NoError(t, err)
 	idleDrain := func() {

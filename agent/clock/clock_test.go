@@ -135,3 +135,18 @@ func TestReadsAndUpdatesAllocateNothing(t *testing.T) {
 		require.Zero(t, testing.AllocsPerRun(1000, f), name)
 	}
 }
+
+func TestManualMovesBothClocksTogether(t *testing.T) {
+	start := time.UnixMilli(1_700_000_000_000)
+	m := NewManual(start)
+	require.Zero(t, m.Nanos())
+	require.Equal(t, start.UnixMilli(), m.EpochMillis())
+	require.Equal(t, int64(2*time.Second), m.Advance(2*time.Second))
+	require.Equal(t, start.UnixMilli()+2000, m.EpochMillis())
+	require.True(t, m.Now().Equal(start.Add(2*time.Second)))
+	m.SetWall(start) // stepped back: Nanos stay
+	require.Equal(t, int64(2*time.Second), m.Nanos())
+	require.Equal(t, start.UnixMilli(), m.EpochMillis())
+	var z Manual
+	require.Zero(t, z.EpochMillis())
+}

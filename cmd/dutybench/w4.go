@@ -160,8 +160,11 @@ func sweepW4Dirs(base string) int {
 	return removed
 }
 
-// mailboxConfig is the mailbox of every W4 variant: BENCH.md's 64 KiB ring.
-func mailboxConfig() ipc.MailboxConfig { return ipc.MailboxConfig{Capacity: ringCapacity} }
+// createMailbox creates dir/name, the mailbox of every W4 variant: BENCH.md's
+// 64 KiB ring, drained by this process.
+func createMailbox(dir, name string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
+	return ipc.CreateMailbox(dir, name, mailbox.Config{Capacity: ringCapacity})
+}
 
 // w4proc is the second process of a repetition.
 type w4proc struct {
@@ -382,7 +385,7 @@ func envN(name string) (int, error) {
 }
 
 // openMailbox opens a mailbox another process created, with a hang guard.
-func openMailbox(path string) (*ipc.Mailbox, error) {
+func openMailbox(path string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return ipc.OpenMailbox(ctx, path, ipc.WithWaitForFile())
@@ -391,7 +394,7 @@ func openMailbox(path string) (*ipc.Mailbox, error) {
 // sendSpin sends p to m, spinning while the mailbox is full; it gives up
 // when abort is set (checked only when refused). ErrConsumerDead and every
 // other error end the repetition.
-func sendSpin(m *ipc.Mailbox, p []byte, abort *atomic.Bool) error {
+func sendSpin(m *mailbox.Mailbox, p []byte, abort *atomic.Bool) error {
 	for {
 		err := m.Send(msgTypeID, p)
 		if err == nil {

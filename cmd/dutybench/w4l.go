@@ -22,7 +22,7 @@ import (
 
 // ping runs the pinger over mailboxes: send on out, drain the pong from
 // in (which this goroutine owns), n times.
-func ping(out, in *ipc.Mailbox, lat []int64, n, corruptAt int, abort *atomic.Bool) error {
+func ping(out, in *mailbox.Mailbox, lat []int64, n, corruptAt int, abort *atomic.Bool) error {
 	pc := newChecker(1)
 	h := checkingHandler(pc)
 	var p [payloadLen]byte
@@ -52,7 +52,7 @@ func ping(out, in *ipc.Mailbox, lat []int64, n, corruptAt int, abort *atomic.Boo
 
 // pong runs the ponger: drain pings from in (owned by this goroutine),
 // check each, and send it back on out, n times.
-func pong(in, out *ipc.Mailbox, n int, abort *atomic.Bool) error {
+func pong(in, out *mailbox.Mailbox, n int, abort *atomic.Bool) error {
 	c := newChecker(1)
 	var werr error
 	h := func(m *mailbox.Message) mailbox.Action {
@@ -89,16 +89,17 @@ func w4lInProcess(cfg *runConfig) (time.Duration, error) {
 			_ = c()
 		}
 	}()
-	mb := func(create bool, path string) (*ipc.Mailbox, error) {
-		var m *ipc.Mailbox
+	mb := func(create bool, path string) (*mailbox.Mailbox, error) {
+		var m *mailbox.Mailbox
+		var f *ipc.MailboxFile
 		var err error
 		if create {
-			m, err = ipc.CreateMailbox(dir, path, mailboxConfig())
+			m, f, err = createMailbox(dir, path)
 		} else {
-			m, err = openMailbox(path)
+			m, f, err = openMailbox(filepath.Join(dir, path))
 		}
 		if err == nil {
-			closers = append(closers, m.Close)
+			closers = append(closers, f.Close)
 		}
 		return m, err
 	}
@@ -110,11 +111,11 @@ func w4lInProcess(cfg *runConfig) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	pingView, err := mb(false, pingOwn.Path())
+	pingView, err := mb(false, "ping")
 	if err != nil {
 		return 0, err
 	}
-	pongView, err := mb(false, pongOwn.Path())
+	pongView, err := mb(false, "pong")
 	if err != nil {
 		return 0, err
 	}
@@ -135,14 +136,14 @@ func w4lCrossProcess(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	defer cleanup()
-	pongOwn, err := ipc.CreateMailbox(dir, "pong", mailboxConfig())
+	pongOwn, pongFile, err := createMailbox(dir, "pong")
 	if err != nil {
 		return 0, err
 	}
-	defer pongOwn.Close()
+	defer pongFile.Close()
 	pingPath := filepath.Join(dir, "ping")
 	child, err := startW4Child("w4l-mailbox", append(childEnv(cfg.place, 1),
-		"DUTYBENCH_W4_PING="+pingPath, "DUTYBENCH_W4_PONG="+pongOwn.Path(), "DUTYBENCH_W4_N="+strconv.Itoa(cfg.n)))
+		"DUTYBENCH_W4_PING="+pingPath, "DUTYBENCH_W4_PONG="+pongFile.Path(), "DUTYBENCH_W4_N="+strconv.Itoa(cfg.n)))
 	if err != nil {
 		return 0, err
 	}
@@ -150,11 +151,11 @@ func w4lCrossProcess(cfg *runConfig) (time.Duration, error) {
 	if err := child.ready(time.Minute); err != nil {
 		return 0, err
 	}
-	pingView, err := openMailbox(pingPath)
+	pingView, pingFile, err := openMailbox(pingPath)
 	if err != nil {
 		return 0, err
 	}
-	defer pingView.Close()
+	defer pingFile.Close()
 	t := newTeam(cfg.place)
 	watch := watchChild(child, &t.abort)
 	defer watch()
@@ -180,16 +181,16 @@ func w4lChildMailbox() error {
 		return err
 	}
 	path := os.Getenv("DUTYBENCH_W4_PING")
-	in, err := ipc.CreateMailbox(filepath.Dir(path), filepath.Base(path), mailboxConfig())
+	in, inFile, err := createMailbox(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := openMailbox(os.Getenv("DUTYBENCH_W4_PONG"))
+	defer inFile.Close()
+	out, outFile, err := openMailbox(os.Getenv("DUTYBENCH_W4_PONG"))
 	if err != nil {
 		return err
 	}
-	defer out.Close()
+	defer outFile.Close()
 	fmt.Println("ready")
 	var never atomic.Bool // the parent ends this process by closing its stdin
 	k := childCount(n)

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -32,7 +31,7 @@ const deadlineEvery = 1 << 16
 const socketBuffer = ringCapacity
 
 // produceMailbox sends n messages as producer 0 to m, spinning while full.
-func produceMailbox(m *ipc.Mailbox, n, corruptAt int, abort *atomic.Bool) error {
+func produceMailbox(m *mailbox.Mailbox, n, corruptAt int, abort *atomic.Bool) error {
 	var p [payloadLen]byte
 	putPayload(p[:], 0, 0)
 	for i := range n {
@@ -53,7 +52,7 @@ func checkingHandler(c *checker) mailbox.Handler {
 }
 
 // drainChecked drains m into c until it has seen n messages.
-func drainChecked(m *ipc.Mailbox, c *checker, n int, abort *atomic.Bool) error {
+func drainChecked(m *mailbox.Mailbox, c *checker, n int, abort *atomic.Bool) error {
 	h := checkingHandler(c)
 	for c.received < n {
 		k, err := m.Drain(h, ringbuf.NoLimit)
@@ -73,16 +72,16 @@ func w4tInProcess(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	defer cleanup()
-	own, err := ipc.CreateMailbox(dir, "w4t", mailboxConfig())
+	own, ownFile, err := createMailbox(dir, "w4t")
 	if err != nil {
 		return 0, err
 	}
-	defer own.Close()
-	view, err := openMailbox(own.Path()) // the producer's own mapping, as another process has
+	defer ownFile.Close()
+	view, viewFile, err := openMailbox(ownFile.Path()) // the producer's own mapping, as another process has
 	if err != nil {
 		return 0, err
 	}
-	defer view.Close()
+	defer viewFile.Close()
 	t := newTeam(cfg.place)
 	c := newChecker(1)
 	n, corruptAt := cfg.n, cfg.corruptAt
@@ -113,11 +112,11 @@ func w4tCrossProcess(cfg *runConfig) (time.Duration, error) {
 	if err := child.ready(time.Minute); err != nil {
 		return 0, err
 	}
-	m, err := openMailbox(path)
+	m, f, err := openMailbox(path)
 	if err != nil {
 		return 0, err
 	}
-	defer m.Close()
+	defer f.Close()
 	t := newTeam(cfg.place)
 	watch := watchChild(child, &t.abort)
 	defer watch()
@@ -171,11 +170,11 @@ func w4tChildMailbox() error {
 		return err
 	}
 	path := os.Getenv("DUTYBENCH_W4_PATH")
-	m, err := ipc.CreateMailbox(filepath.Dir(path), filepath.Base(path), mailboxConfig())
+	m, f, err := createMailbox(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer f.Close()
 	c := newChecker(1)
 	fmt.Println("ready")
 	k := childCount(n)

@@ -21,6 +21,7 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/runner"
 )
@@ -427,7 +428,7 @@ func FuzzSampleCounters(f *testing.F) {
 // mailbox (its kind_id stays the ring's); a plain ring stays a ring.
 func TestMailboxKind(t *testing.T) {
 	dir := t.TempDir()
-	m, err := ipc.CreateMailbox(dir, "inbox", ipc.MailboxConfig{})
+	_, m, err := ipc.CreateMailbox(dir, "inbox", mailbox.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	r, err := ipc.CreateRing(dir, "plain", 1024)

@@ -10,6 +10,8 @@
 // Ping sends a message carrying a sequence number, waits for it to come
 // back, records the round trip in an HDR histogram, and sends the next;
 // pong sends every message back. At the end ping prints the percentiles.
+// Both agents hold *mailbox.Mailbox values and run unchanged in either
+// mode: a mailbox in a shared file is the same type as one on the heap.
 package main
 
 import (
@@ -41,24 +43,14 @@ const (
 	typeStop int32 = 2
 )
 
-// endpoint is what an agent needs of a mailbox: an in-process
-// *mailbox.Mailbox and a shared-file *ipc.Mailbox both qualify.
-type sendTo interface {
-	Send(typeID int32, payload []byte) error
-}
-
-type drainFrom interface {
-	Drain(h mailbox.Handler, limit int) (int, error)
-}
-
 var epoch = time.Now()
 
 func now() int64 { return int64(time.Since(epoch)) }
 
 // pinger sends ping n, waits for it to come back, records the round trip.
 type pinger struct {
-	out      sendTo
-	in       drainFrom
+	out      *mailbox.Mailbox
+	in       *mailbox.Mailbox
 	n        uint64
 	sent     uint64
 	received uint64
@@ -70,7 +62,7 @@ type pinger struct {
 	onPong   mailbox.Handler
 }
 
-func newPinger(out sendTo, in drainFrom, n uint64) *pinger {
+func newPinger(out, in *mailbox.Mailbox, n uint64) *pinger {
 	p := &pinger{out: out, in: in, n: n, hist: hdrhistogram.New(1, int64(10*time.Second), 3)}
 	p.onPong = p.pong
 	return p
@@ -121,13 +113,13 @@ func (p *pinger) DoWork() (int, error) {
 
 // ponger sends every ping back; a stop message ends it.
 type ponger struct {
-	out     sendTo
-	in      drainFrom
+	out     *mailbox.Mailbox
+	in      *mailbox.Mailbox
 	stopped bool
 	onPing  mailbox.Handler
 }
 
-func newPonger(out sendTo, in drainFrom) *ponger {
+func newPonger(out, in *mailbox.Mailbox) *ponger {
 	p := &ponger{out: out, in: in}
 	p.onPing = p.ping
 	return p
@@ -231,11 +223,11 @@ func crossProcess(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	pongs, err := ipc.CreateMailbox(dir, "pongs", ipc.MailboxConfig{Capacity: 4096})
+	pongs, pongsFile, err := ipc.CreateMailbox(dir, "pongs", mailbox.Config{Capacity: 4096})
 	if err != nil {
 		return err
 	}
-	defer pongs.Close()
+	defer pongsFile.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -247,13 +239,13 @@ func crossProcess(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	pings, err := ipc.OpenMailbox(openCtx, filepath.Join(dir, "pings"), ipc.WithWaitForFile())
+	pings, pingsFile, err := ipc.OpenMailbox(openCtx, filepath.Join(dir, "pings"), ipc.WithWaitForFile())
 	if err != nil {
 		_ = child.Process.Kill()
 		_ = child.Wait()
 		return fmt.Errorf("opening the pong process's mailbox: %w", err)
 	}
-	defer pings.Close()
+	defer pingsFile.Close()
 	ping := newPinger(pings, pongs, cfg.n)
 	err = runAgent(ctx, ping, cfg.idle)
 	if werr := child.Wait(); err == nil && werr != nil {
@@ -268,18 +260,18 @@ func crossProcess(ctx context.Context, cfg config, out io.Writer) error {
 
 // pongProcess is the child of crossProcess.
 func pongProcess(ctx context.Context, cfg config) error {
-	pings, err := ipc.CreateMailbox(cfg.dir, "pings", ipc.MailboxConfig{Capacity: 4096})
+	pings, pingsFile, err := ipc.CreateMailbox(cfg.dir, "pings", mailbox.Config{Capacity: 4096})
 	if err != nil {
 		return err
 	}
-	defer pings.Close()
+	defer pingsFile.Close()
 	openCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	pongs, err := ipc.OpenMailbox(openCtx, filepath.Join(cfg.dir, "pongs"))
+	pongs, pongsFile, err := ipc.OpenMailbox(openCtx, filepath.Join(cfg.dir, "pongs"))
 	if err != nil {
 		return err
 	}
-	defer pongs.Close()
+	defer pongsFile.Close()
 	return runAgent(ctx, newPonger(pongs, pings), cfg.idle)
 }
 

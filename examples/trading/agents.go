@@ -13,7 +13,6 @@ import (
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
 	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -47,29 +46,13 @@ import (
 // message, so whoever sees the message gone also sees the pending output
 // (quiesce relies on it).
 
-// box is one mailbox: its in-process view, and the shared-memory one when
-// it crosses processes (-ipc).
-type box struct {
-	mb     *mailbox.Mailbox
-	remote *ipc.Mailbox // nil in-process
-	// drain is the owner's Drain: the mailbox's, or the ipc mailbox's,
-	// which also refreshes the consumer and file heartbeats.
-	drain func(mailbox.Handler, int) (int, error)
-}
-
 // send sends m and reports whether it was accepted. Back-pressure returns
 // false; any other refusal (a closed mailbox, a dead consumer in another
 // process) counts m in lost and returns true: the message can never be
 // delivered, and waiting for it would hang the shutdown. The
 // reconciliation reports lost messages.
-func send[E mailbox.Encoder](b *box, m E, lost *int64) bool {
-	var err error
-	if b.remote != nil {
-		err = ipc.SendTyped(b.remote, m)
-	} else {
-		err = mailbox.SendTyped(b.mb, m)
-	}
-	switch err {
+func send[E mailbox.Encoder](b *mailbox.Mailbox, m E, lost *int64) bool {
+	switch err := mailbox.SendTyped(b, m); err {
 	case nil:
 		return true
 	case mailbox.ErrBackPressured:
@@ -83,20 +66,22 @@ func send[E mailbox.Encoder](b *box, m E, lost *int64) bool {
 // inbox is a mailbox an agent drains, with its handler bound once (so a
 // drain allocates nothing).
 type inbox struct {
-	b *box
+	b *mailbox.Mailbox
 	h mailbox.Handler
 }
 
-func (i inbox) work() (int, error) { return i.b.drain(i.h, mailbox.DefaultDrainLimit) }
+// work drains up to a duty cycle's worth. Drain also keeps the consumer's
+// heartbeats (and, for a mailbox in a shared file, the file's).
+func (i inbox) work() (int, error) { return i.b.Drain(i.h, mailbox.DefaultDrainLimit) }
 
 // closeAndDrain closes the mailbox to senders and delivers what is still
 // queued (nothing, after the demo's drain). Owner thread, from OnClose.
 func (i inbox) closeAndDrain() error {
-	if _, err := i.b.mb.Close(mailbox.Drain); err != nil {
+	if _, err := i.b.Close(mailbox.Drain); err != nil {
 		return err
 	}
 	for range 1000 {
-		n, err := i.b.mb.Drain(i.h, mailbox.DefaultDrainLimit)
+		n, err := i.b.Drain(i.h, mailbox.DefaultDrainLimit)
 		if err != nil {
 			return err
 		}
@@ -104,8 +89,8 @@ func (i inbox) closeAndDrain() error {
 			break
 		}
 	}
-	if left := i.b.mb.Stats().Depth; left > 0 {
-		return fmt.Errorf("%w: %s: %d bytes", mailbox.ErrNotDrained, i.b.mb.Name(), left)
+	if left := i.b.Stats().Depth; left > 0 {
+		return fmt.Errorf("%w: %s: %d bytes", mailbox.ErrNotDrained, i.b.Name(), left)
 	}
 	return nil
 }
@@ -148,7 +133,7 @@ func newWords(n int) words {
 // capped at maxOwed, so a stall does not turn into a burst afterwards.
 type feedAgent struct {
 	gen   *feed.Generator
-	dst   [3]*box // strategy.in, risk.in, exchange.in
+	dst   [3]*mailbox.Mailbox // strategy.in, risk.in, exchange.in
 	clock func() int64
 	rate  float64 // quotes per ns; 0 = unpaced
 	start int64
@@ -176,7 +161,7 @@ func newFeedAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*fee
 	}
 	f := &feedAgent{
 		gen:     gen,
-		dst:     [3]*box{mbs.strategyIn, mbs.riskIn, mbs.exchangeIn},
+		dst:     [3]*mailbox.Mailbox{mbs.strategyIn, mbs.riskIn, mbs.exchangeIn},
 		clock:   clock,
 		rate:    float64(cfg.Rate) / 1e9,
 		owed:    max(feedBatch, cfg.Rate/100), // 10 ms of quotes
@@ -259,7 +244,7 @@ type strategyAgent struct {
 	s      *strategy.Strategy
 	in     inbox
 	resp   inbox
-	toRisk *box
+	toRisk *mailbox.Mailbox
 	clock  func() int64
 	t2t    *latency
 
@@ -409,8 +394,8 @@ type riskAgent struct {
 	c    *risk.Checker
 	in   inbox
 	resp inbox
-	toX  *box
-	toS  *box
+	toX  *mailbox.Mailbox
+	toS  *mailbox.Mailbox
 
 	pending int32 // 0, or the type id of the pending output
 	q       msg.Quote
@@ -570,8 +555,8 @@ func (a *riskAgent) publish() {
 type exchangeAgent struct {
 	x     *exchange.Exchange
 	in    inbox
-	toS   *box
-	toR   *box
+	toS   *mailbox.Mailbox
+	toR   *mailbox.Mailbox
 	clock func() int64
 	t2o   *latency
 
@@ -631,7 +616,7 @@ func (a *exchangeAgent) DoWork() (int, error) {
 		n, err = a.in.work()
 		work += n
 		if a.exitWhenClosed && n == 0 && err == nil && a.next == len(a.reps) &&
-			a.in.b.mb.IsClosed() && a.in.b.mb.Stats().Depth == 0 {
+			a.in.b.IsClosed() && a.in.b.Stats().Depth == 0 {
 			a.publish()
 			return 0, agent.ErrDone
 		}

@@ -26,22 +26,22 @@ func TestExchangeProcessDrainBoundedAfterSignal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	var resp []*ipc.Mailbox
+	var resp []*mailbox.Mailbox
 	for _, name := range []string{fileStrategyResp, fileRiskResp} {
-		m, err := ipc.CreateMailbox(dir, name, ipc.MailboxConfig{Name: name, Capacity: 1024})
+		m, f, err := ipc.CreateMailbox(dir, name, mailbox.Config{Name: name, Capacity: 1024})
 		require.NoError(t, err)
-		defer m.Close()
+		defer f.Close()
 		resp = append(resp, m)
 	}
 	xcmd, xsc, xerr := demo(t, ctx, "-role", "exchange", "-dir", dir, "-instruments", "1", "-drain", "1s")
 	defer xcmd.Process.Kill()
-	in, err := ipc.OpenMailbox(ctx, filepath.Join(dir, fileExchangeIn), ipc.WithWaitForFile())
+	in, inFile, err := ipc.OpenMailbox(ctx, filepath.Join(dir, fileExchangeIn), ipc.WithWaitForFile())
 	require.NoError(t, err)
-	defer in.Close()
+	defer inFile.Close()
 
 	send := func(m mailbox.Encoder) {
 		for {
-			err := ipc.SendTyped(in, m)
+			err := mailbox.SendTyped(in, m)
 			if err == nil {
 				return
 			}

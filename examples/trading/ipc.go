@@ -81,9 +81,9 @@ type remoteExchange struct {
 	dir     string
 	ownDir  bool
 	mbs     *mailboxes
-	in      *ipc.Mailbox // sender
-	sResp   *ipc.Mailbox // owner
-	rResp   *ipc.Mailbox // owner
+	in      *ipc.MailboxFile // sender
+	sResp   *ipc.MailboxFile // owner
+	rResp   *ipc.MailboxFile // owner
 	demoCtr *ipc.CountersFile
 	errs    *ipc.ErrorLogFile // this process's agent errors
 	xCtr    *ipc.CountersFile // read-only
@@ -129,13 +129,15 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 	if r.errs, err = ipc.CreateErrorLog(r.dir, fileDemoErrors, errLogLength, ipc.WithReplaceStale()); err != nil {
 		return r, err
 	}
-	mcfg := func(name string) ipc.MailboxConfig {
-		return ipc.MailboxConfig{Name: name, Capacity: cfg.Capacity, Counters: r.demoCtr}
+	r.mbs = &mailboxes{}
+	create := func(name string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
+		return ipc.CreateMailbox(r.dir, name, mailbox.Config{Name: name, Capacity: cfg.Capacity},
+			ipc.WithCounters(r.demoCtr), ipc.WithReplaceStale())
 	}
-	if r.sResp, err = ipc.CreateMailbox(r.dir, fileStrategyResp, mcfg(fileStrategyResp), ipc.WithReplaceStale()); err != nil {
+	if r.mbs.strategyResp, r.sResp, err = create(fileStrategyResp); err != nil {
 		return r, err
 	}
-	if r.rResp, err = ipc.CreateMailbox(r.dir, fileRiskResp, mcfg(fileRiskResp), ipc.WithReplaceStale()); err != nil {
+	if r.mbs.riskResp, r.rResp, err = create(fileRiskResp); err != nil {
 		return r, err
 	}
 
@@ -153,14 +155,10 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 			}
 		}()
 	}
-	open := func(name string) (*ipc.Mailbox, error) {
-		m, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, name), ipc.WithWaitForFile())
-		if err != nil && r.childExited() {
+	if r.mbs.exchangeIn, r.in, err = ipc.OpenMailbox(ctx, filepath.Join(r.dir, fileExchangeIn), ipc.WithWaitForFile()); err != nil {
+		if r.childExited() {
 			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.waitErr)
 		}
-		return m, err
-	}
-	if r.in, err = open(fileExchangeIn); err != nil {
 		return r, err
 	}
 	if r.xCtr, err = ipc.OpenCounters(ctx, filepath.Join(r.dir, fileExchangeCounters), ipc.WithWaitForFile()); err != nil {
@@ -171,25 +169,9 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 		return r, err
 	}
 
-	local := func(name string) (*box, error) {
-		mb, err := mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
-		if err != nil {
-			return nil, err
-		}
-		return &box{mb: mb, drain: mb.Drain}, nil
-	}
-	shared := func(m *ipc.Mailbox) *box {
-		b := &box{mb: m.Mailbox(), remote: m}
-		if m.IsOwner() {
-			b.drain = m.Drain
-		}
-		return b
-	}
-	r.mbs = &mailboxes{
-		strategyResp:    shared(r.sResp),
-		riskResp:        shared(r.rResp),
-		exchangeIn:      shared(r.in),
-		exchangePending: pending,
+	r.mbs.exchangePending = pending
+	local := func(name string) (*mailbox.Mailbox, error) {
+		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
 	}
 	if r.mbs.strategyIn, err = local("strategy.in"); err != nil {
 		return r, err
@@ -272,7 +254,7 @@ func (r *remoteExchange) heartbeat() {
 // exchange through the shared state word) and waits, up to limit, for
 // the summary the exchange writes when it has drained and stopped.
 func (r *remoteExchange) finish(limit time.Duration) {
-	if _, err := r.in.Mailbox().Close(mailbox.Drain); err != nil {
+	if _, err := r.mbs.exchangeIn.Close(mailbox.Drain); err != nil {
 		r.problems = append(r.problems, "closing exchange.in: "+err.Error())
 	}
 	deadline := time.After(limit)
@@ -352,7 +334,7 @@ func (r *remoteExchange) close() error {
 			<-r.exited
 		}
 	}
-	for _, m := range []*ipc.Mailbox{r.in, r.sResp, r.rResp} {
+	for _, m := range []*ipc.MailboxFile{r.in, r.sResp, r.rResp} {
 		if m == nil {
 			continue
 		}
@@ -453,26 +435,23 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		w[i] = c.Word()
 	}
 
-	in, err := ipc.CreateMailbox(cfg.Dir, fileExchangeIn,
-		ipc.MailboxConfig{Name: fileExchangeIn, Capacity: cfg.Capacity, Counters: ctr}, ipc.WithReplaceStale())
+	in, inFile, err := ipc.CreateMailbox(cfg.Dir, fileExchangeIn,
+		mailbox.Config{Name: fileExchangeIn, Capacity: cfg.Capacity}, ipc.WithCounters(ctr), ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(in.File().Remove(), in.Close()) })
+	closers = append(closers, func() error { return errors.Join(inFile.File().Remove(), inFile.Close()) })
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var resp [2]*ipc.Mailbox
+	var resp [2]*mailbox.Mailbox
 	for i, name := range []string{fileStrategyResp, fileRiskResp} {
-		if resp[i], err = ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, name), ipc.WithWaitForFile()); err != nil {
+		var f *ipc.MailboxFile
+		if resp[i], f, err = ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, name), ipc.WithWaitForFile()); err != nil {
 			return false, err
 		}
-		closers = append(closers, resp[i].Close)
+		closers = append(closers, f.Close)
 	}
-	mbs := &mailboxes{
-		exchangeIn:   &box{mb: in.Mailbox(), remote: in, drain: in.Drain},
-		strategyResp: &box{mb: resp[0].Mailbox(), remote: resp[0]},
-		riskResp:     &box{mb: resp[1].Mailbox(), remote: resp[1]},
-	}
+	mbs := &mailboxes{exchangeIn: in, strategyResp: resp[0], riskResp: resp[1]}
 
 	ts := []thread{{roleExchange, []string{roleExchange}}}
 	var x *exchangeAgent
@@ -504,7 +483,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 			stopping = true
 			logger.Warn("stopping before the demo's end", "why", why)
 			problems = append(problems, "the exchange process stopped early: "+why)
-			_, _ = in.Mailbox().Close(mailbox.Drain)
+			_, _ = in.Close(mailbox.Drain)
 		}
 	}
 	// The drain timeout is armed once, by the first reason to stop: a

@@ -35,11 +35,11 @@ type clockFunc func() int64
 
 // mailboxes are the pipeline's mailboxes, named after their receiver.
 type mailboxes struct {
-	strategyIn   *box // quotes
-	strategyResp *box // execution reports, risk rejects
-	riskIn       *box // quotes, orders, cancels
-	riskResp     *box // execution reports
-	exchangeIn   *box // quotes, orders, cancels (passed risk)
+	strategyIn   *mailbox.Mailbox // quotes
+	strategyResp *mailbox.Mailbox // execution reports, risk rejects
+	riskIn       *mailbox.Mailbox // quotes, orders, cancels
+	riskResp     *mailbox.Mailbox // execution reports
+	exchangeIn   *mailbox.Mailbox // quotes, orders, cancels (passed risk)
 	// exchangePending is the exchange's pending-output word, read by
 	// quiesce (in -ipc mode it lives in the exchange process's counters
 	// file).
@@ -48,9 +48,9 @@ type mailboxes struct {
 
 func (m *mailboxes) all() []*mailbox.Mailbox {
 	var out []*mailbox.Mailbox
-	for _, b := range []*box{m.strategyIn, m.strategyResp, m.riskIn, m.riskResp, m.exchangeIn} {
+	for _, b := range []*mailbox.Mailbox{m.strategyIn, m.strategyResp, m.riskIn, m.riskResp, m.exchangeIn} {
 		if b != nil {
-			out = append(out, b.mb)
+			out = append(out, b)
 		}
 	}
 	return out
@@ -59,12 +59,8 @@ func (m *mailboxes) all() []*mailbox.Mailbox {
 // newLocalMailboxes makes the in-process mailboxes: each owns a ring on
 // the heap.
 func newLocalMailboxes(cfg config) (*mailboxes, error) {
-	mk := func(name string) (*box, error) {
-		mb, err := mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
-		if err != nil {
-			return nil, err
-		}
-		return &box{mb: mb, drain: mb.Drain}, nil
+	mk := func(name string) (*mailbox.Mailbox, error) {
+		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
 	}
 	var m mailboxes
 	var errs [5]error

@@ -1,0 +1,98 @@
+package mailbox
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The mailbox's shared words: its open/closed state and its statistics,
+// the words every process using a mailbox must see. A heap mailbox keeps
+// them in its own memory; a mailbox placed by a Host (package ipc) keeps
+// them where the Host says (Placement.Words), so that a Close and the
+// statistics are the same in every process. This file is the only place
+// the layout is written; layout_test.go asserts it and docs/layouts.md has
+// the table.
+//
+// WordsLength bytes, in three 128-byte slots grouped by who writes them:
+//
+//	   0  int64 state: 0 open, 1 closed (drain), 2 closed (discard); only
+//	              ever raised, by a compare-and-swap (Close). Every send
+//	              loads it: nothing else in this slot is written.
+//	   8  ..128 reserved (0)
+//	 128  int64 delivered messages        (consumer)
+//	 136  int64 max depth, bytes          (consumer)
+//	 144  int64 torn messages             (consumer)
+//	 152  int64 corrupt records           (consumer)
+//	 160  int64 discarded messages        (consumer)
+//	 168  ..256 reserved (0)
+//	 256  int64 back-pressured sends      (senders, atomic add)
+//	 264  int64 sends refused as closed   (senders, atomic add)
+//	 272  ..384 reserved (0)
+const (
+	// WordsLength is the length of a mailbox's shared words
+	// (Placement.Words).
+	WordsLength = 384
+
+	stateOffset         = 0
+	deliveredOffset     = 128
+	maxDepthOffset      = 136
+	tornOffset          = 144
+	corruptOffset       = 152
+	discardedOffset     = 160
+	backPressuredOffset = 256
+	refusedClosedOffset = 264
+)
+
+// Values of the state word. They only ever increase. stateDetached is
+// never stored in shared memory: it marks the mailbox's own copy of its
+// words after its Host took its memory away (see detach), and in shared
+// memory it is as corrupt as any other value above stateDiscard.
+const (
+	stateOpen     int64 = 0
+	stateDrain    int64 = 1
+	stateDiscard  int64 = 2
+	stateDetached int64 = 3
+)
+
+// words is the shared words' layout as a Go struct, so that the code
+// reads w.delivered rather than an offset. Its offsets are the constants
+// above (TestWordsLayout).
+type words struct {
+	state atomic.Int64
+	_     [120]byte
+
+	delivered atomic.Int64
+	maxDepth  atomic.Int64
+	torn      atomic.Int64
+	corrupt   atomic.Int64
+	discarded atomic.Int64
+	_         [88]byte
+
+	backPressured atomic.Int64
+	refusedClosed atomic.Int64
+	_             [112]byte
+}
+
+var _ [WordsLength - unsafe.Sizeof(words{})]struct{} // exactly WordsLength bytes
+
+// ownWords is the storage of a heap mailbox's words, padded in front as
+// each slot is behind: the state is loaded by every send, and a neighbour
+// written often would make that load a cache miss.
+type ownWords struct {
+	_ [128]byte
+	w words
+}
+
+// wordsAt overlays the shared words on b, which a Host placed: at least
+// WordsLength bytes, 8-byte aligned.
+func wordsAt(b []byte) (*words, error) {
+	if len(b) < WordsLength {
+		return nil, fmt.Errorf("%w: %d bytes of shared words, need %d", ErrConfig, len(b), WordsLength)
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if uintptr(p)%8 != 0 {
+		return nil, fmt.Errorf("%w: shared words at %p are not 8-byte aligned", ErrConfig, p)
+	}
+	return (*words)(p), nil
+}
