@@ -3,6 +3,8 @@ package broadcast
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/corrupt"
 )
 
 var (
@@ -23,7 +25,7 @@ var (
 	// ErrCorrupt reports a buffer whose counters or record headers cannot have
 	// been written by a correct transmitter. Shared memory written by another
 	// process is never trusted: corruption is reported, never a panic.
-	ErrCorrupt = errors.New("broadcast: corrupt buffer")
+	ErrCorrupt = corrupt.New("broadcast: corrupt buffer")
 )
 
 func capacityError(total int) error {

@@ -21,13 +21,13 @@
 //
 // On this layer:
 //
-//   - CreateMailbox and OpenMailbox: a mailbox.Mailbox whose ring lives in a
-//     file. Any number of processes send; the owner drains. The mailbox's
-//     state word (close), limits and statistics live in the header's spare
-//     slots; senders detect a dead consumer by its heartbeat
-//     (ErrConsumerDead); the owner unblocks claims of dead senders.
-//     NewMailboxActor is the agent that drains the owner's mailbox and keeps
-//     its heartbeats.
+//   - CreateMailbox and OpenMailbox: an ordinary *mailbox.Mailbox whose
+//     ring and shared words live in a file, with a *MailboxFile handle for
+//     the file (the mailbox's mailbox.Host). Any number of processes send;
+//     the owner drains, with the same Drain or mailbox.Actor as on the heap,
+//     which keep the file's heartbeats. Senders learn of a dead consumer by
+//     its heartbeat (mailbox.ErrConsumerDead); the owner unblocks claims of
+//     dead senders.
 //   - CreatePublication, OpenPublication and OpenSubscription: an
 //     Aeron-style IPC publication. One log, written by the owner (and
 //     optionally other publishers by claim), read by any number of

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+
+	"github.com/dutyrt/duty/internal/corrupt"
 )
 
 // Sentinel errors. Functions wrap them with the path and the numbers that
@@ -24,7 +26,7 @@ var (
 	// ErrCorrupt reports a header with a valid magic and version whose other
 	// fields no correct creator writes (a section outside the file, a bad
 	// header length, ...).
-	ErrCorrupt = errors.New("ipc: corrupt header")
+	ErrCorrupt = corrupt.New("ipc: corrupt header")
 	// ErrKind reports a valid file of another kind than the caller expects.
 	ErrKind = errors.New("ipc: wrong file kind")
 	// ErrOwnerAlive reports a refusal to remove or replace a file whose owner

@@ -1,9 +1,17 @@
 // Package mailbox is a bounded many-to-one mailbox for agents: any number
-// of goroutines (or processes sharing the ring through package ipc) send
-// messages, and the one goroutine that owns the mailbox drains them inside
-// its duty cycle. It is built on ringbuf.ManyToOne, Agrona's many-to-one
-// ring, and keeps its byte layout: a plain message is an ordinary ring
-// record that an Agrona consumer can read.
+// of goroutines, and processes, send messages, and the one goroutine that
+// owns the mailbox drains them inside its duty cycle. It is built on
+// ringbuf.ManyToOne, Agrona's many-to-one ring, and keeps its byte layout:
+// a plain message is an ordinary ring record that an Agrona consumer can
+// read.
+//
+// A mailbox's bytes live on the heap (New) or in a file that other
+// processes map (ipc.CreateMailbox for its consumer, ipc.OpenMailbox for
+// senders elsewhere): either way it is a *Mailbox, with the same methods
+// and outcomes, so an agent written against *Mailbox runs unchanged on
+// both. What differs across processes reaches the mailbox through its
+// Host (Config.Host): the memory it lives in, whether its consumer is
+// alive, and the consumer's heartbeat.
 //
 //	mb, _ := mailbox.New(mailbox.Config{Name: "orders"})   // own 64 KiB ring
 //	err := mb.Send(7, payload)            // nil, ErrBackPressured, ErrClosed, ErrTooLong
@@ -20,9 +28,22 @@
 //     any time.
 //   - A Sender: one goroutine at a time (it keeps a sequence number and an
 //     idle strategy). Create one per sending goroutine with NewSender.
-//   - Drain, Close(Discard), DiscardQueued: exactly one goroutine, the
-//     owner (typically the agent whose DoWork drains: see Actor). They
-//     read and release the ring; two concurrent drains corrupt it.
+//   - Drain, Close(Discard), DiscardQueued, Heartbeat: exactly one
+//     goroutine, the owner (typically the agent whose DoWork drains: see
+//     Actor). They read and release the ring; two concurrent drains
+//     corrupt it. A view of a mailbox whose consumer is another process
+//     (ipc.OpenMailbox) refuses them with ErrNotConsumer.
+//
+// # Ordering
+//
+// A Send (or SendParts, a claim's Commit, SendTyped) that returned nil
+// happens before the handler call that delivers its message: whatever the
+// sender wrote before it, the handler sees. The message's bytes are
+// published by the release store of its record's length and acquired by
+// the consumer's load of it (ringbuf's ordering); across processes the
+// same edge holds through the shared mapping. Messages of one goroutine
+// (or one Sender) are delivered in the order they were sent; messages of
+// different goroutines in the order their claims were made.
 //
 // # Sending
 //
@@ -35,7 +56,13 @@
 // ErrLength. Back-pressure is the normal signal of a consumer that does not
 // keep up: the sender decides whether to retry, wait (SendContext, which
 // idles with a back-off strategy until accepted, ctx ends, or the mailbox
-// closes), or drop. Refusals are counted in Stats.BackPressured.
+// closes), or drop. Refusals are counted in Stats.BackPressured. When the
+// consumer is another process, a full mailbox also asks the Host whether
+// it still drains (at the first refusal, then one in 16, and while a
+// SendContext waits): a dead consumer is reported as an error wrapping
+// ErrConsumerDead instead of back-pressure for ever. Every send path asks:
+// the Mailbox's methods, a Sender's, claims, typed sends and the waiting
+// variants alike.
 //
 // Claim and ClaimParts give ring space to write in place (zero copy); the
 // caller must then Commit or Abort on every path. SendTyped does it for a
@@ -80,20 +107,27 @@
 // Close refuses new sends at once. Close(Drain) leaves what is queued for
 // the owner to drain; Close(Discard) consumes it without delivery, counts
 // it in Stats.Discarded and returns how many messages it discarded. The
-// closed state lives in a word that can be supplied (Config.State), so that
-// senders in other processes see it. A send that passed the state check
-// just before Close may land after it; the owner's next Drain delivers or
-// discards (and counts) it. Nothing is dropped silently: an Actor's
-// OnClose returns ErrNotDrained when messages are left (an aborting
-// handler, or a claim open at the head that stops a drain or a discard);
-// a send that lands after OnClose returned stays in the ring, uncounted
-// (visible in Stats.Depth), as nobody drains a closed actor's mailbox.
+// closed state lives in the mailbox's shared words (in the file, for a
+// mailbox placed there), so that senders in other processes see it. A
+// send that passed the state check just before Close may land after it;
+// the owner's next Drain delivers or discards (and counts) it. Nothing is
+// dropped silently: an Actor's OnClose returns ErrNotDrained when messages
+// are left (an aborting handler, or a claim open at the head that stops a
+// drain or a discard); a send that lands after OnClose returned stays in
+// the ring, uncounted (visible in Stats.Depth), as nobody drains a closed
+// actor's mailbox.
+//
+// A mailbox whose Host takes its memory away (ipc.MailboxFile.Close) is
+// detached first: from then on its methods return ErrClosed and Stats the
+// last statistics, without touching that memory. Close the Host once this
+// process has stopped using the mailbox: a call racing it may still touch
+// the memory.
 //
 // # Allocation
 //
 // Send, SendParts, Claim, ClaimParts, SendTyped, Sender's methods, and
-// Drain allocate nothing in the steady state (the reassembly buffer and
-// the parts slice grow to the largest message seen, then are reused).
-// Mailbox.SendContext borrows an idle strategy from a pool when it has to
-// wait; Sender.SendContext uses its own.
+// Drain allocate nothing in the steady state, wherever the mailbox lives
+// (the reassembly buffer and the parts slice grow to the largest message
+// seen, then are reused). Mailbox.SendContext borrows an idle strategy from
+// a pool when it has to wait; Sender.SendContext uses its own.
 package mailbox

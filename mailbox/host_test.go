@@ -211,9 +211,9 @@ func TestHostIsAskedOnceInSixteenRefusals(t *testing.T) {
 
 type fixed56 struct{}
 
-func (fixed56) TypeID() int32    { return 1 }
-func (fixed56) EncodedLen() int  { return 56 }
-func (fixed56) Encode(b []byte)  { clear(b) }
+func (fixed56) TypeID() int32        { return 1 }
+func (fixed56) EncodedLen() int      { return 56 }
+func (fixed56) Encode(b []byte)      { clear(b) }
 func (*fixed56) Decode([]byte) error { return nil }
 
 // Drain, and an Actor's duty cycle, run the Host's Beat every

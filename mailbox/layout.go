@@ -16,19 +16,19 @@ import (
 //
 // WordsLength bytes, in three 128-byte slots grouped by who writes them:
 //
-//	   0  int64 state: 0 open, 1 closed (drain), 2 closed (discard); only
-//	              ever raised, by a compare-and-swap (Close). Every send
-//	              loads it: nothing else in this slot is written.
-//	   8  ..128 reserved (0)
-//	 128  int64 delivered messages        (consumer)
-//	 136  int64 max depth, bytes          (consumer)
-//	 144  int64 torn messages             (consumer)
-//	 152  int64 corrupt records           (consumer)
-//	 160  int64 discarded messages        (consumer)
-//	 168  ..256 reserved (0)
-//	 256  int64 back-pressured sends      (senders, atomic add)
-//	 264  int64 sends refused as closed   (senders, atomic add)
-//	 272  ..384 reserved (0)
+//	  0  int64 state: 0 open, 1 closed (drain), 2 closed (discard); only
+//	             ever raised, by a compare-and-swap (Close). Every send
+//	             loads it: nothing else in this slot is written.
+//	  8  ..128 reserved (0)
+//	128  int64 delivered messages        (consumer)
+//	136  int64 max depth, bytes          (consumer)
+//	144  int64 torn messages             (consumer)
+//	152  int64 corrupt records           (consumer)
+//	160  int64 discarded messages        (consumer)
+//	168  ..256 reserved (0)
+//	256  int64 back-pressured sends      (senders, atomic add)
+//	264  int64 sends refused as closed   (senders, atomic add)
+//	272  ..384 reserved (0)
 const (
 	// WordsLength is the length of a mailbox's shared words
 	// (Placement.Words).

@@ -1,6 +1,10 @@
 package ringbuf
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/dutyrt/duty/internal/corrupt"
+)
 
 // Sentinel errors. Functions wrap them with details (fmt.Errorf with %w);
 // test with errors.Is. ErrFull is returned unwrapped, so a full ring costs no
@@ -36,7 +40,7 @@ var (
 	// writes: a record running past the end of the ring, a misaligned
 	// position, an invalid type id. The ring is shared with other processes,
 	// so it is an error and never a panic.
-	ErrCorrupt = errors.New("ringbuf: corrupt ring buffer")
+	ErrCorrupt = corrupt.New("ringbuf: corrupt ring buffer")
 	// ErrNilHandler reports a read without a handler.
 	ErrNilHandler = errors.New("ringbuf: nil handler")
 )

@@ -24,7 +24,7 @@ import (
 )
 
 // W4T and W4L (BENCH.md): W1 and W3 with the ring in a shared file
-// (an ipc.Mailbox, whose many-to-one ring lives in /dev/shm) and the
+// (a mailbox in a file, ipc.CreateMailbox: its ring lives in /dev/shm) and the
 // consumer (ponger) in a second process: the dutybench binary re-executed
 // with w4ChildEnv naming its role. Baselines: the same workload over a Unix
 // domain socket pair between the two processes (net.Conn over a

@@ -21,8 +21,8 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
 

@@ -1,9 +1,7 @@
 package layoutdoc
 
 import (
-	"os"
-	"regexp"
-	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -101,18 +99,18 @@ var constants = map[string]int64{
 	"ipc.SlotDroppedOffset":     ipc.SlotDroppedOffset,
 }
 
-var row = regexp.MustCompile("(?m)^\\| `([a-z]+\\.[A-Za-z]+)` \\| (-?[0-9]+) \\|")
+// selfChecked are the packages whose own tests check their rows
+// (layoutdoc.Check), unexported constants included.
+var selfChecked = map[string]bool{"mailbox": true}
 
 func TestLayoutsPageMatchesTheCode(t *testing.T) {
-	page, err := os.ReadFile("../../docs/layouts.md")
-	require.NoError(t, err)
 	seen := map[string]bool{}
-	for _, m := range row.FindAllStringSubmatch(string(page), -1) {
-		name := m[1]
+	for name, got := range Rows(t) {
+		if pkg, _, _ := strings.Cut(name, "."); selfChecked[pkg] {
+			continue
+		}
 		want, ok := constants[name]
 		require.True(t, ok, "docs/layouts.md lists %s, which this test does not know", name)
-		got, err := strconv.ParseInt(m[2], 10, 64)
-		require.NoError(t, err)
 		require.Equal(t, want, got, "docs/layouts.md: %s", name)
 		seen[name] = true
 	}

@@ -3,6 +3,8 @@ package errlog
 import (
 	"errors"
 	"fmt"
+
+	dutycorrupt "github.com/dutyrt/duty/internal/corrupt"
 )
 
 var (
@@ -11,7 +13,7 @@ var (
 	// past the end of the buffer. The buffer is shared memory, possibly
 	// written by another (crashed, buggy or hostile) process: it is never
 	// trusted.
-	ErrCorrupt = errors.New("errlog: corrupt record")
+	ErrCorrupt = dutycorrupt.New("errlog: corrupt record")
 	// ErrMisaligned reports a buffer whose first byte is not 8-byte
 	// aligned. Errors wrapping it also wrap atomicbuf.ErrMisaligned.
 	ErrMisaligned = errors.New("errlog: misaligned buffer")
