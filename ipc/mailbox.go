@@ -273,8 +273,7 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: mailbox header: %w", ErrCorrupt, f.Path(), err)
 	}
-	if mb.IsClosed() {
-		_, err := mb.Close(mailbox.Drain) // ErrClosed, or the corruption of a word that holds no state
+	if err := mb.Err(); err != nil { // ErrClosed, or the corruption of a word that holds no state
 		mf.detach()
 		return nil, nil, fmt.Errorf("%w: %s", err, f.Path())
 	}

@@ -337,3 +337,18 @@ func TestPlacementValidation(t *testing.T) {
 	_, err := New(Config{Host: &memHost{mem: &sharedMem{ring: mem.ring, words: atomicbuf.Make(WordsLength + 8).Bytes()[4:]}}})
 	require.ErrorIs(t, err, ErrConfig, "misaligned words")
 }
+
+// Err says what a send would be refused with, without counting a refusal.
+func TestErrReportsTheState(t *testing.T) {
+	owner, sender, oh, _ := placed(t, MinCapacity, Config{})
+	require.NoError(t, sender.Err())
+	_, err := owner.Close(Drain)
+	require.NoError(t, err)
+	require.Equal(t, ErrClosed, sender.Err())
+	owner.w.state.Store(-5)
+	require.ErrorIs(t, sender.Err(), ErrCorrupt)
+	require.Zero(t, owner.Stats().RefusedClosed)
+	owner.w.state.Store(stateDrain)
+	oh.detach()
+	require.Equal(t, ErrClosed, owner.Err())
+}

@@ -289,6 +289,17 @@ func (m *Mailbox) SendOnly() bool { return m.sendOnly }
 // memory away).
 func (m *Mailbox) IsClosed() bool { return m.w.state.Load() != stateOpen }
 
+// Err returns nil while the mailbox is open, ErrClosed once it was closed
+// (or its Host took its memory away), and an error wrapping ErrCorrupt
+// when its state word in shared memory holds no state: what a send would
+// be refused with, without counting a refusal.
+func (m *Mailbox) Err() error {
+	if st := m.w.state.Load(); st != stateOpen {
+		return m.stateErr(st)
+	}
+	return nil
+}
+
 // CloseMode says what Close does with the messages still queued.
 type CloseMode int
 
