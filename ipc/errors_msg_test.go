@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/mailbox"
 )
 
 // TestCreateExistingSaysItOnce: ErrExists matches fs.ErrExist too, and the
 // message does not repeat the fs error's words.
 func TestCreateExistingSaysItOnce(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
-	_, err := CreateMailbox(filepath.Dir(m.Path()), "mbox", MailboxConfig{})
+	_, mf := mbNewForTest(t, mailbox.Config{})
+	_, _, err := CreateMailbox(filepath.Dir(mf.Path()), "mbox", mailbox.Config{})
 	require.ErrorIs(t, err, ErrExists)
 	require.ErrorIs(t, err, fs.ErrExist)
 	require.Equal(t, 1, strings.Count(err.Error(), "already exists"), err.Error())

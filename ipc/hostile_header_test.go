@@ -101,12 +101,12 @@ func TestOpenMailboxBoundedWithCreationTimeInTheFuture(t *testing.T) {
 	clock := func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * time.Second) }
 
 	pwrite64(t, r.File().Path(), CreatedOffset, base.Add(-6*time.Second).UnixMilli())
-	_, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock))
+	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock))
 	require.ErrorIs(t, err, ErrNotMailbox, "control: created 6 s ago")
 
 	pwrite64(t, r.File().Path(), CreatedOffset, base.Add(24*time.Hour).UnixMilli())
 	ticks.Store(0)
-	_, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock), WithPollInterval(time.Millisecond))
+	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock), WithPollInterval(time.Millisecond))
 	require.ErrorIs(t, err, ErrNotMailbox)
 	require.LessOrEqual(t, ticks.Load(), int64(mailboxReadyWait/time.Second)+3, "gave up after its own wait")
 }

@@ -1,115 +1,185 @@
 package ipc
 
 import (
-	"errors"
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// TestMailboxActorKeepsFileAlive: an actor run past the liveness timeout
-// keeps the file's owner heartbeat fresh (File.OwnerAlive), as the owner's
-// Drain does. A mailbox.Actor over Mailbox.Mailbox() does not: the control
-// half shows what MailboxActor exists for.
+// TestMailboxActorKeepsFileAlive: a mailbox.Actor over a file's mailbox,
+// run past the liveness timeout, keeps the file's owner heartbeat fresh
+// (File.OwnerAlive) and the consumer heartbeat at its clock's time: its
+// duty cycles run the file's heartbeat as Drain does. The control half
+// (the same time passes, no duty cycle) shows the clock's advance is
+// enough to make the owner look dead.
 func TestMailboxActorKeepsFileAlive(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		ipc   bool
-		alive bool
-	}{{"MailboxActor", true, true}, {"mailbox.Actor", false, false}} {
+		cycle bool
+	}{{"mailbox.Actor", true}, {"control: no duty cycles", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newMbClock(time.Now())
-			m := mbNewForTest(t, MailboxConfig{HeartbeatCycles: 4}, clk.option(), WithLivenessTimeout(time.Second))
+			clk := clock.NewManual(time.Now())
+			m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: 4, Clock: clk}, mbClockOpt(clk), WithLivenessTimeout(time.Second))
 			var got []string
-			h := func(msg *mailbox.Message) mailbox.Action {
+			a, err := mailbox.NewActor("orders", m, func(msg *mailbox.Message) mailbox.Action {
 				got = append(got, string(msg.Payload()))
 				return mailbox.Continue
-			}
-			var a agent.Agent
-			if tc.ipc {
-				ma, err := NewMailboxActor("orders", m, h)
-				require.NoError(t, err)
-				require.Same(t, m, ma.Owner())
-				a = ma
-			} else {
-				ma, err := mailbox.NewActor("orders", m.Mailbox(), h)
-				require.NoError(t, err)
-				a = ma
-			}
+			})
+			require.NoError(t, err)
+			require.Same(t, m, a.Mailbox())
 			require.NoError(t, a.OnStart())
 			for i := range 10 { // 10 s of duty cycles, one message a second
 				require.NoError(t, m.Send(1, []byte{byte('a' + i)}))
-				clk.add(time.Second)
+				clk.Advance(time.Second)
+				if !tc.cycle {
+					continue
+				}
 				for range 8 {
 					_, err := a.DoWork()
 					require.NoError(t, err)
 				}
 			}
-			require.Equal(t, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, got)
-			require.Equal(t, tc.alive, m.File().OwnerAlive(clk.now()))
-			if tc.ipc {
-				require.Equal(t, clk.now().UnixMilli(), m.ConsumerHeartbeat())
+			require.Equal(t, tc.cycle, mf.File().OwnerAlive(clk.Now()))
+			if tc.cycle {
+				require.Equal(t, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, got)
+				require.Equal(t, clk.Now().UnixMilli(), mf.ConsumerHeartbeat())
+				hb, err := mf.File().HeartbeatMillis()
+				require.NoError(t, err)
+				require.Equal(t, clk.Now().UnixMilli(), hb)
+			} else {
+				require.Empty(t, got)
+				require.Less(t, mf.ConsumerHeartbeat(), clk.Now().UnixMilli()-5000)
 			}
 		})
 	}
 }
 
-// TestMailboxActorClose: OnClose delivers what is queued and closes the
-// mailbox (senders get mailbox.ErrClosed) but leaves the file mapped: the
-// Mailbox's Close comes after.
+// TestMailboxActorClose: OnClose closes the mailbox (senders in every
+// view get mailbox.ErrClosed), delivers what is queued, and ends with a
+// forced heartbeat that publishes the final statistics (the counters file,
+// the file's owner heartbeat), but leaves the file mapped: the file's
+// Close comes after.
 func TestMailboxActorClose(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
+	dir := testDir(t)
+	cf, err := CreateCounters(dir, "counters", 16, nil)
+	require.NoError(t, err)
+	defer cf.Close()
+	clk := clock.NewManual(time.Now())
+	m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{Clock: clk}, WithCounters(cf), mbClockOpt(clk))
+	require.NoError(t, err)
+	defer mf.Close()
+	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
+	depth := func() int64 {
+		var d int64 = -1
+		require.NoError(t, cf.Reader().ForEach(func(_ int, typeID int32, _ string, _ []byte, value int64) bool {
+			if counters.TypeName(typeID) == "mailbox-depth" {
+				d = value
+			}
+			return true
+		}))
+		return d
+	}
 	n := 0
-	a, err := NewMailboxActor("orders", m, func(*mailbox.Message) mailbox.Action { n++; return mailbox.Continue })
+	a, err := mailbox.NewActor("orders", m, func(*mailbox.Message) mailbox.Action { n++; return mailbox.Continue })
 	require.NoError(t, err)
 	require.NoError(t, a.OnStart())
 	for range 3 {
-		require.NoError(t, m.Send(1, []byte("x")))
+		require.NoError(t, s.Send(1, []byte("x")))
 	}
+	require.NoError(t, m.Heartbeat())
+	require.Positive(t, depth())
+	clk.Advance(5 * time.Second)
+
 	require.NoError(t, a.OnClose())
 	require.Equal(t, 3, n)
+	require.ErrorIs(t, s.Send(1, []byte("x")), mailbox.ErrClosed)
 	require.ErrorIs(t, m.Send(1, []byte("x")), mailbox.ErrClosed)
 	require.True(t, m.IsClosed())
-	require.NoError(t, m.Close())
+	require.True(t, s.IsClosed())
+	require.Equal(t, int64(3), s.Stats().Delivered, "in the file")
+	require.Zero(t, depth(), "the final statistics")
+	hb, err := mf.File().HeartbeatMillis()
+	require.NoError(t, err)
+	require.Equal(t, clk.EpochMillis(), hb, "OnClose's last heartbeat")
+	require.Equal(t, clk.EpochMillis(), mf.ConsumerHeartbeat())
+	require.NoError(t, mf.Close())
+}
+
+// TestMailboxActorDiscardClose: with WithCloseMode(Discard), OnClose
+// discards what is queued; the count is in the file, seen by a sender's
+// view.
+func TestMailboxActorDiscardClose(t *testing.T) {
+	m, mf := mbNewForTest(t, mailbox.Config{})
+	s, _ := mbOpenForTest(t, mf.Path())
+	a, err := mailbox.NewActor("orders", m, func(*mailbox.Message) mailbox.Action {
+		t.Error("delivered after Close(Discard)")
+		return mailbox.Continue
+	}, mailbox.WithCloseMode(mailbox.Discard))
+	require.NoError(t, err)
+	require.NoError(t, a.OnStart())
+	for range 4 {
+		require.NoError(t, s.Send(1, []byte("x")))
+	}
+	require.NoError(t, s.SendParts(1, []byte("x"), make([]byte, 20000)))
+	require.NoError(t, a.OnClose())
+	require.Equal(t, 5, a.Discarded())
+	require.Equal(t, int64(5), s.Stats().Discarded)
+	require.Zero(t, s.Stats().Delivered)
+	require.ErrorIs(t, s.Send(1, []byte("x")), mailbox.ErrClosed)
+	require.NoError(t, mf.Close(), "nothing left queued")
 }
 
 // TestMailboxActorCloseNotDrained: a handler that aborts leaves messages
-// queued; OnClose reports them with mailbox.ErrNotDrained.
+// queued; OnClose reports them with mailbox.ErrNotDrained, and so does the
+// file's Close.
 func TestMailboxActorCloseNotDrained(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
-	a, err := NewMailboxActor("orders", m, func(*mailbox.Message) mailbox.Action { return mailbox.Abort })
+	m, mf := mbNewForTest(t, mailbox.Config{})
+	a, err := mailbox.NewActor("orders", m, func(*mailbox.Message) mailbox.Action { return mailbox.Abort })
 	require.NoError(t, err)
 	require.NoError(t, a.OnStart())
 	require.NoError(t, m.Send(1, []byte("x")))
 	require.ErrorIs(t, a.OnClose(), mailbox.ErrNotDrained)
+	require.ErrorIs(t, mf.Close(), mailbox.ErrNotDrained)
 }
 
-// TestMailboxActorErrors: only the owner gets an actor; the actor's own
-// options are validated as mailbox.NewActor does.
+// TestMailboxActorErrors: only the owner's view gets an actor (a sender's
+// view is refused with mailbox.ErrNotConsumer); the actor's own options
+// are validated.
 func TestMailboxActorErrors(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
-	s := mbOpenForTest(t, m.Path())
-	noop := func(*mailbox.Message) mailbox.Action { return mailbox.Continue }
-	_, err := NewMailboxActor("orders", s, noop)
-	require.ErrorIs(t, err, ErrNotOwner)
-	_, err = NewMailboxActor("orders", nil, noop)
+	m, mf := mbNewForTest(t, mailbox.Config{})
+	s, _ := mbOpenForTest(t, mf.Path())
+	_, err := mailbox.NewActor("orders", s, mbNoop)
+	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
+	_, err = mailbox.NewActor("orders", nil, mbNoop)
 	require.ErrorIs(t, err, mailbox.ErrConfig)
-	_, err = NewMailboxActor("orders", m, nil)
+	_, err = mailbox.NewActor("orders", m, nil)
 	require.ErrorIs(t, err, mailbox.ErrNilHandler)
-	_, err = NewMailboxActor("orders", m, noop, mailbox.WithDrainLimit(0))
+	_, err = mailbox.NewActor("orders", m, mbNoop, mailbox.WithDrainLimit(0))
 	require.ErrorIs(t, err, mailbox.ErrConfig)
-	require.False(t, errors.Is(err, ErrNotOwner))
+	require.NotErrorIs(t, err, mailbox.ErrNotConsumer)
+	_, err = mailbox.NewActor("orders", m, mbNoop)
+	require.NoError(t, err)
+	require.NoError(t, s.SendContext(context.Background(), 1, nil), "none of it closed the mailbox")
 }
 
-// TestMailboxVersionOfOtherKinds: only ring files can hold a mailbox.
+// TestMailboxVersionOfOtherKinds: only ring files can hold a mailbox; a
+// plain ring reads version 0.
 func TestMailboxVersionOfOtherKinds(t *testing.T) {
 	cf, err := CreateCounters(testDir(t), "c", 4, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cf.Close() })
 	_, err = MailboxVersion(cf.File())
 	require.ErrorIs(t, err, ErrKind)
+	r, err := CreateRing(testDir(t), "plain", 4096)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+	v, err := MailboxVersion(r.File())
+	require.NoError(t, err)
+	require.Zero(t, v)
 }

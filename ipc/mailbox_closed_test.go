@@ -10,37 +10,40 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// TestMailboxUseAfterClose: after its Close a Mailbox's own methods return
-// mailbox.ErrClosed instead of touching the unmapped file (they faulted
-// the whole process before), for the owner and for a sender.
+// TestMailboxUseAfterClose: after its file's Close a mailbox returns
+// mailbox.ErrClosed instead of touching the unmapped file (the file
+// detaches it), for the owner and for a sender, and keeps its last
+// statistics; the handle's own methods do the same.
 func TestMailboxUseAfterClose(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
-	s := mbOpenForTest(t, m.Path())
+	m, mf := mbNewForTest(t, mailbox.Config{})
+	s, sf := mbOpenForTest(t, mf.Path())
 	ms := s.NewSender()
 	require.NoError(t, s.Send(1, []byte("before")))
 	require.Len(t, mbDrainAll(t, m), 1)
 	for _, c := range []struct {
 		name string
-		mb   *Mailbox
-	}{{"sender", s}, {"owner", m}} {
-		name, mb := c.name, c.mb
+		mb   *mailbox.Mailbox
+		f    *MailboxFile
+	}{{"sender", s, sf}, {"owner", m, mf}} {
+		name, mb, f := c.name, c.mb, c.f
 		before := mb.Stats()
-		require.NoError(t, mb.Close(), name)
-		require.NoError(t, mb.Close(), name+": idempotent")
+		require.False(t, before.Closed, name)
+		require.NoError(t, f.Close(), name)
+		require.NoError(t, f.Close(), name+": idempotent")
 		require.True(t, mb.IsClosed(), name)
-		if name == "owner" {
-			before.Closed = true // the owner's Close closes the mailbox
-		}
+		before.Closed = true // this view is closed
 		require.Equal(t, before, mb.Stats(), name+": the last statistics")
-		require.Zero(t, mb.ConsumerHeartbeat(), name)
-		require.ErrorIs(t, mb.CheckConsumer(), mailbox.ErrClosed, name)
+		require.Zero(t, f.ConsumerHeartbeat(), name)
+		require.ErrorIs(t, f.CheckConsumer(), mailbox.ErrClosed, name)
 		ctx := context.Background()
 		for op, err := range map[string]error{
 			"Send":             mb.Send(1, []byte("x")),
+			"Send fragmented":  mb.Send(1, make([]byte, 20000)),
 			"SendParts":        mb.SendParts(1, []byte("x"), []byte("y")),
-			"SendTyped":        SendTyped(mb, mbQuote{id: 1}),
+			"SendTyped":        mailbox.SendTyped(mb, mbQuote{id: 1}),
 			"SendContext":      mb.SendContext(ctx, 1, []byte("x")),
 			"SendPartsContext": mb.SendPartsContext(ctx, 1, []byte("x")),
+			"a new Sender":     mb.NewSender().Send(1, []byte("x")),
 		} {
 			require.ErrorIs(t, err, mailbox.ErrClosed, "%s %s", name, op)
 		}
@@ -48,10 +51,22 @@ func TestMailboxUseAfterClose(t *testing.T) {
 		require.ErrorIs(t, err, mailbox.ErrClosed, name)
 		_, err = mb.ClaimParts(1, 8, 8)
 		require.ErrorIs(t, err, mailbox.ErrClosed, name)
+		_, err = mb.Close(mailbox.Drain)
+		require.ErrorIs(t, err, mailbox.ErrClosed, name)
+		if name == "sender" {
+			require.False(t, m.IsClosed(), "a sender's file Close leaves the mailbox open")
+			require.NoError(t, m.Send(1, []byte("x")), "and the owner's view working")
+			require.Len(t, mbDrainAll(t, m), 1)
+		}
 	}
-	_, err := m.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, 1)
+	_, err := m.Drain(mbNoop, 1)
 	require.ErrorIs(t, err, mailbox.ErrClosed)
 	require.ErrorIs(t, m.Heartbeat(), mailbox.ErrClosed)
+	_, err = m.Close(mailbox.Discard)
+	require.ErrorIs(t, err, mailbox.ErrClosed)
+	n, err := m.DiscardQueued()
+	require.NoError(t, err)
+	require.Zero(t, n)
 	ctx := context.Background()
 	for op, err := range map[string]error{
 		"Send":             ms.Send(1, []byte("x")),
@@ -59,7 +74,7 @@ func TestMailboxUseAfterClose(t *testing.T) {
 		"SendContext":      ms.SendContext(ctx, 1, []byte("x")),
 		"SendPartsContext": ms.SendPartsContext(ctx, 1, []byte("x")),
 	} {
-		require.ErrorIs(t, err, mailbox.ErrClosed, "MailboxSender %s", op)
+		require.ErrorIs(t, err, mailbox.ErrClosed, "Sender %s", op)
 	}
 	_, err = ms.Claim(1, 8)
 	require.ErrorIs(t, err, mailbox.ErrClosed)
@@ -67,19 +82,38 @@ func TestMailboxUseAfterClose(t *testing.T) {
 	require.ErrorIs(t, err, mailbox.ErrClosed)
 }
 
-// TestMailboxActorAfterClose: an actor whose Mailbox was closed under it
-// stops (an unexpected termination wrapping mailbox.ErrClosed) instead of
-// touching the unmapped file, and its OnClose has nothing left to do.
+// TestMailboxActorAfterClose: an actor whose mailbox's file was closed
+// under it stops (an unexpected termination wrapping mailbox.ErrClosed)
+// instead of touching the unmapped file, and its OnClose has nothing left
+// to do. With a heartbeat every cycle the first cycle finds it; with the
+// default an idle cycle decides in line and the drain that reports it
+// comes with the liveness check (every 64 idle cycles in package mailbox)
+// or the heartbeat.
 func TestMailboxActorAfterClose(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
-	a, err := NewMailboxActor("orders", m, func(*mailbox.Message) mailbox.Action { return mailbox.Continue })
-	require.NoError(t, err)
-	require.NoError(t, a.OnStart())
-	require.NoError(t, m.Close())
-	_, err = a.DoWork()
-	require.ErrorIs(t, err, mailbox.ErrClosed)
-	term, expected := agent.IsTermination(err)
-	require.True(t, term)
-	require.False(t, expected)
-	require.NoError(t, a.OnClose())
+	for _, tc := range []struct {
+		name      string
+		hbCycles  int
+		maxCycles int
+	}{{"heartbeat every cycle", 1, 1}, {"default", 0, 2 * 64}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: tc.hbCycles})
+			a, err := mailbox.NewActor("orders", m, mbNoop)
+			require.NoError(t, err)
+			require.NoError(t, a.OnStart())
+			require.NoError(t, mf.Close())
+			cycles := 0
+			for err == nil {
+				require.Less(t, cycles, tc.maxCycles, "the actor never saw the close")
+				cycles++
+				var n int
+				n, err = a.DoWork()
+				require.Zero(t, n)
+			}
+			require.ErrorIs(t, err, mailbox.ErrClosed)
+			term, expected := agent.IsTermination(err)
+			require.True(t, term)
+			require.False(t, expected)
+			require.NoError(t, a.OnClose())
+		})
+	}
 }

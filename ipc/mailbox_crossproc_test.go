@@ -60,7 +60,7 @@ func runMailboxChild(role string) int {
 	return 0
 }
 
-func mbOpenChild() (*Mailbox, error) {
+func mbOpenChild() (*mailbox.Mailbox, *MailboxFile, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return OpenMailbox(ctx, os.Getenv("DUTY_IPC_MB_PATH"))
@@ -68,23 +68,31 @@ func mbOpenChild() (*Mailbox, error) {
 
 // mbChildSender sends DUTY_IPC_MB_COUNT messages of every shape
 // (mbShape) as sender DUTY_IPC_MB_SENDER: even senders through a
-// MailboxSender, odd ones through the Mailbox's own methods.
+// mailbox.Sender, odd ones through the Mailbox's own methods. With
+// DUTY_IPC_MB_UNTIL_CLOSED=1 a send refused with mailbox.ErrClosed ends it
+// without an error: it prints "closed <seq>", the sequence refused (every
+// one before it was accepted).
 func mbChildSender() error {
-	m, err := mbOpenChild()
+	m, f, err := mbOpenChild()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer f.Close()
 	sender, count := envInt("DUTY_IPC_MB_SENDER"), envInt("DUTY_IPC_MB_COUNT")
+	untilClosed := os.Getenv("DUTY_IPC_MB_UNTIL_CLOSED") == "1"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var s *MailboxSender
+	var s *mailbox.Sender
 	if sender%2 == 0 {
 		s = m.NewSender()
 	}
 	var g mbGen
 	for seq := range uint64(count) {
 		if err := g.send(ctx, m, s, sender, seq); err != nil {
+			if untilClosed && err == mailbox.ErrClosed {
+				fmt.Printf("closed %d\n", seq)
+				return nil
+			}
 			return fmt.Errorf("sender %d seq %d: %w", sender, seq, err)
 		}
 	}
@@ -94,7 +102,7 @@ func mbChildSender() error {
 // mbChildClaimer claims a plain message, fills half of it, says so and
 // waits to be killed: a sender that dies between claim and commit.
 func mbChildClaimer() error {
-	m, err := mbOpenChild()
+	m, _, err := mbOpenChild()
 	if err != nil {
 		return err
 	}
@@ -119,12 +127,12 @@ func mbChildClaimer() error {
 // body fragments, the layout of mailbox/frame.go), says so and waits to be
 // killed: a sender that dies half-way through a fragmented message.
 func mbChildHalf() error {
-	m, err := mbOpenChild()
+	m, _, err := mbOpenChild()
 	if err != nil {
 		return err
 	}
 	body := envInt("DUTY_IPC_MB_BODY")
-	frag := m.Mailbox().MaxPartsClaimLength() // body bytes per record
+	frag := m.MaxPartsClaimLength() // body bytes per record
 	count := (body + frag - 1) / frag
 	size := 0
 	for i := range count {
@@ -168,8 +176,8 @@ func mbChildHalf() error {
 // "got <n>" for each message; it waits to be killed.
 func mbChildConsumer() error {
 	timeout := time.Duration(envInt("DUTY_IPC_MB_TIMEOUT_MS")) * time.Millisecond
-	m, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
-		MailboxConfig{Capacity: 4096, ConsumerTimeout: timeout, HeartbeatCycles: 1})
+	m, _, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
+		mailbox.Config{Capacity: 4096, HeartbeatCycles: 1}, WithConsumerTimeout(timeout))
 	if err != nil {
 		return err
 	}
@@ -265,7 +273,7 @@ func (g *mbGen) make(sender int, seq uint64) (int, [][]byte) {
 	return kind, g.parts
 }
 
-func (g *mbGen) send(ctx context.Context, m *Mailbox, s *MailboxSender, sender int, seq uint64) error {
+func (g *mbGen) send(ctx context.Context, m *mailbox.Mailbox, s *mailbox.Sender, sender int, seq uint64) error {
 	kind, parts := g.make(sender, seq)
 	typeID := int32(100 + sender)
 	switch kind {
@@ -406,7 +414,7 @@ func mbStartSenders(t *testing.T, path string, first, n, count int) []*proc {
 
 // mbDrainUntil drains m into c until c has seen total messages, with a
 // generous hang guard; onIdle runs on every idle drain.
-func mbDrainUntil(t *testing.T, m *Mailbox, c *mbChecker, total int, onIdle func()) {
+func mbDrainUntil(t *testing.T, m *mailbox.Mailbox, c *mbChecker, total int, onIdle func()) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute) // hang guard only
 	for idle := 0; c.n < total; {
@@ -435,10 +443,10 @@ func mbDrainUntil(t *testing.T, m *Mailbox, c *mbChecker, total int, onIdle func
 // in the file add up.
 func TestCrossProcessMailbox(t *testing.T) {
 	const senders, count = 4, 50_000
-	m, err := CreateMailbox(testDir(t), "mbox", MailboxConfig{})
+	m, mf, err := CreateMailbox(testDir(t), "mbox", mailbox.Config{})
 	require.NoError(t, err)
-	defer m.Close()
-	ps := mbStartSenders(t, m.Path(), 0, senders, count)
+	defer mf.Close()
+	ps := mbStartSenders(t, mf.Path(), 0, senders, count)
 	c := &mbChecker{next: make([]uint64, senders)}
 	mbDrainUntil(t, m, c, senders*count, nil)
 	for s, p := range ps {
@@ -454,6 +462,57 @@ func TestCrossProcessMailbox(t *testing.T) {
 	require.Zero(t, st.Corrupt)
 	require.Zero(t, st.Depth)
 	t.Logf("back-pressured sends (all senders, from the file): %d; max depth %d bytes", st.BackPressured, st.MaxDepth)
+}
+
+// TestCrossProcessMailboxClose: the owner's Close(Drain) lives in the
+// mailbox's shared words in the file, so it reaches senders in other
+// processes: two children streaming into the parent's mailbox stop at
+// their first mailbox.ErrClosed (whatever send or claim they are in, a
+// waiting one included); every message they had sent before it is delivered by the
+// drains after the close, exactly once and in order; and each child's one
+// refused send is counted in the file (RefusedClosed, summed over the
+// processes).
+func TestCrossProcessMailboxClose(t *testing.T) {
+	const senders = 2
+	m, mf, err := CreateMailbox(testDir(t), "mbox", mailbox.Config{})
+	require.NoError(t, err)
+	defer mf.Close()
+	var ps []*proc
+	for s := range senders {
+		ps = append(ps, startMailboxChild(t, "sender", mbPathEnv(mf.Path()), "DUTY_IPC_MB_UNTIL_CLOSED=1",
+			"DUTY_IPC_MB_SENDER="+strconv.Itoa(s), "DUTY_IPC_MB_COUNT="+strconv.Itoa(1<<40)))
+	}
+	c := &mbChecker{next: make([]uint64, senders)}
+	for c.next[0] < 100 || c.next[1] < 100 { // both are streaming
+		mbDrainUntil(t, m, c, c.n+1, nil)
+	}
+	_, err = m.Close(mailbox.Drain)
+	require.NoError(t, err)
+	refused := make([]uint64, senders)
+	for s, p := range ps {
+		line := p.line(t)
+		_, err := fmt.Sscanf(line, "closed %d", &refused[s])
+		require.NoError(t, err, "sender %d said %q; stderr: %s", s, line, p.stderr)
+		require.NoError(t, p.wait(t), "sender %d: %s", s, p.stderr)
+	}
+	// The children have exited: everything they sent is in the ring.
+	for {
+		n, err := m.Drain(c.handle, ringbuf.NoLimit)
+		require.NoError(t, err)
+		require.NoError(t, c.err)
+		if n == 0 {
+			break
+		}
+	}
+	require.Equal(t, refused, c.next, "every message accepted before the close, and no other")
+	t.Logf("the senders were refused at sequences %v", refused)
+	st := m.Stats()
+	require.Equal(t, int64(refused[0]+refused[1]), st.Delivered)
+	require.Equal(t, int64(senders), st.RefusedClosed, "one refusal per child, counted in the file")
+	require.Zero(t, st.Depth)
+	require.Zero(t, st.Torn+st.Corrupt)
+	require.True(t, st.Closed)
+	require.NoError(t, mf.Close(), "nothing left queued")
 }
 
 // TestCrossProcessMailboxSenderKilledMidClaim: while two children stream,
@@ -477,14 +536,14 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 	// Far above any scheduling delay of a live sender between its claim
 	// and its commit on a loaded machine; the test waits for it once.
 	const unblock = 2 * time.Second
-	m, err := CreateMailbox(testDir(t), "mbox", MailboxConfig{UnblockTimeout: unblock})
+	m, mf, err := CreateMailbox(testDir(t), "mbox", mailbox.Config{UnblockTimeout: unblock})
 	require.NoError(t, err)
-	defer m.Close()
-	ps := mbStartSenders(t, m.Path(), 0, 2, count)
+	defer mf.Close()
+	ps := mbStartSenders(t, mf.Path(), 0, 2, count)
 	c := &mbChecker{next: make([]uint64, 2)}
 	mbDrainUntil(t, m, c, 1000, nil) // the stream is flowing
 
-	dying := startMailboxChild(t, role, append(env, mbPathEnv(m.Path()))...)
+	dying := startMailboxChild(t, role, append(env, mbPathEnv(mf.Path()))...)
 	said := dying.lineAsync()
 	killed := false
 	mbDrainUntil(t, m, c, 2*count, func() {
@@ -531,9 +590,9 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 
 // TestCrossProcessMailboxConsumerKilled: the consumer is a child; the
 // parent sends to it, sees it drain, SIGKILLs it, and then gets
-// ErrConsumerDead (wrapping ErrOwnerDead) once the ring is full and the
-// consumer timeout has passed: from SendContext, from a spinning Send, and
-// from OpenMailbox. Never a hang.
+// mailbox.ErrConsumerDead (wrapping ErrOwnerDead) once the ring is full
+// and the consumer timeout has passed: from SendContext, from a spinning
+// Send, a spinning Claim, and from OpenMailbox. Never a hang.
 func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	dir := testDir(t)
@@ -541,10 +600,11 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(timeout.Milliseconds())))
 	require.Equal(t, "ready", cons.line(t))
 	path := filepath.Join(dir, "cons")
-	m, err := OpenMailbox(ctxT(t), path)
+	m, mf, err := OpenMailbox(ctxT(t), path)
 	require.NoError(t, err)
-	defer m.Close()
-	require.Equal(t, timeout, m.ConsumerTimeout())
+	defer mf.Close()
+	require.Equal(t, timeout, mf.ConsumerTimeout())
+	require.True(t, m.SendOnly())
 	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("hello")))
 	require.Equal(t, "got hello", cons.line(t), "the consumer is alive and draining")
 
@@ -560,7 +620,7 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 		}
 		sent++
 	}
-	require.ErrorIs(t, err, ErrConsumerDead, "after %d sends", sent)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead, "after %d sends", sent)
 	require.ErrorIs(t, err, ErrOwnerDead, "the process is gone: %v", err)
 	require.NotErrorIs(t, err, context.DeadlineExceeded)
 	t.Logf("%d sends accepted before the ring filled; then: %v", sent, err)
@@ -572,9 +632,20 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 		}
 		require.Less(t, spins, 1000, "a spinning Send must report the dead consumer")
 	}
-	require.ErrorIs(t, err, ErrConsumerDead)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	require.ErrorIs(t, err, ErrOwnerDead)
 	require.Positive(t, m.Stats().BackPressured)
 
-	_, err = OpenMailbox(ctxT(t), path)
-	require.ErrorIs(t, err, ErrConsumerDead)
+	for spins := 0; ; spins++ {
+		_, err = m.Claim(1, len(msg))
+		if err != mailbox.ErrBackPressured {
+			break
+		}
+		require.Less(t, spins, 1000, "a spinning Claim must report the dead consumer")
+	}
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+
+	_, _, err = OpenMailbox(ctxT(t), path)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	require.ErrorIs(t, err, ErrOwnerDead)
 }

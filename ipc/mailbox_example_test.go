@@ -12,7 +12,8 @@ import (
 
 // A mailbox in a shared file: the owner creates it and drains it; any
 // number of other processes (here the same one, through a second mapping)
-// open it by path and send, with the mailbox package's API.
+// open it by path and send. Both get an ordinary *mailbox.Mailbox, and the
+// file's handle to close.
 func ExampleCreateMailbox() {
 	dir, err := os.MkdirTemp("", "duty-example-")
 	if err != nil {
@@ -20,22 +21,22 @@ func ExampleCreateMailbox() {
 	}
 	defer os.RemoveAll(dir)
 
-	owner, err := ipc.CreateMailbox(dir, "orders", ipc.MailboxConfig{ConsumerTimeout: 5 * time.Second})
+	owner, file, err := ipc.CreateMailbox(dir, "orders", mailbox.Config{}, ipc.WithConsumerTimeout(5*time.Second))
 	if err != nil {
 		panic(err)
 	}
-	defer owner.Close()
+	defer file.Close()
 
 	// In a sending process:
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	sender, err := ipc.OpenMailbox(ctx, owner.Path())
+	sender, senderFile, err := ipc.OpenMailbox(ctx, file.Path())
 	if err != nil {
 		panic(err)
 	}
-	defer sender.Close()
+	defer senderFile.Close()
 	if err := sender.Send(1, []byte("buy 100")); err != nil {
-		panic(err) // mailbox.ErrBackPressured, mailbox.ErrClosed, ipc.ErrConsumerDead, ...
+		panic(err) // mailbox.ErrBackPressured, mailbox.ErrClosed, mailbox.ErrConsumerDead, ...
 	}
 	if err := sender.SendParts(2, []byte("header"), []byte("body")); err != nil {
 		panic(err)
@@ -51,30 +52,32 @@ func ExampleCreateMailbox() {
 	}
 	st := owner.Stats()
 	fmt.Println("delivered:", st.Delivered, "torn:", st.Torn)
+	fmt.Println("the sender sees:", sender.Stats().Delivered)
 	// Output:
 	// type 1: ["buy 100"]
 	// type 2: ["header" "body"]
 	// delivered: 2 torn: 0
+	// the sender sees: 2
 }
 
-// The owner's mailbox drained by an agent: NewMailboxActor is
-// mailbox.Actor plus the file's heartbeats. Here an agent.Invoker runs its
-// duty cycle on the caller's goroutine; a runner.Runner would give it a
-// thread of its own.
-func ExampleNewMailboxActor() {
+// The owner's mailbox drained by an agent: mailbox.NewActor, whose duty
+// cycles keep the file's heartbeats too. Here the caller's goroutine runs
+// its duty cycle by hand; a runner.Runner would give it a thread of its
+// own.
+func ExampleCreateMailbox_actor() {
 	dir, err := os.MkdirTemp("", "duty-example-")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
 
-	owner, err := ipc.CreateMailbox(dir, "orders", ipc.MailboxConfig{})
+	owner, file, err := ipc.CreateMailbox(dir, "orders", mailbox.Config{})
 	if err != nil {
 		panic(err)
 	}
-	defer owner.Close() // after the actor closed: Close unmaps the file
+	defer file.Close() // after the actor closed: Close unmaps the file
 
-	actor, err := ipc.NewMailboxActor("matcher", owner, func(m *mailbox.Message) mailbox.Action {
+	actor, err := mailbox.NewActor("matcher", owner, func(m *mailbox.Message) mailbox.Action {
 		fmt.Printf("order %q\n", m.Payload())
 		return mailbox.Continue
 	})

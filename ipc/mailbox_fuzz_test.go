@@ -13,50 +13,67 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// FuzzMailboxHeader overwrites a mailbox file's header slot and consumer
-// heartbeat with fuzzed bytes (as a faulty or hostile process sharing the
-// file could) and opens it as a sender: OpenMailbox returns a typed error,
-// or a mailbox whose sends and whose owner's drain still work; it never
-// panics or hangs.
+// FuzzMailboxHeader overwrites a mailbox file's header slot, the start of
+// the mailbox's shared words (its state word and statistics) and the
+// consumer heartbeat with fuzzed bytes (as a faulty or hostile process
+// sharing the file could) and opens it as a sender: OpenMailbox returns a
+// typed error, or a mailbox whose sends and whose owner's drain still
+// return typed outcomes; it never panics or hangs.
 func FuzzMailboxHeader(f *testing.F) {
 	valid := make([]byte, SpareSlotLength)
-	binary.LittleEndian.PutUint32(valid[MailboxVersionOffset:], 1)
-	binary.LittleEndian.PutUint64(valid[MailboxMaxMessageSizeOffset:], 32608)
-	binary.LittleEndian.PutUint64(valid[MailboxMaxPartsOffset:], 1024)
-	binary.LittleEndian.PutUint64(valid[MailboxConsumerTimeoutOffset:], 10000)
-	binary.LittleEndian.PutUint64(valid[MailboxUnblockTimeoutOffset:], 5000)
-	f.Add(valid, int64(0))
-	f.Add(valid[:40], int64(-1))
-	f.Add([]byte{}, int64(1<<62))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 2}, int64(0))
-	f.Fuzz(func(t *testing.T, slot []byte, heartbeatDelta int64) {
-		m, err := CreateMailbox(t.TempDir(), "fuzz", MailboxConfig{})
+	binary.LittleEndian.PutUint32(valid[mailboxVersionOffset:], uint32(MailboxLayoutVersion))
+	binary.LittleEndian.PutUint64(valid[mailboxMaxMessageSizeOffset:], 32608)
+	binary.LittleEndian.PutUint64(valid[mailboxMaxPartsOffset:], 1024)
+	binary.LittleEndian.PutUint64(valid[mailboxConsumerTimeoutOffset:], 10000)
+	binary.LittleEndian.PutUint64(valid[mailboxUnblockTimeoutOffset:], 5000)
+	state := func(v int64) []byte {
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint64(b, uint64(v))
+		return b
+	}
+	f.Add(valid, []byte{}, int64(0))
+	f.Add(valid, state(1), int64(0))  // closed (drain)
+	f.Add(valid, state(2), int64(0))  // closed (discard)
+	f.Add(valid, state(3), int64(0))  // no state: corrupt
+	f.Add(valid, state(-1), int64(0)) // no state: corrupt
+	f.Add(valid, make([]byte, mailbox.WordsLength), int64(0))
+	f.Add(valid[:40], []byte{}, int64(-1))
+	f.Add([]byte{}, []byte{}, int64(1<<62))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 2}, []byte{}, int64(0))
+	f.Fuzz(func(t *testing.T, slot, words []byte, heartbeatDelta int64) {
+		m, mf, err := CreateMailbox(t.TempDir(), "fuzz", mailbox.Config{})
 		require.NoError(t, err)
-		defer m.Close()
-		hdr, err := m.File().SpareSlot(MailboxHeaderSlot)
+		defer mf.Close()
+		hdr, err := mf.File().SpareSlot(mailboxHeaderSlot)
 		require.NoError(t, err)
 		copy(hdr, slot)
+		w, err := mf.File().SpareSlot(mailboxWordsSlot)
+		require.NoError(t, err)
+		copy(w, words) // the state word and the consumer's statistics
 		m.Ring().SetConsumerHeartbeatTime(time.Now().UnixMilli() + heartbeatDelta)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		s, err := OpenMailbox(ctx, m.Path())
+		s, sf, err := OpenMailbox(ctx, mf.Path())
 		if err != nil {
-			for _, want := range []error{ErrCorrupt, ErrVersion, ErrNotReady, ErrConsumerDead, mailbox.ErrClosed} {
+			for _, want := range []error{ErrCorrupt, ErrVersion, ErrNotReady, mailbox.ErrConsumerDead, mailbox.ErrClosed, mailbox.ErrCorrupt} {
 				if errors.Is(err, want) {
 					return
 				}
 			}
 			t.Fatalf("untyped error: %v", err)
 		}
-		defer s.Close()
+		defer sf.Close()
 		for i := 0; i < 100; i++ {
 			err := s.SendParts(1, []byte("fuzz"), make([]byte, i*97))
 			if err != nil && err != mailbox.ErrBackPressured && err != mailbox.ErrClosed && err != mailbox.ErrTooLong &&
-				!errors.Is(err, ErrConsumerDead) && !errors.Is(err, mailbox.ErrParts) && !errors.Is(err, ErrCorrupt) {
+				!errors.Is(err, mailbox.ErrConsumerDead) && !errors.Is(err, mailbox.ErrParts) && !errors.Is(err, mailbox.ErrCorrupt) {
 				t.Fatalf("send: %v", err)
 			}
 		}
-		_, _ = m.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, ringbuf.NoLimit)
+		_, err = m.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, ringbuf.NoLimit)
+		if err != nil && !errors.Is(err, mailbox.ErrCorrupt) && !errors.Is(err, mailbox.ErrCorruptFrame) {
+			t.Fatalf("drain: %v", err)
+		}
 	})
 }

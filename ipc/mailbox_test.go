@@ -3,52 +3,67 @@ package ipc
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty"
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// mbClock is a settable wall clock for WithClock.
-type mbClock struct{ ms atomic.Int64 }
+// The mailbox's shared words (mailbox/layout.go), from the start of spare
+// slot mailboxWordsSlot: the layout the raw-bytes test asserts, written
+// out here so that a change of package mailbox's layout fails it.
+const (
+	mbWordsState         = 0
+	mbWordsDelivered     = 128
+	mbWordsMaxDepth      = 136
+	mbWordsTorn          = 144
+	mbWordsCorrupt       = 152
+	mbWordsDiscarded     = 160
+	mbWordsBackPressured = 256
+	mbWordsRefusedClosed = 264
+)
 
-func newMbClock(t time.Time) *mbClock {
-	c := &mbClock{}
-	c.ms.Store(t.UnixMilli())
-	return c
-}
-func (c *mbClock) now() time.Time           { return time.UnixMilli(c.ms.Load()) }
-func (c *mbClock) add(d time.Duration)      { c.ms.Add(d.Milliseconds()) }
-func (c *mbClock) option() Option           { return WithClock(c.now) }
-func (c *mbClock) set(t time.Time) *mbClock { c.ms.Store(t.UnixMilli()); return c }
+// mbCheckEvery is package mailbox's consumerCheckEvery: a full mailbox
+// asks its file whether the consumer lives on the first refusal, then on
+// one in mbCheckEvery.
+const mbCheckEvery = 16
 
-func mbNewForTest(t testing.TB, cfg MailboxConfig, opts ...Option) *Mailbox {
+// mbClockOpt returns the option that makes a mailbox file read clk (the
+// file's creation time and first heartbeat, and a sender's view of the
+// consumer heartbeat's age); the owner's mailbox reads it through
+// mailbox.Config.Clock.
+func mbClockOpt(clk *clock.Manual) Option { return WithClock(clk.Now) }
+
+func mbNewForTest(t testing.TB, cfg mailbox.Config, opts ...Option) (*mailbox.Mailbox, *MailboxFile) {
 	t.Helper()
-	m, err := CreateMailbox(testDir(t), "mbox", cfg, opts...)
+	mb, f, err := CreateMailbox(testDir(t), "mbox", cfg, opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
-	return m
+	t.Cleanup(func() { _ = f.Close() })
+	return mb, f
 }
 
-func mbOpenForTest(t testing.TB, path string, opts ...Option) *Mailbox {
+func mbOpenForTest(t testing.TB, path string, opts ...Option) (*mailbox.Mailbox, *MailboxFile) {
 	t.Helper()
-	m, err := OpenMailbox(ctxT(t), path, opts...)
+	mb, f, err := OpenMailbox(ctxT(t), path, opts...)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = m.Close() })
-	return m
+	t.Cleanup(func() { _ = f.Close() })
+	return mb, f
 }
 
 // mbDrainAll drains m until it is empty and returns what it delivered, as
 // (type, parts) strings.
-func mbDrainAll(t *testing.T, m *Mailbox) [][]string {
+func mbDrainAll(t *testing.T, m *mailbox.Mailbox) [][]string {
 	t.Helper()
 	var out [][]string
 	for {
@@ -67,74 +82,141 @@ func mbDrainAll(t *testing.T, m *Mailbox) [][]string {
 	}
 }
 
-// TestMailboxLayoutRawBytes checks every word of mailbox_layout.go in the
-// bytes of the file, read with plain little-endian reads.
+func mbNoop(*mailbox.Message) mailbox.Action { return mailbox.Continue }
+
+// TestMailboxLayoutRawBytes checks every word of mailbox_layout.go and of
+// the mailbox's shared words (mailbox/layout.go, spare slots 1-3) in the
+// bytes of the file, read with plain little-endian reads: each statistic
+// is driven to a value of its own (delivered 2, torn 1, corrupt 1, ...),
+// so that two words swapped or moved fail the test.
 func TestMailboxLayoutRawBytes(t *testing.T) {
-	clk := newMbClock(time.UnixMilli(1_700_000_000_123))
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_123))
 	const capacity = 4096
-	m := mbNewForTest(t, MailboxConfig{Capacity: capacity, MaxMessageSize: 1000, MaxParts: 7,
-		ConsumerTimeout: 3 * time.Second, UnblockTimeout: 1500 * time.Millisecond}, clk.option())
-	s := mbOpenForTest(t, m.Path(), clk.option())
+	m, mf := mbNewForTest(t, mailbox.Config{Capacity: capacity, MaxMessageSize: 1000, MaxParts: 7,
+		UnblockTimeout: 1500 * time.Millisecond, HeartbeatCycles: 1, Clock: clk},
+		WithConsumerTimeout(3*time.Second), mbClockOpt(clk))
+	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
 
 	le := binary.LittleEndian
 	raw := func() []byte {
-		b, err := os.ReadFile(m.Path())
+		b, err := os.ReadFile(mf.Path())
 		require.NoError(t, err)
 		return b
 	}
+	const hdr, words = 512, 640 // file offsets of spare slots 0 and 1
+	require.Equal(t, hdr, spareSlot(mailboxHeaderSlot))
+	require.Equal(t, words, spareSlot(mailboxWordsSlot))
+	require.Equal(t, 384, mailbox.WordsLength, "spare slots 1-3")
+	require.Equal(t, []int{8, 16, 24, 32, 40}, []int{mailboxVersionOffset, mailboxMaxMessageSizeOffset,
+		mailboxMaxPartsOffset, mailboxConsumerTimeoutOffset, mailboxUnblockTimeoutOffset})
+	require.Equal(t, int32(2), MailboxLayoutVersion)
+	v, err := MailboxVersion(mf.File())
+	require.NoError(t, err)
+	require.Equal(t, MailboxLayoutVersion, v)
+
 	b := raw()
 	require.Equal(t, int64(4096+8192), int64(len(b)), "a KindRing file: header + ring + trailer, page-rounded")
 	require.Equal(t, uint32(KindRing), le.Uint32(b[KindOffset:]))
-	require.Equal(t, 512, SpareSlotsOffset+MailboxHeaderSlot*SpareSlotLength)
-	require.Equal(t, 640, SpareSlotsOffset+MailboxConsumerStatsSlot*SpareSlotLength)
-	require.Equal(t, 768, SpareSlotsOffset+MailboxSenderStatsSlot*SpareSlotLength)
-	require.Equal(t, uint64(mailbox.StateOpen), le.Uint64(b[512:]))
-	require.Equal(t, uint32(1), le.Uint32(b[520:]), "mailbox layout version")
-	require.Zero(t, le.Uint32(b[524:]))
-	require.Equal(t, uint64(1000), le.Uint64(b[528:]), "max message size")
-	require.Equal(t, uint64(7), le.Uint64(b[536:]), "max parts")
-	require.Equal(t, uint64(3000), le.Uint64(b[544:]), "consumer timeout ms")
-	require.Equal(t, uint64(1500), le.Uint64(b[552:]), "unblock timeout ms")
-	for o := 560; o < 512+3*128; o++ {
-		if o < 640 || (o >= 680 && o < 768) || o >= 784 {
-			require.Zero(t, b[o], "reserved byte %d", o)
-		}
+	require.Zero(t, le.Uint64(b[hdr:]), "reserved")
+	require.Equal(t, uint32(2), le.Uint32(b[hdr+8:]), "mailbox layout version")
+	require.Zero(t, le.Uint32(b[hdr+12:]))
+	require.Equal(t, uint64(1000), le.Uint64(b[hdr+16:]), "max message size")
+	require.Equal(t, uint64(7), le.Uint64(b[hdr+24:]), "max parts")
+	require.Equal(t, uint64(3000), le.Uint64(b[hdr+32:]), "consumer timeout ms")
+	require.Equal(t, uint64(1500), le.Uint64(b[hdr+40:]), "unblock timeout ms")
+	for o := words; o < words+mailbox.WordsLength; o++ {
+		require.Zero(t, b[o], "shared words of a new mailbox: byte %d", o)
 	}
 	trailer := 4096 + capacity
-	require.Equal(t, uint64(clk.ms.Load()), le.Uint64(b[trailer+640:]), "consumer heartbeat: the ring's word")
+	require.Equal(t, uint64(clk.EpochMillis()), le.Uint64(b[trailer+640:]), "consumer heartbeat: the ring's word")
 
+	// Delivered 2, max depth.
 	require.NoError(t, s.Send(1, []byte("a")))
 	require.NoError(t, s.SendParts(2, []byte("b"), []byte("c")))
 	require.Len(t, mbDrainAll(t, m), 2)
+	// Corrupt 1: a framed record shorter than its frame header.
+	require.NoError(t, s.Ring().Write(mailbox.FramedFlag|1, []byte{1}))
+	_, err = m.Drain(mbNoop, ringbuf.NoLimit)
+	require.ErrorIs(t, err, mailbox.ErrCorruptFrame)
+	// Torn 1: a claim never committed, released once the injected clock
+	// passed the unblock timeout.
+	_, err = s.Claim(3, 8)
+	require.NoError(t, err)
+	for i := 0; m.Stats().Torn == 0; i++ {
+		require.Less(t, i, 10_000, "never unblocked")
+		_, err := m.Drain(mbNoop, ringbuf.NoLimit)
+		require.NoError(t, err)
+		clk.Advance(10 * time.Millisecond)
+	}
+	require.NoError(t, m.Heartbeat())
+	// Back-pressured 1: fill the ring, one refusal.
+	queued := 0
 	for {
 		if err := s.Send(3, make([]byte, 400)); err != nil {
 			require.Equal(t, mailbox.ErrBackPressured, err)
 			break
 		}
+		queued++
 	}
+	require.Positive(t, queued)
 	b = raw()
-	require.Equal(t, uint64(2), le.Uint64(b[640+MailboxDeliveredOffset:]), "delivered")
-	require.Positive(t, le.Uint64(b[640+MailboxMaxDepthOffset:]), "max depth")
-	require.Equal(t, uint64(1), le.Uint64(b[768+MailboxBackPressuredOffset:]), "back-pressured")
+	require.Zero(t, le.Uint64(b[words+mbWordsState:]), "open")
+	require.Equal(t, uint64(2), le.Uint64(b[words+mbWordsDelivered:]), "delivered")
+	require.Positive(t, le.Uint64(b[words+mbWordsMaxDepth:]), "max depth")
+	require.Equal(t, uint64(m.Stats().MaxDepth), le.Uint64(b[words+mbWordsMaxDepth:]), "max depth")
+	require.Equal(t, uint64(1), le.Uint64(b[words+mbWordsTorn:]), "torn")
+	require.Equal(t, uint64(1), le.Uint64(b[words+mbWordsCorrupt:]), "corrupt")
+	require.Zero(t, le.Uint64(b[words+mbWordsDiscarded:]), "discarded")
+	require.Equal(t, uint64(1), le.Uint64(b[words+mbWordsBackPressured:]), "back-pressured")
+	require.Zero(t, le.Uint64(b[words+mbWordsRefusedClosed:]), "refused (closed)")
+	require.Equal(t, uint64(clk.EpochMillis()), le.Uint64(b[trailer+640:]), "the drains' consumer heartbeat")
 	require.Equal(t, int64(1), m.Stats().BackPressured, "the owner sees the sender's refusal")
 
-	require.ErrorIs(t, m.Close(), mailbox.ErrNotDrained, "the ring was left full")
+	_, err = m.Close(mailbox.Drain)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), le.Uint64(raw()[words+mbWordsState:]), "Close(Drain) raised the state")
 	require.Equal(t, mailbox.ErrClosed, s.Send(1, []byte("late")))
+	n, err := m.Close(mailbox.Discard)
+	require.NoError(t, err)
+	require.Equal(t, queued, n)
 	b = raw()
-	require.Equal(t, uint64(mailbox.StateClosedDrain), le.Uint64(b[512:]), "Close raised the state")
-	require.Equal(t, uint64(1), le.Uint64(b[768+MailboxRefusedClosedOffset:]), "refused (closed)")
+	require.Equal(t, uint64(2), le.Uint64(b[words+mbWordsState:]), "Close(Discard) raised it again")
+	require.Equal(t, uint64(queued), le.Uint64(b[words+mbWordsDiscarded:]), "discarded")
+	require.Equal(t, uint64(1), le.Uint64(b[words+mbWordsRefusedClosed:]), "refused (closed)")
+
+	// Every byte of the spare slots not named above is zero.
+	named := map[int]bool{hdr + 16: true, hdr + 24: true, hdr + 32: true, hdr + 40: true}
+	for _, o := range []int{mbWordsState, mbWordsDelivered, mbWordsMaxDepth, mbWordsTorn, mbWordsCorrupt,
+		mbWordsDiscarded, mbWordsBackPressured, mbWordsRefusedClosed} {
+		named[words+o] = true
+	}
+	for o := SpareSlotsOffset; o < SpareSlotsOffset+SpareSlotCount*SpareSlotLength; o++ {
+		if !named[o&^7] && (o < hdr+8 || o >= hdr+12) { // the version is 4 bytes
+			require.Zero(t, b[o], "reserved byte %d", o)
+		}
+	}
+	require.NoError(t, mf.Close(), "nothing queued: all discarded")
+	require.Equal(t, uint64(2), le.Uint64(raw()[words+mbWordsState:]), "the closed state stays in the file")
 }
 
 // TestMailboxSendDrain: an opened view (another mapping of the file, as in
 // another process) sends every shape; the owner drains them whole, in
-// order.
+// order. The view only sends: the consumer's operations are refused.
 func TestMailboxSendDrain(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{Capacity: 16384})
-	s := mbOpenForTest(t, m.Path())
-	require.False(t, s.IsOwner())
-	require.True(t, m.IsOwner())
-	require.Equal(t, m.Mailbox().MaxMessageSize(), s.Mailbox().MaxMessageSize())
-	require.Equal(t, DefaultConsumerTimeout, s.ConsumerTimeout())
+	m, mf := mbNewForTest(t, mailbox.Config{Capacity: 16384})
+	s, sf := mbOpenForTest(t, mf.Path())
+	require.False(t, sf.IsOwner())
+	require.True(t, mf.IsOwner())
+	require.True(t, s.SendOnly())
+	require.False(t, m.SendOnly())
+	require.Equal(t, m.MaxMessageSize(), s.MaxMessageSize())
+	require.Equal(t, m.MaxParts(), s.MaxParts())
+	require.Equal(t, m.UnblockTimeout(), s.UnblockTimeout())
+	require.Equal(t, DefaultConsumerTimeout, sf.ConsumerTimeout())
+	require.Equal(t, DefaultConsumerTimeout, mf.ConsumerTimeout())
+	require.Equal(t, mf.Path(), sf.Path())
+	require.Equal(t, "mbox", m.Name())
+	require.Equal(t, "mbox", s.Name())
 
 	big := make([]byte, 5000)
 	for i := range big {
@@ -157,7 +239,7 @@ func TestMailboxSendDrain(t *testing.T) {
 	require.NoError(t, snd.SendParts(7, big, []byte("tail")))
 	require.NoError(t, snd.SendContext(ctxT(t), 8, []byte("ctx")))
 	require.NoError(t, s.SendPartsContext(ctxT(t), 9, []byte("a"), []byte("b")))
-	require.NoError(t, SendTyped(s, mbQuote{id: 42}))
+	require.NoError(t, mailbox.SendTyped(s, mbQuote{id: 42}))
 
 	require.Equal(t, [][]string{
 		{"1", "plain"}, {"2", "x", "", "z"}, {"3", string(big)}, {"4", "claim"}, {"5", "p", "qq"},
@@ -168,9 +250,16 @@ func TestMailboxSendDrain(t *testing.T) {
 	require.Equal(t, int64(10), st.Delivered)
 	require.Equal(t, st, s.Stats(), "one set of counters, in the file")
 
-	_, err = s.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, 1)
-	require.ErrorIs(t, err, ErrNotOwner)
-	require.ErrorIs(t, s.Heartbeat(), ErrNotOwner)
+	_, err = s.Drain(mbNoop, 1)
+	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
+	require.ErrorIs(t, s.Heartbeat(), mailbox.ErrNotConsumer)
+	_, err = s.DiscardQueued()
+	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
+	_, err = s.Close(mailbox.Discard)
+	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
+	_, err = mailbox.NewActor("orders", s, mbNoop)
+	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
+	require.False(t, m.IsClosed(), "none of them closed anything")
 }
 
 const mbQuoteType = 10
@@ -183,34 +272,53 @@ func (q mbQuote) Encode(b []byte) { binary.LittleEndian.PutUint64(b, q.id) }
 
 // TestMailboxClose: the owner's Close is seen by every sender (state word
 // in the file); messages left queued are reported, not dropped silently.
+// A sender's Close closes only its own view; a Close(Drain) of any view
+// closes the mailbox for all of them.
 func TestMailboxClose(t *testing.T) {
-	m := mbNewForTest(t, MailboxConfig{})
-	s := mbOpenForTest(t, m.Path())
+	m, mf := mbNewForTest(t, mailbox.Config{})
+	s, sf := mbOpenForTest(t, mf.Path())
 	require.NoError(t, s.Send(1, []byte("left behind")))
-	err := m.Close()
+	err := mf.Close()
 	require.ErrorIs(t, err, mailbox.ErrNotDrained)
-	require.NoError(t, m.Close(), "idempotent")
+	require.NoError(t, mf.Close(), "idempotent")
+	require.True(t, m.IsClosed())
 	require.True(t, s.IsClosed())
+	require.True(t, s.Stats().Closed)
+	require.Equal(t, mailbox.ErrClosed, s.Err())
 	require.Equal(t, mailbox.ErrClosed, s.Send(1, []byte("x")))
 	require.Equal(t, mailbox.ErrClosed, s.SendContext(ctxT(t), 1, []byte("x")))
-	_, err = OpenMailbox(ctxT(t), m.Path())
+	_, _, err = OpenMailbox(ctxT(t), mf.Path())
 	require.ErrorIs(t, err, mailbox.ErrClosed)
-	l, err := s.File().Liveness(time.Now(), 0)
+	l, err := sf.File().Liveness(time.Now(), 0)
 	require.NoError(t, err)
 	require.Equal(t, Closed, l.State)
 
 	// A sender's Close only releases its mapping.
-	m2 := mbNewForTest(t, MailboxConfig{})
-	s2 := mbOpenForTest(t, m2.Path())
-	require.NoError(t, s2.Close())
+	m2, mf2 := mbNewForTest(t, mailbox.Config{})
+	s2, sf2 := mbOpenForTest(t, mf2.Path())
+	s3, _ := mbOpenForTest(t, mf2.Path())
+	require.NoError(t, sf2.Close())
+	require.True(t, s2.IsClosed(), "this view")
+	require.Equal(t, mailbox.ErrClosed, s2.Send(1, []byte("x")))
+	require.False(t, m2.IsClosed(), "not the mailbox")
 	require.NoError(t, m2.Send(1, []byte("still open")))
-	require.Len(t, mbDrainAll(t, m2), 1)
-	require.NoError(t, m2.Close())
+	require.NoError(t, s3.Send(1, []byte("still open")))
+	require.Len(t, mbDrainAll(t, m2), 2)
+
+	// Closing to senders is anyone's: a sender's Close(Drain) is the
+	// mailbox's, and the owner drains what was queued before it.
+	require.NoError(t, s3.Send(2, []byte("queued")))
+	_, err = s3.Close(mailbox.Drain)
+	require.NoError(t, err)
+	require.True(t, m2.IsClosed())
+	require.Equal(t, mailbox.ErrClosed, m2.Send(1, nil))
+	require.Equal(t, [][]string{{"2", "queued"}}, mbDrainAll(t, m2))
+	require.NoError(t, mf2.Close())
 }
 
 // mbFillRing sends from s until the ring is full.
 // The last sends are of one byte, so that no send of one byte fits.
-func mbFillRing(t *testing.T, s *Mailbox) {
+func mbFillRing(t *testing.T, s *mailbox.Mailbox) {
 	t.Helper()
 	for _, n := range []int{100, 1} {
 		for i := 0; ; i++ {
@@ -226,51 +334,57 @@ func mbFillRing(t *testing.T, s *Mailbox) {
 
 // TestMailboxDeadConsumer: with injected clocks (no timing), a
 // back-pressured sender gets ErrBackPressured while the consumer heartbeat
-// is fresh and ErrConsumerDead once it is older than the timeout (here the
-// consumer's process runs: not ErrOwnerDead); a heartbeat from the
-// consumer's Drain brings it back.
+// is fresh and mailbox.ErrConsumerDead once it is older than the timeout
+// (here the consumer's process runs: not ErrOwnerDead); a heartbeat from
+// the consumer's Drain brings it back.
 func TestMailboxDeadConsumer(t *testing.T) {
 	start := time.Now()
-	owner, sender := newMbClock(start), newMbClock(start)
-	m := mbNewForTest(t, MailboxConfig{Capacity: 4096, ConsumerTimeout: time.Second, HeartbeatCycles: 1}, owner.option())
-	s := mbOpenForTest(t, m.Path(), sender.option())
+	owner, sender := clock.NewManual(start), clock.NewManual(start)
+	m, mf := mbNewForTest(t, mailbox.Config{Capacity: 4096, HeartbeatCycles: 1, Clock: owner},
+		WithConsumerTimeout(time.Second), mbClockOpt(owner))
+	s, sf := mbOpenForTest(t, mf.Path(), mbClockOpt(sender))
 	mbFillRing(t, s)
-	for range 3 * mailboxCheckEvery {
+	for range 3 * mbCheckEvery {
 		require.Equal(t, mailbox.ErrBackPressured, s.Send(1, []byte("x")))
 	}
-	require.NoError(t, s.CheckConsumer())
+	require.NoError(t, sf.CheckConsumer())
+	require.NoError(t, mf.CheckConsumer())
 
-	sender.add(1001 * time.Millisecond)
-	err := s.CheckConsumer()
-	require.ErrorIs(t, err, ErrConsumerDead)
+	sender.Advance(1001 * time.Millisecond)
+	err := sf.CheckConsumer()
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
 	require.NotErrorIs(t, err, ErrOwnerDead, "this process runs: %v", err)
 	require.ErrorContains(t, err, "still runs")
+	require.ErrorContains(t, err, mf.Path())
 	var dead int
-	for range mailboxCheckEvery {
+	for range mbCheckEvery {
 		if err := s.Send(1, []byte("x")); err != mailbox.ErrBackPressured {
-			require.ErrorIs(t, err, ErrConsumerDead)
+			require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+			require.ErrorContains(t, err, "still runs", "the file's description of the consumer")
 			dead++
 		}
 	}
-	require.Equal(t, 1, dead, "one refusal in %d checks", mailboxCheckEvery)
+	require.Equal(t, 1, dead, "one refusal in %d checks", mbCheckEvery)
 	snd := s.NewSender()
-	require.ErrorIs(t, snd.Send(1, []byte("x")), ErrConsumerDead, "a sender's first refusal checks")
+	require.ErrorIs(t, snd.Send(1, []byte("x")), mailbox.ErrConsumerDead, "a sender's first refusal checks")
 	bp := m.Stats().BackPressured
-	require.ErrorIs(t, s.SendContext(ctxT(t), 1, []byte("x")), ErrConsumerDead)
-	require.ErrorIs(t, snd.SendPartsContext(ctxT(t), 1, []byte("x"), []byte("y")), ErrConsumerDead)
+	require.ErrorIs(t, s.SendContext(ctxT(t), 1, []byte("x")), mailbox.ErrConsumerDead)
+	require.ErrorIs(t, snd.SendPartsContext(ctxT(t), 1, []byte("x"), []byte("y")), mailbox.ErrConsumerDead)
 	require.Equal(t, bp+2, m.Stats().BackPressured, "each wait counts once")
-	_, err = OpenMailbox(ctxT(t), m.Path(), sender.option())
-	require.ErrorIs(t, err, ErrConsumerDead)
+	_, _, err = OpenMailbox(ctxT(t), mf.Path(), mbClockOpt(sender))
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	require.NoError(t, mf.CheckConsumer(), "the owner's clock: fresh")
 
 	// A heartbeat far in the future is as stale as one far in the past.
-	sender.add(-3 * time.Second)
-	require.ErrorIs(t, s.CheckConsumer(), ErrConsumerDead)
+	sender.Advance(-3 * time.Second)
+	require.ErrorIs(t, sf.CheckConsumer(), mailbox.ErrConsumerDead)
 
 	// The consumer drains (and heartbeats at its clock's time).
-	owner.set(sender.now())
+	owner.SetWall(sender.Now())
 	require.NotEmpty(t, mbDrainAll(t, m))
-	require.NoError(t, s.CheckConsumer())
-	require.Equal(t, owner.ms.Load(), s.ConsumerHeartbeat())
+	require.NoError(t, sf.CheckConsumer())
+	require.Equal(t, owner.EpochMillis(), sf.ConsumerHeartbeat())
+	require.Equal(t, owner.EpochMillis(), mf.ConsumerHeartbeat())
 	require.NoError(t, s.Send(1, []byte("x")))
 
 	// A waiting SendContext returns as soon as its context ends.
@@ -280,33 +394,122 @@ func TestMailboxDeadConsumer(t *testing.T) {
 	require.Equal(t, context.Canceled, s.SendContext(ctx, 1, []byte("x")))
 }
 
-// TestMailboxHeartbeatCycles: Drain reads the clock once per
-// HeartbeatCycles calls; Heartbeat forces it.
+// TestMailboxDeadConsumerEverySendPath: every path that can find the
+// mailbox full (the Mailbox's methods, a Sender's, SendTyped and the
+// waiting ones) asks the file, and reports a stale consumer heartbeat as
+// mailbox.ErrConsumerDead instead of back-pressure within mbCheckEvery
+// refusals (a waiting send at once). Before the mailbox was the file's,
+// only the ipc wrapper's methods did; the raw mailbox under it stayed
+// back-pressured for ever.
+func TestMailboxDeadConsumerEverySendPath(t *testing.T) {
+	p := make([]byte, 56)
+	big := make([]byte, 1500) // fragmented in a 4 KiB ring (records of at most 512 bytes)
+	commit := func(c mailbox.Claim, err error) error {
+		if err == nil {
+			err = c.Commit()
+		}
+		return err
+	}
+	commitParts := func(c mailbox.PartsClaim, err error) error {
+		if err == nil {
+			err = c.Commit()
+		}
+		return err
+	}
+	type send func(ctx context.Context, m *mailbox.Mailbox, s *mailbox.Sender) error
+	paths := map[string]send{
+		"Send":            func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error { return m.Send(1, p) },
+		"Send fragmented": func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error { return m.Send(1, big) },
+		"SendParts":       func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error { return m.SendParts(1, p, p) },
+		"Claim":           func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error { return commit(m.Claim(1, 56)) },
+		"ClaimParts": func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
+			return commitParts(m.ClaimParts(1, 20, 20))
+		},
+		"SendTyped": func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
+			return mailbox.SendTyped(m, mbQuote{})
+		},
+		"SendContext": func(ctx context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
+			return m.SendContext(ctx, 1, p)
+		},
+		"SendPartsContext": func(ctx context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
+			return m.SendPartsContext(ctx, 1, p, p)
+		},
+		"Sender.Send":      func(_ context.Context, _ *mailbox.Mailbox, s *mailbox.Sender) error { return s.Send(1, p) },
+		"Sender.SendParts": func(_ context.Context, _ *mailbox.Mailbox, s *mailbox.Sender) error { return s.SendParts(1, p, p) },
+		"Sender.Claim":     func(_ context.Context, _ *mailbox.Mailbox, s *mailbox.Sender) error { return commit(s.Claim(1, 56)) },
+		"Sender.ClaimParts": func(_ context.Context, _ *mailbox.Mailbox, s *mailbox.Sender) error {
+			return commitParts(s.ClaimParts(1, 20, 20))
+		},
+		"Sender.SendContext": func(ctx context.Context, _ *mailbox.Mailbox, s *mailbox.Sender) error {
+			return s.SendContext(ctx, 1, p)
+		},
+		"Sender.SendPartsContext": func(ctx context.Context, _ *mailbox.Mailbox, s *mailbox.Sender) error {
+			return s.SendPartsContext(ctx, 1, p, p)
+		},
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, send := range paths {
+		t.Run(name, func(t *testing.T) {
+			clk := clock.NewManual(time.Now())
+			_, mf := mbNewForTest(t, mailbox.Config{Capacity: 4096, Clock: clk},
+				WithConsumerTimeout(time.Second), mbClockOpt(clk))
+			s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
+			require.Greater(t, len(big), s.MaxClaimLength(), "fragmented")
+			snd := s.NewSender()
+			mbFillRing(t, s)
+			for range 2 * mbCheckEvery {
+				// A waiting send to a live consumer waits: its context ends it.
+				err := send(cancelled, s, snd)
+				if err != context.Canceled {
+					require.Equal(t, mailbox.ErrBackPressured, err, "a live consumer: back-pressure")
+				}
+			}
+			clk.Advance(2 * time.Second) // the owner does not drain: its heartbeat goes stale
+			var err error
+			for range mbCheckEvery {
+				if err = send(ctxT(t), s, snd); err != mailbox.ErrBackPressured {
+					break
+				}
+			}
+			require.ErrorIs(t, err, mailbox.ErrConsumerDead, "within %d refusals", mbCheckEvery)
+			require.ErrorContains(t, err, mf.Path())
+			require.NotErrorIs(t, err, ErrOwnerDead, "this process runs")
+		})
+	}
+}
+
 // TestMailboxNoDemote: the owner's ring demotes the lines it releases by
 // default, and not with NoDemote.
 func TestMailboxNoDemote(t *testing.T) {
-	require.True(t, mbNewForTest(t, MailboxConfig{}).Mailbox().Ring().Demotes(), "the default")
-	require.False(t, mbNewForTest(t, MailboxConfig{NoDemote: true}).Mailbox().Ring().Demotes())
+	m, _ := mbNewForTest(t, mailbox.Config{})
+	require.True(t, m.Ring().Demotes(), "the default")
+	m, _ = mbNewForTest(t, mailbox.Config{NoDemote: true})
+	require.False(t, m.Ring().Demotes())
 }
 
+// TestMailboxHeartbeatCycles: Drain stores the consumer heartbeat once per
+// HeartbeatCycles calls, at its clock's time (mailbox.Config.Clock);
+// Heartbeat forces it, and the file's owner heartbeat with it.
 func TestMailboxHeartbeatCycles(t *testing.T) {
-	clk := newMbClock(time.Now())
-	m := mbNewForTest(t, MailboxConfig{HeartbeatCycles: 4}, clk.option())
-	first := m.ConsumerHeartbeat()
-	noop := func(*mailbox.Message) mailbox.Action { return mailbox.Continue }
-	clk.add(time.Second)
+	clk := clock.NewManual(time.Now())
+	m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: 4, Clock: clk}, mbClockOpt(clk))
+	first := mf.ConsumerHeartbeat()
+	require.Equal(t, clk.EpochMillis(), first, "the creation time")
+	clk.Advance(time.Second)
 	for range 3 {
-		_, err := m.Drain(noop, 1)
+		_, err := m.Drain(mbNoop, 1)
 		require.NoError(t, err)
-		require.Equal(t, first, m.ConsumerHeartbeat())
+		require.Equal(t, first, mf.ConsumerHeartbeat())
 	}
-	_, err := m.Drain(noop, 1)
+	_, err := m.Drain(mbNoop, 1)
 	require.NoError(t, err)
-	require.Equal(t, first+1000, m.ConsumerHeartbeat())
-	clk.add(time.Second)
+	require.Equal(t, first+1000, mf.ConsumerHeartbeat())
+	require.Equal(t, first+1000, m.Ring().ConsumerHeartbeatTime())
+	clk.Advance(time.Second)
 	require.NoError(t, m.Heartbeat())
-	require.Equal(t, first+2000, m.ConsumerHeartbeat())
-	hb, err := m.File().HeartbeatMillis()
+	require.Equal(t, first+2000, mf.ConsumerHeartbeat())
+	hb, err := mf.File().HeartbeatMillis()
 	require.NoError(t, err)
 	require.Equal(t, first+2000, hb, "the file's owner heartbeat too")
 }
@@ -318,23 +521,23 @@ func TestMailboxOpenErrors(t *testing.T) {
 	ring, err := CreateRing(dir, "plain", 4096)
 	require.NoError(t, err)
 	defer ring.Close()
-	late := newMbClock(time.Now().Add(time.Hour)).option()
-	_, err = OpenMailbox(ctxT(t), ring.File().Path(), late)
+	late := WithClock(clock.NewManual(time.Now().Add(time.Hour)).Now)
+	_, _, err = OpenMailbox(ctxT(t), ring.File().Path(), late)
 	require.ErrorIs(t, err, ErrNotMailbox)
 	require.ErrorIs(t, err, ErrKind)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = OpenMailbox(ctx, ring.File().Path())
+	_, _, err = OpenMailbox(ctx, ring.File().Path())
 	require.ErrorIs(t, err, ErrNotReady, "a fresh ring may still become a mailbox: wait, bounded by ctx")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	f, err := Create(dir, "other", KindUserMin, []int{4096})
 	require.NoError(t, err)
 	defer f.Close()
-	_, err = OpenMailbox(ctxT(t), f.Path())
+	_, _, err = OpenMailbox(ctxT(t), f.Path())
 	require.ErrorIs(t, err, ErrKind)
 
-	_, err = OpenMailbox(ctxT(t), dir+"/missing")
+	_, _, err = OpenMailbox(ctxT(t), dir+"/missing")
 	require.ErrorIs(t, err, os.ErrNotExist)
 
 	cases := []struct {
@@ -344,53 +547,74 @@ func TestMailboxOpenErrors(t *testing.T) {
 		value  int64
 		want   error
 	}{
-		{"version too new", MailboxHeaderSlot, MailboxVersionOffset, 2, ErrVersion},
-		{"negative version", MailboxHeaderSlot, MailboxVersionOffset, -1, ErrVersion},
-		{"max message 0", MailboxHeaderSlot, MailboxMaxMessageSizeOffset, 0, ErrCorrupt},
-		{"max message > ring", MailboxHeaderSlot, MailboxMaxMessageSizeOffset, 1 << 40, ErrCorrupt},
-		{"max message > half ring", MailboxHeaderSlot, MailboxMaxMessageSizeOffset, 60000, ErrCorrupt},
-		{"max parts 0", MailboxHeaderSlot, MailboxMaxPartsOffset, 0, ErrCorrupt},
-		{"max parts huge", MailboxHeaderSlot, MailboxMaxPartsOffset, 1 << 40, ErrCorrupt},
-		{"consumer timeout 0", MailboxHeaderSlot, MailboxConsumerTimeoutOffset, 0, ErrCorrupt},
-		{"consumer timeout negative", MailboxHeaderSlot, MailboxConsumerTimeoutOffset, -5, ErrCorrupt},
-		{"unblock timeout huge", MailboxHeaderSlot, MailboxUnblockTimeoutOffset, 1 << 50, ErrCorrupt},
-		{"closed", MailboxHeaderSlot, MailboxStateOffset, mailbox.StateClosedDiscard, mailbox.ErrClosed},
+		{"version too new", mailboxHeaderSlot, mailboxVersionOffset, 3, ErrVersion},
+		{"version 1: the old layout", mailboxHeaderSlot, mailboxVersionOffset, 1, ErrVersion},
+		{"negative version", mailboxHeaderSlot, mailboxVersionOffset, -1, ErrVersion},
+		{"max message 0", mailboxHeaderSlot, mailboxMaxMessageSizeOffset, 0, ErrCorrupt},
+		{"max message > ring", mailboxHeaderSlot, mailboxMaxMessageSizeOffset, 1 << 40, ErrCorrupt},
+		{"max message > half ring", mailboxHeaderSlot, mailboxMaxMessageSizeOffset, 60000, ErrCorrupt},
+		{"max parts 0", mailboxHeaderSlot, mailboxMaxPartsOffset, 0, ErrCorrupt},
+		{"max parts huge", mailboxHeaderSlot, mailboxMaxPartsOffset, 1 << 40, ErrCorrupt},
+		{"consumer timeout 0", mailboxHeaderSlot, mailboxConsumerTimeoutOffset, 0, ErrCorrupt},
+		{"consumer timeout negative", mailboxHeaderSlot, mailboxConsumerTimeoutOffset, -5, ErrCorrupt},
+		{"unblock timeout huge", mailboxHeaderSlot, mailboxUnblockTimeoutOffset, 1 << 50, ErrCorrupt},
+		{"closed (drain)", mailboxWordsSlot, mbWordsState, 1, mailbox.ErrClosed},
+		{"closed (discard)", mailboxWordsSlot, mbWordsState, 2, mailbox.ErrClosed},
+		{"state word corrupt", mailboxWordsSlot, mbWordsState, 3, mailbox.ErrCorrupt},
+		{"state word negative", mailboxWordsSlot, mbWordsState, -1, mailbox.ErrCorrupt},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := mbNewForTest(t, MailboxConfig{})
-			slot, err := m.File().SpareSlot(c.slot)
+			_, mf := mbNewForTest(t, mailbox.Config{})
+			slot, err := mf.File().SpareSlot(c.slot)
 			require.NoError(t, err)
-			if c.offset == MailboxVersionOffset {
+			if c.slot == mailboxHeaderSlot && c.offset == mailboxVersionOffset {
 				binary.LittleEndian.PutUint32(slot[c.offset:], uint32(int32(c.value)))
 			} else {
 				binary.LittleEndian.PutUint64(slot[c.offset:], uint64(c.value))
 			}
-			_, err = OpenMailbox(ctxT(t), m.Path())
+			mb, sf, err := OpenMailbox(ctxT(t), mf.Path())
 			require.ErrorIs(t, err, c.want)
+			require.Nil(t, mb)
+			require.Nil(t, sf)
 		})
 	}
 }
 
 func TestMailboxCreateErrors(t *testing.T) {
 	dir := testDir(t)
-	for _, cfg := range []MailboxConfig{
-		{Capacity: 512}, {Capacity: 5000}, {ConsumerTimeout: time.Microsecond}, {ConsumerTimeout: -time.Second},
-		{UnblockTimeout: 48 * time.Hour}, {HeartbeatCycles: -1}, {MaxParts: 1 << 30}, {MaxMessageSize: 1 << 20},
-		{MaxMessageSize: -1},
+	for _, c := range []struct {
+		cfg  mailbox.Config
+		opts []Option
+	}{
+		{cfg: mailbox.Config{Capacity: 512}},
+		{cfg: mailbox.Config{Capacity: 5000}},
+		{opts: []Option{WithConsumerTimeout(time.Microsecond)}},
+		{opts: []Option{WithConsumerTimeout(-time.Second)}},
+		{opts: []Option{WithConsumerTimeout(48 * time.Hour)}},
+		{cfg: mailbox.Config{UnblockTimeout: 48 * time.Hour}},
+		{cfg: mailbox.Config{UnblockTimeout: -time.Second}},
+		{cfg: mailbox.Config{HeartbeatCycles: -1}},
+		{cfg: mailbox.Config{MaxParts: 1 << 30}},
+		{cfg: mailbox.Config{MaxParts: -1}},
+		{cfg: mailbox.Config{MaxMessageSize: 1 << 20}},
+		{cfg: mailbox.Config{MaxMessageSize: -1}},
+		{cfg: mailbox.Config{Host: (*mailboxHost)(nil)}}, // the file is the host
 	} {
-		_, err := CreateMailbox(dir, "bad", cfg)
-		require.ErrorIs(t, err, ErrArgument, "%+v", cfg)
+		mb, mf, err := CreateMailbox(dir, "bad", c.cfg, c.opts...)
+		require.ErrorIs(t, err, ErrArgument, "%+v", c.cfg)
+		require.Nil(t, mb)
+		require.Nil(t, mf)
 	}
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, ents, "nothing left behind")
-	_, err = CreateMailbox(dir, "../x", MailboxConfig{})
+	_, _, err = CreateMailbox(dir, "../x", mailbox.Config{})
 	require.ErrorIs(t, err, ErrName)
-	m, err := CreateMailbox(dir, "dup", MailboxConfig{})
+	_, mf, err := CreateMailbox(dir, "dup", mailbox.Config{})
 	require.NoError(t, err)
-	defer m.Close()
-	_, err = CreateMailbox(dir, "dup", MailboxConfig{})
+	defer mf.Close()
+	_, _, err = CreateMailbox(dir, "dup", mailbox.Config{})
 	require.ErrorIs(t, err, ErrExists)
 }
 
@@ -401,9 +625,11 @@ func TestMailboxCountersFile(t *testing.T) {
 	cf, err := CreateCounters(dir, "counters", 16, nil)
 	require.NoError(t, err)
 	defer cf.Close()
-	m, err := CreateMailbox(dir, "mbox", MailboxConfig{Capacity: 4096, Counters: cf, UnblockTimeout: time.Millisecond})
+	clk := clock.NewManual(time.Now())
+	m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{Capacity: 4096, UnblockTimeout: time.Millisecond, Clock: clk},
+		WithCounters(cf), mbClockOpt(clk))
 	require.NoError(t, err)
-	s := mbOpenForTest(t, m.Path())
+	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
 	mbFillRing(t, s)
 	require.NoError(t, m.Heartbeat())
 
@@ -419,51 +645,53 @@ func TestMailboxCountersFile(t *testing.T) {
 		return got
 	}
 	v := values()
+	require.Equal(t, int64(m.Stats().Depth), v["mailbox-depth"])
 	require.Positive(t, v["mailbox-depth"])
 	require.Equal(t, m.Stats().BackPressured, v["back-pressure"])
 	require.Positive(t, v["back-pressure"])
-	require.Equal(t, m.ConsumerHeartbeat(), v["heartbeat"])
+	require.Equal(t, mf.ConsumerHeartbeat(), v["heartbeat"])
+	require.Equal(t, clk.EpochMillis(), v["heartbeat"])
 
 	mbDrainAll(t, m)
 	_, err = s.Claim(1, 8) // never committed: torn
 	require.NoError(t, err)
-	deadline := time.Now().Add(time.Minute) // hang guard only
-	for m.Stats().Torn == 0 || m.Stats().Depth > 0 {
-		require.True(t, time.Now().Before(deadline))
+	for i := 0; m.Stats().Torn == 0 || m.Stats().Depth > 0; i++ {
+		require.Less(t, i, 10_000, "never unblocked: %+v", m.Stats())
 		mbDrainAll(t, m)
-		time.Sleep(time.Millisecond)
+		clk.Advance(time.Millisecond)
 	}
 	require.NoError(t, m.Heartbeat())
 	v = values()
 	require.Zero(t, v["mailbox-depth"])
 	require.Equal(t, int64(1), v["unblocked-claims"])
 	require.Zero(t, v["torn-messages"])
+	require.Equal(t, clk.EpochMillis(), v["heartbeat"])
 
-	require.NoError(t, m.Close())
+	require.NoError(t, mf.Close())
 	require.Empty(t, values(), "freed at Close")
 
-	_, err = CreateMailbox(dir, "ro", MailboxConfig{Counters: ro})
+	_, _, err = CreateMailbox(dir, "ro", mailbox.Config{}, WithCounters(ro))
 	require.ErrorIs(t, err, ErrArgument, "a read-only counters file cannot hold the mailbox's counters")
 }
 
 // TestMailboxStress: three mappings of one file (the owner and two opened
 // views, as three processes would have), two goroutines sending through
-// each view (one with a MailboxSender) every shape of mbGen into a small
+// each view (one with a mailbox.Sender) every shape of mbGen into a small
 // ring; the owner checks exactly-once, per-sender order and content. Run
 // it with -race.
 func TestMailboxStress(t *testing.T) {
 	const views, perView, count = 2, 2, 3000
-	m := mbNewForTest(t, MailboxConfig{Capacity: 32768})
+	m, mf := mbNewForTest(t, mailbox.Config{Capacity: 32768})
 	var wg sync.WaitGroup
 	errs := make(chan error, views*perView)
 	for v := range views {
-		s := mbOpenForTest(t, m.Path())
+		s, _ := mbOpenForTest(t, mf.Path())
 		for g := range perView {
 			id := v*perView + g
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var snd *MailboxSender
+				var snd *mailbox.Sender
 				if g == 0 {
 					snd = s.NewSender()
 				}
@@ -498,20 +726,20 @@ func TestMailboxStress(t *testing.T) {
 }
 
 // TestMailboxNoAllocations: the send paths, a refused send with a live
-// consumer, and Drain with its heartbeat allocate nothing.
+// consumer, and Drain with its heartbeat (the file's included) allocate
+// nothing.
 func TestMailboxNoAllocations(t *testing.T) {
 	if mbRaceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	m := mbNewForTest(t, MailboxConfig{HeartbeatCycles: 1})
-	s := mbOpenForTest(t, m.Path())
+	m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: 1})
+	s, _ := mbOpenForTest(t, mf.Path())
 	snd := s.NewSender()
 	small := make([]byte, 32)
 	big := make([]byte, 9000)
-	noop := func(*mailbox.Message) mailbox.Action { return mailbox.Continue }
 	ctx := context.Background()
 	drain := func() {
-		if _, err := m.Drain(noop, ringbuf.NoLimit); err != nil {
+		if _, err := m.Drain(mbNoop, ringbuf.NoLimit); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -526,7 +754,7 @@ func TestMailboxNoAllocations(t *testing.T) {
 			_ = c.Commit()
 			drain()
 		},
-		"SendTyped":  func() { _ = SendTyped(s, mbQuote{id: 1}); drain() },
+		"SendTyped":  func() { _ = mailbox.SendTyped(s, mbQuote{id: 1}); drain() },
 		"idle Drain": drain,
 		"Heartbeat":  func() { _ = m.Heartbeat() }, // fstat + guarded store included
 	} {
@@ -534,57 +762,75 @@ func TestMailboxNoAllocations(t *testing.T) {
 	}
 	mbFillRing(t, s)
 	require.Zero(t, testing.AllocsPerRun(1000, func() { _ = s.Send(1, small) }), "refused with a live consumer")
+	require.Zero(t, testing.AllocsPerRun(1000, func() { _ = snd.Send(1, small) }), "a Sender refused with a live consumer")
+	require.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = s.Claim(1, 32) }), "a Claim refused with a live consumer")
 }
 
 // TestMailboxCorruptStateWord: a state word above the defined states (or
 // negative), as a faulty process sharing the file could store, is
-// corruption. It used to read as "closed": OpenMailbox and every send said
-// mailbox.ErrClosed, Drain went on as if nothing had happened, and
-// Close(Discard) returned 0 and nil, discarding nothing. Now OpenMailbox,
-// every send refused for it, the owner's heartbeat (and so Drain's), Close
-// and Close(Discard) report an error wrapping ErrCorrupt, and the queued
-// message is still there.
+// corruption, not a close. OpenMailbox, every send refused for it, Drain,
+// Heartbeat, an actor's duty cycle, Close(Discard) and the file's Close
+// report an error wrapping mailbox.ErrCorrupt (and duty.ErrCorrupt), the
+// word is left as it is, and the queued message is still there. The word
+// is the first of the mailbox's shared words (spare slot 1).
 func TestMailboxCorruptStateWord(t *testing.T) {
 	for _, word := range []int64{3, 1 << 40, -1} {
 		t.Run(fmt.Sprint(word), func(t *testing.T) {
-			m := mbNewForTest(t, MailboxConfig{HeartbeatCycles: 1})
-			s := mbOpenForTest(t, m.Path())
+			m, mf := mbNewForTest(t, mailbox.Config{})
+			s, _ := mbOpenForTest(t, mf.Path())
 			require.NoError(t, s.Send(1, []byte("queued")))
-			slot, err := m.File().SpareSlot(MailboxHeaderSlot)
+			slot, err := mf.File().SpareSlot(mailboxWordsSlot)
 			require.NoError(t, err)
-			binary.LittleEndian.PutUint64(slot[MailboxStateOffset:], uint64(word))
+			binary.LittleEndian.PutUint64(slot[mbWordsState:], uint64(word))
 
-			_, err = OpenMailbox(ctxT(t), m.Path())
-			require.ErrorIs(t, err, ErrCorrupt, "OpenMailbox")
+			require.ErrorIs(t, s.Err(), mailbox.ErrCorrupt)
+			require.ErrorIs(t, m.Err(), mailbox.ErrCorrupt)
+			require.Zero(t, m.Stats().RefusedClosed, "Err counts no refusal")
+			_, _, err = OpenMailbox(ctxT(t), mf.Path())
+			require.ErrorIs(t, err, mailbox.ErrCorrupt, "OpenMailbox")
+			require.ErrorIs(t, err, duty.ErrCorrupt, "OpenMailbox")
 			sender := s.NewSender()
 			for name, send := range map[string]func() error{
 				"Send":             func() error { return s.Send(1, []byte("x")) },
 				"SendParts":        func() error { return s.SendParts(1, []byte("x"), []byte("y")) },
 				"SendContext":      func() error { return s.SendContext(ctxT(t), 1, []byte("x")) },
 				"SendPartsContext": func() error { return s.SendPartsContext(ctxT(t), 1, []byte("x"), []byte("y")) },
+				"SendTyped":        func() error { return mailbox.SendTyped(s, mbQuote{}) },
 				"Claim":            func() error { _, err := s.Claim(1, 8); return err },
 				"ClaimParts":       func() error { _, err := s.ClaimParts(1, 8, 8); return err },
 				"Sender.Send":      func() error { return sender.Send(1, []byte("x")) },
+				"Sender.SendParts": func() error { return sender.SendParts(1, []byte("x"), []byte("y")) },
 				"Sender.Claim":     func() error { _, err := sender.Claim(1, 8); return err },
 				"Sender.SendContext": func() error {
 					return sender.SendContext(ctxT(t), 1, []byte("x"))
 				},
+				"owner Send": func() error { return m.Send(1, []byte("x")) },
 			} {
 				err := send()
-				require.ErrorIs(t, err, ErrCorrupt, name)
+				require.ErrorIs(t, err, mailbox.ErrCorrupt, name)
 				require.NotErrorIs(t, err, mailbox.ErrClosed, name)
 			}
-			_, err = m.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, ringbuf.NoLimit)
-			require.ErrorIs(t, err, ErrCorrupt, "Drain (heartbeat every drain)")
-			require.ErrorIs(t, m.Heartbeat(), ErrCorrupt)
-			n, err := m.Mailbox().Close(mailbox.Discard)
+			_, err = m.Drain(mbNoop, ringbuf.NoLimit)
+			require.ErrorIs(t, err, mailbox.ErrCorrupt, "Drain (no heartbeat due: the drain checks the word itself)")
+			require.ErrorIs(t, m.Heartbeat(), mailbox.ErrCorrupt)
+			a, err := mailbox.NewActor("orders", m, mbNoop)
+			require.NoError(t, err)
+			_, err = a.DoWork()
+			require.ErrorIs(t, err, mailbox.ErrCorrupt, "an actor's duty cycle")
+			term, _ := agent.IsTermination(err)
+			require.False(t, term, "corruption is reported, not a reason to stop")
+			n, err := m.Close(mailbox.Discard)
 			require.ErrorIs(t, err, mailbox.ErrCorrupt, "Close(Discard)")
 			require.Zero(t, n)
-			require.Equal(t, word, m.state.Load(), "left as it is")
+			_, err = s.Close(mailbox.Drain)
+			require.ErrorIs(t, err, mailbox.ErrCorrupt, "a sender's Close(Drain)")
+			require.Equal(t, uint64(word), binary.LittleEndian.Uint64(slot[mbWordsState:]), "left as it is")
 			require.Positive(t, m.Ring().Size(), "the queued message is still there")
-			err = m.Close()
-			require.ErrorIs(t, err, ErrCorrupt)
+			require.Zero(t, m.Stats().Delivered, "nothing delivered")
+			err = mf.Close()
+			require.ErrorIs(t, err, mailbox.ErrCorrupt)
 			require.ErrorIs(t, err, mailbox.ErrNotDrained)
+			require.True(t, errors.Is(err, duty.ErrCorrupt))
 		})
 	}
 }

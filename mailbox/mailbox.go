@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -401,11 +402,14 @@ func (m *Mailbox) stateErr(st int64) error {
 }
 
 // detachedRing stands in for the ring of every mailbox whose Host took its
-// memory away: an empty ring nobody writes, so that a poll (Actor.DoWork's
-// in-line check) finds nothing and reaches the Drain that reports
-// ErrClosed.
+// memory away: a ring nobody writes, whose head holds a committed padding
+// record, so that a poll (Actor.DoWork's in-line check) always sees work
+// and calls the drain that reports ErrClosed (before it reads anything).
 var detachedRing = func() *ringbuf.ManyToOne {
 	buf, _ := ringbuf.Allocate(MinCapacity)
+	binary.LittleEndian.PutUint32(buf[ringbuf.LengthOffset:], MinCapacity)
+	padding := ringbuf.PaddingTypeID
+	binary.LittleEndian.PutUint32(buf[ringbuf.TypeOffset:], uint32(padding))
 	r, _ := ringbuf.NewManyToOne(buf)
 	return r
 }()

@@ -206,9 +206,13 @@ func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
 }
 
 // refusedClosed counts a send refused because the state word st is not
-// open and returns why (stateErr): ErrClosed, or corruption.
+// open and returns why (stateErr): ErrClosed, or corruption. A send to a
+// detached mailbox is not counted: its statistics stay as they were when
+// its Host took its memory away.
 func (m *Mailbox) refusedClosed(st int64) error {
-	m.w.refusedClosed.Add(1)
+	if st != stateDetached {
+		m.w.refusedClosed.Add(1)
+	}
 	return m.stateErr(st)
 }
 
