@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -96,4 +97,36 @@ func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
 	require.ErrorIs(t, err, ErrLogCorrupt)
 	require.NoError(t, ctx.Err(), "OpenSubscription waited for its context")
 	require.Zero(t, p.slot(0).word.Load(), "the slot is free again")
+}
+
+// stalledAtClaim returns the set-up of newUnblockTest (the owner alive, no
+// publisher opened by path: nothing is ever unblocked) whose subscriber has
+// read one message and now stands at a claim of claimed bytes, the tail
+// moved past it and nothing written into it yet: the test writes a hostile
+// header there, at the returned log index (the first lap: index and
+// position are equal).
+func stalledAtClaim(t *testing.T, claimed int) (*fakeClock, *Publication, *Subscription, int) {
+	t.Helper()
+	clock, p, s := newUnblockTest(t)
+	_, err := p.Offer(pubTypeID, []byte("before"))
+	require.NoError(t, err)
+	n, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	index, _, err := p.claim(claimed)
+	require.NoError(t, err)
+	require.Equal(t, int64(index), s.Position())
+	return clock, p, s, index
+}
+
+// TestSubscriberCorruptionMatchesDutyErrCorrupt: a subscriber's corruption
+// error matches ErrLogCorrupt and duty.ErrCorrupt, the marker every duty
+// package's corruption sentinel matches.
+func TestSubscriberCorruptionMatchesDutyErrCorrupt(t *testing.T) {
+	_, p, s, index := stalledAtClaim(t, 16)
+	p.wordAt(index).Store(headerWord(4, pubTypeID)) // committed, shorter than its own header
+	_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+	require.ErrorIs(t, err, ErrLogCorrupt)
+	require.ErrorIs(t, err, duty.ErrCorrupt)
+	require.ErrorIs(t, ErrLogCorrupt, duty.ErrCorrupt)
 }
