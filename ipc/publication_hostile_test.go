@@ -4,12 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty"
+	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -129,4 +131,32 @@ func TestSubscriberCorruptionMatchesDutyErrCorrupt(t *testing.T) {
 	require.ErrorIs(t, err, ErrLogCorrupt)
 	require.ErrorIs(t, err, duty.ErrCorrupt)
 	require.ErrorIs(t, ErrLogCorrupt, duty.ErrCorrupt)
+}
+
+// TestCorruptRecordErrorNamesTheRecord: the error for a record no
+// publisher writes names that record, its position and log index, length
+// and type, not the position the poll started from (which it used to),
+// also after a ControlledPoll Commit moved the poll's start.
+func TestCorruptRecordErrorNamesTheRecord(t *testing.T) {
+	for _, action := range []ringbuf.Action{ringbuf.Continue, ringbuf.Commit} {
+		t.Run(fmt.Sprint(action), func(t *testing.T) {
+			const capacity = 1024
+			log := atomicbuf.Make(capacity).Bytes()
+			encodeMessage(log, 64, 1, []byte("one"), 120) // [64, 80)
+			encodeMessage(log, 80, 1, []byte("two"), 120) // [80, 96)
+			binary.LittleEndian.PutUint64(log[96:], uint64(headerWord(5, 7)))
+			start := int64(2*capacity + 64) // the third lap: positions and indexes differ
+			var word atomic.Int64
+			r := newLogReader(log, 128, 300, &word, start, unlimitedTail(), anUnblock())
+			n, err := r.read(nil, func(int32, []byte) ringbuf.Action { return action }, ringbuf.NoLimit)
+			require.Equal(t, 2, n)
+			require.ErrorIs(t, err, ErrLogCorrupt)
+			msg := err.Error()
+			for _, want := range []string{"position 2144", "log index 96", "length 5", "type 0x7"} {
+				require.Contains(t, msg, want)
+			}
+			require.NotContains(t, msg, fmt.Sprint(start), "the poll's start")
+			require.Equal(t, start+32, r.pos, "the records before it are consumed")
+		})
+	}
 }

@@ -68,9 +68,12 @@ func (r *logReader) check(index int, length int32) int {
 	return aligned
 }
 
-func (r *logReader) corrupt(index int, length, typeID int32) error {
-	return fmt.Errorf("%w: record at log index %d (position %d) has length %d and type %#x (capacity %d)",
-		ErrLogCorrupt, index, r.pos, length, typeID, r.capacity)
+// corrupt is the error for the record at log index index, at position
+// position, whose header no publisher writes. Out of line: the reader's
+// loop only calls it.
+func (r *logReader) corrupt(index int, position int64, length, typeID int32) error {
+	return fmt.Errorf("%w: record at position %d (log index %d) has length %d and type %#x (capacity %d)",
+		ErrLogCorrupt, position, index, length, typeID, r.capacity)
 }
 
 // read is Aeron's Image.poll and controlledPoll over the log (aeron-ipc.md
@@ -119,7 +122,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		aligned := r.check(at, length)
 		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) || (length > r.mtu && typeID != ringbuf.PaddingTypeID) {
 			consumed = bytesRead
-			return messages, r.corrupt(at, length, typeID)
+			return messages, r.corrupt(at, start+int64(bytesRead), length, typeID)
 		}
 		if checkTail && !r.claimed(start+int64(bytesRead+aligned)) {
 			break
