@@ -103,21 +103,23 @@ func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
 
 // stalledAtClaim returns the set-up of newUnblockTest (the owner alive, no
 // publisher opened by path: nothing is ever unblocked) whose subscriber has
-// read one message and now stands at a claim of claimed bytes, the tail
-// moved past it and nothing written into it yet: the test writes a hostile
-// header there, at the returned log index (the first lap: index and
-// position are equal).
-func stalledAtClaim(t *testing.T, claimed int) (*fakeClock, *Publication, *Subscription, int) {
+// read messages up to position at (in the first lap, at least 16) and now
+// stands at a claim of claimed bytes there, the tail moved past it and
+// nothing written into it yet: the test writes a hostile header at the
+// returned log index (equal to the position).
+func stalledAtClaim(t *testing.T, at, claimed int) (*fakeClock, *Publication, *Subscription, int) {
 	t.Helper()
 	clock, p, s := newUnblockTest(t)
-	_, err := p.Offer(pubTypeID, []byte("before"))
-	require.NoError(t, err)
-	n, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	for p.Position() < int64(at) {
+		_, err := p.Offer(pubTypeID, make([]byte, min(200, at-int(p.Position())-ringbuf.HeaderLength)))
+		require.NoError(t, err)
+		_, err = s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(at), s.Position())
 	index, _, err := p.claim(claimed)
 	require.NoError(t, err)
-	require.Equal(t, int64(index), s.Position())
+	require.Equal(t, at, index)
 	return clock, p, s, index
 }
 
@@ -125,7 +127,7 @@ func stalledAtClaim(t *testing.T, claimed int) (*fakeClock, *Publication, *Subsc
 // error matches ErrLogCorrupt and duty.ErrCorrupt, the marker every duty
 // package's corruption sentinel matches.
 func TestSubscriberCorruptionMatchesDutyErrCorrupt(t *testing.T) {
-	_, p, s, index := stalledAtClaim(t, 16)
+	_, p, s, index := stalledAtClaim(t, 16, 16)
 	p.wordAt(index).Store(headerWord(4, pubTypeID)) // committed, shorter than its own header
 	_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 	require.ErrorIs(t, err, ErrLogCorrupt)
@@ -157,6 +159,97 @@ func TestCorruptRecordErrorNamesTheRecord(t *testing.T) {
 			}
 			require.NotContains(t, msg, fmt.Sprint(start), "the poll's start")
 			require.Equal(t, start+32, r.pos, "the records before it are consumed")
+		})
+	}
+}
+
+// TestImpossibleClaimMarkerIsCorrupt: a negative length at the position is
+// an open claim only in the forms publishers write it (docs/ipc.md, "End
+// of stream and failures"). Any other negative header stopped the
+// subscriber there for good while the owner lived (no unblock: Poll said
+// (0, nil) on every call, and the publisher was back-pressured once the
+// window filled). It is ErrLogCorrupt at the first poll that stops there,
+// naming the record; the position does not move.
+func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
+	// newUnblockTest's publication: capacity 4096, MTU 512, max message
+	// 512, so a fragmented message's claim is 512 + 16 bytes.
+	const frag = pubTypeID | FragmentFlag | BeginFlag
+	for _, c := range []struct {
+		name           string
+		at, claimed    int // the subscriber's position (index), the claim there
+		length, typeID int32
+	}{
+		{"shorter than a header", 16, 16, -4, pubTypeID},
+		{"one byte", 16, 16, -1, pubTypeID},
+		{"below minus the capacity", 16, 16, -(4096 + 8), pubTypeID},
+		{"most negative", 16, 16, math.MinInt32, pubTypeID},
+		{"plain beyond the MTU", 16, 528, -520, pubTypeID},
+		{"past the end of the log", 4032, 64, -128, pubTypeID},
+		{"past the tail", 16, 16, -48, pubTypeID},
+		{"type 0", 16, 16, -16, 0},
+		{"negative type", 16, 16, -16, -2},
+		{"padding short of the end of the log", 16, 16, -16, ringbuf.PaddingTypeID},
+		{"fragmented, beyond the max message", 16, 544, -544, frag},
+		{"fragmented, not a claim size", 16, 528, -520, frag},
+		{"fragmented, misaligned", 16, 528, -527, frag},
+		{"fragmented, no longer than the MTU", 16, 512, -512, frag},
+		{"fragment with END", 16, 528, -528, frag | EndFlag},
+		{"fragment without BEGIN", 16, 528, -528, pubTypeID | FragmentFlag},
+		{"a type without a length", 16, 16, 0, pubTypeID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)
+			p.wordAt(index).Store(headerWord(c.length, c.typeID))
+			got, err := pollWhileAdvancing(s, clock) // 20 minutes: far past the unblock timeout
+			require.Empty(t, got)
+			require.ErrorIs(t, err, ErrLogCorrupt, "the subscriber waits for good at a claim no publisher makes")
+			require.ErrorIs(t, err, duty.ErrCorrupt)
+			for _, want := range []string{
+				fmt.Sprintf("position %d", index), fmt.Sprintf("log index %d", index),
+				fmt.Sprintf("length %d", c.length), fmt.Sprintf("type %#x", c.typeID),
+			} {
+				require.Contains(t, err.Error(), want)
+			}
+			require.Equal(t, int64(index), s.Position())
+		})
+	}
+}
+
+// TestPossibleClaimMarkersWait: the open claims publishers do write, the
+// smallest (an empty message, -8) and largest plain claim, a fragmented
+// message's claim and the padding to the end of the log, are waited for
+// while the owner lives and no publisher was opened by path, whatever the
+// time, and unblocked after the unblock timeout once one was.
+func TestPossibleClaimMarkersWait(t *testing.T) {
+	const frag = pubTypeID | FragmentFlag | BeginFlag
+	for _, c := range []struct {
+		name           string
+		at, claimed    int
+		length, typeID int32
+	}{
+		{"empty message", 16, 8, -8, pubTypeID},
+		{"nothing written yet", 16, 16, 0, 0},
+		{"plain at the MTU", 16, 512, -512, pubTypeID},
+		{"fragmented", 16, 528, -528, frag},
+		{"padding to the end of the log", 4032, 64, -64, ringbuf.PaddingTypeID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)
+			p.wordAt(index).Store(headerWord(c.length, c.typeID))
+			got, err := pollWhileAdvancing(s, clock)
+			require.NoError(t, err)
+			require.Empty(t, got)
+			require.Equal(t, int64(index), s.Position(), "waits at the claim")
+			require.Zero(t, p.Stats().UnblockedClaims)
+
+			openTestPublisher(t, p, clock)               // now any claim may be a publisher's that stalled
+			_, err = p.Offer(pubTypeID, []byte("after")) // a zero claim is padded up to a header
+			require.NoError(t, err)
+			got, err = pollWhileAdvancing(s, clock)
+			require.NoError(t, err)
+			require.Equal(t, []string{"after"}, got)
+			require.Equal(t, int64(1), p.Stats().UnblockedClaims)
+			require.Equal(t, p.Position(), s.Position(), "past the claim, at the tail")
 		})
 	}
 }

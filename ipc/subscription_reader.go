@@ -214,6 +214,83 @@ func (r *logReader) claimed(end int64) bool {
 	return end <= r.limit
 }
 
+// stalled judges the position where a poll stopped without reading
+// anything, before the subscriber waits there (Subscription.idleAt): nil
+// when a correct publisher leaves the log that way, an error wrapping
+// ErrLogCorrupt when none does. tail is the tail word, loaded after the
+// read. Below the tail, the position is covered by a claim, whose header is
+// either not written yet (zero), or its claim marker (openClaim), or
+// positive: committed since the read, which judges it at the next poll, or
+// late bytes ending past the tail (see claimed). Anything else would
+// stop every subscriber for good while the owner lives (nothing is
+// unblocked then), and the publisher with them. At or past the tail nothing
+// is claimed at the position and the subscriber waits whatever lies there:
+// at most the late bytes of an unblocked claim (see claimed), which the
+// claim that covers them overwrites. Out of line of the reader's loop: only
+// a poll that read nothing calls it.
+func (r *logReader) stalled(tail int64) error {
+	tail &^= SealedBit
+	if r.pos >= tail {
+		return nil
+	}
+	index := int(r.pos & r.mask)
+	// One 8-byte atomic load: a marker is one 8-byte store (Publication.mark)
+	// and a completion or an unblock rewrites the word with one 8-byte CAS
+	// (an Offer's commit stores the length half alone, keeping the type), so
+	// the length and type are one header's. Aligned 8-byte accesses are
+	// single-copy atomic on amd64 and arm64.
+	word := (*atomic.Int64)(unsafe.Add(r.base, index)).Load()
+	length, typeID := int32(word), int32(word>>32)
+	switch {
+	case length > 0:
+		return nil
+	case length == 0:
+		if typeID == 0 {
+			return nil
+		}
+	case r.openClaim(index, -int64(length), typeID, tail-r.pos):
+		return nil
+	}
+	return r.corrupt(index, r.pos, length, typeID)
+}
+
+// openClaim reports whether a claim marker of n bytes (its negated length)
+// and type typeID at log index, with room bytes claimed from there up to
+// the tail, is one a correct publisher writes (Publication.mark):
+//   - one record (Offer, TryClaim): a message type, and n is the record's
+//     length, a header and a payload of at most the MTU's and the max
+//     message;
+//   - a fragmented message (offerFragmented): the first fragment's type
+//     (FragmentFlag and BeginFlag, not EndFlag) and n is the whole claim:
+//     claimSize of a message longer than one record's payload and at most
+//     the max message. Such a claim is full records of the MTU and a last
+//     one of 16 bytes to the MTU, so n is a multiple of 8 beyond the MTU
+//     that is never 8 more than a multiple of it;
+//   - the padding of a claim that did not fit before the end of the log
+//     (claim): n runs exactly to the end.
+//
+// Each claim ends at or before the end of the log (claim pads instead) and
+// at or before every tail beyond its start: its CAS moved the tail to its
+// end, and tails only grow. The MTU and the max message are this process's
+// validated copies.
+func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool {
+	aligned := (n + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
+	if aligned > int64(r.capacity-index) || aligned > room {
+		return false
+	}
+	mtu, maxMessage := int64(r.mtu), int64(len(r.buf))
+	switch {
+	case typeID >= 1 && typeID <= MaxTypeID:
+		return n >= ringbuf.HeaderLength && n <= min(mtu, maxMessage+ringbuf.HeaderLength)
+	case typeID&^MaxTypeID == FragmentFlag|BeginFlag && typeID&MaxTypeID != 0:
+		return n%ringbuf.RecordAlignment == 0 && n > mtu && n%mtu != ringbuf.RecordAlignment &&
+			n <= int64(claimSize(len(r.buf), int(r.mtu)-ringbuf.HeaderLength))
+	case typeID == ringbuf.PaddingTypeID:
+		return n == int64(r.capacity-index)
+	}
+	return false
+}
+
 // reassemble copies the fragments of the message whose BEGIN record is at
 // index (type typeID, length firstLength, aligned length first, all as read
 // validated them) into r.buf. It returns the message length and the bytes
