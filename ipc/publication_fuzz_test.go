@@ -17,25 +17,37 @@ import (
 
 // FuzzSubscriptionReader runs the subscriber's reader over arbitrary log
 // bytes from an arbitrary aligned position, with Poll and with
-// ControlledPoll (actions from the input), under a tail ahead of (or
-// behind) that position by an amount from the input, and with or without
-// an unblock in the publication's past (which makes the reader check the
-// tail). A poll returns messages or ErrLogCorrupt (matching
+// ControlledPoll (actions from the input), under a tail word from the
+// input (ahead of or behind that position, with or without the sealed bit
+// and other high bits), and with or without an unblock in the
+// publication's past (which makes the reader check the tail). A poll returns messages or ErrLogCorrupt (matching
 // duty.ErrCorrupt too), and never panics, hangs, reads outside the log or
 // crosses its end in one read; every message has a valid type and at most
 // the max message length, and the position only moves forward. A poll that
 // reads nothing is judged as Poll judges it before it waits there
 // (stalled): nil exactly where a correct publisher can leave a subscriber
-// waiting (possibleWait, written from the layout: nothing claimed, a claim
-// whose marker is not written yet, or an open claim within bounds), and
-// ErrLogCorrupt everywhere else, so that no hostile header makes Poll
-// return (0, nil) for good.
+// waiting (possibleWait, written from the layout: a tail a publisher
+// stores, and at the position nothing claimed, a claim whose marker is not
+// written yet, or an open claim within bounds), and ErrLogCorrupt
+// everywhere else, so that no hostile header or tail makes Poll return
+// (0, nil) for good.
 func FuzzSubscriptionReader(f *testing.F) {
-	f.Add(validLog(f, 1024, 128), uint16(0), []byte{4}, int32(1024), true)
-	f.Add(validLog(f, 1024, 32), uint16(40), []byte{1, 2, 3, 4}, int32(512), false)
-	f.Add([]byte{16, 0, 0, 0, 5, 0, 0, 0x60}, uint16(0), []byte(nil), int32(64), true)
-	f.Add([]byte{0xf0, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint16(8), []byte{3}, int32(64), true)
-	f.Add([]byte("0\x03\x00\x000"), uint16(0), []byte(""), int32(64), true)
+	f.Add(validLog(f, 1024, 128), uint16(0), []byte{4}, int32(1024), uint8(0), true)
+	f.Add(validLog(f, 1024, 32), uint16(40), []byte{1, 2, 3, 4}, int32(512), uint8(0), false)
+	f.Add([]byte{16, 0, 0, 0, 5, 0, 0, 0x60}, uint16(0), []byte(nil), int32(64), uint8(0), true)
+	f.Add([]byte{0xf0, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint16(8), []byte{3}, int32(64), uint8(0), true)
+	f.Add([]byte("0\x03\x00\x000"), uint16(0), []byte(""), int32(64), uint8(0), true)
+	// Tail words, possible and impossible ones, from position 16 with one
+	// record behind it.
+	for _, w := range []struct {
+		ahead int32
+		high  uint8 // bits 56 to 63 of the word
+	}{
+		{0, 0}, {0, 0x40}, {64, 0}, {64, 0x40}, {1024, 0}, // at or ahead of the position; sealed or not
+		{-8, 0}, {-8, 0x40}, {4, 0}, {1024 + 8, 0}, {0, 0x80}, {0, 0x20}, {0, 0x01},
+	} {
+		f.Add(validLog(f, 1024, 128)[:16], uint16(16), []byte(nil), w.ahead, w.high, true)
+	}
 	// Open claims, possible and impossible ones (MTU 128, max message 300).
 	const frag = pubTypeID | FragmentFlag | BeginFlag
 	for _, m := range []struct {
@@ -62,17 +74,17 @@ func FuzzSubscriptionReader(f *testing.F) {
 	} {
 		log := make([]byte, 1024)
 		binary.LittleEndian.PutUint64(log[m.at:], uint64(headerWord(m.length, m.typeID)))
-		f.Add(log, uint16(m.at), []byte(nil), m.ahead, false)
+		f.Add(log, uint16(m.at), []byte(nil), m.ahead, uint8(0), false)
 	}
 	const capacity, mtu, maxMessage = 1024, 128, 300
 	fragmentClaims := fragmentClaimSizes(mtu, maxMessage)
-	f.Fuzz(func(t *testing.T, data []byte, start uint16, actions []byte, ahead int32, unblocked bool) {
+	f.Fuzz(func(t *testing.T, data []byte, start uint16, actions []byte, ahead int32, high uint8, unblocked bool) {
 		log := atomicbuf.Make(capacity).Bytes()
 		copy(log, data)
 		var word atomic.Int64
 		pos := int64(start) &^ 7
 		tail, unblocks := new(atomic.Int64), new(atomic.Int64)
-		tail.Store(pos + int64(ahead))
+		tail.Store((pos + int64(ahead)) ^ int64(high)<<56)
 		if unblocked {
 			unblocks.Store(1)
 		}
@@ -127,20 +139,26 @@ func FuzzSubscriptionReader(f *testing.F) {
 }
 
 // possibleWait reports whether a correct publisher can leave a subscriber
-// at position pos, under the tail word tail, with nothing it can read
+// at position pos, under the tail word tailWord, with nothing it can read
 // there yet. Written from the layout (docs/ipc.md), not from the reader:
-// at or past the tail nothing is claimed; below it the header at the
-// position is zero (claimed, not written yet), committed (the reader's to
-// deliver or report, or, past the tail, late bytes of an unblocked claim),
-// or the marker of an open claim: a message of one record, the whole claim
-// of a fragmented message (fragmentClaims) or padding to the end of the
-// log, each ending at or before the end of the log and the tail.
-func possibleWait(log []byte, pos, tail int64, mtu, maxMessage int, fragmentClaims map[int64]bool) bool {
-	tail &^= SealedBit
-	if pos >= tail {
+// the tail is 8-aligned, at most the max position (2^62 - 4 * capacity),
+// with no bit above it but the sealed bit (62), at or ahead of the
+// position and at most a lap ahead. At the tail nothing is claimed; below
+// it the header at the position is zero (claimed, not written yet),
+// committed (the reader's to deliver or report, or, past the tail, late
+// bytes of an unblocked claim), or the marker of an open claim: a message
+// of one record, the whole claim of a fragmented message (fragmentClaims)
+// or padding to the end of the log, each ending at or before the end of
+// the log and the tail.
+func possibleWait(log []byte, pos, tailWord int64, mtu, maxMessage int, fragmentClaims map[int64]bool) bool {
+	capacity := int64(len(log))
+	tail := tailWord &^ (1 << 62)
+	if tailWord < 0 || tail%8 != 0 || tail > 1<<62-4*capacity || tail < pos || tail-pos > capacity {
+		return false
+	}
+	if pos == tail {
 		return true
 	}
-	capacity := int64(len(log))
 	index := pos % capacity
 	length := int32(binary.LittleEndian.Uint32(log[index:]))
 	typeID := int32(binary.LittleEndian.Uint32(log[index+4:]))

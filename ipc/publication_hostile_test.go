@@ -253,3 +253,64 @@ func TestPossibleClaimMarkersWait(t *testing.T) {
 		})
 	}
 }
+
+// TestGarbageTailIsCorrupt: the tail word is one a publisher stores only
+// by CAS to the end of its claim (8-aligned, at most the max position) or
+// by sealing it (SealedBit). Seen by a subscriber it is never behind the
+// subscriber's position (every record it read ended at or before it) nor
+// more than a lap ahead (the limit keeps publishers within a window of
+// every active subscriber). Any other word stopped every subscriber for
+// good while the owner lived: Poll said (0, nil) on every call (or, sealed
+// behind the position, ErrEndOfStream). It is ErrLogCorrupt, naming the
+// word; the log is left alone, and with the tail restored the subscriber
+// reads on.
+func TestGarbageTailIsCorrupt(t *testing.T) {
+	const capacity = 4096
+	nearMax := maxPositionFor(capacity) - 64
+	for _, c := range []struct {
+		name string
+		base int64 // where the publication starts (as if it had run that long)
+		tail func(pos int64) int64
+	}{
+		{"behind the position", 0, func(pos int64) int64 { return pos - 8 }},
+		{"sealed behind the position", 0, func(pos int64) int64 { return (pos - 8) | SealedBit }},
+		{"misaligned", 0, func(pos int64) int64 { return pos + 4 }},
+		{"misaligned, sealed", 0, func(pos int64) int64 { return (pos + 4) | SealedBit }},
+		{"more than a lap ahead", 0, func(pos int64) int64 { return pos + capacity + 8 }},
+		{"bit 63", 0, func(pos int64) int64 { return pos | math.MinInt64 }},
+		{"bit 61", 0, func(pos int64) int64 { return pos | 1<<61 }},
+		{"beyond the max position", nearMax, func(int64) int64 { return maxPositionFor(capacity) + 8 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := newFakeClock()
+			p := newTestPublication(t, capacity, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
+			p.tail.Store(c.base)
+			p.cleanPos.Store(c.base)
+			p.limit.Store(c.base)
+			s := newTestSubscription(t, p, clock.opt())
+			_, err := p.Offer(pubTypeID, []byte("before"))
+			require.NoError(t, err)
+			got, err := pollWhileAdvancing(s, clock)
+			require.NoError(t, err)
+			require.Equal(t, []string{"before"}, got)
+			pos, good := s.Position(), p.tail.Load()
+			require.Equal(t, c.base+16, pos)
+
+			bad := c.tail(pos)
+			p.tail.Store(bad)                       // a broken peer's store
+			got, err = pollWhileAdvancing(s, clock) // 20 minutes: far past the unblock timeout
+			require.Empty(t, got)
+			require.ErrorIs(t, err, ErrLogCorrupt, "the subscriber waits for good under a tail no publisher stores")
+			require.ErrorIs(t, err, duty.ErrCorrupt)
+			require.Contains(t, err.Error(), fmt.Sprintf("tail word %#x", bad))
+			require.Equal(t, pos, s.Position())
+
+			p.tail.Store(good)
+			_, err = p.Offer(pubTypeID, []byte("after"))
+			require.NoError(t, err)
+			got, err = pollWhileAdvancing(s, clock)
+			require.NoError(t, err)
+			require.Equal(t, []string{"after"}, got)
+		})
+	}
+}

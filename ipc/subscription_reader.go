@@ -217,20 +217,37 @@ func (r *logReader) claimed(end int64) bool {
 // stalled judges the position where a poll stopped without reading
 // anything, before the subscriber waits there (Subscription.idleAt): nil
 // when a correct publisher leaves the log that way, an error wrapping
-// ErrLogCorrupt when none does. tail is the tail word, loaded after the
-// read. Below the tail, the position is covered by a claim, whose header is
-// either not written yet (zero), or its claim marker (openClaim), or
-// positive: committed since the read, which judges it at the next poll, or
-// late bytes ending past the tail (see claimed). Anything else would
-// stop every subscriber for good while the owner lives (nothing is
-// unblocked then), and the publisher with them. At or past the tail nothing
-// is claimed at the position and the subscriber waits whatever lies there:
-// at most the late bytes of an unblocked claim (see claimed), which the
-// claim that covers them overwrites. Out of line of the reader's loop: only
-// a poll that read nothing calls it.
-func (r *logReader) stalled(tail int64) error {
-	tail &^= SealedBit
-	if r.pos >= tail {
+// ErrLogCorrupt when none does. Anything it rejects would stop every
+// subscriber for good while the owner lives (nothing is unblocked then),
+// and the publisher with them. Out of line of the reader's loop: only a
+// poll that read nothing calls it.
+//
+// word is the tail word, loaded after the read. Publishers store it only
+// by CAS to the end of a claim (8-aligned, at most the max position) and
+// by sealing it (SealedBit, no other bit above the position). It is never
+// behind the position: every record read ended at or before the tail (its
+// claim moved the tail first), the tail is loaded after the read's
+// (acquire) load of the last record's length, and the join position is at
+// most the tail. It is never more than a lap ahead of an active
+// subscriber: publishers claim below the limit, at most its position plus
+// the window (half a lap at most); one further ahead has overwritten what
+// the subscriber has not read. (A subscriber dropped meanwhile is told so
+// by Subscription.corrupted.)
+//
+// At the tail nothing is claimed at the position and the subscriber waits
+// whatever lies there: at most the late bytes of an unblocked claim (see
+// claimed), which the claim that covers them overwrites. Below it the
+// position is covered by a claim, whose header is either not written yet
+// (zero), or its claim marker (openClaim), or positive: committed since
+// the read, which judges it at the next poll, or late bytes ending past
+// the tail (see claimed).
+func (r *logReader) stalled(word int64) error {
+	tail := word &^ SealedBit
+	if word < 0 || tail&(ringbuf.RecordAlignment-1) != 0 || tail > maxPositionFor(r.capacity) ||
+		tail < r.pos || tail-r.pos > int64(r.capacity) {
+		return r.badTail(word)
+	}
+	if r.pos == tail {
 		return nil
 	}
 	index := int(r.pos & r.mask)
@@ -239,8 +256,8 @@ func (r *logReader) stalled(tail int64) error {
 	// (an Offer's commit stores the length half alone, keeping the type), so
 	// the length and type are one header's. Aligned 8-byte accesses are
 	// single-copy atomic on amd64 and arm64.
-	word := (*atomic.Int64)(unsafe.Add(r.base, index)).Load()
-	length, typeID := int32(word), int32(word>>32)
+	header := (*atomic.Int64)(unsafe.Add(r.base, index)).Load()
+	length, typeID := int32(header), int32(header>>32)
 	switch {
 	case length > 0:
 		return nil
@@ -252,6 +269,12 @@ func (r *logReader) stalled(tail int64) error {
 		return nil
 	}
 	return r.corrupt(index, r.pos, length, typeID)
+}
+
+// badTail is stalled's error for a tail word no publisher stores.
+func (r *logReader) badTail(word int64) error {
+	return fmt.Errorf("%w: tail word %#x with the subscriber at position %d (capacity %d)",
+		ErrLogCorrupt, word, r.pos, r.capacity)
 }
 
 // openClaim reports whether a claim marker of n bytes (its negated length)
