@@ -37,6 +37,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 	f.Add([]byte{16, 0, 0, 0, 5, 0, 0, 0x60}, uint16(0), []byte(nil), int32(64), uint8(0), true)
 	f.Add([]byte{0xf0, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint16(8), []byte{3}, int32(64), uint8(0), true)
 	f.Add([]byte("0\x03\x00\x000"), uint16(0), []byte(""), int32(64), uint8(0), true)
+	f.Add([]byte("0\x00\x00\x00\x00\x00\x00p"), uint16(0), []byte(""), int32(256), uint8(0), true) // a fragment of type 0
 	// Tail words, possible and impossible ones, from position 16 with one
 	// record behind it.
 	for _, w := range []struct {

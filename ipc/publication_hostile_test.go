@@ -314,3 +314,28 @@ func TestGarbageTailIsCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestFragmentOfTypeZeroIsCorrupt: a fragmented message's records carry
+// its type (1 .. MaxTypeID) under the fragment flags. A first fragment
+// whose type bits are 0 was reassembled and delivered as a message of type
+// 0, which no publisher sends (FuzzSubscriptionReader found it). It is
+// ErrLogCorrupt, as a record of type 0 is, and nothing is delivered.
+func TestFragmentOfTypeZeroIsCorrupt(t *testing.T) {
+	for _, flags := range []int32{FragmentFlag | BeginFlag | EndFlag, FragmentFlag | BeginFlag} {
+		t.Run(fmt.Sprintf("%#x", flags), func(t *testing.T) {
+			log := atomicbuf.Make(1024).Bytes()
+			binary.LittleEndian.PutUint64(log[0:], uint64(headerWord(48, flags)))
+			binary.LittleEndian.PutUint64(log[48:], uint64(headerWord(16, FragmentFlag|EndFlag)))
+			var word atomic.Int64
+			r := newLogReader(log, 128, 300, &word, 0, unlimitedTail(), anUnblock())
+			var types []int32
+			n, err := r.read(func(typeID int32, _ []byte) { types = append(types, typeID) }, nil, ringbuf.NoLimit)
+			require.Zero(t, n)
+			require.Empty(t, types)
+			require.ErrorIs(t, err, ErrLogCorrupt)
+			require.ErrorIs(t, err, duty.ErrCorrupt)
+			require.Contains(t, err.Error(), fmt.Sprintf("type %#x", flags))
+			require.Zero(t, r.pos)
+		})
+	}
+}

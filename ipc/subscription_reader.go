@@ -143,6 +143,12 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 			bytesRead += aligned
 			continue
 		default:
+			if typeID&MaxTypeID == 0 {
+				// A fragmented message of type 0, which no publisher
+				// sends; checked here, off the path of plain records.
+				consumed = bytesRead
+				return messages, r.corrupt(at, start+int64(bytesRead), length, typeID)
+			}
 			n, group, ok := r.reassemble(at, typeID, length, aligned)
 			if checkTail && !r.claimed(start+int64(bytesRead+group)) {
 				consumed = bytesRead
