@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -30,7 +32,8 @@ import (
 // stores, and at the position nothing claimed, a claim whose marker is not
 // written yet, or an open claim within bounds), and ErrLogCorrupt
 // everywhere else, so that no hostile header or tail makes Poll return
-// (0, nil) for good.
+// (0, nil) for good. Every error names the record where the reader
+// stopped (its position and log index), or the tail word.
 func FuzzSubscriptionReader(f *testing.F) {
 	f.Add(validLog(f, 1024, 128), uint16(0), []byte{4}, int32(1024), uint8(0), true)
 	f.Add(validLog(f, 1024, 32), uint16(40), []byte{1, 2, 3, 4}, int32(512), uint8(0), false)
@@ -38,6 +41,8 @@ func FuzzSubscriptionReader(f *testing.F) {
 	f.Add([]byte{0xf0, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint16(8), []byte{3}, int32(64), uint8(0), true)
 	f.Add([]byte("0\x03\x00\x000"), uint16(0), []byte(""), int32(64), uint8(0), true)
 	f.Add([]byte("0\x00\x00\x00\x00\x00\x00p"), uint16(0), []byte(""), int32(256), uint8(0), true) // a fragment of type 0
+	f.Add([]byte{16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 0, 0, 0},
+		uint16(0), []byte(nil), int32(1024), uint8(0), true) // a bad record after padding, in one read
 	// Tail words, possible and impossible ones, from position 16 with one
 	// record behind it.
 	for _, w := range []struct {
@@ -118,6 +123,13 @@ func FuzzSubscriptionReader(f *testing.F) {
 			if r.pos < before || r.pos-before > int64(capacity-int(before&int64(capacity-1))) {
 				t.Fatalf("position %d -> %d", before, r.pos)
 			}
+			// The reader stops at the bad record, and its error names it.
+			record := func() string {
+				return fmt.Sprintf("record at position %d (log index %d)", r.pos, r.pos&(capacity-1))
+			}
+			if err != nil && !strings.Contains(err.Error(), record()) {
+				t.Fatalf("stopped at position %d: %v", r.pos, err)
+			}
 			if r.pos != word.Load() && r.pos != before {
 				t.Fatalf("position %d not published (%d)", r.pos, word.Load())
 			}
@@ -130,6 +142,9 @@ func FuzzSubscriptionReader(f *testing.F) {
 				}
 				if serr != nil && (!errors.Is(serr, ErrLogCorrupt) || !errors.Is(serr, duty.ErrCorrupt)) {
 					t.Fatalf("untyped error %v", serr)
+				}
+				if serr != nil && !strings.Contains(serr.Error(), record()) && !strings.Contains(serr.Error(), fmt.Sprintf("tail word %#x", tail.Load())) {
+					t.Fatalf("at position %d: %v names neither the record there nor the tail", r.pos, serr)
 				}
 			}
 			if err != nil || r.pos == before {
