@@ -336,11 +336,16 @@ func allZero(b []byte) bool {
 // caller holds that inode's lock, so no other cleaner is between its check
 // and its unlink for the same inode.
 func removeLocked(path string, st *unix.Stat_t) error {
+	return removeLockedID(path, uint64(st.Dev), st.Ino) // Dev is int32 on darwin
+}
+
+// removeLockedID is removeLocked for the inode ino on device dev.
+func removeLockedID(path string, dev, ino uint64) error {
 	var cur unix.Stat_t
 	if err := unix.Lstat(path, &cur); err != nil {
 		return osError("stat", path, err)
 	}
-	if cur.Dev != st.Dev || cur.Ino != st.Ino {
+	if uint64(cur.Dev) != dev || cur.Ino != ino {
 		return fmt.Errorf("%w: %s was replaced by another file", ErrOwnerAlive, path)
 	}
 	if err := unix.Unlink(path); err != nil {
