@@ -160,7 +160,7 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 func mapFile(path string, fd int, h header, c config) (*File, error) {
 	flags := unix.MAP_SHARED
 	if c.populate {
-		flags |= unix.MAP_POPULATE
+		flags |= mapPopulate
 	}
 	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ|unix.PROT_WRITE, flags)
 	if err != nil {
