@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -57,7 +56,7 @@ func (s State) String() string {
 type Liveness struct {
 	State           State
 	PID             int           // owner pid from the header
-	StartTime       uint64        // owner start time from the header (clock ticks since boot)
+	StartTime       uint64        // owner start time from the header (Linux: clock ticks since boot; darwin: µs since the epoch; 0: unknown)
 	Running         bool          // a process with that pid and start time exists
 	HeartbeatMillis int64         // last heartbeat (ms since the epoch), HeartbeatClosed if closed
 	HeartbeatAge    time.Duration // now - heartbeat (negative if in the future)
@@ -164,7 +163,9 @@ func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
 
 // processRunning reports whether pid exists, is not a zombie, and (when
 // both are known) started at start. kill(pid, 0) answers for processes of
-// other users too (EPERM means it exists).
+// other users too (EPERM means it exists). Where the process table cannot
+// say more (processInfo's known is false), kill's answer stands: a live
+// owner is never reported dead for want of a way to ask.
 func processRunning(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
@@ -172,48 +173,21 @@ func processRunning(pid int, start uint64) bool {
 	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return false
 	}
-	st, state, err := procStat(pid)
-	if err != nil {
-		// No /proc entry although kill succeeded: no procfs, or the process
-		// vanished in between. Trust kill only when /proc is absent.
-		_, perr := os.Stat("/proc/self/stat")
-		return perr != nil
-	}
-	if state == 'Z' || state == 'X' {
+	st, gone, known := processInfo(pid)
+	switch {
+	case !known:
+		return true
+	case gone:
 		return false
 	}
 	return start == 0 || st == start
 }
 
-// procStat returns field 22 (starttime, clock ticks after boot) and field 3
-// (state) of /proc/<pid>/stat. The command name (field 2) may hold spaces
-// and parentheses, so fields are counted after its last ')'.
-func procStat(pid int) (uint64, byte, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: no command name", pid)
-	}
-	fields := bytes.Fields(b[i+1:])
-	// Field n of the file is fields[n-3]: fields start at field 3.
-	const state, startTime = 0, 19
-	if len(fields) <= startTime || len(fields[state]) != 1 {
-		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: %d fields", pid, len(fields)+2)
-	}
-	st, err := strconv.ParseUint(string(fields[startTime]), 10, 64)
-	if err != nil {
-		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: start time: %w", pid, err)
-	}
-	return st, fields[state][0], nil
-}
-
-// selfStartTime is this process's start time (0 if /proc is unavailable).
+// selfStartTime is this process's start time, in processInfo's units (0
+// where the platform cannot tell).
 var selfStartTime = sync.OnceValue(func() uint64 {
-	st, _, err := procStat(os.Getpid())
-	if err != nil {
+	st, _, known := processInfo(os.Getpid())
+	if !known {
 		return 0
 	}
 	return st
