@@ -135,7 +135,7 @@ func TestOpenBadFiles(t *testing.T) {
 func TestOpenNotRegular(t *testing.T) {
 	dir := testDir(t)
 	_, err := Open(ctxT(t), dir)
-	require.Error(t, err)
+	require.ErrorIs(t, err, ErrNotDutyFile)
 	require.False(t, errors.Is(err, ErrNotReady))
 	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
 	_, err = Open(ctxT(t), filepath.Join(dir, "fifo"))
