@@ -203,7 +203,9 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 //     or within minCreationAge (1 s), whichever is longer), or the path was
 //     replaced by another file meanwhile;
 //   - ErrNotDutyFile, a *VersionError or ErrCorrupt for files it cannot
-//     interpret (they are never removed);
+//     interpret (they are never removed), ErrNotDutyFile also for a path
+//     that is not a regular file: a directory, a socket, or a symbolic
+//     link;
 //   - an error matching fs.ErrNotExist or ErrPermission from the file system.
 //
 // A file is removed when nobody holds its lock and either its owner closed
@@ -216,6 +218,11 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 // file's lock after checking that path still names the inspected file, so
 // two cleaners, or a cleaner and a new creator of the same name, cannot
 // remove a live file.
+//
+// Symbolic links are never followed: a cleaner must not remove, or even
+// judge, a file that a link in its directory points at (it may be anywhere,
+// and anyone's). On a symbolic link, whatever it points at, RemoveIfStale
+// returns ErrNotDutyFile and removes neither the link nor its target.
 func RemoveIfStale(path string, opts ...Option) error {
 	return removeIfStale(path, newConfig(opts))
 }
@@ -228,8 +235,12 @@ func RemoveIfStale(path string, opts ...Option) error {
 const minCreationAge = time.Second
 
 func removeIfStale(path string, c config) error {
+	// O_NOFOLLOW: a symbolic link is refused (ELOOP), never followed.
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
+		if nerr := notRegular("open without following links", path, false, err); nerr != nil {
+			return nerr
+		}
 		return osError("open", path, err)
 	}
 	defer unix.Close(fd)
@@ -238,7 +249,7 @@ func removeIfStale(path string, c config) error {
 		return osError("fstat", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrNotDutyFile, path, fileType(uint32(st.Mode)))
 	}
 	// The owner holds LOCK_EX from creation until it closes: failing to get
 	// it proves a live owner, whatever the header says.
@@ -350,8 +361,10 @@ func preadFull(fd int, b []byte) (int, error) {
 // Cleanup removes, with RemoveIfStale's rules, every stale duty file in dir
 // ("" means DefaultDir()), including temporary files of creators that died
 // before linking them. It returns the names it removed. Files that are not
-// stale, not duty files, or of an unknown version are skipped silently; other
-// failures are joined into the error. A missing dir is not an error.
+// stale, not duty files, or of an unknown version are skipped silently, and
+// so is everything that is not a regular file: directories, and symbolic
+// links, which are never followed (see RemoveIfStale); other failures are
+// joined into the error. A missing dir is not an error.
 func Cleanup(dir string, opts ...Option) ([]string, error) {
 	c := newConfig(opts)
 	if dir == "" {

@@ -158,7 +158,7 @@ func TestRemoveIfStaleErrors(t *testing.T) {
 	require.ErrorIs(t, RemoveIfStale(filepath.Join(dir, "sub")), ErrNotDutyFile)
 	target := writeImage(t, dir, "target", make([]byte, 10))
 	require.NoError(t, os.Symlink(target, filepath.Join(dir, "link")))
-	require.Error(t, RemoveIfStale(filepath.Join(dir, "link")), "symlinks are not followed")
+	require.ErrorIs(t, RemoveIfStale(filepath.Join(dir, "link")), ErrNotDutyFile, "symlinks are not followed")
 	_, err := os.Lstat(filepath.Join(dir, "link"))
 	require.NoError(t, err)
 }
