@@ -14,13 +14,24 @@ import (
 // when the build fails.
 func Build(t testing.TB, gcflags string) string {
 	t.Helper()
+	return BuildEnv(t, gcflags)
+}
+
+// BuildEnv is Build with env ("GOARCH=arm64", "GOARM64=v8.1", ...) added to
+// the go command's environment: the compiler's output for another
+// architecture, which the go command cross-compiles without any tool of
+// that architecture.
+func BuildEnv(t testing.TB, gcflags string, env ...string) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	out, err := exec.Command(goTool, "build", "-gcflags="+gcflags, "-o", os.DevNull, ".").CombinedOutput()
+	cmd := exec.Command(goTool, "build", "-gcflags="+gcflags, "-o", os.DevNull, ".")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build -gcflags=%s: %v\n%s", gcflags, err, out)
+		t.Fatalf("%v go build -gcflags=%s: %v\n%s", env, gcflags, err, out)
 	}
 	return string(out)
 }

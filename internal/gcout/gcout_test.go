@@ -27,3 +27,9 @@ func TestBuildReadsThisPackage(t *testing.T) {
 	out := Build(t, "-S")
 	require.NotEmpty(t, Instructions(out, "/internal/gcout.Instructions"))
 }
+
+func TestBuildEnvCrossCompiles(t *testing.T) {
+	out := BuildEnv(t, "-S", "GOARCH=arm64")
+	require.Contains(t, Instructions(out, "/internal/gcout.Instructions"), "RET (R30)",
+		"an arm64 listing returns through the link register")
+}
