@@ -25,7 +25,7 @@ func TestOrderedStoresOnArm64(t *testing.T) {
 				"StoreOrdered32":     {"STLRW", "LDARW", "RET"},
 				"StoreOrdered64Pair": {"STLR", "LDAR", "STLR", "RET"},
 			} {
-				instrs := arm64Ops(gcout.Instructions(listing, "/internal/atomicbuf."+name))
+				instrs := gcout.Arm64Ops(gcout.Instructions(listing, "/internal/atomicbuf."+name))
 				var ops []string
 				for _, in := range instrs {
 					op, _, _ := strings.Cut(in, " ")
@@ -54,15 +54,4 @@ func TestOrderedStoresOnAmd64AreReleaseStores(t *testing.T) {
 		require.NotEmpty(t, want, release)
 		require.Equal(t, want, gcout.Instructions(listing, "/internal/atomicbuf."+ordered), ordered)
 	}
-}
-
-// arm64Ops drops the listing's no-ops (NOP, and HINT $0, the inline marks).
-func arm64Ops(instrs []string) []string {
-	var out []string
-	for _, in := range instrs {
-		if in != "NOP" && !strings.HasPrefix(in, "HINT") {
-			out = append(out, in)
-		}
-	}
-	return out
 }
