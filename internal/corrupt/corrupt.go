@@ -12,7 +12,7 @@ import "errors"
 var Err = errors.New("duty: corrupt data")
 
 // sentinel is a package's corruption sentinel: its own text, and a match
-// for Marker.
+// for Err.
 type sentinel struct{ msg string }
 
 func (s *sentinel) Error() string { return s.msg }
