@@ -17,9 +17,17 @@ test: vet lint race invariants cring
 # machines); without one its vet and tests are skipped with a message.
 HAVE_CC := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo yes)
 
+# The other platforms duty supports are checked without running anything
+# there: go vet type-checks every package and its tests for darwin (with
+# and without the invariant checks) and for linux/arm64, and darwin/arm64
+# must build (docs/ipc.md, "Platforms").
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags duty_queue_seqcst ./mailbox/queue
+	GOOS=darwin $(GO) vet ./...
+	GOOS=darwin $(GO) vet -tags duty_invariants ./...
+	GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 ifeq ($(HAVE_CC),yes)
 	$(GO) vet -tags cring ./cmd/dutybench
 else

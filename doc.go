@@ -27,4 +27,4 @@ import "github.com/dutyrt/duty/internal/corrupt"
 // whose fields contradict each other. Each package keeps its own sentinel
 // (ringbuf.ErrCorrupt, ipc.ErrCorrupt, ...) for the narrower question;
 // errors.Is(err, duty.ErrCorrupt) asks whether it was corruption at all.
-var ErrCorrupt = corrupt.Marker
+var ErrCorrupt = corrupt.Err

@@ -164,7 +164,7 @@ func OpenReadOnly(ctx context.Context, path string, opts ...Option) (*File, erro
 func mapReadOnly(path string, fd int, h header, c config) (*File, error) {
 	flags := unix.MAP_SHARED
 	if c.populate {
-		flags |= unix.MAP_POPULATE
+		flags |= mapPopulate
 	}
 	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ, flags)
 	if err != nil {

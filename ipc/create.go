@@ -18,9 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fallocate is unix.Fallocate; tests replace it to exercise the fallback
-// and the full-file-system path.
-var fallocate = unix.Fallocate
+// fallocate is the platform's preallocation (sysFallocate: fallocate(2) on
+// Linux, fcntl F_PREALLOCATE on darwin); tests replace it to exercise the
+// fallback and the full-file-system path.
+var fallocate = sysFallocate
 
 // checkSpaceFn is checkSpace; a test disables it to reach fallocate's own
 // ENOSPC.
@@ -34,9 +35,9 @@ var checkSpaceFn = checkSpace
 // The file is created exclusively (O_EXCL, or link(2), which also fails on
 // an existing name: of two processes creating the same name, exactly one
 // wins and the other gets ErrExists), with mode 0600 unless WithMode says
-// otherwise, preallocated with fallocate (or by writing zeros where the file
-// system lacks it) so that a full file system fails here with ErrNoSpace and
-// never later with SIGBUS, and mapped MAP_SHARED. The magic is written
+// otherwise, preallocated with fallocate (F_PREALLOCATE on darwin; zeros
+// written where the file system lacks it) so that a full file system fails
+// here with ErrNoSpace and never later with SIGBUS, and mapped MAP_SHARED. The magic is written
 // first, then the header, then (atomically, last) the layout version: the
 // ready signal. By default the file is built under a temporary name and linked to
 // its final name once complete (see WithDirectCreate). On any failure the
@@ -205,7 +206,7 @@ func build(target, path string, h header, c config) (f *File, err error) {
 	}
 	flags := unix.MAP_SHARED
 	if c.populate {
-		flags |= unix.MAP_POPULATE
+		flags |= mapPopulate
 	}
 	data, err = unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ|unix.PROT_WRITE, flags)
 	if err != nil {
@@ -356,10 +357,11 @@ func writeHeader(b []byte, h header) {
 }
 
 // preallocate gives the file size bytes of real storage: fallocate, or
-// zeros written with pwrite where the file system does not support it.
+// zeros written with pwrite where the file system or the platform does not
+// support it (EOPNOTSUPP, ENOTSUP, ENOSYS; on Linux ENOTSUP is EOPNOTSUPP).
 func preallocate(fd int, size int64) error {
 	err := fallocate(fd, 0, 0, size)
-	if err == nil || (!errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS)) {
+	if err == nil || (!errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOTSUP) && !errors.Is(err, unix.ENOSYS)) {
 		return err
 	}
 	zeros := make([]byte, 64<<10)

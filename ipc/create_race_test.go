@@ -92,7 +92,7 @@ func TestCreateNeverReturnsUnlinkedFile(t *testing.T) {
 		}
 		var st unix.Stat_t
 		serr := unix.Stat(path, &st)
-		same := serr == nil && st.Ino == f.ino && st.Dev == f.dev
+		same := serr == nil && st.Ino == f.ino && uint64(st.Dev) == f.dev
 		_ = f.Remove()
 		require.NoError(t, f.Close())
 		if !same {
@@ -129,7 +129,7 @@ func requireNames(t *testing.T, path string, f *File) {
 	var st unix.Stat_t
 	require.NoError(t, unix.Lstat(path, &st))
 	require.Equal(t, f.ino, st.Ino, "%s names another inode", path)
-	require.Equal(t, f.dev, st.Dev)
+	require.Equal(t, f.dev, uint64(st.Dev))
 }
 
 func createModes() map[string][]Option {

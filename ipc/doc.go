@@ -56,8 +56,8 @@
 //
 // The creator is the owner. It keeps an exclusive flock(2) on the file
 // until it closes it (the kernel drops it if the process dies), and stores
-// its pid, its start time (/proc/self/stat field 22, so a reused pid is not
-// mistaken for it) and a heartbeat (epoch ms) in the header. Liveness
+// its pid, its start time (from /proc on Linux, sysctl on darwin, so a
+// reused pid is not mistaken for it) and a heartbeat (epoch ms) in the header. Liveness
 // reports Alive, Unconfirmed, Hung, Closed or Dead from these. A file is
 // removed by RemoveIfStale or Cleanup only when nobody holds its lock and
 // its owner is Closed or Dead (pid gone or reused AND heartbeat stale); a

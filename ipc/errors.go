@@ -12,7 +12,9 @@ import (
 // Sentinel errors. Functions wrap them with the path and the numbers that
 // failed (fmt.Errorf with %w); test with errors.Is.
 var (
-	// ErrNotDutyFile reports a file whose first 8 bytes are not Magic.
+	// ErrNotDutyFile reports a file whose first 8 bytes are not Magic, or a
+	// path that names no regular file (a directory, a socket, a device, a
+	// symbolic link where links are not followed).
 	ErrNotDutyFile = errors.New("ipc: not a duty file")
 	// ErrVersion reports a layout version this package cannot read. The
 	// error is a *VersionError carrying both numbers.

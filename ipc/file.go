@@ -71,7 +71,7 @@ func newFile(path string, fd int, data []byte, hdr header, owner bool, st *unix.
 		data:      data,
 		hdr:       hdr,
 		owner:     owner,
-		dev:       st.Dev,
+		dev:       uint64(st.Dev), // int32 on darwin
 		ino:       st.Ino,
 		version:   ab.Int32At(VersionOffset),
 		heartbeat: ab.Int64At(HeartbeatOffset),
@@ -422,5 +422,5 @@ func (f *File) Remove() error {
 	if err := f.live(); err != nil {
 		return err
 	}
-	return removeLocked(f.path, &unix.Stat_t{Dev: f.dev, Ino: f.ino})
+	return removeLockedID(f.path, f.dev, f.ino)
 }

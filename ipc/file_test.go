@@ -186,54 +186,6 @@ func TestCreateNoSpaceLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestCreateFullTmpfs fills a real, small tmpfs: the statfs check refuses
-// a file larger than the free space, and fallocate itself fails (ENOSPC,
-// not a later SIGBUS) when the check is passed by a racing consumer of
-// space. Needs root to mount.
-func TestCreateFullTmpfs(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to mount a small tmpfs")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-
-	_, err := CreateRing(dir, "too-big", 512<<10)
-	require.ErrorIs(t, err, ErrNoSpace)
-	require.ErrorIs(t, err, syscall.ENOSPC)
-
-	// Two files that each pass the check, one after the other, until the
-	// file system is full: fallocate reports it.
-	var files []*Ring
-	defer func() {
-		for _, r := range files {
-			r.Close()
-		}
-	}()
-	for i := 0; ; i++ {
-		require.Less(t, i, 10, "tmpfs never filled up")
-		// Take space behind the check's back, then create.
-		r, err := CreateRing(dir, "r"+strconv.Itoa(i), 32<<10)
-		if err != nil {
-			require.ErrorIs(t, err, ErrNoSpace)
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			break
-		}
-		files = append(files, r)
-	}
-	old := checkSpaceFn
-	checkSpaceFn = func(string, int64) error { return nil }
-	defer func() { checkSpaceFn = old }()
-	_, err = CreateRing(dir, "past-check", 64<<10)
-	require.ErrorIs(t, err, ErrNoSpace, "fallocate's own ENOSPC")
-	require.ErrorIs(t, err, syscall.ENOSPC)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Len(t, entries, len(files), "failed creations leave nothing")
-}
-
 func TestRefCounting(t *testing.T) {
 	dir := testDir(t)
 	f, err := Create(dir, "refs", KindUserMin, []int{64})
@@ -271,23 +223,6 @@ func TestRefCounting(t *testing.T) {
 	_, err = f.Liveness(time.Now(), 0)
 	require.ErrorIs(t, err, ErrClosed)
 	require.False(t, f.OwnerAlive(time.Now()))
-}
-
-// mapped reports whether this process maps f's inode (from
-// /proc/self/maps: the path there is the one mapped, which for a file
-// built under a temporary name is that name).
-func mapped(t *testing.T, f *File) bool { return mappedIno(t, f.ino) }
-
-func mappedIno(t *testing.T, ino uint64) bool {
-	b, err := os.ReadFile("/proc/self/maps")
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) >= 5 && fields[4] == strconv.FormatUint(ino, 10) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRefCountingConcurrent: goroutines acquire and release while the

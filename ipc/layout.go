@@ -18,7 +18,9 @@ package ipc
 //	  28  int32   reserved (0)
 //	  32  int64   file length in bytes
 //	  40  int64   owner pid
-//	  48  int64   owner start time (clock ticks since boot, /proc/<pid>/stat field 22)
+//	  48  int64   owner start time (Linux: clock ticks since boot, /proc/<pid>/stat
+//	              field 22; darwin: kinfo_proc p_starttime in µs since the epoch;
+//	              0: unknown)
 //	  56  int64   creation time (ms since the Unix epoch)
 //	  64  int64   owner liveness timeout (ms): the owner heartbeats more often
 //	  72  ..128   reserved (0)

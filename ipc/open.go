@@ -23,7 +23,9 @@ import (
 // (ErrTruncated). A file that is still being created (shorter than a header,
 // all-zero header, or version 0) is polled every WithPollInterval until it
 // is ready or ctx ends (ErrNotReady, wrapping ctx's error). A missing file is
-// an error matching fs.ErrNotExist unless WithWaitForFile. A file the caller
+// an error matching fs.ErrNotExist unless WithWaitForFile. A path that names
+// no regular file (a directory, a socket, a loop of symbolic links) gives
+// ErrNotDutyFile at once, with or without WithWaitForFile. A file the caller
 // may not open gives ErrPermission. With WithLiveOwner, a file whose owner's
 // heartbeat is stale or closed gives ErrOwnerDead.
 //
@@ -51,6 +53,11 @@ func openWith(ctx context.Context, path string, access int, m mapper, opts []Opt
 		if err == nil {
 			break
 		}
+		if !errors.Is(err, unix.ENOENT) {
+			if nerr := notRegular("open", path, true, err); nerr != nil {
+				return nil, nerr
+			}
+		}
 		oerr := osError("open", path, err)
 		if !errors.Is(err, unix.ENOENT) || !c.waitForFile {
 			return nil, oerr
@@ -73,6 +80,49 @@ func openWith(ctx context.Context, path string, access int, m mapper, opts []Opt
 	return f, nil
 }
 
+// notRegular classifies a failed open(2) of path (op names the call in the
+// message) whose cause is that path names no regular file: open refuses a
+// directory for writing (EISDIR), a socket (ENXIO), a symbolic link under
+// O_NOFOLLOW or a loop of them (ELOOP). Then it returns an error matching
+// ErrNotDutyFile, with the path, what it names and err; otherwise nil, and
+// the caller classifies err. follow says whether the open followed a final
+// symbolic link (path is then examined with stat) or not (lstat).
+func notRegular(op, path string, follow bool, err error) error {
+	var st unix.Stat_t
+	var serr error
+	if follow {
+		serr = unix.Stat(path, &st)
+	} else {
+		serr = unix.Lstat(path, &st)
+	}
+	switch {
+	case serr == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%w: %s is %s, not a regular file: %s: %w", ErrNotDutyFile, path, fileType(uint32(st.Mode)), op, err)
+	case errors.Is(serr, unix.ELOOP):
+		return fmt.Errorf("%w: %s is a loop of symbolic links, not a regular file: %s: %w", ErrNotDutyFile, path, op, err)
+	}
+	return nil
+}
+
+// fileType names the type of file a stat mode says, for messages.
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "a regular file"
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	case unix.S_IFIFO:
+		return "a named pipe"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return fmt.Sprintf("of file type %#o", mode&unix.S_IFMT)
+}
+
 // openFD waits for the file behind fd to be ready, validates it and maps it
 // with m.
 func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File, error) {
@@ -83,7 +133,7 @@ func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File
 			return nil, osError("fstat", path, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
+			return nil, fmt.Errorf("%w: %s is %s, not a regular file", ErrNotDutyFile, path, fileType(uint32(st.Mode)))
 		}
 		var reason string
 		if st.Size < HeaderLength {
@@ -160,7 +210,7 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 func mapFile(path string, fd int, h header, c config) (*File, error) {
 	flags := unix.MAP_SHARED
 	if c.populate {
-		flags |= unix.MAP_POPULATE
+		flags |= mapPopulate
 	}
 	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ|unix.PROT_WRITE, flags)
 	if err != nil {

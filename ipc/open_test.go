@@ -132,29 +132,10 @@ func TestOpenBadFiles(t *testing.T) {
 	}
 }
 
-// openFDs counts this process's descriptors and mappings of path.
-func openFDs(t *testing.T, path string) int {
-	var st unix.Stat_t
-	require.NoError(t, unix.Stat(path, &st))
-	n := 0
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	for _, e := range ents {
-		var fst unix.Stat_t
-		if unix.Stat(filepath.Join("/proc/self/fd", e.Name()), &fst) == nil && fst.Ino == st.Ino && fst.Dev == st.Dev {
-			n++
-		}
-	}
-	if mappedIno(t, st.Ino) {
-		n++
-	}
-	return n
-}
-
 func TestOpenNotRegular(t *testing.T) {
 	dir := testDir(t)
 	_, err := Open(ctxT(t), dir)
-	require.Error(t, err)
+	require.ErrorIs(t, err, ErrNotDutyFile)
 	require.False(t, errors.Is(err, ErrNotReady))
 	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
 	_, err = Open(ctxT(t), filepath.Join(dir, "fifo"))

@@ -76,7 +76,8 @@ func WithLivenessTimeout(d time.Duration) Option {
 func WithReplaceStale() Option { return func(c *config) { c.replaceStale = true } }
 
 // WithPopulate maps with MAP_POPULATE (Create, Open): the pages are faulted
-// in at mapping time instead of on first touch.
+// in at mapping time instead of on first touch. Linux only: elsewhere (no
+// such flag) it has no effect.
 func WithPopulate() Option { return func(c *config) { c.populate = true } }
 
 // WithPollInterval sets how often Open re-checks a file that is not ready

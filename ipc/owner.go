@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -57,7 +56,7 @@ func (s State) String() string {
 type Liveness struct {
 	State           State
 	PID             int           // owner pid from the header
-	StartTime       uint64        // owner start time from the header (clock ticks since boot)
+	StartTime       uint64        // owner start time from the header (Linux: clock ticks since boot; darwin: µs since the epoch; 0: unknown)
 	Running         bool          // a process with that pid and start time exists
 	HeartbeatMillis int64         // last heartbeat (ms since the epoch), HeartbeatClosed if closed
 	HeartbeatAge    time.Duration // now - heartbeat (negative if in the future)
@@ -164,7 +163,9 @@ func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
 
 // processRunning reports whether pid exists, is not a zombie, and (when
 // both are known) started at start. kill(pid, 0) answers for processes of
-// other users too (EPERM means it exists).
+// other users too (EPERM means it exists). Where the process table cannot
+// say more (processInfo's known is false), kill's answer stands: a live
+// owner is never reported dead for want of a way to ask.
 func processRunning(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
@@ -172,48 +173,21 @@ func processRunning(pid int, start uint64) bool {
 	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return false
 	}
-	st, state, err := procStat(pid)
-	if err != nil {
-		// No /proc entry although kill succeeded: no procfs, or the process
-		// vanished in between. Trust kill only when /proc is absent.
-		_, perr := os.Stat("/proc/self/stat")
-		return perr != nil
-	}
-	if state == 'Z' || state == 'X' {
+	st, gone, known := processInfo(pid)
+	switch {
+	case !known:
+		return true
+	case gone:
 		return false
 	}
 	return start == 0 || st == start
 }
 
-// procStat returns field 22 (starttime, clock ticks after boot) and field 3
-// (state) of /proc/<pid>/stat. The command name (field 2) may hold spaces
-// and parentheses, so fields are counted after its last ')'.
-func procStat(pid int) (uint64, byte, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: no command name", pid)
-	}
-	fields := bytes.Fields(b[i+1:])
-	// Field n of the file is fields[n-3]: fields start at field 3.
-	const state, startTime = 0, 19
-	if len(fields) <= startTime || len(fields[state]) != 1 {
-		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: %d fields", pid, len(fields)+2)
-	}
-	st, err := strconv.ParseUint(string(fields[startTime]), 10, 64)
-	if err != nil {
-		return 0, 0, fmt.Errorf("ipc: /proc/%d/stat: start time: %w", pid, err)
-	}
-	return st, fields[state][0], nil
-}
-
-// selfStartTime is this process's start time (0 if /proc is unavailable).
+// selfStartTime is this process's start time, in processInfo's units (0
+// where the platform cannot tell).
 var selfStartTime = sync.OnceValue(func() uint64 {
-	st, _, err := procStat(os.Getpid())
-	if err != nil {
+	st, _, known := processInfo(os.Getpid())
+	if !known {
 		return 0
 	}
 	return st
@@ -229,7 +203,9 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 //     or within minCreationAge (1 s), whichever is longer), or the path was
 //     replaced by another file meanwhile;
 //   - ErrNotDutyFile, a *VersionError or ErrCorrupt for files it cannot
-//     interpret (they are never removed);
+//     interpret (they are never removed), ErrNotDutyFile also for a path
+//     that is not a regular file: a directory, a socket, or a symbolic
+//     link;
 //   - an error matching fs.ErrNotExist or ErrPermission from the file system.
 //
 // A file is removed when nobody holds its lock and either its owner closed
@@ -242,6 +218,11 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 // file's lock after checking that path still names the inspected file, so
 // two cleaners, or a cleaner and a new creator of the same name, cannot
 // remove a live file.
+//
+// Symbolic links are never followed: a cleaner must not remove, or even
+// judge, a file that a link in its directory points at (it may be anywhere,
+// and anyone's). On a symbolic link, whatever it points at, RemoveIfStale
+// returns ErrNotDutyFile and removes neither the link nor its target.
 func RemoveIfStale(path string, opts ...Option) error {
 	return removeIfStale(path, newConfig(opts))
 }
@@ -254,8 +235,12 @@ func RemoveIfStale(path string, opts ...Option) error {
 const minCreationAge = time.Second
 
 func removeIfStale(path string, c config) error {
+	// O_NOFOLLOW: a symbolic link is refused (ELOOP), never followed.
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
+		if nerr := notRegular("open without following links", path, false, err); nerr != nil {
+			return nerr
+		}
 		return osError("open", path, err)
 	}
 	defer unix.Close(fd)
@@ -264,7 +249,7 @@ func removeIfStale(path string, c config) error {
 		return osError("fstat", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("%w: %s is not a regular file", ErrNotDutyFile, path)
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrNotDutyFile, path, fileType(uint32(st.Mode)))
 	}
 	// The owner holds LOCK_EX from creation until it closes: failing to get
 	// it proves a live owner, whatever the header says.
@@ -336,11 +321,16 @@ func allZero(b []byte) bool {
 // caller holds that inode's lock, so no other cleaner is between its check
 // and its unlink for the same inode.
 func removeLocked(path string, st *unix.Stat_t) error {
+	return removeLockedID(path, uint64(st.Dev), st.Ino) // Dev is int32 on darwin
+}
+
+// removeLockedID is removeLocked for the inode ino on device dev.
+func removeLockedID(path string, dev, ino uint64) error {
 	var cur unix.Stat_t
 	if err := unix.Lstat(path, &cur); err != nil {
 		return osError("stat", path, err)
 	}
-	if cur.Dev != st.Dev || cur.Ino != st.Ino {
+	if uint64(cur.Dev) != dev || cur.Ino != ino {
 		return fmt.Errorf("%w: %s was replaced by another file", ErrOwnerAlive, path)
 	}
 	if err := unix.Unlink(path); err != nil {
@@ -371,8 +361,10 @@ func preadFull(fd int, b []byte) (int, error) {
 // Cleanup removes, with RemoveIfStale's rules, every stale duty file in dir
 // ("" means DefaultDir()), including temporary files of creators that died
 // before linking them. It returns the names it removed. Files that are not
-// stale, not duty files, or of an unknown version are skipped silently; other
-// failures are joined into the error. A missing dir is not an error.
+// stale, not duty files, or of an unknown version are skipped silently, and
+// so is everything that is not a regular file: directories, and symbolic
+// links, which are never followed (see RemoveIfStale); other failures are
+// joined into the error. A missing dir is not an error.
 func Cleanup(dir string, opts ...Option) ([]string, error) {
 	c := newConfig(opts)
 	if dir == "" {

@@ -3,6 +3,8 @@ package ipc
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/corrupt"
 )
 
 // Outcomes of Publication.Offer and Publication.TryClaim, Aeron's distinct
@@ -62,6 +64,7 @@ var (
 	ErrClosePending = errors.New("ipc: publication close pending on calls in flight")
 	// ErrLogCorrupt: log or metadata words that no correct publisher or
 	// subscriber writes. The file is shared with other processes, so this
-	// is an error and never a panic.
-	ErrLogCorrupt = errors.New("ipc: corrupt publication log")
+	// is an error and never a panic. It also matches duty.ErrCorrupt, the
+	// marker of every duty package's corruption errors.
+	ErrLogCorrupt = corrupt.New("ipc: corrupt publication log")
 )

@@ -4,34 +4,97 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
 // FuzzSubscriptionReader runs the subscriber's reader over arbitrary log
 // bytes from an arbitrary aligned position, with Poll and with
-// ControlledPoll (actions from the input): it returns messages or
-// ErrLogCorrupt and never panics, hangs, reads outside the log or crosses
-// its end in one read; every message has a valid type and at most the max
-// message length, and the position only moves forward.
+// ControlledPoll (actions from the input), under a tail word from the
+// input (ahead of or behind that position, with or without the sealed bit
+// and other high bits), and with or without an unblock in the
+// publication's past (which makes the reader check the tail). A poll returns messages or ErrLogCorrupt (matching
+// duty.ErrCorrupt too), and never panics, hangs, reads outside the log or
+// crosses its end in one read; every message has a valid type and at most
+// the max message length, and the position only moves forward. A poll that
+// reads nothing is judged as Poll judges it before it waits there
+// (stalled): nil exactly where a correct publisher can leave a subscriber
+// waiting (possibleWait, written from the layout: a tail a publisher
+// stores, and at the position nothing claimed, a claim whose marker is not
+// written yet, or an open claim within bounds), and ErrLogCorrupt
+// everywhere else, so that no hostile header or tail makes Poll return
+// (0, nil) for good. Every error names the record where the reader
+// stopped (its position and log index), or the tail word.
 func FuzzSubscriptionReader(f *testing.F) {
-	f.Add(validLog(f, 1024, 128), uint16(0), []byte{4})
-	f.Add(validLog(f, 1024, 32), uint16(40), []byte{1, 2, 3, 4})
-	f.Add([]byte{16, 0, 0, 0, 5, 0, 0, 0x60}, uint16(0), []byte(nil))
-	f.Add([]byte{0xf0, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint16(8), []byte{3})
-	f.Add([]byte("0\x03\x00\x000"), uint16(0), []byte(""))
-	f.Fuzz(func(t *testing.T, data []byte, start uint16, actions []byte) {
-		const capacity, maxMessage = 1024, 300
+	f.Add(validLog(f, 1024, 128), uint16(0), []byte{4}, int32(1024), uint8(0), true)
+	f.Add(validLog(f, 1024, 32), uint16(40), []byte{1, 2, 3, 4}, int32(512), uint8(0), false)
+	f.Add([]byte{16, 0, 0, 0, 5, 0, 0, 0x60}, uint16(0), []byte(nil), int32(64), uint8(0), true)
+	f.Add([]byte{0xf0, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint16(8), []byte{3}, int32(64), uint8(0), true)
+	f.Add([]byte("0\x03\x00\x000"), uint16(0), []byte(""), int32(64), uint8(0), true)
+	f.Add([]byte("0\x00\x00\x00\x00\x00\x00p"), uint16(0), []byte(""), int32(256), uint8(0), true) // a fragment of type 0
+	f.Add([]byte{16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 0, 0, 0},
+		uint16(0), []byte(nil), int32(1024), uint8(0), true) // a bad record after padding, in one read
+	// Tail words, possible and impossible ones, from position 16 with one
+	// record behind it.
+	for _, w := range []struct {
+		ahead int32
+		high  uint8 // bits 56 to 63 of the word
+	}{
+		{0, 0}, {0, 0x40}, {64, 0}, {64, 0x40}, {1024, 0}, // at or ahead of the position; sealed or not
+		{-8, 0}, {-8, 0x40}, {4, 0}, {1024 + 8, 0}, {0, 0x80}, {0, 0x20}, {0, 0x01},
+	} {
+		f.Add(validLog(f, 1024, 128)[:16], uint16(16), []byte(nil), w.ahead, w.high, true)
+	}
+	// Open claims, possible and impossible ones (MTU 128, max message 300).
+	const frag = pubTypeID | FragmentFlag | BeginFlag
+	for _, m := range []struct {
+		at             int
+		length, typeID int32
+		ahead          int32
+	}{
+		{0, -8, pubTypeID, 64},                 // an empty message
+		{0, -128, pubTypeID, 128},              // a record of the MTU
+		{0, -144, frag, 144},                   // the smallest fragmented message
+		{0, -320, frag, 512},                   // the largest
+		{1016, -8, ringbuf.PaddingTypeID, 16},  // padding to the end of the log
+		{0, 0, 0, 16},                          // claimed, nothing written yet
+		{0, -4, pubTypeID, 64},                 // shorter than a header
+		{0, -136, pubTypeID, 256},              // beyond the MTU
+		{0, -136, frag, 256},                   // no fragmented claim's size
+		{0, -16, pubTypeID, 8},                 // beyond the tail
+		{992, -64, pubTypeID, 64},              // beyond the end of the log
+		{0, -16, ringbuf.PaddingTypeID, 64},    // padding short of the end
+		{0, 0, pubTypeID, 64},                  // a type without a length
+		{0, math.MinInt32, pubTypeID, 1 << 20}, // the most negative
+		{0, -16, pubTypeID | FragmentFlag, 64}, // a fragment without BEGIN
+		{0, -144, frag | EndFlag, 256},         // a first fragment with END
+	} {
+		log := make([]byte, 1024)
+		binary.LittleEndian.PutUint64(log[m.at:], uint64(headerWord(m.length, m.typeID)))
+		f.Add(log, uint16(m.at), []byte(nil), m.ahead, uint8(0), false)
+	}
+	const capacity, mtu, maxMessage = 1024, 128, 300
+	fragmentClaims := fragmentClaimSizes(mtu, maxMessage)
+	f.Fuzz(func(t *testing.T, data []byte, start uint16, actions []byte, ahead int32, high uint8, unblocked bool) {
 		log := atomicbuf.Make(capacity).Bytes()
 		copy(log, data)
 		var word atomic.Int64
 		pos := int64(start) &^ 7
-		r := newLogReader(log, 128, maxMessage, &word, pos, unlimitedTail(), anUnblock())
+		tail, unblocks := new(atomic.Int64), new(atomic.Int64)
+		tail.Store((pos + int64(ahead)) ^ int64(high)<<56)
+		if unblocked {
+			unblocks.Store(1)
+		}
+		r := newLogReader(log, mtu, maxMessage, &word, pos, tail, unblocks)
 		check := func(typeID int32, p []byte) {
 			if typeID < 1 || typeID > MaxTypeID || len(p) > maxMessage {
 				t.Fatalf("delivered type %d, %d bytes", typeID, len(p))
@@ -54,20 +117,101 @@ func FuzzSubscriptionReader(f *testing.F) {
 					return a
 				}, 16)
 			}
-			if err != nil && !errors.Is(err, ErrLogCorrupt) {
+			if err != nil && (!errors.Is(err, ErrLogCorrupt) || !errors.Is(err, duty.ErrCorrupt)) {
 				t.Fatalf("untyped error %v", err)
 			}
 			if r.pos < before || r.pos-before > int64(capacity-int(before&int64(capacity-1))) {
 				t.Fatalf("position %d -> %d", before, r.pos)
 			}
+			// The reader stops at the bad record, and its error names it.
+			record := func() string {
+				return fmt.Sprintf("record at position %d (log index %d)", r.pos, r.pos&(capacity-1))
+			}
+			if err != nil && !strings.Contains(err.Error(), record()) {
+				t.Fatalf("stopped at position %d: %v", r.pos, err)
+			}
 			if r.pos != word.Load() && r.pos != before {
 				t.Fatalf("position %d not published (%d)", r.pos, word.Load())
+			}
+			if err == nil && r.pos == before {
+				// Poll would wait here.
+				serr := r.stalled(tail.Load())
+				if possible := possibleWait(log, r.pos, tail.Load(), mtu, maxMessage, fragmentClaims); (serr == nil) != possible {
+					t.Fatalf("at position %d, tail %#x, header %#x: a correct publisher can leave this: %v; stalled: %v",
+						r.pos, tail.Load(), binary.LittleEndian.Uint64(log[r.pos&(capacity-1):]), possible, serr)
+				}
+				if serr != nil && (!errors.Is(serr, ErrLogCorrupt) || !errors.Is(serr, duty.ErrCorrupt)) {
+					t.Fatalf("untyped error %v", serr)
+				}
+				if serr != nil && !strings.Contains(serr.Error(), record()) && !strings.Contains(serr.Error(), fmt.Sprintf("tail word %#x", tail.Load())) {
+					t.Fatalf("at position %d: %v names neither the record there nor the tail", r.pos, serr)
+				}
 			}
 			if err != nil || r.pos == before {
 				return
 			}
 		}
 	})
+}
+
+// possibleWait reports whether a correct publisher can leave a subscriber
+// at position pos, under the tail word tailWord, with nothing it can read
+// there yet. Written from the layout (docs/ipc.md), not from the reader:
+// the tail is 8-aligned, at most the max position (2^62 - 4 * capacity),
+// with no bit above it but the sealed bit (62), at or ahead of the
+// position and at most a lap ahead. At the tail nothing is claimed; below
+// it the header at the position is zero (claimed, not written yet),
+// committed (the reader's to deliver or report, or, past the tail, late
+// bytes of an unblocked claim), or the marker of an open claim: a message
+// of one record, the whole claim of a fragmented message (fragmentClaims)
+// or padding to the end of the log, each ending at or before the end of
+// the log and the tail.
+func possibleWait(log []byte, pos, tailWord int64, mtu, maxMessage int, fragmentClaims map[int64]bool) bool {
+	capacity := int64(len(log))
+	tail := tailWord &^ (1 << 62)
+	if tailWord < 0 || tail%8 != 0 || tail > 1<<62-4*capacity || tail < pos || tail-pos > capacity {
+		return false
+	}
+	if pos == tail {
+		return true
+	}
+	index := pos % capacity
+	length := int32(binary.LittleEndian.Uint32(log[index:]))
+	typeID := int32(binary.LittleEndian.Uint32(log[index+4:]))
+	switch {
+	case length > 0:
+		return true
+	case length == 0:
+		return typeID == 0
+	}
+	n := -int64(length)
+	if end := (n + 7) / 8 * 8; index+end > capacity || pos+end > tail {
+		return false
+	}
+	switch {
+	case typeID == -1:
+		return index+n == capacity
+	case typeID >= 1 && typeID < 1<<28:
+		return n >= 8 && n <= int64(min(mtu, maxMessage+8))
+	case typeID&^(1<<28-1) == 1<<30|1<<29 && typeID&(1<<28-1) != 0:
+		return fragmentClaims[n]
+	}
+	return false
+}
+
+// fragmentClaimSizes returns the sizes of the claims of every fragmented
+// message up to maxMessage bytes: fragments of mtu-8 payload bytes and a
+// remainder, each a header and its payload rounded up to 8 bytes.
+func fragmentClaimSizes(mtu, maxMessage int) map[int64]bool {
+	sizes := map[int64]bool{}
+	for m := mtu - 8 + 1; m <= maxMessage; m++ {
+		size := 0
+		for off := 0; off < m; off += mtu - 8 {
+			size += (min(mtu-8, m-off) + 8 + 7) / 8 * 8
+		}
+		sizes[int64(size)] = true
+	}
+	return sizes
 }
 
 // FuzzReassembler encodes messages of fuzzed sizes into a log the way

@@ -291,7 +291,8 @@ func (s *Subscription) joinPosition() (int64, error) {
 // publisher dropped this subscriber (checked before reading and again
 // after a read that made progress: data read in that call may have been
 // overwritten), ErrSubscriptionClosed after Close, and ErrLogCorrupt
-// (wrapped) for log contents no correct publisher writes.
+// (wrapped) for log contents no correct publisher writes, among them a
+// header where it stops that no claim leaves there: it never waits at one.
 func (s *Subscription) Poll(h ringbuf.Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ringbuf.ErrNilHandler
@@ -372,6 +373,9 @@ func (s *Subscription) idle(now int64) error {
 // has gone stale since).
 func (s *Subscription) idleAt(now, tail int64) error {
 	pf := &s.pf
+	if err := s.r.stalled(tail); err != nil {
+		return s.corrupted(err)
+	}
 	sealed := tail&SealedBit != 0
 	tail &^= SealedBit
 	pos := s.r.pos
@@ -418,6 +422,22 @@ func (s *Subscription) idleAt(now, tail int64) error {
 		s.stallSince = now
 	}
 	return nil
+}
+
+// corrupted returns err, a corruption the subscriber found, unless the
+// publisher has dropped it meanwhile: then what it found may be the new
+// contents of space it had not read, and the error is
+// ErrSubscriberDropped. Ordering: every store into a dropped subscriber's
+// unread space is ordered after its drop. Publishers claim that space only
+// under a limit the owner stored (release) after the drop's CAS, loaded
+// (acquire) before their claim, and the owner's zeroing writes whole zero
+// words, which read as "nothing written", never as corruption. So the
+// state word, loaded after the load that saw such a store, shows the drop.
+func (s *Subscription) corrupted(err error) error {
+	if !s.active() {
+		return ErrSubscriberDropped
+	}
+	return err
 }
 
 // ownerGone is pubFile.ownerGone with the process check rate-limited.

@@ -68,9 +68,12 @@ func (r *logReader) check(index int, length int32) int {
 	return aligned
 }
 
-func (r *logReader) corrupt(index int, length, typeID int32) error {
-	return fmt.Errorf("%w: record at log index %d (position %d) has length %d and type %#x (capacity %d)",
-		ErrLogCorrupt, index, r.pos, length, typeID, r.capacity)
+// corrupt is the error for the record at log index index, at position
+// position, whose header no publisher writes. Out of line: the reader's
+// loop only calls it.
+func (r *logReader) corrupt(index int, position int64, length, typeID int32) error {
+	return fmt.Errorf("%w: record at position %d (log index %d) has length %d and type %#x (capacity %d)",
+		ErrLogCorrupt, position, index, length, typeID, r.capacity)
 }
 
 // read is Aeron's Image.poll and controlledPoll over the log (aeron-ipc.md
@@ -119,7 +122,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		aligned := r.check(at, length)
 		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) || (length > r.mtu && typeID != ringbuf.PaddingTypeID) {
 			consumed = bytesRead
-			return messages, r.corrupt(at, length, typeID)
+			return messages, r.corrupt(at, start+int64(bytesRead), length, typeID)
 		}
 		if checkTail && !r.claimed(start+int64(bytesRead+aligned)) {
 			break
@@ -140,6 +143,12 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 			bytesRead += aligned
 			continue
 		default:
+			if typeID&MaxTypeID == 0 {
+				// A fragmented message of type 0, which no publisher
+				// sends; checked here, off the path of plain records.
+				consumed = bytesRead
+				return messages, r.corrupt(at, start+int64(bytesRead), length, typeID)
+			}
 			n, group, ok := r.reassemble(at, typeID, length, aligned)
 			if checkTail && !r.claimed(start+int64(bytesRead+group)) {
 				consumed = bytesRead
@@ -209,6 +218,106 @@ func (r *logReader) claimed(end int64) bool {
 	}
 	r.limit = r.tail.Load() &^ SealedBit
 	return end <= r.limit
+}
+
+// stalled judges the position where a poll stopped without reading
+// anything, before the subscriber waits there (Subscription.idleAt): nil
+// when a correct publisher leaves the log that way, an error wrapping
+// ErrLogCorrupt when none does. Anything it rejects would stop every
+// subscriber for good while the owner lives (nothing is unblocked then),
+// and the publisher with them. Out of line of the reader's loop: only a
+// poll that read nothing calls it.
+//
+// word is the tail word, loaded after the read. Publishers store it only
+// by CAS to the end of a claim (8-aligned, at most the max position) and
+// by sealing it (SealedBit, no other bit above the position). It is never
+// behind the position: every record read ended at or before the tail (its
+// claim moved the tail first), the tail is loaded after the read's
+// (acquire) load of the last record's length, and the join position is at
+// most the tail. It is never more than a lap ahead of an active
+// subscriber: publishers claim below the limit, at most its position plus
+// the window (half a lap at most); one further ahead has overwritten what
+// the subscriber has not read. (A subscriber dropped meanwhile is told so
+// by Subscription.corrupted.)
+//
+// At the tail nothing is claimed at the position and the subscriber waits
+// whatever lies there: at most the late bytes of an unblocked claim (see
+// claimed), which the claim that covers them overwrites. Below it the
+// position is covered by a claim, whose header is either not written yet
+// (zero), or its claim marker (openClaim), or positive: committed since
+// the read, which judges it at the next poll, or late bytes ending past
+// the tail (see claimed).
+func (r *logReader) stalled(word int64) error {
+	tail := word &^ SealedBit
+	if word < 0 || tail&(ringbuf.RecordAlignment-1) != 0 || tail > maxPositionFor(r.capacity) ||
+		tail < r.pos || tail-r.pos > int64(r.capacity) {
+		return r.badTail(word)
+	}
+	if r.pos == tail {
+		return nil
+	}
+	index := int(r.pos & r.mask)
+	// One 8-byte atomic load: a marker is one 8-byte store (Publication.mark)
+	// and a completion or an unblock rewrites the word with one 8-byte CAS
+	// (an Offer's commit stores the length half alone, keeping the type), so
+	// the length and type are one header's. Aligned 8-byte accesses are
+	// single-copy atomic on amd64 and arm64.
+	header := (*atomic.Int64)(unsafe.Add(r.base, index)).Load()
+	length, typeID := int32(header), int32(header>>32)
+	switch {
+	case length > 0:
+		return nil
+	case length == 0:
+		if typeID == 0 {
+			return nil
+		}
+	case r.openClaim(index, -int64(length), typeID, tail-r.pos):
+		return nil
+	}
+	return r.corrupt(index, r.pos, length, typeID)
+}
+
+// badTail is stalled's error for a tail word no publisher stores.
+func (r *logReader) badTail(word int64) error {
+	return fmt.Errorf("%w: tail word %#x with the subscriber at position %d (capacity %d)",
+		ErrLogCorrupt, word, r.pos, r.capacity)
+}
+
+// openClaim reports whether a claim marker of n bytes (its negated length)
+// and type typeID at log index, with room bytes claimed from there up to
+// the tail, is one a correct publisher writes (Publication.mark):
+//   - one record (Offer, TryClaim): a message type, and n is the record's
+//     length, a header and a payload of at most the MTU's and the max
+//     message;
+//   - a fragmented message (offerFragmented): the first fragment's type
+//     (FragmentFlag and BeginFlag, not EndFlag) and n is the whole claim:
+//     claimSize of a message longer than one record's payload and at most
+//     the max message. Such a claim is full records of the MTU and a last
+//     one of 16 bytes to the MTU, so n is a multiple of 8 beyond the MTU
+//     that is never 8 more than a multiple of it;
+//   - the padding of a claim that did not fit before the end of the log
+//     (claim): n runs exactly to the end.
+//
+// Each claim ends at or before the end of the log (claim pads instead) and
+// at or before every tail beyond its start: its CAS moved the tail to its
+// end, and tails only grow. The MTU and the max message are this process's
+// validated copies.
+func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool {
+	aligned := (n + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
+	if aligned > int64(r.capacity-index) || aligned > room {
+		return false
+	}
+	mtu, maxMessage := int64(r.mtu), int64(len(r.buf))
+	switch {
+	case typeID >= 1 && typeID <= MaxTypeID:
+		return n >= ringbuf.HeaderLength && n <= min(mtu, maxMessage+ringbuf.HeaderLength)
+	case typeID&^MaxTypeID == FragmentFlag|BeginFlag && typeID&MaxTypeID != 0:
+		return n%ringbuf.RecordAlignment == 0 && n > mtu && n%mtu != ringbuf.RecordAlignment &&
+			n <= int64(claimSize(len(r.buf), int(r.mtu)-ringbuf.HeaderLength))
+	case typeID == ringbuf.PaddingTypeID:
+		return n == int64(r.capacity-index)
+	}
+	return false
 }
 
 // reassemble copies the fragments of the message whose BEGIN record is at

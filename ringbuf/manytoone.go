@@ -178,9 +178,10 @@ func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	// the record fits before the end and the cached head says there is
 	// room; then a single call stores the claim marker (the negated record
 	// length) with the type as one 8-byte word, the first store into the
-	// claim, and the new guess.
+	// claim and ordered before every later one (see mark), and the new
+	// guess.
 	if index, tail, ok := r.fast.Claim(aligned); ok {
-		atomicbuf.StoreRelease64Pair(r.wordAt(index), ringfast.Marker(length, typeID), r.fast.Hint(), tail+int64(aligned))
+		atomicbuf.StoreOrdered64Pair(r.wordAt(index), ringfast.Marker(length, typeID), r.fast.Hint(), tail+int64(aligned))
 		p := index + HeaderLength
 		return Claim{Index: p, Payload: unsafe.Slice((*byte)(unsafe.Add(r.base, p)), length)}, nil
 	}
@@ -219,7 +220,7 @@ func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
 	// length; the type comes with the first Append) and the new tail guess
 	// in one call.
 	if index, tail, ok := r.fast.Claim(total); ok {
-		atomicbuf.StoreRelease64Pair(r.wordAt(index), ringfast.HeaderWord(-total, 0), r.fast.Hint(), tail+int64(total))
+		atomicbuf.StoreOrdered64Pair(r.wordAt(index), ringfast.HeaderWord(-total, 0), r.fast.Hint(), tail+int64(total))
 		return r.batchAt(index, total), nil
 	}
 	index, err := r.claim(total)
@@ -241,7 +242,7 @@ func (r *ManyToOne) TryClaimRecords(typeID int32, length, count int) (Records, e
 	// The fast path, as in TryClaimBatch: the marker (negated length and
 	// the type, one 8-byte word) and the new tail guess in one call.
 	if index, tail, ok := r.fast.Claim(total); ok {
-		atomicbuf.StoreRelease64Pair(r.wordAt(index), ringfast.HeaderWord(-total, typeID), r.fast.Hint(), tail+int64(total))
+		atomicbuf.StoreOrdered64Pair(r.wordAt(index), ringfast.HeaderWord(-total, typeID), r.fast.Hint(), tail+int64(total))
 		return r.records(index, length, count), nil
 	}
 	index, err := r.claim(total)

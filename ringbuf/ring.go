@@ -447,12 +447,18 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 // aligned length) with its type, as one 8-byte store (as the fast paths do):
 // a marker without its type, the type stored after it, could land after
 // Unblock padded the claim and turn the padding into a committed record of
-// that type. The marker is the first store into claimed space: under x86-TSO
-// no byte of the claim can become visible before it, which Unblock's
-// zero-gap scan relies on. The consumer cannot pass a negative length, so
-// the payload after it is plain stores, published later by the commit.
+// that type. The marker is the first store into claimed space, and an
+// ordered store (atomicbuf.StoreOrdered64: amd64's plain MOV, STLR then LDAR
+// on arm64): no later store of the claim can become visible before it,
+// which Unblock's zero-gap scan relies on (it takes the first non-zero word
+// after a zero header for the next record; a payload word seen before its
+// marker would make it pad into the middle of a live claim). A release
+// store alone is not enough on arm64: later plain stores may pass an STLR.
+// The consumer cannot pass a negative length, so the payload after it is
+// plain stores, published later by the commit. One-to-one rings have no
+// Unblock and would do with a release store; they share this one.
 func (r *ring) mark(index, total int, typeID int32) {
-	atomicbuf.StoreRelease64(r.wordAt(index), ringfast.HeaderWord(-total, typeID))
+	atomicbuf.StoreOrdered64(r.wordAt(index), ringfast.HeaderWord(-total, typeID))
 }
 
 // publish commits the record at index: the release store of its positive
@@ -504,9 +510,11 @@ func (r *ring) claimed(index int, typeID int32, length int) Claim {
 	return Claim{Index: p, Payload: r.data[p : p+length : p+length]}
 }
 
-// claimedBatch marks claimed batch space: one marker for all of it.
+// claimedBatch marks claimed batch space: one marker for all of it, its
+// negated length, an ordered store as in mark (the first Append's type and
+// every record after it are plain stores behind it).
 func (r *ring) claimedBatch(index, total int) Batch {
-	atomicbuf.StoreRelease32(r.lengthAt(index), -int32(total))
+	atomicbuf.StoreOrdered32(r.lengthAt(index), -int32(total))
 	return r.batchAt(index, total)
 }
 

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // placement says where a workload's goroutines run. With lock, each
@@ -50,33 +48,6 @@ func (p placement) String() string {
 	default:
 		return fmt.Sprintf("locked threads pinned to CPUs %v", p.cpus)
 	}
-}
-
-// pinTo sets the calling thread's affinity to one CPU. The caller must have
-// locked its goroutine to the thread.
-func pinTo(cpu int) error {
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return fmt.Errorf("dutybench: sched_setaffinity(cpu %d): %w", cpu, err)
-	}
-	return nil
-}
-
-// firstCPUs returns the first n CPUs this process may run on, or fewer if it
-// has fewer.
-func firstCPUs(n int) []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil
-	}
-	var out []int
-	for cpu := 0; cpu < len(set)*64 && len(out) < n; cpu++ {
-		if set.IsSet(cpu) {
-			out = append(out, cpu)
-		}
-	}
-	return out
 }
 
 var (

@@ -412,7 +412,7 @@ func sendSpin(m *mailbox.Mailbox, p []byte, abort *atomic.Bool) error {
 // socketPair returns a connected SOCK_STREAM pair: this process's end as a
 // net.Conn and the child's as a file to pass in ExtraFiles.
 func socketPair() (net.Conn, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketpairCloexec()
 	if err != nil {
 		return nil, nil, fmt.Errorf("dutybench: socketpair: %w", err)
 	}

@@ -62,3 +62,12 @@ func storeRelease64Pair(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64) 
 func storeRelease64Triple(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64, p3 *atomic.Int64, v3 int64) {
 	storeRel64Triple((*int64)(unsafe.Pointer(p1)), v1, (*int64)(unsafe.Pointer(p2)), v2, (*int64)(unsafe.Pointer(p3)), v3)
 }
+
+// The ordered stores are the release stores here: x86-TSO makes stores
+// visible in program order, so a later store never passes the MOV. They
+// call the same functions, so their callers compile as with StoreRelease.
+func storeOrdered64(p *atomic.Int64, v int64) { storeRel64((*int64)(unsafe.Pointer(p)), v) }
+func storeOrdered32(p *atomic.Int32, v int32) { storeRel32((*int32)(unsafe.Pointer(p)), v) }
+func storeOrdered64Pair(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64) {
+	storeRel64Pair((*int64)(unsafe.Pointer(p1)), v1, (*int64)(unsafe.Pointer(p2)), v2)
+}

@@ -7,18 +7,18 @@ package corrupt
 
 import "errors"
 
-// Marker is the error every corruption sentinel matches. Package duty
+// Err is the error every corruption sentinel matches. Package duty
 // exports it as ErrCorrupt.
-var Marker = errors.New("duty: corrupt data")
+var Err = errors.New("duty: corrupt data")
 
 // sentinel is a package's corruption sentinel: its own text, and a match
-// for Marker.
+// for Err.
 type sentinel struct{ msg string }
 
 func (s *sentinel) Error() string { return s.msg }
 
-// Is makes errors.Is(s, Marker) true.
-func (s *sentinel) Is(target error) bool { return target == Marker }
+// Is makes errors.Is(s, Err) true.
+func (s *sentinel) Is(target error) bool { return target == Err }
 
 // New returns a new corruption sentinel with text msg ("ringbuf: corrupt
 // ring buffer"). Each call returns a distinct error, as errors.New does.

@@ -14,13 +14,24 @@ import (
 // when the build fails.
 func Build(t testing.TB, gcflags string) string {
 	t.Helper()
+	return BuildEnv(t, gcflags)
+}
+
+// BuildEnv is Build with env ("GOARCH=arm64", "GOARM64=v8.1", ...) added to
+// the go command's environment: the compiler's output for another
+// architecture, which the go command cross-compiles without any tool of
+// that architecture.
+func BuildEnv(t testing.TB, gcflags string, env ...string) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	out, err := exec.Command(goTool, "build", "-gcflags="+gcflags, "-o", os.DevNull, ".").CombinedOutput()
+	cmd := exec.Command(goTool, "build", "-gcflags="+gcflags, "-o", os.DevNull, ".")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build -gcflags=%s: %v\n%s", gcflags, err, out)
+		t.Fatalf("%v go build -gcflags=%s: %v\n%s", env, gcflags, err, out)
 	}
 	return string(out)
 }
@@ -54,4 +65,60 @@ func Instructions(listing, symbol string) []string {
 		instrs = append(instrs, strings.TrimSpace(m[1]+" "+m[2]))
 	}
 	return instrs
+}
+
+// Arm64Ops returns instrs, arm64 instructions as Instructions writes them,
+// without the ones that do nothing: NOP, and HINT $0, which the compiler
+// leaves where it inlined a call.
+func Arm64Ops(instrs []string) []string {
+	var out []string
+	for _, in := range instrs {
+		if in != "NOP" && in != "HINT $0" {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// arm64StoreOps are the arm64 instructions that store their operands to the
+// memory named by their last operand (Go's assembler syntax: "MOVD R1,
+// 8(R0)", "STP (R1, R2), (R3)", "STLR R1, (R0)").
+var arm64StoreOps = map[string]bool{
+	"MOVD": true, "MOVW": true, "MOVH": true, "MOVB": true,
+	"FMOVD": true, "FMOVS": true, "FMOVQ": true,
+	"STP": true, "STPW": true, "FSTPD": true, "FSTPS": true, "FSTPQ": true,
+	"VST1": true, "VST2": true, "VST3": true, "VST4": true,
+	"STLR": true, "STLRW": true, "STLRH": true, "STLRB": true,
+}
+
+// Arm64Store reports whether instr, an arm64 instruction as Instructions
+// writes it, is a store to memory other than the stack (the function's
+// frame or its arguments), and returns its destination ("(R0)", "8(R2)",
+// "(R4)(R1)").
+func Arm64Store(instr string) (dst string, ok bool) {
+	op, args, _ := strings.Cut(instr, " ")
+	op, _, _ = strings.Cut(op, ".") // MOVD.W, MOVD.P
+	i := strings.LastIndex(args, ", ")
+	if !arm64StoreOps[op] || i < 0 {
+		return "", false
+	}
+	dst = args[i+2:]
+	if !strings.Contains(dst, "(") || strings.Contains(dst, "(RSP)") || strings.Contains(dst, "(FP)") || strings.Contains(dst, "(SP)") {
+		return "", false
+	}
+	return dst, true
+}
+
+// Arm64Branch reports whether instr, an arm64 instruction as Instructions
+// writes it, may transfer control elsewhere (a jump, a conditional branch,
+// a call or a return).
+func Arm64Branch(instr string) bool {
+	op, _, _ := strings.Cut(instr, " ")
+	switch op {
+	case "JMP", "RET", "CALL", "B", "BL", "CBZ", "CBNZ", "CBZW", "CBNZW", "TBZ", "TBNZ",
+		"BEQ", "BNE", "BCS", "BHS", "BCC", "BLO", "BMI", "BPL", "BVS", "BVC",
+		"BHI", "BLS", "BGE", "BLT", "BGT", "BLE", "BAL":
+		return true
+	}
+	return false
 }
