@@ -16,10 +16,13 @@ import (
 // openByPath is every entry point that opens a duty file by its path, each
 // closing what it opened on success.
 var openByPath = map[string]func(ctx context.Context, path string) error{
-	"Open":             func(ctx context.Context, p string) error { return closeIf(Open(ctx, p)) },
-	"OpenReadOnly":     func(ctx context.Context, p string) error { return closeIf(OpenReadOnly(ctx, p)) },
-	"OpenRing":         func(ctx context.Context, p string) error { return closeIf(OpenRing(ctx, p)) },
-	"OpenMailbox":      func(ctx context.Context, p string) error { return closeIf(OpenMailbox(ctx, p)) },
+	"Open":         func(ctx context.Context, p string) error { return closeIf(Open(ctx, p)) },
+	"OpenReadOnly": func(ctx context.Context, p string) error { return closeIf(OpenReadOnly(ctx, p)) },
+	"OpenRing":     func(ctx context.Context, p string) error { return closeIf(OpenRing(ctx, p)) },
+	"OpenMailbox": func(ctx context.Context, p string) error {
+		_, f, err := OpenMailbox(ctx, p)
+		return closeIf(f, err)
+	},
 	"OpenSubscription": func(ctx context.Context, p string) error { return closeIf(OpenSubscription(ctx, p)) },
 	"OpenPublication":  func(ctx context.Context, p string) error { return closeIf(OpenPublication(ctx, p)) },
 	"OpenCounters":     func(ctx context.Context, p string) error { return closeIf(OpenCounters(ctx, p)) },
