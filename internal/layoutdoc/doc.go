@@ -1,3 +1,6 @@
-// Package layoutdoc has no code: its test keeps docs/layouts.md in sync with
-// the layout constants of ringbuf, broadcast, ipc/counters and ipc.
+// Package layoutdoc keeps docs/layouts.md in sync with the layout
+// constants in the code. Its own test checks the exported constants of
+// ringbuf, broadcast, ipc/counters, ipc/errlog and ipc; a package whose
+// layout constants are unexported (ipc/publication) checks its rows itself,
+// from its internal test, with Check.
 package layoutdoc
