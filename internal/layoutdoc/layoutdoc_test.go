@@ -84,21 +84,6 @@ var constants = map[string]int64{
 	"ipc.SpareSlotLength":        ipc.SpareSlotLength,
 	"ipc.SpareSlotCount":         ipc.SpareSlotCount,
 	"ipc.SectionAlignment":       ipc.SectionAlignment,
-
-	"ipc.PubLayoutVersion":      int64(ipc.PubLayoutVersion),
-	"ipc.SlotLength":            ipc.SlotLength,
-	"ipc.SlotStateOffset":       ipc.SlotStateOffset,
-	"ipc.SlotRegistrationShift": ipc.SlotRegistrationShift,
-	"ipc.SlotFree":              int64(ipc.SlotFree),
-	"ipc.SlotJoining":           int64(ipc.SlotJoining),
-	"ipc.SlotActive":            int64(ipc.SlotActive),
-	"ipc.SlotDropped":           int64(ipc.SlotDropped),
-	"ipc.SlotPositionOffset":    ipc.SlotPositionOffset,
-	"ipc.SlotHeartbeatOffset":   ipc.SlotHeartbeatOffset,
-	"ipc.SlotPIDOffset":         ipc.SlotPIDOffset,
-	"ipc.SlotStartTimeOffset":   ipc.SlotStartTimeOffset,
-	"ipc.SlotJoinOffset":        ipc.SlotJoinOffset,
-	"ipc.SlotDroppedOffset":     ipc.SlotDroppedOffset,
 }
 
 // selfChecked are the packages whose rows their own tests check with Check
