@@ -3,8 +3,9 @@
 // on one host, and the Agrona many-to-one rings that live in them.
 //
 // This file layer is what the cross-process mailbox and the IPC publication
-// build on. docs/ipc.md has the byte layout, the lifecycle and the failure
-// table; layout.go is the single source of every offset.
+// (package ipc/publication) build on. docs/ipc.md has the byte layout, the
+// lifecycle and the failure table; layout.go is the single source of every
+// offset.
 //
 // # Lifecycle
 //
@@ -28,15 +29,6 @@
 //     which keep the file's heartbeats. Senders learn of a dead consumer by
 //     its heartbeat (mailbox.ErrConsumerDead); the owner unblocks claims of
 //     dead senders.
-//   - CreatePublication, OpenPublication and OpenSubscription: an
-//     Aeron-style IPC publication. One log, written by the owner (and
-//     optionally other publishers by claim), read by any number of
-//     subscribers in any processes, each with its own position; the owner
-//     keeps the publisher limit at the slowest live subscriber's position
-//     plus a window, drops subscribers whose heartbeat went stale, and
-//     cleans consumed space. Offers return Aeron's outcomes
-//     (ErrNotConnected, ErrBackPressured, ErrAdminAction,
-//     ErrPublicationClosed, ErrMaxPositionExceeded).
 //   - CreateCounters and OpenCounters: a counters file in Agrona's layout
 //     (package ipc/counters), written by its owner, read by anyone
 //     (OpenReadOnly maps it PROT_READ); cmd/dutystat prints it.
@@ -63,7 +55,9 @@
 // its owner is Closed or Dead (pid gone or reused AND heartbeat stale); a
 // file whose owner may be alive is never deleted or reinitialised by
 // another process (ErrOwnerAlive). Create with WithReplaceStale replaces a
-// stale file under the same rules.
+// stale file under the same rules. For layers that poll for their owner's
+// death on a hot path, File.OwnerGone is Closed or Dead at the cost of one
+// atomic load while the heartbeat is fresh.
 //
 // # Memory ordering
 //

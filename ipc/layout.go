@@ -93,7 +93,7 @@ const (
 	// (capacity + ringbuf.TrailerLength bytes).
 	KindRing Kind = 1
 	// KindPublication is an IPC publication: log, metadata and subscriber
-	// table (publication_layout.go).
+	// table (package ipc/publication, its layout.go).
 	KindPublication Kind = 2
 	// KindCounters is a counters file (countersfile.go).
 	KindCounters Kind = 3

@@ -23,10 +23,8 @@ var openByPath = map[string]func(ctx context.Context, path string) error{
 		_, f, err := OpenMailbox(ctx, p)
 		return closeIf(f, err)
 	},
-	"OpenSubscription": func(ctx context.Context, p string) error { return closeIf(OpenSubscription(ctx, p)) },
-	"OpenPublication":  func(ctx context.Context, p string) error { return closeIf(OpenPublication(ctx, p)) },
-	"OpenCounters":     func(ctx context.Context, p string) error { return closeIf(OpenCounters(ctx, p)) },
-	"OpenErrorLog":     func(ctx context.Context, p string) error { return closeIf(OpenErrorLog(ctx, p)) },
+	"OpenCounters": func(ctx context.Context, p string) error { return closeIf(OpenCounters(ctx, p)) },
+	"OpenErrorLog": func(ctx context.Context, p string) error { return closeIf(OpenErrorLog(ctx, p)) },
 }
 
 func closeIf[T io.Closer](c T, err error) error {

@@ -32,7 +32,7 @@ import (
 // same shared-file mailbox with the consumer in a goroutine of this
 // process (inprocess).
 //
-// The publication-2sub variant (one ipc publication, two subscriber
+// The publication-2sub variant (one IPC publication, two subscriber
 // processes) is appended to w4t.variants by w4pub.go.
 var (
 	w4t = &workload{

@@ -11,10 +11,11 @@ import (
 
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/publication"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// publication-2sub (W4T): one ipc publication (64 KiB log, BENCH.md's ring
+// publication-2sub (W4T): one IPC publication (ipc/publication) (64 KiB log, BENCH.md's ring
 // size) written by this process and read by two subscriber processes; the
 // figure is n messages over the time from the first offer to the later of
 // the two subscribers' last message. Three busy threads on two cores, as in
@@ -32,7 +33,7 @@ func w4tPublication2Sub(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	defer cleanup()
-	pub, err := ipc.CreatePublication(dir, "w4t-pub", ringCapacity)
+	pub, err := publication.Create(dir, "w4t-pub", ringCapacity)
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +84,7 @@ func w4tPublication2Sub(cfg *runConfig) (time.Duration, error) {
 				if err == nil {
 					break
 				}
-				if err != ipc.ErrBackPressured && err != ipc.ErrAdminAction {
+				if err != publication.ErrBackPressured && err != publication.ErrAdminAction {
 					return err
 				}
 				if t.abort.Load() {
@@ -122,7 +123,7 @@ func w4tChildPubSub() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sub, err := ipc.OpenSubscription(ctx, os.Getenv("DUTYBENCH_W4_PATH"), ipc.WithFileOptions(ipc.WithWaitForFile()))
+	sub, err := publication.OpenSubscription(ctx, os.Getenv("DUTYBENCH_W4_PATH"), publication.WithFileOptions(ipc.WithWaitForFile()))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Package layoutdoc keeps docs/layouts.md in sync with the layout
-// constants of the packages it documents: Check, called from a package's
-// own test, compares the page's rows for that package with the constants
-// (unexported ones included); this package's test does the same for the
-// exported constants of the packages that do not check themselves yet.
+// constants in the code. Its own test checks the exported constants of
+// ringbuf, broadcast, ipc/counters, ipc/errlog and ipc; a package whose
+// layout constants are unexported (mailbox, ipc/publication) checks its
+// rows itself, from its internal test, with Check.
 package layoutdoc

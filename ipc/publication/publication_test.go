@@ -1,13 +1,18 @@
-package ipc
+package publication
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -18,7 +23,7 @@ func drain(t *testing.T, s *Subscription, h ringbuf.Handler) int {
 		n, err := s.Poll(h, ringbuf.NoLimit)
 		require.NoError(t, err)
 		total += n
-		if n == 0 && s.Position() >= s.pf.tail.Load()&^SealedBit {
+		if n == 0 && s.Position() >= s.pf.tail.Load()&^sealedBit {
 			return total
 		}
 	}
@@ -69,7 +74,7 @@ func TestPublicationOfferPoll(t *testing.T) {
 	require.NoError(t, c.err)
 	require.Equal(t, 41, c.n)
 
-	var zero BufferClaim
+	var zero Claim
 	require.ErrorIs(t, zero.Commit(), ErrClaimState)
 	_, err = p.TryClaim(pubTypeID, p.MaxPayloadLength()+1)
 	require.ErrorIs(t, err, ringbuf.ErrTooLong)
@@ -140,13 +145,13 @@ func TestPublicationOutcomes(t *testing.T) {
 	require.Equal(t, int64(1), p.Stats().AdminActions)
 
 	// An additional publisher does not update the limit.
-	q, err := OpenPublication(ctxT(t), p.File().Path())
+	q, err := Open(ctxT(t), p.File().Path())
 	require.NoError(t, err)
 	defer q.Close()
 	require.False(t, q.IsOwner())
 	_, err = q.Offer(pubTypeID, payload)
 	require.Equal(t, ErrBackPressured, err)
-	require.ErrorIs(t, q.Heartbeat(clock.now()), ErrNotOwner)
+	require.ErrorIs(t, q.Heartbeat(clock.now()), ipc.ErrNotOwner)
 
 	count := 0
 	_, err = s.Poll(func(int32, []byte) { count++ }, ringbuf.NoLimit)
@@ -167,12 +172,12 @@ func TestPublicationOutcomes(t *testing.T) {
 
 	require.NoError(t, p.Close())
 	_, err = p.Offer(pubTypeID, payload)
-	require.Equal(t, ErrPublicationClosed, err)
+	require.Equal(t, ErrClosed, err)
 	_, err = q.Offer(pubTypeID, payload)
-	require.Equal(t, ErrPublicationClosed, err, "the stream is sealed for every publisher")
+	require.Equal(t, ErrClosed, err, "the stream is sealed for every publisher")
 	_, err = p.TryClaim(pubTypeID, 8)
-	require.Equal(t, ErrPublicationClosed, err)
-	require.ErrorIs(t, p.Heartbeat(clock.now()), ErrPublicationClosed)
+	require.Equal(t, ErrClosed, err)
+	require.ErrorIs(t, p.Heartbeat(clock.now()), ErrClosed)
 	require.NoError(t, p.Close(), "idempotent")
 }
 
@@ -274,7 +279,7 @@ func TestSubscriberDropped(t *testing.T) {
 	_, err = dead.Poll(c.handle, ringbuf.NoLimit)
 	require.Equal(t, ErrSubscriberDropped, err, "the slot is someone else's now")
 	require.NoError(t, dead.Close())
-	require.Equal(t, SlotActive, again.slot.state(), "closing the dropped one leaves the new owner's slot alone")
+	require.Equal(t, slotActive, again.slot.state(), "closing the dropped one leaves the new owner's slot alone")
 }
 
 func TestSubscriberSlots(t *testing.T) {
@@ -502,59 +507,59 @@ func TestCreatePublicationArguments(t *testing.T) {
 	dir := testDir(t)
 	for name, c := range map[string]struct {
 		capacity int
-		opts     []PublicationOption
+		opts     []Option
 	}{
 		"capacity not a power of two": {capacity: 3000},
 		"capacity too small":          {capacity: 512},
-		"window above half":           {capacity: 4096, opts: []PublicationOption{WithWindow(4096)}},
-		"window misaligned":           {capacity: 4096, opts: []PublicationOption{WithWindow(1001)}},
-		"mtu too large":               {capacity: 4096, opts: []PublicationOption{WithMTU(1024)}},
-		"mtu misaligned":              {capacity: 4096, opts: []PublicationOption{WithMTU(100)}},
-		"message too long for window": {capacity: 4096, opts: []PublicationOption{WithMaxMessageLength(1500)}},
-		"no subscriber slot":          {capacity: 4096, opts: []PublicationOption{WithMaxSubscribers(-1)}},
-		"timeout":                     {capacity: 4096, opts: []PublicationOption{WithSubscriberTimeout(time.Microsecond)}},
-		"nil clock":                   {capacity: 4096, opts: []PublicationOption{WithMillisClock(nil)}},
+		"window above half":           {capacity: 4096, opts: []Option{WithWindow(4096)}},
+		"window misaligned":           {capacity: 4096, opts: []Option{WithWindow(1001)}},
+		"mtu too large":               {capacity: 4096, opts: []Option{WithMTU(1024)}},
+		"mtu misaligned":              {capacity: 4096, opts: []Option{WithMTU(100)}},
+		"message too long for window": {capacity: 4096, opts: []Option{WithMaxMessageLength(1500)}},
+		"no subscriber slot":          {capacity: 4096, opts: []Option{WithMaxSubscribers(-1)}},
+		"timeout":                     {capacity: 4096, opts: []Option{WithSubscriberTimeout(time.Microsecond)}},
+		"nil clock":                   {capacity: 4096, opts: []Option{WithMillisClock(nil)}},
 	} {
-		_, err := CreatePublication(dir, "bad", c.capacity, c.opts...)
-		require.ErrorIs(t, err, ErrArgument, name)
+		_, err := Create(dir, "bad", c.capacity, c.opts...)
+		require.ErrorIs(t, err, ipc.ErrArgument, name)
 	}
 	ents, err := testDirEntries(dir)
 	require.NoError(t, err)
 	require.Empty(t, ents, "nothing created")
 
-	r, err := CreateRing(dir, "ring", 1024)
+	r, err := ipc.CreateRing(dir, "ring", 1024)
 	require.NoError(t, err)
 	defer r.Close()
 	_, err = OpenSubscription(ctxT(t), r.File().Path())
-	require.ErrorIs(t, err, ErrKind)
-	_, err = OpenPublication(ctxT(t), r.File().Path())
-	require.ErrorIs(t, err, ErrKind)
+	require.ErrorIs(t, err, ipc.ErrKind)
+	_, err = Open(ctxT(t), r.File().Path())
+	require.ErrorIs(t, err, ipc.ErrKind)
 }
 
 // TestOpenPublicationNotReady: a publication file whose metadata was never
-// written (its creator died between Create and the metadata) is not ready.
+// written (its creator died between ipc.Create and the metadata) is not ready.
 func TestOpenPublicationNotReady(t *testing.T) {
-	f, err := Create(testDir(t), "half", KindPublication, publicationSections(4096, 4))
+	f, err := ipc.Create(testDir(t), "half", ipc.KindPublication, publicationSections(4096, 4))
 	require.NoError(t, err)
 	defer f.Close()
 	ctx := ctxT(t)
 	short, cancel := contextWithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	_, err = OpenSubscription(short, f.Path())
-	require.ErrorIs(t, err, ErrNotReady)
+	require.ErrorIs(t, err, ipc.ErrNotReady)
 	meta, err := f.Section(1)
 	require.NoError(t, err)
-	meta[PubVersionOffset] = 9
+	meta[versionOffset] = 9
 	_, err = OpenSubscription(ctx, f.Path())
-	require.ErrorIs(t, err, ErrVersion)
-	meta[PubVersionOffset] = 1 // the layout before the packed slot state word
+	require.ErrorIs(t, err, ipc.ErrVersion)
+	meta[versionOffset] = 1 // the layout before the packed slot state word
 	_, err = OpenSubscription(ctx, f.Path())
-	var ve *VersionError
+	var ve *ipc.VersionError
 	require.ErrorAs(t, err, &ve)
-	require.Equal(t, [2]int32{1, PubLayoutVersion}, [2]int32{ve.Found, ve.Supported})
-	meta[PubVersionOffset] = byte(PubLayoutVersion)
+	require.Equal(t, [2]int32{1, layoutVersion}, [2]int32{ve.Found, ve.Supported})
+	meta[versionOffset] = byte(layoutVersion)
 	_, err = OpenSubscription(ctx, f.Path())
-	require.ErrorIs(t, err, ErrCorrupt, "version set, configuration zero")
+	require.ErrorIs(t, err, ipc.ErrCorrupt, "version set, configuration zero")
 }
 
 func TestErrorsMatch(t *testing.T) {
@@ -609,4 +614,42 @@ func TestLateJoinerOnClosedPublication(t *testing.T) {
 	got, err = drain(last)
 	require.ErrorIs(t, err, ErrEndOfStream)
 	require.Empty(t, got, "ends at once")
+}
+
+// TestOpenNotARegularFile: Open and OpenSubscription given a directory, a
+// symbolic link to one, a link to itself or a socket fail at once with
+// ipc.ErrNotDutyFile and the path, even when told to wait for the file (the
+// file layer's rule, through the publication's entry points).
+func TestOpenNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o700))
+	link := filepath.Join(dir, "link-to-sub")
+	require.NoError(t, os.Symlink(sub, link))
+	loop := filepath.Join(dir, "loop")
+	require.NoError(t, os.Symlink(loop, loop))
+	paths := map[string]string{"directory": sub, "link to a directory": link, "link to itself": loop}
+	if sock := filepath.Join(dir, "s"); len(sock) < 100 { // sun_path is about 104 bytes
+		l, err := net.Listen("unix", sock)
+		require.NoError(t, err)
+		defer l.Close()
+		paths["socket"] = sock
+	}
+	wait := WithFileOptions(ipc.WithWaitForFile())
+	for what, path := range paths {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		p, err := Open(ctx, path, wait)
+		if err == nil {
+			_ = p.Close()
+		}
+		require.ErrorIs(t, err, ipc.ErrNotDutyFile, "Open: %s", what)
+		require.ErrorContains(t, err, path)
+		s, err := OpenSubscription(ctx, path, wait)
+		if err == nil {
+			_ = s.Close()
+		}
+		require.ErrorIs(t, err, ipc.ErrNotDutyFile, "OpenSubscription: %s", what)
+		require.ErrorContains(t, err, path)
+		cancel()
+	}
 }

@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"context"
@@ -10,30 +10,30 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
 // Publication is the publishing side of an IPC publication: one log in a
-// shared file (KindPublication), written by publishers, read by any number
-// of Subscriptions in any processes, each with its own position. See
-// docs/ipc.md, section "IPC publication", for the layout and the flow
-// control.
+// shared file (ipc.KindPublication), written by publishers, read by any
+// number of Subscriptions in any processes, each with its own position. See
+// docs/publication.md for the layout and the flow control.
 //
-// The Publication returned by CreatePublication is the owner: besides
+// The Publication returned by Create is the owner: besides
 // publishing, it maintains the publisher limit (the slowest active
 // subscriber's position plus the window), drops subscribers whose
 // heartbeat is stale, cleans consumed log space and ends the stream at
 // Close. It does so when an offer reaches the limit and in Heartbeat, which
 // the owner calls from its duty cycle: there is no driver process.
-// OpenPublication returns an additional publisher (in another process, or
+// Open returns an additional publisher (in another process, or
 // the same) that claims space in the same log but never updates the limit.
 //
 // Offer, TryClaim, and the claims' Commit and Abort are safe for
 // concurrent use by any number of goroutines; Close, Heartbeat and Stats
 // too. Once Close has begun, Offer, TryClaim and Heartbeat return
-// ErrPublicationClosed and Stats the zero value. Close never releases the
+// ErrClosed and Stats the zero value. Close never releases the
 // mapping under one of these calls: each registers as in flight before its
-// closed check and until it stops touching the log (a BufferClaim until
+// closed check and until it stops touching the log (a Claim until
 // its Commit or Abort), and Close waits for them (see Close). The other
 // accessors (Position, Limit, IsConnected, ActiveSubscribers) read the
 // mapping without registering: they must not run while Close releases it;
@@ -76,7 +76,7 @@ const (
 )
 
 // closeWait bounds how long Close waits for the calls in flight; only a
-// BufferClaim held open by its caller (or a goroutine descheduled for that
+// Claim held open by its caller (or a goroutine descheduled for that
 // long) outlasts it.
 const closeWait = time.Second
 
@@ -92,7 +92,7 @@ const (
 
 // enter registers a call that is about to touch the mapping. It returns
 // holdNone, having registered nothing, once Close has begun: the caller
-// returns ErrPublicationClosed without touching the mapping. Otherwise the
+// returns ErrClosed without touching the mapping. Otherwise the
 // call must pass the result to exactly one leave, after its last access to
 // the mapping.
 //
@@ -101,7 +101,7 @@ const (
 // locked instruction enter adds to an Offer, and giving it back is a
 // release store (a plain MOV on amd64), not a second locked instruction. A
 // call that finds the slot taken (a concurrent call, or an open
-// BufferClaim) counts itself in users instead, with an atomic add on entry
+// Claim) counts itself in users instead, with an atomic add on entry
 // and exit.
 //
 // Ordering against Close, which sets closedBit with an atomic Or and then
@@ -156,25 +156,25 @@ func (p *Publication) idle() bool {
 // seenJoin is a joining state word and the owner's clock when it first saw it.
 type seenJoin struct{ word, since int64 }
 
-// CreatePublication creates dir/name (see Create) as a publication whose
-// log holds capacity bytes (a power of two in [MinPublicationCapacity,
-// MaxPublicationCapacity]) and returns its owner. Until a subscriber joins,
+// Create creates dir/name (see ipc.Create) as a publication whose
+// log holds capacity bytes (a power of two in [MinCapacity,
+// MaxCapacity]) and returns its owner. Until a subscriber joins,
 // offers return ErrNotConnected. The owner must call Heartbeat more often
-// than the file's liveness timeout (WithFileOptions(WithLivenessTimeout(d)),
+// than the file's liveness timeout (WithFileOptions(ipc.WithLivenessTimeout(d)),
 // default 10 s): subscribers treat a publisher whose heartbeat is stale and
 // whose process is gone as dead.
-func CreatePublication(dir, name string, capacity int, opts ...PublicationOption) (*Publication, error) {
-	c := newPubConfig(opts)
+func Create(dir, name string, capacity int, opts ...Option) (*Publication, error) {
+	c := newConfig(opts)
 	if err := c.resolve(capacity); err != nil {
 		return nil, err
 	}
-	f, err := Create(dir, name, KindPublication, publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
+	f, err := ipc.Create(dir, name, ipc.KindPublication, publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
 	if err != nil {
 		return nil, err
 	}
 	meta, _ := f.Section(1)
 	mb, _ := atomicbuf.New(meta)
-	if err := f.guarded(func() error { writePublicationMetadata(mb, capacity, c); return nil }); err != nil {
+	if err := f.Guard(func() error { writePublicationMetadata(mb, capacity, c); return nil }); err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
 	pf, err := wrapPublication(f)
@@ -184,7 +184,7 @@ func CreatePublication(dir, name string, capacity int, opts ...PublicationOption
 	return &Publication{pubFile: *pf, owner: true, now: c.now, joins: make([]seenJoin, pf.maxSubscribers)}, nil
 }
 
-// OpenPublication opens the publication at path as an additional
+// Open opens the publication at path as an additional
 // publisher. It claims space with the same CAS as the owner, so messages
 // of all publishers interleave whole; it never updates the limit, so it
 // depends on the owner's offers and Heartbeat to make room (when the owner
@@ -194,9 +194,9 @@ func CreatePublication(dir, name string, capacity int, opts ...PublicationOption
 // unblock timeout alone, as Aeron does, since they cannot tell whose claim
 // it is (see Subscription.Poll). It waits, bounded by ctx, for the file
 // and its metadata; a publication whose creator is gone before it wrote
-// the metadata is ErrOwnerDead.
-func OpenPublication(ctx context.Context, path string, opts ...PublicationOption) (*Publication, error) {
-	c := newPubConfig(opts)
+// the metadata is ipc.ErrOwnerDead.
+func Open(ctx context.Context, path string, opts ...Option) (*Publication, error) {
+	c := newConfig(opts)
 	pf, err := openPublicationFile(ctx, path, c)
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func OpenPublication(ctx context.Context, path string, opts ...PublicationOption
 }
 
 // File returns the file the publication lives in.
-func (p *Publication) File() *File { return p.file }
+func (p *Publication) File() *ipc.File { return p.file }
 
 // IsOwner reports whether p created the publication.
 func (p *Publication) IsOwner() bool { return p.owner }
@@ -238,7 +238,7 @@ func (p *Publication) Position() int64 {
 	if p.fileClosed.Load() {
 		return p.final.pos
 	}
-	return p.tail.Load() &^ SealedBit
+	return p.tail.Load() &^ sealedBit
 }
 
 // Limit returns the publisher limit: no claim ends beyond it.
@@ -268,10 +268,10 @@ func (p *Publication) ActiveSubscribers() int {
 
 // Stats returns a snapshot of the publication's shared state and counters
 // (the zero value after Close: the mapping may be gone).
-func (p *Publication) Stats() PublicationStats {
+func (p *Publication) Stats() Stats {
 	h := p.enterCounted() // the fast slot stays free for the publishers
 	if h == holdNone {
-		return PublicationStats{}
+		return Stats{}
 	}
 	defer p.leave(h)
 	return p.stats()
@@ -295,7 +295,7 @@ func (p *Publication) checkMessage(typeID int32, length int) error {
 // payload longer than MaxPayloadLength is fragmented into records claimed
 // together, contiguously, and published with one store: subscribers see
 // the whole message or nothing. On failure nothing was written and the
-// error is, unwrapped: ErrPublicationClosed, ErrMaxPositionExceeded,
+// error is, unwrapped: ErrClosed, ErrMaxPositionExceeded,
 // ErrAdminAction, ErrBackPressured or ErrNotConnected (checked in this
 // order; see those errors), or a wrapped argument error.
 func (p *Publication) Offer(typeID int32, payload []byte) (int64, error) {
@@ -304,12 +304,12 @@ func (p *Publication) Offer(typeID int32, payload []byte) (int64, error) {
 	}
 	h := p.enter()
 	if h == holdNone {
-		return 0, ErrPublicationClosed
+		return 0, ErrClosed
 	}
-	// leave on every return, not deferred (a defer measured ~2.5 ns more
-	// per Offer). A fault turned into a panic inside the copy (a truncated
-	// file under debug.SetPanicOnFault) therefore keeps its hold: Close
-	// then stops waiting after its bound and the broken mapping stays
+	// leave on every return, not deferred: a deferred call would cost every
+	// Offer, the hot path. A fault turned into a panic inside the copy (a
+	// truncated file under debug.SetPanicOnFault) therefore keeps its hold:
+	// Close then stops waiting after its bound and the broken mapping stays
 	// mapped, the safe side.
 	if len(payload) > p.maxPayload {
 		pos, err := p.offerFragmented(typeID, payload)
@@ -344,16 +344,16 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 	// The marker covers the whole claim; its type is the first fragment's
 	// (never the last: the payload is longer than one), in the same store
 	// (see mark).
-	p.mark(index, int32(total), typeID|FragmentFlag|BeginFlag)
+	p.mark(index, int32(total), typeID|fragmentFlag|beginFlag)
 	at, first := index, int32(0)
 	for off := 0; off < len(payload); off += p.maxPayload {
 		chunk := payload[off:min(off+p.maxPayload, len(payload))]
-		flags := FragmentFlag
+		flags := fragmentFlag
 		if off == 0 {
-			flags |= BeginFlag
+			flags |= beginFlag
 		}
 		if off+len(chunk) == len(payload) {
-			flags |= EndFlag
+			flags |= endFlag
 		}
 		rl := int32(len(chunk) + ringbuf.HeaderLength)
 		if off == 0 {
@@ -372,14 +372,15 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 }
 
 // mark writes a record's claim marker: the negated length and the type,
-// one 8-byte release store (no byte of the claim becomes visible before it,
-// which the zero-gap unblock relies on). One store, as in Aeron: with the
+// one 8-byte ordered store (a release store that later stores cannot pass:
+// no byte of the claim becomes visible before it, on arm64 as under
+// x86-TSO, which the zero-gap unblock relies on). One store, as in Aeron: with the
 // type stored after the length, an unblock could turn the claim into
 // padding between the two and the late type store would turn that padding
 // back into a record, delivered before its payload was written
 // (TestUnblockedClaimStaysPadding).
 func (p *Publication) mark(index int, recordLength, typeID int32) {
-	atomicbuf.StoreRelease64(p.wordAt(index), headerWord(-recordLength, typeID))
+	atomicbuf.StoreOrdered64(p.wordAt(index), headerWord(-recordLength, typeID))
 }
 
 // claim reserves required (aligned) bytes at the tail and returns the
@@ -392,11 +393,11 @@ func (p *Publication) mark(index int, recordLength, typeID int32) {
 func (p *Publication) claim(required int) (int, int64, error) {
 	for {
 		tail := p.tail.Load()
-		if tail&SealedBit != 0 {
-			return 0, 0, ErrPublicationClosed
+		if tail&sealedBit != 0 {
+			return 0, 0, ErrClosed
 		}
 		if tail < 0 || tail&(ringbuf.RecordAlignment-1) != 0 {
-			return 0, 0, fmt.Errorf("%w: tail position %d", ErrLogCorrupt, tail)
+			return 0, 0, fmt.Errorf("%w: tail position %d", ErrCorrupt, tail)
 		}
 		tailIndex := int(tail & p.mask)
 		padding := 0
@@ -461,7 +462,7 @@ func (p *Publication) overLimit(newTail int64) error {
 //     results, retrying if it passed its join position (see joinAt).
 //  2. Active subscribers whose heartbeat is stale beyond the subscriber
 //     timeout are dropped (CAS of the state word scanned to the same
-//     registration, SlotDropped; counted): their position no longer holds
+//     registration, slotDropped; counted): their position no longer holds
 //     the limit. Dropped slots whose heartbeat is stale for twice the
 //     timeout are freed for reuse (CAS of the word scanned to 0), and so
 //     are joining slots once their heartbeat is that stale and this
@@ -488,9 +489,9 @@ func (p *Publication) updateLimit(now int64) error {
 		// Drops and frees are CASes from the exact word scanned: a slot
 		// whose holder changed since (closed, re-joined) is left alone.
 		switch w := s.word.Load(); slotState(w) {
-		case SlotActive:
+		case slotActive:
 			if stale(now, s.heartbeat.Load(), p.subscriberTimeout) {
-				if s.word.CompareAndSwap(w, slotWord(slotRegistration(w), SlotDropped)) {
+				if s.word.CompareAndSwap(w, slotWord(slotRegistration(w), slotDropped)) {
 					p.dropped.Add(1)
 				}
 				continue
@@ -500,7 +501,7 @@ func (p *Publication) updateLimit(now int64) error {
 				minPos = pos
 			}
 			active++
-		case SlotJoining:
+		case slotJoining:
 			// Until the joiner's first store the heartbeat is the previous
 			// holder's, possibly long stale (or 0 in a slot never used): it
 			// says nothing about this join. The owner's own first sight of
@@ -516,7 +517,7 @@ func (p *Publication) updateLimit(now int64) error {
 				s.word.CompareAndSwap(w, 0) {
 				p.freed.Add(1)
 			}
-		case SlotDropped:
+		case slotDropped:
 			// The heartbeat is the dropped holder's own: it stored it
 			// before its slot became active.
 			if stale(now, s.heartbeat.Load(), 2*p.subscriberTimeout) && s.word.CompareAndSwap(w, 0) {
@@ -524,7 +525,7 @@ func (p *Publication) updateLimit(now int64) error {
 			}
 		}
 	}
-	tail := p.tail.Load() &^ SealedBit
+	tail := p.tail.Load() &^ sealedBit
 	if active == 0 {
 		p.cleanSeq.Add(1)
 		p.connected.Store(0)
@@ -540,7 +541,7 @@ func (p *Publication) updateLimit(now int64) error {
 	// (a clean position of math.MinInt64 made zero slice out of range).
 	if minPos < 0 || clean < 0 || (minPos|clean)&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
 		p.cleanSeq.Add(1)
-		return fmt.Errorf("%w: slowest subscriber position %d, clean position %d, tail %d", ErrLogCorrupt, minPos, clean, tail)
+		return fmt.Errorf("%w: slowest subscriber position %d, clean position %d, tail %d", ErrCorrupt, minPos, clean, tail)
 	}
 	if minPos > clean {
 		p.zero(clean, minPos)
@@ -563,19 +564,19 @@ func (p *Publication) zero(from, to int64) {
 }
 
 // Heartbeat is the owner's duty-cycle call: it stores nowMillis (epoch ms)
-// as the file's heartbeat (File.Heartbeat: an fstat and a guarded release
+// as the file's heartbeat (ipc.File.Heartbeat: an fstat and a guarded release
 // store) and updates the limit (dropping stale subscribers, cleaning,
 // raising the limit for every publisher). Call it more often than the
 // file's liveness timeout, and often enough that other publishers are not
 // held back by a stale limit. If another goroutine is updating the limit
-// it skips that part. Owner only (ErrNotOwner).
+// it skips that part. Owner only (ipc.ErrNotOwner).
 func (p *Publication) Heartbeat(nowMillis int64) error {
 	if !p.owner {
-		return fmt.Errorf("%w: %s: publication heartbeat", ErrNotOwner, p.file.Path())
+		return fmt.Errorf("%w: %s: publication heartbeat", ipc.ErrNotOwner, p.file.Path())
 	}
 	h := p.enterCounted() // the fast slot stays free for the publishers
 	if h == holdNone {
-		return ErrPublicationClosed
+		return ErrClosed
 	}
 	defer p.leave(h) // updateLimit reads and zeroes the mapping
 	if err := p.file.Heartbeat(nowMillis); err != nil {
@@ -588,14 +589,14 @@ func (p *Publication) Heartbeat(nowMillis int64) error {
 	return p.updateLimit(nowMillis)
 }
 
-// BufferClaim is space claimed by TryClaim for one record. Write the
+// Claim is space claimed by TryClaim for one record. Write the
 // payload into Payload, then call exactly one of Commit or Abort, even on
 // error paths: until then every subscriber stops at the claim, and the
 // claim keeps the publication's mapping alive across a Close (Close waits
 // for it for a bounded time; past that, the file is closed once the claim
 // is completed: see Publication.Close). Do not use Payload after Commit or
 // Abort, nor complete a copy of a claim.
-type BufferClaim struct {
+type Claim struct {
 	// Payload is the claimed space, aliasing the log.
 	Payload []byte
 
@@ -608,32 +609,32 @@ type BufferClaim struct {
 }
 
 // Position returns the publisher position after the claimed record.
-func (c *BufferClaim) Position() int64 { return c.position }
+func (c *Claim) Position() int64 { return c.position }
 
 // TryClaim claims space for a message of length bytes (at most
 // MaxPayloadLength: claims are never fragmented) and type typeID, and
 // returns it with the position after it. Failures are Offer's.
-func (p *Publication) TryClaim(typeID int32, length int) (BufferClaim, error) {
+func (p *Publication) TryClaim(typeID int32, length int) (Claim, error) {
 	if err := p.checkMessage(typeID, length); err != nil {
-		return BufferClaim{}, err
+		return Claim{}, err
 	}
 	if length > p.maxPayload {
-		return BufferClaim{}, fmt.Errorf("%w: a claim of %d bytes exceeds the max payload %d", ringbuf.ErrTooLong, length, p.maxPayload)
+		return Claim{}, fmt.Errorf("%w: a claim of %d bytes exceeds the max payload %d", ringbuf.ErrTooLong, length, p.maxPayload)
 	}
 	h := p.enter()
 	if h == holdNone {
-		return BufferClaim{}, ErrPublicationClosed
+		return Claim{}, ErrClosed
 	}
 	index, pos, err := p.claim(recordSize(length))
 	if err != nil {
 		p.leave(h)
-		return BufferClaim{}, err
+		return Claim{}, err
 	}
 	rl := int32(length + ringbuf.HeaderLength)
 	p.mark(index, rl, typeID)
 	at := index + ringbuf.HeaderLength
 	// The claim keeps its hold until Commit or Abort.
-	return BufferClaim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
+	return Claim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
 }
 
 // Commit publishes the claimed record. It is a CAS of the whole header from
@@ -641,12 +642,12 @@ func (p *Publication) TryClaim(typeID int32, length int) (BufferClaim, error) {
 // Commit after a subscriber unblocked the claim (the publisher stalled
 // longer than the unblock timeout), fails with ErrClaimState instead of
 // corrupting the log.
-func (c *BufferClaim) Commit() error {
+func (c *Claim) Commit() error {
 	return c.complete(c.typeID, "commit")
 }
 
 // Abort discards the claimed record: subscribers skip it as padding.
-func (c *BufferClaim) Abort() error {
+func (c *Claim) Abort() error {
 	return c.complete(ringbuf.PaddingTypeID, "abort")
 }
 
@@ -654,7 +655,7 @@ func (c *BufferClaim) Abort() error {
 // gives back the hold TryClaim took (after its last access to the
 // mapping, which Close may release from then on), and a second completion
 // fails without touching the mapping.
-func (c *BufferClaim) complete(typeID int32, op string) error {
+func (c *Claim) complete(typeID int32, op string) error {
 	p := c.p
 	if p == nil {
 		return fmt.Errorf("%w: %s of a claim that is not open (never made, or already completed)", ErrClaimState, op)
@@ -673,16 +674,16 @@ func (c *BufferClaim) complete(typeID int32, op string) error {
 }
 
 // Close ends the publication. The owner seals the tail (a CAS that sets
-// SealedBit: no claim succeeds afterwards, in any process) and stores the
+// sealedBit: no claim succeeds afterwards, in any process) and stores the
 // end-of-stream position (the tail); subscribers drain to the end and then
 // get ErrEndOfStream. Another publisher's Close seals nothing.
 //
 // Close then waits for the calls in flight on this Publication (Offer,
-// TryClaim, Heartbeat, Stats, and every BufferClaim not yet committed or
+// TryClaim, Heartbeat, Stats, and every Claim not yet committed or
 // aborted: see enter) to finish before it closes its file, which releases
-// the mapping (for the owner, the file's heartbeat becomes HeartbeatClosed
+// the mapping (for the owner, the file's heartbeat becomes ipc.HeartbeatClosed
 // first). Calls that begin after Close has begun return
-// ErrPublicationClosed (Stats the zero value) without touching the
+// ErrClosed (Stats the zero value) without touching the
 // mapping. So Close never unmaps under a call in flight, as Aeron lingers
 // a closed log's mapping (aeron-ipc.md 1.9).
 //
@@ -711,10 +712,10 @@ func (p *Publication) closeWithin(wait time.Duration) error {
 			defer p.mu.Unlock()
 			for {
 				t := p.tail.Load()
-				if t&SealedBit != 0 {
+				if t&sealedBit != 0 {
 					return nil
 				}
-				if p.tail.CompareAndSwap(t, t|SealedBit) {
+				if p.tail.CompareAndSwap(t, t|sealedBit) {
 					p.eos.Store(t)
 					return nil
 				}
@@ -740,7 +741,7 @@ func (p *Publication) closeWithin(wait time.Duration) error {
 		return nil // a concurrent Close closed it
 	}
 	ferr := p.file.Guard(func() error {
-		p.final.pos, p.final.limit = p.tail.Load()&^SealedBit, p.limit.Load()
+		p.final.pos, p.final.limit = p.tail.Load()&^sealedBit, p.limit.Load()
 		p.final.connected, p.final.active = p.connected.Load() != 0, p.activeSubscribers()
 		return nil
 	})

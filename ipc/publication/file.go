@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -18,7 +19,7 @@ import (
 // the metadata once, and pointers to the shared words. Every field is
 // written once by wrapPublication and only read afterwards.
 type pubFile struct {
-	file *File
+	file *ipc.File
 
 	log      []byte
 	base     unsafe.Pointer
@@ -32,6 +33,7 @@ type pubFile struct {
 	maxSubscribers    int
 	subscriberTimeout int64 // ms
 	unblockTimeout    int64 // ms
+	livenessTimeout   int64 // ms: the owner's, from the file's header
 	maxPosition       int64
 
 	slots atomicbuf.Buffer
@@ -68,7 +70,7 @@ type pubFile struct {
 // re-checks the word after its first store (the heartbeat) and before its
 // position store, so only such a pause exactly between a check and the
 // store after it does that; the same liveness assumption drops a paused
-// subscriber (docs/ipc.md, residual risks).
+// subscriber (docs/publication.md, residual risks).
 type slot struct {
 	word                                         *atomic.Int64
 	position, heartbeat, pid, start, join, drops *atomic.Int64
@@ -76,29 +78,29 @@ type slot struct {
 
 // slotWord packs a registration id and a state into a slot's state word.
 func slotWord(registration int64, state int32) int64 {
-	return registration<<SlotRegistrationShift | int64(state)
+	return registration<<slotRegistrationShift | int64(state)
 }
 
 // slotState and slotRegistration unpack a state word.
-func slotState(w int64) int32 { return int32(w & (1<<SlotRegistrationShift - 1)) }
+func slotState(w int64) int32 { return int32(w & (1<<slotRegistrationShift - 1)) }
 
-func slotRegistration(w int64) int64 { return w >> SlotRegistrationShift }
+func slotRegistration(w int64) int64 { return w >> slotRegistrationShift }
 
 // state and registration load the slot's state word and unpack it.
 func (sl slot) state() int32        { return slotState(sl.word.Load()) }
 func (sl slot) registration() int64 { return slotRegistration(sl.word.Load()) }
 
 func (f *pubFile) slot(i int) slot {
-	o := i * SlotLength
+	o := i * slotLength
 	b := f.slots
 	return slot{
-		word:      b.Int64At(o + SlotStateOffset),
-		position:  b.Int64At(o + SlotPositionOffset),
-		heartbeat: b.Int64At(o + SlotHeartbeatOffset),
-		pid:       b.Int64At(o + SlotPIDOffset),
-		start:     b.Int64At(o + SlotStartTimeOffset),
-		join:      b.Int64At(o + SlotJoinOffset),
-		drops:     b.Int64At(o + SlotDroppedOffset),
+		word:      b.Int64At(o + slotStateOffset),
+		position:  b.Int64At(o + slotPositionOffset),
+		heartbeat: b.Int64At(o + slotHeartbeatOffset),
+		pid:       b.Int64At(o + slotPIDOffset),
+		start:     b.Int64At(o + slotStartTimeOffset),
+		join:      b.Int64At(o + slotJoinOffset),
+		drops:     b.Int64At(o + slotDroppedOffset),
 	}
 }
 
@@ -152,13 +154,13 @@ func claimSize(n, maxPayload int) int {
 
 // publicationSections returns the section lengths of a publication file.
 func publicationSections(capacity, maxSubscribers int) []int {
-	return []int{capacity, PubMetadataLength, maxSubscribers * SlotLength}
+	return []int{capacity, metadataLength, maxSubscribers * slotLength}
 }
 
 // resolve validates c for a log of the given capacity and fills defaults.
-func (c *pubConfig) resolve(capacity int) error {
-	if capacity < MinPublicationCapacity || capacity > MaxPublicationCapacity || capacity&(capacity-1) != 0 {
-		return fmt.Errorf("%w: publication capacity %d is not a power of two in [%d, %d]", ErrArgument, capacity, MinPublicationCapacity, MaxPublicationCapacity)
+func (c *config) resolve(capacity int) error {
+	if capacity < MinCapacity || capacity > MaxCapacity || capacity&(capacity-1) != 0 {
+		return fmt.Errorf("%w: publication capacity %d is not a power of two in [%d, %d]", ipc.ErrArgument, capacity, MinCapacity, MaxCapacity)
 	}
 	if c.window == 0 {
 		c.window = capacity / 2
@@ -171,90 +173,90 @@ func (c *pubConfig) resolve(capacity int) error {
 	}
 	switch {
 	case c.mtu < 2*ringbuf.HeaderLength || c.mtu > capacity/8 || c.mtu%ringbuf.RecordAlignment != 0:
-		return fmt.Errorf("%w: MTU %d is not a multiple of 8 in [16, capacity/8 = %d]", ErrArgument, c.mtu, capacity/8)
+		return fmt.Errorf("%w: MTU %d is not a multiple of 8 in [16, capacity/8 = %d]", ipc.ErrArgument, c.mtu, capacity/8)
 	case c.maxMessage < 0 || c.maxMessage > math.MaxInt32/2:
-		return fmt.Errorf("%w: max message length %d", ErrArgument, c.maxMessage)
+		return fmt.Errorf("%w: max message length %d", ipc.ErrArgument, c.maxMessage)
 	case c.window%ringbuf.RecordAlignment != 0 || c.window <= 0 || c.window > capacity/2:
-		return fmt.Errorf("%w: window %d is not a multiple of 8 in (0, capacity/2 = %d]", ErrArgument, c.window, capacity/2)
+		return fmt.Errorf("%w: window %d is not a multiple of 8 in (0, capacity/2 = %d]", ipc.ErrArgument, c.window, capacity/2)
 	case 2*claimSize(c.maxMessage, c.mtu-ringbuf.HeaderLength) > c.window:
 		// A claim may need padding to the end of the log plus itself: two
 		// claims' worth must fit in the window or a full-size message could
 		// wait forever at a wrap.
-		return fmt.Errorf("%w: a message of %d bytes claims %d bytes, more than half the window %d", ErrArgument, c.maxMessage, claimSize(c.maxMessage, c.mtu-ringbuf.HeaderLength), c.window)
+		return fmt.Errorf("%w: a message of %d bytes claims %d bytes, more than half the window %d", ipc.ErrArgument, c.maxMessage, claimSize(c.maxMessage, c.mtu-ringbuf.HeaderLength), c.window)
 	case c.maxSubscribers < 1 || c.maxSubscribers > MaxSubscribersLimit:
-		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ErrArgument, c.maxSubscribers, MaxSubscribersLimit)
+		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ipc.ErrArgument, c.maxSubscribers, MaxSubscribersLimit)
 	case c.subscriberTimeout < time.Millisecond || c.unblockTimeout < time.Millisecond:
-		return fmt.Errorf("%w: subscriber timeout %s and unblock timeout %s must be at least 1 ms", ErrArgument, c.subscriberTimeout, c.unblockTimeout)
+		return fmt.Errorf("%w: subscriber timeout %s and unblock timeout %s must be at least 1 ms", ipc.ErrArgument, c.subscriberTimeout, c.unblockTimeout)
 	case c.now == nil:
-		return fmt.Errorf("%w: nil clock", ErrArgument)
+		return fmt.Errorf("%w: nil clock", ipc.ErrArgument)
 	}
 	return nil
 }
 
 // maxPositionFor leaves room above every position for a window and a
-// claim without reaching SealedBit or overflowing.
-func maxPositionFor(capacity int) int64 { return SealedBit - 4*int64(capacity) }
+// claim without reaching sealedBit or overflowing.
+func maxPositionFor(capacity int) int64 { return sealedBit - 4*int64(capacity) }
 
 // writePublicationMetadata initialises the metadata of a new (zero) file:
 // configuration with plain stores, then the version with an atomic store,
 // which publishes them to any process that loads a non-zero version.
-func writePublicationMetadata(meta atomicbuf.Buffer, capacity int, c pubConfig) {
+func writePublicationMetadata(meta atomicbuf.Buffer, capacity int, c config) {
 	b := meta.Bytes()
 	put32 := func(off int, v int32) { *(*int32)(unsafe.Pointer(&b[off])) = v }
 	put64 := func(off int, v int64) { *(*int64)(unsafe.Pointer(&b[off])) = v }
-	put32(PubMaxSubscribersOffset, int32(c.maxSubscribers))
-	put64(PubCapacityOffset, int64(capacity))
-	put64(PubWindowOffset, int64(c.window))
-	put32(PubMTUOffset, int32(c.mtu))
-	put32(PubMaxMessageOffset, int32(c.maxMessage))
-	put64(PubSubscriberTimeoutOffset, c.subscriberTimeout.Milliseconds())
-	put64(PubUnblockTimeoutOffset, c.unblockTimeout.Milliseconds())
-	put64(PubMaxPositionOffset, maxPositionFor(capacity))
-	meta.Int32At(PubVersionOffset).Store(PubLayoutVersion)
+	put32(maxSubscribersOffset, int32(c.maxSubscribers))
+	put64(capacityOffset, int64(capacity))
+	put64(windowOffset, int64(c.window))
+	put32(mtuOffset, int32(c.mtu))
+	put32(maxMessageOffset, int32(c.maxMessage))
+	put64(subscriberTimeoutOffset, c.subscriberTimeout.Milliseconds())
+	put64(unblockTimeoutOffset, c.unblockTimeout.Milliseconds())
+	put64(maxPositionOffset, maxPositionFor(capacity))
+	meta.Int32At(versionOffset).Store(layoutVersion)
 }
 
 // openPublicationFile opens path, checks its kind, waits (bounded by ctx)
 // until the creator has written the metadata, and wraps it.
-func openPublicationFile(ctx context.Context, path string, c pubConfig) (*pubFile, error) {
+func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, error) {
 	if c.now == nil {
-		return nil, fmt.Errorf("%w: nil clock", ErrArgument)
+		return nil, fmt.Errorf("%w: nil clock", ipc.ErrArgument)
 	}
-	f, err := Open(ctx, path, c.fileOpts...)
+	f, err := ipc.Open(ctx, path, c.fileOpts...)
 	if err != nil {
 		return nil, err
 	}
 	pf, err := func() (*pubFile, error) {
-		if f.Kind() != KindPublication {
-			return nil, fmt.Errorf("%w: %s has kind %d, want %d (publication)", ErrKind, path, f.Kind(), KindPublication)
+		if f.Kind() != ipc.KindPublication {
+			return nil, fmt.Errorf("%w: %s has kind %d, want %d (publication)", ipc.ErrKind, path, f.Kind(), ipc.KindPublication)
 		}
 		if f.SectionCount() != 3 {
-			return nil, fmt.Errorf("%w: %s: publication with %d sections, want 3", ErrCorrupt, path, f.SectionCount())
+			return nil, fmt.Errorf("%w: %s: publication with %d sections, want 3", ipc.ErrCorrupt, path, f.SectionCount())
 		}
 		meta, err := f.Section(1)
 		if err != nil {
 			return nil, err
 		}
-		if len(meta) < PubMetadataLength {
-			return nil, fmt.Errorf("%w: %s: metadata section of %d bytes", ErrCorrupt, path, len(meta))
+		if len(meta) < metadataLength {
+			return nil, fmt.Errorf("%w: %s: metadata section of %d bytes", ipc.ErrCorrupt, path, len(meta))
 		}
 		mb, _ := atomicbuf.New(meta) // sections are page-aligned
 		for polls := 0; ; polls++ {
-			v := mb.Int32At(PubVersionOffset).Load()
-			if v == PubLayoutVersion {
+			v := mb.Int32At(versionOffset).Load()
+			if v == layoutVersion {
 				break
 			}
 			if v != 0 {
-				return nil, &VersionError{Path: path + " (publication metadata)", Found: v, Supported: PubLayoutVersion}
+				return nil, &ipc.VersionError{Path: path + " (publication metadata)", Found: v, Supported: layoutVersion}
 			}
 			// Only the creator writes the metadata: once it is gone
 			// (closed the file, or dead) the version stays 0 for good.
 			// (The check reads /proc while the heartbeat is stale: one
 			// poll in 64.)
-			if polls%64 == 0 && f.ownerGone(c.now()) {
-				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ErrOwnerDead, path)
+			if polls%64 == 0 && f.OwnerGone(c.now()) {
+				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ipc.ErrOwnerDead, path)
 			}
-			if werr := wait(ctx, newConfig(c.fileOpts).pollInterval); werr != nil {
-				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ErrNotReady, path, werr)
+			if werr := wait(ctx, ipc.PollInterval(c.fileOpts...)); werr != nil {
+				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ipc.ErrNotReady, path, werr)
 			}
 		}
 		return wrapPublication(f)
@@ -265,10 +267,30 @@ func openPublicationFile(ctx context.Context, path string, c pubConfig) (*pubFil
 	return pf, nil
 }
 
+// maxTimeoutMillis is the longest timeout the metadata may hold: the most a
+// time.Duration (what the options take) can express in milliseconds, as
+// for the file's liveness timeout. A larger value comes from no creator.
+const maxTimeoutMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// wait sleeps for d or until ctx ends, and returns ctx's error if it did.
+func wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // wrapPublication validates a ready publication file's configuration (a
 // copy is kept: a peer rewriting it later cannot send this process out of
 // the mapping) and builds the shared view.
-func wrapPublication(f *File) (*pubFile, error) {
+func wrapPublication(f *ipc.File) (*pubFile, error) {
 	logb, err := f.Section(0)
 	if err != nil {
 		return nil, err
@@ -280,35 +302,35 @@ func wrapPublication(f *File) (*pubFile, error) {
 	lb, _ := atomicbuf.New(logb)
 	get32 := func(off int) int32 { return mb.Int32At(off).Load() }
 	get64 := func(off int) int64 { return mb.Int64At(off).Load() }
-	capacity := get64(PubCapacityOffset)
-	c := pubConfig{
-		window:            int(get64(PubWindowOffset)),
-		mtu:               int(get32(PubMTUOffset)),
-		maxMessage:        int(get32(PubMaxMessageOffset)),
-		maxSubscribers:    int(get32(PubMaxSubscribersOffset)),
-		subscriberTimeout: time.Duration(get64(PubSubscriberTimeoutOffset)) * time.Millisecond,
-		unblockTimeout:    time.Duration(get64(PubUnblockTimeoutOffset)) * time.Millisecond,
+	capacity := get64(capacityOffset)
+	c := config{
+		window:            int(get64(windowOffset)),
+		mtu:               int(get32(mtuOffset)),
+		maxMessage:        int(get32(maxMessageOffset)),
+		maxSubscribers:    int(get32(maxSubscribersOffset)),
+		subscriberTimeout: time.Duration(get64(subscriberTimeoutOffset)) * time.Millisecond,
+		unblockTimeout:    time.Duration(get64(unblockTimeoutOffset)) * time.Millisecond,
 		now:               epochMillis,
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: publication metadata: %s", ErrCorrupt, f.Path(), fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: %s: publication metadata: %s", ipc.ErrCorrupt, f.Path(), fmt.Sprintf(format, args...))
 	}
-	if capacity != int64(len(logb)) || capacity > MaxPublicationCapacity {
+	if capacity != int64(len(logb)) || capacity > MaxCapacity {
 		return nil, bad("capacity %d, log section of %d bytes", capacity, len(logb))
 	}
-	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(PubSubscriberTimeoutOffset) > maxLivenessMillis || get64(PubUnblockTimeoutOffset) > maxLivenessMillis {
-		return nil, bad("timeouts %d ms and %d ms", get64(PubSubscriberTimeoutOffset), get64(PubUnblockTimeoutOffset))
+	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(subscriberTimeoutOffset) > maxTimeoutMillis || get64(unblockTimeoutOffset) > maxTimeoutMillis {
+		return nil, bad("timeouts %d ms and %d ms", get64(subscriberTimeoutOffset), get64(unblockTimeoutOffset))
 	}
 	if c.window == 0 || c.mtu == 0 || c.maxMessage == 0 {
 		return nil, bad("window %d, MTU %d, max message %d", c.window, c.mtu, c.maxMessage)
 	}
-	if c.maxSubscribers < 1 || c.maxSubscribers*SlotLength > len(slots) {
+	if c.maxSubscribers < 1 || c.maxSubscribers*slotLength > len(slots) {
 		return nil, bad("%d subscriber slots in a table of %d bytes", c.maxSubscribers, len(slots))
 	}
 	if err := c.resolve(int(capacity)); err != nil {
 		return nil, bad("%v", err)
 	}
-	if mp := get64(PubMaxPositionOffset); mp != maxPositionFor(int(capacity)) {
+	if mp := get64(maxPositionOffset); mp != maxPositionFor(int(capacity)) {
 		return nil, bad("max position %d", mp)
 	}
 	return &pubFile{
@@ -324,35 +346,36 @@ func wrapPublication(f *File) (*pubFile, error) {
 		maxSubscribers:    c.maxSubscribers,
 		subscriberTimeout: c.subscriberTimeout.Milliseconds(),
 		unblockTimeout:    c.unblockTimeout.Milliseconds(),
+		livenessTimeout:   f.LivenessTimeout().Milliseconds(),
 		maxPosition:       maxPositionFor(int(capacity)),
 		slots:             sb,
-		tail:              mb.Int64At(PubTailOffset),
-		limit:             mb.Int64At(PubLimitOffset),
-		cleanPos:          mb.Int64At(PubCleanPositionOffset),
-		cleanSeq:          mb.Int64At(PubCleanSequenceOffset),
-		eos:               mb.Int64At(PubEndOfStreamOffset),
-		nextReg:           mb.Int64At(PubNextRegistrationOffset),
-		external:          mb.Int64At(PubExternalOffset),
-		dropped:           mb.Int64At(PubDroppedOffset),
-		unblocked:         mb.Int64At(PubUnblockedOffset),
-		freed:             mb.Int64At(PubFreedOffset),
-		backPressured:     mb.Int64At(PubBackPressuredOffset),
-		notConnected:      mb.Int64At(PubNotConnectedOffset),
-		adminAction:       mb.Int64At(PubAdminActionOffset),
-		connected:         mb.Int32At(PubConnectedOffset),
-		slotsInUse:        mb.Int32At(PubSlotsInUseOffset),
+		tail:              mb.Int64At(tailOffset),
+		limit:             mb.Int64At(limitOffset),
+		cleanPos:          mb.Int64At(cleanPositionOffset),
+		cleanSeq:          mb.Int64At(cleanSequenceOffset),
+		eos:               mb.Int64At(endOfStreamOffset),
+		nextReg:           mb.Int64At(nextRegistrationOffset),
+		external:          mb.Int64At(externalOffset),
+		dropped:           mb.Int64At(droppedOffset),
+		unblocked:         mb.Int64At(unblockedOffset),
+		freed:             mb.Int64At(freedOffset),
+		backPressured:     mb.Int64At(backPressuredOffset),
+		notConnected:      mb.Int64At(notConnectedOffset),
+		adminAction:       mb.Int64At(adminActionOffset),
+		connected:         mb.Int32At(connectedOffset),
+		slotsInUse:        mb.Int32At(slotsInUseOffset),
 	}, nil
 }
 
-// PublicationStats is a snapshot of a publication's shared state and
+// Stats is a snapshot of a publication's shared state and
 // counters, as any process mapping the file sees it. Fields are loaded one
 // by one while others move on: an indication, not a consistent cut.
-type PublicationStats struct {
+type Stats struct {
 	Position          int64 // tail: bytes claimed since creation
 	Limit             int64 // publisher limit
 	CleanPosition     int64 // the log is zeroed behind this position
 	Connected         bool  // an active subscriber at the last limit update
-	ActiveSubscribers int   // slots in state SlotActive now
+	ActiveSubscribers int   // slots in state slotActive now
 	EndOfStream       bool  // the owner closed the publication
 	EndPosition       int64 // end-of-stream position, when EndOfStream
 
@@ -362,17 +385,17 @@ type PublicationStats struct {
 	BackPressured      int64 // offers that returned ErrBackPressured
 	NotConnected       int64 // offers that returned ErrNotConnected
 	AdminActions       int64 // offers that returned ErrAdminAction
-	ExternalPublishers int64 // OpenPublication calls, ever
+	ExternalPublishers int64 // Open calls, ever
 }
 
-func (f *pubFile) stats() PublicationStats {
+func (f *pubFile) stats() Stats {
 	tail := f.tail.Load()
-	s := PublicationStats{
-		Position:           tail &^ SealedBit,
+	s := Stats{
+		Position:           tail &^ sealedBit,
 		Limit:              f.limit.Load(),
 		CleanPosition:      f.cleanPos.Load(),
 		Connected:          f.connected.Load() != 0,
-		EndOfStream:        tail&SealedBit != 0,
+		EndOfStream:        tail&sealedBit != 0,
 		DroppedSubscribers: f.dropped.Load(),
 		UnblockedClaims:    f.unblocked.Load(),
 		FreedSlots:         f.freed.Load(),
@@ -391,7 +414,7 @@ func (f *pubFile) stats() PublicationStats {
 func (f *pubFile) activeSubscribers() int {
 	n := 0
 	for i := range f.slotCount() {
-		if f.slot(i).state() == SlotActive {
+		if f.slot(i).state() == slotActive {
 			n++
 		}
 	}
@@ -408,21 +431,10 @@ func stale(now, heartbeat, timeout int64) bool {
 // ownerGone reports whether the file's owner is provably finished with the
 // publication: it closed the file, or its heartbeat is older than the
 // file's liveness timeout and no process with its pid and start time runs
-// (the file layer's Dead state). The process check reads /proc, so callers
-// rate-limit it; the heartbeat load comes first and is cheap.
-func (f *pubFile) ownerGone(now int64) bool { return f.file.ownerGone(now) }
-
-// ownerGone is pubFile.ownerGone for a file not wrapped yet.
-func (f *File) ownerGone(now int64) bool {
-	hb := f.heartbeat.Load()
-	if hb == HeartbeatClosed {
-		return true
-	}
-	if !stale(now, hb, f.hdr.livenessTimeout) {
-		return false
-	}
-	return !processRunning(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
-}
+// (the file layer's Dead state; see ipc.File.OwnerGone). The process check
+// reads /proc, so callers rate-limit it; the heartbeat load comes first and
+// is cheap.
+func (f *pubFile) ownerGone(now int64) bool { return f.file.OwnerGone(now) }
 
 // firstOpenClaim walks the records from the clean position from to the
 // tail to and returns the position of the first one that is not committed

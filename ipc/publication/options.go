@@ -1,6 +1,10 @@
-package ipc
+package publication
 
-import "time"
+import (
+	"time"
+
+	"github.com/dutyrt/duty/ipc"
+)
 
 // Publication defaults.
 const (
@@ -14,11 +18,11 @@ const (
 	DefaultUnblockTimeout = 15 * time.Second
 )
 
-// PublicationOption configures CreatePublication, OpenPublication and
+// Option configures Create, Open and
 // OpenSubscription. Each option says which calls read it.
-type PublicationOption func(*pubConfig)
+type Option func(*config)
 
-type pubConfig struct {
+type config struct {
 	window            int
 	mtu               int
 	maxMessage        int
@@ -26,11 +30,11 @@ type pubConfig struct {
 	subscriberTimeout time.Duration
 	unblockTimeout    time.Duration
 	now               func() int64
-	fileOpts          []Option
+	fileOpts          []ipc.Option
 }
 
-func newPubConfig(opts []PublicationOption) pubConfig {
-	c := pubConfig{
+func newConfig(opts []Option) config {
+	c := config{
 		maxSubscribers:    DefaultMaxSubscribers,
 		subscriberTimeout: DefaultSubscriberTimeout,
 		unblockTimeout:    DefaultUnblockTimeout,
@@ -47,52 +51,52 @@ func newPubConfig(opts []PublicationOption) pubConfig {
 func epochMillis() int64 { return time.Now().UnixMilli() }
 
 // WithWindow sets how many bytes a publisher may run ahead of the slowest
-// active subscriber (CreatePublication): a multiple of 8, at most
+// active subscriber (Create): a multiple of 8, at most
 // capacity/2, and at least twice the longest claim. Default capacity/2.
-func WithWindow(bytes int) PublicationOption { return func(c *pubConfig) { c.window = bytes } }
+func WithWindow(bytes int) Option { return func(c *config) { c.window = bytes } }
 
 // WithMTU sets the longest record a single fragment may take, header
-// included (CreatePublication): a multiple of 8, at least 16, at most
+// included (Create): a multiple of 8, at least 16, at most
 // capacity/8. Messages whose record would be longer are fragmented.
 // Default min(DefaultMTU, capacity/8).
-func WithMTU(bytes int) PublicationOption { return func(c *pubConfig) { c.mtu = bytes } }
+func WithMTU(bytes int) Option { return func(c *config) { c.mtu = bytes } }
 
 // WithMaxMessageLength sets the longest message payload Offer accepts
-// (CreatePublication). Default capacity/8.
-func WithMaxMessageLength(bytes int) PublicationOption {
-	return func(c *pubConfig) { c.maxMessage = bytes }
+// (Create). Default capacity/8.
+func WithMaxMessageLength(bytes int) Option {
+	return func(c *config) { c.maxMessage = bytes }
 }
 
 // WithMaxSubscribers sets the number of subscriber slots
-// (CreatePublication). Default DefaultMaxSubscribers.
-func WithMaxSubscribers(n int) PublicationOption { return func(c *pubConfig) { c.maxSubscribers = n } }
+// (Create). Default DefaultMaxSubscribers.
+func WithMaxSubscribers(n int) Option { return func(c *config) { c.maxSubscribers = n } }
 
 // WithSubscriberTimeout sets how long a subscriber's heartbeat may be stale
-// before the owner drops it (CreatePublication; stored in the file).
+// before the owner drops it (Create; stored in the file).
 // Subscribers heartbeat in every Poll whose millisecond clock reading
 // changed. Default DefaultSubscriberTimeout.
-func WithSubscriberTimeout(d time.Duration) PublicationOption {
-	return func(c *pubConfig) { c.subscriberTimeout = d }
+func WithSubscriberTimeout(d time.Duration) Option {
+	return func(c *config) { c.subscriberTimeout = d }
 }
 
 // WithUnblockTimeout sets how long subscribers wait at an uncommitted claim
-// before unblocking it (CreatePublication; stored in the file). Default
+// before unblocking it (Create; stored in the file). Default
 // DefaultUnblockTimeout.
-func WithUnblockTimeout(d time.Duration) PublicationOption {
-	return func(c *pubConfig) { c.unblockTimeout = d }
+func WithUnblockTimeout(d time.Duration) Option {
+	return func(c *config) { c.unblockTimeout = d }
 }
 
 // WithMillisClock replaces the clock (milliseconds since the Unix epoch)
 // used for heartbeats and timeouts (all three calls). It must be an epoch
 // clock: values are compared across processes.
-func WithMillisClock(now func() int64) PublicationOption {
-	return func(c *pubConfig) { c.now = now }
+func WithMillisClock(now func() int64) Option {
+	return func(c *config) { c.now = now }
 }
 
-// WithFileOptions passes file-layer options to Create or Open (all three
-// calls): WithLivenessTimeout (the owner's heartbeat timeout, which
-// subscribers use to decide that the publisher died), WithMode,
-// WithPopulate, WithReplaceStale, ...
-func WithFileOptions(opts ...Option) PublicationOption {
-	return func(c *pubConfig) { c.fileOpts = append(c.fileOpts, opts...) }
+// WithFileOptions passes file-layer options to ipc.Create or ipc.Open (all three
+// calls): ipc.WithLivenessTimeout (the owner's heartbeat timeout, which
+// subscribers use to decide that the publisher died), ipc.WithMode,
+// ipc.WithPopulate, ipc.WithReplaceStale, ...
+func WithFileOptions(opts ...ipc.Option) Option {
+	return func(c *config) { c.fileOpts = append(c.fileOpts, opts...) }
 }

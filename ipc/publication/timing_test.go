@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"runtime"
@@ -44,7 +44,7 @@ func BenchmarkPublicationOfferPoll(b *testing.B) {
 			}
 		}
 	})
-	pubRun := func(b *testing.B, msg []byte, opts ...PublicationOption) {
+	pubRun := func(b *testing.B, msg []byte, opts ...Option) {
 		p := newTestPublication(b, capacity, opts...)
 		s := newTestSubscription(b, p)
 		b.ReportAllocs()

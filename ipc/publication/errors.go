@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"errors"
@@ -14,21 +14,21 @@ var (
 	// ErrNotConnected: the message does not fit under the publisher limit
 	// and no subscriber was active at the last limit update. Transient:
 	// subscribers come and go.
-	ErrNotConnected = errors.New("ipc: publication not connected")
+	ErrNotConnected = errors.New("publication: not connected")
 	// ErrBackPressured: the message does not fit under the publisher limit
 	// (the slowest active subscriber is a window behind) and recomputing the
 	// limit did not make room. Retry later.
-	ErrBackPressured = errors.New("ipc: publication back-pressured")
+	ErrBackPressured = errors.New("publication: back-pressured")
 	// ErrAdminAction: the message does not fit under the cached limit and
 	// another goroutine of the owning process is recomputing it right now.
 	// Retry at once.
-	ErrAdminAction = errors.New("ipc: publication admin action, retry")
-	// ErrPublicationClosed: the publication was closed (by this Publication
-	// value, or, seen from any publisher, the stream was ended by its owner).
-	ErrPublicationClosed = errors.New("ipc: publication closed")
+	ErrAdminAction = errors.New("publication: admin action, retry")
+	// ErrClosed: the publication was closed (by this Publication value,
+	// or, seen from any publisher, the stream was ended by its owner).
+	ErrClosed = errors.New("publication: closed")
 	// ErrMaxPositionExceeded: the message would take the stream past its
 	// max position. Close the publication and create a new one.
-	ErrMaxPositionExceeded = errors.New("ipc: publication max position exceeded")
+	ErrMaxPositionExceeded = errors.New("publication: max position exceeded")
 )
 
 // Results of Subscription.Poll and Subscription.ControlledPoll, also
@@ -36,35 +36,37 @@ var (
 var (
 	// ErrEndOfStream: the publication was closed and this subscriber has
 	// consumed everything up to its end-of-stream position.
-	ErrEndOfStream = errors.New("ipc: end of stream")
+	ErrEndOfStream = errors.New("publication: end of stream")
 	// ErrPublisherDead: the publication's owner died (its heartbeat is stale
 	// and its process is gone) without closing it, and this subscriber has
 	// consumed everything written. It matches ErrEndOfStream with
 	// errors.Is.
-	ErrPublisherDead = fmt.Errorf("ipc: publisher died: %w", ErrEndOfStream)
+	ErrPublisherDead = fmt.Errorf("publication: publisher died: %w", ErrEndOfStream)
 	// ErrSubscriberDropped: this subscriber's heartbeat went stale, the
 	// publisher dropped it from flow control, and the data it had not read
 	// may have been overwritten. Close it and open a new subscription.
-	ErrSubscriberDropped = errors.New("ipc: subscriber dropped from flow control")
+	ErrSubscriberDropped = errors.New("publication: subscriber dropped from flow control")
 	// ErrSubscriptionClosed: a use of a Subscription after Close.
-	ErrSubscriptionClosed = errors.New("ipc: subscription closed")
+	ErrSubscriptionClosed = errors.New("publication: subscription closed")
 )
 
 // Other publication errors, wrapped with details.
 var (
 	// ErrNoSubscriberSlot: every subscriber slot of the publication is taken.
-	ErrNoSubscriberSlot = errors.New("ipc: no free subscriber slot")
+	ErrNoSubscriberSlot = errors.New("publication: no free subscriber slot")
 	// ErrClaimState: Commit or Abort of a claim that is not open (never
 	// claimed, already completed, or unblocked by a subscriber).
-	ErrClaimState = errors.New("ipc: claim is not open")
+	ErrClaimState = errors.New("publication: claim is not open")
 	// ErrClosePending: Publication.Close sealed the publication, but calls
-	// on it (an open BufferClaim, typically) were still in flight after its
+	// on it (an open Claim, typically) were still in flight after its
 	// bounded wait, so it left the file and its mapping open. Complete the
 	// claims (Commit or Abort) and call Close again.
-	ErrClosePending = errors.New("ipc: publication close pending on calls in flight")
-	// ErrLogCorrupt: log or metadata words that no correct publisher or
-	// subscriber writes. The file is shared with other processes, so this
-	// is an error and never a panic. It also matches duty.ErrCorrupt, the
-	// marker of every duty package's corruption errors.
-	ErrLogCorrupt = corrupt.New("ipc: corrupt publication log")
+	ErrClosePending = errors.New("publication: close pending on calls in flight")
+	// ErrCorrupt: log or metadata words that no correct publisher or
+	// subscriber writes (positions, records, the tail). The file is shared
+	// with other processes, so this is an error and never a panic. It also
+	// matches duty.ErrCorrupt, the marker of every duty package's
+	// corruption errors. A configuration in the metadata that no creator
+	// writes, found when opening, is the file layer's ipc.ErrCorrupt.
+	ErrCorrupt = corrupt.New("publication: corrupt log")
 )

@@ -1,14 +1,14 @@
-package ipc
+package publication
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -28,7 +28,7 @@ const ownerCheckInterval = 250 // ms
 // and Close are not safe for concurrent use (open one Subscription per
 // reading goroutine). The accessors are, except with Close: after Close,
 // Position, DroppedMessages and IsEndOfStream report what they were when
-// Close released the mapping (and PublicationStats the zero value), but an
+// Close released the mapping (and Stats the zero value), but an
 // accessor that runs while Close releases it may read unmapped memory.
 type Subscription struct {
 	pf    pubFile
@@ -67,11 +67,11 @@ type Subscription struct {
 // before Poll returns ErrEndOfStream. Waiting for the file
 // and for a limit update in progress is bounded by ctx; an update of an owner that is gone (closed, or dead) is
 // not waited for: it was cut short and will never finish. A publication
-// whose creator is gone before it wrote the metadata is ErrOwnerDead.
-func OpenSubscription(ctx context.Context, path string, opts ...PublicationOption) (*Subscription, error) {
-	c := newPubConfig(opts)
+// whose creator is gone before it wrote the metadata is ipc.ErrOwnerDead.
+func OpenSubscription(ctx context.Context, path string, opts ...Option) (*Subscription, error) {
+	c := newConfig(opts)
 	if c.now == nil {
-		return nil, fmt.Errorf("%w: nil clock", ErrArgument)
+		return nil, fmt.Errorf("%w: nil clock", ipc.ErrArgument)
 	}
 	pf, err := openPublicationFile(ctx, path, c)
 	if err != nil {
@@ -88,7 +88,7 @@ func OpenSubscription(ctx context.Context, path string, opts ...PublicationOptio
 // concurrent limit update can clean or overwrite.
 //
 // The slot: a CAS of its state word from 0 (free) to this subscriber's
-// registration id and SlotJoining; every later change of the word is a CAS
+// registration id and slotJoining; every later change of the word is a CAS
 // from the exact value with that id, so no other joiner can take the slot
 // over and no earlier holder's Close can free it (see slot). The first
 // store into the slot is the heartbeat. Until then the slot holds the
@@ -102,7 +102,7 @@ func OpenSubscription(ctx context.Context, path string, opts ...PublicationOptio
 // slot that may have a new holder.
 //
 // The protocol against the owner's updateLimit: the joiner stores its
-// position and then (sequentially consistent) the state SlotActive, and
+// position and then (sequentially consistent) the state slotActive, and
 // then loads the clean sequence. An update that begins after that load
 // stores its odd sequence after it, so its scan, which follows, sees this
 // slot active with its position, which then bounds the cleaning and the
@@ -116,10 +116,10 @@ func OpenSubscription(ctx context.Context, path string, opts ...PublicationOptio
 func (s *Subscription) joinAt(ctx context.Context) error {
 	pf := &s.pf
 	s.regID = pf.nextReg.Add(1)
-	if s.regID < 1 || s.regID > MaxRegistrationID {
-		return fmt.Errorf("%w: %s: registration id %d", ErrCorrupt, pf.file.Path(), s.regID)
+	if s.regID < 1 || s.regID > maxRegistrationID {
+		return fmt.Errorf("%w: %s: registration id %d", ipc.ErrCorrupt, pf.file.Path(), s.regID)
 	}
-	joining, active := slotWord(s.regID, SlotJoining), slotWord(s.regID, SlotActive)
+	joining, active := slotWord(s.regID, slotJoining), slotWord(s.regID, slotActive)
 	s.index = -1
 	for i := range pf.maxSubscribers {
 		w := pf.slot(i).word
@@ -151,8 +151,9 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	if sl.word.Load() != joining {
 		return reclaimed()
 	}
-	sl.pid.Store(int64(os.Getpid()))
-	sl.start.Store(int64(selfStartTime()))
+	pid, start := ipc.SelfProcess()
+	sl.pid.Store(int64(pid))
+	sl.start.Store(int64(start))
 	sl.drops.Store(0)
 	for spins := 0; ; spins++ {
 		if spins > 0 {
@@ -205,9 +206,9 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		// subscriber's position, at most the tail, which only grows): one
 		// beyond the tail loaded after it would make this loop retry for
 		// good (TestJoinWithCleanPositionBeyondTheTail).
-		if tail := pf.tail.Load() &^ SealedBit; clean > tail {
+		if tail := pf.tail.Load() &^ sealedBit; clean > tail {
 			sl.word.CompareAndSwap(active, 0)
-			return fmt.Errorf("%w: %s: clean position %d beyond the tail %d", ErrLogCorrupt, pf.file.Path(), clean, tail)
+			return fmt.Errorf("%w: %s: clean position %d beyond the tail %d", ErrCorrupt, pf.file.Path(), clean, tail)
 		}
 		if !sl.word.CompareAndSwap(active, joining) {
 			return fmt.Errorf("%w: %s: slot %d was dropped while joining", ErrSubscriberDropped, pf.file.Path(), s.index)
@@ -226,7 +227,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 func (s *Subscription) joinPause(ctx context.Context, sl slot, state int64, step int, what string) error {
 	if err := ctx.Err(); err != nil {
 		sl.word.CompareAndSwap(state, 0)
-		return fmt.Errorf("%w: %s: joining the publication%s: %w", ErrNotReady, s.pf.file.Path(), what, err)
+		return fmt.Errorf("%w: %s: joining the publication%s: %w", ipc.ErrNotReady, s.pf.file.Path(), what, err)
 	}
 	if step > 100 {
 		time.Sleep(50 * time.Microsecond)
@@ -238,14 +239,14 @@ func (s *Subscription) joinPause(ctx context.Context, sl slot, state int64, step
 
 func (s *Subscription) joinPosition() (int64, error) {
 	pf := &s.pf
-	tail := pf.tail.Load() &^ SealedBit
+	tail := pf.tail.Load() &^ sealedBit
 	j, found := tail, false
 	for i := range pf.slotCount() {
 		if i == s.index {
 			continue
 		}
 		sl := pf.slot(i)
-		if sl.state() != SlotActive {
+		if sl.state() != slotActive {
 			continue
 		}
 		if p := sl.position.Load(); !found || p < j {
@@ -259,7 +260,7 @@ func (s *Subscription) joinPosition() (int64, error) {
 		j = pf.firstOpenClaim(pf.cleanPos.Load(), tail)
 	}
 	if j < 0 || j > tail || j&(ringbuf.RecordAlignment-1) != 0 {
-		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrLogCorrupt, pf.file.Path(), j, tail)
+		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrCorrupt, pf.file.Path(), j, tail)
 	}
 	return j, nil
 }
@@ -286,11 +287,11 @@ func (s *Subscription) joinPosition() (int64, error) {
 // the unblock timeout, and the owner is gone (or the publication has ever
 // had external publishers, whose liveness it cannot know), Poll turns that
 // claim into padding (one CAS: of several subscribers exactly one does it
-// and counts it in PublicationStats.UnblockedClaims): the torn message is
+// and counts it in Stats.UnblockedClaims): the torn message is
 // lost, the stream goes on. It returns ErrSubscriberDropped when the
 // publisher dropped this subscriber (checked before reading and again
 // after a read that made progress: data read in that call may have been
-// overwritten), ErrSubscriptionClosed after Close, and ErrLogCorrupt
+// overwritten), ErrSubscriptionClosed after Close, and ErrCorrupt
 // (wrapped) for log contents no correct publisher writes, among them a
 // header where it stops that no claim leaves there: it never waits at one.
 func (s *Subscription) Poll(h ringbuf.Handler, limit int) (int, error) {
@@ -351,7 +352,7 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 // active reports whether the slot is still this subscriber's and active:
 // one load of the state word.
 func (s *Subscription) active() bool {
-	return s.slot.word.Load() == slotWord(s.regID, SlotActive)
+	return s.slot.word.Load() == slotWord(s.regID, slotActive)
 }
 
 // beat stores a heartbeat when the clock has moved (a release store on
@@ -376,8 +377,8 @@ func (s *Subscription) idleAt(now, tail int64) error {
 	if err := s.r.stalled(tail); err != nil {
 		return s.corrupted(err)
 	}
-	sealed := tail&SealedBit != 0
-	tail &^= SealedBit
+	sealed := tail&sealedBit != 0
+	tail &^= sealedBit
 	pos := s.r.pos
 	if pos >= tail {
 		s.stallPos = -1
@@ -392,10 +393,10 @@ func (s *Subscription) idleAt(now, tail int64) error {
 			// heartbeat check is an end of stream, not a death, and what
 			// was published meanwhile is read first.
 			t := pf.tail.Load()
-			if t&^SealedBit > pos {
+			if t&^sealedBit > pos {
 				return nil
 			}
-			if t&SealedBit != 0 {
+			if t&sealedBit != 0 {
 				return ErrEndOfStream
 			}
 			s.ended = ErrPublisherDead
@@ -443,8 +444,8 @@ func (s *Subscription) corrupted(err error) error {
 // ownerGone is pubFile.ownerGone with the process check rate-limited.
 func (s *Subscription) ownerGone(now int64) bool {
 	pf := &s.pf
-	hb := pf.file.heartbeat.Load()
-	if hb != HeartbeatClosed && !stale(now, hb, pf.file.hdr.livenessTimeout) {
+	hb := pf.file.LoadHeartbeat()
+	if hb != ipc.HeartbeatClosed && !stale(now, hb, pf.livenessTimeout) {
 		return false
 	}
 	if s.lastOwnerCheck != 0 && now-s.lastOwnerCheck >= 0 && now-s.lastOwnerCheck < ownerCheckInterval {
@@ -490,13 +491,13 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	case length < 0:
 		n := -int64(length)
 		if n < ringbuf.HeaderLength || int64(recordSize(int(n)-ringbuf.HeaderLength)) > int64(pf.capacity-index) {
-			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrLogCorrupt, n, index, pf.capacity)
+			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrCorrupt, n, index, pf.capacity)
 		}
 		return w.CompareAndSwap(word, headerWord(int32(n), ringbuf.PaddingTypeID)), nil
 	}
 	if word != 0 {
 		// A type without a length: the marker is always stored first.
-		return false, fmt.Errorf("%w: header %#x at log index %d", ErrLogCorrupt, word, index)
+		return false, fmt.Errorf("%w: header %#x at log index %d", ErrCorrupt, word, index)
 	}
 	producerIndex := int(tail & pf.mask)
 	limit := pf.capacity
@@ -526,7 +527,7 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 			return false, nil // a slow claimer wrote meanwhile
 		}
 	}
-	if toTail && pf.tail.Load()&^SealedBit != tail {
+	if toTail && pf.tail.Load()&^sealedBit != tail {
 		return false, nil // someone claims after all: the next header will show
 	}
 	return w.CompareAndSwap(0, headerWord(int32(gapEnd-index), ringbuf.PaddingTypeID)), nil
@@ -584,20 +585,20 @@ func (s *Subscription) IsEndOfStream() bool {
 
 func (s *Subscription) endOfStream() bool {
 	t := s.pf.tail.Load()
-	return t&SealedBit != 0 && s.slot.position.Load() >= t&^SealedBit
+	return t&sealedBit != 0 && s.slot.position.Load() >= t&^sealedBit
 }
 
-// PublicationStats returns the publication's shared state and counters as
+// Stats returns the publication's shared state and counters as
 // this subscriber sees them (the zero value after Close).
-func (s *Subscription) PublicationStats() PublicationStats {
+func (s *Subscription) PublicationStats() Stats {
 	if s.closed.Load() {
-		return PublicationStats{}
+		return Stats{}
 	}
 	return s.pf.stats()
 }
 
 // File returns the publication's file.
-func (s *Subscription) File() *File { return s.pf.file }
+func (s *Subscription) File() *ipc.File { return s.pf.file }
 
 // Close leaves the publication: the slot is freed (if it is still this
 // subscriber's), so it no longer holds the publisher back, and the file
@@ -633,8 +634,8 @@ func (s *Subscription) release() error {
 		// slot that was dropped, freed and taken by a new subscriber since
 		// holds another id, and stays the new one's (see slot). No other
 		// word is written: the slot may not be this subscriber's any more.
-		if !s.slot.word.CompareAndSwap(slotWord(s.regID, SlotActive), 0) {
-			s.slot.word.CompareAndSwap(slotWord(s.regID, SlotDropped), 0)
+		if !s.slot.word.CompareAndSwap(slotWord(s.regID, slotActive), 0) {
+			s.slot.word.CompareAndSwap(slotWord(s.regID, slotDropped), 0)
 		}
 		return nil
 	})

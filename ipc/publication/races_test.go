@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"encoding/binary"
@@ -45,7 +45,7 @@ func TestUnblockedClaimStaysPadding(t *testing.T) {
 	require.Equal(t, int64(1), p.Stats().UnblockedClaims)
 
 	// q resumes: fills the payload and commits.
-	claim := BufferClaim{Payload: q.log[index+8 : index+8+n], p: q, index: index, length: n + 8, typeID: pubTypeID}
+	claim := Claim{Payload: q.log[index+8 : index+8+n], p: q, index: index, length: n + 8, typeID: pubTypeID}
 	copy(claim.Payload, "late payload")
 	require.ErrorIs(t, claim.Commit(), ErrClaimState)
 	_, err = s.Poll(h, ringbuf.NoLimit)
@@ -122,7 +122,7 @@ func TestCleanCloseIsNotADeath(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	stale := s.pf.tail.Load() // what the subscriber loaded before the Close
-	require.Zero(t, stale&SealedBit)
+	require.Zero(t, stale&sealedBit)
 	require.NoError(t, p.Close())
 	require.Equal(t, ErrEndOfStream, s.idleAt(clock.now(), stale))
 	_, err = s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)

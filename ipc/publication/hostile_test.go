@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"encoding/binary"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -21,7 +22,7 @@ import (
 // to pass updateLimit's window check (the difference wrapped negative), and
 // the owner then "zeroed" from there to the subscriber's position: the
 // length wrapped too and zero sliced out of range, a panic in the owner's
-// Heartbeat (or Offer). It must be ErrLogCorrupt, with the log intact.
+// Heartbeat (or Offer). It must be ErrCorrupt, with the log intact.
 func TestHostileCleanPositionIsCorrupt(t *testing.T) {
 	clock := newFakeClock()
 	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Hour))
@@ -38,7 +39,7 @@ func TestHostileCleanPositionIsCorrupt(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Heartbeat did not return within 10 s: updateLimit is zeroing from a hostile clean position")
 	}
-	require.ErrorIs(t, err, ErrLogCorrupt)
+	require.ErrorIs(t, err, ErrCorrupt)
 
 	var got []string
 	_, err = s.Poll(func(_ int32, b []byte) { got = append(got, string(b)) }, ringbuf.NoLimit)
@@ -52,10 +53,10 @@ func TestHostileCleanPositionIsCorrupt(t *testing.T) {
 // from overflowing: 2^58+1 ms wrapped to exactly 1 ms, so a subscriber
 // opened a publication whose file says "unblock after 9 million years" and
 // unblocked claims after 1 ms. No creator can write such a value (its
-// options are Durations): it is ErrCorrupt, as for the file's liveness
+// options are Durations): it is ipc.ErrCorrupt, as for the file's liveness
 // timeout (TestLivenessTimeoutBeyondADurationIsCorrupt).
 func TestPublicationTimeoutBeyondADurationIsCorrupt(t *testing.T) {
-	for _, off := range []int{PubSubscriberTimeoutOffset, PubUnblockTimeoutOffset} {
+	for _, off := range []int{subscriberTimeoutOffset, unblockTimeoutOffset} {
 		t.Run(fmt.Sprint(off), func(t *testing.T) { testPublicationTimeoutBeyondADuration(t, off) })
 	}
 }
@@ -73,9 +74,9 @@ func testPublicationTimeoutBeyondADuration(t *testing.T, off int) {
 		t.Fatalf("offset %d: opened, with a subscriber timeout of %d ms and an unblock timeout of %d ms",
 			off, s.pf.subscriberTimeout, s.pf.unblockTimeout)
 	}
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, ipc.ErrCorrupt)
 
-	binary.LittleEndian.PutUint64(meta[off:], uint64(maxLivenessMillis)) // the longest a creator can write
+	binary.LittleEndian.PutUint64(meta[off:], uint64(maxTimeoutMillis)) // the longest a creator can write
 	s, err = OpenSubscription(ctxT(t), p.File().Path())
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
@@ -86,7 +87,7 @@ func testPublicationTimeoutBeyondADuration(t *testing.T, off int) {
 // joiner that found it beyond its join position retried until its context
 // ended, so a clean position past the tail (a broken peer's store) made
 // every OpenSubscription spin for its whole context (forever with
-// context.Background) and then say ErrNotReady. It is ErrLogCorrupt, and
+// context.Background) and then say ipc.ErrNotReady. It is ErrCorrupt, and
 // the slot is left free.
 func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
 	p := newTestPublication(t, 4096)
@@ -96,7 +97,7 @@ func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
 	ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
 	defer cancel()
 	_, err = OpenSubscription(ctx, p.File().Path())
-	require.ErrorIs(t, err, ErrLogCorrupt)
+	require.ErrorIs(t, err, ErrCorrupt)
 	require.NoError(t, ctx.Err(), "OpenSubscription waited for its context")
 	require.Zero(t, p.slot(0).word.Load(), "the slot is free again")
 }
@@ -124,15 +125,15 @@ func stalledAtClaim(t *testing.T, at, claimed int) (*fakeClock, *Publication, *S
 }
 
 // TestSubscriberCorruptionMatchesDutyErrCorrupt: a subscriber's corruption
-// error matches ErrLogCorrupt and duty.ErrCorrupt, the marker every duty
+// error matches ErrCorrupt and duty.ErrCorrupt, the marker every duty
 // package's corruption sentinel matches.
 func TestSubscriberCorruptionMatchesDutyErrCorrupt(t *testing.T) {
 	_, p, s, index := stalledAtClaim(t, 16, 16)
 	p.wordAt(index).Store(headerWord(4, pubTypeID)) // committed, shorter than its own header
 	_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
-	require.ErrorIs(t, err, ErrLogCorrupt)
+	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorIs(t, err, duty.ErrCorrupt)
-	require.ErrorIs(t, ErrLogCorrupt, duty.ErrCorrupt)
+	require.ErrorIs(t, ErrCorrupt, duty.ErrCorrupt)
 }
 
 // TestCorruptRecordErrorNamesTheRecord: the error for a record no
@@ -152,7 +153,7 @@ func TestCorruptRecordErrorNamesTheRecord(t *testing.T) {
 			r := newLogReader(log, 128, 300, &word, start, unlimitedTail(), anUnblock())
 			n, err := r.read(nil, func(int32, []byte) ringbuf.Action { return action }, ringbuf.NoLimit)
 			require.Equal(t, 2, n)
-			require.ErrorIs(t, err, ErrLogCorrupt)
+			require.ErrorIs(t, err, ErrCorrupt)
 			msg := err.Error()
 			for _, want := range []string{"position 2144", "log index 96", "length 5", "type 0x7"} {
 				require.Contains(t, msg, want)
@@ -164,16 +165,16 @@ func TestCorruptRecordErrorNamesTheRecord(t *testing.T) {
 }
 
 // TestImpossibleClaimMarkerIsCorrupt: a negative length at the position is
-// an open claim only in the forms publishers write it (docs/ipc.md, "End
+// an open claim only in the forms publishers write it (docs/publication.md, "End
 // of stream and failures"). Any other negative header stopped the
 // subscriber there for good while the owner lived (no unblock: Poll said
 // (0, nil) on every call, and the publisher was back-pressured once the
-// window filled). It is ErrLogCorrupt at the first poll that stops there,
+// window filled). It is ErrCorrupt at the first poll that stops there,
 // naming the record; the position does not move.
 func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 	// newUnblockTest's publication: capacity 4096, MTU 512, max message
 	// 512, so a fragmented message's claim is 512 + 16 bytes.
-	const frag = pubTypeID | FragmentFlag | BeginFlag
+	const frag = pubTypeID | fragmentFlag | beginFlag
 	for _, c := range []struct {
 		name           string
 		at, claimed    int // the subscriber's position (index), the claim there
@@ -193,8 +194,8 @@ func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 		{"fragmented, not a claim size", 16, 528, -520, frag},
 		{"fragmented, misaligned", 16, 528, -527, frag},
 		{"fragmented, no longer than the MTU", 16, 512, -512, frag},
-		{"fragment with END", 16, 528, -528, frag | EndFlag},
-		{"fragment without BEGIN", 16, 528, -528, pubTypeID | FragmentFlag},
+		{"fragment with END", 16, 528, -528, frag | endFlag},
+		{"fragment without BEGIN", 16, 528, -528, pubTypeID | fragmentFlag},
 		{"a type without a length", 16, 16, 0, pubTypeID},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,7 +203,7 @@ func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 			p.wordAt(index).Store(headerWord(c.length, c.typeID))
 			got, err := pollWhileAdvancing(s, clock) // 20 minutes: far past the unblock timeout
 			require.Empty(t, got)
-			require.ErrorIs(t, err, ErrLogCorrupt, "the subscriber waits for good at a claim no publisher makes")
+			require.ErrorIs(t, err, ErrCorrupt, "the subscriber waits for good at a claim no publisher makes")
 			require.ErrorIs(t, err, duty.ErrCorrupt)
 			for _, want := range []string{
 				fmt.Sprintf("position %d", index), fmt.Sprintf("log index %d", index),
@@ -221,7 +222,7 @@ func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 // while the owner lives and no publisher was opened by path, whatever the
 // time, and unblocked after the unblock timeout once one was.
 func TestPossibleClaimMarkersWait(t *testing.T) {
-	const frag = pubTypeID | FragmentFlag | BeginFlag
+	const frag = pubTypeID | fragmentFlag | beginFlag
 	for _, c := range []struct {
 		name           string
 		at, claimed    int
@@ -256,12 +257,12 @@ func TestPossibleClaimMarkersWait(t *testing.T) {
 
 // TestGarbageTailIsCorrupt: the tail word is one a publisher stores only
 // by CAS to the end of its claim (8-aligned, at most the max position) or
-// by sealing it (SealedBit). Seen by a subscriber it is never behind the
+// by sealing it (sealedBit). Seen by a subscriber it is never behind the
 // subscriber's position (every record it read ended at or before it) nor
 // more than a lap ahead (the limit keeps publishers within a window of
 // every active subscriber). Any other word stopped every subscriber for
 // good while the owner lived: Poll said (0, nil) on every call (or, sealed
-// behind the position, ErrEndOfStream). It is ErrLogCorrupt, naming the
+// behind the position, ErrEndOfStream). It is ErrCorrupt, naming the
 // word; the log is left alone, and with the tail restored the subscriber
 // reads on.
 func TestGarbageTailIsCorrupt(t *testing.T) {
@@ -273,9 +274,9 @@ func TestGarbageTailIsCorrupt(t *testing.T) {
 		tail func(pos int64) int64
 	}{
 		{"behind the position", 0, func(pos int64) int64 { return pos - 8 }},
-		{"sealed behind the position", 0, func(pos int64) int64 { return (pos - 8) | SealedBit }},
+		{"sealed behind the position", 0, func(pos int64) int64 { return (pos - 8) | sealedBit }},
 		{"misaligned", 0, func(pos int64) int64 { return pos + 4 }},
-		{"misaligned, sealed", 0, func(pos int64) int64 { return (pos + 4) | SealedBit }},
+		{"misaligned, sealed", 0, func(pos int64) int64 { return (pos + 4) | sealedBit }},
 		{"more than a lap ahead", 0, func(pos int64) int64 { return pos + capacity + 8 }},
 		{"bit 63", 0, func(pos int64) int64 { return pos | math.MinInt64 }},
 		{"bit 61", 0, func(pos int64) int64 { return pos | 1<<61 }},
@@ -300,7 +301,7 @@ func TestGarbageTailIsCorrupt(t *testing.T) {
 			p.tail.Store(bad)                       // a broken peer's store
 			got, err = pollWhileAdvancing(s, clock) // 20 minutes: far past the unblock timeout
 			require.Empty(t, got)
-			require.ErrorIs(t, err, ErrLogCorrupt, "the subscriber waits for good under a tail no publisher stores")
+			require.ErrorIs(t, err, ErrCorrupt, "the subscriber waits for good under a tail no publisher stores")
 			require.ErrorIs(t, err, duty.ErrCorrupt)
 			require.Contains(t, err.Error(), fmt.Sprintf("tail word %#x", bad))
 			require.Equal(t, pos, s.Position())
@@ -319,20 +320,20 @@ func TestGarbageTailIsCorrupt(t *testing.T) {
 // its type (1 .. MaxTypeID) under the fragment flags. A first fragment
 // whose type bits are 0 was reassembled and delivered as a message of type
 // 0, which no publisher sends (FuzzSubscriptionReader found it). It is
-// ErrLogCorrupt, as a record of type 0 is, and nothing is delivered.
+// ErrCorrupt, as a record of type 0 is, and nothing is delivered.
 func TestFragmentOfTypeZeroIsCorrupt(t *testing.T) {
-	for _, flags := range []int32{FragmentFlag | BeginFlag | EndFlag, FragmentFlag | BeginFlag} {
+	for _, flags := range []int32{fragmentFlag | beginFlag | endFlag, fragmentFlag | beginFlag} {
 		t.Run(fmt.Sprintf("%#x", flags), func(t *testing.T) {
 			log := atomicbuf.Make(1024).Bytes()
 			binary.LittleEndian.PutUint64(log[0:], uint64(headerWord(48, flags)))
-			binary.LittleEndian.PutUint64(log[48:], uint64(headerWord(16, FragmentFlag|EndFlag)))
+			binary.LittleEndian.PutUint64(log[48:], uint64(headerWord(16, fragmentFlag|endFlag)))
 			var word atomic.Int64
 			r := newLogReader(log, 128, 300, &word, 0, unlimitedTail(), anUnblock())
 			var types []int32
 			n, err := r.read(func(typeID int32, _ []byte) { types = append(types, typeID) }, nil, ringbuf.NoLimit)
 			require.Zero(t, n)
 			require.Empty(t, types)
-			require.ErrorIs(t, err, ErrLogCorrupt)
+			require.ErrorIs(t, err, ErrCorrupt)
 			require.ErrorIs(t, err, duty.ErrCorrupt)
 			require.Contains(t, err.Error(), fmt.Sprintf("type %#x", flags))
 			require.Zero(t, r.pos)

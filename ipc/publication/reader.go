@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ type logReader struct {
 	buf      []byte        // reassembly buffer, maxMessage bytes, allocated once
 	position *atomic.Int64 // where the position is published (the slot's word)
 	pos      int64         // the position, owned by this reader
-	tail     *atomic.Int64 // the publication's tail word (SealedBit masked off): see claimed
+	tail     *atomic.Int64 // the publication's tail word (sealedBit masked off): see claimed
 	limit    int64         // the tail as last loaded: records end at or before it
 	unblocks *atomic.Int64 // the publication's unblocked-claims count: see claimed
 	dropped  int64         // messages dropped as inconsistent
@@ -73,7 +73,7 @@ func (r *logReader) check(index int, length int32) int {
 // loop only calls it.
 func (r *logReader) corrupt(index int, position int64, length, typeID int32) error {
 	return fmt.Errorf("%w: record at position %d (log index %d) has length %d and type %#x (capacity %d)",
-		ErrLogCorrupt, position, index, length, typeID, r.capacity)
+		ErrCorrupt, position, index, length, typeID, r.capacity)
 }
 
 // read is Aeron's Image.poll and controlledPoll over the log (aeron-ipc.md
@@ -94,7 +94,7 @@ func (r *logReader) corrupt(index int, position int64, length, typeID int32) err
 func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit int) (messages int, err error) {
 	start := r.pos
 	if start < 0 || start&(ringbuf.RecordAlignment-1) != 0 {
-		return 0, fmt.Errorf("%w: subscriber position %d", ErrLogCorrupt, start)
+		return 0, fmt.Errorf("%w: subscriber position %d", ErrCorrupt, start)
 	}
 	index := int(start & r.mask)
 	// Late bytes past the tail exist only after an unblock (see claimed):
@@ -136,9 +136,9 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		switch {
 		case typeID&flagBits == 0:
 			payload = r.log[at+ringbuf.HeaderLength : at+int(length) : at+int(length)]
-		case typeID&(FragmentFlag|BeginFlag) != FragmentFlag|BeginFlag:
+		case typeID&(fragmentFlag|beginFlag) != fragmentFlag|beginFlag:
 			// A middle or last fragment without its first, or a flag
-			// without FragmentFlag.
+			// without fragmentFlag.
 			r.dropped++
 			bytesRead += aligned
 			continue
@@ -199,7 +199,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 // not cover end: once per batch of records that arrived together. Bytes
 // past the tail are not a record. They are what a stalled publisher wrote
 // late into a claim the subscribers unblocked, after the owner cleaned that
-// space (docs/ipc.md, "Why the unblock is safe"): without this check a
+// space (docs/publication.md, "Why the unblock is safe"): without this check a
 // subscriber a lap later read them as a message nobody sent
 // (TestLateClaimBytesNotReadALapLater). Ordering: the caller loaded the
 // record's length (an atomic load that saw the commit), and the commit
@@ -208,29 +208,29 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 //
 // read checks only once the publication has had an unblock: loading the
 // tail, a line every publisher writes on every claim, whenever the
-// subscriber catches up halved a subscriber's throughput
-// (BenchmarkPublicationThroughput, 61 -> 139 ns per message). Without an
-// unblock no claim is ever written late. The window left: an unblocking
+// subscriber catches up would take a cache miss on that line in the
+// subscriber's hot loop (BenchmarkPublicationThroughput shows it). Without
+// an unblock no claim is ever written late. The window left: an unblocking
 // subscriber killed between its unblock and its count.
 func (r *logReader) claimed(end int64) bool {
 	if end <= r.limit {
 		return true
 	}
-	r.limit = r.tail.Load() &^ SealedBit
+	r.limit = r.tail.Load() &^ sealedBit
 	return end <= r.limit
 }
 
 // stalled judges the position where a poll stopped without reading
 // anything, before the subscriber waits there (Subscription.idleAt): nil
 // when a correct publisher leaves the log that way, an error wrapping
-// ErrLogCorrupt when none does. Anything it rejects would stop every
+// ErrCorrupt when none does. Anything it rejects would stop every
 // subscriber for good while the owner lives (nothing is unblocked then),
 // and the publisher with them. Out of line of the reader's loop: only a
 // poll that read nothing calls it.
 //
 // word is the tail word, loaded after the read. Publishers store it only
 // by CAS to the end of a claim (8-aligned, at most the max position) and
-// by sealing it (SealedBit, no other bit above the position). It is never
+// by sealing it (sealedBit, no other bit above the position). It is never
 // behind the position: every record read ended at or before the tail (its
 // claim moved the tail first), the tail is loaded after the read's
 // (acquire) load of the last record's length, and the join position is at
@@ -248,7 +248,7 @@ func (r *logReader) claimed(end int64) bool {
 // the read, which judges it at the next poll, or late bytes ending past
 // the tail (see claimed).
 func (r *logReader) stalled(word int64) error {
-	tail := word &^ SealedBit
+	tail := word &^ sealedBit
 	if word < 0 || tail&(ringbuf.RecordAlignment-1) != 0 || tail > maxPositionFor(r.capacity) ||
 		tail < r.pos || tail-r.pos > int64(r.capacity) {
 		return r.badTail(word)
@@ -280,7 +280,7 @@ func (r *logReader) stalled(word int64) error {
 // badTail is stalled's error for a tail word no publisher stores.
 func (r *logReader) badTail(word int64) error {
 	return fmt.Errorf("%w: tail word %#x with the subscriber at position %d (capacity %d)",
-		ErrLogCorrupt, word, r.pos, r.capacity)
+		ErrCorrupt, word, r.pos, r.capacity)
 }
 
 // openClaim reports whether a claim marker of n bytes (its negated length)
@@ -290,7 +290,7 @@ func (r *logReader) badTail(word int64) error {
 //     length, a header and a payload of at most the MTU's and the max
 //     message;
 //   - a fragmented message (offerFragmented): the first fragment's type
-//     (FragmentFlag and BeginFlag, not EndFlag) and n is the whole claim:
+//     (fragmentFlag and beginFlag, not endFlag) and n is the whole claim:
 //     claimSize of a message longer than one record's payload and at most
 //     the max message. Such a claim is full records of the MTU and a last
 //     one of 16 bytes to the MTU, so n is a multiple of 8 beyond the MTU
@@ -311,7 +311,7 @@ func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool
 	switch {
 	case typeID >= 1 && typeID <= MaxTypeID:
 		return n >= ringbuf.HeaderLength && n <= min(mtu, maxMessage+ringbuf.HeaderLength)
-	case typeID&^MaxTypeID == FragmentFlag|BeginFlag && typeID&MaxTypeID != 0:
+	case typeID&^MaxTypeID == fragmentFlag|beginFlag && typeID&MaxTypeID != 0:
 		return n%ringbuf.RecordAlignment == 0 && n > mtu && n%mtu != ringbuf.RecordAlignment &&
 			n <= int64(claimSize(len(r.buf), int(r.mtu)-ringbuf.HeaderLength))
 	case typeID == ringbuf.PaddingTypeID:
@@ -332,7 +332,7 @@ func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool
 // subscriber, a lapping publisher, a broken peer), and an unchecked length
 // would slice out of range.
 func (r *logReader) reassemble(index int, typeID, firstLength int32, first int) (int, int, bool) {
-	want := typeID &^ (BeginFlag | EndFlag) // the message type with FragmentFlag
+	want := typeID &^ (beginFlag | endFlag) // the message type with fragmentFlag
 	n, at := 0, index
 	length, t, aligned := firstLength, typeID, first
 	for at < r.capacity {
@@ -340,7 +340,7 @@ func (r *logReader) reassemble(index int, typeID, firstLength int32, first int) 
 			length = r.lengthAt(at).Load()
 			t = r.typeAt(at)
 			aligned = r.check(at, length)
-			if aligned < 0 || length > r.mtu || t&^EndFlag != want {
+			if aligned < 0 || length > r.mtu || t&^endFlag != want {
 				return n, at - index, false
 			}
 		}
@@ -351,7 +351,7 @@ func (r *logReader) reassemble(index int, typeID, firstLength int32, first int) 
 		copy(r.buf[n:], r.log[at+ringbuf.HeaderLength:at+int(length)])
 		n += payload
 		at += aligned
-		if t&EndFlag != 0 {
+		if t&endFlag != 0 {
 			return n, at - index, true
 		}
 	}

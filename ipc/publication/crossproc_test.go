@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"context"
@@ -13,40 +13,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/ipc"
 )
 
-// Publication child processes. They are the test binary re-executed (see
-// startChild in main_test.go) with pubRoleEnv set; this init runs the role
-// before TestMain, so main_test.go's role table stays as it is.
-const pubRoleEnv = "DUTY_IPC_PUB_ROLE"
-
-func init() {
-	role := os.Getenv(pubRoleEnv)
-	if role == "" {
-		return
-	}
-	var err error
-	switch role {
-	case "sub":
-		err = childSubscriber()
-	case "sub-hang":
-		err = childSubscriberHang()
-	case "pub-claimer":
-		err = childPublisherClaimer()
-	default:
-		err = fmt.Errorf("unknown publication role %q", role)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "publication child", role, "failed:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-func startPubChild(t *testing.T, role string, env ...string) *proc {
-	t.Helper()
-	return startChild(t, "", "publication", append(env, pubRoleEnv+"="+role)...).start(t)
-}
+// The child roles below run in the test binary re-executed by startChild
+// (main_test.go), which TestMain dispatches.
 
 func childContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
@@ -135,8 +107,8 @@ func childSubscriberHang() error {
 // waits for DUTY_IPC_SUBS subscribers, publishes DUTY_IPC_COUNT messages,
 // claims space for one more, says so, and waits to be killed.
 func childPublisherClaimer() error {
-	p, err := CreatePublication(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), 64<<10,
-		WithUnblockTimeout(time.Second), WithFileOptions(WithLivenessTimeout(time.Second)))
+	p, err := Create(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), 64<<10,
+		WithUnblockTimeout(time.Second), WithFileOptions(ipc.WithLivenessTimeout(time.Second)))
 	if err != nil {
 		return err
 	}
@@ -161,7 +133,7 @@ func childPublisherClaimer() error {
 			return err
 		}
 	}
-	var c BufferClaim
+	var c Claim
 	for spins := 0; ; spins++ {
 		if c, err = p.TryClaim(pubTypeID, 64); err == nil {
 			break
@@ -256,12 +228,12 @@ func doneLine(t *testing.T, p *proc) (int, string, int) {
 // the stream.
 func TestCrossProcessPublication(t *testing.T) {
 	const count = 100_000
-	p, err := CreatePublication(testDir(t), "pub", 64<<10)
+	p, err := Create(testDir(t), "pub", 64<<10)
 	require.NoError(t, err)
 	defer p.Close()
 	var subs []*proc
 	for range 3 {
-		subs = append(subs, startPubChild(t, "sub", pathEnv(p.File().Path())))
+		subs = append(subs, startChild(t, "sub", pathEnv(p.File().Path())))
 	}
 	for _, s := range subs {
 		joinedLine(t, s)
@@ -281,11 +253,11 @@ func TestCrossProcessPublication(t *testing.T) {
 // counted) and nothing is lost: both subscribers get everything.
 func TestCrossProcessSlowSubscriber(t *testing.T) {
 	const count = 10_000
-	p, err := CreatePublication(testDir(t), "pub", 16<<10)
+	p, err := Create(testDir(t), "pub", 16<<10)
 	require.NoError(t, err)
 	defer p.Close()
-	fast := startPubChild(t, "sub", pathEnv(p.File().Path()))
-	slow := startPubChild(t, "sub", pathEnv(p.File().Path()), "DUTY_IPC_SLOW_US=50")
+	fast := startChild(t, "sub", pathEnv(p.File().Path()))
+	slow := startChild(t, "sub", pathEnv(p.File().Path()), "DUTY_IPC_SLOW_US=50")
 	joinedLine(t, fast)
 	joinedLine(t, slow)
 	waitActive(t, p, 2)
@@ -314,11 +286,11 @@ func TestCrossProcessSlowSubscriber(t *testing.T) {
 func TestCrossProcessSubscriberKilled(t *testing.T) {
 	const count = 20_000
 	const timeout = 1500 * time.Millisecond
-	p, err := CreatePublication(testDir(t), "pub", 64<<10, WithSubscriberTimeout(timeout))
+	p, err := Create(testDir(t), "pub", 64<<10, WithSubscriberTimeout(timeout))
 	require.NoError(t, err)
 	defer p.Close()
-	live := []*proc{startPubChild(t, "sub", pathEnv(p.File().Path())), startPubChild(t, "sub", pathEnv(p.File().Path()))}
-	victim := startPubChild(t, "sub-hang", pathEnv(p.File().Path()))
+	live := []*proc{startChild(t, "sub", pathEnv(p.File().Path())), startChild(t, "sub", pathEnv(p.File().Path()))}
+	victim := startChild(t, "sub-hang", pathEnv(p.File().Path()))
 	for _, s := range append(live, victim) {
 		joinedLine(t, s)
 	}
@@ -355,10 +327,10 @@ func TestCrossProcessSubscriberKilled(t *testing.T) {
 func TestCrossProcessPublisherKilledMidClaim(t *testing.T) {
 	const count = 2000
 	dir := testDir(t)
-	pub := startPubChild(t, "pub-claimer", append(dirNameEnv(dir, "pub"), "DUTY_IPC_SUBS=2", "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
+	pub := startChild(t, "pub-claimer", append(dirNameEnv(dir, "pub"), "DUTY_IPC_SUBS=2", "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
 	require.Equal(t, "created", pub.line(t), "stderr: %s", pub.stderr)
 	path := dir + "/pub"
-	subs := []*proc{startPubChild(t, "sub", pathEnv(path)), startPubChild(t, "sub", pathEnv(path))}
+	subs := []*proc{startChild(t, "sub", pathEnv(path)), startChild(t, "sub", pathEnv(path))}
 	for _, s := range subs {
 		joinedLine(t, s)
 	}

@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package ipc
+package publication
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ import (
 // between them, and the late type store turn it back into a record
 // (TestUnblockedClaimStaysPadding checks the outcome, this test the cause).
 func TestMarkIsOneStore(t *testing.T) {
-	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/ipc.(*Publication).mark")
+	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/publication.(*Publication).mark")
 	require.NotEmpty(t, instrs, "Publication.mark not found in the listing")
 
 	var calls, stores []string

@@ -1,18 +1,20 @@
-package ipc
+package publication
 
-// The byte layout of an IPC publication file (KindPublication). This file is
-// the only place these numbers are written; publication_layout_test.go
-// asserts them against the table in docs/ipc.md and against the bytes a
-// publication actually writes.
+// The byte layout of an IPC publication file (ipc.KindPublication). This
+// file is the only place these numbers are written; layout_test.go asserts
+// them against the tables in docs/publication.md and docs/layouts.md and
+// against the bytes a publication actually writes. Nothing outside this
+// package reads them: they are unexported, and the docs are the reference
+// for other readers of the file.
 //
 // A publication file has three sections (after the 4096-byte file header
-// described in layout.go):
+// of the file layer, ipc's layout.go):
 //
 //	section 0  the log: capacity bytes (a power of two) of Agrona records
 //	           (ringbuf's record format: int32 length, negative while
 //	           claimed; int32 type, -1 for padding; 8-byte alignment). No
 //	           ring trailer: positions live in the metadata section.
-//	section 1  metadata, PubMetadataLength bytes:
+//	section 1  metadata, metadataLength bytes:
 //	              0 int32 publication layout version, stored last by the
 //	                      creator (0: not ready yet)
 //	              4 int32 max subscribers (slots in section 2)
@@ -37,22 +39,22 @@ package ipc
 //	            640 int64 next registration id (subscribers, atomic add)
 //	            648 int32 slots in use: 1 + highest slot index ever claimed
 //	                      (raised by a joiner before its claim)
-//	            656 int64 publishers opened by other processes (OpenPublication)
+//	            656 int64 publishers opened by other processes (Open)
 //	            768 int64 dropped subscribers (owner)
 //	            776 int64 unblocked claims (subscribers)
 //	            784 int64 freed slots (owner: dropped or abandoned joins reclaimed)
 //	            896 int64 offers that returned ErrBackPressured (publishers)
 //	            904 int64 offers that returned ErrNotConnected (publishers)
 //	            912 int64 offers that returned ErrAdminAction (owner)
-//	section 2  subscriber table: max subscribers slots of SlotLength
+//	section 2  subscriber table: max subscribers slots of slotLength
 //	           bytes, each its own two cache lines:
 //	              0 int64 state word: the holder's registration id <<
-//	                      SlotRegistrationShift | state (SlotFree,
-//	                      SlotJoining, SlotActive, SlotDropped); 0 = free.
+//	                      slotRegistrationShift | state (slotFree,
+//	                      slotJoining, slotActive, slotDropped); 0 = free.
 //	                      Changed only by CAS from an exact value (see
-//	                      slot in publication_file.go), so a slot is
-//	                      never freed or taken over by a party that
-//	                      looked at an earlier holder
+//	                      slot in file.go), so a slot is never freed or
+//	                      taken over by a party that looked at an
+//	                      earlier holder
 //	              8 int64 position (subscriber, release store after a poll)
 //	             16 int64 heartbeat (ms since the Unix epoch, subscriber)
 //	             24 int64 reserved, 0 (the registration id in layout 1)
@@ -61,84 +63,88 @@ package ipc
 //	             48 int64 join position
 //	             56 int64 messages the subscriber dropped as inconsistent
 const (
-	// PubLayoutVersion is the publication layout version in the metadata.
+	// layoutVersion is the publication layout version in the metadata.
 	// Version 2 packs the slot's state and registration id into one word
 	// (version 1 had an int32 state at 0 and the registration id at 24).
-	PubLayoutVersion int32 = 2
+	layoutVersion int32 = 2
 
-	// PubMetadataLength is the length of the metadata section.
-	PubMetadataLength = 4096
+	// metadataLength is the length of the metadata section.
+	metadataLength = 4096
 
-	PubVersionOffset           = 0
-	PubMaxSubscribersOffset    = 4
-	PubCapacityOffset          = 8
-	PubWindowOffset            = 16
-	PubMTUOffset               = 24
-	PubMaxMessageOffset        = 28
-	PubSubscriberTimeoutOffset = 32
-	PubUnblockTimeoutOffset    = 40
-	PubMaxPositionOffset       = 48
-	PubTailOffset              = 128
-	PubLimitOffset             = 256
-	PubConnectedOffset         = 264
-	PubCleanPositionOffset     = 384
-	PubCleanSequenceOffset     = 392
-	PubEndOfStreamOffset       = 512
-	PubNextRegistrationOffset  = 640
-	PubSlotsInUseOffset        = 648
-	PubExternalOffset          = 656
-	PubDroppedOffset           = 768
-	PubUnblockedOffset         = 776
-	PubFreedOffset             = 784
-	PubBackPressuredOffset     = 896
-	PubNotConnectedOffset      = 904
-	PubAdminActionOffset       = 912
+	versionOffset           = 0
+	maxSubscribersOffset    = 4
+	capacityOffset          = 8
+	windowOffset            = 16
+	mtuOffset               = 24
+	maxMessageOffset        = 28
+	subscriberTimeoutOffset = 32
+	unblockTimeoutOffset    = 40
+	maxPositionOffset       = 48
+	tailOffset              = 128
+	limitOffset             = 256
+	connectedOffset         = 264
+	cleanPositionOffset     = 384
+	cleanSequenceOffset     = 392
+	endOfStreamOffset       = 512
+	nextRegistrationOffset  = 640
+	slotsInUseOffset        = 648
+	externalOffset          = 656
+	droppedOffset           = 768
+	unblockedOffset         = 776
+	freedOffset             = 784
+	backPressuredOffset     = 896
+	notConnectedOffset      = 904
+	adminActionOffset       = 912
 
-	// SlotLength is the length of one subscriber slot.
-	SlotLength = 128
+	// slotLength is the length of one subscriber slot.
+	slotLength = 128
 
-	// SlotStateOffset is the slot's state word (int64): the holder's
-	// registration id shifted left by SlotRegistrationShift, or-ed with
+	// slotStateOffset is the slot's state word (int64): the holder's
+	// registration id shifted left by slotRegistrationShift, or-ed with
 	// the state in the bits below. A free slot's word is 0.
-	SlotStateOffset       = 0
-	SlotRegistrationShift = 8
-	SlotPositionOffset    = 8
-	SlotHeartbeatOffset   = 16
-	SlotPIDOffset         = 32
-	SlotStartTimeOffset   = 40
-	SlotJoinOffset        = 48
-	SlotDroppedOffset     = 56
+	slotStateOffset       = 0
+	slotRegistrationShift = 8
+	slotPositionOffset    = 8
+	slotHeartbeatOffset   = 16
+	slotPIDOffset         = 32
+	slotStartTimeOffset   = 40
+	slotJoinOffset        = 48
+	slotDroppedOffset     = 56
 
 	// Slot states, in the low bits of the state word.
-	SlotFree    int32 = 0
-	SlotJoining int32 = 1
-	SlotActive  int32 = 2
-	SlotDropped int32 = 3
+	slotFree    int32 = 0
+	slotJoining int32 = 1
+	slotActive  int32 = 2
+	slotDropped int32 = 3
 
-	// MaxRegistrationID is the largest registration id that fits the
+	// maxRegistrationID is the largest registration id that fits the
 	// state word.
-	MaxRegistrationID int64 = 1<<(63-SlotRegistrationShift) - 1
+	maxRegistrationID int64 = 1<<(63-slotRegistrationShift) - 1
 
-	// SealedBit marks the tail of a closed publication: no claim succeeds
+	// sealedBit marks the tail of a closed publication: no claim succeeds
 	// once it is set, and the tail without it is the end of the stream.
-	SealedBit int64 = 1 << 62
+	sealedBit int64 = 1 << 62
 
 	// Fragment flags, in the type word of a record. A message longer than
 	// the MTU allows is written as several records (fragments), claimed
 	// together and published with one store: every fragment's type is the
-	// message type with FragmentFlag set, BeginFlag on the first and EndFlag
+	// message type with fragmentFlag set, beginFlag on the first and endFlag
 	// on the last. A message that fits one record carries no flag: it is a
 	// plain Agrona record.
-	FragmentFlag int32 = 1 << 30
-	BeginFlag    int32 = 1 << 29
-	EndFlag      int32 = 1 << 28
+	fragmentFlag int32 = 1 << 30
+	beginFlag    int32 = 1 << 29
+	endFlag      int32 = 1 << 28
+)
+
+// Limits and defaults of a publication.
+const (
 	// MaxTypeID is the largest message type id a publication accepts (the
 	// bits above it hold the fragment flags).
-	MaxTypeID int32 = EndFlag - 1
+	MaxTypeID int32 = endFlag - 1
 
-	// MinPublicationCapacity and MaxPublicationCapacity bound the log.
-	MinPublicationCapacity = 1024
-	MaxPublicationCapacity = 1 << 30
+	// MinCapacity and MaxCapacity bound the log.
+	MinCapacity = 1024
+	MaxCapacity = 1 << 30
 	// DefaultMaxSubscribers is the default number of subscriber slots.
 	DefaultMaxSubscribers = 16
 	// MaxSubscribersLimit bounds the number of subscriber slots.
@@ -149,4 +155,4 @@ const (
 )
 
 // flagBits are all fragment flags.
-const flagBits = FragmentFlag | BeginFlag | EndFlag
+const flagBits = fragmentFlag | beginFlag | endFlag

@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"encoding/binary"
@@ -84,7 +84,7 @@ func TestJoinAtTailDoesNotCleanAnOpenClaim(t *testing.T) {
 // each reading finishes the update that was running and starts the next
 // (the clean position does not move, as when no subscriber moves), so every
 // look the joiner takes falls inside an update, while updates do finish.
-// The join used to fail with ErrNotReady when its context ended (a hang
+// The join used to fail with ipc.ErrNotReady when its context ended (a hang
 // guard here); the joiner now waits only for the update running at its
 // activation to finish.
 func TestJoinWhileOwnerAlwaysUpdating(t *testing.T) {
@@ -172,7 +172,7 @@ func TestJoinWhileOwnerSpinsOverLimit(t *testing.T) {
 	}
 }
 
-// TestLateClaimBytesNotReadALapLater: residual risk (1) of docs/ipc.md
+// TestLateClaimBytesNotReadALapLater: residual risk (1) of docs/publication.md
 // ("Why the unblock is safe"). With a publisher opened by path, subscribers
 // unblock a claim after the unblock timeout alone, whoever holds it. A
 // publisher that was only stalled, not dead, then writes its payload late,

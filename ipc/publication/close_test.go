@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"runtime"
@@ -11,11 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
 // TestCloseWaitsForOffers: Publication's doc says Offer and Close are safe
-// for concurrent use and that Offer returns ErrPublicationClosed after
+// for concurrent use and that Offer returns ErrClosed after
 // Close. An Offer that has passed its closed check is still copying a
 // large fragmented message into the log when a concurrent Close seals the
 // stream: Close must not release the mapping under it (without the
@@ -24,7 +25,7 @@ import (
 // fault instead of dying). Found by review (TestReviewCloseUnmapsUnderOffer).
 func TestCloseWaitsForOffers(t *testing.T) {
 	const capacity = 64 << 20
-	p, err := CreatePublication(testDir(t), "pub", capacity)
+	p, err := Create(testDir(t), "pub", capacity)
 	require.NoError(t, err)
 	defer p.Close()
 	newTestSubscription(t, p)
@@ -40,7 +41,7 @@ func TestCloseWaitsForOffers(t *testing.T) {
 		defer func() { r.fault = recover(); done <- r }()
 		for {
 			if _, r.err = p.Offer(pubTypeID, payload); r.err != nil {
-				return // ErrPublicationClosed (or back-pressured once the window is full)
+				return // ErrClosed (or back-pressured once the window is full)
 			}
 		}
 	}()
@@ -56,9 +57,9 @@ func TestCloseWaitsForOffers(t *testing.T) {
 		}
 		t.Fatalf("Offer faulted at log offset %d on the mapping Close released: %v", int64(addr)-int64(base), r.fault)
 	}
-	require.Contains(t, []error{ErrPublicationClosed, ErrBackPressured}, r.err)
+	require.Contains(t, []error{ErrClosed, ErrBackPressured}, r.err)
 	_, err = p.Offer(pubTypeID, payload[:10])
-	require.Equal(t, ErrPublicationClosed, err)
+	require.Equal(t, ErrClosed, err)
 	require.Zero(t, p.File().Refs(), "Close released the mapping")
 }
 
@@ -83,10 +84,10 @@ func TestCloseLeavesTheReleaseToAnOpenClaim(t *testing.T) {
 			require.ErrorIs(t, p.closeWithin(0), ErrClosePending, "still open: Close again reports it again")
 
 			_, err = p.Offer(pubTypeID, []byte("late"))
-			require.Equal(t, ErrPublicationClosed, err)
+			require.Equal(t, ErrClosed, err)
 			_, err = p.TryClaim(pubTypeID, 4)
-			require.Equal(t, ErrPublicationClosed, err)
-			require.Equal(t, ErrPublicationClosed, p.Heartbeat(epochMillis()))
+			require.Equal(t, ErrClosed, err)
+			require.Equal(t, ErrClosed, p.Heartbeat(epochMillis()))
 			require.Zero(t, p.Stats())
 
 			copy(c.Payload, "hello")
@@ -103,7 +104,7 @@ func TestCloseLeavesTheReleaseToAnOpenClaim(t *testing.T) {
 			require.ErrorIs(t, c.Abort(), ErrClaimState)
 			hb, err := s.File().HeartbeatMillis()
 			require.NoError(t, err)
-			require.Equal(t, int64(HeartbeatClosed), hb, "the owner's file close marked the heartbeat")
+			require.Equal(t, int64(ipc.HeartbeatClosed), hb, "the owner's file close marked the heartbeat")
 
 			var got []string
 			h := func(_ int32, b []byte) { got = append(got, string(b)) }
@@ -136,7 +137,7 @@ func TestCloseWaitsForAnOpenClaim(t *testing.T) {
 		runtime.Gosched()
 	}
 	_, err = p.Offer(pubTypeID, []byte("late"))
-	require.Equal(t, ErrPublicationClosed, err)
+	require.Equal(t, ErrClosed, err)
 	select {
 	case err := <-closed:
 		t.Fatalf("Close returned (%v) with a claim open", err)
@@ -169,7 +170,7 @@ func TestCloseRacesEveryCall(t *testing.T) {
 	const rounds = 20
 	for round := range rounds {
 		p := newTestPublication(t, 1<<20, WithMTU(1024))
-		q, err := OpenPublication(ctxT(t), p.File().Path())
+		q, err := Open(ctxT(t), p.File().Path())
 		require.NoError(t, err)
 		s := newTestSubscription(t, p)
 		require.NoError(t, p.Heartbeat(epochMillis()))
@@ -235,7 +236,7 @@ func TestCloseRacesEveryCall(t *testing.T) {
 				msg := pubPayload(buf[sender][:], sender, seq, n)
 				var err error
 				if claim {
-					var c BufferClaim
+					var c Claim
 					if c, err = pub.TryClaim(pubTypeID, n); err == nil {
 						copy(c.Payload, msg)
 						err = c.Commit()
@@ -268,7 +269,7 @@ func TestCloseRacesEveryCall(t *testing.T) {
 			o := <-outcomes
 			require.Nil(t, o.fault, "round %d: %s touched the released mapping", round, o.name)
 			if o.err != nil {
-				require.Equal(t, ErrPublicationClosed, o.err, "round %d: %s", round, o.name)
+				require.Equal(t, ErrClosed, o.err, "round %d: %s", round, o.name)
 			}
 		}
 		for _, pub := range []*Publication{q, p} {

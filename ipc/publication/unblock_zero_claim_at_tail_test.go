@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"testing"
@@ -15,16 +15,16 @@ import (
 // again, so the subscriber turns the claim into padding up to the tail and
 // then reports ErrPublisherDead (it used to stay stuck at the claim).
 func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
-	clock, p, s := newUnblockTest(t)
+	// The owner is found gone once its heartbeat is stale: no process with
+	// its pid and start time runs (see newDeadOwnerTest).
+	clock, p, s := newDeadOwnerTest(t)
 	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
 	_, _, err = p.claim(recordSize(40)) // tail moved, owner "dies" before its marker
 	require.NoError(t, err)
 
-	// The owner is gone: its heartbeat goes stale and no process with its
-	// pid and start time runs any more.
-	require.NotZero(t, s.pf.file.hdr.ownerStartTime)
-	s.pf.file.hdr.ownerStartTime++
+	// The owner is gone from here on: the polls below move the clock past
+	// its liveness timeout.
 	got, perr := pollWhileAdvancing(s, clock)
 	require.Equal(t, []string{"before"}, got)
 	require.ErrorIs(t, perr, ErrPublisherDead, "stuck at position %d, tail %d, unblocked %d",
@@ -42,7 +42,9 @@ func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
 func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 	for name, paddingWritten := range map[string]bool{"padding written": true, "nothing written": false} {
 		t.Run(name, func(t *testing.T) {
-			clock, p, s := newUnblockTest(t)
+			// The owner is gone once the clock moves (below), not while
+			// the lap fills: its heartbeat is fresh until then.
+			clock, p, s := newDeadOwnerTest(t)
 			n := 0
 			h := func(int32, []byte) { n++ }
 			for p.Position() < 4096-64 { // fill the first lap up to 64 bytes before its end
@@ -66,7 +68,8 @@ func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 			}
 			require.Equal(t, int64(4096+112), p.Position())
 
-			s.pf.file.hdr.ownerStartTime++ // the owner is gone
+			// The owner is gone from here on: the clock moves past its
+			// liveness timeout.
 			var perr error
 			for i := 0; i < 20 && perr == nil; i++ {
 				_, perr = s.Poll(h, ringbuf.NoLimit)
@@ -107,7 +110,7 @@ func TestZeroClaimAtTailLeftWhileOthersMayPublish(t *testing.T) {
 	rl := int32(size + ringbuf.HeaderLength)
 	q.mark(index, rl, pubTypeID) // q resumes
 	copy(q.log[index+ringbuf.HeaderLength:], "late but whole")
-	claim := BufferClaim{Payload: q.log[index+8 : index+8+size], p: q, index: index, length: rl, typeID: pubTypeID, position: pos}
+	claim := Claim{Payload: q.log[index+8 : index+8+size], p: q, index: index, length: rl, typeID: pubTypeID, position: pos}
 	require.NoError(t, claim.Commit())
 	_, err = s.Poll(h, ringbuf.NoLimit)
 	require.NoError(t, err)

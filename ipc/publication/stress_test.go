@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"fmt"
@@ -40,7 +40,7 @@ func TestPublicationStress(t *testing.T) {
 					pubs = append(pubs, owner)
 					continue
 				}
-				q, err := OpenPublication(ctxT(t), owner.File().Path())
+				q, err := Open(ctxT(t), owner.File().Path())
 				require.NoError(t, err)
 				defer q.Close()
 				pubs = append(pubs, q)
@@ -107,7 +107,7 @@ func produce(p *Publication, id, count int) error {
 		for spins := 0; ; spins++ {
 			var err error
 			if seq%3 == 0 && len(payload) <= p.MaxPayloadLength() {
-				var c BufferClaim
+				var c Claim
 				if c, err = p.TryClaim(pubTypeID, len(payload)); err == nil {
 					copy(c.Payload, payload)
 					err = c.Commit()

@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -99,19 +100,19 @@ func newFakeClock() *fakeClock {
 	return c
 }
 
-func (c *fakeClock) now() int64             { return c.ms.Load() }
-func (c *fakeClock) add(d time.Duration)    { c.ms.Add(d.Milliseconds()) }
-func (c *fakeClock) opt() PublicationOption { return WithMillisClock(c.now) }
+func (c *fakeClock) now() int64          { return c.ms.Load() }
+func (c *fakeClock) add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+func (c *fakeClock) opt() Option         { return WithMillisClock(c.now) }
 
-func newTestPublication(t testing.TB, capacity int, opts ...PublicationOption) *Publication {
+func newTestPublication(t testing.TB, capacity int, opts ...Option) *Publication {
 	t.Helper()
-	p, err := CreatePublication(testDir(t), "pub", capacity, opts...)
+	p, err := Create(testDir(t), "pub", capacity, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
 
-func newTestSubscription(t testing.TB, p *Publication, opts ...PublicationOption) *Subscription {
+func newTestSubscription(t testing.TB, p *Publication, opts ...Option) *Subscription {
 	t.Helper()
 	s, err := OpenSubscription(ctxT(t), p.File().Path(), opts...)
 	require.NoError(t, err)
@@ -142,11 +143,44 @@ func newUnblockTest(t testing.TB) (*fakeClock, *Publication, *Subscription) {
 	return clock, p, newTestSubscription(t, p, clock.opt())
 }
 
+// markOwnerDead makes the owner of the file at path look dead to every
+// process that opens the file from now on: its start time in the header no
+// longer matches its pid's (as after the owner died and the pid was
+// reused). With a heartbeat stale on their clock, they see the file
+// layer's Dead state. The header is written through the file, not a
+// mapping: on Linux both are the same page-cache pages, which Open reads.
+func markOwnerDead(t testing.TB, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	var b [8]byte
+	_, err = f.ReadAt(b[:], ipc.OwnerStartTimeOffset)
+	require.NoError(t, err)
+	v := binary.LittleEndian.Uint64(b[:])
+	require.NotZero(t, v)
+	binary.LittleEndian.PutUint64(b[:], v+1)
+	_, err = f.WriteAt(b[:], ipc.OwnerStartTimeOffset)
+	require.NoError(t, err)
+}
+
+// newDeadOwnerTest is newUnblockTest with an owner that will be found
+// dead: markOwnerDead before the subscription opens. The owner is gone for
+// the subscription once the clock has moved past the file's liveness
+// timeout (its heartbeat is stale) and not before.
+func newDeadOwnerTest(t testing.TB) (*fakeClock, *Publication, *Subscription) {
+	t.Helper()
+	clock := newFakeClock()
+	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
+	markOwnerDead(t, p.File().Path())
+	return clock, p, newTestSubscription(t, p, clock.opt())
+}
+
 // openTestPublisher opens another publisher on p's file, by path, as
 // another process would, on the same clock.
 func openTestPublisher(t testing.TB, p *Publication, clock *fakeClock) *Publication {
 	t.Helper()
-	q, err := OpenPublication(ctxT(t), p.File().Path(), clock.opt())
+	q, err := Open(ctxT(t), p.File().Path(), clock.opt())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = q.Close() })
 	return q
@@ -167,7 +201,7 @@ func pollWhileAdvancing(s *Subscription, clock *fakeClock) (got []string, err er
 // every position is below it, so the reader's tail check never stops it.
 func unlimitedTail() *atomic.Int64 {
 	t := new(atomic.Int64)
-	t.Store(math.MaxInt64 &^ SealedBit)
+	t.Store(math.MaxInt64 &^ sealedBit)
 	return t
 }
 
@@ -177,4 +211,13 @@ func anUnblock() *atomic.Int64 {
 	n := new(atomic.Int64)
 	n.Store(1)
 	return n
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"testing"
@@ -48,7 +48,7 @@ func TestJoinerSlotFreedUnderIt(t *testing.T) {
 	require.Equal(t, int64(1), p.Stats().FreedSlots)
 	require.Equal(t, []int{0, 1}, []int{j1.Slot(), j2.Slot()})
 	for _, s := range []*Subscription{j1, j2} {
-		require.Equal(t, SlotActive, slotStateOf(s.slot), "it holds the publisher back")
+		require.Equal(t, slotActive, slotStateOf(s.slot), "it holds the publisher back")
 		require.Equal(t, s.RegistrationID(), slotRegistrationOf(s.slot))
 	}
 	_, err = p.Offer(pubTypeID, []byte("hello"))
@@ -120,7 +120,7 @@ func TestPausedJoinerLeavesReclaimedSlotAlone(t *testing.T) {
 	t.Logf("paused joiner: %v", err)
 	require.NotNil(t, j2)
 	require.Equal(t, 0, j2.Slot())
-	require.Equal(t, slotWord(j2.RegistrationID(), SlotActive), slotWordOf(j2.slot))
+	require.Equal(t, slotWord(j2.RegistrationID(), slotActive), slotWordOf(j2.slot))
 	require.Equal(t, [2]int64{0, 0}, [2]int64{j2.slot.position.Load(), j2.slot.join.Load()},
 		"j2's position and join position are its own")
 	n, err := j2.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
@@ -174,7 +174,7 @@ func TestLateCloseFreesNewSubscribersSlot(t *testing.T) {
 				return
 			}
 			require.Equal(t, old.Slot(), j2.Slot())
-			require.Equal(t, SlotActive, slotStateOf(j2.slot), "the old subscriber's Close left the new one's slot alone")
+			require.Equal(t, slotActive, slotStateOf(j2.slot), "the old subscriber's Close left the new one's slot alone")
 			require.Equal(t, j2.RegistrationID(), slotRegistrationOf(j2.slot))
 			require.Equal(t, 1, p.ActiveSubscribers())
 		})
@@ -191,7 +191,7 @@ func TestCloseFreesOwnSlot(t *testing.T) {
 	clock.add(1500 * time.Millisecond)
 	require.NoError(t, a.Heartbeat(clock.now()))
 	require.NoError(t, p.Heartbeat(clock.now())) // b is dropped, not freed
-	require.Equal(t, SlotDropped, slotStateOf(b.slot))
+	require.Equal(t, slotDropped, slotStateOf(b.slot))
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
 	for _, i := range []int{a.Slot(), b.Slot()} {

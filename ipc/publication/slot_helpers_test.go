@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 // Test views of a slot's state word (see slot).
 func slotWordOf(sl slot) int64         { return sl.word.Load() }

@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // ControlledPoll (actions from the input), under a tail word from the
 // input (ahead of or behind that position, with or without the sealed bit
 // and other high bits), and with or without an unblock in the
-// publication's past (which makes the reader check the tail). A poll returns messages or ErrLogCorrupt (matching
+// publication's past (which makes the reader check the tail). A poll returns messages or ErrCorrupt (matching
 // duty.ErrCorrupt too), and never panics, hangs, reads outside the log or
 // crosses its end in one read; every message has a valid type and at most
 // the max message length, and the position only moves forward. A poll that
@@ -30,7 +30,7 @@ import (
 // (stalled): nil exactly where a correct publisher can leave a subscriber
 // waiting (possibleWait, written from the layout: a tail a publisher
 // stores, and at the position nothing claimed, a claim whose marker is not
-// written yet, or an open claim within bounds), and ErrLogCorrupt
+// written yet, or an open claim within bounds), and ErrCorrupt
 // everywhere else, so that no hostile header or tail makes Poll return
 // (0, nil) for good. Every error names the record where the reader
 // stopped (its position and log index), or the tail word.
@@ -55,7 +55,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 		f.Add(validLog(f, 1024, 128)[:16], uint16(16), []byte(nil), w.ahead, w.high, true)
 	}
 	// Open claims, possible and impossible ones (MTU 128, max message 300).
-	const frag = pubTypeID | FragmentFlag | BeginFlag
+	const frag = pubTypeID | fragmentFlag | beginFlag
 	for _, m := range []struct {
 		at             int
 		length, typeID int32
@@ -75,8 +75,8 @@ func FuzzSubscriptionReader(f *testing.F) {
 		{0, -16, ringbuf.PaddingTypeID, 64},    // padding short of the end
 		{0, 0, pubTypeID, 64},                  // a type without a length
 		{0, math.MinInt32, pubTypeID, 1 << 20}, // the most negative
-		{0, -16, pubTypeID | FragmentFlag, 64}, // a fragment without BEGIN
-		{0, -144, frag | EndFlag, 256},         // a first fragment with END
+		{0, -16, pubTypeID | fragmentFlag, 64}, // a fragment without BEGIN
+		{0, -144, frag | endFlag, 256},         // a first fragment with END
 	} {
 		log := make([]byte, 1024)
 		binary.LittleEndian.PutUint64(log[m.at:], uint64(headerWord(m.length, m.typeID)))
@@ -117,7 +117,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 					return a
 				}, 16)
 			}
-			if err != nil && (!errors.Is(err, ErrLogCorrupt) || !errors.Is(err, duty.ErrCorrupt)) {
+			if err != nil && (!errors.Is(err, ErrCorrupt) || !errors.Is(err, duty.ErrCorrupt)) {
 				t.Fatalf("untyped error %v", err)
 			}
 			if r.pos < before || r.pos-before > int64(capacity-int(before&int64(capacity-1))) {
@@ -140,7 +140,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 					t.Fatalf("at position %d, tail %#x, header %#x: a correct publisher can leave this: %v; stalled: %v",
 						r.pos, tail.Load(), binary.LittleEndian.Uint64(log[r.pos&(capacity-1):]), possible, serr)
 				}
-				if serr != nil && (!errors.Is(serr, ErrLogCorrupt) || !errors.Is(serr, duty.ErrCorrupt)) {
+				if serr != nil && (!errors.Is(serr, ErrCorrupt) || !errors.Is(serr, duty.ErrCorrupt)) {
 					t.Fatalf("untyped error %v", serr)
 				}
 				if serr != nil && !strings.Contains(serr.Error(), record()) && !strings.Contains(serr.Error(), fmt.Sprintf("tail word %#x", tail.Load())) {
@@ -156,7 +156,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 
 // possibleWait reports whether a correct publisher can leave a subscriber
 // at position pos, under the tail word tailWord, with nothing it can read
-// there yet. Written from the layout (docs/ipc.md), not from the reader:
+// there yet. Written from the layout (docs/publication.md), not from the reader:
 // the tail is 8-aligned, at most the max position (2^62 - 4 * capacity),
 // with no bit above it but the sealed bit (62), at or ahead of the
 // position and at most a lap ahead. At the tail nothing is claimed; below
@@ -281,7 +281,7 @@ func FuzzReassembler(f *testing.F) {
 			before := r.pos
 			_, err := r.read(func(typeID int32, p []byte) { got = append(got, bytes.Clone(p)) }, nil, ringbuf.NoLimit)
 			if err != nil {
-				require.ErrorIs(t, err, ErrLogCorrupt)
+				require.ErrorIs(t, err, ErrCorrupt)
 				require.NotEmpty(t, damage, "only damaged headers are corrupt")
 				return
 			}
@@ -332,12 +332,12 @@ func encodeMessage(log []byte, index int, typeID int32, m []byte, maxPayload int
 	var recs []int
 	for off := 0; off < len(m); off += maxPayload {
 		chunk := m[off:min(off+maxPayload, len(m))]
-		t := typeID | FragmentFlag
+		t := typeID | fragmentFlag
 		if off == 0 {
-			t |= BeginFlag
+			t |= beginFlag
 		}
 		if off+len(chunk) == len(m) {
-			t |= EndFlag
+			t |= endFlag
 		}
 		put(index, len(chunk)+8, t, chunk)
 		recs = append(recs, index)

@@ -1,4 +1,4 @@
-package ipc
+package publication
 
 import (
 	"runtime/debug"

@@ -1,32 +1,20 @@
-package ipc
+package publication
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
-
-// markOwnerDead makes the file's owner look dead to every process that
-// opens the file from now on: its start time no longer matches its pid's
-// (as after the owner died and the pid was reused). With a heartbeat
-// stale on their clock, they see the file layer's Dead state.
-func markOwnerDead(t testing.TB, p *Publication) {
-	t.Helper()
-	b := p.file.data[OwnerStartTimeOffset : OwnerStartTimeOffset+8]
-	v := binary.LittleEndian.Uint64(b)
-	require.NotZero(t, v)
-	binary.LittleEndian.PutUint64(b, v+1)
-}
 
 // TestJoinAfterOwnerDiedMidUpdate: the owner is killed inside updateLimit,
 // after it made the clean sequence odd and before it made it even again.
 // Nobody will ever make it even: a subscriber that opens the publication
 // afterwards used to spin until its context ended (forever with
-// context.Background) and fail with ErrNotReady, although the same
+// context.Background) and fail with ipc.ErrNotReady, although the same
 // subscriber opening after the owner was killed at any other point joins
 // and then reads ErrPublisherDead. With the owner provably gone no limit
 // update can be running, so the joiner must not wait for one.
@@ -38,7 +26,7 @@ func TestJoinAfterOwnerDiedMidUpdate(t *testing.T) {
 	require.NoError(t, err)
 
 	p.cleanSeq.Add(1) // updateLimit's first store; the owner dies here
-	markOwnerDead(t, p)
+	markOwnerDead(t, p.File().Path())
 	clock.add(time.Minute) // its heartbeat goes stale
 
 	ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
@@ -57,41 +45,40 @@ func TestJoinAfterOwnerDiedMidUpdate(t *testing.T) {
 	require.Equal(t, []string{"before"}, got)
 }
 
-// TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata: CreatePublication
+// TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata: Create
 // creates the file (ready at the file layer) and then writes the
 // publication metadata, version last. A creator killed in between, or one
-// whose metadata write failed (CreatePublication then closes the file),
+// whose metadata write failed (Create then closes the file),
 // leaves a publication whose version stays 0 for good. OpenSubscription
-// and OpenPublication used to wait for it until their context ended
-// (forever with context.Background) and then say ErrNotReady; with the
-// creator provably gone they must say so at once (ErrOwnerDead).
+// and Open used to wait for it until their context ended
+// (forever with context.Background) and then say ipc.ErrNotReady; with the
+// creator provably gone they must say so at once (ipc.ErrOwnerDead).
 func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
 	// The check needs the clock: a nil one is an argument error here too,
-	// as in CreatePublication and OpenSubscription.
-	_, err := OpenPublication(ctxT(t), "unused", WithMillisClock(nil))
-	require.ErrorIs(t, err, ErrArgument)
+	// as in Create and OpenSubscription.
+	_, err := Open(ctxT(t), "unused", WithMillisClock(nil))
+	require.ErrorIs(t, err, ipc.ErrArgument)
 
 	for _, how := range []string{"closed", "dead"} {
 		t.Run(how, func(t *testing.T) {
 			clock := newFakeClock()
-			f, err := Create(testDir(t), "pub", KindPublication, publicationSections(4096, 4))
+			f, err := ipc.Create(testDir(t), "pub", ipc.KindPublication, publicationSections(4096, 4))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = f.Close() })
 			if how == "closed" {
 				require.NoError(t, f.Close())
 			} else {
-				b := f.data[OwnerStartTimeOffset : OwnerStartTimeOffset+8]
-				binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)+1)
+				markOwnerDead(t, f.Path())
 				clock.add(time.Minute)
 			}
 			ctx, cancel := contextWithTimeout(ctxT(t), 3*time.Second)
 			defer cancel()
 			_, err = OpenSubscription(ctx, f.Path(), clock.opt())
-			require.ErrorIs(t, err, ErrOwnerDead)
+			require.ErrorIs(t, err, ipc.ErrOwnerDead)
 			require.NoError(t, ctx.Err(), "OpenSubscription waited for its context")
-			_, err = OpenPublication(ctx, f.Path(), clock.opt())
-			require.ErrorIs(t, err, ErrOwnerDead)
-			require.NoError(t, ctx.Err(), "OpenPublication waited for its context")
+			_, err = Open(ctx, f.Path(), clock.opt())
+			require.ErrorIs(t, err, ipc.ErrOwnerDead)
+			require.NoError(t, ctx.Err(), "Open waited for its context")
 		})
 	}
 }
@@ -116,7 +103,7 @@ func TestJoinerKilledRightAfterItsSlotCAS(t *testing.T) {
 		_, _ = OpenSubscription(ctxT(t), p.File().Path(), WithMillisClock(func() int64 { panic(died{}) }))
 		t.Fatal("the joiner survived")
 	}()
-	require.Equal(t, SlotJoining, slotStateOf(p.slot(0)))
+	require.Equal(t, slotJoining, slotStateOf(p.slot(0)))
 
 	for range 3 { // the owner's duty cycle, well past twice the timeout
 		require.NoError(t, p.Heartbeat(clock.now()))
