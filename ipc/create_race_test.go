@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // Create must not fail with an unclassified error because a cleaner
@@ -120,7 +122,7 @@ func setAfterCreateOpen(t *testing.T, fn func(target string)) {
 // farClock is a cleaner's clock an hour ahead: every unlocked file that is
 // still being created looks abandoned to it, however young.
 func farClock() Option {
-	return WithClock(func() time.Time { return time.Now().Add(time.Hour) })
+	return WithClock(clock.Func(func() time.Time { return time.Now().Add(time.Hour) }))
 }
 
 // requireNames: path names f's inode.

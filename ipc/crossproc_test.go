@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -236,7 +237,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	require.Equal(t, owner.cmd.Process.Pid, l.PID)
 	require.True(t, o.File().OwnerAlive(now))
 
-	later := WithClock(func() time.Time { return now.Add(time.Hour) })
+	later := WithClock(clock.Func(func() time.Time { return now.Add(time.Hour) }))
 	require.ErrorIs(t, RemoveIfStale(path, later), ErrOwnerAlive)
 	_, err = CreateRing(dir, "owned", 1024, WithReplaceStale(), later)
 	require.ErrorIs(t, err, ErrOwnerAlive)
@@ -249,7 +250,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Unconfirmed, l.State, "heartbeat still fresh, process gone")
 	require.False(t, l.Running)
-	require.ErrorIs(t, RemoveIfStale(path, WithClock(func() time.Time { return now })), ErrOwnerAlive)
+	require.ErrorIs(t, RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now }))), ErrOwnerAlive)
 
 	l, err = o.File().Liveness(now.Add(time.Hour), 0)
 	require.NoError(t, err)

@@ -53,8 +53,7 @@ func CreateErrorLog(dir, name string, length int, opts ...Option) (*ErrorLogFile
 	if err != nil {
 		return nil, err
 	}
-	now := newConfig(opts).now
-	log, err := errlog.New(mustSection(f), errlog.WithClock(func() int64 { return now().UnixMilli() }))
+	log, err := errlog.New(mustSection(f), errlog.WithClock(newConfig(opts).clock))
 	if err != nil {
 		// A fresh, page-aligned, zero section cannot be refused: leave
 		// nothing behind if it is.

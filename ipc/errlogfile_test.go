@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc/errlog"
 )
 
@@ -127,7 +128,7 @@ func TestCrossProcessErrorLog(t *testing.T) {
 func TestErrorLogFileLayout(t *testing.T) {
 	dir := testDir(t)
 	at := time.UnixMilli(1_700_000_000_123)
-	ef, err := CreateErrorLog(dir, "errors", 10_000, WithClock(func() time.Time { return at }))
+	ef, err := CreateErrorLog(dir, "errors", 10_000, WithClock(clock.Func(func() time.Time { return at })))
 	require.NoError(t, err)
 	defer ef.Close()
 	require.False(t, ef.ReadOnly())

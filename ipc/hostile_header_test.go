@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // TestHeartbeatAfterCloseKeepsTheClosedMark: the owner's Close tells every
@@ -98,15 +100,15 @@ func TestOpenMailboxBoundedWithCreationTimeInTheFuture(t *testing.T) {
 	defer r.Close()
 	var ticks atomic.Int64
 	base := time.Now()
-	clock := func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * time.Second) }
+	nowFn := func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * time.Second) }
 
 	pwrite64(t, r.File().Path(), CreatedOffset, base.Add(-6*time.Second).UnixMilli())
-	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock))
+	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock.Func(nowFn)))
 	require.ErrorIs(t, err, ErrNotMailbox, "control: created 6 s ago")
 
 	pwrite64(t, r.File().Path(), CreatedOffset, base.Add(24*time.Hour).UnixMilli())
 	ticks.Store(0)
-	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock), WithPollInterval(time.Millisecond))
+	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock.Func(nowFn)), WithPollInterval(time.Millisecond))
 	require.ErrorIs(t, err, ErrNotMailbox)
 	require.LessOrEqual(t, ticks.Load(), int64(mailboxReadyWait/time.Second)+3, "gave up after its own wait")
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // TestLayoutConstants pins every offset to the byte table in docs/ipc.md.
@@ -67,7 +69,7 @@ func TestLayoutRawBytes(t *testing.T) {
 	dir := testDir(t)
 	created := time.UnixMilli(1_700_000_000_123)
 	f, err := Create(dir, "layout", KindCounters, []int{100, 5000, 8}, WithLivenessTimeout(3*time.Second),
-		WithClock(func() time.Time { return created }))
+		WithClock(clock.Func(func() time.Time { return created })))
 	require.NoError(t, err)
 	defer f.Close()
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
@@ -103,7 +104,9 @@ var _ [SpareSlotCount*SpareSlotLength - (mailboxWordsSlot*SpareSlotLength + mail
 // (its Host must be nil: the file is the host); its Capacity sizes the
 // ring in the file. opts are Create's (WithMode,
 // WithLivenessTimeout, WithReplaceStale, WithClock, ...) and
-// WithConsumerTimeout and WithCounters.
+// WithConsumerTimeout and WithCounters. WithClock is the mailbox's clock
+// too, unless cfg.Clock is set: its heartbeats and the file's come from one
+// clock.
 //
 // The file is a KindRing file whose ring holds the messages; the
 // mailbox's limits and consumer timeout live in a header in the file's
@@ -152,7 +155,10 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	if err != nil {
 		return fail(err)
 	}
-	mf := newMailboxFile(f, hdr, true, c.consumerTimeout.Milliseconds(), c)
+	if cfg.Clock == nil {
+		cfg.Clock = c.clock // one clock for the mailbox's heartbeats and the file's
+	}
+	mf := newMailboxFile(f, hdr, true, c.consumerTimeout.Milliseconds(), cfg.Clock)
 	// The file heartbeat is an fstat and a guarded store: a few times per
 	// liveness timeout is enough.
 	mf.fileHbMs = max(min(c.consumerTimeout, f.LivenessTimeout()).Milliseconds()/8, 1)
@@ -181,13 +187,12 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	return mb, mf, nil
 }
 
-func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, c config) *MailboxFile {
-	now := c.now
+func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, clk clock.Clock) *MailboxFile {
 	return &MailboxFile{
 		file:      f,
 		owner:     owner,
 		timeoutMs: timeoutMs,
-		epochMs:   func() int64 { return now().UnixMilli() },
+		epochMs:   clk.EpochMillis,
 		version:   hdr.version,
 	}
 }
@@ -203,7 +208,7 @@ func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, c c
 // heartbeat is stale mailbox.ErrConsumerDead. The sender uses the limits
 // the consumer stored; its name is the file's name.
 //
-// WithClock sets the wall clock the consumer heartbeat is compared with.
+// WithClock sets the clock the consumer heartbeat is compared with.
 func OpenMailbox(ctx context.Context, path string, opts ...Option) (*mailbox.Mailbox, *MailboxFile, error) {
 	c := newConfig(opts)
 	f, err := Open(ctx, path, opts...)
@@ -262,9 +267,10 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 	case timeoutMs < 1 || timeoutMs > maxMailboxTimeoutMs, unblockMs < 1 || unblockMs > maxMailboxTimeoutMs:
 		return nil, nil, fmt.Errorf("%w: %s: mailbox timeouts %d ms (consumer), %d ms (unblock)", ErrCorrupt, f.Path(), timeoutMs, unblockMs)
 	}
-	mf := newMailboxFile(f, hdr, false, timeoutMs, c)
+	mf := newMailboxFile(f, hdr, false, timeoutMs, c.clock)
 	mb, err := mailbox.New(mailbox.Config{
 		Name:           filepath.Base(f.Path()),
+		Clock:          c.clock,
 		MaxMessageSize: int(maxMessage),
 		MaxParts:       int(maxParts),
 		UnblockTimeout: time.Duration(unblockMs) * time.Millisecond,

@@ -43,7 +43,7 @@ const mbCheckEvery = 16
 // file's creation time and first heartbeat, and a sender's view of the
 // consumer heartbeat's age); the owner's mailbox reads it through
 // mailbox.Config.Clock.
-func mbClockOpt(clk *clock.Manual) Option { return WithClock(clk.Now) }
+func mbClockOpt(clk *clock.Manual) Option { return WithClock(clk) }
 
 func mbNewForTest(t testing.TB, cfg mailbox.Config, opts ...Option) (*mailbox.Mailbox, *MailboxFile) {
 	t.Helper()
@@ -521,7 +521,7 @@ func TestMailboxOpenErrors(t *testing.T) {
 	ring, err := CreateRing(dir, "plain", 4096)
 	require.NoError(t, err)
 	defer ring.Close()
-	late := WithClock(clock.NewManual(time.Now().Add(time.Hour)).Now)
+	late := WithClock(clock.NewManual(time.Now().Add(time.Hour)))
 	_, _, err = OpenMailbox(ctxT(t), ring.File().Path(), late)
 	require.ErrorIs(t, err, ErrNotMailbox)
 	require.ErrorIs(t, err, ErrKind)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -197,7 +198,7 @@ func TestOpenLiveOwner(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, g.Close())
 	future := func() time.Time { return time.Now().Add(time.Minute) }
-	_, err = Open(ctxT(t), f.Path(), WithLiveOwner(), WithClock(future))
+	_, err = Open(ctxT(t), f.Path(), WithLiveOwner(), WithClock(clock.Func(future)))
 	require.ErrorIs(t, err, ErrOwnerDead, "stale heartbeat")
 	require.Equal(t, 2, openFDs(t, f.Path()), "only the owner's descriptor and mapping are left")
 }

@@ -3,6 +3,8 @@ package ipc
 import (
 	"io/fs"
 	"time"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // Defaults.
@@ -30,7 +32,7 @@ type config struct {
 	pollInterval     time.Duration
 	waitForFile      bool
 	requireLiveOwner bool
-	now              func() time.Time
+	clock            clock.Clock
 	// CreateMailbox and OpenMailbox.
 	consumerTimeout time.Duration
 	counters        *CountersFile
@@ -40,7 +42,7 @@ func newConfig(opts []Option) config {
 	c := config{
 		mode:         DefaultMode,
 		pollInterval: DefaultPollInterval,
-		now:          time.Now,
+		clock:        clock.System,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -93,9 +95,22 @@ func WithWaitForFile() Option { return func(c *config) { c.waitForFile = true } 
 // not alive (see File.OwnerAlive).
 func WithLiveOwner() Option { return func(c *config) { c.requireLiveOwner = true } }
 
-// WithClock replaces time.Now for the creation time and first heartbeat
-// (Create) and for staleness decisions (Open, RemoveIfStale, Cleanup).
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+// WithClock sets the clock (clock.System by default) read for the
+// creation time and first heartbeat (Create), for staleness decisions
+// (Open, RemoveIfStale, Cleanup), for a mailbox's heartbeats (CreateMailbox,
+// OpenMailbox: the mailbox's Config.Clock unless that is set) and an error
+// log's timestamps (CreateErrorLog). Only its wall clock (EpochMillis) is
+// compared with other processes'.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) {
+		if c != nil {
+			cfg.clock = c
+		}
+	}
+}
+
+// now is the clock's wall time.
+func (c *config) now() time.Time { return time.UnixMilli(c.clock.EpochMillis()) }
 
 // WithConsumerTimeout sets how old a mailbox's consumer heartbeat may grow
 // before its back-pressured senders report mailbox.ErrConsumerDead

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // TestRemoveIfStaleSymlink: RemoveIfStale never follows a symbolic link. On
@@ -18,7 +20,7 @@ func TestRemoveIfStaleSymlink(t *testing.T) {
 	dir := testDir(t)
 	elsewhere := testDir(t)
 	now := time.Now()
-	at := WithClock(func() time.Time { return now })
+	at := WithClock(clock.Func(func() time.Time { return now }))
 	stale := writeImage(t, elsewhere, "stale", staleImage(t, now))
 	sub := filepath.Join(elsewhere, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o700))
@@ -72,7 +74,7 @@ func TestCleanupSymlinks(t *testing.T) {
 	}
 	require.NoError(t, os.Symlink(filepath.Join(dir, "loop"), filepath.Join(dir, "loop")))
 
-	removed, err := Cleanup(dir, WithClock(func() time.Time { return now }))
+	removed, err := Cleanup(dir, WithClock(clock.Func(func() time.Time { return now })))
 	require.NoError(t, err)
 	require.Equal(t, []string{"stale"}, removed)
 	ents, err := os.ReadDir(dir)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/agent/clock"
 )
 
 // TestProcessInfo: the process table knows this process, with the start
@@ -107,7 +109,7 @@ func TestLivenessRules(t *testing.T) {
 			}
 			require.NoError(t, f.Close())
 
-			err = RemoveIfStale(path, WithClock(func() time.Time { return now }))
+			err = RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now })))
 			if c.state == Dead || c.state == Closed {
 				require.NoError(t, err)
 				_, err = os.Stat(path)
@@ -129,7 +131,7 @@ func TestLivenessTimeoutOverride(t *testing.T) {
 	le.PutUint64(b[OwnerPIDOffset:], uint64(deadPID(t)))
 	le.PutUint64(b[HeartbeatOffset:], uint64(now.UnixMilli()-5000))
 	path := writeImage(t, dir, "t", b)
-	at := WithClock(func() time.Time { return now })
+	at := WithClock(clock.Func(func() time.Time { return now }))
 	require.ErrorIs(t, RemoveIfStale(path, at), ErrOwnerAlive, "5 s < the header's 10 s")
 	require.NoError(t, RemoveIfStale(path, at, WithLivenessTimeout(time.Second)), "5 s > 1 s")
 }
@@ -141,7 +143,7 @@ func TestRemoveIfStaleLiveOwnerLock(t *testing.T) {
 	f, err := Create(dir, "locked", KindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
-	far := WithClock(func() time.Time { return time.Now().Add(24 * time.Hour) })
+	far := WithClock(clock.Func(func() time.Time { return time.Now().Add(24 * time.Hour) }))
 	err = RemoveIfStale(f.Path(), far)
 	require.ErrorIs(t, err, ErrOwnerAlive)
 	require.Contains(t, err.Error(), "lock")
@@ -203,7 +205,7 @@ func TestCleanup(t *testing.T) {
 		require.NoError(t, os.Chtimes(filepath.Join(dir, name), old, old))
 	}
 
-	removed, err := Cleanup(dir, WithClock(func() time.Time { return now }))
+	removed, err := Cleanup(dir, WithClock(clock.Func(func() time.Time { return now })))
 	require.NoError(t, err)
 	sort.Strings(removed)
 	require.Equal(t, []string{tempPrefix + "x.1.abcd", "closed", "dead", "empty-old", "unfinished-old"}, removed)

@@ -150,3 +150,10 @@ func TestManualMovesBothClocksTogether(t *testing.T) {
 	var z Manual
 	require.Zero(t, z.EpochMillis())
 }
+
+func TestFuncReadsTheFunction(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_123).Add(456 * time.Microsecond)
+	f := Func(func() time.Time { return at })
+	require.Equal(t, int64(1_700_000_000_123), f.EpochMillis())
+	require.Equal(t, at.UnixNano(), f.Nanos())
+}

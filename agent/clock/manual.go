@@ -56,3 +56,18 @@ func (m *Manual) Advance(d time.Duration) int64 { return m.ns.Add(int64(d)) }
 // SetWall steps the wall clock to wall without moving Nanos, as a system
 // clock adjustment does.
 func (m *Manual) SetWall(wall time.Time) { m.wo.Store(wall.UnixNano() - m.ns.Load()) }
+
+// Func is a Clock that reads the time a function returns: it adapts a
+// time.Now-shaped clock (a test's, or one derived from another source).
+// Nanos is that time in nanoseconds since the Unix epoch: it moves with
+// the function's wall time, stepped or not, so it is a monotonic clock
+// only when the function's time is (time.Now's is not, across a step).
+type Func func() time.Time
+
+var _ Clock = Func(nil)
+
+// Nanos returns f's time in nanoseconds since the Unix epoch.
+func (f Func) Nanos() int64 { return f().UnixNano() }
+
+// EpochMillis returns f's time in milliseconds since the Unix epoch.
+func (f Func) EpochMillis() int64 { return f().UnixMilli() }

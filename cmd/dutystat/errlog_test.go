@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/errlog"
 )
@@ -22,8 +23,8 @@ import (
 func TestErrorLogs(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2026, 11, 30, 8, 43, 35, 123e6, time.UTC)
-	clock := func() time.Time { return at }
-	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(clock))
+	nowFn := func() time.Time { return at }
+	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(clock.Func(nowFn)))
 	require.NoError(t, err)
 	defer ef.Close()
 	require.NoError(t, ef.File().Heartbeat(time.Now().UnixMilli()))
@@ -130,7 +131,7 @@ func TestErrorLogTimesOutOfJSONRange(t *testing.T) {
 func TestErrorLogsSince(t *testing.T) {
 	dir := t.TempDir()
 	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
-	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(func() time.Time { return at }))
+	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(clock.Func(func() time.Time { return at })))
 	require.NoError(t, err)
 	defer ef.Close()
 	require.True(t, ef.Log().Record(errors.New("old trouble")))

@@ -30,8 +30,8 @@ func TestConcurrentRecordAndRead(t *testing.T) {
 		shared  = 5 // distinct shared messages
 	)
 	buf := newBuf(1 << 18)
-	var clock atomic.Int64
-	l := mustLog(t, buf, WithClock(func() int64 { return clock.Add(1) }))
+	clock := &tickingClock{}
+	l := mustLog(t, buf, WithClock(clock))
 
 	var stop atomic.Bool
 	var readers sync.WaitGroup
@@ -88,3 +88,9 @@ func TestConcurrentRecordAndRead(t *testing.T) {
 	}
 	require.Equal(t, int64(writers*rounds+writers*rounds/4), total)
 }
+
+// tickingClock's wall clock moves one millisecond at every reading.
+type tickingClock struct{ ms atomic.Int64 }
+
+func (c *tickingClock) EpochMillis() int64 { return c.ms.Add(1) }
+func (c *tickingClock) Nanos() int64       { return c.ms.Load() * 1e6 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc/errlog"
 )
 
@@ -12,9 +14,9 @@ import (
 // The reader (here over the same slice; in practice another process
 // mapping the same file) sees each once, with its count.
 func Example() {
-	buf := make([]byte, 64<<10) // a section of a shared file, in practice
-	now := int64(1_700_000_000_000)
-	log, err := errlog.New(buf, errlog.WithClock(func() int64 { now++; return now }))
+	buf := make([]byte, 64<<10)                               // a section of a shared file, in practice
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000)) // a test clock; clock.System by default
+	log, err := errlog.New(buf, errlog.WithClock(clk))
 	if err != nil {
 		panic(err)
 	}
@@ -24,6 +26,7 @@ func Example() {
 			err = errors.New("risk limit reached")
 		}
 		log.Record(err)
+		clk.Advance(time.Millisecond)
 	}
 
 	n, err := errlog.Read(buf, 0, func(o errlog.Observation) {
@@ -57,13 +60,13 @@ func ExampleHandler() {
 // what changed since its previous look.
 func ExampleRead() {
 	buf := make([]byte, 4096)
-	now := int64(1000)
-	log, _ := errlog.New(buf, errlog.WithClock(func() int64 { return now }))
+	clk := clock.NewManual(time.UnixMilli(1000))
+	log, _ := errlog.New(buf, errlog.WithClock(clk))
 	for _, e := range []struct {
 		at  int64
 		msg string
 	}{{1000, "a"}, {2000, "b"}, {3000, "a"}} {
-		now = e.at
+		clk.SetWall(time.UnixMilli(e.at))
 		log.Record(errors.New(e.msg))
 	}
 	_, _ = errlog.Read(buf, 2500, func(o errlog.Observation) {

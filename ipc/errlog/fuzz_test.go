@@ -91,8 +91,8 @@ func fuzzRecordBody(t *testing.T, capacity uint16, ops []byte) {
 	}
 	buf := newBuf(int(capacity))
 	clock := newClock(1000)
-	l := mustLog(t, buf, WithClock(clock.Now))
-	probe := mustLog(t, newBuf(1<<16), WithClock(clock.Now)) // room for every distinct observation ops can make
+	l := mustLog(t, buf, WithClock(clock))
+	probe := mustLog(t, newBuf(1<<16), WithClock(clock)) // room for every distinct observation ops can make
 	logs := []*Log{probe, l}
 
 	var model []modelEntry

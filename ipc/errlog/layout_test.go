@@ -29,7 +29,7 @@ func TestLayoutConstantsMatchAgrona(t *testing.T) {
 func TestLayoutRawBytes(t *testing.T) {
 	clock := newClock(1_700_000_000_123)
 	buf := newBuf(4096)
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	var len0, next int
 	var text0 string
 	first := func() {

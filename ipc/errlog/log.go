@@ -5,8 +5,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 
@@ -21,7 +21,7 @@ import (
 // across all processes: two writers would append over each other.
 type Log struct {
 	buf   atomicbuf.Buffer
-	clock func() int64
+	clock clock.Clock
 	seed  maphash.Seed
 
 	mu      sync.Mutex
@@ -39,15 +39,15 @@ const maxRetained = 64 << 10
 // Option configures a Log.
 type Option func(*Log)
 
-// WithClock sets the clock that timestamps observations: it returns the
-// time in milliseconds since the Unix epoch (the unit of the record's
-// timestamps, shared with other processes). The default is
-// time.Now().UnixMilli. Tests inject a fake clock; an agent may pass a
-// cached clock it updates once per duty cycle.
-func WithClock(clock func() int64) Option {
+// WithClock sets the clock that timestamps observations with its wall
+// clock (EpochMillis: the unit of the record's timestamps, shared with
+// other processes). The default is clock.System. Tests inject a
+// clock.Manual; an agent may pass a cached clock it updates once per duty
+// cycle.
+func WithClock(c clock.Clock) Option {
 	return func(l *Log) {
-		if clock != nil {
-			l.clock = clock
+		if c != nil {
+			l.clock = c
 		}
 	}
 }
@@ -69,7 +69,7 @@ func New(buf []byte, opts ...Option) (*Log, error) {
 	}
 	l := &Log{
 		buf:    b,
-		clock:  func() int64 { return time.Now().UnixMilli() },
+		clock:  clock.System,
 		seed:   maphash.MakeSeed(),
 		byHash: map[uint64]*observation{},
 	}
@@ -110,7 +110,7 @@ func (l *Log) Record(err error) bool {
 
 // record is Record for a caller skip frames above record's caller.
 func (l *Log) record(err error, skip int) bool {
-	now := l.clock()
+	now := l.clock.EpochMillis()
 	var k key
 	k.npc = runtime.Callers(skip+2, k.pcs[:])
 	k.describe(err)

@@ -42,7 +42,7 @@ func TestNewRejectsMisalignedBuffer(t *testing.T) {
 func TestNewDoesNotWriteAndAppendsAfterExistingRecords(t *testing.T) {
 	buf := newBuf(4096)
 	clock := newClock(10)
-	old := mustLog(t, buf, WithClock(clock.Now))
+	old := mustLog(t, buf, WithClock(clock))
 	recordAll(old, clock, step{10, errors.New("old one"), nil}, step{11, errors.New("old two"), nil}, step{12, errors.New("old one"), nil})
 	end := old.next
 	for i := end; i < len(buf); i++ {
@@ -51,7 +51,7 @@ func TestNewDoesNotWriteAndAppendsAfterExistingRecords(t *testing.T) {
 	put32(buf, end, 0) // but its length was never stored
 	before := bytes.Clone(buf)
 
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	require.Equal(t, before, buf, "New wrote to the buffer")
 	require.Equal(t, end, l.next)
 
@@ -84,7 +84,7 @@ func TestNilRecordsNothing(t *testing.T) {
 func TestDedupeCountsAndTimestamps(t *testing.T) {
 	buf := newBuf(4096)
 	clock := newClock(0)
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	var steps []step
 	for i := range 10 {
 		steps = append(steps, step{at: 1000 + int64(i)*10, err: fmt.Errorf("op: %w", errors.New("boom"))})
@@ -133,7 +133,7 @@ func (e otherErr) Error() string { return e.msg }
 func TestDistinctChains(t *testing.T) {
 	buf := newBuf(1 << 16)
 	clock := newClock(1)
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	inner := errors.New("disk full")
 	errs := []error{
 		fmt.Errorf("write: %w", inner),                   // 0
@@ -310,7 +310,7 @@ func TestNormaliseStack(t *testing.T) {
 func TestFullLogKeepsWhatItHas(t *testing.T) {
 	buf := newBuf(2048)
 	clock := newClock(7)
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	var steps []step
 	for i := range 40 {
 		steps = append(steps, step{int64(i), fmt.Errorf("error number %d", i), nil})

@@ -16,9 +16,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeClock is a settable epoch-ms clock.
 type fakeClock struct{ now atomic.Int64 }
 
-func newClock(ms int64) *fakeClock { c := &fakeClock{}; c.now.Store(ms); return c }
-func (c *fakeClock) Now() int64    { return c.now.Load() }
-func (c *fakeClock) Set(ms int64)  { c.now.Store(ms) }
+func newClock(ms int64) *fakeClock      { c := &fakeClock{}; c.now.Store(ms); return c }
+func (c *fakeClock) Now() int64         { return c.now.Load() }
+func (c *fakeClock) EpochMillis() int64 { return c.now.Load() }
+func (c *fakeClock) Nanos() int64       { return c.now.Load() * 1e6 }
+func (c *fakeClock) Set(ms int64)       { c.now.Store(ms) }
 
 func le32(b []byte, off int) int32     { return int32(binary.LittleEndian.Uint32(b[off:])) }
 func le64(b []byte, off int) int64     { return int64(binary.LittleEndian.Uint64(b[off:])) }

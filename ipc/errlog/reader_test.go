@@ -12,7 +12,7 @@ import (
 func TestReadSinceFilter(t *testing.T) {
 	buf := newBuf(1 << 14)
 	clock := newClock(0)
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	var steps []step
 	for i := range 5 {
 		steps = append(steps, step{int64(100 * (i + 1)), fmt.Errorf("e%d", i), nil})
@@ -119,7 +119,7 @@ func TestReadEndsAtTheEdge(t *testing.T) {
 func TestReadSinceZeroOrLessDeliversAll(t *testing.T) {
 	buf := newBuf(1 << 12)
 	clock := newClock(-5000)
-	l := mustLog(t, buf, WithClock(clock.Now))
+	l := mustLog(t, buf, WithClock(clock))
 	require.True(t, l.Record(errors.New("before 1970")))
 	clock.Set(100)
 	require.True(t, l.Record(errors.New("after 1970")))
