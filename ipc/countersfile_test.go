@@ -235,7 +235,7 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.NoError(t, child.wait(t), child.stderr.String())
 	l, err := cf.File().Liveness(time.Now(), 0)
 	require.NoError(t, err)
-	require.Equal(t, Closed, l.State, "the owner's close is visible")
+	require.Equal(t, OwnerClosed, l.State, "the owner's close is visible")
 	require.Len(t, snapshot(t, r), 4, "counters stay readable after the owner closed")
 }
 
@@ -373,7 +373,7 @@ func TestOpenReadOnly(t *testing.T) {
 	require.ErrorIs(t, f.Remove(), ErrNotOwner)
 	l, err := f.Liveness(time.Now(), 0)
 	require.NoError(t, err)
-	require.Equal(t, Alive, l.State)
+	require.Equal(t, OwnerAlive, l.State)
 	require.Equal(t, os.Getpid(), l.PID)
 
 	b, err := f.Section(0)

@@ -233,7 +233,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	now := time.Now()
 	l, err := o.File().Liveness(now, 0)
 	require.NoError(t, err)
-	require.Equal(t, Alive, l.State, l.String())
+	require.Equal(t, OwnerAlive, l.State, l.String())
 	require.Equal(t, owner.cmd.Process.Pid, l.PID)
 	require.True(t, o.File().OwnerAlive(now))
 
@@ -248,13 +248,13 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	owner.kill(t)
 	l, err = o.File().Liveness(now, 0)
 	require.NoError(t, err)
-	require.Equal(t, Unconfirmed, l.State, "heartbeat still fresh, process gone")
+	require.Equal(t, OwnerUnconfirmed, l.State, "heartbeat still fresh, process gone")
 	require.False(t, l.Running)
 	require.ErrorIs(t, RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now }))), ErrOwnerAlive)
 
 	l, err = o.File().Liveness(now.Add(time.Hour), 0)
 	require.NoError(t, err)
-	require.Equal(t, Dead, l.State)
+	require.Equal(t, OwnerDead, l.State)
 	_, err = Open(ctxT(t), path, WithLiveOwner(), later)
 	require.ErrorIs(t, err, ErrOwnerDead)
 

@@ -49,14 +49,15 @@
 // The creator is the owner. It keeps an exclusive flock(2) on the file
 // until it closes it (the kernel drops it if the process dies), and stores
 // its pid, its start time (from /proc on Linux, sysctl on darwin, so a
-// reused pid is not mistaken for it) and a heartbeat (epoch ms) in the header. Liveness
-// reports Alive, Unconfirmed, Hung, Closed or Dead from these. A file is
-// removed by RemoveIfStale or Cleanup only when nobody holds its lock and
-// its owner is Closed or Dead (pid gone or reused AND heartbeat stale); a
-// file whose owner may be alive is never deleted or reinitialised by
-// another process (ErrOwnerAlive). Create with WithReplaceStale replaces a
-// stale file under the same rules. For layers that poll for their owner's
-// death on a hot path, File.OwnerGone is Closed or Dead at the cost of one
+// reused pid is not mistaken for it) and a heartbeat (epoch ms) in the
+// header. Liveness reports OwnerAlive, OwnerUnconfirmed, OwnerHung,
+// OwnerClosed or OwnerDead from these. A file is removed by RemoveIfStale
+// or Cleanup only when nobody holds its lock and its owner is OwnerClosed
+// or OwnerDead (pid gone or reused AND heartbeat stale); a file whose owner
+// may be alive is never deleted or reinitialised by another process
+// (ErrOwnerAlive). Create with WithReplaceStale replaces a stale file under
+// the same rules. For layers that poll for their owner's death on a hot
+// path, File.OwnerGone is OwnerClosed or OwnerDead at the cost of one
 // atomic load while the heartbeat is fresh.
 //
 // # Memory ordering

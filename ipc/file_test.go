@@ -283,7 +283,7 @@ func TestOwnerCloseMarksClosed(t *testing.T) {
 	require.Equal(t, HeartbeatClosed, hb)
 	l, err := g.Liveness(time.Now(), 0)
 	require.NoError(t, err)
-	require.Equal(t, Closed, l.State)
+	require.Equal(t, OwnerClosed, l.State)
 	require.True(t, l.Running, "the owner's process is this one")
 	require.False(t, g.OwnerAlive(time.Now()))
 	require.ErrorIs(t, g.CheckOwner(time.Now(), 0), ErrOwnerDead)
@@ -466,7 +466,7 @@ func TestCloseAfterOverRelease(t *testing.T) {
 	require.ErrorIs(t, f.Close(), ErrClosed)
 	require.NoError(t, f.Close(), "idempotent")
 	// The lock went with the descriptor: the file is removable once stale.
-	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "heartbeat fresh, this process alive: Alive")
+	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "heartbeat fresh, this process alive: OwnerAlive")
 }
 
 func TestPopulate(t *testing.T) {

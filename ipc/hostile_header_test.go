@@ -31,7 +31,7 @@ func TestHeartbeatAfterCloseKeepsTheClosedMark(t *testing.T) {
 	require.Equal(t, HeartbeatClosed, hb, "closed mark overwritten")
 	l, err := f.Liveness(time.Now(), 0)
 	require.NoError(t, err)
-	require.Equal(t, Closed, l.State)
+	require.Equal(t, OwnerClosed, l.State)
 }
 
 // pwrite64 stores v at off in the file at path, as a broken or hostile
@@ -68,7 +68,7 @@ func TestLivenessTimeoutBeyondADurationIsCorrupt(t *testing.T) {
 
 // TestHeartbeatAgeDoesNotWrap: a heartbeat so far in the past (or future)
 // that its age in nanoseconds overflows must count as stale: it used to
-// wrap to a small age and a dead owner looked Unconfirmed.
+// wrap to a small age and a dead owner looked OwnerUnconfirmed.
 func TestHeartbeatAgeDoesNotWrap(t *testing.T) {
 	now := time.Now()
 	// Our own pid with another start time: a process that is not running
@@ -81,11 +81,11 @@ func TestHeartbeatAgeDoesNotWrap(t *testing.T) {
 		1<<63 - 1,
 	} {
 		l := assess(pid, start, hb, now, 10*time.Second)
-		require.Equal(t, Dead, l.State, "heartbeat %d: %s", hb, l)
+		require.Equal(t, OwnerDead, l.State, "heartbeat %d: %s", hb, l)
 		require.Greater(t, l.HeartbeatAge.Abs(), time.Hour, "the age is clamped, not wrapped: %s", l)
 	}
 	l := assess(pid, start, now.UnixMilli()-3000, now, 10*time.Second)
-	require.Equal(t, Unconfirmed, l.State, "control: a fresh heartbeat of a process not running")
+	require.Equal(t, OwnerUnconfirmed, l.State, "control: a fresh heartbeat of a process not running")
 	require.Equal(t, 3*time.Second, l.HeartbeatAge)
 }
 

@@ -375,7 +375,7 @@ func (m *MailboxFile) deadConsumer(now, hb int64) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, err)
 	}
-	if !l.Running || l.State == Closed {
+	if !l.Running || l.State == OwnerClosed {
 		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w: %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l)
 	}
 	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, l)

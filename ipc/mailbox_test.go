@@ -291,7 +291,7 @@ func TestMailboxClose(t *testing.T) {
 	require.ErrorIs(t, err, mailbox.ErrClosed)
 	l, err := sf.File().Liveness(time.Now(), 0)
 	require.NoError(t, err)
-	require.Equal(t, Closed, l.State)
+	require.Equal(t, OwnerClosed, l.State)
 
 	// A sender's Close only releases its mapping.
 	m2, mf2 := mbNewForTest(t, mailbox.Config{})

@@ -16,45 +16,45 @@ import (
 )
 
 // State is what a file's header and the process table say about its owner.
-type State int
+type OwnerState int
 
 const (
-	// Alive: the owner's process is running (its pid exists with the start
+	// OwnerAlive: the owner's process is running (its pid exists with the start
 	// time in the header) and its heartbeat is fresh.
-	Alive State = iota + 1
-	// Unconfirmed: the heartbeat is fresh but no process with the owner's
+	OwnerAlive OwnerState = iota + 1
+	// OwnerUnconfirmed: the heartbeat is fresh but no process with the owner's
 	// pid and start time is visible: it died less than a timeout ago, or
 	// it runs in another pid namespace. Treated as alive: never removed.
-	Unconfirmed
-	// Hung: the owner's process is running but its heartbeat is stale
+	OwnerUnconfirmed
+	// OwnerHung: the owner's process is running but its heartbeat is stale
 	// (paused, stuck, or not calling Heartbeat). Never removed.
-	Hung
-	// Closed: the owner closed the file (heartbeat HeartbeatClosed).
-	Closed
-	// Dead: no process with the owner's pid and start time exists and the
+	OwnerHung
+	// OwnerClosed: the owner closed the file (heartbeat HeartbeatClosed).
+	OwnerClosed
+	// OwnerDead: no process with the owner's pid and start time exists and the
 	// heartbeat is stale.
-	Dead
+	OwnerDead
 )
 
-func (s State) String() string {
+func (s OwnerState) String() string {
 	switch s {
-	case Alive:
+	case OwnerAlive:
 		return "alive"
-	case Unconfirmed:
+	case OwnerUnconfirmed:
 		return "unconfirmed"
-	case Hung:
+	case OwnerHung:
 		return "hung"
-	case Closed:
+	case OwnerClosed:
 		return "closed"
-	case Dead:
+	case OwnerDead:
 		return "dead"
 	}
-	return "State(" + strconv.Itoa(int(s)) + ")"
+	return "OwnerState(" + strconv.Itoa(int(s)) + ")"
 }
 
 // Liveness is an assessment of a file's owner at one instant.
 type Liveness struct {
-	State           State
+	State           OwnerState
 	PID             int           // owner pid from the header
 	StartTime       uint64        // owner start time from the header (Linux: clock ticks since boot; darwin: µs since the epoch; 0: unknown)
 	Running         bool          // a process with that pid and start time exists
@@ -80,7 +80,7 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 	}
 	l.Running = processRunning(l.PID, l.StartTime)
 	if heartbeat == HeartbeatClosed {
-		l.State = Closed
+		l.State = OwnerClosed
 		return l
 	}
 	// In milliseconds, saturating: the heartbeat is any int64 another
@@ -92,13 +92,13 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 	fresh := age <= limit && age >= -limit
 	switch {
 	case fresh && l.Running:
-		l.State = Alive
+		l.State = OwnerAlive
 	case fresh:
-		l.State = Unconfirmed
+		l.State = OwnerUnconfirmed
 	case l.Running:
-		l.State = Hung
+		l.State = OwnerHung
 	default:
-		l.State = Dead
+		l.State = OwnerDead
 	}
 	return l
 }
@@ -140,22 +140,22 @@ func (f *File) Liveness(now time.Time, timeout time.Duration) (Liveness, error) 
 	return assess(f.hdr.ownerPID, f.hdr.ownerStartTime, hb, now, timeout), nil
 }
 
-// OwnerAlive reports whether the owner is Alive: its pid exists with the
+// OwnerAlive reports whether the owner is OwnerAlive: its pid exists with the
 // same start time (so a reused pid does not count) and its heartbeat is not
 // older than the liveness timeout in the header.
 func (f *File) OwnerAlive(now time.Time) bool {
 	l, err := f.Liveness(now, 0)
-	return err == nil && l.State == Alive
+	return err == nil && l.State == OwnerAlive
 }
 
 // CheckOwner returns ErrOwnerDead (with the assessment) unless the owner's
-// heartbeat is fresh (Alive or Unconfirmed). timeout 0 uses the header's.
+// heartbeat is fresh (OwnerAlive or OwnerUnconfirmed). timeout 0 uses the header's.
 func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
 	l, err := f.Liveness(now, timeout)
 	if err != nil {
 		return err
 	}
-	if l.State != Alive && l.State != Unconfirmed {
+	if l.State != OwnerAlive && l.State != OwnerUnconfirmed {
 		return fmt.Errorf("%w: %s: %s", ErrOwnerDead, f.path, l)
 	}
 	return nil
@@ -197,7 +197,7 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 // provably finished with it. It returns nil once removed, and otherwise:
 //
 //   - ErrOwnerAlive when the owner holds its lock on the file (a live
-//     owner always does), or its state is Alive, Unconfirmed or Hung, or the
+//     owner always does), or its state is OwnerAlive, OwnerUnconfirmed or OwnerHung, or the
 //     file is still being created (zero bytes shorter than a header, an
 //     all-zero header, or version 0, modified within the liveness timeout
 //     or within minCreationAge (1 s), whichever is longer), or the path was
@@ -209,7 +209,7 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 //   - an error matching fs.ErrNotExist or ErrPermission from the file system.
 //
 // A file is removed when nobody holds its lock and either its owner closed
-// it (Closed), or its owner is Dead (no process with its pid and start
+// it (OwnerClosed), or its owner is OwnerDead (no process with its pid and start
 // time, and a heartbeat older than the liveness timeout), or it was left
 // half-created (not initialised, unmodified for longer than the timeout and
 // than 1 s).
@@ -292,7 +292,7 @@ func removeIfStale(path string, c config) error {
 	}
 	hb := int64(binary.LittleEndian.Uint64(buf[HeartbeatOffset:]))
 	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout)
-	if l.State != Closed && l.State != Dead {
+	if l.State != OwnerClosed && l.State != OwnerDead {
 		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l)
 	}
 	return removeLocked(path, &st)

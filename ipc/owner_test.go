@@ -70,20 +70,20 @@ func TestLivenessRules(t *testing.T) {
 		name       string
 		pid, start int64
 		heartbeat  int64
-		state      State
+		state      OwnerState
 		running    bool
 	}{
-		{"alive", self, selfStart, fresh, Alive, true},
-		{"hung", self, selfStart, stale, Hung, true},
-		{"pid reused, stale", self, selfStart + 1, stale, Dead, false},
-		{"pid reused, fresh", self, selfStart + 1, fresh, Unconfirmed, false},
-		{"pid gone, stale", dead, 0, stale, Dead, false},
-		{"pid gone, fresh", dead, 0, fresh, Unconfirmed, false},
-		{"closed", self, selfStart, HeartbeatClosed, Closed, true},
-		{"closed, pid gone", dead, 0, HeartbeatClosed, Closed, false},
-		{"pid 0", 0, 0, stale, Dead, false},
-		{"heartbeat far in the future", dead, 0, now.UnixMilli() + 3_600_000, Dead, false},
-		{"heartbeat slightly ahead", self, selfStart, now.UnixMilli() + 500, Alive, true},
+		{"alive", self, selfStart, fresh, OwnerAlive, true},
+		{"hung", self, selfStart, stale, OwnerHung, true},
+		{"pid reused, stale", self, selfStart + 1, stale, OwnerDead, false},
+		{"pid reused, fresh", self, selfStart + 1, fresh, OwnerUnconfirmed, false},
+		{"pid gone, stale", dead, 0, stale, OwnerDead, false},
+		{"pid gone, fresh", dead, 0, fresh, OwnerUnconfirmed, false},
+		{"closed", self, selfStart, HeartbeatClosed, OwnerClosed, true},
+		{"closed, pid gone", dead, 0, HeartbeatClosed, OwnerClosed, false},
+		{"pid 0", 0, 0, stale, OwnerDead, false},
+		{"heartbeat far in the future", dead, 0, now.UnixMilli() + 3_600_000, OwnerDead, false},
+		{"heartbeat slightly ahead", self, selfStart, now.UnixMilli() + 500, OwnerAlive, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := validImage(t)
@@ -101,8 +101,8 @@ func TestLivenessRules(t *testing.T) {
 			require.Equal(t, c.running, l.Running)
 			require.Equal(t, int(c.pid), l.PID)
 			require.Equal(t, 10*time.Second, l.Timeout)
-			require.Equal(t, c.state == Alive, f.OwnerAlive(now))
-			if c.state == Alive || c.state == Unconfirmed {
+			require.Equal(t, c.state == OwnerAlive, f.OwnerAlive(now))
+			if c.state == OwnerAlive || c.state == OwnerUnconfirmed {
 				require.NoError(t, f.CheckOwner(now, 0))
 			} else {
 				require.ErrorIs(t, f.CheckOwner(now, 0), ErrOwnerDead)
@@ -110,7 +110,7 @@ func TestLivenessRules(t *testing.T) {
 			require.NoError(t, f.Close())
 
 			err = RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now })))
-			if c.state == Dead || c.state == Closed {
+			if c.state == OwnerDead || c.state == OwnerClosed {
 				require.NoError(t, err)
 				_, err = os.Stat(path)
 				require.ErrorIs(t, err, fs.ErrNotExist)

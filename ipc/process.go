@@ -32,7 +32,7 @@ func (f *File) LoadHeartbeat() int64 { return f.heartbeat.Load() }
 // at nowMillis (ms since the Unix epoch): it closed the file
 // (HeartbeatClosed), or its heartbeat is older than the header's liveness
 // timeout (or further than that in the future) and no process with its
-// pid and start time runs: Liveness's Closed or Dead. While the heartbeat
+// pid and start time runs: Liveness's OwnerClosed or OwnerDead. While the heartbeat
 // is fresh it costs one atomic load and returns false; otherwise it reads
 // the process table (/proc), which a caller that polls it rate-limits. As
 // LoadHeartbeat, it takes no reference and no Guard.

@@ -307,7 +307,7 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 		s.OwnerPID = l.PID
 		s.ident.pid, s.ident.ownerStart = l.PID, l.StartTime
 		s.Owner = l.State.String()
-		if l.State != ipc.Closed {
+		if l.State != ipc.OwnerClosed {
 			age := l.HeartbeatAge.Milliseconds()
 			s.HeartbeatAgeMs = &age
 		}
