@@ -337,23 +337,23 @@ func lockNew(fd int) error {
 // creation: anything else is not a duty file.
 func writeHeader(b []byte, h header) {
 	le := binary.LittleEndian
-	(*atomic.Uint64)(unsafe.Pointer(&b[MagicOffset])).Store(magicWord)
+	(*atomic.Uint64)(unsafe.Pointer(&b[magicOffset])).Store(magicWord)
 	le.PutUint32(b[KindOffset:], uint32(h.kind))
-	le.PutUint32(b[HeaderLengthOffset:], HeaderLength)
+	le.PutUint32(b[headerLengthOffset:], HeaderLength)
 	le.PutUint32(b[SectionCountOffset:], uint32(len(h.sections)))
-	le.PutUint32(b[SectionAlignmentOffset:], SectionAlignment)
-	le.PutUint64(b[FileLengthOffset:], uint64(h.fileLength))
-	le.PutUint64(b[OwnerPIDOffset:], uint64(h.ownerPID))
+	le.PutUint32(b[sectionAlignmentOffset:], SectionAlignment)
+	le.PutUint64(b[fileLengthOffset:], uint64(h.fileLength))
+	le.PutUint64(b[ownerPIDOffset:], uint64(h.ownerPID))
 	le.PutUint64(b[OwnerStartTimeOffset:], uint64(h.ownerStartTime))
-	le.PutUint64(b[CreatedOffset:], uint64(h.created))
-	le.PutUint64(b[LivenessTimeoutOffset:], uint64(h.livenessTimeout))
+	le.PutUint64(b[createdOffset:], uint64(h.created))
+	le.PutUint64(b[livenessTimeoutOffset:], uint64(h.livenessTimeout))
 	for i, s := range h.sections {
 		e := sectionEntry(i)
 		le.PutUint64(b[e+SectionOffsetField:], uint64(s.offset))
 		le.PutUint64(b[e+SectionLengthField:], uint64(s.length))
 	}
-	(*atomic.Int64)(unsafe.Pointer(&b[HeartbeatOffset])).Store(h.created)
-	(*atomic.Int32)(unsafe.Pointer(&b[VersionOffset])).Store(h.version)
+	(*atomic.Int64)(unsafe.Pointer(&b[heartbeatOffset])).Store(h.created)
+	(*atomic.Int32)(unsafe.Pointer(&b[versionOffset])).Store(h.version)
 }
 
 // preallocate gives the file size bytes of real storage: fallocate, or

@@ -73,8 +73,8 @@ func newFile(path string, fd int, data []byte, hdr header, owner bool, st *unix.
 		owner:     owner,
 		dev:       uint64(st.Dev), // int32 on darwin
 		ino:       st.Ino,
-		version:   ab.Int32At(VersionOffset),
-		heartbeat: ab.Int64At(HeartbeatOffset),
+		version:   ab.Int32At(versionOffset),
+		heartbeat: ab.Int64At(heartbeatOffset),
 	}
 	f.refs.Store(1)
 	return f
@@ -347,10 +347,10 @@ func (f *File) guarded(fn func() error) error {
 func readHeader(path string, b []byte, size int64) (header, error) {
 	le := binary.LittleEndian
 	var h header
-	if string(b[MagicOffset:MagicOffset+len(Magic)]) != Magic {
-		return h, fmt.Errorf("%w: %s: magic %q", ErrNotDutyFile, path, b[MagicOffset:MagicOffset+len(Magic)])
+	if string(b[magicOffset:magicOffset+len(Magic)]) != Magic {
+		return h, fmt.Errorf("%w: %s: magic %q", ErrNotDutyFile, path, b[magicOffset:magicOffset+len(Magic)])
 	}
-	h.version = int32(le.Uint32(b[VersionOffset:]))
+	h.version = int32(le.Uint32(b[versionOffset:]))
 	if h.version == 0 {
 		return h, errNotInitialised
 	}
@@ -358,14 +358,14 @@ func readHeader(path string, b []byte, size int64) (header, error) {
 		return h, &VersionError{Path: path, Found: h.version, Supported: LayoutVersion}
 	}
 	h.kind = Kind(le.Uint32(b[KindOffset:]))
-	hl := int32(le.Uint32(b[HeaderLengthOffset:]))
+	hl := int32(le.Uint32(b[headerLengthOffset:]))
 	count := int32(le.Uint32(b[SectionCountOffset:]))
-	align := int32(le.Uint32(b[SectionAlignmentOffset:]))
-	h.fileLength = int64(le.Uint64(b[FileLengthOffset:]))
-	h.ownerPID = int64(le.Uint64(b[OwnerPIDOffset:]))
+	align := int32(le.Uint32(b[sectionAlignmentOffset:]))
+	h.fileLength = int64(le.Uint64(b[fileLengthOffset:]))
+	h.ownerPID = int64(le.Uint64(b[ownerPIDOffset:]))
 	h.ownerStartTime = int64(le.Uint64(b[OwnerStartTimeOffset:]))
-	h.created = int64(le.Uint64(b[CreatedOffset:]))
-	h.livenessTimeout = int64(le.Uint64(b[LivenessTimeoutOffset:]))
+	h.created = int64(le.Uint64(b[createdOffset:]))
+	h.livenessTimeout = int64(le.Uint64(b[livenessTimeoutOffset:]))
 	switch {
 	case h.kind < 1:
 		return h, fmt.Errorf("%w: %s: kind %d", ErrCorrupt, path, h.kind)

@@ -56,11 +56,11 @@ func TestLivenessTimeoutBeyondADurationIsCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, f.Heartbeat(time.Now().UnixMilli()))
-	pwrite64(t, f.Path(), LivenessTimeoutOffset, maxLivenessMillis+1)
+	pwrite64(t, f.Path(), livenessTimeoutOffset, maxLivenessMillis+1)
 	_, err = Open(ctxT(t), f.Path())
 	require.ErrorIs(t, err, ErrCorrupt)
 
-	pwrite64(t, f.Path(), LivenessTimeoutOffset, maxLivenessMillis) // the longest a creator can write
+	pwrite64(t, f.Path(), livenessTimeoutOffset, maxLivenessMillis) // the longest a creator can write
 	g, err := Open(ctxT(t), f.Path(), WithLiveOwner())
 	require.NoError(t, err, "a live owner with the longest timeout")
 	require.NoError(t, g.Close())
@@ -102,11 +102,11 @@ func TestOpenMailboxBoundedWithCreationTimeInTheFuture(t *testing.T) {
 	base := time.Now()
 	nowFn := func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * time.Second) }
 
-	pwrite64(t, r.File().Path(), CreatedOffset, base.Add(-6*time.Second).UnixMilli())
+	pwrite64(t, r.File().Path(), createdOffset, base.Add(-6*time.Second).UnixMilli())
 	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock.Func(nowFn)))
 	require.ErrorIs(t, err, ErrNotMailbox, "control: created 6 s ago")
 
-	pwrite64(t, r.File().Path(), CreatedOffset, base.Add(24*time.Hour).UnixMilli())
+	pwrite64(t, r.File().Path(), createdOffset, base.Add(24*time.Hour).UnixMilli())
 	ticks.Store(0)
 	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock.Func(nowFn)), WithPollInterval(time.Millisecond))
 	require.ErrorIs(t, err, ErrNotMailbox)

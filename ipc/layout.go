@@ -50,18 +50,18 @@ const (
 	// MaxSections is the number of entries in the section table.
 	MaxSections = 8
 
-	MagicOffset            = 0
-	VersionOffset          = 8
+	magicOffset            = 0
+	versionOffset          = 8
 	KindOffset             = 12
-	HeaderLengthOffset     = 16
+	headerLengthOffset     = 16
 	SectionCountOffset     = 20
-	SectionAlignmentOffset = 24
-	FileLengthOffset       = 32
-	OwnerPIDOffset         = 40
+	sectionAlignmentOffset = 24
+	fileLengthOffset       = 32
+	ownerPIDOffset         = 40
 	OwnerStartTimeOffset   = 48
-	CreatedOffset          = 56
-	LivenessTimeoutOffset  = 64
-	HeartbeatOffset        = 128
+	createdOffset          = 56
+	livenessTimeoutOffset  = 64
+	heartbeatOffset        = 128
 
 	// SectionTableOffset is the offset of the section table.
 	SectionTableOffset = 256
@@ -72,8 +72,8 @@ const (
 	SectionOffsetField = 0
 	SectionLengthField = 8
 
-	// SpareSlotsOffset is the offset of the first spare slot.
-	SpareSlotsOffset = 512
+	// spareSlotsOffset is the offset of the first spare slot.
+	spareSlotsOffset = 512
 	// SpareSlotLength is the length of one spare slot (two cache lines).
 	SpareSlotLength = 128
 	// SpareSlotCount is the number of spare slots.
@@ -111,4 +111,4 @@ func alignUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
 func sectionEntry(i int) int { return SectionTableOffset + i*SectionEntryLength }
 
 // spareSlot returns the offset in the header of spare slot i.
-func spareSlot(i int) int { return SpareSlotsOffset + i*SpareSlotLength }
+func spareSlot(i int) int { return spareSlotsOffset + i*SpareSlotLength }

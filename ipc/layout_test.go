@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/layoutdoc"
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/agent/clock"
@@ -18,23 +20,23 @@ func TestLayoutConstants(t *testing.T) {
 		name      string
 		got, want int
 	}{
-		{"MagicOffset", MagicOffset, 0},
-		{"VersionOffset", VersionOffset, 8},
+		{"magicOffset", magicOffset, 0},
+		{"versionOffset", versionOffset, 8},
 		{"KindOffset", KindOffset, 12},
-		{"HeaderLengthOffset", HeaderLengthOffset, 16},
+		{"headerLengthOffset", headerLengthOffset, 16},
 		{"SectionCountOffset", SectionCountOffset, 20},
-		{"SectionAlignmentOffset", SectionAlignmentOffset, 24},
-		{"FileLengthOffset", FileLengthOffset, 32},
-		{"OwnerPIDOffset", OwnerPIDOffset, 40},
+		{"sectionAlignmentOffset", sectionAlignmentOffset, 24},
+		{"fileLengthOffset", fileLengthOffset, 32},
+		{"ownerPIDOffset", ownerPIDOffset, 40},
 		{"OwnerStartTimeOffset", OwnerStartTimeOffset, 48},
-		{"CreatedOffset", CreatedOffset, 56},
-		{"LivenessTimeoutOffset", LivenessTimeoutOffset, 64},
-		{"HeartbeatOffset", HeartbeatOffset, 128},
+		{"createdOffset", createdOffset, 56},
+		{"livenessTimeoutOffset", livenessTimeoutOffset, 64},
+		{"heartbeatOffset", heartbeatOffset, 128},
 		{"SectionTableOffset", SectionTableOffset, 256},
 		{"SectionEntryLength", SectionEntryLength, 16},
 		{"SectionOffsetField", SectionOffsetField, 0},
 		{"SectionLengthField", SectionLengthField, 8},
-		{"SpareSlotsOffset", SpareSlotsOffset, 512},
+		{"spareSlotsOffset", spareSlotsOffset, 512},
 		{"SpareSlotLength", SpareSlotLength, 128},
 		{"SpareSlotCount", SpareSlotCount, 8},
 		{"MaxSections", MaxSections, 8},
@@ -50,16 +52,16 @@ func TestLayoutConstants(t *testing.T) {
 
 	// Invariants the code relies on: aligned words, the heartbeat alone in
 	// its 128-byte slot, tables inside the header, no overlaps.
-	for _, off := range []int{FileLengthOffset, OwnerPIDOffset, OwnerStartTimeOffset, CreatedOffset, LivenessTimeoutOffset, HeartbeatOffset, SectionTableOffset} {
+	for _, off := range []int{fileLengthOffset, ownerPIDOffset, OwnerStartTimeOffset, createdOffset, livenessTimeoutOffset, heartbeatOffset, SectionTableOffset} {
 		require.Zero(t, off%8, off)
 	}
-	require.Zero(t, VersionOffset%4)
-	require.LessOrEqual(t, LivenessTimeoutOffset+8, HeartbeatOffset)
-	require.Zero(t, HeartbeatOffset%128)
-	require.LessOrEqual(t, HeartbeatOffset+128, SectionTableOffset)
-	require.LessOrEqual(t, SectionTableOffset+MaxSections*SectionEntryLength, SpareSlotsOffset)
-	require.Zero(t, SpareSlotsOffset%128)
-	require.LessOrEqual(t, SpareSlotsOffset+SpareSlotCount*SpareSlotLength, HeaderLength)
+	require.Zero(t, versionOffset%4)
+	require.LessOrEqual(t, livenessTimeoutOffset+8, heartbeatOffset)
+	require.Zero(t, heartbeatOffset%128)
+	require.LessOrEqual(t, heartbeatOffset+128, SectionTableOffset)
+	require.LessOrEqual(t, SectionTableOffset+MaxSections*SectionEntryLength, spareSlotsOffset)
+	require.Zero(t, spareSlotsOffset%128)
+	require.LessOrEqual(t, spareSlotsOffset+SpareSlotCount*SpareSlotLength, HeaderLength)
 	require.Zero(t, HeaderLength%SectionAlignment)
 }
 
@@ -142,4 +144,31 @@ func TestLayoutRawBytes(t *testing.T) {
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(f.Path(), &st))
 	require.GreaterOrEqual(t, st.Blocks*512, st.Size)
+}
+
+// docs/layouts.md states the file layer's constants, exported or not.
+func TestLayoutsPage(t *testing.T) {
+	layoutdoc.Check(t, "ipc", map[string]int64{
+		"KindErrorLog":           int64(KindErrorLog),
+		"HeaderLength":           HeaderLength,
+		"magicOffset":            magicOffset,
+		"versionOffset":          versionOffset,
+		"KindOffset":             KindOffset,
+		"headerLengthOffset":     headerLengthOffset,
+		"SectionCountOffset":     SectionCountOffset,
+		"sectionAlignmentOffset": sectionAlignmentOffset,
+		"fileLengthOffset":       fileLengthOffset,
+		"ownerPIDOffset":         ownerPIDOffset,
+		"OwnerStartTimeOffset":   OwnerStartTimeOffset,
+		"createdOffset":          createdOffset,
+		"livenessTimeoutOffset":  livenessTimeoutOffset,
+		"heartbeatOffset":        heartbeatOffset,
+		"SectionTableOffset":     SectionTableOffset,
+		"SectionEntryLength":     SectionEntryLength,
+		"MaxSections":            MaxSections,
+		"spareSlotsOffset":       spareSlotsOffset,
+		"SpareSlotLength":        SpareSlotLength,
+		"SpareSlotCount":         SpareSlotCount,
+		"SectionAlignment":       SectionAlignment,
+	})
 }

@@ -190,7 +190,7 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 		mbWordsDiscarded, mbWordsBackPressured, mbWordsRefusedClosed} {
 		named[words+o] = true
 	}
-	for o := SpareSlotsOffset; o < SpareSlotsOffset+SpareSlotCount*SpareSlotLength; o++ {
+	for o := spareSlotsOffset; o < spareSlotsOffset+SpareSlotCount*SpareSlotLength; o++ {
 		if !named[o&^7] && (o < hdr+8 || o >= hdr+12) { // the version is 4 bytes
 			require.Zero(t, b[o], "reserved byte %d", o)
 		}

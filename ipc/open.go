@@ -162,7 +162,7 @@ func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File
 	}
 }
 
-// magicWord is Magic as the little-endian word stored at MagicOffset.
+// magicWord is Magic as the little-endian word stored at magicOffset.
 var magicWord = binary.LittleEndian.Uint64([]byte(Magic))
 
 // snapshotHeader copies the header page into buf through a short-lived
@@ -181,8 +181,8 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 	ready := false
 	err = Guard(func() error {
 		base := unsafe.Pointer(unsafe.SliceData(m))
-		magic := (*atomic.Uint64)(unsafe.Add(base, MagicOffset)).Load()
-		version := (*atomic.Int32)(unsafe.Add(base, VersionOffset)).Load()
+		magic := (*atomic.Uint64)(unsafe.Add(base, magicOffset)).Load()
+		version := (*atomic.Int32)(unsafe.Add(base, versionOffset)).Load()
 		switch {
 		case magic == 0 && version == 0:
 			// Nothing written yet, if the whole header is zero; otherwise

@@ -68,24 +68,24 @@ func TestOpenBadFiles(t *testing.T) {
 	}{
 		{"valid", func(b []byte) []byte { return b }, nil, false},
 		{"wrong magic", func(b []byte) []byte { copy(b, "NOTDUTY!"); return b }, ErrNotDutyFile, false},
-		{"magic with version 0 elsewhere", func(b []byte) []byte { copy(b, "ELF\x00\x00\x00\x00\x00"); return put32(VersionOffset, 0)(b) }, ErrNotDutyFile, false},
+		{"magic with version 0 elsewhere", func(b []byte) []byte { copy(b, "ELF\x00\x00\x00\x00\x00"); return put32(versionOffset, 0)(b) }, ErrNotDutyFile, false},
 		{"zero magic, nonzero version", func(b []byte) []byte { copy(b, make([]byte, 8)); return b }, ErrNotDutyFile, false},
-		{"newer version", put32(VersionOffset, LayoutVersion+1), ErrVersion, false},
-		{"negative version", put32(VersionOffset, -1), ErrVersion, false},
-		{"version 0", put32(VersionOffset, 0), ErrNotReady, true},
+		{"newer version", put32(versionOffset, LayoutVersion+1), ErrVersion, false},
+		{"negative version", put32(versionOffset, -1), ErrVersion, false},
+		{"version 0", put32(versionOffset, 0), ErrNotReady, true},
 		{"all zero header", func(b []byte) []byte { clear(b[:HeaderLength]); return b }, ErrNotReady, true},
 		{"zero magic and version, fields set", func(b []byte) []byte { clear(b[:12]); return b }, ErrNotDutyFile, false},
 		{"zero length", func(b []byte) []byte { return nil }, ErrNotReady, true},
 		{"shorter than a header", func(b []byte) []byte { return b[:100] }, ErrNotReady, true},
 		{"header only", func(b []byte) []byte { return b[:HeaderLength] }, ErrTruncated, false},
 		{"one page short", func(b []byte) []byte { return b[:len(b)-4096] }, ErrTruncated, false},
-		{"huge declared length", put64(FileLengthOffset, 1<<39), ErrTruncated, false},
-		{"declared length beyond max", put64(FileLengthOffset, 1<<50), ErrCorrupt, false},
-		{"negative declared length", put64(FileLengthOffset, -4096), ErrCorrupt, false},
-		{"unaligned declared length", put64(FileLengthOffset, 8193), ErrCorrupt, false},
+		{"huge declared length", put64(fileLengthOffset, 1<<39), ErrTruncated, false},
+		{"declared length beyond max", put64(fileLengthOffset, 1<<50), ErrCorrupt, false},
+		{"negative declared length", put64(fileLengthOffset, -4096), ErrCorrupt, false},
+		{"unaligned declared length", put64(fileLengthOffset, 8193), ErrCorrupt, false},
 		{"kind 0", put32(KindOffset, 0), ErrCorrupt, false},
-		{"header length", put32(HeaderLengthOffset, 128), ErrCorrupt, false},
-		{"alignment", put32(SectionAlignmentOffset, 64), ErrCorrupt, false},
+		{"header length", put32(headerLengthOffset, 128), ErrCorrupt, false},
+		{"alignment", put32(sectionAlignmentOffset, 64), ErrCorrupt, false},
 		{"no sections", put32(SectionCountOffset, 0), ErrCorrupt, false},
 		{"too many sections", put32(SectionCountOffset, 9), ErrCorrupt, false},
 		{"section inside header", put64(sectionEntry(0)+SectionOffsetField, 0), ErrCorrupt, false},
@@ -99,7 +99,7 @@ func TestOpenBadFiles(t *testing.T) {
 			put64(sectionEntry(1)+SectionOffsetField, 4096)(b)
 			return put64(sectionEntry(1)+SectionLengthField, 8)(b)
 		}, ErrCorrupt, false},
-		{"liveness timeout 0", put64(LivenessTimeoutOffset, 0), ErrCorrupt, false},
+		{"liveness timeout 0", put64(livenessTimeoutOffset, 0), ErrCorrupt, false},
 		{"ring section not a ring", put64(sectionEntry(0)+SectionLengthField, 1000), ErrCorrupt, false},
 		{"another kind", put32(KindOffset, int32(KindCounters)), ErrKind, false},
 	} {
@@ -178,11 +178,11 @@ func TestOpenWaitsWhileCreated(t *testing.T) {
 	m, err := unix.Mmap(fd, 0, len(img), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	require.NoError(t, err)
 	defer unix.Munmap(m)
-	(*atomic.Uint64)(unsafe.Pointer(&m[MagicOffset])).Store(magicWord)
+	(*atomic.Uint64)(unsafe.Pointer(&m[magicOffset])).Store(magicWord)
 	step()                                                       // magic, nothing else
-	copy(m[VersionOffset+4:], img[VersionOffset+4:HeaderLength]) // everything but magic and version
+	copy(m[versionOffset+4:], img[versionOffset+4:HeaderLength]) // everything but magic and version
 	step()                                                       // version 0
-	(*atomic.Int32)(unsafe.Pointer(&m[VersionOffset])).Store(LayoutVersion)
+	(*atomic.Int32)(unsafe.Pointer(&m[versionOffset])).Store(LayoutVersion)
 	r := <-done
 	require.NoError(t, r.err)
 	require.NoError(t, r.r.Write(testTypeID, []byte("ready")))

@@ -290,7 +290,7 @@ func removeIfStale(path string, c config) error {
 	if timeout <= 0 {
 		timeout = time.Duration(h.livenessTimeout) * time.Millisecond
 	}
-	hb := int64(binary.LittleEndian.Uint64(buf[HeartbeatOffset:]))
+	hb := int64(binary.LittleEndian.Uint64(buf[heartbeatOffset:]))
 	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout)
 	if l.State != OwnerClosed && l.State != OwnerDead {
 		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l)
@@ -302,10 +302,10 @@ func removeIfStale(path string, c config) error {
 // zero, or the magic with version 0 (Create stores the magic first and the
 // version last).
 func uninitialised(b []byte) bool {
-	if binary.LittleEndian.Uint32(b[VersionOffset:]) != 0 {
+	if binary.LittleEndian.Uint32(b[versionOffset:]) != 0 {
 		return false
 	}
-	return string(b[MagicOffset:MagicOffset+len(Magic)]) == Magic || allZero(b[:HeaderLength])
+	return string(b[magicOffset:magicOffset+len(Magic)]) == Magic || allZero(b[:HeaderLength])
 }
 
 func allZero(b []byte) bool {

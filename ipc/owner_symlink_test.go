@@ -93,7 +93,7 @@ func TestCleanupSymlinks(t *testing.T) {
 // pid) and whose heartbeat is an hour older than now.
 func staleImage(t *testing.T, now time.Time) []byte {
 	b := validImage(t)
-	binary.LittleEndian.PutUint64(b[OwnerPIDOffset:], uint64(deadPID(t)))
-	binary.LittleEndian.PutUint64(b[HeartbeatOffset:], uint64(now.Add(-time.Hour).UnixMilli()))
+	binary.LittleEndian.PutUint64(b[ownerPIDOffset:], uint64(deadPID(t)))
+	binary.LittleEndian.PutUint64(b[heartbeatOffset:], uint64(now.Add(-time.Hour).UnixMilli()))
 	return b
 }

@@ -88,9 +88,9 @@ func TestLivenessRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := validImage(t)
 			le := binary.LittleEndian
-			le.PutUint64(b[OwnerPIDOffset:], uint64(c.pid))
+			le.PutUint64(b[ownerPIDOffset:], uint64(c.pid))
 			le.PutUint64(b[OwnerStartTimeOffset:], uint64(c.start))
-			le.PutUint64(b[HeartbeatOffset:], uint64(c.heartbeat))
+			le.PutUint64(b[heartbeatOffset:], uint64(c.heartbeat))
 			path := writeImage(t, dir, "owner", b)
 
 			f, err := Open(ctxT(t), path)
@@ -128,8 +128,8 @@ func TestLivenessTimeoutOverride(t *testing.T) {
 	b := validImage(t)
 	le := binary.LittleEndian
 	now := time.Now()
-	le.PutUint64(b[OwnerPIDOffset:], uint64(deadPID(t)))
-	le.PutUint64(b[HeartbeatOffset:], uint64(now.UnixMilli()-5000))
+	le.PutUint64(b[ownerPIDOffset:], uint64(deadPID(t)))
+	le.PutUint64(b[heartbeatOffset:], uint64(now.UnixMilli()-5000))
 	path := writeImage(t, dir, "t", b)
 	at := WithClock(clock.Func(func() time.Time { return now }))
 	require.ErrorIs(t, RemoveIfStale(path, at), ErrOwnerAlive, "5 s < the header's 10 s")
@@ -183,9 +183,9 @@ func TestCleanup(t *testing.T) {
 
 	forge := func(name string, pid int, hb int64, version int32) {
 		b := validImage(t)
-		le.PutUint64(b[OwnerPIDOffset:], uint64(pid))
-		le.PutUint64(b[HeartbeatOffset:], uint64(hb))
-		le.PutUint32(b[VersionOffset:], uint32(version))
+		le.PutUint64(b[ownerPIDOffset:], uint64(pid))
+		le.PutUint64(b[heartbeatOffset:], uint64(hb))
+		le.PutUint32(b[versionOffset:], uint32(version))
 		writeImage(t, dir, name, b)
 	}
 	forge("dead", dead, old.UnixMilli(), LayoutVersion)
