@@ -3,6 +3,12 @@ package duty_test
 import (
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,4 +59,68 @@ func ExampleErrCorrupt() {
 	_, err := mb.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, 10)
 	fmt.Println(errors.Is(err, duty.ErrCorrupt), errors.Is(err, mailbox.ErrCorrupt), errors.Is(err, ringbuf.ErrCorrupt))
 	// Output: true true true
+}
+
+// layer ranks every library package of the module: a package may import
+// only packages of a lower rank. Internal packages are at the bottom; the
+// commands and examples above everything. A new package gets a rank here,
+// so that the layering is a decision, not an accident.
+var layer = map[string]int{
+	"internal/atomicbuf": 0, "internal/corrupt": 0, "internal/gcout": 0, "internal/x86": 0,
+	"internal/procs": 0, "internal/layoutdoc": 0,
+	"internal/prefetch": 1, "internal/ticks": 1, "internal/ringfast": 1, "internal/record": 1,
+	"": 1, // the root package: the corruption marker
+	"idle": 2, "agent/clock": 2, "agent/timer": 2,
+	"agent": 3, "ringbuf": 3, "broadcast": 3, "mailbox/queue": 3, "ipc/counters": 3, "ipc/errlog": 3,
+	"mailbox": 4, "runner": 4,
+	"ipc":             5,
+	"ipc/publication": 6,
+}
+
+// TestImportGraphIsLayered: no package imports one of its own layer or
+// above (no back-edge, hidden or not), and every library package has a
+// layer.
+func TestImportGraphIsLayered(t *testing.T) {
+	const module = "github.com/dutyrt/duty"
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if strings.HasPrefix(path, ".") && path != "." || strings.HasPrefix(path, "cmd") ||
+			strings.HasPrefix(path, "examples") || strings.Contains(path, "testdata") || path == "docs" {
+			if path != "." {
+				return filepath.SkipDir
+			}
+		}
+		files, _ := filepath.Glob(filepath.Join(path, "*.go"))
+		pkg := strings.TrimPrefix(filepath.ToSlash(path), ".")
+		var imports []string
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, im := range af.Imports {
+				p, _ := strconv.Unquote(im.Path.Value)
+				if p == module || strings.HasPrefix(p, module+"/") {
+					imports = append(imports, strings.TrimPrefix(strings.TrimPrefix(p, module), "/"))
+				}
+			}
+		}
+		if len(files) == 0 {
+			return nil
+		}
+		rank, ok := layer[pkg]
+		require.True(t, ok, "package %q has no layer: give it one in duty_test.go", pkg)
+		for _, im := range imports {
+			r, ok := layer[im]
+			require.True(t, ok, "%q imports %q, which has no layer", pkg, im)
+			require.Less(t, r, rank, "%q (layer %d) imports %q (layer %d): an edge that does not go down", pkg, rank, im, r)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
