@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,15 +18,15 @@ import (
 
 // Create must not fail with an unclassified error because a cleaner
 // (RemoveIfStale / Cleanup / another creator's WithReplaceStale) inspected
-// the new file between Create's open(O_EXCL) and its flock. Bounded: 5 s.
+// the new file between Create's open(O_EXCL) and its flock. Bounded by
+// raceRounds.
 func TestCreateRacesCleaner(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "race")
 	// a cleaner, as Cleanup or a WithReplaceStale creator runs it
 	runCleaner(t, func() { _ = RemoveIfStale(path) })
-	deadline := time.Now().Add(5 * time.Second)
 	n := 0
-	for ; time.Now().Before(deadline); n++ {
+	for rounds := raceRounds(1000); rounds.more(); n++ {
 		f, err := Create(dir, "race", KindUserMin, []int{8}, WithDirectCreate())
 		if err != nil {
 			t.Fatalf("attempt %d: Create of a free name failed because a cleaner looked at it: %v (ErrExists=%t ErrOwnerAlive=%t EWOULDBLOCK=%t)",
@@ -41,11 +42,10 @@ func TestCreateRacesCleaner(t *testing.T) {
 // instant, exactly one wins and the other gets ErrExists ... in both
 // modes." With WithReplaceStale (a restarted owner's usual call) the loser
 // inspects the winner's file, perhaps before the winner has locked it: one
-// of them must still win. Bounded: 5 s.
+// of them must still win. Bounded by raceRounds.
 func TestTwoReplaceStaleCreatorsOneWins(t *testing.T) {
 	dir := t.TempDir()
-	deadline := time.Now().Add(5 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
+	for i, rounds := 0, raceRounds(2000); rounds.more(); i++ {
 		var wg sync.WaitGroup
 		var files [2]*File
 		var errs [2]error
@@ -79,15 +79,14 @@ func TestTwoReplaceStaleCreatorsOneWins(t *testing.T) {
 // kernel-tick coarse, so a fresh file can already look a few ms old) must
 // not make Create return success for a path that does not name its file
 // (the cleaner removed the 0-byte file Create had just made and not yet
-// locked). Bounded: 5 s.
+// locked). Bounded by raceRounds.
 func TestCreateNeverReturnsUnlinkedFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gone")
 	ahead := WithLivenessTimeout(time.Millisecond)
 	runCleaner(t, func() { _ = RemoveIfStale(path, ahead) })
-	deadline := time.Now().Add(5 * time.Second)
 	n := 0
-	for ; time.Now().Before(deadline); n++ {
+	for rounds := raceRounds(1000); rounds.more(); n++ {
 		f, err := Create(dir, "gone", KindUserMin, []int{8}, WithDirectCreate())
 		if err != nil {
 			continue // the lock failure of TestCreateRacesCleaner
@@ -268,8 +267,8 @@ func TestRemoveIfStaleMinCreationAge(t *testing.T) {
 // (RemoveIfStale on the name in direct mode, Cleanup of the directory,
 // which sees the temporary files, in the default mode): each Create either
 // returns a File the path names, or fails with ErrExists (the cleaner
-// removed its new file createAttempts times); nothing else. Bounded: 2 s
-// per mode.
+// removed its new file createAttempts times); nothing else. Bounded by
+// raceRounds per mode.
 func TestCreateRacesSkewedCleaner(t *testing.T) {
 	for mode, opts := range createModes() {
 		t.Run(mode, func(t *testing.T) {
@@ -282,9 +281,8 @@ func TestCreateRacesSkewedCleaner(t *testing.T) {
 					_, _ = Cleanup(dir, farClock())
 				}
 			})
-			deadline := time.Now().Add(2 * time.Second)
 			won, lost := 0, 0
-			for time.Now().Before(deadline) {
+			for rounds := raceRounds(500); rounds.more(); {
 				f, err := Create(dir, "skewed", KindUserMin, []int{8}, opts...)
 				if err != nil {
 					require.ErrorIs(t, err, ErrExists)
@@ -315,4 +313,25 @@ func runCleaner(t *testing.T, clean func()) {
 		}
 	}()
 	t.Cleanup(func() { stop.Store(true); wg.Wait() })
+}
+
+// rounds bounds a race test's loop: a number of rounds (the races these
+// tests provoke happen within a few hundred on this project's machines),
+// multiplied by $DUTY_SOAK for a long soak run, and a wall-clock guard so
+// that a slow machine (or -race) does not turn the loop into minutes.
+type rounds struct {
+	left     int
+	deadline time.Time
+}
+
+func raceRounds(n int) *rounds {
+	if k, err := strconv.Atoi(os.Getenv("DUTY_SOAK")); err == nil && k > 1 {
+		return &rounds{left: n * k, deadline: time.Now().Add(time.Duration(k) * time.Minute)}
+	}
+	return &rounds{left: n, deadline: time.Now().Add(5 * time.Second)}
+}
+
+func (r *rounds) more() bool {
+	r.left--
+	return r.left >= 0 && time.Now().Before(r.deadline)
 }
