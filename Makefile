@@ -6,12 +6,12 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 
-.PHONY: test vet lint race invariants cring fuzz-smoke bench-smoke ci demo
+.PHONY: test vet lint race invariants allocs cring fuzz-smoke bench-smoke ci demo
 
 ## test: everything a change must pass (vet, staticcheck, tests under -race,
 ## the packages with unsafe ring access again with their invariant checks,
-## dutybench's C reference ring)
-test: vet lint race invariants cring
+## dutybench's C reference ring, and the benchmarks' allocation check)
+test: vet lint race invariants allocs cring
 
 # The C reference ring needs cgo and a C compiler (present on the project's
 # machines); without one its vet and tests are skipped with a message.
@@ -47,6 +47,11 @@ race:
 ## and panics when out of bounds)
 invariants:
 	$(GO) test -count=1 -tags duty_invariants ./internal/... ./ringbuf ./broadcast ./mailbox ./ipc/...
+
+## allocs: every dutybench variant allocates nothing per message (the race
+## detector allocates, so the race pass skips this test)
+allocs:
+	$(GO) test -count=1 -run 'TestZeroAllocsPerMessage' ./cmd/dutybench
 
 ## cring: dutybench's C reference ring (cgo, build tag cring) runs and its
 ## checker fails on a corrupt message

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // smokeN is small enough for -race on a busy two-core machine.
@@ -140,6 +142,9 @@ func TestCheckerRejects(t *testing.T) {
 func TestZeroAllocsPerMessage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
+	}
+	if buildtags.Race {
+		t.Skip("the race detector allocates, and runs this for minutes: make allocs runs it without")
 	}
 	mallocs := func(w *workload, v variant, n int) uint64 {
 		cfg := smokeConfig(w, n, placement{lock: true})
