@@ -29,8 +29,9 @@ func NewCopyReceiver(r *Receiver, scratch int) *CopyReceiver {
 func (c *CopyReceiver) Receiver() *Receiver { return c.r }
 
 // Receive delivers at most one message to handler and returns the number
-// delivered, 0 or 1 (agrona.md 4.4). The payload handed to handler is the
-// scratch buffer: valid only during the call. It does not allocate.
+// delivered, 0 or 1 (docs/agrona.md, "Copy receiver"). The payload handed
+// to handler is the scratch buffer: valid only during the call. It does not
+// allocate.
 //
 // Errors, after which the receiver has moved past the message:
 //   - ErrLapped (returned as is, unwrapped): messages were lost, either

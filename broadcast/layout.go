@@ -3,9 +3,10 @@ package broadcast
 import "math"
 
 // Byte layout of a broadcast buffer: Agrona's BroadcastBufferDescriptor and
-// RecordDescriptor, bit for bit (agrona.md section 4.1, DESIGN.md section 2).
-// This file is the single source of these numbers; layout_test.go asserts them
-// against raw bytes written by a Transmitter.
+// RecordDescriptor, bit for bit (docs/agrona.md, "Broadcast"), so that a Java
+// process using Agrona's classes can share the buffer. This file is the
+// single source of these numbers; layout_test.go asserts them against raw
+// bytes written by a Transmitter.
 //
 //	+--------------------------------+ 0
 //	| ring: capacity bytes           |   capacity is a power of two >= MinCapacity

@@ -7,8 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The offsets and constants of agrona.md section 4.1, written out again as
-// literals so that a change to layout.go breaks this test.
+// The offsets and constants of Agrona's broadcast layout (docs/agrona.md,
+// "Broadcast"; docs/layouts.md), written out again as literals so that a
+// change to layout.go breaks this test.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 128, TrailerLength)
 	require.Equal(t, 0, TailIntentCounterOffset)

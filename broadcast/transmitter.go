@@ -64,9 +64,9 @@ func (t *Transmitter) MaxMsgLength() int { return t.maxMsgLength }
 // typeID must be at least 1 (ErrTypeID) and len(payload) at most MaxMsgLength
 // (ErrTooLong). It does not allocate and never blocks.
 //
-// Ordering (agrona.md 4.2). Every store below is an atomicbuf release
-// store: a plain MOV on amd64 without -race, sync/atomic's sequentially
-// consistent Store elsewhere.
+// Ordering (docs/agrona.md, "Transmitter"). Every store below is an
+// atomicbuf release store: a plain MOV on amd64 without -race, sync/atomic's
+// sequentially consistent Store elsewhere.
 //   - The tail intent is stored first, before any header or payload byte of
 //     the new record (Agrona: release store, then a store fence). On amd64,
 //     x86-TSO makes stores visible in program order and the call (to a

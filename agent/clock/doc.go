@@ -1,8 +1,8 @@
 // Package clock provides the clocks an agent reads time from (Agrona's
-// org.agrona.concurrent clocks, agrona.md 5.6): small interfaces, the
-// system clocks behind them, a cheap wall clock in nanoseconds, and cached
-// clocks that a duty cycle updates once so that everything else reads them
-// for the cost of a load.
+// org.agrona.concurrent clocks, docs/agrona.md "Clocks"): small
+// interfaces, the system clocks behind them, a cheap wall clock in
+// nanoseconds, and cached clocks that a duty cycle updates once so that
+// everything else reads them for the cost of a load.
 //
 // # Interfaces
 //

@@ -6,8 +6,8 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// The mailbox variants (BENCH.md "later mailbox" in w1 and
-// "mailbox-actors" in w3): the same workloads through the actor layer, a
+// The mailbox variants (the standard variants mailbox in w1 and
+// mailbox-actors in w3): the same workloads through the actor layer, a
 // mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
 // mailbox.Actor's DoWork, beside the bare rings of the same run.
 func init() {

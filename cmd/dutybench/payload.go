@@ -6,8 +6,9 @@ import (
 	"fmt"
 )
 
-// Payload layout (BENCH.md): [0,8) per-producer sequence number, [8,16)
-// producer id, [16,32) zero; uint64 little endian. Message type id 1.
+// Payload layout (docs/benchmarks.md, "Common rules"): [0,8) per-producer
+// sequence number, [8,16) producer id, [16,32) zero; uint64 little endian.
+// Message type id 1.
 const (
 	payloadLen = 32
 	msgTypeID  = 1

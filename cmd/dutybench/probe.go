@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// The c2c probe (BENCH.md): two threads, each locked to its OS thread and
-// pinned to one of the first two CPUs, bounce one cache line with atomic
-// stores; the result is the median ns per round trip over batches of
-// probeBatch round trips during about probeBurst.
+// The c2c probe (docs/benchmarks.md, "The c2c probe and phases"): two
+// threads, each locked to its OS thread and pinned to one of the first two
+// CPUs, bounce one cache line with atomic stores; the result is the median
+// ns per round trip over batches of probeBatch round trips during about
+// probeBurst.
 const (
 	probeBatch = 32
 	probeBurst = 3 * time.Millisecond

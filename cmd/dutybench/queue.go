@@ -11,7 +11,7 @@ import (
 // elements (the same 64 KiB). The producer offers, retrying at once while
 // the queue is full; the consumer drains up to the capacity per call,
 // retrying at once while it is empty, and checks every element as the
-// other variants do. Not among BENCH.md's variants: docs/queue.md
+// other variants do. Not among the standard variants: docs/queue.md
 // compares them with the channel of the same run.
 func init() {
 	w1.variants = append(w1.variants,

@@ -15,13 +15,14 @@ const (
 	kindLatency                // ns per round trip, percentiles per repetition
 )
 
-// Units, as in BENCH.md.
+// Units, as in the report (docs/benchmarks.md, "JSON shape").
 const (
 	unitMmsgs = "Mmsg/s"
 	unitNs    = "ns"
 )
 
-// workload is one of BENCH.md's workloads. Adding a workload is adding one
+// workload is one of the standard workloads (docs/benchmarks.md,
+// "Workloads and rules"). Adding a workload is adding one
 // of these to registry; adding a variant is appending to its variants (the
 // first is the baseline).
 type workload struct {
@@ -53,7 +54,7 @@ type variant struct {
 	// turns every wake-up into a futex hand-off between OS threads, which
 	// would make the baseline a straw man (docs/benchmarks.md).
 	goroutines bool
-	// extra variants are not part of BENCH.md's fixed list: they run only
+	// extra variants are not among the standard variant names: they run only
 	// when named in -variants, to compare a design choice in the same run
 	// (docs/benchmarks.md).
 	extra bool

@@ -8,9 +8,9 @@ import (
 	"text/tabwriter"
 )
 
-// Report is the JSON document of a run (BENCH.md, "JSON shape").
+// Report is the JSON document of a run (docs/benchmarks.md, "JSON shape").
 type Report struct {
-	// Host says what the run ran on (beyond BENCH.md's shape): figures
+	// Host says what the run ran on: figures
 	// from different CPUs are not comparable, and the rings' prefetching
 	// and demotion depend on the CPU's features.
 	Host      Host             `json:"host,omitzero"`

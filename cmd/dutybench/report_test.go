@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// benchMDExample is the JSON example of BENCH.md ("JSON shape"), with its
-// elisions filled in.
-const benchMDExample = `{"workloads": [
+// jsonShapeExample is a report in the shape docs/benchmarks.md describes
+// ("JSON shape"), without the optional host.
+const jsonShapeExample = `{"workloads": [
   {"name": "w1", "unit": "Mmsg/s",
    "variants": [{"name": "chan",
                  "phases": {"mid": {"median": 18.9, "min": 16.4, "max": 23.0, "n": 11}, "far": {"median": 6, "min": 5, "max": 7, "n": 2}}}],
@@ -25,11 +25,11 @@ const benchMDExample = `{"workloads": [
               {"variant": "onetoone", "baseline": "chan", "phase": "mid", "metric": "p999", "ratio": 0.17}]}
 ]}`
 
-func TestJSONMatchesBenchMD(t *testing.T) {
+func TestJSONShape(t *testing.T) {
 	var r Report
-	dec := json.NewDecoder(strings.NewReader(benchMDExample))
+	dec := json.NewDecoder(strings.NewReader(jsonShapeExample))
 	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&r), "every field of BENCH.md's example has a place in Report")
+	require.NoError(t, dec.Decode(&r), "every field of the documented shape has a place in Report")
 	require.Len(t, r.Workloads, 2)
 	require.Equal(t, 18.9, r.Workloads[0].Variants[0].Phases["mid"]["median"])
 	require.Equal(t, 0.17, r.Workloads[1].Ratios[1].Ratio)
@@ -38,7 +38,7 @@ func TestJSONMatchesBenchMD(t *testing.T) {
 	require.NoError(t, writeJSON(&buf, r))
 	// Same document, field for field, after a round trip.
 	var want, got any
-	require.NoError(t, json.Unmarshal([]byte(benchMDExample), &want))
+	require.NoError(t, json.Unmarshal([]byte(jsonShapeExample), &want))
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
 	require.Equal(t, want, got)
 }

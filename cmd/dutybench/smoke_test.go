@@ -80,7 +80,7 @@ func TestSelectVariantsExtra(t *testing.T) {
 		return out
 	}
 	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox"}, names(selectVariants(w1, nil)),
-		"BENCH.md's variants, baseline first; extras only on request")
+		"the standard variants, baseline first; extras only on request")
 	require.Equal(t, []string{"chan", "onetoone-runner", "onetoone-runner-notiming"},
 		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true})))
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// W1: one producer, one consumer, throughput (BENCH.md). The producer runs
-// in slot 0, the consumer in slot 1.
+// W1: one producer, one consumer, throughput (docs/benchmarks.md, "W1: one
+// producer, one consumer"). The producer runs in slot 0, the consumer in
+// slot 1.
 var w1 = &workload{
 	name:        "w1",
 	kind:        kindThroughput,
@@ -26,7 +27,8 @@ var w1 = &workload{
 	},
 }
 
-// ringCapacity is the data capacity of every ring (BENCH.md): 64 KiB plus
+// ringCapacity is the data capacity of every ring (docs/benchmarks.md,
+// "Common rules"): 64 KiB plus
 // the trailer. chanCapacity is the same 64 KiB as 32-byte channel elements.
 const (
 	ringCapacity = 65536
@@ -205,7 +207,7 @@ type batchRing interface {
 	Read(h ringbuf.Handler, limit int) (int, error)
 }
 
-// w1Batch16 runs batch16 on a many-to-one ring (BENCH.md's variant), or on a
+// w1Batch16 runs batch16 on a many-to-one ring (the standard variant), or on a
 // one-to-one ring (the extra variant batch16-onetoone): 16 records per
 // claim with TryClaimRecords, or (the extra variant batch16-append) with
 // TryClaimBatch and Append. The many-to-one consumer does not demote the

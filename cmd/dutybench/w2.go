@@ -8,8 +8,9 @@ import (
 )
 
 // W2: two producers, one consumer, throughput, order checked per producer
-// (BENCH.md). Three busy goroutines on two cores: oversubscribed by design.
-// Producers run in slots 0 and 1, the consumer in slot 2.
+// (docs/benchmarks.md, "W2: two producers, one consumer"). Three busy
+// goroutines on two cores: oversubscribed by design. Producers run in slots
+// 0 and 1, the consumer in slot 2.
 var w2 = &workload{
 	name:        "w2",
 	kind:        kindThroughput,

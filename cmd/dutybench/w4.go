@@ -23,9 +23,10 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// W4T and W4L (BENCH.md): W1 and W3 with the ring in a shared file
-// (a mailbox in a file, ipc.CreateMailbox: its ring lives in /dev/shm) and the
-// consumer (ponger) in a second process: the dutybench binary re-executed
+// W4T and W4L (docs/benchmarks.md, "W4T and W4L: across processes"): W1
+// and W3 with the ring in a shared file (a mailbox in a file,
+// ipc.CreateMailbox: its ring lives in /dev/shm) and the consumer (ponger)
+// in a second process: the dutybench binary re-executed
 // with w4ChildEnv naming its role. Baselines: the same workload over a Unix
 // domain socket pair between the two processes (net.Conn over a
 // socketpair, what a Go program would use; bufio for throughput), and the
@@ -160,8 +161,8 @@ func sweepW4Dirs(base string) int {
 	return removed
 }
 
-// createMailbox creates dir/name, the mailbox of every W4 variant: BENCH.md's
-// 64 KiB ring, drained by this process.
+// createMailbox creates dir/name, the mailbox of every W4 variant: the
+// standard 64 KiB ring, drained by this process.
 func createMailbox(dir, name string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
 	return ipc.CreateMailbox(dir, name, mailbox.Config{Capacity: ringCapacity})
 }

@@ -28,7 +28,7 @@ func TestW4Registered(t *testing.T) {
 	}
 	require.Equal(t, w4t, findWorkload("w4t"))
 	require.Equal(t, w4l, findWorkload("w4l"))
-	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess", "publication-2sub"}, names(w4t), "BENCH.md's names, baseline first")
+	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess", "publication-2sub"}, names(w4t), "the standard names, baseline first")
 	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess"}, names(w4l))
 	require.Equal(t, unitMmsgs, w4t.unit())
 	require.Equal(t, unitNs, w4l.unit())

@@ -15,8 +15,8 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// publication-2sub (W4T): one IPC publication (ipc/publication) (64 KiB log, BENCH.md's ring
-// size) written by this process and read by two subscriber processes; the
+// publication-2sub (W4T): one IPC publication (ipc/publication; a 64 KiB
+// log, the standard ring size) written by this process and read by two subscriber processes; the
 // figure is n messages over the time from the first offer to the later of
 // the two subscribers' last message. Three busy threads on two cores, as in
 // W2: the publisher and the subscribers yield the CPU (sched_yield, so the

@@ -21,5 +21,5 @@
 // observes it. The one exception is StoreRelease, which on amd64 (without
 // -race) is a plain MOV: a release store under the x86-TSO model, enough to
 // publish bytes written before it to a reader that observes the stored value
-// with an atomic load. See DESIGN.md section 3 and docs/memory-ordering.md.
+// with an atomic load. See docs/memory-ordering.md, "The rules".
 package atomicbuf

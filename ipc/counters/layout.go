@@ -6,9 +6,10 @@ import (
 )
 
 // Byte layout of counters: Agrona's CountersReader/CountersManager layout,
-// bit for bit (agrona.md section 5.1, aeron-ipc.md section 1.5, DESIGN.md
-// section 2). This file is the single source of these numbers;
-// layout_test.go asserts them against raw bytes written by a Manager.
+// bit for bit (docs/agrona.md, "Counters"), so that Agrona's classes and
+// Aeron-style stat tools can read the same counters. This file is the
+// single source of these numbers; layout_test.go asserts them against raw
+// bytes written by a Manager.
 //
 // Counters live in two regions, normally two parts of one shared file:
 //

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The constants of agrona.md section 5.1, written out again as literals so
-// that a change to layout.go breaks this test.
+// The constants of Agrona's counters layout (docs/agrona.md, "Counters";
+// docs/layouts.md), written out again as literals so that a change to
+// layout.go breaks this test.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 128, ValueRecordLength)
 	require.Equal(t, 0, ValueOffset)

@@ -3,9 +3,10 @@ package errlog
 import "math"
 
 // Byte layout of a distinct error log: Agrona's DistinctErrorLog record
-// layout, bit for bit (agrona.md section 5.5, DESIGN.md section 2). This
-// file is the single source of these numbers; layout_test.go asserts them
-// against raw bytes written by a Log.
+// layout, bit for bit (docs/agrona.md, "Distinct error log"), so that a Java
+// process can read the log with Agrona's ErrorLogReader. This file is the
+// single source of these numbers; layout_test.go asserts them against raw
+// bytes written by a Log.
 //
 // The buffer is a sequence of records from offset 0, each starting on a
 // RecordAlignment boundary:

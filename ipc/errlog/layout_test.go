@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The constants of agrona.md section 5.5, written out again as literals so
-// that a change to layout.go breaks this test.
+// The constants of Agrona's error log layout (docs/agrona.md, "Distinct
+// error log"; docs/layouts.md), written out again as literals so that a
+// change to layout.go breaks this test.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 8, RecordAlignment)
 	require.Equal(t, 0, LengthOffset)

@@ -25,8 +25,8 @@
 // process or by Java; these queues carry Go values (a pointer costs one
 // word, nothing is encoded) and exist only inside one process. A buffered
 // channel is the blocking alternative: it parks goroutines, which an agent
-// on a locked thread must not do (DESIGN.md section 5), and every send and
-// receive takes its lock.
+// on a locked thread must not do (waking a parked locked thread is a
+// hand-off between OS threads), and every send and receive takes its lock.
 //
 // # Who calls what
 //

@@ -338,7 +338,8 @@ func TestErrCapacityIsASentinel(t *testing.T) {
 
 // A capacity within MaxCapacity whose slot array cannot exist in the
 // address space (large elements, or 8-byte ones on a 32-bit platform) is
-// an invalid argument: ErrCapacity, not make's panic (DESIGN.md section 4).
+// an invalid argument: ErrCapacity, not make's panic (duty reports invalid
+// arguments as errors and never panics on them).
 func TestSlotArrayBeyondAddressSpaceIsAnError(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

@@ -131,8 +131,9 @@ func TestDecodeShort(t *testing.T) {
 	}
 }
 
-// TestLayoutOffsets pins each field to the byte offset DESIGN.md
-// documents, independently of the offset constants.
+// TestLayoutOffsets pins each field to the byte offset
+// examples/trading/internal/DESIGN.md documents, independently of the
+// offset constants.
 func TestLayoutOffsets(t *testing.T) {
 	u64 := func(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	u32 := func(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
