@@ -48,10 +48,12 @@ race:
 invariants:
 	$(GO) test -count=1 -tags duty_invariants ./internal/... ./ringbuf ./broadcast ./mailbox ./ipc/...
 
-## allocs: every dutybench variant allocates nothing per message (the race
-## detector allocates, so the race pass skips this test)
+## allocs: every dutybench variant and the trading demo's pipeline allocate
+## nothing per message (the race detector allocates, so the race pass skips
+## these tests)
 allocs:
 	$(GO) test -count=1 -run 'TestZeroAllocsPerMessage' ./cmd/dutybench
+	$(GO) test -count=1 -run 'TestNoAllocationsPerMessage' ./examples/trading
 
 ## cring: dutybench's C reference ring (cgo, build tag cring) runs and its
 ## checker fails on a corrupt message
