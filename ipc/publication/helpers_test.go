@@ -102,7 +102,7 @@ func newFakeClock() *fakeClock {
 
 func (c *fakeClock) now() int64          { return c.ms.Load() }
 func (c *fakeClock) add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
-func (c *fakeClock) opt() Option         { return WithMillisClock(c.now) }
+func (c *fakeClock) opt() Option         { return WithClock(millis(c.now)) }
 
 func newTestPublication(t testing.TB, capacity int, opts ...Option) *Publication {
 	t.Helper()
@@ -221,3 +221,9 @@ func allZero(b []byte) bool {
 	}
 	return true
 }
+
+// millis adapts a test's epoch-milliseconds function to a clock.Clock.
+type millis func() int64
+
+func (f millis) EpochMillis() int64 { return f() }
+func (f millis) Nanos() int64       { return f() * int64(time.Millisecond) }

@@ -104,7 +104,7 @@ func TestJoinWhileOwnerAlwaysUpdating(t *testing.T) {
 	}
 	ctx, cancel := contextWithTimeout(ctxT(t), 5*time.Second)
 	defer cancel()
-	b, err := OpenSubscription(ctx, p.File().Path(), WithMillisClock(busyOwner))
+	b, err := OpenSubscription(ctx, p.File().Path(), WithClock(millis(busyOwner)))
 	require.NoError(t, err, "a joiner starved by an owner that is always updating (%d updates)", updates.Load())
 	defer b.Close()
 	require.Equal(t, a.Position(), b.JoinPosition())

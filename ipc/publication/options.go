@@ -3,6 +3,7 @@ package publication
 import (
 	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc"
 )
 
@@ -48,7 +49,8 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-func epochMillis() int64 { return time.Now().UnixMilli() }
+// epochMillis is clock.System's wall clock.
+func epochMillis() int64 { return clock.System.EpochMillis() }
 
 // WithWindow sets how many bytes a publisher may run ahead of the slowest
 // active subscriber (Create): a multiple of 8, at most
@@ -86,11 +88,19 @@ func WithUnblockTimeout(d time.Duration) Option {
 	return func(c *config) { c.unblockTimeout = d }
 }
 
-// WithMillisClock replaces the clock (milliseconds since the Unix epoch)
-// used for heartbeats and timeouts (all three calls). It must be an epoch
-// clock: values are compared across processes.
-func WithMillisClock(now func() int64) Option {
-	return func(c *config) { c.now = now }
+// WithClock sets the clock (clock.System by default) whose wall clock
+// (EpochMillis: compared across processes) times heartbeats and timeouts
+// (all three calls). It is the file layer's clock too (ipc.WithClock),
+// unless WithFileOptions sets another. A nil clock is refused.
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) {
+		if c == nil {
+			cfg.now = nil
+			return
+		}
+		cfg.now = c.EpochMillis
+		cfg.fileOpts = append([]ipc.Option{ipc.WithClock(c)}, cfg.fileOpts...)
+	}
 }
 
 // WithFileOptions passes file-layer options to ipc.Create or ipc.Open (all three

@@ -518,7 +518,7 @@ func TestCreatePublicationArguments(t *testing.T) {
 		"message too long for window": {capacity: 4096, opts: []Option{WithMaxMessageLength(1500)}},
 		"no subscriber slot":          {capacity: 4096, opts: []Option{WithMaxSubscribers(-1)}},
 		"timeout":                     {capacity: 4096, opts: []Option{WithSubscriberTimeout(time.Microsecond)}},
-		"nil clock":                   {capacity: 4096, opts: []Option{WithMillisClock(nil)}},
+		"nil clock":                   {capacity: 4096, opts: []Option{WithClock(nil)}},
 	} {
 		_, err := Create(dir, "bad", c.capacity, c.opts...)
 		require.ErrorIs(t, err, ipc.ErrArgument, name)

@@ -56,7 +56,7 @@ func TestJoinAfterOwnerDiedMidUpdate(t *testing.T) {
 func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
 	// The check needs the clock: a nil one is an argument error here too,
 	// as in Create and OpenSubscription.
-	_, err := Open(ctxT(t), "unused", WithMillisClock(nil))
+	_, err := Open(ctxT(t), "unused", WithClock(nil))
 	require.ErrorIs(t, err, ipc.ErrArgument)
 
 	for _, how := range []string{"closed", "dead"} {
@@ -100,7 +100,7 @@ func TestJoinerKilledRightAfterItsSlotCAS(t *testing.T) {
 	type died struct{}
 	func() {
 		defer func() { require.Equal(t, died{}, recover()) }()
-		_, _ = OpenSubscription(ctxT(t), p.File().Path(), WithMillisClock(func() int64 { panic(died{}) }))
+		_, _ = OpenSubscription(ctxT(t), p.File().Path(), WithClock(millis(func() int64 { panic(died{}) })))
 		t.Fatal("the joiner survived")
 	}()
 	require.Equal(t, slotJoining, slotStateOf(p.slot(0)))

@@ -41,7 +41,7 @@ func TestJoinerSlotFreedUnderIt(t *testing.T) {
 		}
 		return clock.now()
 	}
-	j1, err := OpenSubscription(ctxT(t), p.File().Path(), WithMillisClock(j1Clock))
+	j1, err := OpenSubscription(ctxT(t), p.File().Path(), WithClock(millis(j1Clock)))
 	require.NoError(t, err, "the owner did not take j1's fresh slot for an abandoned join")
 	defer j1.Close()
 	require.NotNil(t, j2)
@@ -77,7 +77,7 @@ func TestJoinerOnFreshSlotNotFreed(t *testing.T) {
 		}
 		return clock.now()
 	}
-	j1, err := OpenSubscription(ctxT(t), p.File().Path(), WithMillisClock(j1Clock))
+	j1, err := OpenSubscription(ctxT(t), p.File().Path(), WithClock(millis(j1Clock)))
 	require.NoError(t, err)
 	defer j1.Close()
 	require.NotNil(t, j2)
@@ -115,7 +115,7 @@ func TestPausedJoinerLeavesReclaimedSlotAlone(t *testing.T) {
 		}
 		return clock.now()
 	}
-	_, err := OpenSubscription(ctxT(t), p.File().Path(), WithMillisClock(j1Clock))
+	_, err := OpenSubscription(ctxT(t), p.File().Path(), WithClock(millis(j1Clock)))
 	require.ErrorIs(t, err, ErrNoSubscriberSlot)
 	t.Logf("paused joiner: %v", err)
 	require.NotNil(t, j2)
@@ -160,7 +160,7 @@ func TestLateCloseFreesNewSubscribersSlot(t *testing.T) {
 				}
 				return clock.now()
 			}
-			old := newTestSubscription(t, p, WithMillisClock(oldClock))
+			old := newTestSubscription(t, p, WithClock(millis(oldClock)))
 			if inside {
 				armed = true
 			} else {
