@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc/counters"
 )
 
@@ -45,11 +45,10 @@ func init() {
 //	clock <epoch ms>                                -> "clock <epoch ms>"
 //	exit                                            -> closes the file and exits
 func childCountersOwner(in io.Reader, out io.Writer) error {
-	var now atomic.Int64
-	now.Store(1_000_000)
+	now := clock.NewManual(time.UnixMilli(1_000_000))
 	timeout := time.Duration(envInt("DUTY_IPC_REUSE_MS")) * time.Millisecond
 	cf, err := CreateCounters(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), envInt("DUTY_IPC_COUNT"),
-		&counters.Config{FreeToReuseTimeout: timeout, Clock: now.Load})
+		&counters.Config{FreeToReuseTimeout: timeout, Clock: now})
 	if err != nil {
 		return err
 	}
@@ -89,7 +88,7 @@ func childCountersOwner(in io.Reader, out io.Writer) error {
 			fmt.Fprintln(out, "freed", id)
 		case "clock":
 			ms, _ := strconv.ParseInt(f[1], 10, 64)
-			now.Store(ms)
+			now.SetWall(time.UnixMilli(ms))
 			fmt.Fprintln(out, "clock", ms)
 		case "exit":
 			return nil

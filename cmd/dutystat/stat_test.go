@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/counters"
@@ -310,8 +310,8 @@ func TestJSON(t *testing.T) {
 // two samples gets no rate (different registration id), rather than a jump.
 func TestReusedSlotIsANewCounter(t *testing.T) {
 	dir := t.TempDir()
-	var now atomic.Int64
-	cf, err := ipc.CreateCounters(dir, "reuse", 2, &counters.Config{FreeToReuseTimeout: 0, Clock: now.Load})
+	now := clock.NewManual(time.UnixMilli(0))
+	cf, err := ipc.CreateCounters(dir, "reuse", 2, &counters.Config{FreeToReuseTimeout: 0, Clock: now})
 	require.NoError(t, err)
 	defer cf.Close()
 	c, err := cf.Manager().Allocate("first", counters.TypeErrors, nil)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc/counters"
 )
 
@@ -53,8 +54,8 @@ func ExampleLayout() {
 // A freed id is reused only after its deadline; the registration id tells a
 // reader that the slot now holds another counter.
 func ExampleManager_Allocate() {
-	now := int64(0)
-	m, _ := newManager(1, counters.Config{FreeToReuseTimeout: time.Second, Clock: func() int64 { return now }})
+	clk := clock.NewManual(time.UnixMilli(0)) // a test clock; clock.System by default
+	m, _ := newManager(1, counters.Config{FreeToReuseTimeout: time.Second, Clock: clk})
 	a, _ := m.Allocate("a", 1, nil)
 	fmt.Println(a.ID(), a.RegistrationID())
 	_ = a.Close()
@@ -62,7 +63,7 @@ func ExampleManager_Allocate() {
 	_, err := m.Allocate("b", 1, nil)
 	fmt.Println(errors.Is(err, counters.ErrFull))
 
-	now += 1000
+	clk.Advance(time.Second)
 	b, _ := m.Allocate("b", 1, nil)
 	fmt.Println(b.ID(), b.RegistrationID())
 	// Output:

@@ -44,7 +44,7 @@ func TestLayoutConstantsMatchAgrona(t *testing.T) {
 // plain little-endian decoding (not through the package's accessors).
 func TestLayoutRawBytes(t *testing.T) {
 	clock := newClock(5000)
-	m, meta, vals := mustManager(t, 4, Config{FreeToReuseTimeout: 250 * time.Millisecond, Clock: clock.Now})
+	m, meta, vals := mustManager(t, 4, Config{FreeToReuseTimeout: 250 * time.Millisecond, Clock: clock})
 
 	key := []byte("key-bytes")
 	c0 := allocate(t, m, "first", 1001, key)

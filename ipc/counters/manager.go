@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 
@@ -24,10 +25,10 @@ type Config struct {
 	// something else. 0 reuses at once; negative is ErrConfig. Use
 	// DefaultFreeToReuseTimeout for counters in a shared file.
 	FreeToReuseTimeout time.Duration
-	// Clock returns the time in milliseconds since the Unix epoch; the
-	// free-for-reuse deadlines in the metadata are in its unit. nil means
-	// time.Now().UnixMilli. Tests inject a fake clock.
-	Clock func() int64
+	// Clock's wall clock (EpochMillis) times the free-for-reuse deadlines
+	// in the metadata, which other processes read. nil means clock.System.
+	// Tests inject a clock.Manual.
+	Clock clock.Clock
 }
 
 // Manager allocates and frees counters in one pair of regions. It is the
@@ -123,9 +124,9 @@ func newManager(metadata, values []byte, cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := cfg.Clock
-	if clock == nil {
-		clock = func() int64 { return time.Now().UnixMilli() }
+	clock := clock.System.EpochMillis
+	if cfg.Clock != nil {
+		clock = cfg.Clock.EpochMillis
 	}
 	return &Manager{
 		regions:   r,

@@ -30,7 +30,7 @@ func TestAllocateDenseIDsAndRegistrationIDs(t *testing.T) {
 
 func TestFreeReusesOnlyAfterDeadline(t *testing.T) {
 	clock := newClock(1_000)
-	m, _, _ := mustManager(t, 2, Config{FreeToReuseTimeout: 500 * time.Millisecond, Clock: clock.Now})
+	m, _, _ := mustManager(t, 2, Config{FreeToReuseTimeout: 500 * time.Millisecond, Clock: clock})
 	r := m.Reader()
 	a := allocate(t, m, "a", 1, nil)
 	b := allocate(t, m, "b", 1, nil)
@@ -71,7 +71,7 @@ func TestFreeReusesOnlyAfterDeadline(t *testing.T) {
 
 func TestFreeListReusesEarliestDeadlineFirst(t *testing.T) {
 	clock := newClock(0)
-	m, _, _ := mustManager(t, 3, Config{FreeToReuseTimeout: 10 * time.Millisecond, Clock: clock.Now})
+	m, _, _ := mustManager(t, 3, Config{FreeToReuseTimeout: 10 * time.Millisecond, Clock: clock})
 	cs := []*Counter{allocate(t, m, "0", 1, nil), allocate(t, m, "1", 1, nil), allocate(t, m, "2", 1, nil)}
 	require.NoError(t, cs[2].Close()) // deadline 10
 	clock.Set(5)
@@ -195,7 +195,7 @@ func TestConstructorsNeverWrite(t *testing.T) {
 
 func TestRecoverRebuildsState(t *testing.T) {
 	clock := newClock(10_000)
-	cfg := Config{FreeToReuseTimeout: time.Second, Clock: clock.Now}
+	cfg := Config{FreeToReuseTimeout: time.Second, Clock: clock}
 	old, meta, vals := mustManager(t, 6, cfg)
 	var cs []*Counter
 	for i := range 5 {
@@ -241,7 +241,7 @@ func TestRecoverFreeInterruptedBeforeDeadline(t *testing.T) {
 	old, meta, vals := mustManager(t, 2, Config{})
 	allocate(t, old, "a", 1, nil)
 	put32(meta, 0, StateReclaimed) // state stored, deadline still NOT_FREE_TO_REUSE
-	m, err := Recover(meta, vals, Config{FreeToReuseTimeout: 50 * time.Millisecond, Clock: clock.Now})
+	m, err := Recover(meta, vals, Config{FreeToReuseTimeout: 50 * time.Millisecond, Clock: clock})
 	require.NoError(t, err)
 	clock.Set(149)
 	require.Equal(t, 1, allocate(t, m, "b", 1, nil).ID())
@@ -302,7 +302,7 @@ func TestDefaultClockDeadline(t *testing.T) {
 
 func TestDeadlineSaturates(t *testing.T) {
 	clock := newClock(NotFreeToReuse - 10)
-	m, _, _ := mustManager(t, 1, Config{FreeToReuseTimeout: time.Second, Clock: clock.Now})
+	m, _, _ := mustManager(t, 1, Config{FreeToReuseTimeout: time.Second, Clock: clock})
 	c := allocate(t, m, "a", 1, nil)
 	require.NoError(t, c.Close())
 	d, err := m.Reader().FreeForReuseDeadline(0)
