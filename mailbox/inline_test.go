@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/gcout"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // TestSendInlinesTheRingFastPath holds Send to docs/mailbox.md: a small
@@ -15,7 +15,7 @@ import (
 // from the compiler's own report (go build -gcflags=-m).
 func TestSendInlinesTheRingFastPath(t *testing.T) {
 	out := gcout.Build(t, "-m")
-	for _, fn := range []string{`ringfast\.\(\*Producer\)\.Claim`, `ringfast\.\(\*Producer\)\.Publish`} {
+	for _, fn := range []string{`record\.\(\*Producer\)\.Claim`, `record\.\(\*Producer\)\.Publish`} {
 		require.Regexp(t, `(?m)^\S*send\.go:\d+:\d+: inlining call to `+fn+`$`, out, "Send must inline %s", fn)
 	}
 }
@@ -26,9 +26,9 @@ func TestSendInlinesTheRingFastPath(t *testing.T) {
 func TestSendKeepsTheTailGuess(t *testing.T) {
 	m, err := New(Config{Capacity: MinCapacity})
 	require.NoError(t, err)
-	hint := ringfast.Of(m.Ring()).Hint()
+	hint := record.Of(m.Ring()).Hint()
 	for i := range 100 { // wraps the 1 KiB ring several times
-		require.NoError(t, m.Send(1, make([]byte, i%(ringfast.MaxPayload+1))))
+		require.NoError(t, m.Send(1, make([]byte, i%(record.MaxPayload+1))))
 		require.Equal(t, m.Ring().ProducerPosition(), hint.Load(), "after send %d", i)
 		_, err := m.Drain(func(*Message) Action { return Continue }, 1)
 		require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -138,9 +138,9 @@ type Mailbox struct {
 	// consumer.
 	name     string
 	ring     *ringbuf.ManyToOne
-	fast     *ringfast.Producer // the ring's fast path (Send runs it in line); nil if plainMax < ringfast.MaxPayload
-	plainMax int                // the largest plain message: min(one record, MaxMessageSize)
-	base     unsafe.Pointer     // start of the ring's buffer
+	fast     *record.Producer // the ring's fast path (Send runs it in line); nil if plainMax < record.MaxPayload
+	plainMax int              // the largest plain message: min(one record, MaxMessageSize)
+	base     unsafe.Pointer   // start of the ring's buffer
 	capacity int
 	lay      layout
 	maxParts int
@@ -225,7 +225,7 @@ func New(cfg Config) (*Mailbox, error) {
 	}
 	m.lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize)
 	m.ring = r
-	m.fast = ringfast.Of(r)
+	m.fast = record.Of(r)
 	m.base = unsafe.Pointer(unsafe.SliceData(r.Buffer()))
 	m.capacity = r.Capacity()
 	m.plainMax = min(m.lay.maxRecord, m.lay.maxMessage)
@@ -241,8 +241,8 @@ func New(cfg Config) (*Mailbox, error) {
 	if m.clock == nil {
 		m.clock = clock.System
 	}
-	if m.plainMax < ringfast.MaxPayload {
-		// Send's fast path takes up to ringfast.MaxPayload bytes without
+	if m.plainMax < record.MaxPayload {
+		// Send's fast path takes up to record.MaxPayload bytes without
 		// looking at MaxMessageSize: off for a limit below that.
 		m.fast = nil
 	}

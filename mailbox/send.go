@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/dutyrt/duty/idle"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -36,10 +36,10 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 		// is one more store in the queue (docs/ringbuf.md, "Fast paths";
 		// docs/mailbox.md). fast is loaded before the claim's CAS: a load
 		// after it that the record's address depends on halves the rate.
-		if fast := m.fast; fast != nil && len(payload) <= ringfast.MaxPayload {
-			size := ringfast.RecordSize(len(payload))
+		if fast := m.fast; fast != nil && len(payload) <= record.MaxPayload {
+			size := record.RecordSize(len(payload))
 			if index, tail, ok := fast.Claim(size); ok {
-				fast.Publish(index, ringfast.Marker(len(payload), typeID), payload, tail+int64(size))
+				fast.Publish(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 				return nil
 			}
 		}
@@ -54,11 +54,11 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 	return m.outcome(m.send(typeID, payload, nil), nil)
 }
 
-// Send's fast path takes any payload of up to ringfast.MaxPayload bytes
+// Send's fast path takes any payload of up to record.MaxPayload bytes
 // as one plain record: the smallest mailbox's records carry more (a
 // many-to-one ring's MaxMessageLength is an eighth of its capacity). This
 // fails to compile otherwise.
-const _ = uint(MinCapacity/8 - ringfast.MaxPayload)
+const _ = uint(MinCapacity/8 - record.MaxPayload)
 
 // consumerCheckEvery is how many back-pressured sends pass between two
 // consumer checks of a Host (Host.CheckConsumer): the first refusal

@@ -12,7 +12,7 @@ import (
 )
 
 // TestManyToOneGuessAheadOfARewrittenTail: the many-to-one tail guess
-// (ringfast.Producer's hint) never runs ahead of a tail that only grows,
+// (record.Producer's hint) never runs ahead of a tail that only grows,
 // but a trailer rewritten in a shared file can move the tail back (head <=
 // tail, both aligned: nothing flags it). The claim used to decide "full"
 // on the guess alone, so this view reported ErrFull for ever on an empty

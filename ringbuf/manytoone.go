@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // ManyToOne is a ring buffer for any number of concurrent producers and one
@@ -16,17 +16,17 @@ import (
 type ManyToOne struct {
 	ring
 
-	// fast is the producers' fast path (internal/ringfast, shared with
+	// fast is the producers' fast path (internal/record, shared with
 	// mailbox.Send): a copy of where the ring is, and the tail guess that
 	// every claim, fast or general, starts from and updates. The guess is
 	// this view's (so per process), never ahead of the tail; a wrong one
 	// costs one failed CAS (docs/ringbuf.md, "Fast paths"). The guess is
 	// on cache lines of its own.
-	fast ringfast.Producer
+	fast record.Producer
 }
 
 func init() {
-	ringfast.SetOf(func(ring any) *ringfast.Producer { return &ring.(*ManyToOne).fast })
+	record.SetOf(func(ring any) *record.Producer { return &ring.(*ManyToOne).fast })
 }
 
 // NewManyToOne returns a many-to-one ring over buf, which must be a power of
@@ -142,11 +142,11 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 	// end of the ring when the cached head says there is room: one CAS
 	// attempt (a failed one goes to the general loop), then one call writes
 	// the claim marker, the payload and the length, and stores the new tail
-	// guess (ringfast.PublishRecord). Nothing is live after it, so nothing
+	// guess (record.PublishRecord). Nothing is live after it, so nothing
 	// spills. mailbox.Send runs the same two steps in line.
-	if len(payload) <= ringfast.MaxPayload {
+	if len(payload) <= record.MaxPayload {
 		if index, tail, ok := r.fast.Claim(aligned); ok {
-			r.fast.Publish(index, ringfast.Marker(len(payload), typeID), payload, tail+int64(aligned))
+			r.fast.Publish(index, record.Marker(len(payload), typeID), payload, tail+int64(aligned))
 			return nil
 		}
 	}
@@ -181,7 +181,7 @@ func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	// claim and ordered before every later one (see mark), and the new
 	// guess.
 	if index, tail, ok := r.fast.Claim(aligned); ok {
-		atomicbuf.StoreOrdered64Pair(r.wordAt(index), ringfast.Marker(length, typeID), r.fast.Hint(), tail+int64(aligned))
+		atomicbuf.StoreOrdered64Pair(r.wordAt(index), record.Marker(length, typeID), r.fast.Hint(), tail+int64(aligned))
 		p := index + HeaderLength
 		return Claim{Index: p, Payload: unsafe.Slice((*byte)(unsafe.Add(r.base, p)), length)}, nil
 	}
@@ -220,7 +220,7 @@ func (r *ManyToOne) TryClaimBatch(size int) (Batch, error) {
 	// length; the type comes with the first Append) and the new tail guess
 	// in one call.
 	if index, tail, ok := r.fast.Claim(total); ok {
-		atomicbuf.StoreOrdered64Pair(r.wordAt(index), ringfast.HeaderWord(-total, 0), r.fast.Hint(), tail+int64(total))
+		atomicbuf.StoreOrdered64Pair(r.wordAt(index), record.HeaderWord(-total, 0), r.fast.Hint(), tail+int64(total))
 		return r.batchAt(index, total), nil
 	}
 	index, err := r.claim(total)
@@ -242,7 +242,7 @@ func (r *ManyToOne) TryClaimRecords(typeID int32, length, count int) (Records, e
 	// The fast path, as in TryClaimBatch: the marker (negated length and
 	// the type, one 8-byte word) and the new tail guess in one call.
 	if index, tail, ok := r.fast.Claim(total); ok {
-		atomicbuf.StoreOrdered64Pair(r.wordAt(index), ringfast.HeaderWord(-total, typeID), r.fast.Hint(), tail+int64(total))
+		atomicbuf.StoreOrdered64Pair(r.wordAt(index), record.HeaderWord(-total, typeID), r.fast.Hint(), tail+int64(total))
 		return r.records(index, length, count), nil
 	}
 	index, err := r.claim(total)
@@ -352,7 +352,7 @@ func (r *ManyToOne) pad(index int, header int64, length int) bool {
 	if testHookUnblockPad != nil {
 		testHookUnblockPad(index)
 	}
-	return r.wordAt(index).CompareAndSwap(header, ringfast.HeaderWord(length, PaddingTypeID))
+	return r.wordAt(index).CompareAndSwap(header, record.HeaderWord(length, PaddingTypeID))
 }
 
 // testHookUnblockScan, when set by a test, runs between Unblock's forward

@@ -19,7 +19,7 @@ import (
 // A release store alone would let them pass it, and Unblock's zero-gap
 // scan could take a payload word for the next record and pad into the
 // middle of a live claim (docs/memory-ordering.md, "claim marker").
-// ManyToOne.Write's fast path marks in ringfast.PublishRecord, checked
+// ManyToOne.Write's fast path marks in record.PublishRecord, checked
 // there.
 func TestClaimMarkersOrderedOnArm64(t *testing.T) {
 	for _, level := range []string{"v8.0", "v8.1"} {

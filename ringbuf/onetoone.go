@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // OneToOne is a ring buffer for exactly one producer and one consumer
@@ -111,15 +111,15 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	// memmove), so nothing is spilled: on a producer whose stores to ring
 	// lines wait for the consumer's core, every store to the stack also
 	// waits in the store buffer behind them.
-	if len(payload) <= ringfast.MaxPayload && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
+	if len(payload) <= record.MaxPayload && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
 		int64(aligned+HeaderLength) <= int64(r.capacity)-(tail-r.headCache.Load()) {
 		if next := tail + int64(aligned); (tail^next)&r.prefetchBlocks != 0 {
 			r.prefetchAhead(next)
 		}
 		if dst := unsafe.Add(r.base, index+HeaderLength); len(payload) < 16 {
-			ringfast.CopyShort(dst, payload)
+			record.CopyShort(dst, payload)
 		} else {
-			ringfast.CopyBlocks(dst, payload)
+			record.CopyBlocks(dst, payload)
 		}
 		// No claim marker: the header is already zero (pre-zeroed by the
 		// previous record), which stops the consumer just as a negative
@@ -127,7 +127,7 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 		// the next header, store the tail, then publish length and type
 		// in one 8-byte store (the release that publishes the payload).
 		atomicbuf.StoreRelease64Triple(r.wordAt(index+aligned), 0, r.tail, tail+int64(aligned),
-			r.wordAt(index), ringfast.HeaderWord(length, typeID))
+			r.wordAt(index), record.HeaderWord(length, typeID))
 		return nil
 	}
 	return r.writeSlow(typeID, payload)
@@ -142,7 +142,7 @@ func (r *OneToOne) writeSlow(typeID int32, payload []byte) error {
 		return err
 	}
 	copy(r.data[index+HeaderLength:], payload)
-	atomicbuf.StoreRelease64(r.wordAt(index), ringfast.HeaderWord(length, typeID))
+	atomicbuf.StoreRelease64(r.wordAt(index), record.HeaderWord(length, typeID))
 	return nil
 }
 

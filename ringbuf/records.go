@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // Records is space for a run of records of one type and one payload
@@ -97,7 +97,7 @@ func (r *ring) CommitRecords(rs Records) error {
 		return err
 	}
 	marker := r.wordAt(recordIndex).Load()
-	header := ringfast.HeaderWord(rs.length+HeaderLength, int32(marker>>32))
+	header := record.HeaderWord(rs.length+HeaderLength, int32(marker>>32))
 	for i := 1; i < rs.count; i++ {
 		*(*int64)(unsafe.Add(rs.first, i*rs.stride)) = header
 	}

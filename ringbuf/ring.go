@@ -8,7 +8,7 @@ import (
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/prefetch"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // NoLimit is a message-count limit that reads everything available.
@@ -107,7 +107,7 @@ func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
 			at := b.index + used
 			b.state += uint64(size)
 			base := b.r.base
-			*(*int64)(unsafe.Add(base, at)) = ringfast.HeaderWord(length+HeaderLength, typeID)
+			*(*int64)(unsafe.Add(base, at)) = record.HeaderWord(length+HeaderLength, typeID)
 			return unsafe.Slice((*byte)(unsafe.Add(base, at+HeaderLength)), length), nil
 		}
 	}
@@ -134,7 +134,7 @@ func (b *Batch) append(typeID int32, length int) ([]byte, error) {
 		*b.r.typeAt(at) = typeID
 		b.state |= uint64(length+HeaderLength) << 32
 	} else {
-		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = ringfast.HeaderWord(length+HeaderLength, typeID)
+		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = record.HeaderWord(length+HeaderLength, typeID)
 	}
 	b.state += uint64(size)
 	p := at + HeaderLength
@@ -458,7 +458,7 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 // plain stores, published later by the commit. One-to-one rings have no
 // Unblock and would do with a release store; they share this one.
 func (r *ring) mark(index, total int, typeID int32) {
-	atomicbuf.StoreOrdered64(r.wordAt(index), ringfast.HeaderWord(-total, typeID))
+	atomicbuf.StoreOrdered64(r.wordAt(index), record.HeaderWord(-total, typeID))
 }
 
 // publish commits the record at index: the release store of its positive
@@ -487,7 +487,7 @@ func (r *ring) publishClaim(index int, marker int64, total, recordLength int) er
 		testHookPublishClaim(index)
 	}
 	if int32(marker) != -int32(total) ||
-		!r.wordAt(index).CompareAndSwap(marker, ringfast.HeaderWord(recordLength, int32(marker>>32))) {
+		!r.wordAt(index).CompareAndSwap(marker, record.HeaderWord(recordLength, int32(marker>>32))) {
 		return fmt.Errorf("%w (%w): the claim at %d was unblocked before its commit", ErrAborted, ErrNotClaimed, index+HeaderLength)
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 func newManyToOne(t testing.TB, capacity int) *ManyToOne {
@@ -239,7 +239,7 @@ func TestUnblockRacingASlowProducerNeverTearsARecord(t *testing.T) {
 		payload := "a slow producer's thirty bytes"
 		testHookUnblockPad = func(int) {
 			// PublishRecord's first store: the marker with the type.
-			atomicbuf.StoreRelease64(r.wordAt(index), ringfast.Marker(len(payload), 7))
+			atomicbuf.StoreRelease64(r.wordAt(index), record.Marker(len(payload), 7))
 		}
 		_, err = r.Unblock()
 		require.NoError(t, err)

@@ -41,7 +41,7 @@ func BuildEnv(t testing.TB, gcflags string, env ...string) string {
 var listingRE = regexp.MustCompile(`^\t0x[0-9a-f]+ \d+ \([^)]*\)\t(\S+)\t?(.*)$`)
 
 // Instructions returns the instructions of the function whose symbol ends
-// in symbol ("/internal/ringfast.PublishRecord", "/internal/atomicbuf.storeRel64")
+// in symbol ("/internal/record.PublishRecord", "/internal/atomicbuf.storeRel64")
 // in a -S listing, in code layout order, written "MOVQ DI, (CX)", without
 // the pseudo-instructions TEXT, FUNCDATA and PCDATA. It returns nil when
 // the listing has no such function.

@@ -1,6 +1,6 @@
 //go:build !amd64 || race
 
-package ringfast
+package record
 
 import (
 	"sync/atomic"

@@ -1,4 +1,4 @@
-// Package ringfast is the many-to-one ring's producer fast path, shared by
+// Package record is the many-to-one ring's producer fast path, shared by
 // package ringbuf (ManyToOne.Write, TryClaim, TryClaimBatch) and package
 // mailbox (Mailbox.Send), so that a layer above the ring can publish a small
 // record with no call frame of its own between its caller and the stores.
@@ -11,4 +11,4 @@
 // Producer.Publish are small enough to inline, so a caller's fast path is
 // one compare-and-swap and one call (PublishRecord) that writes the whole
 // record.
-package ringfast
+package record
