@@ -37,7 +37,7 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 		// docs/mailbox.md). fast is loaded before the claim's CAS: a load
 		// after it that the record's address depends on halves the rate.
 		if fast := m.fast; fast != nil && len(payload) <= record.MaxPayload {
-			size := record.RecordSize(len(payload))
+			size := record.Size(len(payload))
 			if index, tail, ok := fast.Claim(size); ok {
 				fast.Publish(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 				return nil

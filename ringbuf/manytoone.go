@@ -137,7 +137,7 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 		return r.messageError(typeID, len(payload))
 	}
 	length := len(payload) + HeaderLength
-	aligned := align(length)
+	aligned := record.Align(length)
 	// The fast path, for a payload of up to 64 bytes that fits before the
 	// end of the ring when the cached head says there is room: one CAS
 	// attempt (a failed one goes to the general loop), then one call writes
@@ -157,7 +157,7 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 // wrap, a stale guess or head cache, a full ring, or a corrupt tail. A
 // separate function, so that Write keeps nothing live across a call.
 func (r *ManyToOne) writeSlow(typeID int32, payload []byte) error {
-	index, err := r.claim(align(len(payload) + HeaderLength))
+	index, err := r.claim(record.Size(len(payload)))
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	if typeID < 1 || uint(length) > uint(r.maxMsgLength) {
 		return Claim{}, r.messageError(typeID, length)
 	}
-	aligned := align(length + HeaderLength)
+	aligned := record.Size(length)
 	// The fast path, as in Write: one CAS attempt from the tail guess when
 	// the record fits before the end and the cached head says there is
 	// room; then a single call stores the claim marker (the negated record
@@ -297,7 +297,7 @@ func (r *ManyToOne) Unblock() (bool, error) {
 		// Negated in 64 bits: -MinInt32 is MinInt32 in 32, which passed the
 		// bounds check and was "unblocked" without changing anything. A
 		// claim shorter than a header is no claim a producer makes.
-		if claim := -int64(length); claim < HeaderLength || int64(consumerIndex)+int64(align(int(claim))) > int64(r.capacity) {
+		if claim := -int64(length); claim < HeaderLength || int64(consumerIndex)+int64(record.Align(int(claim))) > int64(r.capacity) {
 			return false, r.errCorruptRecord(consumerIndex, length, *r.typeAt(consumerIndex))
 		}
 		return r.pad(consumerIndex, header, int(-length)), nil

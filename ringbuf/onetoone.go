@@ -101,7 +101,7 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 		return r.messageError(typeID, len(payload))
 	}
 	length := len(payload) + HeaderLength
-	aligned := align(length)
+	aligned := record.Align(length)
 	tail := r.tail.Load()
 	index := int(tail & r.mask)
 	// The fast path, for a payload of up to 64 bytes: the record and the
@@ -137,7 +137,7 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 // wrap, a stale head cache, a full ring, or a corrupt tail.
 func (r *OneToOne) writeSlow(typeID int32, payload []byte) error {
 	length := len(payload) + HeaderLength
-	index, err := r.claim(align(length))
+	index, err := r.claim(record.Align(length))
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (r *OneToOne) TryClaim(typeID int32, length int) (Claim, error) {
 	if err := r.checkMessage(typeID, length); err != nil {
 		return Claim{}, err
 	}
-	index, err := r.claim(align(length + HeaderLength))
+	index, err := r.claim(record.Size(length))
 	if err != nil {
 		return Claim{}, err
 	}

@@ -46,9 +46,9 @@ func TestPrefetchWindow(t *testing.T) {
 	for range 20000 {
 		var size int64
 		if rng.IntN(4) == 0 {
-			size = int64(align(rng.IntN(3000) + HeaderLength)) // a batch
+			size = int64(RecordSize(rng.IntN(3000))) // a batch
 		} else {
-			size = int64(align(rng.IntN(64) + HeaderLength)) // a record the fast path takes
+			size = int64(RecordSize(rng.IntN(64))) // a record the fast path takes
 		}
 		next := tail + size
 		first, last := prefetchWindow(tail, next)

@@ -67,7 +67,7 @@ type Claim struct {
 // RecordSize returns the space a record with a payload of length bytes
 // takes in a ring: header plus payload, rounded up to RecordAlignment. Sum it
 // over the records of a batch to size TryClaimBatch.
-func RecordSize(length int) int { return align(length + HeaderLength) }
+func RecordSize(length int) int { return record.Size(length) }
 
 // Batch is contiguous space claimed by TryClaimBatch with a single tail
 // update. Append records into it, then pass it to exactly one of
@@ -103,7 +103,7 @@ func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
 	// the consumer cannot reach this header before the commit's release
 	// store, which publishes it: one plain 8-byte store of length and type.
 	if b.state>>32 != 0 && typeID >= 1 && uint(length) <= uint(b.r.maxMsgLength) {
-		if used, size := int(uint32(b.state)), align(length+HeaderLength); size <= b.total-used {
+		if used, size := int(uint32(b.state)), record.Size(length); size <= b.total-used {
 			at := b.index + used
 			b.state += uint64(size)
 			base := b.r.base
@@ -208,6 +208,7 @@ type ring struct {
 	buf          atomicbuf.Buffer
 	data         []byte // the records: buf[:capacity]
 	base         unsafe.Pointer
+	log          record.Log // the records: buf[:capacity]
 	capacity     int
 	mask         int64
 	maxMsgLength int
@@ -257,6 +258,7 @@ func (r *ring) init(b []byte, minCapacity int) error {
 		buf:          ab,
 		data:         b[:capacity:capacity],
 		base:         unsafe.Pointer(unsafe.SliceData(b)),
+		log:          record.NewLog(b[:capacity:capacity]),
 		capacity:     capacity,
 		mask:         int64(capacity - 1),
 		maxMsgLength: maxMessageLength(capacity, minCapacity),
@@ -330,37 +332,13 @@ func (r *ring) prefetchRead(next int64) {
 	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.prefetchBlocks))
 }
 
-// lengthAt and typeAt return the header words of the record at index. The
-// index is 8-aligned and below capacity by construction (a masked position
-// that is checked for alignment, or an offset within a record already
-// bounds-checked against the ring).
-func (r *ring) lengthAt(index int) *atomic.Int32 {
-	if invariants {
-		r.mustRecord(index)
-	}
-	return (*atomic.Int32)(unsafe.Add(r.base, index))
-}
+// lengthAt, typeAt and wordAt return the header words of the record at
+// index (record.Log, which checks the index under -tags duty_invariants).
+func (r *ring) lengthAt(index int) *atomic.Int32 { return r.log.LengthAt(index) }
 
-func (r *ring) typeAt(index int) *int32 {
-	if invariants {
-		r.mustRecord(index)
-	}
-	return (*int32)(unsafe.Add(r.base, index+TypeOffset))
-}
+func (r *ring) typeAt(index int) *int32 { return r.log.TypeAt(index) }
 
-// wordAt returns the 8-byte word at index (a whole record header).
-func (r *ring) wordAt(index int) *atomic.Int64 {
-	if invariants {
-		r.mustRecord(index)
-	}
-	return (*atomic.Int64)(unsafe.Add(r.base, index))
-}
-
-func (r *ring) mustRecord(index int) {
-	if index < 0 || index > r.capacity-HeaderLength || index%RecordAlignment != 0 {
-		panic(fmt.Sprintf("duty_invariants: record index %d outside ring of capacity %d", index, r.capacity))
-	}
-}
+func (r *ring) wordAt(index int) *atomic.Int64 { return r.log.WordAt(index) }
 
 // Capacity returns the capacity of the ring in bytes (the buffer's length
 // less the trailer).
@@ -440,7 +418,7 @@ func (r *ring) checkBatchSize(size, limit int) (int, error) {
 	if size > limit {
 		return 0, fmt.Errorf("%w: batch of %d bytes exceeds the ring's %d bytes", ErrTooLong, size, limit)
 	}
-	return align(size), nil
+	return record.Align(size), nil
 }
 
 // mark writes the claim marker of a record (or of a whole batch: total is its
@@ -642,7 +620,7 @@ func (r *ring) checkPayloads(typeID int32, payloads [][]byte, limit int) (int, e
 		if err := r.checkMessage(typeID, len(p)); err != nil {
 			return 0, err
 		}
-		total += align(len(p) + HeaderLength)
+		total += record.Size(len(p))
 		if total > limit {
 			return 0, fmt.Errorf("%w: batch of %d records exceeds the ring's %d bytes", ErrTooLong, len(payloads), limit)
 		}
@@ -691,26 +669,6 @@ func (r *ring) readStart() (int64, error) {
 	return head, nil
 }
 
-// validRecord reports whether a committed record (length > 0) at index is
-// one a correct producer writes: at least a header, within the ring, and a
-// message type or padding.
-func (r *ring) validRecord(index int, length, typeID int32) bool {
-	return int(length) >= HeaderLength && align(int(length)) <= r.capacity-index &&
-		(typeID >= 1 || typeID == PaddingTypeID)
-}
-
-// payloadAt returns the payload of the valid record at index, capped at
-// its end.
-func (r *ring) payloadAt(index int, length int32) []byte {
-	if invariants {
-		r.mustRecord(index)
-		if length < HeaderLength || int(length) > r.capacity-index {
-			panic(fmt.Sprintf("duty_invariants: record of length %d at %d runs past the ring's %d bytes", length, index, r.capacity))
-		}
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(r.base, index+HeaderLength)), int(length)-HeaderLength)
-}
-
 // read delivers up to limit messages to h (Agrona's read).
 func (r *ring) read(h Handler, limit int) (messages int, err error) {
 	head, err := r.readStart()
@@ -726,10 +684,11 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 			break // not yet written, or an open claim: never skip it
 		}
 		typeID := *r.typeAt(index)
-		if !r.validRecord(index, length, typeID) {
+		aligned, ok := record.Check(index, r.capacity, length, typeID)
+		if !ok {
 			return messages, r.corruptRecord(head, pos)
 		}
-		next := pos + int64(align(int(length)))
+		next := pos + int64(aligned)
 		if (pos^next)&r.prefetchBlocks != 0 && next-head >= readPrefetchDistance {
 			r.prefetchRead(next)
 		}
@@ -739,7 +698,7 @@ func (r *ring) read(h Handler, limit int) (messages int, err error) {
 		}
 		r.consumed = pos
 		messages++
-		h(typeID, r.payloadAt(index, length))
+		h(typeID, r.log.Payload(index, int(length)-HeaderLength))
 		if r.head.Load() != head {
 			// The handler read from this ring (nothing else moves head):
 			// that read released this message and what it read after
@@ -770,19 +729,20 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 			break // not yet written, or an open claim: never skip it
 		}
 		typeID := *r.typeAt(index)
-		if !r.validRecord(index, length, typeID) {
+		aligned, ok := record.Check(index, r.capacity, length, typeID)
+		if !ok {
 			return messages, r.corruptRecord(head, pos)
 		}
-		record := pos
-		pos += int64(align(int(length)))
-		if (record^pos)&r.prefetchBlocks != 0 && pos-start >= readPrefetchDistance {
+		at := pos
+		pos += int64(aligned)
+		if (at^pos)&r.prefetchBlocks != 0 && pos-start >= readPrefetchDistance {
 			r.prefetchRead(pos)
 		}
 		if typeID == PaddingTypeID {
 			continue
 		}
 		r.consumed = pos
-		action := h(typeID, r.payloadAt(index, length))
+		action := h(typeID, r.log.Payload(index, int(length)-HeaderLength))
 		if r.head.Load() != head {
 			// The handler read from this ring, which consumed this
 			// message (whatever the action) and released what it read:
@@ -791,7 +751,7 @@ func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err
 		}
 		switch action {
 		case Abort:
-			r.finish(head, record)
+			r.finish(head, at)
 			return messages, nil
 		case Break:
 			messages++

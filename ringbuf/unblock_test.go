@@ -22,7 +22,7 @@ func newManyToOne(t testing.TB, capacity int) *ManyToOne {
 // deadClaim simulates a producer that died right after its tail CAS, before
 // writing anything: the tail moves, the space stays zero.
 func deadClaim(r *ManyToOne, payload int) {
-	_, err := r.claim(align(payload + HeaderLength))
+	_, err := r.claim(RecordSize(payload))
 	if err != nil {
 		panic(err)
 	}

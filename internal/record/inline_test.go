@@ -12,15 +12,29 @@ import (
 
 // TestFastPathsInlineTheCopy: PublishRecord copies the payload in line (no
 // call, so nothing it holds is spilled), and Claim and Publish are small
-// enough for their callers to inline; from the compiler's own report (go
-// build -gcflags=-m).
+// enough for their callers to inline, as are the layout helpers, the
+// record checks and the log's accessors that the read loops and the fast
+// paths call per record; from the compiler's own report (go build
+// -gcflags=-m).
 func TestFastPathsInlineTheCopy(t *testing.T) {
 	out := gcout.Build(t, "-m")
 	for _, fn := range []string{"CopyBlocks", "CopyShort"} {
 		require.Regexp(t, `(?m)^\S*publish_(fast|other)\.go:\d+:\d+: inlining call to `+fn+`$`, out,
 			"PublishRecord must inline %s", fn)
 	}
-	for _, fn := range []string{`\(\*Producer\)\.Claim`, `\(\*Producer\)\.Publish`, `Marker`, `RecordSize`} {
-		require.Regexp(t, `(?m)^\S*producer\.go:\d+:\d+: can inline `+fn+`( |$)`, out, "%s must be inlinable", fn)
+	for _, c := range []struct{ file, fn string }{
+		{`producer`, `\(\*Producer\)\.Claim`},
+		{`producer`, `\(\*Producer\)\.Publish`},
+		{`layout`, `Marker`},
+		{`layout`, `Size`},
+		{`layout`, `HeaderWord`},
+		{`check`, `Check`},
+		{`check`, `CheckClaim`},
+		{`log`, `\(\*Log\)\.LengthAt`},
+		{`log`, `\(\*Log\)\.TypeAt`},
+		{`log`, `\(\*Log\)\.WordAt`},
+		{`log`, `\(\*Log\)\.Payload`},
+	} {
+		require.Regexp(t, `(?m)^\S*`+c.file+`\.go:\d+:\d+: can inline `+c.fn+`( |$)`, out, "%s must be inlinable", c.fn)
 	}
 }

@@ -5,13 +5,9 @@ import (
 	"unsafe"
 )
 
-// Record layout constants, as in package ringbuf (TestRingfastAgreesWithLayout
-// there checks they agree).
-const (
-	headerLength    = 8
-	recordAlignment = 8
-	cacheLine       = 64
-)
+// cacheLine is the padding that keeps a word one core writes off the
+// lines others read.
+const cacheLine = 64
 
 // MaxPayload is the largest payload the fast path writes: up to it the copy
 // is a few vector moves in line (CopyBlocks, CopyShort).
@@ -63,7 +59,7 @@ func (p *Producer) Hint() *atomic.Int64 { return &p.hint }
 func (p *Producer) Claim(size int) (index int, tail int64, ok bool) {
 	tail = p.hint.Load()
 	index = int(tail & p.mask)
-	ok = tail&(recordAlignment-1) == 0 && size <= p.capacity-index &&
+	ok = tail&(Alignment-1) == 0 && size <= p.capacity-index &&
 		int64(size) <= int64(p.capacity)-(tail-p.headCache.Load()) &&
 		p.tail.CompareAndSwap(tail, tail+int64(size))
 	return index, tail, ok
@@ -75,26 +71,7 @@ func (p *Producer) Claim(size int) (index int, tail int64, ok bool) {
 // record length (Marker); payload is at most MaxPayload bytes. Small
 // enough to inline.
 func (p *Producer) Publish(index int, marker int64, payload []byte, next int64) {
-	PublishRecord(unsafe.Add(p.base, index), marker, payload, int32(len(payload)+headerLength), &p.hint, next)
-}
-
-// HeaderWord is a record header as one 8-byte word, for one store of
-// length and type: the length in the low half, the type in the high half
-// (little-endian: length at offset 0, type at offset 4). The one
-// definition, for ringbuf as well.
-func HeaderWord(length int, typeID int32) int64 {
-	return int64(uint64(uint32(length)) | uint64(uint32(typeID))<<32)
-}
-
-// Marker returns the claim marker of a record of payloadLen bytes and type
-// typeID: the header word with the negated record length.
-func Marker(payloadLen int, typeID int32) int64 {
-	return HeaderWord(-(payloadLen + headerLength), typeID)
-}
-
-// RecordSize is the aligned size of a record of payloadLen bytes.
-func RecordSize(payloadLen int) int {
-	return (payloadLen + headerLength + recordAlignment - 1) &^ (recordAlignment - 1)
+	PublishRecord(unsafe.Add(p.base, index), marker, payload, int32(len(payload)+HeaderLength), &p.hint, next)
 }
 
 // of returns the Producer of a *ringbuf.ManyToOne. Package ringbuf, which

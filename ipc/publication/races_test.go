@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -29,10 +30,10 @@ func TestUnblockedClaimStaysPadding(t *testing.T) {
 
 	// q.TryClaim(pubTypeID, 32), stalled right after its marker.
 	const n = 32
-	index, _, err := q.claim(recordSize(n))
+	index, _, err := q.claim(record.Size(n))
 	require.NoError(t, err)
 	q.mark(index, n+ringbuf.HeaderLength, pubTypeID)
-	require.Equal(t, headerWord(-(n+ringbuf.HeaderLength), pubTypeID), q.wordAt(index).Load(),
+	require.Equal(t, record.Marker(int(n), pubTypeID), q.wordAt(index).Load(),
 		"one store: the negated length and the type together")
 
 	var got [][]byte

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -50,7 +51,7 @@ func (r *logReader) lengthAt(index int) *atomic.Int32 {
 }
 
 func (r *logReader) typeAt(index int) int32 {
-	return *(*int32)(unsafe.Add(r.base, index+ringbuf.TypeOffset))
+	return *(*int32)(unsafe.Add(r.base, index+record.TypeOffset))
 }
 
 // check validates a record header at index: a length that covers at least
@@ -58,10 +59,10 @@ func (r *logReader) typeAt(index int) int32 {
 // padding are also at most the MTU long: the callers check that.) It returns the aligned
 // length, or -1.
 func (r *logReader) check(index int, length int32) int {
-	if length < ringbuf.HeaderLength {
+	if length < record.HeaderLength {
 		return -1
 	}
-	aligned := (int(length) + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
+	aligned := (int(length) + record.Alignment - 1) &^ (record.Alignment - 1)
 	if aligned > r.capacity-index {
 		return -1
 	}
@@ -93,7 +94,7 @@ func (r *logReader) corrupt(index int, position int64, length, typeID int32) err
 // correct publisher; it is dropped, counted, and never delivered in part.
 func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit int) (messages int, err error) {
 	start := r.pos
-	if start < 0 || start&(ringbuf.RecordAlignment-1) != 0 {
+	if start < 0 || start&(record.Alignment-1) != 0 {
 		return 0, fmt.Errorf("%w: subscriber position %d", ErrCorrupt, start)
 	}
 	index := int(start & r.mask)
@@ -120,14 +121,14 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		}
 		typeID := r.typeAt(at)
 		aligned := r.check(at, length)
-		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) || (length > r.mtu && typeID != ringbuf.PaddingTypeID) {
+		if aligned < 0 || (typeID < 1 && typeID != record.PaddingTypeID) || (length > r.mtu && typeID != record.PaddingTypeID) {
 			consumed = bytesRead
 			return messages, r.corrupt(at, start+int64(bytesRead), length, typeID)
 		}
 		if checkTail && !r.claimed(start+int64(bytesRead+aligned)) {
 			break
 		}
-		if typeID == ringbuf.PaddingTypeID {
+		if typeID == record.PaddingTypeID {
 			bytesRead += aligned
 			continue
 		}
@@ -135,10 +136,10 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		size := aligned
 		switch {
 		case typeID&flagBits == 0:
-			payload = r.log[at+ringbuf.HeaderLength : at+int(length) : at+int(length)]
-		case typeID&(fragmentFlag|beginFlag) != fragmentFlag|beginFlag:
-			// A middle or last fragment without its first, or a flag
-			// without fragmentFlag.
+			payload = r.log[at+record.HeaderLength : at+int(length) : at+int(length)]
+		case typeID&(fragmentFlag|beginFlag|record.FlagsReserved) != fragmentFlag|beginFlag:
+			// A middle or last fragment without its first, a flag
+			// without fragmentFlag, or a reserved bit.
 			r.dropped++
 			bytesRead += aligned
 			continue
@@ -249,7 +250,7 @@ func (r *logReader) claimed(end int64) bool {
 // the tail (see claimed).
 func (r *logReader) stalled(word int64) error {
 	tail := word &^ sealedBit
-	if word < 0 || tail&(ringbuf.RecordAlignment-1) != 0 || tail > maxPositionFor(r.capacity) ||
+	if word < 0 || tail&(record.Alignment-1) != 0 || tail > maxPositionFor(r.capacity) ||
 		tail < r.pos || tail-r.pos > int64(r.capacity) {
 		return r.badTail(word)
 	}
@@ -303,18 +304,18 @@ func (r *logReader) badTail(word int64) error {
 // end, and tails only grow. The MTU and the max message are this process's
 // validated copies.
 func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool {
-	aligned := (n + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
+	aligned := (n + record.Alignment - 1) &^ (record.Alignment - 1)
 	if aligned > int64(r.capacity-index) || aligned > room {
 		return false
 	}
 	mtu, maxMessage := int64(r.mtu), int64(len(r.buf))
 	switch {
 	case typeID >= 1 && typeID <= MaxTypeID:
-		return n >= ringbuf.HeaderLength && n <= min(mtu, maxMessage+ringbuf.HeaderLength)
+		return n >= record.HeaderLength && n <= min(mtu, maxMessage+record.HeaderLength)
 	case typeID&^MaxTypeID == fragmentFlag|beginFlag && typeID&MaxTypeID != 0:
-		return n%ringbuf.RecordAlignment == 0 && n > mtu && n%mtu != ringbuf.RecordAlignment &&
-			n <= int64(claimSize(len(r.buf), int(r.mtu)-ringbuf.HeaderLength))
-	case typeID == ringbuf.PaddingTypeID:
+		return n%record.Alignment == 0 && n > mtu && n%mtu != record.Alignment &&
+			n <= int64(claimSize(len(r.buf), int(r.mtu)-record.HeaderLength))
+	case typeID == record.PaddingTypeID:
 		return n == int64(r.capacity-index)
 	}
 	return false
@@ -344,11 +345,11 @@ func (r *logReader) reassemble(index int, typeID, firstLength int32, first int) 
 				return n, at - index, false
 			}
 		}
-		payload := int(length) - ringbuf.HeaderLength
+		payload := int(length) - record.HeaderLength
 		if payload > len(r.buf)-n {
 			return n, max(at-index, first), false
 		}
-		copy(r.buf[n:], r.log[at+ringbuf.HeaderLength:at+int(length)])
+		copy(r.buf[n:], r.log[at+record.HeaderLength:at+int(length)])
 		n += payload
 		at += aligned
 		if t&endFlag != 0 {

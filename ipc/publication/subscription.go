@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -259,7 +260,7 @@ func (s *Subscription) joinPosition() (int64, error) {
 		// clean position plus the window).
 		j = pf.firstOpenClaim(pf.cleanPos.Load(), tail)
 	}
-	if j < 0 || j > tail || j&(ringbuf.RecordAlignment-1) != 0 {
+	if j < 0 || j > tail || j&(record.Alignment-1) != 0 {
 		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrCorrupt, pf.file.Path(), j, tail)
 	}
 	return j, nil
@@ -490,10 +491,10 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 		return false, nil
 	case length < 0:
 		n := -int64(length)
-		if n < ringbuf.HeaderLength || int64(recordSize(int(n)-ringbuf.HeaderLength)) > int64(pf.capacity-index) {
+		if n < record.HeaderLength || int64(record.Size(int(n)-record.HeaderLength)) > int64(pf.capacity-index) {
 			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrCorrupt, n, index, pf.capacity)
 		}
-		return w.CompareAndSwap(word, headerWord(int32(n), ringbuf.PaddingTypeID)), nil
+		return w.CompareAndSwap(word, record.HeaderWord(int(n), record.PaddingTypeID)), nil
 	}
 	if word != 0 {
 		// A type without a length: the marker is always stored first.
@@ -505,7 +506,7 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 		limit = producerIndex
 	}
 	gapEnd := -1
-	for i := index + ringbuf.RecordAlignment; i < limit; i += ringbuf.RecordAlignment {
+	for i := index + record.Alignment; i < limit; i += record.Alignment {
 		if pf.lengthAt(i).Load() != 0 {
 			gapEnd = i
 			break
@@ -522,7 +523,7 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 			return false, nil
 		}
 	}
-	for i := gapEnd - ringbuf.RecordAlignment; i > index; i -= ringbuf.RecordAlignment {
+	for i := gapEnd - record.Alignment; i > index; i -= record.Alignment {
 		if pf.lengthAt(i).Load() != 0 {
 			return false, nil // a slow claimer wrote meanwhile
 		}
@@ -530,7 +531,7 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	if toTail && pf.tail.Load()&^sealedBit != tail {
 		return false, nil // someone claims after all: the next header will show
 	}
-	return w.CompareAndSwap(0, headerWord(int32(gapEnd-index), ringbuf.PaddingTypeID)), nil
+	return w.CompareAndSwap(0, record.HeaderWord(gapEnd-index, record.PaddingTypeID)), nil
 }
 
 // Heartbeat stores nowMillis (epoch ms) as this subscriber's heartbeat, for
