@@ -41,5 +41,6 @@ func TestSendKeepsTheTailGuess(t *testing.T) {
 func TestIdleActorCycleInlines(t *testing.T) {
 	out := gcout.Build(t, "-m")
 	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to \(\*Mailbox\)\.quietPoll$`, out)
-	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to ringbuf\.\(\*ManyToOne\)\.Ready$`, out)
+	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to ringbuf\.\(\*ring\)\.Ready$`, out)
+	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to record\.\(\*Reader\)\.Ready$`, out)
 }

@@ -314,11 +314,12 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 // TestHandlerPanicReleasedByTheNextRead pins a documented departure from
 // agrona.md 3.8 (docs/ringbuf.md, "Handlers that panic"): Agrona commits
 // head before the exception propagates; here the consuming view records
-// the consumption (ring.consumed) and releases it at its next read, which
-// saves a deferred call (~3 ns) on every read. Until then other views, and
-// other processes sharing the buffer, see the old head: a successor over
-// the same bytes delivers again what the dead consumer had handled, the
-// message that panicked included. The consuming view itself never does.
+// the consumption (the record core's Reader.consumed) and releases it at
+// its next read, which saves a deferred call (~3 ns) on every read. Until
+// then other views, and other processes sharing the buffer, see the old
+// head: a successor over the same bytes delivers again what the dead
+// consumer had handled, the message that panicked included. The consuming
+// view itself never does.
 func TestHandlerPanicReleasedByTheNextRead(t *testing.T) {
 	forKinds(t, func(t *testing.T, k kind) {
 		buf, err := Allocate(1024)

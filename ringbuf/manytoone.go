@@ -36,11 +36,9 @@ func init() {
 // live ring (another process's) sees its contents as they are.
 func NewManyToOne(buf []byte) (*ManyToOne, error) {
 	r := &ManyToOne{}
-	if err := r.init(buf, MinCapacityManyToOne); err != nil {
+	if err := r.init(buf, true); err != nil {
 		return nil, err
 	}
-	r.zeroConsumed = true
-	r.demote = r.prefetchBlocks != 0
 	r.fast.Init(r.base, r.capacity, r.tail, r.headCache)
 	return r, nil
 }
@@ -58,11 +56,11 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 // core as its producers. Consumer only; it changes nothing in the ring's
 // memory or protocol, and other views of the ring (other processes) decide
 // for themselves.
-func (r *ManyToOne) SetDemote(on bool) { r.demote = on && r.prefetchBlocks != 0 }
+func (r *ManyToOne) SetDemote(on bool) { r.rd.SetDemote(on) }
 
 // Demotes reports whether this view's consumer demotes the lines it
 // releases (SetDemote).
-func (r *ManyToOne) Demotes() bool { return r.demote }
+func (r *ManyToOne) Demotes() bool { return r.rd.Demotes() }
 
 // claim reserves required (aligned) bytes and returns the record index.
 // Agrona's algorithm (agrona.md 3.5), including the rule that a record that

@@ -21,7 +21,7 @@ type OneToOne struct {
 // on an 8-byte boundary. It never writes to buf (see NewManyToOne).
 func NewOneToOne(buf []byte) (*OneToOne, error) {
 	r := &OneToOne{}
-	if err := r.init(buf, MinCapacityOneToOne); err != nil {
+	if err := r.init(buf, false); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -7,9 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/prefetch"
+	"github.com/dutyrt/duty/internal/record"
 )
 
-// TestPrefetchOnlyInLargeRings: rings of at least minPrefetchCapacity bytes
+// TestPrefetchOnlyInLargeRings: rings of at least record.MinPrefetchCapacity bytes
 // prefetch (the one-to-one producer and the consumers of both kinds), and
 // smaller ones do not.
 func TestPrefetchOnlyInLargeRings(t *testing.T) {
@@ -19,8 +20,8 @@ func TestPrefetchOnlyInLargeRings(t *testing.T) {
 		want     int64
 	}{
 		{64, 0},
-		{minPrefetchCapacity / 2, 0},
-		{minPrefetchCapacity, blocks},
+		{record.MinPrefetchCapacity / 2, 0},
+		{record.MinPrefetchCapacity, blocks},
 		{1 << 20, blocks},
 	} {
 		o, err := NewOneToOne(make([]byte, c.capacity+TrailerLength))

@@ -22,37 +22,24 @@ type Handler func(typeID int32, payload []byte)
 // what happens to it (see Action). payload aliases the ring as for Handler.
 type ControlledHandler func(typeID int32, payload []byte) Action
 
-// Action is a ControlledHandler's decision about the message it was given.
-type Action int
+// Action is a ControlledHandler's decision about the message it was given
+// (the record core's type: the read loop acts on it).
+type Action = record.Action
 
 const (
 	// Abort leaves this message in the ring, un-consumed, and ends the read;
 	// it is delivered again by the next read. Messages accepted earlier in
 	// the same read stay consumed.
-	Abort Action = iota + 1
+	Abort Action = record.Abort
 	// Break consumes this message and ends the read.
-	Break
+	Break Action = record.Break
 	// Commit consumes this message, releases the space of everything read so
 	// far to the producers at once, and continues.
-	Commit
+	Commit Action = record.Commit
 	// Continue consumes this message and continues; space is released at the
 	// end of the read.
-	Continue
+	Continue Action = record.Continue
 )
-
-func (a Action) String() string {
-	switch a {
-	case Abort:
-		return "ABORT"
-	case Break:
-		return "BREAK"
-	case Commit:
-		return "COMMIT"
-	case Continue:
-		return "CONTINUE"
-	}
-	return fmt.Sprintf("Action(%d)", int(a))
-}
 
 // Claim is space claimed in the ring by TryClaim. Fill Payload, then pass
 // Index to exactly one of Commit or Abort.
@@ -203,7 +190,9 @@ const allocAlignment = 128
 // ring is the state and code shared by both ring types. All fields are
 // written once by the constructor and only read afterwards, so producer and
 // consumer goroutines share its cache lines read-only; the hot shared words
-// live in the buffer's trailer, each in its own 128-byte slot.
+// live in the buffer's trailer, each in its own 128-byte slot. The
+// consumer's side is the record core's Reader (rd), whose one
+// consumer-written word sits on cache lines of its own.
 type ring struct {
 	buf          atomicbuf.Buffer
 	data         []byte // the records: buf[:capacity]
@@ -216,12 +205,9 @@ type ring struct {
 	// zeroConsumed: the consumer zeroes what it consumed before releasing
 	// it (many-to-one, so that Unblock can tell an unwritten claim).
 	zeroConsumed bool
-	// demote: the consumer demotes the lines it zeroed and released
-	// (many-to-one rings large enough to prefetch; SetDemote).
-	demote bool
 	// prefetchBlocks masks away a position's offset in its
 	// prefetch.BlockSize block, or is 0 in a ring too small to prefetch in
-	// (see prefetchAhead and prefetchRead).
+	// (record.PrefetchBlocks; see prefetchAhead).
 	prefetchBlocks int64
 
 	tail        *atomic.Int64
@@ -230,19 +216,16 @@ type ring struct {
 	correlation *atomic.Int64
 	heartbeat   *atomic.Int64
 
-	// consumed is written by the consumer only (before each handler call),
-	// so it sits on cache lines of its own, away from the read-only fields
-	// producers load on every claim.
-	_        [cacheLine]byte
-	consumed int64 // position through the last message handed to a handler
-	_        [cacheLine]byte
+	rd record.Reader
 }
 
-// cacheLine is the padding that keeps consumer-written fields off the
-// producers' lines.
-const cacheLine = 64
-
-func (r *ring) init(b []byte, minCapacity int) error {
+// init points r at the ring buffer b: a many-to-one ring (many) or a
+// one-to-one ring.
+func (r *ring) init(b []byte, many bool) error {
+	minCapacity := MinCapacityOneToOne
+	if many {
+		minCapacity = MinCapacityManyToOne
+	}
 	capacity := len(b) - TrailerLength
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return fmt.Errorf("%w: length=%d", ErrCapacity, len(b))
@@ -255,38 +238,30 @@ func (r *ring) init(b []byte, minCapacity int) error {
 		return fmt.Errorf("%w: %w", ErrMisaligned, err)
 	}
 	*r = ring{
-		buf:          ab,
-		data:         b[:capacity:capacity],
-		base:         unsafe.Pointer(unsafe.SliceData(b)),
-		log:          record.NewLog(b[:capacity:capacity]),
-		capacity:     capacity,
-		mask:         int64(capacity - 1),
-		maxMsgLength: maxMessageLength(capacity, minCapacity),
-		prefetchBlocks: func() int64 {
-			if capacity < minPrefetchCapacity {
-				return 0
-			}
-			return ^int64(prefetch.BlockSize - 1)
-		}(),
-		minCapacity: minCapacity,
-		tail:        ab.Int64At(capacity + TailPositionOffset),
-		headCache:   ab.Int64At(capacity + HeadCachePositionOffset),
-		head:        ab.Int64At(capacity + HeadPositionOffset),
-		correlation: ab.Int64At(capacity + CorrelationCounterOffset),
-		heartbeat:   ab.Int64At(capacity + ConsumerHeartbeatOffset),
+		buf:            ab,
+		data:           b[:capacity:capacity],
+		base:           unsafe.Pointer(unsafe.SliceData(b)),
+		log:            record.NewLog(b[:capacity:capacity]),
+		capacity:       capacity,
+		mask:           int64(capacity - 1),
+		maxMsgLength:   maxMessageLength(capacity, minCapacity),
+		prefetchBlocks: record.PrefetchBlocks(capacity),
+		minCapacity:    minCapacity,
+		zeroConsumed:   many,
+		tail:           ab.Int64At(capacity + TailPositionOffset),
+		headCache:      ab.Int64At(capacity + HeadCachePositionOffset),
+		head:           ab.Int64At(capacity + HeadPositionOffset),
+		correlation:    ab.Int64At(capacity + CorrelationCounterOffset),
+		heartbeat:      ab.Int64At(capacity + ConsumerHeartbeatOffset),
 	}
+	r.rd.Init(b[:capacity:capacity], r.head, many)
 	return nil
 }
 
 // prefetchDistance is how far ahead of its tail a one-to-one producer asks
-// for the ring's lines, readPrefetchDistance how far ahead of its position
-// a consumer does, in rings of at least minPrefetchCapacity bytes
-// (docs/ringbuf.md, "Prefetching").
-const (
-	prefetchDistance     = 2048
-	readPrefetchDistance = 1024
-	minPrefetchCapacity  = 4 * prefetchDistance
-)
+// for the ring's lines (docs/ringbuf.md, "Prefetching"; the consumer's
+// distance is the record core's).
+const prefetchDistance = record.PrefetchDistance
 
 // prefetchClaim is prefetchAhead for a claim of any size, called under the
 // same condition: it asks for every block that enters the window as the tail
@@ -318,18 +293,6 @@ func prefetchWindow(tail, next int64) (first, last int64) {
 // which a prefetch neither changes nor orders.
 func (r *ring) prefetchAhead(next int64) {
 	prefetch.Write(unsafe.Add(r.base, (next+prefetchDistance)&r.mask&r.prefetchBlocks))
-}
-
-// prefetchRead is called by a consumer whose position moves to next across
-// a block boundary, once the read has consumed readPrefetchDistance bytes:
-// it asks for the block readPrefetchDistance bytes beyond next, so that the
-// loads of the records there (which the consumer makes one after the other,
-// each address depending on the length before it) find their lines already
-// on their way. The condition is the evidence that the producer is ahead: a
-// consumer that keeps catching up (a record or two per read) would ask for
-// lines the producer has yet to write, and take them from it.
-func (r *ring) prefetchRead(next int64) {
-	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.prefetchBlocks))
 }
 
 // lengthAt, typeAt and wordAt return the header words of the record at
@@ -633,247 +596,47 @@ func (r *ring) errCorruptRecord(index int, length, typeID int32) error {
 	return fmt.Errorf("%w: record at %d has length %d and type %d (capacity %d)", ErrCorrupt, index, length, typeID, r.capacity)
 }
 
-// The read loops. Agrona's read and controlledRead, one function each, so
-// that each keeps as few values live across the handler call as it can: Go
-// saves every live register around a call, so each one is a store and a
-// load per message (measured: BenchmarkConsume, docs/ringbuf.md "Fast
-// paths"). Positions are kept as ring positions (pos: the next record;
-// origin: the position of index 0 in this lap): a read never crosses the
-// end of the ring, so index = pos - origin stays below capacity.
-//
-// Head is released when the read returns, not in a deferred function: a
-// handler that panics still consumes its message, as in Agrona, because
-// r.consumed, stored before each handler call, is what the next read
-// releases first (readStart). A deferred release would cost ~3 ns a call.
-
-// readStart returns the position a read starts from: the head, after
-// releasing what a panicking handler left consumed.
-func (r *ring) readStart() (int64, error) {
-	head := r.head.Load() // consumer-owned: nobody else stores it
-	if head&(RecordAlignment-1) != 0 {
-		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
-	}
-	if c := r.consumed; c > head {
-		// A handler panicked during the previous read: what was handed out
-		// up to and including its message is consumed (as in Agrona, where
-		// the exception propagates after head moves), released now.
-		if c-head > int64(r.capacity)-(head&r.mask) {
-			// Not a range this consumer read (a read never crosses the end
-			// of the ring): head was rewritten under it, in a shared file.
-			r.consumed = head
-			return 0, fmt.Errorf("%w: head position %d moved under the consumer, which consumed up to %d", ErrCorrupt, head, c)
-		}
-		r.release(head, c)
-		head = c
-	}
-	return head, nil
-}
-
-// read delivers up to limit messages to h (Agrona's read).
-func (r *ring) read(h Handler, limit int) (messages int, err error) {
-	head, err := r.readStart()
-	if err != nil {
-		return 0, err
-	}
-	origin := head &^ r.mask
-	pos := head
-	for int(pos-origin) < r.capacity && messages < limit {
-		index := int(pos - origin)
-		length := r.lengthAt(index).Load() // acquire: publishes type and payload
-		if length <= 0 {
-			break // not yet written, or an open claim: never skip it
-		}
-		typeID := *r.typeAt(index)
-		aligned, ok := record.Check(index, r.capacity, length, typeID)
-		if !ok {
-			return messages, r.corruptRecord(head, pos)
-		}
-		next := pos + int64(aligned)
-		if (pos^next)&r.prefetchBlocks != 0 && next-head >= readPrefetchDistance {
-			r.prefetchRead(next)
-		}
-		pos = next
-		if typeID == PaddingTypeID {
-			continue
-		}
-		r.consumed = pos
-		messages++
-		h(typeID, r.log.Payload(index, int(length)-HeaderLength))
-		if r.head.Load() != head {
-			// The handler read from this ring (nothing else moves head):
-			// that read released this message and what it read after
-			// it. Going on from pos, or releasing from head, would
-			// deliver its messages again, move head back or zero space
-			// producers may have written since.
-			return messages, nil
-		}
-	}
-	r.finish(head, pos)
-	return messages, nil
-}
-
-// controlledRead delivers up to limit messages to h, which decides for
-// each with an Action (Agrona's controlledRead, agrona.md 3.9).
-func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err error) {
-	head, err := r.readStart()
-	if err != nil {
-		return 0, err
-	}
-	start := head // head moves with Commit actions; see prefetchRead
-	origin := head &^ r.mask
-	pos := head
-	for int(pos-origin) < r.capacity && messages < limit {
-		index := int(pos - origin)
-		length := r.lengthAt(index).Load() // acquire: publishes type and payload
-		if length <= 0 {
-			break // not yet written, or an open claim: never skip it
-		}
-		typeID := *r.typeAt(index)
-		aligned, ok := record.Check(index, r.capacity, length, typeID)
-		if !ok {
-			return messages, r.corruptRecord(head, pos)
-		}
-		at := pos
-		pos += int64(aligned)
-		if (at^pos)&r.prefetchBlocks != 0 && pos-start >= readPrefetchDistance {
-			r.prefetchRead(pos)
-		}
-		if typeID == PaddingTypeID {
-			continue
-		}
-		r.consumed = pos
-		action := h(typeID, r.log.Payload(index, int(length)-HeaderLength))
-		if r.head.Load() != head {
-			// The handler read from this ring, which consumed this
-			// message (whatever the action) and released what it read:
-			// see read.
-			return messages + 1, nil
-		}
-		switch action {
-		case Abort:
-			r.finish(head, at)
-			return messages, nil
-		case Break:
-			messages++
-			r.finish(head, pos)
-			return messages, nil
-		case Commit:
-			messages++
-			r.release(head, pos)
-			head = pos
-		default: // Continue, and anything unknown
-			messages++
-		}
-	}
-	r.finish(head, pos)
-	return messages, nil
-}
-
-// corruptRecord ends a read at the invalid record at pos: what came before
-// it is consumed, the record and everything after it stay. Out of line, so
-// the read loops keep nothing live for it.
-//
-//go:noinline
-func (r *ring) corruptRecord(head, pos int64) error {
-	r.finish(head, pos)
-	index := int(pos & r.mask)
-	return r.errCorruptRecord(index, r.lengthAt(index).Load(), *r.typeAt(index))
-}
-
-// finish ends a read that consumed the records from head to next: releases
-// them and records that nothing is pending.
-func (r *ring) finish(head, next int64) {
-	if next != head {
-		r.release(head, next)
-	}
-	r.consumed = next
-}
-
-// release zeroes (many-to-one) the consumed bytes from position head to
-// next, which never cross the end of the ring, then publishes head = next
-// with a release store: producers that load head see the zeroes.
-func (r *ring) release(head, next int64) {
-	if r.zeroConsumed {
-		index := int(head & r.mask)
-		end := index + int(next-head)
-		clear(r.data[index:end])
-		atomicbuf.StoreRelease64(r.head, next)
-		if r.demote {
-			r.demoteReleased(index, end)
-		}
-		return
-	}
-	atomicbuf.StoreRelease64(r.head, next)
-}
-
-// demoteReleased asks for the lines that the release of the bytes from
-// index to end has finished with (every line of the range but a last one
-// that end only partly covers: the producers may be writing its rest) to
-// leave this core's caches for the cache all cores share (CLDEMOTE,
-// internal/prefetch). The line that holds index belongs to this range
-// even when it starts before it: its earlier bytes were released before,
-// and the release that ended in it did not demote it. So every line is
-// demoted once per lap, after its last byte is released.
-//
-// Why: the consumer has just zeroed these lines, so they sit modified in
-// its own cache, and a producer's next claim of them, a lap later, has to
-// take each one from there; a many-to-one producer's locked
-// compare-and-swap waits for that transfer. From the shared cache it is
-// shorter. docs/ringbuf.md, "Demoting released lines", has the figures,
-// and the cost: the consumer pays for each demotion, which is a loss when
-// it is the slower end (SetDemote). A hint only: it changes no memory,
-// and nothing in the protocol depends on when it takes effect. Called
-// after head is published, so producers waiting for room do not wait for
-// it.
-func (r *ring) demoteReleased(index, end int) {
-	off := int(uintptr(r.base) & (cacheLine - 1)) // lines are absolute
-	first := (index + off) &^ (cacheLine - 1)
-	last := (end + off) &^ (cacheLine - 1)
-	if last > first {
-		demoteLines(unsafe.Add(r.base, first-off), (last-first)/cacheLine)
-	}
-}
-
-// demoteLines is prefetch.Demote, a variable so that tests can see what
-// the consumer demotes.
-var demoteLines = prefetch.Demote
-
 // Read delivers up to limit committed messages to h, in order, and releases
-// their space when it returns. Padding is consumed but neither delivered nor
-// counted, and a read never crosses the end of the ring, so it can return 0
-// while messages wait at the start of the ring: call it again (or use
-// Size). A handler that panics consumes its message, as in Agrona: the
-// panic propagates, and the next read (or controlled read) releases the
-// space of that message and of those before it. A handler may read from
-// the same ring: the inner read consumes the handler's message (whatever a
-// controlled handler returns) and what it reads, and the outer read returns
-// when the handler does.
-func (r *OneToOne) Read(h Handler, limit int) (int, error) {
+// their space when it returns (a many-to-one ring zeroes it first). Padding
+// is consumed but neither delivered nor counted, and a read never crosses
+// the end of the ring, so it can return 0 while messages wait at the start
+// of the ring: call it again (or use Size). A handler that panics consumes
+// its message, as in Agrona: the panic propagates, and the next read (or
+// controlled read) releases the space of that message and of those before
+// it. A handler may read from the same ring: the inner read consumes the
+// handler's message (whatever a controlled handler returns) and what it
+// reads, and the outer read returns when the handler does.
+//
+// The read loop is the record core's (internal/record, Reader), one for
+// both ring types; an empty poll returns here, in two loads.
+func (r *ring) Read(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
 	}
-	if r.empty() {
+	if !r.rd.Ready() {
 		return 0, nil
 	}
-	return r.read(h, limit)
+	return r.rd.Read(h, limit)
 }
 
 // ControlledRead is Read with a handler that decides, message by message,
 // with an Action.
-func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
+func (r *ring) ControlledRead(h ControlledHandler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
 	}
-	if r.empty() {
+	if !r.rd.Ready() {
 		return 0, nil
 	}
-	return r.controlledRead(h, limit)
+	return r.rd.ControlledRead(h, limit)
 }
 
 // Ready reports whether a read now would find a committed record at the
 // consumer's position: a message to deliver, padding to skip, or a record
 // to report as corrupt. An empty ring or an open claim at head is not
-// ready. Consumer only.
+// ready: on a many-to-one ring even a dead producer's, so a consumer that
+// spins on Ready must still call Unblock from time to time if producers
+// can die. Consumer only.
 //
 // Ready is small enough to inline, and Read is not: a goroutine that spins
 // on a ring should poll with Ready and call Read when it is true, so that
@@ -881,42 +644,4 @@ func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
 // loop that calls Read on every poll delivered each message 10-55 ns
 // later (about 45 in most runs) than one that polls with Ready
 // (docs/ringbuf.md, "Spinning consumers").
-func (r *OneToOne) Ready() bool { return !r.empty() }
-
-// Ready reports whether a read now would find a committed record at the
-// consumer's position; see OneToOne.Ready. An open claim at head, even a
-// dead producer's, is not ready: a consumer that spins on Ready must still
-// call Unblock from time to time if producers can die.
-func (r *ManyToOne) Ready() bool { return !r.empty() }
-
-// Read delivers up to limit committed messages to h, in order; see
-// OneToOne.Read. Consumed space is zeroed before it is released.
-func (r *ManyToOne) Read(h Handler, limit int) (int, error) {
-	if h == nil {
-		return 0, ErrNilHandler
-	}
-	if r.empty() {
-		return 0, nil
-	}
-	return r.read(h, limit)
-}
-
-// ControlledRead is Read with a handler that decides, message by message,
-// with an Action.
-func (r *ManyToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
-	if h == nil {
-		return 0, ErrNilHandler
-	}
-	if r.empty() {
-		return 0, nil
-	}
-	return r.controlledRead(h, limit)
-}
-
-// empty is the inlinable fast path of a poll that finds nothing: the record
-// at head is not committed (two loads, no defer, no call). A misaligned head
-// is left to read, which reports it as corruption.
-func (r *ring) empty() bool {
-	head := r.head.Load()
-	return head&(RecordAlignment-1) == 0 && r.lengthAt(int(head&r.mask)).Load() <= 0
-}
+func (r *ring) Ready() bool { return r.rd.Ready() }

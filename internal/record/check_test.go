@@ -32,9 +32,10 @@ func TestCheck(t *testing.T) {
 		{"a negative type but padding", 0, 8, -2, 8, false},
 		{"the most negative type", 0, 8, math.MinInt32, 8, false},
 	} {
-		aligned, ok := Check(c.index, capacity, c.length, c.typeID)
+		ok := Check(c.index, capacity, c.length, c.typeID)
 		require.Equal(t, c.ok, ok, c.name)
 		if ok {
+			aligned := Align(int(c.length))
 			require.Equal(t, c.aligned, aligned, c.name)
 			require.LessOrEqual(t, c.index+aligned, capacity, c.name)
 		}
@@ -60,10 +61,11 @@ func TestCheckClaim(t *testing.T) {
 		{"zero", 0, 0, 0, false},
 		{"MinInt32, whose negation overflows", 0, math.MinInt32, 0, false},
 	} {
-		aligned, ok := CheckClaim(c.index, capacity, c.marker)
+		ok := CheckClaim(c.index, capacity, c.marker)
 		require.Equal(t, c.ok, ok, c.name)
 		if ok {
-			require.Equal(t, c.aligned, aligned, c.name)
+			require.Equal(t, c.aligned, Align(int(-c.marker)), c.name)
+			require.LessOrEqual(t, c.index+Align(int(-c.marker)), capacity, c.name)
 		}
 	}
 }

@@ -38,3 +38,14 @@ func TestFastPathsInlineTheCopy(t *testing.T) {
 		require.Regexp(t, `(?m)^\S*`+c.file+`\.go:\d+:\d+: can inline `+c.fn+`( |$)`, out, "%s must be inlinable", c.fn)
 	}
 }
+
+// TestReaderInlines holds the consumer's fast paths to docs/ringbuf.md:
+// Ready inlines, so a spin loop that polls with it makes no call while
+// the ring is empty ("Spinning consumers"), and the read loops call the
+// prefetch in line, one call to the assembly once per block, not through
+// a Go function of their own ("Prefetching").
+func TestReaderInlines(t *testing.T) {
+	out := gcout.Build(t, "-m")
+	require.Regexp(t, `(?m)^\S*reader\.go:\d+:\d+: can inline \(\*Reader\)\.Ready$`, out)
+	require.Regexp(t, `(?m)^\S*reader\.go:\d+:\d+: inlining call to \(\*Reader\)\.prefetchRead$`, out)
+}
