@@ -12,18 +12,18 @@ import (
 
 // TestWriteFastPathsInlineTheCopy holds Write's fast paths to what
 // docs/ringbuf.md says of them: one-to-one Write copies the payload in
-// line, and many-to-one Write inlines the fast claim and the publication
-// (one call, to record.PublishRecord, which inlines its copy: tested
-// there). If a compiler's inlining budget ever changes so that one of them
-// is no longer inlined, this fails, from the compiler's own report (go
-// build -gcflags=-m).
+// line, and many-to-one Write inlines the record core's fast claim and
+// publication (one call, to record.PublishRecord, which inlines its copy:
+// tested there). If a compiler's inlining budget ever changes so that one
+// of them is no longer inlined, this fails, from the compiler's own report
+// (go build -gcflags=-m).
 func TestWriteFastPathsInlineTheCopy(t *testing.T) {
 	out := gcout.Build(t, "-m")
 	for _, c := range []struct{ file, fn string }{
 		{`onetoone\.go`, `record\.CopyBlocks`},
 		{`onetoone\.go`, `record\.CopyShort`},
-		{`manytoone\.go`, `record\.\(\*Producer\)\.Claim`},
-		{`manytoone\.go`, `record\.\(\*Producer\)\.Publish`},
+		{`manytoone\.go`, `record\.\(\*Producer\)\.ClaimFast`},
+		{`manytoone\.go`, `record\.\(\*Producer\)\.PublishFast`},
 	} {
 		require.Regexp(t, `(?m)^\S*`+c.file+`:\d+:\d+: inlining call to `+c.fn+`$`, out,
 			"%s must inline %s", c.file, c.fn)

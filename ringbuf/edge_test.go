@@ -47,7 +47,7 @@ func TestManyToOneGuessAheadOfARewrittenTail(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, fresh.Write(1, []byte("fresh view")), "a new view over the same bytes writes")
 	t.Fatalf("the old view reports ErrFull for ever on an empty ring (tail %d, head %d, its guess %d)",
-		r.ProducerPosition(), r.ConsumerPosition(), r.fast.Hint().Load())
+		r.ProducerPosition(), r.ConsumerPosition(), r.p.Hint().Load())
 }
 
 // TestStressSmallAndUnalignedRings runs the package's concurrent
@@ -377,7 +377,7 @@ func TestRecordsCommitRacingUnblock(t *testing.T) {
 			done <- r.CommitRecords(rs)
 		}()
 		<-started
-		second := r.lengthAt(RecordSize(0))
+		second := r.p.LengthAt(RecordSize(0))
 		for second.Load() == 0 {
 		}
 		unblocked, err := r.Unblock()

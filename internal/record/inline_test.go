@@ -11,8 +11,9 @@ import (
 )
 
 // TestFastPathsInlineTheCopy: PublishRecord copies the payload in line (no
-// call, so nothing it holds is spilled), and Claim and Publish are small
-// enough for their callers to inline, as are the layout helpers, the
+// call, so nothing it holds is spilled), ClaimFast and PublishFast are
+// small enough for their callers to inline (and Write inlines them), as
+// are the layout helpers, the
 // record checks and the log's accessors that the read loops and the fast
 // paths call per record; from the compiler's own report (go build
 // -gcflags=-m).
@@ -23,8 +24,9 @@ func TestFastPathsInlineTheCopy(t *testing.T) {
 			"PublishRecord must inline %s", fn)
 	}
 	for _, c := range []struct{ file, fn string }{
-		{`producer`, `\(\*Producer\)\.Claim`},
-		{`producer`, `\(\*Producer\)\.Publish`},
+		{`producer`, `\(\*Producer\)\.ClaimFast`},
+		{`producer`, `\(\*Producer\)\.PublishFast`},
+		{`complete`, `\(\*Producer\)\.CheckMessage`},
 		{`layout`, `Marker`},
 		{`layout`, `Size`},
 		{`layout`, `HeaderWord`},
@@ -36,6 +38,9 @@ func TestFastPathsInlineTheCopy(t *testing.T) {
 		{`log`, `\(\*Log\)\.Payload`},
 	} {
 		require.Regexp(t, `(?m)^\S*`+c.file+`\.go:\d+:\d+: can inline `+c.fn+`( |$)`, out, "%s must be inlinable", c.fn)
+	}
+	for _, fn := range []string{`\(\*Producer\)\.ClaimFast`, `\(\*Producer\)\.PublishFast`} {
+		require.Regexp(t, `(?m)^\S*claim\.go:\d+:\d+: inlining call to `+fn+`$`, out, "Producer.Write must inline %s", fn)
 	}
 }
 

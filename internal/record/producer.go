@@ -13,50 +13,70 @@ const cacheLine = 64
 // is a few vector moves in line (CopyBlocks, CopyShort).
 const MaxPayload = 64
 
-// Producer is the fast-path state of one view of a many-to-one ring: where
-// the ring is, and a guess of its tail.
+// Producer is one view's producer side of a ring of records: where the
+// records are, the most one record carries, the words producers share
+// (tail, head cache, head: in a ringbuf ring's trailer), and a guess of the
+// tail. Its methods are the many-to-one producer protocol (claim.go,
+// complete.go, batch.go, unblock.go; docs/ringbuf.md, "Producing" and
+// "Unblock"): package ringbuf's ManyToOne produces through it, and so does
+// the mailbox, with a Producer of its own over its ring. A one-to-one ring
+// (many false) claims space its own way (package ringbuf) and uses the
+// rest: the checks, the marker and the completions.
 //
 // The guess (the hint) is the tail this view's producers last claimed up
 // to, never ahead of the real tail. A claim computes where it writes from
 // the guess and lets its compare-and-swap on the tail check it: on x86 a
 // record address computed from a load of the word that the previous
-// claim's locked CAS wrote serialises the producer (W1 many-to-one at ~15
-// Mmsg/s loading the tail, ~41 from a guess kept in another word;
-// docs/ringbuf.md). A wrong guess (another producer, another process's
-// view) costs one failed CAS and a load of the real tail in the caller's
-// general path. The hint is written by producers on every claim, so it is
-// on cache lines of its own.
+// claim's locked CAS wrote serialises the producer (docs/ringbuf.md, "Fast
+// paths"). A wrong guess (another producer, another view of the ring, in
+// this process or another) costs one failed CAS and a load of the real
+// tail, never a wrong claim. The hint is written by producers on every
+// claim, so it is on cache lines of its own; the fields before it are
+// written once, by Init.
 type Producer struct {
-	base      unsafe.Pointer // the ring's records
-	mask      int64
-	capacity  int
-	tail      *atomic.Int64
-	headCache *atomic.Int64
+	Log
+	maxMsgLength int
+	tail         *atomic.Int64
+	headCache    *atomic.Int64
+	head         *atomic.Int64
+	// many: any number of producers, and a consumer that may pad an open
+	// claim (Unblock): a claim of several records is published with a
+	// compare-and-swap (PublishClaim).
+	many bool
 
 	_    [cacheLine]byte
 	hint atomic.Int64
 	_    [cacheLine]byte
 }
 
-// Init points p at a ring of capacity bytes of records at base, whose tail
-// and head cache words are tail and headCache. The hint starts at the
-// current tail.
-func (p *Producer) Init(base unsafe.Pointer, capacity int, tail, headCache *atomic.Int64) {
-	p.base, p.mask, p.capacity, p.tail, p.headCache = base, int64(capacity-1), capacity, tail, headCache
+// Init points p at records, the records of a ring whose tail, head cache
+// and head positions are the words tail, headCache and head, whose records
+// carry at most maxMsgLength payload bytes; many for a many-to-one ring.
+// The hint starts at the current tail. Init writes nothing to the ring.
+func (p *Producer) Init(records []byte, tail, headCache, head *atomic.Int64, maxMsgLength int, many bool) {
+	p.Log = NewLog(records)
+	p.maxMsgLength, p.tail, p.headCache, p.head, p.many = maxMsgLength, tail, headCache, head, many
 	p.hint.Store(tail.Load())
 }
 
-// Hint returns the tail guess, for the caller's general claim: it loads it
-// as its first guess and stores the tail it claimed up to.
+// MaxMessageLength returns the longest payload one record carries.
+func (p *Producer) MaxMessageLength() int { return p.maxMsgLength }
+
+// Tail, HeadCache and Head return the ring's position words.
+func (p *Producer) Tail() *atomic.Int64      { return p.tail }
+func (p *Producer) HeadCache() *atomic.Int64 { return p.headCache }
+func (p *Producer) Head() *atomic.Int64      { return p.head }
+
+// Hint returns the tail guess.
 func (p *Producer) Hint() *atomic.Int64 { return &p.hint }
 
-// Claim is the fast claim: one compare-and-swap attempt from the tail
+// ClaimFast is the fast claim: one compare-and-swap attempt from the tail
 // guess, when size (aligned) bytes fit before the end of the ring and the
 // cached head says there is room. It returns the record index and the
-// claimed tail; ok is false when the general claim must run (a wrap, a
-// stale guess or head cache, a full ring, a misaligned tail). Small enough
-// to inline.
-func (p *Producer) Claim(size int) (index int, tail int64, ok bool) {
+// claimed tail; ok is false when the general claim (Claim) must run (a
+// wrap, a stale guess or head cache, a full ring, a misaligned tail).
+// Small enough to inline.
+func (p *Producer) ClaimFast(size int) (index int, tail int64, ok bool) {
 	tail = p.hint.Load()
 	index = int(tail & p.mask)
 	ok = tail&(Alignment-1) == 0 && size <= p.capacity-index &&
@@ -65,22 +85,11 @@ func (p *Producer) Claim(size int) (index int, tail int64, ok bool) {
 	return index, tail, ok
 }
 
-// Publish writes a record into the space Claim returned at index and
-// stores next (the claimed tail plus size) as the new guess: one call,
+// PublishFast writes a record into the space ClaimFast returned at index
+// and stores next (the claimed tail plus size) as the new guess: one call,
 // PublishRecord. marker is the record's header word with the negated
 // record length (Marker); payload is at most MaxPayload bytes. Small
 // enough to inline.
-func (p *Producer) Publish(index int, marker int64, payload []byte, next int64) {
+func (p *Producer) PublishFast(index int, marker int64, payload []byte, next int64) {
 	PublishRecord(unsafe.Add(p.base, index), marker, payload, int32(len(payload)+HeaderLength), &p.hint, next)
 }
-
-// of returns the Producer of a *ringbuf.ManyToOne. Package ringbuf, which
-// imports this one, sets it when it is initialised.
-var of func(ring any) *Producer
-
-// SetOf is for package ringbuf's init only.
-func SetOf(f func(ring any) *Producer) { of = f }
-
-// Of returns the Producer of ring, a *ringbuf.ManyToOne: its own, so that a
-// layer's fast path and the ring's methods share one tail guess.
-func Of(ring any) *Producer { return of(ring) }
