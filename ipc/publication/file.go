@@ -21,10 +21,7 @@ import (
 type pubFile struct {
 	file *ipc.File
 
-	log      []byte
-	base     unsafe.Pointer
-	capacity int
-	mask     int64
+	log record.Log // the log section: capacity bytes of records
 
 	window            int64
 	mtu               int
@@ -117,16 +114,6 @@ func (f *pubFile) raiseSlotsInUse(n int) {
 			return
 		}
 	}
-}
-
-// lengthAt and wordAt return the header words of the record at index,
-// which callers have checked is 8-aligned and below capacity-8.
-func (f *pubFile) lengthAt(index int) *atomic.Int32 {
-	return (*atomic.Int32)(unsafe.Add(f.base, index))
-}
-
-func (f *pubFile) wordAt(index int) *atomic.Int64 {
-	return (*atomic.Int64)(unsafe.Add(f.base, index))
 }
 
 // claimSize is the space a message of n payload bytes takes in the log:
@@ -289,7 +276,6 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 	slots, _ := f.Section(2)
 	mb, _ := atomicbuf.New(meta)
 	sb, _ := atomicbuf.New(slots)
-	lb, _ := atomicbuf.New(logb)
 	get32 := func(off int) int32 { return mb.Int32At(off).Load() }
 	get64 := func(off int) int64 { return mb.Int64At(off).Load() }
 	capacity := get64(capacityOffset)
@@ -325,10 +311,7 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 	}
 	return &pubFile{
 		file:              f,
-		log:               logb,
-		base:              unsafe.Pointer(unsafe.SliceData(lb.Bytes())),
-		capacity:          int(capacity),
-		mask:              capacity - 1,
+		log:               record.NewLog(logb),
 		window:            int64(c.window),
 		mtu:               c.mtu,
 		maxPayload:        c.mtu - record.HeaderLength,
@@ -447,22 +430,12 @@ func (f *pubFile) firstOpenClaim(from, to int64) int64 {
 	}
 	pos := from
 	for pos < to {
-		index := int(pos & f.mask)
-		length := f.lengthAt(index).Load()
-		if length < record.HeaderLength {
+		index := int(pos & f.log.Mask())
+		length := f.log.LengthAt(index).Load()
+		if !record.Check(index, f.log.Capacity(), length, *f.log.TypeAt(index)) {
 			return pos
 		}
-		aligned := record.Size(int(length) - record.HeaderLength)
-		if aligned > f.capacity-index {
-			return pos
-		}
-		pos += int64(aligned)
+		pos += int64(record.Align(int(length)))
 	}
 	return min(pos, to)
-}
-
-// plainWordAt is wordAt for a plain (non-atomic) 8-byte store into space
-// no reader can reach yet.
-func (f *pubFile) plainWordAt(index int) *int64 {
-	return (*int64)(unsafe.Add(f.base, index))
 }

@@ -130,7 +130,7 @@ func stalledAtClaim(t *testing.T, at, claimed int) (*fakeClock, *Publication, *S
 // package's corruption sentinel matches.
 func TestSubscriberCorruptionMatchesDutyErrCorrupt(t *testing.T) {
 	_, p, s, index := stalledAtClaim(t, 16, 16)
-	p.wordAt(index).Store(record.HeaderWord(4, pubTypeID)) // committed, shorter than its own header
+	p.log.WordAt(index).Store(record.HeaderWord(4, pubTypeID)) // committed, shorter than its own header
 	_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorIs(t, err, duty.ErrCorrupt)
@@ -201,7 +201,7 @@ func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)
-			p.wordAt(index).Store(record.HeaderWord(int(c.length), c.typeID))
+			p.log.WordAt(index).Store(record.HeaderWord(int(c.length), c.typeID))
 			got, err := pollWhileAdvancing(s, clock) // 20 minutes: far past the unblock timeout
 			require.Empty(t, got)
 			require.ErrorIs(t, err, ErrCorrupt, "the subscriber waits for good at a claim no publisher makes")
@@ -237,7 +237,7 @@ func TestPossibleClaimMarkersWait(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)
-			p.wordAt(index).Store(record.HeaderWord(int(c.length), c.typeID))
+			p.log.WordAt(index).Store(record.HeaderWord(int(c.length), c.typeID))
 			got, err := pollWhileAdvancing(s, clock)
 			require.NoError(t, err)
 			require.Empty(t, got)

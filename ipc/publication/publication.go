@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/record"
@@ -213,7 +214,7 @@ func (p *Publication) File() *ipc.File { return p.file }
 func (p *Publication) IsOwner() bool { return p.owner }
 
 // Capacity returns the log's capacity in bytes.
-func (p *Publication) Capacity() int { return p.capacity }
+func (p *Publication) Capacity() int { return p.log.Capacity() }
 
 // Window returns how far a publisher may run ahead of the slowest active
 // subscriber, in bytes.
@@ -324,8 +325,8 @@ func (p *Publication) Offer(typeID int32, payload []byte) (int64, error) {
 		return 0, err
 	}
 	p.mark(index, int32(recordLength), typeID)
-	copy(p.log[index+record.HeaderLength:], payload)
-	atomicbuf.StoreRelease32(p.lengthAt(index), int32(recordLength))
+	copy(p.log.Payload(index, len(payload)), payload)
+	atomicbuf.StoreRelease32(p.log.LengthAt(index), int32(recordLength))
 	p.leave(h) // after the last access to the mapping
 	return pos, nil
 }
@@ -363,12 +364,12 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 			// Behind the first marker no subscriber reaches this header
 			// before the publishing store below, which publishes it: one
 			// plain 8-byte store of length and type.
-			*p.plainWordAt(at) = record.HeaderWord(int(rl), typeID|flags)
+			*(*int64)(unsafe.Pointer(p.log.WordAt(at))) = record.HeaderWord(int(rl), typeID|flags)
 		}
-		copy(p.log[at+record.HeaderLength:], chunk)
+		copy(p.log.Payload(at, len(chunk)), chunk)
 		at += record.Size(len(chunk))
 	}
-	atomicbuf.StoreRelease32(p.lengthAt(index), first)
+	atomicbuf.StoreRelease32(p.log.LengthAt(index), first)
 	return pos, nil
 }
 
@@ -381,7 +382,7 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 // back into a record, delivered before its payload was written
 // (TestUnblockedClaimStaysPadding).
 func (p *Publication) mark(index int, recordLength, typeID int32) {
-	atomicbuf.StoreOrdered64(p.wordAt(index), record.HeaderWord(int(-recordLength), typeID))
+	atomicbuf.StoreOrdered64(p.log.WordAt(index), record.HeaderWord(int(-recordLength), typeID))
 }
 
 // claim reserves required (aligned) bytes at the tail and returns the
@@ -400,9 +401,9 @@ func (p *Publication) claim(required int) (int, int64, error) {
 		if tail < 0 || tail&(record.Alignment-1) != 0 {
 			return 0, 0, fmt.Errorf("%w: tail position %d", ErrCorrupt, tail)
 		}
-		tailIndex := int(tail & p.mask)
+		tailIndex := int(tail & p.log.Mask())
 		padding := 0
-		if toEnd := p.capacity - tailIndex; required > toEnd {
+		if toEnd := p.log.Capacity() - tailIndex; required > toEnd {
 			padding = toEnd
 		}
 		newTail := tail + int64(padding+required)
@@ -422,7 +423,7 @@ func (p *Publication) claim(required int) (int, int64, error) {
 			return tailIndex, newTail, nil
 		}
 		p.mark(tailIndex, int32(padding), record.PaddingTypeID)
-		atomicbuf.StoreRelease32(p.lengthAt(tailIndex), int32(padding))
+		atomicbuf.StoreRelease32(p.log.LengthAt(tailIndex), int32(padding))
 		return 0, newTail, nil
 	}
 }
@@ -557,9 +558,9 @@ func (p *Publication) updateLimit(now int64) error {
 // zero clears the log between two positions less than a lap apart.
 func (p *Publication) zero(from, to int64) {
 	for from < to {
-		i := int(from & p.mask)
-		n := int(min(to-from, int64(p.capacity-i)))
-		clear(p.log[i : i+n])
+		i := int(from & p.log.Mask())
+		n := int(min(to-from, int64(p.log.Capacity()-i)))
+		clear(p.log.Bytes()[i : i+n])
 		from += int64(n)
 	}
 }
@@ -633,9 +634,8 @@ func (p *Publication) TryClaim(typeID int32, length int) (Claim, error) {
 	}
 	rl := int32(length + record.HeaderLength)
 	p.mark(index, rl, typeID)
-	at := index + record.HeaderLength
 	// The claim keeps its hold until Commit or Abort.
-	return Claim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
+	return Claim{Payload: p.log.Payload(index, length), p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
 }
 
 // Commit publishes the claimed record. It is a CAS of the whole header from
@@ -662,7 +662,7 @@ func (c *Claim) complete(typeID int32, op string) error {
 		return fmt.Errorf("%w: %s of a claim that is not open (never made, or already completed)", ErrClaimState, op)
 	}
 	var err error
-	w := p.wordAt(c.index)
+	w := p.log.WordAt(c.index)
 	if !w.CompareAndSwap(record.HeaderWord(int(-c.length), c.typeID), record.HeaderWord(int(c.length), typeID)) {
 		err = fmt.Errorf("%w: %s at log index %d: header is %#x", ErrClaimState, op, c.index, w.Load())
 	}

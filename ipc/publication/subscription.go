@@ -200,7 +200,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		clean := pf.cleanPos.Load()
 		if clean <= j {
 			s.join = j
-			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j, pf.tail, pf.unblocked)
+			s.r = newLogReader(pf.log.Bytes(), pf.mtu, pf.maxMessage, sl.position, j, pf.tail, pf.unblocked)
 			return nil
 		}
 		// The clean position never passes the tail (it is the slowest
@@ -482,8 +482,9 @@ func (s *Subscription) ownerGone(now int64) bool {
 // and never returned ErrPublisherDead (TestDeadOwnerZeroClaimAtTail).
 func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	pf := &s.pf
-	index := int(pos & pf.mask)
-	w := pf.wordAt(index)
+	capacity := pf.log.Capacity()
+	index := int(pos & pf.log.Mask())
+	w := pf.log.WordAt(index)
 	word := w.Load()
 	length := int32(word)
 	switch {
@@ -491,8 +492,8 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 		return false, nil
 	case length < 0:
 		n := -int64(length)
-		if n < record.HeaderLength || int64(record.Size(int(n)-record.HeaderLength)) > int64(pf.capacity-index) {
-			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrCorrupt, n, index, pf.capacity)
+		if !record.CheckClaim(index, capacity, length) {
+			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrCorrupt, n, index, capacity)
 		}
 		return w.CompareAndSwap(word, record.HeaderWord(int(n), record.PaddingTypeID)), nil
 	}
@@ -500,14 +501,14 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 		// A type without a length: the marker is always stored first.
 		return false, fmt.Errorf("%w: header %#x at log index %d", ErrCorrupt, word, index)
 	}
-	producerIndex := int(tail & pf.mask)
-	limit := pf.capacity
+	producerIndex := int(tail & pf.log.Mask())
+	limit := capacity
 	if producerIndex > index {
 		limit = producerIndex
 	}
 	gapEnd := -1
 	for i := index + record.Alignment; i < limit; i += record.Alignment {
-		if pf.lengthAt(i).Load() != 0 {
+		if pf.log.LengthAt(i).Load() != 0 {
 			gapEnd = i
 			break
 		}
@@ -515,16 +516,16 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	toTail := false
 	if gapEnd < 0 {
 		switch {
-		case limit == pf.capacity && tail-pos >= int64(pf.capacity-index):
-			gapEnd = pf.capacity // the claim runs to the end of the log
-		case limit != pf.capacity && (sealed || pf.external.Load() == 0):
+		case limit == capacity && tail-pos >= int64(capacity-index):
+			gapEnd = capacity // the claim runs to the end of the log
+		case limit != capacity && (sealed || pf.external.Load() == 0):
 			gapEnd, toTail = limit, true // the final tail
 		default:
 			return false, nil
 		}
 	}
 	for i := gapEnd - record.Alignment; i > index; i -= record.Alignment {
-		if pf.lengthAt(i).Load() != 0 {
+		if pf.log.LengthAt(i).Load() != 0 {
 			return false, nil // a slow claimer wrote meanwhile
 		}
 	}

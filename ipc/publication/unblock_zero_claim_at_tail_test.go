@@ -110,8 +110,8 @@ func TestZeroClaimAtTailLeftWhileOthersMayPublish(t *testing.T) {
 
 	rl := int32(size + ringbuf.HeaderLength)
 	q.mark(index, rl, pubTypeID) // q resumes
-	copy(q.log[index+ringbuf.HeaderLength:], "late but whole")
-	claim := Claim{Payload: q.log[index+8 : index+8+size], p: q, index: index, length: rl, typeID: pubTypeID, position: pos}
+	copy(q.log.Bytes()[index+ringbuf.HeaderLength:], "late but whole")
+	claim := Claim{Payload: q.log.Bytes()[index+8 : index+8+size], p: q, index: index, length: rl, typeID: pubTypeID, position: pos}
 	require.NoError(t, claim.Commit())
 	_, err = s.Poll(h, ringbuf.NoLimit)
 	require.NoError(t, err)
