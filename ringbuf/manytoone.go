@@ -65,11 +65,11 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 	// one CAS attempt (a failed one goes to the general path), then one
 	// call writes the claim marker, the payload and the length, and stores
 	// the new tail guess (record.PublishRecord). Nothing is live after it,
-	// so nothing spills. Calling the core's Write from here instead (this
-	// method inlines it nowhere a producer calls Write through an
-	// interface, as RingBuffer users and cmd/dutybench do) is one more
-	// call frame per message, stores to the stack that queue behind the
-	// ring stores (docs/ringbuf.md, "Fast paths").
+	// so nothing spills. A call of the core's Write from here would not
+	// inline (it is too large), so a producer that calls Write through an
+	// interface, as RingBuffer users and cmd/dutybench do, would pay one
+	// more call frame per message: stores to the stack that queue behind
+	// the ring stores (docs/ringbuf.md, "Fast paths").
 	if len(payload) <= record.MaxPayload {
 		size := record.Size(len(payload))
 		if index, tail, ok := p.ClaimFast(size); ok {
