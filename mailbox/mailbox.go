@@ -135,7 +135,8 @@ type Mailbox struct {
 	_ [128]byte
 
 	// Read-only after New (but for detach), shared by senders and the
-	// consumer.
+	// consumer; but for prod's tail guess, which every send stores, on
+	// cache lines of its own inside prod.
 	name string
 	// ring is the mailbox's view of its ring: its consumer (ControlledRead,
 	// Ready, Unblock) and its positions. prod is the producer side, the

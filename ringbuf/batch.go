@@ -39,11 +39,31 @@ func (b *Batch) Remaining() int { return b.b.Remaining() }
 // producer's, still being written), the index is that claim's and a stray
 // second Commit would publish it. The index carries no generation, as in
 // Agrona; mailbox.Claim, which owns its state, refuses a second completion.
-func (r *ring) Commit(index int) error { return r.p.Commit(index) }
+//
+// The record core's Commit, composed here from its two steps (OpenClaim,
+// Publish) rather than called: this method is the one frame of a call
+// through an interface (RingBuffer), and a call of the core's Commit from
+// it would be a second one per message.
+func (r *ring) Commit(index int) error {
+	recordIndex, length, err := r.p.OpenClaim(index)
+	if err != nil {
+		return err
+	}
+	r.p.Publish(recordIndex, int(-length))
+	return nil
+}
 
 // Abort discards the claim whose Index is index: the consumer skips its space
-// as padding.
-func (r *ring) Abort(index int) error { return r.p.Abort(index) }
+// as padding. Composed here as Commit is.
+func (r *ring) Abort(index int) error {
+	recordIndex, length, err := r.p.OpenClaim(index)
+	if err != nil {
+		return err
+	}
+	*r.p.TypeAt(recordIndex) = PaddingTypeID
+	r.p.Publish(recordIndex, int(-length))
+	return nil
+}
 
 // CommitBatch publishes every record appended to b at once. Unused space at
 // the end becomes padding; a batch with no record is aborted.

@@ -84,9 +84,30 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 // Claim.Payload and then call Commit or Abort with Claim.Index: always one of
 // them, even on error paths, or the consumer stops at the claim until
 // Unblock. Other producers can keep claiming space after it meanwhile.
+//
+// The record core's TryClaim, composed here from its steps (as Write is,
+// and for the same reason: one frame for a call through an interface).
 func (r *ManyToOne) TryClaim(typeID int32, length int) (Claim, error) {
-	c, err := r.p.TryClaim(typeID, length)
-	return Claim(c), err
+	p := &r.p
+	if typeID < 1 || uint(length) > uint(p.MaxMessageLength()) {
+		return Claim{}, p.MessageError(typeID, length)
+	}
+	aligned := record.Size(length)
+	// The fast path: one CAS attempt from the tail guess when the record
+	// fits before the end and the cached head says there is room; then a
+	// single call stores the claim marker (the negated record length) with
+	// the type as one 8-byte word, the first store into the claim and
+	// ordered before every later one (record.Producer.Mark), and the new
+	// guess.
+	if index, tail, ok := p.ClaimFast(aligned); ok {
+		atomicbuf.StoreOrdered64Pair(p.WordAt(index), record.Marker(length, typeID), p.Hint(), tail+int64(aligned))
+		return Claim{Index: index + HeaderLength, Payload: p.Payload(index, length)}, nil
+	}
+	index, err := p.Claim(aligned)
+	if err != nil {
+		return Claim{}, err
+	}
+	return Claim(p.Claimed(index, typeID, length)), nil
 }
 
 // TryClaimBatch claims size contiguous bytes (the sum of RecordSize of the

@@ -118,8 +118,7 @@ const allocAlignment = 128
 // and rd, the consumer (the read loops; its one consumer-written word on
 // cache lines of its own).
 type ring struct {
-	buf         atomicbuf.Buffer
-	minCapacity int
+	buf atomicbuf.Buffer
 	// claimLimit is the most one claim may take: the capacity, less on a
 	// one-to-one ring the header its producer zeroes after every claim.
 	claimLimit int
@@ -145,9 +144,11 @@ type ring struct {
 // init points r at the ring buffer b: a many-to-one ring (many) or a
 // one-to-one ring. It writes nothing to b.
 func (r *ring) init(b []byte, many bool) error {
-	minCapacity, claimLimit := MinCapacityOneToOne, -HeaderLength
+	// A one-to-one producer reserves the header after each claim (it
+	// zeroes it), so one claim gets at most the capacity less a header.
+	minCapacity, reserve := MinCapacityOneToOne, HeaderLength
 	if many {
-		minCapacity, claimLimit = MinCapacityManyToOne, 0
+		minCapacity, reserve = MinCapacityManyToOne, 0
 	}
 	capacity := len(b) - TrailerLength
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
@@ -162,8 +163,7 @@ func (r *ring) init(b []byte, many bool) error {
 	}
 	*r = ring{
 		buf:            ab,
-		minCapacity:    minCapacity,
-		claimLimit:     capacity + claimLimit,
+		claimLimit:     capacity - reserve,
 		many:           many,
 		prefetchBlocks: record.PrefetchBlocks(capacity),
 		base:           unsafe.Pointer(unsafe.SliceData(b)),
