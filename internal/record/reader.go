@@ -66,9 +66,15 @@ func (r *Reader) Demotes() bool { return r.demote }
 // misaligned head is left to the read, which reports it). Two loads, no
 // call: small enough to inline, so that a consumer that spins on it makes
 // no call while the ring is empty (docs/ringbuf.md, "Spinning consumers").
-func (r *Reader) Ready() bool {
+func (r *Reader) Ready() bool { return !r.empty() }
+
+// empty is Ready's negation, written as the test an empty poll makes (the
+// record at head is not committed) so that the compiler lays the empty
+// poll's return out as the straight path of its callers (ringbuf's Read,
+// the mailbox's idle cycle), as it was before the read loop moved here.
+func (r *Reader) empty() bool {
 	head := r.head.Load()
-	return head&(Alignment-1) != 0 || r.LengthAt(int(head&r.mask)).Load() > 0
+	return head&(Alignment-1) == 0 && r.LengthAt(int(head&r.mask)).Load() <= 0
 }
 
 // The read loops. Agrona's read and controlledRead, one function each, so
