@@ -2,10 +2,9 @@ package mailbox
 
 import (
 	"fmt"
-	"sync/atomic"
-	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -80,7 +79,7 @@ type consumer struct {
 
 	// Cold.
 	mb             *Mailbox
-	data           []byte // the ring's records
+	log            record.Log // the ring's records, for the read-ahead of a framed message (assemble) and claimAt
 	parts          [][]byte
 	reasm          []byte
 	pending        pending
@@ -101,7 +100,7 @@ type pending struct {
 
 func (c *consumer) init(m *Mailbox) {
 	c.mb = m
-	c.data = m.ring.Buffer()[:m.capacity]
+	c.log = record.NewLog(m.ring.Buffer()[:m.capacity])
 	// Bound once: Drain passes it without allocating. A plain record, the
 	// common case, is delivered here without the general classification.
 	c.onRecord = func(recordType int32, payload []byte) Action {
@@ -329,7 +328,9 @@ func (m *Mailbox) quietPoll() bool {
 // length). The consumer zeroes what it consumes, so a zero is either
 // nothing or a claim never marked.
 func (m *Mailbox) claimAt(head int64) bool {
-	return (*atomic.Int32)(unsafe.Add(m.base, int(head&int64(m.capacity-1)))).Load() < 0
+	// Masked to a record boundary as well: head is a word in shared
+	// memory, and a read that found it misaligned reported that already.
+	return m.cons.log.LengthAt(int(head&m.cons.log.Mask()&^(record.Alignment-1))).Load() < 0
 }
 
 // checkStall is the liveness check, run by a Drain that made no progress:

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"encoding/binary"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -42,14 +43,15 @@ import (
 // (count 1); a message too large for one record is split into fragments of
 // MaxClaimLength-FrameHeaderLength bytes (the last one shorter).
 const (
-	// MaxTypeID is the largest user type id. The bits above it are
-	// reserved for the framing.
-	MaxTypeID int32 = 1<<24 - 1
+	// MaxTypeID is the largest user type id (the record core's,
+	// internal/record). The bits above it are reserved for the framing.
+	MaxTypeID = record.MaxTypeID
 	// FramedFlag marks the type id of a framed record: FramedFlag|typeID.
-	FramedFlag int32 = 1 << 30
+	FramedFlag = record.FlagFramed
 	// reservedTypeBits are the type id bits a valid record may set only
-	// as FramedFlag.
-	reservedTypeBits int32 = 0x7f000000
+	// as FramedFlag: all the record core's flag bits (a mailbox has no
+	// fragment BEGIN or END: its framed records carry their index).
+	reservedTypeBits = record.FlagBits
 
 	// FrameHeaderLength is the length of the frame header at the start of
 	// every framed record's payload.

@@ -6,29 +6,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/gcout"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // TestSendInlinesTheRingFastPath holds Send to docs/mailbox.md: a small
-// plain message is claimed and published by the ring's fast path inlined
-// into Send (no call frame of the ring's between Send and the stores),
-// from the compiler's own report (go build -gcflags=-m).
+// plain message is claimed and published by the record core's fast path
+// inlined into Send (no call frame between Send and the stores but the
+// one that writes the record), from the compiler's own report (go build
+// -gcflags=-m).
 func TestSendInlinesTheRingFastPath(t *testing.T) {
 	out := gcout.Build(t, "-m")
-	for _, fn := range []string{`ringfast\.\(\*Producer\)\.Claim`, `ringfast\.\(\*Producer\)\.Publish`} {
+	for _, fn := range []string{`record\.\(\*Producer\)\.ClaimFast`, `record\.\(\*Producer\)\.PublishFast`} {
 		require.Regexp(t, `(?m)^\S*send\.go:\d+:\d+: inlining call to `+fn+`$`, out, "Send must inline %s", fn)
 	}
 }
 
-// Send's fast path leaves the ring's tail guess at the tail, so the next
-// send claims with one CAS (a stale guess is correct but costs a failed
-// CAS and the general path every time).
+// Send's fast path leaves the mailbox's tail guess at the tail, so the
+// next send claims with one CAS (a stale guess is correct but costs a
+// failed CAS and the general path every time).
 func TestSendKeepsTheTailGuess(t *testing.T) {
 	m, err := New(Config{Capacity: MinCapacity})
 	require.NoError(t, err)
-	hint := ringfast.Of(m.Ring()).Hint()
+	hint := m.prod.Hint()
 	for i := range 100 { // wraps the 1 KiB ring several times
-		require.NoError(t, m.Send(1, make([]byte, i%(ringfast.MaxPayload+1))))
+		require.NoError(t, m.Send(1, make([]byte, i%(record.MaxPayload+1))))
 		require.Equal(t, m.Ring().ProducerPosition(), hint.Load(), "after send %d", i)
 		_, err := m.Drain(func(*Message) Action { return Continue }, 1)
 		require.NoError(t, err)
@@ -41,5 +42,6 @@ func TestSendKeepsTheTailGuess(t *testing.T) {
 func TestIdleActorCycleInlines(t *testing.T) {
 	out := gcout.Build(t, "-m")
 	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to \(\*Mailbox\)\.quietPoll$`, out)
-	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to ringbuf\.\(\*ManyToOne\)\.Ready$`, out)
+	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to ringbuf\.\(\*ring\)\.Ready$`, out)
+	require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to record\.\(\*Reader\)\.Ready$`, out)
 }

@@ -6,10 +6,10 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -135,12 +135,20 @@ type Mailbox struct {
 	_ [128]byte
 
 	// Read-only after New (but for detach), shared by senders and the
-	// consumer.
-	name     string
+	// consumer; but for prod's tail guess, which every send stores, on
+	// cache lines of its own inside prod.
+	name string
+	// ring is the mailbox's view of its ring: its consumer (ControlledRead,
+	// Ready, Unblock) and its positions. prod is the producer side, the
+	// record core's many-to-one producer over the same ring: every send
+	// goes through it, so its tail guess is the mailbox's own (see Ring).
+	// fast is &prod while Send's in-line fast path may run (nil if
+	// plainMax < record.MaxPayload, and once detached); Send loads it
+	// before the claim.
 	ring     *ringbuf.ManyToOne
-	fast     *ringfast.Producer // the ring's fast path (Send runs it in line); nil if plainMax < ringfast.MaxPayload
-	plainMax int                // the largest plain message: min(one record, MaxMessageSize)
-	base     unsafe.Pointer     // start of the ring's buffer
+	prod     record.Producer
+	fast     *record.Producer
+	plainMax int // the largest plain message: min(one record, MaxMessageSize)
 	capacity int
 	lay      layout
 	maxParts int
@@ -225,8 +233,8 @@ func New(cfg Config) (*Mailbox, error) {
 	}
 	m.lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize)
 	m.ring = r
-	m.fast = ringfast.Of(r)
-	m.base = unsafe.Pointer(unsafe.SliceData(r.Buffer()))
+	produceInto(&m.prod, r)
+	m.fast = &m.prod
 	m.capacity = r.Capacity()
 	m.plainMax = min(m.lay.maxRecord, m.lay.maxMessage)
 	if m.maxParts == 0 {
@@ -241,8 +249,8 @@ func New(cfg Config) (*Mailbox, error) {
 	if m.clock == nil {
 		m.clock = clock.System
 	}
-	if m.plainMax < ringfast.MaxPayload {
-		// Send's fast path takes up to ringfast.MaxPayload bytes without
+	if m.plainMax < record.MaxPayload {
+		// Send's fast path takes up to record.MaxPayload bytes without
 		// looking at MaxMessageSize: off for a limit below that.
 		m.fast = nil
 	}
@@ -255,8 +263,23 @@ func (m *Mailbox) Name() string { return m.name }
 
 // Ring returns the ring under the mailbox, for tools that inspect it
 // (positions, heartbeat). Sending or reading through it bypasses the
-// mailbox's framing and accounting.
+// mailbox's framing and accounting. The mailbox sends through a producer
+// of its own over the same ring, with its own guess of the tail: a ring
+// view and the mailbox writing both are two producers of one view whose
+// guesses go stale in turn, each costing the other a failed
+// compare-and-swap now and then, never a wrong claim.
 func (m *Mailbox) Ring() *ringbuf.ManyToOne { return m.ring }
+
+// produceInto points p at the ring r, as one more producer of it: the
+// record core's many-to-one producer over r's records and trailer words
+// (ringbuf's layout), with a tail guess of its own.
+func produceInto(p *record.Producer, r *ringbuf.ManyToOne) {
+	buf, capacity := r.Buffer(), r.Capacity()
+	ab, _ := atomicbuf.New(buf) // NewManyToOne checked buf's alignment
+	p.Init(buf[:capacity:capacity], ab.Int64At(capacity+ringbuf.TailPositionOffset),
+		ab.Int64At(capacity+ringbuf.HeadCachePositionOffset), ab.Int64At(capacity+ringbuf.HeadPositionOffset),
+		r.MaxMessageLength(), true)
+}
 
 // Capacity returns the ring's capacity in bytes.
 func (m *Mailbox) Capacity() int { return m.capacity }
@@ -442,5 +465,6 @@ func (m *Mailbox) detach() {
 	m.w = w
 	m.fast = nil
 	m.ring = detachedRing
-	m.base = unsafe.Pointer(unsafe.SliceData(detachedRing.Buffer()))
+	produceInto(&m.prod, detachedRing)
+	m.cons.log = record.NewLog(detachedRing.Buffer()[:detachedRing.Capacity()])
 }

@@ -2,10 +2,8 @@ package mailbox
 
 import (
 	"encoding/binary"
-	"sync/atomic"
-	"unsafe"
 
-	"github.com/dutyrt/duty/ringbuf"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // Message is one message handed to a Handler. Its slices alias the ring
@@ -109,8 +107,11 @@ func (m *Message) setFramed(typeID int32, body []byte, h *frameHeader, parts *[]
 // loaded: the later records are complete and sit right after the first one,
 // before the end of the ring. They are read here, before the ring's read
 // reaches them, so that the receiver can deliver (or abort) the whole
-// message at its first record. Every length, offset and header is checked:
-// the ring may be shared with a faulty process.
+// message at its first record. Every length, offset and header is checked
+// (record.Check, and the framing's own rules): the ring may be shared with
+// a faulty process. The records are found through the record core's view
+// of the ring (record.Log): the first from its payload (IndexOf), the
+// others from their headers.
 func (c *consumer) assemble(first []byte, recordType int32, h *frameHeader) ([]byte, string) {
 	m := c.mb
 	need := int(h.bodyLen)
@@ -125,21 +126,28 @@ func (c *consumer) assemble(first []byte, recordType int32, h *frameHeader) ([]b
 		return nil, "first fragment longer than the body"
 	}
 	pos := copy(body, frag)
-	start := int(uintptr(unsafe.Pointer(unsafe.SliceData(first)))-uintptr(m.base)) - ringbuf.HeaderLength
-	next := start + ringbuf.RecordSize(len(first))
+	log := &c.log
+	start, ok := log.IndexOf(first)
+	if !ok {
+		return nil, "first record outside the ring" // the ring's read handed it out: never
+	}
+	next := start + record.Size(len(first))
 	var g frameHeader
 	for i := uint32(1); i < h.count; i++ {
-		if next < 0 || next > m.capacity-ringbuf.HeaderLength-FrameHeaderLength {
+		if next > log.Capacity()-record.HeaderLength-FrameHeaderLength {
 			return nil, "message runs past the end of the ring"
 		}
-		length := int((*atomic.Int32)(unsafe.Add(m.base, next)).Load())
-		if length < ringbuf.HeaderLength+FrameHeaderLength || length > m.capacity-next {
+		length := log.LengthAt(next).Load()
+		// Checked as a record of the message's type (a valid type id), so
+		// that Check judges the length: it covers the header and ends
+		// within the ring.
+		if length < record.HeaderLength+FrameHeaderLength || !record.Check(next, log.Capacity(), length, recordType) {
 			return nil, "missing or short record in a multi-record message"
 		}
-		if int32(binary.LittleEndian.Uint32(c.data[next+ringbuf.TypeOffset:])) != recordType {
+		if *log.TypeAt(next) != recordType {
 			return nil, "record of another type inside a multi-record message"
 		}
-		p := c.data[next+ringbuf.HeaderLength : next+length]
+		p := log.Payload(next, int(length)-record.HeaderLength)
 		readFrameHeader(p, &g)
 		if g.index != i || !g.sameMessage(h) {
 			return nil, "frame header does not match its message"
@@ -149,7 +157,7 @@ func (c *consumer) assemble(first []byte, recordType int32, h *frameHeader) ([]b
 			return nil, "fragments longer than the body"
 		}
 		pos += copy(body[pos:], frag)
-		next += ringbuf.RecordSize(length - ringbuf.HeaderLength)
+		next += record.Align(int(length))
 	}
 	if pos != need {
 		return nil, "fragments shorter than the body"

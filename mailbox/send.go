@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/dutyrt/duty/idle"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -28,23 +28,23 @@ import (
 // concurrent use.
 func (m *Mailbox) Send(typeID int32, payload []byte) error {
 	if typeID >= 1 && typeID <= MaxTypeID && m.w.state.Load() == stateOpen {
-		// The common case, a small plain record: the ring's own fast path
-		// (ManyToOne.Write's), in line, so that between the caller and the
+		// The common case, a small plain record: the record core's fast
+		// path (the one ManyToOne.Write runs), in line, so that between the caller and the
 		// stores into the ring there is no call frame of the mailbox's or
 		// of the ring's: on a producer whose stores to ring lines wait for
 		// the consumer's core, every spilled register and return address
 		// is one more store in the queue (docs/ringbuf.md, "Fast paths";
 		// docs/mailbox.md). fast is loaded before the claim's CAS: a load
 		// after it that the record's address depends on halves the rate.
-		if fast := m.fast; fast != nil && len(payload) <= ringfast.MaxPayload {
-			size := ringfast.RecordSize(len(payload))
-			if index, tail, ok := fast.Claim(size); ok {
-				fast.Publish(index, ringfast.Marker(len(payload), typeID), payload, tail+int64(size))
+		if fast := m.fast; fast != nil && len(payload) <= record.MaxPayload {
+			size := record.Size(len(payload))
+			if index, tail, ok := fast.ClaimFast(size); ok {
+				fast.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 				return nil
 			}
 		}
 		if len(payload) <= m.plainMax {
-			err := m.ring.Write(typeID, payload)
+			err := m.prod.Write(typeID, payload)
 			if err == nil {
 				return nil
 			}
@@ -54,11 +54,11 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 	return m.outcome(m.send(typeID, payload, nil), nil)
 }
 
-// Send's fast path takes any payload of up to ringfast.MaxPayload bytes
+// Send's fast path takes any payload of up to record.MaxPayload bytes
 // as one plain record: the smallest mailbox's records carry more (a
 // many-to-one ring's MaxMessageLength is an eighth of its capacity). This
 // fails to compile otherwise.
-const _ = uint(MinCapacity/8 - ringfast.MaxPayload)
+const _ = uint(MinCapacity/8 - record.MaxPayload)
 
 // consumerCheckEvery is how many back-pressured sends pass between two
 // consumer checks of a Host (Host.CheckConsumer): the first refusal
@@ -180,7 +180,7 @@ func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
 		return m.refusedClosed(st)
 	}
 	if len(payload) <= m.plainMax {
-		if err := m.ring.Write(typeID, payload); err != nil {
+		if err := m.prod.Write(typeID, payload); err != nil {
 			return m.ringResult(err)
 		}
 		return nil
@@ -227,28 +227,28 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	w := bodyWriter{parts: parts, multi: len(parts) > 1}
 	if count == 1 {
 		// One record: a plain claim is lighter than a batch.
-		c, err := m.ring.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
+		c, err := m.prod.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
 		if err != nil {
 			return m.ringResult(err)
 		}
 		m.stamp(&h, s)
 		putFrameHeader(c.Payload, &h)
 		w.fill(c.Payload[FrameHeaderLength:])
-		if err := m.ring.Commit(c.Index); err != nil {
+		if err := m.prod.Commit(c.Index); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
 		return nil
 	}
-	b, err := m.ring.TryClaimBatch(size)
+	b, err := m.prod.TryClaimBatch(size)
 	if err != nil {
 		return m.ringResult(err)
 	}
 	m.stamp(&h, s)
 	if err := m.fillFramed(&b, typeID, &h, &w, count); err != nil {
-		_ = m.ring.AbortBatch(b)
+		_ = m.prod.AbortBatch(b)
 		return err
 	}
-	if err := m.ring.CommitBatch(b); err != nil {
+	if err := m.prod.CommitBatch(b); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	return nil
@@ -273,7 +273,7 @@ func newKey(r *ringbuf.ManyToOne) int64 { return r.NextCorrelationID() + 1 }
 
 // fillFramed appends the first upTo records of a framed message to b
 // (all of them but in the tests that simulate a sender dying half-way).
-func (m *Mailbox) fillFramed(b *ringbuf.Batch, typeID int32, h *frameHeader, w *bodyWriter, upTo int) error {
+func (m *Mailbox) fillFramed(b *record.Batch, typeID int32, h *frameHeader, w *bodyWriter, upTo int) error {
 	rest := int(h.bodyLen)
 	for i := range upTo {
 		frag := min(rest, m.lay.maxFrag)
@@ -356,8 +356,8 @@ func errTypeID(typeID int32) error {
 // a claim never completed is released by the liveness check after
 // Config.UnblockTimeout and counted as torn.
 type Claim struct {
-	ring *ringbuf.ManyToOne
-	c    ringbuf.Claim
+	p *record.Producer // the mailbox's; nil once completed
+	c record.Claim
 }
 
 // Payload returns the claimed space, aliasing the ring. It is valid until
@@ -370,10 +370,10 @@ func (c *Claim) Payload() []byte { return c.c.Payload }
 // Commit through the copy would publish that claim. Complete a claim
 // through one value.)
 func (c *Claim) Commit() error {
-	if c.ring == nil {
+	if c.p == nil {
 		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
-	if err := c.ring.Commit(c.c.Index); err != nil {
+	if err := c.p.Commit(c.c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	*c = Claim{} // completed: the index may soon be another sender's claim
@@ -383,10 +383,10 @@ func (c *Claim) Commit() error {
 // Abort discards the claim: the receiver skips it. A second Commit or
 // Abort returns ErrClaim (see Commit).
 func (c *Claim) Abort() error {
-	if c.ring == nil {
+	if c.p == nil {
 		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
-	if err := c.ring.Abort(c.c.Index); err != nil {
+	if err := c.p.Abort(c.c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	*c = Claim{}
@@ -411,11 +411,11 @@ func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 	if st := m.w.state.Load(); st != stateOpen {
 		return Claim{}, m.refusedClosed(st)
 	}
-	c, err := m.ring.TryClaim(typeID, length)
+	c, err := m.prod.TryClaim(typeID, length)
 	if err != nil {
 		return Claim{}, m.outcome(m.ringResult(err), s)
 	}
-	return Claim{ring: m.ring, c: c}, nil
+	return Claim{p: &m.prod, c: c}, nil
 }
 
 // PartsClaim is space for one multipart message claimed by ClaimParts,
@@ -438,7 +438,7 @@ func (p *PartsClaim) Part(i int) []byte {
 	if i < 0 || i >= p.n {
 		panic(fmt.Sprintf("mailbox: part %d of %d", i, p.n))
 	}
-	if p.ring == nil {
+	if p.p == nil {
 		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
 	body := p.c.Payload[FrameHeaderLength:]
@@ -492,7 +492,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	if st := m.w.state.Load(); st != stateOpen {
 		return PartsClaim{}, m.refusedClosed(st)
 	}
-	c, err := m.ring.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
+	c, err := m.prod.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
 	if err != nil {
 		return PartsClaim{}, m.outcome(m.ringResult(err), s)
 	}
@@ -506,7 +506,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 			at += PartLengthPrefix + l
 		}
 	}
-	return PartsClaim{Claim: Claim{ring: m.ring, c: c}, n: n}, nil
+	return PartsClaim{Claim: Claim{p: &m.prod, c: c}, n: n}, nil
 }
 
 // Sender sends to a mailbox from one goroutine. It carries a key unique

@@ -22,7 +22,7 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 	parts := [][]byte{payload}
 	count, size := mb.lay.records(len(payload))
 	require.Greater(t, count, upTo)
-	b, err := mb.ring.TryClaimBatch(size)
+	b, err := mb.prod.TryClaimBatch(size)
 	require.NoError(t, err)
 	h := frameHeader{key: s.key, seq: s.seq, count: uint32(count), bodyLen: uint32(len(payload)), parts: 1}
 	w := bodyWriter{parts: parts}

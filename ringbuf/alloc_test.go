@@ -2,6 +2,7 @@ package ringbuf
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -73,4 +74,33 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			require.Zero(t, testing.AllocsPerRun(1000, f), name)
 		}
 	})
+}
+
+func TestDemoteDoesNotAllocate(t *testing.T) {
+	r, err := NewManyToOne(make([]byte, 16<<10+TrailerLength))
+	require.NoError(t, err)
+	payload := make([]byte, 32)
+	h := func(int32, []byte) {}
+	require.Zero(t, testing.AllocsPerRun(1000, func() {
+		for range 20 {
+			_ = r.Write(1, payload)
+		}
+		_, _ = r.Read(h, NoLimit)
+	}))
+}
+
+// TestAllocateAligned: Allocate's buffers start on a 128-byte boundary
+// (records on a line, each trailer slot a pair of lines), are zeroed and
+// are exactly capacity + TrailerLength bytes long.
+func TestAllocateAligned(t *testing.T) {
+	for _, capacity := range []int{64, 1024, 16 << 10, 1 << 20} {
+		for range 5 {
+			b, err := Allocate(capacity)
+			require.NoError(t, err)
+			require.Len(t, b, capacity+TrailerLength)
+			require.Equal(t, capacity+TrailerLength, cap(b))
+			require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%allocAlignment)
+			require.Equal(t, make([]byte, len(b)), b)
+		}
+	}
 }

@@ -4,7 +4,10 @@
 //
 // The byte layout is Agrona's, bit for bit (see layout.go): a ring created
 // by duty in a shared file can be used by Agrona's Java classes over the same
-// file, and the other way round. The buffer is a power-of-two capacity of
+// file, and the other way round. The record format, the read loop and the
+// many-to-one producer protocol are the record core's (internal/record),
+// which the mailbox and the IPC publication share (docs/ringbuf.md, "One
+// record core"). The buffer is a power-of-two capacity of
 // records followed by a 768-byte trailer holding the tail, head-cache and
 // head positions, a correlation counter and the consumer's heartbeat.
 //

@@ -12,7 +12,7 @@ import (
 )
 
 // TestManyToOneGuessAheadOfARewrittenTail: the many-to-one tail guess
-// (ringfast.Producer's hint) never runs ahead of a tail that only grows,
+// (record.Producer's hint) never runs ahead of a tail that only grows,
 // but a trailer rewritten in a shared file can move the tail back (head <=
 // tail, both aligned: nothing flags it). The claim used to decide "full"
 // on the guess alone, so this view reported ErrFull for ever on an empty
@@ -47,7 +47,7 @@ func TestManyToOneGuessAheadOfARewrittenTail(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, fresh.Write(1, []byte("fresh view")), "a new view over the same bytes writes")
 	t.Fatalf("the old view reports ErrFull for ever on an empty ring (tail %d, head %d, its guess %d)",
-		r.ProducerPosition(), r.ConsumerPosition(), r.fast.Hint().Load())
+		r.ProducerPosition(), r.ConsumerPosition(), r.p.Hint().Load())
 }
 
 // TestStressSmallAndUnalignedRings runs the package's concurrent
@@ -314,11 +314,12 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 // TestHandlerPanicReleasedByTheNextRead pins a documented departure from
 // agrona.md 3.8 (docs/ringbuf.md, "Handlers that panic"): Agrona commits
 // head before the exception propagates; here the consuming view records
-// the consumption (ring.consumed) and releases it at its next read, which
-// saves a deferred call (~3 ns) on every read. Until then other views, and
-// other processes sharing the buffer, see the old head: a successor over
-// the same bytes delivers again what the dead consumer had handled, the
-// message that panicked included. The consuming view itself never does.
+// the consumption (the record core's Reader.consumed) and releases it at
+// its next read, which saves a deferred call (~3 ns) on every read. Until
+// then other views, and other processes sharing the buffer, see the old
+// head: a successor over the same bytes delivers again what the dead
+// consumer had handled, the message that panicked included. The consuming
+// view itself never does.
 func TestHandlerPanicReleasedByTheNextRead(t *testing.T) {
 	forKinds(t, func(t *testing.T, k kind) {
 		buf, err := Allocate(1024)
@@ -376,7 +377,7 @@ func TestRecordsCommitRacingUnblock(t *testing.T) {
 			done <- r.CommitRecords(rs)
 		}()
 		<-started
-		second := r.lengthAt(RecordSize(0))
+		second := r.p.LengthAt(RecordSize(0))
 		for second.Load() == 0 {
 		}
 		unblocked, err := r.Unblock()

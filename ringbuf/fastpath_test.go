@@ -2,33 +2,11 @@ package ringbuf
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/dutyrt/duty/internal/ringfast"
 )
-
-// The fast path's copies of the layout (internal/ringfast) agree with
-// the ring's: record sizes, and header words and claim markers that put
-// the length at LengthOffset and the type at TypeOffset.
-func TestRingfastAgreesWithLayout(t *testing.T) {
-	var word [8]byte
-	for n := 0; n <= 4*ringfast.MaxPayload; n++ {
-		require.Equal(t, RecordSize(n), ringfast.RecordSize(n), "record size of %d", n)
-		for _, typeID := range []int32{1, 7, PaddingTypeID, math.MaxInt32} {
-			binary.LittleEndian.PutUint64(word[:], uint64(ringfast.HeaderWord(n+HeaderLength, typeID)))
-			require.Equal(t, int32(n+HeaderLength), int32(binary.LittleEndian.Uint32(word[LengthOffset:])), "length of %d", n)
-			require.Equal(t, typeID, int32(binary.LittleEndian.Uint32(word[TypeOffset:])), "type %d", typeID)
-			binary.LittleEndian.PutUint64(word[:], uint64(ringfast.Marker(n, typeID)))
-			require.Equal(t, -int32(n+HeaderLength), int32(binary.LittleEndian.Uint32(word[LengthOffset:])), "marker of %d", n)
-			require.Equal(t, typeID, int32(binary.LittleEndian.Uint32(word[TypeOffset:])), "marker type %d", typeID)
-		}
-	}
-}
 
 // Two views of one many-to-one ring (another goroutine's or process's):
 // each one's tail guess is stale whenever the other has written, and every

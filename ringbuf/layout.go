@@ -1,8 +1,12 @@
 package ringbuf
 
+import "github.com/dutyrt/duty/internal/record"
+
 // The byte layout of a ring buffer, identical to Agrona's RingBufferDescriptor
-// and RecordDescriptor (agrona.md sections 3.1 and 3.2). This file is the only
-// place these numbers are written; layout_test.go asserts them against the
+// and RecordDescriptor (agrona.md sections 3.1 and 3.2). The trailer is the
+// ring's own and written here; the record layout is the record core's
+// (internal/record), which every log of records shares, exported here
+// under the ring's names. layout_test.go asserts both against the
 // documented offsets and against the bytes a ring actually writes.
 //
 // A buffer is Capacity bytes of records (a power of two) followed by a
@@ -46,17 +50,17 @@ const (
 	ConsumerHeartbeatOffset = 640
 
 	// HeaderLength is the length of a record header.
-	HeaderLength = 8
+	HeaderLength = record.HeaderLength
 	// RecordAlignment is the alignment of every record.
-	RecordAlignment = 8
+	RecordAlignment = record.Alignment
 	// LengthOffset is the offset in a record header of the length word.
-	LengthOffset = 0
+	LengthOffset = record.LengthOffset
 	// TypeOffset is the offset in a record header of the type id.
-	TypeOffset = 4
+	TypeOffset = record.TypeOffset
 
 	// PaddingTypeID is the type id of the padding records that fill the end
 	// of the ring at a wrap, and of aborted claims.
-	PaddingTypeID int32 = -1
+	PaddingTypeID = record.PaddingTypeID
 
 	// MinCapacityOneToOne is the smallest capacity of a one-to-one ring:
 	// a record plus the pre-zeroed header after it.
@@ -64,9 +68,6 @@ const (
 	// MinCapacityManyToOne is the smallest capacity of a many-to-one ring.
 	MinCapacityManyToOne = HeaderLength
 )
-
-// align rounds n up to the record alignment.
-func align(n int) int { return (n + RecordAlignment - 1) &^ (RecordAlignment - 1) }
 
 // maxMessageLength is Agrona's rule: no payload at the minimum capacity,
 // otherwise an eighth of the capacity and never less than 8 bytes.

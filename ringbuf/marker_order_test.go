@@ -9,98 +9,51 @@ import (
 	"github.com/dutyrt/duty/internal/gcout"
 )
 
-// TestClaimMarkersOrderedOnArm64 holds every claim marker of this package
-// to an ordered store on arm64, in the compiler's own listing for
-// GOARCH=arm64 (cross-compiled, so it runs on any host), with and without
-// LSE atomics (GOARM64 v8.0, the default, and v8.1): a store-release (STLR,
-// or STLRW for a batch's 4-byte marker) immediately followed by a
-// load-acquire (LDAR, LDARW) of the same word, after which no store of the
-// claim can become visible before the marker (atomicbuf.StoreOrdered64).
-// A release store alone would let them pass it, and Unblock's zero-gap
-// scan could take a payload word for the next record and pad into the
-// middle of a live claim (docs/memory-ordering.md, "claim marker").
-// ManyToOne.Write's fast path marks in ringfast.PublishRecord, checked
-// there.
+// TestClaimMarkersOrderedOnArm64 holds the claim markers this package
+// stores itself to an ordered store on arm64, in the compiler's own
+// listing for GOARCH=arm64 (cross-compiled, so it runs on any host), with
+// and without LSE atomics (GOARM64 v8.0, the default, and v8.1): a
+// store-release immediately followed by a load-acquire of the same word,
+// after which no store of the claim can become visible before the marker
+// (atomicbuf.StoreOrdered64; docs/memory-ordering.md, "claim marker").
+// That is TryClaim and TryClaimRecords, which compose the record core's
+// fast claim, general claim and marker in their own frame; every other
+// claim marks in the record core, whose TestClaimMarkersOrderedOnArm64
+// checks them.
+//
+// The fast path (marker and tail guess in one StoreOrdered64Pair) and the
+// general path (the core's Mark, inlined, after the claim): two ordered
+// markers; every other release store is the tail guess stored right after
+// one; no plain store (the payload is the caller's, after the return).
 func TestClaimMarkersOrderedOnArm64(t *testing.T) {
 	for _, level := range []string{"v8.0", "v8.1"} {
-		t.Run(level, func(t *testing.T) {
-			listing := gcout.BuildEnv(t, "-S", "GOARCH=arm64", "GOARM64="+level)
-			fn := func(name string) []string {
-				instrs := gcout.Arm64Ops(gcout.Instructions(listing, "/ringbuf."+name))
-				require.NotEmpty(t, instrs, "%s not found in the listing", name)
-				return instrs
-			}
-
-			// The helpers that mark: one ordered store, nothing else.
-			for _, name := range []string{"(*ring).mark", "(*ring).claimed", "(*ring).claimedBatch"} {
-				instrs := fn(name)
-				stores := storeIndexes(instrs)
-				require.Len(t, stores, 1, "%s: %v", name, instrs)
-				require.True(t, orderedAt(instrs, stores[0]), "%s: the marker is not an ordered store: %v", name, instrs)
-			}
-
-			// The general paths that mark and then write the payload (a
-			// copy, a call): the marker, ordered, is the first store and
-			// comes before any call.
-			for _, name := range []string{"(*ring).writeRecord", "(*ring).writeBatch"} {
-				instrs := fn(name)
-				stores := storeIndexes(instrs)
-				require.NotEmpty(t, stores, name)
-				require.True(t, orderedAt(instrs, stores[0]), "%s: the first store is not an ordered marker: %v", name, instrs)
-				for _, in := range instrs[:stores[0]] {
-					require.False(t, strings.HasPrefix(in, "CALL"), "%s: a call before the marker: %v", name, instrs)
-				}
-			}
-
-			// The claims, fast path (marker and tail guess in one
-			// StoreOrdered64Pair) and general path (mark after claim): two
-			// ordered markers; every other release store is the tail guess
-			// stored right after one; no plain store (the payload is the
-			// caller's, after the return).
-			for _, name := range []string{"(*ManyToOne).TryClaim", "(*ManyToOne).TryClaimBatch", "(*ManyToOne).TryClaimRecords"} {
-				instrs := fn(name)
-				markers := 0
-				for _, i := range storeIndexes(instrs) {
-					in := instrs[i]
-					require.True(t, strings.HasPrefix(in, "STLR"), "%s: a plain store %q: %v", name, in, instrs)
-					switch {
-					case orderedAt(instrs, i):
-						markers++
-					case i >= 2 && orderedAt(instrs, i-2):
-					default:
-						require.Failf(t, "a release store that is neither an ordered marker nor the tail guess after one",
-							"%s: %q: %v", name, in, instrs)
-					}
-				}
-				require.Equal(t, 2, markers, "%s: an ordered marker on the fast and on the general path: %v", name, instrs)
-			}
-		})
-	}
-}
-
-// storeIndexes returns the indexes of the stores to memory in instrs.
-func storeIndexes(instrs []string) []int {
-	var out []int
-	for i, in := range instrs {
-		if _, ok := gcout.Arm64Store(in); ok {
-			out = append(out, i)
+		listing := gcout.BuildEnv(t, "-S", "GOARCH=arm64", "GOARM64="+level)
+		for _, name := range []string{"(*ManyToOne).TryClaim", "(*ManyToOne).TryClaimRecords"} {
+			t.Run(level+"/"+name, func(t *testing.T) {
+				claimMarkersOrdered(t, name, listing)
+			})
 		}
 	}
-	return out
 }
 
-// orderedAt reports whether instrs[i] is a store-release followed at once
-// by a load-acquire of the same word.
-func orderedAt(instrs []string, i int) bool {
-	dst, ok := gcout.Arm64Store(instrs[i])
-	if !ok || i+1 >= len(instrs) {
-		return false
+// claimMarkersOrdered checks the claim name in an arm64 listing, as
+// TestClaimMarkersOrderedOnArm64 describes.
+func claimMarkersOrdered(t *testing.T, name, listing string) {
+	t.Helper()
+	instrs := gcout.Arm64Ops(gcout.Instructions(listing, "/ringbuf."+name))
+	require.NotEmpty(t, instrs, "%s not found in the listing", name)
+	markers := 0
+	for _, i := range gcout.Arm64StoreIndexes(instrs) {
+		in := instrs[i]
+		require.True(t, strings.HasPrefix(in, "STLR"), "%s: a plain store %q: %v", name, in, instrs)
+		switch {
+		case gcout.Arm64OrderedAt(instrs, i):
+			markers++
+		case i >= 2 && gcout.Arm64OrderedAt(instrs, i-2):
+		default:
+			require.Failf(t, "a release store that is neither an ordered marker nor the tail guess after one",
+				"%s: %q: %v", name, in, instrs)
+		}
 	}
-	switch op, _, _ := strings.Cut(instrs[i], " "); op {
-	case "STLR":
-		return strings.HasPrefix(instrs[i+1], "LDAR "+dst+", ")
-	case "STLRW":
-		return strings.HasPrefix(instrs[i+1], "LDARW "+dst+", ")
-	}
-	return false
+	require.Equal(t, 2, markers, "%s: an ordered marker on the fast and on the general path: %v", name, instrs)
 }

@@ -2,16 +2,19 @@ package ringbuf
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // OneToOne is a ring buffer for exactly one producer and one consumer
 // (Agrona's OneToOneRingBuffer). The producer reserves 8 bytes beyond each
 // record and zeroes the header after it before publishing, so the consumer
 // always stops at a zero header and never needs to zero what it consumed.
+//
+// Its claims are its own (this file), built on the record core's layout
+// and completions (internal/record); its consumer is the core's read loop,
+// as a ManyToOne's is.
 type OneToOne struct {
 	ring
 }
@@ -21,53 +24,56 @@ type OneToOne struct {
 // on an 8-byte boundary. It never writes to buf (see NewManyToOne).
 func NewOneToOne(buf []byte) (*OneToOne, error) {
 	r := &OneToOne{}
-	if err := r.init(buf, MinCapacityOneToOne); err != nil {
+	if err := r.init(buf, false); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// claim reserves aligned bytes (plus the 8 pre-zeroed ones) and returns the
-// record index (agrona.md 3.6). The producer owns tail and head cache: they
-// are read with plain (atomic, on amd64 a MOV) loads and stored with release
-// stores for the consumer's Size and for other processes' views.
-func (r *OneToOne) claim(aligned int) (int, error) {
+// claimOneToOne reserves aligned bytes (plus the 8 pre-zeroed ones) and
+// returns the record index (agrona.md 3.6). The producer owns tail and head
+// cache: they are read with plain (atomic, on amd64 a MOV) loads and stored
+// with release stores for the consumer's Size and for other processes'
+// views.
+func (r *ring) claimOneToOne(aligned int) (int, error) {
+	p := &r.p
 	required := aligned + HeaderLength
-	tail := r.tail.Load()
-	head := r.headCache.Load()
+	tail := p.Tail().Load()
+	head := p.HeadCache().Load()
 	if tail&(RecordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: tail position %d is not aligned", ErrCorrupt, tail)
 	}
-	if int64(required) > int64(r.capacity)-(tail-head) {
-		head = r.head.Load()
-		if int64(required) > int64(r.capacity)-(tail-head) {
+	capacity := p.Capacity()
+	if int64(required) > int64(capacity)-(tail-head) {
+		head = p.Head().Load()
+		if int64(required) > int64(capacity)-(tail-head) {
 			return 0, ErrFull
 		}
-		atomicbuf.StoreRelease64(r.headCache, head)
+		atomicbuf.StoreRelease64(p.HeadCache(), head)
 	}
 	if next := tail + int64(aligned); (tail^next)&r.prefetchBlocks != 0 {
 		r.prefetchClaim(tail, next)
 	}
-	recordIndex := int(tail & r.mask)
-	toEnd := r.capacity - recordIndex
+	recordIndex := int(tail & p.Mask())
+	toEnd := capacity - recordIndex
 	writeIndex := recordIndex
 	nextTail := tail + int64(aligned)
 	padding := 0
 	if aligned == toEnd {
 		// Ends exactly at the end of the ring: the next header is at 0.
-		atomicbuf.StoreRelease64(r.tail, nextTail)
-		atomicbuf.StoreRelease64(r.wordAt(0), 0)
+		atomicbuf.StoreRelease64(p.Tail(), nextTail)
+		atomicbuf.StoreRelease64(p.WordAt(0), 0)
 		return recordIndex, nil
 	}
 	if required > toEnd {
 		writeIndex = 0
-		if required > int(head&r.mask) {
-			head = r.head.Load()
-			if required > int(head&r.mask) {
+		if required > int(head&p.Mask()) {
+			head = p.Head().Load()
+			if required > int(head&p.Mask()) {
 				writeIndex = -1
 				nextTail = tail
 			}
-			atomicbuf.StoreRelease64(r.headCache, head)
+			atomicbuf.StoreRelease64(p.HeadCache(), head)
 		}
 		padding = toEnd
 		nextTail += int64(padding)
@@ -75,21 +81,21 @@ func (r *OneToOne) claim(aligned int) (int, error) {
 	if padding == 0 && writeIndex >= 0 {
 		// The common case: publish the tail and zero the header after
 		// the record, in one call.
-		atomicbuf.StoreRelease64Pair(r.tail, nextTail, r.wordAt(writeIndex+aligned), 0)
+		atomicbuf.StoreRelease64Pair(p.Tail(), nextTail, p.WordAt(writeIndex+aligned), 0)
 		return writeIndex, nil
 	}
-	atomicbuf.StoreRelease64(r.tail, nextTail)
+	atomicbuf.StoreRelease64(p.Tail(), nextTail)
 	if padding != 0 {
 		// Zero the header at 0 before the padding becomes visible, so the
 		// consumer stops there after skipping the padding.
-		atomicbuf.StoreRelease64(r.wordAt(0), 0)
-		r.mark(recordIndex, padding, PaddingTypeID)
-		r.publish(recordIndex, padding)
+		atomicbuf.StoreRelease64(p.WordAt(0), 0)
+		p.Mark(recordIndex, padding, PaddingTypeID)
+		p.Publish(recordIndex, padding)
 	}
 	if writeIndex < 0 {
 		return 0, ErrFull
 	}
-	atomicbuf.StoreRelease64(r.wordAt(writeIndex+aligned), 0)
+	atomicbuf.StoreRelease64(p.WordAt(writeIndex+aligned), 0)
 	return writeIndex, nil
 }
 
@@ -97,13 +103,15 @@ func (r *OneToOne) claim(aligned int) (int, error) {
 // returns ErrFull, unwrapped and without allocating, when there is no room.
 // Only one goroutine may produce.
 func (r *OneToOne) Write(typeID int32, payload []byte) error {
-	if typeID < 1 || uint(len(payload)) > uint(r.maxMsgLength) {
-		return r.messageError(typeID, len(payload))
+	p := &r.p
+	if typeID < 1 || uint(len(payload)) > uint(p.MaxMessageLength()) {
+		return p.MessageError(typeID, len(payload))
 	}
 	length := len(payload) + HeaderLength
-	aligned := align(length)
-	tail := r.tail.Load()
-	index := int(tail & r.mask)
+	aligned := record.Align(length)
+	tail := p.Tail().Load()
+	capacity := p.Capacity()
+	index := int(tail & p.Mask())
 	// The fast path, for a payload of up to 64 bytes: the record and the
 	// header after it fit before the end of the ring and the cached head
 	// says there is room. It makes no call but the final one and keeps
@@ -111,23 +119,23 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	// memmove), so nothing is spilled: on a producer whose stores to ring
 	// lines wait for the consumer's core, every store to the stack also
 	// waits in the store buffer behind them.
-	if len(payload) <= ringfast.MaxPayload && tail&(RecordAlignment-1) == 0 && aligned < r.capacity-index &&
-		int64(aligned+HeaderLength) <= int64(r.capacity)-(tail-r.headCache.Load()) {
+	if len(payload) <= record.MaxPayload && tail&(RecordAlignment-1) == 0 && aligned < capacity-index &&
+		int64(aligned+HeaderLength) <= int64(capacity)-(tail-p.HeadCache().Load()) {
 		if next := tail + int64(aligned); (tail^next)&r.prefetchBlocks != 0 {
 			r.prefetchAhead(next)
 		}
-		if dst := unsafe.Add(r.base, index+HeaderLength); len(payload) < 16 {
-			ringfast.CopyShort(dst, payload)
+		if dst := p.At(index + HeaderLength); len(payload) < 16 {
+			record.CopyShort(dst, payload)
 		} else {
-			ringfast.CopyBlocks(dst, payload)
+			record.CopyBlocks(dst, payload)
 		}
 		// No claim marker: the header is already zero (pre-zeroed by the
 		// previous record), which stops the consumer just as a negative
 		// length does, and nobody else inspects a one-to-one claim. Zero
 		// the next header, store the tail, then publish length and type
 		// in one 8-byte store (the release that publishes the payload).
-		atomicbuf.StoreRelease64Triple(r.wordAt(index+aligned), 0, r.tail, tail+int64(aligned),
-			r.wordAt(index), ringfast.HeaderWord(length, typeID))
+		atomicbuf.StoreRelease64Triple(p.WordAt(index+aligned), 0, p.Tail(), tail+int64(aligned),
+			p.WordAt(index), record.HeaderWord(length, typeID))
 		return nil
 	}
 	return r.writeSlow(typeID, payload)
@@ -136,13 +144,12 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 // writeSlow is Write when the fast path does not apply: a long payload, a
 // wrap, a stale head cache, a full ring, or a corrupt tail.
 func (r *OneToOne) writeSlow(typeID int32, payload []byte) error {
-	length := len(payload) + HeaderLength
-	index, err := r.claim(align(length))
+	index, err := r.claimOneToOne(record.Size(len(payload)))
 	if err != nil {
 		return err
 	}
-	copy(r.data[index+HeaderLength:], payload)
-	atomicbuf.StoreRelease64(r.wordAt(index), ringfast.HeaderWord(length, typeID))
+	copy(r.p.Payload(index, len(payload)), payload)
+	atomicbuf.StoreRelease64(r.p.WordAt(index), record.HeaderWord(len(payload)+HeaderLength, typeID))
 	return nil
 }
 
@@ -150,58 +157,43 @@ func (r *OneToOne) writeSlow(typeID int32, payload []byte) error {
 // ManyToOne.TryClaim. An open claim blocks the consumer for good if it is
 // never committed or aborted: a one-to-one ring cannot be unblocked.
 func (r *OneToOne) TryClaim(typeID int32, length int) (Claim, error) {
-	if err := r.checkMessage(typeID, length); err != nil {
+	if err := r.p.CheckMessage(typeID, length); err != nil {
 		return Claim{}, err
 	}
-	index, err := r.claim(align(length + HeaderLength))
+	index, err := r.claimOneToOne(record.Size(length))
 	if err != nil {
 		return Claim{}, err
 	}
-	return r.claimed(index, typeID, length), nil
-}
-
-// WriteBatch writes payloads as len(payloads) messages with one claim and one
-// publication; see ManyToOne.WriteBatch.
-func (r *OneToOne) WriteBatch(typeID int32, payloads [][]byte) error {
-	total, err := r.checkPayloads(typeID, payloads, r.capacity-HeaderLength)
-	if err != nil {
-		return err
-	}
-	index, err := r.claim(total)
-	if err != nil {
-		return err
-	}
-	r.writeBatch(index, total, typeID, payloads)
-	return nil
+	return Claim(r.p.Claimed(index, typeID, length)), nil
 }
 
 // TryClaimBatch claims size contiguous bytes (the sum of RecordSize of the
 // records to come) with one tail update. Append records to the Batch, then
 // call CommitBatch (one publication for all of them) or AbortBatch.
 func (r *OneToOne) TryClaimBatch(size int) (Batch, error) {
-	total, err := r.checkBatchSize(size, r.capacity-HeaderLength)
+	total, err := r.p.CheckBatchSize(size, r.claimLimit)
 	if err != nil {
 		return Batch{}, err
 	}
-	index, err := r.claim(total)
+	index, err := r.claimOneToOne(total)
 	if err != nil {
 		return Batch{}, err
 	}
-	return r.claimedBatch(index, total), nil
+	return Batch{r.p.ClaimedBatch(index, total)}, nil
 }
 
 // TryClaimRecords claims count records of type typeID, each with a payload
 // of length bytes, with one tail update; see ManyToOne.TryClaimRecords.
 func (r *OneToOne) TryClaimRecords(typeID int32, length, count int) (Records, error) {
-	total, err := r.checkRecords(typeID, length, count, r.capacity-HeaderLength)
+	total, err := r.checkRecords(typeID, length, count)
 	if err != nil {
 		return Records{}, err
 	}
-	index, err := r.claim(total)
+	index, err := r.claimOneToOne(total)
 	if err != nil {
 		return Records{}, err
 	}
-	r.mark(index, total, typeID)
+	r.p.Mark(index, total, typeID)
 	return r.records(index, length, count), nil
 }
 

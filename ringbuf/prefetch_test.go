@@ -7,9 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/prefetch"
+	"github.com/dutyrt/duty/internal/record"
 )
 
-// TestPrefetchOnlyInLargeRings: rings of at least minPrefetchCapacity bytes
+// TestPrefetchOnlyInLargeRings: rings of at least record.MinPrefetchCapacity bytes
 // prefetch (the one-to-one producer and the consumers of both kinds), and
 // smaller ones do not.
 func TestPrefetchOnlyInLargeRings(t *testing.T) {
@@ -19,8 +20,8 @@ func TestPrefetchOnlyInLargeRings(t *testing.T) {
 		want     int64
 	}{
 		{64, 0},
-		{minPrefetchCapacity / 2, 0},
-		{minPrefetchCapacity, blocks},
+		{record.MinPrefetchCapacity / 2, 0},
+		{record.MinPrefetchCapacity, blocks},
 		{1 << 20, blocks},
 	} {
 		o, err := NewOneToOne(make([]byte, c.capacity+TrailerLength))
@@ -46,9 +47,9 @@ func TestPrefetchWindow(t *testing.T) {
 	for range 20000 {
 		var size int64
 		if rng.IntN(4) == 0 {
-			size = int64(align(rng.IntN(3000) + HeaderLength)) // a batch
+			size = int64(RecordSize(rng.IntN(3000))) // a batch
 		} else {
-			size = int64(align(rng.IntN(64) + HeaderLength)) // a record the fast path takes
+			size = int64(RecordSize(rng.IntN(64))) // a record the fast path takes
 		}
 		next := tail + size
 		first, last := prefetchWindow(tail, next)

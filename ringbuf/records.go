@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // Records is space for a run of records of one type and one payload
@@ -50,35 +50,40 @@ func (rs *Records) Payload(i int) []byte {
 }
 
 // checkRecords validates a run of count records of type typeID and length
-// payload bytes against limit (the most one claim may take) and returns
-// their total size.
-func (r *ring) checkRecords(typeID int32, length, count, limit int) (int, error) {
-	if err := r.checkMessage(typeID, length); err != nil {
+// payload bytes against the most one claim may take and returns their
+// total size.
+func (r *ring) checkRecords(typeID int32, length, count int) (int, error) {
+	if err := r.p.CheckMessage(typeID, length); err != nil {
 		return 0, err
 	}
 	if count < 1 {
 		return 0, fmt.Errorf("%w: %d records", ErrLength, count)
 	}
 	stride := RecordSize(length)
-	if count > limit/stride {
-		return 0, fmt.Errorf("%w: %d records of %d bytes exceed the ring's %d bytes", ErrTooLong, count, stride, limit)
+	if count > r.claimLimit/stride {
+		return 0, fmt.Errorf("%w: %d records of %d bytes exceed the ring's %d bytes", ErrTooLong, count, stride, r.claimLimit)
 	}
 	return count * stride, nil
 }
 
 // records is the Records of claimed, already marked space at index.
 func (r *ring) records(index, length, count int) Records {
-	return Records{first: unsafe.Add(r.base, index), count: count, stride: RecordSize(length), length: length}
+	return Records{first: r.p.At(index), count: count, stride: RecordSize(length), length: length}
 }
 
 // openRecords validates Records for a commit or an abort and returns the
-// index of the first record.
+// index of the first record: the ring finds it from the first record's
+// payload (record.Log.IndexOf), so Records from another ring, or none, are
+// refused.
 func (r *ring) openRecords(rs Records) (int, error) {
-	offset := uintptr(rs.first) - uintptr(r.base) // wraps for memory below the ring
-	if rs.first == nil || offset >= uintptr(r.capacity) {
+	index, ok := 0, false
+	if rs.first != nil {
+		index, ok = r.p.IndexOf(unsafe.Slice((*byte)(unsafe.Add(rs.first, HeaderLength)), 0))
+	}
+	if !ok {
 		return 0, fmt.Errorf("%w: records were not claimed from this ring", ErrNotClaimed)
 	}
-	recordIndex, length, err := r.openClaim(int(offset) + HeaderLength)
+	recordIndex, length, err := r.p.OpenClaim(index + HeaderLength)
 	if err != nil {
 		return 0, err
 	}
@@ -90,18 +95,20 @@ func (r *ring) openRecords(rs Records) (int, error) {
 
 // CommitRecords writes the headers of the records after the first (plain
 // stores: the first record's marker keeps the consumer out) and publishes
-// all of them with the first record's length (publishClaim).
+// all of them with the first record's length (the record core's
+// PublishClaim: on a many-to-one ring a compare-and-swap, so a commit that
+// comes after Unblock padded them returns ErrAborted).
 func (r *ring) CommitRecords(rs Records) error {
 	recordIndex, err := r.openRecords(rs)
 	if err != nil {
 		return err
 	}
-	marker := r.wordAt(recordIndex).Load()
-	header := ringfast.HeaderWord(rs.length+HeaderLength, int32(marker>>32))
+	marker := r.p.WordAt(recordIndex).Load()
+	header := record.HeaderWord(rs.length+HeaderLength, int32(marker>>32))
 	for i := 1; i < rs.count; i++ {
 		*(*int64)(unsafe.Add(rs.first, i*rs.stride)) = header
 	}
-	return r.publishClaim(recordIndex, marker, rs.count*rs.stride, rs.length+HeaderLength)
+	return r.p.PublishClaim(recordIndex, marker, rs.count*rs.stride, rs.length+HeaderLength)
 }
 
 // AbortRecords discards rs: the consumer skips their whole space as one
@@ -111,7 +118,7 @@ func (r *ring) AbortRecords(rs Records) error {
 	if err != nil {
 		return err
 	}
-	*r.typeAt(recordIndex) = PaddingTypeID
-	r.publish(recordIndex, rs.count*rs.stride)
+	*r.p.TypeAt(recordIndex) = PaddingTypeID
+	r.p.Publish(recordIndex, rs.count*rs.stride)
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/prefetch"
-	"github.com/dutyrt/duty/internal/ringfast"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // NoLimit is a message-count limit that reads everything available.
@@ -22,37 +22,24 @@ type Handler func(typeID int32, payload []byte)
 // what happens to it (see Action). payload aliases the ring as for Handler.
 type ControlledHandler func(typeID int32, payload []byte) Action
 
-// Action is a ControlledHandler's decision about the message it was given.
-type Action int
+// Action is a ControlledHandler's decision about the message it was given
+// (the record core's type: the read loop acts on it).
+type Action = record.Action
 
 const (
 	// Abort leaves this message in the ring, un-consumed, and ends the read;
 	// it is delivered again by the next read. Messages accepted earlier in
 	// the same read stay consumed.
-	Abort Action = iota + 1
+	Abort Action = record.Abort
 	// Break consumes this message and ends the read.
-	Break
+	Break Action = record.Break
 	// Commit consumes this message, releases the space of everything read so
 	// far to the producers at once, and continues.
-	Commit
+	Commit Action = record.Commit
 	// Continue consumes this message and continues; space is released at the
 	// end of the read.
-	Continue
+	Continue Action = record.Continue
 )
-
-func (a Action) String() string {
-	switch a {
-	case Abort:
-		return "ABORT"
-	case Break:
-		return "BREAK"
-	case Commit:
-		return "COMMIT"
-	case Continue:
-		return "CONTINUE"
-	}
-	return fmt.Sprintf("Action(%d)", int(a))
-}
 
 // Claim is space claimed in the ring by TryClaim. Fill Payload, then pass
 // Index to exactly one of Commit or Abort.
@@ -67,86 +54,7 @@ type Claim struct {
 // RecordSize returns the space a record with a payload of length bytes
 // takes in a ring: header plus payload, rounded up to RecordAlignment. Sum it
 // over the records of a batch to size TryClaimBatch.
-func RecordSize(length int) int { return align(length + HeaderLength) }
-
-// Batch is contiguous space claimed by TryClaimBatch with a single tail
-// update. Append records into it, then pass it to exactly one of
-// CommitBatch, which publishes every record at once (one store of the first
-// record's length: on a many-to-one ring a compare-and-swap, so a commit
-// that comes after Unblock padded the batch returns ErrAborted), or
-// AbortBatch. The consumer sees the records as separate messages, in order,
-// with no other producer's record between them.
-//
-// Until it is completed, the claim marker of the batch's first record covers
-// the whole batch, so Unblock turns an abandoned batch into a single padding
-// record: a consumer sees all of a batch or none of it.
-//
-// A Batch has four fields, so that Go passes and returns it in registers
-// (see Records for what a fifth costs).
-type Batch struct {
-	r     *ring
-	index int    // record offset of the first record
-	total int    // claimed bytes
-	state uint64 // bytes appended so far (low half) | the first record's length << 32 (0 until appended)
-}
-
-// used returns the bytes appended so far; first the record length of the
-// first record, 0 until it is appended.
-func (b *Batch) used() int    { return int(uint32(b.state)) }
-func (b *Batch) first() int32 { return int32(b.state >> 32) }
-
-// Append adds a record of type typeID with a payload of length bytes and
-// returns its payload space, aliasing the ring, to fill before the commit.
-func (b *Batch) Append(typeID int32, length int) ([]byte, error) {
-	// The fast path, with no call and no bounds check: a record after the
-	// first that fits. Behind the first record's marker
-	// the consumer cannot reach this header before the commit's release
-	// store, which publishes it: one plain 8-byte store of length and type.
-	if b.state>>32 != 0 && typeID >= 1 && uint(length) <= uint(b.r.maxMsgLength) {
-		if used, size := int(uint32(b.state)), align(length+HeaderLength); size <= b.total-used {
-			at := b.index + used
-			b.state += uint64(size)
-			base := b.r.base
-			*(*int64)(unsafe.Add(base, at)) = ringfast.HeaderWord(length+HeaderLength, typeID)
-			return unsafe.Slice((*byte)(unsafe.Add(base, at+HeaderLength)), length), nil
-		}
-	}
-	return b.append(typeID, length)
-}
-
-// append is Append's general path: the first record, and every error.
-func (b *Batch) append(typeID int32, length int) ([]byte, error) {
-	if b.r == nil {
-		return nil, fmt.Errorf("%w: append to a batch that was never claimed", ErrNotClaimed)
-	}
-	if err := b.r.checkMessage(typeID, length); err != nil {
-		return nil, err
-	}
-	size := RecordSize(length)
-	used := b.used()
-	if size > b.total-used {
-		return nil, fmt.Errorf("%w: record of %d bytes, %d left in the batch", ErrTooLong, size, b.total-used)
-	}
-	at := b.index + used
-	if used == 0 {
-		// The first header already holds the batch's marker; the type is a
-		// plain store published by the commit.
-		*b.r.typeAt(at) = typeID
-		b.state |= uint64(length+HeaderLength) << 32
-	} else {
-		*(*int64)(unsafe.Pointer(b.r.wordAt(at))) = ringfast.HeaderWord(length+HeaderLength, typeID)
-	}
-	b.state += uint64(size)
-	p := at + HeaderLength
-	return b.r.data[p : p+length : p+length], nil
-}
-
-// Len returns the number of bytes the batch claimed.
-func (b *Batch) Len() int { return b.total }
-
-// Remaining returns the bytes still free in the batch. Space left at the
-// commit is published as padding.
-func (b *Batch) Remaining() int { return b.total - b.used() }
+func RecordSize(length int) int { return record.Size(length) }
 
 // RingBuffer is the contract both ring types implement. See the package
 // documentation for who may call what concurrently.
@@ -203,45 +111,45 @@ const allocAlignment = 128
 // ring is the state and code shared by both ring types. All fields are
 // written once by the constructor and only read afterwards, so producer and
 // consumer goroutines share its cache lines read-only; the hot shared words
-// live in the buffer's trailer, each in its own 128-byte slot.
+// live in the buffer's trailer, each in its own 128-byte slot. The two
+// sides are the record core's (internal/record): p, the producer side (the
+// many-to-one protocol, and the checks, marker and completions a
+// one-to-one producer shares; its tail guess on cache lines of its own),
+// and rd, the consumer (the read loops; its one consumer-written word on
+// cache lines of its own).
 type ring struct {
-	buf          atomicbuf.Buffer
-	data         []byte // the records: buf[:capacity]
-	base         unsafe.Pointer
-	capacity     int
-	mask         int64
-	maxMsgLength int
-	minCapacity  int
-	// zeroConsumed: the consumer zeroes what it consumed before releasing
-	// it (many-to-one, so that Unblock can tell an unwritten claim).
-	zeroConsumed bool
-	// demote: the consumer demotes the lines it zeroed and released
-	// (many-to-one rings large enough to prefetch; SetDemote).
-	demote bool
+	buf atomicbuf.Buffer
+	// claimLimit is the most one claim may take: the capacity, less on a
+	// one-to-one ring the header its producer zeroes after every claim.
+	claimLimit int
+	// many: a many-to-one ring (WriteBatch's claim).
+	many bool
 	// prefetchBlocks masks away a position's offset in its
 	// prefetch.BlockSize block, or is 0 in a ring too small to prefetch in
-	// (see prefetchAhead and prefetchRead).
+	// (record.PrefetchBlocks; see prefetchAhead).
 	prefetchBlocks int64
-
-	tail        *atomic.Int64
-	headCache   *atomic.Int64
-	head        *atomic.Int64
+	// base is the records' first byte (r.p's) and blockMask the ring's
+	// mask and prefetchBlocks together (a position's block's index), for
+	// prefetchAhead, which must stay small enough to inline into the
+	// one-to-one Write.
+	base        unsafe.Pointer
+	blockMask   int64
 	correlation *atomic.Int64
 	heartbeat   *atomic.Int64
 
-	// consumed is written by the consumer only (before each handler call),
-	// so it sits on cache lines of its own, away from the read-only fields
-	// producers load on every claim.
-	_        [cacheLine]byte
-	consumed int64 // position through the last message handed to a handler
-	_        [cacheLine]byte
+	p  record.Producer
+	rd record.Reader
 }
 
-// cacheLine is the padding that keeps consumer-written fields off the
-// producers' lines.
-const cacheLine = 64
-
-func (r *ring) init(b []byte, minCapacity int) error {
+// init points r at the ring buffer b: a many-to-one ring (many) or a
+// one-to-one ring. It writes nothing to b.
+func (r *ring) init(b []byte, many bool) error {
+	// A one-to-one producer reserves the header after each claim (it
+	// zeroes it), so one claim gets at most the capacity less a header.
+	minCapacity, reserve := MinCapacityOneToOne, HeaderLength
+	if many {
+		minCapacity, reserve = MinCapacityManyToOne, 0
+	}
 	capacity := len(b) - TrailerLength
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return fmt.Errorf("%w: length=%d", ErrCapacity, len(b))
@@ -254,37 +162,27 @@ func (r *ring) init(b []byte, minCapacity int) error {
 		return fmt.Errorf("%w: %w", ErrMisaligned, err)
 	}
 	*r = ring{
-		buf:          ab,
-		data:         b[:capacity:capacity],
-		base:         unsafe.Pointer(unsafe.SliceData(b)),
-		capacity:     capacity,
-		mask:         int64(capacity - 1),
-		maxMsgLength: maxMessageLength(capacity, minCapacity),
-		prefetchBlocks: func() int64 {
-			if capacity < minPrefetchCapacity {
-				return 0
-			}
-			return ^int64(prefetch.BlockSize - 1)
-		}(),
-		minCapacity: minCapacity,
-		tail:        ab.Int64At(capacity + TailPositionOffset),
-		headCache:   ab.Int64At(capacity + HeadCachePositionOffset),
-		head:        ab.Int64At(capacity + HeadPositionOffset),
-		correlation: ab.Int64At(capacity + CorrelationCounterOffset),
-		heartbeat:   ab.Int64At(capacity + ConsumerHeartbeatOffset),
+		buf:            ab,
+		claimLimit:     capacity - reserve,
+		many:           many,
+		prefetchBlocks: record.PrefetchBlocks(capacity),
+		base:           unsafe.Pointer(unsafe.SliceData(b)),
+		blockMask:      int64(capacity-1) & record.PrefetchBlocks(capacity),
+		correlation:    ab.Int64At(capacity + CorrelationCounterOffset),
+		heartbeat:      ab.Int64At(capacity + ConsumerHeartbeatOffset),
 	}
+	records := b[:capacity:capacity]
+	head := ab.Int64At(capacity + HeadPositionOffset)
+	r.p.Init(records, ab.Int64At(capacity+TailPositionOffset), ab.Int64At(capacity+HeadCachePositionOffset), head,
+		maxMessageLength(capacity, minCapacity), many)
+	r.rd.Init(records, head, many)
 	return nil
 }
 
 // prefetchDistance is how far ahead of its tail a one-to-one producer asks
-// for the ring's lines, readPrefetchDistance how far ahead of its position
-// a consumer does, in rings of at least minPrefetchCapacity bytes
-// (docs/ringbuf.md, "Prefetching").
-const (
-	prefetchDistance     = 2048
-	readPrefetchDistance = 1024
-	minPrefetchCapacity  = 4 * prefetchDistance
-)
+// for the ring's lines (docs/ringbuf.md, "Prefetching"; the consumer's
+// distance is the record core's).
+const prefetchDistance = record.PrefetchDistance
 
 // prefetchClaim is prefetchAhead for a claim of any size, called under the
 // same condition: it asks for every block that enters the window as the tail
@@ -292,7 +190,7 @@ const (
 func (r *ring) prefetchClaim(tail, next int64) {
 	first, last := prefetchWindow(tail, next)
 	for b := first; b <= last; b += prefetch.BlockSize {
-		prefetch.Write(unsafe.Add(r.base, b&r.mask))
+		prefetch.Write(unsafe.Add(r.base, b&r.blockMask))
 	}
 }
 
@@ -315,79 +213,36 @@ func prefetchWindow(tail, next int64) (first, last int64) {
 // A hint only: those lines may hold records the consumer has not read yet,
 // which a prefetch neither changes nor orders.
 func (r *ring) prefetchAhead(next int64) {
-	prefetch.Write(unsafe.Add(r.base, (next+prefetchDistance)&r.mask&r.prefetchBlocks))
-}
-
-// prefetchRead is called by a consumer whose position moves to next across
-// a block boundary, once the read has consumed readPrefetchDistance bytes:
-// it asks for the block readPrefetchDistance bytes beyond next, so that the
-// loads of the records there (which the consumer makes one after the other,
-// each address depending on the length before it) find their lines already
-// on their way. The condition is the evidence that the producer is ahead: a
-// consumer that keeps catching up (a record or two per read) would ask for
-// lines the producer has yet to write, and take them from it.
-func (r *ring) prefetchRead(next int64) {
-	prefetch.Read(unsafe.Add(r.base, (next+readPrefetchDistance)&r.mask&r.prefetchBlocks))
-}
-
-// lengthAt and typeAt return the header words of the record at index. The
-// index is 8-aligned and below capacity by construction (a masked position
-// that is checked for alignment, or an offset within a record already
-// bounds-checked against the ring).
-func (r *ring) lengthAt(index int) *atomic.Int32 {
-	if invariants {
-		r.mustRecord(index)
-	}
-	return (*atomic.Int32)(unsafe.Add(r.base, index))
-}
-
-func (r *ring) typeAt(index int) *int32 {
-	if invariants {
-		r.mustRecord(index)
-	}
-	return (*int32)(unsafe.Add(r.base, index+TypeOffset))
-}
-
-// wordAt returns the 8-byte word at index (a whole record header).
-func (r *ring) wordAt(index int) *atomic.Int64 {
-	if invariants {
-		r.mustRecord(index)
-	}
-	return (*atomic.Int64)(unsafe.Add(r.base, index))
-}
-
-func (r *ring) mustRecord(index int) {
-	if index < 0 || index > r.capacity-HeaderLength || index%RecordAlignment != 0 {
-		panic(fmt.Sprintf("duty_invariants: record index %d outside ring of capacity %d", index, r.capacity))
-	}
+	prefetch.Write(unsafe.Add(r.base, (next+prefetchDistance)&r.blockMask))
 }
 
 // Capacity returns the capacity of the ring in bytes (the buffer's length
 // less the trailer).
-func (r *ring) Capacity() int { return r.capacity }
+func (r *ring) Capacity() int { return r.p.Capacity() }
 
 // MaxMessageLength returns the longest payload a single record can carry.
-func (r *ring) MaxMessageLength() int { return r.maxMsgLength }
+func (r *ring) MaxMessageLength() int { return r.p.MaxMessageLength() }
 
 // Buffer returns the whole underlying buffer, trailer included.
 func (r *ring) Buffer() []byte { return r.buf.Bytes() }
 
 // ProducerPosition returns the tail position: bytes claimed since creation.
-func (r *ring) ProducerPosition() int64 { return r.tail.Load() }
+func (r *ring) ProducerPosition() int64 { return r.p.Tail().Load() }
 
 // ConsumerPosition returns the head position: bytes consumed since creation.
-func (r *ring) ConsumerPosition() int64 { return r.head.Load() }
+func (r *ring) ConsumerPosition() int64 { return r.p.Head().Load() }
 
 // Size returns the number of bytes between head and tail, clamped to
 // [0, Capacity]: headers, padding and open claims included. It is an
 // indication only: producers and the consumer move on as it is computed.
 func (r *ring) Size() int {
-	h1 := r.head.Load()
+	head, tail := r.p.Head(), r.p.Tail()
+	h1 := head.Load()
 	for {
-		t := r.tail.Load()
-		h2 := r.head.Load()
+		t := tail.Load()
+		h2 := head.Load()
 		if h1 == h2 {
-			return int(min(max(t-h2, 0), int64(r.capacity)))
+			return int(min(max(t-h2, 0), int64(r.p.Capacity())))
 		}
 		h1 = h2
 	}
@@ -409,511 +264,47 @@ func (r *ring) SetConsumerHeartbeatTime(epochMillis int64) {
 	atomicbuf.StoreRelease64(r.heartbeat, epochMillis)
 }
 
-// checkMessage is small enough to inline on the hot paths; the errors are
-// built out of line.
-func (r *ring) checkMessage(typeID int32, length int) error {
-	if typeID >= 1 && uint(length) <= uint(r.maxMsgLength) {
-		return nil
-	}
-	return r.messageError(typeID, length)
-}
-
-func (r *ring) messageError(typeID int32, length int) error {
-	if typeID < 1 {
-		return fmt.Errorf("%w: msgTypeId=%d", ErrTypeID, typeID)
-	}
-	if length < 0 {
-		return fmt.Errorf("%w: length=%d", ErrLength, length)
-	}
-	if length > r.maxMsgLength {
-		return fmt.Errorf("%w: maxMsgLength=%d, length=%d", ErrTooLong, r.maxMsgLength, length)
-	}
-	return nil
-}
-
-// checkBatchSize validates the size of a batch claim and returns it aligned.
-// limit is the most a claim can ever get.
-func (r *ring) checkBatchSize(size, limit int) (int, error) {
-	if size < HeaderLength {
-		return 0, fmt.Errorf("%w: batch of %d bytes", ErrLength, size)
-	}
-	if size > limit {
-		return 0, fmt.Errorf("%w: batch of %d bytes exceeds the ring's %d bytes", ErrTooLong, size, limit)
-	}
-	return align(size), nil
-}
-
-// mark writes the claim marker of a record (or of a whole batch: total is its
-// aligned length) with its type, as one 8-byte store (as the fast paths do):
-// a marker without its type, the type stored after it, could land after
-// Unblock padded the claim and turn the padding into a committed record of
-// that type. The marker is the first store into claimed space, and an
-// ordered store (atomicbuf.StoreOrdered64: amd64's plain MOV, STLR then LDAR
-// on arm64): no later store of the claim can become visible before it,
-// which Unblock's zero-gap scan relies on (it takes the first non-zero word
-// after a zero header for the next record; a payload word seen before its
-// marker would make it pad into the middle of a live claim). A release
-// store alone is not enough on arm64: later plain stores may pass an STLR.
-// The consumer cannot pass a negative length, so the payload after it is
-// plain stores, published later by the commit. One-to-one rings have no
-// Unblock and would do with a release store; they share this one.
-func (r *ring) mark(index, total int, typeID int32) {
-	atomicbuf.StoreOrdered64(r.wordAt(index), ringfast.HeaderWord(-total, typeID))
-}
-
-// publish commits the record at index: the release store of its positive
-// length publishes the type and payload written before it.
-func (r *ring) publish(index, recordLength int) {
-	atomicbuf.StoreRelease32(r.lengthAt(index), int32(recordLength))
-}
-
-// publishClaim publishes the records of a claim of total bytes at index,
-// whose header word the producer found to be marker (the claim's marker,
-// with the first record's type), by giving the first record its length
-// recordLength. Where Unblock may pad the claim (many-to-one), it does so
-// with a compare-and-swap of the whole header word, as Unblock does: of the
-// two, exactly one changes the word. A plain store of the first record's
-// length after Unblock's would shrink the padding to the first record and
-// publish the records after it, a run delivered torn; instead the commit
-// reports ErrAborted, and the consumer skips the whole claim as padding. A
-// single record (Commit) publishes the length Unblock wrote, so it keeps
-// the plain store: see Unblock for what remains.
-func (r *ring) publishClaim(index int, marker int64, total, recordLength int) error {
-	if !r.zeroConsumed { // one-to-one: nobody else writes the header
-		r.publish(index, recordLength)
-		return nil
-	}
-	if testHookPublishClaim != nil {
-		testHookPublishClaim(index)
-	}
-	if int32(marker) != -int32(total) ||
-		!r.wordAt(index).CompareAndSwap(marker, ringfast.HeaderWord(recordLength, int32(marker>>32))) {
-		return fmt.Errorf("%w (%w): the claim at %d was unblocked before its commit", ErrAborted, ErrNotClaimed, index+HeaderLength)
-	}
-	return nil
-}
-
-// testHookPublishClaim, when set by a test, runs just before a many-to-one
-// publishClaim's compare-and-swap, to simulate an Unblock meanwhile.
-var testHookPublishClaim func(index int)
-
-func (r *ring) writeRecord(index int, typeID int32, payload []byte) {
-	recordLength := len(payload) + HeaderLength
-	r.mark(index, recordLength, typeID)
-	copy(r.data[index+HeaderLength:], payload)
-	r.publish(index, recordLength)
-}
-
-func (r *ring) claimed(index int, typeID int32, length int) Claim {
-	r.mark(index, length+HeaderLength, typeID)
-	p := index + HeaderLength
-	return Claim{Index: p, Payload: r.data[p : p+length : p+length]}
-}
-
-// claimedBatch marks claimed batch space: one marker for all of it, its
-// negated length, an ordered store as in mark (the first Append's type and
-// every record after it are plain stores behind it).
-func (r *ring) claimedBatch(index, total int) Batch {
-	atomicbuf.StoreOrdered32(r.lengthAt(index), -int32(total))
-	return r.batchAt(index, total)
-}
-
-// batchAt is the Batch of claimed, already marked space.
-func (r *ring) batchAt(index, total int) Batch {
-	return Batch{r: r, index: index, total: total}
-}
-
-// openClaim validates a Commit or Abort index and returns the record offset
-// and its negated (claimed) length.
-func (r *ring) openClaim(index int) (int, int32, error) {
-	recordIndex := index - HeaderLength
-	if recordIndex < 0 || recordIndex > r.capacity-HeaderLength || recordIndex%RecordAlignment != 0 {
-		return 0, 0, fmt.Errorf("%w: index=%d", ErrIndex, index)
-	}
-	length := r.lengthAt(recordIndex).Load()
-	if length >= 0 {
-		switch {
-		case length == 0:
-			return 0, 0, fmt.Errorf("%w: index=%d", ErrNotClaimed, index)
-		case *r.typeAt(recordIndex) == PaddingTypeID:
-			return 0, 0, fmt.Errorf("%w (%w): index=%d", ErrAborted, ErrNotClaimed, index)
-		default:
-			return 0, 0, fmt.Errorf("%w (%w): index=%d", ErrCommitted, ErrNotClaimed, index)
-		}
-	}
-	if int64(recordIndex)-int64(length) > int64(r.capacity) {
-		return 0, 0, fmt.Errorf("%w: claim of %d bytes at %d runs past the end of the ring", ErrCorrupt, -length, recordIndex)
-	}
-	return recordIndex, length, nil
-}
-
-// Commit publishes the claim whose Index is index. Complete a claim once: a
-// second Commit or Abort of the same index returns ErrCommitted while the
-// space is still what the claim left, but once the consumer has passed it
-// and another claim has taken the same index (many-to-one: another
-// producer's, still being written), the index is that claim's and a stray
-// second Commit would publish it. The index carries no generation, as in
-// Agrona; mailbox.Claim, which owns its state, refuses a second completion.
-func (r *ring) Commit(index int) error {
-	recordIndex, length, err := r.openClaim(index)
-	if err != nil {
-		return err
-	}
-	r.publish(recordIndex, int(-length))
-	return nil
-}
-
-// Abort discards the claim whose Index is index: the consumer skips its space
-// as padding.
-func (r *ring) Abort(index int) error {
-	recordIndex, length, err := r.openClaim(index)
-	if err != nil {
-		return err
-	}
-	*r.typeAt(recordIndex) = PaddingTypeID
-	r.publish(recordIndex, int(-length))
-	return nil
-}
-
-// openBatch validates a batch passed to CommitBatch or AbortBatch.
-func (r *ring) openBatch(b Batch) (int, error) {
-	if b.r != r {
-		return 0, fmt.Errorf("%w: batch was not claimed from this ring", ErrNotClaimed)
-	}
-	recordIndex, length, err := r.openClaim(b.index + HeaderLength)
-	if err != nil {
-		return 0, err
-	}
-	if int(-length) != b.total {
-		return 0, fmt.Errorf("%w: batch at %d covers %d bytes, ring says %d", ErrNotClaimed, b.index, b.total, -length)
-	}
-	return recordIndex, nil
-}
-
-// CommitBatch publishes every record appended to b at once. Unused space at
-// the end becomes padding; a batch with no record is aborted.
-func (r *ring) CommitBatch(b Batch) error {
-	recordIndex, err := r.openBatch(b)
-	if err != nil {
-		return err
-	}
-	if b.first() == 0 {
-		*r.typeAt(recordIndex) = PaddingTypeID
-		r.publish(recordIndex, b.total)
-		return nil
-	}
-	marker := r.wordAt(recordIndex).Load() // the first Append stored its type
-	if rest := b.total - b.used(); rest > 0 {
-		at := recordIndex + b.used()
-		*r.typeAt(at) = PaddingTypeID
-		atomicbuf.StoreRelease32(r.lengthAt(at), int32(rest))
-	}
-	return r.publishClaim(recordIndex, marker, b.total, int(b.first()))
-}
-
-// AbortBatch discards b: the consumer skips its whole space as one padding
-// record.
-func (r *ring) AbortBatch(b Batch) error {
-	recordIndex, err := r.openBatch(b)
-	if err != nil {
-		return err
-	}
-	*r.typeAt(recordIndex) = PaddingTypeID
-	r.publish(recordIndex, b.total)
-	return nil
-}
-
-// writeBatch copies payloads into batch space claimed at index.
-func (r *ring) writeBatch(index, total int, typeID int32, payloads [][]byte) {
-	b := r.claimedBatch(index, total)
-	for _, p := range payloads {
-		dst, _ := b.Append(typeID, len(p)) // sizes validated by checkPayloads
-		copy(dst, p)
-	}
-	_ = r.CommitBatch(b)
-}
-
-func (r *ring) checkPayloads(typeID int32, payloads [][]byte, limit int) (int, error) {
-	if len(payloads) == 0 {
-		return 0, fmt.Errorf("%w: empty batch", ErrLength)
-	}
-	total := 0
-	for _, p := range payloads {
-		if err := r.checkMessage(typeID, len(p)); err != nil {
-			return 0, err
-		}
-		total += align(len(p) + HeaderLength)
-		if total > limit {
-			return 0, fmt.Errorf("%w: batch of %d records exceeds the ring's %d bytes", ErrTooLong, len(payloads), limit)
-		}
-	}
-	return total, nil
-}
-
-// errCorruptRecord describes a record that no correct producer writes.
-func (r *ring) errCorruptRecord(index int, length, typeID int32) error {
-	return fmt.Errorf("%w: record at %d has length %d and type %d (capacity %d)", ErrCorrupt, index, length, typeID, r.capacity)
-}
-
-// The read loops. Agrona's read and controlledRead, one function each, so
-// that each keeps as few values live across the handler call as it can: Go
-// saves every live register around a call, so each one is a store and a
-// load per message (measured: BenchmarkConsume, docs/ringbuf.md "Fast
-// paths"). Positions are kept as ring positions (pos: the next record;
-// origin: the position of index 0 in this lap): a read never crosses the
-// end of the ring, so index = pos - origin stays below capacity.
-//
-// Head is released when the read returns, not in a deferred function: a
-// handler that panics still consumes its message, as in Agrona, because
-// r.consumed, stored before each handler call, is what the next read
-// releases first (readStart). A deferred release would cost ~3 ns a call.
-
-// readStart returns the position a read starts from: the head, after
-// releasing what a panicking handler left consumed.
-func (r *ring) readStart() (int64, error) {
-	head := r.head.Load() // consumer-owned: nobody else stores it
-	if head&(RecordAlignment-1) != 0 {
-		return 0, fmt.Errorf("%w: head position %d is not aligned", ErrCorrupt, head)
-	}
-	if c := r.consumed; c > head {
-		// A handler panicked during the previous read: what was handed out
-		// up to and including its message is consumed (as in Agrona, where
-		// the exception propagates after head moves), released now.
-		if c-head > int64(r.capacity)-(head&r.mask) {
-			// Not a range this consumer read (a read never crosses the end
-			// of the ring): head was rewritten under it, in a shared file.
-			r.consumed = head
-			return 0, fmt.Errorf("%w: head position %d moved under the consumer, which consumed up to %d", ErrCorrupt, head, c)
-		}
-		r.release(head, c)
-		head = c
-	}
-	return head, nil
-}
-
-// validRecord reports whether a committed record (length > 0) at index is
-// one a correct producer writes: at least a header, within the ring, and a
-// message type or padding.
-func (r *ring) validRecord(index int, length, typeID int32) bool {
-	return int(length) >= HeaderLength && align(int(length)) <= r.capacity-index &&
-		(typeID >= 1 || typeID == PaddingTypeID)
-}
-
-// payloadAt returns the payload of the valid record at index, capped at
-// its end.
-func (r *ring) payloadAt(index int, length int32) []byte {
-	if invariants {
-		r.mustRecord(index)
-		if length < HeaderLength || int(length) > r.capacity-index {
-			panic(fmt.Sprintf("duty_invariants: record of length %d at %d runs past the ring's %d bytes", length, index, r.capacity))
-		}
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(r.base, index+HeaderLength)), int(length)-HeaderLength)
-}
-
-// read delivers up to limit messages to h (Agrona's read).
-func (r *ring) read(h Handler, limit int) (messages int, err error) {
-	head, err := r.readStart()
-	if err != nil {
-		return 0, err
-	}
-	origin := head &^ r.mask
-	pos := head
-	for int(pos-origin) < r.capacity && messages < limit {
-		index := int(pos - origin)
-		length := r.lengthAt(index).Load() // acquire: publishes type and payload
-		if length <= 0 {
-			break // not yet written, or an open claim: never skip it
-		}
-		typeID := *r.typeAt(index)
-		if !r.validRecord(index, length, typeID) {
-			return messages, r.corruptRecord(head, pos)
-		}
-		next := pos + int64(align(int(length)))
-		if (pos^next)&r.prefetchBlocks != 0 && next-head >= readPrefetchDistance {
-			r.prefetchRead(next)
-		}
-		pos = next
-		if typeID == PaddingTypeID {
-			continue
-		}
-		r.consumed = pos
-		messages++
-		h(typeID, r.payloadAt(index, length))
-		if r.head.Load() != head {
-			// The handler read from this ring (nothing else moves head):
-			// that read released this message and what it read after
-			// it. Going on from pos, or releasing from head, would
-			// deliver its messages again, move head back or zero space
-			// producers may have written since.
-			return messages, nil
-		}
-	}
-	r.finish(head, pos)
-	return messages, nil
-}
-
-// controlledRead delivers up to limit messages to h, which decides for
-// each with an Action (Agrona's controlledRead, agrona.md 3.9).
-func (r *ring) controlledRead(h ControlledHandler, limit int) (messages int, err error) {
-	head, err := r.readStart()
-	if err != nil {
-		return 0, err
-	}
-	start := head // head moves with Commit actions; see prefetchRead
-	origin := head &^ r.mask
-	pos := head
-	for int(pos-origin) < r.capacity && messages < limit {
-		index := int(pos - origin)
-		length := r.lengthAt(index).Load() // acquire: publishes type and payload
-		if length <= 0 {
-			break // not yet written, or an open claim: never skip it
-		}
-		typeID := *r.typeAt(index)
-		if !r.validRecord(index, length, typeID) {
-			return messages, r.corruptRecord(head, pos)
-		}
-		record := pos
-		pos += int64(align(int(length)))
-		if (record^pos)&r.prefetchBlocks != 0 && pos-start >= readPrefetchDistance {
-			r.prefetchRead(pos)
-		}
-		if typeID == PaddingTypeID {
-			continue
-		}
-		r.consumed = pos
-		action := h(typeID, r.payloadAt(index, length))
-		if r.head.Load() != head {
-			// The handler read from this ring, which consumed this
-			// message (whatever the action) and released what it read:
-			// see read.
-			return messages + 1, nil
-		}
-		switch action {
-		case Abort:
-			r.finish(head, record)
-			return messages, nil
-		case Break:
-			messages++
-			r.finish(head, pos)
-			return messages, nil
-		case Commit:
-			messages++
-			r.release(head, pos)
-			head = pos
-		default: // Continue, and anything unknown
-			messages++
-		}
-	}
-	r.finish(head, pos)
-	return messages, nil
-}
-
-// corruptRecord ends a read at the invalid record at pos: what came before
-// it is consumed, the record and everything after it stay. Out of line, so
-// the read loops keep nothing live for it.
-//
-//go:noinline
-func (r *ring) corruptRecord(head, pos int64) error {
-	r.finish(head, pos)
-	index := int(pos & r.mask)
-	return r.errCorruptRecord(index, r.lengthAt(index).Load(), *r.typeAt(index))
-}
-
-// finish ends a read that consumed the records from head to next: releases
-// them and records that nothing is pending.
-func (r *ring) finish(head, next int64) {
-	if next != head {
-		r.release(head, next)
-	}
-	r.consumed = next
-}
-
-// release zeroes (many-to-one) the consumed bytes from position head to
-// next, which never cross the end of the ring, then publishes head = next
-// with a release store: producers that load head see the zeroes.
-func (r *ring) release(head, next int64) {
-	if r.zeroConsumed {
-		index := int(head & r.mask)
-		end := index + int(next-head)
-		clear(r.data[index:end])
-		atomicbuf.StoreRelease64(r.head, next)
-		if r.demote {
-			r.demoteReleased(index, end)
-		}
-		return
-	}
-	atomicbuf.StoreRelease64(r.head, next)
-}
-
-// demoteReleased asks for the lines that the release of the bytes from
-// index to end has finished with (every line of the range but a last one
-// that end only partly covers: the producers may be writing its rest) to
-// leave this core's caches for the cache all cores share (CLDEMOTE,
-// internal/prefetch). The line that holds index belongs to this range
-// even when it starts before it: its earlier bytes were released before,
-// and the release that ended in it did not demote it. So every line is
-// demoted once per lap, after its last byte is released.
-//
-// Why: the consumer has just zeroed these lines, so they sit modified in
-// its own cache, and a producer's next claim of them, a lap later, has to
-// take each one from there; a many-to-one producer's locked
-// compare-and-swap waits for that transfer. From the shared cache it is
-// shorter. docs/ringbuf.md, "Demoting released lines", has the figures,
-// and the cost: the consumer pays for each demotion, which is a loss when
-// it is the slower end (SetDemote). A hint only: it changes no memory,
-// and nothing in the protocol depends on when it takes effect. Called
-// after head is published, so producers waiting for room do not wait for
-// it.
-func (r *ring) demoteReleased(index, end int) {
-	off := int(uintptr(r.base) & (cacheLine - 1)) // lines are absolute
-	first := (index + off) &^ (cacheLine - 1)
-	last := (end + off) &^ (cacheLine - 1)
-	if last > first {
-		demoteLines(unsafe.Add(r.base, first-off), (last-first)/cacheLine)
-	}
-}
-
-// demoteLines is prefetch.Demote, a variable so that tests can see what
-// the consumer demotes.
-var demoteLines = prefetch.Demote
-
 // Read delivers up to limit committed messages to h, in order, and releases
-// their space when it returns. Padding is consumed but neither delivered nor
-// counted, and a read never crosses the end of the ring, so it can return 0
-// while messages wait at the start of the ring: call it again (or use
-// Size). A handler that panics consumes its message, as in Agrona: the
-// panic propagates, and the next read (or controlled read) releases the
-// space of that message and of those before it. A handler may read from
-// the same ring: the inner read consumes the handler's message (whatever a
-// controlled handler returns) and what it reads, and the outer read returns
-// when the handler does.
-func (r *OneToOne) Read(h Handler, limit int) (int, error) {
+// their space when it returns (a many-to-one ring zeroes it first). Padding
+// is consumed but neither delivered nor counted, and a read never crosses
+// the end of the ring, so it can return 0 while messages wait at the start
+// of the ring: call it again (or use Size). A handler that panics consumes
+// its message, as in Agrona: the panic propagates, and the next read (or
+// controlled read) releases the space of that message and of those before
+// it. A handler may read from the same ring: the inner read consumes the
+// handler's message (whatever a controlled handler returns) and what it
+// reads, and the outer read returns when the handler does.
+//
+// The read loop is the record core's (internal/record, Reader), one for
+// both ring types; an empty poll returns here, in two loads.
+func (r *ring) Read(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
 	}
-	if r.empty() {
+	if !r.rd.Ready() {
 		return 0, nil
 	}
-	return r.read(h, limit)
+	return r.rd.Read(h, limit)
 }
 
 // ControlledRead is Read with a handler that decides, message by message,
 // with an Action.
-func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
+func (r *ring) ControlledRead(h ControlledHandler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
 	}
-	if r.empty() {
+	if !r.rd.Ready() {
 		return 0, nil
 	}
-	return r.controlledRead(h, limit)
+	return r.rd.ControlledRead(h, limit)
 }
 
 // Ready reports whether a read now would find a committed record at the
 // consumer's position: a message to deliver, padding to skip, or a record
 // to report as corrupt. An empty ring or an open claim at head is not
-// ready. Consumer only.
+// ready: on a many-to-one ring even a dead producer's, so a consumer that
+// spins on Ready must still call Unblock from time to time if producers
+// can die. Consumer only.
 //
 // Ready is small enough to inline, and Read is not: a goroutine that spins
 // on a ring should poll with Ready and call Read when it is true, so that
@@ -921,42 +312,4 @@ func (r *OneToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
 // loop that calls Read on every poll delivered each message 10-55 ns
 // later (about 45 in most runs) than one that polls with Ready
 // (docs/ringbuf.md, "Spinning consumers").
-func (r *OneToOne) Ready() bool { return !r.empty() }
-
-// Ready reports whether a read now would find a committed record at the
-// consumer's position; see OneToOne.Ready. An open claim at head, even a
-// dead producer's, is not ready: a consumer that spins on Ready must still
-// call Unblock from time to time if producers can die.
-func (r *ManyToOne) Ready() bool { return !r.empty() }
-
-// Read delivers up to limit committed messages to h, in order; see
-// OneToOne.Read. Consumed space is zeroed before it is released.
-func (r *ManyToOne) Read(h Handler, limit int) (int, error) {
-	if h == nil {
-		return 0, ErrNilHandler
-	}
-	if r.empty() {
-		return 0, nil
-	}
-	return r.read(h, limit)
-}
-
-// ControlledRead is Read with a handler that decides, message by message,
-// with an Action.
-func (r *ManyToOne) ControlledRead(h ControlledHandler, limit int) (int, error) {
-	if h == nil {
-		return 0, ErrNilHandler
-	}
-	if r.empty() {
-		return 0, nil
-	}
-	return r.controlledRead(h, limit)
-}
-
-// empty is the inlinable fast path of a poll that finds nothing: the record
-// at head is not committed (two loads, no defer, no call). A misaligned head
-// is left to read, which reports it as corruption.
-func (r *ring) empty() bool {
-	head := r.head.Load()
-	return head&(RecordAlignment-1) == 0 && r.lengthAt(int(head&r.mask)).Load() <= 0
-}
+func (r *ring) Ready() bool { return r.rd.Ready() }

@@ -266,7 +266,7 @@ func TestWrapCases(t *testing.T) {
 			n, err := r.Read(func(int32, []byte) {}, consumed)
 			require.NoError(t, err)
 			require.Equal(t, consumed, n)
-			require.GreaterOrEqual(t, capacity-r.Size(), align(payload+HeaderLength)+k.reserve, "enough free space in all")
+			require.GreaterOrEqual(t, capacity-r.Size(), RecordSize(payload)+k.reserve, "enough free space in all")
 			require.ErrorIs(t, r.Write(3, make([]byte, payload)), ErrFull)
 			require.Equal(t, int64(capacity), r.ProducerPosition(), "the end was padded")
 			require.Equal(t, PaddingTypeID, le32(r.Buffer(), 236))

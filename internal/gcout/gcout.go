@@ -41,7 +41,7 @@ func BuildEnv(t testing.TB, gcflags string, env ...string) string {
 var listingRE = regexp.MustCompile(`^\t0x[0-9a-f]+ \d+ \([^)]*\)\t(\S+)\t?(.*)$`)
 
 // Instructions returns the instructions of the function whose symbol ends
-// in symbol ("/internal/ringfast.PublishRecord", "/internal/atomicbuf.storeRel64")
+// in symbol ("/internal/record.PublishRecord", "/internal/atomicbuf.storeRel64")
 // in a -S listing, in code layout order, written "MOVQ DI, (CX)", without
 // the pseudo-instructions TEXT, FUNCDATA and PCDATA. It returns nil when
 // the listing has no such function.
@@ -119,6 +119,37 @@ func Arm64Branch(instr string) bool {
 		"BEQ", "BNE", "BCS", "BHS", "BCC", "BLO", "BMI", "BPL", "BVS", "BVC",
 		"BHI", "BLS", "BGE", "BLT", "BGT", "BLE", "BAL":
 		return true
+	}
+	return false
+}
+
+// Arm64StoreIndexes returns the indexes in instrs (arm64 instructions as
+// Instructions writes them) of the stores to memory other than the stack
+// (Arm64Store).
+func Arm64StoreIndexes(instrs []string) []int {
+	var out []int
+	for i, in := range instrs {
+		if _, ok := Arm64Store(in); ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Arm64OrderedAt reports whether instrs[i] is an ordered store
+// (atomicbuf.StoreOrdered64 and StoreOrdered32): a store-release (STLR,
+// STLRW) followed at once by a load-acquire (LDAR, LDARW) of the same
+// word, after which no later store can become visible before it.
+func Arm64OrderedAt(instrs []string, i int) bool {
+	dst, ok := Arm64Store(instrs[i])
+	if !ok || i+1 >= len(instrs) {
+		return false
+	}
+	switch op, _, _ := strings.Cut(instrs[i], " "); op {
+	case "STLR":
+		return strings.HasPrefix(instrs[i+1], "LDAR "+dst+", ")
+	case "STLRW":
+		return strings.HasPrefix(instrs[i+1], "LDARW "+dst+", ")
 	}
 	return false
 }

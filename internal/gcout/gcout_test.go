@@ -62,4 +62,11 @@ func TestArm64Helpers(t *testing.T) {
 	for _, in := range []string{"BIC R1, R2, R3", "BFI $1, R2, $3, R4", "STLR R1, (R0)"} {
 		require.False(t, Arm64Branch(in), in)
 	}
+
+	instrs := []string{"MOVD R1, 8(R2)", "STLR R3, (R0)", "LDAR (R0), R4", "STLRW R5, (R6)", "LDARW (R6), R7",
+		"STLR R3, (R0)", "LDAR (R1), R4", "STLRW R5, (R6)", "MOVD (R2), R1"}
+	require.Equal(t, []int{0, 1, 3, 5, 7}, Arm64StoreIndexes(instrs))
+	for i, want := range []bool{false, true, false, true, false, false, false, false, false} {
+		require.Equal(t, want, Arm64OrderedAt(instrs, i), "%d: %s", i, instrs[i])
+	}
 }

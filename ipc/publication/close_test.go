@@ -47,7 +47,7 @@ func TestCloseWaitsForOffers(t *testing.T) {
 	}()
 	for p.tail.Load() == 0 { // the first claim is made: copies are under way
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.log)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.log.Bytes())))
 	require.NoError(t, p.Close())
 	r := <-done
 	if r.fault != nil {

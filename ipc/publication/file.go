@@ -10,8 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ringbuf"
 )
 
 // pubFile is the view of a publication file that publishers and
@@ -21,10 +21,7 @@ import (
 type pubFile struct {
 	file *ipc.File
 
-	log      []byte
-	base     unsafe.Pointer
-	capacity int
-	mask     int64
+	log record.Log // the log section: capacity bytes of records
 
 	window            int64
 	mtu               int
@@ -119,35 +116,15 @@ func (f *pubFile) raiseSlotsInUse(n int) {
 	}
 }
 
-// lengthAt and wordAt return the header words of the record at index,
-// which callers have checked is 8-aligned and below capacity-8.
-func (f *pubFile) lengthAt(index int) *atomic.Int32 {
-	return (*atomic.Int32)(unsafe.Add(f.base, index))
-}
-
-func (f *pubFile) wordAt(index int) *atomic.Int64 {
-	return (*atomic.Int64)(unsafe.Add(f.base, index))
-}
-
-// headerWord is a record header as one little-endian 8-byte word.
-func headerWord(length, typeID int32) int64 {
-	return int64(uint64(uint32(length)) | uint64(uint32(typeID))<<32)
-}
-
-// recordSize is the aligned space of a record with a payload of n bytes.
-func recordSize(n int) int {
-	return (n + ringbuf.HeaderLength + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
-}
-
 // claimSize is the space a message of n payload bytes takes in the log:
 // one record, or full fragments of maxPayload plus a remainder.
 func claimSize(n, maxPayload int) int {
 	if n <= maxPayload {
-		return recordSize(n)
+		return record.Size(n)
 	}
-	size := n / maxPayload * recordSize(maxPayload)
+	size := n / maxPayload * record.Size(maxPayload)
 	if rem := n % maxPayload; rem > 0 {
-		size += recordSize(rem)
+		size += record.Size(rem)
 	}
 	return size
 }
@@ -172,17 +149,17 @@ func (c *config) resolve(capacity int) error {
 		c.maxMessage = capacity / 8
 	}
 	switch {
-	case c.mtu < 2*ringbuf.HeaderLength || c.mtu > capacity/8 || c.mtu%ringbuf.RecordAlignment != 0:
+	case c.mtu < 2*record.HeaderLength || c.mtu > capacity/8 || c.mtu%record.Alignment != 0:
 		return fmt.Errorf("%w: MTU %d is not a multiple of 8 in [16, capacity/8 = %d]", ipc.ErrArgument, c.mtu, capacity/8)
 	case c.maxMessage < 0 || c.maxMessage > math.MaxInt32/2:
 		return fmt.Errorf("%w: max message length %d", ipc.ErrArgument, c.maxMessage)
-	case c.window%ringbuf.RecordAlignment != 0 || c.window <= 0 || c.window > capacity/2:
+	case c.window%record.Alignment != 0 || c.window <= 0 || c.window > capacity/2:
 		return fmt.Errorf("%w: window %d is not a multiple of 8 in (0, capacity/2 = %d]", ipc.ErrArgument, c.window, capacity/2)
-	case 2*claimSize(c.maxMessage, c.mtu-ringbuf.HeaderLength) > c.window:
+	case 2*claimSize(c.maxMessage, c.mtu-record.HeaderLength) > c.window:
 		// A claim may need padding to the end of the log plus itself: two
 		// claims' worth must fit in the window or a full-size message could
 		// wait forever at a wrap.
-		return fmt.Errorf("%w: a message of %d bytes claims %d bytes, more than half the window %d", ipc.ErrArgument, c.maxMessage, claimSize(c.maxMessage, c.mtu-ringbuf.HeaderLength), c.window)
+		return fmt.Errorf("%w: a message of %d bytes claims %d bytes, more than half the window %d", ipc.ErrArgument, c.maxMessage, claimSize(c.maxMessage, c.mtu-record.HeaderLength), c.window)
 	case c.maxSubscribers < 1 || c.maxSubscribers > MaxSubscribersLimit:
 		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ipc.ErrArgument, c.maxSubscribers, MaxSubscribersLimit)
 	case c.subscriberTimeout < time.Millisecond || c.unblockTimeout < time.Millisecond:
@@ -299,7 +276,6 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 	slots, _ := f.Section(2)
 	mb, _ := atomicbuf.New(meta)
 	sb, _ := atomicbuf.New(slots)
-	lb, _ := atomicbuf.New(logb)
 	get32 := func(off int) int32 { return mb.Int32At(off).Load() }
 	get64 := func(off int) int64 { return mb.Int64At(off).Load() }
 	capacity := get64(capacityOffset)
@@ -335,13 +311,10 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 	}
 	return &pubFile{
 		file:              f,
-		log:               logb,
-		base:              unsafe.Pointer(unsafe.SliceData(lb.Bytes())),
-		capacity:          int(capacity),
-		mask:              capacity - 1,
+		log:               record.NewLog(logb),
 		window:            int64(c.window),
 		mtu:               c.mtu,
-		maxPayload:        c.mtu - ringbuf.HeaderLength,
+		maxPayload:        c.mtu - record.HeaderLength,
 		maxMessage:        c.maxMessage,
 		maxSubscribers:    c.maxSubscribers,
 		subscriberTimeout: c.subscriberTimeout.Milliseconds(),
@@ -452,27 +425,17 @@ func (f *pubFile) ownerGone(now int64) bool { return f.file.OwnerGone(now) }
 // concurrently, the join is retried); so does a distance beyond the window,
 // which no correct file shows.
 func (f *pubFile) firstOpenClaim(from, to int64) int64 {
-	if from >= to || from < 0 || from&(ringbuf.RecordAlignment-1) != 0 || to-from > f.window {
+	if from >= to || from < 0 || from&(record.Alignment-1) != 0 || to-from > f.window {
 		return to
 	}
 	pos := from
 	for pos < to {
-		index := int(pos & f.mask)
-		length := f.lengthAt(index).Load()
-		if length < ringbuf.HeaderLength {
+		index := int(pos & f.log.Mask())
+		length := f.log.LengthAt(index).Load()
+		if !record.Check(index, f.log.Capacity(), length, *f.log.TypeAt(index)) {
 			return pos
 		}
-		aligned := recordSize(int(length) - ringbuf.HeaderLength)
-		if aligned > f.capacity-index {
-			return pos
-		}
-		pos += int64(aligned)
+		pos += int64(record.Align(int(length)))
 	}
 	return min(pos, to)
-}
-
-// plainWordAt is wordAt for a plain (non-atomic) 8-byte store into space
-// no reader can reach yet.
-func (f *pubFile) plainWordAt(index int) *int64 {
-	return (*int64)(unsafe.Add(f.base, index))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -79,7 +80,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 		{0, -144, frag | endFlag, 256},         // a first fragment with END
 	} {
 		log := make([]byte, 1024)
-		binary.LittleEndian.PutUint64(log[m.at:], uint64(headerWord(m.length, m.typeID)))
+		binary.LittleEndian.PutUint64(log[m.at:], uint64(record.HeaderWord(int(m.length), m.typeID)))
 		f.Add(log, uint16(m.at), []byte(nil), m.ahead, uint8(0), false)
 	}
 	const capacity, mtu, maxMessage = 1024, 128, 300
@@ -191,9 +192,9 @@ func possibleWait(log []byte, pos, tailWord int64, mtu, maxMessage int, fragment
 	switch {
 	case typeID == -1:
 		return index+n == capacity
-	case typeID >= 1 && typeID < 1<<28:
+	case typeID >= 1 && typeID < 1<<24:
 		return n >= 8 && n <= int64(min(mtu, maxMessage+8))
-	case typeID&^(1<<28-1) == 1<<30|1<<29 && typeID&(1<<28-1) != 0:
+	case typeID&^(1<<24-1) == 1<<30|1<<29 && typeID&(1<<24-1) != 0:
 		return fragmentClaims[n]
 	}
 	return false
@@ -341,7 +342,7 @@ func encodeMessage(log []byte, index int, typeID int32, m []byte, maxPayload int
 		}
 		put(index, len(chunk)+8, t, chunk)
 		recs = append(recs, index)
-		index += recordSize(len(chunk))
+		index += record.Size(len(chunk))
 	}
 	return recs
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -129,7 +130,7 @@ func stalledAtClaim(t *testing.T, at, claimed int) (*fakeClock, *Publication, *S
 // package's corruption sentinel matches.
 func TestSubscriberCorruptionMatchesDutyErrCorrupt(t *testing.T) {
 	_, p, s, index := stalledAtClaim(t, 16, 16)
-	p.wordAt(index).Store(headerWord(4, pubTypeID)) // committed, shorter than its own header
+	p.log.WordAt(index).Store(record.HeaderWord(4, pubTypeID)) // committed, shorter than its own header
 	_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorIs(t, err, duty.ErrCorrupt)
@@ -147,7 +148,7 @@ func TestCorruptRecordErrorNamesTheRecord(t *testing.T) {
 			log := atomicbuf.Make(capacity).Bytes()
 			encodeMessage(log, 64, 1, []byte("one"), 120) // [64, 80)
 			encodeMessage(log, 80, 1, []byte("two"), 120) // [80, 96)
-			binary.LittleEndian.PutUint64(log[96:], uint64(headerWord(5, 7)))
+			binary.LittleEndian.PutUint64(log[96:], uint64(record.HeaderWord(5, 7)))
 			start := int64(2*capacity + 64) // the third lap: positions and indexes differ
 			var word atomic.Int64
 			r := newLogReader(log, 128, 300, &word, start, unlimitedTail(), anUnblock())
@@ -200,7 +201,7 @@ func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)
-			p.wordAt(index).Store(headerWord(c.length, c.typeID))
+			p.log.WordAt(index).Store(record.HeaderWord(int(c.length), c.typeID))
 			got, err := pollWhileAdvancing(s, clock) // 20 minutes: far past the unblock timeout
 			require.Empty(t, got)
 			require.ErrorIs(t, err, ErrCorrupt, "the subscriber waits for good at a claim no publisher makes")
@@ -236,7 +237,7 @@ func TestPossibleClaimMarkersWait(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)
-			p.wordAt(index).Store(headerWord(c.length, c.typeID))
+			p.log.WordAt(index).Store(record.HeaderWord(int(c.length), c.typeID))
 			got, err := pollWhileAdvancing(s, clock)
 			require.NoError(t, err)
 			require.Empty(t, got)
@@ -325,8 +326,8 @@ func TestFragmentOfTypeZeroIsCorrupt(t *testing.T) {
 	for _, flags := range []int32{fragmentFlag | beginFlag | endFlag, fragmentFlag | beginFlag} {
 		t.Run(fmt.Sprintf("%#x", flags), func(t *testing.T) {
 			log := atomicbuf.Make(1024).Bytes()
-			binary.LittleEndian.PutUint64(log[0:], uint64(headerWord(48, flags)))
-			binary.LittleEndian.PutUint64(log[48:], uint64(headerWord(16, fragmentFlag|endFlag)))
+			binary.LittleEndian.PutUint64(log[0:], uint64(record.HeaderWord(48, flags)))
+			binary.LittleEndian.PutUint64(log[48:], uint64(record.HeaderWord(16, fragmentFlag|endFlag)))
 			var word atomic.Int64
 			r := newLogReader(log, 128, 300, &word, 0, unlimitedTail(), anUnblock())
 			var types []int32
@@ -339,4 +340,36 @@ func TestFragmentOfTypeZeroIsCorrupt(t *testing.T) {
 			require.Zero(t, r.pos)
 		})
 	}
+}
+
+// TestReservedTypeBitsAreDropped: type ids end at MaxTypeID (2^24-1, the
+// record core's scheme); bits 24 to 27 are reserved, and no publisher sets
+// them (Offer refuses such a type). A record that carries one, plain or as
+// a first fragment, is skipped and counted as dropped, never delivered
+// (it used to be a valid type below the fragment flags); the message after
+// it is delivered.
+func TestReservedTypeBitsAreDropped(t *testing.T) {
+	for _, typeID := range []int32{1 << 24, pubTypeID | 1<<27, pubTypeID | fragmentFlag | beginFlag | endFlag | 1<<25} {
+		t.Run(fmt.Sprintf("%#x", typeID), func(t *testing.T) {
+			log := atomicbuf.Make(1024).Bytes()
+			binary.LittleEndian.PutUint64(log[0:], uint64(record.HeaderWord(16, typeID)))
+			binary.LittleEndian.PutUint64(log[16:], uint64(record.HeaderWord(13, pubTypeID)))
+			copy(log[24:], "after")
+			var word atomic.Int64
+			r := newLogReader(log, 128, 300, &word, 0, unlimitedTail(), anUnblock())
+			var got []string
+			n, err := r.read(func(typeID int32, p []byte) {
+				require.Equal(t, int32(pubTypeID), typeID)
+				got = append(got, string(p))
+			}, nil, ringbuf.NoLimit)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+			require.Equal(t, []string{"after"}, got)
+			require.Equal(t, int64(1), r.dropped)
+			require.Equal(t, int64(32), r.pos)
+		})
+	}
+	p := newTestPublication(t, 1024)
+	_, err := p.Offer(MaxTypeID+1, nil)
+	require.ErrorIs(t, err, ringbuf.ErrTypeID)
 }

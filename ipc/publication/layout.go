@@ -1,5 +1,7 @@
 package publication
 
+import "github.com/dutyrt/duty/internal/record"
+
 // The byte layout of an IPC publication file (ipc.KindPublication). This
 // file is the only place these numbers are written; layout_test.go asserts
 // them against the tables in docs/publication.md and docs/layouts.md and
@@ -11,7 +13,7 @@ package publication
 // of the file layer, ipc's layout.go):
 //
 //	section 0  the log: capacity bytes (a power of two) of Agrona records
-//	           (ringbuf's record format: int32 length, negative while
+//	           (internal/record's format, ringbuf's: int32 length, negative while
 //	           claimed; int32 type, -1 for padding; 8-byte alignment). No
 //	           ring trailer: positions live in the metadata section.
 //	section 1  metadata, metadataLength bytes:
@@ -125,22 +127,24 @@ const (
 	// once it is set, and the tail without it is the end of the stream.
 	sealedBit int64 = 1 << 62
 
-	// Fragment flags, in the type word of a record. A message longer than
-	// the MTU allows is written as several records (fragments), claimed
-	// together and published with one store: every fragment's type is the
-	// message type with fragmentFlag set, beginFlag on the first and endFlag
-	// on the last. A message that fits one record carries no flag: it is a
-	// plain Agrona record.
-	fragmentFlag int32 = 1 << 30
-	beginFlag    int32 = 1 << 29
-	endFlag      int32 = 1 << 28
+	// Fragment flags, in the type word of a record (the record core's
+	// type-id scheme, internal/record). A message longer than the MTU
+	// allows is written as several records (fragments), claimed together
+	// and published with one store: every fragment's type is the message
+	// type with fragmentFlag set, beginFlag on the first and endFlag on the
+	// last. A message that fits one record carries no flag: it is a plain
+	// Agrona record.
+	fragmentFlag = record.FlagFramed
+	beginFlag    = record.FlagBegin
+	endFlag      = record.FlagEnd
 )
 
 // Limits and defaults of a publication.
 const (
-	// MaxTypeID is the largest message type id a publication accepts (the
-	// bits above it hold the fragment flags).
-	MaxTypeID int32 = endFlag - 1
+	// MaxTypeID is the largest message type id a publication accepts: the
+	// record core's user type ids (the bits above them hold the fragment
+	// flags, or are reserved).
+	MaxTypeID = record.MaxTypeID
 
 	// MinCapacity and MaxCapacity bound the log.
 	MinCapacity = 1024
@@ -154,5 +158,6 @@ const (
 	DefaultMTU = 4096
 )
 
-// flagBits are all fragment flags.
-const flagBits = fragmentFlag | beginFlag | endFlag
+// flagBits are the bits of a type id above MaxTypeID: the fragment flags
+// and the reserved bits, which no publisher sets.
+const flagBits = record.FlagBits

@@ -74,7 +74,7 @@ func TestPublicationLayoutOffsets(t *testing.T) {
 	require.Equal(t, int32(1<<30), fragmentFlag)
 	require.Equal(t, int32(1<<29), beginFlag)
 	require.Equal(t, int32(1<<28), endFlag)
-	require.Equal(t, int32(1<<28-1), MaxTypeID)
+	require.Equal(t, int32(1<<24-1), MaxTypeID)
 	require.Equal(t, int64(1<<62), sealedBit)
 }
 

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -212,7 +214,7 @@ func (p *Publication) File() *ipc.File { return p.file }
 func (p *Publication) IsOwner() bool { return p.owner }
 
 // Capacity returns the log's capacity in bytes.
-func (p *Publication) Capacity() int { return p.capacity }
+func (p *Publication) Capacity() int { return p.log.Capacity() }
 
 // Window returns how far a publisher may run ahead of the slowest active
 // subscriber, in bytes.
@@ -316,15 +318,15 @@ func (p *Publication) Offer(typeID int32, payload []byte) (int64, error) {
 		p.leave(h)
 		return pos, err
 	}
-	recordLength := len(payload) + ringbuf.HeaderLength
-	index, pos, err := p.claim(recordSize(len(payload)))
+	recordLength := len(payload) + record.HeaderLength
+	index, pos, err := p.claim(record.Size(len(payload)))
 	if err != nil {
 		p.leave(h)
 		return 0, err
 	}
 	p.mark(index, int32(recordLength), typeID)
-	copy(p.log[index+ringbuf.HeaderLength:], payload)
-	atomicbuf.StoreRelease32(p.lengthAt(index), int32(recordLength))
+	copy(p.log.Payload(index, len(payload)), payload)
+	atomicbuf.StoreRelease32(p.log.LengthAt(index), int32(recordLength))
 	p.leave(h) // after the last access to the mapping
 	return pos, nil
 }
@@ -355,19 +357,19 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 		if off+len(chunk) == len(payload) {
 			flags |= endFlag
 		}
-		rl := int32(len(chunk) + ringbuf.HeaderLength)
+		rl := int32(len(chunk) + record.HeaderLength)
 		if off == 0 {
 			first = rl // the type went with the marker
 		} else {
 			// Behind the first marker no subscriber reaches this header
 			// before the publishing store below, which publishes it: one
 			// plain 8-byte store of length and type.
-			*p.plainWordAt(at) = headerWord(rl, typeID|flags)
+			*(*int64)(unsafe.Pointer(p.log.WordAt(at))) = record.HeaderWord(int(rl), typeID|flags)
 		}
-		copy(p.log[at+ringbuf.HeaderLength:], chunk)
-		at += recordSize(len(chunk))
+		copy(p.log.Payload(at, len(chunk)), chunk)
+		at += record.Size(len(chunk))
 	}
-	atomicbuf.StoreRelease32(p.lengthAt(index), first)
+	atomicbuf.StoreRelease32(p.log.LengthAt(index), first)
 	return pos, nil
 }
 
@@ -380,7 +382,7 @@ func (p *Publication) offerFragmented(typeID int32, payload []byte) (int64, erro
 // back into a record, delivered before its payload was written
 // (TestUnblockedClaimStaysPadding).
 func (p *Publication) mark(index int, recordLength, typeID int32) {
-	atomicbuf.StoreOrdered64(p.wordAt(index), headerWord(-recordLength, typeID))
+	atomicbuf.StoreOrdered64(p.log.WordAt(index), record.HeaderWord(int(-recordLength), typeID))
 }
 
 // claim reserves required (aligned) bytes at the tail and returns the
@@ -396,12 +398,12 @@ func (p *Publication) claim(required int) (int, int64, error) {
 		if tail&sealedBit != 0 {
 			return 0, 0, ErrClosed
 		}
-		if tail < 0 || tail&(ringbuf.RecordAlignment-1) != 0 {
+		if tail < 0 || tail&(record.Alignment-1) != 0 {
 			return 0, 0, fmt.Errorf("%w: tail position %d", ErrCorrupt, tail)
 		}
-		tailIndex := int(tail & p.mask)
+		tailIndex := int(tail & p.log.Mask())
 		padding := 0
-		if toEnd := p.capacity - tailIndex; required > toEnd {
+		if toEnd := p.log.Capacity() - tailIndex; required > toEnd {
 			padding = toEnd
 		}
 		newTail := tail + int64(padding+required)
@@ -420,8 +422,8 @@ func (p *Publication) claim(required int) (int, int64, error) {
 		if padding == 0 {
 			return tailIndex, newTail, nil
 		}
-		p.mark(tailIndex, int32(padding), ringbuf.PaddingTypeID)
-		atomicbuf.StoreRelease32(p.lengthAt(tailIndex), int32(padding))
+		p.mark(tailIndex, int32(padding), record.PaddingTypeID)
+		atomicbuf.StoreRelease32(p.log.LengthAt(tailIndex), int32(padding))
 		return 0, newTail, nil
 	}
 }
@@ -539,7 +541,7 @@ func (p *Publication) updateLimit(now int64) error {
 	// Both words are in the shared file: bound them before subtracting, so
 	// that a hostile value cannot wrap the difference past the window check
 	// (a clean position of math.MinInt64 made zero slice out of range).
-	if minPos < 0 || clean < 0 || (minPos|clean)&(ringbuf.RecordAlignment-1) != 0 || minPos-clean > p.window {
+	if minPos < 0 || clean < 0 || (minPos|clean)&(record.Alignment-1) != 0 || minPos-clean > p.window {
 		p.cleanSeq.Add(1)
 		return fmt.Errorf("%w: slowest subscriber position %d, clean position %d, tail %d", ErrCorrupt, minPos, clean, tail)
 	}
@@ -556,9 +558,9 @@ func (p *Publication) updateLimit(now int64) error {
 // zero clears the log between two positions less than a lap apart.
 func (p *Publication) zero(from, to int64) {
 	for from < to {
-		i := int(from & p.mask)
-		n := int(min(to-from, int64(p.capacity-i)))
-		clear(p.log[i : i+n])
+		i := int(from & p.log.Mask())
+		n := int(min(to-from, int64(p.log.Capacity()-i)))
+		clear(p.log.Bytes()[i : i+n])
 		from += int64(n)
 	}
 }
@@ -625,16 +627,15 @@ func (p *Publication) TryClaim(typeID int32, length int) (Claim, error) {
 	if h == holdNone {
 		return Claim{}, ErrClosed
 	}
-	index, pos, err := p.claim(recordSize(length))
+	index, pos, err := p.claim(record.Size(length))
 	if err != nil {
 		p.leave(h)
 		return Claim{}, err
 	}
-	rl := int32(length + ringbuf.HeaderLength)
+	rl := int32(length + record.HeaderLength)
 	p.mark(index, rl, typeID)
-	at := index + ringbuf.HeaderLength
 	// The claim keeps its hold until Commit or Abort.
-	return Claim{Payload: p.log[at : at+length : at+length], p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
+	return Claim{Payload: p.log.Payload(index, length), p: p, index: index, length: rl, typeID: typeID, position: pos, hold: h}, nil
 }
 
 // Commit publishes the claimed record. It is a CAS of the whole header from
@@ -648,7 +649,7 @@ func (c *Claim) Commit() error {
 
 // Abort discards the claimed record: subscribers skip it as padding.
 func (c *Claim) Abort() error {
-	return c.complete(ringbuf.PaddingTypeID, "abort")
+	return c.complete(record.PaddingTypeID, "abort")
 }
 
 // complete CASes the header and, whatever the outcome, ends the claim: it
@@ -661,8 +662,8 @@ func (c *Claim) complete(typeID int32, op string) error {
 		return fmt.Errorf("%w: %s of a claim that is not open (never made, or already completed)", ErrClaimState, op)
 	}
 	var err error
-	w := p.wordAt(c.index)
-	if !w.CompareAndSwap(headerWord(-c.length, c.typeID), headerWord(c.length, typeID)) {
+	w := p.log.WordAt(c.index)
+	if !w.CompareAndSwap(record.HeaderWord(int(-c.length), c.typeID), record.HeaderWord(int(c.length), typeID)) {
 		err = fmt.Errorf("%w: %s at log index %d: header is %#x", ErrClaimState, op, c.index, w.Load())
 	}
 	c.p = nil

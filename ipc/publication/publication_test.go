@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -119,7 +120,7 @@ func TestPublicationLaps(t *testing.T) {
 	require.Positive(t, st.BackPressured)
 	// Everything but the bytes between the clean position and the tail
 	// (empty now) is zero: the next lap starts on a clean log.
-	require.True(t, allZero(p.log), "log zeroed behind the reader")
+	require.True(t, allZero(p.log.Bytes()), "log zeroed behind the reader")
 }
 
 func TestPublicationOutcomes(t *testing.T) {
@@ -211,7 +212,7 @@ func TestPublicationMaxPosition(t *testing.T) {
 	}
 	require.Equal(t, ErrMaxPositionExceeded, err)
 	require.LessOrEqual(t, p.Position(), p.MaxPosition())
-	require.Greater(t, p.Position()+int64(recordSize(100)), p.MaxPosition())
+	require.Greater(t, p.Position()+int64(record.Size(100)), p.MaxPosition())
 	drain(t, s, c.handle)
 	require.NoError(t, c.err)
 	require.Equal(t, int(seq), c.n)
@@ -319,7 +320,7 @@ func TestControlledPoll(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Equal(t, msgs[:1], got)
 	afterOne := s.Position()
-	require.Equal(t, start+int64(recordSize(3)), afterOne)
+	require.Equal(t, start+int64(record.Size(3)), afterOne)
 
 	// COMMIT publishes the position at once; BREAK stops after the message.
 	var inHandler []int64
@@ -336,7 +337,7 @@ func TestControlledPoll(t *testing.T) {
 	require.Equal(t, msgs[:3], got)
 	afterFrag := afterOne + int64(claimSize(len(msgs[1]), p.MaxPayloadLength()))
 	require.Equal(t, []int64{afterOne, afterFrag}, inHandler, "COMMIT published the position before the next message")
-	require.Equal(t, afterFrag+int64(recordSize(5)), s.Position(), "BREAK consumed its message")
+	require.Equal(t, afterFrag+int64(record.Size(5)), s.Position(), "BREAK consumed its message")
 
 	n, err = s.Poll(func(_ int32, b []byte) { got = append(got, bytes.Clone(b)) }, ringbuf.NoLimit)
 	require.NoError(t, err)
@@ -461,7 +462,7 @@ func TestUnblockZeroGap(t *testing.T) {
 	q := openTestPublisher(t, p, clock)
 	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
-	_, _, err = q.claim(recordSize(40)) // the "dead" claim: tail moved, nothing written
+	_, _, err = q.claim(record.Size(40)) // the "dead" claim: tail moved, nothing written
 	require.NoError(t, err)
 	_, err = p.Offer(pubTypeID, []byte("after"))
 	require.NoError(t, err)

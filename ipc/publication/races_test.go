@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -29,10 +30,10 @@ func TestUnblockedClaimStaysPadding(t *testing.T) {
 
 	// q.TryClaim(pubTypeID, 32), stalled right after its marker.
 	const n = 32
-	index, _, err := q.claim(recordSize(n))
+	index, _, err := q.claim(record.Size(n))
 	require.NoError(t, err)
 	q.mark(index, n+ringbuf.HeaderLength, pubTypeID)
-	require.Equal(t, headerWord(-(n+ringbuf.HeaderLength), pubTypeID), q.wordAt(index).Load(),
+	require.Equal(t, record.Marker(int(n), pubTypeID), q.log.WordAt(index).Load(),
 		"one store: the negated length and the type together")
 
 	var got [][]byte
@@ -45,7 +46,7 @@ func TestUnblockedClaimStaysPadding(t *testing.T) {
 	require.Equal(t, int64(1), p.Stats().UnblockedClaims)
 
 	// q resumes: fills the payload and commits.
-	claim := Claim{Payload: q.log[index+8 : index+8+n], p: q, index: index, length: n + 8, typeID: pubTypeID}
+	claim := Claim{Payload: q.log.Bytes()[index+8 : index+8+n], p: q, index: index, length: n + 8, typeID: pubTypeID}
 	copy(claim.Payload, "late payload")
 	require.ErrorIs(t, claim.Commit(), ErrClaimState)
 	_, err = s.Poll(h, ringbuf.NoLimit)
@@ -70,8 +71,8 @@ func TestReassembleDoesNotRereadTheFirstHeader(t *testing.T) {
 			r := newLogReader(log, mtu, maxMessage, &word, int64(at), unlimitedTail(), anUnblock())
 			length := int32(binary.LittleEndian.Uint32(log[at:]))
 			typeID := int32(binary.LittleEndian.Uint32(log[at+4:]))
-			first := r.check(at, length) // what read() validated
-			require.Positive(t, first)
+			require.True(t, record.Check(at, capacity, length, typeID)) // what read() validated
+			first := record.Align(int(length))
 			binary.LittleEndian.PutUint32(log[at:], changed) // ... and then the word changes
 			require.NotPanics(t, func() { r.reassemble(at, typeID, length, first) })
 		})

@@ -3,9 +3,9 @@ package publication
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -14,10 +14,7 @@ import (
 // fuzzed over arbitrary bytes. Everything it reads was written by other
 // processes, so every length and type is checked before it is used.
 type logReader struct {
-	log      []byte
-	base     unsafe.Pointer
-	capacity int
-	mask     int64
+	log      record.Log    // the log: its header words and payloads, through the record core
 	mtu      int32         // longest record but padding
 	buf      []byte        // reassembly buffer, maxMessage bytes, allocated once
 	position *atomic.Int64 // where the position is published (the slot's word)
@@ -35,37 +32,11 @@ func newLogReader(log []byte, mtu, maxMessage int, position *atomic.Int64, pos i
 		tail:     tail,
 		unblocks: unblocks,
 		mtu:      int32(mtu),
-		log:      log,
-		base:     unsafe.Pointer(unsafe.SliceData(log)),
-		capacity: len(log),
-		mask:     int64(len(log) - 1),
+		log:      record.NewLog(log),
 		buf:      make([]byte, maxMessage),
 		position: position,
 		pos:      pos,
 	}
-}
-
-func (r *logReader) lengthAt(index int) *atomic.Int32 {
-	return (*atomic.Int32)(unsafe.Add(r.base, index))
-}
-
-func (r *logReader) typeAt(index int) int32 {
-	return *(*int32)(unsafe.Add(r.base, index+ringbuf.TypeOffset))
-}
-
-// check validates a record header at index: a length that covers at least
-// the header and, aligned, stays inside the log. (Records other than
-// padding are also at most the MTU long: the callers check that.) It returns the aligned
-// length, or -1.
-func (r *logReader) check(index int, length int32) int {
-	if length < ringbuf.HeaderLength {
-		return -1
-	}
-	aligned := (int(length) + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
-	if aligned > r.capacity-index {
-		return -1
-	}
-	return aligned
 }
 
 // corrupt is the error for the record at log index index, at position
@@ -73,7 +44,7 @@ func (r *logReader) check(index int, length int32) int {
 // loop only calls it.
 func (r *logReader) corrupt(index int, position int64, length, typeID int32) error {
 	return fmt.Errorf("%w: record at position %d (log index %d) has length %d and type %#x (capacity %d)",
-		ErrCorrupt, position, index, length, typeID, r.capacity)
+		ErrCorrupt, position, index, length, typeID, r.log.Capacity())
 }
 
 // read is Aeron's Image.poll and controlledPoll over the log (aeron-ipc.md
@@ -93,10 +64,10 @@ func (r *logReader) corrupt(index int, position int64, length, typeID int32) err
 // correct publisher; it is dropped, counted, and never delivered in part.
 func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit int) (messages int, err error) {
 	start := r.pos
-	if start < 0 || start&(ringbuf.RecordAlignment-1) != 0 {
+	if start < 0 || start&(record.Alignment-1) != 0 {
 		return 0, fmt.Errorf("%w: subscriber position %d", ErrCorrupt, start)
 	}
-	index := int(start & r.mask)
+	index := int(start & r.log.Mask())
 	// Late bytes past the tail exist only after an unblock (see claimed):
 	// until one happens, the tail is never loaded. One load per poll of a
 	// word written once per unblock.
@@ -112,22 +83,26 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 			atomicbuf.StoreRelease64(r.position, r.pos)
 		}
 	}()
-	for index+bytesRead < r.capacity && messages < limit && !r.stop {
+	for index+bytesRead < r.log.Capacity() && messages < limit && !r.stop {
 		at := index + bytesRead
-		length := r.lengthAt(at).Load() // acquire: publishes the type and payload
+		length := r.log.LengthAt(at).Load() // acquire: publishes the type and payload
 		if length <= 0 {
 			break
 		}
-		typeID := r.typeAt(at)
-		aligned := r.check(at, length)
-		if aligned < 0 || (typeID < 1 && typeID != ringbuf.PaddingTypeID) || (length > r.mtu && typeID != ringbuf.PaddingTypeID) {
+		typeID := *r.log.TypeAt(at)
+		// The record core's validation (a length that covers the header
+		// and, aligned, stays inside the log; a message type or padding),
+		// and the publication's own bound: every record but padding is at
+		// most the MTU long.
+		if !record.Check(at, r.log.Capacity(), length, typeID) || (length > r.mtu && typeID != record.PaddingTypeID) {
 			consumed = bytesRead
 			return messages, r.corrupt(at, start+int64(bytesRead), length, typeID)
 		}
+		aligned := record.Align(int(length))
 		if checkTail && !r.claimed(start+int64(bytesRead+aligned)) {
 			break
 		}
-		if typeID == ringbuf.PaddingTypeID {
+		if typeID == record.PaddingTypeID {
 			bytesRead += aligned
 			continue
 		}
@@ -135,10 +110,10 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		size := aligned
 		switch {
 		case typeID&flagBits == 0:
-			payload = r.log[at+ringbuf.HeaderLength : at+int(length) : at+int(length)]
-		case typeID&(fragmentFlag|beginFlag) != fragmentFlag|beginFlag:
-			// A middle or last fragment without its first, or a flag
-			// without fragmentFlag.
+			payload = r.log.Payload(at, int(length)-record.HeaderLength)
+		case typeID&(fragmentFlag|beginFlag|record.FlagsReserved) != fragmentFlag|beginFlag:
+			// A middle or last fragment without its first, a flag
+			// without fragmentFlag, or a reserved bit.
 			r.dropped++
 			bytesRead += aligned
 			continue
@@ -249,20 +224,20 @@ func (r *logReader) claimed(end int64) bool {
 // the tail (see claimed).
 func (r *logReader) stalled(word int64) error {
 	tail := word &^ sealedBit
-	if word < 0 || tail&(ringbuf.RecordAlignment-1) != 0 || tail > maxPositionFor(r.capacity) ||
-		tail < r.pos || tail-r.pos > int64(r.capacity) {
+	if word < 0 || tail&(record.Alignment-1) != 0 || tail > maxPositionFor(r.log.Capacity()) ||
+		tail < r.pos || tail-r.pos > int64(r.log.Capacity()) {
 		return r.badTail(word)
 	}
 	if r.pos == tail {
 		return nil
 	}
-	index := int(r.pos & r.mask)
+	index := int(r.pos & r.log.Mask())
 	// One 8-byte atomic load: a marker is one 8-byte store (Publication.mark)
 	// and a completion or an unblock rewrites the word with one 8-byte CAS
 	// (an Offer's commit stores the length half alone, keeping the type), so
 	// the length and type are one header's. Aligned 8-byte accesses are
 	// single-copy atomic on amd64 and arm64.
-	header := (*atomic.Int64)(unsafe.Add(r.base, index)).Load()
+	header := r.log.WordAt(index).Load()
 	length, typeID := int32(header), int32(header>>32)
 	switch {
 	case length > 0:
@@ -280,7 +255,7 @@ func (r *logReader) stalled(word int64) error {
 // badTail is stalled's error for a tail word no publisher stores.
 func (r *logReader) badTail(word int64) error {
 	return fmt.Errorf("%w: tail word %#x with the subscriber at position %d (capacity %d)",
-		ErrCorrupt, word, r.pos, r.capacity)
+		ErrCorrupt, word, r.pos, r.log.Capacity())
 }
 
 // openClaim reports whether a claim marker of n bytes (its negated length)
@@ -303,19 +278,19 @@ func (r *logReader) badTail(word int64) error {
 // end, and tails only grow. The MTU and the max message are this process's
 // validated copies.
 func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool {
-	aligned := (n + ringbuf.RecordAlignment - 1) &^ (ringbuf.RecordAlignment - 1)
-	if aligned > int64(r.capacity-index) || aligned > room {
+	aligned := (n + record.Alignment - 1) &^ (record.Alignment - 1)
+	if aligned > int64(r.log.Capacity()-index) || aligned > room {
 		return false
 	}
 	mtu, maxMessage := int64(r.mtu), int64(len(r.buf))
 	switch {
 	case typeID >= 1 && typeID <= MaxTypeID:
-		return n >= ringbuf.HeaderLength && n <= min(mtu, maxMessage+ringbuf.HeaderLength)
+		return n >= record.HeaderLength && n <= min(mtu, maxMessage+record.HeaderLength)
 	case typeID&^MaxTypeID == fragmentFlag|beginFlag && typeID&MaxTypeID != 0:
-		return n%ringbuf.RecordAlignment == 0 && n > mtu && n%mtu != ringbuf.RecordAlignment &&
-			n <= int64(claimSize(len(r.buf), int(r.mtu)-ringbuf.HeaderLength))
-	case typeID == ringbuf.PaddingTypeID:
-		return n == int64(r.capacity-index)
+		return n%record.Alignment == 0 && n > mtu && n%mtu != record.Alignment &&
+			n <= int64(claimSize(len(r.buf), int(r.mtu)-record.HeaderLength))
+	case typeID == record.PaddingTypeID:
+		return n == int64(r.log.Capacity()-index)
 	}
 	return false
 }
@@ -335,20 +310,20 @@ func (r *logReader) reassemble(index int, typeID, firstLength int32, first int) 
 	want := typeID &^ (beginFlag | endFlag) // the message type with fragmentFlag
 	n, at := 0, index
 	length, t, aligned := firstLength, typeID, first
-	for at < r.capacity {
+	for at < r.log.Capacity() {
 		if at != index {
-			length = r.lengthAt(at).Load()
-			t = r.typeAt(at)
-			aligned = r.check(at, length)
-			if aligned < 0 || length > r.mtu || t&^endFlag != want {
+			length = r.log.LengthAt(at).Load()
+			t = *r.log.TypeAt(at)
+			if !record.Check(at, r.log.Capacity(), length, t) || length > r.mtu || t&^endFlag != want {
 				return n, at - index, false
 			}
+			aligned = record.Align(int(length))
 		}
-		payload := int(length) - ringbuf.HeaderLength
+		payload := int(length) - record.HeaderLength
 		if payload > len(r.buf)-n {
 			return n, max(at-index, first), false
 		}
-		copy(r.buf[n:], r.log[at+ringbuf.HeaderLength:at+int(length)])
+		copy(r.buf[n:], r.log.Payload(at, payload))
 		n += payload
 		at += aligned
 		if t&endFlag != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -199,7 +200,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 		clean := pf.cleanPos.Load()
 		if clean <= j {
 			s.join = j
-			s.r = newLogReader(pf.log, pf.mtu, pf.maxMessage, sl.position, j, pf.tail, pf.unblocked)
+			s.r = newLogReader(pf.log.Bytes(), pf.mtu, pf.maxMessage, sl.position, j, pf.tail, pf.unblocked)
 			return nil
 		}
 		// The clean position never passes the tail (it is the slowest
@@ -259,7 +260,7 @@ func (s *Subscription) joinPosition() (int64, error) {
 		// clean position plus the window).
 		j = pf.firstOpenClaim(pf.cleanPos.Load(), tail)
 	}
-	if j < 0 || j > tail || j&(ringbuf.RecordAlignment-1) != 0 {
+	if j < 0 || j > tail || j&(record.Alignment-1) != 0 {
 		return 0, fmt.Errorf("%w: %s: join position %d, tail %d", ErrCorrupt, pf.file.Path(), j, tail)
 	}
 	return j, nil
@@ -481,8 +482,9 @@ func (s *Subscription) ownerGone(now int64) bool {
 // and never returned ErrPublisherDead (TestDeadOwnerZeroClaimAtTail).
 func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	pf := &s.pf
-	index := int(pos & pf.mask)
-	w := pf.wordAt(index)
+	capacity := pf.log.Capacity()
+	index := int(pos & pf.log.Mask())
+	w := pf.log.WordAt(index)
 	word := w.Load()
 	length := int32(word)
 	switch {
@@ -490,23 +492,23 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 		return false, nil
 	case length < 0:
 		n := -int64(length)
-		if n < ringbuf.HeaderLength || int64(recordSize(int(n)-ringbuf.HeaderLength)) > int64(pf.capacity-index) {
-			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrCorrupt, n, index, pf.capacity)
+		if !record.CheckClaim(index, capacity, length) {
+			return false, fmt.Errorf("%w: claim of %d bytes at log index %d (capacity %d)", ErrCorrupt, n, index, capacity)
 		}
-		return w.CompareAndSwap(word, headerWord(int32(n), ringbuf.PaddingTypeID)), nil
+		return w.CompareAndSwap(word, record.HeaderWord(int(n), record.PaddingTypeID)), nil
 	}
 	if word != 0 {
 		// A type without a length: the marker is always stored first.
 		return false, fmt.Errorf("%w: header %#x at log index %d", ErrCorrupt, word, index)
 	}
-	producerIndex := int(tail & pf.mask)
-	limit := pf.capacity
+	producerIndex := int(tail & pf.log.Mask())
+	limit := capacity
 	if producerIndex > index {
 		limit = producerIndex
 	}
 	gapEnd := -1
-	for i := index + ringbuf.RecordAlignment; i < limit; i += ringbuf.RecordAlignment {
-		if pf.lengthAt(i).Load() != 0 {
+	for i := index + record.Alignment; i < limit; i += record.Alignment {
+		if pf.log.LengthAt(i).Load() != 0 {
 			gapEnd = i
 			break
 		}
@@ -514,23 +516,23 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 	toTail := false
 	if gapEnd < 0 {
 		switch {
-		case limit == pf.capacity && tail-pos >= int64(pf.capacity-index):
-			gapEnd = pf.capacity // the claim runs to the end of the log
-		case limit != pf.capacity && (sealed || pf.external.Load() == 0):
+		case limit == capacity && tail-pos >= int64(capacity-index):
+			gapEnd = capacity // the claim runs to the end of the log
+		case limit != capacity && (sealed || pf.external.Load() == 0):
 			gapEnd, toTail = limit, true // the final tail
 		default:
 			return false, nil
 		}
 	}
-	for i := gapEnd - ringbuf.RecordAlignment; i > index; i -= ringbuf.RecordAlignment {
-		if pf.lengthAt(i).Load() != 0 {
+	for i := gapEnd - record.Alignment; i > index; i -= record.Alignment {
+		if pf.log.LengthAt(i).Load() != 0 {
 			return false, nil // a slow claimer wrote meanwhile
 		}
 	}
 	if toTail && pf.tail.Load()&^sealedBit != tail {
 		return false, nil // someone claims after all: the next header will show
 	}
-	return w.CompareAndSwap(0, headerWord(int32(gapEnd-index), ringbuf.PaddingTypeID)), nil
+	return w.CompareAndSwap(0, record.HeaderWord(gapEnd-index, record.PaddingTypeID)), nil
 }
 
 // Heartbeat stores nowMillis (epoch ms) as this subscriber's heartbeat, for

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -20,7 +21,7 @@ func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
 	clock, p, s := newDeadOwnerTest(t)
 	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
-	_, _, err = p.claim(recordSize(40)) // tail moved, owner "dies" before its marker
+	_, _, err = p.claim(record.Size(40)) // tail moved, owner "dies" before its marker
 	require.NoError(t, err)
 
 	// The owner is gone from here on: the polls below move the clock past
@@ -58,7 +59,7 @@ func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 			sent := n
 			unblocks := int64(1)
 			if paddingWritten {
-				index, _, err := p.claim(recordSize(100)) // 64 bytes of padding (written) + 112 at index 0
+				index, _, err := p.claim(record.Size(100)) // 64 bytes of padding (written) + 112 at index 0
 				require.NoError(t, err)
 				require.Zero(t, index)
 			} else {
@@ -95,7 +96,7 @@ func TestZeroClaimAtTailLeftWhileOthersMayPublish(t *testing.T) {
 	require.NoError(t, p.Heartbeat(clock.now()))
 	// q.TryClaim, stalled between its tail CAS and its marker.
 	const size = 40
-	index, pos, err := q.claim(recordSize(size))
+	index, pos, err := q.claim(record.Size(size))
 	require.NoError(t, err)
 	var got []string
 	h := func(_ int32, b []byte) { got = append(got, string(b)) }
@@ -109,8 +110,8 @@ func TestZeroClaimAtTailLeftWhileOthersMayPublish(t *testing.T) {
 
 	rl := int32(size + ringbuf.HeaderLength)
 	q.mark(index, rl, pubTypeID) // q resumes
-	copy(q.log[index+ringbuf.HeaderLength:], "late but whole")
-	claim := Claim{Payload: q.log[index+8 : index+8+size], p: q, index: index, length: rl, typeID: pubTypeID, position: pos}
+	copy(q.log.Bytes()[index+ringbuf.HeaderLength:], "late but whole")
+	claim := Claim{Payload: q.log.Bytes()[index+8 : index+8+size], p: q, index: index, length: rl, typeID: pubTypeID, position: pos}
 	require.NoError(t, claim.Commit())
 	_, err = s.Poll(h, ringbuf.NoLimit)
 	require.NoError(t, err)
@@ -128,7 +129,7 @@ func TestZeroClaimAtSealedTail(t *testing.T) {
 	require.NoError(t, p.Heartbeat(clock.now()))
 	_, err := p.Offer(pubTypeID, []byte("before"))
 	require.NoError(t, err)
-	_, _, err = q.claim(recordSize(40)) // q "dies" before its marker
+	_, _, err = q.claim(record.Size(40)) // q "dies" before its marker
 	require.NoError(t, err)
 	require.NoError(t, p.Close())
 	got, perr := pollWhileAdvancing(s, clock)

@@ -1,5 +1,5 @@
 //go:build !duty_invariants
 
-package ringbuf
+package record
 
 const invariants = false

@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package ringfast
+package record
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ import (
 // record length at the same address and then the tail guess elsewhere.
 // Stores to the stack (argument spills) are ignored.
 func TestPublishRecordStoreOrder(t *testing.T) {
-	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/internal/ringfast.PublishRecord")
+	instrs := gcout.Instructions(gcout.Build(t, "-S"), "/internal/record.PublishRecord")
 	require.NotEmpty(t, instrs, "PublishRecord not found in the listing")
 
 	// The listing is in code layout order: the entry block first, the

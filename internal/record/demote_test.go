@@ -1,6 +1,7 @@
-package ringbuf
+package record
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -32,26 +33,23 @@ func recordDemotions(t *testing.T, base unsafe.Pointer) *[]demotion {
 // lap, in order of position, inside the ring.
 func TestDemoteReleasedLines(t *testing.T) {
 	const capacity = 16 << 10
-	buf, err := Allocate(capacity)
-	require.NoError(t, err)
-	r, err := NewManyToOne(buf)
-	require.NoError(t, err)
-	require.Zero(t, uintptr(r.base)%cacheLine, "Allocate's records start on a line")
-	got := recordDemotions(t, r.base)
+	r := newTestRing(t, capacity, true)
+	require.Zero(t, uintptr(r.log.base)%cacheLine, "the records start on a line")
+	got := recordDemotions(t, r.log.base)
 	rng := rand.New(rand.NewPCG(5, 6))
 	next := int64(0) // position of the next line to be demoted
 	for range 30000 {
 		for k := rng.IntN(8); k > 0; k-- {
-			if err := r.Write(1, make([]byte, rng.IntN(300))); err != nil {
-				require.ErrorIs(t, err, ErrFull)
+			if !r.write(t, 1, make([]byte, rng.IntN(300))) {
 				break
 			}
 		}
 		before := len(*got)
+		var err error
 		if rng.IntN(2) == 0 {
-			_, err = r.Read(func(int32, []byte) {}, 1+rng.IntN(10))
+			_, err = r.rd.Read(func(int32, []byte) {}, 1+rng.IntN(10))
 		} else {
-			_, err = r.ControlledRead(func(int32, []byte) Action {
+			_, err = r.rd.ControlledRead(func(int32, []byte) Action {
 				if rng.IntN(4) == 0 {
 					return Commit
 				}
@@ -59,7 +57,7 @@ func TestDemoteReleasedLines(t *testing.T) {
 			}, 1+rng.IntN(10))
 		}
 		require.NoError(t, err)
-		released := r.ConsumerPosition()
+		released := r.head.Load()
 		for _, d := range (*got)[before:] {
 			require.Equal(t, int(next&(capacity-1)), d.off, "demoted out of order or twice")
 			require.Positive(t, d.lines)
@@ -73,41 +71,41 @@ func TestDemoteReleasedLines(t *testing.T) {
 }
 
 // TestDemoteOff: SetDemote(false) stops the demotions, SetDemote(true)
-// resumes them; one-to-one rings (whose consumer writes nothing into the
-// ring's lines) and rings too small to prefetch never demote.
+// resumes them; consumers that do not zero (one-to-one rings, whose
+// consumer writes nothing into the ring's lines) and rings too small to
+// prefetch never demote.
 func TestDemoteOff(t *testing.T) {
-	m, err := NewManyToOne(make([]byte, minPrefetchCapacity+TrailerLength))
-	require.NoError(t, err)
-	small, err := NewManyToOne(make([]byte, minPrefetchCapacity/2+TrailerLength))
-	require.NoError(t, err)
-	o, err := NewOneToOne(make([]byte, minPrefetchCapacity+TrailerLength))
-	require.NoError(t, err)
+	m := newTestRing(t, MinPrefetchCapacity, true)
+	small := newTestRing(t, MinPrefetchCapacity/2, true)
+	o := newTestRing(t, MinPrefetchCapacity, false)
 	calls := 0
 	saved := demoteLines
 	demoteLines = func(unsafe.Pointer, int) { calls++ }
 	t.Cleanup(func() { demoteLines = saved })
-	cycle := func(rb RingBuffer) {
+	cycle := func(r *testRing) {
 		for range 200 {
-			require.NoError(t, rb.Write(1, make([]byte, 100)))
-			_, err := rb.Read(func(int32, []byte) {}, NoLimit)
+			require.True(t, r.write(t, 1, make([]byte, 100)))
+			_, err := r.rd.Read(func(int32, []byte) {}, math.MaxInt)
 			require.NoError(t, err)
 		}
 	}
 	cycle(m)
 	require.Positive(t, calls, "on by default")
-	require.True(t, m.Demotes())
-	require.False(t, small.Demotes())
-	require.False(t, o.ring.demote)
-	m.SetDemote(false)
-	require.False(t, m.Demotes())
+	require.True(t, m.rd.Demotes())
+	require.False(t, small.rd.Demotes())
+	require.False(t, o.rd.Demotes())
+	m.rd.SetDemote(false)
+	require.False(t, m.rd.Demotes())
 	calls = 0
 	cycle(m)
 	require.Zero(t, calls, "off")
-	m.SetDemote(true)
+	m.rd.SetDemote(true)
 	cycle(m)
 	require.Positive(t, calls, "on again")
 	calls = 0
-	small.SetDemote(true) // too small: stays off
+	small.rd.SetDemote(true) // too small: stays off
+	o.rd.SetDemote(true)     // does not zero: stays off
+	require.False(t, o.rd.Demotes())
 	cycle(small)
 	cycle(o)
 	require.Zero(t, calls)
@@ -119,50 +117,20 @@ func TestDemoteOff(t *testing.T) {
 // demotion changes nothing there either), none past the ring's end.
 func TestDemoteUnalignedBase(t *testing.T) {
 	const capacity = 8 << 10
-	backing := make([]byte, capacity+TrailerLength+2*cacheLine)
+	backing := make([]byte, capacity+3*cacheLine)
 	start := cacheLine - int(uintptr(unsafe.Pointer(&backing[0]))%cacheLine) + 24 // 24 bytes into a line
-	r, err := NewManyToOne(backing[start : start+capacity+TrailerLength])
-	require.NoError(t, err)
-	got := recordDemotions(t, r.base)
+	r := newTestRingOver(t, backing[start:start+capacity], true)
+	got := recordDemotions(t, r.log.base)
 	for range 3 * capacity / 64 {
-		require.NoError(t, r.Write(1, make([]byte, 56)))
-		_, err := r.Read(func(int32, []byte) {}, NoLimit)
+		require.True(t, r.write(t, 1, make([]byte, 56)))
+		_, err := r.rd.Read(func(int32, []byte) {}, math.MaxInt)
 		require.NoError(t, err)
 	}
 	require.NotEmpty(t, *got)
 	for _, d := range *got {
-		addr := uintptr(r.base) + uintptr(d.off)
+		addr := uintptr(r.log.base) + uintptr(d.off)
 		require.Zero(t, addr%cacheLine, "not a line")
 		require.Greater(t, d.off, -cacheLine)
 		require.LessOrEqual(t, d.off+d.lines*cacheLine, capacity)
-	}
-}
-
-func TestDemoteDoesNotAllocate(t *testing.T) {
-	r, err := NewManyToOne(make([]byte, 16<<10+TrailerLength))
-	require.NoError(t, err)
-	payload := make([]byte, 32)
-	h := func(int32, []byte) {}
-	require.Zero(t, testing.AllocsPerRun(1000, func() {
-		for range 20 {
-			_ = r.Write(1, payload)
-		}
-		_, _ = r.Read(h, NoLimit)
-	}))
-}
-
-// TestAllocateAligned: Allocate's buffers start on a 128-byte boundary
-// (records on a line, each trailer slot a pair of lines), are zeroed and
-// are exactly capacity + TrailerLength bytes long.
-func TestAllocateAligned(t *testing.T) {
-	for _, capacity := range []int{64, 1024, 16 << 10, 1 << 20} {
-		for range 5 {
-			b, err := Allocate(capacity)
-			require.NoError(t, err)
-			require.Len(t, b, capacity+TrailerLength)
-			require.Equal(t, capacity+TrailerLength, cap(b))
-			require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%allocAlignment)
-			require.Equal(t, make([]byte, len(b)), b)
-		}
 	}
 }

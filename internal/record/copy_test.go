@@ -1,4 +1,4 @@
-package ringfast
+package record
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build !amd64 || race
 
-package ringfast
+package record
 
 import (
 	"sync/atomic"
@@ -21,7 +21,7 @@ import (
 // TestPublishRecordOrderOnArm64 checks the compiled code.
 func PublishRecord(rec unsafe.Pointer, marker int64, src []byte, length int32, hint *atomic.Int64, next int64) {
 	atomicbuf.StoreOrdered64((*atomic.Int64)(rec), marker)
-	if dst := unsafe.Add(rec, headerLength); len(src) < 16 {
+	if dst := unsafe.Add(rec, HeaderLength); len(src) < 16 {
 		CopyShort(dst, src)
 	} else {
 		CopyBlocks(dst, src)

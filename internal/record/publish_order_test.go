@@ -1,4 +1,4 @@
-package ringfast
+package record
 
 import (
 	"strings"
@@ -25,7 +25,7 @@ func TestPublishRecordOrderOnArm64(t *testing.T) {
 	for _, level := range []string{"v8.0", "v8.1"} {
 		t.Run(level, func(t *testing.T) {
 			listing := gcout.BuildEnv(t, "-S", "GOARCH=arm64", "GOARM64="+level)
-			instrs := gcout.Arm64Ops(gcout.Instructions(listing, "/internal/ringfast.PublishRecord"))
+			instrs := gcout.Arm64Ops(gcout.Instructions(listing, "/internal/record.PublishRecord"))
 			require.NotEmpty(t, instrs, "PublishRecord not found in the listing")
 
 			marker := -1
