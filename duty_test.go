@@ -68,9 +68,10 @@ func ExampleErrCorrupt() {
 var layer = map[string]int{
 	"internal/atomicbuf": 0, "internal/corrupt": 0, "internal/gcout": 0, "internal/x86": 0,
 	"internal/procs": 0, "internal/layoutdoc": 0, "internal/buildtags": 0,
-	"internal/prefetch": 1, "internal/ticks": 1, "internal/ringfast": 1, "internal/record": 1,
-	"":     1, // the root package: the corruption marker
-	"idle": 2, "agent/clock": 2, "agent/timer": 2,
+	"internal/prefetch": 1, "internal/ticks": 1,
+	"internal/record": 2,
+	"":                1, // the root package: the corruption marker
+	"idle":            2, "agent/clock": 2, "agent/timer": 2,
 	"agent": 3, "ringbuf": 3, "broadcast": 3, "mailbox/queue": 3, "ipc/counters": 3, "ipc/errlog": 3,
 	"mailbox": 4, "runner": 4,
 	"ipc":             5,
