@@ -64,8 +64,8 @@ type MailboxFile struct {
 
 // mailboxHeader is a mailbox's header words in spare slot 0.
 type mailboxHeader struct {
-	version                                               *atomic.Int32
-	maxMessage, maxParts, consumerTimeout, unblockTimeout *atomic.Int64
+	version                                                      *atomic.Int32
+	maxMessage, maxParts, consumerTimeout, unblockTimeout, flags *atomic.Int64
 }
 
 func mailboxHeaderOf(f *File) (mailboxHeader, error) {
@@ -83,6 +83,7 @@ func mailboxHeaderOf(f *File) (mailboxHeader, error) {
 	h.maxParts = s.Int64At(mailboxMaxPartsOffset)
 	h.consumerTimeout = s.Int64At(mailboxConsumerTimeoutOffset)
 	h.unblockTimeout = s.Int64At(mailboxUnblockTimeoutOffset)
+	h.flags = s.Int64At(mailboxFlagsOffset)
 	return h, nil
 }
 
@@ -179,6 +180,9 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	hdr.maxParts.Store(int64(mb.MaxParts()))
 	hdr.consumerTimeout.Store(c.consumerTimeout.Milliseconds())
 	hdr.unblockTimeout.Store(unblock.Milliseconds())
+	if cfg.Checksum {
+		hdr.flags.Store(mailboxFlagChecksum)
+	}
 	now := mf.epochMs()
 	mb.Ring().SetConsumerHeartbeatTime(now)
 	mf.lastFile = now
@@ -257,7 +261,7 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		}
 	}
 	maxMessage, maxParts := hdr.maxMessage.Load(), hdr.maxParts.Load()
-	timeoutMs, unblockMs := hdr.consumerTimeout.Load(), hdr.unblockTimeout.Load()
+	timeoutMs, unblockMs, flags := hdr.consumerTimeout.Load(), hdr.unblockTimeout.Load(), hdr.flags.Load()
 	ringLen := f.hdr.sections[0].length - ringbuf.TrailerLength
 	switch {
 	case maxMessage < 1 || maxMessage > ringLen:
@@ -266,6 +270,8 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		return nil, nil, fmt.Errorf("%w: %s: mailbox max parts %d", ErrCorrupt, f.Path(), maxParts)
 	case timeoutMs < 1 || timeoutMs > maxMailboxTimeoutMs, unblockMs < 1 || unblockMs > maxMailboxTimeoutMs:
 		return nil, nil, fmt.Errorf("%w: %s: mailbox timeouts %d ms (consumer), %d ms (unblock)", ErrCorrupt, f.Path(), timeoutMs, unblockMs)
+	case flags&^mailboxFlagChecksum != 0:
+		return nil, nil, fmt.Errorf("%w: %s: mailbox flags %#x", ErrCorrupt, f.Path(), flags)
 	}
 	mf := newMailboxFile(f, hdr, false, timeoutMs, c.clock)
 	mb, err := mailbox.New(mailbox.Config{
@@ -274,6 +280,7 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		MaxMessageSize: int(maxMessage),
 		MaxParts:       int(maxParts),
 		UnblockTimeout: time.Duration(unblockMs) * time.Millisecond,
+		Checksum:       flags&mailboxFlagChecksum != 0,
 		Host:           (*mailboxHost)(mf),
 	})
 	if err != nil {

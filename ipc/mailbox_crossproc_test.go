@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -50,6 +51,8 @@ func runMailboxChild(role string) int {
 		err = mbChildHalf()
 	case "consumer":
 		err = mbChildConsumer()
+	case "stalled":
+		err = mbChildStalled()
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -648,4 +651,105 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	_, _, err = OpenMailbox(ctxT(t), path)
 	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
 	require.ErrorIs(t, err, ErrOwnerDead)
+}
+
+// mbChildStalled claims a 40-byte message, says "claimed" and waits,
+// without writing anything, for the file DUTY_IPC_MB_GO to appear (its
+// parent stops it meanwhile, as SIGSTOP would a real process); then it
+// writes its payload (0xEE bytes) through its claim, commits, and prints
+// the commit's outcome: a sender that resumes after its claim was
+// released.
+func mbChildStalled() error {
+	m, _, err := mbOpenChild()
+	if err != nil {
+		return err
+	}
+	c, err := m.Claim(mbStalledTypeID, 40)
+	if err != nil {
+		return err
+	}
+	fmt.Println("claimed")
+	for {
+		if _, err := os.Stat(os.Getenv("DUTY_IPC_MB_GO")); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	copy(c.Payload(), bytes.Repeat([]byte{0xEE}, 40))
+	fmt.Printf("commit: %v\n", c.Commit())
+	time.Sleep(time.Hour) // the parent ends us
+	return nil
+}
+
+const mbStalledTypeID int32 = 77
+
+// TestCrossProcessMailboxSenderStoppedPastUnblock: a child sender claims
+// and is stopped (SIGSTOP) before it writes; the consumer releases its
+// claim as torn after the unblock timeout, and other messages go round the
+// ring until one (the victim) is claimed where the stopped sender's claim
+// was. The child is continued (SIGCONT) and writes its payload through its
+// stale claim, into the victim. With checksums (mailbox.Config.Checksum,
+// stored in the file, so the child seals too) the victim is dropped and
+// counted, never delivered with the child's bytes; without them it is
+// delivered as the child left it and nothing counts it: the limit
+// docs/ipc.md's failure table states. The child's Commit fails either way.
+func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
+	for _, checksum := range []bool{true, false} {
+		t.Run(map[bool]string{true: "checksum", false: "plain"}[checksum], func(t *testing.T) {
+			dir := testDir(t)
+			m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{
+				Capacity: mailbox.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
+			require.NoError(t, err)
+			defer mf.Close()
+			goFile := filepath.Join(dir, "go")
+			child := startMailboxChild(t, "stalled", mbPathEnv(mf.Path()), "DUTY_IPC_MB_GO="+goFile)
+			require.Equal(t, "claimed", child.line(t), "child stderr: %s", child.stderr)
+			require.NoError(t, child.cmd.Process.Signal(syscall.SIGSTOP))
+			defer func() { _ = child.cmd.Process.Signal(syscall.SIGCONT) }()
+
+			var delivered [][]byte
+			h := func(msg *mailbox.Message) mailbox.Action {
+				delivered = append(delivered, append([]byte(nil), msg.Payload()...))
+				return mailbox.Continue
+			}
+			deadline := time.Now().Add(time.Minute) // hang guard only
+			for m.Stats().Torn == 0 {
+				require.True(t, time.Now().Before(deadline), "the stopped sender's claim was never released")
+				_, err := m.Drain(h, 100)
+				require.NoError(t, err)
+				time.Sleep(time.Millisecond)
+			}
+			// Round the ring until the next message lands where the claim was.
+			good := bytes.Repeat([]byte{0x11}, 40)
+			over := 0
+			if checksum {
+				over = mailbox.ChecksumLength
+			}
+			size := ringbuf.RecordSize(over + len(good))
+			for i := 0; mailbox.MinCapacity-int(m.Ring().ProducerPosition()&(mailbox.MinCapacity-1)) >= size; i++ {
+				require.Less(t, i, 1000)
+				require.NoError(t, m.Send(1, good))
+				_, err := m.Drain(h, 100)
+				require.NoError(t, err)
+			}
+			require.NoError(t, m.Send(2, good)) // the victim
+			delivered = nil
+
+			require.NoError(t, os.WriteFile(goFile, nil, 0o600))
+			require.NoError(t, child.cmd.Process.Signal(syscall.SIGCONT))
+			require.Contains(t, child.line(t), "commit: "+mailbox.ErrClaim.Error(), "child stderr: %s", child.stderr)
+
+			_, err = m.Drain(h, 100)
+			if !checksum {
+				require.NoError(t, err)
+				require.Equal(t, [][]byte{bytes.Repeat([]byte{0xEE}, 40)}, delivered, "delivered as the child left it")
+				require.Zero(t, m.Stats().Corrupt)
+				return
+			}
+			require.ErrorIs(t, err, mailbox.ErrCorruptFrame)
+			require.Empty(t, delivered, "no message with the stopped sender's bytes")
+			require.Equal(t, int64(1), m.Stats().Corrupt)
+			require.Equal(t, int64(1), m.Stats().Torn)
+		})
+	}
 }

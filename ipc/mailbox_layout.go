@@ -21,6 +21,8 @@ package ipc
 //	             makes back-pressured senders report mailbox.ErrConsumerDead
 //	   +40 int64 unblock timeout (ms): how long the consumer waits at a torn
 //	             claim (informational for senders)
+//	   +48 int64 flags: bit 0 = every record carries a checksum
+//	             (mailbox.Config.Checksum); no other bit is set
 //	spare slots 1-3 (file offsets 640-1023): the mailbox's shared words
 //	   (mailbox.WordsLength bytes: its state word and statistics, laid
 //	   out by package mailbox; docs/layouts.md)
@@ -42,6 +44,10 @@ const (
 	mailboxMaxPartsOffset        = 24
 	mailboxConsumerTimeoutOffset = 32
 	mailboxUnblockTimeoutOffset  = 40
+	mailboxFlagsOffset           = 48
+
+	// mailboxFlagChecksum is the flags' bit for mailbox.Config.Checksum.
+	mailboxFlagChecksum int64 = 1
 )
 
 // Bounds a mailbox header read from a file must respect: values outside

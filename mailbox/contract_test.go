@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,25 +30,42 @@ type placement struct {
 }
 
 var placements = []placement{
-	{"heap", func(t *testing.T, cfg mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox) {
-		mb, err := mailbox.New(cfg)
-		require.NoError(t, err)
-		return mb, mb
-	}},
-	{"file", func(t *testing.T, cfg mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox) {
-		dir := t.TempDir()
-		consumer, cf, err := ipc.CreateMailbox(dir, "inbox", cfg)
-		require.NoError(t, err)
-		sender, sf, err := ipc.OpenMailbox(context.Background(), cf.Path())
-		require.NoError(t, err)
-		t.Cleanup(func() {
-			require.NoError(t, sf.Close())
-			if err := cf.Close(); err != nil {
-				require.ErrorIs(t, err, mailbox.ErrNotDrained, "the only error a test may leave")
-			}
-		})
-		return consumer, sender
-	}},
+	{"heap", heap},
+	{"file", file},
+	{"heap+checksum", checksummed(heap)},
+	{"file+checksum", checksummed(file)},
+}
+
+func heap(t *testing.T, cfg mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox) {
+	mb, err := mailbox.New(cfg)
+	require.NoError(t, err)
+	return mb, mb
+}
+
+// checksummed is a placement whose mailboxes seal every record
+// (Config.Checksum).
+func checksummed(make func(*testing.T, mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox)) func(*testing.T, mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox) {
+	return func(t *testing.T, cfg mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox) {
+		cfg.Checksum = true
+		return make(t, cfg)
+	}
+}
+
+// file is a mailbox in a shared file: the consumer's view, and a sender's
+// opened as another process would.
+func file(t *testing.T, cfg mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox) {
+	dir := t.TempDir()
+	consumer, cf, err := ipc.CreateMailbox(dir, "inbox", cfg)
+	require.NoError(t, err)
+	sender, sf, err := ipc.OpenMailbox(context.Background(), cf.Path())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, sf.Close())
+		if err := cf.Close(); err != nil {
+			require.ErrorIs(t, err, mailbox.ErrNotDrained, "the only error a test may leave")
+		}
+	})
+	return consumer, sender
 }
 
 // eachPlacement runs f once per placement, as a subtest.
@@ -236,7 +254,7 @@ func TestContractActor(t *testing.T) {
 // atomics on memory outside the Go heap, so it would report one missing.
 func TestContractSendHappensBeforeDelivery(t *testing.T) {
 	eachPlacement(t, func(t *testing.T, p placement) {
-		if p.name == "file" && mailbox.RaceEnabled {
+		if strings.HasPrefix(p.name, "file") && mailbox.RaceEnabled {
 			t.Skip("the race detector does not see synchronisation through a shared mapping")
 		}
 		consumer, sender := p.make(t, mailbox.Config{})

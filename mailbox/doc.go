@@ -102,6 +102,21 @@
 // reported by Drain with an error wrapping ErrCorruptFrame, while the rest
 // of the traffic flows.
 //
+// # Checksums
+//
+// A sender stalled between claim and commit for longer than
+// Config.UnblockTimeout (a process stopped with SIGSTOP, a debugger) has
+// its claim released as torn; when it resumes, its late stores can land in
+// space another sender has claimed since, whose message would then be
+// delivered with bytes nobody sent. No store can be taken back, so a
+// mailbox with Config.Checksum makes it detectable: every record carries a
+// CRC32C of its ring position, length, type and bytes, sealed by its
+// sender and checked by the consumer first; a record that does not match
+// is dropped with its message, counted in Stats.Corrupt and reported with
+// ErrCorruptFrame. Checksums cost each message the checks at both ends and
+// Send's in-line fast path; records stop being Agrona's plain records.
+// Without them such a message is delivered as it is found.
+//
 // # Closing
 //
 // Close refuses new sends at once. Close(Drain) leaves what is queued for

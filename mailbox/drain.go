@@ -367,6 +367,16 @@ func (m *Mailbox) checkStall(head int64, marked bool) error {
 // record is the ring's handler: it classifies each record and delivers
 // whole messages to the user's handler.
 func (c *consumer) record(recordType int32, payload []byte) Action {
+	whole := payload // the record's payload as the ring holds it, checksum prefix included
+	if recordType&checkedFlag != 0 || c.mb.checksum {
+		var reason string
+		if recordType, payload, reason = c.unseal(recordType, payload); reason != "" {
+			if c.pending.active {
+				c.abandon()
+			}
+			return c.drop(reason)
+		}
+	}
 	class, typeID := classify(recordType)
 	if class == classPlain {
 		if c.pending.active {
@@ -423,7 +433,7 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.deliver()
 	}
-	body, reason := c.assemble(payload, recordType, &h)
+	body, reason := c.assemble(whole, payload, recordType, &h)
 	if reason != "" {
 		return c.drop(reason)
 	}
@@ -528,4 +538,34 @@ func (m *Mailbox) Heartbeat() error {
 		return errNotConsumer(m, "Heartbeat")
 	}
 	return m.beat(true)
+}
+
+// unseal checks a record of a checksummed mailbox (checksum.go) and returns
+// its type id without checkedFlag and its payload after the checksum
+// prefix, or the reason to drop it: a record without a checksum in a
+// checksummed mailbox (or with one in a mailbox without), or one whose
+// bytes are not what its sender sealed.
+func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, string) {
+	switch {
+	case recordType&checkedFlag == 0:
+		return 0, nil, "record without its checksum"
+	case !c.mb.checksum:
+		return 0, nil, "checksummed record in a mailbox without checksums"
+	}
+	index, ok := c.log.IndexOf(payload)
+	if !ok {
+		return 0, nil, "record outside the ring" // the ring's read handed it out: never
+	}
+	if !verify(c.positionOf(index), recordType, payload) {
+		return 0, nil, "checksum mismatch"
+	}
+	return recordType &^ checkedFlag, payload[ChecksumLength:], ""
+}
+
+// positionOf returns the ring position of the record at index, which the
+// current read is handing out: a read never crosses the end of the ring,
+// and the head it started from (or released to since) is at or before the
+// record, in the same lap.
+func (c *consumer) positionOf(index int) int64 {
+	return c.mb.ring.ConsumerPosition()&^c.log.Mask() + int64(index)
 }

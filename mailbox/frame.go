@@ -147,21 +147,28 @@ func bodyLength(parts [][]byte) int {
 	return n
 }
 
-// layout is the framing geometry of one mailbox, fixed by its ring.
+// layout is the framing geometry of one mailbox, fixed by its ring and
+// whether its records carry a checksum.
 type layout struct {
 	maxRecord  int // payload bytes of one record: the ring's MaxMessageLength
+	over       int // bytes of every record's payload before its body or frame header: ChecksumLength, or 0
 	maxFrag    int // body bytes of one framed record
 	maxBatch   int // bytes of the largest batch a message may claim
 	maxMessage int // largest body length
 	maxRecords int // most records of one message
 }
 
-func newLayout(capacity, maxRecord, maxMessage int) layout {
-	l := layout{maxRecord: maxRecord, maxFrag: maxRecord - FrameHeaderLength, maxBatch: capacity / 2}
+func newLayout(capacity, maxRecord, maxMessage int, checksum bool) layout {
+	l := layout{maxRecord: maxRecord, maxBatch: capacity / 2}
+	if checksum {
+		l.over = ChecksumLength
+	}
+	head := l.over + FrameHeaderLength // a framed record's payload before its fragment
+	l.maxFrag = maxRecord - head
 	full := l.maxBatch / ringbuf.RecordSize(maxRecord) // records of maxFrag body bytes
 	l.maxMessage = full * l.maxFrag
-	if rest := l.maxBatch - full*ringbuf.RecordSize(maxRecord); rest >= ringbuf.RecordSize(FrameHeaderLength+1) {
-		l.maxMessage += (rest-ringbuf.HeaderLength)&^(ringbuf.RecordAlignment-1) - FrameHeaderLength
+	if rest := l.maxBatch - full*ringbuf.RecordSize(maxRecord); rest >= ringbuf.RecordSize(head+1) {
+		l.maxMessage += (rest-ringbuf.HeaderLength)&^(ringbuf.RecordAlignment-1) - head
 	}
 	if maxMessage > 0 && maxMessage < l.maxMessage {
 		l.maxMessage = maxMessage
@@ -178,6 +185,6 @@ func (l *layout) records(bodyLen int) (count, size int) {
 		count = 1
 	}
 	last := bodyLen - (count-1)*l.maxFrag
-	size = (count-1)*ringbuf.RecordSize(l.maxRecord) + ringbuf.RecordSize(FrameHeaderLength+last)
+	size = (count-1)*ringbuf.RecordSize(l.maxRecord) + ringbuf.RecordSize(l.over+FrameHeaderLength+last)
 	return count, size
 }

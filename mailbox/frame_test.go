@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"testing"
 
 	"github.com/dutyrt/duty/ringbuf"
@@ -62,7 +63,7 @@ func TestClassify(t *testing.T) {
 // The geometry of a 64 KiB ring: records of 8 KiB, batches of half the
 // ring, and the largest message fills a batch exactly.
 func TestLayout64K(t *testing.T) {
-	l := newLayout(64*1024, 8192, 0)
+	l := newLayout(64*1024, 8192, 0, false)
 	require.Equal(t, 8192, l.maxRecord)
 	require.Equal(t, 8160, l.maxFrag)
 	require.Equal(t, 32768, l.maxBatch)
@@ -79,22 +80,39 @@ func TestLayout64K(t *testing.T) {
 	count, _ = l.records(8161)
 	require.Equal(t, 2, count)
 
-	small := newLayout(64*1024, 8192, 1000)
+	small := newLayout(64*1024, 8192, 1000, false)
 	require.Equal(t, 1000, small.maxMessage)
 	require.Equal(t, 1, small.maxRecords)
 }
 
 // Every capacity from the minimum up has a usable geometry whose largest
-// message fits its batch limit.
+// message fits its batch limit, with checksummed records or without.
 func TestLayoutCapacities(t *testing.T) {
-	for capacity := MinCapacity; capacity <= 1<<26; capacity <<= 1 {
-		l := newLayout(capacity, max(8, capacity/8), 0)
-		require.Positive(t, l.maxFrag, capacity)
-		_, size := l.records(l.maxMessage)
-		require.LessOrEqual(t, size, l.maxBatch, capacity)
-		_, size = l.records(l.maxMessage + 1)
-		require.Greater(t, size, l.maxBatch, capacity)
+	for _, checksum := range []bool{false, true} {
+		for capacity := MinCapacity; capacity <= 1<<26; capacity <<= 1 {
+			l := newLayout(capacity, max(8, capacity/8), 0, checksum)
+			require.Positive(t, l.maxFrag, capacity)
+			_, size := l.records(l.maxMessage)
+			require.LessOrEqual(t, size, l.maxBatch, capacity)
+			_, size = l.records(l.maxMessage + 1)
+			require.Greater(t, size, l.maxBatch, capacity)
+		}
 	}
+}
+
+// A checksummed record spends ChecksumLength bytes of its payload on the
+// checksum: each fragment is that much shorter, each record's size
+// includes it.
+func TestLayoutWithChecksum(t *testing.T) {
+	l := newLayout(64*1024, 8192, 0, true)
+	require.Equal(t, ChecksumLength, l.over)
+	require.Equal(t, 8192-ChecksumLength-FrameHeaderLength, l.maxFrag)
+	count, size := l.records(1)
+	require.Equal(t, 1, count)
+	require.Equal(t, ringbuf.RecordSize(ChecksumLength+FrameHeaderLength+1), size)
+	count, size = l.records(l.maxMessage)
+	require.Equal(t, 4, count)
+	require.LessOrEqual(t, size, l.maxBatch)
 }
 
 // Sender keys are never 0, which SenderKey reports for a plain message:
@@ -172,4 +190,29 @@ func TestFrameFragmentsRaw(t *testing.T) {
 		at += ringbuf.RecordSize(length - 8)
 	}
 	require.Equal(t, payload, body)
+}
+
+// checksum is the CRC32C of the body from a start that depends on the
+// position, the length and the type: any one of them changed, a lap of
+// the ring away, or one bit of the body, changes it.
+func TestChecksumBindsPositionLengthTypeAndBody(t *testing.T) {
+	body := pattern(3, 100)
+	const capacity = 1 << 16
+	base := checksum(capacity, 116, FramedFlag|checkedFlag|7, body)
+	length, typeID := uint32(116), uint32(FramedFlag|checkedFlag|7)
+	require.Equal(t, crc32.Update(uint32(capacity)^length*0x85ebca77^typeID*0xc2b2ae3d,
+		crc32.MakeTable(crc32.Castagnoli), body), base)
+	for lap := int64(-3); lap <= 3; lap++ {
+		if lap != 0 {
+			require.NotEqual(t, base, checksum(capacity+lap*capacity, 116, FramedFlag|checkedFlag|7, body), "lap %d", lap)
+		}
+	}
+	require.NotEqual(t, base, checksum(capacity+8, 116, FramedFlag|checkedFlag|7, body))
+	require.NotEqual(t, base, checksum(capacity, 124, FramedFlag|checkedFlag|7, body))
+	require.NotEqual(t, base, checksum(capacity, 116, FramedFlag|checkedFlag|8, body))
+	for i := range body {
+		flipped := append([]byte(nil), body...)
+		flipped[i] ^= 1 << (i % 8)
+		require.NotEqual(t, base, checksum(capacity, 116, FramedFlag|checkedFlag|7, flipped), "byte %d", i)
+	}
 }

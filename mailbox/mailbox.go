@@ -73,6 +73,17 @@ type Config struct {
 	// mailbox whose owner is the slower end, or where only the latency of
 	// single messages counts. It is this view's choice, not the ring's.
 	NoDemote bool
+	// Checksum makes every record carry a CRC32C of its position and
+	// bytes, which the consumer checks before it uses any of them: a
+	// message whose bytes changed after its sender sealed them (the late
+	// stores of a sender stalled past UnblockTimeout, into space another
+	// sender has claimed since) is dropped and counted in Stats.Corrupt,
+	// never delivered. It costs each message a checksum at both ends and
+	// takes Send's in-line fast path away (docs/benchmarks.md has the
+	// figures); records are no longer Agrona's plain records. Every
+	// process sharing the mailbox must agree: package ipc stores the
+	// consumer's choice in the file.
+	Checksum bool
 	// Host places the mailbox in memory other processes share and tells
 	// it whether its consumer lives (see Host). Package ipc sets it; nil
 	// is a heap mailbox.
@@ -155,6 +166,7 @@ type Mailbox struct {
 	w        *words
 	host     Host // nil: a heap mailbox
 	sendOnly bool
+	checksum bool // Config.Checksum: every record is sealed (checksum.go)
 	timeout  int64
 	hbCycles int
 	clock    clock.Clock
@@ -226,17 +238,18 @@ func New(cfg Config) (*Mailbox, error) {
 	if cfg.NoDemote {
 		r.SetDemote(false) // the consumer's view only: nothing in the ring changes
 	}
-	lay := newLayout(r.Capacity(), r.MaxMessageLength(), 0)
+	lay := newLayout(r.Capacity(), r.MaxMessageLength(), 0, cfg.Checksum)
 	if cfg.MaxMessageSize > lay.maxMessage {
 		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
 			ErrConfig, cfg.MaxMessageSize, lay.maxMessage)
 	}
-	m.lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize)
+	m.lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize, cfg.Checksum)
+	m.checksum = cfg.Checksum
 	m.ring = r
 	produceInto(&m.prod, r)
 	m.fast = &m.prod
 	m.capacity = r.Capacity()
-	m.plainMax = min(m.lay.maxRecord, m.lay.maxMessage)
+	m.plainMax = min(m.lay.maxRecord-m.lay.over, m.lay.maxMessage)
 	if m.maxParts == 0 {
 		m.maxParts = DefaultMaxParts
 	}
@@ -249,9 +262,10 @@ func New(cfg Config) (*Mailbox, error) {
 	if m.clock == nil {
 		m.clock = clock.System
 	}
-	if m.plainMax < record.MaxPayload {
+	if m.plainMax < record.MaxPayload || m.checksum {
 		// Send's fast path takes up to record.MaxPayload bytes without
-		// looking at MaxMessageSize: off for a limit below that.
+		// looking at MaxMessageSize, and writes plain records: off for a
+		// limit below that, and for sealed records.
 		m.fast = nil
 	}
 	m.cons.init(m)

@@ -87,31 +87,10 @@ func BenchmarkSendDrain(b *testing.B) {
 			}
 		}
 	})
-	b.Run("mailbox", func(b *testing.B) {
-		mb := newBenchMailbox(b)
-		b.ReportAllocs()
-		payload := make([]byte, 32)
-		next := uint64(0)
-		h := func(m *mailbox.Message) mailbox.Action {
-			if binary.LittleEndian.Uint64(m.Payload()) != next {
-				panic("out of order")
-			}
-			next++
-			return mailbox.Continue
-		}
-		for i := 0; i < b.N; i += benchBatch {
-			for j := range benchBatch {
-				binary.LittleEndian.PutUint64(payload, uint64(i+j))
-				if mb.Send(1, payload) != nil {
-					b.Fatal("full")
-				}
-			}
-			for n := 0; n < benchBatch; {
-				got, _ := mb.Drain(h, ringbuf.NoLimit)
-				n += got
-			}
-		}
-	})
+	for _, checksum := range []bool{false, true} {
+		name := map[bool]string{false: "mailbox", true: "mailbox-checksum"}[checksum]
+		b.Run(name, func(b *testing.B) { benchSendDrainMailbox(b, mailbox.Config{Capacity: 64 * 1024, Checksum: checksum}) })
+	}
 	b.Run("mailbox-multipart", func(b *testing.B) {
 		// Three parts of 8, 8 and 16 bytes: the same 32 bytes, framed.
 		mb := newBenchMailbox(b)
@@ -551,4 +530,34 @@ func BenchmarkRoundTrip(b *testing.B) {
 		stop.Store(true)
 		wg.Wait()
 	})
+}
+
+// benchSendDrainMailbox is BenchmarkSendDrain's mailbox variant for cfg.
+func benchSendDrainMailbox(b *testing.B, cfg mailbox.Config) {
+	mb, err := mailbox.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	payload := make([]byte, 32)
+	next := uint64(0)
+	h := func(m *mailbox.Message) mailbox.Action {
+		if binary.LittleEndian.Uint64(m.Payload()) != next {
+			panic("out of order")
+		}
+		next++
+		return mailbox.Continue
+	}
+	for i := 0; i < b.N; i += benchBatch {
+		for j := range benchBatch {
+			binary.LittleEndian.PutUint64(payload, uint64(i+j))
+			if mb.Send(1, payload) != nil {
+				b.Fatal("full")
+			}
+		}
+		for n := 0; n < benchBatch; {
+			got, _ := mb.Drain(h, ringbuf.NoLimit)
+			n += got
+		}
+	}
 }

@@ -112,7 +112,7 @@ func (m *Message) setFramed(typeID int32, body []byte, h *frameHeader, parts *[]
 // a faulty process. The records are found through the record core's view
 // of the ring (record.Log): the first from its payload (IndexOf), the
 // others from their headers.
-func (c *consumer) assemble(first []byte, recordType int32, h *frameHeader) ([]byte, string) {
+func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeader) ([]byte, string) {
 	m := c.mb
 	need := int(h.bodyLen)
 	if cap(c.reasm) < need {
@@ -127,27 +127,35 @@ func (c *consumer) assemble(first []byte, recordType int32, h *frameHeader) ([]b
 	}
 	pos := copy(body, frag)
 	log := &c.log
-	start, ok := log.IndexOf(first)
+	start, ok := log.IndexOf(whole)
 	if !ok {
 		return nil, "first record outside the ring" // the ring's read handed it out: never
 	}
-	next := start + record.Size(len(first))
+	next := start + record.Size(len(whole))
+	over, stored := m.lay.over, recordType|m.checkFlag() // the type id as the ring holds it
 	var g frameHeader
 	for i := uint32(1); i < h.count; i++ {
-		if next > log.Capacity()-record.HeaderLength-FrameHeaderLength {
+		if next > log.Capacity()-record.HeaderLength-over-FrameHeaderLength {
 			return nil, "message runs past the end of the ring"
 		}
 		length := log.LengthAt(next).Load()
 		// Checked as a record of the message's type (a valid type id), so
 		// that Check judges the length: it covers the header and ends
 		// within the ring.
-		if length < record.HeaderLength+FrameHeaderLength || !record.Check(next, log.Capacity(), length, recordType) {
+		if length < int32(record.HeaderLength+over+FrameHeaderLength) || !record.Check(next, log.Capacity(), length, stored) {
 			return nil, "missing or short record in a multi-record message"
 		}
-		if *log.TypeAt(next) != recordType {
+		if *log.TypeAt(next) != stored {
 			return nil, "record of another type inside a multi-record message"
 		}
 		p := log.Payload(next, int(length)-record.HeaderLength)
+		if m.checksum {
+			// The records of one message are contiguous, in one lap.
+			if !verify(c.positionOf(start)+int64(next-start), stored, p) {
+				return nil, "checksum mismatch"
+			}
+			p = p[over:]
+		}
 		readFrameHeader(p, &g)
 		if g.index != i || !g.sameMessage(h) {
 			return nil, "frame header does not match its message"

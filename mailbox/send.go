@@ -44,7 +44,7 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 			}
 		}
 		if len(payload) <= m.plainMax {
-			err := m.prod.Write(typeID, payload)
+			err := m.write(typeID, payload)
 			if err == nil {
 				return nil
 			}
@@ -180,7 +180,7 @@ func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
 		return m.refusedClosed(st)
 	}
 	if len(payload) <= m.plainMax {
-		if err := m.prod.Write(typeID, payload); err != nil {
+		if err := m.write(typeID, payload); err != nil {
 			return m.ringResult(err)
 		}
 		return nil
@@ -205,6 +205,41 @@ func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
 	return m.sendFramed(typeID, parts, s)
 }
 
+// write sends payload as one plain record, sealed in a checksummed
+// mailbox. Errors are the ring's (ringResult maps them).
+func (m *Mailbox) write(typeID int32, payload []byte) error {
+	if m.checksum {
+		return m.writeSealed(typeID, payload)
+	}
+	return m.prod.Write(typeID, payload)
+}
+
+// writeSealed is write for a checksummed mailbox: claim, copy, seal,
+// commit.
+func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
+	typeID |= checkedFlag
+	c, err := m.prod.TryClaim(typeID, ChecksumLength+len(payload))
+	if err != nil {
+		return err
+	}
+	pos := m.claimPosition(c.Index - record.HeaderLength)
+	copy(c.Payload[ChecksumLength:], payload)
+	seal(c.Payload, typeID, pos)
+	if err := m.prod.Commit(c.Index); err != nil {
+		return fmt.Errorf("%w: %w", ErrClaim, err)
+	}
+	return nil
+}
+
+// checkFlag is the flag of every record of this mailbox's: checkedFlag in
+// a checksummed mailbox, 0 otherwise.
+func (m *Mailbox) checkFlag() int32 {
+	if m.checksum {
+		return checkedFlag
+	}
+	return 0
+}
+
 // refusedClosed counts a send refused because the state word st is not
 // open and returns why (stateErr): ErrClosed, or corruption. A send to a
 // detached mailbox is not counted: its statistics stay as they were when
@@ -225,15 +260,23 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	count, size := m.lay.records(body)
 	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
 	w := bodyWriter{parts: parts, multi: len(parts) > 1}
+	over, recordType := m.lay.over, FramedFlag|m.checkFlag()|typeID
 	if count == 1 {
 		// One record: a plain claim is lighter than a batch.
-		c, err := m.prod.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
+		c, err := m.prod.TryClaim(recordType, over+FrameHeaderLength+body)
 		if err != nil {
 			return m.ringResult(err)
 		}
+		var pos int64
+		if m.checksum {
+			pos = m.claimPosition(c.Index - record.HeaderLength)
+		}
 		m.stamp(&h, s)
-		putFrameHeader(c.Payload, &h)
-		w.fill(c.Payload[FrameHeaderLength:])
+		putFrameHeader(c.Payload[over:], &h)
+		w.fill(c.Payload[over+FrameHeaderLength:])
+		if m.checksum {
+			seal(c.Payload, recordType, pos)
+		}
 		if err := m.prod.Commit(c.Index); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
@@ -244,7 +287,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		return m.ringResult(err)
 	}
 	m.stamp(&h, s)
-	if err := m.fillFramed(&b, typeID, &h, &w, count); err != nil {
+	if err := m.fillFramed(&b, recordType, &h, &w, count); err != nil {
 		_ = m.prod.AbortBatch(b)
 		return err
 	}
@@ -271,19 +314,39 @@ func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
 // every process, as the correlation counter is.
 func newKey(r *ringbuf.ManyToOne) int64 { return r.NextCorrelationID() + 1 }
 
-// fillFramed appends the first upTo records of a framed message to b
-// (all of them but in the tests that simulate a sender dying half-way).
-func (m *Mailbox) fillFramed(b *record.Batch, typeID int32, h *frameHeader, w *bodyWriter, upTo int) error {
-	rest := int(h.bodyLen)
+// fillFramed appends the first upTo records of a framed message, of
+// type recordType (flags included), to b (all of them but in the tests
+// that simulate a sender dying half-way), each sealed in a checksummed
+// mailbox.
+func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, w *bodyWriter, upTo int) error {
+	rest, over := int(h.bodyLen), m.lay.over
+	var first int  // the first record's index
+	var pos0 int64 // and its position (checksummed mailbox)
 	for i := range upTo {
 		frag := min(rest, m.lay.maxFrag)
-		rec, err := b.Append(FramedFlag|typeID, FrameHeaderLength+frag)
+		rec, err := b.Append(recordType, over+FrameHeaderLength+frag)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
 		h.index = uint32(i)
-		putFrameHeader(rec, h)
-		w.fill(rec[FrameHeaderLength:])
+		if m.checksum {
+			// The records of a batch are contiguous, in one lap: the first
+			// one's position, read as soon as the batch is claimed, places
+			// them all.
+			at, ok := m.cons.log.IndexOf(rec)
+			if !ok {
+				return fmt.Errorf("%w: a batch record outside the ring", ErrClaim)
+			}
+			if i == 0 {
+				first, pos0 = at, m.claimPosition(at)
+			}
+			putFrameHeader(rec[over:], h)
+			w.fill(rec[over+FrameHeaderLength:])
+			seal(rec, recordType, pos0+int64(at-first))
+		} else {
+			putFrameHeader(rec, h)
+			w.fill(rec[FrameHeaderLength:])
+		}
 		rest -= frag
 	}
 	return nil
@@ -356,8 +419,10 @@ func errTypeID(typeID int32) error {
 // a claim never completed is released by the liveness check after
 // Config.UnblockTimeout and counted as torn.
 type Claim struct {
-	p *record.Producer // the mailbox's; nil once completed
-	c record.Claim
+	p    *record.Producer // the mailbox's; nil once completed
+	c    record.Claim     // its Payload: the message's space, after the checksum prefix of a sealed record
+	seal *Mailbox         // the checksummed mailbox that seals it at Commit; nil: not sealed
+	pos  int64            // a sealed claim's ring position, read when it was claimed
 }
 
 // Payload returns the claimed space, aliasing the ring. It is valid until
@@ -373,7 +438,19 @@ func (c *Claim) Commit() error {
 	if c.p == nil {
 		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
-	if err := c.p.Commit(c.c.Index); err != nil {
+	if m := c.seal; m != nil {
+		// Sealed only while the record is still this claim (its marker
+		// in place): a sender that stalled past the unblock timeout must
+		// not seal what another sender has written there since. The
+		// whole payload starts ChecksumLength bytes before the message's
+		// space (the claim's index is its payload's).
+		at := c.c.Index - ChecksumLength - record.HeaderLength
+		if _, _, err := c.p.OpenClaim(at + record.HeaderLength); err != nil {
+			return fmt.Errorf("%w: %w", ErrClaim, err)
+		}
+		seal(m.cons.log.Payload(at, ChecksumLength+len(c.c.Payload)), *m.cons.log.TypeAt(at), c.pos)
+	}
+	if err := c.p.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	*c = Claim{} // completed: the index may soon be another sender's claim
@@ -386,11 +463,32 @@ func (c *Claim) Abort() error {
 	if c.p == nil {
 		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
-	if err := c.p.Abort(c.c.Index); err != nil {
+	if err := c.p.Abort(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	*c = Claim{}
 	return nil
+}
+
+// over is how far the message's space starts after the record's payload:
+// the checksum prefix of a sealed record.
+func (c *Claim) over() int {
+	if c.seal != nil {
+		return ChecksumLength
+	}
+	return 0
+}
+
+// newClaim is the Claim of the record core's claim c, whose payload starts
+// with over bytes before the message's space (the checksum prefix).
+func (m *Mailbox) newClaim(c record.Claim) Claim {
+	if !m.checksum {
+		return Claim{p: &m.prod, c: c}
+	}
+	pos := m.claimPosition(c.Index - record.HeaderLength)
+	c.Index += ChecksumLength
+	c.Payload = c.Payload[ChecksumLength:]
+	return Claim{p: &m.prod, c: c, seal: m, pos: pos}
 }
 
 // Claim claims space for a plain message of length bytes (at most
@@ -411,11 +509,11 @@ func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 	if st := m.w.state.Load(); st != stateOpen {
 		return Claim{}, m.refusedClosed(st)
 	}
-	c, err := m.prod.TryClaim(typeID, length)
+	c, err := m.prod.TryClaim(m.checkFlag()|typeID, m.lay.over+length)
 	if err != nil {
 		return Claim{}, m.outcome(m.ringResult(err), s)
 	}
-	return Claim{p: &m.prod, c: c}, nil
+	return m.newClaim(c), nil
 }
 
 // PartsClaim is space for one multipart message claimed by ClaimParts,
@@ -492,21 +590,22 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	if st := m.w.state.Load(); st != stateOpen {
 		return PartsClaim{}, m.refusedClosed(st)
 	}
-	c, err := m.prod.TryClaim(FramedFlag|typeID, FrameHeaderLength+body)
+	c, err := m.prod.TryClaim(FramedFlag|m.checkFlag()|typeID, m.lay.over+FrameHeaderLength+body)
 	if err != nil {
 		return PartsClaim{}, m.outcome(m.ringResult(err), s)
 	}
+	mc := m.newClaim(c)
 	h := frameHeader{count: 1, bodyLen: uint32(body), parts: uint32(n)}
 	m.stamp(&h, s)
-	putFrameHeader(c.Payload, &h)
+	putFrameHeader(mc.c.Payload, &h)
 	if n > 1 {
 		at := FrameHeaderLength
 		for _, l := range lengths {
-			binary.LittleEndian.PutUint32(c.Payload[at:], uint32(l))
+			binary.LittleEndian.PutUint32(mc.c.Payload[at:], uint32(l))
 			at += PartLengthPrefix + l
 		}
 	}
-	return PartsClaim{Claim: Claim{p: &m.prod, c: c}, n: n}, nil
+	return PartsClaim{Claim: mc, n: n}, nil
 }
 
 // Sender sends to a mailbox from one goroutine. It carries a key unique

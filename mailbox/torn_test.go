@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -360,6 +361,77 @@ func TestCorruptFrames(t *testing.T) {
 			}
 			require.Equal(t, c.corrupt, mb.Stats().Corrupt)
 			require.Zero(t, mb.Stats().Depth)
+		})
+	}
+}
+
+// A sender that stalls holding a claim for longer than the unblock timeout
+// (a process stopped with SIGSTOP, say) finds its claim released as torn;
+// once it resumes, its late stores land in the space another sender has
+// claimed since, a lap later. Without checksums that sender's message is
+// delivered with bytes nobody sent and nothing is counted (the limit this
+// test pins down); with Config.Checksum it is dropped, counted in
+// Stats.Corrupt and reported (ErrCorruptFrame), and no message with the
+// late bytes is delivered. The late sender's Commit fails either way.
+func TestLateWriterAfterUnblock(t *testing.T) {
+	for _, checksum := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "checksum"}[checksum], func(t *testing.T) {
+			var now testClock
+			mb := newMailbox(t, Config{Capacity: MinCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
+			mb.cons.claimMask, mb.cons.checkPeriod = 0, 1 // check on every idle drain
+			late, err := mb.Claim(1, 40)
+			require.NoError(t, err)
+			lateSpace := late.Payload() // where the stalled sender will write when it resumes
+
+			var delivered [][]byte
+			h := func(m *Message) Action {
+				delivered = append(delivered, append([]byte(nil), m.Payload()...))
+				return Continue
+			}
+			drain := func() error {
+				_, err := mb.Drain(h, 100)
+				return err
+			}
+			// The stall: the consumer times the claim, then releases it.
+			require.NoError(t, drain())
+			now.Add(int64(2 * time.Second))
+			require.NoError(t, drain())
+			require.Equal(t, int64(1), mb.Stats().Torn)
+
+			// Other senders go round the ring until one claims the space
+			// the late sender still holds a slice of: the record at index 0
+			// of the next lap.
+			good := bytes.Repeat([]byte{0x11}, 40)
+			size := ringbuf.RecordSize(mb.lay.over + len(good))
+			wraps := func() bool { // the next send pads the end and lands at index 0
+				rest := MinCapacity - int(mb.Ring().ProducerPosition()&int64(MinCapacity-1))
+				return rest < size
+			}
+			for i := 0; !wraps(); i++ {
+				require.Less(t, i, 1000)
+				require.NoError(t, mb.Send(2, good))
+				require.NoError(t, drain())
+			}
+			require.NoError(t, mb.Send(3, good)) // the victim, at the late claim's index
+			delivered = nil
+
+			// The late sender resumes.
+			copy(lateSpace, bytes.Repeat([]byte{0xEE}, 40))
+			require.ErrorIs(t, late.Commit(), ErrClaim, "its claim was released: its commit fails")
+
+			err = drain()
+			if !checksum {
+				// The limit Config.Checksum lifts (docs/ipc.md's failure
+				// table): the victim is delivered with the late bytes, and
+				// nothing says so.
+				require.NoError(t, err)
+				require.Equal(t, [][]byte{bytes.Repeat([]byte{0xEE}, 40)}, delivered)
+				require.Zero(t, mb.Stats().Corrupt)
+				return
+			}
+			require.ErrorIs(t, err, ErrCorruptFrame)
+			require.Equal(t, int64(1), mb.Stats().Corrupt, "the damaged message is counted")
+			require.Empty(t, delivered, "no message with the late sender's bytes")
 		})
 	}
 }

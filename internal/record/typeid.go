@@ -9,7 +9,9 @@ package record
 //	            mailbox's framed records, a publication's fragments)
 //	bit 29      FlagBegin: the first fragment of a message (publication)
 //	bit 28      FlagEnd: the last fragment of a message (publication)
-//	bits 24-27  reserved: zero in every record a correct producer writes
+//	bit 27      FlagChecked: the payload starts with a checksum of the
+//	            record (a mailbox with Config.Checksum)
+//	bits 24-26  reserved: zero in every record a correct producer writes
 //	bits 0-23   the user's type id, 1..MaxTypeID
 //
 // A record with no flag is a plain message whose type id is the user's.
@@ -25,9 +27,12 @@ const (
 	FlagBegin int32 = 1 << 29
 	// FlagEnd marks the last fragment of a fragmented message.
 	FlagEnd int32 = 1 << 28
+	// FlagChecked marks a record whose payload starts with a checksum of
+	// the record (its position, length, type and the rest of its payload).
+	FlagChecked int32 = 1 << 27
 	// FlagsReserved are the bits between the user type id and the flags.
-	FlagsReserved int32 = FlagEnd - 1 - MaxTypeID
+	FlagsReserved int32 = FlagChecked - 1 - MaxTypeID
 	// FlagBits are all bits of a message's type id above the user's: the
 	// flags and the reserved bits.
-	FlagBits int32 = FlagFramed | FlagBegin | FlagEnd | FlagsReserved
+	FlagBits int32 = FlagFramed | FlagBegin | FlagEnd | FlagChecked | FlagsReserved
 )

@@ -343,8 +343,9 @@ func TestFragmentOfTypeZeroIsCorrupt(t *testing.T) {
 }
 
 // TestReservedTypeBitsAreDropped: type ids end at MaxTypeID (2^24-1, the
-// record core's scheme); bits 24 to 27 are reserved, and no publisher sets
-// them (Offer refuses such a type). A record that carries one, plain or as
+// record core's scheme); bits 24 to 26 are reserved and bit 27 is the
+// mailbox's checksum flag, and no publisher sets them (Offer refuses such a
+// type). A record that carries one, plain or as
 // a first fragment, is skipped and counted as dropped, never delivered
 // (it used to be a valid type below the fragment flags); the message after
 // it is delivered.

@@ -161,3 +161,7 @@ const (
 // flagBits are the bits of a type id above MaxTypeID: the fragment flags
 // and the reserved bits, which no publisher sets.
 const flagBits = record.FlagBits
+
+// foreignBits are the type id bits no publisher sets: the reserved ones
+// and the mailbox's checksum flag. A record carrying one is dropped.
+const foreignBits = record.FlagsReserved | record.FlagChecked

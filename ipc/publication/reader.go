@@ -111,9 +111,9 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		switch {
 		case typeID&flagBits == 0:
 			payload = r.log.Payload(at, int(length)-record.HeaderLength)
-		case typeID&(fragmentFlag|beginFlag|record.FlagsReserved) != fragmentFlag|beginFlag:
+		case typeID&(fragmentFlag|beginFlag|foreignBits) != fragmentFlag|beginFlag:
 			// A middle or last fragment without its first, a flag
-			// without fragmentFlag, or a reserved bit.
+			// without fragmentFlag, or a bit no publisher sets.
 			r.dropped++
 			bytesRead += aligned
 			continue
