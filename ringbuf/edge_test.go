@@ -76,7 +76,7 @@ func TestStressSmallAndUnalignedRings(t *testing.T) {
 	}
 }
 
-// agronaPlacement is Agrona's claim decision (agrona.md 3.5 and 3.6) for
+// agronaPlacement is Agrona's claim decision (docs/agrona.md, "Many-to-one claim" and "One-to-one claim") for
 // a claim of aligned bytes with the producer and consumer positions tail
 // and head: the record index (-1 for "insufficient"), the padding written
 // at the end of the ring, and the new tail.
@@ -312,7 +312,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 }
 
 // TestHandlerPanicReleasedByTheNextRead pins a documented departure from
-// agrona.md 3.8 (docs/ringbuf.md, "Handlers that panic"): Agrona commits
+// Agrona's read (docs/agrona.md, "Read"; docs/ringbuf.md, "Handlers that panic"): Agrona commits
 // head before the exception propagates; here the consuming view records
 // the consumption (the record core's Reader.consumed) and releases it at
 // its next read, which saves a deferred call (~3 ns) on every read. Until

@@ -3,7 +3,7 @@ package ringbuf
 import "github.com/dutyrt/duty/internal/record"
 
 // The byte layout of a ring buffer, identical to Agrona's RingBufferDescriptor
-// and RecordDescriptor (agrona.md sections 3.1 and 3.2). The trailer is the
+// and RecordDescriptor (docs/agrona.md, "Layout"). The trailer is the
 // ring's own and written here; the record layout is the record core's
 // (internal/record), which every log of records shares, exported here
 // under the ring's names. layout_test.go asserts both against the

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The offsets of agrona.md sections 3.1 and 3.2, written out independently of
+// The offsets of Agrona's ring layout (docs/agrona.md, "Layout"), written out independently of
 // layout.go.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 768, TrailerLength)

@@ -31,7 +31,7 @@ func NewOneToOne(buf []byte) (*OneToOne, error) {
 }
 
 // claimOneToOne reserves aligned bytes (plus the 8 pre-zeroed ones) and
-// returns the record index (agrona.md 3.6). The producer owns tail and head
+// returns the record index (docs/agrona.md, "One-to-one claim"). The producer owns tail and head
 // cache: they are read with plain (atomic, on amd64 a MOV) loads and stored
 // with release stores for the consumer's Size and for other processes'
 // views.

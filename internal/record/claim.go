@@ -16,7 +16,7 @@ type Claim struct {
 }
 
 // Claim reserves required (aligned) bytes and returns the record index:
-// the many-to-one general claim. Agrona's algorithm (agrona.md 3.5),
+// the many-to-one general claim. Agrona's algorithm (docs/agrona.md, "Many-to-one claim"),
 // including the rule that a record that fits neither at the end of the
 // ring nor at its start still pads the end and reports ErrFull, so the
 // consumer can move head to the start. It starts from the tail guess and

@@ -1,6 +1,6 @@
 package record
 
-// The record layout, Agrona's RecordDescriptor (agrona.md 3.2), bit for
+// The record layout, Agrona's RecordDescriptor (docs/agrona.md, "Layout"), bit for
 // bit: the one place these numbers are written. Package ringbuf exports
 // them under its own names (ringbuf.HeaderLength, ...), and the IPC
 // publication's log uses the same records.

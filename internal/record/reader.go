@@ -10,7 +10,7 @@ import (
 )
 
 // Reader is the consumer of a ring of records: Agrona's read and
-// controlledRead (agrona.md 3.8-3.9), written once for both of package
+// controlledRead (docs/agrona.md, "Read" and "Controlled read"), written once for both of package
 // ringbuf's ring types and, through the ring, for the mailbox's drain.
 // It delivers committed records in order from the head position up to the
 // first length that is not positive (not written yet, or a claim still
@@ -161,7 +161,7 @@ func (r *Reader) Read(h func(typeID int32, payload []byte), limit int) (messages
 }
 
 // ControlledRead delivers up to limit messages to h, which decides for
-// each with an Action (Agrona's controlledRead, agrona.md 3.9). See Read.
+// each with an Action (Agrona's controlledRead, docs/agrona.md "Controlled read"). See Read.
 func (r *Reader) ControlledRead(h func(typeID int32, payload []byte) Action, limit int) (messages int, err error) {
 	head, err := r.readStart()
 	if err != nil {

@@ -12,7 +12,7 @@ import "fmt"
 // ahead: a producer that is merely slow would write into space the consumer
 // has already passed.
 //
-// Two cases (agrona.md 3.10): the claim's header holds a negative length
+// Two cases (docs/agrona.md, "Unblocking a dead producer"): the claim's header holds a negative length
 // (the producer died after marking it), or the claim is still all zeros (it
 // died right after its CAS), in which case the gap ends at the next non-zero
 // header, re-checked backwards. Unlike Agrona, a zero claim that runs to the

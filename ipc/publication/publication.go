@@ -455,7 +455,7 @@ func (p *Publication) overLimit(newTail int64) error {
 }
 
 // updateLimit is the owner's flow control, what Aeron's driver conductor
-// does for an IPC publication (aeron-ipc.md 2.5 and 2.9). p.mu is held.
+// does for an IPC publication (docs/ipc.md, "The Aeron IPC model"). p.mu is held.
 //
 //  1. The clean sequence becomes odd (sequentially consistent store), and
 //     only then are the slots scanned: a subscriber joining concurrently
@@ -686,7 +686,7 @@ func (c *Claim) complete(typeID int32, op string) error {
 // first). Calls that begin after Close has begun return
 // ErrClosed (Stats the zero value) without touching the
 // mapping. So Close never unmaps under a call in flight, as Aeron lingers
-// a closed log's mapping (aeron-ipc.md 1.9).
+// a closed log's mapping (docs/ipc.md, "The Aeron IPC model").
 //
 // The wait is bounded (one second): if calls are still in flight then (a
 // claim held open by its caller), Close returns an error wrapping

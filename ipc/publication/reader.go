@@ -47,7 +47,7 @@ func (r *logReader) corrupt(index int, position int64, length, typeID int32) err
 		ErrCorrupt, position, index, length, typeID, r.log.Capacity())
 }
 
-// read is Aeron's Image.poll and controlledPoll over the log (aeron-ipc.md
+// read is Aeron's Image.poll and controlledPoll over the log (docs/ipc.md, "The Aeron IPC model";
 // 2.7 and 3), with Agrona's record rules: it reads from the position up to
 // the first record whose length is not positive (not written yet, or a
 // claim still open: never skipped), never across the end of the log in one

@@ -458,7 +458,7 @@ func (s *Subscription) ownerGone(now int64) bool {
 }
 
 // unblock turns the uncommitted claim at pos into padding, like
-// ringbuf.ManyToOne.Unblock (agrona.md 3.10), but with a CAS of the whole
+// ringbuf.ManyToOne.Unblock (docs/agrona.md, "Unblocking a dead producer"), but with a CAS of the whole
 // header so that of several subscribers only one rewrites it (and counts
 // it), and so that a late Commit of the same claim fails instead of
 // overwriting the padding.
