@@ -61,7 +61,7 @@ type consumer struct {
 	extra       int  // records the ring counted in this read that are not messages (later records of a framed message, dropped records)
 	stop        bool
 	discard     bool
-	plainReady  bool // a plain record can take the fast path: not discarding, nothing pending, msg is one part
+	plainReady  bool // a plain record can take the fast path: not checksummed, not discarding, nothing pending, msg is one part
 	idleDrains  int  // drains without progress since the last liveness check
 	claimMask   int  // claimCheckPeriod-1 (a power of two); tests set 0
 	checkPeriod int  // stallCheckPeriod; tests set 1
@@ -114,7 +114,7 @@ func (c *consumer) init(m *Mailbox) {
 			return Continue
 		}
 		a := c.record(recordType, payload)
-		c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
+		c.plainReady = c.fastPath()
 		return a
 	}
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
@@ -123,6 +123,16 @@ func (c *consumer) init(m *Mailbox) {
 	c.maxDepth = m.w.maxDepth.Load()
 	c.totalDelivered = m.w.delivered.Load()
 	c.totalDiscarded = m.w.discarded.Load()
+}
+
+// fastPath reports whether the next plain record can be delivered by
+// onRecord's fast path: nothing is discarded or pending and the message is
+// one part. Never in a checksummed mailbox: there every record, a plain
+// one too, must pass unseal first, or a record without a checksum (the
+// bytes inside another record, reached through a damaged length) would be
+// delivered unchecked.
+func (c *consumer) fastPath() bool {
+	return !c.mb.checksum && !c.discard && !c.msg.framed && !c.pending.active
 }
 
 // maxRingReads bounds the ring reads of one Drain (see the loop).
@@ -191,7 +201,7 @@ func (m *Mailbox) drain(h Handler, limit int) (int, error) {
 	// them to be counted and reported by this one.
 	c.h, c.count, c.stop, c.extra = h, 0, false, 0
 	c.discard = st == stateDiscard
-	c.plainReady = !c.discard && !c.msg.framed && !c.pending.active
+	c.plainReady = c.fastPath()
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
 	head := head0
 	var depth int64 // the most one ring read consumed: all of it was queued when that read began
