@@ -371,7 +371,7 @@ func TestRecordsCommitRacingUnblock(t *testing.T) {
 		rs, err := r.TryClaimRecords(7, 0, count)
 		require.NoError(t, err)
 		started := make(chan struct{})
-		done := make(chan error)
+		done := make(chan error, 1) // the sender never blocks, even when the test stops early
 		go func() {
 			close(started)
 			done <- r.CommitRecords(rs)
