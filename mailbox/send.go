@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -618,13 +619,13 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 type Sender struct {
 	// Padded: senders of different goroutines are often allocated side by
 	// side, and seq is written on every framed send.
-	_        [128]byte
+	_        pad.Pair
 	mb       *Mailbox
 	key      int64
 	seq      uint64
 	refusals int64 // back-pressured sends, pacing a Host's consumer checks
 	idle     *idle.BackoffStrategy
-	_        [128]byte
+	_        pad.Pair
 }
 
 // NewSender returns a Sender for m.

@@ -14,6 +14,7 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/ticks"
 )
 
@@ -22,8 +23,6 @@ const (
 	stateStarted              // Start won: the agent's goroutine runs or ran
 	stateClosed               // closed before it was started
 )
-
-const cacheLine = 64
 
 // Runner runs one agent on its own goroutine locked to an OS thread. See
 // the package documentation for the contract. A Runner is single use:
@@ -45,9 +44,9 @@ type Runner struct {
 
 	// stop is read by the agent's thread every cycle and written by
 	// closers: it lives alone on its cache line.
-	_    [cacheLine]byte
+	_    pad.Line
 	stop atomic.Bool
-	_    [cacheLine]byte
+	_    pad.Line
 
 	// Written only by the agent's thread.
 	stats counters
@@ -69,7 +68,7 @@ type counters struct {
 	errors    atomic.Int64
 	maxCycle  atomic.Int64 // ns
 	idleState atomic.Int32
-	_         [cacheLine]byte
+	_         pad.Line
 }
 
 // New returns a Runner for a. Options are applied in order.

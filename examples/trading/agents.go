@@ -13,6 +13,7 @@ import (
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -112,7 +113,7 @@ type words []*atomic.Int64
 
 type paddedWord struct {
 	atomic.Int64
-	_ [120]byte
+	_ [pad.PairSize - 8]byte
 }
 
 func newWords(n int) words {

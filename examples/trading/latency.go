@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // Histogram range: 1 ns to a minute, 3 significant digits.
@@ -49,7 +51,7 @@ type latency struct {
 	// by the agent; read after it stopped.
 	clamped int64
 
-	_    [64]byte
+	_    pad.Line
 	want atomic.Bool // printer → agent: hand over what you have
 
 	mu    sync.Mutex

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/prefetch"
 )
 
@@ -38,9 +39,9 @@ type Reader struct {
 	// consumed is written by the consumer before each handler call, so it
 	// sits on cache lines of its own, away from the read-only fields
 	// producers of the same structure may load (a ring's).
-	_        [cacheLine]byte
+	_        pad.Line
 	consumed int64 // position through the last message handed to a handler
-	_        [cacheLine]byte
+	_        pad.Line
 }
 
 // Init points r at records, the records of a ring whose head position is
@@ -286,11 +287,11 @@ func (r *Reader) prefetchRead(next int64) {
 // after head is published, so producers waiting for room do not wait for
 // it.
 func (r *Reader) demoteReleased(index, end int) {
-	off := int(uintptr(r.base) & (cacheLine - 1)) // lines are absolute
-	first := (index + off) &^ (cacheLine - 1)
-	last := (end + off) &^ (cacheLine - 1)
+	off := int(uintptr(r.base) & (pad.LineSize - 1)) // lines are absolute
+	first := (index + off) &^ (pad.LineSize - 1)
+	last := (end + off) &^ (pad.LineSize - 1)
 	if last > first {
-		demoteLines(unsafe.Add(r.base, first-off), (last-first)/cacheLine)
+		demoteLines(unsafe.Add(r.base, first-off), (last-first)/pad.LineSize)
 	}
 }
 

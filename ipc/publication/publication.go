@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
@@ -56,10 +57,10 @@ type Publication struct {
 	// publisher loads: fast is 1 while a call holds the fast slot; users
 	// counts the calls in flight without it (low bits), with closedBit set
 	// once Close has begun.
-	_     [128]byte
+	_     pad.Pair
 	fast  atomic.Int32
 	users atomic.Int64
-	_     [112]byte
+	_     [pad.PairSize - 16]byte
 
 	closeMu    sync.Mutex  // serialises Close's final step
 	fileClosed atomic.Bool // Close has closed the file (see closeWithin)

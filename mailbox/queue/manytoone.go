@@ -1,6 +1,10 @@
 package queue
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/pad"
+)
 
 // ManyToOne is a bounded multi-producer, single-consumer queue of values of
 // type T: Agrona's ManyToOneConcurrentArrayQueue. Any number of goroutines
@@ -24,18 +28,18 @@ import "sync/atomic"
 // returns the element. Elements are delivered in claim order, so a stalled
 // producer holds back the elements claimed after its own.
 type ManyToOne[T any] struct {
-	_ [padding]byte
+	_ pad.Pair
 	// Read-only after construction.
 	buf  []slot[T]
 	mask int64
-	_    [padding]byte
+	_    pad.Pair
 	// Producers: tail and the head cache they share.
 	tail      atomic.Int64
 	headCache atomic.Int64
-	_         [padding]byte
+	_         pad.Pair
 	// Consumer: head.
 	head atomic.Int64
-	_    [padding]byte
+	_    pad.Pair
 }
 
 // NewManyToOne returns an empty queue with room for capacity values,
