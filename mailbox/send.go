@@ -36,7 +36,8 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 		// the consumer's core, every spilled register and return address
 		// is one more store in the queue (docs/ringbuf.md, "Fast paths";
 		// docs/mailbox.md). fast is loaded before the claim's CAS: a load
-		// after it that the record's address depends on halves the rate.
+		// after it cannot complete before the CAS does, and the record's
+		// stores, whose address would depend on it, would wait for both.
 		if fast := m.fast; fast != nil && len(payload) <= record.MaxPayload {
 			size := record.Size(len(payload))
 			if index, tail, ok := fast.ClaimFast(size); ok {

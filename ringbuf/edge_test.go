@@ -315,7 +315,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 // Agrona's read (docs/agrona.md, "Read"; docs/ringbuf.md, "Handlers that panic"): Agrona commits
 // head before the exception propagates; here the consuming view records
 // the consumption (the record core's Reader.consumed) and releases it at
-// its next read, which saves a deferred call (~3 ns) on every read. Until
+// its next read, which saves a deferred call on every read. Until
 // then other views, and other processes sharing the buffer, see the old
 // head: a successor over the same bytes delivers again what the dead
 // consumer had handled, the message that panicked included. The consuming

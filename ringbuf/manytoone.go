@@ -38,8 +38,8 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 // asks for the lines it zeroed to move from its core's caches to the cache
 // all cores share (CLDEMOTE, on CPUs that have it), where producers on
 // other cores claim them sooner. That speeds up producers that publish a
-// record per claim (Write, TryClaim, a mailbox's sends) by a third or more
-// on the project's machines, and costs the consumer time for each line: a
+// record per claim (Write, TryClaim, a mailbox's sends), and costs the
+// consumer time for each line: a
 // loss where the consumer is the slower end, as behind producers that
 // publish many records per claim (TryClaimRecords, batches) or on the same
 // core as its producers. Consumer only; it changes nothing in the ring's

@@ -298,11 +298,10 @@ func (r *Runner) loop() {
 			// One clock read per cycle: the cycle is timed from the end of
 			// the previous idle step. After a cheap step (spin, nothing) the
 			// previous reading stands in for it, so the figure includes that
-			// step, a few tens of ns at most. The clock is internal/ticks
-			// (an RDTSC where the TSC is usable: ~12 ns against ~31 for
-			// time.Since on this project's VMs); ticks become nanoseconds
-			// only for a new maximum, which is rare. The cached clock
-			// (WithCachedClock) is set from the same readings.
+			// short step. The clock is internal/ticks (an RDTSC where the
+			// TSC is usable, cheaper than time.Since); ticks become
+			// nanoseconds only for a new maximum, which is rare. The cached
+			// clock (WithCachedClock) is set from the same readings.
 			t1 := ticks.Now()
 			if d := t1 - t0; d > maxTicks {
 				maxTicks = d

@@ -55,8 +55,8 @@ func seqFor(i, corruptAt int) uint64 {
 // allocation): without that, the two checkers' counters sat in one
 // 48-byte size class span and their expected slices (8 bytes, no pointers)
 // in one 16-byte block of the tiny allocator, so each round trip moved
-// those lines between the cores twice, on the critical path. It cost the Go variants of W3 about 150 ns
-// per round trip (docs/benchmarks.md, "W3 and the checkers' cache lines").
+// those lines between the cores twice, on the critical path of every round
+// trip of the Go variants of W3.
 type checker struct {
 	_        pad.Pair
 	expected []uint64

@@ -89,8 +89,8 @@ func (r *Reader) empty() bool {
 // Head is released when the read returns, not in a deferred function: a
 // handler that panics still consumes its message, as in Agrona, because
 // r.consumed, stored before each handler call, is what the next read
-// releases first (readStart). A deferred release would cost a few
-// nanoseconds a call (docs/ringbuf.md, "Consuming").
+// releases first (readStart). A deferred release would add a deferred
+// call to every read (docs/benchmarks.md, "Tried and rejected").
 
 // readStart returns the position a read starts from: the head, after
 // releasing what a panicking handler left consumed.

@@ -95,12 +95,11 @@ func (q *ManyToOne[T]) takeAt(h int64) (T, bool) {
 	v := s.v
 	s.v = zero
 	// A sequentially consistent store, not storeRelease, on purpose: the
-	// release store made one element cheaper on one goroutine (17 vs 27
-	// ns per offer+poll) but made the spinning 1P1C and 2P1C throughput
-	// benchmarks about 1.4x slower on amd64, in every interleaved round:
+	// release store is cheaper per element on one goroutine, but it made
+	// the spinning 1P1C and 2P1C throughput benchmarks slower on amd64:
 	// the XCHG slows a consumer that would otherwise keep catching up with
 	// the producers and contend for the slot line they are writing
-	// (docs/queue.md).
+	// (docs/queue.md, "Measurements").
 	q.head.Store(h + 1)
 	return v, true
 }
