@@ -268,24 +268,14 @@ func (r *Reader) prefetchRead(next int64) {
 }
 
 // demoteReleased asks for the lines that the release of the bytes from
-// index to end has finished with (every line of the range but a last one
-// that end only partly covers: the producers may be writing its rest) to
-// leave this core's caches for the cache all cores share (CLDEMOTE,
-// internal/prefetch). The line that holds index belongs to this range
-// even when it starts before it: its earlier bytes were released before,
-// and the release that ended in it did not demote it. So every line is
-// demoted once per lap, after its last byte is released.
-//
-// Why: the consumer has just zeroed these lines, so they sit modified in
-// its own cache, and a producer's next claim of them, a lap later, has to
-// take each one from there; a many-to-one producer's locked
-// compare-and-swap waits for that transfer. From the shared cache it is
-// shorter. docs/ringbuf.md, "Demoting released lines", has the figures,
-// and the cost: the consumer pays for each demotion, which is a loss when
-// it is the slower end (SetDemote). A hint only: it changes no memory,
-// and nothing in the protocol depends on when it takes effect. Called
-// after head is published, so producers waiting for room do not wait for
-// it.
+// index to end has finished with to leave this core's caches for the cache
+// all cores share (CLDEMOTE, internal/prefetch; docs/ringbuf.md, "Demoting
+// released lines", says why): every line of the range but a last one that
+// end only partly covers (the producers may be writing its rest), and the
+// line that holds index even when it starts before it, so that every line
+// is demoted once per lap, after its last byte is released. A hint only:
+// it changes no memory. Called after head is published, so producers
+// waiting for room do not wait for it.
 func (r *Reader) demoteReleased(index, end int) {
 	off := int(uintptr(r.base) & (pad.LineSize - 1)) // lines are absolute
 	first := (index + off) &^ (pad.LineSize - 1)
