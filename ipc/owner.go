@@ -15,7 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// State is what a file's header and the process table say about its owner.
+// OwnerState is what a file's header and the process table say about its
+// owner.
 type OwnerState int
 
 const (

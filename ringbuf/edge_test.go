@@ -312,7 +312,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 }
 
 // TestHandlerPanicReleasedByTheNextRead pins a documented departure from
-// Agrona's read (docs/agrona.md, "Read"; docs/ringbuf.md, "Handlers that panic"): Agrona commits
+// Agrona's read (docs/agrona.md, "Read"; docs/ringbuf.md, "Consuming"): Agrona commits
 // head before the exception propagates; here the consuming view records
 // the consumption (the record core's Reader.consumed) and releases it at
 // its next read, which saves a deferred call on every read. Until

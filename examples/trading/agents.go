@@ -96,8 +96,8 @@ func (i inbox) closeAndDrain() error {
 	return nil
 }
 
-// flag is a single-writer word published with a release store when it
-// changes.
+// setWord stores v into w, a single-writer word, with a release store, and
+// only when it changes.
 func setWord(w *atomic.Int64, v int64) {
 	if w.Load() != v {
 		atomicbuf.StoreRelease64(w, v)

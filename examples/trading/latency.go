@@ -46,7 +46,7 @@ func percentile(h *hdrhistogram.Histogram, perMille int64) int64 {
 // the mutex, off the agent's thread.
 type latency struct {
 	cur *hdrhistogram.Histogram // the agent's
-	// Clamped counts values outside [0, histMax] recorded at the bound
+	// clamped counts values outside [0, histMax] recorded at the bound
 	// (a negative one means the clocks of two processes disagree). Written
 	// by the agent; read after it stopped.
 	clamped int64

@@ -217,9 +217,6 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	}
 }
 
-// joinPosition is the slowest active subscriber's position or, with none,
-// the tail, unless a claim below the tail is still open: then the first
-// such claim's position (see firstOpenClaim).
 // joinPause is one step of a joiner's wait in joinAt: when ctx has ended it
 // gives up the slot (from state, the slot word it holds) and returns
 // ErrNotReady; otherwise it sleeps 50 µs after the first hundred steps and
@@ -238,6 +235,9 @@ func (s *Subscription) joinPause(ctx context.Context, sl slot, state int64, step
 	return nil
 }
 
+// joinPosition is the slowest active subscriber's position or, with none,
+// the tail, unless a claim below the tail is still open: then the first
+// such claim's position (see firstOpenClaim).
 func (s *Subscription) joinPosition() (int64, error) {
 	pf := &s.pf
 	tail := pf.tail.Load() &^ sealedBit
@@ -582,7 +582,7 @@ func (s *Subscription) endOfStream() bool {
 	return t&sealedBit != 0 && s.slot.position.Load() >= t&^sealedBit
 }
 
-// Stats returns the publication's shared state and counters as
+// PublicationStats returns the publication's shared state and counters as
 // this subscriber sees them (the zero value after Close).
 func (s *Subscription) PublicationStats() Stats {
 	if s.closed.Load() {
