@@ -6,12 +6,13 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 
-.PHONY: test vet lint race invariants allocs cring fuzz-smoke bench-smoke ci demo
+.PHONY: test vet lint codegen race invariants allocs cring fuzz-smoke bench-smoke ci demo
 
-## test: everything a change must pass (vet, staticcheck, tests under -race,
-## the packages with unsafe ring access again with their invariant checks,
-## dutybench's C reference ring, and the benchmarks' allocation check)
-test: vet lint race invariants allocs cring
+## test: everything a change must pass (vet, staticcheck, the hot paths'
+## generated code, tests under -race, the packages with unsafe ring access
+## again with their invariant checks, dutybench's C reference ring, and the
+## benchmarks' allocation check)
+test: vet lint codegen race invariants allocs cring
 
 # The C reference ring needs cgo and a C compiler (present on the project's
 # machines); without one its vet and tests are skipped with a message.
@@ -24,6 +25,7 @@ HAVE_CC := $(shell command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo yes)
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags duty_queue_seqcst ./mailbox/queue
+	$(GO) vet -tags duty_codegen ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=darwin $(GO) vet -tags duty_invariants ./...
 	GOARCH=arm64 $(GO) vet ./...
@@ -38,6 +40,17 @@ endif
 lint:
 	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
+
+## codegen: the tests that hold the hot paths to the compiler's output
+## (what inlines, exact instructions, the order of stores), read through
+## internal/gcout. They are built only with -tags duty_codegen, so a Go
+## upgrade that changes that code fails here, on its own, and the race and
+## invariants passes do not build them. A new test in a duty_codegen file
+## gets its name in CODEGEN_TESTS.
+CODEGEN_PKGS  := ./internal/atomicbuf ./internal/record ./ringbuf ./mailbox ./ipc/publication
+CODEGEN_TESTS := TestReleaseStoresCompileToMOV|TestOrderedStoresOnArm64|TestOrderedStoresOnAmd64AreReleaseStores|TestFastPathsInlineTheCopy|TestReaderInlines|TestClaimMarkersOrderedOnArm64|TestPublishRecordOrderOnArm64|TestPublishRecordStoreOrder|TestWriteFastPathsInlineTheCopy|TestReadyInlines|TestPrefetchCallsInline|TestSendInlinesTheRingFastPath|TestIdleActorCycleInlines|TestMarkIsOneStore|TestMarkOrderedOnArm64
+codegen:
+	$(GO) test -count=1 -tags duty_codegen -run '^($(CODEGEN_TESTS))$$' $(CODEGEN_PKGS)
 
 race:
 	$(GO) test -race -count=1 ./...

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
-// raceEnabled scales down the concurrent tests under the race detector.
-var raceEnabled = raceBuild
-
-// stressMessages is the number of messages the concurrent tests transmit.
+// stressMessages is the number of messages the concurrent tests transmit
+// (fewer under the race detector).
 func stressMessages() int {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || buildtags.Race {
 		return 20_000
 	}
 	return 300_000

@@ -25,6 +25,13 @@ func FuzzReceiverOnCorruptBuffer(f *testing.F) {
 	f.Add(valid, []byte{0, 1, 0xff, 4, 1, 0x80, 8, 1, 3})
 	f.Add(make([]byte, capacity+TrailerLength), []byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, []byte{0x10, 1, 0xff})
+	// The trailer's counters rewritten under a valid ring (writes are
+	// offset low, offset high, value): the tail intent ahead of the tail,
+	// the tail far ahead, the latest record past the tail.
+	at := func(off int, v byte) []byte { return []byte{byte(off), byte(off >> 8), v} }
+	f.Add(valid, at(capacity+TailIntentCounterOffset+1, 0x10))
+	f.Add(valid, at(capacity+TailCounterOffset+7, 0x7f))
+	f.Add(valid, at(capacity+LatestCounterOffset+2, 0x7f))
 
 	f.Fuzz(func(t *testing.T, content, writes []byte) {
 		b := newBuf(t, capacity)

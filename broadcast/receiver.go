@@ -151,13 +151,10 @@ func (r *Receiver) Payload() []byte {
 // Validate reports whether the message exposed by ReceiveNext was still
 // intact after the caller finished reading it: false means the transmitter
 // may have overwritten it meanwhile, and everything read must be discarded.
-//
-// Ordering: the tail intent is loaded with a sequentially consistent atomic
-// load after the caller's reads of the payload. The transmitter stores the
-// tail intent before it writes any byte of the record that overwrites this
-// one, so a read that saw an overwritten byte is followed by a load that sees
-// the new intent (see payload_plain.go and payload_atomic.go for the
-// conditions under which plain payload reads are ordered).
+// Ordering: it loads the tail intent (sequentially consistent) after the
+// caller's reads, and the transmitter stores the intent before it writes
+// any byte of the record that overwrites this one (payload_plain.go and
+// payload_atomic.go say when plain payload reads are ordered).
 func (r *Receiver) Validate() bool {
 	return r.err == nil && r.cursor+r.v.capacity > r.v.tailIntent.Load()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // BackoffConfig holds the limits of a BackoffStrategy.
@@ -41,8 +43,6 @@ func (c BackoffConfig) Validate() error {
 	return nil
 }
 
-const cacheLine = 64
-
 // BackoffStrategy spins, then yields, then parks with doubling periods
 // (Agrona's BackoffIdleStrategy, alias "backoff").
 //
@@ -68,7 +68,7 @@ const cacheLine = 64
 // park period, so it never sleeps (a busy loop), and its String does not
 // parse.
 type BackoffStrategy struct {
-	_ [cacheLine]byte
+	_ pad.Line
 
 	state  State
 	spins  int64
@@ -77,7 +77,7 @@ type BackoffStrategy struct {
 
 	cfg BackoffConfig
 
-	_ [cacheLine]byte
+	_ pad.Line
 }
 
 // ErrBadSpec is wrapped by every error Parse and the validating constructors

@@ -29,9 +29,10 @@
 //
 // Sleeping and Backoff park with a direct nanosleep(2) instead of
 // time.Sleep: on a thread locked with runtime.LockOSThread, time.Sleep
-// hands the P away and is woken through the runtime's timers, measured at
-// 6-7x the cost of nanosleep for 10-100 µs periods on the project's
-// machines. The kernel still adds the thread's timer slack (50 µs by
-// default) to each sleep; runner.WithTimerSlack lowers it. docs/idle.md has
-// the measurements and the command that reproduces them.
+// hands the P away and is woken through the runtime's timers, which costs
+// far more than the nanosleep itself at the short periods a back-off
+// parks for. The kernel still adds the thread's timer slack (50 µs by
+// default) to each sleep; runner.WithTimerSlack lowers it. docs/idle.md
+// ("What parking costs on Go, on a locked thread") has the measurements
+// and the command that reproduces them.
 package idle

@@ -137,10 +137,10 @@ func BusySpin() Strategy { return &busySpin{hints: 1} }
 // (1 to MaxSpinHints) per idle step, or an error wrapping ErrBadSpec. It
 // still never leaves the CPU, but polls less often: a consumer that keeps
 // catching up with a fast producer and polls the cache line the producer
-// is writing slows the producer down, and a wait of about a microsecond
-// between polls (64 hints, about 20 ns each on the project's machines)
-// kept W1 out of that contended regime (docs/idle.md, "Spinning with
-// more hints"). The price is up to that wait in wake-up latency.
+// is writing slows the producer down, and spacing the polls out with more
+// hints per step kept W1 out of that contended regime (docs/idle.md,
+// "Spinning with more hints"). The price is up to one step's hints in
+// wake-up latency.
 func NewBusySpin(hints int) (Strategy, error) {
 	if hints < 1 || hints > MaxSpinHints {
 		return nil, fmt.Errorf("%w: %d spin hints per idle step, want 1 to %d", ErrBadSpec, hints, MaxSpinHints)

@@ -145,17 +145,13 @@ func (c *CountersFile) ReadOnly() bool { return c.readOnly }
 func (c *CountersFile) Close() error { return c.file.Close() }
 
 // OpenReadOnly is Open for processes that only look: the file is opened
-// O_RDONLY and mapped PROT_READ, so nothing this process does through the
-// File (or any slice of it) can modify the file: a store into the mapping
-// faults (SIGSEGV, which Guard turns into a *FaultError) instead of
-// corrupting the owner's data. It needs only read permission on the file.
-//
-// It waits and validates exactly as Open does (the same header snapshot
-// and checks, in the same order, with the same errors and options:
-// WithPollInterval, WithWaitForFile, WithLiveOwner, WithPopulate,
-// WithClock). The File it returns is not the owner: Heartbeat and Remove
-// give ErrNotOwner, Close only releases. Rings and other structures whose
-// readers write (a consumer's head) cannot be used through it.
+// O_RDONLY and mapped PROT_READ, so a store through the File (or any slice
+// of it) faults (SIGSEGV, which Guard turns into a *FaultError) instead of
+// corrupting the owner's data; read permission suffices. It waits and
+// validates exactly as Open does, with the same options and errors. The
+// File is not the owner (Heartbeat and Remove give ErrNotOwner, Close only
+// releases), and structures whose readers write (a ring's consumer) cannot
+// be used through it.
 func OpenReadOnly(ctx context.Context, path string, opts ...Option) (*File, error) {
 	return openWith(ctx, path, unix.O_RDONLY, mapReadOnly, opts)
 }

@@ -3,23 +3,16 @@ package ipc
 import "runtime/debug"
 
 // Guard runs fn on the calling goroutine with debug.SetPanicOnFault(true),
-// so that a memory fault at a non-nil address (SIGBUS on a page of a mapped
-// file that was truncated, SIGSEGV on an unmapped page) becomes a
-// recoverable panic, which Guard turns into a *FaultError (matching
-// ErrFault). fn's own error is returned as is; a panic that is not a memory
-// fault (including a nil dereference, which Go reports without an address)
-// propagates unchanged. The previous SetPanicOnFault setting is restored.
-//
-// Use it on cold paths that touch shared memory another process could
-// truncate: inspection tools, validation, the owner's heartbeat. It costs a
-// deferred call and two runtime calls, so ring hot paths do not use it; see
-// the package documentation for what happens to them instead. Prefer
-// File.Guard, which also reports whether the file was truncated.
-//
-// Limits: only faults on the calling goroutine are caught (fn must not hand
-// the work to another goroutine), and only where Go allows it: a fault
-// inside the runtime's own code, or a fault while Go cannot unwind the stack,
-// is still fatal.
+// so that a memory fault at a non-nil address (SIGBUS on a page of a
+// truncated mapped file, SIGSEGV on an unmapped page) is returned as a
+// *FaultError (matching ErrFault). fn's own error is returned as is; any
+// other panic, a nil dereference included, propagates. The previous
+// setting is restored. Only faults on the calling goroutine are caught, and
+// not those inside the runtime or where Go cannot unwind the stack. It is
+// for cold paths that touch memory another process could truncate
+// (inspection, validation, heartbeats): it costs a deferred call, so ring
+// hot paths go without (see the package documentation). Prefer File.Guard,
+// which also reports whether the file was truncated.
 func Guard(fn func() error) error {
 	return guard(fn, func(addr uintptr) (*FaultError, bool) {
 		return &FaultError{Addr: addr, Size: -1, Mapped: -1}, true

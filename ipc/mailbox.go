@@ -13,6 +13,7 @@ import (
 
 	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
@@ -41,7 +42,7 @@ var ErrNotMailbox = fmt.Errorf("ipc: not a mailbox: %w", ErrKind)
 //
 // Its methods are safe for concurrent use.
 type MailboxFile struct {
-	_ [128]byte // keep the read-only words away from a neighbour's hot data
+	_ pad.Pair // keep the read-only words away from a neighbour's hot data
 
 	file      *File
 	mb        *mailbox.Mailbox
@@ -59,7 +60,7 @@ type MailboxFile struct {
 
 	closing atomic.Bool
 	closed  atomic.Bool
-	_       [128]byte
+	_       pad.Pair
 }
 
 // mailboxHeader is a mailbox's header words in spare slot 0.

@@ -15,6 +15,7 @@ import (
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
@@ -729,7 +730,7 @@ func TestMailboxStress(t *testing.T) {
 // consumer, and Drain with its heartbeat (the file's included) allocate
 // nothing.
 func TestMailboxNoAllocations(t *testing.T) {
-	if mbRaceEnabled {
+	if buildtags.Race {
 		t.Skip("the race detector allocates")
 	}
 	m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: 1})

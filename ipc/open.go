@@ -13,25 +13,20 @@ import (
 )
 
 // Open maps the existing duty file at path, read-write, holding one
-// reference for the caller (who is not its owner).
-//
-// It validates before it touches any section, in this order: the file is a
-// regular file of at least HeaderLength bytes, its magic is Magic
-// (ErrNotDutyFile), its version is non-zero and at most LayoutVersion (a
-// *VersionError), the header fields and section table are consistent
-// (ErrCorrupt), and the file is as long as its header declares
-// (ErrTruncated). A file that is still being created (shorter than a header,
-// all-zero header, or version 0) is polled every WithPollInterval until it
-// is ready or ctx ends (ErrNotReady, wrapping ctx's error). A missing file is
-// an error matching fs.ErrNotExist unless WithWaitForFile. A path that names
-// no regular file (a directory, a socket, a loop of symbolic links) gives
-// ErrNotDutyFile at once, with or without WithWaitForFile. A file the caller
-// may not open gives ErrPermission. With WithLiveOwner, a file whose owner's
-// heartbeat is stale or closed gives ErrOwnerDead.
-//
-// Every header value Open uses later (lengths, offsets) is a validated
-// copy: a peer that overwrites the header afterwards cannot send this
-// process outside the mapping.
+// reference for the caller (who is not its owner). Before it touches any
+// section it checks, in this order: a regular file of at least
+// HeaderLength bytes with the magic Magic (ErrNotDutyFile), a version
+// non-zero and at most LayoutVersion (a *VersionError), a consistent
+// header and section table (ErrCorrupt), and the length the header
+// declares (ErrTruncated). A file still being created (shorter than a
+// header, an all-zero header, or version 0) is polled every
+// WithPollInterval until ready or ctx ends (ErrNotReady, wrapping ctx's
+// error). A missing file matches fs.ErrNotExist unless WithWaitForFile; a
+// path that names no regular file gives ErrNotDutyFile at once; a file
+// the caller may not open, ErrPermission; with WithLiveOwner, a stale or
+// closed owner, ErrOwnerDead. Header values are used as validated copies:
+// a peer that rewrites the header later cannot send this process outside
+// the mapping.
 func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
 	return openWith(ctx, path, unix.O_RDWR, mapFile, opts)
 }

@@ -15,7 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// State is what a file's header and the process table say about its owner.
+// OwnerState is what a file's header and the process table say about its
+// owner.
 type OwnerState int
 
 const (
@@ -194,35 +195,27 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 })
 
 // RemoveIfStale removes the duty file at path if and only if its owner is
-// provably finished with it. It returns nil once removed, and otherwise:
+// provably finished with it: nobody holds its lock, and its owner closed it
+// (OwnerClosed) or is OwnerDead (no process with its pid and start time,
+// and a heartbeat older than the liveness timeout), or the file was left
+// half-created (zero bytes, shorter than a header, an all-zero header, or
+// version 0) and unmodified for longer than the timeout and than
+// minCreationAge (1 s). The timeout is WithLivenessTimeout, else the
+// header's, else DefaultLivenessTimeout. It returns nil once removed, and
+// otherwise:
 //
-//   - ErrOwnerAlive when the owner holds its lock on the file (a live
-//     owner always does), or its state is OwnerAlive, OwnerUnconfirmed or OwnerHung, or the
-//     file is still being created (zero bytes shorter than a header, an
-//     all-zero header, or version 0, modified within the liveness timeout
-//     or within minCreationAge (1 s), whichever is longer), or the path was
-//     replaced by another file meanwhile;
-//   - ErrNotDutyFile, a *VersionError or ErrCorrupt for files it cannot
-//     interpret (they are never removed), ErrNotDutyFile also for a path
-//     that is not a regular file: a directory, a socket, or a symbolic
-//     link;
-//   - an error matching fs.ErrNotExist or ErrPermission from the file system.
+//   - ErrOwnerAlive when the file is locked (a live owner always holds its
+//     lock), its owner is OwnerAlive, OwnerUnconfirmed or OwnerHung, it is
+//     still being created, or the path was replaced meanwhile;
+//   - ErrNotDutyFile, a *VersionError or ErrCorrupt for a file it cannot
+//     interpret (never removed), ErrNotDutyFile also for a path that is not
+//     a regular file: a directory, a socket, or a symbolic link (never
+//     followed: neither the link nor its target is removed or judged);
+//   - an error matching fs.ErrNotExist or ErrPermission.
 //
-// A file is removed when nobody holds its lock and either its owner closed
-// it (OwnerClosed), or its owner is OwnerDead (no process with its pid and start
-// time, and a heartbeat older than the liveness timeout), or it was left
-// half-created (not initialised, unmodified for longer than the timeout and
-// than 1 s).
-// The timeout is WithLivenessTimeout, else the header's, else
-// DefaultLivenessTimeout. The decision and the unlink happen under the
-// file's lock after checking that path still names the inspected file, so
-// two cleaners, or a cleaner and a new creator of the same name, cannot
-// remove a live file.
-//
-// Symbolic links are never followed: a cleaner must not remove, or even
-// judge, a file that a link in its directory points at (it may be anywhere,
-// and anyone's). On a symbolic link, whatever it points at, RemoveIfStale
-// returns ErrNotDutyFile and removes neither the link nor its target.
+// The decision and the unlink happen under the file's lock after checking
+// that path still names the inspected file, so two cleaners, or a cleaner
+// and a new creator of the same name, cannot remove a live file.
 func RemoveIfStale(path string, opts ...Option) error {
 	return removeIfStale(path, newConfig(opts))
 }

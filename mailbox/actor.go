@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -24,14 +25,14 @@ type Actor struct {
 	// DoWork writes the mailbox's consumer state on every call: the
 	// padding keeps two actors run by two threads (allocated side by side)
 	// off each other's lines.
-	_         [128]byte
+	_         pad.Pair
 	role      string
 	mb        *Mailbox
 	h         Handler
 	limit     int
 	mode      CloseMode
 	discarded int
-	_         [128]byte
+	_         pad.Pair
 }
 
 var _ agent.Agent = (*Actor)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +84,7 @@ func TestNoAllocations(t *testing.T) {
 			}
 		})
 		require.Zero(t, allocs)
-		if !mailbox.RaceEnabled { // sync.Pool drops items at random under -race
+		if !buildtags.Race { // sync.Pool drops items at random under -race
 			allocs = testing.AllocsPerRun(200, func() {
 				if mb.SendContext(cancelled, 1, big) != context.Canceled {
 					t.Fatal("expected back-pressure")

@@ -46,13 +46,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // checksum is the checksum of a record at ring position pos, of the given
 // length (header included) and type id, whose payload after the checksum
 // prefix is body: the CRC32C of body, started from a value that mixes the
-// position, the length and the type. A CRC is a bijection of its starting
-// value for a given body, so a record read at another position (or with
-// another length or type) than it was sealed at fails, unless the mixes
-// collide, as likely as any two CRCs; and one call of the hardware CRC
-// covers it all (sixteen bytes of header in a local array handed to
-// crc32.Update would escape to the heap on every call: its Castagnoli
-// path is a function value).
+// position, the length and the type, so that a record read at another
+// position (or with another length or type) than it was sealed at fails.
+// Mixed into the seed, the header costs no array handed to crc32.Update,
+// which would escape to the heap on every call.
 func checksum(pos int64, length, typeID int32, body []byte) uint32 {
 	seed := uint32(pos) ^ uint32(pos>>32)*0x9e3779b1 ^ uint32(length)*0x85ebca77 ^ uint32(typeID)*0xc2b2ae3d
 	return crc32.Update(seed, castagnoli, body)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -254,7 +255,7 @@ func TestContractActor(t *testing.T) {
 // atomics on memory outside the Go heap, so it would report one missing.
 func TestContractSendHappensBeforeDelivery(t *testing.T) {
 	eachPlacement(t, func(t *testing.T, p placement) {
-		if strings.HasPrefix(p.name, "file") && mailbox.RaceEnabled {
+		if strings.HasPrefix(p.name, "file") && buildtags.Race {
 			t.Skip("the race detector does not see synchronisation through a shared mapping")
 		}
 		consumer, sender := p.make(t, mailbox.Config{})
@@ -415,7 +416,7 @@ func (p point) bytes() []byte {
 // a full mailbox's refusal asks a Host whether the consumer lives, and
 // that answer allocates nothing either while it does.
 func TestContractNoAllocation(t *testing.T) {
-	if mailbox.RaceEnabled {
+	if buildtags.Race {
 		t.Skip("the race detector allocates")
 	}
 	eachPlacement(t, func(t *testing.T, p placement) {

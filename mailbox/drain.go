@@ -139,29 +139,22 @@ func (c *consumer) fastPath() bool {
 const maxRingReads = 16
 
 // Drain delivers up to limit messages to h, in order, from the goroutine
-// that owns the mailbox (exactly one goroutine may drain). It returns the
-// number of messages consumed: delivered and not aborted, or discarded
-// after Close(Discard). Records that are not messages (dropped, or the
-// rest of a message whose handler panicked) do not count against limit,
-// up to a bound of ring reads per call.
+// that owns the mailbox (exactly one goroutine may drain), and returns the
+// number consumed: delivered and not aborted, or discarded after
+// Close(Discard). Records that are not messages do not count against limit
+// (up to a bound of ring reads per call). h decides per message (Action).
+// A multipart or fragmented message is delivered whole, once all its
+// records are in the ring; Abort leaves them all for the next Drain. A
+// handler that panics consumes its message; the panic propagates, and the
+// next Drain counts what the interrupted one delivered in Stats.Delivered.
 //
-// h decides per message with an Action (see Abort, Break, Commit,
-// Continue). A multipart or fragmented message is delivered whole, once
-// all its records are in the ring; Abort leaves all its records for the
-// next Drain. A handler that panics consumes its message, as in the ring;
-// the panic propagates, and the next Drain adds the messages the
-// interrupted one delivered (the panicking one included) to
-// Stats.Delivered.
-//
-// Drain also keeps the consumer's side alive: every
-// Config.HeartbeatCycles calls it stores the consumer heartbeat (and runs
-// the Host's Beat, whose error it returns without draining). It runs the
-// liveness check: if the mailbox holds an open claim that has not moved
-// for Config.UnblockTimeout, the claim is released and counted in
-// Stats.Torn. Records with invalid framing are dropped, counted in
-// Stats.Corrupt and reported by an error wrapping ErrCorruptFrame, after
-// the rest has been delivered. A view that only sends returns
-// ErrNotConsumer.
+// Drain also keeps the consumer alive: every Config.HeartbeatCycles calls
+// it stores the consumer heartbeat (and runs the Host's Beat, whose error
+// it returns without draining), and it releases an open claim that has not
+// moved for Config.UnblockTimeout (counted in Stats.Torn). Records with
+// invalid framing are dropped, counted in Stats.Corrupt and reported by an
+// error wrapping ErrCorruptFrame after the rest has been delivered. A view
+// that only sends returns ErrNotConsumer.
 func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")

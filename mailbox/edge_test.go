@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // TestStressSmallRingWithPanics: TestStress's senders (plain,
@@ -29,7 +31,7 @@ func TestStressSmallRingWithPanics(t *testing.T) {
 
 func testEdgeStress(t *testing.T, capacity int) {
 	perSender := 3000
-	if raceEnabled {
+	if buildtags.Race {
 		perSender = 600
 	}
 	mb := newMailbox(t, Config{Capacity: capacity, UnblockTimeout: time.Minute})

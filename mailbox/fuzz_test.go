@@ -305,6 +305,16 @@ func FuzzSendRoundTrip(f *testing.F) {
 	f.Add([]byte("hello"), uint16(0), uint8(1))
 	f.Add(bytes.Repeat([]byte{1, 2, 3}, 400), uint16(300), uint8(4))
 	f.Add(bytes.Repeat([]byte{7}, 1800), uint16(479), uint8(2))
+	// The boundaries: an empty message, eight empty parts, the largest
+	// message sent as one record and the smallest fragmented one, the
+	// largest message and one byte more (ErrTooLong).
+	limits := newMailbox(f, Config{Capacity: 4096})
+	f.Add([]byte{}, uint16(0), uint8(0))
+	f.Add([]byte{}, uint16(0), uint8(7))
+	f.Add(bytes.Repeat([]byte{9}, limits.MaxClaimLength()), uint16(0), uint8(0))
+	f.Add(bytes.Repeat([]byte{9}, limits.MaxClaimLength()+1), uint16(0), uint8(0))
+	f.Add(bytes.Repeat([]byte{5}, limits.MaxMessageSize()), uint16(0), uint8(0))
+	f.Add(bytes.Repeat([]byte{5}, limits.MaxMessageSize()+1), uint16(0), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16, n uint8) {
 		mb := newMailbox(t, Config{Capacity: 4096})
 		nparts := 1 + int(n%8)

@@ -1,3 +1,5 @@
+//go:build duty_codegen
+
 package mailbox
 
 import (
@@ -6,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/gcout"
-	"github.com/dutyrt/duty/internal/record"
 )
 
 // TestSendInlinesTheRingFastPath holds Send to docs/mailbox.md: a small
@@ -18,21 +19,6 @@ func TestSendInlinesTheRingFastPath(t *testing.T) {
 	out := gcout.Build(t, "-m")
 	for _, fn := range []string{`record\.\(\*Producer\)\.ClaimFast`, `record\.\(\*Producer\)\.PublishFast`} {
 		require.Regexp(t, `(?m)^\S*send\.go:\d+:\d+: inlining call to `+fn+`$`, out, "Send must inline %s", fn)
-	}
-}
-
-// Send's fast path leaves the mailbox's tail guess at the tail, so the
-// next send claims with one CAS (a stale guess is correct but costs a
-// failed CAS and the general path every time).
-func TestSendKeepsTheTailGuess(t *testing.T) {
-	m, err := New(Config{Capacity: MinCapacity})
-	require.NoError(t, err)
-	hint := m.prod.Hint()
-	for i := range 100 { // wraps the 1 KiB ring several times
-		require.NoError(t, m.Send(1, make([]byte, i%(record.MaxPayload+1))))
-		require.Equal(t, m.Ring().ProducerPosition(), hint.Load(), "after send %d", i)
-		_, err := m.Drain(func(*Message) Action { return Continue }, 1)
-		require.NoError(t, err)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // The mailbox's shared words: its open/closed state and its statistics,
@@ -80,7 +82,7 @@ var _ [WordsLength - unsafe.Sizeof(words{})]struct{} // exactly WordsLength byte
 // each slot is behind: the state is loaded by every send, and a neighbour
 // written often would make that load a cache miss.
 type ownWords struct {
-	_ [128]byte
+	_ pad.Pair
 	w words
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -143,7 +144,7 @@ type Mailbox struct {
 	_ noCopy
 	// Padding on both sides keeps the senders' read-only lines away from
 	// whatever the allocator puts next to the mailbox.
-	_ [128]byte
+	_ pad.Pair
 
 	// Read-only after New (but for detach), shared by senders and the
 	// consumer; but for prod's tail guess, which every send stores, on
@@ -174,13 +175,13 @@ type Mailbox struct {
 	// refusals counts back-pressured sends through the Mailbox's own
 	// methods since the last consumer check (Host only; a Sender keeps
 	// its own count).
-	_        [128]byte
+	_        pad.Pair
 	refusals atomic.Int64
-	_        [120]byte
+	_        [pad.PairSize - 8]byte
 
 	// The consumer's state, on its own cache lines.
 	cons consumer
-	_    [128]byte
+	_    pad.Pair
 }
 
 // noCopy makes go vet report copies of a Mailbox.

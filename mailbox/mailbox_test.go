@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 	"github.com/stretchr/testify/require"
 )
@@ -84,6 +85,21 @@ func TestSendValidation(t *testing.T) {
 	var zero Claim
 	require.ErrorIs(t, zero.Commit(), ErrClaim)
 	require.ErrorIs(t, zero.Abort(), ErrClaim)
+}
+
+// Send's fast path leaves the mailbox's tail guess at the tail, so the
+// next send claims with one CAS (a stale guess is correct but costs a
+// failed CAS and the general path every time).
+func TestSendKeepsTheTailGuess(t *testing.T) {
+	m, err := New(Config{Capacity: MinCapacity})
+	require.NoError(t, err)
+	hint := m.prod.Hint()
+	for i := range 100 { // wraps the 1 KiB ring several times
+		require.NoError(t, m.Send(1, make([]byte, i%(record.MaxPayload+1))))
+		require.Equal(t, m.Ring().ProducerPosition(), hint.Load(), "after send %d", i)
+		_, err := m.Drain(func(*Message) Action { return Continue }, 1)
+		require.NoError(t, err)
+	}
 }
 
 func TestBackPressure(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -35,7 +36,8 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 		// the consumer's core, every spilled register and return address
 		// is one more store in the queue (docs/ringbuf.md, "Fast paths";
 		// docs/mailbox.md). fast is loaded before the claim's CAS: a load
-		// after it that the record's address depends on halves the rate.
+		// after it cannot complete before the CAS does, and the record's
+		// stores, whose address would depend on it, would wait for both.
 		if fast := m.fast; fast != nil && len(payload) <= record.MaxPayload {
 			size := record.Size(len(payload))
 			if index, tail, ok := fast.ClaimFast(size); ok {
@@ -618,13 +620,13 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 type Sender struct {
 	// Padded: senders of different goroutines are often allocated side by
 	// side, and seq is written on every framed send.
-	_        [128]byte
+	_        pad.Pair
 	mb       *Mailbox
 	key      int64
 	seq      uint64
 	refusals int64 // back-pressured sends, pacing a Host's consumer checks
 	idle     *idle.BackoffStrategy
-	_        [128]byte
+	_        pad.Pair
 }
 
 // NewSender returns a Sender for m.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 type stressKind int
@@ -203,7 +205,7 @@ func nextStress(m *Message, next []int, mb *Mailbox) (int, error) {
 // sender, whole and byte for byte, while answering with every Action.
 func TestStress(t *testing.T) {
 	perSender := 3000
-	if testing.Short() || raceEnabled {
+	if testing.Short() || buildtags.Race {
 		perSender = 800
 	}
 	mb := newMailbox(t, Config{Capacity: 32 * 1024, UnblockTimeout: time.Minute})

@@ -33,18 +33,14 @@ func (b *Batch) Len() int { return b.b.Len() }
 func (b *Batch) Remaining() int { return b.b.Remaining() }
 
 // Commit publishes the claim whose Index is index. Complete a claim once: a
-// second Commit or Abort of the same index returns ErrCommitted while the
-// space is still what the claim left, but once the consumer has passed it
-// and another claim has taken the same index (many-to-one: another
-// producer's, still being written), the index is that claim's and a stray
-// second Commit would publish it. The index carries no generation, as in
-// Agrona; mailbox.Claim, which owns its state, refuses a second completion.
-//
-// The record core's Commit, composed here from its two steps (OpenClaim,
-// Publish) rather than called: this method is the one frame of a call
-// through an interface (RingBuffer), and a call of the core's Commit from
-// it would be a second one per message.
+// second Commit or Abort of the same index returns ErrCommitted only while
+// the space is still what the claim left; once another claim has taken the
+// same index (many-to-one: another producer's, still being written), a
+// stray second Commit would publish it. The index carries no generation,
+// as in Agrona; mailbox.Claim, which owns its state, refuses a second
+// completion.
 func (r *ring) Commit(index int) error {
+	// The core's two steps, not its Commit: one frame per message.
 	recordIndex, length, err := r.p.OpenClaim(index)
 	if err != nil {
 		return err

@@ -312,10 +312,10 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 }
 
 // TestHandlerPanicReleasedByTheNextRead pins a documented departure from
-// Agrona's read (docs/agrona.md, "Read"; docs/ringbuf.md, "Handlers that panic"): Agrona commits
+// Agrona's read (docs/agrona.md, "Read"; docs/ringbuf.md, "Consuming"): Agrona commits
 // head before the exception propagates; here the consuming view records
 // the consumption (the record core's Reader.consumed) and releases it at
-// its next read, which saves a deferred call (~3 ns) on every read. Until
+// its next read, which saves a deferred call on every read. Until
 // then other views, and other processes sharing the buffer, see the old
 // head: a successor over the same bytes delivers again what the dead
 // consumer had handled, the message that panicked included. The consuming
@@ -371,7 +371,7 @@ func TestRecordsCommitRacingUnblock(t *testing.T) {
 		rs, err := r.TryClaimRecords(7, 0, count)
 		require.NoError(t, err)
 		started := make(chan struct{})
-		done := make(chan error)
+		done := make(chan error, 1) // the sender never blocks, even when the test stops early
 		go func() {
 			close(started)
 			done <- r.CommitRecords(rs)

@@ -119,6 +119,8 @@ func FuzzRingModel(f *testing.F) {
 	f.Add([]byte{0, 1, 6, 3, 10, 20, 30, 7, 2, 8, 8, 1, 4, 255, 5, 0, 1, 2, 3})
 	f.Add(bytes.Repeat([]byte{0, 63, 4, 2}, 40))
 	f.Add(bytes.Repeat([]byte{1, 60, 7, 3, 20, 0, 5, 2, 2, 0}, 30))
+	// Records claims (op 8) committed, aborted and left open, with reads.
+	f.Add([]byte{1, 1, 8, 2, 10, 0, 1, 4, 5, 1, 8, 1, 3, 1, 1, 8, 0, 0, 2, 1, 4, 5, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &fuzzInput{data: data}
 		k := kinds[in.next()%2]
@@ -323,6 +325,18 @@ func FuzzReadCorruptRing(f *testing.F) {
 	f.Add([]byte{13, 0, 0, 0, 1, 0, 0, 0}, uint64(0), uint64(0))
 	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, uint64(0), uint64(64))
 	f.Add([]byte{0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, uint64(3), uint64(8))
+	// Headers no producer writes, with the tail just past them: shorter
+	// than a header, padding short of the ring's end, a record that runs
+	// past it, and a committed record then one claimed and never written
+	// (what Unblock pads).
+	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0}, uint64(0), uint64(8))
+	f.Add([]byte{16, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}, uint64(0), uint64(16))
+	f.Add(append(make([]byte, 248), 24, 0, 0, 0, 1, 0, 0, 0), uint64(248), uint64(272))
+	f.Add([]byte{9, 0, 0, 0, 1, 0, 0, 0, 'x', 0, 0, 0, 0, 0, 0, 0}, uint64(0), uint64(64))
+	// Positions no ring reaches: the tail behind the head, and the tail
+	// more than a capacity ahead of it.
+	f.Add([]byte{13, 0, 0, 0, 1, 0, 0, 0}, uint64(64), uint64(8))
+	f.Add([]byte{13, 0, 0, 0, 1, 0, 0, 0}, uint64(0), uint64(1<<20))
 	f.Fuzz(func(t *testing.T, records []byte, head, tail uint64) {
 		for _, k := range kinds {
 			r := newRing(t, k, 256)
@@ -361,6 +375,11 @@ func FuzzCorruptRingProducers(f *testing.F) {
 	f.Add([]byte{0xf0, 0xff, 0xff, 0xff, 1, 0, 0, 0}, uint64(0), uint64(16), 8, uint64(0))
 	f.Add([]byte{16, 0, 0, 0, 1, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0}, uint64(0), uint64(32), 16, uint64(200))
 	f.Add([]byte{0xe0, 0xff, 0xff, 0xff, 0, 0, 0, 0}, uint64(248), uint64(256), 256, uint64(8))
+	// Indices no claim returns (negative, unaligned, past the ring), and
+	// a head ahead of the tail.
+	f.Add([]byte{16, 0, 0, 0, 1, 0, 0, 0}, uint64(0), uint64(16), -8, uint64(0))
+	f.Add([]byte{0xf0, 0xff, 0xff, 0xff, 1, 0, 0, 0}, uint64(0), uint64(16), 3, uint64(0))
+	f.Add([]byte{}, uint64(64), uint64(8), 1<<20, uint64(1<<40))
 	f.Fuzz(func(t *testing.T, records []byte, head, tail uint64, index int, head2 uint64) {
 		allowed := func(err error) bool {
 			for _, s := range []error{ErrFull, ErrCorrupt, ErrIndex, ErrNotClaimed, ErrTooLong, ErrLength} {

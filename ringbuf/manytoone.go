@@ -33,18 +33,14 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 }
 
 // SetDemote turns on or off the consumer's demotion of the lines it
-// releases (docs/ringbuf.md, "Demoting released lines"). It is on in a
-// new ring of at least 8 KiB: after a read releases space, the consumer
-// asks for the lines it zeroed to move from its core's caches to the cache
-// all cores share (CLDEMOTE, on CPUs that have it), where producers on
-// other cores claim them sooner. That speeds up producers that publish a
-// record per claim (Write, TryClaim, a mailbox's sends) by a third or more
-// on the project's machines, and costs the consumer time for each line: a
-// loss where the consumer is the slower end, as behind producers that
-// publish many records per claim (TryClaimRecords, batches) or on the same
-// core as its producers. Consumer only; it changes nothing in the ring's
-// memory or protocol, and other views of the ring (other processes) decide
-// for themselves.
+// releases to the cache all cores share (CLDEMOTE, on CPUs that have it),
+// where producers on other cores claim them sooner. It is on in a new ring
+// of at least 8 KiB. Each demotion costs the consumer time: turn it off
+// where the consumer is the slower end (behind producers that publish many
+// records per claim) or shares a core with its producers (docs/ringbuf.md,
+// "Demoting released lines"). Consumer only; it changes nothing in the
+// ring's memory or protocol, and other views of the ring decide for
+// themselves.
 func (r *ManyToOne) SetDemote(on bool) { r.rd.SetDemote(on) }
 
 // Demotes reports whether this view's consumer demotes the lines it
@@ -144,26 +140,19 @@ func (r *ManyToOne) TryClaimRecords(typeID int32, length, count int) (Records, e
 
 // Unblock releases the consumer from a claim left open by a producer that
 // died (or hung) between claiming and committing, by turning the claimed
-// space into padding. It reports whether it did. Call it only from the
+// space into padding, and reports whether it did. Call it only from the
 // consumer's side and only after the consumer position has not moved for
 // longer than a producer liveness timeout while the producer position is
 // ahead: a producer that is merely slow would write into space the consumer
 // has already passed.
 //
-// Two cases (docs/agrona.md, "Unblocking a dead producer"): the claim's header holds a negative length
-// (the producer died after marking it), or the claim is still all zeros (it
-// died right after its CAS), in which case the gap ends at the next non-zero
-// header, re-checked backwards. Unlike Agrona, a zero claim that runs to the
-// end of the ring while the producers have wrapped is padded to the end too;
-// Agrona leaves that ring blocked.
-//
-// Also unlike Agrona, the padding header (type and length) is one
-// compare-and-swap of the header Unblock checked: if a producer stored into
-// it meanwhile, Unblock reports false and changes nothing. So a slow
-// producer's record is never delivered torn (its type under Unblock's
-// length, its payload not yet written), with one exception: a Batch's first
-// Append stores the type into the batch's marker, and after Unblock padded
-// the batch that store turns the padding into one record of that type
-// covering the whole batch, delivered if the consumer has not passed it.
-// (The record core's Producer.Unblock.)
+// It pads a claim whose header holds a negative length, or an all-zero
+// claim up to the next non-zero header (to the end of the ring, unlike
+// Agrona, when the producers have wrapped), with one compare-and-swap of
+// the header it checked: if a producer stored into it meanwhile, Unblock
+// reports false and changes nothing, so a slow producer's record is never
+// delivered torn. The exception: a Batch's first Append stores its type
+// into the batch's marker, and after Unblock padded the batch that turns
+// the padding into one record covering the batch (docs/agrona.md,
+// "Unblocking a dead producer").
 func (r *ManyToOne) Unblock() (bool, error) { return r.p.Unblock() }

@@ -19,7 +19,7 @@ import (
 // Records is the batch for a producer's hot loop. A Batch keeps a cursor
 // that every Append advances, which is a store to the producer's stack per
 // record; on a producer whose stores to ring lines wait for the consumer's
-// core, such stores queue behind them and halve W1's throughput. Filling
+// core, such stores queue behind them, so every record waits too. Filling
 // Records stores nothing but the payloads (docs/ringbuf.md, "Batches in a
 // hot loop").
 //
@@ -27,8 +27,8 @@ import (
 // fields in registers; a larger one returned by a call is stored to a
 // temporary and copied with 16-byte moves, whose loads cannot be forwarded
 // from the 8-byte stores just made and so wait for the store buffer to
-// drain, ring stores included: with a fifth field (the ring), W1 batch16
-// ran at 55 Mmsg/s instead of 129. CommitRecords therefore identifies the
+// drain, ring stores included: the producer's loop would stall on the
+// consumer's core at every claim. CommitRecords therefore identifies the
 // ring by the address of the first record.
 type Records struct {
 	first  unsafe.Pointer // the first record's header, in the ring's memory

@@ -267,16 +267,11 @@ func (r *ring) SetConsumerHeartbeatTime(epochMillis int64) {
 // Read delivers up to limit committed messages to h, in order, and releases
 // their space when it returns (a many-to-one ring zeroes it first). Padding
 // is consumed but neither delivered nor counted, and a read never crosses
-// the end of the ring, so it can return 0 while messages wait at the start
-// of the ring: call it again (or use Size). A handler that panics consumes
-// its message, as in Agrona: the panic propagates, and the next read (or
-// controlled read) releases the space of that message and of those before
-// it. A handler may read from the same ring: the inner read consumes the
-// handler's message (whatever a controlled handler returns) and what it
-// reads, and the outer read returns when the handler does.
-//
-// The read loop is the record core's (internal/record, Reader), one for
-// both ring types; an empty poll returns here, in two loads.
+// the end of the ring, so it can return 0 while messages wait at its
+// start: call it again (or use Size). A handler that panics consumes its
+// message, as in Agrona: the panic propagates, and the next read releases
+// its space. A handler may read from the same ring: the inner read
+// consumes the handler's message and what it reads.
 func (r *ring) Read(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
@@ -300,16 +295,12 @@ func (r *ring) ControlledRead(h ControlledHandler, limit int) (int, error) {
 }
 
 // Ready reports whether a read now would find a committed record at the
-// consumer's position: a message to deliver, padding to skip, or a record
-// to report as corrupt. An empty ring or an open claim at head is not
-// ready: on a many-to-one ring even a dead producer's, so a consumer that
-// spins on Ready must still call Unblock from time to time if producers
-// can die. Consumer only.
-//
-// Ready is small enough to inline, and Read is not: a goroutine that spins
-// on a ring should poll with Ready and call Read when it is true, so that
-// an empty poll makes no function call. On the project's machines a spin
-// loop that calls Read on every poll delivered each message 10-55 ns
-// later (about 45 in most runs) than one that polls with Ready
-// (docs/ringbuf.md, "Spinning consumers").
+// consumer's position: a message, padding to skip, or a record to report
+// as corrupt. An empty ring or an open claim at head, even a dead
+// producer's, is not ready, so a consumer that spins on Ready must still
+// call Unblock now and then if producers can die. Consumer only. Ready
+// inlines and Read does not: a spinning consumer polls with Ready and
+// calls Read when it is true, so that an empty poll makes no call, which
+// would delay the loop's exit when a message arrives (docs/ringbuf.md,
+// "Spinning consumers").
 func (r *ring) Ready() bool { return r.rd.Ready() }

@@ -75,6 +75,23 @@
 // even with an ended context. Close is idempotent and safe to call
 // concurrently; every caller waits.
 //
+// # Cached clock
+//
+// WithCachedClock reuses the stall tracker's clock reading (internal/ticks,
+// an RDTSC where usable; without the stall tracker the clock is read all
+// the same): a cycle's value is the reading taken at the end of the
+// previous DoWork when the idle step between was a spin or nothing, and is
+// read again after a yield or a park. Ticks become nanoseconds by
+// extrapolation from a clock.System reading taken again every millisecond,
+// so the value is behind clock.System by the skew of that pair and ahead
+// of it only by the ticks rate's calibration error over a millisecond
+// (about 1 ns). The update is part of the cycle that Stats.MaxCycle times,
+// with once a millisecond the re-anchoring (two clock.System reads, more
+// if the thread is interrupted between them; during ticks' calibration, in
+// the first 50 ms of the process, a rate measurement on every cycle).
+// Without the option the loop pays nothing; docs/clock.md has the cost per
+// cycle.
+//
 // # Statistics
 //
 // Stats returns, from any goroutine and without locks, the duty cycles,

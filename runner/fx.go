@@ -31,14 +31,11 @@ var Module = fx.Module("duty.runner",
 )
 
 // AsAgent annotates a constructor whose first result implements
-// agent.Agent so that its agent joins the group Module runs:
+// agent.Agent so that its agent joins the group Module runs, as an
+// agent.Agent only (to keep a value of its own type in the graph, provide
+// the constructor plainly and add the value with Include):
 //
 //	fx.Provide(runner.AsAgent(NewConductor))
-//
-// The group gets the agent as an agent.Agent only: the graph has no value
-// of the constructor's own type. To keep it (to fx.Populate it, or to give
-// it to another constructor), provide the constructor plainly and add the
-// value with Include.
 func AsAgent(constructor any) any {
 	return fx.Annotate(constructor, fx.As(new(agent.Agent)), fx.ResultTags(`group:"`+AgentGroup+`"`))
 }

@@ -147,10 +147,10 @@ func defaultHandler(role string) func(error) {
 
 // WithCycleTiming turns the stall tracker (Stats.MaxCycle) on (the default)
 // or off. It costs one clock read per duty cycle: an RDTSC where the CPU's
-// time-stamp counter is a usable clock (~12 ns on this project's VMs),
-// time.Since elsewhere (~31 ns; see docs/runner.md). Off, MaxCycle stays 0. The timed
-// span is DoWork and error handling, plus the previous idle step when that
-// was a spin or nothing.
+// time-stamp counter is a usable clock, time.Since elsewhere (docs/runner.md,
+// "Measured costs"). Off, MaxCycle stays 0. The timed span is DoWork and
+// error handling, plus the previous idle step when that was a spin or
+// nothing.
 func WithCycleTiming(on bool) Option { return func(c *config) { c.noCycleTiming = !on } }
 
 // WithCounters makes the duty cycle itself keep four counters of m (the
@@ -172,29 +172,15 @@ func WithCounters(m *ipccounters.Manager) Option {
 }
 
 // WithCachedClock makes the runner keep c at clock.System's time (monotonic
-// nanoseconds since the process's origin, the same for every runner and
-// every reader of clock.System in the process): set before OnStart and
-// before every DoWork, so that the agent, and any goroutine it shares c
-// with, reads the time with one load, the same value throughout a cycle
-// (Agrona's CachedNanoClock, updated by the duty cycle).
-//
-// The runner is c's only writer: give each runner its own Cached. The
-// values it stores never decrease. The stall tracker's clock reading
-// (internal/ticks, an RDTSC where usable) is reused: a cycle's value is the
-// reading taken at the end of the previous DoWork when the idle step
-// between was a spin or nothing, so it can be behind by that step (tens of
-// ns); after a yield or a park it is read again. Ticks become nanoseconds
-// by extrapolation from a clock.System reading taken again every
-// millisecond, so the value is behind clock.System by the skew of that
-// pair (typically tens of ns) and can be ahead of it only by the ticks
-// rate's calibration error over a millisecond (about 1 ns). Without the
-// stall tracker (WithCycleTiming(false)) the clock is read all the same.
-// See docs/clock.md for the measured cost per cycle; without this option
-// the loop pays nothing. The update is part of the cycle that the stall
-// tracker times (Stats.MaxCycle): a few ns, and once a millisecond the
-// re-anchoring (two clock.System reads, more if the thread is interrupted
-// between them; during ticks' calibration, the first 50 ms of the process,
-// a rate measurement on every cycle).
+// nanoseconds since the process's origin): set before OnStart and before
+// every DoWork, so that the agent, and any goroutine it shares c with,
+// reads the time with one load, the same value throughout a cycle
+// (Agrona's CachedNanoClock). The runner is c's only writer: give each
+// runner its own Cached. Its values never decrease; they can lag
+// clock.System by the idle step before the cycle and by the skew of an
+// anchoring pair, and lead it only by the ticks rate's calibration error
+// over a millisecond. The update is part of the cycle the stall tracker
+// times (the package documentation, "Cached clock").
 func WithCachedClock(c *clock.Cached) Option {
 	return func(cfg *config) {
 		if c == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/ticks"
 )
 
@@ -22,8 +23,6 @@ const (
 	stateStarted              // Start won: the agent's goroutine runs or ran
 	stateClosed               // closed before it was started
 )
-
-const cacheLine = 64
 
 // Runner runs one agent on its own goroutine locked to an OS thread. See
 // the package documentation for the contract. A Runner is single use:
@@ -45,9 +44,9 @@ type Runner struct {
 
 	// stop is read by the agent's thread every cycle and written by
 	// closers: it lives alone on its cache line.
-	_    [cacheLine]byte
+	_    pad.Line
 	stop atomic.Bool
-	_    [cacheLine]byte
+	_    pad.Line
 
 	// Written only by the agent's thread.
 	stats counters
@@ -69,7 +68,7 @@ type counters struct {
 	errors    atomic.Int64
 	maxCycle  atomic.Int64 // ns
 	idleState atomic.Int32
-	_         [cacheLine]byte
+	_         pad.Line
 }
 
 // New returns a Runner for a. Options are applied in order.
@@ -299,11 +298,10 @@ func (r *Runner) loop() {
 			// One clock read per cycle: the cycle is timed from the end of
 			// the previous idle step. After a cheap step (spin, nothing) the
 			// previous reading stands in for it, so the figure includes that
-			// step, a few tens of ns at most. The clock is internal/ticks
-			// (an RDTSC where the TSC is usable: ~12 ns against ~31 for
-			// time.Since on this project's VMs); ticks become nanoseconds
-			// only for a new maximum, which is rare. The cached clock
-			// (WithCachedClock) is set from the same readings.
+			// short step. The clock is internal/ticks (an RDTSC where the
+			// TSC is usable, cheaper than time.Since); ticks become
+			// nanoseconds only for a new maximum, which is rare. The cached
+			// clock (WithCachedClock) is set from the same readings.
 			t1 := ticks.Now()
 			if d := t1 - t0; d > maxTicks {
 				maxTicks = d

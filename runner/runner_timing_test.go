@@ -96,11 +96,11 @@ func BenchmarkDutyCycle(b *testing.B) {
 	}
 }
 
-// pinger sees a message (a timestamp in a shared word) and records how long
-// after its writing the agent saw it.
 // epoch is the origin of the timestamps pinger exchanges.
 var epoch = time.Now()
 
+// pinger sees a message (a timestamp in a shared word) and records how long
+// after its writing the agent saw it.
 type pinger struct {
 	sent atomic.Int64 // ns since epoch when written; 0 = nothing
 	seen atomic.Int64 // the last timestamp consumed

@@ -5,12 +5,8 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 )
-
-// cacheLine is the padding on each side of a cached value: the writer's
-// stores then invalidate no other data in the readers' caches, and the
-// readers' loads do not pull the line away from a neighbour's writer.
-const cacheLine = 64
 
 // Cached is a monotonic nanosecond clock whose value is set, not read from
 // the system (Agrona's CachedNanoClock). One goroutine, the writer, sets it
@@ -36,9 +32,9 @@ const cacheLine = 64
 // decides (the runner only ever stores increasing values; a test may set
 // any).
 type Cached struct {
-	_  [cacheLine]byte
+	_  pad.Line
 	ns atomic.Int64
-	_  [cacheLine - 8]byte
+	_  [pad.LineSize - 8]byte
 }
 
 var _ Nano = (*Cached)(nil)
@@ -62,9 +58,9 @@ func (c *Cached) Advance(d time.Duration) int64 { return c.ns.Add(int64(d)) }
 // (for example Update(clock.System.EpochMillis())) where an agent stamps
 // many records within one cycle.
 type CachedEpoch struct {
-	_  [cacheLine]byte
+	_  pad.Line
 	ms atomic.Int64
-	_  [cacheLine - 8]byte
+	_  [pad.LineSize - 8]byte
 }
 
 var _ Epoch = (*CachedEpoch)(nil)

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 func TestSystemNanosNeverGoesBack(t *testing.T) {
@@ -70,10 +72,10 @@ func TestCachedAdvanceFromManyGoroutinesLosesNothing(t *testing.T) {
 func TestCachedIsPaddedOnBothSides(t *testing.T) {
 	var c Cached
 	var e CachedEpoch
-	require.Equal(t, uintptr(cacheLine), unsafe.Offsetof(c.ns))
-	require.Equal(t, uintptr(2*cacheLine), unsafe.Sizeof(c))
-	require.Equal(t, uintptr(cacheLine), unsafe.Offsetof(e.ms))
-	require.Equal(t, uintptr(2*cacheLine), unsafe.Sizeof(e))
+	require.Equal(t, uintptr(pad.LineSize), unsafe.Offsetof(c.ns))
+	require.Equal(t, uintptr(2*pad.LineSize), unsafe.Sizeof(c))
+	require.Equal(t, uintptr(pad.LineSize), unsafe.Offsetof(e.ms))
+	require.Equal(t, uintptr(2*pad.LineSize), unsafe.Sizeof(e))
 }
 
 // TestCachedOneWriterManyReaders: each reader sees the value never go

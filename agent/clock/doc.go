@@ -23,8 +23,9 @@
 //     goroutines and runners compare); EpochMillis and EpochNanos read
 //     time.Now.
 //   - Offset: EpochNanos from one monotonic read plus a sampled offset,
-//     about half the cost of time.Now().UnixNano(); it follows the wall
-//     clock's steps only at its periodic check (see Offset).
+//     cheaper than time.Now().UnixNano(), which reads two clocks; it
+//     follows the wall clock's steps only at its periodic check (see
+//     Offset).
 //   - Cached and CachedEpoch: a value set by its one writer (Update,
 //     Advance) and read by anyone (Nanos, EpochMillis) with one atomic
 //     load, on a cache line of its own. runner.WithCachedClock makes a

@@ -41,8 +41,8 @@ type OffsetConfig struct {
 // Why in Go, where time.Now already carries a monotonic reading:
 // time.Now().UnixNano() reads two clocks (the wall clock and the monotonic
 // one, two vDSO clock_gettime calls on Linux), Offset reads one (the
-// monotonic clock, as time.Since does) plus two loads and a compare. On
-// this project's VMs it costs about half as much (docs/clock.md,
+// monotonic clock, as time.Since does) plus two loads and a compare, so it
+// is the cheaper reading (docs/clock.md, "Measured costs";
 // BenchmarkEpochNanos).
 //
 // The price: between samples the reading follows the monotonic clock, not

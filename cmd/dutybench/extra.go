@@ -13,7 +13,7 @@ import (
 )
 
 // Extra variants that locate where the time goes (docs/benchmarks.md,
-// "Where the time goes"). They run only when named in -variants.
+// "Extra variants"). They run only when named in -variants.
 func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "onetoone-write-pause", extra: true, run: w1OneToOnePause},
@@ -67,10 +67,8 @@ const pauseSpins = 64
 // w1OneToOnePause is onetoone-write with a consumer that, finding the ring
 // empty, waits pauseSpins PAUSEs before polling again instead of retrying at
 // once: it stops polling the cache line the producer is writing, so the
-// difference from onetoone-write is the cost of that contention.
-// w1ManyToOnePause is the same for manytoone-write (docs/benchmarks.md,
-// "Midnight": the contended regime is the consumer polling the producer's
-// line).
+// difference from onetoone-write is the cost of that contention
+// (docs/idle.md, "Spinning with more hints").
 func w1OneToOnePause(cfg *runConfig) (time.Duration, error) {
 	r, _, err := newRings()
 	if err != nil {
@@ -79,6 +77,7 @@ func w1OneToOnePause(cfg *runConfig) (time.Duration, error) {
 	return w1RingWaiting(cfg, r, pauseIdle)
 }
 
+// w1ManyToOnePause is w1OneToOnePause for manytoone-write.
 func w1ManyToOnePause(cfg *runConfig) (time.Duration, error) { return w1ManyToOneIdle(pauseIdle)(cfg) }
 
 // w1ManyToOneIdle and w1MailboxIdle are manytoone-write and mailbox whose

@@ -162,8 +162,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		timeout := o.timeout
 		if timeout == 0 {
-			// A hang guard, not a deadline: chan-locked's W3 round trip
-			// takes up to ~100 µs on a busy machine.
+			// A hang guard, not a deadline: it allows every message more
+			// than the slowest variant's round trip (chan-locked's W3) on a
+			// busy machine.
 			timeout = 2*time.Minute + time.Duration(n)*200*time.Microsecond
 		}
 		wplace := placementFor(w, place)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // Payload layout (docs/benchmarks.md, "Common rules"): [0,8) per-producer
@@ -48,27 +50,23 @@ func seqFor(i, corruptAt int) uint64 {
 //
 // A checker is written on every message by the goroutine that checks, and
 // W3 has two of them, one per side, allocated one after the other. Its
-// words are therefore kept checkerPad bytes away from anything else (the
-// struct padded at both ends, expected inside a larger allocation): without
-// that, the two checkers' counters sat in one 48-byte size class span and
-// their expected slices (8 bytes, no pointers) in one 16-byte block of the
-// tiny allocator, so each round trip moved those lines between the cores
-// twice, on the critical path. It cost the Go variants of W3 about 150 ns
-// per round trip (docs/benchmarks.md, "W3 and the checkers' cache lines").
+// words are therefore kept two cache lines (pad.Pair) away from anything
+// else (the struct padded at both ends, expected inside a larger
+// allocation): without that, the two checkers' counters sat in one
+// 48-byte size class span and their expected slices (8 bytes, no pointers)
+// in one 16-byte block of the tiny allocator, so each round trip moved
+// those lines between the cores twice, on the critical path of every round
+// trip of the Go variants of W3.
 type checker struct {
-	_        [checkerPad]byte
+	_        pad.Pair
 	expected []uint64
 	received int
 	err      error
-	_        [checkerPad]byte
+	_        pad.Pair
 }
 
-// checkerPad is two cache lines: the adjacent-line prefetcher fetches lines
-// in 128-byte pairs.
-const checkerPad = 128
-
 func newChecker(producers int) *checker {
-	const margin = checkerPad / 8 // uint64s
+	const margin = pad.PairSize / 8 // uint64s
 	exp := make([]uint64, margin+producers+margin)
 	return &checker{expected: exp[margin : margin+producers : margin+producers]}
 }

@@ -5,11 +5,13 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // TestCheckersDoNotShareLines allocates checkers back to back, as the W3
 // variants do (one per side), and requires every word a checker writes per
-// message to be at least checkerPad bytes from every word the other one
+// message to be at least pad.PairSize bytes from every word the other one
 // writes: two checkers on one cache line make each round trip move it
 // between the cores.
 func TestCheckersDoNotShareLines(t *testing.T) {
@@ -28,7 +30,7 @@ func TestCheckersDoNotShareLines(t *testing.T) {
 				if y > x {
 					d = y - x
 				}
-				require.GreaterOrEqual(t, d, uintptr(checkerPad), "producers=%d: words %#x and %#x", producers, x, y)
+				require.GreaterOrEqual(t, d, uintptr(pad.PairSize), "producers=%d: words %#x and %#x", producers, x, y)
 			}
 		}
 		// The padding is inside the objects: whatever the allocator puts

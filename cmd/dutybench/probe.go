@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // The c2c probe (docs/benchmarks.md, "The c2c probe and phases"): two
@@ -25,9 +27,9 @@ const (
 // so nothing else shares its line (or the adjacent one the prefetcher
 // pairs with it).
 type probeLine struct {
-	_ [128]byte
+	_ pad.Pair
 	v atomic.Int64
-	_ [120]byte
+	_ [pad.PairSize - 8]byte
 }
 
 // probeStop tells the ponger to return.

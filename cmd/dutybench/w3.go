@@ -78,8 +78,8 @@ func w3Chan(cfg *runConfig) (time.Duration, error) {
 // awaitReady spins until r has a record at head (false: the team aborted).
 // It polls with Ready, which inlines, as ringbuf's documentation says a
 // spinning consumer should: a loop that calls Read on every poll (not
-// inlinable) delivered each message 10-55 ns later on this machine
-// (docs/ringbuf.md, "Spinning consumers").
+// inlinable) delivers each message later (docs/ringbuf.md, "Spinning
+// consumers").
 func awaitReady(t *team, r *ringbuf.OneToOne) bool {
 	for !r.Ready() {
 		if t.abort.Load() {

@@ -13,6 +13,7 @@ import (
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -95,8 +96,8 @@ func (i inbox) closeAndDrain() error {
 	return nil
 }
 
-// flag is a single-writer word published with a release store when it
-// changes.
+// setWord stores v into w, a single-writer word, with a release store, and
+// only when it changes.
 func setWord(w *atomic.Int64, v int64) {
 	if w.Load() != v {
 		atomicbuf.StoreRelease64(w, v)
@@ -112,7 +113,7 @@ type words []*atomic.Int64
 
 type paddedWord struct {
 	atomic.Int64
-	_ [120]byte
+	_ [pad.PairSize - 8]byte
 }
 
 func newWords(n int) words {

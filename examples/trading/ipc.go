@@ -298,8 +298,6 @@ func (r *remoteExchange) finish(limit time.Duration) {
 	}
 }
 
-// summary returns the exchange's counts and adds the problems met with
-// the exchange process.
 // agentErrors returns the exchange process's agent errors, their texts
 // marked with the process.
 func (r *remoteExchange) agentErrors() []errlog.Observation {
@@ -313,6 +311,8 @@ func (r *remoteExchange) agentErrors() []errlog.Observation {
 	return obs
 }
 
+// summary returns the exchange's counts and adds the problems met with
+// the exchange process.
 func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	problems = append(problems, r.problems...)
 	if r.sum == nil {

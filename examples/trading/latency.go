@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // Histogram range: 1 ns to a minute, 3 significant digits.
@@ -44,12 +46,12 @@ func percentile(h *hdrhistogram.Histogram, perMille int64) int64 {
 // the mutex, off the agent's thread.
 type latency struct {
 	cur *hdrhistogram.Histogram // the agent's
-	// Clamped counts values outside [0, histMax] recorded at the bound
+	// clamped counts values outside [0, histMax] recorded at the bound
 	// (a negative one means the clocks of two processes disagree). Written
 	// by the agent; read after it stopped.
 	clamped int64
 
-	_    [64]byte
+	_    pad.Line
 	want atomic.Bool // printer → agent: hand over what you have
 
 	mu    sync.Mutex

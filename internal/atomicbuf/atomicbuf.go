@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // Alignment is the alignment, in bytes, that New requires of a buffer's
@@ -78,7 +80,7 @@ func (b Buffer) ptr(index int) unsafe.Pointer {
 // Int64At returns the word at index as an atomic.Int64 without checking it.
 // The caller guarantees 0 <= index <= Len()-8 and index%8 == 0.
 func (b Buffer) Int64At(index int) *atomic.Int64 {
-	if invariants {
+	if buildtags.Invariants {
 		mustCheck(b, index, 8)
 	}
 	return (*atomic.Int64)(b.ptr(index))
@@ -87,7 +89,7 @@ func (b Buffer) Int64At(index int) *atomic.Int64 {
 // Int32At returns the word at index as an atomic.Int32 without checking it.
 // The caller guarantees 0 <= index <= Len()-4 and index%4 == 0.
 func (b Buffer) Int32At(index int) *atomic.Int32 {
-	if invariants {
+	if buildtags.Invariants {
 		mustCheck(b, index, 4)
 	}
 	return (*atomic.Int32)(b.ptr(index))

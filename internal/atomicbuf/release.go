@@ -4,17 +4,13 @@ import "sync/atomic"
 
 // StoreRelease64 stores v into *p with (at least) release semantics: every
 // memory write the caller made before the call is visible to a goroutine or
-// process that observes v with an atomic load.
-//
-// On amd64 without -race it is a plain MOV in a function the compiler may not
-// inline (x86-TSO gives stores release order; the call is an opaque compiler
-// barrier, so Go cannot move earlier stores past it; a test checks the
-// machine code). Everywhere else it is atomic.Int64.Store, which is
-// sequentially consistent (on amd64, an XCHG that drains the store buffer).
-// Use it only for a store whose reader synchronises through the stored word
-// itself: publication of a record length, of a consumer's head. Never use it
-// where a later load of another word must not pass the store (Dekker-style
-// handshakes need the full fence of Store).
+// process that observes v with an atomic load. Use it only for a store
+// whose reader synchronises through the stored word itself (a record
+// length, a consumer's head), never where a later load of another word
+// must not pass the store: Dekker-style handshakes need Store's full
+// fence. On amd64 without -race it is a plain MOV (FastRelease; the
+// package documentation says why that is a release store), elsewhere
+// atomic.Int64.Store.
 func StoreRelease64(p *atomic.Int64, v int64) { storeRelease64(p, v) }
 
 // StoreRelease32 is StoreRelease64 for a 32-bit word.
@@ -40,24 +36,9 @@ func StoreRelease64Triple(p1 *atomic.Int64, v1 int64, p2 *atomic.Int64, v2 int64
 // the caller, plain ones included, becomes visible to another core or
 // process before v. A claim marker needs both: a reader that finds any of
 // the claim's later plain stores (its payload) must find the marker too.
-//
-// On amd64 without -race it is StoreRelease64's plain MOV: x86-TSO never
-// makes a store visible before an earlier one. Everywhere else it is
-// atomic.Int64.Store followed by a Load of the same word, the value
-// discarded. Go's atomics are sequentially consistent, so every
-// architecture orders an atomic store before a later atomic load (with a
-// fence after the store, one before the load, or release and acquire
-// instructions that are ordered with each other), and an atomic load
-// before every later access (acquire): the store comes before everything
-// after the load. On arm64 that is STLR then LDAR: a load-acquire that
-// follows a store-release is ordered after it, whatever the addresses.
-// Neither half suffices alone there: STLR orders only what came before it,
-// and an atomic swap, which Go compiles to SWPALD where the CPU has LSE
-// atomics, is LDAXR/STLXR on a CPU without them, after which later accesses
-// may be observed before its store half (Linux follows that loop with DMB
-// ISH for its fully ordered exchange). Where Go's atomic store is fenced
-// already (ppc64, s390x, mips, riscv64, loong64) the load is redundant; it
-// is kept for the one argument above, which holds on every architecture.
+// On amd64 without -race it is StoreRelease64's plain MOV; elsewhere an
+// atomic store and an atomic load of the same word (the package
+// documentation, "Ordered stores", says why that suffices).
 func StoreOrdered64(p *atomic.Int64, v int64) { storeOrdered64(p, v) }
 
 // StoreOrdered32 is StoreOrdered64 for a 32-bit word.

@@ -31,9 +31,8 @@ const FastRelease = true
 // with the stack-based ABI0 (every argument stored to the stack, the zero
 // and g registers restored after the call), while these take their
 // arguments in registers. On a producer whose stores to ring lines are
-// waiting for the consumer's core, every extra store fills the store buffer:
-// three ABI0 calls per message ran W1 at about half the throughput of three
-// calls to these functions in the same run (docs/memory-ordering.md).
+// waiting for the consumer's core, every extra store fills the store
+// buffer, and each ABI0 call adds several (docs/memory-ordering.md).
 
 //go:noinline
 func storeRel64(p *int64, v int64) { *p = v }

@@ -1,4 +1,4 @@
-//go:build amd64 && !race
+//go:build duty_codegen && amd64 && !race
 
 package atomicbuf
 

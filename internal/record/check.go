@@ -9,11 +9,6 @@ package record
 // is then Align(int(length)). index must be 8-aligned and below capacity
 // (a masked position); the caller checks the type's other rules (its
 // flags, a maximum length), as its layer defines them.
-//
-// Small enough to inline, and one boolean expression on purpose: in a
-// read loop the compiler then knows that a valid length covers the header
-// and slices the payload without a check of its own (a variant that also
-// returned the aligned length lost that).
 func Check(index, capacity int, length, typeID int32) bool {
 	return int(length) >= HeaderLength && Align(int(length)) <= capacity-index &&
 		(typeID >= 1 || typeID == PaddingTypeID)

@@ -167,20 +167,11 @@ func (p *Producer) TryClaimBatch(size int) (Batch, error) {
 }
 
 // Mark writes the claim marker of a record (or of a whole batch: total is
-// its aligned length) with its type, as one 8-byte store (as the fast
-// paths do): a marker without its type, the type stored after it, could
-// land after Unblock padded the claim and turn the padding into a
-// committed record of that type. The marker is the first store into
-// claimed space, and an ordered store (atomicbuf.StoreOrdered64: amd64's
-// plain MOV, STLR then LDAR on arm64): no later store of the claim can
-// become visible before it, which Unblock's zero-gap scan relies on (it
-// takes the first non-zero word after a zero header for the next record;
-// a payload word seen before its marker would make it pad into the middle
-// of a live claim). A release store alone is not enough on arm64: later
-// plain stores may pass an STLR. The consumer cannot pass a negative
-// length, so the payload after it is plain stores, published later by the
-// commit. One-to-one rings have no Unblock and would do with a release
-// store; they share this one.
+// its aligned length) with its type, as one 8-byte ordered store
+// (atomicbuf.StoreOrdered64), the first store into claimed space: no later
+// store of the claim becomes visible before it. Unblock relies on both
+// (the package documentation, "Claim markers"). The payload after it is
+// plain stores, published later by the commit.
 func (p *Producer) Mark(index, total int, typeID int32) {
 	atomicbuf.StoreOrdered64(p.WordAt(index), HeaderWord(-total, typeID))
 }

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/pad"
 )
 
 // demotion is one call of demoteLines: the ring offset of its first line
@@ -34,7 +36,7 @@ func recordDemotions(t *testing.T, base unsafe.Pointer) *[]demotion {
 func TestDemoteReleasedLines(t *testing.T) {
 	const capacity = 16 << 10
 	r := newTestRing(t, capacity, true)
-	require.Zero(t, uintptr(r.log.base)%cacheLine, "the records start on a line")
+	require.Zero(t, uintptr(r.log.base)%pad.LineSize, "the records start on a line")
 	got := recordDemotions(t, r.log.base)
 	rng := rand.New(rand.NewPCG(5, 6))
 	next := int64(0) // position of the next line to be demoted
@@ -61,11 +63,11 @@ func TestDemoteReleasedLines(t *testing.T) {
 		for _, d := range (*got)[before:] {
 			require.Equal(t, int(next&(capacity-1)), d.off, "demoted out of order or twice")
 			require.Positive(t, d.lines)
-			require.LessOrEqual(t, d.off+d.lines*cacheLine, capacity, "past the end of the ring")
-			next += int64(d.lines * cacheLine)
+			require.LessOrEqual(t, d.off+d.lines*pad.LineSize, capacity, "past the end of the ring")
+			next += int64(d.lines * pad.LineSize)
 		}
 		require.LessOrEqual(t, next, released, "demoted a line not wholly released")
-		require.Greater(t, next, released-cacheLine, "a wholly released line was not demoted")
+		require.Greater(t, next, released-pad.LineSize, "a wholly released line was not demoted")
 	}
 	require.Greater(t, next, int64(10*capacity), "the test must run many laps")
 }
@@ -117,8 +119,8 @@ func TestDemoteOff(t *testing.T) {
 // demotion changes nothing there either), none past the ring's end.
 func TestDemoteUnalignedBase(t *testing.T) {
 	const capacity = 8 << 10
-	backing := make([]byte, capacity+3*cacheLine)
-	start := cacheLine - int(uintptr(unsafe.Pointer(&backing[0]))%cacheLine) + 24 // 24 bytes into a line
+	backing := make([]byte, capacity+3*pad.LineSize)
+	start := pad.LineSize - int(uintptr(unsafe.Pointer(&backing[0]))%pad.LineSize) + 24 // 24 bytes into a line
 	r := newTestRingOver(t, backing[start:start+capacity], true)
 	got := recordDemotions(t, r.log.base)
 	for range 3 * capacity / 64 {
@@ -129,8 +131,8 @@ func TestDemoteUnalignedBase(t *testing.T) {
 	require.NotEmpty(t, *got)
 	for _, d := range *got {
 		addr := uintptr(r.log.base) + uintptr(d.off)
-		require.Zero(t, addr%cacheLine, "not a line")
-		require.Greater(t, d.off, -cacheLine)
-		require.LessOrEqual(t, d.off+d.lines*cacheLine, capacity)
+		require.Zero(t, addr%pad.LineSize, "not a line")
+		require.Greater(t, d.off, -pad.LineSize)
+		require.LessOrEqual(t, d.off+d.lines*pad.LineSize, capacity)
 	}
 }

@@ -47,12 +47,30 @@
 // nothing. With -tags duty_invariants every index into the records is
 // checked and a bad one panics.
 //
+// Claim markers. A claim's marker (negated length and type) is one 8-byte
+// store, as the fast paths write it: a marker without its type, the type
+// stored after it, could land after Unblock padded the claim and turn the
+// padding into a committed record of that type. It is an ordered store,
+// not only a release (on arm64 later plain stores may pass an STLR):
+// Unblock's zero-gap scan takes the first non-zero word after a zero
+// header for the next record, and a payload word seen before its marker
+// would make it pad into the middle of a live claim. The consumer cannot
+// pass a negative length, so the payload is plain stores. One-to-one
+// rings have no Unblock and would do with a release store; they share
+// Mark. Unblock pads with one compare-and-swap of the header word, not
+// Agrona's two stores (type, then length), between which a slow
+// producer's header store could fall and leave its type under Unblock's
+// length: a committed record whose payload is not written yet.
+//
 // Speed. Go saves every live register to the stack around a call, and on a
 // producer whose stores to ring lines wait for the consumer's core each of
 // those stack stores queues behind them (docs/ringbuf.md, "Fast paths").
 // So the shapes here are deliberate: ClaimFast, PublishFast, Ready, Check
 // and the Log accessors inline (their callers' fast paths stay in line:
-// TestFastPathsInlineTheCopy, TestReaderInlines); PublishRecord makes no
+// TestFastPathsInlineTheCopy, TestReaderInlines), and Check is one boolean
+// expression, so that a read loop's compiler knows a valid length covers
+// the header and slices the payload without a check of its own (a variant
+// that also returned the aligned length lost that); PublishRecord makes no
 // call before its release store and writes in an order the tests read in
 // the compiled code (TestPublishRecordStoreOrder,
 // TestPublishRecordOrderOnArm64, TestClaimMarkersOrderedOnArm64); the read

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // Log is a view of a region of records: a ring's records (without its
@@ -46,21 +48,21 @@ func (l *Log) At(index int) unsafe.Pointer { return unsafe.Add(l.base, index) }
 // is checked for alignment, or an offset within a record already checked
 // against the log); with -tags duty_invariants that is checked.
 func (l *Log) LengthAt(index int) *atomic.Int32 {
-	if invariants {
+	if buildtags.Invariants {
 		l.mustRecord(index)
 	}
 	return (*atomic.Int32)(unsafe.Add(l.base, index))
 }
 
 func (l *Log) TypeAt(index int) *int32 {
-	if invariants {
+	if buildtags.Invariants {
 		l.mustRecord(index)
 	}
 	return (*int32)(unsafe.Add(l.base, index+TypeOffset))
 }
 
 func (l *Log) WordAt(index int) *atomic.Int64 {
-	if invariants {
+	if buildtags.Invariants {
 		l.mustRecord(index)
 	}
 	return (*atomic.Int64)(unsafe.Add(l.base, index))
@@ -70,7 +72,7 @@ func (l *Log) WordAt(index int) *atomic.Int64 {
 // n), aliasing the log. The record was checked against the log (Check) or
 // claimed within it, so index+HeaderLength+n <= capacity.
 func (l *Log) Payload(index, n int) []byte {
-	if invariants {
+	if buildtags.Invariants {
 		l.mustRecord(index)
 		if n < 0 || n > l.capacity-index-HeaderLength {
 			panic(fmt.Sprintf("duty_invariants: payload of %d bytes at %d runs past the log's %d bytes", n, index, l.capacity))

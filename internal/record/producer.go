@@ -3,11 +3,9 @@ package record
 import (
 	"sync/atomic"
 	"unsafe"
-)
 
-// cacheLine is the padding that keeps a word one core writes off the
-// lines others read.
-const cacheLine = 64
+	"github.com/dutyrt/duty/internal/pad"
+)
 
 // MaxPayload is the largest payload the fast path writes: up to it the copy
 // is a few vector moves in line (CopyBlocks, CopyShort).
@@ -44,9 +42,9 @@ type Producer struct {
 	// compare-and-swap (PublishClaim).
 	many bool
 
-	_    [cacheLine]byte
+	_    pad.Line
 	hint atomic.Int64
-	_    [cacheLine]byte
+	_    pad.Line
 }
 
 // Init points p at records, the records of a ring whose tail, head cache

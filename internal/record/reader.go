@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/prefetch"
 )
 
@@ -38,9 +39,9 @@ type Reader struct {
 	// consumed is written by the consumer before each handler call, so it
 	// sits on cache lines of its own, away from the read-only fields
 	// producers of the same structure may load (a ring's).
-	_        [cacheLine]byte
+	_        pad.Line
 	consumed int64 // position through the last message handed to a handler
-	_        [cacheLine]byte
+	_        pad.Line
 }
 
 // Init points r at records, the records of a ring whose head position is
@@ -88,8 +89,8 @@ func (r *Reader) empty() bool {
 // Head is released when the read returns, not in a deferred function: a
 // handler that panics still consumes its message, as in Agrona, because
 // r.consumed, stored before each handler call, is what the next read
-// releases first (readStart). A deferred release would cost a few
-// nanoseconds a call (docs/ringbuf.md, "Consuming").
+// releases first (readStart). A deferred release would add a deferred
+// call to every read (docs/benchmarks.md, "Tried and rejected").
 
 // readStart returns the position a read starts from: the head, after
 // releasing what a panicking handler left consumed.
@@ -267,30 +268,20 @@ func (r *Reader) prefetchRead(next int64) {
 }
 
 // demoteReleased asks for the lines that the release of the bytes from
-// index to end has finished with (every line of the range but a last one
-// that end only partly covers: the producers may be writing its rest) to
-// leave this core's caches for the cache all cores share (CLDEMOTE,
-// internal/prefetch). The line that holds index belongs to this range
-// even when it starts before it: its earlier bytes were released before,
-// and the release that ended in it did not demote it. So every line is
-// demoted once per lap, after its last byte is released.
-//
-// Why: the consumer has just zeroed these lines, so they sit modified in
-// its own cache, and a producer's next claim of them, a lap later, has to
-// take each one from there; a many-to-one producer's locked
-// compare-and-swap waits for that transfer. From the shared cache it is
-// shorter. docs/ringbuf.md, "Demoting released lines", has the figures,
-// and the cost: the consumer pays for each demotion, which is a loss when
-// it is the slower end (SetDemote). A hint only: it changes no memory,
-// and nothing in the protocol depends on when it takes effect. Called
-// after head is published, so producers waiting for room do not wait for
-// it.
+// index to end has finished with to leave this core's caches for the cache
+// all cores share (CLDEMOTE, internal/prefetch; docs/ringbuf.md, "Demoting
+// released lines", says why): every line of the range but a last one that
+// end only partly covers (the producers may be writing its rest), and the
+// line that holds index even when it starts before it, so that every line
+// is demoted once per lap, after its last byte is released. A hint only:
+// it changes no memory. Called after head is published, so producers
+// waiting for room do not wait for it.
 func (r *Reader) demoteReleased(index, end int) {
-	off := int(uintptr(r.base) & (cacheLine - 1)) // lines are absolute
-	first := (index + off) &^ (cacheLine - 1)
-	last := (end + off) &^ (cacheLine - 1)
+	off := int(uintptr(r.base) & (pad.LineSize - 1)) // lines are absolute
+	first := (index + off) &^ (pad.LineSize - 1)
+	last := (end + off) &^ (pad.LineSize - 1)
 	if last > first {
-		demoteLines(unsafe.Add(r.base, first-off), (last-first)/cacheLine)
+		demoteLines(unsafe.Add(r.base, first-off), (last-first)/pad.LineSize)
 	}
 }
 

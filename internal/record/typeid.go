@@ -16,7 +16,7 @@ package record
 //
 // A record with no flag is a plain message whose type id is the user's.
 // What the flags mean beyond that is the layer's: docs/mailbox.md
-// ("Framing") and docs/publication.md ("Fragments").
+// ("Framing") and docs/publication.md ("Layout").
 const (
 	// MaxTypeID is the largest user type id.
 	MaxTypeID int32 = 1<<24 - 1

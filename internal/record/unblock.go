@@ -92,14 +92,10 @@ func (p *Producer) Unblock() (bool, error) {
 
 // pad turns the claim at index, whose header Unblock found to be header,
 // into a padding record of length bytes, in one compare-and-swap of the
-// header word: it reports false, changing nothing, if the header changed
-// since (the producer is alive). Type and length in two stores, as in
-// Agrona, let a slow producer's header store fall between them, leaving its
-// type under Unblock's length: a committed record whose payload is not
-// written yet. After the swap, the producer's own stores keep the record
-// padding (the length it publishes is the same, the type stays) or make it
-// an open claim again (a whole marker); the heuristic's hazard is then
-// only the one documented on Unblock.
+// header word (the package documentation, "Claim markers"): it reports
+// false, changing nothing, if the header changed since (the producer is
+// alive). After the swap the producer's own stores keep the record padding
+// or make it an open claim again; the one hazard left is Unblock's.
 func (p *Producer) pad(index int, header int64, length int) bool {
 	if testHookUnblockPad != nil {
 		testHookUnblockPad(index)

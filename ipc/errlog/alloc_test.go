@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // Recording an error already in the log allocates nothing beyond what the
@@ -30,7 +32,7 @@ func TestRecordRepeatedDoesNotAllocate(t *testing.T) {
 		own := testing.AllocsPerRun(200, func() { _ = c.err.Error() })
 		if c.name != "panic stack" {
 			require.Zero(t, allocs, c.name)
-		} else if raceEnabled {
+		} else if buildtags.Race {
 			// The error's Sprintf allocates a varying number of times
 			// (sync.Pool drops items at random under -race): a bound.
 			require.LessOrEqual(t, allocs, own+1, c.name)

@@ -88,19 +88,12 @@ func (l *Log) Capacity() int { return l.buf.Len() }
 // Record records an observation of err and reports whether it is in the
 // log: true if an equal observation was already there (its count and last
 // time updated) or a new record was appended; false if the new record did
-// not fit (the log is full for it), in which case the caller should report
-// err some other way (Handler does). A nil err records nothing and returns
-// true.
-//
-// Two observations are equal when their errors are equal in Go's terms,
-// as far as Go lets one tell: the same dynamic type and message for the
-// error and each error it wraps, the same carried stacks, and the same
-// stack at the Record call (see the package documentation).
-//
-// The comparison and the append are done under the Log's mutex; the count
-// and the last time of an existing record are updated after it, with
-// atomic operations. Recording an error already in the log allocates
-// nothing when its Error methods do not.
+// not fit, in which case the caller should report err some other way
+// (Handler does). A nil err records nothing and returns true. Observations
+// are equal as the package documentation defines it (types, messages and
+// stacks, and the stack at the Record call). Safe for concurrent use;
+// recording an error already in the log allocates nothing when its Error
+// methods do not.
 func (l *Log) Record(err error) bool {
 	if err == nil {
 		return true

@@ -51,8 +51,9 @@ func childSubscriber() error {
 	if slow > 0 {
 		h = func(typeID int32, p []byte) {
 			c.handle(typeID, p)
-			// A busy wait: time.Sleep's granularity (~1 ms here) would
-			// make the test slow, not the subscriber more realistic.
+			// A busy wait: time.Sleep's granularity, far coarser than
+			// slow, would make the test slow, not the subscriber more
+			// realistic.
 			for start := time.Now(); time.Since(start) < slow; {
 			}
 		}

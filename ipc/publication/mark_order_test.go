@@ -1,3 +1,5 @@
+//go:build duty_codegen
+
 package publication
 
 import (

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
@@ -56,10 +57,10 @@ type Publication struct {
 	// publisher loads: fast is 1 while a call holds the fast slot; users
 	// counts the calls in flight without it (low bits), with closedBit set
 	// once Close has begun.
-	_     [128]byte
+	_     pad.Pair
 	fast  atomic.Int32
 	users atomic.Int64
-	_     [112]byte
+	_     [pad.PairSize - 16]byte
 
 	closeMu    sync.Mutex  // serialises Close's final step
 	fileClosed atomic.Bool // Close has closed the file (see closeWithin)
@@ -94,30 +95,20 @@ const (
 
 // enter registers a call that is about to touch the mapping. It returns
 // holdNone, having registered nothing, once Close has begun: the caller
-// returns ErrClosed without touching the mapping. Otherwise the
-// call must pass the result to exactly one leave, after its last access to
-// the mapping.
+// returns ErrClosed without touching the mapping. Otherwise the call must
+// pass the result to exactly one leave, after its last access to the
+// mapping. One call at a time takes the fast slot (a CAS, given back by
+// leave with a release store: one publishing goroutine pays no second
+// locked instruction); a call that finds it taken counts itself in users.
 //
-// The fast slot serves the common case, one call at a time on a
-// Publication (one publishing goroutine): taking it is one CAS, the only
-// locked instruction enter adds to an Offer, and giving it back is a
-// release store (a plain MOV on amd64), not a second locked instruction. A
-// call that finds the slot taken (a concurrent call, or an open
-// Claim) counts itself in users instead, with an atomic add on entry
-// and exit.
-//
-// Ordering against Close, which sets closedBit with an atomic Or and then
-// loads fast and users until both show no call: a Dekker pair, correct
-// because Go's atomics are sequentially consistent (docs/memory-ordering.md
-// rule 4). A call that takes the slot (CAS) and then loads users either
-// sees closedBit and gives the slot back, or its CAS precedes Close's Or
-// and so Close's later load of fast, which then sees 1 until the call's
-// leave. On the counted path the Add's own result is the closed check: one
-// word, totally ordered RMWs. A call's accesses to the mapping all precede
-// its leave (the release store is ordered after its stores, and loads are
-// not reordered after a later store, under x86-TSO; elsewhere and under
-// -race it is sync/atomic's Store), and Close's load that sees the slot
-// free or the count at zero precedes the munmap.
+// Ordering against Close (an atomic Or of closedBit, then loads of fast and
+// users until both show no call): a Dekker pair, correct because Go's
+// atomics are sequentially consistent (docs/memory-ordering.md rule 4). A
+// call that took the slot and then loads users sees closedBit, or Close's
+// load of fast sees the slot taken until its leave; on the counted path
+// the Add's own result is the check. A call's accesses to the mapping
+// precede its leave's store, and Close's load that sees no call precedes
+// the munmap.
 func (p *Publication) enter() hold {
 	if p.fast.CompareAndSwap(0, 1) {
 		if p.users.Load()&closedBit == 0 {
@@ -186,17 +177,14 @@ func Create(dir, name string, capacity int, opts ...Option) (*Publication, error
 	return &Publication{pubFile: *pf, owner: true, now: c.now, joins: make([]seenJoin, pf.maxSubscribers)}, nil
 }
 
-// Open opens the publication at path as an additional
-// publisher. It claims space with the same CAS as the owner, so messages
-// of all publishers interleave whole; it never updates the limit, so it
-// depends on the owner's offers and Heartbeat to make room (when the owner
-// is idle, its Heartbeat period bounds how long this publisher sees
-// ErrBackPressured). Opening one marks the publication as having external
-// publishers for good: subscribers then unblock a stuck claim after the
-// unblock timeout alone, as Aeron does, since they cannot tell whose claim
-// it is (see Subscription.Poll). It waits, bounded by ctx, for the file
-// and its metadata; a publication whose creator is gone before it wrote
-// the metadata is ipc.ErrOwnerDead.
+// Open opens the publication at path as an additional publisher. It claims
+// space with the owner's CAS, so all publishers' messages interleave whole,
+// but never updates the limit: it relies on the owner's offers and
+// Heartbeat to make room (an idle owner's Heartbeat period bounds how long
+// this publisher sees ErrBackPressured). Opening one marks the publication
+// as having external publishers for good (see Subscription.Poll for what
+// changes). It waits, bounded by ctx, for the file and its metadata
+// (ipc.ErrOwnerDead if the creator is gone before writing them).
 func Open(ctx context.Context, path string, opts ...Option) (*Publication, error) {
 	c := newConfig(opts)
 	pf, err := openPublicationFile(ctx, path, c)
@@ -674,27 +662,20 @@ func (c *Claim) complete(typeID int32, op string) error {
 	return err
 }
 
-// Close ends the publication. The owner seals the tail (a CAS that sets
-// sealedBit: no claim succeeds afterwards, in any process) and stores the
-// end-of-stream position (the tail); subscribers drain to the end and then
-// get ErrEndOfStream. Another publisher's Close seals nothing.
+// Close ends the publication. The owner seals the tail (no claim succeeds
+// afterwards, in any process) and stores the end-of-stream position:
+// subscribers drain to it and then get ErrEndOfStream. Another publisher's
+// Close seals nothing.
 //
 // Close then waits for the calls in flight on this Publication (Offer,
-// TryClaim, Heartbeat, Stats, and every Claim not yet committed or
-// aborted: see enter) to finish before it closes its file, which releases
-// the mapping (for the owner, the file's heartbeat becomes ipc.HeartbeatClosed
-// first). Calls that begin after Close has begun return
-// ErrClosed (Stats the zero value) without touching the
-// mapping. So Close never unmaps under a call in flight, as Aeron lingers
-// a closed log's mapping (docs/ipc.md, "The Aeron IPC model").
-//
-// The wait is bounded (one second): if calls are still in flight then (a
-// claim held open by its caller), Close returns an error wrapping
-// ErrClosePending and leaves the file, and so the mapping, open; the stream
-// is sealed either way. Complete the claims and call Close again: it waits
-// again and closes the file. (No goroutine is left to do it later: the
-// package starts none.) Once Close has returned nil, later calls return nil
-// at once.
+// TryClaim, Heartbeat, Stats, and every Claim not yet completed) before it
+// closes the file, releasing the mapping (the owner's heartbeat becomes
+// ipc.HeartbeatClosed first); calls that begin later return ErrClosed
+// (Stats the zero value) without touching it. The wait is bounded (one
+// second): with a claim still open then, Close returns an error wrapping
+// ErrClosePending and leaves the file open, the stream sealed; complete
+// the claims and call Close again. Once Close has returned nil, later
+// calls return nil at once.
 func (p *Publication) Close() error { return p.closeWithin(closeWait) }
 
 // closeWithin is Close with the bound on the wait as a parameter (tests).

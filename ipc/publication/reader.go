@@ -168,25 +168,17 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 }
 
 // claimed reports whether the bytes up to position end were claimed by a
-// publisher: end is at most the publication's tail. A record read from the
-// log always is (its claim moved the tail to its end before anything of it
-// was written), and the tail is loaded again only when the last value does
-// not cover end: once per batch of records that arrived together. Bytes
-// past the tail are not a record. They are what a stalled publisher wrote
-// late into a claim the subscribers unblocked, after the owner cleaned that
-// space (docs/publication.md, "Why the unblock is safe"): without this check a
-// subscriber a lap later read them as a message nobody sent
-// (TestLateClaimBytesNotReadALapLater). Ordering: the caller loaded the
-// record's length (an atomic load that saw the commit), and the commit
-// follows the claim's tail CAS in the publisher, so this load sees that
-// tail or a later one.
-//
-// read checks only once the publication has had an unblock: loading the
-// tail, a line every publisher writes on every claim, whenever the
-// subscriber catches up would take a cache miss on that line in the
-// subscriber's hot loop (BenchmarkPublicationThroughput shows it). Without
-// an unblock no claim is ever written late. The window left: an unblocking
-// subscriber killed between its unblock and its count.
+// publisher, that is whether end is at most the tail. Bytes past it are
+// what a stalled publisher wrote late into a claim the subscribers
+// unblocked, after the owner cleaned that space (docs/publication.md, "Why
+// the unblock is safe"; TestLateClaimBytesNotReadALapLater). The tail is
+// loaded again only when the last value does not cover end, and read asks
+// only once the publication has had an unblock (without one no claim is
+// written late; the window left is a subscriber killed between its unblock
+// and its count), so the tail's line stays out of the hot loop. Ordering:
+// the caller's atomic load of the record's length saw the commit, which
+// follows the claim's tail CAS, so this load sees that tail or a later
+// one.
 func (r *logReader) claimed(end int64) bool {
 	if end <= r.limit {
 		return true
@@ -273,10 +265,8 @@ func (r *logReader) badTail(word int64) error {
 //   - the padding of a claim that did not fit before the end of the log
 //     (claim): n runs exactly to the end.
 //
-// Each claim ends at or before the end of the log (claim pads instead) and
-// at or before every tail beyond its start: its CAS moved the tail to its
-// end, and tails only grow. The MTU and the max message are this process's
-// validated copies.
+// Every claim ends within the log and within room (its CAS moved the tail
+// to its end). The MTU and the max message are this process's copies.
 func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool {
 	aligned := (n + record.Alignment - 1) &^ (record.Alignment - 1)
 	if aligned > int64(r.log.Capacity()-index) || aligned > room {

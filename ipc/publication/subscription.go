@@ -217,9 +217,6 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	}
 }
 
-// joinPosition is the slowest active subscriber's position or, with none,
-// the tail, unless a claim below the tail is still open: then the first
-// such claim's position (see firstOpenClaim).
 // joinPause is one step of a joiner's wait in joinAt: when ctx has ended it
 // gives up the slot (from state, the slot word it holds) and returns
 // ErrNotReady; otherwise it sleeps 50 µs after the first hundred steps and
@@ -238,6 +235,9 @@ func (s *Subscription) joinPause(ctx context.Context, sl slot, state int64, step
 	return nil
 }
 
+// joinPosition is the slowest active subscriber's position or, with none,
+// the tail, unless a claim below the tail is still open: then the first
+// such claim's position (see firstOpenClaim).
 func (s *Subscription) joinPosition() (int64, error) {
 	pf := &s.pf
 	tail := pf.tail.Load() &^ sealedBit
@@ -271,30 +271,23 @@ func (s *Subscription) joinPosition() (int64, error) {
 // reassembled message, the subscription's buffer): it is valid only until
 // h returns. A handler that panics consumes its message.
 //
-// Poll also stores a heartbeat in the slot when the millisecond clock has
-// moved: every poll that finds nothing to read, and every 16th that reads
-// something, reads the clock (it costs as much as a small poll). So a
-// subscriber that keeps polling is never dropped, unless 16 of its polls
-// take longer than the subscriber timeout: one whose handler can take that
-// long calls Heartbeat itself. When nothing can be read, Poll returns,
-// unwrapped:
+// Poll stores a heartbeat in the slot when the millisecond clock has
+// moved, reading it on every empty poll and every 16th that reads
+// something: a subscriber whose 16 polls can outlast the subscriber
+// timeout calls Heartbeat itself. A claim left uncommitted for the unblock
+// timeout while the owner is gone (or once the publication has had
+// external publishers) becomes padding: its message is lost, the stream
+// goes on (one subscriber does it, counted in Stats.UnblockedClaims). Poll
+// returns, unwrapped unless noted:
 //   - ErrEndOfStream once the owner closed the publication and everything
 //     up to its end was consumed;
-//   - ErrPublisherDead once the owner is gone without closing (heartbeat
-//     stale beyond the file's liveness timeout, process gone) and
-//     everything written was consumed.
-//
-// When the record at the position is a claim that stays uncommitted for
-// the unblock timeout, and the owner is gone (or the publication has ever
-// had external publishers, whose liveness it cannot know), Poll turns that
-// claim into padding (one CAS: of several subscribers exactly one does it
-// and counts it in Stats.UnblockedClaims): the torn message is
-// lost, the stream goes on. It returns ErrSubscriberDropped when the
-// publisher dropped this subscriber (checked before reading and again
-// after a read that made progress: data read in that call may have been
-// overwritten), ErrSubscriptionClosed after Close, and ErrCorrupt
-// (wrapped) for log contents no correct publisher writes, among them a
-// header where it stops that no claim leaves there: it never waits at one.
+//   - ErrPublisherDead once the owner is gone without closing and
+//     everything written was consumed;
+//   - ErrSubscriberDropped when the publisher dropped this subscriber
+//     (data read in that call may have been overwritten);
+//   - ErrSubscriptionClosed after Close;
+//   - ErrCorrupt, wrapped, for log contents no correct publisher writes
+//     (it never waits at a header no claim leaves).
 func (s *Subscription) Poll(h ringbuf.Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ringbuf.ErrNilHandler
@@ -427,14 +420,13 @@ func (s *Subscription) idleAt(now, tail int64) error {
 }
 
 // corrupted returns err, a corruption the subscriber found, unless the
-// publisher has dropped it meanwhile: then what it found may be the new
-// contents of space it had not read, and the error is
+// publisher has dropped the subscriber meanwhile: then what it found may be
+// new contents of space it had not read, and the error is
 // ErrSubscriberDropped. Ordering: every store into a dropped subscriber's
-// unread space is ordered after its drop. Publishers claim that space only
-// under a limit the owner stored (release) after the drop's CAS, loaded
-// (acquire) before their claim, and the owner's zeroing writes whole zero
-// words, which read as "nothing written", never as corruption. So the
-// state word, loaded after the load that saw such a store, shows the drop.
+// unread space follows its drop (publishers claim it only under a limit
+// the owner released after the drop's CAS; the owner's zeroing reads as
+// nothing written), so the state word, loaded after the load that saw
+// such a store, shows the drop.
 func (s *Subscription) corrupted(err error) error {
 	if !s.active() {
 		return ErrSubscriberDropped
@@ -590,7 +582,7 @@ func (s *Subscription) endOfStream() bool {
 	return t&sealedBit != 0 && s.slot.position.Load() >= t&^sealedBit
 }
 
-// Stats returns the publication's shared state and counters as
+// PublicationStats returns the publication's shared state and counters as
 // this subscriber sees them (the zero value after Close).
 func (s *Subscription) PublicationStats() Stats {
 	if s.closed.Load() {
@@ -604,15 +596,11 @@ func (s *Subscription) File() *ipc.File { return s.pf.file }
 
 // Close leaves the publication: the slot is freed (if it is still this
 // subscriber's), so it no longer holds the publisher back, and the file
-// reference is released. Idempotent.
-//
-// A handler may call Close (it runs on the polling goroutine): the poll
+// reference is released. Idempotent. A handler may call Close: the poll
 // then delivers nothing more, publishes its position (the closing
 // handler's message consumed) and releases the subscription when it
-// returns, with the release's error if any; Close itself returns nil.
-// (Releasing at once unmapped the log under the poll, which went on
-// reading it: a fatal fault, TestCloseFromHandler.) If that handler then
-// panics, the mapping is never released: the safe side.
+// returns, with the release's error if any; Close itself returns nil. If
+// that handler then panics, the mapping is never released.
 func (s *Subscription) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil

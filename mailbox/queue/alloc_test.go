@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // Offer, Poll, Drain and DrainTo (into a slice with room) allocate nothing,
 // full or empty or not, for pointer and struct values alike.
 func TestNoAllocations(t *testing.T) {
-	if raceEnabled {
+	if buildtags.Race {
 		t.Skip("the race detector allocates")
 	}
 	type order struct {

@@ -13,12 +13,6 @@ import (
 // queue of that size of 8-byte values takes 8 GiB.
 const MaxCapacity = 1 << 30
 
-// padding separates the words written by producers from those written by
-// the consumer and from the read-only fields both read: 128 bytes, two cache
-// lines, because Intel's adjacent-line prefetcher pulls lines in pairs (the
-// same spacing as the ring's trailer).
-const padding = 128
-
 // roundCapacity returns requested rounded up to a power of two, or an error
 // wrapping ErrCapacity.
 func roundCapacity(requested, minimum int) (int, error) {

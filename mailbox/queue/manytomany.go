@@ -1,6 +1,10 @@
 package queue
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/pad"
+)
 
 // ManyToMany is a bounded multi-producer, multi-consumer queue of values of
 // type T: Agrona's ManyToManyConcurrentArrayQueue, Dmitry Vyukov's bounded
@@ -25,17 +29,17 @@ import "sync/atomic"
 // while a consumer is between its CAS and its release, and Poll may report
 // empty while a producer is between its CAS and its publication.
 type ManyToMany[T any] struct {
-	_ [padding]byte
+	_ pad.Pair
 	// Read-only after construction.
 	buf  []slot[T]
 	mask int64
-	_    [padding]byte
+	_    pad.Pair
 	// Producers.
 	tail atomic.Int64
-	_    [padding]byte
+	_    pad.Pair
 	// Consumers.
 	head atomic.Int64
-	_    [padding]byte
+	_    pad.Pair
 }
 
 // NewManyToMany returns an empty queue with room for capacity values,

@@ -1,6 +1,10 @@
 package queue
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/pad"
+)
 
 // ManyToOne is a bounded multi-producer, single-consumer queue of values of
 // type T: Agrona's ManyToOneConcurrentArrayQueue. Any number of goroutines
@@ -24,18 +28,18 @@ import "sync/atomic"
 // returns the element. Elements are delivered in claim order, so a stalled
 // producer holds back the elements claimed after its own.
 type ManyToOne[T any] struct {
-	_ [padding]byte
+	_ pad.Pair
 	// Read-only after construction.
 	buf  []slot[T]
 	mask int64
-	_    [padding]byte
+	_    pad.Pair
 	// Producers: tail and the head cache they share.
 	tail      atomic.Int64
 	headCache atomic.Int64
-	_         [padding]byte
+	_         pad.Pair
 	// Consumer: head.
 	head atomic.Int64
-	_    [padding]byte
+	_    pad.Pair
 }
 
 // NewManyToOne returns an empty queue with room for capacity values,
@@ -91,12 +95,11 @@ func (q *ManyToOne[T]) takeAt(h int64) (T, bool) {
 	v := s.v
 	s.v = zero
 	// A sequentially consistent store, not storeRelease, on purpose: the
-	// release store made one element cheaper on one goroutine (17 vs 27
-	// ns per offer+poll) but made the spinning 1P1C and 2P1C throughput
-	// benchmarks about 1.4x slower on amd64, in every interleaved round:
+	// release store is cheaper per element on one goroutine, but it made
+	// the spinning 1P1C and 2P1C throughput benchmarks slower on amd64:
 	// the XCHG slows a consumer that would otherwise keep catching up with
 	// the producers and contend for the slot line they are writing
-	// (docs/queue.md).
+	// (docs/queue.md, "Measurements").
 	q.head.Store(h + 1)
 	return v, true
 }

@@ -1,6 +1,10 @@
 package queue
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/pad"
+)
 
 // OneToOne is a bounded single-producer, single-consumer queue of values of
 // type T: Agrona's OneToOneConcurrentArrayQueue (FastFlow style), with
@@ -20,19 +24,19 @@ import "sync/atomic"
 // full (producer) or empty (consumer), so in the steady state neither reads
 // the other's cache line per element.
 type OneToOne[T any] struct {
-	_ [padding]byte
+	_ pad.Pair
 	// Read-only after construction.
 	buf  []T
 	mask int64
-	_    [padding]byte
+	_    pad.Pair
 	// Producer: tail (read by Size and the consumer), headCache (private).
 	tail      atomic.Int64
 	headCache int64
-	_         [padding]byte
+	_         pad.Pair
 	// Consumer: head (read by Size and the producer), tailCache (private).
 	head      atomic.Int64
 	tailCache int64
-	_         [padding]byte
+	_         pad.Pair
 }
 
 // NewOneToOne returns an empty queue with room for capacity values, rounded

@@ -1,5 +1,0 @@
-//go:build !race
-
-package broadcast
-
-const raceBuild = false

@@ -1,5 +1,0 @@
-//go:build !duty_invariants
-
-package atomicbuf
-
-const invariants = false

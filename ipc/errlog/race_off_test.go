@@ -1,5 +1,0 @@
-//go:build !race
-
-package errlog
-
-const raceEnabled = false

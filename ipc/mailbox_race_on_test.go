@@ -1,5 +1,0 @@
-//go:build race
-
-package ipc
-
-const mbRaceEnabled = true

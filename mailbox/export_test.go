@@ -1,4 +1,0 @@
-package mailbox
-
-// raceEnabled for the external test package.
-const RaceEnabled = raceEnabled

@@ -1,5 +1,0 @@
-//go:build !race
-
-package mailbox
-
-const raceEnabled = false
