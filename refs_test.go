@@ -133,3 +133,123 @@ func refExists(ref, dir string, all, base map[string]bool) bool {
 	}
 	return false
 }
+
+// sectionRef matches a citation of a section of a page in docs/:
+// docs/page.md, "Heading" or docs/page.md ("Heading").
+var sectionRef = regexp.MustCompile(`(docs/[a-z0-9_-]+\.md)[,;]?(?:\s|//)*\(?"((?:[^"\n]|\n\s*//)+)"`)
+
+// TestCitedSectionsExist: a comment or a page that sends the reader to a
+// section of docs/ names a heading that page has, so that a section that
+// is renamed or removed takes its citations with it.
+func TestCitedSectionsExist(t *testing.T) {
+	texts, _, _ := repoFiles(t)
+	headings := map[string][]string{}
+	n := 0
+	for _, path := range texts {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if path == "refs_test.go" {
+			continue
+		}
+		text := string(b)
+		for _, loc := range sectionRef.FindAllStringSubmatchIndex(text, -1) {
+			page := text[loc[2]:loc[3]]
+			// A section's name may run on to the next comment line.
+			section := strings.Join(strings.Fields(strings.ReplaceAll(text[loc[4]:loc[5]], "//", "")), " ")
+			hs, ok := headings[page]
+			if !ok {
+				hs = pageHeadings(t, page)
+				headings[page] = hs
+			}
+			n++
+			if !hasHeading(hs, section) {
+				line := 1 + strings.Count(text[:loc[0]], "\n")
+				t.Errorf("%s:%d cites %s, %q: the page has no such heading", path, line, page, section)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("found only %d section citations: the pattern no longer matches how they are written?", n)
+	}
+}
+
+// pageHeadings returns a page's Markdown headings, without their marks;
+// a page that does not exist has none (TestRepositoryStandsAlone reports
+// the page itself).
+func pageHeadings(t *testing.T, page string) []string {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		return nil
+	}
+	var hs []string
+	fence := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+		}
+		if !fence && strings.HasPrefix(line, "#") {
+			hs = append(hs, strings.TrimSpace(strings.TrimLeft(line, "#")))
+		}
+	}
+	return hs
+}
+
+// hasHeading reports whether a citation names a heading: the heading
+// itself, case aside, or its start up to a colon or a parenthesis (a
+// citation may shorten "Liveness: torn messages" to "Liveness").
+func hasHeading(hs []string, section string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h, section) {
+			return true
+		}
+		if len(h) > len(section) && strings.EqualFold(h[:len(section)], section) && strings.ContainsRune(":( ", rune(h[len(section)])) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCodegenTestsAreListed: the tests built only with -tags
+// duty_codegen run only where the Makefile's codegen target names them,
+// so each one must be named there.
+func TestCodegenTestsAreListed(t *testing.T) {
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^CODEGEN_TESTS\s*:=\s*(.+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("Makefile has no CODEGEN_TESTS")
+	}
+	listed := map[string]bool{}
+	for _, name := range strings.Split(string(m[1]), "|") {
+		listed[strings.TrimSpace(name)] = true
+	}
+	texts, _, _ := repoFiles(t)
+	testFunc := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`)
+	found := 0
+	for _, path := range texts {
+		if !strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`(?m)^//go:build .*\bduty_codegen\b`).Match(b) {
+			continue
+		}
+		for _, f := range testFunc.FindAllSubmatch(b, -1) {
+			found++
+			if !listed[string(f[1])] {
+				t.Errorf("%s: %s builds only with duty_codegen but is not in the Makefile's CODEGEN_TESTS, so nothing runs it", path, f[1])
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("found no duty_codegen tests")
+	}
+}

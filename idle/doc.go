@@ -33,6 +33,6 @@
 // far more than the nanosleep itself at the short periods a back-off
 // parks for. The kernel still adds the thread's timer slack (50 µs by
 // default) to each sleep; runner.WithTimerSlack lowers it. docs/idle.md
-// ("What parking costs on Go, on a locked thread") has the measurements
+// ("Parking on a locked thread") has the measurements
 // and the command that reproduces them.
 package idle

@@ -17,7 +17,7 @@ import (
 // and without LSE atomics (GOARM64 v8.0, the default, and v8.1): a
 // store-release immediately followed by a load-acquire of the same word,
 // after which no store of the claim can become visible before the marker
-// (atomicbuf.StoreOrdered64; docs/memory-ordering.md, "claim marker").
+// (atomicbuf.StoreOrdered64; docs/memory-ordering.md, "Ring buffers", the claim marker).
 // That is TryClaim and TryClaimRecords, which compose the record core's
 // fast claim, general claim and marker in their own frame; every other
 // claim marks in the record core, whose TestClaimMarkersOrderedOnArm64

@@ -148,7 +148,7 @@ func defaultHandler(role string) func(error) {
 // WithCycleTiming turns the stall tracker (Stats.MaxCycle) on (the default)
 // or off. It costs one clock read per duty cycle: an RDTSC where the CPU's
 // time-stamp counter is a usable clock, time.Since elsewhere (docs/runner.md,
-// "Measured costs"). Off, MaxCycle stays 0. The timed span is DoWork and
+// "Costs"). Off, MaxCycle stays 0. The timed span is DoWork and
 // error handling, plus the previous idle step when that was a spin or
 // nothing.
 func WithCycleTiming(on bool) Option { return func(c *config) { c.noCycleTiming = !on } }

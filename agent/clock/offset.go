@@ -42,8 +42,8 @@ type OffsetConfig struct {
 // time.Now().UnixNano() reads two clocks (the wall clock and the monotonic
 // one, two vDSO clock_gettime calls on Linux), Offset reads one (the
 // monotonic clock, as time.Since does) plus two loads and a compare, so it
-// is the cheaper reading (docs/clock.md, "Measured costs";
-// BenchmarkEpochNanos).
+// is the cheaper reading (docs/clock.md, "Costs";
+// BenchmarkOffsetEpochNanos against BenchmarkSystemEpochNanos).
 //
 // The price: between samples the reading follows the monotonic clock, not
 // the wall clock. Both are slewed alike by NTP on Linux, so they only part

@@ -20,7 +20,7 @@ import (
 // claim can become visible before the marker (atomicbuf.StoreOrdered64).
 // A release store alone would let them pass it, and Unblock's zero-gap
 // scan could take a payload word for the next record and pad into the
-// middle of a live claim (docs/memory-ordering.md, "claim marker"). Write's
+// middle of a live claim (docs/memory-ordering.md, "Ring buffers", the claim marker). Write's
 // fast path marks in PublishRecord (TestPublishRecordOrderOnArm64);
 // ringbuf's TryClaimRecords, which composes the same pieces, is checked
 // there.

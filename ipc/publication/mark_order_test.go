@@ -17,8 +17,8 @@ import (
 // of the marker immediately followed by a load-acquire (LDAR) of the same
 // word, and no other store. A release store alone lets the payload stores
 // that follow the marker pass it, and the zero-gap unblock could then take
-// a payload word for the next record (docs/memory-ordering.md, "claim
-// marker"; atomicbuf.StoreOrdered64).
+// a payload word for the next record (docs/memory-ordering.md, "Ring
+// buffers", the claim marker; atomicbuf.StoreOrdered64).
 func TestMarkOrderedOnArm64(t *testing.T) {
 	for _, level := range []string{"v8.0", "v8.1"} {
 		listing := gcout.BuildEnv(t, "-S", "GOARCH=arm64", "GOARM64="+level)

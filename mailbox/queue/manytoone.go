@@ -99,7 +99,7 @@ func (q *ManyToOne[T]) takeAt(h int64) (T, bool) {
 	// the spinning 1P1C and 2P1C throughput benchmarks slower on amd64:
 	// the XCHG slows a consumer that would otherwise keep catching up with
 	// the producers and contend for the slot line they are writing
-	// (docs/queue.md, "Measurements").
+	// (docs/queue.md, "Costs").
 	q.head.Store(h + 1)
 	return v, true
 }
