@@ -15,7 +15,8 @@ import (
 // kernel timer (docs/idle.md, "Parking on a locked thread", has the
 // figures); nanosleep blocks only this thread (the runtime treats it as a
 // syscall and may lend the P to other goroutines meanwhile). The actual
-// sleep is d plus the thread's timer slack (50 µs by default on Linux; see runner.WithTimerSlack).
+// sleep is d plus the thread's timer slack (50 µs by default on Linux;
+// see runner.WithTimerSlack).
 func park(d time.Duration) {
 	if d <= 0 {
 		return
