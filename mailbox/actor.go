@@ -29,6 +29,7 @@ type Actor struct {
 	role      string
 	mb        *Mailbox
 	h         Handler
+	recv      Receiver // for an actor of a Receiver (h is then the mailbox's onReceive)
 	limit     int
 	mode      CloseMode
 	discarded int
@@ -53,16 +54,33 @@ func WithCloseMode(mode CloseMode) ActorOption { return func(a *Actor) { a.mode 
 // mailbox that only sends (its consumer is another process) is refused
 // with ErrNotConsumer.
 func NewActor(role string, mb *Mailbox, h Handler, opts ...ActorOption) (*Actor, error) {
+	if h == nil {
+		return nil, ErrNilHandler
+	}
+	return newActor(role, mb, h, nil, opts)
+}
+
+// NewReceiverActor returns an actor named role that drains mb into r (see
+// DrainTo). The errors r reports reach the runner as DoWork's error (its
+// error handler counts or logs them) and do not stop the actor.
+func NewReceiverActor(role string, mb *Mailbox, r Receiver, opts ...ActorOption) (*Actor, error) {
+	if r == nil {
+		return nil, ErrNilHandler
+	}
 	if mb == nil {
 		return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
 	}
-	if h == nil {
-		return nil, ErrNilHandler
+	return newActor(role, mb, mb.cons.onReceive, r, opts)
+}
+
+func newActor(role string, mb *Mailbox, h Handler, r Receiver, opts []ActorOption) (*Actor, error) {
+	if mb == nil {
+		return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
 	}
 	if mb.sendOnly {
 		return nil, errNotConsumer(mb, "NewActor")
 	}
-	a := &Actor{role: role, mb: mb, h: h, limit: DefaultDrainLimit, mode: Drain}
+	a := &Actor{role: role, mb: mb, h: h, recv: r, limit: DefaultDrainLimit, mode: Drain}
 	for _, o := range opts {
 		o(a)
 	}
@@ -101,6 +119,14 @@ func (a *Actor) DoWork() (int, error) {
 	}
 	if m.quietPoll() {
 		return 0, nil
+	}
+	if a.recv != nil {
+		m.cons.recv = a.recv
+		n, err := m.drain(a.h, a.limit)
+		if err = m.cons.takeFailures(err); err != nil {
+			return n, a.failed(err)
+		}
+		return n, nil
 	}
 	n, err := m.drain(a.h, a.limit)
 	if err != nil {
@@ -146,8 +172,10 @@ func (a *Actor) OnClose() error {
 		return err
 	}
 	var errs error
+	m.cons.recv = a.recv
 	for {
 		n, err := m.drain(a.h, ringbuf.NoLimit)
+		err = m.cons.takeFailures(err)
 		if err != nil && errs == nil {
 			errs = err
 		}

@@ -69,8 +69,14 @@ type consumer struct {
 	// Totals of the single-writer counters, loaded from them by New.
 	maxDepth, totalDelivered int64
 	msg                      Message
-	beats                    int   // drains since the last heartbeat
-	lastBeat                 int64 // the last consumer heartbeat stored (epoch ms)
+	// DrainTo's Receiver, the Handler bound once that calls it, and what
+	// it reported in this call.
+	recv         Receiver
+	onReceive    Handler
+	failed       int
+	firstFailure error
+	beats        int   // drains since the last heartbeat
+	lastBeat     int64 // the last consumer heartbeat stored (epoch ms)
 
 	// Per call, rare: zeroed when flushed to the counters.
 	discarded int64
@@ -117,6 +123,7 @@ func (c *consumer) init(m *Mailbox) {
 		c.plainReady = c.fastPath()
 		return a
 	}
+	c.onReceive = c.receive
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
 	c.claimMask, c.checkPeriod = claimCheckPeriod-1, stallCheckPeriod

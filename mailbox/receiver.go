@@ -1,0 +1,79 @@
+package mailbox
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Receiver is a handler with state, for an agent that drains its mailbox
+// into itself: the agent implements Receive, and DrainTo(agent, n) passes
+// it as an interface value, which costs no allocation, where
+// Drain(agent.handle, n) would allocate a method value on every call.
+//
+// Receive decides what happens to the message as a Handler does (the
+// Message and its slices are valid only during the call) and may report
+// that handling it failed. An error does not change the Action: the
+// message is consumed unless Receive returns Abort, and the drain goes on
+// unless it returns Abort or Break.
+type Receiver interface {
+	Receive(m *Message) (Action, error)
+}
+
+// HandlerError reports that a Receiver failed on messages of one
+// DrainTo call: the first error, which errors.Is and errors.As reach, and
+// how many messages failed.
+type HandlerError struct {
+	Err    error
+	Failed int
+}
+
+func (e *HandlerError) Error() string {
+	return fmt.Sprintf("mailbox: handler failed on %d messages, first: %v", e.Failed, e.Err)
+}
+
+func (e *HandlerError) Unwrap() error { return e.Err }
+
+// DrainTo is Drain with a Receiver: it delivers up to limit messages to
+// r.Receive and returns the number consumed. The errors r returns are
+// reported after the drain: the only one as it is, several as a
+// *HandlerError carrying the first and the count (joined with the drain's
+// own error, if any). Same goroutine rules as Drain.
+func (m *Mailbox) DrainTo(r Receiver, limit int) (int, error) {
+	if r == nil {
+		return 0, ErrNilHandler
+	}
+	m.cons.recv, m.cons.failed, m.cons.firstFailure = r, 0, nil
+	n, err := m.Drain(m.cons.onReceive, limit)
+	m.cons.recv = nil
+	return n, m.cons.takeFailures(err)
+}
+
+// receive is the Handler through which DrainTo calls its Receiver; it
+// keeps the first error and counts the others.
+func (c *consumer) receive(msg *Message) Action {
+	a, err := c.recv.Receive(msg)
+	if err != nil {
+		if c.failed == 0 {
+			c.firstFailure = err
+		}
+		c.failed++
+	}
+	return a
+}
+
+// takeFailures combines a drain's error with what its Receiver reported,
+// and forgets the latter.
+func (c *consumer) takeFailures(err error) error {
+	if c.failed == 0 {
+		return err
+	}
+	herr := c.firstFailure
+	if c.failed > 1 {
+		herr = &HandlerError{Err: c.firstFailure, Failed: c.failed}
+	}
+	c.failed, c.firstFailure = 0, nil
+	if err != nil {
+		return errors.Join(err, herr)
+	}
+	return herr
+}
