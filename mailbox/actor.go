@@ -29,7 +29,7 @@ type Actor struct {
 	role      string
 	mb        *Mailbox
 	h         Handler
-	recv      Receiver // for an actor of a Receiver (h is then the mailbox's onReceive)
+	recv      Receiver // for an actor of a Receiver (h is then nil)
 	limit     int
 	mode      CloseMode
 	discarded int
@@ -70,7 +70,7 @@ func NewReceiverActor(role string, mb *Mailbox, r Receiver, opts ...ActorOption)
 	if mb == nil {
 		return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
 	}
-	return newActor(role, mb, mb.cons.onReceive, r, opts)
+	return newActor(role, mb, nil, r, opts)
 }
 
 func newActor(role string, mb *Mailbox, h Handler, r Receiver, opts []ActorOption) (*Actor, error) {
@@ -121,14 +121,13 @@ func (a *Actor) DoWork() (int, error) {
 		return 0, nil
 	}
 	if a.recv != nil {
-		m.cons.recv = a.recv
-		n, err := m.drain(a.h, a.limit)
+		n, err := m.drain(nil, a.recv, a.limit)
 		if err = m.cons.takeFailures(err); err != nil {
 			return n, a.failed(err)
 		}
 		return n, nil
 	}
-	n, err := m.drain(a.h, a.limit)
+	n, err := m.drain(a.h, nil, a.limit)
 	if err != nil {
 		return n, a.failed(err)
 	}
@@ -172,9 +171,8 @@ func (a *Actor) OnClose() error {
 		return err
 	}
 	var errs error
-	m.cons.recv = a.recv
 	for {
-		n, err := m.drain(a.h, ringbuf.NoLimit)
+		n, err := m.drain(a.h, a.recv, ringbuf.NoLimit)
 		err = m.cons.takeFailures(err)
 		if err != nil && errs == nil {
 			errs = err

@@ -69,10 +69,9 @@ type consumer struct {
 	// Totals of the single-writer counters, loaded from them by New.
 	maxDepth, totalDelivered int64
 	msg                      Message
-	// DrainTo's Receiver, the Handler bound once that calls it, and what
+	// DrainTo's Receiver (when set, it is called instead of h) and what
 	// it reported in this call.
 	recv         Receiver
-	onReceive    Handler
 	failed       int
 	firstFailure error
 	beats        int   // drains since the last heartbeat
@@ -114,7 +113,16 @@ func (c *consumer) init(m *Mailbox) {
 			c.msg.typeID = recordType
 			c.msg.one[0] = payload
 			c.calls++
-			if a := c.h(&c.msg); a != Continue {
+			var a Action
+			if c.recv != nil {
+				var err error
+				if a, err = c.recv.Receive(&c.msg); err != nil {
+					c.fail(err)
+				}
+			} else {
+				a = c.h(&c.msg)
+			}
+			if a != Continue {
 				return c.settle(a)
 			}
 			return Continue
@@ -123,7 +131,6 @@ func (c *consumer) init(m *Mailbox) {
 		c.plainReady = c.fastPath()
 		return a
 	}
-	c.onReceive = c.receive
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
 	c.claimMask, c.checkPeriod = claimCheckPeriod-1, stallCheckPeriod
@@ -163,6 +170,14 @@ const maxRingReads = 16
 // error wrapping ErrCorruptFrame after the rest has been delivered. A view
 // that only sends returns ErrNotConsumer.
 func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
+	if h == nil {
+		return 0, ErrNilHandler
+	}
+	return m.drainBeat(h, nil, limit)
+}
+
+// drainBeat is Drain and DrainTo: the heartbeat, then the drain.
+func (m *Mailbox) drainBeat(h Handler, r Receiver, limit int) (int, error) {
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")
 	}
@@ -172,15 +187,12 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 			return 0, err
 		}
 	}
-	return m.drain(h, limit)
+	return m.drain(h, r, limit)
 }
 
 // drain is Drain without the heartbeat: an Actor counts its duty cycles
-// itself.
-func (m *Mailbox) drain(h Handler, limit int) (int, error) {
-	if h == nil {
-		return 0, ErrNilHandler
-	}
+// itself. It delivers to r when r is not nil, to h otherwise.
+func (m *Mailbox) drain(h Handler, r Receiver, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
@@ -199,7 +211,7 @@ func (m *Mailbox) drain(h Handler, limit int) (int, error) {
 	// a handler that panicked left the last read's. discarded and corrupt
 	// are zeroed at the end of a call; one whose handler panicked leaves
 	// them to be counted and reported by this one.
-	c.h, c.count, c.stop, c.extra = h, 0, false, 0
+	c.h, c.recv, c.count, c.stop, c.extra = h, r, 0, false, 0
 	c.discard = st == stateDiscard
 	c.plainReady = c.fastPath()
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
@@ -470,6 +482,9 @@ func (c *consumer) deliver() Action {
 		return Continue
 	}
 	c.calls++
+	if c.recv != nil {
+		return c.settle(c.receive(&c.msg))
+	}
 	return c.settle(c.h(&c.msg))
 }
 

@@ -417,7 +417,7 @@ func (m *Mailbox) DiscardQueued() (int, error) {
 	}
 	total := 0
 	for m.w.state.Load() == stateDiscard {
-		n, err := m.drain(discardHandler, ringbuf.NoLimit)
+		n, err := m.drain(discardHandler, nil, ringbuf.NoLimit)
 		total += n
 		if err != nil || n == 0 {
 			return total, err

@@ -42,23 +42,29 @@ func (m *Mailbox) DrainTo(r Receiver, limit int) (int, error) {
 	if r == nil {
 		return 0, ErrNilHandler
 	}
-	m.cons.recv, m.cons.failed, m.cons.firstFailure = r, 0, nil
-	n, err := m.Drain(m.cons.onReceive, limit)
-	m.cons.recv = nil
+	m.cons.failed, m.cons.firstFailure = 0, nil
+	n, err := m.drainBeat(nil, r, limit)
 	return n, m.cons.takeFailures(err)
 }
 
-// receive is the Handler through which DrainTo calls its Receiver; it
-// keeps the first error and counts the others.
+// receive calls the Receiver. Small enough to inline into the drain's
+// fast path; failures are kept out of line.
 func (c *consumer) receive(msg *Message) Action {
 	a, err := c.recv.Receive(msg)
 	if err != nil {
-		if c.failed == 0 {
-			c.firstFailure = err
-		}
-		c.failed++
+		c.fail(err)
 	}
 	return a
+}
+
+// fail keeps the first error of a drain and counts the others.
+//
+//go:noinline
+func (c *consumer) fail(err error) {
+	if c.failed == 0 {
+		c.firstFailure = err
+	}
+	c.failed++
 }
 
 // takeFailures combines a drain's error with what its Receiver reported,

@@ -140,8 +140,15 @@ func (f *Fixed[T]) view(src []byte) *T {
 	return (*T)(p)
 }
 
-// check validates a payload for T.
+// check validates a payload for T; in line for a T without bools.
 func (f *Fixed[T]) check(src []byte) error {
+	if len(src) == f.size && len(f.bools) == 0 {
+		return nil
+	}
+	return f.checkSlow(src)
+}
+
+func (f *Fixed[T]) checkSlow(src []byte) error {
 	if len(src) != f.size {
 		return errLength(f.id, len(src), f.size)
 	}

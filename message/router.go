@@ -11,7 +11,9 @@ import (
 const denseRoutes = 256
 
 // route delivers one message of its type to its handler.
-type route func(m *mailbox.Message) error
+type route interface {
+	deliver(r *Router, m *mailbox.Message) error
+}
 
 // Router hands each message to the handler registered for its type id.
 // It is a mailbox.Receiver (DrainTo, mailbox.NewReceiverActor). Register
@@ -50,9 +52,9 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	}
 	var rt route
 	if f, ok := c.(*Fixed[T]); ok {
-		rt = fixedRoute(r, f, h)
+		rt = &fixedRoute[T]{f: f, h: h}
 	} else {
-		rt = codecRoute(r, c, h)
+		rt = &codecRoute[T]{c: c, id: id, h: h}
 	}
 	if id < denseRoutes {
 		r.dense[id] = rt
@@ -68,45 +70,52 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 // fixedRoute hands the handler a view of the ring's bytes when they are
 // aligned for T, a copy in the route's own value otherwise (a part of a
 // reassembled message may start anywhere).
-func fixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) route {
-	var scratch T
-	return func(m *mailbox.Message) error {
-		if m.NumParts() != 1 {
-			r.stats.Undecodable++
-			return errParts(f.id, m.NumParts())
-		}
-		p := m.Payload()
-		if err := f.check(p); err != nil {
-			r.stats.Undecodable++
-			return err
-		}
-		v := f.view(p)
-		if v == nil {
-			copy(bytesOf(&scratch, f.size), p)
-			v = &scratch
-		}
-		return r.deliver(h(v))
+type fixedRoute[T any] struct {
+	f       *Fixed[T]
+	h       func(*T) error
+	scratch T
+}
+
+func (x *fixedRoute[T]) deliver(r *Router, m *mailbox.Message) error {
+	f := x.f
+	if m.NumParts() != 1 {
+		r.stats.Undecodable++
+		return errParts(f.id, m.NumParts())
 	}
+	p := m.Payload()
+	if err := f.check(p); err != nil {
+		r.stats.Undecodable++
+		return err
+	}
+	v := f.view(p)
+	if v == nil {
+		copy(bytesOf(&x.scratch, f.size), p)
+		v = &x.scratch
+	}
+	return r.delivered(x.h(v))
 }
 
 // codecRoute decodes into the route's own value.
-func codecRoute[T any](r *Router, c Codec[T], h func(*T) error) route {
-	var scratch T
-	id := c.TypeID()
-	return func(m *mailbox.Message) error {
-		if m.NumParts() != 1 {
-			r.stats.Undecodable++
-			return errParts(id, m.NumParts())
-		}
-		if err := c.Decode(m.Payload(), &scratch); err != nil {
-			r.stats.Undecodable++
-			return fmt.Errorf("message: type %d: %w", id, err)
-		}
-		return r.deliver(h(&scratch))
-	}
+type codecRoute[T any] struct {
+	c       Codec[T]
+	id      int32
+	h       func(*T) error
+	scratch T
 }
 
-func (r *Router) deliver(err error) error {
+func (x *codecRoute[T]) deliver(r *Router, m *mailbox.Message) error {
+	if m.NumParts() != 1 {
+		r.stats.Undecodable++
+		return errParts(x.id, m.NumParts())
+	}
+	if err := x.c.Decode(m.Payload(), &x.scratch); err != nil {
+		r.stats.Undecodable++
+		return fmt.Errorf("message: type %d: %w", x.id, err)
+	}
+	return r.delivered(x.h(&x.scratch))
+}
+
+func (r *Router) delivered(err error) error {
 	r.stats.Delivered++
 	if err != nil {
 		r.stats.Failed++
@@ -130,7 +139,7 @@ func (r *Router) lookup(id int32) route {
 // message: a failure is reported, not retried.
 func (r *Router) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	if rt := r.lookup(m.TypeID()); rt != nil {
-		return mailbox.Continue, rt(m)
+		return mailbox.Continue, rt.deliver(r, m)
 	}
 	if r.fallback != nil {
 		return mailbox.Continue, r.fallback(m)

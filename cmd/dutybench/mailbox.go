@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/message"
 )
 
 // The mailbox variants (the standard variants mailbox in w1 and
@@ -13,6 +14,7 @@ import (
 func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "mailbox", run: w1Mailbox},
+		variant{name: "mailbox-typed", run: w1MailboxTyped},
 		// Which side of the layer costs (docs/mailbox.md, "In cmd/dutybench"):
 		// each is the mailbox variant with one side replaced by the bare
 		// ring's, on the same mailbox's ring.
@@ -188,6 +190,74 @@ func w3MailboxActors(cfg *runConfig) (time.Duration, error) {
 				return errAborted
 			}
 		}
+		return c.finish([]int{n})
+	})
+	return t.run(cfg.timeout)
+}
+
+// benchMsg is the standard payload as a fixed-layout struct: the same 32
+// bytes (docs/benchmarks.md, "Common rules").
+type benchMsg struct {
+	Seq      uint64
+	Producer uint64
+	_        [16]byte
+}
+
+var benchMsgs = message.MustFixed[benchMsg](msgTypeID)
+
+// w1MailboxTyped is w1Mailbox through the message package: the producer
+// sends a benchMsg with (*message.Fixed).Send, the consumer is an actor of
+// a message.Router whose handler takes a *benchMsg.
+func w1MailboxTyped(cfg *runConfig) (time.Duration, error) {
+	mb, err := newBenchMailbox("w1")
+	if err != nil {
+		return 0, err
+	}
+	c := newChecker(1)
+	r := message.NewRouter()
+	if err := message.Handle(r, benchMsgs, func(m *benchMsg) error {
+		c.received++
+		c.sequence(m.Seq, m.Producer)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	actor, err := mailbox.NewReceiverActor("w1-consumer", mb, r)
+	if err != nil {
+		return 0, err
+	}
+	t := newTeam(cfg.place)
+	n, corruptAt := cfg.n, cfg.corruptAt
+	t.spawn(0, func() error {
+		var m benchMsg
+		for i := range n {
+			m.Seq = seqFor(i, corruptAt)
+			for {
+				err := benchMsgs.Send(mb, &m)
+				if err == nil {
+					break
+				}
+				if err != mailbox.ErrBackPressured {
+					return err
+				}
+				if t.abort.Load() {
+					return errAborted
+				}
+			}
+		}
+		return nil
+	})
+	t.spawn(1, func() error {
+		for c.received < n {
+			k, err := actor.DoWork()
+			if err != nil {
+				return err
+			}
+			if k == 0 && t.abort.Load() {
+				return errAborted
+			}
+		}
+		t.finish()
 		return c.finish([]int{n})
 	})
 	return t.run(cfg.timeout)

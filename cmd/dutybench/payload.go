@@ -84,8 +84,11 @@ func (c *checker) check(typeID int32, p []byte) {
 		c.mismatch(fmt.Sprintf("message %d: type %d, %d bytes; want type %d, %d bytes", c.received, typeID, len(p), msgTypeID, payloadLen))
 		return
 	}
-	seq := binary.LittleEndian.Uint64(p[0:8])
-	id := binary.LittleEndian.Uint64(p[8:16])
+	c.sequence(binary.LittleEndian.Uint64(p[0:8]), binary.LittleEndian.Uint64(p[8:16]))
+}
+
+// sequence checks a received message's producer id and sequence number.
+func (c *checker) sequence(seq, id uint64) {
 	if id >= uint64(len(c.expected)) {
 		c.mismatch(fmt.Sprintf("message %d: producer id %d, want < %d", c.received, id, len(c.expected)))
 		return

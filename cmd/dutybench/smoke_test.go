@@ -79,7 +79,7 @@ func TestSelectVariantsExtra(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox"}, names(selectVariants(w1, nil)),
+	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox", "mailbox-typed"}, names(selectVariants(w1, nil)),
 		"the standard variants, baseline first; extras only on request")
 	require.Equal(t, []string{"chan", "onetoone-runner", "onetoone-runner-notiming"},
 		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true})))
