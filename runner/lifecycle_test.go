@@ -626,3 +626,34 @@ func TestContextIsCancelledWhenTheAgentStopsByItself(t *testing.T) {
 		})
 	}
 }
+
+// One idle strategy given to two runners would be raced on: the second
+// runner is refused while the first has not stopped, and accepted after.
+func TestIdleStrategyIsNotShared(t *testing.T) {
+	s := idle.Backoff()
+	r1, err := New(&fakeAgent{role: "first"}, WithIdle(s))
+	require.NoError(t, err)
+	_, err = New(&fakeAgent{role: "second"}, WithIdle(s))
+	require.ErrorIs(t, err, ErrBadOption)
+	require.ErrorContains(t, err, "in use by runner first")
+
+	require.NoError(t, r1.Start())
+	_, err = New(&fakeAgent{role: "second"}, WithIdle(s))
+	require.ErrorIs(t, err, ErrBadOption)
+	require.NoError(t, r1.Close())
+
+	r2, err := New(&fakeAgent{role: "second"}, WithIdle(s))
+	require.NoError(t, err, "free once the first runner stopped")
+	require.NoError(t, r2.Close()) // never started: closed on this goroutine, and free again
+	r3, err := New(&fakeAgent{role: "third"}, WithIdle(s))
+	require.NoError(t, err)
+	require.NoError(t, r3.Close())
+
+	// Separate instances, and the default, are never refused.
+	a, err := New(&fakeAgent{role: "a"}, WithIdle(idle.Backoff()))
+	require.NoError(t, err)
+	b, err := New(&fakeAgent{role: "b"}, WithIdle(idle.Backoff()))
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
+}

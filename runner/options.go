@@ -1,9 +1,7 @@
 package runner
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -57,7 +55,8 @@ type config struct {
 type Option func(*config)
 
 // WithIdle sets the idle strategy (default: a new idle.Backoff()). A
-// strategy keeps state: give each runner its own instance.
+// strategy keeps state: give each runner its own instance. New refuses
+// one that a runner which has not stopped uses already (ErrBadOption).
 func WithIdle(s idle.Strategy) Option {
 	return func(c *config) {
 		if s == nil {
@@ -104,7 +103,9 @@ func WithTimerSlack(d time.Duration) Option {
 // runs on the agent's thread (or on the closing goroutine for an agent
 // closed before it started), must return promptly and should not panic (a
 // panic is recovered and logged). It may call the runner's Close. Default:
-// log with slog.Default at level Error.
+// log with slog.Default at level Error, each distinct error once and then
+// at every power of ten of its count or once a minute, with the count and
+// the first and last times.
 func WithErrorHandler(h func(error)) Option {
 	return func(c *config) {
 		if h == nil {
@@ -138,12 +139,6 @@ func WithErrorPolicy(p Policy) Option { return func(c *config) { c.errorPolicy =
 // case when the agent stops.
 func WithPanicPolicy(p Policy) Option { return func(c *config) { c.panicPolicy = p } }
 
-func defaultHandler(role string) func(error) {
-	return func(err error) {
-		slog.Default().LogAttrs(context.Background(), slog.LevelError, "duty: agent error",
-			slog.String("role", role), slog.Any("err", err))
-	}
-}
 
 // WithCycleTiming turns the stall tracker (Stats.MaxCycle) on (the default)
 // or off. It costs one clock read per duty cycle: an RDTSC where the CPU's

@@ -93,6 +93,8 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 	cfg.errs = nil
 	if cfg.idle == nil {
 		cfg.idle = idle.Backoff()
+	} else if err := claimIdle(cfg.idle, role); err != nil {
+		return nil, err
 	}
 	if cfg.handler == nil {
 		cfg.handler = defaultHandler(role)
@@ -104,6 +106,7 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 	if cfg.liveCounters != nil {
 		live, err := allocateLive(cfg.liveCounters, role)
 		if err != nil {
+			releaseIdle(cfg.idle)
 			return nil, err
 		}
 		r.live = live
@@ -194,6 +197,7 @@ func (r *Runner) run(ready chan<- error) {
 	var startErr error // why the start failed
 	var answered, closing, returned bool
 	defer close(r.done)
+	defer releaseIdle(r.cfg.idle)
 	defer r.live.free()
 	defer func() {
 		if !returned && !closing {
@@ -511,6 +515,7 @@ func (r *Runner) closeOnCaller() {
 	defer runtime.UnlockOSThread() // nests: a caller's own lock stays
 	r.closer.Store(int64(gettid()))
 	defer close(r.done)
+	defer releaseIdle(r.cfg.idle)
 	defer r.live.free()
 	r.closeAgent()
 }
