@@ -139,7 +139,6 @@ func WithErrorPolicy(p Policy) Option { return func(c *config) { c.errorPolicy =
 // case when the agent stops.
 func WithPanicPolicy(p Policy) Option { return func(c *config) { c.panicPolicy = p } }
 
-
 // WithCycleTiming turns the stall tracker (Stats.MaxCycle) on (the default)
 // or off. It costs one clock read per duty cycle: an RDTSC where the CPU's
 // time-stamp counter is a usable clock, time.Since elsewhere (docs/runner.md,
