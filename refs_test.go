@@ -1,10 +1,13 @@
 package duty_test
 
 import (
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -251,5 +254,38 @@ func TestCodegenTestsAreListed(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("found no duty_codegen tests")
+	}
+}
+
+// TestExamplesImportOnlyWhatUsersCan: an example copied into a user's
+// module must compile, so it imports no internal package of duty (its
+// own internal packages, copied with it, are fine).
+func TestExamplesImportOnlyWhatUsersCan(t *testing.T) {
+	const module = "github.com/dutyrt/duty/"
+	n := 0
+	err := filepath.WalkDir("examples", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		parts := strings.SplitN(filepath.ToSlash(path), "/", 3) // examples/<name>/...
+		own := module + "examples/" + parts[1] + "/"
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			n++
+			if strings.HasPrefix(p, module) && strings.Contains(p+"/", "/internal/") && !strings.HasPrefix(p, own) {
+				t.Errorf("%s imports %s, which a user's module cannot", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no imports found under examples/")
 	}
 }

@@ -29,14 +29,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dutyrt/duty/internal/procs"
+	"github.com/dutyrt/duty/runner"
 )
 
 // processStart is when the process started, for the progress log.
 var processStart = time.Now()
 
 func main() {
-	procs.Set()
+	runner.SetMaxProcs()
 	// W4 keeps each repetition's shared files in a directory of its own:
 	// remove those of earlier runs that died (SIGKILL, a crash), and on
 	// SIGINT or SIGTERM remove this run's before exiting.

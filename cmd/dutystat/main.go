@@ -30,11 +30,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/dutyrt/duty/internal/procs"
+	"github.com/dutyrt/duty/runner"
 )
 
 func main() {
-	procs.Set()
+	runner.SetMaxProcs()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()

@@ -28,7 +28,6 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/dutyrt/duty/internal/procs"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -150,7 +149,7 @@ func run(ctx context.Context, out io.Writer) int {
 }
 
 func main() {
-	procs.Set()
+	runner.SetMaxProcs()
 	duration := flag.Duration("duration", 2*time.Second, "how long to run")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

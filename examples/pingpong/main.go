@@ -32,7 +32,6 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
-	"github.com/dutyrt/duty/internal/procs"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -307,7 +306,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func main() {
-	procs.Set()
+	runner.SetMaxProcs()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {

@@ -12,8 +12,7 @@ import (
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
-	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/internal/pad"
+	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -100,7 +99,7 @@ func (i inbox) closeAndDrain() error {
 // only when it changes.
 func setWord(w *atomic.Int64, v int64) {
 	if w.Load() != v {
-		atomicbuf.StoreRelease64(w, v)
+		counters.SetWord(w, v)
 	}
 }
 
@@ -111,9 +110,11 @@ func setWord(w *atomic.Int64, v int64) {
 // them.
 type words []*atomic.Int64
 
+// paddedWord fills two cache lines (the adjacent-line prefetcher fetches
+// lines in pairs), so that no two agents' words share one.
 type paddedWord struct {
 	atomic.Int64
-	_ [pad.PairSize - 8]byte
+	_ [128 - 8]byte
 }
 
 func newWords(n int) words {
@@ -210,7 +211,7 @@ func (f *feedAgent) DoWork() (int, error) {
 		}
 		work++
 	}
-	atomicbuf.StoreRelease64(f.quotes, f.made)
+	counters.SetWord(f.quotes, f.made)
 	return work, nil
 }
 
@@ -376,10 +377,10 @@ const (
 
 func (a *strategyAgent) publish() {
 	c := a.s.Counts()
-	atomicbuf.StoreRelease64(a.pub[pubStratOrders], c.Orders)
-	atomicbuf.StoreRelease64(a.pub[pubStratFills], c.Reports.Fills+c.Reports.PartialFills)
-	atomicbuf.StoreRelease64(a.pub[pubStratReports], c.Reports.Total())
-	atomicbuf.StoreRelease64(a.pub[pubStratOpen], c.Open)
+	counters.SetWord(a.pub[pubStratOrders], c.Orders)
+	counters.SetWord(a.pub[pubStratFills], c.Reports.Fills+c.Reports.PartialFills)
+	counters.SetWord(a.pub[pubStratReports], c.Reports.Total())
+	counters.SetWord(a.pub[pubStratOpen], c.Open)
 	setWord(a.pub[pubStratLost], a.lost)
 	setWord(a.pub[pubStratBad], a.bad+a.badAudit)
 }
@@ -541,7 +542,7 @@ const (
 
 func (a *riskAgent) publish() {
 	c := a.c.Counts()
-	atomicbuf.StoreRelease64(a.pub[pubRiskRejected], c.Rejected)
+	counters.SetWord(a.pub[pubRiskRejected], c.Rejected)
 	setWord(a.pub[pubRiskLost], a.lost)
 	setWord(a.pub[pubRiskBad], a.bad+a.c.Unknown())
 }
@@ -724,9 +725,9 @@ const (
 
 func (a *exchangeAgent) publish() {
 	c := a.x.Counts()
-	atomicbuf.StoreRelease64(a.pub[pubExchOrders], c.Orders)
-	atomicbuf.StoreRelease64(a.pub[pubExchReports], c.Reports.Total())
-	atomicbuf.StoreRelease64(a.pub[pubExchFills], c.Reports.Fills+c.Reports.PartialFills)
+	counters.SetWord(a.pub[pubExchOrders], c.Orders)
+	counters.SetWord(a.pub[pubExchReports], c.Reports.Total())
+	counters.SetWord(a.pub[pubExchFills], c.Reports.Fills+c.Reports.PartialFills)
 	setWord(a.pub[pubExchLost], a.lost)
 	setWord(a.pub[pubExchBad], a.bad)
 }

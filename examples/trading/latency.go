@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/dutyrt/duty/internal/pad"
 )
 
 // Histogram range: 1 ns to a minute, 3 significant digits.
@@ -51,7 +49,7 @@ type latency struct {
 	// by the agent; read after it stopped.
 	clamped int64
 
-	_    pad.Line
+	_    [64]byte    // a cache line between the agent's words and the printer's
 	want atomic.Bool // printer → agent: hand over what you have
 
 	mu    sync.Mutex

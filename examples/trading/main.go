@@ -14,11 +14,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/dutyrt/duty/internal/procs"
+	"github.com/dutyrt/duty/runner"
 )
 
 func main() {
-	procs.Set()
+	runner.SetMaxProcs()
 	os.Exit(realMain(os.Args[1:]))
 }
 

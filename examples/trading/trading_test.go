@@ -20,7 +20,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
-	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // TestMain runs the demo's main instead of the tests when envMain is set:
@@ -141,7 +140,7 @@ func TestLostReportIsCaught(t *testing.T) {
 // allocate nothing once warmed up (the exchange's report buffer and the
 // strategy's tables reach their size).
 func TestNoAllocationsPerMessage(t *testing.T) {
-	if buildtags.Race {
+	if raceEnabled {
 		t.Skip("the race detector allocates, and runs this for a minute: make allocs runs it without")
 	}
 	cfg, err := parseFlags([]string{"-instruments", "4", "-rate", "0"}, io.Discard)

@@ -48,6 +48,11 @@ func (c *Counter) Get() int64 { return c.word.Load() }
 // fence; use Word().Store for a sequentially consistent store.
 func (c *Counter) Set(v int64) { atomicbuf.StoreRelease64(c.word, v) }
 
+// SetWord stores v into w with release semantics, as Set does: for a
+// counter's word held as a *atomic.Int64 (Word), or any word with a single
+// writer that readers load atomically.
+func SetWord(w *atomic.Int64, v int64) { atomicbuf.StoreRelease64(w, v) }
+
 // Add atomically adds delta and returns the new value. Safe for any number
 // of concurrent writers.
 func (c *Counter) Add(delta int64) int64 { return c.word.Add(delta) }

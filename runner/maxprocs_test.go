@@ -1,4 +1,4 @@
-package procs
+package runner
 
 import (
 	"bytes"
@@ -9,20 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSetLogsAtDebugOnly(t *testing.T) {
+func TestSetMaxProcsLogsAtDebugOnly(t *testing.T) {
 	var buf bytes.Buffer
 	old := slog.Default()
 	t.Cleanup(func() { slog.SetDefault(old) })
 
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	before := runtime.GOMAXPROCS(0)
-	Set()
+	SetMaxProcs()
 	require.Empty(t, buf.String(), "nothing at info level")
 	require.GreaterOrEqual(t, runtime.GOMAXPROCS(0), 1)
 	runtime.GOMAXPROCS(before)
 
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	Set()
+	SetMaxProcs()
 	require.Contains(t, buf.String(), "maxprocs")
 	runtime.GOMAXPROCS(before)
 }
