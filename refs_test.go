@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -287,5 +288,27 @@ func TestExamplesImportOnlyWhatUsersCan(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no imports found under examples/")
+	}
+}
+
+// TestOnlyDutyfxLinksFx: fx, dig and zap are linked only into programs
+// that import dutyfx; every other library package works without them.
+func TestOnlyDutyfxLinksFx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}",
+		"./agent/...", "./broadcast", "./idle", "./ipc/...", "./mailbox/...", "./message", "./ringbuf", "./runner").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 20 {
+		t.Fatalf("go list found only %d packages", len(deps))
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "go.uber.org/fx") || strings.HasPrefix(d, "go.uber.org/dig") || strings.HasPrefix(d, "go.uber.org/zap") {
+			t.Errorf("a library package links %s", d)
+		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package runner runs an agent (package agent) on its own goroutine locked
 // to an OS thread, in the duty-cycle loop of Agrona's AgentRunner, and
-// provides an fx module that runs a group of agents with an application.
+// runs groups of agents with restart policies (Group).
 //
 // # Lifecycle
 //
@@ -100,17 +100,17 @@
 // and the idle strategy's current state. The counters are written by the
 // agent's thread only, on cache lines of their own.
 //
-// # fx
+// # Groups and supervision
 //
-// Module (file fx.go) runs every agent provided into the value group
-// "duty.agents" (AsAgent, or Include for a value the graph provides as its
-// own type): started in order on the application's start, closed in
-// reverse order on its stop, within the hook's deadline, and optionally
-// shutting the application down when an agent stops with an error
-// (Config.ShutdownOnUnexpectedStop) or stops by itself at all
-// (Config.ShutdownOnStop: exit code 0 for agent.ErrDone). If one agent fails to start,
-// the start fails and every other agent is closed, in reverse order: the
-// ones already started are stopped, the ones after it are closed without
-// ever being started (OnClose runs on the starting goroutine), so every
-// agent's OnClose runs exactly once and its runner releases its counters.
+// A Group (NewGroup) runs several agents together: it starts them in the
+// order given (within the caller's context: a slow OnStart cannot overrun
+// it), closes them in reverse order, and, if one fails to start, closes
+// every other one (those not started yet without starting them, so every
+// agent's OnClose runs once). A member made by a New function may have a
+// RestartPolicy: when its agent stops by itself with an error (Err), the
+// group makes a fresh agent and restarts it after a back-off, at most Max
+// times within Window; one failure more, or a failure of a member without
+// a policy, ends the group: every member is closed and Err says which
+// agent ended it and why (*MemberError, wrapping ErrGaveUp and the
+// agent's error). Package dutyfx runs a Group with an fx application.
 package runner

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/idle"
@@ -77,34 +75,49 @@ func (p *panicky) OnStart() error       { return nil }
 func (p *panicky) OnClose() error       { p.closed = true; return nil }
 func (p *panicky) DoWork() (int, error) { panic("oops") }
 
-func ExampleModule() {
-	app := fx.New(
-		fx.NopLogger,
-		runner.Module,
-		fx.Supply(runner.Config{Idle: map[string]string{"a": "sleep-ns:10000"}, DefaultIdle: "backoff"}),
-		fx.Provide(
-			// Agents that run until the application stops them, so that
-			// the closes below happen in fx's stop, in reverse order.
-			runner.AsAgent(func() *ticker { return &ticker{role: "a", limit: -1} }),
-			runner.AsAgent(func() *ticker { return &ticker{role: "b", limit: -1} }),
-		),
-		fx.Invoke(func(g *runner.Group) {
-			for _, r := range g.Runners() {
-				fmt.Println("will run", r.RoleName())
-			}
-		}),
-	)
-	if err := app.Start(context.Background()); err != nil {
+// A group starts its members in order, restarts one that fails by its
+// policy, and closes them in reverse order.
+func ExampleGroup() {
+	attempts := 0
+	g, err := runner.NewGroup([]runner.Member{
+		{Agent: &ticker{role: "first", limit: -1}},
+		{
+			// Fails on its first two runs; a fresh agent each time.
+			New: func() (agent.Agent, error) {
+				attempts++
+				return &flaky{fail: attempts <= 2}, nil
+			},
+			Options: []runner.Option{runner.WithErrorHandler(func(error) {})},
+			Restart: runner.RestartPolicy{Max: 5, MinBackoff: time.Millisecond},
+		},
+	})
+	if err != nil {
 		panic(err)
 	}
-	if err := app.Stop(context.Background()); err != nil {
+	if err := g.Start(context.Background()); err != nil {
 		panic(err)
 	}
+	for g.Restarts("flaky") < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println("restarts:", g.Restarts("flaky"))
+	fmt.Println(g.Close(context.Background()), g.Err())
 	// Output:
-	// will run a
-	// will run b
-	// closed b
-	// closed a
+	// restarts: 2
+	// closed first
+	// <nil> <nil>
+}
+
+type flaky struct{ fail bool }
+
+func (f *flaky) RoleName() string { return "flaky" }
+func (f *flaky) OnStart() error   { return nil }
+func (f *flaky) OnClose() error   { return nil }
+func (f *flaky) DoWork() (int, error) {
+	if f.fail {
+		return 0, agent.ErrTerminated
+	}
+	return 0, nil
 }
 
 // timeout is an agent that reads the time from a cached clock its runner

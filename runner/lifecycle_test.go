@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -656,4 +657,38 @@ func TestIdleStrategyIsNotShared(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
+}
+
+// TestCloseRequested tells a Close from an agent stopping by itself, which
+// ShutdownOnStop relies on (both set the stop flag).
+func TestCloseRequested(t *testing.T) {
+	done := &fakeAgent{role: "done", work: func(int64) (int, error) { return 0, agent.ErrDone }}
+	r, err := New(done)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	<-r.Done()
+	require.False(t, r.closeRequested(), "stopped by itself")
+	require.NoError(t, r.Close())
+	require.True(t, r.closeRequested())
+
+	busy := &fakeAgent{role: "busy", work: func(int64) (int, error) { return 1, nil }}
+	r, err = New(busy)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
+	require.True(t, r.closeRequested())
+}
+
+// TestErrorsSayRunnerOnce: an error that wraps one of the package's
+// sentinels names the package once (the sentinel's "runner:").
+func TestErrorsSayRunnerOnce(t *testing.T) {
+	_, err := New(&fakeAgent{role: "pinger"}, WithIdle(nil))
+	require.ErrorIs(t, err, ErrBadOption)
+	require.Equal(t, 1, strings.Count(err.Error(), "runner:"), err.Error())
+	r, err := New(&fakeAgent{role: "pinger", work: func(int64) (int, error) { return 0, nil }})
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	err = r.Start()
+	require.ErrorIs(t, err, ErrClosed)
+	require.Equal(t, "agent pinger: runner: closed", err.Error())
 }

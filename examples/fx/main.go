@@ -1,13 +1,13 @@
 // Command fx shows how a user adds agents of their own to a go.uber.org/fx
-// application run by duty's runner.Module:
+// application run by duty's dutyfx.Runners:
 //
 //   - a plain agent.Agent of the user's (Greeter), which sends a greeting
 //     into a mailbox every few duty cycles;
 //   - an actor (mailbox.Actor) that owns that mailbox and answers each
 //     greeting by counting it.
 //
-// Each role is one fx module that provides its agent (runner.AsAgent, or
-// runner.Include to keep its own type in the graph); runner.Module starts
+// Each role is one fx module that provides its agent (dutyfx.AsAgent, or
+// dutyfx.Include to keep its own type in the graph); dutyfx.Runners starts
 // them on their own locked threads when the application starts and closes
 // them, in reverse order, when it stops.
 //
@@ -28,6 +28,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -94,17 +95,17 @@ var GreetingsModule = fx.Module("greetings",
 	}),
 )
 
-// GreeterModule provides the user's agent into runner.Module's group, and
+// GreeterModule provides the user's agent into dutyfx.Runners's group, and
 // the agent itself for whoever wants its counters.
 var GreeterModule = fx.Module("greeter",
 	fx.Provide(func(out *mailbox.Mailbox) *Greeter { return &Greeter{Out: out, Every: 10} }),
-	runner.Include[*Greeter](),
+	dutyfx.Include[*Greeter](),
 )
 
 // TallyModule provides the actor that drains the greetings mailbox.
 var TallyModule = fx.Module("tally",
 	fx.Provide(func() *Tally { return &Tally{} }),
-	fx.Provide(runner.AsAgent(func(in *mailbox.Mailbox, t *Tally) (*mailbox.Actor, error) {
+	fx.Provide(dutyfx.AsAgent(func(in *mailbox.Mailbox, t *Tally) (*mailbox.Actor, error) {
 		return mailbox.NewActor("tally", in, t.handle, mailbox.WithCloseMode(mailbox.Drain))
 	})),
 )
@@ -119,8 +120,8 @@ func run(ctx context.Context, out io.Writer) int {
 	)
 	app := fx.New(
 		fx.NopLogger,
-		runner.Module,
-		fx.Supply(runner.Config{DefaultIdle: "backoff", Order: []string{"tally", "greeter"}}),
+		dutyfx.Runners,
+		fx.Supply(dutyfx.Config{DefaultIdle: "backoff", Order: []string{"tally", "greeter"}}),
 		GreetingsModule, GreeterModule, TallyModule,
 		fx.Populate(&g, &t, &group),
 	)

@@ -19,6 +19,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/mailbox"
@@ -461,7 +462,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger, agentErrs)),
 		exchangeModule(),
 		threadsModule(ts),
-		runner.Module,
+		dutyfx.Runners,
 		fx.Populate(&x, &group),
 	)
 	if err := app.Err(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -120,7 +121,7 @@ type namedComposite struct {
 func (n namedComposite) RoleName() string { return n.role }
 
 // The fx modules: one per agent role, the mailboxes, the threads that
-// group the agents for runner.Module, and the printer.
+// group the agents for dutyfx.Runners, and the printer.
 
 func feedModule() fx.Option {
 	return fx.Module(roleFeed, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes) (*feedAgent, error) {
@@ -147,12 +148,12 @@ func exchangeModule() fx.Option {
 	}))
 }
 
-// threadsModule provides one agent per thread into runner.Module's group:
+// threadsModule provides one agent per thread into dutyfx.Runners's group:
 // an agent alone, or a composite of the agents sharing the thread.
 func threadsModule(ts []thread) fx.Option {
 	var opts []fx.Option
 	for _, t := range ts {
-		opts = append(opts, fx.Provide(runner.AsAgent(func(s stageAgents) (agent.Agent, error) {
+		opts = append(opts, fx.Provide(dutyfx.AsAgent(func(s stageAgents) (agent.Agent, error) {
 			var members []agent.Agent
 			for _, role := range t.agents {
 				a := s.byRole(role)
@@ -174,17 +175,16 @@ func threadsModule(ts []thread) fx.Option {
 	return fx.Module("threads", opts...)
 }
 
-// runnerConfig is runner.Module's configuration: idle strategy and CPUs
+// runnerConfig is dutyfx.Runners's configuration: idle strategy and CPUs
 // per thread, start order, and an application shutdown if an agent stops
 // by itself.
 //
 // Every agent error is recorded in errs (once per distinct error, with a
 // count) and logged.
-func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentErrors) runner.Config {
-	rc := runner.Config{
-		Idle:                     map[string]string{},
-		CPUs:                     map[string][]int{},
-		ShutdownOnUnexpectedStop: true,
+func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentErrors) dutyfx.Config {
+	rc := dutyfx.Config{
+		Idle: map[string]string{},
+		CPUs: map[string][]int{},
 		Options: func(role string) []runner.Option {
 			return []runner.Option{runner.WithErrorHandler(func(err error) {
 				if !errs.record(err) {
@@ -228,7 +228,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		fx.Supply(cfg, clockFunc(monoNanos), logger),
 		feedModule(), strategyModule(), riskModule(),
 		threadsModule(ts),
-		runner.Module,
+		dutyfx.Runners,
 		printerModule(stdout),
 		fx.Populate(&h),
 	}
@@ -287,7 +287,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 				res.why = "interrupted"
 				break
 			}
-			// runner.Module's shutdown: an agent stopped by itself.
+			// dutyfx.Runners's shutdown: an agent stopped by itself.
 			res.why = "stopped early: " + sig.String()
 			res.problems = append(res.problems, "the pipeline stopped before the end ("+sig.String()+")")
 		case <-remote.done():

@@ -56,7 +56,7 @@ func printerModule(out io.Writer) fx.Option {
 			}
 			return p
 		}),
-		// Depending on the runner group puts this hook after runner.Module's:
+		// Depending on the runner group puts this hook after dutyfx.Runners's:
 		// the printer starts after the agents and stops before them.
 		fx.Invoke(func(lc fx.Lifecycle, p *printer, _ *runner.Group) {
 			lc.Append(fx.Hook{

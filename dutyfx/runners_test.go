@@ -1,9 +1,8 @@
-package runner
+package dutyfx
 
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +11,50 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/runner"
 )
+
+// hangGuard bounds every wait: a guard against a hang, not a timing
+// assertion.
+const hangGuard = 10 * time.Second
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, hangGuard, time.Millisecond)
+}
+
+// fakeAgent is scriptable: each hook is optional.
+type fakeAgent struct {
+	role  string
+	start func() error
+	work  func(cycle int64) (int, error)
+	close func() error
+	cycle int64
+}
+
+func (a *fakeAgent) RoleName() string { return a.role }
+
+func (a *fakeAgent) OnStart() error {
+	if a.start != nil {
+		return a.start()
+	}
+	return nil
+}
+
+func (a *fakeAgent) DoWork() (int, error) {
+	a.cycle++
+	if a.work != nil {
+		return a.work(a.cycle)
+	}
+	return 0, nil
+}
+
+func (a *fakeAgent) OnClose() error {
+	if a.close != nil {
+		return a.close()
+	}
+	return nil
+}
 
 // journal records lifecycle events of several agents in one order.
 type journal struct {
@@ -51,12 +93,12 @@ func newFxAgent(role string, j *journal) *fxAgent {
 	return a
 }
 
-func TestFxModuleStartsInOrderAndStopsInReverse(t *testing.T) {
+func TestRunnersStartsInOrderAndStopsInReverse(t *testing.T) {
 	j := &journal{}
-	var g *Group
+	var g *runner.Group
 	app := fx.New(
 		fx.NopLogger,
-		Module,
+		Runners,
 		fx.Supply(j),
 		fx.Supply(Config{Order: []string{"receiver", "conductor"}, DefaultIdle: "sleep-ns:1000", Idle: map[string]string{"sender": "yield"}}),
 		fx.Provide(
@@ -92,16 +134,14 @@ func TestFxModuleStartsInOrderAndStopsInReverse(t *testing.T) {
 		require.Equal(t, st.DutyCycles-100, st.IdleCycles, st.Role)
 		require.Zero(t, st.Errors, st.Role)
 	}
-	require.Equal(t, "yield", g.Runner("sender").cfg.idle.Alias())
-	require.Equal(t, "sleep-ns:1000", g.Runner("receiver").cfg.idle.String())
 	require.Nil(t, g.Runner("nobody"))
 }
 
-func TestFxModuleRollsBackAFailedStart(t *testing.T) {
+func TestRunnersRollsBackAFailedStart(t *testing.T) {
 	j := &journal{}
 	app := fx.New(
 		fx.NopLogger,
-		Module,
+		Runners,
 		fx.Supply(j),
 		fx.Supply(Config{Order: []string{"a", "b", "c"}}),
 		fx.Provide(
@@ -122,14 +162,14 @@ func TestFxModuleRollsBackAFailedStart(t *testing.T) {
 		"b closed by its failed start, then the others in reverse order; c is closed without starting")
 }
 
-func TestFxModuleShutsDownOnUnexpectedStop(t *testing.T) {
+func TestRunnersShutDownWhenAMemberFails(t *testing.T) {
 	j := &journal{}
 	app := fx.New(
 		fx.NopLogger,
-		Module,
+		Runners,
 		fx.Supply(j),
-		fx.Supply(Config{ShutdownOnUnexpectedStop: true, Options: func(string) []Option {
-			return []Option{WithErrorHandler(func(error) {})}
+		fx.Supply(Config{Options: func(string) []runner.Option {
+			return []runner.Option{runner.WithErrorHandler(func(error) {})}
 		}}),
 		fx.Provide(
 			AsAgent(func(j *journal) *fxAgent { return newFxAgent("steady", j) }),
@@ -158,7 +198,7 @@ func TestFxModuleShutsDownOnUnexpectedStop(t *testing.T) {
 	require.Contains(t, j.get(), "close steady")
 }
 
-func TestFxModuleRejectsBadConfig(t *testing.T) {
+func TestRunnersRejectsBadConfig(t *testing.T) {
 	j := &journal{}
 	for name, opts := range map[string][]fx.Option{
 		"bad idle spec": {fx.Supply(Config{DefaultIdle: "warp-speed"}),
@@ -167,19 +207,19 @@ func TestFxModuleRejectsBadConfig(t *testing.T) {
 			AsAgent(func(j *journal) *fxAgent { return newFxAgent("twin", j) }),
 			fx.Annotate(func(j *journal) agent.Agent { return newFxAgent("twin", j) }, fx.ResultTags(`group:"duty.agents"`)))},
 	} {
-		app := fx.New(append([]fx.Option{fx.NopLogger, Module, fx.Supply(j)}, opts...)...)
-		require.ErrorIs(t, app.Err(), ErrBadOption, name)
+		app := fx.New(append([]fx.Option{fx.NopLogger, Runners, fx.Supply(j)}, opts...)...)
+		require.ErrorIs(t, app.Err(), runner.ErrBadOption, name)
 	}
 }
 
 // When one agent's OnStart fails, the agents ordered after it are never
 // started, but they are closed (OnClose runs on the starting goroutine, and
 // their runners release what they hold).
-func TestFxModuleFailedStartClosesTheAgentsAfterIt(t *testing.T) {
+func TestRunnersFailedStartClosesTheAgentsAfterIt(t *testing.T) {
 	j := &journal{}
 	app := fx.New(
 		fx.NopLogger,
-		Module,
+		Runners,
 		fx.Supply(j),
 		fx.Supply(Config{Order: []string{"a", "b"}}),
 		fx.Provide(
@@ -196,10 +236,10 @@ func TestFxModuleFailedStartClosesTheAgentsAfterIt(t *testing.T) {
 	require.Contains(t, j.get(), "close b", "b's OnClose never ran: %v", j.get())
 }
 
-// TestFxModuleShutsDownOnStop: with ShutdownOnStop an agent that finishes
+// TestRunnersShutsDownOnStop: with ShutdownOnStop an agent that finishes
 // its work (agent.ErrDone) ends the application with exit code 0, one that
 // fails with 1; fx stop's own closes ask for nothing.
-func TestFxModuleShutsDownOnStop(t *testing.T) {
+func TestRunnersShutsDownOnStop(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -207,9 +247,9 @@ func TestFxModuleShutsDownOnStop(t *testing.T) {
 	}{{"done", agent.ErrDone, 0}, {"failed", agent.Terminate(errors.New("lost the log")), 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &journal{}
-			app := fx.New(fx.NopLogger, Module, fx.Supply(j),
-				fx.Supply(Config{ShutdownOnStop: true, Options: func(string) []Option {
-					return []Option{WithErrorHandler(func(error) {})}
+			app := fx.New(fx.NopLogger, Runners, fx.Supply(j),
+				fx.Supply(Config{ShutdownOnStop: true, Options: func(string) []runner.Option {
+					return []runner.Option{runner.WithErrorHandler(func(error) {})}
 				}}),
 				fx.Provide(
 					AsAgent(func(j *journal) *fxAgent { return newFxAgent("steady", j) }),
@@ -240,11 +280,11 @@ func TestFxModuleShutsDownOnStop(t *testing.T) {
 	}
 }
 
-// TestFxModuleStopDoesNotSignalShutdown: agents closed by fx stop are not
+// TestRunnersStopDoesNotSignalShutdown: agents closed by fx stop are not
 // agents that stopped by themselves.
-func TestFxModuleStopDoesNotSignalShutdown(t *testing.T) {
+func TestRunnersStopDoesNotSignalShutdown(t *testing.T) {
 	j := &journal{}
-	app := fx.New(fx.NopLogger, Module, fx.Supply(j), fx.Supply(Config{ShutdownOnStop: true}),
+	app := fx.New(fx.NopLogger, Runners, fx.Supply(j), fx.Supply(Config{ShutdownOnStop: true}),
 		fx.Provide(AsAgent(func(j *journal) *fxAgent { return newFxAgent("steady", j) })))
 	require.NoError(t, app.Start(context.Background()))
 	wait := app.Wait()
@@ -256,13 +296,13 @@ func TestFxModuleStopDoesNotSignalShutdown(t *testing.T) {
 	}
 }
 
-// TestFxInclude: Include runs a value the graph provides as its own type,
+// TestInclude: Include runs a value the graph provides as its own type,
 // which stays available (fx.Populate), unlike AsAgent's.
-func TestFxInclude(t *testing.T) {
+func TestInclude(t *testing.T) {
 	j := &journal{}
 	var a *fxAgent
-	var g *Group
-	app := fx.New(fx.NopLogger, Module, fx.Supply(j),
+	var g *runner.Group
+	app := fx.New(fx.NopLogger, Runners, fx.Supply(j),
 		fx.Provide(func(j *journal) *fxAgent { return newFxAgent("pinger", j) }),
 		Include[*fxAgent](),
 		fx.Populate(&a, &g))
@@ -274,36 +314,37 @@ func TestFxInclude(t *testing.T) {
 	require.Equal(t, []string{"start pinger", "close pinger"}, j.get())
 }
 
-// TestCloseRequested tells a Close from an agent stopping by itself, which
-// ShutdownOnStop relies on (both set the stop flag).
-func TestCloseRequested(t *testing.T) {
-	done := &fakeAgent{role: "done", work: func(int64) (int, error) { return 0, agent.ErrDone }}
-	r, err := New(done)
-	require.NoError(t, err)
-	require.NoError(t, r.Start())
-	<-r.Done()
-	require.False(t, r.closeRequested(), "stopped by itself")
-	require.NoError(t, r.Close())
-	require.True(t, r.closeRequested())
-
-	busy := &fakeAgent{role: "busy", work: func(int64) (int, error) { return 1, nil }}
-	r, err = New(busy)
-	require.NoError(t, err)
-	require.NoError(t, r.Start())
-	require.NoError(t, r.Close())
-	require.True(t, r.closeRequested())
-}
-
-// TestErrorsSayRunnerOnce: an error that wraps one of the package's
-// sentinels names the package once (the sentinel's "runner:").
-func TestErrorsSayRunnerOnce(t *testing.T) {
-	_, err := New(&fakeAgent{role: "pinger"}, WithIdle(nil))
-	require.ErrorIs(t, err, ErrBadOption)
-	require.Equal(t, 1, strings.Count(err.Error(), "runner:"), err.Error())
-	r, err := New(&fakeAgent{role: "pinger", work: func(int64) (int, error) { return 0, nil }})
-	require.NoError(t, err)
-	require.NoError(t, r.Close())
-	err = r.Start()
-	require.ErrorIs(t, err, ErrClosed)
-	require.Equal(t, "agent pinger: runner: closed", err.Error())
+// A member provided with AsMember is restarted by its policy; the role
+// comes from its first agent, for Order.
+func TestAsMemberRestarts(t *testing.T) {
+	j := &journal{}
+	made := 0
+	var g *runner.Group
+	app := fx.New(fx.NopLogger, Runners, fx.Supply(j),
+		fx.Supply(Config{Order: []string{"flaky", "steady"}}),
+		fx.Provide(
+			AsAgent(func(j *journal) *fxAgent { return newFxAgent("steady", j) }),
+			AsMember(func(j *journal) runner.Member {
+				return runner.Member{
+					New: func() (agent.Agent, error) {
+						made++
+						a := newFxAgent("flaky", j)
+						if made <= 2 {
+							a.work = func(int64) (int, error) { return 0, agent.ErrTerminated }
+						}
+						return a, nil
+					},
+					Options: []runner.Option{runner.WithErrorHandler(func(error) {})},
+					Restart: runner.RestartPolicy{Max: 5, MinBackoff: time.Millisecond},
+				}
+			}),
+		),
+		fx.Populate(&g))
+	require.NoError(t, app.Err())
+	require.NoError(t, app.Start(context.Background()))
+	require.Equal(t, "flaky", g.Runners()[0].RoleName())
+	waitFor(t, func() bool { return g.Restarts("flaky") == 2 })
+	require.NoError(t, app.Stop(context.Background()))
+	require.NoError(t, g.Err())
+	require.Equal(t, 3, made)
 }

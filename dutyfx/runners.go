@@ -1,0 +1,247 @@
+package dutyfx
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/runner"
+)
+
+// AgentGroup is the fx value group Runners reads agents from; MemberGroup
+// the one it reads runner.Members from.
+const (
+	AgentGroup  = "duty.agents"
+	MemberGroup = "duty.members"
+)
+
+// Runners runs every agent provided into AgentGroup (AsAgent, Include) and
+// every runner.Member provided into MemberGroup (AsMember: members with a
+// restart policy) as one runner.Group, which it provides. On fx start the
+// group starts its members in order (Config.Order), within fx's start
+// context; if one fails, the others are closed and fx start fails. On fx
+// stop it closes them in reverse order within the stop hook's deadline.
+// When the group ends by itself (a member failed with no restart left,
+// or, with Config.ShutdownOnStop, a member completed), Runners asks fx to
+// shut the application down: exit code 1 for a failure, 0 otherwise.
+// Configuration is an optional Config supplied into the graph.
+var Runners = fx.Module("duty.runners",
+	fx.Provide(newGroup),
+	fx.Invoke(func(*runner.Group) {}),
+)
+
+// AsAgent annotates a constructor whose first result implements
+// agent.Agent so that its agent joins the group Runners runs, as an
+// agent.Agent only (to keep a value of its own type in the graph, provide
+// the constructor plainly and add the value with Include):
+//
+//	fx.Provide(dutyfx.AsAgent(NewConductor))
+func AsAgent(constructor any) any {
+	return fx.Annotate(constructor, fx.As(new(agent.Agent)), fx.ResultTags(`group:"`+AgentGroup+`"`))
+}
+
+// AsMember annotates a constructor of a runner.Member (an agent factory
+// with its options and restart policy) so that the member joins the group
+// Runners runs.
+func AsMember(constructor any) any {
+	return fx.Annotate(constructor, fx.ResultTags(`group:"`+MemberGroup+`"`))
+}
+
+// Include adds the value of type T that the graph provides (by a plain
+// fx.Provide) to the group Runners runs, leaving it available as a T:
+//
+//	fx.Provide(NewPinger),             // *Pinger, for whoever needs it
+//	dutyfx.Include[*Pinger](),         // and run by Runners
+func Include[T agent.Agent]() fx.Option {
+	return fx.Provide(AsAgent(func(a T) T { return a }))
+}
+
+// Config configures Runners. Every field is optional.
+type Config struct {
+	// Idle maps a role name to an idle spec for idle.Parse ("spin",
+	// "backoff:10:5:1us:1ms", ...). Roles not listed use DefaultIdle.
+	Idle map[string]string
+	// DefaultIdle is the idle spec of roles not in Idle ("" = "backoff").
+	DefaultIdle string
+	// CPUs maps a role name to the CPUs its thread is pinned to.
+	CPUs map[string][]int
+	// TimerSlack, if > 0, is set on every agent thread.
+	TimerSlack time.Duration
+	// Order lists roles to start first, in this order; the other members
+	// follow sorted by role name. (fx value groups have no order.)
+	Order []string
+	// ShutdownOnStop ends the group, and the application with exit code
+	// 0, as soon as one member completes (agent.ErrDone): for an
+	// application whose work is done when one of its agents is.
+	ShutdownOnStop bool
+	// Options returns extra options for a role (error handler, policies,
+	// ...); applied after the ones above.
+	Options func(role string) []runner.Option
+}
+
+type groupParams struct {
+	fx.In
+	Agents     []agent.Agent   `group:"duty.agents"`
+	Members    []runner.Member `group:"duty.members"`
+	Config     Config          `optional:"true"`
+	Lifecycle  fx.Lifecycle
+	Shutdowner fx.Shutdowner
+}
+
+func newGroup(p groupParams) (*runner.Group, error) {
+	members := make([]runner.Member, 0, len(p.Agents)+len(p.Members))
+	for _, a := range p.Agents {
+		members = append(members, runner.Member{Agent: a})
+	}
+	// A member made by New has its role only once its agent is made:
+	// NewGroup makes it, so order by the role of a first agent made here.
+	roles := make([]string, len(members), len(members)+len(p.Members))
+	for i, a := range p.Agents {
+		roles[i] = a.RoleName()
+	}
+	for _, m := range p.Members {
+		role, m, err := firstAgent(m)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, m)
+		roles = append(roles, role)
+	}
+	rank := func(role string) int {
+		if i := slices.Index(p.Config.Order, role); i >= 0 {
+			return i
+		}
+		return len(p.Config.Order)
+	}
+	idx := make([]int, len(members))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if ra, rb := rank(roles[a]), rank(roles[b]); ra != rb {
+			return ra - rb
+		}
+		switch {
+		case roles[a] < roles[b]:
+			return -1
+		case roles[a] > roles[b]:
+			return 1
+		}
+		return 0
+	})
+	sorted := make([]runner.Member, len(members))
+	for i, j := range idx {
+		m := members[j]
+		opts, err := options(p.Config, roles[j])
+		if err != nil {
+			return nil, err
+		}
+		m.Options = append(opts, m.Options...)
+		sorted[i] = m
+	}
+	var opts []runner.GroupOption
+	if p.Config.ShutdownOnStop {
+		opts = append(opts, runner.StopWhenDone())
+	}
+	g, err := runner.NewGroup(sorted, opts...)
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{g: g, shutdowner: p.Shutdowner, stop: make(chan struct{})}
+	p.Lifecycle.Append(fx.Hook{OnStart: w.start, OnStop: w.close})
+	return g, nil
+}
+
+// firstAgent makes a New member's first agent, to learn its role, and
+// returns a member whose New hands out that agent first.
+func firstAgent(m runner.Member) (string, runner.Member, error) {
+	if m.New == nil {
+		if m.Agent == nil {
+			return "", m, fmt.Errorf("%w: a member with neither Agent nor New", runner.ErrBadOption)
+		}
+		return m.Agent.RoleName(), m, nil
+	}
+	a, err := m.New()
+	if err != nil {
+		return "", m, err
+	}
+	if a == nil {
+		return "", m, fmt.Errorf("%w: New returned a nil agent", runner.ErrBadOption)
+	}
+	next := m.New
+	var once sync.Once
+	m.New = func() (agent.Agent, error) {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			return a, nil
+		}
+		return next()
+	}
+	return a.RoleName(), m, nil
+}
+
+// options turns the Config's entries for role into runner options.
+func options(cfg Config, role string) ([]runner.Option, error) {
+	spec, ok := cfg.Idle[role]
+	if !ok {
+		spec = cfg.DefaultIdle
+	}
+	if spec == "" {
+		spec = idle.AliasBackoff
+	}
+	s, err := idle.Parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w: %w", role, runner.ErrBadOption, err)
+	}
+	opts := []runner.Option{runner.WithIdle(s)}
+	if cpus, ok := cfg.CPUs[role]; ok {
+		opts = append(opts, runner.WithCPUs(cpus...))
+	}
+	if cfg.TimerSlack > 0 {
+		opts = append(opts, runner.WithTimerSlack(cfg.TimerSlack))
+	}
+	if cfg.Options != nil {
+		opts = append(opts, cfg.Options(role)...)
+	}
+	return opts, nil
+}
+
+// watcher starts and stops the group with the application and shuts the
+// application down when the group ends by itself.
+type watcher struct {
+	g          *runner.Group
+	shutdowner fx.Shutdowner
+	stop       chan struct{}
+	done       sync.WaitGroup
+}
+
+func (w *watcher) start(ctx context.Context) error {
+	if err := w.g.Start(ctx); err != nil {
+		return err
+	}
+	w.done.Go(func() {
+		select {
+		case <-w.g.Done():
+			code := 0
+			if w.g.Err() != nil {
+				code = 1
+			}
+			_ = w.shutdowner.Shutdown(fx.ExitCode(code))
+		case <-w.stop:
+		}
+	})
+	return nil
+}
+
+func (w *watcher) close(ctx context.Context) error {
+	close(w.stop)
+	w.done.Wait()
+	return w.g.Close(ctx)
+}
