@@ -13,4 +13,11 @@
 // by itself (a member failed with no restart left, or completed under
 // Config.ShutdownOnStop) it shuts the application down with exit code 1
 // or 0.
+//
+// The other modules provide the parts agents are wired from, each under a
+// name tag (Named), so that several of one Go type live in one graph:
+// Mailbox (on the heap), and with SharedFiles, SharedMailbox, Counters and
+// ErrorLog (files created when the graph is built, heartbeaten by an
+// ipc.Keeper the group runs, removed and closed on stop after the group
+// has stopped).
 package dutyfx

@@ -42,15 +42,18 @@ var Runners = fx.Module("duty.runners",
 // the constructor plainly and add the value with Include):
 //
 //	fx.Provide(dutyfx.AsAgent(NewConductor))
-func AsAgent(constructor any) any {
-	return fx.Annotate(constructor, fx.As(new(agent.Agent)), fx.ResultTags(`group:"`+AgentGroup+`"`))
+//	fx.Provide(dutyfx.AsAgent(NewEngine, fx.ParamTags(dutyfx.Named("orders"))))
+//
+// Annotations for the constructor's parameters (fx.ParamTags) go in anns.
+func AsAgent(constructor any, anns ...fx.Annotation) any {
+	return fx.Annotate(constructor, append(anns, fx.As(new(agent.Agent)), fx.ResultTags(`group:"`+AgentGroup+`"`))...)
 }
 
 // AsMember annotates a constructor of a runner.Member (an agent factory
 // with its options and restart policy) so that the member joins the group
-// Runners runs.
-func AsMember(constructor any) any {
-	return fx.Annotate(constructor, fx.ResultTags(`group:"`+MemberGroup+`"`))
+// Runners runs; anns as for AsAgent.
+func AsMember(constructor any, anns ...fx.Annotation) any {
+	return fx.Annotate(constructor, append(anns, fx.ResultTags(`group:"`+MemberGroup+`"`))...)
 }
 
 // Include adds the value of type T that the graph provides (by a plain

@@ -89,7 +89,7 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 		for attempt := 0; ; attempt++ {
 			f, err := build(path, path, h, c)
 			if err == nil || !errors.Is(err, ErrExists) || !c.replaceStale || attempt == 2 {
-				return f, err
+				return f, staleHint(err, path, c)
 			}
 			if err := replaceStale(path, c); err != nil {
 				return nil, err
@@ -120,8 +120,17 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 		}
 		_ = unix.Unlink(tmp)
 		f.Close()
-		return nil, err
+		return nil, staleHint(err, path, c)
 	}
+}
+
+// staleHint adds to an ErrExists from Create, when the file in the way has
+// an owner that is provably gone, how to replace it.
+func staleHint(err error, path string, c config) error {
+	if err == nil || !errors.Is(err, ErrExists) || c.replaceStale || !isStale(path, c) {
+		return err
+	}
+	return fmt.Errorf("%w (its owner is gone: Create with WithReplaceStale replaces it; RemoveIfStale or Cleanup removes it)", err)
 }
 
 // replaceStale removes path for WithReplaceStale, tolerating a concurrent

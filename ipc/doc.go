@@ -42,7 +42,8 @@
 //     processes, one consumer (which alone calls Read and Unblock).
 //   - Nothing here starts a goroutine. Open's wait is a polling loop on the
 //     caller's goroutine, bounded by its context. Heartbeats are explicit
-//     calls.
+//     calls: an owner's drains keep a mailbox file's, and a Keeper (an
+//     agent, on a runner) keeps those of any files a process owns.
 //
 // # Ownership and liveness
 //

@@ -480,3 +480,30 @@ func TestPopulate(t *testing.T) {
 	require.NoError(t, o.Write(testTypeID, []byte("p")))
 	require.Equal(t, 1, r.poll(t))
 }
+
+// Create over a file whose owner is gone says how to replace it; over a
+// live owner's file it does not.
+func TestCreateOverAStaleFileSaysHowToReplaceIt(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		dir := t.TempDir()
+		var opts []Option
+		if direct {
+			opts = append(opts, WithDirectCreate())
+		}
+		live, err := Create(dir, "x", KindUserMin, []int{8}, opts...)
+		require.NoError(t, err)
+		_, err = Create(dir, "x", KindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, ErrExists)
+		require.NotContains(t, err.Error(), "WithReplaceStale", "its owner is alive")
+
+		require.NoError(t, live.Close()) // closed without Remove: a stale file
+		_, err = Create(dir, "x", KindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, ErrExists)
+		require.ErrorContains(t, err, "its owner is gone: Create with WithReplaceStale replaces it")
+
+		f, err := Create(dir, "x", KindUserMin, []int{8}, append(opts, WithReplaceStale())...)
+		require.NoError(t, err)
+		require.NoError(t, f.Remove())
+		require.NoError(t, f.Close())
+	}
+}

@@ -227,7 +227,15 @@ func RemoveIfStale(path string, opts ...Option) error {
 // are kernel-tick coarse, so a fresh file can look a few ms old.)
 const minCreationAge = time.Second
 
-func removeIfStale(path string, c config) error {
+func removeIfStale(path string, c config) error { return checkStale(path, c, true) }
+
+// isStale reports, by the rules of RemoveIfStale, whether path names a
+// file RemoveIfStale would remove, without removing it.
+func isStale(path string, c config) bool { return checkStale(path, c, false) == nil }
+
+// checkStale is RemoveIfStale, which removes a stale file when remove is
+// set and otherwise only returns nil for it.
+func checkStale(path string, c config, remove bool) error {
 	// O_NOFOLLOW: a symbolic link is refused (ELOOP), never followed.
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -273,6 +281,9 @@ func removeIfStale(path string, c config) error {
 		if age <= timeout {
 			return fmt.Errorf("%w: %s is still being created (%d bytes, modified %s ago)", ErrOwnerAlive, path, n, age)
 		}
+		if !remove {
+			return nil
+		}
 		return removeLocked(path, &st)
 	}
 	h, err := readHeader(path, buf, st.Size)
@@ -287,6 +298,9 @@ func removeIfStale(path string, c config) error {
 	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout)
 	if l.State != OwnerClosed && l.State != OwnerDead {
 		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l)
+	}
+	if !remove {
+		return nil
 	}
 	return removeLocked(path, &st)
 }

@@ -1,0 +1,83 @@
+package dutyfx
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+
+	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/runner"
+)
+
+// An application of two mailboxes of one Go type (on the heap and in a
+// shared file), a counters file and an error log, wired by name: the
+// files exist while it runs, are heartbeaten by the keeper, and are gone
+// after it stops.
+func TestPartsByName(t *testing.T) {
+	dir := t.TempDir()
+	var (
+		delivered []int32
+		in        *mailbox.Mailbox
+		fills     *mailbox.Mailbox
+		mf        *ipc.MailboxFile
+		cf        *ipc.CountersFile
+		g         *runner.Group
+		k         *ipc.Keeper
+	)
+	app := fx.New(fx.NopLogger,
+		Runners,
+		SharedFiles(dir),
+		SharedMailbox("orders", mailbox.Config{Capacity: 64 << 10}),
+		Mailbox("fills", mailbox.Config{}),
+		Counters("counters", 16),
+		ErrorLog("errors", 64<<10),
+		fx.Provide(AsAgent(func(orders *mailbox.Mailbox, ef *ipc.ErrorLogFile) (*mailbox.Actor, error) {
+			if ef.Log() == nil {
+				return nil, errors.New("the owner's error log has no Log")
+			}
+			return mailbox.NewActor("engine", orders, func(m *mailbox.Message) mailbox.Action {
+				delivered = append(delivered, m.TypeID())
+				return mailbox.Continue
+			})
+		}, fx.ParamTags(Named("orders"), Named("errors")))),
+		fx.Populate(fx.Annotate(&in, fx.ParamTags(Named("orders")))),
+		fx.Populate(fx.Annotate(&fills, fx.ParamTags(Named("fills")))),
+		fx.Populate(fx.Annotate(&mf, fx.ParamTags(Named("orders")))),
+		fx.Populate(fx.Annotate(&cf, fx.ParamTags(Named("counters")))),
+		fx.Populate(&g, &k),
+	)
+	require.NoError(t, app.Err())
+	require.NotSame(t, in, fills)
+	require.Equal(t, "fills", fills.Name())
+	require.Equal(t, filepath.Join(dir, "orders"), mf.Path())
+	for _, name := range []string{"orders", "counters", "errors"} {
+		require.FileExists(t, filepath.Join(dir, name))
+	}
+	require.Equal(t, 3, k.Len())
+
+	require.NoError(t, app.Start(context.Background()))
+	require.NotNil(t, g.Runner(KeeperRole))
+	require.NotNil(t, g.Runner("engine"))
+
+	// Another process's view of the mailbox, as a sender would open it.
+	out, sf, err := ipc.OpenMailbox(context.Background(), mf.Path())
+	require.NoError(t, err)
+	require.NoError(t, out.Send(5, []byte("x")))
+	waitFor(t, func() bool { return in.Stats().Delivered == 1 })
+	require.NoError(t, sf.Close())
+	hb, err := cf.File().HeartbeatMillis()
+	require.NoError(t, err)
+	require.NotZero(t, hb)
+
+	require.NoError(t, app.Stop(context.Background()))
+	require.Equal(t, []int32{5}, delivered)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "every file removed on stop")
+}
