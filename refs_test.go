@@ -312,3 +312,30 @@ func TestOnlyDutyfxLinksFx(t *testing.T) {
 		}
 	}
 }
+
+// TestTutorialIsTheCode: every Go block of docs/tutorial.md is a region
+// of examples/tutorial/tutorial.go, which compiles and whose tests run,
+// so the tutorial's code cannot rot.
+func TestTutorialIsTheCode(t *testing.T) {
+	doc, err := os.ReadFile("docs/tutorial.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("examples/tutorial/tutorial.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regions := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?s)// tutorial:begin \w+\n(.*?)\n// tutorial:end`).FindAllSubmatch(src, -1) {
+		regions[strings.TrimSpace(string(m[1]))] = true
+	}
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) < 5 || len(regions) < 5 {
+		t.Fatalf("%d blocks, %d regions: the markers changed?", len(blocks), len(regions))
+	}
+	for i, b := range blocks {
+		if !regions[strings.TrimSpace(string(b[1]))] {
+			t.Errorf("docs/tutorial.md's Go block %d is not a region of examples/tutorial/tutorial.go:\n%s", i+1, b[1])
+		}
+	}
+}
