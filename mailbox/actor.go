@@ -32,6 +32,7 @@ type Actor struct {
 	recv      Receiver // for an actor of a Receiver (h is then nil)
 	limit     int
 	mode      CloseMode
+	stay      bool // !WithEndOfStream: keep running once closed and drained
 	discarded int
 	_         pad.Pair
 }
@@ -45,6 +46,13 @@ type ActorOption func(*Actor)
 // DefaultDrainLimit), so that one busy actor in a composite cannot starve
 // the others.
 func WithDrainLimit(n int) ActorOption { return func(a *Actor) { a.limit = n } }
+
+// WithEndOfStream sets whether the actor ends (DoWork returns
+// agent.ErrDone) once its mailbox is closed and every message sent before
+// has been consumed: on by default. No message can arrive after that (see
+// Mailbox.Close). Off, the actor keeps polling the closed, empty mailbox
+// until its runner closes it.
+func WithEndOfStream(on bool) ActorOption { return func(a *Actor) { a.stay = !on } }
 
 // WithCloseMode sets what OnClose does with what is queued (default Drain:
 // deliver it to the handler).
@@ -120,16 +128,19 @@ func (a *Actor) DoWork() (int, error) {
 	if m.quietPoll() {
 		return 0, nil
 	}
+	var n int
+	var err error
 	if a.recv != nil {
-		n, err := m.drain(nil, a.recv, a.limit)
-		if err = m.cons.takeFailures(err); err != nil {
-			return n, a.failed(err)
-		}
-		return n, nil
+		n, err = m.drain(nil, a.recv, a.limit)
+		err = m.cons.takeFailures(err)
+	} else {
+		n, err = m.drain(a.h, nil, a.limit)
 	}
-	n, err := m.drain(a.h, nil, a.limit)
 	if err != nil {
 		return n, a.failed(err)
+	}
+	if n == 0 && !a.stay && m.ended() {
+		return 0, agent.ErrDone
 	}
 	return n, nil
 }

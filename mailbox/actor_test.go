@@ -106,3 +106,37 @@ func TestActorCloseDiscards(t *testing.T) {
 	require.Equal(t, 7, a.Discarded())
 	require.Equal(t, int64(7), mb.Stats().Discarded)
 }
+
+func TestActorEndsAtEndOfStream(t *testing.T) {
+	for _, stay := range []bool{false, true} {
+		mb := newMailbox(t, Config{})
+		var got []int32
+		opts := []ActorOption{}
+		if stay {
+			opts = append(opts, WithEndOfStream(false))
+		}
+		a, err := NewActor("a", mb, func(m *Message) Action { got = append(got, m.TypeID()); return Continue }, opts...)
+		require.NoError(t, err)
+		inv, err := agent.NewInvoker(a)
+		require.NoError(t, err)
+		require.NoError(t, inv.Start())
+		require.NoError(t, mb.Send(1, nil))
+		require.NoError(t, mb.Send(2, nil))
+		_, err = mb.Close(Drain)
+		require.NoError(t, err)
+		require.ErrorIs(t, mb.Send(3, nil), ErrClosed)
+		var last error
+		for range 200 { // an idle actor drains every 64 cycles
+			if _, last = inv.Invoke(); last != nil {
+				break
+			}
+		}
+		require.Equal(t, []int32{1, 2}, got, "what was queued is delivered first")
+		if stay {
+			require.NoError(t, last)
+		} else {
+			require.ErrorIs(t, last, agent.ErrDone)
+		}
+		require.NoError(t, inv.Close())
+	}
+}

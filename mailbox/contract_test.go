@@ -447,3 +447,90 @@ func TestContractNoAllocation(t *testing.T) {
 		require.Zero(t, allocs, "refusals, with the Host's consumer checks")
 	})
 }
+
+// Close racing with senders of every kind: every send that returned nil
+// is delivered exactly once and in its sender's order, every other one
+// was refused with ErrClosed (never lost after an accept), and the actor
+// ends by itself (agent.ErrDone) once the mailbox is closed and drained,
+// with nothing left to arrive.
+func TestContractCloseRacingSendersEndOfStream(t *testing.T) {
+	eachPlacement(t, func(t *testing.T, p placement) {
+		for round := range 5 {
+			consumer, sender := p.make(t, mailbox.Config{Capacity: 16384})
+			const senders = 4
+			accepted := make([]int, senders)
+			next := make([]int, senders)
+			var bad error
+			a, err := mailbox.NewActor("sink", consumer, func(m *mailbox.Message) mailbox.Action {
+				id, seq := int(binary.LittleEndian.Uint32(m.Payload())), int(binary.LittleEndian.Uint32(m.Payload()[4:]))
+				if id >= senders || seq != next[id] {
+					bad = fmt.Errorf("sender %d: seq %d, want %d", id, seq, next[id])
+				} else {
+					next[id]++
+				}
+				return mailbox.Continue
+			})
+			require.NoError(t, err)
+			var wg sync.WaitGroup
+			for id := range senders {
+				wg.Go(func() {
+					s := sender.NewSender()
+					for seq := 0; ; seq++ {
+						var hdr [8]byte
+						binary.LittleEndian.PutUint32(hdr[:], uint32(id))
+						binary.LittleEndian.PutUint32(hdr[4:], uint32(seq))
+						var err error
+						switch (seq + id) % 4 {
+						case 0:
+							err = sender.Send(1, hdr[:])
+						case 1:
+							err = s.SendParts(2, hdr[:], bytesOf(seq, seq%40))
+						case 2:
+							var c mailbox.Claim
+							if c, err = s.Claim(3, 8); err == nil {
+								copy(c.Payload(), hdr[:])
+								err = c.Commit()
+							}
+						default:
+							err = s.Send(4, append(hdr[:], bytesOf(seq, sender.MaxClaimLength())...))
+						}
+						switch err {
+						case nil:
+							accepted[id] = seq + 1
+						case mailbox.ErrBackPressured:
+							seq-- // the same message again
+						case mailbox.ErrClosed:
+							return
+						default:
+							t.Errorf("sender %d: %v", id, err)
+							return
+						}
+					}
+				})
+			}
+			inv, err := agent.NewInvoker(a)
+			require.NoError(t, err)
+			require.NoError(t, inv.Start())
+			closeAt := 200 + round*300
+			delivered := 0
+			for {
+				n, err := inv.Invoke()
+				delivered += n
+				if delivered >= closeAt && !consumer.IsClosed() {
+					_, cerr := sender.Close(mailbox.Drain)
+					require.NoError(t, cerr)
+				}
+				if err != nil {
+					require.ErrorIs(t, err, agent.ErrDone)
+					break
+				}
+			}
+			wg.Wait()
+			require.NoError(t, bad)
+			require.Equal(t, accepted, next, "every accepted send delivered, in order, and nothing else")
+			require.ErrorIs(t, sender.Send(1, make([]byte, 8)), mailbox.ErrClosed)
+			require.Zero(t, consumer.Stats().Corrupt)
+			require.NoError(t, a.OnClose())
+		}
+	})
+}

@@ -346,6 +346,17 @@ func (m *Mailbox) quietPoll() bool {
 	return true
 }
 
+// ended reports whether the mailbox is closed and empty: no message is
+// queued and none can arrive (see closedAfterClaim). The state is loaded
+// before the tail, both sequentially consistent, as that protocol needs.
+// The consumer's goroutine only.
+func (m *Mailbox) ended() bool {
+	if st := m.w.state.Load(); st != stateDrain && st != stateDiscard {
+		return false
+	}
+	return m.ring.ProducerPosition() == m.ring.ConsumerPosition()
+}
+
 // claimAt reports whether the record at head is an open claim (negative
 // length). The consumer zeroes what it consumes, so a zero is either
 // nothing or a claim never marked.

@@ -370,10 +370,13 @@ func (c CloseMode) String() string {
 // a Handler (see Handler); a mailbox closed with Drain may later be
 // switched to Discard.
 //
-// A send that checked the state just before Close may still land after it:
-// it is delivered (Drain) or discarded and counted (Discard) by the next
-// Drain. A claim still open is waited for (or released by the liveness
-// check), never skipped.
+// A send whose claim was made before Close is delivered (Drain) or
+// discarded and counted (Discard) by a later Drain; a claim still open is
+// waited for (or released by the liveness check), never skipped. Every
+// send and claim loads the state again after claiming its space and
+// aborts the claim if the mailbox was closed meanwhile (ErrClosed), so
+// once the consumer has seen the mailbox closed and then empty, no
+// message can arrive any more: an Actor ends there (agent.ErrDone).
 //
 // A state word that holds none of the three states (a word in shared
 // memory that another process scribbled over) is left alone and reported

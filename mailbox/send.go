@@ -41,6 +41,11 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 		if fast := m.fast; fast != nil && len(payload) <= record.MaxPayload {
 			size := record.Size(len(payload))
 			if index, tail, ok := fast.ClaimFast(size); ok {
+				// The state again, after the claim: see closedAfterClaim.
+				if st := m.w.state.Load(); st != stateOpen {
+					fast.AbortFast(index, size, tail+int64(size))
+					return m.refusedClosed(st)
+				}
 				fast.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 				return nil
 			}
@@ -176,8 +181,8 @@ func (m *Mailbox) send(typeID int32, payload []byte, s *Sender) error {
 	if typeID < 1 || typeID > MaxTypeID {
 		return errTypeID(typeID)
 	}
-	// The state is loaded before the claim: a send that passes this check
-	// just as Close runs may still land after it (see Close).
+	// The state is loaded before the claim, so that a closed mailbox
+	// refuses without claiming, and again after it (closedAfterClaim).
 	if st := m.w.state.Load(); st != stateOpen {
 		return m.refusedClosed(st)
 	}
@@ -208,12 +213,54 @@ func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
 }
 
 // write sends payload as one plain record, sealed in a checksummed
-// mailbox. Errors are the ring's (ringResult maps them).
+// mailbox. Errors are the ring's (ringResult maps them) or, for a mailbox
+// closed while it claimed, the state's (refusedClosed).
 func (m *Mailbox) write(typeID int32, payload []byte) error {
 	if m.checksum {
 		return m.writeSealed(typeID, payload)
 	}
-	return m.prod.Write(typeID, payload)
+	if len(payload) <= record.MaxPayload {
+		size := record.Size(len(payload))
+		if index, tail, ok := m.prod.ClaimFast(size); ok {
+			if st := m.w.state.Load(); st != stateOpen {
+				m.prod.AbortFast(index, size, tail+int64(size))
+				return m.refusedClosed(st)
+			}
+			m.prod.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
+			return nil
+		}
+	}
+	c, err := m.prod.TryClaim(typeID, len(payload))
+	if err != nil {
+		return err
+	}
+	if err := m.closedAfterClaim(c.Index); err != nil {
+		return err
+	}
+	copy(c.Payload, payload)
+	if err := m.prod.Commit(c.Index); err != nil {
+		return fmt.Errorf("%w: %w", ErrClaim, err)
+	}
+	return nil
+}
+
+// closedAfterClaim is Close's protocol on the sending side: after its
+// claim, a send loads the state again, and if the mailbox was closed
+// meanwhile it aborts the claim (the consumer skips it as padding) and
+// returns why. The claim's compare-and-swap of the tail and this load, and
+// Close's compare-and-swap of the state and the consumer's later load of
+// the tail, are sequentially consistent: either this load sees the close
+// (the send is refused), or the consumer's load of the tail after it saw
+// the close sees this claim (and waits for it). So once the consumer has
+// seen the mailbox closed and then empty, no send can still land in it
+// (Actor's end of stream relies on it).
+func (m *Mailbox) closedAfterClaim(index int) error {
+	st := m.w.state.Load()
+	if st == stateOpen {
+		return nil
+	}
+	_ = m.prod.Abort(index)
+	return m.refusedClosed(st)
 }
 
 // writeSealed is write for a checksummed mailbox: claim, copy, seal,
@@ -222,6 +269,9 @@ func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 	typeID |= checkedFlag
 	c, err := m.prod.TryClaim(typeID, ChecksumLength+len(payload))
 	if err != nil {
+		return err
+	}
+	if err := m.closedAfterClaim(c.Index); err != nil {
 		return err
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
@@ -269,6 +319,9 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		if err != nil {
 			return m.ringResult(err)
 		}
+		if err := m.closedAfterClaim(c.Index); err != nil {
+			return err
+		}
 		var pos int64
 		if m.checksum {
 			pos = m.claimPosition(c.Index - record.HeaderLength)
@@ -287,6 +340,10 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	b, err := m.prod.TryClaimBatch(size)
 	if err != nil {
 		return m.ringResult(err)
+	}
+	if st := m.w.state.Load(); st != stateOpen { // as closedAfterClaim
+		_ = m.prod.AbortBatch(b)
+		return m.refusedClosed(st)
 	}
 	m.stamp(&h, s)
 	if err := m.fillFramed(&b, recordType, &h, &w, count); err != nil {
@@ -404,6 +461,11 @@ func (m *Mailbox) ringResult(err error) error {
 		return nil
 	case ringbuf.ErrFull:
 		return ErrBackPressured
+	case ErrClosed:
+		return err // closedAfterClaim's
+	}
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrClaim) {
+		return err // the state word's (closedAfterClaim), a claim released under its sender (write)
 	}
 	if errors.Is(err, ringbuf.ErrTooLong) {
 		return ErrTooLong
@@ -515,6 +577,9 @@ func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 	if err != nil {
 		return Claim{}, m.outcome(m.ringResult(err), s)
 	}
+	if err := m.closedAfterClaim(c.Index); err != nil {
+		return Claim{}, err
+	}
 	return m.newClaim(c), nil
 }
 
@@ -595,6 +660,9 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	c, err := m.prod.TryClaim(FramedFlag|m.checkFlag()|typeID, m.lay.over+FrameHeaderLength+body)
 	if err != nil {
 		return PartsClaim{}, m.outcome(m.ringResult(err), s)
+	}
+	if err := m.closedAfterClaim(c.Index); err != nil {
+		return PartsClaim{}, err
 	}
 	mc := m.newClaim(c)
 	h := frameHeader{count: 1, bodyLen: uint32(body), parts: uint32(n)}

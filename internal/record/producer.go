@@ -83,6 +83,14 @@ func (p *Producer) ClaimFast(size int) (index int, tail int64, ok bool) {
 	return index, tail, ok
 }
 
+// AbortFast gives up the space ClaimFast returned at index, of size
+// (aligned) bytes, as a padding record the consumer skips, and stores
+// next as the new guess: for a producer that learns after its claim that
+// it must not publish (a mailbox closed meanwhile).
+func (p *Producer) AbortFast(index, size int, next int64) {
+	PublishRecord(unsafe.Add(p.base, index), Marker(size-HeaderLength, PaddingTypeID), nil, int32(size), &p.hint, next)
+}
+
 // PublishFast writes a record into the space ClaimFast returned at index
 // and stores next (the claimed tail plus size) as the new guess: one call,
 // PublishRecord. marker is the record's header word with the negated
