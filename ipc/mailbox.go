@@ -2,11 +2,9 @@ package ipc
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -55,8 +53,6 @@ type MailboxFile struct {
 	// The owner's beat state (the draining goroutine).
 	lastFile int64
 	fileHbMs int64
-	lastCtr  int64
-	ctrs     *mailboxCounters
 
 	closing atomic.Bool
 	closed  atomic.Bool
@@ -166,14 +162,15 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	mf.fileHbMs = max(min(c.consumerTimeout, f.LivenessTimeout()).Milliseconds()/8, 1)
 	cfg.UnblockTimeout = unblock
 	cfg.Host = (*mailboxHost)(mf)
+	if c.counters != nil {
+		cfg.Counters = c.counters.Manager()
+	}
 	mb, err := mailbox.New(cfg)
 	if err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrArgument, err))
-	}
-	if c.counters != nil {
-		if mf.ctrs, err = newMailboxCounters(c.counters.Manager(), cfg.Name); err != nil {
+		if errors.Is(err, counters.ErrFull) {
 			return fail(err)
 		}
+		return fail(fmt.Errorf("%w: %w", ErrArgument, err))
 	}
 	// The parameters, then the first heartbeat, then the version (atomic,
 	// last): a sender that loads a non-zero version sees the rest.
@@ -187,7 +184,6 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	now := mf.epochMs()
 	mb.Ring().SetConsumerHeartbeatTime(now)
 	mf.lastFile = now
-	mf.mirror(now)
 	hdr.version.Store(MailboxLayoutVersion)
 	return mb, mf, nil
 }
@@ -328,9 +324,6 @@ func (h *mailboxHost) CheckConsumer() error { return (*MailboxFile)(h).CheckCons
 // that also catches a truncated file, whose error the drain returns).
 func (h *mailboxHost) Beat(now int64, force bool) error {
 	m := (*MailboxFile)(h)
-	if now != m.lastCtr || force {
-		m.mirror(now)
-	}
 	if now-m.lastFile >= m.fileHbMs || now < m.lastFile || force {
 		m.lastFile = now
 		return m.file.Heartbeat(now)
@@ -389,20 +382,6 @@ func (m *MailboxFile) deadConsumer(now, hb int64) error {
 	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, l)
 }
 
-// mirror copies the statistics into the counters file, if any.
-func (m *MailboxFile) mirror(now int64) {
-	m.lastCtr = now
-	if m.ctrs == nil {
-		return
-	}
-	st := m.mb.Stats()
-	m.ctrs.depth.Set(int64(st.Depth))
-	m.ctrs.backPressured.Set(st.BackPressured)
-	m.ctrs.torn.Set(st.Torn)
-	m.ctrs.corrupt.Set(st.Corrupt)
-	m.ctrs.heartbeat.Set(now)
-}
-
 // Close releases the file. In a sender it detaches the mailbox from the
 // file (its methods return mailbox.ErrClosed from then on) and releases
 // the file reference. In the owner it first closes the mailbox
@@ -428,55 +407,11 @@ func (m *MailboxFile) Close() error {
 		if left := m.mb.Stats().Depth; left > 0 {
 			errs = append(errs, fmt.Errorf("%w: %s: %d bytes queued at close", mailbox.ErrNotDrained, m.Path(), left))
 		}
-		if m.ctrs != nil {
-			m.mirror(m.epochMs())
-			errs = append(errs, m.ctrs.close())
-		}
+		errs = append(errs, m.mb.CloseCounters())
 	}
 	m.detach()
 	m.closed.Store(true)
 	errs = append(errs, m.file.Close())
-	return errors.Join(errs...)
-}
-
-// mailboxCounters are the owner's counters in a counters file.
-type mailboxCounters struct {
-	depth, backPressured, torn, corrupt, heartbeat *counters.Counter
-}
-
-func newMailboxCounters(mgr *counters.Manager, name string) (*mailboxCounters, error) {
-	c := &mailboxCounters{}
-	var pid [8]byte
-	binary.LittleEndian.PutUint64(pid[:], uint64(os.Getpid()))
-	specs := []struct {
-		dst   **counters.Counter
-		label string
-		typ   int32
-		key   []byte
-	}{
-		{&c.depth, "mailbox-depth: " + name, counters.TypeMailboxDepth, nil},
-		{&c.backPressured, "back-pressure: " + name, counters.TypeBackPressureEvents, nil},
-		{&c.torn, "unblocked-claims: " + name, counters.TypeUnblockedClaims, nil},
-		{&c.corrupt, "torn-messages: " + name + " (corrupt records)", counters.TypeTornMessages, nil},
-		{&c.heartbeat, fmt.Sprintf("heartbeat: mailbox %s consumer pid=%d", name, os.Getpid()), counters.TypeHeartbeat, pid[:]},
-	}
-	for _, s := range specs {
-		ctr, err := mgr.Allocate(s.label, s.typ, s.key)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("ipc: mailbox %s: counter %q: %w", name, s.label, err), c.close())
-		}
-		*s.dst = ctr
-	}
-	return c, nil
-}
-
-func (c *mailboxCounters) close() error {
-	var errs []error
-	for _, ctr := range []*counters.Counter{c.depth, c.backPressured, c.torn, c.corrupt, c.heartbeat} {
-		if ctr != nil {
-			errs = append(errs, ctr.Close())
-		}
-	}
 	return errors.Join(errs...)
 }
 

@@ -557,6 +557,9 @@ func (m *Mailbox) beat(force bool) error {
 	if now != c.lastBeat || force {
 		m.ring.SetConsumerHeartbeatTime(now)
 		c.lastBeat = now
+		if m.live != nil {
+			m.live.publish(m, now)
+		}
 	}
 	if m.host != nil {
 		return m.host.Beat(now, force)

@@ -11,6 +11,7 @@ import (
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
+	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -85,6 +86,17 @@ type Config struct {
 	// process sharing the mailbox must agree: package ipc stores the
 	// consumer's choice in the file.
 	Checksum bool
+	// Counters, if set, makes the mailbox publish its statistics as
+	// counters allocated from this manager (a counters file of the
+	// process: ipc.CreateCounters, or regions on the heap): delivered
+	// messages and consumed bytes, refusals (closed, back-pressure),
+	// torn, corrupt and discarded messages, the largest backlog, the
+	// backlog a drain found (sampled at each consumer heartbeat, before
+	// the drain), and the consumer heartbeat, labelled with Name. They
+	// are updated at every consumer heartbeat (HeartbeatCycles drains,
+	// and at most once per clock millisecond), and freed by
+	// CloseCounters. Consumer view only.
+	Counters *counters.Manager
 	// Host places the mailbox in memory other processes share and tells
 	// it whether its consumer lives (see Host). Package ipc sets it; nil
 	// is a heap mailbox.
@@ -181,6 +193,7 @@ type Mailbox struct {
 
 	// The consumer's state, on its own cache lines.
 	cons consumer
+	live *liveCounters // Config.Counters; the consumer's
 	_    pad.Pair
 }
 
@@ -270,6 +283,17 @@ func New(cfg Config) (*Mailbox, error) {
 		m.fast = nil
 	}
 	m.cons.init(m)
+	if cfg.Counters != nil {
+		if m.sendOnly {
+			return nil, fmt.Errorf("%w: %s: counters are the consumer's, and this view only sends", ErrConfig, m.name)
+		}
+		live, err := newLiveCounters(cfg.Counters, m.name)
+		if err != nil {
+			return nil, err
+		}
+		m.live = live
+		m.live.publish(m, m.clock.EpochMillis())
+	}
 	return m, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	ipccounters "github.com/dutyrt/duty/ipc/counters"
 )
 
-// StatsCounters mirrors one Runner's statistics into four counters of a
+// StatsCounters mirrors one Runner's statistics into five counters of a
 // counters.Manager (normally the owner's Manager of an ipc counters file),
 // so that other processes, cmd/dutystat among them, can watch the runner:
 //
@@ -20,11 +20,12 @@ import (
 //	total-work: <role>        counters.TypeTotalWork       Stats.TotalWork
 //	errors: <role>            counters.TypeErrors          Stats.Errors
 //	longest-cycle-ns: <role>  counters.TypeLongestCycleNs  Stats.MaxCycle in ns
+//	idle-cycles: <role>       counters.TypeIdleCycles      Stats.IdleCycles
 //
 // (the label conventions of docs/counters.md; no key).
 //
 // The duty cycle itself is not touched: Publish copies a Stats snapshot
-// (lock-free atomic loads) into the counters with four release stores,
+// (lock-free atomic loads) into the counters with five release stores,
 // from whichever goroutine calls it, so a running agent pays nothing for
 // being watched. The counters therefore lag the runner by the publishing
 // interval; call Publish from a housekeeping loop, or let a StatsPublisher
@@ -43,12 +44,13 @@ type StatsCounters struct {
 	work     *ipccounters.Counter
 	errs     *ipccounters.Counter
 	maxCycle *ipccounters.Counter
+	idle     *ipccounters.Counter
 }
 
-// NewStatsCounters allocates the four counters of r's statistics from m,
+// NewStatsCounters allocates the five counters of r's statistics from m,
 // labelled with r's role, and publishes r's current statistics into them.
 // It fails (wrapping ErrBadOption) for a nil manager or runner, and with
-// the manager's error (counters.ErrFull, ...) if the four cannot be
+// the manager's error (counters.ErrFull, ...) if the five cannot be
 // allocated, in which case none stays allocated.
 func NewStatsCounters(m *ipccounters.Manager, r *Runner) (*StatsCounters, error) {
 	if m == nil || r == nil {
@@ -58,7 +60,7 @@ func NewStatsCounters(m *ipccounters.Manager, r *Runner) (*StatsCounters, error)
 	if err != nil {
 		return nil, err
 	}
-	s := &StatsCounters{r: r, cycles: c[0], work: c[1], errs: c[2], maxCycle: c[3]}
+	s := &StatsCounters{r: r, cycles: c[0], work: c[1], errs: c[2], maxCycle: c[3], idle: c[4]}
 	s.Publish()
 	return s, nil
 }
@@ -75,21 +77,22 @@ func (s *StatsCounters) Publish() {
 		s.work.Set(st.TotalWork)
 		s.errs.Set(st.Errors)
 		s.maxCycle.Set(int64(st.MaxCycle))
+		s.idle.Set(st.IdleCycles)
 	}
 	s.mu.Unlock()
 }
 
-// Counters returns the four counters, for callers that want their ids,
+// Counters returns the five counters, for callers that want their ids,
 // registration ids or values. They must not be written to, and not used
 // after Close.
-func (s *StatsCounters) Counters() (dutyCycles, totalWork, errs, longestCycleNs *ipccounters.Counter) {
-	return s.cycles, s.work, s.errs, s.maxCycle
+func (s *StatsCounters) Counters() (dutyCycles, totalWork, errs, longestCycleNs, idleCycles *ipccounters.Counter) {
+	return s.cycles, s.work, s.errs, s.maxCycle, s.idle
 }
 
 // Runner returns the runner whose statistics are mirrored.
 func (s *StatsCounters) Runner() *Runner { return s.r }
 
-// Close publishes one last time and frees the four counters (readers keep
+// Close publishes one last time and frees the five counters (readers keep
 // seeing their last values until the ids are reused, after the manager's
 // free-to-reuse timeout). Idempotent; it does not close the runner. Close
 // the runner first for final, exact values.
@@ -101,7 +104,7 @@ func (s *StatsCounters) Close() error {
 		return nil
 	}
 	s.closed = true
-	return errors.Join(s.cycles.Close(), s.work.Close(), s.errs.Close(), s.maxCycle.Close())
+	return errors.Join(s.cycles.Close(), s.work.Close(), s.errs.Close(), s.maxCycle.Close(), s.idle.Close())
 }
 
 // StatsPublisher is an agent whose duty cycle publishes a set of
@@ -187,9 +190,9 @@ func (p *StatsPublisher) publish() int {
 // date from its duty cycle (the agent's thread is their single writer,
 // except errors, which the loop adds to atomically as Stats does).
 type liveCounters struct {
-	cycles, work, errors, maxCycle *atomic.Int64
-	owned                          [4]*ipccounters.Counter
-	once                           sync.Once
+	cycles, work, errors, maxCycle, idle *atomic.Int64
+	owned                                [5]*ipccounters.Counter
+	once                                 sync.Once
 }
 
 func allocateLive(m *ipccounters.Manager, role string) (*liveCounters, error) {
@@ -198,14 +201,14 @@ func allocateLive(m *ipccounters.Manager, role string) (*liveCounters, error) {
 		return nil, err
 	}
 	return &liveCounters{
-		cycles: c[0].Word(), work: c[1].Word(), errors: c[2].Word(), maxCycle: c[3].Word(),
+		cycles: c[0].Word(), work: c[1].Word(), errors: c[2].Word(), maxCycle: c[3].Word(), idle: c[4].Word(),
 		owned: c,
 	}, nil
 }
 
-// statsCounters are the four counters of a runner's statistics, in the
+// statsCounters are the five counters of a runner's statistics, in the
 // order allocateStats returns them, with their label prefixes and types.
-var statsCounters = [4]struct {
+var statsCounters = [5]struct {
 	name   string
 	typeID int32
 }{
@@ -213,12 +216,13 @@ var statsCounters = [4]struct {
 	{"total-work", ipccounters.TypeTotalWork},
 	{"errors", ipccounters.TypeErrors},
 	{"longest-cycle-ns", ipccounters.TypeLongestCycleNs},
+	{"idle-cycles", ipccounters.TypeIdleCycles},
 }
 
-// allocateStats allocates the four statistics counters of the agent role
+// allocateStats allocates the five statistics counters of the agent role
 // from m: all of them, or (with the manager's error) none.
-func allocateStats(m *ipccounters.Manager, role string) ([4]*ipccounters.Counter, error) {
-	var out [4]*ipccounters.Counter
+func allocateStats(m *ipccounters.Manager, role string) ([5]*ipccounters.Counter, error) {
+	var out [5]*ipccounters.Counter
 	for i, sc := range statsCounters {
 		c, err := m.Allocate(sc.name+": "+role, sc.typeID, nil)
 		if err != nil {

@@ -68,10 +68,11 @@ func TestStatsCountersMirrorRunner(t *testing.T) {
 		{ipccounters.TypeTotalWork, "total-work: gateway", 0},
 		{ipccounters.TypeErrors, "errors: gateway", 0},
 		{ipccounters.TypeLongestCycleNs, "longest-cycle-ns: gateway", 0},
+		{ipccounters.TypeIdleCycles, "idle-cycles: gateway", 0},
 	}, readAll(t, rd))
 
 	require.NoError(t, r.Start())
-	cyc, work, errc, maxc := s.Counters()
+	cyc, work, errc, maxc, _ := s.Counters()
 	var last [4]int64
 	deadline := time.Now().Add(hangGuard)
 	for done := false; !done; {
@@ -115,10 +116,10 @@ func TestStatsCountersMirrorRunner(t *testing.T) {
 	require.Len(t, handled.list, 9_999)
 }
 
-// TestStatsCountersClose: Close is idempotent, frees the four ids, and a
+// TestStatsCountersClose: Close is idempotent, frees the five ids, and a
 // Publish afterwards does not write into counters that reuse them.
 func TestStatsCountersClose(t *testing.T) {
-	m, rd := newCountersManager(t, 4, 0)
+	m, rd := newCountersManager(t, 5, 0)
 	a := &fakeAgent{role: "r", work: func(int64) (int, error) { return 1, nil }}
 	r, err := New(a, WithIdle(idle.BusySpin()))
 	require.NoError(t, err)
@@ -129,9 +130,9 @@ func TestStatsCountersClose(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
-	require.Equal(t, 4, m.Available())
+	require.Equal(t, 5, m.Available())
 
-	others := make([]*ipccounters.Counter, 4)
+	others := make([]*ipccounters.Counter, 5)
 	for i := range others {
 		others[i], err = m.Allocate("other", ipccounters.TypeIDUserMin, nil)
 		require.NoError(t, err)
@@ -146,9 +147,9 @@ func TestStatsCountersClose(t *testing.T) {
 }
 
 // TestStatsCountersErrors: bad arguments, and a manager too small for the
-// four counters (nothing stays allocated).
+// five counters (nothing stays allocated).
 func TestStatsCountersErrors(t *testing.T) {
-	m, _ := newCountersManager(t, 3, 0)
+	m, _ := newCountersManager(t, 4, 0)
 	r, err := New(&fakeAgent{role: "x"})
 	require.NoError(t, err)
 	defer r.Close()
@@ -158,14 +159,14 @@ func TestStatsCountersErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadOption)
 	_, err = NewStatsCounters(m, r)
 	require.ErrorIs(t, err, ipccounters.ErrFull)
-	require.Equal(t, 3, m.Available(), "the three allocated counters were freed")
+	require.Equal(t, 4, m.Available(), "the four allocated counters were freed")
 	_, err = NewStatsPublisher(0)
 	require.ErrorIs(t, err, ErrBadOption)
 }
 
 // TestStatsCountersPublishAllocatesNothing: Publish is allocation-free.
 func TestStatsCountersPublishAllocatesNothing(t *testing.T) {
-	m, _ := newCountersManager(t, 4, 0)
+	m, _ := newCountersManager(t, 5, 0)
 	r, err := New(&fakeAgent{role: "a"})
 	require.NoError(t, err)
 	defer r.Close()
@@ -179,7 +180,7 @@ func TestStatsCountersPublishAllocatesNothing(t *testing.T) {
 // clock: it publishes on start, then only once the interval has passed,
 // and on close; Add and Remove change the set.
 func TestStatsPublisher(t *testing.T) {
-	m, _ := newCountersManager(t, 8, 0)
+	m, _ := newCountersManager(t, 10, 0)
 	a1 := &fakeAgent{role: "one"}
 	r1, err := New(a1)
 	require.NoError(t, err)
@@ -206,7 +207,7 @@ func TestStatsPublisher(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	require.NoError(t, r1.Close())
-	cyc, _, _, _ := s1.Counters()
+	cyc, _, _, _, _ := s1.Counters()
 	require.Zero(t, cyc.Get(), "published on start, before r1 ran")
 
 	now = now.Add(99 * time.Millisecond)
@@ -289,7 +290,7 @@ func TestWithCountersKeepsSharedCountersLive(t *testing.T) {
 	}}
 	r, err := New(a, WithIdle(idle.BusySpin()), WithErrorHandler(func(error) {}), WithCounters(m))
 	require.NoError(t, err)
-	require.Len(t, readAll(t, rd), 4, "allocated by New")
+	require.Len(t, readAll(t, rd), 5, "allocated by New")
 	require.NoError(t, r.Start())
 	require.Eventually(t, func() bool {
 		for _, s := range readAll(t, rd) {

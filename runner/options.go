@@ -147,14 +147,14 @@ func WithPanicPolicy(p Policy) Option { return func(c *config) { c.panicPolicy =
 // nothing.
 func WithCycleTiming(on bool) Option { return func(c *config) { c.noCycleTiming = !on } }
 
-// WithCounters makes the duty cycle itself keep four counters of m (the
+// WithCounters makes the duty cycle itself keep five counters of m (the
 // owner's Manager of an ipc counters file, typically) up to date, labelled
-// as NewStatsCounters labels them: duty cycles, total work, errors and
-// longest cycle, so other processes (cmd/dutystat) watch the runner live.
-// They are allocated by New (which fails if m cannot supply them) and freed
-// when the agent has stopped. The cost is three release stores (MOVs on
-// amd64) per busy cycle and one per idle cycle; without this option the
-// loop pays nothing.
+// as NewStatsCounters labels them: duty cycles, total work, errors,
+// longest cycle and idle cycles, so other processes (cmd/dutystat) watch
+// the runner live. They are allocated by New (which fails if m cannot
+// supply them) and freed when the agent has stopped. The cost is two
+// release stores (MOVs on amd64) per cycle, three on a busy one; without
+// this option the loop pays nothing.
 func WithCounters(m *ipccounters.Manager) Option {
 	return func(c *config) {
 		if m == nil {

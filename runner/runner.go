@@ -330,6 +330,8 @@ func (r *Runner) loop() {
 			if live != nil {
 				atomicbuf.StoreRelease64(live.work, work)
 			}
+		} else if live != nil {
+			atomicbuf.StoreRelease64(live.idle, cycles-busy)
 		}
 		// Unlike Agrona, a failing cycle idles too: an agent that fails
 		// on every cycle must not spin at full speed through the handler.

@@ -207,8 +207,10 @@ type counterSample struct {
 	Type           string   `json:"type"`
 	Label          string   `json:"label"`
 	Key            string   `json:"key,omitempty"` // hex, trailing zero bytes dropped
+	Kind           string   `json:"kind"`          // counter, gauge or timestamp (counters.KindOf)
 	Value          int64    `json:"value"`
-	RatePerSec     *float64 `json:"rate_per_sec"` // null without a previous sample of the same counter
+	AgeMs          *int64   `json:"age_ms,omitempty"` // a timestamp's age at the sample (epoch ms)
+	RatePerSec     *float64 `json:"rate_per_sec"`     // a counter's; null for other kinds and without a previous sample of the same counter
 }
 
 // errorSample is one distinct error of an error log file.
@@ -315,6 +317,7 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 	switch f.Kind() {
 	case ipc.KindCounters:
 		err = readCounters(f, &s)
+		ages(&s)
 	case ipc.KindErrorLog:
 		err = readErrors(f, &s, sinceMs)
 	}
@@ -379,11 +382,24 @@ func readCounters(f *ipc.File, s *fileSample) error {
 				Type:           counters.TypeName(rec.TypeID),
 				Label:          string(rec.Label),
 				Key:            hex.EncodeToString(key),
+				Kind:           counters.KindOf(rec.TypeID).String(),
 				Value:          rec.Value,
 			})
 			return true
 		})
 	})
+}
+
+// ages fills in the age of each timestamp counter (an epoch ms) at the
+// sample's time.
+func ages(s *fileSample) {
+	now := s.at.UnixMilli()
+	for i := range s.Counters {
+		if c := &s.Counters[i]; c.Kind == counters.KindTimestamp.String() && c.Value > 0 {
+			age := now - c.Value
+			c.AgeMs = &age
+		}
+	}
 }
 
 // rates fills in each counter's rate from the previous sample of the same
@@ -411,6 +427,9 @@ func rates(f *frame, prev *frame) {
 		s := &f.Files[i]
 		for j := range s.Counters {
 			c := &s.Counters[j]
+			if c.Kind != counters.KindCounter.String() {
+				continue // a gauge's or a timestamp's rate means nothing
+			}
 			o, ok := before[key{s.Name, s.ident, c.ID, c.RegistrationID}]
 			if dt := s.at.Sub(o.at).Seconds(); ok && dt > 0 {
 				r := float64(c.Value-o.value) / dt
@@ -483,7 +502,11 @@ func printText(w io.Writer, f *frame) error {
 			if c.RatePerSec != nil {
 				rate = strconv.FormatFloat(*c.RatePerSec, 'f', 1, 64)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t\t%s\n", c.ID, printable(c.Type), c.Value, rate, printable(c.Label))
+			value := strconv.FormatInt(c.Value, 10)
+			if c.AgeMs != nil {
+				value = strconv.FormatInt(*c.AgeMs, 10) + "ms ago"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\t%s\n", c.ID, printable(c.Type), value, rate, printable(c.Label))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

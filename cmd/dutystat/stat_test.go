@@ -60,6 +60,7 @@ type fixture struct {
 	dir                     string
 	cf                      *ipc.CountersFile
 	cycles, work, errs, max *counters.Counter
+	beat                    *counters.Counter
 	ring                    *ipc.Ring
 	corrupt                 *ipc.CountersFile
 }
@@ -84,7 +85,9 @@ func newFixture(t *testing.T) *fixture {
 	fx.work = alloc("total-work: gateway", counters.TypeTotalWork, []byte{0xab, 0xcd}, 250_000)
 	fx.errs = alloc("errors: gateway", counters.TypeErrors, nil, 3)
 	fx.max = alloc("longest-cycle-ns: gateway", counters.TypeLongestCycleNs, nil, 48_123)
-	alloc("app counter", 4242, nil, -17)
+	alloc("app counter", counters.UserType(7, counters.KindCounter), nil, -17)
+	alloc("app gauge", counters.UserType(8, counters.KindGauge), nil, 40)
+	fx.beat = alloc("heartbeat: gateway", counters.TypeHeartbeat, nil, time.Now().UnixMilli())
 	require.NoError(t, gone.Close())
 
 	fx.ring, err = ipc.CreateRing(fx.dir, "orders", 1024)
@@ -130,6 +133,7 @@ func row(id, typ, value, rate, label string) *regexp.Regexp {
 func TestOnceWithRates(t *testing.T) {
 	fx := newFixture(t)
 	fe := &fakeEnv{t: time.Now()}
+	fx.beat.Set(fe.t.UnixMilli() - 1250) // 1500 ms old at the second sample
 	fe.onSleep = func(time.Duration) {
 		fx.cycles.Add(500) // 2000/s over 250 ms
 		fx.work.Add(25)    // 100/s
@@ -139,13 +143,15 @@ func TestOnceWithRates(t *testing.T) {
 	t.Log("\n" + out)
 	require.Equal(t, []time.Duration{250 * time.Millisecond}, fe.sleeps)
 
-	require.Contains(t, out, "stats: 5 of 16 counters")
+	require.Contains(t, out, "stats: 7 of 16 counters")
 	for _, re := range []*regexp.Regexp{
 		row("0", "duty-cycles", "1000500", "2000.0", "duty-cycles: gateway"),
 		row("2", "total-work", "250025", "100.0", "total-work: gateway"),
 		row("3", "errors", "3", "0.0", "errors: gateway"),
-		row("4", "longest-cycle-ns", "50000", "7508.0", "longest-cycle-ns: gateway"),
-		row("5", "4242", "-17", "0.0", "app counter"),
+		row("4", "longest-cycle-ns", "50000", "-", "longest-cycle-ns: gateway"), // a gauge: no rate
+		row("5", "user:7", "-17", "0.0", "app counter"),
+		row("6", "user:8", "40", "-", "app gauge"),
+		row("7", "heartbeat", "1500ms ago", "-", "heartbeat: gateway"), // a timestamp: its age
 		row("0", "errors", "5", "0.0", "ok before the damage"),
 	} {
 		require.Regexp(t, re, out)
@@ -289,8 +295,13 @@ func TestJSON(t *testing.T) {
 		require.Equal(t, "alive", st.Owner)
 		require.Equal(t, 16, st.Capacity)
 		require.Empty(t, st.Error)
-		require.Len(t, st.Counters, 5)
+		require.Len(t, st.Counters, 7)
+		require.Equal(t, "gauge", st.Counters[3].Kind)
+		require.Nil(t, st.Counters[3].RatePerSec, "a gauge has no rate")
+		require.Equal(t, "timestamp", st.Counters[6].Kind)
+		require.NotNil(t, st.Counters[6].AgeMs)
 		c := st.Counters[2]
+		require.Equal(t, "counter", c.Kind)
 		require.Equal(t, "errors: gateway", c.Label)
 		require.Equal(t, counters.TypeErrors, c.TypeID)
 		require.Equal(t, "errors", c.Type)

@@ -2,6 +2,7 @@ package counters
 
 import (
 	"encoding/binary"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -208,4 +209,25 @@ func TestTypeName(t *testing.T) {
 		}
 	}
 	require.Len(t, seenNames, len(typeNames), "every duty type id lies in the reserved range")
+}
+
+func TestKinds(t *testing.T) {
+	require.Equal(t, KindCounter, KindOf(TypeDelivered))
+	require.Equal(t, KindCounter, KindOf(TypeSubscriberPosition))
+	require.Equal(t, KindGauge, KindOf(TypeMailboxDepth))
+	require.Equal(t, KindGauge, KindOf(TypeLongestCycleNs))
+	require.Equal(t, KindTimestamp, KindOf(TypeHeartbeat))
+	require.Equal(t, KindCounter, KindOf(42), "an Agrona or Aeron type")
+	for n := range int32(5) {
+		for _, k := range []Kind{KindCounter, KindGauge, KindTimestamp} {
+			typ := UserType(n, k)
+			require.Equal(t, k, KindOf(typ))
+			got, ok := UserTypeNumber(typ)
+			require.True(t, ok)
+			require.Equal(t, n, got)
+			require.Equal(t, "user:"+strconv.Itoa(int(n)), TypeName(typ))
+		}
+	}
+	require.Equal(t, KindCounter, KindOf(TypeIDUserMin), "a user type id not made by UserType")
+	require.Equal(t, "gauge", KindGauge.String())
 }

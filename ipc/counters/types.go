@@ -48,6 +48,23 @@ const (
 	TypeTornMessages int32 = 1012
 	// TypeLappedReceivers: broadcast receivers lapped by the transmitter.
 	TypeLappedReceivers int32 = 1013
+	// TypeDelivered: messages a mailbox delivered to its handler.
+	TypeDelivered int32 = 1014
+	// TypeConsumedBytes: bytes a consumer released from its ring (records
+	// with their headers and padding): its head position.
+	TypeConsumedBytes int32 = 1015
+	// TypeRefusedClosed: sends refused because the mailbox was closed.
+	TypeRefusedClosed int32 = 1016
+	// TypeMaxDepth: the largest backlog a consumer has found, in bytes.
+	TypeMaxDepth int32 = 1017
+	// TypeDiscarded: messages consumed without delivery after a close
+	// that discards.
+	TypeDiscarded int32 = 1018
+	// TypeCorruptRecords: records dropped because their framing or
+	// checksum was invalid.
+	TypeCorruptRecords int32 = 1019
+	// TypeIdleCycles: duty cycles that did no work.
+	TypeIdleCycles int32 = 1020
 
 	// TypeIDDutyMax is the last type id reserved for duty.
 	TypeIDDutyMax int32 = 1099
@@ -70,14 +87,98 @@ var typeNames = map[int32]string{
 	TypeLongestCycleNs:      "longest-cycle-ns",
 	TypeTornMessages:        "torn-messages",
 	TypeLappedReceivers:     "lapped-receivers",
+	TypeDelivered:           "delivered",
+	TypeConsumedBytes:       "consumed-bytes",
+	TypeRefusedClosed:       "refused-closed",
+	TypeMaxDepth:            "max-depth",
+	TypeDiscarded:           "discarded",
+	TypeCorruptRecords:      "corrupt-records",
+	TypeIdleCycles:          "idle-cycles",
+}
+
+// Kind says what a counter's value is, so that a reader knows what to show
+// for it: a rate for a Counter, the value of a Gauge, the age of a
+// Timestamp.
+type Kind uint8
+
+const (
+	// KindCounter only grows: a reader shows its rate.
+	KindCounter Kind = 1
+	// KindGauge goes up and down (a depth, a longest cycle): a reader
+	// shows the value.
+	KindGauge Kind = 2
+	// KindTimestamp is a time in epoch milliseconds (a heartbeat): a
+	// reader shows its age.
+	KindTimestamp Kind = 3
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindCounter:
+		return "counter"
+	case KindGauge:
+		return "gauge"
+	case KindTimestamp:
+		return "timestamp"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+var gauges = map[int32]Kind{
+	TypeHeartbeat:      KindTimestamp,
+	TypeMailboxDepth:   KindGauge,
+	TypeLongestCycleNs: KindGauge,
+	TypeMaxDepth:       KindGauge,
+}
+
+// kindsPerUserType is how many kinds a user type id's low part encodes
+// (UserType).
+const kindsPerUserType = 4
+
+// UserType returns the type id of an application's counter type n (0,
+// 1, ...) of kind k: TypeIDUserMin + 4n + k, so that KindOf, and every
+// reader, knows the kind from the type id alone. Applications that choose
+// their type ids otherwise get KindOf's reading of them.
+func UserType(n int32, k Kind) int32 {
+	return TypeIDUserMin + kindsPerUserType*n + int32(k)
+}
+
+// KindOf returns the kind of a counter of typeID: from duty's table for
+// its own types, from the encoding of UserType for type ids from
+// TypeIDUserMin on, and KindCounter for any other (Agrona's and Aeron's
+// type ids, whose counters are mostly positions and totals).
+func KindOf(typeID int32) Kind {
+	if typeID >= TypeIDUserMin {
+		if k := Kind((typeID - TypeIDUserMin) % kindsPerUserType); k >= KindCounter && k <= KindTimestamp {
+			return k
+		}
+		return KindCounter
+	}
+	if k, ok := gauges[typeID]; ok {
+		return k
+	}
+	return KindCounter
+}
+
+// UserTypeNumber returns n of a type id made by UserType (for a label
+// such as "user:3"), and false below TypeIDUserMin.
+func UserTypeNumber(typeID int32) (int32, bool) {
+	if typeID < TypeIDUserMin {
+		return 0, false
+	}
+	return (typeID - TypeIDUserMin) / kindsPerUserType, true
 }
 
 // TypeName returns a short name for a duty type id ("sub-pos",
-// "duty-cycles", ...), for tools such as dutystat; other ids give their
+// "duty-cycles", ...), for tools such as dutystat; an application's type
+// id from TypeIDUserMin on gives "user:n" (UserType's n), any other its
 // decimal value.
 func TypeName(typeID int32) string {
 	if n, ok := typeNames[typeID]; ok {
 		return n
+	}
+	if n, ok := UserTypeNumber(typeID); ok {
+		return "user:" + strconv.Itoa(int(n))
 	}
 	return strconv.Itoa(int(typeID))
 }
