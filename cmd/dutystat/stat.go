@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +45,7 @@ type options struct {
 	frames   int
 	json     bool
 	since    time.Duration
+	serve    string // -serve ADDR: the Prometheus exporter
 }
 
 // env is what run needs from the outside world; tests replace it.
@@ -87,8 +89,9 @@ func parseFlags(stderr io.Writer, args []string) (options, error) {
 	fl.IntVar(&o.frames, "n", 0, "with -watch, stop after this many frames (0: until interrupted)")
 	fl.BoolVar(&o.json, "json", false, "print one JSON object per frame")
 	fl.DurationVar(&o.since, "since", 0, "show only the errors of error logs last observed within this time before each sample (0: all)")
+	fl.StringVar(&o.serve, "serve", "", "serve the directory's counters and histograms on http://ADDR/metrics in the Prometheus text format, until interrupted")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m]")
+		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m] [-serve ADDR]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -116,6 +119,16 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 			fmt.Fprintln(stderr, "dutystat:", err)
 		}
 		return exitUsage
+	}
+	if o.serve != "" {
+		err := serve(ctx, o.serve, o.dir, e, stderr, func(a net.Addr) {
+			fmt.Fprintf(stdout, "dutystat: serving %s on http://%s/metrics\n", o.dir, a)
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "dutystat:", err)
+			return exitDir
+		}
+		return exitOK
 	}
 	clear := o.watch && !o.json && isTerminal(stdout)
 	var prev *frame
@@ -171,18 +184,19 @@ type frame struct {
 // fileSample is what one file looked like. Error says why the rest is
 // missing or incomplete.
 type fileSample struct {
-	Name           string          `json:"name"`
-	Kind           string          `json:"kind,omitempty"`
-	KindID         int32           `json:"kind_id,omitempty"`
-	Size           int64           `json:"size"`
-	OwnerPID       int             `json:"owner_pid,omitempty"`
-	Owner          string          `json:"owner,omitempty"` // liveness state
-	HeartbeatAgeMs *int64          `json:"heartbeat_age_ms,omitempty"`
-	Capacity       int             `json:"capacity,omitempty"` // counters files: counter ids
-	Counters       []counterSample `json:"counters,omitempty"`
-	Errors         []errorSample   `json:"errors,omitempty"`           // error log files: the first maxErrors
-	ErrorsNotShown int             `json:"errors_not_shown,omitempty"` // distinct errors past maxErrors
-	Error          string          `json:"error,omitempty"`
+	Name           string            `json:"name"`
+	Kind           string            `json:"kind,omitempty"`
+	KindID         int32             `json:"kind_id,omitempty"`
+	Size           int64             `json:"size"`
+	OwnerPID       int               `json:"owner_pid,omitempty"`
+	Owner          string            `json:"owner,omitempty"` // liveness state
+	HeartbeatAgeMs *int64            `json:"heartbeat_age_ms,omitempty"`
+	Capacity       int               `json:"capacity,omitempty"` // counters files: counter ids
+	Counters       []counterSample   `json:"counters,omitempty"`
+	Histograms     []histogramSample `json:"histograms,omitempty"`
+	Errors         []errorSample     `json:"errors,omitempty"`           // error log files: the first maxErrors
+	ErrorsNotShown int               `json:"errors_not_shown,omitempty"` // distinct errors past maxErrors
+	Error          string            `json:"error,omitempty"`
 
 	at    time.Time
 	ident fileIdent // which file this was (see rates)
@@ -211,6 +225,24 @@ type counterSample struct {
 	Value          int64    `json:"value"`
 	AgeMs          *int64   `json:"age_ms,omitempty"` // a timestamp's age at the sample (epoch ms)
 	RatePerSec     *float64 `json:"rate_per_sec"`     // a counter's; null for other kinds and without a previous sample of the same counter
+}
+
+// histogramSample is one histogram of a histograms file: every value
+// recorded since it was created.
+type histogramSample struct {
+	Label       string       `json:"label"`
+	Count       int64        `json:"count"`
+	Min         int64        `json:"min"`
+	Max         int64        `json:"max"`
+	Mean        float64      `json:"mean"`
+	Clamped     int64        `json:"clamped"` // values recorded at a bound of the range
+	Percentiles []percentile `json:"percentiles"`
+}
+
+// percentile is a value at a quantile, in percent (50, 90, 99, 99.9).
+type percentile struct {
+	Quantile float64 `json:"quantile"`
+	Value    int64   `json:"value"`
 }
 
 // errorSample is one distinct error of an error log file.
