@@ -48,7 +48,7 @@ type config struct {
 	OrderRate int64
 	Capacity  int // bytes of each mailbox ring
 	IPC       bool
-	Dir       string // -ipc: the directory of the shared files ("" = a fresh one)
+	Dir       string // the directory of the counters file (and with -ipc the shared mailboxes); "" = a fresh one
 	Spawn     bool   // -ipc: start the exchange process (false: it is started by hand)
 	Role      string // "" (the demo) or "exchange" (the exchange process of -ipc)
 	// WatchParent makes the exchange process stop when the process that
@@ -100,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.OrderRate, "order-rate", cfg.OrderRate, "risk's order-rate limit in orders per second (0: derived from -rate)")
 	fs.IntVar(&cfg.Capacity, "mailbox", cfg.Capacity, "bytes of each mailbox ring (a power of two)")
 	fs.BoolVar(&cfg.IPC, "ipc", cfg.IPC, "run the exchange in a second process, connected by shared-memory mailboxes")
-	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "-ipc: directory of the shared files (default: a fresh directory under the ipc default)")
+	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory of the counters file dutystat reads (and, with -ipc, of the shared mailboxes); default: a fresh directory under the ipc default, removed at the end")
 	fs.BoolVar(&cfg.Spawn, "spawn", cfg.Spawn, "-ipc: start the exchange process (false: start it yourself with -role exchange -dir DIR)")
 	fs.StringVar(&cfg.Role, "role", cfg.Role, `"exchange": run only the exchange process of -ipc mode (with -dir)`)
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
@@ -181,8 +181,8 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -role %q: the only role is %q", errUsage, c.Role, roleExchange)
 	case c.Role == roleExchange && c.Dir == "":
 		return fmt.Errorf("%w: -role exchange needs -dir", errUsage)
-	case !c.IPC && c.Role == "" && (c.Dir != "" || !c.Spawn):
-		return fmt.Errorf("%w: -dir and -spawn are for -ipc", errUsage)
+	case !c.IPC && c.Role == "" && !c.Spawn:
+		return fmt.Errorf("%w: -spawn is for -ipc", errUsage)
 	case c.IPC && !c.Spawn && c.Dir == "":
 		return fmt.Errorf("%w: -spawn=false needs -dir (the exchange process must find the files)", errUsage)
 	case c.dropReport < 0:

@@ -124,7 +124,7 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 	if err := os.Remove(filepath.Join(r.dir, fileSummary)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return r, err
 	}
-	if r.demoCtr, err = ipc.CreateCounters(r.dir, fileDemoCounters, 16, nil, ipc.WithReplaceStale()); err != nil {
+	if r.demoCtr, err = ipc.CreateCounters(r.dir, fileDemoCounters, statsCounters, nil, ipc.WithReplaceStale()); err != nil {
 		return r, err
 	}
 	if r.errs, err = ipc.CreateErrorLog(r.dir, fileDemoErrors, errLogLength, ipc.WithReplaceStale()); err != nil {
@@ -172,7 +172,7 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 
 	r.mbs.exchangePending = pending
 	local := func(name string) (*mailbox.Mailbox, error) {
-		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
+		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity, Counters: r.demoCtr.Manager()})
 	}
 	if r.mbs.strategyIn, err = local("strategy.in"); err != nil {
 		return r, err

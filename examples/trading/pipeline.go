@@ -16,6 +16,7 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -58,10 +59,10 @@ func (m *mailboxes) all() []*mailbox.Mailbox {
 }
 
 // newLocalMailboxes makes the in-process mailboxes: each owns a ring on
-// the heap.
-func newLocalMailboxes(cfg config) (*mailboxes, error) {
+// the heap and publishes its statistics into ctrs.
+func newLocalMailboxes(cfg config, ctrs *counters.Manager) (*mailboxes, error) {
 	mk := func(name string) (*mailbox.Mailbox, error) {
-		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity})
+		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity, Counters: ctrs})
 	}
 	var m mailboxes
 	var errs [5]error
@@ -181,17 +182,17 @@ func threadsModule(ts []thread) fx.Option {
 //
 // Every agent error is recorded in errs (once per distinct error, with a
 // count) and logged.
-func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentErrors) dutyfx.Config {
+func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentErrors, extra ...runner.Option) dutyfx.Config {
 	rc := dutyfx.Config{
 		Idle: map[string]string{},
 		CPUs: map[string][]int{},
 		Options: func(role string) []runner.Option {
-			return []runner.Option{runner.WithErrorHandler(func(err error) {
+			return append([]runner.Option{runner.WithErrorHandler(func(err error) {
 				if !errs.record(err) {
 					logger.Warn("the error log is full", "role", role)
 				}
 				logger.Error("agent error", "role", role, "err", err)
-			})}
+			})}, extra...)
 		},
 	}
 	// The exchange starts first so that it is ready for the first quote,
@@ -234,6 +235,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	}
 	var remote *remoteExchange
 	var errs *agentErrors
+	var stats *statsFiles
 	if cfg.IPC {
 		// The shared files and the exchange process live outside the fx
 		// graph, so that they are released on every path (close waits for
@@ -253,10 +255,21 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 			return false, err
 		}
 		opts = append(opts, exchangeModule(),
-			fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg) }),
+			fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg, stats.manager()) }),
 			fx.Provide(func() exchangeWords { return exchangeWords(newWords(1 + numExchPub)) }))
 	}
-	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs)))
+	// The counters file every mailbox and runner publishes into, closed
+	// after the app has stopped (deferred after remote's close: runs first).
+	if stats, err = openStats(cfg, remote); err != nil {
+		return false, err
+	}
+	defer func() {
+		if cerr := stats.close(); cerr != nil && err == nil {
+			fmt.Fprintln(stderr, "trading:", cerr)
+		}
+	}()
+	stats.announce(stdout)
+	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs, stats.runnerOption())))
 	app := fx.New(opts...)
 	if err := app.Err(); err != nil {
 		return false, err
@@ -276,6 +289,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		select {
 		case <-heartbeat.C:
 			remote.heartbeat()
+			stats.heartbeat()
 			continue
 		case <-ctx.Done():
 			res.why = "interrupted"

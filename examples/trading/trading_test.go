@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/ipc/counters"
 	"io"
 	"os"
 	"os/exec"
@@ -145,7 +146,11 @@ func TestNoAllocationsPerMessage(t *testing.T) {
 	}
 	cfg, err := parseFlags([]string{"-instruments", "4", "-rate", "0"}, io.Discard)
 	require.NoError(t, err)
-	mbs, err := newLocalMailboxes(cfg)
+	meta, vals, err := counters.NewRegions(statsCounters)
+	require.NoError(t, err)
+	mgr, err := counters.NewManager(meta, vals, counters.Config{})
+	require.NoError(t, err)
+	mbs, err := newLocalMailboxes(cfg, mgr) // mailboxes that publish counters, as in the demo
 	require.NoError(t, err)
 	f, err := newFeedAgent(cfg, monoNanos, mbs, newWords(4))
 	require.NoError(t, err)
