@@ -1,0 +1,155 @@
+package journal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// claimState is the writer's outstanding claim.
+type claimState struct {
+	open   bool
+	off    int64 // offset in cur
+	length int64 // header and body
+	stream uint32
+	seq    int64
+}
+
+// Claim is a slot of the log, reserved by Journal.Claim: fill Body, then
+// Commit (or Abort).
+type Claim struct {
+	// Body is the record's body, aliasing the segment's mapping: write it
+	// in place (zero copy). It must not be used after Commit or Abort.
+	Body []byte
+	// Position is the record's position in the log.
+	Position int64
+	// Sequence is the record's sequence number within its stream.
+	Sequence int64
+}
+
+// MaxBody returns the largest body a record can have: a record never spans
+// segments.
+func (j *Journal) MaxBody() int {
+	return int(min(j.segSize-SegmentHeaderLength, math.MaxInt32&^(RecordAlignment-1)) - RecordHeaderLength)
+}
+
+// Claim reserves a record of n body bytes on streamID with typeID and
+// returns its slot. It writes the header (all but the length word and the
+// CRC) and moves to a new segment first if the record does not fit in the
+// current one (closing it with an end-of-segment marker). It does not
+// allocate. Writer only; one claim at a time (ErrClaim).
+func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
+	if j.readOnly {
+		return Claim{}, ErrReadOnly
+	}
+	if j.closed.Load() {
+		return Claim{}, ErrClosed
+	}
+	if j.claim.open {
+		return Claim{}, fmt.Errorf("%w: a claim is outstanding", ErrClaim)
+	}
+	if n < 0 || n > j.MaxBody() {
+		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.MaxBody())
+	}
+	length := int64(RecordHeaderLength + n)
+	off := j.pos - j.cur.start
+	if off+align(length) > j.segSize {
+		if err := j.roll(); err != nil {
+			return Claim{}, err
+		}
+		off = j.pos - j.cur.start
+	}
+	seq := j.streams[streamID]
+	rec := j.cur.data[off : off+length : off+length]
+	le := binary.LittleEndian
+	le.PutUint32(rec[magicOffset:], RecordMagic)
+	le.PutUint32(rec[streamOffset:], streamID)
+	le.PutUint32(rec[typeOffset:], uint32(typeID))
+	le.PutUint32(rec[reservedOffset:], 0)
+	le.PutUint64(rec[sequenceOffset:], uint64(seq))
+	le.PutUint64(rec[timestampOffset:], uint64(j.opts.Clock()))
+	j.claim = claimState{open: true, off: off, length: length, stream: streamID, seq: seq}
+	return Claim{Body: rec[RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
+}
+
+// Commit publishes the outstanding claim: it stores the CRC, then the
+// length word (a release store, which readers load with acquire), and
+// advances the committed position. Under FlushEveryCommit it returns once
+// the record's pages are durable. It does not allocate.
+func (j *Journal) Commit() error {
+	if !j.claim.open {
+		return fmt.Errorf("%w: commit without a claim", ErrClaim)
+	}
+	c := &j.claim
+	rec := j.cur.data[c.off : c.off+c.length : c.off+c.length]
+	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
+	j.cur.storeLength(c.off, int32(c.length))
+	j.pos += align(c.length)
+	j.streams[c.stream] = c.seq + 1
+	c.open = false
+	// Release store: Flush, loading committed with acquire, sees the
+	// record's bytes (it then syncs them from the page cache).
+	j.committed.Store(j.pos)
+	if j.opts.Flush == FlushEveryCommit {
+		return j.flush(false)
+	}
+	return nil
+}
+
+// Abort gives the outstanding claim up: its bytes are zeroed (the region
+// past the log's end is always zero, so that no reader mistakes leftovers
+// for a record) and the next claim reuses the slot.
+func (j *Journal) Abort() error {
+	if !j.claim.open {
+		return fmt.Errorf("%w: abort without a claim", ErrClaim)
+	}
+	c := &j.claim
+	clear(j.cur.data[c.off : c.off+align(c.length)])
+	c.open = false
+	return nil
+}
+
+// Append claims, fills and commits a record holding a copy of body, and
+// returns its position and sequence.
+func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, sequence int64, err error) {
+	c, err := j.Claim(streamID, typeID, len(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	copy(c.Body, body)
+	if err := j.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return c.Position, c.Sequence, nil
+}
+
+// NextSequence returns the sequence number the next record of streamID
+// will get (the writer's view).
+func (j *Journal) NextSequence(streamID uint32) int64 { return j.streams[streamID] }
+
+// roll closes the current segment and moves the writer to the next one:
+// the next segment file is created first, so that a reader who finds the
+// end-of-segment marker always finds the next file; then the marker (the
+// bytes left, EndMagic) is written, its length word last.
+func (j *Journal) roll() error {
+	next := j.cur.start + j.segSize
+	s, err := createSegment(j.dir, next, j.segSize, j.opts.Clock())
+	if err != nil {
+		return err
+	}
+	if err := s.hold(); err != nil { // the writer's reference
+		return err
+	}
+	j.mu.Lock()
+	j.segs = append(j.segs, s)
+	j.mu.Unlock()
+	if off := j.pos - j.cur.start; off < j.segSize {
+		binary.LittleEndian.PutUint32(j.cur.data[off+magicOffset:], EndMagic)
+		j.cur.storeLength(off, int32(j.segSize-off))
+	}
+	old := j.cur
+	j.cur = s
+	j.pos = next + SegmentHeaderLength
+	j.committed.Store(j.pos)
+	return old.release()
+}

@@ -1,0 +1,111 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// Checkpoint file layout: the position up to which the log was durable
+// when it was written. It is replaced atomically (written to a temporary
+// file, synced, renamed over the old one, directory synced), so it is
+// either the old or the new one, never torn.
+//
+//	offset  size  field
+//	0       8     magic "DUTYJCKP"
+//	8       4     layout version (Version)
+//	12      4     checkpoint length (CheckpointLength)
+//	16      8     segment size
+//	24      8     flushed position
+//	32      8     time written, ns since the Unix epoch
+//	40      4     CRC32C of bytes 0..39
+//	44      20    zero
+const (
+	CheckpointLength = 64
+	ckptMagic        = "DUTYJCKP"
+	ckptName         = "checkpoint"
+	ckptSizeOffset   = 16
+	ckptFlushed      = 24
+	ckptTime         = 32
+	ckptCRC          = 40
+)
+
+// writeCheckpoint records flushed as durable. Call it only once the log
+// is durable up to flushed.
+func (j *Journal) writeCheckpoint(flushed int64) error {
+	var b [CheckpointLength]byte
+	le := binary.LittleEndian
+	copy(b[:], ckptMagic)
+	le.PutUint32(b[8:], Version)
+	le.PutUint32(b[12:], CheckpointLength)
+	le.PutUint64(b[ckptSizeOffset:], uint64(j.segSize))
+	le.PutUint64(b[ckptFlushed:], uint64(flushed))
+	le.PutUint64(b[ckptTime:], uint64(j.opts.Clock()))
+	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
+	path := filepath.Join(j.dir, ckptName)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	_, err = f.Write(b[:])
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(j.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// readCheckpoint returns the checkpoint's flushed position; found is
+// false when there is none.
+func readCheckpoint(dir string, segSize int64) (flushed int64, found bool, err error) {
+	path := filepath.Join(dir, ckptName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	flushed, err = decodeCheckpoint(b, segSize)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return flushed, true, nil
+}
+
+// decodeCheckpoint checks a checkpoint file's bytes.
+func decodeCheckpoint(b []byte, segSize int64) (int64, error) {
+	le := binary.LittleEndian
+	switch {
+	case len(b) != CheckpointLength:
+		return 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), CheckpointLength)
+	case string(b[:8]) != ckptMagic:
+		return 0, fmt.Errorf("%w: checkpoint magic %q", ErrCorrupt, b[:8])
+	case le.Uint32(b[8:]) != Version:
+		return 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), Version)
+	case crc32.Checksum(b[:ckptCRC], castagnoli) != le.Uint32(b[ckptCRC:]):
+		return 0, fmt.Errorf("%w: checkpoint CRC", ErrCorrupt)
+	case int64(le.Uint64(b[ckptSizeOffset:])) != segSize:
+		return 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[ckptSizeOffset:]), segSize)
+	}
+	flushed := int64(le.Uint64(b[ckptFlushed:]))
+	if flushed < 0 || flushed&(RecordAlignment-1) != 0 {
+		return 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, flushed)
+	}
+	return flushed, nil
+}
