@@ -94,8 +94,8 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		}
 		s := t.seg
 		off := p - start
-		if off == t.j.segSize {
-			t.pos.Store(start + t.j.segSize + SegmentHeaderLength)
+		if off == 0 { // the end of the previous segment, exactly
+			t.pos.Store(start + SegmentHeaderLength)
 			continue
 		}
 		if s.length(off) == 0 { // acquire: pairs with Commit's release store

@@ -1,0 +1,80 @@
+package journal
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSegmentNamesSortByPosition(t *testing.T) {
+	require.Equal(t, "00000000000000000000.seg", segmentName(0))
+	require.Equal(t, "00000000001073741824.seg", segmentName(1<<30))
+	st, ok := parseSegmentName("00000000001073741824.seg")
+	require.True(t, ok)
+	require.Equal(t, int64(1<<30), st)
+	for _, bad := range []string{"1073741824.seg", "0000000000107374182x.seg", "00000000001073741824.tmp", "-0000000001073741824.seg"} {
+		_, ok := parseSegmentName(bad)
+		require.False(t, ok, bad)
+	}
+}
+
+// A reader that still holds a segment when the journal closes has its
+// mapping revoked after the grace interval: its next read is ErrReleased,
+// and a body it got before reads zeros instead of faulting.
+func TestCloseRevokesMappingsUnderLateReaders(t *testing.T) {
+	j, err := Open(testDir(t), Options{SegmentSize: testSegment, CloseGrace: 10 * time.Millisecond})
+	require.NoError(t, err)
+	appendN(t, j, 1, 3)
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	r, ok, err := tl.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	body := r.Body
+	require.NoError(t, checkBody(body, 1, 0))
+	require.NoError(t, j.Close())
+	require.Equal(t, int64(1), j.Stats().ForcedReleases)
+	_, _, err = tl.Next()
+	require.ErrorIs(t, err, ErrReleased)
+	for _, b := range body {
+		require.Zero(t, b, "a revoked mapping reads zeros")
+	}
+	require.NoError(t, tl.Close(), "the last holder's release unmaps the revoked range")
+	_, err = j.NewTailer()
+	require.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, j.Close(), "Close is idempotent")
+}
+
+// Close waits for a holder that lets go within the grace interval.
+func TestCloseWaitsForHolders(t *testing.T) {
+	j, err := Open(testDir(t), Options{SegmentSize: testSegment, CloseGrace: time.Minute})
+	require.NoError(t, err)
+	appendN(t, j, 1, 3)
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	_, _, err = tl.Next()
+	require.NoError(t, err)
+	done := make(chan error)
+	go func() { done <- j.Close() }()
+	for !j.closed.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, tl.Close())
+	require.NoError(t, <-done)
+	require.Zero(t, j.Stats().ForcedReleases)
+}
+
+func TestSegmentRefcount(t *testing.T) {
+	j := openT(t, testDir(t), Options{})
+	s, err := j.acquire(0)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), s.refs.Load(), "table, writer, us")
+	require.NoError(t, s.release())
+	_, err = j.acquire(testSegment)
+	require.ErrorIs(t, err, errNotYet)
+	require.NoError(t, j.Close())
+	require.Zero(t, s.refs.Load())
+	require.ErrorIs(t, s.hold(), ErrReleased)
+	require.ErrorIs(t, s.release(), ErrReleased)
+}
