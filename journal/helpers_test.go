@@ -19,6 +19,20 @@ func testDir(t testing.TB) string {
 	return t.TempDir()
 }
 
+// fastDir returns a fresh directory on /dev/shm where it exists (syncs
+// cost nothing there: for the fuzz target), removed after the test.
+func fastDir(t testing.TB) string {
+	t.Helper()
+	base := ""
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		base = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(base, "duty-journal-fuzz-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
 // soak multiplies iteration counts by DUTY_SOAK (default 1).
 func soak(n int) int {
 	if f, err := strconv.Atoi(os.Getenv("DUTY_SOAK")); err == nil && f > 1 {
