@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"os"
 	"strconv"
 	"testing"
@@ -12,6 +13,8 @@ import (
 )
 
 const testSegment = MinSegmentSize
+
+var quiet = slog.New(slog.DiscardHandler)
 
 // testDir returns a fresh directory, removed after the test.
 func testDir(t testing.TB) string {
@@ -117,6 +120,9 @@ func openT(t testing.TB, dir string, o Options) *Journal {
 	t.Helper()
 	if o.SegmentSize == 0 {
 		o.SegmentSize = testSegment
+	}
+	if o.Logger == nil {
+		o.Logger = quiet
 	}
 	j, err := Open(dir, o)
 	require.NoError(t, err)

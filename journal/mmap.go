@@ -82,3 +82,14 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// writeZeros writes size zero bytes to f from its start.
+func writeZeros(f *os.File, size int64) error {
+	zeros := make([]byte, 64<<10)
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off); err != nil {
+			return err
+		}
+	}
+	return nil
+}

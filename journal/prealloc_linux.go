@@ -7,12 +7,13 @@ import (
 )
 
 // preallocate reserves size bytes of disk for f (fallocate), so that a
-// write through the mapping never meets a full disk (which would be a
-// SIGBUS). File systems without fallocate get a sparse file (ftruncate).
+// store through the mapping never meets a full disk (which would be a
+// SIGBUS): a full disk is an error here, at segment creation. File systems
+// without fallocate get zeros written instead (still not sparse).
 func preallocate(f *os.File, size int64) error {
 	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
-	if err == unix.EOPNOTSUPP || err == unix.ENOSYS {
-		return f.Truncate(size)
+	if err != unix.EOPNOTSUPP && err != unix.ENOSYS {
+		return err
 	}
-	return err
+	return writeZeros(f, size)
 }

@@ -4,5 +4,6 @@ package journal
 
 import "os"
 
-// preallocate sizes f: a sparse file where fallocate is not available.
-func preallocate(f *os.File, size int64) error { return f.Truncate(size) }
+// preallocate writes size zero bytes to f: no fallocate here, and a
+// sparse file could fault (SIGBUS) on a full disk when a page is stored.
+func preallocate(f *os.File, size int64) error { return writeZeros(f, size) }

@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -77,4 +79,18 @@ func TestSegmentRefcount(t *testing.T) {
 	require.Zero(t, s.refs.Load())
 	require.ErrorIs(t, s.hold(), ErrReleased)
 	require.ErrorIs(t, s.release(), ErrReleased)
+}
+
+// Where fallocate is missing, a segment is written with zeros: not sparse.
+func TestWriteZerosFillsTheFile(t *testing.T) {
+	f, err := os.Create(filepath.Join(testDir(t), "z"))
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.Write([]byte{1, 2, 3})
+	require.NoError(t, err)
+	require.NoError(t, writeZeros(f, 100_000))
+	b, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	require.Len(t, b, 100_000)
+	require.True(t, allZero(b))
 }
