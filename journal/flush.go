@@ -38,9 +38,6 @@ func (j *Journal) flush(checkpoint bool) error {
 	from := j.flushed.Load()
 	for from < target {
 		start := j.segmentStart(from)
-		if from == start+j.segSize {
-			start += j.segSize
-		}
 		end := min(target, start+j.segSize)
 		s, err := j.acquire(start)
 		if errors.Is(err, ErrBehindRetention) {

@@ -61,7 +61,7 @@ func fuzzOne(t *testing.T, data []byte) {
 		if err := s.release(); err != nil {
 			t.Fatal(err)
 		}
-		j, err := Open(dir, Options{SegmentSize: MinSegmentSize, Recovery: mode})
+		j, err := Open(dir, Options{SegmentSize: MinSegmentSize, Recovery: mode, Logger: quiet})
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
 				t.Fatalf("mode %d: %v", mode, err)

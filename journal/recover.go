@@ -100,7 +100,6 @@ func (j *Journal) recover() error {
 		r.CheckpointError, r.CheckpointFound, ckpt = err, false, 0
 	}
 	r.ScanFrom = max(ckpt, first)
-	j.lastCkpt = ckpt
 
 	p, i := first, 0
 	for {
@@ -188,6 +187,16 @@ func (j *Journal) recover() error {
 	}
 	r.End = p
 	r.Streams = len(j.streams)
+	if ckpt > p {
+		// The log was cut below the checkpoint (RecoverTruncate, or a tail
+		// lost in spite of it): records appended from p on must be verified
+		// at the next Open, so the checkpoint comes back to p.
+		if err := j.writeCheckpoint(p); err != nil {
+			return err
+		}
+		ckpt = p
+	}
+	j.lastCkpt = ckpt
 	j.cur = j.segs[i]
 	if err := j.cur.hold(); err != nil {
 		return err

@@ -271,3 +271,32 @@ func readAllLoose(j *Journal) {
 		}
 	}
 }
+
+// After RecoverTruncate cuts the log below the checkpoint, the checkpoint
+// comes back to the cut, so records appended after it are verified at the
+// next Open.
+func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
+	dir := testDir(t)
+	ps := written(t, dir, 400)
+	poke(t, dir, ps[100], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+	j := openT(t, dir, Options{Recovery: RecoverTruncate})
+	require.Equal(t, int64(-1), j.Recovery().Truncated, "a CRC before the checkpoint is not checked at Open")
+	require.NoError(t, j.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	j = openT(t, dir, Options{Recovery: RecoverTruncate})
+	require.Equal(t, ps[100], j.Recovery().Truncated)
+	appendN(t, j, 1, 3)
+	require.NoError(t, j.Close()) // checkpoint at the new end
+	ck, found, err := readCheckpoint(dir, testSegment)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Greater(t, ck, ps[100])
+	// Tear the last appended record: a strict Open must see it (it is past
+	// the checkpoint written at the cut, not before a stale one).
+	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	jj := &Journal{dir: dir, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
+	require.NoError(t, jj.writeCheckpoint(ps[100]))
+	poke(t, dir, ps[102], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+	j = openT(t, dir, Options{})
+	require.Equal(t, ps[102], j.Recovery().TornAt)
+}

@@ -143,6 +143,9 @@ func (t *Tailer) SeekPosition(p int64) error {
 		return ErrClosed
 	}
 	start := t.j.segmentStart(p)
+	if p > 0 && p == start { // the end of a full segment: the next one's first slot
+		p += SegmentHeaderLength
+	}
 	if p-start < SegmentHeaderLength || p&(RecordAlignment-1) != 0 {
 		return fmt.Errorf("%w: position %d is not a record slot", ErrArgument, p)
 	}
