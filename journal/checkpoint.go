@@ -33,18 +33,25 @@ const (
 	ckptCRC          = 40
 )
 
+// encodeFramed encodes the 64-byte framing shared by the checkpoint and
+// the index position file.
+func encodeFramed(magic string, segSize, pos, now int64) [CheckpointLength]byte {
+	var b [CheckpointLength]byte
+	le := binary.LittleEndian
+	copy(b[:], magic)
+	le.PutUint32(b[8:], Version)
+	le.PutUint32(b[12:], CheckpointLength)
+	le.PutUint64(b[ckptSizeOffset:], uint64(segSize))
+	le.PutUint64(b[ckptFlushed:], uint64(pos))
+	le.PutUint64(b[ckptTime:], uint64(now))
+	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
+	return b
+}
+
 // writeCheckpoint records flushed as durable. Call it only once the log
 // is durable up to flushed.
 func (j *Journal) writeCheckpoint(flushed int64) error {
-	var b [CheckpointLength]byte
-	le := binary.LittleEndian
-	copy(b[:], ckptMagic)
-	le.PutUint32(b[8:], Version)
-	le.PutUint32(b[12:], CheckpointLength)
-	le.PutUint64(b[ckptSizeOffset:], uint64(j.segSize))
-	le.PutUint64(b[ckptFlushed:], uint64(flushed))
-	le.PutUint64(b[ckptTime:], uint64(j.opts.Clock()))
-	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
+	b := encodeFramed(ckptMagic, j.segSize, flushed, j.opts.Clock())
 	path := filepath.Join(j.dir, ckptName)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -81,20 +88,21 @@ func readCheckpoint(dir string, segSize int64) (flushed int64, found bool, err e
 	if err != nil {
 		return 0, false, fmt.Errorf("journal: checkpoint: %w", err)
 	}
-	flushed, err = decodeCheckpoint(b, segSize)
+	flushed, err = decodeFramed(b, ckptMagic, segSize)
 	if err != nil {
 		return 0, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return flushed, true, nil
 }
 
-// decodeCheckpoint checks a checkpoint file's bytes.
-func decodeCheckpoint(b []byte, segSize int64) (int64, error) {
+// decodeFramed checks a checkpoint (or index position) file's bytes and
+// returns its position.
+func decodeFramed(b []byte, magic string, segSize int64) (int64, error) {
 	le := binary.LittleEndian
 	switch {
 	case len(b) != CheckpointLength:
 		return 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), CheckpointLength)
-	case string(b[:8]) != ckptMagic:
+	case string(b[:8]) != magic:
 		return 0, fmt.Errorf("%w: checkpoint magic %q", ErrCorrupt, b[:8])
 	case le.Uint32(b[8:]) != Version:
 		return 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), Version)
@@ -103,9 +111,9 @@ func decodeCheckpoint(b []byte, segSize int64) (int64, error) {
 	case int64(le.Uint64(b[ckptSizeOffset:])) != segSize:
 		return 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[ckptSizeOffset:]), segSize)
 	}
-	flushed := int64(le.Uint64(b[ckptFlushed:]))
-	if flushed < 0 || flushed&(RecordAlignment-1) != 0 {
-		return 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, flushed)
+	pos := int64(le.Uint64(b[ckptFlushed:]))
+	if pos < 0 || pos&(RecordAlignment-1) != 0 {
+		return 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, pos)
 	}
-	return flushed, nil
+	return pos, nil
 }

@@ -12,8 +12,9 @@ import (
 
 // A writer SIGKILLed at random moments, under each flush policy: after
 // reopening, every record whose Commit returned is present and intact, in
-// order, the torn tail is gone (a strict Open succeeds) and appending
-// continues where the last writer stopped. A process crash keeps the page
+// order, the torn tail is gone (a strict Open succeeds), the stream
+// indexes agree with the log, and appending continues where the last
+// writer stopped. A process crash keeps the page
 // cache, so this holds under every policy; what a machine crash loses is
 // stated in docs/journal.md, "Durability".
 func TestCrashedWriterLosesNoCommittedRecord(t *testing.T) {
@@ -41,6 +42,7 @@ func TestCrashedWriterLosesNoCommittedRecord(t *testing.T) {
 		j, err := Open(dir, Options{SegmentSize: testSegment})
 		require.NoError(t, err, "iteration %d (policy %d)", iter, policy)
 		got := readAll(t, j)
+		checkIndexes(t, j)
 		for s, n := range acked {
 			require.GreaterOrEqual(t, got[s], n, "iteration %d: stream %d lost acknowledged records", iter, s)
 			require.Equal(t, got[s], j.NextSequence(s))

@@ -30,7 +30,7 @@
 // # Reading
 //
 // NewTailer returns a Tailer at the oldest record; SeekPosition,
-// SeekSequence and SeekTime move it. Next returns the next record, its
+// SeekSequence (through the stream's index) and SeekTime move it. Next returns the next record, its
 // Body aliasing the mapping (valid until the Tailer's next call), or
 // ok == false at the live tail. A Tailer is used by one goroutine at a
 // time; Tailers of one Journal run concurrently with each other, the
@@ -63,6 +63,14 @@
 // after it is an error naming its position (*CorruptError, matching
 // ErrCorrupt and duty.ErrCorrupt), unless Options.Recovery says to skip it
 // (counted) or truncate there.
+//
+// # Stream indexes
+//
+// Per stream, a file of fixed-size entries (position, length, type) finds
+// the Nth record of the stream with one read (Lookup, SeekSequence). The
+// Flusher keeps the indexes up to date behind the appender; a writer's
+// Open rebuilds them from the log when they are missing, behind or
+// disagree with it.
 //
 // # Retention
 //

@@ -73,6 +73,9 @@ func (j *Journal) flush(checkpoint bool) error {
 	return nil
 }
 
+// indexBatch bounds the records a Flusher indexes per duty cycle.
+const indexBatch = 4096
+
 // Flusher is the agent that applies FlushPeriodic and retention: run it on
 // a runner (package runner) of its own, or call DoWork from a duty cycle
 // that may block on disk. The appender never waits for it.
@@ -101,7 +104,8 @@ func (f *Flusher) RoleName() string { return "journal-flusher" }
 
 // DoWork flushes when the policy says so (under FlushPeriodic: FlushBytes
 // committed since the last sync, or FlushInterval since it, with something
-// to sync) and applies retention; it returns 1 when it did either.
+// to sync), indexes up to 4096 records and applies retention; it returns 1
+// when it did any of these.
 func (f *Flusher) DoWork() (int, error) {
 	j := f.j
 	if j.closed.Load() {
@@ -116,6 +120,13 @@ func (f *Flusher) DoWork() (int, error) {
 			}
 			work = 1
 		}
+	}
+	n, err := j.idx.index(indexBatch)
+	if err != nil {
+		return work, err
+	}
+	if n > 0 {
+		work = 1
 	}
 	if j.opts.RetainAge > 0 || j.opts.RetainBytes > 0 || j.opts.HardLimitBytes > 0 {
 		r, err := j.ApplyRetention()

@@ -134,6 +134,7 @@ type Journal struct {
 	lastCkpt  int64      // flushed position of the last checkpoint (flushMu)
 	lastFlush atomic.Int64
 
+	idx      *indexer // the writer's stream indexes
 	stats    stats
 	recovery Recovery
 }
@@ -209,6 +210,14 @@ func Open(dir string, opts Options) (*Journal, error) {
 		return j, nil
 	}
 	if err := j.recover(); err != nil {
+		j.releaseAll()
+		j.unlock()
+		return nil, err
+	}
+	if err := j.openIndex(j.recovery.End); err != nil {
+		if j.idx != nil {
+			_ = j.idx.close()
+		}
 		j.releaseAll()
 		j.unlock()
 		return nil, err
@@ -362,6 +371,9 @@ func (j *Journal) Close() error {
 			_ = j.Abort()
 		}
 		err = j.flush(true)
+		if ierr := j.idx.close(); err == nil {
+			err = ierr
+		}
 	}
 	j.closed.Store(true)
 	if j.cur != nil {

@@ -38,6 +38,13 @@ type Recovery struct {
 	Truncated int64
 	// Streams is the number of streams seen.
 	Streams int
+	// IndexRebuilt says the stream indexes were missing or disagreed with
+	// the log and were rebuilt from it; IndexedFrom is where indexing
+	// resumed (the log's first slot after a rebuild); Indexed is the number
+	// of records Open indexed.
+	IndexRebuilt bool
+	IndexedFrom  int64
+	Indexed      int64
 }
 
 func (r Recovery) String() string {
@@ -53,6 +60,9 @@ func (r Recovery) String() string {
 	}
 	if len(r.RemovedSegments) > 0 {
 		s += fmt.Sprintf(", %d segments removed", len(r.RemovedSegments))
+	}
+	if r.IndexRebuilt {
+		s += ", indexes rebuilt"
 	}
 	return s
 }

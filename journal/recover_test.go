@@ -171,6 +171,10 @@ func copyDir(t *testing.T, dir string) string {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, e := range ents {
+		if e.IsDir() {
+			require.NoError(t, os.Rename(copyDir(t, filepath.Join(dir, e.Name())), filepath.Join(d2, e.Name())))
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(d2, e.Name()), b, 0o644))

@@ -71,7 +71,7 @@ func TestSegmentRefcount(t *testing.T) {
 	j := openT(t, testDir(t), Options{})
 	s, err := j.acquire(0)
 	require.NoError(t, err)
-	require.Equal(t, int64(3), s.refs.Load(), "table, writer, us")
+	require.Equal(t, int64(4), s.refs.Load(), "table, writer, indexer, us")
 	require.NoError(t, s.release())
 	_, err = j.acquire(testSegment)
 	require.ErrorIs(t, err, errNotYet)

@@ -25,6 +25,7 @@ type Tailer struct {
 	seg    *segment // held while the tailer is in it
 	pos    atomic.Int64
 	closed bool
+	noCRC  bool // the indexer's: framing only, as recovery walked it
 }
 
 // NewTailer returns a Tailer at the first record slot still in the journal.
@@ -104,7 +105,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 			}
 			return Record{}, false, nil
 		}
-		h, body, kind, derr := decodeSlot(s.data[off:], true)
+		h, body, kind, derr := decodeSlot(s.data[off:], !t.noCRC)
 		if s.released.Load() { // checked after reading: what was read may be zeros
 			return Record{}, false, s.releasedError()
 		}
@@ -169,11 +170,28 @@ func (t *Tailer) SeekPosition(p int64) error {
 }
 
 // SeekSequence moves the Tailer to record seq of streamID: the next
-// record Next returns from that stream is that one. Without a stream
-// index it walks the log from its first slot (time linear in the log's
-// size). ErrBehindRetention if the stream's oldest record still in the
+// record Next returns from that stream is that one. It finds the record
+// through the stream's index (Lookup: one read), checks that the entry
+// names it, and walks the log from its first slot only where the index
+// does not have it (a reader in another process ahead of the writer's
+// indexer). ErrBehindRetention if the stream's oldest record still in the
 // journal is past seq, ErrNotFound if the log holds no such record yet.
 func (t *Tailer) SeekSequence(streamID uint32, seq int64) error {
+	if t.closed {
+		return ErrClosed
+	}
+	e, err := t.j.Lookup(streamID, seq)
+	if errors.Is(err, ErrBehindRetention) {
+		return err
+	}
+	if err == nil {
+		t.pos.Store(e.Position)
+		if r, ok, err := t.Next(); err == nil && ok && r.StreamID == streamID && r.Sequence == seq {
+			t.pos.Store(e.Position)
+			return nil
+		}
+		// An entry that does not name the record: walk the log instead.
+	}
 	return t.seekFirst(func(h RecordHeader) (bool, error) {
 		if h.StreamID != streamID {
 			return false, nil
