@@ -80,5 +80,12 @@
 // Options.HardLimitBytes it deletes those too, counted, and their readers
 // get ErrBehindRetention.
 //
+// # Record and replay
+//
+// Recorder is an agent that records a mailbox's messages into the
+// journal (and passes them on); Replayer is an agent that sends a
+// journal's records back into a mailbox, as fast as it takes them or at
+// the recorded pace.
+//
 // Nothing here starts a goroutine.
 package journal
