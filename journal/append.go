@@ -4,15 +4,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 
 // claimState is the writer's outstanding claim.
 type claimState struct {
 	open   bool
-	off    int64 // offset in cur
-	length int64 // header and body
-	stream uint32
-	seq    int64
+	off    int64  // offset in cur
+	length int64  // header and body
+	next   *int64 // the stream's next sequence, advanced by Commit
 }
 
 // Claim is a slot of the log, reserved by Journal.Claim: fill Body, then
@@ -59,7 +60,12 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 		}
 		off = j.pos - j.cur.start
 	}
-	seq := j.streams[streamID]
+	next := j.streams[streamID]
+	if next == nil { // a new stream: the only allocation, once per stream
+		next = new(int64)
+		j.streams[streamID] = next
+	}
+	seq := *next
 	rec := j.cur.data[off : off+length : off+length]
 	le := binary.LittleEndian
 	le.PutUint32(rec[magicOffset:], RecordMagic)
@@ -68,7 +74,7 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 	le.PutUint32(rec[reservedOffset:], 0)
 	le.PutUint64(rec[sequenceOffset:], uint64(seq))
 	le.PutUint64(rec[timestampOffset:], uint64(j.opts.Clock()))
-	j.claim = claimState{open: true, off: off, length: length, stream: streamID, seq: seq}
+	j.claim = claimState{open: true, off: off, length: length, next: next}
 	return Claim{Body: rec[RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
 }
 
@@ -85,11 +91,12 @@ func (j *Journal) Commit() error {
 	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
 	j.cur.storeLength(c.off, int32(c.length))
 	j.pos += align(c.length)
-	j.streams[c.stream] = c.seq + 1
+	*c.next++
 	c.open = false
-	// Release store: Flush, loading committed with acquire, sees the
-	// record's bytes (it then syncs them from the page cache).
-	j.committed.Store(j.pos)
+	// Release store: Flush, loading committed with acquire, syncs up to
+	// here (msync takes the pages from the page cache, where the record's
+	// bytes are).
+	atomicbuf.StoreRelease64(&j.committed, j.pos)
 	if j.opts.Flush == FlushEveryCommit {
 		return j.flush(false)
 	}
@@ -125,7 +132,12 @@ func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, 
 
 // NextSequence returns the sequence number the next record of streamID
 // will get (the writer's view).
-func (j *Journal) NextSequence(streamID uint32) int64 { return j.streams[streamID] }
+func (j *Journal) NextSequence(streamID uint32) int64 {
+	if p := j.streams[streamID]; p != nil {
+		return *p
+	}
+	return 0
+}
 
 // roll closes the current segment and moves the writer to the next one:
 // the next segment file is created first, so that a reader who finds the

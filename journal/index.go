@@ -190,7 +190,7 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 func (x *indexer) complete() bool {
 	for stream, next := range x.j.streams {
 		f := x.files[stream]
-		if f == nil || f.first+f.count != next {
+		if f == nil || f.first+f.count != *next {
 			return false
 		}
 	}

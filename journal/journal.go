@@ -122,7 +122,7 @@ type Journal struct {
 	cur     *segment // the segment being written; the writer holds it
 	pos     int64    // next append position
 	claim   claimState
-	streams map[uint32]int64 // next sequence per stream
+	streams map[uint32]*int64 // next sequence per stream
 
 	// committed is the end of the last committed slot: stored by the
 	// writer (release) after the record's length word, loaded by Flush
@@ -150,7 +150,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 	if err := checkSegmentSize(opts.SegmentSize); err != nil {
 		return nil, err
 	}
-	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, tailers: map[*Tailer]struct{}{}, streams: map[uint32]int64{}}
+	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*int64{}}
 	if !j.readOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)

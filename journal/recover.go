@@ -128,7 +128,12 @@ func (j *Journal) recover() error {
 			if verify {
 				r.Verified++
 			}
-			j.streams[h.StreamID] = h.Sequence + 1
+			next := j.streams[h.StreamID]
+			if next == nil {
+				next = new(int64)
+				j.streams[h.StreamID] = next
+			}
+			*next = h.Sequence + 1
 			p += slotLength(h)
 			continue
 		}
