@@ -75,6 +75,7 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 	le.PutUint64(rec[sequenceOffset:], uint64(seq))
 	le.PutUint64(rec[timestampOffset:], uint64(j.opts.Clock()))
 	j.claim = claimState{open: true, off: off, length: length, next: next}
+	atomicbuf.StoreRelease64(&j.written, j.pos+align(length))
 	return Claim{Body: rec[RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
 }
 
@@ -113,6 +114,7 @@ func (j *Journal) Abort() error {
 	c := &j.claim
 	clear(j.cur.data[c.off : c.off+align(c.length)])
 	c.open = false
+	atomicbuf.StoreRelease64(&j.written, j.pos)
 	return nil
 }
 
@@ -163,5 +165,6 @@ func (j *Journal) roll() error {
 	j.cur = s
 	j.pos = next + SegmentHeaderLength
 	j.committed.Store(j.pos)
+	j.written.Store(j.pos)
 	return old.release()
 }

@@ -28,6 +28,8 @@ func runChild(role string) int {
 		err = childTear()
 	case "reader":
 		err = childReader()
+	case "opener":
+		err = childOpener()
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -140,6 +142,21 @@ func childReader() error {
 	}
 	fmt.Println("read", want)
 	return nil
+}
+
+// childOpener tries to open the journal as a writer and prints which
+// sentinel the error matched.
+func childOpener() error {
+	j, err := childOpen()
+	switch {
+	case err == nil:
+		fmt.Println("opened")
+		return j.Close()
+	case errors.Is(err, ErrLocked):
+		fmt.Println("locked")
+		return nil
+	}
+	return err
 }
 
 // proc is a child process of this test.

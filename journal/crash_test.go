@@ -91,3 +91,27 @@ func TestReaderInAnotherProcess(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("read %d", n), p.line(), "stderr: %s", p.stderr)
 	require.NoError(t, p.cmd.Wait())
 }
+
+// A writer in another process is refused while this one holds the
+// journal, and takes it once this one closes (or dies: the kernel drops
+// the flock).
+func TestSecondWriterInAnotherProcessIsRefused(t *testing.T) {
+	dir := testDir(t)
+	j, err := Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
+	require.NoError(t, err)
+	p := startChild(t, "opener", "DUTY_JOURNAL_DIR="+dir)
+	require.Equal(t, "locked", p.line(), "stderr: %s", p.stderr)
+	require.NoError(t, p.cmd.Wait())
+	require.NoError(t, j.Close())
+	p = startChild(t, "opener", "DUTY_JOURNAL_DIR="+dir)
+	require.Equal(t, "opened", p.line(), "stderr: %s", p.stderr)
+	require.NoError(t, p.cmd.Wait())
+
+	w := startChild(t, "writer", "DUTY_JOURNAL_DIR="+dir, "DUTY_JOURNAL_POLICY=0")
+	require.NotEmpty(t, w.line(), "stderr: %s", w.stderr)
+	_, err = Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
+	require.ErrorIs(t, err, ErrLocked)
+	w.kill(t)
+	j = openT(t, dir, Options{})
+	require.NotZero(t, j.NextSequence(1))
+}

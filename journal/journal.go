@@ -124,6 +124,9 @@ type Journal struct {
 	claim   claimState
 	streams map[uint32]*int64 // next sequence per stream
 
+	// written is the end of the last claimed slot (committed or not),
+	// stored by the writer, read by Segments.
+	written atomic.Int64
 	// committed is the end of the last committed slot: stored by the
 	// writer (release) after the record's length word, loaded by Flush
 	// (acquire), so a flush up to committed covers whole records.
@@ -387,7 +390,6 @@ func (j *Journal) Close() error {
 	j.segs = nil
 	j.mu.Unlock()
 	for _, s := range segs {
-		s.closing.Store(true)
 		if rerr := s.release(); err == nil {
 			err = rerr
 		}
@@ -441,4 +443,34 @@ func (j *Journal) Stats() Stats {
 	st.DeletedSegments = j.stats.deletedSegments.Load()
 	st.ForcedDeletions = j.stats.forcedDeletions.Load()
 	return st
+}
+
+// SegmentInfo describes one segment of the journal.
+type SegmentInfo struct {
+	Path    string
+	Start   int64 // position of its first byte
+	Size    int64
+	Created int64 // ns since the Unix epoch
+	// Written, Committed and Flushed are the segment's offsets up to
+	// which bytes were claimed, committed and made durable (a writer's
+	// journal; a reader's are 0).
+	Written, Committed, Flushed int64
+	Holders                     int64 // references beyond the journal's own
+}
+
+// Segments describes the journal's segments, oldest first.
+func (j *Journal) Segments() []SegmentInfo {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w, c, f := j.written.Load(), j.committed.Load(), j.flushed.Load()
+	in := func(s *segment, p int64) int64 { return min(max(p-s.start, 0), j.segSize) }
+	out := make([]SegmentInfo, 0, len(j.segs))
+	for _, s := range j.segs {
+		si := SegmentInfo{Path: s.path, Start: s.start, Size: j.segSize, Created: s.created, Holders: max(s.refs.Load()-1, 0)}
+		if !j.readOnly {
+			si.Written, si.Committed, si.Flushed = in(s, w), in(s, c), in(s, f)
+		}
+		out = append(out, si)
+	}
+	return out
 }

@@ -70,7 +70,6 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 				err = ferr
 			}
 		}
-		s.closing.Store(true)
 		if rerr := s.release(); err == nil {
 			err = rerr
 		}

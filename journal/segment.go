@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
@@ -37,10 +36,12 @@ func parseSegmentName(name string) (int64, bool) {
 // A segment is reference counted. The journal's table holds one reference
 // while the segment is in the table; a reader (a Tailer, the flusher, the
 // writer) holds one while it reads or writes it. The last release unmaps.
-// shutdown drops the table's reference; if holders remain after the grace
-// interval, forceRelease revokes the mapping: its pages become anonymous
-// zero pages (revokeMapping), released is set, and a holder that reads on
-// finds released and returns ErrReleased. It never faults.
+// Journal.Close drops the table's references; if holders remain after the
+// grace interval (the forced cleanup after a first shutdown time of
+// RocketMQ's mapped files), forceRelease revokes the mapping: its pages
+// become anonymous zero pages (revokeMapping), released is set, and a
+// holder that reads on finds released and returns ErrReleased. It never
+// faults.
 type segment struct {
 	start int64  // position of the segment's first byte
 	path  string // file path
@@ -49,7 +50,6 @@ type segment struct {
 
 	refs     atomic.Int64
 	released atomic.Bool // the mapping was revoked under holders
-	closing  atomic.Bool // shutdown has run
 	deleted  atomic.Bool // retention removed the file
 
 	// created is the header's creation time (ns), the segment's age for
@@ -107,27 +107,6 @@ func (s *segment) release() error {
 	}
 	s.unmapped = true
 	return unmap(s.data)
-}
-
-// shutdown drops the table's reference and waits up to grace for holders
-// to release theirs; then it revokes the mapping under the remaining
-// holders (the forced cleanup after a first shutdown time of RocketMQ's
-// mapped files). It reports whether it had to force.
-func (s *segment) shutdown(grace time.Duration) (forced bool, err error) {
-	if !s.closing.CompareAndSwap(false, true) {
-		return false, nil
-	}
-	if err := s.release(); err != nil {
-		return false, err
-	}
-	deadline := time.Now().Add(grace)
-	for s.refs.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if s.refs.Load() <= 0 {
-		return false, nil
-	}
-	return true, s.forceRelease()
 }
 
 // forceRelease revokes the mapping under its holders: they read zero

@@ -94,3 +94,25 @@ func TestWriteZerosFillsTheFile(t *testing.T) {
 	require.Len(t, b, 100_000)
 	require.True(t, allZero(b))
 }
+
+func TestSegmentsReportPositions(t *testing.T) {
+	j := openT(t, testDir(t), Options{})
+	appendN(t, j, 1, 1000) // a few segments
+	c, err := j.Claim(1, 1, 100)
+	require.NoError(t, err)
+	segs := j.Segments()
+	require.Greater(t, len(segs), 2)
+	last := segs[len(segs)-1]
+	require.Equal(t, c.Position-last.Start, last.Committed)
+	require.Equal(t, last.Committed+align(RecordHeaderLength+100), last.Written)
+	require.Equal(t, int64(testSegment), segs[0].Committed, "a full segment")
+	require.Less(t, segs[0].Flushed, segs[0].Committed, "FlushOS: nothing synced yet")
+	require.NoError(t, j.Commit())
+	require.NoError(t, j.Flush())
+	segs = j.Segments()
+	for _, s := range segs {
+		require.Equal(t, s.Committed, s.Flushed)
+		require.Equal(t, s.Written, s.Committed)
+	}
+	require.GreaterOrEqual(t, segs[len(segs)-1].Holders, int64(1), "the writer holds its segment")
+}
