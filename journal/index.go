@@ -93,7 +93,7 @@ func (j *Journal) openIndex(end int64) error {
 		from = j.FirstPosition()
 		x.rebuilt = true
 	}
-	x.t.pos.Store(max(from, j.FirstPosition()))
+	x.t.setPos(max(from, j.FirstPosition()))
 	r := &j.recovery
 	r.IndexedFrom = x.t.Position()
 	for {
@@ -102,7 +102,7 @@ func (j *Journal) openIndex(end int64) error {
 			if err := x.reset(); err != nil {
 				return err
 			}
-			x.t.pos.Store(j.FirstPosition())
+			x.t.setPos(j.FirstPosition())
 			x.rebuilt = true
 			r.IndexedFrom, r.Indexed = x.t.Position(), 0
 			continue
@@ -117,7 +117,7 @@ func (j *Journal) openIndex(end int64) error {
 			if err := x.reset(); err != nil {
 				return err
 			}
-			x.t.pos.Store(j.FirstPosition())
+			x.t.setPos(j.FirstPosition())
 			x.rebuilt = true
 			r.IndexedFrom, r.Indexed = x.t.Position(), 0
 			continue
@@ -261,7 +261,7 @@ func (x *indexer) index(limit int) (int, error) {
 	for n < limit {
 		r, ok, err := x.t.Next()
 		if errors.Is(err, ErrBehindRetention) {
-			x.t.pos.Store(x.j.FirstPosition()) // retention went past: those entries are moot
+			x.t.setPos(x.j.FirstPosition()) // retention went past: those entries are moot
 			continue
 		}
 		if err != nil {

@@ -187,12 +187,12 @@ func (p *Replayer) DoWork() (int, error) {
 				p.started, p.wall0, p.stamp0 = true, now, rec.Timestamp
 			}
 			if rec.Timestamp-p.stamp0 > now-p.wall0 {
-				p.t.pos.Store(pos) // not yet: read it again next cycle
+				p.t.setPos(pos) // not yet: read it again next cycle
 				return n, nil
 			}
 		}
 		if err := p.out.Send(rec.TypeID, rec.Body); err != nil {
-			p.t.pos.Store(pos)
+			p.t.setPos(pos)
 			if errors.Is(err, mailbox.ErrBackPressured) {
 				return n, nil
 			}

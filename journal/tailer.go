@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 
 // Record is a record read by a Tailer. Body aliases the segment's mapping
@@ -28,6 +30,11 @@ type Tailer struct {
 	noCRC  bool // the indexer's: framing only, as recovery walked it
 }
 
+// setPos moves the Tailer. pos is atomic only because retention reads it
+// (ApplyRetention, under the journal's lock, for the oldest position a
+// reader still needs): a release store suffices (a MOV on amd64).
+func (t *Tailer) setPos(p int64) { atomicbuf.StoreRelease64(&t.pos, p) }
+
 // NewTailer returns a Tailer at the first record slot still in the journal.
 func (j *Journal) NewTailer() (*Tailer, error) {
 	t := &Tailer{j: j}
@@ -36,7 +43,7 @@ func (j *Journal) NewTailer() (*Tailer, error) {
 		j.mu.Unlock()
 		return nil, ErrClosed
 	}
-	t.pos.Store(j.first() + SegmentHeaderLength)
+	t.setPos(j.first() + SegmentHeaderLength)
 	j.tailers[t] = struct{}{}
 	j.mu.Unlock()
 	return t, nil
@@ -96,7 +103,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		s := t.seg
 		off := p - start
 		if off == 0 { // the end of the previous segment, exactly
-			t.pos.Store(start + SegmentHeaderLength)
+			t.setPos(start + SegmentHeaderLength)
 			continue
 		}
 		if s.length(off) == 0 { // acquire: pairs with Commit's release store
@@ -115,11 +122,11 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		case derr != nil:
 			return Record{}, false, &CorruptError{Position: p, Segment: s.path, Reason: derr.Error()}
 		case kind == slotEnd:
-			t.pos.Store(start + t.j.segSize + SegmentHeaderLength)
+			t.setPos(start + t.j.segSize + SegmentHeaderLength)
 		case kind == slotPad:
-			t.pos.Store(p + slotLength(h))
+			t.setPos(p + slotLength(h))
 		default:
-			t.pos.Store(p + slotLength(h))
+			t.setPos(p + slotLength(h))
 			return Record{RecordHeader: h, Position: p, Body: body}, true, nil
 		}
 	}
@@ -131,7 +138,7 @@ func (t *Tailer) SeekStart() error {
 	if t.closed {
 		return ErrClosed
 	}
-	t.pos.Store(t.j.FirstPosition())
+	t.setPos(t.j.FirstPosition())
 	return nil
 }
 
@@ -150,7 +157,7 @@ func (t *Tailer) SeekPosition(p int64) error {
 	if p-start < SegmentHeaderLength || p&(RecordAlignment-1) != 0 {
 		return fmt.Errorf("%w: position %d is not a record slot", ErrArgument, p)
 	}
-	t.pos.Store(start + SegmentHeaderLength)
+	t.setPos(start + SegmentHeaderLength)
 	for {
 		cur := t.pos.Load()
 		if cur == p {
@@ -185,9 +192,9 @@ func (t *Tailer) SeekSequence(streamID uint32, seq int64) error {
 		return err
 	}
 	if err == nil {
-		t.pos.Store(e.Position)
+		t.setPos(e.Position)
 		if r, ok, err := t.Next(); err == nil && ok && r.StreamID == streamID && r.Sequence == seq {
-			t.pos.Store(e.Position)
+			t.setPos(e.Position)
 			return nil
 		}
 		// An entry that does not name the record: walk the log instead.
@@ -228,7 +235,7 @@ func (t *Tailer) seekFirst(match func(RecordHeader) (bool, error)) error {
 			return err
 		}
 		if hit {
-			t.pos.Store(rec.Position)
+			t.setPos(rec.Position)
 			return nil
 		}
 	}
