@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 )
@@ -142,14 +144,20 @@ func (j *Journal) NextSequence(streamID uint32) int64 {
 }
 
 // roll closes the current segment and moves the writer to the next one:
-// the next segment file is created first, so that a reader who finds the
+// the next segment file is put in place first (the one a Flusher
+// prepared, or one made here), so that a reader who finds the
 // end-of-segment marker always finds the next file; then the marker (the
 // bytes left, EndMagic) is written, its length word last.
 func (j *Journal) roll() error {
 	next := j.cur.start + j.segSize
-	s, err := createSegment(j.dir, next, j.segSize, j.opts.Clock())
+	s, err := j.takeNext(next)
 	if err != nil {
 		return err
+	}
+	if j.opts.Flush == FlushEveryCommit {
+		if err := s.syncName(); err != nil {
+			return err
+		}
 	}
 	if err := s.hold(); err != nil { // the writer's reference
 		return err
@@ -167,4 +175,60 @@ func (j *Journal) roll() error {
 	j.committed.Store(j.pos)
 	j.written.Store(j.pos)
 	return old.release()
+}
+
+// takeNext puts the segment starting at next in place: the prepared one,
+// or one made now. prepMu is held throughout, so a Flusher never prepares
+// the same file at the same time.
+func (j *Journal) takeNext(next int64) (*segment, error) {
+	j.prepMu.Lock()
+	defer j.prepMu.Unlock()
+	s := j.prepared
+	j.prepared = nil
+	if s != nil && s.start != next {
+		_ = s.discard()
+		s = nil
+	}
+	if s == nil {
+		var err error
+		if s, err = prepareSegment(j.dir, next, j.segSize, j.opts.Clock()); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.publish(j.opts.Clock()); err != nil {
+		_ = s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepareNext makes the segment after the writer's ready ahead of time,
+// once the writer is past half of its segment: file creation,
+// preallocation and its syncs then happen on the caller's thread (a
+// Flusher's), not in the appender's Claim. It reports whether it prepared
+// one.
+func (j *Journal) prepareNext() (bool, error) {
+	c := j.committed.Load()
+	start := j.segmentStart(c)
+	if c-start < j.segSize/2 {
+		return false, nil
+	}
+	next := start + j.segSize
+	j.prepMu.Lock()
+	defer j.prepMu.Unlock()
+	if j.prepared != nil && j.prepared.start >= next || j.closed.Load() {
+		return false, nil
+	}
+	if _, err := os.Stat(filepath.Join(j.dir, segmentName(next))); err == nil {
+		return false, nil // the writer has rolled already
+	}
+	s, err := prepareSegment(j.dir, next, j.segSize, j.opts.Clock())
+	if err != nil {
+		return false, err
+	}
+	if j.prepared != nil {
+		_ = j.prepared.discard()
+	}
+	j.prepared = s
+	return true, nil
 }

@@ -24,8 +24,9 @@
 // Commit, Abort, Append, NextSequence, Close) belong to one goroutine at a
 // time. Claim and Commit allocate nothing. A record never spans segments:
 // one that does not fit closes the segment with an end-of-segment marker
-// and goes to the next, which is created (complete and synced, under a
-// temporary name, then renamed) before the marker is written.
+// and goes to the next, which is put in place (complete, made under a
+// temporary name, then renamed; a Flusher makes it ahead of time) before
+// the marker is written.
 //
 // # Reading
 //

@@ -47,7 +47,10 @@ func (j *Journal) flush(checkpoint bool) error {
 		if err != nil {
 			return err
 		}
-		err = syncRange(s.data, from-start, end-start)
+		err = s.syncName()
+		if err == nil {
+			err = syncRange(s.data, from-start, end-start)
+		}
 		if rerr := s.release(); err == nil {
 			err = rerr
 		}
@@ -104,7 +107,8 @@ func (f *Flusher) RoleName() string { return "journal-flusher" }
 
 // DoWork flushes when the policy says so (under FlushPeriodic: FlushBytes
 // committed since the last sync, or FlushInterval since it, with something
-// to sync), indexes up to 4096 records and applies retention; it returns 1
+// to sync), prepares the next segment once the writer is past half of
+// its own, indexes up to 4096 records and applies retention; it returns 1
 // when it did any of these.
 func (f *Flusher) DoWork() (int, error) {
 	j := f.j
@@ -120,6 +124,13 @@ func (f *Flusher) DoWork() (int, error) {
 			}
 			work = 1
 		}
+	}
+	prepared, err := j.prepareNext()
+	if err != nil {
+		return work, err
+	}
+	if prepared {
+		work = 1
 	}
 	n, err := j.idx.index(indexBatch)
 	if err != nil {

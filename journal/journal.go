@@ -137,7 +137,9 @@ type Journal struct {
 	lastCkpt  int64      // flushed position of the last checkpoint (flushMu)
 	lastFlush atomic.Int64
 
-	idx      *indexer // the writer's stream indexes
+	prepMu   sync.Mutex // guards prepared
+	prepared *segment   // the next segment, made ahead by a Flusher, not yet in place
+	idx      *indexer   // the writer's stream indexes
 	stats    stats
 	recovery Recovery
 }
@@ -377,6 +379,14 @@ func (j *Journal) Close() error {
 		if ierr := j.idx.close(); err == nil {
 			err = ierr
 		}
+		j.prepMu.Lock()
+		if j.prepared != nil {
+			if derr := j.prepared.discard(); err == nil {
+				err = derr
+			}
+			j.prepared = nil
+		}
+		j.prepMu.Unlock()
 	}
 	j.closed.Store(true)
 	if j.cur != nil {

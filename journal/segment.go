@@ -45,12 +45,17 @@ func parseSegmentName(name string) (int64, bool) {
 type segment struct {
 	start int64  // position of the segment's first byte
 	path  string // file path
+	dir   string // its directory, and its final path while prepared
+	final string
 	data  []byte // the whole mapping; len == segment size
 	words unsafe.Pointer
 
 	refs     atomic.Int64
 	released atomic.Bool // the mapping was revoked under holders
 	deleted  atomic.Bool // retention removed the file
+
+	// unsyncedName: renamed into place, directory not synced since.
+	unsyncedName atomic.Bool
 
 	// created is the header's creation time (ns), the segment's age for
 	// retention once the next segment exists.
@@ -199,11 +204,29 @@ func checkSegmentSize(size int64) error {
 	return nil
 }
 
-// createSegment creates, preallocates and maps a new segment: written
-// under a temporary name, its header made durable, renamed into place and
-// the directory synced, so that a segment file either does not exist or is
-// complete, and once a record in it is durable so is its name.
+// createSegment creates, preallocates and maps a new segment (see
+// prepareSegment), renames it into place and syncs the directory.
 func createSegment(dir string, start, size, created int64) (*segment, error) {
+	s, err := prepareSegment(dir, start, size, created)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.publish(created); err != nil {
+		_ = s.discard()
+		return nil, err
+	}
+	if err := s.syncName(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepareSegment creates a complete segment under a temporary name: the
+// file preallocated (a full disk is an error here, not a SIGBUS at a later
+// store), its header written and synced, the file mapped. Nobody else
+// opens it until publish renames it into place: a segment file under its
+// final name is always complete.
+func prepareSegment(dir string, start, size, created int64) (*segment, error) {
 	path := filepath.Join(dir, segmentName(start))
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -226,22 +249,56 @@ func createSegment(dir string, start, size, created int64) (*segment, error) {
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	if _, err := os.Stat(path); err == nil {
-		return fail(fmt.Errorf("%w: segment exists", ErrArgument))
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
-	}
-	if err := syncDir(dir); err != nil {
-		return nil, fmt.Errorf("journal: create segment %s: sync directory: %w", path, err)
-	}
 	data, err := mapFile(f, size, true)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	return newSegment(path, start, created, data), nil
+	s := newSegment(tmp, start, created, data)
+	s.dir, s.final = dir, path
+	return s, nil
+}
+
+// publish stamps a prepared segment's header with its creation time (the
+// moment it becomes the writer's: retention's age) and renames it into
+// place. Its name is durable only after syncName.
+func (s *segment) publish(created int64) error {
+	putSegmentHeader(s.data[:SegmentHeaderLength], int64(len(s.data)), s.start, created)
+	s.created = created
+	if _, err := os.Stat(s.final); err == nil {
+		return fmt.Errorf("journal: create segment %s: %w: segment exists", s.final, ErrArgument)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("journal: create segment: %w", err)
+	}
+	if err := os.Rename(s.path, s.final); err != nil {
+		return fmt.Errorf("journal: create segment: %w", err)
+	}
+	s.path = s.final
+	s.unsyncedName.Store(true)
+	return nil
+}
+
+// syncName makes a published segment's name durable (fsync of the
+// directory), once. Flush calls it before it syncs any byte of the
+// segment, so a durable record is never in a file whose name could be
+// lost.
+func (s *segment) syncName() error {
+	if !s.unsyncedName.Load() {
+		return nil
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("journal: segment %s: sync directory: %w", s.path, err)
+	}
+	s.unsyncedName.Store(false)
+	return nil
+}
+
+// discard unmaps and removes a prepared segment that will not be used.
+func (s *segment) discard() error {
+	err := s.release()
+	if rerr := os.Remove(s.path); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // releasedError is what a holder of a revoked segment gets: ErrReleased,

@@ -116,3 +116,42 @@ func TestSegmentsReportPositions(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, segs[len(segs)-1].Holders, int64(1), "the writer holds its segment")
 }
+
+// A Flusher prepares the next segment (under a temporary name) once the
+// writer is past half of its segment; the roll puts that one in place.
+// Close removes a prepared segment that was never used.
+func TestFlusherPreparesTheNextSegment(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{Flush: FlushPeriodic})
+	f := j.Flusher()
+	tmp := filepath.Join(dir, segmentName(testSegment)+".tmp")
+	_, err := f.DoWork()
+	require.NoError(t, err)
+	require.NoFileExists(t, tmp, "not before half the segment")
+	for j.CommittedPosition() < testSegment/2 {
+		appendN(t, j, 1, 1)
+	}
+	_, err = f.DoWork()
+	require.NoError(t, err)
+	require.FileExists(t, tmp)
+	prepared := j.prepared
+	require.NotNil(t, prepared)
+	for j.CommittedPosition() < testSegment {
+		appendN(t, j, 1, 1)
+	}
+	require.NoFileExists(t, tmp)
+	require.FileExists(t, filepath.Join(dir, segmentName(testSegment)))
+	require.Equal(t, prepared, j.cur, "the roll took the prepared segment")
+	for j.CommittedPosition() < testSegment+testSegment/2+SegmentHeaderLength {
+		appendN(t, j, 1, 1)
+	}
+	_, err = f.DoWork()
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(dir, segmentName(2*testSegment)+".tmp"))
+	require.NoError(t, j.Close())
+	require.NoFileExists(t, filepath.Join(dir, segmentName(2*testSegment)+".tmp"))
+	require.NoFileExists(t, filepath.Join(dir, segmentName(2*testSegment)))
+	j2 := openT(t, dir, Options{})
+	require.Empty(t, j2.Recovery().RemovedSegments)
+	require.Equal(t, map[uint32]int64{1: j2.NextSequence(1)}, readAll(t, j2))
+}
