@@ -38,7 +38,7 @@
 // writer and a Flusher. A Tailer checks every record's CRC.
 //
 // Ordering: Commit stores the record's bytes, then its length word with a
-// release store (sync/atomic); Next loads the length word with an acquire
+// release store (internal/atomicbuf); Next loads the length word with an acquire
 // load and reads the record only when it is non-zero. Bytes past the end
 // of the log are zero (recovery and Abort zero what they discard), so a
 // zero length word always means "nothing committed here yet". The same
