@@ -101,7 +101,7 @@ func (j *Journal) Commit() error {
 	// bytes are).
 	atomicbuf.StoreRelease64(&j.committed, j.pos)
 	if j.opts.Flush == FlushEveryCommit {
-		return j.flush(false)
+		return j.flush(false, false)
 	}
 	return nil
 }

@@ -20,10 +20,12 @@ func (j *Journal) Flush() error {
 	if j.closed.Load() {
 		return ErrClosed
 	}
-	return j.flush(false)
+	return j.flush(false, false)
 }
 
-// flush is Flush; with checkpoint set it always writes a checkpoint.
+// flush is Flush; with checkpoint set it always writes a checkpoint,
+// marked clean if clean is set (Close, with no claim outstanding: nothing
+// follows the committed position).
 //
 // Ordering: the records' bytes are stored into the mapping before the
 // writer's release store of committed; the acquire load here makes them
@@ -31,7 +33,7 @@ func (j *Journal) Flush() error {
 // live in. Only once msync returns is flushed advanced, and only a flushed
 // position is ever written to the checkpoint, so the checkpoint never
 // claims more than the disk holds.
-func (j *Journal) flush(checkpoint bool) error {
+func (j *Journal) flush(checkpoint, clean bool) error {
 	j.flushMu.Lock()
 	defer j.flushMu.Unlock()
 	target := j.committed.Load()
@@ -65,10 +67,11 @@ func (j *Journal) flush(checkpoint bool) error {
 	}
 	j.lastFlush.Store(j.opts.Clock())
 	if checkpoint || target-j.lastCkpt >= j.segSize/4 {
-		if target == j.lastCkpt && !checkpoint {
-			return nil
+		var flags uint32
+		if clean {
+			flags = ckptClean
 		}
-		if err := j.writeCheckpoint(target); err != nil {
+		if err := j.writeCheckpoint(target, flags); err != nil {
 			return err
 		}
 		j.lastCkpt = target
@@ -119,7 +122,7 @@ func (f *Flusher) DoWork() (int, error) {
 	if j.opts.Flush == FlushPeriodic {
 		lag := j.committed.Load() - j.flushed.Load()
 		if lag > 0 && (lag >= j.opts.FlushBytes || time.Duration(j.opts.Clock()-j.lastFlush.Load()) >= j.opts.FlushInterval) {
-			if err := j.flush(false); err != nil {
+			if err := j.flush(false, false); err != nil {
 				return 0, err
 			}
 			work = 1

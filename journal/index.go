@@ -139,7 +139,7 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	from, err = decodeFramed(b, idxPosMagic, x.j.segSize)
+	from, _, err = decodeFramed(b, idxPosMagic, x.j.segSize)
 	if err != nil || from > end {
 		return 0, false
 	}
@@ -340,7 +340,7 @@ func (x *indexer) writeBatch() error {
 	if !wrote {
 		return nil
 	}
-	b := encodeFramed(idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock())
+	b := encodeFramed(idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
 	if err := os.WriteFile(filepath.Join(x.dir, "position"), b[:], 0o644); err != nil {
 		return fmt.Errorf("journal: index: %w", err)
 	}

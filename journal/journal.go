@@ -375,7 +375,7 @@ func (j *Journal) Close() error {
 		if j.claim.open {
 			_ = j.Abort()
 		}
-		err = j.flush(true)
+		err = j.flush(true, true)
 		if ierr := j.idx.close(); err == nil {
 			err = ierr
 		}

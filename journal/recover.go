@@ -84,7 +84,8 @@ func (r Recovery) String() string {
 func (j *Journal) recover() error {
 	r := &j.recovery
 	r.TornAt, r.Truncated = -1, -1
-	if len(j.segs) == 0 {
+	fresh := len(j.segs) == 0
+	if fresh {
 		s, err := createSegment(j.dir, 0, j.segSize, j.opts.Clock())
 		if err != nil {
 			return err
@@ -92,7 +93,7 @@ func (j *Journal) recover() error {
 		j.segs = append(j.segs, s)
 	}
 	first := j.segs[0].start + SegmentHeaderLength
-	ckpt, found, err := readCheckpoint(j.dir, j.segSize)
+	ckpt, flags, found, err := readCheckpoint(j.dir, j.segSize)
 	switch {
 	case err != nil && j.opts.Recovery == RecoverStrict:
 		return err
@@ -162,7 +163,10 @@ func (j *Journal) recover() error {
 		}
 		next := j.validAfter(i, off, derr == nil)
 		if next < 0 {
-			if err := j.cutTail(i, p); err != nil {
+			// After a clean Close (or in a new journal) nothing follows
+			// the end: no need to read the rest of the segment.
+			zeroed := fresh || derr == nil && r.CheckpointFound && flags&ckptClean != 0 && p == ckpt
+			if err := j.cutTail(i, p, !zeroed); err != nil {
 				return err
 			}
 			if derr != nil || r.TornBytes > 0 {
@@ -176,7 +180,7 @@ func (j *Journal) recover() error {
 			return cerr
 		case RecoverTruncate:
 			r.Truncated = p
-			if err := j.cutTail(i, p); err != nil {
+			if err := j.cutTail(i, p, true); err != nil {
 				return err
 			}
 			j.opts.Logger.Warn("journal: truncated at a corrupt record", "dir", j.dir, "err", cerr)
@@ -202,14 +206,16 @@ func (j *Journal) recover() error {
 	}
 	r.End = p
 	r.Streams = len(j.streams)
-	if ckpt > p {
+	if ckpt > p || flags&ckptClean != 0 {
 		// The log was cut below the checkpoint (RecoverTruncate, or a tail
 		// lost in spite of it): records appended from p on must be verified
-		// at the next Open, so the checkpoint comes back to p.
-		if err := j.writeCheckpoint(p); err != nil {
+		// at the next Open, so the checkpoint comes back to p. And a clean
+		// mark must go before the first claim: a crash from now on is not
+		// a clean Close.
+		ckpt = min(ckpt, p)
+		if err := j.writeCheckpoint(ckpt, 0); err != nil {
 			return err
 		}
-		ckpt = p
 	}
 	j.lastCkpt = ckpt
 	j.cur = j.segs[i]
@@ -252,15 +258,18 @@ func (j *Journal) validAfter(i int, off int64, empty bool) int64 {
 }
 
 // cutTail ends the log at p in segment i: the segment's bytes from p to
-// its last non-zero byte are zeroed and synced, and later segments are
-// unmapped and removed.
-func (j *Journal) cutTail(i int, p int64) error {
+// its last non-zero byte are zeroed and synced (scan false: known to be
+// zero already), and later segments are unmapped and removed.
+func (j *Journal) cutTail(i int, p int64, scan bool) error {
 	r := &j.recovery
 	s := j.segs[i]
 	off := p - s.start
-	end := int64(len(s.data))
-	for end > off && s.data[end-1] == 0 {
-		end--
+	end := off
+	if scan {
+		end = int64(len(s.data))
+		for end > off && s.data[end-1] == 0 {
+			end--
+		}
 	}
 	if end > off {
 		clear(s.data[off:end])

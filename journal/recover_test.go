@@ -217,7 +217,7 @@ func TestBadFilesAreClearErrors(t *testing.T) {
 		{"checkpoint garbage", func(d string) { require.NoError(t, os.WriteFile(filepath.Join(d, ckptName), []byte("garbage"), 0o644)) }, ErrCorrupt, "checkpoint of 7 bytes"},
 		{"checkpoint past the end", func(d string) {
 			jj := &Journal{dir: d, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
-			require.NoError(t, jj.writeCheckpoint(1<<40))
+			require.NoError(t, jj.writeCheckpoint(1<<40, 0))
 		}, ErrCorrupt, "past the last segment"},
 	}
 	for _, c := range cases {
@@ -291,7 +291,7 @@ func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 	require.Equal(t, ps[100], j.Recovery().Truncated)
 	appendN(t, j, 1, 3)
 	require.NoError(t, j.Close()) // checkpoint at the new end
-	ck, found, err := readCheckpoint(dir, testSegment)
+	ck, _, found, err := readCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Greater(t, ck, ps[100])
@@ -299,8 +299,33 @@ func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 	// the checkpoint written at the cut, not before a stale one).
 	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
 	jj := &Journal{dir: dir, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
-	require.NoError(t, jj.writeCheckpoint(ps[100]))
+	require.NoError(t, jj.writeCheckpoint(ps[100], 0))
 	poke(t, dir, ps[102], func(b []byte) { b[RecordHeaderLength] ^= 1 })
 	j = openT(t, dir, Options{})
 	require.Equal(t, ps[102], j.Recovery().TornAt)
+}
+
+// Close marks its checkpoint clean: the next Open trusts that nothing
+// follows the end (it does not read the rest of the segment) and clears
+// the mark before anything can be claimed, so a crash in the new session
+// is recovered in full.
+func TestCleanCloseMarksTheCheckpoint(t *testing.T) {
+	dir := testDir(t)
+	ps := written(t, dir, 10)
+	end := ps[9] + align(int64(RecordHeaderLength+bodyLen(9)))
+	_, flags, found, err := readCheckpoint(dir, testSegment)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, uint32(ckptClean), flags)
+	poke(t, dir, end+4096, func(b []byte) { b[0] = 1 }) // not read: trusted zero
+	j := openT(t, dir, Options{})
+	require.Zero(t, j.Recovery().TornBytes)
+	_, flags, _, err = readCheckpoint(dir, testSegment)
+	require.NoError(t, err)
+	require.Zero(t, flags, "cleared while the writer runs")
+	require.NoError(t, j.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	poke(t, dir, end+4096, func(b []byte) { b[0] = 1 })
+	j = openT(t, dir, Options{})
+	require.Equal(t, int64(4097), j.Recovery().TornBytes, "without the mark the rest is read and zeroed")
 }
