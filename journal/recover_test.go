@@ -162,6 +162,18 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 			}
 			require.True(t, ok, "the corrupt record was not reported")
 		}
+		_, _, err = tl.Next()
+		require.ErrorAs(t, err, &ce, "the Tailer stays at the corrupt record")
+		next, err := tl.Skip()
+		require.NoError(t, err)
+		require.Equal(t, ps[201], next)
+		require.Equal(t, int64(1), tl.Skipped())
+		r, ok, err := tl.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, int64(201), r.Sequence)
+		_, err = tl.Skip()
+		require.ErrorIs(t, err, ErrArgument, "nothing corrupt there")
 	})
 }
 

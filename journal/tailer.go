@@ -26,8 +26,9 @@ type Tailer struct {
 	j      *Journal
 	seg    *segment // held while the tailer is in it
 	pos    atomic.Int64
-	closed bool
-	noCRC  bool // the indexer's: framing only, as recovery walked it
+	closed  bool
+	noCRC   bool  // the indexer's: framing only, as recovery walked it
+	skipped int64 // corrupt records stepped over by Skip
 }
 
 // setPos moves the Tailer. pos is atomic only because retention reads it
@@ -131,6 +132,35 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		}
 	}
 }
+
+// Skip steps over the corrupt record at the Tailer's position, the one
+// Next reported with a *CorruptError: to the slot after it when its length
+// fits in its segment, else to the next segment (whose existence it does
+// not check). It returns the new position and counts the skip (Skipped).
+// ErrArgument if the record there is not corrupt.
+func (t *Tailer) Skip() (int64, error) {
+	if t.closed {
+		return 0, ErrClosed
+	}
+	p := t.pos.Load()
+	if _, _, err := t.Next(); err == nil || !errors.Is(err, ErrCorrupt) {
+		t.setPos(p)
+		return 0, fmt.Errorf("%w: no corrupt record at %d (%v)", ErrArgument, p, err)
+	}
+	s := t.seg // Next left it held: the corrupt record is in it
+	start := s.start
+	off := p - start
+	next := start + t.j.segSize + SegmentHeaderLength
+	if length := int64(s.length(off)); length >= RecordHeaderLength && off+align(length) <= t.j.segSize {
+		next = p + align(length)
+	}
+	t.setPos(next)
+	t.skipped++
+	return next, nil
+}
+
+// Skipped returns how many corrupt records Skip stepped over.
+func (t *Tailer) Skipped() int64 { return t.skipped }
 
 // SeekStart moves the Tailer to the first record slot still in the
 // journal.
