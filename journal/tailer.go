@@ -23,9 +23,9 @@ type Record struct {
 // Close: retention never deletes the segment it is in or any after it
 // (short of the hard size limit).
 type Tailer struct {
-	j      *Journal
-	seg    *segment // held while the tailer is in it
-	pos    atomic.Int64
+	j       *Journal
+	seg     *segment // held while the tailer is in it
+	pos     atomic.Int64
 	closed  bool
 	noCRC   bool  // the indexer's: framing only, as recovery walked it
 	skipped int64 // corrupt records stepped over by Skip
