@@ -2,9 +2,15 @@ package journal
 
 import (
 	"bufio"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Appending records of 32 bytes and 1 KiB with no flush, against the same
@@ -129,4 +135,67 @@ func sizeName(n int) string {
 		return "1KiB"
 	}
 	return "32B"
+}
+
+// Append-to-tailer latency: the writer stamps each 32-byte record with
+// the time it claims it, a Tailer on another goroutine spinning at the
+// tail takes the difference when it reads it; the writer sends the next
+// record once the last one was read (one in flight). Reports the one-way
+// latency's p50 and p99 in ns.
+func BenchmarkAppendToTailer(b *testing.B) {
+	j, err := Open(b.TempDir(), Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	tl, err := j.NewTailer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist := hdrhistogram.New(1, int64(time.Second), 3)
+	var read atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		defer tl.Close()
+		for {
+			r, ok, err := tl.Next()
+			if err != nil {
+				done <- err
+				return
+			}
+			if !ok {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				continue
+			}
+			_ = hist.RecordValue(max(time.Now().UnixNano()-int64(binary.LittleEndian.Uint64(r.Body)), 1))
+			read.Add(1)
+		}
+	}()
+	sent := int64(0)
+	for b.Loop() {
+		c, err := j.Claim(1, 1, 32)
+		if err != nil {
+			b.Fatal(err)
+		}
+		binary.LittleEndian.PutUint64(c.Body, uint64(time.Now().UnixNano()))
+		if err := j.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		sent++
+		for read.Load() < sent {
+			runtime.Gosched()
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(hist.ValueAtQuantile(50)), "p50-ns")
+	b.ReportMetric(float64(hist.ValueAtQuantile(99)), "p99-ns")
 }
