@@ -117,7 +117,6 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 		require.Equal(t, []int64{bad}, j.Recovery().Skipped)
 		tl, err := j.NewTailer()
 		require.NoError(t, err)
-		defer tl.Close()
 		n := 0
 		for {
 			r, ok, err := tl.Next()
@@ -129,6 +128,7 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 			n++
 		}
 		require.Equal(t, 399, n)
+		require.NoError(t, tl.Close())
 		require.NoError(t, j.Close())
 		j2 := openT(t, d2, Options{})
 		require.Empty(t, j2.Recovery().Skipped, "the padding stays: a strict open goes through")
