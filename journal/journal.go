@@ -170,46 +170,19 @@ func Open(dir string, opts Options) (*Journal, error) {
 		}
 		j.lock = lf
 	}
-	starts, err := listSegments(dir, !j.readOnly)
-	if err != nil {
-		j.unlock()
-		return nil, err
-	}
-	j.segSize = opts.SegmentSize
-	if len(starts) > 0 {
-		s, err := openSegment(filepath.Join(dir, segmentName(starts[0])), starts[0], 0, !j.readOnly)
-		if err != nil {
+	// A reader may race the writer's retention: a segment listed may be
+	// gone when it opens it. It lists again (the writer deletes oldest
+	// first, so the listing converges).
+	for attempt := 0; ; attempt++ {
+		err := j.mapSegments(explicitSize)
+		if err == nil {
+			break
+		}
+		j.releaseAll()
+		if !j.readOnly || attempt == 4 || !errors.Is(err, os.ErrNotExist) {
 			j.unlock()
 			return nil, err
 		}
-		j.segSize = int64(len(s.data))
-		if explicitSize != 0 && explicitSize != j.segSize {
-			_ = s.release()
-			j.unlock()
-			return nil, fmt.Errorf("%w: segment size %d, the journal's is %d", ErrArgument, explicitSize, j.segSize)
-		}
-		j.segs = append(j.segs, s)
-		for _, st := range starts[1:] {
-			if want := j.segs[len(j.segs)-1].start + j.segSize; st != want {
-				if j.readOnly || opts.Recovery != RecoverTruncate {
-					j.releaseAll()
-					j.unlock()
-					return nil, fmt.Errorf("%w: %w: segment at %d missing (next file starts at %d)", ErrMissingSegment, ErrCorrupt, want, st)
-				}
-				j.recovery.RemovedSegments = append(j.recovery.RemovedSegments, j.removeFrom(starts, st)...)
-				break
-			}
-			s, err := openSegment(filepath.Join(dir, segmentName(st)), st, j.segSize, !j.readOnly)
-			if err != nil {
-				j.releaseAll()
-				j.unlock()
-				return nil, err
-			}
-			j.segs = append(j.segs, s)
-		}
-	} else if j.readOnly {
-		j.unlock()
-		return nil, fmt.Errorf("%w: no segment in %s", ErrNotFound, dir)
 	}
 	if j.readOnly {
 		return j, nil
@@ -228,6 +201,47 @@ func Open(dir string, opts Options) (*Journal, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// mapSegments lists and maps the journal's segment files, checking that
+// they are contiguous and agree on their size (explicitSize: the size
+// the caller asked for, 0 for any).
+func (j *Journal) mapSegments(explicitSize int64) error {
+	dir, opts := j.dir, j.opts
+	starts, err := listSegments(dir, !j.readOnly)
+	if err != nil {
+		return err
+	}
+	j.segSize = opts.SegmentSize
+	if len(starts) > 0 {
+		s, err := openSegment(filepath.Join(dir, segmentName(starts[0])), starts[0], 0, !j.readOnly)
+		if err != nil {
+			return err
+		}
+		j.segSize = int64(len(s.data))
+		if explicitSize != 0 && explicitSize != j.segSize {
+			_ = s.release()
+			return fmt.Errorf("%w: segment size %d, the journal's is %d", ErrArgument, explicitSize, j.segSize)
+		}
+		j.segs = append(j.segs, s)
+		for _, st := range starts[1:] {
+			if want := j.segs[len(j.segs)-1].start + j.segSize; st != want {
+				if j.readOnly || opts.Recovery != RecoverTruncate {
+					return fmt.Errorf("%w: %w: segment at %d missing (next file starts at %d)", ErrMissingSegment, ErrCorrupt, want, st)
+				}
+				j.recovery.RemovedSegments = append(j.recovery.RemovedSegments, j.removeFrom(starts, st)...)
+				break
+			}
+			s, err := openSegment(filepath.Join(dir, segmentName(st)), st, j.segSize, !j.readOnly)
+			if err != nil {
+				return err
+			}
+			j.segs = append(j.segs, s)
+		}
+	} else if j.readOnly {
+		return fmt.Errorf("%w: no segment in %s", ErrNotFound, dir)
+	}
+	return nil
 }
 
 // removeFrom removes the segment files from start st on (recovery in
