@@ -1,8 +1,8 @@
 // Package journal is duty's durable log: a sequence of fixed-size,
 // preallocated, memory-mapped segment files in one directory, appended to
 // by one writer and read by any number of Tailers, in this process or
-// others, each at its own position. It records what crossed a mailbox or a
-// publication so that a restart loses nothing committed and a replay
+// others, each at its own position. It records the messages a system
+// received, so that a restart loses nothing committed and a replay
 // reproduces a run. The design follows RocketMQ's commit log (segments
 // named by position, an end-of-segment marker, reference-counted
 // mappings), with CRC-checked records and explicit flush policies.
@@ -15,7 +15,7 @@
 //	c, err := j.Claim(streamID, typeID, n) // a slot of n body bytes in the mapping
 //	encode(c.Body)                          // fill it in place: zero copy
 //	err = j.Commit()                        // CRC, then the length word (release)
-//	go run(j.Flusher())                     // FlushPeriodic and retention, off the appender's thread
+//	go run(j.Flusher())                     // flush policy, next segment, indexes, retention: off the appender's thread
 //	j.Close()                               // flush, checkpoint, unlock, unmap
 //
 // One writer per directory: Open takes an exclusive flock on
@@ -31,15 +31,15 @@
 // # Reading
 //
 // NewTailer returns a Tailer at the oldest record; SeekPosition,
-// SeekSequence (through the stream's index) and SeekTime move it. Next returns the next record, its
-// Body aliasing the mapping (valid until the Tailer's next call), or
-// ok == false at the live tail. A Tailer is used by one goroutine at a
+// SeekSequence (through the stream's index) and SeekTime move it. Next
+// returns the next record, its Body aliasing the mapping (valid until the
+// Tailer's next call), or ok == false at the live tail. A Tailer is used by one goroutine at a
 // time; Tailers of one Journal run concurrently with each other, the
 // writer and a Flusher. A Tailer checks every record's CRC.
 //
 // Ordering: Commit stores the record's bytes, then its length word with a
-// release store (internal/atomicbuf); Next loads the length word with an acquire
-// load and reads the record only when it is non-zero. Bytes past the end
+// release store (internal/atomicbuf); Next loads the length word with an
+// acquire load and reads the record only when it is non-zero. Bytes past the end
 // of the log are zero (recovery and Abort zero what they discard), so a
 // zero length word always means "nothing committed here yet". The same
 // holds across processes: a reader opened with Options.ReadOnly maps the
