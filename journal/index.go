@@ -123,8 +123,8 @@ func (j *Journal) openIndex(end int64) error {
 			continue
 		}
 		if n == 0 {
-			r.IndexRebuilt = x.rebuilt
-			if x.rebuilt {
+			r.IndexRebuilt = x.rebuilt && r.Indexed > 0 // an empty log has nothing to rebuild
+			if r.IndexRebuilt {
 				j.opts.Logger.Info("journal: stream indexes rebuilt", "dir", j.dir, "records", r.Indexed)
 			}
 			return nil
