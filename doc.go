@@ -11,8 +11,15 @@
 //   - mailbox: an agent's bounded many-to-one mailbox, on the heap or in a
 //     file shared with other processes; multipart and fragmented
 //     messages; the Actor that drains one from its duty cycle.
+//   - message: typed messages (fixed-layout structs sent as their own
+//     bytes), a router of typed handlers, reply addresses, request/reply.
+//   - dutyfx: go.uber.org/fx modules for runner groups, mailboxes and
+//     shared files.
+//   - journal: a durable, segmented, memory-mapped log with tailers,
+//     recovery and record/replay agents.
 //   - ipc: shared-memory files (create, open, own, remove, liveness,
-//     cleanup), mailboxes in them, counters and error logs;
+//     cleanup), mailboxes in them, counters, error logs and latency
+//     histograms (ipc/counters, ipc/errlog, ipc/histogram);
 //     ipc/publication: an Aeron-style IPC publication and its
 //     subscriptions.
 //

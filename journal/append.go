@@ -1,0 +1,234 @@
+package journal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
+)
+
+// claimState is the writer's outstanding claim.
+type claimState struct {
+	open   bool
+	off    int64  // offset in cur
+	length int64  // header and body
+	next   *int64 // the stream's next sequence, advanced by Commit
+}
+
+// Claim is a slot of the log, reserved by Journal.Claim: fill Body, then
+// Commit (or Abort).
+type Claim struct {
+	// Body is the record's body, aliasing the segment's mapping: write it
+	// in place (zero copy). It must not be used after Commit or Abort.
+	Body []byte
+	// Position is the record's position in the log.
+	Position int64
+	// Sequence is the record's sequence number within its stream.
+	Sequence int64
+}
+
+// MaxBody returns the largest body a record can have: a record never spans
+// segments.
+func (j *Journal) MaxBody() int {
+	return int(min(j.segSize-SegmentHeaderLength, math.MaxInt32&^(RecordAlignment-1)) - RecordHeaderLength)
+}
+
+// Claim reserves a record of n body bytes on streamID with typeID and
+// returns its slot. It writes the header (all but the length word and the
+// CRC) and moves to a new segment first if the record does not fit in the
+// current one (closing it with an end-of-segment marker). It does not
+// allocate. Writer only; one claim at a time (ErrClaim).
+func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
+	if j.readOnly {
+		return Claim{}, ErrReadOnly
+	}
+	if j.closed.Load() {
+		return Claim{}, ErrClosed
+	}
+	if j.claim.open {
+		return Claim{}, fmt.Errorf("%w: a claim is outstanding", ErrClaim)
+	}
+	if n < 0 || n > j.MaxBody() {
+		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.MaxBody())
+	}
+	length := int64(RecordHeaderLength + n)
+	off := j.pos - j.cur.start
+	if off+align(length) > j.segSize {
+		if err := j.roll(); err != nil {
+			return Claim{}, err
+		}
+		off = j.pos - j.cur.start
+	}
+	next := j.streams[streamID]
+	if next == nil { // a new stream: the only allocation, once per stream
+		next = new(int64)
+		j.streams[streamID] = next
+	}
+	seq := *next
+	rec := j.cur.data[off : off+length : off+length]
+	le := binary.LittleEndian
+	le.PutUint32(rec[magicOffset:], RecordMagic)
+	le.PutUint32(rec[streamOffset:], streamID)
+	le.PutUint32(rec[typeOffset:], uint32(typeID))
+	le.PutUint32(rec[reservedOffset:], 0)
+	le.PutUint64(rec[sequenceOffset:], uint64(seq))
+	le.PutUint64(rec[timestampOffset:], uint64(j.opts.Clock()))
+	j.claim = claimState{open: true, off: off, length: length, next: next}
+	atomicbuf.StoreRelease64(&j.written, j.pos+align(length))
+	return Claim{Body: rec[RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
+}
+
+// Commit publishes the outstanding claim: it stores the CRC, then the
+// length word (a release store, which readers load with acquire), and
+// advances the committed position. Under FlushEveryCommit it returns once
+// the record's pages are durable. It does not allocate.
+func (j *Journal) Commit() error {
+	if !j.claim.open {
+		return fmt.Errorf("%w: commit without a claim", ErrClaim)
+	}
+	c := &j.claim
+	rec := j.cur.data[c.off : c.off+c.length : c.off+c.length]
+	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
+	j.cur.storeLength(c.off, int32(c.length))
+	j.pos += align(c.length)
+	*c.next++
+	c.open = false
+	// Release store: Flush, loading committed with acquire, syncs up to
+	// here (msync takes the pages from the page cache, where the record's
+	// bytes are).
+	atomicbuf.StoreRelease64(&j.committed, j.pos)
+	if j.opts.Flush == FlushEveryCommit {
+		return j.flush(false, false)
+	}
+	return nil
+}
+
+// Abort gives the outstanding claim up: its bytes are zeroed (the region
+// past the log's end is always zero, so that no reader mistakes leftovers
+// for a record) and the next claim reuses the slot.
+func (j *Journal) Abort() error {
+	if !j.claim.open {
+		return fmt.Errorf("%w: abort without a claim", ErrClaim)
+	}
+	c := &j.claim
+	clear(j.cur.data[c.off : c.off+align(c.length)])
+	c.open = false
+	atomicbuf.StoreRelease64(&j.written, j.pos)
+	return nil
+}
+
+// Append claims, fills and commits a record holding a copy of body, and
+// returns its position and sequence.
+func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, sequence int64, err error) {
+	c, err := j.Claim(streamID, typeID, len(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	copy(c.Body, body)
+	if err := j.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return c.Position, c.Sequence, nil
+}
+
+// NextSequence returns the sequence number the next record of streamID
+// will get (the writer's view).
+func (j *Journal) NextSequence(streamID uint32) int64 {
+	if p := j.streams[streamID]; p != nil {
+		return *p
+	}
+	return 0
+}
+
+// roll closes the current segment and moves the writer to the next one:
+// the next segment file is put in place first (the one a Flusher
+// prepared, or one made here), so that a reader who finds the
+// end-of-segment marker always finds the next file; then the marker (the
+// bytes left, EndMagic) is written, its length word last.
+func (j *Journal) roll() error {
+	next := j.cur.start + j.segSize
+	s, err := j.takeNext(next)
+	if err != nil {
+		return err
+	}
+	if j.opts.Flush == FlushEveryCommit {
+		if err := s.syncName(); err != nil {
+			return err
+		}
+	}
+	if err := s.hold(); err != nil { // the writer's reference
+		return err
+	}
+	j.mu.Lock()
+	j.segs = append(j.segs, s)
+	j.mu.Unlock()
+	if off := j.pos - j.cur.start; off < j.segSize {
+		binary.LittleEndian.PutUint32(j.cur.data[off+magicOffset:], EndMagic)
+		j.cur.storeLength(off, int32(j.segSize-off))
+	}
+	old := j.cur
+	j.cur = s
+	j.pos = next + SegmentHeaderLength
+	j.committed.Store(j.pos)
+	j.written.Store(j.pos)
+	return old.release()
+}
+
+// takeNext puts the segment starting at next in place: the prepared one,
+// or one made now. prepMu is held throughout, so a Flusher never prepares
+// the same file at the same time.
+func (j *Journal) takeNext(next int64) (*segment, error) {
+	j.prepMu.Lock()
+	defer j.prepMu.Unlock()
+	s := j.prepared
+	j.prepared = nil
+	if s != nil && s.start != next {
+		_ = s.discard()
+		s = nil
+	}
+	if s == nil {
+		var err error
+		if s, err = prepareSegment(j.dir, next, j.segSize, j.opts.Clock()); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.publish(j.opts.Clock()); err != nil {
+		_ = s.discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepareNext makes the segment after the writer's ready ahead of time,
+// once the writer is past half of its segment: file creation,
+// preallocation and its syncs then happen on the caller's thread (a
+// Flusher's), not in the appender's Claim. It reports whether it prepared
+// one.
+func (j *Journal) prepareNext() (bool, error) {
+	c := j.committed.Load()
+	start := j.segmentStart(c)
+	if c-start < j.segSize/2 {
+		return false, nil
+	}
+	next := start + j.segSize
+	j.prepMu.Lock()
+	defer j.prepMu.Unlock()
+	if j.prepared != nil && j.prepared.start >= next || j.closed.Load() {
+		return false, nil
+	}
+	if _, err := os.Stat(filepath.Join(j.dir, segmentName(next))); err == nil {
+		return false, nil // the writer has rolled already
+	}
+	s, err := prepareSegment(j.dir, next, j.segSize, j.opts.Clock())
+	if err != nil {
+		return false, err
+	}
+	if j.prepared != nil {
+		_ = j.prepared.discard()
+	}
+	j.prepared = s
+	return true, nil
+}

@@ -1,0 +1,126 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// Checkpoint file layout: the position up to which the log was durable
+// when it was written. It is replaced atomically (written to a temporary
+// file, synced, renamed over the old one, directory synced), so it is
+// either the old or the new one, never torn.
+//
+//	offset  size  field
+//	0       8     magic "DUTYJCKP"
+//	8       4     layout version (Version)
+//	12      4     checkpoint length (CheckpointLength)
+//	16      8     segment size
+//	24      8     flushed position
+//	32      8     time written, ns since the Unix epoch
+//	40      4     flags: 1 = written by Close (the log ends exactly here)
+//	44      4     CRC32C of bytes 0..43
+//	48      16    zero
+const (
+	CheckpointLength = 64
+	ckptMagic        = "DUTYJCKP"
+	ckptName         = "checkpoint"
+	ckptSizeOffset   = 16
+	ckptFlushed      = 24
+	ckptTime         = 32
+	ckptFlags        = 40
+	ckptCRC          = 44
+
+	// ckptClean marks a checkpoint written by Close: the log ends at its
+	// position and every byte after it is zero, so Open need not check.
+	ckptClean = 1
+)
+
+// encodeFramed encodes the 64-byte framing shared by the checkpoint and
+// the index position file.
+func encodeFramed(magic string, segSize, pos, now int64, flags uint32) [CheckpointLength]byte {
+	var b [CheckpointLength]byte
+	le := binary.LittleEndian
+	copy(b[:], magic)
+	le.PutUint32(b[8:], Version)
+	le.PutUint32(b[12:], CheckpointLength)
+	le.PutUint64(b[ckptSizeOffset:], uint64(segSize))
+	le.PutUint64(b[ckptFlushed:], uint64(pos))
+	le.PutUint64(b[ckptTime:], uint64(now))
+	le.PutUint32(b[ckptFlags:], flags)
+	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
+	return b
+}
+
+// writeCheckpoint records flushed as durable. Call it only once the log
+// is durable up to flushed.
+func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
+	b := encodeFramed(ckptMagic, j.segSize, flushed, j.opts.Clock(), flags)
+	path := filepath.Join(j.dir, ckptName)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	_, err = f.Write(b[:])
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(j.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// readCheckpoint returns the checkpoint's flushed position and flags;
+// found is false when there is none.
+func readCheckpoint(dir string, segSize int64) (flushed int64, flags uint32, found bool, err error) {
+	path := filepath.Join(dir, ckptName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("journal: checkpoint: %w", err)
+	}
+	flushed, flags, err = decodeFramed(b, ckptMagic, segSize)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return flushed, flags, true, nil
+}
+
+// decodeFramed checks a checkpoint (or index position) file's bytes and
+// returns its position and flags.
+func decodeFramed(b []byte, magic string, segSize int64) (int64, uint32, error) {
+	le := binary.LittleEndian
+	switch {
+	case len(b) != CheckpointLength:
+		return 0, 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), CheckpointLength)
+	case string(b[:8]) != magic:
+		return 0, 0, fmt.Errorf("%w: checkpoint magic %q", ErrCorrupt, b[:8])
+	case le.Uint32(b[8:]) != Version:
+		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), Version)
+	case crc32.Checksum(b[:ckptCRC], castagnoli) != le.Uint32(b[ckptCRC:]):
+		return 0, 0, fmt.Errorf("%w: checkpoint CRC", ErrCorrupt)
+	case int64(le.Uint64(b[ckptSizeOffset:])) != segSize:
+		return 0, 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[ckptSizeOffset:]), segSize)
+	}
+	pos := int64(le.Uint64(b[ckptFlushed:]))
+	if pos < 0 || pos&(RecordAlignment-1) != 0 {
+		return 0, 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, pos)
+	}
+	return pos, le.Uint32(b[ckptFlags:]), nil
+}

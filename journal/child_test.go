@@ -1,0 +1,204 @@
+package journal
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Crash tests re-execute the test binary: TestMain runs a child role
+// instead of the tests when childEnv is set; the role's parameters come in
+// further DUTY_JOURNAL_* variables, its results on stdout, one line each.
+const childEnv = "DUTY_JOURNAL_CHILD"
+
+func runChild(role string) int {
+	var err error
+	switch role {
+	case "writer":
+		err = childWriter()
+	case "tear":
+		err = childTear()
+	case "reader":
+		err = childReader()
+	case "opener":
+		err = childOpener()
+	default:
+		err = fmt.Errorf("unknown role %q", role)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child", role, "failed:", err)
+		return 1
+	}
+	return 0
+}
+
+func childOpen() (*Journal, error) {
+	policy, _ := strconv.Atoi(os.Getenv("DUTY_JOURNAL_POLICY"))
+	return Open(os.Getenv("DUTY_JOURNAL_DIR"), Options{SegmentSize: testSegment, Flush: FlushPolicy(policy), FlushBytes: 4096})
+}
+
+// childWriter appends to streams 1..3 in turn until killed, printing
+// "c STREAM SEQ" after each Commit returned. Under FlushPeriodic a
+// Flusher runs on a goroutine of its own.
+func childWriter() error {
+	j, err := childOpen()
+	if err != nil {
+		return err
+	}
+	if j.opts.Flush == FlushPeriodic {
+		go func() {
+			f := j.Flusher()
+			for {
+				if _, err := f.DoWork(); err != nil {
+					return
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
+	}
+	w := bufio.NewWriter(os.Stdout)
+	for i := 0; ; i++ {
+		stream := uint32(1 + i%3)
+		seq := j.NextSequence(stream)
+		c, err := j.Claim(stream, 7, bodyLen(seq))
+		if err != nil {
+			return err
+		}
+		testBody(c.Body, stream, seq)
+		if err := j.Commit(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "c %d %d\n", stream, seq)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// childTear claims a record, fills its body, says where, and waits to be
+// killed before committing it.
+func childTear() error {
+	j, err := childOpen()
+	if err != nil {
+		return err
+	}
+	appendN(nil, j, 1, 3)
+	c, err := j.Claim(1, 7, 200)
+	if err != nil {
+		return err
+	}
+	for i := range c.Body {
+		c.Body[i] = 0xAA
+	}
+	fmt.Printf("claimed %d\n", c.Position)
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// childReader opens the journal read-only and prints each record it reads
+// as "r STREAM SEQ", checking bodies, until it has read DUTY_JOURNAL_COUNT.
+func childReader() error {
+	j, err := Open(os.Getenv("DUTY_JOURNAL_DIR"), Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	tl, err := j.NewTailer()
+	if err != nil {
+		return err
+	}
+	defer tl.Close()
+	want, _ := strconv.Atoi(os.Getenv("DUTY_JOURNAL_COUNT"))
+	next := map[uint32]int64{}
+	deadline := time.Now().Add(time.Minute)
+	for n := 0; n < want; {
+		r, ok, err := tl.Next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("read %d of %d", n, want)
+			}
+			time.Sleep(50 * time.Microsecond)
+			continue
+		}
+		if r.Sequence != next[r.StreamID] {
+			return fmt.Errorf("stream %d: sequence %d, want %d", r.StreamID, r.Sequence, next[r.StreamID])
+		}
+		if err := checkBody(r.Body, r.StreamID, r.Sequence); err != nil {
+			return err
+		}
+		next[r.StreamID]++
+		n++
+	}
+	fmt.Println("read", want)
+	return nil
+}
+
+// childOpener tries to open the journal as a writer and prints which
+// sentinel the error matched.
+func childOpener() error {
+	j, err := childOpen()
+	switch {
+	case err == nil:
+		fmt.Println("opened")
+		return j.Close()
+	case errors.Is(err, ErrLocked):
+		fmt.Println("locked")
+		return nil
+	}
+	return err
+}
+
+// proc is a child process of this test.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Reader
+	stderr *strings.Builder
+}
+
+// startChild starts the test binary in role with env added. Only
+// processes this test started are ever signalled; each is killed and
+// reaped at the end of the test if it still runs.
+func startChild(t *testing.T, role string, env ...string) *proc {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
+	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p.stdout = bufio.NewReader(out)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	return p
+}
+
+// line returns the child's next stdout line ("" at the end of its output).
+func (p *proc) line() string {
+	s, _ := p.stdout.ReadString('\n')
+	return strings.TrimSpace(s)
+}
+
+// kill sends SIGKILL to this test's own child and reaps it.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Kill())
+	_ = p.cmd.Wait()
+}

@@ -1,0 +1,66 @@
+package journal
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/dutyrt/duty/internal/corrupt"
+)
+
+// Sentinel errors. Functions wrap them with the path or position and the
+// numbers that failed (fmt.Errorf with %w); test with errors.Is.
+var (
+	// ErrCorrupt reports bytes in a segment, a checkpoint or an index that
+	// no writer of this package produces: a bad CRC, a wrong magic word, a
+	// length that does not fit. It matches duty.ErrCorrupt. Errors about a
+	// record name its position (a *CorruptError).
+	ErrCorrupt = corrupt.New("journal: corrupt journal")
+	// ErrVersion reports a segment, record or checkpoint of a layout
+	// version this package cannot read.
+	ErrVersion = errors.New("journal: unsupported layout version")
+	// ErrLocked reports a second writer: another Journal (in this process
+	// or another) holds the directory's writer lock.
+	ErrLocked = errors.New("journal: locked by another writer")
+	// ErrReadOnly reports a write (Claim, Commit, Flush, retention) on a
+	// journal opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("journal: read-only")
+	// ErrClosed reports a call on a closed Journal or Tailer.
+	ErrClosed = errors.New("journal: closed")
+	// ErrReleased reports a read from a segment whose mapping was released
+	// under its reader: by Close after the grace interval, or by forced
+	// retention past the hard size limit.
+	ErrReleased = errors.New("journal: segment released")
+	// ErrBehindRetention reports a position, sequence or time older than
+	// the oldest segment still in the journal.
+	ErrBehindRetention = errors.New("journal: position behind retention")
+	// ErrArgument reports an invalid argument: a record too large for a
+	// segment, a segment size that is not a power of two, a position that
+	// is not a record boundary.
+	ErrArgument = errors.New("journal: invalid argument")
+	// ErrClaim reports Commit or Abort without an outstanding claim, or a
+	// Claim while one is outstanding.
+	ErrClaim = errors.New("journal: claim out of order")
+	// ErrMissingSegment reports a gap in the sequence of segment files: a
+	// segment in the middle of the log was deleted or renamed. It matches
+	// ErrCorrupt.
+	ErrMissingSegment = errors.New("journal: missing segment")
+	// ErrNotFound reports a stream sequence or a time past the end of the
+	// log.
+	ErrNotFound = errors.New("journal: not found")
+)
+
+// CorruptError is the error for a bad record: where it is and why.
+type CorruptError struct {
+	Position int64  // the record's position in the log
+	Segment  string // the segment file's path
+	Reason   string // what check failed
+}
+
+func (e *CorruptError) Error() string {
+	return "journal: corrupt record at position " + strconv.FormatInt(e.Position, 10) + " in " + e.Segment + ": " + e.Reason
+}
+
+// Is makes a *CorruptError match ErrCorrupt (and so duty.ErrCorrupt).
+func (e *CorruptError) Is(target error) bool {
+	return target == ErrCorrupt || errors.Is(ErrCorrupt, target)
+}

@@ -1,0 +1,472 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Stream index layout: per stream, index/SSSSSSSSSS.idx (the stream id,
+// zero-padded to 10 digits): a header, then one fixed-size entry per record
+// of the stream, entry n for sequence firstSequence+n, so that the Nth
+// record is found with one read.
+//
+//	header                           entry
+//	offset  size  field              offset  size  field
+//	0       8     magic "DUTYJIDX"   0       8     record position
+//	8       4     version            8       4     record length (header and body)
+//	12      4     header length (64) 12      4     type id
+//	16      4     stream id
+//	20      4     entry length (16)
+//	24      8     first sequence
+//	32      4     CRC32C of 0..31
+//	36      28    zero
+//
+// index/position holds the log position up to which every stream's
+// entries have been written (same framing as the checkpoint: magic
+// "DUTYJIXP", version, length 64, segment size, position, time, CRC32C of
+// 0..39).
+const (
+	IndexHeaderLength = 64
+	IndexEntryLength  = 16
+	idxMagic          = "DUTYJIDX"
+	idxPosMagic       = "DUTYJIXP"
+	indexDirName      = "index"
+	idxStreamOffset   = 16
+	idxEntryLenOffset = 20
+	idxFirstOffset    = 24
+	idxCRCOffset      = 32
+)
+
+// IndexEntry is one entry of a stream index.
+type IndexEntry struct {
+	Position int64 // the record's position in the log
+	Length   int32 // header and body
+	TypeID   int32
+}
+
+// indexFile is one stream's index file, as the writer's indexer keeps it.
+type indexFile struct {
+	f     *os.File
+	first int64 // sequence of entry 0
+	count int64 // entries in the file
+}
+
+// indexer keeps the stream indexes of a writer's journal up to date,
+// behind the appender: it reads the log like a Tailer (unregistered, so it
+// never holds back retention) and writes entries in batches.
+type indexer struct {
+	j       *Journal
+	dir     string
+	mu      sync.Mutex // serialises indexing and lookups
+	t       *Tailer
+	files   map[uint32]*indexFile
+	batch   map[uint32][]byte // entries read, not yet written
+	rebuilt bool
+}
+
+func indexName(stream uint32) string { return fmt.Sprintf("%010d.idx", stream) }
+
+// openIndex opens the writer's indexes, checks them against the log and
+// brings them up to its end (end: the log's end after recovery): an index
+// that is missing, unreadable or that disagrees with the log (an entry
+// past its end, or naming another record) is rebuilt from the log.
+func (j *Journal) openIndex(end int64) error {
+	x := &indexer{j: j, dir: filepath.Join(j.dir, indexDirName), files: map[uint32]*indexFile{}, batch: map[uint32][]byte{}}
+	x.t = &Tailer{j: j, noCRC: true} // recovery has checked the log's framing
+	if err := os.MkdirAll(x.dir, 0o755); err != nil {
+		return fmt.Errorf("journal: index: %w", err)
+	}
+	j.idx = x
+	from, ok := x.load(end)
+	if !ok {
+		if err := x.reset(); err != nil {
+			return err
+		}
+		from = j.FirstPosition()
+		x.rebuilt = true
+	}
+	x.t.setPos(max(from, j.FirstPosition()))
+	r := &j.recovery
+	r.IndexedFrom = x.t.Position()
+	for {
+		n, err := x.index(1 << 16)
+		if errors.Is(err, errIndexGap) && !x.rebuilt {
+			if err := x.reset(); err != nil {
+				return err
+			}
+			x.t.setPos(j.FirstPosition())
+			x.rebuilt = true
+			r.IndexedFrom, r.Indexed = x.t.Position(), 0
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.Indexed += int64(n)
+		if n == 0 && !x.rebuilt && !x.complete() {
+			// An index behind the position file (a stream's file lost or
+			// cut short): rebuild.
+			if err := x.reset(); err != nil {
+				return err
+			}
+			x.t.setPos(j.FirstPosition())
+			x.rebuilt = true
+			r.IndexedFrom, r.Indexed = x.t.Position(), 0
+			continue
+		}
+		if n == 0 {
+			r.IndexRebuilt = x.rebuilt && r.Indexed > 0 // an empty log has nothing to rebuild
+			if r.IndexRebuilt {
+				j.opts.Logger.Info("journal: stream indexes rebuilt", "dir", j.dir, "records", r.Indexed)
+			}
+			return nil
+		}
+	}
+}
+
+// load opens the existing index files and returns the position indexing
+// resumes from; ok is false when they cannot be trusted.
+func (x *indexer) load(end int64) (from int64, ok bool) {
+	b, err := os.ReadFile(filepath.Join(x.dir, "position"))
+	if err != nil {
+		return 0, false
+	}
+	from, _, err = decodeFramed(b, idxPosMagic, x.j.segSize)
+	if err != nil || from > end {
+		return 0, false
+	}
+	ents, err := os.ReadDir(x.dir)
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".idx") {
+			continue
+		}
+		id, err := strconv.ParseUint(strings.TrimSuffix(name, ".idx"), 10, 32)
+		if err != nil {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(x.dir, name), os.O_RDWR, 0)
+		if err != nil {
+			return 0, false
+		}
+		fi, err := f.Stat()
+		var hdr [IndexHeaderLength]byte
+		if err == nil {
+			_, err = f.ReadAt(hdr[:], 0)
+		}
+		var first int64
+		if err == nil {
+			first, err = checkIndexHeader(hdr[:], uint32(id))
+		}
+		if err != nil {
+			f.Close()
+			return 0, false
+		}
+		xf := &indexFile{f: f, first: first, count: (fi.Size() - IndexHeaderLength) / IndexEntryLength}
+		x.files[uint32(id)] = xf
+		if xf.count > 0 { // the last entry must name a record of the log
+			e, err := xf.entry(xf.count - 1)
+			if err != nil || !x.j.recordAt(e, uint32(id), first+xf.count-1, end) {
+				return 0, false
+			}
+		}
+	}
+	return from, true
+}
+
+// complete reports whether, with the log indexed to its end, every
+// stream's index reaches the stream's next sequence (as recovery found it).
+func (x *indexer) complete() bool {
+	for stream, next := range x.j.streams {
+		f := x.files[stream]
+		if f == nil || f.first+f.count != *next {
+			return false
+		}
+	}
+	return true
+}
+
+// recordAt reports whether the log holds, before end, the record e names,
+// of stream and seq.
+func (j *Journal) recordAt(e IndexEntry, stream uint32, seq, end int64) bool {
+	if e.Position < 0 || e.Position >= end {
+		return false
+	}
+	start := j.segmentStart(e.Position)
+	s, err := j.acquire(start)
+	if err != nil {
+		return errors.Is(err, ErrBehindRetention) // gone: nothing to contradict
+	}
+	defer s.release()
+	off := e.Position - start
+	if off < SegmentHeaderLength {
+		return false
+	}
+	h, _, kind, err := decodeSlot(s.data[off:], false)
+	return err == nil && kind == slotRecord && h.StreamID == stream && h.Sequence == seq && h.Length == e.Length && h.TypeID == e.TypeID
+}
+
+// reset removes every index file (before a rebuild).
+func (x *indexer) reset() error {
+	for _, f := range x.files {
+		f.f.Close()
+	}
+	x.files = map[uint32]*indexFile{}
+	clear(x.batch)
+	ents, err := os.ReadDir(x.dir)
+	if err != nil {
+		return fmt.Errorf("journal: index: %w", err)
+	}
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(x.dir, e.Name())); err != nil {
+			return fmt.Errorf("journal: index: %w", err)
+		}
+	}
+	return nil
+}
+
+// errIndexGap: a record's sequence is past its stream index's next entry,
+// so entries are missing.
+var errIndexGap = errors.New("journal: index behind with a gap")
+
+// Index brings the stream indexes up to at most max more records of the
+// log, and returns how many it indexed. The Flusher calls it from its duty
+// cycle; the appender never waits for it. Writer only.
+func (j *Journal) Index(max int) (int, error) {
+	if j.readOnly {
+		return 0, ErrReadOnly
+	}
+	if j.closed.Load() {
+		return 0, ErrClosed
+	}
+	return j.idx.index(max)
+}
+
+func (x *indexer) index(limit int) (int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	var le = binary.LittleEndian
+	for n < limit {
+		r, ok, err := x.t.Next()
+		if errors.Is(err, ErrBehindRetention) {
+			x.t.setPos(x.j.FirstPosition()) // retention went past: those entries are moot
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			break
+		}
+		f, err := x.file(r.StreamID, r.Sequence)
+		if err != nil {
+			return n, err
+		}
+		next := f.first + f.count + int64(len(x.batch[r.StreamID])/IndexEntryLength)
+		switch {
+		case r.Sequence < next: // indexed before the position file was written
+			continue
+		case r.Sequence > next:
+			return n, fmt.Errorf("%w: stream %d record %d, index at %d", errIndexGap, r.StreamID, r.Sequence, next)
+		}
+		var e [IndexEntryLength]byte
+		le.PutUint64(e[0:], uint64(r.Position))
+		le.PutUint32(e[8:], uint32(r.Length))
+		le.PutUint32(e[12:], uint32(r.TypeID))
+		x.batch[r.StreamID] = append(x.batch[r.StreamID], e[:]...)
+		n++
+	}
+	return n, x.writeBatch()
+}
+
+// file returns stream's index file, creating it with first sequence seq.
+func (x *indexer) file(stream uint32, seq int64) (*indexFile, error) {
+	if f := x.files[stream]; f != nil {
+		return f, nil
+	}
+	path := filepath.Join(x.dir, indexName(stream))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: index: %w", err)
+	}
+	var hdr [IndexHeaderLength]byte
+	le := binary.LittleEndian
+	copy(hdr[:], idxMagic)
+	le.PutUint32(hdr[8:], Version)
+	le.PutUint32(hdr[12:], IndexHeaderLength)
+	le.PutUint32(hdr[idxStreamOffset:], stream)
+	le.PutUint32(hdr[idxEntryLenOffset:], IndexEntryLength)
+	le.PutUint64(hdr[idxFirstOffset:], uint64(seq))
+	le.PutUint32(hdr[idxCRCOffset:], crc32.Checksum(hdr[:idxCRCOffset], castagnoli))
+	if _, err := f.WriteAt(hdr[:], 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: index: %w", err)
+	}
+	xf := &indexFile{f: f, first: seq}
+	x.files[stream] = xf
+	return xf, nil
+}
+
+// writeBatch writes the batched entries (one write per stream), then the
+// position they reach. Entries are written before the position, so after
+// a crash the position never claims entries that are not there; entries
+// past it are recognised and skipped when indexing resumes.
+func (x *indexer) writeBatch() error {
+	wrote := false
+	for stream, b := range x.batch {
+		if len(b) == 0 {
+			continue
+		}
+		f := x.files[stream]
+		if _, err := f.f.WriteAt(b, IndexHeaderLength+f.count*IndexEntryLength); err != nil {
+			return fmt.Errorf("journal: index: %w", err)
+		}
+		f.count += int64(len(b) / IndexEntryLength)
+		x.batch[stream] = b[:0]
+		wrote = true
+	}
+	if !wrote {
+		return nil
+	}
+	b := encodeFramed(idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
+	if err := os.WriteFile(filepath.Join(x.dir, "position"), b[:], 0o644); err != nil {
+		return fmt.Errorf("journal: index: %w", err)
+	}
+	return nil
+}
+
+// close indexes the rest of the log, syncs the index files and closes
+// them.
+func (x *indexer) close() error {
+	var err error
+	for {
+		n, ierr := x.index(1 << 16)
+		if ierr != nil {
+			err = ierr
+		}
+		if n == 0 || ierr != nil {
+			break
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, f := range x.files {
+		if serr := f.f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := f.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	x.files = nil
+	if derr := x.t.Close(); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// entry reads entry n of the file.
+func (f *indexFile) entry(n int64) (IndexEntry, error) {
+	var b [IndexEntryLength]byte
+	if _, err := f.f.ReadAt(b[:], IndexHeaderLength+n*IndexEntryLength); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return IndexEntry{}, fmt.Errorf("journal: index: %w", err)
+	}
+	le := binary.LittleEndian
+	return IndexEntry{Position: int64(le.Uint64(b[0:])), Length: int32(le.Uint32(b[8:])), TypeID: int32(le.Uint32(b[12:]))}, nil
+}
+
+func checkIndexHeader(b []byte, stream uint32) (first int64, err error) {
+	le := binary.LittleEndian
+	switch {
+	case string(b[:8]) != idxMagic:
+		return 0, fmt.Errorf("%w: index magic %q", ErrCorrupt, b[:8])
+	case le.Uint32(b[8:]) != Version:
+		return 0, fmt.Errorf("%w: index version %d", ErrVersion, le.Uint32(b[8:]))
+	case crc32.Checksum(b[:idxCRCOffset], castagnoli) != le.Uint32(b[idxCRCOffset:]):
+		return 0, fmt.Errorf("%w: index header CRC", ErrCorrupt)
+	case le.Uint32(b[idxStreamOffset:]) != stream || le.Uint32(b[idxEntryLenOffset:]) != IndexEntryLength:
+		return 0, fmt.Errorf("%w: index header of stream %d", ErrCorrupt, le.Uint32(b[idxStreamOffset:]))
+	}
+	first = int64(le.Uint64(b[idxFirstOffset:]))
+	if first < 0 {
+		return 0, fmt.Errorf("%w: index first sequence %d", ErrCorrupt, first)
+	}
+	return first, nil
+}
+
+// Lookup returns the index entry of record seq of streamID: one read, no
+// walk of the log. A writer first indexes what the log holds beyond the
+// index. ErrBehindRetention for a sequence older than the stream's oldest
+// kept record, ErrNotFound for one not (yet) in the log or the index. A
+// reader in another process reads the writer's index files: what the
+// writer has not indexed yet is ErrNotFound.
+func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
+	if j.closed.Load() {
+		return IndexEntry{}, ErrClosed
+	}
+	if !j.readOnly {
+		if _, err := j.idx.index(int(^uint(0) >> 1)); err != nil {
+			return IndexEntry{}, err
+		}
+		j.idx.mu.Lock()
+		defer j.idx.mu.Unlock()
+		f := j.idx.files[streamID]
+		if f == nil || seq >= f.first+f.count {
+			return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d", ErrNotFound, streamID, seq)
+		}
+		return j.checkEntry(f, streamID, seq)
+	}
+	fh, err := os.Open(filepath.Join(j.dir, indexDirName, indexName(streamID)))
+	if err != nil {
+		return IndexEntry{}, fmt.Errorf("%w: stream %d: %w", ErrNotFound, streamID, err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return IndexEntry{}, fmt.Errorf("journal: index: %w", err)
+	}
+	var hdr [IndexHeaderLength]byte
+	if _, err := fh.ReadAt(hdr[:], 0); err != nil {
+		return IndexEntry{}, fmt.Errorf("%w: index of stream %d: %w", ErrNotFound, streamID, err)
+	}
+	first, err := checkIndexHeader(hdr[:], streamID)
+	if err != nil {
+		return IndexEntry{}, err
+	}
+	f := &indexFile{f: fh, first: first, count: (fi.Size() - IndexHeaderLength) / IndexEntryLength}
+	if seq >= f.first+f.count {
+		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d not indexed", ErrNotFound, streamID, seq)
+	}
+	return j.checkEntry(f, streamID, seq)
+}
+
+// checkEntry reads entry seq of f and checks it against the journal's
+// retention.
+func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEntry, error) {
+	if seq < f.first {
+		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d (index starts at %d)", ErrBehindRetention, streamID, seq, f.first)
+	}
+	e, err := f.entry(seq - f.first)
+	if err != nil {
+		return IndexEntry{}, err
+	}
+	if e.Position < j.FirstPosition() {
+		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d at %d", ErrBehindRetention, streamID, seq, e.Position)
+	}
+	return e, nil
+}

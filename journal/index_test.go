@@ -1,0 +1,156 @@
+package journal
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// checkIndexes looks every record of every stream up through its index
+// and compares with the log.
+func checkIndexes(t *testing.T, j *Journal) {
+	t.Helper()
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	for {
+		r, ok, err := tl.Next()
+		require.NoError(t, err)
+		if !ok {
+			return
+		}
+		e, err := j.Lookup(r.StreamID, r.Sequence)
+		require.NoError(t, err, "stream %d seq %d", r.StreamID, r.Sequence)
+		require.Equal(t, IndexEntry{Position: r.Position, Length: r.Length, TypeID: r.TypeID}, e)
+	}
+}
+
+func threeStreams(t *testing.T, j *Journal, n int) {
+	t.Helper()
+	for i := range n {
+		appendN(t, j, uint32(1+i%3), 1)
+	}
+}
+
+func TestIndexFindsTheNthRecord(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{})
+	threeStreams(t, j, 1500)
+	n, err := j.Index(100)
+	require.NoError(t, err)
+	require.Equal(t, 100, n, "Index is bounded")
+	checkIndexes(t, j) // Lookup indexes the rest first
+	_, err = j.Lookup(1, 500)
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = j.Lookup(9, 0)
+	require.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, j.Close())
+
+	j = openT(t, dir, Options{})
+	require.False(t, j.Recovery().IndexRebuilt)
+	require.Zero(t, j.Recovery().Indexed, "Close indexed everything")
+	threeStreams(t, j, 30)
+	checkIndexes(t, j)
+
+	r := openT(t, dir, Options{ReadOnly: true}) // a reader reads the writer's index files
+	require.NoError(t, j.Close())
+	e, err := r.Lookup(2, 333)
+	require.NoError(t, err)
+	tl, err := r.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	require.NoError(t, tl.SeekSequence(2, 333))
+	require.Equal(t, e.Position, tl.Position())
+	rec, _, err := tl.Next()
+	require.NoError(t, err)
+	require.Equal(t, int64(333), rec.Sequence)
+}
+
+func TestIndexRebuiltWhenMissingBehindOrWrong(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{})
+	threeStreams(t, j, 900)
+	require.NoError(t, j.Close())
+	idx := func(s uint32) string { return filepath.Join(dir, indexDirName, indexName(s)) }
+	cases := []struct {
+		name    string
+		damage  func(d string)
+		rebuilt bool
+	}{
+		{"intact", func(string) {}, false},
+		{"missing directory", func(d string) { require.NoError(t, os.RemoveAll(filepath.Join(d, indexDirName))) }, true},
+		{"missing stream file", func(d string) { require.NoError(t, os.Remove(filepath.Join(d, indexDirName, indexName(2)))) }, true},
+		{"behind", func(d string) {
+			fi, err := os.Stat(idx(1))
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(filepath.Join(d, indexDirName, indexName(1)), fi.Size()-10*IndexEntryLength))
+		}, true},
+		{"partial entry", func(d string) {
+			fi, err := os.Stat(idx(3))
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(filepath.Join(d, indexDirName, indexName(3)), fi.Size()-3))
+		}, true},
+		{"pointing past the log", func(d string) {
+			f, err := os.OpenFile(filepath.Join(d, indexDirName, indexName(1)), os.O_RDWR|os.O_APPEND, 0)
+			require.NoError(t, err)
+			var e [IndexEntryLength]byte
+			binary.LittleEndian.PutUint64(e[:], 1<<40)
+			_, err = f.Write(e[:])
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}, true},
+		{"garbage header", func(d string) {
+			require.NoError(t, os.WriteFile(filepath.Join(d, indexDirName, indexName(2)), make([]byte, 100), 0o644))
+		}, true},
+		{"garbage position", func(d string) {
+			require.NoError(t, os.WriteFile(filepath.Join(d, indexDirName, "position"), []byte("x"), 0o644))
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := copyDir(t, dir)
+			c.damage(d)
+			j := openT(t, d, Options{})
+			require.Equal(t, c.rebuilt, j.Recovery().IndexRebuilt, j.Recovery().String())
+			checkIndexes(t, j)
+			threeStreams(t, j, 10)
+			checkIndexes(t, j)
+		})
+	}
+}
+
+// After RecoverTruncate cuts the log, the index (which was ahead of it)
+// is rebuilt and appending continues the cut streams' sequences.
+func TestIndexFollowsATruncatedLog(t *testing.T) {
+	dir := testDir(t)
+	ps := written(t, dir, 400)
+	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	poke(t, dir, ps[200], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+	j := openT(t, dir, Options{Recovery: RecoverTruncate})
+	require.True(t, j.Recovery().IndexRebuilt)
+	_, err := j.Lookup(1, 200)
+	require.ErrorIs(t, err, ErrNotFound)
+	appendN(t, j, 1, 5)
+	checkIndexes(t, j)
+}
+
+func TestLookupBehindRetention(t *testing.T) {
+	j := openT(t, testDir(t), Options{RetainBytes: 2 * testSegment})
+	threeStreams(t, j, 3000)
+	_, err := j.Index(1 << 20)
+	require.NoError(t, err)
+	r, err := j.ApplyRetention()
+	require.NoError(t, err)
+	require.Greater(t, r.Deleted, 0)
+	_, err = j.Lookup(1, 0)
+	require.ErrorIs(t, err, ErrBehindRetention)
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	require.ErrorIs(t, tl.SeekSequence(1, 0), ErrBehindRetention)
+	require.NoError(t, tl.SeekSequence(1, 999))
+	checkIndexes(t, j)
+}

@@ -1,0 +1,500 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// FlushPolicy says when committed records are made durable (msync).
+// docs/journal.md, "Durability" says which crash loses what under each.
+type FlushPolicy int
+
+const (
+	// FlushOS leaves write-back to the operating system; only Close and
+	// explicit Flush calls sync.
+	FlushOS FlushPolicy = iota
+	// FlushPeriodic syncs when Options.FlushBytes have been committed
+	// since the last sync or Options.FlushInterval has passed, whichever
+	// comes first, from a Flusher agent's duty cycle: never on the
+	// appender's thread.
+	FlushPeriodic
+	// FlushEveryCommit syncs the record's pages before Commit returns.
+	FlushEveryCommit
+)
+
+// RecoveryMode says what Open does with a corrupt record that is not the
+// torn tail of the log (a valid record follows it).
+type RecoveryMode int
+
+const (
+	// RecoverStrict fails Open with a *CorruptError naming the record.
+	RecoverStrict RecoveryMode = iota
+	// RecoverSkip overwrites the corrupt record's first eight bytes with
+	// padding that readers step over (the rest of its segment, if its
+	// length cannot be trusted), counts it in Recovery.Skipped and goes on.
+	RecoverSkip
+	// RecoverTruncate truncates the log at the corrupt record, discarding
+	// everything after it.
+	RecoverTruncate
+)
+
+// Options configure Open. The zero value is a writer with 64 MiB
+// segments, FlushOS and RecoverStrict.
+type Options struct {
+	// SegmentSize is the size of a segment file: a power of two from
+	// MinSegmentSize to MaxSegmentSize, DefaultSegmentSize if zero. It is
+	// fixed when the journal is created; opening an existing journal with
+	// another non-zero size is an error.
+	SegmentSize int64
+	// ReadOnly opens the journal for reading only (Tailers), without the
+	// writer lock and without recovery: the mode for readers in other
+	// processes than the writer's.
+	ReadOnly bool
+	// Flush is the durability policy; FlushBytes and FlushInterval its
+	// thresholds under FlushPeriodic (defaults: 1 MiB and 10 ms).
+	Flush         FlushPolicy
+	FlushBytes    int64
+	FlushInterval time.Duration
+	// Recovery is what Open does with a corrupt record in the middle of
+	// the log.
+	Recovery RecoveryMode
+	// CloseGrace is how long Close waits for readers holding a segment
+	// before it revokes the mapping under them (default 1 s).
+	CloseGrace time.Duration
+	// Retention; see ApplyRetention. Zero disables each rule.
+	RetainAge      time.Duration
+	RetainBytes    int64
+	HardLimitBytes int64
+	// Clock returns the time stamped on records and segments, in ns since
+	// the Unix epoch (default time.Now().UnixNano()).
+	Clock func() int64
+	// Logger receives recovery and retention reports (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.SegmentSize == 0 {
+		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.FlushBytes <= 0 {
+		o.FlushBytes = 1 << 20
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 10 * time.Millisecond
+	}
+	if o.CloseGrace <= 0 {
+		o.CloseGrace = time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = func() int64 { return time.Now().UnixNano() }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// lockName is the writer lock file in the journal's directory.
+const lockName = "journal.lock"
+
+// Journal is a durable, segmented, memory-mapped log in one directory. See
+// the package documentation for the contract.
+type Journal struct {
+	dir      string
+	opts     Options
+	segSize  int64
+	readOnly bool
+	lock     *os.File
+
+	mu      sync.Mutex // guards segs and tailers
+	segs    []*segment // contiguous, by start; each holds the table's reference
+	tailers map[*Tailer]struct{}
+	closed  atomic.Bool
+
+	// Writer state, owned by the writer's goroutine.
+	cur     *segment // the segment being written; the writer holds it
+	pos     int64    // next append position
+	claim   claimState
+	streams map[uint32]*int64 // next sequence per stream
+
+	// written is the end of the last claimed slot (committed or not),
+	// stored by the writer, read by Segments.
+	written atomic.Int64
+	// committed is the end of the last committed slot: stored by the
+	// writer (release) after the record's length word, loaded by Flush
+	// (acquire), so a flush up to committed covers whole records.
+	committed atomic.Int64
+	// flushed is the position up to which every byte is durable.
+	flushed   atomic.Int64
+	flushMu   sync.Mutex // serialises Flush and checkpoints
+	lastCkpt  int64      // flushed position of the last checkpoint (flushMu)
+	lastFlush atomic.Int64
+
+	prepMu   sync.Mutex // guards prepared
+	prepared *segment   // the next segment, made ahead by a Flusher, not yet in place
+	idx      *indexer   // the writer's stream indexes
+	stats    stats
+	recovery Recovery
+}
+
+// Open opens the journal in dir, creating it (and dir) if it does not
+// exist. A writer (the default) takes the directory's writer lock
+// (ErrLocked if another Journal holds it, in any process) and recovers
+// the log; Recovery reports what recovery did. A reader (Options.ReadOnly)
+// needs an existing journal.
+func Open(dir string, opts Options) (*Journal, error) {
+	explicitSize := opts.SegmentSize
+	opts.defaults()
+	if err := checkSegmentSize(opts.SegmentSize); err != nil {
+		return nil, err
+	}
+	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*int64{}}
+	if !j.readOnly {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		lf, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("journal: lock: %w", err)
+		}
+		if err := lockFile(lf); err != nil {
+			lf.Close()
+			return nil, err
+		}
+		j.lock = lf
+	}
+	// A reader may race the writer's retention: a segment listed may be
+	// gone when it opens it. It lists again (the writer deletes oldest
+	// first, so the listing converges).
+	for attempt := 0; ; attempt++ {
+		err := j.mapSegments(explicitSize)
+		if err == nil {
+			break
+		}
+		j.releaseAll()
+		if !j.readOnly || attempt == 4 || !errors.Is(err, os.ErrNotExist) {
+			j.unlock()
+			return nil, err
+		}
+	}
+	if j.readOnly {
+		return j, nil
+	}
+	if err := j.recover(); err != nil {
+		j.releaseAll()
+		j.unlock()
+		return nil, err
+	}
+	if err := j.openIndex(j.recovery.End); err != nil {
+		if j.idx != nil {
+			_ = j.idx.close()
+		}
+		j.releaseAll()
+		j.unlock()
+		return nil, err
+	}
+	return j, nil
+}
+
+// mapSegments lists and maps the journal's segment files, checking that
+// they are contiguous and agree on their size (explicitSize: the size
+// the caller asked for, 0 for any).
+func (j *Journal) mapSegments(explicitSize int64) error {
+	dir, opts := j.dir, j.opts
+	starts, err := listSegments(dir, !j.readOnly)
+	if err != nil {
+		return err
+	}
+	j.segSize = opts.SegmentSize
+	if len(starts) > 0 {
+		s, err := openSegment(filepath.Join(dir, segmentName(starts[0])), starts[0], 0, !j.readOnly)
+		if err != nil {
+			return err
+		}
+		j.segSize = int64(len(s.data))
+		if explicitSize != 0 && explicitSize != j.segSize {
+			_ = s.release()
+			return fmt.Errorf("%w: segment size %d, the journal's is %d", ErrArgument, explicitSize, j.segSize)
+		}
+		j.segs = append(j.segs, s)
+		for _, st := range starts[1:] {
+			if want := j.segs[len(j.segs)-1].start + j.segSize; st != want {
+				if j.readOnly || opts.Recovery != RecoverTruncate {
+					return fmt.Errorf("%w: %w: segment at %d missing (next file starts at %d)", ErrMissingSegment, ErrCorrupt, want, st)
+				}
+				j.recovery.RemovedSegments = append(j.recovery.RemovedSegments, j.removeFrom(starts, st)...)
+				break
+			}
+			s, err := openSegment(filepath.Join(dir, segmentName(st)), st, j.segSize, !j.readOnly)
+			if err != nil {
+				return err
+			}
+			j.segs = append(j.segs, s)
+		}
+	} else if j.readOnly {
+		return fmt.Errorf("%w: no segment in %s", ErrNotFound, dir)
+	}
+	return nil
+}
+
+// removeFrom removes the segment files from start st on (recovery in
+// RecoverTruncate mode past a missing segment) and returns their paths.
+func (j *Journal) removeFrom(starts []int64, st int64) []string {
+	var removed []string
+	for _, s := range starts {
+		if s >= st {
+			p := filepath.Join(j.dir, segmentName(s))
+			if os.Remove(p) == nil {
+				removed = append(removed, p)
+			}
+		}
+	}
+	_ = syncDir(j.dir)
+	return removed
+}
+
+// listSegments returns the start positions of the segment files in dir,
+// sorted. A writer removes leftover temporary files of an interrupted
+// segment creation.
+func listSegments(dir string, writer bool) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	var starts []int64
+	for _, e := range ents {
+		name := e.Name()
+		if writer && filepath.Ext(name) == ".tmp" {
+			_ = os.Remove(filepath.Join(dir, name))
+			continue
+		}
+		if st, ok := parseSegmentName(name); ok && e.Type().IsRegular() {
+			starts = append(starts, st)
+		}
+	}
+	sort.Slice(starts, func(a, b int) bool { return starts[a] < starts[b] })
+	return starts, nil
+}
+
+func (j *Journal) unlock() {
+	if j.lock != nil {
+		_ = j.lock.Close() // drops the flock
+		j.lock = nil
+	}
+}
+
+// releaseAll drops the table's references (Open's failure path).
+func (j *Journal) releaseAll() {
+	if j.cur != nil {
+		_ = j.cur.release()
+		j.cur = nil
+	}
+	for _, s := range j.segs {
+		_ = s.release()
+	}
+	j.segs = nil
+}
+
+// Dir returns the journal's directory.
+func (j *Journal) Dir() string { return j.dir }
+
+// SegmentSize returns the journal's segment size.
+func (j *Journal) SegmentSize() int64 { return j.segSize }
+
+// Recovery returns what Open's recovery did.
+func (j *Journal) Recovery() Recovery { return j.recovery }
+
+// segmentStart returns the start of the segment holding position p.
+func (j *Journal) segmentStart(p int64) int64 { return p &^ (j.segSize - 1) }
+
+// errNotYet: the segment a reader asks for does not exist yet.
+var errNotYet = errors.New("journal: segment not created yet")
+
+// acquire returns the segment starting at start, held by the caller.
+// A reader of another process maps segments the writer created since.
+func (j *Journal) acquire(start int64) (*segment, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(j.segs) == 0 || start < j.segs[0].start {
+		return nil, fmt.Errorf("%w: position %d, oldest segment starts at %d", ErrBehindRetention, start, j.first())
+	}
+	i := (start - j.segs[0].start) / j.segSize
+	for i >= int64(len(j.segs)) {
+		if !j.readOnly {
+			return nil, errNotYet
+		}
+		next := j.segs[len(j.segs)-1].start + j.segSize
+		path := filepath.Join(j.dir, segmentName(next))
+		s, err := openSegment(path, next, j.segSize, false)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errNotYet
+		}
+		if err != nil {
+			return nil, err
+		}
+		j.segs = append(j.segs, s)
+	}
+	s := j.segs[i]
+	if err := s.hold(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// first returns the start of the oldest segment (j.mu held).
+func (j *Journal) first() int64 {
+	if len(j.segs) == 0 {
+		return 0
+	}
+	return j.segs[0].start
+}
+
+// FirstPosition returns the position of the oldest record slot still in
+// the journal.
+func (j *Journal) FirstPosition() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.first() + SegmentHeaderLength
+}
+
+// CommittedPosition returns the end of the last committed record (the
+// writer's journal only; a reader's is 0).
+func (j *Journal) CommittedPosition() int64 { return j.committed.Load() }
+
+// FlushedPosition returns the position up to which the log is durable.
+func (j *Journal) FlushedPosition() int64 { return j.flushed.Load() }
+
+// Close closes the journal. A writer aborts an outstanding claim, flushes
+// (under every policy: a clean close is durable), writes a checkpoint and
+// drops the writer lock. Then every segment is shut down: Close waits up
+// to Options.CloseGrace for Tailers still holding one, then revokes their
+// mappings (they get ErrReleased, never a fault). Close is idempotent; call
+// it from the writer's goroutine, after stopping any Flusher.
+func (j *Journal) Close() error {
+	if j.closed.Load() {
+		return nil
+	}
+	var err error
+	if !j.readOnly {
+		if j.claim.open {
+			_ = j.Abort()
+		}
+		err = j.flush(true, true)
+		if ierr := j.idx.close(); err == nil {
+			err = ierr
+		}
+		j.prepMu.Lock()
+		if j.prepared != nil {
+			if derr := j.prepared.discard(); err == nil {
+				err = derr
+			}
+			j.prepared = nil
+		}
+		j.prepMu.Unlock()
+	}
+	j.closed.Store(true)
+	if j.cur != nil {
+		if rerr := j.cur.release(); err == nil {
+			err = rerr
+		}
+		j.cur = nil
+	}
+	j.mu.Lock()
+	segs := j.segs
+	j.segs = nil
+	j.mu.Unlock()
+	for _, s := range segs {
+		if rerr := s.release(); err == nil {
+			err = rerr
+		}
+	}
+	deadline := time.Now().Add(j.opts.CloseGrace)
+	for _, s := range segs {
+		for s.refs.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if s.refs.Load() > 0 {
+			j.stats.forcedReleases.Add(1)
+			if ferr := s.forceRelease(); err == nil {
+				err = ferr
+			}
+		}
+	}
+	j.unlock()
+	return err
+}
+
+// stats are the journal's counters.
+type stats struct {
+	forcedReleases  atomic.Int64
+	forcedDeletions atomic.Int64
+	deletedSegments atomic.Int64
+	flushes         atomic.Int64
+}
+
+// Stats is a snapshot of a journal's counters.
+type Stats struct {
+	Committed       int64 // end of the last committed record
+	Flushed         int64 // durable up to here
+	FirstPosition   int64 // oldest record slot still in the journal
+	Segments        int   // segment files in the table
+	Tailers         int   // registered Tailers
+	Flushes         int64 // syncs done
+	ForcedReleases  int64 // mappings revoked under a holder (Close, hard limit)
+	DeletedSegments int64 // segments removed by retention
+	ForcedDeletions int64 // of which past the hard size limit, under a reader
+}
+
+// Stats returns the journal's counters.
+func (j *Journal) Stats() Stats {
+	j.mu.Lock()
+	st := Stats{FirstPosition: j.first() + SegmentHeaderLength, Segments: len(j.segs), Tailers: len(j.tailers)}
+	j.mu.Unlock()
+	st.Committed = j.committed.Load()
+	st.Flushed = j.flushed.Load()
+	st.Flushes = j.stats.flushes.Load()
+	st.ForcedReleases = j.stats.forcedReleases.Load()
+	st.DeletedSegments = j.stats.deletedSegments.Load()
+	st.ForcedDeletions = j.stats.forcedDeletions.Load()
+	return st
+}
+
+// SegmentInfo describes one segment of the journal.
+type SegmentInfo struct {
+	Path    string
+	Start   int64 // position of its first byte
+	Size    int64
+	Created int64 // ns since the Unix epoch
+	// Written, Committed and Flushed are the segment's offsets up to
+	// which bytes were claimed, committed and made durable (a writer's
+	// journal; a reader's are 0).
+	Written, Committed, Flushed int64
+	Holders                     int64 // references beyond the journal's own
+}
+
+// Segments describes the journal's segments, oldest first.
+func (j *Journal) Segments() []SegmentInfo {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w, c, f := j.written.Load(), j.committed.Load(), j.flushed.Load()
+	in := func(s *segment, p int64) int64 { return min(max(p-s.start, 0), j.segSize) }
+	out := make([]SegmentInfo, 0, len(j.segs))
+	for _, s := range j.segs {
+		si := SegmentInfo{Path: s.path, Start: s.start, Size: j.segSize, Created: s.created, Holders: max(s.refs.Load()-1, 0)}
+		if !j.readOnly {
+			si.Written, si.Committed, si.Flushed = in(s, w), in(s, c), in(s, f)
+		}
+		out = append(out, si)
+	}
+	return out
+}

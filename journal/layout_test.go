@@ -1,0 +1,69 @@
+package journal
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The layout constants are the single source of the byte layouts; the
+// tables of docs/journal.md must state the same offsets.
+func TestLayoutMatchesTheDocs(t *testing.T) {
+	require.Zero(t, RecordHeaderLength%RecordAlignment)
+	require.Zero(t, SegmentHeaderLength%RecordAlignment)
+	require.Zero(t, MinSegmentSize%(1<<12), "segments are whole pages")
+	require.Equal(t, RecordHeaderLength, timestampOffset+8)
+	require.Equal(t, EndMarkerLength, magicOffset+4)
+	require.Equal(t, uint32(Version), uint32(RecordMagic&^magicMask))
+	require.Equal(t, uint32(Version), uint32(EndMagic&^magicMask))
+	require.Equal(t, uint32(Version), uint32(PadMagic&^magicMask))
+
+	b, err := os.ReadFile("../docs/journal.md")
+	require.NoError(t, err)
+	doc := string(b)
+	rows := []struct {
+		section     string
+		offset, len int
+		field       string
+	}{
+		{"### Segment header", segMagicOffset, 8, "magic `" + segMagic + "`"},
+		{"### Segment header", segSizeOffset, 8, "segment size"},
+		{"### Segment header", segStartOffset, 8, "start position"},
+		{"### Segment header", segCreatedOffset, 8, "creation time"},
+		{"### Segment header", segCRCOffset, 4, "CRC32C of bytes 0..39"},
+		{"### Record", lengthOffset, 4, "length of header and body"},
+		{"### Record", magicOffset, 4, fmt.Sprintf("magic and version: `%#08X`", RecordMagic)},
+		{"### Record", crcOffset, 4, "CRC32C (Castagnoli)"},
+		{"### Record", streamOffset, 4, "stream id"},
+		{"### Record", typeOffset, 4, "type id"},
+		{"### Record", reservedOffset, 4, "zero"},
+		{"### Record", sequenceOffset, 8, "sequence number"},
+		{"### Record", timestampOffset, 8, "timestamp"},
+		{"### Record", RecordHeaderLength, -1, "body"},
+		{"### Checkpoint", ckptSizeOffset, 8, "segment size"},
+		{"### Checkpoint", ckptFlushed, 8, "flushed position"},
+		{"### Checkpoint", ckptTime, 8, "time written"},
+		{"### Checkpoint", ckptFlags, 4, "flags"},
+		{"### Checkpoint", ckptCRC, 4, "CRC32C of bytes 0..43"},
+		{"### Stream index", idxStreamOffset, 4, "stream id"},
+		{"### Stream index", idxEntryLenOffset, 4, "entry length (16)"},
+		{"### Stream index", idxFirstOffset, 8, "first sequence"},
+		{"### Stream index", idxCRCOffset, 4, "CRC32C of bytes 0..31"},
+	}
+	for _, r := range rows {
+		i := strings.Index(doc, "\n"+r.section+"\n")
+		require.GreaterOrEqual(t, i, 0, r.section)
+		sec := doc[i+1:]
+		if k := strings.Index(sec[1:], "\n### "); k >= 0 {
+			sec = sec[:k+1]
+		}
+		prefix := fmt.Sprintf("| %d | %d | %s", r.offset, r.len, r.field)
+		if r.len < 0 {
+			prefix = fmt.Sprintf("| %d | length-%d | %s", r.offset, r.offset, r.field)
+		}
+		require.Contains(t, strings.ReplaceAll(sec, "0X", "0x"), strings.ReplaceAll(prefix, "0X", "0x"), "%s: %s", r.section, r.field)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package journal
+
+import "os"
+
+// preallocate writes size zero bytes to f: no fallocate here, and a
+// sparse file could fault (SIGBUS) on a full disk when a page is stored.
+func preallocate(f *os.File, size int64) error { return writeZeros(f, size) }

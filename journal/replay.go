@@ -1,0 +1,205 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/mailbox"
+)
+
+// Recorder is the agent that records a mailbox's traffic into a journal:
+// each DoWork drains the input mailbox, appends every message to the
+// journal on its stream (write-ahead: recorded before it is passed on),
+// then, if an output mailbox is set, forwards it there. A full output is
+// back-pressure: the message stays in the input mailbox (recorded once)
+// and the drain ends. The Recorder is the input mailbox's consumer and the
+// journal's writer: run it on the writer's thread.
+//
+// A multipart message is recorded as the concatenation of its parts (one
+// record; the part boundaries are not kept).
+type Recorder struct {
+	role    string
+	j       *Journal
+	stream  uint32
+	in, out *mailbox.Mailbox
+	limit   int
+	handle  mailbox.Handler // bound once: DoWork allocates nothing
+	held    bool            // the message at the input's head is recorded, not yet forwarded
+	err     error
+}
+
+var _ agent.Agent = (*Recorder)(nil)
+
+// NewRecorder returns a Recorder of in onto stream of j, forwarding to out
+// (nil: record only), draining at most limit messages per duty cycle (0:
+// 256).
+func NewRecorder(role string, j *Journal, stream uint32, in, out *mailbox.Mailbox, limit int) (*Recorder, error) {
+	if j == nil || in == nil {
+		return nil, fmt.Errorf("%w: recorder needs a journal and an input mailbox", ErrArgument)
+	}
+	if j.readOnly {
+		return nil, ErrReadOnly
+	}
+	if limit <= 0 {
+		limit = 256
+	}
+	r := &Recorder{role: role, j: j, stream: stream, in: in, out: out, limit: limit}
+	r.handle = r.onMessage
+	return r, nil
+}
+
+// OnStart implements agent.Agent.
+func (r *Recorder) OnStart() error { return nil }
+
+// OnClose implements agent.Agent.
+func (r *Recorder) OnClose() error { return nil }
+
+// RoleName implements agent.Agent.
+func (r *Recorder) RoleName() string { return r.role }
+
+// DoWork drains the input mailbox into the journal (and the output).
+func (r *Recorder) DoWork() (int, error) {
+	n, err := r.in.Drain(r.handle, r.limit)
+	if r.err != nil {
+		err, r.err = r.err, nil
+		return n, err
+	}
+	return n, err
+}
+
+func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
+	if !r.held {
+		parts := m.Parts()
+		n := 0
+		for _, p := range parts {
+			n += len(p)
+		}
+		c, err := r.j.Claim(r.stream, m.TypeID(), n)
+		if err != nil {
+			r.err = err
+			return mailbox.Abort
+		}
+		b := c.Body
+		for _, p := range parts {
+			b = b[copy(b, p):]
+		}
+		if err := r.j.Commit(); err != nil {
+			r.err = err
+			return mailbox.Abort
+		}
+	}
+	if r.out != nil {
+		err := r.out.SendParts(m.TypeID(), m.Parts()...)
+		if errors.Is(err, mailbox.ErrBackPressured) {
+			r.held = true
+			return mailbox.Abort
+		}
+		if err != nil {
+			r.held = true
+			r.err = err
+			return mailbox.Abort
+		}
+	}
+	r.held = false
+	return mailbox.Continue
+}
+
+// Replayer is the agent that feeds a journal back into a mailbox: each
+// DoWork reads records with its Tailer (all streams, or one) and sends
+// them to the output mailbox with their type id, as fast as the mailbox
+// takes them or at the pace they were recorded (Paced). A full mailbox is
+// back-pressure: the record is sent again on the next duty cycle. With
+// StopAtEnd, the Replayer returns agent.ErrDone at the end of the log.
+type Replayer struct {
+	role      string
+	t         *Tailer
+	out       *mailbox.Mailbox
+	stream    uint32
+	oneStream bool
+	limit     int
+	// Paced sends each record when as much time has passed since the
+	// first one was sent as passed between their timestamps, by Clock
+	// (ns; default the journal's clock).
+	Paced bool
+	Clock func() int64
+	// StopAtEnd ends the replay (agent.ErrDone) at the log's end instead
+	// of following the tail.
+	StopAtEnd bool
+
+	started       bool
+	wall0, stamp0 int64
+	sent          int64
+}
+
+var _ agent.Agent = (*Replayer)(nil)
+
+// NewReplayer returns a Replayer reading with t (its position is where the
+// replay starts) into out, at most limit records per duty cycle (0: 256).
+// streams restricts it to one stream; none means every stream.
+func NewReplayer(role string, t *Tailer, out *mailbox.Mailbox, limit int, streams ...uint32) (*Replayer, error) {
+	if t == nil || out == nil || len(streams) > 1 {
+		return nil, fmt.Errorf("%w: replayer needs a tailer, a mailbox and at most one stream", ErrArgument)
+	}
+	if limit <= 0 {
+		limit = 256
+	}
+	p := &Replayer{role: role, t: t, out: out, limit: limit, Clock: t.j.opts.Clock}
+	if len(streams) == 1 {
+		p.stream, p.oneStream = streams[0], true
+	}
+	return p, nil
+}
+
+// OnStart implements agent.Agent.
+func (p *Replayer) OnStart() error { return nil }
+
+// OnClose implements agent.Agent.
+func (p *Replayer) OnClose() error { return nil }
+
+// RoleName implements agent.Agent.
+func (p *Replayer) RoleName() string { return p.role }
+
+// Sent returns the number of records sent.
+func (p *Replayer) Sent() int64 { return p.sent }
+
+// DoWork sends up to the limit of records.
+func (p *Replayer) DoWork() (int, error) {
+	n := 0
+	for n < p.limit {
+		pos := p.t.Position()
+		rec, ok, err := p.t.Next()
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			if p.StopAtEnd {
+				return n, agent.ErrDone
+			}
+			return n, nil
+		}
+		if p.oneStream && rec.StreamID != p.stream {
+			continue
+		}
+		if p.Paced {
+			now := p.Clock()
+			if !p.started {
+				p.started, p.wall0, p.stamp0 = true, now, rec.Timestamp
+			}
+			if rec.Timestamp-p.stamp0 > now-p.wall0 {
+				p.t.setPos(pos) // not yet: read it again next cycle
+				return n, nil
+			}
+		}
+		if err := p.out.Send(rec.TypeID, rec.Body); err != nil {
+			p.t.setPos(pos)
+			if errors.Is(err, mailbox.ErrBackPressured) {
+				return n, nil
+			}
+			return n, err
+		}
+		p.sent++
+		n++
+	}
+	return n, nil
+}

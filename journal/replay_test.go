@@ -1,0 +1,147 @@
+package journal
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/mailbox"
+)
+
+func newMailbox(t *testing.T) *mailbox.Mailbox {
+	t.Helper()
+	mb, err := mailbox.New(mailbox.Config{Capacity: 4096})
+	require.NoError(t, err)
+	return mb
+}
+
+// drainInts drains mb and appends each message's uint64 payload to got,
+// checking its type id.
+func drainInts(t *testing.T, mb *mailbox.Mailbox, got []uint64) []uint64 {
+	t.Helper()
+	_, err := mb.Drain(func(m *mailbox.Message) mailbox.Action {
+		require.Equal(t, int32(5), m.TypeID())
+		got = append(got, binary.LittleEndian.Uint64(m.Payload()))
+		return mailbox.Continue
+	}, 1<<20)
+	require.NoError(t, err)
+	return got
+}
+
+func sendInt(mb *mailbox.Mailbox, v uint64) error {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	return mb.Send(5, b[:])
+}
+
+// A Recorder between two mailboxes records every message once, in order,
+// and forwards every message once, in order, through back-pressure from a
+// small output mailbox; a Replayer feeds the journal back into a mailbox
+// in the same order.
+func TestRecordAndReplay(t *testing.T) {
+	j := openT(t, testDir(t), Options{})
+	in, out := newMailbox(t), newMailbox(t)
+	rec, err := NewRecorder("recorder", j, 42, in, out, 0)
+	require.NoError(t, err)
+	n := soak(3000)
+	var forwarded []uint64
+	sent := 0
+	for round := 0; sent < n || len(forwarded) < n; round++ {
+		require.Less(t, round, 100*n, "no progress")
+		for sent < n && sendInt(in, uint64(sent)) == nil {
+			sent++
+		}
+		_, err := rec.DoWork()
+		require.NoError(t, err)
+		if round%3 == 2 { // the output's consumer lags: back-pressure
+			forwarded = drainInts(t, out, forwarded)
+		}
+	}
+	for i, v := range forwarded {
+		require.Equal(t, uint64(i), v)
+	}
+	recorded := 0
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	for {
+		r, ok, err := tl.Next()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		require.Equal(t, uint32(42), r.StreamID)
+		require.Equal(t, int64(recorded), r.Sequence)
+		require.Equal(t, uint64(recorded), binary.LittleEndian.Uint64(r.Body), "recorded once, in order")
+		recorded++
+	}
+	require.Equal(t, n, recorded)
+
+	require.NoError(t, tl.SeekStart())
+	target := newMailbox(t)
+	rp, err := NewReplayer("replayer", tl, target, 100, 42)
+	require.NoError(t, err)
+	rp.StopAtEnd = true
+	var replayed []uint64
+	for {
+		_, err := rp.DoWork()
+		replayed = drainInts(t, target, replayed)
+		if err != nil {
+			require.ErrorIs(t, err, agent.ErrDone)
+			break
+		}
+	}
+	require.Equal(t, forwarded, replayed)
+	require.Equal(t, int64(n), rp.Sent())
+	require.NoError(t, tl.Close())
+}
+
+// Paced replay sends a record only once as much time has passed since the
+// first as between their timestamps.
+func TestPacedReplay(t *testing.T) {
+	stamp := int64(0)
+	j := openT(t, testDir(t), Options{Clock: func() int64 { return stamp }})
+	for i := range 5 {
+		stamp = int64(i) * 1000
+		_, _, err := j.Append(1, 5, make([]byte, 8))
+		require.NoError(t, err)
+	}
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	out := newMailbox(t)
+	rp, err := NewReplayer("paced", tl, out, 0)
+	require.NoError(t, err)
+	now := int64(50_000)
+	rp.Paced, rp.Clock = true, func() int64 { return now }
+	step := func(want int64) {
+		t.Helper()
+		_, err := rp.DoWork()
+		require.NoError(t, err)
+		require.Equal(t, want, rp.Sent())
+	}
+	step(1)
+	step(1)
+	now += 999
+	step(1)
+	now++
+	step(2)
+	now += 2500
+	step(4)
+	now += 10_000
+	step(5)
+}
+
+func TestRecorderAndReplayerArguments(t *testing.T) {
+	j := openT(t, testDir(t), Options{})
+	_, err := NewRecorder("r", j, 1, nil, nil, 0)
+	require.ErrorIs(t, err, ErrArgument)
+	_, err = NewReplayer("p", nil, newMailbox(t), 0)
+	require.ErrorIs(t, err, ErrArgument)
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	_, err = NewReplayer("p", tl, newMailbox(t), 0, 1, 2)
+	require.ErrorIs(t, err, ErrArgument)
+}
