@@ -72,7 +72,7 @@ var layer = map[string]int{
 	"internal/record": 2,
 	"":                1, // the root package: the corruption marker
 	"idle":            2, "agent/clock": 2, "agent/timer": 2,
-	"agent": 3, "ringbuf": 3, "broadcast": 3, "mailbox/queue": 3, "ipc/counters": 3, "ipc/errlog": 3,
+	"agent": 3, "ringbuf": 3, "broadcast": 3, "mailbox/queue": 3, "ipc/counters": 3, "ipc/errlog": 3, "ipc/histogram": 3,
 	"mailbox": 4, "runner": 4,
 	"ipc": 5, "journal": 5,
 	"message":         6,

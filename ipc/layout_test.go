@@ -150,6 +150,7 @@ func TestLayoutRawBytes(t *testing.T) {
 func TestLayoutsPage(t *testing.T) {
 	layoutdoc.Check(t, "ipc", map[string]int64{
 		"KindErrorLog":           int64(KindErrorLog),
+		"KindHistograms":         int64(KindHistograms),
 		"HeaderLength":           HeaderLength,
 		"magicOffset":            magicOffset,
 		"versionOffset":          versionOffset,

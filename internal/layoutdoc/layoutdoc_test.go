@@ -11,6 +11,7 @@ import (
 	"github.com/dutyrt/duty/broadcast"
 	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/ipc/errlog"
+	"github.com/dutyrt/duty/ipc/histogram"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -60,6 +61,23 @@ var constants = map[string]int64{
 	"errlog.FirstObservationTimestampOffset": errlog.FirstObservationTimestampOffset,
 	"errlog.EncodedErrorOffset":              errlog.EncodedErrorOffset,
 	"errlog.HeaderLength":                    errlog.HeaderLength,
+
+	"histogram.MagicVersionOffset":       histogram.MagicVersionOffset,
+	"histogram.LowestOffset":             histogram.LowestOffset,
+	"histogram.HighestOffset":            histogram.HighestOffset,
+	"histogram.SignificantFiguresOffset": histogram.SignificantFiguresOffset,
+	"histogram.LabelLengthOffset":        histogram.LabelLengthOffset,
+	"histogram.CountsLengthOffset":       histogram.CountsLengthOffset,
+	"histogram.StartMillisOffset":        histogram.StartMillisOffset,
+	"histogram.LabelOffset":              histogram.LabelOffset,
+	"histogram.MaxLabelLength":           histogram.MaxLabelLength,
+	"histogram.TotalCountOffset":         histogram.TotalCountOffset,
+	"histogram.MinOffset":                histogram.MinOffset,
+	"histogram.MaxOffset":                histogram.MaxOffset,
+	"histogram.ClampedOffset":            histogram.ClampedOffset,
+	"histogram.CountsOffset":             histogram.CountsOffset,
+	"histogram.HeaderLength":             histogram.HeaderLength,
+	"histogram.Version":                  histogram.Version,
 }
 
 // selfChecked are the packages whose rows their own tests check with Check
