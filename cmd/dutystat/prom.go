@@ -142,6 +142,7 @@ func histogramMetric(file, process string, h histogramSample) prometheus.Metric 
 	for _, p := range h.Percentiles {
 		q[p.Quantile/100] = float64(p.Value)
 	}
+	q[1] = float64(h.Max)
 	m, err := prometheus.NewConstSummary(histogramDesc, uint64(max(h.Count, 0)), h.Mean*float64(h.Count), q, file, process, h.Label)
 	if err != nil {
 		return nil

@@ -24,6 +24,7 @@ import (
 
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/ipc/histogram"
 	"github.com/dutyrt/duty/ipc/errlog"
 )
 
@@ -352,11 +353,41 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 		ages(&s)
 	case ipc.KindErrorLog:
 		err = readErrors(f, &s, sinceMs)
+	case ipc.KindHistograms:
+		err = readHistograms(ctx, path, &s)
 	}
 	if err != nil {
 		s.Error = describe(err)
 	}
 	return s
+}
+
+// quantiles are the percentiles dutystat shows of every histogram.
+var quantiles = []float64{50, 90, 99, 99.9}
+
+// readHistograms reads every histogram of a histograms file: all the
+// values recorded since each was created (a rate-like interval needs two
+// samples; Prometheus computes its own from the counts).
+func readHistograms(ctx context.Context, path string, s *fileSample) error {
+	hf, err := ipc.OpenHistograms(ctx, path, ipc.WithPollInterval(5*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer hf.Close()
+	var snap histogram.Snapshot
+	for i := range hf.Len() {
+		err := hf.File().Guard(func() error { return hf.Reader(i).Snapshot(&snap) })
+		if err != nil {
+			return err
+		}
+		h := histogramSample{Label: snap.Label, Count: snap.TotalCount, Min: snap.Min, Max: snap.Max,
+			Mean: snap.Mean(), Clamped: snap.Clamped}
+		for _, q := range quantiles {
+			h.Percentiles = append(h.Percentiles, percentile{Quantile: q, Value: snap.ValueAtQuantile(q)})
+		}
+		s.Histograms = append(s.Histograms, h)
+	}
+	return nil
 }
 
 // maxErrors is how many distinct errors of one error log file dutystat
@@ -492,6 +523,8 @@ func kindName(k ipc.Kind) string {
 		return "counters"
 	case ipc.KindErrorLog:
 		return "errorlog"
+	case ipc.KindHistograms:
+		return "histograms"
 	}
 	if k >= ipc.KindUserMin {
 		return "user(" + strconv.Itoa(int(k)) + ")"
@@ -539,6 +572,24 @@ func printText(w io.Writer, f *frame) error {
 				value = strconv.FormatInt(*c.AgeMs, 10) + "ms ago"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\t%s\n", c.ID, printable(c.Type), value, rate, printable(c.Label))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, s := range f.Files {
+		if len(s.Histograms) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s: %d histograms\n", printable(s.Name), len(s.Histograms))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "COUNT\tP50\tP90\tP99\tP99.9\tMAX\tCLAMPED\t\tHISTOGRAM")
+		for _, h := range s.Histograms {
+			fmt.Fprintf(tw, "%d\t", h.Count)
+			for _, p := range h.Percentiles {
+				fmt.Fprintf(tw, "%d\t", p.Value)
+			}
+			fmt.Fprintf(tw, "%d\t%d\t\t%s\n", h.Max, h.Clamped, printable(h.Label))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
