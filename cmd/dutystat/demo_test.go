@@ -53,10 +53,18 @@ func TestWatchableDemo(t *testing.T) {
 		require.True(t, ok, th)
 	}
 
+	// Tick-to-order and tick-to-trade, as the library's histograms.
+	for _, h := range []string{"tick-to-order ns", "tick-to-trade ns"} {
+		n, ok := value(fams, "duty_histogram", map[string]string{"file": "demo.histograms", "histogram": h})
+		require.True(t, ok, h)
+		require.Positive(t, n, h)
+	}
+
 	var text strings.Builder
 	code := runEnv(ctx, &text, &text, []string{"-dir", dir, "-window", "0"}, defaultEnv())
 	require.Equal(t, 0, code, text.String())
 	require.Contains(t, text.String(), "delivered: exchange.in")
+	require.Contains(t, text.String(), "tick-to-trade ns")
 
 	var rest strings.Builder
 	for lines.Scan() {

@@ -266,12 +266,12 @@ type strategyAgent struct {
 	pub   words // see publish
 }
 
-func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*strategyAgent, error) {
+func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2t *latency) (*strategyAgent, error) {
 	s, err := strategy.New(strategy.Config{Instruments: cfg.Instruments, Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
 	}
-	a := &strategyAgent{s: s, toRisk: mbs.riskIn, clock: clock, t2t: newLatency(), pendW: w[0], pub: w[1:]}
+	a := &strategyAgent{s: s, toRisk: mbs.riskIn, clock: clock, t2t: t2t, pendW: w[0], pub: w[1:]}
 	a.in, a.resp = inbox{mbs.strategyIn, a.onIn}, inbox{mbs.strategyResp, a.onResp}
 	return a, nil
 }
@@ -592,12 +592,12 @@ type exchangeAgent struct {
 
 const checkEvery = int64(1e9) // ns between two book checks
 
-func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*exchangeAgent, error) {
+func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2o *latency) (*exchangeAgent, error) {
 	x, err := exchange.New(exchange.Config{Instruments: cfg.Instruments})
 	if err != nil {
 		return nil, err
 	}
-	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, clock: clock, t2o: newLatency(),
+	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, clock: clock, t2o: t2o,
 		drop: cfg.dropReport, bend: cfg.bendFill, pendW: w[0], pub: w[1:]}
 	a.in = inbox{mbs.exchangeIn, a.onIn}
 	return a, nil
@@ -755,6 +755,6 @@ func (a *exchangeAgent) summary() exchangeCounts {
 	return exchangeCounts{
 		Counts: counts, Liquidity: a.x.Liquidity(),
 		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
-		Lost: a.lost, Bad: a.bad, Clamped: a.t2o.clamped,
+		Lost: a.lost, Bad: a.bad, Clamped: a.t2o.clamped(),
 	}
 }

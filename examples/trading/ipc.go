@@ -53,6 +53,8 @@ const (
 	fileRiskResp         = "risk.resp"
 	fileExchangeCounters = "exchange.counters"
 	fileDemoCounters     = "demo.counters"
+	fileDemoHistograms   = "demo.histograms"
+	fileExchangeHists    = "exchange.histograms"
 	fileDemoErrors       = "demo.errors"
 	fileExchangeErrors   = "exchange.errors"
 	fileSummary          = "exchange.json"
@@ -416,11 +418,16 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		}
 	}()
 
-	ctr, err := ipc.CreateCounters(cfg.Dir, fileExchangeCounters, 16, nil, ipc.WithReplaceStale())
+	ctr, err := ipc.CreateCounters(cfg.Dir, fileExchangeCounters, statsCounters, nil, ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
 	}
 	closers = append(closers, func() error { return errors.Join(ctr.File().Remove(), ctr.Close()) })
+	hists, err := ipc.CreateHistograms(cfg.Dir, fileExchangeHists, exchangeHistograms, ipc.WithReplaceStale())
+	if err != nil {
+		return false, err
+	}
+	closers = append(closers, func() error { return errors.Join(hists.File().Remove(), hists.Close()) })
 	xerrs, err := ipc.CreateErrorLog(cfg.Dir, fileExchangeErrors, errLogLength, ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
@@ -459,7 +466,8 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	var group *runner.Group
 	app := fx.New(
 		fxLogger(cfg, stderr),
-		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, runnerConfig(cfg, ts, logger, agentErrs)),
+		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, latencies{t2o: fileLatency(hists, 0)},
+			runnerConfig(cfg, ts, logger, agentErrs, runner.WithCounters(ctr.Manager()))),
 		exchangeModule(),
 		threadsModule(ts),
 		dutyfx.Runners,

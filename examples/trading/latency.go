@@ -2,10 +2,12 @@ package main
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/histogram"
 )
 
 // Histogram range: 1 ns to a minute, 3 significant digits.
@@ -34,77 +36,80 @@ func percentile(h *hdrhistogram.Histogram, perMille int64) int64 {
 	return h.ValueAtQuantile(100 * (float64(rank) - 0.25) / float64(n))
 }
 
-// latency is one agent's latency histogram, handed to the printer without
-// slowing the agent down. The agent records into cur, which only it
-// touches. The printer asks for the values (want), and the agent, at its
-// next record, swaps cur with the empty spare under the mutex (a pointer
-// swap: taken at most once per printer tick, never contended on the
-// per-message path, which costs one atomic load). The printer, a little
-// later, merges the spare into its own histograms and resets it, under
-// the mutex, off the agent's thread.
+// histConfig is the library histogram's configuration for every latency
+// of the demo (the same range as newHist's).
+var histConfig = histogram.Config{Lowest: histMin, Highest: histMax, SignificantFigures: histSigFigs}
+
+// latency is one agent's latency histogram, in shared memory
+// (ipc/histogram): the agent records into it from its duty cycle (no lock,
+// no allocation), dutystat and its exporter read it live from another
+// process, and the printer reads what was recorded since its last look by
+// difference of two snapshots, off the agent's thread. A value outside
+// 1 ns..histMax (a negative one means the clocks of two processes
+// disagree) is recorded at the bound and counted as clamped.
 type latency struct {
-	cur *hdrhistogram.Histogram // the agent's
-	// clamped counts values outside [0, histMax] recorded at the bound
-	// (a negative one means the clocks of two processes disagree). Written
-	// by the agent; read after it stopped.
-	clamped int64
+	rec *histogram.Recorder // the agent's
+	rd  *histogram.Reader
 
-	_    [64]byte    // a cache line between the agent's words and the printer's
-	want atomic.Bool // printer → agent: hand over what you have
-
-	mu    sync.Mutex
-	spare *hdrhistogram.Histogram // guarded by mu; empty unless ready
-	ready bool                    // guarded by mu: spare holds handed-over values
+	mu             sync.Mutex         // the printer's and run's: take and final
+	now, last, gap histogram.Snapshot // guarded by mu
 }
 
-func newLatency() *latency { return &latency{cur: newHist(), spare: newHist()} }
+// fileLatency is histogram i of a histograms file this process created.
+func fileLatency(f *ipc.HistogramsFile, i int) *latency {
+	return &latency{rec: f.Recorder(i), rd: f.Reader(i)}
+}
+
+// heapLatency is a latency whose histogram is on the heap (tests).
+func heapLatency(label string) (*latency, error) {
+	region, err := histogram.NewRegion(histConfig)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := histogram.NewRecorder(region, histConfig, label)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := histogram.NewReader(region)
+	if err != nil {
+		return nil, err
+	}
+	return &latency{rec: rec, rd: rd}, nil
+}
 
 // record adds now-origin. Agent thread only; allocation-free.
-func (l *latency) record(now, origin int64) {
-	v := now - origin
-	if v < 0 || v > histMax {
-		l.clamped++
-		v = min(max(v, 0), histMax)
-	}
-	_ = l.cur.RecordValue(v) // in range: cannot fail
-	if l.want.Load() {
-		l.handOver()
-	}
-}
+func (l *latency) record(now, origin int64) { l.rec.Record(now - origin) }
 
-func (l *latency) handOver() {
-	l.mu.Lock()
-	if !l.ready {
-		l.cur, l.spare = l.spare, l.cur
-		l.ready = true
-	}
-	l.mu.Unlock()
-	l.want.Store(false)
-}
-
-// ask asks the agent to hand over what it has recorded, at its next
-// record. Printer goroutine.
-func (l *latency) ask() { l.want.Store(true) }
-
-// take merges what the agent has handed over, if anything, into each of
-// dst. Printer goroutine.
+// take merges what was recorded since the last take into each of dst.
+// Printer goroutine, or run's after the agents stopped.
 func (l *latency) take(dst ...*hdrhistogram.Histogram) {
 	l.mu.Lock()
-	if l.ready {
-		for _, d := range dst {
-			d.Merge(l.spare)
-		}
-		l.spare.Reset()
-		l.ready = false
+	defer l.mu.Unlock()
+	if l.rd.Snapshot(&l.now) != nil {
+		return // our own region: never corrupt
 	}
-	l.mu.Unlock()
+	l.now.CopyTo(&l.gap)
+	if l.last.Label != "" && l.gap.Sub(&l.last) != nil {
+		return // the same histogram both times: never
+	}
+	if l.gap.TotalCount > 0 { // the first take has nothing to subtract
+		h := l.gap.Histogram()
+		for _, d := range dst {
+			d.Merge(h)
+		}
+	}
+	l.now.CopyTo(&l.last)
 }
 
 // final merges everything recorded and not yet taken into dst. Call it
-// only after the agent has stopped (its runner's Done), which orders the
-// agent's writes before these reads.
-func (l *latency) final(dst *hdrhistogram.Histogram) {
-	l.take(dst)
-	dst.Merge(l.cur)
-	l.cur.Reset()
+// after the agent has stopped (its runner's Done).
+func (l *latency) final(dst *hdrhistogram.Histogram) { l.take(dst) }
+
+// clamped returns how many values were recorded at a bound of the range.
+func (l *latency) clamped() int64 {
+	var s histogram.Snapshot
+	if l.rd.Snapshot(&s) != nil {
+		return 0
+	}
+	return s.Clamped
 }

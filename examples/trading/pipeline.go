@@ -131,8 +131,8 @@ func feedModule() fx.Option {
 }
 
 func strategyModule() fx.Option {
-	return fx.Module(roleStrategy, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes) (*strategyAgent, error) {
-		return newStrategyAgent(cfg, clock, mbs, newWords(1+numStratPub))
+	return fx.Module(roleStrategy, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*strategyAgent, error) {
+		return newStrategyAgent(cfg, clock, mbs, newWords(1+numStratPub), l.t2t)
 	}))
 }
 
@@ -143,9 +143,9 @@ func riskModule() fx.Option {
 }
 
 func exchangeModule() fx.Option {
-	return fx.Module(roleExchange, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords) (*exchangeAgent, error) {
+	return fx.Module(roleExchange, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords, l latencies) (*exchangeAgent, error) {
 		mbs.exchangePending = w[0]
-		return newExchangeAgent(cfg, clock, mbs, words(w))
+		return newExchangeAgent(cfg, clock, mbs, words(w), l.t2o)
 	}))
 }
 
@@ -269,7 +269,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		}
 	}()
 	stats.announce(stdout)
-	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs, stats.runnerOption())))
+	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs, stats.runnerOption()), stats.lat))
 	app := fx.New(opts...)
 	if err := app.Err(); err != nil {
 		return false, err

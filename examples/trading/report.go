@@ -91,17 +91,6 @@ func (p *printer) loop() {
 			return
 		case <-tick.C:
 		}
-		// Ask the agents for their latencies, give them a moment to hand
-		// them over (at their next record), then read everything.
-		p.t2t.ask()
-		if p.t2o != nil {
-			p.t2o.ask()
-		}
-		select {
-		case <-p.stop:
-			return
-		case <-time.After(20 * time.Millisecond):
-		}
 		p.interval.Reset()
 		p.t2t.take(p.interval, p.totalT2T)
 		if p.t2o != nil {
@@ -189,7 +178,7 @@ func (r *result) collect(cfg config, h handles) {
 	p := h.Printer
 	r.t2t, r.t2o = p.totalT2T, p.totalT2O
 	h.Strategy.t2t.final(r.t2t)
-	r.clamped = h.Strategy.t2t.clamped + r.x.Clamped
+	r.clamped = h.Strategy.t2t.clamped() + r.x.Clamped
 	if h.Exchange != nil {
 		h.Exchange.t2o.final(r.t2o)
 	} else if h.Remote != nil && h.Remote.t2o != nil {

@@ -27,13 +27,30 @@ type statsFiles struct {
 	ownDir   bool
 	counters *ipc.CountersFile
 	own      bool // the demo created counters (in-process mode); -ipc: the remote's
+	hists    *ipc.HistogramsFile
+	lat      latencies
 }
+
+// latencies are the demo's two latency histograms: tick-to-order
+// (recorded by the exchange; with -ipc in the exchange process's own
+// file) and tick-to-trade (by the strategy).
+type latencies struct{ t2o, t2t *latency }
+
+// Histograms of demo.histograms, and the one of exchange.histograms.
+var (
+	demoHistograms = []ipc.HistogramSpec{
+		{Label: "tick-to-order ns", Config: histConfig},
+		{Label: "tick-to-trade ns", Config: histConfig},
+	}
+	exchangeHistograms = demoHistograms[:1]
+)
 
 // openStats makes the in-process demo's directory and counters file, or,
 // with -ipc, uses those of the remote exchange's setup.
 func openStats(cfg config, remote *remoteExchange) (*statsFiles, error) {
 	if remote != nil {
-		return &statsFiles{dir: remote.dir, counters: remote.demoCtr}, nil
+		s := &statsFiles{dir: remote.dir, counters: remote.demoCtr}
+		return s, s.openHistograms()
 	}
 	s := &statsFiles{dir: cfg.Dir, own: true}
 	if s.dir == "" {
@@ -51,7 +68,20 @@ func openStats(cfg config, remote *remoteExchange) (*statsFiles, error) {
 	if s.counters, err = ipc.CreateCounters(s.dir, fileDemoCounters, statsCounters, nil, ipc.WithReplaceStale()); err != nil {
 		return nil, errors.Join(err, s.close())
 	}
+	if err := s.openHistograms(); err != nil {
+		return nil, errors.Join(err, s.close())
+	}
 	return s, nil
+}
+
+// openHistograms creates demo.histograms, the latencies' file.
+func (s *statsFiles) openHistograms() error {
+	var err error
+	if s.hists, err = ipc.CreateHistograms(s.dir, fileDemoHistograms, demoHistograms, ipc.WithReplaceStale()); err != nil {
+		return err
+	}
+	s.lat = latencies{t2o: fileLatency(s.hists, 0), t2t: fileLatency(s.hists, 1)}
+	return nil
 }
 
 // manager is the counters manager mailboxes and runners publish into.
@@ -68,8 +98,12 @@ func (s *statsFiles) announce(w io.Writer) {
 // heartbeat keeps the counters file's owner heartbeat fresh (the run loop
 // calls it every second; -ipc: the remote's heartbeat does).
 func (s *statsFiles) heartbeat() {
+	now := time.Now().UnixMilli()
 	if s.own {
-		_ = s.counters.File().Heartbeat(time.Now().UnixMilli())
+		_ = s.counters.File().Heartbeat(now)
+	}
+	if s.hists != nil {
+		_ = s.hists.File().Heartbeat(now)
 	}
 }
 
@@ -77,6 +111,9 @@ func (s *statsFiles) heartbeat() {
 // mailboxes that publish into it have stopped.
 func (s *statsFiles) close() error {
 	var errs []error
+	if s.hists != nil {
+		errs = append(errs, s.hists.File().Remove(), s.hists.Close())
+	}
 	if s.own && s.counters != nil {
 		errs = append(errs, s.counters.File().Remove(), s.counters.Close())
 	}

@@ -107,7 +107,9 @@ func TestInProcess(t *testing.T) {
 	ok, out := runIn(t, "-duration", "1500ms", "-instruments", "4", "-rate", "50000")
 	require.True(t, ok)
 	requireReconciled(t, out)
-	require.True(t, strings.HasPrefix(out, "t=1s quotes "), "no live line first")
+	watch, rest, _ := strings.Cut(out, "\n")
+	require.True(t, strings.HasPrefix(watch, "watch it: go run ./cmd/dutystat -dir "), "where to watch it, first")
+	require.True(t, strings.HasPrefix(rest, "t=1s quotes "), "then the live line")
 	require.Contains(t, out, "final: duration reached")
 }
 
@@ -154,11 +156,15 @@ func TestNoAllocationsPerMessage(t *testing.T) {
 	require.NoError(t, err)
 	f, err := newFeedAgent(cfg, monoNanos, mbs, newWords(4))
 	require.NoError(t, err)
-	s, err := newStrategyAgent(cfg, monoNanos, mbs, newWords(1+numStratPub))
+	t2t, err := heapLatency("tick-to-trade ns")
+	require.NoError(t, err)
+	t2o, err := heapLatency("tick-to-order ns")
+	require.NoError(t, err)
+	s, err := newStrategyAgent(cfg, monoNanos, mbs, newWords(1+numStratPub), t2t)
 	require.NoError(t, err)
 	r, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
 	require.NoError(t, err)
-	x, err := newExchangeAgent(cfg, monoNanos, mbs, newWords(1+numExchPub))
+	x, err := newExchangeAgent(cfg, monoNanos, mbs, newWords(1+numExchPub), t2o)
 	require.NoError(t, err)
 	agents := []interface{ DoWork() (int, error) }{f, s, r, x}
 	require.NoError(t, f.OnStart())
@@ -194,7 +200,7 @@ func TestFlags(t *testing.T) {
 		{"-mailbox", "1000"},
 		{"-role", "broker"},
 		{"-role", "exchange"},    // needs -dir
-		{"-dir", "/tmp/x"},       // only with -ipc
+		{"-spawn=false"},         // only with -ipc
 		{"-ipc", "-spawn=false"}, // needs -dir
 		{"extra"},
 	} {
