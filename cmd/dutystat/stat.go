@@ -24,8 +24,8 @@ import (
 
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ipc/counters"
-	"github.com/dutyrt/duty/ipc/histogram"
 	"github.com/dutyrt/duty/ipc/errlog"
+	"github.com/dutyrt/duty/ipc/histogram"
 )
 
 // Exit statuses.
