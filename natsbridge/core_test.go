@@ -1,0 +1,110 @@
+package natsbridge
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCoreRoundTrip(t *testing.T) {
+	s := runServer(t, server.Options{})
+	src, dst := newMailbox(t, 1<<16), newMailbox(t, 1<<20)
+	cfg := testConfig(s, "core")
+	in, err := NewInbound(ctx(t), cfg, dst)
+	require.NoError(t, err)
+	out, err := NewOutbound(ctx(t), cfg, src)
+	require.NoError(t, err)
+
+	n := 5000 * soak()
+	c := &checker{t: t, mb: dst}
+	sent := 0
+	pump(t, func() bool { return c.next == n }, doerFunc(func() (int, error) {
+		k := 0
+		for ; sent < n && sendMessage(src, sent) == nil; sent++ {
+			k++
+		}
+		return k, nil
+	}), out, in, c)
+
+	require.NoError(t, out.OnClose())
+	require.NoError(t, in.OnClose())
+	os, is := out.Stats(), in.Stats()
+	require.Equal(t, int64(n), os.Batched)
+	require.Equal(t, int64(n), is.Delivered)
+	require.Less(t, os.Published, int64(n/10), "messages travel in batches")
+	require.Zero(t, is.Dropped+is.Rejected+is.LostBatches)
+}
+
+type doerFunc func() (int, error)
+
+func (f doerFunc) DoWork() (int, error) { return f() }
+
+// A local consumer slower than the traffic: in core mode the batches that
+// find the mailbox full are dropped and counted, message by message, and
+// what is delivered is in order without duplicates.
+func TestCoreSlowConsumerDropsAreCounted(t *testing.T) {
+	s := runServer(t, server.Options{})
+	src, dst := newMailbox(t, 1<<16), newMailbox(t, 4096)
+	cfg := testConfig(s, "slow")
+	in, err := NewInbound(ctx(t), cfg, dst)
+	require.NoError(t, err)
+	out, err := NewOutbound(ctx(t), cfg, src)
+	require.NoError(t, err)
+
+	n := 3000
+	sent := 0
+	feed := doerFunc(func() (int, error) {
+		k := 0
+		for ; sent < n && sendMessage(src, sent) == nil; sent++ {
+			k++
+		}
+		return k, nil
+	})
+	pump(t, func() bool { return sent == n && src.Stats().Depth == 0 && out.Stats().Batched == int64(n) }, feed, out)
+	require.NoError(t, out.OnClose()) // publishes the last batch and flushes
+	c := &checker{t: t, mb: dst, allowGaps: true}
+	pump(t, func() bool { st := in.Stats(); return st.Delivered+st.Dropped == int64(n) }, c)
+	c.DoWork()
+	require.NoError(t, in.OnClose())
+	st := in.Stats()
+	require.Positive(t, st.Dropped, "a 4 KiB mailbox cannot take %d messages", n)
+	require.Equal(t, int64(n), st.Delivered+st.Dropped)
+	require.Equal(t, dst.Stats().Delivered, st.Delivered)
+	require.Zero(t, st.LostBatches)
+}
+
+// Payloads on a bridged subject that are not frames are rejected, counted,
+// and the traffic around them flows.
+func TestCoreRejectsForeignAndMalformed(t *testing.T) {
+	s := runServer(t, server.Options{})
+	dst := newMailbox(t, 1<<16)
+	cfg := testConfig(s, "reject")
+	in, err := NewInbound(ctx(t), cfg, dst)
+	require.NoError(t, err)
+	nc, err := nats.Connect(s.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+
+	b, _ := NewBatch(1024)
+	require.NoError(t, b.Append(1, []byte("message 000000")))
+	good := append([]byte(nil), b.Seal(9, 1)...)
+	bad := append([]byte(nil), good...)
+	bad[len(bad)-1] ^= 0xff
+	require.NoError(t, nc.Publish(cfg.Subject, []byte("hello, not a frame")))
+	require.NoError(t, nc.Publish(cfg.Subject, bad))
+	require.NoError(t, nc.Publish(cfg.Subject, good))
+	b.Reset()
+	require.NoError(t, b.Append(2, []byte("hdr"), []byte("message 000001")))
+	require.NoError(t, nc.Publish(cfg.Subject, b.Seal(9, 3))) // batch 2 never sent
+	require.NoError(t, nc.Flush())
+
+	c := &checker{t: t, mb: dst}
+	pump(t, func() bool { return c.next == 2 }, c)
+	require.NoError(t, in.OnClose())
+	st := in.Stats()
+	require.Equal(t, int64(2), st.Rejected)
+	require.Equal(t, int64(2), st.Delivered)
+	require.Equal(t, int64(1), st.LostBatches, "the gap in source 9's sequence")
+}
