@@ -77,7 +77,7 @@ func NewInbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Inbound,
 	}
 	in := &Inbound{cfg: c, mb: mb, sources: make(map[uint64]uint64), ack: jetstream.Msg.Ack}
 	in.ctx, in.cancel = context.WithCancel(context.Background())
-	if err := in.st.init(c.Name, c.Counters); err != nil {
+	if err := in.st.init(c.Name, "in", c.Counters); err != nil {
 		return nil, err
 	}
 	if in.nc, in.owned, err = connect(ctx, &c); err != nil {
@@ -254,11 +254,15 @@ func (in *Inbound) DoWork() (int, error) {
 			in.endFetch()
 			return work, nil
 		}
+		in.endFetch() // a pull for one batch is complete with it
 		work++
 		if !in.accept(m) {
 			return work, nil
 		}
-		n, _, err := in.deliver()
+		n, done, err := in.deliver()
+		if done {
+			in.pull() // the next request follows the acknowledgement at once
+		}
 		return work + n, err
 	default:
 		return work, nil
@@ -392,8 +396,8 @@ func (in *Inbound) hold() {
 func (in *Inbound) OnClose() error {
 	var err error
 	if in.sub != nil {
-		_ = in.sub.Unsubscribe()
 		in.sample()
+		_ = in.sub.Unsubscribe()
 		in.mu.Lock()
 		in.closed = true
 		in.mu.Unlock()
@@ -413,7 +417,6 @@ func (in *Inbound) OnClose() error {
 		}
 		in.settle(time.Now().Add(time.Second))
 	}
-	in.cancel()
 	in.st.set(statReconnects, int64(in.nc.Stats().Reconnects))
 	in.release()
 	return err
@@ -440,6 +443,7 @@ func (in *Inbound) settle(deadline time.Time) {
 }
 
 func (in *Inbound) release() {
+	in.cancel()
 	in.st.close()
 	if in.owned {
 		in.nc.Close()

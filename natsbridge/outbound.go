@@ -66,7 +66,7 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 	o.fill, _ = NewBatch(c.BatchBytes)
 	o.out, _ = NewBatch(c.BatchBytes)
 	o.handler = o.append
-	if err := o.st.init(c.Name, c.Counters); err != nil {
+	if err := o.st.init(c.Name, "out", c.Counters); err != nil {
 		return nil, err
 	}
 	if o.nc, o.owned, err = connect(ctx, &c); err != nil {

@@ -8,8 +8,8 @@ import (
 )
 
 // CounterTypeID is the type id of the bridge's counters in a counters file
-// (within duty's reserved range; the label names the statistic and the
-// bridge: "natsbridge-published: <name>").
+// (within duty's reserved range; the label names the statistic, the bridge
+// and its direction: "natsbridge-published: <name> out").
 const CounterTypeID int32 = 1090
 
 // Stats is a snapshot of a bridge's statistics, read lock-free from any
@@ -82,7 +82,7 @@ type stats struct {
 	owned []*counters.Counter
 }
 
-func (s *stats) init(name string, m *counters.Manager) error {
+func (s *stats) init(name, dir string, m *counters.Manager) error {
 	s.name = name
 	for i := range s.w {
 		s.w[i].Store(&s.own[i])
@@ -91,7 +91,7 @@ func (s *stats) init(name string, m *counters.Manager) error {
 		return nil
 	}
 	for i := range s.w {
-		c, err := m.Allocate(fmt.Sprintf("natsbridge-%s: %s", statNames[i], name), CounterTypeID, nil)
+		c, err := m.Allocate(fmt.Sprintf("natsbridge-%s: %s %s", statNames[i], name, dir), CounterTypeID, nil)
 		if err != nil {
 			s.close()
 			return fmt.Errorf("natsbridge: %s: counters: %w", name, err)
