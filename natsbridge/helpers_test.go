@@ -31,6 +31,14 @@ func soak() int {
 // random one) and shuts it down at the end of the test.
 func runServer(t testing.TB, opts server.Options) *server.Server {
 	t.Helper()
+	s := startServer(t, opts)
+	require.True(t, s.ReadyForConnections(10*time.Second), "server not ready")
+	return s
+}
+
+// startServer starts a server without waiting for it to be ready.
+func startServer(t testing.TB, opts server.Options) *server.Server {
+	t.Helper()
 	opts.Host = "127.0.0.1"
 	if opts.Port == 0 {
 		opts.Port = -1
@@ -39,7 +47,6 @@ func runServer(t testing.TB, opts server.Options) *server.Server {
 	s, err := server.NewServer(&opts)
 	require.NoError(t, err)
 	s.Start()
-	require.True(t, s.ReadyForConnections(10*time.Second), "server not ready")
 	t.Cleanup(func() { stopServer(s) })
 	return s
 }
