@@ -20,7 +20,8 @@
 // set up the stream and consumer, bounded by their context; OnClose ends
 // the bridge and closes a connection it opened. Stats is safe from any
 // goroutine. The Outbound is the only consumer of its mailbox; the Inbound
-// is one more sender of its mailbox.
+// is one more sender of its mailbox. Module builds bridges for an fx app
+// and hands them to runner.Module.
 //
 // DoWork never waits on the network. Outbound: a batch is sealed when full
 // or when its first message has waited Config.FlushInterval, and handed to
