@@ -38,7 +38,9 @@ type Config struct {
 	Subject string
 	// Conn is a connection to use; the bridge does not close it. With a nil
 	// Conn the bridge connects to URL with Options and closes its
-	// connection in OnClose.
+	// connection in OnClose. A Conn for an outbound bridge should have a
+	// nats.WriteBufferSize of several batches ("Outbound: batching and
+	// back-pressure" in docs/natsbridge.md).
 	Conn *nats.Conn
 	// URL is nats.Connect's server list ("nats://a:4222,nats://b:4222").
 	URL string

@@ -247,7 +247,7 @@ func (in *Inbound) DoWork() (int, error) {
 	select {
 	case m, ok := <-in.fetch.Messages():
 		if !ok {
-			if err := in.fetch.Error(); err != nil && in.ctx.Err() == nil {
+			if err := in.fetch.Error(); err != nil && in.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 				in.cfg.Logger.Debug("natsbridge: pull ended", "bridge", in.cfg.Name, "err", err)
 				in.retryAt = in.cfg.Clock.Nanos() + int64(in.cfg.JetStream.RetryWait)
 			}
@@ -308,7 +308,9 @@ func (in *Inbound) endFetch() {
 // accept takes a pulled batch: a redelivery of a batch already delivered
 // (stream sequence at or below the high-water sequence) is acknowledged and
 // skipped; a frame that does not decode is terminated (never redelivered)
-// and counted; otherwise the batch becomes the current one. It reports
+// and counted; a frame whose source sequence this bridge has delivered
+// already (a second stream entry of one batch) is acknowledged, skipped and
+// counted; otherwise the batch becomes the current one. It reports
 // whether there is a current batch to deliver.
 func (in *Inbound) accept(m jetstream.Msg) bool {
 	meta, err := m.Metadata()
@@ -323,12 +325,21 @@ func (in *Inbound) accept(m jetstream.Msg) bool {
 		_ = m.Ack()
 		return false
 	}
-	if _, err := in.r.Reset(m.Data()); err != nil {
+	h, err := in.r.Reset(m.Data())
+	if err != nil {
 		in.reject(err)
 		_ = m.Term()
 		in.hw = seq
 		return false
 	}
+	if last, ok := in.sources[h.Source]; ok && h.Sequence <= last {
+		// Stored twice: republished after the deduplication window.
+		in.st.add(statDuplicates, 1)
+		_ = m.Ack()
+		in.hw = seq
+		return false
+	}
+	in.track(h)
 	in.cur, in.curSeq, in.have, in.heldSince = m, seq, false, 0
 	return true
 }

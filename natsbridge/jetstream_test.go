@@ -1,6 +1,7 @@
 package natsbridge
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -170,4 +171,30 @@ func TestJetStreamRejectsForeign(t *testing.T) {
 	require.NoError(t, out.OnClose())
 	require.NoError(t, in.OnClose())
 	require.Equal(t, int64(2), in.Stats().Rejected)
+}
+
+// A batch stored twice under two message ids (as a republish after the
+// deduplication window would store it) is delivered once: the inbound side
+// knows the source's batch sequence.
+func TestJetStreamDuplicateBatchIsSkipped(t *testing.T) {
+	s := runServer(t, jsServerOptions(t))
+	dst := newMailbox(t, 1<<16)
+	cfg := jsConfig(s, "dup")
+	in, err := NewInbound(ctx(t), cfg, dst)
+	require.NoError(t, err)
+	js, err := jetstream.New(in.nc)
+	require.NoError(t, err)
+	b, _ := NewBatch(1024)
+	require.NoError(t, b.Append(1, []byte("message 000000")))
+	first := append([]byte(nil), b.Seal(5, 1)...)
+	b.Reset()
+	require.NoError(t, b.Append(2, []byte("hdr"), []byte("message 000001")))
+	for i, f := range [][]byte{first, first, b.Seal(5, 2)} {
+		_, err = js.Publish(ctx(t), cfg.Subject, f, jetstream.WithMsgID(fmt.Sprintf("id-%d", i)))
+		require.NoError(t, err)
+	}
+	c := &checker{t: t, mb: dst}
+	pump(t, func() bool { return c.next == 2 && in.Stats().Duplicates == 1 }, in, c)
+	require.NoError(t, in.OnClose())
+	require.Equal(t, int64(2), in.Stats().Delivered)
 }

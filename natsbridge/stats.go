@@ -44,8 +44,13 @@ type Stats struct {
 	// Republished counts JetStream batches published again after a failed
 	// or unacknowledged publish.
 	Republished int64
-	// LostBatches counts, in core mode, batches missing from a source's
-	// sequence (a gap), and batches the client dropped as a slow consumer.
+	// Duplicates counts JetStream batches stored twice (republished after
+	// the stream's deduplication window) and recognised by their source's
+	// batch sequence: acknowledged, skipped.
+	Duplicates int64
+	// LostBatches counts batches missing from a source's sequence (a gap;
+	// in JetStream mode that would be a batch missing from the stream), and
+	// in core mode batches the client dropped as a slow consumer.
 	LostBatches int64
 }
 
@@ -63,12 +68,14 @@ const (
 	statBackPressured
 	statRepublished
 	statLostBatches
+	statDuplicates
 	numStats
 )
 
 var statNames = [numStats]string{
 	"published", "batched", "delivered", "dropped", "redelivered",
 	"reconnects", "rejected", "back-pressured", "republished", "lost-batches",
+	"duplicates",
 }
 
 // stats holds the words: the bridge's own, or counters of a counters file.
@@ -130,5 +137,6 @@ func (s *stats) snapshot() Stats {
 		BackPressured: g(statBackPressured),
 		Republished:   g(statRepublished),
 		LostBatches:   g(statLostBatches),
+		Duplicates:    g(statDuplicates),
 	}
 }
