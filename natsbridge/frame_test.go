@@ -114,7 +114,10 @@ func TestReaderRejects(t *testing.T) {
 		})
 	}
 	_, err = r.Reset(good)
-	require.ErrorIs(t, (func() error { _, err := r.Reset(good[:40]); return err })(), ErrMalformed)
+	require.NoError(t, err)
+	_, err = r.Reset(good[:40])
+	require.ErrorIs(t, err, ErrMalformed)
+	require.False(t, r.Next(), "nothing left of the good frame read before")
 	require.ErrorIs(t, ErrMalformed, duty.ErrCorrupt)
 	require.NotErrorIs(t, ErrForeign, duty.ErrCorrupt, "a foreign payload is not corruption")
 }
