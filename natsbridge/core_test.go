@@ -1,7 +1,9 @@
 package natsbridge
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -107,4 +109,63 @@ func TestCoreRejectsForeignAndMalformed(t *testing.T) {
 	require.Equal(t, int64(2), st.Rejected)
 	require.Equal(t, int64(2), st.Delivered)
 	require.Equal(t, int64(1), st.LostBatches, "the gap in source 9's sequence")
+}
+
+// While the server is away the client's reconnect buffer fills; the
+// outbound side stops there, the local mailbox fills and refuses its
+// senders, and nothing the bridge took is lost: after the restart every
+// message reaches the server.
+func TestCoreOutboundBackPressureWhileDisconnected(t *testing.T) {
+	opts := server.Options{}
+	s := runServer(t, opts)
+	opts.Port = portOf(s)
+	src := newMailboxMax(t, 1<<14, 1024)
+	cfg := testConfig(s, "bp")
+	cfg.BatchBytes = 4096
+	// The subscriber below connects at once after the restart; the bridge
+	// retries every half second, so it finds the subscriber there.
+	cfg.Options = append(cfg.Options, nats.ReconnectBufSize(16*1024), nats.ReconnectWait(500*time.Millisecond))
+	out, err := NewOutbound(ctx(t), cfg, src)
+	require.NoError(t, err)
+
+	stopServer(s)
+	f := &feeder{mb: src, upTo: 5000}
+	defer func() {
+		if t.Failed() {
+			b, err := out.nc.Buffered()
+			t.Logf("status %v buffered %d %v sent %d out %+v frame %v full %v", out.nc.Status(), b, err, f.sent, out.Stats(), out.frame != nil, out.full)
+		}
+	}()
+	pump(t, func() bool { return out.Stats().BackPressured > 0 }, f, out)
+	for range 100 { // the bridge stays stopped, the mailbox full
+		for _, a := range []doer{f, out} {
+			_, err := a.DoWork()
+			require.NoError(t, err)
+		}
+	}
+	refused := src.Stats().BackPressured
+	for range 10 {
+		_, _ = f.DoWork()
+	}
+	require.Greater(t, src.Stats().BackPressured, refused, "the mailbox refuses its senders")
+	require.Less(t, f.sent, f.upTo)
+
+	s = runServer(t, opts)
+	nc, err := nats.Connect(s.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	var got atomic.Int64
+	_, err = nc.Subscribe(cfg.Subject, func(m *nats.Msg) {
+		var r Reader
+		h, err := r.Reset(m.Data)
+		require.NoError(t, err)
+		got.Add(int64(h.Count))
+	})
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+	pump(t, func() bool { return f.sent == f.upTo && out.Stats().Batched == int64(f.upTo) }, f, out)
+	require.NoError(t, out.OnClose())
+	require.Zero(t, out.Stats().Dropped)
+	require.NoError(t, nc.Flush())
+	pump(t, func() bool { return got.Load() == int64(f.upTo) }) // all of it, once
 }

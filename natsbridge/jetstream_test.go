@@ -198,3 +198,31 @@ func TestJetStreamDuplicateBatchIsSkipped(t *testing.T) {
 	require.NoError(t, in.OnClose())
 	require.Equal(t, int64(2), in.Stats().Delivered)
 }
+
+// A batch held by a full mailbox for longer than AckWait is not
+// redelivered: the bridge extends its ack wait while it holds it.
+func TestJetStreamHeldBatchIsNotRedelivered(t *testing.T) {
+	s := runServer(t, jsServerOptions(t))
+	src, dst := newMailboxMax(t, 1<<16, 1024), newMailbox(t, 4096)
+	cfg := jsConfig(s, "held")
+	cfg.BatchBytes = 8192
+	cfg.JetStream.AckWait = 200 * time.Millisecond
+	out, err := NewOutbound(ctx(t), cfg, src)
+	require.NoError(t, err)
+	in, err := NewInbound(ctx(t), cfg, dst)
+	require.NoError(t, err)
+	n := 600
+	f := &feeder{mb: src, upTo: n}
+	pump(t, func() bool { return f.sent == n && src.Stats().Depth == 0 }, f, out)
+	require.NoError(t, out.OnClose())
+	pump(t, func() bool { return in.cur != nil && in.Stats().BackPressured > 1 }, in)
+	for end := time.Now().Add(3 * cfg.JetStream.AckWait); time.Now().Before(end); {
+		_, err := in.DoWork() // held: the mailbox is full and nobody drains it
+		require.NoError(t, err)
+		time.Sleep(time.Millisecond)
+	}
+	c := &checker{t: t, mb: dst}
+	pump(t, func() bool { return c.next == n }, in, c)
+	require.NoError(t, in.OnClose())
+	require.Zero(t, in.Stats().Redelivered, "the held batch was redelivered")
+}
