@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
@@ -168,4 +169,43 @@ func TestCoreOutboundBackPressureWhileDisconnected(t *testing.T) {
 	require.Zero(t, out.Stats().Dropped)
 	require.NoError(t, nc.Flush())
 	pump(t, func() bool { return got.Load() == int64(f.upTo) }) // all of it, once
+}
+
+// Bridges on a connection of the caller's (Config.Conn) leave it open on
+// close; a connection closed for good ends both agents.
+func TestCallersConnClosedEndsTheAgents(t *testing.T) {
+	s := runServer(t, server.Options{})
+	nc, err := nats.Connect(s.ClientURL(), nats.WriteBufferSize(1<<20))
+	require.NoError(t, err)
+	defer nc.Close()
+	src, dst := newMailbox(t, 1<<16), newMailbox(t, 1<<16)
+	cfg := Config{Name: "conn", Subject: "duty.conn", Conn: nc, Logger: quiet}
+	in, err := NewInbound(ctx(t), cfg, dst)
+	require.NoError(t, err)
+	out, err := NewOutbound(ctx(t), cfg, src)
+	require.NoError(t, err)
+	f := &feeder{mb: src, upTo: 10}
+	c := &checker{t: t, mb: dst}
+	pump(t, func() bool { return c.next == 10 }, f, out, in, c)
+
+	nc.Close()
+	require.NoError(t, src.Send(1, []byte("message 000010")))
+	var outErr, inErr error
+	for i := 0; i < 100000 && (outErr == nil || inErr == nil); i++ {
+		if outErr == nil {
+			_, outErr = out.DoWork()
+		}
+		if inErr == nil {
+			_, inErr = in.DoWork()
+		}
+		if i%1000 == 999 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	require.ErrorIs(t, outErr, agent.ErrTermination)
+	require.ErrorIs(t, inErr, agent.ErrTermination)
+	require.ErrorIs(t, outErr, nats.ErrConnectionClosed)
+	require.ErrorIs(t, inErr, nats.ErrConnectionClosed)
+	require.NoError(t, in.OnClose())
+	require.Error(t, out.OnClose(), "the last message could not be published")
 }

@@ -220,13 +220,17 @@ func send(mb *mailbox.Mailbox, r *Reader) error {
 }
 
 // DoWork runs one duty cycle. In core mode it samples statistics now and
-// then and returns 0. In JetStream mode it delivers what is left of the
+// then and returns 0. In either mode it ends the agent (agent.Terminate)
+// once it finds the connection closed for good, checked every 4096 cycles. In JetStream mode it delivers what is left of the
 // current batch; when that is done it acknowledges the batch and, if the
 // mailbox has room for another batch, pulls one; it never waits.
 func (in *Inbound) DoWork() (int, error) {
 	in.cycles++
 	if in.cycles&4095 == 0 {
 		in.sample()
+		if in.nc.IsClosed() {
+			return 0, agent.Terminate(fmt.Errorf("natsbridge: %s: %w", in.cfg.Name, nats.ErrConnectionClosed))
+		}
 	}
 	if in.cons == nil {
 		return 0, nil

@@ -165,11 +165,16 @@ func (o *Outbound) append(m *mailbox.Message) mailbox.Action {
 // above its bound, a refused publish or, in JetStream mode, a batch whose
 // acknowledgement has not come yet, leaves the batch sealed for the next
 // cycle, and a full filling batch stops the draining, so the mailbox fills
-// and its senders see mailbox.ErrBackPressured.
+// and its senders see mailbox.ErrBackPressured. A connection closed for
+// good ends the agent (agent.Terminate), found by a publish or by a check
+// every 4096 cycles.
 func (o *Outbound) DoWork() (int, error) {
 	o.cycles++
 	if o.cycles&4095 == 0 {
 		o.st.set(statReconnects, int64(o.nc.Stats().Reconnects))
+		if o.nc.IsClosed() {
+			return 0, o.connErr(nats.ErrConnectionClosed)
+		}
 	}
 	work := 0
 	var errs error
