@@ -129,6 +129,7 @@ func TestCoreClusterNodeLostCountsLosses(t *testing.T) {
 	pump(t, func() bool { return c.next > n }, f, out, in, c)
 	require.NoError(t, out.OnClose())
 	require.NoError(t, in.OnClose())
+	c.DoWork() // what the callback delivered before the close
 	st := in.Stats()
 	require.Equal(t, dst.Stats().Delivered, st.Delivered)
 	if lost := int64(c.next) - st.Delivered; lost > 0 {
