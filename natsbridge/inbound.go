@@ -31,8 +31,12 @@ type Inbound struct {
 	mu      sync.Mutex
 	closed  bool
 	coreR   Reader
-	sources map[uint64]uint64 // source id -> last batch sequence seen
-	subLost int               // sub.Dropped() already counted
+	subLost int // sub.Dropped() already counted
+
+	// sources maps a source id to the last batch sequence seen from it: in
+	// core mode for gaps (under mu), in JetStream mode for batches stored
+	// twice (on the agent's goroutine).
+	sources map[uint64]uint64
 
 	// JetStream mode, all on the agent's goroutine.
 	cons      jetstream.Consumer
@@ -44,11 +48,11 @@ type Inbound struct {
 	cur       jetstream.Msg // the batch being delivered, not acknowledged yet
 	curSeq    uint64
 	r         Reader
-	have      bool   // r holds a message not delivered yet
-	hw        uint64 // highest stream sequence delivered whole
-	heldSince int64  // clock reading when cur first found the mailbox full
-	ack       func(jetstream.Msg) error
-	waiting   bool // pull found the mailbox without room (counted once)
+	have      bool                      // r holds a message not delivered yet
+	hw        uint64                    // highest stream sequence delivered whole
+	heldSince int64                     // clock reading when cur first found the mailbox full
+	ack       func(jetstream.Msg) error // jetstream.Msg.Ack; tests lose acknowledgements here
+	waiting   bool                      // pull found the mailbox without room (counted once)
 
 	cycles int
 }
