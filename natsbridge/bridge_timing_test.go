@@ -1,15 +1,20 @@
 package natsbridge
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/runner"
 )
 
 func BenchmarkBatchEncode32B(b *testing.B) {
@@ -119,4 +124,78 @@ func BenchmarkNaivePublish32B(b *testing.B) {
 	}
 	require.NoError(b, pub.Flush())
 	<-done
+}
+
+// BenchmarkCoreBridgeLatency: one 32-byte message every 50 µs or more (a
+// moderate rate; the sender sleeps between messages) through the bridge in core mode, the outbound agent on a runner
+// thread with the backoff idle strategy, the receiving mailbox drained by a
+// goroutine; reports end-to-end latency percentiles (send to drain).
+func BenchmarkCoreBridgeLatency(b *testing.B) {
+	benchLatency(b, 0)
+}
+
+// BenchmarkCoreBridgeLatencyFlush20us is the same with a 20 µs flush bound.
+func BenchmarkCoreBridgeLatencyFlush20us(b *testing.B) {
+	benchLatency(b, 20*time.Microsecond)
+}
+
+func benchLatency(b *testing.B, flush time.Duration) {
+	s := runServer(b, server.Options{})
+	src, dst := newMailboxMax(b, 1<<16, 1024), newMailbox(b, 1<<20)
+	cfg := testConfig(s, "latency")
+	cfg.FlushInterval = flush
+	in, err := NewInbound(ctx(b), cfg, dst)
+	require.NoError(b, err)
+	defer func() { require.NoError(b, in.OnClose()) }()
+	out, err := NewOutbound(ctx(b), cfg, src)
+	require.NoError(b, err)
+	r, err := runner.New(out, runner.WithIdle(idle.Backoff()))
+	require.NoError(b, err)
+	require.NoError(b, r.Start())
+	defer func() { require.NoError(b, r.Close()) }()
+
+	h := hdrhistogram.New(1, int64(time.Second), 3)
+	var got atomic.Int64
+	stop := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		record := func(m *mailbox.Message) mailbox.Action {
+			sent := int64(binary.LittleEndian.Uint64(m.Payload()))
+			_ = h.RecordValue(clock.System.Nanos() - sent)
+			got.Add(1)
+			return mailbox.Continue
+		}
+		for {
+			if n, _ := dst.Drain(record, 1024); n == 0 {
+				select {
+				case <-stop:
+					return
+				default:
+					time.Sleep(10 * time.Microsecond)
+				}
+			}
+		}
+	}()
+	payload := make([]byte, 32)
+	b.ResetTimer()
+	next := clock.System.Nanos()
+	for range b.N {
+		if d := next - clock.System.Nanos(); d > 0 {
+			time.Sleep(time.Duration(d)) // not a spin: the machine may have two cores
+		}
+		binary.LittleEndian.PutUint64(payload, uint64(clock.System.Nanos()))
+		for src.Send(1, payload) != nil {
+		}
+		next += int64(50 * time.Microsecond)
+	}
+	for deadline := time.Now().Add(10 * time.Second); got.Load()+in.Stats().Dropped < int64(b.N) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Microsecond)
+	}
+	b.StopTimer()
+	close(stop)
+	<-drained
+	b.ReportMetric(float64(h.ValueAtQuantile(50))/1e3, "p50-µs")
+	b.ReportMetric(float64(h.ValueAtQuantile(99))/1e3, "p99-µs")
+	b.ReportMetric(float64(h.Max())/1e3, "max-µs")
 }

@@ -14,7 +14,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultBatchBytes    = 64 * 1024
-	DefaultFlushInterval = 200 * time.Microsecond
+	DefaultFlushInterval = 50 * time.Microsecond
 	DefaultDrainLimit    = 256
 )
 
