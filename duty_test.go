@@ -76,7 +76,7 @@ var layer = map[string]int{
 	"mailbox": 4, "runner": 4,
 	"ipc":             5,
 	"ipc/publication": 6,
-	"natsbridge":      6,
+	"natsbridge":      7,
 }
 
 // TestImportGraphIsLayered: no package imports one of its own layer or

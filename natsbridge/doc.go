@@ -1,7 +1,8 @@
 // Package natsbridge carries mailbox messages between hosts over NATS
 // (github.com/nats-io/nats.go): an Outbound agent drains a local mailbox
-// and publishes batch frames to a subject; an Inbound bridge delivers the
-// frames of a subject into a local mailbox. docs/natsbridge.md explains
+// (or polls an IPC publication's subscription) and publishes batch frames
+// to a subject; an Inbound bridge delivers the frames of a subject into a
+// local mailbox. docs/natsbridge.md explains
 // the wire format, the guarantees per mode and the failure handling.
 //
 // # Frames

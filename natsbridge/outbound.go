@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/ipc/publication"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/ringbuf"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -38,7 +40,11 @@ type Outbound struct {
 	published bool // the sealed frame was published at least once
 
 	maxBuffered int
+	poll        func(limit int) (int, error) // drains the source into fill
 	handler     mailbox.Handler
+	subHandler  ringbuf.ControlledHandler
+	one         [1][]byte // a publication message's payload as parts
+	ended       error     // the subscription's end of stream, once seen
 	cycles      int
 }
 
@@ -62,16 +68,48 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 	if mb.MaxParts() > MaxParts {
 		return nil, fmt.Errorf("%w: %s: mailbox allows %d parts, a frame %d", ErrConfig, c.Name, mb.MaxParts(), MaxParts)
 	}
-	o := &Outbound{cfg: c, mb: mb, source: newSource()}
-	o.fill, _ = NewBatch(c.BatchBytes)
-	o.out, _ = NewBatch(c.BatchBytes)
+	o := &Outbound{cfg: c, mb: mb}
 	o.handler = o.append
-	if err := o.st.init(c.Name, "out", c.Counters); err != nil {
+	o.poll = func(limit int) (int, error) { return mb.Drain(o.handler, limit) }
+	return o, o.open(ctx)
+}
+
+// NewOutboundFromSubscription returns an outbound bridge that polls an IPC
+// publication's subscription (package ipc/publication) instead of a
+// mailbox, as NewOutbound does otherwise. Each message is one entry of one
+// part. BatchBytes must hold the publication's largest message plus
+// HeaderLength+EntryHeaderLength+PartPrefixLength bytes: a longer message
+// is dropped and counted (the subscription does not say its bound). At the
+// end of the stream the bridge publishes what it batched and ends
+// (agent.ErrDone; agent.Terminate for a publisher that died or a
+// subscription dropped or closed). The caller closes sub.
+func NewOutboundFromSubscription(ctx context.Context, cfg Config, sub *publication.Subscription) (*Outbound, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
 		return nil, err
 	}
-	if o.nc, o.owned, err = connect(ctx, &c); err != nil {
+	if sub == nil {
+		return nil, fmt.Errorf("%w: %s: nil subscription", ErrConfig, c.Name)
+	}
+	o := &Outbound{cfg: c}
+	o.subHandler = o.appendPayload
+	o.poll = func(limit int) (int, error) { return sub.ControlledPoll(o.subHandler, limit) }
+	return o, o.open(ctx)
+}
+
+// open makes the batches and counters and connects.
+func (o *Outbound) open(ctx context.Context) error {
+	c := &o.cfg
+	o.source = newSource()
+	o.fill, _ = NewBatch(c.BatchBytes)
+	o.out, _ = NewBatch(c.BatchBytes)
+	if err := o.st.init(c.Name, "out", c.Counters); err != nil {
+		return err
+	}
+	var err error
+	if o.nc, o.owned, err = connect(ctx, c); err != nil {
 		o.st.close()
-		return nil, err
+		return err
 	}
 	o.maxBuffered = o.nc.Opts.WriteBufferSize - c.BatchBytes
 	if o.maxBuffered < c.BatchBytes {
@@ -80,12 +118,12 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 		o.maxBuffered = c.BatchBytes
 	}
 	if c.JetStream != nil {
-		if o.js, err = openStream(ctx, o.nc, &c); err != nil {
+		if o.js, err = openStream(ctx, o.nc, c); err != nil {
 			o.release()
-			return nil, err
+			return err
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // newSource returns a random non-zero source id: a restarted bridge is a
@@ -140,7 +178,19 @@ func (o *Outbound) Stats() Stats {
 // append is the drain handler: it packs a message into fill, or leaves it
 // in the mailbox (Abort) when fill is full.
 func (o *Outbound) append(m *mailbox.Message) mailbox.Action {
-	err := o.fill.Append(m.TypeID(), m.Parts()...)
+	return o.add(m.TypeID(), m.Parts())
+}
+
+// appendPayload is the subscription's poll handler, as append.
+func (o *Outbound) appendPayload(typeID int32, payload []byte) ringbuf.Action {
+	o.one[0] = payload
+	a := o.add(typeID, o.one[:])
+	o.one[0] = nil
+	return a
+}
+
+func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
+	err := o.fill.Append(typeID, parts...)
 	switch {
 	case err == nil:
 		if o.fill.Count() == 1 {
@@ -153,7 +203,7 @@ func (o *Outbound) append(m *mailbox.Message) mailbox.Action {
 		return mailbox.Abort
 	default: // cannot be carried at all (NewOutbound's checks make it rare)
 		o.st.add(statDropped, 1)
-		o.cfg.Logger.Error("natsbridge: message dropped", "bridge", o.cfg.Name, "type", m.TypeID(), "err", err)
+		o.cfg.Logger.Error("natsbridge: message dropped", "bridge", o.cfg.Name, "type", typeID, "err", err)
 		return mailbox.Continue
 	}
 }
@@ -183,11 +233,16 @@ func (o *Outbound) DoWork() (int, error) {
 		work += n
 		errs = err
 	}
-	if !o.full {
-		n, err := o.mb.Drain(o.handler, o.cfg.DrainLimit)
+	if !o.full && o.ended == nil {
+		n, err := o.poll(o.cfg.DrainLimit)
 		work += n
 		if err != nil {
-			errs = errors.Join(errs, err)
+			if o.mb == nil && (errors.Is(err, publication.ErrEndOfStream) ||
+				errors.Is(err, publication.ErrSubscriberDropped) || errors.Is(err, publication.ErrSubscriptionClosed)) {
+				o.ended = err
+			} else {
+				errs = errors.Join(errs, err)
+			}
 		}
 	}
 	if o.frame == nil && o.fill.Count() > 0 &&
@@ -198,6 +253,12 @@ func (o *Outbound) DoWork() (int, error) {
 		if err != nil {
 			errs = errors.Join(errs, err)
 		}
+	}
+	if o.ended != nil && o.frame == nil && o.fill.Count() == 0 && errs == nil {
+		if o.ended == publication.ErrEndOfStream {
+			return work, agent.ErrDone
+		}
+		return work, agent.Terminate(fmt.Errorf("natsbridge: %s: %w", o.cfg.Name, o.ended))
 	}
 	return work, errs
 }
