@@ -3,6 +3,8 @@ package natsbridge
 import (
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,4 +45,19 @@ func TestConfigErrors(t *testing.T) {
 	require.Equal(t, DefaultAckWait, c.JetStream.AckWait)
 	require.Equal(t, 1, c.JetStream.Replicas)
 	require.Empty(t, ok.JetStream.Consumer, "the caller's JetStream is not modified")
+}
+
+// Config.Options reach nats.Connect: a server that wants credentials
+// refuses a bridge without them and accepts one with them.
+func TestOptionsPassThrough(t *testing.T) {
+	s := runServer(t, server.Options{Username: "duty", Password: "s3cret"})
+	mb := newMailbox(t, 1<<16)
+	cfg := testConfig(s, "auth")
+	cfg.Options = append(cfg.Options, nats.RetryOnFailedConnect(false))
+	_, err := NewInbound(ctx(t), cfg, mb)
+	require.ErrorIs(t, err, nats.ErrAuthorization)
+	cfg.Options = append(cfg.Options, nats.UserInfo("duty", "s3cret"))
+	in, err := NewInbound(ctx(t), cfg, mb)
+	require.NoError(t, err)
+	require.NoError(t, in.OnClose())
 }
