@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dutyrt/duty/agent"
@@ -53,6 +54,10 @@ type Inbound struct {
 	heldSince int64                     // clock reading when cur first found the mailbox full
 	ack       func(jetstream.Msg) error // jetstream.Msg.Ack; tests lose acknowledgements here
 	waiting   bool                      // pull found the mailbox without room (counted once)
+	gone      error                     // the consumer was deleted
+	goneAsync atomic.Pointer[error]     // set by checkConsumer's goroutine
+	checking  atomic.Bool               // a checkConsumer goroutine runs
+	wg        sync.WaitGroup            // checkConsumer's goroutine
 
 	cycles int
 }
@@ -248,6 +253,14 @@ func (in *Inbound) DoWork() (int, error) {
 		}
 	}
 	if in.fetch == nil {
+		if in.gone == nil {
+			if p := in.goneAsync.Load(); p != nil {
+				in.gone = *p
+			}
+		}
+		if in.gone != nil {
+			return work, agent.Terminate(fmt.Errorf("natsbridge: %s: %w", in.cfg.Name, in.gone))
+		}
 		if !in.pull() {
 			return work, nil
 		}
@@ -255,11 +268,21 @@ func (in *Inbound) DoWork() (int, error) {
 	select {
 	case m, ok := <-in.fetch.Messages():
 		if !ok {
-			if err := in.fetch.Error(); err != nil && in.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			err := in.fetch.Error()
+			in.endFetch()
+			switch {
+			case err == nil || in.ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+			case errors.Is(err, jetstream.ErrConsumerDeleted):
+				// Its stream sequences may start again from 1: a high-water
+				// sequence would then skip every batch. Start a new bridge.
+				return work, agent.Terminate(fmt.Errorf("natsbridge: %s: %w", in.cfg.Name, err))
+			default: // reconnecting, leader changes: pull again soon
 				in.cfg.Logger.Debug("natsbridge: pull ended", "bridge", in.cfg.Name, "err", err)
 				in.retryAt = in.cfg.Clock.Nanos() + int64(in.cfg.JetStream.RetryWait)
+				if errors.Is(err, nats.ErrNoResponders) {
+					in.checkConsumer()
+				}
 			}
-			in.endFetch()
 			return work, nil
 		}
 		in.endFetch() // a pull for one batch is complete with it
@@ -298,12 +321,36 @@ func (in *Inbound) pull() bool {
 	b, err := in.cons.Fetch(1, jetstream.FetchContext(ctx))
 	if err != nil {
 		stop()
+		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			in.gone = err
+		}
 		in.retryAt = in.cfg.Clock.Nanos() + int64(in.cfg.JetStream.RetryWait)
 		in.cfg.Logger.Debug("natsbridge: pull failed", "bridge", in.cfg.Name, "err", err)
 		return false
 	}
 	in.fetch, in.fetchStop = b, stop
 	return true
+}
+
+// checkConsumer asks the server, on a goroutine of its own so that the
+// duty cycle does not wait, whether the consumer still exists: a pull
+// request to a deleted consumer finds no responder, as one to a server
+// that is not ready does. One check at a time; OnClose waits for it.
+func (in *Inbound) checkConsumer() {
+	if !in.checking.CompareAndSwap(false, true) {
+		return
+	}
+	in.wg.Add(1)
+	go func() {
+		defer in.wg.Done()
+		defer in.checking.Store(false)
+		ctx, cancel := context.WithTimeout(in.ctx, in.cfg.JetStream.FetchWait)
+		defer cancel()
+		if _, err := in.cons.Info(ctx); errors.Is(err, jetstream.ErrConsumerNotFound) {
+			// The atomic store happens before the DoWork load that sees it.
+			in.goneAsync.Store(&err)
+		}
+	}()
 }
 
 func (in *Inbound) endFetch() {
@@ -436,6 +483,8 @@ func (in *Inbound) OnClose() error {
 		}
 		in.settle(time.Now().Add(time.Second))
 	}
+	in.cancel()
+	in.wg.Wait()
 	in.st.set(statReconnects, int64(in.nc.Stats().Reconnects))
 	in.release()
 	return err

@@ -1,10 +1,12 @@
 package natsbridge
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
@@ -225,4 +227,28 @@ func TestJetStreamHeldBatchIsNotRedelivered(t *testing.T) {
 	pump(t, func() bool { return c.next == n }, in, c)
 	require.NoError(t, in.OnClose())
 	require.Zero(t, in.Stats().Redelivered, "the held batch was redelivered")
+}
+
+// A consumer deleted under the bridge ends it: a recreated consumer (or
+// stream) may start its sequences again, which the high-water sequence
+// would skip.
+func TestJetStreamConsumerDeletedEndsTheAgent(t *testing.T) {
+	s := runServer(t, jsServerOptions(t))
+	cfg := jsConfig(s, "deleted")
+	in, err := NewInbound(ctx(t), cfg, newMailbox(t, 1<<16))
+	require.NoError(t, err)
+	_, err = in.DoWork() // a pull is waiting at the server now
+	require.NoError(t, err)
+	require.NotNil(t, in.fetch)
+	js, err := jetstream.New(in.nc)
+	require.NoError(t, err)
+	require.NoError(t, js.DeleteConsumer(ctx(t), cfg.JetStream.Stream, cfg.Name))
+	var end error
+	for deadline := time.Now().Add(10 * time.Second); end == nil && time.Now().Before(deadline); {
+		_, end = in.DoWork()
+		time.Sleep(100 * time.Microsecond)
+	}
+	require.ErrorIs(t, end, agent.ErrTermination)
+	require.True(t, errors.Is(end, jetstream.ErrConsumerNotFound) || errors.Is(end, jetstream.ErrConsumerDeleted), "%v", end)
+	require.NoError(t, in.OnClose())
 }
