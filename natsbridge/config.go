@@ -39,15 +39,16 @@ type Config struct {
 	// Conn is a connection to use; the bridge does not close it. With a nil
 	// Conn the bridge connects to URL with Options and closes its
 	// connection in OnClose. A Conn for an outbound bridge should have a
-	// nats.WriteBufferSize of several batches ("Outbound: batching and
-	// back-pressure" in docs/natsbridge.md).
+	// nats.WriteBufferSize of several batches (docs/natsbridge.md,
+	// "Outbound: batching and back-pressure").
 	Conn *nats.Conn
 	// URL is nats.Connect's server list ("nats://a:4222,nats://b:4222").
 	URL string
 	// Options are passed to nats.Connect after the bridge's own (so they
 	// win): credentials, TLS, reconnect policy, handlers. The bridge adds
 	// MaxReconnects(-1) and a WriteBufferSize that keeps its batches off
-	// the publisher's synchronous flush ("Back-pressure").
+	// the client's synchronous flush (docs/natsbridge.md, "Outbound:
+	// batching and back-pressure").
 	Options []nats.Option
 	// JetStream selects JetStream mode; nil is core NATS mode.
 	JetStream *JetStream
@@ -66,7 +67,8 @@ type Config struct {
 	// Logger receives connection events and rejected frames; nil is
 	// slog.Default().
 	Logger *slog.Logger
-	// Clock times the flush interval and retries; nil is clock.System.
+	// Clock times the flush interval, the retries and the extension of a
+	// held batch's ack wait; nil is clock.System.
 	Clock clock.Nano
 }
 

@@ -457,8 +457,10 @@ func (in *Inbound) hold() {
 // batch is partly delivered, tries for up to a second to deliver the rest
 // (the mailbox's consumer may still be draining). A batch left partly
 // delivered is not acknowledged: it is delivered again, whole, to the next
-// bridge on the consumer, and OnClose returns an error saying so. Then it
-// frees the counters and closes a connection the bridge opened.
+// bridge on the consumer, and OnClose returns an error saying so. It then
+// waits (at most a second) for the consumer's ack floor to reach the
+// high-water sequence, so that the next bridge on the consumer starts after
+// it. Last, it frees the counters and closes a connection the bridge opened.
 func (in *Inbound) OnClose() error {
 	var err error
 	if in.sub != nil {

@@ -359,9 +359,10 @@ func (o *Outbound) pushJetStream() (int, error) {
 
 // OnClose publishes what is batched, best effort: in core mode it hands the
 // sealed and the filling batch to the client and flushes it (at most a
-// second); in JetStream mode it waits up to AckTimeout for each. Messages
-// still in the mailbox stay there. Then it frees the counters and closes a
-// connection the bridge opened.
+// second); in JetStream mode it waits for their acknowledgements (at most
+// twice AckTimeout in all). It returns an error with the count of batched
+// messages it could not publish. Messages still in the mailbox stay there.
+// Then it frees the counters and closes a connection the bridge opened.
 func (o *Outbound) OnClose() error {
 	deadline := time.Now().Add(time.Second)
 	if o.js != nil {
