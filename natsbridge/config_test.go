@@ -61,3 +61,15 @@ func TestOptionsPassThrough(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, in.OnClose())
 }
+
+// A batch larger than the server's max_payload could never be published.
+func TestBatchAboveMaxPayloadRefused(t *testing.T) {
+	s := runServer(t, server.Options{MaxPayload: 32 * 1024})
+	cfg := testConfig(s, "maxpayload")
+	_, err := NewOutbound(ctx(t), cfg, newMailboxMax(t, 1<<16, 1024))
+	require.ErrorIs(t, err, ErrConfig)
+	cfg.BatchBytes = 16 * 1024
+	out, err := NewOutbound(ctx(t), cfg, newMailboxMax(t, 1<<16, 1024))
+	require.NoError(t, err)
+	require.NoError(t, out.OnClose())
+}

@@ -38,6 +38,7 @@ type Outbound struct {
 	inflight  jetstream.PubAckFuture
 	retryAt   int64
 	published bool // the sealed frame was published at least once
+	failed    bool // the sealed frame's publish failed once (logged)
 
 	maxBuffered int
 	poll        func(limit int) (int, error) // drains the source into fill
@@ -112,6 +113,15 @@ func (o *Outbound) open(ctx context.Context) error {
 		return err
 	}
 	o.maxBuffered = o.nc.Opts.WriteBufferSize - c.BatchBytes
+	if mp := o.nc.MaxPayload(); mp > 0 {
+		if c.JetStream != nil {
+			mp -= 1024 // the message id header travels in the same payload limit
+		}
+		if int64(c.BatchBytes) > mp {
+			o.release()
+			return fmt.Errorf("%w: %s: BatchBytes %d above what the server's max_payload leaves (%d)", ErrConfig, c.Name, c.BatchBytes, mp)
+		}
+	}
 	if o.maxBuffered < c.BatchBytes {
 		// A client write buffer smaller than two batches: every publish
 		// may flush on the duty thread; allow one batch at a time.
@@ -270,7 +280,7 @@ func (o *Outbound) seal() {
 	o.full = false
 	o.seq++
 	o.frame = o.out.Seal(o.source, o.seq)
-	o.published = false
+	o.published, o.failed = false, false
 	if o.js != nil {
 		o.msgID = fmt.Sprintf("%016x-%d", o.source, o.seq)
 	}
@@ -350,7 +360,10 @@ func (o *Outbound) pushJetStream() (int, error) {
 	case err := <-o.inflight.Err():
 		o.inflight = nil
 		o.retryAt = o.cfg.Clock.Nanos() + int64(o.cfg.JetStream.RetryWait)
-		o.cfg.Logger.Debug("natsbridge: republishing", "bridge", o.cfg.Name, "seq", o.seq, "err", err)
+		if !o.failed { // once per batch: a long outage must not flood the log
+			o.failed = true
+			o.cfg.Logger.Warn("natsbridge: publish not acknowledged, republishing", "bridge", o.cfg.Name, "seq", o.seq, "err", err)
+		}
 		return 0, nil
 	default:
 		return 0, nil
