@@ -17,6 +17,8 @@
 //     shared files.
 //   - journal: a durable, segmented, memory-mapped log with tailers,
 //     recovery and record/replay agents.
+//   - natsbridge: mailboxes bridged between hosts through NATS, core or
+//     JetStream.
 //   - ipc: shared-memory files (create, open, own, remove, liveness,
 //     cleanup), mailboxes in them, counters, error logs and latency
 //     histograms (ipc/counters, ipc/errlog, ipc/histogram);

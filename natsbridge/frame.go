@@ -1,0 +1,289 @@
+package natsbridge
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/dutyrt/duty/mailbox"
+)
+
+// The batch frame: one NATS message carries many duty messages. The layout
+// is written here once; docs/natsbridge.md, "Batch frame" draws it and
+// frame_test.go asserts it byte by byte. All integers are little-endian.
+//
+//	offset  size  field
+//	0       3     magic "DNB"
+//	3       1     version (FrameVersion)
+//	4       4     message count, >= 1
+//	8       8     source id: the publishing bridge, never 0
+//	16      8     batch sequence among the source's batches, from 1
+//	24      4     body length: the bytes after the header
+//	28      4     CRC32C (Castagnoli) of the body
+//	32      ...   body: count message entries, back to back
+//
+// A message entry:
+//
+//	0       4     type id, 1 .. mailbox.MaxTypeID
+//	4       4     part count n, 1 .. MaxParts
+//	8       ...   n times: a uint32 length, then that many bytes
+const (
+	// FrameVersion is the version byte this package writes and reads.
+	FrameVersion = 1
+	// HeaderLength is the length of a batch header.
+	HeaderLength = 32
+	// EntryHeaderLength is the length of a message entry's fixed part (type
+	// id and part count); each part adds PartPrefixLength.
+	EntryHeaderLength = 8
+	// PartPrefixLength is the length prefix of each part.
+	PartPrefixLength = 4
+	// MinBatchBytes is the smallest batch capacity: a header and one empty
+	// one-part message.
+	MinBatchBytes = HeaderLength + EntryHeaderLength + PartPrefixLength
+)
+
+const (
+	offMagic    = 0
+	offVersion  = 3
+	offCount    = 4
+	offSource   = 8
+	offSequence = 16
+	offBodyLen  = 24
+	offCRC      = 28
+)
+
+var magic = [3]byte{'D', 'N', 'B'}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// EntryLength returns the bytes a message of these parts takes in a batch.
+func EntryLength(parts [][]byte) int {
+	n := EntryHeaderLength
+	for _, p := range parts {
+		n += PartPrefixLength + len(p)
+	}
+	return n
+}
+
+// Header is the decoded header of a batch.
+type Header struct {
+	Count    int
+	Source   uint64
+	Sequence uint64
+}
+
+// Batch encodes messages into one frame. It owns one buffer of the capacity
+// given to NewBatch and allocates nothing after that: Append copies the
+// parts in, Seal writes the header and returns the buffer's frame. A Batch
+// is not safe for concurrent use.
+type Batch struct {
+	buf   []byte
+	count int
+}
+
+// NewBatch returns an empty batch whose frames are at most capacity bytes
+// (>= MinBatchBytes, else ErrConfig).
+func NewBatch(capacity int) (*Batch, error) {
+	if capacity < MinBatchBytes || capacity > maxFrame {
+		return nil, fmt.Errorf("%w: batch capacity %d outside %d..%d", ErrConfig, capacity, MinBatchBytes, maxFrame)
+	}
+	b := &Batch{buf: make([]byte, HeaderLength, capacity)}
+	return b, nil
+}
+
+// maxFrame bounds a frame so that every length fits a uint32 and a NATS
+// payload (whose server limit is far lower).
+const maxFrame = 1 << 30
+
+// Append adds one message. It returns ErrBatchFull, with nothing added,
+// when the message does not fit the remaining capacity of a batch holding
+// messages (seal and publish it, then append again), and an error wrapping
+// ErrTooLarge when it does not fit even an empty batch; mailbox.ErrTypeID
+// or mailbox.ErrParts (wrapped) for a type id or part count out of range.
+// ErrBatchFull is returned unwrapped and without allocating.
+func (b *Batch) Append(typeID int32, parts ...[]byte) error {
+	if typeID < 1 || typeID > mailbox.MaxTypeID {
+		return fmt.Errorf("%w: %d", mailbox.ErrTypeID, typeID)
+	}
+	if len(parts) < 1 || len(parts) > MaxParts {
+		return fmt.Errorf("%w: %d parts", mailbox.ErrParts, len(parts))
+	}
+	n := EntryLength(parts)
+	if len(b.buf)+n > cap(b.buf) {
+		if b.count > 0 {
+			return ErrBatchFull
+		}
+		return fmt.Errorf("%w: a message of %d bytes in a batch of %d", ErrTooLarge, n, cap(b.buf))
+	}
+	at := len(b.buf)
+	b.buf = b.buf[:at+n]
+	binary.LittleEndian.PutUint32(b.buf[at:], uint32(typeID))
+	binary.LittleEndian.PutUint32(b.buf[at+4:], uint32(len(parts)))
+	at += EntryHeaderLength
+	for _, p := range parts {
+		binary.LittleEndian.PutUint32(b.buf[at:], uint32(len(p)))
+		at += PartPrefixLength
+		at += copy(b.buf[at:], p)
+	}
+	b.count++
+	return nil
+}
+
+// Count returns the number of messages appended since the last Reset.
+func (b *Batch) Count() int { return b.count }
+
+// Len returns the frame's length so far, header included.
+func (b *Batch) Len() int { return len(b.buf) }
+
+// Cap returns the batch's capacity.
+func (b *Batch) Cap() int { return cap(b.buf) }
+
+// Reset empties the batch.
+func (b *Batch) Reset() {
+	b.buf = b.buf[:HeaderLength]
+	b.count = 0
+}
+
+// Seal writes the header for source and sequence and returns the frame. The
+// slice aliases the batch's buffer: it is valid until the next Append or
+// Reset. Sealing an empty batch returns a frame that Reader rejects.
+func (b *Batch) Seal(source, sequence uint64) []byte {
+	h := b.buf[:HeaderLength]
+	copy(h[offMagic:], magic[:])
+	h[offVersion] = FrameVersion
+	binary.LittleEndian.PutUint32(h[offCount:], uint32(b.count))
+	binary.LittleEndian.PutUint64(h[offSource:], source)
+	binary.LittleEndian.PutUint64(h[offSequence:], sequence)
+	body := b.buf[HeaderLength:]
+	binary.LittleEndian.PutUint32(h[offBodyLen:], uint32(len(body)))
+	binary.LittleEndian.PutUint32(h[offCRC:], crc32.Checksum(body, castagnoli))
+	return b.buf
+}
+
+// MaxParts bounds the part count of one message in a frame, as the
+// mailbox's default bounds it in a mailbox.
+const MaxParts = mailbox.DefaultMaxParts
+
+// Reader decodes frames. Reset checks a whole frame before the first
+// message is read, so a frame is either rejected whole or read whole:
+// nothing of a malformed frame reaches a mailbox. The parts Next returns
+// alias the frame; the slice of parts is reused by the next call. A Reader
+// allocates nothing once its parts slice has grown to the largest part
+// count seen. It is not safe for concurrent use.
+type Reader struct {
+	frame  []byte
+	at     int
+	left   int
+	typeID int32
+	parts  [][]byte
+}
+
+// Reset checks frame and positions the reader before its first message.
+// It returns an error wrapping ErrForeign for a payload that is not a
+// batch frame of this version (wrong magic, another version, shorter than
+// a header), and one wrapping ErrMalformed for a frame of ours that does
+// not hold together (count, lengths, checksum, a type id or part count out
+// of range, trailing bytes). After an error the reader holds no messages.
+func (r *Reader) Reset(frame []byte) (Header, error) {
+	r.frame, r.at, r.left = nil, 0, 0
+	if len(frame) < HeaderLength || frame[0] != magic[0] || frame[1] != magic[1] || frame[2] != magic[2] {
+		return Header{}, fmt.Errorf("%w: %d bytes without the batch magic", ErrForeign, len(frame))
+	}
+	if v := frame[offVersion]; v != FrameVersion {
+		return Header{}, fmt.Errorf("%w: frame version %d, this reader reads %d", ErrForeign, v, FrameVersion)
+	}
+	h := Header{
+		Count:    int(binary.LittleEndian.Uint32(frame[offCount:])),
+		Source:   binary.LittleEndian.Uint64(frame[offSource:]),
+		Sequence: binary.LittleEndian.Uint64(frame[offSequence:]),
+	}
+	body := frame[HeaderLength:]
+	if bl := binary.LittleEndian.Uint32(frame[offBodyLen:]); uint64(bl) != uint64(len(body)) {
+		return Header{}, fmt.Errorf("%w: body length %d in a frame of %d body bytes", ErrMalformed, bl, len(body))
+	}
+	if h.Source == 0 || h.Sequence == 0 {
+		return Header{}, fmt.Errorf("%w: source %d, sequence %d", ErrMalformed, h.Source, h.Sequence)
+	}
+	if h.Count < 1 || h.Count > len(body)/(EntryHeaderLength+PartPrefixLength) {
+		return Header{}, fmt.Errorf("%w: %d messages in %d body bytes", ErrMalformed, h.Count, len(body))
+	}
+	if c := binary.LittleEndian.Uint32(frame[offCRC:]); c != crc32.Checksum(body, castagnoli) {
+		return Header{}, fmt.Errorf("%w: checksum mismatch", ErrMalformed)
+	}
+	at := HeaderLength
+	for i := range h.Count {
+		next, err := skipEntry(frame, at)
+		if err != nil {
+			return Header{}, fmt.Errorf("%w: message %d at offset %d: %s", ErrMalformed, i, at, err)
+		}
+		at = next
+	}
+	if at != len(frame) {
+		return Header{}, fmt.Errorf("%w: %d bytes after the last message", ErrMalformed, len(frame)-at)
+	}
+	r.frame, r.at, r.left = frame, HeaderLength, h.Count
+	return h, nil
+}
+
+// entryError is a reason, formatted by Reset only when a frame fails.
+type entryError string
+
+func (e entryError) Error() string { return string(e) }
+
+// skipEntry checks the entry at offset at and returns the offset after it.
+func skipEntry(f []byte, at int) (int, error) {
+	if len(f)-at < EntryHeaderLength {
+		return 0, entryError("truncated entry header")
+	}
+	typeID := binary.LittleEndian.Uint32(f[at:])
+	if typeID < 1 || typeID > uint32(mailbox.MaxTypeID) {
+		return 0, entryError("type id out of range")
+	}
+	n := binary.LittleEndian.Uint32(f[at+4:])
+	if n < 1 || n > MaxParts {
+		return 0, entryError("part count out of range")
+	}
+	at += EntryHeaderLength
+	for range n {
+		if len(f)-at < PartPrefixLength {
+			return 0, entryError("truncated part length")
+		}
+		l := binary.LittleEndian.Uint32(f[at:])
+		at += PartPrefixLength
+		if uint64(l) > uint64(len(f)-at) {
+			return 0, entryError("part runs past the frame")
+		}
+		at += int(l)
+	}
+	return at, nil
+}
+
+// Next reads the next message; it returns false after the last one.
+func (r *Reader) Next() bool {
+	if r.left == 0 {
+		return false
+	}
+	f, at := r.frame, r.at
+	r.typeID = int32(binary.LittleEndian.Uint32(f[at:]))
+	n := int(binary.LittleEndian.Uint32(f[at+4:]))
+	at += EntryHeaderLength
+	r.parts = r.parts[:0]
+	for range n {
+		l := int(binary.LittleEndian.Uint32(f[at:]))
+		at += PartPrefixLength
+		r.parts = append(r.parts, f[at:at+l:at+l])
+		at += l
+	}
+	r.at = at
+	r.left--
+	return true
+}
+
+// Remaining returns the number of messages not read yet.
+func (r *Reader) Remaining() int { return r.left }
+
+// TypeID returns the current message's type id.
+func (r *Reader) TypeID() int32 { return r.typeID }
+
+// Parts returns the current message's parts (one for a plain message).
+func (r *Reader) Parts() [][]byte { return r.parts }
