@@ -106,19 +106,25 @@ func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
 			}
 			return c.finish([]int{n})
 		}
-		for c.received < n {
-			k, err := actor.DoWork()
-			if err != nil {
-				return err
-			}
-			if k == 0 && t.abort.Load() {
-				return errAborted
-			}
-		}
-		t.finish()
-		return c.finish([]int{n})
+		return runActor(t, actor, c, n)
 	})
 	return t.run(cfg.timeout)
+}
+
+// runActor calls the consumer actor's DoWork in a busy loop, as a runner
+// with a busy-spin idle strategy would, until c has received n messages.
+func runActor(t *team, actor *mailbox.Actor, c *checker, n int) error {
+	for c.received < n {
+		k, err := actor.DoWork()
+		if err != nil {
+			return err
+		}
+		if k == 0 && t.abort.Load() {
+			return errAborted
+		}
+	}
+	t.finish()
+	return c.finish([]int{n})
 }
 
 // w3MailboxActors: two actors, each owning a mailbox. The ponger's handler
@@ -247,18 +253,6 @@ func w1MailboxTyped(cfg *runConfig) (time.Duration, error) {
 		}
 		return nil
 	})
-	t.spawn(1, func() error {
-		for c.received < n {
-			k, err := actor.DoWork()
-			if err != nil {
-				return err
-			}
-			if k == 0 && t.abort.Load() {
-				return errAborted
-			}
-		}
-		t.finish()
-		return c.finish([]int{n})
-	})
+	t.spawn(1, func() error { return runActor(t, actor, c, n) })
 	return t.run(cfg.timeout)
 }
