@@ -53,3 +53,8 @@ var (
 	// (Recv on a PUSH, Subscribe on a PULL, ...).
 	ErrSocketKind = errors.New("zmtp: operation not supported by this socket type")
 )
+
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return ErrProtocol.Error() + ": " + e.msg }
+func (e *protocolError) Unwrap() error { return ErrProtocol }
