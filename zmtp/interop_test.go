@@ -17,7 +17,7 @@ func interopMessages() [][][]byte {
 	return [][][]byte{
 		{[]byte("t.hello")},
 		{[]byte("t.multi"), []byte("part two"), nil, []byte("four")},
-		{[]byte("t.255"), pattern(5, 255 - len("t.255"))},
+		{[]byte("t.255"), pattern(5, 255-len("t.255"))},
 		{[]byte("t.edge"), pattern(6, 255), pattern(7, 256)},
 		{[]byte("t.big"), pattern(8, 1<<20)},
 	}
