@@ -260,6 +260,11 @@ func BufferBound(maxMessage, maxParts int) int {
 // BufferLen returns the size of the decoder's buffer now.
 func (d *Decoder) BufferLen() int { return len(d.buf) }
 
+// Partial reports whether the decoder holds the start of a message or
+// command that has not arrived whole: after an error, whether the stream
+// ended within one.
+func (d *Decoder) Partial() bool { return d.w > d.keep || d.state != stFlags }
+
 // Parts returns the message Next decoded; valid until the next call.
 func (d *Decoder) Parts() [][]byte { return d.parts }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +18,9 @@ import (
 // Close (go-zeromq/zmq4 v0.17.0, pub.go): the only goroutine not ours the
 // interoperability tests leave behind.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(childEnv); addr != "" {
+		runChild(addr)
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/go-zeromq/zmq4.(*pubMWriter).run"))
 }
 
@@ -68,4 +74,8 @@ func eventually(t testing.TB, cond func() bool, what string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+func netDial(addr string) (net.Conn, error) {
+	return net.Dial("tcp", strings.TrimPrefix(addr, "tcp://"))
 }

@@ -75,6 +75,9 @@ func (p *peer) run() {
 	}()
 	p.end(p.read())
 	<-p.done
+	if p.dec.Partial() {
+		s.st.torn.Add(1)
+	}
 	s.removePeer(p)
 	if p.out != nil {
 		s.st.lost.Add(uint64(p.out.drop()))

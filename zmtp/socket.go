@@ -143,11 +143,12 @@ type Stats struct {
 	Dropped      uint64 // messages a PUB did not queue for a full subscriber; a bridge could not deliver
 	Lost         uint64 // messages taken by a writer whose connection failed, or queued for a peer that left
 	Unsubscribed uint64 // messages a SUB received outside its subscriptions
+	Torn         uint64 // connections that ended within a message (its part discarded)
 }
 
 type stats struct {
-	handshakes, rejected, peerErrors, disconnects      atomic.Uint64
-	sent, received, dropped, lost, unsubscribed, peers atomic.Uint64
+	handshakes, rejected, peerErrors, disconnects            atomic.Uint64
+	sent, received, dropped, lost, unsubscribed, peers, torn atomic.Uint64
 }
 
 // A sink takes the messages a receiving socket's readers decode. deliver
@@ -561,6 +562,7 @@ func (s *Socket) Stats() Stats {
 		Dropped:      s.st.dropped.Load(),
 		Lost:         s.st.lost.Load(),
 		Unsubscribed: s.st.unsubscribed.Load(),
+		Torn:         s.st.torn.Load(),
 	}
 }
 
