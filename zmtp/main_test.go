@@ -15,7 +15,7 @@ import (
 )
 
 // zmq4's PUB leaves its writer goroutine waiting on a condition after
-// Close (go-zeromq/zmq4 v0.17.0, pub.go): the only goroutine not ours the
+// Close (go-zeromq/zmq4 v0.17.0, its PUB writer): the only goroutine not ours the
 // interoperability tests leave behind.
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(childEnv); addr != "" {

@@ -136,10 +136,13 @@ func (p *peer) read() error {
 				s.st.unsubscribed.Add(1)
 				continue
 			}
-			if err := s.sink.deliver(s.ctx, parts); err != nil {
+			ok, err := s.sink.deliver(s.ctx, parts)
+			if err != nil {
 				return err
 			}
-			s.st.received.Add(1)
+			if ok {
+				s.st.received.Add(1)
+			}
 		case Pub:
 			// The ZMTP 3.0 form of a subscription, which 3.1 peers may use
 			// too: one frame, 0x01 or 0x00, then the prefix.

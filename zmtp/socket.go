@@ -155,7 +155,7 @@ type stats struct {
 // may wait (that is back-pressure: the reader stops reading) until ctx
 // ends; it copies what it keeps.
 type sink interface {
-	deliver(ctx context.Context, parts [][]byte) error
+	deliver(ctx context.Context, parts [][]byte) (delivered bool, err error)
 }
 
 // A Socket is a ZeroMQ socket of one Type: it binds and connects to any
@@ -178,10 +178,12 @@ type Socket struct {
 	peersV    atomic.Pointer[[]*peer]
 	subs      subscriptions // Sub: this socket's subscriptions
 
-	out  *queue // Push: the messages to send, taken by any peer's writer
-	in   *queue // Pull, Sub: received messages for Recv
-	sink sink
-	st   stats
+	out     *queue // Push: the messages to send, taken by any peer's writer
+	in      *queue // Pull, Sub: received messages for Recv
+	sink    sink
+	bridged bool // DeliverTo replaced the queue for Recv
+	started bool // Bind or Connect was called
+	st      stats
 }
 
 // NewSocket returns a socket of type t.
@@ -209,7 +211,10 @@ func (s *Socket) Type() Type { return s.typ }
 
 type queueSink struct{ q *queue }
 
-func (k queueSink) deliver(ctx context.Context, parts [][]byte) error { return k.q.put(ctx, parts) }
+func (k queueSink) deliver(ctx context.Context, parts [][]byte) (bool, error) {
+	err := k.q.put(ctx, parts)
+	return err == nil, err
+}
 
 // parseEndpoint maps tcp://host:port and ipc:///path to a network and an
 // address.
@@ -247,6 +252,7 @@ func (s *Socket) Bind(endpoint string) (string, error) {
 		return "", ErrClosed
 	}
 	s.listeners = append(s.listeners, l)
+	s.started = true
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.accept(l)
@@ -320,6 +326,7 @@ func (s *Socket) Connect(endpoint string) error {
 	if s.closed {
 		return ErrClosed
 	}
+	s.started = true
 	s.wg.Add(1)
 	go s.dial(network, addr)
 	return nil
@@ -510,7 +517,7 @@ func (m *Message) Parts() [][]byte { return m.s.parts }
 // Recv waits for the next message of a PULL or SUB socket until ctx ends
 // or the socket closes (ErrClosed), and puts it into m.
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
-	if s.in == nil || s.sink != (queueSink{s.in}) {
+	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
 	}
 	sl, err := s.in.get(ctx, s.ctx.Done())
