@@ -231,3 +231,37 @@ func TestEndpointsAndKinds(t *testing.T) {
 	_, err := NewSocket(Type(9), Options{})
 	require.ErrorIs(t, err, ErrSocketKind)
 }
+
+// A subscriber cannot make a publisher keep without bound: past
+// maxPeerSubs distinct prefixes it is disconnected; PINGs it does not
+// read the PONGs of leave one PONG pending, not one per PING.
+func TestSubscriberBounds(t *testing.T) {
+	pub := newSocket(t, Pub, Options{})
+	addr := bind(t, pub, "tcp://127.0.0.1:0")
+	r := dialRaw(t, addr)
+	r.handshake(Sub)
+	e := NewEncoder(0)
+	for range 1000 {
+		e.Command("PING", []byte{0, 0}, []byte("context"))
+	}
+	for i := range maxPeerSubs {
+		e.Command("SUBSCRIBE", []byte(fmt.Sprint(i)))
+	}
+	e.Command("SUBSCRIBE", []byte("0")) // a prefix it holds: counted, not new
+	_, err := e.WriteTo(r.c)
+	require.NoError(t, err)
+	eventually(t, func() bool {
+		ps := *pub.peersV.Load()
+		return len(ps) == 1 && ps[0].subscribed([]byte(fmt.Sprint(maxPeerSubs-1)))
+	}, "subscriptions applied")
+	p := (*pub.peersV.Load())[0]
+	p.mu.Lock()
+	require.Empty(t, p.cmds)
+	p.mu.Unlock()
+
+	e.Command("SUBSCRIBE", []byte("one too many"))
+	_, err = e.WriteTo(r.c)
+	require.NoError(t, err)
+	r.waitClosed()
+	eventually(t, func() bool { return pub.Stats().PeerErrors == 1 }, "counted")
+}

@@ -28,11 +28,20 @@ type peer struct {
 	done chan struct{} // closed when the peer ends
 	once sync.Once
 
-	mu   sync.Mutex
-	cmds []pendingCmd  // commands for the writer: PONG, SUBSCRIBE, CANCEL
-	subs subscriptions // Pub: what this peer subscribed to
-	err  error         // why the peer ended
+	mu      sync.Mutex
+	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
+	pong    bool         // a PONG is due; one at most, however many PINGs came
+	pongCtx [maxPingContext]byte
+	pongLen int
+	subs    subscriptions // Pub: what this peer subscribed to
+	err     error         // why the peer ended
 }
+
+// Bounds on what a peer can make this side keep.
+const (
+	maxPingContext = 16   // the specification's bound on a PING's context
+	maxPeerSubs    = 4096 // distinct prefixes a subscriber may hold
+)
 
 type pendingCmd struct {
 	name string
@@ -147,12 +156,23 @@ func (p *peer) read() error {
 			// The ZMTP 3.0 form of a subscription, which 3.1 peers may use
 			// too: one frame, 0x01 or 0x00, then the prefix.
 			if len(parts) == 1 && len(parts[0]) > 0 && parts[0][0] <= 1 {
-				p.mu.Lock()
-				p.subs.change(parts[0][0] == 1, parts[0][1:])
-				p.mu.Unlock()
+				if err := p.subscription(parts[0][0] == 1, parts[0][1:]); err != nil {
+					return err
+				}
 			}
 		}
 	}
+}
+
+// subscription applies a subscriber's SUBSCRIBE (on) or CANCEL.
+func (p *peer) subscription(on bool, prefix []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on && len(p.subs.list) >= maxPeerSubs && !p.subs.has(prefix) {
+		return errProtocol("more than %d subscriptions", maxPeerSubs)
+	}
+	p.subs.change(on, prefix)
+	return nil
 }
 
 func (s *Socket) wants(first []byte) bool {
@@ -170,17 +190,19 @@ func (p *peer) onCommand(body []byte) error {
 	switch string(name) {
 	case "PING":
 		// ping-ttl (2 bytes), then a context of up to 16 bytes to echo.
-		if len(data) < 2 || len(data) > 2+16 {
+		if len(data) < 2 || len(data) > 2+maxPingContext {
 			return errProtocol("PING of %d bytes", len(data))
 		}
-		p.queueCmd("PONG", bytes.Clone(data[2:]))
+		p.mu.Lock()
+		p.pong = true
+		p.pongLen = copy(p.pongCtx[:], data[2:])
+		p.mu.Unlock()
+		signal(p.wake)
 	case "PONG":
 		// Its arrival is traffic: the read deadline moved.
 	case "SUBSCRIBE", "CANCEL":
 		if p.s.typ == Pub {
-			p.mu.Lock()
-			p.subs.change(string(name) == "SUBSCRIBE", data)
-			p.mu.Unlock()
+			return p.subscription(string(name) == "SUBSCRIBE", data)
 		}
 	case "ERROR":
 		return errProtocol("peer sent ERROR %q", errorReason(data))
@@ -214,6 +236,7 @@ func (p *peer) write() error {
 	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
 	batch := make([]*slot, 0, writeBatch)
 	var cmds []pendingCmd
+	var pong [maxPingContext]byte
 	for {
 		select {
 		case <-p.done:
@@ -225,7 +248,12 @@ func (p *peer) write() error {
 		}
 		p.mu.Lock()
 		cmds, p.cmds = p.cmds, cmds[:0]
+		ponging, n := p.pong, copy(pong[:], p.pongCtx[:p.pongLen])
+		p.pong = false
 		p.mu.Unlock()
+		if ponging {
+			p.enc.Command("PONG", pong[:n])
+		}
 		for _, c := range cmds {
 			if p.minor == 0 && (c.name == "SUBSCRIBE" || c.name == "CANCEL") {
 				flag := byte(0)

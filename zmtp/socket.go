@@ -626,6 +626,15 @@ func (ss *subscriptions) change(on bool, prefix []byte) bool {
 	return true
 }
 
+func (ss *subscriptions) has(prefix []byte) bool {
+	for i := range ss.list {
+		if bytes.Equal(ss.list[i].prefix, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (ss *subscriptions) match(first []byte) bool {
 	for i := range ss.list {
 		if bytes.HasPrefix(first, ss.list[i].prefix) {
