@@ -82,8 +82,13 @@ func (q *queue) tryPut(parts [][]byte) bool {
 	s.fill(parts)
 	q.ring[(q.head+q.n)%len(q.ring)] = s
 	q.n++
+	wasEmpty := q.n == 1
 	q.mu.Unlock()
-	signal(q.notEmpty)
+	// Only a consumer that found the queue empty waits: wake it at the
+	// transition; the wake-up waits in the channel if it is not asleep yet.
+	if wasEmpty {
+		signal(q.notEmpty)
+	}
 	return true
 }
 
@@ -152,10 +157,13 @@ func (q *queue) release(slots []*slot) {
 		return
 	}
 	q.mu.Lock()
+	wasFull := len(q.free) == 0
 	q.free = append(q.free, slots...)
 	q.mu.Unlock()
 	clear(slots)
-	signal(q.notFull)
+	if wasFull {
+		signal(q.notFull)
+	}
 }
 
 // drop empties the queue and returns how many messages it held.

@@ -181,6 +181,7 @@ type Socket struct {
 	out     *queue // Push: the messages to send, taken by any peer's writer
 	in      *queue // Pull, Sub: received messages for Recv
 	sink    sink
+	rc      recvCache
 	bridged bool // DeliverTo replaced the queue for Recv
 	started bool // Bind or Connect was called
 	st      stats
@@ -520,15 +521,47 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
 	}
-	sl, err := s.in.get(ctx, s.ctx.Done())
-	if err != nil {
-		return err
+	rc := &s.rc
+	for {
+		rc.mu.Lock()
+		if rc.next == len(rc.got) {
+			// Give back the slots handed out, take the next batch: the
+			// receive queue's lock once per batch, not per message.
+			s.in.release(rc.used)
+			rc.used = rc.used[:0]
+			rc.got, rc.next = s.in.take(rc.got[:0], recvBatch), 0
+		}
+		if rc.next < len(rc.got) {
+			sl := rc.got[rc.next]
+			rc.got[rc.next] = nil
+			rc.next++
+			m.s, *sl = *sl, m.s
+			rc.used = append(rc.used, sl)
+			rc.mu.Unlock()
+			return nil
+		}
+		rc.mu.Unlock()
+		select {
+		case <-s.in.notEmpty:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return ErrClosed
+		}
 	}
-	m.s, *sl = *sl, m.s
-	var one = [1]*slot{sl}
-	s.in.release(one[:])
-	return nil
 }
+
+// recvCache holds a batch of received slots that Recv hands out one at a
+// time, and those it handed out, to give back with the next batch.
+type recvCache struct {
+	mu   sync.Mutex
+	got  []*slot
+	next int
+	used []*slot
+}
+
+// recvBatch is the most slots Recv takes from the receive queue at once.
+const recvBatch = 64
 
 // Subscribe asks every PUB peer, present and future, for the messages
 // whose first part starts with prefix (all messages for an empty prefix).
