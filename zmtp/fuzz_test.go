@@ -1,6 +1,7 @@
 package zmtp
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"testing"
@@ -78,4 +79,56 @@ func (r *oneByteOrAll) Read(p []byte) (int, error) {
 	n = copy(p, r.b[:n])
 	r.b = r.b[n:]
 	return n, nil
+}
+
+// FuzzHandshake feeds arbitrary bytes to what reads a peer's handshake:
+// the greeting, the first command, READY's properties. None panics; each
+// refuses with its sentinel; a READY that parses names a socket type.
+func FuzzHandshake(f *testing.F) {
+	g := greeting()
+	e := NewEncoder(0)
+	e.Command("READY", readyProperties(Push, []byte("id")))
+	var ready bytes.Buffer
+	_, _ = e.WriteTo(&ready)
+	f.Add(append(g[:], ready.Bytes()...))
+	f.Add(g[:11])
+	f.Add(append(g[:], FlagCommand, 6, 5, 'E', 'R', 'R', 'O', 'R'))
+	f.Add(append(g[:], FlagCommand, 12, 5, 'R', 'E', 'A', 'D', 'Y', 3, 'a', 'b', 'c', 0xff, 0xff))
+	bad := g
+	copy(bad[offMechanism:], "PLAIN")
+	f.Add(bad[:])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		if _, err := readGreeting(r); err != nil {
+			if !errors.Is(err, ErrGreeting) && !errors.Is(err, ErrMechanism) {
+				t.Fatalf("greeting: %v", err)
+			}
+			return
+		}
+		d := NewDecoder(r, 4096, 8)
+		if k, err := d.Next(); err != nil || k != KindCommand {
+			return
+		}
+		name, data, err := parseCommand(d.Command())
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("command: %v", err)
+			}
+			return
+		}
+		if string(name) != "READY" {
+			_ = errorReason(data)
+			return
+		}
+		typ, _, err := parseProperties(data)
+		if err != nil {
+			if !errors.Is(err, ErrHandshake) {
+				t.Fatalf("properties: %v", err)
+			}
+			return
+		}
+		if typ == "" {
+			t.Fatal("READY parsed without a socket type")
+		}
+	})
 }

@@ -94,6 +94,9 @@ func (q *queue) tryPut(parts [][]byte) bool {
 
 // put is tryPut that waits for room until ctx ends.
 func (q *queue) put(ctx context.Context, parts [][]byte) error {
+	if q.tryPut(parts) {
+		return nil
+	}
 	for !q.tryPut(parts) {
 		select {
 		case <-q.notFull:
@@ -101,18 +104,15 @@ func (q *queue) put(ctx context.Context, parts [][]byte) error {
 			return ctx.Err()
 		}
 	}
-	q.passOn(q.notFull, func() bool { return len(q.free) > 0 })
-	return nil
-}
-
-// passOn signals c again while cond holds, for the next waiter.
-func (q *queue) passOn(c chan struct{}, cond func() bool) {
+	// This producer waited: pass the wake-up on to the next waiting one
+	// while room is left.
 	q.mu.Lock()
-	ok := cond()
+	room := len(q.free) > 0
 	q.mu.Unlock()
-	if ok {
-		signal(c)
+	if room {
+		signal(q.notFull)
 	}
+	return nil
 }
 
 // take appends up to max queued slots to dst, oldest first, without

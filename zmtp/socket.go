@@ -87,9 +87,10 @@ type Options struct {
 	// Identity is sent in READY's Identity property.
 	Identity []byte
 	// Heartbeat, when positive, makes the socket send a PING to each
-	// peer after Heartbeat without traffic from it... every Heartbeat,
-	// and disconnect a peer from which nothing arrived for
-	// HeartbeatTimeout (default 3 * Heartbeat).
+	// peer every Heartbeat, and disconnect a peer from which nothing
+	// arrived for HeartbeatTimeout (default 3 * Heartbeat). PINGs go to
+	// every peer, ZMTP 3.0 ones included (3.0 has no PING; zmq4 answers
+	// it all the same).
 	Heartbeat        time.Duration
 	HeartbeatTimeout time.Duration
 	// HandshakeTimeout bounds the greeting and READY exchange of a new
