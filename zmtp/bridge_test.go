@@ -174,6 +174,7 @@ func TestFeederIntoPubWithFixedMapping(t *testing.T) {
 // A message through a bridge costs no allocation either: Send, the wire,
 // the reader's delivery into the mailbox, the owner's Drain.
 func TestBridgeAllocatesNothing(t *testing.T) {
+	skipUnderRace(t)
 	mb := newMailbox(t, 64<<10)
 	pull := newSocket(t, Pull, Options{})
 	require.NoError(t, pull.DeliverTo(mb, Mapping{TypeIDFrame: true}))

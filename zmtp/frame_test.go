@@ -160,6 +160,7 @@ func TestDecoderAcrossReadBoundaries(t *testing.T) {
 }
 
 func TestEncoderAllocatesNothing(t *testing.T) {
+	skipUnderRace(t)
 	e := NewEncoder(0)
 	small, large := make([]byte, 32), make([]byte, 64<<10)
 	var w io.Writer = io.Discard
@@ -174,6 +175,7 @@ func TestEncoderAllocatesNothing(t *testing.T) {
 }
 
 func TestDecoderAllocatesNothing(t *testing.T) {
+	skipUnderRace(t)
 	stream := encode(0, [][]byte{make([]byte, 32)}, [][]byte{[]byte("t"), make([]byte, 300)})
 	r := bytes.NewReader(stream)
 	d := NewDecoder(r, 0, 0)

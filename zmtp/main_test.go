@@ -12,10 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 // zmq4's PUB leaves its writer goroutine waiting on a condition after
-// Close (go-zeromq/zmq4 v0.17.0, its PUB writer): the only goroutine not ours the
+// Close (go-zeromq/zmq4 v0.17.0): the only goroutine not ours that the
 // interoperability tests leave behind.
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(childEnv); addr != "" {
@@ -78,4 +80,11 @@ func eventually(t testing.TB, cond func() bool, what string) {
 
 func netDial(addr string) (net.Conn, error) {
 	return net.Dial("tcp", strings.TrimPrefix(addr, "tcp://"))
+}
+
+// skipUnderRace skips an allocation test: the race detector allocates.
+func skipUnderRace(t *testing.T) {
+	if buildtags.Race {
+		t.Skip("the race detector allocates")
+	}
 }

@@ -134,23 +134,6 @@ func (q *queue) take(dst []*slot, max int) []*slot {
 	return dst
 }
 
-// get waits for a message until ctx or done ends.
-func (q *queue) get(ctx context.Context, done <-chan struct{}) (*slot, error) {
-	var one [1]*slot
-	for {
-		if s := q.take(one[:0], 1); len(s) == 1 {
-			return s[0], nil
-		}
-		select {
-		case <-q.notEmpty:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-done:
-			return nil, ErrClosed
-		}
-	}
-}
-
 // release gives slots back to the free list.
 func (q *queue) release(slots []*slot) {
 	if len(slots) == 0 {

@@ -201,6 +201,7 @@ func TestStressProducersStormAndKilledPeer(t *testing.T) {
 // Once a connection is up, a message costs no allocation on either side:
 // Send, the writer's vectored write, the reader's decode, Recv.
 func TestSendAndReceiveAllocateNothing(t *testing.T) {
+	skipUnderRace(t)
 	pull := newSocket(t, Pull, Options{})
 	push := newSocket(t, Push, Options{})
 	require.NoError(t, push.Connect(bind(t, pull, "tcp://127.0.0.1:0")))
