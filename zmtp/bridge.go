@@ -8,6 +8,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/ringbuf"
 )
 
 // A Mapping says how ZMTP messages and mailbox messages correspond
@@ -101,62 +102,128 @@ func (k *mailboxSink) deliver(ctx context.Context, parts [][]byte) (bool, error)
 // aborts) and the drain ends: the back-pressure passes on to the
 // mailbox's senders.
 type Feeder struct {
+	feed
+	mb *mailbox.Mailbox
+	h  mailbox.Handler
+}
+
+// A ControlledPoller is a source of messages whose handler may leave a
+// message for the next poll: *publication.Subscription, a subscription to
+// an IPC publication, is one.
+type ControlledPoller interface {
+	ControlledPoll(h ringbuf.ControlledHandler, limit int) (int, error)
+}
+
+// A PollFeeder is the Feeder of a ControlledPoller: each message (type id
+// and payload) becomes one ZMTP message, mapped by a Mapping: with
+// TypeIDFrame two frames, the type id and the payload; without, the
+// payload alone. ErrHWM leaves the message for the next poll (the handler
+// aborts), so an IPC publication's window closes on its publisher.
+type PollFeeder struct {
+	feed
+	src ControlledPoller
+	h   ringbuf.ControlledHandler
+}
+
+var (
+	_ agent.Agent = (*Feeder)(nil)
+	_ agent.Agent = (*PollFeeder)(nil)
+)
+
+// feed is what both feeders share: the socket, the mapping, the counts and
+// the send of one message.
+type feed struct {
 	role  string
-	mb    *mailbox.Mailbox
 	s     *Socket
 	m     Mapping
-	limit int
 	hwm   uint64
 	sent  uint64
 	tid   [4]byte
 	parts [][]byte
 	err   error
-	h     mailbox.Handler
 }
 
-var _ agent.Agent = (*Feeder)(nil)
+func newFeed(role string, s *Socket, m Mapping) (feed, error) {
+	if !s.typ.sends() {
+		return feed{}, fmt.Errorf("%w: a feeder into %v", ErrBridge, s.typ)
+	}
+	return feed{role: role, s: s, m: m}, nil
+}
 
 // NewFeeder returns a Feeder, named role, from mb (whose consumer this
 // goroutine becomes) to s, a PUSH or PUB socket.
 func NewFeeder(role string, mb *mailbox.Mailbox, s *Socket, m Mapping) (*Feeder, error) {
-	if !s.typ.sends() {
-		return nil, fmt.Errorf("%w: a Feeder into %v", ErrBridge, s.typ)
+	fd, err := newFeed(role, s, m)
+	if err != nil {
+		return nil, err
 	}
-	f := &Feeder{role: role, mb: mb, s: s, m: m, limit: writeBatch}
-	f.h = f.handle
+	f := &Feeder{feed: fd, mb: mb}
+	f.h = func(msg *mailbox.Message) mailbox.Action { return f.send(msg.TypeID(), msg.Parts()) }
+	return f, nil
+}
+
+// NewPollFeeder returns a PollFeeder, named role, from src to s, a PUSH
+// or PUB socket.
+func NewPollFeeder(role string, src ControlledPoller, s *Socket, m Mapping) (*PollFeeder, error) {
+	fd, err := newFeed(role, s, m)
+	if err != nil {
+		return nil, err
+	}
+	f := &PollFeeder{feed: fd, src: src}
+	var one [1][]byte
+	f.h = func(typeID int32, payload []byte) ringbuf.Action {
+		one[0] = payload
+		a := f.send(typeID, one[:])
+		one[0] = nil
+		return a
+	}
 	return f, nil
 }
 
 // RoleName names the agent.
-func (f *Feeder) RoleName() string { return f.role }
+func (f *feed) RoleName() string { return f.role }
 
 // OnStart does nothing.
-func (f *Feeder) OnStart() error { return nil }
+func (f *feed) OnStart() error { return nil }
 
-// OnClose does nothing: the socket and the mailbox belong to the caller.
-func (f *Feeder) OnClose() error { return nil }
+// OnClose does nothing: the socket and the source belong to the caller.
+func (f *feed) OnClose() error { return nil }
+
+// Refused returns how many times the socket refused a message with ErrHWM
+// (each time the message stayed in its source).
+func (f *feed) Refused() uint64 { return f.hwm }
+
+// Sent returns how many messages the socket accepted from the feeder.
+func (f *feed) Sent() uint64 { return f.sent }
 
 // DoWork sends up to 256 mailbox messages and returns how many it sent. A
 // closed socket terminates the agent (agent.Terminate wrapping ErrClosed).
 func (f *Feeder) DoWork() (int, error) {
-	n, err := f.mb.Drain(f.h, f.limit)
+	n, err := f.mb.Drain(f.h, writeBatch)
+	return f.done(n, err)
+}
+
+// DoWork sends up to 256 messages of the source and returns how many it
+// sent; the source's errors (a publication's end of stream, say) are
+// returned as they are. A closed socket terminates the agent
+// (agent.Terminate wrapping ErrClosed).
+func (f *PollFeeder) DoWork() (int, error) {
+	n, err := f.src.ControlledPoll(f.h, writeBatch)
+	return f.done(n, err)
+}
+
+func (f *feed) done(n int, err error) (int, error) {
 	if f.err != nil {
 		return n, agent.Terminate(f.err)
 	}
 	return n, err
 }
 
-// Refused returns how many times the socket refused a message with ErrHWM
-// (each time the message stayed in the mailbox).
-func (f *Feeder) Refused() uint64 { return f.hwm }
-
-// Sent returns how many messages the socket accepted from the Feeder.
-func (f *Feeder) Sent() uint64 { return f.sent }
-
-func (f *Feeder) handle(msg *mailbox.Message) mailbox.Action {
-	parts := msg.Parts()
+// send sends one message and returns the source's action: Continue when
+// the socket took it, Abort (the message stays) when it did not.
+func (f *feed) send(typeID int32, parts [][]byte) ringbuf.Action {
 	if f.m.TypeIDFrame {
-		binary.BigEndian.PutUint32(f.tid[:], uint32(msg.TypeID()))
+		binary.BigEndian.PutUint32(f.tid[:], uint32(typeID))
 		f.parts = append(append(f.parts[:0], f.tid[:]), parts...)
 		parts = f.parts
 	}
@@ -165,12 +232,12 @@ func (f *Feeder) handle(msg *mailbox.Message) mailbox.Action {
 	switch err {
 	case nil:
 		f.sent++
-		return mailbox.Continue
+		return ringbuf.Continue
 	case ErrHWM:
 		f.hwm++
-		return mailbox.Abort
+		return ringbuf.Abort
 	default:
 		f.err = err
-		return mailbox.Abort
+		return ringbuf.Abort
 	}
 }

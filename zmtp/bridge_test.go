@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/ipc/publication"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -202,4 +203,44 @@ func TestBridgeAllocatesNothing(t *testing.T) {
 		run()
 	}
 	require.Zero(t, testing.AllocsPerRun(500, run))
+}
+
+// An IPC publication's subscription feeds a PUSH socket: type id frame and
+// payload; ErrHWM leaves the message for the next poll; the end of the
+// stream reaches DoWork.
+func TestPollFeederFromAnIPCSubscription(t *testing.T) {
+	pubIPC, err := publication.Create(t.TempDir(), "quotes", 64<<10)
+	require.NoError(t, err)
+	defer pubIPC.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	subIPC, err := publication.OpenSubscription(ctx, pubIPC.File().Path())
+	require.NoError(t, err)
+	defer subIPC.Close()
+
+	push := newSocket(t, Push, Options{HWM: 2})
+	f, err := NewPollFeeder("ipc-out", subIPC, push, Mapping{TypeIDFrame: true})
+	require.NoError(t, err)
+	for i := range 4 {
+		_, err := pubIPC.Offer(int32(20+i), []byte(fmt.Sprint("quote ", i)))
+		require.NoError(t, err)
+	}
+	_, err = f.DoWork()
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), f.Sent(), "two fit under the high-water mark")
+	require.Equal(t, uint64(1), f.Refused())
+
+	pull := newSocket(t, Pull, Options{})
+	require.NoError(t, push.Connect(bind(t, pull, "tcp://127.0.0.1:0")))
+	for i := range 4 {
+		eventually(t, func() bool {
+			if _, err := f.DoWork(); err != nil {
+				t.Fatal(err)
+			}
+			return f.Sent() > uint64(i)
+		}, "fed")
+		require.Equal(t, [][]byte{typeFrame(int32(20 + i)), []byte(fmt.Sprint("quote ", i))}, recv(t, pull))
+	}
+	_, err = NewPollFeeder("x", subIPC, newSocket(t, Pull, Options{}), Mapping{})
+	require.ErrorIs(t, err, ErrBridge)
 }

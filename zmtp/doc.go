@@ -18,8 +18,10 @@
 // network I/O runs on two goroutines of the socket (a reader and a
 // writer); Bind adds an accepting goroutine, Connect a dialing one. Close
 // ends them all before it returns. A Message is used by one goroutine at a
-// time. A Feeder is an agent: one goroutine calls its DoWork, and it
-// becomes the consumer of its mailbox.
+// time. A Feeder (from a mailbox) and a PollFeeder (from an IPC
+// subscription, or any ControlledPoller) are agents: one goroutine calls
+// their DoWork, which never blocks; a Feeder's goroutine is the consumer
+// of its mailbox.
 //
 // # Sending
 //
