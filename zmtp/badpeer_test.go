@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -264,4 +266,31 @@ func TestSubscriberBounds(t *testing.T) {
 	require.NoError(t, err)
 	r.waitClosed()
 	eventually(t, func() bool { return pub.Stats().PeerErrors == 1 }, "counted")
+}
+
+func TestSubscriberPrefixBytesBounded(t *testing.T) {
+	pub := newSocket(t, Pub, Options{})
+	r := dialRaw(t, bind(t, pub, "tcp://127.0.0.1:0"))
+	r.handshake(Sub)
+	e := NewEncoder(0)
+	e.Command("SUBSCRIBE", make([]byte, maxPeerSubLen/2))
+	e.Command("SUBSCRIBE", make([]byte, maxPeerSubLen/2+1))
+	_, err := e.WriteTo(r.c)
+	require.NoError(t, err)
+	r.waitClosed()
+	eventually(t, func() bool { return pub.Stats().PeerErrors == 1 }, "counted")
+}
+
+func TestBindIPCReplacesAStaleSocketNotALiveOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	s := newSocket(t, Pull, Options{})
+	_, err = s.Bind("ipc://" + path)
+	require.ErrorIs(t, err, syscall.EADDRINUSE, "a live socket is kept")
+	require.NoError(t, l.Close()) // leaves the file behind, as a killed process would
+	got, err := s.Bind("ipc://" + path)
+	require.NoError(t, err)
+	require.Equal(t, "ipc://"+path, got)
 }

@@ -39,8 +39,9 @@ type peer struct {
 
 // Bounds on what a peer can make this side keep.
 const (
-	maxPingContext = 16   // the specification's bound on a PING's context
-	maxPeerSubs    = 4096 // distinct prefixes a subscriber may hold
+	maxPingContext = 16      // the specification's bound on a PING's context
+	maxPeerSubs    = 4096    // distinct prefixes a subscriber may hold
+	maxPeerSubLen  = 1 << 20 // their total length
 )
 
 type pendingCmd struct {
@@ -168,8 +169,13 @@ func (p *peer) read() error {
 func (p *peer) subscription(on bool, prefix []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if on && len(p.subs.list) >= maxPeerSubs && !p.subs.has(prefix) {
-		return errProtocol("more than %d subscriptions", maxPeerSubs)
+	if on && !p.subs.has(prefix) {
+		if len(p.subs.list) >= maxPeerSubs {
+			return errProtocol("more than %d subscriptions", maxPeerSubs)
+		}
+		if p.subs.bytes+len(prefix) > maxPeerSubLen {
+			return errProtocol("subscriptions longer than %d bytes in all", maxPeerSubLen)
+		}
 	}
 	p.subs.change(on, prefix)
 	return nil

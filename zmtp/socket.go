@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -231,7 +232,7 @@ func parseEndpoint(ep string) (network, addr string, err error) {
 }
 
 // Bind listens on endpoint (tcp://host:port, port 0 for any; ipc:///path,
-// replacing a stale socket file) and returns the endpoint it listens on,
+// replacing a socket file nobody listens on, refusing one in use) and returns the endpoint it listens on,
 // with the port chosen. Peers that connect are served until Close.
 func (s *Socket) Bind(endpoint string) (string, error) {
 	network, addr, err := parseEndpoint(endpoint)
@@ -240,6 +241,12 @@ func (s *Socket) Bind(endpoint string) (string, error) {
 	}
 	if network == "unix" {
 		if fi, err := os.Lstat(addr); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			// A socket file nobody listens on is left by a process that
+			// died: replace it. One that answers is in use.
+			if c, err := net.Dial("unix", addr); err == nil {
+				_ = c.Close()
+				return "", fmt.Errorf("zmtp: bind %s: %w", endpoint, syscall.EADDRINUSE)
+			}
 			_ = os.Remove(addr)
 		}
 	}
@@ -361,8 +368,8 @@ func (s *Socket) dial(network, addr string) {
 func (s *Socket) handshake(c net.Conn) *peer {
 	p, err := s.shake(c)
 	if err != nil {
-		s.st.rejected.Add(1)
-		if s.ctx.Err() == nil {
+		if s.ctx.Err() == nil { // not a refusal: the socket is closing
+			s.st.rejected.Add(1)
 			s.log.Warn("handshake refused", "remote", c.RemoteAddr().String(), "err", err)
 		}
 		s.untrack(c)
@@ -632,7 +639,8 @@ func (s *Socket) Close() error {
 // subscriptions is a counted set of prefixes, in a slice for matching
 // without allocation.
 type subscriptions struct {
-	list []subEntry
+	list  []subEntry
+	bytes int // the prefixes' total length
 }
 
 type subEntry struct {
@@ -648,6 +656,7 @@ func (ss *subscriptions) change(on bool, prefix []byte) bool {
 			if on {
 				ss.list[i].count++
 			} else if ss.list[i].count--; ss.list[i].count == 0 {
+				ss.bytes -= len(prefix)
 				ss.list = append(ss.list[:i], ss.list[i+1:]...)
 			}
 			return true
@@ -657,6 +666,7 @@ func (ss *subscriptions) change(on bool, prefix []byte) bool {
 		return false
 	}
 	ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
+	ss.bytes += len(prefix)
 	return true
 }
 
