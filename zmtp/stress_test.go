@@ -221,3 +221,32 @@ func TestSendAndReceiveAllocateNothing(t *testing.T) {
 	}
 	require.Zero(t, testing.AllocsPerRun(500, run))
 }
+
+// The same for PUB to SUB: matching the subscriptions, the per-subscriber
+// queue, the SUB's own check.
+func TestPubSubAllocateNothing(t *testing.T) {
+	skipUnderRace(t)
+	pub := newSocket(t, Pub, Options{})
+	sub := newSocket(t, Sub, Options{})
+	require.NoError(t, sub.Subscribe([]byte("q.")))
+	require.NoError(t, sub.Connect(bind(t, pub, "tcp://127.0.0.1:0")))
+	eventually(t, func() bool {
+		ps := *pub.peersV.Load()
+		return len(ps) == 1 && ps[0].subscribed([]byte("q."))
+	}, "subscribed")
+	topic, body := []byte("q.EURUSD"), make([]byte, 32)
+	ctx := context.Background()
+	var m Message
+	run := func() {
+		if err := pub.Send(topic, body); err != nil {
+			t.Fatal(err)
+		}
+		if err := sub.Recv(ctx, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 100 {
+		run()
+	}
+	require.Zero(t, testing.AllocsPerRun(500, run))
+}
