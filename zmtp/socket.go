@@ -524,13 +524,18 @@ type Message struct{ s slot }
 func (m *Message) Parts() [][]byte { return m.s.parts }
 
 // Recv waits for the next message of a PULL or SUB socket until ctx ends
-// or the socket closes (ErrClosed), and puts it into m.
+// or the socket closes (ErrClosed: what was still queued is discarded),
+// and puts it into m. Any goroutine may call it; messages of one peer come
+// out in the order they were sent.
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
 	}
 	rc := &s.rc
 	for {
+		if s.ctx.Err() != nil {
+			return ErrClosed
+		}
 		rc.mu.Lock()
 		if rc.next == len(rc.got) {
 			// Give back the slots handed out, take the next batch: the

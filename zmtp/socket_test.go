@@ -81,3 +81,15 @@ func TestPushHWM(t *testing.T) {
 		require.Equal(t, [][]byte{[]byte(fmt.Sprint(i))}, recv(t, pull))
 	}
 }
+
+func TestRecvAfterCloseReturnsErrClosed(t *testing.T) {
+	pull := newSocket(t, Pull, Options{})
+	push := newSocket(t, Push, Options{})
+	require.NoError(t, push.Connect(bind(t, pull, "tcp://127.0.0.1:0")))
+	require.NoError(t, push.Send([]byte("a")))
+	require.NoError(t, push.Send([]byte("b")))
+	recv(t, pull)
+	require.NoError(t, pull.Close())
+	require.ErrorIs(t, pull.Recv(t.Context(), &Message{}), ErrClosed)
+	require.NoError(t, pull.Close(), "a second Close is fine")
+}
