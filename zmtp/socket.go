@@ -22,7 +22,7 @@ type Type uint8
 // The socket types this package offers.
 const (
 	Push Type = iota + 1 // sends, load-balanced over its peers
-	Pull                 // receives from all its peers, fair-queued
+	Pull                 // receives from all its peers, in arrival order
 	Pub                  // sends to every subscribed peer
 	Sub                  // receives what it subscribed to
 )
