@@ -3,7 +3,9 @@ package zmtp
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/stretchr/testify/require"
@@ -117,4 +119,27 @@ func TestInteropOurPubToZmq4Sub(t *testing.T) {
 		require.NoError(t, err)
 		requireSame(t, m, got.Frames)
 	}
+}
+
+// Over a Unix-domain socket, with heartbeats on our side: zmq4 is a 3.0
+// peer, which has no PING, so it gets none (zmq4 v0.17.0 would hand a
+// PING's body to its application as a message) and is not timed out: the
+// connection outlives several heartbeat timeouts without data, and zmq4
+// receives exactly what was sent.
+func TestInteropIPCWithHeartbeats(t *testing.T) {
+	pull := zmqSocket(t, zmq4.NewPull(context.Background()))
+	require.NoError(t, pull.Listen("ipc://"+filepath.Join(t.TempDir(), "z.sock")))
+	push := newSocket(t, Push, Options{Heartbeat: 10 * time.Millisecond, HeartbeatTimeout: 250 * time.Millisecond})
+	require.NoError(t, push.Connect("ipc://"+pull.Addr().String()))
+	require.NoError(t, push.Send([]byte("a"), []byte("b")))
+	got, err := pull.Recv()
+	require.NoError(t, err)
+	requireSame(t, [][]byte{[]byte("a"), []byte("b")}, got.Frames)
+	time.Sleep(600 * time.Millisecond) // two heartbeat timeouts without data
+	require.NoError(t, push.Send([]byte("c")))
+	got, err = pull.Recv()
+	require.NoError(t, err)
+	requireSame(t, [][]byte{[]byte("c")}, got.Frames)
+	require.Equal(t, uint64(1), push.Stats().Handshakes)
+	require.Zero(t, push.Stats().PeerErrors)
 }

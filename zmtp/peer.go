@@ -233,7 +233,7 @@ func (p *peer) write() error {
 		ready = q.notEmpty
 	}
 	var tick <-chan time.Time
-	if s.opt.Heartbeat > 0 {
+	if s.opt.Heartbeat > 0 && p.minor >= 1 {
 		t := time.NewTicker(s.opt.Heartbeat)
 		defer t.Stop()
 		tick = t.C

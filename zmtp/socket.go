@@ -89,9 +89,9 @@ type Options struct {
 	Identity []byte
 	// Heartbeat, when positive, makes the socket send a PING to each
 	// peer every Heartbeat, and disconnect a peer from which nothing
-	// arrived for HeartbeatTimeout (default 3 * Heartbeat). PINGs go to
-	// every peer, ZMTP 3.0 ones included (3.0 has no PING; zmq4 answers
-	// it all the same).
+	// arrived for HeartbeatTimeout (default 3 * Heartbeat). Heartbeats
+	// apply to ZMTP 3.1 peers: 3.0 has no PING, so a 3.0 peer gets none
+	// and is not timed out.
 	Heartbeat        time.Duration
 	HeartbeatTimeout time.Duration
 	// HandshakeTimeout bounds the greeting and READY exchange of a new
@@ -425,7 +425,11 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 	}
 	p.peerType, p.identity = typ, id
 	_ = c.SetDeadline(time.Time{})
-	p.rd.timeout = s.opt.HeartbeatTimeout
+	if minor >= 1 {
+		// Heartbeats are ZMTP 3.1's: a 3.0 peer gets no PING, so it is not
+		// held to answer one.
+		p.rd.timeout = s.opt.HeartbeatTimeout
+	}
 	if s.typ == Pub {
 		p.out = newQueue(s.opt.HWM)
 	}
