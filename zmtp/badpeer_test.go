@@ -184,13 +184,13 @@ func TestHeartbeatAnswersPingAndDropsASilentPeer(t *testing.T) {
 // Two sockets with heartbeats keep their connection: each answers the
 // other's PINGs and each sees traffic.
 func TestHeartbeatKeepsALivePeer(t *testing.T) {
-	opt := Options{Heartbeat: 10 * time.Millisecond, HeartbeatTimeout: 250 * time.Millisecond}
+	opt := Options{Heartbeat: 10 * time.Millisecond, HeartbeatTimeout: 400 * time.Millisecond}
 	pull := newSocket(t, Pull, opt)
 	push := newSocket(t, Push, opt)
 	require.NoError(t, push.Connect(bind(t, pull, "tcp://127.0.0.1:0")))
 	require.NoError(t, push.Send([]byte("a")))
 	recv(t, pull)
-	time.Sleep(600 * time.Millisecond) // two heartbeat timeouts without data
+	time.Sleep(900 * time.Millisecond) // two heartbeat timeouts without data
 	require.NoError(t, push.Send([]byte("b")))
 	recv(t, pull)
 	require.Equal(t, uint64(1), pull.Stats().Handshakes)

@@ -72,7 +72,7 @@ elif mode == "sub":
 elif mode == "heartbeat":
     s = ctx.socket(zmq.PUSH)
     s.setsockopt(zmq.HEARTBEAT_IVL, 10)
-    s.setsockopt(zmq.HEARTBEAT_TIMEOUT, 250)
+    s.setsockopt(zmq.HEARTBEAT_TIMEOUT, 400)
     s.connect(ep)
     s.send_multipart([b"before"])
     sys.stdin.readline()
@@ -171,10 +171,10 @@ func TestInteropLibzmq(t *testing.T) {
 		}
 	})
 	t.Run("heartbeats both ways", func(t *testing.T) {
-		pull := newSocket(t, Pull, Options{Heartbeat: 10 * time.Millisecond, HeartbeatTimeout: 250 * time.Millisecond})
+		pull := newSocket(t, Pull, Options{Heartbeat: 10 * time.Millisecond, HeartbeatTimeout: 400 * time.Millisecond})
 		in, _ := startLibzmq(t, "heartbeat", bind(t, pull, "tcp://127.0.0.1:0"))
 		require.Equal(t, [][]byte{[]byte("before")}, recv(t, pull))
-		time.Sleep(600 * time.Millisecond) // two timeouts, each side's, without data
+		time.Sleep(900 * time.Millisecond) // two timeouts, each side's, without data
 		_, err := io.WriteString(in, "go\n")
 		require.NoError(t, err)
 		require.Equal(t, [][]byte{[]byte("after")}, recv(t, pull))
