@@ -203,3 +203,47 @@ func pattern(seed, n int) []byte {
 	}
 	return b
 }
+
+// recordingWriter keeps the slices it is handed, as a connection's writev
+// would receive them.
+type recordingWriter struct{ writes [][]byte }
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, p)
+	return len(p), nil
+}
+
+// A large body reaches the writer as the caller's own memory, not a copy;
+// the headers and small bodies around it arrive packed in runs.
+func TestEncoderHandsLargeBodiesByReference(t *testing.T) {
+	large := pattern(9, DefaultRefMin)
+	e := NewEncoder(0)
+	e.Message([]byte("a"), []byte("b"), large, []byte("c"))
+	e.Message([]byte("d"))
+	var w recordingWriter
+	n, err := e.WriteTo(&w)
+	require.NoError(t, err)
+	require.Len(t, w.writes, 3, "packed run, the body, packed run")
+	require.Same(t, &large[0], &w.writes[1][0], "the body itself, not a copy")
+	require.Equal(t, []byte{FlagMore, 1, 'a', FlagMore, 1, 'b', FlagMore | FlagLong, 0, 0, 0, 0, 0, 0, 0x20, 0}, w.writes[0])
+	require.Equal(t, []byte{0, 1, 'c', 0, 1, 'd'}, w.writes[2])
+	require.Equal(t, int64(len(w.writes[0])+len(large)+len(w.writes[2])), n)
+	require.Zero(t, e.Len())
+}
+
+// The decoder's parts are its buffer, not copies of it.
+func TestDecoderPartsAliasItsBuffer(t *testing.T) {
+	d := NewDecoder(bytes.NewReader(encode(0, [][]byte{[]byte("head"), pattern(2, 300)})), 0, 0)
+	_, err := d.Next()
+	require.NoError(t, err)
+	for _, p := range d.Parts() {
+		inside := false
+		for i := range d.buf[:d.w] {
+			if &d.buf[i] == &p[0] {
+				inside = true
+				break
+			}
+		}
+		require.True(t, inside, "a part of %d bytes outside the buffer", len(p))
+	}
+}

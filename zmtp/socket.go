@@ -232,8 +232,9 @@ func parseEndpoint(ep string) (network, addr string, err error) {
 }
 
 // Bind listens on endpoint (tcp://host:port, port 0 for any; ipc:///path,
-// replacing a socket file nobody listens on, refusing one in use) and returns the endpoint it listens on,
-// with the port chosen. Peers that connect are served until Close.
+// replacing a socket file nobody listens on, refusing one in use) and
+// returns the endpoint it listens on, with the port chosen. Peers that
+// connect are served until Close.
 func (s *Socket) Bind(endpoint string) (string, error) {
 	network, addr, err := parseEndpoint(endpoint)
 	if err != nil {
