@@ -43,7 +43,6 @@ if mode == "push":
     s.connect(ep)
     for m in messages():
         s.send_multipart(m)
-    s.close(linger=5000)
 elif mode == "pull":
     s = ctx.socket(zmq.PULL)
     port = s.bind_to_random_port("tcp://127.0.0.1")
@@ -77,7 +76,11 @@ elif mode == "heartbeat":
     s.send_multipart([b"before"])
     sys.stdin.readline()
     s.send_multipart([b"after"])
-    s.close(linger=5000)
+# Close, then wait for what is queued to leave: a process that exits
+# without terminating its context loses the messages libzmq's I/O thread
+# has not written yet.
+s.close(linger=5000)
+ctx.term()
 `
 
 // libzmqPeer starts the Python peer in mode against ep; it returns its

@@ -71,6 +71,12 @@ func runChild(addr string) {
 	if _, err := readGreeting(c); err != nil {
 		os.Exit(3)
 	}
+	// Read the PULL's READY too: a process killed with unread bytes in
+	// its socket resets the connection, and a reset throws away what its
+	// kernel has not sent yet, whole messages included.
+	if _, err := NewDecoder(c, 0, 0).Next(); err != nil {
+		os.Exit(4)
+	}
 	e := NewEncoder(0)
 	e.Command("READY", readyProperties(Push, nil))
 	for i := range childMessages {
