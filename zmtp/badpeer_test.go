@@ -143,6 +143,9 @@ func TestBadPeersAreDisconnectedAndCounted(t *testing.T) {
 		}, b.name+" counted")
 		sendGood()
 	}
+	// Received counts a message once the reader has handed it over, a
+	// moment after Recv may have returned it.
+	eventually(t, func() bool { return pull.Stats().Received == uint64(sent) }, "the good peer's messages counted")
 	st := pull.Stats()
 	require.Equal(t, uint64(sent), st.Received, "only the good peer's messages")
 	require.Equal(t, 1, st.Peers)

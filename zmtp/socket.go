@@ -141,7 +141,7 @@ type Stats struct {
 	PeerErrors   uint64 // peers disconnected for a protocol violation, an oversized message or a heartbeat timeout
 	Disconnects  uint64 // peers gone, for any reason (PeerErrors included)
 	Sent         uint64 // messages written to a connection
-	Received     uint64 // messages received and delivered (to Recv's queue or a mailbox)
+	Received     uint64 // messages received and handed over (to Recv's queue or a mailbox), counted just after
 	Dropped      uint64 // messages a PUB did not queue for a full subscriber; a bridge could not deliver
 	Lost         uint64 // messages taken by a writer whose connection failed, or queued for a peer that left
 	Unsubscribed uint64 // messages a SUB received outside its subscriptions

@@ -192,7 +192,8 @@ func TestStressProducersStormAndKilledPeer(t *testing.T) {
 		c.see(m)
 	}
 	rwg.Wait()
-	require.LessOrEqual(t, c.n, int(pull.Stats().Received))
+	// Received counts a message a moment after Recv may have returned it.
+	eventually(t, func() bool { return c.n <= int(pull.Stats().Received) }, "every message counted")
 }
 
 // Once a connection is up, a message costs no allocation on either side:
