@@ -19,6 +19,9 @@
 //     recovery and record/replay agents.
 //   - natsbridge: mailboxes bridged between hosts through NATS, core or
 //     JetStream.
+//   - zmtp: ZeroMQ's wire protocol (ZMTP 3.1): PUSH/PULL and PUB/SUB
+//     sockets over TCP or Unix sockets, bridged to mailboxes, that talk to
+//     libzmq and its bindings.
 //   - ipc: shared-memory files (create, open, own, remove, liveness,
 //     cleanup), mailboxes in them, counters, error logs and latency
 //     histograms (ipc/counters, ipc/errlog, ipc/histogram);

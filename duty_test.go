@@ -71,6 +71,7 @@ var layer = map[string]int{
 	"internal/atomicbuf": 1, "internal/prefetch": 1, "internal/ticks": 1,
 	"internal/record": 2,
 	"":                1, // the root package: the corruption marker
+	"zmtp":            5,
 	"idle":            2, "agent/clock": 2, "agent/timer": 2,
 	"agent": 3, "ringbuf": 3, "broadcast": 3, "mailbox/queue": 3, "ipc/counters": 3, "ipc/errlog": 3, "ipc/histogram": 3,
 	"mailbox": 4, "runner": 4,

@@ -1,0 +1,68 @@
+// Package zmtp speaks ZMTP 3.1, ZeroMQ's wire protocol, over TCP and
+// Unix-domain sockets, so that duty's agents exchange messages with other
+// hosts and with libzmq and its bindings in any language, with no broker.
+// It offers PUSH, PULL, PUB and SUB sockets with the NULL security
+// mechanism, and bridges that join a socket to a mailbox.
+//
+//	pull, _ := zmtp.NewSocket(zmtp.Pull, zmtp.Options{})
+//	ep, _ := pull.Bind("tcp://127.0.0.1:0")     // or "ipc:///path"
+//	push, _ := zmtp.NewSocket(zmtp.Push, zmtp.Options{HWM: 1000})
+//	_ = push.Connect(ep)                         // dials in the background, reconnects
+//	err := push.Send(hdr, body)                  // nil, ErrHWM or ErrClosed; never blocks
+//	var m zmtp.Message
+//	err = pull.Recv(ctx, &m)                     // m.Parts() valid until the next Recv into m
+//
+// # Who calls what
+//
+// A Socket's methods may be called from any goroutine. Each connection's
+// network I/O runs on two goroutines of the socket (a reader and a
+// writer); Bind adds an accepting goroutine, Connect a dialing one. Close
+// ends them all before it returns. A Message is used by one goroutine at a
+// time. A Feeder (from a mailbox) and a PollFeeder (from an IPC
+// subscription, or any ControlledPoller) are agents: one goroutine calls
+// their DoWork, which never blocks; a Feeder's goroutine is the consumer
+// of its mailbox.
+//
+// # Sending
+//
+// Send copies the message (one or more parts) and returns at once: nil,
+// ErrHWM (a PUSH socket holding Options.HWM messages: nothing was queued),
+// ErrClosed, or ErrSocketKind on a receiving socket. A PUSH socket's
+// messages wait in one queue until the writer of any connected peer takes
+// them, so they survive until a peer connects; a PUB socket queues a copy
+// for every peer whose subscriptions match the first part, and drops it for
+// a subscriber whose queue is full (Stats.Dropped). Send allocates
+// nothing.
+//
+// # Receiving
+//
+// Recv waits until a message arrives, ctx ends or the socket closes. The
+// receive queue holds Options.HWM messages; while it is full, the readers
+// stop reading and the peers' sends back up through TCP. DeliverTo
+// replaces the queue with a mailbox (docs/zmtp.md, "Bridges to mailboxes").
+//
+// # Delivery
+//
+// A message is delivered whole or not at all: a connection that ends
+// within a message delivers nothing of it (Stats.Torn). Delivery is at most
+// once: the messages of a write into a connection that then fails are lost
+// (Stats.Lost), never sent again. The messages of one connection arrive in
+// the order they were sent.
+//
+// # Peers that misbehave
+//
+// A peer that breaks the protocol, sends a message larger than
+// Options.MaxMessageSize or falls silent beyond Options.HeartbeatTimeout is
+// disconnected with an error wrapping ErrProtocol, ErrTooLarge or
+// ErrPeerTimeout, logged and counted (Stats.PeerErrors); one refused in
+// the handshake is counted in Stats.Rejected. The socket goes on serving
+// its other peers. No input from a peer makes the decoder panic or
+// allocate more than BufferBound.
+//
+// # Allocation
+//
+// Once a connection is up, a message costs no allocation: Send, the
+// writer's encoding and vectored write, the reader's decoding, Recv, and a
+// bridge's delivery into a mailbox. Queue slots and the decoder's buffer
+// grow to the largest message seen, then are reused.
+package zmtp

@@ -1,0 +1,60 @@
+package zmtp
+
+import (
+	"errors"
+
+	"github.com/dutyrt/duty/internal/corrupt"
+)
+
+// Outcomes of a send, returned unwrapped and without allocating.
+var (
+	// ErrHWM reports a PUSH socket whose queue holds its high-water mark of
+	// messages: nothing was sent. Retry later or drop.
+	ErrHWM = errors.New("zmtp: high-water mark reached")
+	// ErrClosed reports a socket that was closed.
+	ErrClosed = errors.New("zmtp: socket closed")
+)
+
+// Errors a peer causes. The connection to that peer is closed; the socket
+// goes on serving its other peers. Each is wrapped with details.
+var (
+	// ErrProtocol reports bytes no correct ZMTP peer sends: reserved flag
+	// bits, a command with MORE set, a command in the middle of a
+	// multipart message, a malformed command. It matches duty.ErrCorrupt.
+	ErrProtocol = corrupt.New("zmtp: protocol violation")
+	// ErrTooLarge reports a frame or a multipart message larger than
+	// Options.MaxMessageSize. The decoder refuses it from the size field
+	// alone, before reading (or allocating for) its body.
+	ErrTooLarge = errors.New("zmtp: message larger than the maximum")
+	// ErrGreeting reports a greeting that is not ZMTP 3: a wrong
+	// signature, a major version below 3, or a connection that ended or
+	// timed out within the greeting.
+	ErrGreeting = errors.New("zmtp: bad greeting")
+	// ErrMechanism reports a peer asking for a security mechanism other
+	// than NULL.
+	ErrMechanism = errors.New("zmtp: unsupported security mechanism")
+	// ErrHandshake reports a handshake that failed after the greeting: no
+	// READY, a malformed READY, or an ERROR command from the peer.
+	ErrHandshake = errors.New("zmtp: handshake failed")
+	// ErrSocketType reports a peer whose socket type cannot talk to this
+	// socket's (a PUSH meeting a SUB, say).
+	ErrSocketType = errors.New("zmtp: incompatible socket type")
+	// ErrPeerTimeout reports a peer silent for longer than
+	// Options.HeartbeatTimeout while heartbeats are on.
+	ErrPeerTimeout = errors.New("zmtp: peer timed out")
+)
+
+// Usage errors.
+var (
+	// ErrEndpoint reports an endpoint that is neither tcp://host:port nor
+	// ipc:///path.
+	ErrEndpoint = errors.New("zmtp: bad endpoint")
+	// ErrSocketKind reports a call the socket's type does not offer
+	// (Recv on a PUSH, Subscribe on a PULL, ...).
+	ErrSocketKind = errors.New("zmtp: operation not supported by this socket type")
+)
+
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return ErrProtocol.Error() + ": " + e.msg }
+func (e *protocolError) Unwrap() error { return ErrProtocol }

@@ -1,0 +1,134 @@
+package zmtp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+)
+
+// FuzzDecoder feeds arbitrary bytes to the decoder: it never panics, ends
+// with io.EOF, a wrapped io.ErrUnexpectedEOF, ErrTooLarge or ErrProtocol,
+// returns only messages within its bounds, and keeps its buffer within
+// BufferBound.
+func FuzzDecoder(f *testing.F) {
+	f.Add(encode(0, [][]byte{[]byte("hello")}))
+	f.Add(encode(0, [][]byte{[]byte("a"), make([]byte, 255), make([]byte, 256)}))
+	f.Add([]byte{FlagCommand, 6, 4, 'P', 'I', 'N', 'G', 0})
+	f.Add([]byte{FlagLong, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{FlagLong, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 2, 3})
+	f.Add([]byte{FlagMore, 1, 'x', FlagCommand, 0})
+	f.Add([]byte{0x80, 0})
+	f.Add([]byte{FlagMore, 0, FlagMore, 0, FlagMore, 0, 0, 0})
+	const maxMsg, maxParts = 4096, 8
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := NewDecoder(&oneByteOrAll{b: b}, maxMsg, maxParts)
+		got := 0
+		for {
+			k, err := d.Next()
+			if d.BufferLen() > BufferBound(maxMsg, maxParts) {
+				t.Fatalf("buffer %d above the bound", d.BufferLen())
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) &&
+					!errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrProtocol) {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			switch k {
+			case KindMessage:
+				total := 0
+				for _, p := range d.Parts() {
+					total += len(p)
+				}
+				if total > maxMsg || len(d.Parts()) > maxParts || len(d.Parts()) == 0 {
+					t.Fatalf("message of %d bytes in %d parts", total, len(d.Parts()))
+				}
+				got += total
+				if got > len(b) {
+					t.Fatalf("%d message bytes out of %d input bytes", got, len(b))
+				}
+			case KindCommand:
+				if len(d.Command()) > maxMsg {
+					t.Fatalf("command of %d bytes", len(d.Command()))
+				}
+			default:
+				t.Fatalf("kind %d", k)
+			}
+		}
+	})
+}
+
+// oneByteOrAll alternates reads of one byte with reads of all it has, so
+// that state boundaries fall both within and between reads.
+type oneByteOrAll struct {
+	b   []byte
+	odd bool
+}
+
+func (r *oneByteOrAll) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	r.odd = !r.odd
+	n := len(r.b)
+	if r.odd {
+		n = 1
+	}
+	n = copy(p, r.b[:n])
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// FuzzHandshake feeds arbitrary bytes to what reads a peer's handshake:
+// the greeting, the first command, READY's properties. None panics; each
+// refuses with its sentinel; a READY that parses names a socket type.
+func FuzzHandshake(f *testing.F) {
+	g := greeting()
+	e := NewEncoder(0)
+	e.Command("READY", readyProperties(Push, []byte("id")))
+	var ready bytes.Buffer
+	_, _ = e.WriteTo(&ready)
+	f.Add(append(g[:], ready.Bytes()...))
+	f.Add(g[:11])
+	f.Add(append(g[:], FlagCommand, 6, 5, 'E', 'R', 'R', 'O', 'R'))
+	f.Add(append(g[:], FlagCommand, 12, 5, 'R', 'E', 'A', 'D', 'Y', 3, 'a', 'b', 'c', 0xff, 0xff))
+	bad := g
+	copy(bad[offMechanism:], "PLAIN")
+	f.Add(bad[:])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		if _, err := readGreeting(r); err != nil {
+			if !errors.Is(err, ErrGreeting) && !errors.Is(err, ErrMechanism) {
+				t.Fatalf("greeting: %v", err)
+			}
+			return
+		}
+		d := NewDecoder(r, 4096, 8)
+		if k, err := d.Next(); err != nil || k != KindCommand {
+			return
+		}
+		name, data, err := parseCommand(d.Command())
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("command: %v", err)
+			}
+			return
+		}
+		if string(name) != "READY" {
+			_ = errorReason(data)
+			return
+		}
+		typ, _, err := parseProperties(data)
+		if err != nil {
+			if !errors.Is(err, ErrHandshake) {
+				t.Fatalf("properties: %v", err)
+			}
+			return
+		}
+		if typ == "" {
+			t.Fatal("READY parsed without a socket type")
+		}
+	})
+}

@@ -1,0 +1,303 @@
+package zmtp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// A peer is one connection after its handshake: a reader goroutine (the
+// one that ran the handshake) and a writer goroutine.
+type peer struct {
+	s        *Socket
+	c        net.Conn
+	minor    byte // the peer's ZMTP minor version: 0 for 3.0
+	peerType string
+	identity []byte
+	enc      *Encoder
+	dec      *Decoder
+	rd       deadlineReader
+
+	out  *queue        // Pub: this subscriber's queue; Push uses the socket's
+	wake chan struct{} // commands are pending
+	done chan struct{} // closed when the peer ends
+	once sync.Once
+
+	mu      sync.Mutex
+	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
+	pong    bool         // a PONG is due; one at most, however many PINGs came
+	pongCtx [maxPingContext]byte
+	pongLen int
+	subs    subscriptions // Pub: what this peer subscribed to
+	err     error         // why the peer ended
+}
+
+// Bounds on what a peer can make this side keep.
+const (
+	maxPingContext = 16      // the specification's bound on a PING's context
+	maxPeerSubs    = 4096    // distinct prefixes a subscriber may hold
+	maxPeerSubLen  = 1 << 20 // their total length
+)
+
+type pendingCmd struct {
+	name string
+	data []byte
+}
+
+// command queues a SUBSCRIBE (on) or CANCEL of prefix for the writer: as
+// commands for a ZMTP 3.1 peer, as the ZMTP 3.0 subscription messages
+// (0x01 or 0x00, then the prefix) for a 3.0 peer.
+func (p *peer) command(on bool, prefix []byte) {
+	name := "CANCEL"
+	if on {
+		name = "SUBSCRIBE"
+	}
+	p.queueCmd(name, bytes.Clone(prefix))
+}
+
+func (p *peer) queueCmd(name string, data []byte) {
+	p.mu.Lock()
+	p.cmds = append(p.cmds, pendingCmd{name: name, data: data})
+	p.mu.Unlock()
+	signal(p.wake)
+}
+
+func (p *peer) subscribed(first []byte) bool {
+	p.mu.Lock()
+	ok := p.subs.match(first)
+	p.mu.Unlock()
+	return ok
+}
+
+// run serves the peer until its connection ends: the writer on a new
+// goroutine, the reader on this one.
+func (p *peer) run() {
+	s := p.s
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		p.end(p.write())
+	}()
+	p.end(p.read())
+	<-p.done
+	if p.dec.Partial() {
+		s.st.torn.Add(1)
+	}
+	s.removePeer(p)
+	if p.out != nil {
+		s.st.lost.Add(uint64(p.out.drop()))
+	}
+	s.untrack(p.c)
+	s.st.disconnects.Add(1)
+	p.mu.Lock()
+	err := p.err
+	p.mu.Unlock()
+	if isPeerError(err) {
+		s.st.peerErrors.Add(1)
+		s.log.Warn("peer disconnected", "remote", p.c.RemoteAddr().String(), "err", err)
+	} else {
+		s.log.Debug("peer gone", "remote", p.c.RemoteAddr().String(), "err", err)
+	}
+}
+
+// isPeerError tells a peer's fault from an ordinary end of a connection.
+func isPeerError(err error) bool {
+	return errors.Is(err, ErrProtocol) || errors.Is(err, ErrTooLarge) ||
+		errors.Is(err, ErrPeerTimeout) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// end records the first reason the peer ends, closes the connection (which
+// stops the other goroutine's I/O) and the done channel.
+func (p *peer) end(err error) {
+	p.once.Do(func() {
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		_ = p.c.Close()
+		close(p.done)
+	})
+}
+
+// read decodes until the connection fails. Messages go to the socket's
+// sink (a receiving socket) or are subscriptions (a PUB); commands are
+// answered.
+func (p *peer) read() error {
+	s := p.s
+	for {
+		k, err := p.dec.Next()
+		if err != nil {
+			return err
+		}
+		if k == KindCommand {
+			if err := p.onCommand(p.dec.Command()); err != nil {
+				return err
+			}
+			continue
+		}
+		parts := p.dec.Parts()
+		switch s.typ {
+		case Pull, Sub:
+			if s.typ == Sub && !s.wants(parts[0]) {
+				s.st.unsubscribed.Add(1)
+				continue
+			}
+			ok, err := s.sink.deliver(s.ctx, parts)
+			if err != nil {
+				return err
+			}
+			if ok {
+				s.st.received.Add(1)
+			}
+		case Pub:
+			// The ZMTP 3.0 form of a subscription, which 3.1 peers may use
+			// too: one frame, 0x01 or 0x00, then the prefix.
+			if len(parts) == 1 && len(parts[0]) > 0 && parts[0][0] <= 1 {
+				if err := p.subscription(parts[0][0] == 1, parts[0][1:]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// subscription applies a subscriber's SUBSCRIBE (on) or CANCEL.
+func (p *peer) subscription(on bool, prefix []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on && !p.subs.has(prefix) {
+		if len(p.subs.list) >= maxPeerSubs {
+			return errProtocol("more than %d subscriptions", maxPeerSubs)
+		}
+		if p.subs.bytes+len(prefix) > maxPeerSubLen {
+			return errProtocol("subscriptions longer than %d bytes in all", maxPeerSubLen)
+		}
+	}
+	p.subs.change(on, prefix)
+	return nil
+}
+
+func (s *Socket) wants(first []byte) bool {
+	s.mu.Lock()
+	ok := s.subs.match(first)
+	s.mu.Unlock()
+	return ok
+}
+
+func (p *peer) onCommand(body []byte) error {
+	name, data, err := parseCommand(body)
+	if err != nil {
+		return err
+	}
+	switch string(name) {
+	case "PING":
+		// ping-ttl (2 bytes), then a context of up to 16 bytes to echo.
+		if len(data) < 2 || len(data) > 2+maxPingContext {
+			return errProtocol("PING of %d bytes", len(data))
+		}
+		p.mu.Lock()
+		p.pong = true
+		p.pongLen = copy(p.pongCtx[:], data[2:])
+		p.mu.Unlock()
+		signal(p.wake)
+	case "PONG":
+		// Its arrival is traffic: the read deadline moved.
+	case "SUBSCRIBE", "CANCEL":
+		if p.s.typ == Pub {
+			return p.subscription(string(name) == "SUBSCRIBE", data)
+		}
+	case "ERROR":
+		return errProtocol("peer sent ERROR %q", errorReason(data))
+	case "READY":
+		return errProtocol("second READY")
+	default:
+		// Unknown commands are ignored, for later protocol versions.
+	}
+	return nil
+}
+
+// write sends commands and queued messages until the peer ends, and a
+// PING every Options.Heartbeat when heartbeats are on.
+func (p *peer) write() error {
+	s := p.s
+	q := p.out
+	if s.typ == Push {
+		q = s.out
+	}
+	var ready chan struct{}
+	if q != nil {
+		ready = q.notEmpty
+	}
+	var tick <-chan time.Time
+	if s.opt.Heartbeat > 0 && p.minor >= 1 {
+		t := time.NewTicker(s.opt.Heartbeat)
+		defer t.Stop()
+		tick = t.C
+	}
+	var ping [2]byte
+	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
+	batch := make([]*slot, 0, writeBatch)
+	var cmds []pendingCmd
+	var pong [maxPingContext]byte
+	for {
+		select {
+		case <-p.done:
+			return nil
+		case <-ready:
+		case <-p.wake:
+		case <-tick:
+			p.enc.Command("PING", ping[:])
+		}
+		p.mu.Lock()
+		cmds, p.cmds = p.cmds, cmds[:0]
+		ponging, n := p.pong, copy(pong[:], p.pongCtx[:p.pongLen])
+		p.pong = false
+		p.mu.Unlock()
+		if ponging {
+			p.enc.Command("PONG", pong[:n])
+		}
+		for _, c := range cmds {
+			if p.minor == 0 && (c.name == "SUBSCRIBE" || c.name == "CANCEL") {
+				flag := byte(0)
+				if c.name == "SUBSCRIBE" {
+					flag = 1
+				}
+				p.enc.Message(append([]byte{flag}, c.data...))
+				continue
+			}
+			p.enc.Command(c.name, c.data)
+		}
+		for {
+			if q != nil {
+				batch = q.take(batch[:0], writeBatch)
+				for _, sl := range batch {
+					p.enc.Message(sl.parts...)
+				}
+			}
+			if p.enc.Len() == 0 {
+				break
+			}
+			_, err := p.enc.WriteTo(p.c)
+			n := len(batch)
+			if q != nil {
+				q.release(batch)
+			}
+			if err != nil {
+				s.st.lost.Add(uint64(n))
+				return err
+			}
+			s.st.sent.Add(uint64(n))
+			if n < writeBatch {
+				break
+			}
+		}
+	}
+}
+
+func errProtocol(format string, args ...any) error {
+	return &protocolError{msg: fmt.Sprintf(format, args...)}
+}

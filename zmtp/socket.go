@@ -1,0 +1,722 @@
+package zmtp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Type is a ZeroMQ socket type.
+type Type uint8
+
+// The socket types this package offers.
+const (
+	Push Type = iota + 1 // sends, load-balanced over its peers
+	Pull                 // receives from all its peers, in arrival order
+	Pub                  // sends to every subscribed peer
+	Sub                  // receives what it subscribed to
+)
+
+func (t Type) String() string {
+	switch t {
+	case Push:
+		return "PUSH"
+	case Pull:
+		return "PULL"
+	case Pub:
+		return "PUB"
+	case Sub:
+		return "SUB"
+	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
+}
+
+// compatible reports whether a socket of type t talks to a peer that
+// announced socket type peer (the specification's table, for the types
+// offered here; XPUB and XSUB peers are the raw forms of PUB and SUB).
+func (t Type) compatible(peer string) bool {
+	switch t {
+	case Push:
+		return peer == "PULL"
+	case Pull:
+		return peer == "PUSH"
+	case Pub:
+		return peer == "SUB" || peer == "XSUB"
+	case Sub:
+		return peer == "PUB" || peer == "XPUB"
+	}
+	return false
+}
+
+func (t Type) sends() bool    { return t == Push || t == Pub }
+func (t Type) receives() bool { return t == Pull || t == Sub }
+
+// Defaults of Options.
+const (
+	DefaultHWM              = 1000
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultReconnectMin     = 100 * time.Millisecond
+	DefaultReconnectMax     = 5 * time.Second
+	// writeBatch bounds the messages one vectored write carries.
+	writeBatch = 256
+)
+
+// Options configure a Socket. The zero value is usable.
+type Options struct {
+	// HWM bounds the messages queued: on a PUSH socket in all (Send
+	// returns ErrHWM beyond it), on a PUB socket per subscriber (a
+	// subscriber that falls behind loses messages, counted in
+	// Stats.Dropped), on PULL and SUB sockets the messages received and
+	// not yet taken by Recv (the readers stop reading beyond it). Each
+	// slot keeps the largest message it carried. Default DefaultHWM.
+	HWM int
+	// MaxMessageSize bounds a received message's body bytes (all parts);
+	// a peer sending more is disconnected. Default DefaultMaxMessageSize.
+	MaxMessageSize int
+	// MaxParts bounds a received message's parts. Default DefaultMaxParts.
+	MaxParts int
+	// Identity is sent in READY's Identity property.
+	Identity []byte
+	// Heartbeat, when positive, makes the socket send a PING to each
+	// peer every Heartbeat, and disconnect a peer from which nothing
+	// arrived for HeartbeatTimeout (default 3 * Heartbeat). Heartbeats
+	// apply to ZMTP 3.1 peers: 3.0 has no PING, so a 3.0 peer gets none
+	// and is not timed out.
+	Heartbeat        time.Duration
+	HeartbeatTimeout time.Duration
+	// HandshakeTimeout bounds the greeting and READY exchange of a new
+	// connection. Default DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// ReconnectMin and ReconnectMax bound the back-off between attempts of
+	// a connecting socket: it starts at ReconnectMin and doubles up to
+	// ReconnectMax, and starts over after a successful handshake.
+	ReconnectMin, ReconnectMax time.Duration
+	// Logger receives connection events (Debug) and peer failures (Warn).
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() {
+	if o.HWM <= 0 {
+		o.HWM = DefaultHWM
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.MaxParts <= 0 {
+		o.MaxParts = DefaultMaxParts
+	}
+	if o.Heartbeat > 0 && o.HeartbeatTimeout <= 0 {
+		o.HeartbeatTimeout = 3 * o.Heartbeat
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if o.ReconnectMin <= 0 {
+		o.ReconnectMin = DefaultReconnectMin
+	}
+	if o.ReconnectMax < o.ReconnectMin {
+		o.ReconnectMax = max(DefaultReconnectMax, o.ReconnectMin)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Stats counts a socket's traffic and its peers' fates.
+type Stats struct {
+	Peers        int    // peers connected now (handshake done)
+	Handshakes   uint64 // handshakes completed
+	Rejected     uint64 // connections refused in the greeting or handshake
+	PeerErrors   uint64 // peers disconnected for a protocol violation, an oversized message or a heartbeat timeout
+	Disconnects  uint64 // peers gone, for any reason (PeerErrors included)
+	Sent         uint64 // messages written to a connection
+	Received     uint64 // messages received and handed over (to Recv's queue or a mailbox), counted just after
+	Dropped      uint64 // messages a PUB did not queue for a full subscriber; a bridge could not deliver
+	Lost         uint64 // messages taken by a writer whose connection failed, or queued for a peer that left
+	Unsubscribed uint64 // messages a SUB received outside its subscriptions
+	Torn         uint64 // connections that ended within a message (its part discarded)
+}
+
+type stats struct {
+	handshakes, rejected, peerErrors, disconnects            atomic.Uint64
+	sent, received, dropped, lost, unsubscribed, peers, torn atomic.Uint64
+}
+
+// A sink takes the messages a receiving socket's readers decode. deliver
+// may wait (that is back-pressure: the reader stops reading) until ctx
+// ends; it copies what it keeps.
+type sink interface {
+	deliver(ctx context.Context, parts [][]byte) (delivered bool, err error)
+}
+
+// A Socket is a ZeroMQ socket of one Type: it binds and connects to any
+// number of endpoints, and runs the network I/O of each connection on two
+// goroutines of its own (a reader and a writer). See the package
+// documentation for the contract.
+type Socket struct {
+	typ    Type
+	opt    Options
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	closed    bool
+	listeners []net.Listener
+	conns     map[net.Conn]struct{}
+	peers     []*peer // copy-on-write: Send reads it without the lock
+	peersV    atomic.Pointer[[]*peer]
+	subs      subscriptions // Sub: this socket's subscriptions
+
+	out     *queue // Push: the messages to send, taken by any peer's writer
+	in      *queue // Pull, Sub: received messages for Recv
+	sink    sink
+	rc      recvCache
+	bridged bool // DeliverTo replaced the queue for Recv
+	started bool // Bind or Connect was called
+	st      stats
+}
+
+// NewSocket returns a socket of type t.
+func NewSocket(t Type, opt Options) (*Socket, error) {
+	if t < Push || t > Sub {
+		return nil, fmt.Errorf("%w: %v", ErrSocketKind, t)
+	}
+	opt.fill()
+	s := &Socket{typ: t, opt: opt, log: opt.Logger.With("zmtp", t.String()), conns: map[net.Conn]struct{}{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	empty := []*peer{}
+	s.peersV.Store(&empty)
+	switch t {
+	case Push:
+		s.out = newQueue(opt.HWM)
+	case Pull, Sub:
+		s.in = newQueue(opt.HWM)
+		s.sink = queueSink{s.in}
+	}
+	return s, nil
+}
+
+// Type returns the socket's type.
+func (s *Socket) Type() Type { return s.typ }
+
+type queueSink struct{ q *queue }
+
+func (k queueSink) deliver(ctx context.Context, parts [][]byte) (bool, error) {
+	err := k.q.put(ctx, parts)
+	return err == nil, err
+}
+
+// parseEndpoint maps tcp://host:port and ipc:///path to a network and an
+// address.
+func parseEndpoint(ep string) (network, addr string, err error) {
+	switch {
+	case strings.HasPrefix(ep, "tcp://") && len(ep) > len("tcp://"):
+		return "tcp", ep[len("tcp://"):], nil
+	case strings.HasPrefix(ep, "ipc://") && len(ep) > len("ipc://"):
+		return "unix", ep[len("ipc://"):], nil
+	}
+	return "", "", fmt.Errorf("%w: %q", ErrEndpoint, ep)
+}
+
+// Bind listens on endpoint (tcp://host:port, port 0 for any; ipc:///path,
+// replacing a socket file nobody listens on, refusing one in use) and
+// returns the endpoint it listens on, with the port chosen. Peers that
+// connect are served until Close.
+func (s *Socket) Bind(endpoint string) (string, error) {
+	network, addr, err := parseEndpoint(endpoint)
+	if err != nil {
+		return "", err
+	}
+	if network == "unix" {
+		if fi, err := os.Lstat(addr); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			// A socket file nobody listens on is left by a process that
+			// died: replace it. One that answers is in use.
+			if c, err := net.Dial("unix", addr); err == nil {
+				_ = c.Close()
+				return "", fmt.Errorf("zmtp: bind %s: %w", endpoint, syscall.EADDRINUSE)
+			}
+			_ = os.Remove(addr)
+		}
+	}
+	l, err := net.Listen(network, addr)
+	if err != nil {
+		return "", fmt.Errorf("zmtp: bind %s: %w", endpoint, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = l.Close()
+		return "", ErrClosed
+	}
+	s.listeners = append(s.listeners, l)
+	s.started = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.accept(l)
+	if network == "unix" {
+		return "ipc://" + l.Addr().String(), nil
+	}
+	return "tcp://" + l.Addr().String(), nil
+}
+
+func (s *Socket) accept(l net.Listener) {
+	defer s.wg.Done()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn("accept", "err", err)
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		if !s.track(c) {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if p := s.handshake(c); p != nil {
+				p.run()
+			}
+		}()
+	}
+}
+
+// track registers a connection so that Close closes it; it returns false
+// (closing c) once the socket is closed.
+func (s *Socket) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = c.Close()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Socket) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	_ = c.Close()
+}
+
+// Connect connects to endpoint in the background and keeps connected:
+// after a failed attempt or a lost connection it tries again, after a
+// back-off from Options.ReconnectMin doubling up to ReconnectMax, until
+// Close. It returns at once; an error only for a bad endpoint or a closed
+// socket.
+func (s *Socket) Connect(endpoint string) error {
+	network, addr, err := parseEndpoint(endpoint)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.started = true
+	s.wg.Add(1)
+	go s.dial(network, addr)
+	return nil
+}
+
+func (s *Socket) dial(network, addr string) {
+	defer s.wg.Done()
+	var d net.Dialer
+	wait := s.opt.ReconnectMin
+	for s.ctx.Err() == nil {
+		c, err := d.DialContext(s.ctx, network, addr)
+		if err == nil && s.track(c) {
+			if p := s.handshake(c); p != nil {
+				wait = s.opt.ReconnectMin
+				p.run()
+			}
+		}
+		select {
+		case <-time.After(wait):
+		case <-s.ctx.Done():
+			return
+		}
+		wait = min(2*wait, s.opt.ReconnectMax)
+	}
+}
+
+// handshake exchanges greetings and READY commands on c and returns the
+// peer, registered with the socket, or nil (c closed, counted in
+// Stats.Rejected) when the peer is refused.
+func (s *Socket) handshake(c net.Conn) *peer {
+	p, err := s.shake(c)
+	if err != nil {
+		if s.ctx.Err() == nil { // not a refusal: the socket is closing
+			s.st.rejected.Add(1)
+			s.log.Warn("handshake refused", "remote", c.RemoteAddr().String(), "err", err)
+		}
+		s.untrack(c)
+		return nil
+	}
+	return p
+}
+
+func (s *Socket) shake(c net.Conn) (*peer, error) {
+	_ = c.SetDeadline(time.Now().Add(s.opt.HandshakeTimeout))
+	g := greeting()
+	if _, err := c.Write(g[:]); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGreeting, err)
+	}
+	minor, err := readGreeting(c)
+	if err != nil {
+		return nil, err
+	}
+	enc := NewEncoder(0)
+	enc.Command("READY", readyProperties(s.typ, s.opt.Identity))
+	if _, err := enc.WriteTo(c); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	p.dec = NewDecoder(&p.rd, s.opt.MaxMessageSize, s.opt.MaxParts)
+	p.rd = deadlineReader{c: c}
+	k, err := p.dec.Next()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	if k != KindCommand {
+		return nil, fmt.Errorf("%w: a message before READY", ErrHandshake)
+	}
+	name, data, err := parseCommand(p.dec.Command())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	switch string(name) {
+	case "READY":
+	case "ERROR":
+		return nil, fmt.Errorf("%w: peer says %q", ErrHandshake, errorReason(data))
+	default:
+		return nil, fmt.Errorf("%w: %q before READY", ErrHandshake, name)
+	}
+	typ, id, err := parseProperties(data)
+	if err != nil {
+		return nil, err
+	}
+	if !s.typ.compatible(typ) {
+		enc.Command("ERROR", []byte{byte(len("incompatible socket type"))}, []byte("incompatible socket type"))
+		_, _ = enc.WriteTo(c)
+		return nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, s.typ, typ)
+	}
+	p.peerType, p.identity = typ, id
+	_ = c.SetDeadline(time.Time{})
+	if minor >= 1 {
+		// Heartbeats are ZMTP 3.1's: a 3.0 peer gets no PING, so it is not
+		// held to answer one.
+		p.rd.timeout = s.opt.HeartbeatTimeout
+	}
+	if s.typ == Pub {
+		p.out = newQueue(s.opt.HWM)
+	}
+	if !s.addPeer(p) {
+		return nil, ErrClosed
+	}
+	s.st.handshakes.Add(1)
+	s.log.Debug("peer ready", "remote", c.RemoteAddr().String(), "type", typ, "minor", minor)
+	return p, nil
+}
+
+func errorReason(data []byte) string {
+	if len(data) == 0 || int(data[0]) > len(data)-1 {
+		return string(data)
+	}
+	return string(data[1 : 1+int(data[0])])
+}
+
+// addPeer registers p; a SUB socket queues its subscriptions to p in the
+// same critical section, so that none is missed or sent twice.
+func (s *Socket) addPeer(p *peer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.typ == Sub {
+		for _, e := range s.subs.list {
+			for range e.count {
+				p.command(true, e.prefix)
+			}
+		}
+	}
+	s.peers = append(s.peers[:len(s.peers):len(s.peers)], p)
+	list := s.peers
+	s.peersV.Store(&list)
+	s.st.peers.Add(1)
+	return true
+}
+
+func (s *Socket) removePeer(p *peer) {
+	s.mu.Lock()
+	next := make([]*peer, 0, len(s.peers))
+	for _, q := range s.peers {
+		if q != p {
+			next = append(next, q)
+		}
+	}
+	s.peers = next
+	s.peersV.Store(&next)
+	s.mu.Unlock()
+	s.st.peers.Add(^uint64(0))
+}
+
+// Send sends a message of one or more parts. It copies the parts and
+// never blocks. On a PUSH socket it returns ErrHWM when Options.HWM
+// messages wait (whether peers are connected or not); a writer of any
+// peer takes the message. On a PUB socket the message is queued for
+// every peer whose subscriptions match its first part, and dropped (and
+// counted) for a subscriber whose queue is full; it returns nil. After
+// Close it returns ErrClosed. Send allocates nothing.
+func (s *Socket) Send(parts ...[]byte) error {
+	if s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	switch s.typ {
+	case Push:
+		if !s.out.tryPut(parts) {
+			return ErrHWM
+		}
+		return nil
+	case Pub:
+		var first []byte
+		if len(parts) > 0 {
+			first = parts[0]
+		}
+		for _, p := range *s.peersV.Load() {
+			if !p.subscribed(first) {
+				continue
+			}
+			if !p.out.tryPut(parts) {
+				s.st.dropped.Add(1)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: Send on %v", ErrSocketKind, s.typ)
+}
+
+// A Message is a received message. Recv fills it; its parts stay valid
+// until the next Recv into the same Message. A Message keeps its buffers
+// from one Recv to the next, so a loop over Recv allocates nothing.
+type Message struct{ s slot }
+
+// Parts returns the message's parts.
+func (m *Message) Parts() [][]byte { return m.s.parts }
+
+// Recv waits for the next message of a PULL or SUB socket until ctx ends
+// or the socket closes (ErrClosed: what was still queued is discarded),
+// and puts it into m. Any goroutine may call it; messages of one peer come
+// out in the order they were sent.
+func (s *Socket) Recv(ctx context.Context, m *Message) error {
+	if s.in == nil || s.bridged {
+		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
+	}
+	rc := &s.rc
+	for {
+		if s.ctx.Err() != nil {
+			return ErrClosed
+		}
+		rc.mu.Lock()
+		if rc.next == len(rc.got) {
+			// Give back the slots handed out, take the next batch: the
+			// receive queue's lock once per batch, not per message.
+			s.in.release(rc.used)
+			rc.used = rc.used[:0]
+			rc.got, rc.next = s.in.take(rc.got[:0], recvBatch), 0
+		}
+		if rc.next < len(rc.got) {
+			sl := rc.got[rc.next]
+			rc.got[rc.next] = nil
+			rc.next++
+			m.s, *sl = *sl, m.s
+			rc.used = append(rc.used, sl)
+			rc.mu.Unlock()
+			return nil
+		}
+		rc.mu.Unlock()
+		select {
+		case <-s.in.notEmpty:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return ErrClosed
+		}
+	}
+}
+
+// recvCache holds a batch of received slots that Recv hands out one at a
+// time, and those it handed out, to give back with the next batch.
+type recvCache struct {
+	mu   sync.Mutex
+	got  []*slot
+	next int
+	used []*slot
+}
+
+// recvBatch is the most slots Recv takes from the receive queue at once.
+const recvBatch = 64
+
+// Subscribe asks every PUB peer, present and future, for the messages
+// whose first part starts with prefix (all messages for an empty prefix).
+// Subscriptions count: each Subscribe is undone by one Unsubscribe.
+func (s *Socket) Subscribe(prefix []byte) error { return s.subscribe(true, prefix) }
+
+// Unsubscribe undoes one Subscribe of prefix.
+func (s *Socket) Unsubscribe(prefix []byte) error { return s.subscribe(false, prefix) }
+
+func (s *Socket) subscribe(on bool, prefix []byte) error {
+	if s.typ != Sub {
+		return fmt.Errorf("%w: Subscribe on %v", ErrSocketKind, s.typ)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if !s.subs.change(on, prefix) {
+		return nil
+	}
+	for _, p := range s.peers {
+		p.command(on, prefix)
+	}
+	return nil
+}
+
+// Stats returns the socket's statistics.
+func (s *Socket) Stats() Stats {
+	return Stats{
+		Peers:        int(s.st.peers.Load()),
+		Handshakes:   s.st.handshakes.Load(),
+		Rejected:     s.st.rejected.Load(),
+		PeerErrors:   s.st.peerErrors.Load(),
+		Disconnects:  s.st.disconnects.Load(),
+		Sent:         s.st.sent.Load(),
+		Received:     s.st.received.Load(),
+		Dropped:      s.st.dropped.Load(),
+		Lost:         s.st.lost.Load(),
+		Unsubscribed: s.st.unsubscribed.Load(),
+		Torn:         s.st.torn.Load(),
+	}
+}
+
+// Close stops listening and connecting, closes every connection and
+// waits for the socket's goroutines to end. Messages still queued are
+// discarded. It is safe to call more than once.
+func (s *Socket) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cancel()
+	for _, l := range s.listeners {
+		_ = l.Close()
+	}
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// subscriptions is a counted set of prefixes, in a slice for matching
+// without allocation.
+type subscriptions struct {
+	list  []subEntry
+	bytes int // the prefixes' total length
+}
+
+type subEntry struct {
+	prefix []byte
+	count  int
+}
+
+// change adds (on) or removes one count of prefix; it reports whether the
+// set changed (a cancel of an unknown prefix does not).
+func (ss *subscriptions) change(on bool, prefix []byte) bool {
+	for i := range ss.list {
+		if bytes.Equal(ss.list[i].prefix, prefix) {
+			if on {
+				ss.list[i].count++
+			} else if ss.list[i].count--; ss.list[i].count == 0 {
+				ss.bytes -= len(prefix)
+				ss.list = append(ss.list[:i], ss.list[i+1:]...)
+			}
+			return true
+		}
+	}
+	if !on {
+		return false
+	}
+	ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
+	ss.bytes += len(prefix)
+	return true
+}
+
+func (ss *subscriptions) has(prefix []byte) bool {
+	for i := range ss.list {
+		if bytes.Equal(ss.list[i].prefix, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (ss *subscriptions) match(first []byte) bool {
+	for i := range ss.list {
+		if bytes.HasPrefix(first, ss.list[i].prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// deadlineReader reads from c, with a read deadline of timeout from each
+// read when timeout is positive: the heartbeat's dead-peer detection.
+type deadlineReader struct {
+	c       net.Conn
+	timeout time.Duration
+}
+
+func (r *deadlineReader) Read(p []byte) (int, error) {
+	if r.timeout > 0 {
+		_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
+	}
+	n, err := r.c.Read(p)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = fmt.Errorf("%w: nothing for %v", ErrPeerTimeout, r.timeout)
+		}
+	}
+	return n, err
+}
+
+var _ io.Reader = (*deadlineReader)(nil)
