@@ -131,10 +131,12 @@ func (a *Actor) DoWork() (int, error) {
 	var n int
 	var err error
 	if a.recv != nil {
-		n, err = m.drain(nil, a.recv, a.limit)
+		m.cons.recv = a.recv
+		n, err = m.drain(m.cons.onRecordRecv, a.limit)
 		err = m.cons.takeFailures(err)
 	} else {
-		n, err = m.drain(a.h, nil, a.limit)
+		m.cons.h, m.cons.recv = a.h, nil
+		n, err = m.drain(m.cons.onRecord, a.limit)
 	}
 	if err != nil {
 		return n, a.failed(err)
@@ -183,7 +185,7 @@ func (a *Actor) OnClose() error {
 	}
 	var errs error
 	for {
-		n, err := m.drain(a.h, a.recv, ringbuf.NoLimit)
+		n, err := a.drainAll()
 		err = m.cons.takeFailures(err)
 		if err != nil && errs == nil {
 			errs = err
@@ -194,6 +196,17 @@ func (a *Actor) OnClose() error {
 	}
 	// Both: what was left, and why a drain failed (a corrupt frame).
 	return errors.Join(a.left(), errs, m.beat(true))
+}
+
+// drainAll drains without a limit into the actor's handler or receiver.
+func (a *Actor) drainAll() (int, error) {
+	m := a.mb
+	if a.recv != nil {
+		m.cons.recv = a.recv
+		return m.drain(m.cons.onRecordRecv, ringbuf.NoLimit)
+	}
+	m.cons.h, m.cons.recv = a.h, nil
+	return m.drain(m.cons.onRecord, ringbuf.NoLimit)
 }
 
 // left reports the bytes still queued after OnClose, as ErrNotDrained.

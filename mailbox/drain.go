@@ -72,6 +72,7 @@ type consumer struct {
 	// DrainTo's Receiver (when set, it is called instead of h) and what
 	// it reported in this call.
 	recv         Receiver
+	onRecordRecv ringbuf.ControlledHandler // onRecord for a Receiver
 	failed       int
 	firstFailure error
 	beats        int   // drains since the last heartbeat
@@ -113,14 +114,25 @@ func (c *consumer) init(m *Mailbox) {
 			c.msg.typeID = recordType
 			c.msg.one[0] = payload
 			c.calls++
-			var a Action
-			if c.recv != nil {
-				var err error
-				if a, err = c.recv.Receive(&c.msg); err != nil {
-					c.fail(err)
-				}
-			} else {
-				a = c.h(&c.msg)
+			if a := c.h(&c.msg); a != Continue {
+				return c.settle(a)
+			}
+			return Continue
+		}
+		a := c.record(recordType, payload)
+		c.plainReady = c.fastPath()
+		return a
+	}
+	// The same for a Receiver (DrainTo, an actor of a Receiver): a closure
+	// of its own, so that the Handler's stays as small as it was.
+	c.onRecordRecv = func(recordType int32, payload []byte) Action {
+		if c.plainReady && recordType <= MaxTypeID {
+			c.msg.typeID = recordType
+			c.msg.one[0] = payload
+			c.calls++
+			a, err := c.recv.Receive(&c.msg)
+			if err != nil {
+				c.fail(err)
 			}
 			if a != Continue {
 				return c.settle(a)
@@ -187,12 +199,18 @@ func (m *Mailbox) drainBeat(h Handler, r Receiver, limit int) (int, error) {
 			return 0, err
 		}
 	}
-	return m.drain(h, r, limit)
+	if r != nil {
+		m.cons.recv = r
+		return m.drain(m.cons.onRecordRecv, limit)
+	}
+	m.cons.h, m.cons.recv = h, nil
+	return m.drain(m.cons.onRecord, limit)
 }
 
 // drain is Drain without the heartbeat: an Actor counts its duty cycles
-// itself. It delivers to r when r is not nil, to h otherwise.
-func (m *Mailbox) drain(h Handler, r Receiver, limit int) (int, error) {
+// itself. onRecord is the consumer's onRecord, after its h was set, or
+// its onRecordRecv, after its recv was set.
+func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
@@ -211,7 +229,7 @@ func (m *Mailbox) drain(h Handler, r Receiver, limit int) (int, error) {
 	// a handler that panicked left the last read's. discarded and corrupt
 	// are zeroed at the end of a call; one whose handler panicked leaves
 	// them to be counted and reported by this one.
-	c.h, c.recv, c.count, c.stop, c.extra = h, r, 0, false, 0
+	c.count, c.stop, c.extra = 0, false, 0
 	c.discard = st == stateDiscard
 	c.plainReady = c.fastPath()
 	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
@@ -232,7 +250,7 @@ func (m *Mailbox) drain(h Handler, r Receiver, limit int) (int, error) {
 		// more than limit messages (a framed message can make it stop
 		// before).
 		want := limit - c.count
-		k, rerr := m.ring.ControlledRead(c.onRecord, want)
+		k, rerr := m.ring.ControlledRead(onRecord, want)
 		// Read again past records that were not messages only if they
 		// used up the ring's limit: a read that stopped short found no
 		// more (the common case of a framed message, whose later records
@@ -243,7 +261,7 @@ func (m *Mailbox) drain(h Handler, r Receiver, limit int) (int, error) {
 			// at its first record: consume the rest of that message now (its
 			// records are all there: one claim, one publication).
 			var more int
-			more, rerr = m.ring.ControlledRead(c.onRecord, int(c.pending.hdr.count-c.pending.next))
+			more, rerr = m.ring.ControlledRead(onRecord, int(c.pending.hdr.count-c.pending.next))
 			k += more
 		}
 		extra := c.extra

@@ -444,7 +444,8 @@ func (m *Mailbox) DiscardQueued() (int, error) {
 	}
 	total := 0
 	for m.w.state.Load() == stateDiscard {
-		n, err := m.drain(discardHandler, nil, ringbuf.NoLimit)
+		m.cons.h, m.cons.recv = discardHandler, nil
+		n, err := m.drain(m.cons.onRecord, ringbuf.NoLimit)
 		total += n
 		if err != nil || n == 0 {
 			return total, err

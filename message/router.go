@@ -2,6 +2,7 @@ package message
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -52,7 +53,7 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	}
 	var rt route
 	if f, ok := c.(*Fixed[T]); ok {
-		rt = &fixedRoute[T]{f: f, h: h}
+		rt = newFixedRoute(f, h)
 	} else {
 		rt = &codecRoute[T]{c: c, id: id, h: h}
 	}
@@ -71,12 +72,38 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 // aligned for T, a copy in the route's own value otherwise (a part of a
 // reassembled message may start anywhere).
 type fixedRoute[T any] struct {
-	f       *Fixed[T]
-	h       func(*T) error
-	scratch T
+	// What the hot path reads, copied here from f: no pointer to chase.
+	size      int
+	alignMask uintptr
+	plain     bool // no bool field to check
+	h         func(*T) error
+	f         *Fixed[T]
+	scratch   T
+}
+
+func newFixedRoute[T any](f *Fixed[T], h func(*T) error) *fixedRoute[T] {
+	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, plain: len(f.bools) == 0, h: h, f: f}
 }
 
 func (x *fixedRoute[T]) deliver(r *Router, m *mailbox.Message) error {
+	p := m.Payload()
+	if m.NumParts() == 1 && len(p) == x.size && x.plain && x.size > 0 &&
+		uintptr(unsafe.Pointer(unsafe.SliceData(p)))&x.alignMask == 0 {
+		// The common case: one aligned part of the right length, nothing
+		// to check: a view of the ring.
+		r.stats.Delivered++
+		err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p))))
+		if err != nil {
+			r.stats.Failed++
+		}
+		return err
+	}
+	return x.slow(r, m)
+}
+
+// slow is deliver for everything but the common case: several parts, a
+// wrong length, bools to check, a payload not aligned for T, an empty T.
+func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) error {
 	f := x.f
 	if m.NumParts() != 1 {
 		r.stats.Undecodable++
@@ -138,7 +165,11 @@ func (r *Router) lookup(id int32) route {
 // Receive routes one message (mailbox.Receiver). It always consumes the
 // message: a failure is reported, not retried.
 func (r *Router) Receive(m *mailbox.Message) (mailbox.Action, error) {
-	if rt := r.lookup(m.TypeID()); rt != nil {
+	if id := m.TypeID(); uint32(id) < denseRoutes {
+		if rt := r.dense[id]; rt != nil {
+			return mailbox.Continue, rt.deliver(r, m)
+		}
+	} else if rt := r.sparse[id]; rt != nil {
 		return mailbox.Continue, rt.deliver(r, m)
 	}
 	if r.fallback != nil {
