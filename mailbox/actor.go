@@ -131,7 +131,7 @@ func (a *Actor) DoWork() (int, error) {
 	var n int
 	var err error
 	if a.recv != nil {
-		m.cons.recv = a.recv
+		m.cons.setReceiver(a.recv)
 		n, err = m.drain(m.cons.onRecordRecv, a.limit)
 		err = m.cons.takeFailures(err)
 	} else {
@@ -202,7 +202,7 @@ func (a *Actor) OnClose() error {
 func (a *Actor) drainAll() (int, error) {
 	m := a.mb
 	if a.recv != nil {
-		m.cons.recv = a.recv
+		m.cons.setReceiver(a.recv)
 		return m.drain(m.cons.onRecordRecv, ringbuf.NoLimit)
 	}
 	m.cons.h, m.cons.recv = a.h, nil

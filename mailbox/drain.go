@@ -73,6 +73,9 @@ type consumer struct {
 	// it reported in this call.
 	recv         Receiver
 	onRecordRecv ringbuf.ControlledHandler // onRecord for a Receiver
+	disp         Dispatcher                // recv, if it is one
+	routeType    int32                     // the type id route was asked for (0: none)
+	route        Receiver
 	failed       int
 	firstFailure error
 	beats        int   // drains since the last heartbeat
@@ -130,7 +133,14 @@ func (c *consumer) init(m *Mailbox) {
 			c.msg.typeID = recordType
 			c.msg.one[0] = payload
 			c.calls++
-			a, err := c.recv.Receive(&c.msg)
+			rc := c.recv
+			if c.disp != nil {
+				if recordType != c.routeType {
+					c.route, c.routeType = c.disp.Route(recordType), recordType
+				}
+				rc = c.route
+			}
+			a, err := rc.Receive(&c.msg)
 			if err != nil {
 				c.fail(err)
 			}
@@ -200,11 +210,19 @@ func (m *Mailbox) drainBeat(h Handler, r Receiver, limit int) (int, error) {
 		}
 	}
 	if r != nil {
-		m.cons.recv = r
+		m.cons.setReceiver(r)
 		return m.drain(m.cons.onRecordRecv, limit)
 	}
 	m.cons.h, m.cons.recv = h, nil
 	return m.drain(m.cons.onRecord, limit)
+}
+
+// setReceiver makes r the Receiver of the next drain, and forgets the
+// routes a Dispatcher gave for the last one.
+func (c *consumer) setReceiver(r Receiver) {
+	c.recv = r
+	c.disp, _ = r.(Dispatcher)
+	c.route, c.routeType = nil, 0
 }
 
 // drain is Drain without the heartbeat: an Actor counts its duty cycles

@@ -19,6 +19,18 @@ type Receiver interface {
 	Receive(m *Message) (Action, error)
 }
 
+// Dispatcher is a Receiver that hands each type id's messages to a
+// Receiver of its own (message.Router is one). The drain asks Route once
+// per run of messages of one type id in a drain and calls that Receiver
+// directly: one indirect call fewer per message than going through
+// Receive. Route must return the same Receiver for a type id while a
+// drain runs; a message Route's Receiver gets is one Receive would have
+// handed it.
+type Dispatcher interface {
+	Receiver
+	Route(typeID int32) Receiver
+}
+
 // HandlerError reports that a Receiver failed on messages of one
 // DrainTo call: the first error, which errors.Is and errors.As reach, and
 // how many messages failed.

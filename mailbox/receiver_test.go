@@ -140,3 +140,49 @@ func TestReceiverActor(t *testing.T) {
 	require.ErrorIs(t, a.OnClose(), errOdd)
 	require.Equal(t, []byte{1, 2, 3, 4, 5}, r.seen)
 }
+
+// twoRoutes is a Dispatcher: type 1 and type 2 each have a Receiver of
+// their own; Receive (any other type) counts what went through it.
+type twoRoutes struct {
+	routes   map[int32]*counting
+	asked    []int32
+	received int
+}
+
+func (d *twoRoutes) Receive(*Message) (Action, error) { d.received++; return Continue, nil }
+
+func (d *twoRoutes) Route(typeID int32) Receiver {
+	d.asked = append(d.asked, typeID)
+	if r, ok := d.routes[typeID]; ok {
+		return r
+	}
+	return d
+}
+
+// A Dispatcher's routes get their type's plain messages straight from the
+// drain, asked once per run of one type in a drain.
+func TestDrainToADispatcher(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	d := &twoRoutes{routes: map[int32]*counting{1: {}, 2: {}}}
+	for _, typ := range []int32{1, 1, 1, 2, 2, 3, 1} {
+		require.NoError(t, mb.Send(typ, []byte{1}))
+	}
+	require.NoError(t, mb.SendParts(2, []byte{1}, []byte{2})) // framed: through Receive
+	n, err := mb.DrainTo(d, 100)
+	require.NoError(t, err)
+	require.Equal(t, 8, n)
+	require.Equal(t, 4, d.routes[1].n)
+	require.Equal(t, 2, d.routes[2].n)
+	require.Equal(t, 2, d.received, "type 3, and the framed message")
+	require.Equal(t, []int32{1, 2, 3, 1}, d.asked)
+
+	// The next drain starts without routes: the first plain message of
+	// type 1 asks again (or, right after a framed message, goes through
+	// Receive, as a framed one does).
+	require.NoError(t, mb.Send(1, []byte{1}))
+	require.NoError(t, mb.Send(1, []byte{1}))
+	_, err = mb.DrainTo(d, 100)
+	require.NoError(t, err)
+	require.Equal(t, 4+2, d.routes[1].n+d.received-2)
+	require.Equal(t, []int32{1, 2, 3, 1, 1}, d.asked)
+}

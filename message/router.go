@@ -11,9 +11,10 @@ import (
 // a slice; larger ids go through a map.
 const denseRoutes = 256
 
-// route delivers one message of its type to its handler.
+// route delivers one message of its type to its handler: a
+// mailbox.Receiver of its own, which the drain calls directly (Route).
 type route interface {
-	deliver(r *Router, m *mailbox.Message) error
+	mailbox.Receiver
 }
 
 // Router hands each message to the handler registered for its type id.
@@ -27,7 +28,7 @@ type Router struct {
 	stats    RouterStats
 }
 
-var _ mailbox.Receiver = (*Router)(nil)
+var _ mailbox.Dispatcher = (*Router)(nil)
 
 // RouterStats counts what a Router did with the messages it received.
 type RouterStats struct {
@@ -53,9 +54,9 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	}
 	var rt route
 	if f, ok := c.(*Fixed[T]); ok {
-		rt = newFixedRoute(f, h)
+		rt = newFixedRoute(r, f, h)
 	} else {
-		rt = &codecRoute[T]{c: c, id: id, h: h}
+		rt = &codecRoute[T]{r: r, c: c, id: id, h: h}
 	}
 	if id < denseRoutes {
 		r.dense[id] = rt
@@ -75,33 +76,35 @@ type fixedRoute[T any] struct {
 	// What the hot path reads, copied here from f: no pointer to chase.
 	size      int
 	alignMask uintptr
-	plain     bool // no bool field to check
+	fast      bool // no bool field to check, and not empty: the view needs no more
 	h         func(*T) error
+	r         *Router
 	f         *Fixed[T]
 	scratch   T
 }
 
-func newFixedRoute[T any](f *Fixed[T], h func(*T) error) *fixedRoute[T] {
-	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, plain: len(f.bools) == 0, h: h, f: f}
+func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute[T] {
+	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, fast: len(f.bools) == 0 && f.size > 0, h: h, r: r, f: f}
 }
 
-func (x *fixedRoute[T]) deliver(r *Router, m *mailbox.Message) error {
+// Receive delivers one message (mailbox.Receiver): always consumed. The
+// common case, one aligned part of the right length and nothing to check,
+// hands the handler a view of the ring here, without a further call.
+func (x *fixedRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	p := m.Payload()
-	if m.NumParts() == 1 && len(p) == x.size && x.plain && x.size > 0 &&
+	if m.NumParts() == 1 && len(p) == x.size && x.fast &&
 		uintptr(unsafe.Pointer(unsafe.SliceData(p)))&x.alignMask == 0 {
-		// The common case: one aligned part of the right length, nothing
-		// to check: a view of the ring.
-		r.stats.Delivered++
+		x.r.stats.Delivered++
 		err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p))))
 		if err != nil {
-			r.stats.Failed++
+			x.r.stats.Failed++
 		}
-		return err
+		return mailbox.Continue, err
 	}
-	return x.slow(r, m)
+	return mailbox.Continue, x.slow(x.r, m)
 }
 
-// slow is deliver for everything but the common case: several parts, a
+// slow is Receive for everything but the common case: several parts, a
 // wrong length, bools to check, a payload not aligned for T, an empty T.
 func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) error {
 	f := x.f
@@ -124,13 +127,20 @@ func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) error {
 
 // codecRoute decodes into the route's own value.
 type codecRoute[T any] struct {
+	r       *Router
 	c       Codec[T]
 	id      int32
 	h       func(*T) error
 	scratch T
 }
 
-func (x *codecRoute[T]) deliver(r *Router, m *mailbox.Message) error {
+// Receive delivers one message (mailbox.Receiver): always consumed.
+func (x *codecRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
+	return mailbox.Continue, x.deliver(m)
+}
+
+func (x *codecRoute[T]) deliver(m *mailbox.Message) error {
+	r := x.r
 	if m.NumParts() != 1 {
 		r.stats.Undecodable++
 		return errParts(x.id, m.NumParts())
@@ -165,18 +175,24 @@ func (r *Router) lookup(id int32) route {
 // Receive routes one message (mailbox.Receiver). It always consumes the
 // message: a failure is reported, not retried.
 func (r *Router) Receive(m *mailbox.Message) (mailbox.Action, error) {
-	if id := m.TypeID(); uint32(id) < denseRoutes {
-		if rt := r.dense[id]; rt != nil {
-			return mailbox.Continue, rt.deliver(r, m)
-		}
-	} else if rt := r.sparse[id]; rt != nil {
-		return mailbox.Continue, rt.deliver(r, m)
+	if rt := r.lookup(m.TypeID()); rt != nil {
+		return rt.Receive(m)
 	}
 	if r.fallback != nil {
 		return mailbox.Continue, r.fallback(m)
 	}
 	r.stats.NoRoute++
 	return mailbox.Continue, errNoRoute(m.TypeID())
+}
+
+// Route returns the Receiver of typeID's messages (mailbox.Dispatcher):
+// its route, or the router itself for a type id without one (Receive then
+// hands the message to the fallback, or counts and reports it).
+func (r *Router) Route(typeID int32) mailbox.Receiver {
+	if rt := r.lookup(typeID); rt != nil {
+		return rt
+	}
+	return r
 }
 
 // Stats returns the router's counts. Same goroutine as Receive.
