@@ -14,10 +14,11 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild(role))
 	}
 	goleak.VerifyTestMain(m,
-		// nats.go v1.55.0: an async publish starts this goroutine, which
-		// reads the publisher's connection-status channel; when the
-		// connection closes before that channel was made, it reads a nil
-		// channel and blocks for ever (jetstream/publish.go). Not ours to
-		// stop; every other goroutine must be gone.
+		// The NATS client (v1.55.0): an async publish starts this
+		// goroutine, which reads the publisher's connection-status
+		// channel; when the connection closes before that channel was
+		// made, it reads a nil channel and blocks for ever (its jetstream
+		// package's publish code). Not ours to stop; every other goroutine
+		// must be gone.
 		goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
 }
