@@ -15,6 +15,8 @@ const denseRoutes = 256
 // mailbox.Receiver of its own, which the drain calls directly (Route).
 type route interface {
 	mailbox.Receiver
+	// counts returns what the route counted itself (its fast path's).
+	counts() (delivered, failed int64)
 }
 
 // Router hands each message to the handler registered for its type id.
@@ -78,10 +80,15 @@ type fixedRoute[T any] struct {
 	alignMask uintptr
 	fast      bool // no bool field to check, and not empty: the view needs no more
 	h         func(*T) error
-	r         *Router
-	f         *Fixed[T]
-	scratch   T
+	// The fast path's counts, kept here rather than in the Router: no
+	// pointer to chase per message (Router.Stats sums them).
+	delivered, failed int64
+	r                 *Router
+	f                 *Fixed[T]
+	scratch           T
 }
+
+func (x *fixedRoute[T]) counts() (int64, int64) { return x.delivered, x.failed }
 
 func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute[T] {
 	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, fast: len(f.bools) == 0 && f.size > 0, h: h, r: r, f: f}
@@ -94,10 +101,10 @@ func (x *fixedRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	p := m.Payload()
 	if m.NumParts() == 1 && len(p) == x.size && x.fast &&
 		uintptr(unsafe.Pointer(unsafe.SliceData(p)))&x.alignMask == 0 {
-		x.r.stats.Delivered++
+		x.delivered++
 		err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p))))
 		if err != nil {
-			x.r.stats.Failed++
+			x.failed++
 		}
 		return mailbox.Continue, err
 	}
@@ -133,6 +140,8 @@ type codecRoute[T any] struct {
 	h       func(*T) error
 	scratch T
 }
+
+func (*codecRoute[T]) counts() (int64, int64) { return 0, 0 }
 
 // Receive delivers one message (mailbox.Receiver): always consumed.
 func (x *codecRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
@@ -196,7 +205,23 @@ func (r *Router) Route(typeID int32) mailbox.Receiver {
 }
 
 // Stats returns the router's counts. Same goroutine as Receive.
-func (r *Router) Stats() RouterStats { return r.stats }
+func (r *Router) Stats() RouterStats {
+	st := r.stats
+	add := func(rt route) {
+		if rt != nil {
+			d, f := rt.counts()
+			st.Delivered += d
+			st.Failed += f
+		}
+	}
+	for _, rt := range r.dense {
+		add(rt)
+	}
+	for _, rt := range r.sparse {
+		add(rt)
+	}
+	return st
+}
 
 func errParts(typeID int32, n int) error {
 	return fmt.Errorf("%w: type %d: a message of %d parts, want 1", ErrLength, typeID, n)
