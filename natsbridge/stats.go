@@ -7,10 +7,10 @@ import (
 	"github.com/dutyrt/duty/ipc/counters"
 )
 
-// CounterTypeID is the type id of the bridge's counters in a counters file
-// (within duty's reserved range; the label names the statistic, the bridge
-// and its direction: "natsbridge-published: <name> out").
-const CounterTypeID int32 = 1090
+// CounterTypeID is the type id of the bridge's counters in a counters file:
+// counters.TypeBridgeEvents (the label names the statistic, the bridge and
+// its direction: "natsbridge-published: <name> out").
+const CounterTypeID = counters.TypeBridgeEvents
 
 // Stats is a snapshot of a bridge's statistics, read lock-free from any
 // goroutine; fields are loaded one by one, not as one atomic picture.

@@ -65,6 +65,10 @@ const (
 	TypeCorruptRecords int32 = 1019
 	// TypeIdleCycles: duty cycles that did no work.
 	TypeIdleCycles int32 = 1020
+	// TypeBridgeEvents: a bridge's count of one kind of event (messages
+	// published, delivered, dropped, ...; the label names which, the
+	// bridge and its direction): package natsbridge's statistics.
+	TypeBridgeEvents int32 = 1021
 
 	// TypeIDDutyMax is the last type id reserved for duty.
 	TypeIDDutyMax int32 = 1099
@@ -94,6 +98,7 @@ var typeNames = map[int32]string{
 	TypeDiscarded:           "discarded",
 	TypeCorruptRecords:      "corrupt-records",
 	TypeIdleCycles:          "idle-cycles",
+	TypeBridgeEvents:        "bridge-events",
 }
 
 // Kind says what a counter's value is, so that a reader knows what to show
