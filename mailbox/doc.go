@@ -90,6 +90,12 @@
 // reassembled one the mailbox's reusable buffer. A handler never drains,
 // discards or Close(Discard)s its own mailbox (see Handler).
 //
+// An agent that is a Receiver (Receive returns an Action and an error)
+// drains into itself with DrainTo, without the allocation a method value
+// would cost, and its errors reach the runner (NewReceiverActor). A
+// Receiver that is a Dispatcher gives each type id a Receiver of its own,
+// which the drain calls directly (package message's Router is one).
+//
 // # Torn and corrupt messages
 //
 // A sender that dies (or hangs) between claim and commit leaves a claim
@@ -123,20 +129,28 @@
 // the owner to drain; Close(Discard) consumes it without delivery, counts
 // it in Stats.Discarded and returns how many messages it discarded. The
 // closed state lives in the mailbox's shared words (in the file, for a
-// mailbox placed there), so that senders in other processes see it. A
-// send that passed the state check just before Close may land after it;
-// the owner's next Drain delivers or discards (and counts) it. Nothing is
-// dropped silently: an Actor's OnClose returns ErrNotDrained when messages
-// are left (an aborting handler, or a claim open at the head that stops a
-// drain or a discard); a send that lands after OnClose returned stays in
-// the ring, uncounted (visible in Stats.Depth), as nobody drains a closed
-// actor's mailbox.
+// mailbox placed there), so that senders in other processes see it. Every
+// send loads the state again after claiming its space and gives the space
+// up if the mailbox was closed meanwhile (ErrClosed): a send whose claim
+// came before Close is delivered (or discarded and counted) by a later
+// Drain, and once the consumer has seen the mailbox closed and empty,
+// nothing can arrive any more. An Actor then ends by itself
+// (agent.ErrDone; WithEndOfStream). Nothing is dropped silently: an
+// Actor's OnClose returns ErrNotDrained when messages are left (an
+// aborting handler, or a claim open at the head that stops a drain or a
+// discard).
 //
 // A mailbox whose Host takes its memory away (ipc.MailboxFile.Close) is
 // detached first: from then on its methods return ErrClosed and Stats the
 // last statistics, without touching that memory. Close the Host once this
 // process has stopped using the mailbox: a call racing it may still touch
 // the memory.
+//
+// # Statistics
+//
+// Stats, from any goroutine. With Config.Counters the consumer also
+// publishes them as counters (at each heartbeat) that other processes
+// read: cmd/dutystat, its Prometheus exporter.
 //
 // # Allocation
 //
