@@ -43,10 +43,18 @@
 // A type whose encoding is its own (variable length, strings) implements
 // Codec[T]; Send and Handle take any Codec. Fixed[T] is a Codec[T] too.
 //
+// # Replies
+//
+// A request carries its sender's Address (a fixed 32-byte name) and a call
+// id; a Registry resolves the address to a mailbox in this process or in a
+// directory of mailbox files; Calls keeps each request with a deadline on
+// a timer wheel the agent polls from its duty cycle.
+//
 // # Routing
 //
-// A Router maps type ids to typed handlers. It is a mailbox.Receiver:
-// DrainTo(r, n), NewReceiverActor or Router.Handler() use it. A handler
+// A Router maps type ids to typed handlers. It is a mailbox.Receiver, and
+// a mailbox.Dispatcher whose routes the drain calls directly:
+// DrainTo(r, n) and NewReceiverActor use it. A handler
 // gets a *T that is valid only during its call: for a Fixed type it points
 // into the mailbox's ring when the payload is aligned for T (zero copy),
 // or to the route's own copy otherwise; for a Codec, to the route's value
