@@ -3,6 +3,7 @@ package dutyfx
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -233,7 +234,10 @@ func (w *watcher) start(ctx context.Context) error {
 		select {
 		case <-w.g.Done():
 			code := 0
-			if w.g.Err() != nil {
+			if err := w.g.Err(); err != nil {
+				// Which agent ended the application, and why: fx's own
+				// shutdown signal carries only the exit code.
+				slog.Default().Error("duty: a group member failed; shutting down", "err", err)
 				code = 1
 			}
 			_ = w.shutdowner.Shutdown(fx.ExitCode(code))
