@@ -132,7 +132,7 @@ func (a *Actor) DoWork() (int, error) {
 	var err error
 	if a.recv != nil {
 		m.cons.setReceiver(a.recv)
-		n, err = m.drain(m.cons.onRecordRecv, a.limit)
+		n, err = m.drain(m.cons.recvRecord, a.limit)
 		err = m.cons.takeFailures(err)
 	} else {
 		m.cons.h, m.cons.recv = a.h, nil
@@ -203,7 +203,7 @@ func (a *Actor) drainAll() (int, error) {
 	m := a.mb
 	if a.recv != nil {
 		m.cons.setReceiver(a.recv)
-		return m.drain(m.cons.onRecordRecv, ringbuf.NoLimit)
+		return m.drain(m.cons.recvRecord, ringbuf.NoLimit)
 	}
 	m.cons.h, m.cons.recv = a.h, nil
 	return m.drain(m.cons.onRecord, ringbuf.NoLimit)

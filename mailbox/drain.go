@@ -73,6 +73,8 @@ type consumer struct {
 	// it reported in this call.
 	recv         Receiver
 	onRecordRecv ringbuf.ControlledHandler // onRecord for a Receiver
+	onRecordDisp ringbuf.ControlledHandler // onRecord for a Dispatcher
+	recvRecord   ringbuf.ControlledHandler // the one of the two for recv
 	disp         Dispatcher                // recv, if it is one
 	routeType    int32                     // the type id route was asked for (0: none)
 	route        Receiver
@@ -133,14 +135,30 @@ func (c *consumer) init(m *Mailbox) {
 			c.msg.typeID = recordType
 			c.msg.one[0] = payload
 			c.calls++
-			rc := c.recv
-			if c.disp != nil {
-				if recordType != c.routeType {
-					c.route, c.routeType = c.disp.Route(recordType), recordType
-				}
-				rc = c.route
+			a, err := c.recv.Receive(&c.msg)
+			if err != nil {
+				c.fail(err)
 			}
-			a, err := rc.Receive(&c.msg)
+			if a != Continue {
+				return c.settle(a)
+			}
+			return Continue
+		}
+		a := c.record(recordType, payload)
+		c.plainReady = c.fastPath()
+		return a
+	}
+	// The same for a Dispatcher: the route of the record's type, asked
+	// once per run of that type, is called directly.
+	c.onRecordDisp = func(recordType int32, payload []byte) Action {
+		if c.plainReady && recordType <= MaxTypeID {
+			c.msg.typeID = recordType
+			c.msg.one[0] = payload
+			c.calls++
+			if recordType != c.routeType {
+				c.route, c.routeType = c.disp.Route(recordType), recordType
+			}
+			a, err := c.route.Receive(&c.msg)
 			if err != nil {
 				c.fail(err)
 			}
@@ -211,7 +229,7 @@ func (m *Mailbox) drainBeat(h Handler, r Receiver, limit int) (int, error) {
 	}
 	if r != nil {
 		m.cons.setReceiver(r)
-		return m.drain(m.cons.onRecordRecv, limit)
+		return m.drain(m.cons.recvRecord, limit)
 	}
 	m.cons.h, m.cons.recv = h, nil
 	return m.drain(m.cons.onRecord, limit)
@@ -223,6 +241,10 @@ func (c *consumer) setReceiver(r Receiver) {
 	c.recv = r
 	c.disp, _ = r.(Dispatcher)
 	c.route, c.routeType = nil, 0
+	c.recvRecord = c.onRecordRecv
+	if c.disp != nil {
+		c.recvRecord = c.onRecordDisp
+	}
 }
 
 // drain is Drain without the heartbeat: an Actor counts its duty cycles
