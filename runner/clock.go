@@ -10,7 +10,7 @@ import (
 // clockResync is how often the cached clock's ticks-to-nanoseconds
 // extrapolation is anchored again to clock.System. Once internal/ticks has
 // calibrated its rate (error below 1e-6), a span this long adds at most
-// ~1 ns of error.
+// a millionth of the span in error.
 const clockResync = time.Millisecond
 
 // maxAnchorWindow is the widest pair of clock.System readings around a

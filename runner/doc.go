@@ -85,7 +85,7 @@
 // extrapolation from a clock.System reading taken again every millisecond,
 // so the value is behind clock.System by the skew of that pair and ahead
 // of it only by the ticks rate's calibration error over a millisecond
-// (about 1 ns). The update is part of the cycle that Stats.MaxCycle times,
+// (below a millionth of it). The update is part of the cycle that Stats.MaxCycle times,
 // with once a millisecond the re-anchoring (two clock.System reads, more
 // if the thread is interrupted between them; during ticks' calibration, in
 // the first 50 ms of the process, a rate measurement on every cycle).
