@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var sink int64
@@ -37,6 +39,22 @@ func BenchmarkTimeNowUnixMilli(b *testing.B) {
 func BenchmarkSystemNanos(b *testing.B) {
 	for range b.N {
 		sink += System.Nanos()
+	}
+}
+
+func BenchmarkHostNanos(b *testing.B) {
+	for range b.N {
+		sink += Host.Nanos()
+	}
+}
+
+// BenchmarkClockGettimeSyscall reads CLOCK_MONOTONIC as x/sys/unix does:
+// a system call every time (the cost Host avoids).
+func BenchmarkClockGettimeSyscall(b *testing.B) {
+	var ts unix.Timespec
+	for range b.N {
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		sink += ts.Nano()
 	}
 }
 

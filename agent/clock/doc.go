@@ -22,6 +22,10 @@
 //     initialised, shared by the whole process (so readings of different
 //     goroutines and runners compare); EpochMillis and EpochNanos read
 //     time.Now.
+//   - Host: Nanos is the host's monotonic clock (CLOCK_MONOTONIC on
+//     Linux), read as the runtime reads it. Readings of different
+//     processes on one host compare, which makes it the clock of
+//     cross-process latency stamps; System's do not.
 //   - Offset: EpochNanos from one monotonic read plus a sampled offset,
 //     cheaper than time.Now().UnixNano(), which reads two clocks; it
 //     follows the wall clock's steps only at its periodic check (see

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	dutyclock "github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -71,13 +72,10 @@ func init() {
 	}
 }
 
-// monoNow reads CLOCK_MONOTONIC, which is the same clock in every process
-// of the machine: a child's end time and the parent's start time compare.
-func monoNow() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
+// monoNow reads the host's monotonic clock, which is the same clock in
+// every process of the machine: a child's end time and the parent's start
+// time compare.
+func monoNow() int64 { return dutyclock.Host.Nanos() }
 
 // w4Base is where W4's files go: /dev/shm where it exists (where duty's
 // files normally live), else the temporary directory.

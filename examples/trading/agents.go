@@ -249,6 +249,7 @@ type strategyAgent struct {
 	toRisk *mailbox.Mailbox
 	clock  func() int64
 	t2t    *latency
+	stages *stages // nil: not recorded
 
 	outs []strategy.Out
 	next int // outs[next:] are pending
@@ -302,9 +303,13 @@ func (a *strategyAgent) DoWork() (int, error) {
 
 func (a *strategyAgent) flush() bool {
 	for ; a.next < len(a.outs); a.next++ {
-		if !send(a.toRisk, &a.outs[a.next], &a.lost) {
+		o := &a.outs[a.next]
+		if !send(a.toRisk, o, &a.lost) {
 			setWord(a.pendW, 1)
 			return false
+		}
+		if !o.IsCancel {
+			a.stages.record(stageOrderOutStrategy, a.clock, o.New.OriginNanos)
 		}
 	}
 	setWord(a.pendW, 0)
@@ -319,6 +324,7 @@ func (a *strategyAgent) onIn(m *mailbox.Message) mailbox.Action {
 		a.bad++
 		return mailbox.Continue
 	}
+	a.stages.record(stageQuoteAtStrategy, a.clock, a.q.FeedNanos)
 	a.outs, a.next = a.s.OnQuote(&a.q), 0
 	if !a.flush() {
 		return mailbox.Break
@@ -400,6 +406,8 @@ type riskAgent struct {
 	toS  *mailbox.Mailbox
 
 	pending int32 // 0, or the type id of the pending output
+	clock   func() int64
+	stages  *stages // nil: not recorded
 	q       msg.Quote
 	o       msg.NewOrder
 	cx      msg.CancelOrder
@@ -470,7 +478,9 @@ func (a *riskAgent) flush() bool {
 	case 0:
 		return true
 	case msg.TypeNewOrder:
-		ok = send(a.toX, &a.o, &a.lost)
+		if ok = send(a.toX, &a.o, &a.lost); ok {
+			a.stages.record(stageOrderOutRisk, a.clock, a.o.OriginNanos)
+		}
 	case msg.TypeCancelOrder:
 		ok = send(a.toX, &a.cx, &a.lost)
 	case msg.TypeRiskReject:
@@ -501,6 +511,7 @@ func (a *riskAgent) onIn(m *mailbox.Message) mailbox.Action {
 			a.bad++
 			break
 		}
+		a.stages.record(stageOrderAtRisk, a.clock, a.o.OriginNanos)
 		if reason := a.c.CheckOrder(&a.o); reason != msg.ReasonNone {
 			a.rj.RejectFor(&a.o, reason)
 			a.pending = msg.TypeRiskReject

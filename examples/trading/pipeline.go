@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"go.uber.org/fx"
-	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/ipc/counters"
@@ -21,16 +21,12 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// monoNanos is the clock of every timestamp: CLOCK_MONOTONIC read
-// explicitly. Go's time.Now carries a monotonic reading too, but relative
-// to the process's start, so two processes could not compare them;
-// CLOCK_MONOTONIC is one clock for the whole host, which the -ipc
+// monoNanos is the clock of every timestamp: the host's monotonic clock
+// (clock.Host). Go's time.Now carries a monotonic reading too, but
+// relative to the process's start, so two processes could not compare
+// them; the host's clock is one for every process, which the -ipc
 // exchange process needs for tick-to-order.
-func monoNanos() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // cannot fail for this clock
-	return ts.Nano()
-}
+func monoNanos() int64 { return clock.Host.Nanos() }
 
 // clockFunc is the clock the fx graph hands to the agents.
 type clockFunc func() int64
@@ -132,13 +128,21 @@ func feedModule() fx.Option {
 
 func strategyModule() fx.Option {
 	return fx.Module(roleStrategy, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*strategyAgent, error) {
-		return newStrategyAgent(cfg, clock, mbs, newWords(1+numStratPub), l.t2t)
+		a, err := newStrategyAgent(cfg, clock, mbs, newWords(1+numStratPub), l.t2t)
+		if a != nil {
+			a.stages = l.stages
+		}
+		return a, err
 	}))
 }
 
 func riskModule() fx.Option {
-	return fx.Module(roleRisk, fx.Provide(func(cfg config, mbs *mailboxes) (*riskAgent, error) {
-		return newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+	return fx.Module(roleRisk, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*riskAgent, error) {
+		a, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+		if a != nil {
+			a.clock, a.stages = clock, l.stages
+		}
+		return a, err
 	}))
 }
 

@@ -159,6 +159,7 @@ type result struct {
 	ledger   recon.Ledger
 	x        exchangeCounts
 	t2t, t2o *hdrhistogram.Histogram
+	stages   []*hdrhistogram.Histogram // stages of tick-to-order (none in tests)
 	mail     []mailbox.Stats
 	threads  []runner.Stats
 	clamped  int64
@@ -183,6 +184,14 @@ func (r *result) collect(cfg config, h handles) {
 		h.Exchange.t2o.final(r.t2o)
 	} else if h.Remote != nil && h.Remote.t2o != nil {
 		r.t2o.Merge(h.Remote.t2o)
+	}
+	if st := h.Strategy.stages; st != nil {
+		for _, l := range st {
+			hg := newHist()
+			l.final(hg)
+			r.stages = append(r.stages, hg)
+			r.clamped += l.clamped()
+		}
 	}
 	for _, mb := range h.Mail.all() {
 		r.mail = append(r.mail, mb.Stats())
@@ -300,6 +309,7 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	hist("tick-to-order", r.t2o)
 	hist("tick-to-trade", r.t2t)
 	fmt.Fprintln(w, "(tick-to-order: quote generated -> its order at the exchange; tick-to-trade: quote -> fill report back at the strategy)")
+	r.printStages(w)
 	if r.clamped > 0 {
 		fmt.Fprintf(w, "(%d latencies outside 0..%v were recorded at the bound)\n", r.clamped, time.Duration(histMax))
 	}
@@ -314,4 +324,38 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	}
 	printErrors(w, r.errors)
 	fmt.Fprintln(w, r.line())
+}
+
+// printStages prints where tick-to-order's time goes: for each point on an
+// order's way, the p50 and p99 of the time from its quote's generation to
+// that point, and the step from the previous point's p50. Steps of
+// medians are not the medians of steps, but every point counts from the
+// same reading of one clock, and a stage's own histogram would need a
+// timestamp per hop in every message.
+func (r *result) printStages(w io.Writer) {
+	if len(r.stages) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%-24s %10s %8s %8s %8s\n", "where tick-to-order goes", "count", "p50", "+p50", "p99")
+	var prev int64
+	for i, hg := range append(r.stages[:len(r.stages):len(r.stages)], r.t2o) {
+		if hg.TotalCount() == 0 {
+			fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], 0, "-", "-", "-")
+			continue
+		}
+		p50 := percentile(hg, 500)
+		fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], hg.TotalCount(),
+			fmtNanos(p50), fmtSignedNanos(p50-prev), fmtNanos(percentile(hg, 990)))
+		prev = p50
+	}
+	fmt.Fprintln(w, "(from the quote's generation to each point on its order's way; +p50: the step from the point before)")
+}
+
+// fmtSignedNanos is fmtNanos with a sign: a step between two medians can
+// be negative.
+func fmtSignedNanos(ns int64) string {
+	if ns < 0 {
+		return "-" + fmtNanos(-ns)
+	}
+	return "+" + fmtNanos(ns)
 }

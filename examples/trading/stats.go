@@ -31,19 +31,58 @@ type statsFiles struct {
 	lat      latencies
 }
 
-// latencies are the demo's two latency histograms: tick-to-order
-// (recorded by the exchange; with -ipc in the exchange process's own
-// file) and tick-to-trade (by the strategy).
-type latencies struct{ t2o, t2t *latency }
+// latencies are the demo's latency histograms: tick-to-order (recorded
+// by the exchange; with -ipc in the exchange process's own file),
+// tick-to-trade (by the strategy) and the stages of tick-to-order on the
+// trader's side (see stages).
+type latencies struct {
+	t2o, t2t *latency
+	stages   *stages
+}
+
+// stages are the points on an order's way to the exchange, each a
+// histogram of the time from its quote's generation to that point
+// (cumulative, so that every histogram counts from one clock reading, the
+// feed's). The exchange's tick-to-order is the last point.
+type stages [numStages]*latency
+
+const (
+	stageQuoteAtStrategy  = iota // the strategy has decoded the quote
+	stageOrderOutStrategy        // the strategy has sent the quote's order to risk
+	stageOrderAtRisk             // risk has decoded the order
+	stageOrderOutRisk            // risk has sent it to the exchange
+	numStages
+)
+
+// stageNames are the stages' names in the final table (tick-to-order's
+// last).
+var stageNames = [numStages + 1]string{
+	"quote at strategy", "order out of strategy", "order at risk", "order out of risk", "order at exchange",
+}
+
+// record records the stage i for a message whose quote was generated at
+// origin, reading the clock once; s may be nil (no stages: tests).
+func (s *stages) record(i int, clock func() int64, origin int64) {
+	if s != nil {
+		s[i].record(clock(), origin)
+	}
+}
 
 // Histograms of demo.histograms, and the one of exchange.histograms.
 var (
 	demoHistograms = []ipc.HistogramSpec{
 		{Label: "tick-to-order ns", Config: histConfig},
 		{Label: "tick-to-trade ns", Config: histConfig},
+		{Label: "tick-to-strategy ns", Config: histConfig},
+		{Label: "tick-to-strategy-out ns", Config: histConfig},
+		{Label: "tick-to-risk ns", Config: histConfig},
+		{Label: "tick-to-risk-out ns", Config: histConfig},
 	}
 	exchangeHistograms = demoHistograms[:1]
 )
+
+// firstStageHistogram is the index in demoHistograms of stage 0.
+const firstStageHistogram = 2
 
 // openStats makes the in-process demo's directory and counters file, or,
 // with -ipc, uses those of the remote exchange's setup.
@@ -80,7 +119,10 @@ func (s *statsFiles) openHistograms() error {
 	if s.hists, err = ipc.CreateHistograms(s.dir, fileDemoHistograms, demoHistograms, ipc.WithReplaceStale()); err != nil {
 		return err
 	}
-	s.lat = latencies{t2o: fileLatency(s.hists, 0), t2t: fileLatency(s.hists, 1)}
+	s.lat = latencies{t2o: fileLatency(s.hists, 0), t2t: fileLatency(s.hists, 1), stages: new(stages)}
+	for i := range s.lat.stages {
+		s.lat.stages[i] = fileLatency(s.hists, firstStageHistogram+i)
+	}
 	return nil
 }
 

@@ -64,6 +64,13 @@ func table(t *testing.T, out string) map[string]int64 {
 			n, err := strconv.ParseInt(f[1], 10, 64)
 			require.NoError(t, err, line)
 			m[f[0]] = n
+		case "quote", "order": // the stages of tick-to-order: "order out of risk 123 ..."
+			for i := 2; i < len(f); i++ {
+				if n, err := strconv.ParseInt(f[i], 10, 64); err == nil {
+					m[strings.Join(f[:i], " ")] = n
+					break
+				}
+			}
 		}
 	}
 	return m
@@ -96,6 +103,12 @@ func requireReconciled(t *testing.T, out string) {
 	require.Equal(t, m["risk passed"], m["exchange orders-in"])
 	require.Equal(t, m["exchange reports-out"], m["strategy reports-in"])
 	require.Equal(t, m["exchange filled-qty"], m["strategy filled-qty"])
+	// The stages of tick-to-order count what the counters count.
+	require.Equal(t, m["strategy quotes-in"], m["quote at strategy"])
+	require.Equal(t, m["strategy orders-out"], m["order out of strategy"])
+	require.Equal(t, m["risk orders-in"], m["order at risk"])
+	require.Equal(t, m["risk passed"], m["order out of risk"])
+	require.Equal(t, m["tick-to-order"], m["order at exchange"])
 }
 
 // TestInProcess runs the demo's pipeline in this process for a short
