@@ -566,12 +566,13 @@ func (a *riskAgent) publish() {
 // (now − OriginNanos of each order received) and checks every book's
 // invariants once a second and at the end.
 type exchangeAgent struct {
-	x     *exchange.Exchange
-	in    inbox
-	toS   *mailbox.Mailbox
-	toR   *mailbox.Mailbox
-	clock func() int64
-	t2o   *latency
+	x      *exchange.Exchange
+	in     inbox
+	toS    *mailbox.Mailbox
+	toR    *mailbox.Mailbox
+	clock  func() int64
+	t2o    *latency
+	stages *stages // nil: not recorded
 
 	reps  []msg.ExecutionReport
 	next  int  // reps[next:] are pending
@@ -691,6 +692,9 @@ func (a *exchangeAgent) onIn(m *mailbox.Message) mailbox.Action {
 		}
 		now := a.clock()
 		a.t2o.record(now, a.o.OriginNanos)
+		if a.stages != nil && stageSampled(a.o.OriginNanos) {
+			a.stages[stageOrderAtExchange].record(now, a.o.OriginNanos)
+		}
 		a.reps = a.x.OnNewOrder(&a.o)
 		if now-a.lastCheck >= checkEvery {
 			a.lastCheck = now

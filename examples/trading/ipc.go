@@ -72,7 +72,9 @@ const (
 type exchangeSummary struct {
 	Exchange exchangeCounts
 	T2O      *hdrhistogram.Snapshot
-	Errors   []string
+	// T2OSampled is the exchange's stage of the sampled quotes (stages).
+	T2OSampled *hdrhistogram.Snapshot
+	Errors     []string
 	// AgentErrors is the exchange process's error log at its end.
 	AgentErrors []errlog.Observation
 }
@@ -97,6 +99,7 @@ type remoteExchange struct {
 
 	sum      *exchangeSummary
 	t2o      *hdrhistogram.Histogram
+	t2oS     *hdrhistogram.Histogram // the sampled quotes' (stages)
 	problems []string
 }
 
@@ -285,6 +288,9 @@ func (r *remoteExchange) finish(limit time.Duration) {
 			if s.T2O != nil {
 				r.t2o = hdrhistogram.Import(s.T2O)
 			}
+			if s.T2OSampled != nil {
+				r.t2oS = hdrhistogram.Import(s.T2OSampled)
+			}
 			r.problems = append(r.problems, s.Errors...)
 			return
 		}
@@ -466,7 +472,8 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	var group *runner.Group
 	app := fx.New(
 		fxLogger(cfg, stderr),
-		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, latencies{t2o: fileLatency(hists, 0)},
+		fx.Supply(cfg, clockFunc(monoNanos), mbs, w,
+			latencies{t2o: fileLatency(hists, 0), stages: &stages{stageOrderAtExchange: fileLatency(hists, exchangeStageHistogram)}},
 			runnerConfig(cfg, ts, logger, agentErrs, runner.WithCounters(ctr.Manager()))),
 		exchangeModule(),
 		threadsModule(ts),
@@ -543,6 +550,9 @@ wait:
 	h := newHist()
 	x.t2o.final(h)
 	sum.T2O = h.Export()
+	hs := newHist()
+	x.stages[stageOrderAtExchange].final(hs)
+	sum.T2OSampled = hs.Export()
 	data, err := json.Marshal(&sum)
 	if err != nil {
 		return false, err

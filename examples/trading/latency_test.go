@@ -31,3 +31,20 @@ func TestPercentilesNearestRank(t *testing.T) {
 	require.Equal(t, []string{"6", "30µs", "60µs", "60µs", "60µs", "60µs"}, rows["tick-to-trade"])
 	require.Equal(t, []string{"1000", "500µs", "900µs", "990µs", "999µs", "1.0ms"}, rows["tick-to-order"])
 }
+
+// TestStageSampleShare: stageSampled picks about one timestamp in
+// stageSampleEvery, from a clock counting nanoseconds and from one that
+// only counts microseconds alike.
+func TestStageSampleShare(t *testing.T) {
+	for _, step := range []int64{1, 1000} {
+		const n = 1 << 16
+		picked := 0
+		for i := range int64(n) {
+			if stageSampled(1_700_000_000_000 + i*step) {
+				picked++
+			}
+		}
+		want := n / stageSampleEvery
+		require.InDelta(t, want, picked, float64(want)/10, "step %d ns", step)
+	}
+}

@@ -149,7 +149,11 @@ func riskModule() fx.Option {
 func exchangeModule() fx.Option {
 	return fx.Module(roleExchange, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords, l latencies) (*exchangeAgent, error) {
 		mbs.exchangePending = w[0]
-		return newExchangeAgent(cfg, clock, mbs, words(w), l.t2o)
+		a, err := newExchangeAgent(cfg, clock, mbs, words(w), l.t2o)
+		if a != nil {
+			a.stages = l.stages
+		}
+		return a, err
 	}))
 }
 

@@ -130,14 +130,14 @@ func fmtRate(v float64) string {
 	}
 }
 
-// fmtNanos formats a latency: 850ns, 4.1µs, 38µs, 1.2ms, 15ms, 1.50s.
+// fmtNanos formats a latency: 850ns, 4.12µs, 38µs, 1.2ms, 15ms, 1.50s.
 func fmtNanos(ns int64) string {
 	v := float64(ns)
 	switch {
 	case ns < 1_000:
 		return fmt.Sprintf("%dns", ns)
 	case ns < 10_000:
-		return fmt.Sprintf("%.1fµs", v/1e3)
+		return fmt.Sprintf("%.2fµs", v/1e3)
 	case ns < 1_000_000:
 		return fmt.Sprintf("%.0fµs", v/1e3)
 	case ns < 10_000_000:
@@ -191,6 +191,9 @@ func (r *result) collect(cfg config, h handles) {
 			l.final(hg)
 			r.stages = append(r.stages, hg)
 			r.clamped += l.clamped()
+		}
+		if h.Remote != nil && h.Remote.t2oS != nil {
+			r.stages[stageOrderAtExchange].Merge(h.Remote.t2oS)
 		}
 	}
 	for _, mb := range h.Mail.all() {
@@ -328,17 +331,17 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 
 // printStages prints where tick-to-order's time goes: for each point on an
 // order's way, the p50 and p99 of the time from its quote's generation to
-// that point, and the step from the previous point's p50. Steps of
-// medians are not the medians of steps, but every point counts from the
-// same reading of one clock, and a stage's own histogram would need a
-// timestamp per hop in every message.
+// that point, over the sampled quotes (stages), and the step from the
+// previous point's p50. Steps of medians are not the medians of steps,
+// but every point counts from the same reading of one clock, and a
+// stage's own histogram would need a timestamp per hop in every message.
 func (r *result) printStages(w io.Writer) {
 	if len(r.stages) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "%-24s %10s %8s %8s %8s\n", "where tick-to-order goes", "count", "p50", "+p50", "p99")
 	var prev int64
-	for i, hg := range append(r.stages[:len(r.stages):len(r.stages)], r.t2o) {
+	for i, hg := range r.stages {
 		if hg.TotalCount() == 0 {
 			fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], 0, "-", "-", "-")
 			continue
@@ -348,7 +351,7 @@ func (r *result) printStages(w io.Writer) {
 			fmtNanos(p50), fmtSignedNanos(p50-prev), fmtNanos(percentile(hg, 990)))
 		prev = p50
 	}
-	fmt.Fprintln(w, "(from the quote's generation to each point on its order's way; +p50: the step from the point before)")
+	fmt.Fprintf(w, "(one quote in %d, from its generation to each point on its order's way; +p50: the step from the point before)\n", stageSampleEvery)
 }
 
 // fmtSignedNanos is fmtNanos with a sign: a step between two medians can
