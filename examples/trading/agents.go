@@ -249,8 +249,7 @@ type strategyAgent struct {
 	toRisk *mailbox.Mailbox
 	clock  func() int64
 	t2t    *latency
-	stages *stages   // nil: not recorded
-	rec    *recorder // -record; nil: none
+	stages *stages // nil: not recorded
 
 	outs []strategy.Out
 	next int // outs[next:] are pending
@@ -321,7 +320,6 @@ func (a *strategyAgent) onIn(m *mailbox.Message) mailbox.Action {
 	if a.next < len(a.outs) && !a.flush() {
 		return mailbox.Abort
 	}
-	a.rec.note(streamIn, m)
 	if err := mailbox.DecodeTyped(m, msg.TypeQuote, &a.q); err != nil {
 		a.bad++
 		return mailbox.Continue
@@ -335,7 +333,6 @@ func (a *strategyAgent) onIn(m *mailbox.Message) mailbox.Action {
 }
 
 func (a *strategyAgent) onResp(m *mailbox.Message) mailbox.Action {
-	a.rec.note(streamResp, m)
 	switch m.TypeID() {
 	case msg.TypeExecutionReport:
 		if err := mailbox.DecodeTyped(m, msg.TypeExecutionReport, &a.r); err != nil {
@@ -410,8 +407,7 @@ type riskAgent struct {
 
 	pending int32 // 0, or the type id of the pending output
 	clock   func() int64
-	stages  *stages   // nil: not recorded
-	rec     *recorder // -record; nil: none
+	stages  *stages // nil: not recorded
 	q       msg.Quote
 	o       msg.NewOrder
 	cx      msg.CancelOrder
@@ -503,7 +499,6 @@ func (a *riskAgent) onIn(m *mailbox.Message) mailbox.Action {
 	if a.pending != 0 && !a.flush() {
 		return mailbox.Abort
 	}
-	a.rec.note(streamIn, m)
 	switch m.TypeID() {
 	case msg.TypeQuote:
 		if mailbox.DecodeTyped(m, msg.TypeQuote, &a.q) != nil {
@@ -540,7 +535,6 @@ func (a *riskAgent) onIn(m *mailbox.Message) mailbox.Action {
 }
 
 func (a *riskAgent) onResp(m *mailbox.Message) mailbox.Action {
-	a.rec.note(streamResp, m)
 	if mailbox.DecodeTyped(m, msg.TypeExecutionReport, &a.r) != nil {
 		a.bad++
 		return mailbox.Continue
@@ -578,8 +572,7 @@ type exchangeAgent struct {
 	toR    *mailbox.Mailbox
 	clock  func() int64
 	t2o    *latency
-	stages *stages   // nil: not recorded
-	rec    *recorder // -record; nil: none
+	stages *stages // nil: not recorded
 
 	reps  []msg.ExecutionReport
 	next  int  // reps[next:] are pending
@@ -684,7 +677,6 @@ func (a *exchangeAgent) onIn(m *mailbox.Message) mailbox.Action {
 	if a.next < len(a.reps) && !a.flush() {
 		return mailbox.Abort
 	}
-	a.rec.note(streamIn, m)
 	a.reps, a.next = nil, 0
 	switch m.TypeID() {
 	case msg.TypeQuote:

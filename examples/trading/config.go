@@ -56,10 +56,6 @@ type config struct {
 	WatchParent bool
 	Drain       time.Duration
 	Verbose     bool
-	// Record is -record: the directory to record every agent's input into
-	// (record.go); Replay is -replay: a recording to replay instead of
-	// running the pipeline.
-	Record, Replay string
 
 	// dropReport (-lose-report), if > 0, makes the exchange skip sending
 	// its dropReport-th report to the strategy: the proof that the
@@ -110,8 +106,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for the pipeline to drain after the feed stops")
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
-	fs.StringVar(&cfg.Record, "record", cfg.Record, "record what every agent handles, in order, into journals in this (new) directory")
-	fs.StringVar(&cfg.Replay, "replay", cfg.Replay, "replay a recording made with -record: the same agents, the same input, checked; no pipeline runs")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
@@ -195,10 +189,6 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -lose-report %d must be >= 0", errUsage, c.dropReport)
 	case c.Drain <= 0:
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
-	case c.Record != "" && c.Replay != "":
-		return fmt.Errorf("%w: -record and -replay exclude each other", errUsage)
-	case (c.Record != "" || c.Replay != "") && (c.IPC || c.Role != ""):
-		return fmt.Errorf("%w: -record and -replay are for the in-process demo, not -ipc", errUsage)
 	}
 	threads := c.allThreads()
 	var err error

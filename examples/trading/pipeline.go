@@ -229,9 +229,6 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	if cfg.Role == roleExchange {
 		return runExchangeProcess(ctx, cfg, stdout, stderr)
 	}
-	if cfg.Replay != "" {
-		return runReplay(cfg, stdout)
-	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ts := threadLayout(cfg.Threads, !cfg.IPC)
 	var h handles
@@ -284,19 +281,6 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	app := fx.New(opts...)
 	if err := app.Err(); err != nil {
 		return false, err
-	}
-	var rec *recording
-	if cfg.Record != "" {
-		if rec, err = startRecording(cfg.Record, roleStrategy, roleRisk, roleExchange); err != nil {
-			return false, err
-		}
-		defer func() {
-			if cerr := rec.close(); cerr != nil && err == nil {
-				fmt.Fprintln(stderr, "trading:", cerr)
-			}
-		}()
-		// Before the agents start: their threads see these fields.
-		h.Strategy.rec, h.Risk.rec, h.Exchange.rec = rec.of(roleStrategy), rec.of(roleRisk), rec.of(roleExchange)
 	}
 	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -364,11 +348,6 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		res.problems = append(res.problems, "reading the error log: "+err.Error())
 	}
 	res.errors = append(res.errors, remote.agentErrors()...)
-	if rec != nil {
-		if err := rec.finish(cfg, res.ledger.Feed.Quotes, positions(&res.ledger)); err != nil {
-			res.problems = append(res.problems, err.Error())
-		}
-	}
 	res.print(stdout, cfg, h)
 	return res.ok(), nil
 }

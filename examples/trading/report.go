@@ -152,7 +152,6 @@ func fmtNanos(ns int64) string {
 // result is the end of a run: what happened and what does not add up.
 type result struct {
 	why      string
-	mode     string   // "" : from cfg
 	problems []string // besides the ledger's equations
 
 	feedFor, drainedIn, total time.Duration
@@ -242,9 +241,6 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	if cfg.IPC {
 		mode = "ipc (exchange in a second process)"
 	}
-	if r.mode != "" {
-		mode = r.mode
-	}
 	var threads []string
 	for _, st := range r.threads {
 		threads = append(threads, fmt.Sprintf("%s(%s)", st.Role, cfg.idle[st.Role]))
@@ -330,7 +326,6 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 		fmt.Fprintf(w, "%-14s %12d %10d %10d %10s\n", st.Role, st.DutyCycles, st.TotalWork, st.IdleCycles, fmtNanos(int64(st.MaxCycle)))
 	}
 	printErrors(w, r.errors)
-	fmt.Fprintf(w, "final positions: %s (digest of the strategy's and the exchange's)\n", positions(&r.ledger))
 	fmt.Fprintln(w, r.line())
 }
 
