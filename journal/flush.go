@@ -154,5 +154,6 @@ func (f *Flusher) DoWork() (int, error) {
 			work = 1
 		}
 	}
+	j.publishStatus()
 	return work, nil
 }

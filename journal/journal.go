@@ -153,6 +153,7 @@ type Journal struct {
 	prepMu   sync.Mutex // guards prepared
 	prepared *segment   // the next segment, made ahead by a Flusher, not yet in place
 	idx      *indexer   // the writer's stream indexes
+	status   []byte     // the writer's status file, mapped (status.go)
 	stats    stats
 	recovery Recovery
 }
@@ -210,6 +211,12 @@ func Open(dir string, opts Options) (*Journal, error) {
 		if j.idx != nil {
 			_ = j.idx.close()
 		}
+		j.releaseAll()
+		j.unlock()
+		return nil, err
+	}
+	if err := j.openStatus(); err != nil {
+		_ = j.idx.close()
 		j.releaseAll()
 		j.unlock()
 		return nil, err
@@ -415,6 +422,9 @@ func (j *Journal) Close() error {
 			j.prepared = nil
 		}
 		j.prepMu.Unlock()
+		if serr := j.closeStatus(); err == nil {
+			err = serr
+		}
 	}
 	j.closed.Store(true)
 	if j.cur != nil {
