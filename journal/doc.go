@@ -91,7 +91,15 @@
 // Recorder is an agent that records a mailbox's messages into the
 // journal (and passes them on); Replayer is an agent that sends a
 // journal's records back into a mailbox, as fast as it takes them or at
-// the recorded pace.
+// the recorded pace. Package journal/pubrecord does the same for IPC
+// publications.
+//
+// # Tools
+//
+// The writer publishes its positions and counts in a status file, which
+// the Flusher keeps current; Inspect describes a journal from its files
+// (segments, that status, the indexes) without locking or writing
+// anything: cmd/dutystat lists journals with it.
 //
 // Nothing here starts a goroutine.
 package journal
