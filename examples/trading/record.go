@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/journal"
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -68,6 +69,11 @@ type recorder struct {
 	journals map[string]*journal.Journal // by agent role
 	errs     [3]error                    // the first append error of each agent's handlers
 	n        [3]int64                    // messages recorded, per agent
+
+	// The journals' Flushers run on a goroutine of their own (prepare the
+	// next segment, fault pages in, index), off the agents' threads.
+	stop, done chan struct{}
+	flushErr   error // the first Flusher error (read after done)
 }
 
 var recRoles = [3]string{roleStrategy, roleRisk, roleExchange}
@@ -112,7 +118,38 @@ func startRecording(cfg config, h handles) (*recorder, error) {
 		r.closeAll()
 		return nil, err
 	}
+	r.startFlushers()
 	return r, nil
+}
+
+// startFlushers runs the journals' Flushers on one goroutine, with a
+// backoff idle strategy, until closeAll stops it.
+func (r *recorder) startFlushers() {
+	r.stop, r.done = make(chan struct{}), make(chan struct{})
+	var fs []*journal.Flusher
+	for _, role := range recRoles {
+		fs = append(fs, r.journals[role].Flusher())
+	}
+	go func() {
+		defer close(r.done)
+		idler := idle.Backoff()
+		for {
+			select {
+			case <-r.stop:
+				return
+			default:
+			}
+			work := 0
+			for _, f := range fs {
+				n, err := f.DoWork()
+				if err != nil && r.flushErr == nil {
+					r.flushErr = err
+				}
+				work += n
+			}
+			idler.Idle(work)
+		}
+	}()
 }
 
 // recording returns h, recording each message it consumes on stream of j.
@@ -164,6 +201,9 @@ func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []str
 	if err := r.closeAll(); err != nil {
 		problems = append(problems, "closing the recording: "+err.Error())
 	}
+	if r.flushErr != nil {
+		problems = append(problems, "the recording's flusher: "+r.flushErr.Error())
+	}
 	run := recordedRun{
 		Instruments: cfg.Instruments, Seed: cfg.Seed, Rate: cfg.Rate, OrderRate: cfg.OrderRate,
 		DropReport: cfg.dropReport, BendFill: cfg.bendFill,
@@ -188,6 +228,11 @@ func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []str
 func (r *recorder) closeAll() error {
 	if r == nil {
 		return nil
+	}
+	if r.stop != nil { // the Flushers stop before their journals close
+		close(r.stop)
+		<-r.done
+		r.stop = nil
 	}
 	var errs []error
 	for _, j := range r.journals {
