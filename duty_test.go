@@ -79,7 +79,7 @@ var layer = map[string]int{
 	"message":         6,
 	"dutyfx":          7,
 	"ipc/publication": 6,
-	"natsbridge":      7, "natsbridge/natsfx": 8,
+	"natsbridge":      7, "natsbridge/natsfx": 8, "journal/pubrecord": 7,
 }
 
 // TestImportGraphIsLayered: no package imports one of its own layer or

@@ -12,10 +12,9 @@ import (
 
 // claimState is the writer's outstanding claim.
 type claimState struct {
-	open   bool
-	off    int64  // offset in cur
-	length int64  // header and body
-	next   *int64 // the stream's next sequence, advanced by Commit
+	off    int64   // offset in cur
+	length int64   // header and body
+	stream *Stream // advanced by Commit
 }
 
 // Claim is a slot of the log, reserved by Journal.Claim: fill Body, then
@@ -36,23 +35,83 @@ func (j *Journal) MaxBody() int {
 	return int(min(j.segSize-SegmentHeaderLength, math.MaxInt32&^(RecordAlignment-1)) - RecordHeaderLength)
 }
 
+// Stream is the writer's handle on one stream: it holds the stream's next
+// sequence number, so that its Claim looks nothing up. Get it once with
+// Journal.Stream and claim through it on the appender's hot path. Like
+// the Journal's writer methods, it is for the writer's goroutine only.
+type Stream struct {
+	j    *Journal
+	id   uint32
+	next int64 // the next record's sequence number
+}
+
+// Stream returns the writer's handle on streamID, creating the stream's
+// state the first time (the only allocation, once per stream). Every call
+// for one id returns the same handle.
+func (j *Journal) Stream(streamID uint32) (*Stream, error) {
+	if j.readOnly {
+		return nil, ErrReadOnly
+	}
+	return j.stream(streamID), nil
+}
+
+// stream returns streamID's handle, creating it if needed.
+func (j *Journal) stream(streamID uint32) *Stream {
+	s := j.streams[streamID]
+	if s == nil {
+		s = &Stream{j: j, id: streamID}
+		j.streams[streamID] = s
+	}
+	return s
+}
+
+// ID returns the stream's id.
+func (s *Stream) ID() uint32 { return s.id }
+
+// NextSequence returns the sequence number the stream's next record will
+// get.
+func (s *Stream) NextSequence() int64 { return s.next }
+
+// Claim is Journal.Claim on this stream, stamped with Options.Clock.
+func (s *Stream) Claim(typeID int32, n int) (Claim, error) {
+	return s.j.claimAt(s, typeID, n, s.j.opts.Clock())
+}
+
+// ClaimAt is Claim with the record's timestamp given (ns since the Unix
+// epoch) instead of read from Options.Clock: the appender that already
+// knows the time (a duty cycle's cached clock, a message's own
+// timestamp) saves a clock read per record. Readers' SeekTime and a paced
+// Replayer expect timestamps that do not go back.
+func (s *Stream) ClaimAt(typeID int32, n int, timestamp int64) (Claim, error) {
+	return s.j.claimAt(s, typeID, n, timestamp)
+}
+
+// Append is Journal.Append on this stream.
+func (s *Stream) Append(typeID int32, body []byte) (position, sequence int64, err error) {
+	return s.j.appendCopy(s, typeID, body, s.j.opts.Clock())
+}
+
 // Claim reserves a record of n body bytes on streamID with typeID and
 // returns its slot. It writes the header (all but the length word and the
 // CRC) and moves to a new segment first if the record does not fit in the
 // current one (closing it with an end-of-segment marker). It does not
-// allocate. Writer only; one claim at a time (ErrClaim).
+// allocate, except the first time it sees a stream. Writer only; one
+// claim at a time (ErrClaim). A Stream's Claim saves the stream lookup.
 func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 	if j.readOnly {
 		return Claim{}, ErrReadOnly
 	}
-	if j.closed.Load() {
-		return Claim{}, ErrClosed
+	return j.claimAt(j.stream(streamID), typeID, n, j.opts.Clock())
+}
+
+// claimAt is Claim on s's stream, stamped timestamp (a Stream exists only
+// on a writer's journal).
+func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Claim, error) {
+	if j.claimOpen || j.closed.Load() {
+		return Claim{}, j.claimError()
 	}
-	if j.claim.open {
-		return Claim{}, fmt.Errorf("%w: a claim is outstanding", ErrClaim)
-	}
-	if n < 0 || n > j.MaxBody() {
-		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.MaxBody())
+	if uint(n) > uint(j.maxBody) {
+		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.maxBody)
 	}
 	length := int64(RecordHeaderLength + n)
 	off := j.pos - j.cur.start
@@ -62,23 +121,28 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 		}
 		off = j.pos - j.cur.start
 	}
-	next := j.streams[streamID]
-	if next == nil { // a new stream: the only allocation, once per stream
-		next = new(int64)
-		j.streams[streamID] = next
-	}
-	seq := *next
+	seq := s.next
 	rec := j.cur.data[off : off+length : off+length]
 	le := binary.LittleEndian
 	le.PutUint32(rec[magicOffset:], RecordMagic)
-	le.PutUint32(rec[streamOffset:], streamID)
+	le.PutUint32(rec[streamOffset:], s.id)
 	le.PutUint32(rec[typeOffset:], uint32(typeID))
 	le.PutUint32(rec[reservedOffset:], 0)
 	le.PutUint64(rec[sequenceOffset:], uint64(seq))
-	le.PutUint64(rec[timestampOffset:], uint64(j.opts.Clock()))
-	j.claim = claimState{open: true, off: off, length: length, next: next}
+	le.PutUint64(rec[timestampOffset:], uint64(timestamp))
+	j.claimOpen = true
+	j.claim = claimState{off: off, length: length, stream: s}
 	atomicbuf.StoreRelease64(&j.written, j.pos+align(length))
 	return Claim{Body: rec[RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
+}
+
+// claimError is why a claim is refused: the journal is closed, or a
+// claim is outstanding.
+func (j *Journal) claimError() error {
+	if j.closed.Load() {
+		return ErrClosed
+	}
+	return fmt.Errorf("%w: a claim is outstanding", ErrClaim)
 }
 
 // Commit publishes the outstanding claim: it stores the CRC, then the
@@ -86,7 +150,7 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 // advances the committed position. Under FlushEveryCommit it returns once
 // the record's pages are durable. It does not allocate.
 func (j *Journal) Commit() error {
-	if !j.claim.open {
+	if !j.claimOpen {
 		return fmt.Errorf("%w: commit without a claim", ErrClaim)
 	}
 	c := &j.claim
@@ -94,8 +158,8 @@ func (j *Journal) Commit() error {
 	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
 	j.cur.storeLength(c.off, int32(c.length))
 	j.pos += align(c.length)
-	*c.next++
-	c.open = false
+	c.stream.next++
+	j.claimOpen = false
 	// Release store: Flush, loading committed with acquire, syncs up to
 	// here (msync takes the pages from the page cache, where the record's
 	// bytes are).
@@ -110,12 +174,12 @@ func (j *Journal) Commit() error {
 // past the log's end is always zero, so that no reader mistakes leftovers
 // for a record) and the next claim reuses the slot.
 func (j *Journal) Abort() error {
-	if !j.claim.open {
+	if !j.claimOpen {
 		return fmt.Errorf("%w: abort without a claim", ErrClaim)
 	}
 	c := &j.claim
 	clear(j.cur.data[c.off : c.off+align(c.length)])
-	c.open = false
+	j.claimOpen = false
 	atomicbuf.StoreRelease64(&j.written, j.pos)
 	return nil
 }
@@ -123,7 +187,14 @@ func (j *Journal) Abort() error {
 // Append claims, fills and commits a record holding a copy of body, and
 // returns its position and sequence.
 func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, sequence int64, err error) {
-	c, err := j.Claim(streamID, typeID, len(body))
+	if j.readOnly {
+		return 0, 0, ErrReadOnly
+	}
+	return j.appendCopy(j.stream(streamID), typeID, body, j.opts.Clock())
+}
+
+func (j *Journal) appendCopy(s *Stream, typeID int32, body []byte, timestamp int64) (position, sequence int64, err error) {
+	c, err := j.claimAt(s, typeID, len(body), timestamp)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -137,8 +208,8 @@ func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, 
 // NextSequence returns the sequence number the next record of streamID
 // will get (the writer's view).
 func (j *Journal) NextSequence(streamID uint32) int64 {
-	if p := j.streams[streamID]; p != nil {
-		return *p
+	if s := j.streams[streamID]; s != nil {
+		return s.next
 	}
 	return 0
 }

@@ -43,6 +43,15 @@ const (
 // the index position file.
 func encodeFramed(magic string, segSize, pos, now int64, flags uint32) [CheckpointLength]byte {
 	var b [CheckpointLength]byte
+	putFramed(&b, magic, segSize, pos, now, flags)
+	return b
+}
+
+// putFramed is encodeFramed into b (which the CRC's assembly makes escape:
+// the Flusher's indexing passes a buffer of its own, so as not to
+// allocate).
+func putFramed(b *[CheckpointLength]byte, magic string, segSize, pos, now int64, flags uint32) {
+	*b = [CheckpointLength]byte{}
 	le := binary.LittleEndian
 	copy(b[:], magic)
 	le.PutUint32(b[8:], Version)
@@ -52,7 +61,6 @@ func encodeFramed(magic string, segSize, pos, now int64, flags uint32) [Checkpoi
 	le.PutUint64(b[ckptTime:], uint64(now))
 	le.PutUint32(b[ckptFlags:], flags)
 	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
-	return b
 }
 
 // writeCheckpoint records flushed as durable. Call it only once the log

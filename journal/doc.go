@@ -15,14 +15,19 @@
 //	c, err := j.Claim(streamID, typeID, n) // a slot of n body bytes in the mapping
 //	encode(c.Body)                          // fill it in place: zero copy
 //	err = j.Commit()                        // CRC, then the length word (release)
-//	go run(j.Flusher())                     // flush policy, next segment, indexes, retention: off the appender's thread
+//	go run(j.Flusher())                     // flush policy, next segment, pre-faulting, indexes, retention: off the appender's thread
 //	j.Close()                               // flush, checkpoint, unlock, unmap
+//
+// On a hot path, claim through a Stream handle (Journal.Stream): it holds
+// the stream's sequence counter, so a claim looks nothing up, and its
+// ClaimAt takes the record's timestamp from the caller (a duty cycle's
+// cached time) instead of reading the clock per record.
 //
 // One writer per directory: Open takes an exclusive flock on
 // dir/journal.lock (ErrLocked for a second writer, in any process; the
 // kernel drops it when the writer dies). The writer's methods (Claim,
 // Commit, Abort, Append, NextSequence, Close) belong to one goroutine at a
-// time. Claim and Commit allocate nothing. A record never spans segments:
+// time, and so do the Stream handles. Claim and Commit allocate nothing. A record never spans segments:
 // one that does not fit closes the segment with an end-of-segment marker
 // and goes to the next, which is put in place (complete, made under a
 // temporary name, then renamed; a Flusher makes it ahead of time) before
@@ -86,7 +91,15 @@
 // Recorder is an agent that records a mailbox's messages into the
 // journal (and passes them on); Replayer is an agent that sends a
 // journal's records back into a mailbox, as fast as it takes them or at
-// the recorded pace.
+// the recorded pace. Package journal/pubrecord does the same for IPC
+// publications.
+//
+// # Tools
+//
+// The writer publishes its positions and counts in a status file, which
+// the Flusher keeps current; Inspect describes a journal from its files
+// (segments, that status, the indexes) without locking or writing
+// anything: cmd/dutystat lists journals with it.
 //
 // Nothing here starts a goroutine.
 package journal

@@ -111,7 +111,7 @@ func (f *Flusher) RoleName() string { return "journal-flusher" }
 // DoWork flushes when the policy says so (under FlushPeriodic: FlushBytes
 // committed since the last sync, or FlushInterval since it, with something
 // to sync), prepares the next segment once the writer is past half of
-// its own, indexes up to 4096 records and applies retention; it returns 1
+// its own, faults in the pages ahead of the writer (Options.PrefaultBytes), indexes up to 4096 records and applies retention; it returns 1
 // when it did any of these.
 func (f *Flusher) DoWork() (int, error) {
 	j := f.j
@@ -135,6 +135,9 @@ func (f *Flusher) DoWork() (int, error) {
 	if prepared {
 		work = 1
 	}
+	if j.prefault() {
+		work = 1
+	}
 	n, err := j.idx.index(indexBatch)
 	if err != nil {
 		return work, err
@@ -151,5 +154,6 @@ func (f *Flusher) DoWork() (int, error) {
 			work = 1
 		}
 	}
+	j.publishStatus()
 	return work, nil
 }

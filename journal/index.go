@@ -69,6 +69,8 @@ type indexer struct {
 	t       *Tailer
 	files   map[uint32]*indexFile
 	batch   map[uint32][]byte // entries read, not yet written
+	pos     *os.File          // the position file, opened at its first write
+	posBuf  [CheckpointLength]byte
 	rebuilt bool
 }
 
@@ -190,7 +192,7 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 func (x *indexer) complete() bool {
 	for stream, next := range x.j.streams {
 		f := x.files[stream]
-		if f == nil || f.first+f.count != *next {
+		if f == nil || f.first+f.count != next.next {
 			return false
 		}
 	}
@@ -224,6 +226,10 @@ func (x *indexer) reset() error {
 	}
 	x.files = map[uint32]*indexFile{}
 	clear(x.batch)
+	if x.pos != nil {
+		x.pos.Close()
+		x.pos = nil
+	}
 	ents, err := os.ReadDir(x.dir)
 	if err != nil {
 		return fmt.Errorf("journal: index: %w", err)
@@ -340,8 +346,18 @@ func (x *indexer) writeBatch() error {
 	if !wrote {
 		return nil
 	}
-	b := encodeFramed(idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
-	if err := os.WriteFile(filepath.Join(x.dir, "position"), b[:], 0o644); err != nil {
+	if x.pos == nil {
+		f, err := os.OpenFile(filepath.Join(x.dir, "position"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("journal: index: %w", err)
+		}
+		x.pos = f
+	}
+	// Rewritten in place, always the same length: the Flusher's indexing
+	// allocates nothing per batch. A torn write fails its CRC at the next
+	// Open, which then rebuilds the indexes.
+	putFramed(&x.posBuf, idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
+	if _, err := x.pos.WriteAt(x.posBuf[:], 0); err != nil {
 		return fmt.Errorf("journal: index: %w", err)
 	}
 	return nil
@@ -371,6 +387,12 @@ func (x *indexer) close() error {
 		}
 	}
 	x.files = nil
+	if x.pos != nil {
+		if cerr := x.pos.Close(); err == nil {
+			err = cerr
+		}
+		x.pos = nil
+	}
 	if derr := x.t.Close(); err == nil {
 		err = derr
 	}

@@ -72,6 +72,11 @@ type Options struct {
 	RetainAge      time.Duration
 	RetainBytes    int64
 	HardLimitBytes int64
+	// PrefaultBytes is how far ahead of the writer a Flusher faults the
+	// log's pages in, so that the appender does not take the page faults
+	// of fresh segment pages (DefaultPrefaultBytes if zero; negative: not
+	// at all). See docs/journal.md, "Costs".
+	PrefaultBytes int64
 	// Clock returns the time stamped on records and segments, in ns since
 	// the Unix epoch (default time.Now().UnixNano()).
 	Clock func() int64
@@ -89,6 +94,9 @@ func (o *Options) defaults() {
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = 10 * time.Millisecond
+	}
+	if o.PrefaultBytes == 0 {
+		o.PrefaultBytes = DefaultPrefaultBytes
 	}
 	if o.CloseGrace <= 0 {
 		o.CloseGrace = time.Second
@@ -119,10 +127,12 @@ type Journal struct {
 	closed  atomic.Bool
 
 	// Writer state, owned by the writer's goroutine.
-	cur     *segment // the segment being written; the writer holds it
-	pos     int64    // next append position
-	claim   claimState
-	streams map[uint32]*int64 // next sequence per stream
+	cur       *segment // the segment being written; the writer holds it
+	pos       int64    // next append position
+	claim     claimState
+	claimOpen bool
+	maxBody   int                // MaxBody
+	streams   map[uint32]*Stream // next sequence per stream
 
 	// written is the end of the last claimed slot (committed or not),
 	// stored by the writer, read by Segments.
@@ -137,9 +147,13 @@ type Journal struct {
 	lastCkpt  int64      // flushed position of the last checkpoint (flushMu)
 	lastFlush atomic.Int64
 
+	prefaulted  int64 // pages are faulted in up to here (Flusher)
+	prefaultOff bool  // the system cannot pre-fault (Flusher)
+
 	prepMu   sync.Mutex // guards prepared
 	prepared *segment   // the next segment, made ahead by a Flusher, not yet in place
 	idx      *indexer   // the writer's stream indexes
+	status   []byte     // the writer's status file, mapped (status.go)
 	stats    stats
 	recovery Recovery
 }
@@ -155,7 +169,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 	if err := checkSegmentSize(opts.SegmentSize); err != nil {
 		return nil, err
 	}
-	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*int64{}}
+	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*Stream{}}
 	if !j.readOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
@@ -184,6 +198,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
+	j.maxBody = j.MaxBody()
 	if j.readOnly {
 		return j, nil
 	}
@@ -196,6 +211,12 @@ func Open(dir string, opts Options) (*Journal, error) {
 		if j.idx != nil {
 			_ = j.idx.close()
 		}
+		j.releaseAll()
+		j.unlock()
+		return nil, err
+	}
+	if err := j.openStatus(); err != nil {
+		_ = j.idx.close()
 		j.releaseAll()
 		j.unlock()
 		return nil, err
@@ -386,7 +407,7 @@ func (j *Journal) Close() error {
 	}
 	var err error
 	if !j.readOnly {
-		if j.claim.open {
+		if j.claimOpen {
 			_ = j.Abort()
 		}
 		err = j.flush(true, true)
@@ -401,6 +422,9 @@ func (j *Journal) Close() error {
 			j.prepared = nil
 		}
 		j.prepMu.Unlock()
+		if serr := j.closeStatus(); err == nil {
+			err = serr
+		}
 	}
 	j.closed.Store(true)
 	if j.cur != nil {

@@ -95,9 +95,16 @@ func align(n int64) int64 { return (n + RecordAlignment - 1) &^ (RecordAlignment
 // length word (stored last, and checked by the CRC covering exactly length
 // bytes) and the CRC word itself.
 func recordCRC(rec []byte) uint32 {
-	c := crc32.Update(0, castagnoli, rec[magicOffset:crcOffset])
+	c := recordMagicCRC
+	if binary.LittleEndian.Uint32(rec[magicOffset:]) != RecordMagic {
+		c = crc32.Update(0, castagnoli, rec[magicOffset:crcOffset])
+	}
 	return crc32.Update(c, castagnoli, rec[streamOffset:])
 }
+
+// recordMagicCRC is the CRC of RecordMagic's four bytes, where every
+// record's CRC starts: one CRC call per record instead of two.
+var recordMagicCRC = crc32.Update(0, castagnoli, binary.LittleEndian.AppendUint32(nil, RecordMagic))
 
 // putSegmentHeader writes a segment header for a segment of size bytes
 // starting at position start.

@@ -52,6 +52,15 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Stream index", idxEntryLenOffset, 4, "entry length (16)"},
 		{"### Stream index", idxFirstOffset, 8, "first sequence"},
 		{"### Stream index", idxCRCOffset, 4, "CRC32C of bytes 0..31"},
+		{"### Status file", 0, 8, "magic `" + statusMagic + "`"},
+		{"### Status file", stVersionOffset, 4, "layout version"},
+		{"### Status file", stLengthOffset, 4, fmt.Sprintf("length (%d)", StatusLength)},
+		{"### Status file", stCommittedOffset, 8, "committed position"},
+		{"### Status file", stFlushedOffset, 8, "flushed position"},
+		{"### Status file", stTailersOffset, 8, "registered Tailers"},
+		{"### Status file", stSegmentsOffset, 8, "segments in the journal"},
+		{"### Status file", stUpdatedOffset, 8, "updated"},
+		{"### Status file", stWriterPIDOffset, 8, "writer's process id"},
 	}
 	for _, r := range rows {
 		i := strings.Index(doc, "\n"+r.section+"\n")

@@ -17,3 +17,16 @@ func preallocate(f *os.File, size int64) error {
 	}
 	return writeZeros(f, size)
 }
+
+// populateWrite faults b's pages in, writable, without touching their
+// bytes (madvise MADV_POPULATE_WRITE, Linux 5.14 on): a store by another
+// thread to the same pages at the same time is safe, and finds them
+// mapped. It reports errPrefaultUnsupported where the kernel does not
+// know the advice.
+func populateWrite(b []byte) error {
+	err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		return errPrefaultUnsupported
+	}
+	return err
+}

@@ -7,3 +7,6 @@ import "os"
 // preallocate writes size zero bytes to f: no fallocate here, and a
 // sparse file could fault (SIGBUS) on a full disk when a page is stored.
 func preallocate(f *os.File, size int64) error { return writeZeros(f, size) }
+
+// populateWrite is not available here: segments are not pre-faulted.
+func populateWrite([]byte) error { return errPrefaultUnsupported }

@@ -129,12 +129,7 @@ func (j *Journal) recover() error {
 			if verify {
 				r.Verified++
 			}
-			next := j.streams[h.StreamID]
-			if next == nil {
-				next = new(int64)
-				j.streams[h.StreamID] = next
-			}
-			*next = h.Sequence + 1
+			j.stream(h.StreamID).next = h.Sequence + 1
 			p += slotLength(h)
 			continue
 		}

@@ -21,7 +21,7 @@ import (
 type Recorder struct {
 	role    string
 	j       *Journal
-	stream  uint32
+	stream  *Stream
 	in, out *mailbox.Mailbox
 	limit   int
 	handle  mailbox.Handler // bound once: DoWork allocates nothing
@@ -44,7 +44,7 @@ func NewRecorder(role string, j *Journal, stream uint32, in, out *mailbox.Mailbo
 	if limit <= 0 {
 		limit = 256
 	}
-	r := &Recorder{role: role, j: j, stream: stream, in: in, out: out, limit: limit}
+	r := &Recorder{role: role, j: j, stream: j.stream(stream), in: in, out: out, limit: limit}
 	r.handle = r.onMessage
 	return r, nil
 }
@@ -75,7 +75,7 @@ func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
 		for _, p := range parts {
 			n += len(p)
 		}
-		c, err := r.j.Claim(r.stream, m.TypeID(), n)
+		c, err := r.stream.Claim(m.TypeID(), n)
 		if err != nil {
 			r.err = err
 			return mailbox.Abort

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
+	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/journal"
 )
 
@@ -15,7 +17,7 @@ import (
 // one writer on one thread, with no flush, against the same bytes written
 // through a bufio.Writer of 64 KiB over an os.File (the baseline) and
 // copied with memmove into memory (the limit), in the same run
-// (docs/benchmarks.md, "WJ and WJK: the journal"). WJ's records carry the
+// (docs/benchmarks.md, "WJ, WJK and WJL: the journal"). WJ's records carry the
 // standard 32-byte payload, WJK's 1 KiB (the payload, then zeros). The
 // timed span is the appends (and bufio's final Flush); every record is
 // then read back, untimed, and checked. journal-replay times a Tailer
@@ -43,8 +45,10 @@ func journalVariants(size int) []variant {
 	return []variant{
 		{name: "bufio", run: func(cfg *runConfig) (time.Duration, error) { return wjBufio(cfg, size) }},
 		{name: "memmove", run: func(cfg *runConfig) (time.Duration, error) { return wjMemmove(cfg, size) }},
-		{name: "journal", run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, false) }},
-		{name: "journal-replay", run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, true) }},
+		{name: "journal", run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjTuned) }},
+		{name: "journal-replay", run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjReplay) }},
+		{name: "journal-claim", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjPlain) }},
+		{name: "journal-noprefault", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjNoPrefault) }},
 	}
 }
 
@@ -135,20 +139,66 @@ func wjMemmove(cfg *runConfig, size int) (time.Duration, error) {
 	return d, c.finish([]int{cfg.n})
 }
 
-func wjJournal(cfg *runConfig, size int, replay bool) (time.Duration, error) {
+// wjMode is how a journal variant appends.
+type wjMode int
+
+const (
+	// wjTuned: as an appender on a duty cycle does it (docs/journal.md,
+	// "Costs"): a Stream handle, the timestamp read once per 64 records
+	// (Stream.ClaimAt), and a Flusher on the second CPU that prepares
+	// segments and faults their pages in ahead of the writer.
+	wjTuned wjMode = iota
+	// wjNoPrefault: wjTuned with the Flusher's pre-faulting off.
+	wjNoPrefault
+	// wjPlain: Journal.Claim by stream id, Options.Clock read per record,
+	// no Flusher: the writer creates segments and takes their page faults.
+	wjPlain
+	// wjReplay: a Tailer reading records appended (wjPlain) before the span.
+	wjReplay
+)
+
+// wjStampEvery is how many records share one clock reading in wjTuned.
+const wjStampEvery = 64
+
+func wjJournal(cfg *runConfig, size int, mode wjMode) (time.Duration, error) {
 	dir, done, err := wjDir()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	j, err := journal.Open(dir, journal.Options{SegmentSize: wjSegment})
+	opts := journal.Options{SegmentSize: wjSegment}
+	if mode == wjNoPrefault {
+		opts.PrefaultBytes = -1
+	}
+	j, err := journal.Open(dir, opts)
 	if err != nil {
 		return 0, err
 	}
 	defer j.Close()
+	stream, err := j.Stream(1)
+	if err != nil {
+		return 0, err
+	}
 	appendAll := func() error {
+		if mode == wjPlain || mode == wjReplay {
+			for i := range cfg.n {
+				c, err := j.Claim(1, msgTypeID, size)
+				if err != nil {
+					return err
+				}
+				wjRecord(c.Body, i, cfg.corruptAt)
+				if err := j.Commit(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var now int64
 		for i := range cfg.n {
-			c, err := j.Claim(1, msgTypeID, size)
+			if i%wjStampEvery == 0 {
+				now = time.Now().UnixNano()
+			}
+			c, err := stream.ClaimAt(msgTypeID, size, now)
 			if err != nil {
 				return err
 			}
@@ -180,16 +230,19 @@ func wjJournal(cfg *runConfig, size int, replay bool) (time.Duration, error) {
 	}
 	var d time.Duration
 	var werr error
-	if replay {
+	switch mode {
+	case wjReplay:
 		if err := appendAll(); err != nil {
 			return 0, err
 		}
 		d, err = timed(cfg, func() { werr = readAll() })
-	} else {
+	case wjPlain:
 		d, err = timed(cfg, func() { werr = appendAll() })
-		if err == nil && werr == nil {
-			werr = readAll()
-		}
+	default:
+		d, err = timedWithFlusher(cfg, j, func() { werr = appendAll() })
+	}
+	if mode != wjReplay && err == nil && werr == nil {
+		werr = readAll()
 	}
 	if err != nil || werr != nil {
 		return 0, firstErr(err, werr)
@@ -204,6 +257,34 @@ func timed(cfg *runConfig, fn func()) (time.Duration, error) {
 	t.spawn(0, func() error {
 		fn()
 		t.finish()
+		return nil
+	})
+	return t.run(cfg.timeout)
+}
+
+// timedWithFlusher is timed with j's Flusher running on the team's second
+// slot (the second CPU) from before the barrier until fn has returned, as
+// on a runner of its own with a backoff idle strategy.
+func timedWithFlusher(cfg *runConfig, j *journal.Journal, fn func()) (time.Duration, error) {
+	t := newTeam(cfg.place)
+	var stop atomic.Bool
+	t.spawn(0, func() error {
+		fn()
+		t.finish()
+		stop.Store(true)
+		return nil
+	})
+	t.spawn(1, func() error {
+		f := j.Flusher()
+		idler := idle.Backoff()
+		for !stop.Load() && !t.abort.Load() {
+			n, err := f.DoWork()
+			if err != nil {
+				stop.Store(true)
+				return err
+			}
+			idler.Idle(n)
+		}
 		return nil
 	})
 	return t.run(cfg.timeout)

@@ -180,6 +180,9 @@ type frame struct {
 	// observed at or after it.
 	ErrorsSince *time.Time   `json:"errors_since,omitempty"`
 	Files       []fileSample `json:"files"`
+	// Journals are the journals in the directory and its subdirectories
+	// (journal.go).
+	Journals []journalSample `json:"journals,omitempty"`
 }
 
 // fileSample is what one file looked like. Error says why the rest is
@@ -293,6 +296,7 @@ func sample(dir string, e env, prev *frame, since time.Duration) (frame, error) 
 		present[de.Name()] = true
 		f.Files = append(f.Files, sampleFile(filepath.Join(dir, de.Name()), e, sinceMs))
 	}
+	f.Journals = sampleJournals(dir, f.Time)
 	if prev != nil {
 		for _, p := range prev.Files {
 			if !present[p.Name] && !strings.HasPrefix(p.Error, "vanished") {
@@ -619,6 +623,9 @@ func printText(w io.Writer, f *frame) error {
 		if s.ErrorsNotShown > 0 {
 			fmt.Fprintf(&b, "  (and %d more distinct errors not shown: dutystat keeps the first %d of a file)\n", s.ErrorsNotShown, maxErrors)
 		}
+	}
+	if err := printJournals(&b, f.Journals); err != nil {
+		return err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -56,6 +56,9 @@ type config struct {
 	WatchParent bool
 	Drain       time.Duration
 	Verbose     bool
+	// Record and Replay: record every agent's input into journals in this
+	// directory, or replay a recorded run from them (record.go).
+	Record, Replay string
 
 	// dropReport (-lose-report), if > 0, makes the exchange skip sending
 	// its dropReport-th report to the strategy: the proof that the
@@ -106,6 +109,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for the pipeline to drain after the feed stops")
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
+	fs.StringVar(&cfg.Record, "record", "", "record every agent's input into journals in this new directory (replay it with -replay)")
+	fs.StringVar(&cfg.Replay, "replay", "", "replay a run recorded with -record from this directory: the same final positions and reconciliation")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
@@ -189,6 +194,8 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -lose-report %d must be >= 0", errUsage, c.dropReport)
 	case c.Drain <= 0:
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
+	case (c.Record != "" || c.Replay != "") && (c.IPC || c.Role != "" || c.Record != "" && c.Replay != ""):
+		return fmt.Errorf("%w: -record and -replay exclude each other, -ipc and -role", errUsage)
 	}
 	threads := c.allThreads()
 	var err error

@@ -229,6 +229,9 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	if cfg.Role == roleExchange {
 		return runExchangeProcess(ctx, cfg, stdout, stderr)
 	}
+	if cfg.Replay != "" {
+		return runReplay(cfg, stdout)
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ts := threadLayout(cfg.Threads, !cfg.IPC)
 	var h handles
@@ -282,6 +285,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	if err := app.Err(); err != nil {
 		return false, err
 	}
+	rec, err := startRecording(cfg, h) // -record: nil otherwise
+	if err != nil {
+		return false, err
+	}
+	defer rec.closeAll()
 	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := app.Start(startCtx); err != nil {
@@ -344,6 +352,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	// The runners have stopped (app.Stop waited for every Done): the
 	// agents' plain fields are safe to read here.
 	res.collect(cfg, h)
+	res.problems = append(res.problems, rec.finish(stdout, cfg, &res, h)...)
 	if res.errors, err = errs.observations(); err != nil {
 		res.problems = append(res.problems, "reading the error log: "+err.Error())
 	}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/journal"
+)
+
+// journalSample is one journal (package journal) found in the directory
+// or in one of its subdirectories, described from its files
+// (journal.Inspect: read only, no lock).
+type journalSample struct {
+	Name        string `json:"name"` // relative to the directory; "." for the directory itself
+	Segments    int    `json:"segments"`
+	SegmentSize int64  `json:"segment_size"`
+	// FirstPosition is where the oldest segment's records start.
+	FirstPosition int64 `json:"first_position"`
+	// From the writer's status file (absent before a writer has run):
+	// committed and flushed positions, the bytes committed but not yet
+	// durable, the writer's registered readers (Tailers of its process;
+	// readers in other processes are not registered), the writer's pid
+	// (0 once it closed the journal) and whether that process is alive,
+	// and the status's age.
+	Committed   *int64 `json:"committed,omitempty"`
+	Flushed     *int64 `json:"flushed,omitempty"`
+	FlushLag    *int64 `json:"flush_lag,omitempty"`
+	Readers     *int64 `json:"readers,omitempty"`
+	WriterPID   int    `json:"writer_pid,omitempty"`
+	WriterAlive bool   `json:"writer_alive,omitempty"`
+	StatusAgeMs *int64 `json:"status_age_ms,omitempty"`
+	// Streams are the indexed streams: id, first sequence, records indexed.
+	Streams []journalStream `json:"streams,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+type journalStream struct {
+	ID      uint32 `json:"id"`
+	First   int64  `json:"first"`
+	Indexed int64  `json:"indexed"`
+}
+
+// sampleJournals describes the journals in dir and in its subdirectories
+// (one level: a -record directory of the trading demo holds one journal
+// per agent).
+func sampleJournals(dir string, now time.Time) []journalSample {
+	var out []journalSample
+	if journal.IsJournal(dir) {
+		out = append(out, sampleJournal(dir, ".", now))
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if journal.IsJournal(sub) {
+			out = append(out, sampleJournal(sub, e.Name(), now))
+		}
+	}
+	return out
+}
+
+func sampleJournal(path, name string, now time.Time) journalSample {
+	s := journalSample{Name: name}
+	info, err := journal.Inspect(path)
+	if err != nil {
+		s.Error = err.Error()
+	}
+	s.Segments, s.SegmentSize = len(info.Segments), info.SegmentSize
+	if len(info.Segments) > 0 {
+		s.FirstPosition = info.Segments[0] + journal.SegmentHeaderLength
+	}
+	if info.HasStatus {
+		st := info.Status
+		lag, age := st.FlushLag(), now.UnixNano()-st.Updated
+		s.Committed, s.Flushed, s.FlushLag, s.Readers = &st.Committed, &st.Flushed, &lag, &st.Tailers
+		s.WriterPID = st.WriterPID
+		if st.WriterPID > 0 {
+			err := unix.Kill(st.WriterPID, 0)
+			s.WriterAlive = err == nil || err == unix.EPERM
+		}
+		ms := max(age, 0) / int64(time.Millisecond)
+		s.StatusAgeMs = &ms
+	}
+	for _, st := range info.Streams {
+		s.Streams = append(s.Streams, journalStream{ID: st.ID, First: st.First, Indexed: st.Indexed})
+	}
+	return s
+}
+
+// printJournals writes the journals' table to b.
+func printJournals(b *strings.Builder, js []journalSample) error {
+	if len(js) == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "\n%d journals\n", len(js))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOURNAL\tSEGMENTS\tFIRST\tCOMMITTED\tFLUSHED\tFLUSH-LAG\tREADERS\tWRITER\tSTATUS\tSTREAMS (id:indexed)")
+	num := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	for _, s := range js {
+		writer := "-"
+		switch {
+		case s.WriterPID > 0 && s.WriterAlive:
+			writer = strconv.Itoa(s.WriterPID)
+		case s.WriterPID > 0:
+			writer = strconv.Itoa(s.WriterPID) + " (gone)"
+		case s.Committed != nil:
+			writer = "closed"
+		}
+		status := "-"
+		if s.StatusAgeMs != nil {
+			status = strconv.FormatInt(*s.StatusAgeMs, 10) + "ms ago"
+		}
+		if s.Error != "" {
+			status = s.Error
+		}
+		var streams []string
+		for _, st := range s.Streams {
+			streams = append(streams, fmt.Sprintf("%d:%d", st.ID, st.First+st.Indexed))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(s.Name), s.Segments, s.FirstPosition,
+			num(s.Committed), num(s.Flushed), num(s.FlushLag), num(s.Readers), writer, printable(status), dash(strings.Join(streams, " ")))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/journal"
+	"github.com/dutyrt/duty/mailbox"
+)
+
+// Recording (-record DIR) and replaying (-replay DIR) a run.
+//
+// A run is reproduced by what each agent consumed, in the order it
+// consumed it: the strategy, risk and the exchange are deterministic given
+// their input (risk's rate limit runs on the orders' origin timestamps, not
+// on a wall clock), but their input interleaves messages of several
+// senders (the strategy's quotes and execution reports) in an order that
+// thread timing decides. Replaying the feed alone would not reproduce that
+// order. So -record keeps one journal per agent (DIR/strategy, DIR/risk,
+// DIR/exchange), each written by its agent's own thread, with one stream
+// per mailbox (recStreams); a message is recorded when its handler has
+// consumed it (a message the handler refused with Abort comes again and
+// is recorded then). The journal's order is the agent's order.
+//
+// -replay drives each agent from its own journal, one message at a time,
+// into the agent's own handlers, and checks every message the agent sends
+// against what its receiver recorded (per edge: one sender, one receiver,
+// the message types only that sender sends there, in FIFO order). Each
+// agent then reaches the recorded state: the same final positions, and the
+// same reconciliation.
+
+// Streams: one per mailbox.
+const (
+	streamStrategyIn uint32 = 1 + iota
+	streamStrategyResp
+	streamRiskIn
+	streamRiskResp
+	streamExchangeIn
+)
+
+// recRunFile is the run's description in DIR: what replay needs to make
+// the same agents, and what the recorded run ended with.
+const recRunFile = "run.json"
+
+// recordedRun is recRunFile's content.
+type recordedRun struct {
+	Instruments int
+	Seed        uint64
+	Rate        int64
+	OrderRate   int64
+	DropReport  int64
+	BendFill    int64
+	// At the end of the recorded run.
+	FeedQuotes int64
+	Positions  []recon.Position // the exchange's view
+	Line       string           // the reconciliation line
+}
+
+// recorder is -record's state: the agents' journals.
+type recorder struct {
+	dir      string
+	journals map[string]*journal.Journal // by agent role
+	errs     [3]error                    // the first append error of each agent's handlers
+	n        [3]int64                    // messages recorded, per agent
+
+	// The journals' Flushers run on a goroutine of their own (prepare the
+	// next segment, fault pages in, index), off the agents' threads.
+	stop, done chan struct{}
+	flushErr   error // the first Flusher error (read after done)
+}
+
+var recRoles = [3]string{roleStrategy, roleRisk, roleExchange}
+
+// startRecording opens the agents' journals in cfg.Record and wraps their
+// inbox handlers so that each consumed message is appended. Call it after
+// the agents exist and before their runners start (the journals' writers
+// are then the agents' threads). nil when not recording.
+func startRecording(cfg config, h handles) (*recorder, error) {
+	if cfg.Record == "" {
+		return nil, nil
+	}
+	if h.Exchange == nil {
+		return nil, fmt.Errorf("%w: -record needs the exchange in this process", errUsage)
+	}
+	r := &recorder{dir: cfg.Record, journals: map[string]*journal.Journal{}}
+	for _, role := range recRoles {
+		dir := filepath.Join(cfg.Record, role)
+		if _, err := os.Stat(dir); err == nil {
+			r.closeAll()
+			return nil, fmt.Errorf("%w: -record %s: %s exists already (record into a fresh directory)", errUsage, cfg.Record, dir)
+		}
+		j, err := journal.Open(dir, journal.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			r.closeAll()
+			return nil, fmt.Errorf("trading: -record: %w", err)
+		}
+		r.journals[role] = j
+	}
+	var err error
+	wrap := func(i int, in *inbox, stream uint32) {
+		if err == nil {
+			in.h, err = r.recording(i, in.h, r.journals[recRoles[i]], stream)
+		}
+	}
+	wrap(0, &h.Strategy.in, streamStrategyIn)
+	wrap(0, &h.Strategy.resp, streamStrategyResp)
+	wrap(1, &h.Risk.in, streamRiskIn)
+	wrap(1, &h.Risk.resp, streamRiskResp)
+	wrap(2, &h.Exchange.in, streamExchangeIn)
+	if err != nil {
+		r.closeAll()
+		return nil, err
+	}
+	r.startFlushers()
+	return r, nil
+}
+
+// startFlushers runs the journals' Flushers on one goroutine, with a
+// backoff idle strategy, until closeAll stops it.
+func (r *recorder) startFlushers() {
+	r.stop, r.done = make(chan struct{}), make(chan struct{})
+	var fs []*journal.Flusher
+	for _, role := range recRoles {
+		fs = append(fs, r.journals[role].Flusher())
+	}
+	go func() {
+		defer close(r.done)
+		idler := idle.Backoff()
+		for {
+			select {
+			case <-r.stop:
+				return
+			default:
+			}
+			work := 0
+			for _, f := range fs {
+				n, err := f.DoWork()
+				if err != nil && r.flushErr == nil {
+					r.flushErr = err
+				}
+				work += n
+			}
+			idler.Idle(work)
+		}
+	}()
+}
+
+// recording returns h, recording each message it consumes on stream of j.
+// It runs on the agent's thread; it allocates nothing per message.
+func (r *recorder) recording(agent int, h mailbox.Handler, j *journal.Journal, stream uint32) (mailbox.Handler, error) {
+	s, err := j.Stream(stream)
+	if err != nil {
+		return nil, err
+	}
+	return func(m *mailbox.Message) mailbox.Action {
+		act := h(m)
+		if act == mailbox.Abort || r.errs[agent] != nil {
+			return act
+		}
+		n := 0
+		for _, p := range m.Parts() {
+			n += len(p)
+		}
+		c, err := s.Claim(m.TypeID(), n)
+		if err == nil {
+			b := c.Body
+			for _, p := range m.Parts() {
+				b = b[copy(b, p):]
+			}
+			err = j.Commit()
+		}
+		if err != nil {
+			r.errs[agent] = err
+			return act
+		}
+		r.n[agent]++
+		return act
+	}, nil
+}
+
+// finish closes the journals, writes recRunFile and prints what was
+// recorded and the final positions; it returns the problems to add to
+// the run's. Call it after the agents have stopped.
+func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []string {
+	if r == nil {
+		return nil
+	}
+	var problems []string
+	for i, err := range r.errs {
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("recording %s's input: %v", recRoles[i], err))
+		}
+	}
+	if err := r.closeAll(); err != nil {
+		problems = append(problems, "closing the recording: "+err.Error())
+	}
+	if r.flushErr != nil {
+		problems = append(problems, "the recording's flusher: "+r.flushErr.Error())
+	}
+	run := recordedRun{
+		Instruments: cfg.Instruments, Seed: cfg.Seed, Rate: cfg.Rate, OrderRate: cfg.OrderRate,
+		DropReport: cfg.dropReport, BendFill: cfg.bendFill,
+		FeedQuotes: res.ledger.Feed.Quotes, Positions: res.ledger.Exchange.Positions,
+		Line: res.line(),
+	}
+	if len(problems) > 0 {
+		run.Line = "reconciliation: " + problems[0]
+	}
+	b, err := json.MarshalIndent(run, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(r.dir, recRunFile), b, 0o644)
+	}
+	if err != nil {
+		problems = append(problems, "writing the recording's "+recRunFile+": "+err.Error())
+	}
+	fmt.Fprintf(w, "\nrecorded to %s: strategy %d, risk %d, exchange %d messages consumed\n", r.dir, r.n[0], r.n[1], r.n[2])
+	printPositions(w, res.ledger.Exchange.Positions)
+	return problems
+}
+
+func (r *recorder) closeAll() error {
+	if r == nil {
+		return nil
+	}
+	if r.stop != nil { // the Flushers stop before their journals close
+		close(r.stop)
+		<-r.done
+		r.stop = nil
+	}
+	var errs []error
+	for _, j := range r.journals {
+		errs = append(errs, j.Close())
+	}
+	r.journals = nil
+	return errors.Join(errs...)
+}
+
+// printPositions prints the final position of each instrument.
+func printPositions(w io.Writer, ps []recon.Position) {
+	fmt.Fprintf(w, "%-10s %12s %16s %10s %10s\n", "position", "net", "cash", "open-buy", "open-sell")
+	for i, p := range ps {
+		fmt.Fprintf(w, "%-10d %12d %16d %10d %10d\n", i, p.Net, p.Cash, p.OpenBuy, p.OpenSell)
+	}
+}
