@@ -132,6 +132,13 @@ func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File
 		}
 		var reason string
 		if st.Size < HeaderLength {
+			// A creator's file shows zeros where the magic goes until it
+			// stores the whole magic word at once: anything else at the
+			// start of a short file (a JSON file, a log) is another
+			// program's, and waiting would not change that.
+			if err := foreignStart(path, fd, st.Size); err != nil {
+				return nil, err
+			}
 			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, HeaderLength)
 		} else {
 			ready, err := snapshotHeader(fd, buf)
@@ -236,4 +243,19 @@ func wait(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// foreignStart returns an error wrapping ErrNotDutyFile when the first
+// bytes of a file shorter than a header (size bytes) are neither zeros nor
+// the start of Magic.
+func foreignStart(path string, fd int, size int64) error {
+	var b [len(Magic)]byte
+	n, err := unix.Pread(fd, b[:min(size, int64(len(b)))], magicOffset)
+	if err != nil || n <= 0 {
+		return nil // unreadable or gone: the wait reports it
+	}
+	if allZero(b[:n]) || string(b[:n]) == Magic[:n] {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %d bytes starting %q", ErrNotDutyFile, path, size, b[:n])
 }
