@@ -220,8 +220,9 @@ func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
 
 // DoWork runs one duty cycle: it offers the sealed batch (if any) to the
 // client again, drains the mailbox into the filling batch unless that is
-// full, and seals and publishes the filling batch when it is full or its
-// first message has waited FlushInterval. It never waits: a client buffer
+// full, and seals and publishes the filling batch when the drain left the
+// source empty, when the batch is full, or when its first message has
+// waited FlushInterval while more were queued. It never waits: a client buffer
 // above its bound, a refused publish or, in JetStream mode, a batch whose
 // acknowledgement has not come yet, leaves the batch sealed for the next
 // cycle, and a full filling batch stops the draining, so the mailbox fills
@@ -243,9 +244,11 @@ func (o *Outbound) DoWork() (int, error) {
 		work += n
 		errs = err
 	}
+	drained := false // the source had nothing more to give this cycle
 	if !o.full && o.ended == nil {
 		n, err := o.poll(o.cfg.DrainLimit)
 		work += n
+		drained = n < o.cfg.DrainLimit && !o.full
 		if err != nil {
 			if o.mb == nil && (errors.Is(err, publication.ErrEndOfStream) ||
 				errors.Is(err, publication.ErrSubscriberDropped) || errors.Is(err, publication.ErrSubscriptionClosed)) {
@@ -255,8 +258,12 @@ func (o *Outbound) DoWork() (int, error) {
 			}
 		}
 	}
+	// Nagle off: a batch goes out as soon as the source is drained empty;
+	// the size and time bounds apply only while more is queued. A batch
+	// that waits for the previous one (a full client buffer, an
+	// acknowledgement) goes on filling meanwhile.
 	if o.frame == nil && o.fill.Count() > 0 &&
-		(o.full || o.cfg.Clock.Nanos()-o.fillSince >= int64(o.cfg.FlushInterval)) {
+		(o.full || drained || o.ended != nil || o.cfg.Clock.Nanos()-o.fillSince >= int64(o.cfg.FlushInterval)) {
 		o.seal()
 		n, err := o.push()
 		work += n
