@@ -138,13 +138,20 @@ func BenchmarkNaivePublish32B(b *testing.B) {
 // percentiles (clock reading before the send to after the drain).
 // cmd/dutybench's WNL measures the same against the naive use.
 func BenchmarkCoreBridgeLatency(b *testing.B) {
-	benchLatency(b, true)
+	benchLatency(b, true, false)
+}
+
+// BenchmarkJetStreamBridgeLatency is BenchmarkCoreBridgeLatency in
+// JetStream mode (file store), the inbound bridge in one Composite with
+// the receiving agent.
+func BenchmarkJetStreamBridgeLatency(b *testing.B) {
+	benchLatency(b, true, true)
 }
 
 // BenchmarkCoreBridgeLatencySeparate is the same with the outbound bridge
 // on a runner of its own, the sender on the benchmark's goroutine.
 func BenchmarkCoreBridgeLatencySeparate(b *testing.B) {
-	benchLatency(b, false)
+	benchLatency(b, false, false)
 }
 
 // latencySender sends one message with its send time when due.
@@ -200,14 +207,19 @@ func benchRunner(b *testing.B, a agent.Agent) *runner.Runner {
 	return r
 }
 
-func benchLatency(b *testing.B, shared bool) {
+func benchLatency(b *testing.B, shared, js bool) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), runtime.NumCPU()+3)))
-	s := runServer(b, server.Options{})
+	opts, cfg := server.Options{}, Config{}
+	if js {
+		opts = jsServerOptions(b)
+	}
+	s := runServer(b, opts)
 	src, dst := newMailboxMax(b, 1<<16, 1024), newMailbox(b, 1<<20)
-	cfg := testConfig(s, "latency")
+	if cfg = testConfig(s, "latency"); js {
+		cfg = jsConfig(s, "latency")
+	}
 	in, err := NewInbound(ctx(b), cfg, dst)
 	require.NoError(b, err)
-	defer func() { require.NoError(b, in.OnClose()) }()
 	out, err := NewOutbound(ctx(b), cfg, src)
 	require.NoError(b, err)
 
@@ -217,7 +229,9 @@ func benchLatency(b *testing.B, shared bool) {
 		_ = recv.h.RecordValue(clock.System.Nanos() - sent)
 		return mailbox.Continue
 	}
-	rr := benchRunner(b, recv)
+	receiving, err := agent.NewComposite(in, recv) // in's DoWork pulls in JetStream mode; OnClose closes it
+	require.NoError(b, err)
+	rr := benchRunner(b, receiving)
 	snd := &latencySender{mb: src, n: b.N, next: math.MaxInt64}
 	var sending agent.Agent = out
 	if shared {
