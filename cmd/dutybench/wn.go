@@ -36,7 +36,10 @@ import (
 // bridge, which drops in core mode what a full mailbox refuses) overflows.
 // WNL measures the one-way latency of each message, from the sender's
 // clock reading just before it sends to the receiver's just after it
-// received it, at a moderate rate (one message every wnlInterval).
+// received it, at a moderate rate (one message every wnlInterval); its
+// bridge variant sends from an agent in one Composite with the outbound
+// bridge, bridge-runner from a thread of its own to the outbound bridge on
+// a runner.
 var (
 	wn = &workload{
 		name:        "wn",
@@ -55,8 +58,8 @@ var (
 		defaultReps: 5,
 		variants: []variant{
 			{name: "nats", run: wnlNaive, goroutines: true, allocates: true},
-			{name: "bridge", run: wnlBridge, goroutines: true, allocates: true},
-			{name: "bridge-shared", run: wnlBridgeShared, goroutines: true, allocates: true},
+			{name: "bridge", run: wnlBridgeShared, goroutines: true, allocates: true},
+			{name: "bridge-runner", run: wnlBridgeRunner, goroutines: true, allocates: true},
 		},
 	}
 )
@@ -490,13 +493,16 @@ func wnlNaive(cfg *runConfig) (time.Duration, error) {
 	return d, c.finish([]int{n})
 }
 
-func wnlBridge(cfg *runConfig) (time.Duration, error) { return wnlBridgeRun(cfg, false) }
-
-// wnlBridgeShared is wnlBridge with the sender an agent in one duty cycle
-// with the outbound bridge (agent.Composite), as an application agent and
-// its bridge share a thread: the bridge drains the message in the cycle
-// that sent it.
+// wnlBridgeShared is WNL's bridge variant: the sender is an agent in one
+// duty cycle with the outbound bridge (agent.Composite), as an
+// application agent and its bridge share a thread, so the bridge drains
+// and publishes the message in the cycle that sent it.
 func wnlBridgeShared(cfg *runConfig) (time.Duration, error) { return wnlBridgeRun(cfg, true) }
+
+// wnlBridgeRunner is bridge-runner: the outbound bridge on a runner of its
+// own, the sends paced from a thread of their own; the message waits for
+// the bridge's next duty cycle.
+func wnlBridgeRunner(cfg *runConfig) (time.Duration, error) { return wnlBridgeRun(cfg, false) }
 
 func wnlBridgeRun(cfg *runConfig, shared bool) (time.Duration, error) {
 	defer wnProcs()()
@@ -545,7 +551,7 @@ func wnlBridgeRun(cfg *runConfig, shared bool) (time.Duration, error) {
 // wnSeq reads a payload's sequence number.
 func wnSeq(p []byte) uint64 { return binary.LittleEndian.Uint64(p[0:8]) }
 
-// wnlSender is the sending agent of bridge-shared: it sends message i
+// wnlSender is the sending agent of WNL's bridge variant: it sends message i
 // once it is due, one every wnlInterval from the start, and after a late
 // cycle starts the schedule again from now rather than catch up in a
 // burst.

@@ -13,8 +13,8 @@ import (
 func TestRunWN(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	var out, errOut bytes.Buffer
-	require.NoError(t, run([]string{"-w", "wn,wnl", "-n", "3000", "-reps", "1", "-warmup", "0", "-variants", "nats,bridge,bridge-shared"}, &out, &errOut), errOut.String())
-	for _, want := range []string{"wn nats", "wn bridge", "wnl nats", "wnl bridge ", "wnl bridge-shared"} {
+	require.NoError(t, run([]string{"-w", "wn,wnl", "-n", "3000", "-reps", "1", "-warmup", "0", "-variants", "nats,bridge,bridge-runner"}, &out, &errOut), errOut.String())
+	for _, want := range []string{"wn nats", "wn bridge", "wnl nats", "wnl bridge ", "wnl bridge-runner"} {
 		require.Contains(t, errOut.String(), want)
 	}
 	require.Equal(t, procs, runtime.GOMAXPROCS(0))
