@@ -167,6 +167,12 @@ func (c *config) allThreads() []thread {
 const maxInstruments = 1024
 
 func (c *config) check() error {
+	if c.NATS != "" && c.Role == "" { // -nats is -ipc with the mailboxes bridged (nats.go)
+		if c.IPC {
+			return fmt.Errorf("%w: -nats and -ipc are two ways to run the exchange: choose one", errUsage)
+		}
+		c.IPC = true
+	}
 	switch {
 	case c.Duration <= 0:
 		return fmt.Errorf("%w: -duration %v must be > 0", errUsage, c.Duration)
@@ -194,10 +200,7 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -lose-report %d must be >= 0", errUsage, c.dropReport)
 	case c.Drain <= 0:
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
-	case c.NATS != "" && c.IPC && c.Role == "":
-		return fmt.Errorf("%w: -nats and -ipc are two ways to run the exchange: choose one", errUsage)
 	}
-	c.IPC = c.IPC || (c.NATS != "" && c.Role == "") // -nats is -ipc with the mailboxes bridged
 	threads := c.allThreads()
 	var err error
 	if c.idle, err = parseIdle(c.IdleSpec, threads); err != nil {

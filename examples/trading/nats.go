@@ -372,6 +372,12 @@ func (r *remoteExchange) startNATS(stderr io.Writer) error {
 	if l.nc, err = nats.Connect(l.url, nats.Name("duty-trading-control")); err != nil {
 		return fmt.Errorf("trading: nats: %w", err)
 	}
+	how := "a server of its own, embedded"
+	if cfg.NATS != natsEmbedded {
+		how = "the server given"
+	}
+	// Before the wait: an exchange process started by hand needs the URL.
+	fmt.Fprintf(stderr, "nats: the exchange process is connected through %s (%s), subjects %s.*\n", l.url, how, l.prefix)
 	if cfg.Spawn {
 		if err := r.spawn(stderr); err != nil {
 			return err
@@ -399,11 +405,6 @@ func (r *remoteExchange) startNATS(stderr io.Writer) error {
 	r.mbs.exchangePending = &l.inflight
 	l.wg.Add(1)
 	go l.watch()
-	how := "a server of its own, embedded"
-	if cfg.NATS != natsEmbedded {
-		how = "the server given"
-	}
-	fmt.Fprintf(stderr, "nats: the exchange process is connected through %s (%s), subjects %s.*\n", l.url, how, l.prefix)
 	return nil
 }
 

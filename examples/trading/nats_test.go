@@ -77,3 +77,30 @@ func TestNATS(t *testing.T) {
 		})
 	}
 }
+
+// TestNATSSeparateExchange starts the exchange process by hand with the
+// server's URL, as a user would on another terminal, and the demo with
+// -spawn=false.
+func TestNATSSeparateExchange(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	srv.Start()
+	defer func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}()
+	require.True(t, srv.ReadyForConnections(10*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	xcmd, xsc, xerr := demo(t, ctx, "-role", "exchange", "-dir", dir, "-instruments", "3", "-nats="+srv.ClientURL())
+	cmd, sc, stderr := demo(t, ctx, "-nats", srv.ClientURL(), "-spawn=false", "-dir", dir, "-duration", "1s", "-instruments", "3", "-rate", "30000")
+	out, code := finish(t, cmd, sc, "")
+	t.Logf("%s%s", out, stderr)
+	xout, xcode := finish(t, xcmd, xsc, "")
+	t.Logf("exchange process: %s%s", xout, xerr)
+	require.Equal(t, 0, code)
+	require.Equal(t, 0, xcode)
+	requireReconciled(t, out)
+	require.Contains(t, xout, "exchange process: ")
+}
