@@ -79,9 +79,12 @@ func wnProcs() func() {
 	return func() { runtime.GOMAXPROCS(prev) }
 }
 
+// wnDstCapacity is WN's receiving mailbox: it holds the whole window.
+const wnDstCapacity = 1 << 26
+
 const (
 	wnSubject   = "dutybench.wn"
-	wnWindow    = 1 << 16 // messages sent and not yet checked, at most
+	wnWindow    = 1 << 20 // messages sent and not yet checked, at most
 	wnlInterval = 50 * time.Microsecond
 )
 
@@ -182,14 +185,16 @@ func wnNaive(cfg *runConfig) (time.Duration, error) {
 	t.spawn(0, func() error {
 		var p [payloadLen]byte
 		putPayload(p[:], 0, 0)
+		wait := idle.Backoff()
 		for i := range n {
 			putSeq(&p, seqFor(i, cfg.corruptAt))
 			for int64(i)-got.Load() >= wnWindow {
 				if t.abort.Load() {
 					return errAborted
 				}
-				runtime.Gosched()
+				wait.Idle(0)
 			}
+			wait.Reset()
 			if err := pub.Publish(wnSubject, p[:]); err != nil {
 				return err
 			}
@@ -360,7 +365,7 @@ func (p *wnBridgePair) lost() error {
 	return nil
 }
 
-func wnBridge(cfg *runConfig) (time.Duration, error) { return wnBridgeWith(cfg, 1<<23) }
+func wnBridge(cfg *runConfig) (time.Duration, error) { return wnBridgeWith(cfg, wnDstCapacity) }
 
 // wnBridgeWith is wnBridge with a receiving mailbox of dstCap bytes.
 func wnBridgeWith(cfg *runConfig, dstCap int) (time.Duration, error) {
