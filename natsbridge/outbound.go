@@ -47,6 +47,7 @@ type Outbound struct {
 	one         [1][]byte // a publication message's payload as parts
 	ended       error     // the subscription's end of stream, once seen
 	cycles      int
+	batched     int64 // messages appended by this poll, counted once it returns
 }
 
 var _ agent.Agent = (*Outbound)(nil)
@@ -206,7 +207,7 @@ func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
 		if o.fill.Count() == 1 {
 			o.fillSince = o.cfg.Clock.Nanos()
 		}
-		o.st.add(statBatched, 1)
+		o.batched++
 		return mailbox.Continue
 	case err == ErrBatchFull:
 		o.full = true
@@ -248,6 +249,10 @@ func (o *Outbound) DoWork() (int, error) {
 	if !o.full && o.ended == nil {
 		n, err := o.poll(o.cfg.DrainLimit)
 		work += n
+		if o.batched > 0 { // one atomic add per poll, not per message
+			o.st.add(statBatched, o.batched)
+			o.batched = 0
+		}
 		drained = n < o.cfg.DrainLimit && !o.full
 		if err != nil {
 			if o.mb == nil && (errors.Is(err, publication.ErrEndOfStream) ||
