@@ -2,6 +2,8 @@ package natsbridge
 
 import (
 	"encoding/binary"
+	"math"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
@@ -126,76 +129,135 @@ func BenchmarkNaivePublish32B(b *testing.B) {
 	<-done
 }
 
-// BenchmarkCoreBridgeLatency: one 32-byte message every 50 µs or more (a
-// moderate rate; the sender sleeps between messages) through the bridge in core mode, the outbound agent on a runner
-// thread with the backoff idle strategy, the receiving mailbox drained by a
-// goroutine; reports end-to-end latency percentiles (send to drain).
+// BenchmarkCoreBridgeLatency: one 32-byte message every 50 µs (a
+// moderate rate) through the bridge in core mode, sent by an agent in one
+// Composite with the outbound bridge (an application agent and its bridge
+// sharing a thread), received by an agent on a runner of its own; both
+// runners park at most 20 µs on a 1 µs timer slack, and GOMAXPROCS leaves
+// the NATS client's goroutines Ps of their own. Reports end-to-end latency
+// percentiles (clock reading before the send to after the drain).
+// cmd/dutybench's WNL measures the same against the naive use.
 func BenchmarkCoreBridgeLatency(b *testing.B) {
-	benchLatency(b, 0)
+	benchLatency(b, true, false)
 }
 
-// BenchmarkCoreBridgeLatencyFlush20us is the same with a 20 µs flush bound.
-func BenchmarkCoreBridgeLatencyFlush20us(b *testing.B) {
-	benchLatency(b, 20*time.Microsecond)
+// BenchmarkJetStreamBridgeLatency is BenchmarkCoreBridgeLatency in
+// JetStream mode (file store), the inbound bridge in one Composite with
+// the receiving agent.
+func BenchmarkJetStreamBridgeLatency(b *testing.B) {
+	benchLatency(b, true, true)
 }
 
-func benchLatency(b *testing.B, flush time.Duration) {
-	s := runServer(b, server.Options{})
-	src, dst := newMailboxMax(b, 1<<16, 1024), newMailbox(b, 1<<20)
-	cfg := testConfig(s, "latency")
-	cfg.FlushInterval = flush
-	in, err := NewInbound(ctx(b), cfg, dst)
+// BenchmarkCoreBridgeLatencySeparate is the same with the outbound bridge
+// on a runner of its own, the sender on the benchmark's goroutine.
+func BenchmarkCoreBridgeLatencySeparate(b *testing.B) {
+	benchLatency(b, false, false)
+}
+
+// latencySender sends one message with its send time when due.
+type latencySender struct {
+	mb   *mailbox.Mailbox
+	n, i int
+	next int64
+	p    [32]byte
+}
+
+func (s *latencySender) RoleName() string { return "latency-sender" }
+func (s *latencySender) OnStart() error   { return nil }
+func (s *latencySender) OnClose() error   { return nil }
+func (s *latencySender) DoWork() (int, error) {
+	now := clock.System.Nanos()
+	if s.i == s.n || now < s.next {
+		return 0, nil
+	}
+	binary.LittleEndian.PutUint64(s.p[:], uint64(now))
+	if err := s.mb.Send(1, s.p[:]); err != nil {
+		return 0, err
+	}
+	s.i++
+	s.next = max(s.next+int64(50*time.Microsecond), now)
+	return 1, nil
+}
+
+// latencyReceiver records each message's latency.
+type latencyReceiver struct {
+	mb  *mailbox.Mailbox
+	h   *hdrhistogram.Histogram
+	got atomic.Int64
+	rec mailbox.Handler
+}
+
+func (r *latencyReceiver) RoleName() string { return "latency-receiver" }
+func (r *latencyReceiver) OnStart() error   { return nil }
+func (r *latencyReceiver) OnClose() error   { return nil }
+func (r *latencyReceiver) DoWork() (int, error) {
+	n, err := r.mb.Drain(r.rec, 1024)
+	if n > 0 {
+		r.got.Add(int64(n))
+	}
+	return n, err
+}
+
+func benchRunner(b *testing.B, a agent.Agent) *runner.Runner {
+	st, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5, MinPark: time.Microsecond, MaxPark: 20 * time.Microsecond})
 	require.NoError(b, err)
-	defer func() { require.NoError(b, in.OnClose()) }()
-	out, err := NewOutbound(ctx(b), cfg, src)
-	require.NoError(b, err)
-	r, err := runner.New(out, runner.WithIdle(idle.Backoff()))
+	r, err := runner.New(a, runner.WithIdle(st), runner.WithTimerSlack(time.Microsecond))
 	require.NoError(b, err)
 	require.NoError(b, r.Start())
-	defer func() { require.NoError(b, r.Close()) }()
+	return r
+}
 
-	h := hdrhistogram.New(1, int64(time.Second), 3)
-	var got atomic.Int64
-	stop := make(chan struct{})
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		record := func(m *mailbox.Message) mailbox.Action {
-			sent := int64(binary.LittleEndian.Uint64(m.Payload()))
-			_ = h.RecordValue(clock.System.Nanos() - sent)
-			got.Add(1)
-			return mailbox.Continue
-		}
-		for {
-			if n, _ := dst.Drain(record, 1024); n == 0 {
-				select {
-				case <-stop:
-					return
-				default:
-					time.Sleep(10 * time.Microsecond)
-				}
+func benchLatency(b *testing.B, shared, js bool) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), runtime.NumCPU()+3)))
+	opts, cfg := server.Options{}, Config{}
+	if js {
+		opts = jsServerOptions(b)
+	}
+	s := runServer(b, opts)
+	src, dst := newMailboxMax(b, 1<<16, 1024), newMailbox(b, 1<<20)
+	if cfg = testConfig(s, "latency"); js {
+		cfg = jsConfig(s, "latency")
+	}
+	in, err := NewInbound(ctx(b), cfg, dst)
+	require.NoError(b, err)
+	out, err := NewOutbound(ctx(b), cfg, src)
+	require.NoError(b, err)
+
+	recv := &latencyReceiver{mb: dst, h: hdrhistogram.New(1, int64(time.Second), 3)}
+	recv.rec = func(m *mailbox.Message) mailbox.Action {
+		sent := int64(binary.LittleEndian.Uint64(m.Payload()))
+		_ = recv.h.RecordValue(clock.System.Nanos() - sent)
+		return mailbox.Continue
+	}
+	receiving, err := agent.NewComposite(in, recv) // in's DoWork pulls in JetStream mode; OnClose closes it
+	require.NoError(b, err)
+	rr := benchRunner(b, receiving)
+	snd := &latencySender{mb: src, n: b.N, next: math.MaxInt64}
+	var sending agent.Agent = out
+	if shared {
+		c, err := agent.NewComposite(snd, out)
+		require.NoError(b, err)
+		sending = c
+	}
+	b.ResetTimer()
+	snd.next = clock.System.Nanos() // before the runner starts: no race
+	rs := benchRunner(b, sending)
+	if !shared {
+		for snd.i < snd.n {
+			if n, err := snd.DoWork(); n == 0 && err == nil {
+				time.Sleep(time.Duration(snd.next - clock.System.Nanos()))
+			} else {
+				require.NoError(b, err)
 			}
 		}
-	}()
-	payload := make([]byte, 32)
-	b.ResetTimer()
-	next := clock.System.Nanos()
-	for range b.N {
-		if d := next - clock.System.Nanos(); d > 0 {
-			time.Sleep(time.Duration(d)) // not a spin: the machine may have two cores
-		}
-		binary.LittleEndian.PutUint64(payload, uint64(clock.System.Nanos()))
-		for src.Send(1, payload) != nil {
-		}
-		next += int64(50 * time.Microsecond)
 	}
-	for deadline := time.Now().Add(10 * time.Second); got.Load()+in.Stats().Dropped < int64(b.N) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); recv.got.Load()+in.Stats().Dropped < int64(b.N) && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Microsecond)
 	}
 	b.StopTimer()
-	close(stop)
-	<-drained
-	b.ReportMetric(float64(h.ValueAtQuantile(50))/1e3, "p50-µs")
-	b.ReportMetric(float64(h.ValueAtQuantile(99))/1e3, "p99-µs")
-	b.ReportMetric(float64(h.Max())/1e3, "max-µs")
+	require.NoError(b, rs.Close())
+	require.NoError(b, rr.Close())
+	b.ReportMetric(float64(recv.h.ValueAtQuantile(50))/1e3, "p50-µs")
+	b.ReportMetric(float64(recv.h.ValueAtQuantile(99))/1e3, "p99-µs")
+	b.ReportMetric(float64(recv.h.Max())/1e3, "max-µs")
 }

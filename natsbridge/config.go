@@ -57,7 +57,9 @@ type Config struct {
 	// max_payload.
 	BatchBytes int
 	// FlushInterval bounds how long a message waits in a batch that is not
-	// full (DefaultFlushInterval).
+	// full while the source keeps the outbound agent draining
+	// (DefaultFlushInterval); a batch goes out as soon as a drain leaves
+	// the source empty.
 	FlushInterval time.Duration
 	// DrainLimit bounds the messages an outbound duty cycle drains
 	// (DefaultDrainLimit).

@@ -24,8 +24,10 @@
 // is one more sender of its mailbox. Package natsbridge/natsfx builds
 // bridges for an fx app and hands them to dutyfx.Runners.
 //
-// DoWork never waits on the network. Outbound: a batch is sealed when full
-// or when its first message has waited Config.FlushInterval, and handed to
+// DoWork never waits on the network. Outbound: a batch is sealed as soon
+// as a drain leaves the mailbox empty (no waiting for more, Nagle off),
+// or, while more is queued, when full or when its first message has
+// waited Config.FlushInterval, and handed to
 // the client only while the client's buffer has room; otherwise it waits
 // for a later cycle and the mailbox fills (its senders see
 // mailbox.ErrBackPressured). Inbound in JetStream mode: a batch is pulled

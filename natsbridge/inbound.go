@@ -187,10 +187,12 @@ func (in *Inbound) onMsg(m *nats.Msg) {
 		return
 	}
 	in.track(h)
+	delivered := int64(0) // counted once per frame: one atomic add, not one per message
+	defer func() { in.st.add(statDelivered, delivered) }()
 	for in.coreR.Next() {
 		switch err := send(in.mb, &in.coreR); {
 		case err == nil:
-			in.st.add(statDelivered, 1)
+			delivered++
 		case errors.Is(err, mailbox.ErrTooLong):
 			in.st.add(statDropped, 1)
 		default: // full, closed, consumer dead: the rest of the batch is lost
@@ -406,6 +408,7 @@ func (in *Inbound) accept(m jetstream.Msg) bool {
 // sequence is raised even if the acknowledgement is lost: the redelivery
 // is then skipped.
 func (in *Inbound) deliver() (n int, done bool, err error) {
+	defer func() { in.st.add(statDelivered, int64(n)) }() // one atomic add per call
 	for {
 		if !in.have {
 			if !in.r.Next() {
@@ -415,7 +418,6 @@ func (in *Inbound) deliver() (n int, done bool, err error) {
 		}
 		switch err := send(in.mb, &in.r); {
 		case err == nil:
-			in.st.add(statDelivered, 1)
 			n++
 			in.have = false
 		case err == mailbox.ErrBackPressured || errors.Is(err, mailbox.ErrConsumerDead):

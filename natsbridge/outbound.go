@@ -47,6 +47,7 @@ type Outbound struct {
 	one         [1][]byte // a publication message's payload as parts
 	ended       error     // the subscription's end of stream, once seen
 	cycles      int
+	batched     int64 // messages appended by this poll, counted once it returns
 }
 
 var _ agent.Agent = (*Outbound)(nil)
@@ -206,7 +207,7 @@ func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
 		if o.fill.Count() == 1 {
 			o.fillSince = o.cfg.Clock.Nanos()
 		}
-		o.st.add(statBatched, 1)
+		o.batched++
 		return mailbox.Continue
 	case err == ErrBatchFull:
 		o.full = true
@@ -220,8 +221,9 @@ func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
 
 // DoWork runs one duty cycle: it offers the sealed batch (if any) to the
 // client again, drains the mailbox into the filling batch unless that is
-// full, and seals and publishes the filling batch when it is full or its
-// first message has waited FlushInterval. It never waits: a client buffer
+// full, and seals and publishes the filling batch when the drain left the
+// source empty, when the batch is full, or when its first message has
+// waited FlushInterval while more were queued. It never waits: a client buffer
 // above its bound, a refused publish or, in JetStream mode, a batch whose
 // acknowledgement has not come yet, leaves the batch sealed for the next
 // cycle, and a full filling batch stops the draining, so the mailbox fills
@@ -243,9 +245,15 @@ func (o *Outbound) DoWork() (int, error) {
 		work += n
 		errs = err
 	}
+	drained := false // the source had nothing more to give this cycle
 	if !o.full && o.ended == nil {
 		n, err := o.poll(o.cfg.DrainLimit)
 		work += n
+		if o.batched > 0 { // one atomic add per poll, not per message
+			o.st.add(statBatched, o.batched)
+			o.batched = 0
+		}
+		drained = n < o.cfg.DrainLimit && !o.full
 		if err != nil {
 			if o.mb == nil && (errors.Is(err, publication.ErrEndOfStream) ||
 				errors.Is(err, publication.ErrSubscriberDropped) || errors.Is(err, publication.ErrSubscriptionClosed)) {
@@ -255,8 +263,12 @@ func (o *Outbound) DoWork() (int, error) {
 			}
 		}
 	}
+	// Nagle off: a batch goes out as soon as the source is drained empty;
+	// the size and time bounds apply only while more is queued. A batch
+	// that waits for the previous one (a full client buffer, an
+	// acknowledgement) goes on filling meanwhile.
 	if o.frame == nil && o.fill.Count() > 0 &&
-		(o.full || o.cfg.Clock.Nanos()-o.fillSince >= int64(o.cfg.FlushInterval)) {
+		(o.full || drained || o.ended != nil || o.cfg.Clock.Nanos()-o.fillSince >= int64(o.cfg.FlushInterval)) {
 		o.seal()
 		n, err := o.push()
 		work += n

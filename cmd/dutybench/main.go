@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
+//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl,wn,wnl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
 //
 // docs/benchmarks.md describes the method and the measured figures.
 package main

@@ -58,6 +58,10 @@ type variant struct {
 	// when named in -variants, to compare a design choice in the same run
 	// (docs/benchmarks.md).
 	extra bool
+	// allocates: the variant allocates per message in code that is not
+	// duty's (the NATS client and server of WN and WNL allocate per NATS
+	// message); TestZeroAllocsPerMessage skips it.
+	allocates bool
 }
 
 // runConfig is what a variant needs for one repetition.

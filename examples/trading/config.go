@@ -48,6 +48,7 @@ type config struct {
 	OrderRate int64
 	Capacity  int // bytes of each mailbox ring
 	IPC       bool
+	NATS      string // -nats: a server URL, or natsEmbedded; check sets IPC too (nats.go)
 	Dir       string // the directory of the counters file (and with -ipc the shared mailboxes); "" = a fresh one
 	Spawn     bool   // -ipc: start the exchange process (false: it is started by hand)
 	Role      string // "" (the demo) or "exchange" (the exchange process of -ipc)
@@ -103,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.OrderRate, "order-rate", cfg.OrderRate, "risk's order-rate limit in orders per second (0: derived from -rate)")
 	fs.IntVar(&cfg.Capacity, "mailbox", cfg.Capacity, "bytes of each mailbox ring (a power of two)")
 	fs.BoolVar(&cfg.IPC, "ipc", cfg.IPC, "run the exchange in a second process, connected by shared-memory mailboxes")
+	fs.Var(natsFlag{&cfg.NATS}, "nats", "run the exchange in a second process connected only through NATS: -nats starts an embedded server, -nats URL uses that one")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory of the counters file dutystat reads (and, with -ipc, of the shared mailboxes); default: a fresh directory under the ipc default, removed at the end")
 	fs.BoolVar(&cfg.Spawn, "spawn", cfg.Spawn, "-ipc: start the exchange process (false: start it yourself with -role exchange -dir DIR)")
 	fs.StringVar(&cfg.Role, "role", cfg.Role, `"exchange": run only the exchange process of -ipc mode (with -dir)`)
@@ -114,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
+	}
+	if err := natsURLArg(fs, &cfg); err != nil {
+		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
@@ -167,6 +172,12 @@ func (c *config) allThreads() []thread {
 const maxInstruments = 1024
 
 func (c *config) check() error {
+	if c.NATS != "" && c.Role == "" { // -nats is -ipc with the mailboxes bridged (nats.go)
+		if c.IPC {
+			return fmt.Errorf("%w: -nats and -ipc are two ways to run the exchange: choose one", errUsage)
+		}
+		c.IPC = true
+	}
 	switch {
 	case c.Duration <= 0:
 		return fmt.Errorf("%w: -duration %v must be > 0", errUsage, c.Duration)

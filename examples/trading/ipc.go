@@ -101,6 +101,8 @@ type remoteExchange struct {
 	t2o      *hdrhistogram.Histogram
 	t2oS     *hdrhistogram.Histogram // the sampled quotes' (stages)
 	problems []string
+
+	nats *natsLink // -nats: the bridges instead of the shared mailbox files (nats.go)
 }
 
 // startRemote creates the demo's files, starts the exchange process
@@ -136,6 +138,9 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 		return r, err
 	}
 	r.mbs = &mailboxes{}
+	if cfg.NATS != "" {
+		return r, r.startNATS(stderr)
+	}
 	create := func(name string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
 		return ipc.CreateMailbox(r.dir, name, mailbox.Config{Name: name, Capacity: cfg.Capacity},
 			ipc.WithCounters(r.demoCtr), ipc.WithReplaceStale())
@@ -205,6 +210,9 @@ func (r *remoteExchange) spawn(stderr io.Writer) error {
 	if c.Verbose {
 		args = append(args, "-v")
 	}
+	if r.nats != nil {
+		args = append(args, "-nats="+r.nats.url)
+	}
 	if c.dropReport > 0 {
 		args = append(args, "-lose-report", strconv.FormatInt(c.dropReport, 10))
 	}
@@ -262,6 +270,9 @@ func (r *remoteExchange) heartbeat() {
 func (r *remoteExchange) finish(limit time.Duration) {
 	if _, err := r.mbs.exchangeIn.Close(mailbox.Drain); err != nil {
 		r.problems = append(r.problems, "closing exchange.in: "+err.Error())
+	}
+	if r.nats != nil {
+		r.problems = append(r.problems, r.nats.end(limit)...)
 	}
 	deadline := time.After(limit)
 	if r.cmd != nil {
@@ -343,6 +354,7 @@ func (r *remoteExchange) close() error {
 			<-r.exited
 		}
 	}
+	errs = append(errs, r.nats.close()) // before the counters file its bridges write
 	for _, m := range []*ipc.MailboxFile{r.in, r.sResp, r.rResp} {
 		if m == nil {
 			continue
@@ -449,23 +461,33 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		w[i] = c.Word()
 	}
 
-	in, inFile, err := ipc.CreateMailbox(cfg.Dir, fileExchangeIn,
-		mailbox.Config{Name: fileExchangeIn, Capacity: cfg.Capacity}, ipc.WithCounters(ctr), ipc.WithReplaceStale())
-	if err != nil {
-		return false, err
-	}
-	closers = append(closers, func() error { return errors.Join(inFile.File().Remove(), inFile.Close()) })
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var resp [2]*mailbox.Mailbox
-	for i, name := range []string{fileStrategyResp, fileRiskResp} {
-		var f *ipc.MailboxFile
-		if resp[i], f, err = ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, name), ipc.WithWaitForFile()); err != nil {
+	var mbs *mailboxes
+	var link *natsLink // -nats: the bridges instead of the shared mailbox files (nats.go)
+	if cfg.NATS != "" {
+		if link, err = startNATSExchange(cfg, ctr.Manager(), w[0], logger); err != nil {
 			return false, err
 		}
-		closers = append(closers, f.Close)
+		closers = append(closers, link.close)
+		mbs = link.mbs
+	} else {
+		in, inFile, err := ipc.CreateMailbox(cfg.Dir, fileExchangeIn,
+			mailbox.Config{Name: fileExchangeIn, Capacity: cfg.Capacity}, ipc.WithCounters(ctr), ipc.WithReplaceStale())
+		if err != nil {
+			return false, err
+		}
+		closers = append(closers, func() error { return errors.Join(inFile.File().Remove(), inFile.Close()) })
+		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		var resp [2]*mailbox.Mailbox
+		for i, name := range []string{fileStrategyResp, fileRiskResp} {
+			var f *ipc.MailboxFile
+			if resp[i], f, err = ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, name), ipc.WithWaitForFile()); err != nil {
+				return false, err
+			}
+			closers = append(closers, f.Close)
+		}
+		mbs = &mailboxes{exchangeIn: in, strategyResp: resp[0], riskResp: resp[1]}
 	}
-	mbs := &mailboxes{exchangeIn: in, strategyResp: resp[0], riskResp: resp[1]}
 
 	ts := []thread{{roleExchange, []string{roleExchange}}}
 	var x *exchangeAgent
@@ -499,7 +521,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 			stopping = true
 			logger.Warn("stopping before the demo's end", "why", why)
 			problems = append(problems, "the exchange process stopped early: "+why)
-			_, _ = in.Close(mailbox.Drain)
+			_, _ = mbs.exchangeIn.Close(mailbox.Drain)
 		}
 	}
 	// The drain timeout is armed once, by the first reason to stop: a
@@ -541,6 +563,7 @@ wait:
 	if err := rn.Err(); err != nil {
 		problems = append(problems, fmt.Sprintf("exchange agent failed: %v", err))
 	}
+	problems = append(problems, link.losses()...)
 
 	observed, err := agentErrs.observations()
 	if err != nil {

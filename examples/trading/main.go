@@ -3,6 +3,7 @@
 //
 //	go run ./examples/trading                 # 10 s, in-process, 2 threads
 //	go run ./examples/trading -ipc            # the exchange in a second process
+//	go run ./examples/trading -nats           # the same, connected only through NATS
 //	go run ./examples/trading -idle spin -cpus 0,1
 package main
 
