@@ -68,6 +68,7 @@ func TestNATS(t *testing.T) {
 			t.Logf("%s%s", out, stderr)
 			require.Equal(t, 0, code)
 			requireReconciled(t, out)
+			require.Contains(t, out, "; nats (exchange in a second process, mailboxes bridged through NATS);")
 			require.Contains(t, stderr.String(), "nats: the exchange process is connected through")
 			require.Contains(t, stderr.String(), "exchange process: ")
 			require.Regexp(t, `natsbridge-in-strategy.resp: [1-9]\d* delivered, 0 dropped, 0 batches lost`, stderr.String())

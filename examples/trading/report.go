@@ -238,7 +238,10 @@ func (r *result) line() string {
 // print writes the final table, then the reconciliation line, last.
 func (r *result) print(w io.Writer, cfg config, h handles) {
 	mode := "in-process"
-	if cfg.IPC {
+	switch {
+	case cfg.NATS != "":
+		mode = "nats (exchange in a second process, mailboxes bridged through NATS)"
+	case cfg.IPC:
 		mode = "ipc (exchange in a second process)"
 	}
 	var threads []string
