@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/journal"
@@ -51,6 +52,24 @@ func TestJournalsAreListed(t *testing.T) {
 	require.Equal(t, os.Getpid(), s.WriterPID)
 	require.True(t, s.WriterAlive)
 	require.Equal(t, []journalStream{{ID: 1, Indexed: 50}, {ID: 2, Indexed: 50}}, s.Streams)
+
+	// The Prometheus exporter serves the same.
+	fams := scrape(t, dir)
+	for name, want := range map[string]float64{
+		"duty_journal_up":              1,
+		"duty_journal_segments":        1,
+		"duty_journal_committed_bytes": float64(j.CommittedPosition()),
+		"duty_journal_flush_lag_bytes": float64(*s.FlushLag),
+		"duty_journal_readers":         1,
+	} {
+		v, ok := value(fams, name, map[string]string{"journal": "orders"})
+		require.True(t, ok, name)
+		require.Equal(t, want, v, name)
+	}
+	require.Equal(t, dto.MetricType_COUNTER, fams["duty_journal_committed_bytes"].GetType())
+	v, ok := value(fams, "duty_journal_indexed_records", map[string]string{"journal": "orders", "stream": "2"})
+	require.True(t, ok)
+	require.Equal(t, 50.0, v)
 
 	text := runOK(t, fe.env(), "-dir", dir, "-window", "0")
 	require.Regexp(t, regexp.MustCompile(`(?m)^orders\s+1\s+64\s+`+strconv.FormatInt(j.CommittedPosition(), 10)+`\s+\d+\s+\d+\s+1\s+`+strconv.Itoa(os.Getpid())+`\s+\d+ms ago\s+1:50 2:50$`), text)

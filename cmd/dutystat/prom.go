@@ -28,6 +28,17 @@ import (
 //	duty_file_up                      1 for a file read without error, 0 otherwise
 //	duty_file_heartbeat_age_seconds   the owner heartbeat's age
 //	duty_histogram                    a latency histogram's quantiles, _count and _sum (histogram files)
+//	duty_journal_up                   1 for a journal whose files were read without error, 0 otherwise
+//	duty_journal_segments             a journal's segment files
+//	duty_journal_committed_bytes      its committed position (a byte count of the log: only grows)
+//	duty_journal_flush_lag_bytes      bytes committed and not yet flushed (durable)
+//	duty_journal_readers              the writer's registered readers
+//	duty_journal_indexed_records      records indexed per stream (label stream)
+//
+// Journal metrics carry the label journal (its directory relative to the
+// scraped one, "." for the directory itself) and come from the writer's
+// status file, so a journal whose writer has not published one yet has
+// only duty_journal_up and duty_journal_segments.
 //
 // <type> is counters.TypeName with '-' and ':' as '_' (user:3 becomes
 // user_3). Labels: file (the file's name), process (its owner's pid), role
@@ -46,7 +57,45 @@ var (
 		"1 if the duty file was read without error, 0 otherwise.", []string{"file", "kind", "process"}, nil)
 	fileAgeDesc = prometheus.NewDesc("duty_file_heartbeat_age_seconds",
 		"Age of the owner heartbeat of the duty file.", []string{"file", "kind", "process"}, nil)
+
+	journalUpDesc = prometheus.NewDesc("duty_journal_up",
+		"1 if the journal's files were read without error, 0 otherwise.", []string{"journal"}, nil)
+	journalSegmentsDesc = prometheus.NewDesc("duty_journal_segments",
+		"Segment files of the journal.", []string{"journal"}, nil)
+	journalCommittedDesc = prometheus.NewDesc("duty_journal_committed_bytes",
+		"The journal's committed position: bytes of log written and committed.", []string{"journal"}, nil)
+	journalLagDesc = prometheus.NewDesc("duty_journal_flush_lag_bytes",
+		"Bytes committed to the journal and not yet flushed.", []string{"journal"}, nil)
+	journalReadersDesc = prometheus.NewDesc("duty_journal_readers",
+		"Readers registered with the journal's writer.", []string{"journal"}, nil)
+	journalIndexedDesc = prometheus.NewDesc("duty_journal_indexed_records",
+		"Records of a stream in the journal's index.", []string{"journal", "stream"}, nil)
 )
+
+// journalMetrics sends the metrics of one journal.
+func journalMetrics(ch chan<- prometheus.Metric, j journalSample) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{j.Name}, labels...)...)
+	}
+	up := 1.0
+	if j.Error != "" {
+		up = 0
+	}
+	gauge(journalUpDesc, up)
+	gauge(journalSegmentsDesc, float64(j.Segments))
+	if j.Committed != nil {
+		ch <- prometheus.MustNewConstMetric(journalCommittedDesc, prometheus.CounterValue, float64(*j.Committed), j.Name)
+	}
+	if j.FlushLag != nil {
+		gauge(journalLagDesc, float64(*j.FlushLag))
+	}
+	if j.Readers != nil {
+		gauge(journalReadersDesc, float64(*j.Readers))
+	}
+	for _, st := range j.Streams {
+		gauge(journalIndexedDesc, float64(st.Indexed), strconv.FormatUint(uint64(st.ID), 10))
+	}
+}
 
 // Describe sends nothing: the metrics depend on the files found at each
 // scrape (an unchecked collector).
@@ -87,6 +136,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- m
 			}
 		}
+	}
+	for _, j := range f.Journals {
+		journalMetrics(ch, j)
 	}
 }
 
