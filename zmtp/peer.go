@@ -128,6 +128,11 @@ func (p *peer) end(err error) {
 // answered.
 func (p *peer) read() error {
 	s := p.s
+	batched := s.in != nil && !s.bridged
+	var batch []*slot
+	if batched {
+		batch = make([]*slot, 0, readBatch)
+	}
 	for {
 		k, err := p.dec.Next()
 		if err != nil {
@@ -144,6 +149,12 @@ func (p *peer) read() error {
 		case Pull, Sub:
 			if s.typ == Sub && !s.wants(parts[0]) {
 				s.st.unsubscribed.Add(1)
+				continue
+			}
+			if batched {
+				if err := p.readBatch(batch, parts); err != nil {
+					return err
+				}
 				continue
 			}
 			ok, err := s.sink.deliver(s.ctx, parts)
@@ -163,6 +174,46 @@ func (p *peer) read() error {
 			}
 		}
 	}
+}
+
+// readBatch queues parts, the message Next decoded, and with it every
+// message already in the decoder's buffer, up to readBatch of them: the
+// receive queue's lock is taken twice per batch, and a waiting Recv is
+// woken once.
+func (p *peer) readBatch(batch []*slot, parts [][]byte) error {
+	s := p.s
+	batch, err := s.in.reserve(s.ctx, batch[:0], readBatch)
+	if err != nil {
+		return err
+	}
+	batch[0].fill(parts)
+	n := 1
+	for n < len(batch) {
+		k, ok, err := p.dec.NextBuffered()
+		if err != nil || !ok {
+			s.in.commit(batch[:n], batch[n:])
+			s.st.received.Add(uint64(n))
+			return err
+		}
+		if k == KindCommand {
+			if err := p.onCommand(p.dec.Command()); err != nil {
+				s.in.commit(batch[:n], batch[n:])
+				s.st.received.Add(uint64(n))
+				return err
+			}
+			continue
+		}
+		parts := p.dec.Parts()
+		if s.typ == Sub && !s.wants(parts[0]) {
+			s.st.unsubscribed.Add(1)
+			continue
+		}
+		batch[n].fill(parts)
+		n++
+	}
+	s.in.commit(batch, nil)
+	s.st.received.Add(uint64(n))
+	return nil
 }
 
 // subscription applies a subscriber's SUBSCRIBE (on) or CANCEL.
@@ -240,7 +291,7 @@ func (p *peer) write() error {
 	}
 	var ping [2]byte
 	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
-	batch := make([]*slot, 0, writeBatch)
+	batch := make([]*slot, 0, writerBatch)
 	var cmds []pendingCmd
 	var pong [maxPingContext]byte
 	for {
@@ -273,7 +324,7 @@ func (p *peer) write() error {
 		}
 		for {
 			if q != nil {
-				batch = q.take(batch[:0], writeBatch)
+				batch = q.take(batch[:0], writerBatch)
 				for _, sl := range batch {
 					p.enc.Message(sl.parts...)
 				}
@@ -291,7 +342,7 @@ func (p *peer) write() error {
 				return err
 			}
 			s.st.sent.Add(uint64(n))
-			if n < writeBatch {
+			if n < writerBatch {
 				break
 			}
 		}

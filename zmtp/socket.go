@@ -67,8 +67,13 @@ const (
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultReconnectMin     = 100 * time.Millisecond
 	DefaultReconnectMax     = 5 * time.Second
-	// writeBatch bounds the messages one vectored write carries.
+	// writeBatch bounds the messages a feeder's DoWork sends.
 	writeBatch = 256
+	// writerBatch bounds the messages one vectored write carries: enough
+	// that small messages leave in writes of tens of KiB.
+	writerBatch = 2048
+	// readBatch bounds the messages a reader queues for Recv at once.
+	readBatch = 256
 )
 
 // Options configure a Socket. The zero value is usable.
@@ -149,8 +154,13 @@ type Stats struct {
 }
 
 type stats struct {
-	handshakes, rejected, peerErrors, disconnects            atomic.Uint64
-	sent, received, dropped, lost, unsubscribed, peers, torn atomic.Uint64
+	sent     atomic.Uint64 // writers
+	_        [56]byte
+	received atomic.Uint64 // readers
+	_        [56]byte
+
+	handshakes, rejected, peerErrors, disconnects atomic.Uint64
+	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
 }
 
 // A sink takes the messages a receiving socket's readers decode. deliver
@@ -183,10 +193,16 @@ type Socket struct {
 	out     *queue // Push: the messages to send, taken by any peer's writer
 	in      *queue // Pull, Sub: received messages for Recv
 	sink    sink
-	rc      recvCache
 	bridged bool // DeliverTo replaced the queue for Recv
 	started bool // Bind or Connect was called
-	st      stats
+
+	// The receiver's cache and the counters that readers and writers
+	// update sit on cache lines of their own, so that the goroutines of
+	// one message's path do not take each other's lines.
+	_  [64]byte
+	rc recvCache
+	_  [64]byte
+	st stats
 }
 
 // NewSocket returns a socket of type t.
@@ -518,6 +534,39 @@ func (s *Socket) Send(parts ...[]byte) error {
 		return nil
 	}
 	return fmt.Errorf("%w: Send on %v", ErrSocketKind, s.typ)
+}
+
+// SendContext is Send for a goroutine that may wait: on a PUSH socket at
+// its high-water mark it waits for room until ctx ends (ctx.Err()) or the
+// socket closes (ErrClosed), instead of returning ErrHWM. On a PUB socket
+// it is Send. It is not for an agent's duty cycle, which must not block:
+// there, use Send.
+func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
+	if s.typ != Push {
+		return s.Send(parts...)
+	}
+	waited := false
+	for {
+		if s.ctx.Err() != nil {
+			return ErrClosed
+		}
+		if s.out.tryPut(parts) {
+			if waited {
+				// Pass the wake-up on to another waiting sender while
+				// room is left.
+				s.out.passNotFull()
+			}
+			return nil
+		}
+		waited = true
+		select {
+		case <-s.out.notFull:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return ErrClosed
+		}
+	}
 }
 
 // A Message is a received message. Recv fills it; its parts stay valid
