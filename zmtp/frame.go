@@ -269,6 +269,10 @@ func (d *Decoder) Partial() bool { return d.w > d.keep || d.state != stFlags }
 // Parts returns the message Next decoded; valid until the next call.
 func (d *Decoder) Parts() [][]byte { return d.parts }
 
+// Raw returns the frames of the message or command Next or NextBuffered
+// decoded, as they came on the wire; valid until the next call.
+func (d *Decoder) Raw() []byte { return d.buf[d.keep:d.pos] }
+
 // Command returns the body of the command frame Next decoded (name length,
 // name, data); valid until the next call.
 func (d *Decoder) Command() []byte { return d.cmd }
@@ -308,6 +312,29 @@ func (d *Decoder) NextBuffered() (Kind, bool, error) {
 		return 0, false, nil
 	}
 	return k, err == nil, err
+}
+
+// NextShorts decodes, without reading, up to max messages of one short
+// frame each that follow in the buffer, and returns their frames as they
+// came on the wire and their count: the bulk of a stream of small
+// messages, decoded in one pass. It stops at anything else, which Next or
+// NextBuffered decodes.
+func (d *Decoder) NextShorts(max int) ([]byte, int) {
+	if d.state != stFlags {
+		return nil, 0
+	}
+	start, pos, n := d.pos, d.pos, 0
+	lim := min(d.maxMsg, maxShort)
+	for n < max && d.w-pos >= shortHeader && d.buf[pos] == 0 {
+		size := int(d.buf[pos+1])
+		if size > lim || d.w-pos < shortHeader+size {
+			break
+		}
+		pos += shortHeader + size
+		n++
+	}
+	d.keep, d.pos = pos, pos
+	return d.buf[start:pos], n
 }
 
 // errNotBuffered stops NextBuffered where Next would read.

@@ -23,7 +23,7 @@ type peer struct {
 	dec      *Decoder
 	rd       deadlineReader
 
-	out  *queue        // Pub: this subscriber's queue; Push uses the socket's
+	out  *outQueue     // Pub: this subscriber's queue; Push uses the socket's
 	wake chan struct{} // commands are pending
 	done chan struct{} // closed when the peer ends
 	once sync.Once
@@ -123,16 +123,12 @@ func (p *peer) end(err error) {
 	})
 }
 
-// read decodes until the connection fails. Messages go to the socket's
-// sink (a receiving socket) or are subscriptions (a PUB); commands are
-// answered.
+// read decodes until the connection fails. Messages go to the receive
+// queue or the bridge's mailbox (a receiving socket) or are subscriptions
+// (a PUB); commands are answered.
 func (p *peer) read() error {
 	s := p.s
-	batched := s.in != nil && !s.bridged
-	var batch []*slot
-	if batched {
-		batch = make([]*slot, 0, readBatch)
-	}
+	var runs [][]byte
 	for {
 		k, err := p.dec.Next()
 		if err != nil {
@@ -151,8 +147,8 @@ func (p *peer) read() error {
 				s.st.unsubscribed.Add(1)
 				continue
 			}
-			if batched {
-				if err := p.readBatch(batch, parts); err != nil {
+			if s.sink == nil {
+				if runs, err = p.readBatch(runs); err != nil {
 					return err
 				}
 				continue
@@ -176,44 +172,67 @@ func (p *peer) read() error {
 	}
 }
 
-// readBatch queues parts, the message Next decoded, and with it every
-// message already in the decoder's buffer, up to readBatch of them: the
-// receive queue's lock is taken twice per batch, and a waiting Recv is
-// woken once.
-func (p *peer) readBatch(batch []*slot, parts [][]byte) error {
+// readBatch queues the message Next decoded, and with it every message
+// already in the decoder's buffer, up to readBatch of them or the room
+// left: their frames are copied into the receive queue as the runs of
+// the buffer they occupy, with two locks of the queue and at most one
+// wake-up of Recv for the batch. runs is scratch space, returned for
+// reuse.
+func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	s := p.s
-	batch, err := s.in.reserve(s.ctx, batch[:0], readBatch)
+	room, err := s.in.reserve(s.ctx, readBatch)
 	if err != nil {
-		return err
+		return runs, err
 	}
-	batch[0].fill(parts)
+	// Decoding more never reads, so the buffer's earlier bytes stay put
+	// and the runs stay valid until the commit.
+	runs = append(runs[:0], p.dec.Raw())
 	n := 1
-	for n < len(batch) {
+	var err2 error
+	for n < room {
+		if s.typ == Pull {
+			// Small messages in bulk; a SUB checks each against its
+			// subscriptions below.
+			if raw, k := p.dec.NextShorts(room - n); k > 0 {
+				runs = extend(runs, raw)
+				n += k
+				continue
+			}
+		}
 		k, ok, err := p.dec.NextBuffered()
 		if err != nil || !ok {
-			s.in.commit(batch[:n], batch[n:])
-			s.st.received.Add(uint64(n))
-			return err
+			err2 = err
+			break
 		}
 		if k == KindCommand {
-			if err := p.onCommand(p.dec.Command()); err != nil {
-				s.in.commit(batch[:n], batch[n:])
-				s.st.received.Add(uint64(n))
-				return err
+			if err2 = p.onCommand(p.dec.Command()); err2 != nil {
+				break
 			}
 			continue
 		}
-		parts := p.dec.Parts()
-		if s.typ == Sub && !s.wants(parts[0]) {
+		if s.typ == Sub && !s.wants(p.dec.Parts()[0]) {
 			s.st.unsubscribed.Add(1)
 			continue
 		}
-		batch[n].fill(parts)
+		runs = extend(runs, p.dec.Raw())
 		n++
 	}
-	s.in.commit(batch, nil)
+	s.in.commit(runs, n, room)
+	clear(runs)
 	s.st.received.Add(uint64(n))
-	return nil
+	return runs[:0], err2
+}
+
+// extend appends raw to runs, or lengthens the last run when raw follows
+// it in the same buffer (the usual case: only a command or a message
+// filtered out comes between two runs).
+func extend(runs [][]byte, raw []byte) [][]byte {
+	last := runs[len(runs)-1]
+	if len(last) < cap(last) && &last[:len(last)+1][len(last)] == &raw[0] {
+		runs[len(runs)-1] = last[:len(last)+len(raw)]
+		return runs
+	}
+	return append(runs, raw)
 }
 
 // subscription applies a subscriber's SUBSCRIBE (on) or CANCEL.
@@ -291,9 +310,9 @@ func (p *peer) write() error {
 	}
 	var ping [2]byte
 	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
-	batch := make([]*slot, 0, writerBatch)
 	var cmds []pendingCmd
 	var pong [maxPingContext]byte
+	var data []byte // the buffer this writer exchanges with the queue
 	for {
 		select {
 		case <-p.done:
@@ -322,28 +341,28 @@ func (p *peer) write() error {
 			}
 			p.enc.Command(c.name, c.data)
 		}
-		for {
-			if q != nil {
-				batch = q.take(batch[:0], writerBatch)
-				for _, sl := range batch {
-					p.enc.Message(sl.parts...)
-				}
+		if p.enc.Len() > 0 {
+			if _, err := p.enc.WriteTo(p.c); err != nil {
+				return err
 			}
-			if p.enc.Len() == 0 {
+		}
+		// Write everything queued, then what came meanwhile, until the
+		// queue is empty: one write per exchange of buffers.
+		for q != nil {
+			var n int
+			data, n = q.take(data)
+			if n == 0 {
 				break
 			}
-			_, err := p.enc.WriteTo(p.c)
-			n := len(batch)
-			if q != nil {
-				q.release(batch)
-			}
+			_, err := p.c.Write(data)
+			q.written(n)
 			if err != nil {
 				s.st.lost.Add(uint64(n))
 				return err
 			}
 			s.st.sent.Add(uint64(n))
-			if n < writerBatch {
-				break
+			if cap(data) > maxSpare {
+				data = nil
 			}
 		}
 	}

@@ -69,9 +69,6 @@ const (
 	DefaultReconnectMax     = 5 * time.Second
 	// writeBatch bounds the messages a feeder's DoWork sends.
 	writeBatch = 256
-	// writerBatch bounds the messages one vectored write carries: enough
-	// that small messages leave in writes of tens of KiB.
-	writerBatch = 2048
 	// readBatch bounds the messages a reader queues for Recv at once.
 	readBatch = 256
 )
@@ -190,11 +187,11 @@ type Socket struct {
 	peersV    atomic.Pointer[[]*peer]
 	subs      subscriptions // Sub: this socket's subscriptions
 
-	out     *queue // Push: the messages to send, taken by any peer's writer
-	in      *queue // Pull, Sub: received messages for Recv
-	sink    sink
-	bridged bool // DeliverTo replaced the queue for Recv
-	started bool // Bind or Connect was called
+	out     *outQueue // Push: the messages to send, taken by any peer's writer
+	in      *inQueue  // Pull, Sub: received messages for Recv
+	sink    sink      // DeliverTo: a mailbox instead of in
+	bridged bool      // DeliverTo replaced the queue for Recv
+	started bool      // Bind or Connect was called
 
 	// The receiver's cache and the counters that readers and writers
 	// update sit on cache lines of their own, so that the goroutines of
@@ -217,23 +214,15 @@ func NewSocket(t Type, opt Options) (*Socket, error) {
 	s.peersV.Store(&empty)
 	switch t {
 	case Push:
-		s.out = newQueue(opt.HWM)
+		s.out = newOutQueue(opt.HWM)
 	case Pull, Sub:
-		s.in = newQueue(opt.HWM)
-		s.sink = queueSink{s.in}
+		s.in = newInQueue(opt.HWM)
 	}
 	return s, nil
 }
 
 // Type returns the socket's type.
 func (s *Socket) Type() Type { return s.typ }
-
-type queueSink struct{ q *queue }
-
-func (k queueSink) deliver(ctx context.Context, parts [][]byte) (bool, error) {
-	err := k.q.put(ctx, parts)
-	return err == nil, err
-}
 
 // parseEndpoint maps tcp://host:port and ipc:///path to a network and an
 // address.
@@ -448,7 +437,7 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 		p.rd.timeout = s.opt.HeartbeatTimeout
 	}
 	if s.typ == Pub {
-		p.out = newQueue(s.opt.HWM)
+		p.out = newOutQueue(s.opt.HWM)
 	}
 	if !s.addPeer(p) {
 		return nil, ErrClosed
@@ -591,19 +580,17 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 			return ErrClosed
 		}
 		rc.mu.Lock()
-		if rc.next == len(rc.got) {
-			// Give back the slots handed out, take the next batch: the
+		if rc.off == len(rc.buf) {
+			// Give back the buffer handed out, take the queued one: the
 			// receive queue's lock once per batch, not per message.
-			s.in.release(rc.used)
-			rc.used = rc.used[:0]
-			rc.got, rc.next = s.in.take(rc.got[:0], recvBatch), 0
+			var n int
+			if rc.buf, n = s.in.take(rc.buf); n == 0 {
+				rc.buf = rc.buf[:0]
+			}
+			rc.off = 0
 		}
-		if rc.next < len(rc.got) {
-			sl := rc.got[rc.next]
-			rc.got[rc.next] = nil
-			rc.next++
-			m.s, *sl = *sl, m.s
-			rc.used = append(rc.used, sl)
+		if rc.off < len(rc.buf) {
+			rc.off += nextMessage(rc.buf[rc.off:], &m.s)
 			rc.mu.Unlock()
 			return nil
 		}
@@ -618,17 +605,13 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	}
 }
 
-// recvCache holds a batch of received slots that Recv hands out one at a
-// time, and those it handed out, to give back with the next batch.
+// recvCache holds the buffer of received messages Recv took from the
+// receive queue, and how far it handed them out.
 type recvCache struct {
-	mu   sync.Mutex
-	got  []*slot
-	next int
-	used []*slot
+	mu  sync.Mutex
+	buf []byte
+	off int
 }
-
-// recvBatch is the most slots Recv takes from the receive queue at once.
-const recvBatch = 64
 
 // Subscribe asks every PUB peer, present and future, for the messages
 // whose first part starts with prefix (all messages for an empty prefix).

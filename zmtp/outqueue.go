@@ -1,0 +1,140 @@
+package zmtp
+
+import (
+	"encoding/binary"
+	"sync"
+)
+
+// An outQueue holds the messages a sending socket accepted and no writer
+// has written yet, already encoded: their frames back to back in one
+// buffer. Send copies a message once, into the buffer; a writer takes the
+// buffer whole in exchange for an empty one and writes it with one system
+// call, so that a burst of small messages costs one copy each and one
+// write in all. Messages taken and not yet written still count against
+// the high-water mark: hwm bounds all the socket holds.
+type outQueue struct {
+	mu       sync.Mutex
+	buf      []byte // frames of the queued messages
+	n        int    // messages in buf
+	flight   int    // messages taken by writers, not yet written
+	hwm      int
+	notEmpty chan struct{} // a writer may wait on it
+	notFull  chan struct{} // a SendContext may wait on it
+}
+
+// maxSpare is the largest buffer a writer keeps for the next exchange;
+// a larger one, grown by a burst of large messages, is let go.
+const maxSpare = 1 << 20
+
+func newOutQueue(hwm int) *outQueue {
+	return &outQueue{hwm: hwm, notEmpty: make(chan struct{}, 1), notFull: make(chan struct{}, 1)}
+}
+
+// tryPut encodes the message into the buffer, or returns false when hwm
+// messages are held.
+func (q *outQueue) tryPut(parts [][]byte) bool {
+	q.mu.Lock()
+	if q.n+q.flight >= q.hwm {
+		q.mu.Unlock()
+		return false
+	}
+	// Encoding under the lock keeps the order of concurrent senders equal
+	// to their order of entry, and a message's frames together.
+	q.buf = appendMessage(q.buf, parts)
+	q.n++
+	wasEmpty := q.n == 1
+	q.mu.Unlock()
+	// Only a writer that found the queue empty waits: wake it at the
+	// transition; the wake-up waits in the channel if it is not asleep.
+	if wasEmpty {
+		signal(q.notEmpty)
+	}
+	return true
+}
+
+// take returns the queued frames and their message count, and leaves
+// spare, emptied, in their place. The caller writes them and then calls
+// written.
+func (q *outQueue) take(spare []byte) ([]byte, int) {
+	q.mu.Lock()
+	if q.n == 0 {
+		q.mu.Unlock()
+		return spare, 0
+	}
+	b, n := q.buf, q.n
+	q.buf, q.n = spare[:0], 0
+	q.flight += n
+	q.mu.Unlock()
+	return b, n
+}
+
+// written ends the flight of n messages taken (written or lost) and wakes
+// a sender waiting for room.
+func (q *outQueue) written(n int) {
+	q.mu.Lock()
+	wasFull := q.n+q.flight >= q.hwm
+	q.flight -= n
+	q.mu.Unlock()
+	if wasFull {
+		signal(q.notFull)
+	}
+}
+
+// passNotFull wakes a sender waiting for room if room is left.
+func (q *outQueue) passNotFull() {
+	q.mu.Lock()
+	room := q.n+q.flight < q.hwm
+	q.mu.Unlock()
+	if room {
+		signal(q.notFull)
+	}
+}
+
+// drop discards the queued messages and returns how many there were.
+func (q *outQueue) drop() int {
+	q.mu.Lock()
+	n := q.n
+	q.buf, q.n = q.buf[:0], 0
+	q.mu.Unlock()
+	return n
+}
+
+// length returns the number of messages held: queued or being written.
+func (q *outQueue) length() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n + q.flight
+}
+
+// signal wakes the goroutine waiting on c, or leaves the wake-up in c
+// for the next one that waits.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// appendMessage appends a message's frames to b, bodies copied, as
+// Encoder.Message encodes them: every part but the last with MORE, no
+// parts as one empty frame.
+func appendMessage(b []byte, parts [][]byte) []byte {
+	if len(parts) == 0 {
+		return append(b, 0, 0)
+	}
+	last := len(parts) - 1
+	for i, p := range parts {
+		var f byte
+		if i < last {
+			f = FlagMore
+		}
+		if len(p) > maxShort {
+			b = append(b, f|FlagLong)
+			b = binary.BigEndian.AppendUint64(b, uint64(len(p)))
+		} else {
+			b = append(b, f, byte(len(p)))
+		}
+		b = append(b, p...)
+	}
+	return b
+}
