@@ -52,6 +52,19 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 	return true
 }
 
+// tryInline counts one message in flight if nothing is queued or in
+// flight (a writer may have taken messages it has not written yet: they
+// go first): a sender writes it itself, then calls written.
+func (q *outQueue) tryInline() bool {
+	q.mu.Lock()
+	ok := q.n == 0 && q.flight == 0 && q.hwm > 0
+	if ok {
+		q.flight++
+	}
+	q.mu.Unlock()
+	return ok
+}
+
 // take returns the queued frames and their message count, and leaves
 // spare, emptied, in their place. The caller writes them and then calls
 // written.

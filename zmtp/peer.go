@@ -28,6 +28,14 @@ type peer struct {
 	done chan struct{} // closed when the peer ends
 	once sync.Once
 
+	// wmu is held by whoever writes to c: the writer goroutine, or a
+	// SendContext writing inline (Socket.writeInline), which alone uses
+	// the fields below it.
+	wmu     sync.Mutex
+	inline  []byte // the inline message's frames
+	lastTry int64  // when a SendContext last found the writer idle (sinceEpoch)
+	skip    int    // sends to queue before the next look at the clock
+
 	mu      sync.Mutex
 	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
 	pong    bool         // a PONG is due; one at most, however many PINGs came
@@ -342,7 +350,10 @@ func (p *peer) write() error {
 			p.enc.Command(c.name, c.data)
 		}
 		if p.enc.Len() > 0 {
-			if _, err := p.enc.WriteTo(p.c); err != nil {
+			p.wmu.Lock()
+			_, err := p.enc.WriteTo(p.c)
+			p.wmu.Unlock()
+			if err != nil {
 				return err
 			}
 		}
@@ -354,7 +365,9 @@ func (p *peer) write() error {
 			if n == 0 {
 				break
 			}
+			p.wmu.Lock()
 			_, err := p.c.Write(data)
+			p.wmu.Unlock()
 			q.written(n)
 			if err != nil {
 				s.st.lost.Add(uint64(n))

@@ -158,6 +158,7 @@ type stats struct {
 
 	handshakes, rejected, peerErrors, disconnects atomic.Uint64
 	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
+	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
 }
 
 // A sink takes the messages a receiving socket's readers decode. deliver
@@ -534,6 +535,12 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 	if s.typ != Push {
 		return s.Send(parts...)
 	}
+	if s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if s.writeInline(parts) {
+		return nil
+	}
 	waited := false
 	for {
 		if s.ctx.Err() != nil {
@@ -557,6 +564,69 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 		}
 	}
 }
+
+// writeInline writes a message of SendContext to a peer from the calling
+// goroutine, when nothing is queued and a peer's writer is idle: the
+// round trip then has no hand-off to the writer goroutine. Messages sent
+// later queue behind it (the queue counts it in flight) and the writer
+// writes them after it (it holds the peer's write lock), so the order
+// holds. It reports false when the message must be queued instead.
+func (s *Socket) writeInline(parts [][]byte) bool {
+	for _, p := range *s.peersV.Load() {
+		if !p.wmu.TryLock() {
+			continue
+		}
+		// Sends closer together than inlineGap are a stream: queue them,
+		// so that the writer batches, rather than pay a system call per
+		// message. Once a stream is seen, the next inlineSkip sends queue
+		// without reading the clock (slow on some virtual machines), and
+		// the last of them starts the next measure.
+		if p.skip > 0 {
+			if p.skip--; p.skip == 0 {
+				p.lastTry = sinceEpoch()
+			}
+			p.wmu.Unlock()
+			return false
+		}
+		now := sinceEpoch()
+		streaming := now-p.lastTry < inlineGap
+		p.lastTry = now
+		if streaming {
+			p.skip = inlineSkip
+		}
+		if streaming || !s.out.tryInline() {
+			p.wmu.Unlock()
+			return false
+		}
+		p.inline = appendMessage(p.inline[:0], parts)
+		_, err := p.c.Write(p.inline)
+		p.wmu.Unlock()
+		s.out.written(1)
+		if err != nil {
+			s.st.lost.Add(1)
+			p.end(err)
+		} else {
+			s.st.sent.Add(1)
+			s.st.inline.Add(1)
+		}
+		return true
+	}
+	return false
+}
+
+// inlineGap is the least time between two sends that find a peer's
+// writer idle for the second to be written inline: the sends of a
+// request-reply exchange are further apart, those of a stream closer.
+const inlineGap = int64(2 * time.Microsecond)
+
+// inlineSkip is how many sends queue without a look at the clock once a
+// stream is seen.
+const inlineSkip = 64
+
+var epoch = time.Now()
+
+// sinceEpoch reads the monotonic clock.
+func sinceEpoch() int64 { return int64(time.Since(epoch)) }
 
 // A Message is a received message. Recv fills it; its parts stay valid
 // until the next Recv into the same Message. A Message keeps its buffers
