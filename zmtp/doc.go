@@ -32,7 +32,10 @@
 // them, so they survive until a peer connects; a PUB socket queues a copy
 // for every peer whose subscriptions match the first part, and drops it for
 // a subscriber whose queue is full (Stats.Dropped). Send allocates
-// nothing.
+// nothing. SendContext is Send for a goroutine that may block: at a PUSH
+// socket's high-water mark it waits for room until its context ends, and
+// when the socket is idle it may write the message itself (never do that
+// in a duty cycle: use Send there).
 //
 // # Receiving
 //
@@ -63,6 +66,7 @@
 //
 // Once a connection is up, a message costs no allocation: Send, the
 // writer's encoding and vectored write, the reader's decoding, Recv, and a
-// bridge's delivery into a mailbox. Queue slots and the decoder's buffer
-// grow to the largest message seen, then are reused.
+// bridge's delivery into a mailbox. The queues' buffers, a Message's and
+// the decoder's grow to the largest batch or message seen, then are
+// reused.
 package zmtp

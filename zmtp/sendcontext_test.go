@@ -109,3 +109,21 @@ func TestSendContextAllocatesNothing(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(500, run))
 	require.NotZero(t, push.st.inline.Load())
 }
+
+// Subscribers counts the PUB's peers whose subscriptions match a topic.
+func TestSubscribersCountsMatchingPeers(t *testing.T) {
+	pub := newSocket(t, Pub, Options{})
+	ep := bind(t, pub, "tcp://127.0.0.1:0")
+	require.Zero(t, pub.Subscribers([]byte("q.a")))
+	for _, prefix := range []string{"q.", "q.a", "x"} {
+		sub := newSocket(t, Sub, Options{})
+		require.NoError(t, sub.Subscribe([]byte(prefix)))
+		require.NoError(t, sub.Connect(ep))
+	}
+	eventually(t, func() bool { return pub.Subscribers([]byte("q.a")) == 2 }, "two subscribers of q.a")
+	require.Equal(t, 1, pub.Subscribers([]byte("q.b")))
+	require.Equal(t, 1, pub.Subscribers([]byte("x")))
+	require.Zero(t, pub.Subscribers([]byte("y")))
+	push := newSocket(t, Push, Options{})
+	require.Zero(t, push.Subscribers(nil))
+}

@@ -709,6 +709,23 @@ func (s *Socket) subscribe(on bool, prefix []byte) error {
 	return nil
 }
 
+// Subscribers returns how many peers of a PUB socket would receive a
+// message whose first part is topic: those connected whose subscriptions
+// match it. A publisher can wait for its subscriber with it. On other
+// socket types it returns 0.
+func (s *Socket) Subscribers(topic []byte) int {
+	if s.typ != Pub {
+		return 0
+	}
+	n := 0
+	for _, p := range *s.peersV.Load() {
+		if p.subscribed(topic) {
+			n++
+		}
+	}
+	return n
+}
+
 // Stats returns the socket's statistics.
 func (s *Socket) Stats() Stats {
 	return Stats{
