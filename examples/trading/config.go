@@ -56,6 +56,7 @@ type config struct {
 	WatchParent bool
 	Drain       time.Duration
 	Verbose     bool
+	MD          string // -md: "" (the in-process feed), "auto" (start the feeder) or its endpoint (md.go)
 
 	// dropReport (-lose-report), if > 0, makes the exchange skip sending
 	// its dropReport-th report to the strategy: the proof that the
@@ -106,8 +107,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for the pipeline to drain after the feed stops")
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
+	fs.Var(mdFlag{&cfg.MD}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseWithMD(fs, args, &cfg); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
 	}
 	if fs.NArg() > 0 {
@@ -189,6 +191,9 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -lose-report %d must be >= 0", errUsage, c.dropReport)
 	case c.Drain <= 0:
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
+	}
+	if err := checkMD(c); err != nil {
+		return err
 	}
 	threads := c.allThreads()
 	var err error
