@@ -18,6 +18,9 @@ type outQueue struct {
 	n        int    // messages in buf
 	flight   int    // messages taken by writers, not yet written
 	hwm      int
+	claimed  bool          // a sender writes a message itself (putOrClaim)
+	lastTry  int64         // when a send last found the queue idle (sinceEpoch)
+	skip     int           // idle sends to queue before the next look at the clock
 	notEmpty chan struct{} // a writer may wait on it
 	notFull  chan struct{} // a SendContext may wait on it
 }
@@ -42,7 +45,7 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 	// to their order of entry, and a message's frames together.
 	q.buf = appendMessage(q.buf, parts)
 	q.n++
-	wasEmpty := q.n == 1
+	wasEmpty := q.n == 1 && !q.claimed // claimDone wakes the writer then
 	q.mu.Unlock()
 	// Only a writer that found the queue empty waits: wake it at the
 	// transition; the wake-up waits in the channel if it is not asleep.
@@ -52,17 +55,67 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 	return true
 }
 
-// tryInline counts one message in flight if nothing is queued or in
-// flight (a writer may have taken messages it has not written yet: they
-// go first): a sender writes it itself, then calls written.
-func (q *outQueue) tryInline() bool {
+// putOrClaim queues the message as tryPut does (queued), or, when
+// mayClaim and nothing is queued or in flight and the sends are not a
+// stream, claims it for the caller to write itself (claimed): it counts
+// in flight, and take hands out nothing until claimDone, so that the
+// messages queued meanwhile follow it. Neither when hwm messages are held.
+//
+// Sends closer together than inlineGap are a stream: queued, so that the
+// writer batches, rather than a system call each. Once a stream is seen,
+// the next inlineSkip sends that find the queue idle are queued without
+// reading the clock (slow on some virtual machines), and the last of them
+// starts the next measure.
+func (q *outQueue) putOrClaim(parts [][]byte, mayClaim bool) (queued, claimed bool) {
 	q.mu.Lock()
-	ok := q.n == 0 && q.flight == 0 && q.hwm > 0
-	if ok {
-		q.flight++
+	if mayClaim && q.n == 0 && q.flight == 0 && q.hwm > 0 {
+		if q.skip > 0 {
+			if q.skip--; q.skip == 0 {
+				q.lastTry = sinceEpoch()
+			}
+		} else {
+			now := sinceEpoch()
+			streaming := now-q.lastTry < inlineGap
+			q.lastTry = now
+			if streaming {
+				q.skip = inlineSkip
+			} else {
+				q.flight++
+				q.claimed = true
+				q.mu.Unlock()
+				return false, true
+			}
+		}
 	}
+	if q.n+q.flight >= q.hwm {
+		q.mu.Unlock()
+		return false, false
+	}
+	q.buf = appendMessage(q.buf, parts)
+	q.n++
+	wasEmpty := q.n == 1 && !q.claimed
 	q.mu.Unlock()
-	return ok
+	if wasEmpty {
+		signal(q.notEmpty)
+	}
+	return true, false
+}
+
+// claimDone ends the flight of a claimed message and wakes a writer for
+// the messages queued behind it.
+func (q *outQueue) claimDone() {
+	q.mu.Lock()
+	wasFull := q.n+q.flight >= q.hwm
+	q.flight--
+	q.claimed = false
+	more := q.n > 0
+	q.mu.Unlock()
+	if more {
+		signal(q.notEmpty)
+	}
+	if wasFull {
+		signal(q.notFull)
+	}
 }
 
 // take returns the queued frames and their message count, and leaves
@@ -70,7 +123,7 @@ func (q *outQueue) tryInline() bool {
 // written.
 func (q *outQueue) take(spare []byte) ([]byte, int) {
 	q.mu.Lock()
-	if q.n == 0 {
+	if q.n == 0 || q.claimed {
 		q.mu.Unlock()
 		return spare, 0
 	}
@@ -132,6 +185,11 @@ func signal(c chan struct{}) {
 // Encoder.Message encodes them: every part but the last with MORE, no
 // parts as one empty frame.
 func appendMessage(b []byte, parts [][]byte) []byte {
+	if len(parts) == 1 && len(parts[0]) <= maxShort {
+		// The common small message: one short frame.
+		p := parts[0]
+		return append(append(b, 0, byte(len(p))), p...)
+	}
 	if len(parts) == 0 {
 		return append(b, 0, 0)
 	}

@@ -30,11 +30,9 @@ type peer struct {
 
 	// wmu is held by whoever writes to c: the writer goroutine, or a
 	// SendContext writing inline (Socket.writeInline), which alone uses
-	// the fields below it.
-	wmu     sync.Mutex
-	inline  []byte // the inline message's frames
-	lastTry int64  // when a SendContext last found the writer idle (sinceEpoch)
-	skip    int    // sends to queue before the next look at the clock
+	// inline, its message's frames.
+	wmu    sync.Mutex
+	inline []byte
 
 	mu      sync.Mutex
 	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL

@@ -182,6 +182,7 @@ type Socket struct {
 
 	mu        sync.Mutex
 	closed    bool
+	closing   atomic.Bool // closed, for the hot paths: set before the context ends
 	listeners []net.Listener
 	conns     map[net.Conn]struct{}
 	peers     []*peer // copy-on-write: Send reads it without the lock
@@ -499,7 +500,7 @@ func (s *Socket) removePeer(p *peer) {
 // counted) for a subscriber whose queue is full; it returns nil. After
 // Close it returns ErrClosed. Send allocates nothing.
 func (s *Socket) Send(parts ...[]byte) error {
-	if s.ctx.Err() != nil {
+	if s.closing.Load() {
 		return ErrClosed
 	}
 	switch s.typ {
@@ -535,18 +536,18 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 	if s.typ != Push {
 		return s.Send(parts...)
 	}
-	if s.ctx.Err() != nil {
-		return ErrClosed
-	}
-	if s.writeInline(parts) {
-		return nil
-	}
 	waited := false
 	for {
-		if s.ctx.Err() != nil {
+		if s.closing.Load() {
 			return ErrClosed
 		}
-		if s.out.tryPut(parts) {
+		peers := *s.peersV.Load()
+		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited)
+		if claimed {
+			s.writeInline(peers[0], parts)
+			return nil
+		}
+		if queued {
 			if waited {
 				// Pass the wake-up on to another waiting sender while
 				// room is left.
@@ -565,58 +566,29 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 	}
 }
 
-// writeInline writes a message of SendContext to a peer from the calling
-// goroutine, when nothing is queued and a peer's writer is idle: the
-// round trip then has no hand-off to the writer goroutine. Messages sent
-// later queue behind it (the queue counts it in flight) and the writer
-// writes them after it (it holds the peer's write lock), so the order
-// holds. It reports false when the message must be queued instead.
-func (s *Socket) writeInline(parts [][]byte) bool {
-	for _, p := range *s.peersV.Load() {
-		if !p.wmu.TryLock() {
-			continue
-		}
-		// Sends closer together than inlineGap are a stream: queue them,
-		// so that the writer batches, rather than pay a system call per
-		// message. Once a stream is seen, the next inlineSkip sends queue
-		// without reading the clock (slow on some virtual machines), and
-		// the last of them starts the next measure.
-		if p.skip > 0 {
-			if p.skip--; p.skip == 0 {
-				p.lastTry = sinceEpoch()
-			}
-			p.wmu.Unlock()
-			return false
-		}
-		now := sinceEpoch()
-		streaming := now-p.lastTry < inlineGap
-		p.lastTry = now
-		if streaming {
-			p.skip = inlineSkip
-		}
-		if streaming || !s.out.tryInline() {
-			p.wmu.Unlock()
-			return false
-		}
-		p.inline = appendMessage(p.inline[:0], parts)
-		_, err := p.c.Write(p.inline)
-		p.wmu.Unlock()
-		s.out.written(1)
-		if err != nil {
-			s.st.lost.Add(1)
-			p.end(err)
-		} else {
-			s.st.sent.Add(1)
-			s.st.inline.Add(1)
-		}
-		return true
+// writeInline writes a message of SendContext that the send queue let
+// the caller write itself (putOrClaim): the round trip then has no
+// hand-off to the writer goroutine. The queue's writers take nothing
+// until it is written, so the messages sent after it follow it. p's write
+// lock is free but for a command being written.
+func (s *Socket) writeInline(p *peer, parts [][]byte) {
+	p.wmu.Lock()
+	p.inline = appendMessage(p.inline[:0], parts)
+	_, err := p.c.Write(p.inline)
+	p.wmu.Unlock()
+	s.out.claimDone()
+	if err != nil {
+		s.st.lost.Add(1)
+		p.end(err)
+		return
 	}
-	return false
+	s.st.sent.Add(1)
+	s.st.inline.Add(1)
 }
 
-// inlineGap is the least time between two sends that find a peer's
-// writer idle for the second to be written inline: the sends of a
-// request-reply exchange are further apart, those of a stream closer.
+// inlineGap is the least time between two sends that find the send queue
+// idle for the second to be written inline: the sends of a request-reply
+// exchange are further apart, those of a stream closer.
 const inlineGap = int64(2 * time.Microsecond)
 
 // inlineSkip is how many sends queue without a look at the clock once a
@@ -646,7 +618,7 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	}
 	rc := &s.rc
 	for {
-		if s.ctx.Err() != nil {
+		if s.closing.Load() {
 			return ErrClosed
 		}
 		rc.mu.Lock()
@@ -753,6 +725,7 @@ func (s *Socket) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	s.cancel()
 	for _, l := range s.listeners {
 		_ = l.Close()
