@@ -1,8 +1,8 @@
 // Package zmtp speaks ZMTP 3.1, ZeroMQ's wire protocol, over TCP and
 // Unix-domain sockets, so that duty's agents exchange messages with other
 // hosts and with libzmq and its bindings in any language, with no broker.
-// It offers PUSH, PULL, PUB and SUB sockets with the NULL security
-// mechanism, and bridges that join a socket to a mailbox.
+// It offers PUSH, PULL, PUB, SUB, DEALER and ROUTER sockets with the NULL
+// security mechanism, and bridges that join a socket to a mailbox.
 //
 //	pull, _ := zmtp.NewSocket(zmtp.Pull, zmtp.Options{})
 //	ep, _ := pull.Bind("tcp://127.0.0.1:0")     // or "ipc:///path"

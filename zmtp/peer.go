@@ -34,6 +34,12 @@ type peer struct {
 	wmu    sync.Mutex
 	inline []byte
 
+	// Router: the peer's routing id, the frame that carries it in front
+	// of what it sends (MORE set), and scratch for a bridge's delivery.
+	routeID    []byte
+	routeFrame []byte
+	routed     [][]byte
+
 	mu      sync.Mutex
 	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
 	pong    bool         // a PONG is due; one at most, however many PINGs came
@@ -148,7 +154,7 @@ func (p *peer) read() error {
 		}
 		parts := p.dec.Parts()
 		switch s.typ {
-		case Pull, Sub:
+		case Pull, Sub, Dealer, Router:
 			if s.typ == Sub && !s.wants(parts[0]) {
 				s.st.unsubscribed.Add(1)
 				continue
@@ -159,7 +165,12 @@ func (p *peer) read() error {
 				}
 				continue
 			}
+			if s.typ == Router {
+				p.routed = append(append(p.routed[:0], p.routeID), parts...)
+				parts = p.routed
+			}
 			ok, err := s.sink.deliver(s.ctx, parts)
+			clear(p.routed)
 			if err != nil {
 				return err
 			}
@@ -192,13 +203,17 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	}
 	// Decoding more never reads, so the buffer's earlier bytes stay put
 	// and the runs stay valid until the commit.
-	runs = append(runs[:0], p.dec.Raw())
+	runs = runs[:0]
+	if p.routeFrame != nil {
+		runs = append(runs, p.routeFrame)
+	}
+	runs = append(runs, p.dec.Raw())
 	n := 1
 	var err2 error
 	for n < room {
-		if s.typ == Pull {
+		if s.typ == Pull || s.typ == Dealer {
 			// Small messages in bulk; a SUB checks each against its
-			// subscriptions below.
+			// subscriptions below, a ROUTER puts the routing id in front.
 			if raw, k := p.dec.NextShorts(room - n); k > 0 {
 				runs = extend(runs, raw)
 				n += k
@@ -220,6 +235,9 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 			s.st.unsubscribed.Add(1)
 			continue
 		}
+		if p.routeFrame != nil {
+			runs = append(runs, p.routeFrame)
+		}
 		runs = extend(runs, p.dec.Raw())
 		n++
 	}
@@ -227,6 +245,13 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	clear(runs)
 	s.st.received.Add(uint64(n))
 	return runs[:0], err2
+}
+
+// setRoutingID sets a ROUTER's peer's routing id and its frame.
+func (p *peer) setRoutingID(id []byte) {
+	p.routeID = id
+	p.routeFrame = appendMessage(nil, [][]byte{id, nil})
+	p.routeFrame = p.routeFrame[:len(p.routeFrame)-shortHeader] // the id frame alone, with MORE
 }
 
 // extend appends raw to runs, or lengthens the last run when raw follows
@@ -301,7 +326,7 @@ func (p *peer) onCommand(body []byte) error {
 func (p *peer) write() error {
 	s := p.s
 	q := p.out
-	if s.typ == Push {
+	if s.typ.shared() {
 		q = s.out
 	}
 	var ready chan struct{}

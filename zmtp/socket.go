@@ -3,12 +3,14 @@ package zmtp
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,10 +23,12 @@ type Type uint8
 
 // The socket types this package offers.
 const (
-	Push Type = iota + 1 // sends, load-balanced over its peers
-	Pull                 // receives from all its peers, in arrival order
-	Pub                  // sends to every subscribed peer
-	Sub                  // receives what it subscribed to
+	Push   Type = iota + 1 // sends, load-balanced over its peers
+	Pull                   // receives from all its peers, in arrival order
+	Pub                    // sends to every subscribed peer
+	Sub                    // receives what it subscribed to
+	Dealer                 // sends load-balanced over its peers, receives from all
+	Router                 // receives with the peer's routing id in front, sends to the peer it names
 )
 
 func (t Type) String() string {
@@ -37,6 +41,10 @@ func (t Type) String() string {
 		return "PUB"
 	case Sub:
 		return "SUB"
+	case Dealer:
+		return "DEALER"
+	case Router:
+		return "ROUTER"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
@@ -54,12 +62,18 @@ func (t Type) compatible(peer string) bool {
 		return peer == "SUB" || peer == "XSUB"
 	case Sub:
 		return peer == "PUB" || peer == "XPUB"
+	case Dealer, Router:
+		return peer == "DEALER" || peer == "ROUTER"
 	}
 	return false
 }
 
-func (t Type) sends() bool    { return t == Push || t == Pub }
-func (t Type) receives() bool { return t == Pull || t == Sub }
+func (t Type) sends() bool    { return t == Push || t == Pub || t == Dealer || t == Router }
+func (t Type) receives() bool { return t == Pull || t == Sub || t == Dealer || t == Router }
+
+// shared reports whether the socket's peers take their messages from one
+// send queue (load balancing) rather than each from its own.
+func (t Type) shared() bool { return t == Push || t == Dealer }
 
 // Defaults of Options.
 const (
@@ -188,6 +202,9 @@ type Socket struct {
 	peers     []*peer // copy-on-write: Send reads it without the lock
 	peersV    atomic.Pointer[[]*peer]
 	subs      subscriptions // Sub: this socket's subscriptions
+	nextRoute uint32        // Router: the last routing id generated
+
+	nextInline atomic.Uint32 // the peer of the next inline write (SendContext)
 
 	out     *outQueue // Push: the messages to send, taken by any peer's writer
 	in      *inQueue  // Pull, Sub: received messages for Recv
@@ -206,7 +223,7 @@ type Socket struct {
 
 // NewSocket returns a socket of type t.
 func NewSocket(t Type, opt Options) (*Socket, error) {
-	if t < Push || t > Sub {
+	if t < Push || t > Router {
 		return nil, fmt.Errorf("%w: %v", ErrSocketKind, t)
 	}
 	opt.fill()
@@ -214,10 +231,10 @@ func NewSocket(t Type, opt Options) (*Socket, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	empty := []*peer{}
 	s.peersV.Store(&empty)
-	switch t {
-	case Push:
+	if t.shared() {
 		s.out = newOutQueue(opt.HWM)
-	case Pull, Sub:
+	}
+	if t.receives() {
 		s.in = newInQueue(opt.HWM)
 	}
 	return s, nil
@@ -438,7 +455,7 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 		// held to answer one.
 		p.rd.timeout = s.opt.HeartbeatTimeout
 	}
-	if s.typ == Pub {
+	if s.typ == Pub || s.typ == Router {
 		p.out = newOutQueue(s.opt.HWM)
 	}
 	if !s.addPeer(p) {
@@ -464,6 +481,9 @@ func (s *Socket) addPeer(p *peer) bool {
 	if s.closed {
 		return false
 	}
+	if s.typ == Router {
+		p.setRoutingID(s.routingID(p.identity))
+	}
 	if s.typ == Sub {
 		for _, e := range s.subs.list {
 			for range e.count {
@@ -476,6 +496,18 @@ func (s *Socket) addPeer(p *peer) bool {
 	s.peersV.Store(&list)
 	s.st.peers.Add(1)
 	return true
+}
+
+// routingID returns the routing id of a ROUTER's new peer (s.mu held):
+// the Identity it announced, or, when it announced none, one starting
+// with a zero byte (reserved for these) or one a connected peer has, five
+// bytes as libzmq makes them: a zero byte, then a 4-byte counter.
+func (s *Socket) routingID(identity []byte) []byte {
+	if len(identity) > 0 && identity[0] != 0 && !slices.ContainsFunc(s.peers, func(q *peer) bool { return bytes.Equal(q.routeID, identity) }) {
+		return identity
+	}
+	s.nextRoute++
+	return binary.BigEndian.AppendUint32([]byte{0}, s.nextRoute)
 }
 
 func (s *Socket) removePeer(p *peer) {
@@ -504,10 +536,27 @@ func (s *Socket) Send(parts ...[]byte) error {
 		return ErrClosed
 	}
 	switch s.typ {
-	case Push:
+	case Push, Dealer:
 		if !s.out.tryPut(parts) {
 			return ErrHWM
 		}
+		return nil
+	case Router:
+		// The first part names the peer; the rest is the message. A
+		// message for no peer, or for a peer whose queue is full, is
+		// dropped and counted, as ZeroMQ's ROUTER does.
+		if len(parts) < 2 {
+			return fmt.Errorf("%w: a ROUTER message needs a routing id and a body", ErrSocketKind)
+		}
+		for _, p := range *s.peersV.Load() {
+			if bytes.Equal(p.routeID, parts[0]) {
+				if !p.out.tryPut(parts[1:]) {
+					s.st.dropped.Add(1)
+				}
+				return nil
+			}
+		}
+		s.st.dropped.Add(1)
 		return nil
 	case Pub:
 		var first []byte
@@ -533,7 +582,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 // it is Send. It is not for an agent's duty cycle, which must not block:
 // there, use Send.
 func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
-	if s.typ != Push {
+	if !s.typ.shared() {
 		return s.Send(parts...)
 	}
 	waited := false
@@ -544,7 +593,9 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 		peers := *s.peersV.Load()
 		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited)
 		if claimed {
-			s.writeInline(peers[0], parts)
+			// Round robin over the peers, as the writers take turns
+			// with the queued messages.
+			s.writeInline(peers[int(s.nextInline.Add(1)%uint32(len(peers)))], parts)
 			return nil
 		}
 		if queued {
