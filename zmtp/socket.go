@@ -89,12 +89,13 @@ const (
 
 // Options configure a Socket. The zero value is usable.
 type Options struct {
-	// HWM bounds the messages queued: on a PUSH socket in all (Send
-	// returns ErrHWM beyond it), on a PUB socket per subscriber (a
-	// subscriber that falls behind loses messages, counted in
-	// Stats.Dropped), on PULL and SUB sockets the messages received and
-	// not yet taken by Recv (the readers stop reading beyond it). Each
-	// slot keeps the largest message it carried. Default DefaultHWM.
+	// HWM bounds the messages queued: on a PUSH or DEALER socket in all
+	// (Send returns ErrHWM beyond it), on a PUB or ROUTER socket per peer
+	// (a peer that falls behind loses messages, counted in
+	// Stats.Dropped), on PULL, SUB, DEALER and ROUTER sockets the
+	// messages received and not yet taken by Recv (the readers stop
+	// reading beyond it). The queues' buffers keep the largest batch they
+	// carried. Default DefaultHWM.
 	HWM int
 	// MaxMessageSize bounds a received message's body bytes (all parts);
 	// a peer sending more is disconnected. Default DefaultMaxMessageSize.
@@ -525,12 +526,15 @@ func (s *Socket) removePeer(p *peer) {
 }
 
 // Send sends a message of one or more parts. It copies the parts and
-// never blocks. On a PUSH socket it returns ErrHWM when Options.HWM
-// messages wait (whether peers are connected or not); a writer of any
-// peer takes the message. On a PUB socket the message is queued for
-// every peer whose subscriptions match its first part, and dropped (and
-// counted) for a subscriber whose queue is full; it returns nil. After
-// Close it returns ErrClosed. Send allocates nothing.
+// never blocks. On a PUSH or DEALER socket it returns ErrHWM when
+// Options.HWM messages wait (whether peers are connected or not); a
+// writer of any peer takes the message. On a PUB socket the message is
+// queued for every peer whose subscriptions match its first part, and
+// dropped (and counted) for a subscriber whose queue is full; it returns
+// nil. On a ROUTER socket the first part is the routing id of the peer
+// to send the rest to (a message for no peer, or a full one, is dropped
+// and counted; it returns nil). After Close it returns ErrClosed. Send
+// allocates nothing.
 func (s *Socket) Send(parts ...[]byte) error {
 	if s.closing.Load() {
 		return ErrClosed
@@ -659,10 +663,11 @@ type Message struct{ s slot }
 // Parts returns the message's parts.
 func (m *Message) Parts() [][]byte { return m.s.parts }
 
-// Recv waits for the next message of a PULL or SUB socket until ctx ends
-// or the socket closes (ErrClosed: what was still queued is discarded),
-// and puts it into m. Any goroutine may call it; messages of one peer come
-// out in the order they were sent.
+// Recv waits for the next message of a PULL, SUB, DEALER or ROUTER
+// socket (on a ROUTER, the sender's routing id is its first part) until
+// ctx ends or the socket closes (ErrClosed: what was still queued is
+// discarded), and puts it into m. Any goroutine may call it; messages of
+// one peer come out in the order they were sent.
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
