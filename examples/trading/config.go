@@ -109,8 +109,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
 	fs.Var(mdFlag{&cfg.MD}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
-	if err := parseWithMD(fs, args, &cfg); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
+	}
+	if err := mdEndpointArg(fs, &cfg); err != nil {
+		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())

@@ -59,7 +59,7 @@ func init() {
 }
 
 // mdFlag is -md: a flag that takes an optional value (-md, -md=ENDPOINT;
-// takeMDEndpoint handles -md ENDPOINT).
+// mdEndpointArg handles -md ENDPOINT).
 type mdFlag struct{ v *string }
 
 func (f mdFlag) String() string {
@@ -83,15 +83,16 @@ func (f mdFlag) Set(s string) error {
 
 func (f mdFlag) IsBoolFlag() bool { return true }
 
-// parseWithMD parses args, taking "-md ENDPOINT" (the endpoint as the
-// next argument) as -md=ENDPOINT.
-func parseWithMD(fs *flag.FlagSet, args []string, cfg *config) error {
-	if err := fs.Parse(args); err != nil {
-		return err
+// mdEndpointArg takes "-md ENDPOINT" (the endpoint as the argument after
+// the flag, which the flag package leaves unparsed) as -md=ENDPOINT, and
+// parses the flags after it.
+func mdEndpointArg(fs *flag.FlagSet, cfg *config) error {
+	if cfg.MD != mdAuto || fs.NArg() == 0 || !strings.Contains(fs.Arg(0), "://") {
+		return nil
 	}
-	if cfg.MD == mdAuto && fs.NArg() > 0 && strings.Contains(fs.Arg(0), "://") {
-		cfg.MD = fs.Arg(0)
-		return fs.Parse(fs.Args()[1:])
+	cfg.MD = fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
 	}
 	return nil
 }
