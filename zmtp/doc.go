@@ -39,9 +39,11 @@
 //
 // # Receiving
 //
-// Recv waits until a message arrives, ctx ends or the socket closes. The
-// receive queue holds Options.HWM messages; while it is full, the readers
-// stop reading and the peers' sends back up through TCP. DeliverTo
+// Recv waits until a message arrives, ctx ends or the socket closes;
+// Drain hands what has arrived to a handler without waiting, one lock for
+// the batch (for a stream, or an agent's duty cycle). The receive queue
+// holds Options.HWM messages; while it is full, the readers stop reading
+// and the peers' sends back up through TCP. DeliverTo
 // replaces the queue with a mailbox (docs/zmtp.md, "Bridges to mailboxes").
 //
 // # Delivery

@@ -3,6 +3,7 @@ package zmtp
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -126,4 +127,56 @@ func TestSubscribersCountsMatchingPeers(t *testing.T) {
 	require.Zero(t, pub.Subscribers([]byte("y")))
 	push := newSocket(t, Push, Options{})
 	require.Zero(t, push.Subscribers(nil))
+}
+
+// Drain hands out what has arrived, in order, up to its limit, without
+// waiting; Recv and Drain share the order; a message costs no allocation.
+func TestDrain(t *testing.T) {
+	pull := newSocket(t, Pull, Options{HWM: 64})
+	push := newSocket(t, Push, Options{HWM: 64})
+	require.NoError(t, push.Connect(bind(t, pull, "tcp://127.0.0.1:0")))
+	var got []string
+	h := func(parts [][]byte) { got = append(got, string(parts[0])+"/"+string(parts[1])) }
+	n, err := pull.Drain(h, 10)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing yet, and no waiting")
+	ctx := context.Background()
+	for i := range 50 {
+		require.NoError(t, push.SendContext(ctx, []byte(fmt.Sprint(i)), []byte("x")))
+	}
+	require.Equal(t, [][]byte{[]byte("0"), []byte("x")}, recv(t, pull))
+	for len(got) < 49 {
+		n, err := pull.Drain(h, 7)
+		require.NoError(t, err)
+		require.LessOrEqual(t, n, 7)
+		if n == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i, g := range got {
+		require.Equal(t, fmt.Sprint(i+1)+"/x", g)
+	}
+	_, err = push.Drain(h, 1)
+	require.ErrorIs(t, err, ErrSocketKind)
+
+	if !skipAllocs() {
+		body := make([]byte, 32)
+		count := 0
+		h2 := func([][]byte) { count++ }
+		run := func() {
+			require.NoError(t, push.SendContext(ctx, body))
+			for want := count + 1; count < want; {
+				if n, _ := pull.Drain(h2, 16); n == 0 {
+					time.Sleep(10 * time.Microsecond)
+				}
+			}
+		}
+		for range 100 {
+			run()
+		}
+		require.Zero(t, testing.AllocsPerRun(200, run))
+	}
+	require.NoError(t, pull.Close())
+	_, err = pull.Drain(h, 1)
+	require.ErrorIs(t, err, ErrClosed)
 }

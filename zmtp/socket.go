@@ -704,11 +704,47 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 }
 
 // recvCache holds the buffer of received messages Recv took from the
-// receive queue, and how far it handed them out.
+// receive queue, and how far it handed them out; m is Drain's message.
 type recvCache struct {
 	mu  sync.Mutex
 	buf []byte
 	off int
+	m   slot
+}
+
+// Drain hands up to limit received messages of a PULL, SUB, DEALER or
+// ROUTER socket to h, in the order Recv would return them, and returns
+// how many; it does not wait (0 when none has arrived). The parts are
+// valid during the call only. Drain takes the receive lock once for all
+// of them where Recv takes it per message: the way to consume a stream.
+// It never blocks on the network, so an agent may call it in its duty
+// cycle. h must not call Recv or Drain of the same socket.
+func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
+	if s.in == nil || s.bridged {
+		return 0, fmt.Errorf("%w: Drain on %v", ErrSocketKind, s.typ)
+	}
+	if s.closing.Load() {
+		return 0, ErrClosed
+	}
+	rc := &s.rc
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for n < limit {
+		if rc.off == len(rc.buf) {
+			var k int
+			if rc.buf, k = s.in.take(rc.buf); k == 0 {
+				rc.buf = rc.buf[:0]
+				rc.off = 0
+				break
+			}
+			rc.off = 0
+		}
+		rc.off += nextMessage(rc.buf[rc.off:], &rc.m)
+		h(rc.m.parts)
+		n++
+	}
+	return n, nil
 }
 
 // Subscribe asks every PUB peer, present and future, for the messages

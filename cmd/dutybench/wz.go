@@ -21,7 +21,10 @@ import (
 // baseline is the floor: a plain net.Conn carrying each message behind a
 // 4-byte big-endian length, through 64 KiB bufio buffers for WZ and with
 // one write and one read per message for WZL. The variant zmtp is duty's
-// zmtp package (PUSH to PULL; for WZL a PUSH/PULL pair each way). Built
+// zmtp package (PUSH to PULL; for WZL a PUSH/PULL pair each way); its WZ
+// consumer takes what has arrived with Drain (one lock per batch) and
+// waits with Recv when nothing has, the extra variant zmtp-recv with Recv
+// alone (one lock per message). Built
 // with -tags zmq4, both workloads also run go-zeromq/zmq4 at both ends
 // (wz_zmq4.go). Every variant runs as plain goroutines: the sockets' own
 // goroutines block on the network, and a thread locked to a goroutine
@@ -34,7 +37,8 @@ var (
 		defaultReps: 5,
 		variants: []variant{
 			{name: "length-prefix", run: wzFloor, goroutines: true},
-			{name: "zmtp", run: wzZmtp, goroutines: true},
+			{name: "zmtp", run: func(cfg *runConfig) (time.Duration, error) { return wzZmtp(cfg, true) }, goroutines: true},
+			{name: "zmtp-recv", run: func(cfg *runConfig) (time.Duration, error) { return wzZmtp(cfg, false) }, goroutines: true, extra: true},
 		},
 	}
 	wzl = &workload{
@@ -210,8 +214,10 @@ func zmtpPush() (push, pull *zmtp.Socket, err error) {
 }
 
 // zmtpCheck checks a received zmtp message: one part, the payload.
-func zmtpCheck(c *checker, m *zmtp.Message) {
-	parts := m.Parts()
+func zmtpCheck(c *checker, m *zmtp.Message) { checkParts(c, m.Parts()) }
+
+// checkParts checks a received message's parts: one, the payload.
+func checkParts(c *checker, parts [][]byte) {
 	if len(parts) != 1 {
 		c.mismatch(fmt.Sprintf("message %d: %d parts, want 1", c.received+1, len(parts)))
 		c.received++
@@ -220,7 +226,7 @@ func zmtpCheck(c *checker, m *zmtp.Message) {
 	c.check(msgTypeID, parts[0])
 }
 
-func wzZmtp(cfg *runConfig) (time.Duration, error) {
+func wzZmtp(cfg *runConfig, drain bool) (time.Duration, error) {
 	push, pull, err := zmtpPush()
 	if err != nil {
 		return 0, err
@@ -247,11 +253,21 @@ func wzZmtp(cfg *runConfig) (time.Duration, error) {
 	c := newChecker(1)
 	spawnOrClose(t, 1, closers, func() error {
 		var m zmtp.Message
-		for range n {
+		h := func(parts [][]byte) { checkParts(c, parts) }
+		for c.received < n {
+			if drain {
+				k, err := pull.Drain(h, min(n-c.received, 1024))
+				if err != nil {
+					return err
+				}
+				if k > 0 {
+					continue
+				}
+			}
 			if err := pull.Recv(ctx, &m); err != nil {
 				return err
 			}
-			zmtpCheck(c, &m)
+			checkParts(c, m.Parts())
 		}
 		t.finish()
 		return c.finish([]int{n})
