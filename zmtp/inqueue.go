@@ -87,6 +87,10 @@ func (q *inQueue) take(spare []byte) ([]byte, int) {
 	if n == 0 {
 		b = spare
 	} else {
+		if cap(spare) > maxSpare {
+			// Grown by a burst of large messages: let it go.
+			spare = nil
+		}
 		q.buf, q.n = spare[:0], 0
 	}
 	freed = freed && q.room() > 0
