@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -59,7 +60,17 @@ func zmq4Check(c *checker, m zmq4.Msg) {
 	c.check(msgTypeID, m.Frames[0])
 }
 
+// settle waits, up to a second, until the goroutines are back to before:
+// zmq4's sockets end theirs after Close returns, and those must not run
+// into the next variant's repetition.
+func settle(before int) {
+	for deadline := time.Now().Add(time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func wzZmq4(cfg *runConfig) (time.Duration, error) {
+	defer settle(runtime.NumGoroutine())
 	push, pull, err := zmq4Push()
 	if err != nil {
 		return 0, err
@@ -97,6 +108,7 @@ func wzZmq4(cfg *runConfig) (time.Duration, error) {
 }
 
 func wzlZmq4(cfg *runConfig) (time.Duration, error) {
+	defer settle(runtime.NumGoroutine())
 	pushA, pullB, err := zmq4Push()
 	if err != nil {
 		return 0, err
