@@ -6,13 +6,13 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 
-.PHONY: test vet lint codegen race invariants allocs cring fuzz-smoke bench-smoke ci demo
+.PHONY: test vet lint codegen race invariants allocs cring zmq4 fuzz-smoke bench-smoke ci demo
 
 ## test: everything a change must pass (vet, staticcheck, the hot paths'
 ## generated code, tests under -race, the packages with unsafe ring access
 ## again with their invariant checks, dutybench's C reference ring, and the
 ## benchmarks' allocation check)
-test: vet lint codegen race invariants allocs cring
+test: vet lint codegen race invariants allocs cring zmq4
 
 # The C reference ring needs cgo and a C compiler (present on the project's
 # machines); without one its vet and tests are skipped with a message.
@@ -30,6 +30,7 @@ vet:
 	GOOS=darwin $(GO) vet -tags duty_invariants ./...
 	GOARCH=arm64 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	$(GO) vet -tags zmq4 ./cmd/dutybench
 ifeq ($(HAVE_CC),yes)
 	$(GO) vet -tags cring ./cmd/dutybench
 else
@@ -76,6 +77,12 @@ ifeq ($(HAVE_CC),yes)
 else
 	@echo "no C compiler ($$($(GO) env CC)): dutybench's C reference ring is not tested"
 endif
+
+## zmq4: dutybench's go-zeromq/zmq4 variants of WZ and WZL (build tag zmq4,
+## which keeps zmq4 out of the default build) run and fail on a corrupt
+## message
+zmq4:
+	$(GO) test -count=1 -tags zmq4 -run 'TestSmokeEveryVariant/goroutines/wz.*/zmq4|TestCorruptSequenceFails/wz.*/zmq4' ./cmd/dutybench
 
 ## fuzz-smoke: every fuzz target for FUZZTIME
 fuzz-smoke:

@@ -1,8 +1,8 @@
 // Package zmtp speaks ZMTP 3.1, ZeroMQ's wire protocol, over TCP and
 // Unix-domain sockets, so that duty's agents exchange messages with other
 // hosts and with libzmq and its bindings in any language, with no broker.
-// It offers PUSH, PULL, PUB and SUB sockets with the NULL security
-// mechanism, and bridges that join a socket to a mailbox.
+// It offers PUSH, PULL, PUB, SUB, DEALER and ROUTER sockets with the NULL
+// security mechanism, and bridges that join a socket to a mailbox.
 //
 //	pull, _ := zmtp.NewSocket(zmtp.Pull, zmtp.Options{})
 //	ep, _ := pull.Bind("tcp://127.0.0.1:0")     // or "ipc:///path"
@@ -32,13 +32,18 @@
 // them, so they survive until a peer connects; a PUB socket queues a copy
 // for every peer whose subscriptions match the first part, and drops it for
 // a subscriber whose queue is full (Stats.Dropped). Send allocates
-// nothing.
+// nothing. SendContext is Send for a goroutine that may block: at a PUSH
+// socket's high-water mark it waits for room until its context ends, and
+// when the socket is idle it may write the message itself (never do that
+// in a duty cycle: use Send there).
 //
 // # Receiving
 //
-// Recv waits until a message arrives, ctx ends or the socket closes. The
-// receive queue holds Options.HWM messages; while it is full, the readers
-// stop reading and the peers' sends back up through TCP. DeliverTo
+// Recv waits until a message arrives, ctx ends or the socket closes;
+// Drain hands what has arrived to a handler without waiting, one lock for
+// the batch (for a stream, or an agent's duty cycle). The receive queue
+// holds Options.HWM messages; while it is full, the readers stop reading
+// and the peers' sends back up through TCP. DeliverTo
 // replaces the queue with a mailbox (docs/zmtp.md, "Bridges to mailboxes").
 //
 // # Delivery
@@ -63,6 +68,7 @@
 //
 // Once a connection is up, a message costs no allocation: Send, the
 // writer's encoding and vectored write, the reader's decoding, Recv, and a
-// bridge's delivery into a mailbox. Queue slots and the decoder's buffer
-// grow to the largest message seen, then are reused.
+// bridge's delivery into a mailbox. The queues' buffers, a Message's and
+// the decoder's grow to the largest batch or message seen, then are
+// reused.
 package zmtp

@@ -232,12 +232,13 @@ type Decoder struct {
 	maxMsg int
 	maxPts int
 	readN  int
+	noRead bool // NextBuffered: fill does not read
 }
 
 type span struct{ off, end int }
 
 // readChunk is the least room a read is offered.
-const readChunk = 32 << 10
+const readChunk = 64 << 10
 
 // NewDecoder returns a Decoder reading from r that bounds a message's body
 // bytes by maxMessage and its frames by maxParts (the defaults where <= 0).
@@ -268,6 +269,10 @@ func (d *Decoder) Partial() bool { return d.w > d.keep || d.state != stFlags }
 // Parts returns the message Next decoded; valid until the next call.
 func (d *Decoder) Parts() [][]byte { return d.parts }
 
+// Raw returns the frames of the message or command Next or NextBuffered
+// decoded, as they came on the wire; valid until the next call.
+func (d *Decoder) Raw() []byte { return d.buf[d.keep:d.pos] }
+
 // Command returns the body of the command frame Next decoded (name length,
 // name, data); valid until the next call.
 func (d *Decoder) Command() []byte { return d.cmd }
@@ -281,6 +286,77 @@ func (d *Decoder) Next() (Kind, error) {
 	d.keep = d.pos
 	d.total = 0
 	d.spans = d.spans[:0]
+	if d.short() {
+		return KindMessage, nil
+	}
+	return d.next()
+}
+
+// NextBuffered is Next without reading: it decodes the next message or
+// command if all of it is in the buffer already, and otherwise returns
+// false and leaves the buffered bytes for Next. A reader drains with it
+// what one read brought before it hands the messages on.
+func (d *Decoder) NextBuffered() (Kind, bool, error) {
+	d.keep = d.pos
+	d.total = 0
+	d.spans = d.spans[:0]
+	if d.short() {
+		return KindMessage, true, nil
+	}
+	d.noRead = true
+	k, err := d.next()
+	d.noRead = false
+	if err == errNotBuffered {
+		// Rewind to the start of the message: its bytes stay buffered.
+		d.pos, d.state = d.keep, stFlags
+		return 0, false, nil
+	}
+	return k, err == nil, err
+}
+
+// NextShorts decodes, without reading, up to max messages of one short
+// frame each that follow in the buffer, and returns their frames as they
+// came on the wire and their count: the bulk of a stream of small
+// messages, decoded in one pass. It stops at anything else, which Next or
+// NextBuffered decodes.
+func (d *Decoder) NextShorts(max int) ([]byte, int) {
+	if d.state != stFlags {
+		return nil, 0
+	}
+	start, pos, n := d.pos, d.pos, 0
+	lim := min(d.maxMsg, maxShort)
+	for n < max && d.w-pos >= shortHeader && d.buf[pos] == 0 {
+		size := int(d.buf[pos+1])
+		if size > lim || d.w-pos < shortHeader+size {
+			break
+		}
+		pos += shortHeader + size
+		n++
+	}
+	d.keep, d.pos = pos, pos
+	return d.buf[start:pos], n
+}
+
+// errNotBuffered stops NextBuffered where Next would read.
+var errNotBuffered = errors.New("zmtp: not buffered")
+
+// short decodes, when it is buffered whole, a message of one short frame
+// (the common small message) without going through the state machine.
+func (d *Decoder) short() bool {
+	if d.state != stFlags || d.w-d.pos < shortHeader {
+		return false
+	}
+	f, n := d.buf[d.pos], int(d.buf[d.pos+1])
+	if f != 0 || d.w-d.pos < shortHeader+n || n > d.maxMsg {
+		return false
+	}
+	start := d.pos + shortHeader
+	d.pos = start + n
+	d.parts = append(d.parts[:0], d.buf[start:d.pos])
+	return true
+}
+
+func (d *Decoder) next() (Kind, error) {
 	for {
 		switch d.state {
 		case stFlags:
@@ -365,6 +441,9 @@ func (d *Decoder) setSize(n uint64) error {
 // the reader gives.
 func (d *Decoder) fill(n int) error {
 	for d.w-d.pos < n {
+		if d.noRead {
+			return errNotBuffered
+		}
 		if len(d.buf)-d.w < n-(d.w-d.pos) || len(d.buf)-d.w < readChunk/4 {
 			d.makeRoom(n)
 		}

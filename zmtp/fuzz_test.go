@@ -3,7 +3,9 @@ package zmtp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -56,6 +58,76 @@ func FuzzDecoder(f *testing.F) {
 			default:
 				t.Fatalf("kind %d", k)
 			}
+		}
+	})
+}
+
+// decodeItems decodes b to its end and returns what came out, one string
+// per message or command, and the class of the final error. mixed decodes
+// as a socket's reader does: Next, then NextShorts and NextBuffered over
+// what is buffered, the short runs parsed back with nextMessage.
+func decodeItems(b []byte, mixed bool) ([]string, string) {
+	const maxMsg, maxParts = 4096, 8
+	d := NewDecoder(&oneByteOrAll{b: b}, maxMsg, maxParts)
+	var items []string
+	add := func(k Kind) {
+		if k == KindCommand {
+			items = append(items, "c"+string(d.Command()))
+			return
+		}
+		items = append(items, fmt.Sprintf("m%q", d.Parts()))
+	}
+	class := func(err error) string {
+		for _, e := range []error{io.EOF, io.ErrUnexpectedEOF, ErrTooLarge, ErrProtocol} {
+			if errors.Is(err, e) {
+				return e.Error()
+			}
+		}
+		return "other: " + err.Error()
+	}
+	var m slot
+	for {
+		k, err := d.Next()
+		if err != nil {
+			return items, class(err)
+		}
+		add(k)
+		for mixed {
+			if raw, n := d.NextShorts(3); n > 0 {
+				for range n {
+					raw = raw[nextMessage(raw, &m):]
+					items = append(items, fmt.Sprintf("m%q", m.parts))
+				}
+				if len(raw) != 0 {
+					return items, "NextShorts left bytes"
+				}
+				continue
+			}
+			k, ok, err := d.NextBuffered()
+			if err != nil {
+				return items, class(err)
+			}
+			if !ok {
+				break
+			}
+			add(k)
+		}
+	}
+}
+
+// FuzzDecoderBuffered: decoding what is buffered (NextShorts,
+// NextBuffered) gives the same messages, commands and final error as
+// Next alone, whatever the bytes.
+func FuzzDecoderBuffered(f *testing.F) {
+	f.Add(encode(0, [][]byte{[]byte("a")}, [][]byte{[]byte("b")}, [][]byte{[]byte("c"), []byte("d")}, [][]byte{make([]byte, 300)}))
+	f.Add([]byte{0, 1, 'x', 0, 2, 'y', FlagCommand, 1, 0, 0, 0, 0})
+	f.Add([]byte{0, 1, 'x', 0, 0xff, 1})
+	f.Add([]byte{0, 1, 'x', 0x80, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, wantErr := decodeItems(b, false)
+		got, gotErr := decodeItems(b, true)
+		if gotErr != wantErr || !slices.Equal(got, want) {
+			t.Fatalf("buffered decoding: %d items, %s; Next alone: %d items, %s", len(got), gotErr, len(want), wantErr)
 		}
 	})
 }

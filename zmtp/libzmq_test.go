@@ -68,6 +68,22 @@ elif mode == "sub":
     for i, want in enumerate(messages()):
         got = s.recv_multipart()
         say("ok" if got == want else "mismatch %d" % i)
+elif mode == "dealer":
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.IDENTITY, b"py")
+    s.connect(ep)
+    for m in messages():
+        s.send_multipart(m)
+        got = s.recv_multipart()
+        say("ok" if got == [b"re"] + m else "mismatch")
+elif mode == "router":
+    s = ctx.socket(zmq.ROUTER)
+    port = s.bind_to_random_port("tcp://127.0.0.1")
+    say("tcp://127.0.0.1:%d" % port)
+    for m in messages():
+        got = s.recv_multipart()
+        say("ok" if got == [b"go"] + m else "mismatch")
+        s.send_multipart([got[0], b"re"] + m)
 elif mode == "heartbeat":
     s = ctx.socket(zmq.PUSH)
     s.setsockopt(zmq.HEARTBEAT_IVL, 10)
@@ -171,6 +187,26 @@ func TestInteropLibzmq(t *testing.T) {
 		}
 		for range interopMessages() {
 			require.Equal(t, "ok", line(t, out))
+		}
+	})
+	t.Run("libzmq DEALER to our ROUTER and back", func(t *testing.T) {
+		router := newSocket(t, Router, Options{})
+		_, out := startLibzmq(t, "dealer", bind(t, router, "tcp://127.0.0.1:0"))
+		for _, m := range interopMessages() {
+			got := recv(t, router)
+			requireSame(t, append([][]byte{[]byte("py")}, m...), got)
+			require.NoError(t, router.Send(append([][]byte{[]byte("py"), []byte("re")}, m...)...))
+			require.Equal(t, "ok", line(t, out))
+		}
+	})
+	t.Run("our DEALER to libzmq ROUTER and back", func(t *testing.T) {
+		_, out := startLibzmq(t, "router", "-")
+		dealer := newSocket(t, Dealer, Options{Identity: []byte("go")})
+		require.NoError(t, dealer.Connect(line(t, out)))
+		for _, m := range interopMessages() {
+			require.NoError(t, dealer.Send(m...))
+			require.Equal(t, "ok", line(t, out))
+			requireSame(t, append([][]byte{[]byte("re")}, m...), recv(t, dealer))
 		}
 	})
 	t.Run("heartbeats both ways", func(t *testing.T) {

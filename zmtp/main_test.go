@@ -82,6 +82,10 @@ func netDial(addr string) (net.Conn, error) {
 	return net.Dial("tcp", strings.TrimPrefix(addr, "tcp://"))
 }
 
+// skipAllocs reports whether allocation counts mean nothing here: the
+// race detector allocates.
+func skipAllocs() bool { return buildtags.Race }
+
 // skipUnderRace skips an allocation test: the race detector allocates.
 func skipUnderRace(t *testing.T) {
 	if buildtags.Race {

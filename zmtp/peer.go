@@ -23,10 +23,22 @@ type peer struct {
 	dec      *Decoder
 	rd       deadlineReader
 
-	out  *queue        // Pub: this subscriber's queue; Push uses the socket's
+	out  *outQueue     // Pub: this subscriber's queue; Push uses the socket's
 	wake chan struct{} // commands are pending
 	done chan struct{} // closed when the peer ends
 	once sync.Once
+
+	// wmu is held by whoever writes to c: the writer goroutine, or a
+	// SendContext writing inline (Socket.writeInline), which alone uses
+	// inline, its message's frames.
+	wmu    sync.Mutex
+	inline []byte
+
+	// Router: the peer's routing id, the frame that carries it in front
+	// of what it sends (MORE set), and scratch for a bridge's delivery.
+	routeID    []byte
+	routeFrame []byte
+	routed     [][]byte
 
 	mu      sync.Mutex
 	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
@@ -123,11 +135,12 @@ func (p *peer) end(err error) {
 	})
 }
 
-// read decodes until the connection fails. Messages go to the socket's
-// sink (a receiving socket) or are subscriptions (a PUB); commands are
-// answered.
+// read decodes until the connection fails. Messages go to the receive
+// queue or the bridge's mailbox (a receiving socket) or are subscriptions
+// (a PUB); commands are answered.
 func (p *peer) read() error {
 	s := p.s
+	var runs [][]byte
 	for {
 		k, err := p.dec.Next()
 		if err != nil {
@@ -141,12 +154,23 @@ func (p *peer) read() error {
 		}
 		parts := p.dec.Parts()
 		switch s.typ {
-		case Pull, Sub:
+		case Pull, Sub, Dealer, Router:
 			if s.typ == Sub && !s.wants(parts[0]) {
 				s.st.unsubscribed.Add(1)
 				continue
 			}
+			if s.sink == nil {
+				if runs, err = p.readBatch(runs); err != nil {
+					return err
+				}
+				continue
+			}
+			if s.typ == Router {
+				p.routed = append(append(p.routed[:0], p.routeID), parts...)
+				parts = p.routed
+			}
 			ok, err := s.sink.deliver(s.ctx, parts)
+			clear(p.routed)
 			if err != nil {
 				return err
 			}
@@ -163,6 +187,83 @@ func (p *peer) read() error {
 			}
 		}
 	}
+}
+
+// readBatch queues the message Next decoded, and with it every message
+// already in the decoder's buffer, up to readBatch of them or the room
+// left: their frames are copied into the receive queue as the runs of
+// the buffer they occupy, with two locks of the queue and at most one
+// wake-up of Recv for the batch. runs is scratch space, returned for
+// reuse.
+func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
+	s := p.s
+	room, err := s.in.reserve(s.ctx, readBatch)
+	if err != nil {
+		return runs, err
+	}
+	// Decoding more never reads, so the buffer's earlier bytes stay put
+	// and the runs stay valid until the commit.
+	runs = runs[:0]
+	if p.routeFrame != nil {
+		runs = append(runs, p.routeFrame)
+	}
+	runs = append(runs, p.dec.Raw())
+	n := 1
+	var err2 error
+	for n < room {
+		if s.typ == Pull || s.typ == Dealer {
+			// Small messages in bulk; a SUB checks each against its
+			// subscriptions below, a ROUTER puts the routing id in front.
+			if raw, k := p.dec.NextShorts(room - n); k > 0 {
+				runs = extend(runs, raw)
+				n += k
+				continue
+			}
+		}
+		k, ok, err := p.dec.NextBuffered()
+		if err != nil || !ok {
+			err2 = err
+			break
+		}
+		if k == KindCommand {
+			if err2 = p.onCommand(p.dec.Command()); err2 != nil {
+				break
+			}
+			continue
+		}
+		if s.typ == Sub && !s.wants(p.dec.Parts()[0]) {
+			s.st.unsubscribed.Add(1)
+			continue
+		}
+		if p.routeFrame != nil {
+			runs = append(runs, p.routeFrame)
+		}
+		runs = extend(runs, p.dec.Raw())
+		n++
+	}
+	s.in.commit(runs, n, room)
+	clear(runs)
+	s.st.received.Add(uint64(n))
+	return runs[:0], err2
+}
+
+// setRoutingID sets a ROUTER's peer's routing id and its frame.
+func (p *peer) setRoutingID(id []byte) {
+	p.routeID = id
+	p.routeFrame = appendMessage(nil, [][]byte{id, nil})
+	p.routeFrame = p.routeFrame[:len(p.routeFrame)-shortHeader] // the id frame alone, with MORE
+}
+
+// extend appends raw to runs, or lengthens the last run when raw follows
+// it in the same buffer (the usual case: only a command or a message
+// filtered out comes between two runs).
+func extend(runs [][]byte, raw []byte) [][]byte {
+	last := runs[len(runs)-1]
+	if len(last) < cap(last) && &last[:len(last)+1][len(last)] == &raw[0] {
+		runs[len(runs)-1] = last[:len(last)+len(raw)]
+		return runs
+	}
+	return append(runs, raw)
 }
 
 // subscription applies a subscriber's SUBSCRIBE (on) or CANCEL.
@@ -225,7 +326,7 @@ func (p *peer) onCommand(body []byte) error {
 func (p *peer) write() error {
 	s := p.s
 	q := p.out
-	if s.typ == Push {
+	if s.typ.shared() {
 		q = s.out
 	}
 	var ready chan struct{}
@@ -240,9 +341,9 @@ func (p *peer) write() error {
 	}
 	var ping [2]byte
 	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
-	batch := make([]*slot, 0, writeBatch)
 	var cmds []pendingCmd
 	var pong [maxPingContext]byte
+	var data []byte // the buffer this writer exchanges with the queue
 	for {
 		select {
 		case <-p.done:
@@ -271,28 +372,33 @@ func (p *peer) write() error {
 			}
 			p.enc.Command(c.name, c.data)
 		}
-		for {
-			if q != nil {
-				batch = q.take(batch[:0], writeBatch)
-				for _, sl := range batch {
-					p.enc.Message(sl.parts...)
-				}
+		if p.enc.Len() > 0 {
+			p.wmu.Lock()
+			_, err := p.enc.WriteTo(p.c)
+			p.wmu.Unlock()
+			if err != nil {
+				return err
 			}
-			if p.enc.Len() == 0 {
+		}
+		// Write everything queued, then what came meanwhile, until the
+		// queue is empty: one write per exchange of buffers.
+		for q != nil {
+			var n int
+			data, n = q.take(data)
+			if n == 0 {
 				break
 			}
-			_, err := p.enc.WriteTo(p.c)
-			n := len(batch)
-			if q != nil {
-				q.release(batch)
-			}
+			p.wmu.Lock()
+			_, err := p.c.Write(data)
+			p.wmu.Unlock()
+			q.written(n)
 			if err != nil {
 				s.st.lost.Add(uint64(n))
 				return err
 			}
 			s.st.sent.Add(uint64(n))
-			if n < writeBatch {
-				break
+			if cap(data) > maxSpare {
+				data = nil
 			}
 		}
 	}

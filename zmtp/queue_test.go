@@ -1,6 +1,7 @@
 package zmtp
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"sync"
@@ -9,15 +10,57 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Producers that wait for room and consumers that take batches, on a
-// small queue: every message comes out exactly once, each consumer sees
-// each producer's messages in order, and no waiter is forgotten (the test
-// would hang).
-func TestQueueManyProducersAndConsumers(t *testing.T) {
-	q := newQueue(8)
+// ledger checks exactly-once delivery of (producer, seq) pairs and, per
+// consumer, each producer's order.
+type ledger struct {
+	mu    sync.Mutex
+	once  [][]bool
+	total int
+}
+
+func newLedger(producers, per int) *ledger {
+	l := &ledger{once: make([][]bool, producers)}
+	for p := range l.once {
+		l.once[p] = make([]bool, per)
+	}
+	return l
+}
+
+func (l *ledger) see(t *testing.T, last []int, parts [][]byte) {
+	p := int(binary.BigEndian.Uint32(parts[0]))
+	i := int(binary.BigEndian.Uint32(parts[1]))
+	if i <= last[p] {
+		t.Errorf("producer %d message %d after %d", p, i, last[p])
+	}
+	last[p] = i
+	l.mu.Lock()
+	if l.once[p][i] {
+		t.Errorf("producer %d message %d twice", p, i)
+	}
+	l.once[p][i] = true
+	l.total++
+	l.mu.Unlock()
+}
+
+func (l *ledger) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+func seqMsg(b *[8]byte, p, i int) [][]byte {
+	binary.BigEndian.PutUint32(b[:4], uint32(p))
+	binary.BigEndian.PutUint32(b[4:], uint32(i))
+	return [][]byte{b[:4], b[4:]}
+}
+
+// Senders that wait for room (as SendContext does) and two writers that
+// take whole buffers, on a small outQueue: every message comes out once,
+// whole, each writer sees each sender's messages in order, and no waiter
+// is forgotten (the test would hang).
+func TestOutQueueManySendersAndWriters(t *testing.T) {
+	q := newOutQueue(8)
 	producers, per := 4, 2000*soak()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var pwg sync.WaitGroup
 	for p := range producers {
 		pwg.Add(1)
@@ -25,73 +68,107 @@ func TestQueueManyProducersAndConsumers(t *testing.T) {
 			defer pwg.Done()
 			var b [8]byte
 			for i := range per {
-				binary.BigEndian.PutUint32(b[:], uint32(p))
-				binary.BigEndian.PutUint32(b[4:], uint32(i))
-				if err := q.put(ctx, [][]byte{b[:4], b[4:]}); err != nil {
-					t.Error(err)
-					return
+				for !q.tryPut(seqMsg(&b, p, i)) {
+					<-q.notFull
 				}
+				q.passNotFull()
 			}
 		}()
 	}
-	seen := make([][]int, 2)
+	l := newLedger(producers, per)
 	var cwg sync.WaitGroup
-	var mu sync.Mutex
-	total := 0
-	once := make([][]bool, producers)
-	for p := range once {
-		once[p] = make([]bool, per)
-	}
-	for c := range 2 {
-		seen[c] = make([]int, producers)
-		for p := range seen[c] {
-			seen[c][p] = -1
-		}
+	for range 2 {
 		cwg.Add(1)
 		go func() {
 			defer cwg.Done()
-			var batch []*slot
-			for {
-				batch = q.take(batch[:0], 1+c*4)
-				if len(batch) == 0 {
-					mu.Lock()
-					done := total == producers*per
-					mu.Unlock()
-					if done {
-						return
-					}
+			last := []int{-1, -1, -1, -1}
+			var data []byte
+			for l.count() < producers*per {
+				var n int
+				if data, n = q.take(data); n == 0 {
 					select {
 					case <-q.notEmpty:
-					case <-ctx.Done():
+					case <-t.Context().Done():
 						return
 					}
 					continue
 				}
-				for _, s := range batch {
-					p := int(binary.BigEndian.Uint32(s.parts[0]))
-					i := int(binary.BigEndian.Uint32(s.parts[1]))
-					if i <= seen[c][p] {
-						t.Errorf("consumer %d: producer %d message %d after %d", c, p, i, seen[c][p])
-					}
-					seen[c][p] = i
+				d := NewDecoder(bytes.NewReader(data), 0, 0)
+				for range n {
+					k, err := d.Next()
+					require.NoError(t, err)
+					require.Equal(t, KindMessage, k)
+					l.see(t, last, d.Parts())
 				}
-				mu.Lock()
-				for _, s := range batch {
-					p, i := binary.BigEndian.Uint32(s.parts[0]), binary.BigEndian.Uint32(s.parts[1])
-					if once[p][i] {
-						t.Errorf("producer %d message %d twice", p, i)
-					}
-					once[p][i] = true
-				}
-				total += len(batch)
-				mu.Unlock()
-				q.release(batch)
-				signal(q.notEmpty) // the other consumer may be waiting for the end
+				q.written(n)
+				signal(q.notEmpty) // the other writer may wait for the end
 			}
 		}()
 	}
 	pwg.Wait()
 	cwg.Wait()
-	require.Equal(t, producers*per, total)
+	require.Equal(t, producers*per, l.count())
 	require.Zero(t, q.length())
+}
+
+// Readers that reserve room and commit runs of frames, and two receivers
+// that take whole buffers and hand out their messages, on a small
+// inQueue: exactly once, in each reader's order per receiver, the bound
+// held, nobody left waiting.
+func TestInQueueManyReadersAndReceivers(t *testing.T) {
+	const hwm = 8
+	q := newInQueue(hwm)
+	producers, per := 3, 2000*soak()
+	var pwg sync.WaitGroup
+	for p := range producers {
+		pwg.Add(1)
+		go func() {
+			defer pwg.Done()
+			var b [8]byte
+			for i := 0; i < per; {
+				room, err := q.reserve(context.Background(), 1+p*3)
+				require.NoError(t, err)
+				// Frames of up to room messages, committed as two runs.
+				var frames []byte
+				n := 0
+				for ; n < room && i+n < per; n++ {
+					frames = appendMessage(frames, seqMsg(&b, p, i+n))
+				}
+				half := len(frames) / 2
+				q.commit([][]byte{frames[:half], frames[half:]}, n, room)
+				i += n
+			}
+		}()
+	}
+	l := newLedger(producers, per)
+	var cwg sync.WaitGroup
+	for range 2 {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			last := []int{-1, -1, -1}
+			var data []byte
+			var m slot
+			for l.count() < producers*per {
+				var n int
+				if data, n = q.take(data); n == 0 {
+					select {
+					case <-q.notEmpty:
+					case <-t.Context().Done():
+						return
+					}
+					continue
+				}
+				require.LessOrEqual(t, n, hwm)
+				for off := 0; off < len(data); {
+					off += nextMessage(data[off:], &m)
+					l.see(t, last, m.parts)
+				}
+				signal(q.notEmpty)
+			}
+		}()
+	}
+	pwg.Wait()
+	cwg.Wait()
+	require.Equal(t, producers*per, l.count())
 }

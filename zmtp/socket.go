@@ -3,12 +3,14 @@ package zmtp
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,10 +23,12 @@ type Type uint8
 
 // The socket types this package offers.
 const (
-	Push Type = iota + 1 // sends, load-balanced over its peers
-	Pull                 // receives from all its peers, in arrival order
-	Pub                  // sends to every subscribed peer
-	Sub                  // receives what it subscribed to
+	Push   Type = iota + 1 // sends, load-balanced over its peers
+	Pull                   // receives from all its peers, in arrival order
+	Pub                    // sends to every subscribed peer
+	Sub                    // receives what it subscribed to
+	Dealer                 // sends load-balanced over its peers, receives from all
+	Router                 // receives with the peer's routing id in front, sends to the peer it names
 )
 
 func (t Type) String() string {
@@ -37,6 +41,10 @@ func (t Type) String() string {
 		return "PUB"
 	case Sub:
 		return "SUB"
+	case Dealer:
+		return "DEALER"
+	case Router:
+		return "ROUTER"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
@@ -54,12 +62,18 @@ func (t Type) compatible(peer string) bool {
 		return peer == "SUB" || peer == "XSUB"
 	case Sub:
 		return peer == "PUB" || peer == "XPUB"
+	case Dealer, Router:
+		return peer == "DEALER" || peer == "ROUTER"
 	}
 	return false
 }
 
-func (t Type) sends() bool    { return t == Push || t == Pub }
-func (t Type) receives() bool { return t == Pull || t == Sub }
+func (t Type) sends() bool    { return t == Push || t == Pub || t == Dealer || t == Router }
+func (t Type) receives() bool { return t == Pull || t == Sub || t == Dealer || t == Router }
+
+// shared reports whether the socket's peers take their messages from one
+// send queue (load balancing) rather than each from its own.
+func (t Type) shared() bool { return t == Push || t == Dealer }
 
 // Defaults of Options.
 const (
@@ -67,18 +81,21 @@ const (
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultReconnectMin     = 100 * time.Millisecond
 	DefaultReconnectMax     = 5 * time.Second
-	// writeBatch bounds the messages one vectored write carries.
+	// writeBatch bounds the messages a feeder's DoWork sends.
 	writeBatch = 256
+	// readBatch bounds the messages a reader queues for Recv at once.
+	readBatch = 256
 )
 
 // Options configure a Socket. The zero value is usable.
 type Options struct {
-	// HWM bounds the messages queued: on a PUSH socket in all (Send
-	// returns ErrHWM beyond it), on a PUB socket per subscriber (a
-	// subscriber that falls behind loses messages, counted in
-	// Stats.Dropped), on PULL and SUB sockets the messages received and
-	// not yet taken by Recv (the readers stop reading beyond it). Each
-	// slot keeps the largest message it carried. Default DefaultHWM.
+	// HWM bounds the messages queued: on a PUSH or DEALER socket in all
+	// (Send returns ErrHWM beyond it), on a PUB or ROUTER socket per peer
+	// (a peer that falls behind loses messages, counted in
+	// Stats.Dropped), on PULL, SUB, DEALER and ROUTER sockets the
+	// messages received and not yet taken by Recv (the readers stop
+	// reading beyond it). The queues' buffers keep the largest batch they
+	// carried. Default DefaultHWM.
 	HWM int
 	// MaxMessageSize bounds a received message's body bytes (all parts);
 	// a peer sending more is disconnected. Default DefaultMaxMessageSize.
@@ -149,8 +166,14 @@ type Stats struct {
 }
 
 type stats struct {
-	handshakes, rejected, peerErrors, disconnects            atomic.Uint64
-	sent, received, dropped, lost, unsubscribed, peers, torn atomic.Uint64
+	sent     atomic.Uint64 // writers
+	_        [56]byte
+	received atomic.Uint64 // readers
+	_        [56]byte
+
+	handshakes, rejected, peerErrors, disconnects atomic.Uint64
+	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
+	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
 }
 
 // A sink takes the messages a receiving socket's readers decode. deliver
@@ -174,24 +197,34 @@ type Socket struct {
 
 	mu        sync.Mutex
 	closed    bool
+	closing   atomic.Bool // closed, for the hot paths: set before the context ends
 	listeners []net.Listener
 	conns     map[net.Conn]struct{}
 	peers     []*peer // copy-on-write: Send reads it without the lock
 	peersV    atomic.Pointer[[]*peer]
 	subs      subscriptions // Sub: this socket's subscriptions
+	nextRoute uint32        // Router: the last routing id generated
 
-	out     *queue // Push: the messages to send, taken by any peer's writer
-	in      *queue // Pull, Sub: received messages for Recv
-	sink    sink
-	rc      recvCache
-	bridged bool // DeliverTo replaced the queue for Recv
-	started bool // Bind or Connect was called
-	st      stats
+	nextInline atomic.Uint32 // the peer of the next inline write (SendContext)
+
+	out     *outQueue // Push: the messages to send, taken by any peer's writer
+	in      *inQueue  // Pull, Sub: received messages for Recv
+	sink    sink      // DeliverTo: a mailbox instead of in
+	bridged bool      // DeliverTo replaced the queue for Recv
+	started bool      // Bind or Connect was called
+
+	// The receiver's cache and the counters that readers and writers
+	// update sit on cache lines of their own, so that the goroutines of
+	// one message's path do not take each other's lines.
+	_  [64]byte
+	rc recvCache
+	_  [64]byte
+	st stats
 }
 
 // NewSocket returns a socket of type t.
 func NewSocket(t Type, opt Options) (*Socket, error) {
-	if t < Push || t > Sub {
+	if t < Push || t > Router {
 		return nil, fmt.Errorf("%w: %v", ErrSocketKind, t)
 	}
 	opt.fill()
@@ -199,25 +232,17 @@ func NewSocket(t Type, opt Options) (*Socket, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	empty := []*peer{}
 	s.peersV.Store(&empty)
-	switch t {
-	case Push:
-		s.out = newQueue(opt.HWM)
-	case Pull, Sub:
-		s.in = newQueue(opt.HWM)
-		s.sink = queueSink{s.in}
+	if t.shared() {
+		s.out = newOutQueue(opt.HWM)
+	}
+	if t.receives() {
+		s.in = newInQueue(opt.HWM)
 	}
 	return s, nil
 }
 
 // Type returns the socket's type.
 func (s *Socket) Type() Type { return s.typ }
-
-type queueSink struct{ q *queue }
-
-func (k queueSink) deliver(ctx context.Context, parts [][]byte) (bool, error) {
-	err := k.q.put(ctx, parts)
-	return err == nil, err
-}
 
 // parseEndpoint maps tcp://host:port and ipc:///path to a network and an
 // address.
@@ -431,8 +456,8 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 		// held to answer one.
 		p.rd.timeout = s.opt.HeartbeatTimeout
 	}
-	if s.typ == Pub {
-		p.out = newQueue(s.opt.HWM)
+	if s.typ == Pub || s.typ == Router {
+		p.out = newOutQueue(s.opt.HWM)
 	}
 	if !s.addPeer(p) {
 		return nil, ErrClosed
@@ -457,6 +482,9 @@ func (s *Socket) addPeer(p *peer) bool {
 	if s.closed {
 		return false
 	}
+	if s.typ == Router {
+		p.setRoutingID(s.routingID(p.identity))
+	}
 	if s.typ == Sub {
 		for _, e := range s.subs.list {
 			for range e.count {
@@ -469,6 +497,18 @@ func (s *Socket) addPeer(p *peer) bool {
 	s.peersV.Store(&list)
 	s.st.peers.Add(1)
 	return true
+}
+
+// routingID returns the routing id of a ROUTER's new peer (s.mu held):
+// the Identity it announced, or, when it announced none, one starting
+// with a zero byte (reserved for these) or one a connected peer has, five
+// bytes as libzmq makes them: a zero byte, then a 4-byte counter.
+func (s *Socket) routingID(identity []byte) []byte {
+	if len(identity) > 0 && identity[0] != 0 && !slices.ContainsFunc(s.peers, func(q *peer) bool { return bytes.Equal(q.routeID, identity) }) {
+		return identity
+	}
+	s.nextRoute++
+	return binary.BigEndian.AppendUint32([]byte{0}, s.nextRoute)
 }
 
 func (s *Socket) removePeer(p *peer) {
@@ -486,21 +526,41 @@ func (s *Socket) removePeer(p *peer) {
 }
 
 // Send sends a message of one or more parts. It copies the parts and
-// never blocks. On a PUSH socket it returns ErrHWM when Options.HWM
-// messages wait (whether peers are connected or not); a writer of any
-// peer takes the message. On a PUB socket the message is queued for
-// every peer whose subscriptions match its first part, and dropped (and
-// counted) for a subscriber whose queue is full; it returns nil. After
-// Close it returns ErrClosed. Send allocates nothing.
+// never blocks. On a PUSH or DEALER socket it returns ErrHWM when
+// Options.HWM messages wait (whether peers are connected or not); a
+// writer of any peer takes the message. On a PUB socket the message is
+// queued for every peer whose subscriptions match its first part, and
+// dropped (and counted) for a subscriber whose queue is full; it returns
+// nil. On a ROUTER socket the first part is the routing id of the peer
+// to send the rest to (a message for no peer, or a full one, is dropped
+// and counted; it returns nil). After Close it returns ErrClosed. Send
+// allocates nothing.
 func (s *Socket) Send(parts ...[]byte) error {
-	if s.ctx.Err() != nil {
+	if s.closing.Load() {
 		return ErrClosed
 	}
 	switch s.typ {
-	case Push:
+	case Push, Dealer:
 		if !s.out.tryPut(parts) {
 			return ErrHWM
 		}
+		return nil
+	case Router:
+		// The first part names the peer; the rest is the message. A
+		// message for no peer, or for a peer whose queue is full, is
+		// dropped and counted, as ZeroMQ's ROUTER does.
+		if len(parts) < 2 {
+			return fmt.Errorf("%w: a ROUTER message needs a routing id and a body", ErrSocketKind)
+		}
+		for _, p := range *s.peersV.Load() {
+			if bytes.Equal(p.routeID, parts[0]) {
+				if !p.out.tryPut(parts[1:]) {
+					s.st.dropped.Add(1)
+				}
+				return nil
+			}
+		}
+		s.st.dropped.Add(1)
 		return nil
 	case Pub:
 		var first []byte
@@ -520,6 +580,81 @@ func (s *Socket) Send(parts ...[]byte) error {
 	return fmt.Errorf("%w: Send on %v", ErrSocketKind, s.typ)
 }
 
+// SendContext is Send for a goroutine that may wait: on a PUSH socket at
+// its high-water mark it waits for room until ctx ends (ctx.Err()) or the
+// socket closes (ErrClosed), instead of returning ErrHWM. On a PUB socket
+// it is Send. It is not for an agent's duty cycle, which must not block:
+// there, use Send.
+func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
+	if !s.typ.shared() {
+		return s.Send(parts...)
+	}
+	waited := false
+	for {
+		if s.closing.Load() {
+			return ErrClosed
+		}
+		peers := *s.peersV.Load()
+		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited)
+		if claimed {
+			// Round robin over the peers, as the writers take turns
+			// with the queued messages.
+			s.writeInline(peers[int(s.nextInline.Add(1)%uint32(len(peers)))], parts)
+			return nil
+		}
+		if queued {
+			if waited {
+				// Pass the wake-up on to another waiting sender while
+				// room is left.
+				s.out.passNotFull()
+			}
+			return nil
+		}
+		waited = true
+		select {
+		case <-s.out.notFull:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return ErrClosed
+		}
+	}
+}
+
+// writeInline writes a message of SendContext that the send queue let
+// the caller write itself (putOrClaim): the round trip then has no
+// hand-off to the writer goroutine. The queue's writers take nothing
+// until it is written, so the messages sent after it follow it. p's write
+// lock is free but for a command being written.
+func (s *Socket) writeInline(p *peer, parts [][]byte) {
+	p.wmu.Lock()
+	p.inline = appendMessage(p.inline[:0], parts)
+	_, err := p.c.Write(p.inline)
+	p.wmu.Unlock()
+	s.out.claimDone()
+	if err != nil {
+		s.st.lost.Add(1)
+		p.end(err)
+		return
+	}
+	s.st.sent.Add(1)
+	s.st.inline.Add(1)
+}
+
+// inlineGap is the least time between two sends that find the send queue
+// idle for the second to be written inline: the sends of a request-reply
+// exchange are further apart, those of a stream closer.
+const inlineGap = int64(2 * time.Microsecond)
+
+// inlineSkip is how many sends queue without a look at the clock once a
+// stream is seen.
+const inlineSkip = 64
+
+var epoch = time.Now()
+
+// sinceEpoch reads the monotonic clock.
+func sinceEpoch() int64 { return int64(time.Since(epoch)) }
+
 // A Message is a received message. Recv fills it; its parts stay valid
 // until the next Recv into the same Message. A Message keeps its buffers
 // from one Recv to the next, so a loop over Recv allocates nothing.
@@ -528,33 +663,32 @@ type Message struct{ s slot }
 // Parts returns the message's parts.
 func (m *Message) Parts() [][]byte { return m.s.parts }
 
-// Recv waits for the next message of a PULL or SUB socket until ctx ends
-// or the socket closes (ErrClosed: what was still queued is discarded),
-// and puts it into m. Any goroutine may call it; messages of one peer come
-// out in the order they were sent.
+// Recv waits for the next message of a PULL, SUB, DEALER or ROUTER
+// socket (on a ROUTER, the sender's routing id is its first part) until
+// ctx ends or the socket closes (ErrClosed: what was still queued is
+// discarded), and puts it into m. Any goroutine may call it; messages of
+// one peer come out in the order they were sent.
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
 	}
 	rc := &s.rc
 	for {
-		if s.ctx.Err() != nil {
+		if s.closing.Load() {
 			return ErrClosed
 		}
 		rc.mu.Lock()
-		if rc.next == len(rc.got) {
-			// Give back the slots handed out, take the next batch: the
+		if rc.off == len(rc.buf) {
+			// Give back the buffer handed out, take the queued one: the
 			// receive queue's lock once per batch, not per message.
-			s.in.release(rc.used)
-			rc.used = rc.used[:0]
-			rc.got, rc.next = s.in.take(rc.got[:0], recvBatch), 0
+			var n int
+			if rc.buf, n = s.in.take(rc.buf); n == 0 {
+				rc.buf = rc.buf[:0]
+			}
+			rc.off = 0
 		}
-		if rc.next < len(rc.got) {
-			sl := rc.got[rc.next]
-			rc.got[rc.next] = nil
-			rc.next++
-			m.s, *sl = *sl, m.s
-			rc.used = append(rc.used, sl)
+		if rc.off < len(rc.buf) {
+			rc.off += nextMessage(rc.buf[rc.off:], &m.s)
 			rc.mu.Unlock()
 			return nil
 		}
@@ -569,17 +703,49 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	}
 }
 
-// recvCache holds a batch of received slots that Recv hands out one at a
-// time, and those it handed out, to give back with the next batch.
+// recvCache holds the buffer of received messages Recv took from the
+// receive queue, and how far it handed them out; m is Drain's message.
 type recvCache struct {
-	mu   sync.Mutex
-	got  []*slot
-	next int
-	used []*slot
+	mu  sync.Mutex
+	buf []byte
+	off int
+	m   slot
 }
 
-// recvBatch is the most slots Recv takes from the receive queue at once.
-const recvBatch = 64
+// Drain hands up to limit received messages of a PULL, SUB, DEALER or
+// ROUTER socket to h, in the order Recv would return them, and returns
+// how many; it does not wait (0 when none has arrived). The parts are
+// valid during the call only. Drain takes the receive lock once for all
+// of them where Recv takes it per message: the way to consume a stream.
+// It never blocks on the network, so an agent may call it in its duty
+// cycle. h must not call Recv or Drain of the same socket.
+func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
+	if s.in == nil || s.bridged {
+		return 0, fmt.Errorf("%w: Drain on %v", ErrSocketKind, s.typ)
+	}
+	if s.closing.Load() {
+		return 0, ErrClosed
+	}
+	rc := &s.rc
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for n < limit {
+		if rc.off == len(rc.buf) {
+			var k int
+			if rc.buf, k = s.in.take(rc.buf); k == 0 {
+				rc.buf = rc.buf[:0]
+				rc.off = 0
+				break
+			}
+			rc.off = 0
+		}
+		rc.off += nextMessage(rc.buf[rc.off:], &rc.m)
+		h(rc.m.parts)
+		n++
+	}
+	return n, nil
+}
 
 // Subscribe asks every PUB peer, present and future, for the messages
 // whose first part starts with prefix (all messages for an empty prefix).
@@ -605,6 +771,23 @@ func (s *Socket) subscribe(on bool, prefix []byte) error {
 		p.command(on, prefix)
 	}
 	return nil
+}
+
+// Subscribers returns how many peers of a PUB socket would receive a
+// message whose first part is topic: those connected whose subscriptions
+// match it. A publisher can wait for its subscriber with it. On other
+// socket types it returns 0.
+func (s *Socket) Subscribers(topic []byte) int {
+	if s.typ != Pub {
+		return 0
+	}
+	n := 0
+	for _, p := range *s.peersV.Load() {
+		if p.subscribed(topic) {
+			n++
+		}
+	}
+	return n
 }
 
 // Stats returns the socket's statistics.
@@ -634,6 +817,7 @@ func (s *Socket) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	s.cancel()
 	for _, l := range s.listeners {
 		_ = l.Close()

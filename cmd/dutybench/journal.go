@@ -17,7 +17,7 @@ import (
 // one writer on one thread, with no flush, against the same bytes written
 // through a bufio.Writer of 64 KiB over an os.File (the baseline) and
 // copied with memmove into memory (the limit), in the same run
-// (docs/benchmarks.md, "WJ, WJK and WJL: the journal"). WJ's records carry the
+// (docs/workloads.md, "WJ, WJK and WJL: the journal"). WJ's records carry the
 // standard 32-byte payload, WJK's 1 KiB (the payload, then zeros). The
 // timed span is the appends (and bufio's final Flush); every record is
 // then read back, untimed, and checked. journal-replay times a Tailer

@@ -202,7 +202,7 @@ func w3MailboxActors(cfg *runConfig) (time.Duration, error) {
 }
 
 // benchMsg is the standard payload as a fixed-layout struct: the same 32
-// bytes (docs/benchmarks.md, "Common rules").
+// bytes (docs/workloads.md, "Common rules").
 type benchMsg struct {
 	Seq      uint64
 	Producer uint64

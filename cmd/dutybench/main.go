@@ -1,5 +1,5 @@
 // Command dutybench runs duty's standard workloads (W1, W2, W3, and W4T/W4L
-// through shared-memory files; docs/benchmarks.md, "Workloads and rules")
+// through shared-memory files; docs/workloads.md, "Workloads and rules")
 // against their baselines (a Go channel; a Unix domain socket for W4) on a
 // noisy two-core machine: it probes the inter-core latency before and after
 // every timed repetition, labels each repetition with the phase it ran in,
@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl,wn,wnl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
+//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl,wn,wnl,wz,wzl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
 //
 // docs/benchmarks.md describes the method and the measured figures.
 package main
@@ -89,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
-	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: chan-locked, batch16-onetoone, batch16-append, onetoone-write-noprefetch, manytoone-write-noprefetch, batch16-noprefetch, manytoone-write-nodemote, mailbox-nodemote, batch16-demote, mailbox-actors-nodemote, batch16-onetoone-noprefetch, onetoone-noprefetch, onetoone-write-pause, manytoone-write-pause, mailbox-pause, manytoone-write-spin, mailbox-spin, manytoone-write-backoff, mailbox-backoff, queue-onetoone, queue-manytoone, queue-manytomany, mailbox-send-read, mailbox-write-drain, onetoone-runner-notiming, onetoone-runner-noop, onetoone-readpoll, floor, floor-zeronext; built with -tags cring: cring-write, cring-cas, cring-batch16, cring-cas-to-manytoone, manytoone-to-cring, cring-pingpong); ratios are to the first one run")
+	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: chan-locked, batch16-onetoone, batch16-append, onetoone-write-noprefetch, manytoone-write-noprefetch, batch16-noprefetch, manytoone-write-nodemote, mailbox-nodemote, batch16-demote, mailbox-actors-nodemote, batch16-onetoone-noprefetch, onetoone-noprefetch, onetoone-write-pause, manytoone-write-pause, mailbox-pause, manytoone-write-spin, mailbox-spin, manytoone-write-backoff, mailbox-backoff, queue-onetoone, queue-manytoone, queue-manytomany, mailbox-send-read, mailbox-write-drain, onetoone-runner-notiming, onetoone-runner-noop, onetoone-readpoll, floor, floor-zeronext, zmtp-recv; built with -tags cring: cring-write, cring-cas, cring-batch16, cring-cas-to-manytoone, manytoone-to-cring, cring-pingpong; built with -tags zmq4: zmq4 in wz and wzl); ratios are to the first one run")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// Payload layout (docs/benchmarks.md, "Common rules"): [0,8) per-producer
+// Payload layout (docs/workloads.md, "Common rules"): [0,8) per-producer
 // sequence number, [8,16) producer id, [16,32) zero; uint64 little endian.
 // Message type id 1.
 const (

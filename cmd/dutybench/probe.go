@@ -10,7 +10,7 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// The c2c probe (docs/benchmarks.md, "The c2c probe and phases"): two
+// The c2c probe (docs/workloads.md, "The c2c probe and phases"): two
 // threads, each locked to its OS thread and pinned to one of the first two
 // CPUs, bounce one cache line with atomic stores; the result is the median
 // ns per round trip over batches of probeBatch round trips during about

@@ -15,7 +15,7 @@ const (
 	kindLatency                // ns per round trip, percentiles per repetition
 )
 
-// Units, as in the report (docs/benchmarks.md, "JSON shape").
+// Units, as in the report (docs/workloads.md, "JSON shape").
 const (
 	unitMmsgs = "Mmsg/s"
 	unitNs    = "ns"

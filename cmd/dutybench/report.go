@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// Report is the JSON document of a run (docs/benchmarks.md, "JSON shape").
+// Report is the JSON document of a run (docs/workloads.md, "JSON shape").
 type Report struct {
 	// Host says what the run ran on: figures
 	// from different CPUs are not comparable, and the rings' prefetching

@@ -6,7 +6,7 @@ import (
 )
 
 // Phases of the machine's inter-core latency, from the c2c probe
-// (docs/benchmarks.md, "The c2c probe and phases").
+// (docs/workloads.md, "The c2c probe and phases").
 const (
 	phaseNear     = "near"     // probe < 75 ns
 	phaseMid      = "mid"      // 75 ns <= probe <= 250 ns

@@ -7,7 +7,7 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// W1: one producer, one consumer, throughput (docs/benchmarks.md, "W1: one
+// W1: one producer, one consumer, throughput (docs/workloads.md, "W1: one
 // producer, one consumer"). The producer runs in slot 0, the consumer in
 // slot 1.
 var w1 = &workload{
@@ -27,7 +27,7 @@ var w1 = &workload{
 	},
 }
 
-// ringCapacity is the data capacity of every ring (docs/benchmarks.md,
+// ringCapacity is the data capacity of every ring (docs/workloads.md,
 // "Common rules"): 64 KiB plus
 // the trailer. chanCapacity is the same 64 KiB as 32-byte channel elements.
 const (

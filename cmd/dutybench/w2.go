@@ -8,7 +8,7 @@ import (
 )
 
 // W2: two producers, one consumer, throughput, order checked per producer
-// (docs/benchmarks.md, "W2: two producers, one consumer"). Three busy
+// (docs/workloads.md, "W2: two producers, one consumer"). Three busy
 // goroutines on two cores: oversubscribed by design. Producers run in slots
 // 0 and 1, the consumer in slot 2.
 var w2 = &workload{

@@ -14,7 +14,7 @@ import (
 )
 
 // W3: round trip over two one-to-one channels (ping A->B, pong B->A),
-// latency per round trip measured by the pinger (docs/benchmarks.md, "W3:
+// latency per round trip measured by the pinger (docs/workloads.md, "W3:
 // round trip"). The pinger runs in slot 0, the ponger in slot 1. The
 // -warmup repetitions are the workload's warm-up: 3 of n round trips by
 // default, so 3n round trips.

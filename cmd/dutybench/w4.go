@@ -24,7 +24,7 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// W4T and W4L (docs/benchmarks.md, "W4T and W4L: across processes"): W1
+// W4T and W4L (docs/workloads.md, "W4T and W4L: across processes"): W1
 // and W3 with the ring in a shared file (a mailbox in a file,
 // ipc.CreateMailbox: its ring lives in /dev/shm) and the consumer (ponger)
 // in a second process: the dutybench binary re-executed

@@ -10,7 +10,7 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// WJL: append-to-tailer latency (docs/benchmarks.md, "WJ, WJK and WJL:
+// WJL: append-to-tailer latency (docs/workloads.md, "WJ, WJK and WJL:
 // the journal"). A writer in slot 0 appends a 32-byte record wjlInterval after
 // the previous one, once the reader has it (one record in flight, so that
 // a reader descheduled by the host delays one sample, not a queue of

@@ -27,7 +27,7 @@ import (
 // Inbound -> mailbox) against the NATS Go client publishing one NATS message per
 // message to an asynchronous subscription (the naive use, the baseline),
 // over an embedded nats-server on a loopback port that each repetition
-// starts (docs/benchmarks.md, "WN and WNL: the NATS bridge"). Every
+// starts (docs/workloads.md, "WN and WNL: the NATS bridge"). Every
 // message is checked on arrival: exactly once, in order.
 //
 // WN measures throughput: the producer keeps at most wnWindow messages

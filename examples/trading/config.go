@@ -60,6 +60,7 @@ type config struct {
 	// Record and Replay: record every agent's input into journals in this
 	// directory, or replay a recorded run from them (record.go).
 	Record, Replay string
+	MD             string // -md: "" (the in-process feed), "auto" (start the feeder) or its endpoint (md.go)
 
 	// dropReport (-lose-report), if > 0, makes the exchange skip sending
 	// its dropReport-th report to the strategy: the proof that the
@@ -113,11 +114,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
 	fs.StringVar(&cfg.Record, "record", "", "record every agent's input into journals in this new directory (replay it with -replay)")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay a run recorded with -record from this directory: the same final positions and reconciliation")
+	fs.Var(mdFlag{&cfg.MD}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
 	}
 	if err := natsURLArg(fs, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := mdEndpointArg(fs, &cfg); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -207,6 +212,9 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
 	case (c.Record != "" || c.Replay != "") && (c.IPC || c.Role != "" || c.Record != "" && c.Replay != ""):
 		return fmt.Errorf("%w: -record and -replay exclude each other, -ipc and -role", errUsage)
+	}
+	if err := checkMD(c); err != nil {
+		return err
 	}
 	threads := c.allThreads()
 	var err error

@@ -91,11 +91,14 @@ type stageAgents struct {
 	Strategy *strategyAgent `optional:"true"`
 	Risk     *riskAgent     `optional:"true"`
 	Exchange *exchangeAgent `optional:"true"`
+	MD       *mdAgent       `optional:"true"` // -md: in the feed agent's place
 }
 
 func (s stageAgents) byRole(role string) agent.Agent {
 	// A nil pointer must not become a non-nil interface.
 	switch {
+	case role == roleFeed && s.MD != nil:
+		return s.MD
 	case role == roleFeed && s.Feed != nil:
 		return s.Feed
 	case role == roleStrategy && s.Strategy != nil:
@@ -280,6 +283,12 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		}
 	}()
 	stats.announce(stdout)
+	md, err := startMD(cfg, stderr) // -md: the feeder and the SUB socket (md.go)
+	if err != nil {
+		return false, err
+	}
+	defer md.close()
+	opts = append(opts, md.module())
 	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs, stats.runnerOption()), stats.lat))
 	app := fx.New(opts...)
 	if err := app.Err(); err != nil {
@@ -357,6 +366,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		res.problems = append(res.problems, "reading the error log: "+err.Error())
 	}
 	res.errors = append(res.errors, remote.agentErrors()...)
+	res.problems = append(res.problems, md.finish(stdout)...)
 	res.print(stdout, cfg, h)
 	return res.ok(), nil
 }

@@ -66,7 +66,7 @@ func BenchmarkPublicationOfferPoll(b *testing.B) {
 // Subscription) with busy spinning; ns/op is per message. The baseline in
 // the same run is a heap ringbuf.OneToOne with one producer and one
 // consumer goroutine. On a 2-core machine the 2-subscriber variant has
-// three busy goroutines: oversubscribed by design, like W2 (docs/benchmarks.md, "Workloads and rules").
+// three busy goroutines: oversubscribed by design, like W2 (docs/workloads.md, "Workloads and rules").
 func BenchmarkPublicationThroughput(b *testing.B) {
 	const capacity = 64 << 10
 	payload := make([]byte, 32)

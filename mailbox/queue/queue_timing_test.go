@@ -9,7 +9,7 @@ import (
 // Benchmarks of each queue beside a buffered channel of the same capacity
 // (1024 int64 values), measured in the same run. Compare ratios, never
 // absolute figures: the machines are shared 2-vCPU guests whose
-// core-to-core latency changes by phases (docs/benchmarks.md, "The c2c
+// core-to-core latency changes by phases (docs/workloads.md, "The c2c
 // probe and phases"). Build with -tags duty_queue_seqcst to measure the
 // queues with sync/atomic stores instead of atomicbuf's release store
 // (docs/queue.md has both).

@@ -1,0 +1,76 @@
+package mdfeed
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Main is the feeder program's main (examples/trading/mdfeed, and the
+// trading demo's child with -md): it parses args, publishes until the
+// duration ends or SIGINT/SIGTERM, and returns the exit status. The first
+// line on stdout is "mdfeed: publishing on ENDPOINT", once bound; the
+// last, the counts.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mdfeed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg Config
+	var watch bool
+	fs.StringVar(&cfg.Endpoint, "bind", "tcp://127.0.0.1:5556", "endpoint to publish on (tcp://host:port, port 0 for any; ipc:///path)")
+	fs.IntVar(&cfg.Instruments, "instruments", 8, "number of instruments (the demo's -instruments)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the quotes (the demo's -seed)")
+	fs.Int64Var(&cfg.Rate, "rate", 100_000, "quotes per second")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to publish")
+	fs.DurationVar(&cfg.Wait, "wait", 30*time.Second, "longest wait for a subscriber")
+	fs.BoolVar(&watch, "watch-parent", false, "stop when the process that started this one is gone")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mdfeed: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Bound = func(ep string) { fmt.Fprintf(stdout, "mdfeed: publishing on %s\n", ep) }
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if watch {
+		ctx = watchParent(ctx)
+	}
+	e, err := Run(ctx, cfg)
+	fmt.Fprintf(stdout, "mdfeed: %d quotes published, %d dropped\n", e.Published, e.Dropped)
+	if err != nil {
+		fmt.Fprintln(stderr, "mdfeed:", err)
+		return 1
+	}
+	return 0
+}
+
+// watchParent returns a context that ends when the parent process is gone
+// (the child is then re-parented).
+func watchParent(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	ppid := os.Getppid()
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != ppid {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx
+}

@@ -1,0 +1,177 @@
+// Package mdfeed publishes the trading demo's market data on a ZMTP PUB
+// socket (package zmtp), and defines the messages it sends: the quotes of
+// package feed's generator, then an end message with its counts.
+//
+// Every message has two frames: a type id (4 bytes, big-endian, the
+// zmtp.Mapping TypeIDFrame layout) and a body. A quote is TypeQuote and
+// the msg.Quote encoding; the end message is TypeEnd and two 8-byte
+// little-endian counts: quotes published, and quotes the PUB socket
+// dropped for a subscriber that fell behind (zmtp.Stats.Dropped). A
+// subscriber subscribes to the type-id frames it wants, so the publisher
+// filters.
+//
+// Run waits for a subscriber of quotes, publishes at Config.Rate for
+// Config.Duration (or until its context ends), then sends the end message
+// and waits for it to be written. With the same Instruments and Seed, the
+// quotes are the demo's in-process feed's, timestamps aside: FeedNanos is
+// CLOCK_MONOTONIC, which every process of the host shares.
+package mdfeed
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/examples/trading/internal/feed"
+	"github.com/dutyrt/duty/examples/trading/internal/msg"
+	"github.com/dutyrt/duty/zmtp"
+)
+
+// Type ids of the first frame.
+const (
+	TypeQuote = msg.TypeQuote
+	TypeEnd   = int32(1000)
+	// EndLen is the length of the end message's body.
+	EndLen = 16
+)
+
+// TypeFrame returns the first frame of a message of type id t: also the
+// subscription prefix for it.
+func TypeFrame(t int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(t)) }
+
+// End is the end message's body.
+type End struct {
+	Published int64 // quotes published
+	Dropped   int64 // quotes the PUB socket did not queue for a subscriber
+}
+
+// Encode writes e into b[:EndLen].
+func (e End) Encode(b []byte) {
+	binary.LittleEndian.PutUint64(b[0:], uint64(e.Published))
+	binary.LittleEndian.PutUint64(b[8:], uint64(e.Dropped))
+}
+
+// DecodeEnd reads an end message's body.
+func DecodeEnd(b []byte) (End, error) {
+	if len(b) != EndLen {
+		return End{}, fmt.Errorf("%w: end message of %d bytes, want %d", ErrMessage, len(b), EndLen)
+	}
+	return End{Published: int64(binary.LittleEndian.Uint64(b)), Dropped: int64(binary.LittleEndian.Uint64(b[8:]))}, nil
+}
+
+// ErrMessage reports a market-data message that is not what this package
+// sends.
+var ErrMessage = errors.New("mdfeed: bad message")
+
+// Config configures Run.
+type Config struct {
+	Endpoint    string        // where to bind: tcp://host:port (port 0: any), ipc:///path
+	Instruments int           // as the demo's -instruments
+	Seed        uint64        // as the demo's -seed
+	Rate        int64         // quotes per second, > 0
+	Duration    time.Duration // how long to publish
+	// Bound, if set, is called with the endpoint bound (the port chosen).
+	Bound func(endpoint string)
+	// Wait bounds the wait for a subscriber (default 30 s).
+	Wait   time.Duration
+	Logger *slog.Logger
+}
+
+// hwm is the PUB socket's per-subscriber high-water mark: a few seconds
+// of quotes at the demo's default rate, so that a subscriber's stall
+// does not drop market data.
+const hwm = 1 << 20
+
+// Run binds a PUB socket at cfg.Endpoint and publishes. It returns the end
+// message it sent.
+func Run(ctx context.Context, cfg Config) (End, error) {
+	if cfg.Rate <= 0 || cfg.Duration <= 0 {
+		return End{}, fmt.Errorf("mdfeed: rate %d and duration %v must be > 0", cfg.Rate, cfg.Duration)
+	}
+	if cfg.Wait <= 0 {
+		cfg.Wait = 30 * time.Second
+	}
+	gen, err := feed.New(feed.Config{Instruments: cfg.Instruments, Seed: cfg.Seed, Now: monoNanos})
+	if err != nil {
+		return End{}, err
+	}
+	pub, err := zmtp.NewSocket(zmtp.Pub, zmtp.Options{HWM: hwm, Logger: cfg.Logger})
+	if err != nil {
+		return End{}, err
+	}
+	defer pub.Close()
+	ep, err := pub.Bind(cfg.Endpoint)
+	if err != nil {
+		return End{}, err
+	}
+	if cfg.Bound != nil {
+		cfg.Bound(ep)
+	}
+	quote, end := TypeFrame(TypeQuote), TypeFrame(TypeEnd)
+	if err := waitFor(ctx, cfg.Wait, func() bool { return pub.Subscribers(quote) > 0 && pub.Subscribers(end) > 0 }); err != nil {
+		return End{}, fmt.Errorf("mdfeed: no subscriber: %w", err)
+	}
+
+	var q msg.Quote
+	body := make([]byte, msg.QuoteLen)
+	var e End
+	start := time.Now()
+	stop := start.Add(cfg.Duration)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for now := start; now.Before(stop) && ctx.Err() == nil; {
+		due := int64(now.Sub(start).Seconds()*float64(cfg.Rate)) - e.Published
+		for range due {
+			gen.Next(&q)
+			q.Encode(body)
+			if err := pub.Send(quote, body); err != nil {
+				return e, err
+			}
+			e.Published++
+		}
+		select {
+		case now = <-tick.C:
+		case <-ctx.Done():
+		}
+	}
+	e.Dropped = int64(pub.Stats().Dropped)
+	b := make([]byte, EndLen)
+	e.Encode(b)
+	if err := pub.Send(end, b); err != nil {
+		return e, err
+	}
+	// The end message is the last: once every message is written (or
+	// dropped), the subscriber has or will have it.
+	want := uint64(e.Published + 1)
+	err = waitFor(context.Background(), 10*time.Second, func() bool {
+		st := pub.Stats()
+		return st.Sent+st.Dropped+st.Lost >= want || st.Peers == 0
+	})
+	return e, err
+}
+
+func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %v", limit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// monoNanos is CLOCK_MONOTONIC, the demo's clock.
+func monoNanos() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}

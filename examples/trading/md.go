@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
+	"github.com/dutyrt/duty/examples/trading/internal/msg"
+	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/zmtp"
+)
+
+// -md: the market data comes from a ZMTP PUB endpoint (package zmtp)
+// instead of the in-process generator. A SUB socket, subscribed to the
+// quote and end messages of package mdfeed, delivers into the mailbox
+// md.in (a zmtp bridge: the socket's goroutines do the network I/O, never
+// a duty cycle); the md agent takes the feed agent's place on its thread,
+// drains md.in and sends each quote on to the strategy, risk and the
+// exchange exactly as the feed agent does, with its pending output and
+// counters.
+//
+// Reconciliation stays exact: the ledger's feed count is the number of
+// quotes the md agent forwarded. Each received quote is also checked
+// against the demo's own generator (same -seed and -instruments): a
+// quote lost, repeated or reordered on the way, or a feeder with other
+// settings, is a problem. The feeder's end message carries what it
+// published and what its PUB dropped; both must match what arrived.
+//
+// With -md alone, the demo starts the feeder (this binary again, as
+// mdfeed.Main) on a free loopback port, and asks it to end (SIGINT) when
+// the demo's feed stops; the md agent then waits for the end message.
+// With -md ENDPOINT it connects to a feeder started by hand and stops
+// forwarding when the demo's feed stops.
+
+// mdAuto is -md without an endpoint: start the feeder.
+const mdAuto = "auto"
+
+// envMDFeed makes this binary (the demo's, or a test binary) run the
+// feeder instead: the demo starts its child feeder so.
+const envMDFeed = "DUTY_TRADING_MDFEED"
+
+func init() {
+	if os.Getenv(envMDFeed) == "1" {
+		os.Exit(mdfeed.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+}
+
+// mdFlag is -md: a flag that takes an optional value (-md, -md=ENDPOINT;
+// mdEndpointArg handles -md ENDPOINT).
+type mdFlag struct{ v *string }
+
+func (f mdFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+func (f mdFlag) Set(s string) error {
+	switch s {
+	case "true":
+		*f.v = mdAuto
+	case "false":
+		*f.v = ""
+	default:
+		*f.v = s
+	}
+	return nil
+}
+
+func (f mdFlag) IsBoolFlag() bool { return true }
+
+// mdEndpointArg takes "-md ENDPOINT" (the endpoint as the argument after
+// the flag, which the flag package leaves unparsed) as -md=ENDPOINT, and
+// parses the flags after it.
+func mdEndpointArg(fs *flag.FlagSet, cfg *config) error {
+	if cfg.MD != mdAuto || fs.NArg() == 0 || !strings.Contains(fs.Arg(0), "://") {
+		return nil
+	}
+	cfg.MD = fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
+	}
+	return nil
+}
+
+// checkMD checks -md against the other flags.
+func checkMD(c *config) error {
+	switch {
+	case c.MD == "":
+		return nil
+	case c.Role != "":
+		return fmt.Errorf("%w: -md is for the demo, not -role %s", errUsage, c.Role)
+	case c.NATS != "" || c.Record != "" || c.Replay != "":
+		// Each would work in principle; none is tested with -md.
+		return fmt.Errorf("%w: -md does not combine with -nats, -record or -replay", errUsage)
+	case c.Rate == 0:
+		return fmt.Errorf("%w: -md needs -rate > 0 (a PUB drops for a subscriber that falls behind)", errUsage)
+	case c.MD != mdAuto && !strings.HasPrefix(c.MD, "tcp://") && !strings.HasPrefix(c.MD, "ipc://"):
+		return fmt.Errorf("%w: -md %q: an endpoint is tcp://host:port or ipc:///path", errUsage, c.MD)
+	}
+	return nil
+}
+
+// mdSource is the market-data connection: the SUB socket, md.in, the
+// child feeder. Nil without -md; its methods accept a nil receiver.
+type mdSource struct {
+	endpoint string
+	sub      *zmtp.Socket
+	in       *mailbox.Mailbox
+	agent    *mdAgent
+	cmd      *exec.Cmd // the child feeder, or nil
+	exited   chan struct{}
+}
+
+// startMD starts the feeder (with -md alone) and the SUB socket.
+func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
+	if cfg.MD == "" {
+		return nil, nil
+	}
+	m = &mdSource{endpoint: cfg.MD}
+	defer func() {
+		if err != nil {
+			m.close()
+		}
+	}()
+	if cfg.MD == mdAuto {
+		if err := m.spawn(cfg, stderr); err != nil {
+			return m, err
+		}
+	}
+	if m.in, err = mailbox.New(mailbox.Config{Name: "md.in", Capacity: cfg.Capacity}); err != nil {
+		return m, err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if m.sub, err = zmtp.NewSocket(zmtp.Sub, zmtp.Options{Logger: logger}); err != nil {
+		return m, err
+	}
+	for _, t := range []int32{mdfeed.TypeQuote, mdfeed.TypeEnd} {
+		if err := m.sub.Subscribe(mdfeed.TypeFrame(t)); err != nil {
+			return m, err
+		}
+	}
+	if err := m.sub.DeliverTo(m.in, zmtp.Mapping{TypeIDFrame: true}); err != nil {
+		return m, err
+	}
+	if err := m.sub.Connect(m.endpoint); err != nil {
+		return m, fmt.Errorf("trading: -md: %w", err)
+	}
+	return m, nil
+}
+
+// spawn starts this binary as the feeder on a free loopback port and
+// reads the endpoint it bound from its first line.
+func (m *mdSource) spawn(cfg config, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	m.cmd = exec.Command(exe, "-bind", "tcp://127.0.0.1:0",
+		"-instruments", strconv.Itoa(cfg.Instruments), "-seed", strconv.FormatUint(cfg.Seed, 10),
+		"-rate", strconv.FormatInt(cfg.Rate, 10), "-duration", cfg.Duration.String(), "-watch-parent")
+	m.cmd.Env = append(os.Environ(), envMDFeed+"=1")
+	m.cmd.Stderr = stderr
+	// Its own process group: a Ctrl-C reaches the demo, which then asks
+	// the feeder to end (SIGINT) so that its end message still comes.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := m.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := m.cmd.Start(); err != nil {
+		m.cmd = nil
+		return fmt.Errorf("trading: starting the feeder: %w", err)
+	}
+	m.exited = make(chan struct{})
+	lines := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(out)
+		line, _ := r.ReadString('\n')
+		lines <- line
+		_, _ = io.Copy(io.Discard, r) // its last line, the counts
+		_ = m.cmd.Wait()
+		close(m.exited)
+	}()
+	select {
+	case line := <-lines:
+		ep, ok := strings.CutPrefix(strings.TrimSpace(line), "mdfeed: publishing on ")
+		if !ok {
+			return fmt.Errorf("trading: the feeder said %q, not its endpoint", line)
+		}
+		m.endpoint = ep
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("trading: the feeder did not start within 30 s")
+	}
+}
+
+// module provides the md agent, which takes the feed agent's place.
+func (m *mdSource) module() fx.Option {
+	if m == nil {
+		return fx.Options()
+	}
+	return fx.Provide(func(f *feedAgent) *mdAgent {
+		m.agent = &mdAgent{f: f, src: m}
+		m.agent.in = inbox{m.in, m.agent.onMD}
+		return m.agent
+	})
+}
+
+// finish reports, after the run, what arrived, and returns the problems:
+// quotes that differ from the generator's, an end message missing or not
+// matching what arrived, messages the bridge dropped.
+func (m *mdSource) finish(w io.Writer) []string {
+	if m == nil || m.agent == nil {
+		return nil
+	}
+	a := m.agent
+	var p []string
+	fmt.Fprintf(w, "market data: %d quotes from %s", a.f.made, m.endpoint)
+	if a.ended {
+		fmt.Fprintf(w, " (the feeder published %d, dropped %d)", a.end.Published, a.end.Dropped)
+		if a.end.Dropped > 0 {
+			p = append(p, fmt.Sprintf("market data: the feeder's PUB dropped %d quotes", a.end.Dropped))
+		}
+		if a.end.Published != a.f.made {
+			p = append(p, fmt.Sprintf("market data: the feeder published %d quotes, %d arrived", a.end.Published, a.f.made))
+		}
+	} else if m.cmd != nil {
+		p = append(p, "market data: the feeder's end message did not arrive")
+	}
+	fmt.Fprintln(w)
+	if a.mismatch > 0 {
+		p = append(p, fmt.Sprintf("market data: %d quotes differ from the generator's (is the feeder's -seed and -instruments the demo's?), the first: %s", a.mismatch, a.firstMismatch))
+	}
+	if a.bad > 0 {
+		p = append(p, fmt.Sprintf("market data: %d messages undecodable or unexpected", a.bad))
+	}
+	if d := m.sub.Stats().Dropped; d > 0 {
+		p = append(p, fmt.Sprintf("market data: the SUB bridge dropped %d messages", d))
+	}
+	return p
+}
+
+// close closes the socket and waits for the feeder (killing it after 5 s).
+func (m *mdSource) close() {
+	if m == nil {
+		return
+	}
+	if m.sub != nil {
+		_ = m.sub.Close()
+	}
+	if m.cmd != nil {
+		_ = m.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-m.exited:
+		case <-time.After(5 * time.Second):
+			_ = m.cmd.Process.Kill()
+			<-m.exited
+		}
+	}
+}
+
+// mdAgent forwards the quotes of md.in with the feed agent's state: its
+// generator (as the checker and the count), quote, pending output and
+// words, so that the rest of the demo (quiesce, the ledger, the table)
+// sees a feed agent.
+type mdAgent struct {
+	f     *feedAgent
+	src   *mdSource
+	in    inbox
+	want  msg.Quote
+	ended bool
+	end   mdfeed.End
+	asked bool // the child feeder was asked to end
+
+	mismatch      int64
+	firstMismatch string
+	bad           int64
+}
+
+func (a *mdAgent) RoleName() string { return roleFeed }
+func (a *mdAgent) OnStart() error   { return nil }
+func (a *mdAgent) OnClose() error   { return nil }
+
+func (a *mdAgent) DoWork() (int, error) {
+	f := a.f
+	work := 0
+	if f.pending {
+		if !f.flush() {
+			return 0, nil
+		}
+		work++
+	}
+	if f.stop.Load() {
+		if a.src.cmd == nil || a.ended {
+			// A feeder started by hand: stop forwarding now. The child:
+			// once its end message is in.
+			setWord(f.stopped, 1)
+			return work, nil
+		}
+		if !a.asked {
+			a.asked = true
+			_ = a.src.cmd.Process.Signal(os.Interrupt) // once per run
+		}
+	}
+	if a.ended {
+		return work, nil
+	}
+	n, err := a.in.work()
+	counters.SetWord(f.quotes, f.made)
+	return work + n, err
+}
+
+// onMD is md.in's handler: a quote is checked against the generator and
+// sent on (Break when a destination is full: the rest is pending
+// output); the end message ends the stream.
+func (a *mdAgent) onMD(m *mailbox.Message) mailbox.Action {
+	f := a.f
+	if f.pending && !f.flush() {
+		return mailbox.Abort
+	}
+	if a.ended {
+		a.bad++ // nothing follows the end
+		return mailbox.Continue
+	}
+	switch m.TypeID() {
+	case mdfeed.TypeQuote:
+		if err := mailbox.DecodeTyped(m, msg.TypeQuote, &f.q); err != nil {
+			a.bad++
+			return mailbox.Continue
+		}
+		f.gen.Next(&a.want)
+		if q, w := &f.q, &a.want; q.Seq != w.Seq || q.Instrument != w.Instrument || q.BidPx != w.BidPx ||
+			q.BidQty != w.BidQty || q.AskPx != w.AskPx || q.AskQty != w.AskQty {
+			if a.mismatch++; a.mismatch == 1 {
+				a.firstMismatch = fmt.Sprintf("#%d instrument %d %dx%d/%dx%d, want #%d instrument %d %dx%d/%dx%d",
+					q.Seq, q.Instrument, q.BidQty, q.BidPx, q.AskPx, q.AskQty, w.Seq, w.Instrument, w.BidQty, w.BidPx, w.AskPx, w.AskQty)
+			}
+		}
+		f.made++
+		f.sent = 0
+		if !f.flush() {
+			return mailbox.Break
+		}
+	case mdfeed.TypeEnd:
+		e, err := mdfeed.DecodeEnd(m.Part(0))
+		if err != nil {
+			a.bad++
+			return mailbox.Continue
+		}
+		a.end, a.ended = e, true
+		return mailbox.Break
+	default:
+		a.bad++
+	}
+	return mailbox.Continue
+}
