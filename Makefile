@@ -4,7 +4,7 @@
 
 GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZTIME    ?= 5s
+FUZZTIME    ?= 3s
 
 .PHONY: test vet lint codegen race invariants allocs cring zmq4 fuzz-smoke bench-smoke ci demo
 
