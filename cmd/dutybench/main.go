@@ -180,8 +180,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		wr := buildReport(w, names, reps_)
 		report.Workloads = append(report.Workloads, wr)
 		if !o.json {
-			header := fmt.Sprintf("%s (%s, %s): n=%d, %d reps + %d warm-up, interleaved; duty variants (and chan-locked) on %s, chan on %s; ratios to %s in the same phase",
-				w.name, w.unit(), betterWord(w), n, reps, o.warmup, wplace, placement{}, names[0])
+			header := fmt.Sprintf("%s (%s, %s): n=%d, %d reps + %d warm-up, interleaved; %s; ratios to %s in the same phase",
+				w.name, w.unit(), betterWord(w), n, reps, o.warmup, placementNote(vs, wplace), names[0])
 			if err := writeTable(stdout, wr, header); err != nil {
 				return err
 			}
@@ -192,6 +192,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, report)
 	}
 	return nil
+}
+
+// placementNote says where the variants vs ran: those marked goroutines
+// as plain goroutines whatever the flags say, the others as place says.
+func placementNote(vs []variant, place placement) string {
+	var onPlace, onGoroutines []string
+	for _, v := range vs {
+		if v.goroutines {
+			onGoroutines = append(onGoroutines, v.name)
+		} else {
+			onPlace = append(onPlace, v.name)
+		}
+	}
+	switch {
+	case len(onGoroutines) == 0:
+		return "every variant on " + place.String()
+	case len(onPlace) == 0 || place.String() == placement{}.String():
+		return "every variant on " + placement{}.String()
+	}
+	return fmt.Sprintf("%s on %s; %s on %s", strings.Join(onPlace, ", "), place, strings.Join(onGoroutines, ", "), placement{})
 }
 
 func betterWord(w *workload) string {
