@@ -32,7 +32,11 @@
 // hands the P away and is woken through the runtime's timers, which costs
 // far more than the nanosleep itself at the short periods a back-off
 // parks for. The kernel still adds the thread's timer slack (50 µs by
-// default) to each sleep; runner.WithTimerSlack lowers it. docs/idle.md
+// default) to each sleep; runner.WithTimerSlack lowers it. Parks of a
+// millisecond or more use time.Sleep after all: a nanosleeping thread
+// keeps its P until the runtime's monitor takes it back, and an idle
+// runner would otherwise starve the process's other goroutines when
+// GOMAXPROCS is small. docs/idle.md
 // ("Parking on a locked thread") has the measurements
 // and the command that reproduces them.
 package idle
