@@ -90,9 +90,9 @@
 //
 // Recorder is an agent that records a mailbox's messages into the
 // journal (and passes them on); Replayer is an agent that sends a
-// journal's records back into a mailbox, as fast as it takes them or at
-// the recorded pace. Package journal/pubrecord does the same for IPC
-// publications.
+// journal's records back into a mailbox or any other Sink, as fast as it
+// takes them or at the recorded pace. Package journal/pubrecord does the
+// same for IPC publications.
 //
 // # Tools
 //

@@ -105,16 +105,19 @@ func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
 	return mailbox.Continue
 }
 
-// Replayer is the agent that feeds a journal back into a mailbox: each
-// DoWork reads records with its Tailer (all streams, or one) and sends
-// them to the output mailbox with their type id, as fast as the mailbox
-// takes them or at the pace they were recorded (Paced). A full mailbox is
-// back-pressure: the record is sent again on the next duty cycle. With
-// StopAtEnd, the Replayer returns agent.ErrDone at the end of the log.
+// Replayer is the agent that feeds a journal back into a Sink (a
+// mailbox, or a publication through package pubrecord): each DoWork reads
+// records with its Tailer (all streams, or one) and sends them with their
+// type id, as fast as the sink takes them or at the pace they were
+// recorded (Paced). A refusal the sink's retry function calls transient
+// (a full mailbox: back-pressure) leaves the record to be sent again on
+// the next duty cycle, so nothing is skipped and nothing is sent twice.
+// With StopAtEnd, the Replayer returns agent.ErrDone at the end of the log.
 type Replayer struct {
 	role      string
 	t         *Tailer
-	out       *mailbox.Mailbox
+	out       Sink
+	retry     func(error) bool
 	stream    uint32
 	oneStream bool
 	limit     int
@@ -132,19 +135,36 @@ type Replayer struct {
 	sent          int64
 }
 
+// A Sink takes the records a Replayer sends: Send returns nil once it has
+// taken one. *mailbox.Mailbox is a Sink.
+type Sink interface {
+	Send(typeID int32, body []byte) error
+}
+
 var _ agent.Agent = (*Replayer)(nil)
 
 // NewReplayer returns a Replayer reading with t (its position is where the
 // replay starts) into out, at most limit records per duty cycle (0: 256).
-// streams restricts it to one stream; none means every stream.
+// streams restricts it to one stream; none means every stream. A full
+// mailbox (mailbox.ErrBackPressured) is retried.
 func NewReplayer(role string, t *Tailer, out *mailbox.Mailbox, limit int, streams ...uint32) (*Replayer, error) {
-	if t == nil || out == nil || len(streams) > 1 {
+	if out == nil { // before it becomes a non-nil Sink
 		return nil, fmt.Errorf("%w: replayer needs a tailer, a mailbox and at most one stream", ErrArgument)
+	}
+	return NewSinkReplayer(role, t, out, func(err error) bool { return errors.Is(err, mailbox.ErrBackPressured) }, limit, streams...)
+}
+
+// NewSinkReplayer is NewReplayer into any Sink: retry reports which of its
+// refusals are transient (the record is sent again next duty cycle); any
+// other is returned by DoWork, the record still pending.
+func NewSinkReplayer(role string, t *Tailer, out Sink, retry func(error) bool, limit int, streams ...uint32) (*Replayer, error) {
+	if t == nil || out == nil || retry == nil || len(streams) > 1 {
+		return nil, fmt.Errorf("%w: replayer needs a tailer, a sink, a retry function and at most one stream", ErrArgument)
 	}
 	if limit <= 0 {
 		limit = 256
 	}
-	p := &Replayer{role: role, t: t, out: out, limit: limit, Clock: t.j.opts.Clock}
+	p := &Replayer{role: role, t: t, out: out, retry: retry, limit: limit, Clock: t.j.opts.Clock}
 	if len(streams) == 1 {
 		p.stream, p.oneStream = streams[0], true
 	}
@@ -192,11 +212,11 @@ func (p *Replayer) DoWork() (int, error) {
 			}
 		}
 		if err := p.out.Send(rec.TypeID, rec.Body); err != nil {
-			p.t.setPos(pos)
-			if errors.Is(err, mailbox.ErrBackPressured) {
+			p.t.setPos(pos) // sent again next cycle, or after the caller's fix
+			if p.retry(err) {
 				return n, nil
 			}
-			return n, err
+			return n, fmt.Errorf("journal: %s: record at %d: %w", p.role, rec.Position, err)
 		}
 		p.sent++
 		n++

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -143,5 +144,60 @@ func TestRecorderAndReplayerArguments(t *testing.T) {
 	require.NoError(t, err)
 	defer tl.Close()
 	_, err = NewReplayer("p", tl, newMailbox(t), 0, 1, 2)
+	require.ErrorIs(t, err, ErrArgument)
+}
+
+// flakySink takes records after refusing each as refusals says: errLater
+// (transient), errBroken (not), or nil (taken).
+type flakySink struct {
+	refusals []error
+	got      []uint64
+}
+
+var errLater, errBroken = errors.New("later"), errors.New("broken")
+
+func (s *flakySink) Send(typeID int32, body []byte) error {
+	if len(s.refusals) > 0 {
+		err := s.refusals[0]
+		s.refusals = s.refusals[1:]
+		if err != nil {
+			return err
+		}
+	}
+	s.got = append(s.got, binary.LittleEndian.Uint64(body))
+	return nil
+}
+
+// A Replayer into a Sink: a transient refusal ends the cycle, another is
+// returned naming the record; either way the same record is sent next,
+// so nothing is skipped or sent twice.
+func TestSinkReplayerRetriesTheSameRecord(t *testing.T) {
+	j := openT(t, testDir(t), Options{})
+	for i := range 3 {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(i))
+		_, _, err := j.Append(1, 5, b[:])
+		require.NoError(t, err)
+	}
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	sink := &flakySink{refusals: []error{nil, errLater, errBroken}}
+	rp, err := NewSinkReplayer("sink", tl, sink, func(err error) bool { return errors.Is(err, errLater) }, 0)
+	require.NoError(t, err)
+
+	n, err := rp.DoWork() // record 0 taken, record 1 refused for now
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = rp.DoWork() // record 1 refused for good
+	require.ErrorIs(t, err, errBroken)
+	require.ErrorContains(t, err, "record at")
+	n, err = rp.DoWork()
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, []uint64{0, 1, 2}, sink.got)
+	require.Equal(t, int64(3), rp.Sent())
+
+	_, err = NewSinkReplayer("sink", tl, sink, nil, 0)
 	require.ErrorIs(t, err, ErrArgument)
 }

@@ -3,7 +3,6 @@ package pubrecord
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/ipc/publication"
@@ -99,36 +98,16 @@ func (r *Recorder) onMessage(typeID int32, payload []byte) ringbuf.Action {
 	return ringbuf.Continue
 }
 
-// Replayer is the agent that offers a journal's records to a publication.
-// See the package documentation.
-type Replayer struct {
-	role      string
-	t         *journal.Tailer
-	pub       *publication.Publication
-	stream    uint32
-	oneStream bool
-	limit     int
-	// Paced offers each record when as much time has passed since the
-	// first one was offered as passed between their timestamps, by Clock
-	// (ns since the Unix epoch; set by NewReplayer to the wall clock).
-	Paced bool
-	Clock func() int64
-	// StopAtEnd ends the replay (agent.ErrDone) at the journal's end
-	// instead of following its tail.
-	StopAtEnd bool
-
-	pending       journal.Record // read, not yet offered (its Body stays valid until the Tailer's next call)
-	hasPending    bool
-	started       bool
-	wall0, stamp0 int64
-	sent          int64
-}
-
-var _ agent.Agent = (*Replayer)(nil)
+// Replayer is the agent that offers a journal's records to a
+// publication: a journal.Replayer whose Sink is the publication. See the
+// package documentation.
+type Replayer = journal.Replayer
 
 // NewReplayer returns a Replayer reading with t (its position is where
 // the replay starts) into pub, at most limit records per duty cycle (0:
 // 256). streams restricts it to one stream; none means every stream.
+// ErrBackPressured, ErrNotConnected and ErrAdminAction are transient: the
+// record is offered again on the next duty cycle.
 func NewReplayer(role string, t *journal.Tailer, pub *publication.Publication, limit int, streams ...uint32) (*Replayer, error) {
 	if t == nil || pub == nil || len(streams) > 1 {
 		return nil, fmt.Errorf("%w: a replayer needs a tailer, a publication and at most one stream", ErrArgument)
@@ -136,72 +115,20 @@ func NewReplayer(role string, t *journal.Tailer, pub *publication.Publication, l
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	p := &Replayer{role: role, t: t, pub: pub, limit: limit, Clock: wallClock}
-	if len(streams) == 1 {
-		p.stream, p.oneStream = streams[0], true
-	}
-	return p, nil
+	return journal.NewSinkReplayer(role, t, offerSink{pub}, transient, limit, streams...)
 }
 
-// OnStart implements agent.Agent.
-func (p *Replayer) OnStart() error { return nil }
+// offerSink offers each record to a publication.
+type offerSink struct{ pub *publication.Publication }
 
-// OnClose implements agent.Agent.
-func (p *Replayer) OnClose() error { return nil }
-
-// RoleName implements agent.Agent.
-func (p *Replayer) RoleName() string { return p.role }
-
-// Sent returns the number of records offered successfully.
-func (p *Replayer) Sent() int64 { return p.sent }
-
-// DoWork offers up to the limit of records. A transient outcome of Offer
-// (back-pressure, no subscriber, admin action) or a record whose time has
-// not come (Paced) ends the cycle; the record is offered first next
-// time. Other Offer errors (ErrClosed, a message too long for the
-// publication, ...) are returned, the record still pending.
-func (p *Replayer) DoWork() (int, error) {
-	n := 0
-	for n < p.limit {
-		if !p.hasPending {
-			rec, ok, err := p.t.Next()
-			if err != nil {
-				return n, err
-			}
-			if !ok {
-				if p.StopAtEnd {
-					return n, agent.ErrDone
-				}
-				return n, nil
-			}
-			if p.oneStream && rec.StreamID != p.stream {
-				continue
-			}
-			p.pending, p.hasPending = rec, true
-		}
-		rec := &p.pending
-		if p.Paced {
-			now := p.Clock()
-			if !p.started {
-				p.started, p.wall0, p.stamp0 = true, now, rec.Timestamp
-			}
-			if rec.Timestamp-p.stamp0 > now-p.wall0 {
-				return n, nil
-			}
-		}
-		if _, err := p.pub.Offer(rec.TypeID, rec.Body); err != nil {
-			if errors.Is(err, publication.ErrBackPressured) || errors.Is(err, publication.ErrNotConnected) || errors.Is(err, publication.ErrAdminAction) {
-				return n, nil
-			}
-			return n, fmt.Errorf("pubrecord: %s: record at %d: %w", p.role, rec.Position, err)
-		}
-		p.hasPending = false
-		p.sent++
-		n++
-	}
-	return n, nil
+func (s offerSink) Send(typeID int32, body []byte) error {
+	_, err := s.pub.Offer(typeID, body)
+	return err
 }
 
-// wallClock is the default Clock: ns since the Unix epoch, as the
-// journal's timestamps.
-func wallClock() int64 { return time.Now().UnixNano() }
+// transient reports the Offer outcomes after which the same record is
+// offered again.
+func transient(err error) bool {
+	return errors.Is(err, publication.ErrBackPressured) || errors.Is(err, publication.ErrNotConnected) ||
+		errors.Is(err, publication.ErrAdminAction)
+}
