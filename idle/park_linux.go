@@ -22,8 +22,7 @@ var sleepFn = time.Sleep
 // the runtime timer, which costs far more than the kernel timer at short
 // periods (docs/idle.md, "Parking on a locked thread", has the figures);
 // nanosleep blocks only this thread. The actual sleep is d plus the
-// thread's timer slack (50 µs by default on Linux; see
-// runner.WithTimerSlack).
+// thread's timer slack (runner.WithTimerSlack sets it).
 //
 // From parkGivesP up it calls time.Sleep. The runtime treats a nanosleep
 // as a syscall and takes the thread's P back only when its monitor next

@@ -2,8 +2,8 @@
 
 package main
 
-// The practical limit of W1 on this machine, measured in the same run as
-// everything else: a minimal C ring with Agrona's protocol. The
+// The C reference of W1, measured in the same run as everything else: a
+// minimal C ring with Agrona's protocol, free of anything Go adds. The
 // record header's length word is the publication; the consumer zeroes what
 // it read and publishes head once per read; the producer stores its tail
 // and re-reads head only when its cached head says full; padding at the

@@ -33,8 +33,8 @@ var wjl = &workload{
 
 func init() { registry = append(registry, wjl) }
 
-// wjlInterval is the writer's pace: at most 250,000 records per second,
-// so that each record meets a reader spinning at the tail.
+// wjlInterval is the writer's pace: at most one record per interval, so
+// that each record meets a reader spinning at the tail.
 const wjlInterval = 4 * time.Microsecond
 
 // wjlPacer spaces the writer's records: record i goes wjlInterval after

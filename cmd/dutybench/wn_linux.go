@@ -7,7 +7,8 @@ import (
 )
 
 // lowTimerSlack sets the calling thread's timer slack to 1 µs, so that its
-// sleeps end close to when they are due (Linux's default slack is 50 µs).
+// sleeps end close to when they are due (the kernel's default slack is
+// far larger: see runner.WithTimerSlack).
 // The caller has locked its goroutine to the thread.
 func lowTimerSlack() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0) }
 
