@@ -25,8 +25,7 @@ import (
 	"log/slog"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/dutyrt/duty/agent/clock"
 	"github.com/dutyrt/duty/examples/trading/internal/feed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/zmtp"
@@ -169,9 +168,6 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
 	return nil
 }
 
-// monoNanos is CLOCK_MONOTONIC, the demo's clock.
-func monoNanos() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
+// monoNanos is the host's monotonic clock (clock.Host), the demo's
+// clock: the demo subtracts these stamps from its own readings.
+func monoNanos() int64 { return clock.Host.Nanos() }
