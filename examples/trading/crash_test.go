@@ -72,3 +72,32 @@ func TestIPCExchangeKilled(t *testing.T) {
 		require.NoFileExists(t, filepath.Join(dir, name))
 	}
 }
+
+// TestNATSExchangeKilled is TestIPCExchangeKilled with -nats: the exchange
+// process, connected to the demo only through the embedded NATS server,
+// is killed (SIGKILL) in the middle of a run. The demo must notice, end
+// the run and report the failure, not wait on mailboxes nobody serves.
+func TestNATSExchangeKilled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cmd, sc, stderr := demo(t, ctx, "-nats", "-dir", dir, "-duration", "1m", "-instruments", "2", "-rate", "20000", "-drain", "2s")
+	var head strings.Builder
+	for sc.Scan() {
+		head.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "t=1s ") {
+			break
+		}
+	}
+	require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+	kids := childrenOf(t, cmd.Process.Pid)
+	require.Len(t, kids, 1, "the demo's exchange process")
+	require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
+	out, code := finish(t, cmd, sc, head.String())
+	t.Logf("%s%s", out, stderr)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "final: exchange process ended")
+	last := lastLine(out)
+	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
+	require.Contains(t, last, "the exchange process failed: signal: killed")
+}
