@@ -127,7 +127,7 @@ func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Clai
 	le.PutUint32(rec[magicOffset:], RecordMagic)
 	le.PutUint32(rec[streamOffset:], s.id)
 	le.PutUint32(rec[typeOffset:], uint32(typeID))
-	le.PutUint32(rec[reservedOffset:], 0)
+	le.PutUint32(rec[flagsOffset:], 0)
 	le.PutUint64(rec[sequenceOffset:], uint64(seq))
 	le.PutUint64(rec[timestampOffset:], uint64(timestamp))
 	j.claimOpen = true

@@ -91,7 +91,9 @@
 // Recorder is an agent that records a mailbox's messages into the
 // journal (and passes them on); Replayer is an agent that sends a
 // journal's records back into a mailbox or any other Sink, as fast as it
-// takes them or at the recorded pace. Package journal/pubrecord does the
+// takes them or at the recorded pace. A multipart message is one record
+// flagged RecordParts, which a Replayer sends back as the same parts
+// (Record.Parts). Package journal/pubrecord does the
 // same for IPC publications.
 //
 // # Tools

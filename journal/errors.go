@@ -57,7 +57,11 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return "journal: corrupt record at position " + strconv.FormatInt(e.Position, 10) + " in " + e.Segment + ": " + e.Reason
+	where := ""
+	if e.Segment != "" {
+		where = " in " + e.Segment
+	}
+	return "journal: corrupt record at position " + strconv.FormatInt(e.Position, 10) + where + ": " + e.Reason
 }
 
 // Is makes a *CorruptError match ErrCorrupt (and so duty.ErrCorrupt).

@@ -107,6 +107,14 @@ func FuzzDecodeSlot(f *testing.F) {
 	le.PutUint32(b[lengthOffset:], 45)
 	le.PutUint32(b[crcOffset:], recordCRC(b[:45]))
 	f.Add(b, true)
+	mp := make([]byte, 64) // a multipart record: two parts, "ab" and "c"
+	le.PutUint32(mp[magicOffset:], RecordMagic)
+	le.PutUint32(mp[flagsOffset:], RecordParts)
+	body := append(le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 2), 2), 1), "abc"...)
+	copy(mp[RecordHeaderLength:], body)
+	le.PutUint32(mp[lengthOffset:], uint32(RecordHeaderLength+len(body)))
+	le.PutUint32(mp[crcOffset:], recordCRC(mp[:RecordHeaderLength+len(body)]))
+	f.Add(mp, true)
 	f.Add([]byte{16, 0, 0, 0, 0x01, 0x4F, 0x45, 0x4A}, true)
 	f.Add([]byte{8, 0, 0, 0, 0x01, 0x44, 0x50, 0x4A}, false)
 	f.Add([]byte{0, 0, 0, 0, 1}, true)
@@ -123,6 +131,28 @@ func FuzzDecodeSlot(f *testing.F) {
 			}
 			if verify && recordCRC(b[:h.Length]) != le.Uint32(b[crcOffset:]) {
 				t.Fatal("accepted a bad CRC")
+			}
+			if h.Flags&^knownFlags != 0 {
+				t.Fatalf("accepted unknown flags %#x", h.Flags)
+			}
+			r := Record{RecordHeader: h, Body: body}
+			parts, err := r.Parts(nil)
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("part table error %v is not ErrCorrupt", err)
+				}
+				break
+			}
+			n := 0
+			for _, p := range parts {
+				n += len(p)
+			}
+			if h.Flags&RecordParts != 0 {
+				if len(parts) < 2 || len(parts) > MaxRecordParts || n+4+4*len(parts) != len(body) {
+					t.Fatalf("%d parts of %d bytes in a body of %d", len(parts), n, len(body))
+				}
+			} else if len(parts) != 1 || n != len(body) {
+				t.Fatal("a plain record's parts are not its body")
 			}
 		case slotEnd:
 			if int(le.Uint32(b)) != len(b) {

@@ -41,7 +41,7 @@ const (
 //	8       4     CRC32C (Castagnoli) of bytes 4..7 and 12..length-1
 //	12      4     stream id
 //	16      4     type id (int32)
-//	20      4     zero
+//	20      4     flags: RecordParts, or zero
 //	24      8     sequence number within the stream, from 0
 //	32      8     timestamp, ns since the Unix epoch
 //	40      ...   body
@@ -60,9 +60,20 @@ const (
 	crcOffset       = 8
 	streamOffset    = 12
 	typeOffset      = 16
-	reservedOffset  = 20
+	flagsOffset     = 20
 	sequenceOffset  = 24
 	timestampOffset = 32
+)
+
+// Record flags (the header's word at offset 20). A reader refuses a
+// record with a flag it does not know.
+const (
+	// RecordParts: the body is a multipart message, framed as a part
+	// table (the part count, then each part's length, little-endian
+	// uint32s) followed by the parts' bytes (Record.Parts).
+	RecordParts uint32 = 1 << 0
+
+	knownFlags = RecordParts
 )
 
 // Version is the layout version of segments, records, checkpoints and
@@ -124,6 +135,7 @@ type RecordHeader struct {
 	Length    int32  // header and body, before alignment
 	StreamID  uint32 // the stream the record belongs to
 	TypeID    int32  // the application's message type
+	Flags     uint32 // RecordParts, or zero
 	Sequence  int64  // the record's number within its stream, from 0
 	Timestamp int64  // ns since the Unix epoch, from Options.Clock
 }
@@ -192,11 +204,15 @@ func decodeSlot(b []byte, verify bool) (h RecordHeader, body []byte, kind slotKi
 		Length:    length,
 		StreamID:  le.Uint32(rec[streamOffset:]),
 		TypeID:    int32(le.Uint32(rec[typeOffset:])),
+		Flags:     le.Uint32(rec[flagsOffset:]),
 		Sequence:  int64(le.Uint64(rec[sequenceOffset:])),
 		Timestamp: int64(le.Uint64(rec[timestampOffset:])),
 	}
 	if h.Sequence < 0 {
 		return RecordHeader{}, nil, 0, reasonError("negative sequence")
+	}
+	if h.Flags&^knownFlags != 0 {
+		return RecordHeader{}, nil, 0, reasonError(fmt.Sprintf("unknown flags %#x", h.Flags))
 	}
 	return h, rec[RecordHeaderLength:length:length], slotRecord, nil
 }

@@ -39,7 +39,7 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Record", crcOffset, 4, "CRC32C (Castagnoli)"},
 		{"### Record", streamOffset, 4, "stream id"},
 		{"### Record", typeOffset, 4, "type id"},
-		{"### Record", reservedOffset, 4, "zero"},
+		{"### Record", flagsOffset, 4, "flags"},
 		{"### Record", sequenceOffset, 8, "sequence number"},
 		{"### Record", timestampOffset, 8, "timestamp"},
 		{"### Record", RecordHeaderLength, -1, "body"},

@@ -16,8 +16,8 @@ import (
 // and the drain ends. The Recorder is the input mailbox's consumer and the
 // journal's writer: run it on the writer's thread.
 //
-// A multipart message is recorded as the concatenation of its parts (one
-// record; the part boundaries are not kept).
+// A multipart message is recorded as one multipart record
+// (Stream.AppendParts), which a Replayer sends as the same parts.
 type Recorder struct {
 	role    string
 	j       *Journal
@@ -70,21 +70,7 @@ func (r *Recorder) DoWork() (int, error) {
 
 func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
 	if !r.held {
-		parts := m.Parts()
-		n := 0
-		for _, p := range parts {
-			n += len(p)
-		}
-		c, err := r.stream.Claim(m.TypeID(), n)
-		if err != nil {
-			r.err = err
-			return mailbox.Abort
-		}
-		b := c.Body
-		for _, p := range parts {
-			b = b[copy(b, p):]
-		}
-		if err := r.j.Commit(); err != nil {
+		if _, _, err := r.stream.AppendParts(m.TypeID(), m.Parts()...); err != nil {
 			r.err = err
 			return mailbox.Abort
 		}
@@ -133,12 +119,23 @@ type Replayer struct {
 	started       bool
 	wall0, stamp0 int64
 	sent          int64
+	parts         [][]byte  // a multipart record's parts, reused
+	partsOut      PartsSink // out, if it takes multipart messages
 }
 
 // A Sink takes the records a Replayer sends: Send returns nil once it has
-// taken one. *mailbox.Mailbox is a Sink.
+// taken one. *mailbox.Mailbox is a Sink, and a PartsSink.
 type Sink interface {
 	Send(typeID int32, body []byte) error
+}
+
+// A PartsSink is a Sink that takes multipart messages: a Replayer sends a
+// multipart record (RecordParts) to it with SendParts, its parts as they
+// were recorded. A multipart record for a Sink that is not a PartsSink is
+// an error (ErrArgument) naming the record, which stays pending.
+type PartsSink interface {
+	Sink
+	SendParts(typeID int32, parts ...[]byte) error
 }
 
 var _ agent.Agent = (*Replayer)(nil)
@@ -165,6 +162,7 @@ func NewSinkReplayer(role string, t *Tailer, out Sink, retry func(error) bool, l
 		limit = 256
 	}
 	p := &Replayer{role: role, t: t, out: out, retry: retry, limit: limit, Clock: t.j.opts.Clock}
+	p.partsOut, _ = out.(PartsSink)
 	if len(streams) == 1 {
 		p.stream, p.oneStream = streams[0], true
 	}
@@ -211,7 +209,7 @@ func (p *Replayer) DoWork() (int, error) {
 				return n, nil
 			}
 		}
-		if err := p.out.Send(rec.TypeID, rec.Body); err != nil {
+		if err := p.send(&rec); err != nil {
 			p.t.setPos(pos) // sent again next cycle, or after the caller's fix
 			if p.retry(err) {
 				return n, nil
@@ -222,4 +220,20 @@ func (p *Replayer) DoWork() (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// send sends rec to the sink: its parts if it is a multipart record.
+func (p *Replayer) send(rec *Record) error {
+	if rec.Flags&RecordParts == 0 {
+		return p.out.Send(rec.TypeID, rec.Body)
+	}
+	if p.partsOut == nil {
+		return fmt.Errorf("%w: a multipart record, and the sink takes no multipart messages", ErrArgument)
+	}
+	parts, err := rec.Parts(p.parts)
+	if err != nil {
+		return err
+	}
+	p.parts = parts[:0]
+	return p.partsOut.SendParts(rec.TypeID, parts...)
 }

@@ -182,7 +182,8 @@ type recordLine struct {
 	Type      int32  `json:"type"`
 	Timestamp int64  `json:"ns"`
 	Length    int    `json:"length"`
-	Body      string `json:"body_hex"` // the first -body bytes
+	Parts     int    `json:"parts"`    // 1 but for a multipart record
+	Body      string `json:"body_hex"` // the first -body bytes (a multipart record's part table first)
 }
 
 func printRecords(w io.Writer, j *journal.Journal, o options) error {
@@ -207,10 +208,14 @@ func printRecords(w io.Writer, j *journal.Journal, o options) error {
 	enc := json.NewEncoder(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if !o.json {
-		fmt.Fprintln(tw, "POSITION\tSTREAM\tSEQ\tTYPE\tTIME\tLENGTH\tBODY")
+		fmt.Fprintln(tw, "POSITION\tSTREAM\tSEQ\tTYPE\tTIME\tLENGTH\tPARTS\tBODY")
 	}
+	var parts [][]byte
 	for n := 0; o.n == 0 || n < o.n; n++ {
 		rec, ok, err := t.Next()
+		if err == nil && ok {
+			parts, err = rec.Parts(parts)
+		}
 		if err != nil {
 			tw.Flush()
 			return err
@@ -219,15 +224,15 @@ func printRecords(w io.Writer, j *journal.Journal, o options) error {
 			break
 		}
 		l := recordLine{Position: rec.Position, Stream: rec.StreamID, Sequence: rec.Sequence, Type: rec.TypeID,
-			Timestamp: rec.Timestamp, Length: len(rec.Body), Body: hex.EncodeToString(rec.Body[:min(len(rec.Body), o.body)])}
+			Timestamp: rec.Timestamp, Length: len(rec.Body), Parts: len(parts), Body: hex.EncodeToString(rec.Body[:min(len(rec.Body), o.body)])}
 		if o.json {
 			if err := enc.Encode(l); err != nil {
 				return err
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%d\t%s\n", l.Position, l.Stream, l.Sequence, l.Type,
-			time.Unix(0, l.Timestamp).UTC().Format(time.RFC3339Nano), l.Length, l.Body)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\n", l.Position, l.Stream, l.Sequence, l.Type,
+			time.Unix(0, l.Timestamp).UTC().Format(time.RFC3339Nano), l.Length, l.Parts, l.Body)
 	}
 	return tw.Flush()
 }

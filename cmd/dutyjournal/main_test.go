@@ -53,15 +53,30 @@ func TestRecords(t *testing.T) {
 	out := runOK(t, "-dir", dir, "-records", "-stream", "2", "-seq", "10", "-n", "3", "-body", "6")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 4, out)
-	require.Regexp(t, regexp.MustCompile(`^\d+\s+2\s+10\s+7\s+2023-11-14T22:13:20Z\s+11\s+`+fmt.Sprintf("%x", "record")+`$`), lines[1])
+	require.Regexp(t, regexp.MustCompile(`^\d+\s+2\s+10\s+7\s+2023-11-14T22:13:20Z\s+11\s+1\s+`+fmt.Sprintf("%x", "record")+`$`), lines[1])
 
 	var first recordLine
 	js := runOK(t, "-dir", dir, "-records", "-n", "1", "-json")
 	require.NoError(t, json.Unmarshal([]byte(js), &first))
 	require.Equal(t, recordLine{Position: first.Position, Stream: 1, Sequence: 0, Type: 7, Timestamp: 1_700_000_000_000_000_000, Length: 11,
-		Body: fmt.Sprintf("%x", "record 0000")}, first)
+		Parts: 1, Body: fmt.Sprintf("%x", "record 0000")}, first)
 	from := runOK(t, "-dir", dir, "-records", "-from", fmt.Sprint(first.Position), "-n", "1")
 	require.Contains(t, from, fmt.Sprintf("%x", "record 0000")[:20])
+}
+
+// A multipart record shows its part count; a bad part table stops the
+// listing with an error naming the record.
+func TestMultipartRecords(t *testing.T) {
+	dir := t.TempDir()
+	j, err := journal.Open(dir, journal.Options{SegmentSize: journal.MinSegmentSize})
+	require.NoError(t, err)
+	defer j.Close()
+	_, _, err = j.AppendParts(3, 4, []byte("ab"), []byte("c"), []byte("de"))
+	require.NoError(t, err)
+	var rec recordLine
+	require.NoError(t, json.Unmarshal([]byte(runOK(t, "-dir", dir, "-records", "-json")), &rec))
+	require.Equal(t, 3, rec.Parts)
+	require.Equal(t, 4+4*3+5, rec.Length)
 }
 
 func TestBadUse(t *testing.T) {

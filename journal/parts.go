@@ -1,0 +1,127 @@
+package journal
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// MaxRecordParts bounds the parts of one multipart record: a writer
+// refuses more, a reader takes more for corruption. It bounds what a
+// reader's Parts may append however large the record.
+const MaxRecordParts = 1 << 16
+
+// A multipart record (flag RecordParts) carries a message of several parts
+// so that a replay sends the same parts, not their concatenation. Its body
+// is a part table, then the parts' bytes:
+//
+//	offset     size     field
+//	0          4        part count n (2..MaxRecordParts)
+//	4          4 × n    each part's length, in order
+//	4 + 4n     ...      the parts, back to back
+//
+// The body's length is exactly the table's plus the parts'. A message of
+// one part is a plain record.
+
+// partsBodyLength returns the body length of a record holding parts.
+func partsBodyLength(parts [][]byte) (int, error) {
+	if len(parts) > MaxRecordParts {
+		return 0, fmt.Errorf("%w: %d parts (at most %d)", ErrArgument, len(parts), MaxRecordParts)
+	}
+	n := 4 + 4*len(parts)
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n, nil
+}
+
+// AppendParts appends a message of several parts as one record, flagged
+// RecordParts (Record.Parts gives the parts back); one part or none makes
+// a plain record of their bytes. It allocates nothing.
+func (s *Stream) AppendParts(typeID int32, parts ...[]byte) (position, sequence int64, err error) {
+	return s.j.appendParts(s, typeID, parts, s.j.opts.Clock())
+}
+
+// AppendParts is Stream.AppendParts on streamID.
+func (j *Journal) AppendParts(streamID uint32, typeID int32, parts ...[]byte) (position, sequence int64, err error) {
+	if j.readOnly {
+		return 0, 0, ErrReadOnly
+	}
+	return j.appendParts(j.stream(streamID), typeID, parts, j.opts.Clock())
+}
+
+func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp int64) (position, sequence int64, err error) {
+	if len(parts) < 2 {
+		var body []byte
+		if len(parts) == 1 {
+			body = parts[0]
+		}
+		return j.appendCopy(s, typeID, body, timestamp)
+	}
+	n, err := partsBodyLength(parts)
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := j.claimAt(s, typeID, n, timestamp)
+	if err != nil {
+		return 0, 0, err
+	}
+	le := binary.LittleEndian
+	rec := j.cur.data[j.claim.off : j.claim.off+RecordHeaderLength]
+	le.PutUint32(rec[flagsOffset:], RecordParts)
+	b := c.Body
+	le.PutUint32(b, uint32(len(parts)))
+	for i, p := range parts {
+		le.PutUint32(b[4+4*i:], uint32(len(p)))
+	}
+	b = b[4+4*len(parts):]
+	for _, p := range parts {
+		b = b[copy(b, p):]
+	}
+	if err := j.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return c.Position, c.Sequence, nil
+}
+
+// Parts appends the record's parts to dst[:0] and returns it: the parts
+// of a RecordParts record (each aliasing the body, valid as long as Body
+// is), or Body alone for a plain record. With dst's capacity enough for
+// the parts it allocates nothing. A part table that does not describe the
+// body exactly is an error wrapping ErrCorrupt (and duty.ErrCorrupt).
+func (r *Record) Parts(dst [][]byte) ([][]byte, error) {
+	dst = dst[:0]
+	if r.Flags&RecordParts == 0 {
+		return append(dst, r.Body), nil
+	}
+	b := r.Body
+	le := binary.LittleEndian
+	if len(b) < 4 {
+		return dst, r.partsError("no part count")
+	}
+	n := le.Uint32(b)
+	if n < 2 || n > MaxRecordParts {
+		return dst, r.partsError(fmt.Sprintf("part count %d", n))
+	}
+	table := 4 + 4*int(n)
+	if len(b) < table {
+		return dst, r.partsError(fmt.Sprintf("%d parts, a body of %d bytes", n, len(b)))
+	}
+	off := table
+	for i := range int(n) {
+		l := int(le.Uint32(b[4+4*i:]))
+		if l > len(b)-off {
+			return dst[:0], r.partsError(fmt.Sprintf("part %d of %d bytes, %d left", i, l, len(b)-off))
+		}
+		dst = append(dst, b[off:off+l:off+l])
+		off += l
+	}
+	if off != len(b) {
+		return dst[:0], r.partsError(fmt.Sprintf("%d bytes after the last part", len(b)-off))
+	}
+	return dst, nil
+}
+
+// partsError is a bad part table: a CorruptError naming the record.
+func (r *Record) partsError(reason string) error {
+	return &CorruptError{Position: r.Position, Reason: "multipart record: " + reason}
+}
