@@ -112,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.WatchParent, "watch-parent", cfg.WatchParent, "-role exchange: stop when the parent process is gone (set by the demo)")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "longest wait for the pipeline to drain after the feed stops")
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
-	fs.StringVar(&cfg.Record, "record", "", "record every agent's input into journals in this new directory (replay it with -replay)")
+	fs.StringVar(&cfg.Record, "record", "", "record every agent's input into journals in this new directory (replay it with -replay); with -ipc or -nats the exchange process records the exchange's")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay a run recorded with -record from this directory: the same final positions and reconciliation")
 	fs.Var(mdFlag{&cfg.MD}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
@@ -210,8 +210,10 @@ func (c *config) check() error {
 		return fmt.Errorf("%w: -lose-report %d must be >= 0", errUsage, c.dropReport)
 	case c.Drain <= 0:
 		return fmt.Errorf("%w: -drain %v must be > 0", errUsage, c.Drain)
-	case (c.Record != "" || c.Replay != "") && (c.IPC || c.Role != "" || c.Record != "" && c.Replay != ""):
-		return fmt.Errorf("%w: -record and -replay exclude each other, -ipc and -role", errUsage)
+	case c.Record != "" && c.Replay != "":
+		return fmt.Errorf("%w: -record and -replay exclude each other", errUsage)
+	case c.Replay != "" && (c.IPC || c.Role != ""):
+		return fmt.Errorf("%w: -replay runs every agent in this process: not with -ipc, -nats or -role", errUsage)
 	}
 	if err := checkMD(c); err != nil {
 		return err

@@ -216,6 +216,9 @@ func (r *remoteExchange) spawn(stderr io.Writer) error {
 	if c.dropReport > 0 {
 		args = append(args, "-lose-report", strconv.FormatInt(c.dropReport, 10))
 	}
+	if c.Record != "" {
+		args = append(args, "-record", c.Record)
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
@@ -506,6 +509,11 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		return false, err
 	}
 	x.exitWhenClosed = true
+	rec, err := startRecording(cfg, handles{Exchange: x}) // -record: the exchange's input
+	if err != nil {
+		return false, err
+	}
+	defer rec.closeAll()
 	startCtx, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel2()
 	if err := app.Start(startCtx); err != nil {
@@ -563,6 +571,7 @@ wait:
 	if err := rn.Err(); err != nil {
 		problems = append(problems, fmt.Sprintf("exchange agent failed: %v", err))
 	}
+	problems = append(problems, rec.end()...)
 	problems = append(problems, link.losses()...)
 
 	observed, err := agentErrs.observations()

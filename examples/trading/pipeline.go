@@ -250,6 +250,13 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	var remote *remoteExchange
 	var errs *agentErrors
 	var stats *statsFiles
+	if cfg.Record != "" {
+		// Before the exchange process starts: it records into the same
+		// directory.
+		if err := checkRecordDir(cfg.Record); err != nil {
+			return false, err
+		}
+	}
 	if cfg.IPC {
 		// The shared files and the exchange process live outside the fx
 		// graph, so that they are released on every path (close waits for

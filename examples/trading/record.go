@@ -63,12 +63,15 @@ type recordedRun struct {
 	Line       string           // the reconciliation line
 }
 
-// recorder is -record's state: the agents' journals.
+// recorder is -record's state: the journals of the agents in this
+// process (with -ipc or -nats the exchange process records the exchange's
+// own, into the same directory).
 type recorder struct {
 	dir      string
 	journals map[string]*journal.Journal // by agent role
 	errs     [3]error                    // the first append error of each agent's handlers
 	n        [3]int64                    // messages recorded, per agent
+	remote   bool                        // the exchange runs in another process, which records it
 
 	// The journals' Flushers run on a goroutine of their own (prepare the
 	// next segment, fault pages in, index), off the agents' threads.
@@ -78,19 +81,35 @@ type recorder struct {
 
 var recRoles = [3]string{roleStrategy, roleRisk, roleExchange}
 
-// startRecording opens the agents' journals in cfg.Record and wraps their
-// inbox handlers so that each consumed message is appended. Call it after
-// the agents exist and before their runners start (the journals' writers
-// are then the agents' threads). nil when not recording.
+// checkRecordDir refuses a -record directory that holds a recording
+// already: any of the agents' journals. The demo checks before it starts
+// the exchange process, which records into the same directory.
+func checkRecordDir(dir string) error {
+	for _, role := range recRoles {
+		if _, err := os.Stat(filepath.Join(dir, role)); err == nil {
+			return fmt.Errorf("%w: -record %s: %s exists already (record into a fresh directory)", errUsage, dir, filepath.Join(dir, role))
+		}
+	}
+	return nil
+}
+
+// startRecording opens the journals of the agents h holds (the exchange's
+// only in the exchange process; the strategy's and risk's only in the
+// demo's when the exchange runs in another process) in cfg.Record and
+// wraps their inbox handlers so that each consumed message is appended.
+// Call it after the agents exist and before their runners start (the
+// journals' writers are then the agents' threads). nil when not
+// recording.
 func startRecording(cfg config, h handles) (*recorder, error) {
 	if cfg.Record == "" {
 		return nil, nil
 	}
-	if h.Exchange == nil {
-		return nil, fmt.Errorf("%w: -record needs the exchange in this process", errUsage)
-	}
-	r := &recorder{dir: cfg.Record, journals: map[string]*journal.Journal{}}
-	for _, role := range recRoles {
+	r := &recorder{dir: cfg.Record, journals: map[string]*journal.Journal{}, remote: h.Exchange == nil}
+	present := [3]bool{h.Strategy != nil, h.Risk != nil, h.Exchange != nil}
+	for i, role := range recRoles {
+		if !present[i] {
+			continue
+		}
 		dir := filepath.Join(cfg.Record, role)
 		if _, err := os.Stat(dir); err == nil {
 			r.closeAll()
@@ -109,11 +128,17 @@ func startRecording(cfg config, h handles) (*recorder, error) {
 			in.h, err = r.recording(i, in.h, r.journals[recRoles[i]], stream)
 		}
 	}
-	wrap(0, &h.Strategy.in, streamStrategyIn)
-	wrap(0, &h.Strategy.resp, streamStrategyResp)
-	wrap(1, &h.Risk.in, streamRiskIn)
-	wrap(1, &h.Risk.resp, streamRiskResp)
-	wrap(2, &h.Exchange.in, streamExchangeIn)
+	if h.Strategy != nil {
+		wrap(0, &h.Strategy.in, streamStrategyIn)
+		wrap(0, &h.Strategy.resp, streamStrategyResp)
+	}
+	if h.Risk != nil {
+		wrap(1, &h.Risk.in, streamRiskIn)
+		wrap(1, &h.Risk.resp, streamRiskResp)
+	}
+	if h.Exchange != nil {
+		wrap(2, &h.Exchange.in, streamExchangeIn)
+	}
 	if err != nil {
 		r.closeAll()
 		return nil, err
@@ -127,8 +152,8 @@ func startRecording(cfg config, h handles) (*recorder, error) {
 func (r *recorder) startFlushers() {
 	r.stop, r.done = make(chan struct{}), make(chan struct{})
 	var fs []*journal.Flusher
-	for _, role := range recRoles {
-		fs = append(fs, r.journals[role].Flusher())
+	for _, j := range r.journals {
+		fs = append(fs, j.Flusher())
 	}
 	go func() {
 		defer close(r.done)
@@ -185,10 +210,10 @@ func (r *recorder) recording(agent int, h mailbox.Handler, j *journal.Journal, s
 	}, nil
 }
 
-// finish closes the journals, writes recRunFile and prints what was
-// recorded and the final positions; it returns the problems to add to
-// the run's. Call it after the agents have stopped.
-func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []string {
+// end closes the journals and returns the recording's problems: an
+// append that failed, the Flusher's error, a close that failed. The
+// exchange process calls it after its agent has stopped.
+func (r *recorder) end() []string {
 	if r == nil {
 		return nil
 	}
@@ -203,6 +228,26 @@ func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []str
 	}
 	if r.flushErr != nil {
 		problems = append(problems, "the recording's flusher: "+r.flushErr.Error())
+	}
+	return problems
+}
+
+// finish ends the recording (end), counts what the exchange process
+// recorded when it ran elsewhere, writes recRunFile and prints what was
+// recorded and the final positions; it returns the problems to add to
+// the run's. Call it after the agents, and the exchange process, have
+// stopped.
+func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []string {
+	if r == nil {
+		return nil
+	}
+	problems := r.end()
+	if r.remote {
+		n, err := countRecords(filepath.Join(r.dir, roleExchange))
+		if err != nil {
+			problems = append(problems, "the exchange process's recording: "+err.Error())
+		}
+		r.n[2] = n
 	}
 	run := recordedRun{
 		Instruments: cfg.Instruments, Seed: cfg.Seed, Rate: cfg.Rate, OrderRate: cfg.OrderRate,
@@ -223,6 +268,28 @@ func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []str
 	fmt.Fprintf(w, "\nrecorded to %s: strategy %d, risk %d, exchange %d messages consumed\n", r.dir, r.n[0], r.n[1], r.n[2])
 	printPositions(w, res.ledger.Exchange.Positions)
 	return problems
+}
+
+// countRecords reads the closed journal in dir and returns its records.
+func countRecords(dir string) (int64, error) {
+	j, err := journal.Open(dir, journal.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return 0, err
+	}
+	defer j.Close()
+	t, err := j.NewTailer()
+	if err != nil {
+		return 0, err
+	}
+	defer t.Close()
+	var n int64
+	for {
+		_, ok, err := t.Next()
+		if err != nil || !ok {
+			return n, err
+		}
+		n++
+	}
 }
 
 func (r *recorder) closeAll() error {

@@ -55,6 +55,32 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 }
 
+// With -ipc or -nats the exchange process records the exchange's input
+// into the same directory, and the recording replays in one process to
+// the same positions and reconciliation.
+func TestRecordAcrossProcessesThenReplay(t *testing.T) {
+	for _, mode := range []string{"-ipc", "-nats"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "rec")
+			ok, rec := runIn(t, "-duration", "500ms", "-instruments", "3", "-rate", "30000", mode, "-record", dir)
+			require.True(t, ok, rec)
+			require.Equal(t, "reconciliation: ok", lastLine(rec))
+			require.Regexp(t, `recorded to .*: strategy [1-9]\d*, risk [1-9]\d*, exchange [1-9]\d* messages consumed`, rec)
+			for _, role := range recRoles {
+				require.DirExists(t, filepath.Join(dir, role))
+			}
+
+			ok, rep := runIn(t, "-replay", dir)
+			require.True(t, ok, rep)
+			require.Equal(t, "reconciliation: ok", lastLine(rep))
+			require.Contains(t, rep, " 0 differ from the recording")
+			require.Contains(t, rep, "positions: as in the recorded run")
+			require.Len(t, positionsOf(rec), 3)
+			require.Equal(t, positionsOf(rec), positionsOf(rep))
+		})
+	}
+}
+
 // The replay reproduces a failed run too (a lost report), and notices a
 // replay that does not reproduce the recording (the strategy's seed
 // changed after the fact).
@@ -85,19 +111,25 @@ func TestReplayReproducesAndChecks(t *testing.T) {
 func TestRecordFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-record", "a", "-replay", "b"},
-		{"-record", "a", "-ipc"},
+		{"-replay", "b", "-ipc"},
+		{"-replay", "b", "-nats"},
 		{"-replay", "b", "-role", "exchange", "-dir", "x"},
 	} {
 		_, err := parseFlags(args, io.Discard)
 		require.ErrorIs(t, err, errUsage, "%q", args)
 	}
+	for _, args := range [][]string{{}, {"-ipc"}} {
+		for _, role := range recRoles {
+			dir := t.TempDir()
+			require.NoError(t, os.Mkdir(filepath.Join(dir, role), 0o755))
+			cfg, err := parseFlags(append([]string{"-duration", "100ms", "-record", dir}, args...), io.Discard)
+			require.NoError(t, err)
+			_, err = run(t.Context(), cfg, io.Discard, io.Discard)
+			require.ErrorIs(t, err, errUsage, "%q: a directory that holds a recording already (%s)", args, role)
+		}
+	}
 	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, roleStrategy), 0o755))
-	cfg, err := parseFlags([]string{"-duration", "100ms", "-record", dir}, io.Discard)
-	require.NoError(t, err)
-	_, err = run(t.Context(), cfg, io.Discard, io.Discard)
-	require.ErrorIs(t, err, errUsage, "a directory that holds a recording already")
-	cfg, err = parseFlags([]string{"-replay", filepath.Join(dir, "none")}, io.Discard)
+	cfg, err := parseFlags([]string{"-replay", filepath.Join(dir, "none")}, io.Discard)
 	require.NoError(t, err)
 	_, err = run(t.Context(), cfg, io.Discard, io.Discard)
 	require.ErrorIs(t, err, os.ErrNotExist)
