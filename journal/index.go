@@ -54,9 +54,10 @@ type IndexEntry struct {
 
 // indexFile is one stream's index file, as the writer's indexer keeps it.
 type indexFile struct {
-	f     *os.File
-	first int64 // sequence of entry 0
-	count int64 // entries in the file
+	f       *os.File
+	first   int64 // sequence of entry 0
+	count   int64 // entries in the file
+	trimmed int64 // entries before this one are zeros, their blocks freed (trim)
 }
 
 // indexer keeps the stream indexes of a writer's journal up to date,
@@ -238,6 +239,56 @@ func (x *indexer) reset() error {
 		if err := os.Remove(filepath.Join(x.dir, e.Name())); err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
+	}
+	return nil
+}
+
+// errPunchUnsupported: the file system cannot free a file's blocks in
+// place; index entries are then not trimmed.
+var errPunchUnsupported = errors.New("journal: punching holes not supported")
+
+// indexBlock is the unit trim frees: a file system block on common
+// Linux file systems, and a page.
+const indexBlock = 4096
+
+// trim frees the disk blocks that hold only entries of records before
+// first (the log's first kept position, after retention), in every stream
+// index: the entries become zeros in place (fallocate PUNCH_HOLE), so
+// entry n stays at its offset and the file keeps its layout, and a Lookup
+// of such a record finds a position before first, ErrBehindRetention, as
+// before. Entries are in position order, so the dead ones are a prefix,
+// found by binary search. Where the file system cannot punch holes,
+// nothing is trimmed (the entries stay, as they would without trim).
+func (x *indexer) trim(first int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, f := range x.files {
+		lo, hi := f.trimmed, f.count // the first entry at or after first is in [lo, hi]
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			e, err := f.entry(mid)
+			if err != nil {
+				return err
+			}
+			if e.Position < first {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		from := IndexHeaderLength + f.trimmed*IndexEntryLength
+		to := (IndexHeaderLength + lo*IndexEntryLength) &^ (indexBlock - 1)
+		if to <= from {
+			continue
+		}
+		err := punchHole(f.f, from, to-from)
+		if errors.Is(err, errPunchUnsupported) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("journal: index: trim: %w", err)
+		}
+		f.trimmed = (to - IndexHeaderLength) / IndexEntryLength
 	}
 	return nil
 }

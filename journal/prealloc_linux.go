@@ -30,3 +30,14 @@ func populateWrite(b []byte) error {
 	}
 	return err
 }
+
+// punchHole frees the disk blocks under f's bytes [off, off+n) and leaves
+// zeros there, keeping the file's size (fallocate PUNCH_HOLE). It reports
+// errPunchUnsupported where the file system cannot.
+func punchHole(f *os.File, off, n int64) error {
+	err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
+	if err == unix.EOPNOTSUPP || err == unix.ENOSYS {
+		return errPunchUnsupported
+	}
+	return err
+}

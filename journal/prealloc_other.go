@@ -10,3 +10,6 @@ func preallocate(f *os.File, size int64) error { return writeZeros(f, size) }
 
 // populateWrite is not available here: segments are not pre-faulted.
 func populateWrite([]byte) error { return errPrefaultUnsupported }
+
+// punchHole is not available here: index entries are not trimmed.
+func punchHole(*os.File, int64, int64) error { return errPunchUnsupported }

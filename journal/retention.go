@@ -84,6 +84,9 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		if serr := syncDir(j.dir); err == nil && serr != nil {
 			err = fmt.Errorf("journal: retention: %w", serr)
 		}
+		if terr := j.idx.trim(j.FirstPosition()); err == nil {
+			err = terr
+		}
 	}
 	return r, err
 }
