@@ -240,13 +240,6 @@ func (t *Tailer) SeekSequence(streamID uint32, seq int64) error {
 	})
 }
 
-// SeekTime moves the Tailer to the first record stamped at or after ts
-// (ns since the Unix epoch). It walks the log from its first slot.
-// ErrNotFound if no record that late is in the log yet.
-func (t *Tailer) SeekTime(ts int64) error {
-	return t.seekFirst(func(h RecordHeader) (bool, error) { return h.Timestamp >= ts, nil })
-}
-
 // seekFirst walks from the first slot to the first record match accepts.
 func (t *Tailer) seekFirst(match func(RecordHeader) (bool, error)) error {
 	if err := t.SeekStart(); err != nil {
