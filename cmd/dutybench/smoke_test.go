@@ -37,6 +37,9 @@ func TestSmokeEveryVariant(t *testing.T) {
 	for pname, place := range smokePlacements() {
 		for _, w := range registry {
 			for _, v := range w.variants {
+				if v.goroutines && place.lock {
+					continue // runs as plain goroutines whatever the flags (runWorkload)
+				}
 				t.Run(pname+"/"+w.name+"/"+v.name, func(t *testing.T) {
 					cfg := smokeConfig(w, smokeN, place)
 					elapsed, err := v.run(cfg)
