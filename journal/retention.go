@@ -75,6 +75,9 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		// proposal and moves on (Tailer.seekTo). Sequentially consistent
 		// stores and loads, in the shared mapping.
 		reg.proposed().Store(floor)
+		if testHookBetweenScans != nil {
+			testHookBetweenScans()
+		}
 		lowest = min(lowest, j.lowestReader(first, floor, false))
 		floor = max(min(floor, j.heldFrom(lowest)), hardFloor)
 		reg.floor().Store(floor)
@@ -116,6 +119,10 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 	}
 	return r, err
 }
+
+// testHookBetweenScans, set by tests, runs between the proposal and the
+// second scan: where a reader racing retention registers.
+var testHookBetweenScans func()
 
 // lowestReader returns the lowest position, from first to the committed
 // position, of this Journal's Tailers and of the registry's live readers

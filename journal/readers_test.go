@@ -1,0 +1,589 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// recheckEvery sets how long the writer trusts a slot it found alive, for
+// one test.
+func recheckEvery(t *testing.T, d time.Duration) {
+	old := readerRecheck
+	readerRecheck = d
+	t.Cleanup(func() { readerRecheck = old })
+}
+
+// fakeSlot writes slot i by hand, as another process would have: active,
+// owned by pid with start identity start, at pos.
+func fakeSlot(r *registry, i int, pid uint32, start uint64, pos int64) uint64 {
+	_, _, gen := splitClaim(r.claim(i).Load())
+	r.word(i, slStartOffset).Store(int64(start))
+	r.word(i, slNamespaceOffset).Store(int64(r.me.ns))
+	r.word(i, slPositionOffset).Store(pos)
+	w := claimWord(pid, slotActive, gen+1)
+	r.claim(i).Store(w)
+	hw := word64(r.b, rdHighWaterOffset)
+	if hw.Load() < int64(i+1) {
+		hw.Store(int64(i + 1))
+	}
+	return w
+}
+
+// deadPID returns the pid of a process that has exited and been reaped.
+func deadPID(t *testing.T) uint32 {
+	p := startChild(t, "nosuchrole")
+	_ = p.cmd.Wait()
+	return uint32(p.cmd.Process.Pid)
+}
+
+// A slot is claimed by CAS and freed at Close (its generation moving on
+// each time); the slot of a dead process, of a live pid with another start
+// identity (a reused pid), or in a state no writer stores is reclaimed; a
+// live owner's, ours or one of another pid namespace, never is.
+func TestReaderSlotClaimFreeReclaim(t *testing.T) {
+	recheckEvery(t, 0)
+	j := openT(t, testDir(t), Options{ReaderName: "unit"})
+	appendN(t, j, 1, 10)
+	r := j.reg
+	require.NotNil(t, r)
+	me := selfIdentity()
+	require.NotZero(t, me.start, "Linux: /proc/self/stat gives a start identity")
+
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	require.NotNil(t, tl.pub)
+	pid, state, gen := splitClaim(r.claim(tl.slot).Load())
+	require.Equal(t, uint32(os.Getpid()), pid)
+	require.Equal(t, uint8(slotActive), state)
+	require.Equal(t, uint64(me.start), uint64(r.word(tl.slot, slStartOffset).Load()))
+	_, _, err = tl.Next()
+	require.NoError(t, err)
+	require.Equal(t, tl.Position(), tl.pub.Load(), "Next publishes its position")
+	info, err := Inspect(j.Dir())
+	require.NoError(t, err)
+	require.Len(t, info.Readers, 1)
+	require.Equal(t, ReaderInfo{Slot: tl.slot, PID: os.Getpid(), Name: "unit", Position: tl.Position(), Alive: true,
+		Registered: info.Readers[0].Registered, Updated: info.Readers[0].Updated}, info.Readers[0])
+	slot, word := tl.slot, tl.word
+	require.NoError(t, tl.Close())
+	_, state, gen2 := splitClaim(r.claim(slot).Load())
+	require.Equal(t, uint8(slotFree), state)
+	require.Equal(t, gen+1, gen2)
+	require.False(t, r.free(slot, word), "a stale claim word frees nothing")
+
+	// Hand-written slots, as other processes leave them.
+	first := j.FirstPosition()
+	dead := deadPID(t)
+	cases := []struct {
+		name  string
+		pid   uint32
+		start uint64
+		alive bool
+	}{
+		{"ours", uint32(me.pid), me.start, true},
+		{"ours, start unknown", uint32(me.pid), 0, true},
+		{"our pid reused: another start identity", uint32(me.pid), me.start + 1, false},
+		{"parent, alive", uint32(os.Getppid()), 0, true},
+		{"parent's pid, another start identity", uint32(os.Getppid()), 1, false},
+		{"dead process", dead, 0, false},
+		{"pid 0", 0, 0, false},
+	}
+	for i, c := range cases {
+		w := fakeSlot(r, i, c.pid, c.start, first)
+		require.Equal(t, c.alive, r.verify(i, w, false), c.name)
+		_, state, _ := splitClaim(r.claim(i).Load())
+		if c.alive {
+			require.Equal(t, uint8(slotActive), state, c.name)
+		} else {
+			require.Equal(t, uint8(slotFree), state, "%s: reclaimed", c.name)
+		}
+		r.free(i, w)
+	}
+	// Another pid namespace: never judged, so never reclaimed.
+	w := fakeSlot(r, 0, dead, 0, first)
+	r.word(0, slNamespaceOffset).Store(int64(me.ns) + 1)
+	require.True(t, r.verify(0, w, false))
+	r.free(0, w)
+	// A state no writer stores.
+	r.claim(1).Store(claimWord(uint32(me.pid), 9, 1))
+	r.reclaimDead()
+	_, state, _ = splitClaim(r.claim(1).Load())
+	require.Equal(t, uint8(slotFree), state)
+	// A reclaimer that read the slot before it changed hands frees nothing.
+	w = fakeSlot(r, 2, dead, 0, first)
+	fakeSlot(r, 2, uint32(me.pid), me.start, first)
+	require.False(t, r.free(2, w))
+	require.Equal(t, uint32(me.pid), uint32(r.claim(2).Load()))
+}
+
+// A full registry: a read-only journal's NewTailer gets ErrReadersFull once
+// every slot is held by a live reader, and a slot again once one is freed
+// or found dead; the writer's Tailer goes on without a slot.
+func TestReaderRegistryFull(t *testing.T) {
+	recheckEvery(t, 0)
+	dir := testDir(t)
+	j := openT(t, dir, Options{})
+	appendN(t, j, 1, 10)
+	ro := openT(t, dir, Options{ReadOnly: true})
+	r := j.reg
+	words := make([]uint64, r.slots)
+	me := selfIdentity()
+	for i := range r.slots {
+		words[i] = fakeSlot(r, i, uint32(me.pid), me.start, j.FirstPosition())
+	}
+	_, err := ro.NewTailer()
+	require.ErrorIs(t, err, ErrReadersFull)
+	wt, err := j.NewTailer()
+	require.NoError(t, err, "the writer's Tailer needs no slot")
+	require.Nil(t, wt.pub)
+	j.publishStatus()
+	info, err := Inspect(dir)
+	require.NoError(t, err)
+	require.Equal(t, int64(r.slots+1), info.Status.Tailers)
+	require.Equal(t, r.slots, info.LiveReaders())
+
+	r.word(7, slStartOffset).Store(int64(me.start) + 1) // slot 7's owner "died"; its pid was reused
+	tl, err := ro.NewTailer()
+	require.NoError(t, err)
+	require.Equal(t, 7, tl.slot)
+	require.NoError(t, tl.Close())
+	require.NoError(t, wt.Close())
+}
+
+// A registered reader of another Journal of this process (which the
+// writer knows only through the registry) holds retention back until it
+// moves on or closes; past the hard limit its next Next is
+// ErrBehindRetention.
+func TestRetentionWaitsForARegistrySlot(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{RetainBytes: 2 * testSegment, HardLimitBytes: 8 * testSegment})
+	appendN(t, j, 1, 1)
+	ro := openT(t, dir, Options{ReadOnly: true})
+	tl, err := ro.NewTailer()
+	require.NoError(t, err)
+	appendN(t, j, 1, 1800) // about six segments
+	res, err := j.ApplyRetention()
+	require.NoError(t, err)
+	require.Zero(t, res.Deleted)
+	for range 1000 {
+		_, ok, err := tl.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted)
+	require.Equal(t, j.segmentStart(tl.Position()-1)+SegmentHeaderLength, j.FirstPosition(), "cut at the reader's segment")
+	require.NoError(t, tl.Close())
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Equal(t, 2, j.Stats().Segments)
+
+	// A new reader starts at the oldest segment; the writer runs past the
+	// hard limit under it.
+	tl, err = ro.NewTailer()
+	require.NoError(t, err)
+	require.Equal(t, j.FirstPosition(), tl.Position())
+	_, _, err = tl.Next()
+	require.NoError(t, err)
+	appendN(t, j, 1, 2500)
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Forced)
+	_, _, err = tl.Next()
+	require.ErrorIs(t, err, ErrBehindRetention)
+	require.ErrorIs(t, err, ErrReleased)
+	require.ErrorIs(t, tl.SeekPosition(SegmentHeaderLength), ErrBehindRetention)
+	require.NoError(t, tl.SeekStart(), "the oldest record still there")
+	require.Equal(t, j.FirstPosition(), tl.Position())
+	r, ok, err := tl.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, j.FirstPosition(), r.Position)
+	require.LessOrEqual(t, len(ro.Segments()), j.Stats().Segments+1, "the reader let go of deleted segments")
+	require.NoError(t, tl.Close())
+}
+
+// Tailer.Next of a read-only journal, registered, allocates nothing either.
+func TestRegisteredReaderNextDoesNotAllocate(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{SegmentSize: 1 << 20})
+	for range 1100 {
+		_, _, err := j.Append(1, 1, make([]byte, 32))
+		require.NoError(t, err)
+	}
+	ro := openT(t, dir, Options{ReadOnly: true, SegmentSize: 1 << 20})
+	tl, err := ro.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	require.NotNil(t, tl.pub)
+	_, _, err = tl.Next()
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, ok, err := tl.Next(); !ok || err != nil {
+			panic(fmt.Sprint("no record: ", err))
+		}
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, tl.Position(), tl.pub.Load())
+}
+
+// A damaged registry: a read-only Open and a strict writer's Open fail
+// with ErrCorrupt naming it; a writer in another recovery mode replaces
+// it, and says so.
+func TestDamagedRegistry(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{})
+	appendN(t, j, 1, 3)
+	require.NoError(t, j.Close())
+	path := filepath.Join(dir, readersName)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for name, bad := range map[string][]byte{
+		"short":       b[:100],
+		"long":        append(append([]byte(nil), b...), 0),
+		"bad magic":   append([]byte("XXXXXXXX"), b[8:]...),
+		"bad version": func() []byte { c := append([]byte(nil), b...); c[8] = 2; return c }(),
+		"garbage":     make([]byte, len(b)),
+	} {
+		require.NoError(t, os.WriteFile(path, bad, 0o644))
+		_, err := Open(dir, Options{ReadOnly: true})
+		require.ErrorIs(t, err, ErrCorrupt, name)
+		require.ErrorContains(t, err, readersName, name)
+		_, err = Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
+		require.ErrorIs(t, err, ErrCorrupt, name)
+		_, err = Inspect(dir)
+		require.ErrorIs(t, err, ErrCorrupt, name)
+	}
+	j = openT(t, dir, Options{Recovery: RecoverSkip})
+	require.ErrorIs(t, j.Recovery().ReadersReplaced, ErrCorrupt)
+	require.Contains(t, j.Recovery().String(), "reader registry replaced")
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	require.NotNil(t, tl.pub)
+	require.NoError(t, tl.Close())
+
+	// Garbage in one slot: Inspect reports it (ErrCorrupt, naming the
+	// slot) with the valid slots; the writer reclaims it.
+	tl, err = j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	j.reg.claim(5).Store(claimWord(1, 77, 3))
+	word64(j.reg.b, rdHighWaterOffset).Store(6)
+	info, err := Inspect(dir)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorContains(t, err, "slot 5")
+	require.Len(t, info.Readers, 1)
+	j.reg.reclaimDead()
+	_, err = Inspect(dir)
+	require.NoError(t, err)
+}
+
+// Several readers, each in a read-only Journal of its own (so the writer
+// knows them only through the registry), register and unregister over
+// and over while the writer appends and applies retention: every session
+// reads its records exactly once, in order (no reader is ever cut: there
+// is no hard limit), and retention deletes segments meanwhile.
+func TestReadersRegisterWhileRetentionRuns(t *testing.T) {
+	const readers = 4
+	n := soak(12000)
+	dir := testDir(t)
+	j := openT(t, dir, Options{RetainBytes: 3 * testSegment})
+	appendN(t, j, 1, 1)
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	done := make(chan struct{})
+	for g := range readers {
+		ro := openT(t, dir, Options{ReadOnly: true, ReaderName: "stress-" + strconv.Itoa(g)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- stressReader(ro, g, done)
+		}()
+	}
+	for i := range n {
+		appendN(t, j, 1, 1)
+		if i%40 == 0 {
+			_, err := j.ApplyRetention()
+			require.NoError(t, err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Positive(t, j.Stats().DeletedSegments)
+	require.Zero(t, j.Stats().ForcedDeletions)
+	require.Zero(t, j.reg.active(), "every slot freed")
+}
+
+// stressReader runs sessions: register, read a number of records (each
+// the next sequence after the first it read), sometimes seek back to the
+// session's first record and read it again (or, if retention has cut
+// behind the reader since, get ErrBehindRetention and start over at the
+// oldest), close. Most sessions resume
+// where the last one stopped; every fourth starts at the oldest record.
+func stressReader(ro *Journal, g int, done <-chan struct{}) error {
+	resume := int64(-1)
+	for session := 0; ; session++ {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		tl, err := ro.NewTailer()
+		if err != nil {
+			return err
+		}
+		if session%4 != 0 && resume >= 0 { // resume where the last session stopped, if still there
+			if err := tl.SeekPosition(resume); errors.Is(err, ErrBehindRetention) {
+				err = tl.SeekStart()
+			} else if err != nil {
+				tl.Close()
+				return fmt.Errorf("reader %d session %d: resume at %d: %w", g, session, resume, err)
+			}
+		}
+		firstPos, next := int64(-1), int64(-1)
+		want := 50 + (g*37+session*101)%700
+		for got := 0; got < want; {
+			r, ok, err := tl.Next()
+			if err != nil {
+				tl.Close()
+				return fmt.Errorf("reader %d session %d after %d records: %w", g, session, got, err)
+			}
+			if !ok {
+				select {
+				case <-done:
+					return tl.Close()
+				default:
+				}
+				time.Sleep(20 * time.Microsecond)
+				continue
+			}
+			if next >= 0 && r.Sequence != next {
+				tl.Close()
+				return fmt.Errorf("reader %d session %d: sequence %d, want %d", g, session, r.Sequence, next)
+			}
+			if err := checkBody(r.Body, r.StreamID, r.Sequence); err != nil {
+				tl.Close()
+				return err
+			}
+			if firstPos < 0 {
+				firstPos = r.Position
+			}
+			next = r.Sequence + 1
+			got++
+			if got == want/2 && session%3 == 0 { // back to where the session began, if still there
+				err := tl.SeekPosition(firstPos)
+				if errors.Is(err, ErrBehindRetention) { // the reader had moved on: retention may cut behind it
+					if err := tl.SeekStart(); err != nil {
+						tl.Close()
+						return err
+					}
+					firstPos, next = -1, -1
+					continue
+				}
+				if err != nil {
+					tl.Close()
+					return fmt.Errorf("reader %d session %d: seek back: %w", g, session, err)
+				}
+				r, _, err := tl.Next()
+				if err != nil || r.Position != firstPos {
+					tl.Close()
+					return fmt.Errorf("reader %d session %d: after seeking back: %d, %v", g, session, r.Position, err)
+				}
+				next = r.Sequence + 1
+			}
+		}
+		resume = tl.Position()
+		if err := tl.Close(); err != nil {
+			return err
+		}
+	}
+}
+
+// A reader in another process: the segments it has yet to read are kept;
+// once it reads on they go; once it is SIGKILLed its slot is reclaimed as
+// dead and retention proceeds. Past the hard limit, a second reader's
+// next Next is ErrBehindRetention.
+func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
+	recheckEvery(t, 0)
+	dir := testDir(t)
+	j := openT(t, dir, Options{RetainBytes: 2 * testSegment, HardLimitBytes: 12 * testSegment})
+	appendN(t, j, 1, 1)
+	startReader := func() (*proc, func(string) int64) {
+		p := startChild(t, "registered", "DUTY_JOURNAL_DIR="+dir)
+		send := func(cmd string) int64 {
+			if cmd != "" {
+				_, err := fmt.Fprintln(p.stdin, cmd)
+				require.NoError(t, err)
+			}
+			line := p.line()
+			pos, err := strconv.ParseInt(strings.TrimPrefix(line, "at "), 10, 64)
+			require.NoError(t, err, "line %q, stderr %s", line, p.stderr)
+			return pos
+		}
+		send("") // registered
+		return p, send
+	}
+	segmentsFrom := func(pos int64) {
+		t.Helper()
+		first := j.segmentStart(pos - 1)
+		require.Equal(t, first+SegmentHeaderLength, j.FirstPosition(), "oldest segment: the reader's")
+		for s := first; s < j.CommittedPosition(); s += testSegment {
+			_, err := os.Stat(filepath.Join(dir, segmentName(s)))
+			require.NoError(t, err)
+		}
+	}
+	p, send := startReader()
+	appendN(t, j, 1, 99)
+	p1 := send("read 100")
+	appendN(t, j, 1, 2400)
+	require.Greater(t, j.Stats().Segments, 6)
+	res, err := j.ApplyRetention()
+	require.NoError(t, err)
+	require.Zero(t, res.Deleted, "the reader is in the first segment")
+	segmentsFrom(p1)
+
+	j.publishStatus()
+	info, err := Inspect(dir)
+	require.NoError(t, err)
+	require.Len(t, info.Readers, 1)
+	rd := info.Readers[0]
+	require.Equal(t, p.cmd.Process.Pid, rd.PID)
+	require.Equal(t, "child-reader", rd.Name)
+	require.Equal(t, p1, rd.Position)
+	require.Equal(t, j.CommittedPosition()-p1, rd.Lag)
+	require.True(t, rd.Alive)
+	require.Equal(t, int64(1), info.Status.Tailers)
+
+	p2 := send("read 1500")
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted)
+	segmentsFrom(p2)
+	require.Greater(t, j.Stats().Segments, 2, "held back by the reader")
+
+	p.kill(t)
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted)
+	require.Equal(t, 2, j.Stats().Segments, "the dead reader's slot holds nothing")
+	require.Zero(t, j.reg.active())
+	info, err = Inspect(dir)
+	require.NoError(t, err)
+	require.Empty(t, info.Readers)
+
+	// Past the hard limit.
+	p, send = startReader()
+	p3 := send("read 10")
+	appendN(t, j, 1, 3800) // about twelve segments more
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Forced)
+	require.Greater(t, j.FirstPosition(), p3)
+	_, err = fmt.Fprintln(p.stdin, "next")
+	require.NoError(t, err)
+	require.Equal(t, "behind", p.line(), "stderr: %s", p.stderr)
+	p.kill(t)
+}
+
+// The registry decoder over hand-made slots: what it accepts and refuses.
+func TestDecodeReaders(t *testing.T) {
+	b := make([]uint64, (ReadersHeaderLength+4*ReaderSlotLength)/8)
+	raw := unsafeBytes(b)
+	putReadersHeader(raw, 4)
+	me := selfIdentity()
+	r := &registry{b: raw, slots: 4, me: me}
+	fakeSlot(r, 0, uint32(me.pid), me.start, 4096)
+	binary.LittleEndian.PutUint32(raw[r.slotOff(0)+slNameLenOffset:], 3)
+	copy(raw[r.slotOff(0)+slNameOffset:], "abc")
+	out, err := decodeReaders(raw, me)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, "abc", out[0].Name)
+	require.True(t, out[0].Alive)
+
+	for name, mutate := range map[string]func(){
+		"name too long":       func() { binary.LittleEndian.PutUint32(raw[r.slotOff(1)+slNameLenOffset:], MaxReaderName+1) },
+		"negative position":   func() { r.word(1, slPositionOffset).Store(-8) },
+		"unaligned position":  func() { r.word(1, slPositionOffset).Store(4097) },
+		"pid 0":               func() { r.claim(1).Store(claimWord(0, slotActive, 1)) },
+		"unknown state":       func() { r.claim(1).Store(claimWord(5, 3, 1)) },
+		"high water past end": func() { word64(raw, rdHighWaterOffset).Store(1000); r.claim(3).Store(claimWord(5, 4, 1)) },
+	} {
+		fakeSlot(r, 1, uint32(me.pid), me.start, 4096)
+		binary.LittleEndian.PutUint32(raw[r.slotOff(1)+slNameLenOffset:], 0)
+		word64(raw, rdHighWaterOffset).Store(2)
+		r.claim(3).Store(0)
+		mutate()
+		out, err := decodeReaders(raw, me)
+		require.ErrorIs(t, err, ErrCorrupt, name)
+		require.NotEmpty(t, out, name)
+		require.Equal(t, "abc", out[0].Name, name)
+	}
+	_, err = decodeReaders(raw[:ReadersHeaderLength+ReaderSlotLength], me)
+	require.ErrorIs(t, err, ErrCorrupt, "length disagrees with the header")
+	require.True(t, errors.Is(err, ErrCorrupt))
+}
+
+// unsafeBytes views w as bytes: an 8-byte aligned buffer, as a mapping is.
+func unsafeBytes(w []uint64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), len(w)*8)
+}
+
+// A reader that registers while retention runs, between its proposal and
+// its second scan: either the reader sees the proposal and starts after
+// the cut (NewTailer), or the second scan sees the reader (one whose
+// position was stored before the proposal, unseen by the first scan) and
+// the cut stops at its segment. Both orders of the store-load pattern,
+// deterministically.
+func TestRetentionRacingARegistration(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{RetainBytes: 2 * testSegment})
+	appendN(t, j, 1, 1800)
+	ro := openT(t, dir, Options{ReadOnly: true})
+	first := j.FirstPosition()
+
+	// The reader registers after the proposal: it sees it and moves on.
+	var tl *Tailer
+	testHookBetweenScans = func() {
+		var err error
+		tl, err = ro.NewTailer()
+		require.NoError(t, err)
+	}
+	defer func() { testHookBetweenScans = nil }()
+	res, err := j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted)
+	require.Equal(t, j.FirstPosition(), tl.Position(), "the reader starts after the cut")
+	_, ok, err := tl.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, tl.Close())
+
+	// A reader whose position was stored before the proposal but after
+	// the first scan: the second scan sees it.
+	appendN(t, j, 1, 1800)
+	first = j.FirstPosition()
+	me := selfIdentity()
+	testHookBetweenScans = func() { fakeSlot(j.reg, 0, uint32(me.pid), me.start, first) }
+	res, err = j.ApplyRetention()
+	require.NoError(t, err)
+	require.Zero(t, res.Deleted, "held by the reader the second scan found")
+	require.Equal(t, first, j.FirstPosition())
+	require.Equal(t, j.segmentStart(first), j.reg.floor().Load())
+}
