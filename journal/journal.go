@@ -434,7 +434,7 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 // retention has deleted (before the registry's floor), so that their
 // mappings (and disk space) go once no Tailer holds them. The table keeps
 // at least one segment unless the Tailer asks for one at or after the
-// floor: then it restarts from that one. j.mu held.
+// floor: then it restarts at the floor. j.mu held.
 func (j *Journal) followRetention(start int64) error {
 	if j.reg == nil {
 		return nil
@@ -448,18 +448,18 @@ func (j *Journal) followRetention(start int64) error {
 			return err
 		}
 	}
-	if len(j.segs) == 0 {
-		s, err := openSegment(filepath.Join(j.dir, segmentName(start)), start, j.segSize, false)
-		if errors.Is(err, os.ErrNotExist) {
-			if j.deleted(start) {
-				return fmt.Errorf("%w: segment %d was deleted by retention", ErrBehindRetention, start)
-			}
-			return errNotYet
-		}
-		if err != nil {
+	// Every mapped segment was deleted: the table starts again at the
+	// floor (the oldest segment kept; another Tailer of this journal may
+	// be there), retrying if retention moves it on meanwhile.
+	for attempt := 0; len(j.segs) == 0; attempt++ {
+		f := j.reg.floor().Load()
+		s, err := openSegment(filepath.Join(j.dir, segmentName(f)), f, j.segSize, false)
+		if err != nil && (!errors.Is(err, os.ErrNotExist) || attempt == 4) {
 			return err
 		}
-		j.segs = append(j.segs, s)
+		if err == nil {
+			j.segs = append(j.segs, s)
+		}
 	}
 	return nil
 }

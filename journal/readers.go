@@ -363,10 +363,19 @@ func (r *registry) register(pos int64, name string, now int64) (int, uint64, err
 			if !cw.CompareAndSwap(w, claimWord(uint32(r.me.pid), slotClaiming, gen)) {
 				continue
 			}
+			// Raise the high water to cover slot i before the slot is
+			// active (scans stop there). One out of range is taken as all
+			// the slots, and repaired as such, never lowered.
 			hw := word64(r.b, rdHighWaterOffset)
 			for {
 				h := hw.Load()
-				if h >= int64(i+1) && h <= int64(r.slots) || hw.CompareAndSwap(h, int64(i+1)) {
+				want := int64(i + 1)
+				if h > int64(r.slots) || h < 0 {
+					want = int64(r.slots)
+				} else if h >= want {
+					break
+				}
+				if hw.CompareAndSwap(h, want) {
 					break
 				}
 			}

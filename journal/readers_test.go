@@ -587,3 +587,55 @@ func TestRetentionRacingARegistration(t *testing.T) {
 	require.Equal(t, first, j.FirstPosition())
 	require.Equal(t, j.segmentStart(first), j.reg.floor().Load())
 }
+
+// A read-only journal follows the writer's retention: its table lets go
+// of deleted segments and starts again at the floor, where every Tailer
+// of it still finds the oldest record; without a registry, a Tailer whose
+// next segment file was deleted gets ErrBehindRetention, never a wait for
+// a segment that will not come.
+func TestReadOnlyTableFollowsRetention(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{RetainBytes: 2 * testSegment})
+	appendN(t, j, 1, 1)
+	ro := openT(t, dir, Options{ReadOnly: true}) // maps segment 0 only
+	bare := openT(t, dir, Options{ReadOnly: true})
+	require.NoError(t, bare.closeReaders()) // a reader without the registry
+	old, err := bare.NewTailer()
+	require.NoError(t, err)
+	require.Nil(t, old.floor)
+	_, ok, err := old.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	appendN(t, j, 1, 1800) // about six segments
+	res, err := j.ApplyRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted)
+	floor := j.FirstPosition()
+
+	a, err := ro.NewTailer()
+	require.NoError(t, err)
+	require.Equal(t, floor, a.Position(), "starts after the cut")
+	require.NoError(t, a.SeekPosition(j.segmentStart(floor)+testSegment+SegmentHeaderLength))
+	_, ok, err = a.Next() // maps the segment after the floor's first
+	require.NoError(t, err)
+	require.True(t, ok)
+	b, err := ro.NewTailer()
+	require.NoError(t, err)
+	r, ok, err := b.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, floor, r.Position)
+	require.Equal(t, j.segmentStart(floor), ro.Segments()[0].Start, "the deleted segment's mapping is let go")
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
+
+	for {
+		_, ok, err := old.Next()
+		if err != nil {
+			require.ErrorIs(t, err, ErrBehindRetention)
+			break
+		}
+		require.True(t, ok, "never 'nothing yet' for a deleted segment")
+	}
+	require.NoError(t, old.Close())
+}

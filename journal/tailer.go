@@ -159,7 +159,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		// floor past it first, whatever the reader's process.
 		if t.floor != nil {
 			if f := t.floor.Load(); start < f {
-				return Record{}, false, fmt.Errorf("%w: %w: position %d, segments before %d deleted past the hard size limit",
+				return Record{}, false, fmt.Errorf("%w: %w: position %d, retention deleted the segments before %d",
 					ErrBehindRetention, ErrReleased, p, f)
 			}
 		}
