@@ -95,10 +95,6 @@ func splitClaim(w uint64) (pid uint32, state uint8, gen uint32) {
 	return uint32(w), uint8(w >> 32), uint32(w >> 40)
 }
 
-// ErrReadersFull reports that every slot of the reader registry is held
-// by a live reader: a Tailer of a read-only journal cannot register.
-var ErrReadersFull = errors.New("journal: reader registry full")
-
 // errRegistryUnavailable: the registry cannot be opened for writing here
 // (a read-only file system, another user's directory).
 var errRegistryUnavailable = errors.New("journal: reader registry unavailable")
@@ -305,6 +301,9 @@ func mapReaders(path string) (*registry, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
 			return nil, fmt.Errorf("%w: %v", errRegistryUnavailable, err)
+		}
+		if errors.Is(err, unix.EISDIR) {
+			return nil, fmt.Errorf("%w: reader registry %s is a directory", ErrCorrupt, path)
 		}
 		return nil, err
 	}
