@@ -99,6 +99,11 @@ func splitClaim(w uint64) (pid uint32, state uint8, gen uint32) {
 // (a read-only file system, another user's directory).
 var errRegistryUnavailable = errors.New("journal: reader registry unavailable")
 
+// claimTimeout is how long a slot may stay claiming (claimed, not yet
+// active) before whoever has watched it that long takes its claimer for
+// dead.
+var claimTimeout = 10 * time.Second
+
 // readerRecheck is how long the writer trusts a slot it found alive before
 // it asks the process table again (retention runs every Flusher cycle).
 var readerRecheck = 100 * time.Millisecond
@@ -153,9 +158,10 @@ type registry struct {
 	b     []byte
 	slots int
 	me    procIdentity
-	// checked caches, per slot, the claim word last found alive and when
-	// (the writer's retention; guarded by the journal's mu).
-	checked []checkedSlot
+	// checked caches, per slot, the claim word last found alive and when;
+	// claiming, the claim word first seen claiming and when. Guarded by
+	// the journal's mu.
+	checked, claiming []checkedSlot
 	logger  *slog.Logger
 }
 
@@ -316,7 +322,7 @@ func mapReaders(path string) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &registry{path: path, b: b, slots: slots, me: selfIdentity(), checked: make([]checkedSlot, slots)}, nil
+	return &registry{path: path, b: b, slots: slots, me: selfIdentity(), checked: make([]checkedSlot, slots), claiming: make([]checkedSlot, slots)}, nil
 }
 
 // statReaders reads and checks the header of an open registry file.
@@ -344,7 +350,7 @@ func statReaders(f *os.File) (int, error) {
 // more; ErrReadersFull if none is left.
 //
 // Ordering: every store here is sequentially consistent (sync/atomic), as
-// is the caller's load of the proposed floor after it (checkFloor): with
+// is the caller's load of the proposed floor after it (Tailer.seekTo): with
 // the writer's store of the proposed floor before its scan, either the
 // scan sees this slot or this reader sees the proposal (the store-load
 // pattern of Dekker's algorithm; LOCK-prefixed or XCHG on amd64,
@@ -388,7 +394,9 @@ func (r *registry) register(pos int64, name string, now int64) (int, uint64, err
 			clear(r.b[off+slNameOffset+n : off+ReaderSlotLength])
 			binary.LittleEndian.PutUint32(r.b[off+slNameLenOffset:], uint32(n))
 			active := claimWord(uint32(r.me.pid), slotActive, gen)
-			cw.Store(active)
+			if !cw.CompareAndSwap(claimWord(uint32(r.me.pid), slotClaiming, gen), active) {
+				continue // reclaimed under a claimer stalled past claimTimeout: another slot
+			}
 			return i, active, nil
 		}
 		if pass == 0 {
@@ -410,9 +418,16 @@ func (r *registry) free(i int, word uint64) bool {
 // owner. A dead owner's slot (or one with a state no writer stores) is
 // reclaimed: a compare-and-swap from w to free, which fails if the slot
 // changed hands since (then it counts as live: the conservative answer).
+//
+// A claiming slot's identity fields may still be its last owner's (the
+// claimer writes them after its compare-and-swap), so it is judged by
+// time alone: reclaimed once this registry has seen the same claim word
+// (generation included) claiming for claimTimeout, which a live claimer
+// (a few stores between its swap and its activation) never takes.
 func (r *registry) verify(i int, w uint64, cache bool) bool {
 	pid, state, _ := splitClaim(w)
-	if state == slotClaiming || state == slotActive {
+	switch state {
+	case slotActive:
 		if cache && r.checked[i].word == w && time.Since(r.checked[i].at) < readerRecheck {
 			return true
 		}
@@ -422,6 +437,13 @@ func (r *registry) verify(i int, w uint64, cache bool) bool {
 			if cache {
 				r.checked[i] = checkedSlot{word: w, at: time.Now()}
 			}
+			return true
+		}
+	case slotClaiming:
+		if c := &r.claiming[i]; c.word != w {
+			*c = checkedSlot{word: w, at: time.Now()}
+			return true
+		} else if time.Since(c.at) < claimTimeout {
 			return true
 		}
 	}
@@ -509,7 +531,8 @@ type ReaderInfo struct {
 	// inspecting process. A dead reader's slot is reclaimed by the next
 	// writer retention or reader registration that needs it.
 	Alive bool
-	// Pending: the slot is claimed and not yet filled.
+	// Pending: the slot is claimed and not yet filled (its other fields
+	// may be the last owner's; Alive is not judged).
 	Pending bool
 }
 
@@ -557,7 +580,9 @@ func decodeReaders(b []byte, me procIdentity) ([]ReaderInfo, error) {
 			continue
 		}
 		ri.Name = string(b[off+slNameOffset : off+slNameOffset+int(n)])
-		ri.Alive = ownerAlive(pid, uint64(r.word(i, slStartOffset).Load()), uint64(r.word(i, slNamespaceOffset).Load()), me)
+		if !ri.Pending {
+			ri.Alive = ownerAlive(pid, uint64(r.word(i, slStartOffset).Load()), uint64(r.word(i, slNamespaceOffset).Load()), me)
+		}
 		out = append(out, ri)
 	}
 	return out, bad

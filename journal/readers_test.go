@@ -120,6 +120,29 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	r.reclaimDead()
 	_, state, _ = splitClaim(r.claim(1).Load())
 	require.Equal(t, uint8(slotFree), state)
+	// A claiming slot: its identity fields may still be the last owner's
+	// (here: our pid with another start identity, which would read as a
+	// reused pid), so it is judged by time alone: reclaimed only once the
+	// same claim word has stayed claiming for claimTimeout.
+	oldTimeout := claimTimeout
+	t.Cleanup(func() { claimTimeout = oldTimeout })
+	claimTimeout = time.Hour
+	w = claimWord(uint32(me.pid), slotClaiming, 50)
+	r.claim(3).Store(w)
+	r.word(3, slStartOffset).Store(int64(me.start) + 1)
+	require.True(t, r.verify(3, w, false), "first seen")
+	require.True(t, r.verify(3, w, true), "within claimTimeout")
+	r.reclaimDead()
+	require.Equal(t, w, r.claim(3).Load())
+	claimTimeout = 0
+	w2 := claimWord(uint32(me.pid), slotClaiming, 51) // claimed anew meanwhile: watched from the start again
+	r.claim(3).Store(w2)
+	require.True(t, r.verify(3, w2, false))
+	require.False(t, r.verify(3, w2, false), "the same claim, claiming past claimTimeout")
+	_, state, _ = splitClaim(r.claim(3).Load())
+	require.Equal(t, uint8(slotFree), state)
+	claimTimeout = oldTimeout
+
 	// A reclaimer that read the slot before it changed hands frees nothing.
 	w = fakeSlot(r, 2, dead, 0, first)
 	fakeSlot(r, 2, uint32(me.pid), me.start, first)
