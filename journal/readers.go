@@ -162,7 +162,7 @@ type registry struct {
 	// claiming, the claim word first seen claiming and when. Guarded by
 	// the journal's mu.
 	checked, claiming []checkedSlot
-	logger  *slog.Logger
+	logger            *slog.Logger
 }
 
 type checkedSlot struct {
