@@ -99,6 +99,10 @@ func splitClaim(w uint64) (pid uint32, state uint8, gen uint32) {
 // (a read-only file system, another user's directory).
 var errRegistryUnavailable = errors.New("journal: reader registry unavailable")
 
+// maxPosition bounds the positions a registry may name (2^62 bytes of
+// log): a word past it is garbage, and adding to it cannot overflow.
+const maxPosition = 1 << 62
+
 // claimTimeout is how long a slot may stay claiming (claimed, not yet
 // active) before whoever has watched it that long takes its claimer for
 // dead.

@@ -319,6 +319,17 @@ func TestDamagedRegistry(t *testing.T) {
 	j.reg.reclaimDead()
 	_, err = Inspect(dir)
 	require.NoError(t, err)
+
+	// A retention floor that is no segment start, or past any log: a
+	// reader's NewTailer says so, and neither loops nor panics.
+	ro := openT(t, dir, Options{ReadOnly: true})
+	for _, f := range []int64{12345, 1<<63 - 1, maxPosition + testSegment} {
+		j.reg.proposed().Store(f)
+		_, err := ro.NewTailer()
+		require.ErrorIs(t, err, ErrCorrupt, "floor %d", f)
+	}
+	j.reg.proposed().Store(0)
+	require.Zero(t, j.reg.active()-1, "the failed Tailers freed their slots")
 }
 
 // Several readers, each in a read-only Journal of its own (so the writer

@@ -249,13 +249,19 @@ func (t *Tailer) SeekStart() error {
 		return ErrClosed
 	}
 	p := t.j.FirstPosition()
-	for {
+	for attempt := 0; ; attempt++ {
 		err := t.seekTo(p)
 		if err == nil || !errors.Is(err, ErrBehindRetention) {
 			return err
 		}
-		// Retention is cutting before p: start after its cut instead.
-		p = max(p, t.proposed.Load()+SegmentHeaderLength)
+		// Retention is cutting before p: start after its cut instead. The
+		// word comes from a shared file: one that is no segment start, or
+		// that keeps moving, is not believed.
+		f := t.proposed.Load()
+		if attempt == 8 || f < 0 || f&(t.j.segSize-1) != 0 || f > maxPosition {
+			return fmt.Errorf("%w: reader registry: retention floor %d", ErrCorrupt, f)
+		}
+		p = max(p, f+SegmentHeaderLength)
 	}
 }
 
