@@ -234,7 +234,9 @@ func Open(dir string, opts Options) (*Journal, error) {
 		return nil, err
 	}
 	if err := j.openStatus(); err != nil {
-		_ = j.reg.close(false)
+		if j.reg != nil {
+			_ = j.reg.close(false)
+		}
 		_ = j.idx.close()
 		j.releaseAll()
 		j.unlock()
