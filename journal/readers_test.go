@@ -335,50 +335,93 @@ func TestDamagedRegistry(t *testing.T) {
 // Several readers, each in a read-only Journal of its own (so the writer
 // knows them only through the registry), register and unregister over
 // and over while the writer appends and applies retention: every session
-// reads its records exactly once, in order (no reader is ever cut: there
-// is no hard limit), and retention deletes segments meanwhile.
+// reads its records exactly once, in order, and retention deletes
+// segments meanwhile. Without a hard limit no reader is ever cut; with
+// one, a stalled reader is, and its next Next says so
+// (ErrBehindRetention), as does that of any other reader forced behind,
+// whose session then ends: none ever reads a record out of order.
 func TestReadersRegisterWhileRetentionRuns(t *testing.T) {
-	const readers = 4
-	n := soak(12000)
-	dir := testDir(t)
-	j := openT(t, dir, Options{RetainBytes: 3 * testSegment})
-	appendN(t, j, 1, 1)
-	var wg sync.WaitGroup
-	errs := make(chan error, readers)
-	done := make(chan struct{})
-	for g := range readers {
-		ro := openT(t, dir, Options{ReadOnly: true, ReaderName: "stress-" + strconv.Itoa(g)})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- stressReader(ro, g, done)
-		}()
+	for _, hard := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hard limit %t", hard), func(t *testing.T) {
+			const readers = 4
+			n := soak(12000)
+			dir := testDir(t)
+			o := Options{RetainBytes: 3 * testSegment}
+			if hard {
+				o.HardLimitBytes = 6 * testSegment
+			}
+			j := openT(t, dir, o)
+			appendN(t, j, 1, 1)
+			var wg sync.WaitGroup
+			errs := make(chan error, readers+1)
+			done, cut := make(chan struct{}), make(chan struct{})
+			for g := range readers {
+				ro := openT(t, dir, Options{ReadOnly: true, ReaderName: "stress-" + strconv.Itoa(g)})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- stressReader(ro, g, done, hard)
+				}()
+			}
+			if hard { // the stalled reader: registered at the start, reading nothing until cut
+				ro := openT(t, dir, Options{ReadOnly: true, ReaderName: "stalled"})
+				tl, err := ro.NewTailer()
+				require.NoError(t, err)
+				wg.Add(1)
+				cutCh := cut
+				go func() {
+					defer wg.Done()
+					defer tl.Close()
+					<-cutCh
+					_, _, err := tl.Next()
+					if !errors.Is(err, ErrBehindRetention) {
+						err = fmt.Errorf("stalled reader after a forced cut: %v", err)
+					} else {
+						err = nil
+					}
+					errs <- err
+				}()
+			}
+			for i := range n {
+				appendN(t, j, 1, 1)
+				if i%40 == 0 {
+					_, err := j.ApplyRetention()
+					require.NoError(t, err)
+					if hard && j.Stats().ForcedDeletions > 0 && cut != nil {
+						close(cut)
+						cut = nil
+					}
+				}
+			}
+			forcedCut := cut == nil
+			if cut != nil {
+				close(cut) // (no forced cut: the stalled reader fails rather than waits)
+			}
+			close(done)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.Positive(t, j.Stats().DeletedSegments)
+			if hard {
+				require.True(t, forcedCut, "a forced cut happened")
+			} else {
+				require.Zero(t, j.Stats().ForcedDeletions)
+			}
+			require.Zero(t, j.reg.active(), "every slot freed")
+		})
 	}
-	for i := range n {
-		appendN(t, j, 1, 1)
-		if i%40 == 0 {
-			_, err := j.ApplyRetention()
-			require.NoError(t, err)
-		}
-	}
-	close(done)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	require.Positive(t, j.Stats().DeletedSegments)
-	require.Zero(t, j.Stats().ForcedDeletions)
-	require.Zero(t, j.reg.active(), "every slot freed")
 }
 
 // stressReader runs sessions: register, read a number of records (each
 // the next sequence after the first it read), sometimes seek back to the
 // session's first record and read it again (or, if retention has cut
 // behind the reader since, get ErrBehindRetention and start over at the
-// oldest), close. Most sessions resume
-// where the last one stopped; every fourth starts at the oldest record.
-func stressReader(ro *Journal, g int, done <-chan struct{}) error {
+// oldest), close. Most sessions resume where the last one stopped; every
+// fourth starts at the oldest record. With hard, a session that Next
+// finds forced behind retention ends there.
+func stressReader(ro *Journal, g int, done <-chan struct{}, hard bool) error {
 	resume := int64(-1)
 	for session := 0; ; session++ {
 		select {
@@ -402,6 +445,9 @@ func stressReader(ro *Journal, g int, done <-chan struct{}) error {
 		want := 50 + (g*37+session*101)%700
 		for got := 0; got < want; {
 			r, ok, err := tl.Next()
+			if hard && errors.Is(err, ErrBehindRetention) {
+				break // forced behind: the session ends, the next one starts where it can
+			}
 			if err != nil {
 				tl.Close()
 				return fmt.Errorf("reader %d session %d after %d records: %w", g, session, got, err)
