@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -30,6 +31,8 @@ func runChild(role string) int {
 		err = childReader()
 	case "opener":
 		err = childOpener()
+	case "registered":
+		err = childRegistered()
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -162,6 +165,7 @@ func childOpener() error {
 // proc is a child process of this test.
 type proc struct {
 	cmd    *exec.Cmd
+	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	stderr *strings.Builder
 }
@@ -180,6 +184,8 @@ func startChild(t *testing.T, role string, env ...string) *proc {
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	p.stdout = bufio.NewReader(out)
+	p.stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {

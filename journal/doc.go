@@ -82,9 +82,23 @@
 //
 // ApplyRetention (run by the Flusher when a rule is set) deletes whole
 // segments, oldest first, by age or total size, never the one being
-// written nor one a registered Tailer has yet to read; past
+// written nor one a registered reader has yet to read; past
 // Options.HardLimitBytes it deletes those too, counted, and their readers
-// get ErrBehindRetention.
+// get ErrBehindRetention from their next Next.
+//
+// Every Tailer, in the writer's process or a read-only one, registers in
+// the journal's reader registry (the "readers" file: a slot per reader
+// with its pid, the process's start time, its position and a name), so
+// the writer sees readers of every process. Next publishes its position
+// with a release store (no allocation, no system call). A slot is freed
+// by Tailer.Close and reclaimed by whoever finds its owner dead: no
+// process with that pid, a zombie, or a process with that pid that
+// started at another time (a reused pid); a live owner's slot never is.
+// Retention publishes its cut in the registry (a proposal, a second scan,
+// the floor) before it removes a file, and a reader stores its position
+// before it checks the proposal, so a reader registering or seeking back
+// meanwhile is never cut under. docs/journal.md, "Reader registry" has
+// the layout and the rules.
 //
 // # Record and replay
 //
@@ -100,8 +114,8 @@
 //
 // The writer publishes its positions and counts in a status file, which
 // the Flusher keeps current; Inspect describes a journal from its files
-// (segments, that status, the indexes) without locking or writing
-// anything: cmd/dutystat lists journals with it.
+// (segments, that status, the indexes, the registered readers) without
+// locking or writing anything: cmd/dutystat lists journals with it.
 //
 // Nothing here starts a goroutine.
 package journal

@@ -47,6 +47,10 @@ var (
 	// ErrNotFound reports a stream sequence or a time past the end of the
 	// log.
 	ErrNotFound = errors.New("journal: not found")
+	// ErrReadersFull reports that every slot of the reader registry is
+	// held by a live reader: a Tailer of a read-only journal cannot
+	// register.
+	ErrReadersFull = errors.New("journal: reader registry full")
 )
 
 // CorruptError is the error for a bad record: where it is and why.

@@ -3,6 +3,7 @@ package journal_test
 import (
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 
 	"github.com/dutyrt/duty/journal"
@@ -60,4 +61,62 @@ func Example() {
 	// stream 2 #0 at 112: sell 5
 	// stream 1 #1 at 160: buy 3
 	// end 208 next on stream 1: 2
+}
+
+// A reader in another process opens the journal read-only; its Tailer
+// takes a slot in the journal's reader registry, so the writer's
+// retention keeps what it has yet to read, and tools see it (Inspect,
+// cmd/dutystat). Here both sides run in one process.
+func Example_registeredReader() {
+	dir, err := os.MkdirTemp("", "journal-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	w, err := journal.Open(dir, journal.Options{SegmentSize: journal.MinSegmentSize, RetainBytes: journal.MinSegmentSize,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+	body := make([]byte, 1000)
+	if _, _, err := w.Append(1, 1, body); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := journal.Open(dir, journal.Options{ReadOnly: true, ReaderName: "audit"}) // the other process
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	tl, err := r.NewTailer()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 200 { // about three segments
+		if _, _, err := w.Append(1, 1, body); err != nil {
+			log.Fatal(err)
+		}
+	}
+	res, err := w.ApplyRetention()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("deleted while the reader is at the start:", res.Deleted)
+	info, err := journal.Inspect(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("readers:", info.LiveReaders(), info.Readers[0].Name, "at", info.Readers[0].Position)
+
+	tl.Close() // frees its slot
+	res, err = w.ApplyRetention()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("deleted once it closed:", res.Deleted)
+	// Output:
+	// deleted while the reader is at the start: 0
+	// readers: 1 audit at 64
+	// deleted once it closed: 3
 }

@@ -83,6 +83,10 @@ type Options struct {
 	// Logger receives recovery and retention reports (default
 	// slog.Default()).
 	Logger *slog.Logger
+	// ReaderName names this Journal's Tailers in the reader registry, for
+	// tools (cmd/dutystat); at most MaxReaderName bytes are kept (default:
+	// the program's name).
+	ReaderName string
 }
 
 func (o *Options) defaults() {
@@ -106,6 +110,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.ReaderName == "" {
+		o.ReaderName = selfIdentity().namePrefix
 	}
 }
 
@@ -154,6 +161,7 @@ type Journal struct {
 	prepared *segment   // the next segment, made ahead by a Flusher, not yet in place
 	idx      *indexer   // the writer's stream indexes
 	status   []byte     // the writer's status file, mapped (status.go)
+	reg      *registry  // the reader registry (readers.go); nil where it cannot be written (j.mu)
 	stats    stats
 	recovery Recovery
 }
@@ -200,6 +208,10 @@ func Open(dir string, opts Options) (*Journal, error) {
 	}
 	j.maxBody = j.MaxBody()
 	if j.readOnly {
+		if err := j.openReaders(); err != nil {
+			j.releaseAll()
+			return nil, err
+		}
 		return j, nil
 	}
 	if err := j.recover(); err != nil {
@@ -215,13 +227,53 @@ func Open(dir string, opts Options) (*Journal, error) {
 		j.unlock()
 		return nil, err
 	}
+	if err := j.openReaders(); err != nil {
+		_ = j.idx.close()
+		j.releaseAll()
+		j.unlock()
+		return nil, err
+	}
 	if err := j.openStatus(); err != nil {
+		if j.reg != nil {
+			_ = j.reg.close(false)
+		}
 		_ = j.idx.close()
 		j.releaseAll()
 		j.unlock()
 		return nil, err
 	}
 	return j, nil
+}
+
+// openReaders maps the reader registry (creating it if missing). Where it
+// cannot be written (a read-only file system, another user's directory),
+// the journal works without it, logged: its Tailers are then unregistered
+// in other processes than the writer's. A writer publishes its first
+// segment as the floor and frees the slots of dead readers.
+func (j *Journal) openReaders() error {
+	replace := !j.readOnly && j.opts.Recovery != RecoverStrict
+	r, replaced, err := openReaders(j.dir, replace)
+	if replaced && err == nil {
+		j.recovery.ReadersReplaced = fmt.Errorf("%w: damaged reader registry replaced", ErrCorrupt)
+	}
+	if errors.Is(err, errRegistryUnavailable) {
+		j.opts.Logger.Warn("journal: readers are not registered", "dir", j.dir, "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.logger = j.opts.Logger
+	if !j.readOnly {
+		first := j.first()
+		r.proposed().Store(first)
+		r.floor().Store(first)
+		before := r.active()
+		r.reclaimDead()
+		j.recovery.ReadersReclaimed = max(before-r.active(), 0)
+	}
+	j.reg = r
+	return nil
 }
 
 // mapSegments lists and maps the journal's segment files, checking that
@@ -346,6 +398,11 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 	if j.closed.Load() {
 		return nil, ErrClosed
 	}
+	if j.readOnly {
+		if err := j.followRetention(start); err != nil {
+			return nil, err
+		}
+	}
 	if len(j.segs) == 0 || start < j.segs[0].start {
 		return nil, fmt.Errorf("%w: position %d, oldest segment starts at %d", ErrBehindRetention, start, j.first())
 	}
@@ -358,6 +415,9 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 		path := filepath.Join(j.dir, segmentName(next))
 		s, err := openSegment(path, next, j.segSize, false)
 		if errors.Is(err, os.ErrNotExist) {
+			if j.deleted(next) {
+				return nil, fmt.Errorf("%w: segment %d was deleted by retention", ErrBehindRetention, next)
+			}
 			return nil, errNotYet
 		}
 		if err != nil {
@@ -370,6 +430,51 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// followRetention drops from a reader's table the segments the writer's
+// retention has deleted (before the registry's floor), so that their
+// mappings (and disk space) go once no Tailer holds them. The table keeps
+// at least one segment unless the Tailer asks for one at or after the
+// floor: then it restarts at the floor. j.mu held.
+func (j *Journal) followRetention(start int64) error {
+	if j.reg == nil {
+		return nil
+	}
+	floor := j.reg.floor().Load()
+	for len(j.segs) > 0 && j.segs[0].start < floor && (len(j.segs) > 1 || start >= floor) {
+		s := j.segs[0]
+		s.deleted.Store(true)
+		j.segs = j.segs[1:]
+		if err := s.release(); err != nil {
+			return err
+		}
+	}
+	// Every mapped segment was deleted: the table starts again at the
+	// floor (the oldest segment kept; another Tailer of this journal may
+	// be there), retrying if retention moves it on meanwhile.
+	for attempt := 0; len(j.segs) == 0; attempt++ {
+		f := j.reg.floor().Load()
+		s, err := openSegment(filepath.Join(j.dir, segmentName(f)), f, j.segSize, false)
+		if err != nil && (!errors.Is(err, os.ErrNotExist) || attempt == 4) {
+			return err
+		}
+		if err == nil {
+			j.segs = append(j.segs, s)
+		}
+	}
+	return nil
+}
+
+// deleted reports whether a missing segment file was deleted by retention
+// (rather than not created yet): it is before the registry's proposed
+// floor, or, without a registry, a later segment exists. j.mu held.
+func (j *Journal) deleted(start int64) bool {
+	if j.reg != nil {
+		return start < j.reg.proposed().Load()
+	}
+	starts, err := listSegments(j.dir, false)
+	return err == nil && len(starts) > 0 && starts[len(starts)-1] > start
 }
 
 // first returns the start of the oldest segment (j.mu held).
@@ -442,6 +547,9 @@ func (j *Journal) Close() error {
 			err = rerr
 		}
 	}
+	if rerr := j.closeReaders(); err == nil {
+		err = rerr
+	}
 	deadline := time.Now().Add(j.opts.CloseGrace)
 	for _, s := range segs {
 		for s.refs.Load() > 0 && time.Now().Before(deadline) {
@@ -456,6 +564,24 @@ func (j *Journal) Close() error {
 	}
 	j.unlock()
 	return err
+}
+
+// closeReaders frees the registry slots of Tailers still open and unmaps
+// the registry (see registry.close for Tailers used after Close).
+func (j *Journal) closeReaders() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.reg
+	if r == nil {
+		return nil
+	}
+	j.reg = nil
+	for t := range j.tailers {
+		if t.slot >= 0 {
+			r.free(t.slot, t.word)
+		}
+	}
+	return r.close(len(j.tailers) > 0)
 }
 
 // stats are the journal's counters.

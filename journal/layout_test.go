@@ -61,6 +61,23 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Status file", stSegmentsOffset, 8, "segments in the journal"},
 		{"### Status file", stUpdatedOffset, 8, "updated"},
 		{"### Status file", stWriterPIDOffset, 8, "writer's process id"},
+		{"### Reader registry", 0, 8, "magic `" + readersMagic + "`"},
+		{"### Reader registry", rdVersionOffset, 4, "layout version"},
+		{"### Reader registry", rdHeaderLenOffset, 4, fmt.Sprintf("header length (%d)", ReadersHeaderLength)},
+		{"### Reader registry", rdSlotLenOffset, 4, fmt.Sprintf("slot length (%d)", ReaderSlotLength)},
+		{"### Reader registry", rdSlotsOffset, 4, "slots"},
+		{"### Reader registry", rdCRCOffset, 4, "CRC32C of bytes 0..23"},
+		{"### Reader registry", rdProposedOffset, 8, "proposed floor"},
+		{"### Reader registry", rdFloorOffset, 8, "floor"},
+		{"### Reader registry", rdHighWaterOffset, 8, "high water"},
+		{"### Reader registry", slClaimOffset, 8, "claim word"},
+		{"### Reader registry", slStartOffset, 8, "owner's start identity"},
+		{"### Reader registry", slNamespaceOffset, 8, "owner's pid namespace"},
+		{"### Reader registry", slPositionOffset, 8, "position"},
+		{"### Reader registry", slUpdatedOffset, 8, "updated"},
+		{"### Reader registry", slRegisteredOffset, 8, "registered"},
+		{"### Reader registry", slNameLenOffset, 4, fmt.Sprintf("name length (at most %d)", MaxReaderName)},
+		{"### Reader registry", slNameOffset, MaxReaderName, "name"},
 	}
 	for _, r := range rows {
 		i := strings.Index(doc, "\n"+r.section+"\n")

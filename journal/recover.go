@@ -45,6 +45,12 @@ type Recovery struct {
 	IndexRebuilt bool
 	IndexedFrom  int64
 	Indexed      int64
+	// ReadersReplaced is what was wrong with a damaged reader registry
+	// that Open replaced by an empty one (RecoverSkip, RecoverTruncate;
+	// RecoverStrict fails instead); ReadersReclaimed counts the slots of
+	// dead readers Open freed.
+	ReadersReplaced  error
+	ReadersReclaimed int
 }
 
 func (r Recovery) String() string {
@@ -63,6 +69,12 @@ func (r Recovery) String() string {
 	}
 	if r.IndexRebuilt {
 		s += ", indexes rebuilt"
+	}
+	if r.ReadersReplaced != nil {
+		s += fmt.Sprintf(", reader registry replaced (%v)", r.ReadersReplaced)
+	}
+	if r.ReadersReclaimed > 0 {
+		s += fmt.Sprintf(", %d dead readers' slots reclaimed", r.ReadersReclaimed)
 	}
 	return s
 }

@@ -205,12 +205,13 @@ func (p *Replayer) DoWork() (int, error) {
 				p.started, p.wall0, p.stamp0 = true, now, rec.Timestamp
 			}
 			if rec.Timestamp-p.stamp0 > now-p.wall0 {
-				p.t.setPos(pos) // not yet: read it again next cycle
-				return n, nil
+				return n, p.t.seekTo(pos) // not yet: read it again next cycle
 			}
 		}
 		if err := p.send(&rec); err != nil {
-			p.t.setPos(pos) // sent again next cycle, or after the caller's fix
+			if serr := p.t.seekTo(pos); serr != nil { // sent again next cycle, or after the caller's fix
+				return n, serr
+			}
 			if p.retry(err) {
 				return n, nil
 			}

@@ -10,20 +10,27 @@ import (
 // RetentionResult says what ApplyRetention deleted.
 type RetentionResult struct {
 	Deleted int // segments deleted
-	Forced  int // of which under a registered Tailer, past HardLimitBytes
+	Forced  int // of which under a registered reader, past HardLimitBytes
 }
 
 // ApplyRetention deletes whole segments from the oldest on, while one of
 // the rules holds: the next segment was created more than
 // Options.RetainAge ago (so every record of this one is older), or the
 // journal's segments total more than Options.RetainBytes. It never deletes
-// the segment being written, nor one a registered Tailer is in or has yet
-// to read; past Options.HardLimitBytes it deletes those too, revoking the
-// mapping under the Tailer (which then gets ErrBehindRetention), and counts
-// them in Forced. Writer only. A Flusher calls it from its duty cycle.
+// the segment being written, nor one a registered reader, in any process,
+// is in or has yet to read; past Options.HardLimitBytes it deletes those
+// too (down to the limit), counts them in Forced, revokes the mapping
+// under a Tailer of this process, and every such reader gets
+// ErrBehindRetention from its next Next. Writer only. A Flusher calls it
+// from its duty cycle.
 //
-// A reader in another process maps segments of its own: a deleted file
-// stays readable through its mapping, but the reader cannot map it anew.
+// Readers are the Tailers of this Journal and the live slots of the
+// reader registry (readers.go); a slot whose owner process is dead is
+// reclaimed here when it is the one holding a segment back. The cut is
+// published in the registry before any file is removed: the proposed
+// floor, a second scan of the registry (for a reader that registered
+// meanwhile), then the floor itself (docs/journal.md, "Reader
+// registry").
 func (j *Journal) ApplyRetention() (RetentionResult, error) {
 	var r RetentionResult
 	if j.readOnly {
@@ -35,29 +42,54 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		j.mu.Unlock()
 		return r, ErrClosed
 	}
-	oldestReader := int64(math.MaxInt64)
-	for t := range j.tailers {
-		oldestReader = min(oldestReader, t.pos.Load())
-	}
+	// What the rules ask for, readers aside: soft (age, size) deletes
+	// down to segs[soft], the hard limit down to segs[hard].
 	total := int64(len(j.segs)) * j.segSize
+	soft, hard := 0, 0
+	for k := 0; k < len(j.segs)-1; k++ { // never the last: the writer's
+		old := j.opts.RetainAge > 0 && time.Duration(now-j.segs[k+1].created) > j.opts.RetainAge
+		big := j.opts.RetainBytes > 0 && total > j.opts.RetainBytes
+		over := j.opts.HardLimitBytes > 0 && total > j.opts.HardLimitBytes
+		if !old && !big && !over {
+			break
+		}
+		if old || big {
+			soft = k + 1
+		}
+		if over {
+			hard = k + 1
+		}
+		total -= j.segSize
+	}
+	if soft == 0 && hard == 0 {
+		j.mu.Unlock()
+		return r, nil
+	}
+	first := j.segs[0].start
+	target, hardFloor := j.segs[max(soft, hard)].start, j.segs[hard].start
+	lowest := j.lowestReader(first, target, true)
+	floor := max(min(target, j.heldFrom(lowest)), hardFloor)
+	if reg := j.reg; reg != nil && floor > first {
+		// The proposal, then a second scan: a reader that registered (or
+		// sought back) since the first either shows in it or sees the
+		// proposal and moves on (Tailer.seekTo). Sequentially consistent
+		// stores and loads, in the shared mapping.
+		reg.proposed().Store(floor)
+		if testHookBetweenScans != nil {
+			testHookBetweenScans()
+		}
+		lowest = min(lowest, j.lowestReader(first, floor, false))
+		floor = max(min(floor, j.heldFrom(lowest)), hardFloor)
+		reg.floor().Store(floor)
+		reg.proposed().Store(floor)
+	}
 	var victims []*segment
 	var forced []bool
-	for len(j.segs) > 1 { // never the last: the writer's
-		s, next := j.segs[0], j.segs[1]
-		old := j.opts.RetainAge > 0 && time.Duration(now-next.created) > j.opts.RetainAge
-		big := j.opts.RetainBytes > 0 && total > j.opts.RetainBytes
-		hard := j.opts.HardLimitBytes > 0 && total > j.opts.HardLimitBytes
-		if !old && !big && !hard {
-			break
-		}
-		held := oldestReader < s.start+j.segSize
-		if held && !hard {
-			break
-		}
+	for len(j.segs) > 1 && j.segs[0].start < floor {
+		s := j.segs[0]
 		j.segs = j.segs[1:]
 		victims = append(victims, s)
-		forced = append(forced, held)
-		total -= j.segSize
+		forced = append(forced, j.heldFrom(lowest) <= s.start)
 	}
 	j.mu.Unlock()
 	var err error
@@ -89,4 +121,41 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		}
 	}
 	return r, err
+}
+
+// testHookBetweenScans, set by tests, runs between the proposal and the
+// second scan: where a reader racing retention registers.
+var testHookBetweenScans func()
+
+// lowestReader returns the lowest position, from first to the committed
+// position, of this Journal's Tailers and of the registry's live readers
+// below limit (math.MaxInt64 if none). A position outside that range
+// holds nothing back: before it, the reader is behind retention already;
+// after it, it is in the writer's segment. verify checks the liveness of
+// registry slots (reclaiming dead owners'). j.mu held.
+func (j *Journal) lowestReader(first, limit int64, verify bool) int64 {
+	hi := j.committed.Load()
+	m := int64(math.MaxInt64)
+	for t := range j.tailers {
+		if p := t.pos.Load(); p >= first && p <= hi {
+			m = min(m, p)
+		}
+	}
+	if j.reg != nil {
+		// A reader at p may step back to the start of the record that
+		// ended at p (a Replayer that could not send it), which is in the
+		// segment of p-1: limit+1 keeps such a reader in view.
+		m = min(m, j.reg.lowest(first, hi, limit+1, verify))
+	}
+	return m
+}
+
+// heldFrom is the start of the oldest segment a reader at p holds: the
+// one with p-1 in it, so that a reader exactly at a segment's end (or
+// just past its end marker's slot) can still step back into it.
+func (j *Journal) heldFrom(p int64) int64 {
+	if p == math.MaxInt64 {
+		return p
+	}
+	return j.segmentStart(p - 1)
 }

@@ -17,18 +17,19 @@ func (t *Tailer) SeekTime(ts int64) error {
 		return ErrClosed
 	}
 	start, err := t.j.segmentForTime(ts)
-	if err != nil {
-		return err
+	if err == nil {
+		err = t.seekTo(start + SegmentHeaderLength)
 	}
-	t.setPos(start + SegmentHeaderLength)
+	retried := false
 	for {
-		rec, ok, err := t.Next()
-		if errors.Is(err, ErrBehindRetention) && start >= 0 {
+		var rec Record
+		var ok bool
+		if err == nil {
+			rec, ok, err = t.Next()
+		}
+		if errors.Is(err, ErrBehindRetention) && !retried {
 			// The segment went while we looked: from the oldest kept.
-			start = -1
-			if err := t.SeekStart(); err != nil {
-				return err
-			}
+			retried, err = true, t.SeekStart()
 			continue
 		}
 		if err != nil {
@@ -38,8 +39,7 @@ func (t *Tailer) SeekTime(ts int64) error {
 			return ErrNotFound
 		}
 		if rec.Timestamp >= ts {
-			t.setPos(rec.Position)
-			return nil
+			return t.seekTo(rec.Position)
 		}
 	}
 }

@@ -24,7 +24,7 @@ import (
 //	12      4     length (StatusLength)
 //	16      8     committed position
 //	24      8     flushed position
-//	32      8     registered Tailers (in the writer's process)
+//	32      8     registered Tailers, all processes (active registry slots, and the writer's Tailers without one)
 //	40      8     segments in the journal
 //	48      8     updated, ns since the Unix epoch (Options.Clock)
 //	56      8     writer's process id (0 once the writer has closed)
@@ -81,7 +81,15 @@ func (j *Journal) publishStatus() {
 		return
 	}
 	j.mu.Lock()
-	tailers, segs := len(j.tailers), len(j.segs)
+	tailers, segs := 0, len(j.segs)
+	for t := range j.tailers {
+		if t.pub == nil {
+			tailers++
+		}
+	}
+	if j.reg != nil {
+		tailers += j.reg.active()
+	}
 	j.mu.Unlock()
 	j.statusWord(stCommittedOffset).Store(j.committed.Load())
 	j.statusWord(stFlushedOffset).Store(j.flushed.Load())
@@ -116,13 +124,29 @@ type Info struct {
 	// Streams are the indexed streams, by id: the records indexed so far
 	// (the writer's Flusher indexes behind the log).
 	Streams []StreamInfo
+	// HasReaders: the journal has a reader registry; Readers are its
+	// claimed slots, in every process, by slot (Alive false: the owner is
+	// dead and the slot not reclaimed yet).
+	HasReaders bool
+	Readers    []ReaderInfo
+}
+
+// LiveReaders counts the registered readers whose process runs.
+func (i Info) LiveReaders() int {
+	n := 0
+	for _, r := range i.Readers {
+		if r.Alive && !r.Pending {
+			n++
+		}
+	}
+	return n
 }
 
 // Status is the writer's published status (see the status file layout).
 type Status struct {
 	Committed int64 // end of the last committed record
 	Flushed   int64 // durable up to here
-	Tailers   int64 // registered Tailers in the writer's process
+	Tailers   int64 // registered Tailers, all processes, as the writer last counted them
 	Segments  int64
 	Updated   int64 // ns since the Unix epoch, by the writer's clock
 	WriterPID int   // 0: the writer closed the journal
@@ -157,10 +181,12 @@ func IsJournal(dir string) bool {
 }
 
 // Inspect describes the journal in dir from its files: the segments (by
-// name), the writer's status file and the stream indexes' headers and
-// sizes. It reads, never writes, and takes no lock: safe beside a running
-// writer. A status or index file that is not what the writer writes is an
-// error matching ErrCorrupt.
+// name), the writer's status file, the stream indexes' headers and sizes,
+// and the reader registry's readers (whose liveness it judges from this
+// process, without reclaiming anything). It reads, never writes, and takes no lock: safe beside a running
+// writer. A status, index or registry file that is not what this package
+// writes is an error matching ErrCorrupt (or ErrVersion); Info then holds
+// what was read before it (a registry's valid slots, too).
 func Inspect(dir string) (Info, error) {
 	info := Info{Dir: dir}
 	starts, err := listSegments(dir, false)
@@ -182,6 +208,23 @@ func Inspect(dir string) (Info, error) {
 		return info, err
 	}
 	info.Streams, err = readStreams(filepath.Join(dir, indexDirName))
+	if err != nil {
+		return info, err
+	}
+	info.Readers, err = readReaders(filepath.Join(dir, readersName))
+	switch {
+	case err == nil:
+		info.HasReaders = true
+	case errors.Is(err, os.ErrNotExist):
+		return info, nil
+	default:
+		info.HasReaders = len(info.Readers) > 0
+	}
+	for k := range info.Readers {
+		if r := &info.Readers[k]; info.HasStatus {
+			r.Lag = max(info.Status.Committed-r.Position, 0)
+		}
+	}
 	return info, err
 }
 

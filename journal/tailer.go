@@ -19,9 +19,10 @@ type Record struct {
 
 // Tailer reads the log from a position of its own, and follows the live
 // tail. Any number of Tailers may read one Journal, each from one
-// goroutine at a time. A Tailer is registered with its Journal until
-// Close: retention never deletes the segment it is in or any after it
-// (short of the hard size limit).
+// goroutine at a time. A Tailer is registered until Close, in the
+// journal's reader registry (readers.go) whatever its process, and with
+// its Journal: retention never deletes the segment it is in or any after
+// it (short of the hard size limit).
 type Tailer struct {
 	j       *Journal
 	seg     *segment // held while the tailer is in it
@@ -29,31 +30,92 @@ type Tailer struct {
 	closed  bool
 	noCRC   bool  // the indexer's: framing only, as recovery walked it
 	skipped int64 // corrupt records stepped over by Skip
+
+	// The registry: slot and word are the Tailer's slot and its claim
+	// word, pub and updated the slot's position and time words (pub nil:
+	// no slot); floor and proposed are the registry's words (nil: no
+	// registry). They point into the shared mapping.
+	reg      *registry
+	slot     int
+	word     uint64
+	pub      *atomic.Int64
+	updated  *atomic.Int64
+	floor    *atomic.Int64
+	proposed *atomic.Int64
 }
 
-// setPos moves the Tailer. pos is atomic only because retention reads it
-// (ApplyRetention, under the journal's lock, for the oldest position a
-// reader still needs): a release store suffices (a MOV on amd64).
-func (t *Tailer) setPos(p int64) { atomicbuf.StoreRelease64(&t.pos, p) }
+// setPos moves the Tailer forward (Next). Release stores (a MOV on
+// amd64): the position, which in-process retention reads under the
+// journal's lock, and its copy in the registry slot, which the writer's
+// retention loads (acquire) in any process. Moving forward only lets
+// segments go, so nothing stronger is needed; moving back is seekTo.
+func (t *Tailer) setPos(p int64) {
+	atomicbuf.StoreRelease64(&t.pos, p)
+	if t.pub != nil {
+		atomicbuf.StoreRelease64(t.pub, p)
+	}
+}
 
-// NewTailer returns a Tailer at the first record slot still in the journal.
+// seekTo moves the Tailer to p, backward too. The slot's position is
+// stored first (sequentially consistent), then the registry's proposed
+// floor is loaded: either the writer's retention scan sees p, or this
+// load sees its proposal (registry.register has the argument). A p
+// before the proposal is ErrBehindRetention: its segment may be gone.
+func (t *Tailer) seekTo(p int64) error {
+	t.pos.Store(p)
+	if t.pub == nil {
+		return nil
+	}
+	t.pub.Store(p)
+	t.updated.Store(t.j.opts.Clock())
+	if f := t.proposed.Load(); t.j.segmentStart(p) < f {
+		return fmt.Errorf("%w: position %d, retention keeps from %d", ErrBehindRetention, p, f)
+	}
+	return nil
+}
+
+// NewTailer returns a Tailer at the first record slot still in the
+// journal, registered in the reader registry. ErrReadersFull (in a
+// read-only journal) if every slot is held by a live reader; a Tailer in
+// the writer's process then goes unregistered in the file, held back by
+// its Journal alone.
 func (j *Journal) NewTailer() (*Tailer, error) {
-	t := &Tailer{j: j}
+	t := &Tailer{j: j, slot: -1}
 	j.mu.Lock()
 	if j.closed.Load() {
 		j.mu.Unlock()
 		return nil, ErrClosed
 	}
-	t.setPos(j.first() + SegmentHeaderLength)
+	p := j.first() + SegmentHeaderLength
+	t.pos.Store(p)
+	if r := j.reg; r != nil {
+		t.reg, t.floor, t.proposed = r, r.floor(), r.proposed()
+		slot, word, err := r.register(p, j.opts.ReaderName, j.opts.Clock())
+		switch {
+		case err == nil:
+			t.slot, t.word = slot, word
+			t.pub, t.updated = r.word(slot, slPositionOffset), r.word(slot, slUpdatedOffset)
+		case j.readOnly:
+			j.mu.Unlock()
+			return nil, err
+		default:
+			j.opts.Logger.Warn("journal: Tailer not in the reader registry", "err", err)
+		}
+	}
 	j.tailers[t] = struct{}{}
 	j.mu.Unlock()
+	if err := t.SeekStart(); err != nil {
+		_ = t.Close()
+		return nil, err
+	}
 	return t, nil
 }
 
 // Position returns the position of the next record the Tailer reads.
 func (t *Tailer) Position() int64 { return t.pos.Load() }
 
-// Close releases the segment the Tailer holds and unregisters it.
+// Close releases the segment the Tailer holds and unregisters it: its
+// registry slot is free at once.
 func (t *Tailer) Close() error {
 	if t.closed {
 		return nil
@@ -61,6 +123,10 @@ func (t *Tailer) Close() error {
 	t.closed = true
 	t.j.mu.Lock()
 	delete(t.j.tailers, t)
+	if t.pub != nil {
+		t.reg.free(t.slot, t.word) // under j.mu: Journal.Close unmaps under it
+		t.pub = nil
+	}
 	t.j.mu.Unlock()
 	return t.drop()
 }
@@ -88,6 +154,15 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 	for {
 		p := t.pos.Load()
 		start := t.j.segmentStart(p)
+		// One acquire load: a registered reader's segment is deleted only
+		// past the hard size limit, and then the writer has moved the
+		// floor past it first, whatever the reader's process.
+		if t.floor != nil {
+			if f := t.floor.Load(); start < f {
+				return Record{}, false, fmt.Errorf("%w: %w: position %d, retention deleted the segments before %d",
+					ErrBehindRetention, ErrReleased, p, f)
+			}
+		}
 		if t.seg == nil || t.seg.start != start {
 			if err := t.drop(); err != nil {
 				return Record{}, false, err
@@ -100,6 +175,9 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 				return Record{}, false, err
 			}
 			t.seg = s
+			if t.updated != nil {
+				t.updated.Store(t.j.opts.Clock())
+			}
 		}
 		s := t.seg
 		off := p - start
@@ -144,7 +222,9 @@ func (t *Tailer) Skip() (int64, error) {
 	}
 	p := t.pos.Load()
 	if _, _, err := t.Next(); err == nil || !errors.Is(err, ErrCorrupt) {
-		t.setPos(p)
+		if serr := t.seekTo(p); serr != nil {
+			return 0, serr
+		}
 		return 0, fmt.Errorf("%w: no corrupt record at %d (%v)", ErrArgument, p, err)
 	}
 	s := t.seg // Next left it held: the corrupt record is in it
@@ -168,8 +248,21 @@ func (t *Tailer) SeekStart() error {
 	if t.closed {
 		return ErrClosed
 	}
-	t.setPos(t.j.FirstPosition())
-	return nil
+	p := t.j.FirstPosition()
+	for attempt := 0; ; attempt++ {
+		err := t.seekTo(p)
+		if err == nil || !errors.Is(err, ErrBehindRetention) {
+			return err
+		}
+		// Retention is cutting before p: start after its cut instead. The
+		// word comes from a shared file: one that is no segment start, or
+		// that keeps moving, is not believed.
+		f := t.proposed.Load()
+		if attempt == 8 || f < 0 || f&(t.j.segSize-1) != 0 || f > maxPosition {
+			return fmt.Errorf("%w: reader registry: retention floor %d", ErrCorrupt, f)
+		}
+		p = max(p, f+SegmentHeaderLength)
+	}
 }
 
 // SeekPosition moves the Tailer to position p, which must be a record's
@@ -187,7 +280,9 @@ func (t *Tailer) SeekPosition(p int64) error {
 	if p-start < SegmentHeaderLength || p&(RecordAlignment-1) != 0 {
 		return fmt.Errorf("%w: position %d is not a record slot", ErrArgument, p)
 	}
-	t.setPos(start + SegmentHeaderLength)
+	if err := t.seekTo(start + SegmentHeaderLength); err != nil {
+		return err
+	}
 	for {
 		cur := t.pos.Load()
 		if cur == p {
@@ -222,10 +317,11 @@ func (t *Tailer) SeekSequence(streamID uint32, seq int64) error {
 		return err
 	}
 	if err == nil {
-		t.setPos(e.Position)
+		if err := t.seekTo(e.Position); err != nil {
+			return err
+		}
 		if r, ok, err := t.Next(); err == nil && ok && r.StreamID == streamID && r.Sequence == seq {
-			t.setPos(e.Position)
-			return nil
+			return t.seekTo(e.Position)
 		}
 		// An entry that does not name the record: walk the log instead.
 	}
@@ -258,8 +354,7 @@ func (t *Tailer) seekFirst(match func(RecordHeader) (bool, error)) error {
 			return err
 		}
 		if hit {
-			t.setPos(rec.Position)
-			return nil
+			return t.seekTo(rec.Position)
 		}
 	}
 }

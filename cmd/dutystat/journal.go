@@ -25,10 +25,10 @@ type journalSample struct {
 	FirstPosition int64 `json:"first_position"`
 	// From the writer's status file (absent before a writer has run):
 	// committed and flushed positions, the bytes committed but not yet
-	// durable, the writer's registered readers (Tailers of its process;
-	// readers in other processes are not registered), the writer's pid
-	// (0 once it closed the journal) and whether that process is alive,
-	// and the status's age.
+	// durable, the writer's pid (0 once it closed the journal) and
+	// whether that process is alive, and the status's age. Readers is the
+	// number of live registered readers, in every process (the reader
+	// registry; without one, the status's count).
 	Committed   *int64 `json:"committed,omitempty"`
 	Flushed     *int64 `json:"flushed,omitempty"`
 	FlushLag    *int64 `json:"flush_lag,omitempty"`
@@ -38,7 +38,21 @@ type journalSample struct {
 	StatusAgeMs *int64 `json:"status_age_ms,omitempty"`
 	// Streams are the indexed streams: id, first sequence, records indexed.
 	Streams []journalStream `json:"streams,omitempty"`
-	Error   string          `json:"error,omitempty"`
+	// ReaderList are the registered readers, live or not yet reclaimed.
+	ReaderList []journalReader `json:"reader_list,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// journalReader is one slot of a journal's reader registry.
+type journalReader struct {
+	PID      int    `json:"pid"`
+	Name     string `json:"name"`
+	Position int64  `json:"position"`
+	// Lag is the committed position minus Position (0 without a status).
+	Lag   int64 `json:"lag"`
+	Alive bool  `json:"alive"`
+	// UpdatedAgeMs: since it registered, sought, or entered a segment.
+	UpdatedAgeMs int64 `json:"updated_age_ms"`
 }
 
 type journalStream struct {
@@ -96,6 +110,17 @@ func sampleJournal(path, name string, now time.Time) journalSample {
 	for _, st := range info.Streams {
 		s.Streams = append(s.Streams, journalStream{ID: st.ID, First: st.First, Indexed: st.Indexed})
 	}
+	if info.HasReaders {
+		n := int64(info.LiveReaders())
+		s.Readers = &n
+	}
+	for _, r := range info.Readers {
+		if r.Pending {
+			continue
+		}
+		s.ReaderList = append(s.ReaderList, journalReader{PID: r.PID, Name: r.Name, Position: r.Position, Lag: r.Lag,
+			Alive: r.Alive, UpdatedAgeMs: max(now.UnixNano()-r.Updated, 0) / int64(time.Millisecond)})
+	}
 	return s
 }
 
@@ -136,6 +161,34 @@ func printJournals(b *strings.Builder, js []journalSample) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(s.Name), s.Segments, s.FirstPosition,
 			num(s.Committed), num(s.Flushed), num(s.FlushLag), num(s.Readers), writer, printable(status), dash(strings.Join(streams, " ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printJournalReaders(b, js)
+}
+
+// printJournalReaders writes the journals' registered readers, one a line.
+func printJournalReaders(b *strings.Builder, js []journalSample) error {
+	n := 0
+	for _, s := range js {
+		n += len(s.ReaderList)
+	}
+	if n == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "\n%d journal readers\n", n)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOURNAL\tPID\tNAME\tPOSITION\tLAG\tUPDATED\tSTATE")
+	for _, s := range js {
+		for _, r := range s.ReaderList {
+			state := "alive"
+			if !r.Alive {
+				state = "dead"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%dms ago\t%s\n", printable(s.Name), r.PID, dash(printable(r.Name)),
+				r.Position, r.Lag, r.UpdatedAgeMs, state)
+		}
 	}
 	return tw.Flush()
 }

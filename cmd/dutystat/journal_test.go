@@ -17,7 +17,8 @@ import (
 )
 
 // Journals in the directory and its subdirectories are listed: segments,
-// positions, flush lag, the writer's readers and pid, the indexed streams;
+// positions, flush lag, the registered readers of every process (count,
+// and per reader pid, name, position, lag), the writer's pid, the indexed streams;
 // a closed journal shows as closed, and a damaged status file as an error
 // on its row, never a failure of the run.
 func TestJournalsAreListed(t *testing.T) {
@@ -31,6 +32,14 @@ func TestJournalsAreListed(t *testing.T) {
 		require.NoError(t, err)
 	}
 	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	// A reader of its own (as another process would open it): registered
+	// too, with its name and position.
+	ro, err := journal.Open(jdir, journal.Options{ReadOnly: true, ReaderName: "audit"})
+	require.NoError(t, err)
+	rt, err := ro.NewTailer()
+	require.NoError(t, err)
+	first, _, err := rt.Next()
 	require.NoError(t, err)
 	_, err = j.Flusher().DoWork() // indexes, publishes the status
 	require.NoError(t, err)
@@ -48,7 +57,12 @@ func TestJournalsAreListed(t *testing.T) {
 	require.Equal(t, j.CommittedPosition(), *s.Committed)
 	require.Equal(t, j.CommittedPosition()-j.FlushedPosition(), *s.FlushLag)
 	require.Positive(t, *s.FlushLag, "nothing flushed yet under FlushOS")
-	require.Equal(t, int64(1), *s.Readers)
+	require.Equal(t, int64(2), *s.Readers)
+	require.Len(t, s.ReaderList, 2)
+	audit := s.ReaderList[1]
+	require.Equal(t, journalReader{PID: os.Getpid(), Name: "audit", Position: rt.Position(), Lag: j.CommittedPosition() - rt.Position(),
+		Alive: true, UpdatedAgeMs: audit.UpdatedAgeMs}, audit)
+	require.Greater(t, rt.Position(), first.Position)
 	require.Equal(t, os.Getpid(), s.WriterPID)
 	require.True(t, s.WriterAlive)
 	require.Equal(t, []journalStream{{ID: 1, Indexed: 50}, {ID: 2, Indexed: 50}}, s.Streams)
@@ -60,7 +74,7 @@ func TestJournalsAreListed(t *testing.T) {
 		"duty_journal_segments":        1,
 		"duty_journal_committed_bytes": float64(j.CommittedPosition()),
 		"duty_journal_flush_lag_bytes": float64(*s.FlushLag),
-		"duty_journal_readers":         1,
+		"duty_journal_readers":         2,
 	} {
 		v, ok := value(fams, name, map[string]string{"journal": "orders"})
 		require.True(t, ok, name)
@@ -72,8 +86,13 @@ func TestJournalsAreListed(t *testing.T) {
 	require.Equal(t, 50.0, v)
 
 	text := runOK(t, fe.env(), "-dir", dir, "-window", "0")
-	require.Regexp(t, regexp.MustCompile(`(?m)^orders\s+1\s+64\s+`+strconv.FormatInt(j.CommittedPosition(), 10)+`\s+\d+\s+\d+\s+1\s+`+strconv.Itoa(os.Getpid())+`\s+\d+ms ago\s+1:50 2:50$`), text)
+	require.Regexp(t, regexp.MustCompile(`(?m)^orders\s+1\s+64\s+`+strconv.FormatInt(j.CommittedPosition(), 10)+`\s+\d+\s+\d+\s+2\s+`+strconv.Itoa(os.Getpid())+`\s+\d+ms ago\s+1:50 2:50$`), text)
 
+	require.Regexp(t, regexp.MustCompile(`(?m)^orders\s+`+strconv.Itoa(os.Getpid())+`\s+audit\s+`+strconv.FormatInt(rt.Position(), 10)+
+		`\s+`+strconv.FormatInt(audit.Lag, 10)+`\s+\d+ms ago\s+alive$`), text)
+
+	require.NoError(t, rt.Close())
+	require.NoError(t, ro.Close())
 	require.NoError(t, tl.Close())
 	require.NoError(t, j.Close())
 	text = runOK(t, fe.env(), "-dir", jdir, "-window", "0") // the journal's own directory

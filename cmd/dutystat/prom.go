@@ -32,7 +32,7 @@ import (
 //	duty_journal_segments             a journal's segment files
 //	duty_journal_committed_bytes      its committed position (a byte count of the log: only grows)
 //	duty_journal_flush_lag_bytes      bytes committed and not yet flushed (durable)
-//	duty_journal_readers              the writer's registered readers
+//	duty_journal_readers              live registered readers, every process (the journal's reader registry)
 //	duty_journal_indexed_records      records indexed per stream (label stream)
 //
 // Journal metrics carry the label journal (its directory relative to the
@@ -67,7 +67,7 @@ var (
 	journalLagDesc = prometheus.NewDesc("duty_journal_flush_lag_bytes",
 		"Bytes committed to the journal and not yet flushed.", []string{"journal"}, nil)
 	journalReadersDesc = prometheus.NewDesc("duty_journal_readers",
-		"Readers registered with the journal's writer.", []string{"journal"}, nil)
+		"Live readers registered in the journal's reader registry, in every process.", []string{"journal"}, nil)
 	journalIndexedDesc = prometheus.NewDesc("duty_journal_indexed_records",
 		"Records of a stream in the journal's index.", []string{"journal", "stream"}, nil)
 )

@@ -1,0 +1,80 @@
+package journal
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// childRegistered opens the journal read-only, registers a Tailer (named
+// "child-reader") and obeys commands on stdin, one a line:
+//
+//	read N   read N records (checking order and bodies), print "at POS"
+//	next     call Next once, print "record", "none" or "behind"
+//
+// Other errors end it with a failure. Between commands it waits, holding
+// its slot, until killed or stdin closes.
+func childRegistered() error {
+	j, err := Open(os.Getenv("DUTY_JOURNAL_DIR"), Options{ReadOnly: true, ReaderName: "child-reader"})
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	tl, err := j.NewTailer()
+	if err != nil {
+		return err
+	}
+	defer tl.Close()
+	fmt.Printf("at %d\n", tl.Position())
+	next := map[uint32]int64{}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		switch {
+		case len(f) == 2 && f[0] == "read":
+			want, _ := strconv.Atoi(f[1])
+			deadline := time.Now().Add(time.Minute)
+			for n := 0; n < want; {
+				r, ok, err := tl.Next()
+				if err != nil {
+					return err
+				}
+				if !ok {
+					if time.Now().After(deadline) {
+						return fmt.Errorf("read %d of %d", n, want)
+					}
+					time.Sleep(50 * time.Microsecond)
+					continue
+				}
+				if e, seen := next[r.StreamID]; seen && r.Sequence != e {
+					return fmt.Errorf("stream %d: sequence %d, want %d", r.StreamID, r.Sequence, e)
+				}
+				if err := checkBody(r.Body, r.StreamID, r.Sequence); err != nil {
+					return err
+				}
+				next[r.StreamID] = r.Sequence + 1
+				n++
+			}
+			fmt.Printf("at %d\n", tl.Position())
+		case len(f) == 1 && f[0] == "next":
+			_, ok, err := tl.Next()
+			switch {
+			case errors.Is(err, ErrBehindRetention):
+				fmt.Println("behind")
+			case err != nil:
+				return err
+			case ok:
+				fmt.Println("record")
+			default:
+				fmt.Println("none")
+			}
+		default:
+			return fmt.Errorf("command %q", in.Text())
+		}
+	}
+	return in.Err()
+}
