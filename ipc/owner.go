@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/procinfo"
 )
 
 // OwnerState is what a file's header and the process table say about its
@@ -183,6 +185,10 @@ func processRunning(pid int, start uint64) bool {
 	}
 	return start == 0 || st == start
 }
+
+// processInfo is procinfo.Info: the start time and liveness of pid, which
+// kill(2) has just found (known false: the platform cannot say).
+func processInfo(pid int) (start uint64, gone, known bool) { return procinfo.Info(pid) }
 
 // selfStartTime is this process's start time, in processInfo's units (0
 // where the platform cannot tell).

@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/procinfo"
 )
 
 // Reader registry layout: "readers" in the journal's directory, a header
@@ -120,8 +122,8 @@ type procIdentity struct {
 }
 
 var selfIdentity = sync.OnceValue(func() procIdentity {
-	me := procIdentity{pid: os.Getpid(), ns: pidNamespace(), namePrefix: filepath.Base(os.Args[0])}
-	if st, _, known := processInfo(me.pid); known {
+	me := procIdentity{pid: os.Getpid(), ns: procinfo.PidNamespace(), namePrefix: filepath.Base(os.Args[0])}
+	if st, _, known := procinfo.Info(me.pid); known {
 		me.start = st
 	}
 	return me
@@ -146,7 +148,7 @@ func ownerAlive(pid uint32, start, ns uint64, me procIdentity) bool {
 	if err := unix.Kill(int(pid), 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return false
 	}
-	st, gone, known := processInfo(int(pid))
+	st, gone, known := procinfo.Info(int(pid))
 	switch {
 	case !known:
 		return true

@@ -435,7 +435,10 @@ func stressReader(ro *Journal, g int, done <-chan struct{}, hard bool) error {
 		}
 		if session%4 != 0 && resume >= 0 { // resume where the last session stopped, if still there
 			if err := tl.SeekPosition(resume); errors.Is(err, ErrBehindRetention) {
-				err = tl.SeekStart()
+				if err := tl.SeekStart(); err != nil {
+					tl.Close()
+					return fmt.Errorf("reader %d session %d: from the start: %w", g, session, err)
+				}
 			} else if err != nil {
 				tl.Close()
 				return fmt.Errorf("reader %d session %d: resume at %d: %w", g, session, resume, err)
