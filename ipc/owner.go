@@ -164,27 +164,9 @@ func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
 	return nil
 }
 
-// processRunning reports whether pid exists, is not a zombie, and (when
-// both are known) started at start. kill(pid, 0) answers for processes of
-// other users too (EPERM means it exists). Where the process table cannot
-// say more (processInfo's known is false), kill's answer stands: a live
-// owner is never reported dead for want of a way to ask.
-func processRunning(pid int, start uint64) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
-		return false
-	}
-	st, gone, known := processInfo(pid)
-	switch {
-	case !known:
-		return true
-	case gone:
-		return false
-	}
-	return start == 0 || st == start
-}
+// processRunning is procinfo.Running: pid exists, is not a zombie and
+// (when both are known) started at start.
+func processRunning(pid int, start uint64) bool { return procinfo.Running(pid, start) }
 
 // processInfo is procinfo.Info: the start time and liveness of pid, which
 // kill(2) has just found (known false: the platform cannot say).

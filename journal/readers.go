@@ -145,17 +145,7 @@ func ownerAlive(pid uint32, start, ns uint64, me procIdentity) bool {
 	if int(pid) == me.pid {
 		return start == 0 || me.start == 0 || start == me.start
 	}
-	if err := unix.Kill(int(pid), 0); err != nil && !errors.Is(err, unix.EPERM) {
-		return false
-	}
-	st, gone, known := procinfo.Info(int(pid))
-	switch {
-	case !known:
-		return true
-	case gone:
-		return false
-	}
-	return start == 0 || st == start
+	return procinfo.Running(int(pid), start)
 }
 
 // registry is a mapped reader registry.

@@ -5,10 +5,11 @@
 // shared file (ipc's files, the journal's reader registry) use it to tell
 // a dead owner from a live one.
 //
-// The caller has first found the pid with kill(pid, 0): Info refines that
-// answer and never contradicts a live process without evidence. Where it
-// cannot ask (no procfs, a refused sysctl, an unsupported platform) it
-// says so (known false) and the caller trusts kill alone.
+// Running is the whole check: kill(pid, 0), then Info to refine it (a
+// zombie, or another start time, is not the recorded process). It never
+// reports a live process dead without evidence: where Info cannot ask (no
+// procfs, a refused sysctl, an unsupported platform: known false), kill's
+// answer stands.
 //
 // Start times are in the platform's own units (clock ticks after boot on
 // Linux, microseconds since the Unix epoch on Darwin): compare them only

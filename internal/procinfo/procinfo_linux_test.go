@@ -17,6 +17,11 @@ func TestInfoOfThisProcess(t *testing.T) {
 	again, _, _ := Info(os.Getpid())
 	require.Equal(t, start, again, "the start time is the process's identity")
 	require.NotZero(t, PidNamespace())
+	require.True(t, Running(os.Getpid(), start))
+	require.True(t, Running(os.Getpid(), 0), "an unknown start is not compared")
+	require.False(t, Running(os.Getpid(), start+1), "another start time: a reused pid")
+	require.False(t, Running(0, 0))
+	require.False(t, Running(-1, 0))
 }
 
 // A child that has exited and is not reaped yet is gone (a zombie), and
@@ -36,6 +41,7 @@ func TestInfoOfAZombie(t *testing.T) {
 	start, gone, known := Info(pid)
 	require.True(t, known)
 	require.True(t, gone)
+	require.False(t, Running(pid, 0), "a zombie is not running")
 	self, _, _ := Info(os.Getpid())
 	require.GreaterOrEqual(t, start, self)
 	require.NoError(t, cmd.Wait())
