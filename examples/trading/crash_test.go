@@ -36,68 +36,47 @@ func childrenOf(t *testing.T, pid int) []int {
 	return out
 }
 
-// TestIPCExchangeKilled: the exchange process the demo started is killed
-// (SIGKILL) in the middle of a run. The demo must not hang: it ends the
-// run, prints the final table, reports the failure on the reconciliation
-// line and exits with status 1. The test's context is only a hang guard.
-func TestIPCExchangeKilled(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "1m", "-instruments", "2", "-rate", "20000", "-drain", "2s")
-	var head strings.Builder
-	for sc.Scan() {
-		head.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "t=1s ") {
-			break
-		}
+// TestExchangeKilled: the exchange process the demo started is killed
+// (SIGKILL) in the middle of a run, with -ipc (shared-memory mailboxes)
+// and with -nats (the mailboxes bridged through the embedded server). The
+// demo must not hang on mailboxes nobody serves: it ends the run, prints
+// the final table, reports the failure on the reconciliation line and
+// exits with status 1. The test's context is only a hang guard.
+func TestExchangeKilled(t *testing.T) {
+	for _, mode := range []string{"-ipc", "-nats"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			cmd, sc, stderr := demo(t, ctx, mode, "-dir", dir, "-duration", "1m", "-instruments", "2", "-rate", "20000", "-drain", "2s")
+			var head strings.Builder
+			for sc.Scan() {
+				head.WriteString(sc.Text() + "\n")
+				if strings.HasPrefix(sc.Text(), "t=1s ") {
+					break
+				}
+			}
+			require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+			kids := childrenOf(t, cmd.Process.Pid)
+			require.Len(t, kids, 1, "the demo's exchange process")
+			require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
+			out, code := finish(t, cmd, sc, head.String())
+			t.Logf("%s%s", out, stderr)
+			require.Equal(t, 1, code)
+			require.Contains(t, out, "final: exchange process ended")
+			// The seconds after the kill have no fills: the live line shows
+			// no latency for them rather than a latency of 0ns.
+			require.NotContains(t, out, " 0ns")
+			last := lastLine(out)
+			require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
+			require.Contains(t, last, "the exchange process failed: signal: killed")
+			if mode == "-ipc" {
+				// The demo's own files are gone (the dead exchange's stay, as
+				// a crashed owner's files do; the next run replaces them).
+				for _, name := range []string{fileStrategyResp, fileRiskResp, fileDemoCounters, fileDemoErrors} {
+					require.NoFileExists(t, filepath.Join(dir, name))
+				}
+			}
+		})
 	}
-	require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
-	kids := childrenOf(t, cmd.Process.Pid)
-	require.Len(t, kids, 1, "the demo's exchange process")
-	require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
-	out, code := finish(t, cmd, sc, head.String())
-	t.Logf("%s%s", out, stderr)
-	require.Equal(t, 1, code)
-	require.Contains(t, out, "final: exchange process ended")
-	// The seconds after the kill have no fills: the live line shows no
-	// latency for them rather than a latency of 0ns.
-	require.NotContains(t, out, " 0ns")
-	last := lastLine(out)
-	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
-	require.Contains(t, last, "the exchange process failed: signal: killed")
-	// The demo's own files are gone (the dead exchange's stay, as a crashed
-	// owner's files do; the next run replaces them).
-	for _, name := range []string{fileStrategyResp, fileRiskResp, fileDemoCounters, fileDemoErrors} {
-		require.NoFileExists(t, filepath.Join(dir, name))
-	}
-}
-
-// TestNATSExchangeKilled is TestIPCExchangeKilled with -nats: the exchange
-// process, connected to the demo only through the embedded NATS server,
-// is killed (SIGKILL) in the middle of a run. The demo must notice, end
-// the run and report the failure, not wait on mailboxes nobody serves.
-func TestNATSExchangeKilled(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	cmd, sc, stderr := demo(t, ctx, "-nats", "-dir", dir, "-duration", "1m", "-instruments", "2", "-rate", "20000", "-drain", "2s")
-	var head strings.Builder
-	for sc.Scan() {
-		head.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "t=1s ") {
-			break
-		}
-	}
-	require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
-	kids := childrenOf(t, cmd.Process.Pid)
-	require.Len(t, kids, 1, "the demo's exchange process")
-	require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
-	out, code := finish(t, cmd, sc, head.String())
-	t.Logf("%s%s", out, stderr)
-	require.Equal(t, 1, code)
-	require.Contains(t, out, "final: exchange process ended")
-	last := lastLine(out)
-	require.True(t, strings.HasPrefix(last, "reconciliation: "), last)
-	require.Contains(t, last, "the exchange process failed: signal: killed")
 }
