@@ -73,17 +73,45 @@ func wjRecord(rec []byte, i, corruptAt int) {
 	putPayload(rec, seqFor(i, corruptAt), 0)
 }
 
+// wjFile creates a file for one repetition of a bufio variant; done
+// closes and removes it.
+func wjFile(name string) (*os.File, func(), error) {
+	dir, rm, err := wjDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		rm()
+		return nil, nil, err
+	}
+	return f, func() { f.Close(); rm() }, nil
+}
+
+// wjReadBack reads f from the start, n records of len(rec) bytes, and
+// hands each to check (untimed).
+func wjReadBack(f *os.File, rec []byte, n int, check func(rec []byte) error) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for range n {
+		if _, err := io.ReadFull(r, rec); err != nil {
+			return err
+		}
+		if err := check(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func wjBufio(cfg *runConfig, size int) (time.Duration, error) {
-	dir, done, err := wjDir()
+	f, done, err := wjFile("bufio")
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	f, err := os.Create(filepath.Join(dir, "bufio"))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	rec := make([]byte, size)
 	var werr error
 	d, err := timed(cfg, func() {
@@ -99,16 +127,12 @@ func wjBufio(cfg *runConfig, size int) (time.Duration, error) {
 	if err != nil || werr != nil {
 		return 0, firstErr(err, werr)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return 0, err
-	}
 	c := newChecker(1)
-	r := bufio.NewReaderSize(f, 64<<10)
-	for range cfg.n {
-		if _, err := io.ReadFull(r, rec); err != nil {
-			return 0, err
-		}
+	if err := wjReadBack(f, rec, cfg.n, func(rec []byte) error {
 		c.check(msgTypeID, rec[:payloadLen])
+		return nil
+	}); err != nil {
+		return 0, err
 	}
 	return d, c.finish([]int{cfg.n})
 }
@@ -122,16 +146,11 @@ var wjCastagnoli = crc32.MakeTable(crc32.Castagnoli)
 // appends would cost written through a bufio.Writer instead of a mapping:
 // the same bytes per record, where bufio writes the body alone.
 func wjBufioRecord(cfg *runConfig, size int) (time.Duration, error) {
-	dir, done, err := wjDir()
+	f, done, err := wjFile("bufio-record")
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	f, err := os.Create(filepath.Join(dir, "bufio-record"))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	length := journal.RecordHeaderLength + size
 	rec := make([]byte, (length+journal.RecordAlignment-1)&^(journal.RecordAlignment-1))
 	le := binary.LittleEndian
@@ -161,20 +180,16 @@ func wjBufioRecord(cfg *runConfig, size int) (time.Duration, error) {
 	if err != nil || werr != nil {
 		return 0, firstErr(err, werr)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return 0, err
-	}
 	c := newChecker(1)
-	r := bufio.NewReaderSize(f, 64<<10)
-	for range cfg.n {
-		if _, err := io.ReadFull(r, rec); err != nil {
-			return 0, err
-		}
+	if err := wjReadBack(f, rec, cfg.n, func(rec []byte) error {
 		crc := crc32.Update(crc32.Update(0, wjCastagnoli, rec[4:8]), wjCastagnoli, rec[12:length])
 		if le.Uint32(rec[8:]) != crc {
-			return 0, fmt.Errorf("%w: bufio-record: CRC mismatch", errPayload)
+			return fmt.Errorf("%w: bufio-record: CRC mismatch", errPayload)
 		}
 		c.check(msgTypeID, rec[journal.RecordHeaderLength:journal.RecordHeaderLength+payloadLen])
+		return nil
+	}); err != nil {
+		return 0, err
 	}
 	return d, c.finish([]int{cfg.n})
 }
