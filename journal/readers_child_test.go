@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // childRegistered opens the journal read-only, registers a Tailer (named
@@ -37,27 +36,8 @@ func childRegistered() error {
 		switch {
 		case len(f) == 2 && f[0] == "read":
 			want, _ := strconv.Atoi(f[1])
-			deadline := time.Now().Add(time.Minute)
-			for n := 0; n < want; {
-				r, ok, err := tl.Next()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					if time.Now().After(deadline) {
-						return fmt.Errorf("read %d of %d", n, want)
-					}
-					time.Sleep(50 * time.Microsecond)
-					continue
-				}
-				if e, seen := next[r.StreamID]; seen && r.Sequence != e {
-					return fmt.Errorf("stream %d: sequence %d, want %d", r.StreamID, r.Sequence, e)
-				}
-				if err := checkBody(r.Body, r.StreamID, r.Sequence); err != nil {
-					return err
-				}
-				next[r.StreamID] = r.Sequence + 1
-				n++
+			if err := readChecked(tl, want, next, true); err != nil {
+				return err
 			}
 			fmt.Printf("at %d\n", tl.Position())
 		case len(f) == 1 && f[0] == "next":
