@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -235,6 +237,10 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	if cfg.Replay != "" {
 		return runReplay(cfg, stdout)
 	}
+	// The exchange and feeder processes write to stderr too: through a
+	// goroutine of os/exec's when it is not a file, beside this process's
+	// own writes. One lock keeps them apart.
+	stderr = lockedWriter(stderr)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ts := threadLayout(cfg.Threads, !cfg.IPC)
 	var h handles
@@ -436,4 +442,25 @@ func ledger(h handles, x recon.Exchange) recon.Ledger {
 	l.Strategy.Positions = h.Strategy.s.Positions(nil)
 	l.Risk.Positions = h.Risk.c.Positions(nil)
 	return l
+}
+
+// lockedWriter returns w itself if it is a file (the child processes
+// write to its descriptor, no goroutine of ours involved), else w behind
+// a mutex.
+func lockedWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return &syncWriter{w: w}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
