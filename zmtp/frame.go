@@ -289,7 +289,13 @@ func (d *Decoder) Next() (Kind, error) {
 	if d.short() {
 		return KindMessage, nil
 	}
-	return d.next()
+	k, err := d.next()
+	if err == errInterrupted {
+		// The read was interrupted, not the stream: rewind to the start
+		// of the message, whose bytes stay buffered, for the next Next.
+		d.pos, d.state = d.keep, stFlags
+	}
+	return k, err
 }
 
 // NextBuffered is Next without reading: it decodes the next message or

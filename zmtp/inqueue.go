@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 )
 
 // An inQueue holds the messages readers received for Recv, as they came
@@ -15,10 +16,11 @@ import (
 // took and has not handed out yet; readers wait beyond it.
 type inQueue struct {
 	mu       sync.Mutex
-	buf      []byte // frames of the queued messages
-	n        int    // messages in buf
-	held     int    // messages of the buffer Recv took last
-	reserved int    // messages readers reserved room for
+	buf      []byte       // frames of the queued messages
+	n        int          // messages in buf
+	avail    atomic.Int32 // n, for a look without the lock
+	held     int          // messages of the buffer Recv took last
+	reserved int          // messages readers reserved room for
 	hwm      int
 	notEmpty chan struct{} // Recv waits on it
 	notFull  chan struct{} // readers wait on it
@@ -64,6 +66,7 @@ func (q *inQueue) commit(runs [][]byte, msgs, reserved int) {
 	}
 	wasEmpty := q.n == 0
 	q.n += msgs
+	q.avail.Store(int32(q.n))
 	q.reserved -= reserved
 	// Room given back may be what another reader waits for.
 	freed := reserved > msgs && q.room() > 0
@@ -92,6 +95,7 @@ func (q *inQueue) take(spare []byte) ([]byte, int) {
 			spare = nil
 		}
 		q.buf, q.n = spare[:0], 0
+		q.avail.Store(0)
 	}
 	freed = freed && q.room() > 0
 	q.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,10 +24,21 @@ type peer struct {
 	dec      *Decoder
 	rd       deadlineReader
 
-	out  *outQueue     // Pub: this subscriber's queue; Push uses the socket's
-	wake chan struct{} // commands are pending
-	done chan struct{} // closed when the peer ends
-	once sync.Once
+	out   *outQueue     // Pub: this subscriber's queue; Push uses the socket's
+	wake  chan struct{} // commands are pending
+	done  chan struct{} // closed when the peer ends
+	ended atomic.Bool   // set before done is closed
+	once  sync.Once
+
+	// The owner of the read side (handover.go): rown is ownReader,
+	// ownFree or ownRecv; rgen counts the takes of blocking receivers;
+	// rwant asks the reader goroutine to give the read side up; rpark
+	// says the reader goroutine waits on rtoken for a receiver's release.
+	rown   atomic.Int32
+	rgen   atomic.Uint32
+	rwant  atomic.Bool
+	rpark  atomic.Bool
+	rtoken chan struct{}
 
 	// wmu is held by whoever writes to c: the writer goroutine, or a
 	// SendContext writing inline (Socket.writeInline), which alone uses
@@ -97,6 +109,9 @@ func (p *peer) run() {
 	}()
 	p.end(p.read())
 	<-p.done
+	// A receiver may still read: wait for the read side (it fails at once
+	// on the closed connection) before looking at the decoder.
+	p.awaitRead()
 	if p.dec.Partial() {
 		s.st.torn.Add(1)
 	}
@@ -130,6 +145,7 @@ func (p *peer) end(err error) {
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()
+		p.ended.Store(true)
 		_ = p.c.Close()
 		close(p.done)
 	})
@@ -142,7 +158,16 @@ func (p *peer) read() error {
 	s := p.s
 	var runs [][]byte
 	for {
+		if p.rwant.Load() && p.yieldRead() {
+			// A receiver reads the connection itself now.
+			p.awaitRead()
+		}
 		k, err := p.dec.Next()
+		if err == errInterrupted {
+			// Meant for a receiver that has given the read side up.
+			p.rd.clear()
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -244,6 +269,12 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	s.in.commit(runs, n, room)
 	clear(runs)
 	s.st.received.Add(uint64(n))
+	if d := s.ho.direct.Load(); d != nil && n > 0 {
+		// A receiver reading another peer itself would not see these:
+		// send it back to the queue (takeDirect looks at avail after its
+		// store of direct, this after the commit's store of avail).
+		d.rd.interrupt()
+	}
 	return runs[:0], err2
 }
 

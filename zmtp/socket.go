@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -218,6 +217,7 @@ type Socket struct {
 	// one message's path do not take each other's lines.
 	_  [64]byte
 	rc recvCache
+	ho handover
 	_  [64]byte
 	st stats
 }
@@ -419,9 +419,10 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 	if _, err := enc.WriteTo(c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
 	}
-	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		rtoken: make(chan struct{}, 1)}
 	p.dec = NewDecoder(&p.rd, s.opt.MaxMessageSize, s.opt.MaxParts)
-	p.rd = deadlineReader{c: c}
+	p.rd.c = c
 	k, err := p.dec.Next()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
@@ -692,24 +693,42 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 			rc.mu.Unlock()
 			return nil
 		}
+		// Nothing queued: read the connection here when the socket has
+		// one peer and its read side is free. Counted as a waiter first,
+		// so that a receiver releasing the read side meanwhile wakes it.
+		s.ho.waiters.Add(1)
+		p := s.takeDirect(true)
 		rc.mu.Unlock()
+		if p != nil {
+			s.ho.waiters.Add(-1)
+			if done, err := s.recvDirect(ctx, p, m); done {
+				return err
+			}
+			continue
+		}
 		select {
 		case <-s.in.notEmpty:
 		case <-ctx.Done():
+			s.ho.waiters.Add(-1)
 			return ctx.Err()
 		case <-s.ctx.Done():
+			s.ho.waiters.Add(-1)
 			return ErrClosed
 		}
+		s.ho.waiters.Add(-1)
 	}
 }
 
 // recvCache holds the buffer of received messages Recv took from the
-// receive queue, and how far it handed them out; m is Drain's message.
+// receive queue, and how far it handed them out; m is Drain's message,
+// one and routed its parts when it drains a decoder (drainDirect).
 type recvCache struct {
-	mu  sync.Mutex
-	buf []byte
-	off int
-	m   slot
+	mu     sync.Mutex
+	buf    []byte
+	off    int
+	m      slot
+	one    [1][]byte
+	routed [][]byte
 }
 
 // Drain hands up to limit received messages of a PULL, SUB, DEALER or
@@ -736,6 +755,11 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 			if rc.buf, k = s.in.take(rc.buf); k == 0 {
 				rc.buf = rc.buf[:0]
 				rc.off = 0
+				// Nothing queued: what the decoder of the socket's one
+				// peer holds, when its read side is free.
+				if p := s.takeDirect(false); p != nil {
+					n += s.drainDirect(p, h, limit-n)
+				}
 				break
 			}
 			rc.off = 0
@@ -827,6 +851,7 @@ func (s *Socket) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.unwatch()
 	return nil
 }
 
@@ -881,26 +906,3 @@ func (ss *subscriptions) match(first []byte) bool {
 	}
 	return false
 }
-
-// deadlineReader reads from c, with a read deadline of timeout from each
-// read when timeout is positive: the heartbeat's dead-peer detection.
-type deadlineReader struct {
-	c       net.Conn
-	timeout time.Duration
-}
-
-func (r *deadlineReader) Read(p []byte) (int, error) {
-	if r.timeout > 0 {
-		_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
-	}
-	n, err := r.c.Read(p)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("%w: nothing for %v", ErrPeerTimeout, r.timeout)
-		}
-	}
-	return n, err
-}
-
-var _ io.Reader = (*deadlineReader)(nil)
