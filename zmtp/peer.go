@@ -413,21 +413,25 @@ func (p *peer) write() error {
 		}
 		// Write everything queued, then what came meanwhile, until the
 		// queue is empty: one write per exchange of buffers.
+		// The flight of a batch written ends as the next is taken, under
+		// one lock.
+		done := 0
 		for q != nil {
 			var n int
-			data, n = q.take(data)
+			data, n = q.next(data, done)
 			if n == 0 {
 				break
 			}
 			p.wmu.Lock()
 			_, err := p.c.Write(data)
 			p.wmu.Unlock()
-			q.written(n)
 			if err != nil {
+				q.written(n)
 				s.st.lost.Add(uint64(n))
 				return err
 			}
 			s.st.sent.Add(uint64(n))
+			done = n
 			if cap(data) > maxSpare {
 				data = nil
 			}
