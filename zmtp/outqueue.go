@@ -63,7 +63,8 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 
 // putOrClaim queues the message as tryPut does (queued), or, when
 // mayClaim and nothing is queued or in flight and the sends are not a
-// stream, claims it for the caller to write itself (claimed): it counts
+// stream (or the message is large), claims it for the caller to write
+// itself (claimed): it counts
 // in flight, and take hands out nothing until claimDone, so that the
 // messages queued meanwhile follow it. Neither when hwm messages are held.
 //
@@ -72,9 +73,16 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 // the next inlineSkip sends that find the queue idle are queued without
 // reading the clock (slow on some virtual machines), and the last of them
 // starts the next measure.
-func (q *outQueue) putOrClaim(parts [][]byte, mayClaim bool) (queued, claimed bool) {
+func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, claimed bool) {
 	q.mu.Lock()
 	if mayClaim && q.n == 0 && q.flight == 0 && q.hwm > 0 {
+		if large {
+			// Written by reference, worth a system call of its own.
+			q.flight++
+			q.claimed = true
+			q.mu.Unlock()
+			return false, true
+		}
 		if q.skip > 0 {
 			if q.skip--; q.skip == 0 {
 				q.lastTry = sinceEpoch()

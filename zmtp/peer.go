@@ -41,16 +41,19 @@ type peer struct {
 	rtoken chan struct{}
 
 	// wmu is held by whoever writes to c: the writer goroutine, or a
-	// SendContext writing inline (Socket.writeInline), which alone uses
-	// inline, its message's frames.
+	// SendContext writing inline (Socket.writeInline, writeByReference),
+	// which alone uses inline, its message's frames, and ienc.
 	wmu    sync.Mutex
 	inline []byte
+	ienc   *Encoder
 
 	// Router: the peer's routing id, the frame that carries it in front
 	// of what it sends (MORE set), and scratch for a bridge's delivery.
 	routeID    []byte
 	routeFrame []byte
 	routed     [][]byte
+
+	bigs [][]byte // the reader's scratch: a batch's large messages (queueRaw)
 
 	mu      sync.Mutex
 	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
@@ -229,10 +232,8 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	// Decoding more never reads, so the buffer's earlier bytes stay put
 	// and the runs stay valid until the commit.
 	runs = runs[:0]
-	if p.routeFrame != nil {
-		runs = append(runs, p.routeFrame)
-	}
-	runs = append(runs, p.dec.Raw())
+	bigs := p.bigs[:0]
+	runs, bigs = p.queueRaw(runs, bigs, p.dec.Raw())
 	n := 1
 	var err2 error
 	for n < room {
@@ -260,14 +261,13 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 			s.st.unsubscribed.Add(1)
 			continue
 		}
-		if p.routeFrame != nil {
-			runs = append(runs, p.routeFrame)
-		}
-		runs = extend(runs, p.dec.Raw())
+		runs, bigs = p.queueRaw(runs, bigs, p.dec.Raw())
 		n++
 	}
-	s.in.commit(runs, n, room)
+	s.in.commit(runs, n, room, bigs...)
 	clear(runs)
+	clear(bigs)
+	p.bigs = bigs[:0]
 	s.st.received.Add(uint64(n))
 	if d := s.ho.direct.Load(); d != nil && n > 0 {
 		// A receiver reading another peer itself would not see these:
@@ -276,6 +276,27 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 		d.rd.interrupt()
 	}
 	return runs[:0], err2
+}
+
+// queueRaw adds a message's frames as they came on the wire, raw, to the
+// runs of a batch, after the routing id's frame on a ROUTER. A large
+// message (bigMin bytes or more) is copied into a buffer of its own
+// instead, added to bigs, and a bigMark run stands for it: the Message
+// that Recv fills takes that buffer over, so that a large message is
+// copied once on its way through the queue.
+func (p *peer) queueRaw(runs, bigs [][]byte, raw []byte) ([][]byte, [][]byte) {
+	if len(raw) >= bigMin {
+		b := p.s.in.getBig(len(p.routeFrame) + len(raw))
+		copy(b[copy(b, p.routeFrame):], raw)
+		return append(runs, bigMark[:]), append(bigs, b)
+	}
+	if p.routeFrame != nil {
+		runs = append(runs, p.routeFrame)
+	}
+	if len(runs) == 0 {
+		return append(runs, raw), bigs
+	}
+	return extend(runs, raw), bigs
 }
 
 // setRoutingID sets a ROUTER's peer's routing id and its frame.

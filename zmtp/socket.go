@@ -173,6 +173,7 @@ type stats struct {
 	handshakes, rejected, peerErrors, disconnects atomic.Uint64
 	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
 	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
+	byRef                                         atomic.Uint64 // of them, large messages written by reference (tests)
 }
 
 // A sink takes the messages a receiving socket's readers decode. deliver
@@ -596,11 +597,16 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 			return ErrClosed
 		}
 		peers := *s.peersV.Load()
-		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited)
+		large := isLarge(parts)
+		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited, large)
 		if claimed {
 			// Round robin over the peers, as the writers take turns
 			// with the queued messages.
-			s.writeInline(peers[int(s.nextInline.Add(1)%uint32(len(peers)))], parts)
+			p := peers[int(s.nextInline.Add(1)%uint32(len(peers)))]
+			if large {
+				return s.writeByReference(ctx, p, parts)
+			}
+			s.writeInline(p, parts)
 			return nil
 		}
 		if queued {
@@ -640,6 +646,86 @@ func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	}
 	s.st.sent.Add(1)
 	s.st.inline.Add(1)
+}
+
+// isLarge reports whether a message has a part of DefaultRefMin bytes or
+// more: SendContext writes it by reference when it may.
+func isLarge(parts [][]byte) bool {
+	for _, p := range parts {
+		if len(p) >= DefaultRefMin {
+			return true
+		}
+	}
+	return false
+}
+
+// writeByReference writes a large message of SendContext that the send
+// queue let the caller write itself, as writeInline does, but with the
+// peer's inline Encoder: frame headers and small parts in its buffer, the
+// large parts by reference, in one vectored write (writev), no copy. It
+// returns once the message is written (nil), lost with the connection
+// (nil, counted in Stats.Lost: delivery is at most once), or interrupted
+// by the end of ctx (ctx.Err(); the connection ends, as a frame written in
+// part leaves it unusable).
+func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) error {
+	p.wmu.Lock()
+	if p.ienc == nil {
+		p.ienc = NewEncoder(DefaultRefMin)
+	}
+	p.ienc.Message(parts...)
+	var w *writeWatch
+	if ctx.Done() != nil {
+		w = &writeWatch{c: p.c}
+		w.stop = context.AfterFunc(ctx, w.interrupt)
+	}
+	_, err := p.ienc.WriteTo(p.c)
+	if w != nil {
+		w.finish(err == nil)
+	}
+	p.wmu.Unlock()
+	s.out.claimDone()
+	if err != nil {
+		s.st.lost.Add(1)
+		p.end(err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return nil
+	}
+	s.st.sent.Add(1)
+	s.st.byRef.Add(1)
+	return nil
+}
+
+// A writeWatch ends a write when a context ends: a write deadline in the
+// past, unless the write finished first.
+type writeWatch struct {
+	c        net.Conn
+	stop     func() bool
+	mu       sync.Mutex
+	finished bool
+	fired    bool
+}
+
+func (w *writeWatch) interrupt() {
+	w.mu.Lock()
+	if !w.finished {
+		w.fired = true
+		_ = w.c.SetWriteDeadline(longAgo)
+	}
+	w.mu.Unlock()
+}
+
+// finish ends the watch; a deadline set after a write that succeeded is
+// undone.
+func (w *writeWatch) finish(ok bool) {
+	w.stop()
+	w.mu.Lock()
+	w.finished = true
+	if w.fired && ok {
+		_ = w.c.SetWriteDeadline(time.Time{})
+	}
+	w.mu.Unlock()
 }
 
 // inlineGap is the least time between two sends that find the send queue
@@ -683,13 +769,13 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 			// Give back the buffer handed out, take the queued one: the
 			// receive queue's lock once per batch, not per message.
 			var n int
-			if rc.buf, n = s.in.take(rc.buf); n == 0 {
+			if rc.buf, n = s.in.take(rc.buf, &rc.bigs); n == 0 {
 				rc.buf = rc.buf[:0]
 			}
 			rc.off = 0
 		}
 		if rc.off < len(rc.buf) {
-			rc.off += nextMessage(rc.buf[rc.off:], &m.s)
+			rc.next(&m.s, s.in)
 			rc.mu.Unlock()
 			return nil
 		}
@@ -726,6 +812,8 @@ type recvCache struct {
 	mu     sync.Mutex
 	buf    []byte
 	off    int
+	bigs   [][]byte // the large messages' buffers of buf, from bi on
+	bi     int
 	m      slot
 	one    [1][]byte
 	routed [][]byte
@@ -752,7 +840,7 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 	for n < limit {
 		if rc.off == len(rc.buf) {
 			var k int
-			if rc.buf, k = s.in.take(rc.buf); k == 0 {
+			if rc.buf, k = s.in.take(rc.buf, &rc.bigs); k == 0 {
 				rc.buf = rc.buf[:0]
 				rc.off = 0
 				// Nothing queued: what the decoder of the socket's one
@@ -764,7 +852,7 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 			}
 			rc.off = 0
 		}
-		rc.off += nextMessage(rc.buf[rc.off:], &rc.m)
+		rc.next(&rc.m, s.in)
 		h(rc.m.parts)
 		n++
 	}
