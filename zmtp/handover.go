@@ -126,8 +126,11 @@ func (s *Socket) takeDirect(blocking bool) *peer {
 	}
 	p := peers[0]
 	if !p.rown.CompareAndSwap(ownFree, ownRecv) {
-		if blocking && p.rown.Load() == ownReader {
-			p.rwant.Store(true)
+		if blocking && p.rown.Load() == ownReader && p.rwant.CompareAndSwap(false, true) {
+			// Ask the reader to stand down, and end the read it may be
+			// blocked in: it gives the read side up (yieldRead) and wakes
+			// this receiver, a waiter, to take it.
+			p.rd.interrupt()
 		}
 		return nil
 	}

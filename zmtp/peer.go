@@ -46,6 +46,7 @@ type peer struct {
 	wmu    sync.Mutex
 	inline []byte
 	ienc   *Encoder
+	vw     *vecWriter
 
 	// Router: the peer's routing id, the frame that carries it in front
 	// of what it sends (MORE set), and scratch for a bridge's delivery.

@@ -671,6 +671,7 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 	p.wmu.Lock()
 	if p.ienc == nil {
 		p.ienc = NewEncoder(DefaultRefMin)
+		p.vw = newVecWriter(p.c)
 	}
 	p.ienc.Message(parts...)
 	var w *writeWatch
@@ -678,7 +679,13 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 		w = &writeWatch{c: p.c}
 		w.stop = context.AfterFunc(ctx, w.interrupt)
 	}
-	_, err := p.ienc.WriteTo(p.c)
+	var err error
+	if p.vw != nil {
+		_, err = p.vw.write(p.ienc.vector())
+		p.ienc.reset()
+	} else {
+		_, err = p.ienc.WriteTo(p.c)
+	}
 	if w != nil {
 		w.finish(err == nil)
 	}
