@@ -582,11 +582,18 @@ func (s *Socket) Send(parts ...[]byte) error {
 	return fmt.Errorf("%w: Send on %v", ErrSocketKind, s.typ)
 }
 
-// SendContext is Send for a goroutine that may wait: on a PUSH socket at
-// its high-water mark it waits for room until ctx ends (ctx.Err()) or the
-// socket closes (ErrClosed), instead of returning ErrHWM. On a PUB socket
-// it is Send. It is not for an agent's duty cycle, which must not block:
-// there, use Send.
+// SendContext is Send for a goroutine that may wait: on a PUSH or DEALER
+// socket at its high-water mark it waits for room until ctx ends
+// (ctx.Err()) or the socket closes (ErrClosed), instead of returning
+// ErrHWM. When nothing is queued or being written and a peer is
+// connected, it writes the message itself: a small one when the sends are
+// not a stream, a large one (a part of DefaultRefMin bytes or more) always,
+// its large parts by reference with one vectored write, returning once
+// they are written. The parts are the caller's again when it returns.
+// An end of ctx during such a write ends the connection (a frame written
+// in part leaves it unusable) and returns ctx.Err(). On a PUB or ROUTER
+// socket it is Send. It is not for an agent's duty cycle, which must not
+// block: there, use Send.
 func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 	if !s.typ.shared() {
 		return s.Send(parts...)
@@ -761,7 +768,9 @@ func (m *Message) Parts() [][]byte { return m.s.parts }
 // socket (on a ROUTER, the sender's routing id is its first part) until
 // ctx ends or the socket closes (ErrClosed: what was still queued is
 // discarded), and puts it into m. Any goroutine may call it; messages of
-// one peer come out in the order they were sent.
+// one peer come out in the order they were sent. When the socket has one
+// peer and nothing is queued, Recv reads and decodes that peer's
+// connection itself (docs/zmtp.md, "Receiving without a hand-off").
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
@@ -831,8 +840,11 @@ type recvCache struct {
 // how many; it does not wait (0 when none has arrived). The parts are
 // valid during the call only. Drain takes the receive lock once for all
 // of them where Recv takes it per message: the way to consume a stream.
-// It never blocks on the network, so an agent may call it in its duty
-// cycle. h must not call Recv or Drain of the same socket.
+// When nothing is queued and the socket has one peer whose read side is
+// free, it hands out the messages that peer's decoder holds already,
+// parts in the decoder's buffer (no copy). It never reads the network,
+// so an agent may call it in its duty cycle. h must not call Recv or
+// Drain of the same socket.
 func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 	if s.in == nil || s.bridged {
 		return 0, fmt.Errorf("%w: Drain on %v", ErrSocketKind, s.typ)
