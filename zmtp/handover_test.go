@@ -94,9 +94,14 @@ func TestPingAnsweredAfterRecvStops(t *testing.T) {
 	pull := newSocket(t, Pull, Options{Heartbeat: time.Hour})
 	r := dialRaw(t, bind(t, pull, "tcp://127.0.0.1:0"))
 	r.handshake(Push)
-	for i := range 3 {
+	eventually(t, func() bool { return pull.Stats().Peers == 1 }, "the peer registered")
+	for i := range 2 {
+		// The Recv waits first, reading the connection itself.
+		got := make(chan [][]byte)
+		go func() { got <- recv(t, pull) }()
+		eventually(t, func() bool { return pull.ho.direct.Load() != nil }, "Recv reads the connection")
 		r.send([]byte{byte(i)})
-		require.Equal(t, [][]byte{{byte(i)}}, recv(t, pull))
+		require.Equal(t, [][]byte{{byte(i)}}, <-got)
 	}
 	require.NotZero(t, directTakes(pull))
 	e := NewEncoder(0)
