@@ -97,7 +97,10 @@
 // The queues' buffers, a Message's and the decoder's grow to the largest
 // batch or message seen, then are reused; a large message through the
 // receive queue takes a buffer that an earlier one gave back, or a new one
-// when none fits. Because SendContext may hand the kernel a caller's
+// when none fits. A Recv that reads the connection itself with a context
+// that can end watches that context (context.AfterFunc), once per
+// distinct context: a loop of Recv with one context allocates nothing.
+// Because SendContext may hand the kernel a caller's
 // bytes by reference, the compiler keeps them on the heap: a buffer on the
 // caller's stack moves there.
 package zmtp
