@@ -16,8 +16,12 @@
 //
 // A Socket's methods may be called from any goroutine. Each connection's
 // network I/O runs on two goroutines of the socket (a reader and a
-// writer); Bind adds an accepting goroutine, Connect a dialing one. Close
-// ends them all before it returns. A Message is used by one goroutine at a
+// writer), but for two calls that may block and do it themselves:
+// SendContext writes a message when the socket is idle, and Recv reads
+// the connection when the socket has one peer and nothing is queued (the
+// read side has one owner at a time; docs/zmtp.md, "Receiving without a
+// hand-off"). Bind adds an accepting goroutine, Connect a dialing one.
+// Close ends them all before it returns. A Message is used by one goroutine at a
 // time. A Feeder (from a mailbox) and a PollFeeder (from an IPC
 // subscription, or any ControlledPoller) are agents: one goroutine calls
 // their DoWork, which never blocks; a Feeder's goroutine is the consumer
@@ -33,18 +37,39 @@
 // for every peer whose subscriptions match the first part, and drops it for
 // a subscriber whose queue is full (Stats.Dropped). Send allocates
 // nothing. SendContext is Send for a goroutine that may block: at a PUSH
-// socket's high-water mark it waits for room until its context ends, and
-// when the socket is idle it may write the message itself (never do that
-// in a duty cycle: use Send there).
+// or DEALER socket's high-water mark it waits for room until its context
+// ends, and when the socket is idle it may write the message itself
+// (never do that in a duty cycle: use Send there). A message with a part
+// of DefaultRefMin bytes or more it writes itself whenever nothing is
+// queued or being written and a peer is connected: the large parts by
+// reference, with one vectored write (writev), no copy, and it returns
+// once they are written (or lost with the connection; an end of its
+// context during the write ends the connection).
+//
+// Who owns a message's bytes: the caller, again, as soon as Send or
+// SendContext returns, whichever path the message took. The socket keeps
+// no reference to them (a copy waits in the queue, or the write is done),
+// so the caller may reuse or change its buffers at once. While
+// SendContext runs they must not change.
 //
 // # Receiving
 //
-// Recv waits until a message arrives, ctx ends or the socket closes;
-// Drain hands what has arrived to a handler without waiting, one lock for
-// the batch (for a stream, or an agent's duty cycle). The receive queue
-// holds Options.HWM messages; while it is full, the readers stop reading
-// and the peers' sends back up through TCP. DeliverTo
-// replaces the queue with a mailbox (docs/zmtp.md, "Bridges to mailboxes").
+// Recv waits until a message arrives, ctx ends or the socket closes, and
+// copies it into the caller's Message; Drain hands what has arrived to a
+// handler without waiting, one lock for the batch (for a stream, or an
+// agent's duty cycle), the parts valid during the call only. The receive
+// queue holds Options.HWM messages; while it is full, the readers stop
+// reading and the peers' sends back up through TCP. On a socket with one
+// peer and nothing queued, Recv reads and decodes the connection itself
+// (no goroutine hand-off), and Drain hands out what that decoder holds
+// already, in place; the peer's reader goroutine takes the read side back
+// when no Recv comes for a millisecond, so heartbeats and the queue go on
+// without a receiver. A message's bytes are copied once on the way to a
+// Message: from the decoder (Recv reading itself), or, for a large
+// message, by the reader into a buffer of its own that the Message then
+// takes over; a small message through the queue twice (into the queue's
+// buffer, then the Message). DeliverTo replaces the queue with a mailbox
+// (docs/zmtp.md, "Bridges to mailboxes").
 //
 // # Delivery
 //
@@ -66,9 +91,16 @@
 //
 // # Allocation
 //
-// Once a connection is up, a message costs no allocation: Send, the
-// writer's encoding and vectored write, the reader's decoding, Recv, and a
-// bridge's delivery into a mailbox. The queues' buffers, a Message's and
-// the decoder's grow to the largest batch or message seen, then are
-// reused.
+// Once a connection is up, a message costs no allocation: Send,
+// SendContext (its vectored write included), the writer's encoding, the
+// reader's decoding, Recv, Drain, and a bridge's delivery into a mailbox.
+// The queues' buffers, a Message's and the decoder's grow to the largest
+// batch or message seen, then are reused; a large message through the
+// receive queue takes a buffer that an earlier one gave back, or a new one
+// when none fits. A Recv that reads the connection itself with a context
+// that can end watches that context (context.AfterFunc), once per
+// distinct context: a loop of Recv with one context allocates nothing.
+// Because SendContext may hand the kernel a caller's
+// bytes by reference, the compiler keeps them on the heap: a buffer on the
+// caller's stack moves there.
 package zmtp

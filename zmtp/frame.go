@@ -146,16 +146,7 @@ func (e *Encoder) cut() {
 // Encoder. On error the Encoder is emptied too: what was not written is
 // lost with the connection.
 func (e *Encoder) WriteTo(w io.Writer) (int64, error) {
-	e.cut()
-	e.back = e.back[:0]
-	for _, s := range e.segs {
-		if s.ref != nil {
-			e.back = append(e.back, s.ref)
-		} else {
-			e.back = append(e.back, e.buf[s.off:s.end])
-		}
-	}
-	e.vec = e.back
+	e.vec = e.vector()
 	var n int64
 	var err error
 	if len(e.vec) == 1 {
@@ -165,13 +156,34 @@ func (e *Encoder) WriteTo(w io.Writer) (int64, error) {
 	} else if len(e.vec) > 1 {
 		n, err = e.vec.WriteTo(w)
 	}
+	e.vec = nil
+	e.reset()
+	return n, err
+}
+
+// vector returns what was encoded as the buffers of one vectored write:
+// runs of the write buffer and referenced bodies, in order. They stay
+// valid until reset.
+func (e *Encoder) vector() [][]byte {
+	e.cut()
+	e.back = e.back[:0]
+	for _, s := range e.segs {
+		if s.ref != nil {
+			e.back = append(e.back, s.ref)
+		} else {
+			e.back = append(e.back, e.buf[s.off:s.end])
+		}
+	}
+	return e.back
+}
+
+// reset empties the Encoder.
+func (e *Encoder) reset() {
 	clear(e.back) // drop the references to the caller's bodies
 	e.back = e.back[:0]
-	e.vec = nil
 	clear(e.segs)
 	e.segs = e.segs[:0]
 	e.buf = e.buf[:0]
-	return n, err
 }
 
 // DefaultMaxMessageSize bounds a message's body bytes (all parts) and a
@@ -289,7 +301,13 @@ func (d *Decoder) Next() (Kind, error) {
 	if d.short() {
 		return KindMessage, nil
 	}
-	return d.next()
+	k, err := d.next()
+	if err == errInterrupted {
+		// The read was interrupted, not the stream: rewind to the start
+		// of the message, whose bytes stay buffered, for the next Next.
+		d.pos, d.state = d.keep, stFlags
+	}
+	return k, err
 }
 
 // NextBuffered is Next without reading: it decodes the next message or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 )
 
 // An inQueue holds the messages readers received for Recv, as they came
@@ -15,13 +16,58 @@ import (
 // took and has not handed out yet; readers wait beyond it.
 type inQueue struct {
 	mu       sync.Mutex
-	buf      []byte // frames of the queued messages
-	n        int    // messages in buf
-	held     int    // messages of the buffer Recv took last
-	reserved int    // messages readers reserved room for
+	buf      []byte       // frames of the queued messages
+	n        int          // messages in buf
+	avail    atomic.Int32 // n, for a look without the lock
+	held     int          // messages of the buffer Recv took last
+	reserved int          // messages readers reserved room for
 	hwm      int
 	notEmpty chan struct{} // Recv waits on it
 	notFull  chan struct{} // readers wait on it
+	bigs     [][]byte      // the buffers of the large messages in buf, in order
+	free     [][]byte      // buffers of large messages handed out, for reuse
+}
+
+// bigMin is the size from which a message goes through the receive queue
+// in a buffer of its own, copied once (queueRaw), rather than into the
+// queue's buffer and again into the Message.
+const bigMin = DefaultRefMin
+
+// bigMark stands, in the queue's buffer, for the next large message of
+// bigs: no frame on the wire starts with it (reserved flag bits).
+var bigMark = [1]byte{0xff}
+
+// maxFree bounds the buffers of large messages kept for reuse.
+const maxFree = 4
+
+// getBig returns a buffer of n bytes for a large message: one handed out
+// before and given back, when one is large enough.
+func (q *inQueue) getBig(n int) []byte {
+	q.mu.Lock()
+	for i := len(q.free) - 1; i >= 0; i-- {
+		if b := q.free[i]; cap(b) >= n {
+			q.free[i] = q.free[len(q.free)-1]
+			q.free[len(q.free)-1] = nil
+			q.free = q.free[:len(q.free)-1]
+			q.mu.Unlock()
+			return b[:n]
+		}
+	}
+	q.mu.Unlock()
+	return make([]byte, n)
+}
+
+// putBig keeps a large message's buffer, handed out and no longer used,
+// for a later one.
+func (q *inQueue) putBig(b []byte) {
+	if cap(b) < bigMin {
+		return
+	}
+	q.mu.Lock()
+	if len(q.free) < maxFree {
+		q.free = append(q.free, b[:0])
+	}
+	q.mu.Unlock()
 }
 
 func newInQueue(hwm int) *inQueue {
@@ -56,14 +102,17 @@ func (q *inQueue) reserve(ctx context.Context, max int) (int, error) {
 }
 
 // commit appends msgs messages, whose frames are the concatenation of
-// runs, and gives back the rest of the reserved room.
-func (q *inQueue) commit(runs [][]byte, msgs, reserved int) {
+// runs (a bigMark for each of bigs, in order), and gives back the rest
+// of the reserved room.
+func (q *inQueue) commit(runs [][]byte, msgs, reserved int, bigs ...[]byte) {
 	q.mu.Lock()
 	for _, r := range runs {
 		q.buf = append(q.buf, r...)
 	}
+	q.bigs = append(q.bigs, bigs...)
 	wasEmpty := q.n == 0
 	q.n += msgs
+	q.avail.Store(int32(q.n))
 	q.reserved -= reserved
 	// Room given back may be what another reader waits for.
 	freed := reserved > msgs && q.room() > 0
@@ -78,8 +127,10 @@ func (q *inQueue) commit(runs [][]byte, msgs, reserved int) {
 
 // take returns the queued frames and their message count, leaving spare,
 // emptied, in their place; the messages of the previous take count as
-// handed out. It returns spare and 0 when nothing is queued.
-func (q *inQueue) take(spare []byte) ([]byte, int) {
+// handed out. It returns spare and 0 when nothing is queued. The buffers
+// of the large messages among them are in *bigs after the call, which
+// hands in the caller's emptied list.
+func (q *inQueue) take(spare []byte, bigs *[][]byte) ([]byte, int) {
 	q.mu.Lock()
 	freed := q.held > 0
 	b, n := q.buf, q.n
@@ -92,6 +143,10 @@ func (q *inQueue) take(spare []byte) ([]byte, int) {
 			spare = nil
 		}
 		q.buf, q.n = spare[:0], 0
+		q.avail.Store(0)
+		if len(q.bigs) > 0 {
+			q.bigs, *bigs = (*bigs)[:0], q.bigs
+		}
 	}
 	freed = freed && q.room() > 0
 	q.mu.Unlock()
@@ -107,6 +162,36 @@ func (q *inQueue) take(spare []byte) ([]byte, int) {
 type slot struct {
 	data  []byte
 	parts [][]byte
+}
+
+// next puts the next message of the buffer taken from the queue into m,
+// and returns the bytes of the buffer it took: a large message's buffer
+// becomes m's (no copy), and m's buffer of an earlier large message goes
+// back to q for reuse; any other is copied (nextMessage).
+func (rc *recvCache) next(m *slot, q *inQueue) {
+	if rc.buf[rc.off] != bigMark[0] {
+		rc.off += nextMessage(rc.buf[rc.off:], m)
+		return
+	}
+	rc.off++
+	b := rc.bigs[rc.bi]
+	rc.bigs[rc.bi] = nil
+	rc.bi++
+	if rc.bi == len(rc.bigs) {
+		rc.bigs, rc.bi = rc.bigs[:0], 0
+	}
+	q.putBig(m.data)
+	m.data = b
+	m.parts = m.parts[:0]
+	for off := 0; off < len(b); {
+		f := b[off]
+		size, h := frameSize(b[off:])
+		m.parts = append(m.parts, b[off+h:off+h+size:off+h+size])
+		off += h + size
+		if f&FlagMore == 0 {
+			break
+		}
+	}
 }
 
 // nextMessage parses the message at the start of b, frames the decoder

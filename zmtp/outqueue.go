@@ -2,6 +2,7 @@ package zmtp
 
 import (
 	"encoding/binary"
+	"runtime"
 	"sync"
 )
 
@@ -13,6 +14,10 @@ import (
 // write in all. Messages taken and not yet written still count against
 // the high-water mark: hwm bounds all the socket holds.
 type outQueue struct {
+	// The lock and what it guards sit on cache lines of their own: the
+	// senders take it per message, and a line shared with another
+	// goroutine's data would move between cores on every one.
+	_        [64]byte
 	mu       sync.Mutex
 	buf      []byte // frames of the queued messages
 	n        int    // messages in buf
@@ -23,6 +28,7 @@ type outQueue struct {
 	skip     int           // idle sends to queue before the next look at the clock
 	notEmpty chan struct{} // a writer may wait on it
 	notFull  chan struct{} // a SendContext may wait on it
+	_        [64]byte
 }
 
 // maxSpare is the largest buffer a writer keeps for the next exchange;
@@ -57,7 +63,8 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 
 // putOrClaim queues the message as tryPut does (queued), or, when
 // mayClaim and nothing is queued or in flight and the sends are not a
-// stream, claims it for the caller to write itself (claimed): it counts
+// stream (or the message is large), claims it for the caller to write
+// itself (claimed): it counts
 // in flight, and take hands out nothing until claimDone, so that the
 // messages queued meanwhile follow it. Neither when hwm messages are held.
 //
@@ -66,9 +73,16 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 // the next inlineSkip sends that find the queue idle are queued without
 // reading the clock (slow on some virtual machines), and the last of them
 // starts the next measure.
-func (q *outQueue) putOrClaim(parts [][]byte, mayClaim bool) (queued, claimed bool) {
+func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, claimed bool) {
 	q.mu.Lock()
 	if mayClaim && q.n == 0 && q.flight == 0 && q.hwm > 0 {
+		if large {
+			// Written by reference, worth a system call of its own.
+			q.flight++
+			q.claimed = true
+			q.mu.Unlock()
+			return false, true
+		}
 		if q.skip > 0 {
 			if q.skip--; q.skip == 0 {
 				q.lastTry = sinceEpoch()
@@ -132,6 +146,44 @@ func (q *outQueue) take(spare []byte) ([]byte, int) {
 	q.flight += n
 	q.mu.Unlock()
 	return b, n
+}
+
+// next ends the flight of done messages taken before and written, as
+// written does, and takes the queued ones, as take does, under one lock,
+// taken as lockGently does: the writer's turn once per batch.
+func (q *outQueue) next(spare []byte, done int) ([]byte, int) {
+	q.lockGently()
+	wasFull := q.n+q.flight >= q.hwm
+	q.flight -= done
+	var b []byte
+	n := 0
+	if q.n > 0 && !q.claimed {
+		b, n = q.buf, q.n
+		q.buf, q.n = spare[:0], 0
+		q.flight += n
+	} else {
+		b = spare
+	}
+	q.mu.Unlock()
+	if wasFull && done > 0 {
+		signal(q.notFull)
+	}
+	return b, n
+}
+
+// lockGently takes the lock for a writer without queueing on it while
+// it can: with every processor busy a sync.Mutex does not spin, and a
+// writer asleep on it would make each sender's unlock wake it and each
+// lock take the slow path. A writer that fails to get it yields its
+// processor instead, a few times, then waits.
+func (q *outQueue) lockGently() {
+	for i := 0; !q.mu.TryLock(); i++ {
+		if i == 8 {
+			q.mu.Lock()
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // written ends the flight of n messages taken (written or lost) and wakes

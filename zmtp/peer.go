@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,22 +24,37 @@ type peer struct {
 	dec      *Decoder
 	rd       deadlineReader
 
-	out  *outQueue     // Pub: this subscriber's queue; Push uses the socket's
-	wake chan struct{} // commands are pending
-	done chan struct{} // closed when the peer ends
-	once sync.Once
+	out   *outQueue     // Pub: this subscriber's queue; Push uses the socket's
+	wake  chan struct{} // commands are pending
+	done  chan struct{} // closed when the peer ends
+	ended atomic.Bool   // set before done is closed
+	once  sync.Once
+
+	// The owner of the read side (handover.go): rown is ownReader,
+	// ownFree or ownRecv; rgen counts the takes of blocking receivers;
+	// rwant asks the reader goroutine to give the read side up; rpark
+	// says the reader goroutine waits on rtoken for a receiver's release.
+	rown   atomic.Int32
+	rgen   atomic.Uint32
+	rwant  atomic.Bool
+	rpark  atomic.Bool
+	rtoken chan struct{}
 
 	// wmu is held by whoever writes to c: the writer goroutine, or a
-	// SendContext writing inline (Socket.writeInline), which alone uses
-	// inline, its message's frames.
+	// SendContext writing inline (Socket.writeInline, writeByReference),
+	// which alone uses inline, its message's frames, and ienc.
 	wmu    sync.Mutex
 	inline []byte
+	ienc   *Encoder
+	vw     *vecWriter
 
 	// Router: the peer's routing id, the frame that carries it in front
 	// of what it sends (MORE set), and scratch for a bridge's delivery.
 	routeID    []byte
 	routeFrame []byte
 	routed     [][]byte
+
+	bigs [][]byte // the reader's scratch: a batch's large messages (queueRaw)
 
 	mu      sync.Mutex
 	cmds    []pendingCmd // commands for the writer: SUBSCRIBE, CANCEL
@@ -97,6 +113,9 @@ func (p *peer) run() {
 	}()
 	p.end(p.read())
 	<-p.done
+	// A receiver may still read: wait for the read side (it fails at once
+	// on the closed connection) before looking at the decoder.
+	p.awaitRead()
 	if p.dec.Partial() {
 		s.st.torn.Add(1)
 	}
@@ -130,6 +149,7 @@ func (p *peer) end(err error) {
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()
+		p.ended.Store(true)
 		_ = p.c.Close()
 		close(p.done)
 	})
@@ -142,7 +162,16 @@ func (p *peer) read() error {
 	s := p.s
 	var runs [][]byte
 	for {
+		if p.rwant.Load() && p.yieldRead() {
+			// A receiver reads the connection itself now.
+			p.awaitRead()
+		}
 		k, err := p.dec.Next()
+		if err == errInterrupted {
+			// Meant for a receiver that has given the read side up.
+			p.rd.clear()
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -204,10 +233,8 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	// Decoding more never reads, so the buffer's earlier bytes stay put
 	// and the runs stay valid until the commit.
 	runs = runs[:0]
-	if p.routeFrame != nil {
-		runs = append(runs, p.routeFrame)
-	}
-	runs = append(runs, p.dec.Raw())
+	bigs := p.bigs[:0]
+	runs, bigs = p.queueRaw(runs, bigs, p.dec.Raw())
 	n := 1
 	var err2 error
 	for n < room {
@@ -235,16 +262,42 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 			s.st.unsubscribed.Add(1)
 			continue
 		}
-		if p.routeFrame != nil {
-			runs = append(runs, p.routeFrame)
-		}
-		runs = extend(runs, p.dec.Raw())
+		runs, bigs = p.queueRaw(runs, bigs, p.dec.Raw())
 		n++
 	}
-	s.in.commit(runs, n, room)
+	s.in.commit(runs, n, room, bigs...)
 	clear(runs)
+	clear(bigs)
+	p.bigs = bigs[:0]
 	s.st.received.Add(uint64(n))
+	if d := s.ho.direct.Load(); d != nil && n > 0 {
+		// A receiver reading another peer itself would not see these:
+		// send it back to the queue (takeDirect looks at avail after its
+		// store of direct, this after the commit's store of avail).
+		d.rd.interrupt()
+	}
 	return runs[:0], err2
+}
+
+// queueRaw adds a message's frames as they came on the wire, raw, to the
+// runs of a batch, after the routing id's frame on a ROUTER. A large
+// message (bigMin bytes or more) is copied into a buffer of its own
+// instead, added to bigs, and a bigMark run stands for it: the Message
+// that Recv fills takes that buffer over, so that a large message is
+// copied once on its way through the queue.
+func (p *peer) queueRaw(runs, bigs [][]byte, raw []byte) ([][]byte, [][]byte) {
+	if len(raw) >= bigMin {
+		b := p.s.in.getBig(len(p.routeFrame) + len(raw))
+		copy(b[copy(b, p.routeFrame):], raw)
+		return append(runs, bigMark[:]), append(bigs, b)
+	}
+	if p.routeFrame != nil {
+		runs = append(runs, p.routeFrame)
+	}
+	if len(runs) == 0 {
+		return append(runs, raw), bigs
+	}
+	return extend(runs, raw), bigs
 }
 
 // setRoutingID sets a ROUTER's peer's routing id and its frame.
@@ -382,21 +435,25 @@ func (p *peer) write() error {
 		}
 		// Write everything queued, then what came meanwhile, until the
 		// queue is empty: one write per exchange of buffers.
+		// The flight of a batch written ends as the next is taken, under
+		// one lock.
+		done := 0
 		for q != nil {
 			var n int
-			data, n = q.take(data)
+			data, n = q.next(data, done)
 			if n == 0 {
 				break
 			}
 			p.wmu.Lock()
 			_, err := p.c.Write(data)
 			p.wmu.Unlock()
-			q.written(n)
 			if err != nil {
+				q.written(n)
 				s.st.lost.Add(uint64(n))
 				return err
 			}
 			s.st.sent.Add(uint64(n))
+			done = n
 			if cap(data) > maxSpare {
 				data = nil
 			}

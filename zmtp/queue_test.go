@@ -148,10 +148,11 @@ func TestInQueueManyReadersAndReceivers(t *testing.T) {
 			defer cwg.Done()
 			last := []int{-1, -1, -1}
 			var data []byte
+			var bigs [][]byte
 			var m slot
 			for l.count() < producers*per {
 				var n int
-				if data, n = q.take(data); n == 0 {
+				if data, n = q.take(data, &bigs); n == 0 {
 					select {
 					case <-q.notEmpty:
 					case <-t.Context().Done():

@@ -121,7 +121,8 @@ func TestSubscribersCountsMatchingPeers(t *testing.T) {
 		require.NoError(t, sub.Subscribe([]byte(prefix)))
 		require.NoError(t, sub.Connect(ep))
 	}
-	eventually(t, func() bool { return pub.Subscribers([]byte("q.a")) == 2 }, "two subscribers of q.a")
+	eventually(t, func() bool { return pub.Subscribers([]byte("q.a")) == 2 && pub.Subscribers([]byte("x")) == 1 },
+		"two subscribers of q.a, one of x")
 	require.Equal(t, 1, pub.Subscribers([]byte("q.b")))
 	require.Equal(t, 1, pub.Subscribers([]byte("x")))
 	require.Zero(t, pub.Subscribers([]byte("y")))

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -174,6 +173,7 @@ type stats struct {
 	handshakes, rejected, peerErrors, disconnects atomic.Uint64
 	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
 	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
+	byRef                                         atomic.Uint64 // of them, large messages written by reference (tests)
 }
 
 // A sink takes the messages a receiving socket's readers decode. deliver
@@ -218,6 +218,7 @@ type Socket struct {
 	// one message's path do not take each other's lines.
 	_  [64]byte
 	rc recvCache
+	ho handover
 	_  [64]byte
 	st stats
 }
@@ -419,9 +420,10 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 	if _, err := enc.WriteTo(c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
 	}
-	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		rtoken: make(chan struct{}, 1)}
 	p.dec = NewDecoder(&p.rd, s.opt.MaxMessageSize, s.opt.MaxParts)
-	p.rd = deadlineReader{c: c}
+	p.rd.c = c
 	k, err := p.dec.Next()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
@@ -580,11 +582,18 @@ func (s *Socket) Send(parts ...[]byte) error {
 	return fmt.Errorf("%w: Send on %v", ErrSocketKind, s.typ)
 }
 
-// SendContext is Send for a goroutine that may wait: on a PUSH socket at
-// its high-water mark it waits for room until ctx ends (ctx.Err()) or the
-// socket closes (ErrClosed), instead of returning ErrHWM. On a PUB socket
-// it is Send. It is not for an agent's duty cycle, which must not block:
-// there, use Send.
+// SendContext is Send for a goroutine that may wait: on a PUSH or DEALER
+// socket at its high-water mark it waits for room until ctx ends
+// (ctx.Err()) or the socket closes (ErrClosed), instead of returning
+// ErrHWM. When nothing is queued or being written and a peer is
+// connected, it writes the message itself: a small one when the sends are
+// not a stream, a large one (a part of DefaultRefMin bytes or more) always,
+// its large parts by reference with one vectored write, returning once
+// they are written. The parts are the caller's again when it returns.
+// An end of ctx during such a write ends the connection (a frame written
+// in part leaves it unusable) and returns ctx.Err(). On a PUB or ROUTER
+// socket it is Send. It is not for an agent's duty cycle, which must not
+// block: there, use Send.
 func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 	if !s.typ.shared() {
 		return s.Send(parts...)
@@ -595,11 +604,16 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 			return ErrClosed
 		}
 		peers := *s.peersV.Load()
-		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited)
+		large := isLarge(parts)
+		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited, large)
 		if claimed {
 			// Round robin over the peers, as the writers take turns
 			// with the queued messages.
-			s.writeInline(peers[int(s.nextInline.Add(1)%uint32(len(peers)))], parts)
+			p := peers[int(s.nextInline.Add(1)%uint32(len(peers)))]
+			if large {
+				return s.writeByReference(ctx, p, parts)
+			}
+			s.writeInline(p, parts)
 			return nil
 		}
 		if queued {
@@ -641,6 +655,93 @@ func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	s.st.inline.Add(1)
 }
 
+// isLarge reports whether a message has a part of DefaultRefMin bytes or
+// more: SendContext writes it by reference when it may.
+func isLarge(parts [][]byte) bool {
+	for _, p := range parts {
+		if len(p) >= DefaultRefMin {
+			return true
+		}
+	}
+	return false
+}
+
+// writeByReference writes a large message of SendContext that the send
+// queue let the caller write itself, as writeInline does, but with the
+// peer's inline Encoder: frame headers and small parts in its buffer, the
+// large parts by reference, in one vectored write (writev), no copy. It
+// returns once the message is written (nil), lost with the connection
+// (nil, counted in Stats.Lost: delivery is at most once), or interrupted
+// by the end of ctx (ctx.Err(); the connection ends, as a frame written in
+// part leaves it unusable).
+func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) error {
+	p.wmu.Lock()
+	if p.ienc == nil {
+		p.ienc = NewEncoder(DefaultRefMin)
+		p.vw = newVecWriter(p.c)
+	}
+	p.ienc.Message(parts...)
+	var w *writeWatch
+	if ctx.Done() != nil {
+		w = &writeWatch{c: p.c}
+		w.stop = context.AfterFunc(ctx, w.interrupt)
+	}
+	var err error
+	if p.vw != nil {
+		_, err = p.vw.write(p.ienc.vector())
+		p.ienc.reset()
+	} else {
+		_, err = p.ienc.WriteTo(p.c)
+	}
+	if w != nil {
+		w.finish(err == nil)
+	}
+	p.wmu.Unlock()
+	s.out.claimDone()
+	if err != nil {
+		s.st.lost.Add(1)
+		p.end(err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return nil
+	}
+	s.st.sent.Add(1)
+	s.st.byRef.Add(1)
+	return nil
+}
+
+// A writeWatch ends a write when a context ends: a write deadline in the
+// past, unless the write finished first.
+type writeWatch struct {
+	c        net.Conn
+	stop     func() bool
+	mu       sync.Mutex
+	finished bool
+	fired    bool
+}
+
+func (w *writeWatch) interrupt() {
+	w.mu.Lock()
+	if !w.finished {
+		w.fired = true
+		_ = w.c.SetWriteDeadline(longAgo)
+	}
+	w.mu.Unlock()
+}
+
+// finish ends the watch; a deadline set after a write that succeeded is
+// undone.
+func (w *writeWatch) finish(ok bool) {
+	w.stop()
+	w.mu.Lock()
+	w.finished = true
+	if w.fired && ok {
+		_ = w.c.SetWriteDeadline(time.Time{})
+	}
+	w.mu.Unlock()
+}
+
 // inlineGap is the least time between two sends that find the send queue
 // idle for the second to be written inline: the sends of a request-reply
 // exchange are further apart, those of a stream closer.
@@ -667,7 +768,9 @@ func (m *Message) Parts() [][]byte { return m.s.parts }
 // socket (on a ROUTER, the sender's routing id is its first part) until
 // ctx ends or the socket closes (ErrClosed: what was still queued is
 // discarded), and puts it into m. Any goroutine may call it; messages of
-// one peer come out in the order they were sent.
+// one peer come out in the order they were sent. When the socket has one
+// peer and nothing is queued, Recv reads and decodes that peer's
+// connection itself (docs/zmtp.md, "Receiving without a hand-off").
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
@@ -682,34 +785,54 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 			// Give back the buffer handed out, take the queued one: the
 			// receive queue's lock once per batch, not per message.
 			var n int
-			if rc.buf, n = s.in.take(rc.buf); n == 0 {
+			if rc.buf, n = s.in.take(rc.buf, &rc.bigs); n == 0 {
 				rc.buf = rc.buf[:0]
 			}
 			rc.off = 0
 		}
 		if rc.off < len(rc.buf) {
-			rc.off += nextMessage(rc.buf[rc.off:], &m.s)
+			rc.next(&m.s, s.in)
 			rc.mu.Unlock()
 			return nil
 		}
+		// Nothing queued: read the connection here when the socket has
+		// one peer and its read side is free. Counted as a waiter first,
+		// so that a receiver releasing the read side meanwhile wakes it.
+		s.ho.waiters.Add(1)
+		p := s.takeDirect(true)
 		rc.mu.Unlock()
+		if p != nil {
+			s.ho.waiters.Add(-1)
+			if done, err := s.recvDirect(ctx, p, m); done {
+				return err
+			}
+			continue
+		}
 		select {
 		case <-s.in.notEmpty:
 		case <-ctx.Done():
+			s.ho.waiters.Add(-1)
 			return ctx.Err()
 		case <-s.ctx.Done():
+			s.ho.waiters.Add(-1)
 			return ErrClosed
 		}
+		s.ho.waiters.Add(-1)
 	}
 }
 
 // recvCache holds the buffer of received messages Recv took from the
-// receive queue, and how far it handed them out; m is Drain's message.
+// receive queue, and how far it handed them out; m is Drain's message,
+// one and routed its parts when it drains a decoder (drainDirect).
 type recvCache struct {
-	mu  sync.Mutex
-	buf []byte
-	off int
-	m   slot
+	mu     sync.Mutex
+	buf    []byte
+	off    int
+	bigs   [][]byte // the large messages' buffers of buf, from bi on
+	bi     int
+	m      slot
+	one    [1][]byte
+	routed [][]byte
 }
 
 // Drain hands up to limit received messages of a PULL, SUB, DEALER or
@@ -717,8 +840,11 @@ type recvCache struct {
 // how many; it does not wait (0 when none has arrived). The parts are
 // valid during the call only. Drain takes the receive lock once for all
 // of them where Recv takes it per message: the way to consume a stream.
-// It never blocks on the network, so an agent may call it in its duty
-// cycle. h must not call Recv or Drain of the same socket.
+// When nothing is queued and the socket has one peer whose read side is
+// free, it hands out the messages that peer's decoder holds already,
+// parts in the decoder's buffer (no copy). It never reads the network,
+// so an agent may call it in its duty cycle. h must not call Recv or
+// Drain of the same socket.
 func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 	if s.in == nil || s.bridged {
 		return 0, fmt.Errorf("%w: Drain on %v", ErrSocketKind, s.typ)
@@ -733,14 +859,19 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 	for n < limit {
 		if rc.off == len(rc.buf) {
 			var k int
-			if rc.buf, k = s.in.take(rc.buf); k == 0 {
+			if rc.buf, k = s.in.take(rc.buf, &rc.bigs); k == 0 {
 				rc.buf = rc.buf[:0]
 				rc.off = 0
+				// Nothing queued: what the decoder of the socket's one
+				// peer holds, when its read side is free.
+				if p := s.takeDirect(false); p != nil {
+					n += s.drainDirect(p, h, limit-n)
+				}
 				break
 			}
 			rc.off = 0
 		}
-		rc.off += nextMessage(rc.buf[rc.off:], &rc.m)
+		rc.next(&rc.m, s.in)
 		h(rc.m.parts)
 		n++
 	}
@@ -827,6 +958,7 @@ func (s *Socket) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.unwatch()
 	return nil
 }
 
@@ -881,26 +1013,3 @@ func (ss *subscriptions) match(first []byte) bool {
 	}
 	return false
 }
-
-// deadlineReader reads from c, with a read deadline of timeout from each
-// read when timeout is positive: the heartbeat's dead-peer detection.
-type deadlineReader struct {
-	c       net.Conn
-	timeout time.Duration
-}
-
-func (r *deadlineReader) Read(p []byte) (int, error) {
-	if r.timeout > 0 {
-		_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
-	}
-	n, err := r.c.Read(p)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("%w: nothing for %v", ErrPeerTimeout, r.timeout)
-		}
-	}
-	return n, err
-}
-
-var _ io.Reader = (*deadlineReader)(nil)

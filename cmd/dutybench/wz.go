@@ -21,10 +21,13 @@ import (
 // baseline is the floor: a plain net.Conn carrying each message behind a
 // 4-byte big-endian length, through 64 KiB bufio buffers for WZ and with
 // one write and one read per message for WZL. The variant zmtp is duty's
-// zmtp package (PUSH to PULL; for WZL a PUSH/PULL pair each way); its WZ
-// consumer takes what has arrived with Drain (one lock per batch) and
-// waits with Recv when nothing has, the extra variant zmtp-recv with Recv
-// alone (one lock per message). Built
+// zmtp package (PUSH to PULL; for WZL two DEALER sockets, one connection
+// carrying both directions as the floor's does); its WZ consumer takes
+// what has arrived with Drain (one lock per batch) and waits with Recv
+// when nothing has, the extra variant zmtp-recv with Recv alone (one lock
+// per message). The extra WZL variant zmtp-pushpull is a PUSH/PULL pair
+// each way: two connections, each direction's acknowledgements sent on
+// their own. Built
 // with -tags zmq4, both workloads also run go-zeromq/zmq4 at both ends
 // (wz_zmq4.go). Every variant runs as plain goroutines: the sockets' own
 // goroutines block on the network, and a thread locked to a goroutine
@@ -48,7 +51,8 @@ var (
 		defaultReps: 5,
 		variants: []variant{
 			{name: "length-prefix", run: wzlFloor, goroutines: true},
-			{name: "zmtp", run: wzlZmtp, goroutines: true},
+			{name: "zmtp", run: func(cfg *runConfig) (time.Duration, error) { return wzlZmtp(cfg, true) }, goroutines: true},
+			{name: "zmtp-pushpull", run: func(cfg *runConfig) (time.Duration, error) { return wzlZmtp(cfg, false) }, goroutines: true, extra: true},
 		},
 	}
 )
@@ -275,19 +279,70 @@ func wzZmtp(cfg *runConfig, drain bool) (time.Duration, error) {
 	return t.run(cfg.timeout)
 }
 
-func wzlZmtp(cfg *runConfig) (time.Duration, error) {
-	pushA, pullB, err := zmtpPush()
-	if err != nil {
-		return 0, err
+// zmtpDealers returns two DEALER sockets connected to each other, with a
+// message through each way: the connection is up.
+func zmtpDealers() (a, b *zmtp.Socket, err error) {
+	opt := zmtp.Options{HWM: wzHWM, Logger: wzLog}
+	if a, err = zmtp.NewSocket(zmtp.Dealer, opt); err != nil {
+		return nil, nil, err
 	}
-	defer pullB.Close()
-	defer pushA.Close()
-	pushB, pullA, err := zmtpPush()
-	if err != nil {
-		return 0, err
+	if b, err = zmtp.NewSocket(zmtp.Dealer, opt); err != nil {
+		a.Close()
+		return nil, nil, err
 	}
-	defer pullA.Close()
-	defer pushB.Close()
+	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) {
+		a.Close()
+		b.Close()
+		return nil, nil, err
+	}
+	ep, err := a.Bind("tcp://127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	if err := b.Connect(ep); err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var m zmtp.Message
+	for _, s := range [][2]*zmtp.Socket{{a, b}, {b, a}} {
+		if err := s[0].Send([]byte("hello")); err != nil {
+			return fail(err)
+		}
+		if err := s[1].Recv(ctx, &m); err != nil {
+			return fail(fmt.Errorf("dutybench: zmtp connection: %w", err))
+		}
+	}
+	return a, b, nil
+}
+
+// wzlZmtp times round trips between two DEALER sockets over one
+// connection (dealers), or through a PUSH/PULL pair each way.
+func wzlZmtp(cfg *runConfig, dealers bool) (time.Duration, error) {
+	var pushA, pullA, pushB, pullB *zmtp.Socket
+	if dealers {
+		a, b, err := zmtpDealers()
+		if err != nil {
+			return 0, err
+		}
+		defer a.Close()
+		defer b.Close()
+		pushA, pullA, pushB, pullB = a, a, b, b
+	} else {
+		var err error
+		pushA, pullB, err = zmtpPush()
+		if err != nil {
+			return 0, err
+		}
+		defer pullB.Close()
+		defer pushA.Close()
+		pushB, pullA, err = zmtpPush()
+		if err != nil {
+			return 0, err
+		}
+		defer pullA.Close()
+		defer pushB.Close()
+	}
 	t := newTeam(placement{})
 	n, corruptAt, lat := cfg.n, cfg.corruptAt, cfg.lat[:cfg.n]
 	pc, c := newChecker(1), newChecker(1)
