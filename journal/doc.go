@@ -40,7 +40,11 @@
 // returns the next record, its Body aliasing the mapping (valid until the
 // Tailer's next call), or ok == false at the live tail. A Tailer is used by one goroutine at a
 // time; Tailers of one Journal run concurrently with each other, the
-// writer and a Flusher. A Tailer checks every record's CRC.
+// writer and a Flusher. A Tailer checks the CRC of every record that came
+// from disk: in a read-only journal all of them; in the writer's, those
+// before the log's end at Open. The records this process's writer
+// committed since are trusted (they never left its memory through a
+// crash), which spares the live tail a pass over every record.
 //
 // Ordering: Commit stores the record's bytes, then its length word with a
 // release store (internal/atomicbuf); Next loads the length word with an

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -127,6 +128,11 @@ type Journal struct {
 	segSize  int64
 	readOnly bool
 	lock     *os.File
+	// trustFrom: a Tailer of this journal verifies the CRC of the records
+	// before it, which came from disk, and trusts those from it on, which
+	// this process's writer committed (the log's end at recovery; never,
+	// in a read-only journal).
+	trustFrom int64
 
 	mu      sync.Mutex // guards segs and tailers
 	segs    []*segment // contiguous, by start; each holds the table's reference
@@ -177,7 +183,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 	if err := checkSegmentSize(opts.SegmentSize); err != nil {
 		return nil, err
 	}
-	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*Stream{}}
+	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, trustFrom: math.MaxInt64, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*Stream{}}
 	if !j.readOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
@@ -219,6 +225,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 		j.unlock()
 		return nil, err
 	}
+	j.trustFrom = j.recovery.End
 	if err := j.openIndex(j.recovery.End); err != nil {
 		if j.idx != nil {
 			_ = j.idx.close()

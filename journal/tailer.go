@@ -191,7 +191,9 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 			}
 			return Record{}, false, nil
 		}
-		h, body, kind, derr := decodeSlot(s.data[off:], !t.noCRC)
+		// The CRC guards what came from disk; what this process's writer
+		// committed never left its memory through a crash (trustFrom).
+		h, body, kind, derr := decodeSlot(s.data[off:], !t.noCRC && p < t.j.trustFrom)
 		if s.released.Load() { // checked after reading: what was read may be zeros
 			return Record{}, false, s.releasedError()
 		}
