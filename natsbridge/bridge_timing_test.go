@@ -129,11 +129,11 @@ func BenchmarkNaivePublish32B(b *testing.B) {
 	<-done
 }
 
-// BenchmarkCoreBridgeLatency: one 32-byte message every 50 µs (a
+// BenchmarkCoreBridgeLatency: one 32-byte message every latencyGap (a
 // moderate rate) through the bridge in core mode, sent by an agent in one
 // Composite with the outbound bridge (an application agent and its bridge
 // sharing a thread), received by an agent on a runner of its own; both
-// runners park at most 20 µs on a 1 µs timer slack, and GOMAXPROCS leaves
+// runners park at most benchMaxPark on benchTimerSlack, and GOMAXPROCS leaves
 // the NATS client's goroutines Ps of their own. Reports end-to-end latency
 // percentiles (clock reading before the send to after the drain).
 // cmd/dutybench's WNL measures the same against the naive use.
@@ -175,7 +175,7 @@ func (s *latencySender) DoWork() (int, error) {
 		return 0, err
 	}
 	s.i++
-	s.next = max(s.next+int64(50*time.Microsecond), now)
+	s.next = max(s.next+int64(latencyGap), now)
 	return 1, nil
 }
 
@@ -198,10 +198,17 @@ func (r *latencyReceiver) DoWork() (int, error) {
 	return n, err
 }
 
+// The latency benchmarks' pace and their runners' idling.
+const (
+	latencyGap      = 50 * time.Microsecond // between two messages
+	benchMaxPark    = 20 * time.Microsecond // the runners' longest park
+	benchTimerSlack = time.Microsecond      // the runners' threads' timer slack
+)
+
 func benchRunner(b *testing.B, a agent.Agent) *runner.Runner {
-	st, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5, MinPark: time.Microsecond, MaxPark: 20 * time.Microsecond})
+	st, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5, MinPark: time.Microsecond, MaxPark: benchMaxPark})
 	require.NoError(b, err)
-	r, err := runner.New(a, runner.WithIdle(st), runner.WithTimerSlack(time.Microsecond))
+	r, err := runner.New(a, runner.WithIdle(st), runner.WithTimerSlack(benchTimerSlack))
 	require.NoError(b, err)
 	require.NoError(b, r.Start())
 	return r

@@ -282,13 +282,16 @@ type wnBridgePair struct {
 	runners  []*runner.Runner
 }
 
+// wnMaxPark bounds the parks of the bridge variants' runners.
+const wnMaxPark = 20 * time.Microsecond
+
 // wnIdle is the idle strategy of the bridge variants' runners: Agrona's
-// backoff with parks of at most 20 µs on a thread with a 1 µs timer slack,
-// so that a message waits for a parked agent a few tens of microseconds
-// at most, not the default's millisecond.
+// backoff with parks of at most wnMaxPark on a thread with the least timer
+// slack (lowTimerSlack), so that a message waits for a parked agent about
+// one such park at most, not the default strategy's longest park.
 func wnIdle() runner.Option {
 	b, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: idle.DefaultMaxSpins, MaxYields: idle.DefaultMaxYields,
-		MinPark: idle.DefaultMinPark, MaxPark: 20 * time.Microsecond})
+		MinPark: idle.DefaultMinPark, MaxPark: wnMaxPark})
 	return runner.WithIdle(b)
 }
 

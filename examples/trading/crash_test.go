@@ -65,7 +65,7 @@ func TestExchangeKilled(t *testing.T) {
 			require.Equal(t, 1, code)
 			require.Contains(t, out, "final: exchange process ended")
 			// The seconds after the kill have no fills: the live line shows
-			// no latency for them rather than a latency of 0ns.
+			// no latency for them rather than a zero latency.
 			require.NotContains(t, out, " 0ns")
 			last := lastLine(out)
 			require.True(t, strings.HasPrefix(last, "reconciliation: "), last)

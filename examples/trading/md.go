@@ -255,7 +255,12 @@ func (m *mdSource) finish(w io.Writer) []string {
 	return p
 }
 
-// close closes the socket and waits for the feeder (killing it after 5 s).
+// feederStopGrace is how long close waits for an interrupted feeder
+// before it kills it.
+const feederStopGrace = 5 * time.Second
+
+// close closes the socket and waits for the feeder (killing it after
+// feederStopGrace).
 func (m *mdSource) close() {
 	if m == nil {
 		return
@@ -267,7 +272,7 @@ func (m *mdSource) close() {
 		_ = m.cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-m.exited:
-		case <-time.After(5 * time.Second):
+		case <-time.After(feederStopGrace):
 			_ = m.cmd.Process.Kill()
 			<-m.exited
 		}

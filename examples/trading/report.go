@@ -130,7 +130,9 @@ func fmtRate(v float64) string {
 	}
 }
 
-// fmtNanos formats a latency: 850ns, 4.12µs, 38µs, 1.2ms, 15ms, 1.50s.
+// fmtNanos formats a latency in the largest unit it reaches (ns, µs, ms,
+// s), with two decimals below ten µs (where the demo's stages differ by
+// tens of ns), one below ten ms, none otherwise, and two in seconds.
 func fmtNanos(ns int64) string {
 	v := float64(ns)
 	switch {

@@ -76,10 +76,13 @@ type Config struct {
 	Duration    time.Duration // how long to publish
 	// Bound, if set, is called with the endpoint bound (the port chosen).
 	Bound func(endpoint string)
-	// Wait bounds the wait for a subscriber (default 30 s).
+	// Wait bounds the wait for a subscriber (DefaultWait if zero).
 	Wait   time.Duration
 	Logger *slog.Logger
 }
+
+// DefaultWait is Config.Wait's default.
+const DefaultWait = 30 * time.Second
 
 // hwm is the PUB socket's per-subscriber high-water mark: a few seconds
 // of quotes at the demo's default rate, so that a subscriber's stall
@@ -93,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (End, error) {
 		return End{}, fmt.Errorf("mdfeed: rate %d and duration %v must be > 0", cfg.Rate, cfg.Duration)
 	}
 	if cfg.Wait <= 0 {
-		cfg.Wait = 30 * time.Second
+		cfg.Wait = DefaultWait
 	}
 	gen, err := feed.New(feed.Config{Instruments: cfg.Instruments, Seed: cfg.Seed, Now: monoNanos})
 	if err != nil {
