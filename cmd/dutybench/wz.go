@@ -182,39 +182,51 @@ func wzlFloor(cfg *runConfig) (time.Duration, error) {
 // wzLog discards the sockets' connection events.
 var wzLog = slog.New(slog.DiscardHandler)
 
-// zmtpPush returns a PUSH socket connected to a new PULL socket, with one
-// message through: the connection is up.
-func zmtpPush() (push, pull *zmtp.Socket, err error) {
+// zmtpConnected returns a socket of type connect connected to a new one of
+// type bind, with a message through (both ways when back): the connection
+// is up.
+func zmtpConnected(connect, bind zmtp.Type, back bool) (c, b *zmtp.Socket, err error) {
 	opt := zmtp.Options{HWM: wzHWM, Logger: wzLog}
-	if pull, err = zmtp.NewSocket(zmtp.Pull, opt); err != nil {
+	if b, err = zmtp.NewSocket(bind, opt); err != nil {
 		return nil, nil, err
 	}
-	if push, err = zmtp.NewSocket(zmtp.Push, opt); err != nil {
-		pull.Close()
+	if c, err = zmtp.NewSocket(connect, opt); err != nil {
+		b.Close()
 		return nil, nil, err
 	}
 	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) {
-		push.Close()
-		pull.Close()
+		c.Close()
+		b.Close()
 		return nil, nil, err
 	}
-	ep, err := pull.Bind("tcp://127.0.0.1:0")
+	ep, err := b.Bind("tcp://127.0.0.1:0")
 	if err != nil {
 		return fail(err)
 	}
-	if err := push.Connect(ep); err != nil {
-		return fail(err)
-	}
-	if err := push.Send([]byte("hello")); err != nil {
+	if err := c.Connect(ep); err != nil {
 		return fail(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var m zmtp.Message
-	if err := pull.Recv(ctx, &m); err != nil {
-		return fail(fmt.Errorf("dutybench: zmtp connection: %w", err))
+	ways := [][2]*zmtp.Socket{{c, b}}
+	if back {
+		ways = append(ways, [2]*zmtp.Socket{b, c})
 	}
-	return push, pull, nil
+	var m zmtp.Message
+	for _, w := range ways {
+		if err := w[0].Send([]byte("hello")); err != nil {
+			return fail(err)
+		}
+		if err := w[1].Recv(ctx, &m); err != nil {
+			return fail(fmt.Errorf("dutybench: zmtp connection: %w", err))
+		}
+	}
+	return c, b, nil
+}
+
+// zmtpPush returns a PUSH socket connected to a new PULL socket.
+func zmtpPush() (push, pull *zmtp.Socket, err error) {
+	return zmtpConnected(zmtp.Push, zmtp.Pull, false)
 }
 
 // zmtpCheck checks a received zmtp message: one part, the payload.
@@ -279,41 +291,9 @@ func wzZmtp(cfg *runConfig, drain bool) (time.Duration, error) {
 	return t.run(cfg.timeout)
 }
 
-// zmtpDealers returns two DEALER sockets connected to each other, with a
-// message through each way: the connection is up.
+// zmtpDealers returns two DEALER sockets connected to each other.
 func zmtpDealers() (a, b *zmtp.Socket, err error) {
-	opt := zmtp.Options{HWM: wzHWM, Logger: wzLog}
-	if a, err = zmtp.NewSocket(zmtp.Dealer, opt); err != nil {
-		return nil, nil, err
-	}
-	if b, err = zmtp.NewSocket(zmtp.Dealer, opt); err != nil {
-		a.Close()
-		return nil, nil, err
-	}
-	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) {
-		a.Close()
-		b.Close()
-		return nil, nil, err
-	}
-	ep, err := a.Bind("tcp://127.0.0.1:0")
-	if err != nil {
-		return fail(err)
-	}
-	if err := b.Connect(ep); err != nil {
-		return fail(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var m zmtp.Message
-	for _, s := range [][2]*zmtp.Socket{{a, b}, {b, a}} {
-		if err := s[0].Send([]byte("hello")); err != nil {
-			return fail(err)
-		}
-		if err := s[1].Recv(ctx, &m); err != nil {
-			return fail(fmt.Errorf("dutybench: zmtp connection: %w", err))
-		}
-	}
-	return a, b, nil
+	return zmtpConnected(zmtp.Dealer, zmtp.Dealer, true)
 }
 
 // wzlZmtp times round trips between two DEALER sockets over one
