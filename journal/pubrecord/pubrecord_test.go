@@ -39,6 +39,19 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
+// pubAndSub creates a publication in dir and opens a subscription to it,
+// both closed at the end of the test.
+func pubAndSub(t testing.TB, dir, name string, capacity int) (*publication.Publication, *publication.Subscription) {
+	t.Helper()
+	pub, err := publication.Create(dir, name, capacity)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pub.Close() })
+	sub, err := publication.OpenSubscription(ctxT(t), pub.File().Path())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close() })
+	return pub, sub
+}
+
 func openJournal(t testing.TB, dir string) *journal.Journal {
 	t.Helper()
 	j, err := journal.Open(dir, journal.Options{SegmentSize: journal.MinSegmentSize, Logger: quiet})
@@ -73,12 +86,7 @@ func checkMessage(i int, typeID int32, b []byte) error {
 func TestRecordAndReplayPublication(t *testing.T) {
 	const n = 5000 // ~0.5 MiB of messages: several laps of the 64 KiB logs and several segments
 	shm := shmDir(t)
-	src, err := publication.Create(shm, "src", 64<<10)
-	require.NoError(t, err)
-	defer src.Close()
-	sub, err := publication.OpenSubscription(ctxT(t), src.File().Path())
-	require.NoError(t, err)
-	defer sub.Close()
+	src, sub := pubAndSub(t, shm, "src", 64<<10)
 	j := openJournal(t, t.TempDir())
 	rec, err := NewRecorder("rec", j, 3, sub, 64)
 	require.NoError(t, err)
@@ -156,12 +164,7 @@ func TestRecordAndReplayPublication(t *testing.T) {
 // closed journal returns the error, and a Recorder on the reopened
 // journal records the message.
 func TestRecorderJournalErrorLosesNothing(t *testing.T) {
-	src, err := publication.Create(shmDir(t), "src", 64<<10)
-	require.NoError(t, err)
-	defer src.Close()
-	sub, err := publication.OpenSubscription(ctxT(t), src.File().Path())
-	require.NoError(t, err)
-	defer sub.Close()
+	src, sub := pubAndSub(t, shmDir(t), "src", 64<<10)
 	dir := t.TempDir()
 	j := openJournal(t, dir)
 	rec, err := NewRecorder("rec", j, 1, sub, 0)
@@ -200,12 +203,7 @@ func TestReplayerPaced(t *testing.T) {
 		c.Body[0] = byte(i)
 		require.NoError(t, j.Commit())
 	}
-	dst, err := publication.Create(shmDir(t), "dst", 64<<10)
-	require.NoError(t, err)
-	defer dst.Close()
-	out, err := publication.OpenSubscription(ctxT(t), dst.File().Path())
-	require.NoError(t, err)
-	defer out.Close()
+	dst, out := pubAndSub(t, shmDir(t), "dst", 64<<10)
 	tl, err := j.NewTailer()
 	require.NoError(t, err)
 	defer tl.Close()
@@ -241,12 +239,7 @@ func TestConstructorsRejectBadArguments(t *testing.T) {
 	ro, err := journal.Open(dir, journal.Options{ReadOnly: true, Logger: quiet})
 	require.NoError(t, err)
 	defer ro.Close()
-	src, err := publication.Create(shmDir(t), "src", 64<<10)
-	require.NoError(t, err)
-	defer src.Close()
-	sub, err := publication.OpenSubscription(ctxT(t), src.File().Path())
-	require.NoError(t, err)
-	defer sub.Close()
+	_, sub := pubAndSub(t, shmDir(t), "src", 64<<10)
 	_, err = NewRecorder("r", ro, 1, sub, 0)
 	require.ErrorIs(t, err, journal.ErrReadOnly)
 }
@@ -254,18 +247,8 @@ func TestConstructorsRejectBadArguments(t *testing.T) {
 // Recording and replaying allocate nothing per message.
 func TestRecordAndReplayDoNotAllocate(t *testing.T) {
 	shm := shmDir(t)
-	src, err := publication.Create(shm, "src", 1<<20)
-	require.NoError(t, err)
-	defer src.Close()
-	sub, err := publication.OpenSubscription(ctxT(t), src.File().Path())
-	require.NoError(t, err)
-	defer sub.Close()
-	dst, err := publication.Create(shm, "dst", 1<<20)
-	require.NoError(t, err)
-	defer dst.Close()
-	out, err := publication.OpenSubscription(ctxT(t), dst.File().Path())
-	require.NoError(t, err)
-	defer out.Close()
+	src, sub := pubAndSub(t, shm, "src", 1<<20)
+	dst, out := pubAndSub(t, shm, "dst", 1<<20)
 	j, err := journal.Open(t.TempDir(), journal.Options{SegmentSize: 1 << 20, Logger: quiet})
 	require.NoError(t, err)
 	defer j.Close()
