@@ -94,8 +94,12 @@
 // Once a connection is up, a message costs no allocation: Send,
 // SendContext (its vectored write included), the writer's encoding, the
 // reader's decoding, Recv, Drain, and a bridge's delivery into a mailbox.
-// The queues' buffers, a Message's and the decoder's grow to the largest
-// batch or message seen, then are reused; a large message through the
+// A send queue is a ring sized from the high-water mark when the socket
+// (or, for PUB and ROUTER, the peer) is made; a message too large for it
+// (more than 4 KiB of frames) is copied into a buffer of the queue's own,
+// kept for the next one. The receive queue's buffers, a Message's and the
+// decoder's grow to the largest batch or message seen, then are reused; a
+// large message through the
 // receive queue takes a buffer that an earlier one gave back, or a new one
 // when none fits. A Recv that reads the connection itself with a context
 // that can end watches that context (context.AfterFunc), once per

@@ -2,71 +2,214 @@ package zmtp
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 
 // An outQueue holds the messages a sending socket accepted and no writer
-// has written yet, already encoded: their frames back to back in one
-// buffer. Send copies a message once, into the buffer; a writer takes the
-// buffer whole in exchange for an empty one and writes it with one system
-// call, so that a burst of small messages costs one copy each and one
-// write in all. Messages taken and not yet written still count against
-// the high-water mark: hwm bounds all the socket holds.
+// has written yet. It is a many-to-one ring of bytes that are the wire
+// itself: each message's ZMTP frames, back to back, so that a writer
+// writes a batch straight from the ring with one system call, no copy on
+// its side. Beside the ring, a commit slot per message says that the
+// message's bytes are written (and how many there are), the way a record
+// header does in the record core's rings, but out of the byte stream.
+//
+//   - The tail counts messages as well as bytes, in one word, so that a
+//     sender checks the high-water mark and claims its bytes and its
+//     message number with one compare-and-swap: no lock, and no line a
+//     writer stores to on every message. hwm bounds all the socket holds:
+//     messages in the ring, taken and not yet written, and written by
+//     their senders themselves (putOrClaim).
+//   - Any number of writers (one per peer of a PUSH or DEALER socket)
+//     take turns with a mutex, once per batch: a writer takes the
+//     committed messages at the head, writes them, and then releases
+//     their bytes; batches written out of order are released in order.
+//
+// A message larger than inlineMax frame bytes, or one for which the ring
+// has no room, is encoded into a ref slot of its own; its commit slot
+// holds the slot's index, and the writer writes the slot's bytes by
+// reference between the ring's (writev). It takes no ring bytes, so the
+// ring never refuses a message that hwm admits. There are as many commit
+// slots as the high-water mark rounded up to a power of two: a sender
+// claims message number m only while fewer than hwm are held, so m's slot
+// was taken by a writer a lap ago.
+//
+// Memory ordering. A sender's compare-and-swap of the tail orders its
+// claim; it writes its frames and its slot's value with plain stores and
+// publishes them with a release store of the slot's tag (kind and message
+// number: atomicbuf.StoreRelease64); a writer's atomic load of the tag it
+// expects acquires them. A writer stores head (sequentially consistent)
+// after the system call that read the bytes it releases: a sender that
+// loads head before its claim writes over written bytes only. The
+// written count is an atomic add after the write.
+//
+// Waking. A writer that found nothing to take waits on notEmpty, after
+// announcing itself in sleepers and looking at the tail once more; a
+// sender loads sleepers after its compare-and-swap and signals when it is
+// not zero. Both the announcement and the compare-and-swap are read-
+// modify-write operations, sequentially consistent in Go on every
+// architecture, so one of the two sides sees the other (Dekker): no
+// wake-up is lost, and a sender of a stream that the writer keeps up with
+// signals nothing. The same handshake, with waiters and written, wakes a
+// SendContext waiting for room.
 type outQueue struct {
-	// The lock and what it guards sit on cache lines of their own: the
-	// senders take it per message, and a line shared with another
-	// goroutine's data would move between cores on every one.
+	_ [64]byte
+	// The senders' line: the tail, and the stream detector (putOrClaim).
+	tail    atomic.Uint64 // messages<<posBits | bytes, both wrapping
+	lastTry atomic.Int64  // when a send last found the queue idle (sinceEpoch)
+	skip    atomic.Int32  // idle sends to queue before the next look at the clock
+	_       [64]byte
+	// The writers' line: what they have released, taken and written,
+	// loaded by every send and stored once per batch.
+	head    atomic.Uint64 // ring bytes released (wrapping as the tail's)
+	taken   atomic.Uint64 // messages taken, as the tail counts them
+	written atomic.Uint64 // messages written or lost (wrapping as the tail's)
+	_       [64]byte
+	// The handshakes' line: stored only by goroutines about to wait.
+	sleepers atomic.Int32 // writers about to wait on notEmpty, or waiting
+	waiters  atomic.Int32 // senders about to wait on notFull, or waiting
 	_        [64]byte
-	mu       sync.Mutex
-	buf      []byte // frames of the queued messages
-	n        int    // messages in buf
-	flight   int    // messages taken by writers, not yet written
-	hwm      int
-	claimed  bool          // a sender writes a message itself (putOrClaim)
-	lastTry  int64         // when a send last found the queue idle (sinceEpoch)
-	skip     int           // idle sends to queue before the next look at the clock
+
+	ring  []byte // the frames; a power of two
+	mask  int
+	slots []commitSlot
+	smask uint64
+	hwm   int
+
+	rmu        sync.Mutex // one writer takes or releases at a time
+	takenPos   uint64     // the ring bytes taken
+	flights    []flight   // batches taken and not yet released, in order
+	flightBase uint64     // the number of flights[0]
+
+	refMu   sync.Mutex
+	refs    []*refSlot
+	refFree []int32
+
 	notEmpty chan struct{} // a writer may wait on it
 	notFull  chan struct{} // a SendContext may wait on it
-	_        [64]byte
 }
 
-// maxSpare is the largest buffer a writer keeps for the next exchange;
-// a larger one, grown by a burst of large messages, is let go.
+// A commitSlot says that message number tag&msgMask is written: its kind
+// (tag>>32: frames or ref) and val (frames: their bytes in the
+// ring; ref: the ref slot's index).
+type commitSlot struct {
+	tag atomic.Int64
+	val int64
+}
+
+// Kinds of message in a commit slot's tag.
+const (
+	kindFrames = 1 // val frame bytes in the ring
+	kindRef    = 2 // in ref slot val
+)
+
+// A flight is a batch taken and not yet released: the ring bytes up to
+// end, and whether its writer is done with them.
+type flight struct {
+	end  uint64
+	done bool
+}
+
+// A refSlot holds the frames of one message that is not in the ring.
+type refSlot struct{ buf []byte }
+
+// The tail's and head's packing: bytes in the low posBits, messages above.
+// The top bit is set while a sender writes a message itself (claimBit):
+// one at a time, as a claim needs nothing else held.
+const (
+	posBits  = 40
+	posMask  = 1<<posBits - 1
+	msgBits  = 23
+	msgMask  = 1<<msgBits - 1
+	claimBit = 1 << 63
+)
+
+const (
+	// inlineMax is the largest message (its frames) the ring holds.
+	inlineMax = 4 << 10
+	// ringPerMsg is the ring's bytes per message of the high-water mark:
+	// room for hwm small messages.
+	ringPerMsg = 64
+	minRing    = 64 << 10
+	// takeMax bounds the bytes of one batch (a write).
+	takeMax = 256 << 10
+)
+
+// MaxHWM is the largest Options.HWM: a larger one is MaxHWM. The send
+// queue's ring takes ringPerMsg bytes, and its commit slots 16 bytes, per
+// message of the high-water mark.
+const MaxHWM = 1 << 20
+
+// maxSpare is the largest buffer a ref slot keeps for the next message;
+// a larger one, grown by a large message, is let go.
 const maxSpare = 1 << 20
 
 func newOutQueue(hwm int) *outQueue {
-	return &outQueue{hwm: hwm, notEmpty: make(chan struct{}, 1), notFull: make(chan struct{}, 1)}
+	hwm = min(max(hwm, 1), MaxHWM)
+	size := max(minRing, 1<<bits.Len(uint(hwm*ringPerMsg-1)))
+	slots := 1 << bits.Len(uint(hwm-1))
+	return &outQueue{
+		ring:     make([]byte, size),
+		mask:     size - 1,
+		slots:    make([]commitSlot, slots),
+		smask:    uint64(slots - 1),
+		hwm:      hwm,
+		notEmpty: make(chan struct{}, 1),
+		notFull:  make(chan struct{}, 1),
+	}
 }
 
-// tryPut encodes the message into the buffer, or returns false when hwm
-// messages are held.
+// nextTail returns the tail word t with its message count and bytes moved
+// on to msgs and pos, its claim kept.
+func nextTail(t, msgs, pos uint64) uint64 {
+	return t&claimBit | (msgs&msgMask)<<posBits | pos&posMask
+}
+
+// msgsOf returns the messages a tail word counts (wrapping).
+func msgsOf(t uint64) uint64 { return t >> posBits & msgMask }
+
+// held returns the messages a tail word counts that are not written yet,
+// the claimed one included.
+func (q *outQueue) held(t uint64) int {
+	return int((msgsOf(t)-q.written.Load())&msgMask) + int(t>>63)
+}
+
+// framesLen returns the bytes of a message's frames, as appendMessage
+// encodes them.
+func framesLen(parts [][]byte) int {
+	if len(parts) == 0 {
+		return 2
+	}
+	n := 0
+	for _, p := range parts {
+		if len(p) > maxShort {
+			n += 9 + len(p)
+		} else {
+			n += 2 + len(p)
+		}
+	}
+	return n
+}
+
+// tryPut queues the message, or returns false when hwm messages are held.
 func (q *outQueue) tryPut(parts [][]byte) bool {
-	q.mu.Lock()
-	if q.n+q.flight >= q.hwm {
-		q.mu.Unlock()
-		return false
-	}
-	// Encoding under the lock keeps the order of concurrent senders equal
-	// to their order of entry, and a message's frames together.
-	q.buf = appendMessage(q.buf, parts)
-	q.n++
-	wasEmpty := q.n == 1 && !q.claimed // claimDone wakes the writer then
-	q.mu.Unlock()
-	// Only a writer that found the queue empty waits: wake it at the
-	// transition; the wake-up waits in the channel if it is not asleep.
-	if wasEmpty {
-		signal(q.notEmpty)
-	}
-	return true
+	queued, _ := q.putOrClaim(parts, false, false)
+	return queued
 }
 
-// putOrClaim queues the message as tryPut does (queued), or, when
-// mayClaim and nothing is queued or in flight and the sends are not a
-// stream (or the message is large), claims it for the caller to write
-// itself (claimed): it counts
-// in flight, and take hands out nothing until claimDone, so that the
-// messages queued meanwhile follow it. Neither when hwm messages are held.
+// putOrClaim queues the message (queued), or, when mayClaim and nothing
+// is queued or in flight and the sends are not a stream (or the message
+// is large), claims it for the caller to write itself (claimed): it
+// counts in flight until claimDone. Neither when hwm messages are held.
+// A claim orders the caller's message after its own earlier ones (they
+// are written, or something would be held) and before its later ones
+// (the caller writes it before it sends again); messages of other
+// goroutines queued meanwhile may pass it, as they could have entered
+// first.
 //
 // Sends closer together than inlineGap are a stream: queued, so that the
 // writer batches, rather than a system call each. Once a stream is seen,
@@ -74,155 +217,362 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 // reading the clock (slow on some virtual machines), and the last of them
 // starts the next measure.
 func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, claimed bool) {
-	q.mu.Lock()
-	if mayClaim && q.n == 0 && q.flight == 0 && q.hwm > 0 {
-		if large {
-			// Written by reference, worth a system call of its own.
-			q.flight++
-			q.claimed = true
-			q.mu.Unlock()
-			return false, true
+	size := framesLen(parts)
+	var ref int32 = -1 // the message's ref slot, once encoded there
+	decided := false   // the stream detector has been asked
+	for {
+		t := q.tail.Load()
+		held := q.held(t)
+		if held >= q.hwm {
+			q.unref(ref)
+			return false, false
 		}
-		if q.skip > 0 {
-			if q.skip--; q.skip == 0 {
-				q.lastTry = sinceEpoch()
+		m, pos := msgsOf(t), t&posMask
+		if mayClaim && held == 0 {
+			if !decided {
+				decided = true
+				mayClaim = large || !q.streaming()
 			}
+			if mayClaim {
+				if q.tail.CompareAndSwap(t, t|claimBit) {
+					q.unref(ref)
+					return false, true
+				}
+				continue
+			}
+		}
+		kind, val := int64(kindFrames), int64(size)
+		next := pos + uint64(size)
+		if size > inlineMax || int((next-q.head.Load())&posMask) > len(q.ring) {
+			if ref < 0 {
+				// Encoded before the claim, so that a writer never
+				// waits for a large copy.
+				ref = q.refSlot(parts)
+				continue
+			}
+			kind, val, next = kindRef, int64(ref), pos
+		}
+		if !q.tail.CompareAndSwap(t, nextTail(t, m+1, next)) {
+			continue
+		}
+		if kind != kindRef {
+			q.unref(ref) // encoded, and room came back meanwhile
+		}
+		if kind == kindFrames {
+			q.putFrames(int(pos)&q.mask, parts, size)
+		}
+		s := &q.slots[m&q.smask]
+		s.val = val
+		atomicbuf.StoreRelease64(&s.tag, kind<<32|int64(m&msgMask))
+		// After the compare-and-swap (a full barrier): a writer that
+		// announced itself before it either saw the claim or is woken.
+		if q.sleepers.Load() != 0 {
+			signal(q.notEmpty)
+		}
+		return true, false
+	}
+}
+
+// putFrames encodes the message's frames (size bytes) into the ring at
+// index i, across the ring's end if need be.
+func (q *outQueue) putFrames(i int, parts [][]byte, size int) {
+	if i+size <= len(q.ring) {
+		appendMessage(q.ring[i:i:i+size], parts)
+		return
+	}
+	q.putFramesWrapped(i, parts)
+}
+
+// putFramesWrapped is putFrames across the ring's end: each header and
+// body copied in up to two pieces.
+func (q *outQueue) putFramesWrapped(i int, parts [][]byte) {
+	put := func(b []byte) {
+		for len(b) > 0 {
+			k := copy(q.ring[i:], b)
+			b, i = b[k:], (i+k)&q.mask
+		}
+	}
+	var hdr [9]byte
+	if len(parts) == 0 {
+		put(hdr[:2])
+		return
+	}
+	last := len(parts) - 1
+	for k, p := range parts {
+		var f byte
+		if k < last {
+			f = FlagMore
+		}
+		if len(p) > maxShort {
+			hdr[0] = f | FlagLong
+			binary.BigEndian.PutUint64(hdr[1:], uint64(len(p)))
+			put(hdr[:9])
 		} else {
-			now := sinceEpoch()
-			streaming := now-q.lastTry < inlineGap
-			q.lastTry = now
-			if streaming {
-				q.skip = inlineSkip
-			} else {
-				q.flight++
-				q.claimed = true
-				q.mu.Unlock()
-				return false, true
-			}
+			hdr[0], hdr[1] = f, byte(len(p))
+			put(hdr[:2])
 		}
-	}
-	if q.n+q.flight >= q.hwm {
-		q.mu.Unlock()
-		return false, false
-	}
-	q.buf = appendMessage(q.buf, parts)
-	q.n++
-	wasEmpty := q.n == 1 && !q.claimed
-	q.mu.Unlock()
-	if wasEmpty {
-		signal(q.notEmpty)
-	}
-	return true, false
-}
-
-// claimDone ends the flight of a claimed message and wakes a writer for
-// the messages queued behind it.
-func (q *outQueue) claimDone() {
-	q.mu.Lock()
-	wasFull := q.n+q.flight >= q.hwm
-	q.flight--
-	q.claimed = false
-	more := q.n > 0
-	q.mu.Unlock()
-	if more {
-		signal(q.notEmpty)
-	}
-	if wasFull {
-		signal(q.notFull)
+		put(p)
 	}
 }
 
-// take returns the queued frames and their message count, and leaves
-// spare, emptied, in their place. The caller writes them and then calls
-// written.
-func (q *outQueue) take(spare []byte) ([]byte, int) {
-	q.mu.Lock()
-	if q.n == 0 || q.claimed {
-		q.mu.Unlock()
-		return spare, 0
+// streaming reports whether this send, which found the queue idle, came
+// within inlineGap of the previous such send (see putOrClaim). Senders
+// racing here may both read or both skip the clock: it is a heuristic.
+func (q *outQueue) streaming() bool {
+	if q.skip.Load() > 0 {
+		if q.skip.Add(-1) == 0 {
+			q.lastTry.Store(sinceEpoch())
+		}
+		return true
 	}
-	b, n := q.buf, q.n
-	q.buf, q.n = spare[:0], 0
-	q.flight += n
-	q.mu.Unlock()
-	return b, n
+	now := sinceEpoch()
+	streaming := now-q.lastTry.Load() < inlineGap
+	q.lastTry.Store(now)
+	if streaming {
+		q.skip.Store(inlineSkip)
+	}
+	return streaming
 }
 
-// next ends the flight of done messages taken before and written, as
-// written does, and takes the queued ones, as take does, under one lock,
-// taken as lockGently does: the writer's turn once per batch.
-func (q *outQueue) next(spare []byte, done int) ([]byte, int) {
-	q.lockGently()
-	wasFull := q.n+q.flight >= q.hwm
-	q.flight -= done
-	var b []byte
-	n := 0
-	if q.n > 0 && !q.claimed {
-		b, n = q.buf, q.n
-		q.buf, q.n = spare[:0], 0
-		q.flight += n
+// refSlot encodes the message into a free ref slot and returns its index.
+func (q *outQueue) refSlot(parts [][]byte) int32 {
+	q.refMu.Lock()
+	var i int32
+	if k := len(q.refFree); k > 0 {
+		i = q.refFree[k-1]
+		q.refFree = q.refFree[:k-1]
 	} else {
-		b = spare
+		i = int32(len(q.refs))
+		q.refs = append(q.refs, &refSlot{})
 	}
-	q.mu.Unlock()
-	if wasFull && done > 0 {
-		signal(q.notFull)
-	}
-	return b, n
+	s := q.refs[i]
+	q.refMu.Unlock()
+	// The slot is this sender's until its message is committed, then the
+	// taking writer's until it frees it.
+	s.buf = appendMessage(s.buf[:0], parts)
+	return i
 }
 
-// lockGently takes the lock for a writer without queueing on it while
-// it can: with every processor busy a sync.Mutex does not spin, and a
-// writer asleep on it would make each sender's unlock wake it and each
-// lock take the slow path. A writer that fails to get it yields its
-// processor instead, a few times, then waits.
-func (q *outQueue) lockGently() {
-	for i := 0; !q.mu.TryLock(); i++ {
-		if i == 8 {
-			q.mu.Lock()
-			return
+// unref frees ref slot i, if i is one (not negative).
+func (q *outQueue) unref(i int32) {
+	if i >= 0 {
+		q.freeRefs([]int32{i})
+	}
+}
+
+// freeRefs returns ref slots to the free list.
+func (q *outQueue) freeRefs(slots []int32) {
+	q.refMu.Lock()
+	for _, i := range slots {
+		if cap(q.refs[i].buf) > maxSpare {
+			q.refs[i].buf = nil
 		}
+		q.refFree = append(q.refFree, i)
+	}
+	q.refMu.Unlock()
+}
+
+// claimDone ends the flight of a claimed message.
+func (q *outQueue) claimDone() {
+	q.tail.And(^uint64(claimBit))
+	// After the and (a full barrier), as release does.
+	if q.waiters.Load() != 0 {
+		signal(q.notFull)
+	}
+}
+
+// release counts n messages taken as written (or lost) and wakes a
+// sender waiting for room.
+func (q *outQueue) release(n int) {
+	if n == 0 {
+		return
+	}
+	q.written.Add(uint64(n))
+	// After the add (a full barrier): a sender that announced itself
+	// before it either saw the room or is woken.
+	if q.waiters.Load() != 0 {
+		signal(q.notFull)
+	}
+}
+
+// An outBatch is what a writer took from the queue: ring bytes, with the
+// ref slots to write between them.
+type outBatch struct {
+	from, to uint64   // the ring bytes, as the tail counts them
+	cuts     []uint64 // where in the ring bytes each ref slot's bytes go
+	refs     []int32  // the ref slots, in order
+	vec      [][]byte // what to write, in order (vector)
+	flight   uint64   // the number of the batch's flight
+	n        int      // messages
+}
+
+// take takes the committed messages at the head of the queue into b (its
+// previous content is dropped) and returns how many (b.n): to be written
+// (vector), then released (done). Zero when none is committed.
+func (q *outQueue) take(b *outBatch) int {
+	b.cuts, b.refs, b.n = b.cuts[:0], b.refs[:0], 0
+	q.rmu.Lock()
+	m, pos := q.taken.Load(), q.takenPos
+	b.from = pos
+	for int((pos-b.from)&posMask) < takeMax {
+		s := &q.slots[m&q.smask]
+		tag := s.tag.Load()
+		if uint64(uint32(tag)) != m || tag>>32 == 0 {
+			break // not committed yet
+		}
+		if tag>>32 == kindFrames {
+			pos = (pos + uint64(s.val)) & posMask
+		} else {
+			b.cuts = append(b.cuts, pos)
+			b.refs = append(b.refs, int32(s.val))
+		}
+		m = (m + 1) & msgMask
+		b.n++
+	}
+	if b.n == 0 {
+		q.rmu.Unlock()
+		return 0
+	}
+	b.to = pos
+	q.takenPos = pos
+	q.taken.Store(m)
+	b.flight = q.flightBase + uint64(len(q.flights))
+	q.flights = append(q.flights, flight{end: pos})
+	q.rmu.Unlock()
+	return b.n
+}
+
+// ready reports whether the message k after the next to take is
+// committed (k = 0: the next). It reads the writers' line and a commit
+// slot, never the senders' tail: a writer polls with it.
+func (q *outQueue) ready(k uint64) bool {
+	m := (q.taken.Load() + k) & msgMask
+	tag := q.slots[m&q.smask].tag.Load()
+	return uint64(uint32(tag)) == m && tag>>32 != 0
+}
+
+// holdOff waits, while the senders stream, for a batch worth its system
+// call: until holdAhead messages (half hwm at most) are committed, the
+// senders pause (the tail did not move over holdCheck polls), or
+// holdPolls polls have passed, yielding the processor between polls. A
+// writer that wrote a batch and found the next one committed already
+// calls it: a stream's batches grow from one message per system call to
+// holdAhead, where the system call's fixed cost stops mattering, and the
+// first message after a pause is never held. The polls read a commit slot
+// that many messages ahead, which the senders write only when they get
+// there, and the tail only every holdCheck polls: a sender pays no cache
+// miss per poll.
+func (q *outQueue) holdOff() {
+	ahead := uint64(min(holdAhead, q.hwm/2))
+	if ahead < 2 {
+		return
+	}
+	last := msgsOf(q.tail.Load())
+	for i := 1; i <= holdPolls && !q.ready(ahead); i++ {
 		runtime.Gosched()
+		if i%holdCheck == 0 {
+			t := msgsOf(q.tail.Load())
+			if t == last {
+				return
+			}
+			last = t
+		}
 	}
 }
 
-// written ends the flight of n messages taken (written or lost) and wakes
-// a sender waiting for room.
-func (q *outQueue) written(n int) {
-	q.mu.Lock()
-	wasFull := q.n+q.flight >= q.hwm
-	q.flight -= n
-	q.mu.Unlock()
-	if wasFull {
-		signal(q.notFull)
-	}
+// The writer's hold-off (holdOff).
+const (
+	holdAhead = 1024
+	holdPolls = 64
+	holdCheck = 8
+)
+
+// pending reports whether messages are claimed that no writer has taken:
+// committed, or about to be.
+func (q *outQueue) pending() bool {
+	return msgsOf(q.tail.Load()) != q.taken.Load()
 }
 
-// passNotFull wakes a sender waiting for room if room is left.
+// vector returns what b holds to write, in order: ring bytes (in up to
+// two pieces where they cross the ring's end) between the ref slots'.
+func (q *outQueue) vector(b *outBatch) [][]byte {
+	b.vec = b.vec[:0]
+	from := b.from
+	if len(b.refs) > 0 {
+		q.refMu.Lock()
+		for k, i := range b.refs {
+			b.vec = q.appendRing(b.vec, from, b.cuts[k])
+			from = b.cuts[k]
+			b.vec = append(b.vec, q.refs[i].buf)
+		}
+		q.refMu.Unlock()
+	}
+	b.vec = q.appendRing(b.vec, from, b.to)
+	return b.vec
+}
+
+// appendRing appends the ring's bytes from from to to (positions as the
+// tail counts them) to v: none, one slice, or two across the ring's end.
+func (q *outQueue) appendRing(v [][]byte, from, to uint64) [][]byte {
+	n := int((to - from) & posMask)
+	if n == 0 {
+		return v
+	}
+	i := int(from) & q.mask
+	if i+n <= len(q.ring) {
+		return append(v, q.ring[i:i+n])
+	}
+	return append(v, q.ring[i:], q.ring[:i+n-len(q.ring)])
+}
+
+// done releases what b took, written or lost: its ring bytes once every
+// batch taken before it is released too, its ref slots, and its messages.
+func (q *outQueue) done(b *outBatch) {
+	if len(b.refs) > 0 {
+		q.freeRefs(b.refs)
+	}
+	clear(b.vec) // drop the references into the ring and the slots
+	q.rmu.Lock()
+	q.flights[b.flight-q.flightBase].done = true
+	k := 0
+	for k < len(q.flights) && q.flights[k].done {
+		k++
+	}
+	if k > 0 {
+		// After the system call that read them: a sender that loads
+		// this head writes over written bytes only.
+		q.head.Store(q.flights[k-1].end)
+		q.flights = q.flights[:copy(q.flights, q.flights[k:])]
+		q.flightBase += uint64(k)
+	}
+	q.rmu.Unlock()
+	q.release(b.n)
+}
+
+// hasRoom reports whether fewer than hwm messages are held.
+func (q *outQueue) hasRoom() bool { return q.held(q.tail.Load()) < q.hwm }
+
+// passNotFull wakes another sender waiting for room if room is left.
 func (q *outQueue) passNotFull() {
-	q.mu.Lock()
-	room := q.n+q.flight < q.hwm
-	q.mu.Unlock()
-	if room {
+	if q.waiters.Load() != 0 && q.hasRoom() {
 		signal(q.notFull)
 	}
 }
 
-// drop discards the queued messages and returns how many there were.
+// drop discards the committed messages no writer has taken and returns
+// how many there were.
 func (q *outQueue) drop() int {
-	q.mu.Lock()
-	n := q.n
-	q.buf, q.n = q.buf[:0], 0
-	q.mu.Unlock()
+	var b outBatch
+	n := 0
+	for q.take(&b) > 0 {
+		n += b.n
+		q.done(&b)
+	}
 	return n
 }
 
 // length returns the number of messages held: queued or being written.
-func (q *outQueue) length() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.n + q.flight
-}
+func (q *outQueue) length() int { return q.held(q.tail.Load()) }
 
 // signal wakes the goroutine waiting on c, or leaves the wake-up in c
 // for the next one that waits.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -396,15 +397,29 @@ func (p *peer) write() error {
 	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
 	var cmds []pendingCmd
 	var pong [maxPingContext]byte
-	var data []byte // the buffer this writer exchanges with the queue
+	var b outBatch     // what this writer took from the queue
+	streaming := false // the last take found messages: the next may hold off
+	spins := 0         // looks at a message claimed and not yet committed
 	for {
-		select {
-		case <-p.done:
+		if q != nil && !q.ready(0) {
+			// Look again a few times before a look at the tail, which
+			// the senders store to.
+			for i := 0; i < readySpins && !q.ready(0); i++ {
+				runtime.Gosched()
+			}
+		}
+		if q != nil && (q.ready(0) || q.pending()) {
+			// Messages are claimed: take them without waiting, but see
+			// to the peer's end and the heartbeat.
+			select {
+			case <-p.done:
+				return nil
+			case <-tick:
+				p.enc.Command("PING", ping[:])
+			default:
+			}
+		} else if !p.wait(q, ready, tick, ping[:]) {
 			return nil
-		case <-ready:
-		case <-p.wake:
-		case <-tick:
-			p.enc.Command("PING", ping[:])
 		}
 		p.mu.Lock()
 		cmds, p.cmds = p.cmds, cmds[:0]
@@ -433,32 +448,92 @@ func (p *peer) write() error {
 				return err
 			}
 		}
-		// Write everything queued, then what came meanwhile, until the
-		// queue is empty: one write per exchange of buffers.
-		// The flight of a batch written ends as the next is taken, under
-		// one lock.
-		done := 0
+		// Write what is committed, then what came meanwhile, until
+		// nothing is: one write per batch.
 		for q != nil {
-			var n int
-			data, n = q.next(data, done)
+			if streaming {
+				q.holdOff()
+			}
+			n := q.take(&b)
 			if n == 0 {
 				break
 			}
-			p.wmu.Lock()
-			_, err := p.c.Write(data)
-			p.wmu.Unlock()
+			spins = 0
+			streaming = true
+			err := p.writeBatch(q.vector(&b))
+			q.done(&b)
 			if err != nil {
-				q.written(n)
 				s.st.lost.Add(uint64(n))
 				return err
 			}
 			s.st.sent.Add(uint64(n))
-			done = n
-			if cap(data) > maxSpare {
-				data = nil
+		}
+		streaming = false
+		if q != nil && q.pending() {
+			// A sender is between its claim and its commit: yield to
+			// it, then sleep, should it have been descheduled there.
+			if spins++; spins < claimSpins {
+				runtime.Gosched()
+			} else {
+				time.Sleep(claimSleep)
 			}
 		}
 	}
+}
+
+// Waiting for a sender's commit (peer.write).
+const (
+	readySpins = 4
+	claimSpins = 64
+	claimSleep = 50 * time.Microsecond
+)
+
+// wait waits for queued messages, commands, a heartbeat tick (its PING
+// encoded) or the peer's end (false). A writer waiting for messages
+// announces itself in q.sleepers first and looks at the queue once more,
+// the writer's half of the queue's handshake (outQueue).
+func (p *peer) wait(q *outQueue, ready chan struct{}, tick <-chan time.Time, ping []byte) bool {
+	if q != nil {
+		q.sleepers.Add(1)
+		defer q.sleepers.Add(-1)
+		if q.pending() {
+			return true
+		}
+	}
+	select {
+	case <-p.done:
+		return false
+	case <-ready:
+	case <-p.wake:
+	case <-tick:
+		p.enc.Command("PING", ping)
+	}
+	return true
+}
+
+// writeBatch writes what the writer took: one write, or one writev when
+// the batch is in pieces (across the ring's end, or with messages by
+// reference).
+func (p *peer) writeBatch(vec [][]byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if len(vec) == 1 {
+		_, err := p.c.Write(vec[0])
+		return err
+	}
+	if p.vw == nil {
+		p.vw = newVecWriter(p.c)
+	}
+	if p.vw != nil {
+		_, err := p.vw.write(vec)
+		return err
+	}
+	for _, v := range vec {
+		if _, err := p.c.Write(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func errProtocol(format string, args ...any) error {

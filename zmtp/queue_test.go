@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -55,12 +56,15 @@ func seqMsg(b *[8]byte, p, i int) [][]byte {
 }
 
 // Senders that wait for room (as SendContext does) and two writers that
-// take whole buffers, on a small outQueue: every message comes out once,
-// whole, each writer sees each sender's messages in order, and no waiter
-// is forgotten (the test would hang).
+// take batches, on a small outQueue whose ring wraps many times, some
+// messages too large for a record (by ref slot): every message comes out
+// once, whole, each writer sees each sender's messages in order, the
+// high-water mark holds, and no waiter is forgotten (the test would hang).
 func TestOutQueueManySendersAndWriters(t *testing.T) {
-	q := newOutQueue(8)
-	producers, per := 4, 2000*soak()
+	const hwm = 8
+	q := newOutQueue(hwm)
+	producers, per := 4, 4000*soak()
+	big := pattern(7, 3*inlineMax)
 	var pwg sync.WaitGroup
 	for p := range producers {
 		pwg.Add(1)
@@ -68,47 +72,119 @@ func TestOutQueueManySendersAndWriters(t *testing.T) {
 			defer pwg.Done()
 			var b [8]byte
 			for i := range per {
-				for !q.tryPut(seqMsg(&b, p, i)) {
-					<-q.notFull
+				msg := seqMsg(&b, p, i)
+				if i%13 == p {
+					msg = append(msg, big)
+				}
+				for !q.tryPut(msg) {
+					q.waiters.Add(1)
+					if !q.hasRoom() {
+						<-q.notFull
+					}
+					q.waiters.Add(-1)
 				}
 				q.passNotFull()
 			}
 		}()
 	}
 	l := newLedger(producers, per)
+	total := producers * per
 	var cwg sync.WaitGroup
 	for range 2 {
 		cwg.Add(1)
 		go func() {
 			defer cwg.Done()
 			last := []int{-1, -1, -1, -1}
-			var data []byte
-			for l.count() < producers*per {
-				var n int
-				if data, n = q.take(data); n == 0 {
-					select {
-					case <-q.notEmpty:
-					case <-t.Context().Done():
-						return
+			var b outBatch
+			for l.count() < total {
+				n := q.take(&b)
+				if n == 0 {
+					if q.pending() {
+						runtime.Gosched()
+						continue
 					}
+					q.sleepers.Add(1)
+					if !q.pending() && l.count() < total {
+						select {
+						case <-q.notEmpty:
+						case <-t.Context().Done():
+						}
+					}
+					q.sleepers.Add(-1)
 					continue
+				}
+				if held := q.length(); held > hwm {
+					t.Errorf("%d messages held, the high-water mark is %d", held, hwm)
+				}
+				var data []byte
+				for _, v := range q.vector(&b) {
+					data = append(data, v...)
 				}
 				d := NewDecoder(bytes.NewReader(data), 0, 0)
 				for range n {
 					k, err := d.Next()
 					require.NoError(t, err)
 					require.Equal(t, KindMessage, k)
-					l.see(t, last, d.Parts())
+					parts := d.Parts()
+					if len(parts) == 3 && !bytes.Equal(parts[2], big) {
+						t.Error("a large part came out changed")
+					}
+					l.see(t, last, parts)
 				}
-				q.written(n)
+				q.done(&b)
 				signal(q.notEmpty) // the other writer may wait for the end
 			}
 		}()
 	}
 	pwg.Wait()
 	cwg.Wait()
-	require.Equal(t, producers*per, l.count())
+	require.Equal(t, total, l.count())
 	require.Zero(t, q.length())
+	require.False(t, q.pending())
+	q.refMu.Lock()
+	require.Len(t, q.refFree, len(q.refs), "every ref slot is free again")
+	q.refMu.Unlock()
+}
+
+// The ring never refuses a message the high-water mark admits: messages
+// small enough for the ring fill it, then the rest go by ref slot, and all
+// hwm of them come out in order; the next is refused.
+func TestOutQueueRingKeepsRoomForTheHWM(t *testing.T) {
+	const hwm = 2000
+	q := newOutQueue(hwm)
+	body := pattern(3, inlineMax-40) // with the sequence parts, within inlineMax
+	var b [8]byte
+	for i := range hwm {
+		require.True(t, q.tryPut(append(seqMsg(&b, 0, i), body)), "message %d", i)
+	}
+	require.False(t, q.tryPut(seqMsg(&b, 0, hwm)), "beyond the high-water mark")
+	q.refMu.Lock()
+	refs := len(q.refs)
+	q.refMu.Unlock()
+	require.NotZero(t, refs, "the ring should have filled")
+	require.Less(t, refs, hwm)
+
+	l := newLedger(1, hwm)
+	last := []int{-1}
+	var ob outBatch
+	for l.count() < hwm {
+		n := q.take(&ob)
+		require.NotZero(t, n)
+		var data []byte
+		for _, v := range q.vector(&ob) {
+			data = append(data, v...)
+		}
+		d := NewDecoder(bytes.NewReader(data), 0, 0)
+		for range n {
+			_, err := d.Next()
+			require.NoError(t, err)
+			require.Equal(t, body, d.Parts()[2])
+			l.see(t, last, d.Parts())
+		}
+		q.done(&ob)
+	}
+	require.Zero(t, q.length())
+	require.True(t, q.tryPut(seqMsg(&b, 0, 0)))
 }
 
 // Readers that reserve room and commit runs of frames, and two receivers

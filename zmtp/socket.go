@@ -93,8 +93,11 @@ type Options struct {
 	// (a peer that falls behind loses messages, counted in
 	// Stats.Dropped), on PULL, SUB, DEALER and ROUTER sockets the
 	// messages received and not yet taken by Recv (the readers stop
-	// reading beyond it). The queues' buffers keep the largest batch they
-	// carried. Default DefaultHWM.
+	// reading beyond it). Default DefaultHWM; at most MaxHWM (a larger
+	// value is MaxHWM). A send queue allocates its ring and commit slots
+	// when it is made: 80 bytes per message of HWM, each rounded up to a
+	// power of two, 64 KiB at least. The receive queue's buffers keep the
+	// largest batch they carried.
 	HWM int
 	// MaxMessageSize bounds a received message's body bytes (all parts);
 	// a peer sending more is disconnected. Default DefaultMaxMessageSize.
@@ -126,6 +129,7 @@ func (o *Options) fill() {
 	if o.HWM <= 0 {
 		o.HWM = DefaultHWM
 	}
+	o.HWM = min(o.HWM, MaxHWM)
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
 	}
@@ -625,13 +629,30 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 			return nil
 		}
 		waited = true
-		select {
-		case <-s.out.notFull:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.ctx.Done():
-			return ErrClosed
+		if err := s.waitRoom(ctx); err != nil {
+			return err
 		}
+	}
+}
+
+// waitRoom waits until the send queue may have room, ctx ends (ctx.Err())
+// or the socket closes (ErrClosed). It announces itself in waiters and
+// looks at the queue once more first: the sender's half of the queue's
+// handshake (outQueue).
+func (s *Socket) waitRoom(ctx context.Context) error {
+	q := s.out
+	q.waiters.Add(1)
+	defer q.waiters.Add(-1)
+	if q.hasRoom() {
+		return nil
+	}
+	select {
+	case <-q.notFull:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ctx.Done():
+		return ErrClosed
 	}
 }
 
