@@ -249,3 +249,46 @@ func TestInQueueManyReadersAndReceivers(t *testing.T) {
 	cwg.Wait()
 	require.Equal(t, producers*per, l.count())
 }
+
+// The tail's message count and byte position wrap (at 2^23 messages and
+// 2^40 bytes): a queue started just short of both carries messages across
+// the wrap in order, the high-water mark counted right on both sides.
+func TestOutQueueWrapsItsCounters(t *testing.T) {
+	const hwm = 16
+	q := newOutQueue(hwm)
+	m0, pos0 := uint64(msgMask-5), uint64(posMask-40)
+	q.tail.Store(nextTail(0, m0, pos0))
+	q.head.Store(pos0)
+	q.taken.Store(m0)
+	q.takenPos = pos0
+	q.written.Store(m0)
+	l := newLedger(1, 200)
+	last := []int{-1}
+	var b [8]byte
+	var ob outBatch
+	for i := 0; i < 200; {
+		for ; i < 200 && q.tryPut(seqMsg(&b, 0, i)); i++ {
+		}
+		if i < 200 {
+			require.Equal(t, hwm, q.length(), "full at the high-water mark")
+		}
+		held := q.length()
+		n := q.take(&ob)
+		require.Equal(t, held, n)
+		var data []byte
+		for _, v := range q.vector(&ob) {
+			data = append(data, v...)
+		}
+		d := NewDecoder(bytes.NewReader(data), 0, 0)
+		for range n {
+			_, err := d.Next()
+			require.NoError(t, err)
+			l.see(t, last, d.Parts())
+		}
+		q.done(&ob)
+		require.Zero(t, q.length())
+	}
+	require.Equal(t, 200, l.count())
+	require.Less(t, msgsOf(q.tail.Load()), m0, "the message count wrapped")
+	require.Less(t, q.tail.Load()&posMask, pos0, "the byte position wrapped")
+}
