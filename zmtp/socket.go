@@ -658,9 +658,10 @@ func (s *Socket) waitRoom(ctx context.Context) error {
 
 // writeInline writes a message of SendContext that the send queue let
 // the caller write itself (putOrClaim): the round trip then has no
-// hand-off to the writer goroutine. The queue's writers take nothing
-// until it is written, so the messages sent after it follow it. p's write
-// lock is free but for a command being written.
+// hand-off to the writer goroutine. The caller's own earlier messages
+// are written (putOrClaim claims only when nothing is held) and its later
+// ones are sent after it returns, so its order holds. p's write lock is
+// taken by the writer goroutine per batch.
 func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	p.wmu.Lock()
 	p.inline = appendMessage(p.inline[:0], parts)
