@@ -451,21 +451,22 @@ func (q *outQueue) ready(k uint64) bool {
 	return uint64(uint32(tag)) == m && tag>>32 != 0
 }
 
-// holdOff waits, while the senders stream, for a batch worth its system
-// call: until holdAhead messages (half hwm at most) are committed, the
-// senders pause (the tail did not move over holdCheck polls), or
+// holdOff waits, while the senders stream densely, for a batch worth its
+// system call: until holdAhead messages (half hwm at most) are committed,
+// the senders pause (the tail did not move over holdCheck polls), or
 // holdPolls polls have passed, yielding the processor between polls. A
-// writer that wrote a batch and found the next one committed already
-// calls it: a stream's batches grow from one message per system call to
-// holdAhead, where the system call's fixed cost stops mattering, and the
-// first message after a pause is never held. The polls read a commit slot
+// writer that wrote a batch calls it before it takes the next, and it
+// waits only when holdDense messages came during that write: a stream's
+// batches grow from a few messages per system call to holdAhead, where the
+// system call's fixed cost stops mattering, while a sparser stream, and
+// the first message after a pause, are never held. The polls read a commit slot
 // that many messages ahead, which the senders write only when they get
 // there, and the tail only every holdCheck polls: a sender pays no cache
 // miss per poll.
 func (q *outQueue) holdOff() {
 	ahead := uint64(min(holdAhead, q.hwm/2))
-	if ahead < 2 {
-		return
+	if ahead <= holdDense || !q.ready(holdDense) {
+		return // not a dense stream: no wait
 	}
 	last := msgsOf(q.tail.Load())
 	for i := 1; i <= holdPolls && !q.ready(ahead); i++ {
@@ -482,6 +483,7 @@ func (q *outQueue) holdOff() {
 
 // The writer's hold-off (holdOff).
 const (
+	holdDense = 16
 	holdAhead = 1024
 	holdPolls = 64
 	holdCheck = 8
