@@ -49,6 +49,7 @@ func journalVariants(size int) []variant {
 		{name: "memmove", run: func(cfg *runConfig) (time.Duration, error) { return wjMemmove(cfg, size) }},
 		{name: "journal", run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjTuned) }},
 		{name: "journal-replay", run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjReplay) }},
+		{name: "mmap-copy", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return wjMmapCopy(cfg, size) }},
 		{name: "bufio-record", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return wjBufioRecord(cfg, size) }},
 		{name: "journal-claim", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjPlain) }},
 		{name: "journal-noprefault", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return wjJournal(cfg, size, wjNoPrefault) }},
