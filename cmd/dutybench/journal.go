@@ -74,6 +74,14 @@ func wjRecord(rec []byte, i, corruptAt int) {
 	putPayload(rec, seqFor(i, corruptAt), 0)
 }
 
+// wjFill fills a claimed body with message i's record, all of it: the
+// payload, then zeros stored (the bytes the baselines write), not left to
+// the fresh page's.
+func wjFill(body []byte, i, corruptAt int) {
+	wjRecord(body, i, corruptAt)
+	clear(body[payloadLen:])
+}
+
 // wjFile creates a file for one repetition of a bufio variant; done
 // closes and removes it.
 func wjFile(name string) (*os.File, func(), error) {
@@ -271,7 +279,7 @@ func wjJournal(cfg *runConfig, size int, mode wjMode) (time.Duration, error) {
 				if err != nil {
 					return err
 				}
-				wjRecord(c.Body, i, cfg.corruptAt)
+				wjFill(c.Body, i, cfg.corruptAt)
 				if err := j.Commit(); err != nil {
 					return err
 				}
@@ -287,7 +295,7 @@ func wjJournal(cfg *runConfig, size int, mode wjMode) (time.Duration, error) {
 			if err != nil {
 				return err
 			}
-			wjRecord(c.Body, i, cfg.corruptAt)
+			wjFill(c.Body, i, cfg.corruptAt)
 			if err := j.Commit(); err != nil {
 				return err
 			}
