@@ -283,36 +283,14 @@ func (q *outQueue) putFrames(i int, parts [][]byte, size int) {
 	q.putFramesWrapped(i, parts)
 }
 
-// putFramesWrapped is putFrames across the ring's end: each header and
-// body copied in up to two pieces.
+// putFramesWrapped is putFrames across the ring's end: encoded aside,
+// then copied in two pieces (the ring holds inlineMax frame bytes at most
+// per message).
 func (q *outQueue) putFramesWrapped(i int, parts [][]byte) {
-	put := func(b []byte) {
-		for len(b) > 0 {
-			k := copy(q.ring[i:], b)
-			b, i = b[k:], (i+k)&q.mask
-		}
-	}
-	var hdr [9]byte
-	if len(parts) == 0 {
-		put(hdr[:2])
-		return
-	}
-	last := len(parts) - 1
-	for k, p := range parts {
-		var f byte
-		if k < last {
-			f = FlagMore
-		}
-		if len(p) > maxShort {
-			hdr[0] = f | FlagLong
-			binary.BigEndian.PutUint64(hdr[1:], uint64(len(p)))
-			put(hdr[:9])
-		} else {
-			hdr[0], hdr[1] = f, byte(len(p))
-			put(hdr[:2])
-		}
-		put(p)
-	}
+	var tmp [inlineMax]byte
+	b := appendMessage(tmp[:0], parts)
+	k := copy(q.ring[i:], b)
+	copy(q.ring, b[k:])
 }
 
 // streaming reports whether this send, which found the queue idle, came

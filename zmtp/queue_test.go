@@ -116,11 +116,7 @@ func TestOutQueueManySendersAndWriters(t *testing.T) {
 				if held := q.length(); held > hwm {
 					t.Errorf("%d messages held, the high-water mark is %d", held, hwm)
 				}
-				var data []byte
-				for _, v := range q.vector(&b) {
-					data = append(data, v...)
-				}
-				d := NewDecoder(bytes.NewReader(data), 0, 0)
+				d := batchDecoder(q, &b)
 				for range n {
 					k, err := d.Next()
 					require.NoError(t, err)
@@ -144,6 +140,16 @@ func TestOutQueueManySendersAndWriters(t *testing.T) {
 	q.refMu.Lock()
 	require.Len(t, q.refFree, len(q.refs), "every ref slot is free again")
 	q.refMu.Unlock()
+}
+
+// batchDecoder returns a Decoder over the bytes a writer would write for
+// the batch b took from q.
+func batchDecoder(q *outQueue, b *outBatch) *Decoder {
+	var data []byte
+	for _, v := range q.vector(b) {
+		data = append(data, v...)
+	}
+	return NewDecoder(bytes.NewReader(data), 0, 0)
 }
 
 // The ring never refuses a message the high-water mark admits: messages
@@ -170,11 +176,7 @@ func TestOutQueueRingKeepsRoomForTheHWM(t *testing.T) {
 	for l.count() < hwm {
 		n := q.take(&ob)
 		require.NotZero(t, n)
-		var data []byte
-		for _, v := range q.vector(&ob) {
-			data = append(data, v...)
-		}
-		d := NewDecoder(bytes.NewReader(data), 0, 0)
+		d := batchDecoder(q, &ob)
 		for range n {
 			_, err := d.Next()
 			require.NoError(t, err)
@@ -275,11 +277,7 @@ func TestOutQueueWrapsItsCounters(t *testing.T) {
 		held := q.length()
 		n := q.take(&ob)
 		require.Equal(t, held, n)
-		var data []byte
-		for _, v := range q.vector(&ob) {
-			data = append(data, v...)
-		}
-		d := NewDecoder(bytes.NewReader(data), 0, 0)
+		d := batchDecoder(q, &ob)
 		for range n {
 			_, err := d.Next()
 			require.NoError(t, err)
