@@ -173,9 +173,25 @@ func nextTail(t, msgs, pos uint64) uint64 {
 func msgsOf(t uint64) uint64 { return t >> posBits & msgMask }
 
 // held returns the messages a tail word counts that are not written yet,
-// the claimed one included.
+// the claimed one included; negative when t is stale: written, loaded
+// after it, has passed what it counts (then the tail has moved on, and a
+// compare-and-swap against t fails).
 func (q *outQueue) held(t uint64) int {
-	return int((msgsOf(t)-q.written.Load())&msgMask) + int(t>>63)
+	d := (msgsOf(t) - q.written.Load()) & msgMask
+	if d > msgMask/2 {
+		return -1
+	}
+	return int(d) + int(t>>63)
+}
+
+// count returns the messages held: queued, being written, or written by
+// their senders.
+func (q *outQueue) count() int {
+	for {
+		if n := q.held(q.tail.Load()); n >= 0 {
+			return n
+		}
+	}
 }
 
 // framesLen returns the bytes of a message's frames, as appendMessage
@@ -223,6 +239,9 @@ func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, cla
 	for {
 		t := q.tail.Load()
 		held := q.held(t)
+		if held < 0 {
+			continue // t is stale
+		}
 		if held >= q.hwm {
 			q.unref(ref)
 			return false, false
@@ -530,7 +549,7 @@ func (q *outQueue) done(b *outBatch) {
 }
 
 // hasRoom reports whether fewer than hwm messages are held.
-func (q *outQueue) hasRoom() bool { return q.held(q.tail.Load()) < q.hwm }
+func (q *outQueue) hasRoom() bool { return q.count() < q.hwm }
 
 // passNotFull wakes another sender waiting for room if room is left.
 func (q *outQueue) passNotFull() {
@@ -552,7 +571,7 @@ func (q *outQueue) drop() int {
 }
 
 // length returns the number of messages held: queued or being written.
-func (q *outQueue) length() int { return q.held(q.tail.Load()) }
+func (q *outQueue) length() int { return q.count() }
 
 // signal wakes the goroutine waiting on c, or leaves the wake-up in c
 // for the next one that waits.

@@ -290,3 +290,21 @@ func TestOutQueueWrapsItsCounters(t *testing.T) {
 	require.Less(t, msgsOf(q.tail.Load()), m0, "the message count wrapped")
 	require.Less(t, q.tail.Load()&posMask, pos0, "the byte position wrapped")
 }
+
+// A tail word loaded before writers wrote past it is stale, not full: held
+// says so (negative), and a send that loaded it looks again rather than
+// report the high-water mark (as it did once: a race soak caught it).
+func TestOutQueueStaleTailIsNotFull(t *testing.T) {
+	q := newOutQueue(4)
+	stale := q.tail.Load()
+	var b [8]byte
+	var ob outBatch
+	for i := range 3 {
+		require.True(t, q.tryPut(seqMsg(&b, 0, i)))
+	}
+	require.Equal(t, 3, q.take(&ob))
+	q.done(&ob)
+	require.Negative(t, q.held(stale), "written has passed the stale tail")
+	require.Zero(t, q.length())
+	require.True(t, q.hasRoom())
+}
