@@ -260,9 +260,13 @@ func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, cla
 				continue
 			}
 		}
+		used := (pos - q.head.Load()) & posMask
+		if used > posMask/2 {
+			continue // t is stale: the writers released bytes past it
+		}
 		kind, val := int64(kindFrames), int64(size)
 		next := pos + uint64(size)
-		if size > inlineMax || int((next-q.head.Load())&posMask) > len(q.ring) {
+		if size > inlineMax || int(used)+size > len(q.ring) {
 			if ref < 0 {
 				// Encoded before the claim, so that a writer never
 				// waits for a large copy.

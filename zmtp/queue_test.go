@@ -308,3 +308,46 @@ func TestOutQueueStaleTailIsNotFull(t *testing.T) {
 	require.Zero(t, q.length())
 	require.True(t, q.hasRoom())
 }
+
+// Small messages through a ring with room to spare never take a ref
+// slot, however the writer's releases interleave with the sends of
+// several senders (a send that loaded the tail before a release past it
+// loads it again).
+func TestOutQueueSmallMessagesStayInTheRing(t *testing.T) {
+	q := newOutQueue(64)
+	const senders, per = 3, 100_000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var ob outBatch
+		for got := 0; got < senders*per; {
+			k := q.take(&ob)
+			if k == 0 {
+				runtime.Gosched()
+				continue
+			}
+			got += k
+			q.done(&ob)
+		}
+	}()
+	var wg sync.WaitGroup
+	for p := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b [8]byte
+			for i := 0; i < per; {
+				if q.tryPut(seqMsg(&b, p, i)) {
+					i++
+				} else {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	<-done
+	q.refMu.Lock()
+	defer q.refMu.Unlock()
+	require.Empty(t, q.refs, "a small message took a ref slot")
+}
