@@ -100,11 +100,11 @@ func childCountersOwner(in io.Reader, out io.Writer) error {
 }
 
 // ask sends one command to a counters-owner child and returns its answer.
-func (p *proc) ask(t *testing.T, format string, args ...any) string {
+func ask(t *testing.T, p *proc, format string, args ...any) string {
 	t.Helper()
-	_, err := fmt.Fprintf(p.stdin, format+"\n", args...)
+	_, err := fmt.Fprintf(p.Stdin, format+"\n", args...)
 	require.NoError(t, err)
-	return p.line(t)
+	return p.Line(t)
 }
 
 // allocID parses an "id <id> <registration id>" answer.
@@ -151,9 +151,9 @@ func TestCrossProcessCounters(t *testing.T) {
 	const reuse = 500 // ms
 	dir := testDir(t)
 	child := startChild(t, "", countersOwnerRole, append(dirNameEnv(dir, "stats"),
-		"DUTY_IPC_COUNT=8", "DUTY_IPC_REUSE_MS="+strconv.Itoa(reuse))...).start(t)
-	ready := child.line(t)
-	require.True(t, strings.HasPrefix(ready, "ready "), "%q, stderr: %s", ready, child.stderr)
+		"DUTY_IPC_COUNT=8", "DUTY_IPC_REUSE_MS="+strconv.Itoa(reuse))...).Start(t)
+	ready := child.Line(t)
+	require.True(t, strings.HasPrefix(ready, "ready "), "%q, stderr: %s", ready, child.Stderr)
 	path := strings.TrimPrefix(ready, "ready ")
 	require.Equal(t, filepath.Join(dir, "stats"), path)
 
@@ -166,11 +166,11 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.Equal(t, 7, r.MaxCounterID())
 	require.Empty(t, snapshot(t, r))
 
-	id0, reg0 := allocID(t, child.ask(t, "alloc %d sub-0001 42 sub-pos: orders gateway", counters.TypeSubscriberPosition))
-	id1, reg1 := allocID(t, child.ask(t, "alloc %d - -7 errors: gateway", counters.TypeErrors))
-	id2, reg2 := allocID(t, child.ask(t, "alloc %d key-two 1234567890123 duty-cycles: gateway", counters.TypeDutyCycles))
+	id0, reg0 := allocID(t, ask(t, child, "alloc %d sub-0001 42 sub-pos: orders gateway", counters.TypeSubscriberPosition))
+	id1, reg1 := allocID(t, ask(t, child, "alloc %d - -7 errors: gateway", counters.TypeErrors))
+	id2, reg2 := allocID(t, ask(t, child, "alloc %d key-two 1234567890123 duty-cycles: gateway", counters.TypeDutyCycles))
 	require.Equal(t, []int{0, 1, 2}, []int{id0, id1, id2})
-	pid := int64(child.cmd.Process.Pid)
+	pid := int64(child.Cmd.Process.Pid)
 	require.Equal(t, []seen{
 		{id: 0, typeID: counters.TypeSubscriberPosition, label: "sub-pos: orders gateway", key: "sub-0001", value: 42, regID: reg0, ownerID: pid},
 		{id: 1, typeID: counters.TypeErrors, label: "errors: gateway", value: -7, regID: reg1, ownerID: pid},
@@ -179,7 +179,7 @@ func TestCrossProcessCounters(t *testing.T) {
 
 	// Free id 1 at t=1 000 000 ms: reclaimed, key zeroed, label and value
 	// kept, deadline now + 500 ms; iteration skips it.
-	require.Equal(t, "freed 1", child.ask(t, "free 1"))
+	require.Equal(t, "freed 1", ask(t, child, "free 1"))
 	st, err := r.State(1)
 	require.NoError(t, err)
 	require.Equal(t, counters.StateReclaimed, st)
@@ -198,16 +198,16 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.Equal(t, []int{0, 2}, ids(snapshot(t, r)))
 
 	// Before the deadline (and at deadline-1) the freed id is not reused.
-	require.Equal(t, "clock 1000499", child.ask(t, "clock %d", deadline-1))
-	id3, _ := allocID(t, child.ask(t, "alloc %d - 5 back-pressure: orders", counters.TypeBackPressureEvents))
+	require.Equal(t, "clock 1000499", ask(t, child, "clock %d", deadline-1))
+	id3, _ := allocID(t, ask(t, child, "alloc %d - 5 back-pressure: orders", counters.TypeBackPressureEvents))
 	require.Equal(t, 3, id3)
 	st, err = r.State(1)
 	require.NoError(t, err)
 	require.Equal(t, counters.StateReclaimed, st)
 
 	// At the deadline it is, with a new registration id and a fresh record.
-	require.Equal(t, "clock 1000500", child.ask(t, "clock %d", deadline))
-	id4, reg4 := allocID(t, child.ask(t, "alloc %d hb 9 heartbeat: gateway", counters.TypeHeartbeat))
+	require.Equal(t, "clock 1000500", ask(t, child, "clock %d", deadline))
+	id4, reg4 := allocID(t, ask(t, child, "alloc %d hb 9 heartbeat: gateway", counters.TypeHeartbeat))
 	require.Equal(t, 1, id4, "the freed id is reused once its deadline has passed")
 	require.Greater(t, reg4, reg2)
 	got := snapshot(t, r)
@@ -229,9 +229,9 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.ErrorIs(t, err, ErrFault)
 	require.Equal(t, sum, fileSum(t, path))
 
-	_, err = io.WriteString(child.stdin, "exit\n")
+	_, err = io.WriteString(child.Stdin, "exit\n")
 	require.NoError(t, err)
-	require.NoError(t, child.wait(t), child.stderr.String())
+	require.NoError(t, child.Wait(t), child.Stderr.String())
 	l, err := cf.File().Liveness(time.Now(), 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerClosed, l.State, "the owner's close is visible")

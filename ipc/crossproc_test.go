@@ -74,7 +74,7 @@ func TestCrossProcessRing(t *testing.T) {
 	var procs []*proc
 	for s := range senders {
 		procs = append(procs, startChild(t, "", "producer", pathEnv(r.File().Path()),
-			"DUTY_IPC_SENDER="+strconv.Itoa(s), "DUTY_IPC_COUNT="+strconv.Itoa(count)).start(t))
+			"DUTY_IPC_SENDER="+strconv.Itoa(s), "DUTY_IPC_COUNT="+strconv.Itoa(count)).Start(t))
 	}
 	c := newConsumer(t, r)
 	deadline := time.Now().Add(5 * time.Minute) // hang guard only
@@ -90,7 +90,7 @@ func TestCrossProcessRing(t *testing.T) {
 		}
 	}
 	for s, p := range procs {
-		require.NoError(t, p.wait(t), "producer %d: %s", s, p.stderr)
+		require.NoError(t, p.Wait(t), "producer %d: %s", s, p.Stderr)
 		require.Equal(t, uint64(count), c.next[s])
 	}
 	require.Zero(t, r.poll(t), "nothing more")
@@ -120,7 +120,7 @@ func TestCrossProcessCrashMidClaim(t *testing.T) {
 	var producers []*proc
 	for s := range 2 {
 		producers = append(producers, startChild(t, "", "producer", pathEnv(path),
-			"DUTY_IPC_SENDER="+strconv.Itoa(s), "DUTY_IPC_COUNT="+strconv.Itoa(count)).start(t))
+			"DUTY_IPC_SENDER="+strconv.Itoa(s), "DUTY_IPC_COUNT="+strconv.Itoa(count)).Start(t))
 	}
 	c := newConsumer(t, r)
 	for c.n < 1000 { // the stream is flowing
@@ -129,8 +129,8 @@ func TestCrossProcessCrashMidClaim(t *testing.T) {
 		}
 	}
 	// The consumer keeps consuming while the claimer gets its claim in.
-	claimer := startChild(t, "", "claimer", pathEnv(path)).start(t)
-	claimed := claimer.lineAsync()
+	claimer := startChild(t, "", "claimer", pathEnv(path)).Start(t)
+	claimed := claimer.LineAsync()
 	killed := false
 
 	unblocks, blockedSeen := 0, false
@@ -141,9 +141,9 @@ func TestCrossProcessCrashMidClaim(t *testing.T) {
 		if !killed {
 			select {
 			case line := <-claimed:
-				require.True(t, strings.HasPrefix(line, "claimed "), "%q, stderr: %s", line, claimer.stderr)
-				claimer.kill(t)
-				require.True(t, claimer.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+				require.True(t, strings.HasPrefix(line, "claimed "), "%q, stderr: %s", line, claimer.Stderr)
+				claimer.Kill(t)
+				require.True(t, claimer.Cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
 				killed = true
 			default:
 			}
@@ -171,7 +171,7 @@ func TestCrossProcessCrashMidClaim(t *testing.T) {
 		}
 	}
 	for s, p := range producers {
-		require.NoError(t, p.wait(t), "producer %d: %s", s, p.stderr)
+		require.NoError(t, p.Wait(t), "producer %d: %s", s, p.Stderr)
 		require.Equal(t, uint64(count), c.next[s])
 	}
 	require.True(t, blockedSeen, "the consumer was blocked by the dead claim")
@@ -190,16 +190,16 @@ func TestCrossProcessCreateRace(t *testing.T) {
 			name := "race-" + direct + "-" + strconv.Itoa(round)
 			var ps []*proc
 			for range 2 {
-				ps = append(ps, startChild(t, "", "creator", append(dirNameEnv(dir, name), "DUTY_IPC_DIRECT="+direct)...).start(t))
+				ps = append(ps, startChild(t, "", "creator", append(dirNameEnv(dir, name), "DUTY_IPC_DIRECT="+direct)...).Start(t))
 			}
 			for _, p := range ps { // release both as close together as we can
-				_, err := io.WriteString(p.stdin, "go\n")
+				_, err := io.WriteString(p.Stdin, "go\n")
 				require.NoError(t, err)
 			}
 			got := map[string]int{}
 			for _, p := range ps {
-				got[p.line(t)]++
-				require.NoError(t, p.wait(t), p.stderr.String())
+				got[p.Line(t)]++
+				require.NoError(t, p.Wait(t), p.Stderr.String())
 			}
 			require.Equal(t, map[string]int{"won": 1, "exists": 1}, got, "round %d direct=%s", round, direct)
 			o, err := OpenRing(ctxT(t), filepath.Join(dir, name))
@@ -219,8 +219,8 @@ func TestCrossProcessCreateRace(t *testing.T) {
 // passed; then the file is stale and is replaced.
 func TestCrossProcessOwnerDies(t *testing.T) {
 	dir := testDir(t)
-	owner := startChild(t, "", "owner", dirNameEnv(dir, "owned")...).start(t)
-	require.Equal(t, "ready", owner.line(t))
+	owner := startChild(t, "", "owner", dirNameEnv(dir, "owned")...).Start(t)
+	require.Equal(t, "ready", owner.Line(t))
 	path := filepath.Join(dir, "owned")
 	o, err := OpenRing(ctxT(t), path, WithLiveOwner())
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	l, err := o.File().Liveness(now, 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerAlive, l.State, l.String())
-	require.Equal(t, owner.cmd.Process.Pid, l.PID)
+	require.Equal(t, owner.Cmd.Process.Pid, l.PID)
 	require.True(t, o.File().OwnerAlive(now))
 
 	later := WithClock(clock.Func(func() time.Time { return now.Add(time.Hour) }))
@@ -245,7 +245,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, removed)
 
-	owner.kill(t)
+	owner.Kill(t)
 	l, err = o.File().Liveness(now, 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerUnconfirmed, l.State, "heartbeat still fresh, process gone")
@@ -295,10 +295,10 @@ func TestCrossProcessPermission(t *testing.T) {
 
 	asNobody := func(env ...string) string {
 		p := startChild(t, exe, "opener", env...)
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		p.start(t)
-		line := p.line(t)
-		require.NoError(t, p.wait(t), p.stderr.String())
+		p.Cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		p.Start(t)
+		line := p.Line(t)
+		require.NoError(t, p.Wait(t), p.Stderr.String())
 		return line
 	}
 	require.Equal(t, "ok", asNobody(pathEnv(public.File().Path())))

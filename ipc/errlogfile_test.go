@@ -89,13 +89,13 @@ func errlogCounts(t *testing.T, ef *ErrorLogFile) map[string]int64 {
 // the child died without closing the file (the post-mortem use).
 func TestCrossProcessErrorLog(t *testing.T) {
 	dir := testDir(t)
-	p := startChild(t, "", errlogOwnerRole, "DUTY_IPC_DIR="+dir, "DUTY_IPC_NAME=errors").start(t)
-	ready := p.line(t)
+	p := startChild(t, "", errlogOwnerRole, "DUTY_IPC_DIR="+dir, "DUTY_IPC_NAME=errors").Start(t)
+	ready := p.Line(t)
 	require.True(t, strings.HasPrefix(ready, "ready "), ready)
 	path := filepath.Join(dir, "errors")
 
-	require.Equal(t, "recorded true", p.ask(t, "record 1000 connection reset"))
-	require.Equal(t, "recorded true", p.ask(t, "record 3 risk limit"))
+	require.Equal(t, "recorded true", ask(t, p, "record 1000 connection reset"))
+	require.Equal(t, "recorded true", ask(t, p, "record 3 risk limit"))
 	view, err := OpenErrorLog(ctxT(t), path)
 	require.NoError(t, err)
 	defer view.Close()
@@ -106,13 +106,13 @@ func TestCrossProcessErrorLog(t *testing.T) {
 		"*errors.errorString: risk limit":       3,
 	}, errlogCounts(t, view))
 
-	require.Equal(t, "recorded true", p.ask(t, "record 5 connection reset"))
+	require.Equal(t, "recorded true", ask(t, p, "record 5 connection reset"))
 	require.Equal(t, int64(1005), errlogCounts(t, view)["*errors.errorString: connection reset"], "read live")
 
-	_, err = fmt.Fprintln(p.stdin, "crash")
+	_, err = fmt.Fprintln(p.Stdin, "crash")
 	require.NoError(t, err)
-	require.Error(t, p.cmd.Wait())
-	require.Equal(t, 3, p.cmd.ProcessState.ExitCode())
+	require.Error(t, p.Cmd.Wait())
+	require.Equal(t, 3, p.Cmd.ProcessState.ExitCode())
 
 	after, err := OpenErrorLog(ctxT(t), path)
 	require.NoError(t, err)

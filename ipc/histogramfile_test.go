@@ -85,11 +85,11 @@ func childHistogramsOwner(in io.Reader, out io.Writer) error {
 // without closing the file.
 func TestCrossProcessHistograms(t *testing.T) {
 	dir := testDir(t)
-	p := startChild(t, "", histogramsOwnerRole, "DUTY_IPC_DIR="+dir, "DUTY_IPC_NAME=latency").start(t)
-	ready := p.line(t)
+	p := startChild(t, "", histogramsOwnerRole, "DUTY_IPC_DIR="+dir, "DUTY_IPC_NAME=latency").Start(t)
+	ready := p.Line(t)
 	require.True(t, strings.HasPrefix(ready, "ready "), ready)
 
-	require.Equal(t, "recorded", p.ask(t, "record 0 1500 10"))
+	require.Equal(t, "recorded", ask(t, p, "record 0 1500 10"))
 	view, err := OpenHistograms(ctxT(t), filepath.Join(dir, "latency"))
 	require.NoError(t, err)
 	defer view.Close()
@@ -107,9 +107,9 @@ func TestCrossProcessHistograms(t *testing.T) {
 
 	// A burst, snapshotted while it is recorded.
 	const burst = 200_000
-	_, err = fmt.Fprintf(p.stdin, "record 0 %d %d\n", 70_000, burst)
+	_, err = fmt.Fprintf(p.Stdin, "record 0 %d %d\n", 70_000, burst)
 	require.NoError(t, err)
-	done := p.lineAsync()
+	done := p.LineAsync()
 	for running := true; running; {
 		select {
 		case answer := <-done:
@@ -127,12 +127,12 @@ func TestCrossProcessHistograms(t *testing.T) {
 	require.Equal(t, int64(10+burst), prev.TotalCount)
 	require.Equal(t, int64(70_000), prev.Max)
 
-	require.Equal(t, "recorded", p.ask(t, "record 1 99 2")) // clamped to 1000
-	require.Equal(t, "recorded", p.ask(t, "record 2 7 1"))  // clamped to 2
-	_, err = fmt.Fprintln(p.stdin, "crash")
+	require.Equal(t, "recorded", ask(t, p, "record 1 99 2")) // clamped to 1000
+	require.Equal(t, "recorded", ask(t, p, "record 2 7 1"))  // clamped to 2
+	_, err = fmt.Fprintln(p.Stdin, "crash")
 	require.NoError(t, err)
-	require.Error(t, p.wait(t))
-	require.Equal(t, 3, p.cmd.ProcessState.ExitCode())
+	require.Error(t, p.Wait(t))
+	require.Equal(t, 3, p.Cmd.ProcessState.ExitCode())
 
 	after, err := OpenHistograms(ctxT(t), filepath.Join(dir, "latency"))
 	require.NoError(t, err)

@@ -9,16 +9,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -390,18 +389,7 @@ func (c *mbChecker) check(msg *mailbox.Message) error {
 // running (only this test's own children are ever signalled).
 func startMailboxChild(t *testing.T, role string, env ...string) *proc {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), mailboxChildEnv+"="+role), env...)
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
-	cmd.Stderr = p.stderr
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p.stdout = bufio.NewReader(out)
-	return p.start(t)
+	return childtest.Start(t, mailboxChildEnv, role, env...)
 }
 
 func mbPathEnv(path string) string { return "DUTY_IPC_MB_PATH=" + path }
@@ -453,7 +441,7 @@ func TestCrossProcessMailbox(t *testing.T) {
 	c := &mbChecker{next: make([]uint64, senders)}
 	mbDrainUntil(t, m, c, senders*count, nil)
 	for s, p := range ps {
-		require.NoError(t, p.wait(t), "sender %d: %s", s, p.stderr)
+		require.NoError(t, p.Wait(t), "sender %d: %s", s, p.Stderr)
 		require.Equal(t, uint64(count), c.next[s])
 	}
 	n, err := m.Drain(c.handle, ringbuf.NoLimit)
@@ -493,10 +481,10 @@ func TestCrossProcessMailboxClose(t *testing.T) {
 	require.NoError(t, err)
 	refused := make([]uint64, senders)
 	for s, p := range ps {
-		line := p.line(t)
+		line := p.Line(t)
 		_, err := fmt.Sscanf(line, "closed %d", &refused[s])
-		require.NoError(t, err, "sender %d said %q; stderr: %s", s, line, p.stderr)
-		require.NoError(t, p.wait(t), "sender %d: %s", s, p.stderr)
+		require.NoError(t, err, "sender %d said %q; stderr: %s", s, line, p.Stderr)
+		require.NoError(t, p.Wait(t), "sender %d: %s", s, p.Stderr)
 	}
 	// The children have exited: everything they sent is in the ring.
 	for {
@@ -547,7 +535,7 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 	mbDrainUntil(t, m, c, 1000, nil) // the stream is flowing
 
 	dying := startMailboxChild(t, role, append(env, mbPathEnv(mf.Path()))...)
-	said := dying.lineAsync()
+	said := dying.LineAsync()
 	killed := false
 	mbDrainUntil(t, m, c, 2*count, func() {
 		if killed {
@@ -555,9 +543,9 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 		}
 		select {
 		case line := <-said:
-			require.NotEmpty(t, line, "child stderr: %s", dying.stderr)
-			dying.kill(t)
-			require.True(t, dying.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+			require.NotEmpty(t, line, "child stderr: %s", dying.Stderr)
+			dying.Kill(t)
+			require.True(t, dying.Cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
 			killed = true
 		default:
 		}
@@ -565,14 +553,14 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 	if !killed { // the senders finished before the claim
 		select {
 		case line := <-said:
-			require.NotEmpty(t, line, "child stderr: %s", dying.stderr)
+			require.NotEmpty(t, line, "child stderr: %s", dying.Stderr)
 		case <-time.After(time.Minute): // hang guard only
-			t.Fatalf("the %s child never claimed; stderr: %s", role, dying.stderr)
+			t.Fatalf("the %s child never claimed; stderr: %s", role, dying.Stderr)
 		}
-		dying.kill(t)
+		dying.Kill(t)
 	}
 	for s, p := range ps {
-		require.NoError(t, p.wait(t), "sender %d: %s", s, p.stderr)
+		require.NoError(t, p.Wait(t), "sender %d: %s", s, p.Stderr)
 	}
 	// The dead claim sits at (or ahead of) the head: wait for the unblock.
 	deadline := time.Now().Add(time.Minute) // hang guard only
@@ -601,7 +589,7 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	dir := testDir(t)
 	cons := startMailboxChild(t, "consumer", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
 		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(timeout.Milliseconds())))
-	require.Equal(t, "ready", cons.line(t))
+	require.Equal(t, "ready", cons.Line(t))
 	path := filepath.Join(dir, "cons")
 	m, mf, err := OpenMailbox(ctxT(t), path)
 	require.NoError(t, err)
@@ -609,9 +597,9 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	require.Equal(t, timeout, mf.ConsumerTimeout())
 	require.True(t, m.SendOnly())
 	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("hello")))
-	require.Equal(t, "got hello", cons.line(t), "the consumer is alive and draining")
+	require.Equal(t, "got hello", cons.Line(t), "the consumer is alive and draining")
 
-	cons.kill(t)
+	cons.Kill(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard only
 	defer cancel()
 	msg := make([]byte, 200)
@@ -703,9 +691,9 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 			defer mf.Close()
 			goFile := filepath.Join(dir, "go")
 			child := startMailboxChild(t, "stalled", mbPathEnv(mf.Path()), "DUTY_IPC_MB_GO="+goFile)
-			require.Equal(t, "claimed", child.line(t), "child stderr: %s", child.stderr)
-			require.NoError(t, child.cmd.Process.Signal(syscall.SIGSTOP))
-			defer func() { _ = child.cmd.Process.Signal(syscall.SIGCONT) }()
+			require.Equal(t, "claimed", child.Line(t), "child stderr: %s", child.Stderr)
+			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGSTOP))
+			defer func() { _ = child.Cmd.Process.Signal(syscall.SIGCONT) }()
 
 			var delivered [][]byte
 			h := func(msg *mailbox.Message) mailbox.Action {
@@ -736,8 +724,8 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 			delivered = nil
 
 			require.NoError(t, os.WriteFile(goFile, nil, 0o600))
-			require.NoError(t, child.cmd.Process.Signal(syscall.SIGCONT))
-			require.Contains(t, child.line(t), "commit: "+mailbox.ErrClaim.Error(), "child stderr: %s", child.stderr)
+			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGCONT))
+			require.Contains(t, child.Line(t), "commit: "+mailbox.ErrClaim.Error(), "child stderr: %s", child.Stderr)
 
 			_, err = m.Drain(h, 100)
 			if !checksum {

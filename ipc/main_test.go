@@ -7,18 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -29,36 +27,16 @@ import (
 const childEnv = "DUTY_IPC_CHILD"
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		os.Exit(runChild(role))
-	}
+	childtest.Run(childEnv, map[string]func() error{
+		"producer": childProducer,
+		"claimer":  childClaimer,
+		"creator":  childCreator,
+		"opener":   childOpener,
+		"owner":    childOwner,
+		"sigbus":   childSigbus,
+		"exit":     func() error { return nil },
+	})
 	goleak.VerifyTestMain(m)
-}
-
-func runChild(role string) int {
-	var err error
-	switch role {
-	case "producer":
-		err = childProducer()
-	case "claimer":
-		err = childClaimer()
-	case "creator":
-		err = childCreator()
-	case "opener":
-		err = childOpener()
-	case "owner":
-		err = childOwner()
-	case "sigbus":
-		err = childSigbus()
-	case "exit":
-	default:
-		err = fmt.Errorf("unknown role %q", role)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child", role, "failed:", err)
-		return 1
-	}
-	return 0
 }
 
 func envInt(name string) int {
@@ -275,105 +253,13 @@ func testDir(t testing.TB) string {
 }
 
 // proc is a child process of this test.
-type proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	stderr *strings.Builder
-}
+type proc = childtest.Proc
 
-// startChild starts the test binary (or exe, if not empty) in role with
-// env added. The child is killed and reaped at the end of the test if it is
-// still running: only processes this test started are ever signalled.
+// startChild prepares the test binary (or exe, if not empty) in role with
+// env added (childtest.Command); Start starts it.
 func startChild(t *testing.T, exe, role string, env ...string) *proc {
 	t.Helper()
-	if exe == "" {
-		var err error
-		exe, err = os.Executable()
-		require.NoError(t, err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
-	cmd.Stderr = p.stderr
-	var err error
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p.stdout = bufio.NewReader(out)
-	return p
-}
-
-func (p *proc) start(t *testing.T) *proc {
-	t.Helper()
-	require.NoError(t, p.cmd.Start())
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	})
-	return p
-}
-
-// line reads the child's next stdout line, failing the test (instead of
-// hanging) if none comes within a generous time.
-func (p *proc) line(t *testing.T) string {
-	t.Helper()
-	type result struct {
-		s   string
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := p.stdout.ReadString('\n')
-		ch <- result{strings.TrimSpace(s), err}
-	}()
-	select {
-	case r := <-ch:
-		require.NoError(t, r.err, "child stderr: %s", p.stderr)
-		return r.s
-	case <-time.After(60 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-ch
-		t.Fatalf("no line from child %v; stderr: %s", p.cmd.Args, p.stderr)
-		return ""
-	}
-}
-
-// lineAsync reads the child's next stdout line in the background; the
-// channel gets it, or "" at end of output.
-func (p *proc) lineAsync() <-chan string {
-	ch := make(chan string, 1)
-	go func() {
-		s, _ := p.stdout.ReadString('\n')
-		ch <- strings.TrimSpace(s)
-	}()
-	return ch
-}
-
-// wait reaps the child and returns its exit error.
-func (p *proc) wait(t *testing.T) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(120 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-		t.Fatalf("child %v did not exit; stderr: %s", p.cmd.Args, p.stderr)
-		return nil
-	}
-}
-
-// kill sends SIGKILL to this test's own child and reaps it.
-func (p *proc) kill(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	_ = p.wait(t)
+	return childtest.Command(t, exe, childEnv, role, env...)
 }
 
 func pathEnv(path string) string { return "DUTY_IPC_PATH=" + path }

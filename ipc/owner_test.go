@@ -32,14 +32,14 @@ func TestProcessInfo(t *testing.T) {
 // deadPID returns the pid of a child of this test that has exited and been
 // reaped.
 func deadPID(t *testing.T) int {
-	p := startChild(t, "", "exit").start(t)
-	require.NoError(t, p.wait(t))
-	return p.cmd.Process.Pid
+	p := startChild(t, "", "exit").Start(t)
+	require.NoError(t, p.Wait(t))
+	return p.Cmd.Process.Pid
 }
 
 func TestProcessRunningZombie(t *testing.T) {
-	p := startChild(t, "", "exit").start(t)
-	pid := p.cmd.Process.Pid
+	p := startChild(t, "", "exit").Start(t)
+	pid := p.Cmd.Process.Pid
 	start, _, known := processInfo(pid)
 	require.True(t, known, "an unreaped child stays in the process table")
 	deadline := time.Now().Add(30 * time.Second)
@@ -53,7 +53,7 @@ func TestProcessRunningZombie(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	require.False(t, processRunning(pid, start), "a zombie is not running")
-	require.NoError(t, p.wait(t))
+	require.NoError(t, p.Wait(t))
 	require.False(t, processRunning(pid, start))
 }
 

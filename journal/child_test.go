@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/dutyrt/duty/internal/childtest"
 )
 
 // Crash tests re-execute the test binary: TestMain runs a child role
@@ -20,27 +17,13 @@ import (
 // further DUTY_JOURNAL_* variables, its results on stdout, one line each.
 const childEnv = "DUTY_JOURNAL_CHILD"
 
-func runChild(role string) int {
-	var err error
-	switch role {
-	case "writer":
-		err = childWriter()
-	case "tear":
-		err = childTear()
-	case "reader":
-		err = childReader()
-	case "opener":
-		err = childOpener()
-	case "registered":
-		err = childRegistered()
-	default:
-		err = fmt.Errorf("unknown role %q", role)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child", role, "failed:", err)
-		return 1
-	}
-	return 0
+// childRoles are the roles a child runs (TestMain: childtest.Run).
+var childRoles = map[string]func() error{
+	"writer":     childWriter,
+	"tear":       childTear,
+	"reader":     childReader,
+	"opener":     childOpener,
+	"registered": childRegistered,
 }
 
 func childOpen() (*Journal, error) {
@@ -173,48 +156,11 @@ func childOpener() error {
 }
 
 // proc is a child process of this test.
-type proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	stderr *strings.Builder
-}
+type proc = childtest.Proc
 
-// startChild starts the test binary in role with env added. Only
-// processes this test started are ever signalled; each is killed and
-// reaped at the end of the test if it still runs.
+// startChild starts the test binary in role with env added
+// (childtest.Start).
 func startChild(t *testing.T, role string, env ...string) *proc {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
-	cmd.Stderr = p.stderr
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p.stdout = bufio.NewReader(out)
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	})
-	return p
-}
-
-// line returns the child's next stdout line ("" at the end of its output).
-func (p *proc) line() string {
-	s, _ := p.stdout.ReadString('\n')
-	return strings.TrimSpace(s)
-}
-
-// kill sends SIGKILL to this test's own child and reaps it.
-func (p *proc) kill(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	_ = p.cmd.Wait()
+	return childtest.Start(t, childEnv, role, env...)
 }

@@ -26,9 +26,9 @@ func TestCrashedWriterLosesNoCommittedRecord(t *testing.T) {
 		p := startChild(t, "writer", "DUTY_JOURNAL_DIR="+dir, "DUTY_JOURNAL_POLICY="+strconv.Itoa(int(policy)))
 		killAt := 1 + rng.IntN(1500)
 		for range killAt {
-			line := p.line()
+			line := p.Next()
 			if line == "" {
-				t.Fatalf("writer ended early; stderr: %s", p.stderr)
+				t.Fatalf("writer ended early; stderr: %s", p.Stderr)
 			}
 			f := strings.Fields(line)
 			require.Len(t, f, 3, line)
@@ -37,7 +37,7 @@ func TestCrashedWriterLosesNoCommittedRecord(t *testing.T) {
 			require.Equal(t, acked[uint32(stream)], seq, "child appended out of sequence")
 			acked[uint32(stream)] = seq + 1
 		}
-		p.kill(t)
+		p.Kill(t)
 
 		j, err := Open(dir, Options{SegmentSize: testSegment})
 		require.NoError(t, err, "iteration %d (policy %d)", iter, policy)
@@ -64,10 +64,10 @@ func TestCrashedWriterLosesNoCommittedRecord(t *testing.T) {
 func TestKilledClaimIsTornTail(t *testing.T) {
 	dir := testDir(t)
 	p := startChild(t, "tear", "DUTY_JOURNAL_DIR="+dir, "DUTY_JOURNAL_POLICY=2")
-	line := p.line()
+	line := p.Next()
 	pos, err := strconv.ParseInt(strings.TrimPrefix(line, "claimed "), 10, 64)
-	require.NoError(t, err, "line %q, stderr %s", line, p.stderr)
-	p.kill(t)
+	require.NoError(t, err, "line %q, stderr %s", line, p.Stderr)
+	p.Kill(t)
 	j := openT(t, dir, Options{})
 	r := j.Recovery()
 	require.Equal(t, pos, r.TornAt, r.String())
@@ -88,8 +88,8 @@ func TestReaderInAnotherProcess(t *testing.T) {
 	for i := 1; i < n; i++ {
 		appendN(t, j, uint32(1+i%2), 1)
 	}
-	require.Equal(t, fmt.Sprintf("read %d", n), p.line(), "stderr: %s", p.stderr)
-	require.NoError(t, p.cmd.Wait())
+	require.Equal(t, fmt.Sprintf("read %d", n), p.Next(), "stderr: %s", p.Stderr)
+	require.NoError(t, p.Cmd.Wait())
 }
 
 // A writer in another process is refused while this one holds the
@@ -100,18 +100,18 @@ func TestSecondWriterInAnotherProcessIsRefused(t *testing.T) {
 	j, err := Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
 	require.NoError(t, err)
 	p := startChild(t, "opener", "DUTY_JOURNAL_DIR="+dir)
-	require.Equal(t, "locked", p.line(), "stderr: %s", p.stderr)
-	require.NoError(t, p.cmd.Wait())
+	require.Equal(t, "locked", p.Next(), "stderr: %s", p.Stderr)
+	require.NoError(t, p.Cmd.Wait())
 	require.NoError(t, j.Close())
 	p = startChild(t, "opener", "DUTY_JOURNAL_DIR="+dir)
-	require.Equal(t, "opened", p.line(), "stderr: %s", p.stderr)
-	require.NoError(t, p.cmd.Wait())
+	require.Equal(t, "opened", p.Next(), "stderr: %s", p.Stderr)
+	require.NoError(t, p.Cmd.Wait())
 
 	w := startChild(t, "writer", "DUTY_JOURNAL_DIR="+dir, "DUTY_JOURNAL_POLICY=0")
-	require.NotEmpty(t, w.line(), "stderr: %s", w.stderr)
+	require.NotEmpty(t, w.Next(), "stderr: %s", w.Stderr)
 	_, err = Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
 	require.ErrorIs(t, err, ErrLocked)
-	w.kill(t)
+	w.Kill(t)
 	j = openT(t, dir, Options{})
 	require.NotZero(t, j.NextSequence(1))
 }

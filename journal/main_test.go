@@ -1,15 +1,14 @@
 package journal
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dutyrt/duty/internal/childtest"
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		os.Exit(runChild(role))
-	}
+	childtest.Run(childEnv, childRoles)
 	goleak.VerifyTestMain(m)
 }

@@ -43,8 +43,8 @@ func fakeSlot(r *registry, i int, pid uint32, start uint64, pos int64) uint64 {
 // deadPID returns the pid of a process that has exited and been reaped.
 func deadPID(t *testing.T) uint32 {
 	p := startChild(t, "nosuchrole")
-	_ = p.cmd.Wait()
-	return uint32(p.cmd.Process.Pid)
+	_ = p.Cmd.Wait()
+	return uint32(p.Cmd.Process.Pid)
 }
 
 // A slot is claimed by CAS and freed at Close (its generation moving on
@@ -519,12 +519,12 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 		p := startChild(t, "registered", "DUTY_JOURNAL_DIR="+dir)
 		send := func(cmd string) int64 {
 			if cmd != "" {
-				_, err := fmt.Fprintln(p.stdin, cmd)
+				_, err := fmt.Fprintln(p.Stdin, cmd)
 				require.NoError(t, err)
 			}
-			line := p.line()
+			line := p.Next()
 			pos, err := strconv.ParseInt(strings.TrimPrefix(line, "at "), 10, 64)
-			require.NoError(t, err, "line %q, stderr %s", line, p.stderr)
+			require.NoError(t, err, "line %q, stderr %s", line, p.Stderr)
 			return pos
 		}
 		send("") // registered
@@ -554,7 +554,7 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, info.Readers, 1)
 	rd := info.Readers[0]
-	require.Equal(t, p.cmd.Process.Pid, rd.PID)
+	require.Equal(t, p.Cmd.Process.Pid, rd.PID)
 	require.Equal(t, "child-reader", rd.Name)
 	require.Equal(t, p1, rd.Position)
 	require.Equal(t, j.CommittedPosition()-p1, rd.Lag)
@@ -568,7 +568,7 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	segmentsFrom(p2)
 	require.Greater(t, j.Stats().Segments, 2, "held back by the reader")
 
-	p.kill(t)
+	p.Kill(t)
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
 	require.Positive(t, res.Deleted)
@@ -586,10 +586,10 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, res.Forced)
 	require.Greater(t, j.FirstPosition(), p3)
-	_, err = fmt.Fprintln(p.stdin, "next")
+	_, err = fmt.Fprintln(p.Stdin, "next")
 	require.NoError(t, err)
-	require.Equal(t, "behind", p.line(), "stderr: %s", p.stderr)
-	p.kill(t)
+	require.Equal(t, "behind", p.Next(), "stderr: %s", p.Stderr)
+	p.Kill(t)
 }
 
 // The registry decoder over hand-made slots: what it accepts and refuses.

@@ -1,18 +1,16 @@
 package natsbridge
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -21,20 +19,15 @@ import (
 // parameters come in DUTY_NB_* variables.
 const childEnv = "DUTY_NATSBRIDGE_CHILD"
 
-func runChild(role string) int {
-	go func() { // a child never outlives its parent: the parent holds our stdin
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(3)
-	}()
-	var err error
-	switch role {
-	case "inbound":
-		err = childInbound()
-	default:
-		err = fmt.Errorf("unknown role %q", role)
-	}
-	fmt.Fprintln(os.Stderr, "natsbridge child", role, "failed:", err)
-	return 1
+// childRoles are the roles a child runs (TestMain: childtest.Run).
+var childRoles = map[string]func() error{
+	"inbound": func() error {
+		go func() { // a child never outlives its parent: the parent holds our stdin
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			os.Exit(3)
+		}()
+		return childInbound()
+	},
 }
 
 // childInbound delivers the stream into the mailbox file at DUTY_NB_PATH
@@ -66,41 +59,13 @@ func childInbound() error {
 	}
 }
 
-type child struct {
-	cmd    *exec.Cmd
-	stdin  io.Closer
-	stderr *strings.Builder
-}
-
-// startChild starts the test binary in role; it is killed and reaped at the
-// end of the test if still running (only this test's own children).
-func startChild(t *testing.T, role string, env ...string) *child {
+// startChild starts the test binary in role (childtest.Start) and waits
+// for its "ready".
+func startChild(t *testing.T, role string, env ...string) *childtest.Proc {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
-	p := &child{cmd: cmd, stderr: &strings.Builder{}}
-	cmd.Stderr = p.stderr
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { p.kill() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "child: %s", p.stderr)
-	require.Equal(t, "ready\n", line)
+	p := childtest.Start(t, childEnv, role, env...)
+	require.Equal(t, "ready", p.Line(t))
 	return p
-}
-
-// kill sends SIGKILL to the child (this test's own process) and reaps it.
-func (p *child) kill() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-	_ = p.stdin.Close()
 }
 
 // The inbound bridge runs in a child process delivering into a mailbox in a
@@ -154,7 +119,7 @@ func TestJetStreamInboundProcessKilled(t *testing.T) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-	first.kill()
+	first.Kill(t)
 	require.Less(t, len(got)+dst.Stats().Depth/16, n, "killed before the end")
 	startChild(t, "inbound", env...)
 	pump(t, func() bool { return len(got) > 0 && got[len(got)-1] == n-1 }, drain)

@@ -1,18 +1,17 @@
 package natsbridge
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dutyrt/duty/internal/childtest"
 )
 
 // TestMain runs the child roles of crash_test.go when the test binary is
 // re-executed as a child; otherwise the tests, with goleak.
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		os.Exit(runChild(role))
-	}
+	childtest.Run(childEnv, childRoles)
 	goleak.VerifyTestMain(m,
 		// The NATS client (v1.55.0): an async publish starts this
 		// goroutine, which reads the publisher's connection-status

@@ -208,18 +208,18 @@ func publishAll(t *testing.T, p *Publication, count int, onOutcome func(error)) 
 
 func joinedLine(t *testing.T, p *proc) {
 	t.Helper()
-	line := p.line(t)
-	require.True(t, strings.HasPrefix(line, "joined "), "%q, stderr: %s", line, p.stderr)
+	line := p.Line(t)
+	require.True(t, strings.HasPrefix(line, "joined "), "%q, stderr: %s", line, p.Stderr)
 }
 
 func doneLine(t *testing.T, p *proc) (int, string, int) {
 	t.Helper()
-	line := p.line(t)
+	line := p.Line(t)
 	var n, unblocked int
 	var end string
 	_, err := fmt.Sscanf(line, "done %d %s unblocked=%d", &n, &end, &unblocked)
-	require.NoError(t, err, "%q, stderr: %s", line, p.stderr)
-	require.NoError(t, p.wait(t), "stderr: %s", p.stderr)
+	require.NoError(t, err, "%q, stderr: %s", line, p.Stderr)
+	require.NoError(t, p.Wait(t), "stderr: %s", p.Stderr)
 	return n, end, unblocked
 }
 
@@ -296,8 +296,8 @@ func TestCrossProcessSubscriberKilled(t *testing.T) {
 		joinedLine(t, s)
 	}
 	waitActive(t, p, 3)
-	victim.kill(t)
-	require.True(t, victim.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+	victim.Kill(t)
+	require.True(t, victim.Cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
 
 	backPressuredBeforeDrop := 0
 	publishAll(t, p, count, func(err error) {
@@ -329,16 +329,16 @@ func TestCrossProcessPublisherKilledMidClaim(t *testing.T) {
 	const count = 2000
 	dir := testDir(t)
 	pub := startChild(t, "pub-claimer", append(dirNameEnv(dir, "pub"), "DUTY_IPC_SUBS=2", "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
-	require.Equal(t, "created", pub.line(t), "stderr: %s", pub.stderr)
+	require.Equal(t, "created", pub.Line(t), "stderr: %s", pub.Stderr)
 	path := dir + "/pub"
 	subs := []*proc{startChild(t, "sub", pathEnv(path)), startChild(t, "sub", pathEnv(path))}
 	for _, s := range subs {
 		joinedLine(t, s)
 	}
-	line := pub.line(t)
-	require.True(t, strings.HasPrefix(line, "claimed "), "%q, stderr: %s", line, pub.stderr)
-	pub.kill(t)
-	require.True(t, pub.cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
+	line := pub.Line(t)
+	require.True(t, strings.HasPrefix(line, "claimed "), "%q, stderr: %s", line, pub.Stderr)
+	pub.Kill(t)
+	require.True(t, pub.Cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled())
 
 	var wg sync.WaitGroup
 	results := make([][3]any, len(subs))

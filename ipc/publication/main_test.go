@@ -1,20 +1,18 @@
 package publication
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/dutyrt/duty/internal/childtest"
 )
 
 // Cross-process tests re-execute the test binary. TestMain runs a child
@@ -24,29 +22,12 @@ import (
 const childEnv = "DUTY_PUBLICATION_CHILD"
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		os.Exit(runChild(role))
-	}
+	childtest.Run(childEnv, map[string]func() error{
+		"sub":         childSubscriber,
+		"sub-hang":    childSubscriberHang,
+		"pub-claimer": childPublisherClaimer,
+	})
 	goleak.VerifyTestMain(m)
-}
-
-func runChild(role string) int {
-	var err error
-	switch role {
-	case "sub":
-		err = childSubscriber()
-	case "sub-hang":
-		err = childSubscriberHang()
-	case "pub-claimer":
-		err = childPublisherClaimer()
-	default:
-		err = fmt.Errorf("unknown role %q", role)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child", role, "failed:", err)
-		return 1
-	}
-	return 0
 }
 
 func envInt(name string) int {
@@ -80,83 +61,13 @@ func testDir(t testing.TB) string {
 }
 
 // proc is a child process of this test.
-type proc struct {
-	cmd    *exec.Cmd
-	stdout *bufio.Reader
-	stderr *strings.Builder
-}
+type proc = childtest.Proc
 
-// startChild starts the test binary in role with env added, and returns
-// it running. The child is killed and reaped at the end of the test if it
-// is still running: only processes this test started are ever signalled.
+// startChild starts the test binary in role with env added
+// (childtest.Start).
 func startChild(t *testing.T, role string, env ...string) *proc {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
-	cmd.Stderr = p.stderr
-	var out io.ReadCloser
-	out, err = cmd.StdoutPipe()
-	require.NoError(t, err)
-	p.stdout = bufio.NewReader(out)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return p
-}
-
-// line reads the child's next stdout line, failing the test (instead of
-// hanging) if none comes within a generous time.
-func (p *proc) line(t *testing.T) string {
-	t.Helper()
-	type result struct {
-		s   string
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := p.stdout.ReadString('\n')
-		ch <- result{strings.TrimSpace(s), err}
-	}()
-	select {
-	case r := <-ch:
-		require.NoError(t, r.err, "child stderr: %s", p.stderr)
-		return r.s
-	case <-time.After(60 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-ch
-		t.Fatalf("no line from child %v; stderr: %s", p.cmd.Args, p.stderr)
-		return ""
-	}
-}
-
-// wait reaps the child and returns its exit error.
-func (p *proc) wait(t *testing.T) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(120 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-		t.Fatalf("child %v did not exit; stderr: %s", p.cmd.Args, p.stderr)
-		return nil
-	}
-}
-
-// kill sends SIGKILL to this test's own child and reaps it.
-func (p *proc) kill(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	_ = p.wait(t)
+	return childtest.Start(t, childEnv, role, env...)
 }
 
 func pathEnv(path string) string { return "DUTY_IPC_PATH=" + path }
