@@ -96,8 +96,8 @@
 // reader's decoding, Recv, Drain, and a bridge's delivery into a mailbox.
 // A send queue is a ring sized from the high-water mark when the socket
 // (or, for PUB and ROUTER, the peer) is made; a message too large for it
-// (more than 4 KiB of frames) is copied into a buffer of the queue's own,
-// kept for the next one. The receive queue's buffers, a Message's and the
+// (more than 4 KiB of frames) is copied into a buffer of the queue's own;
+// eight such buffers of up to 1 MiB are kept for the next ones. The receive queue's buffers, a Message's and the
 // decoder's grow to the largest batch or message seen, then are reused; a
 // large message through the
 // receive queue takes a buffer that an earlier one gave back, or a new one

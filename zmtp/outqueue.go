@@ -145,8 +145,12 @@ const (
 const MaxHWM = 1 << 20
 
 // maxSpare is the largest buffer a ref slot keeps for the next message;
-// a larger one, grown by a large message, is let go.
-const maxSpare = 1 << 20
+// a larger one, grown by a large message, is let go. refKeep is how many
+// free slots keep theirs.
+const (
+	maxSpare = 1 << 20
+	refKeep  = 8
+)
 
 func newOutQueue(hwm int) *outQueue {
 	hwm = min(max(hwm, 1), MaxHWM)
@@ -361,11 +365,14 @@ func (q *outQueue) unref(i int32) {
 	}
 }
 
-// freeRefs returns ref slots to the free list.
+// freeRefs returns ref slots to the free list. The first refKeep free
+// slots keep their buffers (up to maxSpare bytes each) for the next large
+// messages; the others let theirs go, so that a burst of large messages
+// leaves no more than that behind.
 func (q *outQueue) freeRefs(slots []int32) {
 	q.refMu.Lock()
 	for _, i := range slots {
-		if cap(q.refs[i].buf) > maxSpare {
+		if cap(q.refs[i].buf) > maxSpare || len(q.refFree) >= refKeep {
 			q.refs[i].buf = nil
 		}
 		q.refFree = append(q.refFree, i)

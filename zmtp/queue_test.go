@@ -351,3 +351,28 @@ func TestOutQueueSmallMessagesStayInTheRing(t *testing.T) {
 	defer q.refMu.Unlock()
 	require.Empty(t, q.refs, "a small message took a ref slot")
 }
+
+// A burst of large messages leaves at most refKeep buffers behind in the
+// queue's free ref slots.
+func TestOutQueueKeepsFewLargeBuffers(t *testing.T) {
+	const n = 64
+	q := newOutQueue(n)
+	big := pattern(5, 2*inlineMax)
+	for range n {
+		require.True(t, q.tryPut([][]byte{big}))
+	}
+	var ob outBatch
+	for q.take(&ob) > 0 {
+		q.done(&ob)
+	}
+	q.refMu.Lock()
+	defer q.refMu.Unlock()
+	require.Len(t, q.refs, n, "each message had a slot")
+	kept := 0
+	for _, s := range q.refs {
+		if s.buf != nil {
+			kept++
+		}
+	}
+	require.Equal(t, refKeep, kept)
+}
