@@ -45,7 +45,11 @@ import (
 // expects acquires them. A writer stores head (sequentially consistent)
 // after the system call that read the bytes it releases: a sender that
 // loads head before its claim writes over written bytes only. The
-// written count is an atomic add after the write.
+// written count is an atomic add after the write. A sender loads the tail
+// before written and head, so those may have moved past what its tail
+// word counts (writers took and wrote what other senders claimed since):
+// it takes that tail word as stale and loads it again, never as a full
+// queue or a full ring.
 //
 // Waking. A writer that found nothing to take waits on notEmpty, after
 // announcing itself in sleepers and looking at the tail once more; a
@@ -117,9 +121,10 @@ type flight struct {
 // A refSlot holds the frames of one message that is not in the ring.
 type refSlot struct{ buf []byte }
 
-// The tail's and head's packing: bytes in the low posBits, messages above.
-// The top bit is set while a sender writes a message itself (claimBit):
-// one at a time, as a claim needs nothing else held.
+// The tail's packing: bytes in the low posBits, messages in the msgBits
+// above (head and takenPos count bytes, taken and written messages, with
+// the same wrapping). The top bit is set while a sender writes a message
+// itself (claimBit): one at a time, as a claim needs nothing else held.
 const (
 	posBits  = 40
 	posMask  = 1<<posBits - 1
@@ -139,9 +144,9 @@ const (
 	takeMax = 256 << 10
 )
 
-// MaxHWM is the largest Options.HWM: a larger one is MaxHWM. The send
-// queue's ring takes ringPerMsg bytes, and its commit slots 16 bytes, per
-// message of the high-water mark.
+// MaxHWM is the largest Options.HWM: a larger one is MaxHWM. A send
+// queue's ring takes 64 bytes, and its commit slots 16 bytes, per message
+// of the high-water mark.
 const MaxHWM = 1 << 20
 
 // maxSpare is the largest buffer a ref slot keeps for the next message;
