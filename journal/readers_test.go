@@ -382,7 +382,15 @@ func TestReadersRegisterWhileRetentionRuns(t *testing.T) {
 					errs <- err
 				}()
 			}
-			for i := range n {
+			// n records at least, then on (slowly) until retention has
+			// deleted a segment while the readers read: readers slowed
+			// down (-race, a busy machine) hold the oldest segments for
+			// longer than the n appends take.
+			deadline := time.Now().Add(time.Minute)
+			for i := 0; i < n || j.Stats().DeletedSegments == 0 && time.Now().Before(deadline); i++ {
+				if i >= n {
+					time.Sleep(100 * time.Microsecond)
+				}
 				appendN(t, j, 1, 1)
 				if i%40 == 0 {
 					_, err := j.ApplyRetention()
