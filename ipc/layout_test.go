@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/layoutdoc"
+	"github.com/dutyrt/duty/internal/procinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/agent/clock"
@@ -89,7 +90,7 @@ func TestLayoutRawBytes(t *testing.T) {
 	require.Equal(t, uint64(20480), le.Uint64(b[32:]), "file length")
 	require.Len(t, b, 20480)
 	require.Equal(t, uint64(os.Getpid()), le.Uint64(b[40:]), "pid")
-	start, _, known := processInfo(os.Getpid())
+	start, _, known := procinfo.Info(os.Getpid())
 	require.True(t, known)
 	require.Equal(t, start, le.Uint64(b[48:]), "start time")
 	require.NotZero(t, start)

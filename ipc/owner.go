@@ -81,7 +81,7 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 		HeartbeatMillis: heartbeat,
 		Timeout:         timeout,
 	}
-	l.Running = processRunning(l.PID, l.StartTime)
+	l.Running = procinfo.Running(l.PID, l.StartTime)
 	if heartbeat == HeartbeatClosed {
 		l.State = OwnerClosed
 		return l
@@ -164,18 +164,10 @@ func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
 	return nil
 }
 
-// processRunning is procinfo.Running: pid exists, is not a zombie and
-// (when both are known) started at start.
-func processRunning(pid int, start uint64) bool { return procinfo.Running(pid, start) }
-
-// processInfo is procinfo.Info: the start time and liveness of pid, which
-// kill(2) has just found (known false: the platform cannot say).
-func processInfo(pid int) (start uint64, gone, known bool) { return procinfo.Info(pid) }
-
-// selfStartTime is this process's start time, in processInfo's units (0
-// where the platform cannot tell).
+// selfStartTime is this process's start time, in procinfo.Info's units
+// (0 where the platform cannot tell).
 var selfStartTime = sync.OnceValue(func() uint64 {
-	st, _, known := processInfo(os.Getpid())
+	st, _, known := procinfo.Info(os.Getpid())
 	if !known {
 		return 0
 	}

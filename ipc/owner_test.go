@@ -12,21 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/internal/procinfo"
 )
 
-// TestProcessInfo: the process table knows this process, with the start
-// time Create stores, and processRunning tells it from a reused pid.
-func TestProcessInfo(t *testing.T) {
-	start, gone, known := processInfo(os.Getpid())
+// The start time Create stores as the owner's is this process's in the
+// process table, by which procinfo.Running tells it from a reused pid
+// (internal/procinfo tests the liveness rules themselves).
+func TestSelfStartTimeIsThisProcess(t *testing.T) {
+	start, gone, known := procinfo.Info(os.Getpid())
 	require.True(t, known, "this platform's process table answers for this process")
 	require.False(t, gone)
 	require.NotZero(t, start)
 	require.Equal(t, start, selfStartTime())
-	require.True(t, processRunning(os.Getpid(), start))
-	require.False(t, processRunning(os.Getpid(), start+1), "a reused pid has another start time")
-	require.True(t, processRunning(os.Getpid(), 0), "unknown start time: the pid decides")
-	require.False(t, processRunning(0, 0))
-	require.False(t, processRunning(-1, 0))
+	require.True(t, procinfo.Running(os.Getpid(), selfStartTime()))
 }
 
 // deadPID returns the pid of a child of this test that has exited and been
@@ -35,26 +33,6 @@ func deadPID(t *testing.T) int {
 	p := startChild(t, "", "exit").Start(t)
 	require.NoError(t, p.Wait(t))
 	return p.Cmd.Process.Pid
-}
-
-func TestProcessRunningZombie(t *testing.T) {
-	p := startChild(t, "", "exit").Start(t)
-	pid := p.Cmd.Process.Pid
-	start, _, known := processInfo(pid)
-	require.True(t, known, "an unreaped child stays in the process table")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, gone, known := processInfo(pid)
-		require.True(t, known, "an unreaped child stays in the process table")
-		if gone {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "child never exited")
-		time.Sleep(time.Millisecond)
-	}
-	require.False(t, processRunning(pid, start), "a zombie is not running")
-	require.NoError(t, p.Wait(t))
-	require.False(t, processRunning(pid, start))
 }
 
 // TestLivenessRules forges owner fields and checks the state, and what

@@ -3,6 +3,8 @@ package ipc
 import (
 	"os"
 	"time"
+
+	"github.com/dutyrt/duty/internal/procinfo"
 )
 
 // What layers built on the file layer (ipc/publication) need of it beyond
@@ -44,7 +46,7 @@ func (f *File) OwnerGone(nowMillis int64) bool {
 	if age, timeout := nowMillis-hb, f.hdr.livenessTimeout; age <= timeout && age >= -timeout {
 		return false
 	}
-	return !processRunning(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
+	return !procinfo.Running(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
 }
 
 // PollInterval returns the poll interval opts set (WithPollInterval), else

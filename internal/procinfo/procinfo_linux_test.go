@@ -9,19 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestInfoOfThisProcess(t *testing.T) {
-	start, gone, known := Info(os.Getpid())
-	require.True(t, known)
-	require.False(t, gone)
-	require.NotZero(t, start)
-	again, _, _ := Info(os.Getpid())
-	require.Equal(t, start, again, "the start time is the process's identity")
+// The pid namespace of this process is known on Linux.
+func TestPidNamespaceIsKnown(t *testing.T) {
 	require.NotZero(t, PidNamespace())
-	require.True(t, Running(os.Getpid(), start))
-	require.True(t, Running(os.Getpid(), 0), "an unknown start is not compared")
-	require.False(t, Running(os.Getpid(), start+1), "another start time: a reused pid")
-	require.False(t, Running(0, 0))
-	require.False(t, Running(-1, 0))
 }
 
 // A child that has exited and is not reaped yet is gone (a zombie), and
