@@ -49,18 +49,11 @@ func TestExchangeKilled(t *testing.T) {
 			defer cancel()
 			dir := t.TempDir()
 			cmd, sc, stderr := demo(t, ctx, mode, "-dir", dir, "-duration", "1m", "-instruments", "2", "-rate", "20000", "-drain", "2s")
-			var head strings.Builder
-			for sc.Scan() {
-				head.WriteString(sc.Text() + "\n")
-				if strings.HasPrefix(sc.Text(), "t=1s ") {
-					break
-				}
-			}
-			require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+			head := untilFirstTick(t, sc, stderr)
 			kids := childrenOf(t, cmd.Process.Pid)
 			require.Len(t, kids, 1, "the demo's exchange process")
 			require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
-			out, code := finish(t, cmd, sc, head.String())
+			out, code := finish(t, cmd, sc, head)
 			t.Logf("%s%s", out, stderr)
 			require.Equal(t, 1, code)
 			require.Contains(t, out, "final: exchange process ended")

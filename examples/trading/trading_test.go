@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dutyrt/duty/ipc/counters"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dutyrt/duty/ipc/counters"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -268,6 +269,21 @@ func demo(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd, *bufio.
 
 // finish reads the rest of the demo's stdout and waits for it: its output
 // and exit status.
+// untilFirstTick reads the demo's output up to and including its first
+// live line ("t=1s ..."), which it must print, and returns what it read.
+func untilFirstTick(t *testing.T, sc *bufio.Scanner, stderr *bytes.Buffer) string {
+	t.Helper()
+	var head strings.Builder
+	for sc.Scan() {
+		head.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "t=1s ") {
+			break
+		}
+	}
+	require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+	return head.String()
+}
+
 func finish(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, prefix string) (string, int) {
 	t.Helper()
 	var b strings.Builder
@@ -334,16 +350,9 @@ func TestInterrupt(t *testing.T) {
 			defer cancel()
 			args := append([]string{"-duration", "1m", "-instruments", "4", "-rate", "30000"}, mode...)
 			cmd, sc, stderr := demo(t, ctx, args...)
-			var head strings.Builder
-			for sc.Scan() {
-				head.WriteString(sc.Text() + "\n")
-				if strings.HasPrefix(sc.Text(), "t=1s ") {
-					break
-				}
-			}
-			require.Contains(t, head.String(), "t=1s ", "stderr: %s", stderr)
+			head := untilFirstTick(t, sc, stderr)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-			out, code := finish(t, cmd, sc, head.String())
+			out, code := finish(t, cmd, sc, head)
 			t.Logf("%s%s", out, stderr)
 			require.Equal(t, 0, code)
 			require.Contains(t, out, "final: interrupted")
