@@ -24,7 +24,7 @@
 //     libzmq and its bindings.
 //   - ipc: shared-memory files (create, open, own, remove, liveness,
 //     cleanup), mailboxes in them, counters, error logs and latency
-//     histograms (ipc/counters, ipc/errlog, ipc/histogram);
+//     histograms (counters, ipc/errlog, ipc/histogram);
 //     ipc/publication: an Aeron-style IPC publication and its
 //     subscriptions.
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 )
 
 // countersOwnerRole is the child role of the cross-process counters test.

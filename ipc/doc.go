@@ -30,7 +30,7 @@
 //     its heartbeat (mailbox.ErrConsumerDead); the owner unblocks claims of
 //     dead senders.
 //   - CreateCounters and OpenCounters: a counters file in Agrona's layout
-//     (package ipc/counters), written by its owner, read by anyone
+//     (package counters), written by its owner, read by anyone
 //     (OpenReadOnly maps it PROT_READ); cmd/dutystat prints it.
 //
 // # Concurrency contract

@@ -15,8 +15,8 @@ import (
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )

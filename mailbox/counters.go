@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 )
 
 // liveCounters are a mailbox's statistics published as counters

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
-	"github.com/dutyrt/duty/ipc/counters"
 )
 
 // A mailbox on the heap publishes its statistics into counters, updated

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/ringbuf"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 	"github.com/nats-io/nats.go"
 )
 

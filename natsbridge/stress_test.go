@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/require"

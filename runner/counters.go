@@ -8,7 +8,7 @@ import (
 	"time"
 
 	// Imported under another name: this package has a type counters.
-	ipccounters "github.com/dutyrt/duty/ipc/counters"
+	ipccounters "github.com/dutyrt/duty/counters"
 )
 
 // StatsCounters mirrors one Runner's statistics into five counters of a

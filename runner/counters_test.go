@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent"
+	ipccounters "github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
-	ipccounters "github.com/dutyrt/duty/ipc/counters"
 )
 
 func newCountersManager(t *testing.T, n int, reuse time.Duration) (*ipccounters.Manager, *ipccounters.Reader) {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent/clock"
+	ipccounters "github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
-	ipccounters "github.com/dutyrt/duty/ipc/counters"
 )
 
 // Policy says what the runner does after an agent's DoWork returns an error

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 )
 
 // The Prometheus exporter (-serve ADDR): every scrape of /metrics samples

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/counters"
 )
 
 // A counters file removed and re-created under the same name between the

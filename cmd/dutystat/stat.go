@@ -22,8 +22,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/ipc/histogram"
 )

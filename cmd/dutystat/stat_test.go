@@ -19,9 +19,9 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )

@@ -6,13 +6,13 @@ import (
 	"sync/atomic"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/examples/trading/internal/exchange"
 	"github.com/dutyrt/duty/examples/trading/internal/feed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 )
 

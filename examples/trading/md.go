@@ -16,9 +16,9 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/zmtp"
 )

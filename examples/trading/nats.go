@@ -21,8 +21,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/natsbridge"
 	"github.com/dutyrt/duty/runner"

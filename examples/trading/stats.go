@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/counters"
 	"github.com/dutyrt/duty/runner"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/broadcast"
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/ipc/histogram"
 	"github.com/dutyrt/duty/ringbuf"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/ipc/counters"
+	"github.com/dutyrt/duty/counters"
 )
 
 // An owner allocates counters; a reader (here over the same slices, in
