@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dutyrt/duty/ipc/errlog"
+	"github.com/dutyrt/duty/errlog"
 )
 
 // ErrorLogFile is a KindErrorLog file: one section holding a distinct error

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/ipc/errlog"
+	"github.com/dutyrt/duty/errlog"
 )
 
 // errlogOwnerRole is the child role of the cross-process error log test,

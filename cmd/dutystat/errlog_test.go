@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/errlog"
 )
 
 // TestErrorLogs: an error log file's distinct errors are listed with their

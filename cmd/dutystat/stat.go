@@ -23,8 +23,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/ipc/histogram"
 )
 

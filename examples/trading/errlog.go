@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/errlog"
 )
 
 // errLogLength is the size of each process's distinct error log: room for

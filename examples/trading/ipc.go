@@ -20,8 +20,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/dutyfx"
+	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )

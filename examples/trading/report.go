@@ -11,9 +11,9 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
-	"github.com/dutyrt/duty/ipc/errlog"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )

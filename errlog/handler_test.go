@@ -88,9 +88,9 @@ func TestHandlerWithRunnerPanics(t *testing.T) {
 	require.Equal(t, int64(5), obs[0].Count)
 	text := obs[0].Text
 	require.True(t, strings.HasPrefix(text, "*runner.PanicError: runner: agent panicky panicked: runtime error: invalid memory address or nil pointer dereference\n"), text)
-	require.Contains(t, text, "\tat github.com/dutyrt/duty/ipc/errlog.(*panicky).DoWork(")
+	require.Contains(t, text, "\tat github.com/dutyrt/duty/errlog.(*panicky).DoWork(")
 	require.Contains(t, text, "\nrecorded at:\n")
-	require.Contains(t, text, "\tat github.com/dutyrt/duty/ipc/errlog.poke(")
+	require.Contains(t, text, "\tat github.com/dutyrt/duty/errlog.poke(")
 	require.Contains(t, text, "\ncaused by: runtime.errorString: runtime error: invalid memory address or nil pointer dereference\n")
 	require.NotContains(t, text, "goroutine ")
 }

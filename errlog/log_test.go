@@ -114,7 +114,7 @@ func TestDistinctCallSites(t *testing.T) {
 	require.Len(t, obs, 3)
 	require.Equal(t, []int64{1, 1, 3}, []int64{obs[0].Count, obs[1].Count, obs[2].Count})
 	for _, o := range obs {
-		require.Contains(t, o.Text, "\tat github.com/dutyrt/duty/ipc/errlog.TestDistinctCallSites(")
+		require.Contains(t, o.Text, "\tat github.com/dutyrt/duty/errlog.TestDistinctCallSites(")
 	}
 	require.NotEqual(t, obs[0].Text, obs[1].Text, "the texts show different lines")
 }
@@ -275,11 +275,11 @@ func TestCarriedStacks(t *testing.T) {
 		require.Equal(t, int64(4), o.Count, o.Text)
 		require.NotContains(t, o.Text, "goroutine ")
 		require.NotContains(t, o.Text, "+0x")
-		require.Contains(t, o.Text, "\nrecorded at:\n\tat github.com/dutyrt/duty/ipc/errlog.TestCarriedStacks(")
+		require.Contains(t, o.Text, "\nrecorded at:\n\tat github.com/dutyrt/duty/errlog.TestCarriedStacks(")
 	}
 	require.True(t, strings.HasPrefix(obs[0].Text, "*errlog.panicked: agent x panicked: boom\n\tat runtime/debug.Stack("), obs[0].Text)
-	require.Contains(t, obs[0].Text, "\tat github.com/dutyrt/duty/ipc/errlog.panicSiteA(")
-	require.Contains(t, obs[1].Text, "\tat github.com/dutyrt/duty/ipc/errlog.panicSiteB(")
+	require.Contains(t, obs[0].Text, "\tat github.com/dutyrt/duty/errlog.panicSiteA(")
+	require.Contains(t, obs[1].Text, "\tat github.com/dutyrt/duty/errlog.panicSiteB(")
 	require.True(t, strings.HasPrefix(obs[2].Text, "*errlog.stacked: s\n\tat runtime/debug.Stack("), obs[2].Text)
 	require.Contains(t, obs[0].Text, "\tcreated by sync.(*WaitGroup).Go(")
 }

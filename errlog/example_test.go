@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/ipc/errlog"
+	"github.com/dutyrt/duty/errlog"
 )
 
 // A storm of the same error takes one record; another error takes another.
