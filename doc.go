@@ -24,7 +24,7 @@
 //     libzmq and its bindings.
 //   - ipc: shared-memory files (create, open, own, remove, liveness,
 //     cleanup), mailboxes in them, counters, error logs and latency
-//     histograms (counters, errlog, ipc/histogram);
+//     histograms (counters, errlog, histogram);
 //     ipc/publication: an Aeron-style IPC publication and its
 //     subscriptions.
 //

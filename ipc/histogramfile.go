@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dutyrt/duty/ipc/histogram"
+	"github.com/dutyrt/duty/histogram"
 )
 
 // HistogramSpec describes one histogram of a KindHistograms file.
@@ -19,7 +19,7 @@ type HistogramSpec struct {
 }
 
 // HistogramsFile is a KindHistograms file: one section holding histogram
-// regions (package ipc/histogram) one after another, each 8-byte aligned,
+// regions (package histogram) one after another, each 8-byte aligned,
 // so that other processes (cmd/dutystat, an exporter) read the latency
 // histograms of a process while it records them.
 //

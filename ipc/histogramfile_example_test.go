@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/histogram"
 )
 
 // Latency histograms in a shared file: the owner's agents record, another

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/agent/clock"
-	"github.com/dutyrt/duty/ipc/histogram"
+	"github.com/dutyrt/duty/histogram"
 )
 
 // histogramsOwnerRole is the child role of the cross-process histograms

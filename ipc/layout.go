@@ -101,7 +101,7 @@ const (
 	// section holding an errlog buffer.
 	KindErrorLog Kind = 4
 	// KindHistograms is a latency histograms file (histogramfile.go): one
-	// section holding ipc/histogram regions one after another.
+	// section holding histogram regions one after another.
 	KindHistograms Kind = 5
 	// KindUserMin is the first kind free for applications.
 	KindUserMin Kind = 1 << 16

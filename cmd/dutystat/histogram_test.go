@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/histogram"
 )
 
 // A histograms file: dutystat prints p50, p90, p99, p99.9 and max of each

@@ -24,8 +24,8 @@ import (
 
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/errlog"
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/histogram"
 )
 
 // Exit statuses.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/histogram"
 )
 
 // Histogram range: 1 ns to a minute, 3 significant digits.
@@ -41,7 +41,7 @@ func percentile(h *hdrhistogram.Histogram, perMille int64) int64 {
 var histConfig = histogram.Config{Lowest: histMin, Highest: histMax, SignificantFigures: histSigFigs}
 
 // latency is one agent's latency histogram, in shared memory
-// (ipc/histogram): the agent records into it from its duty cycle (no lock,
+// (histogram): the agent records into it from its duty cycle (no lock,
 // no allocation), dutystat and its exporter read it live from another
 // process, and the printer reads what was recorded since its last look by
 // difference of two snapshots, off the agent's thread. A value outside

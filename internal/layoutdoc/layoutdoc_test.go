@@ -11,7 +11,7 @@ import (
 	"github.com/dutyrt/duty/broadcast"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/errlog"
-	"github.com/dutyrt/duty/ipc/histogram"
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ringbuf"
 )
 

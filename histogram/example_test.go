@@ -3,7 +3,7 @@ package histogram_test
 import (
 	"fmt"
 
-	"github.com/dutyrt/duty/ipc/histogram"
+	"github.com/dutyrt/duty/histogram"
 )
 
 // An agent records latencies into a histogram; a reader (here in the same
