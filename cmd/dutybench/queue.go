@@ -3,10 +3,10 @@ package main
 import (
 	"time"
 
-	"github.com/dutyrt/duty/mailbox/queue"
+	"github.com/dutyrt/duty/queue"
 )
 
-// The object queues (mailbox/queue) in W1, as extra variants: the same
+// The object queues (queue) in W1, as extra variants: the same
 // 32-byte payload as a [32]byte value, in a queue of the channel's 2048
 // elements (the same 64 KiB). The producer offers, retrying at once while
 // the queue is full; the consumer drains up to the capacity per call,

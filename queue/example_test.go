@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/mailbox/queue"
+	"github.com/dutyrt/duty/queue"
 )
 
 type Order struct {
