@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 )
 
 // clocked records the cached clock's value in OnStart and each DoWork and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 )
 

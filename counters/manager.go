@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/errlog"
 )
 

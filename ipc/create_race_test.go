@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 )
 
 // Create must not fail with an unclassified error because a cleaner

@@ -12,7 +12,7 @@ import (
 	"github.com/dutyrt/duty/internal/procinfo"
 	"golang.org/x/sys/unix"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 )
 
 // TestLayoutConstants pins every offset to the byte table in docs/ipc.md.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dutyrt/duty"
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/mailbox"

@@ -4,7 +4,7 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 )
 
 // Defaults.

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/pad"

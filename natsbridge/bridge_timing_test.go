@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	ipccounters "github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/idle"
 )
 

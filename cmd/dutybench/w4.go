@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	dutyclock "github.com/dutyrt/duty/agent/clock"
+	dutyclock "github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/ipc"

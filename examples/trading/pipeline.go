@@ -15,7 +15,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"

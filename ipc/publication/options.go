@@ -3,7 +3,7 @@ package publication
 import (
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/ipc"
 )
 

@@ -25,7 +25,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/examples/trading/internal/feed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/zmtp"

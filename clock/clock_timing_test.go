@@ -13,7 +13,7 @@ var sink int64
 // The clocks' read costs against the package time calls they replace or
 // wrap. Reproduce docs/clock.md with
 //
-//	go test -run '^$' -bench . -count 5 ./agent/clock/
+//	go test -run '^$' -bench . -count 5 ./clock/
 //
 // Baselines: BenchmarkTimeSince (one monotonic read) and
 // BenchmarkTimeNowUnixNano (a wall and a monotonic read).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dutyrt/duty/agent/clock"
+	"github.com/dutyrt/duty/clock"
 )
 
 // heartbeat is an agent-like component that reads time from a clock.Nano
