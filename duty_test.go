@@ -73,7 +73,7 @@ var layer = map[string]int{
 	"internal/record": 2,
 	"":                1, // the root package: the corruption marker
 	"zmtp":            5,
-	"idle":            2, "clock": 2, "agent/timer": 2,
+	"idle":            2, "clock": 2, "timer": 2,
 	"agent": 3, "ringbuf": 3, "broadcast": 3, "queue": 3, "counters": 3, "errlog": 3, "histogram": 3,
 	"mailbox": 4, "runner": 4,
 	"ipc": 5, "journal": 5,

@@ -3,7 +3,7 @@ package message
 import (
 	"errors"
 
-	"github.com/dutyrt/duty/agent/timer"
+	"github.com/dutyrt/duty/timer"
 )
 
 // Calls correlates the requests an agent sends with their replies, by an

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dutyrt/duty/agent/timer"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
+	"github.com/dutyrt/duty/timer"
 )
 
 // Order travels as its own 24 bytes: every byte belongs to a field.

@@ -6,10 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/agent/timer"
 	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/timer"
 )
 
 func TestAddress(t *testing.T) {

@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/timer"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/runner"
+	"github.com/dutyrt/duty/timer"
 )
 
 // The messages: fixed layouts, sent as their own bytes.

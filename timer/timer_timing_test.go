@@ -84,7 +84,7 @@ var benchSizes = []int{1_000, 100_000}
 // BenchmarkScheduleCancel: with n timers pending at random deadlines up to
 // n µs ahead, schedule one more and cancel it. Reproduce docs/timer.md with
 //
-//	go test -run '^$' -bench 'BenchmarkScheduleCancel|BenchmarkSchedulePoll' -count 5 ./agent/timer/
+//	go test -run '^$' -bench 'BenchmarkScheduleCancel|BenchmarkSchedulePoll' -count 5 ./timer/
 func BenchmarkScheduleCancel(b *testing.B) {
 	for _, n := range benchSizes {
 		span := int64(n) * 1000

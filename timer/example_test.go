@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/agent/timer"
+	"github.com/dutyrt/duty/timer"
 )
 
 func ExampleWheel() {
