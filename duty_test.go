@@ -77,7 +77,7 @@ var layer = map[string]int{
 	"agent": 3, "ringbuf": 3, "broadcast": 3, "queue": 3, "counters": 3, "errlog": 3, "histogram": 3,
 	"mailbox": 4, "runner": 4,
 	"ipc": 5, "journal": 5,
-	"message":         6,
+	"message":         5,
 	"dutyfx":          7,
 	"ipc/publication": 6,
 	"natsbridge":      7, "natsbridge/natsfx": 8, "journal/pubrecord": 7,

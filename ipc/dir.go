@@ -1,11 +1,15 @@
 package ipc
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/dutyrt/duty/mailbox"
 )
 
 // tempPrefix starts the name of a file Create is building before it links
@@ -44,4 +48,30 @@ func ValidateName(name string) error {
 		return fmt.Errorf("%w: %q uses the reserved prefix %q", ErrName, name, tempPrefix)
 	}
 	return nil
+}
+
+// Dir is the mailbox files of a directory, opened by name as a sender
+// (OpenMailbox with its options) for a message.Registry. A name that
+// cannot be a file's name (ValidateName) is refused.
+func Dir(path string, opts ...Option) MailboxDir {
+	return MailboxDir{path: path, opts: opts}
+}
+
+// MailboxDir is what Dir returns.
+type MailboxDir struct {
+	path string
+	opts []Option
+}
+
+// OpenMailbox opens the mailbox file called name in the directory as a
+// sender; the MailboxFile releases it.
+func (d MailboxDir) OpenMailbox(ctx context.Context, name string) (*mailbox.Mailbox, io.Closer, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, nil, err
+	}
+	mb, mf, err := OpenMailbox(ctx, filepath.Join(d.path, name), d.opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mb, mf, nil
 }

@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io"
 	"sync"
 	"sync/atomic"
 
-	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -50,23 +49,30 @@ func (a Address) String() string {
 // IsZero reports whether a names nothing.
 func (a Address) IsZero() bool { return a == Address{} }
 
+// A Directory opens, by name, mailboxes that live beyond this process, for
+// a Registry: ipc.Dir is the mailbox files of a directory. OpenMailbox
+// returns a sender of the mailbox and what releases it, or an error.
+type Directory interface {
+	OpenMailbox(ctx context.Context, name string) (*mailbox.Mailbox, io.Closer, error)
+}
+
 // Registry resolves addresses to mailboxes: those registered in this
-// process, and, when it has a directory, the mailbox files there, which
-// it opens as a sender (ipc.OpenMailbox) the first time they are looked
-// up and keeps open until Close. Lookups of a known address take no lock
-// and allocate nothing; a Registry is safe for concurrent use.
+// process, and, when it has a Directory, the mailboxes there, which it
+// opens as a sender the first time they are looked up and keeps open
+// until Close. Lookups of a known address take no lock and allocate
+// nothing; a Registry is safe for concurrent use.
 type Registry struct {
-	dir   string
+	dir   Directory
 	mu    sync.Mutex // serialises changes to known and opens
 	known atomic.Pointer[map[Address]*mailbox.Mailbox]
-	files map[Address]*ipc.MailboxFile
-	opts  []ipc.Option
+	files map[Address]io.Closer
 }
 
 // NewRegistry returns a registry that resolves names registered with
-// Register and, if dir is not "", mailbox files in dir, opened with opts.
-func NewRegistry(dir string, opts ...ipc.Option) *Registry {
-	r := &Registry{dir: dir, opts: opts}
+// Register and, if dir is not nil, the mailboxes dir opens by name
+// (message.NewRegistry(ipc.Dir(path)) for the mailbox files in path).
+func NewRegistry(dir Directory) *Registry {
+	r := &Registry{dir: dir}
 	r.known.Store(&map[Address]*mailbox.Mailbox{})
 	return r
 }
@@ -99,9 +105,8 @@ func (r *Registry) add(a Address, mb *mailbox.Mailbox) {
 }
 
 // Lookup returns the mailbox at a. An address neither registered nor
-// (with a directory) the name of a mailbox file there is an error
-// wrapping ErrUnknownAddress; opening a file may wait for it to be ready,
-// up to ctx (see ipc.OpenMailbox).
+// (with a Directory) the name of a mailbox there is an error wrapping
+// ErrUnknownAddress; opening one may wait up to ctx (see ipc.Dir).
 func (r *Registry) Lookup(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
 	if mb, ok := (*r.known.Load())[a]; ok {
 		return mb, nil
@@ -110,31 +115,28 @@ func (r *Registry) Lookup(ctx context.Context, a Address) (*mailbox.Mailbox, err
 }
 
 func (r *Registry) open(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
-	if r.dir == "" || a.IsZero() {
+	if r.dir == nil || a.IsZero() {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAddress, a)
 	}
 	name := a.String()
-	if err := ipc.ValidateName(name); err != nil {
-		return nil, fmt.Errorf("%w: %q: %w", ErrUnknownAddress, name, err)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if mb, ok := (*r.known.Load())[a]; ok {
 		return mb, nil
 	}
-	mb, mf, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, name), r.opts...)
+	mb, mf, err := r.dir.OpenMailbox(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", ErrUnknownAddress, name, err)
 	}
 	if r.files == nil {
-		r.files = make(map[Address]*ipc.MailboxFile)
+		r.files = make(map[Address]io.Closer)
 	}
 	r.files[a] = mf
 	r.add(a, mb)
 	return mb, nil
 }
 
-// Close closes the mailbox files the registry opened and forgets their
+// Close closes the mailboxes the registry's Directory opened and forgets their
 // addresses (a later Lookup opens them again); a mailbox looked up before
 // is unusable afterwards (mailbox.ErrClosed). Registered mailboxes are
 // left alone.

@@ -47,7 +47,7 @@
 //
 // A request carries its sender's Address (a fixed 32-byte name) and a call
 // id; a Registry resolves the address to a mailbox in this process or in a
-// directory of mailbox files; Calls keeps each request with a deadline on
+// Directory such as ipc.Dir (mailbox files); Calls keeps each request with a deadline on
 // a timer wheel the agent polls from its duty cycle.
 //
 // # Routing

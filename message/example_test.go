@@ -91,7 +91,7 @@ var (
 // with a deadline on Calls' timer wheel. Both sides would be agents;
 // here one goroutine steps them.
 func ExampleCalls() {
-	reg := message.NewRegistry("") // "" : this process only; a directory adds mailbox files
+	reg := message.NewRegistry(nil) // nil: this process only; ipc.Dir(path) adds mailbox files
 	serverBox, _ := mailbox.New(mailbox.Config{Name: "server"})
 	clientBox, _ := mailbox.New(mailbox.Config{Name: "client"})
 	server, _ := reg.Register("server", serverBox)

@@ -30,7 +30,7 @@ func TestAddress(t *testing.T) {
 func TestRegistryInProcessAndInFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	r := NewRegistry(dir)
+	r := NewRegistry(ipc.Dir(dir))
 	local := newMailbox(t)
 	a, err := r.Register("local", local)
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestRegistryInProcessAndInFiles(t *testing.T) {
 	nobody, _ := AddressOf("nobody")
 	_, err = r.Lookup(ctx, nobody)
 	require.ErrorIs(t, err, ErrUnknownAddress)
-	_, err = NewRegistry("").Lookup(ctx, ra)
+	_, err = NewRegistry(nil).Lookup(ctx, ra)
 	require.ErrorIs(t, err, ErrUnknownAddress, "no directory: only registered names")
 
 	require.NoError(t, r.Close())
@@ -73,7 +73,7 @@ func TestRegistryLookupDoesNotAllocate(t *testing.T) {
 	if buildtags.Race {
 		t.Skip("the race detector allocates")
 	}
-	r := NewRegistry("")
+	r := NewRegistry(nil)
 	a, err := r.Register("x", newMailbox(t))
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -21,7 +21,7 @@ func withFx(ctx context.Context, n int, out io.Writer) error {
 		dutyfx.Mailbox("server", mailbox.Config{}),
 		dutyfx.Mailbox("client", mailbox.Config{}),
 		fx.Provide(fx.Annotate(func(s, c *mailbox.Mailbox) (*message.Registry, error) {
-			reg := message.NewRegistry("")
+			reg := message.NewRegistry(nil)
 			_, err := reg.Register("server", s)
 			if err == nil {
 				_, err = reg.Register("client", c)

@@ -33,7 +33,7 @@ func crossProcess(ctx context.Context, n int, out io.Writer, server func(dir str
 	if err := child.Start(); err != nil {
 		return err
 	}
-	reg := message.NewRegistry(dir, ipc.WithWaitForFile())
+	reg := message.NewRegistry(ipc.Dir(dir, ipc.WithWaitForFile()))
 	defer reg.Close()
 	serverAddr, _ := message.AddressOf("server")
 	serverBox, err := reg.Lookup(ctx, serverAddr) // waits for the child's file
@@ -69,7 +69,7 @@ func serveProcess(ctx context.Context, dir string) error {
 		return err
 	}
 	defer f.Close()
-	s := newServer(in, message.NewRegistry(dir))
+	s := newServer(in, message.NewRegistry(ipc.Dir(dir)))
 	s.router.Fallback(func(m *mailbox.Message) error {
 		if m.TypeID() == typeStop {
 			s.stop = true

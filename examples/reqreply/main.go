@@ -146,7 +146,7 @@ func (c *client) DoWork() (int, error) {
 
 // inProcess runs both agents in one runner.Group.
 func inProcess(ctx context.Context, n int, out io.Writer) error {
-	reg := message.NewRegistry("")
+	reg := message.NewRegistry(nil)
 	serverBox, _ := mailbox.New(mailbox.Config{Name: "server"})
 	clientBox, _ := mailbox.New(mailbox.Config{Name: "client"})
 	if _, err := reg.Register("server", serverBox); err != nil {

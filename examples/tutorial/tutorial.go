@@ -119,7 +119,7 @@ func (a *Asker) DoWork() (int, error) {
 func InProcess(ctx context.Context, n int) (int64, error) {
 	adderBox, _ := mailbox.New(mailbox.Config{Name: "adder"})
 	askerBox, _ := mailbox.New(mailbox.Config{Name: "asker"})
-	reg := message.NewRegistry("")
+	reg := message.NewRegistry(nil)
 	reg.Register("adder", adderBox)
 	self, _ := reg.Register("asker", askerBox)
 
@@ -154,7 +154,7 @@ func WithFx(ctx context.Context, n int) (int64, error) {
 		dutyfx.Mailbox("adder", mailbox.Config{}),
 		dutyfx.Mailbox("asker", mailbox.Config{}),
 		fx.Provide(fx.Annotate(func(adder, asker *mailbox.Mailbox) *message.Registry {
-			reg := message.NewRegistry("")
+			reg := message.NewRegistry(nil)
 			reg.Register("adder", adder)
 			reg.Register("asker", asker)
 			return reg
@@ -185,7 +185,7 @@ func Serve(ctx context.Context, dir string) error {
 		return err
 	}
 	defer file.Close()
-	reg := message.NewRegistry(dir)
+	reg := message.NewRegistry(ipc.Dir(dir))
 	defer reg.Close()
 	adder, err := NewAdder(in, reg)
 	if err != nil {
@@ -214,7 +214,7 @@ func Ask(ctx context.Context, dir string, n int, adderProcess *exec.Cmd) (int64,
 		return 0, err
 	}
 	defer func() { adderProcess.Process.Kill(); adderProcess.Wait() }()
-	reg := message.NewRegistry(dir, ipc.WithWaitForFile())
+	reg := message.NewRegistry(ipc.Dir(dir, ipc.WithWaitForFile()))
 	defer reg.Close()
 	adderBox, err := reg.Lookup(ctx, mustAddress("adder")) // waits for its file
 	if err != nil {
