@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dutyrt/duty/counters"
 )
 
@@ -153,27 +151,5 @@ func (c *CountersFile) Close() error { return c.file.Close() }
 // releases), and structures whose readers write (a ring's consumer) cannot
 // be used through it.
 func OpenReadOnly(ctx context.Context, path string, opts ...Option) (*File, error) {
-	return openWith(ctx, path, unix.O_RDONLY, mapReadOnly, opts)
-}
-
-// mapReadOnly maps a validated file PROT_READ at its declared length.
-func mapReadOnly(path string, fd int, h header, c config) (*File, error) {
-	flags := unix.MAP_SHARED
-	if c.populate {
-		flags |= mapPopulate
-	}
-	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ, flags)
-	if err != nil {
-		return nil, osError("map", path, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		_ = unix.Munmap(data)
-		return nil, osError("fstat", path, err)
-	}
-	if st.Size < h.fileLength { // shrank since validation
-		_ = unix.Munmap(data)
-		return nil, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, st.Size, h.fileLength)
-	}
-	return newFile(path, fd, data, h, false, &st), nil
+	return openWith(ctx, path, false, opts)
 }

@@ -16,12 +16,14 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// fallocate is the platform's preallocation (sysFallocate: fallocate(2) on
-// Linux, fcntl F_PREALLOCATE on darwin); tests replace it to exercise the
-// fallback and the full-file-system path.
-var fallocate = sysFallocate
+// fallocate is the platform's preallocation (mmapfile.Fallocate:
+// fallocate(2) on Linux, fcntl F_PREALLOCATE on darwin); tests replace it
+// to exercise the fallback and the full-file-system path.
+var fallocate = mmapfile.Fallocate
 
 // checkSpaceFn is checkSpace; a test disables it to reach fallocate's own
 // ENOSPC.
@@ -199,7 +201,7 @@ func build(target, path string, h header, c config) (f *File, err error) {
 	defer func() {
 		if err != nil {
 			if data != nil {
-				_ = unix.Munmap(data)
+				_ = mmapfile.Unmap(data)
 			}
 			// Under our lock no cleaner unlinks the inode, so if target
 			// still names it here, it names it at the unlink too.
@@ -210,14 +212,10 @@ func build(target, path string, h header, c config) (f *File, err error) {
 	if err := unix.Fchmod(fd, uint32(c.mode)); err != nil { // bypass the umask
 		return nil, osError("chmod", target, err)
 	}
-	if err := preallocate(fd, h.fileLength); err != nil {
+	if err := mmapfile.Preallocate(fd, h.fileLength, fallocate); err != nil {
 		return nil, osError("preallocate", target, err)
 	}
-	flags := unix.MAP_SHARED
-	if c.populate {
-		flags |= mapPopulate
-	}
-	data, err = unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ|unix.PROT_WRITE, flags)
+	data, err = mmapfile.Map(fd, h.fileLength, true, c.populate)
 	if err != nil {
 		data = nil
 		return nil, osError("map", target, err)
@@ -322,14 +320,14 @@ func lockNew(fd int) error {
 	deadline := time.Now().Add(creationLockWait)
 	pause := 20 * time.Microsecond
 	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		locked, err := mmapfile.TryLock(fd)
 		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case !errors.Is(err, unix.EWOULDBLOCK) || !time.Now().Before(deadline):
+		case err != nil:
 			return err
+		case locked:
+			return nil
+		case !time.Now().Before(deadline):
+			return unix.EWOULDBLOCK
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 5*time.Millisecond)
@@ -363,27 +361,4 @@ func writeHeader(b []byte, h header) {
 	}
 	(*atomic.Int64)(unsafe.Pointer(&b[heartbeatOffset])).Store(h.created)
 	(*atomic.Int32)(unsafe.Pointer(&b[versionOffset])).Store(h.version)
-}
-
-// preallocate gives the file size bytes of real storage: fallocate, or
-// zeros written with pwrite where the file system or the platform does not
-// support it (EOPNOTSUPP, ENOTSUP, ENOSYS; on Linux ENOTSUP is EOPNOTSUPP).
-func preallocate(fd int, size int64) error {
-	err := fallocate(fd, 0, 0, size)
-	if err == nil || (!errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOTSUP) && !errors.Is(err, unix.ENOSYS)) {
-		return err
-	}
-	zeros := make([]byte, 64<<10)
-	for off := int64(0); off < size; {
-		n := min(int64(len(zeros)), size-off)
-		w, err := unix.Pwrite(fd, zeros[:n], off)
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return err
-		}
-		off += int64(w)
-	}
-	return nil
 }

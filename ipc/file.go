@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // section is one validated entry of the section table.
@@ -173,7 +175,7 @@ func (f *File) Close() error {
 			f.heartbeat.Store(HeartbeatClosed)
 			return nil
 		})
-		_ = unix.Flock(f.fd, unix.LOCK_UN)
+		_ = mmapfile.Unlock(f.fd)
 		if err := f.Release(); err != nil {
 			return err
 		}
@@ -185,7 +187,7 @@ func (f *File) Close() error {
 }
 
 func (f *File) unmap() error {
-	err := unix.Munmap(f.data)
+	err := mmapfile.Unmap(f.data)
 	if cerr := unix.Close(f.fd); err == nil {
 		err = cerr
 	}

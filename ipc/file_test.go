@@ -150,14 +150,14 @@ func TestCreateInvalidArguments(t *testing.T) {
 }
 
 // withFallocate replaces the preallocation call for one test.
-func withFallocate(t *testing.T, fn func(fd int, mode uint32, off, size int64) error) {
+func withFallocate(t *testing.T, fn func(fd int, size int64) error) {
 	old := fallocate
 	fallocate = fn
 	t.Cleanup(func() { fallocate = old })
 }
 
 func TestCreateFallocateFallback(t *testing.T) {
-	withFallocate(t, func(int, uint32, int64, int64) error { return unix.EOPNOTSUPP })
+	withFallocate(t, func(int, int64) error { return unix.EOPNOTSUPP })
 	dir := testDir(t)
 	r, err := CreateRing(dir, "zeros", 256<<10)
 	require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestCreateFallocateFallback(t *testing.T) {
 
 func TestCreateNoSpaceLeavesNothing(t *testing.T) {
 	for _, direct := range []bool{false, true} {
-		withFallocate(t, func(int, uint32, int64, int64) error { return unix.ENOSPC })
+		withFallocate(t, func(int, int64) error { return unix.ENOSPC })
 		dir := testDir(t)
 		var opts []Option
 		if direct {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/histogram"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // HistogramSpec describes one histogram of a KindHistograms file.
@@ -139,7 +141,7 @@ func OpenHistograms(ctx context.Context, path string, opts ...Option) (*Histogra
 			return nil, errors.Join(fmt.Errorf("%w: %s: a histogram header is missing (created %s ago, waited %s): %w",
 				ErrCorrupt, path, age.Round(time.Millisecond), waited.Round(time.Millisecond), err), f.Close())
 		}
-		if werr := wait(ctx, c.pollInterval); werr != nil {
+		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {
 			return nil, errors.Join(fmt.Errorf("%w: %s: histogram headers not written yet: %w", ErrNotReady, path, werr), f.Close())
 		}
 	}

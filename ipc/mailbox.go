@@ -15,6 +15,8 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // DefaultConsumerTimeout is how old a mailbox's consumer heartbeat may
@@ -253,7 +255,7 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 			return nil, nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago, waited %s)",
 				ErrNotMailbox, f.Path(), age.Round(time.Millisecond), waited.Round(time.Millisecond))
 		}
-		if werr := wait(ctx, c.pollInterval); werr != nil {
+		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {
 			return nil, nil, fmt.Errorf("%w: %s: mailbox header not written yet: %w", ErrNotReady, f.Path(), werr)
 		}
 	}

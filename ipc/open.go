@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // Open maps the existing duty file at path, read-write, holding one
@@ -28,15 +29,16 @@ import (
 // a peer that rewrites the header later cannot send this process outside
 // the mapping.
 func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
-	return openWith(ctx, path, unix.O_RDWR, mapFile, opts)
+	return openWith(ctx, path, true, opts)
 }
 
-// mapper maps a validated file: mapFile (read-write) or mapReadOnly.
-type mapper func(path string, fd int, h header, c config) (*File, error)
-
-// openWith is Open and OpenReadOnly: open the file with the access mode,
-// wait for it to be ready, validate it, and map it with m.
-func openWith(ctx context.Context, path string, access int, m mapper, opts []Option) (*File, error) {
+// openWith is Open and OpenReadOnly: open the file read-write or read-only,
+// wait for it to be ready, validate it, and map it so.
+func openWith(ctx context.Context, path string, writable bool, opts []Option) (*File, error) {
+	access := unix.O_RDONLY
+	if writable {
+		access = unix.O_RDWR
+	}
 	c := newConfig(opts)
 	if c.pollInterval <= 0 {
 		return nil, fmt.Errorf("%w: poll interval %s", ErrArgument, c.pollInterval)
@@ -57,11 +59,11 @@ func openWith(ctx context.Context, path string, access int, m mapper, opts []Opt
 		if !errors.Is(err, unix.ENOENT) || !c.waitForFile {
 			return nil, oerr
 		}
-		if werr := wait(ctx, c.pollInterval); werr != nil {
+		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {
 			return nil, fmt.Errorf("%w (%w)", oerr, werr)
 		}
 	}
-	f, err := openFD(ctx, path, fd, c, m)
+	f, err := openFD(ctx, path, fd, c, writable)
 	if err != nil {
 		_ = unix.Close(fd)
 		return nil, err
@@ -118,9 +120,9 @@ func fileType(mode uint32) string {
 	return fmt.Sprintf("of file type %#o", mode&unix.S_IFMT)
 }
 
-// openFD waits for the file behind fd to be ready, validates it and maps it
-// with m.
-func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File, error) {
+// openFD waits for the file behind fd to be ready, validates it and maps it,
+// read-write or read-only.
+func openFD(ctx context.Context, path string, fd int, c config, writable bool) (*File, error) {
 	buf := make([]byte, HeaderLength)
 	for {
 		var st unix.Stat_t
@@ -151,14 +153,14 @@ func openFD(ctx context.Context, path string, fd int, c config, m mapper) (*File
 				h, err := readHeader(path, buf, st.Size)
 				switch {
 				case err == nil:
-					return m(path, fd, h, c)
+					return mapValidated(path, fd, h, c, writable)
 				case !errors.Is(err, errNotInitialised):
 					return nil, err
 				}
 				reason = "version 0"
 			}
 		}
-		if werr := wait(ctx, c.pollInterval); werr != nil {
+		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {
 			return nil, fmt.Errorf("%w: %s: %s: %w", ErrNotReady, path, reason, werr)
 		}
 	}
@@ -175,11 +177,11 @@ var magicWord = binary.LittleEndian.Uint64([]byte(Magic))
 // complete. A file shrinking meanwhile faults inside Guard and is
 // reported as an error.
 func snapshotHeader(fd int, buf []byte) (bool, error) {
-	m, err := unix.Mmap(fd, 0, HeaderLength, unix.PROT_READ, unix.MAP_SHARED)
+	m, err := mmapfile.Map(fd, HeaderLength, false, false)
 	if err != nil {
 		return false, err
 	}
-	defer unix.Munmap(m)
+	defer mmapfile.Unmap(m)
 	ready := false
 	err = Guard(func() error {
 		base := unsafe.Pointer(unsafe.SliceData(m))
@@ -208,41 +210,23 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 	return ready, err
 }
 
-// mapFile maps a validated file at its declared length.
-func mapFile(path string, fd int, h header, c config) (*File, error) {
-	flags := unix.MAP_SHARED
-	if c.populate {
-		flags |= mapPopulate
-	}
-	data, err := unix.Mmap(fd, 0, int(h.fileLength), unix.PROT_READ|unix.PROT_WRITE, flags)
+// mapValidated maps a validated file at its declared length, read-write
+// or read-only.
+func mapValidated(path string, fd int, h header, c config, writable bool) (*File, error) {
+	data, err := mmapfile.Map(fd, h.fileLength, writable, c.populate)
 	if err != nil {
 		return nil, osError("map", path, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		_ = unix.Munmap(data)
+		_ = mmapfile.Unmap(data)
 		return nil, osError("fstat", path, err)
 	}
 	if st.Size < h.fileLength { // shrank since validation
-		_ = unix.Munmap(data)
+		_ = mmapfile.Unmap(data)
 		return nil, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, st.Size, h.fileLength)
 	}
 	return newFile(path, fd, data, h, false, &st), nil
-}
-
-// wait sleeps for d or until ctx ends, and returns ctx's error if it did.
-func wait(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // foreignStart returns an error wrapping ErrNotDutyFile when the first

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/internal/procinfo"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // OwnerState is what a file's header and the process table say about its
@@ -234,11 +236,12 @@ func checkStale(path string, c config, remove bool) error {
 	}
 	// The owner holds LOCK_EX from creation until it closes: failing to get
 	// it proves a live owner, whatever the header says.
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("%w: %s: its owner holds the file's lock", ErrOwnerAlive, path)
-		}
+	locked, err := mmapfile.TryLock(fd)
+	if err != nil {
 		return osError("lock", path, err)
+	}
+	if !locked {
+		return fmt.Errorf("%w: %s: its owner holds the file's lock", ErrOwnerAlive, path)
 	}
 	now := c.now()
 	buf := make([]byte, HeaderLength)

@@ -12,6 +12,8 @@ import (
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // pubFile is the view of a publication file that publishers and
@@ -232,7 +234,7 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 			if polls%64 == 0 && f.OwnerGone(c.now()) {
 				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ipc.ErrOwnerDead, path)
 			}
-			if werr := wait(ctx, ipc.PollInterval(c.fileOpts...)); werr != nil {
+			if werr := mmapfile.Wait(ctx, ipc.PollInterval(c.fileOpts...)); werr != nil {
 				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ipc.ErrNotReady, path, werr)
 			}
 		}
@@ -248,21 +250,6 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 // time.Duration (what the options take) can express in milliseconds, as
 // for the file's liveness timeout. A larger value comes from no creator.
 const maxTimeoutMillis = math.MaxInt64 / int64(time.Millisecond)
-
-// wait sleeps for d or until ctx ends, and returns ctx's error if it did.
-func wait(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // wrapPublication validates a ready publication file's configuration (a
 // copy is kept: a peer rewriting it later cannot send this process out of
