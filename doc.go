@@ -1,7 +1,7 @@
 // Package duty is the root of a runtime for low-latency, actor-style
 // messaging between agents: in one process, across processes on one host
 // through shared memory, and beyond. It holds what every package shares:
-// the corruption marker. The parts live in the packages below it:
+// the roots of the corruption and closed errors. The parts live in the packages below it:
 //
 //   - agent, runner, idle: agents (OnStart, DoWork, OnClose), the runner
 //     that drives one on a locked OS thread, and the idle strategies it
@@ -31,7 +31,7 @@
 // docs/architecture.md explains how they fit together.
 package duty
 
-import "github.com/dutyrt/duty/internal/corrupt"
+import "github.com/dutyrt/duty/internal/sentinel"
 
 // ErrCorrupt matches every error, from any duty package, that reports
 // memory or data no correct peer writes: a record running past the end of
@@ -39,4 +39,11 @@ import "github.com/dutyrt/duty/internal/corrupt"
 // whose fields contradict each other. Each package keeps its own sentinel
 // (ringbuf.ErrCorrupt, ipc.ErrCorrupt, ...) for the narrower question;
 // errors.Is(err, duty.ErrCorrupt) asks whether it was corruption at all.
-var ErrCorrupt = corrupt.Err
+var ErrCorrupt = sentinel.ErrCorrupt
+
+// ErrClosed matches every error, from any duty package, that reports a
+// use of something closed: a mailbox, a file, a socket, a journal, a
+// runner. Each package keeps its own sentinel (mailbox.ErrClosed,
+// zmtp.ErrClosed, ...) for the narrower question; errors.Is(err,
+// duty.ErrClosed) asks whether it was closed at all.
+var ErrClosed = sentinel.ErrClosed

@@ -16,12 +16,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty"
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/broadcast"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/publication"
+	"github.com/dutyrt/duty/journal"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
+	"github.com/dutyrt/duty/runner"
+	"github.com/dutyrt/duty/zmtp"
 )
 
 // Every package's corruption sentinel answers "was this corruption?" with
@@ -49,6 +54,32 @@ func TestEveryCorruptionSentinelMatchesTheMarker(t *testing.T) {
 	require.NotErrorIs(t, mailbox.ErrBackPressured, duty.ErrCorrupt)
 }
 
+// Every package's closed sentinel answers "was it closed?" with the one
+// root, wrapped or not, and keeps its own identity.
+func TestEveryClosedSentinelMatchesTheRoot(t *testing.T) {
+	sentinels := map[string]error{
+		"agent":       agent.ErrClosed,
+		"ipc":         ipc.ErrClosed,
+		"journal":     journal.ErrClosed,
+		"mailbox":     mailbox.ErrClosed,
+		"publication": publication.ErrClosed,
+		"runner":      runner.ErrClosed,
+		"zmtp":        zmtp.ErrClosed,
+	}
+	for name, s := range sentinels {
+		wrapped := fmt.Errorf("send: %w", s)
+		require.ErrorIs(t, wrapped, duty.ErrClosed, name)
+		require.ErrorIs(t, wrapped, s, name)
+		require.NotErrorIs(t, wrapped, duty.ErrCorrupt, name)
+		for other, o := range sentinels {
+			if other != name {
+				require.NotErrorIs(t, s, o, "%s is not %s", name, other)
+			}
+		}
+	}
+	require.NotErrorIs(t, mailbox.ErrCorrupt, duty.ErrClosed)
+}
+
 // A corruption found deep in a layer reaches the caller of the layer above
 // still marked: a mailbox over a ring whose records another process
 // scribbled over reports it as mailbox.ErrCorrupt, wrapping
@@ -70,7 +101,7 @@ func ExampleErrCorrupt() {
 // tells the layers in words.
 var layer = map[string]int{
 	// 0-2: internal, under everything.
-	"internal/corrupt": 0, "internal/gcout": 0, "internal/x86": 0, "internal/layoutdoc": 0,
+	"internal/sentinel": 0, "internal/gcout": 0, "internal/x86": 0, "internal/layoutdoc": 0,
 	"internal/buildtags": 0, "internal/pad": 0, "internal/procinfo": 0, "internal/childtest": 0, "internal/mmapfile": 0,
 	"internal/atomicbuf": 1, "internal/prefetch": 1, "internal/ticks": 1,
 	"internal/record": 2,

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Errors of the composites and the invoker.
 var (
 	ErrNoAgents      = errors.New("agent: composite needs at least one agent")
 	ErrNilAgent      = errors.New("agent: nil agent")
-	ErrClosed        = errors.New("agent: closed")
+	ErrClosed        = sentinel.Closed("agent: closed")
 	ErrNotMember     = errors.New("agent: not a member")
 	ErrDuplicate     = errors.New("agent: already a member")
 	ErrNotComparable = errors.New("agent: agent value is not comparable")

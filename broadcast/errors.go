@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 var (
@@ -25,7 +25,7 @@ var (
 	// ErrCorrupt reports a buffer whose counters or record headers cannot have
 	// been written by a correct transmitter. Shared memory written by another
 	// process is never trusted: corruption is reported, never a panic.
-	ErrCorrupt = corrupt.New("broadcast: corrupt buffer")
+	ErrCorrupt = sentinel.Corrupt("broadcast: corrupt buffer")
 )
 
 func capacityError(total int) error {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	dutycorrupt "github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 var (
@@ -26,7 +26,7 @@ var (
 	// ErrCorrupt reports a record that a correct manager cannot have
 	// written: an unknown state, a label length outside 0..MaxLabelLength.
 	// Shared memory written by another process is never trusted.
-	ErrCorrupt = dutycorrupt.New("counters: corrupt record")
+	ErrCorrupt = sentinel.Corrupt("counters: corrupt record")
 	// ErrOutOfRange reports a counter id outside 0..MaxCounterID.
 	ErrOutOfRange = errors.New("counters: counter id out of range")
 	// ErrInUse reports that NewManager was given regions that already hold

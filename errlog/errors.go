@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	dutycorrupt "github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 var (
@@ -13,7 +13,7 @@ var (
 	// past the end of the buffer. The buffer is shared memory, possibly
 	// written by another (crashed, buggy or hostile) process: it is never
 	// trusted.
-	ErrCorrupt = dutycorrupt.New("errlog: corrupt record")
+	ErrCorrupt = sentinel.Corrupt("errlog: corrupt record")
 	// ErrMisaligned reports a buffer whose first byte is not 8-byte
 	// aligned. Errors wrapping it also wrap atomicbuf.ErrMisaligned.
 	ErrMisaligned = errors.New("errlog: misaligned buffer")

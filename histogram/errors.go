@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	dutycorrupt "github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 var (
@@ -32,7 +32,7 @@ var (
 	// label length beyond MaxLabelLength, a negative count, counts that sum
 	// below the total count word. It matches duty.ErrCorrupt. Shared memory
 	// written by another process is never trusted.
-	ErrCorrupt = dutycorrupt.New("histogram: corrupt histogram")
+	ErrCorrupt = sentinel.Corrupt("histogram: corrupt histogram")
 	// ErrMismatch reports that Snapshot.Sub was given a snapshot of another
 	// histogram (label or config differ) or a later one than the receiver
 	// (a count would become negative).

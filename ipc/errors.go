@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"syscall"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Sentinel errors. Functions wrap them with the path and the numbers that
@@ -28,7 +28,7 @@ var (
 	// ErrCorrupt reports a header with a valid magic and version whose other
 	// fields no correct creator writes (a section outside the file, a bad
 	// header length, ...).
-	ErrCorrupt = corrupt.New("ipc: corrupt header")
+	ErrCorrupt = sentinel.Corrupt("ipc: corrupt header")
 	// ErrKind reports a valid file of another kind than the caller expects.
 	ErrKind = errors.New("ipc: wrong file kind")
 	// ErrOwnerAlive reports a refusal to remove or replace a file whose owner
@@ -42,7 +42,7 @@ var (
 	ErrNotOwner = errors.New("ipc: not the owner of the file")
 	// ErrClosed reports a use of a File after its last reference was
 	// released, or a Release without a matching reference.
-	ErrClosed = errors.New("ipc: file closed")
+	ErrClosed = sentinel.Closed("ipc: file closed")
 	// ErrFault reports a memory fault (SIGBUS/SIGSEGV) caught by Guard while
 	// touching a mapping: typically a file truncated under the mapping.
 	ErrFault = errors.New("ipc: memory fault on a mapped file")

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Sentinel errors. Functions wrap them with the path or position and the
@@ -14,7 +14,7 @@ var (
 	// no writer of this package produces: a bad CRC, a wrong magic word, a
 	// length that does not fit. It matches duty.ErrCorrupt. Errors about a
 	// record name its position (a *CorruptError).
-	ErrCorrupt = corrupt.New("journal: corrupt journal")
+	ErrCorrupt = sentinel.Corrupt("journal: corrupt journal")
 	// ErrVersion reports a segment, record or checkpoint of a layout
 	// version this package cannot read.
 	ErrVersion = errors.New("journal: unsupported layout version")
@@ -25,7 +25,7 @@ var (
 	// journal opened with Options.ReadOnly.
 	ErrReadOnly = errors.New("journal: read-only")
 	// ErrClosed reports a call on a closed Journal or Tailer.
-	ErrClosed = errors.New("journal: closed")
+	ErrClosed = sentinel.Closed("journal: closed")
 	// ErrReleased reports a read from a segment whose mapping was released
 	// under its reader: by Close after the grace interval, or by forced
 	// retention past the hard size limit.

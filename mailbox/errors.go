@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Outcomes of a send. They are returned unwrapped, without allocating, so
@@ -16,7 +16,7 @@ var (
 	ErrBackPressured = errors.New("mailbox: back-pressured (full)")
 	// ErrClosed reports that the mailbox was closed: nothing was sent and
 	// nothing will be accepted again.
-	ErrClosed = errors.New("mailbox: closed")
+	ErrClosed = sentinel.Closed("mailbox: closed")
 	// ErrTooLong reports a message larger than the mailbox accepts
 	// (MaxMessageSize for Send and SendParts, MaxClaimLength for Claim and
 	// ClaimParts). It is never retried successfully.
@@ -53,13 +53,13 @@ var (
 	// records are dropped whole and counted in Stats.Corrupt; the rest of
 	// the traffic flows. Drain returns it (wrapped, with the reason) after
 	// delivering what it could.
-	ErrCorruptFrame = corrupt.New("mailbox: corrupt frame")
+	ErrCorruptFrame = sentinel.Corrupt("mailbox: corrupt frame")
 	// ErrCorrupt reports ring contents the ring itself rejects (a record
 	// running past the end of the ring, a misaligned position; it then
 	// wraps ringbuf.ErrCorrupt), or a state word in shared memory holding a
 	// value that is not one of the three states. Both it and
 	// ErrCorruptFrame match duty.ErrCorrupt.
-	ErrCorrupt = corrupt.New("mailbox: corrupt ring")
+	ErrCorrupt = sentinel.Corrupt("mailbox: corrupt ring")
 	// ErrNotConsumer reports a consumer's operation (Drain, DiscardQueued,
 	// Close(Discard), Heartbeat, NewActor) on a view of a mailbox that
 	// only sends: its consumer is another process.

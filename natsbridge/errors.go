@@ -3,7 +3,7 @@ package natsbridge
 import (
 	"errors"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 var (
@@ -14,7 +14,7 @@ var (
 	// ErrMalformed reports a batch frame that does not hold together
 	// (lengths, count, checksum, ranges). It is dropped whole and counted in
 	// Stats.Rejected. It matches duty.ErrCorrupt.
-	ErrMalformed = corrupt.New("natsbridge: malformed batch frame")
+	ErrMalformed = sentinel.Corrupt("natsbridge: malformed batch frame")
 	// ErrBatchFull reports a message that does not fit what is left of a
 	// batch. It is returned unwrapped, without allocating.
 	ErrBatchFull = errors.New("natsbridge: batch full")

@@ -3,6 +3,8 @@ package runner
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Errors of the runner. Returned errors wrap them; test with errors.Is.
@@ -10,7 +12,7 @@ var (
 	// ErrAlreadyStarted: Start was called a second time.
 	ErrAlreadyStarted = errors.New("runner: already started")
 	// ErrClosed: Start was called after Close.
-	ErrClosed = errors.New("runner: closed")
+	ErrClosed = sentinel.Closed("runner: closed")
 	// ErrCloseTimeout: the agent did not stop before Close's timeout or
 	// context ended. The error message names the agent's role.
 	ErrCloseTimeout = errors.New("runner: close timed out")

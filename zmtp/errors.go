@@ -3,7 +3,7 @@ package zmtp
 import (
 	"errors"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Outcomes of a send, returned unwrapped and without allocating.
@@ -12,7 +12,7 @@ var (
 	// messages: nothing was sent. Retry later or drop.
 	ErrHWM = errors.New("zmtp: high-water mark reached")
 	// ErrClosed reports a socket that was closed.
-	ErrClosed = errors.New("zmtp: socket closed")
+	ErrClosed = sentinel.Closed("zmtp: socket closed")
 )
 
 // Errors a peer causes. The connection to that peer is closed; the socket
@@ -21,7 +21,7 @@ var (
 	// ErrProtocol reports bytes no correct ZMTP peer sends: reserved flag
 	// bits, a command with MORE set, a command in the middle of a
 	// multipart message, a malformed command. It matches duty.ErrCorrupt.
-	ErrProtocol = corrupt.New("zmtp: protocol violation")
+	ErrProtocol = sentinel.Corrupt("zmtp: protocol violation")
 	// ErrTooLarge reports a frame or a multipart message larger than
 	// Options.MaxMessageSize. The decoder refuses it from the size field
 	// alone, before reading (or allocating for) its body.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // The errors the core returns: the sentinels package ringbuf exports
@@ -22,7 +22,7 @@ var (
 	ErrNotClaimed = errors.New("ringbuf: record is not an open claim")
 	ErrCommitted  = errors.New("ringbuf: claimed space previously committed")
 	ErrAborted    = errors.New("ringbuf: claimed space previously aborted")
-	ErrCorrupt    = corrupt.New("ringbuf: corrupt ring buffer")
+	ErrCorrupt    = sentinel.Corrupt("ringbuf: corrupt ring buffer")
 )
 
 // errCorruptRecord describes a record that no correct producer writes.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dutyrt/duty/internal/corrupt"
+	"github.com/dutyrt/duty/internal/sentinel"
 )
 
 // Outcomes of Publication.Offer and Publication.TryClaim, Aeron's distinct
@@ -25,7 +25,7 @@ var (
 	ErrAdminAction = errors.New("publication: admin action, retry")
 	// ErrClosed: the publication was closed (by this Publication value,
 	// or, seen from any publisher, the stream was ended by its owner).
-	ErrClosed = errors.New("publication: closed")
+	ErrClosed = sentinel.Closed("publication: closed")
 	// ErrMaxPositionExceeded: the message would take the stream past its
 	// max position. Close the publication and create a new one.
 	ErrMaxPositionExceeded = errors.New("publication: max position exceeded")
@@ -68,5 +68,5 @@ var (
 	// matches duty.ErrCorrupt, the marker of every duty package's
 	// corruption errors. A configuration in the metadata that no creator
 	// writes, found when opening, is the file layer's ipc.ErrCorrupt.
-	ErrCorrupt = corrupt.New("publication: corrupt log")
+	ErrCorrupt = sentinel.Corrupt("publication: corrupt log")
 )
