@@ -34,9 +34,11 @@ import (
 //     one and those of its identity not written since its previous line.
 //     Errors not written are summed into a line "duty: agent errors not
 //     logged" (count, identities, the latest such error), written at most
-//     every summaryEvery while errors come, summaryEvery after the last of
-//     them (a timer), and when the agent stops. The counts of all lines add
-//     up to the errors handled.
+//     once every summaryEvery: when an error comes that long after the
+//     previous summary, or by a timer once errors stop coming, and when the
+//     agent stops. The counts of all lines add up to the errors handled,
+//     and an agent writes at most logBurst + logRate·T + T/summaryEvery + 1
+//     lines in a span T.
 //
 // Handling an error of an identity already remembered allocates nothing
 // beyond what the error's own Error method does (nothing for sentinels and
@@ -71,7 +73,8 @@ type seenError struct {
 type errorLogger struct {
 	role  string
 	now   func() time.Time
-	timed bool // summarise after a quiet summaryEvery with a timer
+	timed bool          // summarise after a quiet period with a timer
+	every time.Duration // summaryEvery; tests shorten it
 
 	mu       sync.Mutex
 	seen     map[errorKey]*seenError
@@ -86,7 +89,7 @@ type errorLogger struct {
 }
 
 func newErrorLogger(role string) *errorLogger {
-	return &errorLogger{role: role, now: time.Now, timed: true, seen: make(map[errorKey]*seenError)}
+	return &errorLogger{role: role, now: time.Now, timed: true, every: summaryEvery, seen: make(map[errorKey]*seenError)}
 }
 
 // handle is the default error handler.
@@ -123,14 +126,14 @@ func (l *errorLogger) handle(err error) {
 		return
 	}
 	switch {
-	case l.closed || now.Sub(l.summary) >= summaryEvery:
+	case l.closed || now.Sub(l.summary) >= l.every:
 		l.summarize(now)
 	case l.timed && !l.armed:
 		l.armed = true
 		if l.timer == nil {
-			l.timer = time.AfterFunc(summaryEvery, l.onTimer)
+			l.timer = time.AfterFunc(l.every, l.onTimer)
 		} else {
-			l.timer.Reset(summaryEvery)
+			l.timer.Reset(l.every)
 		}
 	}
 }
@@ -162,13 +165,24 @@ func (l *errorLogger) take(now time.Time) bool {
 	return true
 }
 
+// onTimer writes the summary of errors left unaccounted for once errors
+// stopped coming; if one was written since the timer was armed, it waits
+// for the rest of summaryEvery after it, so that summaries stay at least
+// summaryEvery apart.
 func (l *errorLogger) onTimer() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.armed = false
-	if l.unlogged > 0 && !l.closed {
-		l.summarize(l.now())
+	if l.unlogged == 0 || l.closed {
+		return
 	}
+	now := l.now()
+	if wait := l.every - now.Sub(l.summary); wait > 0 {
+		l.armed = true
+		l.timer.Reset(wait)
+		return
+	}
+	l.summarize(now)
 }
 
 // close writes the last summary, if errors are unaccounted for, and stops
