@@ -37,8 +37,8 @@ type Member struct {
 // unexpected terminations (agent.ErrTerminated, agent.Terminate) still
 // stop it and are restarted, so the combination is allowed.
 //
-// Every restart is logged with slog.Default at level Warn, "duty:
-// restarting agent", with the member's role, the cause (the error that
+// Every restart is logged when it is decided, before its back-off, with
+// slog.Default at level Warn, "duty: restarting agent", with the member's role, the cause (the error that
 // stopped it, or that made the previous restart fail), restart (its
 // number, counting from the group's start) and backoff (the wait before
 // it). It is counted in Group.Restarts and, for a member whose Options
@@ -370,7 +370,10 @@ func (g *Group) supervise(m *member) {
 			g.mu.Lock()
 			m.restarts++
 			if m.restartsCounter != nil {
-				m.restartsCounter.Set(int64(m.restarts)) // the supervisor is its single writer
+				// A release store (readers in other processes load it with
+				// acquire); the supervisor is its single writer, under g.mu
+				// so that it never writes a counter freeCounters has freed.
+				m.restartsCounter.Set(int64(m.restarts))
 			}
 			if nerr == nil {
 				m.r = next
