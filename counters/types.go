@@ -69,6 +69,9 @@ const (
 	// published, delivered, dropped, ...; the label names which, the
 	// bridge and its direction): package natsbridge's statistics.
 	TypeBridgeEvents int32 = 1021
+	// TypeRestarts: restarts of a group member's agent by its restart
+	// policy (package runner's Group).
+	TypeRestarts int32 = 1022
 
 	// TypeIDDutyMax is the last type id reserved for duty.
 	TypeIDDutyMax int32 = 1099
@@ -99,6 +102,7 @@ var typeNames = map[int32]string{
 	TypeCorruptRecords:      "corrupt-records",
 	TypeIdleCycles:          "idle-cycles",
 	TypeBridgeEvents:        "bridge-events",
+	TypeRestarts:            "restarts",
 }
 
 // Kind says what a counter's value is, so that a reader knows what to show

@@ -37,7 +37,8 @@
 //     agent stops; the error handler is called; not counted. Err returns it.
 //   - Any other error: counted (Stats.Errors and the WithErrorCounter
 //     counter, while the agent is running), passed to the handler, and the
-//     error policy applies (default Continue; Stop makes Err return it).
+//     error policy applies (default Continue, Stop for a Group member with
+//     a RestartPolicy; Stop makes Err return it).
 //   - A panic in DoWork: a *PanicError with the value and the stack, counted
 //     and reported as above under the panic policy (default Stop), even if
 //     the value is (or wraps) a termination error or context.Canceled: a
@@ -55,8 +56,11 @@
 //     OnStart returned; otherwise the handler gets it, and Err returns it
 //     if it happened in the duty cycle before any stop was asked.
 //
-// The error handler (default: log with log/slog) runs on the agent's
-// thread.
+// The error handler runs on the agent's thread. The default one logs with
+// log/slog, by error identity rather than text, at most a few lines a
+// second per agent, and accounts for every error it does not write in a
+// summary line, so that the counts of its lines add up to the errors
+// handled (WithErrorHandler, docs/runner.md).
 //
 // # Close
 //
@@ -112,5 +116,9 @@
 // times within Window; one failure more, or a failure of a member without
 // a policy, ends the group: every member is closed and Err says which
 // agent ended it and why (*MemberError, wrapping ErrGaveUp and the
-// agent's error). Package dutyfx runs a Group with an fx application.
+// agent's error). A restart policy covers the errors DoWork returns (its
+// runners get the error policy Stop unless the member's Options set one);
+// each restart is logged and counted (Restarts, and a "restarts: <role>"
+// counter beside WithCounters). Package dutyfx runs a Group with an fx
+// application.
 package runner

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/dutyrt/duty/agent"
+	ipccounters "github.com/dutyrt/duty/counters"
 )
 
 // Member is one agent of a Group: either a fixed Agent, or a New function
@@ -26,6 +28,23 @@ type Member struct {
 // policy, an unexpected termination). A member that completes
 // (agent.ErrDone), or that someone closed, is not restarted. The zero
 // value never restarts.
+//
+// A policy with Max > 0 applies to the errors DoWork returns as well as to
+// panics: the member's runners get the error policy Stop unless its
+// Options set one (WithErrorPolicy). An explicit WithErrorPolicy(Continue)
+// keeps the agent running through returned errors (reported and counted,
+// never restarted); panics under the panic policy Stop (the default) and
+// unexpected terminations (agent.ErrTerminated, agent.Terminate) still
+// stop it and are restarted, so the combination is allowed.
+//
+// Every restart is logged when it is decided, before its back-off, with
+// slog.Default at level Warn, "duty: restarting agent", with the member's role, the cause (the error that
+// stopped it, or that made the previous restart fail), restart (its
+// number, counting from the group's start) and backoff (the wait before
+// it). It is counted in Group.Restarts and, for a member whose Options
+// include WithCounters(m), in a counter of m labelled "restarts: <role>"
+// (counters.TypeRestarts), allocated by NewGroup and freed when the group
+// has stopped.
 type RestartPolicy struct {
 	// Max is the number of restarts allowed within Window; one more
 	// failure in that window ends the group (ErrGaveUp).
@@ -101,13 +120,19 @@ type member struct {
 	r        *Runner // the current runner; guarded by Group.mu
 	restarts int     // guarded by Group.mu
 	recent   []time.Time
+
+	// restartsCounter, if the member restarts and its runners have
+	// WithCounters: "restarts: <role>". Written and freed under Group.mu;
+	// nil once freed.
+	restartsCounter *ipccounters.Counter
 }
 
 // NewGroup makes a runner for every member (making the agents of members
-// with a New function), without starting them. An error wraps
-// ErrBadOption for a member with neither or both of Agent and New, a
+// with a New function), without starting them, and allocates the restart
+// counters of members with a RestartPolicy and WithCounters. An error
+// wraps ErrBadOption for a member with neither or both of Agent and New, a
 // RestartPolicy without New, two members with one role, or a runner
-// option New refuses.
+// option New refuses; or it is the counters manager's (counters.ErrFull).
 func NewGroup(members []Member, opts ...GroupOption) (*Group, error) {
 	g := &Group{stop: make(chan struct{}), done: make(chan struct{})}
 	for _, o := range opts {
@@ -126,14 +151,61 @@ func NewGroup(members []Member, opts ...GroupOption) (*Group, error) {
 			continue
 		}
 		g.members = append(g.members, m)
+		if err := m.allocateRestartsCounter(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		for _, m := range g.members {
 			m.r.closeUnstarted()
 		}
+		g.freeCounters()
 		return nil, err
 	}
 	return g, nil
+}
+
+// allocateRestartsCounter allocates m's restart counter from the counters
+// manager of its runners' WithCounters option, if it has a restart policy
+// and that option.
+func (m *member) allocateRestartsCounter() error {
+	if m.spec.Restart.Max == 0 {
+		return nil
+	}
+	var probe config
+	for _, o := range m.spec.Options {
+		o(&probe)
+	}
+	if probe.liveCounters == nil {
+		return nil
+	}
+	c, err := probe.liveCounters.Allocate("restarts: "+m.role, ipccounters.TypeRestarts, nil)
+	if err != nil {
+		return fmt.Errorf("runner: agent %s: allocating its restarts counter: %w", m.role, err)
+	}
+	m.restartsCounter = c
+	return nil
+}
+
+// freeCounters frees the members' restart counters, once the group has
+// stopped (or was never made).
+func (g *Group) freeCounters() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, m := range g.members {
+		if m.restartsCounter != nil {
+			_ = m.restartsCounter.Close()
+			m.restartsCounter = nil
+		}
+	}
+}
+
+// finish marks the group stopped: its counters are freed and Done closed.
+func (g *Group) finish() {
+	g.doneOnce.Do(func() {
+		g.freeCounters()
+		close(g.done)
+	})
 }
 
 func newMember(spec Member, i int) (*member, error) {
@@ -144,6 +216,10 @@ func newMember(spec Member, i int) (*member, error) {
 		return nil, fmt.Errorf("%w: member %d (%s): a restart policy needs New, to make a fresh agent", ErrBadOption, i, spec.Agent.RoleName())
 	case spec.Restart.Max < 0 || spec.Restart.Window < 0 || spec.Restart.MinBackoff < 0 || spec.Restart.MaxBackoff < 0:
 		return nil, fmt.Errorf("%w: member %d: negative restart policy %+v", ErrBadOption, i, spec.Restart)
+	}
+	if spec.Restart.Max > 0 && !errorPolicyGiven(spec.Options) {
+		// A restart policy is meant for the errors DoWork returns too.
+		spec.Options = append([]Option{WithErrorPolicy(Stop)}, spec.Options...)
 	}
 	if spec.Restart.Window == 0 {
 		spec.Restart.Window = time.Minute
@@ -162,6 +238,15 @@ func newMember(spec Member, i int) (*member, error) {
 	}
 	m.r, m.role = r, r.RoleName()
 	return m, nil
+}
+
+// errorPolicyGiven reports whether opts include WithErrorPolicy.
+func errorPolicyGiven(opts []Option) bool {
+	var probe config
+	for _, o := range opts {
+		o(&probe)
+	}
+	return probe.errorPolicySet
 }
 
 func (m *member) newRunner() (*Runner, error) {
@@ -225,7 +310,7 @@ func (g *Group) Start(ctx context.Context) error {
 				}
 			}
 			g.stopOnce.Do(func() { close(g.stop) })
-			g.doneOnce.Do(func() { close(g.done) })
+			g.finish()
 			return errors.Join(errs...)
 		}
 	}
@@ -266,6 +351,11 @@ func (g *Group) supervise(m *member) {
 				g.end(&MemberError{Role: m.role, Restarts: n, Err: err})
 				return
 			}
+			g.mu.Lock()
+			n := m.restarts + 1
+			g.mu.Unlock()
+			slog.Default().LogAttrs(context.Background(), slog.LevelWarn, "duty: restarting agent",
+				slog.String("role", m.role), slog.Any("cause", err), slog.Int("restart", n), slog.Duration("backoff", delay))
 			t := time.NewTimer(delay)
 			select {
 			case <-t.C:
@@ -279,6 +369,12 @@ func (g *Group) supervise(m *member) {
 			}
 			g.mu.Lock()
 			m.restarts++
+			if m.restartsCounter != nil {
+				// A release store (readers in other processes load it with
+				// acquire); the supervisor is its single writer, under g.mu
+				// so that it never writes a counter freeCounters has freed.
+				m.restartsCounter.Set(int64(m.restarts))
+			}
 			if nerr == nil {
 				m.r = next
 			}
@@ -333,7 +429,7 @@ func (g *Group) end(err error) {
 		return
 	}
 	g.closeMembers(context.Background())
-	g.doneOnce.Do(func() { close(g.done) })
+	g.finish()
 }
 
 func (g *Group) closeMembers(ctx context.Context) error {
@@ -355,7 +451,7 @@ func (g *Group) Close(ctx context.Context) error {
 	g.stopOnce.Do(func() { close(g.stop) })
 	g.watchers.Wait()
 	err := g.closeMembers(ctx)
-	g.doneOnce.Do(func() { close(g.done) })
+	g.finish()
 	return err
 }
 

@@ -1,15 +1,18 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/agent"
+	ipccounters "github.com/dutyrt/duty/counters"
 )
 
 // journal records the lifecycle events of a group's agents, in order.
@@ -109,6 +112,7 @@ func (a *fakeAgent) closedCh(t *testing.T, j *journal, e string) <-chan struct{}
 }
 
 func TestGroupRestartsAndGivesUp(t *testing.T) {
+	captureLog(t) // the restart lines
 	var j journal
 	made := 0
 	g, err := NewGroup([]Member{
@@ -221,4 +225,141 @@ func TestNewGroupValidates(t *testing.T) {
 	errMake := errors.New("cannot make")
 	_, err := NewGroup([]Member{{New: func() (agent.Agent, error) { return nil, errMake }}})
 	require.ErrorIs(t, err, errMake)
+}
+
+// restartLines returns the group's restart log lines.
+func restartLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	var out []map[string]any
+	for _, m := range logLines(t, buf) {
+		if m["msg"] == "duty: restarting agent" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitGroupDone waits for g to end (a hang guard).
+func waitGroupDone(t *testing.T, g *Group) {
+	t.Helper()
+	select {
+	case <-g.Done():
+	case <-time.After(hangGuard):
+		t.Fatal("the group did not end")
+	}
+}
+
+// TestGroupRestartsOnReturnedErrors: a member with a restart policy whose
+// DoWork returns an error (no error policy given) is restarted by the
+// policy, each restart logged with role, cause, count and back-off, and
+// the group gives up after Max.
+func TestGroupRestartsOnReturnedErrors(t *testing.T) {
+	buf := captureLog(t)
+	errBoom := errors.New("boom")
+	var made atomic.Int32
+	g, err := NewGroup([]Member{{
+		New: func() (agent.Agent, error) {
+			made.Add(1)
+			return &fakeAgent{role: "failing", work: func(int64) (int, error) { return 0, errBoom }}, nil
+		},
+		Options: []Option{quiet},
+		Restart: RestartPolicy{Max: 2, Window: time.Hour, MinBackoff: time.Microsecond, MaxBackoff: time.Millisecond},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, g.Start(context.Background()))
+	t.Cleanup(func() { _ = g.Close(context.Background()) })
+	waitGroupDone(t, g)
+	err = g.Err()
+	require.ErrorIs(t, err, ErrGaveUp)
+	require.ErrorIs(t, err, errBoom)
+	require.Equal(t, 2, g.Restarts("failing"))
+	require.Equal(t, int32(3), made.Load())
+
+	lines := restartLines(t, buf)
+	require.Len(t, lines, 2)
+	for i, m := range lines {
+		require.Equal(t, "WARN", m["level"])
+		require.Equal(t, "failing", m["role"])
+		require.Equal(t, "boom", m["cause"])
+		require.Equal(t, float64(i+1), m["restart"])
+		require.Equal(t, float64(time.Duration(i+1)*time.Microsecond), m["backoff"], "slog's JSON: nanoseconds")
+	}
+}
+
+// TestGroupExplicitContinueRestartsOnPanics: an explicit error policy
+// Continue beside a restart policy keeps the agent running through
+// returned errors; a panic (panic policy Stop) still restarts it.
+func TestGroupExplicitContinueRestartsOnPanics(t *testing.T) {
+	buf := captureLog(t)
+	errBoom := errors.New("boom")
+	var made atomic.Int32
+	g, err := NewGroup([]Member{{
+		New: func() (agent.Agent, error) {
+			if made.Add(1) > 1 {
+				return &fakeAgent{role: "flaky"}, nil
+			}
+			return &fakeAgent{role: "flaky", work: func(c int64) (int, error) {
+				if c > 100 {
+					panic("at last")
+				}
+				return 0, errBoom
+			}}, nil
+		},
+		Options: []Option{quiet, WithErrorPolicy(Continue)},
+		Restart: RestartPolicy{Max: 1, MinBackoff: time.Microsecond},
+	}})
+	require.NoError(t, err)
+	first := g.Runner("flaky")
+	require.NoError(t, g.Start(context.Background()))
+	waitFor(t, func() bool { return g.Restarts("flaky") == 1 })
+	require.NoError(t, g.Close(context.Background()))
+	require.NoError(t, g.Err())
+	require.Equal(t, int64(101), first.Stats().Errors, "100 errors and the panic, all counted")
+	lines := restartLines(t, buf)
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0]["cause"], "runner: agent flaky panicked: at last")
+}
+
+// TestGroupCountsRestartsInItsCounters: a member whose runners have
+// WithCounters gets a "restarts: <role>" counter, up to date with
+// Group.Restarts, freed when the group has stopped.
+func TestGroupCountsRestartsInItsCounters(t *testing.T) {
+	m, rd := newCountersManager(t, 6, 0)
+	var made atomic.Int32
+	g, err := NewGroup([]Member{{
+		New: func() (agent.Agent, error) {
+			if made.Add(1) > 2 {
+				return &fakeAgent{role: "flaky"}, nil
+			}
+			return &fakeAgent{role: "flaky", work: func(int64) (int, error) { return 0, errors.New("boom") }}, nil
+		},
+		Options: []Option{quiet, WithCounters(m)},
+		Restart: RestartPolicy{Max: 5, MinBackoff: time.Microsecond},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, g.Start(context.Background()))
+	waitFor(t, func() bool { return g.Restarts("flaky") == 2 })
+	restarts := func() []shown {
+		var out []shown
+		for _, c := range readAll(t, rd) {
+			if c.typeID == ipccounters.TypeRestarts {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []shown{{ipccounters.TypeRestarts, "restarts: flaky", 2}}, restarts())
+	require.Equal(t, "restarts", ipccounters.TypeName(ipccounters.TypeRestarts))
+	require.NoError(t, g.Close(context.Background()))
+	require.Empty(t, restarts(), "freed with the group")
+	require.Equal(t, 6, m.Available(), "every counter freed")
+
+	// No room for the restarts counter: NewGroup fails, and frees what it took.
+	m5, _ := newCountersManager(t, 5, 0)
+	_, err = NewGroup([]Member{{
+		New:     func() (agent.Agent, error) { return &fakeAgent{role: "flaky"}, nil },
+		Options: []Option{quiet, WithCounters(m5)},
+		Restart: RestartPolicy{Max: 1},
+	}})
+	require.ErrorIs(t, err, ipccounters.ErrFull)
+	require.Equal(t, 5, m5.Available())
 }

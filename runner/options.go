@@ -36,19 +36,20 @@ func (p Policy) String() string {
 const DefaultCloseTimeout = 5 * time.Second
 
 type config struct {
-	idle          idle.Strategy
-	cpus          []int
-	threadName    string
-	timerSlack    time.Duration
-	handler       func(error)
-	counter       *atomic.Int64
-	closeTimeout  time.Duration
-	errorPolicy   Policy
-	panicPolicy   Policy
-	noCycleTiming bool
-	liveCounters  *ipccounters.Manager
-	clock         *clock.Cached
-	errs          []error
+	idle           idle.Strategy
+	cpus           []int
+	threadName     string
+	timerSlack     time.Duration
+	handler        func(error)
+	counter        *atomic.Int64
+	closeTimeout   time.Duration
+	errorPolicy    Policy
+	errorPolicySet bool // WithErrorPolicy was given: a Group keeps it
+	panicPolicy    Policy
+	noCycleTiming  bool
+	liveCounters   *ipccounters.Manager
+	clock          *clock.Cached
+	errs           []error
 }
 
 // Option configures a Runner.
@@ -103,9 +104,12 @@ func WithTimerSlack(d time.Duration) Option {
 // runs on the agent's thread (or on the closing goroutine for an agent
 // closed before it started), must return promptly and should not panic (a
 // panic is recovered and logged). It may call the runner's Close. Default:
-// log with slog.Default at level Error, each distinct error once and then
-// at every power of ten of its count or once a minute, with the count and
-// the first and last times.
+// log with slog.Default at level Error, each error identity (its chain of
+// types and the masked first line of its innermost message, not its whole
+// text) once, then at every power of ten of its count or once a minute,
+// at most a few lines a second per agent, with a line that counts the
+// errors not logged (written periodically and when the agent stops): the
+// counts of all lines add up to the errors handled (docs/runner.md).
 func WithErrorHandler(h func(error)) Option {
 	return func(c *config) {
 		if h == nil {
@@ -131,8 +135,11 @@ func WithCloseTimeout(d time.Duration) Option {
 }
 
 // WithErrorPolicy sets what happens after DoWork returns an error that is
-// not a termination error (default Continue).
-func WithErrorPolicy(p Policy) Option { return func(c *config) { c.errorPolicy = p } }
+// not a termination error (default Continue; Stop for the runners of a
+// Group member with a RestartPolicy, so that the policy restarts it).
+func WithErrorPolicy(p Policy) Option {
+	return func(c *config) { c.errorPolicy, c.errorPolicySet = p, true }
+}
 
 // WithPanicPolicy sets what happens after DoWork panics (default Stop: a
 // panic usually leaves the agent's state broken). OnClose runs in either

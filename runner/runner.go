@@ -58,6 +58,10 @@ type Runner struct {
 	// clock, if WithCachedClock was given: the cached clock the loop sets.
 	// Used by the agent's thread only.
 	clock *cachedClock
+
+	// errLog is the default error handler's state, if no handler was
+	// given; closed (its last summary written) before done is closed.
+	errLog *errorLogger
 }
 
 // counters are written by the agent's thread only and read by anyone.
@@ -96,13 +100,15 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 	} else if err := claimIdle(cfg.idle, role); err != nil {
 		return nil, err
 	}
+	var errLog *errorLogger
 	if cfg.handler == nil {
-		cfg.handler = defaultHandler(role)
+		errLog = newErrorLogger(role)
+		cfg.handler = errLog.handle
 	}
 	if cfg.threadName == "" {
 		cfg.threadName = role
 	}
-	r := &Runner{agent: a, role: role, cfg: cfg, done: make(chan struct{})}
+	r := &Runner{agent: a, role: role, cfg: cfg, done: make(chan struct{}), errLog: errLog}
 	if cfg.liveCounters != nil {
 		live, err := allocateLive(cfg.liveCounters, role)
 		if err != nil {
@@ -197,6 +203,7 @@ func (r *Runner) run(ready chan<- error) {
 	var startErr error // why the start failed
 	var answered, closing, returned bool
 	defer close(r.done)
+	defer r.closeErrLog() // after every other step: OnClose's error is handled first
 	defer releaseIdle(r.cfg.idle)
 	defer r.live.free()
 	defer func() {
@@ -441,6 +448,13 @@ func (r *Runner) report(err error) {
 	r.cfg.handler(err)
 }
 
+// closeErrLog writes the default handler's last summary; nil-safe.
+func (r *Runner) closeErrLog() {
+	if r.errLog != nil {
+		r.errLog.close()
+	}
+}
+
 // closeAgent ends the agent's context, however the agent stopped (as Close
 // and the Invoker do), then calls OnClose.
 func (r *Runner) closeAgent() {
@@ -517,6 +531,7 @@ func (r *Runner) closeOnCaller() {
 	defer runtime.UnlockOSThread() // nests: a caller's own lock stays
 	r.closer.Store(int64(gettid()))
 	defer close(r.done)
+	defer r.closeErrLog()
 	defer releaseIdle(r.cfg.idle)
 	defer r.live.free()
 	r.closeAgent()
