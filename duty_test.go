@@ -80,18 +80,17 @@ func TestEveryClosedSentinelMatchesTheRoot(t *testing.T) {
 	require.NotErrorIs(t, mailbox.ErrCorrupt, duty.ErrClosed)
 }
 
-// A corruption found deep in a layer reaches the caller of the layer above
-// still marked: a mailbox over a ring whose records another process
-// scribbled over reports it as mailbox.ErrCorrupt, wrapping
-// ringbuf.ErrCorrupt, and as duty.ErrCorrupt.
+// A corruption found in shared memory reaches the caller still marked: a
+// ring whose records another process scribbled over reports it as
+// ringbuf.ErrCorrupt and as duty.ErrCorrupt, and never as a closed ring.
 func ExampleErrCorrupt() {
-	mb, _ := mailbox.New(mailbox.Config{Capacity: mailbox.MinCapacity})
-	_ = mb.Send(1, []byte("hello"))
-	buf := mb.Ring().Buffer()
+	buf, _ := ringbuf.Allocate(1024)
+	r, _ := ringbuf.NewManyToOne(buf)
+	_ = r.Write(1, []byte("hello"))
 	buf[0], buf[1] = 0xff, 0x7f // a record length no producer writes
-	_, err := mb.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, 10)
-	fmt.Println(errors.Is(err, duty.ErrCorrupt), errors.Is(err, mailbox.ErrCorrupt), errors.Is(err, ringbuf.ErrCorrupt))
-	// Output: true true true
+	_, err := r.Read(func(int32, []byte) {}, 10)
+	fmt.Println(errors.Is(err, duty.ErrCorrupt), errors.Is(err, ringbuf.ErrCorrupt), errors.Is(err, duty.ErrClosed))
+	// Output: true true false
 }
 
 // layer ranks every library package of the module: a package may import

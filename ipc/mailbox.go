@@ -46,6 +46,7 @@ type MailboxFile struct {
 
 	file      *File
 	mb        *mailbox.Mailbox
+	ring      *ringbuf.ManyToOne // a view of the mailbox's ring, for its consumer heartbeat word
 	owner     bool
 	timeoutMs int64
 	epochMs   func() int64
@@ -184,7 +185,7 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 		hdr.flags.Store(mailboxFlagChecksum)
 	}
 	now := mf.epochMs()
-	mb.Ring().SetConsumerHeartbeatTime(now)
+	mf.ring.SetConsumerHeartbeatTime(now)
 	mf.lastFile = now
 	hdr.version.Store(MailboxLayoutVersion)
 	return mb, mf, nil
@@ -313,7 +314,11 @@ func (h *mailboxHost) Attach(m *mailbox.Mailbox, detach func()) (mailbox.Placeme
 	if err != nil {
 		return mailbox.Placement{}, err
 	}
-	h.mb, h.detach = m, detach
+	r, err := ringbuf.NewManyToOne(ring)
+	if err != nil {
+		return mailbox.Placement{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, f.Path(), err)
+	}
+	h.mb, h.ring, h.detach = m, r, detach
 	return mailbox.Placement{Ring: ring, Words: words, SendOnly: !h.owner}, nil
 }
 
@@ -353,7 +358,7 @@ func (m *MailboxFile) ConsumerHeartbeat() int64 {
 	if m.closed.Load() {
 		return 0
 	}
-	return m.mb.Ring().ConsumerHeartbeatTime()
+	return m.ring.ConsumerHeartbeatTime()
 }
 
 // CheckConsumer returns nil when the consumer heartbeat is fresh (not older
@@ -366,7 +371,7 @@ func (m *MailboxFile) CheckConsumer() error {
 		return mailbox.ErrClosed
 	}
 	now := m.epochMs()
-	hb := m.mb.Ring().ConsumerHeartbeatTime()
+	hb := m.ring.ConsumerHeartbeatTime()
 	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs {
 		return nil
 	}

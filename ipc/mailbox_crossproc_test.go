@@ -129,7 +129,7 @@ func mbChildClaimer() error {
 // body fragments, the layout of mailbox/frame.go), says so and waits to be
 // killed: a sender that dies half-way through a fragmented message.
 func mbChildHalf() error {
-	m, _, err := mbOpenChild()
+	m, mf, err := mbOpenChild()
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func mbChildHalf() error {
 	}
 	var b ringbuf.Batch
 	for spins := 0; ; spins++ {
-		if b, err = m.Ring().TryClaimBatch(size); err != ringbuf.ErrFull {
+		if b, err = mf.ring.TryClaimBatch(size); err != ringbuf.ErrFull {
 			break
 		}
 		backoff(spins)
@@ -150,7 +150,7 @@ func mbChildHalf() error {
 	if err != nil {
 		return err
 	}
-	key := m.Ring().NextCorrelationID()
+	key := mf.ring.NextCorrelationID()
 	le := binary.LittleEndian
 	for i := range count / 2 {
 		n := min(frag, body-i*frag)
@@ -576,7 +576,7 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 	require.Equal(t, int64(1), st.Torn, "exactly the dead sender's message")
 	require.Zero(t, st.Corrupt)
 	require.Equal(t, int64(2*count), st.Delivered)
-	require.Equal(t, m.Ring().ProducerPosition(), m.Ring().ConsumerPosition())
+	require.Equal(t, mf.ring.ProducerPosition(), mf.ring.ConsumerPosition())
 }
 
 // TestCrossProcessMailboxConsumerKilled: the consumer is a child; the
@@ -714,7 +714,7 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 				over = mailbox.ChecksumLength
 			}
 			size := ringbuf.RecordSize(over + len(good))
-			for i := 0; mailbox.MinCapacity-int(m.Ring().ProducerPosition()&(mailbox.MinCapacity-1)) >= size; i++ {
+			for i := 0; mailbox.MinCapacity-int(mf.ring.ProducerPosition()&(mailbox.MinCapacity-1)) >= size; i++ {
 				require.Less(t, i, 1000)
 				require.NoError(t, m.Send(1, good))
 				_, err := m.Drain(h, 100)

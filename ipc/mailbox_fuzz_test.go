@@ -50,7 +50,7 @@ func FuzzMailboxHeader(f *testing.F) {
 		w, err := mf.File().SpareSlot(mailboxWordsSlot)
 		require.NoError(t, err)
 		copy(w, words) // the state word and the consumer's statistics
-		m.Ring().SetConsumerHeartbeatTime(time.Now().UnixMilli() + heartbeatDelta)
+		mf.ring.SetConsumerHeartbeatTime(time.Now().UnixMilli() + heartbeatDelta)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()

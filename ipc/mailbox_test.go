@@ -136,7 +136,7 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	require.NoError(t, s.SendParts(2, []byte("b"), []byte("c")))
 	require.Len(t, mbDrainAll(t, m), 2)
 	// Corrupt 1: a framed record shorter than its frame header.
-	require.NoError(t, s.Ring().Write(mailbox.FramedFlag|1, []byte{1}))
+	require.NoError(t, mf.ring.Write(mailbox.FramedFlag|1, []byte{1}))
 	_, err = m.Drain(mbNoop, ringbuf.NoLimit)
 	require.ErrorIs(t, err, mailbox.ErrCorruptFrame)
 	// Torn 1: a claim never committed, released once the injected clock
@@ -480,15 +480,6 @@ func TestMailboxDeadConsumerEverySendPath(t *testing.T) {
 	}
 }
 
-// TestMailboxNoDemote: the owner's ring demotes the lines it releases by
-// default, and not with NoDemote.
-func TestMailboxNoDemote(t *testing.T) {
-	m, _ := mbNewForTest(t, mailbox.Config{})
-	require.True(t, m.Ring().Demotes(), "the default")
-	m, _ = mbNewForTest(t, mailbox.Config{NoDemote: true})
-	require.False(t, m.Ring().Demotes())
-}
-
 // TestMailboxHeartbeatCycles: Drain stores the consumer heartbeat once per
 // HeartbeatCycles calls, at its clock's time (mailbox.Config.Clock);
 // Heartbeat forces it, and the file's owner heartbeat with it.
@@ -506,7 +497,7 @@ func TestMailboxHeartbeatCycles(t *testing.T) {
 	_, err := m.Drain(mbNoop, 1)
 	require.NoError(t, err)
 	require.Equal(t, first+1000, mf.ConsumerHeartbeat())
-	require.Equal(t, first+1000, m.Ring().ConsumerHeartbeatTime())
+	require.Equal(t, first+1000, mf.ring.ConsumerHeartbeatTime())
 	clk.Advance(time.Second)
 	require.NoError(t, m.Heartbeat())
 	require.Equal(t, first+2000, mf.ConsumerHeartbeat())
@@ -826,7 +817,7 @@ func TestMailboxCorruptStateWord(t *testing.T) {
 			_, err = s.Close(mailbox.Drain)
 			require.ErrorIs(t, err, mailbox.ErrCorrupt, "a sender's Close(Drain)")
 			require.Equal(t, uint64(word), binary.LittleEndian.Uint64(slot[mbWordsState:]), "left as it is")
-			require.Positive(t, m.Ring().Size(), "the queued message is still there")
+			require.Positive(t, m.Stats().Depth, "the queued message is still there")
 			require.Zero(t, m.Stats().Delivered, "nothing delivered")
 			err = mf.Close()
 			require.ErrorIs(t, err, mailbox.ErrCorrupt)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/internal/pad"
-	"github.com/dutyrt/duty/ringbuf"
 )
 
 // DefaultDrainLimit is the most messages an Actor delivers per duty cycle.
@@ -119,25 +118,13 @@ func (a *Actor) OnStart() error { return a.mb.Heartbeat() }
 // the heartbeat runs (docs/mailbox.md, "Liveness").
 func (a *Actor) DoWork() (int, error) {
 	m := a.mb
-	m.cons.beats++
-	if m.cons.beats >= m.hbCycles {
-		if err := m.beat(false); err != nil {
-			return 0, a.failed(err)
-		}
+	if err := m.countCycle(); err != nil {
+		return 0, a.failed(err)
 	}
-	if m.quietPoll() {
+	if m.idlePoll() {
 		return 0, nil
 	}
-	var n int
-	var err error
-	if a.recv != nil {
-		m.cons.setReceiver(a.recv)
-		n, err = m.drain(m.cons.recvRecord, a.limit)
-		err = m.cons.takeFailures(err)
-	} else {
-		m.cons.h, m.cons.recv = a.h, nil
-		n, err = m.drain(m.cons.onRecord, a.limit)
-	}
+	n, err := m.drainInto(a.h, a.recv, a.limit)
 	if err != nil {
 		return n, a.failed(err)
 	}
@@ -151,7 +138,7 @@ func (a *Actor) DoWork() (int, error) {
 // would fail the same way.
 func (a *Actor) failed(err error) error {
 	if err == ErrClosed && a.mb.detached() {
-		return agent.Terminate(fmt.Errorf("%w: %s: the mailbox's memory was released under actor %s", ErrClosed, a.mb.name, a.role))
+		return agent.Terminate(fmt.Errorf("%w: %s: the mailbox's memory was released under actor %s", ErrClosed, a.mb.Name(), a.role))
 	}
 	return err
 }
@@ -185,8 +172,7 @@ func (a *Actor) OnClose() error {
 	}
 	var errs error
 	for {
-		n, err := a.drainAll()
-		err = m.cons.takeFailures(err)
+		n, err := m.drainQueued(a.h, a.recv)
 		if err != nil && errs == nil {
 			errs = err
 		}
@@ -198,20 +184,9 @@ func (a *Actor) OnClose() error {
 	return errors.Join(a.left(), errs, m.beat(true))
 }
 
-// drainAll drains without a limit into the actor's handler or receiver.
-func (a *Actor) drainAll() (int, error) {
-	m := a.mb
-	if a.recv != nil {
-		m.cons.setReceiver(a.recv)
-		return m.drain(m.cons.recvRecord, ringbuf.NoLimit)
-	}
-	m.cons.h, m.cons.recv = a.h, nil
-	return m.drain(m.cons.onRecord, ringbuf.NoLimit)
-}
-
 // left reports the bytes still queued after OnClose, as ErrNotDrained.
 func (a *Actor) left() error {
-	if left := a.mb.ring.Size(); left > 0 {
+	if left := a.mb.size(); left > 0 {
 		return fmt.Errorf("%w: %s: %d bytes queued", ErrNotDrained, a.role, left)
 	}
 	return nil

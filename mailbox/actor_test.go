@@ -37,7 +37,7 @@ func TestActorDutyCycle(t *testing.T) {
 	inv, err := agent.NewInvoker(a)
 	require.NoError(t, err)
 	require.NoError(t, inv.Start())
-	require.Equal(t, int64(1000), mb.Ring().ConsumerHeartbeatTime())
+	require.Equal(t, int64(1000), RingOf(mb).ConsumerHeartbeatTime())
 	for i := range 5 {
 		require.NoError(t, mb.Send(int32(i+1), nil))
 	}
@@ -49,7 +49,7 @@ func TestActorDutyCycle(t *testing.T) {
 	}
 	require.Equal(t, []int{2, 2, 1, 0}, counts)
 	require.Equal(t, []int32{1, 2, 3, 4, 5}, seen)
-	require.Equal(t, int64(1004), mb.Ring().ConsumerHeartbeatTime(), "heartbeat on the third cycle, after four deliveries")
+	require.Equal(t, int64(1004), RingOf(mb).ConsumerHeartbeatTime(), "heartbeat on the third cycle, after four deliveries")
 	require.NoError(t, inv.Close())
 	require.True(t, mb.IsClosed())
 }
@@ -84,7 +84,7 @@ func TestActorCloseReportsCorruptFrameAndWhatIsLeft(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	a, err := NewActor("both", mb, func(*Message) Action { return Abort })
 	require.NoError(t, err)
-	writeBatch(t, mb.Ring(), []rec{{MaxTypeID + 1, []byte("x")}}) // reserved type bits
+	writeBatch(t, RingOf(mb), []rec{{MaxTypeID + 1, []byte("x")}}) // reserved type bits
 	require.NoError(t, mb.Send(1, nil))
 	err = a.OnClose()
 	require.ErrorIs(t, err, ErrNotDrained)

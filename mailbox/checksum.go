@@ -74,7 +74,7 @@ func seal(payload []byte, typeID int32, pos int64) {
 // its space claimed again a lap on, seals with its own position, which
 // the record now there does not have.
 func (m *Mailbox) claimPosition(index int) int64 {
-	tail := m.ring.ProducerPosition()
+	tail := m.trailer.Tail.Load()
 	mask := int64(m.capacity - 1)
 	d := (tail - int64(index)) & mask
 	if d == 0 {

@@ -59,14 +59,14 @@ func (l *liveCounters) publish(m *Mailbox, now int64) {
 	l.last = now
 	w := m.w
 	l.delivered.Set(w.delivered.Load())
-	l.bytes.Set(m.ring.ConsumerPosition())
+	l.bytes.Set(m.trailer.Head.Load())
 	l.refusedClosed.Set(w.refusedClosed.Load())
 	l.backPressured.Set(w.backPressured.Load())
 	l.torn.Set(w.torn.Load())
 	l.corrupt.Set(w.corrupt.Load())
 	l.discarded.Set(w.discarded.Load())
 	l.maxDepth.Set(w.maxDepth.Load())
-	l.depth.Set(int64(m.ring.Size()))
+	l.depth.Set(int64(m.size()))
 	l.heartbeat.Set(now)
 }
 
@@ -88,7 +88,7 @@ func (l *liveCounters) close() error {
 // and leaves them readable); ipc.MailboxFile.Close calls it.
 func (m *Mailbox) CloseCounters() error {
 	l := m.live
-	if l == nil || m.detached() {
+	if l == nil || m.gone {
 		return nil
 	}
 	m.live = nil

@@ -39,7 +39,7 @@ func TestMailboxCounters(t *testing.T) {
 	}
 	for mb.Send(1, make([]byte, 24)) == nil { // fill it: back-pressure
 	}
-	queued := int64(mb.Ring().Size())
+	queued := int64(RingOf(mb).Size())
 	clk.Advance(time.Millisecond)
 	n, err := mb.Drain(func(*Message) Action { return Continue }, 1_000_000)
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestMailboxCounters(t *testing.T) {
 	require.NoError(t, mb.Heartbeat())
 	got = read()
 	require.Equal(t, int64(n), got["delivered"])
-	require.Equal(t, mb.Ring().ConsumerPosition(), got["consumed-bytes"])
+	require.Equal(t, RingOf(mb).ConsumerPosition(), got["consumed-bytes"])
 	require.Equal(t, int64(1), got["back-pressure"])
 	require.Equal(t, mb.Stats().MaxDepth, got["max-depth"])
 	require.Zero(t, got["mailbox-depth"])

@@ -1,9 +1,10 @@
 // Package mailbox is a bounded many-to-one mailbox for agents: any number
 // of goroutines, and processes, send messages, and the one goroutine that
-// owns the mailbox drains them inside its duty cycle. It is built on
-// ringbuf.ManyToOne, Agrona's many-to-one ring, and keeps its byte layout:
-// a plain message is an ordinary ring record that an Agrona consumer can
-// read.
+// owns the mailbox drains them inside its duty cycle. It is Agrona's
+// many-to-one ring, built on the record core that package ringbuf's rings
+// share, and keeps its byte layout: a plain message is an ordinary ring
+// record that an Agrona consumer (or a ringbuf.ManyToOne over the same
+// memory) can read.
 //
 // A mailbox's bytes live on the heap (New) or in a file that other
 // processes map (ipc.CreateMailbox for its consumer, ipc.OpenMailbox for
@@ -40,7 +41,7 @@
 // happens before the handler call that delivers its message: whatever the
 // sender wrote before it, the handler sees. The message's bytes are
 // published by the release store of its record's length and acquired by
-// the consumer's load of it (ringbuf's ordering); across processes the
+// the consumer's load of it (the ring's ordering); across processes the
 // same edge holds through the shared mapping. Messages of one goroutine
 // (or one Sender) are delivered in the order they were sent; messages of
 // different goroutines in the order their claims were made.

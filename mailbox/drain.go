@@ -2,30 +2,34 @@ package mailbox
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/record"
-	"github.com/dutyrt/duty/ringbuf"
 )
 
-// Action is a Handler's decision about the message it was given, with the
-// ring's semantics (ringbuf.Action).
-type Action = ringbuf.Action
+// Action is a Handler's decision about the message it was given, with
+// Agrona's controlled-read semantics (the same type as ringbuf.Action).
+type Action = record.Action
 
 const (
 	// Abort leaves the message (all its records) in the mailbox and ends
 	// the drain: the next Drain delivers it again. It is the back-pressure
 	// idiom of an agent whose downstream is full.
-	Abort = ringbuf.Abort
+	Abort = record.Abort
 	// Break consumes the message and ends the drain.
-	Break = ringbuf.Break
+	Break = record.Break
 	// Commit consumes the message, releases the space of everything
 	// drained so far to the senders at once, and continues.
-	Commit = ringbuf.Commit
+	Commit = record.Commit
 	// Continue consumes the message and continues; space is released when
 	// the drain ends.
-	Continue = ringbuf.Continue
+	Continue = record.Continue
 )
+
+// recordHandler is the record core's controlled-read handler: the type id
+// and payload of one record.
+type recordHandler = func(recordType int32, payload []byte) Action
 
 // Handler receives one message from Drain and decides what happens to it.
 // The Message and every slice it returns are valid only during the call.
@@ -53,7 +57,7 @@ var _ [claimCheckPeriod & (claimCheckPeriod - 1)]struct{} = [0]struct{}{}
 // consumer is the state of the draining goroutine.
 type consumer struct {
 	// Hot: touched by every Drain call, kept together.
-	onRecord    ringbuf.ControlledHandler
+	onRecord    recordHandler
 	h           Handler
 	count       int  // messages consumed (delivered or discarded) in this call, counted after each ring read
 	calls       int  // handler calls in this call: what it delivered if a handler panics (see Drain)
@@ -63,8 +67,7 @@ type consumer struct {
 	discard     bool
 	plainReady  bool // a plain record can take the fast path: not checksummed, not discarding, nothing pending, msg is one part
 	idleDrains  int  // drains without progress since the last liveness check
-	claimMask   int  // claimCheckPeriod-1 (a power of two); tests set 0
-	checkPeriod int  // stallCheckPeriod; tests set 1
+	claimMask   int  // claimCheckPeriod-1 (a power of two); 0 once detached, so that every idle poll drains
 	stallSince  int64
 	// Totals of the single-writer counters, loaded from them by New.
 	maxDepth, totalDelivered int64
@@ -72,11 +75,11 @@ type consumer struct {
 	// DrainTo's Receiver (when set, it is called instead of h) and what
 	// it reported in this call.
 	recv         Receiver
-	onRecordRecv ringbuf.ControlledHandler // onRecord for a Receiver
-	onRecordDisp ringbuf.ControlledHandler // onRecord for a Dispatcher
-	recvRecord   ringbuf.ControlledHandler // the one of the two for recv
-	disp         Dispatcher                // recv, if it is one
-	routeType    int32                     // the type id route was asked for (0: none)
+	onRecordRecv recordHandler // onRecord for a Receiver
+	onRecordDisp recordHandler // onRecord for a Dispatcher
+	recvRecord   recordHandler // the one of the two for recv
+	disp         Dispatcher    // recv, if it is one
+	routeType    int32         // the type id route was asked for (0: none)
 	route        Receiver
 	failed       int
 	firstFailure error
@@ -88,9 +91,13 @@ type consumer struct {
 	corrupt   int64
 	reason    string
 
+	// The ring's consumer: the record core's read loops over the
+	// mailbox's ring (its Log, the records, also serves the read-ahead of
+	// a framed message (assemble) and claimAt).
+	rd record.Reader
+
 	// Cold.
 	mb             *Mailbox
-	log            record.Log // the ring's records, for the read-ahead of a framed message (assemble) and claimAt
 	parts          [][]byte
 	reasm          []byte
 	pending        pending
@@ -111,7 +118,6 @@ type pending struct {
 
 func (c *consumer) init(m *Mailbox) {
 	c.mb = m
-	c.log = record.NewLog(m.ring.Buffer()[:m.capacity])
 	// Bound once: Drain passes it without allocating. A plain record, the
 	// common case, is delivered here without the general classification.
 	c.onRecord = func(recordType int32, payload []byte) Action {
@@ -169,7 +175,7 @@ func (c *consumer) init(m *Mailbox) {
 	}
 	c.parts = make([][]byte, 0, min(m.maxParts, 16))
 	c.msg.parts = c.msg.one[:]
-	c.claimMask, c.checkPeriod = claimCheckPeriod-1, stallCheckPeriod
+	c.claimMask = claimCheckPeriod - 1
 	c.maxDepth = m.w.maxDepth.Load()
 	c.totalDelivered = m.w.delivered.Load()
 	c.totalDiscarded = m.w.discarded.Load()
@@ -218,26 +224,48 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	if h == nil {
 		return 0, ErrNilHandler
 	}
-	return m.drainBeat(h, nil, limit)
-}
-
-// drainBeat is Drain and DrainTo: the heartbeat, then the drain.
-func (m *Mailbox) drainBeat(h Handler, r Receiver, limit int) (int, error) {
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")
 	}
-	m.cons.beats++
-	if m.cons.beats >= m.hbCycles {
-		if err := m.beat(false); err != nil {
-			return 0, err
-		}
+	return m.cycle(h, nil, limit)
+}
+
+// cycle is one consumer cycle, for Drain and DrainTo: countCycle, then
+// drainInto. An Actor's DoWork makes the same calls, with its idle poll
+// between them.
+func (m *Mailbox) cycle(h Handler, r Receiver, limit int) (int, error) {
+	if err := m.countCycle(); err != nil {
+		return 0, err
 	}
+	return m.drainInto(h, r, limit)
+}
+
+// countCycle counts a consumer cycle and runs the heartbeat when it is
+// due (every Config.HeartbeatCycles cycles); small enough to inline.
+func (m *Mailbox) countCycle() error {
+	c := &m.cons
+	c.beats++
+	if c.beats >= m.hbCycles {
+		return m.beat(false)
+	}
+	return nil
+}
+
+// drainInto drains up to limit messages into h, or into r when it is not
+// nil, and then returns r's failures with the drain's error.
+func (m *Mailbox) drainInto(h Handler, r Receiver, limit int) (int, error) {
 	if r != nil {
 		m.cons.setReceiver(r)
-		return m.drain(m.cons.recvRecord, limit)
+		n, err := m.drain(m.cons.recvRecord, limit)
+		return n, m.cons.takeFailures(err)
 	}
 	m.cons.h, m.cons.recv = h, nil
 	return m.drain(m.cons.onRecord, limit)
+}
+
+// drainQueued drains everything queued now into h, or r (see drainInto).
+func (m *Mailbox) drainQueued(h Handler, r Receiver) (int, error) {
+	return m.drainInto(h, r, math.MaxInt)
 }
 
 // setReceiver makes r the Receiver of the next drain, and forgets the
@@ -255,7 +283,7 @@ func (c *consumer) setReceiver(r Receiver) {
 // drain is Drain without the heartbeat: an Actor counts its duty cycles
 // itself. onRecord is the consumer's onRecord, after its h was set, or
 // its onRecordRecv, after its recv was set.
-func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, error) {
+func (m *Mailbox) drain(onRecord recordHandler, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
@@ -277,7 +305,7 @@ func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, err
 	c.count, c.stop, c.extra = 0, false, 0
 	c.discard = st == stateDiscard
 	c.plainReady = c.fastPath()
-	head0 := m.ring.ConsumerPosition() // consumer-owned word: no contention
+	head0 := m.trailer.Head.Load() // consumer-owned word: no contention
 	head := head0
 	var depth int64 // the most one ring read consumed: all of it was queued when that read began
 	var err error
@@ -295,7 +323,7 @@ func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, err
 		// more than limit messages (a framed message can make it stop
 		// before).
 		want := limit - c.count
-		k, rerr := m.ring.ControlledRead(onRecord, want)
+		k, rerr := c.read(onRecord, want)
 		// Read again past records that were not messages only if they
 		// used up the ring's limit: a read that stopped short found no
 		// more (the common case of a framed message, whose later records
@@ -306,7 +334,7 @@ func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, err
 			// at its first record: consume the rest of that message now (its
 			// records are all there: one claim, one publication).
 			var more int
-			more, rerr = m.ring.ControlledRead(onRecord, int(c.pending.hdr.count-c.pending.next))
+			more, rerr = c.read(onRecord, int(c.pending.hdr.count-c.pending.next))
 			k += more
 		}
 		extra := c.extra
@@ -317,7 +345,7 @@ func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, err
 			break
 		}
 		prev := head
-		head = m.ring.ConsumerPosition()
+		head = m.trailer.Head.Load()
 		depth = max(depth, head-prev)
 		if c.stop || c.count >= limit || head == prev || ((extra == 0 || !atLimit) && head&int64(m.capacity-1) != 0) {
 			break
@@ -333,7 +361,7 @@ func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, err
 		// cache line belongs to the senders. A backlog never exceeds the
 		// capacity; a tail another process scribbled over could say more.
 		if c.count >= limit {
-			depth = max(depth, m.ring.ProducerPosition()-head)
+			depth = max(depth, m.trailer.Tail.Load()-head)
 		}
 		if d := min(depth, int64(m.capacity)); d > c.maxDepth {
 			c.maxDepth = d
@@ -352,8 +380,8 @@ func (m *Mailbox) drain(onRecord ringbuf.ControlledHandler, limit int) (int, err
 		// claim and its first store leaves zeros, not a negative length).
 		c.idleDrains++
 		if c.idleDrains&c.claimMask == 0 {
-			if marked := m.claimAt(head); marked || c.stallSince != 0 || c.idleDrains >= c.checkPeriod {
-				if c.idleDrains >= c.checkPeriod {
+			if marked := m.claimAt(head); marked || c.stallSince != 0 || c.idleDrains >= stallCheckPeriod {
+				if c.idleDrains >= stallCheckPeriod {
 					c.idleDrains = 0
 				}
 				err = m.checkStall(head, marked)
@@ -394,20 +422,33 @@ func (c *consumer) creditInterrupted() {
 	}
 }
 
-// quietPoll is the part of Drain that a poll finding nothing needs, small
+// read is one controlled read of the ring: the record core's, after its
+// inlined check for a committed record at head (an empty poll makes no
+// further call).
+func (c *consumer) read(h recordHandler, limit int) (int, error) {
+	if !c.rd.Ready() {
+		return 0, nil
+	}
+	return c.rd.ControlledRead(h, limit)
+}
+
+// idlePoll is the part of a drain that a poll finding nothing needs, small
 // enough to inline into Actor.DoWork, so that an idle duty cycle makes no
 // call beyond DoWork itself (docs/ringbuf.md, "Spinning consumers"). It
 // reports true when the ring has no committed record at head and this
 // idle drain is not one on which the liveness check runs, after counting
-// it as Drain would; otherwise the caller must call Drain.
-func (m *Mailbox) quietPoll() bool {
+// it as a drain would; otherwise the caller must call drainInto.
+func (m *Mailbox) idlePoll() bool {
 	c := &m.cons
-	if m.ring.Ready() || (c.idleDrains+1)&c.claimMask == 0 {
+	if c.rd.Ready() || (c.idleDrains+1)&c.claimMask == 0 {
 		return false
 	}
 	c.idleDrains++
 	return true
 }
+
+// detached reports whether the Host took the mailbox's memory away.
+func (m *Mailbox) detached() bool { return m.gone }
 
 // ended reports whether the mailbox is closed and empty: no message is
 // queued and none can arrive (see closedAfterClaim). The state is loaded
@@ -417,7 +458,7 @@ func (m *Mailbox) ended() bool {
 	if st := m.w.state.Load(); st != stateDrain && st != stateDiscard {
 		return false
 	}
-	return m.ring.ProducerPosition() == m.ring.ConsumerPosition()
+	return m.trailer.Tail.Load() == m.trailer.Head.Load()
 }
 
 // claimAt reports whether the record at head is an open claim (negative
@@ -426,7 +467,7 @@ func (m *Mailbox) ended() bool {
 func (m *Mailbox) claimAt(head int64) bool {
 	// Masked to a record boundary as well: head is a word in shared
 	// memory, and a read that found it misaligned reported that already.
-	return m.cons.log.LengthAt(int(head&m.cons.log.Mask()&^(record.Alignment-1))).Load() < 0
+	return m.cons.rd.LengthAt(int(head&m.cons.rd.Mask()&^(record.Alignment-1))).Load() < 0
 }
 
 // checkStall is the liveness check, run by a Drain that made no progress:
@@ -437,7 +478,7 @@ func (m *Mailbox) claimAt(head int64) bool {
 // or empty mailbox never reads it.
 func (m *Mailbox) checkStall(head int64, marked bool) error {
 	c := &m.cons
-	if !marked && m.ring.ProducerPosition() == head {
+	if !marked && m.trailer.Tail.Load() == head {
 		c.stallSince = 0
 		return nil
 	}
@@ -450,7 +491,7 @@ func (m *Mailbox) checkStall(head int64, marked bool) error {
 		return nil
 	}
 	c.stallSince = max(now, 1) // at most one attempt per timeout
-	ok, err := m.ring.Unblock()
+	ok, err := m.prod.Unblock()
 	if err != nil {
 		return errCorruptRing(err)
 	}
@@ -607,8 +648,7 @@ func errCorruptFrames(n int64, reason string) error {
 // or always when forced), then the Host's Beat. A state word that is not
 // one of the three states is reported rather than drained under.
 //
-// Ordering: the heartbeat is the ring's release store (Agrona's
-// putLongOrdered); senders load it atomically and only compare it with
+// Ordering: the heartbeat is a release store (Agrona's putLongOrdered); senders load it atomically and only compare it with
 // their clock, so it orders nothing else.
 func (m *Mailbox) beat(force bool) error {
 	c := &m.cons
@@ -618,7 +658,7 @@ func (m *Mailbox) beat(force bool) error {
 	}
 	now := m.clock.EpochMillis()
 	if now != c.lastBeat || force {
-		m.ring.SetConsumerHeartbeatTime(now)
+		atomicbuf.StoreRelease64(m.trailer.Heartbeat, now)
 		c.lastBeat = now
 		if m.live != nil {
 			m.live.publish(m, now)
@@ -654,7 +694,7 @@ func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, stri
 	case !c.mb.checksum:
 		return 0, nil, "checksummed record in a mailbox without checksums"
 	}
-	index, ok := c.log.IndexOf(payload)
+	index, ok := c.rd.IndexOf(payload)
 	if !ok {
 		return 0, nil, "record outside the ring" // the ring's read handed it out: never
 	}
@@ -669,5 +709,5 @@ func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, stri
 // and the head it started from (or released to since) is at or before the
 // record, in the same lap.
 func (c *consumer) positionOf(index int) int64 {
-	return c.mb.ring.ConsumerPosition()&^c.log.Mask() + int64(index)
+	return c.mb.trailer.Head.Load()&^c.rd.Mask() + int64(index)
 }

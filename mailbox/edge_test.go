@@ -162,14 +162,14 @@ func TestFragmentedAtTheWrap(t *testing.T) {
 	}
 	require.NoError(t, mb.Send(1, make([]byte, 192)))
 	require.Len(t, collect(t, mb), 8)
-	require.Equal(t, int64(3000), mb.Ring().ConsumerPosition())
+	require.Equal(t, int64(3000), RingOf(mb).ConsumerPosition())
 
 	a, b := mb.NewSender(), mb.NewSender()
 	big := pattern(5, 1500) // 4 records, 1664 bytes: more than the 1080 left
 	require.NoError(t, a.Send(1, []byte("A")))
 	require.NoError(t, b.Send(2, big))
 	require.NoError(t, a.Send(1, []byte("B")))
-	require.Equal(t, int64(4096+1664+16), mb.Ring().ProducerPosition(), "the message went to the ring's start")
+	require.Equal(t, int64(4096+1664+16), RingOf(mb).ProducerPosition(), "the message went to the ring's start")
 
 	var seen []string
 	aborts := 0
@@ -190,11 +190,11 @@ func TestFragmentedAtTheWrap(t *testing.T) {
 	n, err := mb.Drain(h(Continue), 10)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	require.Equal(t, int64(4096), mb.Ring().ConsumerPosition(), "stopped at the message, at the ring's start")
+	require.Equal(t, int64(4096), RingOf(mb).ConsumerPosition(), "stopped at the message, at the ring's start")
 	n, err = mb.Drain(h(Break), 1)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	require.Equal(t, int64(4096+1664), mb.Ring().ConsumerPosition(), "all four records consumed")
+	require.Equal(t, int64(4096+1664), RingOf(mb).ConsumerPosition(), "all four records consumed")
 	n, err = mb.Drain(h(Continue), 10)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -213,7 +213,7 @@ func TestFragmentedAtTheWrap(t *testing.T) {
 func TestTornBatchThenCloseDiscard(t *testing.T) {
 	var now testClock
 	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: &now})
-	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1
+	checkClaimsEveryDrain(mb)
 	require.NoError(t, mb.Send(1, []byte("before")))
 	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
 	require.NoError(t, mb.Send(3, []byte("after")))

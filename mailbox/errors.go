@@ -56,7 +56,7 @@ var (
 	ErrCorruptFrame = sentinel.Corrupt("mailbox: corrupt frame")
 	// ErrCorrupt reports ring contents the ring itself rejects (a record
 	// running past the end of the ring, a misaligned position; it then
-	// wraps ringbuf.ErrCorrupt), or a state word in shared memory holding a
+	// wraps ringbuf.ErrCorrupt, the record core's), or a state word in shared memory holding a
 	// value that is not one of the three states. Both it and
 	// ErrCorruptFrame match duty.ErrCorrupt.
 	ErrCorrupt = sentinel.Corrupt("mailbox: corrupt ring")

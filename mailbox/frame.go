@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 
 	"github.com/dutyrt/duty/internal/record"
-	"github.com/dutyrt/duty/ringbuf"
 )
 
 // The framing of a mailbox over a many-to-one ring. This file is the only
@@ -165,10 +164,10 @@ func newLayout(capacity, maxRecord, maxMessage int, checksum bool) layout {
 	}
 	head := l.over + FrameHeaderLength // a framed record's payload before its fragment
 	l.maxFrag = maxRecord - head
-	full := l.maxBatch / ringbuf.RecordSize(maxRecord) // records of maxFrag body bytes
+	full := l.maxBatch / record.Size(maxRecord) // records of maxFrag body bytes
 	l.maxMessage = full * l.maxFrag
-	if rest := l.maxBatch - full*ringbuf.RecordSize(maxRecord); rest >= ringbuf.RecordSize(head+1) {
-		l.maxMessage += (rest-ringbuf.HeaderLength)&^(ringbuf.RecordAlignment-1) - head
+	if rest := l.maxBatch - full*record.Size(maxRecord); rest >= record.Size(head+1) {
+		l.maxMessage += (rest-record.HeaderLength)&^(record.Alignment-1) - head
 	}
 	if maxMessage > 0 && maxMessage < l.maxMessage {
 		l.maxMessage = maxMessage
@@ -185,6 +184,6 @@ func (l *layout) records(bodyLen int) (count, size int) {
 		count = 1
 	}
 	last := bodyLen - (count-1)*l.maxFrag
-	size = (count-1)*ringbuf.RecordSize(l.maxRecord) + ringbuf.RecordSize(l.over+FrameHeaderLength+last)
+	size = (count-1)*record.Size(l.maxRecord) + record.Size(l.over+FrameHeaderLength+last)
 	return count, size
 }

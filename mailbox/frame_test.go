@@ -120,7 +120,7 @@ func TestLayoutWithChecksum(t *testing.T) {
 // keys.
 func TestSenderKeysAreNeverZero(t *testing.T) {
 	mb := newMailbox(t, Config{})
-	require.Zero(t, mb.Ring().NextCorrelationID(), "a fresh ring's counter starts at 0")
+	require.Zero(t, RingOf(mb).NextCorrelationID(), "a fresh ring's counter starts at 0")
 	mb = newMailbox(t, Config{})
 	s := mb.NewSender()
 	require.NotZero(t, s.Key())
@@ -146,7 +146,7 @@ func TestFrameRawBytes(t *testing.T) {
 	mb := newMailbox(t, Config{Capacity: MinCapacity})
 	s := mb.NewSender()
 	require.NoError(t, s.SendParts(9, []byte("ab"), []byte(""), []byte("cde")))
-	buf := mb.Ring().Buffer()
+	buf := RingOf(mb).Buffer()
 	body := 3*PartLengthPrefix + 5
 	require.Equal(t, int32(ringbuf.HeaderLength+FrameHeaderLength+body), int32(binary.LittleEndian.Uint32(buf[0:])))
 	require.Equal(t, FramedFlag|9, int32(binary.LittleEndian.Uint32(buf[4:])))
@@ -163,7 +163,7 @@ func TestFrameRawBytes(t *testing.T) {
 	// A plain message is an Agrona record: user type, raw payload.
 	mb2 := newMailbox(t, Config{Capacity: MinCapacity})
 	require.NoError(t, mb2.Send(5, []byte("xyz")))
-	buf = mb2.Ring().Buffer()
+	buf = RingOf(mb2).Buffer()
 	require.Equal(t, int32(11), int32(binary.LittleEndian.Uint32(buf[0:])))
 	require.Equal(t, int32(5), int32(binary.LittleEndian.Uint32(buf[4:])))
 	require.Equal(t, "xyz", string(buf[8:11]))
@@ -177,7 +177,7 @@ func TestFrameFragmentsRaw(t *testing.T) {
 	payload := pattern(1, 1000)
 	s := mb.NewSender()
 	require.NoError(t, s.Send(3, payload))
-	buf := mb.Ring().Buffer()
+	buf := RingOf(mb).Buffer()
 	at := 0
 	var body []byte
 	for i := range 3 {

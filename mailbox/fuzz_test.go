@@ -42,8 +42,8 @@ type ringRec struct {
 // included, with their offsets.
 func scanRing(mb *Mailbox) []ringRec {
 	var out []ringRec
-	buf := mb.ring.Buffer()
-	pos, tail := mb.ring.ConsumerPosition(), mb.ring.ProducerPosition()
+	buf := RingOf(mb).Buffer()
+	pos, tail := RingOf(mb).ConsumerPosition(), RingOf(mb).ProducerPosition()
 	for pos < tail {
 		off := int(pos & int64(mb.capacity-1))
 		length := int(int32(binary.LittleEndian.Uint32(buf[off:])))
@@ -182,7 +182,7 @@ func FuzzDecodeFrames(f *testing.F) {
 		// Start at a fuzz-chosen offset, so that messages meet the end
 		// of the ring.
 		if filler := in.u16() % 3000; filler > 0 {
-			require.NoError(t, mb.ring.Write(1, make([]byte, min(filler, mb.lay.maxRecord))))
+			require.NoError(t, RingOf(mb).Write(1, make([]byte, min(filler, mb.lay.maxRecord))))
 			_, err := mb.Drain(func(*Message) Action { return Continue }, 10)
 			require.NoError(t, err)
 		}
@@ -258,7 +258,7 @@ func FuzzDecodeFrames(f *testing.F) {
 			for _, r := range m {
 				size += ringbuf.RecordSize(len(r.payload))
 			}
-			b, err := mb.ring.TryClaimBatch(size)
+			b, err := RingOf(mb).TryClaimBatch(size)
 			if err != nil {
 				continue // full, or a batch that can never fit
 			}
@@ -267,13 +267,13 @@ func FuzzDecodeFrames(f *testing.F) {
 				require.NoError(t, err)
 				copy(p, r.payload)
 			}
-			require.NoError(t, mb.ring.CommitBatch(b))
+			require.NoError(t, RingOf(mb).CommitBatch(b))
 		}
 		want, wantCorrupt := modelDecode(mb, scanRing(mb))
 		delivered0 := mb.Stats().Delivered
 
 		var gotMsgs []modelDelivery
-		for i := 0; mb.ring.ConsumerPosition() != mb.ring.ProducerPosition(); i++ {
+		for i := 0; RingOf(mb).ConsumerPosition() != RingOf(mb).ProducerPosition(); i++ {
 			require.Less(t, i, 1000, "drain does not progress")
 			before := mb.Stats().Corrupt
 			_, err := mb.Drain(func(m *Message) Action {
@@ -376,9 +376,9 @@ func FuzzChecksummedDrain(f *testing.F) {
 			}
 			sent = append(sent, want)
 		}
-		buf := mb.Ring().Buffer()[:mb.Capacity()]
-		head := int(mb.Ring().ConsumerPosition()) & (mb.Capacity() - 1)
-		queued := int(mb.Ring().ProducerPosition()) - int(mb.Ring().ConsumerPosition())
+		buf := RingOf(mb).Buffer()[:mb.Capacity()]
+		head := int(RingOf(mb).ConsumerPosition()) & (mb.Capacity() - 1)
+		queued := int(RingOf(mb).ProducerPosition()) - int(RingOf(mb).ConsumerPosition())
 		for i := 0; i+1 < len(damage) && queued > 0; i += 2 {
 			at := head + int(damage[i])*int(damage[i])%queued
 			buf[at%len(buf)] ^= damage[i+1]

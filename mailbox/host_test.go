@@ -230,7 +230,7 @@ func TestHeartbeatEveryHeartbeatCycles(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, []int64{5000, 5000}, oh.beats, "on the third and sixth drain")
-	require.Equal(t, int64(5000), owner.Ring().ConsumerHeartbeatTime())
+	require.Equal(t, int64(5000), RingOf(owner).ConsumerHeartbeatTime())
 
 	a, err := NewActor("a", owner, h)
 	require.NoError(t, err)
@@ -241,7 +241,7 @@ func TestHeartbeatEveryHeartbeatCycles(t *testing.T) {
 		_, err := a.DoWork()
 		require.NoError(t, err)
 	}
-	require.Equal(t, int64(6000), owner.Ring().ConsumerHeartbeatTime())
+	require.Equal(t, int64(6000), RingOf(owner).ConsumerHeartbeatTime())
 	require.Len(t, oh.beats, 4)
 
 	oh.beatErr = errors.New("file truncated")

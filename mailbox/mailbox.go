@@ -1,7 +1,6 @@
 package mailbox
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
-	"github.com/dutyrt/duty/ringbuf"
 )
 
 // DefaultCapacity is the ring capacity of a mailbox that allocates its own
@@ -70,8 +68,8 @@ type Config struct {
 	// the consumer heartbeat (EpochMillis), never on a path that moves a
 	// message. Default clock.System.
 	Clock clock.Clock
-	// NoDemote turns off the ring's demotion of the lines its consumer
-	// releases (ringbuf.ManyToOne.SetDemote; docs/ringbuf.md): for a
+	// NoDemote turns off the consumer's demotion of the lines it releases
+	// (CLDEMOTE where the CPU has it; docs/ringbuf.md): for a
 	// mailbox whose owner is the slower end, or where only the latency of
 	// single messages counts. It is this view's choice, not the ring's.
 	NoDemote bool
@@ -136,9 +134,9 @@ type Host interface {
 // writes to it in New: a mailbox opened by a second process sees what the
 // first one left. Memory placed for a new mailbox must be zero.
 type Placement struct {
-	// Ring is the buffer of the mailbox's many-to-one ring: a power of
-	// two of at least MinCapacity bytes plus ringbuf.TrailerLength,
-	// 8-byte aligned.
+	// Ring is the buffer of the mailbox's many-to-one ring, in Agrona's
+	// layout (docs/layouts.md): a power of two of at least MinCapacity
+	// bytes of records plus the 768-byte trailer, 8-byte aligned.
 	Ring []byte
 	// Words is where the mailbox keeps its shared words (its state and
 	// statistics, layout.go): WordsLength bytes, 8-byte aligned.
@@ -162,16 +160,17 @@ type Mailbox struct {
 	// consumer; but for prod's tail guess, which every send stores, on
 	// cache lines of its own inside prod.
 	name string
-	// ring is the mailbox's view of its ring: its consumer (ControlledRead,
-	// Ready, Unblock) and its positions. prod is the producer side, the
-	// record core's many-to-one producer over the same ring: every send
-	// goes through it, so its tail guess is the mailbox's own (see Ring).
+	// The ring, Agrona's many-to-one ring over the record core: buf is its
+	// records and trailer, prod the producer side (every send goes through
+	// it, with the mailbox's own tail guess), trailer its words; the
+	// consumer side (the record core's Reader) is the consumer's, cons.rd.
 	// fast is &prod while Send's in-line fast path may run (nil if
 	// plainMax < record.MaxPayload, and once detached); Send loads it
 	// before the claim.
-	ring     *ringbuf.ManyToOne
+	buf      []byte
 	prod     record.Producer
 	fast     *record.Producer
+	trailer  record.Trailer
 	plainMax int // the largest plain message: min(one record, MaxMessageSize)
 	capacity int
 	lay      layout
@@ -180,6 +179,7 @@ type Mailbox struct {
 	host     Host // nil: a heap mailbox
 	sendOnly bool
 	checksum bool // Config.Checksum: every record is sealed (checksum.go)
+	gone     bool // the Host took the memory away (detach)
 	timeout  int64
 	hbCycles int
 	clock    clock.Clock
@@ -227,10 +227,7 @@ func New(cfg Config) (*Mailbox, error) {
 		if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrConfig, capacity, MinCapacity)
 		}
-		var err error
-		if buf, err = ringbuf.Allocate(capacity); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
+		buf = record.AllocateRing(capacity)
 		m.w = &new(ownWords).w
 	} else {
 		p, err := cfg.Host.Attach(m, m.detach)
@@ -242,27 +239,33 @@ func New(cfg Config) (*Mailbox, error) {
 		}
 		buf, m.sendOnly = p.Ring, p.SendOnly
 	}
-	r, err := ringbuf.NewManyToOne(buf)
+	capacity := len(buf) - record.TrailerLength
+	if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: a ring of %d bytes is not a power of two >= %d plus the %d-byte trailer",
+			ErrConfig, len(buf), MinCapacity, record.TrailerLength)
+	}
+	ab, err := atomicbuf.New(buf)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if r.Capacity() < MinCapacity {
-		return nil, fmt.Errorf("%w: ring capacity %d < %d", ErrConfig, r.Capacity(), MinCapacity)
-	}
-	if cfg.NoDemote {
-		r.SetDemote(false) // the consumer's view only: nothing in the ring changes
-	}
-	lay := newLayout(r.Capacity(), r.MaxMessageLength(), 0, cfg.Checksum)
+	maxRecord := record.MaxMessageLength(capacity, record.HeaderLength)
+	lay := newLayout(capacity, maxRecord, 0, cfg.Checksum)
 	if cfg.MaxMessageSize > lay.maxMessage {
 		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
 			ErrConfig, cfg.MaxMessageSize, lay.maxMessage)
 	}
-	m.lay = newLayout(r.Capacity(), r.MaxMessageLength(), cfg.MaxMessageSize, cfg.Checksum)
+	m.lay = newLayout(capacity, maxRecord, cfg.MaxMessageSize, cfg.Checksum)
 	m.checksum = cfg.Checksum
-	m.ring = r
-	produceInto(&m.prod, r)
+	m.buf = buf
+	m.capacity = capacity
+	m.trailer = record.TrailerOf(ab, capacity)
+	records := buf[:capacity:capacity]
+	m.prod.Init(records, m.trailer.Tail, m.trailer.HeadCache, m.trailer.Head, maxRecord, true)
+	m.cons.rd.Init(records, m.trailer.Head, true)
+	if cfg.NoDemote {
+		m.cons.rd.SetDemote(false) // this view's choice: nothing in the ring changes
+	}
 	m.fast = &m.prod
-	m.capacity = r.Capacity()
 	m.plainMax = min(m.lay.maxRecord-m.lay.over, m.lay.maxMessage)
 	if m.maxParts == 0 {
 		m.maxParts = DefaultMaxParts
@@ -300,24 +303,20 @@ func New(cfg Config) (*Mailbox, error) {
 // Name returns the mailbox's name.
 func (m *Mailbox) Name() string { return m.name }
 
-// Ring returns the ring under the mailbox, for tools that inspect it
-// (positions, heartbeat). Sending or reading through it bypasses the
-// mailbox's framing and accounting. The mailbox sends through a producer
-// of its own over the same ring, with its own guess of the tail: a ring
-// view and the mailbox writing both are two producers of one view whose
-// guesses go stale in turn, each costing the other a failed
-// compare-and-swap now and then, never a wrong claim.
-func (m *Mailbox) Ring() *ringbuf.ManyToOne { return m.ring }
-
-// produceInto points p at the ring r, as one more producer of it: the
-// record core's many-to-one producer over r's records and trailer words
-// (ringbuf's layout), with a tail guess of its own.
-func produceInto(p *record.Producer, r *ringbuf.ManyToOne) {
-	buf, capacity := r.Buffer(), r.Capacity()
-	ab, _ := atomicbuf.New(buf) // NewManyToOne checked buf's alignment
-	p.Init(buf[:capacity:capacity], ab.Int64At(capacity+ringbuf.TailPositionOffset),
-		ab.Int64At(capacity+ringbuf.HeadCachePositionOffset), ab.Int64At(capacity+ringbuf.HeadPositionOffset),
-		r.MaxMessageLength(), true)
+// size returns the bytes between head and tail, clamped to [0,
+// Capacity]: headers, padding and open claims included. An indication
+// only: senders and the consumer move on as it is computed.
+func (m *Mailbox) size() int {
+	head, tail := m.trailer.Head, m.trailer.Tail
+	h1 := head.Load()
+	for {
+		t := tail.Load()
+		h2 := head.Load()
+		if h1 == h2 {
+			return int(min(max(t-h2, 0), int64(m.capacity)))
+		}
+		h1 = h2
+	}
 }
 
 // Capacity returns the ring's capacity in bytes.
@@ -445,7 +444,7 @@ func (m *Mailbox) DiscardQueued() (int, error) {
 	total := 0
 	for m.w.state.Load() == stateDiscard {
 		m.cons.h, m.cons.recv = discardHandler, nil
-		n, err := m.drain(m.cons.onRecord, ringbuf.NoLimit)
+		n, err := m.drain(m.cons.onRecord, math.MaxInt)
 		total += n
 		if err != nil || n == 0 {
 			return total, err
@@ -461,37 +460,23 @@ func discardHandler(*Message) Action { return Continue }
 // ErrCorrupt for a value no mailbox writes (in shared memory that another
 // process scribbled over). Out of the send paths' line.
 func (m *Mailbox) stateErr(st int64) error {
-	if st == stateDrain || st == stateDiscard || (st == stateDetached && m.detached()) {
+	if st == stateDrain || st == stateDiscard || (st == stateDetached && m.gone) {
 		return ErrClosed
 	}
 	return fmt.Errorf("%w: %s: state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, m.name, st)
 }
 
-// detachedRing stands in for the ring of every mailbox whose Host took its
-// memory away: a ring nobody writes, whose head holds a committed padding
-// record, so that a poll (Actor.DoWork's in-line check) always sees work
-// and calls the drain that reports ErrClosed (before it reads anything).
-var detachedRing = func() *ringbuf.ManyToOne {
-	buf, _ := ringbuf.Allocate(MinCapacity)
-	binary.LittleEndian.PutUint32(buf[ringbuf.LengthOffset:], MinCapacity)
-	padding := ringbuf.PaddingTypeID
-	binary.LittleEndian.PutUint32(buf[ringbuf.TypeOffset:], uint32(padding))
-	r, _ := ringbuf.NewManyToOne(buf)
-	return r
-}()
-
-// detached reports whether the Host took the mailbox's memory away.
-func (m *Mailbox) detached() bool { return m.ring == detachedRing }
-
 // detach is the function New hands the Host: it moves the mailbox off the
 // Host's memory, onto a copy of its words in this process whose state
-// refuses everything (stateDetached) and an empty ring, so that later
-// calls return ErrClosed instead of touching memory that is gone. The Host
+// refuses everything (stateDetached) and an empty ring of its own, so that
+// later calls return ErrClosed instead of touching memory that is gone;
+// the consumer's liveness check runs at every idle poll from then on, so
+// that an Actor's poll calls the drain that reports ErrClosed. The Host
 // calls it once this process has stopped using the mailbox (plain field
 // stores: a call racing it is outside the contract, as any use of memory
 // being unmapped is).
 func (m *Mailbox) detach() {
-	if m.detached() {
+	if m.gone {
 		return
 	}
 	final := m.Stats()
@@ -507,7 +492,12 @@ func (m *Mailbox) detach() {
 	m.cons.lastDepth = final.Depth
 	m.w = w
 	m.fast = nil
-	m.ring = detachedRing
-	produceInto(&m.prod, detachedRing)
-	m.cons.log = record.NewLog(detachedRing.Buffer()[:detachedRing.Capacity()])
+	m.gone = true
+	buf := record.AllocateRing(MinCapacity)
+	ab, _ := atomicbuf.New(buf) // AllocateRing aligns it
+	m.buf, m.trailer = buf, record.TrailerOf(ab, MinCapacity)
+	records := buf[:MinCapacity:MinCapacity]
+	m.prod.Init(records, m.trailer.Tail, m.trailer.HeadCache, m.trailer.Head, record.MaxMessageLength(MinCapacity, record.HeaderLength), true)
+	m.cons.rd.Init(records, m.trailer.Head, true)
+	m.cons.claimMask = 0
 }

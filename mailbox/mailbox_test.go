@@ -14,7 +14,7 @@ import (
 
 func TestConfig(t *testing.T) {
 	mb := newMailbox(t, Config{})
-	require.Equal(t, DefaultCapacity, mb.Ring().Capacity())
+	require.Equal(t, DefaultCapacity, RingOf(mb).Capacity())
 	require.Equal(t, 8192, mb.MaxClaimLength())
 	require.Equal(t, 8160, mb.MaxPartsClaimLength())
 	require.Equal(t, 32608, mb.MaxMessageSize())
@@ -34,8 +34,8 @@ func TestConfig(t *testing.T) {
 	mb = newMailbox(t, Config{MaxMessageSize: 100, MaxParts: 3})
 	require.Equal(t, 100, mb.MaxMessageSize())
 	require.Equal(t, 3, mb.MaxParts())
-	require.True(t, mb.Ring().Demotes(), "the ring's default")
-	require.False(t, newMailbox(t, Config{NoDemote: true}).Ring().Demotes())
+	require.True(t, mb.cons.rd.Demotes(), "the ring's default")
+	require.False(t, newMailbox(t, Config{NoDemote: true}).cons.rd.Demotes())
 }
 
 func TestSendDrainPlain(t *testing.T) {
@@ -80,7 +80,7 @@ func TestSendValidation(t *testing.T) {
 	require.Equal(t, ErrTooLong, err)
 	_, err = mb.ClaimParts(1)
 	require.ErrorIs(t, err, ErrParts)
-	require.Zero(t, mb.Ring().ProducerPosition(), "a refused send writes nothing")
+	require.Zero(t, RingOf(mb).ProducerPosition(), "a refused send writes nothing")
 
 	var zero Claim
 	require.ErrorIs(t, zero.Commit(), ErrClaim)
@@ -96,7 +96,7 @@ func TestSendKeepsTheTailGuess(t *testing.T) {
 	hint := m.prod.Hint()
 	for i := range 100 { // wraps the 1 KiB ring several times
 		require.NoError(t, m.Send(1, make([]byte, i%(record.MaxPayload+1))))
-		require.Equal(t, m.Ring().ProducerPosition(), hint.Load(), "after send %d", i)
+		require.Equal(t, RingOf(m).ProducerPosition(), hint.Load(), "after send %d", i)
 		_, err := m.Drain(func(*Message) Action { return Continue }, 1)
 		require.NoError(t, err)
 	}
@@ -212,12 +212,12 @@ func TestAbortMultiRecord(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Equal(t, []int32{1}, seen)
-	head := mb.Ring().ConsumerPosition()
+	head := RingOf(mb).ConsumerPosition()
 	n, err = mb.Drain(h, 10)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Equal(t, []int32{1, 2, 3}, seen)
-	require.Greater(t, mb.Ring().ConsumerPosition(), head)
+	require.Greater(t, RingOf(mb).ConsumerPosition(), head)
 	require.Equal(t, int64(3), mb.Stats().Delivered)
 
 	// Break on a multi-record message consumes all of it and stops.
@@ -322,7 +322,7 @@ func TestCloseDiscard(t *testing.T) {
 	require.Zero(t, mb.Stats().Depth)
 	// A send that passed the state check before Close lands afterwards:
 	// the next Drain discards and counts it.
-	require.NoError(t, mb.Ring().Write(1, []byte("late")))
+	require.NoError(t, RingOf(mb).Write(1, []byte("late")))
 	called := false
 	n, err = mb.Drain(func(*Message) Action { called = true; return Continue }, 10)
 	require.NoError(t, err)
@@ -393,7 +393,7 @@ func TestCorruptRingReported(t *testing.T) {
 	mb := newMailbox(t, Config{Capacity: MinCapacity})
 	require.NoError(t, mb.Send(1, nil))
 	// A record whose length runs past the end of the ring.
-	buf := mb.Ring().Buffer()
+	buf := RingOf(mb).Buffer()
 	buf[0] = 0xff
 	buf[1] = 0x7f
 	_, err := mb.Drain(func(*Message) Action { return Continue }, 10)

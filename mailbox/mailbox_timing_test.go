@@ -264,7 +264,7 @@ func BenchmarkConsume(b *testing.B) {
 			sum += binary.LittleEndian.Uint64(m.Payload())
 			return mailbox.Continue
 		}
-		drain(b, mb.Ring(), &sum, func() (int, error) { return mb.Drain(h, mailbox.DefaultDrainLimit) })
+		drain(b, mailbox.RingOf(mb), &sum, func() (int, error) { return mb.Drain(h, mailbox.DefaultDrainLimit) })
 	})
 	b.Run("actor", func(b *testing.B) {
 		mb := newBenchMailbox(b)
@@ -276,7 +276,7 @@ func BenchmarkConsume(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		drain(b, mb.Ring(), &sum, a.DoWork)
+		drain(b, mailbox.RingOf(mb), &sum, a.DoWork)
 	})
 }
 

@@ -14,7 +14,7 @@ import (
 func TestDrainAfterPanicCountsRight(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	// A record no correct sender writes (reserved type bits): dropped.
-	require.NoError(t, mb.Ring().Write(1<<24|1, []byte("junk")))
+	require.NoError(t, RingOf(mb).Write(1<<24|1, []byte("junk")))
 	require.NoError(t, mb.Send(1, []byte("boom")))
 	require.Panics(t, func() {
 		_, _ = mb.Drain(func(*Message) Action { panic("boom") }, 10)
@@ -63,7 +63,7 @@ func TestDrainReadsPastRecordsThatAreNotMessages(t *testing.T) {
 	t.Run("after corrupt records", func(t *testing.T) {
 		mb := newMailbox(t, Config{})
 		for range 3 {
-			require.NoError(t, mb.Ring().Write(1<<24|1, []byte("junk"))) // reserved type bits
+			require.NoError(t, RingOf(mb).Write(1<<24|1, []byte("junk"))) // reserved type bits
 		}
 		require.NoError(t, mb.Send(2, []byte("next")))
 		n, got, err := deliver(mb)
@@ -77,7 +77,7 @@ func TestDrainReadsPastRecordsThatAreNotMessages(t *testing.T) {
 		// reports them, and the next Drain goes on.
 		mb := newMailbox(t, Config{})
 		for range maxRingReads + 4 {
-			require.NoError(t, mb.Ring().Write(1<<24|1, []byte("junk")))
+			require.NoError(t, RingOf(mb).Write(1<<24|1, []byte("junk")))
 		}
 		require.NoError(t, mb.Send(2, []byte("next")))
 		n, got, err := deliver(mb)

@@ -126,7 +126,7 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 		return nil, "first fragment longer than the body"
 	}
 	pos := copy(body, frag)
-	log := &c.log
+	log := &c.rd.Log
 	start, ok := log.IndexOf(whole)
 	if !ok {
 		return nil, "first record outside the ring" // the ring's read handed it out: never

@@ -54,9 +54,11 @@ func (m *Mailbox) DrainTo(r Receiver, limit int) (int, error) {
 	if r == nil {
 		return 0, ErrNilHandler
 	}
+	if m.sendOnly {
+		return 0, errNotConsumer(m, "Drain")
+	}
 	m.cons.failed, m.cons.firstFailure = 0, nil
-	n, err := m.drainBeat(nil, r, limit)
-	return n, m.cons.takeFailures(err)
+	return m.cycle(nil, r, limit)
 }
 
 // receive calls the Receiver. Small enough to inline into the drain's

@@ -10,7 +10,6 @@ import (
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
-	"github.com/dutyrt/duty/ringbuf"
 )
 
 // Send sends payload as one message of type typeID (1..MaxTypeID). It never
@@ -364,14 +363,14 @@ func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
 		s.seq++
 		return
 	}
-	h.key = newKey(m.ring)
+	h.key = m.newKey()
 }
 
 // newKey returns a fresh sender key: the ring's next correlation id plus
 // one, so that no framed message has key 0, which Message.SenderKey
 // reports for a plain message. Unique among all senders of the ring, in
 // every process, as the correlation counter is.
-func newKey(r *ringbuf.ManyToOne) int64 { return r.NextCorrelationID() + 1 }
+func (m *Mailbox) newKey() int64 { return m.trailer.Correlation.Add(1) }
 
 // fillFramed appends the first upTo records of a framed message, of
 // type recordType (flags included), to b (all of them but in the tests
@@ -392,7 +391,7 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 			// The records of a batch are contiguous, in one lap: the first
 			// one's position, read as soon as the batch is claimed, places
 			// them all.
-			at, ok := m.cons.log.IndexOf(rec)
+			at, ok := m.prod.IndexOf(rec)
 			if !ok {
 				return fmt.Errorf("%w: a batch record outside the ring", ErrClaim)
 			}
@@ -459,7 +458,7 @@ func (m *Mailbox) ringResult(err error) error {
 	switch err {
 	case nil:
 		return nil
-	case ringbuf.ErrFull:
+	case record.ErrFull:
 		return ErrBackPressured
 	case ErrClosed:
 		return err // closedAfterClaim's
@@ -467,7 +466,7 @@ func (m *Mailbox) ringResult(err error) error {
 	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrClaim) {
 		return err // the state word's (closedAfterClaim), a claim released under its sender (write)
 	}
-	if errors.Is(err, ringbuf.ErrTooLong) {
+	if errors.Is(err, record.ErrTooLong) {
 		return ErrTooLong
 	}
 	return fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -512,7 +511,7 @@ func (c *Claim) Commit() error {
 		if _, _, err := c.p.OpenClaim(at + record.HeaderLength); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
-		seal(m.cons.log.Payload(at, ChecksumLength+len(c.c.Payload)), *m.cons.log.TypeAt(at), c.pos)
+		seal(m.prod.Payload(at, ChecksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
 	}
 	if err := c.p.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -699,7 +698,7 @@ type Sender struct {
 
 // NewSender returns a Sender for m.
 func (m *Mailbox) NewSender() *Sender {
-	return &Sender{mb: m, key: newKey(m.ring), idle: idle.Backoff()}
+	return &Sender{mb: m, key: m.newKey(), idle: idle.Backoff()}
 }
 
 // Key returns the sender's key, written in the frame header of its framed

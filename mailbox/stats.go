@@ -44,8 +44,8 @@ type Stats struct {
 func (m *Mailbox) Stats() Stats {
 	w := m.w
 	depth := m.cons.lastDepth
-	if !m.detached() {
-		depth = m.ring.Size()
+	if !m.gone {
+		depth = m.size()
 	}
 	return Stats{
 		Name:          m.name,

@@ -37,7 +37,7 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 func TestSenderStopsHalfway(t *testing.T) {
 	var now testClock
 	mb := newMailbox(t, Config{Capacity: 16384, UnblockTimeout: time.Second, Clock: &now})
-	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1 // check on every idle drain (TestStallCheckPeriod covers the periods)
+	checkClaimsEveryDrain(mb) // check on every idle drain (TestStallCheckPeriod covers the periods)
 	live := mb.NewSender()
 	require.NoError(t, live.Send(1, []byte("before")))
 	sendHalf(t, mb.NewSender(), 2, pattern(9, 5000), 2)
@@ -70,7 +70,7 @@ func TestSenderStopsHalfway(t *testing.T) {
 func TestAbandonedClaim(t *testing.T) {
 	var now testClock
 	mb := newMailbox(t, Config{UnblockTimeout: time.Second, Clock: &now})
-	mb.cons.claimMask, mb.cons.checkPeriod = 0, 1
+	checkClaimsEveryDrain(mb)
 	_, err := mb.Claim(1, 100)
 	require.NoError(t, err)
 	require.NoError(t, mb.Send(2, []byte("x")))
@@ -97,7 +97,7 @@ func TestAbandonedClaim(t *testing.T) {
 // once in claimCheckPeriod idle drains while a stall is timed.
 func TestStallCheckPeriod(t *testing.T) {
 	// The same rhythm whether the owner calls Drain or an Actor's DoWork,
-	// whose idle cycles take the in-line quiet path (quietPoll) and call
+	// whose idle cycles take the in-line quiet path (idlePoll) and call
 	// Drain only on the cycles where the check runs.
 	for _, viaActor := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Drain", true: "Actor.DoWork"}[viaActor], func(t *testing.T) {
@@ -132,7 +132,7 @@ func testStallCheckPeriod(t *testing.T, viaActor bool) {
 	c, err := mb.Claim(1, 8)
 	require.NoError(t, err)
 	require.NoError(t, mb.Send(2, []byte("next")))
-	clear(mb.Ring().Buffer()[:ringbuf.RecordSize(8)]) // undo the claim's marker
+	clear(RingOf(mb).Buffer()[:ringbuf.RecordSize(8)]) // undo the claim's marker
 	_ = c
 	for range stallCheckPeriod - 1 {
 		idleDrain()
@@ -344,7 +344,7 @@ func TestCorruptFrames(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mb := newMailbox(t, Config{})
-			writeBatch(t, mb.Ring(), c.recs)
+			writeBatch(t, RingOf(mb), c.recs)
 			require.NoError(t, mb.Send(1, []byte("ok")))
 			var out []string
 			n, err := mb.Drain(func(m *Message) Action {
@@ -378,7 +378,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 		t.Run(map[bool]string{false: "plain", true: "checksum"}[checksum], func(t *testing.T) {
 			var now testClock
 			mb := newMailbox(t, Config{Capacity: MinCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
-			mb.cons.claimMask, mb.cons.checkPeriod = 0, 1 // check on every idle drain
+			checkClaimsEveryDrain(mb) // check on every idle drain
 			late, err := mb.Claim(1, 40)
 			require.NoError(t, err)
 			lateSpace := late.Payload() // where the stalled sender will write when it resumes
@@ -404,7 +404,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 			good := bytes.Repeat([]byte{0x11}, 40)
 			size := ringbuf.RecordSize(mb.lay.over + len(good))
 			wraps := func() bool { // the next send pads the end and lands at index 0
-				rest := MinCapacity - int(mb.Ring().ProducerPosition()&int64(MinCapacity-1))
+				rest := MinCapacity - int(RingOf(mb).ProducerPosition()&int64(MinCapacity-1))
 				return rest < size
 			}
 			for i := 0; !wraps(); i++ {

@@ -311,7 +311,7 @@ func (in *Inbound) pull() bool {
 	}
 	in.retryAt = 0
 	need := min(in.cfg.BatchBytes+in.cfg.BatchBytes/2, in.mb.Capacity())
-	if in.mb.Capacity()-in.mb.Ring().Size() < need {
+	if in.mb.Capacity()-in.mb.Stats().Depth < need {
 		if !in.waiting {
 			in.waiting = true
 			in.st.add(statBackPressured, 1)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
+	"github.com/dutyrt/duty/ringbuf"
 )
 
 // The mailbox variants (the standard variants mailbox in w1 and
@@ -79,7 +81,15 @@ func w1Mailbox(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cf
 // and the consumer draining in the actor's DoWork (drain) or reading the
 // ring with Read as manytoone-write's consumer does.
 func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
-	mb, err := newBenchMailbox("w1")
+	host, err := newSharedRing()
+	if err != nil {
+		return 0, err
+	}
+	mb, err := mailbox.New(mailbox.Config{Name: "w1", Host: host})
+	if err != nil {
+		return 0, err
+	}
+	ring, err := ringbuf.NewManyToOne(host.ring)
 	if err != nil {
 		return 0, err
 	}
@@ -95,13 +105,13 @@ func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
 	n, corruptAt := cfg.n, cfg.corruptAt
 	t.spawn(0, func() error {
 		if !send {
-			return produceWrites(t, mb.Ring(), n, 0, corruptAt)
+			return produceWrites(t, ring, n, 0, corruptAt)
 		}
 		return produceSends(t, mb, n, 0, corruptAt)
 	})
 	t.spawn(1, func() error {
 		if !drain {
-			if err := consumeRing(t, mb.Ring().Read, c, n); err != nil {
+			if err := consumeRing(t, ring.Read, c, n); err != nil {
 				return err
 			}
 			return c.finish([]int{n})
@@ -262,3 +272,23 @@ func w1MailboxTyped(cfg *runConfig) (time.Duration, error) {
 	t.spawn(1, func() error { return runActor(t, actor, c, n) })
 	return t.run(cfg.timeout)
 }
+
+// sharedRing is a mailbox.Host over a heap ring the benchmark also holds a
+// ringbuf view of: the mailbox and the bare ring are two views of one
+// Agrona ring, so one side of the mailbox can be replaced by the ring's.
+type sharedRing struct{ ring, words []byte }
+
+func newSharedRing() (*sharedRing, error) {
+	ring, err := ringbuf.Allocate(ringCapacity)
+	if err != nil {
+		return nil, err
+	}
+	words := make([]int64, mailbox.WordsLength/8) // zeroed, 8-byte aligned
+	return &sharedRing{ring: ring, words: unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), mailbox.WordsLength)}, nil
+}
+
+func (h *sharedRing) Attach(*mailbox.Mailbox, func()) (mailbox.Placement, error) {
+	return mailbox.Placement{Ring: h.ring, Words: h.words}, nil
+}
+func (h *sharedRing) CheckConsumer() error   { return nil }
+func (h *sharedRing) Beat(int64, bool) error { return nil }

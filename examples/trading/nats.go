@@ -313,8 +313,7 @@ func depth(mb *mailbox.Mailbox) int64 {
 	if mb == nil {
 		return 0
 	}
-	r := mb.Ring()
-	return r.ProducerPosition() - r.ConsumerPosition()
+	return int64(mb.Stats().Depth)
 }
 
 // startNATS is startRemote's -nats part: the demo's mailboxes, the

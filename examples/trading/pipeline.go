@@ -387,11 +387,12 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 // quiesce waits, up to limit, until the feed has stopped and every
 // mailbox is empty with no agent holding pending output, and reports
 // whether that happened. It compares two samples a few milliseconds apart:
-// producer positions only grow, so equal positions mean nothing was sent
-// between the samples, and empty mailboxes plus no pending output then
-// mean nothing is in flight. Within a sample, positions are read before
-// the pending words: a handler stores its pending word before the ring
-// releases its message.
+// delivered counts only grow, so equal counts of empty mailboxes mean
+// nothing was sent between the samples (a message sent and delivered
+// meanwhile moves the count), and no pending output then means nothing is
+// in flight. Within a sample, the mailboxes are read before the pending
+// words: a handler stores its pending word before the mailbox releases
+// its message.
 func quiesce(h handles, limit time.Duration) bool {
 	mbs := h.Mail.all()
 	pend := []*atomic.Int64{h.Feed.pendW, h.Strategy.pendW, h.Risk.pendW, h.Mail.exchangePending}
@@ -402,10 +403,9 @@ func quiesce(h handles, limit time.Duration) bool {
 	take := func() sample {
 		s := sample{quiet: h.Feed.stopped.Load() == 1}
 		for _, mb := range mbs {
-			r := mb.Ring()
-			p, c := r.ProducerPosition(), r.ConsumerPosition()
-			s.pos = append(s.pos, p)
-			if p != c {
+			st := mb.Stats()
+			s.pos = append(s.pos, st.Delivered)
+			if st.Depth != 0 {
 				s.quiet = false
 			}
 		}
