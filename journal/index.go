@@ -73,6 +73,10 @@ type indexer struct {
 	pos     *os.File          // the position file, opened at its first write
 	posBuf  [CheckpointLength]byte
 	rebuilt bool
+	// damaged: a Lookup found an entry that does not name its record; the
+	// position file is gone and is not written again, so that the next
+	// writer's Open rebuilds the indexes.
+	damaged bool
 }
 
 func indexName(stream uint32) string { return fmt.Sprintf("%010d.idx", stream) }
@@ -394,7 +398,7 @@ func (x *indexer) writeBatch() error {
 		x.batch[stream] = b[:0]
 		wrote = true
 	}
-	if !wrote {
+	if !wrote || x.damaged {
 		return nil
 	}
 	if x.pos == nil {
@@ -487,7 +491,11 @@ func checkIndexHeader(b []byte, stream uint32) (first int64, err error) {
 // index. ErrBehindRetention for a sequence older than the stream's oldest
 // kept record, ErrNotFound for one not (yet) in the log or the index. A
 // reader in another process reads the writer's index files: what the
-// writer has not indexed yet is ErrNotFound.
+// writer has not indexed yet is ErrNotFound. The entry is checked against
+// the record it names (stream, sequence, length, type): a damaged index
+// is an error matching ErrCorrupt, never a wrong position, and a writer
+// that finds one has its indexes rebuilt at the next Open
+// (Recovery.IndexRebuilt).
 func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	if j.closed.Load() {
 		return IndexEntry{}, ErrClosed
@@ -502,7 +510,15 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 		if f == nil || seq >= f.first+f.count {
 			return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d", ErrNotFound, streamID, seq)
 		}
-		return j.checkEntry(f, streamID, seq)
+		e, err := j.checkEntry(f, streamID, seq)
+		if errors.Is(err, errIndexDamaged) && !j.idx.damaged {
+			// Rebuilt by the next writer's Open: without the position
+			// file, nothing of the indexes is trusted.
+			j.idx.damaged = true
+			_ = os.Remove(filepath.Join(j.idx.dir, "position"))
+			j.opts.Logger.Warn("journal: damaged stream index, rebuilt at the next Open", "dir", j.dir, "err", err)
+		}
+		return e, err
 	}
 	fh, err := os.Open(filepath.Join(j.dir, indexDirName, indexName(streamID)))
 	if err != nil {
@@ -528,8 +544,15 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	return j.checkEntry(f, streamID, seq)
 }
 
+// errIndexDamaged is what an index entry that does not name its record
+// is; it matches ErrCorrupt.
+var errIndexDamaged = fmt.Errorf("%w: damaged stream index", ErrCorrupt)
+
 // checkEntry reads entry seq of f and checks it against the journal's
-// retention.
+// retention and against the record it names: an entry is returned only if
+// the log holds, at its position, a record of that stream and sequence,
+// with the entry's length and type. Anything else is a damaged index
+// (errIndexDamaged, matching ErrCorrupt), never a wrong answer.
 func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEntry, error) {
 	if seq < f.first {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d (index starts at %d)", ErrBehindRetention, streamID, seq, f.first)
@@ -541,5 +564,46 @@ func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEnt
 	if e.Position < j.FirstPosition() {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d at %d", ErrBehindRetention, streamID, seq, e.Position)
 	}
+	if err := j.entryNamesRecord(e, streamID, seq); err != nil {
+		return IndexEntry{}, err
+	}
 	return e, nil
+}
+
+// entryNamesRecord checks that the log holds at e.Position the record e
+// says, of streamID and seq: errIndexDamaged if not.
+func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) error {
+	damaged := func(what string) error {
+		return fmt.Errorf("%w: stream %d sequence %d: entry names position %d, %s", errIndexDamaged, streamID, seq, e.Position, what)
+	}
+	start := j.segmentStart(e.Position)
+	off := e.Position - start
+	if off < SegmentHeaderLength || e.Position&(RecordAlignment-1) != 0 {
+		return damaged("not a record slot")
+	}
+	s, err := j.acquire(start)
+	switch {
+	case err == errNotYet || errors.Is(err, os.ErrNotExist):
+		return damaged("past the log's end")
+	case err != nil:
+		return err
+	}
+	defer s.release()
+	if s.length(off) == 0 { // acquire: pairs with Commit's release store
+		return damaged("an empty slot")
+	}
+	h, _, kind, derr := decodeSlot(s.data[off:], false)
+	if s.released.Load() { // what was read may be zeros
+		return s.releasedError()
+	}
+	switch {
+	case derr != nil:
+		return damaged(derr.Error())
+	case kind != slotRecord:
+		return damaged("no record")
+	case h.StreamID != streamID || h.Sequence != seq || h.Length != e.Length || h.TypeID != e.TypeID:
+		return damaged(fmt.Sprintf("a record of stream %d sequence %d, length %d, type %d (entry: length %d, type %d)",
+			h.StreamID, h.Sequence, h.Length, h.TypeID, e.Length, e.TypeID))
+	}
+	return nil
 }
