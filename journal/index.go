@@ -92,6 +92,18 @@ func (j *Journal) openIndex(end int64) error {
 		return fmt.Errorf("journal: index: %w", err)
 	}
 	j.idx = x
+	ents, err := os.ReadDir(x.dir)
+	if err != nil {
+		return fmt.Errorf("journal: index: %w", err)
+	}
+	for _, e := range ents {
+		if !ownIndexFile(e) {
+			j.recovery.ForeignFiles = append(j.recovery.ForeignFiles, filepath.Join(x.dir, e.Name()))
+		}
+	}
+	if len(j.recovery.ForeignFiles) > 0 {
+		j.opts.Logger.Warn("journal: foreign files in the index directory, left alone", "dir", x.dir, "files", j.recovery.ForeignFiles)
+	}
 	from, ok := x.load(end)
 	if !ok {
 		if err := x.reset(); err != nil {
@@ -142,7 +154,7 @@ func (j *Journal) openIndex(end int64) error {
 // load opens the existing index files and returns the position indexing
 // resumes from; ok is false when they cannot be trusted.
 func (x *indexer) load(end int64) (from int64, ok bool) {
-	b, err := os.ReadFile(filepath.Join(x.dir, "position"))
+	b, err := os.ReadFile(filepath.Join(x.dir, idxPosName))
 	if err != nil {
 		return 0, false
 	}
@@ -156,13 +168,10 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".idx") {
+		if !ownIndexFile(e) || name == idxPosName {
 			continue
 		}
-		id, err := strconv.ParseUint(strings.TrimSuffix(name, ".idx"), 10, 32)
-		if err != nil {
-			continue
-		}
+		id, _ := strconv.ParseUint(strings.TrimSuffix(name, ".idx"), 10, 32)
 		f, err := os.OpenFile(filepath.Join(x.dir, name), os.O_RDWR, 0)
 		if err != nil {
 			return 0, false
@@ -240,11 +249,36 @@ func (x *indexer) reset() error {
 		return fmt.Errorf("journal: index: %w", err)
 	}
 	for _, e := range ents {
+		if !ownIndexFile(e) {
+			continue // not the journal's: left alone (Recovery.ForeignFiles)
+		}
 		if err := os.Remove(filepath.Join(x.dir, e.Name())); err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
 	}
 	return nil
+}
+
+// idxPosName is the index position file's name.
+const idxPosName = "position"
+
+// ownIndexFile reports whether an entry of the index directory is one the
+// journal writes: a regular file named as a stream index (indexName) or
+// the position file. Anything else is left alone.
+func ownIndexFile(e os.DirEntry) bool {
+	if !e.Type().IsRegular() {
+		return false
+	}
+	name := e.Name()
+	if name == idxPosName {
+		return true
+	}
+	id, ok := strings.CutSuffix(name, ".idx")
+	if !ok || len(id) != 10 {
+		return false
+	}
+	_, err := strconv.ParseUint(id, 10, 32)
+	return err == nil
 }
 
 // errPunchUnsupported: the file system cannot free a file's blocks in
@@ -402,7 +436,7 @@ func (x *indexer) writeBatch() error {
 		return nil
 	}
 	if x.pos == nil {
-		f, err := os.OpenFile(filepath.Join(x.dir, "position"), os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(filepath.Join(x.dir, idxPosName), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
@@ -515,7 +549,7 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 			// Rebuilt by the next writer's Open: without the position
 			// file, nothing of the indexes is trusted.
 			j.idx.damaged = true
-			_ = os.Remove(filepath.Join(j.idx.dir, "position"))
+			_ = os.Remove(filepath.Join(j.idx.dir, idxPosName))
 			j.opts.Logger.Warn("journal: damaged stream index, rebuilt at the next Open", "dir", j.dir, "err", err)
 		}
 		return e, err

@@ -31,6 +31,15 @@ type Recovery struct {
 	// RemovedSegments are the files deleted past the log's end (segments
 	// created before the crash and never written, or past a truncation).
 	RemovedSegments []string
+	// MissingSegments are the segment files found missing and accepted
+	// (RecoverSkip, RecoverTruncate; RecoverStrict fails with the error
+	// instead, matching ErrMissingSegment): oldest segments gone without
+	// retention, or the segment after the last one's end-of-segment
+	// marker. Their records are lost.
+	MissingSegments []error
+	// ForeignFiles are entries of the index directory that are not the
+	// journal's: left alone, and not read.
+	ForeignFiles []string
 	// Skipped are the positions of corrupt records replaced by padding
 	// (RecoverSkip); Truncated is the position RecoverTruncate cut the log
 	// at a corrupt record (-1: none).
@@ -69,6 +78,12 @@ func (r Recovery) String() string {
 	}
 	if len(r.RemovedSegments) > 0 {
 		s += fmt.Sprintf(", %d segments removed", len(r.RemovedSegments))
+	}
+	for _, err := range r.MissingSegments {
+		s += fmt.Sprintf(", %v", err)
+	}
+	if len(r.ForeignFiles) > 0 {
+		s += fmt.Sprintf(", foreign files in the index directory left alone: %v", r.ForeignFiles)
 	}
 	if r.IndexRebuilt {
 		s += ", indexes rebuilt"
@@ -115,14 +130,27 @@ func (j *Journal) recover() error {
 		j.segs = append(j.segs, s)
 	}
 	first := j.segs[0].start + SegmentHeaderLength
-	ckpt, flags, found, err := readCheckpoint(j.dir, j.segSize)
+	c, err := loadCheckpoint(j.dir, j.segSize)
+	ckpt, flags := c.flushed, c.flags
 	switch {
 	case err != nil && j.opts.Recovery == RecoverStrict:
 		return err
 	case err != nil:
 		r.CheckpointError = err
-	case found:
+		ckpt, flags = 0, 0
+	case c.found:
 		r.Checkpoint, r.CheckpointFound = ckpt, true
+	}
+	if err == nil && c.first >= 0 && j.segs[0].start > c.first {
+		// Retention records the oldest segment it keeps in the checkpoint
+		// before it deletes anything: these went some other way.
+		merr := fmt.Errorf("%w: %w: segments from %d to %d missing (the checkpoint's oldest segment is %d; retention did not delete them)",
+			ErrMissingSegment, ErrCorrupt, c.first, j.segs[0].start, c.first)
+		if j.opts.Recovery == RecoverStrict {
+			return merr
+		}
+		r.MissingSegments = append(r.MissingSegments, merr)
+		j.opts.Logger.Warn("journal: segments missing at the start", "dir", j.dir, "err", merr)
 	}
 	last := j.segs[len(j.segs)-1]
 	if ckpt > last.start+j.segSize {
@@ -171,7 +199,16 @@ func (j *Journal) recover() error {
 				i, p, prev = i+1, j.segs[i+1].start+SegmentHeaderLength, -1
 				continue
 			}
-			p = s.start + j.segSize // the next segment was lost: the writer makes a new one
+			// The roll puts the next segment in place before it writes the
+			// marker: a missing one was lost (a machine crash before its
+			// name was synced, or a deletion), with whatever it held.
+			merr := fmt.Errorf("%w: %w: segment at %d missing after the end-of-segment marker of %s", ErrMissingSegment, ErrCorrupt, s.start+j.segSize, s.path)
+			if j.opts.Recovery == RecoverStrict {
+				return merr
+			}
+			r.MissingSegments = append(r.MissingSegments, merr)
+			j.opts.Logger.Warn("journal: last segment missing", "dir", j.dir, "err", merr)
+			p = s.start + j.segSize // the writer makes a new one
 			break
 		}
 		if errors.Is(derr, ErrVersion) {
@@ -256,13 +293,14 @@ func (j *Journal) recover() error {
 	}
 	r.End = p
 	r.Streams = len(j.streams)
-	if ckpt > p || flags&ckptClean != 0 || r.CheckpointError != nil {
+	if ckpt > p || flags&ckptClean != 0 || r.CheckpointError != nil || !c.found || c.first != j.segs[0].start {
 		// The log was cut below the checkpoint (RecoverTruncate, reported
 		// in Truncated): records appended from p on must be verified at
 		// the next Open, so the checkpoint comes back to p. A checkpoint
 		// that was not believed (CheckpointError) is replaced. And a clean
 		// mark must go before the first claim: a crash from now on is not
-		// a clean Close.
+		// a clean Close. A journal without a checkpoint, or whose
+		// checkpoint does not record its oldest segment, gets one.
 		ckpt = min(ckpt, p)
 		if err := j.writeCheckpoint(ckpt, 0); err != nil {
 			return err
@@ -278,7 +316,7 @@ func (j *Journal) recover() error {
 	j.written.Store(p)
 	j.flushed.Store(min(max(ckpt, first), p))
 	j.lastFlush.Store(j.opts.Clock())
-	if r.TornAt >= 0 || len(r.Skipped) > 0 || r.Truncated >= 0 || len(r.RemovedSegments) > 0 || r.CheckpointError != nil {
+	if r.TornAt >= 0 || len(r.Skipped) > 0 || r.Truncated >= 0 || len(r.RemovedSegments) > 0 || r.CheckpointError != nil || len(r.MissingSegments) > 0 {
 		j.opts.Logger.Info("journal: recovered", "dir", j.dir, "recovery", r.String())
 	}
 	return nil
