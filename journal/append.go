@@ -244,6 +244,9 @@ func (j *Journal) roll() error {
 	if err := s.hold(); err != nil { // the writer's reference
 		return err
 	}
+	if testHookInRoll != nil {
+		testHookInRoll()
+	}
 	j.mu.Lock()
 	j.segs = append(j.segs, s)
 	j.mu.Unlock()
@@ -258,6 +261,11 @@ func (j *Journal) roll() error {
 	j.written.Store(j.pos)
 	return old.release()
 }
+
+// testHookInRoll, set by tests, runs in roll after the next segment file
+// is in place and before the end-of-segment marker: where a crash test
+// kills the writer.
+var testHookInRoll func()
 
 // takeNext puts the segment starting at next in place: the prepared one,
 // or one made now. prepMu is held throughout, so a Flusher never prepares

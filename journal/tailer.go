@@ -30,6 +30,10 @@ type Tailer struct {
 	closed  bool
 	noCRC   bool  // the indexer's: framing only, as recovery walked it
 	skipped int64 // corrupt records stepped over by Skip
+	// idle counts the polls that found the first slot of the segment
+	// empty (a read-only journal): every 256th checks that the file
+	// under the segment's name is still the one mapped.
+	idle uint32
 
 	// The registry: slot and word are the Tailer's slot and its claim
 	// word, pub and updated the slot's position and time words (pub nil:
@@ -174,7 +178,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 			if err != nil {
 				return Record{}, false, err
 			}
-			t.seg = s
+			t.seg, t.idle = s, 0
 			if t.updated != nil {
 				t.updated.Store(t.j.opts.Clock())
 			}
@@ -188,6 +192,24 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		if s.length(off) == 0 { // acquire: pairs with Commit's release store
 			if s.released.Load() {
 				return Record{}, false, s.releasedError()
+			}
+			if off == SegmentHeaderLength && t.j.readOnly {
+				// Waiting at a segment's first slot: acquire checked the
+				// file when the Tailer entered; a writer's recovery may
+				// replace it while it waits (remapIfReplaced). A stat
+				// every 256 polls here, none elsewhere.
+				if t.idle++; t.idle&255 == 0 {
+					replaced, err := t.j.segmentReplaced(s)
+					if err != nil {
+						return Record{}, false, err
+					}
+					if replaced {
+						if err := t.drop(); err != nil {
+							return Record{}, false, err
+						}
+						continue
+					}
+				}
 			}
 			return Record{}, false, nil
 		}
