@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -147,8 +148,12 @@ func (j *Journal) claimError() error {
 
 // Commit publishes the outstanding claim: it stores the CRC, then the
 // length word (a release store, which readers load with acquire), and
-// advances the committed position. Under FlushEveryCommit it returns once
-// the record's pages are durable. It does not allocate.
+// advances the committed position. Under FlushEveryCommit it then syncs
+// the record's pages and returns once they are durable. The record is
+// published before the sync: if the sync fails, Commit returns an error
+// matching ErrNotDurable, and the record is committed all the same (do
+// not commit it again). Any other error means nothing was committed. It
+// does not allocate (but on that error path).
 func (j *Journal) Commit() error {
 	if !j.claimOpen {
 		return fmt.Errorf("%w: commit without a claim", ErrClaim)
@@ -157,6 +162,7 @@ func (j *Journal) Commit() error {
 	rec := j.cur.data[c.off : c.off+c.length : c.off+c.length]
 	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
 	j.cur.storeLength(c.off, int32(c.length))
+	pos := j.pos
 	j.pos += align(c.length)
 	c.stream.next++
 	j.claimOpen = false
@@ -165,7 +171,9 @@ func (j *Journal) Commit() error {
 	// bytes are).
 	atomicbuf.StoreRelease64(&j.committed, j.pos)
 	if j.opts.Flush == FlushEveryCommit {
-		return j.flush(false, false)
+		if err := j.flush(false, false); err != nil {
+			return fmt.Errorf("%w: position %d, stream %d, sequence %d: %w", ErrNotDurable, pos, c.stream.id, c.stream.next-1, err)
+		}
 	}
 	return nil
 }
@@ -200,6 +208,9 @@ func (j *Journal) appendCopy(s *Stream, typeID int32, body []byte, timestamp int
 	}
 	copy(c.Body, body)
 	if err := j.Commit(); err != nil {
+		if errors.Is(err, ErrNotDurable) { // committed: where it is
+			return c.Position, c.Sequence, err
+		}
 		return 0, 0, err
 	}
 	return c.Position, c.Sequence, nil
@@ -233,6 +244,9 @@ func (j *Journal) roll() error {
 	if err := s.hold(); err != nil { // the writer's reference
 		return err
 	}
+	if testHookInRoll != nil {
+		testHookInRoll()
+	}
 	j.mu.Lock()
 	j.segs = append(j.segs, s)
 	j.mu.Unlock()
@@ -247,6 +261,11 @@ func (j *Journal) roll() error {
 	j.written.Store(j.pos)
 	return old.release()
 }
+
+// testHookInRoll, set by tests, runs in roll after the next segment file
+// is in place and before the end-of-segment marker: where a crash test
+// kills the writer.
+var testHookInRoll func()
 
 // takeNext puts the segment starting at next in place: the prepared one,
 // or one made now. prepMu is held throughout, so a Flusher never prepares

@@ -23,7 +23,14 @@ import (
 //	32      8     time written, ns since the Unix epoch
 //	40      4     flags: 1 = written by Close (the log ends exactly here)
 //	44      4     CRC32C of bytes 0..43
-//	48      16    zero
+//	48      8     first segment: the oldest segment's start when written
+//	56      4     CRC32C of bytes 0..55 (0: no first segment recorded)
+//	60      4     zero
+//
+// The first segment is recorded before retention deletes anything, so a
+// log whose oldest file starts past it lost segments some other way. It
+// is an extension within version 1: a checkpoint written without it has
+// zeros there, and readers of bytes 0..47 alone still read it.
 const (
 	CheckpointLength = 64
 	ckptMagic        = "DUTYJCKP"
@@ -33,6 +40,8 @@ const (
 	ckptTime         = 32
 	ckptFlags        = 40
 	ckptCRC          = 44
+	ckptFirst        = 48
+	ckptFirstCRC     = 56
 
 	// ckptClean marks a checkpoint written by Close: the log ends at its
 	// position and every byte after it is zero, so Open need not check.
@@ -63,10 +72,16 @@ func putFramed(b *[CheckpointLength]byte, magic string, segSize, pos, now int64,
 	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
 }
 
-// writeCheckpoint records flushed as durable. Call it only once the log
-// is durable up to flushed.
+// writeCheckpoint records flushed as durable, and the journal's oldest
+// segment. Call it only once the log is durable up to flushed, with
+// flushMu held or before any other goroutine runs (it takes j.mu).
 func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
 	b := encodeFramed(ckptMagic, j.segSize, flushed, j.opts.Clock(), flags)
+	j.mu.Lock()
+	first := j.first()
+	j.mu.Unlock()
+	binary.LittleEndian.PutUint64(b[ckptFirst:], uint64(first))
+	binary.LittleEndian.PutUint32(b[ckptFirstCRC:], crc32.Checksum(b[:ckptFirstCRC], castagnoli))
 	path := filepath.Join(j.dir, ckptName)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -95,19 +110,43 @@ func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
 // readCheckpoint returns the checkpoint's flushed position and flags;
 // found is false when there is none.
 func readCheckpoint(dir string, segSize int64) (flushed int64, flags uint32, found bool, err error) {
+	c, err := loadCheckpoint(dir, segSize)
+	return c.flushed, c.flags, c.found, err
+}
+
+// checkpoint is a decoded checkpoint file.
+type checkpoint struct {
+	flushed int64
+	flags   uint32
+	found   bool  // there is a checkpoint file
+	first   int64 // the oldest segment's start when written; -1: not recorded
+}
+
+// loadCheckpoint reads and checks the checkpoint file.
+func loadCheckpoint(dir string, segSize int64) (checkpoint, error) {
+	c := checkpoint{first: -1}
 	path := filepath.Join(dir, ckptName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, false, nil
+		return c, nil
 	}
 	if err != nil {
-		return 0, 0, false, fmt.Errorf("journal: checkpoint: %w", err)
+		return c, fmt.Errorf("journal: checkpoint: %w", err)
 	}
-	flushed, flags, err = decodeFramed(b, ckptMagic, segSize)
+	flushed, flags, err := decodeFramed(b, ckptMagic, segSize)
 	if err != nil {
-		return 0, 0, false, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("%s: %w", path, err)
 	}
-	return flushed, flags, true, nil
+	le := binary.LittleEndian
+	if fc := le.Uint32(b[ckptFirstCRC:]); fc != 0 {
+		first := int64(le.Uint64(b[ckptFirst:]))
+		if fc != crc32.Checksum(b[:ckptFirstCRC], castagnoli) || first < 0 || first&(segSize-1) != 0 {
+			return c, fmt.Errorf("%s: %w: checkpoint first segment %d, CRC %#08x", path, ErrCorrupt, first, fc)
+		}
+		c.first = first
+	}
+	c.flushed, c.flags, c.found = flushed, flags, true
+	return c, nil
 }
 
 // decodeFramed checks a checkpoint (or index position) file's bytes and

@@ -24,6 +24,23 @@ var childRoles = map[string]func() error{
 	"reader":     childReader,
 	"opener":     childOpener,
 	"registered": childRegistered,
+	"rollkill":   childRollKill,
+}
+
+// childRollKill appends to stream 1 until its first roll, and there, with
+// the next segment file in place and no end-of-segment marker yet, says
+// "rolling START" and waits to be killed.
+func childRollKill() error {
+	j, err := childOpen()
+	if err != nil {
+		return err
+	}
+	testHookInRoll = func() {
+		fmt.Printf("rolling %d\n", j.cur.start+j.segSize)
+		time.Sleep(time.Hour)
+	}
+	appendN(nil, j, 1, 1<<20)
+	return errors.New("not killed")
 }
 
 func childOpen() (*Journal, error) {

@@ -67,7 +67,9 @@
 // Options.Flush chooses when committed records are synced (msync MS_SYNC
 // of their pages): FlushOS, FlushPeriodic (every FlushBytes or
 // FlushInterval, from a Flusher agent) or FlushEveryCommit. Flush syncs on
-// demand; Close always does. A checkpoint file records a flushed position;
+// demand; Close always does. Under FlushEveryCommit a record is published
+// before its sync: a failed sync is ErrNotDurable, for a record that is
+// committed all the same and must not be appended again. A checkpoint file records a flushed position;
 // Open scans from there, verifying CRCs, cuts a torn tail (zeroing it),
 // and reports what it did in Recovery. A corrupt record with valid records
 // after it is an error naming its position (*CorruptError, matching

@@ -47,6 +47,16 @@ var (
 	// ErrNotFound reports a stream sequence or a time past the end of the
 	// log.
 	ErrNotFound = errors.New("journal: not found")
+	// ErrNotDurable reports a Commit (or an Append) under FlushEveryCommit
+	// whose sync failed after the record was published: the record IS
+	// committed (readers see it, its sequence number is used, a process
+	// crash keeps it), but it is not known durable (a machine crash may
+	// lose it). Do not append it again: that would record it twice. Flush
+	// syncs again; after a write-back error the system may have dropped
+	// the failed pages' state, so a later Flush that succeeds is no proof
+	// either. The error names the record's position, stream and sequence
+	// and wraps the sync's error.
+	ErrNotDurable = errors.New("journal: record committed, not known durable")
 	// ErrReadersFull reports that every slot of the reader registry is
 	// held by a live reader: a Tailer of a read-only journal cannot
 	// register.

@@ -51,7 +51,7 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 		}
 		err = s.syncName()
 		if err == nil {
-			err = syncRange(s.data, from-start, end-start)
+			err = syncData(s.data, from-start, end-start)
 		}
 		if rerr := s.release(); err == nil {
 			err = rerr
@@ -78,6 +78,10 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 	}
 	return nil
 }
+
+// syncData makes a segment's byte range durable (syncRange); a variable
+// so that a test can make it fail.
+var syncData = syncRange
 
 // indexBatch bounds the records a Flusher indexes per duty cycle.
 const indexBatch = 4096

@@ -73,6 +73,10 @@ type indexer struct {
 	pos     *os.File          // the position file, opened at its first write
 	posBuf  [CheckpointLength]byte
 	rebuilt bool
+	// damaged: a Lookup found an entry that does not name its record; the
+	// position file is gone and is not written again, so that the next
+	// writer's Open rebuilds the indexes.
+	damaged bool
 }
 
 func indexName(stream uint32) string { return fmt.Sprintf("%010d.idx", stream) }
@@ -88,6 +92,18 @@ func (j *Journal) openIndex(end int64) error {
 		return fmt.Errorf("journal: index: %w", err)
 	}
 	j.idx = x
+	ents, err := os.ReadDir(x.dir)
+	if err != nil {
+		return fmt.Errorf("journal: index: %w", err)
+	}
+	for _, e := range ents {
+		if !ownIndexFile(e) {
+			j.recovery.ForeignFiles = append(j.recovery.ForeignFiles, filepath.Join(x.dir, e.Name()))
+		}
+	}
+	if len(j.recovery.ForeignFiles) > 0 {
+		j.opts.Logger.Warn("journal: foreign files in the index directory, left alone", "dir", x.dir, "files", j.recovery.ForeignFiles)
+	}
 	from, ok := x.load(end)
 	if !ok {
 		if err := x.reset(); err != nil {
@@ -138,7 +154,7 @@ func (j *Journal) openIndex(end int64) error {
 // load opens the existing index files and returns the position indexing
 // resumes from; ok is false when they cannot be trusted.
 func (x *indexer) load(end int64) (from int64, ok bool) {
-	b, err := os.ReadFile(filepath.Join(x.dir, "position"))
+	b, err := os.ReadFile(filepath.Join(x.dir, idxPosName))
 	if err != nil {
 		return 0, false
 	}
@@ -152,13 +168,10 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".idx") {
+		if !ownIndexFile(e) || name == idxPosName {
 			continue
 		}
-		id, err := strconv.ParseUint(strings.TrimSuffix(name, ".idx"), 10, 32)
-		if err != nil {
-			continue
-		}
+		id, _ := strconv.ParseUint(strings.TrimSuffix(name, ".idx"), 10, 32)
 		f, err := os.OpenFile(filepath.Join(x.dir, name), os.O_RDWR, 0)
 		if err != nil {
 			return 0, false
@@ -236,11 +249,36 @@ func (x *indexer) reset() error {
 		return fmt.Errorf("journal: index: %w", err)
 	}
 	for _, e := range ents {
+		if !ownIndexFile(e) {
+			continue // not the journal's: left alone (Recovery.ForeignFiles)
+		}
 		if err := os.Remove(filepath.Join(x.dir, e.Name())); err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
 	}
 	return nil
+}
+
+// idxPosName is the index position file's name.
+const idxPosName = "position"
+
+// ownIndexFile reports whether an entry of the index directory is one the
+// journal writes: a regular file named as a stream index (indexName) or
+// the position file. Anything else is left alone.
+func ownIndexFile(e os.DirEntry) bool {
+	if !e.Type().IsRegular() {
+		return false
+	}
+	name := e.Name()
+	if name == idxPosName {
+		return true
+	}
+	id, ok := strings.CutSuffix(name, ".idx")
+	if !ok || len(id) != 10 {
+		return false
+	}
+	_, err := strconv.ParseUint(id, 10, 32)
+	return err == nil
 }
 
 // errPunchUnsupported: the file system cannot free a file's blocks in
@@ -394,11 +432,11 @@ func (x *indexer) writeBatch() error {
 		x.batch[stream] = b[:0]
 		wrote = true
 	}
-	if !wrote {
+	if !wrote || x.damaged {
 		return nil
 	}
 	if x.pos == nil {
-		f, err := os.OpenFile(filepath.Join(x.dir, "position"), os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(filepath.Join(x.dir, idxPosName), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
@@ -487,7 +525,11 @@ func checkIndexHeader(b []byte, stream uint32) (first int64, err error) {
 // index. ErrBehindRetention for a sequence older than the stream's oldest
 // kept record, ErrNotFound for one not (yet) in the log or the index. A
 // reader in another process reads the writer's index files: what the
-// writer has not indexed yet is ErrNotFound.
+// writer has not indexed yet is ErrNotFound. The entry is checked against
+// the record it names (stream, sequence, length, type): a damaged index
+// is an error matching ErrCorrupt, never a wrong position, and a writer
+// that finds one has its indexes rebuilt at the next Open
+// (Recovery.IndexRebuilt).
 func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	if j.closed.Load() {
 		return IndexEntry{}, ErrClosed
@@ -502,7 +544,15 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 		if f == nil || seq >= f.first+f.count {
 			return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d", ErrNotFound, streamID, seq)
 		}
-		return j.checkEntry(f, streamID, seq)
+		e, err := j.checkEntry(f, streamID, seq)
+		if errors.Is(err, errIndexDamaged) && !j.idx.damaged {
+			// Rebuilt by the next writer's Open: without the position
+			// file, nothing of the indexes is trusted.
+			j.idx.damaged = true
+			_ = os.Remove(filepath.Join(j.idx.dir, idxPosName))
+			j.opts.Logger.Warn("journal: damaged stream index, rebuilt at the next Open", "dir", j.dir, "err", err)
+		}
+		return e, err
 	}
 	fh, err := os.Open(filepath.Join(j.dir, indexDirName, indexName(streamID)))
 	if err != nil {
@@ -528,8 +578,15 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	return j.checkEntry(f, streamID, seq)
 }
 
+// errIndexDamaged is what an index entry that does not name its record
+// is; it matches ErrCorrupt.
+var errIndexDamaged = fmt.Errorf("%w: damaged stream index", ErrCorrupt)
+
 // checkEntry reads entry seq of f and checks it against the journal's
-// retention.
+// retention and against the record it names: an entry is returned only if
+// the log holds, at its position, a record of that stream and sequence,
+// with the entry's length and type. Anything else is a damaged index
+// (errIndexDamaged, matching ErrCorrupt), never a wrong answer.
 func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEntry, error) {
 	if seq < f.first {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d (index starts at %d)", ErrBehindRetention, streamID, seq, f.first)
@@ -541,5 +598,46 @@ func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEnt
 	if e.Position < j.FirstPosition() {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d at %d", ErrBehindRetention, streamID, seq, e.Position)
 	}
+	if err := j.entryNamesRecord(e, streamID, seq); err != nil {
+		return IndexEntry{}, err
+	}
 	return e, nil
+}
+
+// entryNamesRecord checks that the log holds at e.Position the record e
+// says, of streamID and seq: errIndexDamaged if not.
+func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) error {
+	damaged := func(what string) error {
+		return fmt.Errorf("%w: stream %d sequence %d: entry names position %d, %s", errIndexDamaged, streamID, seq, e.Position, what)
+	}
+	start := j.segmentStart(e.Position)
+	off := e.Position - start
+	if off < SegmentHeaderLength || e.Position&(RecordAlignment-1) != 0 {
+		return damaged("not a record slot")
+	}
+	s, err := j.acquire(start)
+	switch {
+	case err == errNotYet || errors.Is(err, os.ErrNotExist):
+		return damaged("past the log's end")
+	case err != nil:
+		return err
+	}
+	defer s.release()
+	if s.length(off) == 0 { // acquire: pairs with Commit's release store
+		return damaged("an empty slot")
+	}
+	h, _, kind, derr := decodeSlot(s.data[off:], false)
+	if s.released.Load() { // what was read may be zeros
+		return s.releasedError()
+	}
+	switch {
+	case derr != nil:
+		return damaged(derr.Error())
+	case kind != slotRecord:
+		return damaged("no record")
+	case h.StreamID != streamID || h.Sequence != seq || h.Length != e.Length || h.TypeID != e.TypeID:
+		return damaged(fmt.Sprintf("a record of stream %d sequence %d, length %d, type %d (entry: length %d, type %d)",
+			h.StreamID, h.Sequence, h.Length, h.TypeID, e.Length, e.TypeID))
+	}
+	return nil
 }

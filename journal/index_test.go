@@ -154,3 +154,63 @@ func TestLookupBehindRetention(t *testing.T) {
 	require.NoError(t, tl.SeekSequence(1, 999))
 	checkIndexes(t, j)
 }
+
+// A damaged index entry (a position 8 bytes off, a wrong length or type)
+// never answers wrongly: Lookup refuses it with ErrCorrupt, in the writer
+// and in a read-only journal, SeekSequence still finds the record (by a
+// walk), and the writer's next Open rebuilds the indexes.
+func TestDamagedIndexEntryIsRefused(t *testing.T) {
+	base := testDir(t)
+	j := openT(t, base, Options{})
+	appendN(t, j, 7, 500)
+	appendN(t, j, 1, 10)
+	want, err := j.Lookup(7, 401)
+	require.NoError(t, err)
+	prev, err := j.Lookup(7, 400)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	for _, c := range []struct {
+		name string
+		off  int64
+		f    func(b []byte)
+	}{
+		{"position 8 bytes off", 0, func(b []byte) { binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)+8) }},
+		{"length", 8, func(b []byte) { b[0] ^= 4 }},
+		{"type", 12, func(b []byte) { b[0] ^= 1 }},
+		{"position of another record", 0, func(b []byte) { binary.LittleEndian.PutUint64(b, uint64(prev.Position)) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyDir(t, base)
+			path := filepath.Join(dir, indexDirName, indexName(7))
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			c.f(b[IndexHeaderLength+401*IndexEntryLength+c.off:])
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+
+			for _, ro := range []bool{true, false} {
+				jj := openT(t, dir, Options{ReadOnly: ro})
+				_, err := jj.Lookup(7, 401)
+				require.ErrorIs(t, err, ErrCorrupt, "read-only %v", ro)
+				e, err := jj.Lookup(7, 400)
+				require.NoError(t, err, "the other entries answer")
+				require.Less(t, e.Position, want.Position)
+				tl, err := jj.NewTailer()
+				require.NoError(t, err)
+				require.NoError(t, tl.SeekSequence(7, 401))
+				require.Equal(t, want.Position, tl.Position())
+				r, ok, err := tl.Next()
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, int64(401), r.Sequence)
+				require.NoError(t, tl.Close())
+				require.NoError(t, jj.Close())
+			}
+			jj := openT(t, dir, Options{})
+			require.True(t, jj.Recovery().IndexRebuilt, jj.Recovery().String())
+			e, err := jj.Lookup(7, 401)
+			require.NoError(t, err)
+			require.Equal(t, want, e)
+			checkIndexes(t, jj)
+		})
+	}
+}

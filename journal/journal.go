@@ -433,10 +433,67 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 		j.segs = append(j.segs, s)
 	}
 	s := j.segs[i]
+	if j.readOnly && s.length(SegmentHeaderLength) == 0 {
+		// Nothing in it yet: it may be a file a recovering writer has
+		// removed and made again since this reader mapped it.
+		if _, err := j.remapIfReplaced(s); err != nil {
+			return nil, err
+		}
+		s = j.segs[i]
+	}
 	if err := s.hold(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// remapIfReplaced reports whether the file under s's name in a reader's
+// table is another file than the one s maps: s was mapped while empty,
+// past the log's end (a writer killed in its roll, after the next segment
+// got its name and before the end-of-segment marker), the recovering
+// writer removed it and a later roll made a new file under the same name.
+// It then maps the new file in s's place and drops s and the segments
+// after it from the table (their holders keep their references). A file
+// not there (removed, not made again yet) is no replacement yet. j.mu
+// held.
+func (j *Journal) remapIfReplaced(s *segment) (bool, error) {
+	if !j.readOnly || s.file == nil || len(j.segs) == 0 {
+		return false, nil
+	}
+	k := (s.start - j.segs[0].start) / j.segSize
+	if k < 0 || k >= int64(len(j.segs)) {
+		return false, nil // no longer in the table
+	}
+	if j.segs[k] != s {
+		return true, nil // replaced already, for another Tailer
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil || os.SameFile(fi, s.file) {
+		return false, nil
+	}
+	n, err := openSegment(s.path, s.start, j.segSize, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, t := range j.segs[k:] {
+		_ = t.release()
+	}
+	j.segs = append(j.segs[:k], n)
+	return true, nil
+}
+
+// segmentReplaced is remapIfReplaced for a Tailer waiting at the first
+// slot of s.
+func (j *Journal) segmentReplaced(s *segment) (bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed.Load() {
+		return false, ErrClosed
+	}
+	return j.remapIfReplaced(s)
 }
 
 // followRetention drops from a reader's table the segments the writer's

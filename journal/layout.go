@@ -233,3 +233,20 @@ func allZero(b []byte) bool {
 	}
 	return true
 }
+
+// nextValid returns the offset of the first slot at or after from (an
+// aligned offset) in the segment b that holds a record whose header and
+// CRC check, or -1 if there is none: the way past damage whose length word
+// cannot be trusted. Only slots with the record magic are decoded, so a
+// scan over zeros or garbage costs a load and a compare per slot.
+func nextValid(b []byte, from int64) int64 {
+	for o := from; o+RecordHeaderLength <= int64(len(b)); o += RecordAlignment {
+		if binary.LittleEndian.Uint32(b[o+magicOffset:]) != RecordMagic {
+			continue
+		}
+		if _, _, kind, err := decodeSlot(b[o:], true); err == nil && kind == slotRecord {
+			return o
+		}
+	}
+	return -1
+}

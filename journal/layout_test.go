@@ -48,6 +48,8 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Checkpoint", ckptTime, 8, "time written"},
 		{"### Checkpoint", ckptFlags, 4, "flags"},
 		{"### Checkpoint", ckptCRC, 4, "CRC32C of bytes 0..43"},
+		{"### Checkpoint", ckptFirst, 8, "first segment"},
+		{"### Checkpoint", ckptFirstCRC, 4, "CRC32C of bytes 0..55"},
 		{"### Stream index", idxStreamOffset, 4, "stream id"},
 		{"### Stream index", idxEntryLenOffset, 4, "entry length (16)"},
 		{"### Stream index", idxFirstOffset, 8, "first sequence"},

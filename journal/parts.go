@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -78,6 +79,9 @@ func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp
 		b = b[copy(b, p):]
 	}
 	if err := j.Commit(); err != nil {
+		if errors.Is(err, ErrNotDurable) { // committed: where it is
+			return c.Position, c.Sequence, err
+		}
 		return 0, 0, err
 	}
 	return c.Position, c.Sequence, nil

@@ -738,3 +738,104 @@ func TestReadOnlyTableFollowsRetention(t *testing.T) {
 	}
 	require.NoError(t, old.Close())
 }
+
+// A writer killed inside roll, after the next segment file got its name
+// and before the end-of-segment marker: a reader in another process that
+// opens the journal then maps that empty file; the recovering writer
+// removes it and a later roll makes a new file under the same name. The
+// reader notices the replaced file (its identity, not only its name) and
+// reads on, through Next and through SeekTime.
+func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
+	dir := testDir(t)
+	p := startChild(t, "rollkill", "DUTY_JOURNAL_DIR="+dir)
+	line := p.Next()
+	next, err := strconv.ParseInt(strings.TrimPrefix(line, "rolling "), 10, 64)
+	require.NoError(t, err, "line %q, stderr %s", line, p.Stderr)
+	stale, err := os.Stat(filepath.Join(dir, segmentName(next)))
+	require.NoError(t, err, "the next segment is in place")
+
+	// Two readers (this process) open while the writer is stopped in its
+	// roll; one reads to the tail.
+	r := openT(t, dir, Options{ReadOnly: true})
+	rs := openT(t, dir, Options{ReadOnly: true})
+	tl, err := r.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	read := readUntilNone(t, tl, nil)
+	require.NotEmpty(t, read)
+	require.Len(t, r.Segments(), 2, "the reader mapped the empty next segment")
+	require.Len(t, rs.Segments(), 2)
+	// A third waits at the empty segment's first slot.
+	rw := openT(t, dir, Options{ReadOnly: true})
+	tw, err := rw.NewTailer()
+	require.NoError(t, err)
+	defer tw.Close()
+	require.NoError(t, tw.SeekPosition(next+SegmentHeaderLength))
+	_, waiting, err := tw.Next()
+	require.NoError(t, err)
+	require.False(t, waiting)
+	p.Kill(t)
+
+	// The recovering writer removes the empty segment, then rolls into a
+	// new file of the same name.
+	w := openT(t, dir, Options{})
+	require.Len(t, w.Recovery().RemovedSegments, 1, w.Recovery().String())
+	appendN(t, w, 1, 600)
+	require.Greater(t, w.CommittedPosition(), next+SegmentHeaderLength)
+	fresh, err := os.Stat(filepath.Join(dir, segmentName(next)))
+	require.NoError(t, err)
+	require.False(t, os.SameFile(stale, fresh), "a new file under the same name")
+	total := w.NextSequence(1)
+
+	// SeekTime to the last record (in the new segment), by a reader whose
+	// table holds the removed file: it lands on that record.
+	wt, err := w.NewTailer()
+	require.NoError(t, err)
+	defer wt.Close()
+	require.NoError(t, wt.SeekSequence(1, total-1))
+	last, ok, err := wt.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.GreaterOrEqual(t, last.Position, next)
+	ts, err := rs.NewTailer()
+	require.NoError(t, err)
+	defer ts.Close()
+	require.NoError(t, ts.SeekTime(last.Timestamp))
+	got, ok, err := ts.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, last.Timestamp, got.Timestamp)
+	require.GreaterOrEqual(t, got.Position, next, "found in the new segment")
+
+	// The one waiting at the first slot finds the new file within 256
+	// polls (a stat each 256), and its first record.
+	for i := 0; ; i++ {
+		require.Less(t, i, 256, "the waiting reader did not notice the new file")
+		r, ok, err := tw.Next()
+		require.NoError(t, err)
+		if ok {
+			require.Equal(t, next+SegmentHeaderLength, r.Position)
+			break
+		}
+	}
+
+	// The reader at the tail reads on, into the new segment.
+	read = readUntilNone(t, tl, read)
+	require.Equal(t, total, int64(len(read)), "the reader read every record, the new segment's too")
+}
+
+// readUntilNone reads with tl until Next reports nothing more, checking
+// each body, and returns the sequences read appended to seen.
+func readUntilNone(t *testing.T, tl *Tailer, seen []int64) []int64 {
+	t.Helper()
+	for {
+		r, ok, err := tl.Next()
+		require.NoError(t, err)
+		if !ok {
+			return seen
+		}
+		require.NoError(t, checkBody(r.Body, r.StreamID, r.Sequence))
+		require.Equal(t, int64(len(seen)), r.Sequence)
+		seen = append(seen, r.Sequence)
+	}
+}

@@ -31,6 +31,15 @@ type Recovery struct {
 	// RemovedSegments are the files deleted past the log's end (segments
 	// created before the crash and never written, or past a truncation).
 	RemovedSegments []string
+	// MissingSegments are the segment files found missing and accepted
+	// (RecoverSkip, RecoverTruncate; RecoverStrict fails with the error
+	// instead, matching ErrMissingSegment): oldest segments gone without
+	// retention, or the segment after the last one's end-of-segment
+	// marker. Their records are lost.
+	MissingSegments []error
+	// ForeignFiles are entries of the index directory that are not the
+	// journal's: left alone, and not read.
+	ForeignFiles []string
 	// Skipped are the positions of corrupt records replaced by padding
 	// (RecoverSkip); Truncated is the position RecoverTruncate cut the log
 	// at a corrupt record (-1: none).
@@ -55,6 +64,9 @@ type Recovery struct {
 
 func (r Recovery) String() string {
 	s := fmt.Sprintf("scan from %d, %d records verified, end %d", r.ScanFrom, r.Verified, r.End)
+	if r.CheckpointError != nil {
+		s += fmt.Sprintf(", checkpoint not used (%v)", r.CheckpointError)
+	}
 	if r.TornAt >= 0 {
 		s += fmt.Sprintf(", torn tail at %d (%d bytes zeroed)", r.TornAt, r.TornBytes)
 	}
@@ -66,6 +78,12 @@ func (r Recovery) String() string {
 	}
 	if len(r.RemovedSegments) > 0 {
 		s += fmt.Sprintf(", %d segments removed", len(r.RemovedSegments))
+	}
+	for _, err := range r.MissingSegments {
+		s += fmt.Sprintf(", %v", err)
+	}
+	if len(r.ForeignFiles) > 0 {
+		s += fmt.Sprintf(", foreign files in the index directory left alone: %v", r.ForeignFiles)
 	}
 	if r.IndexRebuilt {
 		s += ", indexes rebuilt"
@@ -86,13 +104,20 @@ func (r Recovery) String() string {
 //     reads headers only (to learn each stream's next sequence); from the
 //     checkpoint on it verifies CRCs.
 //   - A slot that is empty (zero length word), or whose record fails a
-//     check, ends the log there if nothing valid follows it: it is the torn
-//     tail. Its bytes up to the end of the segment are zeroed and later
-//     segments removed.
-//   - A failing record that a valid record follows (the next slot after it,
-//     or the first slot of a later segment) is corruption in the middle:
-//     an error naming its position, or skipped or truncated as
-//     Options.Recovery says.
+//     check, ends the log there if nothing that could have been committed
+//     follows it: no valid record after it (a scan of this segment and
+//     the later ones, not only the slot its length points to), and the
+//     checkpoint not past it. That is the torn tail: its bytes up to the
+//     end of the segment are zeroed and later segments removed.
+//   - Otherwise it is corruption in the middle: an error naming its
+//     position, or skipped or truncated as Options.Recovery says. A
+//     failing slot before the checkpoint with nothing valid after it is a
+//     checkpoint past the log's end: an error under RecoverStrict; the
+//     other modes do not believe the checkpoint (Recovery.CheckpointError)
+//     and cut the tail there.
+//   - A record walked before the checkpoint had its header read, not its
+//     CRC: when the slot after it fails, its CRC is checked, and the
+//     damage is named at it if it fails (its length led the walk astray).
 func (j *Journal) recover() error {
 	r := &j.recovery
 	r.TornAt, r.Truncated = -1, -1
@@ -105,14 +130,27 @@ func (j *Journal) recover() error {
 		j.segs = append(j.segs, s)
 	}
 	first := j.segs[0].start + SegmentHeaderLength
-	ckpt, flags, found, err := readCheckpoint(j.dir, j.segSize)
+	c, err := loadCheckpoint(j.dir, j.segSize)
+	ckpt, flags := c.flushed, c.flags
 	switch {
 	case err != nil && j.opts.Recovery == RecoverStrict:
 		return err
 	case err != nil:
 		r.CheckpointError = err
-	case found:
+		ckpt, flags = 0, 0
+	case c.found:
 		r.Checkpoint, r.CheckpointFound = ckpt, true
+	}
+	if err == nil && c.first >= 0 && j.segs[0].start > c.first {
+		// Retention records the oldest segment it keeps in the checkpoint
+		// before it deletes anything: these went some other way.
+		merr := fmt.Errorf("%w: %w: segments from %d to %d missing (the checkpoint's oldest segment is %d; retention did not delete them)",
+			ErrMissingSegment, ErrCorrupt, c.first, j.segs[0].start, c.first)
+		if j.opts.Recovery == RecoverStrict {
+			return merr
+		}
+		r.MissingSegments = append(r.MissingSegments, merr)
+		j.opts.Logger.Warn("journal: segments missing at the start", "dir", j.dir, "err", merr)
 	}
 	last := j.segs[len(j.segs)-1]
 	if ckpt > last.start+j.segSize {
@@ -125,12 +163,17 @@ func (j *Journal) recover() error {
 	r.ScanFrom = max(ckpt, first)
 
 	p, i := first, 0
+	// prev is the last record walked in segment i, with what its stream's
+	// next sequence was before it; prevChecked says its CRC was verified.
+	// A record walked before the checkpoint had only its header read: if
+	// the slot after it fails, its own length may be what is damaged.
+	prev, prevChecked, prevStream, prevNext := int64(-1), true, uint32(0), int64(0)
 	for {
 		s := j.segs[i]
 		off := p - s.start
 		if off == j.segSize { // a record ended exactly at the segment's end
 			if i+1 < len(j.segs) {
-				i, p = i+1, j.segs[i+1].start+SegmentHeaderLength
+				i, p, prev = i+1, j.segs[i+1].start+SegmentHeaderLength, -1
 				continue
 			}
 			break
@@ -141,7 +184,9 @@ func (j *Journal) recover() error {
 			if verify {
 				r.Verified++
 			}
-			j.stream(h.StreamID).next = h.Sequence + 1
+			st := j.stream(h.StreamID)
+			prev, prevChecked, prevStream, prevNext = p, verify, h.StreamID, st.next
+			st.next = h.Sequence + 1
 			p += slotLength(h)
 			continue
 		}
@@ -151,28 +196,63 @@ func (j *Journal) recover() error {
 		}
 		if derr == nil && kind == slotEnd {
 			if i+1 < len(j.segs) {
-				i, p = i+1, j.segs[i+1].start+SegmentHeaderLength
+				i, p, prev = i+1, j.segs[i+1].start+SegmentHeaderLength, -1
 				continue
 			}
-			p = s.start + j.segSize // the next segment was lost: the writer makes a new one
+			// The roll puts the next segment in place before it writes the
+			// marker: a missing one was lost (a machine crash before its
+			// name was synced, or a deletion), with whatever it held.
+			merr := fmt.Errorf("%w: %w: segment at %d missing after the end-of-segment marker of %s", ErrMissingSegment, ErrCorrupt, s.start+j.segSize, s.path)
+			if j.opts.Recovery == RecoverStrict {
+				return merr
+			}
+			r.MissingSegments = append(r.MissingSegments, merr)
+			j.opts.Logger.Warn("journal: last segment missing", "dir", j.dir, "err", merr)
+			p = s.start + j.segSize // the writer makes a new one
 			break
 		}
 		if errors.Is(derr, ErrVersion) {
 			return fmt.Errorf("journal: record at position %d in %s: %w", p, s.path, derr)
 		}
-		// An empty slot or a bad record: the tail, or corruption in the
-		// middle if something valid follows.
+		if prev >= 0 && !prevChecked {
+			// The walk trusted the previous record's length unverified:
+			// if that record fails its CRC, it is where the damage is.
+			if _, _, _, perr := decodeSlot(s.data[prev-s.start:], true); perr != nil {
+				p, off, derr = prev, prev-s.start, perr
+				j.stream(prevStream).next = prevNext
+			}
+		}
+		prev = -1
+		// An empty slot or a bad record: the torn tail if nothing that
+		// could have been committed follows it, corruption in the middle
+		// otherwise. What could have been committed: any valid record
+		// after it (in this segment or a later one, found by a scan: a
+		// lost page or a damaged length word says nothing about what
+		// follows), and anything before the checkpoint.
 		var reason string
 		if derr != nil {
 			reason = derr.Error()
 		} else {
 			reason = "an empty slot"
 		}
-		next := j.validAfter(i, off, derr == nil)
+		// After a clean Close (or in a new journal) nothing follows the
+		// end: no need to read the rest of the segment.
+		zeroed := fresh || derr == nil && r.CheckpointFound && flags&ckptClean != 0 && p == ckpt
+		next := int64(-1)
+		if !zeroed {
+			next = j.scanValid(i, off)
+		}
+		if next < 0 && p < ckpt {
+			cerr := &CorruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before the checkpoint at %d", ckpt)}
+			if j.opts.Recovery == RecoverStrict {
+				return cerr
+			}
+			// Nothing valid follows: the checkpoint names a position past
+			// the log's end. It is not believed, and says so.
+			r.CheckpointError, r.CheckpointFound, ckpt = fmt.Errorf("checkpoint past the log's end: %w", cerr), false, 0
+			j.opts.Logger.Warn("journal: checkpoint past the log's end", "dir", j.dir, "err", cerr)
+		}
 		if next < 0 {
-			// After a clean Close (or in a new journal) nothing follows
-			// the end: no need to read the rest of the segment.
-			zeroed := fresh || derr == nil && r.CheckpointFound && flags&ckptClean != 0 && p == ckpt
 			if err := j.cutTail(i, p, !zeroed); err != nil {
 				return err
 			}
@@ -181,7 +261,7 @@ func (j *Journal) recover() error {
 			}
 			break
 		}
-		cerr := &CorruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(" before a valid record at %d", next)}
+		cerr := &CorruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before a valid record at %d", next)}
 		switch j.opts.Recovery {
 		case RecoverStrict:
 			return cerr
@@ -194,7 +274,7 @@ func (j *Journal) recover() error {
 		case RecoverSkip:
 			r.Skipped = append(r.Skipped, p)
 			j.opts.Logger.Warn("journal: skipping a corrupt record", "dir", j.dir, "err", cerr)
-			if next > p && j.segmentStart(next) == s.start {
+			if j.segmentStart(next) == s.start {
 				// Padding up to the valid record.
 				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], PadMagic)
 				s.storeLength(off, int32(next-p))
@@ -213,12 +293,14 @@ func (j *Journal) recover() error {
 	}
 	r.End = p
 	r.Streams = len(j.streams)
-	if ckpt > p || flags&ckptClean != 0 {
-		// The log was cut below the checkpoint (RecoverTruncate, or a tail
-		// lost in spite of it): records appended from p on must be verified
-		// at the next Open, so the checkpoint comes back to p. And a clean
+	if ckpt > p || flags&ckptClean != 0 || r.CheckpointError != nil || !c.found || c.first != j.segs[0].start {
+		// The log was cut below the checkpoint (RecoverTruncate, reported
+		// in Truncated): records appended from p on must be verified at
+		// the next Open, so the checkpoint comes back to p. A checkpoint
+		// that was not believed (CheckpointError) is replaced. And a clean
 		// mark must go before the first claim: a crash from now on is not
-		// a clean Close.
+		// a clean Close. A journal without a checkpoint, or whose
+		// checkpoint does not record its oldest segment, gets one.
 		ckpt = min(ckpt, p)
 		if err := j.writeCheckpoint(ckpt, 0); err != nil {
 			return err
@@ -234,32 +316,30 @@ func (j *Journal) recover() error {
 	j.written.Store(p)
 	j.flushed.Store(min(max(ckpt, first), p))
 	j.lastFlush.Store(j.opts.Clock())
-	if r.TornAt >= 0 || len(r.Skipped) > 0 || r.Truncated >= 0 || len(r.RemovedSegments) > 0 {
+	if r.TornAt >= 0 || len(r.Skipped) > 0 || r.Truncated >= 0 || len(r.RemovedSegments) > 0 || r.CheckpointError != nil || len(r.MissingSegments) > 0 {
 		j.opts.Logger.Info("journal: recovered", "dir", j.dir, "recovery", r.String())
 	}
 	return nil
 }
 
-// validAfter returns the position of a valid record after the failing or
-// empty slot at off in segment i: the slot right after it (when its
-// length can be trusted: trust), or the first slot of any later segment.
-// It returns -1 if there is none.
-func (j *Journal) validAfter(i int, off int64, empty bool) int64 {
-	s := j.segs[i]
-	if !empty {
-		length := int64(int32(binary.LittleEndian.Uint32(s.data[off:])))
-		if length >= RecordHeaderLength {
-			if n := off + align(length); n < j.segSize {
-				if _, _, kind, err := decodeSlot(s.data[n:], true); err == nil && kind == slotRecord {
-					return s.start + n
-				}
+// scanValid returns the position of the first valid record after the
+// failing or empty slot at off in segment i, in that segment or a later
+// one (nextValid), or -1 if there is none. A record of a stream whose
+// sequence is below the one the walk has reached is no later record of
+// this log (bytes in a torn claim's body, say) and is passed over.
+func (j *Journal) scanValid(i int, off int64) int64 {
+	from := off + RecordAlignment
+	for _, s := range j.segs[i:] {
+		for o := from; ; o += RecordAlignment {
+			if o = nextValid(s.data, o); o < 0 {
+				break
+			}
+			h, _, _, _ := decodeSlot(s.data[o:], true)
+			if st := j.streams[h.StreamID]; st == nil || h.Sequence >= st.next {
+				return s.start + o
 			}
 		}
-	}
-	for _, t := range j.segs[i+1:] {
-		if _, _, kind, err := decodeSlot(t.data[SegmentHeaderLength:], true); err == nil && kind == slotRecord {
-			return t.start + SegmentHeaderLength
-		}
+		from = SegmentHeaderLength
 	}
 	return -1
 }

@@ -69,10 +69,17 @@ func (r *Recorder) DoWork() (int, error) {
 }
 
 func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
+	next := mailbox.Continue
 	if !r.held {
 		if _, _, err := r.stream.AppendParts(m.TypeID(), m.Parts()...); err != nil {
 			r.err = err
-			return mailbox.Abort
+			if !errors.Is(err, ErrNotDurable) {
+				return mailbox.Abort
+			}
+			// Recorded, not known durable: the message is passed on and
+			// consumed like any other (appending it again would record it
+			// twice), the drain ends and DoWork returns the error.
+			next = mailbox.Break
 		}
 	}
 	if r.out != nil {
@@ -83,12 +90,12 @@ func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
 		}
 		if err != nil {
 			r.held = true
-			r.err = err
+			r.err = errors.Join(r.err, err)
 			return mailbox.Abort
 		}
 	}
 	r.held = false
-	return mailbox.Continue
+	return next
 }
 
 // Replayer is the agent that feeds a journal back into a Sink (a

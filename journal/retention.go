@@ -92,8 +92,23 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		forced = append(forced, j.heldFrom(lowest) <= s.start)
 	}
 	j.mu.Unlock()
-	var err error
+	var err, ckErr error
+	if len(victims) > 0 {
+		// The checkpoint records the oldest segment kept before any file
+		// goes: recovery tells segments retention deleted from segments
+		// lost some other way. If it cannot be written, nothing is
+		// deleted (the files stay, out of the table; the next Open maps
+		// them again).
+		j.flushMu.Lock()
+		ckErr = j.writeCheckpoint(j.lastCkpt, 0)
+		j.flushMu.Unlock()
+		err = ckErr
+	}
 	for i, s := range victims {
+		if ckErr != nil {
+			_ = s.release()
+			continue
+		}
 		s.deleted.Store(true)
 		if forced[i] {
 			r.Forced++
@@ -112,7 +127,7 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		j.stats.deletedSegments.Add(1)
 		j.opts.Logger.Info("journal: segment deleted by retention", "path", s.path, "forced", forced[i])
 	}
-	if len(victims) > 0 {
+	if len(victims) > 0 && ckErr == nil {
 		if serr := syncDir(j.dir); err == nil && serr != nil {
 			err = fmt.Errorf("journal: retention: %w", serr)
 		}

@@ -49,6 +49,10 @@ type segment struct {
 	final string
 	data  []byte // the whole mapping; len == segment size
 	words unsafe.Pointer
+	// file is the mapped file's identity (os.SameFile) where it was
+	// opened by name (openSegment): a reader checks it against the file
+	// under that name, which a recovering writer may have replaced.
+	file os.FileInfo
 
 	refs     atomic.Int64
 	released atomic.Bool // the mapping was revoked under holders
@@ -165,7 +169,9 @@ func openSegment(path string, start, size int64, writable bool) (*segment, error
 	if err != nil {
 		return nil, err
 	}
-	return newSegment(path, start, created, data), nil
+	s := newSegment(path, start, created, data)
+	s.file = fi
+	return s, nil
 }
 
 func newSegment(path string, start, created int64, data []byte) *segment {

@@ -30,6 +30,10 @@ type Tailer struct {
 	closed  bool
 	noCRC   bool  // the indexer's: framing only, as recovery walked it
 	skipped int64 // corrupt records stepped over by Skip
+	// idle counts the polls that found the first slot of the segment
+	// empty (a read-only journal): every 256th checks that the file
+	// under the segment's name is still the one mapped.
+	idle uint32
 
 	// The registry: slot and word are the Tailer's slot and its claim
 	// word, pub and updated the slot's position and time words (pub nil:
@@ -174,7 +178,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 			if err != nil {
 				return Record{}, false, err
 			}
-			t.seg = s
+			t.seg, t.idle = s, 0
 			if t.updated != nil {
 				t.updated.Store(t.j.opts.Clock())
 			}
@@ -188,6 +192,24 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		if s.length(off) == 0 { // acquire: pairs with Commit's release store
 			if s.released.Load() {
 				return Record{}, false, s.releasedError()
+			}
+			if off == SegmentHeaderLength && t.j.readOnly {
+				// Waiting at a segment's first slot: acquire checked the
+				// file when the Tailer entered; a writer's recovery may
+				// replace it while it waits (remapIfReplaced). A stat
+				// every 256 polls here, none elsewhere.
+				if t.idle++; t.idle&255 == 0 {
+					replaced, err := t.j.segmentReplaced(s)
+					if err != nil {
+						return Record{}, false, err
+					}
+					if replaced {
+						if err := t.drop(); err != nil {
+							return Record{}, false, err
+						}
+						continue
+					}
+				}
 			}
 			return Record{}, false, nil
 		}
@@ -214,10 +236,15 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 }
 
 // Skip steps over the corrupt record at the Tailer's position, the one
-// Next reported with a *CorruptError: to the slot after it when its length
-// fits in its segment, else to the next segment (whose existence it does
-// not check). It returns the new position and counts the skip (Skipped).
-// ErrArgument if the record there is not corrupt.
+// Next reported with a *CorruptError. Its length word is not trusted
+// alone: Skip goes to the slot that length points to only when that slot
+// holds a valid record, padding or the end-of-segment marker; otherwise
+// to the first valid record after the corrupt one in its segment (a scan
+// of aligned slots, each checked with its CRC); with none, to the slot
+// the length points to if it lies in the segment and is empty (the live
+// tail: what the writer appends next), else to the next segment (whose
+// existence it does not check). It returns the new position and counts
+// the skip (Skipped). ErrArgument if the record there is not corrupt.
 func (t *Tailer) Skip() (int64, error) {
 	if t.closed {
 		return 0, ErrClosed
@@ -233,12 +260,39 @@ func (t *Tailer) Skip() (int64, error) {
 	start := s.start
 	off := p - start
 	next := start + t.j.segSize + SegmentHeaderLength
+	pointed := int64(-1) // the slot the length word points to, if in the segment
 	if length := int64(s.length(off)); length >= RecordHeaderLength && off+align(length) <= t.j.segSize {
-		next = p + align(length)
+		pointed = off + align(length)
+	}
+	switch {
+	case pointed == t.j.segSize:
+		// The record would end the segment exactly: the next one's first
+		// slot, unless the scan finds a record here.
+		if o := nextValid(s.data, off+RecordAlignment); o >= 0 {
+			next = start + o
+		}
+	case pointed > 0 && validSlot(s.data[pointed:]):
+		next = start + pointed
+	default:
+		if o := nextValid(s.data, off+RecordAlignment); o >= 0 {
+			next = start + o
+		} else if pointed > 0 && s.length(pointed) == 0 {
+			next = start + pointed
+		}
+	}
+	if s.released.Load() { // what was scanned may be zeros
+		return 0, s.releasedError()
 	}
 	t.setPos(next)
 	t.skipped++
 	return next, nil
+}
+
+// validSlot reports whether b starts with a record whose header and CRC
+// check, padding or the end-of-segment marker.
+func validSlot(b []byte) bool {
+	_, _, kind, err := decodeSlot(b, true)
+	return err == nil && kind != slotEmpty
 }
 
 // Skipped returns how many corrupt records Skip stepped over.

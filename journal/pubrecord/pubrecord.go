@@ -92,7 +92,13 @@ func (r *Recorder) onMessage(typeID int32, payload []byte) ringbuf.Action {
 	copy(c.Body, payload)
 	if err := r.j.Commit(); err != nil {
 		r.err = err
-		return ringbuf.Abort
+		if !errors.Is(err, journal.ErrNotDurable) {
+			return ringbuf.Abort
+		}
+		// Recorded, not known durable: consumed (polling it again would
+		// record it twice), the poll ends and DoWork returns the error.
+		r.n++
+		return ringbuf.Break
 	}
 	r.n++
 	return ringbuf.Continue

@@ -1,0 +1,98 @@
+package journal
+
+import (
+	"encoding/binary"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// failSync makes the next n syncs of segment data fail with EIO.
+func failSync(t *testing.T, n int) {
+	t.Helper()
+	orig := syncData
+	t.Cleanup(func() { syncData = orig })
+	syncData = func(b []byte, from, to int64) error {
+		if n > 0 {
+			n--
+			return syscall.EIO
+		}
+		return orig(b, from, to)
+	}
+}
+
+// Under FlushEveryCommit a failed msync after the record is published is
+// ErrNotDurable: the record is committed (readers see it, its sequence is
+// used, it survives a reopen), the error says so and where, and a caller
+// that follows the contract does not append it again: no duplicate.
+func TestFailedSyncIsCommittedNotDurable(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{Flush: FlushEveryCommit})
+	_, _, err := j.Append(1, 7, []byte("first"))
+	require.NoError(t, err)
+	failSync(t, 1)
+	pos, seq, err := j.Append(1, 7, []byte("second"))
+	require.ErrorIs(t, err, ErrNotDurable)
+	require.ErrorIs(t, err, syscall.EIO)
+	require.Equal(t, int64(1), seq, "the record's sequence is returned")
+	require.Greater(t, pos, int64(0))
+	require.Contains(t, err.Error(), "sequence 1")
+	require.Equal(t, int64(2), j.NextSequence(1))
+	require.Less(t, j.FlushedPosition(), j.CommittedPosition(), "not durable: not flushed")
+	require.NoError(t, j.Flush())
+	require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+	_, seq, err = j.Append(1, 7, []byte("third"))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), seq)
+
+	var bodies []string
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	for {
+		r, ok, err := tl.Next()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		bodies = append(bodies, string(r.Body))
+	}
+	require.NoError(t, tl.Close())
+	require.Equal(t, []string{"first", "second", "third"}, bodies)
+	require.NoError(t, j.Close())
+	j = openT(t, dir, Options{})
+	require.Equal(t, int64(3), j.NextSequence(1))
+}
+
+// The Recorder takes ErrNotDurable as recorded: the message is forwarded
+// and consumed once, the error returned; nothing is recorded twice.
+func TestRecorderDoesNotRecordTwiceAfterAFailedSync(t *testing.T) {
+	j := openT(t, testDir(t), Options{Flush: FlushEveryCommit})
+	in, out := newMailbox(t), newMailbox(t)
+	rec, err := NewRecorder("recorder", j, 42, in, out, 0)
+	require.NoError(t, err)
+	for i := range 5 {
+		require.NoError(t, sendInt(in, uint64(i)))
+	}
+	failSync(t, 1)
+	_, err = rec.DoWork()
+	require.ErrorIs(t, err, ErrNotDurable)
+	for range 3 {
+		_, err = rec.DoWork()
+		require.NoError(t, err)
+	}
+	require.Equal(t, []uint64{0, 1, 2, 3, 4}, drainInts(t, out, nil))
+	tl, err := j.NewTailer()
+	require.NoError(t, err)
+	defer tl.Close()
+	var got []uint64
+	for {
+		r, ok, err := tl.Next()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		got = append(got, binary.LittleEndian.Uint64(r.Body))
+	}
+	require.Equal(t, []uint64{0, 1, 2, 3, 4}, got, "each message recorded once")
+}
