@@ -492,10 +492,10 @@ func (s *Socket) addPeer(p *peer) bool {
 		p.setRoutingID(s.routingID(p.identity))
 	}
 	if s.typ == Sub {
+		// Each prefix once, whatever its count: the publisher keeps a
+		// set.
 		for _, e := range s.subs.list {
-			for range e.count {
-				p.command(true, e.prefix)
-			}
+			p.command(true, e.prefix)
 		}
 	}
 	s.peers = append(s.peers[:len(s.peers):len(s.peers)], p)
@@ -902,10 +902,17 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 
 // Subscribe asks every PUB peer, present and future, for the messages
 // whose first part starts with prefix (all messages for an empty prefix).
-// Subscriptions count: each Subscribe is undone by one Unsubscribe.
+// Subscriptions count, as libzmq's do: each Subscribe is undone by one
+// Unsubscribe. A peer is sent SUBSCRIBE when a prefix's count goes from 0
+// to 1 (and once per prefix when it connects), CANCEL when it goes back
+// to 0: a publisher keeps a set of prefixes per subscriber, so a second
+// SUBSCRIBE of a prefix would change nothing there, and a CANCEL ends it
+// however many SUBSCRIBEs came before.
 func (s *Socket) Subscribe(prefix []byte) error { return s.subscribe(true, prefix) }
 
-// Unsubscribe undoes one Subscribe of prefix.
+// Unsubscribe undoes one Subscribe of prefix. Unsubscribing a prefix not
+// subscribed does nothing and returns nil, as libzmq's ZMQ_UNSUBSCRIBE
+// does.
 func (s *Socket) Unsubscribe(prefix []byte) error { return s.subscribe(false, prefix) }
 
 func (s *Socket) subscribe(on bool, prefix []byte) error {
@@ -984,8 +991,10 @@ func (s *Socket) Close() error {
 	return nil
 }
 
-// subscriptions is a counted set of prefixes, in a slice for matching
-// without allocation.
+// subscriptions is a set of prefixes with a count for each, in a slice
+// for matching without allocation. A SUB counts its own subscriptions
+// (change); a PUB keeps each subscriber's as a set (set), as libzmq's
+// publisher does.
 type subscriptions struct {
 	list  []subEntry
 	bytes int // the prefixes' total length
@@ -996,36 +1005,58 @@ type subEntry struct {
 	count  int
 }
 
-// change adds (on) or removes one count of prefix; it reports whether the
-// set changed (a cancel of an unknown prefix does not).
+// change adds (on) or removes one count of prefix; it reports whether
+// prefix entered the set (its count went from 0 to 1) or left it (from 1
+// to 0): only those changes are told to the publishers. A removal of a
+// prefix not in the set changes nothing.
 func (ss *subscriptions) change(on bool, prefix []byte) bool {
-	for i := range ss.list {
-		if bytes.Equal(ss.list[i].prefix, prefix) {
-			if on {
-				ss.list[i].count++
-			} else if ss.list[i].count--; ss.list[i].count == 0 {
-				ss.bytes -= len(prefix)
-				ss.list = append(ss.list[:i], ss.list[i+1:]...)
-			}
-			return true
-		}
-	}
-	if !on {
+	i := ss.index(prefix)
+	switch {
+	case i >= 0 && on:
+		ss.list[i].count++
 		return false
-	}
-	ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
-	ss.bytes += len(prefix)
-	return true
-}
-
-func (ss *subscriptions) has(prefix []byte) bool {
-	for i := range ss.list {
-		if bytes.Equal(ss.list[i].prefix, prefix) {
-			return true
+	case i >= 0:
+		if ss.list[i].count--; ss.list[i].count > 0 {
+			return false
 		}
+		ss.remove(i)
+		return true
+	case on:
+		ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
+		ss.bytes += len(prefix)
+		return true
 	}
 	return false
 }
+
+// set adds (on) or removes prefix as a member of a set: a second add of a
+// member changes nothing, and one removal takes it out.
+func (ss *subscriptions) set(on bool, prefix []byte) {
+	i := ss.index(prefix)
+	switch {
+	case i >= 0 && !on:
+		ss.remove(i)
+	case i < 0 && on:
+		ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
+		ss.bytes += len(prefix)
+	}
+}
+
+func (ss *subscriptions) index(prefix []byte) int {
+	for i := range ss.list {
+		if bytes.Equal(ss.list[i].prefix, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (ss *subscriptions) remove(i int) {
+	ss.bytes -= len(ss.list[i].prefix)
+	ss.list = append(ss.list[:i], ss.list[i+1:]...)
+}
+
+func (ss *subscriptions) has(prefix []byte) bool { return ss.index(prefix) >= 0 }
 
 func (ss *subscriptions) match(first []byte) bool {
 	for i := range ss.list {
