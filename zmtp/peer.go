@@ -122,7 +122,7 @@ func (p *peer) run() {
 	}
 	s.removePeer(p)
 	if p.out != nil {
-		s.st.lost.Add(uint64(p.out.drop()))
+		s.lose(p.out.drop())
 	}
 	s.untrack(p.c)
 	s.st.disconnects.Add(1)
@@ -466,7 +466,7 @@ func (p *peer) write() error {
 			err := p.writeBatch(q.vector(&b))
 			q.done(&b)
 			if err != nil {
-				s.st.lost.Add(uint64(n))
+				s.lose(n)
 				return err
 			}
 			s.st.sent.Add(uint64(n))
