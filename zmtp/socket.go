@@ -1002,20 +1002,20 @@ func (s *Socket) Stats() Stats {
 // later call returns nil at once.
 func (s *Socket) Close() error {
 	if s.opt.Linger < 0 {
-		return s.close(nil)
+		return s.close(context.Background(), false)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opt.Linger)
 	defer cancel()
-	return s.close(ctx)
+	return s.close(ctx, true)
 }
 
 // CloseContext is Close with a wait for the queued messages until ctx
 // ends, in place of Options.Linger.
-func (s *Socket) CloseContext(ctx context.Context) error { return s.close(ctx) }
+func (s *Socket) CloseContext(ctx context.Context) error { return s.close(ctx, true) }
 
-// close closes the socket after waiting for its queued messages until
-// ctx ends (not at all for a nil ctx).
-func (s *Socket) close(ctx context.Context) error {
+// close closes the socket, after waiting for its queued messages until
+// ctx ends when wait is set.
+func (s *Socket) close(ctx context.Context, wait bool) error {
 	s.mu.Lock()
 	if s.closed || s.closing.Load() {
 		s.mu.Unlock()
@@ -1026,7 +1026,7 @@ func (s *Socket) close(ctx context.Context) error {
 	s.mu.Unlock()
 	// A Recv reading a connection itself looks at closing again.
 	s.interruptDirect()
-	if ctx != nil {
+	if wait {
 		s.linger(ctx)
 	}
 	unsent := s.st.unsent.Load()
@@ -1094,7 +1094,12 @@ func (s *Socket) queued() int {
 
 // lose counts n messages that will not be written: lost (Stats.Lost)
 // while the socket is open, unsent (Stats.Unsent) once Close's linger is
-// over and it closes the connections.
+// over and it closes the connections. Close cancels the socket's context
+// before it closes a connection, and the context's cancellation is
+// atomic (sequentially consistent, on arm64 too): a writer or reader that
+// fails because Close closed its connection sees ctx.Err() set. Close
+// reads the count after s.wg.Wait, which orders every goroutine's adds
+// before it.
 func (s *Socket) lose(n int) {
 	if s.ctx.Err() != nil {
 		s.st.unsent.Add(uint64(n))
