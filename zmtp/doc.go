@@ -79,6 +79,26 @@
 // (Stats.Lost), never sent again. The messages of one connection arrive in
 // the order they were sent.
 //
+// # Closing
+//
+// Close refuses new messages at once (Send, SendContext, Recv and Drain
+// return ErrClosed, waiting calls included), then waits up to
+// Options.Linger (DefaultLinger; NoLinger: not at all) for the messages
+// still queued to be written, the socket dialing, accepting and writing
+// meanwhile, as libzmq's ZMQ_LINGER. CloseContext waits until its context
+// ends instead. What is still queued when the wait ends is discarded,
+// counted in Stats.Unsent, and reported by Close as an error wrapping
+// ErrUnsent.
+//
+// # Subscriptions
+//
+// A SUB counts its subscriptions (each Subscribe undone by one
+// Unsubscribe) and sends SUBSCRIBE when a prefix's count goes from 0 to 1,
+// CANCEL when it goes back to 0; a PUB keeps a set of prefixes per
+// subscriber, where a repeated SUBSCRIBE changes nothing and one CANCEL
+// removes the prefix. Both are libzmq's rules, so either end may be
+// libzmq.
+//
 // # Peers that misbehave
 //
 // A peer that breaks the protocol, sends a message larger than

@@ -15,6 +15,11 @@ var (
 	ErrClosed = sentinel.Closed("zmtp: socket closed")
 )
 
+// ErrUnsent reports, from Close, messages that were still queued when its
+// linger ended: discarded, and counted in Stats.Unsent. It is wrapped with
+// their number.
+var ErrUnsent = errors.New("zmtp: queued messages unsent at close")
+
 // Errors a peer causes. The connection to that peer is closed; the socket
 // goes on serving its other peers. Each is wrapped with details.
 var (

@@ -99,12 +99,20 @@ s.close(linger=5000)
 ctx.term()
 `
 
-// libzmqPeer starts the Python peer in mode against ep; it returns its
+// startLibzmq starts the Python peer in mode against ep; it returns its
 // stdin and a reader of its stdout lines.
 func startLibzmq(t *testing.T, mode, ep string) (io.WriteCloser, *bufio.Reader) {
 	t.Helper()
+	return startPython(t, libzmqPeer, mode, ep)
+}
+
+// startPython runs program with /usr/bin/python3 and the arguments mode
+// and ep; it returns its stdin and a reader of its stdout lines. The
+// process ends when its stdin closes (killed after 10 s otherwise).
+func startPython(t *testing.T, program, mode, ep string) (io.WriteCloser, *bufio.Reader) {
+	t.Helper()
 	script := filepath.Join(t.TempDir(), "peer.py")
-	require.NoError(t, os.WriteFile(script, []byte(libzmqPeer), 0o600))
+	require.NoError(t, os.WriteFile(script, []byte(program), 0o600))
 	cmd := exec.Command("/usr/bin/python3", script, mode, ep)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -133,10 +141,16 @@ func line(t *testing.T, r *bufio.Reader) string {
 	return strings.TrimSpace(s)
 }
 
-func TestInteropLibzmq(t *testing.T) {
+// skipWithoutLibzmq skips a test where /usr/bin/python3 cannot import zmq.
+func skipWithoutLibzmq(t *testing.T) {
+	t.Helper()
 	if exec.Command("/usr/bin/python3", "-c", "import zmq").Run() != nil {
 		t.Skip("no libzmq here: /usr/bin/python3 without the zmq module (python3-zmq)")
 	}
+}
+
+func TestInteropLibzmq(t *testing.T) {
+	skipWithoutLibzmq(t)
 	t.Run("libzmq PUSH to our PULL", func(t *testing.T) {
 		pull := newSocket(t, Pull, Options{})
 		startLibzmq(t, "push", bind(t, pull, "tcp://127.0.0.1:0"))

@@ -62,7 +62,7 @@ type peer struct {
 	pong    bool         // a PONG is due; one at most, however many PINGs came
 	pongCtx [maxPingContext]byte
 	pongLen int
-	subs    subscriptions // Pub: what this peer subscribed to
+	subs    subscriptions // Pub: the set of prefixes this peer subscribed to
 	err     error         // why the peer ended
 }
 
@@ -122,7 +122,7 @@ func (p *peer) run() {
 	}
 	s.removePeer(p)
 	if p.out != nil {
-		s.st.lost.Add(uint64(p.out.drop()))
+		s.lose(p.out.drop())
 	}
 	s.untrack(p.c)
 	s.st.disconnects.Add(1)
@@ -320,7 +320,10 @@ func extend(runs [][]byte, raw []byte) [][]byte {
 	return append(runs, raw)
 }
 
-// subscription applies a subscriber's SUBSCRIBE (on) or CANCEL.
+// subscription applies a subscriber's SUBSCRIBE (on) or CANCEL to its set
+// of prefixes: a SUBSCRIBE of a prefix it holds changes nothing, one
+// CANCEL removes it (libzmq's publisher keeps a set per subscriber, and
+// its subscribers send one CANCEL when their own count reaches 0).
 func (p *peer) subscription(on bool, prefix []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -332,7 +335,7 @@ func (p *peer) subscription(on bool, prefix []byte) error {
 			return errProtocol("subscriptions longer than %d bytes in all", maxPeerSubLen)
 		}
 	}
-	p.subs.change(on, prefix)
+	p.subs.set(on, prefix)
 	return nil
 }
 
@@ -463,7 +466,7 @@ func (p *peer) write() error {
 			err := p.writeBatch(q.vector(&b))
 			q.done(&b)
 			if err != nil {
-				s.st.lost.Add(uint64(n))
+				s.lose(n)
 				return err
 			}
 			s.st.sent.Add(uint64(n))

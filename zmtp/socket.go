@@ -80,6 +80,12 @@ const (
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultReconnectMin     = 100 * time.Millisecond
 	DefaultReconnectMax     = 5 * time.Second
+	// DefaultLinger is how long Close waits for queued messages to be
+	// written when Options.Linger is zero.
+	DefaultLinger = 2 * time.Second
+	// NoLinger, as Options.Linger, makes Close discard queued messages at
+	// once (libzmq's ZMQ_LINGER 0).
+	NoLinger time.Duration = -1
 	// writeBatch bounds the messages a feeder's DoWork sends.
 	writeBatch = 256
 	// readBatch bounds the messages a reader queues for Recv at once.
@@ -123,6 +129,14 @@ type Options struct {
 	// Logger receives connection events (Debug) and peer failures (Warn).
 	// Default slog.Default().
 	Logger *slog.Logger
+	// Linger bounds how long Close waits for the messages still queued
+	// (a PUSH or DEALER socket's queue, a PUB or ROUTER socket's queues of
+	// its peers) to be written, while the socket keeps connecting, as
+	// libzmq's ZMQ_LINGER does; what is still queued after it is
+	// discarded and counted (Stats.Unsent, and Close's error). Default
+	// DefaultLinger; negative (NoLinger): no wait. CloseContext waits
+	// until its context ends instead.
+	Linger time.Duration
 }
 
 func (o *Options) fill() {
@@ -151,6 +165,9 @@ func (o *Options) fill() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
 }
 
 // Stats counts a socket's traffic and its peers' fates.
@@ -164,6 +181,7 @@ type Stats struct {
 	Received     uint64 // messages received and handed over (to Recv's queue or a mailbox), counted just after
 	Dropped      uint64 // messages a PUB did not queue for a full subscriber; a bridge could not deliver
 	Lost         uint64 // messages taken by a writer whose connection failed, or queued for a peer that left
+	Unsent       uint64 // messages still queued when Close's linger ended, discarded
 	Unsubscribed uint64 // messages a SUB received outside its subscriptions
 	Torn         uint64 // connections that ended within a message (its part discarded)
 }
@@ -176,6 +194,7 @@ type stats struct {
 
 	handshakes, rejected, peerErrors, disconnects atomic.Uint64
 	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
+	unsent                                        atomic.Uint64
 	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
 	byRef                                         atomic.Uint64 // of them, large messages written by reference (tests)
 }
@@ -200,8 +219,9 @@ type Socket struct {
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
-	closed    bool
-	closing   atomic.Bool // closed, for the hot paths: set before the context ends
+	closed    bool          // the linger is over: no new connection
+	closing   atomic.Bool   // Close began: no new message; set before the context ends
+	stopping  chan struct{} // closed when Close begins: waiting calls return
 	listeners []net.Listener
 	conns     map[net.Conn]struct{}
 	peers     []*peer // copy-on-write: Send reads it without the lock
@@ -233,7 +253,8 @@ func NewSocket(t Type, opt Options) (*Socket, error) {
 		return nil, fmt.Errorf("%w: %v", ErrSocketKind, t)
 	}
 	opt.fill()
-	s := &Socket{typ: t, opt: opt, log: opt.Logger.With("zmtp", t.String()), conns: map[net.Conn]struct{}{}}
+	s := &Socket{typ: t, opt: opt, log: opt.Logger.With("zmtp", t.String()), conns: map[net.Conn]struct{}{},
+		stopping: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	empty := []*peer{}
 	s.peersV.Store(&empty)
@@ -286,7 +307,7 @@ func (s *Socket) Bind(endpoint string) (string, error) {
 		return "", fmt.Errorf("zmtp: bind %s: %w", endpoint, err)
 	}
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.closing.Load() {
 		s.mu.Unlock()
 		_ = l.Close()
 		return "", ErrClosed
@@ -363,7 +384,7 @@ func (s *Socket) Connect(endpoint string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.closing.Load() {
 		return ErrClosed
 	}
 	s.started = true
@@ -492,10 +513,10 @@ func (s *Socket) addPeer(p *peer) bool {
 		p.setRoutingID(s.routingID(p.identity))
 	}
 	if s.typ == Sub {
+		// Each prefix once, whatever its count: the publisher keeps a
+		// set.
 		for _, e := range s.subs.list {
-			for range e.count {
-				p.command(true, e.prefix)
-			}
+			p.command(true, e.prefix)
 		}
 	}
 	s.peers = append(s.peers[:len(s.peers):len(s.peers)], p)
@@ -651,7 +672,7 @@ func (s *Socket) waitRoom(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-s.ctx.Done():
+	case <-s.stopping:
 		return ErrClosed
 	}
 }
@@ -669,7 +690,7 @@ func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	p.wmu.Unlock()
 	s.out.claimDone()
 	if err != nil {
-		s.st.lost.Add(1)
+		s.lose(1)
 		p.end(err)
 		return
 	}
@@ -721,7 +742,7 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 	p.wmu.Unlock()
 	s.out.claimDone()
 	if err != nil {
-		s.st.lost.Add(1)
+		s.lose(1)
 		p.end(err)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -835,7 +856,7 @@ func (s *Socket) Recv(ctx context.Context, m *Message) error {
 		case <-ctx.Done():
 			s.ho.waiters.Add(-1)
 			return ctx.Err()
-		case <-s.ctx.Done():
+		case <-s.stopping:
 			s.ho.waiters.Add(-1)
 			return ErrClosed
 		}
@@ -902,10 +923,17 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 
 // Subscribe asks every PUB peer, present and future, for the messages
 // whose first part starts with prefix (all messages for an empty prefix).
-// Subscriptions count: each Subscribe is undone by one Unsubscribe.
+// Subscriptions count, as libzmq's do: each Subscribe is undone by one
+// Unsubscribe. A peer is sent SUBSCRIBE when a prefix's count goes from 0
+// to 1 (and once per prefix when it connects), CANCEL when it goes back
+// to 0: a publisher keeps a set of prefixes per subscriber, so a second
+// SUBSCRIBE of a prefix would change nothing there, and a CANCEL ends it
+// however many SUBSCRIBEs came before.
 func (s *Socket) Subscribe(prefix []byte) error { return s.subscribe(true, prefix) }
 
-// Unsubscribe undoes one Subscribe of prefix.
+// Unsubscribe undoes one Subscribe of prefix. Unsubscribing a prefix not
+// subscribed does nothing and returns nil, as libzmq's ZMQ_UNSUBSCRIBE
+// does.
 func (s *Socket) Unsubscribe(prefix []byte) error { return s.subscribe(false, prefix) }
 
 func (s *Socket) subscribe(on bool, prefix []byte) error {
@@ -914,7 +942,7 @@ func (s *Socket) subscribe(on bool, prefix []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.closing.Load() {
 		return ErrClosed
 	}
 	if !s.subs.change(on, prefix) {
@@ -955,22 +983,57 @@ func (s *Socket) Stats() Stats {
 		Received:     s.st.received.Load(),
 		Dropped:      s.st.dropped.Load(),
 		Lost:         s.st.lost.Load(),
+		Unsent:       s.st.unsent.Load(),
 		Unsubscribed: s.st.unsubscribed.Load(),
 		Torn:         s.st.torn.Load(),
 	}
 }
 
-// Close stops listening and connecting, closes every connection and
-// waits for the socket's goroutines to end. Messages still queued are
-// discarded. It is safe to call more than once.
+// Close closes the socket: Send and SendContext return ErrClosed from
+// now on, and so do Recv and Drain (what was received and not taken is
+// discarded). It waits up to Options.Linger (DefaultLinger; no wait
+// with NoLinger) for the messages still queued to be written, the socket
+// connecting and accepting meanwhile, so that a peer that connects late
+// or reads slowly gets them; then it stops listening and connecting,
+// closes every connection and waits for the socket's goroutines to end.
+// The messages still queued then are discarded, counted in Stats.Unsent,
+// and Close returns an error wrapping ErrUnsent that says how many; nil
+// when every message was written. It is safe to call more than once: a
+// later call returns nil at once.
 func (s *Socket) Close() error {
+	if s.opt.Linger < 0 {
+		return s.close(context.Background(), false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opt.Linger)
+	defer cancel()
+	return s.close(ctx, true)
+}
+
+// CloseContext is Close with a wait for the queued messages until ctx
+// ends, in place of Options.Linger.
+func (s *Socket) CloseContext(ctx context.Context) error { return s.close(ctx, true) }
+
+// close closes the socket, after waiting for its queued messages until
+// ctx ends when wait is set.
+func (s *Socket) close(ctx context.Context, wait bool) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.closing.Load() {
 		s.mu.Unlock()
 		return nil
 	}
-	s.closed = true
 	s.closing.Store(true)
+	close(s.stopping)
+	s.mu.Unlock()
+	// A Recv reading a connection itself looks at closing again.
+	s.interruptDirect()
+	if wait {
+		s.linger(ctx)
+	}
+	unsent := s.st.unsent.Load()
+	s.mu.Lock()
+	s.closed = true
+	// From here on, what a writer loses or a peer leaves queued counts as
+	// unsent (lose).
 	s.cancel()
 	for _, l := range s.listeners {
 		_ = l.Close()
@@ -981,11 +1044,74 @@ func (s *Socket) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	s.unwatch()
+	if s.out != nil {
+		// No writer is left: what none took is discarded here.
+		s.st.unsent.Add(uint64(s.out.drop()))
+	}
+	if n := s.st.unsent.Load() - unsent; n > 0 {
+		return fmt.Errorf("%w: %d messages", ErrUnsent, n)
+	}
 	return nil
 }
 
-// subscriptions is a counted set of prefixes, in a slice for matching
-// without allocation.
+// linger waits until no message is queued or being written, or ctx ends.
+// Close is no hot path: it looks at the queues with a sleep between looks
+// that doubles up to lingerPoll.
+func (s *Socket) linger(ctx context.Context) {
+	if !s.typ.sends() {
+		return
+	}
+	wait := time.Duration(0)
+	for s.queued() > 0 {
+		wait = min(max(2*wait, 50*time.Microsecond), lingerPoll)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// lingerPoll bounds the sleep between two looks at the queues (linger).
+const lingerPoll = 5 * time.Millisecond
+
+// queued returns the messages queued or being written: in the socket's
+// send queue (PUSH, DEALER) or its peers' (PUB, ROUTER).
+func (s *Socket) queued() int {
+	n := 0
+	if s.out != nil {
+		n += s.out.count()
+	}
+	for _, p := range *s.peersV.Load() {
+		if p.out != nil {
+			n += p.out.count()
+		}
+	}
+	return n
+}
+
+// lose counts n messages that will not be written: lost (Stats.Lost)
+// while the socket is open, unsent (Stats.Unsent) once Close's linger is
+// over and it closes the connections. Close cancels the socket's context
+// before it closes a connection, and the context's cancellation is
+// atomic (sequentially consistent, on arm64 too): a writer or reader that
+// fails because Close closed its connection sees ctx.Err() set. Close
+// reads the count after s.wg.Wait, which orders every goroutine's adds
+// before it.
+func (s *Socket) lose(n int) {
+	if s.ctx.Err() != nil {
+		s.st.unsent.Add(uint64(n))
+		return
+	}
+	s.st.lost.Add(uint64(n))
+}
+
+// subscriptions is a set of prefixes with a count for each, in a slice
+// for matching without allocation. A SUB counts its own subscriptions
+// (change); a PUB keeps each subscriber's as a set (set), as libzmq's
+// publisher does.
 type subscriptions struct {
 	list  []subEntry
 	bytes int // the prefixes' total length
@@ -996,36 +1122,58 @@ type subEntry struct {
 	count  int
 }
 
-// change adds (on) or removes one count of prefix; it reports whether the
-// set changed (a cancel of an unknown prefix does not).
+// change adds (on) or removes one count of prefix; it reports whether
+// prefix entered the set (its count went from 0 to 1) or left it (from 1
+// to 0): only those changes are told to the publishers. A removal of a
+// prefix not in the set changes nothing.
 func (ss *subscriptions) change(on bool, prefix []byte) bool {
-	for i := range ss.list {
-		if bytes.Equal(ss.list[i].prefix, prefix) {
-			if on {
-				ss.list[i].count++
-			} else if ss.list[i].count--; ss.list[i].count == 0 {
-				ss.bytes -= len(prefix)
-				ss.list = append(ss.list[:i], ss.list[i+1:]...)
-			}
-			return true
-		}
-	}
-	if !on {
+	i := ss.index(prefix)
+	switch {
+	case i >= 0 && on:
+		ss.list[i].count++
 		return false
-	}
-	ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
-	ss.bytes += len(prefix)
-	return true
-}
-
-func (ss *subscriptions) has(prefix []byte) bool {
-	for i := range ss.list {
-		if bytes.Equal(ss.list[i].prefix, prefix) {
-			return true
+	case i >= 0:
+		if ss.list[i].count--; ss.list[i].count > 0 {
+			return false
 		}
+		ss.remove(i)
+		return true
+	case on:
+		ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
+		ss.bytes += len(prefix)
+		return true
 	}
 	return false
 }
+
+// set adds (on) or removes prefix as a member of a set: a second add of a
+// member changes nothing, and one removal takes it out.
+func (ss *subscriptions) set(on bool, prefix []byte) {
+	i := ss.index(prefix)
+	switch {
+	case i >= 0 && !on:
+		ss.remove(i)
+	case i < 0 && on:
+		ss.list = append(ss.list, subEntry{prefix: bytes.Clone(prefix), count: 1})
+		ss.bytes += len(prefix)
+	}
+}
+
+func (ss *subscriptions) index(prefix []byte) int {
+	for i := range ss.list {
+		if bytes.Equal(ss.list[i].prefix, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (ss *subscriptions) remove(i int) {
+	ss.bytes -= len(ss.list[i].prefix)
+	ss.list = append(ss.list[:i], ss.list[i+1:]...)
+}
+
+func (ss *subscriptions) has(prefix []byte) bool { return ss.index(prefix) >= 0 }
 
 func (ss *subscriptions) match(first []byte) bool {
 	for i := range ss.list {

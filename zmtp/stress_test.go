@@ -141,13 +141,14 @@ func TestStressProducersStormAndKilledPeer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			seq := 0
-			for range 10 * soak() {
+			for i := range 10 * soak() {
+				// A producer per connection: order holds within one,
+				// and Close's linger lets a storm socket's messages
+				// arrive after a later socket's.
 				push := newSocket(t, Push, Options{})
 				require.NoError(t, push.Connect(addr))
-				for range 5 {
-					_ = push.Send(tagged(fmt.Sprintf("storm%d", s), seq)...)
-					seq++
+				for seq := range 5 {
+					_ = push.Send(tagged(fmt.Sprintf("storm%d.%d", s, i), seq)...)
 				}
 				_ = push.Close()
 			}
