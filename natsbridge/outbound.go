@@ -187,6 +187,9 @@ func (o *Outbound) confirm(ctx context.Context) {
 				continue
 			}
 		}
+		if o.nc.IsClosed() {
+			return // nothing more will be confirmed; OnClose counts the rest
+		}
 		fctx, cancel := context.WithTimeout(ctx, time.Second)
 		err := o.nc.FlushWithContext(fctx)
 		cancel()
