@@ -27,7 +27,7 @@ func BenchmarkBatchEncode32B(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if bt.Append(1, payload) == ErrBatchFull {
-			bt.Seal(1, 1)
+			bt.Seal(1, 1, 1)
 			bt.Reset()
 		}
 	}
@@ -38,7 +38,7 @@ func BenchmarkReaderDecode32B(b *testing.B) {
 	payload := make([]byte, 32)
 	for bt.Append(1, payload) == nil {
 	}
-	frame := bt.Seal(1, 1)
+	frame := bt.Seal(1, 1, 1)
 	var r Reader
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()

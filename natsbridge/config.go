@@ -2,8 +2,10 @@ package natsbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dutyrt/duty/clock"
@@ -196,3 +198,19 @@ func connect(ctx context.Context, cfg *Config) (nc *nats.Conn, owned bool, err e
 // several batches, so that a publish appends to the buffer and the client's
 // flusher goroutine writes to the socket.
 func writeBufferFor(batchBytes int) int { return max(8*batchBytes, 1<<20) }
+
+// denied returns an error wrapping ErrDenied and the client's error when
+// the last error the server sent on nc is a permissions violation for what
+// ("publish" or "subscription") on subject; nil otherwise. The client keeps
+// only its last error, so a caller looks right after a flush whose PONG
+// follows the server's answer to the operation.
+func denied(nc *nats.Conn, what, subject string) error {
+	err := nc.LastError()
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		return nil
+	}
+	if !strings.Contains(strings.ToLower(err.Error()), what+" to \""+strings.ToLower(subject)+"\"") {
+		return nil
+	}
+	return fmt.Errorf("%w: %s on %q: %w", ErrDenied, what, subject, err)
+}

@@ -94,7 +94,7 @@ func TestCoreRejectsForeignAndMalformed(t *testing.T) {
 
 	b, _ := NewBatch(1024)
 	require.NoError(t, b.Append(1, []byte("message 000000")))
-	good := append([]byte(nil), b.Seal(9, 1)...)
+	good := append([]byte(nil), b.Seal(9, 1, 1)...)
 	bad := append([]byte(nil), good...)
 	bad[len(bad)-1] ^= 0xff
 	require.NoError(t, nc.Publish(cfg.Subject, []byte("hello, not a frame")))
@@ -102,7 +102,7 @@ func TestCoreRejectsForeignAndMalformed(t *testing.T) {
 	require.NoError(t, nc.Publish(cfg.Subject, good))
 	b.Reset()
 	require.NoError(t, b.Append(2, []byte("hdr"), []byte("message 000001")))
-	require.NoError(t, nc.Publish(cfg.Subject, b.Seal(9, 3))) // batch 2 never sent
+	require.NoError(t, nc.Publish(cfg.Subject, b.Seal(9, 3, 3))) // batch 2 never sent
 	require.NoError(t, nc.Flush())
 
 	c := &checker{t: t, mb: dst}

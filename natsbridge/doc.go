@@ -8,10 +8,12 @@
 // # Frames
 //
 // One NATS message carries many duty messages (frame.go; docs/natsbridge.md,
-// "Batch frame"): type ids, parts and order, a source id and a per-source
-// batch sequence. Batch encodes without allocating; Reader checks a whole
-// frame before it yields a message and rejects a foreign payload
-// (ErrForeign) or a broken frame (ErrMalformed, a duty.ErrCorrupt) whole.
+// "Batch frame"): type ids, parts and order, a source id, a per-source
+// batch sequence and the sequence of the batch's first message. Batch
+// encodes without allocating; Reader checks a whole frame before it yields
+// a message and rejects a foreign payload (ErrForeign), a frame of another
+// version (ErrVersion) or a broken frame (ErrMalformed, a duty.ErrCorrupt)
+// whole.
 //
 // # Who calls what
 //
@@ -37,9 +39,16 @@
 // # Guarantees
 //
 // Core NATS mode (Config.JetStream nil) is at most once, and every loss is
-// counted: messages a full mailbox refused (Stats.Dropped), batches
-// missing from a source's sequence or dropped by the client
-// (Stats.LostBatches). JetStream mode delivers every published message
+// counted: messages a full mailbox refused (Stats.Dropped); at the
+// receiver, messages missing from a source's message sequence, between two
+// batches or before the first batch it sees from the source (sent before
+// it subscribed), in Stats.LostMessages; at the sender, messages it could
+// not publish or whose publication no flush confirmed when it closed, in
+// its Stats.LostMessages, with OnClose returning ErrLost. Frames of
+// another version (ErrVersion) or not frames at all are refused and
+// counted (Stats.Rejected). Authentication and authorization are the NATS
+// server's (credentials and TLS in Config.Options); a subject the bridge
+// may not use is ErrDenied. JetStream mode delivers every published message
 // into the mailbox exactly once and in order, across reconnects, server
 // restarts and bridge restarts: message ids deduplicate republished
 // batches, the consumer hands out one batch at a time (MaxAckPending 1),

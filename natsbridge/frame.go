@@ -18,9 +18,12 @@ import (
 //	4       4     message count, >= 1
 //	8       8     source id: the publishing bridge, never 0
 //	16      8     batch sequence among the source's batches, from 1
-//	24      4     body length: the bytes after the header
-//	28      4     CRC32C (Castagnoli) of the body
-//	32      ...   body: count message entries, back to back
+//	24      8     message sequence of the batch's first message among the
+//	              source's messages, from 1 (so >= the batch sequence)
+//	32      4     body length: the bytes after the header
+//	36      4     CRC32C (Castagnoli) of the header's first 36 bytes and
+//	              the body
+//	40      ...   body: count message entries, back to back
 //
 // A message entry:
 //
@@ -28,10 +31,11 @@ import (
 //	4       4     part count n, 1 .. MaxParts
 //	8       ...   n times: a uint32 length, then that many bytes
 const (
-	// FrameVersion is the version byte this package writes and reads.
-	FrameVersion = 1
+	// FrameVersion is the version byte this package writes and reads; a
+	// frame of another version is refused (ErrVersion).
+	FrameVersion = 2
 	// HeaderLength is the length of a batch header.
-	HeaderLength = 32
+	HeaderLength = 40
 	// EntryHeaderLength is the length of a message entry's fixed part (type
 	// id and part count); each part adds PartPrefixLength.
 	EntryHeaderLength = 8
@@ -48,8 +52,9 @@ const (
 	offCount    = 4
 	offSource   = 8
 	offSequence = 16
-	offBodyLen  = 24
-	offCRC      = 28
+	offFirst    = 24
+	offBodyLen  = 32
+	offCRC      = 36
 )
 
 var magic = [3]byte{'D', 'N', 'B'}
@@ -69,7 +74,20 @@ func EntryLength(parts [][]byte) int {
 type Header struct {
 	Count    int
 	Source   uint64
-	Sequence uint64
+	Sequence uint64 // the batch's sequence among its source's batches, from 1
+	// First is the message sequence of the batch's first message among its
+	// source's messages, from 1: the batch holds First .. First+Count-1,
+	// and a receiver that sees First above the next one it expects (or
+	// above 1 in a source's first batch) knows how many messages it missed.
+	First uint64
+}
+
+// checksum is the frame's CRC32C: the header up to the checksum field,
+// then the body, so that a damaged source, sequence or count is caught as
+// a damaged message is.
+func checksum(frame []byte) uint32 {
+	c := crc32.Update(0, castagnoli, frame[:offCRC])
+	return crc32.Update(c, castagnoli, frame[HeaderLength:])
 }
 
 // Batch encodes messages into one frame. It owns one buffer of the capacity
@@ -90,6 +108,10 @@ func NewBatch(capacity int) (*Batch, error) {
 	b := &Batch{buf: make([]byte, HeaderLength, capacity)}
 	return b, nil
 }
+
+// maxSequence bounds a message sequence in a frame (2^62): far above what a
+// source sends, and First+Count cannot overflow a uint64.
+const maxSequence = 1 << 62
 
 // maxFrame bounds a frame so that every length fits a uint32 and a NATS
 // payload (whose server limit is far lower).
@@ -144,19 +166,20 @@ func (b *Batch) Reset() {
 	b.count = 0
 }
 
-// Seal writes the header for source and sequence and returns the frame. The
-// slice aliases the batch's buffer: it is valid until the next Append or
-// Reset. Sealing an empty batch returns a frame that Reader rejects.
-func (b *Batch) Seal(source, sequence uint64) []byte {
+// Seal writes the header for source, batch sequence and first message
+// sequence, and returns the frame. The slice aliases the batch's buffer: it
+// is valid until the next Append or Reset. Sealing an empty batch returns a
+// frame that Reader rejects.
+func (b *Batch) Seal(source, sequence, first uint64) []byte {
 	h := b.buf[:HeaderLength]
 	copy(h[offMagic:], magic[:])
 	h[offVersion] = FrameVersion
 	binary.LittleEndian.PutUint32(h[offCount:], uint32(b.count))
 	binary.LittleEndian.PutUint64(h[offSource:], source)
 	binary.LittleEndian.PutUint64(h[offSequence:], sequence)
-	body := b.buf[HeaderLength:]
-	binary.LittleEndian.PutUint32(h[offBodyLen:], uint32(len(body)))
-	binary.LittleEndian.PutUint32(h[offCRC:], crc32.Checksum(body, castagnoli))
+	binary.LittleEndian.PutUint64(h[offFirst:], first)
+	binary.LittleEndian.PutUint32(h[offBodyLen:], uint32(len(b.buf)-HeaderLength))
+	binary.LittleEndian.PutUint32(h[offCRC:], checksum(b.buf))
 	return b.buf
 }
 
@@ -180,34 +203,41 @@ type Reader struct {
 
 // Reset checks frame and positions the reader before its first message.
 // It returns an error wrapping ErrForeign for a payload that is not a
-// batch frame of this version (wrong magic, another version, shorter than
-// a header), and one wrapping ErrMalformed for a frame of ours that does
-// not hold together (count, lengths, checksum, a type id or part count out
-// of range, trailing bytes). After an error the reader holds no messages.
+// batch frame (wrong magic, shorter than the magic and version), one
+// wrapping ErrVersion for a batch frame of another version, and one
+// wrapping ErrMalformed for a frame of ours that does not hold together
+// (count, lengths, checksum, sequences, a type id or part count out of
+// range, trailing bytes). After an error the reader holds no messages.
 func (r *Reader) Reset(frame []byte) (Header, error) {
 	r.frame, r.at, r.left = nil, 0, 0
-	if len(frame) < HeaderLength || frame[0] != magic[0] || frame[1] != magic[1] || frame[2] != magic[2] {
+	if len(frame) <= offVersion || frame[0] != magic[0] || frame[1] != magic[1] || frame[2] != magic[2] {
 		return Header{}, fmt.Errorf("%w: %d bytes without the batch magic", ErrForeign, len(frame))
 	}
 	if v := frame[offVersion]; v != FrameVersion {
-		return Header{}, fmt.Errorf("%w: frame version %d, this reader reads %d", ErrForeign, v, FrameVersion)
+		return Header{}, fmt.Errorf("%w: frame version %d, this reader reads %d", ErrVersion, v, FrameVersion)
+	}
+	if len(frame) < HeaderLength {
+		return Header{}, fmt.Errorf("%w: %d bytes, shorter than a header", ErrMalformed, len(frame))
 	}
 	h := Header{
 		Count:    int(binary.LittleEndian.Uint32(frame[offCount:])),
 		Source:   binary.LittleEndian.Uint64(frame[offSource:]),
 		Sequence: binary.LittleEndian.Uint64(frame[offSequence:]),
+		First:    binary.LittleEndian.Uint64(frame[offFirst:]),
 	}
 	body := frame[HeaderLength:]
 	if bl := binary.LittleEndian.Uint32(frame[offBodyLen:]); uint64(bl) != uint64(len(body)) {
 		return Header{}, fmt.Errorf("%w: body length %d in a frame of %d body bytes", ErrMalformed, bl, len(body))
 	}
-	if h.Source == 0 || h.Sequence == 0 {
-		return Header{}, fmt.Errorf("%w: source %d, sequence %d", ErrMalformed, h.Source, h.Sequence)
+	if h.Source == 0 || h.Sequence == 0 || h.First < h.Sequence || h.First > maxSequence {
+		// Every batch holds a message: the first message's sequence is at
+		// least the batch's. The bound keeps First+Count from overflowing.
+		return Header{}, fmt.Errorf("%w: source %d, sequence %d, first message %d", ErrMalformed, h.Source, h.Sequence, h.First)
 	}
 	if h.Count < 1 || h.Count > len(body)/(EntryHeaderLength+PartPrefixLength) {
 		return Header{}, fmt.Errorf("%w: %d messages in %d body bytes", ErrMalformed, h.Count, len(body))
 	}
-	if c := binary.LittleEndian.Uint32(frame[offCRC:]); c != crc32.Checksum(body, castagnoli) {
+	if c := binary.LittleEndian.Uint32(frame[offCRC:]); c != checksum(frame) {
 		return Header{}, fmt.Errorf("%w: checksum mismatch", ErrMalformed)
 	}
 	at := HeaderLength

@@ -37,21 +37,23 @@ func TestFrameRawBytes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, b.Append(7, []byte("ab")))
 	require.NoError(t, b.Append(0x10203, []byte("x"), nil))
-	f := b.Seal(0x0102030405060708, 9)
+	f := b.Seal(0x0102030405060708, 9, 0x1011)
 	want := []byte{
-		'D', 'N', 'B', 1, // magic, version
+		'D', 'N', 'B', 2, // magic, version
 		2, 0, 0, 0, // count
 		8, 7, 6, 5, 4, 3, 2, 1, // source
-		9, 0, 0, 0, 0, 0, 0, 0, // sequence
+		9, 0, 0, 0, 0, 0, 0, 0, // batch sequence
+		0x11, 0x10, 0, 0, 0, 0, 0, 0, // first message sequence
 		31, 0, 0, 0, // body length
 		0, 0, 0, 0, // crc, filled below
 		7, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 'a', 'b', // type 7, one part "ab"
 		3, 2, 1, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'x', 0, 0, 0, 0, // two parts "x", ""
 	}
-	binary.LittleEndian.PutUint32(want[28:], crc32.Checksum(want[32:], crc32.MakeTable(crc32.Castagnoli)))
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	binary.LittleEndian.PutUint32(want[36:], crc32.Update(crc32.Checksum(want[:36], tab), tab, want[40:]))
 	require.Equal(t, want, f)
 	h, got := decodeAll(t, f)
-	require.Equal(t, Header{Count: 2, Source: 0x0102030405060708, Sequence: 9}, h)
+	require.Equal(t, Header{Count: 2, Source: 0x0102030405060708, Sequence: 9, First: 0x1011}, h)
 	require.Equal(t, []msg{{7, []string{"ab"}}, {0x10203, []string{"x", ""}}}, got)
 }
 
@@ -75,9 +77,9 @@ func TestReaderRejects(t *testing.T) {
 	b, err := NewBatch(256)
 	require.NoError(t, err)
 	require.NoError(t, b.Append(5, []byte("hello"), []byte("world")))
-	good := append([]byte(nil), b.Seal(1, 1)...)
+	good := append([]byte(nil), b.Seal(1, 1, 1)...)
 	reseal := func(f []byte) []byte { // fixes the checksum after an edit
-		binary.LittleEndian.PutUint32(f[offCRC:], crc32.Checksum(f[HeaderLength:], castagnoli))
+		binary.LittleEndian.PutUint32(f[offCRC:], checksum(f))
 		return f
 	}
 	edit := func(fn func(f []byte) []byte) []byte { return fn(append([]byte(nil), good...)) }
@@ -88,8 +90,10 @@ func TestReaderRejects(t *testing.T) {
 	}{
 		{"empty", nil, ErrForeign},
 		{"json", []byte(`{"hello":"world","and":"some more bytes"}`), ErrForeign},
-		{"short", good[:HeaderLength-1], ErrForeign},
-		{"version", edit(func(f []byte) []byte { f[offVersion] = 2; return f }), ErrForeign},
+		{"magic only", good[:offVersion], ErrForeign},
+		{"short", good[:HeaderLength-1], ErrMalformed},
+		{"version 1", edit(func(f []byte) []byte { f[offVersion] = 1; return f }), ErrVersion},
+		{"version 3", edit(func(f []byte) []byte { f[offVersion] = 3; return f }), ErrVersion},
 		{"truncated", good[:len(good)-1], ErrMalformed},
 		{"trailing", reseal(binary.LittleEndian.AppendUint32(edit(func(f []byte) []byte {
 			binary.LittleEndian.PutUint32(f[offBodyLen:], uint32(len(f)+4-HeaderLength))
@@ -99,7 +103,15 @@ func TestReaderRejects(t *testing.T) {
 		{"count 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[offCount:], 0); return f }), ErrMalformed},
 		{"count 2", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[offCount:], 2); return f }), ErrMalformed},
 		{"source 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint64(f[offSource:], 0); return f }), ErrMalformed},
-		{"sequence 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint64(f[offSequence:], 0); return f }), ErrMalformed},
+		{"sequence 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint64(f[offSequence:], 0); return reseal(f) }), ErrMalformed},
+		{"first 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint64(f[offFirst:], 0); return reseal(f) }), ErrMalformed},
+		{"first below sequence", edit(func(f []byte) []byte {
+			binary.LittleEndian.PutUint64(f[offSequence:], 5)
+			binary.LittleEndian.PutUint64(f[offFirst:], 4)
+			return reseal(f)
+		}), ErrMalformed},
+		{"first too high", edit(func(f []byte) []byte { binary.LittleEndian.PutUint64(f[offFirst:], maxSequence+1); return reseal(f) }), ErrMalformed},
+		{"header damaged", edit(func(f []byte) []byte { f[offFirst] ^= 4; return f }), ErrMalformed},
 		{"type 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength:], 0); return reseal(f) }), ErrMalformed},
 		{"parts 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength+4:], 0); return reseal(f) }), ErrMalformed},
 		{"parts 3", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength+4:], 3); return reseal(f) }), ErrMalformed},
@@ -120,6 +132,7 @@ func TestReaderRejects(t *testing.T) {
 	require.False(t, r.Next(), "nothing left of the good frame read before")
 	require.ErrorIs(t, ErrMalformed, duty.ErrCorrupt)
 	require.NotErrorIs(t, ErrForeign, duty.ErrCorrupt, "a foreign payload is not corruption")
+	require.NotErrorIs(t, ErrVersion, duty.ErrCorrupt, "another version is not corruption")
 }
 
 func TestEncodeDecodeAllocFree(t *testing.T) {
@@ -133,7 +146,7 @@ func TestEncodeDecodeAllocFree(t *testing.T) {
 		for b.Append(3, hdr, body) == nil {
 		}
 		seq++
-		f := b.Seal(42, seq)
+		f := b.Seal(42, seq, seq*1000)
 		if _, err := r.Reset(f); err != nil {
 			panic(err)
 		}

@@ -7,14 +7,14 @@ import (
 )
 
 // FuzzReader feeds arbitrary payloads to the decoder: it never panics or
-// hangs, rejects with ErrForeign or ErrMalformed only, and a frame it
+// hangs, rejects with ErrForeign, ErrVersion or ErrMalformed only, and a frame it
 // accepts re-encodes to the same bytes (so nothing is read that was not
 // written as a frame).
 func FuzzReader(f *testing.F) {
 	b, _ := NewBatch(4096)
 	_ = b.Append(1, []byte("a"))
 	_ = b.Append(9, []byte("x"), []byte(""), []byte("yz"))
-	good := append([]byte(nil), b.Seal(7, 3)...)
+	good := append([]byte(nil), b.Seal(7, 3, 9)...)
 	f.Add(good)
 	f.Add(good[:len(good)-1])
 	f.Add(good[:HeaderLength])
@@ -26,13 +26,19 @@ func FuzzReader(f *testing.F) {
 	bad = append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(bad[HeaderLength+4:], MaxParts+1)
 	f.Add(bad)
+	bad = append([]byte(nil), good...)
+	bad[offVersion] = 1
+	f.Add(bad)
+	bad = append([]byte(nil), good...)
+	binary.LittleEndian.PutUint64(bad[offFirst:], 2) // below the batch sequence
+	f.Add(bad)
 
 	var r Reader
 	enc, _ := NewBatch(1 << 20)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		h, err := r.Reset(frame)
 		if err != nil {
-			if !errors.Is(err, ErrForeign) && !errors.Is(err, ErrMalformed) {
+			if !errors.Is(err, ErrForeign) && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrVersion) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			if r.Next() {
@@ -51,7 +57,7 @@ func FuzzReader(f *testing.F) {
 		if n != h.Count {
 			t.Fatalf("read %d messages of %d", n, h.Count)
 		}
-		if got := enc.Seal(h.Source, h.Sequence); string(got) != string(frame) {
+		if got := enc.Seal(h.Source, h.Sequence, h.First); string(got) != string(frame) {
 			t.Fatalf("re-encoded frame differs")
 		}
 	})

@@ -34,10 +34,10 @@ type Inbound struct {
 	coreR   Reader
 	subLost int // sub.Dropped() already counted
 
-	// sources maps a source id to the last batch sequence seen from it: in
-	// core mode for gaps (under mu), in JetStream mode for batches stored
-	// twice (on the agent's goroutine).
-	sources map[uint64]uint64
+	// sources remembers each source's last batch: in core mode for gaps
+	// (under mu), in JetStream mode for gaps and batches stored twice (on
+	// the agent's goroutine).
+	sources sourceTable
 
 	// JetStream mode, all on the agent's goroutine.
 	cons      jetstream.Consumer
@@ -67,9 +67,44 @@ var (
 	_ agent.ContextAware = (*Inbound)(nil)
 )
 
-// maxSources bounds the core mode's gap-tracking table; past it the table
-// starts afresh (a gap across the reset goes unseen).
+// maxSources bounds a generation of the source table (sourceTable).
 const maxSources = 4096
+
+// source is what an inbound bridge remembers of a source.
+type source struct {
+	batch uint64 // the last batch sequence seen
+	next  uint64 // the message sequence after the last batch's messages
+}
+
+// sourceTable maps source ids to their state, in two generations of at most
+// maxSources each, so that frames of ever new source ids (restarted
+// outbound bridges, or garbage) cannot grow it without bound: when the
+// current generation is full it becomes the old one and the old one is
+// forgotten. A source silent while maxSources others first appeared is
+// then taken for a new one.
+type sourceTable struct {
+	cur, old map[uint64]source
+}
+
+func newSourceTable() sourceTable {
+	return sourceTable{cur: make(map[uint64]source), old: make(map[uint64]source)}
+}
+
+func (t *sourceTable) get(id uint64) (source, bool) {
+	if s, ok := t.cur[id]; ok {
+		return s, true
+	}
+	s, ok := t.old[id]
+	return s, ok
+}
+
+func (t *sourceTable) put(id uint64, s source) {
+	if _, ok := t.cur[id]; !ok && len(t.cur) >= maxSources {
+		t.cur, t.old = t.old, t.cur
+		clear(t.cur)
+	}
+	t.cur[id] = s
+}
 
 // NewInbound returns an inbound bridge into mb, connecting (or using
 // cfg.Conn). In core mode it subscribes at once: delivery starts before the
@@ -84,7 +119,7 @@ func NewInbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Inbound,
 	if mb == nil {
 		return nil, fmt.Errorf("%w: %s: nil mailbox", ErrConfig, c.Name)
 	}
-	in := &Inbound{cfg: c, mb: mb, sources: make(map[uint64]uint64), ack: jetstream.Msg.Ack}
+	in := &Inbound{cfg: c, mb: mb, sources: newSourceTable(), ack: jetstream.Msg.Ack}
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	if err := in.st.init(c.Name, "in", c.Counters); err != nil {
 		return nil, err
@@ -97,6 +132,11 @@ func NewInbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Inbound,
 		in.sub, err = in.nc.Subscribe(c.Subject, in.onMsg)
 		if err == nil {
 			err = in.nc.FlushWithContext(ctx) // the subscription is registered
+		}
+		if err == nil {
+			// The server answers a subscription it does not permit before
+			// the flush's PONG, so the client has recorded it by now.
+			err = denied(in.nc, "subscription", c.Subject)
 		}
 	} else {
 		err = in.openConsumer(ctx)
@@ -166,7 +206,9 @@ func (in *Inbound) sample() {
 		return
 	}
 	if d, err := in.sub.Dropped(); err == nil && d > in.subLost {
-		in.st.add(statLostBatches, int64(d-in.subLost))
+		// Their messages count in LostMessages when the source's next
+		// batch shows the gap; counting them here too would count twice.
+		in.st.add(statClientDropped, int64(d-in.subLost))
 		in.subLost = d
 	}
 }
@@ -202,17 +244,37 @@ func (in *Inbound) onMsg(m *nats.Msg) {
 	}
 }
 
-// track counts the batches missing between a source's last batch and h.
+// track counts the batches and messages missing between a source's last
+// batch and h. In core mode a source's first batch seen counts those
+// before it: a source numbers its batches and messages from 1, and what it
+// sent before this bridge's first batch from it never reached this bridge
+// (it was sent before the subscription, or to a predecessor of this
+// bridge). In JetStream mode the consumer's ack floor accounts for those,
+// so only gaps between batches count.
 func (in *Inbound) track(h Header) {
-	last, ok := in.sources[h.Source]
-	if ok && h.Sequence > last+1 {
-		in.st.add(statLostBatches, int64(h.Sequence-last-1))
+	last, ok := in.sources.get(h.Source)
+	switch {
+	case !ok && in.cons == nil:
+		in.lost(h.Sequence-1, h.First-1)
+	case !ok:
+	case h.Sequence <= last.batch:
+		return // an older batch than the last: nothing to learn
+	case h.First >= last.next:
+		in.lost(h.Sequence-last.batch-1, h.First-last.next)
+	default: // overlapping message sequences: a source id used twice
+		in.lost(h.Sequence-last.batch-1, 0)
 	}
-	if !ok || h.Sequence > last {
-		if !ok && len(in.sources) >= maxSources {
-			clear(in.sources)
-		}
-		in.sources[h.Source] = h.Sequence
+	in.sources.put(h.Source, source{batch: h.Sequence, next: h.First + uint64(h.Count)})
+}
+
+// lost counts batches and messages missing from a source's sequences.
+func (in *Inbound) lost(batches, messages uint64) {
+	if batches > 0 {
+		in.st.add(statLostBatches, int64(batches))
+	}
+	if messages > 0 {
+		in.st.add(statLostMessages, int64(messages))
+		in.cfg.Logger.Warn("natsbridge: messages missed", "bridge", in.cfg.Name, "subject", in.cfg.Subject, "batches", batches, "messages", messages)
 	}
 }
 
@@ -389,7 +451,7 @@ func (in *Inbound) accept(m jetstream.Msg) bool {
 		in.hw = seq
 		return false
 	}
-	if last, ok := in.sources[h.Source]; ok && h.Sequence <= last {
+	if last, ok := in.sources.get(h.Source); ok && h.Sequence <= last.batch {
 		// Stored twice: republished after the deduplication window.
 		in.st.add(statDuplicates, 1)
 		_ = m.Ack()

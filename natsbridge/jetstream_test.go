@@ -188,10 +188,10 @@ func TestJetStreamDuplicateBatchIsSkipped(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := NewBatch(1024)
 	require.NoError(t, b.Append(1, []byte("message 000000")))
-	first := append([]byte(nil), b.Seal(5, 1)...)
+	first := append([]byte(nil), b.Seal(5, 1, 1)...)
 	b.Reset()
 	require.NoError(t, b.Append(2, []byte("hdr"), []byte("message 000001")))
-	for i, f := range [][]byte{first, first, b.Seal(5, 2)} {
+	for i, f := range [][]byte{first, first, b.Seal(5, 2, 2)} {
 		_, err = js.Publish(ctx(t), cfg.Subject, f, jetstream.WithMsgID(fmt.Sprintf("id-%d", i)))
 		require.NoError(t, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dutyrt/duty/agent"
@@ -27,7 +29,8 @@ type Outbound struct {
 	st    stats
 
 	source uint64
-	seq    uint64
+	seq    uint64 // the last batch sequence sealed
+	next   uint64 // the message sequence of the next message sealed, from 1
 
 	fill      *Batch // the batch the drain appends to
 	fillSince int64  // clock reading at fill's first message
@@ -48,7 +51,21 @@ type Outbound struct {
 	ended       error     // the subscription's end of stream, once seen
 	cycles      int
 	batched     int64 // messages appended by this poll, counted once it returns
+
+	// Core mode: the confirmer goroutine (confirm) flushes the connection
+	// now and then to learn which handed messages the server has.
+	handed    atomic.Int64          // messages handed to the client (duty goroutine writes)
+	confirmed atomic.Int64          // of those, confirmed by a flush (confirmer writes)
+	denied    atomic.Pointer[error] // a publish permission violation (confirmer writes)
+	kick      chan struct{}         // handed grew: wake the confirmer
+	stop      context.CancelFunc    // ends the confirmer
+	wg        sync.WaitGroup        // the confirmer
 }
+
+// confirmInterval spaces the confirmer's flushes: a close after the
+// connection failed counts as lost what was handed to the client within
+// about this long (and the round trip) before, whether or not it arrived.
+const confirmInterval = 5 * time.Millisecond
 
 var _ agent.Agent = (*Outbound)(nil)
 
@@ -103,6 +120,7 @@ func NewOutboundFromSubscription(ctx context.Context, cfg Config, sub *publicati
 func (o *Outbound) open(ctx context.Context) error {
 	c := &o.cfg
 	o.source = newSource()
+	o.next = 1
 	o.fill, _ = NewBatch(c.BatchBytes)
 	o.out, _ = NewBatch(c.BatchBytes)
 	if err := o.st.init(c.Name, "out", c.Counters); err != nil {
@@ -133,8 +151,61 @@ func (o *Outbound) open(ctx context.Context) error {
 			o.release()
 			return err
 		}
+		return nil
 	}
+	var cctx context.Context
+	cctx, o.stop = context.WithCancel(context.Background())
+	o.kick = make(chan struct{}, 1)
+	o.wg.Add(1)
+	go o.confirm(cctx)
 	return nil
+}
+
+// confirm runs on a goroutine of its own in core mode, until OnClose: when
+// messages were handed to the client since the last confirmation, it
+// flushes the connection (a PING, which the server answers after it has
+// processed everything the client wrote before it), at most once per
+// confirmInterval; after a successful flush the messages handed before it
+// are confirmed. A flush fails while the connection is down; the next one
+// after a reconnect confirms what the reconnect buffer carried, and what
+// the broken connection lost shows as a gap at the receivers. A publish
+// permission violation for the subject is recorded for DoWork instead.
+//
+// Memory ordering: the duty goroutine adds to handed after Publish
+// returned, so every message counted in the value loaded here was queued
+// in the client before the PING; confirmed is stored here only and read by
+// OnClose after wg.Wait.
+func (o *Outbound) confirm(ctx context.Context) {
+	defer o.wg.Done()
+	for {
+		h := o.handed.Load()
+		if h == o.confirmed.Load() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-o.kick:
+				continue
+			}
+		}
+		if o.nc.IsClosed() {
+			return // nothing more will be confirmed; OnClose counts the rest
+		}
+		fctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := o.nc.FlushWithContext(fctx)
+		cancel()
+		if err == nil {
+			if d := denied(o.nc, "publish", o.cfg.Subject); d != nil {
+				o.denied.Store(&d)
+				return
+			}
+			o.confirmed.Store(h)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(confirmInterval):
+		}
+	}
 }
 
 // newSource returns a random non-zero source id: a restarted bridge is a
@@ -229,8 +300,12 @@ func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
 // cycle, and a full filling batch stops the draining, so the mailbox fills
 // and its senders see mailbox.ErrBackPressured. A connection closed for
 // good ends the agent (agent.Terminate), found by a publish or by a check
-// every 4096 cycles.
+// every 4096 cycles. A subject the server does not permit the bridge to
+// publish to ends the agent too (ErrDenied, seen by the confirming flush).
 func (o *Outbound) DoWork() (int, error) {
+	if p := o.denied.Load(); p != nil {
+		return 0, agent.Terminate(fmt.Errorf("natsbridge: %s: %w", o.cfg.Name, *p))
+	}
 	o.cycles++
 	if o.cycles&4095 == 0 {
 		o.st.set(statReconnects, int64(o.nc.Stats().Reconnects))
@@ -291,7 +366,8 @@ func (o *Outbound) seal() {
 	o.fill.Reset()
 	o.full = false
 	o.seq++
-	o.frame = o.out.Seal(o.source, o.seq)
+	o.frame = o.out.Seal(o.source, o.seq, o.next)
+	o.next += uint64(o.out.Count())
 	o.published, o.failed = false, false
 	if o.js != nil {
 		o.msgID = fmt.Sprintf("%016x-%d", o.source, o.seq)
@@ -336,6 +412,13 @@ func (o *Outbound) accepted() {
 	o.frame = nil
 	o.inflight = nil
 	o.st.add(statPublished, 1)
+	if o.js == nil {
+		o.handed.Add(int64(o.out.Count()))
+		select { // wake the confirmer; it is awake already if the slot is taken
+		case o.kick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // pushJetStream publishes the sealed frame with its message id, at most one
@@ -385,14 +468,18 @@ func (o *Outbound) pushJetStream() (int, error) {
 // OnClose publishes what is batched, best effort: in core mode it hands the
 // sealed and the filling batch to the client and flushes it (at most a
 // second); in JetStream mode it waits for their acknowledgements (at most
-// twice AckTimeout in all). It returns an error with the count of batched
-// messages it could not publish. Messages still in the mailbox stay there.
-// Then it frees the counters and closes a connection the bridge opened.
+// twice AckTimeout in all). Messages it took from its source and could not
+// publish, and in core mode those handed to the client that no flush
+// confirmed the server has (the connection failed), are counted in
+// Stats.LostMessages, and it returns an error wrapping ErrLost with their
+// count and the cause. Messages still in the mailbox stay there. Then it
+// frees the counters and closes a connection the bridge opened.
 func (o *Outbound) OnClose() error {
 	deadline := time.Now().Add(time.Second)
 	if o.js != nil {
 		deadline = time.Now().Add(2 * o.cfg.JetStream.AckTimeout)
 	}
+	var cause error
 	for !o.nc.IsClosed() && time.Now().Before(deadline) {
 		if o.frame == nil {
 			if o.fill.Count() == 0 {
@@ -401,22 +488,50 @@ func (o *Outbound) OnClose() error {
 			o.seal()
 		}
 		if _, err := o.push(); err != nil {
+			cause = err
 			break
 		}
 		if o.frame != nil {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	var err error
-	left := o.fill.Count()
+	unpublished := int64(o.fill.Count())
 	if o.frame != nil {
-		left += o.out.Count()
+		unpublished += int64(o.out.Count())
 	}
-	if left > 0 {
-		err = fmt.Errorf("natsbridge: %s: closed with %d batched messages unpublished", o.cfg.Name, left)
+	unconfirmed := int64(0)
+	if o.js == nil {
+		o.stop()
+		o.wg.Wait()
+		handed := o.handed.Load()
+		if handed > o.confirmed.Load() {
+			err := nats.ErrConnectionClosed
+			if !o.nc.IsClosed() {
+				err = o.nc.FlushTimeout(max(time.Until(deadline), 0) + 10*time.Millisecond)
+			}
+			if err == nil {
+				err = denied(o.nc, "publish", o.cfg.Subject)
+			}
+			if err == nil {
+				o.confirmed.Store(handed)
+			} else {
+				cause = errors.Join(cause, err)
+			}
+		}
+		unconfirmed = handed - o.confirmed.Load()
 	}
-	if o.js == nil && !o.nc.IsClosed() {
-		_ = o.nc.FlushTimeout(time.Until(deadline) + 10*time.Millisecond)
+	var err error
+	if lost := unpublished + unconfirmed; lost > 0 {
+		o.st.add(statLostMessages, lost)
+		if cause == nil && o.nc.IsClosed() {
+			cause = nats.ErrConnectionClosed
+		}
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		err = fmt.Errorf("natsbridge: %s: %w: %d messages not published, %d handed to the client and not confirmed by the server: %w",
+			o.cfg.Name, ErrLost, unpublished, unconfirmed, cause)
+		o.cfg.Logger.Error("natsbridge: closed with messages lost", "bridge", o.cfg.Name, "unpublished", unpublished, "unconfirmed", unconfirmed, "err", cause)
 	}
 	o.st.set(statReconnects, int64(o.nc.Stats().Reconnects))
 	o.release()
@@ -424,6 +539,10 @@ func (o *Outbound) OnClose() error {
 }
 
 func (o *Outbound) release() {
+	if o.stop != nil {
+		o.stop()
+		o.wg.Wait()
+	}
 	if o.js != nil {
 		o.js.CleanupPublisher()
 	}

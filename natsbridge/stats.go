@@ -48,10 +48,27 @@ type Stats struct {
 	// the stream's deduplication window) and recognised by their source's
 	// batch sequence: acknowledged, skipped.
 	Duplicates int64
-	// LostBatches counts batches missing from a source's sequence (a gap;
-	// in JetStream mode that would be a batch missing from the stream), and
-	// in core mode batches the client dropped as a slow consumer.
+	// LostMessages counts messages lost, never silently, that are not in
+	// Dropped. Inbound: the messages missing from a source's message
+	// sequence, a gap between two batches (a batch lost in a connection, or
+	// dropped by the client as a slow consumer) and, in core mode, the
+	// messages a source sent before this bridge's first batch from it (sent
+	// before it subscribed, or delivered by a predecessor of this bridge).
+	// Outbound: messages taken from the source that the bridge could not
+	// publish before it closed, or whose publication the server did not
+	// confirm (core mode: a flush; JetStream mode: the acknowledgement); the
+	// latter may have arrived. In core mode a receiver's Delivered + Dropped
+	// + LostMessages reconciles with what its sources batched up to the last
+	// batch it saw; the sender's LostMessages covers the tail after it.
+	LostMessages int64
+	// LostBatches counts the batches in which the inbound side's
+	// LostMessages were missing (batch sequence gaps, and in core mode the
+	// batches before a source's first one seen).
 	LostBatches int64
+	// ClientDropped counts frames the inbound side's NATS client dropped as
+	// a slow consumer (core mode, Subscription.Dropped). Their messages are
+	// in LostMessages once a later batch of the same source shows the gap.
+	ClientDropped int64
 }
 
 // stat indexes the words of a bridge's statistics.
@@ -69,13 +86,15 @@ const (
 	statRepublished
 	statLostBatches
 	statDuplicates
+	statLostMessages
+	statClientDropped
 	numStats
 )
 
 var statNames = [numStats]string{
 	"published", "batched", "delivered", "dropped", "redelivered",
 	"reconnects", "rejected", "back-pressured", "republished", "lost-batches",
-	"duplicates",
+	"duplicates", "lost-messages", "client-dropped",
 }
 
 // stats holds the words: the bridge's own, or counters of a counters file.
@@ -138,5 +157,7 @@ func (s *stats) snapshot() Stats {
 		Republished:   g(statRepublished),
 		LostBatches:   g(statLostBatches),
 		Duplicates:    g(statDuplicates),
+		LostMessages:  g(statLostMessages),
+		ClientDropped: g(statClientDropped),
 	}
 }
