@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // Checkpoint file layout: the position up to which the log was durable
@@ -99,7 +101,7 @@ func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
 		err = os.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(j.dir)
+		err = mmapfile.SyncDir(j.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("journal: checkpoint: %w", err)

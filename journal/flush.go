@@ -79,10 +79,6 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 	return nil
 }
 
-// syncData makes a segment's byte range durable (syncRange); a variable
-// so that a test can make it fail.
-var syncData = syncRange
-
 // indexBatch bounds the records a Flusher indexes per duty cycle.
 const indexBatch = 4096
 

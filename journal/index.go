@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // Stream index layout: per stream, index/SSSSSSSSSS.idx (the stream id,
@@ -281,10 +283,6 @@ func ownIndexFile(e os.DirEntry) bool {
 	return err == nil
 }
 
-// errPunchUnsupported: the file system cannot free a file's blocks in
-// place; index entries are then not trimmed.
-var errPunchUnsupported = errors.New("journal: punching holes not supported")
-
 // indexBlock is the unit trim frees: a file system block on common
 // Linux file systems, and a page.
 const indexBlock = 4096
@@ -319,8 +317,8 @@ func (x *indexer) trim(first int64) error {
 		if to <= from {
 			continue
 		}
-		err := punchHole(f.f, from, to-from)
-		if errors.Is(err, errPunchUnsupported) {
+		err := mmapfile.PunchHole(int(f.f.Fd()), from, to-from)
+		if errors.Is(err, mmapfile.ErrUnsupported) {
 			return nil
 		}
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // FlushPolicy says when committed records are made durable (msync).
@@ -192,7 +194,13 @@ func Open(dir string, opts Options) (*Journal, error) {
 		if err != nil {
 			return nil, fmt.Errorf("journal: lock: %w", err)
 		}
-		if err := lockFile(lf); err != nil {
+		locked, err := mmapfile.TryLock(int(lf.Fd()))
+		if err == nil && !locked {
+			err = fmt.Errorf("%w: %s", ErrLocked, lf.Name())
+		} else if err != nil {
+			err = fmt.Errorf("journal: flock %s: %w", lf.Name(), err)
+		}
+		if err != nil {
 			lf.Close()
 			return nil, err
 		}
@@ -336,7 +344,7 @@ func (j *Journal) removeFrom(starts []int64, st int64) []string {
 			}
 		}
 	}
-	_ = syncDir(j.dir)
+	_ = mmapfile.SyncDir(j.dir)
 	return removed
 }
 

@@ -3,11 +3,9 @@ package journal
 import (
 	"errors"
 	"os"
-)
 
-// errPrefaultUnsupported: the system cannot pre-fault a mapping's pages
-// without touching them; the Flusher stops trying.
-var errPrefaultUnsupported = errors.New("journal: pre-faulting not supported")
+	"github.com/dutyrt/duty/internal/mmapfile"
+)
 
 // DefaultPrefaultBytes is how far ahead of the writer a Flusher faults the
 // log's pages in when Options.PrefaultBytes is zero.
@@ -49,9 +47,9 @@ func (j *Journal) prefault() bool {
 		if s == nil {
 			break // the next segment is not made yet: the next cycle
 		}
-		err := populateWrite(s.data[from-start : end-start])
+		err := mmapfile.PopulateWrite(s.data[from-start : end-start])
 		_ = s.release()
-		if errors.Is(err, errPrefaultUnsupported) {
+		if errors.Is(err, mmapfile.ErrUnsupported) {
 			j.prefaultOff = true
 			return did
 		}

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/internal/procinfo"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // Reader registry layout: "readers" in the journal's directory, a header
@@ -258,7 +260,7 @@ func createReaders(dir string, replace bool) error {
 		err = nil
 	}
 	if err == nil {
-		_ = syncDir(dir)
+		_ = mmapfile.SyncDir(dir)
 	}
 	return err
 }
@@ -506,7 +508,7 @@ func (r *registry) active() int {
 // zero pages instead, which take their stores harmlessly, and left mapped.
 func (r *registry) close(inUse bool) error {
 	if !inUse {
-		return unmap(r.b)
+		return mmapfile.Unmap(r.b)
 	}
 	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(unsafe.SliceData(r.b)), uintptr(len(r.b)),
 		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_FIXED)
@@ -599,7 +601,7 @@ func readReaders(path string) ([]ReaderInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unmap(b)
+	defer mmapfile.Unmap(b)
 	out, err := decodeReaders(b, selfIdentity())
 	if err != nil {
 		err = fmt.Errorf("%s: %w", path, err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // Recovery reports what Open did to bring the log to a consistent state.
@@ -284,7 +286,7 @@ func (j *Journal) recover() error {
 				s.storeLength(off, int32(j.segSize-off))
 				i, p = i+1, j.segs[i+1].start+SegmentHeaderLength
 			}
-			if err := syncRange(s.data, off, off+EndMarkerLength); err != nil {
+			if err := syncData(s.data, off, off+EndMarkerLength); err != nil {
 				return err
 			}
 			continue
@@ -361,7 +363,7 @@ func (j *Journal) cutTail(i int, p int64, scan bool) error {
 	if end > off {
 		clear(s.data[off:end])
 		r.TornBytes += end - off
-		if err := syncRange(s.data, off, end); err != nil {
+		if err := syncData(s.data, off, end); err != nil {
 			return err
 		}
 	}
@@ -374,7 +376,7 @@ func (j *Journal) cutTail(i int, p int64, scan bool) error {
 	}
 	if len(j.segs) > i+1 {
 		j.segs = j.segs[:i+1]
-		if err := syncDir(j.dir); err != nil {
+		if err := mmapfile.SyncDir(j.dir); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // RetentionResult says what ApplyRetention deleted.
@@ -128,7 +130,7 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		j.opts.Logger.Info("journal: segment deleted by retention", "path", s.path, "forced", forced[i])
 	}
 	if len(victims) > 0 && ckErr == nil {
-		if serr := syncDir(j.dir); err == nil && serr != nil {
+		if serr := mmapfile.SyncDir(j.dir); err == nil && serr != nil {
 			err = fmt.Errorf("journal: retention: %w", serr)
 		}
 		if terr := j.idx.trim(j.FirstPosition()); err == nil {

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // segmentSuffix ends every segment file's name.
@@ -115,7 +117,7 @@ func (s *segment) release() error {
 		return nil
 	}
 	s.unmapped = true
-	return unmap(s.data)
+	return mmapfile.Unmap(s.data)
 }
 
 // forceRelease revokes the mapping under its holders: they read zero
@@ -129,7 +131,7 @@ func (s *segment) forceRelease() error {
 		return nil
 	}
 	s.revoked = true
-	if err := revokeMapping(s.data); err != nil {
+	if err := mmapfile.Revoke(s.data); err != nil {
 		return fmt.Errorf("journal: revoke %s: %w", s.path, err)
 	}
 	return nil
@@ -244,7 +246,7 @@ func prepareSegment(dir string, start, size, created int64) (*segment, error) {
 		_ = os.Remove(tmp)
 		return nil, fmt.Errorf("journal: create segment %s: %w", path, err)
 	}
-	if err := preallocate(f, size); err != nil {
+	if err := mmapfile.Preallocate(int(f.Fd()), size, mmapfile.Fallocate); err != nil {
 		return fail(err)
 	}
 	var hdr [SegmentHeaderLength]byte
@@ -291,7 +293,7 @@ func (s *segment) syncName() error {
 	if !s.unsyncedName.Load() {
 		return nil
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := mmapfile.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("journal: segment %s: sync directory: %w", s.path, err)
 	}
 	s.unsyncedName.Store(false)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 func TestSegmentNamesSortByPosition(t *testing.T) {
@@ -88,7 +90,7 @@ func TestWriteZerosFillsTheFile(t *testing.T) {
 	defer f.Close()
 	_, err = f.Write([]byte{1, 2, 3})
 	require.NoError(t, err)
-	require.NoError(t, writeZeros(f, 100_000))
+	require.NoError(t, mmapfile.WriteZeros(int(f.Fd()), 100_000))
 	b, err := os.ReadFile(f.Name())
 	require.NoError(t, err)
 	require.Len(t, b, 100_000)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // Status file layout: "status" in the journal's directory, StatusLength
@@ -106,7 +108,7 @@ func (j *Journal) closeStatus() error {
 	}
 	j.publishStatus()
 	j.statusWord(stWriterPIDOffset).Store(0)
-	err := unmap(j.status)
+	err := mmapfile.Unmap(j.status)
 	j.status = nil
 	return err
 }
@@ -246,7 +248,7 @@ func readStatus(path string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	defer unmap(b)
+	defer mmapfile.Unmap(b)
 	le := binary.LittleEndian
 	if string(b[:8]) != statusMagic || le.Uint32(b[stVersionOffset:]) != Version || le.Uint32(b[stLengthOffset:]) != StatusLength {
 		return Status{}, fmt.Errorf("%w: status file header %q", ErrCorrupt, b[:16])
