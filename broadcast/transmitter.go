@@ -82,9 +82,9 @@ func (t *Transmitter) MaxMsgLength() int { return t.maxMsgLength }
 //   - latest, then tail, are stored last: a receiver that loads the new tail
 //     also sees the complete record and the new latest.
 //
-// Release stores suffice for both orders above; a sequentially consistent
-// store (an XCHG on amd64, which drains the store buffer) for the intent
-// and the header words made every Transmit slower (docs/broadcast.md,
+// Release stores suffice for both orders above, and cost less than a
+// sequentially consistent store (an XCHG on amd64, which drains the store
+// buffer) would for the intent and the header words (docs/broadcast.md,
 // "Memory ordering").
 func (t *Transmitter) Transmit(typeID int32, payload []byte) error {
 	if typeID < 1 {

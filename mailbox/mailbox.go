@@ -80,7 +80,7 @@ type Config struct {
 	// sender has claimed since) is dropped and counted in Stats.Corrupt,
 	// never delivered. It costs each message a checksum at both ends and
 	// takes Send's in-line fast path away (docs/benchmarks.md has the
-	// figures); records are no longer Agrona's plain records. Every
+	// figures); records are then not Agrona's plain records. Every
 	// process sharing the mailbox must agree: package ipc stores the
 	// consumer's choice in the file.
 	Checksum bool

@@ -1,6 +1,6 @@
 // Package buildtags tells code and tests how the binary was built: with
 // the race detector (Race), and with duty's invariant checks (Invariants,
 // the duty_invariants tag, under which every unsafe access to shared
-// memory is bounds-checked and panics when out of range). One place for
-// what each package used to declare in a pair of files of its own.
+// memory is bounds-checked and panics when out of range), in one place
+// for every package.
 package buildtags

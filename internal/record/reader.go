@@ -72,7 +72,7 @@ func (r *Reader) Ready() bool { return !r.empty() }
 // empty is Ready's negation, written as the test an empty poll makes (the
 // record at head is not committed) so that the compiler lays the empty
 // poll's return out as the straight path of its callers (ringbuf's Read,
-// the mailbox's idle cycle), as it was before the read loop moved here.
+// the mailbox's idle cycle).
 func (r *Reader) empty() bool {
 	head := r.head.Load()
 	return head&(Alignment-1) == 0 && r.LengthAt(int(head&r.mask)).Load() <= 0
