@@ -246,4 +246,3 @@ const (
 	errlogFirstObservationTimestampOffset = 16
 	errlogEncodedErrorOffset              = 24
 )
-
