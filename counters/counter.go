@@ -93,7 +93,7 @@ func (c *Counter) Label() string {
 	if err != nil {
 		return "" // only a foreign writer can corrupt an allocated record
 	}
-	loadWords(c.m.meta, metadataOffset(c.id)+LabelOffset, buf[:n])
+	loadWords(c.m.meta, metadataOffset(c.id)+labelOffset, buf[:n])
 	return string(buf[:n])
 }
 
@@ -103,7 +103,7 @@ func (c *Counter) OwnerID() int64 { return c.m.ownerID(c.id) }
 // SetOwnerID stores the owner id (for example the id of the client or
 // process the counter belongs to, for clean-up when it goes).
 func (c *Counter) SetOwnerID(v int64) {
-	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+OwnerIDOffset), v)
+	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+ownerIDOffset), v)
 }
 
 // ReferenceID returns the reference id in the value record.
@@ -112,7 +112,7 @@ func (c *Counter) ReferenceID() int64 { return c.m.referenceID(c.id) }
 // SetReferenceID stores the reference id (the registration id of something
 // the counter is linked to, such as a mailbox or publication).
 func (c *Counter) SetReferenceID(v int64) {
-	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+ReferenceIDOffset), v)
+	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+referenceIDOffset), v)
 }
 
 // Close frees the counter's id through its manager, once: later calls

@@ -301,11 +301,11 @@ func TestDefaultClockDeadline(t *testing.T) {
 }
 
 func TestDeadlineSaturates(t *testing.T) {
-	clock := newClock(NotFreeToReuse - 10)
+	clock := newClock(notFreeToReuse - 10)
 	m, _, _ := mustManager(t, 1, Config{FreeToReuseTimeout: time.Second, Clock: clock})
 	c := allocate(t, m, "a", 1, nil)
 	require.NoError(t, c.Close())
 	d, err := m.Reader().FreeForReuseDeadline(0)
 	require.NoError(t, err)
-	require.Equal(t, NotFreeToReuse-1, d, "no overflow into a negative deadline")
+	require.Equal(t, notFreeToReuse-1, d, "no overflow into a negative deadline")
 }

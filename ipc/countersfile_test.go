@@ -215,7 +215,7 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.Equal(t, seen{id: 1, typeID: counters.TypeHeartbeat, label: "heartbeat: gateway", key: "hb", value: 9, regID: reg4, ownerID: pid}, got[1])
 	deadline, err = r.FreeForReuseDeadline(1)
 	require.NoError(t, err)
-	require.Equal(t, counters.NotFreeToReuse, deadline)
+	require.Equal(t, countersNotFreeToReuse, deadline)
 	found, err := r.FindByRegistrationID(reg1)
 	require.NoError(t, err)
 	require.Equal(t, counters.NullCounterID, found, "the old incarnation is gone")
@@ -281,15 +281,15 @@ func TestCountersFileLayout(t *testing.T) {
 	le := binary.LittleEndian
 	meta := raw[HeaderLength+lay.MetadataOffset:]
 	vals := raw[HeaderLength+lay.ValuesOffset:]
-	rec := meta[1*counters.MetadataRecordLength:]
-	require.Equal(t, uint32(counters.StateAllocated), le.Uint32(rec[counters.StateOffset:]))
-	require.Equal(t, uint32(counters.TypeTotalWork), le.Uint32(rec[counters.TypeIDOffset:]))
-	require.Equal(t, uint64(counters.NotFreeToReuse), le.Uint64(rec[counters.FreeForReuseDeadlineOffset:]))
-	require.Equal(t, byte('k'), rec[counters.KeyOffset])
-	require.Equal(t, uint32(len("total-work: x")), le.Uint32(rec[counters.LabelLengthOffset:]))
-	require.Equal(t, "total-work: x", string(rec[counters.LabelOffset:counters.LabelOffset+len("total-work: x")]))
-	require.Equal(t, uint64(77), le.Uint64(vals[1*counters.ValueRecordLength+counters.ValueOffset:]))
-	require.Equal(t, uint64(c.RegistrationID()), le.Uint64(vals[1*counters.ValueRecordLength+counters.RegistrationIDOffset:]))
+	rec := meta[1*countersMetadataRecordLength:]
+	require.Equal(t, uint32(counters.StateAllocated), le.Uint32(rec[countersStateOffset:]))
+	require.Equal(t, uint32(counters.TypeTotalWork), le.Uint32(rec[countersTypeIDOffset:]))
+	require.Equal(t, uint64(countersNotFreeToReuse), le.Uint64(rec[countersFreeForReuseDeadlineOffset:]))
+	require.Equal(t, byte('k'), rec[countersKeyOffset])
+	require.Equal(t, uint32(len("total-work: x")), le.Uint32(rec[countersLabelLengthOffset:]))
+	require.Equal(t, "total-work: x", string(rec[countersLabelOffset:countersLabelOffset+len("total-work: x")]))
+	require.Equal(t, uint64(77), le.Uint64(vals[1*countersValueRecordLength+countersValueOffset:]))
+	require.Equal(t, uint64(c.RegistrationID()), le.Uint64(vals[1*countersValueRecordLength+countersRegistrationIDOffset:]))
 
 	// The default reuse timeout is Aeron's: a freed id is not reused at once.
 	require.NoError(t, c.Close())
@@ -502,3 +502,19 @@ func ExampleCreateCounters() {
 	// 0 back-pressure back-pressure: orders 3
 	// read-only: true
 }
+
+// The counters records' layout, from docs/layouts.md (the counters
+// package keeps its offsets unexported).
+const (
+	countersValueRecordLength                = 128
+	countersValueOffset                      = 0
+	countersRegistrationIDOffset             = 8
+	countersMetadataRecordLength             = 512
+	countersStateOffset                      = 0
+	countersTypeIDOffset                     = 4
+	countersFreeForReuseDeadlineOffset       = 8
+	countersKeyOffset                        = 16
+	countersLabelLengthOffset                = 128
+	countersLabelOffset                      = 132
+	countersNotFreeToReuse             int64 = 1<<63 - 1
+)

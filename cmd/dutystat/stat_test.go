@@ -109,7 +109,7 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	b, err := fx.corrupt.File().Section(0)
 	require.NoError(t, err)
-	binary.LittleEndian.PutUint32(b[1*counters.MetadataRecordLength+counters.StateOffset:], 7)
+	binary.LittleEndian.PutUint32(b[1*countersMetadataRecordLength+countersStateOffset:], 7)
 	return fx
 }
 
@@ -415,12 +415,12 @@ func FuzzSampleCounters(f *testing.F) {
 	c.Set(9)
 	// Inputs are a prefix of the metadata region (at most two records, so
 	// that minimization stays quick) and a value for counter 0.
-	f.Add(append([]byte(nil), b[:counters.LabelOffset+8]...), int64(9))
+	f.Add(append([]byte(nil), b[:countersLabelOffset+8]...), int64(9))
 	f.Add([]byte{1, 0, 0, 0, 0xe8, 3, 0, 0}, int64(-1))
 	lay, err := counters.Layout(4)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte, v int64) {
-		if len(data) > 2*counters.MetadataRecordLength {
+		if len(data) > 2*countersMetadataRecordLength {
 			return
 		}
 		clear(b)
@@ -463,3 +463,11 @@ func TestMailboxKind(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, v)
 }
+
+// The counters metadata record's layout, from docs/layouts.md (the
+// counters package keeps its offsets unexported).
+const (
+	countersMetadataRecordLength = 512
+	countersStateOffset          = 0
+	countersLabelOffset          = 132
+)
