@@ -160,7 +160,7 @@ func TestCrossProcessCounters(t *testing.T) {
 	cf, err := OpenCounters(ctxT(t), path, WithLiveOwner())
 	require.NoError(t, err)
 	defer cf.Close()
-	require.True(t, cf.ReadOnly())
+	require.True(t, cf.isReadOnly())
 	require.Nil(t, cf.Manager())
 	r := cf.Reader()
 	require.Equal(t, 7, r.MaxCounterID())
@@ -254,19 +254,19 @@ func fileSum(t *testing.T, path string) [32]byte {
 }
 
 // TestCountersFileLayout: the section is counters.Layout(n) bytes at
-// offset HeaderLength, metadata then values, and the owner's stores land at
+// offset headerLength, metadata then values, and the owner's stores land at
 // Agrona's offsets in the file.
 func TestCountersFileLayout(t *testing.T) {
 	dir := testDir(t)
 	cf, err := CreateCounters(dir, "c", 10, nil)
 	require.NoError(t, err)
 	defer cf.Close()
-	require.False(t, cf.ReadOnly())
+	require.False(t, cf.isReadOnly())
 	require.True(t, cf.File().IsOwner())
 	require.Equal(t, KindCounters, cf.File().Kind())
 	lay, err := counters.Layout(10)
 	require.NoError(t, err)
-	require.Equal(t, int64(HeaderLength)+alignUp(int64(lay.Length), SectionAlignment), cf.File().Len())
+	require.Equal(t, int64(headerLength)+alignUp(int64(lay.Length), sectionAlignment), cf.File().Len())
 
 	m := cf.Manager()
 	require.Equal(t, 9, m.MaxCounterID())
@@ -279,8 +279,8 @@ func TestCountersFileLayout(t *testing.T) {
 	raw, err := os.ReadFile(cf.File().Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
-	meta := raw[HeaderLength+lay.MetadataOffset:]
-	vals := raw[HeaderLength+lay.ValuesOffset:]
+	meta := raw[headerLength+lay.MetadataOffset:]
+	vals := raw[headerLength+lay.ValuesOffset:]
 	rec := meta[1*countersMetadataRecordLength:]
 	require.Equal(t, uint32(counters.StateAllocated), le.Uint32(rec[countersStateOffset:]))
 	require.Equal(t, uint32(counters.TypeTotalWork), le.Uint32(rec[countersTypeIDOffset:]))
@@ -342,7 +342,7 @@ func TestCountersFileBadArguments(t *testing.T) {
 
 	// A file that is not a duty file at all.
 	junk := filepath.Join(dir, "junk")
-	require.NoError(t, os.WriteFile(junk, append([]byte("NOTDUTY!"), make([]byte, 2*HeaderLength)...), 0o600))
+	require.NoError(t, os.WriteFile(junk, append([]byte("NOTDUTY!"), make([]byte, 2*headerLength)...), 0o600))
 	_, err = OpenCounters(ctxT(t), junk)
 	require.ErrorIs(t, err, ErrNotDutyFile)
 }
@@ -395,7 +395,7 @@ func TestOpenReadOnly(t *testing.T) {
 	var fe *FaultError
 	require.ErrorAs(t, err, &fe)
 	require.False(t, fe.Truncated)
-	hb, err := f.SpareSlot(0)
+	hb, err := f.spareSlotAt(0)
 	require.NoError(t, err)
 	require.ErrorIs(t, f.Guard(func() error { hb[0] = 1; return nil }), ErrFault)
 	require.NoError(t, f.Close())
@@ -497,7 +497,7 @@ func ExampleCreateCounters() {
 		fmt.Println(id, counters.TypeName(typeID), label, value)
 		return true
 	})
-	fmt.Println("read-only:", view.ReadOnly())
+	fmt.Println("read-only:", !view.File().IsOwner())
 	// Output:
 	// 0 back-pressure back-pressure: orders 3
 	// read-only: true

@@ -89,7 +89,7 @@ func (e *ErrorLogFile) File() *File { return e.file }
 func (e *ErrorLogFile) Log() *errlog.Log { return e.log }
 
 // ReadOnly reports whether the file is mapped read-only (OpenErrorLog).
-func (e *ErrorLogFile) ReadOnly() bool { return e.readOnly }
+func (e *ErrorLogFile) isReadOnly() bool { return e.readOnly }
 
 // Read is errlog.Read over the file's section (see it for since, the order
 // and the corruption checks), under Guard: a file truncated under the

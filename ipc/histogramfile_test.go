@@ -93,7 +93,7 @@ func TestCrossProcessHistograms(t *testing.T) {
 	view, err := OpenHistograms(ctxT(t), filepath.Join(dir, "latency"))
 	require.NoError(t, err)
 	defer view.Close()
-	require.True(t, view.ReadOnly())
+	require.True(t, view.isReadOnly())
 	require.Equal(t, 3, view.Len())
 	require.Nil(t, view.Recorder(0))
 	for i, s := range testHistogramSpecs {
@@ -153,7 +153,7 @@ func TestHistogramsFileLayout(t *testing.T) {
 	hf, err := CreateHistograms(dir, "h", testHistogramSpecs)
 	require.NoError(t, err)
 	defer hf.Close()
-	require.False(t, hf.ReadOnly())
+	require.False(t, hf.isReadOnly())
 	require.True(t, hf.File().IsOwner())
 	require.Equal(t, KindHistograms, hf.File().Kind())
 	require.Equal(t, 3, hf.Len())
@@ -165,8 +165,8 @@ func TestHistogramsFileLayout(t *testing.T) {
 	raw, err := os.ReadFile(hf.File().Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
-	require.Equal(t, uint32(5), le.Uint32(raw[KindOffset:]))
-	off := HeaderLength
+	require.Equal(t, uint32(5), le.Uint32(raw[kindOffset:]))
+	off := headerLength
 	for i, s := range testHistogramSpecs {
 		n, err := histogram.Size(s.Config)
 		require.NoError(t, err)
@@ -179,9 +179,9 @@ func TestHistogramsFileLayout(t *testing.T) {
 	}
 	sec, err := hf.File().Section(0)
 	require.NoError(t, err)
-	require.Equal(t, off-HeaderLength, len(sec))
+	require.Equal(t, off-headerLength, len(sec))
 	second, _ := histogram.Size(testHistogramSpecs[0].Config)
-	require.Equal(t, uint64(4), le.Uint64(raw[HeaderLength+second+histTotalCountOffset:]))
+	require.Equal(t, uint64(4), le.Uint64(raw[headerLength+second+histTotalCountOffset:]))
 
 	var s histogram.Snapshot
 	require.NoError(t, hf.Reader(1).Snapshot(&s))
