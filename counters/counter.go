@@ -83,8 +83,8 @@ func (c *Counter) ProposeMax(v int64) bool {
 	return false
 }
 
-// TypeID returns the type id the counter was allocated with.
-func (c *Counter) TypeID() int32 { return c.m.typeID(c.id) }
+// typeID returns the type id the counter was allocated with.
+func (c *Counter) typeID() int32 { return c.m.typeID(c.id) }
 
 // Label returns the counter's label.
 func (c *Counter) Label() string {
@@ -97,8 +97,8 @@ func (c *Counter) Label() string {
 	return string(buf[:n])
 }
 
-// OwnerID returns the owner id in the value record.
-func (c *Counter) OwnerID() int64 { return c.m.ownerID(c.id) }
+// ownerID returns the owner id in the value record.
+func (c *Counter) ownerID() int64 { return c.m.ownerID(c.id) }
 
 // SetOwnerID stores the owner id (for example the id of the client or
 // process the counter belongs to, for clean-up when it goes).
@@ -106,8 +106,8 @@ func (c *Counter) SetOwnerID(v int64) {
 	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+ownerIDOffset), v)
 }
 
-// ReferenceID returns the reference id in the value record.
-func (c *Counter) ReferenceID() int64 { return c.m.referenceID(c.id) }
+// referenceID returns the reference id in the value record.
+func (c *Counter) referenceID() int64 { return c.m.referenceID(c.id) }
 
 // SetReferenceID stores the reference id (the registration id of something
 // the counter is linked to, such as a mailbox or publication).
@@ -125,5 +125,5 @@ func (c *Counter) Close() error {
 	return c.m.freeCounter(c)
 }
 
-// IsClosed reports whether Close was called.
-func (c *Counter) IsClosed() bool { return c.closed.Load() }
+// isClosed reports whether Close was called.
+func (c *Counter) isClosed() bool { return c.closed.Load() }

@@ -222,16 +222,16 @@ func (r *Reader) RegistrationID(id int) (int64, error) {
 	return r.registrationID(id), nil
 }
 
-// OwnerID returns id's owner id.
-func (r *Reader) OwnerID(id int) (int64, error) {
+// ownerIDChecked returns id's owner id.
+func (r *Reader) ownerIDChecked(id int) (int64, error) {
 	if err := r.checkID(id); err != nil {
 		return 0, err
 	}
 	return r.ownerID(id), nil
 }
 
-// ReferenceID returns id's reference id.
-func (r *Reader) ReferenceID(id int) (int64, error) {
+// referenceIDChecked returns id's reference id.
+func (r *Reader) referenceIDChecked(id int) (int64, error) {
 	if err := r.checkID(id); err != nil {
 		return 0, err
 	}
