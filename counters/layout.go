@@ -104,8 +104,6 @@ const (
 	notFreeToReuse int64 = math.MaxInt64
 	// NullCounterID is the id that means "no counter".
 	NullCounterID = -1
-	// defaultTypeID is Agrona's default type id.
-	defaultTypeID int32 = 0
 	// defaultRegistrationID, defaultOwnerID and defaultReferenceID are the
 	// ids of a value record that was never given one.
 	defaultRegistrationID int64 = 0
