@@ -11,7 +11,7 @@ import (
 )
 
 func TestBadCapacity(t *testing.T) {
-	for _, c := range []int{-16, 0, 1, 8, 15, 24, 100, 1000, MaxCapacity * 2} {
+	for _, c := range []int{-16, 0, 1, 8, 15, 24, 100, 1000, maxCapacity * 2} {
 		_, err := NewBuffer(c)
 		require.ErrorIs(t, err, ErrCapacity, "capacity %d", c)
 	}
@@ -22,10 +22,10 @@ func TestBadCapacity(t *testing.T) {
 		_, err = NewReceiver(b)
 		require.ErrorIs(t, err, ErrCapacity, "length %d", n)
 	}
-	for _, c := range []int{MinCapacity, 32, 1024, 1 << 20} {
+	for _, c := range []int{minCapacity, 32, 1024, 1 << 20} {
 		b, err := NewBuffer(c)
 		require.NoError(t, err)
-		require.Len(t, b, c+TrailerLength)
+		require.Len(t, b, c+trailerLength)
 		tx := newTx(t, b)
 		require.Equal(t, c, tx.Capacity())
 		require.Equal(t, c/8, tx.MaxMsgLength())
@@ -37,16 +37,16 @@ func TestBadCapacity(t *testing.T) {
 
 func TestMisalignedBuffer(t *testing.T) {
 	const capacity = 64
-	big := atomicbuf.Make(capacity + TrailerLength + 8).Bytes()
+	big := atomicbuf.Make(capacity + trailerLength + 8).Bytes()
 	for off := 1; off < 8; off++ {
-		b := big[off : off+capacity+TrailerLength]
+		b := big[off : off+capacity+trailerLength]
 		_, err := NewTransmitter(b)
 		require.ErrorIs(t, err, ErrMisaligned)
 		require.ErrorIs(t, err, atomicbuf.ErrMisaligned)
 		_, err = NewReceiver(b)
 		require.ErrorIs(t, err, ErrMisaligned)
 	}
-	_, err := NewTransmitter(big[8 : 8+capacity+TrailerLength])
+	_, err := NewTransmitter(big[8 : 8+capacity+trailerLength])
 	require.NoError(t, err)
 }
 
@@ -168,7 +168,7 @@ func TestPaddingWithEightBytesLeft(t *testing.T) {
 	}
 	require.Len(t, drain(t, rx), 4)
 	require.NoError(t, tx.Transmit(3, []byte("next")))
-	require.Equal(t, int32(-1), le32(b, 56+TypeOffset))
+	require.Equal(t, int32(-1), le32(b, 56+typeOffset))
 	require.Equal(t, []received{{3, "next"}}, drain(t, rx))
 	require.Zero(t, rx.LappedCount())
 }
@@ -193,7 +193,7 @@ func TestPaddingMidBatch(t *testing.T) {
 		want = append(want, m)
 		require.NoError(t, tx.Transmit(m.typeID, []byte(m.payload)))
 	}
-	require.Equal(t, int32(-1), le32(b, 120+TypeOffset))
+	require.Equal(t, int32(-1), le32(b, 120+typeOffset))
 	require.Equal(t, int32(8), le32(b, 120))
 	require.Equal(t, want, drain(t, rx))
 }
@@ -347,7 +347,7 @@ func TestTransmitterRestartKeepsIntent(t *testing.T) {
 	require.True(t, rx.Validate())
 	// The dead transmitter announced a 16-byte record: padding [56, 64),
 	// then [64, 80), which wraps over [0, 16).
-	binary64(b, capacity+TailIntentCounterOffset, 80)
+	binary64(b, capacity+tailIntentCounterOffset, 80)
 	require.False(t, rx.Validate())
 	tx2 := newTx(t, b)
 	require.NoError(t, tx2.Transmit(1, nil)) // its own intent would be 64
@@ -369,11 +369,11 @@ func TestTransmitterRejectsImpossibleIntent(t *testing.T) {
 	require.NoError(t, newTx(t, b).Transmit(1, []byte("abcdefgh"))) // tail 16
 	// The most a correct transmitter leaves: padding of 16 bytes (tail at
 	// offset 112) and a record of 24. Here: intent 16 + 40 is fine.
-	binary64(b, capacity+TailIntentCounterOffset, 16+40)
+	binary64(b, capacity+tailIntentCounterOffset, 16+40)
 	_, err := NewTransmitter(b)
 	require.NoError(t, err)
 
-	binary64(b, capacity+TailIntentCounterOffset, 16+100*capacity)
+	binary64(b, capacity+tailIntentCounterOffset, 16+100*capacity)
 	tx, err := NewTransmitter(b)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.Nil(t, tx)
@@ -403,22 +403,22 @@ func TestCorruptBuffer(t *testing.T) {
 		{"zero length under tail", func(b []byte) { binary32(b, 0, 0) }},
 		{"negative length", func(b []byte) { binary32(b, 0, -16) }},
 		{"length below header", func(b []byte) { binary32(b, 0, 7) }},
-		{"length above max", func(b []byte) { binary32(b, 0, capacity/8+HeaderLength+1) }},
-		{"type zero", func(b []byte) { binary32(b, TypeOffset, 0) }},
-		{"type below padding", func(b []byte) { binary32(b, TypeOffset, -2) }},
-		{"padding at offset 0", func(b []byte) { binary32(b, TypeOffset, PaddingTypeID) }},
+		{"length above max", func(b []byte) { binary32(b, 0, capacity/8+headerLength+1) }},
+		{"type zero", func(b []byte) { binary32(b, typeOffset, 0) }},
+		{"type below padding", func(b []byte) { binary32(b, typeOffset, -2) }},
+		{"padding at offset 0", func(b []byte) { binary32(b, typeOffset, paddingTypeID) }},
 		{"lapped, latest misaligned", func(b []byte) {
-			binary64(b, capacity+TailIntentCounterOffset, 1000)
-			binary64(b, capacity+TailCounterOffset, 1000)
-			binary64(b, capacity+LatestCounterOffset, 3)
+			binary64(b, capacity+tailIntentCounterOffset, 1000)
+			binary64(b, capacity+tailCounterOffset, 1000)
+			binary64(b, capacity+latestCounterOffset, 3)
 		}},
 		{"lapped, latest negative", func(b []byte) {
-			binary64(b, capacity+TailIntentCounterOffset, 1000)
-			binary64(b, capacity+LatestCounterOffset, -8)
+			binary64(b, capacity+tailIntentCounterOffset, 1000)
+			binary64(b, capacity+latestCounterOffset, -8)
 		}},
 		{"lapped, latest huge", func(b []byte) {
-			binary64(b, capacity+TailIntentCounterOffset, 1<<63-1)
-			binary64(b, capacity+LatestCounterOffset, 1<<63-8)
+			binary64(b, capacity+tailIntentCounterOffset, 1<<63-1)
+			binary64(b, capacity+latestCounterOffset, 1<<63-8)
 		}},
 	}
 	for _, c := range cases {
@@ -454,10 +454,10 @@ func TestCorruptBuffer(t *testing.T) {
 
 	t.Run("bad counters at construction", func(t *testing.T) {
 		b := newBuf(t, capacity)
-		binary64(b, capacity+LatestCounterOffset, 4)
+		binary64(b, capacity+latestCounterOffset, 4)
 		_, err := NewReceiver(b)
 		require.ErrorIs(t, err, ErrCorrupt)
-		binary64(b, capacity+TailCounterOffset, -8)
+		binary64(b, capacity+tailCounterOffset, -8)
 		_, err = NewTransmitter(b)
 		require.ErrorIs(t, err, ErrCorrupt)
 	})
@@ -465,7 +465,7 @@ func TestCorruptBuffer(t *testing.T) {
 	t.Run("error message", func(t *testing.T) {
 		b := newBuf(t, capacity)
 		rx := newRx(t, b)
-		binary64(b, capacity+TailCounterOffset, 8)
+		binary64(b, capacity+tailCounterOffset, 8)
 		require.False(t, rx.ReceiveNext())
 		require.True(t, errors.Is(rx.Err(), ErrCorrupt))
 		require.Contains(t, rx.Err().Error(), "broadcast: corrupt buffer: record header length=0 type=0 at position 0")

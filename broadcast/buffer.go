@@ -8,17 +8,17 @@ import (
 )
 
 // NewBuffer allocates a zeroed, 8-byte aligned broadcast buffer with a ring of
-// capacity bytes (a power of two, MinCapacity..MaxCapacity) followed by the
+// capacity bytes (a power of two, minCapacity..MaxCapacity) followed by the
 // trailer. Hand the same slice to one NewTransmitter and any number of
 // NewReceiver calls.
 func NewBuffer(capacity int) ([]byte, error) {
-	if capacity > MaxCapacity || capacity < 0 {
+	if capacity > maxCapacity || capacity < 0 {
 		return nil, capacityError(capacity)
 	}
-	if _, err := checkCapacity(capacity + TrailerLength); err != nil {
+	if _, err := checkCapacity(capacity + trailerLength); err != nil {
 		return nil, err
 	}
-	return atomicbuf.Make(capacity + TrailerLength).Bytes(), nil
+	return atomicbuf.Make(capacity + trailerLength).Bytes(), nil
 }
 
 // view is the checked, read-only-at-construction wrapping of a broadcast
@@ -49,22 +49,22 @@ func newView(b []byte) (view, error) {
 		ring:       b[:capacity:capacity],
 		capacity:   int64(capacity),
 		mask:       int64(capacity) - 1,
-		tailIntent: buf.Int64At(capacity + TailIntentCounterOffset),
-		tail:       buf.Int64At(capacity + TailCounterOffset),
-		latest:     buf.Int64At(capacity + LatestCounterOffset),
+		tailIntent: buf.Int64At(capacity + tailIntentCounterOffset),
+		tail:       buf.Int64At(capacity + tailCounterOffset),
+		latest:     buf.Int64At(capacity + latestCounterOffset),
 	}, nil
 }
 
 // validPosition reports whether p can be a record position written by a
 // correct transmitter: non-negative, aligned, and far from overflow.
 func validPosition(p int64) bool {
-	return p >= 0 && p <= maxPosition && p&(RecordAlignment-1) == 0
+	return p >= 0 && p <= maxPosition && p&(recordAlignment-1) == 0
 }
 
 // header atomically loads the record header at ring offset off (8-aligned,
 // inside the ring by construction: off = position & mask, position aligned).
 func (v *view) header(off int64) (length, typeID int32) {
-	length = v.buf.Int32At(int(off) + LengthOffset).Load()
-	typeID = v.buf.Int32At(int(off) + TypeOffset).Load()
+	length = v.buf.Int32At(int(off) + lengthOffset).Load()
+	typeID = v.buf.Int32At(int(off) + typeOffset).Load()
 	return length, typeID
 }

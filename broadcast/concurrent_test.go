@@ -102,7 +102,7 @@ func TestConcurrentCopyReceivers(t *testing.T) {
 				txErr = err
 				break
 			}
-			written += int(align(int64(len(p) + HeaderLength)))
+			written += int(align(int64(len(p) + headerLength)))
 			if written > 3*capacity && farBehind != nil {
 				close(farBehind)
 				farBehind = nil

@@ -2,9 +2,9 @@ package broadcast
 
 import "fmt"
 
-// DefaultScratchLength is the scratch buffer size NewCopyReceiver uses when
+// defaultScratchLength is the scratch buffer size NewCopyReceiver uses when
 // given none (Agrona's SCRATCH_BUFFER_LENGTH).
-const DefaultScratchLength = 4096
+const defaultScratchLength = 4096
 
 // CopyReceiver wraps a Receiver: it copies each message into a private
 // scratch buffer, validates the copy, and only then hands it to the caller.
@@ -16,11 +16,11 @@ type CopyReceiver struct {
 }
 
 // NewCopyReceiver returns a copy receiver over r with a scratch buffer of
-// scratch bytes (DefaultScratchLength if scratch <= 0). Messages longer than
+// scratch bytes (defaultScratchLength if scratch <= 0). Messages longer than
 // the scratch buffer are reported as ErrTooLong.
 func NewCopyReceiver(r *Receiver, scratch int) *CopyReceiver {
 	if scratch <= 0 {
-		scratch = DefaultScratchLength
+		scratch = defaultScratchLength
 	}
 	return &CopyReceiver{r: r, scratch: make([]byte, scratch)}
 }
@@ -65,7 +65,7 @@ func (c *CopyReceiver) Receive(handler func(typeID int32, payload []byte)) (int,
 		return 0, fmt.Errorf("%w: length=%d, scratch=%d", ErrTooLong, n, len(c.scratch))
 	}
 	dst := c.scratch[:n]
-	readPayload(dst, &r.v, r.recordOffset+HeaderLength)
+	readPayload(dst, &r.v, r.recordOffset+headerLength)
 	if !r.Validate() {
 		return 0, ErrLapped
 	}

@@ -7,8 +7,8 @@
 //
 // # Buffer
 //
-// A buffer is a ring of capacity bytes (a power of two, MinCapacity to
-// MaxCapacity) followed by a TrailerLength-byte trailer holding three int64
+// A buffer is a ring of capacity bytes (a power of two, minCapacity to
+// maxCapacity) followed by a trailerLength-byte trailer holding three int64
 // counters: tail intent, tail and latest. NewBuffer allocates one; any 8-byte
 // aligned slice of the right length works too (an mmap'd file, say), as long
 // as it starts zeroed. Constructors never write to the buffer, so a receiver

@@ -9,7 +9,7 @@ import (
 
 var (
 	// ErrCapacity reports a buffer whose length is not a power of two between
-	// MinCapacity and MaxCapacity plus TrailerLength.
+	// minCapacity and maxCapacity plus trailerLength.
 	ErrCapacity = errors.New("broadcast: capacity must be a power of 2 + trailer length")
 	// ErrMisaligned reports a buffer whose first byte is not 8-byte aligned.
 	// Errors wrapping it also wrap atomicbuf.ErrMisaligned.
@@ -29,7 +29,7 @@ var (
 )
 
 func capacityError(total int) error {
-	return fmt.Errorf("%w: length=%d, want a ring of %d..%d bytes (power of 2) + %d", ErrCapacity, total, MinCapacity, MaxCapacity, TrailerLength)
+	return fmt.Errorf("%w: length=%d, want a ring of %d..%d bytes (power of 2) + %d", ErrCapacity, total, minCapacity, maxCapacity, trailerLength)
 }
 
 func corruptError(format string, args ...any) error {

@@ -23,15 +23,15 @@ func FuzzReceiverOnCorruptBuffer(f *testing.F) {
 	}
 	f.Add(valid, []byte{})
 	f.Add(valid, []byte{0, 1, 0xff, 4, 1, 0x80, 8, 1, 3})
-	f.Add(make([]byte, capacity+TrailerLength), []byte{})
+	f.Add(make([]byte, capacity+trailerLength), []byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, []byte{0x10, 1, 0xff})
 	// The trailer's counters rewritten under a valid ring (writes are
 	// offset low, offset high, value): the tail intent ahead of the tail,
 	// the tail far ahead, the latest record past the tail.
 	at := func(off int, v byte) []byte { return []byte{byte(off), byte(off >> 8), v} }
-	f.Add(valid, at(capacity+TailIntentCounterOffset+1, 0x10))
-	f.Add(valid, at(capacity+TailCounterOffset+7, 0x7f))
-	f.Add(valid, at(capacity+LatestCounterOffset+2, 0x7f))
+	f.Add(valid, at(capacity+tailIntentCounterOffset+1, 0x10))
+	f.Add(valid, at(capacity+tailCounterOffset+7, 0x7f))
+	f.Add(valid, at(capacity+latestCounterOffset+2, 0x7f))
 
 	f.Fuzz(func(t *testing.T, content, writes []byte) {
 		b := newBuf(t, capacity)
@@ -116,7 +116,7 @@ func FuzzTransmitModel(f *testing.F) {
 				p[j] = byte(i*13 + j)
 			}
 			m := msg{int32(c%5 + 1), string(p)}
-			record := int(align(int64(n + HeaderLength)))
+			record := int(align(int64(n + headerLength)))
 			// Padding can cost up to a record more; 3 records of 24 bytes
 			// plus padding stay below a ring.
 			if pending+record > capacity/2 {

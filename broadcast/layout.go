@@ -9,10 +9,10 @@ import "math"
 // bytes written by a Transmitter.
 //
 //	+--------------------------------+ 0
-//	| ring: capacity bytes           |   capacity is a power of two >= MinCapacity
+//	| ring: capacity bytes           |   capacity is a power of two >= minCapacity
 //	|   records, 8-byte aligned      |
 //	+--------------------------------+ capacity
-//	| trailer: TrailerLength bytes   |
+//	| trailer: trailerLength bytes   |
 //	|   +0   int64 tail intent       |
 //	|   +8   int64 tail              |
 //	|   +16  int64 latest            |
@@ -21,44 +21,44 @@ import "math"
 // A record is
 //
 //	+0  int32 length   total record length including the header, unaligned
-//	+4  int32 type     >= 1 for messages, PaddingTypeID for padding
-//	+8  payload        length - HeaderLength bytes
+//	+4  int32 type     >= 1 for messages, paddingTypeID for padding
+//	+8  payload        length - headerLength bytes
 //
-// and the next record starts at align(length, RecordAlignment). All words are
+// and the next record starts at align(length, recordAlignment). All words are
 // little-endian (native byte order on every platform duty supports).
 const (
-	// TrailerLength is the size of the trailer that follows the ring.
-	TrailerLength = 128
-	// TailIntentCounterOffset is the trailer offset of the int64 position the
+	// trailerLength is the size of the trailer that follows the ring.
+	trailerLength = 128
+	// tailIntentCounterOffset is the trailer offset of the int64 position the
 	// transmitter is about to write up to. It is stored before a record's
 	// bytes are written.
-	TailIntentCounterOffset = 0
-	// TailCounterOffset is the trailer offset of the int64 position up to
+	tailIntentCounterOffset = 0
+	// tailCounterOffset is the trailer offset of the int64 position up to
 	// which records are complete. It is stored after a record's bytes.
-	TailCounterOffset = 8
-	// LatestCounterOffset is the trailer offset of the int64 start position of
+	tailCounterOffset = 8
+	// latestCounterOffset is the trailer offset of the int64 start position of
 	// the most recently completed record.
-	LatestCounterOffset = 16
+	latestCounterOffset = 16
 
-	// HeaderLength is the size of a record header.
-	HeaderLength = 8
-	// LengthOffset is the offset of the int32 record length in a header.
-	LengthOffset = 0
-	// TypeOffset is the offset of the int32 type id in a header.
-	TypeOffset = 4
-	// RecordAlignment is the alignment of every record in the ring.
-	RecordAlignment = 8
-	// PaddingTypeID is the type id of the padding record that fills the end of
+	// headerLength is the size of a record header.
+	headerLength = 8
+	// lengthOffset is the offset of the int32 record length in a header.
+	lengthOffset = 0
+	// typeOffset is the offset of the int32 type id in a header.
+	typeOffset = 4
+	// recordAlignment is the alignment of every record in the ring.
+	recordAlignment = 8
+	// paddingTypeID is the type id of the padding record that fills the end of
 	// the ring when a message does not fit there contiguously.
-	PaddingTypeID = -1
+	paddingTypeID = -1
 
-	// MinCapacity is the smallest ring capacity accepted. Agrona accepts any
+	// minCapacity is the smallest ring capacity accepted. Agrona accepts any
 	// power of two, but below 16 bytes a maximum-length record (capacity/8
 	// payload bytes plus the header, aligned) no longer fits in the ring.
-	MinCapacity = 16
-	// MaxCapacity is the largest ring capacity accepted, as in Agrona, whose
+	minCapacity = 16
+	// maxCapacity is the largest ring capacity accepted, as in Agrona, whose
 	// capacities and record lengths are 32-bit ints.
-	MaxCapacity = 1 << 30
+	maxCapacity = 1 << 30
 
 	// maxPosition bounds the positions a receiver accepts from the trailer, so
 	// that position arithmetic (position + capacity) can never overflow. A
@@ -70,14 +70,14 @@ const (
 // capacity bytes carries: capacity/8, as in Agrona.
 func MaxMsgLength(capacity int) int { return capacity / 8 }
 
-// align rounds n up to a multiple of RecordAlignment.
-func align(n int64) int64 { return (n + RecordAlignment - 1) &^ (RecordAlignment - 1) }
+// align rounds n up to a multiple of recordAlignment.
+func align(n int64) int64 { return (n + recordAlignment - 1) &^ (recordAlignment - 1) }
 
 // checkCapacity returns the ring capacity of a buffer of total bytes, or
 // ErrCapacity.
 func checkCapacity(total int) (int, error) {
-	capacity := total - TrailerLength
-	if capacity < MinCapacity || capacity > MaxCapacity || capacity&(capacity-1) != 0 {
+	capacity := total - trailerLength
+	if capacity < minCapacity || capacity > maxCapacity || capacity&(capacity-1) != 0 {
 		return 0, capacityError(total)
 	}
 	return capacity, nil

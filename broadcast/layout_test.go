@@ -11,15 +11,15 @@ import (
 // "Broadcast"; docs/layouts.md), written out again as literals so that a
 // change to layout.go breaks this test.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
-	require.Equal(t, 128, TrailerLength)
-	require.Equal(t, 0, TailIntentCounterOffset)
-	require.Equal(t, 8, TailCounterOffset)
-	require.Equal(t, 16, LatestCounterOffset)
-	require.Equal(t, 8, HeaderLength)
-	require.Equal(t, 0, LengthOffset)
-	require.Equal(t, 4, TypeOffset)
-	require.Equal(t, 8, RecordAlignment)
-	require.Equal(t, -1, PaddingTypeID)
+	require.Equal(t, 128, trailerLength)
+	require.Equal(t, 0, tailIntentCounterOffset)
+	require.Equal(t, 8, tailCounterOffset)
+	require.Equal(t, 16, latestCounterOffset)
+	require.Equal(t, 8, headerLength)
+	require.Equal(t, 0, lengthOffset)
+	require.Equal(t, 4, typeOffset)
+	require.Equal(t, 8, recordAlignment)
+	require.Equal(t, -1, paddingTypeID)
 	require.Equal(t, 128, MaxMsgLength(1024))
 	require.Equal(t, 8192, MaxMsgLength(64*1024))
 }

@@ -30,7 +30,7 @@ type Receiver struct {
 	recordOffset int64
 	length       int // payload length of the exposed record
 	typeID       int32
-	maxRecord    int64 // MaxMsgLength + HeaderLength
+	maxRecord    int64 // MaxMsgLength + headerLength
 	err          error
 	lapped       atomic.Int64
 }
@@ -54,7 +54,7 @@ func NewReceiver(buf []byte) (*Receiver, error) {
 		v:         v,
 		cursor:    latest,
 		next:      latest,
-		maxRecord: int64(MaxMsgLength(int(v.capacity))) + HeaderLength,
+		maxRecord: int64(MaxMsgLength(int(v.capacity))) + headerLength,
 	}, nil
 }
 
@@ -98,7 +98,7 @@ func (r *Receiver) ReceiveNext() bool {
 		start := cursor
 		off := cursor & v.mask
 		length, typeID := v.header(off)
-		if typeID == PaddingTypeID && off != 0 && int64(length) == v.capacity-off {
+		if typeID == paddingTypeID && off != 0 && int64(length) == v.capacity-off {
 			cursor += int64(length)
 			off = 0
 			length, typeID = v.header(0)
@@ -117,12 +117,12 @@ func (r *Receiver) ReceiveNext() bool {
 			cursor = start
 			continue // the lap check counts the lap and moves to latest
 		}
-		if typeID >= 1 && length >= HeaderLength && int64(length) <= r.maxRecord &&
+		if typeID >= 1 && length >= headerLength && int64(length) <= r.maxRecord &&
 			off+align(int64(length)) <= v.capacity {
 			r.cursor = cursor
 			r.next = cursor + align(int64(length))
 			r.recordOffset = off
-			r.length = int(length) - HeaderLength
+			r.length = int(length) - headerLength
 			r.typeID = typeID
 			return true
 		}
@@ -144,7 +144,7 @@ func (r *Receiver) Length() int { return r.length }
 // use what was read only if Validate returns true afterwards, and never
 // retain the slice past the next ReceiveNext. Do not write to it.
 func (r *Receiver) Payload() []byte {
-	off := r.recordOffset + HeaderLength
+	off := r.recordOffset + headerLength
 	return r.v.ring[off : off+int64(r.length) : off+int64(r.length)]
 }
 
@@ -172,4 +172,4 @@ func (r *Receiver) Err() error { return r.err }
 func (r *Receiver) Capacity() int { return int(r.v.capacity) }
 
 // MaxMsgLength returns the largest payload a correct transmitter sends.
-func (r *Receiver) MaxMsgLength() int { return int(r.maxRecord) - HeaderLength }
+func (r *Receiver) MaxMsgLength() int { return int(r.maxRecord) - headerLength }

@@ -20,7 +20,7 @@ type Transmitter struct {
 
 // NewTransmitter returns the transmitter for buf, a zeroed buffer from
 // NewBuffer or any 8-byte aligned slice of a power-of-two ring capacity plus
-// TrailerLength bytes (an mmap'd file, for example). It never writes to buf: a
+// trailerLength bytes (an mmap'd file, for example). It never writes to buf: a
 // transmitter that restarts over a live buffer continues at its tail.
 //
 // Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a tail counter, or a
@@ -45,7 +45,7 @@ func NewTransmitter(buf []byte) (*Transmitter, error) {
 	// look overwritten to every receiver until the tail caught up with it.
 	maxMsgLength := MaxMsgLength(int(v.capacity))
 	floor := v.tailIntent.Load()
-	if maxRecord := align(int64(maxMsgLength) + HeaderLength); validPosition(floor) && floor-tail > 2*maxRecord-RecordAlignment {
+	if maxRecord := align(int64(maxMsgLength) + headerLength); validPosition(floor) && floor-tail > 2*maxRecord-recordAlignment {
 		return nil, corruptError("tail intent %d more than a record past tail %d", floor, tail)
 	}
 	if !validPosition(floor) || floor < tail {
@@ -96,26 +96,26 @@ func (t *Transmitter) Transmit(typeID int32, payload []byte) error {
 	v := &t.v
 	tail := t.tail
 	recordOffset := tail & v.mask
-	recordLength := int64(len(payload)) + HeaderLength
+	recordLength := int64(len(payload)) + headerLength
 	aligned := align(recordLength)
 	newTail := tail + aligned
 	toEnd := v.capacity - recordOffset
 
 	if toEnd < aligned {
 		// The record does not fit before the end of the ring: pad to the end
-		// (toEnd may be exactly HeaderLength) and write the record at 0.
+		// (toEnd may be exactly headerLength) and write the record at 0.
 		atomicbuf.StoreRelease64(v.tailIntent, max(newTail+toEnd, t.intentFloor))
-		atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+TypeOffset), PaddingTypeID)
-		atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+LengthOffset), int32(toEnd))
+		atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+typeOffset), paddingTypeID)
+		atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+lengthOffset), int32(toEnd))
 		tail += toEnd
 		recordOffset = 0
 	} else {
 		atomicbuf.StoreRelease64(v.tailIntent, max(newTail, t.intentFloor))
 	}
 
-	atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+TypeOffset), typeID)
-	atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+LengthOffset), int32(recordLength))
-	writePayload(v, recordOffset+HeaderLength, payload)
+	atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+typeOffset), typeID)
+	atomicbuf.StoreRelease32(v.buf.Int32At(int(recordOffset)+lengthOffset), int32(recordLength))
+	writePayload(v, recordOffset+headerLength, payload)
 
 	atomicbuf.StoreRelease64(v.latest, tail)
 	t.tail = tail + aligned

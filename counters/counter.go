@@ -83,8 +83,8 @@ func (c *Counter) ProposeMax(v int64) bool {
 	return false
 }
 
-// TypeID returns the type id the counter was allocated with.
-func (c *Counter) TypeID() int32 { return c.m.typeID(c.id) }
+// typeID returns the type id the counter was allocated with.
+func (c *Counter) typeID() int32 { return c.m.typeID(c.id) }
 
 // Label returns the counter's label.
 func (c *Counter) Label() string {
@@ -93,26 +93,26 @@ func (c *Counter) Label() string {
 	if err != nil {
 		return "" // only a foreign writer can corrupt an allocated record
 	}
-	loadWords(c.m.meta, metadataOffset(c.id)+LabelOffset, buf[:n])
+	loadWords(c.m.meta, metadataOffset(c.id)+labelOffset, buf[:n])
 	return string(buf[:n])
 }
 
-// OwnerID returns the owner id in the value record.
-func (c *Counter) OwnerID() int64 { return c.m.ownerID(c.id) }
+// ownerID returns the owner id in the value record.
+func (c *Counter) ownerID() int64 { return c.m.ownerID(c.id) }
 
 // SetOwnerID stores the owner id (for example the id of the client or
 // process the counter belongs to, for clean-up when it goes).
 func (c *Counter) SetOwnerID(v int64) {
-	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+OwnerIDOffset), v)
+	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+ownerIDOffset), v)
 }
 
-// ReferenceID returns the reference id in the value record.
-func (c *Counter) ReferenceID() int64 { return c.m.referenceID(c.id) }
+// referenceID returns the reference id in the value record.
+func (c *Counter) referenceID() int64 { return c.m.referenceID(c.id) }
 
 // SetReferenceID stores the reference id (the registration id of something
 // the counter is linked to, such as a mailbox or publication).
 func (c *Counter) SetReferenceID(v int64) {
-	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+ReferenceIDOffset), v)
+	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+referenceIDOffset), v)
 }
 
 // Close frees the counter's id through its manager, once: later calls
@@ -125,5 +125,5 @@ func (c *Counter) Close() error {
 	return c.m.freeCounter(c)
 }
 
-// IsClosed reports whether Close was called.
-func (c *Counter) IsClosed() bool { return c.closed.Load() }
+// isClosed reports whether Close was called.
+func (c *Counter) isClosed() bool { return c.closed.Load() }

@@ -14,7 +14,7 @@
 // # Regions
 //
 // Both regions must start 8-byte aligned (ErrMisaligned) and the metadata
-// region must be at least MetadataToValuesRatio (4) times as long as the
+// region must be at least metadataToValuesRatio (4) times as long as the
 // values region (ErrCapacity). Layout computes the two regions of n counters
 // placed in one buffer, metadata then values, and Split cuts such a buffer;
 // NewRegions allocates them on the heap. Constructors never write to the
@@ -64,11 +64,11 @@
 // Allocate writes the record, then release-stores the label length, the
 // registration id and last the state ALLOCATED: a reader that loads
 // ALLOCATED sees a complete record. Free release-stores RECLAIMED first.
-// Reuse stores the deadline NotFreeToReuse and registration id 0 before any
+// Reuse stores the deadline notFreeToReuse and registration id 0 before any
 // byte of the record changes. A Reader copies a record between two loads of
 // its state, deadline and registration id and retries (a bounded number of
 // times, then skips the record) if any changed or if a reclaimed record's
-// deadline is NotFreeToReuse (a free or reuse in progress), so it never
+// deadline is notFreeToReuse (a free or reuse in progress), so it never
 // delivers a label or key torn by a free or a reuse. The ordering argument
 // is the seqlock's: the manager's stores become visible in program order
 // (x86-TSO for the plain-MOV release stores on amd64, sequential consistency

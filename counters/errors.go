@@ -15,7 +15,7 @@ var (
 	// allocated (freeing it twice, adopting a free id).
 	ErrNotAllocated = errors.New("counters: counter not allocated")
 	// ErrCapacity reports regions of the wrong size: an empty or oversized
-	// values region, a metadata region smaller than MetadataToValuesRatio
+	// values region, a metadata region smaller than metadataToValuesRatio
 	// times the values region, or a combined buffer that Split cannot cut.
 	ErrCapacity = errors.New("counters: invalid capacity")
 	// ErrMisaligned reports a region whose first byte is not 8-byte

@@ -10,7 +10,7 @@ import (
 // (state, type id, deadline, key, label length and the label's start) and
 // the first fuzzVals bytes of its value record.
 const (
-	fuzzMeta   = LabelOffset + 28
+	fuzzMeta   = labelOffset + 28
 	fuzzVals   = 32
 	fuzzRecord = fuzzMeta + fuzzVals
 )
@@ -18,8 +18,8 @@ const (
 func encodeFuzz(meta, vals []byte, n int) []byte {
 	var out []byte
 	for i := range n {
-		out = append(out, meta[i*MetadataRecordLength:i*MetadataRecordLength+fuzzMeta]...)
-		out = append(out, vals[i*ValueRecordLength:i*ValueRecordLength+fuzzVals]...)
+		out = append(out, meta[i*metadataRecordLength:i*metadataRecordLength+fuzzMeta]...)
+		out = append(out, vals[i*valueRecordLength:i*valueRecordLength+fuzzVals]...)
 	}
 	return out
 }
@@ -28,8 +28,8 @@ func decodeFuzz(n uint8, data []byte) (meta, vals []byte) {
 	count := int(n%8) + 1
 	meta, vals, _ = NewRegions(count)
 	for i := 0; i < count && len(data) > 0; i++ {
-		data = data[copy(meta[i*MetadataRecordLength:i*MetadataRecordLength+fuzzMeta], data):]
-		data = data[copy(vals[i*ValueRecordLength:i*ValueRecordLength+fuzzVals], data):]
+		data = data[copy(meta[i*metadataRecordLength:i*metadataRecordLength+fuzzMeta], data):]
+		data = data[copy(vals[i*valueRecordLength:i*valueRecordLength+fuzzVals], data):]
 	}
 	return meta, vals
 }
@@ -53,7 +53,7 @@ func FuzzReader(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, n uint8, data []byte) {
 		meta, vals := decodeFuzz(n, data)
-		n = uint8(len(vals) / ValueRecordLength)
+		n = uint8(len(vals) / valueRecordLength)
 
 		r, err := NewReader(meta, vals)
 		if err != nil {

@@ -13,10 +13,10 @@ import (
 //
 // Counters live in two regions, normally two parts of one shared file:
 //
-//	values:   one ValueRecordLength-byte record per counter id,
-//	          id i at i*ValueRecordLength
-//	metadata: one MetadataRecordLength-byte record per counter id,
-//	          id i at i*MetadataRecordLength
+//	values:   one valueRecordLength-byte record per counter id,
+//	          id i at i*valueRecordLength
+//	metadata: one metadataRecordLength-byte record per counter id,
+//	          id i at i*metadataRecordLength
 //
 // A value record (two cache lines, so each hot counter has its own):
 //
@@ -30,7 +30,7 @@ import (
 //
 //	+0   int32 state: StateUnused, StateAllocated, StateReclaimed
 //	+4   int32 type id
-//	+8   int64 free-for-reuse deadline (epoch ms; NotFreeToReuse while allocated)
+//	+8   int64 free-for-reuse deadline (epoch ms; notFreeToReuse while allocated)
 //	+16  [112]byte key
 //	+128 int32 label length (0..MaxLabelLength)
 //	+132 [380]byte label (UTF-8)
@@ -38,57 +38,57 @@ import (
 // All words are little-endian (the native order of every platform duty
 // supports).
 const (
-	// ValueRecordLength is the length of a value record (Agrona's
+	// valueRecordLength is the length of a value record (Agrona's
 	// COUNTER_LENGTH).
-	ValueRecordLength = 128
-	// ValueOffset is the offset of the int64 counter value in a value record.
-	ValueOffset = 0
-	// RegistrationIDOffset is the offset of the int64 registration id in a
+	valueRecordLength = 128
+	// valueFieldOffset is the offset of the int64 counter value in a value record.
+	valueFieldOffset = 0
+	// registrationIDOffset is the offset of the int64 registration id in a
 	// value record.
-	RegistrationIDOffset = 8
-	// OwnerIDOffset is the offset of the int64 owner id in a value record.
-	OwnerIDOffset = 16
-	// ReferenceIDOffset is the offset of the int64 reference id in a value
+	registrationIDOffset = 8
+	// ownerIDOffset is the offset of the int64 owner id in a value record.
+	ownerIDOffset = 16
+	// referenceIDOffset is the offset of the int64 reference id in a value
 	// record.
-	ReferenceIDOffset = 24
+	referenceIDOffset = 24
 
-	// MetadataRecordLength is the length of a metadata record (Agrona's
+	// metadataRecordLength is the length of a metadata record (Agrona's
 	// METADATA_LENGTH).
-	MetadataRecordLength = 512
-	// StateOffset is the offset of the int32 record state in a metadata
+	metadataRecordLength = 512
+	// stateOffset is the offset of the int32 record state in a metadata
 	// record.
-	StateOffset = 0
-	// TypeIDOffset is the offset of the int32 type id in a metadata record.
-	TypeIDOffset = 4
-	// FreeForReuseDeadlineOffset is the offset of the int64 deadline (epoch
+	stateOffset = 0
+	// typeIDOffset is the offset of the int32 type id in a metadata record.
+	typeIDOffset = 4
+	// freeForReuseDeadlineOffset is the offset of the int64 deadline (epoch
 	// ms) after which a freed id may be reused.
-	FreeForReuseDeadlineOffset = 8
-	// KeyOffset is the offset of the key in a metadata record.
-	KeyOffset = 16
+	freeForReuseDeadlineOffset = 8
+	// keyOffset is the offset of the key in a metadata record.
+	keyOffset = 16
 	// MaxKeyLength is the length of the key area.
 	MaxKeyLength = 112
-	// LabelLengthOffset is the offset of the int32 label length in a
+	// labelLengthOffset is the offset of the int32 label length in a
 	// metadata record (Agrona's LABEL_OFFSET).
-	LabelLengthOffset = 128
-	// LabelOffset is the offset of the label bytes in a metadata record.
-	LabelOffset = LabelLengthOffset + 4
+	labelLengthOffset = 128
+	// labelOffset is the offset of the label bytes in a metadata record.
+	labelOffset = labelLengthOffset + 4
 	// MaxLabelLength is the largest label length in bytes.
 	MaxLabelLength = 380
-	// FullLabelLength is the length of the label area including its length
+	// fullLabelLength is the length of the label area including its length
 	// word.
-	FullLabelLength = 384
+	fullLabelLength = 384
 
-	// MetadataToValuesRatio is the minimum ratio of the metadata region's
-	// length to the values region's (MetadataRecordLength/ValueRecordLength).
-	MetadataToValuesRatio = MetadataRecordLength / ValueRecordLength
+	// metadataToValuesRatio is the minimum ratio of the metadata region's
+	// length to the values region's (metadataRecordLength/valueRecordLength).
+	metadataToValuesRatio = metadataRecordLength / valueRecordLength
 
 	// MaxCounters is the largest number of counters one pair of regions
 	// holds: the metadata region then stays below 2 GiB, the largest buffer
 	// Agrona (int-indexed) can wrap.
-	MaxCounters = math.MaxInt32 / MetadataRecordLength
+	MaxCounters = math.MaxInt32 / metadataRecordLength
 )
 
-// Record states, stored at StateOffset.
+// Record states, stored at stateOffset.
 const (
 	// StateUnused is the state of a record never allocated. Ids are handed
 	// out densely from 0, so the first unused record ends a scan.
@@ -100,30 +100,28 @@ const (
 )
 
 const (
-	// NotFreeToReuse is the free-for-reuse deadline of an allocated record.
-	NotFreeToReuse int64 = math.MaxInt64
+	// notFreeToReuse is the free-for-reuse deadline of an allocated record.
+	notFreeToReuse int64 = math.MaxInt64
 	// NullCounterID is the id that means "no counter".
 	NullCounterID = -1
-	// DefaultTypeID is Agrona's default type id.
-	DefaultTypeID int32 = 0
-	// DefaultRegistrationID, DefaultOwnerID and DefaultReferenceID are the
+	// defaultRegistrationID, defaultOwnerID and defaultReferenceID are the
 	// ids of a value record that was never given one.
-	DefaultRegistrationID int64 = 0
-	DefaultOwnerID        int64 = 0
-	DefaultReferenceID    int64 = 0
+	defaultRegistrationID int64 = 0
+	defaultOwnerID        int64 = 0
+	defaultReferenceID    int64 = 0
 )
 
 // valueOffset returns the offset of id's value record in the values region.
-func valueOffset(id int) int { return id * ValueRecordLength }
+func valueOffset(id int) int { return id * valueRecordLength }
 
 // metadataOffset returns the offset of id's metadata record in the metadata
 // region.
-func metadataOffset(id int) int { return id * MetadataRecordLength }
+func metadataOffset(id int) int { return id * metadataRecordLength }
 
 // Regions says where the metadata and values regions of n counters sit when
 // both are laid out in one buffer (a section of a shared file): metadata
 // first, then values, as in Aeron's CnC file. Every offset is a multiple of
-// MetadataRecordLength, so a page-aligned buffer keeps each value record on
+// metadataRecordLength, so a page-aligned buffer keeps each value record on
 // its own two cache lines.
 type Regions struct {
 	// Counters is the number of counter ids (MaxCounterID+1).
@@ -142,8 +140,8 @@ func Layout(n int) (Regions, error) {
 	if n < 1 || n > MaxCounters {
 		return Regions{}, fmt.Errorf("%w: %d counters, want 1..%d", ErrCapacity, n, MaxCounters)
 	}
-	meta := n * MetadataRecordLength
-	vals := n * ValueRecordLength
+	meta := n * metadataRecordLength
+	vals := n * valueRecordLength
 	return Regions{
 		Counters:       n,
 		MetadataOffset: 0,
@@ -155,11 +153,11 @@ func Layout(n int) (Regions, error) {
 }
 
 // Split cuts a buffer laid out by Layout into its metadata and values
-// regions. len(b) must be n*(MetadataRecordLength+ValueRecordLength) for n
+// regions. len(b) must be n*(metadataRecordLength+valueRecordLength) for n
 // in 1..MaxCounters, otherwise the error wraps ErrCapacity. Split neither
 // reads nor writes b; the alignment is checked by NewManager and NewReader.
 func Split(b []byte) (metadata, values []byte, err error) {
-	const per = MetadataRecordLength + ValueRecordLength
+	const per = metadataRecordLength + valueRecordLength
 	n := len(b) / per
 	if len(b)%per != 0 || n < 1 || n > MaxCounters {
 		return nil, nil, fmt.Errorf("%w: buffer of %d bytes is not n*%d bytes for 1 <= n <= %d", ErrCapacity, len(b), per, MaxCounters)

@@ -100,7 +100,7 @@ func Recover(metadata, values []byte, cfg Config) (*Manager, error) {
 		maxReg = max(maxReg, m.registrationID(id))
 		if s == StateReclaimed {
 			d := m.deadline(id)
-			if d == NotFreeToReuse {
+			if d == notFreeToReuse {
 				// The previous owner stopped between storing RECLAIMED
 				// and the deadline: start the delay now.
 				d = m.deadlineFrom(m.clock())
@@ -166,7 +166,7 @@ func (m *Manager) Available() int {
 // the Type constants for duty's own). ErrFull when no id is free: never
 // used ids are exhausted and no freed id has passed its reuse deadline.
 //
-// Publication order: a reused id's deadline goes back to NotFreeToReuse
+// Publication order: a reused id's deadline goes back to notFreeToReuse
 // and its value record is reset (registration id first); then type id, key,
 // deadline, label bytes, label length (release), the new
 // registration id (release) and last the state ALLOCATED (release). A
@@ -187,13 +187,13 @@ func (m *Manager) Allocate(label string, typeID int32, key []byte) (*Counter, er
 	m.nextRegID++
 
 	rec := metadataOffset(id)
-	m.meta.Int32At(rec + TypeIDOffset).Store(typeID)
-	storeWords(m.meta, rec+KeyOffset, key, MaxKeyLength)
-	m.meta.Int64At(rec + FreeForReuseDeadlineOffset).Store(NotFreeToReuse)
-	storeWords(m.meta, rec+LabelOffset, label, 0)
-	atomicbuf.StoreRelease32(m.meta.Int32At(rec+LabelLengthOffset), int32(len(label)))
-	atomicbuf.StoreRelease64(m.vals.Int64At(valueOffset(id)+RegistrationIDOffset), regID)
-	atomicbuf.StoreRelease32(m.meta.Int32At(rec+StateOffset), StateAllocated)
+	m.meta.Int32At(rec + typeIDOffset).Store(typeID)
+	storeWords(m.meta, rec+keyOffset, key, MaxKeyLength)
+	m.meta.Int64At(rec + freeForReuseDeadlineOffset).Store(notFreeToReuse)
+	storeWords(m.meta, rec+labelOffset, label, 0)
+	atomicbuf.StoreRelease32(m.meta.Int32At(rec+labelLengthOffset), int32(len(label)))
+	atomicbuf.StoreRelease64(m.vals.Int64At(valueOffset(id)+registrationIDOffset), regID)
+	atomicbuf.StoreRelease32(m.meta.Int32At(rec+stateOffset), StateAllocated)
 	return &Counter{word: m.valueWord(id), id: id, regID: regID, m: m}, nil
 }
 
@@ -205,10 +205,10 @@ func (m *Manager) nextID() (int, error) {
 		for i, f := range m.free {
 			if f.deadline <= now {
 				m.free = append(m.free[:i], m.free[i+1:]...)
-				// The deadline goes back to NotFreeToReuse before anything
+				// The deadline goes back to notFreeToReuse before anything
 				// else changes: a reader copying the reclaimed record sees
 				// the deadline change and discards its copy.
-				m.meta.Int64At(metadataOffset(f.id) + FreeForReuseDeadlineOffset).Store(NotFreeToReuse)
+				m.meta.Int64At(metadataOffset(f.id) + freeForReuseDeadlineOffset).Store(notFreeToReuse)
 				m.resetValue(f.id)
 				return f.id, nil
 			}
@@ -226,10 +226,10 @@ func (m *Manager) nextID() (int, error) {
 // its registration id change and discards the copy.
 func (m *Manager) resetValue(id int) {
 	v := valueOffset(id)
-	m.vals.Int64At(v + RegistrationIDOffset).Store(DefaultRegistrationID)
-	m.vals.Int64At(v + OwnerIDOffset).Store(DefaultOwnerID)
-	m.vals.Int64At(v + ReferenceIDOffset).Store(DefaultReferenceID)
-	m.vals.Int64At(v + ValueOffset).Store(0)
+	m.vals.Int64At(v + registrationIDOffset).Store(defaultRegistrationID)
+	m.vals.Int64At(v + ownerIDOffset).Store(defaultOwnerID)
+	m.vals.Int64At(v + referenceIDOffset).Store(defaultReferenceID)
+	m.vals.Int64At(v + valueFieldOffset).Store(0)
 }
 
 // Free frees counter id: its state becomes RECLAIMED (release), its key is
@@ -252,9 +252,9 @@ func (m *Manager) freeLocked(id int) error {
 		return fmt.Errorf("%w: id=%d (state %d)", ErrNotAllocated, id, s)
 	}
 	deadline := m.deadlineFrom(m.clock())
-	atomicbuf.StoreRelease32(m.meta.Int32At(rec+StateOffset), StateReclaimed)
-	storeWords(m.meta, rec+KeyOffset, "", MaxKeyLength)
-	m.meta.Int64At(rec + FreeForReuseDeadlineOffset).Store(deadline)
+	atomicbuf.StoreRelease32(m.meta.Int32At(rec+stateOffset), StateReclaimed)
+	storeWords(m.meta, rec+keyOffset, "", MaxKeyLength)
+	m.meta.Int64At(rec + freeForReuseDeadlineOffset).Store(deadline)
 	m.free = append(m.free, freeSlot{id: id, deadline: deadline})
 	// Deadlines are now + a constant from a clock that normally only moves
 	// forward; keep the list sorted if it did not.
@@ -265,10 +265,10 @@ func (m *Manager) freeLocked(id int) error {
 }
 
 // deadlineFrom returns now + the reuse timeout, saturated below
-// NotFreeToReuse.
+// notFreeToReuse.
 func (m *Manager) deadlineFrom(now int64) int64 {
-	if now >= NotFreeToReuse-1-m.timeoutMs {
-		return NotFreeToReuse - 1
+	if now >= notFreeToReuse-1-m.timeoutMs {
+		return notFreeToReuse - 1
 	}
 	return now + m.timeoutMs
 }

@@ -39,7 +39,7 @@ func TestFreeReusesOnlyAfterDeadline(t *testing.T) {
 	a.SetReferenceID(8)
 
 	require.NoError(t, a.Close())
-	require.True(t, a.IsClosed())
+	require.True(t, a.isClosed())
 	s, err := r.State(0)
 	require.NoError(t, err)
 	require.Equal(t, StateReclaimed, s)
@@ -61,10 +61,10 @@ func TestFreeReusesOnlyAfterDeadline(t *testing.T) {
 	require.Equal(t, 0, c.ID(), "reused at the deadline")
 	require.Equal(t, int64(3), c.RegistrationID(), "registration ids keep increasing across reuse")
 	require.Equal(t, int64(0), c.Get(), "value reset on reuse")
-	require.Equal(t, int64(0), c.OwnerID())
-	require.Equal(t, int64(0), c.ReferenceID())
+	require.Equal(t, int64(0), c.ownerID())
+	require.Equal(t, int64(0), c.referenceID())
 	require.Equal(t, "c", c.Label())
-	require.Equal(t, int32(2), c.TypeID())
+	require.Equal(t, int32(2), c.typeID())
 	require.Equal(t, int64(2), b.RegistrationID())
 	require.Equal(t, 1, b.ID())
 }
@@ -284,7 +284,7 @@ func TestCounterOps(t *testing.T) {
 	v, err := m.Reader().Value(c.ID())
 	require.NoError(t, err)
 	require.Equal(t, int64(-3), v, "the word is the shared value")
-	require.Equal(t, TypeDutyCycles, c.TypeID())
+	require.Equal(t, TypeDutyCycles, c.typeID())
 }
 
 func TestDefaultClockDeadline(t *testing.T) {
@@ -301,11 +301,11 @@ func TestDefaultClockDeadline(t *testing.T) {
 }
 
 func TestDeadlineSaturates(t *testing.T) {
-	clock := newClock(NotFreeToReuse - 10)
+	clock := newClock(notFreeToReuse - 10)
 	m, _, _ := mustManager(t, 1, Config{FreeToReuseTimeout: time.Second, Clock: clock})
 	c := allocate(t, m, "a", 1, nil)
 	require.NoError(t, c.Close())
 	d, err := m.Reader().FreeForReuseDeadline(0)
 	require.NoError(t, err)
-	require.Equal(t, NotFreeToReuse-1, d, "no overflow into a negative deadline")
+	require.Equal(t, notFreeToReuse-1, d, "no overflow into a negative deadline")
 }

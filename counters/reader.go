@@ -51,7 +51,7 @@ func NewReader(metadata, values []byte) (*Reader, error) {
 }
 
 // MaxCounterID returns the highest counter id the regions hold:
-// len(values)/ValueRecordLength - 1.
+// len(values)/valueRecordLength - 1.
 func (r *Reader) MaxCounterID() int { return r.maxID }
 
 // maxAttempts bounds the re-reads of a record that changes while it is
@@ -67,9 +67,9 @@ const stateChanging int32 = 2
 // registration id, copy everything, load them again, and retry if any
 // changed. The manager's stores make every rewrite visible in those words
 // before any byte changes: free stores RECLAIMED first; reuse stores the
-// deadline NotFreeToReuse (a reclaimed record has a finite one), then
+// deadline notFreeToReuse (a reclaimed record has a finite one), then
 // registration id 0, and the new registration id and the state ALLOCATED
-// last. A reclaimed record whose deadline is NotFreeToReuse is in the
+// last. A reclaimed record whose deadline is notFreeToReuse is in the
 // middle of a free or a reuse and is retried too. An unused record returns
 // StateUnused with nothing copied; a reclaimed one is copied only if
 // withReclaimed.
@@ -83,7 +83,7 @@ func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed
 			return s, nil
 		}
 		deadline := r.deadline(id)
-		if s == StateReclaimed && deadline == NotFreeToReuse {
+		if s == StateReclaimed && deadline == notFreeToReuse {
 			continue
 		}
 		reg := r.registrationID(id)
@@ -103,8 +103,8 @@ func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed
 			Key:            key[:MaxKeyLength:MaxKeyLength],
 			Label:          label[:n:n],
 		}
-		loadWords(r.meta, meta+KeyOffset, rec.Key)
-		loadWords(r.meta, meta+LabelOffset, rec.Label)
+		loadWords(r.meta, meta+keyOffset, rec.Key)
+		loadWords(r.meta, meta+labelOffset, rec.Label)
 		if r.registrationID(id) == reg && r.deadline(id) == deadline && r.state(id) == s {
 			return s, nil
 		}
@@ -198,7 +198,7 @@ func (r *Reader) TypeID(id int) (int32, error) {
 }
 
 // FreeForReuseDeadline returns id's free-for-reuse deadline (epoch ms;
-// NotFreeToReuse while allocated).
+// notFreeToReuse while allocated).
 func (r *Reader) FreeForReuseDeadline(id int) (int64, error) {
 	if err := r.checkID(id); err != nil {
 		return 0, err
@@ -222,16 +222,16 @@ func (r *Reader) RegistrationID(id int) (int64, error) {
 	return r.registrationID(id), nil
 }
 
-// OwnerID returns id's owner id.
-func (r *Reader) OwnerID(id int) (int64, error) {
+// ownerIDChecked returns id's owner id.
+func (r *Reader) ownerIDChecked(id int) (int64, error) {
 	if err := r.checkID(id); err != nil {
 		return 0, err
 	}
 	return r.ownerID(id), nil
 }
 
-// ReferenceID returns id's reference id.
-func (r *Reader) ReferenceID(id int) (int64, error) {
+// referenceIDChecked returns id's reference id.
+func (r *Reader) referenceIDChecked(id int) (int64, error) {
 	if err := r.checkID(id); err != nil {
 		return 0, err
 	}
@@ -261,7 +261,7 @@ func (r *Reader) Key(id int) ([]byte, error) {
 		return nil, err
 	}
 	key := make([]byte, MaxKeyLength)
-	loadWords(r.meta, metadataOffset(id)+KeyOffset, key)
+	loadWords(r.meta, metadataOffset(id)+keyOffset, key)
 	return key, nil
 }
 

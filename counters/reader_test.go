@@ -74,10 +74,10 @@ func TestReaderOverSameBytes(t *testing.T) {
 	require.Equal(t, TypeErrors, typeID)
 	c.SetOwnerID(5)
 	c.SetReferenceID(6)
-	owner, err := r.OwnerID(2)
+	owner, err := r.ownerIDChecked(2)
 	require.NoError(t, err)
 	require.Equal(t, int64(5), owner)
-	ref, err := r.ReferenceID(2)
+	ref, err := r.referenceIDChecked(2)
 	require.NoError(t, err)
 	require.Equal(t, int64(6), ref)
 	k, err := r.Key(1)
@@ -149,9 +149,9 @@ func TestReaderOutOfRange(t *testing.T) {
 		require.ErrorIs(t, err, ErrOutOfRange)
 		_, err = r.RegistrationID(id)
 		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.OwnerID(id)
+		_, err = r.ownerIDChecked(id)
 		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.ReferenceID(id)
+		_, err = r.referenceIDChecked(id)
 		require.ErrorIs(t, err, ErrOutOfRange)
 		_, err = r.TypeID(id)
 		require.ErrorIs(t, err, ErrOutOfRange)
@@ -172,7 +172,7 @@ func TestReaderCorrupt(t *testing.T) {
 	require.NoError(t, err)
 
 	for _, bad := range []int32{-1, MaxLabelLength + 1, 1 << 31 >> 1} {
-		put32(meta, 512+LabelLengthOffset, bad)
+		put32(meta, 512+labelLengthOffset, bad)
 		var got []string
 		err = r.ForEach(func(_ int, _ int32, label string, _ []byte, _ int64) bool {
 			got = append(got, label)
@@ -184,9 +184,9 @@ func TestReaderCorrupt(t *testing.T) {
 		_, err = r.Label(1)
 		require.ErrorIs(t, err, ErrCorrupt)
 	}
-	put32(meta, 512+LabelLengthOffset, 1)
+	put32(meta, 512+labelLengthOffset, 1)
 
-	put32(meta, 512+StateOffset, 3)
+	put32(meta, 512+stateOffset, 3)
 	require.ErrorIs(t, r.ForEach(func(int, int32, string, []byte, int64) bool { return true }), ErrCorrupt)
 	_, err = r.State(1)
 	require.ErrorIs(t, err, ErrCorrupt)
@@ -199,10 +199,10 @@ func TestReaderCorrupt(t *testing.T) {
 
 func TestTypeName(t *testing.T) {
 	require.Equal(t, "sub-pos", TypeName(TypeSubscriberPosition))
-	require.Equal(t, "lapped-receivers", TypeName(TypeLappedReceivers))
+	require.Equal(t, "lapped-receivers", TypeName(typeLappedReceivers))
 	require.Equal(t, "42", TypeName(42))
 	seenNames := map[string]bool{}
-	for id := TypeIDDutyMin; id <= TypeIDDutyMax; id++ {
+	for id := typeIDDutyMin; id <= typeIDDutyMax; id++ {
 		if n, ok := typeNames[id]; ok {
 			require.False(t, seenNames[n], "duplicate name %q", n)
 			seenNames[n] = true
@@ -222,7 +222,7 @@ func TestKinds(t *testing.T) {
 		for _, k := range []Kind{KindCounter, KindGauge, KindTimestamp} {
 			typ := UserType(n, k)
 			require.Equal(t, k, KindOf(typ))
-			got, ok := UserTypeNumber(typ)
+			got, ok := userTypeNumber(typ)
 			require.True(t, ok)
 			require.Equal(t, n, got)
 			require.Equal(t, "user:"+strconv.Itoa(int(n)), TypeName(typ))

@@ -17,7 +17,7 @@ type regions struct {
 
 // wrap validates metadata and values without touching their contents: both
 // 8-byte aligned, values holding 1..MaxCounters records, metadata at least
-// MetadataToValuesRatio times as long as values (Agrona's rule, which also
+// metadataToValuesRatio times as long as values (Agrona's rule, which also
 // guarantees a metadata record for every value record).
 func wrap(metadata, values []byte) (regions, error) {
 	m, err := atomicbuf.New(metadata)
@@ -28,12 +28,12 @@ func wrap(metadata, values []byte) (regions, error) {
 	if err != nil {
 		return regions{}, fmt.Errorf("%w: values: %w", ErrMisaligned, err)
 	}
-	n := len(values) / ValueRecordLength
+	n := len(values) / valueRecordLength
 	if n < 1 || n > MaxCounters {
 		return regions{}, fmt.Errorf("%w: values region of %d bytes holds %d counters, want 1..%d", ErrCapacity, len(values), n, MaxCounters)
 	}
-	if len(metadata) < MetadataToValuesRatio*len(values) {
-		return regions{}, fmt.Errorf("%w: metadata buffer is too small: %d bytes, want >= %d (%d x values)", ErrCapacity, len(metadata), MetadataToValuesRatio*len(values), MetadataToValuesRatio)
+	if len(metadata) < metadataToValuesRatio*len(values) {
+		return regions{}, fmt.Errorf("%w: metadata buffer is too small: %d bytes, want >= %d (%d x values)", ErrCapacity, len(metadata), metadataToValuesRatio*len(values), metadataToValuesRatio)
 	}
 	return regions{meta: m, vals: v, maxID: n - 1}, nil
 }
@@ -47,8 +47,8 @@ func NewRegions(n int) (metadata, values []byte, err error) {
 		return nil, nil, err
 	}
 	metadata = atomicbuf.Make(r.MetadataLength).Bytes()
-	raw := atomicbuf.Make(r.ValuesLength + ValueRecordLength).Bytes()
-	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & (ValueRecordLength - 1))
+	raw := atomicbuf.Make(r.ValuesLength + valueRecordLength).Bytes()
+	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & (valueRecordLength - 1))
 	values = raw[skip : skip+r.ValuesLength : skip+r.ValuesLength]
 	return metadata, values, nil
 }
@@ -64,36 +64,36 @@ func (r *regions) checkID(id int) error {
 // guarantees every record of such an id lies inside its region, 8-aligned.
 
 func (r *regions) state(id int) int32 {
-	return r.meta.Int32At(metadataOffset(id) + StateOffset).Load()
+	return r.meta.Int32At(metadataOffset(id) + stateOffset).Load()
 }
 
 func (r *regions) typeID(id int) int32 {
-	return r.meta.Int32At(metadataOffset(id) + TypeIDOffset).Load()
+	return r.meta.Int32At(metadataOffset(id) + typeIDOffset).Load()
 }
 
 func (r *regions) deadline(id int) int64 {
-	return r.meta.Int64At(metadataOffset(id) + FreeForReuseDeadlineOffset).Load()
+	return r.meta.Int64At(metadataOffset(id) + freeForReuseDeadlineOffset).Load()
 }
 
 func (r *regions) valueWord(id int) *atomic.Int64 {
-	return r.vals.Int64At(valueOffset(id) + ValueOffset)
+	return r.vals.Int64At(valueOffset(id) + valueFieldOffset)
 }
 
 func (r *regions) registrationID(id int) int64 {
-	return r.vals.Int64At(valueOffset(id) + RegistrationIDOffset).Load()
+	return r.vals.Int64At(valueOffset(id) + registrationIDOffset).Load()
 }
 
 func (r *regions) ownerID(id int) int64 {
-	return r.vals.Int64At(valueOffset(id) + OwnerIDOffset).Load()
+	return r.vals.Int64At(valueOffset(id) + ownerIDOffset).Load()
 }
 
 func (r *regions) referenceID(id int) int64 {
-	return r.vals.Int64At(valueOffset(id) + ReferenceIDOffset).Load()
+	return r.vals.Int64At(valueOffset(id) + referenceIDOffset).Load()
 }
 
 // labelLength loads id's label length and checks it.
 func (r *regions) labelLength(id int) (int, error) {
-	n := r.meta.Int32At(metadataOffset(id) + LabelLengthOffset).Load()
+	n := r.meta.Int32At(metadataOffset(id) + labelLengthOffset).Load()
 	if n < 0 || n > MaxLabelLength {
 		return 0, corrupt("counter %d: label length %d, want 0..%d", id, n, MaxLabelLength)
 	}

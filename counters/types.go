@@ -5,31 +5,31 @@ import "strconv"
 // Type ids of duty's own counters. Type ids are application-defined in
 // Agrona; Aeron uses 0 (system counters) and small positive numbers (1
 // publisher limit, 4 subscriber position, 11 client heartbeat, 100s for
-// archive and cluster). duty reserves TypeIDDutyMin..TypeIDDutyMax and never
+// archive and cluster). duty reserves typeIDDutyMin..TypeIDDutyMax and never
 // allocates outside it; applications that put their own counters in the
 // same regions use TypeIDUserMin and above. docs/counters.md lists what the
 // key and label of each type hold.
 const (
-	// TypeIDDutyMin is the first type id reserved for duty.
-	TypeIDDutyMin int32 = 1000
+	// typeIDDutyMin is the first type id reserved for duty.
+	typeIDDutyMin int32 = 1000
 
 	// TypeSubscriberPosition: a subscriber's position in a publication or
 	// mailbox log (Aeron sub-pos). Single writer: the subscriber.
 	TypeSubscriberPosition int32 = 1000
-	// TypePublisherLimit: the position a publisher may write up to (Aeron
+	// typePublisherLimit: the position a publisher may write up to (Aeron
 	// pub-lmt). Single writer: whoever computes the limit.
-	TypePublisherLimit int32 = 1001
-	// TypePublisherPosition: a publisher's position (Aeron pub-pos).
-	TypePublisherPosition int32 = 1002
+	typePublisherLimit int32 = 1001
+	// typePublisherPosition: a publisher's position (Aeron pub-pos).
+	typePublisherPosition int32 = 1002
 	// TypeHeartbeat: a participant's liveness heartbeat, epoch ms (Aeron
 	// client heartbeat, type 11).
 	TypeHeartbeat int32 = 1003
 	// TypeUnblockedClaims: claims left by dead producers that a consumer
 	// turned into padding (Aeron UNBLOCKED_PUBLICATIONS/COMMANDS).
 	TypeUnblockedClaims int32 = 1004
-	// TypeFlowControlTimeouts: subscribers dropped from flow control
+	// typeFlowControlTimeouts: subscribers dropped from flow control
 	// because their heartbeat went stale.
-	TypeFlowControlTimeouts int32 = 1005
+	typeFlowControlTimeouts int32 = 1005
 	// TypeBackPressureEvents: offers refused as back-pressured.
 	TypeBackPressureEvents int32 = 1006
 	// TypeMailboxDepth: messages (or bytes) waiting in a mailbox.
@@ -43,11 +43,11 @@ const (
 	// TypeLongestCycleNs: the longest duty cycle seen, in nanoseconds
 	// (ProposeMax).
 	TypeLongestCycleNs int32 = 1011
-	// TypeTornMessages: messages a reader found overwritten or torn and
+	// typeTornMessages: messages a reader found overwritten or torn and
 	// discarded.
-	TypeTornMessages int32 = 1012
-	// TypeLappedReceivers: broadcast receivers lapped by the transmitter.
-	TypeLappedReceivers int32 = 1013
+	typeTornMessages int32 = 1012
+	// typeLappedReceivers: broadcast receivers lapped by the transmitter.
+	typeLappedReceivers int32 = 1013
 	// TypeDelivered: messages a mailbox delivered to its handler.
 	TypeDelivered int32 = 1014
 	// TypeConsumedBytes: bytes a consumer released from its ring (records
@@ -73,27 +73,27 @@ const (
 	// policy (package runner's Group).
 	TypeRestarts int32 = 1022
 
-	// TypeIDDutyMax is the last type id reserved for duty.
-	TypeIDDutyMax int32 = 1099
+	// typeIDDutyMax is the last type id reserved for duty.
+	typeIDDutyMax int32 = 1099
 	// TypeIDUserMin is the first type id suggested for applications.
 	TypeIDUserMin int32 = 1100
 )
 
 var typeNames = map[int32]string{
 	TypeSubscriberPosition:  "sub-pos",
-	TypePublisherLimit:      "pub-lmt",
-	TypePublisherPosition:   "pub-pos",
+	typePublisherLimit:      "pub-lmt",
+	typePublisherPosition:   "pub-pos",
 	TypeHeartbeat:           "heartbeat",
 	TypeUnblockedClaims:     "unblocked-claims",
-	TypeFlowControlTimeouts: "flow-control-timeouts",
+	typeFlowControlTimeouts: "flow-control-timeouts",
 	TypeBackPressureEvents:  "back-pressure",
 	TypeMailboxDepth:        "mailbox-depth",
 	TypeDutyCycles:          "duty-cycles",
 	TypeTotalWork:           "total-work",
 	TypeErrors:              "errors",
 	TypeLongestCycleNs:      "longest-cycle-ns",
-	TypeTornMessages:        "torn-messages",
-	TypeLappedReceivers:     "lapped-receivers",
+	typeTornMessages:        "torn-messages",
+	typeLappedReceivers:     "lapped-receivers",
 	TypeDelivered:           "delivered",
 	TypeConsumedBytes:       "consumed-bytes",
 	TypeRefusedClosed:       "refused-closed",
@@ -169,9 +169,9 @@ func KindOf(typeID int32) Kind {
 	return KindCounter
 }
 
-// UserTypeNumber returns n of a type id made by UserType (for a label
+// userTypeNumber returns n of a type id made by UserType (for a label
 // such as "user:3"), and false below TypeIDUserMin.
-func UserTypeNumber(typeID int32) (int32, bool) {
+func userTypeNumber(typeID int32) (int32, bool) {
 	if typeID < TypeIDUserMin {
 		return 0, false
 	}
@@ -186,7 +186,7 @@ func TypeName(typeID int32) string {
 	if n, ok := typeNames[typeID]; ok {
 		return n
 	}
-	if n, ok := UserTypeNumber(typeID); ok {
+	if n, ok := userTypeNumber(typeID); ok {
 		return "user:" + strconv.Itoa(int(n))
 	}
 	return strconv.Itoa(int(typeID))

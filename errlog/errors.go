@@ -9,7 +9,7 @@ import (
 
 var (
 	// ErrCorrupt reports a record that a correct writer cannot have
-	// written: a length between 1 and HeaderLength-1, or one that runs
+	// written: a length between 1 and headerLength-1, or one that runs
 	// past the end of the buffer. The buffer is shared memory, possibly
 	// written by another (crashed, buggy or hostile) process: it is never
 	// trusted.

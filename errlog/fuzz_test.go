@@ -26,14 +26,14 @@ func FuzzRead(f *testing.F) {
 		buf := newBuf(len(data))
 		copy(buf, data)
 		n, err := Read(buf, 0, func(o Observation) {
-			if len(o.Text) > len(buf)-HeaderLength {
+			if len(o.Text) > len(buf)-headerLength {
 				t.Fatalf("text of %d bytes in a %d-byte buffer", len(o.Text), len(buf))
 			}
 		})
 		if err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("unexpected error %v", err)
 		}
-		if n > len(buf)/RecordAlignment {
+		if n > len(buf)/recordAlignment {
 			t.Fatalf("%d observations in %d bytes", n, len(buf))
 		}
 		if HasErrors(buf) != (len(buf) >= 4 && int32(uint32(buf[0])|uint32(buf[1])<<8|uint32(buf[2])<<16|uint32(buf[3])<<24) > 0) {
@@ -132,7 +132,7 @@ func fuzzRecordBody(t *testing.T, capacity uint16, ops []byte) {
 			e.count++
 			e.last = max(e.last, now)
 			want = true
-		} else if length := HeaderLength + len(head) + siteLen; used+length <= len(buf) {
+		} else if length := headerLength + len(head) + siteLen; used+length <= len(buf) {
 			index[head] = len(model)
 			model = append(model, modelEntry{head: head, count: 1, first: now, last: now})
 			used += alignRecord(length)

@@ -9,40 +9,40 @@ import "math"
 // bytes written by a Log.
 //
 // The buffer is a sequence of records from offset 0, each starting on a
-// RecordAlignment boundary:
+// recordAlignment boundary:
 //
-//	+0   int32 length: HeaderLength + encoded text bytes (not aligned);
+//	+0   int32 length: headerLength + encoded text bytes (not aligned);
 //	           0 ends the log (stored last, with release semantics)
 //	+4   int32 observation count
 //	+8   int64 last observation time, ms since the Unix epoch
 //	+16  int64 first observation time, ms since the Unix epoch
-//	+24  []byte encoded text (UTF-8), length-HeaderLength bytes
+//	+24  []byte encoded text (UTF-8), length-headerLength bytes
 //
 // The next record starts at the record's offset plus length rounded up to
-// RecordAlignment. All words are little-endian (the native order of every
+// recordAlignment. All words are little-endian (the native order of every
 // platform duty supports).
 const (
-	// RecordAlignment is the alignment of every record (Agrona's
+	// recordAlignment is the alignment of every record (Agrona's
 	// RECORD_ALIGNMENT).
-	RecordAlignment = 8
-	// LengthOffset is the offset of the int32 record length (Agrona's
+	recordAlignment = 8
+	// lengthOffset is the offset of the int32 record length (Agrona's
 	// LENGTH_OFFSET).
-	LengthOffset = 0
-	// ObservationCountOffset is the offset of the int32 observation count
+	lengthOffset = 0
+	// observationCountOffset is the offset of the int32 observation count
 	// (Agrona's OBSERVATION_COUNT_OFFSET).
-	ObservationCountOffset = 4
-	// LastObservationTimestampOffset is the offset of the int64 time of the
+	observationCountOffset = 4
+	// lastObservationTimestampOffset is the offset of the int64 time of the
 	// last observation, epoch ms (Agrona's LAST_OBSERVATION_TIMESTAMP_OFFSET).
-	LastObservationTimestampOffset = 8
-	// FirstObservationTimestampOffset is the offset of the int64 time of the
+	lastObservationTimestampOffset = 8
+	// firstObservationTimestampOffset is the offset of the int64 time of the
 	// first observation, epoch ms (Agrona's FIRST_OBSERVATION_TIMESTAMP_OFFSET).
-	FirstObservationTimestampOffset = 16
-	// EncodedErrorOffset is the offset of the encoded text (Agrona's
+	firstObservationTimestampOffset = 16
+	// encodedErrorOffset is the offset of the encoded text (Agrona's
 	// ENCODED_ERROR_OFFSET).
-	EncodedErrorOffset = 24
-	// HeaderLength is the length of a record's header: the smallest valid
+	encodedErrorOffset = 24
+	// headerLength is the length of a record's header: the smallest valid
 	// record length.
-	HeaderLength = EncodedErrorOffset
+	headerLength = encodedErrorOffset
 
 	// maxRecordLength is the largest record length the int32 length word
 	// holds.
@@ -50,5 +50,5 @@ const (
 )
 
 // alignRecord rounds a record length (at most maxRecordLength) up to
-// RecordAlignment.
-func alignRecord(length int) int { return (length + RecordAlignment - 1) &^ (RecordAlignment - 1) }
+// recordAlignment.
+func alignRecord(length int) int { return (length + recordAlignment - 1) &^ (recordAlignment - 1) }

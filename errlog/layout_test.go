@@ -12,13 +12,13 @@ import (
 // error log"; docs/layouts.md), written out again as literals so that a
 // change to layout.go breaks this test.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
-	require.Equal(t, 8, RecordAlignment)
-	require.Equal(t, 0, LengthOffset)
-	require.Equal(t, 4, ObservationCountOffset)
-	require.Equal(t, 8, LastObservationTimestampOffset)
-	require.Equal(t, 16, FirstObservationTimestampOffset)
-	require.Equal(t, 24, EncodedErrorOffset)
-	require.Equal(t, 24, HeaderLength)
+	require.Equal(t, 8, recordAlignment)
+	require.Equal(t, 0, lengthOffset)
+	require.Equal(t, 4, observationCountOffset)
+	require.Equal(t, 8, lastObservationTimestampOffset)
+	require.Equal(t, 16, firstObservationTimestampOffset)
+	require.Equal(t, 24, encodedErrorOffset)
+	require.Equal(t, 24, headerLength)
 	require.Equal(t, 1<<31-1, maxRecordLength)
 	for _, c := range []struct{ in, want int }{{24, 24}, {25, 32}, {31, 32}, {32, 32}, {maxRecordLength, 1 << 31}} {
 		require.Equal(t, c.want, alignRecord(c.in), c.in)

@@ -137,10 +137,10 @@ func (l *Log) record(err error, skip int) bool {
 // when the record does not fit. Called under mu.
 func (l *Log) append(h uint64, k *key, now int64) bool {
 	capacity := l.buf.Len()
-	if l.next > capacity-HeaderLength {
+	if l.next > capacity-headerLength {
 		return false
 	}
-	room := min(maxRecordLength, capacity-l.next) - HeaderLength
+	room := min(maxRecordLength, capacity-l.next) - headerLength
 	text, fits := encode(l.encoded[:0], k, room)
 	l.encoded = text
 	if cap(text) > maxRetained {
@@ -150,19 +150,19 @@ func (l *Log) append(h uint64, k *key, now int64) bool {
 		return false
 	}
 	off := l.next
-	length := HeaderLength + len(text)
-	copy(l.buf.Bytes()[off+EncodedErrorOffset:], text)
-	l.buf.Int32At(off + ObservationCountOffset).Store(1)
-	l.buf.Int64At(off + FirstObservationTimestampOffset).Store(now)
-	l.buf.Int64At(off + LastObservationTimestampOffset).Store(now)
+	length := headerLength + len(text)
+	copy(l.buf.Bytes()[off+encodedErrorOffset:], text)
+	l.buf.Int32At(off + observationCountOffset).Store(1)
+	l.buf.Int64At(off + firstObservationTimestampOffset).Store(now)
+	l.buf.Int64At(off + lastObservationTimestampOffset).Store(now)
 	end := off + alignRecord(length)
 	// A buffer left by a writer that died mid-record may hold text where
 	// the next length word goes: zero it before publishing, so that a
 	// reader always finds the end of the log after the last record.
-	if end <= capacity-HeaderLength {
-		l.buf.Int32At(end + LengthOffset).Store(0)
+	if end <= capacity-headerLength {
+		l.buf.Int32At(end + lengthOffset).Store(0)
 	}
-	atomicbuf.StoreRelease32(l.buf.Int32At(off+LengthOffset), int32(length))
+	atomicbuf.StoreRelease32(l.buf.Int32At(off+lengthOffset), int32(length))
 	l.next = end
 
 	o := newObservation(off, k)
@@ -176,14 +176,14 @@ func (l *Log) append(h uint64, k *key, now int64) bool {
 // Agrona's add and store: the count stops at MaxInt32 instead of wrapping
 // negative, and the last time never moves backwards when recorders race.
 func (l *Log) observe(off int, now int64) {
-	count := l.buf.Int32At(off + ObservationCountOffset)
+	count := l.buf.Int32At(off + observationCountOffset)
 	for {
 		c := count.Load()
 		if c == math.MaxInt32 || count.CompareAndSwap(c, c+1) {
 			break
 		}
 	}
-	last := l.buf.Int64At(off + LastObservationTimestampOffset)
+	last := l.buf.Int64At(off + lastObservationTimestampOffset)
 	for {
 		t := last.Load()
 		if t >= now || last.CompareAndSwap(t, now) {

@@ -338,7 +338,7 @@ func TestFullLogKeepsWhatItHas(t *testing.T) {
 		require.Equal(t, int64(100+i), o.Last.UnixMilli())
 	}
 	require.LessOrEqual(t, l.next, len(buf))
-	require.Greater(t, l.next+HeaderLength+len(obs[0].Text), len(buf), "the next record did not fit")
+	require.Greater(t, l.next+headerLength+len(obs[0].Text), len(buf), "the next record did not fit")
 }
 
 // Exact fits, off by one, and sizes that would overflow a naive check.
@@ -355,11 +355,11 @@ func TestRecordSizesAtTheEdges(t *testing.T) {
 		{func() int { return 1 << 12 }, true},
 		{func() int { return 0 }, false},
 		{func() int { return 4 }, false},
-		{func() int { return HeaderLength }, false},
+		{func() int { return headerLength }, false},
 		{func() int { return need - 1 }, false},
 		{func() int { return need }, true},
 		{func() int { return need + 1 }, true},
-		{func() int { return alignRecord(need) + HeaderLength }, true},
+		{func() int { return alignRecord(need) + headerLength }, true},
 	} {
 		capacity := c.capacity()
 		buf := newBuf(capacity)
@@ -373,7 +373,7 @@ func TestRecordSizesAtTheEdges(t *testing.T) {
 		}
 		if i == 0 {
 			text = readAll(t, buf)[0].Text
-			need = HeaderLength + len(text)
+			need = headerLength + len(text)
 		}
 		require.Equal(t, []bool{c.ok, c.ok, i == 0}, oks, "capacity %d, need %d", capacity, need)
 		if c.ok {
@@ -404,7 +404,7 @@ func TestCountSaturates(t *testing.T) {
 	for i := range 3 {
 		require.True(t, l.Record(errors.New("many")))
 		if i == 0 {
-			put32(buf, ObservationCountOffset, math.MaxInt32-1)
+			put32(buf, observationCountOffset, math.MaxInt32-1)
 		}
 	}
 	require.Equal(t, int64(math.MaxInt32), readAll(t, buf)[0].Count)

@@ -37,11 +37,11 @@ type Observation struct {
 // buf may be written concurrently by a Log, in this process or in another
 // one mapping the same memory: Read only loads from it and sees every
 // record published before it reached that record. It trusts nothing: a
-// record with a length below HeaderLength (other than 0; negative
+// record with a length below headerLength (other than 0; negative
 // included) or running past the end of buf stops the walk with an error
 // wrapping ErrCorrupt, after delivering the records before it (Agrona's
 // reader stops silently on a negative length and clamps one past the end). A buf that is not 8-byte aligned gives ErrMisaligned.
-// The work is bounded by len(buf)/RecordAlignment records whatever buf
+// The work is bounded by len(buf)/recordAlignment records whatever buf
 // holds.
 //
 // Each delivered Text is a new string (one allocation per observation).
@@ -52,14 +52,14 @@ func Read(buf []byte, since int64, fn func(Observation)) (int, error) {
 	}
 	n := 0
 	_, err = walk(b, func(off, length int) {
-		last := b.Int64At(off + LastObservationTimestampOffset).Load()
+		last := b.Int64At(off + lastObservationTimestampOffset).Load()
 		if since > 0 && last < since {
 			return
 		}
-		text := buf[off+EncodedErrorOffset : off+length]
+		text := buf[off+encodedErrorOffset : off+length]
 		fn(Observation{
-			Count: int64(uint32(b.Int32At(off + ObservationCountOffset).Load())),
-			First: time.UnixMilli(b.Int64At(off + FirstObservationTimestampOffset).Load()),
+			Count: int64(uint32(b.Int32At(off + observationCountOffset).Load())),
+			First: time.UnixMilli(b.Int64At(off + firstObservationTimestampOffset).Load()),
 			Last:  time.UnixMilli(last),
 			Text:  string(text),
 		})
@@ -76,7 +76,7 @@ func HasErrors(buf []byte) bool {
 	if err != nil || b.Len() < 4 {
 		return false
 	}
-	return b.Int32At(LengthOffset).Load() > 0
+	return b.Int32At(lengthOffset).Load() > 0
 }
 
 // wrap checks buf's alignment.
@@ -89,21 +89,21 @@ func wrap(buf []byte) (atomicbuf.Buffer, error) {
 }
 
 // walk visits every published record of b in order with its offset and
-// length (HeaderLength <= length <= b.Len()-off), and returns the offset
+// length (headerLength <= length <= b.Len()-off), and returns the offset
 // where the log ends: the first offset whose length word is 0 (or where no
-// header fits). A length below HeaderLength other than 0 (negative
+// header fits). A length below headerLength other than 0 (negative
 // included: no writer stores one) or past the end of b is ErrCorrupt; the
 // returned offset is then that record's.
 func walk(b atomicbuf.Buffer, visit func(off, length int)) (int, error) {
 	capacity := b.Len()
 	off := 0
-	for off <= capacity-HeaderLength {
-		length := int(b.Int32At(off + LengthOffset).Load())
+	for off <= capacity-headerLength {
+		length := int(b.Int32At(off + lengthOffset).Load())
 		switch {
 		case length == 0:
 			return off, nil
-		case length < HeaderLength:
-			return off, corrupt("record at %d: length %d below the header's %d", off, length, HeaderLength)
+		case length < headerLength:
+			return off, corrupt("record at %d: length %d below the header's %d", off, length, headerLength)
 		case length > capacity-off:
 			return off, corrupt("record at %d: length %d past the end of the %d-byte buffer", off, length, capacity)
 		}

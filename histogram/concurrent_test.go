@@ -94,7 +94,7 @@ func TestConcurrentReaders(t *testing.T) {
 		sum += c
 	}
 	require.Equal(t, s.TotalCount, sum)
-	require.Equal(t, recorded, le64(region, TotalCountOffset))
+	require.Equal(t, recorded, le64(region, totalCountOffset))
 }
 
 // nonEmpty returns the first and last index of a non-zero count, or -1, -1.

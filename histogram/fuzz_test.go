@@ -20,17 +20,17 @@ func FuzzReader(f *testing.F) {
 	w.RecordN(1, 3)
 	w.Record(5)
 	f.Add(append([]byte(nil), region...)) // with counts and a clamp
-	f.Add(region[:HeaderLength])          // no room for the counts
+	f.Add(region[:headerLength])          // no room for the counts
 	f.Add(make([]byte, 300))              // not published
 	bad := append([]byte(nil), region...)
-	put64(bad, CountsOffset, -1)
+	put64(bad, countsOffset, -1)
 	f.Add(bad)
 	bad = append([]byte(nil), region...)
-	put32(bad, SignificantFiguresOffset, 0)
+	put32(bad, significantFiguresOffset, 0)
 	f.Add(bad)
 	bad = append([]byte(nil), region...)
-	put64(bad, HighestOffset, 1<<62)
-	put64(bad, CountsLengthOffset, 1<<40)
+	put64(bad, highestOffset, 1<<62)
+	put64(bad, countsLengthOffset, 1<<40)
 	f.Add(bad)
 	f.Add([]byte{})
 

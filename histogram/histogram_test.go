@@ -35,13 +35,13 @@ func TestSizeChecksConfig(t *testing.T) {
 		require.NoError(t, err, "%+v", cfg)
 		require.Zero(t, n%8)
 		g, _ := newGeometry(cfg)
-		require.Equal(t, HeaderLength+8*g.countsLen, n)
+		require.Equal(t, headerLength+8*g.countsLen, n)
 	}
 	// 1..2 at 1 figure: sub-bucket count 32 (> 2*10), one bucket and the
 	// half above it.
 	n, err := Size(Config{Lowest: 1, Highest: 2, SignificantFigures: 1})
 	require.NoError(t, err)
-	require.Equal(t, HeaderLength+8*32, n)
+	require.Equal(t, headerLength+8*32, n)
 }
 
 func TestRecorderChecksArguments(t *testing.T) {
@@ -115,7 +115,7 @@ func TestRecordAndSnapshot(t *testing.T) {
 		sum += c
 	}
 	require.Equal(t, s.TotalCount, sum)
-	require.Equal(t, s.TotalCount, le64(region, TotalCountOffset))
+	require.Equal(t, s.TotalCount, le64(region, totalCountOffset))
 }
 
 func TestRecordNSaturatesTheTotal(t *testing.T) {
@@ -185,7 +185,7 @@ func TestReaderRejectsBadHeaders(t *testing.T) {
 	region := good()
 	_, err := NewReader(region[:len(region)-8])
 	require.ErrorIs(t, err, ErrCorrupt, "region shorter than the counts")
-	_, err = NewReader(region[:HeaderLength-8])
+	_, err = NewReader(region[:headerLength-8])
 	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = NewReader(region[4:])
 	require.ErrorIs(t, err, ErrRegion)
@@ -198,13 +198,13 @@ func TestReaderRejectsBadHeaders(t *testing.T) {
 	for name, spoil := range map[string]func(b []byte){
 		"magic":          func(b []byte) { put32(b, 0, 0x12345678) },
 		"version":        func(b []byte) { put32(b, 4, 2) },
-		"lowest":         func(b []byte) { put64(b, LowestOffset, 0) },
-		"highest":        func(b []byte) { put64(b, HighestOffset, 1) },
-		"figures":        func(b []byte) { put32(b, SignificantFiguresOffset, 9) },
-		"geometry":       func(b []byte) { put64(b, HighestOffset, 100_000) }, // more counts than the length word
-		"counts length":  func(b []byte) { put64(b, CountsLengthOffset, le64(b, CountsLengthOffset)-1) },
-		"label length":   func(b []byte) { put32(b, LabelLengthOffset, MaxLabelLength+1) },
-		"negative label": func(b []byte) { put32(b, LabelLengthOffset, -1) },
+		"lowest":         func(b []byte) { put64(b, lowestOffset, 0) },
+		"highest":        func(b []byte) { put64(b, highestOffset, 1) },
+		"figures":        func(b []byte) { put32(b, significantFiguresOffset, 9) },
+		"geometry":       func(b []byte) { put64(b, highestOffset, 100_000) }, // more counts than the length word
+		"counts length":  func(b []byte) { put64(b, countsLengthOffset, le64(b, countsLengthOffset)-1) },
+		"label length":   func(b []byte) { put32(b, labelLengthOffset, MaxLabelLength+1) },
+		"negative label": func(b []byte) { put32(b, labelLengthOffset, -1) },
 	} {
 		b := good()
 		spoil(b)
@@ -217,12 +217,12 @@ func TestReaderRejectsBadHeaders(t *testing.T) {
 func TestSnapshotRejectsBadWords(t *testing.T) {
 	cfg := Config{Lowest: 1, Highest: 1000, SignificantFigures: 2}
 	for name, spoil := range map[string]func(b []byte){
-		"negative count": func(b []byte) { put64(b, CountsOffset+8, -1) },
-		"sum overflows":  func(b []byte) { put64(b, CountsOffset, math.MaxInt64) },
-		"total above":    func(b []byte) { put64(b, TotalCountOffset, 100) },
-		"clamped above":  func(b []byte) { put64(b, ClampedOffset, 100) },
-		"min below":      func(b []byte) { put64(b, MinOffset, 0) },
-		"max above":      func(b []byte) { put64(b, MaxOffset, 1001) },
+		"negative count": func(b []byte) { put64(b, countsOffset+8, -1) },
+		"sum overflows":  func(b []byte) { put64(b, countsOffset, math.MaxInt64) },
+		"total above":    func(b []byte) { put64(b, totalCountOffset, 100) },
+		"clamped above":  func(b []byte) { put64(b, clampedOffset, 100) },
+		"min below":      func(b []byte) { put64(b, minOffset, 0) },
+		"max above":      func(b []byte) { put64(b, maxOffset, 1001) },
 		"magic changed":  func(b []byte) { put64(b, 0, 1) },
 	} {
 		w, region := newRecorder(t, cfg, "h")
@@ -241,8 +241,8 @@ func TestSnapshotRejectsBadWords(t *testing.T) {
 func TestReaderKeepsItsHeader(t *testing.T) {
 	w, region := newRecorder(t, ns, "h")
 	rd := newReader(t, region)
-	put64(region, HighestOffset, math.MaxInt64)
-	put64(region, CountsLengthOffset, 1<<40)
+	put64(region, highestOffset, math.MaxInt64)
+	put64(region, countsLengthOffset, 1<<40)
 	w.Record(7)
 	s := snapshot(t, rd)
 	require.Equal(t, ns, s.Config)

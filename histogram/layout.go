@@ -10,10 +10,10 @@ import (
 // these numbers; layout_test.go asserts them against raw bytes written by a
 // Recorder and against docs/layouts.md.
 //
-// A region is a HeaderLength-byte header followed by the counts array, one
+// A region is a headerLength-byte header followed by the counts array, one
 // int64 per HdrHistogram counts index, in hdrhistogram-go's order:
 //
-//	  0  int64   magic and version: Magic | Version<<32; 0 until the
+//	  0  int64   magic and version: layoutMagic | layoutVersion<<32; 0 until the
 //	             header is complete, then stored once, last, with release
 //	             semantics
 //	  8  int64   Config.Lowest
@@ -35,48 +35,48 @@ import (
 // sit on different cache lines of a 64-byte aligned region. All words are
 // little-endian (the native order of every platform duty supports).
 const (
-	// MagicVersionOffset is the offset of the int64 magic and version word.
-	MagicVersionOffset = 0
-	// LowestOffset is the offset of the int64 Config.Lowest.
-	LowestOffset = 8
-	// HighestOffset is the offset of the int64 Config.Highest.
-	HighestOffset = 16
-	// SignificantFiguresOffset is the offset of the int32
+	// magicVersionOffset is the offset of the int64 magic and version word.
+	magicVersionOffset = 0
+	// lowestOffset is the offset of the int64 Config.Lowest.
+	lowestOffset = 8
+	// highestOffset is the offset of the int64 Config.Highest.
+	highestOffset = 16
+	// significantFiguresOffset is the offset of the int32
 	// Config.SignificantFigures.
-	SignificantFiguresOffset = 24
-	// LabelLengthOffset is the offset of the int32 label length.
-	LabelLengthOffset = 28
-	// CountsLengthOffset is the offset of the int64 number of counts.
-	CountsLengthOffset = 32
-	// StartMillisOffset is the offset of the int64 start time, epoch ms.
-	StartMillisOffset = 40
-	// LabelOffset is the offset of the label bytes.
-	LabelOffset = 48
+	significantFiguresOffset = 24
+	// labelLengthOffset is the offset of the int32 label length.
+	labelLengthOffset = 28
+	// countsLengthOffset is the offset of the int64 number of counts.
+	countsLengthOffset = 32
+	// startMillisOffset is the offset of the int64 start time, epoch ms.
+	startMillisOffset = 40
+	// labelOffset is the offset of the label bytes.
+	labelOffset = 48
 	// MaxLabelLength is the longest label, in bytes.
 	MaxLabelLength = 64
-	// TotalCountOffset is the offset of the int64 total count.
-	TotalCountOffset = 128
-	// MinOffset is the offset of the int64 minimum recorded value.
-	MinOffset = 136
-	// MaxOffset is the offset of the int64 maximum recorded value.
-	MaxOffset = 144
-	// ClampedOffset is the offset of the int64 count of clamped values.
-	ClampedOffset = 152
-	// CountsOffset is the offset of counts[0]; counts[i] is at
-	// CountsOffset + 8*i.
-	CountsOffset = 192
-	// HeaderLength is the length of the header.
-	HeaderLength = CountsOffset
+	// totalCountOffset is the offset of the int64 total count.
+	totalCountOffset = 128
+	// minOffset is the offset of the int64 minimum recorded value.
+	minOffset = 136
+	// maxOffset is the offset of the int64 maximum recorded value.
+	maxOffset = 144
+	// clampedOffset is the offset of the int64 count of clamped values.
+	clampedOffset = 152
+	// countsOffset is the offset of counts[0]; counts[i] is at
+	// countsOffset + 8*i.
+	countsOffset = 192
+	// headerLength is the length of the header.
+	headerLength = countsOffset
 
-	// Magic is the low 32 bits of the magic and version word: the bytes
+	// layoutMagic is the low 32 bits of the magic and version word: the bytes
 	// "HIST" in memory order.
-	Magic = 0x54534948
-	// Version is the layout version this package writes and reads, the high
+	layoutMagic = 0x54534948
+	// layoutVersion is the layout version this package writes and reads, the high
 	// 32 bits of the magic and version word.
-	Version = 1
-	// MagicVersion is the value of the magic and version word of a
+	layoutVersion = 1
+	// magicVersion is the value of the magic and version word of a
 	// published header.
-	MagicVersion int64 = Version<<32 | Magic
+	magicVersion int64 = layoutVersion<<32 | layoutMagic
 )
 
 // Config is HdrHistogram's parameters: values from Lowest to Highest are
@@ -156,7 +156,7 @@ func newGeometry(cfg Config) (geometry, error) {
 		buckets++
 	}
 	n := (buckets + 1) * g.halfCount
-	if n > (math.MaxInt-HeaderLength)/8 {
+	if n > (math.MaxInt-headerLength)/8 {
 		return geometry{}, fmt.Errorf("%w: %d counts do not fit in memory", ErrConfig, n)
 	}
 	g.countsLen = int(n)
@@ -183,7 +183,7 @@ func (g *geometry) config() Config {
 }
 
 // size is the length of a region with g's counts.
-func (g *geometry) size() int { return HeaderLength + 8*g.countsLen }
+func (g *geometry) size() int { return headerLength + 8*g.countsLen }
 
 // bucket returns the lowest bucket that holds v: the number of doublings
 // of bucket 0's range needed to reach v. OR-ing the mask in makes every v
@@ -237,7 +237,7 @@ func (g *geometry) medianEquivalent(v int64) int64 {
 }
 
 // Size returns the length in bytes of a region holding one histogram of
-// cfg: HeaderLength plus 8 bytes per count. It is a multiple of 8. An
+// cfg: headerLength plus 8 bytes per count. It is a multiple of 8. An
 // invalid cfg gives an error wrapping ErrConfig.
 func Size(cfg Config) (int, error) {
 	g, err := newGeometry(cfg)

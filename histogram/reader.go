@@ -43,58 +43,58 @@ func NewReader(region []byte) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRegion, err)
 	}
-	if len(region) < HeaderLength {
-		if len(region) >= 8 && buf.Int64At(MagicVersionOffset).Load() == 0 {
+	if len(region) < headerLength {
+		if len(region) >= 8 && buf.Int64At(magicVersionOffset).Load() == 0 {
 			return nil, fmt.Errorf("%w: region of %d bytes", ErrNotReady, len(region))
 		}
-		return nil, corrupt("region of %d bytes, shorter than the %d-byte header", len(region), HeaderLength)
+		return nil, corrupt("region of %d bytes, shorter than the %d-byte header", len(region), headerLength)
 	}
-	switch mv := buf.Int64At(MagicVersionOffset).Load(); { // acquire
+	switch mv := buf.Int64At(magicVersionOffset).Load(); { // acquire
 	case mv == 0:
 		return nil, ErrNotReady
-	case int32(mv) != Magic:
-		return nil, corrupt("magic %#x, want %#x", uint32(mv), uint32(Magic))
-	case mv>>32 != Version:
-		return nil, corrupt("layout version %d, this build reads %d", mv>>32, Version)
+	case int32(mv) != layoutMagic:
+		return nil, corrupt("magic %#x, want %#x", uint32(mv), uint32(layoutMagic))
+	case mv>>32 != layoutVersion:
+		return nil, corrupt("layout version %d, this build reads %d", mv>>32, layoutVersion)
 	}
 	le := binary.LittleEndian
 	cfg := Config{
-		Lowest:             int64(le.Uint64(region[LowestOffset:])),
-		Highest:            int64(le.Uint64(region[HighestOffset:])),
-		SignificantFigures: int(int32(le.Uint32(region[SignificantFiguresOffset:]))),
+		Lowest:             int64(le.Uint64(region[lowestOffset:])),
+		Highest:            int64(le.Uint64(region[highestOffset:])),
+		SignificantFigures: int(int32(le.Uint32(region[significantFiguresOffset:]))),
 	}
 	g, err := newGeometry(cfg)
 	if err != nil {
 		return nil, corrupt("%w", err)
 	}
-	if n := int64(le.Uint64(region[CountsLengthOffset:])); n != int64(g.countsLen) {
+	if n := int64(le.Uint64(region[countsLengthOffset:])); n != int64(g.countsLen) {
 		return nil, corrupt("counts length %d, config %+v has %d", n, cfg, g.countsLen)
 	}
 	if len(region) < g.size() {
 		return nil, corrupt("region of %d bytes, histogram of %+v needs %d", len(region), cfg, g.size())
 	}
-	n := int32(le.Uint32(region[LabelLengthOffset:]))
+	n := int32(le.Uint32(region[labelLengthOffset:]))
 	if n < 0 || n > MaxLabelLength {
 		return nil, corrupt("label length %d, want 0..%d", n, MaxLabelLength)
 	}
 	buf, _ = atomicbuf.New(region[:g.size():g.size()])
 	return &Reader{
 		g:       g,
-		label:   string(region[LabelOffset : LabelOffset+n]),
-		start:   int64(le.Uint64(region[StartMillisOffset:])),
-		magic:   buf.Int64At(MagicVersionOffset),
+		label:   string(region[labelOffset : labelOffset+n]),
+		start:   int64(le.Uint64(region[startMillisOffset:])),
+		magic:   buf.Int64At(magicVersionOffset),
 		counts:  countsView(buf, g.countsLen),
-		total:   buf.Int64At(TotalCountOffset),
-		min:     buf.Int64At(MinOffset),
-		max:     buf.Int64At(MaxOffset),
-		clamped: buf.Int64At(ClampedOffset),
+		total:   buf.Int64At(totalCountOffset),
+		min:     buf.Int64At(minOffset),
+		max:     buf.Int64At(maxOffset),
+		clamped: buf.Int64At(clampedOffset),
 	}, nil
 }
 
 // readLabel returns the label of a published header, for error messages.
 func readLabel(b []byte) string {
-	n := min(max(int(int32(binary.LittleEndian.Uint32(b[LabelLengthOffset:]))), 0), MaxLabelLength)
-	return string(b[LabelOffset : LabelOffset+n])
+	n := min(max(int(int32(binary.LittleEndian.Uint32(b[labelLengthOffset:]))), 0), MaxLabelLength)
+	return string(b[labelOffset : labelOffset+n])
 }
 
 // Label returns the histogram's label.
@@ -124,7 +124,7 @@ func (r *Reader) Size() int { return r.g.size() }
 // magic word that changed) gives an error wrapping ErrCorrupt; dst is then
 // unspecified.
 func (r *Reader) Snapshot(dst *Snapshot) error {
-	if r.magic.Load() != MagicVersion {
+	if r.magic.Load() != magicVersion {
 		return corrupt("%q: magic and version word changed to %#x", r.label, r.magic.Load())
 	}
 	floor := r.total.Load()

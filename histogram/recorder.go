@@ -55,32 +55,32 @@ func NewRecorder(region []byte, cfg Config, label string) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if buf.Int64At(MagicVersionOffset).Load() != 0 {
+	if buf.Int64At(magicVersionOffset).Load() != 0 {
 		return nil, fmt.Errorf("%w (label %q)", ErrInUse, readLabel(buf.Bytes()))
 	}
 	b := buf.Bytes()
 	// Nothing below is visible to readers before the magic word: plain
 	// stores suffice.
-	clear(b[MagicVersionOffset+8:])
+	clear(b[magicVersionOffset+8:])
 	le := binary.LittleEndian
-	le.PutUint64(b[LowestOffset:], uint64(cfg.Lowest))
-	le.PutUint64(b[HighestOffset:], uint64(cfg.Highest))
-	le.PutUint32(b[SignificantFiguresOffset:], uint32(cfg.SignificantFigures))
-	le.PutUint32(b[LabelLengthOffset:], uint32(len(label)))
-	le.PutUint64(b[CountsLengthOffset:], uint64(g.countsLen))
-	le.PutUint64(b[StartMillisOffset:], uint64(time.Now().UnixMilli()))
-	copy(b[LabelOffset:LabelOffset+MaxLabelLength], label)
+	le.PutUint64(b[lowestOffset:], uint64(cfg.Lowest))
+	le.PutUint64(b[highestOffset:], uint64(cfg.Highest))
+	le.PutUint32(b[significantFiguresOffset:], uint32(cfg.SignificantFigures))
+	le.PutUint32(b[labelLengthOffset:], uint32(len(label)))
+	le.PutUint64(b[countsLengthOffset:], uint64(g.countsLen))
+	le.PutUint64(b[startMillisOffset:], uint64(time.Now().UnixMilli()))
+	copy(b[labelOffset:labelOffset+MaxLabelLength], label)
 	r := &Recorder{
 		g:       g,
 		counts:  countsView(buf, g.countsLen),
-		total:   buf.Int64At(TotalCountOffset),
-		min:     buf.Int64At(MinOffset),
-		max:     buf.Int64At(MaxOffset),
-		clamped: buf.Int64At(ClampedOffset),
+		total:   buf.Int64At(totalCountOffset),
+		min:     buf.Int64At(minOffset),
+		max:     buf.Int64At(maxOffset),
+		clamped: buf.Int64At(clampedOffset),
 		label:   label,
 	}
 	// Release: publishes every byte written above.
-	atomicbuf.StoreRelease64(buf.Int64At(MagicVersionOffset), MagicVersion)
+	atomicbuf.StoreRelease64(buf.Int64At(magicVersionOffset), magicVersion)
 	return r, nil
 }
 
@@ -110,7 +110,7 @@ func regionBuffer(region []byte, size int) (atomicbuf.Buffer, error) {
 // countsView returns the n counts of a region as atomic words. The caller
 // has checked that buf holds them and is 8-byte aligned.
 func countsView(buf atomicbuf.Buffer, n int) []atomic.Int64 {
-	return unsafe.Slice(buf.Int64At(CountsOffset), n)
+	return unsafe.Slice(buf.Int64At(countsOffset), n)
 }
 
 // Record records one occurrence of v. See RecordN.

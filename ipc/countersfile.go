@@ -136,7 +136,7 @@ func (c *CountersFile) NewReader() (*counters.Reader, error) {
 }
 
 // ReadOnly reports whether the file is mapped read-only (OpenCounters).
-func (c *CountersFile) ReadOnly() bool { return c.readOnly }
+func (c *CountersFile) isReadOnly() bool { return c.readOnly }
 
 // Close releases the CountersFile's reference to its File (see
 // File.Close: the owner's close marks the file closed for other processes).

@@ -160,7 +160,7 @@ func TestCrossProcessCounters(t *testing.T) {
 	cf, err := OpenCounters(ctxT(t), path, WithLiveOwner())
 	require.NoError(t, err)
 	defer cf.Close()
-	require.True(t, cf.ReadOnly())
+	require.True(t, cf.isReadOnly())
 	require.Nil(t, cf.Manager())
 	r := cf.Reader()
 	require.Equal(t, 7, r.MaxCounterID())
@@ -215,7 +215,7 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.Equal(t, seen{id: 1, typeID: counters.TypeHeartbeat, label: "heartbeat: gateway", key: "hb", value: 9, regID: reg4, ownerID: pid}, got[1])
 	deadline, err = r.FreeForReuseDeadline(1)
 	require.NoError(t, err)
-	require.Equal(t, counters.NotFreeToReuse, deadline)
+	require.Equal(t, countersNotFreeToReuse, deadline)
 	found, err := r.FindByRegistrationID(reg1)
 	require.NoError(t, err)
 	require.Equal(t, counters.NullCounterID, found, "the old incarnation is gone")
@@ -254,19 +254,19 @@ func fileSum(t *testing.T, path string) [32]byte {
 }
 
 // TestCountersFileLayout: the section is counters.Layout(n) bytes at
-// offset HeaderLength, metadata then values, and the owner's stores land at
+// offset headerLength, metadata then values, and the owner's stores land at
 // Agrona's offsets in the file.
 func TestCountersFileLayout(t *testing.T) {
 	dir := testDir(t)
 	cf, err := CreateCounters(dir, "c", 10, nil)
 	require.NoError(t, err)
 	defer cf.Close()
-	require.False(t, cf.ReadOnly())
+	require.False(t, cf.isReadOnly())
 	require.True(t, cf.File().IsOwner())
 	require.Equal(t, KindCounters, cf.File().Kind())
 	lay, err := counters.Layout(10)
 	require.NoError(t, err)
-	require.Equal(t, int64(HeaderLength)+alignUp(int64(lay.Length), SectionAlignment), cf.File().Len())
+	require.Equal(t, int64(headerLength)+alignUp(int64(lay.Length), sectionAlignment), cf.File().Len())
 
 	m := cf.Manager()
 	require.Equal(t, 9, m.MaxCounterID())
@@ -279,17 +279,17 @@ func TestCountersFileLayout(t *testing.T) {
 	raw, err := os.ReadFile(cf.File().Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
-	meta := raw[HeaderLength+lay.MetadataOffset:]
-	vals := raw[HeaderLength+lay.ValuesOffset:]
-	rec := meta[1*counters.MetadataRecordLength:]
-	require.Equal(t, uint32(counters.StateAllocated), le.Uint32(rec[counters.StateOffset:]))
-	require.Equal(t, uint32(counters.TypeTotalWork), le.Uint32(rec[counters.TypeIDOffset:]))
-	require.Equal(t, uint64(counters.NotFreeToReuse), le.Uint64(rec[counters.FreeForReuseDeadlineOffset:]))
-	require.Equal(t, byte('k'), rec[counters.KeyOffset])
-	require.Equal(t, uint32(len("total-work: x")), le.Uint32(rec[counters.LabelLengthOffset:]))
-	require.Equal(t, "total-work: x", string(rec[counters.LabelOffset:counters.LabelOffset+len("total-work: x")]))
-	require.Equal(t, uint64(77), le.Uint64(vals[1*counters.ValueRecordLength+counters.ValueOffset:]))
-	require.Equal(t, uint64(c.RegistrationID()), le.Uint64(vals[1*counters.ValueRecordLength+counters.RegistrationIDOffset:]))
+	meta := raw[headerLength+lay.MetadataOffset:]
+	vals := raw[headerLength+lay.ValuesOffset:]
+	rec := meta[1*countersMetadataRecordLength:]
+	require.Equal(t, uint32(counters.StateAllocated), le.Uint32(rec[countersStateOffset:]))
+	require.Equal(t, uint32(counters.TypeTotalWork), le.Uint32(rec[countersTypeIDOffset:]))
+	require.Equal(t, uint64(countersNotFreeToReuse), le.Uint64(rec[countersFreeForReuseDeadlineOffset:]))
+	require.Equal(t, byte('k'), rec[countersKeyOffset])
+	require.Equal(t, uint32(len("total-work: x")), le.Uint32(rec[countersLabelLengthOffset:]))
+	require.Equal(t, "total-work: x", string(rec[countersLabelOffset:countersLabelOffset+len("total-work: x")]))
+	require.Equal(t, uint64(77), le.Uint64(vals[1*countersValueRecordLength+countersValueOffset:]))
+	require.Equal(t, uint64(c.RegistrationID()), le.Uint64(vals[1*countersValueRecordLength+countersRegistrationIDOffset:]))
 
 	// The default reuse timeout is Aeron's: a freed id is not reused at once.
 	require.NoError(t, c.Close())
@@ -342,7 +342,7 @@ func TestCountersFileBadArguments(t *testing.T) {
 
 	// A file that is not a duty file at all.
 	junk := filepath.Join(dir, "junk")
-	require.NoError(t, os.WriteFile(junk, append([]byte("NOTDUTY!"), make([]byte, 2*HeaderLength)...), 0o600))
+	require.NoError(t, os.WriteFile(junk, append([]byte("NOTDUTY!"), make([]byte, 2*headerLength)...), 0o600))
 	_, err = OpenCounters(ctxT(t), junk)
 	require.ErrorIs(t, err, ErrNotDutyFile)
 }
@@ -395,7 +395,7 @@ func TestOpenReadOnly(t *testing.T) {
 	var fe *FaultError
 	require.ErrorAs(t, err, &fe)
 	require.False(t, fe.Truncated)
-	hb, err := f.SpareSlot(0)
+	hb, err := f.spareSlotAt(0)
 	require.NoError(t, err)
 	require.ErrorIs(t, f.Guard(func() error { hb[0] = 1; return nil }), ErrFault)
 	require.NoError(t, f.Close())
@@ -497,8 +497,24 @@ func ExampleCreateCounters() {
 		fmt.Println(id, counters.TypeName(typeID), label, value)
 		return true
 	})
-	fmt.Println("read-only:", view.ReadOnly())
+	fmt.Println("read-only:", !view.File().IsOwner())
 	// Output:
 	// 0 back-pressure back-pressure: orders 3
 	// read-only: true
 }
+
+// The counters records' layout, from docs/layouts.md (the counters
+// package keeps its offsets unexported).
+const (
+	countersValueRecordLength                = 128
+	countersValueOffset                      = 0
+	countersRegistrationIDOffset             = 8
+	countersMetadataRecordLength             = 512
+	countersStateOffset                      = 0
+	countersTypeIDOffset                     = 4
+	countersFreeForReuseDeadlineOffset       = 8
+	countersKeyOffset                        = 16
+	countersLabelLengthOffset                = 128
+	countersLabelOffset                      = 132
+	countersNotFreeToReuse             int64 = 1<<63 - 1
+)

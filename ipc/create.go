@@ -53,10 +53,10 @@ var checkSpaceFn = checkSpace
 // name is created again, or ErrExists returned if someone else has taken
 // it), and must call Heartbeat more often than the liveness timeout
 // (WithLivenessTimeout, default 10 s) for other processes to see it alive.
-// Sections start on SectionAlignment boundaries and are zero.
+// Sections start on sectionAlignment boundaries and are zero.
 func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File, error) {
 	c := newConfig(opts)
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return nil, err
 	}
 	if kind < 1 {
@@ -147,17 +147,17 @@ func replaceStale(path string, c config) error {
 
 // layout computes the header fields that depend only on the sections.
 func layout(kind Kind, sections []int) (header, error) {
-	if len(sections) < 1 || len(sections) > MaxSections {
-		return header{}, fmt.Errorf("%w: %d sections, want 1 to %d", ErrArgument, len(sections), MaxSections)
+	if len(sections) < 1 || len(sections) > maxSections {
+		return header{}, fmt.Errorf("%w: %d sections, want 1 to %d", ErrArgument, len(sections), maxSections)
 	}
-	h := header{version: LayoutVersion, kind: kind, sections: make([]section, len(sections))}
-	off := int64(HeaderLength)
+	h := header{version: fileLayoutVersion, kind: kind, sections: make([]section, len(sections))}
+	off := int64(headerLength)
 	for i, n := range sections {
 		if n <= 0 || int64(n) > maxFileLength-off {
 			return header{}, fmt.Errorf("%w: section %d of %d bytes", ErrArgument, i, n)
 		}
 		h.sections[i] = section{offset: off, length: int64(n)}
-		off = alignUp(off+int64(n), SectionAlignment)
+		off = alignUp(off+int64(n), sectionAlignment)
 	}
 	if off > maxFileLength || off != int64(int(off)) {
 		return header{}, fmt.Errorf("%w: file of %d bytes", ErrArgument, off)
@@ -345,19 +345,19 @@ func lockNew(fd int) error {
 func writeHeader(b []byte, h header) {
 	le := binary.LittleEndian
 	(*atomic.Uint64)(unsafe.Pointer(&b[magicOffset])).Store(magicWord)
-	le.PutUint32(b[KindOffset:], uint32(h.kind))
-	le.PutUint32(b[headerLengthOffset:], HeaderLength)
-	le.PutUint32(b[SectionCountOffset:], uint32(len(h.sections)))
-	le.PutUint32(b[sectionAlignmentOffset:], SectionAlignment)
+	le.PutUint32(b[kindOffset:], uint32(h.kind))
+	le.PutUint32(b[headerLengthOffset:], headerLength)
+	le.PutUint32(b[sectionCountOffset:], uint32(len(h.sections)))
+	le.PutUint32(b[sectionAlignmentOffset:], sectionAlignment)
 	le.PutUint64(b[fileLengthOffset:], uint64(h.fileLength))
 	le.PutUint64(b[ownerPIDOffset:], uint64(h.ownerPID))
-	le.PutUint64(b[OwnerStartTimeOffset:], uint64(h.ownerStartTime))
+	le.PutUint64(b[ownerStartTimeOffset:], uint64(h.ownerStartTime))
 	le.PutUint64(b[createdOffset:], uint64(h.created))
 	le.PutUint64(b[livenessTimeoutOffset:], uint64(h.livenessTimeout))
 	for i, s := range h.sections {
 		e := sectionEntry(i)
-		le.PutUint64(b[e+SectionOffsetField:], uint64(s.offset))
-		le.PutUint64(b[e+SectionLengthField:], uint64(s.length))
+		le.PutUint64(b[e+sectionOffsetField:], uint64(s.offset))
+		le.PutUint64(b[e+sectionLengthField:], uint64(s.length))
 	}
 	(*atomic.Int64)(unsafe.Pointer(&b[heartbeatOffset])).Store(h.created)
 	(*atomic.Int32)(unsafe.Pointer(&b[versionOffset])).Store(h.version)

@@ -235,7 +235,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, OwnerAlive, l.State, l.String())
 	require.Equal(t, owner.Cmd.Process.Pid, l.PID)
-	require.True(t, o.File().OwnerAlive(now))
+	require.True(t, o.File().ownerAlive(now))
 
 	later := WithClock(clock.Func(func() time.Time { return now.Add(time.Hour) }))
 	require.ErrorIs(t, RemoveIfStale(path, later), ErrOwnerAlive)
@@ -261,7 +261,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	n, err := CreateRing(dir, "owned", 1024, WithReplaceStale(), later)
 	require.NoError(t, err, "a dead owner's file is replaced")
 	defer n.Close()
-	require.True(t, n.File().OwnerAlive(now.Add(time.Hour)), "its heartbeat is the injected clock's")
+	require.True(t, n.File().ownerAlive(now.Add(time.Hour)), "its heartbeat is the injected clock's")
 	require.NoError(t, o.Write(testTypeID, []byte("old mapping still valid")))
 	require.Zero(t, n.poll(t), "the new file is a new ring")
 }

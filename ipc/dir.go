@@ -33,10 +33,10 @@ func DefaultDir() string {
 	return filepath.Join(base, "duty-"+strconv.Itoa(os.Getuid()))
 }
 
-// ValidateName reports ErrName unless name can be a duty file's name in a
+// validateName reports ErrName unless name can be a duty file's name in a
 // directory: not empty, at most 200 bytes, no path separator or NUL, not
 // "." or "..", and not starting with the temporary prefix Create uses.
-func ValidateName(name string) error {
+func validateName(name string) error {
 	switch {
 	case name == "", name == ".", name == "..":
 		return fmt.Errorf("%w: %q", ErrName, name)
@@ -52,7 +52,7 @@ func ValidateName(name string) error {
 
 // Dir is the mailbox files of a directory, opened by name as a sender
 // (OpenMailbox with its options) for a message.Registry. A name that
-// cannot be a file's name (ValidateName) is refused.
+// cannot be a file's name (validateName) is refused.
 func Dir(path string, opts ...Option) MailboxDir {
 	return MailboxDir{path: path, opts: opts}
 }
@@ -66,7 +66,7 @@ type MailboxDir struct {
 // OpenMailbox opens the mailbox file called name in the directory as a
 // sender; the MailboxFile releases it.
 func (d MailboxDir) OpenMailbox(ctx context.Context, name string) (*mailbox.Mailbox, io.Closer, error) {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return nil, nil, err
 	}
 	mb, mf, err := OpenMailbox(ctx, filepath.Join(d.path, name), d.opts...)

@@ -34,9 +34,13 @@ type ErrorLogFile struct {
 // int-indexed, and a record's length is an int32.
 const MaxErrorLogLength = math.MaxInt32
 
+// minErrorLogLength is the shortest error log: one record header (the
+// errlog record layout in docs/layouts.md).
+const minErrorLogLength = 24
+
 // CreateErrorLog creates dir/name (see Create, which reads opts) as a
 // KindErrorLog file whose section holds length bytes of error log
-// (errlog.HeaderLength to MaxErrorLogLength; Aeron's default is 1 MiB), and
+// (minErrorLogLength to MaxErrorLogLength; Aeron's default is 1 MiB), and
 // returns it with the owner's Log over the fresh, zero section. The Log
 // timestamps observations with the clock WithClock gives (default
 // time.Now), in ms since the Unix epoch.
@@ -46,8 +50,8 @@ const MaxErrorLogLength = math.MaxInt32
 // one once its owner is provably dead: read the old one first if its
 // errors matter).
 func CreateErrorLog(dir, name string, length int, opts ...Option) (*ErrorLogFile, error) {
-	if length < errlog.HeaderLength || length > MaxErrorLogLength {
-		return nil, fmt.Errorf("%w: error log of %d bytes, want %d to %d", ErrArgument, length, errlog.HeaderLength, MaxErrorLogLength)
+	if length < minErrorLogLength || length > MaxErrorLogLength {
+		return nil, fmt.Errorf("%w: error log of %d bytes, want %d to %d", ErrArgument, length, minErrorLogLength, MaxErrorLogLength)
 	}
 	f, err := Create(dir, name, KindErrorLog, []int{length}, opts...)
 	if err != nil {
@@ -85,7 +89,7 @@ func (e *ErrorLogFile) File() *File { return e.file }
 func (e *ErrorLogFile) Log() *errlog.Log { return e.log }
 
 // ReadOnly reports whether the file is mapped read-only (OpenErrorLog).
-func (e *ErrorLogFile) ReadOnly() bool { return e.readOnly }
+func (e *ErrorLogFile) isReadOnly() bool { return e.readOnly }
 
 // Read is errlog.Read over the file's section (see it for since, the order
 // and the corruption checks), under Guard: a file truncated under the

@@ -99,7 +99,7 @@ func TestCrossProcessErrorLog(t *testing.T) {
 	view, err := OpenErrorLog(ctxT(t), path)
 	require.NoError(t, err)
 	defer view.Close()
-	require.True(t, view.ReadOnly())
+	require.True(t, view.isReadOnly())
 	require.Nil(t, view.Log())
 	require.Equal(t, map[string]int64{
 		"*errors.errorString: connection reset": 1000,
@@ -123,7 +123,7 @@ func TestCrossProcessErrorLog(t *testing.T) {
 	}, errlogCounts(t, after), "the log outlives its owner")
 }
 
-// TestErrorLogFileLayout: the section is the log, at HeaderLength, with the
+// TestErrorLogFileLayout: the section is the log, at headerLength, with the
 // records at Agrona's offsets, timestamped by the file's clock.
 func TestErrorLogFileLayout(t *testing.T) {
 	dir := testDir(t)
@@ -131,10 +131,10 @@ func TestErrorLogFileLayout(t *testing.T) {
 	ef, err := CreateErrorLog(dir, "errors", 10_000, WithClock(clock.Func(func() time.Time { return at })))
 	require.NoError(t, err)
 	defer ef.Close()
-	require.False(t, ef.ReadOnly())
+	require.False(t, ef.isReadOnly())
 	require.True(t, ef.File().IsOwner())
 	require.Equal(t, KindErrorLog, ef.File().Kind())
-	require.Equal(t, int64(HeaderLength+3*SectionAlignment), ef.File().Len())
+	require.Equal(t, int64(headerLength+3*sectionAlignment), ef.File().Len())
 	for range 2 {
 		require.True(t, ef.Log().Record(errors.New("boom")))
 	}
@@ -142,13 +142,13 @@ func TestErrorLogFileLayout(t *testing.T) {
 	raw, err := os.ReadFile(ef.File().Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
-	require.Equal(t, uint32(4), le.Uint32(raw[KindOffset:]))
-	rec := raw[HeaderLength:]
-	length := int(le.Uint32(rec[errlog.LengthOffset:]))
-	require.Equal(t, uint32(2), le.Uint32(rec[errlog.ObservationCountOffset:]))
-	require.Equal(t, uint64(1_700_000_000_123), le.Uint64(rec[errlog.FirstObservationTimestampOffset:]))
-	require.Equal(t, uint64(1_700_000_000_123), le.Uint64(rec[errlog.LastObservationTimestampOffset:]))
-	require.True(t, strings.HasPrefix(string(rec[errlog.EncodedErrorOffset:length]), "*errors.errorString: boom\n\tat "))
+	require.Equal(t, uint32(4), le.Uint32(raw[kindOffset:]))
+	rec := raw[headerLength:]
+	length := int(le.Uint32(rec[errlogLengthOffset:]))
+	require.Equal(t, uint32(2), le.Uint32(rec[errlogObservationCountOffset:]))
+	require.Equal(t, uint64(1_700_000_000_123), le.Uint64(rec[errlogFirstObservationTimestampOffset:]))
+	require.Equal(t, uint64(1_700_000_000_123), le.Uint64(rec[errlogLastObservationTimestampOffset:]))
+	require.True(t, strings.HasPrefix(string(rec[errlogEncodedErrorOffset:length]), "*errors.errorString: boom\n\tat "))
 	require.True(t, errlog.HasErrors(rec[:10_000]))
 }
 
@@ -157,7 +157,7 @@ func TestErrorLogFileLayout(t *testing.T) {
 // records.
 func TestErrorLogFileBadArguments(t *testing.T) {
 	dir := testDir(t)
-	for _, n := range []int{-1, 0, errlog.HeaderLength - 1, math.MaxInt32 + 1} {
+	for _, n := range []int{-1, 0, minErrorLogLength - 1, math.MaxInt32 + 1} {
 		_, err := CreateErrorLog(dir, "bad", n)
 		require.ErrorIs(t, err, ErrArgument, n)
 	}
@@ -167,7 +167,7 @@ func TestErrorLogFileBadArguments(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing left behind")
 
-	ef, err := CreateErrorLog(dir, "dup", errlog.HeaderLength)
+	ef, err := CreateErrorLog(dir, "dup", minErrorLogLength)
 	require.NoError(t, err)
 	defer ef.Close()
 	_, err = CreateErrorLog(dir, "dup", 4096)
@@ -236,3 +236,13 @@ func ExampleCreateErrorLog() {
 	// Output:
 	// 3 *errors.errorString: connection reset
 }
+
+// The error log record's layout, from docs/layouts.md (the errlog package
+// keeps its offsets unexported).
+const (
+	errlogLengthOffset                    = 0
+	errlogObservationCountOffset          = 4
+	errlogLastObservationTimestampOffset  = 8
+	errlogFirstObservationTimestampOffset = 16
+	errlogEncodedErrorOffset              = 24
+)

@@ -12,7 +12,7 @@ import (
 // Sentinel errors. Functions wrap them with the path and the numbers that
 // failed (fmt.Errorf with %w); test with errors.Is.
 var (
-	// ErrNotDutyFile reports a file whose first 8 bytes are not Magic, or a
+	// ErrNotDutyFile reports a file whose first 8 bytes are not fileMagic, or a
 	// path that names no regular file (a directory, a socket, a device, a
 	// symbolic link where links are not followed).
 	ErrNotDutyFile = errors.New("ipc: not a duty file")
@@ -80,7 +80,7 @@ func (e *fsSentinel) Unwrap() error { return e.fs }
 type VersionError struct {
 	Path      string
 	Found     int32 // the file's version
-	Supported int32 // LayoutVersion
+	Supported int32 // fileLayoutVersion
 }
 
 func (e *VersionError) Error() string {

@@ -39,7 +39,11 @@ func ExampleCreateRing() {
 	}
 	_ = owner.File().Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
 	_, _ = owner.Read(func(typeID int32, p []byte) { fmt.Printf("type %d: %s\n", typeID, p) }, 10)
-	fmt.Println("owner alive:", peer.File().OwnerAlive(time.Now()))
+	lv, err := peer.File().Liveness(time.Now(), 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("owner alive:", lv.State == ipc.OwnerAlive)
 	// Output:
 	// type 1: buy 100
 	// owner alive: true

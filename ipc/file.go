@@ -89,7 +89,7 @@ func (f *File) Path() string { return f.path }
 func (f *File) Kind() Kind { return f.hdr.kind }
 
 // Version returns the file's layout version.
-func (f *File) Version() int32 { return f.hdr.version }
+func (f *File) layoutVersion() int32 { return f.hdr.version }
 
 // Created returns the creation time in the header (ms precision): with the
 // path's inode, what tells a file from another one created later at the
@@ -219,20 +219,20 @@ func (f *File) Section(i int) ([]byte, error) {
 	return f.data[s.offset : s.offset+s.length : s.offset+s.length], nil
 }
 
-// SpareSlot returns spare slot i of the header (SpareSlotLength bytes,
+// SpareSlot returns spare slot i of the header (spareSlotLength bytes,
 // 8-byte aligned, zero at creation), aliasing the mapping, for words that
 // layers built on this package keep per file (a closed state, consumer
 // liveness). Access its words only with sync/atomic (internal/atomicbuf).
 // Lifetime as for Section.
-func (f *File) SpareSlot(i int) ([]byte, error) {
+func (f *File) spareSlotAt(i int) ([]byte, error) {
 	if err := f.live(); err != nil {
 		return nil, err
 	}
-	if i < 0 || i >= SpareSlotCount {
-		return nil, fmt.Errorf("%w: spare slot %d of %d", ErrArgument, i, SpareSlotCount)
+	if i < 0 || i >= spareSlotCount {
+		return nil, fmt.Errorf("%w: spare slot %d of %d", ErrArgument, i, spareSlotCount)
 	}
 	o := spareSlot(i)
-	return f.data[o : o+SpareSlotLength : o+SpareSlotLength], nil
+	return f.data[o : o+spareSlotLength : o+spareSlotLength], nil
 }
 
 // Heartbeat stores nowMillis (milliseconds since the Unix epoch: it is
@@ -342,57 +342,57 @@ func (f *File) guarded(fn func() error) error {
 	})
 }
 
-// readHeader decodes and validates a header from b (at least HeaderLength
+// readHeader decodes and validates a header from b (at least headerLength
 // bytes read from the file: a copy, not the mapping). size is the file's
 // current size. It checks, in order: magic, version, header fields, section
 // table, and the declared length against size.
 func readHeader(path string, b []byte, size int64) (header, error) {
 	le := binary.LittleEndian
 	var h header
-	if string(b[magicOffset:magicOffset+len(Magic)]) != Magic {
-		return h, fmt.Errorf("%w: %s: magic %q", ErrNotDutyFile, path, b[magicOffset:magicOffset+len(Magic)])
+	if string(b[magicOffset:magicOffset+len(fileMagic)]) != fileMagic {
+		return h, fmt.Errorf("%w: %s: magic %q", ErrNotDutyFile, path, b[magicOffset:magicOffset+len(fileMagic)])
 	}
 	h.version = int32(le.Uint32(b[versionOffset:]))
 	if h.version == 0 {
 		return h, errNotInitialised
 	}
-	if h.version < 0 || h.version > LayoutVersion {
-		return h, &VersionError{Path: path, Found: h.version, Supported: LayoutVersion}
+	if h.version < 0 || h.version > fileLayoutVersion {
+		return h, &VersionError{Path: path, Found: h.version, Supported: fileLayoutVersion}
 	}
-	h.kind = Kind(le.Uint32(b[KindOffset:]))
+	h.kind = Kind(le.Uint32(b[kindOffset:]))
 	hl := int32(le.Uint32(b[headerLengthOffset:]))
-	count := int32(le.Uint32(b[SectionCountOffset:]))
+	count := int32(le.Uint32(b[sectionCountOffset:]))
 	align := int32(le.Uint32(b[sectionAlignmentOffset:]))
 	h.fileLength = int64(le.Uint64(b[fileLengthOffset:]))
 	h.ownerPID = int64(le.Uint64(b[ownerPIDOffset:]))
-	h.ownerStartTime = int64(le.Uint64(b[OwnerStartTimeOffset:]))
+	h.ownerStartTime = int64(le.Uint64(b[ownerStartTimeOffset:]))
 	h.created = int64(le.Uint64(b[createdOffset:]))
 	h.livenessTimeout = int64(le.Uint64(b[livenessTimeoutOffset:]))
 	switch {
 	case h.kind < 1:
 		return h, fmt.Errorf("%w: %s: kind %d", ErrCorrupt, path, h.kind)
-	case hl != HeaderLength:
-		return h, fmt.Errorf("%w: %s: header length %d, want %d", ErrCorrupt, path, hl, HeaderLength)
-	case align != SectionAlignment:
-		return h, fmt.Errorf("%w: %s: section alignment %d, want %d", ErrCorrupt, path, align, SectionAlignment)
-	case count < 1 || count > MaxSections:
-		return h, fmt.Errorf("%w: %s: %d sections, want 1 to %d", ErrCorrupt, path, count, MaxSections)
-	case h.fileLength < HeaderLength || h.fileLength%SectionAlignment != 0 || h.fileLength > maxFileLength:
+	case hl != headerLength:
+		return h, fmt.Errorf("%w: %s: header length %d, want %d", ErrCorrupt, path, hl, headerLength)
+	case align != sectionAlignment:
+		return h, fmt.Errorf("%w: %s: section alignment %d, want %d", ErrCorrupt, path, align, sectionAlignment)
+	case count < 1 || count > maxSections:
+		return h, fmt.Errorf("%w: %s: %d sections, want 1 to %d", ErrCorrupt, path, count, maxSections)
+	case h.fileLength < headerLength || h.fileLength%sectionAlignment != 0 || h.fileLength > maxFileLength:
 		return h, fmt.Errorf("%w: %s: declared file length %d", ErrCorrupt, path, h.fileLength)
 	case h.livenessTimeout <= 0 || h.livenessTimeout > maxLivenessMillis:
 		return h, fmt.Errorf("%w: %s: liveness timeout %d ms", ErrCorrupt, path, h.livenessTimeout)
 	}
 	h.sections = make([]section, count)
-	next := int64(HeaderLength)
+	next := int64(headerLength)
 	for i := range h.sections {
 		e := sectionEntry(i)
 		s := section{
-			offset: int64(le.Uint64(b[e+SectionOffsetField:])),
-			length: int64(le.Uint64(b[e+SectionLengthField:])),
+			offset: int64(le.Uint64(b[e+sectionOffsetField:])),
+			length: int64(le.Uint64(b[e+sectionLengthField:])),
 		}
 		// Sections are in order, aligned, non-empty, inside the declared
 		// length; each comparison is written so it cannot overflow.
-		if s.offset < next || s.offset%SectionAlignment != 0 || s.length <= 0 ||
+		if s.offset < next || s.offset%sectionAlignment != 0 || s.length <= 0 ||
 			s.offset > h.fileLength || s.length > h.fileLength-s.offset {
 			return h, fmt.Errorf("%w: %s: section %d at %d, %d bytes, file length %d", ErrCorrupt, path, i, s.offset, s.length, h.fileLength)
 		}

@@ -33,7 +33,7 @@ func TestCreateOpenRoundTrip(t *testing.T) {
 			require.True(t, f.IsOwner())
 			require.Equal(t, filepath.Join(dir, "rt"), f.Path())
 			require.Equal(t, KindUserMin, f.Kind())
-			require.Equal(t, LayoutVersion, f.Version())
+			require.Equal(t, fileLayoutVersion, f.layoutVersion())
 			require.Equal(t, int64(3*4096), f.Len())
 			require.Equal(t, 2, f.SectionCount())
 			require.Equal(t, DefaultLivenessTimeout, f.LivenessTimeout())
@@ -111,7 +111,7 @@ func TestCreateExists(t *testing.T) {
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		require.Len(t, entries, 1)
-		require.True(t, f.OwnerAlive(time.Now()))
+		require.True(t, f.ownerAlive(time.Now()))
 		require.NoError(t, f.Close())
 	}
 }
@@ -122,7 +122,7 @@ func TestCreateInvalidArguments(t *testing.T) {
 		_, err := Create(dir, name, KindRing, []int{8})
 		require.ErrorIs(t, err, ErrName, "%q", name)
 	}
-	require.NoError(t, ValidateName(strings.Repeat("n", 200)))
+	require.NoError(t, validateName(strings.Repeat("n", 200)))
 	for _, c := range []struct {
 		name     string
 		kind     Kind
@@ -210,7 +210,7 @@ func TestRefCounting(t *testing.T) {
 
 	_, err = f.Section(0)
 	require.ErrorIs(t, err, ErrClosed)
-	_, err = f.SpareSlot(0)
+	_, err = f.spareSlotAt(0)
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, f.Acquire(), ErrClosed)
 	require.ErrorIs(t, f.Release(), ErrClosed)
@@ -222,7 +222,7 @@ func TestRefCounting(t *testing.T) {
 	require.ErrorIs(t, f.Remove(), ErrClosed)
 	_, err = f.Liveness(time.Now(), 0)
 	require.ErrorIs(t, err, ErrClosed)
-	require.False(t, f.OwnerAlive(time.Now()))
+	require.False(t, f.ownerAlive(time.Now()))
 }
 
 // TestRefCountingConcurrent: goroutines acquire and release while the
@@ -274,7 +274,7 @@ func TestOwnerCloseMarksClosed(t *testing.T) {
 	g, err := Open(ctxT(t), f.Path())
 	require.NoError(t, err)
 	defer g.Close()
-	require.True(t, g.OwnerAlive(time.Now()))
+	require.True(t, g.ownerAlive(time.Now()))
 	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "the owner holds its lock")
 
 	require.NoError(t, f.Close())
@@ -285,8 +285,8 @@ func TestOwnerCloseMarksClosed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, OwnerClosed, l.State)
 	require.True(t, l.Running, "the owner's process is this one")
-	require.False(t, g.OwnerAlive(time.Now()))
-	require.ErrorIs(t, g.CheckOwner(time.Now(), 0), ErrOwnerDead)
+	require.False(t, g.ownerAlive(time.Now()))
+	require.ErrorIs(t, g.checkOwner(time.Now(), 0), ErrOwnerDead)
 
 	_, err = Open(ctxT(t), f.Path(), WithLiveOwner())
 	require.ErrorIs(t, err, ErrOwnerDead)

@@ -39,16 +39,16 @@ func FuzzOpenHeader(f *testing.F) {
 	f.Add([]byte(nil), uint16(versionOffset), uint64(2), uint32(8192), true)
 	f.Add([]byte(nil), uint16(versionOffset), uint64(0), uint32(8192), false)
 	f.Add([]byte(nil), uint16(fileLengthOffset), uint64(1<<62), uint32(8192), false)
-	f.Add([]byte(nil), uint16(sectionEntry(0)+SectionLengthField), uint64(4096), uint32(8192), false)
+	f.Add([]byte(nil), uint16(sectionEntry(0)+sectionLengthField), uint64(4096), uint32(8192), false)
 	f.Add([]byte(nil), uint16(heartbeatOffset), uint64(1), uint32(8192), true)
 	f.Add(make([]byte, 4096), uint16(0), uint64(0), uint32(4096), false)
 	f.Add([]byte(nil), uint16(0), uint64(0), uint32(0), false)
 	f.Add([]byte(nil), uint16(0), uint64(0), uint32(5000), false)
 	f.Fuzz(func(t *testing.T, prefix []byte, off uint16, word uint64, size uint32, patch bool) {
 		b := validImage(t)
-		copy(b[:HeaderLength], prefix)
+		copy(b[:headerLength], prefix)
 		if patch || off != 0 || word != 0 {
-			binary.LittleEndian.PutUint64(b[int(off)%(HeaderLength/8)*8:], word)
+			binary.LittleEndian.PutUint64(b[int(off)%(headerLength/8)*8:], word)
 		}
 		n := int(size % 20000)
 		if n <= len(b) {

@@ -193,7 +193,7 @@ func (h *HistogramsFile) Reader(i int) *histogram.Reader {
 }
 
 // ReadOnly reports whether the file is mapped read-only (OpenHistograms).
-func (h *HistogramsFile) ReadOnly() bool { return h.readOnly }
+func (h *HistogramsFile) isReadOnly() bool { return h.readOnly }
 
 // Close releases the HistogramsFile's reference to its File (see
 // File.Close: the owner's close marks the file closed for other processes).

@@ -93,7 +93,7 @@ func TestCrossProcessHistograms(t *testing.T) {
 	view, err := OpenHistograms(ctxT(t), filepath.Join(dir, "latency"))
 	require.NoError(t, err)
 	defer view.Close()
-	require.True(t, view.ReadOnly())
+	require.True(t, view.isReadOnly())
 	require.Equal(t, 3, view.Len())
 	require.Nil(t, view.Recorder(0))
 	for i, s := range testHistogramSpecs {
@@ -153,7 +153,7 @@ func TestHistogramsFileLayout(t *testing.T) {
 	hf, err := CreateHistograms(dir, "h", testHistogramSpecs)
 	require.NoError(t, err)
 	defer hf.Close()
-	require.False(t, hf.ReadOnly())
+	require.False(t, hf.isReadOnly())
 	require.True(t, hf.File().IsOwner())
 	require.Equal(t, KindHistograms, hf.File().Kind())
 	require.Equal(t, 3, hf.Len())
@@ -165,23 +165,23 @@ func TestHistogramsFileLayout(t *testing.T) {
 	raw, err := os.ReadFile(hf.File().Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
-	require.Equal(t, uint32(5), le.Uint32(raw[KindOffset:]))
-	off := HeaderLength
+	require.Equal(t, uint32(5), le.Uint32(raw[kindOffset:]))
+	off := headerLength
 	for i, s := range testHistogramSpecs {
 		n, err := histogram.Size(s.Config)
 		require.NoError(t, err)
 		require.Zero(t, off%8)
-		require.Equal(t, uint64(histogram.MagicVersion), le.Uint64(raw[off+histogram.MagicVersionOffset:]), "histogram %d", i)
-		require.Equal(t, uint64(s.Config.Lowest), le.Uint64(raw[off+histogram.LowestOffset:]))
-		require.Equal(t, s.Label, string(raw[off+histogram.LabelOffset:off+histogram.LabelOffset+len(s.Label)]))
+		require.Equal(t, uint64(histMagicVersion), le.Uint64(raw[off+histMagicVersionOffset:]), "histogram %d", i)
+		require.Equal(t, uint64(s.Config.Lowest), le.Uint64(raw[off+histLowestOffset:]))
+		require.Equal(t, s.Label, string(raw[off+histLabelOffset:off+histLabelOffset+len(s.Label)]))
 		require.Equal(t, hf.Reader(i).Size(), n)
 		off += n
 	}
 	sec, err := hf.File().Section(0)
 	require.NoError(t, err)
-	require.Equal(t, off-HeaderLength, len(sec))
+	require.Equal(t, off-headerLength, len(sec))
 	second, _ := histogram.Size(testHistogramSpecs[0].Config)
-	require.Equal(t, uint64(4), le.Uint64(raw[HeaderLength+second+histogram.TotalCountOffset:]))
+	require.Equal(t, uint64(4), le.Uint64(raw[headerLength+second+histTotalCountOffset:]))
 
 	var s histogram.Snapshot
 	require.NoError(t, hf.Reader(1).Snapshot(&s))
@@ -215,9 +215,9 @@ func TestHistogramsFileBadArguments(t *testing.T) {
 	// Headers damaged by the owner (or anyone with write access): the
 	// reader refuses the file with a corruption error.
 	for name, spoil := range map[string]func(sec []byte){
-		"magic":   func(sec []byte) { binary.LittleEndian.PutUint32(sec[histogram.MagicVersionOffset:], 1) },
-		"config":  func(sec []byte) { binary.LittleEndian.PutUint64(sec[histogram.HighestOffset:], math.MaxInt64) },
-		"overrun": func(sec []byte) { binary.LittleEndian.PutUint32(sec[histogram.SignificantFiguresOffset:], 1) },
+		"magic":   func(sec []byte) { binary.LittleEndian.PutUint32(sec[histMagicVersionOffset:], 1) },
+		"config":  func(sec []byte) { binary.LittleEndian.PutUint64(sec[histHighestOffset:], math.MaxInt64) },
+		"overrun": func(sec []byte) { binary.LittleEndian.PutUint32(sec[histSignificantFiguresOffset:], 1) },
 	} {
 		hf, err := CreateHistograms(dir, "damaged-"+name, testHistogramSpecs[:1])
 		require.NoError(t, err)
@@ -250,3 +250,15 @@ func TestOpenHistogramsWaitsForHeaders(t *testing.T) {
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorIs(t, err, histogram.ErrNotReady)
 }
+
+// The histogram region's layout, from docs/layouts.md (the histogram
+// package keeps its offsets unexported).
+const (
+	histMagicVersionOffset             = 0
+	histLowestOffset                   = 8
+	histHighestOffset                  = 16
+	histSignificantFiguresOffset       = 24
+	histLabelOffset                    = 48
+	histTotalCountOffset               = 128
+	histMagicVersion             int64 = 1<<32 | 0x54534948
+)

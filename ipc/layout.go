@@ -4,17 +4,17 @@ package ipc
 // these numbers are written; layout_test.go asserts them against the table
 // in docs/ipc.md and against the bytes Create actually writes.
 //
-// A file is a HeaderLength-byte header followed by up to MaxSections
-// sections, each starting on a SectionAlignment boundary. All words are
+// A file is a headerLength-byte header followed by up to maxSections
+// sections, each starting on a sectionAlignment boundary. All words are
 // little-endian (the native order of every platform duty supports).
 //
 //	   0  [8]byte magic "DUTYSHM\x00"
 //	   8  int32   layout version: 0 while the file is being created; stored
 //	              last, atomically, as the "ready" signal
 //	  12  int32   file kind (KindRing, ...)
-//	  16  int32   header length (HeaderLength)
+//	  16  int32   header length (headerLength)
 //	  20  int32   section count (1..MaxSections)
-//	  24  int32   section alignment (SectionAlignment)
+//	  24  int32   section alignment (sectionAlignment)
 //	  28  int32   reserved (0)
 //	  32  int64   file length in bytes
 //	  40  int64   owner pid
@@ -26,58 +26,58 @@ package ipc
 //	  72  ..128   reserved (0)
 //	 128  int64   owner heartbeat (ms since the Unix epoch; -1 once the owner closed)
 //	 136  ..256   reserved (0): the heartbeat has its 128-byte slot to itself
-//	 256  section table, MaxSections entries of SectionEntryLength bytes:
+//	 256  section table, maxSections entries of sectionEntryLength bytes:
 //	        +0 int64 offset, +8 int64 length (offset 0 and length 0: unused)
 //	 384  ..512   reserved (0)
-//	 512  spare slots, SpareSlotCount × SpareSlotLength bytes, zero at
+//	 512  spare slots, spareSlotCount × spareSlotLength bytes, zero at
 //	      creation, for later users (a mailbox's closed state, consumer
 //	      liveness words, ...): each slot is a 128-byte line of its own
 //	1536  ..4096  reserved (0)
 //	4096  section 0 (for KindRing: a ringbuf many-to-one ring, capacity+768)
 const (
-	// Magic is the first 8 bytes of every duty file.
-	Magic = "DUTYSHM\x00"
+	// fileMagic is the first 8 bytes of every duty file.
+	fileMagic = "DUTYSHM\x00"
 
-	// LayoutVersion is the layout version this package writes and the
+	// fileLayoutVersion is the layout version this package writes and the
 	// highest it reads.
-	LayoutVersion int32 = 1
+	fileLayoutVersion int32 = 1
 
-	// HeaderLength is the length of the header: one 4 KiB page.
-	HeaderLength = 4096
-	// SectionAlignment is the alignment of every section's offset, and the
+	// headerLength is the length of the header: one 4 KiB page.
+	headerLength = 4096
+	// sectionAlignment is the alignment of every section's offset, and the
 	// unit the file length is rounded up to.
-	SectionAlignment = 4096
-	// MaxSections is the number of entries in the section table.
-	MaxSections = 8
+	sectionAlignment = 4096
+	// maxSections is the number of entries in the section table.
+	maxSections = 8
 
 	magicOffset            = 0
 	versionOffset          = 8
-	KindOffset             = 12
+	kindOffset             = 12
 	headerLengthOffset     = 16
-	SectionCountOffset     = 20
+	sectionCountOffset     = 20
 	sectionAlignmentOffset = 24
 	fileLengthOffset       = 32
 	ownerPIDOffset         = 40
-	OwnerStartTimeOffset   = 48
+	ownerStartTimeOffset   = 48
 	createdOffset          = 56
 	livenessTimeoutOffset  = 64
 	heartbeatOffset        = 128
 
-	// SectionTableOffset is the offset of the section table.
-	SectionTableOffset = 256
-	// SectionEntryLength is the length of one section table entry.
-	SectionEntryLength = 16
-	// SectionOffsetField and SectionLengthField are the offsets of an
+	// sectionTableOffset is the offset of the section table.
+	sectionTableOffset = 256
+	// sectionEntryLength is the length of one section table entry.
+	sectionEntryLength = 16
+	// sectionOffsetField and sectionLengthField are the offsets of an
 	// entry's words, relative to the entry.
-	SectionOffsetField = 0
-	SectionLengthField = 8
+	sectionOffsetField = 0
+	sectionLengthField = 8
 
 	// spareSlotsOffset is the offset of the first spare slot.
 	spareSlotsOffset = 512
-	// SpareSlotLength is the length of one spare slot (two cache lines).
-	SpareSlotLength = 128
-	// SpareSlotCount is the number of spare slots.
-	SpareSlotCount = 8
+	// spareSlotLength is the length of one spare slot (two cache lines).
+	spareSlotLength = 128
+	// spareSlotCount is the number of spare slots.
+	spareSlotCount = 8
 
 	// HeartbeatClosed is the heartbeat value an owner stores when it closes
 	// the file: it has stopped using it, whatever its process does next.
@@ -111,7 +111,7 @@ const (
 func alignUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
 
 // sectionEntry returns the offset in the header of section i's table entry.
-func sectionEntry(i int) int { return SectionTableOffset + i*SectionEntryLength }
+func sectionEntry(i int) int { return sectionTableOffset + i*sectionEntryLength }
 
 // spareSlot returns the offset in the header of spare slot i.
-func spareSlot(i int) int { return spareSlotsOffset + i*SpareSlotLength }
+func spareSlot(i int) int { return spareSlotsOffset + i*spareSlotLength }

@@ -23,47 +23,47 @@ func TestLayoutConstants(t *testing.T) {
 	}{
 		{"magicOffset", magicOffset, 0},
 		{"versionOffset", versionOffset, 8},
-		{"KindOffset", KindOffset, 12},
+		{"kindOffset", kindOffset, 12},
 		{"headerLengthOffset", headerLengthOffset, 16},
-		{"SectionCountOffset", SectionCountOffset, 20},
+		{"sectionCountOffset", sectionCountOffset, 20},
 		{"sectionAlignmentOffset", sectionAlignmentOffset, 24},
 		{"fileLengthOffset", fileLengthOffset, 32},
 		{"ownerPIDOffset", ownerPIDOffset, 40},
-		{"OwnerStartTimeOffset", OwnerStartTimeOffset, 48},
+		{"ownerStartTimeOffset", ownerStartTimeOffset, 48},
 		{"createdOffset", createdOffset, 56},
 		{"livenessTimeoutOffset", livenessTimeoutOffset, 64},
 		{"heartbeatOffset", heartbeatOffset, 128},
-		{"SectionTableOffset", SectionTableOffset, 256},
-		{"SectionEntryLength", SectionEntryLength, 16},
-		{"SectionOffsetField", SectionOffsetField, 0},
-		{"SectionLengthField", SectionLengthField, 8},
+		{"sectionTableOffset", sectionTableOffset, 256},
+		{"sectionEntryLength", sectionEntryLength, 16},
+		{"sectionOffsetField", sectionOffsetField, 0},
+		{"sectionLengthField", sectionLengthField, 8},
 		{"spareSlotsOffset", spareSlotsOffset, 512},
-		{"SpareSlotLength", SpareSlotLength, 128},
-		{"SpareSlotCount", SpareSlotCount, 8},
-		{"MaxSections", MaxSections, 8},
-		{"HeaderLength", HeaderLength, 4096},
-		{"SectionAlignment", SectionAlignment, 4096},
+		{"spareSlotLength", spareSlotLength, 128},
+		{"spareSlotCount", spareSlotCount, 8},
+		{"maxSections", maxSections, 8},
+		{"headerLength", headerLength, 4096},
+		{"sectionAlignment", sectionAlignment, 4096},
 	} {
 		require.Equal(t, c.want, c.got, c.name)
 	}
-	require.Equal(t, "DUTYSHM\x00", Magic)
-	require.Len(t, Magic, 8)
-	require.Equal(t, int32(1), LayoutVersion)
+	require.Equal(t, "DUTYSHM\x00", fileMagic)
+	require.Len(t, fileMagic, 8)
+	require.Equal(t, int32(1), fileLayoutVersion)
 	require.Equal(t, int64(-1), HeartbeatClosed)
 
 	// Invariants the code relies on: aligned words, the heartbeat alone in
 	// its 128-byte slot, tables inside the header, no overlaps.
-	for _, off := range []int{fileLengthOffset, ownerPIDOffset, OwnerStartTimeOffset, createdOffset, livenessTimeoutOffset, heartbeatOffset, SectionTableOffset} {
+	for _, off := range []int{fileLengthOffset, ownerPIDOffset, ownerStartTimeOffset, createdOffset, livenessTimeoutOffset, heartbeatOffset, sectionTableOffset} {
 		require.Zero(t, off%8, off)
 	}
 	require.Zero(t, versionOffset%4)
 	require.LessOrEqual(t, livenessTimeoutOffset+8, heartbeatOffset)
 	require.Zero(t, heartbeatOffset%128)
-	require.LessOrEqual(t, heartbeatOffset+128, SectionTableOffset)
-	require.LessOrEqual(t, SectionTableOffset+MaxSections*SectionEntryLength, spareSlotsOffset)
+	require.LessOrEqual(t, heartbeatOffset+128, sectionTableOffset)
+	require.LessOrEqual(t, sectionTableOffset+maxSections*sectionEntryLength, spareSlotsOffset)
 	require.Zero(t, spareSlotsOffset%128)
-	require.LessOrEqual(t, spareSlotsOffset+SpareSlotCount*SpareSlotLength, HeaderLength)
-	require.Zero(t, HeaderLength%SectionAlignment)
+	require.LessOrEqual(t, spareSlotsOffset+spareSlotCount*spareSlotLength, headerLength)
+	require.Zero(t, headerLength%sectionAlignment)
 }
 
 // TestLayoutRawBytes creates a file and decodes its raw bytes with plain
@@ -124,8 +124,8 @@ func TestLayoutRawBytes(t *testing.T) {
 		require.Equal(t, want[1], cap(s))
 		s[0] = byte(i + 1)
 	}
-	for i := range SpareSlotCount {
-		s, err := f.SpareSlot(i)
+	for i := range spareSlotCount {
+		s, err := f.spareSlotAt(i)
 		require.NoError(t, err)
 		require.Len(t, s, 128)
 		s[0] = byte(0x40 + i)
@@ -133,12 +133,12 @@ func TestLayoutRawBytes(t *testing.T) {
 	b, err = os.ReadFile(f.Path())
 	require.NoError(t, err)
 	require.Equal(t, []byte{1, 2, 3}, []byte{b[4096], b[8192], b[16384]})
-	for i := range SpareSlotCount {
+	for i := range spareSlotCount {
 		require.Equal(t, byte(0x40+i), b[512+128*i])
 	}
 	_, err = f.Section(3)
 	require.ErrorIs(t, err, ErrArgument)
-	_, err = f.SpareSlot(8)
+	_, err = f.spareSlotAt(8)
 	require.ErrorIs(t, err, ErrArgument)
 
 	// Preallocated: the file's blocks cover its length (not sparse).
@@ -152,25 +152,25 @@ func TestLayoutsPage(t *testing.T) {
 	layoutdoc.Check(t, "ipc", map[string]int64{
 		"KindErrorLog":           int64(KindErrorLog),
 		"KindHistograms":         int64(KindHistograms),
-		"HeaderLength":           HeaderLength,
+		"headerLength":           headerLength,
 		"magicOffset":            magicOffset,
 		"versionOffset":          versionOffset,
-		"KindOffset":             KindOffset,
+		"kindOffset":             kindOffset,
 		"headerLengthOffset":     headerLengthOffset,
-		"SectionCountOffset":     SectionCountOffset,
+		"sectionCountOffset":     sectionCountOffset,
 		"sectionAlignmentOffset": sectionAlignmentOffset,
 		"fileLengthOffset":       fileLengthOffset,
 		"ownerPIDOffset":         ownerPIDOffset,
-		"OwnerStartTimeOffset":   OwnerStartTimeOffset,
+		"ownerStartTimeOffset":   ownerStartTimeOffset,
 		"createdOffset":          createdOffset,
 		"livenessTimeoutOffset":  livenessTimeoutOffset,
 		"heartbeatOffset":        heartbeatOffset,
-		"SectionTableOffset":     SectionTableOffset,
-		"SectionEntryLength":     SectionEntryLength,
-		"MaxSections":            MaxSections,
+		"sectionTableOffset":     sectionTableOffset,
+		"sectionEntryLength":     sectionEntryLength,
+		"maxSections":            maxSections,
 		"spareSlotsOffset":       spareSlotsOffset,
-		"SpareSlotLength":        SpareSlotLength,
-		"SpareSlotCount":         SpareSlotCount,
-		"SectionAlignment":       SectionAlignment,
+		"spareSlotLength":        spareSlotLength,
+		"spareSlotCount":         spareSlotCount,
+		"sectionAlignment":       sectionAlignment,
 	})
 }

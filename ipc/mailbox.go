@@ -70,7 +70,7 @@ type mailboxHeader struct {
 
 func mailboxHeaderOf(f *File) (mailboxHeader, error) {
 	var h mailboxHeader
-	b, err := f.SpareSlot(mailboxHeaderSlot)
+	b, err := f.spareSlotAt(mailboxHeaderSlot)
 	if err != nil {
 		return h, err
 	}
@@ -97,7 +97,7 @@ func mailboxWords(f *File) ([]byte, error) {
 	return f.data[o : o+mailbox.WordsLength : o+mailbox.WordsLength], nil
 }
 
-var _ [SpareSlotCount*SpareSlotLength - (mailboxWordsSlot*SpareSlotLength + mailbox.WordsLength)]struct{} // the words fit in the spare slots
+var _ [spareSlotCount*spareSlotLength - (mailboxWordsSlot*spareSlotLength + mailbox.WordsLength)]struct{} // the words fit in the spare slots
 
 // CreateMailbox creates dir/name as a mailbox file and returns the mailbox,
 // with this process as its consumer (the owner, which drains it), and the
@@ -187,7 +187,7 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	now := mf.epochMs()
 	mf.ring.SetConsumerHeartbeatTime(now)
 	mf.lastFile = now
-	hdr.version.Store(MailboxLayoutVersion)
+	hdr.version.Store(mailboxLayoutVersion)
 	return mb, mf, nil
 }
 
@@ -237,8 +237,8 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 	var first time.Time // when this opener first found no header
 	for {
 		v := hdr.version.Load() // acquires the creator's stores before it
-		if v > MailboxLayoutVersion || v < 0 || (v != 0 && v < MailboxLayoutVersion) {
-			return nil, nil, fmt.Errorf("%w: %s: mailbox layout version %d, this build reads %d", ErrVersion, f.Path(), v, MailboxLayoutVersion)
+		if v > mailboxLayoutVersion || v < 0 || (v != 0 && v < mailboxLayoutVersion) {
+			return nil, nil, fmt.Errorf("%w: %s: mailbox layout version %d, this build reads %d", ErrVersion, f.Path(), v, mailboxLayoutVersion)
 		}
 		if v != 0 {
 			break
@@ -423,7 +423,7 @@ func (m *MailboxFile) Close() error {
 }
 
 // MailboxVersion returns the mailbox layout version stored in the header of
-// f, a ring file: MailboxLayoutVersion for a mailbox, 0 for a plain ring
+// f, a ring file: mailboxLayoutVersion for a mailbox, 0 for a plain ring
 // (or a mailbox whose creator has not finished writing its header). It
 // reads the word under f's fault guard; a file of another kind gives
 // ErrKind. Tools such as dutystat use it to tell mailboxes from rings.

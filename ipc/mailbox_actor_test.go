@@ -14,7 +14,7 @@ import (
 
 // TestMailboxActorKeepsFileAlive: a mailbox.Actor over a file's mailbox,
 // run past the liveness timeout, keeps the file's owner heartbeat fresh
-// (File.OwnerAlive) and the consumer heartbeat at its clock's time: its
+// (File.ownerAlive) and the consumer heartbeat at its clock's time: its
 // duty cycles run the file's heartbeat as Drain does. The control half
 // (the same time passes, no duty cycle) shows the clock's advance is
 // enough to make the owner look dead.
@@ -45,7 +45,7 @@ func TestMailboxActorKeepsFileAlive(t *testing.T) {
 					require.NoError(t, err)
 				}
 			}
-			require.Equal(t, tc.cycle, mf.File().OwnerAlive(clk.Now()))
+			require.Equal(t, tc.cycle, mf.File().ownerAlive(clk.Now()))
 			if tc.cycle {
 				require.Equal(t, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, got)
 				require.Equal(t, clk.Now().UnixMilli(), mf.ConsumerHeartbeat())

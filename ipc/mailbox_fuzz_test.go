@@ -20,8 +20,8 @@ import (
 // typed error, or a mailbox whose sends and whose owner's drain still
 // return typed outcomes; it never panics or hangs.
 func FuzzMailboxHeader(f *testing.F) {
-	valid := make([]byte, SpareSlotLength)
-	binary.LittleEndian.PutUint32(valid[mailboxVersionOffset:], uint32(MailboxLayoutVersion))
+	valid := make([]byte, spareSlotLength)
+	binary.LittleEndian.PutUint32(valid[mailboxVersionOffset:], uint32(mailboxLayoutVersion))
 	binary.LittleEndian.PutUint64(valid[mailboxMaxMessageSizeOffset:], 32608)
 	binary.LittleEndian.PutUint64(valid[mailboxMaxPartsOffset:], 1024)
 	binary.LittleEndian.PutUint64(valid[mailboxConsumerTimeoutOffset:], 10000)
@@ -44,10 +44,10 @@ func FuzzMailboxHeader(f *testing.F) {
 		m, mf, err := CreateMailbox(t.TempDir(), "fuzz", mailbox.Config{})
 		require.NoError(t, err)
 		defer mf.Close()
-		hdr, err := mf.File().SpareSlot(mailboxHeaderSlot)
+		hdr, err := mf.File().spareSlotAt(mailboxHeaderSlot)
 		require.NoError(t, err)
 		copy(hdr, slot)
-		w, err := mf.File().SpareSlot(mailboxWordsSlot)
+		w, err := mf.File().spareSlotAt(mailboxWordsSlot)
 		require.NoError(t, err)
 		copy(w, words) // the state word and the consumer's statistics
 		mf.ring.SetConsumerHeartbeatTime(time.Now().UnixMilli() + heartbeatDelta)

@@ -11,7 +11,7 @@ package ipc
 //	spare slot 0 (file offset 512): the mailbox header, written by the
 //	   creator before the version, read-only after
 //	   +0  int64 reserved (0)
-//	   +8  int32 mailbox layout version (MailboxLayoutVersion): 0 until the
+//	   +8  int32 mailbox layout version (mailboxLayoutVersion): 0 until the
 //	             creator has written the words below; stored last,
 //	             atomically: the "mailbox ready" signal
 //	   +12 int32 reserved (0)
@@ -31,13 +31,13 @@ package ipc
 // trailer, capacity + 640: Agrona's, epoch ms), and the consumer's process
 // is the file's owner (pid and start time in the file header).
 const (
-	// MailboxLayoutVersion is the mailbox layout version this package
+	// mailboxLayoutVersion is the mailbox layout version this package
 	// writes and the highest it reads. Version 2 moved the state word and
 	// the statistics into the mailbox's own shared words (slots 1-3).
-	MailboxLayoutVersion int32 = 2
+	mailboxLayoutVersion int32 = 2
 
 	mailboxHeaderSlot = 0
-	mailboxWordsSlot  = 1 // the first of the mailbox.WordsLength/SpareSlotLength slots of the shared words
+	mailboxWordsSlot  = 1 // the first of the mailbox.WordsLength/spareSlotLength slots of the shared words
 
 	mailboxVersionOffset         = 8
 	mailboxMaxMessageSizeOffset  = 16

@@ -110,14 +110,14 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	require.Equal(t, 384, mailbox.WordsLength, "spare slots 1-3")
 	require.Equal(t, []int{8, 16, 24, 32, 40}, []int{mailboxVersionOffset, mailboxMaxMessageSizeOffset,
 		mailboxMaxPartsOffset, mailboxConsumerTimeoutOffset, mailboxUnblockTimeoutOffset})
-	require.Equal(t, int32(2), MailboxLayoutVersion)
+	require.Equal(t, int32(2), mailboxLayoutVersion)
 	v, err := MailboxVersion(mf.File())
 	require.NoError(t, err)
-	require.Equal(t, MailboxLayoutVersion, v)
+	require.Equal(t, mailboxLayoutVersion, v)
 
 	b := raw()
 	require.Equal(t, int64(4096+8192), int64(len(b)), "a KindRing file: header + ring + trailer, page-rounded")
-	require.Equal(t, uint32(KindRing), le.Uint32(b[KindOffset:]))
+	require.Equal(t, uint32(KindRing), le.Uint32(b[kindOffset:]))
 	require.Zero(t, le.Uint64(b[hdr:]), "reserved")
 	require.Equal(t, uint32(2), le.Uint32(b[hdr+8:]), "mailbox layout version")
 	require.Zero(t, le.Uint32(b[hdr+12:]))
@@ -191,7 +191,7 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 		mbWordsDiscarded, mbWordsBackPressured, mbWordsRefusedClosed} {
 		named[words+o] = true
 	}
-	for o := spareSlotsOffset; o < spareSlotsOffset+SpareSlotCount*SpareSlotLength; o++ {
+	for o := spareSlotsOffset; o < spareSlotsOffset+spareSlotCount*spareSlotLength; o++ {
 		if !named[o&^7] && (o < hdr+8 || o >= hdr+12) { // the version is 4 bytes
 			require.Zero(t, b[o], "reserved byte %d", o)
 		}
@@ -558,7 +558,7 @@ func TestMailboxOpenErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, mf := mbNewForTest(t, mailbox.Config{})
-			slot, err := mf.File().SpareSlot(c.slot)
+			slot, err := mf.File().spareSlotAt(c.slot)
 			require.NoError(t, err)
 			if c.slot == mailboxHeaderSlot && c.offset == mailboxVersionOffset {
 				binary.LittleEndian.PutUint32(slot[c.offset:], uint32(int32(c.value)))
@@ -771,7 +771,7 @@ func TestMailboxCorruptStateWord(t *testing.T) {
 			m, mf := mbNewForTest(t, mailbox.Config{})
 			s, _ := mbOpenForTest(t, mf.Path())
 			require.NoError(t, s.Send(1, []byte("queued")))
-			slot, err := mf.File().SpareSlot(mailboxWordsSlot)
+			slot, err := mf.File().spareSlotAt(mailboxWordsSlot)
 			require.NoError(t, err)
 			binary.LittleEndian.PutUint64(slot[mbWordsState:], uint64(word))
 

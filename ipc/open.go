@@ -16,8 +16,8 @@ import (
 // Open maps the existing duty file at path, read-write, holding one
 // reference for the caller (who is not its owner). Before it touches any
 // section it checks, in this order: a regular file of at least
-// HeaderLength bytes with the magic Magic (ErrNotDutyFile), a version
-// non-zero and at most LayoutVersion (a *VersionError), a consistent
+// headerLength bytes with the magic fileMagic (ErrNotDutyFile), a version
+// non-zero and at most fileLayoutVersion (a *VersionError), a consistent
 // header and section table (ErrCorrupt), and the length the header
 // declares (ErrTruncated). A file still being created (shorter than a
 // header, an all-zero header, or version 0) is polled every
@@ -69,7 +69,7 @@ func openWith(ctx context.Context, path string, writable bool, opts []Option) (*
 		return nil, err
 	}
 	if c.requireLiveOwner {
-		if err := f.CheckOwner(c.now(), c.livenessTimeout); err != nil {
+		if err := f.checkOwner(c.now(), c.livenessTimeout); err != nil {
 			_ = f.Close()
 			return nil, err
 		}
@@ -123,7 +123,7 @@ func fileType(mode uint32) string {
 // openFD waits for the file behind fd to be ready, validates it and maps it,
 // read-write or read-only.
 func openFD(ctx context.Context, path string, fd int, c config, writable bool) (*File, error) {
-	buf := make([]byte, HeaderLength)
+	buf := make([]byte, headerLength)
 	for {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
@@ -133,7 +133,7 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 			return nil, fmt.Errorf("%w: %s is %s, not a regular file", ErrNotDutyFile, path, fileType(uint32(st.Mode)))
 		}
 		var reason string
-		if st.Size < HeaderLength {
+		if st.Size < headerLength {
 			// A creator's file shows zeros where the magic goes until it
 			// stores the whole magic word at once: anything else at the
 			// start of a short file (a JSON file, a log) is another
@@ -141,7 +141,7 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 			if err := foreignStart(path, fd, st.Size); err != nil {
 				return nil, err
 			}
-			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, HeaderLength)
+			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, headerLength)
 		} else {
 			ready, err := snapshotHeader(fd, buf)
 			if err != nil {
@@ -166,8 +166,8 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 	}
 }
 
-// magicWord is Magic as the little-endian word stored at magicOffset.
-var magicWord = binary.LittleEndian.Uint64([]byte(Magic))
+// magicWord is fileMagic as the little-endian word stored at magicOffset.
+var magicWord = binary.LittleEndian.Uint64([]byte(fileMagic))
 
 // snapshotHeader copies the header page into buf through a short-lived
 // read-only mapping. The magic and version are loaded atomically first: a
@@ -177,7 +177,7 @@ var magicWord = binary.LittleEndian.Uint64([]byte(Magic))
 // complete. A file shrinking meanwhile faults inside Guard and is
 // reported as an error.
 func snapshotHeader(fd int, buf []byte) (bool, error) {
-	m, err := mmapfile.Map(fd, HeaderLength, false, false)
+	m, err := mmapfile.Map(fd, headerLength, false, false)
 	if err != nil {
 		return false, err
 	}
@@ -197,7 +197,7 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 		case magic != magicWord:
 			// Foreign: hand readHeader only the magic to report.
 			clear(buf)
-			copy(buf[:len(Magic)], m)
+			copy(buf[:len(fileMagic)], m)
 			ready = true
 			return nil
 		case version == 0:
@@ -231,14 +231,14 @@ func mapValidated(path string, fd int, h header, c config, writable bool) (*File
 
 // foreignStart returns an error wrapping ErrNotDutyFile when the first
 // bytes of a file shorter than a header (size bytes) are neither zeros nor
-// the start of Magic.
+// the start of fileMagic.
 func foreignStart(path string, fd int, size int64) error {
-	var b [len(Magic)]byte
+	var b [len(fileMagic)]byte
 	n, err := unix.Pread(fd, b[:min(size, int64(len(b)))], magicOffset)
 	if err != nil || n <= 0 {
 		return nil // unreadable or gone: the wait reports it
 	}
-	if allZero(b[:n]) || string(b[:n]) == Magic[:n] {
+	if allZero(b[:n]) || string(b[:n]) == fileMagic[:n] {
 		return nil
 	}
 	return fmt.Errorf("%w: %s: %d bytes starting %q", ErrNotDutyFile, path, size, b[:n])

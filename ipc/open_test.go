@@ -70,41 +70,41 @@ func TestOpenBadFiles(t *testing.T) {
 		{"wrong magic", func(b []byte) []byte { copy(b, "NOTDUTY!"); return b }, ErrNotDutyFile, false},
 		{"magic with version 0 elsewhere", func(b []byte) []byte { copy(b, "ELF\x00\x00\x00\x00\x00"); return put32(versionOffset, 0)(b) }, ErrNotDutyFile, false},
 		{"zero magic, nonzero version", func(b []byte) []byte { copy(b, make([]byte, 8)); return b }, ErrNotDutyFile, false},
-		{"newer version", put32(versionOffset, LayoutVersion+1), ErrVersion, false},
+		{"newer version", put32(versionOffset, fileLayoutVersion+1), ErrVersion, false},
 		{"negative version", put32(versionOffset, -1), ErrVersion, false},
 		{"version 0", put32(versionOffset, 0), ErrNotReady, true},
-		{"all zero header", func(b []byte) []byte { clear(b[:HeaderLength]); return b }, ErrNotReady, true},
+		{"all zero header", func(b []byte) []byte { clear(b[:headerLength]); return b }, ErrNotReady, true},
 		{"zero magic and version, fields set", func(b []byte) []byte { clear(b[:12]); return b }, ErrNotDutyFile, false},
 		{"zero length", func(b []byte) []byte { return nil }, ErrNotReady, true},
 		{"shorter than a header", func(b []byte) []byte { return b[:100] }, ErrNotReady, true},
 		{"shorter than a header, zeros", func(b []byte) []byte { return make([]byte, 100) }, ErrNotReady, true},
 		{"short foreign file", func(b []byte) []byte { return []byte(`{"Instruments": 8}` + "\n") }, ErrNotDutyFile, false},
 		{"short foreign file, 3 bytes", func(b []byte) []byte { return []byte("DUX") }, ErrNotDutyFile, false},
-		{"header only", func(b []byte) []byte { return b[:HeaderLength] }, ErrTruncated, false},
+		{"header only", func(b []byte) []byte { return b[:headerLength] }, ErrTruncated, false},
 		{"one page short", func(b []byte) []byte { return b[:len(b)-4096] }, ErrTruncated, false},
 		{"huge declared length", put64(fileLengthOffset, 1<<39), ErrTruncated, false},
 		{"declared length beyond max", put64(fileLengthOffset, 1<<50), ErrCorrupt, false},
 		{"negative declared length", put64(fileLengthOffset, -4096), ErrCorrupt, false},
 		{"unaligned declared length", put64(fileLengthOffset, 8193), ErrCorrupt, false},
-		{"kind 0", put32(KindOffset, 0), ErrCorrupt, false},
+		{"kind 0", put32(kindOffset, 0), ErrCorrupt, false},
 		{"header length", put32(headerLengthOffset, 128), ErrCorrupt, false},
 		{"alignment", put32(sectionAlignmentOffset, 64), ErrCorrupt, false},
-		{"no sections", put32(SectionCountOffset, 0), ErrCorrupt, false},
-		{"too many sections", put32(SectionCountOffset, 9), ErrCorrupt, false},
-		{"section inside header", put64(sectionEntry(0)+SectionOffsetField, 0), ErrCorrupt, false},
-		{"section unaligned", put64(sectionEntry(0)+SectionOffsetField, 4100), ErrCorrupt, false},
-		{"section past end", put64(sectionEntry(0)+SectionLengthField, 1<<20), ErrCorrupt, false},
-		{"section length overflow", put64(sectionEntry(0)+SectionLengthField, 1<<62), ErrCorrupt, false},
-		{"section length negative", put64(sectionEntry(0)+SectionLengthField, -1), ErrCorrupt, false},
-		{"section offset overflow", put64(sectionEntry(0)+SectionOffsetField, 1<<62), ErrCorrupt, false},
+		{"no sections", put32(sectionCountOffset, 0), ErrCorrupt, false},
+		{"too many sections", put32(sectionCountOffset, 9), ErrCorrupt, false},
+		{"section inside header", put64(sectionEntry(0)+sectionOffsetField, 0), ErrCorrupt, false},
+		{"section unaligned", put64(sectionEntry(0)+sectionOffsetField, 4100), ErrCorrupt, false},
+		{"section past end", put64(sectionEntry(0)+sectionLengthField, 1<<20), ErrCorrupt, false},
+		{"section length overflow", put64(sectionEntry(0)+sectionLengthField, 1<<62), ErrCorrupt, false},
+		{"section length negative", put64(sectionEntry(0)+sectionLengthField, -1), ErrCorrupt, false},
+		{"section offset overflow", put64(sectionEntry(0)+sectionOffsetField, 1<<62), ErrCorrupt, false},
 		{"second section overlaps", func(b []byte) []byte {
-			put32(SectionCountOffset, 2)(b)
-			put64(sectionEntry(1)+SectionOffsetField, 4096)(b)
-			return put64(sectionEntry(1)+SectionLengthField, 8)(b)
+			put32(sectionCountOffset, 2)(b)
+			put64(sectionEntry(1)+sectionOffsetField, 4096)(b)
+			return put64(sectionEntry(1)+sectionLengthField, 8)(b)
 		}, ErrCorrupt, false},
 		{"liveness timeout 0", put64(livenessTimeoutOffset, 0), ErrCorrupt, false},
-		{"ring section not a ring", put64(sectionEntry(0)+SectionLengthField, 1000), ErrCorrupt, false},
-		{"another kind", put32(KindOffset, int32(KindCounters)), ErrKind, false},
+		{"ring section not a ring", put64(sectionEntry(0)+sectionLengthField, 1000), ErrCorrupt, false},
+		{"another kind", put32(kindOffset, int32(KindCounters)), ErrKind, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeImage(t, dir, "f", c.mutate(validImage(t)))
@@ -128,8 +128,8 @@ func TestOpenBadFiles(t *testing.T) {
 			if errors.Is(err, ErrVersion) {
 				var ve *VersionError
 				require.ErrorAs(t, err, &ve)
-				require.Equal(t, LayoutVersion, ve.Supported)
-				require.NotEqual(t, LayoutVersion, ve.Found)
+				require.Equal(t, fileLayoutVersion, ve.Supported)
+				require.NotEqual(t, fileLayoutVersion, ve.Found)
 			}
 			require.Zero(t, openFDs(t, path), "no descriptor or mapping left behind")
 		})
@@ -183,9 +183,9 @@ func TestOpenWaitsWhileCreated(t *testing.T) {
 	defer unix.Munmap(m)
 	(*atomic.Uint64)(unsafe.Pointer(&m[magicOffset])).Store(magicWord)
 	step()                                                       // magic, nothing else
-	copy(m[versionOffset+4:], img[versionOffset+4:HeaderLength]) // everything but magic and version
+	copy(m[versionOffset+4:], img[versionOffset+4:headerLength]) // everything but magic and version
 	step()                                                       // version 0
-	(*atomic.Int32)(unsafe.Pointer(&m[versionOffset])).Store(LayoutVersion)
+	(*atomic.Int32)(unsafe.Pointer(&m[versionOffset])).Store(fileLayoutVersion)
 	r := <-done
 	require.NoError(t, r.err)
 	require.NoError(t, r.r.Write(testTypeID, []byte("ready")))

@@ -92,7 +92,7 @@ func WithPollInterval(d time.Duration) Option { return func(c *config) { c.pollI
 func WithWaitForFile() Option { return func(c *config) { c.waitForFile = true } }
 
 // WithLiveOwner makes Open fail with ErrOwnerDead when the file's owner is
-// not alive (see File.OwnerAlive).
+// not alive (see File.ownerAlive).
 func WithLiveOwner() Option { return func(c *config) { c.requireLiveOwner = true } }
 
 // WithClock sets the clock (clock.System by default) read for the

@@ -148,14 +148,14 @@ func (f *File) Liveness(now time.Time, timeout time.Duration) (Liveness, error) 
 // OwnerAlive reports whether the owner is OwnerAlive: its pid exists with the
 // same start time (so a reused pid does not count) and its heartbeat is not
 // older than the liveness timeout in the header.
-func (f *File) OwnerAlive(now time.Time) bool {
+func (f *File) ownerAlive(now time.Time) bool {
 	l, err := f.Liveness(now, 0)
 	return err == nil && l.State == OwnerAlive
 }
 
 // CheckOwner returns ErrOwnerDead (with the assessment) unless the owner's
 // heartbeat is fresh (OwnerAlive or OwnerUnconfirmed). timeout 0 uses the header's.
-func (f *File) CheckOwner(now time.Time, timeout time.Duration) error {
+func (f *File) checkOwner(now time.Time, timeout time.Duration) error {
 	l, err := f.Liveness(now, timeout)
 	if err != nil {
 		return err
@@ -244,15 +244,15 @@ func checkStale(path string, c config, remove bool) error {
 		return fmt.Errorf("%w: %s: its owner holds the file's lock", ErrOwnerAlive, path)
 	}
 	now := c.now()
-	buf := make([]byte, HeaderLength)
+	buf := make([]byte, headerLength)
 	n, err := preadFull(fd, buf)
 	if err != nil {
 		return osError("read", path, err)
 	}
-	if n < HeaderLength && !allZero(buf[:n]) {
+	if n < headerLength && !allZero(buf[:n]) {
 		return fmt.Errorf("%w: %s: %d bytes that are not a duty header", ErrNotDutyFile, path, n)
 	}
-	if n < HeaderLength || uninitialised(buf) {
+	if n < headerLength || uninitialised(buf) {
 		timeout := c.livenessTimeout
 		if timeout <= 0 {
 			timeout = DefaultLivenessTimeout
@@ -295,7 +295,7 @@ func uninitialised(b []byte) bool {
 	if binary.LittleEndian.Uint32(b[versionOffset:]) != 0 {
 		return false
 	}
-	return string(b[magicOffset:magicOffset+len(Magic)]) == Magic || allZero(b[:HeaderLength])
+	return string(b[magicOffset:magicOffset+len(fileMagic)]) == fileMagic || allZero(b[:headerLength])
 }
 
 func allZero(b []byte) bool {

@@ -67,7 +67,7 @@ func TestLivenessRules(t *testing.T) {
 			b := validImage(t)
 			le := binary.LittleEndian
 			le.PutUint64(b[ownerPIDOffset:], uint64(c.pid))
-			le.PutUint64(b[OwnerStartTimeOffset:], uint64(c.start))
+			le.PutUint64(b[ownerStartTimeOffset:], uint64(c.start))
 			le.PutUint64(b[heartbeatOffset:], uint64(c.heartbeat))
 			path := writeImage(t, dir, "owner", b)
 
@@ -79,11 +79,11 @@ func TestLivenessRules(t *testing.T) {
 			require.Equal(t, c.running, l.Running)
 			require.Equal(t, int(c.pid), l.PID)
 			require.Equal(t, 10*time.Second, l.Timeout)
-			require.Equal(t, c.state == OwnerAlive, f.OwnerAlive(now))
+			require.Equal(t, c.state == OwnerAlive, f.ownerAlive(now))
 			if c.state == OwnerAlive || c.state == OwnerUnconfirmed {
-				require.NoError(t, f.CheckOwner(now, 0))
+				require.NoError(t, f.checkOwner(now, 0))
 			} else {
-				require.ErrorIs(t, f.CheckOwner(now, 0), ErrOwnerDead)
+				require.ErrorIs(t, f.checkOwner(now, 0), ErrOwnerDead)
 			}
 			require.NoError(t, f.Close())
 
@@ -166,10 +166,10 @@ func TestCleanup(t *testing.T) {
 		le.PutUint32(b[versionOffset:], uint32(version))
 		writeImage(t, dir, name, b)
 	}
-	forge("dead", dead, old.UnixMilli(), LayoutVersion)
-	forge("hung", os.Getpid(), old.UnixMilli(), LayoutVersion)
-	forge("recent", dead, now.UnixMilli(), LayoutVersion)
-	forge("future-version", dead, old.UnixMilli(), LayoutVersion+1)
+	forge("dead", dead, old.UnixMilli(), fileLayoutVersion)
+	forge("hung", os.Getpid(), old.UnixMilli(), fileLayoutVersion)
+	forge("recent", dead, now.UnixMilli(), fileLayoutVersion)
+	forge("future-version", dead, old.UnixMilli(), fileLayoutVersion+1)
 	forge("unfinished-old", dead, old.UnixMilli(), 0)
 	forge("unfinished-young", dead, old.UnixMilli(), 0)
 	writeImage(t, dir, "foreign-short", []byte("hello"))

@@ -27,11 +27,11 @@ type Ring struct {
 
 // CreateRing creates dir/name (see Create) as a KindRing file whose section
 // is a many-to-one ring of capacity bytes (a power of two, at least
-// ringbuf.MinCapacityManyToOne) plus ringbuf.TrailerLength. The ring is
+// one record header, ringbuf.HeaderLength) plus ringbuf.TrailerLength. The ring is
 // empty: the file is zero-filled.
 func CreateRing(dir, name string, capacity int, opts ...Option) (*Ring, error) {
-	if capacity < ringbuf.MinCapacityManyToOne || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: ring capacity %d is not a power of two >= %d (%w)", ErrArgument, capacity, ringbuf.MinCapacityManyToOne, ringbuf.ErrCapacity)
+	if capacity < ringbuf.HeaderLength || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: ring capacity %d is not a power of two >= %d (%w)", ErrArgument, capacity, ringbuf.HeaderLength, ringbuf.ErrCapacity)
 	}
 	f, err := Create(dir, name, KindRing, []int{capacity + ringbuf.TrailerLength}, opts...)
 	if err != nil {

@@ -42,12 +42,12 @@ const (
 	HeadCachePositionOffset = 256
 	// HeadPositionOffset is the offset in the trailer of the head position.
 	HeadPositionOffset = 384
-	// CorrelationCounterOffset is the offset in the trailer of the counter
+	// correlationCounterOffset is the offset in the trailer of the counter
 	// behind NextCorrelationID.
-	CorrelationCounterOffset = 512
-	// ConsumerHeartbeatOffset is the offset in the trailer of the consumer's
+	correlationCounterOffset = 512
+	// consumerHeartbeatOffset is the offset in the trailer of the consumer's
 	// heartbeat time.
-	ConsumerHeartbeatOffset = 640
+	consumerHeartbeatOffset = 640
 
 	// HeaderLength is the length of a record header.
 	HeaderLength = record.HeaderLength
@@ -62,11 +62,11 @@ const (
 	// of the ring at a wrap, and of aborted claims.
 	PaddingTypeID = record.PaddingTypeID
 
-	// MinCapacityOneToOne is the smallest capacity of a one-to-one ring:
+	// minCapacityOneToOne is the smallest capacity of a one-to-one ring:
 	// a record plus the pre-zeroed header after it.
-	MinCapacityOneToOne = 2 * HeaderLength
-	// MinCapacityManyToOne is the smallest capacity of a many-to-one ring.
-	MinCapacityManyToOne = HeaderLength
+	minCapacityOneToOne = 2 * HeaderLength
+	// minCapacityManyToOne is the smallest capacity of a many-to-one ring.
+	minCapacityManyToOne = HeaderLength
 )
 
 // maxMessageLength is Agrona's rule: no payload at the minimum capacity,

@@ -14,15 +14,15 @@ func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 128, TailPositionOffset)
 	require.Equal(t, 256, HeadCachePositionOffset)
 	require.Equal(t, 384, HeadPositionOffset)
-	require.Equal(t, 512, CorrelationCounterOffset)
-	require.Equal(t, 640, ConsumerHeartbeatOffset)
+	require.Equal(t, 512, correlationCounterOffset)
+	require.Equal(t, 640, consumerHeartbeatOffset)
 	require.Equal(t, 8, HeaderLength)
 	require.Equal(t, 8, RecordAlignment)
 	require.Equal(t, 0, LengthOffset)
 	require.Equal(t, 4, TypeOffset)
 	require.Equal(t, int32(-1), PaddingTypeID)
-	require.Equal(t, 16, MinCapacityOneToOne)
-	require.Equal(t, 8, MinCapacityManyToOne)
+	require.Equal(t, 16, minCapacityOneToOne)
+	require.Equal(t, 8, minCapacityManyToOne)
 }
 
 func TestMaxMessageLengthFollowsAgrona(t *testing.T) {

@@ -20,7 +20,7 @@ type ManyToOne struct {
 }
 
 // NewManyToOne returns a many-to-one ring over buf, which must be a power of
-// two (at least MinCapacityManyToOne) plus TrailerLength bytes long and start
+// two (at least minCapacityManyToOne) plus TrailerLength bytes long and start
 // on an 8-byte boundary. It never writes to buf: a new ring's memory must
 // already be zero (as from Allocate or a new file), and a second view of a
 // live ring (another process's) sees its contents as they are.

@@ -20,7 +20,7 @@ type OneToOne struct {
 }
 
 // NewOneToOne returns a one-to-one ring over buf, which must be a power of
-// two (at least MinCapacityOneToOne) plus TrailerLength bytes long and start
+// two (at least minCapacityOneToOne) plus TrailerLength bytes long and start
 // on an 8-byte boundary. It never writes to buf (see NewManyToOne).
 func NewOneToOne(buf []byte) (*OneToOne, error) {
 	r := &OneToOne{}

@@ -146,9 +146,9 @@ type ring struct {
 func (r *ring) init(b []byte, many bool) error {
 	// A one-to-one producer reserves the header after each claim (it
 	// zeroes it), so one claim gets at most the capacity less a header.
-	minCapacity, reserve := MinCapacityOneToOne, HeaderLength
+	minCapacity, reserve := minCapacityOneToOne, HeaderLength
 	if many {
-		minCapacity, reserve = MinCapacityManyToOne, 0
+		minCapacity, reserve = minCapacityManyToOne, 0
 	}
 	capacity := len(b) - TrailerLength
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
@@ -168,8 +168,8 @@ func (r *ring) init(b []byte, many bool) error {
 		prefetchBlocks: record.PrefetchBlocks(capacity),
 		base:           unsafe.Pointer(unsafe.SliceData(b)),
 		blockMask:      int64(capacity-1) & record.PrefetchBlocks(capacity),
-		correlation:    ab.Int64At(capacity + CorrelationCounterOffset),
-		heartbeat:      ab.Int64At(capacity + ConsumerHeartbeatOffset),
+		correlation:    ab.Int64At(capacity + correlationCounterOffset),
+		heartbeat:      ab.Int64At(capacity + consumerHeartbeatOffset),
 	}
 	records := b[:capacity:capacity]
 	head := ab.Int64At(capacity + HeadPositionOffset)

@@ -17,8 +17,8 @@ type kind struct {
 }
 
 var kinds = []kind{
-	{"OneToOne", func(b []byte) (RingBuffer, error) { return NewOneToOne(b) }, MinCapacityOneToOne, HeaderLength},
-	{"ManyToOne", func(b []byte) (RingBuffer, error) { return NewManyToOne(b) }, MinCapacityManyToOne, 0},
+	{"OneToOne", func(b []byte) (RingBuffer, error) { return NewOneToOne(b) }, minCapacityOneToOne, HeaderLength},
+	{"ManyToOne", func(b []byte) (RingBuffer, error) { return NewManyToOne(b) }, minCapacityManyToOne, 0},
 }
 
 func newRing(t testing.TB, k kind, capacity int) RingBuffer {

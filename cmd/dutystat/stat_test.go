@@ -95,7 +95,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { fx.ring.Close() })
 	require.NoError(t, fx.ring.File().Heartbeat(time.Now().UnixMilli()))
 
-	junk := append([]byte("not a duty file at all"), make([]byte, ipc.HeaderLength)...)
+	junk := append([]byte("not a duty file at all"), make([]byte, 4096)...)
 	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "junk"), junk, 0o600))
 
 	// A counters file whose second record has a state no manager writes.
@@ -109,7 +109,7 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	b, err := fx.corrupt.File().Section(0)
 	require.NoError(t, err)
-	binary.LittleEndian.PutUint32(b[1*counters.MetadataRecordLength+counters.StateOffset:], 7)
+	binary.LittleEndian.PutUint32(b[1*countersMetadataRecordLength+countersStateOffset:], 7)
 	return fx
 }
 
@@ -415,12 +415,12 @@ func FuzzSampleCounters(f *testing.F) {
 	c.Set(9)
 	// Inputs are a prefix of the metadata region (at most two records, so
 	// that minimization stays quick) and a value for counter 0.
-	f.Add(append([]byte(nil), b[:counters.LabelOffset+8]...), int64(9))
+	f.Add(append([]byte(nil), b[:countersLabelOffset+8]...), int64(9))
 	f.Add([]byte{1, 0, 0, 0, 0xe8, 3, 0, 0}, int64(-1))
 	lay, err := counters.Layout(4)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte, v int64) {
-		if len(data) > 2*counters.MetadataRecordLength {
+		if len(data) > 2*countersMetadataRecordLength {
 			return
 		}
 		clear(b)
@@ -458,8 +458,16 @@ func TestMailboxKind(t *testing.T) {
 
 	v, err := ipc.MailboxVersion(m.File())
 	require.NoError(t, err)
-	require.Equal(t, ipc.MailboxLayoutVersion, v)
+	require.Equal(t, int32(2), v) // the mailbox layout version, docs/ipc.md "Mailbox file"
 	v, err = ipc.MailboxVersion(r.File())
 	require.NoError(t, err)
 	require.Zero(t, v)
 }
+
+// The counters metadata record's layout, from docs/layouts.md (the
+// counters package keeps its offsets unexported).
+const (
+	countersMetadataRecordLength = 512
+	countersStateOffset          = 0
+	countersLabelOffset          = 132
+)

@@ -1,7 +1,7 @@
 // Package layoutdoc keeps docs/layouts.md in sync with the layout
-// constants in the code. Its own test checks the exported constants of
-// ringbuf, broadcast, counters, errlog and histogram; a
-// package whose layout constants are unexported, in part or all (ipc,
-// mailbox, ipc/publication), checks its rows itself, from its internal
-// test, with Check.
+// constants in the code. Each package with rows on the page (ringbuf,
+// broadcast, counters, errlog, histogram, ipc, mailbox, ipc/publication)
+// checks them from its internal test with Check, since most of those
+// constants are unexported; this package's own test checks that every row
+// belongs to such a package.
 package layoutdoc

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -155,12 +154,12 @@ func markOwnerDead(t testing.TB, path string) {
 	require.NoError(t, err)
 	defer f.Close()
 	var b [8]byte
-	_, err = f.ReadAt(b[:], ipc.OwnerStartTimeOffset)
+	_, err = f.ReadAt(b[:], ipcOwnerStartTimeOffset)
 	require.NoError(t, err)
 	v := binary.LittleEndian.Uint64(b[:])
 	require.NotZero(t, v)
 	binary.LittleEndian.PutUint64(b[:], v+1)
-	_, err = f.WriteAt(b[:], ipc.OwnerStartTimeOffset)
+	_, err = f.WriteAt(b[:], ipcOwnerStartTimeOffset)
 	require.NoError(t, err)
 }
 
@@ -227,3 +226,15 @@ type millis func() int64
 
 func (f millis) EpochMillis() int64 { return f() }
 func (f millis) Nanos() int64       { return f() * int64(time.Millisecond) }
+
+// The shared file header's layout, from docs/layouts.md (ipc keeps its
+// offsets unexported).
+const (
+	ipcKindOffset           = 12
+	ipcSectionCountOffset   = 20
+	ipcOwnerStartTimeOffset = 48
+	ipcSectionTableOffset   = 256
+	ipcSectionEntryLength   = 16
+	ipcSectionOffsetField   = 0
+	ipcSectionLengthField   = 8
+)

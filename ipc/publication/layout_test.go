@@ -94,11 +94,11 @@ func TestPublicationLayoutBytes(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	le := binary.LittleEndian
-	require.Equal(t, uint32(ipc.KindPublication), le.Uint32(b[ipc.KindOffset:]))
-	require.Equal(t, uint32(3), le.Uint32(b[ipc.SectionCountOffset:]))
+	require.Equal(t, uint32(ipc.KindPublication), le.Uint32(b[ipcKindOffset:]))
+	require.Equal(t, uint32(3), le.Uint32(b[ipcSectionCountOffset:]))
 	sec := func(i int) (int, int) {
-		e := ipc.SectionTableOffset + i*ipc.SectionEntryLength
-		return int(le.Uint64(b[e+ipc.SectionOffsetField:])), int(le.Uint64(b[e+ipc.SectionLengthField:]))
+		e := ipcSectionTableOffset + i*ipcSectionEntryLength
+		return int(le.Uint64(b[e+ipcSectionOffsetField:])), int(le.Uint64(b[e+ipcSectionLengthField:]))
 	}
 	logOff, logLen := sec(0)
 	metaOff, metaLen := sec(1)
