@@ -33,21 +33,21 @@ import "github.com/dutyrt/duty/internal/record"
 // supports).
 const (
 	// TrailerLength is the length of the trailer that follows the records.
-	TrailerLength = 768
+	TrailerLength = record.TrailerLength
 
 	// TailPositionOffset is the offset in the trailer of the tail position.
-	TailPositionOffset = 128
+	TailPositionOffset = record.TailOffset
 	// HeadCachePositionOffset is the offset in the trailer of the producers'
 	// cached copy of the head position.
-	HeadCachePositionOffset = 256
+	HeadCachePositionOffset = record.HeadCacheOffset
 	// HeadPositionOffset is the offset in the trailer of the head position.
-	HeadPositionOffset = 384
+	HeadPositionOffset = record.HeadOffset
 	// correlationCounterOffset is the offset in the trailer of the counter
 	// behind NextCorrelationID.
-	correlationCounterOffset = 512
+	correlationCounterOffset = record.CorrelationOffset
 	// consumerHeartbeatOffset is the offset in the trailer of the consumer's
 	// heartbeat time.
-	consumerHeartbeatOffset = 640
+	consumerHeartbeatOffset = record.HeartbeatOffset
 
 	// HeaderLength is the length of a record header.
 	HeaderLength = record.HeaderLength
@@ -68,12 +68,3 @@ const (
 	// minCapacityManyToOne is the smallest capacity of a many-to-one ring.
 	minCapacityManyToOne = HeaderLength
 )
-
-// maxMessageLength is Agrona's rule: no payload at the minimum capacity,
-// otherwise an eighth of the capacity and never less than 8 bytes.
-func maxMessageLength(capacity, minCapacity int) int {
-	if capacity == minCapacity {
-		return 0
-	}
-	return max(8, capacity/8)
-}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // The offsets of Agrona's ring layout (docs/agrona.md, "Layout"), written out independently of
@@ -31,7 +33,7 @@ func TestMaxMessageLengthFollowsAgrona(t *testing.T) {
 		{8, 8, 0}, {16, 16, 0},
 	}
 	for _, c := range cases {
-		require.Equal(t, c.want, maxMessageLength(c.capacity, c.min), "%+v", c)
+		require.Equal(t, c.want, record.MaxMessageLength(c.capacity, c.min), "%+v", c)
 	}
 }
 

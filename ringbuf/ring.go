@@ -99,14 +99,8 @@ func Allocate(capacity int) ([]byte, error) {
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: capacity=%d", ErrCapacity, capacity)
 	}
-	n := capacity + TrailerLength
-	b := atomicbuf.Make(n + allocAlignment).Bytes()
-	off := (allocAlignment - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%allocAlignment)) % allocAlignment
-	return b[off : off+n : off+n], nil
+	return record.AllocateRing(capacity), nil
 }
-
-// allocAlignment is the alignment of Allocate's buffers.
-const allocAlignment = 128
 
 // ring is the state and code shared by both ring types. All fields are
 // written once by the constructor and only read afterwards, so producer and
@@ -174,7 +168,7 @@ func (r *ring) init(b []byte, many bool) error {
 	records := b[:capacity:capacity]
 	head := ab.Int64At(capacity + HeadPositionOffset)
 	r.p.Init(records, ab.Int64At(capacity+TailPositionOffset), ab.Int64At(capacity+HeadCachePositionOffset), head,
-		maxMessageLength(capacity, minCapacity), many)
+		record.MaxMessageLength(capacity, minCapacity), many)
 	r.rd.Init(records, head, many)
 	return nil
 }
