@@ -741,3 +741,90 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossProcessMailboxStoppedSenderOverHeaders: as
+// TestCrossProcessMailboxSenderStoppedPastUnblock, but the messages queued
+// where the stopped sender's claim was are small, so that the child's
+// late bytes land over their headers. The mailbox does not stay wedged
+// (nor full, while its consumer heartbeats): once the damage has stood for
+// the unblock timeout it skips to the records that chain to the tail,
+// counts the stretch in Stats.Corrupt, and every message behind the
+// damage, and every later one, arrives in order; with checksums none
+// carries the child's bytes.
+func TestCrossProcessMailboxStoppedSenderOverHeaders(t *testing.T) {
+	for _, checksum := range []bool{true, false} {
+		t.Run(map[bool]string{true: "checksum", false: "plain"}[checksum], func(t *testing.T) {
+			dir := testDir(t)
+			m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{
+				Capacity: mailbox.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
+			require.NoError(t, err)
+			defer mf.Close()
+			goFile := filepath.Join(dir, "go")
+			child := startMailboxChild(t, "stalled", mbPathEnv(mf.Path()), "DUTY_IPC_MB_GO="+goFile)
+			require.Equal(t, "claimed", child.Line(t), "child stderr: %s", child.Stderr)
+			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGSTOP))
+			defer func() { _ = child.Cmd.Process.Signal(syscall.SIGCONT) }()
+
+			var delivered []byte
+			var errs []error
+			drain := func() {
+				_, err := m.Drain(func(msg *mailbox.Message) mailbox.Action {
+					delivered = append(delivered, msg.Payload()[0])
+					return mailbox.Continue
+				}, 100)
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}
+			deadline := time.Now().Add(time.Minute) // hang guard only
+			for m.Stats().Torn == 0 {
+				require.True(t, time.Now().Before(deadline), "the stopped sender's claim was never released")
+				drain()
+				time.Sleep(time.Millisecond)
+			}
+			// Round the ring until the next record lands where the claim was,
+			// then queue small records there.
+			small := make([]byte, 8)
+			over := 0
+			if checksum {
+				over = mailbox.ChecksumLength
+			}
+			size := ringbuf.RecordSize(over + len(small))
+			atZero := func() bool {
+				rest := mailbox.MinCapacity - int(mf.ring.ProducerPosition()&(mailbox.MinCapacity-1))
+				return rest == mailbox.MinCapacity || rest < size
+			}
+			for i := 0; !atZero(); i++ {
+				require.Less(t, i, 1000)
+				require.NoError(t, m.Send(1, small))
+				drain()
+			}
+			delivered, errs = nil, nil
+			for i := range 8 {
+				require.NoError(t, m.Send(2, []byte{byte(10 + i), 0, 0, 0, 0, 0, 0, 0}))
+			}
+			require.NoError(t, os.WriteFile(goFile, nil, 0o600))
+			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGCONT))
+			require.Contains(t, child.Line(t), "commit: "+mailbox.ErrClaim.Error(), "child stderr: %s", child.Stderr)
+
+			for m.Stats().Depth > 0 {
+				require.True(t, time.Now().Before(deadline), "the mailbox stays wedged: delivered %v, errors %v", delivered, errs)
+				drain()
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.NoError(t, m.Send(3, []byte{99, 0, 0, 0, 0, 0, 0, 0}))
+			drain()
+			require.NotEmpty(t, delivered)
+			require.Equal(t, byte(99), delivered[len(delivered)-1], "a later message arrives")
+			require.Positive(t, m.Stats().Corrupt, "what was skipped is counted")
+			require.ErrorIs(t, errors.Join(errs...), mailbox.ErrCorruptFrame, "and reported")
+			if !checksum && delivered[0] == 0xEE {
+				delivered = delivered[1:] // the limit checksums lift: a payload (not a header) took the bytes
+			}
+			for _, b := range delivered {
+				require.NotEqual(t, byte(0xEE), b, "a message carrying the stopped sender's bytes")
+			}
+			require.IsIncreasing(t, delivered)
+		})
+	}
+}

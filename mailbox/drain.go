@@ -104,6 +104,9 @@ type consumer struct {
 	totalDiscarded int64
 	stallHead      int64 // head position while a stall is timed (since stallSince, a clock reading; 0: none)
 	lastDepth      int   // Stats.Depth when the mailbox was detached
+	// Damage at the head (recoverDamage): where, since when (a clock
+	// reading; 0: none) and the tail then.
+	damageHead, damageSince, damageTail int64
 }
 
 // pending is a multi-record message delivered at its first record whose
@@ -341,8 +344,12 @@ func (m *Mailbox) drain(onRecord recordHandler, limit int) (int, error) {
 		c.count += k - extra
 		c.extra = 0
 		if rerr != nil {
-			err = errCorruptRing(rerr)
-			break
+			if !m.recoverDamage() {
+				err = errCorruptRing(rerr)
+				break
+			}
+			head = m.trailer.Head.Load()
+			continue
 		}
 		prev := head
 		head = m.trailer.Head.Load()
@@ -493,12 +500,48 @@ func (m *Mailbox) checkStall(head int64, marked bool) error {
 	c.stallSince = max(now, 1) // at most one attempt per timeout
 	ok, err := m.prod.Unblock()
 	if err != nil {
+		if m.recoverDamage() {
+			return nil
+		}
 		return errCorruptRing(err)
 	}
 	if ok {
 		m.w.torn.Add(1)
 	}
 	return nil
+}
+
+// recoverDamage is the drain's way past a record at the head that the ring
+// rejects (a length or claim marker no sender writes): the late stores of
+// a sender stalled past UnblockTimeout, into space its released claim
+// gave to other senders since. The first drain that meets the damage
+// times it and notes the tail; once it has stayed for UnblockTimeout, no
+// claim before that tail is in flight any more (the rule the liveness
+// check relies on), and the consumer skips to the first record from which
+// the records chain to that tail (record.Reader.Resync), counts the
+// skipped stretch in Stats.Corrupt and reports it (ErrCorruptFrame, with
+// the bytes skipped), and reads on. It reports whether it skipped
+// anything. The clock is read only while damage is timed.
+func (m *Mailbox) recoverDamage() bool {
+	c := &m.cons
+	head := m.trailer.Head.Load()
+	now := m.clock.Nanos()
+	if c.damageSince == 0 || c.damageHead != head {
+		c.damageHead, c.damageSince, c.damageTail = head, max(now, 1), m.trailer.Tail.Load()
+		return false
+	}
+	if now-c.damageSince < m.timeout {
+		return false
+	}
+	c.damageSince = 0
+	skipped := c.rd.Resync(c.damageTail)
+	if skipped == 0 {
+		return false
+	}
+	c.pending.active = false
+	c.corrupt++
+	c.reason = fmt.Sprintf("damaged records skipped: %d bytes at position %d", skipped, head)
+	return true
 }
 
 // record is the ring's handler: it classifies each record and delivers

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 	"github.com/stretchr/testify/require"
 )
@@ -433,5 +435,86 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 			require.Equal(t, int64(1), mb.Stats().Corrupt, "the damaged message is counted")
 			require.Empty(t, delivered, "no message with the late sender's bytes")
 		})
+	}
+}
+
+// TestLateWriterOverHeadersRecovers: the late sender's stores land over
+// the headers of records queued since (a length no sender writes, or one
+// that reads as an open claim no sender makes). The mailbox does not stay
+// wedged: once the damage has stood for UnblockTimeout it skips to the
+// first record that chains to the tail it saw then, counts the stretch in
+// Stats.Corrupt, and every message sent behind the damage arrives, in
+// order; with checksums, nothing carrying the late bytes is delivered.
+func TestLateWriterOverHeadersRecovers(t *testing.T) {
+	for _, checksum := range []bool{false, true} {
+		for _, fill := range []byte{0x55, 0xEE} { // a positive length past the ring; a negative one no claim has
+			t.Run(fmt.Sprintf("checksum=%v/fill=%#x", checksum, fill), func(t *testing.T) {
+				var now testClock
+				mb := newMailbox(t, Config{Capacity: MinCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
+				checkClaimsEveryDrain(mb)
+				late, err := mb.Claim(1, 40)
+				require.NoError(t, err)
+				lateSpace := late.Payload()
+
+				var delivered []byte
+				var errs []error
+				drain := func() {
+					_, err := mb.Drain(func(m *Message) Action {
+						delivered = append(delivered, m.Payload()[0])
+						return Continue
+					}, 100)
+					if err != nil {
+						errs = append(errs, err)
+					}
+				}
+				drain()
+				now.Add(int64(2 * time.Second))
+				drain()
+				require.Equal(t, int64(1), mb.Stats().Torn)
+
+				// Round the ring until the next record lands where the late
+				// claim was, then queue small records there: the late
+				// sender's 40 bytes cover the headers of the second and third.
+				small := make([]byte, 8)
+				size := record.Size(mb.lay.over + len(small))
+				atZero := func() bool { // the next record lands at index 0
+					rest := MinCapacity - int(RingOf(mb).ProducerPosition()&int64(MinCapacity-1))
+					return rest == MinCapacity || rest < size
+				}
+				for i := 0; !atZero(); i++ {
+					require.Less(t, i, 1000)
+					require.NoError(t, mb.Send(2, small))
+					drain()
+				}
+				delivered, errs = nil, nil
+				for i := range 8 {
+					require.NoError(t, mb.Send(3, []byte{byte(10 + i), 0, 0, 0, 0, 0, 0, 0}))
+				}
+				copy(lateSpace, bytes.Repeat([]byte{fill}, 40))
+				require.ErrorIs(t, late.Commit(), ErrClaim)
+
+				for i := 0; len(delivered) < 5 || mb.Stats().Depth > 0; i++ {
+					require.Less(t, i, 50, "the mailbox stays wedged: delivered %v, errors %v", delivered, errs)
+					drain()
+					now.Add(int64(700 * time.Millisecond))
+				}
+				require.NoError(t, mb.Send(4, []byte{99, 0, 0, 0, 0, 0, 0, 0}))
+				drain()
+				require.Equal(t, byte(99), delivered[len(delivered)-1], "later messages arrive")
+				require.Positive(t, mb.Stats().Corrupt, "what was skipped is counted")
+				require.ErrorIs(t, errors.Join(errs...), ErrCorruptFrame, "and reported")
+				if !checksum && delivered[0] == fill {
+					// The limit Config.Checksum lifts: the record whose
+					// payload (not header) took the late bytes is delivered.
+					delivered = delivered[1:]
+				}
+				for _, b := range delivered {
+					require.NotEqual(t, fill, b, "a message carrying the late bytes")
+				}
+				// Whatever arrived, arrived in order: the records behind the
+				// damage, then the later message.
+				require.IsIncreasing(t, delivered)
+			})
+		}
 	}
 }
