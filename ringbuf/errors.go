@@ -21,7 +21,8 @@ var (
 	ErrCapacity = errors.New("ringbuf: capacity must be a positive power of 2 + TrailerLength")
 	// ErrMisaligned reports a buffer that does not start on an 8-byte boundary.
 	ErrMisaligned = errors.New("ringbuf: buffer is not 8-byte aligned")
-	// ErrTypeID reports a message type id below 1.
+	// ErrTypeID reports a message type id the structure does not carry:
+	// below 1, or (a publication) above its largest.
 	ErrTypeID = record.ErrTypeID
 	// ErrLength reports a negative message length or record count.
 	ErrLength = record.ErrLength

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -68,4 +69,16 @@ func TestCheckClaim(t *testing.T) {
 			require.LessOrEqual(t, c.index+Align(int(-c.marker)), capacity, c.name)
 		}
 	}
+}
+
+// The type id sentinel names no bound of its own: the layers that wrap it
+// refuse ids below 1 and above their largest (a publication's
+// MaxTypeID), and each says which range it wanted.
+func TestTypeIDErrorSaysTheRange(t *testing.T) {
+	var p Producer
+	err := p.MessageError(0, 0)
+	require.ErrorIs(t, err, ErrTypeID)
+	require.Equal(t, "ringbuf: message type id out of range: msgTypeId=0, want at least 1", err.Error())
+	wrapped := fmt.Errorf("%w: message type id %d, want 1 to %d", ErrTypeID, MaxTypeID+1, MaxTypeID)
+	require.NotContains(t, wrapped.Error(), "greater than zero", "a too large id is not reported as too small")
 }

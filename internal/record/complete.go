@@ -16,7 +16,7 @@ func (p *Producer) CheckMessage(typeID int32, length int) error {
 // it accepts): ErrTypeID, ErrLength or ErrTooLong, wrapped with details.
 func (p *Producer) MessageError(typeID int32, length int) error {
 	if typeID < 1 {
-		return fmt.Errorf("%w: msgTypeId=%d", ErrTypeID, typeID)
+		return fmt.Errorf("%w: msgTypeId=%d, want at least 1", ErrTypeID, typeID)
 	}
 	if length < 0 {
 		return fmt.Errorf("%w: length=%d", ErrLength, length)

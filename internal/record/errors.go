@@ -15,7 +15,7 @@ import (
 // ==); the others are wrapped with details (test with errors.Is).
 var (
 	ErrFull       = errors.New("ringbuf: insufficient capacity")
-	ErrTypeID     = errors.New("ringbuf: message type id must be greater than zero")
+	ErrTypeID     = errors.New("ringbuf: message type id out of range")
 	ErrLength     = errors.New("ringbuf: invalid message length")
 	ErrTooLong    = errors.New("ringbuf: message exceeds max message length")
 	ErrIndex      = errors.New("ringbuf: invalid claim index")
