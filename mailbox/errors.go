@@ -59,7 +59,7 @@ var (
 	// wraps ringbuf.ErrCorrupt, the record core's), or a state word in shared memory holding a
 	// value that is not one of the three states. Both it and
 	// ErrCorruptFrame match duty.ErrCorrupt.
-	ErrCorrupt = sentinel.Corrupt("mailbox: corrupt ring")
+	ErrCorrupt = sentinel.Corrupt("mailbox: corrupt shared state")
 	// ErrNotConsumer reports a consumer's operation (Drain, DiscardQueued,
 	// Close(Discard), Heartbeat, NewActor) on a view of a mailbox that
 	// only sends: its consumer is another process.
