@@ -20,8 +20,13 @@ import (
 //
 //	  0  int64 state: 0 open, 1 closed (drain), 2 closed (discard); only
 //	             ever raised, by a compare-and-swap (Close). Every send
-//	             loads it: nothing else in this slot is written.
-//	  8  ..128 reserved (0)
+//	             loads it.
+//	  8  uint32 doorbell: 1 while the consumer sleeps on it (a futex,
+//	             WakeIdle), else 0; every send loads it after it
+//	             published, and wakes the consumer when it is 1. Written
+//	             only as the consumer falls asleep and wakes, so the
+//	             senders' line stays shared while messages flow.
+//	 12  ..128 reserved (0)
 //	128  int64 delivered messages        (consumer)
 //	136  int64 max depth, bytes          (consumer)
 //	144  int64 torn messages             (consumer)
@@ -37,6 +42,7 @@ const (
 	WordsLength = 384
 
 	stateOffset         = 0
+	doorbellOffset      = 8
 	deliveredOffset     = 128
 	maxDepthOffset      = 136
 	tornOffset          = 144
@@ -61,8 +67,9 @@ const (
 // reads w.delivered rather than an offset. Its offsets are the constants
 // above (TestWordsLayout).
 type words struct {
-	state atomic.Int64
-	_     [120]byte
+	state    atomic.Int64
+	doorbell atomic.Uint32
+	_        [116]byte
 
 	delivered atomic.Int64
 	maxDepth  atomic.Int64

@@ -16,6 +16,7 @@ func TestWordsLayout(t *testing.T) {
 	require.Equal(t, uintptr(WordsLength), unsafe.Sizeof(w))
 	for off, field := range map[uintptr]uintptr{
 		stateOffset:         unsafe.Offsetof(w.state),
+		doorbellOffset:      unsafe.Offsetof(w.doorbell),
 		deliveredOffset:     unsafe.Offsetof(w.delivered),
 		maxDepthOffset:      unsafe.Offsetof(w.maxDepth),
 		tornOffset:          unsafe.Offsetof(w.torn),
@@ -29,6 +30,7 @@ func TestWordsLayout(t *testing.T) {
 	layoutdoc.Check(t, "mailbox", map[string]int64{
 		"WordsLength":         WordsLength,
 		"stateOffset":         stateOffset,
+		"doorbellOffset":      doorbellOffset,
 		"deliveredOffset":     deliveredOffset,
 		"maxDepthOffset":      maxDepthOffset,
 		"tornOffset":          tornOffset,

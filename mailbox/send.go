@@ -46,6 +46,7 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 					return m.refusedClosed(st)
 				}
 				fast.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
+				m.rang()
 				return nil
 			}
 		}
@@ -226,6 +227,7 @@ func (m *Mailbox) write(typeID int32, payload []byte) error {
 				return m.refusedClosed(st)
 			}
 			m.prod.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
+			m.rang()
 			return nil
 		}
 	}
@@ -240,6 +242,7 @@ func (m *Mailbox) write(typeID int32, payload []byte) error {
 	if err := m.prod.Commit(c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
+	m.rang()
 	return nil
 }
 
@@ -279,6 +282,7 @@ func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 	if err := m.prod.Commit(c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
+	m.rang()
 	return nil
 }
 
@@ -334,6 +338,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		if err := m.prod.Commit(c.Index); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
+		m.rang()
 		return nil
 	}
 	b, err := m.prod.TryClaimBatch(size)
@@ -352,6 +357,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	if err := m.prod.CommitBatch(b); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
+	m.rang()
 	return nil
 }
 
@@ -483,6 +489,7 @@ func errTypeID(typeID int32) error {
 // Config.UnblockTimeout and counted as torn.
 type Claim struct {
 	p    *record.Producer // the mailbox's; nil once completed
+	mb   *Mailbox         // the mailbox, whose doorbell Commit rings
 	c    record.Claim     // its Payload: the message's space, after the checksum prefix of a sealed record
 	seal *Mailbox         // the checksummed mailbox that seals it at Commit; nil: not sealed
 	pos  int64            // a sealed claim's ring position, read when it was claimed
@@ -516,7 +523,9 @@ func (c *Claim) Commit() error {
 	if err := c.p.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
+	mb := c.mb
 	*c = Claim{} // completed: the index may soon be another sender's claim
+	mb.rang()
 	return nil
 }
 
@@ -546,12 +555,12 @@ func (c *Claim) over() int {
 // with over bytes before the message's space (the checksum prefix).
 func (m *Mailbox) newClaim(c record.Claim) Claim {
 	if !m.checksum {
-		return Claim{p: &m.prod, c: c}
+		return Claim{p: &m.prod, mb: m, c: c}
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
 	c.Index += ChecksumLength
 	c.Payload = c.Payload[ChecksumLength:]
-	return Claim{p: &m.prod, c: c, seal: m, pos: pos}
+	return Claim{p: &m.prod, mb: m, c: c, seal: m, pos: pos}
 }
 
 // Claim claims space for a plain message of length bytes (at most

@@ -1,0 +1,158 @@
+package mailbox
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/futex"
+)
+
+// WakeConfig configures NewWakeIdle. The zero value is the defaults.
+type WakeConfig struct {
+	// Spins is how many idle duty cycles spin (one pause each) after the
+	// last work before the agent sleeps: a message arriving then is seen
+	// within a poll, as with busy spinning. Default 1000.
+	Spins int
+	// MaxSleep bounds one sleep: the agent's duty cycle runs at least this
+	// often while nothing arrives (for its timers, and the consumer
+	// heartbeat, which it stores before each sleep). Default 100 ms.
+	MaxSleep time.Duration
+}
+
+// NewWakeIdle returns an idle strategy for the agent that drains mbs: it
+// spins for cfg.Spins idle cycles after the last work, then sleeps until a
+// sender publishes into one of the mailboxes, or cfg.MaxSleep passes. The
+// sleep is a futex on a word in each mailbox's shared memory (its
+// doorbell), so senders in other processes wake the agent as well as
+// senders in this one; an idle agent uses no CPU. Every send loads the
+// doorbell after it published (the state word's cache line, which it
+// loaded already), and makes a system call only when the consumer sleeps.
+// Linux sleeps on all the mailboxes at once (futex_waitv); elsewhere the
+// strategy polls in short sleeps.
+//
+// No wake-up is lost: a consumer about to sleep sets each doorbell, then
+// loads each ring's tail, and sleeps only if every ring is empty; a sender
+// claims its space with a compare-and-swap of the tail, and loads the
+// doorbell after it. All four are sequentially consistent (sync/atomic),
+// so either the consumer's load sees the claim, and it does not sleep, or
+// the sender's load sees the doorbell, and it wakes the consumer (on any
+// architecture, not only under x86's ordering). A ring that is not empty
+// but has nothing to read (a claim being filled) is never slept on: the
+// strategy pauses briefly and looks again.
+//
+// Use it from the consumer's goroutine (a runner's), one per agent, like
+// any idle strategy. Views that only send (ipc.OpenMailbox) are refused
+// (ErrNotConsumer).
+func NewWakeIdle(cfg WakeConfig, mbs ...*Mailbox) (idle.Strategy, error) {
+	if cfg.Spins < 0 || cfg.MaxSleep < 0 || len(mbs) == 0 {
+		return nil, fmt.Errorf("%w: WakeIdle needs mailboxes, Spins %d and MaxSleep %v not negative", ErrConfig, cfg.Spins, cfg.MaxSleep)
+	}
+	if cfg.Spins == 0 {
+		cfg.Spins = defaultWakeSpins
+	}
+	if cfg.MaxSleep == 0 {
+		cfg.MaxSleep = defaultWakeMaxSleep
+	}
+	w := &wakeIdle{cfg: cfg, spin: idle.BusySpin()}
+	for _, mb := range mbs {
+		if mb == nil {
+			return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
+		}
+		if mb.sendOnly {
+			return nil, errNotConsumer(mb, "NewWakeIdle")
+		}
+		w.mbs = append(w.mbs, mb)
+		w.ones = append(w.ones, 1)
+	}
+	w.bells = make([]*atomic.Uint32, len(mbs))
+	return w, nil
+}
+
+const (
+	defaultWakeSpins    = 1000
+	defaultWakeMaxSleep = 100 * time.Millisecond
+	// wakeStallPause is the pause of a consumer whose ring holds a claim
+	// being filled: too short to sleep on, long enough not to burn a core
+	// while a sender is descheduled.
+	wakeStallPause = 20 * time.Microsecond
+)
+
+type wakeIdle struct {
+	cfg   WakeConfig
+	mbs   []*Mailbox
+	bells []*atomic.Uint32 // the doorbells, loaded afresh at each sleep (a detached mailbox moves its words)
+	ones  []uint32
+	spin  idle.Strategy
+	count int
+}
+
+func (w *wakeIdle) Idle(workCount int) {
+	if workCount > 0 {
+		w.count = 0
+		return
+	}
+	w.IdleOnce()
+}
+
+func (w *wakeIdle) IdleOnce() {
+	if w.count < w.cfg.Spins {
+		w.count++
+		w.spin.IdleOnce()
+		return
+	}
+	w.sleep()
+}
+
+// sleep is one sleep of the consumer: the heartbeat, the doorbells set,
+// the rings checked, and a futex wait on the doorbells if all are empty.
+func (w *wakeIdle) sleep() {
+	for i, mb := range w.mbs {
+		_ = mb.beat(true) // a sleeping consumer still heartbeats, once per sleep
+		w.bells[i] = &mb.w.doorbell
+		mb.w.doorbell.Store(1)
+	}
+	empty := true
+	for _, mb := range w.mbs {
+		if mb.trailer.Tail.Load() != mb.trailer.Head.Load() {
+			empty = false
+			break
+		}
+	}
+	if empty {
+		futex.WaitAny(w.bells, w.ones, w.cfg.MaxSleep)
+	}
+	for _, b := range w.bells {
+		b.Store(0)
+	}
+	if !empty {
+		time.Sleep(wakeStallPause)
+	}
+}
+
+func (w *wakeIdle) Reset() { w.count = 0 }
+
+func (w *wakeIdle) Alias() string { return "wake" }
+
+func (w *wakeIdle) String() string { return fmt.Sprintf("wake:%d:%v", w.cfg.Spins, w.cfg.MaxSleep) }
+
+// rang is the sender's side of the doorbell: after a send published, it
+// loads the doorbell (its claim's compare-and-swap of the tail is ordered
+// before the load: see NewWakeIdle) and wakes a consumer that sleeps on
+// it. Small enough to inline into the send paths.
+func (m *Mailbox) rang() {
+	if m.w.doorbell.Load() != 0 {
+		m.wake()
+	}
+}
+
+// wake wakes the consumer sleeping on the doorbell: one sender clears it
+// and makes the system call; the others see it clear.
+//
+//go:noinline
+func (m *Mailbox) wake() {
+	if m.w.doorbell.CompareAndSwap(1, 0) {
+		futex.Wake(&m.w.doorbell, 1)
+	}
+}

@@ -1,0 +1,139 @@
+package mailbox
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/buildtags"
+)
+
+// wakeSends is the number of messages of the wake-up stress test: 10^7
+// with DUTY_SOAK=50, a fiftieth of that by default and a quarter of that
+// under the race detector.
+func wakeSends() int {
+	n := 200_000
+	if buildtags.Race {
+		n = 50_000
+	}
+	if f, err := strconv.Atoi(os.Getenv("DUTY_SOAK")); err == nil && f > 1 {
+		n *= f
+	}
+	return n
+}
+
+// TestWakeIdleLosesNoWakeUp: four senders send bursts with pauses of
+// random length to a consumer that falls asleep as soon as it is idle
+// (one spin) and would sleep for an hour unless woken. Every message is
+// delivered once, in order per sender; a lost wake-up would leave a
+// message queued and the consumer asleep, which the hang guard reports.
+func TestWakeIdleLosesNoWakeUp(t *testing.T) {
+	mb := newMailbox(t, Config{Capacity: 4096})
+	st, err := NewWakeIdle(WakeConfig{Spins: 1, MaxSleep: time.Hour}, mb)
+	require.NoError(t, err)
+	const senders = 4
+	total := wakeSends()
+	per := total / senders
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(s), 7))
+			var buf [16]byte
+			binary.LittleEndian.PutUint64(buf[8:], uint64(s))
+			for seq := 0; seq < per; {
+				binary.LittleEndian.PutUint64(buf[:], uint64(seq))
+				if err := mb.Send(1, buf[:]); err == ErrBackPressured {
+					continue
+				} else if err != nil {
+					t.Error(err)
+					return
+				}
+				seq++
+				if rng.IntN(64) == 0 { // a pause: the consumer may fall asleep
+					for range rng.IntN(2000) {
+						_ = rng.Uint64()
+					}
+					if rng.IntN(8) == 0 {
+						time.Sleep(time.Duration(rng.IntN(50)) * time.Microsecond)
+					}
+				}
+			}
+		}()
+	}
+	next := make([]uint64, senders)
+	got := 0
+	deadline := time.Now().Add(20 * time.Minute) // hang guard only
+	h := func(m *Message) Action {
+		p := m.Payload()
+		s, seq := binary.LittleEndian.Uint64(p[8:]), binary.LittleEndian.Uint64(p)
+		if seq != next[s] {
+			t.Fatalf("sender %d: got %d, want %d", s, seq, next[s])
+		}
+		next[s]++
+		got++
+		return Continue
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for got < per*senders {
+			if time.Now().After(deadline) {
+				return
+			}
+			n, err := mb.Drain(h, 256)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			st.Idle(n)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(21 * time.Minute): // hang guard only: a lost wake-up sleeps for an hour
+		t.Fatalf("the consumer is asleep with messages queued: %d of %d delivered, depth %d", got, per*senders, mb.Stats().Depth)
+	}
+	wg.Wait()
+	require.Equal(t, per*senders, got)
+	require.Zero(t, mb.Stats().Depth)
+}
+
+// The strategy refuses what it cannot serve, and names itself.
+func TestWakeIdleConfig(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	_, err := NewWakeIdle(WakeConfig{})
+	require.ErrorIs(t, err, ErrConfig, "no mailbox")
+	_, err = NewWakeIdle(WakeConfig{Spins: -1}, mb)
+	require.ErrorIs(t, err, ErrConfig)
+	_, err = NewWakeIdle(WakeConfig{}, mb, nil)
+	require.ErrorIs(t, err, ErrConfig)
+	st, err := NewWakeIdle(WakeConfig{}, mb)
+	require.NoError(t, err)
+	require.Equal(t, "wake", st.Alias())
+	require.Equal(t, "wake:1000:100ms", st.String())
+	_, sender, _, _ := placed(t, MinCapacity, Config{})
+	_, err = NewWakeIdle(WakeConfig{}, sender)
+	require.ErrorIs(t, err, ErrNotConsumer)
+}
+
+// A sleeping consumer costs a sender one system call per sleep, and an
+// awake one none: the doorbell is clear while the consumer runs, and the
+// first send after a sleep clears it.
+func TestDoorbellRingsOncePerSleep(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	require.Zero(t, mb.w.doorbell.Load())
+	require.NoError(t, mb.Send(1, []byte("x")))
+	mb.w.doorbell.Store(1) // as a consumer falling asleep
+	require.NoError(t, mb.Send(1, []byte("y")))
+	require.Zero(t, mb.w.doorbell.Load(), "the send woke the consumer and cleared the bell")
+	require.NoError(t, mb.Send(1, []byte("z")))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = mb.Send(1, []byte("a")); _, _ = mb.Drain(func(*Message) Action { return Continue }, 10) }))
+}
