@@ -241,7 +241,18 @@ type histogramSample struct {
 	Mean        float64      `json:"mean"`
 	Clamped     int64        `json:"clamped"` // values recorded at a bound of the range
 	Percentiles []percentile `json:"percentiles"`
+
+	// For the exporter and the live page: the non-empty buckets, the
+	// exact values at the summary's percentiles, HdrHistogram's percentile
+	// distribution, and when the recorder started.
+	buckets      []histogramBucket
+	exact        map[float64]int64
+	distribution []percentile
+	startMillis  int64
 }
+
+// valueAt is the exact value at percentile p, if read.
+func (h *histogramSample) valueAt(p float64) int64 { return h.exact[p] }
 
 // percentile is a value at a quantile, in percent (50, 90, 99, 99.9).
 type percentile struct {
@@ -366,6 +377,10 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 	return s
 }
 
+// distributionTicks is the resolution of the live page's percentile
+// distributions: HdrHistogram's ticks per half distance to 100 %.
+const distributionTicks = 5
+
 // quantiles are the percentiles dutystat shows of every histogram.
 var quantiles = []float64{50, 90, 99, 99.9}
 
@@ -388,6 +403,22 @@ func readHistograms(ctx context.Context, path string, s *fileSample) error {
 			Mean: snap.Mean(), Clamped: snap.Clamped}
 		for _, q := range quantiles {
 			h.Percentiles = append(h.Percentiles, percentile{Quantile: q, Value: snap.ValueAtQuantile(q)})
+		}
+		h.exact = map[float64]int64{}
+		for _, sq := range summaryQuantiles {
+			h.exact[sq.percentile] = snap.ValueAtQuantile(sq.percentile)
+		}
+		h.startMillis = snap.StartMillis
+		if snap.TotalCount > 0 {
+			hh := snap.Histogram()
+			for _, b := range hh.Distribution() {
+				if b.Count > 0 {
+					h.buckets = append(h.buckets, histogramBucket{value: b.To, count: b.Count})
+				}
+			}
+			for _, b := range hh.CumulativeDistributionWithTicks(distributionTicks) {
+				h.distribution = append(h.distribution, percentile{Quantile: b.Quantile, Value: b.ValueAt})
+			}
 		}
 		s.Histograms = append(s.Histograms, h)
 	}
