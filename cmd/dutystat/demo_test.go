@@ -106,6 +106,11 @@ func TestWatchableDemo(t *testing.T) {
 		require.True(t, ok)
 	})
 
+	t.Run("page", func(t *testing.T) {
+		fams := scrape(t, dir)
+		checkPage(t, startServer(t, dir), fams)
+	})
+
 	t.Run("once", func(t *testing.T) {
 		var text strings.Builder
 		code := runEnv(ctx, &text, &text, []string{"-dir", dir, "-window", "0"}, defaultEnv())

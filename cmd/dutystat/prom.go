@@ -455,7 +455,8 @@ func (m *withClassicBuckets) Write(out *dto.Metric) error {
 // equivalent value and its count.
 type histogramBucket struct{ value, count int64 }
 
-// serve runs the exporter on addr until ctx ends. ready, if not nil, gets
+// serve runs the exporter (/metrics) and the live page (/, page.go) on
+// addr until ctx ends. ready, if not nil, gets
 // the address it listens on.
 func serve(ctx context.Context, addr, dir string, e env, stderr io.Writer, ready func(net.Addr)) error {
 	reg := prometheus.NewRegistry()
@@ -463,6 +464,7 @@ func serve(ctx context.Context, addr, dir string, e env, stderr io.Writer, ready
 	reg.MustRegister(&collector{dir: dir, e: e, log: log})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	(&pageServer{dir: dir, e: e, log: log}).register(mux)
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

@@ -123,7 +123,7 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 	}
 	if o.serve != "" {
 		err := serve(ctx, o.serve, o.dir, e, stderr, func(a net.Addr) {
-			fmt.Fprintf(stdout, "dutystat: serving %s on http://%s/metrics\n", o.dir, a)
+			fmt.Fprintf(stdout, "dutystat: serving %s: live page http://%s/ , Prometheus http://%s/metrics\n", o.dir, a, a)
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "dutystat:", err)
