@@ -178,7 +178,7 @@ func summarize(f *frame) view {
 	}
 	for k, r := range runners {
 		if c, i := cycleRates[k], idleRates[k]; c != nil && i != nil && *c > 0 {
-			busy := min(max(1-*i / *c, 0), 1)
+			busy := min(max(1 - *i / *c, 0), 1)
 			r.Busy = &busy
 		}
 	}
