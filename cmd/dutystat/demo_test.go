@@ -106,6 +106,10 @@ func TestWatchableDemo(t *testing.T) {
 		require.True(t, ok)
 	})
 
+	t.Run("dashboard", func(t *testing.T) {
+		checkDashboard(t, scrape(t, dir))
+	})
+
 	t.Run("page", func(t *testing.T) {
 		fams := scrape(t, dir)
 		checkPage(t, startServer(t, dir), fams)
