@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,32 @@ func TestWatchableDemo(t *testing.T) {
 	t.Run("page", func(t *testing.T) {
 		fams := scrape(t, dir)
 		checkPage(t, startServer(t, dir), fams)
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		var text strings.Builder
+		code := runEnv(ctx, &text, &text, []string{"-dir", dir, "-watch", "-n", "1", "-window", "300ms"}, defaultEnv())
+		require.Equal(t, 0, code, text.String())
+		out := text.String()
+		t.Log("\n" + out)
+		require.NotContains(t, out, "delivered: exchange.in", "no per-counter list without -counters")
+		fams := scrape(t, dir)
+		for _, mb := range labelSet(fams, "duty_mailbox_delivered_messages_total", "mailbox") {
+			file, name, _ := strings.Cut(mb, "/")
+			require.Regexp(t, `(?m)^\s*`+regexp.QuoteMeta(name)+`\s+`+regexp.QuoteMeta(file)+`\s+[0-9]+\s`, out, "a row for %s, with its rate", mb)
+		}
+		for _, r := range labelSet(fams, "duty_runner_cycles_total", "runner") {
+			file, name, _ := strings.Cut(r, "/")
+			require.Regexp(t, `(?m)^\s*`+regexp.QuoteMeta(name)+`\s+`+regexp.QuoteMeta(file)+`\s+[0-9.]+%\s+[0-9]+\s+[0-9]+\s+[0-9.]+(ns|µs|ms|s)\s`, out, "a row for %s", r)
+		}
+		require.Regexp(t, `(?m)^\s*tick-to-trade\s+demo.histograms\s+[0-9]+(\s+[0-9.]+(ns|µs|ms|s)){5}$`, out, "latencies in ns, µs, ms or s")
+		lines := strings.Count(out, "\n")
+		require.Less(t, lines, 60, "a screenful, not one line per counter")
+
+		text.Reset()
+		code = runEnv(ctx, &text, &text, []string{"-dir", dir, "-watch", "-counters", "-n", "1", "-window", "0"}, defaultEnv())
+		require.Equal(t, 0, code, text.String())
+		require.Contains(t, text.String(), "delivered: exchange.in", "-counters: every counter")
 	})
 
 	t.Run("once", func(t *testing.T) {
