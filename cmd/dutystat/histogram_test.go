@@ -12,7 +12,8 @@ import (
 )
 
 // A histograms file: dutystat prints p50, p90, p99, p99.9 and max of each
-// histogram, -json carries them, and the exporter serves a summary.
+// histogram, -json carries them, and the exporter serves a histogram in seconds with a summary of the exact
+// percentiles.
 func TestHistograms(t *testing.T) {
 	dir := t.TempDir()
 	cfg := histogram.Config{Lowest: 1, Highest: 1_000_000, SignificantFigures: 3}
@@ -45,13 +46,16 @@ func TestHistograms(t *testing.T) {
 	require.Equal(t, int64(1_000_000), h.Max, "the clamped value, at the bound")
 
 	fams := scrape(t, dir)
-	n, ok := value(fams, "duty_histogram", map[string]string{"file": "latency", "histogram": "tick-to-trade ns"})
+	n, ok := value(fams, "duty_latency_seconds", map[string]string{"file": "latency", "histogram": "tick-to-trade"})
 	require.True(t, ok)
 	require.Equal(t, 1001.0, n)
+	clamped, ok := value(fams, "duty_histogram_clamped_total", map[string]string{"file": "latency", "histogram": "tick-to-trade"})
+	require.True(t, ok)
+	require.Equal(t, 1.0, clamped)
 	var q99 float64
-	for _, m := range fams["duty_histogram"].GetMetric() {
+	for _, m := range fams["duty_latency_percentiles_seconds"].GetMetric() {
 		for _, l := range m.GetLabel() {
-			if l.GetValue() == "tick-to-trade ns" {
+			if l.GetValue() == "tick-to-trade" {
 				for _, q := range m.GetSummary().GetQuantile() {
 					if q.GetQuantile() == 0.99 {
 						q99 = q.GetValue()
@@ -60,5 +64,7 @@ func TestHistograms(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, 991.0, q99)
+	require.InDelta(t, 991e-9, q99, 1e-18)
+	_, ok = value(fams, "duty_recorded_values", map[string]string{"file": "latency", "histogram": "idle"})
+	require.True(t, ok, "a histogram whose label names no unit")
 }

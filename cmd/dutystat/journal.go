@@ -61,29 +61,43 @@ type journalStream struct {
 	Indexed int64  `json:"indexed"`
 }
 
-// sampleJournals describes the journals in dir and in its subdirectories
-// (one level: a -record directory of the trading demo holds one journal
-// per agent).
+// sampleJournals describes the journals in dir and in its subdirectories,
+// down to journalDepth levels (a -record directory of the trading demo
+// holds one journal per agent, and may itself be in the directory
+// watched).
 func sampleJournals(dir string, now time.Time) []journalSample {
 	var out []journalSample
 	if journal.IsJournal(dir) {
 		out = append(out, sampleJournal(dir, ".", now))
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
+	var walk func(path, name string, depth int)
+	walk = func(path, name string, depth int) {
+		ents, err := os.ReadDir(path)
+		if err != nil {
+			return
 		}
-		sub := filepath.Join(dir, e.Name())
-		if journal.IsJournal(sub) {
-			out = append(out, sampleJournal(sub, e.Name(), now))
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			sub, subName := filepath.Join(path, e.Name()), e.Name()
+			if name != "" {
+				subName = name + "/" + e.Name()
+			}
+			if journal.IsJournal(sub) {
+				out = append(out, sampleJournal(sub, subName, now))
+			} else if depth < journalDepth {
+				walk(sub, subName, depth+1)
+			}
 		}
 	}
+	walk(dir, "", 1)
 	return out
 }
+
+// journalDepth is how many levels of subdirectories sampleJournals looks
+// into.
+const journalDepth = 2
 
 func sampleJournal(path, name string, now time.Time) journalSample {
 	s := journalSample{Name: name}

@@ -70,17 +70,17 @@ func TestJournalsAreListed(t *testing.T) {
 	// The Prometheus exporter serves the same.
 	fams := scrape(t, dir)
 	for name, want := range map[string]float64{
-		"duty_journal_up":              1,
-		"duty_journal_segments":        1,
-		"duty_journal_committed_bytes": float64(j.CommittedPosition()),
-		"duty_journal_flush_lag_bytes": float64(*s.FlushLag),
-		"duty_journal_readers":         2,
+		"duty_journal_up":                    1,
+		"duty_journal_segments":              1,
+		"duty_journal_committed_bytes_total": float64(j.CommittedPosition()),
+		"duty_journal_flush_lag_bytes":       float64(*s.FlushLag),
+		"duty_journal_readers":               2,
 	} {
 		v, ok := value(fams, name, map[string]string{"journal": "orders"})
 		require.True(t, ok, name)
 		require.Equal(t, want, v, name)
 	}
-	require.Equal(t, dto.MetricType_COUNTER, fams["duty_journal_committed_bytes"].GetType())
+	require.Equal(t, dto.MetricType_COUNTER, fams["duty_journal_committed_bytes_total"].GetType())
 	v, ok := value(fams, "duty_journal_indexed_records", map[string]string{"journal": "orders", "stream": "2"})
 	require.True(t, ok)
 	require.Equal(t, 50.0, v)

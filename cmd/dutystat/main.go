@@ -8,16 +8,17 @@
 //
 // Usage:
 //
-//	dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m] [-serve ADDR]
+//	dutystat [-dir DIR] [-watch [-counters]] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m] [-serve ADDR]
 //
 // By default it prints once and exits; the rates come from two samples
 // -window apart (-window 0: one sample, no rates). With -watch it prints
 // again every -interval (rates against the previous sample) until
-// interrupted (SIGINT, SIGTERM) or, with -n, after N frames. -json prints
+// interrupted (SIGINT, SIGTERM) or, with -n, after N frames, one row per
+// mailbox, runner, bridge and histogram (-counters: every counter). -json prints
 // one JSON object per frame, one per line. -since D lists only the errors
 // last observed within D before each sample. -serve ADDR serves the
-// directory on http://ADDR/metrics in the Prometheus text format instead
-// (docs/operations.md lists the metrics).
+// directory on http://ADDR/metrics to Prometheus instead (docs/operations.md
+// lists the metrics), and a live page on http://ADDR/.
 //
 // dutystat maps every file read-only (ipc.OpenReadOnly: O_RDONLY and
 // PROT_READ), so it cannot modify what it reads. A file that vanishes,

@@ -47,6 +47,7 @@ type options struct {
 	json     bool
 	since    time.Duration
 	serve    string // -serve ADDR: the Prometheus exporter
+	counters bool   // -counters: -watch prints every counter
 }
 
 // env is what run needs from the outside world; tests replace it.
@@ -90,9 +91,10 @@ func parseFlags(stderr io.Writer, args []string) (options, error) {
 	fl.IntVar(&o.frames, "n", 0, "with -watch, stop after this many frames (0: until interrupted)")
 	fl.BoolVar(&o.json, "json", false, "print one JSON object per frame")
 	fl.DurationVar(&o.since, "since", 0, "show only the errors of error logs last observed within this time before each sample (0: all)")
+	fl.BoolVar(&o.counters, "counters", false, "with -watch, print every counter of every file (the per-counter list), not one row per mailbox and runner")
 	fl.StringVar(&o.serve, "serve", "", "serve the directory's counters and histograms on http://ADDR/metrics in the Prometheus text format, until interrupted")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m] [-serve ADDR]")
+		fmt.Fprintln(fl.Output(), "usage: dutystat [-dir DIR] [-watch [-counters]] [-interval 1s] [-window 200ms] [-n N] [-json] [-since 10m] [-serve ADDR]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -123,7 +125,7 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 	}
 	if o.serve != "" {
 		err := serve(ctx, o.serve, o.dir, e, stderr, func(a net.Addr) {
-			fmt.Fprintf(stdout, "dutystat: serving %s on http://%s/metrics\n", o.dir, a)
+			fmt.Fprintf(stdout, "dutystat: serving %s: live page http://%s/ , Prometheus http://%s/metrics\n", o.dir, a, a)
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "dutystat:", err)
@@ -153,9 +155,12 @@ func runEnv(ctx context.Context, stdout, stderr io.Writer, args []string, e env)
 		if clear {
 			io.WriteString(stdout, "\033[H\033[2J")
 		}
-		if o.json {
+		switch {
+		case o.json:
 			err = json.NewEncoder(stdout).Encode(f)
-		} else {
+		case o.watch && !o.counters:
+			err = printView(stdout, &f)
+		default:
 			err = printText(stdout, &f)
 		}
 		if err != nil {
@@ -241,7 +246,18 @@ type histogramSample struct {
 	Mean        float64      `json:"mean"`
 	Clamped     int64        `json:"clamped"` // values recorded at a bound of the range
 	Percentiles []percentile `json:"percentiles"`
+
+	// For the exporter and the live page: the non-empty buckets, the
+	// exact values at the summary's percentiles, HdrHistogram's percentile
+	// distribution, and when the recorder started.
+	buckets      []histogramBucket
+	exact        map[float64]int64
+	distribution []percentile
+	startMillis  int64
 }
+
+// valueAt is the exact value at percentile p, if read.
+func (h *histogramSample) valueAt(p float64) int64 { return h.exact[p] }
 
 // percentile is a value at a quantile, in percent (50, 90, 99, 99.9).
 type percentile struct {
@@ -366,6 +382,10 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 	return s
 }
 
+// distributionTicks is the resolution of the live page's percentile
+// distributions: HdrHistogram's ticks per half distance to 100 %.
+const distributionTicks = 5
+
 // quantiles are the percentiles dutystat shows of every histogram.
 var quantiles = []float64{50, 90, 99, 99.9}
 
@@ -388,6 +408,22 @@ func readHistograms(ctx context.Context, path string, s *fileSample) error {
 			Mean: snap.Mean(), Clamped: snap.Clamped}
 		for _, q := range quantiles {
 			h.Percentiles = append(h.Percentiles, percentile{Quantile: q, Value: snap.ValueAtQuantile(q)})
+		}
+		h.exact = map[float64]int64{}
+		for _, sq := range summaryQuantiles {
+			h.exact[sq.percentile] = snap.ValueAtQuantile(sq.percentile)
+		}
+		h.startMillis = snap.StartMillis
+		if snap.TotalCount > 0 {
+			hh := snap.Histogram()
+			for _, b := range hh.Distribution() {
+				if b.Count > 0 {
+					h.buckets = append(h.buckets, histogramBucket{value: b.To, count: b.Count})
+				}
+			}
+			for _, b := range hh.CumulativeDistributionWithTicks(distributionTicks) {
+				h.distribution = append(h.distribution, percentile{Quantile: b.Quantile, Value: b.ValueAt})
+			}
 		}
 		s.Histograms = append(s.Histograms, h)
 	}
@@ -540,23 +576,7 @@ func kindName(k ipc.Kind) string {
 // counters, then each error log file's errors.
 func printText(w io.Writer, f *frame) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "dutystat %s  %s  %d files\n", f.Dir, f.Time.Format(time.RFC3339), len(f.Files))
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tSIZE\tPID\tOWNER\tHEARTBEAT\tSTATUS")
-	for _, s := range f.Files {
-		kind, pid, owner, hb, status := dash(s.Kind), "-", dash(s.Owner), "-", "ok"
-		if s.OwnerPID != 0 {
-			pid = strconv.Itoa(s.OwnerPID)
-		}
-		if s.HeartbeatAgeMs != nil {
-			hb = strconv.FormatInt(*s.HeartbeatAgeMs, 10) + "ms ago"
-		}
-		if s.Error != "" {
-			status = s.Error
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(s.Name), kind, s.Size, pid, owner, hb, printable(status))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printFiles(&b, f); err != nil {
 		return err
 	}
 	for _, s := range f.Files {
@@ -599,19 +619,55 @@ func printText(w io.Writer, f *frame) error {
 			return err
 		}
 	}
+	if err := printErrorLogs(&b, f); err != nil {
+		return err
+	}
+	if err := printJournals(&b, f.Journals); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// printFiles prints the frame's header line and its files table.
+func printFiles(b *strings.Builder, f *frame) error {
+	fmt.Fprintf(b, "dutystat %s  %s  %d files\n", f.Dir, f.Time.Format(time.RFC3339), len(f.Files))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSIZE\tPID\tOWNER\tHEARTBEAT\tSTATUS")
+	for _, s := range f.Files {
+		kind, pid, owner, hb, status := dash(s.Kind), "-", dash(s.Owner), "-", "ok"
+		if s.OwnerPID != 0 {
+			pid = strconv.Itoa(s.OwnerPID)
+		}
+		if s.HeartbeatAgeMs != nil {
+			hb = strconv.FormatInt(*s.HeartbeatAgeMs, 10) + "ms ago"
+		}
+		if s.Error != "" {
+			status = s.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(s.Name), kind, s.Size, pid, owner, hb, printable(status))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// printErrorLogs prints each error log file's distinct errors.
+func printErrorLogs(b *strings.Builder, f *frame) error {
 	for _, s := range f.Files {
 		if s.KindID != int32(ipc.KindErrorLog) || (len(s.Errors) == 0 && s.Error != "") {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s: %d distinct errors", printable(s.Name), len(s.Errors)+s.ErrorsNotShown)
+		fmt.Fprintf(b, "\n%s: %d distinct errors", printable(s.Name), len(s.Errors)+s.ErrorsNotShown)
 		if f.ErrorsSince != nil {
-			fmt.Fprintf(&b, " last observed since %s", f.ErrorsSince.UTC().Format(errorTime))
+			fmt.Fprintf(b, " last observed since %s", f.ErrorsSince.UTC().Format(errorTime))
 		}
 		b.WriteByte('\n')
 		if len(s.Errors) == 0 {
 			continue
 		}
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  COUNT\tFIRST\tLAST\tERROR")
 		for _, e := range s.Errors {
 			line, _, _ := strings.Cut(e.Text, "\n")
@@ -621,14 +677,10 @@ func printText(w io.Writer, f *frame) error {
 			return err
 		}
 		if s.ErrorsNotShown > 0 {
-			fmt.Fprintf(&b, "  (and %d more distinct errors not shown: dutystat keeps the first %d of a file)\n", s.ErrorsNotShown, maxErrors)
+			fmt.Fprintf(b, "  (and %d more distinct errors not shown: dutystat keeps the first %d of a file)\n", s.ErrorsNotShown, maxErrors)
 		}
 	}
-	if err := printJournals(&b, f.Journals); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return nil
 }
 
 // errorTime formats error log times: UTC, ms.

@@ -159,7 +159,7 @@ func (s *statsFiles) runnerOption() runner.Option { return runner.WithCounters(s
 
 // announce says where to watch from.
 func (s *statsFiles) announce(w io.Writer) {
-	fmt.Fprintf(w, "watch it: go run ./cmd/dutystat -dir %s -watch   (Prometheus: -serve :9464)\n", s.dir)
+	fmt.Fprintf(w, "watch it: go run ./cmd/dutystat -dir %s -watch   (live page and Prometheus: -serve :9464, open http://localhost:9464/)\n", s.dir)
 }
 
 // heartbeat keeps the counters file's owner heartbeat fresh (the run loop
