@@ -67,12 +67,7 @@ var counterDefs = map[int32]counterDef{
 	counters.TypeLongestCycleNs: {"duty_runner_longest_cycle_seconds", "The runner's longest duty cycle since it started.", "runner", 1e-9},
 	counters.TypeRestarts:       {"duty_agent_restarts_total", "Restarts of a group member's agent by its restart policy.", "agent", 1},
 
-	counters.TypeSubscriberPosition:  {"duty_publication_subscriber_position_bytes", "A subscriber's position in a publication's log.", "subscriber", 1},
-	counters.TypePublisherLimit:      {"duty_publication_limit_bytes", "The position a publication's publisher may write up to.", "publication", 1},
-	counters.TypePublisherPosition:   {"duty_publication_position_bytes", "A publication's publisher position.", "publication", 1},
-	counters.TypeFlowControlTimeouts: {"duty_publication_flow_control_timeouts_total", "Subscribers dropped from a publication's flow control for a stale heartbeat.", "publication", 1},
-	counters.TypeTornMessages:        {"duty_reader_torn_messages_total", "Messages a reader found torn or overwritten, and discarded.", "reader", 1},
-	counters.TypeLappedReceivers:     {"duty_broadcast_lapped_receivers_total", "Broadcast receivers lapped by the transmitter (each lost messages).", "broadcast", 1},
+	counters.TypeSubscriberPosition: {"duty_publication_subscriber_position_bytes", "A subscriber's position in a publication's log.", "subscriber", 1},
 
 	counters.TypeHeartbeat: {"duty_heartbeat_timestamp_seconds", "A participant's last sign of life, in seconds since the Unix epoch (its age: time() - this).", "role", 1e-3},
 }
@@ -179,11 +174,11 @@ func metricNames() map[string]dto.MetricType {
 }
 
 // exportKind is the kind a counter of typeID is exported as: KindOf's,
-// except for the positions in a log, which are gauges (a new log starts
+// except for a position in a log, which is a gauge (a new log starts
 // them again, and a position is no count of events).
 func exportKind(typeID int32) counters.Kind {
 	switch typeID {
-	case counters.TypeSubscriberPosition, counters.TypePublisherLimit, counters.TypePublisherPosition:
+	case counters.TypeSubscriberPosition:
 		return counters.KindGauge
 	}
 	return counters.KindOf(typeID)
