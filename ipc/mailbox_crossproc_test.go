@@ -11,9 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,6 +54,8 @@ func runMailboxChild(role string) int {
 		err = mbChildConsumer()
 	case "stalled":
 		err = mbChildStalled()
+	case "waker":
+		err = mbChildWaker()
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -826,5 +830,74 @@ func TestCrossProcessMailboxStoppedSenderOverHeaders(t *testing.T) {
 			}
 			require.IsIncreasing(t, delivered)
 		})
+	}
+}
+
+// mbChildWaker sends DUTY_IPC_MB_COUNT messages (a sequence number each),
+// each only once the consumer sleeps on the mailbox's doorbell (the word
+// at 8 in its shared words, docs/layouts.md), then prints "sent".
+func mbChildWaker() error {
+	m, f, err := mbOpenChild()
+	if err != nil {
+		return err
+	}
+	words, err := mailboxWords(f.File())
+	if err != nil {
+		return err
+	}
+	doorbell := (*atomic.Uint32)(unsafe.Pointer(&words[8]))
+	for i := range envInt("DUTY_IPC_MB_COUNT") {
+		for doorbell.Load() == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(i))
+		if err := m.Send(1, b[:]); err != nil {
+			return err
+		}
+	}
+	fmt.Println("sent")
+	time.Sleep(time.Hour) // the parent ends us
+	return nil
+}
+
+// TestCrossProcessWakeIdle: a consumer that sleeps on its mailbox with
+// mailbox.NewWakeIdle (for an hour unless woken) is woken by a sender in
+// another process, which sends each message only once the consumer has
+// fallen asleep: every message arrives, in order, each after a sleep that
+// only the sender's wake-up could end.
+func TestCrossProcessWakeIdle(t *testing.T) {
+	m, mf, err := CreateMailbox(testDir(t), "mbox", mailbox.Config{})
+	require.NoError(t, err)
+	defer mf.Close()
+	st, err := mailbox.NewWakeIdle(mailbox.WakeConfig{Spins: 1, MaxSleep: time.Hour}, m)
+	require.NoError(t, err)
+	const count = 20
+	child := startMailboxChild(t, "waker", mbPathEnv(mf.Path()), "DUTY_IPC_MB_COUNT="+strconv.Itoa(count))
+	var got []uint64
+	done := make(chan error, 1)
+	go func() {
+		for len(got) < count {
+			n, err := m.Drain(func(msg *mailbox.Message) mailbox.Action {
+				got = append(got, binary.LittleEndian.Uint64(msg.Payload()))
+				return mailbox.Continue
+			}, 10)
+			if err != nil {
+				done <- err
+				return
+			}
+			st.Idle(n)
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(2 * time.Minute): // hang guard only: a lost wake-up sleeps for an hour
+		t.Fatalf("asleep with messages queued: got %d of %d; child stderr: %s", len(got), count, child.Stderr)
+	}
+	require.Equal(t, "sent", child.Line(t))
+	for i, v := range got {
+		require.Equal(t, uint64(i), v)
 	}
 }
