@@ -392,7 +392,6 @@ var exchangeLabels = [1 + numExchPub]string{
 	"trading exchange: reports out",
 	"trading exchange: fills out",
 	"trading exchange: messages lost",
-	"trading exchange: bad messages",
 }
 
 // findCounter returns the value word of the allocated counter labelled
@@ -508,7 +507,6 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	if err := app.Err(); err != nil {
 		return false, err
 	}
-	x.exitWhenClosed = true
 	rec, err := startRecording(cfg, handles{Exchange: x}) // -record: the exchange's input
 	if err != nil {
 		return false, err

@@ -395,7 +395,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 // its message.
 func quiesce(h handles, limit time.Duration) bool {
 	mbs := h.Mail.all()
-	pend := []*atomic.Int64{h.Feed.pendW, h.Strategy.pendW, h.Risk.pendW, h.Mail.exchangePending}
+	pend := []*atomic.Int64{h.Feed.out.word, h.Strategy.out.word, h.Risk.out.word, h.Mail.exchangePending}
 	type sample struct {
 		pos   []int64
 		quiet bool

@@ -96,7 +96,7 @@ func checkRecordDir(dir string) error {
 // startRecording opens the journals of the agents h holds (the exchange's
 // only in the exchange process; the strategy's and risk's only in the
 // demo's when the exchange runs in another process) in cfg.Record and
-// wraps their inbox handlers so that each consumed message is appended.
+// gives their inboxes the streams each consumed message is appended to.
 // Call it after the agents exist and before their runners start (the
 // journals' writers are then the agents' threads). nil when not
 // recording.
@@ -125,19 +125,19 @@ func startRecording(cfg config, h handles) (*recorder, error) {
 	var err error
 	wrap := func(i int, in *inbox, stream uint32) {
 		if err == nil {
-			in.h, err = r.recording(i, in.h, r.journals[recRoles[i]], stream)
+			in.rec, err = r.stream(i, stream)
 		}
 	}
 	if h.Strategy != nil {
-		wrap(0, &h.Strategy.in, streamStrategyIn)
-		wrap(0, &h.Strategy.resp, streamStrategyResp)
+		wrap(0, h.Strategy.in, streamStrategyIn)
+		wrap(0, h.Strategy.resp, streamStrategyResp)
 	}
 	if h.Risk != nil {
-		wrap(1, &h.Risk.in, streamRiskIn)
-		wrap(1, &h.Risk.resp, streamRiskResp)
+		wrap(1, h.Risk.in, streamRiskIn)
+		wrap(1, h.Risk.resp, streamRiskResp)
 	}
 	if h.Exchange != nil {
-		wrap(2, &h.Exchange.in, streamExchangeIn)
+		wrap(2, h.Exchange.in, streamExchangeIn)
 	}
 	if err != nil {
 		r.closeAll()
@@ -177,37 +177,45 @@ func (r *recorder) startFlushers() {
 	}()
 }
 
-// recording returns h, recording each message it consumes on stream of j.
-// It runs on the agent's thread; it allocates nothing per message.
-func (r *recorder) recording(agent int, h mailbox.Handler, j *journal.Journal, stream uint32) (mailbox.Handler, error) {
+// recStream is one mailbox's stream in its agent's journal.
+type recStream struct {
+	r     *recorder
+	agent int
+	j     *journal.Journal
+	s     *journal.Stream
+}
+
+func (r *recorder) stream(agent int, stream uint32) (*recStream, error) {
+	j := r.journals[recRoles[agent]]
 	s, err := j.Stream(stream)
-	if err != nil {
-		return nil, err
+	return &recStream{r: r, agent: agent, j: j, s: s}, err
+}
+
+// record appends a message its agent has consumed. It runs on the agent's
+// thread; it allocates nothing. The first error stops the agent's
+// recording (reported by end).
+func (w *recStream) record(m *mailbox.Message) {
+	r := w.r
+	if r.errs[w.agent] != nil {
+		return
 	}
-	return func(m *mailbox.Message) mailbox.Action {
-		act := h(m)
-		if act == mailbox.Abort || r.errs[agent] != nil {
-			return act
-		}
-		n := 0
+	n := 0
+	for _, p := range m.Parts() {
+		n += len(p)
+	}
+	c, err := w.s.Claim(m.TypeID(), n)
+	if err == nil {
+		b := c.Body
 		for _, p := range m.Parts() {
-			n += len(p)
+			b = b[copy(b, p):]
 		}
-		c, err := s.Claim(m.TypeID(), n)
-		if err == nil {
-			b := c.Body
-			for _, p := range m.Parts() {
-				b = b[copy(b, p):]
-			}
-			err = j.Commit()
-		}
-		if err != nil {
-			r.errs[agent] = err
-			return act
-		}
-		r.n[agent]++
-		return act
-	}, nil
+		err = w.j.Commit()
+	}
+	if err != nil {
+		r.errs[w.agent] = err
+		return
+	}
+	r.n[w.agent]++
 }
 
 // end closes the journals and returns the recording's problems: an

@@ -135,21 +135,23 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	s, err := newStrategyAgent(cfg, monoNanos, out, newWords(1+numStratPub), t2t)
+	// Each agent drains its own mailboxes of in and sends into out's.
+	sm, km, xm := *out, *out, *out
+	sm.strategyIn, sm.strategyResp = in.strategyIn, in.strategyResp
+	km.riskIn, km.riskResp = in.riskIn, in.riskResp
+	xm.exchangeIn = in.exchangeIn
+	s, err := newStrategyAgent(cfg, monoNanos, &sm, newWords(1+numStratPub), t2t)
 	if err != nil {
 		return false, err
 	}
-	k, err := newRiskAgent(cfg, out, newWords(1+numRiskPub))
+	k, err := newRiskAgent(cfg, &km, newWords(1+numRiskPub))
 	if err != nil {
 		return false, err
 	}
-	x, err := newExchangeAgent(cfg, monoNanos, out, newWords(1+numExchPub), t2o)
+	x, err := newExchangeAgent(cfg, monoNanos, &xm, newWords(1+numExchPub), t2o)
 	if err != nil {
 		return false, err
 	}
-	s.in.b, s.resp.b = in.strategyIn, in.strategyResp
-	k.in.b, k.resp.b = in.riskIn, in.riskResp
-	x.in.b = in.exchangeIn
 
 	orders := []int32{msg.TypeNewOrder, msg.TypeCancelOrder}
 	edge := func(name string, outb *mailbox.Mailbox, role string, stream uint32, types ...int32) (*replayEdge, error) {
@@ -158,13 +160,13 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	}
 	type stage struct {
 		role   string
-		inputs map[uint32]inbox
+		inputs map[uint32]*inbox
 		edges  []*replayEdge
 	}
 	stages := []stage{
-		{roleStrategy, map[uint32]inbox{streamStrategyIn: s.in, streamStrategyResp: s.resp}, nil},
-		{roleRisk, map[uint32]inbox{streamRiskIn: k.in, streamRiskResp: k.resp}, nil},
-		{roleExchange, map[uint32]inbox{streamExchangeIn: x.in}, nil},
+		{roleStrategy, map[uint32]*inbox{streamStrategyIn: s.in, streamStrategyResp: s.resp}, nil},
+		{roleRisk, map[uint32]*inbox{streamRiskIn: k.in, streamRiskResp: k.resp}, nil},
+		{roleExchange, map[uint32]*inbox{streamExchangeIn: x.in}, nil},
 	}
 	var errs []error
 	add := func(i int, e *replayEdge, err error) {
@@ -215,7 +217,7 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 			}
 		}
 	}
-	if bad := s.bad + k.bad + k.c.Unknown() + res.x.Bad; bad > 0 {
+	if bad := s.undelivered() + k.undelivered() + k.c.Unknown() + res.x.Bad; bad > 0 {
 		res.problems = append(res.problems, fmt.Sprintf("%d messages undecodable, unexpected or about unknown orders", bad))
 	}
 	if s.badAudit > 0 {
@@ -243,7 +245,7 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 // replayStage feeds one agent its journal, one message at a time, each
 // into the inbox its stream names and through the agent's handler; after
 // each, it checks what the agent sent. It returns the messages replayed.
-func replayStage(j *journal.Journal, inputs map[uint32]inbox, edges []*replayEdge) (int64, error) {
+func replayStage(j *journal.Journal, inputs map[uint32]*inbox, edges []*replayEdge) (int64, error) {
 	t, err := j.NewTailer()
 	if err != nil {
 		return 0, err
@@ -262,10 +264,10 @@ func replayStage(j *journal.Journal, inputs map[uint32]inbox, edges []*replayEdg
 		if !known {
 			return n, fmt.Errorf("record at %d: stream %d is none of this agent's mailboxes", r.Position, r.StreamID)
 		}
-		if err := ib.b.Send(r.TypeID, r.Body); err != nil {
+		if err := ib.Mailbox().Send(r.TypeID, r.Body); err != nil {
 			return n, fmt.Errorf("record at %d: %w", r.Position, err)
 		}
-		if k, err := ib.work(); err != nil || k != 1 {
+		if k, err := ib.DoWork(); err != nil || k != 1 {
 			return n, fmt.Errorf("record at %d: the agent took %d messages (%v)", r.Position, k, err)
 		}
 		n++

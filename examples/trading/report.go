@@ -209,7 +209,7 @@ func (r *result) collect(cfg config, h handles) {
 	if lost > 0 {
 		r.problems = append(r.problems, fmt.Sprintf("%d messages lost to closed mailboxes", lost))
 	}
-	if bad := h.Strategy.bad + h.Risk.bad + h.Risk.c.Unknown() + r.x.Bad; bad > 0 {
+	if bad := h.Strategy.undelivered() + h.Risk.undelivered() + h.Risk.c.Unknown() + r.x.Bad; bad > 0 {
 		r.problems = append(r.problems, fmt.Sprintf("%d messages undecodable, unexpected or about unknown orders", bad))
 	}
 	if h.Strategy.badAudit > 0 {

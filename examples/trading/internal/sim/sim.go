@@ -11,6 +11,7 @@ import (
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
+	"github.com/dutyrt/duty/message"
 )
 
 // ErrInvariant is wrapped by Run when a book invariant or the report
@@ -54,7 +55,7 @@ type Result struct {
 type frame struct {
 	typeID int32
 	n      int
-	b      [msg.ExecutionReportLen]byte
+	b      [72]byte // the longest message, an execution report
 }
 
 type queue struct {
@@ -64,13 +65,9 @@ type queue struct {
 
 func (q *queue) len() int { return len(q.frames) - q.head }
 
-func (q *queue) push(m interface {
-	TypeID() int32
-	EncodedLen() int
-	Encode([]byte)
-}) {
-	f := frame{typeID: m.TypeID(), n: m.EncodedLen()}
-	m.Encode(f.b[:f.n])
+func push[T any](q *queue, c *message.Fixed[T], v *T) {
+	f := frame{typeID: c.TypeID(), n: c.Size(v)}
+	c.Encode(f.b[:f.n], v)
 	q.frames = append(q.frames, f)
 }
 
@@ -212,9 +209,9 @@ func (p *pipeline) quote() {
 	var q msg.Quote
 	p.feed.Next(&q)
 	p.quotes++
-	p.stratQ.push(&q)
-	p.riskQ.push(&q)
-	p.exchQ.push(&q)
+	push(&p.stratQ, msg.Quotes, &q)
+	push(&p.riskQ, msg.Quotes, &q)
+	push(&p.exchQ, msg.Quotes, &q)
 }
 
 // strategyStep is the strategy agent's mailbox handler.
@@ -224,22 +221,26 @@ func (p *pipeline) strategyStep() error {
 	switch f.typeID {
 	case msg.TypeQuote:
 		var q msg.Quote
-		if err := q.Decode(b); err != nil {
+		if err := msg.Quotes.Decode(b, &q); err != nil {
 			return err
 		}
 		outs := p.strat.OnQuote(&q)
 		for i := range outs {
-			p.riskQ.push(&outs[i])
+			if o := &outs[i]; o.IsCancel {
+				push(&p.riskQ, msg.Cancels, &o.Cancel)
+			} else {
+				push(&p.riskQ, msg.NewOrders, &o.New)
+			}
 		}
 	case msg.TypeExecutionReport:
 		var r msg.ExecutionReport
-		if err := r.Decode(b); err != nil {
+		if err := msg.Reports.Decode(b, &r); err != nil {
 			return err
 		}
 		p.strat.OnReport(&r)
 	case msg.TypeRiskReject:
 		var r msg.RiskReject
-		if err := r.Decode(b); err != nil {
+		if err := msg.RiskRejects.Decode(b, &r); err != nil {
 			return err
 		}
 		p.strat.OnRiskReject(&r)
@@ -256,32 +257,32 @@ func (p *pipeline) riskStep() error {
 	switch f.typeID {
 	case msg.TypeQuote:
 		var q msg.Quote
-		if err := q.Decode(b); err != nil {
+		if err := msg.Quotes.Decode(b, &q); err != nil {
 			return err
 		}
 		p.risk.OnQuote(&q)
 	case msg.TypeNewOrder:
 		var o msg.NewOrder
-		if err := o.Decode(b); err != nil {
+		if err := msg.NewOrders.Decode(b, &o); err != nil {
 			return err
 		}
 		if reason := p.risk.CheckOrder(&o); reason != msg.ReasonNone {
 			var rj msg.RiskReject
 			rj.RejectFor(&o, reason)
-			p.stratQ.push(&rj)
+			push(&p.stratQ, msg.RiskRejects, &rj)
 		} else {
-			p.exchQ.push(&o)
+			push(&p.exchQ, msg.NewOrders, &o)
 		}
 	case msg.TypeCancelOrder:
 		var c msg.CancelOrder
-		if err := c.Decode(b); err != nil {
+		if err := msg.Cancels.Decode(b, &c); err != nil {
 			return err
 		}
 		p.risk.OnCancel(&c)
-		p.exchQ.push(&c)
+		push(&p.exchQ, msg.Cancels, &c)
 	case msg.TypeExecutionReport:
 		var r msg.ExecutionReport
-		if err := r.Decode(b); err != nil {
+		if err := msg.Reports.Decode(b, &r); err != nil {
 			return err
 		}
 		p.risk.OnReport(&r)
@@ -301,13 +302,13 @@ func (p *pipeline) exchangeStep() (uint32, error) {
 	switch f.typeID {
 	case msg.TypeQuote:
 		var q msg.Quote
-		if err := q.Decode(b); err != nil {
+		if err := msg.Quotes.Decode(b, &q); err != nil {
 			return 0, err
 		}
 		instrument, reports = q.Instrument, p.exch.OnQuote(&q)
 	case msg.TypeNewOrder:
 		var o msg.NewOrder
-		if err := o.Decode(b); err != nil {
+		if err := msg.NewOrders.Decode(b, &o); err != nil {
 			return 0, err
 		}
 		if p.audit != nil {
@@ -316,7 +317,7 @@ func (p *pipeline) exchangeStep() (uint32, error) {
 		instrument, reports = o.Instrument, p.exch.OnNewOrder(&o)
 	case msg.TypeCancelOrder:
 		var c msg.CancelOrder
-		if err := c.Decode(b); err != nil {
+		if err := msg.Cancels.Decode(b, &c); err != nil {
 			return 0, err
 		}
 		instrument, reports = c.Instrument, p.exch.OnCancel(&c)
@@ -327,9 +328,9 @@ func (p *pipeline) exchangeStep() (uint32, error) {
 		p.check(&reports[i])
 		p.reports++
 		if p.reports != p.cfg.loseReport {
-			p.stratQ.push(&reports[i])
+			push(&p.stratQ, msg.Reports, &reports[i])
 		}
-		p.riskQ.push(&reports[i])
+		push(&p.riskQ, msg.Reports, &reports[i])
 	}
 	return instrument, nil
 }

@@ -93,31 +93,6 @@ type Out struct {
 	Cancel   msg.CancelOrder
 }
 
-// TypeID returns the type id of the message Out holds.
-func (o *Out) TypeID() int32 {
-	if o.IsCancel {
-		return msg.TypeCancelOrder
-	}
-	return msg.TypeNewOrder
-}
-
-// EncodedLen returns the encoded length of the message Out holds.
-func (o *Out) EncodedLen() int {
-	if o.IsCancel {
-		return msg.CancelOrderLen
-	}
-	return msg.NewOrderLen
-}
-
-// Encode writes the message Out holds into b[:EncodedLen()].
-func (o *Out) Encode(b []byte) {
-	if o.IsCancel {
-		o.Cancel.Encode(b)
-	} else {
-		o.New.Encode(b)
-	}
-}
-
 const none = -1
 
 type order struct {
