@@ -138,6 +138,10 @@ type stage struct {
 	in, resp *inbox
 	out      output
 	publish  func()
+	pub      words // the published counters (publish)
+	lost     int64 // see send
+	clock    func() int64
+	stages   *stages // nil: not recorded
 }
 
 func (s *stage) RoleName() string { return s.role }
@@ -200,30 +204,42 @@ func (s *stage) undelivered() (n int64) {
 	return n
 }
 
-// routes returns a router with h's routes.
-func routes(h ...func(r *message.Router) error) (*message.Router, error) {
+// route adds one type's route to a router (see on).
+type route func(r *message.Router) error
+
+// on is the route of c's messages to h.
+func on[T any](c *message.Fixed[T], h func(*T) error) route {
+	return func(r *message.Router) error { return message.Handle(r, c, h) }
+}
+
+// drained is a mailbox and the routes of its messages.
+type drained struct {
+	mb     *mailbox.Mailbox
+	routes []route
+}
+
+func drain(mb *mailbox.Mailbox, routes ...route) drained { return drained{mb, routes} }
+
+// newInboxOf makes d's router and its inbox.
+func newInboxOf(d drained, out *output) (*inbox, error) {
 	r := message.NewRouter()
-	for _, add := range h {
+	for _, add := range d.routes {
 		if err := add(r); err != nil {
 			return nil, err
 		}
 	}
-	return r, nil
+	return newInbox(d.mb, r, out)
 }
 
-// on is message.Handle for routes.
-func on[T any](c *message.Fixed[T], h func(*T) error) func(r *message.Router) error {
-	return func(r *message.Router) error { return message.Handle(r, c, h) }
-}
-
-// newStage makes the stage of role: in drained into inR, resp (if not
-// nil) into respR.
-func newStage(role string, w *atomic.Int64, in, resp *mailbox.Mailbox, inR, respR *message.Router) (*stage, error) {
-	s := &stage{role: role, out: output{word: w}}
+// newStage makes the stage of role: in and resp (none when its mailbox is
+// nil) with their routes, flush for its pending output (published in
+// w[0]) and publish for its counters (w[1:]).
+func newStage(role string, clock func() int64, w words, flush func() bool, publish func(), in, resp drained) (*stage, error) {
+	s := &stage{role: role, out: output{word: w[0], flush: flush}, publish: publish, pub: w[1:], clock: clock}
 	var err, err2 error
-	s.in, err = newInbox(in, inR, &s.out)
-	if resp != nil {
-		s.resp, err2 = newInbox(resp, respR, nil)
+	s.in, err = newInboxOf(in, &s.out)
+	if resp.mb != nil {
+		s.resp, err2 = newInboxOf(resp, nil)
 	}
 	return s, errors.Join(err, err2)
 }
@@ -249,6 +265,13 @@ func newWords(n int) words {
 		out[i] = &ws[i].Int64
 	}
 	return out
+}
+
+// set stores vs into the words, in order (setWord).
+func (w words) set(vs ...int64) {
+	for i, v := range vs {
+		setWord(w[i], v)
+	}
 }
 
 // setWord stores v into w, a single-writer word, with a release store, and
@@ -312,14 +335,15 @@ func (f *feedAgent) RoleName() string { return roleFeed }
 func (f *feedAgent) OnStart() error   { f.start = f.clock(); return nil }
 func (f *feedAgent) OnClose() error   { return nil }
 
+// resend sends the quote still pending, and reports whether nothing is
+// pending now.
+func (f *feedAgent) resend() bool { return !f.out.pending || f.out.send() }
+
 func (f *feedAgent) DoWork() (int, error) {
-	work := 0
-	if f.out.pending {
-		if !f.out.send() {
-			return 0, nil
-		}
-		work++
+	if !f.resend() {
+		return 0, nil
 	}
+	work := 0
 	if f.stop.Load() {
 		setWord(f.stopped, 1)
 		return work, nil
@@ -379,18 +403,13 @@ type strategyAgent struct {
 	*stage
 	s      *strategy.Strategy
 	toRisk *mailbox.Mailbox
-	clock  func() int64
 	t2t    *latency
-	stages *stages // nil: not recorded
 
 	outs []strategy.Out
 	next int // outs[next:] are pending
 
-	lost     int64
 	badAudit int64 // fill reports that break qty arithmetic
 	auditErr string
-
-	pub words // see publish
 }
 
 func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2t *latency) (*strategyAgent, error) {
@@ -398,20 +417,11 @@ func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t
 	if err != nil {
 		return nil, err
 	}
-	a := &strategyAgent{s: s, toRisk: mbs.riskIn, clock: clock, t2t: t2t, pub: w[1:]}
-	inR, err := routes(on(msg.Quotes, a.onQuote))
-	if err != nil {
-		return nil, err
-	}
-	respR, err := routes(on(msg.Reports, a.onReport), on(msg.RiskRejects, a.onRiskReject))
-	if err != nil {
-		return nil, err
-	}
-	if a.stage, err = newStage(roleStrategy, w[0], mbs.strategyIn, mbs.strategyResp, inR, respR); err != nil {
-		return nil, err
-	}
-	a.out.flush, a.publish = a.flush, a.publishCounts
-	return a, nil
+	a := &strategyAgent{s: s, toRisk: mbs.riskIn, t2t: t2t}
+	a.stage, err = newStage(roleStrategy, clock, w, a.flush, a.publishCounts,
+		drain(mbs.strategyIn, on(msg.Quotes, a.onQuote)),
+		drain(mbs.strategyResp, on(msg.Reports, a.onReport), on(msg.RiskRejects, a.onRiskReject)))
+	return a, err
 }
 
 func (a *strategyAgent) flush() bool {
@@ -466,23 +476,12 @@ func (a *strategyAgent) audit(r *msg.ExecutionReport) {
 	}
 }
 
-// Published strategy counters (indexes into pub).
-const (
-	pubStratOrders = iota
-	pubStratFills
-	pubStratReports
-	pubStratOpen
-	pubStratLost
-	numStratPub
-)
+// The strategy's published counters: indexes into pub, in publishCounts's order.
+const pubStratOrders, pubStratFills, pubStratReports, numStratPub = 0, 1, 2, 5
 
 func (a *strategyAgent) publishCounts() {
 	c := a.s.Counts()
-	counters.SetWord(a.pub[pubStratOrders], c.Orders)
-	counters.SetWord(a.pub[pubStratFills], c.Reports.Fills+c.Reports.PartialFills)
-	counters.SetWord(a.pub[pubStratReports], c.Reports.Total())
-	counters.SetWord(a.pub[pubStratOpen], c.Open)
-	setWord(a.pub[pubStratLost], a.lost)
+	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total(), c.Open, a.lost)
 }
 
 // ---------------------------------------------------------------- risk
@@ -499,14 +498,9 @@ type riskAgent struct {
 	toS *mailbox.Mailbox
 
 	pending int32 // 0, or the type id of the pending output
-	clock   func() int64
-	stages  *stages // nil: not recorded
 	o       msg.NewOrder
 	cx      msg.CancelOrder
 	rj      msg.RiskReject
-
-	lost int64
-	pub  words
 }
 
 func riskLimits(cfg config) risk.Limits {
@@ -526,25 +520,16 @@ func riskLimits(cfg config) risk.Limits {
 	return l
 }
 
-func newRiskAgent(cfg config, mbs *mailboxes, w words) (*riskAgent, error) {
+func newRiskAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*riskAgent, error) {
 	c, err := risk.New(cfg.Instruments, riskLimits(cfg))
 	if err != nil {
 		return nil, err
 	}
-	a := &riskAgent{c: c, toX: mbs.exchangeIn, toS: mbs.strategyResp, pub: w[1:]}
-	inR, err := routes(on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel))
-	if err != nil {
-		return nil, err
-	}
-	respR, err := routes(on(msg.Reports, a.onReport))
-	if err != nil {
-		return nil, err
-	}
-	if a.stage, err = newStage(roleRisk, w[0], mbs.riskIn, mbs.riskResp, inR, respR); err != nil {
-		return nil, err
-	}
-	a.out.flush, a.publish = a.flush, a.publishCounts
-	return a, nil
+	a := &riskAgent{c: c, toX: mbs.exchangeIn, toS: mbs.strategyResp}
+	a.stage, err = newStage(roleRisk, clock, w, a.flush, a.publishCounts,
+		drain(mbs.riskIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
+		drain(mbs.riskResp, on(msg.Reports, a.onReport)))
+	return a, err
 }
 
 func (a *riskAgent) flush() bool {
@@ -595,16 +580,11 @@ func (a *riskAgent) onReport(r *msg.ExecutionReport) error {
 	return nil
 }
 
-// Published risk counters.
-const (
-	pubRiskRejected = iota
-	pubRiskLost
-	numRiskPub
-)
+// Risk's published counters (rejected, lost).
+const pubRiskRejected, numRiskPub = 0, 2
 
 func (a *riskAgent) publishCounts() {
-	counters.SetWord(a.pub[pubRiskRejected], a.c.Counts().Rejected)
-	setWord(a.pub[pubRiskLost], a.lost)
+	a.pub.set(a.c.Counts().Rejected, a.lost)
 }
 
 // ------------------------------------------------------------ exchange
@@ -618,12 +598,10 @@ func (a *riskAgent) publishCounts() {
 // mailbox to end it).
 type exchangeAgent struct {
 	*stage
-	x      *exchange.Exchange
-	toS    *mailbox.Mailbox
-	toR    *mailbox.Mailbox
-	clock  func() int64
-	t2o    *latency
-	stages *stages // nil: not recorded
+	x   *exchange.Exchange
+	toS *mailbox.Mailbox
+	toR *mailbox.Mailbox
+	t2o *latency
 
 	reps  []msg.ExecutionReport
 	next  int  // reps[next:] are pending
@@ -633,14 +611,11 @@ type exchangeAgent struct {
 	checks    int64
 	checkErrs int64
 	checkErr  string // the first failure
-	lost      int64
-	reports   int64 // reports made
-	drop      int64 // see config.dropReport
-	bend      int64 // see config.bendFill
-	fillsR    int64 // fill reports sent to risk (counted only with bend)
+	reports   int64  // reports made
+	drop      int64  // see config.dropReport
+	bend      int64  // see config.bendFill
+	fillsR    int64  // fill reports sent to risk (counted only with bend)
 	bent      msg.ExecutionReport
-
-	pub words
 }
 
 const checkEvery = int64(1e9) // ns between two book checks
@@ -650,17 +625,11 @@ func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t
 	if err != nil {
 		return nil, err
 	}
-	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, clock: clock, t2o: t2o,
-		drop: cfg.dropReport, bend: cfg.bendFill, pub: w[1:]}
-	inR, err := routes(on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel))
-	if err != nil {
-		return nil, err
-	}
-	if a.stage, err = newStage(roleExchange, w[0], mbs.exchangeIn, nil, inR, nil); err != nil {
-		return nil, err
-	}
-	a.out.flush, a.publish = a.flush, a.publishCounts
-	return a, nil
+	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, t2o: t2o, drop: cfg.dropReport, bend: cfg.bendFill}
+	a.stage, err = newStage(roleExchange, clock, w, a.flush, a.publishCounts,
+		drain(mbs.exchangeIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
+		drained{})
+	return a, err
 }
 
 func (a *exchangeAgent) OnStart() error { a.lastCheck = a.clock(); return a.stage.OnStart() }
@@ -733,21 +702,13 @@ func (a *exchangeAgent) check() {
 	}
 }
 
-// Published exchange counters.
-const (
-	pubExchOrders = iota
-	pubExchReports
-	pubExchFills
-	pubExchLost
-	numExchPub
-)
+// The exchange's published counters (orders, reports, fills, lost: see
+// exchangeLabels).
+const numExchPub = 4
 
 func (a *exchangeAgent) publishCounts() {
 	c := a.x.Counts()
-	counters.SetWord(a.pub[pubExchOrders], c.Orders)
-	counters.SetWord(a.pub[pubExchReports], c.Reports.Total())
-	counters.SetWord(a.pub[pubExchFills], c.Reports.Fills+c.Reports.PartialFills)
-	setWord(a.pub[pubExchLost], a.lost)
+	a.pub.set(c.Orders, c.Reports.Total(), c.Reports.Fills+c.Reports.PartialFills, a.lost)
 }
 
 // exchangeCounts is what the exchange stage contributes to the final

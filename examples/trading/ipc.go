@@ -504,19 +504,11 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		dutyfx.Runners,
 		fx.Populate(&x, &group),
 	)
-	if err := app.Err(); err != nil {
-		return false, err
-	}
-	rec, err := startRecording(cfg, handles{Exchange: x}) // -record: the exchange's input
+	rec, err := startApp(app, cfg, handles{Exchange: x}) // -record: the exchange's input
 	if err != nil {
 		return false, err
 	}
 	defer rec.closeAll()
-	startCtx, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel2()
-	if err := app.Start(startCtx); err != nil {
-		return false, err
-	}
 	var problems []string
 	rn := group.Runner(roleExchange)
 	tick := time.NewTicker(time.Second)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,45 +55,6 @@ func init() {
 	if os.Getenv(envMDFeed) == "1" {
 		os.Exit(mdfeed.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-}
-
-// mdFlag is -md: a flag that takes an optional value (-md, -md=ENDPOINT;
-// mdEndpointArg handles -md ENDPOINT).
-type mdFlag struct{ v *string }
-
-func (f mdFlag) String() string {
-	if f.v == nil {
-		return ""
-	}
-	return *f.v
-}
-
-func (f mdFlag) Set(s string) error {
-	switch s {
-	case "true":
-		*f.v = mdAuto
-	case "false":
-		*f.v = ""
-	default:
-		*f.v = s
-	}
-	return nil
-}
-
-func (f mdFlag) IsBoolFlag() bool { return true }
-
-// mdEndpointArg takes "-md ENDPOINT" (the endpoint as the argument after
-// the flag, which the flag package leaves unparsed) as -md=ENDPOINT, and
-// parses the flags after it.
-func mdEndpointArg(fs *flag.FlagSet, cfg *config) error {
-	if cfg.MD != mdAuto || fs.NArg() == 0 || !strings.Contains(fs.Arg(0), "://") {
-		return nil
-	}
-	cfg.MD = fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
-	}
-	return nil
 }
 
 // checkMD checks -md against the other flags.
@@ -216,10 +176,8 @@ func (m *mdSource) module() fx.Option {
 	}
 	return fx.Provide(func(f *feedAgent) (*mdAgent, error) {
 		a := &mdAgent{f: f, src: m}
-		r, err := routes(on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd))
-		if err == nil {
-			a.in, err = newInbox(m.in, r, &f.out)
-		}
+		var err error
+		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
 		m.agent = a
 		return a, err
 	})
@@ -307,31 +265,33 @@ func (a *mdAgent) OnClose() error   { return nil }
 
 func (a *mdAgent) DoWork() (int, error) {
 	f := a.f
-	work := 0
-	if f.out.pending {
-		if !f.out.send() {
-			return 0, nil
-		}
-		work++
+	if !f.resend() {
+		return 0, nil
 	}
-	if f.stop.Load() {
-		if a.src.cmd == nil || a.ended {
-			// A feeder started by hand: stop forwarding now. The child:
-			// once its end message is in.
-			setWord(f.stopped, 1)
-			return work, nil
-		}
-		if !a.asked {
-			a.asked = true
-			_ = a.src.cmd.Process.Signal(os.Interrupt) // once per run
-		}
+	if f.stop.Load() && a.stopping() {
+		setWord(f.stopped, 1)
+		return 0, nil
 	}
 	if a.ended {
-		return work, nil
+		return 0, nil
 	}
 	n, err := a.in.DoWork()
 	counters.SetWord(f.quotes, f.made)
-	return work + n, err
+	return n, err
+}
+
+// stopping reports, once the feed is told to stop, whether forwarding
+// stops now: at once with a feeder started by hand; with the child, once
+// its end message is in (it is asked for it once).
+func (a *mdAgent) stopping() bool {
+	if a.src.cmd == nil || a.ended {
+		return true
+	}
+	if !a.asked {
+		a.asked = true
+		_ = a.src.cmd.Process.Signal(os.Interrupt)
+	}
+	return false
 }
 
 // onQuote checks a quote against the generator and sends it on (the rest

@@ -143,9 +143,9 @@ func strategyModule() fx.Option {
 
 func riskModule() fx.Option {
 	return fx.Module(roleRisk, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*riskAgent, error) {
-		a, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+		a, err := newRiskAgent(cfg, clock, mbs, newWords(1+numRiskPub))
 		if a != nil {
-			a.clock, a.stages = clock, l.stages
+			a.stages = l.stages
 		}
 		return a, err
 	}))
@@ -304,19 +304,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	opts = append(opts, md.module())
 	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs, stats.runnerOption()), stats.lat))
 	app := fx.New(opts...)
-	if err := app.Err(); err != nil {
-		return false, err
-	}
-	rec, err := startRecording(cfg, h) // -record: nil otherwise
+	rec, err := startApp(app, cfg, h) // rec: -record's, nil otherwise
 	if err != nil {
 		return false, err
 	}
 	defer rec.closeAll()
-	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(startCtx); err != nil {
-		return false, err
-	}
 	started := time.Now()
 
 	var res result
@@ -382,6 +374,24 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	res.problems = append(res.problems, md.finish(stdout)...)
 	res.print(stdout, cfg, h)
 	return res.ok(), nil
+}
+
+// startApp starts app, whose agents are h's, once -record's journals
+// (nil when not recording) are in place.
+func startApp(app *fx.App, cfg config, h handles) (*recorder, error) {
+	if err := app.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := startRecording(cfg, h)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		return nil, errors.Join(err, rec.closeAll())
+	}
+	return rec, nil
 }
 
 // quiesce waits, up to limit, until the feed has stopped and every

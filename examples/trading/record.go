@@ -278,13 +278,24 @@ func (r *recorder) finish(w io.Writer, cfg config, res *result, h handles) []str
 	return problems
 }
 
+// openRecording opens a recorded agent's closed journal.
+func openRecording(dir string) (*journal.Journal, error) {
+	return journal.Open(dir, journal.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+}
+
 // countRecords reads the closed journal in dir and returns its records.
 func countRecords(dir string) (int64, error) {
-	j, err := journal.Open(dir, journal.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	j, err := openRecording(dir)
 	if err != nil {
 		return 0, err
 	}
 	defer j.Close()
+	return eachRecord(j, func(journal.Record) error { return nil })
+}
+
+// eachRecord calls f with each record of j, in order, until f fails, and
+// returns the records f took.
+func eachRecord(j *journal.Journal, f func(journal.Record) error) (int64, error) {
 	t, err := j.NewTailer()
 	if err != nil {
 		return 0, err
@@ -292,7 +303,10 @@ func countRecords(dir string) (int64, error) {
 	defer t.Close()
 	var n int64
 	for {
-		_, ok, err := t.Next()
+		r, ok, err := t.Next()
+		if err == nil && ok {
+			err = f(r)
+		}
 		if err != nil || !ok {
 			return n, err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,7 +110,7 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 		}
 	}()
 	for _, role := range recRoles {
-		j, err := journal.Open(filepath.Join(cfg.Replay, role), journal.Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
+		j, err := openRecording(filepath.Join(cfg.Replay, role))
 		if err != nil {
 			return false, fmt.Errorf("trading: -replay: %w", err)
 		}
@@ -144,7 +143,7 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	k, err := newRiskAgent(cfg, &km, newWords(1+numRiskPub))
+	k, err := newRiskAgent(cfg, monoNanos, &km, newWords(1+numRiskPub))
 	if err != nil {
 		return false, err
 	}
@@ -246,41 +245,28 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 // into the inbox its stream names and through the agent's handler; after
 // each, it checks what the agent sent. It returns the messages replayed.
 func replayStage(j *journal.Journal, inputs map[uint32]*inbox, edges []*replayEdge) (int64, error) {
-	t, err := j.NewTailer()
-	if err != nil {
-		return 0, err
-	}
-	defer t.Close()
-	var n int64
-	for {
-		r, ok, err := t.Next()
-		if err != nil {
-			return n, err
-		}
-		if !ok {
-			break
-		}
+	n, err := eachRecord(j, func(r journal.Record) error {
 		ib, known := inputs[r.StreamID]
 		if !known {
-			return n, fmt.Errorf("record at %d: stream %d is none of this agent's mailboxes", r.Position, r.StreamID)
+			return fmt.Errorf("record at %d: stream %d is none of this agent's mailboxes", r.Position, r.StreamID)
 		}
 		if err := ib.Mailbox().Send(r.TypeID, r.Body); err != nil {
-			return n, fmt.Errorf("record at %d: %w", r.Position, err)
+			return fmt.Errorf("record at %d: %w", r.Position, err)
 		}
 		if k, err := ib.DoWork(); err != nil || k != 1 {
-			return n, fmt.Errorf("record at %d: the agent took %d messages (%v)", r.Position, k, err)
+			return fmt.Errorf("record at %d: the agent took %d messages (%v)", r.Position, k, err)
 		}
-		n++
 		for _, e := range edges {
 			if err := e.drain(); err != nil {
-				return n, err
+				return err
 			}
 		}
-	}
+		return nil
+	})
 	for _, e := range edges {
-		if err := e.finish(); err != nil {
-			return n, err
+		if err == nil {
+			err = e.finish()
 		}
 	}
-	return n, nil
+	return n, err
 }

@@ -182,7 +182,7 @@ func TestNoAllocationsPerMessage(t *testing.T) {
 	require.NoError(t, err)
 	s, err := newStrategyAgent(cfg, monoNanos, mbs, newWords(1+numStratPub), t2t)
 	require.NoError(t, err)
-	r, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+	r, err := newRiskAgent(cfg, monoNanos, mbs, newWords(1+numRiskPub))
 	require.NoError(t, err)
 	x, err := newExchangeAgent(cfg, monoNanos, mbs, newWords(1+numExchPub), t2o)
 	require.NoError(t, err)
