@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/journal"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/runner"
 )
 
 // Recording (-record DIR) and replaying (-replay DIR) a run.
@@ -73,10 +75,10 @@ type recorder struct {
 	n        [3]int64                    // messages recorded, per agent
 	remote   bool                        // the exchange runs in another process, which records it
 
-	// The journals' Flushers run on a goroutine of their own (prepare the
+	// The journals' Flushers run on a runner of their own (prepare the
 	// next segment, fault pages in, index), off the agents' threads.
-	stop, done chan struct{}
-	flushErr   error // the first Flusher error (read after done)
+	flushers *runner.Runner
+	flushErr error // the first Flusher error (read after flushers closed)
 }
 
 var recRoles = [3]string{roleStrategy, roleRisk, roleExchange}
@@ -143,38 +145,33 @@ func startRecording(cfg config, h handles) (*recorder, error) {
 		r.closeAll()
 		return nil, err
 	}
-	r.startFlushers()
+	if err := r.startFlushers(); err != nil {
+		return nil, errors.Join(err, r.closeAll())
+	}
 	return r, nil
 }
 
-// startFlushers runs the journals' Flushers on one goroutine, with a
-// backoff idle strategy, until closeAll stops it.
-func (r *recorder) startFlushers() {
-	r.stop, r.done = make(chan struct{}), make(chan struct{})
-	var fs []*journal.Flusher
+// startFlushers runs the journals' Flushers on a runner of their own,
+// with a backoff idle strategy, until closeAll stops it; the first error
+// they report is a problem of the recording.
+func (r *recorder) startFlushers() error {
+	var fs []agent.Agent
 	for _, j := range r.journals {
 		fs = append(fs, j.Flusher())
 	}
-	go func() {
-		defer close(r.done)
-		idler := idle.Backoff()
-		for {
-			select {
-			case <-r.stop:
-				return
-			default:
-			}
-			work := 0
-			for _, f := range fs {
-				n, err := f.DoWork()
-				if err != nil && r.flushErr == nil {
-					r.flushErr = err
-				}
-				work += n
-			}
-			idler.Idle(work)
+	c, err := agent.NewComposite(fs...)
+	if err != nil {
+		return err
+	}
+	r.flushers, err = runner.New(c, runner.WithIdle(idle.Backoff()), runner.WithErrorHandler(func(err error) {
+		if r.flushErr == nil {
+			r.flushErr = err // read after the runner is closed
 		}
-	}()
+	}))
+	if err != nil {
+		return err
+	}
+	return r.flushers.Start()
 }
 
 // recStream is one mailbox's stream in its agent's journal.
@@ -318,12 +315,11 @@ func (r *recorder) closeAll() error {
 	if r == nil {
 		return nil
 	}
-	if r.stop != nil { // the Flushers stop before their journals close
-		close(r.stop)
-		<-r.done
-		r.stop = nil
-	}
 	var errs []error
+	if r.flushers != nil { // the Flushers stop before their journals close
+		errs = append(errs, r.flushers.Close())
+		r.flushers = nil
+	}
 	for _, j := range r.journals {
 		errs = append(errs, j.Close())
 	}
