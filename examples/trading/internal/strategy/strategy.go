@@ -279,12 +279,11 @@ func (s *Strategy) newOrder(q *msg.Quote, in *instrument) {
 func (s *Strategy) remove(oi int32) {
 	o := &s.orders[oi]
 	in := &s.inst[o.instrument]
+	link := &in.head // the link to o: the head's, or its predecessor's
 	if o.prev != none {
-		s.orders[o.prev].next = o.next
-	} else {
-		in.head = o.next
+		link = &s.orders[o.prev].next
 	}
-	if o.next != none {
+	if *link = o.next; o.next != none {
 		s.orders[o.next].prev = o.prev
 	}
 	in.open--
