@@ -30,6 +30,10 @@ import (
 // exchange process needs for tick-to-order.
 func monoNanos() int64 { return clock.Host.Nanos() }
 
+// quietLogger discards what it is given: the recording's journals report
+// nothing the demo prints.
+var quietLogger = slog.New(slog.DiscardHandler)
+
 // clockFunc is the clock the fx graph hands to the agents.
 type clockFunc func() int64
 
