@@ -105,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.OrderRate, "order-rate", cfg.OrderRate, "risk's order-rate limit in orders per second (0: derived from -rate)")
 	fs.IntVar(&cfg.Capacity, "mailbox", cfg.Capacity, "bytes of each mailbox ring (a power of two)")
 	fs.BoolVar(&cfg.IPC, "ipc", cfg.IPC, "run the exchange in a second process, connected by shared-memory mailboxes")
-	fs.Var(natsFlag{&cfg.NATS}, "nats", "run the exchange in a second process connected only through NATS: -nats starts an embedded server, -nats URL uses that one")
+	fs.Var(optionalFlag{&cfg.NATS, natsEmbedded}, "nats", "run the exchange in a second process connected only through NATS: -nats starts an embedded server, -nats URL uses that one")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory of the counters file dutystat reads (and, with -ipc, of the shared mailboxes); default: a fresh directory under the ipc default, removed at the end")
 	fs.BoolVar(&cfg.Spawn, "spawn", cfg.Spawn, "-ipc: start the exchange process (false: start it yourself with -role exchange -dir DIR)")
 	fs.StringVar(&cfg.Role, "role", cfg.Role, `"exchange": run only the exchange process of -ipc mode (with -dir)`)
@@ -114,22 +114,57 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
 	fs.StringVar(&cfg.Record, "record", "", "record every agent's input into journals in this new directory (replay it with -replay); with -ipc or -nats the exchange process records the exchange's")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay a run recorded with -record from this directory: the same final positions and reconciliation")
-	fs.Var(mdFlag{&cfg.MD}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
+	fs.Var(optionalFlag{&cfg.MD, mdAuto}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
 	}
-	if err := natsURLArg(fs, &cfg); err != nil {
-		return cfg, err
-	}
-	if err := mdEndpointArg(fs, &cfg); err != nil {
-		return cfg, err
+	// -nats URL and -md ENDPOINT: the flag package sees a flag without a
+	// value and stops at its value, which is taken from the arguments left;
+	// the flags after it are parsed.
+	for fs.NArg() > 0 && strings.Contains(fs.Arg(0), "://") && (cfg.NATS == natsEmbedded || cfg.MD == mdAuto) {
+		if cfg.NATS == natsEmbedded {
+			cfg.NATS = fs.Arg(0)
+		} else {
+			cfg.MD = fs.Arg(0)
+		}
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
+		}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
 	return cfg, cfg.check()
 }
+
+// optionalFlag is a flag that may go without a value (-nats: auto) or
+// take one (-nats=URL; parseFlags takes -nats URL).
+type optionalFlag struct {
+	v    *string
+	auto string
+}
+
+func (f optionalFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+func (f optionalFlag) Set(s string) error {
+	switch s {
+	case "true":
+		*f.v = f.auto
+	case "false":
+		*f.v = ""
+	default:
+		*f.v = s
+	}
+	return nil
+}
+
+func (f optionalFlag) IsBoolFlag() bool { return true }
 
 // thread is one OS thread (one runner) and the agents it runs, in order.
 type thread struct {

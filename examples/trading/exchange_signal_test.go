@@ -39,9 +39,9 @@ func TestExchangeProcessDrainBoundedAfterSignal(t *testing.T) {
 	require.NoError(t, err)
 	defer inFile.Close()
 
-	send := func(m mailbox.Encoder) {
+	send := func(m *msg.NewOrder) {
 		for {
-			err := mailbox.SendTyped(in, m)
+			err := msg.NewOrders.Send(in, m)
 			if err == nil {
 				return
 			}

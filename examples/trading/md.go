@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,45 +55,6 @@ func init() {
 	if os.Getenv(envMDFeed) == "1" {
 		os.Exit(mdfeed.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-}
-
-// mdFlag is -md: a flag that takes an optional value (-md, -md=ENDPOINT;
-// mdEndpointArg handles -md ENDPOINT).
-type mdFlag struct{ v *string }
-
-func (f mdFlag) String() string {
-	if f.v == nil {
-		return ""
-	}
-	return *f.v
-}
-
-func (f mdFlag) Set(s string) error {
-	switch s {
-	case "true":
-		*f.v = mdAuto
-	case "false":
-		*f.v = ""
-	default:
-		*f.v = s
-	}
-	return nil
-}
-
-func (f mdFlag) IsBoolFlag() bool { return true }
-
-// mdEndpointArg takes "-md ENDPOINT" (the endpoint as the argument after
-// the flag, which the flag package leaves unparsed) as -md=ENDPOINT, and
-// parses the flags after it.
-func mdEndpointArg(fs *flag.FlagSet, cfg *config) error {
-	if cfg.MD != mdAuto || fs.NArg() == 0 || !strings.Contains(fs.Arg(0), "://") {
-		return nil
-	}
-	cfg.MD = fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
-	}
-	return nil
 }
 
 // checkMD checks -md against the other flags.
@@ -214,10 +174,12 @@ func (m *mdSource) module() fx.Option {
 	if m == nil {
 		return fx.Options()
 	}
-	return fx.Provide(func(f *feedAgent) *mdAgent {
-		m.agent = &mdAgent{f: f, src: m}
-		m.agent.in = inbox{m.in, m.agent.onMD}
-		return m.agent
+	return fx.Provide(func(f *feedAgent) (*mdAgent, error) {
+		a := &mdAgent{f: f, src: m}
+		var err error
+		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
+		m.agent = a
+		return a, err
 	})
 }
 
@@ -246,8 +208,8 @@ func (m *mdSource) finish(w io.Writer) []string {
 	if a.mismatch > 0 {
 		p = append(p, fmt.Sprintf("market data: %d quotes differ from the generator's (is the feeder's -seed and -instruments the demo's?), the first: %s", a.mismatch, a.firstMismatch))
 	}
-	if a.bad > 0 {
-		p = append(p, fmt.Sprintf("market data: %d messages undecodable or unexpected", a.bad))
+	if bad := a.bad + a.in.undelivered(); bad > 0 {
+		p = append(p, fmt.Sprintf("market data: %d messages undecodable or unexpected", bad))
 	}
 	if d := m.sub.Stats().Dropped; d > 0 {
 		p = append(p, fmt.Sprintf("market data: the SUB bridge dropped %d messages", d))
@@ -286,7 +248,7 @@ func (m *mdSource) close() {
 type mdAgent struct {
 	f     *feedAgent
 	src   *mdSource
-	in    inbox
+	in    *inbox // md.in; left to the bridge on close
 	want  msg.Quote
 	ended bool
 	end   mdfeed.End
@@ -294,7 +256,7 @@ type mdAgent struct {
 
 	mismatch      int64
 	firstMismatch string
-	bad           int64
+	bad           int64 // messages after the end
 }
 
 func (a *mdAgent) RoleName() string { return roleFeed }
@@ -303,74 +265,62 @@ func (a *mdAgent) OnClose() error   { return nil }
 
 func (a *mdAgent) DoWork() (int, error) {
 	f := a.f
-	work := 0
-	if f.pending {
-		if !f.flush() {
-			return 0, nil
-		}
-		work++
+	if !f.resend() {
+		return 0, nil
 	}
-	if f.stop.Load() {
-		if a.src.cmd == nil || a.ended {
-			// A feeder started by hand: stop forwarding now. The child:
-			// once its end message is in.
-			setWord(f.stopped, 1)
-			return work, nil
-		}
-		if !a.asked {
-			a.asked = true
-			_ = a.src.cmd.Process.Signal(os.Interrupt) // once per run
-		}
+	if f.stop.Load() && a.stopping() {
+		setWord(f.stopped, 1)
+		return 0, nil
 	}
 	if a.ended {
-		return work, nil
+		return 0, nil
 	}
-	n, err := a.in.work()
+	n, err := a.in.DoWork()
 	counters.SetWord(f.quotes, f.made)
-	return work + n, err
+	return n, err
 }
 
-// onMD is md.in's handler: a quote is checked against the generator and
-// sent on (Break when a destination is full: the rest is pending
-// output); the end message ends the stream.
-func (a *mdAgent) onMD(m *mailbox.Message) mailbox.Action {
-	f := a.f
-	if f.pending && !f.flush() {
-		return mailbox.Abort
+// stopping reports, once the feed is told to stop, whether forwarding
+// stops now: at once with a feeder started by hand; with the child, once
+// its end message is in (it is asked for it once).
+func (a *mdAgent) stopping() bool {
+	if a.src.cmd == nil || a.ended {
+		return true
 	}
+	if !a.asked {
+		a.asked = true
+		_ = a.src.cmd.Process.Signal(os.Interrupt)
+	}
+	return false
+}
+
+// onQuote checks a quote against the generator and sends it on (the rest
+// is pending output when a destination is full).
+func (a *mdAgent) onQuote(q *msg.Quote) error {
 	if a.ended {
 		a.bad++ // nothing follows the end
-		return mailbox.Continue
+		return nil
 	}
-	switch m.TypeID() {
-	case mdfeed.TypeQuote:
-		if err := mailbox.DecodeTyped(m, msg.TypeQuote, &f.q); err != nil {
-			a.bad++
-			return mailbox.Continue
+	f := a.f
+	f.q = *q
+	f.gen.Next(&a.want)
+	if w := &a.want; q.Seq != w.Seq || q.Instrument != w.Instrument || q.BidPx != w.BidPx ||
+		q.BidQty != w.BidQty || q.AskPx != w.AskPx || q.AskQty != w.AskQty {
+		if a.mismatch++; a.mismatch == 1 {
+			a.firstMismatch = fmt.Sprintf("#%d instrument %d %dx%d/%dx%d, want #%d instrument %d %dx%d/%dx%d",
+				q.Seq, q.Instrument, q.BidQty, q.BidPx, q.AskPx, q.AskQty, w.Seq, w.Instrument, w.BidQty, w.BidPx, w.AskPx, w.AskQty)
 		}
-		f.gen.Next(&a.want)
-		if q, w := &f.q, &a.want; q.Seq != w.Seq || q.Instrument != w.Instrument || q.BidPx != w.BidPx ||
-			q.BidQty != w.BidQty || q.AskPx != w.AskPx || q.AskQty != w.AskQty {
-			if a.mismatch++; a.mismatch == 1 {
-				a.firstMismatch = fmt.Sprintf("#%d instrument %d %dx%d/%dx%d, want #%d instrument %d %dx%d/%dx%d",
-					q.Seq, q.Instrument, q.BidQty, q.BidPx, q.AskPx, q.AskQty, w.Seq, w.Instrument, w.BidQty, w.BidPx, w.AskPx, w.AskQty)
-			}
-		}
-		f.made++
-		f.sent = 0
-		if !f.flush() {
-			return mailbox.Break
-		}
-	case mdfeed.TypeEnd:
-		e, err := mdfeed.DecodeEnd(m.Part(0))
-		if err != nil {
-			a.bad++
-			return mailbox.Continue
-		}
-		a.end, a.ended = e, true
-		return mailbox.Break
-	default:
+	}
+	f.forward()
+	return nil
+}
+
+// onEnd takes the feeder's end message, which ends the stream.
+func (a *mdAgent) onEnd(e *mdfeed.End) error {
+	if a.ended {
 		a.bad++
+		return nil
 	}
-	return mailbox.Continue
+	a.end, a.ended = *e, true
+	return nil
 }

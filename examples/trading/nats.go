@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -56,44 +55,6 @@ import (
 
 // natsEmbedded is config.NATS for -nats without a URL.
 const natsEmbedded = "embedded"
-
-// natsFlag is -nats: a flag that may go without a value (-nats), or take
-// one (-nats=URL; -nats URL is handled by natsURLArg).
-type natsFlag struct{ url *string }
-
-func (f natsFlag) String() string {
-	if f.url == nil {
-		return ""
-	}
-	return *f.url
-}
-
-func (f natsFlag) Set(s string) error {
-	switch s {
-	case "true":
-		*f.url = natsEmbedded
-	case "false":
-		*f.url = ""
-	default:
-		*f.url = s
-	}
-	return nil
-}
-
-func (f natsFlag) IsBoolFlag() bool { return true }
-
-// natsURLArg takes the URL of "-nats URL": the flag package sees -nats as a
-// flag without a value and stops at the URL, so the URL is taken from the
-// arguments left and the flags after it are parsed.
-func natsURLArg(fs *flag.FlagSet, cfg *config) error {
-	for cfg.NATS == natsEmbedded && fs.NArg() > 0 && strings.Contains(fs.Arg(0), "://") {
-		cfg.NATS = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
-		}
-	}
-	return nil
-}
 
 // natsPrefix is the subject prefix of a run: one per directory.
 func natsPrefix(dir string) string {

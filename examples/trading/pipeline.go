@@ -30,6 +30,10 @@ import (
 // exchange process needs for tick-to-order.
 func monoNanos() int64 { return clock.Host.Nanos() }
 
+// quietLogger discards what it is given: the recording's journals report
+// nothing the demo prints.
+var quietLogger = slog.New(slog.DiscardHandler)
+
 // clockFunc is the clock the fx graph hands to the agents.
 type clockFunc func() int64
 
@@ -143,9 +147,9 @@ func strategyModule() fx.Option {
 
 func riskModule() fx.Option {
 	return fx.Module(roleRisk, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*riskAgent, error) {
-		a, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+		a, err := newRiskAgent(cfg, clock, mbs, newWords(1+numRiskPub))
 		if a != nil {
-			a.clock, a.stages = clock, l.stages
+			a.stages = l.stages
 		}
 		return a, err
 	}))
@@ -304,19 +308,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	opts = append(opts, md.module())
 	opts = append(opts, fx.Supply(runnerConfig(cfg, ts, logger, errs, stats.runnerOption()), stats.lat))
 	app := fx.New(opts...)
-	if err := app.Err(); err != nil {
-		return false, err
-	}
-	rec, err := startRecording(cfg, h) // -record: nil otherwise
+	rec, err := startApp(app, cfg, h) // rec: -record's, nil otherwise
 	if err != nil {
 		return false, err
 	}
 	defer rec.closeAll()
-	startCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(startCtx); err != nil {
-		return false, err
-	}
 	started := time.Now()
 
 	var res result
@@ -384,6 +380,24 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	return res.ok(), nil
 }
 
+// startApp starts app, whose agents are h's, once -record's journals
+// (nil when not recording) are in place.
+func startApp(app *fx.App, cfg config, h handles) (*recorder, error) {
+	if err := app.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := startRecording(cfg, h)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		return nil, errors.Join(err, rec.closeAll())
+	}
+	return rec, nil
+}
+
 // quiesce waits, up to limit, until the feed has stopped and every
 // mailbox is empty with no agent holding pending output, and reports
 // whether that happened. It compares two samples a few milliseconds apart:
@@ -395,7 +409,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 // its message.
 func quiesce(h handles, limit time.Duration) bool {
 	mbs := h.Mail.all()
-	pend := []*atomic.Int64{h.Feed.pendW, h.Strategy.pendW, h.Risk.pendW, h.Mail.exchangePending}
+	pend := []*atomic.Int64{h.Feed.out.word, h.Strategy.out.word, h.Risk.out.word, h.Mail.exchangePending}
 	type sample struct {
 		pos   []int64
 		quiet bool

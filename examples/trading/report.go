@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -118,37 +119,31 @@ func (p *printer) read() [5]int64 {
 
 // fmtRate formats a per-second rate: 950, 9.5k, 812k, 1.25M.
 func fmtRate(v float64) string {
-	switch {
-	case v < 1e3:
-		return fmt.Sprintf("%.0f", v)
-	case v < 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	case v < 1e6:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	default:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	}
+	return scaled(v, []scale{{1e3, 1, "%.0f"}, {1e4, 1e3, "%.1fk"}, {1e6, 1e3, "%.0fk"}, {math.Inf(1), 1e6, "%.2fM"}})
 }
 
 // fmtNanos formats a latency in the largest unit it reaches (ns, µs, ms,
 // s), with two decimals below ten µs (where the demo's stages differ by
 // tens of ns), one below ten ms, none otherwise, and two in seconds.
 func fmtNanos(ns int64) string {
-	v := float64(ns)
-	switch {
-	case ns < 1_000:
-		return fmt.Sprintf("%dns", ns)
-	case ns < 10_000:
-		return fmt.Sprintf("%.2fµs", v/1e3)
-	case ns < 1_000_000:
-		return fmt.Sprintf("%.0fµs", v/1e3)
-	case ns < 10_000_000:
-		return fmt.Sprintf("%.1fms", v/1e6)
-	case ns < 1_000_000_000:
-		return fmt.Sprintf("%.0fms", v/1e6)
-	default:
-		return fmt.Sprintf("%.2fs", v/1e9)
+	return scaled(float64(ns), []scale{{1e3, 1, "%.0fns"}, {1e4, 1e3, "%.2fµs"}, {1e6, 1e3, "%.0fµs"},
+		{1e7, 1e6, "%.1fms"}, {1e9, 1e6, "%.0fms"}, {math.Inf(1), 1e9, "%.2fs"}})
+}
+
+// scale is one unit of scaled: for values below below, divided by div.
+type scale struct {
+	below, div float64
+	format     string
+}
+
+// scaled formats v in the first of units it is below.
+func scaled(v float64, units []scale) string {
+	for _, u := range units {
+		if v < u.below {
+			return fmt.Sprintf(u.format, v/u.div)
+		}
 	}
+	return fmt.Sprint(v)
 }
 
 // result is the end of a run: what happened and what does not add up.
@@ -209,7 +204,7 @@ func (r *result) collect(cfg config, h handles) {
 	if lost > 0 {
 		r.problems = append(r.problems, fmt.Sprintf("%d messages lost to closed mailboxes", lost))
 	}
-	if bad := h.Strategy.bad + h.Risk.bad + h.Risk.c.Unknown() + r.x.Bad; bad > 0 {
+	if bad := h.Strategy.undelivered() + h.Risk.undelivered() + h.Risk.c.Unknown() + r.x.Bad; bad > 0 {
 		r.problems = append(r.problems, fmt.Sprintf("%d messages undecodable, unexpected or about unknown orders", bad))
 	}
 	if h.Strategy.badAudit > 0 {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/counters"
 
 	"github.com/stretchr/testify/require"
@@ -181,13 +182,14 @@ func TestNoAllocationsPerMessage(t *testing.T) {
 	require.NoError(t, err)
 	s, err := newStrategyAgent(cfg, monoNanos, mbs, newWords(1+numStratPub), t2t)
 	require.NoError(t, err)
-	r, err := newRiskAgent(cfg, mbs, newWords(1+numRiskPub))
+	r, err := newRiskAgent(cfg, monoNanos, mbs, newWords(1+numRiskPub))
 	require.NoError(t, err)
 	x, err := newExchangeAgent(cfg, monoNanos, mbs, newWords(1+numExchPub), t2o)
 	require.NoError(t, err)
 	agents := []interface{ DoWork() (int, error) }{f, s, r, x}
-	require.NoError(t, f.OnStart())
-	require.NoError(t, x.OnStart())
+	for _, a := range []agent.Agent{f, s, r, x} {
+		require.NoError(t, a.OnStart())
+	}
 	cycle := func() {
 		for _, a := range agents {
 			if _, err := a.DoWork(); err != nil {

@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -52,18 +53,9 @@ type Exchange struct {
 
 // New returns an exchange with every book allocated.
 func New(cfg Config) (*Exchange, error) {
-	if cfg.MaxOrders == 0 {
-		cfg.MaxOrders = DefaultMaxOrders
-	}
-	if cfg.MaxLevels == 0 {
-		cfg.MaxLevels = DefaultMaxLevels
-	}
-	if cfg.LiquidityLevels == 0 {
-		cfg.LiquidityLevels = DefaultLiquidityLevels
-	}
-	if cfg.LiquidityLevels < 0 {
-		cfg.LiquidityLevels = 0
-	}
+	cfg.MaxOrders = cmp.Or(cfg.MaxOrders, DefaultMaxOrders)
+	cfg.MaxLevels = cmp.Or(cfg.MaxLevels, DefaultMaxLevels)
+	cfg.LiquidityLevels = max(0, cmp.Or(cfg.LiquidityLevels, DefaultLiquidityLevels))
 	if cfg.Instruments < 1 || cfg.Instruments > 1<<16 || cfg.LiquidityLevels > 64 {
 		return nil, fmt.Errorf("%w: Instruments %d (1..%d), LiquidityLevels %d (at most 64)", ErrConfig, cfg.Instruments, 1<<16, cfg.LiquidityLevels)
 	}
@@ -163,14 +155,10 @@ func (e *Exchange) OnNewOrder(o *msg.NewOrder) []msg.ExecutionReport {
 		OrderQty: o.Qty, OriginNanos: o.OriginNanos,
 	}
 	if int(o.Instrument) >= len(e.books) {
-		rep.ExecType, rep.Reason = msg.Rejected, msg.ReasonUnknownInstr
-		e.emit(rep)
-		return e.reports
+		return e.refuse(rep, msg.Rejected, msg.ReasonUnknownInstr)
 	}
 	if !isClient(o.OrderID) {
-		rep.ExecType, rep.Reason = msg.Rejected, msg.ReasonInvalidOrder
-		e.emit(rep)
-		return e.reports
+		return e.refuse(rep, msg.Rejected, msg.ReasonInvalidOrder)
 	}
 	res, err := e.books[o.Instrument].Submit(o.OrderID, o.Side, o.TimeInForce, o.Price, o.Qty)
 	if err != nil {
@@ -226,26 +214,28 @@ func (e *Exchange) fillReport(instrument uint32, id uint64, s msg.Side, qty, px,
 	})
 }
 
+// refuse emits rep as an answer of type t for reason and returns the
+// reports.
+func (e *Exchange) refuse(rep msg.ExecutionReport, t msg.ExecType, reason msg.Reason) []msg.ExecutionReport {
+	rep.ExecType, rep.Reason = t, reason
+	e.emit(rep)
+	return e.reports
+}
+
 // OnCancel cancels a resting client order and returns the report to send.
 func (e *Exchange) OnCancel(c *msg.CancelOrder) []msg.ExecutionReport {
 	e.reports = e.reports[:0]
 	e.counts.Cancels++
 	rep := msg.ExecutionReport{OrderID: c.OrderID, Instrument: c.Instrument, OriginNanos: c.OriginNanos}
 	if int(c.Instrument) >= len(e.books) {
-		rep.ExecType, rep.Reason = msg.CancelRejected, msg.ReasonUnknownInstr
-		e.emit(rep)
-		return e.reports
+		return e.refuse(rep, msg.CancelRejected, msg.ReasonUnknownInstr)
 	}
 	if !isClient(c.OrderID) {
-		rep.ExecType, rep.Reason = msg.CancelRejected, msg.ReasonUnknownOrder
-		e.emit(rep)
-		return e.reports
+		return e.refuse(rep, msg.CancelRejected, msg.ReasonUnknownOrder)
 	}
 	info, err := e.books[c.Instrument].Cancel(c.OrderID)
 	if err != nil {
-		rep.ExecType, rep.Reason = msg.CancelRejected, msg.ReasonUnknownOrder
-		e.emit(rep)
-		return e.reports
+		return e.refuse(rep, msg.CancelRejected, msg.ReasonUnknownOrder)
 	}
 	e.counts.Open--
 	e.counts.CancelledByRequest++

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
+	"github.com/dutyrt/duty/message"
 )
 
 // FuzzExchange feeds arbitrary bytes, cut into quotes, orders and cancels
@@ -14,21 +15,21 @@ import (
 // counters balance.
 func FuzzExchange(f *testing.F) {
 	seed := make([]byte, 0, 512)
-	for _, m := range []interface {
-		Encode([]byte)
-		EncodedLen() int
-		TypeID() int32
-	}{
-		&msg.Quote{Instrument: 0, BidPx: 99, BidQty: 5, AskPx: 101, AskQty: 5},
-		&msg.NewOrder{OrderID: 1, Side: msg.Buy, TimeInForce: msg.IOC, Price: 102, Qty: 12},
-		&msg.NewOrder{OrderID: 2, Side: msg.Sell, TimeInForce: msg.Limit, Price: 100, Qty: 3},
-		&msg.CancelOrder{OrderID: 2},
+	add := func(id int32, b []byte) { seed = append(append(seed, byte(id)), b...) }
+	q := msg.Quote{Instrument: 0, BidPx: 99, BidQty: 5, AskPx: 101, AskQty: 5}
+	b := make([]byte, 72)
+	msg.Quotes.Encode(b, &q)
+	add(0, b[:msg.Quotes.Size(&q)])
+	for _, o := range []msg.NewOrder{
+		{OrderID: 1, Side: msg.Buy, TimeInForce: msg.IOC, Price: 102, Qty: 12},
+		{OrderID: 2, Side: msg.Sell, TimeInForce: msg.Limit, Price: 100, Qty: 3},
 	} {
-		b := make([]byte, m.EncodedLen())
-		m.Encode(b)
-		seed = append(seed, byte(m.TypeID()))
-		seed = append(seed, b...)
+		msg.NewOrders.Encode(b, &o)
+		add(1, b[:msg.NewOrders.Size(&o)])
 	}
+	c := msg.CancelOrder{OrderID: 2}
+	msg.Cancels.Encode(b, &c)
+	add(2, b[:msg.Cancels.Size(&c)])
 	f.Add(seed)
 	f.Add([]byte{2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 0, 0, 0, 1, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -42,24 +43,21 @@ func FuzzExchange(f *testing.F) {
 			var c msg.CancelOrder
 			switch kind {
 			case 0:
-				if q.Decode(data) != nil {
+				if !take(&data, msg.Quotes, &q) {
 					return
 				}
-				data = data[msg.QuoteLen:]
 				e.OnQuote(&q)
 			case 1:
-				if o.Decode(data) != nil {
+				if !take(&data, msg.NewOrders, &o) {
 					return
 				}
-				data = data[msg.NewOrderLen:]
 				rs := e.OnNewOrder(&o)
 				require.NotEmpty(t, rs)
 				require.Contains(t, []msg.ExecType{msg.New, msg.Rejected}, rs[0].ExecType)
 			case 2:
-				if c.Decode(data) != nil {
+				if !take(&data, msg.Cancels, &c) {
 					return
 				}
-				data = data[msg.CancelOrderLen:]
 				require.Len(t, e.OnCancel(&c), 1)
 			}
 			require.NoError(t, e.Check())
@@ -69,4 +67,14 @@ func FuzzExchange(f *testing.F) {
 			require.Equal(t, x.Cancels, x.CancelledByRequest+x.Reports.CancelRejects)
 		}
 	})
+}
+
+// take decodes a T from the start of *data and moves past it.
+func take[T any](data *[]byte, c *message.Fixed[T], v *T) bool {
+	n := c.Size(v)
+	if len(*data) < n || c.Decode((*data)[:n], v) != nil {
+		return false
+	}
+	*data = (*data)[n:]
+	return true
 }

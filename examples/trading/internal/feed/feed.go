@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -53,21 +54,11 @@ type Generator struct {
 
 // New returns a generator for instruments 0..Instruments-1.
 func New(cfg Config) (*Generator, error) {
-	if cfg.StartPx == 0 {
-		cfg.StartPx = DefaultStartPx
-	}
-	if cfg.MinPx == 0 {
-		cfg.MinPx = DefaultMinPx
-	}
-	if cfg.MaxSpread == 0 {
-		cfg.MaxSpread = DefaultMaxSpread
-	}
-	if cfg.MaxSize == 0 {
-		cfg.MaxSize = DefaultMaxSize
-	}
-	if cfg.Interval == 0 {
-		cfg.Interval = DefaultInterval
-	}
+	cfg.StartPx = cmp.Or(cfg.StartPx, DefaultStartPx)
+	cfg.MinPx = cmp.Or(cfg.MinPx, DefaultMinPx)
+	cfg.MaxSpread = cmp.Or(cfg.MaxSpread, DefaultMaxSpread)
+	cfg.MaxSize = cmp.Or(cfg.MaxSize, DefaultMaxSize)
+	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
 	if cfg.Instruments < 1 || cfg.Instruments > 1<<16 || cfg.MinPx < 1 || cfg.StartPx < cfg.MinPx ||
 		cfg.MaxSpread < 1 || cfg.MaxSize < 1 || cfg.Interval < 0 {
 		return nil, fmt.Errorf("%w: %+v (Instruments 1..%d, 1 ≤ MinPx ≤ StartPx, MaxSpread and MaxSize ≥ 1, Interval ≥ 0)",

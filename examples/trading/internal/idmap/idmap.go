@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// maxCapacity bounds New so the table size fits comfortably in an int32.
+const maxCapacity = 1 << 28
+
 // Errors. Put returns them unwrapped, without allocating.
 var (
 	// ErrFull reports a Put into a map holding Cap keys.
@@ -14,9 +17,6 @@ var (
 	// ErrCapacity reports a capacity New cannot provide.
 	ErrCapacity = errors.New("idmap: invalid capacity")
 )
-
-// maxCapacity bounds New so the table size fits comfortably in an int32.
-const maxCapacity = 1 << 28
 
 // Map maps non-zero uint64 keys to int32 values, with a fixed capacity.
 type Map struct {

@@ -20,7 +20,6 @@ package mdfeed
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/examples/trading/internal/feed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
+	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/zmtp"
 )
 
@@ -35,8 +35,6 @@ import (
 const (
 	TypeQuote = msg.TypeQuote
 	TypeEnd   = int32(1000)
-	// EndLen is the length of the end message's body.
-	EndLen = 16
 )
 
 // TypeFrame returns the first frame of a message of type id t: also the
@@ -49,23 +47,8 @@ type End struct {
 	Dropped   int64 // quotes the PUB socket did not queue for a subscriber
 }
 
-// Encode writes e into b[:EndLen].
-func (e End) Encode(b []byte) {
-	binary.LittleEndian.PutUint64(b[0:], uint64(e.Published))
-	binary.LittleEndian.PutUint64(b[8:], uint64(e.Dropped))
-}
-
-// DecodeEnd reads an end message's body.
-func DecodeEnd(b []byte) (End, error) {
-	if len(b) != EndLen {
-		return End{}, fmt.Errorf("%w: end message of %d bytes, want %d", ErrMessage, len(b), EndLen)
-	}
-	return End{Published: int64(binary.LittleEndian.Uint64(b)), Dropped: int64(binary.LittleEndian.Uint64(b[8:]))}, nil
-}
-
-// ErrMessage reports a market-data message that is not what this package
-// sends.
-var ErrMessage = errors.New("mdfeed: bad message")
+// Ends is the end message's codec.
+var Ends = message.MustFixed[End](TypeEnd)
 
 // Config configures Run.
 type Config struct {
@@ -120,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (End, error) {
 	}
 
 	var q msg.Quote
-	body := make([]byte, msg.QuoteLen)
+	body := make([]byte, msg.Quotes.Size(&q))
 	var e End
 	start := time.Now()
 	stop := start.Add(cfg.Duration)
@@ -130,7 +113,7 @@ func Run(ctx context.Context, cfg Config) (End, error) {
 		due := int64(now.Sub(start).Seconds()*float64(cfg.Rate)) - e.Published
 		for range due {
 			gen.Next(&q)
-			q.Encode(body)
+			msg.Quotes.Encode(body, &q)
 			if err := pub.Send(quote, body); err != nil {
 				return e, err
 			}
@@ -142,8 +125,8 @@ func Run(ctx context.Context, cfg Config) (End, error) {
 		}
 	}
 	e.Dropped = int64(pub.Stats().Dropped)
-	b := make([]byte, EndLen)
-	e.Encode(b)
+	b := make([]byte, Ends.Size(&e))
+	Ends.Encode(b, &e)
 	if err := pub.Send(end, b); err != nil {
 		return e, err
 	}

@@ -20,15 +20,7 @@ func (s Side) Opposite() Side {
 	return Buy
 }
 
-func (s Side) String() string {
-	switch s {
-	case Buy:
-		return "buy"
-	case Sell:
-		return "sell"
-	}
-	return "side?"
-}
+func (s Side) String() string { return nameOf(s, "side?", "", "buy", "sell") }
 
 // TimeInForce says what happens to the part of an order that does not
 // fill at once.
@@ -46,15 +38,7 @@ const (
 // Valid reports whether t is Limit or IOC.
 func (t TimeInForce) Valid() bool { return t == Limit || t == IOC }
 
-func (t TimeInForce) String() string {
-	switch t {
-	case Limit:
-		return "limit"
-	case IOC:
-		return "ioc"
-	}
-	return "tif?"
-}
+func (t TimeInForce) String() string { return nameOf(t, "tif?", "", "limit", "ioc") }
 
 // ExecType is the kind of an execution report.
 type ExecType uint8
@@ -75,21 +59,7 @@ const (
 func (t ExecType) Terminal() bool { return t == Fill || t == Cancelled || t == Rejected }
 
 func (t ExecType) String() string {
-	switch t {
-	case New:
-		return "new"
-	case PartialFill:
-		return "partial-fill"
-	case Fill:
-		return "fill"
-	case Cancelled:
-		return "cancelled"
-	case Rejected:
-		return "rejected"
-	case CancelRejected:
-		return "cancel-rejected"
-	}
-	return "exec?"
+	return nameOf(t, "exec?", "", "new", "partial-fill", "fill", "cancelled", "rejected", "cancel-rejected")
 }
 
 // Reason says why an order was rejected or cancelled.
@@ -121,33 +91,15 @@ func (r Reason) Valid() bool { return r < reasonCount }
 const NumReasons = int(reasonCount)
 
 func (r Reason) String() string {
-	switch r {
-	case ReasonNone:
-		return "none"
-	case ReasonPositionLimit:
-		return "position-limit"
-	case ReasonOrderRate:
-		return "order-rate"
-	case ReasonPriceBand:
-		return "price-band"
-	case ReasonMaxOrderQty:
-		return "max-order-qty"
-	case ReasonNoReferencePx:
-		return "no-reference-price"
-	case ReasonUnknownInstr:
-		return "unknown-instrument"
-	case ReasonInvalidOrder:
-		return "invalid-order"
-	case ReasonBookFull:
-		return "book-full"
-	case ReasonDuplicateID:
-		return "duplicate-id"
-	case ReasonUnknownOrder:
-		return "unknown-order"
-	case ReasonCancelRequested:
-		return "cancel-requested"
-	case ReasonIOCRemainder:
-		return "ioc-remainder"
+	return nameOf(r, "reason?", "none", "position-limit", "order-rate", "price-band", "max-order-qty",
+		"no-reference-price", "unknown-instrument", "invalid-order", "book-full", "duplicate-id",
+		"unknown-order", "cancel-requested", "ioc-remainder")
+}
+
+// nameOf returns names[v], or unknown for a value without a name.
+func nameOf[E ~uint8](v E, unknown string, names ...string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return "reason?"
+	return unknown
 }

@@ -9,19 +9,19 @@ import (
 func Example() {
 	// The strategy encodes an order into (ring) bytes...
 	order := msg.NewOrder{OrderID: 1, Instrument: 3, Side: msg.Buy, TimeInForce: msg.IOC, Price: 10_005, Qty: 20, OriginNanos: 1_000}
-	buf := make([]byte, order.EncodedLen())
-	order.Encode(buf)
+	buf := make([]byte, msg.NewOrders.Size(&order))
+	msg.NewOrders.Encode(buf, &order)
 
-	// ...and the exchange decodes it, by type id, without allocating.
+	// ...and the exchange decodes it, without allocating.
 	var got msg.NewOrder
-	if err := got.Decode(buf); err != nil {
+	if err := msg.NewOrders.Decode(buf, &got); err != nil {
 		panic(err)
 	}
-	fmt.Println(order.TypeID(), len(buf), got.OrderID, got.Side, got.TimeInForce, got.Price, got.Qty)
+	fmt.Println(msg.NewOrders.TypeID(), len(buf), got.OrderID, got.Side, got.TimeInForce, got.Price, got.Qty)
 
-	// A short payload is an error, never a panic.
-	fmt.Println(got.Decode(buf[:10]))
+	// A payload of the wrong length is an error, never a panic.
+	fmt.Println(msg.NewOrders.Decode(buf[:10], &got))
 	// Output:
 	// 2 40 1 buy ioc 10005 20
-	// msg: encoded message too short: new order needs 40 bytes, got 10
+	// message: wrong payload length: type 2: 10 bytes, want 40
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/examples/trading/internal/risk"
 	"github.com/dutyrt/duty/examples/trading/internal/strategy"
+	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/message"
 )
 
 // ErrInvariant is wrapped by Run when a book invariant or the report
@@ -51,36 +53,39 @@ type Result struct {
 	MaxQueued int // the most messages queued at once, all queues together
 }
 
-type frame struct {
-	typeID int32
-	n      int
-	b      [msg.ExecutionReportLen]byte
-}
-
+// queue is a stage's mailbox (on the heap, drained by the one goroutine
+// of the run) and the router of its handlers.
 type queue struct {
-	frames []frame
-	head   int
+	mb *mailbox.Mailbox
+	r  *message.Router
+	n  int // messages queued
 }
 
-func (q *queue) len() int { return len(q.frames) - q.head }
+// queueCapacity is each ring's size: far more than the feed's bound lets
+// queue up (a send that does not fit fails the run).
+const queueCapacity = 1 << 20
 
-func (q *queue) push(m interface {
-	TypeID() int32
-	EncodedLen() int
-	Encode([]byte)
-}) {
-	f := frame{typeID: m.TypeID(), n: m.EncodedLen()}
-	m.Encode(f.b[:f.n])
-	q.frames = append(q.frames, f)
+func (q *queue) len() int { return q.n }
+
+// step delivers the queue's next message to its handler.
+func (q *queue) step() error {
+	n, err := q.mb.DrainTo(q.r, 1)
+	q.n -= n
+	return err
 }
 
-func (q *queue) pop() *frame {
-	f := &q.frames[q.head]
-	q.head++
-	if q.head == len(q.frames) {
-		q.frames, q.head = q.frames[:0], 0
+// push sends *v to q.
+func push[T any](q *queue, c *message.Fixed[T], v *T) error {
+	if err := c.Send(q.mb, v); err != nil {
+		return fmt.Errorf("sim: %s: %w", q.mb.Name(), err)
 	}
-	return f
+	q.n++
+	return nil
+}
+
+// on adds the route of c's messages to h.
+func on[T any](r *message.Router, c *message.Fixed[T], h func(*T) error) error {
+	return message.Handle(r, c, h)
 }
 
 type pipeline struct {
@@ -96,6 +101,7 @@ type pipeline struct {
 	auditErr error
 	quotes   int
 	reports  int
+	instr    uint32 // the instrument of the exchange's last message
 }
 
 type auditState struct {
@@ -135,6 +141,9 @@ func Run(cfg Config) (Result, error) {
 	if cfg.Audit {
 		p.audit = map[uint64]*auditState{}
 	}
+	if err := p.routes(); err != nil {
+		return Result{}, err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	var res Result
 	for {
@@ -151,27 +160,28 @@ func Run(cfg Config) (Result, error) {
 		case 0:
 			for ; batch > 0 && p.quotes < cfg.Quotes && p.stratQ.len() < cfg.MaxQueued &&
 				p.riskQ.len() < cfg.MaxQueued && p.exchQ.len() < cfg.MaxQueued; batch-- {
-				p.quote()
+				if err := p.quote(); err != nil {
+					return res, err
+				}
 			}
 		case 1:
 			for ; batch > 0 && p.stratQ.len() > 0; batch-- {
-				if err := p.strategyStep(); err != nil {
+				if err := p.stratQ.step(); err != nil {
 					return res, err
 				}
 			}
 		case 2:
 			for ; batch > 0 && p.riskQ.len() > 0; batch-- {
-				if err := p.riskStep(); err != nil {
+				if err := p.riskQ.step(); err != nil {
 					return res, err
 				}
 			}
 		case 3:
 			for ; batch > 0 && p.exchQ.len() > 0; batch-- {
-				instrument, err := p.exchangeStep()
-				if err != nil {
+				if err := p.exchQ.step(); err != nil {
 					return res, err
 				}
-				if b := p.exch.Book(instrument); cfg.CheckBooks && b != nil {
+				if b := p.exch.Book(p.instr); cfg.CheckBooks && b != nil {
 					if err := b.Check(); err != nil {
 						return res, fmt.Errorf("%w: after step %d: %w", ErrInvariant, res.Steps, err)
 					}
@@ -207,131 +217,93 @@ func Run(cfg Config) (Result, error) {
 	return res, nil
 }
 
+// routes makes the stages' mailboxes and routes their messages to the
+// handlers below.
+func (p *pipeline) routes() error {
+	var errs []error
+	for _, q := range []struct {
+		q    *queue
+		name string
+	}{{&p.stratQ, "strategy"}, {&p.riskQ, "risk"}, {&p.exchQ, "exchange"}} {
+		mb, err := mailbox.New(mailbox.Config{Name: q.name, Capacity: queueCapacity})
+		q.q.mb, q.q.r = mb, message.NewRouter()
+		errs = append(errs, err)
+	}
+	s, k, x := p.stratQ.r, p.riskQ.r, p.exchQ.r
+	errs = append(errs,
+		on(s, msg.Quotes, p.strategyQuote),
+		on(s, msg.Reports, func(r *msg.ExecutionReport) error { p.strat.OnReport(r); return nil }),
+		on(s, msg.RiskRejects, func(r *msg.RiskReject) error { p.strat.OnRiskReject(r); return nil }),
+		on(k, msg.Quotes, func(q *msg.Quote) error { p.risk.OnQuote(q); return nil }),
+		on(k, msg.NewOrders, p.riskOrder),
+		on(k, msg.Cancels, func(c *msg.CancelOrder) error { p.risk.OnCancel(c); return push(&p.exchQ, msg.Cancels, c) }),
+		on(k, msg.Reports, func(r *msg.ExecutionReport) error { p.risk.OnReport(r); return nil }),
+		on(x, msg.Quotes, func(q *msg.Quote) error { return p.exchanged(q.Instrument, p.exch.OnQuote(q)) }),
+		on(x, msg.NewOrders, p.exchangeOrder),
+		on(x, msg.Cancels, func(c *msg.CancelOrder) error { return p.exchanged(c.Instrument, p.exch.OnCancel(c)) }),
+	)
+	return errors.Join(errs...)
+}
+
 // quote is the market-data agent's duty cycle: one quote to each consumer.
-func (p *pipeline) quote() {
+func (p *pipeline) quote() error {
 	var q msg.Quote
 	p.feed.Next(&q)
 	p.quotes++
-	p.stratQ.push(&q)
-	p.riskQ.push(&q)
-	p.exchQ.push(&q)
+	return errors.Join(push(&p.stratQ, msg.Quotes, &q), push(&p.riskQ, msg.Quotes, &q), push(&p.exchQ, msg.Quotes, &q))
 }
 
-// strategyStep is the strategy agent's mailbox handler.
-func (p *pipeline) strategyStep() error {
-	f := p.stratQ.pop()
-	b := f.b[:f.n]
-	switch f.typeID {
-	case msg.TypeQuote:
-		var q msg.Quote
-		if err := q.Decode(b); err != nil {
-			return err
-		}
-		outs := p.strat.OnQuote(&q)
-		for i := range outs {
-			p.riskQ.push(&outs[i])
-		}
-	case msg.TypeExecutionReport:
-		var r msg.ExecutionReport
-		if err := r.Decode(b); err != nil {
-			return err
-		}
-		p.strat.OnReport(&r)
-	case msg.TypeRiskReject:
-		var r msg.RiskReject
-		if err := r.Decode(b); err != nil {
-			return err
-		}
-		p.strat.OnRiskReject(&r)
-	default:
-		return fmt.Errorf("sim: strategy got type %d", f.typeID)
-	}
-	return nil
-}
-
-// riskStep is the risk agent's mailbox handler.
-func (p *pipeline) riskStep() error {
-	f := p.riskQ.pop()
-	b := f.b[:f.n]
-	switch f.typeID {
-	case msg.TypeQuote:
-		var q msg.Quote
-		if err := q.Decode(b); err != nil {
-			return err
-		}
-		p.risk.OnQuote(&q)
-	case msg.TypeNewOrder:
-		var o msg.NewOrder
-		if err := o.Decode(b); err != nil {
-			return err
-		}
-		if reason := p.risk.CheckOrder(&o); reason != msg.ReasonNone {
-			var rj msg.RiskReject
-			rj.RejectFor(&o, reason)
-			p.stratQ.push(&rj)
+// strategyQuote turns a quote into the strategy's orders and cancels.
+func (p *pipeline) strategyQuote(q *msg.Quote) error {
+	outs := p.strat.OnQuote(q)
+	for i := range outs {
+		var err error
+		if o := &outs[i]; o.IsCancel {
+			err = push(&p.riskQ, msg.Cancels, &o.Cancel)
 		} else {
-			p.exchQ.push(&o)
+			err = push(&p.riskQ, msg.NewOrders, &o.New)
 		}
-	case msg.TypeCancelOrder:
-		var c msg.CancelOrder
-		if err := c.Decode(b); err != nil {
+		if err != nil {
 			return err
 		}
-		p.risk.OnCancel(&c)
-		p.exchQ.push(&c)
-	case msg.TypeExecutionReport:
-		var r msg.ExecutionReport
-		if err := r.Decode(b); err != nil {
-			return err
-		}
-		p.risk.OnReport(&r)
-	default:
-		return fmt.Errorf("sim: risk got type %d", f.typeID)
 	}
 	return nil
 }
 
-// exchangeStep is the exchange agent's mailbox handler. It returns the
-// instrument of the message.
-func (p *pipeline) exchangeStep() (uint32, error) {
-	f := p.exchQ.pop()
-	b := f.b[:f.n]
-	var reports []msg.ExecutionReport
-	var instrument uint32
-	switch f.typeID {
-	case msg.TypeQuote:
-		var q msg.Quote
-		if err := q.Decode(b); err != nil {
-			return 0, err
-		}
-		instrument, reports = q.Instrument, p.exch.OnQuote(&q)
-	case msg.TypeNewOrder:
-		var o msg.NewOrder
-		if err := o.Decode(b); err != nil {
-			return 0, err
-		}
-		if p.audit != nil {
-			p.audit[o.OrderID] = &auditState{qty: o.Qty}
-		}
-		instrument, reports = o.Instrument, p.exch.OnNewOrder(&o)
-	case msg.TypeCancelOrder:
-		var c msg.CancelOrder
-		if err := c.Decode(b); err != nil {
-			return 0, err
-		}
-		instrument, reports = c.Instrument, p.exch.OnCancel(&c)
-	default:
-		return 0, fmt.Errorf("sim: exchange got type %d", f.typeID)
+// riskOrder passes an order to the exchange or rejects it.
+func (p *pipeline) riskOrder(o *msg.NewOrder) error {
+	if reason := p.risk.CheckOrder(o); reason != msg.ReasonNone {
+		var rj msg.RiskReject
+		rj.RejectFor(o, reason)
+		return push(&p.stratQ, msg.RiskRejects, &rj)
 	}
+	return push(&p.exchQ, msg.NewOrders, o)
+}
+
+func (p *pipeline) exchangeOrder(o *msg.NewOrder) error {
+	if p.audit != nil {
+		p.audit[o.OrderID] = &auditState{qty: o.Qty}
+	}
+	return p.exchanged(o.Instrument, p.exch.OnNewOrder(o))
+}
+
+// exchanged audits and sends the exchange's reports on a message about
+// instrument.
+func (p *pipeline) exchanged(instrument uint32, reports []msg.ExecutionReport) error {
+	p.instr = instrument
 	for i := range reports {
 		p.check(&reports[i])
 		p.reports++
 		if p.reports != p.cfg.loseReport {
-			p.stratQ.push(&reports[i])
+			if err := push(&p.stratQ, msg.Reports, &reports[i]); err != nil {
+				return err
+			}
 		}
-		p.riskQ.push(&reports[i])
+		if err := push(&p.riskQ, msg.Reports, &reports[i]); err != nil {
+			return err
+		}
 	}
-	return instrument, nil
+	return nil
 }
 
 // check audits one report against its order's history.

@@ -34,8 +34,8 @@
 // One goroutine (the strategy agent) calls OnQuote, OnReport and
 // OnRiskReject. OnQuote returns the messages to send, in order, as a
 // slice of Out that aliases the strategy's buffer and is valid until the
-// next OnQuote; an Out encodes itself (TypeID, EncodedLen, Encode: the
-// mailbox Encoder contract) as a msg.NewOrder or msg.CancelOrder. The
+// next OnQuote; an Out holds a msg.NewOrder or (IsCancel) a
+// msg.CancelOrder. The
 // caller must send all of them (retrying on back-pressure): the strategy
 // counts them as sent. Nothing allocates after New.
 //

@@ -93,31 +93,6 @@ type Out struct {
 	Cancel   msg.CancelOrder
 }
 
-// TypeID returns the type id of the message Out holds.
-func (o *Out) TypeID() int32 {
-	if o.IsCancel {
-		return msg.TypeCancelOrder
-	}
-	return msg.TypeNewOrder
-}
-
-// EncodedLen returns the encoded length of the message Out holds.
-func (o *Out) EncodedLen() int {
-	if o.IsCancel {
-		return msg.CancelOrderLen
-	}
-	return msg.NewOrderLen
-}
-
-// Encode writes the message Out holds into b[:EncodedLen()].
-func (o *Out) Encode(b []byte) {
-	if o.IsCancel {
-		o.Cancel.Encode(b)
-	} else {
-		o.New.Encode(b)
-	}
-}
-
 const none = -1
 
 type order struct {
@@ -304,12 +279,11 @@ func (s *Strategy) newOrder(q *msg.Quote, in *instrument) {
 func (s *Strategy) remove(oi int32) {
 	o := &s.orders[oi]
 	in := &s.inst[o.instrument]
+	link := &in.head // the link to o: the head's, or its predecessor's
 	if o.prev != none {
-		s.orders[o.prev].next = o.next
-	} else {
-		in.head = o.next
+		link = &s.orders[o.prev].next
 	}
-	if o.next != none {
+	if *link = o.next; o.next != none {
 		s.orders[o.next].prev = o.prev
 	}
 	in.open--

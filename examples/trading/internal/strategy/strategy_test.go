@@ -143,8 +143,6 @@ func TestLifecycleAndPosition(t *testing.T) {
 			if out.IsCancel {
 				require.Equal(t, o.OrderID, out.Cancel.OrderID)
 				require.Equal(t, int64(seq)*1000, out.Cancel.OriginNanos)
-				require.Equal(t, msg.TypeCancelOrder, out.TypeID())
-				require.Equal(t, msg.CancelOrderLen, out.EncodedLen())
 				cancels++
 			} else {
 				s.OnRiskReject(&msg.RiskReject{OrderID: out.New.OrderID})
@@ -281,23 +279,6 @@ func TestMaxOpenSkips(t *testing.T) {
 	// Bad quotes produce nothing.
 	require.Empty(t, s.OnQuote(&msg.Quote{Instrument: 5, BidPx: 1, AskPx: 2}))
 	require.Empty(t, s.OnQuote(&msg.Quote{Instrument: 0, BidPx: 2, AskPx: 2}))
-}
-
-func TestOutEncodes(t *testing.T) {
-	out := Out{New: msg.NewOrder{OrderID: 3, Side: msg.Buy, TimeInForce: msg.IOC, Price: 5, Qty: 6}}
-	b := make([]byte, out.EncodedLen())
-	out.Encode(b)
-	var got msg.NewOrder
-	require.NoError(t, got.Decode(b))
-	require.Equal(t, out.New, got)
-	require.Equal(t, msg.TypeNewOrder, out.TypeID())
-
-	c := Out{IsCancel: true, Cancel: msg.CancelOrder{OrderID: 4, Instrument: 1, OriginNanos: 2}}
-	b = make([]byte, c.EncodedLen())
-	c.Encode(b)
-	var gc msg.CancelOrder
-	require.NoError(t, gc.Decode(b))
-	require.Equal(t, c.Cancel, gc)
 }
 
 func TestAllocatesNothing(t *testing.T) {

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/dutyrt/duty/examples/trading/internal/exchange"
+	"github.com/dutyrt/duty/examples/trading/internal/msg"
+	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/examples/trading/internal/risk"
+	"github.com/dutyrt/duty/examples/trading/internal/strategy"
+	"github.com/dutyrt/duty/mailbox"
+)
+
+// The three stages: the strategy, risk and the exchange, each a stage
+// (agents.go) with its handlers and its pending output.
+
+// ------------------------------------------------------------ strategy
+
+// strategyAgent runs the strategy: quotes (strategy.in) become orders and
+// cancels for risk; reports and risk rejects (strategy.resp) update it and
+// give the tick-to-trade latency (now − OriginNanos of a fill).
+type strategyAgent struct {
+	*stage
+	s      *strategy.Strategy
+	toRisk *mailbox.Mailbox
+	t2t    *latency
+
+	outs []strategy.Out
+	next int // outs[next:] are pending
+
+	badAudit int64 // fill reports that break qty arithmetic
+	auditErr string
+}
+
+func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2t *latency) (*strategyAgent, error) {
+	s, err := strategy.New(strategy.Config{Instruments: cfg.Instruments, Seed: cfg.Seed})
+	if err != nil {
+		return nil, err
+	}
+	a := &strategyAgent{s: s, toRisk: mbs.riskIn, t2t: t2t}
+	a.stage, err = newStage(roleStrategy, clock, w, a.flush, a.publishCounts,
+		drain(mbs.strategyIn, on(msg.Quotes, a.onQuote)),
+		drain(mbs.strategyResp, on(msg.Reports, a.onReport), on(msg.RiskRejects, a.onRiskReject)))
+	return a, err
+}
+
+func (a *strategyAgent) flush() bool {
+	for ; a.next < len(a.outs); a.next++ {
+		o := &a.outs[a.next]
+		if o.IsCancel {
+			if !send(msg.Cancels, a.toRisk, &o.Cancel, &a.lost) {
+				return false
+			}
+		} else {
+			if !send(msg.NewOrders, a.toRisk, &o.New, &a.lost) {
+				return false
+			}
+			a.stages.record(stageOrderOutStrategy, a.clock, o.New.OriginNanos)
+		}
+	}
+	return true
+}
+
+func (a *strategyAgent) onQuote(q *msg.Quote) error {
+	a.stages.record(stageQuoteAtStrategy, a.clock, q.FeedNanos)
+	a.outs, a.next = a.s.OnQuote(q), 0
+	a.out.send()
+	return nil
+}
+
+func (a *strategyAgent) onReport(r *msg.ExecutionReport) error {
+	if r.ExecType == msg.PartialFill || r.ExecType == msg.Fill {
+		a.t2t.record(a.clock(), r.OriginNanos)
+		a.audit(r)
+	}
+	a.s.OnReport(r)
+	return nil
+}
+
+func (a *strategyAgent) onRiskReject(r *msg.RiskReject) error {
+	a.s.OnRiskReject(r)
+	return nil
+}
+
+// audit checks a fill report's arithmetic: a fill is never empty, never
+// takes the order past its quantity, and cum + leaves is the quantity.
+func (a *strategyAgent) audit(r *msg.ExecutionReport) {
+	if r.LastQty > 0 && r.CumQty <= r.OrderQty && r.CumQty+r.LeavesQty == r.OrderQty &&
+		(r.ExecType == msg.Fill) == (r.LeavesQty == 0) {
+		return
+	}
+	a.badAudit++
+	if a.auditErr == "" {
+		a.auditErr = fmt.Sprintf("order %d: %s last %d cum %d leaves %d of %d",
+			r.OrderID, r.ExecType, r.LastQty, r.CumQty, r.LeavesQty, r.OrderQty)
+	}
+}
+
+// The strategy's published counters: indexes into pub, in publishCounts's order.
+const pubStratOrders, pubStratFills, pubStratReports, numStratPub = 0, 1, 2, 5
+
+func (a *strategyAgent) publishCounts() {
+	c := a.s.Counts()
+	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total(), c.Open, a.lost)
+}
+
+// ---------------------------------------------------------------- risk
+
+// riskAgent runs the pre-trade checks: quotes, orders and cancels
+// (risk.in); execution reports (risk.resp). A passed order or a cancel
+// goes to the exchange, a refused order back to the strategy as a
+// RiskReject. Each input makes at most one output, kept in one pending
+// slot while its receiver is full.
+type riskAgent struct {
+	*stage
+	c   *risk.Checker
+	toX *mailbox.Mailbox
+	toS *mailbox.Mailbox
+
+	pending int32 // 0, or the type id of the pending output
+	o       msg.NewOrder
+	cx      msg.CancelOrder
+	rj      msg.RiskReject
+}
+
+func riskLimits(cfg config) risk.Limits {
+	l := risk.DefaultLimits()
+	switch {
+	case cfg.OrderRate > 0:
+		l.OrdersPerSecond = cfg.OrderRate
+	case cfg.Rate > 0:
+		// At the demo's settings the strategy sends about 0.35 to 0.45
+		// orders per quote, depending on how fast its orders come back
+		// (it keeps at most 8 open per instrument). The limit sits in
+		// that range, so a share of orders meets it: how large depends on
+		// the machine's speed (set -order-rate to choose).
+		l.OrdersPerSecond = max(1_000, cfg.Rate*45/100)
+		l.Burst = max(50, min(l.Burst, cfg.Rate/1_000))
+	}
+	return l
+}
+
+func newRiskAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*riskAgent, error) {
+	c, err := risk.New(cfg.Instruments, riskLimits(cfg))
+	if err != nil {
+		return nil, err
+	}
+	a := &riskAgent{c: c, toX: mbs.exchangeIn, toS: mbs.strategyResp}
+	a.stage, err = newStage(roleRisk, clock, w, a.flush, a.publishCounts,
+		drain(mbs.riskIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
+		drain(mbs.riskResp, on(msg.Reports, a.onReport)))
+	return a, err
+}
+
+func (a *riskAgent) flush() bool {
+	ok := true
+	switch a.pending {
+	case msg.TypeNewOrder:
+		if ok = send(msg.NewOrders, a.toX, &a.o, &a.lost); ok {
+			a.stages.record(stageOrderOutRisk, a.clock, a.o.OriginNanos)
+		}
+	case msg.TypeCancelOrder:
+		ok = send(msg.Cancels, a.toX, &a.cx, &a.lost)
+	case msg.TypeRiskReject:
+		ok = send(msg.RiskRejects, a.toS, &a.rj, &a.lost)
+	}
+	if ok {
+		a.pending = 0
+	}
+	return ok
+}
+
+func (a *riskAgent) onQuote(q *msg.Quote) error {
+	a.c.OnQuote(q)
+	return nil
+}
+
+func (a *riskAgent) onOrder(o *msg.NewOrder) error {
+	a.o = *o
+	a.stages.record(stageOrderAtRisk, a.clock, a.o.OriginNanos)
+	a.pending = msg.TypeNewOrder
+	if reason := a.c.CheckOrder(&a.o); reason != msg.ReasonNone {
+		a.rj.RejectFor(&a.o, reason)
+		a.pending = msg.TypeRiskReject
+	}
+	a.out.send()
+	return nil
+}
+
+func (a *riskAgent) onCancel(c *msg.CancelOrder) error {
+	a.cx = *c
+	a.c.OnCancel(&a.cx)
+	a.pending = msg.TypeCancelOrder
+	a.out.send()
+	return nil
+}
+
+func (a *riskAgent) onReport(r *msg.ExecutionReport) error {
+	a.c.OnReport(r)
+	return nil
+}
+
+// Risk's published counters (rejected, lost).
+const pubRiskRejected, numRiskPub = 0, 2
+
+func (a *riskAgent) publishCounts() {
+	a.pub.set(a.c.Counts().Rejected, a.lost)
+}
+
+// ------------------------------------------------------------ exchange
+
+// exchangeAgent runs the exchange: quotes place the other participants'
+// liquidity, orders and cancels from risk are matched; every report goes
+// to the strategy and to risk. It records the tick-to-order latency
+// (now − OriginNanos of each order received) and checks every book's
+// invariants once a second and at the end. It ends once exchange.in is
+// closed and drained (the -ipc exchange process: the demo closes the
+// mailbox to end it).
+type exchangeAgent struct {
+	*stage
+	x   *exchange.Exchange
+	toS *mailbox.Mailbox
+	toR *mailbox.Mailbox
+	t2o *latency
+
+	reps  []msg.ExecutionReport
+	next  int  // reps[next:] are pending
+	sentS bool // reps[next] has gone to the strategy already
+
+	lastCheck int64
+	checks    int64
+	checkErrs int64
+	checkErr  string // the first failure
+	reports   int64  // reports made
+	drop      int64  // see config.dropReport
+	bend      int64  // see config.bendFill
+	fillsR    int64  // fill reports sent to risk (counted only with bend)
+	bent      msg.ExecutionReport
+}
+
+const checkEvery = int64(1e9) // ns between two book checks
+
+func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2o *latency) (*exchangeAgent, error) {
+	x, err := exchange.New(exchange.Config{Instruments: cfg.Instruments})
+	if err != nil {
+		return nil, err
+	}
+	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, t2o: t2o, drop: cfg.dropReport, bend: cfg.bendFill}
+	a.stage, err = newStage(roleExchange, clock, w, a.flush, a.publishCounts,
+		drain(mbs.exchangeIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
+		drained{})
+	return a, err
+}
+
+func (a *exchangeAgent) OnStart() error { a.lastCheck = a.clock(); return a.stage.OnStart() }
+
+func (a *exchangeAgent) flush() bool {
+	for ; a.next < len(a.reps); a.next++ {
+		r := &a.reps[a.next]
+		if !a.sentS {
+			if a.reports++; a.reports == a.drop {
+				a.sentS = true // the test's lost message
+			} else if !send(msg.Reports, a.toS, r, &a.lost) {
+				a.reports--
+				return false
+			}
+			a.sentS = true
+		}
+		fill := a.bend > 0 && (r.ExecType == msg.Fill || r.ExecType == msg.PartialFill)
+		toR := r
+		if fill && a.fillsR+1 == a.bend { // the test's wrong fill
+			a.bent = *r
+			a.bent.Side = r.Side.Opposite()
+			toR = &a.bent
+		}
+		if !send(msg.Reports, a.toR, toR, &a.lost) {
+			return false
+		}
+		if fill {
+			a.fillsR++
+		}
+		a.sentS = false
+	}
+	return true
+}
+
+// answer sends reps, the exchange's reports on one message.
+func (a *exchangeAgent) answer(reps []msg.ExecutionReport) error {
+	a.reps, a.next = reps, 0
+	a.out.send()
+	return nil
+}
+
+func (a *exchangeAgent) onQuote(q *msg.Quote) error { return a.answer(a.x.OnQuote(q)) }
+
+func (a *exchangeAgent) onCancel(c *msg.CancelOrder) error { return a.answer(a.x.OnCancel(c)) }
+
+func (a *exchangeAgent) onOrder(o *msg.NewOrder) error {
+	now := a.clock()
+	a.t2o.record(now, o.OriginNanos)
+	if a.stages != nil && stageSampled(o.OriginNanos) {
+		a.stages[stageOrderAtExchange].record(now, o.OriginNanos)
+	}
+	err := a.answer(a.x.OnNewOrder(o))
+	if now-a.lastCheck >= checkEvery {
+		a.lastCheck = now
+		a.check()
+	}
+	return err
+}
+
+// check runs every book's invariant check (never crossed, FIFO, fills
+// below the order quantity, level sums, index). Exchange thread only, or
+// after it stopped.
+func (a *exchangeAgent) check() {
+	a.checks++
+	if err := a.x.Check(); err != nil {
+		a.checkErrs++
+		if a.checkErr == "" {
+			a.checkErr = err.Error()
+		}
+	}
+}
+
+// The exchange's published counters (orders, reports, fills, lost: see
+// exchangeLabels).
+const numExchPub = 4
+
+func (a *exchangeAgent) publishCounts() {
+	c := a.x.Counts()
+	a.pub.set(c.Orders, c.Reports.Total(), c.Reports.Fills+c.Reports.PartialFills, a.lost)
+}
+
+// exchangeCounts is what the exchange stage contributes to the final
+// table and the reconciliation, from this process or from the -ipc
+// exchange process (as JSON).
+type exchangeCounts struct {
+	Counts    recon.Exchange
+	Liquidity exchange.Liquidity
+	Checks    int64
+	CheckErrs int64
+	CheckErr  string
+	Lost      int64
+	Bad       int64
+	Clamped   int64
+}
+
+// summary returns the exchange's counts after a final book check. Call it
+// only once the agent has stopped.
+func (a *exchangeAgent) summary() exchangeCounts {
+	a.check()
+	counts := a.x.Counts()
+	counts.Positions = a.x.Positions(nil)
+	return exchangeCounts{
+		Counts: counts, Liquidity: a.x.Liquidity(),
+		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
+		Lost: a.lost, Bad: a.undelivered(), Clamped: a.t2o.clamped(),
+	}
+}
