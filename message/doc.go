@@ -65,6 +65,17 @@
 // is reported the same way (see mailbox.Receiver): it reaches the runner's
 // error handler when the router runs in an actor.
 //
+// # Back-pressure
+//
+// A handler whose send finds the destination full returns that send's
+// error (wrapping mailbox.ErrBackPressured): the router then leaves the
+// message in the mailbox and ends the drain (mailbox.Abort, Agrona's
+// ABORT), and the next duty cycle delivers the same message again, so a
+// reply is never lost to a full mailbox. The router counts it in
+// RouterStats.Aborted, not as a failure. mailbox.ErrConsumerDead (the
+// destination's consumer has stopped) is not back-pressure: that message
+// is consumed and the error reported.
+//
 // Sends and dispatch allocate nothing; a Router is used by the one
 // goroutine that drains its mailbox.
 package message

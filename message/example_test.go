@@ -66,7 +66,7 @@ func Example() {
 	// Output:
 	// 4 cancel of unknown order 9
 	// map[2:7]
-	// {Delivered:4 Failed:1 Undecodable:0 NoRoute:0}
+	// {Delivered:4 Failed:1 Aborted:0 Undecodable:0 NoRoute:0}
 }
 
 // A request carries its sender's address and a call id; the reply
