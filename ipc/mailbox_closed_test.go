@@ -40,7 +40,7 @@ func TestMailboxUseAfterClose(t *testing.T) {
 			"Send":             mb.Send(1, []byte("x")),
 			"Send fragmented":  mb.Send(1, make([]byte, 20000)),
 			"SendParts":        mb.SendParts(1, []byte("x"), []byte("y")),
-			"SendTyped":        mailbox.SendTyped(mb, mbQuote{id: 1}),
+			"Fixed.Send":       mbQuotes.Send(mb, &mbQuote{ID: 1}),
 			"SendContext":      mb.SendContext(ctx, 1, []byte("x")),
 			"SendPartsContext": mb.SendPartsContext(ctx, 1, []byte("x")),
 			"a new Sender":     mb.NewSender().Send(1, []byte("x")),

@@ -18,6 +18,7 @@ import (
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -240,7 +241,7 @@ func TestMailboxSendDrain(t *testing.T) {
 	require.NoError(t, snd.SendParts(7, big, []byte("tail")))
 	require.NoError(t, snd.SendContext(ctxT(t), 8, []byte("ctx")))
 	require.NoError(t, s.SendPartsContext(ctxT(t), 9, []byte("a"), []byte("b")))
-	require.NoError(t, mailbox.SendTyped(s, mbQuote{id: 42}))
+	require.NoError(t, mbQuotes.Send(s, &mbQuote{ID: 42}))
 
 	require.Equal(t, [][]string{
 		{"1", "plain"}, {"2", "x", "", "z"}, {"3", string(big)}, {"4", "claim"}, {"5", "p", "qq"},
@@ -265,11 +266,9 @@ func TestMailboxSendDrain(t *testing.T) {
 
 const mbQuoteType = 10
 
-type mbQuote struct{ id uint64 }
+type mbQuote struct{ ID uint64 }
 
-func (q mbQuote) TypeID() int32   { return mbQuoteType }
-func (q mbQuote) EncodedLen() int { return 8 }
-func (q mbQuote) Encode(b []byte) { binary.LittleEndian.PutUint64(b, q.id) }
+var mbQuotes = message.MustFixed[mbQuote](mbQuoteType)
 
 // TestMailboxClose: the owner's Close is seen by every sender (state word
 // in the file); messages left queued are reported, not dropped silently.
@@ -396,7 +395,7 @@ func TestMailboxDeadConsumer(t *testing.T) {
 }
 
 // TestMailboxDeadConsumerEverySendPath: every path that can find the
-// mailbox full (the Mailbox's methods, a Sender's, SendTyped and the
+// mailbox full (the Mailbox's methods, a Sender's, message.Fixed.Send and the
 // waiting ones) asks the file, and reports a stale consumer heartbeat as
 // mailbox.ErrConsumerDead instead of back-pressure within mbCheckEvery
 // refusals (a waiting send at once). Before the mailbox was the file's,
@@ -426,8 +425,8 @@ func TestMailboxDeadConsumerEverySendPath(t *testing.T) {
 		"ClaimParts": func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
 			return commitParts(m.ClaimParts(1, 20, 20))
 		},
-		"SendTyped": func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
-			return mailbox.SendTyped(m, mbQuote{})
+		"Fixed.Send": func(_ context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
+			return mbQuotes.Send(m, &mbQuote{})
 		},
 		"SendContext": func(ctx context.Context, m *mailbox.Mailbox, _ *mailbox.Sender) error {
 			return m.SendContext(ctx, 1, p)
@@ -746,7 +745,7 @@ func TestMailboxNoAllocations(t *testing.T) {
 			_ = c.Commit()
 			drain()
 		},
-		"SendTyped":  func() { _ = mailbox.SendTyped(s, mbQuote{id: 1}); drain() },
+		"Fixed.Send": func() { _ = mbQuotes.Send(s, &mbQuote{ID: 1}); drain() },
 		"idle Drain": drain,
 		"Heartbeat":  func() { _ = m.Heartbeat() }, // fstat + guarded store included
 	} {
@@ -787,7 +786,7 @@ func TestMailboxCorruptStateWord(t *testing.T) {
 				"SendParts":        func() error { return s.SendParts(1, []byte("x"), []byte("y")) },
 				"SendContext":      func() error { return s.SendContext(ctxT(t), 1, []byte("x")) },
 				"SendPartsContext": func() error { return s.SendPartsContext(ctxT(t), 1, []byte("x"), []byte("y")) },
-				"SendTyped":        func() error { return mailbox.SendTyped(s, mbQuote{}) },
+				"Fixed.Send":       func() error { return mbQuotes.Send(s, &mbQuote{}) },
 				"Claim":            func() error { _, err := s.Claim(1, 8); return err },
 				"ClaimParts":       func() error { _, err := s.ClaimParts(1, 8, 8); return err },
 				"Sender.Send":      func() error { return sender.Send(1, []byte("x")) },

@@ -59,7 +59,6 @@ func TestNoAllocations(t *testing.T) {
 			c.Part(1)[0] = 1
 			ok(c.Commit())
 		}},
-		{"SendTyped", func() { ok(mailbox.SendTyped(mb, Quote{InstrumentID: 1, Seq: 2})) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

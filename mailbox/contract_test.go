@@ -21,6 +21,7 @@ import (
 	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/message"
 )
 
 // placement makes a mailbox: the consumer's view and a sender's view
@@ -129,7 +130,7 @@ func TestContractEveryKindOfMessage(t *testing.T) {
 		copy(pc.Part(0), "xy")
 		copy(pc.Part(1), "zzz")
 		require.NoError(t, pc.Commit())
-		require.NoError(t, mailbox.SendTyped(sender, point{X: 7, Y: -1}))
+		require.NoError(t, points.Send(sender, &point{X: 7, Y: -1}))
 		aborted, err := sender.Claim(9, 8)
 		require.NoError(t, err)
 		require.NoError(t, aborted.Abort())
@@ -394,17 +395,13 @@ func TestContractValidation(t *testing.T) {
 	})
 }
 
-// point is a fixed-layout typed message.
+// point is a fixed-layout typed message (package message).
 type point struct{ X, Y int32 }
 
 const pointType int32 = 42
 
-func (point) TypeID() int32   { return pointType }
-func (point) EncodedLen() int { return 8 }
-func (p point) Encode(b []byte) {
-	binary.LittleEndian.PutUint32(b, uint32(p.X))
-	binary.LittleEndian.PutUint32(b[4:], uint32(p.Y))
-}
+var points = message.MustFixed[point](pointType)
+
 func (p point) bytes() []byte {
 	b := make([]byte, 8)
 	binary.LittleEndian.PutUint32(b, uint32(p.X))
@@ -432,7 +429,7 @@ func TestContractNoAllocation(t *testing.T) {
 			_ = sender.Send(1, small)
 			_ = s.Send(1, big)
 			_ = sender.SendParts(2, small, big)
-			_ = mailbox.SendTyped(sender, point{X: 1})
+			_ = points.Send(sender, &point{X: 1})
 			_, _ = consumer.Drain(h, 10)
 		})
 		require.Zero(t, allocs, "send and drain")

@@ -25,7 +25,7 @@
 // # Who calls what
 //
 //   - Send, SendParts, SendContext, SendPartsContext, Claim, ClaimParts,
-//     SendTyped, Close(Drain), Stats and the accessors: any goroutine, at
+//     Close(Drain), Stats and the accessors: any goroutine, at
 //     any time.
 //   - A Sender: one goroutine at a time (it keeps a sequence number and an
 //     idle strategy). Create one per sending goroutine with NewSender.
@@ -37,7 +37,7 @@
 //
 // # Ordering
 //
-// A Send (or SendParts, a claim's Commit, SendTyped) that returned nil
+// A Send (or SendParts, a claim's Commit) that returned nil
 // happens before the handler call that delivers its message: whatever the
 // sender wrote before it, the handler sees. The message's bytes are
 // published by the release store of its record's length and acquired by
@@ -66,8 +66,9 @@
 // variants alike.
 //
 // Claim and ClaimParts give ring space to write in place (zero copy); the
-// caller must then Commit or Abort on every path. SendTyped does it for a
-// fixed-layout Encoder. The send methods copy the payload before they
+// caller must then Commit or Abort on every path. Package message sends
+// Go types through them (message.Fixed, message.Codec). The send methods
+// copy the payload before they
 // return; the caller keeps ownership of its slices.
 //
 // # Multipart and large messages
@@ -155,7 +156,7 @@
 //
 // # Allocation
 //
-// Send, SendParts, Claim, ClaimParts, SendTyped, Sender's methods, and
+// Send, SendParts, Claim, ClaimParts, Sender's methods, and
 // Drain allocate nothing in the steady state, wherever the mailbox lives
 // (the reassembly buffer and the parts slice grow to the largest message
 // seen, then are reused). Mailbox.SendContext borrows an idle strategy from

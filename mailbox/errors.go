@@ -69,18 +69,7 @@ var (
 	// open, in Discard mode a claim still open stopped the discard. The
 	// messages stay in the ring, uncounted until a Drain consumes them.
 	ErrNotDrained = errors.New("mailbox: closed with messages left")
-	// ErrTooShort is the error a Decoder returns (wrapped, with the lengths)
-	// for an encoded message shorter than its fixed layout.
-	ErrTooShort = errors.New("mailbox: encoded message too short")
 )
-
-func errTypeMismatch(got, want int32) error {
-	return fmt.Errorf("%w: message of type %d, decoder for %d", ErrTypeID, got, want)
-}
-
-func errPartsMismatch(n int) error {
-	return fmt.Errorf("%w: typed message of %d parts", ErrParts, n)
-}
 
 func errNotConsumer(m *Mailbox, op string) error {
 	return fmt.Errorf("%w: %s of %s", ErrNotConsumer, op, m.name)

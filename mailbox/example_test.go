@@ -1,88 +1,12 @@
 package mailbox_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strconv"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/mailbox"
 )
-
-// Quote is a fixed-layout message (40 bytes, little-endian):
-//
-//	+0  uint32 instrument id
-//	+4  uint32 reserved (zero)
-//	+8  int64  bid
-//	+16 int64  ask
-//	+24 uint64 sequence
-//	+32 int64  sent time (ns)
-type Quote struct {
-	InstrumentID uint32
-	Bid, Ask     int64
-	Seq          uint64
-	SentNanos    int64
-}
-
-const (
-	QuoteTypeID int32 = 100
-	QuoteLength int   = 40
-)
-
-func (q Quote) TypeID() int32   { return QuoteTypeID }
-func (q Quote) EncodedLen() int { return QuoteLength }
-
-func (q Quote) Encode(b []byte) {
-	_ = b[QuoteLength-1]
-	binary.LittleEndian.PutUint32(b[0:], q.InstrumentID)
-	binary.LittleEndian.PutUint32(b[4:], 0)
-	binary.LittleEndian.PutUint64(b[8:], uint64(q.Bid))
-	binary.LittleEndian.PutUint64(b[16:], uint64(q.Ask))
-	binary.LittleEndian.PutUint64(b[24:], q.Seq)
-	binary.LittleEndian.PutUint64(b[32:], uint64(q.SentNanos))
-}
-
-func (q *Quote) Decode(b []byte) error {
-	if len(b) < QuoteLength {
-		return fmt.Errorf("%w: quote of %d bytes, want %d", mailbox.ErrTooShort, len(b), QuoteLength)
-	}
-	q.InstrumentID = binary.LittleEndian.Uint32(b[0:])
-	q.Bid = int64(binary.LittleEndian.Uint64(b[8:]))
-	q.Ask = int64(binary.LittleEndian.Uint64(b[16:]))
-	q.Seq = binary.LittleEndian.Uint64(b[24:])
-	q.SentNanos = int64(binary.LittleEndian.Uint64(b[32:]))
-	return nil
-}
-
-var (
-	_ mailbox.Encoder = Quote{}
-	_ mailbox.Decoder = (*Quote)(nil)
-)
-
-// A typed message is encoded straight into claimed ring space and decoded
-// from the payload in the handler: no allocation, one copy.
-func ExampleSendTyped() {
-	mb, err := mailbox.New(mailbox.Config{Name: "quotes"})
-	if err != nil {
-		panic(err)
-	}
-	if err := mailbox.SendTyped(mb, Quote{InstrumentID: 7, Bid: 10050, Ask: 10052, Seq: 1}); err != nil {
-		panic(err)
-	}
-	var q Quote
-	_, _ = mb.Drain(func(m *mailbox.Message) mailbox.Action {
-		if err := mailbox.DecodeTyped(m, QuoteTypeID, &q); err != nil {
-			fmt.Println(err)
-			return mailbox.Continue
-		}
-		fmt.Printf("instrument %d bid %d ask %d seq %d\n", q.InstrumentID, q.Bid, q.Ask, q.Seq)
-		return mailbox.Continue
-	}, 10)
-	fmt.Println(q.Decode(make([]byte, 12)))
-	// Output:
-	// instrument 7 bid 10050 ask 10052 seq 1
-	// mailbox: encoded message too short: quote of 12 bytes, want 40
-}
 
 // Two actors ping-pong, each draining its own mailbox in its duty cycle and
 // sending to the other's. Invokers drive them step by step here; a

@@ -122,7 +122,7 @@ func TestSendOnlyViewRefusesTheConsumersOperations(t *testing.T) {
 // Every path that can find the mailbox full asks the Host whether the
 // consumer lives (the first refusal, then one in consumerCheckEvery), and
 // reports a dead consumer as ErrConsumerDead instead of back-pressure:
-// Send, SendParts, Claim, ClaimParts, SendTyped, the context variants and
+// Send, SendParts, Claim, ClaimParts, the context variants and
 // a Sender's methods alike.
 func TestEverySendPathAsksTheHostWhenFull(t *testing.T) {
 	type path struct {
@@ -149,7 +149,6 @@ func TestEverySendPathAsksTheHostWhenFull(t *testing.T) {
 			}
 			return err
 		}},
-		{"SendTyped", func(m *Mailbox, _ *Sender) error { return SendTyped(m, fixed56{}) }},
 		{"SendContext", func(m *Mailbox, _ *Sender) error { return m.SendContext(context.Background(), 1, p56) }},
 		{"SendPartsContext", func(m *Mailbox, _ *Sender) error {
 			return m.SendPartsContext(context.Background(), 1, p56, p56)
@@ -209,13 +208,6 @@ func TestHostIsAskedOnceInSixteenRefusals(t *testing.T) {
 	}
 	require.Equal(t, int64(4), sh.checks.Load())
 }
-
-type fixed56 struct{}
-
-func (fixed56) TypeID() int32        { return 1 }
-func (fixed56) EncodedLen() int      { return 56 }
-func (fixed56) Encode(b []byte)      { clear(b) }
-func (*fixed56) Decode([]byte) error { return nil }
 
 // Drain, and an Actor's duty cycle, run the Host's Beat every
 // HeartbeatCycles drains, after storing the consumer heartbeat in the

@@ -43,12 +43,16 @@
 // A type whose encoding is its own (variable length, strings) implements
 // Codec[T]; Send and Handle take any Codec. Fixed[T] is a Codec[T] too.
 //
-// # Replies
+// # Request and reply
 //
-// A request carries its sender's Address (a fixed 32-byte name) and a call
-// id; a Registry resolves the address to a mailbox in this process or in a
-// Directory such as ipc.Dir (mailbox files); Calls keeps each request with a deadline on
-// a timer wheel the agent polls from its duty cycle.
+// A request type starts with a RequestHeader (a call id and the caller's
+// Address, a fixed 32-byte name), a reply type with a ReplyHeader. The
+// caller's Calls asks (Calls.Ask), routes the replies on the caller's
+// router and times calls out from its duty cycle (Calls.Poll), with
+// defaults for the deadline and its timer wheel; each call ends once, with
+// its reply or ErrTimeout. The server answers with Fixed.Reply, which a
+// Registry resolves to a mailbox in this process or in a Directory such as
+// ipc.Dir (mailbox files).
 //
 // # Routing
 //
@@ -64,6 +68,17 @@
 // decode is counted and reported, and the drain goes on. A handler's error
 // is reported the same way (see mailbox.Receiver): it reaches the runner's
 // error handler when the router runs in an actor.
+//
+// # Back-pressure
+//
+// A handler whose send finds the destination full returns that send's
+// error (wrapping mailbox.ErrBackPressured): the router then leaves the
+// message in the mailbox and ends the drain (mailbox.Abort, Agrona's
+// ABORT), and the next duty cycle delivers the same message again, so a
+// reply is never lost to a full mailbox. The router counts it in
+// RouterStats.Aborted, not as a failure. mailbox.ErrConsumerDead (the
+// destination's consumer has stopped) is not back-pressure: that message
+// is consumed and the error reported.
 //
 // Sends and dispatch allocate nothing; a Router is used by the one
 // goroutine that drains its mailbox.

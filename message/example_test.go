@@ -1,13 +1,12 @@
 package message_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
+	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
-	"github.com/dutyrt/duty/timer"
 )
 
 // Order travels as its own 24 bytes: every byte belongs to a field.
@@ -66,19 +65,18 @@ func Example() {
 	// Output:
 	// 4 cancel of unknown order 9
 	// map[2:7]
-	// {Delivered:4 Failed:1 Undecodable:0 NoRoute:0}
+	// {Delivered:4 Failed:1 Aborted:0 Undecodable:0 NoRoute:0}
 }
 
-// A request carries its sender's address and a call id; the reply
-// carries the id back.
+// A request starts with a RequestHeader (the call id and the caller's
+// address, filled by Ask); its reply with a ReplyHeader (filled by Reply).
 type Quote struct {
-	ID      uint64
-	ReplyTo message.Address
-	Qty     int64
+	message.RequestHeader
+	Qty int64
 }
 
 type Ack struct {
-	ID     uint64
+	message.ReplyHeader
 	Filled int64
 }
 
@@ -87,51 +85,44 @@ var (
 	Acks   = message.MustFixed[Ack](11)
 )
 
-// A request and its reply between two mailboxes, correlated by Calls,
-// with a deadline on Calls' timer wheel. Both sides would be agents;
-// here one goroutine steps them.
+// A request and its reply between two mailboxes: the client asks with
+// Calls, the server answers with Reply, and a call whose reply never
+// comes ends with ErrTimeout at a Poll after its deadline. Both sides
+// would be agents; here one goroutine steps them, on a manual clock.
 func ExampleCalls() {
 	reg := message.NewRegistry(nil) // nil: this process only; ipc.Dir(path) adds mailbox files
 	serverBox, _ := mailbox.New(mailbox.Config{Name: "server"})
 	clientBox, _ := mailbox.New(mailbox.Config{Name: "client"})
-	server, _ := reg.Register("server", serverBox)
-	client, _ := reg.Register("client", clientBox)
+	_, _ = reg.Register("server", serverBox)
+	self, _ := reg.Register("client", clientBox)
 
-	// The server replies to whoever asked.
+	// The server answers whoever asked.
 	serverRouter := message.NewRouter()
 	_ = message.Handle(serverRouter, Quotes, func(q *Quote) error {
-		to, err := reg.Lookup(context.Background(), q.ReplyTo)
-		if err != nil {
-			return err
-		}
-		return Acks.Send(to, &Ack{ID: q.ID, Filled: q.Qty})
+		return Acks.Reply(reg, q.RequestHeader, &Ack{Filled: q.Qty})
 	})
 
 	// The client keeps, per call, what it asked for.
-	calls, _ := message.NewCalls(timer.Config{Resolution: 1 << 20, TicksPerWheel: 64}, func(id uint64, qty int64) {
-		fmt.Println("timed out: call", id, "for", qty)
-	})
 	clientRouter := message.NewRouter()
-	_ = message.Handle(clientRouter, Acks, func(a *Ack) error {
-		if asked, ok := calls.End(a.ID); ok {
-			fmt.Println("call", a.ID, "asked", asked, "filled", a.Filled)
+	clk := clock.NewManual(time.Unix(0, 0))
+	calls, _ := message.NewCalls(clientRouter, Quotes, Acks, self, func(qty int64, a *Ack, err error) {
+		if err != nil {
+			fmt.Println("asked", qty, "error:", err)
+			return
 		}
-		return nil
-	})
+		fmt.Println("asked", qty, "filled", a.Filled)
+	}, message.WithTimeout(time.Millisecond), message.WithClock(clk))
 
-	now := int64(0)
-	id, _ := calls.Begin(now+int64(time.Millisecond), 5)
-	to, _ := reg.Lookup(context.Background(), server)
-	_ = Quotes.Send(to, &Quote{ID: id, ReplyTo: client, Qty: 5})
-	_, _ = calls.Begin(now+int64(time.Millisecond), 7) // never sent: it will time out
-
+	_ = calls.Ask(serverBox, &Quote{Qty: 5}, 5)
 	_, _ = serverBox.DrainTo(serverRouter, 16) // the server's duty cycle
 	_, _ = clientBox.DrainTo(clientRouter, 16) // the client's
+
+	_ = calls.Ask(serverBox, &Quote{Qty: 7}, 7) // the server does not run again: this call times out
 	for range 4 {
-		now += int64(time.Millisecond)
-		calls.Poll(now)
+		clk.Advance(time.Millisecond)
+		calls.Poll()
 	}
 	// Output:
-	// call 1 asked 5 filled 5
-	// timed out: call 2 for 7
+	// asked 5 filled 5
+	// asked 7 error: message: call timed out
 }

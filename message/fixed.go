@@ -17,6 +17,9 @@ type Fixed[T any] struct {
 	size  int
 	align uintptr
 	bools []uintptr // offsets of the bool bytes, checked when decoding
+	typ   reflect.Type
+	// replyHeader: T starts with a ReplyHeader (Reply fills it in).
+	replyHeader bool
 }
 
 var _ Codec[struct{}] = (*Fixed[struct{}])(nil)
@@ -32,7 +35,7 @@ func NewFixed[T any](typeID int32) (*Fixed[T], error) {
 		return nil, ErrByteOrder
 	}
 	t := reflect.TypeFor[T]()
-	f := &Fixed[T]{id: typeID, size: int(t.Size()), align: uintptr(t.Align())}
+	f := &Fixed[T]{id: typeID, size: int(t.Size()), align: uintptr(t.Align()), typ: t, replyHeader: startsWith[ReplyHeader](t)}
 	if err := checkLayout(t, t.String(), 0, &f.bools); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -34,8 +35,9 @@ var _ mailbox.Dispatcher = (*Router)(nil)
 
 // RouterStats counts what a Router did with the messages it received.
 type RouterStats struct {
-	Delivered   int64 // handed to a handler (including those that failed)
-	Failed      int64 // the handler returned an error
+	Delivered   int64 // consumed by a handler (including those that failed)
+	Failed      int64 // the handler returned an error: consumed, reported
+	Aborted     int64 // the handler was back-pressured: left for the next drain
 	Undecodable int64 // did not decode: wrong length, invalid value, the codec's error
 	NoRoute     int64 // no handler and no fallback
 }
@@ -46,6 +48,12 @@ func NewRouter() *Router { return &Router{} }
 // Handle routes the messages of c's type id to h, which gets each one
 // decoded into a *T valid only during the call. An error wraps
 // ErrDuplicateRoute when the type id has a route already, or ErrTypeID.
+//
+// h's error decides what becomes of the message (Router.Receive): nil or
+// most errors consume it; an error wrapping mailbox.ErrBackPressured leaves
+// it for the next drain, which calls h with it again. h returns that only
+// when a redelivery repeats nothing: typically the error of the one send
+// it makes, a reply (Reply does this), before any other effect.
 func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	id := c.TypeID()
 	if id < 1 || id > mailbox.MaxTypeID {
@@ -94,42 +102,42 @@ func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute[
 	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, fast: len(f.bools) == 0 && f.size > 0, h: h, r: r, f: f}
 }
 
-// Receive delivers one message (mailbox.Receiver): always consumed. The
-// common case, one aligned part of the right length and nothing to check,
-// hands the handler a view of the ring here, without a further call.
+// Receive delivers one message (mailbox.Receiver): consumed, unless the
+// handler was back-pressured (see Router.Receive). The common case, one
+// aligned part of the right length and nothing to check, hands the
+// handler a view of the ring here, without a further call.
 func (x *fixedRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	p := m.Payload()
 	if m.NumParts() == 1 && len(p) == x.size && x.fast &&
 		uintptr(unsafe.Pointer(unsafe.SliceData(p)))&x.alignMask == 0 {
-		x.delivered++
-		err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p))))
-		if err != nil {
-			x.failed++
+		if err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p)))); err != nil {
+			return x.r.handled(err)
 		}
-		return mailbox.Continue, err
+		x.delivered++
+		return mailbox.Continue, nil
 	}
-	return mailbox.Continue, x.slow(x.r, m)
+	return x.slow(x.r, m)
 }
 
 // slow is Receive for everything but the common case: several parts, a
 // wrong length, bools to check, a payload not aligned for T, an empty T.
-func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) error {
+func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) (mailbox.Action, error) {
 	f := x.f
 	if m.NumParts() != 1 {
 		r.stats.Undecodable++
-		return errParts(f.id, m.NumParts())
+		return mailbox.Continue, errParts(f.id, m.NumParts())
 	}
 	p := m.Payload()
 	if err := f.check(p); err != nil {
 		r.stats.Undecodable++
-		return err
+		return mailbox.Continue, err
 	}
 	v := f.view(p)
 	if v == nil {
 		copy(bytesOf(&x.scratch, f.size), p)
 		v = &x.scratch
 	}
-	return r.delivered(x.h(v))
+	return r.handled(x.h(v))
 }
 
 // codecRoute decodes into the route's own value.
@@ -143,30 +151,50 @@ type codecRoute[T any] struct {
 
 func (*codecRoute[T]) counts() (int64, int64) { return 0, 0 }
 
-// Receive delivers one message (mailbox.Receiver): always consumed.
+// Receive delivers one message (mailbox.Receiver): consumed, unless the
+// handler was back-pressured (see Router.Receive).
 func (x *codecRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
-	return mailbox.Continue, x.deliver(m)
-}
-
-func (x *codecRoute[T]) deliver(m *mailbox.Message) error {
 	r := x.r
 	if m.NumParts() != 1 {
 		r.stats.Undecodable++
-		return errParts(x.id, m.NumParts())
+		return mailbox.Continue, errParts(x.id, m.NumParts())
 	}
 	if err := x.c.Decode(m.Payload(), &x.scratch); err != nil {
 		r.stats.Undecodable++
-		return fmt.Errorf("message: type %d: %w", x.id, err)
+		return mailbox.Continue, fmt.Errorf("message: type %d: %w", x.id, err)
 	}
-	return r.delivered(x.h(&x.scratch))
+	return r.handled(x.h(&x.scratch))
 }
 
-func (r *Router) delivered(err error) error {
-	r.stats.Delivered++
-	if err != nil {
-		r.stats.Failed++
+// handled settles a handler's result: nil consumes the message; an error
+// that wraps mailbox.ErrBackPressured (and not mailbox.ErrConsumerDead)
+// leaves it in the mailbox and ends the drain (mailbox.Abort), so the next
+// drain delivers it again; any other error consumes it and is reported.
+//
+//go:noinline
+func (r *Router) handled(err error) (mailbox.Action, error) {
+	if err == nil {
+		r.stats.Delivered++
+		return mailbox.Continue, nil
 	}
-	return err
+	if IsBackPressure(err) {
+		r.stats.Aborted++
+		return mailbox.Abort, nil
+	}
+	r.stats.Delivered++
+	r.stats.Failed++
+	return mailbox.Continue, err
+}
+
+// IsBackPressure reports whether a handler's error leaves its message for
+// the next drain: it wraps mailbox.ErrBackPressured (a send found its
+// mailbox full and sent nothing) and not mailbox.ErrConsumerDead (that
+// mailbox's consumer has stopped: waiting for room would never end).
+func IsBackPressure(err error) bool {
+	if err == mailbox.ErrBackPressured {
+		return true
+	}
+	return errors.Is(err, mailbox.ErrBackPressured) && !errors.Is(err, mailbox.ErrConsumerDead)
 }
 
 // Fallback sets the handler of messages whose type id has no route
@@ -181,14 +209,18 @@ func (r *Router) lookup(id int32) route {
 	return r.sparse[id]
 }
 
-// Receive routes one message (mailbox.Receiver). It always consumes the
-// message: a failure is reported, not retried.
+// Receive routes one message (mailbox.Receiver). A handler's nil consumes
+// the message. An error that wraps mailbox.ErrBackPressured (IsBackPressure)
+// leaves it in the mailbox: the drain ends there (mailbox.Abort), the next
+// one delivers the same message again, and the router counts it in
+// Aborted, not as a failure. Any other error, and a payload that does not
+// decode, consume the message and are reported: not retried.
 func (r *Router) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	if rt := r.lookup(m.TypeID()); rt != nil {
 		return rt.Receive(m)
 	}
 	if r.fallback != nil {
-		return mailbox.Continue, r.fallback(m)
+		return r.handled(r.fallback(m))
 	}
 	r.stats.NoRoute++
 	return mailbox.Continue, errNoRoute(m.TypeID())

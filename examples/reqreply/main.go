@@ -1,8 +1,9 @@
 // Command reqreply is a client agent that asks a server agent for quotes
 // and correlates the replies, written with duty's actor API: typed
 // messages (message.Fixed), a router per agent, reply addresses resolved
-// by a message.Registry, calls with deadlines (message.Calls), and a
-// runner.Group that restarts nothing and ends when the client is done.
+// by a message.Registry, calls with deadlines (message.Calls) answered
+// with Fixed.Reply, and a runner.Group that restarts nothing and ends when
+// the client is done.
 //
 //	go run ./examples/reqreply          # both agents in this process
 //	go run ./examples/reqreply -fx      # the same agents, wired by go.uber.org/fx
@@ -26,18 +27,18 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/runner"
-	"github.com/dutyrt/duty/timer"
 )
 
-// The messages: fixed layouts, sent as their own bytes.
+// The messages: fixed layouts, sent as their own bytes. A request starts
+// with a RequestHeader, a reply with a ReplyHeader: Calls and Reply fill
+// them in.
 type Quote struct {
-	ID      uint64          // the client's call id, returned in the Ack
-	ReplyTo message.Address // the client's mailbox
-	Qty     int64
+	message.RequestHeader
+	Qty int64
 }
 
 type Ack struct {
-	ID     uint64
+	message.ReplyHeader
 	Filled int64
 }
 
@@ -56,16 +57,10 @@ type server struct {
 
 func newServer(in *mailbox.Mailbox, reg *message.Registry) *server {
 	s := &server{in: in, reg: reg, router: message.NewRouter()}
-	_ = message.Handle(s.router, Quotes, s.onQuote)
+	_ = message.Handle(s.router, Quotes, func(q *Quote) error {
+		return Acks.Reply(reg, q.RequestHeader, &Ack{Filled: q.Qty}) // full: q waits for the next cycle
+	})
 	return s
-}
-
-func (s *server) onQuote(q *Quote) error {
-	to, err := s.reg.Lookup(context.Background(), q.ReplyTo)
-	if err != nil {
-		return err
-	}
-	return Acks.Send(to, &Ack{ID: q.ID, Filled: q.Qty})
 }
 
 func (s *server) RoleName() string { return "server" }
@@ -79,13 +74,12 @@ func (s *server) DoWork() (int, error) {
 	return n, err
 }
 
-// client sends n quotes, one call each with a deadline, and stops when
-// every call has ended.
+// client sends n quotes, one call each, and stops when every call has
+// ended.
 type client struct {
 	in, server *mailbox.Mailbox
-	self       message.Address
 	router     *message.Router
-	calls      *message.Calls[int64]
+	calls      *message.Calls[Quote, Ack, int64]
 	n, sent    int
 	filled     int64
 	late       int
@@ -93,23 +87,17 @@ type client struct {
 }
 
 func newClient(in, server *mailbox.Mailbox, self message.Address, n int, out io.Writer) (*client, error) {
-	c := &client{in: in, server: server, self: self, router: message.NewRouter(), n: n, out: out}
+	c := &client{in: in, server: server, router: message.NewRouter(), n: n, out: out}
 	var err error
-	c.calls, err = message.NewCalls(timer.Config{Resolution: 1 << 20, TicksPerWheel: 1024}, c.onTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return c, message.Handle(c.router, Acks, c.onAck)
-}
-
-func (c *client) onAck(a *Ack) error {
-	if _, ok := c.calls.End(a.ID); ok {
+	c.calls, err = message.NewCalls(c.router, Quotes, Acks, self, func(qty int64, a *Ack, err error) {
+		if err != nil {
+			c.late++ // message.ErrTimeout
+			return
+		}
 		c.filled += a.Filled
-	}
-	return nil
+	})
+	return c, err
 }
-
-func (c *client) onTimeout(id uint64, qty int64) { c.late++ }
 
 func (c *client) RoleName() string { return "client" }
 func (c *client) OnStart() error   { return nil }
@@ -119,23 +107,16 @@ func (c *client) OnClose() error {
 }
 
 func (c *client) DoWork() (int, error) {
-	now := time.Now().UnixNano()
-	work := c.calls.Poll(now)
-	if c.sent < c.n && c.calls.Pending() < 16 {
+	work := c.calls.Poll()
+	if c.sent < c.n {
 		qty := int64(c.sent + 1)
-		id, err := c.calls.Begin(now+int64(time.Second), qty)
-		if err != nil {
+		switch err := c.calls.Ask(c.server, &Quote{Qty: qty}, qty); {
+		case err == nil:
+			c.sent++
+			work++
+		case !errors.Is(err, mailbox.ErrBackPressured): // full: ask again next cycle
 			return work, err
 		}
-		if err := Quotes.Send(c.server, &Quote{ID: id, ReplyTo: c.self, Qty: qty}); err != nil {
-			c.calls.End(id)
-			if err == mailbox.ErrBackPressured {
-				return work, nil
-			}
-			return work, err
-		}
-		c.sent++
-		work++
 	}
 	n, err := c.in.DrainTo(c.router, 64)
 	if err == nil && c.sent == c.n && c.calls.Pending() == 0 {

@@ -21,17 +21,16 @@ import (
 )
 
 // tutorial:begin messages
-// Add asks for A+B; the reply goes to ReplyTo and carries ID back.
+// Add asks for A+B.
 type Add struct {
-	ID      uint64
-	ReplyTo message.Address
-	A, B    int64
+	message.RequestHeader // the call id and where the reply goes: Ask fills it in
+	A, B                  int64
 }
 
 // Sum is the reply.
 type Sum struct {
-	ID    uint64
-	Value int64
+	message.ReplyHeader // the call id: Reply fills it in
+	Value               int64
 }
 
 var (
@@ -45,21 +44,15 @@ var (
 // Adder answers every Add with its Sum.
 type Adder struct {
 	in     *mailbox.Mailbox
-	reg    *message.Registry
 	router *message.Router
 }
 
 func NewAdder(in *mailbox.Mailbox, reg *message.Registry) (*Adder, error) {
-	a := &Adder{in: in, reg: reg, router: message.NewRouter()}
-	return a, message.Handle(a.router, Adds, a.onAdd)
-}
-
-func (a *Adder) onAdd(m *Add) error {
-	to, err := a.reg.Lookup(context.Background(), m.ReplyTo)
-	if err != nil {
-		return err // the runner's error handler sees it; the agent goes on
-	}
-	return Sums.Send(to, &Sum{ID: m.ID, Value: m.A + m.B})
+	a := &Adder{in: in, router: message.NewRouter()}
+	return a, message.Handle(a.router, Adds, func(m *Add) error {
+		// The asker's mailbox full: m stays for the next cycle.
+		return Sums.Reply(reg, m.RequestHeader, &Sum{Value: m.A + m.B})
+	})
 }
 
 func (a *Adder) RoleName() string     { return "adder" }
@@ -70,23 +63,31 @@ func (a *Adder) DoWork() (int, error) { return a.in.DrainTo(a.router, 64) }
 // tutorial:end
 
 // tutorial:begin asker
-// Asker sends n additions and ends (agent.ErrDone) when every sum is in.
+// Asker sends n additions and ends (agent.ErrDone) when every call has
+// ended: with its sum, or timed out.
 type Asker struct {
-	in, adder *mailbox.Mailbox
-	self      message.Address
-	router    *message.Router
-	n, sent   int
-	got       int
-	Total     int64
+	in, adder    *mailbox.Mailbox
+	router       *message.Router
+	calls        *message.Calls[Add, Sum, int]
+	n, sent, got int
+	Total        int64
+	TimedOut     int
 }
 
 func NewAsker(in, adder *mailbox.Mailbox, self message.Address, n int) (*Asker, error) {
-	a := &Asker{in: in, adder: adder, self: self, router: message.NewRouter(), n: n}
-	return a, message.Handle(a.router, Sums, func(s *Sum) error {
-		a.got++
-		a.Total += s.Value
-		return nil
-	})
+	a := &Asker{in: in, adder: adder, router: message.NewRouter(), n: n}
+	var err error
+	a.calls, err = message.NewCalls(a.router, Adds, Sums, self, a.onSum)
+	return a, err
+}
+
+func (a *Asker) onSum(i int, s *Sum, err error) {
+	a.got++
+	if err != nil {
+		a.TimedOut++ // message.ErrTimeout: no reply within the deadline
+		return
+	}
+	a.Total += s.Value
 }
 
 func (a *Asker) RoleName() string { return "asker" }
@@ -94,15 +95,15 @@ func (a *Asker) OnStart() error   { return nil }
 func (a *Asker) OnClose() error   { return nil }
 
 func (a *Asker) DoWork() (int, error) {
-	work := 0
+	work := a.calls.Poll() // calls past their deadline end here
 	if a.sent < a.n {
-		err := Adds.Send(a.adder, &Add{ID: uint64(a.sent), ReplyTo: a.self, A: int64(a.sent), B: 1})
+		err := a.calls.Ask(a.adder, &Add{A: int64(a.sent), B: 1}, a.sent)
 		switch {
 		case err == nil:
 			a.sent++
 			work++
 		case !errors.Is(err, mailbox.ErrBackPressured):
-			return work, err // full is normal: try again next cycle
+			return work, err // full is normal: ask again next cycle
 		}
 	}
 	n, err := a.in.DrainTo(a.router, 64)
