@@ -106,16 +106,18 @@ func newGroup(p groupParams) (*runner.Group, error) {
 	// A member made by New has its role only once its agent is made:
 	// NewGroup makes it, so order by the role of a first agent made here.
 	roles := make([]string, len(members), len(members)+len(p.Members))
+	firsts := slices.Clone(p.Agents)
 	for i, a := range p.Agents {
 		roles[i] = a.RoleName()
 	}
 	for _, m := range p.Members {
-		role, m, err := firstAgent(m)
+		role, a, m, err := firstAgent(m)
 		if err != nil {
 			return nil, err
 		}
 		members = append(members, m)
 		roles = append(roles, role)
+		firsts = append(firsts, a)
 	}
 	rank := func(role string) int {
 		if i := slices.Index(p.Config.Order, role); i >= 0 {
@@ -142,7 +144,7 @@ func newGroup(p groupParams) (*runner.Group, error) {
 	sorted := make([]runner.Member, len(members))
 	for i, j := range idx {
 		m := members[j]
-		opts, err := options(p.Config, roles[j])
+		opts, err := options(p.Config, roles[j], firsts[j])
 		if err != nil {
 			return nil, err
 		}
@@ -163,20 +165,20 @@ func newGroup(p groupParams) (*runner.Group, error) {
 }
 
 // firstAgent makes a New member's first agent, to learn its role, and
-// returns a member whose New hands out that agent first.
-func firstAgent(m runner.Member) (string, runner.Member, error) {
+// returns it and a member whose New hands out that agent first.
+func firstAgent(m runner.Member) (string, agent.Agent, runner.Member, error) {
 	if m.New == nil {
 		if m.Agent == nil {
-			return "", m, fmt.Errorf("%w: a member with neither Agent nor New", runner.ErrBadOption)
+			return "", nil, m, fmt.Errorf("%w: a member with neither Agent nor New", runner.ErrBadOption)
 		}
-		return m.Agent.RoleName(), m, nil
+		return m.Agent.RoleName(), m.Agent, m, nil
 	}
 	a, err := m.New()
 	if err != nil {
-		return "", m, err
+		return "", nil, m, err
 	}
 	if a == nil {
-		return "", m, fmt.Errorf("%w: New returned a nil agent", runner.ErrBadOption)
+		return "", nil, m, fmt.Errorf("%w: New returned a nil agent", runner.ErrBadOption)
 	}
 	next := m.New
 	var once sync.Once
@@ -188,11 +190,12 @@ func firstAgent(m runner.Member) (string, runner.Member, error) {
 		}
 		return next()
 	}
-	return a.RoleName(), m, nil
+	return a.RoleName(), a, m, nil
 }
 
-// options turns the Config's entries for role into runner options.
-func options(cfg Config, role string) ([]runner.Option, error) {
+// options turns the Config's entries for role into runner options; a,
+// the role's (first) agent, is what a "wake" strategy sleeps for.
+func options(cfg Config, role string, a agent.Agent) ([]runner.Option, error) {
 	spec, ok := cfg.Idle[role]
 	if !ok {
 		spec = cfg.DefaultIdle
@@ -200,7 +203,7 @@ func options(cfg Config, role string) ([]runner.Option, error) {
 	if spec == "" {
 		spec = idle.AliasBackoff
 	}
-	s, err := idle.Parse(spec)
+	s, err := parseIdle(spec, a)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w: %w", role, runner.ErrBadOption, err)
 	}

@@ -427,6 +427,7 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 			break
 		}
 	}
+	m.rang() // a consumer asleep on the doorbell (WakeIdle) wakes to the close
 	if mode == Drain {
 		return 0, nil
 	}

@@ -19,6 +19,10 @@ type WakeConfig struct {
 	// often while nothing arrives (for its timers, and the consumer
 	// heartbeat, which it stores before each sleep). Default 100 ms.
 	MaxSleep time.Duration
+	// Deadline, if set, is asked before each sleep for the agent's next
+	// deadline (a timer, the next tick a feed publishes); the sleep ends
+	// by it. A zero time means none.
+	Deadline func() time.Time
 }
 
 // NewWakeIdle returns an idle strategy for the agent that drains mbs: it
@@ -40,14 +44,17 @@ type WakeConfig struct {
 // the sender's load sees the doorbell, and it wakes the consumer (on any
 // architecture, not only under x86's ordering). A ring that is not empty
 // but has nothing to read (a claim being filled) is never slept on: the
-// strategy pauses briefly and looks again.
+// strategy pauses briefly and looks again, as it does while a mailbox is
+// closed (Close rings the doorbell, so a sleeping agent sees its end of
+// stream at once).
 //
-// Use it from the consumer's goroutine (a runner's), one per agent, like
-// any idle strategy. Views that only send (ipc.OpenMailbox) are refused
+// An agent with no mailbox but a Deadline (a feed that publishes on a
+// clock) sleeps until the deadline. Use it from the consumer's goroutine
+// (a runner's), one per agent, like any idle strategy. Views that only send (ipc.OpenMailbox) are refused
 // (ErrNotConsumer).
 func NewWakeIdle(cfg WakeConfig, mbs ...*Mailbox) (idle.Strategy, error) {
-	if cfg.Spins < 0 || cfg.MaxSleep < 0 || len(mbs) == 0 {
-		return nil, fmt.Errorf("%w: WakeIdle needs mailboxes, Spins %d and MaxSleep %v not negative", ErrConfig, cfg.Spins, cfg.MaxSleep)
+	if cfg.Spins < 0 || cfg.MaxSleep < 0 || len(mbs) == 0 && cfg.Deadline == nil {
+		return nil, fmt.Errorf("%w: WakeIdle needs mailboxes or a Deadline, Spins %d and MaxSleep %v not negative", ErrConfig, cfg.Spins, cfg.MaxSleep)
 	}
 	if cfg.Spins == 0 {
 		cfg.Spins = defaultWakeSpins
@@ -113,15 +120,23 @@ func (w *wakeIdle) sleep() {
 		w.bells[i] = &mb.w.doorbell
 		mb.w.doorbell.Store(1)
 	}
+	// A closed mailbox is not slept on either: its end of stream is the
+	// agent's to see (an Actor checks it on its liveness-check cycles).
 	empty := true
 	for _, mb := range w.mbs {
-		if mb.trailer.Tail.Load() != mb.trailer.Head.Load() {
+		if mb.trailer.Tail.Load() != mb.trailer.Head.Load() || mb.w.state.Load() != stateOpen {
 			empty = false
 			break
 		}
 	}
 	if empty {
-		futex.WaitAny(w.bells, w.ones, w.cfg.MaxSleep)
+		d := w.cfg.MaxSleep
+		if w.cfg.Deadline != nil {
+			if at := w.cfg.Deadline(); !at.IsZero() {
+				d = min(d, time.Until(at))
+			}
+		}
+		futex.WaitAny(w.bells, w.ones, d)
 	}
 	for _, b := range w.bells {
 		b.Store(0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/internal/buildtags"
 )
 
@@ -136,4 +137,37 @@ func TestDoorbellRingsOncePerSleep(t *testing.T) {
 	require.Zero(t, mb.w.doorbell.Load(), "the send woke the consumer and cleared the bell")
 	require.NoError(t, mb.Send(1, []byte("z")))
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = mb.Send(1, []byte("a")); _, _ = mb.Drain(func(*Message) Action { return Continue }, 10) }))
+}
+
+// An actor asleep on its mailbox (for an hour unless woken) sees its end
+// of stream as soon as the mailbox is closed: Close rings the doorbell, and
+// a closed mailbox is not slept on.
+func TestWakeIdleWakesToClose(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	a, err := NewActor("a", mb, func(*Message) Action { return Continue })
+	require.NoError(t, err)
+	st, err := NewWakeIdle(WakeConfig{Spins: 1, MaxSleep: time.Hour}, mb)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		for {
+			n, err := a.DoWork()
+			if err != nil {
+				done <- err
+				return
+			}
+			st.Idle(n)
+		}
+	}()
+	for mb.w.doorbell.Load() == 0 {
+		time.Sleep(100 * time.Microsecond) // until the actor sleeps
+	}
+	_, err = mb.Close(Drain)
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, agent.ErrDone)
+	case <-time.After(time.Minute): // hang guard only: unwoken, it sleeps for an hour
+		t.Fatal("the actor slept through the close")
+	}
 }

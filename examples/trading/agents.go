@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/counters"
@@ -140,6 +141,16 @@ type stage struct {
 }
 
 func (s *stage) RoleName() string { return s.role }
+
+// Mailboxes are the mailboxes the stage drains, for an idle strategy that
+// sleeps until one of them gets a message ("-idle wake").
+func (s *stage) Mailboxes() []*mailbox.Mailbox {
+	var mbs []*mailbox.Mailbox
+	for _, i := range s.inboxes() {
+		mbs = append(mbs, i.Mailbox())
+	}
+	return mbs
+}
 
 func (s *stage) inboxes() []*inbox {
 	if s.resp == nil {
@@ -328,6 +339,20 @@ func newFeedAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*fee
 
 func (f *feedAgent) RoleName() string { return roleFeed }
 func (f *feedAgent) OnStart() error   { f.start = f.clock(); return nil }
+
+// NextDeadline is when the feed owes its next quote, for an idle strategy
+// that sleeps ("-idle wake"): now while a quote is pending or the feed is
+// unpaced, none once it stopped.
+func (f *feedAgent) NextDeadline() time.Time {
+	switch {
+	case f.out.pending, f.rate == 0 && !f.stop.Load():
+		return time.Now()
+	case f.stop.Load():
+		return time.Time{}
+	}
+	due := f.start + int64(float64(f.made+1)/f.rate)
+	return time.Now().Add(time.Duration(due - f.clock()))
+}
 func (f *feedAgent) OnClose() error   { return nil }
 
 // resend sends the quote still pending, and reports whether nothing is

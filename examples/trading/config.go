@@ -100,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.Rate, "rate", cfg.Rate, "feed rate in quotes per second (0: as fast as the pipeline takes them)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the feed and the strategy")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, "agent threads: 1 all on one, 2 [feed,strategy,risk]+exchange, 3 feed+[strategy,risk]+exchange, 4 one per agent")
-	fs.StringVar(&cfg.IdleSpec, "idle", cfg.IdleSpec, `idle strategy: one spec for every thread ("spin", "backoff", "backoff:10:5:1us:1ms", "yield", "sleep-ns:2000", ...) or role=spec pairs ("trader=spin,exchange=backoff")`)
+	fs.StringVar(&cfg.IdleSpec, "idle", cfg.IdleSpec, `idle strategy: one spec for every thread ("spin", "backoff", "backoff:10:5:1us:1ms", "yield", "sleep-ns:2000", "wake": sleep until a message arrives, ...) or role=spec pairs ("trader=spin,exchange=backoff")`)
 	fs.StringVar(&cfg.CPUSpec, "cpus", cfg.CPUSpec, `pin each thread to a CPU: CPUs in -threads order, exchange last ("0,1": trader 0, exchange 1) or role=cpu pairs ("trader=0,exchange=1")`)
 	fs.Int64Var(&cfg.OrderRate, "order-rate", cfg.OrderRate, "risk's order-rate limit in orders per second (0: derived from -rate)")
 	fs.IntVar(&cfg.Capacity, "mailbox", cfg.Capacity, "bytes of each mailbox ring (a power of two)")
@@ -292,8 +292,8 @@ func roleNames(threads []thread) string {
 func parseIdle(spec string, threads []thread) (map[string]string, error) {
 	out := map[string]string{}
 	if !strings.Contains(spec, "=") {
-		if _, err := idle.Parse(spec); err != nil {
-			return nil, fmt.Errorf("%w: -idle: %w", errUsage, err)
+		if err := checkIdle(spec); err != nil {
+			return nil, err
 		}
 		for _, t := range threads {
 			out[t.role] = spec
@@ -306,8 +306,8 @@ func parseIdle(spec string, threads []thread) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: -idle %q: %q is not role=spec", errUsage, spec, item)
 		}
-		if _, err := idle.Parse(s); err != nil {
-			return nil, fmt.Errorf("%w: -idle: %w", errUsage, err)
+		if err := checkIdle(s); err != nil {
+			return nil, err
 		}
 		t, ok := threadOf(role, threads)
 		if !ok {
@@ -324,6 +324,19 @@ func parseIdle(spec string, threads []thread) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkIdle refuses an idle spec neither idle.Parse nor dutyfx's "wake"
+// (a sleep until a message arrives) takes; dutyfx checks "wake" against
+// its thread's agents.
+func checkIdle(spec string) error {
+	if spec == "wake" || strings.HasPrefix(spec, "wake:") {
+		return nil
+	}
+	if _, err := idle.Parse(spec); err != nil {
+		return fmt.Errorf("%w: -idle: %w", errUsage, err)
+	}
+	return nil
 }
 
 // parseCPUs turns -cpus into the CPUs of each thread.

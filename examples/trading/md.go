@@ -260,6 +260,19 @@ type mdAgent struct {
 }
 
 func (a *mdAgent) RoleName() string { return roleFeed }
+
+// Mailboxes is the mailbox the market data arrives in, for an idle
+// strategy that sleeps until it does ("-idle wake").
+func (a *mdAgent) Mailboxes() []*mailbox.Mailbox { return []*mailbox.Mailbox{a.in.Mailbox()} }
+
+// NextDeadline is now while a quote waits to be forwarded, else none: the
+// next one arrives in the mailbox.
+func (a *mdAgent) NextDeadline() time.Time {
+	if a.f.out.pending {
+		return time.Now()
+	}
+	return time.Time{}
+}
 func (a *mdAgent) OnStart() error   { return nil }
 func (a *mdAgent) OnClose() error   { return nil }
 

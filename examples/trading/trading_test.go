@@ -141,6 +141,9 @@ func TestThreadLayouts(t *testing.T) {
 		{"-threads", "3", "-idle", "feed=backoff,trader=yield,exchange=backoff:10:5:1us:100us"},
 		{"-threads", "4", "-idle", "sleep-ns:1000", "-cpus", "feed=0,strategy=1,risk=0,exchange=1"},
 		{"-threads", "2", "-rate", "0", "-mailbox", "4096"}, // flat out, small mailboxes: back-pressure everywhere
+		{"-idle", "wake:10"},                                 // threads asleep on their mailboxes between messages
+		{"-threads", "4", "-idle", "wake:10:5ms"},            // the feed alone: asleep until its next tick
+		{"-threads", "2", "-rate", "0", "-mailbox", "4096", "-idle", "wake:1"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ok, out := runIn(t, append([]string{"-duration", "600ms", "-instruments", "3", "-rate", "30000"}, args...)...)
@@ -314,6 +317,26 @@ func TestIPC(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "2s", "-instruments", "4", "-rate", "50000")
+	out, code := finish(t, cmd, sc, "")
+	t.Logf("%s%s", out, stderr)
+	require.Equal(t, 0, code)
+	requireReconciled(t, out)
+	require.Contains(t, out, "ipc (exchange in a second process)")
+	require.Contains(t, stderr.String(), "exchange process: ")
+	left, err := filepath.Glob(filepath.Join(dir, "*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, fileSummary)}, left)
+}
+
+// TestIPCWake: with -idle wake, the exchange process sleeps on its
+// mailbox files' doorbells and the trader's sends from the other process
+// wake it (and the other way round, for the reports): everything
+// reconciles.
+func TestIPCWake(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "1500ms", "-instruments", "4", "-rate", "20000", "-idle", "wake:10")
 	out, code := finish(t, cmd, sc, "")
 	t.Logf("%s%s", out, stderr)
 	require.Equal(t, 0, code)

@@ -45,10 +45,14 @@ type waitvEntry struct {
 var waitvMissing atomic.Bool
 
 // WaitAny sleeps while every addrs[i] holds vals[i], for at most d: until
-// one of them changes or is woken. At most 128 words; more, or a kernel
+// one of them changes or is woken (no words: for d). At most 128 words; more, or a kernel
 // without futex_waitv, sleeps on the first word for at most d.
 func WaitAny(addrs []*atomic.Uint32, vals []uint32, d time.Duration) {
-	if d <= 0 || len(addrs) == 0 {
+	if d <= 0 {
+		return
+	}
+	if len(addrs) == 0 {
+		time.Sleep(d)
 		return
 	}
 	if len(addrs) == 1 || len(addrs) > maxWaitv || waitvMissing.Load() {

@@ -30,7 +30,9 @@ func WaitAny(addrs []*atomic.Uint32, vals []uint32, d time.Duration) {
 			return
 		}
 	}
-	if d > 0 {
+	if d > 0 && len(addrs) == 0 {
+		time.Sleep(d)
+	} else if d > 0 {
 		time.Sleep(min(d, pollSleep))
 	}
 }
