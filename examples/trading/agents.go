@@ -353,7 +353,7 @@ func (f *feedAgent) NextDeadline() time.Time {
 	due := f.start + int64(float64(f.made+1)/f.rate)
 	return time.Now().Add(time.Duration(due - f.clock()))
 }
-func (f *feedAgent) OnClose() error   { return nil }
+func (f *feedAgent) OnClose() error { return nil }
 
 // resend sends the quote still pending, and reports whether nothing is
 // pending now.

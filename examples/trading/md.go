@@ -273,8 +273,8 @@ func (a *mdAgent) NextDeadline() time.Time {
 	}
 	return time.Time{}
 }
-func (a *mdAgent) OnStart() error   { return nil }
-func (a *mdAgent) OnClose() error   { return nil }
+func (a *mdAgent) OnStart() error { return nil }
+func (a *mdAgent) OnClose() error { return nil }
 
 func (a *mdAgent) DoWork() (int, error) {
 	f := a.f

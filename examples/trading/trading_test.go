@@ -141,8 +141,8 @@ func TestThreadLayouts(t *testing.T) {
 		{"-threads", "3", "-idle", "feed=backoff,trader=yield,exchange=backoff:10:5:1us:100us"},
 		{"-threads", "4", "-idle", "sleep-ns:1000", "-cpus", "feed=0,strategy=1,risk=0,exchange=1"},
 		{"-threads", "2", "-rate", "0", "-mailbox", "4096"}, // flat out, small mailboxes: back-pressure everywhere
-		{"-idle", "wake:10"},                                 // threads asleep on their mailboxes between messages
-		{"-threads", "4", "-idle", "wake:10:5ms"},            // the feed alone: asleep until its next tick
+		{"-idle", "wake:10"},                      // threads asleep on their mailboxes between messages
+		{"-threads", "4", "-idle", "wake:10:5ms"}, // the feed alone: asleep until its next tick
 		{"-threads", "2", "-rate", "0", "-mailbox", "4096", "-idle", "wake:1"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
