@@ -6,6 +6,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/runner"
 )
 
 // Two actors ping-pong, each draining its own mailbox in its duty cycle and
@@ -112,4 +113,24 @@ func ExampleMailbox_Close() {
 	// discarded 2 <nil>
 	// mailbox: closed
 	// stats discarded 2
+}
+
+// An actor on its own thread that sleeps until a message arrives: the
+// runner idles it with NewWakeIdle over its mailbox, and a send from any
+// goroutine (or process) wakes it.
+func ExampleNewWakeIdle() {
+	mb, _ := mailbox.New(mailbox.Config{Name: "orders"})
+	got := make(chan string, 1)
+	actor, _ := mailbox.NewActor("orders", mb, func(m *mailbox.Message) mailbox.Action {
+		got <- string(m.Payload())
+		return mailbox.Continue
+	})
+	wake, _ := mailbox.NewWakeIdle(mailbox.WakeConfig{}, mb)
+	r, _ := runner.New(actor, runner.WithIdle(wake))
+	r.Start()
+	defer r.Close()
+
+	_ = mb.Send(1, []byte("buy 10"))
+	fmt.Println(<-got)
+	// Output: buy 10
 }
