@@ -15,8 +15,9 @@
 //	c, err := j.Claim(streamID, typeID, n) // a slot of n body bytes in the mapping
 //	encode(c.Body)                          // fill it in place: zero copy
 //	err = j.Commit()                        // CRC, then the length word (release)
-//	go run(j.Flusher())                     // flush policy, next segment, pre-faulting, indexes, retention: off the appender's thread
-//	j.Close()                               // flush, checkpoint, unlock, unmap
+//	f, err := runner.New(j.Flusher())       // an agent: flush policy, next segment, pre-faulting,
+//	f.Start()                               // indexes, retention, on a thread of its own
+//	f.Close(); j.Close()                    // flush, checkpoint, unlock, unmap
 //
 // On a hot path, claim through a Stream handle (Journal.Stream): it holds
 // the stream's sequence counter, so a claim looks nothing up, and its

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/dutyrt/duty/journal"
+	"github.com/dutyrt/duty/runner"
 )
 
 // A writer appends records to two streams, zero copy; a Tailer reads them
@@ -119,4 +120,39 @@ func Example_registeredReader() {
 	// deleted while the reader is at the start: 0
 	// readers: 1 audit at 64
 	// deleted once it closed: 3
+}
+
+// The writing side as docs describe it: claim, fill in place, commit, with
+// the Flusher (an agent) on a runner of its own.
+func Example_flusher() {
+	dir, err := os.MkdirTemp("", "journal-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	j, err := journal.Open(dir, journal.Options{Flush: journal.FlushPeriodic})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := runner.New(j.Flusher())
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.Start()
+	c, err := j.Claim(1, 100, 6)
+	if err != nil {
+		log.Fatal(err)
+	}
+	copy(c.Body, "buy 10")
+	if err := j.Commit(); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("committed and flushed")
+	// Output: committed and flushed
 }
