@@ -675,6 +675,24 @@ func mbChildStalled() error {
 
 const mbStalledTypeID int32 = 77
 
+// stoppedSender creates a small mailbox (unblock timeout 100 ms) and a
+// child sender that has claimed 40 bytes and is stopped (SIGSTOP) before
+// it writes them; creating goFile lets it go on once continued.
+func stoppedSender(t *testing.T, checksum bool) (*mailbox.Mailbox, *MailboxFile, *proc, string) {
+	t.Helper()
+	dir := testDir(t)
+	m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{
+		Capacity: mailbox.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
+	require.NoError(t, err)
+	t.Cleanup(func() { mf.Close() })
+	goFile := filepath.Join(dir, "go")
+	child := startMailboxChild(t, "stalled", mbPathEnv(mf.Path()), "DUTY_IPC_MB_GO="+goFile)
+	require.Equal(t, "claimed", child.Line(t), "child stderr: %s", child.Stderr)
+	require.NoError(t, child.Cmd.Process.Signal(syscall.SIGSTOP))
+	t.Cleanup(func() { _ = child.Cmd.Process.Signal(syscall.SIGCONT) })
+	return m, mf, child, goFile
+}
+
 // TestCrossProcessMailboxSenderStoppedPastUnblock: a child sender claims
 // and is stopped (SIGSTOP) before it writes; the consumer releases its
 // claim as torn after the unblock timeout, and other messages go round the
@@ -688,16 +706,7 @@ const mbStalledTypeID int32 = 77
 func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 	for _, checksum := range []bool{true, false} {
 		t.Run(map[bool]string{true: "checksum", false: "plain"}[checksum], func(t *testing.T) {
-			dir := testDir(t)
-			m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{
-				Capacity: mailbox.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
-			require.NoError(t, err)
-			defer mf.Close()
-			goFile := filepath.Join(dir, "go")
-			child := startMailboxChild(t, "stalled", mbPathEnv(mf.Path()), "DUTY_IPC_MB_GO="+goFile)
-			require.Equal(t, "claimed", child.Line(t), "child stderr: %s", child.Stderr)
-			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGSTOP))
-			defer func() { _ = child.Cmd.Process.Signal(syscall.SIGCONT) }()
+			m, mf, child, goFile := stoppedSender(t, checksum)
 
 			var delivered [][]byte
 			h := func(msg *mailbox.Message) mailbox.Action {
@@ -731,7 +740,7 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGCONT))
 			require.Contains(t, child.Line(t), "commit: "+mailbox.ErrClaim.Error(), "child stderr: %s", child.Stderr)
 
-			_, err = m.Drain(h, 100)
+			_, err := m.Drain(h, 100)
 			if !checksum {
 				require.NoError(t, err)
 				require.Equal(t, [][]byte{bytes.Repeat([]byte{0xEE}, 40)}, delivered, "delivered as the child left it")
@@ -758,16 +767,7 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 func TestCrossProcessMailboxStoppedSenderOverHeaders(t *testing.T) {
 	for _, checksum := range []bool{true, false} {
 		t.Run(map[bool]string{true: "checksum", false: "plain"}[checksum], func(t *testing.T) {
-			dir := testDir(t)
-			m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{
-				Capacity: mailbox.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
-			require.NoError(t, err)
-			defer mf.Close()
-			goFile := filepath.Join(dir, "go")
-			child := startMailboxChild(t, "stalled", mbPathEnv(mf.Path()), "DUTY_IPC_MB_GO="+goFile)
-			require.Equal(t, "claimed", child.Line(t), "child stderr: %s", child.Stderr)
-			require.NoError(t, child.Cmd.Process.Signal(syscall.SIGSTOP))
-			defer func() { _ = child.Cmd.Process.Signal(syscall.SIGCONT) }()
+			m, mf, child, goFile := stoppedSender(t, checksum)
 
 			var delivered []byte
 			var errs []error

@@ -311,41 +311,29 @@ func finish(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, prefix string) (stri
 // process (this binary again), the two connect through shared-memory
 // mailboxes in a directory, and the end reconciles both sides (the
 // exchange's counts come from its summary file). Afterwards only the
-// summary is left in the directory.
+// summary is left in the directory. With -idle wake, each process sleeps
+// on its mailbox files' doorbells and the other's sends wake it.
 func TestIPC(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "2s", "-instruments", "4", "-rate", "50000")
-	out, code := finish(t, cmd, sc, "")
-	t.Logf("%s%s", out, stderr)
-	require.Equal(t, 0, code)
-	requireReconciled(t, out)
-	require.Contains(t, out, "ipc (exchange in a second process)")
-	require.Contains(t, stderr.String(), "exchange process: ")
-	left, err := filepath.Glob(filepath.Join(dir, "*"))
-	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(dir, fileSummary)}, left)
-}
-
-// TestIPCWake: with -idle wake, the exchange process sleeps on its
-// mailbox files' doorbells and the trader's sends from the other process
-// wake it (and the other way round, for the reports): everything
-// reconciles.
-func TestIPCWake(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	cmd, sc, stderr := demo(t, ctx, "-ipc", "-dir", dir, "-duration", "1500ms", "-instruments", "4", "-rate", "20000", "-idle", "wake:10")
-	out, code := finish(t, cmd, sc, "")
-	t.Logf("%s%s", out, stderr)
-	require.Equal(t, 0, code)
-	requireReconciled(t, out)
-	require.Contains(t, out, "ipc (exchange in a second process)")
-	require.Contains(t, stderr.String(), "exchange process: ")
-	left, err := filepath.Glob(filepath.Join(dir, "*"))
-	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(dir, fileSummary)}, left)
+	for _, args := range [][]string{
+		{"-duration", "2s", "-rate", "50000"},
+		{"-duration", "1500ms", "-rate", "20000", "-idle", "wake:10"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			cmd, sc, stderr := demo(t, ctx, append([]string{"-ipc", "-dir", dir, "-instruments", "4"}, args...)...)
+			out, code := finish(t, cmd, sc, "")
+			t.Logf("%s%s", out, stderr)
+			require.Equal(t, 0, code)
+			requireReconciled(t, out)
+			require.Contains(t, out, "ipc (exchange in a second process)")
+			require.Contains(t, stderr.String(), "exchange process: ")
+			left, err := filepath.Glob(filepath.Join(dir, "*"))
+			require.NoError(t, err)
+			require.Equal(t, []string{filepath.Join(dir, fileSummary)}, left)
+		})
+	}
 }
 
 // TestIPCSeparateExchange starts the exchange process by hand, as a user
