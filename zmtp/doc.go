@@ -2,7 +2,9 @@
 // Unix-domain sockets, so that duty's agents exchange messages with other
 // hosts and with libzmq and its bindings in any language, with no broker.
 // It offers PUSH, PULL, PUB, SUB, DEALER and ROUTER sockets with the NULL
-// security mechanism, and bridges that join a socket to a mailbox.
+// security mechanism or CURVE (Options.Curve: encryption, and a server
+// that admits clients by their public keys; docs/zmtp.md, "CURVE"), and
+// bridges that join a socket to a mailbox.
 //
 //	pull, _ := zmtp.NewSocket(zmtp.Pull, zmtp.Options{})
 //	ep, _ := pull.Bind("tcp://127.0.0.1:0")     // or "ipc:///path"

@@ -137,6 +137,10 @@ type Options struct {
 	// DefaultLinger; negative (NoLinger): no wait. CloseContext waits
 	// until its context ends instead.
 	Linger time.Duration
+	// Curve, when set, makes every connection of the socket use CURVE
+	// (encryption, and the server's decision on client keys); peers
+	// speaking NULL are refused. Nil: NULL, no security.
+	Curve *Curve
 }
 
 func (o *Options) fill() {
@@ -184,6 +188,8 @@ type Stats struct {
 	Unsent       uint64 // messages still queued when Close's linger ended, discarded
 	Unsubscribed uint64 // messages a SUB received outside its subscriptions
 	Torn         uint64 // connections that ended within a message (its part discarded)
+	Authorized   uint64 // CURVE server: clients admitted by their key
+	AuthRefused  uint64 // CURVE server: clients refused for their key (also in Rejected)
 }
 
 type stats struct {
@@ -195,6 +201,7 @@ type stats struct {
 	handshakes, rejected, peerErrors, disconnects atomic.Uint64
 	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
 	unsent                                        atomic.Uint64
+	authorized, authRefused                       atomic.Uint64
 	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
 	byRef                                         atomic.Uint64 // of them, large messages written by reference (tests)
 }
@@ -253,6 +260,14 @@ func NewSocket(t Type, opt Options) (*Socket, error) {
 		return nil, fmt.Errorf("%w: %v", ErrSocketKind, t)
 	}
 	opt.fill()
+	if opt.Curve != nil {
+		if err := opt.Curve.check(); err != nil {
+			return nil, err
+		}
+		cv := *opt.Curve
+		cv.Allow = slices.Clone(cv.Allow)
+		opt.Curve = &cv
+	}
 	s := &Socket{typ: t, opt: opt, log: opt.Logger.With("zmtp", t.String()), conns: map[net.Conn]struct{}{},
 		stopping: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -422,6 +437,9 @@ func (s *Socket) handshake(c net.Conn) *peer {
 	if err != nil {
 		if s.ctx.Err() == nil { // not a refusal: the socket is closing
 			s.st.rejected.Add(1)
+			if errors.Is(err, ErrAuth) {
+				s.st.authRefused.Add(1)
+			}
 			s.log.Warn("handshake refused", "remote", c.RemoteAddr().String(), "err", err)
 		}
 		s.untrack(c)
@@ -432,6 +450,9 @@ func (s *Socket) handshake(c net.Conn) *peer {
 
 func (s *Socket) shake(c net.Conn) (*peer, error) {
 	_ = c.SetDeadline(time.Now().Add(s.opt.HandshakeTimeout))
+	if s.opt.Curve != nil {
+		return s.shakeCurve(c)
+	}
 	g := greeting()
 	if _, err := c.Write(g[:]); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGreeting, err)
@@ -476,6 +497,13 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 		_, _ = enc.WriteTo(c)
 		return nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, s.typ, typ)
 	}
+	return s.ready(p, typ, id)
+}
+
+// ready finishes a handshake: the peer takes its place among the
+// socket's peers.
+func (s *Socket) ready(p *peer, typ string, id []byte) (*peer, error) {
+	c, minor := p.c, p.minor
 	p.peerType, p.identity = typ, id
 	_ = c.SetDeadline(time.Time{})
 	if minor >= 1 {
@@ -976,6 +1004,8 @@ func (s *Socket) Stats() Stats {
 	return Stats{
 		Peers:        int(s.st.peers.Load()),
 		Handshakes:   s.st.handshakes.Load(),
+		Authorized:   s.st.authorized.Load(),
+		AuthRefused:  s.st.authRefused.Load(),
 		Rejected:     s.st.rejected.Load(),
 		PeerErrors:   s.st.peerErrors.Load(),
 		Disconnects:  s.st.disconnects.Load(),
