@@ -1,7 +1,8 @@
 // Package zmtp speaks ZMTP 3.1, ZeroMQ's wire protocol, over TCP and
 // Unix-domain sockets, so that duty's agents exchange messages with other
 // hosts and with libzmq and its bindings in any language, with no broker.
-// It offers PUSH, PULL, PUB, SUB, DEALER and ROUTER sockets with the NULL
+// It offers PUSH, PULL, PUB, SUB, DEALER, ROUTER, REQ, REP and PAIR sockets
+// (REQ and REP with libzmq's strict alternation) with the NULL
 // security mechanism or CURVE (Options.Curve: encryption, and a server
 // that admits clients by their public keys; docs/zmtp.md, "CURVE"), and
 // bridges that join a socket to a mailbox.

@@ -55,6 +55,9 @@ var (
 	// ErrSocketType reports a peer whose socket type cannot talk to this
 	// socket's (a PUSH meeting a SUB, say).
 	ErrSocketType = errors.New("zmtp: incompatible socket type")
+	// ErrExclusive reports a second peer of a PAIR socket, which has one
+	// at a time: refused in the handshake.
+	ErrExclusive = errors.New("zmtp: PAIR socket has a peer already")
 	// ErrPeerTimeout reports a peer silent for longer than
 	// Options.HeartbeatTimeout while heartbeats are on.
 	ErrPeerTimeout = errors.New("zmtp: peer timed out")
@@ -62,6 +65,13 @@ var (
 
 // Usage errors.
 var (
+	// ErrState reports a REQ or REP call out of turn: a REQ's second
+	// send before the reply, a Recv before the request; a REP's send
+	// before a request, a second Recv before the reply (libzmq's EFSM).
+	ErrState = errors.New("zmtp: REQ/REP call out of turn")
+	// ErrNoPeer reports a REQ send with no peer connected (Send), or
+	// none before its context ended (SendContext): nothing was sent.
+	ErrNoPeer = errors.New("zmtp: no peer connected")
 	// ErrEndpoint reports an endpoint that is neither tcp://host:port nor
 	// ipc:///path.
 	ErrEndpoint = errors.New("zmtp: bad endpoint")
