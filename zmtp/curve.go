@@ -95,7 +95,8 @@ type Curve struct {
 	// Allow, in the spirit of ZAP: nil admits it, an error refuses it
 	// (ERROR sent, the connection closed, counted in Stats.AuthRefused,
 	// logged with the error). It runs on the connection's handshake
-	// goroutine and may block up to the handshake's timeout.
+	// goroutine, so it may be called for several connections at once,
+	// and may block up to the handshake's timeout.
 	Authorize func(client CurveKey, remote net.Addr) error
 	// AllowAny, on a server, admits every client that completes the
 	// handshake (encryption without authentication), when neither Allow

@@ -108,7 +108,11 @@
 // Options.MaxMessageSize or falls silent beyond Options.HeartbeatTimeout is
 // disconnected with an error wrapping ErrProtocol, ErrTooLarge or
 // ErrPeerTimeout, logged and counted (Stats.PeerErrors); one refused in
-// the handshake is counted in Stats.Rejected. The socket goes on serving
+// the handshake is counted in Stats.Rejected. With CURVE, a handshake
+// command or a MESSAGE whose box does not open, or a MESSAGE replayed,
+// ends the connection the same way (ErrCrypto, wrapped), and a client
+// whose key the server does not admit is refused (ErrAuth,
+// Stats.AuthRefused); nothing such a peer sent is delivered. The socket goes on serving
 // its other peers. No input from a peer makes the decoder panic or
 // allocate more than BufferBound.
 //

@@ -38,7 +38,9 @@ type reqRep struct {
 // peerWait is how often a REQ's SendContext looks for a connected peer.
 const peerWait = time.Millisecond
 
-func (s *Socket) sendStrict(ctx context.Context, parts [][]byte) error {
+// sendStrict sends a REQ's request or a REP's reply; a REQ waits for a
+// peer until ctx ends when wait is set.
+func (s *Socket) sendStrict(ctx context.Context, wait bool, parts [][]byte) error {
 	if s.closing.Load() {
 		return ErrClosed
 	}
@@ -49,7 +51,7 @@ func (s *Socket) sendStrict(ctx context.Context, parts [][]byte) error {
 		if rr.turn {
 			return fmt.Errorf("%w: REQ sends again before the reply", ErrState)
 		}
-		p, err := s.pickPeer(ctx)
+		p, err := s.pickPeer(ctx, wait)
 		if err != nil {
 			return err
 		}
@@ -81,9 +83,9 @@ func (s *Socket) sendStrict(ctx context.Context, parts [][]byte) error {
 	return nil
 }
 
-// pickPeer returns a REQ's next peer, round robin; with a nil ctx it
+// pickPeer returns a REQ's next peer, round robin; without wait it
 // does not wait for one (ErrNoPeer).
-func (s *Socket) pickPeer(ctx context.Context) (*peer, error) {
+func (s *Socket) pickPeer(ctx context.Context, wait bool) (*peer, error) {
 	var t *time.Timer
 	defer func() {
 		if t != nil {
@@ -99,7 +101,7 @@ func (s *Socket) pickPeer(ctx context.Context) (*peer, error) {
 				return p, nil
 			}
 		}
-		if ctx == nil {
+		if !wait {
 			return nil, ErrNoPeer
 		}
 		if t == nil {

@@ -633,7 +633,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 		}
 		return nil
 	case Req, Rep:
-		return s.sendStrict(nil, parts)
+		return s.sendStrict(context.Background(), false, parts)
 	case Router:
 		// The first part names the peer; the rest is the message. A
 		// message for no peer, or for a peer whose queue is full, is
@@ -684,7 +684,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 // block: there, use Send.
 func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 	if s.typ == Req {
-		return s.sendStrict(ctx, parts)
+		return s.sendStrict(ctx, true, parts)
 	}
 	if !s.typ.shared() {
 		return s.Send(parts...)
