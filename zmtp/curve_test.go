@@ -83,7 +83,9 @@ func curvePairOf(t *testing.T, st, ct Type, sopt, copt Options) (server, client 
 }
 
 func TestCurvePushPullBothWays(t *testing.T) {
-	opt := Options{Heartbeat: 20 * time.Millisecond}
+	// PINGs often, boxed like the rest; a timeout generous enough for
+	// -race and a loaded machine.
+	opt := Options{Heartbeat: 20 * time.Millisecond, HeartbeatTimeout: 5 * time.Second}
 	for _, serverPulls := range []bool{true, false} {
 		t.Run(fmt.Sprint("server pulls ", serverPulls), func(t *testing.T) {
 			var push, pull *Socket
