@@ -10,7 +10,13 @@ import (
 
 // CURVE against libzmq (pyzmq): the peer program of libzmq_test.go with
 // every socket made a CURVE client or server from the environment.
-var curvePeer = strings.NewReplacer(
+var curvePeer = curveProgram(libzmqPeer)
+
+// curveProgram makes every socket of a pyzmq program a CURVE client or
+// server, from the environment.
+func curveProgram(program string) string { return curveReplacer.Replace(program) }
+
+var curveReplacer = strings.NewReplacer(
 	"ctx = zmq.Context()\n", `import os
 class CurveContext(zmq.Context):
     def socket(self, t, **kw):
@@ -30,7 +36,7 @@ ctx = CurveContext()
     sys.stdin.readline()
 elif mode == "heartbeat":`,
 	"s.close(linger=5000)", `s.close(linger=int(os.environ.get("PEER_LINGER", "5000")))`,
-).Replace(libzmqPeer)
+)
 
 // curvePair is one side's long-term keys.
 type curvePair struct{ pub, sec CurveKey }
@@ -176,4 +182,37 @@ print(pub.decode(), sec.decode(), zmq.utils.z85.encode(bytes(range(32))).decode(
 	z, err := Z85Encode(seq)
 	require.NoError(t, err)
 	require.Equal(t, f[2], z)
+}
+
+// REQ/REP with CURVE against libzmq: our REP as the server of libzmq's
+// REQ, our REQ as the client of libzmq's REP.
+func TestInteropLibzmqCurveReqRep(t *testing.T) {
+	skipWithoutLibzmq(t)
+	t.Run("libzmq REQ to our REP, we are server", func(t *testing.T) {
+		go1, py := newCurvePair(t), newCurvePair(t)
+		rep := newSocket(t, Rep, Options{Curve: curveOpts(go1, true, CurveKey{}, py.pub)})
+		ep := bind(t, rep, "tcp://127.0.0.1:0")
+		t.Setenv("CURVE_PUBLIC", py.pub.Z85())
+		t.Setenv("CURVE_SECRET", py.sec.Z85())
+		t.Setenv("CURVE_ROLE", "client")
+		t.Setenv("CURVE_SERVERKEY", go1.pub.Z85())
+		_, out := startPython(t, curveProgram(libzmqReqRep), "req", ep)
+		serveReplies(t, rep)
+		for range interopMessages() {
+			require.Equal(t, "ok", line(t, out))
+		}
+	})
+	t.Run("our REQ to libzmq REP, we are client", func(t *testing.T) {
+		go1, py := newCurvePair(t), newCurvePair(t)
+		t.Setenv("CURVE_PUBLIC", py.pub.Z85())
+		t.Setenv("CURVE_SECRET", py.sec.Z85())
+		t.Setenv("CURVE_ROLE", "server")
+		_, out := startPython(t, curveProgram(libzmqReqRep), "rep", "-")
+		req := newSocket(t, Req, Options{Curve: curveOpts(go1, false, py.pub)})
+		require.NoError(t, req.Connect(line(t, out)))
+		askAll(t, req)
+		for range interopMessages() {
+			require.Equal(t, "ok", line(t, out))
+		}
+	})
 }
