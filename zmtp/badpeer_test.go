@@ -233,7 +233,7 @@ func TestEndpointsAndKinds(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.Send(nil), ErrClosed)
 	require.ErrorIs(t, s.Connect("tcp://127.0.0.1:1"), ErrClosed)
-	_, err := NewSocket(Type(9), Options{})
+	_, err := NewSocket(Type(42), Options{})
 	require.ErrorIs(t, err, ErrSocketKind)
 }
 

@@ -47,7 +47,7 @@ var ErrBridge = errors.New("zmtp: bridge not possible")
 // mailbox refuses for good (too long, too many parts, a bad type id, a
 // closed mailbox) is dropped and counted in Stats.Dropped.
 func (s *Socket) DeliverTo(mb *mailbox.Mailbox, m Mapping) error {
-	if !s.typ.receives() {
+	if !s.typ.receives() || s.typ.strict() {
 		return fmt.Errorf("%w: DeliverTo on %v", ErrBridge, s.typ)
 	}
 	if err := m.check(true); err != nil {
@@ -144,7 +144,7 @@ type feed struct {
 }
 
 func newFeed(role string, s *Socket, m Mapping) (feed, error) {
-	if !s.typ.sends() {
+	if !s.typ.sends() || s.typ.strict() {
 		return feed{}, fmt.Errorf("%w: a feeder into %v", ErrBridge, s.typ)
 	}
 	return feed{role: role, s: s, m: m}, nil

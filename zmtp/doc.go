@@ -1,8 +1,11 @@
 // Package zmtp speaks ZMTP 3.1, ZeroMQ's wire protocol, over TCP and
 // Unix-domain sockets, so that duty's agents exchange messages with other
 // hosts and with libzmq and its bindings in any language, with no broker.
-// It offers PUSH, PULL, PUB, SUB, DEALER and ROUTER sockets with the NULL
-// security mechanism, and bridges that join a socket to a mailbox.
+// It offers PUSH, PULL, PUB, SUB, DEALER, ROUTER, REQ, REP and PAIR sockets
+// (REQ and REP with libzmq's strict alternation) with the NULL
+// security mechanism or CURVE (Options.Curve: encryption, and a server
+// that admits clients by their public keys; docs/zmtp.md, "CURVE"), and
+// bridges that join a socket to a mailbox.
 //
 //	pull, _ := zmtp.NewSocket(zmtp.Pull, zmtp.Options{})
 //	ep, _ := pull.Bind("tcp://127.0.0.1:0")     // or "ipc:///path"
@@ -105,7 +108,11 @@
 // Options.MaxMessageSize or falls silent beyond Options.HeartbeatTimeout is
 // disconnected with an error wrapping ErrProtocol, ErrTooLarge or
 // ErrPeerTimeout, logged and counted (Stats.PeerErrors); one refused in
-// the handshake is counted in Stats.Rejected. The socket goes on serving
+// the handshake is counted in Stats.Rejected. With CURVE, a handshake
+// command or a MESSAGE whose box does not open, or a MESSAGE replayed,
+// ends the connection the same way (ErrCrypto, wrapped), and a client
+// whose key the server does not admit is refused (ErrAuth,
+// Stats.AuthRefused); nothing such a peer sent is delivered. The socket goes on serving
 // its other peers. No input from a peer makes the decoder panic or
 // allocate more than BufferBound.
 //

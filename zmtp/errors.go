@@ -36,14 +36,28 @@ var (
 	// timed out within the greeting.
 	ErrGreeting = errors.New("zmtp: bad greeting")
 	// ErrMechanism reports a peer asking for a security mechanism other
-	// than NULL.
+	// than this socket's: other than NULL, or, with Options.Curve, other
+	// than CURVE (a NULL peer is refused).
 	ErrMechanism = errors.New("zmtp: unsupported security mechanism")
 	// ErrHandshake reports a handshake that failed after the greeting: no
 	// READY, a malformed READY, or an ERROR command from the peer.
 	ErrHandshake = errors.New("zmtp: handshake failed")
+	// ErrAuth reports a CURVE client whose long-term key the server does
+	// not admit (Curve.Allow, Curve.Authorize): counted in
+	// Stats.AuthRefused as well as Stats.Rejected.
+	ErrAuth = errors.New("zmtp: client not authorized")
+	// ErrCrypto reports CURVE bytes that fail: a box that does not open
+	// (a forged or damaged command, a wrong key, a cookie not made for
+	// this connection) or a MESSAGE nonce that does not grow (a replay).
+	// In the handshake it comes wrapped with ErrHandshake; after it, with
+	// ErrProtocol.
+	ErrCrypto = errors.New("zmtp: CURVE authentication failed")
 	// ErrSocketType reports a peer whose socket type cannot talk to this
 	// socket's (a PUSH meeting a SUB, say).
 	ErrSocketType = errors.New("zmtp: incompatible socket type")
+	// ErrExclusive reports a second peer of a PAIR socket, which has one
+	// at a time: refused in the handshake.
+	ErrExclusive = errors.New("zmtp: PAIR socket has a peer already")
 	// ErrPeerTimeout reports a peer silent for longer than
 	// Options.HeartbeatTimeout while heartbeats are on.
 	ErrPeerTimeout = errors.New("zmtp: peer timed out")
@@ -51,9 +65,20 @@ var (
 
 // Usage errors.
 var (
+	// ErrState reports a REQ or REP call out of turn: a REQ's second
+	// send before the reply, a Recv before the request; a REP's send
+	// before a request, a second Recv before the reply (libzmq's EFSM).
+	ErrState = errors.New("zmtp: REQ/REP call out of turn")
+	// ErrNoPeer reports a REQ send with no peer connected (Send), or
+	// none before its context ended (SendContext): nothing was sent.
+	ErrNoPeer = errors.New("zmtp: no peer connected")
 	// ErrEndpoint reports an endpoint that is neither tcp://host:port nor
 	// ipc:///path.
 	ErrEndpoint = errors.New("zmtp: bad endpoint")
+	// ErrCurveConfig reports an Options.Curve that cannot work: no key
+	// pair, a public key that is not the secret's, a client without the
+	// server's key, a server that admits no one.
+	ErrCurveConfig = errors.New("zmtp: bad CURVE configuration")
 	// ErrSocketKind reports a call the socket's type does not offer
 	// (Recv on a PUSH, Subscribe on a PULL, ...).
 	ErrSocketKind = errors.New("zmtp: operation not supported by this socket type")

@@ -22,6 +22,7 @@ const (
 	versionMajor    = 3
 	versionMinor    = 1
 	mechanismNULL   = "NULL"
+	mechanismCURVE  = "CURVE"
 	propSocketType  = "Socket-Type"
 	propIdentity    = "Identity"
 	maxPropertyName = 255
@@ -37,11 +38,30 @@ func greeting() [greetingLen]byte {
 	return g
 }
 
+// curveGreeting returns this side's greeting for CURVE, as-server set on
+// the CURVE server.
+func curveGreeting(asServer bool) [greetingLen]byte {
+	g := greeting()
+	clear(g[offMechanism : offMechanism+mechanismLen])
+	copy(g[offMechanism:], mechanismCURVE)
+	if asServer {
+		g[offAsServer] = 1
+	}
+	return g
+}
+
 // readGreeting reads the peer's greeting and returns its minor version
 // (0 for a ZMTP 3.0 peer, 1 for 3.1 and later). It reads the signature
 // and major version first, so that a peer of another protocol is refused
 // from its first eleven bytes.
 func readGreeting(r io.Reader) (minor byte, err error) {
+	return readGreetingOf(r, mechanismNULL)
+}
+
+// readGreetingOf is readGreeting for a mechanism: the peer's greeting must
+// name mech. Its as-server flag is not checked: libzmq leaves it clear in
+// either role; two peers of one role fail in the handshake that follows.
+func readGreetingOf(r io.Reader, mech string) (minor byte, err error) {
 	var g [greetingLen]byte
 	if _, err := io.ReadFull(r, g[:offMinor]); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
@@ -55,9 +75,9 @@ func readGreeting(r io.Reader) (minor byte, err error) {
 	if _, err := io.ReadFull(r, g[offMinor:]); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
 	}
-	mech := g[offMechanism : offMechanism+mechanismLen]
-	if !bytes.Equal(bytes.TrimRight(mech, "\x00"), []byte(mechanismNULL)) {
-		return 0, fmt.Errorf("%w: %q", ErrMechanism, bytes.TrimRight(mech, "\x00"))
+	name := bytes.TrimRight(g[offMechanism:offMechanism+mechanismLen], "\x00")
+	if !bytes.Equal(name, []byte(mech)) {
+		return 0, fmt.Errorf("%w: %q, want %q", ErrMechanism, name, mech)
 	}
 	// A peer of a later major version speaks ours (the specification's
 	// version negotiation): treat it as 3.1.

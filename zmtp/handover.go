@@ -252,7 +252,7 @@ func (s *Socket) drainDirect(p *peer, h func(parts [][]byte), limit int) int {
 	rc := &s.rc
 	n := 0
 	for n < limit {
-		if s.typ == Pull || s.typ == Dealer {
+		if s.typ == Pull || s.typ == Dealer || s.typ == Pair {
 			if raw, k := p.dec.NextShorts(limit - n); k > 0 {
 				for off := 0; off < len(raw); {
 					end := off + shortHeader + int(raw[off+1])
@@ -285,7 +285,7 @@ func (s *Socket) drainDirect(p *peer, h func(parts [][]byte), limit int) int {
 			s.st.unsubscribed.Add(1)
 			continue
 		}
-		if s.typ == Router {
+		if s.typ.routed() {
 			rc.routed = append(append(rc.routed[:0], p.routeID), parts...)
 			parts = rc.routed
 		}

@@ -184,7 +184,7 @@ func (p *peer) read() error {
 		}
 		parts := p.dec.Parts()
 		switch s.typ {
-		case Pull, Sub, Dealer, Router:
+		case Pull, Sub, Dealer, Router, Req, Rep, Pair:
 			if s.typ == Sub && !s.wants(parts[0]) {
 				s.st.unsubscribed.Add(1)
 				continue
@@ -195,7 +195,7 @@ func (p *peer) read() error {
 				}
 				continue
 			}
-			if s.typ == Router {
+			if s.typ.routed() {
 				p.routed = append(append(p.routed[:0], p.routeID), parts...)
 				parts = p.routed
 			}
@@ -239,7 +239,7 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	n := 1
 	var err2 error
 	for n < room {
-		if s.typ == Pull || s.typ == Dealer {
+		if s.typ == Pull || s.typ == Dealer || s.typ == Pair {
 			// Small messages in bulk; a SUB checks each against its
 			// subscriptions below, a ROUTER puts the routing id in front.
 			if raw, k := p.dec.NextShorts(room - n); k > 0 {

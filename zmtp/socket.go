@@ -28,6 +28,9 @@ const (
 	Sub                    // receives what it subscribed to
 	Dealer                 // sends load-balanced over its peers, receives from all
 	Router                 // receives with the peer's routing id in front, sends to the peer it names
+	Req                    // sends a request to one peer, then receives its reply, in turn
+	Rep                    // receives a request, then sends the reply to its sender, in turn
+	Pair                   // one peer: sends to it, receives from it
 )
 
 func (t Type) String() string {
@@ -44,6 +47,12 @@ func (t Type) String() string {
 		return "DEALER"
 	case Router:
 		return "ROUTER"
+	case Req:
+		return "REQ"
+	case Rep:
+		return "REP"
+	case Pair:
+		return "PAIR"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
@@ -61,18 +70,34 @@ func (t Type) compatible(peer string) bool {
 		return peer == "SUB" || peer == "XSUB"
 	case Sub:
 		return peer == "PUB" || peer == "XPUB"
-	case Dealer, Router:
-		return peer == "DEALER" || peer == "ROUTER"
+	case Dealer:
+		return peer == "DEALER" || peer == "ROUTER" || peer == "REP"
+	case Router:
+		return peer == "DEALER" || peer == "ROUTER" || peer == "REQ"
+	case Req:
+		return peer == "REP" || peer == "ROUTER"
+	case Rep:
+		return peer == "REQ" || peer == "DEALER"
+	case Pair:
+		return peer == "PAIR"
 	}
 	return false
 }
 
-func (t Type) sends() bool    { return t == Push || t == Pub || t == Dealer || t == Router }
-func (t Type) receives() bool { return t == Pull || t == Sub || t == Dealer || t == Router }
+func (t Type) sends() bool    { return t != Pull && t != Sub }
+func (t Type) receives() bool { return t != Push && t != Pub }
 
 // shared reports whether the socket's peers take their messages from one
 // send queue (load balancing) rather than each from its own.
-func (t Type) shared() bool { return t == Push || t == Dealer }
+func (t Type) shared() bool { return t == Push || t == Dealer || t == Pair }
+
+// routed reports whether the socket tells its peers apart by a routing
+// id: received messages carry it in front, sent ones go to the peer it
+// names (REQ and REP do so inside, to answer the right peer).
+func (t Type) routed() bool { return t == Router || t == Req || t == Rep }
+
+// strict reports a socket whose sends and receives alternate (REQ, REP).
+func (t Type) strict() bool { return t == Req || t == Rep }
 
 // Defaults of Options.
 const (
@@ -137,6 +162,10 @@ type Options struct {
 	// DefaultLinger; negative (NoLinger): no wait. CloseContext waits
 	// until its context ends instead.
 	Linger time.Duration
+	// Curve, when set, makes every connection of the socket use CURVE
+	// (encryption, and the server's decision on client keys); peers
+	// speaking NULL are refused. Nil: NULL, no security.
+	Curve *Curve
 }
 
 func (o *Options) fill() {
@@ -184,6 +213,8 @@ type Stats struct {
 	Unsent       uint64 // messages still queued when Close's linger ended, discarded
 	Unsubscribed uint64 // messages a SUB received outside its subscriptions
 	Torn         uint64 // connections that ended within a message (its part discarded)
+	Authorized   uint64 // CURVE server: clients admitted by their key
+	AuthRefused  uint64 // CURVE server: clients refused for their key (also in Rejected)
 }
 
 type stats struct {
@@ -195,6 +226,7 @@ type stats struct {
 	handshakes, rejected, peerErrors, disconnects atomic.Uint64
 	dropped, lost, unsubscribed, peers, torn      atomic.Uint64
 	unsent                                        atomic.Uint64
+	authorized, authRefused                       atomic.Uint64
 	inline                                        atomic.Uint64 // messages SendContext wrote itself (tests)
 	byRef                                         atomic.Uint64 // of them, large messages written by reference (tests)
 }
@@ -227,7 +259,8 @@ type Socket struct {
 	peers     []*peer // copy-on-write: Send reads it without the lock
 	peersV    atomic.Pointer[[]*peer]
 	subs      subscriptions // Sub: this socket's subscriptions
-	nextRoute uint32        // Router: the last routing id generated
+	nextRoute uint32        // Router, Req, Rep: the last routing id generated
+	rr        reqRep        // Req, Rep: the state of the alternation
 
 	nextInline atomic.Uint32 // the peer of the next inline write (SendContext)
 
@@ -249,10 +282,18 @@ type Socket struct {
 
 // NewSocket returns a socket of type t.
 func NewSocket(t Type, opt Options) (*Socket, error) {
-	if t < Push || t > Router {
+	if t < Push || t > Pair {
 		return nil, fmt.Errorf("%w: %v", ErrSocketKind, t)
 	}
 	opt.fill()
+	if opt.Curve != nil {
+		if err := opt.Curve.check(); err != nil {
+			return nil, err
+		}
+		cv := *opt.Curve
+		cv.Allow = slices.Clone(cv.Allow)
+		opt.Curve = &cv
+	}
 	s := &Socket{typ: t, opt: opt, log: opt.Logger.With("zmtp", t.String()), conns: map[net.Conn]struct{}{},
 		stopping: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -422,6 +463,9 @@ func (s *Socket) handshake(c net.Conn) *peer {
 	if err != nil {
 		if s.ctx.Err() == nil { // not a refusal: the socket is closing
 			s.st.rejected.Add(1)
+			if errors.Is(err, ErrAuth) {
+				s.st.authRefused.Add(1)
+			}
 			s.log.Warn("handshake refused", "remote", c.RemoteAddr().String(), "err", err)
 		}
 		s.untrack(c)
@@ -432,6 +476,9 @@ func (s *Socket) handshake(c net.Conn) *peer {
 
 func (s *Socket) shake(c net.Conn) (*peer, error) {
 	_ = c.SetDeadline(time.Now().Add(s.opt.HandshakeTimeout))
+	if s.opt.Curve != nil {
+		return s.shakeCurve(c)
+	}
 	g := greeting()
 	if _, err := c.Write(g[:]); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGreeting, err)
@@ -476,6 +523,13 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 		_, _ = enc.WriteTo(c)
 		return nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, s.typ, typ)
 	}
+	return s.ready(p, typ, id)
+}
+
+// ready finishes a handshake: the peer takes its place among the
+// socket's peers.
+func (s *Socket) ready(p *peer, typ string, id []byte) (*peer, error) {
+	c, minor := p.c, p.minor
 	p.peerType, p.identity = typ, id
 	_ = c.SetDeadline(time.Time{})
 	if minor >= 1 {
@@ -483,11 +537,11 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 		// held to answer one.
 		p.rd.timeout = s.opt.HeartbeatTimeout
 	}
-	if s.typ == Pub || s.typ == Router {
+	if !s.typ.shared() && s.typ.sends() {
 		p.out = newOutQueue(s.opt.HWM)
 	}
-	if !s.addPeer(p) {
-		return nil, ErrClosed
+	if err := s.addPeer(p); err != nil {
+		return nil, err
 	}
 	s.st.handshakes.Add(1)
 	s.log.Debug("peer ready", "remote", c.RemoteAddr().String(), "type", typ, "minor", minor)
@@ -503,13 +557,16 @@ func errorReason(data []byte) string {
 
 // addPeer registers p; a SUB socket queues its subscriptions to p in the
 // same critical section, so that none is missed or sent twice.
-func (s *Socket) addPeer(p *peer) bool {
+func (s *Socket) addPeer(p *peer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false
+		return ErrClosed
 	}
-	if s.typ == Router {
+	if s.typ == Pair && len(s.peers) > 0 {
+		return ErrExclusive
+	}
+	if s.typ.routed() {
 		p.setRoutingID(s.routingID(p.identity))
 	}
 	if s.typ == Sub {
@@ -523,7 +580,7 @@ func (s *Socket) addPeer(p *peer) bool {
 	list := s.peers
 	s.peersV.Store(&list)
 	s.st.peers.Add(1)
-	return true
+	return nil
 }
 
 // routingID returns the routing id of a ROUTER's new peer (s.mu held):
@@ -560,18 +617,23 @@ func (s *Socket) removePeer(p *peer) {
 // dropped (and counted) for a subscriber whose queue is full; it returns
 // nil. On a ROUTER socket the first part is the routing id of the peer
 // to send the rest to (a message for no peer, or a full one, is dropped
-// and counted; it returns nil). After Close it returns ErrClosed. Send
-// allocates nothing.
+// and counted; it returns nil). On a PAIR socket it is PUSH's Send to
+// its one peer. On a REQ socket it sends a request to a connected peer
+// (ErrNoPeer when none is, ErrState before the last one's reply came);
+// on a REP the reply to the last request (ErrState before one). After
+// Close it returns ErrClosed. Send allocates nothing.
 func (s *Socket) Send(parts ...[]byte) error {
 	if s.closing.Load() {
 		return ErrClosed
 	}
 	switch s.typ {
-	case Push, Dealer:
+	case Push, Dealer, Pair:
 		if !s.out.tryPut(parts) {
 			return ErrHWM
 		}
 		return nil
+	case Req, Rep:
+		return s.sendStrict(context.Background(), false, parts)
 	case Router:
 		// The first part names the peer; the rest is the message. A
 		// message for no peer, or for a peer whose queue is full, is
@@ -617,9 +679,13 @@ func (s *Socket) Send(parts ...[]byte) error {
 // they are written. The parts are the caller's again when it returns.
 // An end of ctx during such a write ends the connection (a frame written
 // in part leaves it unusable) and returns ctx.Err(). On a PUB or ROUTER
-// socket it is Send. It is not for an agent's duty cycle, which must not
+// socket it is Send; on a REQ socket it is Send that waits for a peer to
+// connect until ctx ends. It is not for an agent's duty cycle, which must not
 // block: there, use Send.
 func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
+	if s.typ == Req {
+		return s.sendStrict(ctx, true, parts)
+	}
 	if !s.typ.shared() {
 		return s.Send(parts...)
 	}
@@ -807,14 +873,23 @@ type Message struct{ s slot }
 // Parts returns the message's parts.
 func (m *Message) Parts() [][]byte { return m.s.parts }
 
-// Recv waits for the next message of a PULL, SUB, DEALER or ROUTER
-// socket (on a ROUTER, the sender's routing id is its first part) until
+// Recv waits for the next message of a PULL, SUB, DEALER, ROUTER, REQ,
+// REP or PAIR socket (on a ROUTER, the sender's routing id is its first
+// part; on a REQ the reply, on a REP the request, without their
+// envelopes, ErrState out of turn: reqrep.go) until
 // ctx ends or the socket closes (ErrClosed: what was still queued is
 // discarded), and puts it into m. Any goroutine may call it; messages of
 // one peer come out in the order they were sent. When the socket has one
 // peer and nothing is queued, Recv reads and decodes that peer's
 // connection itself (docs/zmtp.md, "Receiving without a hand-off").
 func (s *Socket) Recv(ctx context.Context, m *Message) error {
+	if s.typ.strict() {
+		return s.recvStrict(ctx, m)
+	}
+	return s.recv(ctx, m)
+}
+
+func (s *Socket) recv(ctx context.Context, m *Message) error {
 	if s.in == nil || s.bridged {
 		return fmt.Errorf("%w: Recv on %v", ErrSocketKind, s.typ)
 	}
@@ -889,7 +964,7 @@ type recvCache struct {
 // so an agent may call it in its duty cycle. h must not call Recv or
 // Drain of the same socket.
 func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
-	if s.in == nil || s.bridged {
+	if s.in == nil || s.bridged || s.typ.strict() {
 		return 0, fmt.Errorf("%w: Drain on %v", ErrSocketKind, s.typ)
 	}
 	if s.closing.Load() {
@@ -976,6 +1051,8 @@ func (s *Socket) Stats() Stats {
 	return Stats{
 		Peers:        int(s.st.peers.Load()),
 		Handshakes:   s.st.handshakes.Load(),
+		Authorized:   s.st.authorized.Load(),
+		AuthRefused:  s.st.authRefused.Load(),
 		Rejected:     s.st.rejected.Load(),
 		PeerErrors:   s.st.peerErrors.Load(),
 		Disconnects:  s.st.disconnects.Load(),

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +44,24 @@ import (
 // the demo's feed stops; the md agent then waits for the end message.
 // With -md ENDPOINT it connects to a feeder started by hand and stops
 // forwarding when the demo's feed stops.
+//
+// CURVE (docs/zmtp.md, "CURVE"): the feeder is the CURVE server, the
+// demo's SUB a client with a key pair of its own. The demo's settings
+// come from the environment, so that its flags stay as they are: with
+// DUTY_MD_CURVE=1 and -md alone, the demo makes a key pair for itself and
+// one for the feeder it starts (the feeder's secret key in a file of a
+// temporary directory, removed at the end), and the feeder admits the
+// demo's key only. With -md ENDPOINT, DUTY_MD_CURVE_SERVER is the
+// feeder's public key and DUTY_MD_CURVE_SECRET the file of the demo's
+// secret key (mdfeed -keygen makes both files; the feeder runs with
+// -curve-secret and -curve-allow).
+
+// Environment of -md's CURVE.
+const (
+	envMDCurve       = "DUTY_MD_CURVE"        // "1": CURVE with -md alone (or, with -md ENDPOINT, as the next two)
+	envMDCurveServer = "DUTY_MD_CURVE_SERVER" // -md ENDPOINT: the feeder's public key, Z85
+	envMDCurveSecret = "DUTY_MD_CURVE_SECRET" // -md ENDPOINT: the file of the demo's secret key, Z85
+)
 
 // mdAuto is -md without an endpoint: start the feeder.
 const mdAuto = "auto"
@@ -84,6 +103,8 @@ type mdSource struct {
 	agent    *mdAgent
 	cmd      *exec.Cmd // the child feeder, or nil
 	exited   chan struct{}
+	curve    *zmtp.Curve // the SUB's CURVE, or nil
+	keyDir   string      // the child feeder's key file's directory, or ""
 }
 
 // startMD starts the feeder (with -md alone) and the SUB socket.
@@ -97,8 +118,12 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 			m.close()
 		}
 	}()
+	var feederArgs []string
+	if feederArgs, err = m.setCurve(cfg.MD == mdAuto); err != nil {
+		return m, err
+	}
 	if cfg.MD == mdAuto {
-		if err := m.spawn(cfg, stderr); err != nil {
+		if err := m.spawn(cfg, stderr, feederArgs); err != nil {
 			return m, err
 		}
 	}
@@ -106,7 +131,7 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 		return m, err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if m.sub, err = zmtp.NewSocket(zmtp.Sub, zmtp.Options{Logger: logger}); err != nil {
+	if m.sub, err = zmtp.NewSocket(zmtp.Sub, zmtp.Options{Logger: logger, Curve: m.curve}); err != nil {
 		return m, err
 	}
 	for _, t := range []int32{mdfeed.TypeQuote, mdfeed.TypeEnd} {
@@ -123,9 +148,49 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	return m, nil
 }
 
-// spawn starts this binary as the feeder on a free loopback port and
-// reads the endpoint it bound from its first line.
-func (m *mdSource) spawn(cfg config, stderr io.Writer) error {
+// setCurve sets the SUB's CURVE from the environment, and returns the
+// child feeder's arguments for it (spawning: a key pair for each, made
+// here).
+func (m *mdSource) setCurve(spawning bool) ([]string, error) {
+	server, secretFile := os.Getenv(envMDCurveServer), os.Getenv(envMDCurveSecret)
+	if os.Getenv(envMDCurve) != "1" && server == "" && secretFile == "" {
+		return nil, nil
+	}
+	if spawning {
+		pub, sec, err := zmtp.NewCurveKeyPair()
+		if err != nil {
+			return nil, err
+		}
+		if m.keyDir, err = os.MkdirTemp("", "duty-md-curve-"); err != nil {
+			return nil, err
+		}
+		key := filepath.Join(m.keyDir, "feeder.key")
+		feederPub, err := mdfeed.WriteKeyPair(key)
+		if err != nil {
+			return nil, err
+		}
+		m.curve = &zmtp.Curve{Public: pub, Secret: sec, ServerKey: feederPub}
+		return []string{"-curve-secret", key, "-curve-allow", pub.Z85()}, nil
+	}
+	if server == "" || secretFile == "" {
+		return nil, fmt.Errorf("%w: -md %s with CURVE needs %s (the feeder's public key) and %s (the file of the demo's secret key)",
+			errUsage, m.endpoint, envMDCurveServer, envMDCurveSecret)
+	}
+	serverKey, err := zmtp.ParseCurveKey(server)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errUsage, envMDCurveServer, err)
+	}
+	pub, sec, err := mdfeed.ReadSecretKey(secretFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errUsage, envMDCurveSecret, err)
+	}
+	m.curve = &zmtp.Curve{Public: pub, Secret: sec, ServerKey: serverKey}
+	return nil, nil
+}
+
+// spawn starts this binary as the feeder on a free loopback port, with
+// extra arguments, and reads the endpoint it bound from its first line.
+func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -133,6 +198,7 @@ func (m *mdSource) spawn(cfg config, stderr io.Writer) error {
 	m.cmd = exec.Command(exe, "-bind", "tcp://127.0.0.1:0",
 		"-instruments", strconv.Itoa(cfg.Instruments), "-seed", strconv.FormatUint(cfg.Seed, 10),
 		"-rate", strconv.FormatInt(cfg.Rate, 10), "-duration", cfg.Duration.String(), "-watch-parent")
+	m.cmd.Args = append(m.cmd.Args, extra...)
 	m.cmd.Env = append(os.Environ(), envMDFeed+"=1")
 	m.cmd.Stderr = stderr
 	// Its own process group: a Ctrl-C reaches the demo, which then asks
@@ -193,6 +259,9 @@ func (m *mdSource) finish(w io.Writer) []string {
 	a := m.agent
 	var p []string
 	fmt.Fprintf(w, "market data: %d quotes from %s", a.f.made, m.endpoint)
+	if m.curve != nil {
+		fmt.Fprint(w, " with CURVE")
+	}
 	if a.ended {
 		fmt.Fprintf(w, " (the feeder published %d, dropped %d)", a.end.Published, a.end.Dropped)
 		if a.end.Dropped > 0 {
@@ -238,6 +307,9 @@ func (m *mdSource) close() {
 			_ = m.cmd.Process.Kill()
 			<-m.exited
 		}
+	}
+	if m.keyDir != "" {
+		_ = os.RemoveAll(m.keyDir)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
+	"github.com/dutyrt/duty/zmtp"
 )
 
 // -md alone: the demo starts the feeder (this test binary again, as
@@ -94,4 +96,37 @@ func TestMarketDataFlags(t *testing.T) {
 		_, err := parseFlags(bad, io.Discard)
 		require.ErrorIs(t, err, errUsage, "%q", bad)
 	}
+}
+
+// -md with CURVE (DUTY_MD_CURVE=1): the demo makes a key pair for itself
+// and one for the feeder it starts, which admits the demo's key only; the
+// quotes come encrypted and the run reconciles as without.
+func TestMarketDataWithCurveFromSpawnedFeeder(t *testing.T) {
+	t.Setenv(envMDCurve, "1")
+	ok, out := runIn(t, "-md", "-duration", "1500ms", "-instruments", "4", "-rate", "50000")
+	require.True(t, ok)
+	requireReconciled(t, out)
+	require.Regexp(t, `market data: [1-9]\d* quotes from tcp://127\.0\.0\.1:\d+ with CURVE \(the feeder published [1-9]\d*, dropped 0\)`, out)
+}
+
+// -md ENDPOINT with CURVE: a feeder started by hand with its own key pair
+// and the demo's public key; the demo with its secret key file and the
+// feeder's public key.
+func TestMarketDataWithCurveFromAFeederStartedByHand(t *testing.T) {
+	dir := t.TempDir()
+	demoPub, err := mdfeed.WriteKeyPair(filepath.Join(dir, "demo.key"))
+	require.NoError(t, err)
+	feederPub, err := mdfeed.WriteKeyPair(filepath.Join(dir, "feeder.key"))
+	require.NoError(t, err)
+	_, feederSec, err := mdfeed.ReadSecretKey(filepath.Join(dir, "feeder.key"))
+	require.NoError(t, err)
+	ep, wait := startFeeder(t, mdfeed.Config{Instruments: 3, Seed: 7, Rate: 30000, Duration: 700 * time.Millisecond,
+		Curve: &zmtp.Curve{Public: feederPub, Secret: feederSec, Server: true, Allow: []zmtp.CurveKey{demoPub}}})
+	t.Setenv(envMDCurveServer, feederPub.Z85())
+	t.Setenv(envMDCurveSecret, filepath.Join(dir, "demo.key"))
+	ok, out := runIn(t, "-md", ep, "-duration", "1500ms", "-instruments", "3", "-seed", "7", "-rate", "30000")
+	require.True(t, ok)
+	requireReconciled(t, out)
+	require.Contains(t, out, "quotes from "+ep+" with CURVE (the feeder published ")
+	require.NoError(t, wait())
 }

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/dutyrt/duty/zmtp"
 )
 
 // Main is the feeder program's main (examples/trading/mdfeed, and the
@@ -29,12 +31,33 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to publish")
 	fs.DurationVar(&cfg.Wait, "wait", 30*time.Second, "longest wait for a subscriber")
 	fs.BoolVar(&watch, "watch-parent", false, "stop when the process that started this one is gone")
+	var keygen, secretFile, allow string
+	fs.StringVar(&keygen, "keygen", "", "make a CURVE key pair, write its secret key to this new file, print its public key, and exit")
+	fs.StringVar(&secretFile, "curve-secret", "", "serve with CURVE: the file holding this feeder's secret key (Z85)")
+	fs.StringVar(&allow, "curve-allow", "", "with -curve-secret: the public keys (Z85, comma-separated) of the subscribers admitted")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mdfeed: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if keygen != "" {
+		pub, err := WriteKeyPair(keygen)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintln(stdout, pub.Z85())
+		return 0
+	}
+	if secretFile != "" || allow != "" {
+		cv, err := serverCurve(secretFile, allow)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		cfg.Curve = cv
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Bound = func(ep string) { fmt.Fprintf(stdout, "mdfeed: publishing on %s\n", ep) }
@@ -50,6 +73,23 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// serverCurve is the feeder's CURVE: its key pair from secretFile, the
+// subscribers' keys from allow.
+func serverCurve(secretFile, allow string) (*zmtp.Curve, error) {
+	if secretFile == "" || allow == "" {
+		return nil, fmt.Errorf("mdfeed: CURVE needs both -curve-secret and -curve-allow")
+	}
+	pub, sec, err := ReadSecretKey(secretFile)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := ParseKeys(allow)
+	if err != nil {
+		return nil, err
+	}
+	return &zmtp.Curve{Public: pub, Secret: sec, Server: true, Allow: keys}, nil
 }
 
 // watchParent returns a context that ends when the parent process is gone

@@ -22,6 +22,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/dutyrt/duty/clock"
@@ -62,6 +64,9 @@ type Config struct {
 	// Wait bounds the wait for a subscriber (DefaultWait if zero).
 	Wait   time.Duration
 	Logger *slog.Logger
+	// Curve, if set, makes the PUB socket a CURVE server (zmtp.Curve):
+	// encrypted, and only the subscribers it admits are served.
+	Curve *zmtp.Curve
 }
 
 // DefaultWait is Config.Wait's default.
@@ -85,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (End, error) {
 	if err != nil {
 		return End{}, err
 	}
-	pub, err := zmtp.NewSocket(zmtp.Pub, zmtp.Options{HWM: hwm, Logger: cfg.Logger})
+	pub, err := zmtp.NewSocket(zmtp.Pub, zmtp.Options{HWM: hwm, Logger: cfg.Logger, Curve: cfg.Curve})
 	if err != nil {
 		return End{}, err
 	}
@@ -152,6 +157,52 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
 		time.Sleep(time.Millisecond)
 	}
 	return nil
+}
+
+// ReadSecretKey reads a CURVE secret key, 40 characters of Z85 (spaces
+// and line ends around it ignored), from the file at path, and returns
+// the key pair.
+func ReadSecretKey(path string) (public, secret zmtp.CurveKey, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return public, secret, fmt.Errorf("mdfeed: CURVE secret key: %w", err)
+	}
+	if secret, err = zmtp.ParseCurveKey(strings.TrimSpace(string(b))); err != nil {
+		return public, secret, fmt.Errorf("mdfeed: CURVE secret key in %s: %w", path, err)
+	}
+	public, err = zmtp.CurvePublicKey(secret)
+	return public, secret, err
+}
+
+// WriteKeyPair makes a CURVE key pair, writes its secret key to a new
+// file at path (mode 0600) and returns the public key.
+func WriteKeyPair(path string) (zmtp.CurveKey, error) {
+	pub, sec, err := zmtp.NewCurveKeyPair()
+	if err != nil {
+		return pub, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return pub, fmt.Errorf("mdfeed: %w", err)
+	}
+	if _, err := fmt.Fprintln(f, sec.Z85()); err != nil {
+		_ = f.Close()
+		return pub, fmt.Errorf("mdfeed: %w", err)
+	}
+	return pub, f.Close()
+}
+
+// ParseKeys parses a comma-separated list of CURVE public keys (Z85).
+func ParseKeys(list string) ([]zmtp.CurveKey, error) {
+	var keys []zmtp.CurveKey
+	for z := range strings.SplitSeq(list, ",") {
+		k, err := zmtp.ParseCurveKey(strings.TrimSpace(z))
+		if err != nil {
+			return nil, fmt.Errorf("mdfeed: CURVE key %q: %w", z, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
 }
 
 // monoNanos is the host's monotonic clock (clock.Host), the demo's
