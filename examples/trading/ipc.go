@@ -260,10 +260,10 @@ func (r *remoteExchange) heartbeat() {
 	}
 	now := time.Now().UnixMilli()
 	if r.demoCtr != nil {
-		_ = r.demoCtr.File().Heartbeat(now)
+		_ = r.demoCtr.File.Heartbeat(now)
 	}
 	if r.errs != nil {
-		_ = r.errs.File().Heartbeat(now)
+		_ = r.errs.File.Heartbeat(now)
 	}
 }
 
@@ -362,8 +362,8 @@ func (r *remoteExchange) close() error {
 		if m == nil {
 			continue
 		}
-		if m.IsOwner() {
-			errs = append(errs, m.File().Remove())
+		if m.File.IsOwner() {
+			errs = append(errs, m.File.Remove())
 		}
 		errs = append(errs, m.Close())
 	}
@@ -371,10 +371,10 @@ func (r *remoteExchange) close() error {
 		errs = append(errs, r.xCtr.Close())
 	}
 	if r.demoCtr != nil {
-		errs = append(errs, r.demoCtr.File().Remove(), r.demoCtr.Close())
+		errs = append(errs, r.demoCtr.File.Remove(), r.demoCtr.Close())
 	}
 	if r.errs != nil {
-		errs = append(errs, r.errs.File().Remove(), r.errs.Close())
+		errs = append(errs, r.errs.File.Remove(), r.errs.Close())
 	}
 	if r.ownDir && r.dir != "" {
 		errs = append(errs, os.RemoveAll(r.dir))
@@ -398,12 +398,8 @@ var exchangeLabels = [1 + numExchPub]string{
 // findCounter returns the value word of the allocated counter labelled
 // label (read-only when the file is mapped read-only).
 func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
-	rd, err := c.NewReader()
-	if err != nil {
-		return nil, err
-	}
 	id := -1
-	err = rd.ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
+	err := c.Reader().ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
 		if typeID == counterType && l == label {
 			id = i
 			return false
@@ -414,9 +410,9 @@ func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 		return nil, err
 	}
 	if id < 0 {
-		return nil, fmt.Errorf("trading: %s has no counter %q", c.File().Path(), label)
+		return nil, fmt.Errorf("trading: %s has no counter %q", c.File.Path(), label)
 	}
-	return rd.Word(id)
+	return c.Reader().Word(id)
 }
 
 // exchangeWords are the exchange agent's published words.
@@ -443,17 +439,17 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(ctr.File().Remove(), ctr.Close()) })
+	closers = append(closers, func() error { return errors.Join(ctr.File.Remove(), ctr.Close()) })
 	hists, err := ipc.CreateHistograms(cfg.Dir, fileExchangeHists, exchangeHistograms, ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(hists.File().Remove(), hists.Close()) })
+	closers = append(closers, func() error { return errors.Join(hists.File.Remove(), hists.Close()) })
 	xerrs, err := ipc.CreateErrorLog(cfg.Dir, fileExchangeErrors, errLogLength, ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(xerrs.File().Remove(), xerrs.Close()) })
+	closers = append(closers, func() error { return errors.Join(xerrs.File.Remove(), xerrs.Close()) })
 	agentErrs := fileErrors(xerrs)
 	w := make(exchangeWords, len(exchangeLabels))
 	for i, label := range exchangeLabels {
@@ -478,7 +474,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		if err != nil {
 			return false, err
 		}
-		closers = append(closers, func() error { return errors.Join(inFile.File().Remove(), inFile.Close()) })
+		closers = append(closers, func() error { return errors.Join(inFile.File.Remove(), inFile.Close()) })
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		var resp [2]*mailbox.Mailbox
@@ -554,8 +550,8 @@ wait:
 			armStop("signal")
 		case <-tick.C:
 			now := time.Now().UnixMilli()
-			_ = ctr.File().Heartbeat(now)
-			_ = xerrs.File().Heartbeat(now)
+			_ = ctr.File.Heartbeat(now)
+			_ = xerrs.File.Heartbeat(now)
 			if cfg.WatchParent && os.Getppid() != ppid {
 				armStop("the demo process is gone")
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/internal/fileapi"
 
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
@@ -200,7 +201,7 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 	if c.now == nil {
 		return nil, fmt.Errorf("%w: nil clock", ipc.ErrArgument)
 	}
-	f, err := ipc.Open(ctx, path, c.fileOpts...)
+	f, err := ipcfile.Open(ctx, path, c.fileOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +209,8 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 		if f.Kind() != ipc.KindPublication {
 			return nil, fmt.Errorf("%w: %s has kind %d, want %d (publication)", ipc.ErrKind, path, f.Kind(), ipc.KindPublication)
 		}
-		if f.SectionCount() != 3 {
-			return nil, fmt.Errorf("%w: %s: publication with %d sections, want 3", ipc.ErrCorrupt, path, f.SectionCount())
+		if ipcfile.SectionCount(f) != 3 {
+			return nil, fmt.Errorf("%w: %s: publication with %d sections, want 3", ipc.ErrCorrupt, path, ipcfile.SectionCount(f))
 		}
 		meta, err := f.Section(1)
 		if err != nil {
@@ -225,16 +226,16 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 				break
 			}
 			if v != 0 {
-				return nil, &ipc.VersionError{Path: path + " (publication metadata)", Found: v, Supported: layoutVersion}
+				return nil, fmt.Errorf("%w: %s: publication metadata layout version %d, this build reads %d", ipc.ErrVersion, path, v, layoutVersion)
 			}
 			// Only the creator writes the metadata: once it is gone
 			// (closed the file, or dead) the version stays 0 for good.
 			// (The check reads /proc while the heartbeat is stale: one
 			// poll in 64.)
-			if polls%64 == 0 && f.OwnerGone(c.now()) {
+			if polls%64 == 0 && ipcfile.OwnerGone(f, c.now()) {
 				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ipc.ErrOwnerDead, path)
 			}
-			if werr := mmapfile.Wait(ctx, ipc.PollInterval(c.fileOpts...)); werr != nil {
+			if werr := mmapfile.Wait(ctx, ipcfile.PollInterval(c.fileOpts...)); werr != nil {
 				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ipc.ErrNotReady, path, werr)
 			}
 		}
@@ -306,7 +307,7 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 		maxSubscribers:    c.maxSubscribers,
 		subscriberTimeout: c.subscriberTimeout.Milliseconds(),
 		unblockTimeout:    c.unblockTimeout.Milliseconds(),
-		livenessTimeout:   f.LivenessTimeout().Milliseconds(),
+		livenessTimeout:   ipcfile.LivenessTimeout(f).Milliseconds(),
 		maxPosition:       maxPositionFor(int(capacity)),
 		slots:             sb,
 		tail:              mb.Int64At(tailOffset),
@@ -394,7 +395,7 @@ func stale(now, heartbeat, timeout int64) bool {
 // (the file layer's Dead state; see ipc.File.OwnerGone). The process check
 // reads /proc, so callers rate-limit it; the heartbeat load comes first and
 // is cheap.
-func (f *pubFile) ownerGone(now int64) bool { return f.file.OwnerGone(now) }
+func (f *pubFile) ownerGone(now int64) bool { return ipcfile.OwnerGone(f.file, now) }
 
 // firstOpenClaim walks the records from the clean position from to the
 // tail to and returns the position of the first one that is not committed
@@ -426,3 +427,6 @@ func (f *pubFile) firstOpenClaim(from, to int64) int64 {
 	}
 	return min(pos, to)
 }
+
+// ipcfile is the file layer's internals this package builds on.
+var ipcfile = fileapi.Get[ipc.File, ipc.Option]()

@@ -133,7 +133,7 @@ func TestPublicationLayoutBytes(t *testing.T) {
 	require.Equal(t, uint64(0), le.Uint64(sl[8:]), "position: nothing polled")
 	require.InDelta(t, time.Now().UnixMilli(), int64(le.Uint64(sl[16:])), 60_000, "heartbeat")
 	require.Equal(t, uint64(0), le.Uint64(sl[24:]), "reserved")
-	pid, start := ipc.SelfProcess()
+	pid, start := ipcfile.SelfProcess()
 	require.Equal(t, uint64(pid), le.Uint64(sl[32:]))
 	require.Equal(t, start, le.Uint64(sl[40:]))
 	require.Equal(t, make([]byte, 128), sl[128:256], "unused slot")

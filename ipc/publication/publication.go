@@ -161,7 +161,7 @@ func Create(dir, name string, capacity int, opts ...Option) (*Publication, error
 	if err := c.resolve(capacity); err != nil {
 		return nil, err
 	}
-	f, err := ipc.Create(dir, name, ipc.KindPublication, publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
+	f, err := ipcfile.Create(dir, name, int32(ipc.KindPublication), publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -670,7 +670,7 @@ func (c *Claim) complete(typeID int32, op string) error {
 // Close then waits for the calls in flight on this Publication (Offer,
 // TryClaim, Heartbeat, Stats, and every Claim not yet completed) before it
 // closes the file, releasing the mapping (the owner's heartbeat becomes
-// ipc.HeartbeatClosed first); calls that begin later return ErrClosed
+// its heartbeat becomes closed first); calls that begin later return ErrClosed
 // (Stats the zero value) without touching it. The wait is bounded (one
 // second): with a claim still open then, Close returns an error wrapping
 // ErrClosePending and leaves the file open, the stream sealed; complete

@@ -62,7 +62,7 @@ func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
 	for _, how := range []string{"closed", "dead"} {
 		t.Run(how, func(t *testing.T) {
 			clock := newFakeClock()
-			f, err := ipc.Create(testDir(t), "pub", ipc.KindPublication, publicationSections(4096, 4))
+			f, err := ipcfile.Create(testDir(t), "pub", int32(ipc.KindPublication), publicationSections(4096, 4))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = f.Close() })
 			if how == "closed" {

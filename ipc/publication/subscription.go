@@ -10,6 +10,7 @@ import (
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ipc/internal/fileapi"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -152,7 +153,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	if sl.word.Load() != joining {
 		return reclaimed()
 	}
-	pid, start := ipc.SelfProcess()
+	pid, start := ipcfile.SelfProcess()
 	sl.pid.Store(int64(pid))
 	sl.start.Store(int64(start))
 	sl.drops.Store(0)
@@ -437,8 +438,8 @@ func (s *Subscription) corrupted(err error) error {
 // ownerGone is pubFile.ownerGone with the process check rate-limited.
 func (s *Subscription) ownerGone(now int64) bool {
 	pf := &s.pf
-	hb := pf.file.LoadHeartbeat()
-	if hb != ipc.HeartbeatClosed && !stale(now, hb, pf.livenessTimeout) {
+	hb := ipcfile.LoadHeartbeat(pf.file)
+	if hb != fileapi.HeartbeatClosed && !stale(now, hb, pf.livenessTimeout) {
 		return false
 	}
 	if s.lastOwnerCheck != 0 && now-s.lastOwnerCheck >= 0 && now-s.lastOwnerCheck < ownerCheckInterval {
