@@ -102,7 +102,7 @@ func TestCloseLeavesTheReleaseToAnOpenClaim(t *testing.T) {
 			require.NoError(t, p.Close(), "idempotent once closed")
 			require.ErrorIs(t, c.Commit(), ErrClaimState, "a completed claim no longer touches the mapping")
 			require.ErrorIs(t, c.Abort(), ErrClaimState)
-			hb, err := ipcfile.HeartbeatMillis(s.File())
+			hb, err := ipcfile.HeartbeatMillis(s.file())
 			require.NoError(t, err)
 			require.Equal(t, int64(fileapi.HeartbeatClosed), hb, "the owner's file close marked the heartbeat")
 
@@ -169,7 +169,7 @@ func TestCloseWaitsForAnOpenClaim(t *testing.T) {
 func TestCloseRacesEveryCall(t *testing.T) {
 	const rounds = 20
 	for round := range rounds {
-		p := newTestPublication(t, 1<<20, WithMTU(1024))
+		p := newTestPublication(t, 1<<20, withMTU(1024))
 		q, err := Open(ctxT(t), p.File().Path())
 		require.NoError(t, err)
 		s := newTestSubscription(t, p)

@@ -139,14 +139,14 @@ func publicationSections(capacity, maxSubscribers int) []int {
 
 // resolve validates c for a log of the given capacity and fills defaults.
 func (c *config) resolve(capacity int) error {
-	if capacity < MinCapacity || capacity > MaxCapacity || capacity&(capacity-1) != 0 {
-		return fmt.Errorf("%w: publication capacity %d is not a power of two in [%d, %d]", ipc.ErrArgument, capacity, MinCapacity, MaxCapacity)
+	if capacity < minCapacity || capacity > maxCapacity || capacity&(capacity-1) != 0 {
+		return fmt.Errorf("%w: publication capacity %d is not a power of two in [%d, %d]", ipc.ErrArgument, capacity, minCapacity, maxCapacity)
 	}
 	if c.window == 0 {
 		c.window = capacity / 2
 	}
 	if c.mtu == 0 {
-		c.mtu = min(DefaultMTU, capacity/8)
+		c.mtu = min(defaultMTU, capacity/8)
 	}
 	if c.maxMessage == 0 {
 		c.maxMessage = capacity / 8
@@ -163,8 +163,8 @@ func (c *config) resolve(capacity int) error {
 		// claims' worth must fit in the window or a full-size message could
 		// wait forever at a wrap.
 		return fmt.Errorf("%w: a message of %d bytes claims %d bytes, more than half the window %d", ipc.ErrArgument, c.maxMessage, claimSize(c.maxMessage, c.mtu-record.HeaderLength), c.window)
-	case c.maxSubscribers < 1 || c.maxSubscribers > MaxSubscribersLimit:
-		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ipc.ErrArgument, c.maxSubscribers, MaxSubscribersLimit)
+	case c.maxSubscribers < 1 || c.maxSubscribers > maxSubscribersLimit:
+		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ipc.ErrArgument, c.maxSubscribers, maxSubscribersLimit)
 	case c.subscriberTimeout < time.Millisecond || c.unblockTimeout < time.Millisecond:
 		return fmt.Errorf("%w: subscriber timeout %s and unblock timeout %s must be at least 1 ms", ipc.ErrArgument, c.subscriberTimeout, c.unblockTimeout)
 	case c.now == nil:
@@ -279,7 +279,7 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: publication metadata: %s", ipc.ErrCorrupt, f.Path(), fmt.Sprintf(format, args...))
 	}
-	if capacity != int64(len(logb)) || capacity > MaxCapacity {
+	if capacity != int64(len(logb)) || capacity > maxCapacity {
 		return nil, bad("capacity %d, log section of %d bytes", capacity, len(logb))
 	}
 	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(subscriberTimeoutOffset) > maxTimeoutMillis || get64(unblockTimeoutOffset) > maxTimeoutMillis {
@@ -392,7 +392,7 @@ func stale(now, heartbeat, timeout int64) bool {
 // ownerGone reports whether the file's owner is provably finished with the
 // publication: it closed the file, or its heartbeat is older than the
 // file's liveness timeout and no process with its pid and start time runs
-// (the file layer's Dead state; see ipc.File.OwnerGone). The process check
+// (the file layer's Closed or Dead state, fileapi's OwnerGone). The process check
 // reads /proc, so callers rate-limit it; the heartbeat load comes first and
 // is cheap.
 func (f *pubFile) ownerGone(now int64) bool { return ipcfile.OwnerGone(f.file, now) }
