@@ -1,6 +1,6 @@
 package ipc
 
-import "github.com/dutyrt/duty/ipc/internal/fileapi"
+import "github.com/dutyrt/duty/internal/fileapi"
 
 // The byte layout of a duty shared-memory file. This file is the only place
 // these numbers are written; layout_test.go asserts them against the table

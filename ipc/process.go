@@ -5,12 +5,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/internal/procinfo"
-	"github.com/dutyrt/duty/ipc/internal/fileapi"
 )
 
 // What layers built on the file layer inside ipc (ipc/publication) use of
-// it beyond the exported API, installed in ipc/internal/fileapi.
+// it beyond the exported API, installed in internal/fileapi.
 func init() {
 	fileapi.Install(fileapi.Funcs[File, Option]{
 		Create: func(dir, name string, kind int32, sections []int, opts ...Option) (*File, error) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/ipc/internal/fileapi"
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/ringbuf"
 )
 

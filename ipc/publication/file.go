@@ -10,9 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/internal/fileapi"
 
 	"github.com/dutyrt/duty/internal/mmapfile"
 )

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
-	"github.com/dutyrt/duty/ipc/internal/fileapi"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
