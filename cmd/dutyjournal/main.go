@@ -126,7 +126,7 @@ type listing struct {
 
 // list reads the whole log once to count each stream's records.
 func list(w io.Writer, j *journal.Journal, asJSON bool) error {
-	l := listing{Dir: j.Dir(), Segments: j.Segments(), First: j.FirstPosition()}
+	l := listing{Dir: j.Dir(), Segments: j.Segments(), First: j.Stats().FirstPosition}
 	t, err := j.NewTailer()
 	if err != nil {
 		return err
