@@ -391,8 +391,8 @@ func (j *Journal) releaseAll() {
 	j.segs = nil
 }
 
-// Dir returns the journal's directory.
-func (j *Journal) Dir() string { return j.dir }
+// dirPath returns the journal's directory.
+func (j *Journal) dirPath() string { return j.dir }
 
 // segmentSize returns the journal's segment size.
 func (j *Journal) segmentSize() int64 { return j.segSize }

@@ -70,7 +70,7 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	_, _, err = tl.Next()
 	require.NoError(t, err)
 	require.Equal(t, tl.Position(), tl.pub.Load(), "Next publishes its position")
-	info, err := Inspect(j.Dir())
+	info, err := Inspect(j.dirPath())
 	require.NoError(t, err)
 	require.Len(t, info.Readers, 1)
 	require.Equal(t, ReaderInfo{Slot: tl.slot, PID: os.Getpid(), Name: "unit", Position: tl.Position(), Alive: true,
