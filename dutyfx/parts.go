@@ -87,7 +87,7 @@ func SharedMailbox(name string, cfg mailbox.Config, opts ...ipc.Option) fx.Optio
 		if err != nil {
 			return nil, nil, fmt.Errorf("dutyfx: mailbox %s: %w", name, err)
 		}
-		if err := keep(p, mf.File(), mf.Close); err != nil {
+		if err := keep(p, mf.File, mf.Close); err != nil {
 			return nil, nil, err
 		}
 		return mb, mf, nil
@@ -103,7 +103,7 @@ func Counters(name string, n int, opts ...ipc.Option) fx.Option {
 		if err != nil {
 			return nil, fmt.Errorf("dutyfx: counters %s: %w", name, err)
 		}
-		if err := keep(p, cf.File(), cf.Close); err != nil {
+		if err := keep(p, cf.File, cf.Close); err != nil {
 			return nil, err
 		}
 		return cf, nil
@@ -119,7 +119,7 @@ func ErrorLog(name string, length int, opts ...ipc.Option) fx.Option {
 		if err != nil {
 			return nil, fmt.Errorf("dutyfx: error log %s: %w", name, err)
 		}
-		if err := keep(p, ef.File(), ef.Close); err != nil {
+		if err := keep(p, ef.File, ef.Close); err != nil {
 			return nil, err
 		}
 		return ef, nil

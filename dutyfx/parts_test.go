@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
@@ -55,7 +56,7 @@ func TestPartsByName(t *testing.T) {
 	require.NoError(t, app.Err())
 	require.NotSame(t, in, fills)
 	require.Equal(t, "fills", fills.Name())
-	require.Equal(t, filepath.Join(dir, "orders"), mf.Path())
+	require.Equal(t, filepath.Join(dir, "orders"), mf.File.Path())
 	for _, name := range []string{"orders", "counters", "errors"} {
 		require.FileExists(t, filepath.Join(dir, name))
 	}
@@ -66,14 +67,14 @@ func TestPartsByName(t *testing.T) {
 	require.NotNil(t, g.Runner("engine"))
 
 	// Another process's view of the mailbox, as a sender would open it.
-	out, sf, err := ipc.OpenMailbox(context.Background(), mf.Path())
+	out, sf, err := ipc.OpenMailbox(context.Background(), mf.File.Path())
 	require.NoError(t, err)
 	require.NoError(t, out.Send(5, []byte("x")))
 	waitFor(t, func() bool { return in.Stats().Delivered == 1 })
 	require.NoError(t, sf.Close())
-	hb, err := cf.File().HeartbeatMillis()
+	l, err := cf.File.Liveness(time.Now(), 0)
 	require.NoError(t, err)
-	require.NotZero(t, hb)
+	require.Equal(t, ipc.OwnerAlive, l.State)
 
 	require.NoError(t, app.Stop(context.Background()))
 	require.Equal(t, []int32{5}, delivered)

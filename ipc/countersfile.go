@@ -14,7 +14,7 @@ import (
 //
 // The process that creates it (CreateCounters) is the owner: it alone
 // allocates and frees counters, through Manager, and heartbeats the file
-// (File().Heartbeat). Any other process opens it with OpenCounters, which
+// (File.Heartbeat). Any other process opens it with OpenCounters, which
 // maps it read-only (PROT_READ): its Reader can never write to the file, and
 // an accidental store faults instead of corrupting the owner's counters.
 //
@@ -24,7 +24,7 @@ import (
 // memory is unmapped and the access faults). Close the users of the
 // counters (runners, mailboxes) first.
 type CountersFile struct {
-	file     *File
+	*File
 	manager  *counters.Manager // owner only
 	reader   *counters.Reader
 	readOnly bool
@@ -39,7 +39,7 @@ type CountersFile struct {
 // processes need: a freed id is not reused until readers holding it have
 // had the time to notice. A zero Config reuses freed ids at once.
 //
-// The owner heartbeats the file as any owner does (File().Heartbeat), and
+// The owner heartbeats the file as any owner does (File.Heartbeat), and
 // a restarted owner creates a new file (WithReplaceStale replaces the old
 // one once its owner is provably dead).
 func CreateCounters(dir, name string, n int, cfg *counters.Config, opts ...Option) (*CountersFile, error) {
@@ -54,7 +54,7 @@ func CreateCounters(dir, name string, n int, cfg *counters.Config, opts ...Optio
 	if c.FreeToReuseTimeout < 0 {
 		return nil, fmt.Errorf("%w: free-to-reuse timeout %s (%w)", ErrArgument, c.FreeToReuseTimeout, counters.ErrConfig)
 	}
-	f, err := Create(dir, name, KindCounters, []int{r.Length}, opts...)
+	f, err := create(dir, name, KindCounters, []int{r.Length}, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func wrapCounters(f *File, readOnly bool) (*CountersFile, error) {
 		if meta, vals, err = counters.Split(b); err == nil {
 			var r *counters.Reader
 			if r, err = counters.NewReader(meta, vals); err == nil {
-				return &CountersFile{file: f, reader: r, readOnly: readOnly}, nil
+				return &CountersFile{File: f, reader: r, readOnly: readOnly}, nil
 			}
 		}
 		err = fmt.Errorf("%w: %s: counters section of %d bytes: %w", ErrCorrupt, f.Path(), len(b), err)
@@ -109,9 +109,6 @@ func mustSection(f *File) []byte {
 	return b
 }
 
-// File returns the file the counters live in.
-func (c *CountersFile) File() *File { return c.file }
-
 // Manager returns the owner's Manager, or nil for a file opened with
 // OpenCounters.
 func (c *CountersFile) Manager() *counters.Manager { return c.manager }
@@ -121,10 +118,10 @@ func (c *CountersFile) Manager() *counters.Manager { return c.manager }
 // their own with NewReader.
 func (c *CountersFile) Reader() *counters.Reader { return c.reader }
 
-// NewReader returns a new Reader over the file's counters, for a goroutine
+// newReader returns a new Reader over the file's counters, for a goroutine
 // of its own.
-func (c *CountersFile) NewReader() (*counters.Reader, error) {
-	b, err := c.file.Section(0)
+func (c *CountersFile) newReader() (*counters.Reader, error) {
+	b, err := c.File.Section(0)
 	if err != nil {
 		return nil, err
 	}
@@ -138,13 +135,9 @@ func (c *CountersFile) NewReader() (*counters.Reader, error) {
 // ReadOnly reports whether the file is mapped read-only (OpenCounters).
 func (c *CountersFile) isReadOnly() bool { return c.readOnly }
 
-// Close releases the CountersFile's reference to its File (see
-// File.Close: the owner's close marks the file closed for other processes).
-func (c *CountersFile) Close() error { return c.file.Close() }
-
 // OpenReadOnly is Open for processes that only look: the file is opened
 // O_RDONLY and mapped PROT_READ, so a store through the File (or any slice
-// of it) faults (SIGSEGV, which Guard turns into a *FaultError) instead of
+// of it) faults (SIGSEGV, which Guard turns into an error matching ErrFault) instead of
 // corrupting the owner's data; read permission suffices. It waits and
 // validates exactly as Open does, with the same options and errors. The
 // File is not the owner (Heartbeat and Remove give ErrNotOwner, Close only

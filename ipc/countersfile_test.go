@@ -54,7 +54,7 @@ func childCountersOwner(in io.Reader, out io.Writer) error {
 	}
 	defer cf.Close()
 	m := cf.Manager()
-	fmt.Fprintln(out, "ready", cf.File().Path())
+	fmt.Fprintln(out, "ready", cf.File.Path())
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -157,7 +157,7 @@ func TestCrossProcessCounters(t *testing.T) {
 	path := strings.TrimPrefix(ready, "ready ")
 	require.Equal(t, filepath.Join(dir, "stats"), path)
 
-	cf, err := OpenCounters(ctxT(t), path, WithLiveOwner())
+	cf, err := OpenCounters(ctxT(t), path, withLiveOwner())
 	require.NoError(t, err)
 	defer cf.Close()
 	require.True(t, cf.isReadOnly())
@@ -223,16 +223,16 @@ func TestCrossProcessCounters(t *testing.T) {
 	// The reader's mapping is read-only: a store faults, and the file is
 	// unchanged.
 	sum := fileSum(t, path)
-	b, err := cf.File().Section(0)
+	b, err := cf.File.Section(0)
 	require.NoError(t, err)
-	err = cf.File().Guard(func() error { b[0] = 0xff; return nil })
+	err = cf.File.Guard(func() error { b[0] = 0xff; return nil })
 	require.ErrorIs(t, err, ErrFault)
 	require.Equal(t, sum, fileSum(t, path))
 
 	_, err = io.WriteString(child.Stdin, "exit\n")
 	require.NoError(t, err)
 	require.NoError(t, child.Wait(t), child.Stderr.String())
-	l, err := cf.File().Liveness(time.Now(), 0)
+	l, err := cf.File.Liveness(time.Now(), 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerClosed, l.State, "the owner's close is visible")
 	require.Len(t, snapshot(t, r), 4, "counters stay readable after the owner closed")
@@ -262,11 +262,11 @@ func TestCountersFileLayout(t *testing.T) {
 	require.NoError(t, err)
 	defer cf.Close()
 	require.False(t, cf.isReadOnly())
-	require.True(t, cf.File().IsOwner())
-	require.Equal(t, KindCounters, cf.File().Kind())
+	require.True(t, cf.File.IsOwner())
+	require.Equal(t, KindCounters, cf.File.Kind())
 	lay, err := counters.Layout(10)
 	require.NoError(t, err)
-	require.Equal(t, int64(headerLength)+alignUp(int64(lay.Length), sectionAlignment), cf.File().Len())
+	require.Equal(t, int64(headerLength)+alignUp(int64(lay.Length), sectionAlignment), cf.File.Len())
 
 	m := cf.Manager()
 	require.Equal(t, 9, m.MaxCounterID())
@@ -276,7 +276,7 @@ func TestCountersFileLayout(t *testing.T) {
 	require.NoError(t, err)
 	c.Set(77)
 
-	raw, err := os.ReadFile(cf.File().Path())
+	raw, err := os.ReadFile(cf.File.Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
 	meta := raw[headerLength+lay.MetadataOffset:]
@@ -312,7 +312,7 @@ func TestCountersFileBadArguments(t *testing.T) {
 	require.ErrorIs(t, err, ErrArgument)
 	require.ErrorIs(t, err, counters.ErrConfig)
 	_, err = CreateCounters(dir, "a/b", 4, nil)
-	require.ErrorIs(t, err, ErrName)
+	require.ErrorIs(t, err, errName)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing left behind")
@@ -321,16 +321,16 @@ func TestCountersFileBadArguments(t *testing.T) {
 	require.NoError(t, err)
 	defer cf.Close()
 	_, err = CreateCounters(dir, "dup", 4, nil)
-	require.ErrorIs(t, err, ErrExists)
+	require.ErrorIs(t, err, errExists)
 
 	ring, err := CreateRing(dir, "ring", 1024)
 	require.NoError(t, err)
 	defer ring.Close()
-	_, err = OpenCounters(ctxT(t), ring.File().Path())
+	_, err = OpenCounters(ctxT(t), ring.File.Path())
 	require.ErrorIs(t, err, ErrKind)
 
 	// A counters file whose section is not n*640 bytes.
-	f, err := Create(dir, "odd", KindCounters, []int{1000})
+	f, err := create(dir, "odd", KindCounters, []int{1000})
 	require.NoError(t, err)
 	defer f.Close()
 	_, err = OpenCounters(ctxT(t), f.Path())
@@ -358,13 +358,13 @@ func TestOpenReadOnly(t *testing.T) {
 	c, err := cf.Manager().Allocate("x", counters.TypeDutyCycles, nil)
 	require.NoError(t, err)
 	c.Set(5)
-	require.NoError(t, cf.File().Heartbeat(time.Now().UnixMilli()))
-	path := cf.File().Path()
+	require.NoError(t, cf.File.Heartbeat(time.Now().UnixMilli()))
+	path := cf.File.Path()
 	before, err := os.Stat(path)
 	require.NoError(t, err)
 	sum := fileSum(t, path)
 
-	f, err := OpenReadOnly(ctxT(t), path, WithLiveOwner())
+	f, err := OpenReadOnly(ctxT(t), path, withLiveOwner())
 	require.NoError(t, err)
 	require.False(t, f.IsOwner())
 	require.Equal(t, KindCounters, f.Kind())
@@ -392,7 +392,7 @@ func TestOpenReadOnly(t *testing.T) {
 
 	err = f.Guard(func() error { b[lay.ValuesOffset] = 1; return nil })
 	require.ErrorIs(t, err, ErrFault)
-	var fe *FaultError
+	var fe *faultError
 	require.ErrorAs(t, err, &fe)
 	require.False(t, fe.Truncated)
 	hb, err := f.spareSlotAt(0)
@@ -409,7 +409,7 @@ func TestOpenReadOnly(t *testing.T) {
 	// The same validation as Open.
 	_, err = OpenReadOnly(ctxT(t), filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
-	_, err = OpenReadOnly(ctxT(t), path, WithPollInterval(0))
+	_, err = OpenReadOnly(ctxT(t), path, withPollInterval(0))
 	require.ErrorIs(t, err, ErrArgument)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "short"), []byte{0, 0, 0}, 0o600))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -443,7 +443,7 @@ func TestOpenReadOnlyWaitsAndChecksOwner(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 	require.NoError(t, cf.Close())
-	_, err = OpenReadOnly(ctxT(t), path, WithLiveOwner())
+	_, err = OpenReadOnly(ctxT(t), path, withLiveOwner())
 	require.ErrorIs(t, err, ErrOwnerDead)
 	cf2, err := OpenCounters(ctxT(t), path)
 	require.NoError(t, err, "without WithLiveOwner a closed file still opens")
@@ -459,14 +459,14 @@ func TestCountersFileNewReader(t *testing.T) {
 	c, err := cf.Manager().Allocate("l", counters.TypeErrors, nil)
 	require.NoError(t, err)
 	c.Set(3)
-	r, err := cf.NewReader()
+	r, err := cf.newReader()
 	require.NoError(t, err)
 	require.NotSame(t, cf.Reader(), r)
 	v, err := r.Value(c.ID())
 	require.NoError(t, err)
 	require.Equal(t, int64(3), v)
 	require.NoError(t, cf.Close())
-	_, err = cf.NewReader()
+	_, err = cf.newReader()
 	require.ErrorIs(t, err, ErrClosed)
 }
 
@@ -485,9 +485,9 @@ func ExampleCreateCounters() {
 	defer cf.Close()
 	c, _ := cf.Manager().Allocate("back-pressure: orders", counters.TypeBackPressureEvents, nil)
 	c.Add(3)
-	_ = cf.File().Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
+	_ = cf.File.Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
 
-	view, err := OpenCounters(context.Background(), cf.File().Path())
+	view, err := OpenCounters(context.Background(), cf.File.Path())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -497,7 +497,7 @@ func ExampleCreateCounters() {
 		fmt.Println(id, counters.TypeName(typeID), label, value)
 		return true
 	})
-	fmt.Println("read-only:", !view.File().IsOwner())
+	fmt.Println("read-only:", !view.File.IsOwner())
 	// Output:
 	// 0 back-pressure back-pressure: orders 3
 	// read-only: true

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -29,32 +28,32 @@ var fallocate = mmapfile.Fallocate
 // ENOSPC.
 var checkSpaceFn = checkSpace
 
-// Create creates the duty file dir/name (dir "" means DefaultDir(), created
+// create creates the duty file dir/name (dir "" means DefaultDir(), created
 // with mode 0700 if missing) of the given kind, with one section per entry
 // of sections (their lengths in bytes, each > 0), and returns it mapped,
 // owned by the caller, holding one reference.
 //
 // The file is created exclusively (O_EXCL, or link(2), which also fails on
 // an existing name: of two processes creating the same name, exactly one
-// wins and the other gets ErrExists), with mode 0600 unless WithMode says
+// wins and the other gets fs.ErrExist), with mode 0600 unless WithMode says
 // otherwise, preallocated with fallocate (F_PREALLOCATE on darwin; zeros
 // written where the file system lacks it) so that a full file system fails
-// here with ErrNoSpace and never later with SIGBUS, and mapped MAP_SHARED. The magic is written
+// here with syscall.ENOSPC and never later with SIGBUS, and mapped MAP_SHARED. The magic is written
 // first, then the header, then (atomically, last) the layout version: the
 // ready signal. By default the file is built under a temporary name and linked to
-// its final name once complete (see WithDirectCreate). On any failure the
+// its final name once complete (see withDirectCreate). On any failure the
 // half-made file is removed, with one exception: if another process (a
 // cleaner, see RemoveIfStale) holds the lock of the new, empty file for
-// longer than 1 s, Create returns ErrExists and leaves that file to it.
+// longer than 1 s, create returns fs.ErrExist and leaves that file to it.
 //
 // The caller is the owner: it holds an exclusive flock on the file until it
 // closes it (taken right after the file is created; a cleaner that opened
 // the empty file in between is waited for, and if it removed the file, the
-// name is created again, or ErrExists returned if someone else has taken
+// name is created again, or fs.ErrExist returned if someone else has taken
 // it), and must call Heartbeat more often than the liveness timeout
 // (WithLivenessTimeout, default 10 s) for other processes to see it alive.
 // Sections start on sectionAlignment boundaries and are zero.
-func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File, error) {
+func create(dir, name string, kind Kind, sections []int, opts ...Option) (*File, error) {
 	c := newConfig(opts)
 	if err := validateName(name); err != nil {
 		return nil, err
@@ -67,7 +66,7 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 	}
 	timeout := c.livenessTimeout
 	if timeout == 0 {
-		timeout = DefaultLivenessTimeout
+		timeout = defaultLivenessTimeout
 	}
 	if timeout < time.Millisecond {
 		return nil, fmt.Errorf("%w: liveness timeout %s below 1 ms", ErrArgument, timeout)
@@ -90,7 +89,7 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 	if c.direct {
 		for attempt := 0; ; attempt++ {
 			f, err := build(path, path, h, c)
-			if err == nil || !errors.Is(err, ErrExists) || !c.replaceStale || attempt == 2 {
+			if err == nil || !errors.Is(err, errExists) || !c.replaceStale || attempt == 2 {
 				return f, staleHint(err, path, c)
 			}
 			if err := replaceStale(path, c); err != nil {
@@ -115,7 +114,7 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 			return f, nil
 		}
 		err = osError("link", path, err)
-		if errors.Is(err, ErrExists) && c.replaceStale && attempt < 2 {
+		if errors.Is(err, errExists) && c.replaceStale && attempt < 2 {
 			if err = replaceStale(path, c); err == nil {
 				continue
 			}
@@ -126,10 +125,10 @@ func Create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 	}
 }
 
-// staleHint adds to an ErrExists from Create, when the file in the way has
+// staleHint adds to an fs.ErrExist from Create, when the file in the way has
 // an owner that is provably gone, how to replace it.
 func staleHint(err error, path string, c config) error {
-	if err == nil || !errors.Is(err, ErrExists) || c.replaceStale || !isStale(path, c) {
+	if err == nil || !errors.Is(err, errExists) || c.replaceStale || !isStale(path, c) {
 		return err
 	}
 	return fmt.Errorf("%w (its owner is gone: Create with WithReplaceStale replaces it; RemoveIfStale or Cleanup removes it)", err)
@@ -175,7 +174,7 @@ func checkSpace(dir string, need int64) error {
 	}
 	avail := int64(s.Bavail) * int64(s.Bsize)
 	if avail < need {
-		return fmt.Errorf("%w: %s has %d bytes free, the file needs %d (%w)", ErrNoSpace, dir, avail, need, syscall.ENOSPC)
+		return fmt.Errorf("%w: %s has %d bytes free, the file needs %d", errNoSpace, dir, avail, need)
 	}
 	return nil
 }
@@ -263,7 +262,7 @@ const createAttempts = 5
 // known to name: once locked, no cleaner unlinks it. If a cleaner removed
 // the file before the lock, the name is created again, at most
 // createAttempts times; a name that someone else has taken meanwhile is
-// ErrExists. On failure it never unlinks a name it cannot prove names its
+// fs.ErrExist. On failure it never unlinks a name it cannot prove names its
 // own inode while it holds that inode's lock: a file whose lock it could
 // not get is left to the process holding it (empty and unlocked, it is an
 // abandoned creation for RemoveIfStale and Cleanup).
@@ -283,7 +282,7 @@ func createLocked(target string, mode fs.FileMode) (int, unix.Stat_t, error) {
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				_ = unix.Close(fd)
 				return -1, st, fmt.Errorf("%w: lock %s: another process has held the lock of the new, empty file for %s: %w",
-					ErrExists, target, creationLockWait, err)
+					errExists, target, creationLockWait, err)
 			}
 			// flock itself fails here (no lock support): so it does for
 			// every cleaner, which then never unlinks anything.
@@ -309,7 +308,7 @@ func createLocked(target string, mode fs.FileMode) (int, unix.Stat_t, error) {
 			return -1, st, osError("stat", target, lerr)
 		}
 		if attempt == createAttempts {
-			return -1, st, fmt.Errorf("%w: %s: removed by another process while being created, %d times", ErrExists, target, attempt)
+			return -1, st, fmt.Errorf("%w: %s: removed by another process while being created, %d times", errExists, target, attempt)
 		}
 	}
 }

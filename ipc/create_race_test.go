@@ -27,10 +27,10 @@ func TestCreateRacesCleaner(t *testing.T) {
 	runCleaner(t, func() { _ = RemoveIfStale(path) })
 	n := 0
 	for rounds := raceRounds(1000); rounds.more(); n++ {
-		f, err := Create(dir, "race", KindUserMin, []int{8}, WithDirectCreate())
+		f, err := create(dir, "race", kindUserMin, []int{8}, withDirectCreate())
 		if err != nil {
 			t.Fatalf("attempt %d: Create of a free name failed because a cleaner looked at it: %v (ErrExists=%t ErrOwnerAlive=%t EWOULDBLOCK=%t)",
-				n, err, errors.Is(err, ErrExists), errors.Is(err, ErrOwnerAlive), errors.Is(err, unix.EWOULDBLOCK))
+				n, err, errors.Is(err, errExists), errors.Is(err, ErrOwnerAlive), errors.Is(err, unix.EWOULDBLOCK))
 		}
 		require.NoError(t, f.Remove())
 		require.NoError(t, f.Close())
@@ -55,7 +55,7 @@ func TestTwoReplaceStaleCreatorsOneWins(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				files[j], errs[j] = Create(dir, "both", KindUserMin, []int{8}, WithDirectCreate(), WithReplaceStale())
+				files[j], errs[j] = create(dir, "both", kindUserMin, []int{8}, withDirectCreate(), WithReplaceStale())
 			}()
 		}
 		close(start)
@@ -87,7 +87,7 @@ func TestCreateNeverReturnsUnlinkedFile(t *testing.T) {
 	runCleaner(t, func() { _ = RemoveIfStale(path, ahead) })
 	n := 0
 	for rounds := raceRounds(1000); rounds.more(); n++ {
-		f, err := Create(dir, "gone", KindUserMin, []int{8}, WithDirectCreate())
+		f, err := create(dir, "gone", kindUserMin, []int{8}, withDirectCreate())
 		if err != nil {
 			continue // the lock failure of TestCreateRacesCleaner
 		}
@@ -134,7 +134,7 @@ func requireNames(t *testing.T, path string, f *File) {
 }
 
 func createModes() map[string][]Option {
-	return map[string][]Option{"link": nil, "direct": {WithDirectCreate()}}
+	return map[string][]Option{"link": nil, "direct": {withDirectCreate()}}
 }
 
 // A cleaner that removes the new, empty file before Create has locked it
@@ -153,12 +153,12 @@ func TestCreateAgainAfterCleanerRemovedNewFile(t *testing.T) {
 					removed = append(removed, filepath.Base(target))
 				}
 			})
-			f, err := Create(dir, "again", KindUserMin, []int{8}, opts...)
+			f, err := create(dir, "again", kindUserMin, []int{8}, opts...)
 			require.NoError(t, err)
 			defer f.Close()
 			require.Len(t, removed, 1)
 			requireNames(t, filepath.Join(dir, "again"), f)
-			o, err := Open(ctxT(t), filepath.Join(dir, "again"), WithLiveOwner())
+			o, err := open(ctxT(t), filepath.Join(dir, "again"), withLiveOwner())
 			require.NoError(t, err)
 			require.NoError(t, o.Close())
 			ents, err := os.ReadDir(dir)
@@ -185,21 +185,21 @@ func TestCreateLosesNameTakenWhileUnlocked(t *testing.T) {
 				}
 				require.NoError(t, RemoveIfStale(target, farClock()))
 				var err error
-				third, err = Create(dir, "taken", KindUserMin, []int{8}, WithDirectCreate())
+				third, err = create(dir, "taken", kindUserMin, []int{8}, withDirectCreate())
 				require.NoError(t, err)
 			})
-			opts := []Option{WithDirectCreate()}
+			opts := []Option{withDirectCreate()}
 			if replace {
 				opts = append(opts, WithReplaceStale())
 			}
-			f, err := Create(dir, "taken", KindUserMin, []int{8}, opts...)
+			f, err := create(dir, "taken", kindUserMin, []int{8}, opts...)
 			require.True(t, f == nil, "no File")
 			require.NotNil(t, third)
 			defer third.Close()
 			if replace {
 				require.ErrorIs(t, err, ErrOwnerAlive)
 			} else {
-				require.ErrorIs(t, err, ErrExists)
+				require.ErrorIs(t, err, errExists)
 			}
 			requireNames(t, path, third)
 			require.ErrorIs(t, RemoveIfStale(path, farClock()), ErrOwnerAlive, "the third file is still locked")
@@ -228,10 +228,10 @@ func TestCreateLockHeldByAnotherProcess(t *testing.T) {
 				holder, held = fd, target
 			})
 			start := time.Now()
-			f, err := Create(dir, "held", KindUserMin, []int{8}, opts...)
+			f, err := create(dir, "held", kindUserMin, []int{8}, opts...)
 			waited := time.Since(start)
 			require.True(t, f == nil, "no File")
-			require.ErrorIs(t, err, ErrExists)
+			require.ErrorIs(t, err, errExists)
 			require.ErrorIs(t, err, unix.EWOULDBLOCK)
 			require.GreaterOrEqual(t, waited, creationLockWait)
 			require.Less(t, waited, 10*creationLockWait)
@@ -283,9 +283,9 @@ func TestCreateRacesSkewedCleaner(t *testing.T) {
 			})
 			won, lost := 0, 0
 			for rounds := raceRounds(500); rounds.more(); {
-				f, err := Create(dir, "skewed", KindUserMin, []int{8}, opts...)
+				f, err := create(dir, "skewed", kindUserMin, []int{8}, opts...)
 				if err != nil {
-					require.ErrorIs(t, err, ErrExists)
+					require.ErrorIs(t, err, errExists)
 					lost++
 					continue
 				}

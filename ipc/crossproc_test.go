@@ -73,7 +73,7 @@ func TestCrossProcessRing(t *testing.T) {
 
 	var procs []*proc
 	for s := range senders {
-		procs = append(procs, startChild(t, "", "producer", pathEnv(r.File().Path()),
+		procs = append(procs, startChild(t, "", "producer", pathEnv(r.File.Path()),
 			"DUTY_IPC_SENDER="+strconv.Itoa(s), "DUTY_IPC_COUNT="+strconv.Itoa(count)).Start(t))
 	}
 	c := newConsumer(t, r)
@@ -115,7 +115,7 @@ func TestCrossProcessCrashMidClaim(t *testing.T) {
 	r, err := CreateRing(dir, "crash", 4096)
 	require.NoError(t, err)
 	defer r.Close()
-	path := r.File().Path()
+	path := r.File.Path()
 
 	var producers []*proc
 	for s := range 2 {
@@ -222,7 +222,7 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	owner := startChild(t, "", "owner", dirNameEnv(dir, "owned")...).Start(t)
 	require.Equal(t, "ready", owner.Line(t))
 	path := filepath.Join(dir, "owned")
-	o, err := OpenRing(ctxT(t), path, WithLiveOwner())
+	o, err := OpenRing(ctxT(t), path, withLiveOwner())
 	require.NoError(t, err)
 	defer o.Close()
 	var got string
@@ -231,11 +231,11 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	require.Equal(t, "from the owner", got)
 
 	now := time.Now()
-	l, err := o.File().Liveness(now, 0)
+	l, err := o.File.Liveness(now, 0)
 	require.NoError(t, err)
-	require.Equal(t, OwnerAlive, l.State, l.String())
+	require.Equal(t, OwnerAlive, l.State, l.describe())
 	require.Equal(t, owner.Cmd.Process.Pid, l.PID)
-	require.True(t, o.File().ownerAlive(now))
+	require.True(t, o.File.ownerAlive(now))
 
 	later := WithClock(clock.Func(func() time.Time { return now.Add(time.Hour) }))
 	require.ErrorIs(t, RemoveIfStale(path, later), ErrOwnerAlive)
@@ -246,22 +246,22 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	require.Empty(t, removed)
 
 	owner.Kill(t)
-	l, err = o.File().Liveness(now, 0)
+	l, err = o.File.Liveness(now, 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerUnconfirmed, l.State, "heartbeat still fresh, process gone")
 	require.False(t, l.Running)
 	require.ErrorIs(t, RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now }))), ErrOwnerAlive)
 
-	l, err = o.File().Liveness(now.Add(time.Hour), 0)
+	l, err = o.File.Liveness(now.Add(time.Hour), 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerDead, l.State)
-	_, err = Open(ctxT(t), path, WithLiveOwner(), later)
+	_, err = open(ctxT(t), path, withLiveOwner(), later)
 	require.ErrorIs(t, err, ErrOwnerDead)
 
 	n, err := CreateRing(dir, "owned", 1024, WithReplaceStale(), later)
 	require.NoError(t, err, "a dead owner's file is replaced")
 	defer n.Close()
-	require.True(t, n.File().ownerAlive(now.Add(time.Hour)), "its heartbeat is the injected clock's")
+	require.True(t, n.File.ownerAlive(now.Add(time.Hour)), "its heartbeat is the injected clock's")
 	require.NoError(t, o.Write(testTypeID, []byte("old mapping still valid")))
 	require.Zero(t, n.poll(t), "the new file is a new ring")
 }
@@ -301,8 +301,8 @@ func TestCrossProcessPermission(t *testing.T) {
 		require.NoError(t, p.Wait(t), p.Stderr.String())
 		return line
 	}
-	require.Equal(t, "ok", asNobody(pathEnv(public.File().Path())))
-	require.Equal(t, "permission", asNobody(pathEnv(private.File().Path())))
+	require.Equal(t, "ok", asNobody(pathEnv(public.File.Path())))
+	require.Equal(t, "permission", asNobody(pathEnv(private.File.Path())))
 	require.Equal(t, "permission", asNobody(append(dirNameEnv(dir, "mine"), "DUTY_IPC_OP=create")...))
 }
 

@@ -33,19 +33,19 @@ func DefaultDir() string {
 	return filepath.Join(base, "duty-"+strconv.Itoa(os.Getuid()))
 }
 
-// validateName reports ErrName unless name can be a duty file's name in a
+// validateName reports ErrArgument unless name can be a duty file's name in a
 // directory: not empty, at most 200 bytes, no path separator or NUL, not
 // "." or "..", and not starting with the temporary prefix Create uses.
 func validateName(name string) error {
 	switch {
 	case name == "", name == ".", name == "..":
-		return fmt.Errorf("%w: %q", ErrName, name)
+		return fmt.Errorf("%w: %q", errName, name)
 	case len(name) > maxNameLength:
-		return fmt.Errorf("%w: %d bytes, at most %d", ErrName, len(name), maxNameLength)
+		return fmt.Errorf("%w: %d bytes, at most %d", errName, len(name), maxNameLength)
 	case strings.ContainsAny(name, "/\x00") || strings.ContainsRune(name, filepath.Separator):
-		return fmt.Errorf("%w: %q contains a path separator or NUL", ErrName, name)
+		return fmt.Errorf("%w: %q contains a path separator or NUL", errName, name)
 	case strings.HasPrefix(name, tempPrefix):
-		return fmt.Errorf("%w: %q uses the reserved prefix %q", ErrName, name, tempPrefix)
+		return fmt.Errorf("%w: %q uses the reserved prefix %q", errName, name, tempPrefix)
 	}
 	return nil
 }

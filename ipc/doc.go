@@ -9,16 +9,18 @@
 //
 // # Lifecycle
 //
-//	f, err := ipc.Create(dir, "orders", kind, []int{n}) // owner: O_EXCL, fallocate, mmap, header, version last
-//	f.Heartbeat(time.Now().UnixMilli())                  // owner, from its duty cycle, < liveness timeout apart
-//	g, err := ipc.Open(ctx, path)                        // others: wait while not ready, validate, mmap
-//	b, err := g.Section(0)                               // valid while a reference is held
-//	g.Acquire(); ...; g.Release()                        // extra references, e.g. per goroutine
-//	g.Close(); f.Close()                                 // last release unmaps
-//	ipc.Cleanup(dir)                                     // removes files of dead owners only
+//	r, err := ipc.CreateRing(dir, "orders", n) // owner: O_EXCL, fallocate, mmap, header, version last
+//	r.File.Heartbeat(time.Now().UnixMilli())   // owner, from its duty cycle, < liveness timeout apart
+//	p, err := ipc.OpenRing(ctx, path)          // others: wait while not ready, validate, mmap
+//	err = p.Write(typeID, payload)             // the ring's methods, on the mapping
+//	p.Close(); r.Close()                       // the last close unmaps
+//	ipc.Cleanup(dir)                           // removes files of dead owners only
 //
-// CreateRing and OpenRing do the same for a file holding one ringbuf
-// many-to-one ring, and return a *Ring (the ring's methods plus its File).
+// A *Ring embeds the ringbuf many-to-one ring and the *File that maps it;
+// every typed file here (Ring, MailboxFile, CountersFile, ErrorLogFile,
+// HistogramsFile) embeds its *File: its path, kind, owner, heartbeat,
+// liveness, guard, sections and Close. OpenReadOnly opens a file of any
+// kind for inspection.
 //
 // On this layer:
 //
@@ -56,9 +58,9 @@
 // or Cleanup only when nobody holds its lock and its owner is OwnerClosed
 // or OwnerDead (pid gone or reused AND heartbeat stale); a file whose owner
 // may be alive is never deleted or reinitialised by another process
-// (ErrOwnerAlive). Create with WithReplaceStale replaces a stale file under
+// (ErrOwnerAlive). A create with WithReplaceStale replaces a stale file under
 // the same rules. For layers that poll for their owner's death on a hot
-// path, File.OwnerGone is OwnerClosed or OwnerDead at the cost of one
+// path, the owner is OwnerClosed or OwnerDead at the cost of one
 // atomic load while the heartbeat is fresh.
 //
 // # Memory ordering
@@ -74,25 +76,25 @@
 // # Faults
 //
 // Files are preallocated, so a full file system fails at Create
-// (ErrNoSpace), never with SIGBUS on first touch. A file truncated under a
+// (syscall.ENOSPC), never with SIGBUS on first touch. A file truncated under a
 // live mapping is the one case Go cannot make safe everywhere: touching a
-// page past the new end raises SIGBUS. Guard and File.Guard run a function
-// with debug.SetPanicOnFault(true) and turn such a fault into a
-// *FaultError (ErrFault, and ErrTruncated when the file shrank); the
+// page past the new end raises SIGBUS. File.Guard runs a function with
+// debug.SetPanicOnFault(true) and turns such a fault into an error matching
+// ErrFault (and ErrTruncated when the file shrank); the
 // package's own cold paths (header snapshot, Heartbeat, the owner's Close)
 // use it. Ring hot paths are not guarded (it would cost a deferred call per
 // operation): there, a fault kills the process with Go's "unexpected fault
 // address ... fatal error: fault [signal SIGBUS ...]" (exit status 2), unless
-// the caller wraps its own loop in Guard. CheckSize (one fstat, also done by
-// Heartbeat) detects a truncation before the hot path touches it.
+// the caller wraps its own loop in File.Guard. Heartbeat starts with one
+// fstat, which detects a truncation before the hot path touches it.
 //
 // # Errors
 //
 // Every failure is a sentinel usable with errors.Is (ErrNotDutyFile,
 // ErrVersion, ErrTruncated, ErrNotReady, ErrCorrupt, ErrKind, ErrOwnerAlive,
-// ErrOwnerDead, ErrPermission, ErrExists, ErrNoSpace, ErrClosed, ErrFault,
-// ...) or a typed error usable with errors.As (*VersionError, *FaultError),
-// wrapped with the path and the numbers involved. No header, section table
+// ErrOwnerDead, ErrNotOwner, ErrClosed, ErrFault, ErrArgument; the file
+// system's own fs.ErrPermission, fs.ErrExist, fs.ErrNotExist and
+// syscall.ENOSPC), wrapped with the path and the numbers involved. No header, section table
 // or ring content written by another process can make this package panic,
 // hang or read outside its mapping.
 package ipc

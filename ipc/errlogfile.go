@@ -16,7 +16,7 @@ import (
 //
 // The process that creates it (CreateErrorLog) is the owner: it alone
 // records errors, through Log (errlog.Handler adapts it to a runner's error
-// handler), and heartbeats the file (File().Heartbeat). Any other process
+// handler), and heartbeats the file (File.Heartbeat). Any other process
 // opens it with OpenErrorLog, which maps it read-only (PROT_READ): Log
 // returns nil and Read never writes.
 //
@@ -25,14 +25,14 @@ import (
 // the last reference, the memory is unmapped and a Record faults). Stop
 // whatever records into it (runners, handlers) first.
 type ErrorLogFile struct {
-	file     *File
+	*File
 	log      *errlog.Log // owner only
 	readOnly bool
 }
 
-// MaxErrorLogLength is the longest error log section: Agrona's buffers are
+// maxErrorLogLength is the longest error log section: Agrona's buffers are
 // int-indexed, and a record's length is an int32.
-const MaxErrorLogLength = math.MaxInt32
+const maxErrorLogLength = math.MaxInt32
 
 // minErrorLogLength is the shortest error log: one record header (the
 // errlog record layout in docs/layouts.md).
@@ -40,20 +40,20 @@ const minErrorLogLength = 24
 
 // CreateErrorLog creates dir/name (see Create, which reads opts) as a
 // KindErrorLog file whose section holds length bytes of error log
-// (minErrorLogLength to MaxErrorLogLength; Aeron's default is 1 MiB), and
+// (minErrorLogLength to math.MaxInt32; Aeron's default is 1 MiB), and
 // returns it with the owner's Log over the fresh, zero section. The Log
 // timestamps observations with the clock WithClock gives (default
 // time.Now), in ms since the Unix epoch.
 //
-// The owner heartbeats the file as any owner does (File().Heartbeat), and
+// The owner heartbeats the file as any owner does (File.Heartbeat), and
 // a restarted owner creates a new file (WithReplaceStale replaces the old
 // one once its owner is provably dead: read the old one first if its
 // errors matter).
 func CreateErrorLog(dir, name string, length int, opts ...Option) (*ErrorLogFile, error) {
-	if length < minErrorLogLength || length > MaxErrorLogLength {
-		return nil, fmt.Errorf("%w: error log of %d bytes, want %d to %d", ErrArgument, length, minErrorLogLength, MaxErrorLogLength)
+	if length < minErrorLogLength || length > maxErrorLogLength {
+		return nil, fmt.Errorf("%w: error log of %d bytes, want %d to %d", ErrArgument, length, minErrorLogLength, maxErrorLogLength)
 	}
-	f, err := Create(dir, name, KindErrorLog, []int{length}, opts...)
+	f, err := create(dir, name, KindErrorLog, []int{length}, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func CreateErrorLog(dir, name string, length int, opts ...Option) (*ErrorLogFile
 		// nothing behind if it is.
 		return nil, errors.Join(fmt.Errorf("ipc: %s: error log: %w", f.Path(), err), f.Remove(), f.Close())
 	}
-	return &ErrorLogFile{file: f, log: log}, nil
+	return &ErrorLogFile{File: f, log: log}, nil
 }
 
 // OpenErrorLog opens the KindErrorLog file at path read-only (see
@@ -79,11 +79,8 @@ func OpenErrorLog(ctx context.Context, path string, opts ...Option) (*ErrorLogFi
 		_ = f.Close()
 		return nil, fmt.Errorf("%w: %s has kind %d, want %d (error log)", ErrKind, path, f.Kind(), KindErrorLog)
 	}
-	return &ErrorLogFile{file: f, readOnly: true}, nil
+	return &ErrorLogFile{File: f, readOnly: true}, nil
 }
-
-// File returns the file the log lives in.
-func (e *ErrorLogFile) File() *File { return e.file }
 
 // Log returns the owner's Log, or nil for a file opened with OpenErrorLog.
 func (e *ErrorLogFile) Log() *errlog.Log { return e.log }
@@ -97,8 +94,8 @@ func (e *ErrorLogFile) isReadOnly() bool { return e.readOnly }
 // returns ErrClosed after Close. Any number of goroutines may read at once.
 func (e *ErrorLogFile) Read(since int64, fn func(errlog.Observation)) (int, error) {
 	n := 0
-	err := e.file.Guard(func() error {
-		b, err := e.file.Section(0)
+	err := e.File.Guard(func() error {
+		b, err := e.File.Section(0)
 		if err != nil {
 			return err
 		}
@@ -107,8 +104,3 @@ func (e *ErrorLogFile) Read(since int64, fn func(errlog.Observation)) (int, erro
 	})
 	return n, err
 }
-
-// Close releases the ErrorLogFile's reference to its File (see File.Close:
-// the owner's close marks the file closed for other processes; the records
-// stay in the file).
-func (e *ErrorLogFile) Close() error { return e.file.Close() }

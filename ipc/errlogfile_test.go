@@ -47,10 +47,10 @@ func childErrlogOwner(in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer ef.Close()
-	if err := ef.File().Heartbeat(time.Now().UnixMilli()); err != nil {
+	if err := ef.File.Heartbeat(time.Now().UnixMilli()); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "ready", ef.File().Path())
+	fmt.Fprintln(out, "ready", ef.File.Path())
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -132,14 +132,14 @@ func TestErrorLogFileLayout(t *testing.T) {
 	require.NoError(t, err)
 	defer ef.Close()
 	require.False(t, ef.isReadOnly())
-	require.True(t, ef.File().IsOwner())
-	require.Equal(t, KindErrorLog, ef.File().Kind())
-	require.Equal(t, int64(headerLength+3*sectionAlignment), ef.File().Len())
+	require.True(t, ef.File.IsOwner())
+	require.Equal(t, KindErrorLog, ef.File.Kind())
+	require.Equal(t, int64(headerLength+3*sectionAlignment), ef.File.Len())
 	for range 2 {
 		require.True(t, ef.Log().Record(errors.New("boom")))
 	}
 
-	raw, err := os.ReadFile(ef.File().Path())
+	raw, err := os.ReadFile(ef.File.Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
 	require.Equal(t, uint32(4), le.Uint32(raw[kindOffset:]))
@@ -162,7 +162,7 @@ func TestErrorLogFileBadArguments(t *testing.T) {
 		require.ErrorIs(t, err, ErrArgument, n)
 	}
 	_, err := CreateErrorLog(dir, "a/b", 4096)
-	require.ErrorIs(t, err, ErrName)
+	require.ErrorIs(t, err, errName)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing left behind")
@@ -171,13 +171,13 @@ func TestErrorLogFileBadArguments(t *testing.T) {
 	require.NoError(t, err)
 	defer ef.Close()
 	_, err = CreateErrorLog(dir, "dup", 4096)
-	require.ErrorIs(t, err, ErrExists)
+	require.ErrorIs(t, err, errExists)
 	require.False(t, ef.Log().Record(errors.New("no room in 24 bytes")))
 
 	cf, err := CreateCounters(dir, "counters", 4, nil)
 	require.NoError(t, err)
 	defer cf.Close()
-	_, err = OpenErrorLog(ctxT(t), cf.File().Path())
+	_, err = OpenErrorLog(ctxT(t), cf.File.Path())
 	require.ErrorIs(t, err, ErrKind)
 	_, err = OpenErrorLog(ctxT(t), filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
@@ -188,11 +188,11 @@ func TestErrorLogFileBadArguments(t *testing.T) {
 	require.NoError(t, err)
 	defer bad.Close()
 	require.True(t, bad.Log().Record(errors.New("fine")))
-	sec, err := bad.File().Section(0)
+	sec, err := bad.File.Section(0)
 	require.NoError(t, err)
 	next := (int(binary.LittleEndian.Uint32(sec)) + 7) &^ 7
 	binary.LittleEndian.PutUint32(sec[next:], 9)
-	view, err := OpenErrorLog(ctxT(t), bad.File().Path())
+	view, err := OpenErrorLog(ctxT(t), bad.File.Path())
 	require.NoError(t, err)
 	defer view.Close()
 	n, err := view.Read(0, func(errlog.Observation) {})
@@ -221,9 +221,9 @@ func ExampleCreateErrorLog() {
 	for range 3 {
 		handler(errors.New("connection reset"))
 	}
-	_ = ef.File().Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
+	_ = ef.File.Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
 
-	view, err := OpenErrorLog(context.Background(), ef.File().Path())
+	view, err := OpenErrorLog(context.Background(), ef.File.Path())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -16,8 +16,8 @@ var (
 	// path that names no regular file (a directory, a socket, a device, a
 	// symbolic link where links are not followed).
 	ErrNotDutyFile = errors.New("ipc: not a duty file")
-	// ErrVersion reports a layout version this package cannot read. The
-	// error is a *VersionError carrying both numbers.
+	// ErrVersion reports a layout version this package cannot read; the
+	// message carries both numbers.
 	ErrVersion = errors.New("ipc: unsupported layout version")
 	// ErrTruncated reports a file shorter than its header declares, or one
 	// that shrank under a live mapping.
@@ -40,33 +40,34 @@ var (
 	// ErrNotOwner reports an owner-only operation (Heartbeat, Remove) on a
 	// File that was opened, not created.
 	ErrNotOwner = errors.New("ipc: not the owner of the file")
-	// ErrClosed reports a use of a File after its last reference was
-	// released, or a Release without a matching reference.
+	// ErrClosed reports a use of a File after it was
+	// closed (its last reference released).
 	ErrClosed = sentinel.Closed("ipc: file closed")
 	// ErrFault reports a memory fault (SIGBUS/SIGSEGV) caught by Guard while
 	// touching a mapping: typically a file truncated under the mapping.
 	ErrFault = errors.New("ipc: memory fault on a mapped file")
-	// ErrName reports a file name that is empty, contains a path separator
+	// errName reports a file name that is empty, contains a path separator
 	// or a NUL, is "." or "..", is too long, or uses the temporary prefix.
-	ErrName = errors.New("ipc: invalid file name")
+	// It matches ErrArgument.
+	errName error = &fsSentinel{"ipc: invalid file name", ErrArgument}
 	// ErrArgument reports an invalid argument (section lengths, capacity,
 	// timeouts, mode).
 	ErrArgument = errors.New("ipc: invalid argument")
-	// ErrNoSpace reports a file system without room for a new file. It is
-	// returned together with syscall.ENOSPC (both match errors.Is).
-	ErrNoSpace = errors.New("ipc: no space left on the file system")
+	// errNoSpace reports a file system without room for a new file (also a
+	// quota, EDQUOT). It matches syscall.ENOSPC.
+	errNoSpace error = &fsSentinel{"ipc: no space left on the file system", syscall.ENOSPC}
 
-	// ErrPermission reports a file or directory the caller may not open or
+	// errPermission reports a file or directory the caller may not open or
 	// create. It wraps fs.ErrPermission.
-	ErrPermission error = &fsSentinel{"ipc: permission denied", fs.ErrPermission}
-	// ErrExists reports a Create of a name that already exists. It wraps
+	errPermission error = &fsSentinel{"ipc: permission denied", fs.ErrPermission}
+	// errExists reports a Create of a name that already exists. It wraps
 	// fs.ErrExist.
-	ErrExists error = &fsSentinel{"ipc: file already exists", fs.ErrExist}
+	errExists error = &fsSentinel{"ipc: file already exists", fs.ErrExist}
 )
 
-// fsSentinel is a sentinel that also matches one of package fs's, without
-// repeating its text (a %w would read "file already exists: file already
-// exists" before the errno's own words).
+// fsSentinel is a sentinel that also matches a more general one (package
+// fs's, an errno, ErrArgument), without repeating its text (a %w would read
+// "file already exists: file already exists" before the errno's own words).
 type fsSentinel struct {
 	msg string
 	fs  error
@@ -75,31 +76,31 @@ type fsSentinel struct {
 func (e *fsSentinel) Error() string { return e.msg }
 func (e *fsSentinel) Unwrap() error { return e.fs }
 
-// VersionError reports a layout version this package cannot read. It
+// versionError reports a layout version this package cannot read. It
 // matches ErrVersion with errors.Is.
-type VersionError struct {
+type versionError struct {
 	Path      string
 	Found     int32 // the file's version
 	Supported int32 // fileLayoutVersion
 }
 
-func (e *VersionError) Error() string {
+func (e *versionError) Error() string {
 	return fmt.Sprintf("ipc: %s: layout version %d, this build reads up to %d", e.Path, e.Found, e.Supported)
 }
 
 // Is makes errors.Is(err, ErrVersion) true.
-func (e *VersionError) Is(target error) bool { return target == ErrVersion }
+func (e *versionError) Is(target error) bool { return target == ErrVersion }
 
-// FaultError reports a memory fault caught by Guard. It matches ErrFault,
+// faultError reports a memory fault caught by Guard. It matches ErrFault,
 // and ErrTruncated when the file was found shorter than the mapping.
-type FaultError struct {
+type faultError struct {
 	Addr      uintptr // faulting address
 	Truncated bool    // the file is now shorter than the mapping
 	Size      int64   // the file's size after the fault (-1 if unknown)
 	Mapped    int64   // the mapping's length (-1 if unknown)
 }
 
-func (e *FaultError) Error() string {
+func (e *faultError) Error() string {
 	if e.Truncated {
 		return fmt.Sprintf("ipc: memory fault at %#x: file truncated to %d bytes under a %d-byte mapping", e.Addr, e.Size, e.Mapped)
 	}
@@ -107,21 +108,22 @@ func (e *FaultError) Error() string {
 }
 
 // Is makes errors.Is match ErrFault, and ErrTruncated when Truncated.
-func (e *FaultError) Is(target error) bool {
+func (e *faultError) Is(target error) bool {
 	return target == ErrFault || (e.Truncated && target == ErrTruncated)
 }
 
 // osError classifies an error from a file system call: permission and
 // existence errors get this package's sentinels (which wrap fs's), a full
-// file system gets ErrNoSpace; the errno stays in the chain.
+// file system errNoSpace (which matches syscall.ENOSPC); the errno stays in
+// the chain.
 func osError(op, path string, err error) error {
 	switch {
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		return fmt.Errorf("%w: %s %s: %w", ErrPermission, op, path, err)
+		return fmt.Errorf("%w: %s %s: %w", errPermission, op, path, err)
 	case errors.Is(err, syscall.EEXIST):
-		return fmt.Errorf("%w: %s %s: %w", ErrExists, op, path, err)
+		return fmt.Errorf("%w: %s %s: %w", errExists, op, path, err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return fmt.Errorf("%w: %s %s: %w", ErrNoSpace, op, path, err)
+		return fmt.Errorf("%w: %s %s: %w", errNoSpace, op, path, err)
 	}
 	return fmt.Errorf("ipc: %s %s: %w", op, path, err)
 }

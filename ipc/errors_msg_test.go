@@ -15,10 +15,10 @@ import (
 // message does not repeat the fs error's words.
 func TestCreateExistingSaysItOnce(t *testing.T) {
 	_, mf := mbNewForTest(t, mailbox.Config{})
-	_, _, err := CreateMailbox(filepath.Dir(mf.Path()), "mbox", mailbox.Config{})
-	require.ErrorIs(t, err, ErrExists)
+	_, _, err := CreateMailbox(filepath.Dir(mf.File.Path()), "mbox", mailbox.Config{})
+	require.ErrorIs(t, err, errExists)
 	require.ErrorIs(t, err, fs.ErrExist)
 	require.Equal(t, 1, strings.Count(err.Error(), "already exists"), err.Error())
-	require.ErrorIs(t, ErrPermission, fs.ErrPermission)
-	require.Equal(t, "ipc: permission denied", ErrPermission.Error())
+	require.ErrorIs(t, errPermission, fs.ErrPermission)
+	require.Equal(t, "ipc: permission denied", errPermission.Error())
 }

@@ -28,7 +28,7 @@ func ExampleCreateRing() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	peer, err := ipc.OpenRing(ctx, owner.File().Path()) // waits while the file is being created
+	peer, err := ipc.OpenRing(ctx, owner.File.Path()) // waits while the file is being created
 	if err != nil {
 		panic(err)
 	}
@@ -37,9 +37,9 @@ func ExampleCreateRing() {
 	if err := peer.Write(1, []byte("buy 100")); err != nil {
 		panic(err)
 	}
-	_ = owner.File().Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
+	_ = owner.File.Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
 	_, _ = owner.Read(func(typeID int32, p []byte) { fmt.Printf("type %d: %s\n", typeID, p) }, 10)
-	lv, err := peer.File().Liveness(time.Now(), 0)
+	lv, err := peer.File.Liveness(time.Now(), 0)
 	if err != nil {
 		panic(err)
 	}
@@ -58,22 +58,22 @@ func ExampleRemoveIfStale() {
 	}
 	defer os.RemoveAll(dir)
 
-	f, err := ipc.Create(dir, "state", ipc.KindUserMin, []int{4096})
+	ef, err := ipc.CreateErrorLog(dir, "errors", 4096)
 	if err != nil {
 		panic(err)
 	}
-	err = ipc.RemoveIfStale(f.Path())
+	err = ipc.RemoveIfStale(ef.File.Path())
 	fmt.Println("while the owner lives:", errors.Is(err, ipc.ErrOwnerAlive))
 
-	_ = f.Close()
-	fmt.Println("after the owner closed:", ipc.RemoveIfStale(f.Path()))
+	_ = ef.Close()
+	fmt.Println("after the owner closed:", ipc.RemoveIfStale(ef.File.Path()))
 	// Output:
 	// while the owner lives: true
 	// after the owner closed: <nil>
 }
 
 // Opening something that is not a duty file is a typed error, not a panic.
-func ExampleOpen() {
+func ExampleOpenReadOnly() {
 	dir, err := os.MkdirTemp("", "duty-example-")
 	if err != nil {
 		panic(err)
@@ -83,7 +83,7 @@ func ExampleOpen() {
 	if err := os.WriteFile(path, append([]byte("hello, world"), make([]byte, 8192)...), 0o600); err != nil {
 		panic(err)
 	}
-	_, err = ipc.Open(context.Background(), path)
+	_, err = ipc.OpenReadOnly(context.Background(), path)
 	fmt.Println(errors.Is(err, ipc.ErrNotDutyFile))
 	// Output:
 	// true

@@ -2,20 +2,20 @@ package ipc
 
 import "runtime/debug"
 
-// Guard runs fn on the calling goroutine with debug.SetPanicOnFault(true),
+// guardAny runs fn on the calling goroutine with debug.SetPanicOnFault(true),
 // so that a memory fault at a non-nil address (SIGBUS on a page of a
-// truncated mapped file, SIGSEGV on an unmapped page) is returned as a
-// *FaultError (matching ErrFault). fn's own error is returned as is; any
+// truncated mapped file, SIGSEGV on an unmapped page) is returned as an
+// error matching ErrFault. fn's own error is returned as is; any
 // other panic, a nil dereference included, propagates. The previous
 // setting is restored. Only faults on the calling goroutine are caught, and
 // not those inside the runtime or where Go cannot unwind the stack. It is
 // for cold paths that touch memory another process could truncate
 // (inspection, validation, heartbeats): it costs a deferred call, so ring
-// hot paths go without (see the package documentation). Prefer File.Guard,
+// hot paths go without (see the package documentation). Prefer File.guardAny,
 // which also reports whether the file was truncated.
-func Guard(fn func() error) error {
-	return guard(fn, func(addr uintptr) (*FaultError, bool) {
-		return &FaultError{Addr: addr, Size: -1, Mapped: -1}, true
+func guardAny(fn func() error) error {
+	return guard(fn, func(addr uintptr) (*faultError, bool) {
+		return &faultError{Addr: addr, Size: -1, Mapped: -1}, true
 	})
 }
 
@@ -25,7 +25,7 @@ type faultAddr interface{ Addr() uintptr }
 
 // guard runs fn with faults recovered; classify turns a fault's address into
 // an error, or refuses it (false), in which case the panic continues.
-func guard(fn func() error, classify func(addr uintptr) (*FaultError, bool)) (err error) {
+func guard(fn func() error, classify func(addr uintptr) (*faultError, bool)) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)

@@ -23,16 +23,16 @@ func TestGuardTruncatedFile(t *testing.T) {
 	dir := testDir(t)
 	r, err := CreateRing(dir, "trunc", 64<<10)
 	require.NoError(t, err)
-	o, err := OpenRing(ctxT(t), r.File().Path())
+	o, err := OpenRing(ctxT(t), r.File.Path())
 	require.NoError(t, err)
 	require.NoError(t, r.Write(testTypeID, []byte("before")))
-	f := o.File()
+	f := o.File
 
 	// The whole file shrinks to nothing: header and ring pages are gone.
 	require.NoError(t, os.Truncate(f.Path(), 0))
 
-	require.ErrorIs(t, f.CheckSize(), ErrTruncated)
-	require.ErrorIs(t, r.File().Heartbeat(1), ErrTruncated, "fstat check first")
+	require.ErrorIs(t, f.checkSize(), ErrTruncated)
+	require.ErrorIs(t, r.File.Heartbeat(1), ErrTruncated, "fstat check first")
 
 	s, err := f.Section(0)
 	require.NoError(t, err, "the accessor checks the reference, not the size")
@@ -40,7 +40,7 @@ func TestGuardTruncatedFile(t *testing.T) {
 		touch(s, 100) // a plain load from a vanished page
 		return nil
 	})
-	var fe *FaultError
+	var fe *faultError
 	require.ErrorAs(t, err, &fe)
 	require.ErrorIs(t, err, ErrFault)
 	require.ErrorIs(t, err, ErrTruncated)
@@ -59,7 +59,7 @@ func TestGuardTruncatedFile(t *testing.T) {
 	err = f.Guard(func() error { return o.Write(testTypeID, make([]byte, 100)) })
 	require.ErrorIs(t, err, ErrTruncated)
 	// Atomic header words.
-	_, err = f.HeartbeatMillis()
+	_, err = f.heartbeatMillis()
 	require.ErrorIs(t, err, ErrTruncated)
 	_, err = f.Liveness(nowT(), 0)
 	require.ErrorIs(t, err, ErrTruncated)
@@ -73,11 +73,11 @@ func TestGuardTruncatedFile(t *testing.T) {
 	// and is reported.
 	require.NoError(t, o.Close())
 	require.ErrorIs(t, r.Close(), ErrTruncated)
-	require.Zero(t, r.File().Refs())
-	require.False(t, mapped(t, r.File()))
+	require.Zero(t, r.File.refCount())
+	require.False(t, mapped(t, r.File))
 
 	// Open refuses the truncated file at once.
-	_, err = Open(shortCtx(t), r.File().Path())
+	_, err = open(shortCtx(t), r.File.Path())
 	require.ErrorIs(t, err, ErrNotReady) // 0 bytes: indistinguishable from a file being created
 }
 
@@ -89,25 +89,25 @@ func TestGuardPartialTruncation(t *testing.T) {
 	r, err := CreateRing(dir, "partial", 64<<10)
 	require.NoError(t, err)
 	defer r.Close()
-	require.NoError(t, os.Truncate(r.File().Path(), 8192))
-	_, err = r.File().HeartbeatMillis()
+	require.NoError(t, os.Truncate(r.File.Path(), 8192))
+	_, err = r.File.heartbeatMillis()
 	require.NoError(t, err, "the header page is still backed")
-	err = r.File().Guard(func() error { _ = r.ProducerPosition(); return nil }) // trailer: past 8192
+	err = r.File.Guard(func() error { _ = r.ProducerPosition(); return nil }) // trailer: past 8192
 	require.ErrorIs(t, err, ErrTruncated)
-	_, err = OpenRing(ctxT(t), r.File().Path())
+	_, err = OpenRing(ctxT(t), r.File.Path())
 	require.ErrorIs(t, err, ErrTruncated)
 }
 
 func TestGuardNonFaultPanics(t *testing.T) {
-	require.PanicsWithValue(t, "boom", func() { _ = Guard(func() error { panic("boom") }) })
+	require.PanicsWithValue(t, "boom", func() { _ = guardAny(func() error { panic("boom") }) })
 	require.Panics(t, func() {
-		_ = Guard(func() error {
+		_ = guardAny(func() error {
 			var p *int
 			sink = byte(*p) // nil dereference: a bug, not a mapping fault
 			return nil
 		})
 	})
-	require.NoError(t, Guard(func() error { return nil }))
+	require.NoError(t, guardAny(func() error { return nil }))
 	require.False(t, debug.SetPanicOnFault(false))
 
 	// File.Guard re-panics for a fault outside its mapping.
@@ -117,11 +117,11 @@ func TestGuardNonFaultPanics(t *testing.T) {
 	defer a.Close()
 	b, err := CreateRing(dir, "b", 1024)
 	require.NoError(t, err)
-	bs, err := b.File().Section(0)
+	bs, err := b.File.Section(0)
 	require.NoError(t, err)
-	require.NoError(t, os.Truncate(b.File().Path(), 0))
-	require.Panics(t, func() { _ = a.File().Guard(func() error { touch(bs, 0); return nil }) })
-	require.ErrorIs(t, Guard(func() error { touch(bs, 0); return nil }), ErrFault, "the package-level Guard takes any address")
+	require.NoError(t, os.Truncate(b.File.Path(), 0))
+	require.Panics(t, func() { _ = a.File.Guard(func() error { touch(bs, 0); return nil }) })
+	require.ErrorIs(t, guardAny(func() error { touch(bs, 0); return nil }), ErrFault, "the package-level Guard takes any address")
 	require.Error(t, b.Close())
 }
 
@@ -135,7 +135,7 @@ func TestUnguardedFaultKillsProcess(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	require.NoError(t, r.Write(testTypeID, []byte("x")))
-	p := startChild(t, "", "sigbus", pathEnv(r.File().Path())).Start(t)
+	p := startChild(t, "", "sigbus", pathEnv(r.File.Path())).Start(t)
 	err = p.Wait(t)
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "stderr: %s", p.Stderr)
@@ -145,7 +145,7 @@ func TestUnguardedFaultKillsProcess(t *testing.T) {
 	require.Contains(t, p.Stderr.String(), "SIGBUS")
 	ws := ee.Sys().(syscall.WaitStatus)
 	require.False(t, ws.Signaled(), "Go exits with 2; it does not re-raise SIGBUS")
-	require.ErrorIs(t, r.File().CheckSize(), ErrTruncated, "the parent detects it cheaply")
+	require.ErrorIs(t, r.File.checkSize(), ErrTruncated, "the parent detects it cheaply")
 }
 
 func nowT() time.Time { return time.Now() }

@@ -38,17 +38,17 @@ type header struct {
 // File is a mapped duty file: a validated header and its sections, shared
 // with other processes.
 //
-// A File is reference counted. Create and Open return it holding one
-// reference, which Close releases; Acquire takes another and Release gives
-// it back. The mapping is unmapped (and the descriptor closed) when the
-// count drops to zero, never before: a goroutine that uses a section, or a
-// ring over it, must hold a reference for as long as it does. Methods of a
-// File whose count has dropped to zero return ErrClosed; a slice obtained
-// earlier and used after that point faults (it is unmapped memory), as any
-// use-after-free would.
+// A File is reference counted: every opener returns it holding one
+// reference, which Close releases, and the package's own cold paths
+// (Heartbeat, Guard, Liveness) hold one of their own while they touch the
+// mapping. The mapping is unmapped (and the descriptor closed) when the
+// count drops to zero, never before. Methods of a File whose count has
+// dropped to zero return ErrClosed; a slice obtained earlier and used after
+// that point faults (it is unmapped memory), as any use-after-free would:
+// close a file only once no goroutine uses its sections or a ring over it.
 //
 // All methods are safe for concurrent use. Heartbeat and Remove belong to
-// the owner (the File returned by Create).
+// the owner (the process that created the file).
 type File struct {
 	path  string
 	fd    int
@@ -102,24 +102,24 @@ func (f *File) Len() int64 { return f.hdr.fileLength }
 // IsOwner reports whether this File created the file.
 func (f *File) IsOwner() bool { return f.owner }
 
-// SectionCount returns the number of sections.
-func (f *File) SectionCount() int { return len(f.hdr.sections) }
+// sectioncount returns the number of sections.
+func (f *File) sectionCount() int { return len(f.hdr.sections) }
 
 // maxLivenessMillis is the longest liveness timeout a header may hold: the
 // most a time.Duration (what WithLivenessTimeout takes, and what
-// LivenessTimeout returns) can express in milliseconds. A larger value
+// livenesstimeout returns) can express in milliseconds. A larger value
 // comes from no creator: it is corruption, not a timeout that would wrap
 // negative and make a live owner look hung.
 const maxLivenessMillis = math.MaxInt64 / int64(time.Millisecond)
 
-// LivenessTimeout returns the owner liveness timeout stored in the header.
-func (f *File) LivenessTimeout() time.Duration {
+// livenesstimeout returns the owner liveness timeout stored in the header.
+func (f *File) livenessTimeout() time.Duration {
 	return time.Duration(f.hdr.livenessTimeout) * time.Millisecond
 }
 
-// Acquire takes a reference to the mapping. It fails with ErrClosed once
+// acquire takes a reference to the mapping. It fails with ErrClosed once
 // the last reference has been released (the mapping is gone).
-func (f *File) Acquire() error {
+func (f *File) acquire() error {
 	for {
 		n := f.refs.Load()
 		if n <= 0 {
@@ -131,10 +131,10 @@ func (f *File) Acquire() error {
 	}
 }
 
-// Release gives back a reference taken by Acquire. The last release unmaps
-// the file and closes its descriptor. A Release without a reference to give
+// release gives back a reference taken by acquire. The last release unmaps
+// the file and closes its descriptor. A release without a reference to give
 // back returns ErrClosed.
-func (f *File) Release() error {
+func (f *File) release() error {
 	for {
 		n := f.refs.Load()
 		if n <= 0 {
@@ -149,12 +149,12 @@ func (f *File) Release() error {
 	}
 }
 
-// Refs returns the number of references held (0 once unmapped).
-func (f *File) Refs() int64 { return max(f.refs.Load(), 0) }
+// refCount returns the number of references held (0 once unmapped).
+func (f *File) refCount() int64 { return max(f.refs.Load(), 0) }
 
-// Close releases the reference Create or Open returned. It is idempotent:
+// Close releases the reference the opener returned. It is idempotent:
 // later calls return nil and release nothing. When the owner closes, it
-// first stores HeartbeatClosed in the header and drops its lock on the
+// first stores the closed mark (-1) in the heartbeat word and drops its lock on the
 // file, so other processes see at once that the owner has finished with it
 // (RemoveIfStale may then remove it); the mapping itself stays until the
 // last reference is released.
@@ -168,19 +168,19 @@ func (f *File) Close() error {
 		// going away (or being reused) under the store and the unlock, even
 		// if a caller has already released more than it acquired. A
 		// truncated file would fault on the store: guard it.
-		if err := f.Acquire(); err != nil {
+		if err := f.acquire(); err != nil {
 			return err
 		}
 		markErr = f.guarded(func() error {
-			f.heartbeat.Store(HeartbeatClosed)
+			f.heartbeat.Store(heartbeatClosed)
 			return nil
 		})
 		_ = mmapfile.Unlock(f.fd)
-		if err := f.Release(); err != nil {
+		if err := f.release(); err != nil {
 			return err
 		}
 	}
-	if err := f.Release(); err != nil {
+	if err := f.release(); err != nil {
 		return err
 	}
 	return markErr
@@ -205,9 +205,8 @@ func (f *File) live() error {
 	return nil
 }
 
-// Section returns section i, aliasing the mapping. The slice is valid while
-// the caller holds a reference (its own from Create/Open, or one from
-// Acquire); it returns ErrClosed after the last release.
+// Section returns section i, aliasing the mapping. The slice is valid until
+// the File is closed; Section returns ErrClosed after the last release.
 func (f *File) Section(i int) ([]byte, error) {
 	if err := f.live(); err != nil {
 		return nil, err
@@ -239,7 +238,7 @@ func (f *File) spareSlotAt(i int) ([]byte, error) {
 // compared across processes) as the owner's heartbeat. The owner calls it
 // from its duty cycle more often than the liveness timeout; the package
 // never starts a goroutine to do it. It first checks the file's size with
-// fstat (one system call: a cheap truncation check, see CheckSize) and does
+// fstat (one system call: a cheap truncation check, ErrTruncated) and does
 // the store under Guard. Owner only (ErrNotOwner); after Close it returns
 // an error wrapping ErrClosed and leaves the closed mark in place.
 //
@@ -253,21 +252,21 @@ func (f *File) Heartbeat(nowMillis int64) error {
 	if f.closed.Load() {
 		return fmt.Errorf("%w: %s: heartbeat after Close", ErrClosed, f.path)
 	}
-	if err := f.Acquire(); err != nil {
+	if err := f.acquire(); err != nil {
 		return err
 	}
-	defer f.Release()
-	if err := f.CheckSize(); err != nil {
+	defer f.release()
+	if err := f.checkSize(); err != nil {
 		return err
 	}
 	return f.guarded(func() error {
-		// A compare-and-swap, not a store: Close's HeartbeatClosed must
+		// A compare-and-swap, not a store: Close's heartbeatClosed must
 		// stay, even against a Heartbeat that passed the closed check
 		// just before Close (a later heartbeat would make the closed
 		// owner look alive, then hung, to every other process).
 		for {
 			old := f.heartbeat.Load()
-			if old == HeartbeatClosed {
+			if old == heartbeatClosed {
 				return fmt.Errorf("%w: %s: heartbeat after Close", ErrClosed, f.path)
 			}
 			if f.heartbeat.CompareAndSwap(old, nowMillis) {
@@ -277,13 +276,13 @@ func (f *File) Heartbeat(nowMillis int64) error {
 	})
 }
 
-// HeartbeatMillis returns the owner's last heartbeat (ms since the Unix
-// epoch), or HeartbeatClosed once the owner closed the file.
-func (f *File) HeartbeatMillis() (int64, error) {
-	if err := f.Acquire(); err != nil {
+// heartbeatmillis returns the owner's last heartbeat (ms since the Unix
+// epoch), or heartbeatClosed once the owner closed the file.
+func (f *File) heartbeatMillis() (int64, error) {
+	if err := f.acquire(); err != nil {
 		return 0, err
 	}
-	defer f.Release()
+	defer f.release()
 	var hb int64
 	err := f.guarded(func() error {
 		hb = f.heartbeat.Load()
@@ -292,15 +291,15 @@ func (f *File) HeartbeatMillis() (int64, error) {
 	return hb, err
 }
 
-// CheckSize compares the file's current size (fstat) with the mapping and
+// checkSize compares the file's current size (fstat) with the mapping and
 // returns ErrTruncated if it shrank: touching the missing pages would raise
 // SIGBUS. Call it on cold paths (the owner's Heartbeat does) to detect a
 // truncated file before the hot path faults on it.
-func (f *File) CheckSize() error {
-	if err := f.Acquire(); err != nil { // the descriptor stays ours meanwhile
+func (f *File) checkSize() error {
+	if err := f.acquire(); err != nil { // the descriptor stays ours meanwhile
 		return err
 	}
-	defer f.Release()
+	defer f.release()
 	var st unix.Stat_t
 	if err := unix.Fstat(f.fd, &st); err != nil {
 		return fmt.Errorf("ipc: fstat %s: %w", f.path, err)
@@ -311,16 +310,23 @@ func (f *File) CheckSize() error {
 	return nil
 }
 
-// Guard runs fn with faults turned into errors (see the package-level
-// Guard) while holding a reference to the mapping. A fault inside the
-// mapping returns a *FaultError that matches ErrFault, and ErrTruncated when
-// fstat then finds the file shorter than the mapping; a fault outside the
-// mapping is not this file's business and panics on as it would have.
+// Guard runs fn on the calling goroutine with debug.SetPanicOnFault(true),
+// holding a reference to the mapping, so that a memory fault inside the
+// mapping (SIGBUS on a page of a truncated file, SIGSEGV on a store into a
+// read-only mapping) is returned as an error matching ErrFault, and also
+// ErrTruncated when fstat then finds the file shorter than the mapping. fn's
+// own error is returned as is. A fault outside the mapping is not this
+// file's business and panics on as it would have, as does any other panic
+// (a nil dereference included). Only faults on the calling goroutine are
+// caught, and not those inside the runtime or where Go cannot unwind the
+// stack. It is for cold paths and for a consumer's whole poll loop: it costs
+// a deferred call, so ring hot paths go without (see the package
+// documentation).
 func (f *File) Guard(fn func() error) error {
-	if err := f.Acquire(); err != nil {
+	if err := f.acquire(); err != nil {
 		return err
 	}
-	defer f.Release()
+	defer f.release()
 	return f.guarded(fn)
 }
 
@@ -328,11 +334,11 @@ func (f *File) Guard(fn func() error) error {
 func (f *File) guarded(fn func() error) error {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
 	end := base + uintptr(len(f.data))
-	return guard(fn, func(addr uintptr) (*FaultError, bool) {
+	return guard(fn, func(addr uintptr) (*faultError, bool) {
 		if addr < base || addr >= end {
 			return nil, false
 		}
-		fe := &FaultError{Addr: addr, Size: -1, Mapped: f.hdr.fileLength}
+		fe := &faultError{Addr: addr, Size: -1, Mapped: f.hdr.fileLength}
 		var st unix.Stat_t
 		if unix.Fstat(f.fd, &st) == nil {
 			fe.Size = st.Size
@@ -357,7 +363,7 @@ func readHeader(path string, b []byte, size int64) (header, error) {
 		return h, errNotInitialised
 	}
 	if h.version < 0 || h.version > fileLayoutVersion {
-		return h, &VersionError{Path: path, Found: h.version, Supported: fileLayoutVersion}
+		return h, &versionError{Path: path, Found: h.version, Supported: fileLayoutVersion}
 	}
 	h.kind = Kind(le.Uint32(b[kindOffset:]))
 	hl := int32(le.Uint32(b[headerLengthOffset:]))

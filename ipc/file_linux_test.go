@@ -25,7 +25,7 @@ func TestCreateFullTmpfs(t *testing.T) {
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 
 	_, err := CreateRing(dir, "too-big", 512<<10)
-	require.ErrorIs(t, err, ErrNoSpace)
+	require.ErrorIs(t, err, errNoSpace)
 	require.ErrorIs(t, err, syscall.ENOSPC)
 
 	// Two files that each pass the check, one after the other, until the
@@ -41,7 +41,7 @@ func TestCreateFullTmpfs(t *testing.T) {
 		// Take space behind the check's back, then create.
 		r, err := CreateRing(dir, "r"+strconv.Itoa(i), 32<<10)
 		if err != nil {
-			require.ErrorIs(t, err, ErrNoSpace)
+			require.ErrorIs(t, err, errNoSpace)
 			require.ErrorIs(t, err, syscall.ENOSPC)
 			break
 		}
@@ -51,7 +51,7 @@ func TestCreateFullTmpfs(t *testing.T) {
 	checkSpaceFn = func(string, int64) error { return nil }
 	defer func() { checkSpaceFn = old }()
 	_, err = CreateRing(dir, "past-check", 64<<10)
-	require.ErrorIs(t, err, ErrNoSpace, "fallocate's own ENOSPC")
+	require.ErrorIs(t, err, errNoSpace, "fallocate's own ENOSPC")
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

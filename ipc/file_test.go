@@ -25,18 +25,18 @@ func TestCreateOpenRoundTrip(t *testing.T) {
 			dir := testDir(t)
 			var opts []Option
 			if direct {
-				opts = append(opts, WithDirectCreate())
+				opts = append(opts, withDirectCreate())
 			}
-			f, err := Create(dir, "rt", KindUserMin, []int{10, 20}, opts...)
+			f, err := create(dir, "rt", kindUserMin, []int{10, 20}, opts...)
 			require.NoError(t, err)
 			defer f.Close()
 			require.True(t, f.IsOwner())
 			require.Equal(t, filepath.Join(dir, "rt"), f.Path())
-			require.Equal(t, KindUserMin, f.Kind())
+			require.Equal(t, kindUserMin, f.Kind())
 			require.Equal(t, fileLayoutVersion, f.layoutVersion())
 			require.Equal(t, int64(3*4096), f.Len())
-			require.Equal(t, 2, f.SectionCount())
-			require.Equal(t, DefaultLivenessTimeout, f.LivenessTimeout())
+			require.Equal(t, 2, f.sectionCount())
+			require.Equal(t, defaultLivenessTimeout, f.livenessTimeout())
 
 			// Only the final name is left: no temporary file.
 			entries, err := os.ReadDir(dir)
@@ -46,7 +46,7 @@ func TestCreateOpenRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
-			g, err := Open(ctxT(t), f.Path())
+			g, err := open(ctxT(t), f.Path())
 			require.NoError(t, err)
 			defer g.Close()
 			require.False(t, g.IsOwner())
@@ -67,7 +67,7 @@ func TestCreateModeIgnoresUmask(t *testing.T) {
 	dir := testDir(t)
 	old := unix.Umask(0o077)
 	defer unix.Umask(old)
-	f, err := Create(dir, "mode", KindUserMin, []int{8}, WithMode(0o640))
+	f, err := create(dir, "mode", kindUserMin, []int{8}, WithMode(0o640))
 	require.NoError(t, err)
 	defer f.Close()
 	fi, err := os.Stat(f.Path())
@@ -85,7 +85,7 @@ func TestCreateDefaultDir(t *testing.T) {
 		t.Cleanup(func() { _ = os.Remove(d) }) // ours: remove it if still empty
 	}
 	name := "default-dir-test-" + strconv.Itoa(os.Getpid())
-	f, err := Create("", name, KindUserMin, []int{8})
+	f, err := create("", name, kindUserMin, []int{8})
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(d, name), f.Path())
 	require.NoError(t, f.Remove())
@@ -100,12 +100,12 @@ func TestCreateExists(t *testing.T) {
 		dir := testDir(t)
 		var opts []Option
 		if direct {
-			opts = append(opts, WithDirectCreate())
+			opts = append(opts, withDirectCreate())
 		}
-		f, err := Create(dir, "x", KindUserMin, []int{8}, opts...)
+		f, err := create(dir, "x", kindUserMin, []int{8}, opts...)
 		require.NoError(t, err)
-		_, err = Create(dir, "x", KindUserMin, []int{8}, opts...)
-		require.ErrorIs(t, err, ErrExists)
+		_, err = create(dir, "x", kindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, errExists)
 		require.ErrorIs(t, err, fs.ErrExist)
 		// The loser left nothing behind and did not touch the winner.
 		entries, err := os.ReadDir(dir)
@@ -119,8 +119,8 @@ func TestCreateExists(t *testing.T) {
 func TestCreateInvalidArguments(t *testing.T) {
 	dir := testDir(t)
 	for _, name := range []string{"", ".", "..", "a/b", "a\x00b", strings.Repeat("n", 201), tempPrefix + "x"} {
-		_, err := Create(dir, name, KindRing, []int{8})
-		require.ErrorIs(t, err, ErrName, "%q", name)
+		_, err := create(dir, name, KindRing, []int{8})
+		require.ErrorIs(t, err, errName, "%q", name)
 	}
 	require.NoError(t, validateName(strings.Repeat("n", 200)))
 	for _, c := range []struct {
@@ -138,7 +138,7 @@ func TestCreateInvalidArguments(t *testing.T) {
 		{"mode bits", KindRing, []int{8}, []Option{WithMode(os.ModeSetuid | 0o600)}},
 		{"liveness", KindRing, []int{8}, []Option{WithLivenessTimeout(time.Microsecond)}},
 	} {
-		_, err := Create(dir, "bad", c.kind, c.sections, c.opts...)
+		_, err := create(dir, "bad", c.kind, c.sections, c.opts...)
 		require.ErrorIs(t, err, ErrArgument, c.name)
 	}
 	_, err := CreateRing(dir, "ring", 1000)
@@ -163,8 +163,8 @@ func TestCreateFallocateFallback(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	var st unix.Stat_t
-	require.NoError(t, unix.Stat(r.File().Path(), &st))
-	require.Equal(t, r.File().Len(), st.Size)
+	require.NoError(t, unix.Stat(r.File.Path(), &st))
+	require.Equal(t, r.File.Len(), st.Size)
 	require.GreaterOrEqual(t, st.Blocks*512, st.Size, "written zeros, not a sparse file")
 	require.NoError(t, r.Write(1, []byte("ok")))
 }
@@ -175,10 +175,10 @@ func TestCreateNoSpaceLeavesNothing(t *testing.T) {
 		dir := testDir(t)
 		var opts []Option
 		if direct {
-			opts = append(opts, WithDirectCreate())
+			opts = append(opts, withDirectCreate())
 		}
 		_, err := CreateRing(dir, "full", 1024, opts...)
-		require.ErrorIs(t, err, ErrNoSpace)
+		require.ErrorIs(t, err, errNoSpace)
 		require.ErrorIs(t, err, syscall.ENOSPC)
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
@@ -188,36 +188,36 @@ func TestCreateNoSpaceLeavesNothing(t *testing.T) {
 
 func TestRefCounting(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "refs", KindUserMin, []int{64})
+	f, err := create(dir, "refs", kindUserMin, []int{64})
 	require.NoError(t, err)
-	require.Equal(t, int64(1), f.Refs())
+	require.Equal(t, int64(1), f.refCount())
 	require.True(t, mapped(t, f))
 
-	require.NoError(t, f.Acquire())
-	require.NoError(t, f.Acquire())
-	require.Equal(t, int64(3), f.Refs())
+	require.NoError(t, f.acquire())
+	require.NoError(t, f.acquire())
+	require.Equal(t, int64(3), f.refCount())
 	require.NoError(t, f.Close())
 	require.NoError(t, f.Close(), "Close is idempotent")
-	require.Equal(t, int64(2), f.Refs())
+	require.Equal(t, int64(2), f.refCount())
 	s, err := f.Section(0)
 	require.NoError(t, err, "still held")
 	s[0] = 1
-	require.NoError(t, f.Release())
+	require.NoError(t, f.release())
 	require.True(t, mapped(t, f))
-	require.NoError(t, f.Release())
-	require.Equal(t, int64(0), f.Refs())
+	require.NoError(t, f.release())
+	require.Equal(t, int64(0), f.refCount())
 	require.False(t, mapped(t, f), "the last release unmaps")
 
 	_, err = f.Section(0)
 	require.ErrorIs(t, err, ErrClosed)
 	_, err = f.spareSlotAt(0)
 	require.ErrorIs(t, err, ErrClosed)
-	require.ErrorIs(t, f.Acquire(), ErrClosed)
-	require.ErrorIs(t, f.Release(), ErrClosed)
+	require.ErrorIs(t, f.acquire(), ErrClosed)
+	require.ErrorIs(t, f.release(), ErrClosed)
 	require.ErrorIs(t, f.Heartbeat(1), ErrClosed)
-	_, err = f.HeartbeatMillis()
+	_, err = f.heartbeatMillis()
 	require.ErrorIs(t, err, ErrClosed)
-	require.ErrorIs(t, f.CheckSize(), ErrClosed)
+	require.ErrorIs(t, f.checkSize(), ErrClosed)
 	require.ErrorIs(t, f.Guard(func() error { return nil }), ErrClosed)
 	require.ErrorIs(t, f.Remove(), ErrClosed)
 	_, err = f.Liveness(time.Now(), 0)
@@ -230,20 +230,20 @@ func TestRefCounting(t *testing.T) {
 // the last holder.
 func TestRefCountingConcurrent(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "conc", KindUserMin, []int{4096})
+	f, err := create(dir, "conc", kindUserMin, []int{4096})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	const workers, rounds = 4, 2000
 	for w := range workers {
-		require.NoError(t, f.Acquire()) // each worker's lifetime reference
+		require.NoError(t, f.acquire()) // each worker's lifetime reference
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer f.Release()
+			defer f.release()
 			<-start
 			for i := range rounds {
-				if err := f.Acquire(); err != nil {
+				if err := f.acquire(); err != nil {
 					t.Error(err)
 					return
 				}
@@ -253,7 +253,7 @@ func TestRefCountingConcurrent(t *testing.T) {
 				} else {
 					s[w] = byte(i)
 				}
-				if err := f.Release(); err != nil {
+				if err := f.release(); err != nil {
 					t.Error(err)
 				}
 			}
@@ -262,25 +262,25 @@ func TestRefCountingConcurrent(t *testing.T) {
 	close(start)
 	require.NoError(t, f.Close())
 	wg.Wait()
-	require.Equal(t, int64(0), f.Refs())
+	require.Equal(t, int64(0), f.refCount())
 	require.False(t, mapped(t, f))
-	require.ErrorIs(t, f.Acquire(), ErrClosed)
+	require.ErrorIs(t, f.acquire(), ErrClosed)
 }
 
 func TestOwnerCloseMarksClosed(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "closing", KindUserMin, []int{8})
+	f, err := create(dir, "closing", kindUserMin, []int{8})
 	require.NoError(t, err)
-	g, err := Open(ctxT(t), f.Path())
+	g, err := open(ctxT(t), f.Path())
 	require.NoError(t, err)
 	defer g.Close()
 	require.True(t, g.ownerAlive(time.Now()))
 	require.ErrorIs(t, RemoveIfStale(f.Path()), ErrOwnerAlive, "the owner holds its lock")
 
 	require.NoError(t, f.Close())
-	hb, err := g.HeartbeatMillis()
+	hb, err := g.heartbeatMillis()
 	require.NoError(t, err)
-	require.Equal(t, HeartbeatClosed, hb)
+	require.Equal(t, heartbeatClosed, hb)
 	l, err := g.Liveness(time.Now(), 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerClosed, l.State)
@@ -288,7 +288,7 @@ func TestOwnerCloseMarksClosed(t *testing.T) {
 	require.False(t, g.ownerAlive(time.Now()))
 	require.ErrorIs(t, g.checkOwner(time.Now(), 0), ErrOwnerDead)
 
-	_, err = Open(ctxT(t), f.Path(), WithLiveOwner())
+	_, err = open(ctxT(t), f.Path(), withLiveOwner())
 	require.ErrorIs(t, err, ErrOwnerDead)
 
 	require.NoError(t, RemoveIfStale(f.Path()), "a closed file is removable at once")
@@ -301,17 +301,17 @@ func TestOwnerCloseMarksClosed(t *testing.T) {
 
 func TestOwnerOnlyOperations(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "owned", KindUserMin, []int{8})
+	f, err := create(dir, "owned", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
-	g, err := Open(ctxT(t), f.Path())
+	g, err := open(ctxT(t), f.Path())
 	require.NoError(t, err)
 	defer g.Close()
 	require.ErrorIs(t, g.Heartbeat(1), ErrNotOwner)
 	require.ErrorIs(t, g.Remove(), ErrNotOwner)
 
 	require.NoError(t, f.Heartbeat(12345))
-	hb, err := g.HeartbeatMillis()
+	hb, err := g.heartbeatMillis()
 	require.NoError(t, err)
 	require.Equal(t, int64(12345), hb)
 
@@ -326,11 +326,11 @@ func TestOwnerOnlyOperations(t *testing.T) {
 // new file does not remove the new one.
 func TestOwnerRemoveSparesReplacement(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "name", KindUserMin, []int{8})
+	f, err := create(dir, "name", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, os.Rename(f.Path(), filepath.Join(dir, "moved")))
-	g, err := Create(dir, "name", KindUserMin, []int{8})
+	g, err := create(dir, "name", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer g.Close()
 	require.ErrorIs(t, f.Remove(), ErrOwnerAlive)
@@ -344,12 +344,12 @@ func TestRingOverFile(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	require.Equal(t, 1024, r.Capacity())
-	require.Equal(t, KindRing, r.File().Kind())
-	b, err := r.File().Section(0)
+	require.Equal(t, KindRing, r.File.Kind())
+	b, err := r.File.Section(0)
 	require.NoError(t, err)
 	require.Len(t, b, 1024+ringbuf.TrailerLength)
 
-	o, err := OpenRing(ctxT(t), r.File().Path())
+	o, err := OpenRing(ctxT(t), r.File.Path())
 	require.NoError(t, err)
 	defer o.Close()
 	for i := range 100 {
@@ -388,25 +388,25 @@ func TestRingAllocations(t *testing.T) {
 func TestOpenWaitsForFile(t *testing.T) {
 	dir := testDir(t)
 	path := filepath.Join(dir, "later")
-	_, err := Open(ctxT(t), path)
+	_, err := open(ctxT(t), path)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = Open(ctx, path, WithWaitForFile())
+	_, err = open(ctx, path, WithWaitForFile())
 	require.ErrorIs(t, err, fs.ErrNotExist)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	done := make(chan error, 1)
 	go func() {
-		f, err := Open(ctxT(t), path, WithWaitForFile())
+		f, err := open(ctxT(t), path, WithWaitForFile())
 		if err == nil {
 			err = f.Close()
 		}
 		done <- err
 	}()
 	time.Sleep(10 * time.Millisecond) // let Open poll a few times (not an assertion)
-	f, err := Create(dir, "later", KindUserMin, []int{8})
+	f, err := create(dir, "later", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, <-done)
@@ -417,14 +417,14 @@ func TestReplaceStale(t *testing.T) {
 	for _, direct := range []bool{false, true} {
 		opts := []Option{WithReplaceStale()}
 		if direct {
-			opts = append(opts, WithDirectCreate())
+			opts = append(opts, withDirectCreate())
 		}
-		f, err := Create(dir, "replace", KindUserMin, []int{8})
+		f, err := create(dir, "replace", kindUserMin, []int{8})
 		require.NoError(t, err)
-		_, err = Create(dir, "replace", KindUserMin, []int{8}, opts...)
+		_, err = create(dir, "replace", kindUserMin, []int{8}, opts...)
 		require.ErrorIs(t, err, ErrOwnerAlive, "a live owner's file is never replaced")
 		require.NoError(t, f.Close())
-		g, err := Create(dir, "replace", KindUserMin, []int{16}, opts...)
+		g, err := create(dir, "replace", kindUserMin, []int{16}, opts...)
 		require.NoError(t, err, "a closed owner's file is replaced")
 		require.Equal(t, 16, mustLen(t, g, 0))
 		require.NoError(t, g.Remove())
@@ -439,17 +439,17 @@ func mustLen(t *testing.T, f *File, i int) int {
 }
 
 func TestErrorsMessages(t *testing.T) {
-	ve := &VersionError{Path: "p", Found: 9, Supported: 1}
+	ve := &versionError{Path: "p", Found: 9, Supported: 1}
 	require.ErrorIs(t, ve, ErrVersion)
 	require.Contains(t, ve.Error(), "9")
-	fe := &FaultError{Addr: 0x10, Truncated: true, Size: 0, Mapped: 8192}
+	fe := &faultError{Addr: 0x10, Truncated: true, Size: 0, Mapped: 8192}
 	require.ErrorIs(t, fe, ErrFault)
 	require.ErrorIs(t, fe, ErrTruncated)
-	require.False(t, errors.Is(&FaultError{Addr: 1}, ErrTruncated))
-	require.ErrorIs(t, ErrPermission, fs.ErrPermission)
-	require.ErrorIs(t, ErrExists, fs.ErrExist)
+	require.False(t, errors.Is(&faultError{Addr: 1}, ErrTruncated))
+	require.ErrorIs(t, errPermission, fs.ErrPermission)
+	require.ErrorIs(t, errExists, fs.ErrExist)
 	for _, err := range []error{ErrNotDutyFile, ErrVersion, ErrTruncated, ErrNotReady, ErrCorrupt, ErrKind,
-		ErrOwnerAlive, ErrOwnerDead, ErrNotOwner, ErrClosed, ErrFault, ErrName, ErrArgument, ErrNoSpace, ErrPermission, ErrExists} {
+		ErrOwnerAlive, ErrOwnerDead, ErrNotOwner, ErrClosed, ErrFault, errName, ErrArgument, errNoSpace, errPermission, errExists} {
 		require.True(t, strings.HasPrefix(err.Error(), "ipc: "), err.Error())
 	}
 }
@@ -459,9 +459,9 @@ func TestErrorsMessages(t *testing.T) {
 // written into memory that is no longer mapped.
 func TestCloseAfterOverRelease(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "over", KindUserMin, []int{8})
+	f, err := create(dir, "over", kindUserMin, []int{8})
 	require.NoError(t, err)
-	require.NoError(t, f.Release())
+	require.NoError(t, f.release())
 	require.False(t, mapped(t, f))
 	require.ErrorIs(t, f.Close(), ErrClosed)
 	require.NoError(t, f.Close(), "idempotent")
@@ -474,7 +474,7 @@ func TestPopulate(t *testing.T) {
 	r, err := CreateRing(dir, "populated", 64<<10, WithPopulate())
 	require.NoError(t, err)
 	defer r.Close()
-	o, err := OpenRing(ctxT(t), r.File().Path(), WithPopulate())
+	o, err := OpenRing(ctxT(t), r.File.Path(), WithPopulate())
 	require.NoError(t, err)
 	defer o.Close()
 	require.NoError(t, o.Write(testTypeID, []byte("p")))
@@ -488,20 +488,20 @@ func TestCreateOverAStaleFileSaysHowToReplaceIt(t *testing.T) {
 		dir := t.TempDir()
 		var opts []Option
 		if direct {
-			opts = append(opts, WithDirectCreate())
+			opts = append(opts, withDirectCreate())
 		}
-		live, err := Create(dir, "x", KindUserMin, []int{8}, opts...)
+		live, err := create(dir, "x", kindUserMin, []int{8}, opts...)
 		require.NoError(t, err)
-		_, err = Create(dir, "x", KindUserMin, []int{8}, opts...)
-		require.ErrorIs(t, err, ErrExists)
+		_, err = create(dir, "x", kindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, errExists)
 		require.NotContains(t, err.Error(), "WithReplaceStale", "its owner is alive")
 
 		require.NoError(t, live.Close()) // closed without Remove: a stale file
-		_, err = Create(dir, "x", KindUserMin, []int{8}, opts...)
-		require.ErrorIs(t, err, ErrExists)
+		_, err = create(dir, "x", kindUserMin, []int{8}, opts...)
+		require.ErrorIs(t, err, errExists)
 		require.ErrorContains(t, err, "its owner is gone: Create with WithReplaceStale replaces it")
 
-		f, err := Create(dir, "x", KindUserMin, []int{8}, append(opts, WithReplaceStale())...)
+		f, err := create(dir, "x", kindUserMin, []int{8}, append(opts, WithReplaceStale())...)
 		require.NoError(t, err)
 		require.NoError(t, f.Remove())
 		require.NoError(t, f.Close())

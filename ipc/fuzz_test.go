@@ -16,7 +16,7 @@ import (
 // openErrors are the errors Open, OpenRing and RemoveIfStale may return
 // for a bad file.
 var openErrors = []error{ErrNotDutyFile, ErrVersion, ErrTruncated, ErrNotReady, ErrCorrupt, ErrKind,
-	ErrOwnerAlive, ErrOwnerDead, ErrPermission, fs.ErrNotExist}
+	ErrOwnerAlive, ErrOwnerDead, errPermission, fs.ErrNotExist}
 
 func requireTyped(t *testing.T, err error) {
 	t.Helper()
@@ -61,14 +61,14 @@ func FuzzOpenHeader(f *testing.F) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
 		defer cancel()
-		r, err := OpenRing(ctx, path, WithPollInterval(time.Millisecond))
+		r, err := OpenRing(ctx, path, withPollInterval(time.Millisecond))
 		if err != nil {
 			requireTyped(t, err)
 			require.Nil(t, r)
 		} else {
-			require.LessOrEqual(t, r.File().Len(), int64(n))
-			for i := range r.File().SectionCount() {
-				s, err := r.File().Section(i)
+			require.LessOrEqual(t, r.File.Len(), int64(n))
+			for i := range r.File.sectionCount() {
+				s, err := r.File.Section(i)
 				require.NoError(t, err)
 				require.NotEmpty(t, s)
 			}
@@ -79,7 +79,7 @@ func FuzzOpenHeader(f *testing.F) {
 			if _, err := r.Read(func(int32, []byte) {}, ringbuf.NoLimit); err != nil {
 				require.ErrorIs(t, err, ringbuf.ErrCorrupt)
 			}
-			_, _ = r.File().Liveness(time.Now(), 0)
+			_, _ = r.File.Liveness(time.Now(), 0)
 			require.NoError(t, r.Close())
 		}
 		if err := RemoveIfStale(path); err != nil {
@@ -112,7 +112,7 @@ func FuzzRingInFile(f *testing.F) {
 		w, err := CreateRing(dir, "ring", capacity)
 		require.NoError(t, err)
 		defer w.Close()
-		s, err := w.File().Section(0)
+		s, err := w.File.Section(0)
 		require.NoError(t, err)
 		for i := 0; i < capacity; i += max(len(records), 1) { // repeat the records over the ring
 			if len(records) == 0 {
@@ -125,7 +125,7 @@ func FuzzRingInFile(f *testing.F) {
 		le.PutUint64(s[capacity+ringbuf.HeadPositionOffset:], uint64(head))
 		le.PutUint64(s[capacity+ringbuf.HeadCachePositionOffset:], uint64(head))
 
-		r, err := OpenRing(ctxT(t), w.File().Path())
+		r, err := OpenRing(ctxT(t), w.File.Path())
 		require.NoError(t, err, "the header is intact")
 		defer r.Close()
 		total := 0

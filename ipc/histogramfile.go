@@ -27,7 +27,7 @@ type HistogramSpec struct {
 //
 // The process that creates it (CreateHistograms) is the owner: it alone
 // records, through Recorder(i) (one writer goroutine per histogram), and
-// heartbeats the file (File().Heartbeat). Any other process opens it with
+// heartbeats the file (File.Heartbeat). Any other process opens it with
 // OpenHistograms, which maps it read-only (PROT_READ); Recorder returns nil
 // there. Reader(i) works in both.
 //
@@ -36,7 +36,7 @@ type HistogramSpec struct {
 // Close (when that was the last reference, the memory is unmapped and the
 // access faults). Stop the agents that record first.
 type HistogramsFile struct {
-	file      *File
+	*File
 	recorders []*histogram.Recorder // owner only
 	readers   []*histogram.Reader
 	readOnly  bool
@@ -53,7 +53,7 @@ const histogramsReadyWait = 5 * time.Second
 // be valid (histogram.Size, histogram.MaxLabelLength); otherwise the error
 // wraps ErrArgument and the histogram package's error.
 //
-// The owner heartbeats the file as any owner does (File().Heartbeat), and
+// The owner heartbeats the file as any owner does (File.Heartbeat), and
 // a restarted owner creates a new file (WithReplaceStale replaces the old
 // one once its owner is provably dead).
 func CreateHistograms(dir, name string, specs []HistogramSpec, opts ...Option) (*HistogramsFile, error) {
@@ -73,11 +73,11 @@ func CreateHistograms(dir, name string, specs []HistogramSpec, opts ...Option) (
 		sizes[i] = n
 		total += n
 	}
-	f, err := Create(dir, name, KindHistograms, []int{total}, opts...)
+	f, err := create(dir, name, KindHistograms, []int{total}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	hf := &HistogramsFile{file: f}
+	hf := &HistogramsFile{File: f}
 	section, off := mustSection(f), 0
 	for i, s := range specs {
 		r, err := histogram.NewRecorder(section[off:off+sizes[i]], s.Config, s.Label)
@@ -102,7 +102,7 @@ func CreateHistograms(dir, name string, specs []HistogramSpec, opts ...Option) (
 // the regions must fill the section exactly, otherwise the error wraps
 // ErrCorrupt (and histogram.ErrCorrupt where a header is bad). A file
 // created so recently that its creator may still be writing the headers is
-// waited for, polling every WithPollInterval, up to 5 s after its creation
+// waited for, polling every 1 ms, up to 5 s after its creation
 // or until ctx ends (ErrNotReady, wrapping ctx's error).
 func OpenHistograms(ctx context.Context, path string, opts ...Option) (*HistogramsFile, error) {
 	f, err := OpenReadOnly(ctx, path, opts...)
@@ -125,7 +125,7 @@ func OpenHistograms(ctx context.Context, path string, opts ...Option) (*Histogra
 			return err
 		})
 		if err == nil {
-			return &HistogramsFile{file: f, readers: readers, readOnly: true}, nil
+			return &HistogramsFile{File: f, readers: readers, readOnly: true}, nil
 		}
 		if !errors.Is(err, histogram.ErrNotReady) {
 			return nil, errors.Join(fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err), f.Close())
@@ -137,7 +137,7 @@ func OpenHistograms(ctx context.Context, path string, opts ...Option) (*Histogra
 		// Bounded by the file's age and by this opener's own wait: a
 		// creation time in the future must not make it wait for ever.
 		age, waited := now.Sub(f.Created()), now.Sub(first)
-		if hb, _ := f.HeartbeatMillis(); age > histogramsReadyWait || waited > histogramsReadyWait || hb == HeartbeatClosed {
+		if hb, _ := f.heartbeatMillis(); age > histogramsReadyWait || waited > histogramsReadyWait || hb == heartbeatClosed {
 			return nil, errors.Join(fmt.Errorf("%w: %s: a histogram header is missing (created %s ago, waited %s): %w",
 				ErrCorrupt, path, age.Round(time.Millisecond), waited.Round(time.Millisecond), err), f.Close())
 		}
@@ -166,9 +166,6 @@ func histogramReaders(section []byte) ([]*histogram.Reader, error) {
 	return readers, nil
 }
 
-// File returns the file the histograms live in.
-func (h *HistogramsFile) File() *File { return h.file }
-
 // Len returns the number of histograms in the file.
 func (h *HistogramsFile) Len() int { return len(h.readers) }
 
@@ -194,7 +191,3 @@ func (h *HistogramsFile) Reader(i int) *histogram.Reader {
 
 // ReadOnly reports whether the file is mapped read-only (OpenHistograms).
 func (h *HistogramsFile) isReadOnly() bool { return h.readOnly }
-
-// Close releases the HistogramsFile's reference to its File (see
-// File.Close: the owner's close marks the file closed for other processes).
-func (h *HistogramsFile) Close() error { return h.file.Close() }

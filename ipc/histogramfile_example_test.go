@@ -36,7 +36,7 @@ func ExampleCreateHistograms() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	view, err := ipc.OpenHistograms(ctx, owner.File().Path())
+	view, err := ipc.OpenHistograms(ctx, owner.File.Path())
 	if err != nil {
 		panic(err)
 	}

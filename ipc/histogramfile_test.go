@@ -53,10 +53,10 @@ func childHistogramsOwner(in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer hf.Close()
-	if err := hf.File().Heartbeat(time.Now().UnixMilli()); err != nil {
+	if err := hf.File.Heartbeat(time.Now().UnixMilli()); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "ready", hf.File().Path())
+	fmt.Fprintln(out, "ready", hf.File.Path())
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		var i int
@@ -154,15 +154,15 @@ func TestHistogramsFileLayout(t *testing.T) {
 	require.NoError(t, err)
 	defer hf.Close()
 	require.False(t, hf.isReadOnly())
-	require.True(t, hf.File().IsOwner())
-	require.Equal(t, KindHistograms, hf.File().Kind())
+	require.True(t, hf.File.IsOwner())
+	require.Equal(t, KindHistograms, hf.File.Kind())
 	require.Equal(t, 3, hf.Len())
 	require.Nil(t, hf.Recorder(3))
 	require.Nil(t, hf.Recorder(-1))
 	require.Nil(t, hf.Reader(3))
 	hf.Recorder(1).RecordN(5000, 4)
 
-	raw, err := os.ReadFile(hf.File().Path())
+	raw, err := os.ReadFile(hf.File.Path())
 	require.NoError(t, err)
 	le := binary.LittleEndian
 	require.Equal(t, uint32(5), le.Uint32(raw[kindOffset:]))
@@ -177,7 +177,7 @@ func TestHistogramsFileLayout(t *testing.T) {
 		require.Equal(t, hf.Reader(i).Size(), n)
 		off += n
 	}
-	sec, err := hf.File().Section(0)
+	sec, err := hf.File.Section(0)
 	require.NoError(t, err)
 	require.Equal(t, off-headerLength, len(sec))
 	second, _ := histogram.Size(testHistogramSpecs[0].Config)
@@ -209,7 +209,7 @@ func TestHistogramsFileBadArguments(t *testing.T) {
 	cf, err := CreateCounters(dir, "counters", 4, nil)
 	require.NoError(t, err)
 	defer cf.Close()
-	_, err = OpenHistograms(ctxT(t), cf.File().Path())
+	_, err = OpenHistograms(ctxT(t), cf.File.Path())
 	require.ErrorIs(t, err, ErrKind)
 
 	// Headers damaged by the owner (or anyone with write access): the
@@ -221,10 +221,10 @@ func TestHistogramsFileBadArguments(t *testing.T) {
 	} {
 		hf, err := CreateHistograms(dir, "damaged-"+name, testHistogramSpecs[:1])
 		require.NoError(t, err)
-		sec, err := hf.File().Section(0)
+		sec, err := hf.File.Section(0)
 		require.NoError(t, err)
 		spoil(sec)
-		_, err = OpenHistograms(ctxT(t), hf.File().Path())
+		_, err = OpenHistograms(ctxT(t), hf.File.Path())
 		require.ErrorIs(t, err, ErrCorrupt, name)
 		require.ErrorIs(t, err, duty.ErrCorrupt, name)
 		require.NoError(t, hf.Close())
@@ -236,13 +236,13 @@ func TestHistogramsFileBadArguments(t *testing.T) {
 // or, once it is old, refused as corrupt.
 func TestOpenHistogramsWaitsForHeaders(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "blank", KindHistograms, []int{4096})
+	f, err := create(dir, "blank", KindHistograms, []int{4096})
 	require.NoError(t, err)
 	defer f.Close()
 
 	ctx, cancel := context.WithCancel(ctxT(t))
 	cancel()
-	_, err = OpenHistograms(ctx, f.Path(), WithPollInterval(time.Millisecond))
+	_, err = OpenHistograms(ctx, f.Path(), withPollInterval(time.Millisecond))
 	require.ErrorIs(t, err, ErrNotReady)
 
 	late := WithClock(clock.Func(func() time.Time { return f.Created().Add(histogramsReadyWait + time.Second) }))

@@ -15,20 +15,20 @@ import (
 )
 
 // TestHeartbeatAfterCloseKeepsTheClosedMark: the owner's Close tells every
-// process it has finished (HeartbeatClosed, lock dropped); a Heartbeat from
+// process it has finished (heartbeatClosed, lock dropped); a Heartbeat from
 // a goroutine that still holds a reference must not undo that (the owner
 // would then look alive, later hung, and cleaners would keep the file).
 func TestHeartbeatAfterCloseKeepsTheClosedMark(t *testing.T) {
-	f, err := Create(t.TempDir(), "hb", KindUserMin, []int{8})
+	f, err := create(t.TempDir(), "hb", kindUserMin, []int{8})
 	require.NoError(t, err)
-	require.NoError(t, f.Acquire()) // a duty-cycle goroutine's reference
-	defer f.Release()
+	require.NoError(t, f.acquire()) // a duty-cycle goroutine's reference
+	defer f.release()
 	require.NoError(t, f.Close())
 
 	require.ErrorIs(t, f.Heartbeat(time.Now().UnixMilli()), ErrClosed)
-	hb, err := f.HeartbeatMillis()
+	hb, err := f.heartbeatMillis()
 	require.NoError(t, err)
-	require.Equal(t, HeartbeatClosed, hb, "closed mark overwritten")
+	require.Equal(t, heartbeatClosed, hb, "closed mark overwritten")
 	l, err := f.Liveness(time.Now(), 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerClosed, l.State)
@@ -52,16 +52,16 @@ func pwrite64(t *testing.T, path string, off int, v int64) {
 // and a live, heartbeating owner was assessed hung (ErrOwnerDead from
 // WithLiveOwner).
 func TestLivenessTimeoutBeyondADurationIsCorrupt(t *testing.T) {
-	f, err := Create(t.TempDir(), "lt", KindUserMin, []int{8})
+	f, err := create(t.TempDir(), "lt", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, f.Heartbeat(time.Now().UnixMilli()))
 	pwrite64(t, f.Path(), livenessTimeoutOffset, maxLivenessMillis+1)
-	_, err = Open(ctxT(t), f.Path())
+	_, err = open(ctxT(t), f.Path())
 	require.ErrorIs(t, err, ErrCorrupt)
 
 	pwrite64(t, f.Path(), livenessTimeoutOffset, maxLivenessMillis) // the longest a creator can write
-	g, err := Open(ctxT(t), f.Path(), WithLiveOwner())
+	g, err := open(ctxT(t), f.Path(), withLiveOwner())
 	require.NoError(t, err, "a live owner with the longest timeout")
 	require.NoError(t, g.Close())
 }
@@ -81,8 +81,8 @@ func TestHeartbeatAgeDoesNotWrap(t *testing.T) {
 		1<<63 - 1,
 	} {
 		l := assess(pid, start, hb, now, 10*time.Second)
-		require.Equal(t, OwnerDead, l.State, "heartbeat %d: %s", hb, l)
-		require.Greater(t, l.HeartbeatAge.Abs(), time.Hour, "the age is clamped, not wrapped: %s", l)
+		require.Equal(t, OwnerDead, l.State, "heartbeat %d: %s", hb, l.describe())
+		require.Greater(t, l.HeartbeatAge.Abs(), time.Hour, "the age is clamped, not wrapped: %s", l.describe())
 	}
 	l := assess(pid, start, now.UnixMilli()-3000, now, 10*time.Second)
 	require.Equal(t, OwnerUnconfirmed, l.State, "control: a fresh heartbeat of a process not running")
@@ -102,13 +102,13 @@ func TestOpenMailboxBoundedWithCreationTimeInTheFuture(t *testing.T) {
 	base := time.Now()
 	nowFn := func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * time.Second) }
 
-	pwrite64(t, r.File().Path(), createdOffset, base.Add(-6*time.Second).UnixMilli())
-	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock.Func(nowFn)))
-	require.ErrorIs(t, err, ErrNotMailbox, "control: created 6 s ago")
+	pwrite64(t, r.File.Path(), createdOffset, base.Add(-6*time.Second).UnixMilli())
+	_, _, err = OpenMailbox(context.Background(), r.File.Path(), WithClock(clock.Func(nowFn)))
+	require.ErrorIs(t, err, errNotMailbox, "control: created 6 s ago")
 
-	pwrite64(t, r.File().Path(), createdOffset, base.Add(24*time.Hour).UnixMilli())
+	pwrite64(t, r.File.Path(), createdOffset, base.Add(24*time.Hour).UnixMilli())
 	ticks.Store(0)
-	_, _, err = OpenMailbox(context.Background(), r.File().Path(), WithClock(clock.Func(nowFn)), WithPollInterval(time.Millisecond))
-	require.ErrorIs(t, err, ErrNotMailbox)
+	_, _, err = OpenMailbox(context.Background(), r.File.Path(), WithClock(clock.Func(nowFn)), withPollInterval(time.Millisecond))
+	require.ErrorIs(t, err, errNotMailbox)
 	require.LessOrEqual(t, ticks.Load(), int64(mailboxReadyWait/time.Second)+3, "gave up after its own wait")
 }

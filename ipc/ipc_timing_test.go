@@ -51,7 +51,7 @@ func BenchmarkRingWriteRead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer r.Close()
-		f := r.File()
+		f := r.File
 		write := func() error { return r.Write(testTypeID, payload) }
 		var n int
 		read := func() error {
@@ -66,7 +66,7 @@ func BenchmarkRingWriteRead(b *testing.B) {
 // BenchmarkHeartbeat measures the owner's Heartbeat (fstat size check plus
 // a guarded release store) against a ring Write+Read as the baseline above.
 func BenchmarkHeartbeat(b *testing.B) {
-	f, err := Create(testDir(b), "hb", KindUserMin, []int{8})
+	f, err := create(testDir(b), "hb", kindUserMin, []int{8})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func BenchmarkOpen(b *testing.B) {
 	ctx := ctxT(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := Open(ctx, r.File().Path())
+		f, err := open(ctx, r.File.Path())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -102,9 +102,9 @@ func (k *Keeper) beat(now int64) (int, error) {
 	files := *k.files.Load()
 	period := k.period
 	if period == 0 {
-		period = DefaultLivenessTimeout / 4
+		period = defaultLivenessTimeout / 4
 		for _, f := range files {
-			period = min(period, f.LivenessTimeout()/4)
+			period = min(period, f.livenessTimeout()/4)
 		}
 	}
 	var errs []error

@@ -14,10 +14,10 @@ import (
 func TestKeeperBeatsWhatItKeeps(t *testing.T) {
 	dir := t.TempDir()
 	clk := clock.NewManual(time.UnixMilli(1_000_000))
-	a, err := Create(dir, "a", KindUserMin, []int{8}, WithClock(clk), WithLivenessTimeout(8*time.Second))
+	a, err := create(dir, "a", kindUserMin, []int{8}, WithClock(clk), WithLivenessTimeout(8*time.Second))
 	require.NoError(t, err)
 	defer a.Close()
-	b, err := Create(dir, "b", KindUserMin, []int{8}, WithClock(clk), WithLivenessTimeout(4*time.Second))
+	b, err := create(dir, "b", kindUserMin, []int{8}, WithClock(clk), WithLivenessTimeout(4*time.Second))
 	require.NoError(t, err)
 	defer b.Close()
 
@@ -30,7 +30,7 @@ func TestKeeperBeatsWhatItKeeps(t *testing.T) {
 	require.NoError(t, k.Add(b), "adding twice keeps it once")
 	require.Equal(t, 2, k.Len())
 
-	other, err := Open(context.Background(), a.Path())
+	other, err := open(context.Background(), a.Path())
 	require.NoError(t, err)
 	defer other.Close()
 	require.ErrorIs(t, k.Add(other), ErrNotOwner)
@@ -38,7 +38,7 @@ func TestKeeperBeatsWhatItKeeps(t *testing.T) {
 	inv, err := agent.NewInvoker(k)
 	require.NoError(t, err)
 	require.NoError(t, inv.Start()) // beats at once
-	beat := func(f *File) int64 { ms, err := f.HeartbeatMillis(); require.NoError(t, err); return ms }
+	beat := func(f *File) int64 { ms, err := f.heartbeatMillis(); require.NoError(t, err); return ms }
 	require.Equal(t, int64(1_000_000), beat(a))
 
 	// The period is a quarter of the smallest liveness timeout: 1 s.

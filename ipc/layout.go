@@ -1,5 +1,7 @@
 package ipc
 
+import "github.com/dutyrt/duty/internal/fileapi"
+
 // The byte layout of a duty shared-memory file. This file is the only place
 // these numbers are written; layout_test.go asserts them against the table
 // in docs/ipc.md and against the bytes Create actually writes.
@@ -79,9 +81,9 @@ const (
 	// spareSlotCount is the number of spare slots.
 	spareSlotCount = 8
 
-	// HeartbeatClosed is the heartbeat value an owner stores when it closes
+	// heartbeatClosed is the heartbeat value an owner stores when it closes
 	// the file: it has stopped using it, whatever its process does next.
-	HeartbeatClosed int64 = -1
+	heartbeatClosed = fileapi.HeartbeatClosed
 )
 
 // Kind says what a file's sections hold. It is stored in the header so that
@@ -103,8 +105,8 @@ const (
 	// KindHistograms is a latency histograms file (histogramfile.go): one
 	// section holding histogram regions one after another.
 	KindHistograms Kind = 5
-	// KindUserMin is the first kind free for applications.
-	KindUserMin Kind = 1 << 16
+	// kindUserMin is the first kind free for applications.
+	kindUserMin Kind = 1 << 16
 )
 
 // alignUp rounds n up to a multiple of a (a power of two).

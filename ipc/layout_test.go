@@ -49,7 +49,7 @@ func TestLayoutConstants(t *testing.T) {
 	require.Equal(t, "DUTYSHM\x00", fileMagic)
 	require.Len(t, fileMagic, 8)
 	require.Equal(t, int32(1), fileLayoutVersion)
-	require.Equal(t, int64(-1), HeartbeatClosed)
+	require.Equal(t, int64(-1), heartbeatClosed)
 
 	// Invariants the code relies on: aligned words, the heartbeat alone in
 	// its 128-byte slot, tables inside the header, no overlaps.
@@ -71,7 +71,7 @@ func TestLayoutConstants(t *testing.T) {
 func TestLayoutRawBytes(t *testing.T) {
 	dir := testDir(t)
 	created := time.UnixMilli(1_700_000_000_123)
-	f, err := Create(dir, "layout", KindCounters, []int{100, 5000, 8}, WithLivenessTimeout(3*time.Second),
+	f, err := create(dir, "layout", KindCounters, []int{100, 5000, 8}, WithLivenessTimeout(3*time.Second),
 		WithClock(clock.Func(func() time.Time { return created })))
 	require.NoError(t, err)
 	defer f.Close()

@@ -19,19 +19,19 @@ import (
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// DefaultConsumerTimeout is how old a mailbox's consumer heartbeat may
+// defaultConsumerTimeout is how old a mailbox's consumer heartbeat may
 // grow before back-pressured senders report mailbox.ErrConsumerDead
 // (Aeron's driver timeout; WithConsumerTimeout).
-const DefaultConsumerTimeout = 10 * time.Second
+const defaultConsumerTimeout = 10 * time.Second
 
 // mailboxReadyWait is how long after a file's creation OpenMailbox waits
 // for its mailbox header (the creator writes it right after Create): a ring
 // file older than that without one is not a mailbox.
 const mailboxReadyWait = 5 * time.Second
 
-// ErrNotMailbox reports a ring file without a mailbox header (a plain
+// errNotMailbox reports a ring file without a mailbox header (a plain
 // ring, or a creator that died before writing it). It wraps ErrKind.
-var ErrNotMailbox = fmt.Errorf("ipc: not a mailbox: %w", ErrKind)
+var errNotMailbox = fmt.Errorf("ipc: not a mailbox: %w", ErrKind)
 
 // MailboxFile is the file a mailbox lives in, as this process sees it: the
 // handle CreateMailbox and OpenMailbox return beside the *mailbox.Mailbox,
@@ -44,7 +44,7 @@ var ErrNotMailbox = fmt.Errorf("ipc: not a mailbox: %w", ErrKind)
 type MailboxFile struct {
 	_ pad.Pair // keep the read-only words away from a neighbour's hot data
 
-	file      *File
+	*File
 	mb        *mailbox.Mailbox
 	ring      *ringbuf.ManyToOne // a view of the mailbox's ring, for its consumer heartbeat word
 	owner     bool
@@ -122,7 +122,7 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 		cfg.Capacity = mailbox.DefaultCapacity
 	}
 	if c.consumerTimeout == 0 {
-		c.consumerTimeout = DefaultConsumerTimeout
+		c.consumerTimeout = defaultConsumerTimeout
 	}
 	unblock := cfg.UnblockTimeout
 	if unblock == 0 {
@@ -140,12 +140,12 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	case cfg.MaxParts > maxMailboxParts:
 		return nil, nil, fmt.Errorf("%w: %d parts, at most %d", ErrArgument, cfg.MaxParts, maxMailboxParts)
 	case c.counters != nil && c.counters.Manager() == nil:
-		return nil, nil, fmt.Errorf("%w: counters file %s is not owned by this process", ErrArgument, c.counters.File().Path())
+		return nil, nil, fmt.Errorf("%w: counters file %s is not owned by this process", ErrArgument, c.counters.File.Path())
 	}
 	if cfg.Name == "" {
 		cfg.Name = name
 	}
-	f, err := Create(dir, name, KindRing, []int{cfg.Capacity + ringbuf.TrailerLength}, opts...)
+	f, err := create(dir, name, KindRing, []int{cfg.Capacity + ringbuf.TrailerLength}, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +162,7 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	mf := newMailboxFile(f, hdr, true, c.consumerTimeout.Milliseconds(), cfg.Clock)
 	// The file heartbeat is an fstat and a guarded store: a few times per
 	// liveness timeout is enough.
-	mf.fileHbMs = max(min(c.consumerTimeout, f.LivenessTimeout()).Milliseconds()/8, 1)
+	mf.fileHbMs = max(min(c.consumerTimeout, f.livenessTimeout()).Milliseconds()/8, 1)
 	cfg.UnblockTimeout = unblock
 	cfg.Host = (*mailboxHost)(mf)
 	if c.counters != nil {
@@ -193,7 +193,7 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 
 func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, clk clock.Clock) *MailboxFile {
 	return &MailboxFile{
-		file:      f,
+		File:      f,
 		owner:     owner,
 		timeoutMs: timeoutMs,
 		epochMs:   clk.EpochMillis,
@@ -204,9 +204,9 @@ func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, clk
 // OpenMailbox opens the mailbox file at path as a sender: the mailbox it
 // returns only sends (mailbox.ErrNotConsumer for Drain and the consumer's
 // other operations). opts are Open's and OpenRing's (WithWaitForFile,
-// WithPollInterval, WithClock, ...). It waits, until ctx ends, for a
+// WithClock, ...). It waits, until ctx ends, for a
 // mailbox header still being written, then checks it: a ring file without
-// one gives ErrNotMailbox, a newer mailbox version an error matching
+// one gives ErrKind ("not a mailbox"), a newer mailbox version an error matching
 // ErrVersion, values no creator writes ErrCorrupt. A mailbox already
 // closed gives an error matching mailbox.ErrClosed, one whose consumer
 // heartbeat is stale mailbox.ErrConsumerDead. The sender uses the limits
@@ -215,7 +215,7 @@ func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, clk
 // WithClock sets the clock the consumer heartbeat is compared with.
 func OpenMailbox(ctx context.Context, path string, opts ...Option) (*mailbox.Mailbox, *MailboxFile, error) {
 	c := newConfig(opts)
-	f, err := Open(ctx, path, opts...)
+	f, err := open(ctx, path, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,7 +228,7 @@ func OpenMailbox(ctx context.Context, path string, opts ...Option) (*mailbox.Mai
 
 func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *MailboxFile, error) {
 	if f.Kind() != KindRing {
-		return nil, nil, fmt.Errorf("%w: %s has kind %d, want %d (ring)", ErrNotMailbox, f.Path(), f.Kind(), KindRing)
+		return nil, nil, fmt.Errorf("%w: %s has kind %d, want %d (ring)", errNotMailbox, f.Path(), f.Kind(), KindRing)
 	}
 	hdr, err := mailboxHeaderOf(f)
 	if err != nil {
@@ -243,7 +243,7 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		if v != 0 {
 			break
 		}
-		hb, _ := f.HeartbeatMillis()
+		hb, _ := f.heartbeatMillis()
 		now := c.now()
 		if first.IsZero() {
 			first = now
@@ -252,9 +252,9 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		// wait: a creation time in the future (a corrupt header, or a
 		// creator whose clock is ahead) must not make it wait for ever.
 		age, waited := now.Sub(time.UnixMilli(f.hdr.created)), now.Sub(first)
-		if age > mailboxReadyWait || waited > mailboxReadyWait || hb == HeartbeatClosed {
+		if age > mailboxReadyWait || waited > mailboxReadyWait || hb == heartbeatClosed {
 			return nil, nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago, waited %s)",
-				ErrNotMailbox, f.Path(), age.Round(time.Millisecond), waited.Round(time.Millisecond))
+				errNotMailbox, f.Path(), age.Round(time.Millisecond), waited.Round(time.Millisecond))
 		}
 		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {
 			return nil, nil, fmt.Errorf("%w: %s: mailbox header not written yet: %w", ErrNotReady, f.Path(), werr)
@@ -305,7 +305,7 @@ var _ mailbox.Host = (*mailboxHost)(nil)
 
 // Attach gives the mailbox the file's ring section and its shared words.
 func (h *mailboxHost) Attach(m *mailbox.Mailbox, detach func()) (mailbox.Placement, error) {
-	f := h.file
+	f := h.File
 	ring, err := f.Section(0)
 	if err != nil {
 		return mailbox.Placement{}, err
@@ -333,28 +333,22 @@ func (h *mailboxHost) Beat(now int64, force bool) error {
 	m := (*MailboxFile)(h)
 	if now-m.lastFile >= m.fileHbMs || now < m.lastFile || force {
 		m.lastFile = now
-		return m.file.Heartbeat(now)
+		return m.File.Heartbeat(now)
 	}
 	return nil
 }
 
-// File returns the mailbox's file.
-func (m *MailboxFile) File() *File { return m.file }
+// isOwner reports whether this process created the file: the consumer.
+func (m *MailboxFile) isOwner() bool { return m.owner }
 
-// Path returns the file's path.
-func (m *MailboxFile) Path() string { return m.file.Path() }
-
-// IsOwner reports whether this process created the file: the consumer.
-func (m *MailboxFile) IsOwner() bool { return m.owner }
-
-// ConsumerTimeout returns the consumer timeout stored in the file.
-func (m *MailboxFile) ConsumerTimeout() time.Duration {
+// consumerTimeout returns the consumer timeout stored in the file.
+func (m *MailboxFile) consumerTimeout() time.Duration {
 	return time.Duration(m.timeoutMs) * time.Millisecond
 }
 
-// ConsumerHeartbeat returns the consumer's last heartbeat (epoch ms), or
+// consumerHeartbeat returns the consumer's last heartbeat (epoch ms), or
 // 0 after Close (the file is unmapped).
-func (m *MailboxFile) ConsumerHeartbeat() int64 {
+func (m *MailboxFile) consumerHeartbeat() int64 {
 	if m.closed.Load() {
 		return 0
 	}
@@ -379,14 +373,14 @@ func (m *MailboxFile) CheckConsumer() error {
 }
 
 func (m *MailboxFile) deadConsumer(now, hb int64) error {
-	l, err := m.file.Liveness(time.UnixMilli(now), 0)
+	l, err := m.File.Liveness(time.UnixMilli(now), 0)
 	if err != nil {
-		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, err)
+		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, err)
 	}
 	if !l.Running || l.State == OwnerClosed {
-		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w: %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l)
+		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w: %s", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l.describe())
 	}
-	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", mailbox.ErrConsumerDead, m.Path(), now-hb, m.timeoutMs, l)
+	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, l.describe())
 }
 
 // Close releases the file. In a sender it detaches the mailbox from the
@@ -412,13 +406,13 @@ func (m *MailboxFile) Close() error {
 			errs = append(errs, err) // a corrupt word is left as it is: no state to raise it to
 		}
 		if left := m.mb.Stats().Depth; left > 0 {
-			errs = append(errs, fmt.Errorf("%w: %s: %d bytes queued at close", mailbox.ErrNotDrained, m.Path(), left))
+			errs = append(errs, fmt.Errorf("%w: %s: %d bytes queued at close", mailbox.ErrNotDrained, m.File.Path(), left))
 		}
 		errs = append(errs, m.mb.CloseCounters())
 	}
 	m.detach()
 	m.closed.Store(true)
-	errs = append(errs, m.file.Close())
+	errs = append(errs, m.File.Close())
 	return errors.Join(errs...)
 }
 

@@ -45,16 +45,16 @@ func TestMailboxActorKeepsFileAlive(t *testing.T) {
 					require.NoError(t, err)
 				}
 			}
-			require.Equal(t, tc.cycle, mf.File().ownerAlive(clk.Now()))
+			require.Equal(t, tc.cycle, mf.File.ownerAlive(clk.Now()))
 			if tc.cycle {
 				require.Equal(t, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, got)
-				require.Equal(t, clk.Now().UnixMilli(), mf.ConsumerHeartbeat())
-				hb, err := mf.File().HeartbeatMillis()
+				require.Equal(t, clk.Now().UnixMilli(), mf.consumerHeartbeat())
+				hb, err := mf.File.heartbeatMillis()
 				require.NoError(t, err)
 				require.Equal(t, clk.Now().UnixMilli(), hb)
 			} else {
 				require.Empty(t, got)
-				require.Less(t, mf.ConsumerHeartbeat(), clk.Now().UnixMilli()-5000)
+				require.Less(t, mf.consumerHeartbeat(), clk.Now().UnixMilli()-5000)
 			}
 		})
 	}
@@ -74,7 +74,7 @@ func TestMailboxActorClose(t *testing.T) {
 	m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{Clock: clk}, WithCounters(cf), mbClockOpt(clk))
 	require.NoError(t, err)
 	defer mf.Close()
-	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
+	s, _ := mbOpenForTest(t, mf.File.Path(), mbClockOpt(clk))
 	depth := func() int64 {
 		var d int64 = -1
 		require.NoError(t, cf.Reader().ForEach(func(_ int, typeID int32, _ string, _ []byte, value int64) bool {
@@ -104,10 +104,10 @@ func TestMailboxActorClose(t *testing.T) {
 	require.True(t, s.IsClosed())
 	require.Equal(t, int64(3), s.Stats().Delivered, "in the file")
 	require.Zero(t, depth(), "the final statistics")
-	hb, err := mf.File().HeartbeatMillis()
+	hb, err := mf.File.heartbeatMillis()
 	require.NoError(t, err)
 	require.Equal(t, clk.EpochMillis(), hb, "OnClose's last heartbeat")
-	require.Equal(t, clk.EpochMillis(), mf.ConsumerHeartbeat())
+	require.Equal(t, clk.EpochMillis(), mf.consumerHeartbeat())
 	require.NoError(t, mf.Close())
 }
 
@@ -116,7 +116,7 @@ func TestMailboxActorClose(t *testing.T) {
 // view.
 func TestMailboxActorDiscardClose(t *testing.T) {
 	m, mf := mbNewForTest(t, mailbox.Config{})
-	s, _ := mbOpenForTest(t, mf.Path())
+	s, _ := mbOpenForTest(t, mf.File.Path())
 	a, err := mailbox.NewActor("orders", m, func(*mailbox.Message) mailbox.Action {
 		t.Error("delivered after Close(Discard)")
 		return mailbox.Continue
@@ -153,7 +153,7 @@ func TestMailboxActorCloseNotDrained(t *testing.T) {
 // are validated.
 func TestMailboxActorErrors(t *testing.T) {
 	m, mf := mbNewForTest(t, mailbox.Config{})
-	s, _ := mbOpenForTest(t, mf.Path())
+	s, _ := mbOpenForTest(t, mf.File.Path())
 	_, err := mailbox.NewActor("orders", s, mbNoop)
 	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	_, err = mailbox.NewActor("orders", nil, mbNoop)
@@ -174,12 +174,12 @@ func TestMailboxVersionOfOtherKinds(t *testing.T) {
 	cf, err := CreateCounters(testDir(t), "c", 4, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cf.Close() })
-	_, err = MailboxVersion(cf.File())
+	_, err = MailboxVersion(cf.File)
 	require.ErrorIs(t, err, ErrKind)
 	r, err := CreateRing(testDir(t), "plain", 4096)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
-	v, err := MailboxVersion(r.File())
+	v, err := MailboxVersion(r.File)
 	require.NoError(t, err)
 	require.Zero(t, v)
 }

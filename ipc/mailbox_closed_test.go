@@ -16,7 +16,7 @@ import (
 // statistics; the handle's own methods do the same.
 func TestMailboxUseAfterClose(t *testing.T) {
 	m, mf := mbNewForTest(t, mailbox.Config{})
-	s, sf := mbOpenForTest(t, mf.Path())
+	s, sf := mbOpenForTest(t, mf.File.Path())
 	ms := s.NewSender()
 	require.NoError(t, s.Send(1, []byte("before")))
 	require.Len(t, mbDrainAll(t, m), 1)
@@ -33,7 +33,7 @@ func TestMailboxUseAfterClose(t *testing.T) {
 		require.True(t, mb.IsClosed(), name)
 		before.Closed = true // this view is closed
 		require.Equal(t, before, mb.Stats(), name+": the last statistics")
-		require.Zero(t, f.ConsumerHeartbeat(), name)
+		require.Zero(t, f.consumerHeartbeat(), name)
 		require.ErrorIs(t, f.CheckConsumer(), mailbox.ErrClosed, name)
 		ctx := context.Background()
 		for op, err := range map[string]error{

@@ -441,7 +441,7 @@ func TestCrossProcessMailbox(t *testing.T) {
 	m, mf, err := CreateMailbox(testDir(t), "mbox", mailbox.Config{})
 	require.NoError(t, err)
 	defer mf.Close()
-	ps := mbStartSenders(t, mf.Path(), 0, senders, count)
+	ps := mbStartSenders(t, mf.File.Path(), 0, senders, count)
 	c := &mbChecker{next: make([]uint64, senders)}
 	mbDrainUntil(t, m, c, senders*count, nil)
 	for s, p := range ps {
@@ -474,7 +474,7 @@ func TestCrossProcessMailboxClose(t *testing.T) {
 	defer mf.Close()
 	var ps []*proc
 	for s := range senders {
-		ps = append(ps, startMailboxChild(t, "sender", mbPathEnv(mf.Path()), "DUTY_IPC_MB_UNTIL_CLOSED=1",
+		ps = append(ps, startMailboxChild(t, "sender", mbPathEnv(mf.File.Path()), "DUTY_IPC_MB_UNTIL_CLOSED=1",
 			"DUTY_IPC_MB_SENDER="+strconv.Itoa(s), "DUTY_IPC_MB_COUNT="+strconv.Itoa(1<<40)))
 	}
 	c := &mbChecker{next: make([]uint64, senders)}
@@ -534,11 +534,11 @@ func mbKilledSender(t *testing.T, role string, env ...string) {
 	m, mf, err := CreateMailbox(testDir(t), "mbox", mailbox.Config{UnblockTimeout: unblock})
 	require.NoError(t, err)
 	defer mf.Close()
-	ps := mbStartSenders(t, mf.Path(), 0, 2, count)
+	ps := mbStartSenders(t, mf.File.Path(), 0, 2, count)
 	c := &mbChecker{next: make([]uint64, 2)}
 	mbDrainUntil(t, m, c, 1000, nil) // the stream is flowing
 
-	dying := startMailboxChild(t, role, append(env, mbPathEnv(mf.Path()))...)
+	dying := startMailboxChild(t, role, append(env, mbPathEnv(mf.File.Path()))...)
 	said := dying.LineAsync()
 	killed := false
 	mbDrainUntil(t, m, c, 2*count, func() {
@@ -598,7 +598,7 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	m, mf, err := OpenMailbox(ctxT(t), path)
 	require.NoError(t, err)
 	defer mf.Close()
-	require.Equal(t, timeout, mf.ConsumerTimeout())
+	require.Equal(t, timeout, mf.consumerTimeout())
 	require.True(t, m.SendOnly())
 	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("hello")))
 	require.Equal(t, "got hello", cons.Line(t), "the consumer is alive and draining")
@@ -841,7 +841,7 @@ func mbChildWaker() error {
 	if err != nil {
 		return err
 	}
-	words, err := mailboxWords(f.File())
+	words, err := mailboxWords(f.File)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func ExampleCreateMailbox() {
 	// In a sending process:
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	sender, senderFile, err := ipc.OpenMailbox(ctx, file.Path())
+	sender, senderFile, err := ipc.OpenMailbox(ctx, file.File.Path())
 	if err != nil {
 		panic(err)
 	}

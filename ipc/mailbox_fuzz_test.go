@@ -44,17 +44,17 @@ func FuzzMailboxHeader(f *testing.F) {
 		m, mf, err := CreateMailbox(t.TempDir(), "fuzz", mailbox.Config{})
 		require.NoError(t, err)
 		defer mf.Close()
-		hdr, err := mf.File().spareSlotAt(mailboxHeaderSlot)
+		hdr, err := mf.File.spareSlotAt(mailboxHeaderSlot)
 		require.NoError(t, err)
 		copy(hdr, slot)
-		w, err := mf.File().spareSlotAt(mailboxWordsSlot)
+		w, err := mf.File.spareSlotAt(mailboxWordsSlot)
 		require.NoError(t, err)
 		copy(w, words) // the state word and the consumer's statistics
 		mf.ring.SetConsumerHeartbeatTime(time.Now().UnixMilli() + heartbeatDelta)
 
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		s, sf, err := OpenMailbox(ctx, mf.Path())
+		s, sf, err := OpenMailbox(ctx, mf.File.Path())
 		if err != nil {
 			for _, want := range []error{ErrCorrupt, ErrVersion, ErrNotReady, mailbox.ErrConsumerDead, mailbox.ErrClosed, mailbox.ErrCorrupt} {
 				if errors.Is(err, want) {

@@ -97,11 +97,11 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	m, mf := mbNewForTest(t, mailbox.Config{Capacity: capacity, MaxMessageSize: 1000, MaxParts: 7,
 		UnblockTimeout: 1500 * time.Millisecond, HeartbeatCycles: 1, Clock: clk},
 		WithConsumerTimeout(3*time.Second), mbClockOpt(clk))
-	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
+	s, _ := mbOpenForTest(t, mf.File.Path(), mbClockOpt(clk))
 
 	le := binary.LittleEndian
 	raw := func() []byte {
-		b, err := os.ReadFile(mf.Path())
+		b, err := os.ReadFile(mf.File.Path())
 		require.NoError(t, err)
 		return b
 	}
@@ -112,7 +112,7 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	require.Equal(t, []int{8, 16, 24, 32, 40}, []int{mailboxVersionOffset, mailboxMaxMessageSizeOffset,
 		mailboxMaxPartsOffset, mailboxConsumerTimeoutOffset, mailboxUnblockTimeoutOffset})
 	require.Equal(t, int32(2), mailboxLayoutVersion)
-	v, err := MailboxVersion(mf.File())
+	v, err := MailboxVersion(mf.File)
 	require.NoError(t, err)
 	require.Equal(t, mailboxLayoutVersion, v)
 
@@ -206,17 +206,17 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 // order. The view only sends: the consumer's operations are refused.
 func TestMailboxSendDrain(t *testing.T) {
 	m, mf := mbNewForTest(t, mailbox.Config{Capacity: 16384})
-	s, sf := mbOpenForTest(t, mf.Path())
-	require.False(t, sf.IsOwner())
-	require.True(t, mf.IsOwner())
+	s, sf := mbOpenForTest(t, mf.File.Path())
+	require.False(t, sf.isOwner())
+	require.True(t, mf.isOwner())
 	require.True(t, s.SendOnly())
 	require.False(t, m.SendOnly())
 	require.Equal(t, m.MaxMessageSize(), s.MaxMessageSize())
 	require.Equal(t, m.MaxParts(), s.MaxParts())
 	require.Equal(t, m.UnblockTimeout(), s.UnblockTimeout())
-	require.Equal(t, DefaultConsumerTimeout, sf.ConsumerTimeout())
-	require.Equal(t, DefaultConsumerTimeout, mf.ConsumerTimeout())
-	require.Equal(t, mf.Path(), sf.Path())
+	require.Equal(t, defaultConsumerTimeout, sf.consumerTimeout())
+	require.Equal(t, defaultConsumerTimeout, mf.consumerTimeout())
+	require.Equal(t, mf.File.Path(), sf.File.Path())
 	require.Equal(t, "mbox", m.Name())
 	require.Equal(t, "mbox", s.Name())
 
@@ -276,7 +276,7 @@ var mbQuotes = message.MustFixed[mbQuote](mbQuoteType)
 // closes the mailbox for all of them.
 func TestMailboxClose(t *testing.T) {
 	m, mf := mbNewForTest(t, mailbox.Config{})
-	s, sf := mbOpenForTest(t, mf.Path())
+	s, sf := mbOpenForTest(t, mf.File.Path())
 	require.NoError(t, s.Send(1, []byte("left behind")))
 	err := mf.Close()
 	require.ErrorIs(t, err, mailbox.ErrNotDrained)
@@ -287,16 +287,16 @@ func TestMailboxClose(t *testing.T) {
 	require.Equal(t, mailbox.ErrClosed, s.Err())
 	require.Equal(t, mailbox.ErrClosed, s.Send(1, []byte("x")))
 	require.Equal(t, mailbox.ErrClosed, s.SendContext(ctxT(t), 1, []byte("x")))
-	_, _, err = OpenMailbox(ctxT(t), mf.Path())
+	_, _, err = OpenMailbox(ctxT(t), mf.File.Path())
 	require.ErrorIs(t, err, mailbox.ErrClosed)
-	l, err := sf.File().Liveness(time.Now(), 0)
+	l, err := sf.File.Liveness(time.Now(), 0)
 	require.NoError(t, err)
 	require.Equal(t, OwnerClosed, l.State)
 
 	// A sender's Close only releases its mapping.
 	m2, mf2 := mbNewForTest(t, mailbox.Config{})
-	s2, sf2 := mbOpenForTest(t, mf2.Path())
-	s3, _ := mbOpenForTest(t, mf2.Path())
+	s2, sf2 := mbOpenForTest(t, mf2.File.Path())
+	s3, _ := mbOpenForTest(t, mf2.File.Path())
 	require.NoError(t, sf2.Close())
 	require.True(t, s2.IsClosed(), "this view")
 	require.Equal(t, mailbox.ErrClosed, s2.Send(1, []byte("x")))
@@ -342,7 +342,7 @@ func TestMailboxDeadConsumer(t *testing.T) {
 	owner, sender := clock.NewManual(start), clock.NewManual(start)
 	m, mf := mbNewForTest(t, mailbox.Config{Capacity: 4096, HeartbeatCycles: 1, Clock: owner},
 		WithConsumerTimeout(time.Second), mbClockOpt(owner))
-	s, sf := mbOpenForTest(t, mf.Path(), mbClockOpt(sender))
+	s, sf := mbOpenForTest(t, mf.File.Path(), mbClockOpt(sender))
 	mbFillRing(t, s)
 	for range 3 * mbCheckEvery {
 		require.Equal(t, mailbox.ErrBackPressured, s.Send(1, []byte("x")))
@@ -355,7 +355,7 @@ func TestMailboxDeadConsumer(t *testing.T) {
 	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
 	require.NotErrorIs(t, err, ErrOwnerDead, "this process runs: %v", err)
 	require.ErrorContains(t, err, "still runs")
-	require.ErrorContains(t, err, mf.Path())
+	require.ErrorContains(t, err, mf.File.Path())
 	var dead int
 	for range mbCheckEvery {
 		if err := s.Send(1, []byte("x")); err != mailbox.ErrBackPressured {
@@ -371,7 +371,7 @@ func TestMailboxDeadConsumer(t *testing.T) {
 	require.ErrorIs(t, s.SendContext(ctxT(t), 1, []byte("x")), mailbox.ErrConsumerDead)
 	require.ErrorIs(t, snd.SendPartsContext(ctxT(t), 1, []byte("x"), []byte("y")), mailbox.ErrConsumerDead)
 	require.Equal(t, bp+2, m.Stats().BackPressured, "each wait counts once")
-	_, _, err = OpenMailbox(ctxT(t), mf.Path(), mbClockOpt(sender))
+	_, _, err = OpenMailbox(ctxT(t), mf.File.Path(), mbClockOpt(sender))
 	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
 	require.NoError(t, mf.CheckConsumer(), "the owner's clock: fresh")
 
@@ -383,8 +383,8 @@ func TestMailboxDeadConsumer(t *testing.T) {
 	owner.SetWall(sender.Now())
 	require.NotEmpty(t, mbDrainAll(t, m))
 	require.NoError(t, sf.CheckConsumer())
-	require.Equal(t, owner.EpochMillis(), sf.ConsumerHeartbeat())
-	require.Equal(t, owner.EpochMillis(), mf.ConsumerHeartbeat())
+	require.Equal(t, owner.EpochMillis(), sf.consumerHeartbeat())
+	require.Equal(t, owner.EpochMillis(), mf.consumerHeartbeat())
 	require.NoError(t, s.Send(1, []byte("x")))
 
 	// A waiting SendContext returns as soon as its context ends.
@@ -454,7 +454,7 @@ func TestMailboxDeadConsumerEverySendPath(t *testing.T) {
 			clk := clock.NewManual(time.Now())
 			_, mf := mbNewForTest(t, mailbox.Config{Capacity: 4096, Clock: clk},
 				WithConsumerTimeout(time.Second), mbClockOpt(clk))
-			s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
+			s, _ := mbOpenForTest(t, mf.File.Path(), mbClockOpt(clk))
 			require.Greater(t, len(big), s.MaxClaimLength(), "fragmented")
 			snd := s.NewSender()
 			mbFillRing(t, s)
@@ -473,7 +473,7 @@ func TestMailboxDeadConsumerEverySendPath(t *testing.T) {
 				}
 			}
 			require.ErrorIs(t, err, mailbox.ErrConsumerDead, "within %d refusals", mbCheckEvery)
-			require.ErrorContains(t, err, mf.Path())
+			require.ErrorContains(t, err, mf.File.Path())
 			require.NotErrorIs(t, err, ErrOwnerDead, "this process runs")
 		})
 	}
@@ -485,22 +485,22 @@ func TestMailboxDeadConsumerEverySendPath(t *testing.T) {
 func TestMailboxHeartbeatCycles(t *testing.T) {
 	clk := clock.NewManual(time.Now())
 	m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: 4, Clock: clk}, mbClockOpt(clk))
-	first := mf.ConsumerHeartbeat()
+	first := mf.consumerHeartbeat()
 	require.Equal(t, clk.EpochMillis(), first, "the creation time")
 	clk.Advance(time.Second)
 	for range 3 {
 		_, err := m.Drain(mbNoop, 1)
 		require.NoError(t, err)
-		require.Equal(t, first, mf.ConsumerHeartbeat())
+		require.Equal(t, first, mf.consumerHeartbeat())
 	}
 	_, err := m.Drain(mbNoop, 1)
 	require.NoError(t, err)
-	require.Equal(t, first+1000, mf.ConsumerHeartbeat())
+	require.Equal(t, first+1000, mf.consumerHeartbeat())
 	require.Equal(t, first+1000, mf.ring.ConsumerHeartbeatTime())
 	clk.Advance(time.Second)
 	require.NoError(t, m.Heartbeat())
-	require.Equal(t, first+2000, mf.ConsumerHeartbeat())
-	hb, err := mf.File().HeartbeatMillis()
+	require.Equal(t, first+2000, mf.consumerHeartbeat())
+	hb, err := mf.File.heartbeatMillis()
 	require.NoError(t, err)
 	require.Equal(t, first+2000, hb, "the file's owner heartbeat too")
 }
@@ -513,16 +513,16 @@ func TestMailboxOpenErrors(t *testing.T) {
 	require.NoError(t, err)
 	defer ring.Close()
 	late := WithClock(clock.NewManual(time.Now().Add(time.Hour)))
-	_, _, err = OpenMailbox(ctxT(t), ring.File().Path(), late)
-	require.ErrorIs(t, err, ErrNotMailbox)
+	_, _, err = OpenMailbox(ctxT(t), ring.File.Path(), late)
+	require.ErrorIs(t, err, errNotMailbox)
 	require.ErrorIs(t, err, ErrKind)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, _, err = OpenMailbox(ctx, ring.File().Path())
+	_, _, err = OpenMailbox(ctx, ring.File.Path())
 	require.ErrorIs(t, err, ErrNotReady, "a fresh ring may still become a mailbox: wait, bounded by ctx")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
-	f, err := Create(dir, "other", KindUserMin, []int{4096})
+	f, err := create(dir, "other", kindUserMin, []int{4096})
 	require.NoError(t, err)
 	defer f.Close()
 	_, _, err = OpenMailbox(ctxT(t), f.Path())
@@ -557,14 +557,14 @@ func TestMailboxOpenErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, mf := mbNewForTest(t, mailbox.Config{})
-			slot, err := mf.File().spareSlotAt(c.slot)
+			slot, err := mf.File.spareSlotAt(c.slot)
 			require.NoError(t, err)
 			if c.slot == mailboxHeaderSlot && c.offset == mailboxVersionOffset {
 				binary.LittleEndian.PutUint32(slot[c.offset:], uint32(int32(c.value)))
 			} else {
 				binary.LittleEndian.PutUint64(slot[c.offset:], uint64(c.value))
 			}
-			mb, sf, err := OpenMailbox(ctxT(t), mf.Path())
+			mb, sf, err := OpenMailbox(ctxT(t), mf.File.Path())
 			require.ErrorIs(t, err, c.want)
 			require.Nil(t, mb)
 			require.Nil(t, sf)
@@ -601,12 +601,12 @@ func TestMailboxCreateErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ents, "nothing left behind")
 	_, _, err = CreateMailbox(dir, "../x", mailbox.Config{})
-	require.ErrorIs(t, err, ErrName)
+	require.ErrorIs(t, err, errName)
 	_, mf, err := CreateMailbox(dir, "dup", mailbox.Config{})
 	require.NoError(t, err)
 	defer mf.Close()
 	_, _, err = CreateMailbox(dir, "dup", mailbox.Config{})
-	require.ErrorIs(t, err, ErrExists)
+	require.ErrorIs(t, err, errExists)
 }
 
 // TestMailboxCountersFile: statistics mirrored into a counters file, read
@@ -620,11 +620,11 @@ func TestMailboxCountersFile(t *testing.T) {
 	m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{Capacity: 4096, UnblockTimeout: time.Millisecond, Clock: clk},
 		WithCounters(cf), mbClockOpt(clk))
 	require.NoError(t, err)
-	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
+	s, _ := mbOpenForTest(t, mf.File.Path(), mbClockOpt(clk))
 	mbFillRing(t, s)
 	require.NoError(t, m.Heartbeat())
 
-	ro, err := OpenCounters(context.Background(), cf.File().Path())
+	ro, err := OpenCounters(context.Background(), cf.File.Path())
 	require.NoError(t, err)
 	defer ro.Close()
 	values := func() map[string]int64 {
@@ -640,7 +640,7 @@ func TestMailboxCountersFile(t *testing.T) {
 	require.Positive(t, v["mailbox-depth"])
 	require.Equal(t, m.Stats().BackPressured, v["back-pressure"])
 	require.Positive(t, v["back-pressure"])
-	require.Equal(t, mf.ConsumerHeartbeat(), v["heartbeat"])
+	require.Equal(t, mf.consumerHeartbeat(), v["heartbeat"])
 	require.Equal(t, clk.EpochMillis(), v["heartbeat"])
 
 	mbDrainAll(t, m)
@@ -676,7 +676,7 @@ func TestMailboxStress(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, views*perView)
 	for v := range views {
-		s, _ := mbOpenForTest(t, mf.Path())
+		s, _ := mbOpenForTest(t, mf.File.Path())
 		for g := range perView {
 			id := v*perView + g
 			wg.Add(1)
@@ -724,7 +724,7 @@ func TestMailboxNoAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	m, mf := mbNewForTest(t, mailbox.Config{HeartbeatCycles: 1})
-	s, _ := mbOpenForTest(t, mf.Path())
+	s, _ := mbOpenForTest(t, mf.File.Path())
 	snd := s.NewSender()
 	small := make([]byte, 32)
 	big := make([]byte, 9000)
@@ -768,16 +768,16 @@ func TestMailboxCorruptStateWord(t *testing.T) {
 	for _, word := range []int64{3, 1 << 40, -1} {
 		t.Run(fmt.Sprint(word), func(t *testing.T) {
 			m, mf := mbNewForTest(t, mailbox.Config{})
-			s, _ := mbOpenForTest(t, mf.Path())
+			s, _ := mbOpenForTest(t, mf.File.Path())
 			require.NoError(t, s.Send(1, []byte("queued")))
-			slot, err := mf.File().spareSlotAt(mailboxWordsSlot)
+			slot, err := mf.File.spareSlotAt(mailboxWordsSlot)
 			require.NoError(t, err)
 			binary.LittleEndian.PutUint64(slot[mbWordsState:], uint64(word))
 
 			require.ErrorIs(t, s.Err(), mailbox.ErrCorrupt)
 			require.ErrorIs(t, m.Err(), mailbox.ErrCorrupt)
 			require.Zero(t, m.Stats().RefusedClosed, "Err counts no refusal")
-			_, _, err = OpenMailbox(ctxT(t), mf.Path())
+			_, _, err = OpenMailbox(ctxT(t), mf.File.Path())
 			require.ErrorIs(t, err, mailbox.ErrCorrupt, "OpenMailbox")
 			require.ErrorIs(t, err, duty.ErrCorrupt, "OpenMailbox")
 			sender := s.NewSender()

@@ -44,7 +44,7 @@ func BenchmarkMailboxSendDrain(b *testing.B) {
 	})
 	b.Run("file", func(b *testing.B) {
 		m, mf := mbNewForTest(b, mailbox.Config{})
-		s, _ := mbOpenForTest(b, mf.Path())
+		s, _ := mbOpenForTest(b, mf.File.Path())
 		run(b, s, m)
 	})
 }

@@ -129,14 +129,14 @@ func childCreator() error {
 	}
 	var opts []Option
 	if os.Getenv("DUTY_IPC_DIRECT") == "1" {
-		opts = append(opts, WithDirectCreate())
+		opts = append(opts, withDirectCreate())
 	}
 	r, err := CreateRing(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), 1024, opts...)
 	switch {
 	case err == nil:
 		fmt.Println("won")
 		return r.Close()
-	case errors.Is(err, ErrExists):
+	case errors.Is(err, errExists):
 		fmt.Println("exists")
 		return nil
 	}
@@ -149,21 +149,21 @@ func childOpener() error {
 	var err error
 	if os.Getenv("DUTY_IPC_OP") == "create" {
 		var f *File
-		if f, err = Create(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), KindRing, []int{1024 + ringbuf.TrailerLength}); err == nil {
+		if f, err = create(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), KindRing, []int{1024 + ringbuf.TrailerLength}); err == nil {
 			err = f.Close()
 		}
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var f *File
-		if f, err = Open(ctx, os.Getenv("DUTY_IPC_PATH")); err == nil {
+		if f, err = open(ctx, os.Getenv("DUTY_IPC_PATH")); err == nil {
 			err = f.Close()
 		}
 	}
 	switch {
 	case err == nil:
 		fmt.Println("ok")
-	case errors.Is(err, ErrPermission):
+	case errors.Is(err, errPermission):
 		fmt.Println("permission")
 	default:
 		fmt.Println("other:", err)
@@ -178,7 +178,7 @@ func childOwner() error {
 	if err != nil {
 		return err
 	}
-	if err := r.File().Heartbeat(time.Now().UnixMilli()); err != nil {
+	if err := r.File.Heartbeat(time.Now().UnixMilli()); err != nil {
 		return err
 	}
 	if err := r.Write(testTypeID, []byte("from the owner")); err != nil {

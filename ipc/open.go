@@ -13,22 +13,22 @@ import (
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// Open maps the existing duty file at path, read-write, holding one
+// open maps the existing duty file at path, read-write, holding one
 // reference for the caller (who is not its owner). Before it touches any
 // section it checks, in this order: a regular file of at least
 // headerLength bytes with the magic fileMagic (ErrNotDutyFile), a version
-// non-zero and at most fileLayoutVersion (a *VersionError), a consistent
+// non-zero and at most fileLayoutVersion (ErrVersion), a consistent
 // header and section table (ErrCorrupt), and the length the header
 // declares (ErrTruncated). A file still being created (shorter than a
 // header, an all-zero header, or version 0) is polled every
 // WithPollInterval until ready or ctx ends (ErrNotReady, wrapping ctx's
 // error). A missing file matches fs.ErrNotExist unless WithWaitForFile; a
 // path that names no regular file gives ErrNotDutyFile at once; a file
-// the caller may not open, ErrPermission; with WithLiveOwner, a stale or
+// the caller may not open, fs.ErrPermission; with withLiveOwner, a stale or
 // closed owner, ErrOwnerDead. Header values are used as validated copies:
 // a peer that rewrites the header later cannot send this process outside
 // the mapping.
-func Open(ctx context.Context, path string, opts ...Option) (*File, error) {
+func open(ctx context.Context, path string, opts ...Option) (*File, error) {
 	return openWith(ctx, path, true, opts)
 }
 
@@ -183,7 +183,7 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 	}
 	defer mmapfile.Unmap(m)
 	ready := false
-	err = Guard(func() error {
+	err = guardAny(func() error {
 		base := unsafe.Pointer(unsafe.SliceData(m))
 		magic := (*atomic.Uint64)(unsafe.Add(base, magicOffset)).Load()
 		version := (*atomic.Int32)(unsafe.Add(base, versionOffset)).Load()

@@ -16,7 +16,7 @@ import (
 // openByPath is every entry point that opens a duty file by its path, each
 // closing what it opened on success.
 var openByPath = map[string]func(ctx context.Context, path string) error{
-	"Open":         func(ctx context.Context, p string) error { return closeIf(Open(ctx, p)) },
+	"Open":         func(ctx context.Context, p string) error { return closeIf(open(ctx, p)) },
 	"OpenReadOnly": func(ctx context.Context, p string) error { return closeIf(OpenReadOnly(ctx, p)) },
 	"OpenRing":     func(ctx context.Context, p string) error { return closeIf(OpenRing(ctx, p)) },
 	"OpenMailbox": func(ctx context.Context, p string) error {
@@ -67,7 +67,7 @@ func TestOpenNotARegularFile(t *testing.T) {
 			// this one to become a file.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_, err := Open(ctx, path, WithWaitForFile())
+			_, err := open(ctx, path, WithWaitForFile())
 			require.ErrorIs(t, err, ErrNotDutyFile)
 			require.NoError(t, ctx.Err())
 		})

@@ -126,7 +126,7 @@ func TestOpenBadFiles(t *testing.T) {
 				require.False(t, errors.Is(err, ErrNotReady), "did not wait: %v", err)
 			}
 			if errors.Is(err, ErrVersion) {
-				var ve *VersionError
+				var ve *versionError
 				require.ErrorAs(t, err, &ve)
 				require.Equal(t, fileLayoutVersion, ve.Supported)
 				require.NotEqual(t, fileLayoutVersion, ve.Found)
@@ -138,11 +138,11 @@ func TestOpenBadFiles(t *testing.T) {
 
 func TestOpenNotRegular(t *testing.T) {
 	dir := testDir(t)
-	_, err := Open(ctxT(t), dir)
+	_, err := open(ctxT(t), dir)
 	require.ErrorIs(t, err, ErrNotDutyFile)
 	require.False(t, errors.Is(err, ErrNotReady))
 	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
-	_, err = Open(ctxT(t), filepath.Join(dir, "fifo"))
+	_, err = open(ctxT(t), filepath.Join(dir, "fifo"))
 	require.ErrorIs(t, err, ErrNotDutyFile)
 }
 
@@ -194,19 +194,19 @@ func TestOpenWaitsWhileCreated(t *testing.T) {
 
 func TestOpenLiveOwner(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "live", KindUserMin, []int{8})
+	f, err := create(dir, "live", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
-	g, err := Open(ctxT(t), f.Path(), WithLiveOwner())
+	g, err := open(ctxT(t), f.Path(), withLiveOwner())
 	require.NoError(t, err)
 	require.NoError(t, g.Close())
 	future := func() time.Time { return time.Now().Add(time.Minute) }
-	_, err = Open(ctxT(t), f.Path(), WithLiveOwner(), WithClock(clock.Func(future)))
+	_, err = open(ctxT(t), f.Path(), withLiveOwner(), WithClock(clock.Func(future)))
 	require.ErrorIs(t, err, ErrOwnerDead, "stale heartbeat")
 	require.Equal(t, 2, openFDs(t, f.Path()), "only the owner's descriptor and mapping are left")
 }
 
 func TestOpenArguments(t *testing.T) {
-	_, err := Open(ctxT(t), "/nonexistent", WithPollInterval(0))
+	_, err := open(ctxT(t), "/nonexistent", withPollInterval(0))
 	require.ErrorIs(t, err, ErrArgument)
 }

@@ -34,7 +34,7 @@ const (
 	// OwnerHung: the owner's process is running but its heartbeat is stale
 	// (paused, stuck, or not calling Heartbeat). Never removed.
 	OwnerHung
-	// OwnerClosed: the owner closed the file (heartbeat HeartbeatClosed).
+	// OwnerClosed: the owner closed the file (heartbeat -1).
 	OwnerClosed
 	// OwnerDead: no process with the owner's pid and start time exists and the
 	// heartbeat is stale.
@@ -63,12 +63,13 @@ type Liveness struct {
 	PID             int           // owner pid from the header
 	StartTime       uint64        // owner start time from the header (Linux: clock ticks since boot; darwin: µs since the epoch; 0: unknown)
 	Running         bool          // a process with that pid and start time exists
-	HeartbeatMillis int64         // last heartbeat (ms since the epoch), HeartbeatClosed if closed
+	HeartbeatMillis int64         // last heartbeat (ms since the epoch), -1 once the owner closed the file
 	HeartbeatAge    time.Duration // now - heartbeat (negative if in the future)
 	Timeout         time.Duration // the liveness timeout applied
 }
 
-func (l Liveness) String() string {
+// describe says all of l, for error messages.
+func (l Liveness) describe() string {
 	return fmt.Sprintf("owner pid %d (start %d) %s: running=%t, heartbeat %d ms ago, timeout %s",
 		l.PID, l.StartTime, l.State, l.Running, l.HeartbeatAge.Milliseconds(), l.Timeout)
 }
@@ -84,7 +85,7 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 		Timeout:         timeout,
 	}
 	l.Running = procinfo.Running(l.PID, l.StartTime)
-	if heartbeat == HeartbeatClosed {
+	if heartbeat == heartbeatClosed {
 		l.State = OwnerClosed
 		return l
 	}
@@ -135,12 +136,12 @@ func millisDuration(ms int64) time.Duration {
 // Liveness assesses the owner of the file now: its process (pid and start
 // time) and its heartbeat against timeout (0: the timeout in the header).
 func (f *File) Liveness(now time.Time, timeout time.Duration) (Liveness, error) {
-	hb, err := f.HeartbeatMillis()
+	hb, err := f.heartbeatMillis()
 	if err != nil {
 		return Liveness{}, err
 	}
 	if timeout <= 0 {
-		timeout = f.LivenessTimeout()
+		timeout = f.livenessTimeout()
 	}
 	return assess(f.hdr.ownerPID, f.hdr.ownerStartTime, hb, now, timeout), nil
 }
@@ -161,7 +162,7 @@ func (f *File) checkOwner(now time.Time, timeout time.Duration) error {
 		return err
 	}
 	if l.State != OwnerAlive && l.State != OwnerUnconfirmed {
-		return fmt.Errorf("%w: %s: %s", ErrOwnerDead, f.path, l)
+		return fmt.Errorf("%w: %s: %s", ErrOwnerDead, f.path, l.describe())
 	}
 	return nil
 }
@@ -183,17 +184,17 @@ var selfStartTime = sync.OnceValue(func() uint64 {
 // half-created (zero bytes, shorter than a header, an all-zero header, or
 // version 0) and unmodified for longer than the timeout and than
 // minCreationAge (1 s). The timeout is WithLivenessTimeout, else the
-// header's, else DefaultLivenessTimeout. It returns nil once removed, and
+// header's, else 10 s (Aeron's). It returns nil once removed, and
 // otherwise:
 //
 //   - ErrOwnerAlive when the file is locked (a live owner always holds its
 //     lock), its owner is OwnerAlive, OwnerUnconfirmed or OwnerHung, it is
 //     still being created, or the path was replaced meanwhile;
-//   - ErrNotDutyFile, a *VersionError or ErrCorrupt for a file it cannot
+//   - ErrNotDutyFile, ErrVersion or ErrCorrupt for a file it cannot
 //     interpret (never removed), ErrNotDutyFile also for a path that is not
 //     a regular file: a directory, a socket, or a symbolic link (never
 //     followed: neither the link nor its target is removed or judged);
-//   - an error matching fs.ErrNotExist or ErrPermission.
+//   - an error matching fs.ErrNotExist or fs.ErrPermission.
 //
 // The decision and the unlink happen under the file's lock after checking
 // that path still names the inspected file, so two cleaners, or a cleaner
@@ -255,7 +256,7 @@ func checkStale(path string, c config, remove bool) error {
 	if n < headerLength || uninitialised(buf) {
 		timeout := c.livenessTimeout
 		if timeout <= 0 {
-			timeout = DefaultLivenessTimeout
+			timeout = defaultLivenessTimeout
 		}
 		// A creator has not locked its new file yet: whatever the timeout,
 		// give it time to (see createLocked).
@@ -280,7 +281,7 @@ func checkStale(path string, c config, remove bool) error {
 	hb := int64(binary.LittleEndian.Uint64(buf[heartbeatOffset:]))
 	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout)
 	if l.State != OwnerClosed && l.State != OwnerDead {
-		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l)
+		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l.describe())
 	}
 	if !remove {
 		return nil

@@ -57,8 +57,8 @@ func TestLivenessRules(t *testing.T) {
 		{"pid reused, fresh", self, selfStart + 1, fresh, OwnerUnconfirmed, false},
 		{"pid gone, stale", dead, 0, stale, OwnerDead, false},
 		{"pid gone, fresh", dead, 0, fresh, OwnerUnconfirmed, false},
-		{"closed", self, selfStart, HeartbeatClosed, OwnerClosed, true},
-		{"closed, pid gone", dead, 0, HeartbeatClosed, OwnerClosed, false},
+		{"closed", self, selfStart, heartbeatClosed, OwnerClosed, true},
+		{"closed, pid gone", dead, 0, heartbeatClosed, OwnerClosed, false},
 		{"pid 0", 0, 0, stale, OwnerDead, false},
 		{"heartbeat far in the future", dead, 0, now.UnixMilli() + 3_600_000, OwnerDead, false},
 		{"heartbeat slightly ahead", self, selfStart, now.UnixMilli() + 500, OwnerAlive, true},
@@ -71,11 +71,11 @@ func TestLivenessRules(t *testing.T) {
 			le.PutUint64(b[heartbeatOffset:], uint64(c.heartbeat))
 			path := writeImage(t, dir, "owner", b)
 
-			f, err := Open(ctxT(t), path)
+			f, err := open(ctxT(t), path)
 			require.NoError(t, err)
 			l, err := f.Liveness(now, 0)
 			require.NoError(t, err)
-			require.Equal(t, c.state, l.State, l.String())
+			require.Equal(t, c.state, l.State, l.describe())
 			require.Equal(t, c.running, l.Running)
 			require.Equal(t, int(c.pid), l.PID)
 			require.Equal(t, 10*time.Second, l.Timeout)
@@ -118,7 +118,7 @@ func TestLivenessTimeoutOverride(t *testing.T) {
 // owner holds its lock is never removed.
 func TestRemoveIfStaleLiveOwnerLock(t *testing.T) {
 	dir := testDir(t)
-	f, err := Create(dir, "locked", KindUserMin, []int{8})
+	f, err := create(dir, "locked", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer f.Close()
 	far := WithClock(clock.Func(func() time.Time { return time.Now().Add(24 * time.Hour) }))
@@ -152,10 +152,10 @@ func TestCleanup(t *testing.T) {
 	le := binary.LittleEndian
 	dead := deadPID(t)
 
-	live, err := Create(dir, "live", KindUserMin, []int{8})
+	live, err := create(dir, "live", kindUserMin, []int{8})
 	require.NoError(t, err)
 	defer live.Close()
-	closed, err := Create(dir, "closed", KindUserMin, []int{8})
+	closed, err := create(dir, "closed", kindUserMin, []int{8})
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
 

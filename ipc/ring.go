@@ -15,14 +15,12 @@ import (
 // number of producers, in any processes that map the file, and one
 // consumer.
 //
-// The Ring holds one reference to the File (the one Create or Open
-// returned); Close releases it. Using the ring's methods after Close is a
-// use-after-free: when that was the last reference the memory is unmapped
-// and the access faults. Goroutines that share a Ring with the one that
-// closes it take their own reference with File().Acquire.
+// Close (the File's) releases the mapping. Using the ring's methods after
+// Close is a use-after-free: the memory is unmapped and the access faults.
+// Close a Ring only once no goroutine uses it.
 type Ring struct {
 	*ringbuf.ManyToOne
-	file *File
+	*File
 }
 
 // CreateRing creates dir/name (see Create) as a KindRing file whose section
@@ -33,7 +31,7 @@ func CreateRing(dir, name string, capacity int, opts ...Option) (*Ring, error) {
 	if capacity < ringbuf.HeaderLength || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: ring capacity %d is not a power of two >= %d (%w)", ErrArgument, capacity, ringbuf.HeaderLength, ringbuf.ErrCapacity)
 	}
-	f, err := Create(dir, name, KindRing, []int{capacity + ringbuf.TrailerLength}, opts...)
+	f, err := create(dir, name, KindRing, []int{capacity + ringbuf.TrailerLength}, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +42,7 @@ func CreateRing(dir, name string, capacity int, opts ...Option) (*Ring, error) {
 // in it. A file of another kind gives ErrKind; a section that is not a valid
 // ring buffer gives ErrCorrupt.
 func OpenRing(ctx context.Context, path string, opts ...Option) (*Ring, error) {
-	f, err := Open(ctx, path, opts...)
+	f, err := open(ctx, path, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -60,15 +58,9 @@ func wrapRing(f *File) (*Ring, error) {
 	if err == nil {
 		var m *ringbuf.ManyToOne
 		if m, err = ringbuf.NewManyToOne(b); err == nil {
-			return &Ring{ManyToOne: m, file: f}, nil
+			return &Ring{ManyToOne: m, File: f}, nil
 		}
 		err = fmt.Errorf("%w: %s: ring section: %w", ErrCorrupt, f.Path(), err)
 	}
 	return nil, errors.Join(err, f.Close())
 }
-
-// File returns the file the ring lives in.
-func (r *Ring) File() *File { return r.file }
-
-// Close releases the ring's reference to the file (see File.Close).
-func (r *Ring) Close() error { return r.file.Close() }

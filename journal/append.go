@@ -33,7 +33,7 @@ type Claim struct {
 // MaxBody returns the largest body a record can have: a record never spans
 // segments.
 func (j *Journal) MaxBody() int {
-	return int(min(j.segSize-SegmentHeaderLength, math.MaxInt32&^(RecordAlignment-1)) - RecordHeaderLength)
+	return int(min(j.segSize-segmentHeaderLength, math.MaxInt32&^(recordAlignment-1)) - recordHeaderLength)
 }
 
 // Stream is the writer's handle on one stream: it holds the stream's next
@@ -66,8 +66,8 @@ func (j *Journal) stream(streamID uint32) *Stream {
 	return s
 }
 
-// ID returns the stream's id.
-func (s *Stream) ID() uint32 { return s.id }
+// streamID returns the stream's id.
+func (s *Stream) streamID() uint32 { return s.id }
 
 // NextSequence returns the sequence number the stream's next record will
 // get.
@@ -114,7 +114,7 @@ func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Clai
 	if uint(n) > uint(j.maxBody) {
 		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.maxBody)
 	}
-	length := int64(RecordHeaderLength + n)
+	length := int64(recordHeaderLength + n)
 	off := j.pos - j.cur.start
 	if off+align(length) > j.segSize {
 		if err := j.roll(); err != nil {
@@ -125,7 +125,7 @@ func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Clai
 	seq := s.next
 	rec := j.cur.data[off : off+length : off+length]
 	le := binary.LittleEndian
-	le.PutUint32(rec[magicOffset:], RecordMagic)
+	le.PutUint32(rec[magicOffset:], recordMagic)
 	le.PutUint32(rec[streamOffset:], s.id)
 	le.PutUint32(rec[typeOffset:], uint32(typeID))
 	le.PutUint32(rec[flagsOffset:], 0)
@@ -134,7 +134,7 @@ func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Clai
 	j.claimOpen = true
 	j.claim = claimState{off: off, length: length, stream: s}
 	atomicbuf.StoreRelease64(&j.written, j.pos+align(length))
-	return Claim{Body: rec[RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
+	return Claim{Body: rec[recordHeaderLength:], Position: j.pos, Sequence: seq}, nil
 }
 
 // claimError is why a claim is refused: the journal is closed, or a
@@ -216,9 +216,9 @@ func (j *Journal) appendCopy(s *Stream, typeID int32, body []byte, timestamp int
 	return c.Position, c.Sequence, nil
 }
 
-// NextSequence returns the sequence number the next record of streamID
+// nextSequence returns the sequence number the next record of streamID
 // will get (the writer's view).
-func (j *Journal) NextSequence(streamID uint32) int64 {
+func (j *Journal) nextSequence(streamID uint32) int64 {
 	if s := j.streams[streamID]; s != nil {
 		return s.next
 	}
@@ -229,7 +229,7 @@ func (j *Journal) NextSequence(streamID uint32) int64 {
 // the next segment file is put in place first (the one a Flusher
 // prepared, or one made here), so that a reader who finds the
 // end-of-segment marker always finds the next file; then the marker (the
-// bytes left, EndMagic) is written, its length word last.
+// bytes left, endMagic) is written, its length word last.
 func (j *Journal) roll() error {
 	next := j.cur.start + j.segSize
 	s, err := j.takeNext(next)
@@ -251,12 +251,12 @@ func (j *Journal) roll() error {
 	j.segs = append(j.segs, s)
 	j.mu.Unlock()
 	if off := j.pos - j.cur.start; off < j.segSize {
-		binary.LittleEndian.PutUint32(j.cur.data[off+magicOffset:], EndMagic)
+		binary.LittleEndian.PutUint32(j.cur.data[off+magicOffset:], endMagic)
 		j.cur.storeLength(off, int32(j.segSize-off))
 	}
 	old := j.cur
 	j.cur = s
-	j.pos = next + SegmentHeaderLength
+	j.pos = next + segmentHeaderLength
 	j.committed.Store(j.pos)
 	j.written.Store(j.pos)
 	return old.release()

@@ -18,8 +18,8 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "DUTYJCKP"
-//	8       4     layout version (Version)
-//	12      4     checkpoint length (CheckpointLength)
+//	8       4     layout version (version)
+//	12      4     checkpoint length (checkpointLength)
 //	16      8     segment size
 //	24      8     flushed position
 //	32      8     time written, ns since the Unix epoch
@@ -34,7 +34,7 @@ import (
 // is an extension within version 1: a checkpoint written without it has
 // zeros there, and readers of bytes 0..47 alone still read it.
 const (
-	CheckpointLength = 64
+	checkpointLength = 64
 	ckptMagic        = "DUTYJCKP"
 	ckptName         = "checkpoint"
 	ckptSizeOffset   = 16
@@ -52,8 +52,8 @@ const (
 
 // encodeFramed encodes the 64-byte framing shared by the checkpoint and
 // the index position file.
-func encodeFramed(magic string, segSize, pos, now int64, flags uint32) [CheckpointLength]byte {
-	var b [CheckpointLength]byte
+func encodeFramed(magic string, segSize, pos, now int64, flags uint32) [checkpointLength]byte {
+	var b [checkpointLength]byte
 	putFramed(&b, magic, segSize, pos, now, flags)
 	return b
 }
@@ -61,12 +61,12 @@ func encodeFramed(magic string, segSize, pos, now int64, flags uint32) [Checkpoi
 // putFramed is encodeFramed into b (which the CRC's assembly makes escape:
 // the Flusher's indexing passes a buffer of its own, so as not to
 // allocate).
-func putFramed(b *[CheckpointLength]byte, magic string, segSize, pos, now int64, flags uint32) {
-	*b = [CheckpointLength]byte{}
+func putFramed(b *[checkpointLength]byte, magic string, segSize, pos, now int64, flags uint32) {
+	*b = [checkpointLength]byte{}
 	le := binary.LittleEndian
 	copy(b[:], magic)
-	le.PutUint32(b[8:], Version)
-	le.PutUint32(b[12:], CheckpointLength)
+	le.PutUint32(b[8:], version)
+	le.PutUint32(b[12:], checkpointLength)
 	le.PutUint64(b[ckptSizeOffset:], uint64(segSize))
 	le.PutUint64(b[ckptFlushed:], uint64(pos))
 	le.PutUint64(b[ckptTime:], uint64(now))
@@ -156,19 +156,19 @@ func loadCheckpoint(dir string, segSize int64) (checkpoint, error) {
 func decodeFramed(b []byte, magic string, segSize int64) (int64, uint32, error) {
 	le := binary.LittleEndian
 	switch {
-	case len(b) != CheckpointLength:
-		return 0, 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), CheckpointLength)
+	case len(b) != checkpointLength:
+		return 0, 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), checkpointLength)
 	case string(b[:8]) != magic:
 		return 0, 0, fmt.Errorf("%w: checkpoint magic %q", ErrCorrupt, b[:8])
-	case le.Uint32(b[8:]) != Version:
-		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), Version)
+	case le.Uint32(b[8:]) != version:
+		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), version)
 	case crc32.Checksum(b[:ckptCRC], castagnoli) != le.Uint32(b[ckptCRC:]):
 		return 0, 0, fmt.Errorf("%w: checkpoint CRC", ErrCorrupt)
 	case int64(le.Uint64(b[ckptSizeOffset:])) != segSize:
 		return 0, 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[ckptSizeOffset:]), segSize)
 	}
 	pos := int64(le.Uint64(b[ckptFlushed:]))
-	if pos < 0 || pos&(RecordAlignment-1) != 0 {
+	if pos < 0 || pos&(recordAlignment-1) != 0 {
 		return 0, 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, pos)
 	}
 	return pos, le.Uint32(b[ckptFlags:]), nil

@@ -70,7 +70,7 @@ func childWriter() error {
 	w := bufio.NewWriter(os.Stdout)
 	for i := 0; ; i++ {
 		stream := uint32(1 + i%3)
-		seq := j.NextSequence(stream)
+		seq := j.nextSequence(stream)
 		c, err := j.Claim(stream, 7, bodyLen(seq))
 		if err != nil {
 			return err

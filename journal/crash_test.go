@@ -45,7 +45,7 @@ func TestCrashedWriterLosesNoCommittedRecord(t *testing.T) {
 		checkIndexes(t, j)
 		for s, n := range acked {
 			require.GreaterOrEqual(t, got[s], n, "iteration %d: stream %d lost acknowledged records", iter, s)
-			require.Equal(t, got[s], j.NextSequence(s))
+			require.Equal(t, got[s], j.nextSequence(s))
 			acked[s] = got[s] // a record committed but not yet acknowledged is kept too
 		}
 		if iter%2 == 0 { // the recovering writer appends as well
@@ -71,7 +71,7 @@ func TestKilledClaimIsTornTail(t *testing.T) {
 	j := openT(t, dir, Options{})
 	r := j.Recovery()
 	require.Equal(t, pos, r.TornAt, r.String())
-	require.Equal(t, int64(RecordHeaderLength+200), r.TornBytes)
+	require.Equal(t, int64(recordHeaderLength+200), r.TornBytes)
 	require.Equal(t, pos, r.End)
 	appendN(t, j, 1, 2)
 	require.Equal(t, map[uint32]int64{1: 5}, readAll(t, j))
@@ -113,5 +113,5 @@ func TestSecondWriterInAnotherProcessIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrLocked)
 	w.Kill(t)
 	j = openT(t, dir, Options{})
-	require.NotZero(t, j.NextSequence(1))
+	require.NotZero(t, j.nextSequence(1))
 }

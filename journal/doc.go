@@ -27,7 +27,7 @@
 // One writer per directory: Open takes an exclusive flock on
 // dir/journal.lock (ErrLocked for a second writer, in any process; the
 // kernel drops it when the writer dies). The writer's methods (Claim,
-// Commit, Abort, Append, NextSequence, Close) belong to one goroutine at a
+// Commit, Abort, Append, Stream, Close) belong to one goroutine at a
 // time, and so do the Stream handles. Claim and Commit allocate nothing. A record never spans segments:
 // one that does not fit closes the segment with an end-of-segment marker
 // and goes to the next, which is put in place (complete, made under a
@@ -73,7 +73,7 @@
 // committed all the same and must not be appended again. A checkpoint file records a flushed position;
 // Open scans from there, verifying CRCs, cuts a torn tail (zeroing it),
 // and reports what it did in Recovery. A corrupt record with valid records
-// after it is an error naming its position (*CorruptError, matching
+// after it is an error naming its position (an error matching
 // ErrCorrupt and duty.ErrCorrupt), unless Options.Recovery says to skip it
 // (counted) or truncate there.
 //
@@ -113,7 +113,7 @@
 // journal (and passes them on); Replayer is an agent that sends a
 // journal's records back into a mailbox or any other Sink, as fast as it
 // takes them or at the recorded pace. A multipart message is one record
-// flagged RecordParts, which a Replayer sends back as the same parts
+// flagged multipart, which a Replayer sends back as the same parts
 // (Record.Parts). Package journal/pubrecord does the
 // same for IPC publications.
 //

@@ -13,7 +13,7 @@ var (
 	// ErrCorrupt reports bytes in a segment, a checkpoint or an index that
 	// no writer of this package produces: a bad CRC, a wrong magic word, a
 	// length that does not fit. It matches duty.ErrCorrupt. Errors about a
-	// record name its position (a *CorruptError).
+	// record name its position and segment.
 	ErrCorrupt = sentinel.Corrupt("journal: corrupt journal")
 	// ErrVersion reports a segment, record or checkpoint of a layout
 	// version this package cannot read.
@@ -40,10 +40,10 @@ var (
 	// ErrClaim reports Commit or Abort without an outstanding claim, or a
 	// Claim while one is outstanding.
 	ErrClaim = errors.New("journal: claim out of order")
-	// ErrMissingSegment reports a gap in the sequence of segment files: a
+	// errMissingSegment reports a gap in the sequence of segment files: a
 	// segment in the middle of the log was deleted or renamed. It matches
 	// ErrCorrupt.
-	ErrMissingSegment = errors.New("journal: missing segment")
+	errMissingSegment = errors.New("journal: missing segment")
 	// ErrNotFound reports a stream sequence or a time past the end of the
 	// log.
 	ErrNotFound = errors.New("journal: not found")
@@ -63,14 +63,14 @@ var (
 	ErrReadersFull = errors.New("journal: reader registry full")
 )
 
-// CorruptError is the error for a bad record: where it is and why.
-type CorruptError struct {
+// corruptError is the error for a bad record: where it is and why.
+type corruptError struct {
 	Position int64  // the record's position in the log
 	Segment  string // the segment file's path
 	Reason   string // what check failed
 }
 
-func (e *CorruptError) Error() string {
+func (e *corruptError) Error() string {
 	where := ""
 	if e.Segment != "" {
 		where = " in " + e.Segment
@@ -78,7 +78,7 @@ func (e *CorruptError) Error() string {
 	return "journal: corrupt record at position " + strconv.FormatInt(e.Position, 10) + where + ": " + e.Reason
 }
 
-// Is makes a *CorruptError match ErrCorrupt (and so duty.ErrCorrupt).
-func (e *CorruptError) Is(target error) bool {
+// Is makes a *corruptError match ErrCorrupt (and so duty.ErrCorrupt).
+func (e *corruptError) Is(target error) bool {
 	return target == ErrCorrupt || errors.Is(ErrCorrupt, target)
 }

@@ -56,7 +56,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer j.Close()
-	fmt.Println("end", j.Recovery().End, "next on stream 1:", j.NextSequence(1))
+	s, err := j.Stream(1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("end", j.Recovery().End, "next on stream 1:", s.NextSequence())
 	// Output:
 	// stream 1 #0 at 64: buy 10
 	// stream 2 #0 at 112: sell 5

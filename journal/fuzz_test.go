@@ -13,13 +13,13 @@ import (
 // works: the appended record reads back after the others.
 func FuzzRecover(f *testing.F) {
 	rec := func(stream uint32, seq int64, body string) []byte {
-		b := make([]byte, align(int64(RecordHeaderLength+len(body))))
+		b := make([]byte, align(int64(recordHeaderLength+len(body))))
 		le := binary.LittleEndian
-		le.PutUint32(b[magicOffset:], RecordMagic)
+		le.PutUint32(b[magicOffset:], recordMagic)
 		le.PutUint32(b[streamOffset:], stream)
 		le.PutUint64(b[sequenceOffset:], uint64(seq))
-		copy(b[RecordHeaderLength:], body)
-		n := RecordHeaderLength + len(body)
+		copy(b[recordHeaderLength:], body)
+		n := recordHeaderLength + len(body)
 		le.PutUint32(b[crcOffset:], recordCRC(b[:n]))
 		le.PutUint32(b[lengthOffset:], uint32(n))
 		return b
@@ -38,7 +38,7 @@ func FuzzRecover(f *testing.F) {
 	torn[len(torn)-2] ^= 1
 	f.Add(torn)
 	mid := cat(rec(1, 0, "a"), rec(1, 1, "bb"), rec(1, 2, "c"))
-	mid[RecordHeaderLength] ^= 1
+	mid[recordHeaderLength] ^= 1
 	f.Add(mid)
 	f.Add(cat(rec(1, 0, "a"), []byte{8, 0, 0, 0, 0x01, 0x44, 0x50, 0x4A}, rec(1, 1, "b"))) // padding
 	f.Add(cat(rec(1, 0, "a"), []byte{0xff, 0xff, 0xff, 0x7f, 0x01, 0x44, 0x52, 0x4A}))     // huge length
@@ -48,8 +48,8 @@ func FuzzRecover(f *testing.F) {
 }
 
 func fuzzOne(t *testing.T, data []byte) {
-	if len(data) > MinSegmentSize-SegmentHeaderLength {
-		data = data[:MinSegmentSize-SegmentHeaderLength]
+	if len(data) > MinSegmentSize-segmentHeaderLength {
+		data = data[:MinSegmentSize-segmentHeaderLength]
 	}
 	for _, mode := range []RecoveryMode{RecoverStrict, RecoverSkip, RecoverTruncate} {
 		dir := fastDir(t)
@@ -57,7 +57,7 @@ func fuzzOne(t *testing.T, data []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		copy(s.data[SegmentHeaderLength:], data)
+		copy(s.data[segmentHeaderLength:], data)
 		if err := s.release(); err != nil {
 			t.Fatal(err)
 		}
@@ -103,17 +103,17 @@ func fuzzOne(t *testing.T, data []byte) {
 func FuzzDecodeSlot(f *testing.F) {
 	b := make([]byte, 64)
 	le := binary.LittleEndian
-	le.PutUint32(b[magicOffset:], RecordMagic)
+	le.PutUint32(b[magicOffset:], recordMagic)
 	le.PutUint32(b[lengthOffset:], 45)
 	le.PutUint32(b[crcOffset:], recordCRC(b[:45]))
 	f.Add(b, true)
 	mp := make([]byte, 64) // a multipart record: two parts, "ab" and "c"
-	le.PutUint32(mp[magicOffset:], RecordMagic)
-	le.PutUint32(mp[flagsOffset:], RecordParts)
+	le.PutUint32(mp[magicOffset:], recordMagic)
+	le.PutUint32(mp[flagsOffset:], recordParts)
 	body := append(le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 2), 2), 1), "abc"...)
-	copy(mp[RecordHeaderLength:], body)
-	le.PutUint32(mp[lengthOffset:], uint32(RecordHeaderLength+len(body)))
-	le.PutUint32(mp[crcOffset:], recordCRC(mp[:RecordHeaderLength+len(body)]))
+	copy(mp[recordHeaderLength:], body)
+	le.PutUint32(mp[lengthOffset:], uint32(recordHeaderLength+len(body)))
+	le.PutUint32(mp[crcOffset:], recordCRC(mp[:recordHeaderLength+len(body)]))
 	f.Add(mp, true)
 	f.Add([]byte{16, 0, 0, 0, 0x01, 0x4F, 0x45, 0x4A}, true)
 	f.Add([]byte{8, 0, 0, 0, 0x01, 0x44, 0x50, 0x4A}, false)
@@ -126,7 +126,7 @@ func FuzzDecodeSlot(f *testing.F) {
 		}
 		switch kind {
 		case slotRecord:
-			if int(h.Length) != RecordHeaderLength+len(body) || align(int64(h.Length)) > int64(len(b)) {
+			if int(h.Length) != recordHeaderLength+len(body) || align(int64(h.Length)) > int64(len(b)) {
 				t.Fatalf("record length %d, body %d, slot %d", h.Length, len(body), len(b))
 			}
 			if verify && recordCRC(b[:h.Length]) != le.Uint32(b[crcOffset:]) {
@@ -147,8 +147,8 @@ func FuzzDecodeSlot(f *testing.F) {
 			for _, p := range parts {
 				n += len(p)
 			}
-			if h.Flags&RecordParts != 0 {
-				if len(parts) < 2 || len(parts) > MaxRecordParts || n+4+4*len(parts) != len(body) {
+			if h.Flags&recordParts != 0 {
+				if len(parts) < 2 || len(parts) > maxRecordParts || n+4+4*len(parts) != len(body) {
 					t.Fatalf("%d parts of %d bytes in a body of %d", len(parts), n, len(body))
 				}
 			} else if len(parts) != 1 || n != len(body) {
@@ -159,7 +159,7 @@ func FuzzDecodeSlot(f *testing.F) {
 				t.Fatal("end marker of the wrong length")
 			}
 		case slotPad:
-			if slotLength(h) > int64(len(b)) || h.Length < EndMarkerLength {
+			if slotLength(h) > int64(len(b)) || h.Length < endMarkerLength {
 				t.Fatal("padding out of bounds")
 			}
 		case slotEmpty:

@@ -85,7 +85,7 @@ func appendN(t testing.TB, j *Journal, stream uint32, n int) {
 		}
 	}
 	for range n {
-		seq := j.NextSequence(stream)
+		seq := j.nextSequence(stream)
 		c, err := j.Claim(stream, 7, bodyLen(seq))
 		must(err)
 		if c.Sequence != seq {

@@ -36,8 +36,8 @@ import (
 // "DUTYJIXP", version, length 64, segment size, position, time, CRC32C of
 // 0..39).
 const (
-	IndexHeaderLength = 64
-	IndexEntryLength  = 16
+	indexHeaderLength = 64
+	indexEntryLength  = 16
 	idxMagic          = "DUTYJIDX"
 	idxPosMagic       = "DUTYJIXP"
 	indexDirName      = "index"
@@ -73,7 +73,7 @@ type indexer struct {
 	files   map[uint32]*indexFile
 	batch   map[uint32][]byte // entries read, not yet written
 	pos     *os.File          // the position file, opened at its first write
-	posBuf  [CheckpointLength]byte
+	posBuf  [checkpointLength]byte
 	rebuilt bool
 	// damaged: a Lookup found an entry that does not name its record; the
 	// position file is gone and is not written again, so that the next
@@ -111,10 +111,10 @@ func (j *Journal) openIndex(end int64) error {
 		if err := x.reset(); err != nil {
 			return err
 		}
-		from = j.FirstPosition()
+		from = j.firstPosition()
 		x.rebuilt = true
 	}
-	x.t.setPos(max(from, j.FirstPosition()))
+	x.t.setPos(max(from, j.firstPosition()))
 	r := &j.recovery
 	r.IndexedFrom = x.t.Position()
 	for {
@@ -123,7 +123,7 @@ func (j *Journal) openIndex(end int64) error {
 			if err := x.reset(); err != nil {
 				return err
 			}
-			x.t.setPos(j.FirstPosition())
+			x.t.setPos(j.firstPosition())
 			x.rebuilt = true
 			r.IndexedFrom, r.Indexed = x.t.Position(), 0
 			continue
@@ -138,7 +138,7 @@ func (j *Journal) openIndex(end int64) error {
 			if err := x.reset(); err != nil {
 				return err
 			}
-			x.t.setPos(j.FirstPosition())
+			x.t.setPos(j.firstPosition())
 			x.rebuilt = true
 			r.IndexedFrom, r.Indexed = x.t.Position(), 0
 			continue
@@ -179,7 +179,7 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 			return 0, false
 		}
 		fi, err := f.Stat()
-		var hdr [IndexHeaderLength]byte
+		var hdr [indexHeaderLength]byte
 		if err == nil {
 			_, err = f.ReadAt(hdr[:], 0)
 		}
@@ -191,7 +191,7 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 			f.Close()
 			return 0, false
 		}
-		xf := &indexFile{f: f, first: first, count: (fi.Size() - IndexHeaderLength) / IndexEntryLength}
+		xf := &indexFile{f: f, first: first, count: (fi.Size() - indexHeaderLength) / indexEntryLength}
 		x.files[uint32(id)] = xf
 		if xf.count > 0 { // the last entry must name a record of the log
 			e, err := xf.entry(xf.count - 1)
@@ -228,7 +228,7 @@ func (j *Journal) recordAt(e IndexEntry, stream uint32, seq, end int64) bool {
 	}
 	defer s.release()
 	off := e.Position - start
-	if off < SegmentHeaderLength {
+	if off < segmentHeaderLength {
 		return false
 	}
 	h, _, kind, err := decodeSlot(s.data[off:], false)
@@ -312,8 +312,8 @@ func (x *indexer) trim(first int64) error {
 				hi = mid
 			}
 		}
-		from := IndexHeaderLength + f.trimmed*IndexEntryLength
-		to := (IndexHeaderLength + lo*IndexEntryLength) &^ (indexBlock - 1)
+		from := indexHeaderLength + f.trimmed*indexEntryLength
+		to := (indexHeaderLength + lo*indexEntryLength) &^ (indexBlock - 1)
 		if to <= from {
 			continue
 		}
@@ -324,7 +324,7 @@ func (x *indexer) trim(first int64) error {
 		if err != nil {
 			return fmt.Errorf("journal: index: trim: %w", err)
 		}
-		f.trimmed = (to - IndexHeaderLength) / IndexEntryLength
+		f.trimmed = (to - indexHeaderLength) / indexEntryLength
 	}
 	return nil
 }
@@ -333,10 +333,10 @@ func (x *indexer) trim(first int64) error {
 // so entries are missing.
 var errIndexGap = errors.New("journal: index behind with a gap")
 
-// Index brings the stream indexes up to at most max more records of the
+// indexUpTo brings the stream indexes up to at most max more records of the
 // log, and returns how many it indexed. The Flusher calls it from its duty
 // cycle; the appender never waits for it. Writer only.
-func (j *Journal) Index(max int) (int, error) {
+func (j *Journal) indexUpTo(max int) (int, error) {
 	if j.readOnly {
 		return 0, ErrReadOnly
 	}
@@ -354,7 +354,7 @@ func (x *indexer) index(limit int) (int, error) {
 	for n < limit {
 		r, ok, err := x.t.Next()
 		if errors.Is(err, ErrBehindRetention) {
-			x.t.setPos(x.j.FirstPosition()) // retention went past: those entries are moot
+			x.t.setPos(x.j.firstPosition()) // retention went past: those entries are moot
 			continue
 		}
 		if err != nil {
@@ -367,14 +367,14 @@ func (x *indexer) index(limit int) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		next := f.first + f.count + int64(len(x.batch[r.StreamID])/IndexEntryLength)
+		next := f.first + f.count + int64(len(x.batch[r.StreamID])/indexEntryLength)
 		switch {
 		case r.Sequence < next: // indexed before the position file was written
 			continue
 		case r.Sequence > next:
 			return n, fmt.Errorf("%w: stream %d record %d, index at %d", errIndexGap, r.StreamID, r.Sequence, next)
 		}
-		var e [IndexEntryLength]byte
+		var e [indexEntryLength]byte
 		le.PutUint64(e[0:], uint64(r.Position))
 		le.PutUint32(e[8:], uint32(r.Length))
 		le.PutUint32(e[12:], uint32(r.TypeID))
@@ -394,13 +394,13 @@ func (x *indexer) file(stream uint32, seq int64) (*indexFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: index: %w", err)
 	}
-	var hdr [IndexHeaderLength]byte
+	var hdr [indexHeaderLength]byte
 	le := binary.LittleEndian
 	copy(hdr[:], idxMagic)
-	le.PutUint32(hdr[8:], Version)
-	le.PutUint32(hdr[12:], IndexHeaderLength)
+	le.PutUint32(hdr[8:], version)
+	le.PutUint32(hdr[12:], indexHeaderLength)
 	le.PutUint32(hdr[idxStreamOffset:], stream)
-	le.PutUint32(hdr[idxEntryLenOffset:], IndexEntryLength)
+	le.PutUint32(hdr[idxEntryLenOffset:], indexEntryLength)
 	le.PutUint64(hdr[idxFirstOffset:], uint64(seq))
 	le.PutUint32(hdr[idxCRCOffset:], crc32.Checksum(hdr[:idxCRCOffset], castagnoli))
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
@@ -423,10 +423,10 @@ func (x *indexer) writeBatch() error {
 			continue
 		}
 		f := x.files[stream]
-		if _, err := f.f.WriteAt(b, IndexHeaderLength+f.count*IndexEntryLength); err != nil {
+		if _, err := f.f.WriteAt(b, indexHeaderLength+f.count*indexEntryLength); err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
-		f.count += int64(len(b) / IndexEntryLength)
+		f.count += int64(len(b) / indexEntryLength)
 		x.batch[stream] = b[:0]
 		wrote = true
 	}
@@ -488,8 +488,8 @@ func (x *indexer) close() error {
 
 // entry reads entry n of the file.
 func (f *indexFile) entry(n int64) (IndexEntry, error) {
-	var b [IndexEntryLength]byte
-	if _, err := f.f.ReadAt(b[:], IndexHeaderLength+n*IndexEntryLength); err != nil {
+	var b [indexEntryLength]byte
+	if _, err := f.f.ReadAt(b[:], indexHeaderLength+n*indexEntryLength); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -504,11 +504,11 @@ func checkIndexHeader(b []byte, stream uint32) (first int64, err error) {
 	switch {
 	case string(b[:8]) != idxMagic:
 		return 0, fmt.Errorf("%w: index magic %q", ErrCorrupt, b[:8])
-	case le.Uint32(b[8:]) != Version:
+	case le.Uint32(b[8:]) != version:
 		return 0, fmt.Errorf("%w: index version %d", ErrVersion, le.Uint32(b[8:]))
 	case crc32.Checksum(b[:idxCRCOffset], castagnoli) != le.Uint32(b[idxCRCOffset:]):
 		return 0, fmt.Errorf("%w: index header CRC", ErrCorrupt)
-	case le.Uint32(b[idxStreamOffset:]) != stream || le.Uint32(b[idxEntryLenOffset:]) != IndexEntryLength:
+	case le.Uint32(b[idxStreamOffset:]) != stream || le.Uint32(b[idxEntryLenOffset:]) != indexEntryLength:
 		return 0, fmt.Errorf("%w: index header of stream %d", ErrCorrupt, le.Uint32(b[idxStreamOffset:]))
 	}
 	first = int64(le.Uint64(b[idxFirstOffset:]))
@@ -561,7 +561,7 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	if err != nil {
 		return IndexEntry{}, fmt.Errorf("journal: index: %w", err)
 	}
-	var hdr [IndexHeaderLength]byte
+	var hdr [indexHeaderLength]byte
 	if _, err := fh.ReadAt(hdr[:], 0); err != nil {
 		return IndexEntry{}, fmt.Errorf("%w: index of stream %d: %w", ErrNotFound, streamID, err)
 	}
@@ -569,7 +569,7 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	if err != nil {
 		return IndexEntry{}, err
 	}
-	f := &indexFile{f: fh, first: first, count: (fi.Size() - IndexHeaderLength) / IndexEntryLength}
+	f := &indexFile{f: fh, first: first, count: (fi.Size() - indexHeaderLength) / indexEntryLength}
 	if seq >= f.first+f.count {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d not indexed", ErrNotFound, streamID, seq)
 	}
@@ -593,7 +593,7 @@ func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEnt
 	if err != nil {
 		return IndexEntry{}, err
 	}
-	if e.Position < j.FirstPosition() {
+	if e.Position < j.firstPosition() {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d at %d", ErrBehindRetention, streamID, seq, e.Position)
 	}
 	if err := j.entryNamesRecord(e, streamID, seq); err != nil {
@@ -610,7 +610,7 @@ func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) err
 	}
 	start := j.segmentStart(e.Position)
 	off := e.Position - start
-	if off < SegmentHeaderLength || e.Position&(RecordAlignment-1) != 0 {
+	if off < segmentHeaderLength || e.Position&(recordAlignment-1) != 0 {
 		return damaged("not a record slot")
 	}
 	s, err := j.acquire(start)

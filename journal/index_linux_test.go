@@ -24,7 +24,7 @@ func TestRetentionTrimsIndexes(t *testing.T) {
 		_, _, err := s.Append(3, []byte{byte(i), byte(i >> 8)})
 		require.NoError(t, err)
 	}
-	_, err = j.Index(1 << 20)
+	_, err = j.indexUpTo(1 << 20)
 	require.NoError(t, err)
 	path := filepath.Join(dir, indexDirName, indexName(1))
 	blocks := func() int64 {
@@ -44,7 +44,7 @@ func TestRetentionTrimsIndexes(t *testing.T) {
 	t.Logf("index blocks: %d bytes before retention, %d after", before, after)
 	require.Less(t, after, before/2, "the dead entries' blocks are freed")
 
-	first := j.FirstPosition()
+	first := j.firstPosition()
 	dead, live := 0, 0
 	for seq := int64(0); seq < n; seq += 97 {
 		e, err := j.Lookup(1, seq)

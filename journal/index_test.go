@@ -39,7 +39,7 @@ func TestIndexFindsTheNthRecord(t *testing.T) {
 	dir := testDir(t)
 	j := openT(t, dir, Options{})
 	threeStreams(t, j, 1500)
-	n, err := j.Index(100)
+	n, err := j.indexUpTo(100)
 	require.NoError(t, err)
 	require.Equal(t, 100, n, "Index is bounded")
 	checkIndexes(t, j) // Lookup indexes the rest first
@@ -86,7 +86,7 @@ func TestIndexRebuiltWhenMissingBehindOrWrong(t *testing.T) {
 		{"behind", func(d string) {
 			fi, err := os.Stat(idx(1))
 			require.NoError(t, err)
-			require.NoError(t, os.Truncate(filepath.Join(d, indexDirName, indexName(1)), fi.Size()-10*IndexEntryLength))
+			require.NoError(t, os.Truncate(filepath.Join(d, indexDirName, indexName(1)), fi.Size()-10*indexEntryLength))
 		}, true},
 		{"partial entry", func(d string) {
 			fi, err := os.Stat(idx(3))
@@ -96,7 +96,7 @@ func TestIndexRebuiltWhenMissingBehindOrWrong(t *testing.T) {
 		{"pointing past the log", func(d string) {
 			f, err := os.OpenFile(filepath.Join(d, indexDirName, indexName(1)), os.O_RDWR|os.O_APPEND, 0)
 			require.NoError(t, err)
-			var e [IndexEntryLength]byte
+			var e [indexEntryLength]byte
 			binary.LittleEndian.PutUint64(e[:], 1<<40)
 			_, err = f.Write(e[:])
 			require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestIndexFollowsATruncatedLog(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
 	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
-	poke(t, dir, ps[200], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+	poke(t, dir, ps[200], func(b []byte) { b[recordHeaderLength] ^= 1 })
 	j := openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.True(t, j.Recovery().IndexRebuilt)
 	_, err := j.Lookup(1, 200)
@@ -140,7 +140,7 @@ func TestIndexFollowsATruncatedLog(t *testing.T) {
 func TestLookupBehindRetention(t *testing.T) {
 	j := openT(t, testDir(t), Options{RetainBytes: 2 * testSegment})
 	threeStreams(t, j, 3000)
-	_, err := j.Index(1 << 20)
+	_, err := j.indexUpTo(1 << 20)
 	require.NoError(t, err)
 	r, err := j.ApplyRetention()
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestDamagedIndexEntryIsRefused(t *testing.T) {
 			path := filepath.Join(dir, indexDirName, indexName(7))
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
-			c.f(b[IndexHeaderLength+401*IndexEntryLength+c.off:])
+			c.f(b[indexHeaderLength+401*indexEntryLength+c.off:])
 			require.NoError(t, os.WriteFile(path, b, 0o644))
 
 			for _, ro := range []bool{true, false} {

@@ -37,7 +37,8 @@ const (
 type RecoveryMode int
 
 const (
-	// RecoverStrict fails Open with a *CorruptError naming the record.
+	// RecoverStrict fails Open with an error matching ErrCorrupt naming the
+	// record.
 	RecoverStrict RecoveryMode = iota
 	// RecoverSkip overwrites the corrupt record's first eight bytes with
 	// padding that readers step over (the rest of its segment, if its
@@ -52,7 +53,7 @@ const (
 // segments, FlushOS and RecoverStrict.
 type Options struct {
 	// SegmentSize is the size of a segment file: a power of two from
-	// MinSegmentSize to MaxSegmentSize, DefaultSegmentSize if zero. It is
+	// MinSegmentSize to 1 GiB, 64 MiB if zero. It is
 	// fixed when the journal is created; opening an existing journal with
 	// another non-zero size is an error.
 	SegmentSize int64
@@ -77,7 +78,7 @@ type Options struct {
 	HardLimitBytes int64
 	// PrefaultBytes is how far ahead of the writer a Flusher faults the
 	// log's pages in, so that the appender does not take the page faults
-	// of fresh segment pages (DefaultPrefaultBytes if zero; negative: not
+	// of fresh segment pages (16 MiB if zero; negative: not
 	// at all). See docs/journal.md, "Costs".
 	PrefaultBytes int64
 	// Clock returns the time stamped on records and segments, in ns since
@@ -87,14 +88,14 @@ type Options struct {
 	// slog.Default()).
 	Logger *slog.Logger
 	// ReaderName names this Journal's Tailers in the reader registry, for
-	// tools (cmd/dutystat); at most MaxReaderName bytes are kept (default:
+	// tools (cmd/dutystat); at most 76 bytes are kept (default:
 	// the program's name).
 	ReaderName string
 }
 
 func (o *Options) defaults() {
 	if o.SegmentSize == 0 {
-		o.SegmentSize = DefaultSegmentSize
+		o.SegmentSize = defaultSegmentSize
 	}
 	if o.FlushBytes <= 0 {
 		o.FlushBytes = 1 << 20
@@ -103,7 +104,7 @@ func (o *Options) defaults() {
 		o.FlushInterval = 10 * time.Millisecond
 	}
 	if o.PrefaultBytes == 0 {
-		o.PrefaultBytes = DefaultPrefaultBytes
+		o.PrefaultBytes = defaultPrefaultBytes
 	}
 	if o.CloseGrace <= 0 {
 		o.CloseGrace = time.Second
@@ -315,7 +316,7 @@ func (j *Journal) mapSegments(explicitSize int64) error {
 		for _, st := range starts[1:] {
 			if want := j.segs[len(j.segs)-1].start + j.segSize; st != want {
 				if j.readOnly || opts.Recovery != RecoverTruncate {
-					return fmt.Errorf("%w: %w: segment at %d missing (next file starts at %d)", ErrMissingSegment, ErrCorrupt, want, st)
+					return fmt.Errorf("%w: %w: segment at %d missing (next file starts at %d)", errMissingSegment, ErrCorrupt, want, st)
 				}
 				j.recovery.RemovedSegments = append(j.recovery.RemovedSegments, j.removeFrom(starts, st)...)
 				break
@@ -390,11 +391,11 @@ func (j *Journal) releaseAll() {
 	j.segs = nil
 }
 
-// Dir returns the journal's directory.
-func (j *Journal) Dir() string { return j.dir }
+// dirPath returns the journal's directory.
+func (j *Journal) dirPath() string { return j.dir }
 
-// SegmentSize returns the journal's segment size.
-func (j *Journal) SegmentSize() int64 { return j.segSize }
+// segmentSize returns the journal's segment size.
+func (j *Journal) segmentSize() int64 { return j.segSize }
 
 // Recovery returns what Open's recovery did.
 func (j *Journal) Recovery() Recovery { return j.recovery }
@@ -441,7 +442,7 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 		j.segs = append(j.segs, s)
 	}
 	s := j.segs[i]
-	if j.readOnly && s.length(SegmentHeaderLength) == 0 {
+	if j.readOnly && s.length(segmentHeaderLength) == 0 {
 		// Nothing in it yet: it may be a file a recovering writer has
 		// removed and made again since this reader mapped it.
 		if _, err := j.remapIfReplaced(s); err != nil {
@@ -557,20 +558,20 @@ func (j *Journal) first() int64 {
 	return j.segs[0].start
 }
 
-// FirstPosition returns the position of the oldest record slot still in
+// firstPosition returns the position of the oldest record slot still in
 // the journal.
-func (j *Journal) FirstPosition() int64 {
+func (j *Journal) firstPosition() int64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.first() + SegmentHeaderLength
+	return j.first() + segmentHeaderLength
 }
 
 // CommittedPosition returns the end of the last committed record (the
 // writer's journal only; a reader's is 0).
 func (j *Journal) CommittedPosition() int64 { return j.committed.Load() }
 
-// FlushedPosition returns the position up to which the log is durable.
-func (j *Journal) FlushedPosition() int64 { return j.flushed.Load() }
+// flushedPosition returns the position up to which the log is durable.
+func (j *Journal) flushedPosition() int64 { return j.flushed.Load() }
 
 // Close closes the journal. A writer aborts an outstanding claim, flushes
 // (under every policy: a clean close is durable), writes a checkpoint and
@@ -680,7 +681,7 @@ type Stats struct {
 // Stats returns the journal's counters.
 func (j *Journal) Stats() Stats {
 	j.mu.Lock()
-	st := Stats{FirstPosition: j.first() + SegmentHeaderLength, Segments: len(j.segs), Tailers: len(j.tailers)}
+	st := Stats{FirstPosition: j.first() + segmentHeaderLength, Segments: len(j.segs), Tailers: len(j.tailers)}
 	j.mu.Unlock()
 	st.Committed = j.committed.Load()
 	st.Flushed = j.flushed.Load()

@@ -25,8 +25,8 @@ func TestAppendReadAcrossSegments(t *testing.T) {
 
 	j2 := openT(t, dir, Options{})
 	require.Equal(t, int64(-1), j2.Recovery().TornAt)
-	require.Equal(t, int64(1000), j2.NextSequence(1))
-	require.Equal(t, int64(500), j2.NextSequence(2))
+	require.Equal(t, int64(1000), j2.nextSequence(1))
+	require.Equal(t, int64(500), j2.nextSequence(2))
 	appendN(t, j2, 1, 10)
 	require.Equal(t, map[uint32]int64{1: 1010, 2: 500}, readAll(t, j2))
 }
@@ -82,7 +82,7 @@ func TestSegmentSizeIsFixedAtCreation(t *testing.T) {
 	_, err := Open(dir, Options{SegmentSize: 64 << 10})
 	require.ErrorIs(t, err, ErrArgument)
 	j2 := openT(t, dir, Options{SegmentSize: 128 << 10})
-	require.Equal(t, int64(128<<10), j2.SegmentSize())
+	require.Equal(t, int64(128<<10), j2.segmentSize())
 	_, err = Open(testDir(t), Options{SegmentSize: 100000})
 	require.ErrorIs(t, err, ErrArgument)
 	_, err = Open(filepath.Join(testDir(t), "none"), Options{ReadOnly: true})

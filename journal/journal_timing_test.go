@@ -20,13 +20,13 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	for _, size := range []int{32, 1024} {
 		b.Run(sizeName(size), func(b *testing.B) {
-			j, err := Open(b.TempDir(), Options{RetainBytes: 2 * DefaultSegmentSize, Logger: quiet})
+			j, err := Open(b.TempDir(), Options{RetainBytes: 2 * defaultSegmentSize, Logger: quiet})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer j.Close()
 			body := make([]byte, size)
-			b.SetBytes(int64(RecordHeaderLength + size))
+			b.SetBytes(int64(recordHeaderLength + size))
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				c, err := j.Claim(1, 1, size)
@@ -56,8 +56,8 @@ func BenchmarkBufioBaseline(b *testing.B) {
 			}
 			defer f.Close()
 			w := bufio.NewWriterSize(f, 64<<10)
-			rec := make([]byte, align(int64(RecordHeaderLength+size)))
-			b.SetBytes(int64(RecordHeaderLength + size))
+			rec := make([]byte, align(int64(recordHeaderLength+size)))
+			b.SetBytes(int64(recordHeaderLength + size))
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if _, err := w.Write(rec); err != nil {
@@ -83,8 +83,8 @@ func BenchmarkMemmoveBaseline(b *testing.B) {
 	for _, size := range []int{32, 1024} {
 		b.Run(sizeName(size), func(b *testing.B) {
 			dst := make([]byte, 64<<20)
-			rec := make([]byte, align(int64(RecordHeaderLength+size)))
-			b.SetBytes(int64(RecordHeaderLength + size))
+			rec := make([]byte, align(int64(recordHeaderLength+size)))
+			b.SetBytes(int64(recordHeaderLength + size))
 			off := 0
 			for b.Loop() {
 				if off+len(rec) > len(dst) {
@@ -115,7 +115,7 @@ func BenchmarkTailerRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tl.Close()
-	b.SetBytes(RecordHeaderLength + 32)
+	b.SetBytes(recordHeaderLength + 32)
 	b.ReportAllocs()
 	for b.Loop() {
 		_, ok, err := tl.Next()

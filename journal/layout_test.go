@@ -12,14 +12,14 @@ import (
 // The layout constants are the single source of the byte layouts; the
 // tables of docs/journal.md must state the same offsets.
 func TestLayoutMatchesTheDocs(t *testing.T) {
-	require.Zero(t, RecordHeaderLength%RecordAlignment)
-	require.Zero(t, SegmentHeaderLength%RecordAlignment)
+	require.Zero(t, recordHeaderLength%recordAlignment)
+	require.Zero(t, segmentHeaderLength%recordAlignment)
 	require.Zero(t, MinSegmentSize%(1<<12), "segments are whole pages")
-	require.Equal(t, RecordHeaderLength, timestampOffset+8)
-	require.Equal(t, EndMarkerLength, magicOffset+4)
-	require.Equal(t, uint32(Version), uint32(RecordMagic&^magicMask))
-	require.Equal(t, uint32(Version), uint32(EndMagic&^magicMask))
-	require.Equal(t, uint32(Version), uint32(PadMagic&^magicMask))
+	require.Equal(t, recordHeaderLength, timestampOffset+8)
+	require.Equal(t, endMarkerLength, magicOffset+4)
+	require.Equal(t, uint32(version), uint32(recordMagic&^magicMask))
+	require.Equal(t, uint32(version), uint32(endMagic&^magicMask))
+	require.Equal(t, uint32(version), uint32(padMagic&^magicMask))
 
 	b, err := os.ReadFile("../docs/journal.md")
 	require.NoError(t, err)
@@ -35,14 +35,14 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Segment header", segCreatedOffset, 8, "creation time"},
 		{"### Segment header", segCRCOffset, 4, "CRC32C of bytes 0..39"},
 		{"### Record", lengthOffset, 4, "length of header and body"},
-		{"### Record", magicOffset, 4, fmt.Sprintf("magic and version: `%#08X`", RecordMagic)},
+		{"### Record", magicOffset, 4, fmt.Sprintf("magic and version: `%#08X`", recordMagic)},
 		{"### Record", crcOffset, 4, "CRC32C (Castagnoli)"},
 		{"### Record", streamOffset, 4, "stream id"},
 		{"### Record", typeOffset, 4, "type id"},
 		{"### Record", flagsOffset, 4, "flags"},
 		{"### Record", sequenceOffset, 8, "sequence number"},
 		{"### Record", timestampOffset, 8, "timestamp"},
-		{"### Record", RecordHeaderLength, -1, "body"},
+		{"### Record", recordHeaderLength, -1, "body"},
 		{"### Checkpoint", ckptSizeOffset, 8, "segment size"},
 		{"### Checkpoint", ckptFlushed, 8, "flushed position"},
 		{"### Checkpoint", ckptTime, 8, "time written"},
@@ -56,7 +56,7 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Stream index", idxCRCOffset, 4, "CRC32C of bytes 0..31"},
 		{"### Status file", 0, 8, "magic `" + statusMagic + "`"},
 		{"### Status file", stVersionOffset, 4, "layout version"},
-		{"### Status file", stLengthOffset, 4, fmt.Sprintf("length (%d)", StatusLength)},
+		{"### Status file", stLengthOffset, 4, fmt.Sprintf("length (%d)", statusLength)},
 		{"### Status file", stCommittedOffset, 8, "committed position"},
 		{"### Status file", stFlushedOffset, 8, "flushed position"},
 		{"### Status file", stTailersOffset, 8, "registered Tailers"},
@@ -65,8 +65,8 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Status file", stWriterPIDOffset, 8, "writer's process id"},
 		{"### Reader registry", 0, 8, "magic `" + readersMagic + "`"},
 		{"### Reader registry", rdVersionOffset, 4, "layout version"},
-		{"### Reader registry", rdHeaderLenOffset, 4, fmt.Sprintf("header length (%d)", ReadersHeaderLength)},
-		{"### Reader registry", rdSlotLenOffset, 4, fmt.Sprintf("slot length (%d)", ReaderSlotLength)},
+		{"### Reader registry", rdHeaderLenOffset, 4, fmt.Sprintf("header length (%d)", readersHeaderLength)},
+		{"### Reader registry", rdSlotLenOffset, 4, fmt.Sprintf("slot length (%d)", readerSlotLength)},
 		{"### Reader registry", rdSlotsOffset, 4, "slots"},
 		{"### Reader registry", rdCRCOffset, 4, "CRC32C of bytes 0..23"},
 		{"### Reader registry", rdProposedOffset, 8, "proposed floor"},
@@ -78,8 +78,8 @@ func TestLayoutMatchesTheDocs(t *testing.T) {
 		{"### Reader registry", slPositionOffset, 8, "position"},
 		{"### Reader registry", slUpdatedOffset, 8, "updated"},
 		{"### Reader registry", slRegisteredOffset, 8, "registered"},
-		{"### Reader registry", slNameLenOffset, 4, fmt.Sprintf("name length (at most %d)", MaxReaderName)},
-		{"### Reader registry", slNameOffset, MaxReaderName, "name"},
+		{"### Reader registry", slNameLenOffset, 4, fmt.Sprintf("name length (at most %d)", maxReaderName)},
+		{"### Reader registry", slNameOffset, maxReaderName, "name"},
 	}
 	for _, r := range rows {
 		i := strings.Index(doc, "\n"+r.section+"\n")

@@ -38,10 +38,10 @@ func TestFailedSyncIsCommittedNotDurable(t *testing.T) {
 	require.Equal(t, int64(1), seq, "the record's sequence is returned")
 	require.Greater(t, pos, int64(0))
 	require.Contains(t, err.Error(), "sequence 1")
-	require.Equal(t, int64(2), j.NextSequence(1))
-	require.Less(t, j.FlushedPosition(), j.CommittedPosition(), "not durable: not flushed")
+	require.Equal(t, int64(2), j.nextSequence(1))
+	require.Less(t, j.flushedPosition(), j.CommittedPosition(), "not durable: not flushed")
 	require.NoError(t, j.Flush())
-	require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+	require.Equal(t, j.CommittedPosition(), j.flushedPosition())
 	_, seq, err = j.Append(1, 7, []byte("third"))
 	require.NoError(t, err)
 	require.Equal(t, int64(2), seq)
@@ -61,7 +61,7 @@ func TestFailedSyncIsCommittedNotDurable(t *testing.T) {
 	require.Equal(t, []string{"first", "second", "third"}, bodies)
 	require.NoError(t, j.Close())
 	j = openT(t, dir, Options{})
-	require.Equal(t, int64(3), j.NextSequence(1))
+	require.Equal(t, int64(3), j.nextSequence(1))
 }
 
 // The Recorder takes ErrNotDurable as recorded: the message is forwarded

@@ -6,12 +6,12 @@ import (
 	"fmt"
 )
 
-// MaxRecordParts bounds the parts of one multipart record: a writer
+// maxRecordParts bounds the parts of one multipart record: a writer
 // refuses more, a reader takes more for corruption. It bounds what a
 // reader's Parts may append however large the record.
-const MaxRecordParts = 1 << 16
+const maxRecordParts = 1 << 16
 
-// A multipart record (flag RecordParts) carries a message of several parts
+// A multipart record (flag recordParts) carries a message of several parts
 // so that a replay sends the same parts, not their concatenation. Its body
 // is a part table, then the parts' bytes:
 //
@@ -25,8 +25,8 @@ const MaxRecordParts = 1 << 16
 
 // partsBodyLength returns the body length of a record holding parts.
 func partsBodyLength(parts [][]byte) (int, error) {
-	if len(parts) > MaxRecordParts {
-		return 0, fmt.Errorf("%w: %d parts (at most %d)", ErrArgument, len(parts), MaxRecordParts)
+	if len(parts) > maxRecordParts {
+		return 0, fmt.Errorf("%w: %d parts (at most %d)", ErrArgument, len(parts), maxRecordParts)
 	}
 	n := 4 + 4*len(parts)
 	for _, p := range parts {
@@ -35,8 +35,8 @@ func partsBodyLength(parts [][]byte) (int, error) {
 	return n, nil
 }
 
-// AppendParts appends a message of several parts as one record, flagged
-// RecordParts (Record.Parts gives the parts back); one part or none makes
+// AppendParts appends a message of several parts (at most 65,536) as one
+// record, flagged multipart (Record.Parts gives the parts back); one part or none makes
 // a plain record of their bytes. It allocates nothing.
 func (s *Stream) AppendParts(typeID int32, parts ...[]byte) (position, sequence int64, err error) {
 	return s.j.appendParts(s, typeID, parts, s.j.opts.Clock())
@@ -67,8 +67,8 @@ func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp
 		return 0, 0, err
 	}
 	le := binary.LittleEndian
-	rec := j.cur.data[j.claim.off : j.claim.off+RecordHeaderLength]
-	le.PutUint32(rec[flagsOffset:], RecordParts)
+	rec := j.cur.data[j.claim.off : j.claim.off+recordHeaderLength]
+	le.PutUint32(rec[flagsOffset:], recordParts)
 	b := c.Body
 	le.PutUint32(b, uint32(len(parts)))
 	for i, p := range parts {
@@ -88,13 +88,13 @@ func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp
 }
 
 // Parts appends the record's parts to dst[:0] and returns it: the parts
-// of a RecordParts record (each aliasing the body, valid as long as Body
+// of a multipart record (each aliasing the body, valid as long as Body
 // is), or Body alone for a plain record. With dst's capacity enough for
 // the parts it allocates nothing. A part table that does not describe the
 // body exactly is an error wrapping ErrCorrupt (and duty.ErrCorrupt).
 func (r *Record) Parts(dst [][]byte) ([][]byte, error) {
 	dst = dst[:0]
-	if r.Flags&RecordParts == 0 {
+	if r.Flags&recordParts == 0 {
 		return append(dst, r.Body), nil
 	}
 	b := r.Body
@@ -103,7 +103,7 @@ func (r *Record) Parts(dst [][]byte) ([][]byte, error) {
 		return dst, r.partsError("no part count")
 	}
 	n := le.Uint32(b)
-	if n < 2 || n > MaxRecordParts {
+	if n < 2 || n > maxRecordParts {
 		return dst, r.partsError(fmt.Sprintf("part count %d", n))
 	}
 	table := 4 + 4*int(n)
@@ -125,7 +125,7 @@ func (r *Record) Parts(dst [][]byte) ([][]byte, error) {
 	return dst, nil
 }
 
-// partsError is a bad part table: a CorruptError naming the record.
+// partsError is a bad part table: a corruptError naming the record.
 func (r *Record) partsError(reason string) error {
-	return &CorruptError{Position: r.Position, Reason: "multipart record: " + reason}
+	return &corruptError{Position: r.Position, Reason: "multipart record: " + reason}
 }

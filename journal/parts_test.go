@@ -40,7 +40,7 @@ func TestRecordAndReplayMultipart(t *testing.T) {
 		r, ok, err := tl.Next()
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Equal(t, len(want) > 1, r.Flags&RecordParts != 0, "message %d", i)
+		require.Equal(t, len(want) > 1, r.Flags&recordParts != 0, "message %d", i)
 		parts, err = r.Parts(parts)
 		require.NoError(t, err)
 		require.Equal(t, len(want), len(parts), "message %d", i)
@@ -111,22 +111,22 @@ func TestPartsRejectsBadTables(t *testing.T) {
 	cases := map[string][]byte{
 		"empty body":         {},
 		"one part":           append(table(1, 3), "abc"...),
-		"too many parts":     table(MaxRecordParts + 1),
+		"too many parts":     table(maxRecordParts + 1),
 		"table past body":    table(3, 1),
 		"part past body":     append(table(2, 1, 5), "abcd"...),
 		"bytes after parts":  append(table(2, 1, 1), "abc"...),
 		"length wraps":       append(table(2, 0xFFFFFFFF, 1), "ab"...),
-		"count near the max": table(MaxRecordParts),
+		"count near the max": table(maxRecordParts),
 	}
 	for name, body := range cases {
-		r := Record{RecordHeader: RecordHeader{Flags: RecordParts}, Position: 4096, Body: body}
+		r := Record{RecordHeader: RecordHeader{Flags: recordParts}, Position: 4096, Body: body}
 		parts, err := r.Parts(nil)
 		require.ErrorIs(t, err, ErrCorrupt, name)
 		require.ErrorIs(t, err, duty.ErrCorrupt, name)
 		require.ErrorContains(t, err, "position 4096", name)
 		require.Empty(t, parts, name)
 	}
-	good := Record{RecordHeader: RecordHeader{Flags: RecordParts}, Body: append(table(2, 1, 2), "abc"...)}
+	good := Record{RecordHeader: RecordHeader{Flags: recordParts}, Body: append(table(2, 1, 2), "abc"...)}
 	parts, err := good.Parts(nil)
 	require.NoError(t, err)
 	require.Equal(t, [][]byte{[]byte("a"), []byte("bc")}, parts)
@@ -140,14 +140,14 @@ func TestUnknownRecordFlagIsCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	s := j.cur
 	off := pos - s.start
-	rec := s.data[off : off+RecordHeaderLength+7]
+	rec := s.data[off : off+recordHeaderLength+7]
 	binary.LittleEndian.PutUint32(rec[flagsOffset:], 1<<5)
 	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
 	tl, err := j.NewTailer()
 	require.NoError(t, err)
 	defer tl.Close()
 	_, _, err = tl.Next()
-	var ce *CorruptError
+	var ce *corruptError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, pos, ce.Position)
 	require.ErrorContains(t, err, "unknown flags")
@@ -155,7 +155,7 @@ func TestUnknownRecordFlagIsCorrupt(t *testing.T) {
 
 func TestAppendPartsArguments(t *testing.T) {
 	j := openT(t, testDir(t), Options{})
-	_, _, err := j.AppendParts(1, 3, make([][]byte, MaxRecordParts+1)...)
+	_, _, err := j.AppendParts(1, 3, make([][]byte, maxRecordParts+1)...)
 	require.ErrorIs(t, err, ErrArgument)
 	pos, seq, err := j.AppendParts(1, 3)
 	require.NoError(t, err, "no part: an empty plain record")

@@ -7,9 +7,9 @@ import (
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// DefaultPrefaultBytes is how far ahead of the writer a Flusher faults the
+// defaultPrefaultBytes is how far ahead of the writer a Flusher faults the
 // log's pages in when Options.PrefaultBytes is zero.
-const DefaultPrefaultBytes = 16 << 20
+const defaultPrefaultBytes = 16 << 20
 
 // prefault faults in the pages from the writer's position to
 // PrefaultBytes ahead of it (into the prepared next segment where the

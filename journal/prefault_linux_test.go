@@ -30,7 +30,7 @@ func TestFlusherPrefaultsAhead(t *testing.T) {
 	s, err := j.Stream(1)
 	require.NoError(t, err)
 	for range n {
-		c, err := s.ClaimAt(1, 1024-RecordHeaderLength, 1)
+		c, err := s.ClaimAt(1, 1024-recordHeaderLength, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

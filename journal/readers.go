@@ -32,9 +32,9 @@ import (
 //
 //	header  offset  size  field
 //	        0       8     magic "DUTYJRDR"
-//	        8       4     layout version (Version)
-//	        12      4     header length (ReadersHeaderLength)
-//	        16      4     slot length (ReaderSlotLength)
+//	        8       4     layout version (version)
+//	        12      4     header length (readersHeaderLength)
+//	        16      4     slot length (readerSlotLength)
 //	        20      4     slots
 //	        24      4     CRC32C of bytes 0..23
 //	        32      8     proposed floor: where retention means to cut (writer)
@@ -51,13 +51,13 @@ import (
 //	        48      4     name length
 //	        52      76    name (UTF-8)
 const (
-	ReadersHeaderLength = 128
-	ReaderSlotLength    = 128
-	// ReaderSlots is the number of slots of a registry this package
+	readersHeaderLength = 128
+	readerSlotLength    = 128
+	// readerSlots is the number of slots of a registry this package
 	// creates: at most that many Tailers at once, in all processes.
-	ReaderSlots = 256
-	// MaxReaderName is the longest reader name kept (longer ones are cut).
-	MaxReaderName = ReaderSlotLength - slNameOffset
+	readerSlots = 256
+	// maxReaderName is the longest reader name kept (longer ones are cut).
+	maxReaderName = readerSlotLength - slNameOffset
 
 	readersName       = "readers"
 	readersMagic      = "DUTYJRDR"
@@ -173,7 +173,7 @@ func word64(b []byte, off int) *atomic.Int64 {
 	return (*atomic.Int64)(unsafe.Pointer(&b[off]))
 }
 
-func (r *registry) slotOff(i int) int             { return ReadersHeaderLength + i*ReaderSlotLength }
+func (r *registry) slotOff(i int) int             { return readersHeaderLength + i*readerSlotLength }
 func (r *registry) word(i, off int) *atomic.Int64 { return word64(r.b, r.slotOff(i)+off) }
 func (r *registry) claim(i int) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(r.word(i, slClaimOffset)))
@@ -195,9 +195,9 @@ func (r *registry) highWater() int {
 func putReadersHeader(b []byte, slots int) {
 	le := binary.LittleEndian
 	copy(b, readersMagic)
-	le.PutUint32(b[rdVersionOffset:], Version)
-	le.PutUint32(b[rdHeaderLenOffset:], ReadersHeaderLength)
-	le.PutUint32(b[rdSlotLenOffset:], ReaderSlotLength)
+	le.PutUint32(b[rdVersionOffset:], version)
+	le.PutUint32(b[rdHeaderLenOffset:], readersHeaderLength)
+	le.PutUint32(b[rdSlotLenOffset:], readerSlotLength)
 	le.PutUint32(b[rdSlotsOffset:], uint32(slots))
 	le.PutUint32(b[rdCRCOffset:], crc32.Checksum(b[:rdCRCOffset], castagnoli))
 }
@@ -207,7 +207,7 @@ func putReadersHeader(b []byte, slots int) {
 // ErrVersion.
 func checkReadersHeader(b []byte, size int64) (int, error) {
 	le := binary.LittleEndian
-	if len(b) < ReadersHeaderLength {
+	if len(b) < readersHeaderLength {
 		return 0, fmt.Errorf("%w: reader registry of %d bytes", ErrCorrupt, len(b))
 	}
 	if string(b[:8]) != readersMagic {
@@ -216,16 +216,16 @@ func checkReadersHeader(b []byte, size int64) (int, error) {
 	if got, want := crc32.Checksum(b[:rdCRCOffset], castagnoli), le.Uint32(b[rdCRCOffset:]); got != want {
 		return 0, fmt.Errorf("%w: reader registry: header CRC %#08x, header says %#08x", ErrCorrupt, got, want)
 	}
-	if v := le.Uint32(b[rdVersionOffset:]); v != Version {
-		return 0, fmt.Errorf("%w: reader registry: version %d, want %d", ErrVersion, v, Version)
+	if v := le.Uint32(b[rdVersionOffset:]); v != version {
+		return 0, fmt.Errorf("%w: reader registry: version %d, want %d", ErrVersion, v, version)
 	}
 	slots := int64(le.Uint32(b[rdSlotsOffset:]))
-	if le.Uint32(b[rdHeaderLenOffset:]) != ReadersHeaderLength || le.Uint32(b[rdSlotLenOffset:]) != ReaderSlotLength ||
+	if le.Uint32(b[rdHeaderLenOffset:]) != readersHeaderLength || le.Uint32(b[rdSlotLenOffset:]) != readerSlotLength ||
 		slots < 1 || slots > maxReaderSlots {
 		return 0, fmt.Errorf("%w: reader registry: header length %d, slot length %d, %d slots", ErrCorrupt,
 			le.Uint32(b[rdHeaderLenOffset:]), le.Uint32(b[rdSlotLenOffset:]), slots)
 	}
-	if want := ReadersHeaderLength + slots*ReaderSlotLength; size != want {
+	if want := readersHeaderLength + slots*readerSlotLength; size != want {
 		return 0, fmt.Errorf("%w: reader registry of %d bytes, its header says %d", ErrCorrupt, size, want)
 	}
 	return int(slots), nil
@@ -241,8 +241,8 @@ func createReaders(dir string, replace bool) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	b := make([]byte, ReadersHeaderLength+ReaderSlots*ReaderSlotLength)
-	putReadersHeader(b, ReaderSlots)
+	b := make([]byte, readersHeaderLength+readerSlots*readerSlotLength)
+	putReadersHeader(b, readerSlots)
 	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
@@ -316,7 +316,7 @@ func mapReaders(path string) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := mapFile(f, int64(ReadersHeaderLength+slots*ReaderSlotLength), true)
+	b, err := mapFile(f, int64(readersHeaderLength+slots*readerSlotLength), true)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func statReaders(f *os.File) (int, error) {
 	if !fi.Mode().IsRegular() {
 		return 0, fmt.Errorf("%w: reader registry %s is not a regular file", ErrCorrupt, f.Name())
 	}
-	var hdr [ReadersHeaderLength]byte
+	var hdr [readersHeaderLength]byte
 	n, _ := f.ReadAt(hdr[:], 0)
 	slots, err := checkReadersHeader(hdr[:n], fi.Size())
 	if err != nil {
@@ -388,8 +388,8 @@ func (r *registry) register(pos int64, name string, now int64) (int, uint64, err
 			r.word(i, slUpdatedOffset).Store(now)
 			r.word(i, slRegisteredOffset).Store(now)
 			off := r.slotOff(i)
-			n := copy(r.b[off+slNameOffset:off+ReaderSlotLength], name)
-			clear(r.b[off+slNameOffset+n : off+ReaderSlotLength])
+			n := copy(r.b[off+slNameOffset:off+readerSlotLength], name)
+			clear(r.b[off+slNameOffset+n : off+readerSlotLength])
 			binary.LittleEndian.PutUint32(r.b[off+slNameLenOffset:], uint32(n))
 			active := claimWord(uint32(r.me.pid), slotActive, gen)
 			if !cw.CompareAndSwap(claimWord(uint32(r.me.pid), slotClaiming, gen), active) {
@@ -566,9 +566,9 @@ func decodeReaders(b []byte, me procIdentity) ([]ReaderInfo, error) {
 			why = fmt.Sprintf("state %d", state)
 		case pid == 0 || pid > 1<<30:
 			why = fmt.Sprintf("pid %d", pid)
-		case n > MaxReaderName:
+		case n > maxReaderName:
 			why = fmt.Sprintf("name of %d bytes", n)
-		case state == slotActive && (ri.Position < 0 || ri.Position&(RecordAlignment-1) != 0):
+		case state == slotActive && (ri.Position < 0 || ri.Position&(recordAlignment-1) != 0):
 			why = fmt.Sprintf("position %d", ri.Position)
 		}
 		if why != "" {
@@ -597,7 +597,7 @@ func readReaders(path string) ([]ReaderInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := mapFile(f, int64(ReadersHeaderLength+slots*ReaderSlotLength), false)
+	b, err := mapFile(f, int64(readersHeaderLength+slots*readerSlotLength), false)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	_, _, err = tl.Next()
 	require.NoError(t, err)
 	require.Equal(t, tl.Position(), tl.pub.Load(), "Next publishes its position")
-	info, err := Inspect(j.Dir())
+	info, err := Inspect(j.dirPath())
 	require.NoError(t, err)
 	require.Len(t, info.Readers, 1)
 	require.Equal(t, ReaderInfo{Slot: tl.slot, PID: os.Getpid(), Name: "unit", Position: tl.Position(), Alive: true,
@@ -83,7 +83,7 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	require.False(t, r.free(slot, word), "a stale claim word frees nothing")
 
 	// Hand-written slots, as other processes leave them.
-	first := j.FirstPosition()
+	first := j.firstPosition()
 	dead := deadPID(t)
 	cases := []struct {
 		name  string
@@ -163,7 +163,7 @@ func TestReaderRegistryFull(t *testing.T) {
 	words := make([]uint64, r.slots)
 	me := selfIdentity()
 	for i := range r.slots {
-		words[i] = fakeSlot(r, i, uint32(me.pid), me.start, j.FirstPosition())
+		words[i] = fakeSlot(r, i, uint32(me.pid), me.start, j.firstPosition())
 	}
 	_, err := ro.NewTailer()
 	require.ErrorIs(t, err, ErrReadersFull)
@@ -207,7 +207,7 @@ func TestRetentionWaitsForARegistrySlot(t *testing.T) {
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
 	require.Positive(t, res.Deleted)
-	require.Equal(t, j.segmentStart(tl.Position()-1)+SegmentHeaderLength, j.FirstPosition(), "cut at the reader's segment")
+	require.Equal(t, j.segmentStart(tl.Position()-1)+segmentHeaderLength, j.firstPosition(), "cut at the reader's segment")
 	require.NoError(t, tl.Close())
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
@@ -217,7 +217,7 @@ func TestRetentionWaitsForARegistrySlot(t *testing.T) {
 	// hard limit under it.
 	tl, err = ro.NewTailer()
 	require.NoError(t, err)
-	require.Equal(t, j.FirstPosition(), tl.Position())
+	require.Equal(t, j.firstPosition(), tl.Position())
 	_, _, err = tl.Next()
 	require.NoError(t, err)
 	appendN(t, j, 1, 2500)
@@ -227,13 +227,13 @@ func TestRetentionWaitsForARegistrySlot(t *testing.T) {
 	_, _, err = tl.Next()
 	require.ErrorIs(t, err, ErrBehindRetention)
 	require.ErrorIs(t, err, ErrReleased)
-	require.ErrorIs(t, tl.SeekPosition(SegmentHeaderLength), ErrBehindRetention)
+	require.ErrorIs(t, tl.SeekPosition(segmentHeaderLength), ErrBehindRetention)
 	require.NoError(t, tl.SeekStart(), "the oldest record still there")
-	require.Equal(t, j.FirstPosition(), tl.Position())
+	require.Equal(t, j.firstPosition(), tl.Position())
 	r, ok, err := tl.Next()
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, j.FirstPosition(), r.Position)
+	require.Equal(t, j.firstPosition(), r.Position)
 	require.LessOrEqual(t, len(ro.Segments()), j.Stats().Segments+1, "the reader let go of deleted segments")
 	require.NoError(t, tl.Close())
 }
@@ -541,7 +541,7 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	segmentsFrom := func(pos int64) {
 		t.Helper()
 		first := j.segmentStart(pos - 1)
-		require.Equal(t, first+SegmentHeaderLength, j.FirstPosition(), "oldest segment: the reader's")
+		require.Equal(t, first+segmentHeaderLength, j.firstPosition(), "oldest segment: the reader's")
 		for s := first; s < j.CommittedPosition(); s += testSegment {
 			_, err := os.Stat(filepath.Join(dir, segmentName(s)))
 			require.NoError(t, err)
@@ -593,7 +593,7 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
 	require.Positive(t, res.Forced)
-	require.Greater(t, j.FirstPosition(), p3)
+	require.Greater(t, j.firstPosition(), p3)
 	_, err = fmt.Fprintln(p.Stdin, "next")
 	require.NoError(t, err)
 	require.Equal(t, "behind", p.Next(), "stderr: %s", p.Stderr)
@@ -602,7 +602,7 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 
 // The registry decoder over hand-made slots: what it accepts and refuses.
 func TestDecodeReaders(t *testing.T) {
-	b := make([]uint64, (ReadersHeaderLength+4*ReaderSlotLength)/8)
+	b := make([]uint64, (readersHeaderLength+4*readerSlotLength)/8)
 	raw := unsafeBytes(b)
 	putReadersHeader(raw, 4)
 	me := selfIdentity()
@@ -617,7 +617,7 @@ func TestDecodeReaders(t *testing.T) {
 	require.True(t, out[0].Alive)
 
 	for name, mutate := range map[string]func(){
-		"name too long":       func() { binary.LittleEndian.PutUint32(raw[r.slotOff(1)+slNameLenOffset:], MaxReaderName+1) },
+		"name too long":       func() { binary.LittleEndian.PutUint32(raw[r.slotOff(1)+slNameLenOffset:], maxReaderName+1) },
 		"negative position":   func() { r.word(1, slPositionOffset).Store(-8) },
 		"unaligned position":  func() { r.word(1, slPositionOffset).Store(4097) },
 		"pid 0":               func() { r.claim(1).Store(claimWord(0, slotActive, 1)) },
@@ -634,7 +634,7 @@ func TestDecodeReaders(t *testing.T) {
 		require.NotEmpty(t, out, name)
 		require.Equal(t, "abc", out[0].Name, name)
 	}
-	_, err = decodeReaders(raw[:ReadersHeaderLength+ReaderSlotLength], me)
+	_, err = decodeReaders(raw[:readersHeaderLength+readerSlotLength], me)
 	require.ErrorIs(t, err, ErrCorrupt, "length disagrees with the header")
 	require.True(t, errors.Is(err, ErrCorrupt))
 }
@@ -655,7 +655,7 @@ func TestRetentionRacingARegistration(t *testing.T) {
 	j := openT(t, dir, Options{RetainBytes: 2 * testSegment})
 	appendN(t, j, 1, 1800)
 	ro := openT(t, dir, Options{ReadOnly: true})
-	first := j.FirstPosition()
+	first := j.firstPosition()
 
 	// The reader registers after the proposal: it sees it and moves on.
 	var tl *Tailer
@@ -668,7 +668,7 @@ func TestRetentionRacingARegistration(t *testing.T) {
 	res, err := j.ApplyRetention()
 	require.NoError(t, err)
 	require.Positive(t, res.Deleted)
-	require.Equal(t, j.FirstPosition(), tl.Position(), "the reader starts after the cut")
+	require.Equal(t, j.firstPosition(), tl.Position(), "the reader starts after the cut")
 	_, ok, err := tl.Next()
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -677,13 +677,13 @@ func TestRetentionRacingARegistration(t *testing.T) {
 	// A reader whose position was stored before the proposal but after
 	// the first scan: the second scan sees it.
 	appendN(t, j, 1, 1800)
-	first = j.FirstPosition()
+	first = j.firstPosition()
 	me := selfIdentity()
 	testHookBetweenScans = func() { fakeSlot(j.reg, 0, uint32(me.pid), me.start, first) }
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
 	require.Zero(t, res.Deleted, "held by the reader the second scan found")
-	require.Equal(t, first, j.FirstPosition())
+	require.Equal(t, first, j.firstPosition())
 	require.Equal(t, j.segmentStart(first), j.reg.floor().Load())
 }
 
@@ -709,12 +709,12 @@ func TestReadOnlyTableFollowsRetention(t *testing.T) {
 	res, err := j.ApplyRetention()
 	require.NoError(t, err)
 	require.Positive(t, res.Deleted)
-	floor := j.FirstPosition()
+	floor := j.firstPosition()
 
 	a, err := ro.NewTailer()
 	require.NoError(t, err)
 	require.Equal(t, floor, a.Position(), "starts after the cut")
-	require.NoError(t, a.SeekPosition(j.segmentStart(floor)+testSegment+SegmentHeaderLength))
+	require.NoError(t, a.SeekPosition(j.segmentStart(floor)+testSegment+segmentHeaderLength))
 	_, ok, err = a.Next() // maps the segment after the floor's first
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -770,7 +770,7 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 	tw, err := rw.NewTailer()
 	require.NoError(t, err)
 	defer tw.Close()
-	require.NoError(t, tw.SeekPosition(next+SegmentHeaderLength))
+	require.NoError(t, tw.SeekPosition(next+segmentHeaderLength))
 	_, waiting, err := tw.Next()
 	require.NoError(t, err)
 	require.False(t, waiting)
@@ -781,11 +781,11 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 	w := openT(t, dir, Options{})
 	require.Len(t, w.Recovery().RemovedSegments, 1, w.Recovery().String())
 	appendN(t, w, 1, 600)
-	require.Greater(t, w.CommittedPosition(), next+SegmentHeaderLength)
+	require.Greater(t, w.CommittedPosition(), next+segmentHeaderLength)
 	fresh, err := os.Stat(filepath.Join(dir, segmentName(next)))
 	require.NoError(t, err)
 	require.False(t, os.SameFile(stale, fresh), "a new file under the same name")
-	total := w.NextSequence(1)
+	total := w.nextSequence(1)
 
 	// SeekTime to the last record (in the new segment), by a reader whose
 	// table holds the removed file: it lands on that record.
@@ -814,7 +814,7 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 		r, ok, err := tw.Next()
 		require.NoError(t, err)
 		if ok {
-			require.Equal(t, next+SegmentHeaderLength, r.Position)
+			require.Equal(t, next+segmentHeaderLength, r.Position)
 			break
 		}
 	}

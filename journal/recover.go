@@ -35,7 +35,7 @@ type Recovery struct {
 	RemovedSegments []string
 	// MissingSegments are the segment files found missing and accepted
 	// (RecoverSkip, RecoverTruncate; RecoverStrict fails with the error
-	// instead, matching ErrMissingSegment): oldest segments gone without
+	// instead, matching ErrCorrupt: "missing segment"): oldest segments gone without
 	// retention, or the segment after the last one's end-of-segment
 	// marker. Their records are lost.
 	MissingSegments []error
@@ -131,7 +131,7 @@ func (j *Journal) recover() error {
 		}
 		j.segs = append(j.segs, s)
 	}
-	first := j.segs[0].start + SegmentHeaderLength
+	first := j.segs[0].start + segmentHeaderLength
 	c, err := loadCheckpoint(j.dir, j.segSize)
 	ckpt, flags := c.flushed, c.flags
 	switch {
@@ -147,7 +147,7 @@ func (j *Journal) recover() error {
 		// Retention records the oldest segment it keeps in the checkpoint
 		// before it deletes anything: these went some other way.
 		merr := fmt.Errorf("%w: %w: segments from %d to %d missing (the checkpoint's oldest segment is %d; retention did not delete them)",
-			ErrMissingSegment, ErrCorrupt, c.first, j.segs[0].start, c.first)
+			errMissingSegment, ErrCorrupt, c.first, j.segs[0].start, c.first)
 		if j.opts.Recovery == RecoverStrict {
 			return merr
 		}
@@ -175,7 +175,7 @@ func (j *Journal) recover() error {
 		off := p - s.start
 		if off == j.segSize { // a record ended exactly at the segment's end
 			if i+1 < len(j.segs) {
-				i, p, prev = i+1, j.segs[i+1].start+SegmentHeaderLength, -1
+				i, p, prev = i+1, j.segs[i+1].start+segmentHeaderLength, -1
 				continue
 			}
 			break
@@ -198,13 +198,13 @@ func (j *Journal) recover() error {
 		}
 		if derr == nil && kind == slotEnd {
 			if i+1 < len(j.segs) {
-				i, p, prev = i+1, j.segs[i+1].start+SegmentHeaderLength, -1
+				i, p, prev = i+1, j.segs[i+1].start+segmentHeaderLength, -1
 				continue
 			}
 			// The roll puts the next segment in place before it writes the
 			// marker: a missing one was lost (a machine crash before its
 			// name was synced, or a deletion), with whatever it held.
-			merr := fmt.Errorf("%w: %w: segment at %d missing after the end-of-segment marker of %s", ErrMissingSegment, ErrCorrupt, s.start+j.segSize, s.path)
+			merr := fmt.Errorf("%w: %w: segment at %d missing after the end-of-segment marker of %s", errMissingSegment, ErrCorrupt, s.start+j.segSize, s.path)
 			if j.opts.Recovery == RecoverStrict {
 				return merr
 			}
@@ -245,7 +245,7 @@ func (j *Journal) recover() error {
 			next = j.scanValid(i, off)
 		}
 		if next < 0 && p < ckpt {
-			cerr := &CorruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before the checkpoint at %d", ckpt)}
+			cerr := &corruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before the checkpoint at %d", ckpt)}
 			if j.opts.Recovery == RecoverStrict {
 				return cerr
 			}
@@ -263,7 +263,7 @@ func (j *Journal) recover() error {
 			}
 			break
 		}
-		cerr := &CorruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before a valid record at %d", next)}
+		cerr := &corruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before a valid record at %d", next)}
 		switch j.opts.Recovery {
 		case RecoverStrict:
 			return cerr
@@ -278,15 +278,15 @@ func (j *Journal) recover() error {
 			j.opts.Logger.Warn("journal: skipping a corrupt record", "dir", j.dir, "err", cerr)
 			if j.segmentStart(next) == s.start {
 				// Padding up to the valid record.
-				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], PadMagic)
+				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], padMagic)
 				s.storeLength(off, int32(next-p))
 				p = next
 			} else {
-				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], EndMagic)
+				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], endMagic)
 				s.storeLength(off, int32(j.segSize-off))
-				i, p = i+1, j.segs[i+1].start+SegmentHeaderLength
+				i, p = i+1, j.segs[i+1].start+segmentHeaderLength
 			}
-			if err := syncData(s.data, off, off+EndMarkerLength); err != nil {
+			if err := syncData(s.data, off, off+endMarkerLength); err != nil {
 				return err
 			}
 			continue
@@ -330,9 +330,9 @@ func (j *Journal) recover() error {
 // sequence is below the one the walk has reached is no later record of
 // this log (bytes in a torn claim's body, say) and is passed over.
 func (j *Journal) scanValid(i int, off int64) int64 {
-	from := off + RecordAlignment
+	from := off + recordAlignment
 	for _, s := range j.segs[i:] {
-		for o := from; ; o += RecordAlignment {
+		for o := from; ; o += recordAlignment {
 			if o = nextValid(s.data, o); o < 0 {
 				break
 			}
@@ -341,7 +341,7 @@ func (j *Journal) scanValid(i int, off int64) int64 {
 				return s.start + o
 			}
 		}
-		from = SegmentHeaderLength
+		from = segmentHeaderLength
 	}
 	return -1
 }

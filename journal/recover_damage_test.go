@@ -59,7 +59,7 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 	}
 	segStart := mid &^ (testSegment - 1)
 	page := segStart + (mid-segStart)&^4095
-	if page <= segStart+SegmentHeaderLength {
+	if page <= segStart+segmentHeaderLength {
 		page += 4096
 	}
 	require.Less(t, page+4096, ps[len(ps)-1], "the lost page must have records after it")
@@ -99,7 +99,7 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 				require.NoError(t, err)
 
 				_, err = Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
-				var ce *CorruptError
+				var ce *corruptError
 				require.ErrorAs(t, err, &ce, "strict Open must refuse damage with valid records after it")
 				require.Equal(t, c.at, ce.Position, err.Error())
 				after, rerr := os.ReadFile(segPath)
@@ -116,7 +116,7 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 					require.Equal(t, !lost, seen[seq], "sequence %d", seq)
 				}
 				appendN(t, j, 1, 1)
-				require.Equal(t, int64(401), j.NextSequence(1))
+				require.Equal(t, int64(401), j.nextSequence(1))
 				require.NoError(t, j.Close())
 				j2 := openT(t, dir, Options{}) // the padding stays: strict goes through
 				require.Empty(t, j2.Recovery().Skipped)
@@ -131,14 +131,14 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 func TestCheckpointPastTheEndInTheLastSegment(t *testing.T) {
 	base := testDir(t)
 	ps := written(t, base, 400)
-	end := ps[len(ps)-1] + align(int64(RecordHeaderLength+bodyLen(399)))
+	end := ps[len(ps)-1] + align(int64(recordHeaderLength+bodyLen(399)))
 	require.Less(t, end+4096, ps[len(ps)-1]&^(testSegment-1)+testSegment)
 	jj := &Journal{dir: base, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 	require.NoError(t, jj.writeCheckpoint(end+4096, 0))
 
 	dir := copyDir(t, base)
 	_, err := Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
-	var ce *CorruptError
+	var ce *corruptError
 	require.ErrorAs(t, err, &ce)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.Equal(t, end, ce.Position)
@@ -156,7 +156,7 @@ func TestCheckpointPastTheEndInTheLastSegment(t *testing.T) {
 		ck, _, found, err := readCheckpoint(dir, testSegment)
 		require.NoError(t, err)
 		require.True(t, found)
-		require.LessOrEqual(t, ck, end+align(int64(RecordHeaderLength)), "the checkpoint was replaced")
+		require.LessOrEqual(t, ck, end+align(int64(recordHeaderLength)), "the checkpoint was replaced")
 	}
 }
 
@@ -184,7 +184,7 @@ func TestSkipDoesNotTrustADamagedLength(t *testing.T) {
 			for {
 				r, ok, err := tl.Next()
 				if err != nil {
-					var ce *CorruptError
+					var ce *corruptError
 					require.ErrorAs(t, err, &ce)
 					require.Equal(t, mid, ce.Position)
 					_, err := tl.Skip()

@@ -77,7 +77,7 @@ func TestTornTailIsCutAndAppendingContinues(t *testing.T) {
 			poke(t, dir, last, func(b []byte) {
 				switch name {
 				case "bad CRC":
-					b[RecordHeaderLength] ^= 0xff
+					b[recordHeaderLength] ^= 0xff
 				case "garbage length":
 					binary.LittleEndian.PutUint32(b, 0x7fff0000)
 				case "body without length":
@@ -89,7 +89,7 @@ func TestTornTailIsCutAndAppendingContinues(t *testing.T) {
 			require.Equal(t, last, r.TornAt, r.String())
 			require.Greater(t, r.TornBytes, int64(0))
 			require.Equal(t, last, r.End)
-			require.Equal(t, int64(399), j.NextSequence(1))
+			require.Equal(t, int64(399), j.nextSequence(1))
 			appendN(t, j, 1, 5)
 			require.Equal(t, map[uint32]int64{1: 404}, readAll(t, j))
 		})
@@ -101,10 +101,10 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 	ps := written(t, dir, 400)
 	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
 	bad := ps[100]
-	poke(t, dir, bad, func(b []byte) { b[RecordHeaderLength+3] ^= 1 })
+	poke(t, dir, bad, func(b []byte) { b[recordHeaderLength+3] ^= 1 })
 
 	_, err := Open(dir, Options{SegmentSize: testSegment})
-	var ce *CorruptError
+	var ce *corruptError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, bad, ce.Position)
 	require.ErrorIs(t, err, ErrCorrupt)
@@ -139,7 +139,7 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 		require.Equal(t, bad, j.Recovery().Truncated)
 		require.NotEmpty(t, j.Recovery().RemovedSegments)
 		require.Equal(t, map[uint32]int64{1: 100}, readAll(t, j))
-		require.Equal(t, int64(100), j.NextSequence(1))
+		require.Equal(t, int64(100), j.nextSequence(1))
 	})
 	t.Run("reader", func(t *testing.T) {
 		// With the checkpoint past it, Open does not look at the record
@@ -148,7 +148,7 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 		j, err := Open(d2, Options{SegmentSize: testSegment, Recovery: RecoverSkip})
 		require.NoError(t, err)
 		require.NoError(t, j.Close())
-		poke(t, d2, ps[200], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+		poke(t, d2, ps[200], func(b []byte) { b[recordHeaderLength] ^= 1 })
 		j = openT(t, d2, Options{})
 		tl, err := j.NewTailer()
 		require.NoError(t, err)
@@ -217,14 +217,14 @@ func TestBadFilesAreClearErrors(t *testing.T) {
 		}, ErrCorrupt, "bad magic"},
 		{"segment header version", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), segVersionOffset, 9) }, ErrVersion, "version 9"},
 		{"segment header CRC", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[1])), segCreatedOffset, 9) }, ErrCorrupt, "header CRC"},
-		{"missing middle segment", func(d string) { require.NoError(t, os.Remove(filepath.Join(d, filepath.Base(segs[1])))) }, ErrMissingSegment, "missing"},
+		{"missing middle segment", func(d string) { require.NoError(t, os.Remove(filepath.Join(d, filepath.Base(segs[1])))) }, errMissingSegment, "missing"},
 		{"record version", func(d string) {
 			require.NoError(t, os.Remove(filepath.Join(d, ckptName)))
-			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), SegmentHeaderLength+magicOffset, 2)
+			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), segmentHeaderLength+magicOffset, 2)
 		}, ErrVersion, "record version 2"},
 		{"record magic", func(d string) {
 			require.NoError(t, os.Remove(filepath.Join(d, ckptName)))
-			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), SegmentHeaderLength+magicOffset+2, 0x55)
+			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), segmentHeaderLength+magicOffset+2, 0x55)
 		}, ErrCorrupt, "bad magic"},
 		{"checkpoint garbage", func(d string) { require.NoError(t, os.WriteFile(filepath.Join(d, ckptName), []byte("garbage"), 0o644)) }, ErrCorrupt, "checkpoint of 7 bytes"},
 		{"checkpoint past the end", func(d string) {
@@ -240,7 +240,7 @@ func TestBadFilesAreClearErrors(t *testing.T) {
 			require.Error(t, err)
 			require.ErrorIs(t, err, c.want)
 			require.Contains(t, err.Error(), c.text)
-			if errors.Is(c.want, ErrCorrupt) || c.want == ErrMissingSegment {
+			if errors.Is(c.want, ErrCorrupt) || c.want == errMissingSegment {
 				require.ErrorIs(t, err, duty.ErrCorrupt)
 			}
 			if r, err := Open(d, Options{ReadOnly: true}); err == nil { // readers: no panic either
@@ -269,7 +269,7 @@ func TestEmptySegmentPastTheEndIsRemoved(t *testing.T) {
 	require.NoError(t, s.release())
 	j := openT(t, dir, Options{})
 	require.Len(t, j.Recovery().RemovedSegments, 1)
-	require.Equal(t, align(int64(RecordHeaderLength+bodyLen(9)))+ps[9], j.Recovery().End)
+	require.Equal(t, align(int64(recordHeaderLength+bodyLen(9)))+ps[9], j.Recovery().End)
 	appendN(t, j, 1, 1000)
 	require.Equal(t, map[uint32]int64{1: 1010}, readAll(t, j))
 }
@@ -294,7 +294,7 @@ func readAllLoose(j *Journal) {
 func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
-	poke(t, dir, ps[100], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+	poke(t, dir, ps[100], func(b []byte) { b[recordHeaderLength] ^= 1 })
 	j := openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.Equal(t, int64(-1), j.Recovery().Truncated, "a CRC before the checkpoint is not checked at Open")
 	require.NoError(t, j.Close())
@@ -312,7 +312,7 @@ func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
 	jj := &Journal{dir: dir, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 	require.NoError(t, jj.writeCheckpoint(ps[100], 0))
-	poke(t, dir, ps[102], func(b []byte) { b[RecordHeaderLength] ^= 1 })
+	poke(t, dir, ps[102], func(b []byte) { b[recordHeaderLength] ^= 1 })
 	j = openT(t, dir, Options{})
 	require.Equal(t, ps[102], j.Recovery().TornAt)
 }
@@ -324,7 +324,7 @@ func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 func TestCleanCloseMarksTheCheckpoint(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 10)
-	end := ps[9] + align(int64(RecordHeaderLength+bodyLen(9)))
+	end := ps[9] + align(int64(recordHeaderLength+bodyLen(9)))
 	_, flags, found, err := readCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.True(t, found)

@@ -137,7 +137,7 @@ type Sink interface {
 }
 
 // A PartsSink is a Sink that takes multipart messages: a Replayer sends a
-// multipart record (RecordParts) to it with SendParts, its parts as they
+// multipart record to it with SendParts, its parts as they
 // were recorded. A multipart record for a Sink that is not a PartsSink is
 // an error (ErrArgument) naming the record, which stays pending.
 type PartsSink interface {
@@ -232,7 +232,7 @@ func (p *Replayer) DoWork() (int, error) {
 
 // send sends rec to the sink: its parts if it is a multipart record.
 func (p *Replayer) send(rec *Record) error {
-	if rec.Flags&RecordParts == 0 {
+	if rec.Flags&recordParts == 0 {
 		return p.out.Send(rec.TypeID, rec.Body)
 	}
 	if p.partsOut == nil {

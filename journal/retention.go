@@ -133,7 +133,7 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		if serr := mmapfile.SyncDir(j.dir); err == nil && serr != nil {
 			err = fmt.Errorf("journal: retention: %w", serr)
 		}
-		if terr := j.idx.trim(j.FirstPosition()); err == nil {
+		if terr := j.idx.trim(j.firstPosition()); err == nil {
 			err = terr
 		}
 	}

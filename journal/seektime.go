@@ -18,7 +18,7 @@ func (t *Tailer) SeekTime(ts int64) error {
 	}
 	start, err := t.j.segmentForTime(ts)
 	if err == nil {
-		err = t.seekTo(start + SegmentHeaderLength)
+		err = t.seekTo(start + segmentHeaderLength)
 	}
 	retried := false
 	for {
@@ -52,7 +52,7 @@ func (j *Journal) segmentForTime(ts int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	first := j.FirstPosition() - SegmentHeaderLength
+	first := j.firstPosition() - segmentHeaderLength
 	for len(starts) > 0 && starts[0] < first {
 		starts = starts[1:] // deleted by retention since the listing, or about to be
 	}
@@ -80,7 +80,7 @@ func (j *Journal) firstStamp(start int64) (int64, bool) {
 		return 0, false
 	}
 	defer s.release()
-	off := int64(SegmentHeaderLength)
+	off := int64(segmentHeaderLength)
 	for off < int64(len(s.data)) {
 		if s.length(off) == 0 { // acquire: pairs with Commit's release store
 			return 0, false

@@ -74,7 +74,7 @@ func TestSeekTimeAgreesWithAWalk(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, r.Deleted, 0)
 	from := 0
-	for positions[from] < j.FirstPosition() {
+	for positions[from] < j.firstPosition() {
 		from++
 	}
 	check(j, from)

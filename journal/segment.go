@@ -153,7 +153,7 @@ func openSegment(path string, start, size int64, writable bool) (*segment, error
 	if err != nil {
 		return nil, fmt.Errorf("journal: stat segment: %w", err)
 	}
-	var hdr [SegmentHeaderLength]byte
+	var hdr [segmentHeaderLength]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return nil, fmt.Errorf("%w: segment %s: header: %v", ErrCorrupt, path, err)
 	}
@@ -189,14 +189,14 @@ func checkSegmentHeader(b []byte, start int64, path string) (size, created int64
 	if string(b[segMagicOffset:segMagicOffset+8]) != segMagic {
 		return 0, 0, fmt.Errorf("%w: segment %s: bad magic %q", ErrCorrupt, path, b[:8])
 	}
-	if v := le.Uint32(b[segVersionOffset:]); v != Version {
-		return 0, 0, fmt.Errorf("%w: segment %s: version %d, want %d", ErrVersion, path, v, Version)
+	if v := le.Uint32(b[segVersionOffset:]); v != version {
+		return 0, 0, fmt.Errorf("%w: segment %s: version %d, want %d", ErrVersion, path, v, version)
 	}
 	if got, want := crc32.Checksum(b[:segCRCOffset], castagnoli), le.Uint32(b[segCRCOffset:]); got != want {
 		return 0, 0, fmt.Errorf("%w: segment %s: header CRC %#08x, header says %#08x", ErrCorrupt, path, got, want)
 	}
 	size = int64(le.Uint64(b[segSizeOffset:]))
-	if err := checkSegmentSize(size); err != nil || le.Uint32(b[segHdrLenOffset:]) != SegmentHeaderLength {
+	if err := checkSegmentSize(size); err != nil || le.Uint32(b[segHdrLenOffset:]) != segmentHeaderLength {
 		return 0, 0, fmt.Errorf("%w: segment %s: size %d, header length %d", ErrCorrupt, path, size, le.Uint32(b[segHdrLenOffset:]))
 	}
 	if s := int64(le.Uint64(b[segStartOffset:])); s != start || start&(size-1) != 0 {
@@ -206,8 +206,8 @@ func checkSegmentHeader(b []byte, start int64, path string) (size, created int64
 }
 
 func checkSegmentSize(size int64) error {
-	if size < MinSegmentSize || size > MaxSegmentSize || size&(size-1) != 0 {
-		return fmt.Errorf("%w: segment size %d: a power of two from %d to %d", ErrArgument, size, MinSegmentSize, MaxSegmentSize)
+	if size < MinSegmentSize || size > maxSegmentSize || size&(size-1) != 0 {
+		return fmt.Errorf("%w: segment size %d: a power of two from %d to %d", ErrArgument, size, MinSegmentSize, maxSegmentSize)
 	}
 	return nil
 }
@@ -249,7 +249,7 @@ func prepareSegment(dir string, start, size, created int64) (*segment, error) {
 	if err := mmapfile.Preallocate(int(f.Fd()), size, mmapfile.Fallocate); err != nil {
 		return fail(err)
 	}
-	var hdr [SegmentHeaderLength]byte
+	var hdr [segmentHeaderLength]byte
 	putSegmentHeader(hdr[:], size, start, created)
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
 		return fail(err)
@@ -270,7 +270,7 @@ func prepareSegment(dir string, start, size, created int64) (*segment, error) {
 // moment it becomes the writer's: retention's age) and renames it into
 // place. Its name is durable only after syncName.
 func (s *segment) publish(created int64) error {
-	putSegmentHeader(s.data[:SegmentHeaderLength], int64(len(s.data)), s.start, created)
+	putSegmentHeader(s.data[:segmentHeaderLength], int64(len(s.data)), s.start, created)
 	s.created = created
 	if _, err := os.Stat(s.final); err == nil {
 		return fmt.Errorf("journal: create segment %s: %w: segment exists", s.final, ErrArgument)

@@ -106,7 +106,7 @@ func TestSegmentsReportPositions(t *testing.T) {
 	require.Greater(t, len(segs), 2)
 	last := segs[len(segs)-1]
 	require.Equal(t, c.Position-last.Start, last.Committed)
-	require.Equal(t, last.Committed+align(RecordHeaderLength+100), last.Written)
+	require.Equal(t, last.Committed+align(recordHeaderLength+100), last.Written)
 	require.Equal(t, int64(testSegment), segs[0].Committed, "a full segment")
 	require.Less(t, segs[0].Flushed, segs[0].Committed, "FlushOS: nothing synced yet")
 	require.NoError(t, j.Commit())
@@ -144,7 +144,7 @@ func TestFlusherPreparesTheNextSegment(t *testing.T) {
 	require.NoFileExists(t, tmp)
 	require.FileExists(t, filepath.Join(dir, segmentName(testSegment)))
 	require.Equal(t, prepared, j.cur, "the roll took the prepared segment")
-	for j.CommittedPosition() < testSegment+testSegment/2+SegmentHeaderLength {
+	for j.CommittedPosition() < testSegment+testSegment/2+segmentHeaderLength {
 		appendN(t, j, 1, 1)
 	}
 	_, err = f.DoWork()
@@ -155,5 +155,5 @@ func TestFlusherPreparesTheNextSegment(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dir, segmentName(2*testSegment)))
 	j2 := openT(t, dir, Options{})
 	require.Empty(t, j2.Recovery().RemovedSegments)
-	require.Equal(t, map[uint32]int64{1: j2.NextSequence(1)}, readAll(t, j2))
+	require.Equal(t, map[uint32]int64{1: j2.nextSequence(1)}, readAll(t, j2))
 }

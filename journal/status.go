@@ -14,7 +14,7 @@ import (
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// Status file layout: "status" in the journal's directory, StatusLength
+// Status file layout: "status" in the journal's directory, statusLength
 // bytes, mapped by the writer, which stores its words (one atomic store
 // each); a reader in any process (Inspect) maps it read-only and loads
 // them. Each word is consistent on its own; the words are not a snapshot
@@ -22,8 +22,8 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "DUTYJSTA"
-//	8       4     layout version (Version)
-//	12      4     length (StatusLength)
+//	8       4     layout version (version)
+//	12      4     length (statusLength)
 //	16      8     committed position
 //	24      8     flushed position
 //	32      8     registered Tailers, all processes (active registry slots, and the writer's Tailers without one)
@@ -31,7 +31,7 @@ import (
 //	48      8     updated, ns since the Unix epoch (Options.Clock)
 //	56      8     writer's process id (0 once the writer has closed)
 const (
-	StatusLength      = 64
+	statusLength      = 64
 	statusName        = "status"
 	statusMagic       = "DUTYJSTA"
 	stVersionOffset   = 8
@@ -52,14 +52,14 @@ func (j *Journal) openStatus() error {
 		return fmt.Errorf("journal: status: %w", err)
 	}
 	defer f.Close()
-	var hdr [StatusLength]byte
+	var hdr [statusLength]byte
 	copy(hdr[:], statusMagic)
-	binary.LittleEndian.PutUint32(hdr[stVersionOffset:], Version)
-	binary.LittleEndian.PutUint32(hdr[stLengthOffset:], StatusLength)
+	binary.LittleEndian.PutUint32(hdr[stVersionOffset:], version)
+	binary.LittleEndian.PutUint32(hdr[stLengthOffset:], statusLength)
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
 		return fmt.Errorf("journal: status: %w", err)
 	}
-	b, err := mapFile(f, StatusLength, true)
+	b, err := mapFile(f, statusLength, true)
 	if err != nil {
 		return err
 	}
@@ -241,16 +241,16 @@ func readStatus(path string) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("journal: status: %w", err)
 	}
-	if fi.Size() != StatusLength {
+	if fi.Size() != statusLength {
 		return Status{}, fmt.Errorf("%w: status file of %d bytes", ErrCorrupt, fi.Size())
 	}
-	b, err := mapFile(f, StatusLength, false)
+	b, err := mapFile(f, statusLength, false)
 	if err != nil {
 		return Status{}, err
 	}
 	defer mmapfile.Unmap(b)
 	le := binary.LittleEndian
-	if string(b[:8]) != statusMagic || le.Uint32(b[stVersionOffset:]) != Version || le.Uint32(b[stLengthOffset:]) != StatusLength {
+	if string(b[:8]) != statusMagic || le.Uint32(b[stVersionOffset:]) != version || le.Uint32(b[stLengthOffset:]) != statusLength {
 		return Status{}, fmt.Errorf("%w: status file header %q", ErrCorrupt, b[:16])
 	}
 	w := func(off int) int64 { return (*atomic.Int64)(unsafe.Pointer(&b[off])).Load() }
@@ -295,7 +295,7 @@ func readStreamInfo(path string, id uint32) (StreamInfo, error) {
 		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
 	}
 	defer f.Close()
-	var hdr [IndexHeaderLength]byte
+	var hdr [indexHeaderLength]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return StreamInfo{}, fmt.Errorf("%w: index %s: header: %v", ErrCorrupt, path, err)
 	}
@@ -307,5 +307,5 @@ func readStreamInfo(path string, id uint32) (StreamInfo, error) {
 	if err != nil {
 		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
 	}
-	return StreamInfo{ID: id, First: first, Indexed: (fi.Size() - IndexHeaderLength) / IndexEntryLength}, nil
+	return StreamInfo{ID: id, First: first, Indexed: (fi.Size() - indexHeaderLength) / indexEntryLength}, nil
 }

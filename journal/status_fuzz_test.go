@@ -15,33 +15,33 @@ import (
 // status that reads is the words as stored; a registry that reads gives
 // readers with a pid, a name that fits and a position that is a slot.
 func FuzzInspect(f *testing.F) {
-	status := make([]byte, StatusLength)
+	status := make([]byte, statusLength)
 	copy(status, statusMagic)
-	binary.LittleEndian.PutUint32(status[stVersionOffset:], Version)
-	binary.LittleEndian.PutUint32(status[stLengthOffset:], StatusLength)
+	binary.LittleEndian.PutUint32(status[stVersionOffset:], version)
+	binary.LittleEndian.PutUint32(status[stLengthOffset:], statusLength)
 	binary.LittleEndian.PutUint64(status[stCommittedOffset:], 4096)
-	index := make([]byte, IndexHeaderLength+2*IndexEntryLength)
+	index := make([]byte, indexHeaderLength+2*indexEntryLength)
 	copy(index, idxMagic)
-	binary.LittleEndian.PutUint32(index[8:], Version)
-	binary.LittleEndian.PutUint32(index[12:], IndexHeaderLength)
+	binary.LittleEndian.PutUint32(index[8:], version)
+	binary.LittleEndian.PutUint32(index[12:], indexHeaderLength)
 	binary.LittleEndian.PutUint32(index[idxStreamOffset:], 3)
-	binary.LittleEndian.PutUint32(index[idxEntryLenOffset:], IndexEntryLength)
+	binary.LittleEndian.PutUint32(index[idxEntryLenOffset:], indexEntryLength)
 	binary.LittleEndian.PutUint32(index[idxCRCOffset:], crc32.Checksum(index[:idxCRCOffset], castagnoli))
-	readers := make([]byte, ReadersHeaderLength+2*ReaderSlotLength)
+	readers := make([]byte, readersHeaderLength+2*readerSlotLength)
 	putReadersHeader(readers, 2)
 	le := binary.LittleEndian
 	le.PutUint64(readers[rdHighWaterOffset:], 2)
-	s0 := ReadersHeaderLength
+	s0 := readersHeaderLength
 	le.PutUint64(readers[s0:], claimWord(uint32(os.Getpid()), slotActive, 1))
 	le.PutUint64(readers[s0+slPositionOffset:], 1024)
 	le.PutUint32(readers[s0+slNameLenOffset:], 4)
 	copy(readers[s0+slNameOffset:], "name")
-	s1 := s0 + ReaderSlotLength
+	s1 := s0 + readerSlotLength
 	le.PutUint64(readers[s1:], claimWord(1<<22, slotActive, 9)) // a pid no process has
 	le.PutUint64(readers[s1+slPositionOffset:], 2048)
 	f.Add(status, index, readers)
 	f.Add([]byte{}, []byte{}, []byte{})
-	f.Add(status[:StatusLength-1], index[:IndexHeaderLength-1], readers[:ReadersHeaderLength])
+	f.Add(status[:statusLength-1], index[:indexHeaderLength-1], readers[:readersHeaderLength])
 	bad := append([]byte(nil), index...)
 	binary.LittleEndian.PutUint64(bad[idxFirstOffset:], 1<<63)
 	garbage := append([]byte(nil), readers...)
@@ -69,7 +69,7 @@ func FuzzInspect(f *testing.F) {
 		}
 		info, err := Inspect(dir)
 		for _, r := range info.Readers {
-			if r.PID <= 0 || len(r.Name) > MaxReaderName || r.Position < 0 && !r.Pending || r.Lag < 0 {
+			if r.PID <= 0 || len(r.Name) > maxReaderName || r.Position < 0 && !r.Pending || r.Lag < 0 {
 				t.Fatalf("reader %+v accepted", r)
 			}
 		}
@@ -82,7 +82,7 @@ func FuzzInspect(f *testing.F) {
 		if !info.HasStatus || info.Status.Committed != int64(binary.LittleEndian.Uint64(st[stCommittedOffset:])) {
 			t.Fatalf("status %+v from %x", info.Status, st)
 		}
-		if len(info.Streams) != 1 || info.Streams[0].Indexed != int64((len(idx)-IndexHeaderLength)/IndexEntryLength) {
+		if len(info.Streams) != 1 || info.Streams[0].Indexed != int64((len(idx)-indexHeaderLength)/indexEntryLength) {
 			t.Fatalf("streams %+v from %d bytes", info.Streams, len(idx))
 		}
 		if !info.HasReaders {

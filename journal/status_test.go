@@ -36,7 +36,7 @@ func TestInspect(t *testing.T) {
 	require.True(t, info.HasStatus)
 	st := info.Status
 	require.Equal(t, j.CommittedPosition(), st.Committed)
-	require.Equal(t, j.FlushedPosition(), st.Flushed)
+	require.Equal(t, j.flushedPosition(), st.Flushed)
 	require.Zero(t, st.FlushLag())
 	require.Equal(t, int64(1), st.Tailers)
 	require.Equal(t, int64(len(info.Segments)), st.Segments)
@@ -54,7 +54,7 @@ func TestInspect(t *testing.T) {
 	require.Equal(t, info.Status.Committed, info.Status.Flushed)
 	require.Equal(t, int64(31), info.Streams[1].Indexed, "Close indexes the rest")
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, statusName), make([]byte, StatusLength), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, statusName), make([]byte, statusLength), 0o644))
 	_, err = Inspect(dir)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, statusName), []byte("short"), 0o644))

@@ -19,7 +19,7 @@ func TestStreamHandle(t *testing.T) {
 	s2, err := j.Stream(5)
 	require.NoError(t, err)
 	require.Same(t, s, s2)
-	require.Equal(t, uint32(5), s.ID())
+	require.Equal(t, uint32(5), s.streamID())
 	require.Equal(t, int64(1), s.NextSequence())
 	c, err := s.ClaimAt(2, 3, 1234)
 	require.NoError(t, err)

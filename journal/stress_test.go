@@ -89,5 +89,5 @@ func TestTailersFollowTheWriter(t *testing.T) {
 	require.Len(t, ready, tailers)
 	require.Greater(t, j.Stats().Segments, 10)
 	require.NoError(t, j.Flush())
-	require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+	require.Equal(t, j.CommittedPosition(), j.flushedPosition())
 }

@@ -90,7 +90,7 @@ func (j *Journal) NewTailer() (*Tailer, error) {
 		j.mu.Unlock()
 		return nil, ErrClosed
 	}
-	p := j.first() + SegmentHeaderLength
+	p := j.first() + segmentHeaderLength
 	t.pos.Store(p)
 	if r := j.reg; r != nil {
 		t.reg, t.floor, t.proposed = r, r.floor(), r.proposed()
@@ -149,7 +149,7 @@ func (t *Tailer) drop() error {
 // end-of-segment markers and padding. It does not allocate on the path
 // that returns a record. Errors: ErrBehindRetention when the Tailer's
 // segment has been deleted, ErrReleased when its mapping was revoked, a
-// *CorruptError (matching ErrCorrupt) for a record that fails its checks,
+// an error matching ErrCorrupt (naming its position) for a record that fails its checks,
 // ErrClosed.
 func (t *Tailer) Next() (rec Record, ok bool, err error) {
 	if t.closed {
@@ -186,14 +186,14 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		s := t.seg
 		off := p - start
 		if off == 0 { // the end of the previous segment, exactly
-			t.setPos(start + SegmentHeaderLength)
+			t.setPos(start + segmentHeaderLength)
 			continue
 		}
 		if s.length(off) == 0 { // acquire: pairs with Commit's release store
 			if s.released.Load() {
 				return Record{}, false, s.releasedError()
 			}
-			if off == SegmentHeaderLength && t.j.readOnly {
+			if off == segmentHeaderLength && t.j.readOnly {
 				// Waiting at a segment's first slot: acquire checked the
 				// file when the Tailer entered; a writer's recovery may
 				// replace it while it waits (remapIfReplaced). A stat
@@ -223,9 +223,9 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		case derr != nil && errors.Is(derr, ErrVersion):
 			return Record{}, false, fmt.Errorf("journal: record at position %d in %s: %w", p, s.path, derr)
 		case derr != nil:
-			return Record{}, false, &CorruptError{Position: p, Segment: s.path, Reason: derr.Error()}
+			return Record{}, false, &corruptError{Position: p, Segment: s.path, Reason: derr.Error()}
 		case kind == slotEnd:
-			t.setPos(start + t.j.segSize + SegmentHeaderLength)
+			t.setPos(start + t.j.segSize + segmentHeaderLength)
 		case kind == slotPad:
 			t.setPos(p + slotLength(h))
 		default:
@@ -236,7 +236,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 }
 
 // Skip steps over the corrupt record at the Tailer's position, the one
-// Next reported with a *CorruptError. Its length word is not trusted
+// Next reported as corrupt. Its length word is not trusted
 // alone: Skip goes to the slot that length points to only when that slot
 // holds a valid record, padding or the end-of-segment marker; otherwise
 // to the first valid record after the corrupt one in its segment (a scan
@@ -259,22 +259,22 @@ func (t *Tailer) Skip() (int64, error) {
 	s := t.seg // Next left it held: the corrupt record is in it
 	start := s.start
 	off := p - start
-	next := start + t.j.segSize + SegmentHeaderLength
+	next := start + t.j.segSize + segmentHeaderLength
 	pointed := int64(-1) // the slot the length word points to, if in the segment
-	if length := int64(s.length(off)); length >= RecordHeaderLength && off+align(length) <= t.j.segSize {
+	if length := int64(s.length(off)); length >= recordHeaderLength && off+align(length) <= t.j.segSize {
 		pointed = off + align(length)
 	}
 	switch {
 	case pointed == t.j.segSize:
 		// The record would end the segment exactly: the next one's first
 		// slot, unless the scan finds a record here.
-		if o := nextValid(s.data, off+RecordAlignment); o >= 0 {
+		if o := nextValid(s.data, off+recordAlignment); o >= 0 {
 			next = start + o
 		}
 	case pointed > 0 && validSlot(s.data[pointed:]):
 		next = start + pointed
 	default:
-		if o := nextValid(s.data, off+RecordAlignment); o >= 0 {
+		if o := nextValid(s.data, off+recordAlignment); o >= 0 {
 			next = start + o
 		} else if pointed > 0 && s.length(pointed) == 0 {
 			next = start + pointed
@@ -304,7 +304,7 @@ func (t *Tailer) SeekStart() error {
 	if t.closed {
 		return ErrClosed
 	}
-	p := t.j.FirstPosition()
+	p := t.j.firstPosition()
 	for attempt := 0; ; attempt++ {
 		err := t.seekTo(p)
 		if err == nil || !errors.Is(err, ErrBehindRetention) {
@@ -317,7 +317,7 @@ func (t *Tailer) SeekStart() error {
 		if attempt == 8 || f < 0 || f&(t.j.segSize-1) != 0 || f > maxPosition {
 			return fmt.Errorf("%w: reader registry: retention floor %d", ErrCorrupt, f)
 		}
-		p = max(p, f+SegmentHeaderLength)
+		p = max(p, f+segmentHeaderLength)
 	}
 }
 
@@ -331,12 +331,12 @@ func (t *Tailer) SeekPosition(p int64) error {
 	}
 	start := t.j.segmentStart(p)
 	if p > 0 && p == start { // the end of a full segment: the next one's first slot
-		p += SegmentHeaderLength
+		p += segmentHeaderLength
 	}
-	if p-start < SegmentHeaderLength || p&(RecordAlignment-1) != 0 {
+	if p-start < segmentHeaderLength || p&(recordAlignment-1) != 0 {
 		return fmt.Errorf("%w: position %d is not a record slot", ErrArgument, p)
 	}
-	if err := t.seekTo(start + SegmentHeaderLength); err != nil {
+	if err := t.seekTo(start + segmentHeaderLength); err != nil {
 		return err
 	}
 	for {

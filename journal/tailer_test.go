@@ -69,7 +69,7 @@ func TestFlusherPolicies(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, int64(1), flushes(j))
-		require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+		require.Equal(t, j.CommittedPosition(), j.flushedPosition())
 	})
 	t.Run("periodic by time", func(t *testing.T) {
 		now := int64(0)
@@ -83,7 +83,7 @@ func TestFlusherPolicies(t *testing.T) {
 		now++
 		_, _ = f.DoWork()
 		require.Equal(t, int64(1), flushes(j))
-		require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+		require.Equal(t, j.CommittedPosition(), j.flushedPosition())
 		_, _ = f.DoWork()
 		require.Equal(t, int64(1), flushes(j), "nothing new to sync")
 	})
@@ -91,7 +91,7 @@ func TestFlusherPolicies(t *testing.T) {
 		j := openT(t, testDir(t), Options{Flush: FlushEveryCommit})
 		for range 20 {
 			appendN(t, j, 1, 1)
-			require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+			require.Equal(t, j.CommittedPosition(), j.flushedPosition())
 		}
 	})
 	t.Run("os", func(t *testing.T) {
@@ -100,9 +100,9 @@ func TestFlusherPolicies(t *testing.T) {
 		_, err := j.Flusher().DoWork()
 		require.NoError(t, err)
 		require.Zero(t, flushes(j))
-		require.Less(t, j.FlushedPosition(), j.CommittedPosition())
+		require.Less(t, j.flushedPosition(), j.CommittedPosition())
 		require.NoError(t, j.Flush())
-		require.Equal(t, j.CommittedPosition(), j.FlushedPosition())
+		require.Equal(t, j.CommittedPosition(), j.flushedPosition())
 	})
 }
 
@@ -125,7 +125,7 @@ func TestRetention(t *testing.T) {
 		r, err = j.ApplyRetention()
 		require.NoError(t, err)
 		require.Greater(t, r.Deleted, 0)
-		require.Less(t, j.FirstPosition(), tl.Position(), "the reader's segment stays")
+		require.Less(t, j.firstPosition(), tl.Position(), "the reader's segment stays")
 		require.NoError(t, tl.Close())
 		r, err = j.ApplyRetention()
 		require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestRetention(t *testing.T) {
 		require.NoError(t, err)
 		defer tl2.Close()
 		require.ErrorIs(t, tl2.SeekSequence(1, 0), ErrBehindRetention)
-		tl2.pos.Store(SegmentHeaderLength)
+		tl2.pos.Store(segmentHeaderLength)
 		_, _, err = tl2.Next()
 		require.ErrorIs(t, err, ErrBehindRetention)
 	})
@@ -190,7 +190,7 @@ func TestTailerVerifiesWhatCameFromDisk(t *testing.T) {
 	rotten := positions[4]
 	f, err := os.OpenFile(filepath.Join(dir, segmentName(0)), os.O_RDWR, 0)
 	require.NoError(t, err)
-	_, err = f.WriteAt([]byte{0xFF}, rotten+RecordHeaderLength+3) // a body byte
+	_, err = f.WriteAt([]byte{0xFF}, rotten+recordHeaderLength+3) // a body byte
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
@@ -210,7 +210,7 @@ func TestTailerVerifiesWhatCameFromDisk(t *testing.T) {
 			require.True(t, ok)
 		}
 		_, _, err = tl.Next()
-		var ce *CorruptError
+		var ce *corruptError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, rotten, ce.Position)
 		require.NoError(t, tl.Close())

@@ -59,7 +59,7 @@ func file(t *testing.T, cfg mailbox.Config) (*mailbox.Mailbox, *mailbox.Mailbox)
 	dir := t.TempDir()
 	consumer, cf, err := ipc.CreateMailbox(dir, "inbox", cfg)
 	require.NoError(t, err)
-	sender, sf, err := ipc.OpenMailbox(context.Background(), cf.Path())
+	sender, sf, err := ipc.OpenMailbox(context.Background(), cf.File.Path())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, sf.Close())

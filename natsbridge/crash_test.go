@@ -91,7 +91,7 @@ func TestJetStreamInboundProcessKilled(t *testing.T) {
 	require.NoError(t, out.OnClose()) // the whole stream is stored
 	perBatch := out.Stats().Batched / out.Stats().Published
 
-	env := []string{"DUTY_NB_PATH=" + mf.File().Path(), "DUTY_NB_SUBJECT=" + cfg.Subject,
+	env := []string{"DUTY_NB_PATH=" + mf.File.Path(), "DUTY_NB_SUBJECT=" + cfg.Subject,
 		"DUTY_NB_URL=" + s.ClientURL(), "DUTY_NB_STREAM=" + cfg.JetStream.Stream}
 	var got []int
 	drain := doerFunc(func() (int, error) {

@@ -331,7 +331,7 @@ func (o *Outbound) DoWork() (int, error) {
 		drained = n < o.cfg.DrainLimit && !o.full
 		if err != nil {
 			if o.mb == nil && (errors.Is(err, publication.ErrEndOfStream) ||
-				errors.Is(err, publication.ErrSubscriberDropped) || errors.Is(err, publication.ErrSubscriptionClosed)) {
+				errors.Is(err, publication.ErrSubscriberDropped) || errors.Is(err, publication.ErrClosed)) {
 				o.ended = err
 			} else {
 				errs = errors.Join(errs, err)

@@ -56,8 +56,19 @@ func journalVariants(size int) []variant {
 	}
 }
 
-// wjSegment is the journal's segment size in these workloads: the default.
-const wjSegment = journal.DefaultSegmentSize
+// wjSegment is the journal's segment size in these workloads: its default
+// (journal.Options.SegmentSize).
+const wjSegment = 64 << 20
+
+// The journal's record layout (docs/journal.md, "Record"), which
+// wjBufioRecord writes by hand: a 40-byte header (length, magic and
+// version, CRC32C, stream, type, flags, sequence, timestamp), records
+// aligned to 8 bytes.
+const (
+	wjRecordHeaderLength = 40
+	wjRecordAlignment    = 8
+	wjRecordMagic        = 0x4A524401 // "\x01DRJ" little-endian: layout version 1
+)
 
 // wjDir makes a directory for one repetition's files, removed by the
 // returned function.
@@ -160,8 +171,8 @@ func wjBufioRecord(cfg *runConfig, size int) (time.Duration, error) {
 		return 0, err
 	}
 	defer done()
-	length := journal.RecordHeaderLength + size
-	rec := make([]byte, (length+journal.RecordAlignment-1)&^(journal.RecordAlignment-1))
+	length := wjRecordHeaderLength + size
+	rec := make([]byte, (length+wjRecordAlignment-1)&^(wjRecordAlignment-1))
 	le := binary.LittleEndian
 	var werr error
 	var now int64
@@ -172,12 +183,12 @@ func wjBufioRecord(cfg *runConfig, size int) (time.Duration, error) {
 				now = time.Now().UnixNano()
 			}
 			le.PutUint32(rec[0:], uint32(length))
-			le.PutUint32(rec[4:], journal.RecordMagic)
+			le.PutUint32(rec[4:], wjRecordMagic)
 			le.PutUint32(rec[12:], 1)
 			le.PutUint32(rec[16:], uint32(msgTypeID))
 			le.PutUint64(rec[24:], uint64(i))
 			le.PutUint64(rec[32:], uint64(now))
-			wjRecord(rec[journal.RecordHeaderLength:length], i, cfg.corruptAt)
+			wjRecord(rec[wjRecordHeaderLength:length], i, cfg.corruptAt)
 			crc := crc32.Update(crc32.Update(0, wjCastagnoli, rec[4:8]), wjCastagnoli, rec[12:length])
 			le.PutUint32(rec[8:], crc)
 			if _, werr = w.Write(rec); werr != nil {
@@ -195,7 +206,7 @@ func wjBufioRecord(cfg *runConfig, size int) (time.Duration, error) {
 		if le.Uint32(rec[8:]) != crc {
 			return fmt.Errorf("%w: bufio-record: CRC mismatch", errPayload)
 		}
-		c.check(msgTypeID, rec[journal.RecordHeaderLength:journal.RecordHeaderLength+payloadLen])
+		c.check(msgTypeID, rec[wjRecordHeaderLength:wjRecordHeaderLength+payloadLen])
 		return nil
 	}); err != nil {
 		return 0, err

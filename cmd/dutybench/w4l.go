@@ -143,7 +143,7 @@ func w4lCrossProcess(cfg *runConfig) (time.Duration, error) {
 	defer pongFile.Close()
 	pingPath := filepath.Join(dir, "ping")
 	child, err := startW4Child("w4l-mailbox", append(childEnv(cfg.place, 1),
-		"DUTYBENCH_W4_PING="+pingPath, "DUTYBENCH_W4_PONG="+pongFile.Path(), "DUTYBENCH_W4_N="+strconv.Itoa(cfg.n)))
+		"DUTYBENCH_W4_PING="+pingPath, "DUTYBENCH_W4_PONG="+pongFile.File.Path(), "DUTYBENCH_W4_N="+strconv.Itoa(cfg.n)))
 	if err != nil {
 		return 0, err
 	}

@@ -57,8 +57,8 @@ func w4tPublication2Sub(cfg *runConfig) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	if pub.ActiveSubscribers() != pubSubscribers {
-		return 0, fmt.Errorf("dutybench: %d subscribers joined, want %d", pub.ActiveSubscribers(), pubSubscribers)
+	if pub.Stats().ActiveSubscribers != pubSubscribers {
+		return 0, fmt.Errorf("dutybench: %d subscribers joined, want %d", pub.Stats().ActiveSubscribers, pubSubscribers)
 	}
 	t := newTeam(placement{})
 	stops := make([]func(), 0, len(children))

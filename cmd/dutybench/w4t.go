@@ -77,7 +77,7 @@ func w4tInProcess(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	defer ownFile.Close()
-	view, viewFile, err := openMailbox(ownFile.Path()) // the producer's own mapping, as another process has
+	view, viewFile, err := openMailbox(ownFile.File.Path()) // the producer's own mapping, as another process has
 	if err != nil {
 		return 0, err
 	}

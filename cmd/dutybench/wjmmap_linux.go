@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dutyrt/duty/idle"
-	"github.com/dutyrt/duty/journal"
 )
 
 // wjMmapCopy is the extra variant mmap-copy: the limit of any journal that
@@ -19,7 +18,7 @@ import (
 // does) into fresh segment files of the journal's size, preallocated and
 // mapped as the journal maps them, in the same directory, with the pages
 // faulted in ahead of the writer on the second CPU as the journal's
-// Flusher does it (madvise MADV_POPULATE_WRITE, DefaultPrefaultBytes
+// Flusher does it (madvise MADV_POPULATE_WRITE, wjPrefaultBytes
 // ahead): no header, checksum, index or commit. The gap between memmove
 // and it is the fresh file pages' cost, which every mapped journal pays.
 func wjMmapCopy(cfg *runConfig, size int) (time.Duration, error) {
@@ -65,8 +64,8 @@ func wjMmapCopy(cfg *runConfig, size int) (time.Duration, error) {
 		var faulted int64
 		end := int64(segs) * wjSegment
 		for !stop.Load() && !t.abort.Load() {
-			to := min(end, written.Load()+journal.DefaultPrefaultBytes)
-			if to-faulted < journal.DefaultPrefaultBytes/4 {
+			to := min(end, written.Load()+wjPrefaultBytes)
+			if to-faulted < wjPrefaultBytes/4 {
 				idler.Idle(0)
 				continue
 			}
@@ -96,6 +95,10 @@ func wjMmapCopy(cfg *runConfig, size int) (time.Duration, error) {
 	}
 	return d, c.finish([]int{cfg.n})
 }
+
+// wjPrefaultBytes is how far ahead of the writer the journal's Flusher
+// faults pages in by default (journal.Options.PrefaultBytes).
+const wjPrefaultBytes = 16 << 20
 
 // wjMapSegment creates a segment file of wjSegment bytes, preallocated,
 // and maps it shared, read and write.

@@ -98,7 +98,7 @@ func run(stdout, stderr io.Writer, args []string) int {
 	if o.records {
 		err = printRecords(stdout, j, o)
 	} else {
-		err = list(stdout, j, o.json)
+		err = list(stdout, j, o.dir, o.json)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "dutyjournal:", err)
@@ -125,8 +125,8 @@ type listing struct {
 }
 
 // list reads the whole log once to count each stream's records.
-func list(w io.Writer, j *journal.Journal, asJSON bool) error {
-	l := listing{Dir: j.Dir(), Segments: j.Segments(), First: j.FirstPosition()}
+func list(w io.Writer, j *journal.Journal, dir string, asJSON bool) error {
+	l := listing{Dir: dir, Segments: j.Segments(), First: j.Stats().FirstPosition}
 	t, err := j.NewTailer()
 	if err != nil {
 		return err

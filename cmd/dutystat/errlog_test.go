@@ -27,7 +27,7 @@ func TestErrorLogs(t *testing.T) {
 	ef, err := ipc.CreateErrorLog(dir, "errors", 1<<16, ipc.WithClock(clock.Func(nowFn)))
 	require.NoError(t, err)
 	defer ef.Close()
-	require.NoError(t, ef.File().Heartbeat(time.Now().UnixMilli()))
+	require.NoError(t, ef.File.Heartbeat(time.Now().UnixMilli()))
 	for i := range 1001 {
 		if i == 1000 {
 			at = at.Add(1500 * time.Millisecond)
@@ -43,7 +43,7 @@ func TestErrorLogs(t *testing.T) {
 	require.NoError(t, err)
 	defer bad.Close()
 	require.True(t, bad.Log().Record(errors.New("before the damage")))
-	sec, err := bad.File().Section(0)
+	sec, err := bad.File.Section(0)
 	require.NoError(t, err)
 	binary.LittleEndian.PutUint32(sec[(binary.LittleEndian.Uint32(sec)+7)&^7:], 5)
 
@@ -99,7 +99,7 @@ func TestErrorLogTimesOutOfJSONRange(t *testing.T) {
 	defer ef.Close()
 	require.True(t, ef.Log().Record(errors.New("far future")))
 	require.True(t, ef.Log().Record(errors.New("far past")))
-	sec, err := ef.File().Section(0)
+	sec, err := ef.File.Section(0)
 	require.NoError(t, err)
 	second := int((binary.LittleEndian.Uint32(sec) + 7) &^ 7)
 	binary.LittleEndian.PutUint64(sec[errlogLastObservationTimestampOffset:], math.MaxInt64)

@@ -99,6 +99,10 @@ func sampleJournals(dir string, now time.Time) []journalSample {
 // into.
 const journalDepth = 2
 
+// journalSegmentHeader is the length of a journal segment's header
+// (docs/journal.md, "Segment"): a segment's first record follows it.
+const journalSegmentHeader = 64
+
 func sampleJournal(path, name string, now time.Time) journalSample {
 	s := journalSample{Name: name}
 	info, err := journal.Inspect(path)
@@ -107,7 +111,7 @@ func sampleJournal(path, name string, now time.Time) journalSample {
 	}
 	s.Segments, s.SegmentSize = len(info.Segments), info.SegmentSize
 	if len(info.Segments) > 0 {
-		s.FirstPosition = info.Segments[0] + journal.SegmentHeaderLength
+		s.FirstPosition = info.Segments[0] + journalSegmentHeader
 	}
 	if info.HasStatus {
 		st := info.Status

@@ -31,7 +31,7 @@ func TestNoRateAcrossARecreatedFile(t *testing.T) {
 	})
 	fe := &fakeEnv{t: time.Unix(1_700_000_000, 0)}
 	fe.onSleep = func(time.Duration) {
-		require.NoError(t, cf.File().Remove())
+		require.NoError(t, cf.File.Remove())
 		require.NoError(t, cf.Close())
 		// The same process re-creates it, so the owner is the same, and the
 		// inode number may be reused: what differs is the header's creation

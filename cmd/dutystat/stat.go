@@ -337,7 +337,7 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	f, err := ipc.OpenReadOnly(ctx, path, ipc.WithPollInterval(5*time.Millisecond))
+	f, err := ipc.OpenReadOnly(ctx, path)
 	if err != nil {
 		s.Error = describe(err)
 		return s
@@ -393,14 +393,14 @@ var quantiles = []float64{50, 90, 99, 99.9}
 // values recorded since each was created (a rate-like interval needs two
 // samples; Prometheus computes its own from the counts).
 func readHistograms(ctx context.Context, path string, s *fileSample) error {
-	hf, err := ipc.OpenHistograms(ctx, path, ipc.WithPollInterval(5*time.Millisecond))
+	hf, err := ipc.OpenHistograms(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer hf.Close()
 	var snap histogram.Snapshot
 	for i := range hf.Len() {
-		err := hf.File().Guard(func() error { return hf.Reader(i).Snapshot(&snap) })
+		err := hf.File.Guard(func() error { return hf.Reader(i).Snapshot(&snap) })
 		if err != nil {
 			return err
 		}
@@ -566,7 +566,7 @@ func kindName(k ipc.Kind) string {
 	case ipc.KindHistograms:
 		return "histograms"
 	}
-	if k >= ipc.KindUserMin {
+	if k >= 1<<16 { // the kinds ipc leaves to applications
 		return "user(" + strconv.Itoa(int(k)) + ")"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"

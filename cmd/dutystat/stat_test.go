@@ -72,7 +72,7 @@ func newFixture(t *testing.T) *fixture {
 	fx.cf, err = ipc.CreateCounters(fx.dir, "stats", 16, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { fx.cf.Close() })
-	require.NoError(t, fx.cf.File().Heartbeat(time.Now().UnixMilli()))
+	require.NoError(t, fx.cf.File.Heartbeat(time.Now().UnixMilli()))
 	m := fx.cf.Manager()
 	alloc := func(label string, typeID int32, key []byte, v int64) *counters.Counter {
 		c, err := m.Allocate(label, typeID, key)
@@ -93,7 +93,7 @@ func newFixture(t *testing.T) *fixture {
 	fx.ring, err = ipc.CreateRing(fx.dir, "orders", 1024)
 	require.NoError(t, err)
 	t.Cleanup(func() { fx.ring.Close() })
-	require.NoError(t, fx.ring.File().Heartbeat(time.Now().UnixMilli()))
+	require.NoError(t, fx.ring.File.Heartbeat(time.Now().UnixMilli()))
 
 	junk := append([]byte("not a duty file at all"), make([]byte, 4096)...)
 	require.NoError(t, os.WriteFile(filepath.Join(fx.dir, "junk"), junk, 0o600))
@@ -107,7 +107,7 @@ func newFixture(t *testing.T) *fixture {
 	c.Set(5)
 	_, err = fx.corrupt.Manager().Allocate("damaged", counters.TypeErrors, nil)
 	require.NoError(t, err)
-	b, err := fx.corrupt.File().Section(0)
+	b, err := fx.corrupt.File.Section(0)
 	require.NoError(t, err)
 	binary.LittleEndian.PutUint32(b[1*countersMetadataRecordLength+countersStateOffset:], 7)
 	return fx
@@ -211,11 +211,11 @@ func TestVanishedAndCorruptAreNotFatal(t *testing.T) {
 	lists := 0
 	e.afterList = func() {
 		if lists++; lists == 1 { // listed, then gone before it is opened
-			require.NoError(t, extra.File().Remove())
+			require.NoError(t, extra.File.Remove())
 		}
 	}
 	fe.onSleep = func(time.Duration) { // sampled once, gone by the second sample
-		require.NoError(t, later.File().Remove())
+		require.NoError(t, later.File.Remove())
 	}
 	out := runOK(t, e, "-dir", fx.dir, "-watch", "-counters", "-n", "2", "-window", "0", "-interval", "1s")
 	t.Log("\n" + out)
@@ -408,7 +408,7 @@ func FuzzSampleCounters(f *testing.F) {
 	cf, err := ipc.CreateCounters(dir, "fuzz", 4, nil)
 	require.NoError(f, err)
 	defer cf.Close()
-	b, err := cf.File().Section(0)
+	b, err := cf.File.Section(0)
 	require.NoError(f, err)
 	c, err := cf.Manager().Allocate("seed", counters.TypeErrors, []byte("k"))
 	require.NoError(f, err)
@@ -456,10 +456,10 @@ func TestMailboxKind(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{"inbox": "mailbox", "plain": "ring"}, kinds)
 
-	v, err := ipc.MailboxVersion(m.File())
+	v, err := ipc.MailboxVersion(m.File)
 	require.NoError(t, err)
 	require.Equal(t, int32(2), v) // the mailbox layout version, docs/ipc.md "Mailbox file"
-	v, err = ipc.MailboxVersion(r.File())
+	v, err = ipc.MailboxVersion(r.File)
 	require.NoError(t, err)
 	require.Zero(t, v)
 }

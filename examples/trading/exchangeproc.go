@@ -38,12 +38,9 @@ var exchangeLabels = [1 + numExchPub]string{
 // findCounter returns the value word of the allocated counter labelled
 // label (read-only when the file is mapped read-only).
 func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
-	rd, err := c.NewReader()
-	if err != nil {
-		return nil, err
-	}
+	rd := c.Reader()
 	id := -1
-	err = rd.ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
+	err := rd.ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
 		if typeID == counterType && l == label {
 			id = i
 			return false
@@ -54,7 +51,7 @@ func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 		return nil, err
 	}
 	if id < 0 {
-		return nil, fmt.Errorf("trading: %s has no counter %q", c.File().Path(), label)
+		return nil, fmt.Errorf("trading: %s has no counter %q", c.File.Path(), label)
 	}
 	return rd.Word(id)
 }
@@ -83,17 +80,17 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(ctr.File().Remove(), ctr.Close()) })
+	closers = append(closers, func() error { return errors.Join(ctr.File.Remove(), ctr.Close()) })
 	hists, err := ipc.CreateHistograms(cfg.Dir, fileExchangeHists, exchangeHistograms, ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(hists.File().Remove(), hists.Close()) })
+	closers = append(closers, func() error { return errors.Join(hists.File.Remove(), hists.Close()) })
 	xerrs, err := ipc.CreateErrorLog(cfg.Dir, fileExchangeErrors, errLogLength, ipc.WithReplaceStale())
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(xerrs.File().Remove(), xerrs.Close()) })
+	closers = append(closers, func() error { return errors.Join(xerrs.File.Remove(), xerrs.Close()) })
 	agentErrs := fileErrors(xerrs)
 	w := make(exchangeWords, len(exchangeLabels))
 	for i, label := range exchangeLabels {
@@ -118,7 +115,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		if err != nil {
 			return false, err
 		}
-		closers = append(closers, func() error { return errors.Join(inFile.File().Remove(), inFile.Close()) })
+		closers = append(closers, func() error { return errors.Join(inFile.File.Remove(), inFile.Close()) })
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		var resp [2]*mailbox.Mailbox
@@ -185,8 +182,8 @@ wait:
 			armStop("signal")
 		case <-tick.C:
 			now := time.Now().UnixMilli()
-			_ = ctr.File().Heartbeat(now)
-			_ = xerrs.File().Heartbeat(now)
+			_ = ctr.File.Heartbeat(now)
+			_ = xerrs.File.Heartbeat(now)
 			if cfg.WatchParent && os.Getppid() != ppid {
 				armStop("the demo process is gone")
 			}

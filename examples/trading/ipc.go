@@ -255,10 +255,10 @@ func (r *remoteExchange) heartbeat() {
 	}
 	now := time.Now().UnixMilli()
 	if r.demoCtr != nil {
-		_ = r.demoCtr.File().Heartbeat(now)
+		_ = r.demoCtr.File.Heartbeat(now)
 	}
 	if r.errs != nil {
-		_ = r.errs.File().Heartbeat(now)
+		_ = r.errs.File.Heartbeat(now)
 	}
 }
 
@@ -357,8 +357,8 @@ func (r *remoteExchange) close() error {
 		if m == nil {
 			continue
 		}
-		if m.IsOwner() {
-			errs = append(errs, m.File().Remove())
+		if m.File.IsOwner() {
+			errs = append(errs, m.File.Remove())
 		}
 		errs = append(errs, m.Close())
 	}
@@ -366,10 +366,10 @@ func (r *remoteExchange) close() error {
 		errs = append(errs, r.xCtr.Close())
 	}
 	if r.demoCtr != nil {
-		errs = append(errs, r.demoCtr.File().Remove(), r.demoCtr.Close())
+		errs = append(errs, r.demoCtr.File.Remove(), r.demoCtr.Close())
 	}
 	if r.errs != nil {
-		errs = append(errs, r.errs.File().Remove(), r.errs.Close())
+		errs = append(errs, r.errs.File.Remove(), r.errs.Close())
 	}
 	if r.ownDir && r.dir != "" {
 		errs = append(errs, os.RemoveAll(r.dir))

@@ -167,10 +167,10 @@ func (s *statsFiles) announce(w io.Writer) {
 func (s *statsFiles) heartbeat() {
 	now := time.Now().UnixMilli()
 	if s.own {
-		_ = s.counters.File().Heartbeat(now)
+		_ = s.counters.File.Heartbeat(now)
 	}
 	if s.hists != nil {
-		_ = s.hists.File().Heartbeat(now)
+		_ = s.hists.File.Heartbeat(now)
 	}
 }
 
@@ -179,10 +179,10 @@ func (s *statsFiles) heartbeat() {
 func (s *statsFiles) close() error {
 	var errs []error
 	if s.hists != nil {
-		errs = append(errs, s.hists.File().Remove(), s.hists.Close())
+		errs = append(errs, s.hists.File.Remove(), s.hists.Close())
 	}
 	if s.own && s.counters != nil {
-		errs = append(errs, s.counters.File().Remove(), s.counters.Close())
+		errs = append(errs, s.counters.File.Remove(), s.counters.Close())
 	}
 	if s.ownDir {
 		errs = append(errs, os.RemoveAll(s.dir))

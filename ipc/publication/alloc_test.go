@@ -15,7 +15,7 @@ func TestPublicationHotPathsDoNotAllocate(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	p := newTestPublication(t, 64<<10, WithMTU(256))
+	p := newTestPublication(t, 64<<10, withMTU(256))
 	s := newTestSubscription(t, p)
 	small := make([]byte, 32)
 	large := make([]byte, 1000) // 4 fragments

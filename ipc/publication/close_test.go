@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -60,7 +60,7 @@ func TestCloseWaitsForOffers(t *testing.T) {
 	require.Contains(t, []error{ErrClosed, ErrBackPressured}, r.err)
 	_, err = p.Offer(pubTypeID, payload[:10])
 	require.Equal(t, ErrClosed, err)
-	require.Zero(t, p.File().Refs(), "Close released the mapping")
+	require.Zero(t, ipcfile.Refs(p.File()), "Close released the mapping")
 }
 
 // TestCloseLeavesTheReleaseToAnOpenClaim: a claim held open across Close
@@ -80,7 +80,7 @@ func TestCloseLeavesTheReleaseToAnOpenClaim(t *testing.T) {
 			c, err := p.TryClaim(pubTypeID, 5)
 			require.NoError(t, err)
 			require.ErrorIs(t, p.closeWithin(0), ErrClosePending)
-			require.Equal(t, int64(1), p.File().Refs(), "the claim keeps the mapping")
+			require.Equal(t, int64(1), ipcfile.Refs(p.File()), "the claim keeps the mapping")
 			require.ErrorIs(t, p.closeWithin(0), ErrClosePending, "still open: Close again reports it again")
 
 			_, err = p.Offer(pubTypeID, []byte("late"))
@@ -96,15 +96,15 @@ func TestCloseLeavesTheReleaseToAnOpenClaim(t *testing.T) {
 			} else {
 				require.NoError(t, c.Abort())
 			}
-			require.Equal(t, int64(1), p.File().Refs(), "nothing closes the file behind the caller's back")
+			require.Equal(t, int64(1), ipcfile.Refs(p.File()), "nothing closes the file behind the caller's back")
 			require.NoError(t, p.Close(), "the claim is done: Close closes the file")
-			require.Zero(t, p.File().Refs())
+			require.Zero(t, ipcfile.Refs(p.File()))
 			require.NoError(t, p.Close(), "idempotent once closed")
 			require.ErrorIs(t, c.Commit(), ErrClaimState, "a completed claim no longer touches the mapping")
 			require.ErrorIs(t, c.Abort(), ErrClaimState)
-			hb, err := s.File().HeartbeatMillis()
+			hb, err := ipcfile.HeartbeatMillis(s.file())
 			require.NoError(t, err)
-			require.Equal(t, int64(ipc.HeartbeatClosed), hb, "the owner's file close marked the heartbeat")
+			require.Equal(t, int64(fileapi.HeartbeatClosed), hb, "the owner's file close marked the heartbeat")
 
 			var got []string
 			h := func(_ int32, b []byte) { got = append(got, string(b)) }
@@ -143,11 +143,11 @@ func TestCloseWaitsForAnOpenClaim(t *testing.T) {
 		t.Fatalf("Close returned (%v) with a claim open", err)
 	default:
 	}
-	require.Equal(t, int64(1), p.File().Refs())
+	require.Equal(t, int64(1), ipcfile.Refs(p.File()))
 	copy(c.Payload, "hello")
 	require.NoError(t, c.Commit())
 	require.NoError(t, <-closed)
-	require.Zero(t, p.File().Refs())
+	require.Zero(t, ipcfile.Refs(p.File()))
 	var got []string
 	var perr error
 	for i := 0; i < 3 && perr == nil; i++ {
@@ -169,7 +169,7 @@ func TestCloseWaitsForAnOpenClaim(t *testing.T) {
 func TestCloseRacesEveryCall(t *testing.T) {
 	const rounds = 20
 	for round := range rounds {
-		p := newTestPublication(t, 1<<20, WithMTU(1024))
+		p := newTestPublication(t, 1<<20, withMTU(1024))
 		q, err := Open(ctxT(t), p.File().Path())
 		require.NoError(t, err)
 		s := newTestSubscription(t, p)
@@ -294,8 +294,8 @@ func TestCloseRacesEveryCall(t *testing.T) {
 		for sender, n := range sent {
 			require.Equal(t, n, checker.next[sender], "round %d: sender %d: messages published and delivered", round, sender)
 		}
-		require.Zero(t, p.File().Refs(), "round %d: owner's file released", round)
-		require.Zero(t, q.File().Refs(), "round %d: opened publisher's file released", round)
+		require.Zero(t, ipcfile.Refs(p.File()), "round %d: owner's file released", round)
+		require.Zero(t, ipcfile.Refs(q.File()), "round %d: opened publisher's file released", round)
 		require.NoError(t, s.Close())
 	}
 }

@@ -37,7 +37,7 @@ func childSubscriber() error {
 		return err
 	}
 	defer s.Close()
-	fmt.Printf("joined %d %d\n", s.Slot(), s.JoinPosition())
+	fmt.Printf("joined %d %d\n", s.slotIndex(), s.joinedAt())
 	slow := time.Duration(0)
 	if v := os.Getenv("DUTY_IPC_SLOW_US"); v != "" {
 		us, err := strconv.Atoi(v)
@@ -98,7 +98,7 @@ func childSubscriberHang() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("joined %d %d\n", s.Slot(), s.JoinPosition())
+	fmt.Printf("joined %d %d\n", s.slotIndex(), s.joinedAt())
 	time.Sleep(time.Hour)
 	return errors.New("not killed")
 }
@@ -109,7 +109,7 @@ func childSubscriberHang() error {
 // claims space for one more, says so, and waits to be killed.
 func childPublisherClaimer() error {
 	p, err := Create(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), 64<<10,
-		WithUnblockTimeout(time.Second), WithFileOptions(ipc.WithLivenessTimeout(time.Second)))
+		withUnblockTimeout(time.Second), WithFileOptions(ipc.WithLivenessTimeout(time.Second)))
 	if err != nil {
 		return err
 	}
@@ -123,9 +123,9 @@ func childPublisherClaimer() error {
 	}()
 	fmt.Println("created")
 	subs, count := envInt("DUTY_IPC_SUBS"), envInt("DUTY_IPC_COUNT")
-	for deadline := time.Now().Add(30 * time.Second); p.ActiveSubscribers() < subs; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); p.activeSubscriberCount() < subs; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d subscribers joined, want %d", p.ActiveSubscribers(), subs)
+			return fmt.Errorf("%d subscribers joined, want %d", p.activeSubscriberCount(), subs)
 		}
 	}
 	buf := make([]byte, p.MaxMessageLength())
@@ -174,8 +174,8 @@ func offerUntil(p *Publication, payload []byte) error {
 func waitActive(t *testing.T, p *Publication, n int) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second) // hang guard only
-	for p.ActiveSubscribers() < n {
-		require.True(t, time.Now().Before(deadline), "%d of %d subscribers active", p.ActiveSubscribers(), n)
+	for p.activeSubscriberCount() < n {
+		require.True(t, time.Now().Before(deadline), "%d of %d subscribers active", p.activeSubscriberCount(), n)
 		time.Sleep(time.Millisecond)
 	}
 }

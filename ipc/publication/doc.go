@@ -29,13 +29,13 @@
 //     Claims' Commit and Abort, are safe for concurrent use by any number of
 //     goroutines. Close never releases the mapping under one of them: each
 //     registers as in flight, and Close waits for them (bounded; see
-//     Publication.Close and ErrClosePending). The accessors Position,
-//     Limit, IsConnected and ActiveSubscribers read the mapping without
-//     registering: they must not run while Close releases it.
+//     Publication.Close and ErrClosePending). MaxMessageLength and File
+//     read no mapping.
 //   - A Subscription belongs to one goroutine: Poll, ControlledPoll,
 //     Heartbeat and Close are not for concurrent use. A handler may call
-//     its own Subscription's Close. Its accessors are safe from other
-//     goroutines, except while Close releases the mapping.
+//     its own Subscription's Close. Its accessors (Position,
+//     DroppedMessages, PublicationStats) are safe from other goroutines,
+//     except while Close releases the mapping.
 //   - Nothing here starts a goroutine. Waits (for a file, for metadata, for
 //     a limit update a joiner must see) are polling loops on the caller's
 //     goroutine, bounded by its context.
@@ -91,7 +91,7 @@
 // owner closed the publication and everything was consumed,
 // ErrPublisherDead (matching ErrEndOfStream) once the owner is gone
 // without closing it and everything written was consumed,
-// ErrSubscriberDropped, ErrSubscriptionClosed; or ErrCorrupt, wrapped.
+// ErrSubscriberDropped, ErrClosed; or ErrCorrupt, wrapped.
 // Argument errors wrap ringbuf's sentinels (ringbuf.ErrTypeID,
 // ringbuf.ErrTooLong, ...) or ipc.ErrArgument; the file layer's errors
 // (ipc.ErrKind, ipc.ErrNotReady, ipc.ErrOwnerDead, ipc.ErrCorrupt for a
@@ -113,8 +113,8 @@
 //   - A publisher that dies mid-claim stops every subscriber at its claim
 //     until one of them turns it into padding (one torn message, counted):
 //     once the claim has stayed for the unblock timeout and the owner is
-//     gone (its file closed, or its heartbeat stale and its process gone;
-//     see ipc.File.OwnerGone), or, if any publisher was ever opened by
+//     gone (its file closed, or its heartbeat stale and its process gone:
+//     ipc.OwnerClosed or ipc.OwnerDead), or, if any publisher was ever opened by
 //     path, after the unblock timeout alone.
 //   - An owner that dies without Close ends the stream for subscribers
 //     with ErrPublisherDead once they have read what was written.

@@ -24,7 +24,9 @@ var (
 	// Retry at once.
 	ErrAdminAction = errors.New("publication: admin action, retry")
 	// ErrClosed: the publication was closed (by this Publication value,
-	// or, seen from any publisher, the stream was ended by its owner).
+	// or, seen from any publisher, the stream was ended by its owner); from
+	// a Subscription, a use after its own Close (the end of the stream is
+	// ErrEndOfStream).
 	ErrClosed = sentinel.Closed("publication: closed")
 	// ErrMaxPositionExceeded: the message would take the stream past its
 	// max position. Close the publication and create a new one.
@@ -46,8 +48,6 @@ var (
 	// publisher dropped it from flow control, and the data it had not read
 	// may have been overwritten. Close it and open a new subscription.
 	ErrSubscriberDropped = errors.New("publication: subscriber dropped from flow control")
-	// ErrSubscriptionClosed: a use of a Subscription after Close.
-	ErrSubscriptionClosed = errors.New("publication: subscription closed")
 )
 
 // Other publication errors, wrapped with details.

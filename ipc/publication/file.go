@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 
@@ -138,14 +139,14 @@ func publicationSections(capacity, maxSubscribers int) []int {
 
 // resolve validates c for a log of the given capacity and fills defaults.
 func (c *config) resolve(capacity int) error {
-	if capacity < MinCapacity || capacity > MaxCapacity || capacity&(capacity-1) != 0 {
-		return fmt.Errorf("%w: publication capacity %d is not a power of two in [%d, %d]", ipc.ErrArgument, capacity, MinCapacity, MaxCapacity)
+	if capacity < minCapacity || capacity > maxCapacity || capacity&(capacity-1) != 0 {
+		return fmt.Errorf("%w: publication capacity %d is not a power of two in [%d, %d]", ipc.ErrArgument, capacity, minCapacity, maxCapacity)
 	}
 	if c.window == 0 {
 		c.window = capacity / 2
 	}
 	if c.mtu == 0 {
-		c.mtu = min(DefaultMTU, capacity/8)
+		c.mtu = min(defaultMTU, capacity/8)
 	}
 	if c.maxMessage == 0 {
 		c.maxMessage = capacity / 8
@@ -162,8 +163,8 @@ func (c *config) resolve(capacity int) error {
 		// claims' worth must fit in the window or a full-size message could
 		// wait forever at a wrap.
 		return fmt.Errorf("%w: a message of %d bytes claims %d bytes, more than half the window %d", ipc.ErrArgument, c.maxMessage, claimSize(c.maxMessage, c.mtu-record.HeaderLength), c.window)
-	case c.maxSubscribers < 1 || c.maxSubscribers > MaxSubscribersLimit:
-		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ipc.ErrArgument, c.maxSubscribers, MaxSubscribersLimit)
+	case c.maxSubscribers < 1 || c.maxSubscribers > maxSubscribersLimit:
+		return fmt.Errorf("%w: %d subscriber slots, want 1 to %d", ipc.ErrArgument, c.maxSubscribers, maxSubscribersLimit)
 	case c.subscriberTimeout < time.Millisecond || c.unblockTimeout < time.Millisecond:
 		return fmt.Errorf("%w: subscriber timeout %s and unblock timeout %s must be at least 1 ms", ipc.ErrArgument, c.subscriberTimeout, c.unblockTimeout)
 	case c.now == nil:
@@ -200,7 +201,7 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 	if c.now == nil {
 		return nil, fmt.Errorf("%w: nil clock", ipc.ErrArgument)
 	}
-	f, err := ipc.Open(ctx, path, c.fileOpts...)
+	f, err := ipcfile.Open(ctx, path, c.fileOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +209,8 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 		if f.Kind() != ipc.KindPublication {
 			return nil, fmt.Errorf("%w: %s has kind %d, want %d (publication)", ipc.ErrKind, path, f.Kind(), ipc.KindPublication)
 		}
-		if f.SectionCount() != 3 {
-			return nil, fmt.Errorf("%w: %s: publication with %d sections, want 3", ipc.ErrCorrupt, path, f.SectionCount())
+		if ipcfile.SectionCount(f) != 3 {
+			return nil, fmt.Errorf("%w: %s: publication with %d sections, want 3", ipc.ErrCorrupt, path, ipcfile.SectionCount(f))
 		}
 		meta, err := f.Section(1)
 		if err != nil {
@@ -225,16 +226,16 @@ func openPublicationFile(ctx context.Context, path string, c config) (*pubFile, 
 				break
 			}
 			if v != 0 {
-				return nil, &ipc.VersionError{Path: path + " (publication metadata)", Found: v, Supported: layoutVersion}
+				return nil, fmt.Errorf("%w: %s: publication metadata layout version %d, this build reads %d", ipc.ErrVersion, path, v, layoutVersion)
 			}
 			// Only the creator writes the metadata: once it is gone
 			// (closed the file, or dead) the version stays 0 for good.
 			// (The check reads /proc while the heartbeat is stale: one
 			// poll in 64.)
-			if polls%64 == 0 && f.OwnerGone(c.now()) {
+			if polls%64 == 0 && ipcfile.OwnerGone(f, c.now()) {
 				return nil, fmt.Errorf("%w: %s: the publication's creator is gone and never wrote its metadata", ipc.ErrOwnerDead, path)
 			}
-			if werr := mmapfile.Wait(ctx, ipc.PollInterval(c.fileOpts...)); werr != nil {
+			if werr := mmapfile.Wait(ctx, ipcfile.PollInterval(c.fileOpts...)); werr != nil {
 				return nil, fmt.Errorf("%w: %s: publication metadata not written: %w", ipc.ErrNotReady, path, werr)
 			}
 		}
@@ -278,7 +279,7 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: publication metadata: %s", ipc.ErrCorrupt, f.Path(), fmt.Sprintf(format, args...))
 	}
-	if capacity != int64(len(logb)) || capacity > MaxCapacity {
+	if capacity != int64(len(logb)) || capacity > maxCapacity {
 		return nil, bad("capacity %d, log section of %d bytes", capacity, len(logb))
 	}
 	if c.subscriberTimeout <= 0 || c.unblockTimeout <= 0 || get64(subscriberTimeoutOffset) > maxTimeoutMillis || get64(unblockTimeoutOffset) > maxTimeoutMillis {
@@ -306,7 +307,7 @@ func wrapPublication(f *ipc.File) (*pubFile, error) {
 		maxSubscribers:    c.maxSubscribers,
 		subscriberTimeout: c.subscriberTimeout.Milliseconds(),
 		unblockTimeout:    c.unblockTimeout.Milliseconds(),
-		livenessTimeout:   f.LivenessTimeout().Milliseconds(),
+		livenessTimeout:   ipcfile.LivenessTimeout(f).Milliseconds(),
 		maxPosition:       maxPositionFor(int(capacity)),
 		slots:             sb,
 		tail:              mb.Int64At(tailOffset),
@@ -391,10 +392,10 @@ func stale(now, heartbeat, timeout int64) bool {
 // ownerGone reports whether the file's owner is provably finished with the
 // publication: it closed the file, or its heartbeat is older than the
 // file's liveness timeout and no process with its pid and start time runs
-// (the file layer's Dead state; see ipc.File.OwnerGone). The process check
+// (the file layer's Closed or Dead state, fileapi's OwnerGone). The process check
 // reads /proc, so callers rate-limit it; the heartbeat load comes first and
 // is cheap.
-func (f *pubFile) ownerGone(now int64) bool { return f.file.OwnerGone(now) }
+func (f *pubFile) ownerGone(now int64) bool { return ipcfile.OwnerGone(f.file, now) }
 
 // firstOpenClaim walks the records from the clean position from to the
 // tail to and returns the position of the first one that is not committed
@@ -426,3 +427,6 @@ func (f *pubFile) firstOpenClaim(from, to int64) int64 {
 	}
 	return min(pos, to)
 }
+
+// ipcfile is the file layer's internals this package builds on.
+var ipcfile = fileapi.Get[ipc.File, ipc.Option]()

@@ -97,7 +97,7 @@ func FuzzSubscriptionReader(f *testing.F) {
 		}
 		r := newLogReader(log, mtu, maxMessage, &word, pos, tail, unblocks)
 		check := func(typeID int32, p []byte) {
-			if typeID < 1 || typeID > MaxTypeID || len(p) > maxMessage {
+			if typeID < 1 || typeID > maxTypeID || len(p) > maxMessage {
 				t.Fatalf("delivered type %d, %d bytes", typeID, len(p))
 			}
 		}

@@ -138,7 +138,7 @@ func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, 
 func newUnblockTest(t testing.TB) (*fakeClock, *Publication, *Subscription) {
 	t.Helper()
 	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
+	p := newTestPublication(t, 4096, clock.opt(), withUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
 	return clock, p, newTestSubscription(t, p, clock.opt())
 }
 
@@ -170,7 +170,7 @@ func markOwnerDead(t testing.TB, path string) {
 func newDeadOwnerTest(t testing.TB) (*fakeClock, *Publication, *Subscription) {
 	t.Helper()
 	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
+	p := newTestPublication(t, 4096, clock.opt(), withUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
 	markOwnerDead(t, p.File().Path())
 	return clock, p, newTestSubscription(t, p, clock.opt())
 }

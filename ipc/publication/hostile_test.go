@@ -112,8 +112,8 @@ func TestJoinWithCleanPositionBeyondTheTail(t *testing.T) {
 func stalledAtClaim(t *testing.T, at, claimed int) (*fakeClock, *Publication, *Subscription, int) {
 	t.Helper()
 	clock, p, s := newUnblockTest(t)
-	for p.Position() < int64(at) {
-		_, err := p.Offer(pubTypeID, make([]byte, min(200, at-int(p.Position())-ringbuf.HeaderLength)))
+	for p.position() < int64(at) {
+		_, err := p.Offer(pubTypeID, make([]byte, min(200, at-int(p.position())-ringbuf.HeaderLength)))
 		require.NoError(t, err)
 		_, err = s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 		require.NoError(t, err)
@@ -251,7 +251,7 @@ func TestPossibleClaimMarkersWait(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, []string{"after"}, got)
 			require.Equal(t, int64(1), p.Stats().UnblockedClaims)
-			require.Equal(t, p.Position(), s.Position(), "past the claim, at the tail")
+			require.Equal(t, p.position(), s.Position(), "past the claim, at the tail")
 		})
 	}
 }
@@ -285,7 +285,7 @@ func TestGarbageTailIsCorrupt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := newFakeClock()
-			p := newTestPublication(t, capacity, clock.opt(), WithUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
+			p := newTestPublication(t, capacity, clock.opt(), withUnblockTimeout(time.Second), WithSubscriberTimeout(time.Hour))
 			p.tail.Store(c.base)
 			p.cleanPos.Store(c.base)
 			p.limit.Store(c.base)
@@ -371,6 +371,6 @@ func TestReservedTypeBitsAreDropped(t *testing.T) {
 		})
 	}
 	p := newTestPublication(t, 1024)
-	_, err := p.Offer(MaxTypeID+1, nil)
+	_, err := p.Offer(maxTypeID+1, nil)
 	require.ErrorIs(t, err, ringbuf.ErrTypeID)
 }

@@ -50,8 +50,8 @@ func TestJoinAtTailDoesNotCleanAnOpenClaim(t *testing.T) {
 
 	var got []string
 	h := func(_ int32, m []byte) { got = append(got, fmt.Sprintf("%d:%q", len(m), m[:min(len(m), 16)])) }
-	for p.Position() < 4096 { // a lap, up to the end of the log
-		_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-int(p.Position())-8)))
+	for p.position() < 4096 { // a lap, up to the end of the log
+		_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-int(p.position())-8)))
 		require.NoError(t, err)
 		_, err = b.Poll(h, ringbuf.NoLimit)
 		require.NoError(t, err)
@@ -69,9 +69,9 @@ func TestJoinAtTailDoesNotCleanAnOpenClaim(t *testing.T) {
 		require.NotEqual(t, `8:"STALE!!!"`, m, "a message nobody sent, read from stale bytes past the tail (commit: %v)", commitErr)
 	}
 	require.NoError(t, commitErr, "a claim nobody unblocked")
-	require.Equal(t, int64(32), b.JoinPosition(), "the joiner starts at the open claim")
+	require.Equal(t, int64(32), b.joinedAt(), "the joiner starts at the open claim")
 	require.Equal(t, `40:"\x10\x00\x00\x00\x05\x00\x00\x00STALE!!!"`, got[0])
-	require.Equal(t, p.Position(), b.Position())
+	require.Equal(t, p.position(), b.Position())
 }
 
 // TestJoinWhileOwnerAlwaysUpdating: an owner that spins on Offer against a
@@ -107,7 +107,7 @@ func TestJoinWhileOwnerAlwaysUpdating(t *testing.T) {
 	b, err := OpenSubscription(ctx, p.File().Path(), WithClock(millis(busyOwner)))
 	require.NoError(t, err, "a joiner starved by an owner that is always updating (%d updates)", updates.Load())
 	defer b.Close()
-	require.Equal(t, a.Position(), b.JoinPosition())
+	require.Equal(t, a.Position(), b.joinedAt())
 	p.cleanSeq.Add(1) // the last update finishes
 	require.Zero(t, p.cleanSeq.Load()&1)
 
@@ -115,7 +115,7 @@ func TestJoinWhileOwnerAlwaysUpdating(t *testing.T) {
 	_, err = b.Poll(func(_ int32, m []byte) { got = append(got, string(m)) }, ringbuf.NoLimit)
 	require.NoError(t, err)
 	require.Equal(t, []string{"before"}, got)
-	require.Equal(t, 2, p.ActiveSubscribers())
+	require.Equal(t, 2, p.activeSubscriberCount())
 }
 
 // TestJoinWhileOwnerSpinsOverLimit: the real thing, with goroutines: two
@@ -127,7 +127,7 @@ func TestJoinWhileOwnerAlwaysUpdating(t *testing.T) {
 // sequence is odd most of the time; before the joiner waited only for the
 // update running at its activation, such joins took thousands of attempts.
 func TestJoinWhileOwnerSpinsOverLimit(t *testing.T) {
-	p := newTestPublication(t, 64<<10, WithSubscriberTimeout(time.Hour), WithMaxSubscribers(80))
+	p := newTestPublication(t, 64<<10, WithSubscriberTimeout(time.Hour), withMaxSubscribers(80))
 	slow := newTestSubscription(t, p)
 	for range 63 {
 		newTestSubscription(t, p)
@@ -161,7 +161,7 @@ func TestJoinWhileOwnerSpinsOverLimit(t *testing.T) {
 		s, err := OpenSubscription(ctx, p.File().Path())
 		cancel()
 		require.NoError(t, err, "join %d", i)
-		require.Equal(t, slow.Position(), s.JoinPosition())
+		require.Equal(t, slow.Position(), s.joinedAt())
 		require.NoError(t, s.Close())
 	}
 	stop.Store(true)
@@ -211,8 +211,8 @@ func TestLateClaimBytesNotReadALapLater(t *testing.T) {
 	require.ErrorIs(t, c.Commit(), ErrClaimState)
 
 	got = nil
-	for p.Position() < 4096 { // the rest of the lap
-		_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-int(p.Position())-8)))
+	for p.position() < 4096 { // the rest of the lap
+		_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-int(p.position())-8)))
 		require.NoError(t, err)
 		_, err = s.Poll(h, ringbuf.NoLimit)
 		require.NoError(t, err)
@@ -227,7 +227,7 @@ func TestLateClaimBytesNotReadALapLater(t *testing.T) {
 	for _, m := range got {
 		require.NotContains(t, m, "STALE", "the late bytes, read as a message nobody sent")
 	}
-	require.Equal(t, p.Position(), s.Position(), "the subscriber stops at the tail")
+	require.Equal(t, p.position(), s.Position(), "the subscriber stops at the tail")
 
 	// The next claim covers the late bytes and overwrites them.
 	_, err = p.Offer(pubTypeID, []byte("next"))
@@ -236,5 +236,5 @@ func TestLateClaimBytesNotReadALapLater(t *testing.T) {
 	_, err = s.Poll(h, ringbuf.NoLimit)
 	require.NoError(t, err)
 	require.Equal(t, []string{`4:"next"`}, got)
-	require.Equal(t, p.Position(), s.Position())
+	require.Equal(t, p.position(), s.Position())
 }

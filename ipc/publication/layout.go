@@ -141,24 +141,24 @@ const (
 
 // Limits and defaults of a publication.
 const (
-	// MaxTypeID is the largest message type id a publication accepts: the
+	// maxTypeID is the largest message type id a publication accepts: the
 	// record core's user type ids (the bits above them hold the fragment
 	// flags, or are reserved).
-	MaxTypeID = record.MaxTypeID
+	maxTypeID = record.MaxTypeID
 
-	// MinCapacity and MaxCapacity bound the log.
-	MinCapacity = 1024
-	MaxCapacity = 1 << 30
-	// DefaultMaxSubscribers is the default number of subscriber slots.
-	DefaultMaxSubscribers = 16
-	// MaxSubscribersLimit bounds the number of subscriber slots.
-	MaxSubscribersLimit = 1024
-	// DefaultMTU is the default longest record of one fragment (header
+	// minCapacity and maxCapacity bound the log.
+	minCapacity = 1024
+	maxCapacity = 1 << 30
+	// defaultMaxSubscribers is the default number of subscriber slots.
+	defaultMaxSubscribers = 16
+	// maxSubscribersLimit bounds the number of subscriber slots.
+	maxSubscribersLimit = 1024
+	// defaultMTU is the default longest record of one fragment (header
 	// included), capped at capacity/8.
-	DefaultMTU = 4096
+	defaultMTU = 4096
 )
 
-// flagBits are the bits of a type id above MaxTypeID: the fragment flags
+// flagBits are the bits of a type id above maxTypeID: the fragment flags
 // and the reserved bits, which no publisher sets.
 const flagBits = record.FlagBits
 

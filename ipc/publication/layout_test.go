@@ -74,7 +74,7 @@ func TestPublicationLayoutOffsets(t *testing.T) {
 	require.Equal(t, int32(1<<30), fragmentFlag)
 	require.Equal(t, int32(1<<29), beginFlag)
 	require.Equal(t, int32(1<<28), endFlag)
-	require.Equal(t, int32(1<<24-1), MaxTypeID)
+	require.Equal(t, int32(1<<24-1), maxTypeID)
 	require.Equal(t, int64(1<<62), sealedBit)
 }
 
@@ -82,8 +82,8 @@ func TestPublicationLayoutOffsets(t *testing.T) {
 // little-endian loads after a join, an offer, a fragmented offer and Close,
 // and checks every documented word.
 func TestPublicationLayoutBytes(t *testing.T) {
-	p := newTestPublication(t, 4096, WithMTU(64), WithMaxSubscribers(3),
-		WithSubscriberTimeout(7*time.Second), WithUnblockTimeout(9*time.Second))
+	p := newTestPublication(t, 4096, withMTU(64), withMaxSubscribers(3),
+		WithSubscriberTimeout(7*time.Second), withUnblockTimeout(9*time.Second))
 	s := newTestSubscription(t, p)
 	_, err := p.Offer(9, []byte("abc"))
 	require.NoError(t, err)
@@ -129,11 +129,11 @@ func TestPublicationLayoutBytes(t *testing.T) {
 	require.Equal(t, []uint32{52, uint32(9 | fragmentFlag | endFlag)}, []uint32{le.Uint32(l[80:]), le.Uint32(l[84:])}, "END fragment")
 
 	sl := b[slotOff:]
-	require.Equal(t, uint64(s.RegistrationID())<<8|uint64(slotActive), le.Uint64(sl[0:]), "state word: registration id, active")
+	require.Equal(t, uint64(s.registrationID())<<8|uint64(slotActive), le.Uint64(sl[0:]), "state word: registration id, active")
 	require.Equal(t, uint64(0), le.Uint64(sl[8:]), "position: nothing polled")
 	require.InDelta(t, time.Now().UnixMilli(), int64(le.Uint64(sl[16:])), 60_000, "heartbeat")
 	require.Equal(t, uint64(0), le.Uint64(sl[24:]), "reserved")
-	pid, start := ipc.SelfProcess()
+	pid, start := ipcfile.SelfProcess()
 	require.Equal(t, uint64(pid), le.Uint64(sl[32:]))
 	require.Equal(t, start, le.Uint64(sl[40:]))
 	require.Equal(t, make([]byte, 128), sl[128:256], "unused slot")

@@ -9,14 +9,14 @@ import (
 
 // Publication defaults.
 const (
-	// DefaultSubscriberTimeout is how long a subscriber's heartbeat may be
+	// defaultSubscriberTimeout is how long a subscriber's heartbeat may be
 	// stale before the publisher drops it from flow control (Aeron's client
 	// liveness timeout).
-	DefaultSubscriberTimeout = 10 * time.Second
-	// DefaultUnblockTimeout is how long a subscriber waits at a claim that
+	defaultSubscriberTimeout = 10 * time.Second
+	// defaultUnblockTimeout is how long a subscriber waits at a claim that
 	// is not committed before it may unblock it (Aeron's publication
 	// unblock timeout); see Subscription.Poll for the other conditions.
-	DefaultUnblockTimeout = 15 * time.Second
+	defaultUnblockTimeout = 15 * time.Second
 )
 
 // Option configures Create, Open and
@@ -36,9 +36,9 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{
-		maxSubscribers:    DefaultMaxSubscribers,
-		subscriberTimeout: DefaultSubscriberTimeout,
-		unblockTimeout:    DefaultUnblockTimeout,
+		maxSubscribers:    defaultMaxSubscribers,
+		subscriberTimeout: defaultSubscriberTimeout,
+		unblockTimeout:    defaultUnblockTimeout,
 		now:               epochMillis,
 	}
 	for _, o := range opts {
@@ -52,39 +52,39 @@ func newConfig(opts []Option) config {
 // epochMillis is clock.System's wall clock.
 func epochMillis() int64 { return clock.System.EpochMillis() }
 
-// WithWindow sets how many bytes a publisher may run ahead of the slowest
+// withWindow sets how many bytes a publisher may run ahead of the slowest
 // active subscriber (Create): a multiple of 8, at most
 // capacity/2, and at least twice the longest claim. Default capacity/2.
-func WithWindow(bytes int) Option { return func(c *config) { c.window = bytes } }
+func withWindow(bytes int) Option { return func(c *config) { c.window = bytes } }
 
-// WithMTU sets the longest record a single fragment may take, header
+// withMTU sets the longest record a single fragment may take, header
 // included (Create): a multiple of 8, at least 16, at most
 // capacity/8. Messages whose record would be longer are fragmented.
-// Default min(DefaultMTU, capacity/8).
-func WithMTU(bytes int) Option { return func(c *config) { c.mtu = bytes } }
+// Default min(defaultMTU, capacity/8).
+func withMTU(bytes int) Option { return func(c *config) { c.mtu = bytes } }
 
-// WithMaxMessageLength sets the longest message payload Offer accepts
+// withMaxMessageLength sets the longest message payload Offer accepts
 // (Create). Default capacity/8.
-func WithMaxMessageLength(bytes int) Option {
+func withMaxMessageLength(bytes int) Option {
 	return func(c *config) { c.maxMessage = bytes }
 }
 
-// WithMaxSubscribers sets the number of subscriber slots
-// (Create). Default DefaultMaxSubscribers.
-func WithMaxSubscribers(n int) Option { return func(c *config) { c.maxSubscribers = n } }
+// withMaxSubscribers sets the number of subscriber slots
+// (Create). Default defaultMaxSubscribers.
+func withMaxSubscribers(n int) Option { return func(c *config) { c.maxSubscribers = n } }
 
 // WithSubscriberTimeout sets how long a subscriber's heartbeat may be stale
 // before the owner drops it (Create; stored in the file).
 // Subscribers heartbeat in every Poll whose millisecond clock reading
-// changed. Default DefaultSubscriberTimeout.
+// changed. Default 10 s.
 func WithSubscriberTimeout(d time.Duration) Option {
 	return func(c *config) { c.subscriberTimeout = d }
 }
 
-// WithUnblockTimeout sets how long subscribers wait at an uncommitted claim
+// withUnblockTimeout sets how long subscribers wait at an uncommitted claim
 // before unblocking it (Create; stored in the file). Default
-// DefaultUnblockTimeout.
-func WithUnblockTimeout(d time.Duration) Option {
+// defaultUnblockTimeout.
+func withUnblockTimeout(d time.Duration) Option {
 	return func(c *config) { c.unblockTimeout = d }
 }
 
@@ -103,7 +103,7 @@ func WithClock(c clock.Clock) Option {
 	}
 }
 
-// WithFileOptions passes file-layer options to ipc.Create or ipc.Open (all three
+// WithFileOptions passes file-layer options to the file layer's create and open (all three
 // calls): ipc.WithLivenessTimeout (the owner's heartbeat timeout, which
 // subscribers use to decide that the publisher died), ipc.WithMode,
 // ipc.WithPopulate, ipc.WithReplaceStale, ...

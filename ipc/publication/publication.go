@@ -37,10 +37,9 @@ import (
 // ErrClosed and Stats the zero value. Close never releases the
 // mapping under one of these calls: each registers as in flight before its
 // closed check and until it stops touching the log (a Claim until
-// its Commit or Abort), and Close waits for them (see Close). The other
-// accessors (Position, Limit, IsConnected, ActiveSubscribers) read the
-// mapping without registering: they must not run while Close releases it;
-// once Close has returned they report the values it saw last.
+// its Commit or Abort), and Close waits for them (see Close). Stats has
+// the shared state a caller watches (position, limit, connected, active
+// subscribers, the outcome counters).
 type Publication struct {
 	pubFile
 	owner bool
@@ -149,9 +148,10 @@ func (p *Publication) idle() bool {
 // seenJoin is a joining state word and the owner's clock when it first saw it.
 type seenJoin struct{ word, since int64 }
 
-// Create creates dir/name (see ipc.Create) as a publication whose
-// log holds capacity bytes (a power of two in [MinCapacity,
-// MaxCapacity]) and returns its owner. Until a subscriber joins,
+// Create creates dir/name (an ipc file of kind ipc.KindPublication, with
+// ipc's rules for names, creation and liveness) as a publication whose log
+// holds capacity bytes (a power of two from 1 KiB to 1 GiB; ipc.ErrArgument
+// otherwise) and returns its owner. Until a subscriber joins,
 // offers return ErrNotConnected. The owner must call Heartbeat more often
 // than the file's liveness timeout (WithFileOptions(ipc.WithLivenessTimeout(d)),
 // default 10 s): subscribers treat a publisher whose heartbeat is stale and
@@ -161,7 +161,7 @@ func Create(dir, name string, capacity int, opts ...Option) (*Publication, error
 	if err := c.resolve(capacity); err != nil {
 		return nil, err
 	}
-	f, err := ipc.Create(dir, name, ipc.KindPublication, publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
+	f, err := ipcfile.Create(dir, name, int32(ipc.KindPublication), publicationSections(capacity, c.maxSubscribers), c.fileOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,58 +198,59 @@ func Open(ctx context.Context, path string, opts ...Option) (*Publication, error
 // File returns the file the publication lives in.
 func (p *Publication) File() *ipc.File { return p.file }
 
-// IsOwner reports whether p created the publication.
-func (p *Publication) IsOwner() bool { return p.owner }
+// isOwner reports whether p created the publication.
+func (p *Publication) isOwner() bool { return p.owner }
 
-// Capacity returns the log's capacity in bytes.
-func (p *Publication) Capacity() int { return p.log.Capacity() }
+// capacity returns the log's capacity in bytes.
+func (p *Publication) capacity() int { return p.log.Capacity() }
 
-// Window returns how far a publisher may run ahead of the slowest active
+// windowLength returns how far a publisher may run ahead of the slowest active
 // subscriber, in bytes.
-func (p *Publication) Window() int { return int(p.window) }
+func (p *Publication) windowLength() int { return int(p.window) }
 
-// MaxPayloadLength returns the longest payload that fits one record (the
+// maxPayloadLength returns the longest payload that fits one record (the
 // limit of TryClaim); longer offers are fragmented.
-func (p *Publication) MaxPayloadLength() int { return p.maxPayload }
+func (p *Publication) maxPayloadLength() int { return p.maxPayload }
 
 // MaxMessageLength returns the longest payload Offer accepts.
 func (p *Publication) MaxMessageLength() int { return p.maxMessage }
 
-// MaxPosition returns the position no message may end beyond
+// maxPositionValue returns the position no message may end beyond
 // (ErrMaxPositionExceeded).
-func (p *Publication) MaxPosition() int64 { return p.maxPosition }
+func (p *Publication) maxPositionValue() int64 { return p.maxPosition }
 
-// Position returns the publisher position (the tail): the position after
+// position returns the publisher position (the tail): the position after
 // the last claimed message.
 //
-// After Close has closed the file, Position, Limit, IsConnected and
-// ActiveSubscribers report what they were then (the mapping is gone).
-func (p *Publication) Position() int64 {
+// After Close has closed the file, position, publisherLimit, isConnected
+// and activeSubscriberCount report what they were then (the mapping is
+// gone).
+func (p *Publication) position() int64 {
 	if p.fileClosed.Load() {
 		return p.final.pos
 	}
 	return p.tail.Load() &^ sealedBit
 }
 
-// Limit returns the publisher limit: no claim ends beyond it.
-func (p *Publication) Limit() int64 {
+// publisherLimit returns the publisher limit: no claim ends beyond it.
+func (p *Publication) publisherLimit() int64 {
 	if p.fileClosed.Load() {
 		return p.final.limit
 	}
 	return p.limit.Load()
 }
 
-// IsConnected reports whether the last limit update saw an active
+// isConnected reports whether the last limit update saw an active
 // subscriber.
-func (p *Publication) IsConnected() bool {
+func (p *Publication) isConnected() bool {
 	if p.fileClosed.Load() {
 		return p.final.connected
 	}
 	return p.connected.Load() != 0
 }
 
-// ActiveSubscribers counts the subscriber slots that are active now.
-func (p *Publication) ActiveSubscribers() int {
+// activeSubscriberCount counts the subscriber slots that are active now.
+func (p *Publication) activeSubscriberCount() int {
 	if p.fileClosed.Load() {
 		return p.final.active
 	}
@@ -268,8 +269,8 @@ func (p *Publication) Stats() Stats {
 }
 
 func (p *Publication) checkMessage(typeID int32, length int) error {
-	if typeID < 1 || typeID > MaxTypeID {
-		return fmt.Errorf("%w: message type id %d, want 1 to %d", ringbuf.ErrTypeID, typeID, MaxTypeID)
+	if typeID < 1 || typeID > maxTypeID {
+		return fmt.Errorf("%w: message type id %d, want 1 to %d", ringbuf.ErrTypeID, typeID, maxTypeID)
 	}
 	if length < 0 {
 		return fmt.Errorf("%w: length=%d", ringbuf.ErrLength, length)
@@ -280,9 +281,11 @@ func (p *Publication) checkMessage(typeID int32, length int) error {
 	return nil
 }
 
-// Offer publishes payload as one message of type typeID (1..MaxTypeID) and
-// returns the new publisher position (the position after the message). A
-// payload longer than MaxPayloadLength is fragmented into records claimed
+// Offer publishes payload as one message of type typeID (1 to 2^24-1, as
+// mailbox.MaxTypeID; ringbuf.ErrTypeID otherwise) and returns the new
+// publisher position (the position after the message). A payload longer
+// than one record holds (the MTU, 4 KiB or capacity/8 if smaller, less
+// the record header) is fragmented into records claimed
 // together, contiguously, and published with one store: subscribers see
 // the whole message or nothing. On failure nothing was written and the
 // error is, unwrapped: ErrClosed, ErrMaxPositionExceeded,
@@ -601,8 +604,8 @@ type Claim struct {
 // Position returns the publisher position after the claimed record.
 func (c *Claim) Position() int64 { return c.position }
 
-// TryClaim claims space for a message of length bytes (at most
-// MaxPayloadLength: claims are never fragmented) and type typeID, and
+// TryClaim claims space for a message of length bytes (at most what one
+// record holds, see Offer: claims are never fragmented) and type typeID, and
 // returns it with the position after it. Failures are Offer's.
 func (p *Publication) TryClaim(typeID int32, length int) (Claim, error) {
 	if err := p.checkMessage(typeID, length); err != nil {
@@ -670,7 +673,7 @@ func (c *Claim) complete(typeID int32, op string) error {
 // Close then waits for the calls in flight on this Publication (Offer,
 // TryClaim, Heartbeat, Stats, and every Claim not yet completed) before it
 // closes the file, releasing the mapping (the owner's heartbeat becomes
-// ipc.HeartbeatClosed first); calls that begin later return ErrClosed
+// its heartbeat becomes closed first); calls that begin later return ErrClosed
 // (Stats the zero value) without touching it. The wait is bounded (one
 // second): with a claim still open then, Close returns an error wrapping
 // ErrClosePending and leaves the file open, the stream sealed; complete

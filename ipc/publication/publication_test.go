@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -32,19 +33,19 @@ func drain(t *testing.T, s *Subscription, h ringbuf.Handler) int {
 
 func TestPublicationOfferPoll(t *testing.T) {
 	p := newTestPublication(t, 64<<10)
-	require.True(t, p.IsOwner())
-	require.Equal(t, 32<<10, p.Window())
+	require.True(t, p.isOwner())
+	require.Equal(t, 32<<10, p.windowLength())
 	require.Equal(t, 8<<10, p.MaxMessageLength())
-	require.Equal(t, 4096-8, p.MaxPayloadLength())
+	require.Equal(t, 4096-8, p.maxPayloadLength())
 
 	_, err := p.Offer(pubTypeID, []byte("nobody listens"))
 	require.Equal(t, ErrNotConnected, err, "unwrapped outcome")
-	require.False(t, p.IsConnected())
+	require.False(t, p.isConnected())
 	require.Equal(t, int64(1), p.Stats().NotConnected)
 
 	s := newTestSubscription(t, p)
-	require.Equal(t, int64(0), s.JoinPosition())
-	require.Equal(t, 1, p.ActiveSubscribers())
+	require.Equal(t, int64(0), s.joinedAt())
+	require.Equal(t, 1, p.activeSubscriberCount())
 
 	var buf [8 << 10]byte
 	var positions []int64
@@ -53,12 +54,12 @@ func TestPublicationOfferPoll(t *testing.T) {
 		require.NoError(t, err)
 		positions = append(positions, pos)
 	}
-	require.True(t, p.IsConnected())
-	require.Equal(t, positions[len(positions)-1], p.Position())
+	require.True(t, p.isConnected())
+	require.Equal(t, positions[len(positions)-1], p.position())
 	c := newPubChecker()
 	require.Equal(t, 40, drain(t, s, c.handle))
 	require.NoError(t, c.err)
-	require.Equal(t, p.Position(), s.Position())
+	require.Equal(t, p.position(), s.Position())
 	require.Zero(t, s.DroppedMessages())
 
 	// A claim: committed and aborted ones.
@@ -77,11 +78,11 @@ func TestPublicationOfferPoll(t *testing.T) {
 
 	var zero Claim
 	require.ErrorIs(t, zero.Commit(), ErrClaimState)
-	_, err = p.TryClaim(pubTypeID, p.MaxPayloadLength()+1)
+	_, err = p.TryClaim(pubTypeID, p.maxPayloadLength()+1)
 	require.ErrorIs(t, err, ringbuf.ErrTooLong)
 	_, err = p.Offer(0, nil)
 	require.ErrorIs(t, err, ringbuf.ErrTypeID)
-	_, err = p.Offer(MaxTypeID+1, nil)
+	_, err = p.Offer(maxTypeID+1, nil)
 	require.ErrorIs(t, err, ringbuf.ErrTypeID)
 	_, err = p.Offer(pubTypeID, make([]byte, p.MaxMessageLength()+1))
 	require.ErrorIs(t, err, ringbuf.ErrTooLong)
@@ -93,7 +94,7 @@ func TestPublicationOfferPoll(t *testing.T) {
 // that wraps (padding), cleaning and fragmented messages at every offset
 // are exercised, and checks the log behind the slowest reader is zero.
 func TestPublicationLaps(t *testing.T) {
-	p := newTestPublication(t, 4096, WithMTU(256))
+	p := newTestPublication(t, 4096, withMTU(256))
 	s := newTestSubscription(t, p)
 	c := newPubChecker()
 	var buf [512]byte
@@ -112,11 +113,11 @@ func TestPublicationLaps(t *testing.T) {
 	drain(t, s, c.handle)
 	require.NoError(t, c.err)
 	require.Equal(t, 5000, c.n)
-	require.Greater(t, p.Position(), int64(50*p.Capacity()), "many laps")
+	require.Greater(t, p.position(), int64(50*p.capacity()), "many laps")
 	require.NoError(t, p.Heartbeat(time.Now().UnixMilli()))
 	st := p.Stats()
 	require.Equal(t, s.Position(), st.CleanPosition, "cleaned up to the only reader")
-	require.Equal(t, st.CleanPosition+int64(p.Window()), st.Limit)
+	require.Equal(t, st.CleanPosition+int64(p.windowLength()), st.Limit)
 	require.Positive(t, st.BackPressured)
 	// Everything but the bytes between the clean position and the tail
 	// (empty now) is zero: the next lap starts on a clean log.
@@ -136,7 +137,7 @@ func TestPublicationOutcomes(t *testing.T) {
 	}
 	require.Equal(t, ErrBackPressured, err)
 	require.Equal(t, int64(1), p.Stats().BackPressured)
-	require.LessOrEqual(t, p.Position(), int64(p.Window()))
+	require.LessOrEqual(t, p.position(), int64(p.windowLength()))
 
 	// Another goroutine of the owner is updating the limit.
 	p.mu.Lock()
@@ -149,7 +150,7 @@ func TestPublicationOutcomes(t *testing.T) {
 	q, err := Open(ctxT(t), p.File().Path())
 	require.NoError(t, err)
 	defer q.Close()
-	require.False(t, q.IsOwner())
+	require.False(t, q.isOwner())
 	_, err = q.Offer(pubTypeID, payload)
 	require.Equal(t, ErrBackPressured, err)
 	require.ErrorIs(t, q.Heartbeat(clock.now()), ipc.ErrNotOwner)
@@ -187,13 +188,13 @@ func TestPublicationOutcomes(t *testing.T) {
 // as if it had run that long) and publishes until the outcome.
 func TestPublicationMaxPosition(t *testing.T) {
 	p := newTestPublication(t, 4096)
-	start := p.MaxPosition() - 3000
+	start := p.maxPositionValue() - 3000
 	start &^= 7
 	p.tail.Store(start)
 	p.cleanPos.Store(start)
 	p.limit.Store(start)
 	s := newTestSubscription(t, p)
-	require.Equal(t, start, s.JoinPosition())
+	require.Equal(t, start, s.joinedAt())
 	c := newPubChecker()
 	var buf [256]byte
 	var err error
@@ -211,8 +212,8 @@ func TestPublicationMaxPosition(t *testing.T) {
 		seq++
 	}
 	require.Equal(t, ErrMaxPositionExceeded, err)
-	require.LessOrEqual(t, p.Position(), p.MaxPosition())
-	require.Greater(t, p.Position()+int64(record.Size(100)), p.MaxPosition())
+	require.LessOrEqual(t, p.position(), p.maxPositionValue())
+	require.Greater(t, p.position()+int64(record.Size(100)), p.maxPositionValue())
 	drain(t, s, c.handle)
 	require.NoError(t, c.err)
 	require.Equal(t, int(seq), c.n)
@@ -227,7 +228,7 @@ func TestSubscriberDropped(t *testing.T) {
 	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Second))
 	live := newTestSubscription(t, p, clock.opt())
 	dead := newTestSubscription(t, p, clock.opt())
-	require.Equal(t, 2, p.ActiveSubscribers())
+	require.Equal(t, 2, p.activeSubscriberCount())
 	c := newPubChecker()
 	var buf [256]byte
 	seq := uint64(0)
@@ -275,8 +276,8 @@ func TestSubscriberDropped(t *testing.T) {
 	require.NoError(t, p.Heartbeat(clock.now()))
 	require.Equal(t, int64(1), p.Stats().FreedSlots)
 	again := newTestSubscription(t, p, clock.opt())
-	require.Equal(t, dead.Slot(), again.Slot())
-	require.Equal(t, live.Position(), again.JoinPosition(), "joins at the slowest active position")
+	require.Equal(t, dead.slotIndex(), again.slotIndex())
+	require.Equal(t, live.Position(), again.joinedAt(), "joins at the slowest active position")
 	_, err = dead.Poll(c.handle, ringbuf.NoLimit)
 	require.Equal(t, ErrSubscriberDropped, err, "the slot is someone else's now")
 	require.NoError(t, dead.Close())
@@ -284,7 +285,7 @@ func TestSubscriberDropped(t *testing.T) {
 }
 
 func TestSubscriberSlots(t *testing.T) {
-	p := newTestPublication(t, 4096, WithMaxSubscribers(2))
+	p := newTestPublication(t, 4096, withMaxSubscribers(2))
 	a := newTestSubscription(t, p)
 	_ = newTestSubscription(t, p)
 	_, err := OpenSubscription(ctxT(t), p.File().Path())
@@ -292,13 +293,13 @@ func TestSubscriberSlots(t *testing.T) {
 	require.NoError(t, a.Close())
 	require.NoError(t, a.Close())
 	_, err = a.Poll(func(int32, []byte) {}, 1)
-	require.Equal(t, ErrSubscriptionClosed, err)
+	require.Equal(t, ErrClosed, err)
 	c := newTestSubscription(t, p)
-	require.Equal(t, 0, c.Slot())
+	require.Equal(t, 0, c.slotIndex())
 }
 
 func TestControlledPoll(t *testing.T) {
-	p := newTestPublication(t, 64<<10, WithMTU(64))
+	p := newTestPublication(t, 64<<10, withMTU(64))
 	s := newTestSubscription(t, p)
 	msgs := [][]byte{[]byte("one"), bytes.Repeat([]byte("fragmented "), 30), []byte("three"), []byte("four")}
 	for _, m := range msgs {
@@ -335,7 +336,7 @@ func TestControlledPoll(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Equal(t, msgs[:3], got)
-	afterFrag := afterOne + int64(claimSize(len(msgs[1]), p.MaxPayloadLength()))
+	afterFrag := afterOne + int64(claimSize(len(msgs[1]), p.maxPayloadLength()))
 	require.Equal(t, []int64{afterOne, afterFrag}, inHandler, "COMMIT published the position before the next message")
 	require.Equal(t, afterFrag+int64(record.Size(5)), s.Position(), "BREAK consumed its message")
 
@@ -343,7 +344,7 @@ func TestControlledPoll(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Equal(t, msgs, got)
-	require.Equal(t, p.Position(), s.Position())
+	require.Equal(t, p.position(), s.Position())
 }
 
 // TestHandlerPanicConsumes: as in Aeron, a handler that panics consumes
@@ -375,15 +376,15 @@ func TestJoinAtSlowest(t *testing.T) {
 	_, err := a.Poll(func(int32, []byte) {}, 4)
 	require.NoError(t, err)
 	b := newTestSubscription(t, p)
-	require.Equal(t, a.Position(), b.JoinPosition())
-	require.Equal(t, int64(4*48), b.JoinPosition())
+	require.Equal(t, a.Position(), b.joinedAt())
+	require.Equal(t, int64(4*48), b.joinedAt())
 	n, err := b.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 	require.NoError(t, err)
 	require.Equal(t, 6, n)
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
 	c := newTestSubscription(t, p)
-	require.Equal(t, p.Position(), c.JoinPosition(), "no active subscriber: joins at the tail")
+	require.Equal(t, p.position(), c.joinedAt(), "no active subscriber: joins at the tail")
 }
 
 func TestEndOfStream(t *testing.T) {
@@ -393,9 +394,9 @@ func TestEndOfStream(t *testing.T) {
 		_, err := p.Offer(pubTypeID, []byte("last words"))
 		require.NoError(t, err)
 	}
-	end := p.Position()
+	end := p.position()
 	require.NoError(t, p.Close())
-	require.False(t, s.IsEndOfStream())
+	require.False(t, s.isEndOfStream())
 	n, err := s.Poll(func(int32, []byte) {}, 2)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
@@ -405,13 +406,13 @@ func TestEndOfStream(t *testing.T) {
 	n, err = s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
 	require.Equal(t, ErrEndOfStream, err)
 	require.Zero(t, n)
-	require.True(t, s.IsEndOfStream())
+	require.True(t, s.isEndOfStream())
 	st := s.PublicationStats()
 	require.True(t, st.EndOfStream)
 	require.Equal(t, end, st.EndPosition)
 	require.Equal(t, end, s.pf.eos.Load())
 
-	late, err := OpenSubscription(ctxT(t), s.File().Path())
+	late, err := OpenSubscription(ctxT(t), s.file().Path())
 	require.NoError(t, err, "a closed publication can still be joined; with every subscriber at the end, the joiner ends at once")
 	defer late.Close()
 	_, err = late.Poll(func(int32, []byte) {}, 1)
@@ -424,7 +425,7 @@ func TestEndOfStream(t *testing.T) {
 // messages after it arrive; the late Commit fails.
 func TestUnblockExternalClaim(t *testing.T) {
 	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithUnblockTimeout(2*time.Second), WithSubscriberTimeout(time.Hour))
+	p := newTestPublication(t, 4096, clock.opt(), withUnblockTimeout(2*time.Second), WithSubscriberTimeout(time.Hour))
 	subs := []*Subscription{newTestSubscription(t, p, clock.opt()), newTestSubscription(t, p, clock.opt())}
 	q := openTestPublisher(t, p, clock)
 	require.NoError(t, p.Heartbeat(clock.now())) // the owner raises the limit for everyone
@@ -480,7 +481,7 @@ func TestUnblockZeroGap(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"before", "after"}, got)
 	require.Equal(t, int64(1), p.Stats().UnblockedClaims)
-	require.Equal(t, p.Position(), s.Position())
+	require.Equal(t, p.position(), s.Position())
 }
 
 // TestOwnerClaimNotUnblockedWhileAlive: without external publishers, a
@@ -512,12 +513,12 @@ func TestCreatePublicationArguments(t *testing.T) {
 	}{
 		"capacity not a power of two": {capacity: 3000},
 		"capacity too small":          {capacity: 512},
-		"window above half":           {capacity: 4096, opts: []Option{WithWindow(4096)}},
-		"window misaligned":           {capacity: 4096, opts: []Option{WithWindow(1001)}},
-		"mtu too large":               {capacity: 4096, opts: []Option{WithMTU(1024)}},
-		"mtu misaligned":              {capacity: 4096, opts: []Option{WithMTU(100)}},
-		"message too long for window": {capacity: 4096, opts: []Option{WithMaxMessageLength(1500)}},
-		"no subscriber slot":          {capacity: 4096, opts: []Option{WithMaxSubscribers(-1)}},
+		"window above half":           {capacity: 4096, opts: []Option{withWindow(4096)}},
+		"window misaligned":           {capacity: 4096, opts: []Option{withWindow(1001)}},
+		"mtu too large":               {capacity: 4096, opts: []Option{withMTU(1024)}},
+		"mtu misaligned":              {capacity: 4096, opts: []Option{withMTU(100)}},
+		"message too long for window": {capacity: 4096, opts: []Option{withMaxMessageLength(1500)}},
+		"no subscriber slot":          {capacity: 4096, opts: []Option{withMaxSubscribers(-1)}},
 		"timeout":                     {capacity: 4096, opts: []Option{WithSubscriberTimeout(time.Microsecond)}},
 		"nil clock":                   {capacity: 4096, opts: []Option{WithClock(nil)}},
 	} {
@@ -531,16 +532,16 @@ func TestCreatePublicationArguments(t *testing.T) {
 	r, err := ipc.CreateRing(dir, "ring", 1024)
 	require.NoError(t, err)
 	defer r.Close()
-	_, err = OpenSubscription(ctxT(t), r.File().Path())
+	_, err = OpenSubscription(ctxT(t), r.File.Path())
 	require.ErrorIs(t, err, ipc.ErrKind)
-	_, err = Open(ctxT(t), r.File().Path())
+	_, err = Open(ctxT(t), r.File.Path())
 	require.ErrorIs(t, err, ipc.ErrKind)
 }
 
 // TestOpenPublicationNotReady: a publication file whose metadata was never
 // written (its creator died between ipc.Create and the metadata) is not ready.
 func TestOpenPublicationNotReady(t *testing.T) {
-	f, err := ipc.Create(testDir(t), "half", ipc.KindPublication, publicationSections(4096, 4))
+	f, err := ipcfile.Create(testDir(t), "half", int32(ipc.KindPublication), publicationSections(4096, 4))
 	require.NoError(t, err)
 	defer f.Close()
 	ctx := ctxT(t)
@@ -555,9 +556,8 @@ func TestOpenPublicationNotReady(t *testing.T) {
 	require.ErrorIs(t, err, ipc.ErrVersion)
 	meta[versionOffset] = 1 // the layout before the packed slot state word
 	_, err = OpenSubscription(ctx, f.Path())
-	var ve *ipc.VersionError
-	require.ErrorAs(t, err, &ve)
-	require.Equal(t, [2]int32{1, layoutVersion}, [2]int32{ve.Found, ve.Supported})
+	require.ErrorIs(t, err, ipc.ErrVersion)
+	require.ErrorContains(t, err, fmt.Sprintf("layout version 1, this build reads %d", layoutVersion))
 	meta[versionOffset] = byte(layoutVersion)
 	_, err = OpenSubscription(ctx, f.Path())
 	require.ErrorIs(t, err, ipc.ErrCorrupt, "version set, configuration zero")
@@ -582,7 +582,7 @@ func TestLateJoinerOnClosedPublication(t *testing.T) {
 		_, err := p.Offer(pubTypeID, []byte(m))
 		require.NoError(t, err)
 	}
-	end := p.Position()
+	end := p.position()
 	require.NoError(t, p.Close())
 
 	drain := func(s *Subscription) (got []string, err error) {
@@ -594,10 +594,10 @@ func TestLateJoinerOnClosedPublication(t *testing.T) {
 		}
 		return got, nil
 	}
-	late, err := OpenSubscription(ctxT(t), lagging.File().Path())
+	late, err := OpenSubscription(ctxT(t), lagging.file().Path())
 	require.NoError(t, err)
 	defer late.Close()
-	require.Zero(t, late.JoinPosition(), "joins at the lagging subscriber's position")
+	require.Zero(t, late.joinedAt(), "joins at the lagging subscriber's position")
 	got, err := drain(late)
 	require.ErrorIs(t, err, ErrEndOfStream)
 	require.Equal(t, []string{"one", "two", "three"}, got, "drains to the end first")
@@ -611,7 +611,7 @@ func TestLateJoinerOnClosedPublication(t *testing.T) {
 	last, err := OpenSubscription(ctxT(t), p.File().Path())
 	require.NoError(t, err)
 	defer last.Close()
-	require.Equal(t, end, last.JoinPosition(), "no active subscriber: joins at the end")
+	require.Equal(t, end, last.joinedAt(), "no active subscriber: joins at the end")
 	got, err = drain(last)
 	require.ErrorIs(t, err, ErrEndOfStream)
 	require.Empty(t, got, "ends at once")

@@ -118,7 +118,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 			bytesRead += aligned
 			continue
 		default:
-			if typeID&MaxTypeID == 0 {
+			if typeID&maxTypeID == 0 {
 				// A fragmented message of type 0, which no publisher
 				// sends; checked here, off the path of plain records.
 				consumed = bytesRead
@@ -138,7 +138,7 @@ func (r *logReader) read(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit 
 		}
 		bytesRead += size
 		consumed = bytesRead
-		typeID &= MaxTypeID
+		typeID &= maxTypeID
 		if h != nil {
 			messages++
 			h(typeID, payload)
@@ -274,9 +274,9 @@ func (r *logReader) openClaim(index int, n int64, typeID int32, room int64) bool
 	}
 	mtu, maxMessage := int64(r.mtu), int64(len(r.buf))
 	switch {
-	case typeID >= 1 && typeID <= MaxTypeID:
+	case typeID >= 1 && typeID <= maxTypeID:
 		return n >= record.HeaderLength && n <= min(mtu, maxMessage+record.HeaderLength)
-	case typeID&^MaxTypeID == fragmentFlag|beginFlag && typeID&MaxTypeID != 0:
+	case typeID&^maxTypeID == fragmentFlag|beginFlag && typeID&maxTypeID != 0:
 		return n%record.Alignment == 0 && n > mtu && n%mtu != record.Alignment &&
 			n <= int64(claimSize(len(r.buf), int(r.mtu)-record.HeaderLength))
 	case typeID == record.PaddingTypeID:

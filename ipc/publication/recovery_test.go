@@ -34,7 +34,7 @@ func TestJoinAfterOwnerDiedMidUpdate(t *testing.T) {
 	s2, err := OpenSubscription(ctx, p.File().Path(), clock.opt())
 	require.NoError(t, err, "a joiner waited for a limit update of a dead owner")
 	defer s2.Close()
-	require.Equal(t, s1.Position(), s2.JoinPosition())
+	require.Equal(t, s1.Position(), s2.joinedAt())
 
 	var got []string
 	h := func(_ int32, b []byte) { got = append(got, string(b)) }
@@ -62,7 +62,7 @@ func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
 	for _, how := range []string{"closed", "dead"} {
 		t.Run(how, func(t *testing.T) {
 			clock := newFakeClock()
-			f, err := ipc.Create(testDir(t), "pub", ipc.KindPublication, publicationSections(4096, 4))
+			f, err := ipcfile.Create(testDir(t), "pub", int32(ipc.KindPublication), publicationSections(4096, 4))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = f.Close() })
 			if how == "closed" {
@@ -93,7 +93,7 @@ func TestOpenPublicationWhoseCreatorIsGoneBeforeItsMetadata(t *testing.T) {
 // subscriber timeout, wherever the joiner died.
 func TestJoinerKilledRightAfterItsSlotCAS(t *testing.T) {
 	clock := newFakeClock()
-	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Second), WithMaxSubscribers(1))
+	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Second), withMaxSubscribers(1))
 
 	// The joiner's clock runs right after its slot CAS: the process "dies"
 	// there (its mapping stays, as a dead process's file stays).

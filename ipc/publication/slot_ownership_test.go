@@ -25,7 +25,7 @@ func TestJoinerSlotFreedUnderIt(t *testing.T) {
 	clock := newFakeClock()
 	p := newTestPublication(t, 4096, clock.opt(), WithSubscriberTimeout(time.Second))
 	old := newTestSubscription(t, p, clock.opt())
-	require.Equal(t, 0, old.Slot())
+	require.Equal(t, 0, old.slotIndex())
 	clock.add(3 * time.Second) // old went silent: dropped, then freed
 	require.NoError(t, p.Heartbeat(clock.now()))
 	require.NoError(t, p.Heartbeat(clock.now()))
@@ -46,16 +46,16 @@ func TestJoinerSlotFreedUnderIt(t *testing.T) {
 	defer j1.Close()
 	require.NotNil(t, j2)
 	require.Equal(t, int64(1), p.Stats().FreedSlots)
-	require.Equal(t, []int{0, 1}, []int{j1.Slot(), j2.Slot()})
+	require.Equal(t, []int{0, 1}, []int{j1.slotIndex(), j2.slotIndex()})
 	for _, s := range []*Subscription{j1, j2} {
 		require.Equal(t, slotActive, slotStateOf(s.slot), "it holds the publisher back")
-		require.Equal(t, s.RegistrationID(), slotRegistrationOf(s.slot))
+		require.Equal(t, s.registrationID(), slotRegistrationOf(s.slot))
 	}
 	_, err = p.Offer(pubTypeID, []byte("hello"))
 	require.NoError(t, err)
 	for _, s := range []*Subscription{j1, j2} {
 		n, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
-		require.NoError(t, err, "slot %d: registration %d, the subscriber's %d", s.Slot(), slotRegistrationOf(s.slot), s.RegistrationID())
+		require.NoError(t, err, "slot %d: registration %d, the subscriber's %d", s.slotIndex(), slotRegistrationOf(s.slot), s.registrationID())
 		require.Equal(t, 1, n)
 	}
 }
@@ -81,9 +81,9 @@ func TestJoinerOnFreshSlotNotFreed(t *testing.T) {
 	require.NoError(t, err)
 	defer j1.Close()
 	require.NotNil(t, j2)
-	require.Equal(t, []int{0, 1}, []int{j1.Slot(), j2.Slot()})
+	require.Equal(t, []int{0, 1}, []int{j1.slotIndex(), j2.slotIndex()})
 	require.Zero(t, p.Stats().FreedSlots)
-	require.Equal(t, 2, p.ActiveSubscribers())
+	require.Equal(t, 2, p.activeSubscriberCount())
 }
 
 // TestPausedJoinerLeavesReclaimedSlotAlone: a joiner that pauses between
@@ -119,8 +119,8 @@ func TestPausedJoinerLeavesReclaimedSlotAlone(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoSubscriberSlot)
 	t.Logf("paused joiner: %v", err)
 	require.NotNil(t, j2)
-	require.Equal(t, 0, j2.Slot())
-	require.Equal(t, slotWord(j2.RegistrationID(), slotActive), slotWordOf(j2.slot))
+	require.Equal(t, 0, j2.slotIndex())
+	require.Equal(t, slotWord(j2.registrationID(), slotActive), slotWordOf(j2.slot))
 	require.Equal(t, [2]int64{0, 0}, [2]int64{j2.slot.position.Load(), j2.slot.join.Load()},
 		"j2's position and join position are its own")
 	n, err := j2.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
@@ -169,14 +169,14 @@ func TestLateCloseFreesNewSubscribersSlot(t *testing.T) {
 			require.NoError(t, old.Close())
 			if j2 == nil { // Close read no clock: no window inside it
 				require.True(t, inside)
-				require.Zero(t, p.ActiveSubscribers(), "the subscriber closed its own slot")
-				require.Zero(t, slotWordOf(p.slot(old.Slot())))
+				require.Zero(t, p.activeSubscriberCount(), "the subscriber closed its own slot")
+				require.Zero(t, slotWordOf(p.slot(old.slotIndex())))
 				return
 			}
-			require.Equal(t, old.Slot(), j2.Slot())
+			require.Equal(t, old.slotIndex(), j2.slotIndex())
 			require.Equal(t, slotActive, slotStateOf(j2.slot), "the old subscriber's Close left the new one's slot alone")
-			require.Equal(t, j2.RegistrationID(), slotRegistrationOf(j2.slot))
-			require.Equal(t, 1, p.ActiveSubscribers())
+			require.Equal(t, j2.registrationID(), slotRegistrationOf(j2.slot))
+			require.Equal(t, 1, p.activeSubscriberCount())
 		})
 	}
 }
@@ -194,7 +194,7 @@ func TestCloseFreesOwnSlot(t *testing.T) {
 	require.Equal(t, slotDropped, slotStateOf(b.slot))
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
-	for _, i := range []int{a.Slot(), b.Slot()} {
+	for _, i := range []int{a.slotIndex(), b.slotIndex()} {
 		require.Zero(t, slotWordOf(p.slot(i)), "slot %d free", i)
 	}
 	require.Zero(t, p.Stats().FreedSlots, "freed by their holders, not by the owner")

@@ -29,7 +29,7 @@ func TestPublicationStress(t *testing.T) {
 		{"2pub-shared", 2, true},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			owner := newTestPublication(t, 64<<10, WithMTU(1024))
+			owner := newTestPublication(t, 64<<10, withMTU(1024))
 			subs := make([]*Subscription, subscribers)
 			for i := range subs {
 				subs[i] = newTestSubscription(t, owner)
@@ -86,13 +86,13 @@ func TestPublicationStress(t *testing.T) {
 					require.Equal(t, uint64(per), c.next[id], "subscriber %d, publisher %d", i, id)
 				}
 			}
-			require.Greater(t, st.Position, int64(100*owner.Capacity()), "the log lapped")
+			require.Greater(t, st.Position, int64(100*owner.capacity()), "the log lapped")
 			require.Zero(t, st.DroppedSubscribers)
 			require.Zero(t, st.UnblockedClaims)
 			for _, s := range subs {
 				require.Zero(t, s.DroppedMessages())
 			}
-			t.Logf("%d bytes through a %d-byte log; back-pressured %d, admin actions %d", st.Position, owner.Capacity(), st.BackPressured, st.AdminActions)
+			t.Logf("%d bytes through a %d-byte log; back-pressured %d, admin actions %d", st.Position, owner.capacity(), st.BackPressured, st.AdminActions)
 		})
 	}
 }
@@ -106,7 +106,7 @@ func produce(p *Publication, id, count int) error {
 		deadline := time.Now().Add(60 * time.Second) // hang guard only
 		for spins := 0; ; spins++ {
 			var err error
-			if seq%3 == 0 && len(payload) <= p.MaxPayloadLength() {
+			if seq%3 == 0 && len(payload) <= p.maxPayloadLength() {
 				var c Claim
 				if c, err = p.TryClaim(pubTypeID, len(payload)); err == nil {
 					copy(c.Payload, payload)
@@ -138,13 +138,13 @@ func consumeToEnd(s *Subscription, c *pubChecker) error {
 	for idle := 0; ; {
 		n, err := s.Poll(c.handle, 64)
 		if c.err != nil {
-			return fmt.Errorf("subscriber %d: %w", s.Slot(), c.err)
+			return fmt.Errorf("subscriber %d: %w", s.slotIndex(), c.err)
 		}
 		if err == ErrEndOfStream {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("subscriber %d: %w", s.Slot(), err)
+			return fmt.Errorf("subscriber %d: %w", s.slotIndex(), err)
 		}
 		if n > 0 {
 			idle = 0
@@ -153,7 +153,7 @@ func consumeToEnd(s *Subscription, c *pubChecker) error {
 		idle++
 		backoff(idle)
 		if idle%1000 == 0 && time.Now().After(deadline) {
-			return fmt.Errorf("subscriber %d: stuck after %d messages at %d, stats %+v", s.Slot(), c.n, s.Position(), s.PublicationStats())
+			return fmt.Errorf("subscriber %d: stuck after %d messages at %d, stats %+v", s.slotIndex(), c.n, s.Position(), s.PublicationStats())
 		}
 	}
 }

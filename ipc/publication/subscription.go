@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/fileapi"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/ringbuf"
@@ -28,8 +29,8 @@ const ownerCheckInterval = 250 // ms
 // A Subscription belongs to one goroutine: Poll, ControlledPoll, Heartbeat
 // and Close are not safe for concurrent use (open one Subscription per
 // reading goroutine). The accessors are, except with Close: after Close,
-// Position, DroppedMessages and IsEndOfStream report what they were when
-// Close released the mapping (and Stats the zero value), but an
+// Position and DroppedMessages report what they were when Close released
+// the mapping (and PublicationStats the zero value), but an
 // accessor that runs while Close releases it may read unmapped memory.
 type Subscription struct {
 	pf    pubFile
@@ -152,7 +153,7 @@ func (s *Subscription) joinAt(ctx context.Context) error {
 	if sl.word.Load() != joining {
 		return reclaimed()
 	}
-	pid, start := ipc.SelfProcess()
+	pid, start := ipcfile.SelfProcess()
 	sl.pid.Store(int64(pid))
 	sl.start.Store(int64(start))
 	sl.drops.Store(0)
@@ -285,7 +286,7 @@ func (s *Subscription) joinPosition() (int64, error) {
 //     everything written was consumed;
 //   - ErrSubscriberDropped when the publisher dropped this subscriber
 //     (data read in that call may have been overwritten);
-//   - ErrSubscriptionClosed after Close;
+//   - ErrClosed after Close;
 //   - ErrCorrupt, wrapped, for log contents no correct publisher writes
 //     (it never waits at a header no claim leaves).
 func (s *Subscription) Poll(h ringbuf.Handler, limit int) (int, error) {
@@ -310,7 +311,7 @@ func (s *Subscription) ControlledPoll(h ringbuf.ControlledHandler, limit int) (i
 
 func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, limit int) (int, error) {
 	if s.closed.Load() {
-		return 0, ErrSubscriptionClosed
+		return 0, ErrClosed
 	}
 	if !s.active() {
 		return 0, ErrSubscriberDropped
@@ -437,8 +438,8 @@ func (s *Subscription) corrupted(err error) error {
 // ownerGone is pubFile.ownerGone with the process check rate-limited.
 func (s *Subscription) ownerGone(now int64) bool {
 	pf := &s.pf
-	hb := pf.file.LoadHeartbeat()
-	if hb != ipc.HeartbeatClosed && !stale(now, hb, pf.livenessTimeout) {
+	hb := ipcfile.LoadHeartbeat(pf.file)
+	if hb != fileapi.HeartbeatClosed && !stale(now, hb, pf.livenessTimeout) {
 		return false
 	}
 	if s.lastOwnerCheck != 0 && now-s.lastOwnerCheck >= 0 && now-s.lastOwnerCheck < ownerCheckInterval {
@@ -532,7 +533,7 @@ func (s *Subscription) unblock(pos, tail int64, sealed bool) (bool, error) {
 // It returns ErrSubscriberDropped if it has already lost it.
 func (s *Subscription) Heartbeat(nowMillis int64) error {
 	if s.closed.Load() {
-		return ErrSubscriptionClosed
+		return ErrClosed
 	}
 	if !s.active() {
 		return ErrSubscriberDropped
@@ -550,14 +551,14 @@ func (s *Subscription) Position() int64 {
 	return s.slot.position.Load()
 }
 
-// JoinPosition returns the position the subscriber joined at.
-func (s *Subscription) JoinPosition() int64 { return s.join }
+// joinedAt returns the position the subscriber joined at.
+func (s *Subscription) joinedAt() int64 { return s.join }
 
-// RegistrationID returns the id the subscriber registered its slot with.
-func (s *Subscription) RegistrationID() int64 { return s.regID }
+// registrationID returns the id the subscriber registered its slot with.
+func (s *Subscription) registrationID() int64 { return s.regID }
 
-// Slot returns the index of the subscriber's slot in the table.
-func (s *Subscription) Slot() int { return s.index }
+// slotIndex returns the index of the subscriber's slot in the table.
+func (s *Subscription) slotIndex() int { return s.index }
 
 // DroppedMessages returns the messages this subscriber dropped as
 // inconsistent (a fragment group that is not one complete message).
@@ -568,9 +569,9 @@ func (s *Subscription) DroppedMessages() int64 {
 	return s.slot.drops.Load()
 }
 
-// IsEndOfStream reports whether the owner closed the publication and this
+// isEndOfStream reports whether the owner closed the publication and this
 // subscriber has consumed everything up to its end.
-func (s *Subscription) IsEndOfStream() bool {
+func (s *Subscription) isEndOfStream() bool {
 	if s.closed.Load() {
 		return s.finalEOS.Load()
 	}
@@ -591,8 +592,8 @@ func (s *Subscription) PublicationStats() Stats {
 	return s.pf.stats()
 }
 
-// File returns the publication's file.
-func (s *Subscription) File() *ipc.File { return s.pf.file }
+// file returns the publication's file.
+func (s *Subscription) file() *ipc.File { return s.pf.file }
 
 // Close leaves the publication: the slot is freed (if it is still this
 // subscriber's), so it no longer holds the publisher back, and the file

@@ -45,10 +45,10 @@ func TestCloseFromHandler(t *testing.T) {
 		}()
 		require.NoError(t, pollErr)
 		require.Equal(t, 1, n, "no message is delivered after Close")
-		require.Equal(t, int64(16), s.Position()-s.JoinPosition(), "the closing poll consumed its message")
+		require.Equal(t, int64(16), s.Position()-s.joinedAt(), "the closing poll consumed its message")
 		_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
-		require.ErrorIs(t, err, ErrSubscriptionClosed)
-		require.Error(t, s.File().Guard(func() error { return nil }), "the file is released")
+		require.ErrorIs(t, err, ErrClosed)
+		require.Error(t, s.file().Guard(func() error { return nil }), "the file is released")
 	}
 }
 
@@ -62,5 +62,5 @@ func TestCloseAfterHandlerPanic(t *testing.T) {
 	require.NoError(t, err)
 	require.Panics(t, func() { _, _ = s.Poll(func(int32, []byte) { panic("handler") }, ringbuf.NoLimit) })
 	require.NoError(t, s.Close())
-	require.Error(t, s.File().Guard(func() error { return nil }), "the file is released")
+	require.Error(t, s.file().Guard(func() error { return nil }), "the file is released")
 }

@@ -58,7 +58,7 @@ func BenchmarkPublicationOfferPoll(b *testing.B) {
 		}
 	}
 	b.Run("publication", func(b *testing.B) { pubRun(b, payload) })
-	b.Run("publication-fragmented", func(b *testing.B) { pubRun(b, make([]byte, 1000), WithMTU(256)) })
+	b.Run("publication-fragmented", func(b *testing.B) { pubRun(b, make([]byte, 1000), withMTU(256)) })
 }
 
 // BenchmarkPublicationThroughput streams 32-byte messages from one

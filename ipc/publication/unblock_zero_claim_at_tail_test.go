@@ -29,9 +29,9 @@ func TestDeadOwnerZeroClaimAtTail(t *testing.T) {
 	got, perr := pollWhileAdvancing(s, clock)
 	require.Equal(t, []string{"before"}, got)
 	require.ErrorIs(t, perr, ErrPublisherDead, "stuck at position %d, tail %d, unblocked %d",
-		s.Position(), p.Position(), p.Stats().UnblockedClaims)
+		s.Position(), p.position(), p.Stats().UnblockedClaims)
 	require.Equal(t, int64(1), p.Stats().UnblockedClaims)
-	require.Equal(t, p.Position(), s.Position())
+	require.Equal(t, p.position(), s.Position())
 }
 
 // TestDeadOwnerZeroClaimAfterWrap: the dead owner's last claim did not fit
@@ -48,14 +48,14 @@ func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 			clock, p, s := newDeadOwnerTest(t)
 			n := 0
 			h := func(int32, []byte) { n++ }
-			for p.Position() < 4096-64 { // fill the first lap up to 64 bytes before its end
-				_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-64-int(p.Position())-8)))
+			for p.position() < 4096-64 { // fill the first lap up to 64 bytes before its end
+				_, err := p.Offer(pubTypeID, make([]byte, min(200, 4096-64-int(p.position())-8)))
 				require.NoError(t, err)
 				_, err = s.Poll(h, ringbuf.NoLimit)
 				require.NoError(t, err)
 			}
-			require.Equal(t, int64(4096-64), p.Position())
-			require.Equal(t, p.Position(), s.Position())
+			require.Equal(t, int64(4096-64), p.position())
+			require.Equal(t, p.position(), s.Position())
 			sent := n
 			unblocks := int64(1)
 			if paddingWritten {
@@ -67,7 +67,7 @@ func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 				require.True(t, p.tail.CompareAndSwap(4096-64, 4096+112))
 				unblocks = 2
 			}
-			require.Equal(t, int64(4096+112), p.Position())
+			require.Equal(t, int64(4096+112), p.position())
 
 			// The owner is gone from here on: the clock moves past its
 			// liveness timeout.
@@ -77,10 +77,10 @@ func TestDeadOwnerZeroClaimAfterWrap(t *testing.T) {
 				clock.add(time.Minute)
 			}
 			require.ErrorIs(t, perr, ErrPublisherDead, "stuck at position %d, tail %d, unblocked %d",
-				s.Position(), p.Position(), p.Stats().UnblockedClaims)
+				s.Position(), p.position(), p.Stats().UnblockedClaims)
 			require.Equal(t, sent, n)
 			require.Equal(t, unblocks, p.Stats().UnblockedClaims)
-			require.Equal(t, p.Position(), s.Position())
+			require.Equal(t, p.position(), s.Position())
 		})
 	}
 }
@@ -134,6 +134,6 @@ func TestZeroClaimAtSealedTail(t *testing.T) {
 	require.NoError(t, p.Close())
 	got, perr := pollWhileAdvancing(s, clock)
 	require.Equal(t, []string{"before"}, got)
-	require.Equal(t, ErrEndOfStream, perr, "stuck at position %d, tail %d", s.Position(), q.Position())
+	require.Equal(t, ErrEndOfStream, perr, "stuck at position %d, tail %d", s.Position(), q.position())
 	require.Equal(t, int64(1), s.PublicationStats().UnblockedClaims)
 }
