@@ -51,7 +51,7 @@ func TestBuildReportThroughput(t *testing.T) {
 		{Variant: "onetoone-write", Phase: phaseFar, Value: 15},
 		{Variant: "batch16", Phase: phaseMixed, Value: 99},
 	}
-	wr := buildReport(w1, []string{"chan", "onetoone-write", "batch16"}, reps)
+	wr := buildReport(findWorkload("w1"), []string{"chan", "onetoone-write", "batch16"}, reps)
 	require.Equal(t, "w1", wr.Name)
 	require.Equal(t, "Mmsg/s", wr.Unit)
 	require.Equal(t, []string{"chan", "onetoone-write", "batch16"}, []string{wr.Variants[0].Name, wr.Variants[1].Name, wr.Variants[2].Name})
@@ -73,7 +73,7 @@ func TestBuildReportThroughput(t *testing.T) {
 func TestBuildReportLatencyNoRatiosIsEmptyList(t *testing.T) {
 	m := map[string]float64{metricP50: 1, metricP90: 1, metricP99: 1, metricP999: 1, metricMax: 1, metricMean: 1}
 	reps := []repetition{{Variant: "chan", Phase: phaseMid, Latency: m}, {Variant: "onetoone", Phase: phaseFar, Latency: m}}
-	wr := buildReport(w3, []string{"chan", "onetoone"}, reps)
+	wr := buildReport(findWorkload("w3"), []string{"chan", "onetoone"}, reps)
 	require.Equal(t, "ns", wr.Unit)
 	require.NotNil(t, wr.Ratios)
 	require.Empty(t, wr.Ratios, "no phase in common")

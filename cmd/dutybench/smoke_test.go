@@ -63,18 +63,20 @@ func TestSmokeEveryVariant(t *testing.T) {
 }
 
 func TestSmokeBatchShortLastClaim(t *testing.T) {
+	w1 := findWorkload("w1")
 	// n not a multiple of 16: the last claim is short.
 	for _, oneToOne := range []bool{false, true} {
 		for _, appendEach := range []bool{false, true} {
-			_, err := w1Batch16(smokeConfig(w1, smokeN+5, placement{lock: true}), oneToOne, appendEach)
+			_, err := batch16(ringKind(oneToOne), appendEach, false)(smokeConfig(w1, smokeN+5, placement{lock: true}))
 			require.NoError(t, err)
-			_, err = w1Batch16(smokeConfig(w1, smokeN+5, placement{}), oneToOne, appendEach)
+			_, err = batch16(ringKind(oneToOne), appendEach, false)(smokeConfig(w1, smokeN+5, placement{}))
 			require.NoError(t, err)
 		}
 	}
 }
 
 func TestSelectVariantsExtra(t *testing.T) {
+	w1, w3 := findWorkload("w1"), findWorkload("w3")
 	names := func(vs []variant) []string {
 		var out []string
 		for _, v := range vs {

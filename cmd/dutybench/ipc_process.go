@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,51 +23,21 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// W4T and W4L (docs/workloads.md, "W4T and W4L: across processes"): W1
-// and W3 with the ring in a shared file (a mailbox in a file,
-// ipc.CreateMailbox: its ring lives in /dev/shm) and the consumer (ponger)
-// in a second process: the dutybench binary re-executed
-// with w4ChildEnv naming its role. Baselines: the same workload over a Unix
-// domain socket pair between the two processes (net.Conn over a
-// socketpair, what a Go program would use; bufio for throughput), and the
-// same shared-file mailbox with the consumer in a goroutine of this
-// process (inprocess).
-//
-// The publication-2sub variant (one IPC publication, two subscriber
-// processes) is appended to w4t.variants by w4pub.go.
-var (
-	w4t = &workload{
-		name:        "w4t",
-		kind:        kindThroughput,
-		defaultN:    20_000_000,
-		defaultReps: 10,
-		variants: []variant{
-			{name: "unixsocket", run: w4tSocket, goroutines: true},
-			{name: "inprocess", run: w4tInProcess},
-			{name: "crossprocess", run: w4tCrossProcess},
-		},
-	}
-	w4l = &workload{
-		name:        "w4l",
-		kind:        kindLatency,
-		defaultN:    1_000_000,
-		defaultReps: 7,
-		variants: []variant{
-			{name: "unixsocket", run: w4lSocket, goroutines: true},
-			{name: "inprocess", run: w4lInProcess},
-			{name: "crossprocess", run: w4lCrossProcess},
-		},
-	}
-)
+// The second process of W4T and W4L: the dutybench binary (or the test
+// binary) re-executed with childRoleEnv naming its role, its parameters in
+// further DUTYBENCH_W4_* variables. The child says "ready" on stdout once
+// set up, then "done <monotonic ns>" after its last message or
+// "fail <error>"; it exits when its stdin closes (the parent ended), so it
+// never outlives the parent.
 
-// w4ChildEnv names the role of a re-executed dutybench (or test binary);
-// the role's parameters come in further DUTYBENCH_W4_* variables.
-const w4ChildEnv = "DUTYBENCH_W4_CHILD"
+// childRoleEnv names the role of a re-executed dutybench.
+const childRoleEnv = "DUTYBENCH_W4_CHILD"
 
-func init() {
-	registry = append(registry, w4t, w4l)
-	if role := os.Getenv(w4ChildEnv); role != "" {
-		os.Exit(w4Child(role))
+// runChildIfAsked runs this process as a child, and exits, when
+// childRoleEnv says so. main and TestMain call it first.
+func runChildIfAsked() {
+	if role := os.Getenv(childRoleEnv); role != "" {
+		os.Exit(childMain(role))
 	}
 }
 
@@ -165,29 +134,42 @@ func createMailbox(dir, name string) (*mailbox.Mailbox, *ipc.MailboxFile, error)
 	return ipc.CreateMailbox(dir, name, mailbox.Config{Capacity: ringCapacity})
 }
 
-// w4proc is the second process of a repetition.
-type w4proc struct {
+// openMailbox opens a mailbox another process created, with a hang guard.
+func openMailbox(path string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return ipc.OpenMailbox(ctx, path, ipc.WithWaitForFile())
+}
+
+// child is the second process of a repetition, seen from the parent.
+type child struct {
+	name   string // the role
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string   // stdout lines, closed at end of output
 	exited chan struct{} // closed once the child is reaped
 	stderr strings.Builder
 	err    error // the child's exit error, valid once exited is closed
-	gone   atomic.Bool
 }
 
-// startW4Child starts this binary in role, with env added and extra files
-// as descriptors 3, 4, ... The child exits when its stdin closes (the
-// parent ended), so it never outlives the parent.
-func startW4Child(role string, env []string, extra ...*os.File) (*w4proc, error) {
+// childSpec says how to start a child: its role, what it is told in its
+// environment, and the files it gets as descriptors 3, 4, ...
+type childSpec struct {
+	role  string
+	env   []string
+	files []*os.File
+}
+
+// startChild starts this binary as spec says.
+func startChild(spec childSpec) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	p := &w4proc{lines: make(chan string, 4), exited: make(chan struct{})}
+	p := &child{name: spec.role, lines: make(chan string, 4), exited: make(chan struct{})}
 	p.cmd = exec.Command(exe)
-	p.cmd.Env = append(append(os.Environ(), w4ChildEnv+"="+role), env...)
-	p.cmd.ExtraFiles = extra
+	p.cmd.Env = append(append(os.Environ(), childRoleEnv+"="+spec.role), spec.env...)
+	p.cmd.ExtraFiles = spec.files
 	p.cmd.Stderr = &p.stderr
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -206,15 +188,14 @@ func startW4Child(role string, env []string, extra ...*os.File) (*w4proc, error)
 		}
 		close(p.lines)
 		p.err = p.cmd.Wait() // after the last read of the pipe
-		p.gone.Store(true)
 		close(p.exited)
 	}()
 	return p, nil
 }
 
-// childEnv returns the placement of the child's working thread: locked and
-// pinned to slot's CPU as the parent's goroutines are.
-func childEnv(place placement, slot int) []string {
+// placementEnv tells a child to place its working thread as slot's of
+// place: locked and pinned as the parent's goroutines are.
+func placementEnv(place placement, slot int) []string {
 	lock := "0"
 	if place.lock {
 		lock = "1"
@@ -224,56 +205,34 @@ func childEnv(place placement, slot int) []string {
 
 // line returns the child's next stdout line, or an error if it exits or
 // timeout passes first.
-func (p *w4proc) line(timeout time.Duration) (string, error) {
+func (p *child) line(timeout time.Duration) (string, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case l, ok := <-p.lines:
 		if !ok {
 			<-p.exited
-			return "", fmt.Errorf("dutybench: child %s exited: %v: %s", p.role(), p.err, strings.TrimSpace(p.stderrText()))
+			return "", fmt.Errorf("dutybench: child %s exited: %v: %s", p.name, p.err, strings.TrimSpace(p.stderr.String()))
 		}
 		return l, nil
 	case <-t.C:
-		return "", fmt.Errorf("%w: no word from child %s after %v", errTimeout, p.role(), timeout)
-	}
-}
-
-func (p *w4proc) role() string {
-	for _, e := range p.cmd.Env {
-		if r, ok := strings.CutPrefix(e, w4ChildEnv+"="); ok {
-			return r
-		}
-	}
-	return "?"
-}
-
-// stderrText is the child's stderr; read it only once the child exited.
-func (p *w4proc) stderrText() string {
-	select {
-	case <-p.exited:
-		return p.stderr.String()
-	default:
-		return ""
+		return "", fmt.Errorf("%w: no word from child %s after %v", errTimeout, p.name, timeout)
 	}
 }
 
 // ready waits for the child's "ready" line.
-func (p *w4proc) ready(timeout time.Duration) error {
+func (p *child) ready(timeout time.Duration) error {
 	l, err := p.line(timeout)
-	if err != nil {
-		return err
+	if err == nil && l != "ready" {
+		err = p.failure(l)
 	}
-	if l != "ready" {
-		return p.failure(l)
-	}
-	return nil
+	return err
 }
 
 // result waits for the child's last line: "done <end ns>" or
 // "fail <error>". A payload mismatch in the child is an error wrapping
 // errPayload, as in the parent.
-func (p *w4proc) result(timeout time.Duration) (int64, error) {
+func (p *child) result(timeout time.Duration) (int64, error) {
 	l, err := p.line(timeout)
 	if err != nil {
 		return 0, err
@@ -281,25 +240,25 @@ func (p *w4proc) result(timeout time.Duration) (int64, error) {
 	if rest, ok := strings.CutPrefix(l, "done "); ok {
 		end, err := strconv.ParseInt(rest, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("dutybench: child %s: %q: %w", p.role(), l, err)
+			return 0, fmt.Errorf("dutybench: child %s: %q: %w", p.name, l, err)
 		}
 		return end, nil
 	}
 	return 0, p.failure(l)
 }
 
-func (p *w4proc) failure(l string) error {
+func (p *child) failure(l string) error {
 	msg, _ := strings.CutPrefix(l, "fail ")
 	if what, ok := strings.CutPrefix(msg, errPayload.Error()+": "); ok {
-		return fmt.Errorf("%w: child %s: %s", errPayload, p.role(), what)
+		return fmt.Errorf("%w: child %s: %s", errPayload, p.name, what)
 	}
-	return fmt.Errorf("dutybench: child %s: %s", p.role(), msg)
+	return fmt.Errorf("dutybench: child %s: %s", p.name, msg)
 }
 
 // stop ends the child: it closes its stdin (the child exits on EOF) and
 // kills it (this process's own child, by its pid) if it has not exited
 // within a second; it returns once the child is reaped.
-func (p *w4proc) stop() {
+func (p *child) stop() {
 	_ = p.stdin.Close()
 	select {
 	case <-p.exited:
@@ -312,31 +271,98 @@ func (p *w4proc) stop() {
 	<-p.exited
 }
 
-// w4Child runs role in the child process and returns its exit status.
-func w4Child(role string) int {
+// withChildren runs one repetition across processes: it starts a child
+// per spec, waits until each is ready, then runs work in slot 0 of a team
+// (placed as place says) that aborts when a child exits early. work calls
+// begin where its timed part starts. The figure runs from begin to the
+// latest child's end when childEnd, else the team's (to work's return).
+func withChildren(cfg *runConfig, place placement, childEnd bool, specs []childSpec, work func(t *team, begin func()) error) (time.Duration, error) {
+	var children []*child
+	defer func() {
+		for _, c := range children {
+			c.stop()
+		}
+	}()
+	for _, spec := range specs {
+		c, err := startChild(spec)
+		for _, f := range spec.files {
+			_ = f.Close() // the child has its copy
+		}
+		if err != nil {
+			return 0, err
+		}
+		children = append(children, c)
+	}
+	for _, c := range children {
+		if err := c.ready(time.Minute); err != nil {
+			return 0, err
+		}
+	}
+	t := newTeam(place)
+	stopWatch := make(chan struct{})
+	var watchers sync.WaitGroup
+	for _, c := range children {
+		watchers.Go(func() {
+			select {
+			case <-c.exited:
+				t.abort.Store(true) // a producer spinning on a full ring gives up
+			case <-stopWatch:
+			}
+		})
+	}
+	var start int64
+	t.spawn(0, func() error {
+		err := work(t, func() { start = monoNow() })
+		t.finish()
+		return err
+	})
+	elapsed, perr := t.run(cfg.timeout)
+	close(stopWatch)
+	watchers.Wait()
+	wait := cfg.timeout
+	if perr != nil {
+		wait = time.Second // this side failed: the children have only a moment
+	}
+	var end int64
+	var cerrs []error
+	for _, c := range children {
+		e, err := c.result(wait)
+		end, cerrs = max(end, e), append(cerrs, err)
+	}
+	cerr := errors.Join(cerrs...)
+	if perr != nil && errors.Is(cerr, errTimeout) {
+		cerr = nil // the children only waited for a parent that failed
+	}
+	if err := errors.Join(perr, cerr); err != nil {
+		return 0, err
+	}
+	if childEnd {
+		return time.Duration(end - start), nil
+	}
+	return elapsed, nil
+}
+
+// childRoles are the roles of a child: each sets up (its stdin, files and
+// environment as the parent gave them) and returns serve, which handles
+// the first k of the parent's n messages, checking them with c, and the
+// function that releases what it set up.
+var childRoles = map[string]func() (serve func(t *team, c *checker, k int) error, done func(), err error){
+	"w4t-mailbox": childMailboxConsumer,
+	"w4t-socket":  childSocketConsumer,
+	"w4t-pubsub":  childSubscriber,
+	"w4l-mailbox": childMailboxPonger,
+	"w4l-socket":  childSocketPonger,
+}
+
+// childMain runs role in the child process and returns its exit status.
+// DUTYBENCH_W4_EXIT_AFTER, set by tests, makes the child exit abruptly
+// after that many messages: a consumer that dies mid-run.
+func childMain(role string) int {
 	go func() { // the parent holds our stdin: EOF means it is gone
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(3)
 	}()
-	if err := w4Enter(); err != nil {
-		fmt.Printf("fail %v\n", err)
-		return 1
-	}
-	var err error
-	switch role {
-	case "w4t-mailbox":
-		err = w4tChildMailbox()
-	case "w4t-socket":
-		err = w4tChildSocket()
-	case "w4l-mailbox":
-		err = w4lChildMailbox()
-	case "w4l-socket":
-		err = w4lChildSocket()
-	case "w4t-pubsub":
-		err = w4tChildPubSub()
-	default:
-		err = fmt.Errorf("unknown role %q", role)
-	}
+	err := childRun(role)
 	if err != nil {
 		fmt.Printf("fail %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 1
@@ -344,68 +370,46 @@ func w4Child(role string) int {
 	return 0
 }
 
-// w4Enter applies the placement the parent passed to the child's main
-// goroutine, which does the child's work.
-func w4Enter() error {
-	if os.Getenv("DUTYBENCH_W4_LOCK") != "1" {
-		return nil
+func childRun(role string) error {
+	setup, ok := childRoles[role]
+	if !ok {
+		return fmt.Errorf("unknown role %q", role)
 	}
-	runtime.LockOSThread()
-	cpu, err := strconv.Atoi(os.Getenv("DUTYBENCH_W4_CPU"))
-	if err != nil || cpu < 0 {
-		return nil
+	if os.Getenv("DUTYBENCH_W4_LOCK") == "1" {
+		runtime.LockOSThread()
+		if cpu, err := strconv.Atoi(os.Getenv("DUTYBENCH_W4_CPU")); err == nil && cpu >= 0 {
+			if err := pinTo(cpu); err != nil {
+				return err
+			}
+		}
 	}
-	return pinTo(cpu)
-}
-
-// childCount returns how many messages a child handles: n, or, when the
-// tests set DUTYBENCH_W4_EXIT_AFTER, that many, after which the child
-// exits abruptly (exitEarly) to play a consumer that dies mid-run.
-func childCount(n int) int {
-	if k, err := strconv.Atoi(os.Getenv("DUTYBENCH_W4_EXIT_AFTER")); err == nil && k > 0 && k < n {
-		return k
+	n, err := strconv.Atoi(os.Getenv("DUTYBENCH_W4_N"))
+	if err != nil {
+		return fmt.Errorf("DUTYBENCH_W4_N: %w", err)
 	}
-	return n
-}
-
-// exitEarly ends a child that played a dying consumer (see childCount).
-func exitEarly(handled, n int) {
-	if handled < n {
+	serve, done, err := setup()
+	if err != nil {
+		return err
+	}
+	defer done()
+	k := n
+	if e, err := strconv.Atoi(os.Getenv("DUTYBENCH_W4_EXIT_AFTER")); err == nil && e > 0 && e < n {
+		k = e
+	}
+	c := newChecker(1)
+	fmt.Println("ready")
+	if err := serve(newTeam(placement{}), c, k); err != nil {
+		return err
+	}
+	end := monoNow()
+	if k < n {
 		os.Exit(4)
 	}
-}
-
-func envN(name string) (int, error) {
-	n, err := strconv.Atoi(os.Getenv(name))
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
+	if err := c.finish([]int{n}); err != nil {
+		return err
 	}
-	return n, nil
-}
-
-// openMailbox opens a mailbox another process created, with a hang guard.
-func openMailbox(path string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return ipc.OpenMailbox(ctx, path, ipc.WithWaitForFile())
-}
-
-// sendSpin sends p to m, spinning while the mailbox is full; it gives up
-// when abort is set (checked only when refused). ErrConsumerDead and every
-// other error end the repetition.
-func sendSpin(m *mailbox.Mailbox, p []byte, abort *atomic.Bool) error {
-	for {
-		err := m.Send(msgTypeID, p)
-		if err == nil {
-			return nil
-		}
-		if err != mailbox.ErrBackPressured {
-			return err
-		}
-		if abort.Load() {
-			return errAborted
-		}
-	}
+	fmt.Printf("done %d\n", end)
+	return nil
 }
 
 // socketPair returns a connected SOCK_STREAM pair: this process's end as a
@@ -430,12 +434,4 @@ func childConn() (net.Conn, error) {
 	f := os.NewFile(3, "w4-socket")
 	defer f.Close()
 	return net.FileConn(f)
-}
-
-// joinChild combines the parent's error with the child's outcome.
-func joinChild(parent error, child error) error {
-	if parent != nil && child != nil && errors.Is(child, errTimeout) {
-		return parent // the child only waited for a parent that failed
-	}
-	return errors.Join(parent, child)
 }

@@ -1,0 +1,118 @@
+//go:build zmq4
+
+package main
+
+// WZ and WZL with go-zeromq/zmq4 at both ends (a PUSH to a PULL; for WZL
+// a pair each way), the independent pure-Go implementation of ZMTP that
+// duty's zmtp package is compared with. Built only with -tags zmq4: zmq4
+// is a dependency of tests, and the default build of dutybench does not
+// link it.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// zmq4Variants are the zmq4 variants of workload w.
+func zmq4Variants(w string) []variant {
+	switch w {
+	case "wz":
+		return []variant{blocking(std("zmq4", zmq4Stream))}
+	case "wzl":
+		return []variant{blocking(std("zmq4", zmq4PingPong))}
+	}
+	return nil
+}
+
+// zmq4Push returns a PUSH socket connected to a new PULL socket, with one
+// message through.
+func zmq4Push() (push, pull zmq4.Socket, err error) {
+	ctx := context.Background()
+	pull = zmq4.NewPull(ctx)
+	if err := pull.Listen("tcp://127.0.0.1:0"); err != nil {
+		pull.Close()
+		return nil, nil, err
+	}
+	push = zmq4.NewPush(ctx)
+	err = push.Dial("tcp://" + pull.Addr().String())
+	if err == nil {
+		err = push.Send(zmq4.NewMsg([]byte("hello")))
+	}
+	if err == nil {
+		_, err = pull.Recv()
+	}
+	if err != nil {
+		push.Close()
+		pull.Close()
+		return nil, nil, fmt.Errorf("dutybench: zmq4: %w", err)
+	}
+	return push, pull, nil
+}
+
+// zmq4Recv receives one message from pull and checks it: one frame, the
+// payload.
+func zmq4Recv(pull zmq4.Socket, c *checker) (zmq4.Msg, error) {
+	m, err := pull.Recv()
+	if err != nil {
+		return m, err
+	}
+	checkParts(c, m.Frames)
+	return m, nil
+}
+
+// zmq4End is the transport of a zmq4 PUSH and PULL. zmq4's Send keeps the
+// slice until written: a copy each.
+func zmq4End(push, pull zmq4.Socket) transport {
+	return transport{
+		send: func(p []byte) error { return push.Send(zmq4.NewMsg(append([]byte(nil), p...))) },
+		recv: func(c *checker) (int, error) { _, err := zmq4Recv(pull, c); return 1, err },
+	}
+}
+
+// settle waits, up to a second, until the goroutines are back to before:
+// zmq4's sockets end theirs after Close returns, and those must not run
+// into the next variant's repetition.
+func settle(before int) {
+	for deadline := time.Now().Add(time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func zmq4Stream(cfg *runConfig) (time.Duration, error) {
+	defer settle(runtime.NumGoroutine())
+	push, pull, err := zmq4Push()
+	if err != nil {
+		return 0, err
+	}
+	defer pull.Close()
+	defer push.Close()
+	return transportStream(cfg, zmq4End(push, nil), zmq4End(nil, pull), func() error { return nil }, push, pull)
+}
+
+func zmq4PingPong(cfg *runConfig) (time.Duration, error) {
+	defer settle(runtime.NumGoroutine())
+	pushA, pullB, err := zmq4Push()
+	if err != nil {
+		return 0, err
+	}
+	defer pullB.Close()
+	defer pushA.Close()
+	pushB, pullA, err := zmq4Push()
+	if err != nil {
+		return 0, err
+	}
+	defer pullA.Close()
+	defer pushB.Close()
+	return transportPingPong(cfg, zmq4End(pushA, pullA), func(c *checker) error {
+		m, err := zmq4Recv(pullB, c)
+		if err != nil {
+			return err
+		}
+		return pushB.Send(m)
+	}, []io.Closer{pushA, pullA, pushB, pullB}...)
+}
