@@ -75,6 +75,7 @@ type options struct {
 	lock      bool
 	pin       bool
 	variants  map[string]bool
+	limit     bool
 	timeout   time.Duration // 0: derived from n
 	cpuprof   string
 }
@@ -91,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
 	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: "+extraNames()+"; -tags cring adds the C reference's, -tags zmq4 go-zeromq/zmq4 in wz and wzl); ratios are to the first one run")
+	fs.BoolVar(&o.limit, "limit", true, "with -tags cring: run W1's and W3's C references beside the variants and report each figure as a ratio to its reference too")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -149,8 +151,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	host := thisHost()
 	fmt.Fprintf(stderr, "dutybench: %s; GOMAXPROCS=%d, CPUs %v, probe on CPUs %v, %s\n", host, runtime.GOMAXPROCS(0), runtime.NumCPU(), cpus, place)
 	report := Report{Host: host}
+	if !o.json {
+		fmt.Fprintf(stdout, "host: %s\n\n", host)
+	}
 	for _, w := range o.workloads {
-		vs := selectVariants(w, o.variants)
+		vs := selectVariants(w, o.variants, o.limit)
 		if len(vs) == 0 {
 			continue
 		}

@@ -84,10 +84,10 @@ func TestSelectVariantsExtra(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox", "mailbox-typed"}, names(selectVariants(w1, nil)),
+	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox", "mailbox-typed"}, names(selectVariants(w1, nil, false)),
 		"the standard variants, baseline first; extras only on request")
 	require.Equal(t, []string{"chan", "onetoone-runner", "onetoone-runner-notiming"},
-		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true})))
+		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true}, false)))
 }
 
 func TestSmokeOddCounts(t *testing.T) {
@@ -193,7 +193,7 @@ func TestRunJSONInProcess(t *testing.T) {
 		wr := r.Workloads[i]
 		require.Equal(t, w.name, wr.Name)
 		require.Equal(t, w.unit(), wr.Unit)
-		vs := selectVariants(w, nil)
+		vs := selectVariants(w, nil, true)
 		require.Len(t, wr.Variants, len(vs))
 		total := 0.0
 		for j, v := range wr.Variants {

@@ -22,7 +22,7 @@ func TestW4Registered(t *testing.T) {
 	w4t, w4l := findWorkload("w4t"), findWorkload("w4l")
 	names := func(w *workload) []string {
 		var out []string
-		for _, v := range selectVariants(w, nil) {
+		for _, v := range selectVariants(w, nil, false) {
 			out = append(out, v.name)
 		}
 		return out

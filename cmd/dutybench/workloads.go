@@ -35,7 +35,23 @@ type workload struct {
 	// and -pin say (W2: three busy goroutines for two CPUs).
 	unpinned bool
 	variants []variant
+	// reference, if not nil, names the C reference of a variant (built with
+	// -tags cring): each figure is also reported as a ratio to it, in the
+	// same phase of the same run (docs/benchmarks.md, "The limit").
+	reference func(variant string) string
 }
+
+// w1Reference is W1's C reference: cring-batch16 for the variants of 16
+// records per claim, cring-write (one record per publication) otherwise.
+func w1Reference(v string) string {
+	if strings.HasPrefix(v, "batch16") {
+		return "cring-batch16"
+	}
+	return "cring-write"
+}
+
+// w3Reference is W3's C reference: the ping-pong of cring-pingpong.
+func w3Reference(string) string { return "cring-pingpong" }
 
 func (w *workload) unit() string {
 	if w.kind == kindLatency {
@@ -108,7 +124,7 @@ func newRegistry() []*workload {
 		return func(cfg *runConfig) (time.Duration, error) { return mailboxSides(cfg, send, drain, s) }
 	}
 	ws := []*workload{
-		{name: "w1", kind: kindThroughput, defaultN: 20_000_000, defaultReps: 10, variants: []variant{
+		{name: "w1", kind: kindThroughput, defaultN: 20_000_000, defaultReps: 10, reference: w1Reference, variants: []variant{
 			blocking(std("chan", chanStream(1))),
 			std("onetoone-write", ringWrite(oneToOne, nil)),
 			std("manytoone-write", ringWrite(manyToOne, nil)),
@@ -144,7 +160,7 @@ func newRegistry() []*workload {
 			std("manytoone-spin", twoProducers(false)),
 			std("manytoone-yield", twoProducers(true)),
 		}},
-		{name: "w3", kind: kindLatency, defaultN: 1_000_000, defaultReps: 7, variants: []variant{
+		{name: "w3", kind: kindLatency, defaultN: 1_000_000, defaultReps: 7, reference: w3Reference, variants: []variant{
 			blocking(std("chan", chanPingPong)),
 			std("onetoone", oneToOnePingPong(true)),
 			std("onetoone-runner", runnerPingPong(true, idle.BusySpin)),
@@ -280,11 +296,18 @@ func extraNames() string {
 }
 
 // selectVariants returns w's variants named in filter, or with no filter
-// all but the extra ones, in the workload's order.
-func selectVariants(w *workload, filter map[string]bool) []variant {
+// all but the extra ones, in the workload's order; with limit, also the C
+// references of those selected, where built.
+func selectVariants(w *workload, filter map[string]bool, limit bool) []variant {
+	refs := map[string]bool{}
+	for _, v := range w.variants {
+		if limit && w.reference != nil && ((len(filter) == 0 && !v.extra) || filter[v.name]) {
+			refs[w.reference(v.name)] = true
+		}
+	}
 	var out []variant
 	for _, v := range w.variants {
-		if (len(filter) == 0 && !v.extra) || filter[v.name] {
+		if (len(filter) == 0 && !v.extra) || filter[v.name] || refs[v.name] {
 			out = append(out, v)
 		}
 	}
