@@ -103,11 +103,28 @@ func mailboxActors(cfg *runConfig) (time.Duration, error) {
 	}
 	t := newTeam(cfg.place)
 	return roundTrips(cfg, t, pc, c, func(p []byte) error {
-		if err := t.retry(mailbox.ErrBackPressured, func() error { return pings.Send(msgTypeID, p) }); err != nil {
+		if err := produceOne(t, mailboxWriter{pings}, p, mailbox.ErrBackPressured, nil); err != nil {
 			return err
 		}
-		return pollUntil(t, pc, pc.received+1, nil, pinger.DoWork)
-	}, func() error { return pollUntil(t, c, cfg.n, nil, ponger.DoWork) })
+		return runActor(t, pinger, pc, pc.received+1)
+	}, func() error { return runActor(t, ponger, c, cfg.n) })
+}
+
+// runActor calls a's DoWork in a busy loop, as a runner with a busy-spin
+// idle strategy would, until c has seen n messages. The call is direct,
+// not through pollUntil's function value: on a round trip's critical path
+// that indirection shows.
+func runActor(t *team, a *mailbox.Actor, c *checker, n int) error {
+	for c.received < n {
+		k, err := a.DoWork()
+		if err != nil {
+			return err
+		}
+		if k == 0 && t.abort.Load() {
+			return errAborted
+		}
+	}
+	return nil
 }
 
 // benchMsg is the standard payload as a fixed-layout struct: the same 32

@@ -92,32 +92,45 @@ func oneToOnePingPong(ready bool) runFunc {
 		t := newTeam(cfg.place)
 		pc, c := newChecker(1), newChecker(1)
 		h := ringbuf.Handler(pc.check)
-		awaitPong := func() (int, error) {
-			if ready && !awaitReady(t, pongR) {
-				return 0, errAborted
-			}
-			return pongR.Read(h, 1)
-		}
+		// Both sides call the rings directly, in their own loops: on the
+		// round trip's critical path a function value's call shows.
 		return roundTrips(cfg, t, pc, c, func(p []byte) error {
-			if err := t.retry(ringbuf.ErrFull, func() error { return pingR.Write(msgTypeID, p) }); err != nil {
-				return err
+			for err := pingR.Write(msgTypeID, p); err != nil; err = pingR.Write(msgTypeID, p) {
+				if err := t.refused(err, ringbuf.ErrFull, nil); err != nil {
+					return err
+				}
 			}
-			return pollUntil(t, pc, pc.received+1, nil, awaitPong)
+			for i := pc.received; pc.received == i; {
+				if err := readOnce(t, pongR, ready, h, 1); err != nil {
+					return err
+				}
+			}
+			return nil
 		}, func() error {
 			var werr error
 			e := echo(c, pongR, &t.abort, &werr)
-			return pollUntil(t, c, cfg.n, nil, func() (int, error) {
-				if ready && !awaitReady(t, pingR) {
-					return 0, errAborted
+			for c.received < cfg.n && werr == nil {
+				if err := readOnce(t, pingR, ready, e, ringbuf.NoLimit); err != nil {
+					return err
 				}
-				k, err := pingR.Read(e, ringbuf.NoLimit)
-				if werr != nil {
-					return k, werr
-				}
-				return k, err
-			})
+			}
+			return werr
 		})
 	}
+}
+
+// readOnce reads r once into h, after spinning with awaitReady when ready
+// (onetoone-readpoll spins by calling Read); errAborted once the team
+// aborted.
+func readOnce(t *team, r *ringbuf.OneToOne, ready bool, h ringbuf.Handler, limit int) error {
+	if ready && !awaitReady(t, r) {
+		return errAborted
+	}
+	k, err := r.Read(h, limit)
+	if err == nil && k == 0 && t.abort.Load() {
+		return errAborted
+	}
+	return err
 }
 
 // pingAgent is the pinger of onetoone-runner as an agent: each DoWork sends
