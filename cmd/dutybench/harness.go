@@ -294,3 +294,14 @@ func roundTrips(cfg *runConfig, t *team, pc, c *checker, roundTrip func(p []byte
 	})
 	return t.run(cfg.timeout)
 }
+
+// using opens a resource (a directory, a connection, a server), runs fn
+// with it and releases it: the set-up and tear-down around a repetition.
+func using[T any](open func() (T, func(), error), fn func(T) (time.Duration, error)) (time.Duration, error) {
+	v, release, err := open()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return fn(v)
+}

@@ -75,64 +75,68 @@ func mailboxEcho(t *team, in, out *mailbox.Mailbox, c *checker, n int) error {
 	})
 }
 
-// mailboxPair creates mailbox dir/name (drained here) and opens a second
-// mapping of it, as another process would; done closes both.
-func mailboxPair(dir, name string) (own, view *mailbox.Mailbox, done func(), err error) {
-	own, ownFile, err := createMailbox(dir, name)
+// inProcessMailboxes creates, in a fresh W4 directory, a mailbox file per
+// name (drained by this process: own) and a second mapping of each, as
+// another process would have (view); done closes them all and removes the
+// directory.
+func inProcessMailboxes(names ...string) (own, view []*mailbox.Mailbox, done func(), err error) {
+	dir, cleanup, err := w4Dir()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	view, viewFile, err := openMailbox(ownFile.Path())
-	if err != nil {
-		ownFile.Close()
-		return nil, nil, nil, err
+	var files []*ipc.MailboxFile
+	done = func() {
+		for _, f := range files {
+			f.Close()
+		}
+		cleanup()
 	}
-	return own, view, func() { viewFile.Close(); ownFile.Close() }, nil
+	for _, name := range names {
+		o, of, err := createMailbox(dir, name)
+		if err != nil {
+			done()
+			return nil, nil, nil, err
+		}
+		files = append(files, of)
+		v, vf, err := openMailbox(of.Path())
+		if err != nil {
+			done()
+			return nil, nil, nil, err
+		}
+		files = append(files, vf)
+		own, view = append(own, o), append(view, v)
+	}
+	return own, view, done, nil
 }
 
 // mailboxFileStream is W4T's inprocess: the producer sends through its own
 // mapping of a mailbox file that a goroutine of this process drains.
 func mailboxFileStream(cfg *runConfig) (time.Duration, error) {
-	dir, cleanup, err := w4Dir()
-	if err != nil {
-		return 0, err
-	}
-	defer cleanup()
-	own, view, done, err := mailboxPair(dir, "w4t")
+	own, view, done, err := inProcessMailboxes("w4t")
 	if err != nil {
 		return 0, err
 	}
 	defer done()
 	t := newTeam(cfg.place)
 	c := newChecker(1)
-	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, drainInto(own, c, ringbuf.NoLimit)) },
+	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, drainInto(own[0], c, ringbuf.NoLimit)) },
 		func() error {
-			return produce(t, mailboxWriter{view}, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil)
+			return produce(t, mailboxWriter{view[0]}, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil)
 		})
 }
 
 // mailboxFilePingPong is W4L's inprocess: two mailbox files, each drained
 // by its receiver, both ends goroutines of this process.
 func mailboxFilePingPong(cfg *runConfig) (time.Duration, error) {
-	dir, cleanup, err := w4Dir()
+	own, view, done, err := inProcessMailboxes("ping", "pong")
 	if err != nil {
 		return 0, err
 	}
-	defer cleanup()
-	pingOwn, pingView, done1, err := mailboxPair(dir, "ping")
-	if err != nil {
-		return 0, err
-	}
-	defer done1()
-	pongOwn, pongView, done2, err := mailboxPair(dir, "pong")
-	if err != nil {
-		return 0, err
-	}
-	defer done2()
+	defer done()
 	t := newTeam(cfg.place)
 	pc, c := newChecker(1), newChecker(1)
-	return roundTrips(cfg, t, pc, c, mailboxRoundTrip(t, pingView, pongOwn, pc),
-		func() error { return mailboxEcho(t, pingOwn, pongView, c, cfg.n) })
+	return roundTrips(cfg, t, pc, c, mailboxRoundTrip(t, view[0], own[1], pc),
+		func() error { return mailboxEcho(t, own[0], view[1], c, cfg.n) })
 }
 
 // nEnv tells a child how many messages the parent sends.
@@ -141,21 +145,14 @@ func nEnv(cfg *runConfig) string { return "DUTYBENCH_W4_N=" + strconv.Itoa(cfg.n
 // crossProcessStream is W4T's crossprocess: the consumer is a child that
 // creates (and drains) the mailbox; the figure ends at its last message.
 func crossProcessStream(cfg *runConfig) (time.Duration, error) {
-	dir, cleanup, err := w4Dir()
-	if err != nil {
-		return 0, err
-	}
-	defer cleanup()
-	path := filepath.Join(dir, "w4t")
-	spec := childSpec{role: "w4t-mailbox", env: append(placementEnv(cfg.place, 1), "DUTYBENCH_W4_PATH="+path, nEnv(cfg))}
-	return withChildren(cfg, cfg.place, true, []childSpec{spec}, func(t *team, begin func()) error {
-		m, f, err := openMailbox(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		begin()
-		return produce(t, mailboxWriter{m}, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil)
+	return using(w4Dir, func(dir string) (time.Duration, error) {
+		path := filepath.Join(dir, "w4t")
+		spec := childSpec{role: "w4t-mailbox", env: append(placementEnv(cfg.place, 1), "DUTYBENCH_W4_PATH="+path, nEnv(cfg))}
+		return withChildren(cfg, cfg.place, true, []childSpec{spec}, func(t *team, begin func()) error {
+			return openedMailbox(path, begin, func(m *mailbox.Mailbox) error {
+				return produce(t, mailboxWriter{m}, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil)
+			})
+		})
 	})
 }
 
@@ -175,31 +172,24 @@ func childMailboxConsumer() (func(*team, *checker, int) error, func(), error) {
 // creates (and drains) the ping mailbox and answers on this process's
 // pong mailbox.
 func crossProcessPingPong(cfg *runConfig) (time.Duration, error) {
-	dir, cleanup, err := w4Dir()
-	if err != nil {
-		return 0, err
-	}
-	defer cleanup()
-	pongOwn, pongFile, err := createMailbox(dir, "pong")
-	if err != nil {
-		return 0, err
-	}
-	defer pongFile.Close()
-	pingPath := filepath.Join(dir, "ping")
-	spec := childSpec{role: "w4l-mailbox", env: append(placementEnv(cfg.place, 1),
-		"DUTYBENCH_W4_PING="+pingPath, "DUTYBENCH_W4_PONG="+pongFile.Path(), nEnv(cfg))}
-	return withChildren(cfg, cfg.place, false, []childSpec{spec}, func(t *team, begin func()) error {
-		pingView, pingFile, err := openMailbox(pingPath)
+	return using(w4Dir, func(dir string) (time.Duration, error) {
+		pongOwn, pongFile, err := createMailbox(dir, "pong")
 		if err != nil {
-			return err
+			return 0, err
 		}
-		defer pingFile.Close()
-		begin()
-		pc := newChecker(1)
-		if err := pingLoop(cfg.n, cfg.corruptAt, cfg.lat[:cfg.n], mailboxRoundTrip(t, pingView, pongOwn, pc)); err != nil {
-			return err
-		}
-		return pc.finish([]int{cfg.n})
+		defer pongFile.Close()
+		pingPath := filepath.Join(dir, "ping")
+		spec := childSpec{role: "w4l-mailbox", env: append(placementEnv(cfg.place, 1),
+			"DUTYBENCH_W4_PING="+pingPath, "DUTYBENCH_W4_PONG="+pongFile.Path(), nEnv(cfg))}
+		return withChildren(cfg, cfg.place, false, []childSpec{spec}, func(t *team, begin func()) error {
+			return openedMailbox(pingPath, begin, func(pingView *mailbox.Mailbox) error {
+				pc := newChecker(1)
+				if err := pingLoop(cfg.n, cfg.corruptAt, cfg.lat[:cfg.n], mailboxRoundTrip(t, pingView, pongOwn, pc)); err != nil {
+					return err
+				}
+				return pc.finish([]int{cfg.n})
+			})
+		})
 	})
 }
 
@@ -219,14 +209,16 @@ func childMailboxPonger() (func(*team, *checker, int) error, func(), error) {
 		func() { outFile.Close(); inFile.Close() }, nil
 }
 
-// socketChild returns the spec of a socket variant's child in role, and
-// this process's end of the socket pair.
-func socketChild(cfg *runConfig, role string) (net.Conn, []childSpec, error) {
+// withSocketChild runs a socket variant's repetition (withChildren): a
+// child in role gets one end of a socket pair, work the other.
+func withSocketChild(cfg *runConfig, role string, childEnd bool, work func(conn net.Conn, begin func()) error) (time.Duration, error) {
 	conn, theirs, err := socketPair()
 	if err != nil {
-		return nil, nil, err
+		return 0, err
 	}
-	return conn, []childSpec{{role: role, env: append(placementEnv(placement{}, 1), nEnv(cfg)), files: []*os.File{theirs}}}, nil
+	defer conn.Close()
+	spec := childSpec{role: role, env: append(placementEnv(placement{}, 1), nEnv(cfg)), files: []*os.File{theirs}}
+	return withChildren(cfg, placement{}, childEnd, []childSpec{spec}, func(_ *team, begin func()) error { return work(conn, begin) })
 }
 
 // renewDeadline renews conn's deadline every deadlineEvery messages.
@@ -240,12 +232,7 @@ func renewDeadline(conn net.Conn, i int, timeout time.Duration) error {
 // socketStream is W4T's unixsocket: 32-byte messages through a 64 KiB
 // bufio.Writer to a child reading through a bufio.Reader of the same size.
 func socketStream(cfg *runConfig) (time.Duration, error) {
-	conn, specs, err := socketChild(cfg, "w4t-socket")
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	return withChildren(cfg, placement{}, true, specs, func(_ *team, begin func()) error {
+	return withSocketChild(cfg, "w4t-socket", true, func(conn net.Conn, begin func()) error {
 		w := bufio.NewWriterSize(conn, socketBuffer)
 		var p [payloadLen]byte
 		putPayload(p[:], 0, 0)
@@ -263,34 +250,41 @@ func socketStream(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// childSocketConsumer is unixsocket's reader.
-func childSocketConsumer() (func(*team, *checker, int) error, func(), error) {
-	conn, err := childConn()
-	if err != nil {
-		return nil, nil, err
-	}
-	r := bufio.NewReaderSize(conn, socketBuffer)
-	return func(_ *team, c *checker, k int) error {
-		var p [payloadLen]byte
-		for range k {
-			if _, err := io.ReadFull(r, p[:]); err != nil {
-				return err
-			}
-			c.checkArray(&p)
+// childSocket is unixsocket's child: W4T's reads through a 64 KiB
+// bufio.Reader, W4L's (echo) reads and writes back each message on the
+// connection itself.
+func childSocket(echo bool) func() (func(*team, *checker, int) error, func(), error) {
+	return func() (func(*team, *checker, int) error, func(), error) {
+		conn, err := childConn()
+		if err != nil {
+			return nil, nil, err
 		}
-		return nil
-	}, func() { conn.Close() }, nil
+		var r io.Reader = conn
+		if !echo {
+			r = bufio.NewReaderSize(conn, socketBuffer)
+		}
+		return func(_ *team, c *checker, k int) error {
+			var p [payloadLen]byte
+			for range k {
+				if _, err := io.ReadFull(r, p[:]); err != nil {
+					return err
+				}
+				c.checkArray(&p)
+				if echo {
+					if _, err := conn.Write(p[:]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}, func() { conn.Close() }, nil
+	}
 }
 
 // socketPingPong is W4L's unixsocket: one write and one read per round
 // trip, the child echoing.
 func socketPingPong(cfg *runConfig) (time.Duration, error) {
-	conn, specs, err := socketChild(cfg, "w4l-socket")
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	return withChildren(cfg, placement{}, false, specs, func(_ *team, begin func()) error {
+	return withSocketChild(cfg, "w4l-socket", false, func(conn net.Conn, begin func()) error {
 		pc := newChecker(1)
 		var q [payloadLen]byte
 		begin()
@@ -314,27 +308,6 @@ func socketPingPong(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// childSocketPonger echoes unixsocket's pings, checking each.
-func childSocketPonger() (func(*team, *checker, int) error, func(), error) {
-	conn, err := childConn()
-	if err != nil {
-		return nil, nil, err
-	}
-	return func(_ *team, c *checker, k int) error {
-		var p [payloadLen]byte
-		for range k {
-			if _, err := io.ReadFull(conn, p[:]); err != nil {
-				return err
-			}
-			c.checkArray(&p)
-			if _, err := conn.Write(p[:]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func() { conn.Close() }, nil
-}
-
 // pubSubscribers is how many subscriber processes publication-2sub has.
 const pubSubscribers = 2
 
@@ -345,24 +318,21 @@ const pubSubscribers = 2
 // two cores, as in W2: every side yields the CPU (sched_yield) when
 // back-pressured or empty, and nothing is pinned.
 func publicationTwoSubscribers(cfg *runConfig) (time.Duration, error) {
-	dir, cleanup, err := w4Dir()
-	if err != nil {
-		return 0, err
-	}
-	defer cleanup()
-	pub, err := publication.Create(dir, "w4t-pub", ringCapacity)
-	if err != nil {
-		return 0, err
-	}
-	defer pub.Close()
-	spec := childSpec{role: "w4t-pubsub", env: []string{"DUTYBENCH_W4_PATH=" + filepath.Join(dir, "w4t-pub"), nEnv(cfg)}}
-	return withChildren(cfg, placement{}, true, []childSpec{spec, spec}, func(t *team, begin func()) error {
-		if got := pub.ActiveSubscribers(); got != pubSubscribers {
-			return fmt.Errorf("dutybench: %d subscribers joined, want %d", got, pubSubscribers)
+	return using(w4Dir, func(dir string) (time.Duration, error) {
+		pub, err := publication.Create(dir, "w4t-pub", ringCapacity)
+		if err != nil {
+			return 0, err
 		}
-		wait := idle.Yielding()
-		begin()
-		return produce(t, &publicationWriter{pub: pub}, cfg.n, 0, cfg.corruptAt, publication.ErrBackPressured, func() { wait.Idle(0) })
+		defer pub.Close()
+		spec := childSpec{role: "w4t-pubsub", env: []string{"DUTYBENCH_W4_PATH=" + filepath.Join(dir, "w4t-pub"), nEnv(cfg)}}
+		return withChildren(cfg, placement{}, true, []childSpec{spec, spec}, func(t *team, begin func()) error {
+			if got := pub.ActiveSubscribers(); got != pubSubscribers {
+				return fmt.Errorf("dutybench: %d subscribers joined, want %d", got, pubSubscribers)
+			}
+			wait := idle.Yielding()
+			begin()
+			return produce(t, &publicationWriter{pub: pub}, cfg.n, 0, cfg.corruptAt, publication.ErrBackPressured, func() { wait.Idle(0) })
+		})
 	})
 }
 

@@ -141,6 +141,18 @@ func openMailbox(path string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
 	return ipc.OpenMailbox(ctx, path, ipc.WithWaitForFile())
 }
 
+// openedMailbox opens the mailbox a child created at path, then calls
+// begin (the timed part starts) and fn with it.
+func openedMailbox(path string, begin func(), fn func(m *mailbox.Mailbox) error) error {
+	m, f, err := openMailbox(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	begin()
+	return fn(m)
+}
+
 // child is the second process of a repetition, seen from the parent.
 type child struct {
 	name   string // the role
@@ -348,10 +360,10 @@ func withChildren(cfg *runConfig, place placement, childEnd bool, specs []childS
 // function that releases what it set up.
 var childRoles = map[string]func() (serve func(t *team, c *checker, k int) error, done func(), err error){
 	"w4t-mailbox": childMailboxConsumer,
-	"w4t-socket":  childSocketConsumer,
+	"w4t-socket":  childSocket(false),
 	"w4t-pubsub":  childSubscriber,
 	"w4l-mailbox": childMailboxPonger,
-	"w4l-socket":  childSocketPonger,
+	"w4l-socket":  childSocket(true),
 }
 
 // childMain runs role in the child process and returns its exit status.

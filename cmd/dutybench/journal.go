@@ -91,64 +91,61 @@ func recordCRC(rec []byte, length int) uint32 {
 // the mapping's.
 func bufioAppends(size int, framed bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		dir, done, err := tempDir()
-		if err != nil {
-			return 0, err
-		}
-		defer done()
-		f, err := os.Create(filepath.Join(dir, "bufio"))
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		length, body := size, 0
-		if framed {
-			length, body = journal.RecordHeaderLength+size, journal.RecordHeaderLength
-		}
-		rec := make([]byte, (length+journal.RecordAlignment-1)&^(journal.RecordAlignment-1))
-		le := binary.LittleEndian
-		var now int64
-		d, err := timed(cfg, nil, func() error {
-			w := bufio.NewWriterSize(f, 64<<10)
-			for i := range cfg.n {
-				putPayload(rec[body:], seqFor(i, cfg.corruptAt), 0)
-				if framed {
-					if i%stampEvery == 0 {
-						now = time.Now().UnixNano()
-					}
-					le.PutUint32(rec[0:], uint32(length))
-					le.PutUint32(rec[4:], journal.RecordMagic)
-					le.PutUint32(rec[12:], 1)
-					le.PutUint32(rec[16:], uint32(msgTypeID))
-					le.PutUint64(rec[24:], uint64(i))
-					le.PutUint64(rec[32:], uint64(now))
-					le.PutUint32(rec[8:], recordCRC(rec, length))
-				}
-				if _, err := w.Write(rec); err != nil {
-					return err
-				}
-			}
-			return w.Flush()
-		})
-		if err != nil {
-			return 0, err
-		}
-		// Read back, untimed, and check.
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return 0, err
-		}
-		r := bufio.NewReaderSize(f, 64<<10)
-		c := newChecker(1)
-		for range cfg.n {
-			if _, err := io.ReadFull(r, rec); err != nil {
+		return using(tempDir, func(dir string) (time.Duration, error) {
+			f, err := os.Create(filepath.Join(dir, "bufio"))
+			if err != nil {
 				return 0, err
 			}
-			if framed && le.Uint32(rec[8:]) != recordCRC(rec, length) {
-				return 0, fmt.Errorf("%w: bufio-record: CRC mismatch", errPayload)
+			defer f.Close()
+			length, body := size, 0
+			if framed {
+				length, body = journal.RecordHeaderLength+size, journal.RecordHeaderLength
 			}
-			c.check(msgTypeID, rec[body:body+payloadLen])
-		}
-		return d, c.finish([]int{cfg.n})
+			rec := make([]byte, (length+journal.RecordAlignment-1)&^(journal.RecordAlignment-1))
+			le := binary.LittleEndian
+			var now int64
+			d, err := timed(cfg, nil, func() error {
+				w := bufio.NewWriterSize(f, 64<<10)
+				for i := range cfg.n {
+					putPayload(rec[body:], seqFor(i, cfg.corruptAt), 0)
+					if framed {
+						if i%stampEvery == 0 {
+							now = time.Now().UnixNano()
+						}
+						le.PutUint32(rec[0:], uint32(length))
+						le.PutUint32(rec[4:], journal.RecordMagic)
+						le.PutUint32(rec[12:], 1)
+						le.PutUint32(rec[16:], uint32(msgTypeID))
+						le.PutUint64(rec[24:], uint64(i))
+						le.PutUint64(rec[32:], uint64(now))
+						le.PutUint32(rec[8:], recordCRC(rec, length))
+					}
+					if _, err := w.Write(rec); err != nil {
+						return err
+					}
+				}
+				return w.Flush()
+			})
+			if err != nil {
+				return 0, err
+			}
+			// Read back, untimed, and check.
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return 0, err
+			}
+			r := bufio.NewReaderSize(f, 64<<10)
+			c := newChecker(1)
+			for range cfg.n {
+				if _, err := io.ReadFull(r, rec); err != nil {
+					return 0, err
+				}
+				if framed && le.Uint32(rec[8:]) != recordCRC(rec, length) {
+					return 0, fmt.Errorf("%w: bufio-record: CRC mismatch", errPayload)
+				}
+				c.check(msgTypeID, rec[body:body+payloadLen])
+			}
+			return d, c.finish([]int{cfg.n})
+		})
 	}
 }
 
@@ -209,84 +206,81 @@ const (
 
 func journalAppends(size int, mode journalMode) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		dir, done, err := tempDir()
-		if err != nil {
-			return 0, err
-		}
-		defer done()
-		opts := journal.Options{SegmentSize: journalSegment}
-		if mode == journalNoPrefault {
-			opts.PrefaultBytes = -1
-		}
-		j, err := journal.Open(dir, opts)
-		if err != nil {
-			return 0, err
-		}
-		defer j.Close()
-		stream, err := j.Stream(1)
-		if err != nil {
-			return 0, err
-		}
-		appendAll := func() error {
-			var now int64
-			for i := range cfg.n {
-				var c journal.Claim
-				if mode == journalPlain || mode == journalReplay {
-					c, err = j.Claim(1, msgTypeID, size)
-				} else {
-					if i%stampEvery == 0 {
-						now = time.Now().UnixNano()
+		return using(tempDir, func(dir string) (time.Duration, error) {
+			opts := journal.Options{SegmentSize: journalSegment}
+			if mode == journalNoPrefault {
+				opts.PrefaultBytes = -1
+			}
+			j, err := journal.Open(dir, opts)
+			if err != nil {
+				return 0, err
+			}
+			defer j.Close()
+			stream, err := j.Stream(1)
+			if err != nil {
+				return 0, err
+			}
+			appendAll := func() error {
+				var now int64
+				for i := range cfg.n {
+					var c journal.Claim
+					if mode == journalPlain || mode == journalReplay {
+						c, err = j.Claim(1, msgTypeID, size)
+					} else {
+						if i%stampEvery == 0 {
+							now = time.Now().UnixNano()
+						}
+						c, err = stream.ClaimAt(msgTypeID, size, now)
 					}
-					c, err = stream.ClaimAt(msgTypeID, size, now)
+					if err != nil {
+						return err
+					}
+					putPayload(c.Body, seqFor(i, cfg.corruptAt), 0)
+					clear(c.Body[payloadLen:]) // the zeros stored, as the baselines write them
+					if err := j.Commit(); err != nil {
+						return err
+					}
 				}
-				if err != nil {
-					return err
-				}
-				putPayload(c.Body, seqFor(i, cfg.corruptAt), 0)
-				clear(c.Body[payloadLen:]) // the zeros stored, as the baselines write them
-				if err := j.Commit(); err != nil {
-					return err
-				}
+				return nil
 			}
-			return nil
-		}
-		tl, err := j.NewTailer()
-		if err != nil {
-			return 0, err
-		}
-		defer tl.Close()
-		c := newChecker(1)
-		readAll := func() error {
-			for range cfg.n {
-				r, ok, err := tl.Next()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return fmt.Errorf("%w: the journal ended after %d records", errPayload, c.received)
-				}
-				c.check(r.TypeID, r.Body[:payloadLen])
+			tl, err := j.NewTailer()
+			if err != nil {
+				return 0, err
 			}
-			return nil
-		}
-		var d time.Duration
-		switch mode {
-		case journalReplay:
-			if err = appendAll(); err == nil {
-				d, err = timed(cfg, nil, readAll)
+			defer tl.Close()
+			c := newChecker(1)
+			readAll := func() error {
+				for range cfg.n {
+					r, ok, err := tl.Next()
+					if err != nil {
+						return err
+					}
+					if !ok {
+						return fmt.Errorf("%w: the journal ended after %d records", errPayload, c.received)
+					}
+					c.check(r.TypeID, r.Body[:payloadLen])
+				}
+				return nil
 			}
-		case journalPlain:
-			d, err = timed(cfg, nil, appendAll)
-		default:
-			d, err = timed(cfg, j, appendAll)
-		}
-		if err == nil && mode != journalReplay {
-			err = readAll()
-		}
-		if err != nil {
-			return 0, err
-		}
-		return d, c.finish([]int{cfg.n})
+			var d time.Duration
+			switch mode {
+			case journalReplay:
+				if err = appendAll(); err == nil {
+					d, err = timed(cfg, nil, readAll)
+				}
+			case journalPlain:
+				d, err = timed(cfg, nil, appendAll)
+			default:
+				d, err = timed(cfg, j, appendAll)
+			}
+			if err == nil && mode != journalReplay {
+				err = readAll()
+			}
+			if err != nil {
+				return 0, err
+			}
+			return d, c.finish([]int{cfg.n})
+		})
 	}
 }
 
@@ -374,54 +368,51 @@ func journalLatencyRing(cfg *runConfig) (time.Duration, error) {
 }
 
 func journalLatency(cfg *runConfig) (time.Duration, error) {
-	dir, done, err := tempDir()
-	if err != nil {
-		return 0, err
-	}
-	defer done()
-	j, err := journal.Open(dir, journal.Options{SegmentSize: journalSegment})
-	if err != nil {
-		return 0, err
-	}
-	defer j.Close()
-	// One Flusher cycle before the span pre-faults the first
-	// Options.PrefaultBytes of the log (the standard run's records fit):
-	// the latency of an appender whose Flusher keeps ahead of it.
-	if _, err := j.Flusher().DoWork(); err != nil {
-		return 0, err
-	}
-	stream, err := j.Stream(1)
-	if err != nil {
-		return 0, err
-	}
-	tl, err := j.NewTailer()
-	if err != nil {
-		return 0, err
-	}
-	defer tl.Close()
-	return pacedAppends(cfg, func(i int, now int64) error {
-		cl, err := stream.ClaimAt(msgTypeID, payloadLen, now)
+	return using(tempDir, func(dir string) (time.Duration, error) {
+		j, err := journal.Open(dir, journal.Options{SegmentSize: journalSegment})
 		if err != nil {
-			return err
+			return 0, err
 		}
-		stamp(cl.Body, i, cfg.corruptAt, now)
-		return j.Commit()
-	}, func(t *team, h ringbuf.Handler) error {
-		for {
-			r, ok, err := tl.Next()
+		defer j.Close()
+		// One Flusher cycle before the span pre-faults the first
+		// Options.PrefaultBytes of the log (the standard run's records fit):
+		// the latency of an appender whose Flusher keeps ahead of it.
+		if _, err := j.Flusher().DoWork(); err != nil {
+			return 0, err
+		}
+		stream, err := j.Stream(1)
+		if err != nil {
+			return 0, err
+		}
+		tl, err := j.NewTailer()
+		if err != nil {
+			return 0, err
+		}
+		defer tl.Close()
+		return pacedAppends(cfg, func(i int, now int64) error {
+			cl, err := stream.ClaimAt(msgTypeID, payloadLen, now)
 			if err != nil {
 				return err
 			}
-			if ok && r.StreamID != 1 {
-				return fmt.Errorf("%w: record of stream %d", errPayload, r.StreamID)
+			stamp(cl.Body, i, cfg.corruptAt, now)
+			return j.Commit()
+		}, func(t *team, h ringbuf.Handler) error {
+			for {
+				r, ok, err := tl.Next()
+				if err != nil {
+					return err
+				}
+				if ok && r.StreamID != 1 {
+					return fmt.Errorf("%w: record of stream %d", errPayload, r.StreamID)
+				}
+				if ok {
+					h(r.TypeID, r.Body)
+					return nil
+				}
+				if t.abort.Load() {
+					return errAborted
+				}
 			}
-			if ok {
-				h(r.TypeID, r.Body)
-				return nil
-			}
-			if t.abort.Load() {
-				return errAborted
-			}
-		}
+		})
 	})
 }

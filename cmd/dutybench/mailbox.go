@@ -68,8 +68,12 @@ func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy
 	if drain {
 		poll = actor.DoWork
 	}
+	var s idle.Strategy
+	if newIdle != nil {
+		s = newIdle()
+	}
 	t := newTeam(cfg.place)
-	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, strategy(newIdle), poll) },
+	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, s, poll) },
 		func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, refused, nil) })
 }
 

@@ -95,6 +95,17 @@ func newNATSRepetition(cfg *runConfig, latency bool) (*natsRepetition, error) {
 	return r, nil
 }
 
+// natsServer opens newNATSRepetition for using.
+func natsServer(cfg *runConfig, latency bool) func() (*natsRepetition, func(), error) {
+	return func() (*natsRepetition, func(), error) {
+		r, err := newNATSRepetition(cfg, latency)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, r.close, nil
+	}
+}
+
 func (r *natsRepetition) close() {
 	r.s.Shutdown()
 	r.s.WaitForShutdown()
@@ -228,11 +239,10 @@ func natsNaive(cfg *runConfig) (time.Duration, error) { return naive(cfg, false)
 func natsNaiveLatency(cfg *runConfig) (time.Duration, error) { return naive(cfg, true) }
 
 func naive(cfg *runConfig, latency bool) (time.Duration, error) {
-	r, err := newNATSRepetition(cfg, latency)
-	if err != nil {
-		return 0, err
-	}
-	defer r.close()
+	return using(natsServer(cfg, latency), func(r *natsRepetition) (time.Duration, error) { return naiveRun(r) })
+}
+
+func naiveRun(r *natsRepetition) (time.Duration, error) {
 	pub, err := nats.Connect(r.s.ClientURL())
 	if err != nil {
 		return 0, err
@@ -369,11 +379,10 @@ func natsBridge(cfg *runConfig) (time.Duration, error) { return natsBridgeWith(c
 
 // natsBridgeWith is WN's bridge with a receiving mailbox of dstCap bytes.
 func natsBridgeWith(cfg *runConfig, dstCap int) (time.Duration, error) {
-	r, err := newNATSRepetition(cfg, false)
-	if err != nil {
-		return 0, err
-	}
-	defer r.close()
+	return using(natsServer(cfg, false), func(r *natsRepetition) (time.Duration, error) { return bridgeRun(r, dstCap) })
+}
+
+func bridgeRun(r *natsRepetition, dstCap int) (time.Duration, error) {
 	g, err := newNATSBridgeRig(r, 1<<20, dstCap, nil)
 	if err != nil {
 		return 0, err
@@ -404,33 +413,32 @@ func produceOne(t *team, w writer, p []byte, refused error, wait func()) error {
 // message waits for the bridge's next duty cycle).
 func natsBridgeLatency(shared bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		r, err := newNATSRepetition(cfg, true)
-		if err != nil {
-			return 0, err
-		}
-		defer r.close()
-		var snd *natsSender
-		var mk func(*mailbox.Mailbox) agent.Agent
-		if shared {
-			mk = func(src *mailbox.Mailbox) agent.Agent {
-				snd = &natsSender{r: r, src: src}
-				putPayload(snd.p[:], 0, 0)
-				return snd
-			}
-		}
-		g, err := newNATSBridgeRig(r, 1<<16, 1<<20, mk)
-		if err != nil {
-			return 0, err
-		}
-		return r.run(func() error {
-			if shared {
-				snd.next.Store(r.clk.now()) // the start: the sender's first message is due
-				return nil
-			}
-			// Never full at this rate: an error fails the run.
-			return r.send(func(p []byte) error { return g.src.Send(msgTypeID, p) })
-		}, g.close)
+		return using(natsServer(cfg, true), func(r *natsRepetition) (time.Duration, error) { return bridgeLatencyRun(r, shared) })
 	}
+}
+
+func bridgeLatencyRun(r *natsRepetition, shared bool) (time.Duration, error) {
+	var snd *natsSender
+	var mk func(*mailbox.Mailbox) agent.Agent
+	if shared {
+		mk = func(src *mailbox.Mailbox) agent.Agent {
+			snd = &natsSender{r: r, src: src}
+			putPayload(snd.p[:], 0, 0)
+			return snd
+		}
+	}
+	g, err := newNATSBridgeRig(r, 1<<16, 1<<20, mk)
+	if err != nil {
+		return 0, err
+	}
+	return r.run(func() error {
+		if shared {
+			snd.next.Store(r.clk.now()) // the start: the sender's first message is due
+			return nil
+		}
+		// Never full at this rate: an error fails the run.
+		return r.send(func(p []byte) error { return g.src.Send(msgTypeID, p) })
+	}, g.close)
 }
 
 // natsSender is the sending agent of WNL's bridge: it sends message i once

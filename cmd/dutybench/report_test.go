@@ -44,13 +44,8 @@ func TestJSONShape(t *testing.T) {
 }
 
 func TestBuildReportThroughput(t *testing.T) {
-	reps := []repetition{
-		{Variant: "chan", Phase: phaseMid, Value: 20},
-		{Variant: "onetoone-write", Phase: phaseMid, Value: 50},
-		{Variant: "chan", Phase: phaseMid, Value: 22},
-		{Variant: "onetoone-write", Phase: phaseFar, Value: 15},
-		{Variant: "batch16", Phase: phaseMixed, Value: 99},
-	}
+	reps := throughputReps("chan", phaseMid, 20.0, "onetoone-write", phaseMid, 50.0, "chan", phaseMid, 22.0,
+		"onetoone-write", phaseFar, 15.0, "batch16", phaseMixed, 99.0)
 	wr := buildReport(findWorkload("w1"), []string{"chan", "onetoone-write", "batch16"}, reps)
 	require.Equal(t, "w1", wr.Name)
 	require.Equal(t, "Mmsg/s", wr.Unit)
@@ -104,13 +99,8 @@ func TestCPUInfo(t *testing.T) {
 // batch16 to cring-batch16, the others to cring-write; a reference is not
 // compared with itself, and a phase the reference lacks yields nothing.
 func TestBuildReportLimits(t *testing.T) {
-	reps := []repetition{
-		{Variant: "chan", Phase: phaseMid, Value: 20},
-		{Variant: "batch16", Phase: phaseMid, Value: 100},
-		{Variant: "batch16", Phase: phaseFar, Value: 30},
-		{Variant: "cring-write", Phase: phaseMid, Value: 200},
-		{Variant: "cring-batch16", Phase: phaseMid, Value: 400},
-	}
+	reps := throughputReps("chan", phaseMid, 20.0, "batch16", phaseMid, 100.0, "batch16", phaseFar, 30.0,
+		"cring-write", phaseMid, 200.0, "cring-batch16", phaseMid, 400.0)
 	wr := buildReport(findWorkload("w1"), []string{"chan", "batch16", "cring-write", "cring-batch16"}, reps)
 	require.ElementsMatch(t, []Ratio{
 		{Variant: "chan", Baseline: "cring-write", Phase: phaseMid, Metric: metricMedian, Ratio: 0.1},

@@ -107,29 +107,61 @@ func chanProducers(cfg *runConfig, producers int) (time.Duration, error) {
 	}, send...)
 }
 
-// ringWrite is onetoone-write and manytoone-write (Write, Read), and with
-// newIdle their extras whose consumer passes each Read's count to an idle
-// strategy (-pause, -spin, -backoff).
-func ringWrite(k ringKind, newIdle func() idle.Strategy) runFunc {
+// ringProducer sends count messages as producer id into r (ring, the
+// same ring as its own type).
+type ringProducer func(t *team, r benchRing, ring *ringbuf.ManyToOne, id, count, corruptAt int) error
+
+// ringStream returns a throughput variant over a new ring of kind k:
+// producers producers (W2: two), each running send, and a consumer that
+// reads with Read, passing each call's count to newIdle's strategy, if
+// any (the -pause, -spin and -backoff extras), or retrying at once.
+// A many-to-one ring keeps its default demotion of released lines, or
+// with demote false, does not demote.
+func ringStream(k ringKind, producers int, newIdle func() idle.Strategy, demote bool, send ringProducer) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		r, _, err := newRing(k)
+		r, m, err := newRing(k)
 		if err != nil {
 			return 0, err
 		}
-		c := newChecker(1)
+		if m != nil && !demote {
+			m.SetDemote(false)
+		}
+		c := newChecker(producers)
 		t := newTeam(cfg.place)
-		return stream(cfg, t, c,
-			func() error { return pollUntil(t, c, cfg.n, strategy(newIdle), readAll(r, c)) },
-			func() error { return produce(t, r, cfg.n, 0, cfg.corruptAt, ringbuf.ErrFull, nil) })
+		var s idle.Strategy
+		if newIdle != nil {
+			s = newIdle()
+		}
+		fns := make([]func() error, producers)
+		for id, count := range split(cfg.n, producers) {
+			fns[id] = func() error { return send(t, r, m, id, count, cfg.corruptFor(id)) }
+		}
+		return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, s, readAll(r, c)) }, fns...)
 	}
 }
 
-// strategy returns newIdle's strategy, or nil (retry at once) for none.
-func strategy(newIdle func() idle.Strategy) idle.Strategy {
-	if newIdle == nil {
-		return nil
+// ringWrite is onetoone-write and manytoone-write (Write, Read), and with
+// newIdle their extras.
+func ringWrite(k ringKind, newIdle func() idle.Strategy) runFunc {
+	return ringStream(k, 1, newIdle, true, writes(nil))
+}
+
+// writes returns the producer that sends with Write, spinning while the
+// ring is full (running wait, if not nil, between attempts).
+func writes(wait func()) ringProducer {
+	return func(t *team, r benchRing, _ *ringbuf.ManyToOne, id, count, corruptAt int) error {
+		return produce(t, r, count, uint64(id), corruptAt, ringbuf.ErrFull, wait)
 	}
-	return newIdle()
+}
+
+// twoProducers is W2's manytoone-spin and manytoone-yield: two producers
+// writing to one many-to-one ring, retrying at once or after
+// runtime.Gosched when it is full.
+func twoProducers(yield bool) runFunc {
+	if yield {
+		return ringStream(manyToOne, 2, nil, true, writes(runtime.Gosched))
+	}
+	return ringStream(manyToOne, 2, nil, true, writes(nil))
 }
 
 // pauseSpins is how many CPU spin-wait hints (PAUSE) the -pause variants'
@@ -147,27 +179,19 @@ func pauseIdle() idle.Strategy {
 }
 
 // manyToOneClaim is manytoone-claim: TryClaim, fill, Commit.
-func manyToOneClaim(cfg *runConfig) (time.Duration, error) {
-	_, r, err := newRing(manyToOne)
-	if err != nil {
-		return 0, err
-	}
-	c := newChecker(1)
-	t := newTeam(cfg.place)
-	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, readAll(r, c)) }, func() error {
-		for i := range cfg.n {
-			var cl ringbuf.Claim
-			if err := t.retry(ringbuf.ErrFull, func() (err error) { cl, err = r.TryClaim(msgTypeID, payloadLen); return err }); err != nil {
-				return err
-			}
-			putPayload(cl.Payload, seqFor(i, cfg.corruptAt), 0)
-			if err := r.Commit(cl.Index); err != nil {
-				return err
-			}
+var manyToOneClaim = ringStream(manyToOne, 1, nil, true, func(t *team, _ benchRing, r *ringbuf.ManyToOne, _, count, corruptAt int) error {
+	for i := range count {
+		var cl ringbuf.Claim
+		if err := t.retry(ringbuf.ErrFull, func() (err error) { cl, err = r.TryClaim(msgTypeID, payloadLen); return err }); err != nil {
+			return err
 		}
-		return nil
-	})
-}
+		putPayload(cl.Payload, seqFor(i, corruptAt), 0)
+		if err := r.Commit(cl.Index); err != nil {
+			return err
+		}
+	}
+	return nil
+})
 
 // batch16 is batch16 (16 records per claim with TryClaimRecords on a
 // many-to-one ring) and its extras: on a one-to-one ring, with
@@ -175,29 +199,18 @@ func manyToOneClaim(cfg *runConfig) (time.Duration, error) {
 // lines it releases (demote; batch16 does not, as ManyToOne.SetDemote
 // advises behind producers of many records per claim).
 func batch16(k ringKind, appendEach, demote bool) runFunc {
-	return func(cfg *runConfig) (time.Duration, error) {
-		r, m, err := newRing(k)
-		if err != nil {
-			return 0, err
-		}
-		if m != nil {
-			m.SetDemote(demote)
-		}
-		c := newChecker(1)
-		t := newTeam(cfg.place)
-		claim := claimRecords
-		if appendEach {
-			claim = claimAppends
-		}
-		return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, readAll(r, c)) }, func() error {
-			for i := 0; i < cfg.n; i += batchRecords {
-				if err := claim(t, r, i, min(batchRecords, cfg.n-i), cfg.corruptAt); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	claim := claimRecords
+	if appendEach {
+		claim = claimAppends
 	}
+	return ringStream(k, 1, nil, demote, func(t *team, r benchRing, _ *ringbuf.ManyToOne, _, count, corruptAt int) error {
+		for i := 0; i < count; i += batchRecords {
+			if err := claim(t, r, i, min(batchRecords, count-i), corruptAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // claimRecords sends messages [i, i+k) in one claim: TryClaimRecords,
@@ -228,29 +241,6 @@ func claimAppends(t *team, r benchRing, i, k, corruptAt int) error {
 		putPayload(p, seqFor(i+j, corruptAt), 0)
 	}
 	return r.CommitBatch(b)
-}
-
-// twoProducers is W2's manytoone-spin and manytoone-yield: two producers
-// writing to one many-to-one ring, retrying at once or after
-// runtime.Gosched when it is full.
-func twoProducers(yield bool) runFunc {
-	var wait func()
-	if yield {
-		wait = runtime.Gosched
-	}
-	return func(cfg *runConfig) (time.Duration, error) {
-		_, r, err := newRing(manyToOne)
-		if err != nil {
-			return 0, err
-		}
-		c := newChecker(2)
-		t := newTeam(cfg.place)
-		send := make([]func() error, 2)
-		for id, count := range split(cfg.n, 2) {
-			send[id] = func() error { return produce(t, r, count, uint64(id), cfg.corruptFor(id), ringbuf.ErrFull, wait) }
-		}
-		return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, readAll(r, c)) }, send...)
-	}
 }
 
 // The object queues (package queue) as extra W1 variants: the payload as

@@ -81,22 +81,24 @@ func transportPingPong(cfg *runConfig, a transport, echo func(c *checker) error,
 	})
 }
 
-// tcpPair returns the two ends of a loopback TCP connection.
-func tcpPair() (a, b net.Conn, err error) {
+// tcpPair returns the two ends of a loopback TCP connection and the
+// function that closes them.
+func tcpPair() (ends [2]net.Conn, close func(), err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, nil, err
+		return ends, nil, err
 	}
 	defer l.Close()
-	a, err = net.Dial("tcp", l.Addr().String())
+	a, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
-		return nil, nil, err
+		return ends, nil, err
 	}
-	if b, err = l.Accept(); err != nil {
+	b, err := l.Accept()
+	if err != nil {
 		a.Close()
-		return nil, nil, err
+		return ends, nil, err
 	}
-	return a, b, nil
+	return [2]net.Conn{a, b}, func() { a.Close(); b.Close() }, nil
 }
 
 // framed is the floor's transport over w and r: each message behind its
@@ -122,33 +124,26 @@ func framed(w io.Writer, r io.Reader) transport {
 
 // lengthPrefixStream is WZ's length-prefix.
 func lengthPrefixStream(cfg *runConfig) (time.Duration, error) {
-	a, b, err := tcpPair()
-	if err != nil {
-		return 0, err
-	}
-	defer a.Close()
-	defer b.Close()
-	w := bufio.NewWriterSize(a, 64<<10)
-	return transportStream(cfg, framed(w, nil), framed(nil, bufio.NewReaderSize(b, 64<<10)), w.Flush, a, b)
+	return using(tcpPair, func(c [2]net.Conn) (time.Duration, error) {
+		w := bufio.NewWriterSize(c[0], 64<<10)
+		return transportStream(cfg, framed(w, nil), framed(nil, bufio.NewReaderSize(c[1], 64<<10)), w.Flush, c[0], c[1])
+	})
 }
 
 // lengthPrefixPingPong is WZL's length-prefix.
 func lengthPrefixPingPong(cfg *runConfig) (time.Duration, error) {
-	a, b, err := tcpPair()
-	if err != nil {
-		return 0, err
-	}
-	defer a.Close()
-	defer b.Close()
-	var buf [4 + payloadLen]byte
-	return transportPingPong(cfg, framed(a, a), func(c *checker) error {
-		if _, err := io.ReadFull(b, buf[:]); err != nil {
+	return using(tcpPair, func(conn [2]net.Conn) (time.Duration, error) {
+		a, b := conn[0], conn[1]
+		var buf [4 + payloadLen]byte
+		return transportPingPong(cfg, framed(a, a), func(c *checker) error {
+			if _, err := io.ReadFull(b, buf[:]); err != nil {
+				return err
+			}
+			checkFramed(c, buf[:])
+			_, err := b.Write(buf[:])
 			return err
-		}
-		checkFramed(c, buf[:])
-		_, err := b.Write(buf[:])
-		return err
-	}, a, b)
+		}, a, b)
+	})
 }
 
 // checkFramed checks a length-prefixed record of the floor.

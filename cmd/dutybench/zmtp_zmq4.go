@@ -83,36 +83,49 @@ func settle(before int) {
 	}
 }
 
-func zmq4Stream(cfg *runConfig) (time.Duration, error) {
-	defer settle(runtime.NumGoroutine())
-	push, pull, err := zmq4Push()
-	if err != nil {
-		return 0, err
+// zmq4Pairs returns k PUSH sockets, each connected to a new PULL socket,
+// and the function that closes them all and waits for zmq4's goroutines
+// to end.
+func zmq4Pairs(k int) func() ([][2]zmq4.Socket, func(), error) {
+	return func() ([][2]zmq4.Socket, func(), error) {
+		before := runtime.NumGoroutine()
+		var pairs [][2]zmq4.Socket
+		release := func() {
+			for _, p := range pairs {
+				p[0].Close()
+				p[1].Close()
+			}
+			settle(before)
+		}
+		for range k {
+			push, pull, err := zmq4Push()
+			if err != nil {
+				release()
+				return nil, nil, err
+			}
+			pairs = append(pairs, [2]zmq4.Socket{push, pull})
+		}
+		return pairs, release, nil
 	}
-	defer pull.Close()
-	defer push.Close()
-	return transportStream(cfg, zmq4End(push, nil), zmq4End(nil, pull), func() error { return nil }, push, pull)
 }
 
+func zmq4Stream(cfg *runConfig) (time.Duration, error) {
+	return using(zmq4Pairs(1), func(p [][2]zmq4.Socket) (time.Duration, error) {
+		push, pull := p[0][0], p[0][1]
+		return transportStream(cfg, zmq4End(push, nil), zmq4End(nil, pull), func() error { return nil }, push, pull)
+	})
+}
+
+// zmq4PingPong pings on the first pair and echoes on the second.
 func zmq4PingPong(cfg *runConfig) (time.Duration, error) {
-	defer settle(runtime.NumGoroutine())
-	pushA, pullB, err := zmq4Push()
-	if err != nil {
-		return 0, err
-	}
-	defer pullB.Close()
-	defer pushA.Close()
-	pushB, pullA, err := zmq4Push()
-	if err != nil {
-		return 0, err
-	}
-	defer pullA.Close()
-	defer pushB.Close()
-	return transportPingPong(cfg, zmq4End(pushA, pullA), func(c *checker) error {
-		m, err := zmq4Recv(pullB, c)
-		if err != nil {
-			return err
-		}
-		return pushB.Send(m)
-	}, []io.Closer{pushA, pullA, pushB, pullB}...)
+	return using(zmq4Pairs(2), func(p [][2]zmq4.Socket) (time.Duration, error) {
+		pushA, pullB, pushB, pullA := p[0][0], p[0][1], p[1][0], p[1][1]
+		return transportPingPong(cfg, zmq4End(pushA, pullA), func(c *checker) error {
+			m, err := zmq4Recv(pullB, c)
+			if err != nil {
+				return err
+			}
+			return pushB.Send(m)
+		}, []io.Closer{pushA, pullA, pushB, pullB}...)
+	})
 }
