@@ -101,7 +101,10 @@ func bufioAppends(size int, framed bool) runFunc {
 			if framed {
 				length, body = journal.RecordHeaderLength+size, journal.RecordHeaderLength
 			}
-			rec := make([]byte, (length+journal.RecordAlignment-1)&^(journal.RecordAlignment-1))
+			rec := make([]byte, length)
+			if framed { // padded to the journal's alignment, as the journal pads
+				rec = make([]byte, (length+journal.RecordAlignment-1)&^(journal.RecordAlignment-1))
+			}
 			le := binary.LittleEndian
 			var now int64
 			d, err := timed(cfg, nil, func() error {

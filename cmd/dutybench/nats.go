@@ -391,7 +391,9 @@ func bridgeRun(r *natsRepetition, dstCap int) (time.Duration, error) {
 	w := mailboxWriter{g.src}
 	return r.run(func() error {
 		return r.send(func(p []byte) error {
-			return produceOne(r.t, w, p, mailbox.ErrBackPressured, func() { wait.Idle(0) })
+			err := produceOne(r.t, w, p, mailbox.ErrBackPressured, func() { wait.Idle(0) })
+			wait.Reset() // each message starts its back-off afresh
+			return err
 		})
 	}, g.close)
 }
