@@ -185,17 +185,21 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-func init() {
-	w1.variants = append(w1.variants,
-		variant{name: "cring-write", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, 1, false) }},
-		variant{name: "cring-batch16", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, batchRecords, false) }},
-		variant{name: "cring-cas", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1CRing(cfg, 1, true) }},
-		variant{name: "cring-cas-to-manytoone", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Mixed(cfg, true) }},
-		variant{name: "manytoone-to-cring", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1Mixed(cfg, false) }},
-	)
-	w3.variants = append(w3.variants,
-		variant{name: "cring-pingpong", extra: true, run: w3CPingPong},
-	)
+// cringVariants are the C reference's variants of workload w.
+func cringVariants(w string) []variant {
+	switch w {
+	case "w1":
+		return []variant{
+			extra("cring-write", cRingStream(1, false)),
+			extra("cring-batch16", cRingStream(batchRecords, false)),
+			extra("cring-cas", cRingStream(1, true)),
+			extra("cring-cas-to-manytoone", mixedStream(true)),
+			extra("manytoone-to-cring", mixedStream(false)),
+		}
+	case "w3":
+		return []variant{extra("cring-pingpong", cPingPong)}
+	}
+	return nil
 }
 
 // newCRing allocates a zeroed ring in C memory (handed to C for the whole
@@ -226,72 +230,67 @@ func newCRing() (*C.cring, []byte, func(), error) {
 	return cr, unsafe.Slice((*byte)(mem), int(size)), free, nil
 }
 
-func cProduce(cr *C.cring, cfg *runConfig, batch int, cas bool) {
+func cProduce(cr *C.cring, cfg *runConfig, batch int, cas bool) error {
 	c := C.int(0)
 	if cas {
 		c = 1
 	}
 	C.cring_produce(cr, C.int64_t(cfg.n), C.int64_t(batch), C.int64_t(cfg.corruptAt), c)
+	return nil
 }
 
-func cConsume(t *team, cr *C.cring, n int) error {
+func cConsume(cr *C.cring, n int) error {
 	var got, want C.int64_t
-	bad := C.cring_consume(cr, C.int64_t(n), &got, &want)
-	t.finish()
-	if bad != 0 {
+	if bad := C.cring_consume(cr, C.int64_t(n), &got, &want); bad != 0 {
 		return fmt.Errorf("%w: C ring: %d messages did not match, the first: producer 0 sequence %d, want %d", errPayload, bad, got, want)
 	}
 	return nil
 }
 
-func w1CRing(cfg *runConfig, batch int, cas bool) (time.Duration, error) {
-	cr, _, free, err := newCRing()
-	if err != nil {
-		return 0, err
+// cRingStream is cring-write (batch 1), cring-batch16 and, with cas,
+// cring-cas.
+func cRingStream(batch int, cas bool) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		cr, _, free, err := newCRing()
+		if err != nil {
+			return 0, err
+		}
+		defer free()
+		return stream(cfg, newTeam(cfg.place), nil, func() error { return cConsume(cr, cfg.n) },
+			func() error { return cProduce(cr, cfg, batch, cas) })
 	}
-	defer free()
-	t := newTeam(cfg.place)
-	t.spawn(0, func() error { cProduce(cr, cfg, batch, cas); return nil })
-	t.spawn(1, func() error { return cConsume(t, cr, cfg.n) })
-	return t.run(cfg.timeout)
 }
 
-// w1Mixed pairs one side of the C ring with one side of duty's
+// mixedStream pairs one side of the C ring with one side of duty's
 // many-to-one ring over the same memory (the layouts are the same): the C
 // producer (CAS claim) with ManyToOne.Read and the checker, or
 // ManyToOne.Write with the C consumer. It tells which side limits
 // manytoone-write.
-func w1Mixed(cfg *runConfig, cProducer bool) (time.Duration, error) {
-	cr, mem, free, err := newCRing()
-	if err != nil {
-		return 0, err
+func mixedStream(cProducer bool) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		cr, mem, free, err := newCRing()
+		if err != nil {
+			return 0, err
+		}
+		defer free()
+		m, err := ringbuf.NewManyToOne(mem)
+		if err != nil {
+			return 0, err
+		}
+		t := newTeam(cfg.place)
+		if cProducer {
+			c := newChecker(1)
+			return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, readAll(m, c)) },
+				func() error { return cProduce(cr, cfg, 1, true) })
+		}
+		return stream(cfg, t, nil, func() error { return cConsume(cr, cfg.n) },
+			func() error { return produce(t, m, cfg.n, 0, cfg.corruptAt, ringbuf.ErrFull, nil) })
 	}
-	defer free()
-	m, err := ringbuf.NewManyToOne(mem)
-	if err != nil {
-		return 0, err
-	}
-	t := newTeam(cfg.place)
-	n := cfg.n
-	if cProducer {
-		c := newChecker(1)
-		t.spawn(0, func() error { cProduce(cr, cfg, 1, true); return nil })
-		t.spawn(1, func() error {
-			if err := consumeRing(t, m.Read, c, n); err != nil {
-				return err
-			}
-			return c.finish([]int{n})
-		})
-	} else {
-		t.spawn(0, func() error { return produceWrites(t, m, n, 0, cfg.corruptAt) })
-		t.spawn(1, func() error { return cConsume(t, cr, n) })
-	}
-	return t.run(cfg.timeout)
 }
 
-// w3CPingPong runs cring-pingpong: the pinger in slot 0 records the round
+// cPingPong is cring-pingpong: the C pinger in slot 0 records the round
 // trips into cfg.lat (Go memory C only writes during the call).
-func w3CPingPong(cfg *runConfig) (time.Duration, error) {
+func cPingPong(cfg *runConfig) (time.Duration, error) {
 	ping, _, freePing, err := newCRing()
 	if err != nil {
 		return 0, err

@@ -14,7 +14,7 @@ func TestSelectWorkloads(t *testing.T) {
 
 	ws, err = selectWorkloads("w3, W1,w3")
 	require.NoError(t, err)
-	require.Equal(t, []*workload{w3, w1}, ws)
+	require.Equal(t, []*workload{findWorkload("w3"), findWorkload("w1")}, ws)
 
 	_, err = selectWorkloads("w1,w9")
 	require.ErrorIs(t, err, errUnknownWorkload)

@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dutyrt/duty/idle"
 )
 
 // placement says where a workload's goroutines run. With lock, each
@@ -63,14 +66,15 @@ type team struct {
 	release chan struct{}
 	ready   sync.WaitGroup
 	done    sync.WaitGroup
-	abort   atomic.Bool // set by run on a timeout; spinning loops check it when idle
+	abort   atomic.Bool // set on a failure or timeout; spinning loops check it when refused or idle
 	mu      sync.Mutex
 	errs    []error
-	end     time.Time // written by the goroutine that calls finish
+	closers []io.Closer // closed on the first failure: what a blocked member waits on
+	end     time.Time   // written by the goroutine that calls finish
 }
 
-func newTeam(place placement) *team {
-	return &team{place: place, release: make(chan struct{})}
+func newTeam(place placement, closers ...io.Closer) *team {
+	return &team{place: place, release: make(chan struct{}), closers: closers}
 }
 
 // spawn starts fn in slot (its CPU under pinning) behind the barrier.
@@ -95,11 +99,18 @@ func (t *team) spawn(slot int, fn func() error) {
 // its last message.
 func (t *team) finish() { t.end = time.Now() }
 
+// fail records err, aborts the team and, the first time, closes the
+// team's closers so that a member blocked on them returns at once.
 func (t *team) fail(err error) {
 	t.mu.Lock()
 	t.errs = append(t.errs, err)
+	closers := t.closers
+	t.closers = nil
 	t.mu.Unlock()
 	t.abort.Store(true)
+	for _, c := range closers {
+		_ = c.Close()
+	}
 }
 
 // run releases the team and returns the time from the release to finish.
@@ -120,10 +131,7 @@ func (t *team) run(timeout time.Duration) (time.Duration, error) {
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if err := errors.Join(t.errs...); err != nil {
-			return 0, fmt.Errorf("%w after %v: %w", errTimeout, timeout, err)
-		}
-		return 0, fmt.Errorf("%w after %v", errTimeout, timeout)
+		return 0, errors.Join(fmt.Errorf("%w after %v", errTimeout, timeout), errors.Join(t.errs...))
 	}
 	if err := errors.Join(t.errs...); err != nil {
 		return 0, err
@@ -132,4 +140,168 @@ func (t *team) run(timeout time.Duration) (time.Duration, error) {
 		return 0, errors.New("dutybench: the consumer did not record its end time")
 	}
 	return t.end.Sub(start), nil
+}
+
+// refused decides what a spinning sender does with err, the result of one
+// attempt: nil to try again (err is refused: a full ring, a back-pressured
+// mailbox; wait, if not nil, runs first), errAborted once the team has
+// aborted, or err itself.
+func (t *team) refused(err, refused error, wait func()) error {
+	if err != refused {
+		return err
+	}
+	if t.abort.Load() {
+		return errAborted
+	}
+	if wait != nil {
+		wait()
+	}
+	return nil
+}
+
+// retry calls try until it is accepted: the busy spin of every claim
+// and of every send outside produce.
+func (t *team) retry(refused error, try func() error) error {
+	for err := try(); err != nil; err = try() {
+		if err := t.refused(err, refused, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writer is what produce sends through: either ring type directly, or an
+// adapter (mailboxWriter, ...) of one inlined call. It is an interface, not
+// a func value: the call goes to the ring's method with no wrapper frame.
+type writer interface {
+	Write(typeID int32, payload []byte) error
+}
+
+// produce sends n messages as producer id with w, spinning while w
+// refuses one (wait, if not nil, runs between attempts). Message
+// corruptAt carries a wrong sequence number (tests).
+func produce(t *team, w writer, n int, id uint64, corruptAt int, refused error, wait func()) error {
+	var p [payloadLen]byte
+	putPayload(p[:], 0, id)
+	for i := range n {
+		putSeq(&p, seqFor(i, corruptAt))
+		for err := w.Write(msgTypeID, p[:]); err != nil; err = w.Write(msgTypeID, p[:]) {
+			if err := t.refused(err, refused, wait); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pollUntil calls poll, which hands what it takes to c, until c has seen
+// n messages, spinning while there is nothing (or passing each call's count
+// to s, if not nil, as a runner's idle strategy would take it).
+func pollUntil(t *team, c *checker, n int, s idle.Strategy, poll func() (int, error)) error {
+	for c.received < n {
+		k, err := poll()
+		if err != nil {
+			return err
+		}
+		if k == 0 && t.abort.Load() {
+			return errAborted
+		}
+		if s != nil {
+			s.Idle(k)
+		}
+	}
+	return nil
+}
+
+// stream runs a throughput repetition of cfg.n messages: each producer in
+// its slot (0, 1, ...), consume in the slot after them; consume returns
+// once c has seen every message, the end of the timed span. c (nil when
+// consume checks for itself) must then have seen every producer's share
+// in order.
+func stream(cfg *runConfig, t *team, c *checker, consume func() error, producers ...func() error) (time.Duration, error) {
+	for slot, p := range producers {
+		t.spawn(slot, p)
+	}
+	t.spawn(len(producers), func() error {
+		if err := consume(); err != nil {
+			return err
+		}
+		t.finish()
+		if c == nil {
+			return nil
+		}
+		return c.finish(split(cfg.n, len(producers)))
+	})
+	return t.run(cfg.timeout)
+}
+
+// split returns how many messages each of k producers sends: n in all.
+func split(n, k int) []int {
+	out := make([]int, k)
+	for i := range out {
+		out[i] = n / k
+	}
+	out[0] += n % k
+	return out
+}
+
+// clock reads the monotonic clock as ns since an epoch: time.Since on a
+// time with a monotonic reading is one runtime nanotime call.
+type clock struct{ epoch time.Time }
+
+func newClock() clock      { return clock{epoch: time.Now()} }
+func (c clock) now() int64 { return int64(time.Since(c.epoch)) }
+
+// pingLoop is the pinger of every round-trip workload: for i in [0, n) it
+// puts message i in a buffer, calls roundTrip, which sends it and returns
+// once the echo came back and was checked, and records in lat the time
+// since the previous round trip ended.
+func pingLoop(n, corruptAt int, lat []int64, roundTrip func(p []byte) error) error {
+	var p [payloadLen]byte
+	putPayload(p[:], 0, 0)
+	clk := newClock()
+	last := clk.now()
+	for i := range n {
+		putSeq(&p, seqFor(i, corruptAt))
+		if err := roundTrip(p[:]); err != nil {
+			return err
+		}
+		now := clk.now()
+		lat[i] = now - last
+		last = now
+	}
+	return nil
+}
+
+// roundTrips runs a round-trip repetition: in slot 0 the pinger (pingLoop
+// with roundTrip, checking the echoes with pc), in slot 1 echo, which
+// answers n pings and checks them with c. The timed span ends with the
+// last echo.
+func roundTrips(cfg *runConfig, t *team, pc, c *checker, roundTrip func(p []byte) error, echo func() error) (time.Duration, error) {
+	n := cfg.n
+	t.spawn(0, func() error {
+		if err := pingLoop(n, cfg.corruptAt, cfg.lat[:n], roundTrip); err != nil {
+			return err
+		}
+		t.finish()
+		return pc.finish([]int{n})
+	})
+	t.spawn(1, func() error {
+		if err := echo(); err != nil {
+			return err
+		}
+		return c.finish([]int{n})
+	})
+	return t.run(cfg.timeout)
+}
+
+// using opens a resource (a directory, a connection, a server), runs fn
+// with it and releases it: the set-up and tear-down around a repetition.
+func using[T any](open func() (T, func(), error), fn func(T) (time.Duration, error)) (time.Duration, error) {
+	v, release, err := open()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return fn(v)
 }

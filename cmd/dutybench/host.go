@@ -2,35 +2,79 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 
+	"github.com/dutyrt/duty/cmd/dutybench/internal/hypervisor"
 	"github.com/dutyrt/duty/internal/prefetch"
 )
 
-// thisHost describes the machine dutybench runs on.
-func thisHost() Host {
-	cpu := runtime.GOARCH
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		if m := modelName(f); m != "" {
-			cpu = m
-		}
-		f.Close()
-	}
-	return Host{CPU: cpu, CPUs: runtime.NumCPU(), PrefetchW: prefetch.CanPrefetchWrite(), CLDemote: prefetch.CanDemote()}
+// Host describes the machine of a run: figures from different CPUs, or
+// from a guest and bare metal, are not comparable, and the rings'
+// prefetching and demotion depend on the CPU's features.
+type Host struct {
+	CPU    string `json:"cpu"`    // /proc/cpuinfo's first "model name", or GOARCH
+	Vendor string `json:"vendor"` // /proc/cpuinfo's "vendor_id" (or "CPU implementer"), or ""
+	CPUs   int    `json:"cpus"`   // runtime.NumCPU: the vCPUs this process may use
+	// Hypervisor is the hypervisor's CPUID vendor ("KVMKVMKVM", ...),
+	// "unknown" for a guest whose hypervisor does not say, "none" on bare
+	// metal.
+	Hypervisor string `json:"hypervisor"`
+	PrefetchW  bool   `json:"prefetchw"` // the rings' write prefetch is PREFETCHW
+	CLDemote   bool   `json:"cldemote"`  // the many-to-one consumer's demotion does something
 }
 
-// modelName returns the value of the first "model name" line of a
-// /proc/cpuinfo, or "" if there is none.
-func modelName(r io.Reader) string {
+// thisHost describes the machine dutybench runs on.
+func thisHost() Host {
+	h := Host{CPU: runtime.GOARCH, CPUs: runtime.NumCPU(), PrefetchW: prefetch.CanPrefetchWrite(), CLDemote: prefetch.CanDemote()}
+	guest := false
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		info := cpuInfo(f)
+		f.Close()
+		if m := info["model name"]; m != "" {
+			h.CPU = m
+		}
+		h.Vendor = info["vendor_id"]
+		if h.Vendor == "" {
+			h.Vendor = info["CPU implementer"]
+		}
+		guest = strings.Contains(" "+info["flags"]+" ", " hypervisor ")
+	}
+	h.Hypervisor = hypervisor.Vendor(guest)
+	return h
+}
+
+// cpuInfo returns the keys and values of the first processor's block of a
+// /proc/cpuinfo.
+func cpuInfo(r io.Reader) map[string]string {
+	out := map[string]string{}
 	s := bufio.NewScanner(r)
 	for s.Scan() {
 		key, value, ok := strings.Cut(s.Text(), ":")
-		if ok && strings.TrimSpace(key) == "model name" {
-			return strings.TrimSpace(value)
+		key = strings.TrimSpace(key)
+		if !ok {
+			if len(out) > 0 {
+				break // the end of the first block
+			}
+			continue
+		}
+		if _, seen := out[key]; !seen {
+			out[key] = strings.TrimSpace(value)
 		}
 	}
-	return ""
+	return out
+}
+
+func (h Host) String() string {
+	feature := func(name string, on bool) string {
+		if on {
+			return name
+		}
+		return "no " + name
+	}
+	return fmt.Sprintf("%s (%s, %d vCPUs, hypervisor %s; %s, %s)", h.CPU, h.Vendor, h.CPUs, h.Hypervisor,
+		feature("PREFETCHW", h.PrefetchW), feature("CLDEMOTE", h.CLDemote))
 }

@@ -1,86 +1,47 @@
 package main
 
 import (
+	"encoding/binary"
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// The mailbox variants (the standard variants mailbox in w1 and
-// mailbox-actors in w3): the same workloads through the actor layer, a
-// mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
-// mailbox.Actor's DoWork, beside the bare rings of the same run.
-func init() {
-	w1.variants = append(w1.variants,
-		variant{name: "mailbox", run: w1Mailbox},
-		variant{name: "mailbox-typed", run: w1MailboxTyped},
-		// Which side of the layer costs (docs/mailbox.md, "In cmd/dutybench"):
-		// each is the mailbox variant with one side replaced by the bare
-		// ring's, on the same mailbox's ring.
-		variant{name: "mailbox-send-read", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, true, false) }},
-		variant{name: "mailbox-write-drain", extra: true, run: func(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, false, true) }},
-	)
-	w3.variants = append(w3.variants, variant{name: "mailbox-actors", run: w3MailboxActors})
-}
+// The mailbox variants (W1's mailbox and mailbox-typed, W3's
+// mailbox-actors, and their extras): the same workloads through the actor
+// layer, a mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
+// mailbox.Actor's DoWork in a busy loop, as a runner with a busy-spin idle
+// strategy would run it.
 
 func newBenchMailbox(name string) (*mailbox.Mailbox, error) {
 	return mailbox.New(mailbox.Config{Name: name, Capacity: ringCapacity})
 }
 
-// sendSpinMailbox sends p, spinning while the mailbox is full (W3, where
-// one message is in flight).
-func sendSpinMailbox(t *team, mb *mailbox.Mailbox, p []byte) error {
-	for {
-		err := mb.Send(msgTypeID, p)
-		if err != mailbox.ErrBackPressured {
-			return err
-		}
-		if t.abort.Load() {
-			return errAborted
-		}
+// mailboxWriter sends through a mailbox: produce's writer. Send inlines
+// its fast path here, so the producer makes one call per message, as into
+// a ring's Write.
+type mailboxWriter struct{ mb *mailbox.Mailbox }
+
+func (w mailboxWriter) Write(typeID int32, p []byte) error { return w.mb.Send(typeID, p) }
+
+// checkingHandler returns a mailbox handler feeding c.
+func checkingHandler(c *checker) mailbox.Handler {
+	return func(m *mailbox.Message) mailbox.Action {
+		c.check(m.TypeID(), m.Payload())
+		return mailbox.Continue
 	}
 }
 
-// produceSends is produceWrites through the mailbox: n messages with
-// Send, retrying at once while back-pressured. The call is in the loop
-// itself, as Write is in produceWrites: a helper around Send (one the
-// compiler does not inline, as sendSpinMailbox) would put a call frame of
-// the harness's between the producer and the ring in this variant only.
-func produceSends(t *team, mb *mailbox.Mailbox, n int, id uint64, corruptAt int) error {
-	var p [payloadLen]byte
-	putPayload(p[:], 0, id)
-	for i := range n {
-		putSeq(&p, seqFor(i, corruptAt))
-		for {
-			err := mb.Send(msgTypeID, p[:])
-			if err == nil {
-				break
-			}
-			if err != mailbox.ErrBackPressured {
-				return err
-			}
-			if t.abort.Load() {
-				return errAborted
-			}
-		}
-	}
-	return nil
-}
-
-// w1Mailbox: the producer sends with Mailbox.Send; the consumer is an
-// Actor whose DoWork (drain with the default limit, liveness check,
-// heartbeat) runs in a busy loop, as a runner with a busy-spin idle
-// strategy would run it.
-func w1Mailbox(cfg *runConfig) (time.Duration, error) { return w1MailboxSides(cfg, true, true) }
-
-// w1MailboxSides is w1Mailbox with the producer sending through the
-// mailbox (send) or writing to its ring with Write as manytoone-write does,
-// and the consumer draining in the actor's DoWork (drain) or reading the
-// ring with Read as manytoone-write's consumer does.
-func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
+// mailboxSides is mailbox (send and drain) and its extras: the producer
+// sends through the mailbox (send) or writes to its ring as
+// manytoone-write does; the consumer drains in the actor's DoWork (drain)
+// or reads the ring as manytoone-write's consumer does; newIdle, if not
+// nil, takes the count of each of the consumer's calls.
+func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy) (time.Duration, error) {
 	host, err := newSharedRing()
 	if err != nil {
 		return 0, err
@@ -94,54 +55,33 @@ func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
 		return 0, err
 	}
 	c := newChecker(1)
-	actor, err := mailbox.NewActor("w1-consumer", mb, func(m *mailbox.Message) mailbox.Action {
-		c.check(m.TypeID(), m.Payload())
-		return mailbox.Continue
-	})
+	actor, err := mailbox.NewActor("w1-consumer", mb, checkingHandler(c))
 	if err != nil {
 		return 0, err
 	}
-	t := newTeam(cfg.place)
-	n, corruptAt := cfg.n, cfg.corruptAt
-	t.spawn(0, func() error {
-		if !send {
-			return produceWrites(t, ring, n, 0, corruptAt)
-		}
-		return produceSends(t, mb, n, 0, corruptAt)
-	})
-	t.spawn(1, func() error {
-		if !drain {
-			if err := consumeRing(t, ring.Read, c, n); err != nil {
-				return err
-			}
-			return c.finish([]int{n})
-		}
-		return runActor(t, actor, c, n)
-	})
-	return t.run(cfg.timeout)
-}
-
-// runActor calls the consumer actor's DoWork in a busy loop, as a runner
-// with a busy-spin idle strategy would, until c has received n messages.
-func runActor(t *team, actor *mailbox.Actor, c *checker, n int) error {
-	for c.received < n {
-		k, err := actor.DoWork()
-		if err != nil {
-			return err
-		}
-		if k == 0 && t.abort.Load() {
-			return errAborted
-		}
+	var w writer = ring
+	refused := ringbuf.ErrFull
+	if send {
+		w, refused = mailboxWriter{mb}, mailbox.ErrBackPressured
 	}
-	t.finish()
-	return c.finish([]int{n})
+	poll := readAll(ring, c)
+	if drain {
+		poll = actor.DoWork
+	}
+	var s idle.Strategy
+	if newIdle != nil {
+		s = newIdle()
+	}
+	t := newTeam(cfg.place)
+	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, s, poll) },
+		func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, refused, nil) })
 }
 
-// w3MailboxActors: two actors, each owning a mailbox. The ponger's handler
-// sends every ping back (Abort, to retry next cycle, if the pong mailbox is
-// full); the pinger's handler takes the pong, and its loop sends the next
-// ping after each pong, timing the round trip.
-func w3MailboxActors(cfg *runConfig) (time.Duration, error) {
+// mailboxActors is W3's mailbox-actors: two actors, each owning a mailbox.
+// The ponger's handler sends every ping back (Abort, to retry next cycle,
+// if the pong mailbox is full); the pinger's handler takes the pong, and
+// its loop sends the next ping after each pong.
+func mailboxActors(cfg *runConfig) (time.Duration, error) {
 	pings, err := newBenchMailbox("pings")
 	if err != nil {
 		return 0, err
@@ -161,54 +101,34 @@ func w3MailboxActors(cfg *runConfig) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	pinger, err := mailbox.NewActor("w3-pinger", pongs, func(m *mailbox.Message) mailbox.Action {
-		pc.check(m.TypeID(), m.Payload())
-		return mailbox.Continue
-	})
+	pinger, err := mailbox.NewActor("w3-pinger", pongs, checkingHandler(pc))
 	if err != nil {
 		return 0, err
 	}
 	t := newTeam(cfg.place)
-	n, corruptAt, lat := cfg.n, cfg.corruptAt, cfg.lat[:cfg.n]
-	t.spawn(0, func() error {
-		var p [payloadLen]byte
-		putPayload(p[:], 0, 0)
-		clk := newClock()
-		last := clk.now()
-		for i := range n {
-			putSeq(&p, seqFor(i, corruptAt))
-			if err := sendSpinMailbox(t, pings, p[:]); err != nil {
-				return err
-			}
-			for pc.received == i {
-				k, err := pinger.DoWork()
-				if err != nil {
-					return err
-				}
-				if k == 0 && t.abort.Load() {
-					return errAborted
-				}
-			}
-			now := clk.now()
-			lat[i] = now - last
-			last = now
+	return roundTrips(cfg, t, pc, c, func(p []byte) error {
+		if err := produceOne(t, mailboxWriter{pings}, p, mailbox.ErrBackPressured, nil); err != nil {
+			return err
 		}
-		t.finish()
-		return pc.finish([]int{n})
-	})
-	t.spawn(1, func() error {
-		for c.received < n {
-			k, err := ponger.DoWork()
-			if err != nil {
-				return err
-			}
-			if k == 0 && t.abort.Load() {
-				return errAborted
-			}
+		return runActor(t, pinger, pc, pc.received+1)
+	}, func() error { return runActor(t, ponger, c, cfg.n) })
+}
+
+// runActor calls a's DoWork in a busy loop, as a runner with a busy-spin
+// idle strategy would, until c has seen n messages. The call is direct,
+// not through pollUntil's function value: on a round trip's critical path
+// that indirection shows.
+func runActor(t *team, a *mailbox.Actor, c *checker, n int) error {
+	for c.received < n {
+		k, err := a.DoWork()
+		if err != nil {
+			return err
 		}
-		return c.finish([]int{n})
-	})
-	return t.run(cfg.timeout)
+		if k == 0 && t.abort.Load() {
+			return errAborted
+		}
+	}
+	return nil
 }
 
 // benchMsg is the standard payload as a fixed-layout struct: the same 32
@@ -221,17 +141,29 @@ type benchMsg struct {
 
 var benchMsgs = message.MustFixed[benchMsg](msgTypeID)
 
-// w1MailboxTyped is w1Mailbox through the message package: the producer
-// sends a benchMsg with (*message.Fixed).Send, the consumer is an actor of
-// a message.Router whose handler takes a *benchMsg.
-func w1MailboxTyped(cfg *runConfig) (time.Duration, error) {
+// typedWriter sends the payload's sequence number as a benchMsg with
+// (*message.Fixed).Send.
+type typedWriter struct {
+	mb *mailbox.Mailbox
+	m  *benchMsg
+}
+
+func (w typedWriter) Write(_ int32, p []byte) error {
+	w.m.Seq = binary.LittleEndian.Uint64(p)
+	return benchMsgs.Send(w.mb, w.m)
+}
+
+// mailboxTyped is mailbox-typed: mailbox through the message package. The
+// producer sends a benchMsg with (*message.Fixed).Send, the consumer is an
+// actor of a message.Router whose handler takes a *benchMsg.
+func mailboxTyped(cfg *runConfig) (time.Duration, error) {
 	mb, err := newBenchMailbox("w1")
 	if err != nil {
 		return 0, err
 	}
 	c := newChecker(1)
 	r := message.NewRouter()
-	// The checker's check, on the fields (one producer, id 0), in the
+	// The checker's check on the fields (one producer, id 0), in the
 	// handler itself as check is in the other variants' handlers.
 	if err := message.Handle(r, benchMsgs, func(m *benchMsg) error {
 		c.received++
@@ -249,33 +181,14 @@ func w1MailboxTyped(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	t := newTeam(cfg.place)
-	n, corruptAt := cfg.n, cfg.corruptAt
-	t.spawn(0, func() error {
-		var m benchMsg
-		for i := range n {
-			m.Seq = seqFor(i, corruptAt)
-			for {
-				err := benchMsgs.Send(mb, &m)
-				if err == nil {
-					break
-				}
-				if err != mailbox.ErrBackPressured {
-					return err
-				}
-				if t.abort.Load() {
-					return errAborted
-				}
-			}
-		}
-		return nil
-	})
-	t.spawn(1, func() error { return runActor(t, actor, c, n) })
-	return t.run(cfg.timeout)
+	w := typedWriter{mb: mb, m: new(benchMsg)}
+	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, actor.DoWork) },
+		func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil) })
 }
 
 // sharedRing is a mailbox.Host over a heap ring the benchmark also holds a
 // ringbuf view of: the mailbox and the bare ring are two views of one
-// Agrona ring, so one side of the mailbox can be replaced by the ring's.
+// ring, so one side of the mailbox can be replaced by the ring's.
 type sharedRing struct{ ring, words []byte }
 
 func newSharedRing() (*sharedRing, error) {

@@ -36,6 +36,7 @@ import (
 var processStart = time.Now()
 
 func main() {
+	runChildIfAsked()
 	runner.SetMaxProcs()
 	// W4 keeps each repetition's shared files in a directory of its own:
 	// remove those of earlier runs that died (SIGKILL, a crash), and on
@@ -74,6 +75,7 @@ type options struct {
 	lock      bool
 	pin       bool
 	variants  map[string]bool
+	limit     bool
 	timeout   time.Duration // 0: derived from n
 	cpuprof   string
 }
@@ -89,7 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
-	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: chan-locked, batch16-onetoone, batch16-append, onetoone-write-noprefetch, manytoone-write-noprefetch, batch16-noprefetch, manytoone-write-nodemote, mailbox-nodemote, batch16-demote, mailbox-actors-nodemote, batch16-onetoone-noprefetch, onetoone-noprefetch, onetoone-write-pause, manytoone-write-pause, mailbox-pause, manytoone-write-spin, mailbox-spin, manytoone-write-backoff, mailbox-backoff, queue-onetoone, queue-manytoone, queue-manytomany, mailbox-send-read, mailbox-write-drain, onetoone-runner-notiming, onetoone-runner-noop, onetoone-readpoll, floor, floor-zeronext, zmtp-recv, zmtp-pushpull; built with -tags cring: cring-write, cring-cas, cring-batch16, cring-cas-to-manytoone, manytoone-to-cring, cring-pingpong; built with -tags zmq4: zmq4 in wz and wzl); ratios are to the first one run")
+	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: "+extraNames()+"; -tags cring adds the C reference's, -tags zmq4 go-zeromq/zmq4 in wz and wzl); ratios are to the first one run")
+	fs.BoolVar(&o.limit, "limit", true, "with -tags cring: run W1's and W3's C references beside the variants and report each figure as a ratio to its reference too")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -148,8 +151,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	host := thisHost()
 	fmt.Fprintf(stderr, "dutybench: %s; GOMAXPROCS=%d, CPUs %v, probe on CPUs %v, %s\n", host, runtime.GOMAXPROCS(0), runtime.NumCPU(), cpus, place)
 	report := Report{Host: host}
+	if !o.json {
+		fmt.Fprintf(stdout, "host: %s\n\n", host)
+	}
 	for _, w := range o.workloads {
-		vs := selectVariants(w, o.variants)
+		vs := selectVariants(w, o.variants, o.limit)
 		if len(vs) == 0 {
 			continue
 		}
@@ -225,7 +231,7 @@ func betterWord(w *workload) string {
 // W2 has three busy goroutines for two CPUs: they run as plain goroutines,
 // scheduled by Go (see docs/benchmarks.md).
 func placementFor(w *workload, p placement) placement {
-	if w == w2 {
+	if w.unpinned {
 		return placement{}
 	}
 	return p

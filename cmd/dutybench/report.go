@@ -17,30 +17,16 @@ type Report struct {
 	Workloads []WorkloadReport `json:"workloads"`
 }
 
-// Host describes the machine of a run.
-type Host struct {
-	CPU       string `json:"cpu"`       // /proc/cpuinfo's first "model name", or GOARCH
-	CPUs      int    `json:"cpus"`      // runtime.NumCPU
-	PrefetchW bool   `json:"prefetchw"` // the rings' write prefetch is PREFETCHW
-	CLDemote  bool   `json:"cldemote"`  // the many-to-one consumer's demotion does something
-}
-
-func (h Host) String() string {
-	feature := func(name string, on bool) string {
-		if on {
-			return name
-		}
-		return "no " + name
-	}
-	return fmt.Sprintf("%s (%s, %s)", h.CPU, feature("PREFETCHW", h.PrefetchW), feature("CLDEMOTE", h.CLDemote))
-}
-
 // WorkloadReport holds one workload's per-phase figures and ratios.
 type WorkloadReport struct {
 	Name     string          `json:"name"`
 	Unit     string          `json:"unit"`
 	Variants []VariantReport `json:"variants"`
 	Ratios   []Ratio         `json:"ratios"`
+	// Limits are each variant's figures over its C reference's (Ratio's
+	// baseline names the reference) in the same phase: W1 and W3 built
+	// with -tags cring (docs/benchmarks.md, "The host and the limit").
+	Limits []Ratio `json:"limits,omitempty"`
 }
 
 // VariantReport holds one variant's figures by phase. Throughput phases hold
@@ -77,6 +63,20 @@ func buildReport(w *workload, variantNames []string, reps []repetition) Workload
 	if rs := ratios(wr.Variants, metrics); rs != nil {
 		wr.Ratios = rs
 	}
+	if w.reference == nil {
+		return wr
+	}
+	isRef := map[string]bool{}
+	for _, v := range wr.Variants {
+		isRef[w.reference(v.Name)] = true
+	}
+	for _, v := range wr.Variants {
+		for _, ref := range wr.Variants {
+			if ref.Name == w.reference(v.Name) && !isRef[v.Name] {
+				wr.Limits = append(wr.Limits, ratios([]VariantReport{ref, v}, metrics)...)
+			}
+		}
+	}
 	return wr
 }
 
@@ -88,8 +88,8 @@ func writeJSON(out io.Writer, r Report) error {
 }
 
 // findRatio returns the ratio of variant in phase for metric.
-func findRatio(wr WorkloadReport, variant, phase, metric string) (float64, bool) {
-	for _, r := range wr.Ratios {
+func findRatio(rs []Ratio, variant, phase, metric string) (float64, bool) {
+	for _, r := range rs {
 		if r.Variant == variant && r.Phase == phase && r.Metric == metric {
 			return r.Ratio, true
 		}
@@ -112,8 +112,9 @@ func presentPhases(wr WorkloadReport) []string {
 }
 
 // writeTable prints a workload's report as text: for throughput, one row per
-// variant with "median [min..max] n=k" per phase and the ratio of medians to
-// the baseline in that phase; for latency, one block per phase.
+// variant with "median [min..max] n=k" per phase, the ratio of medians to
+// the baseline in that phase and, where the run has the variant's C
+// reference, to that (column "x C"); for latency, one block per phase.
 func writeTable(out io.Writer, wr WorkloadReport, header string) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\n", header)
@@ -122,25 +123,37 @@ func writeTable(out io.Writer, wr WorkloadReport, header string) error {
 		return tw.Flush()
 	}
 	base := wr.Variants[0].Name
+	withLimit := len(wr.Limits) > 0
+	limit := ""
 	if wr.Unit == unitNs {
+		sets := [][]Ratio{wr.Ratios}
+		if withLimit {
+			limit, sets = "\tp50/C\tp99.9/C", append(sets, wr.Limits)
+		}
 		for _, phase := range phases {
-			fmt.Fprintf(tw, "phase %s\tn\tp50\tp90\tp99\tp99.9\tmax\tmean\tp50/%s\tp99.9/%s\n", phase, base, base)
+			fmt.Fprintf(tw, "phase %s\tn\tp50\tp90\tp99\tp99.9\tmax\tmean\tp50/%s\tp99.9/%s%s\n", phase, base, base, limit)
 			for _, v := range wr.Variants {
 				m, ok := v.Phases[phase]
 				if !ok {
 					fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t-\t\t\n", v.Name)
 					continue
 				}
-				fmt.Fprintf(tw, "  %s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%s\n", v.Name, m[metricN],
-					m[metricP50], m[metricP90], m[metricP99], m[metricP999], m[metricMax], m[metricMean],
-					ratioCell(wr, v.Name, phase, metricP50), ratioCell(wr, v.Name, phase, metricP999))
+				fmt.Fprintf(tw, "  %s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f", v.Name, m[metricN],
+					m[metricP50], m[metricP90], m[metricP99], m[metricP999], m[metricMax], m[metricMean])
+				for _, rs := range sets {
+					fmt.Fprintf(tw, "\t%s\t%s", ratioCell(rs, v.Name, phase, metricP50), ratioCell(rs, v.Name, phase, metricP999))
+				}
+				fmt.Fprintln(tw)
 			}
 		}
 		return tw.Flush()
 	}
+	if withLimit {
+		limit = "\tx C"
+	}
 	fmt.Fprintf(tw, "variant")
 	for _, phase := range phases {
-		fmt.Fprintf(tw, "\t%s (%s)\tx %s", phase, wr.Unit, base)
+		fmt.Fprintf(tw, "\t%s (%s)\tx %s%s", phase, wr.Unit, base, limit)
 	}
 	fmt.Fprintln(tw)
 	for _, v := range wr.Variants {
@@ -148,19 +161,22 @@ func writeTable(out io.Writer, wr WorkloadReport, header string) error {
 		for _, phase := range phases {
 			m, ok := v.Phases[phase]
 			if !ok {
-				fmt.Fprintf(tw, "\t-\t")
+				fmt.Fprintf(tw, "\t-\t%s", limit[:min(len(limit), 1)])
 				continue
 			}
 			fmt.Fprintf(tw, "\t%.1f [%.1f..%.1f] n=%.0f\t%s", m[metricMedian], m[metricMin], m[metricMax], m[metricN],
-				ratioCell(wr, v.Name, phase, metricMedian))
+				ratioCell(wr.Ratios, v.Name, phase, metricMedian))
+			if withLimit {
+				fmt.Fprintf(tw, "\t%s", ratioCell(wr.Limits, v.Name, phase, metricMedian))
+			}
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
 
-func ratioCell(wr WorkloadReport, variant, phase, metric string) string {
-	r, ok := findRatio(wr, variant, phase, metric)
+func ratioCell(rs []Ratio, variant, phase, metric string) string {
+	r, ok := findRatio(rs, variant, phase, metric)
 	if !ok {
 		return ""
 	}

@@ -44,14 +44,9 @@ func TestJSONShape(t *testing.T) {
 }
 
 func TestBuildReportThroughput(t *testing.T) {
-	reps := []repetition{
-		{Variant: "chan", Phase: phaseMid, Value: 20},
-		{Variant: "onetoone-write", Phase: phaseMid, Value: 50},
-		{Variant: "chan", Phase: phaseMid, Value: 22},
-		{Variant: "onetoone-write", Phase: phaseFar, Value: 15},
-		{Variant: "batch16", Phase: phaseMixed, Value: 99},
-	}
-	wr := buildReport(w1, []string{"chan", "onetoone-write", "batch16"}, reps)
+	reps := throughputReps("chan", phaseMid, 20.0, "onetoone-write", phaseMid, 50.0, "chan", phaseMid, 22.0,
+		"onetoone-write", phaseFar, 15.0, "batch16", phaseMixed, 99.0)
+	wr := buildReport(findWorkload("w1"), []string{"chan", "onetoone-write", "batch16"}, reps)
 	require.Equal(t, "w1", wr.Name)
 	require.Equal(t, "Mmsg/s", wr.Unit)
 	require.Equal(t, []string{"chan", "onetoone-write", "batch16"}, []string{wr.Variants[0].Name, wr.Variants[1].Name, wr.Variants[2].Name})
@@ -73,7 +68,7 @@ func TestBuildReportThroughput(t *testing.T) {
 func TestBuildReportLatencyNoRatiosIsEmptyList(t *testing.T) {
 	m := map[string]float64{metricP50: 1, metricP90: 1, metricP99: 1, metricP999: 1, metricMax: 1, metricMean: 1}
 	reps := []repetition{{Variant: "chan", Phase: phaseMid, Latency: m}, {Variant: "onetoone", Phase: phaseFar, Latency: m}}
-	wr := buildReport(w3, []string{"chan", "onetoone"}, reps)
+	wr := buildReport(findWorkload("w3"), []string{"chan", "onetoone"}, reps)
 	require.Equal(t, "ns", wr.Unit)
 	require.NotNil(t, wr.Ratios)
 	require.Empty(t, wr.Ratios, "no phase in common")
@@ -85,11 +80,40 @@ func TestBuildReportLatencyNoRatiosIsEmptyList(t *testing.T) {
 	require.Contains(t, buf.String(), "phase far")
 }
 
-func TestModelName(t *testing.T) {
-	cpuinfo := "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B45\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: other\n"
-	require.Equal(t, "AMD EPYC 9B45", modelName(strings.NewReader(cpuinfo)))
-	require.Empty(t, modelName(strings.NewReader("processor\t: 0\n")))
-	h := Host{CPU: "X", PrefetchW: true}
-	require.Equal(t, "X (PREFETCHW, no CLDEMOTE)", h.String())
-	require.NotEmpty(t, thisHost().CPU)
+func TestCPUInfo(t *testing.T) {
+	cpuinfo := "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B45\nflags\t\t: fpu hypervisor\n\nprocessor\t: 1\nmodel name\t: other\n"
+	info := cpuInfo(strings.NewReader(cpuinfo))
+	require.Equal(t, "AMD EPYC 9B45", info["model name"])
+	require.Equal(t, "AuthenticAMD", info["vendor_id"])
+	require.Equal(t, "fpu hypervisor", info["flags"])
+	require.Empty(t, cpuInfo(strings.NewReader("processor\t: 0\n"))["model name"])
+	h := Host{CPU: "X", Vendor: "V", CPUs: 2, Hypervisor: "KVMKVMKVM", PrefetchW: true}
+	require.Equal(t, "X (V, 2 vCPUs, hypervisor KVMKVMKVM; PREFETCHW, no CLDEMOTE)", h.String())
+	here := thisHost()
+	require.NotEmpty(t, here.CPU)
+	require.NotEmpty(t, here.Hypervisor)
+	t.Log(here)
+}
+
+// Each W1 figure is also a ratio to its C reference in the same phase:
+// batch16 to cring-batch16, the others to cring-write; a reference is not
+// compared with itself, and a phase the reference lacks yields nothing.
+func TestBuildReportLimits(t *testing.T) {
+	reps := throughputReps("chan", phaseMid, 20.0, "batch16", phaseMid, 100.0, "batch16", phaseFar, 30.0,
+		"cring-write", phaseMid, 200.0, "cring-batch16", phaseMid, 400.0)
+	wr := buildReport(findWorkload("w1"), []string{"chan", "batch16", "cring-write", "cring-batch16"}, reps)
+	require.ElementsMatch(t, []Ratio{
+		{Variant: "chan", Baseline: "cring-write", Phase: phaseMid, Metric: metricMedian, Ratio: 0.1},
+		{Variant: "batch16", Baseline: "cring-batch16", Phase: phaseMid, Metric: metricMedian, Ratio: 0.25},
+	}, wr.Limits)
+	var buf bytes.Buffer
+	require.NoError(t, writeTable(&buf, wr, "W1"))
+	require.Contains(t, buf.String(), "x C")
+	require.Contains(t, buf.String(), "0.25x")
+
+	wr = buildReport(findWorkload("w1"), []string{"chan", "batch16"}, reps)
+	require.Empty(t, wr.Limits, "no reference in the run")
+	buf.Reset()
+	require.NoError(t, writeJSON(&buf, Report{Workloads: []WorkloadReport{wr}}))
+	require.NotContains(t, buf.String(), "limits")
 }

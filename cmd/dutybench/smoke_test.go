@@ -63,18 +63,20 @@ func TestSmokeEveryVariant(t *testing.T) {
 }
 
 func TestSmokeBatchShortLastClaim(t *testing.T) {
+	w1 := findWorkload("w1")
 	// n not a multiple of 16: the last claim is short.
 	for _, oneToOne := range []bool{false, true} {
 		for _, appendEach := range []bool{false, true} {
-			_, err := w1Batch16(smokeConfig(w1, smokeN+5, placement{lock: true}), oneToOne, appendEach)
+			_, err := batch16(ringKind(oneToOne), appendEach, false)(smokeConfig(w1, smokeN+5, placement{lock: true}))
 			require.NoError(t, err)
-			_, err = w1Batch16(smokeConfig(w1, smokeN+5, placement{}), oneToOne, appendEach)
+			_, err = batch16(ringKind(oneToOne), appendEach, false)(smokeConfig(w1, smokeN+5, placement{}))
 			require.NoError(t, err)
 		}
 	}
 }
 
 func TestSelectVariantsExtra(t *testing.T) {
+	w1, w3 := findWorkload("w1"), findWorkload("w3")
 	names := func(vs []variant) []string {
 		var out []string
 		for _, v := range vs {
@@ -82,10 +84,10 @@ func TestSelectVariantsExtra(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox", "mailbox-typed"}, names(selectVariants(w1, nil)),
+	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "manytoone-claim", "batch16", "mailbox", "mailbox-typed"}, names(selectVariants(w1, nil, false)),
 		"the standard variants, baseline first; extras only on request")
 	require.Equal(t, []string{"chan", "onetoone-runner", "onetoone-runner-notiming"},
-		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true})))
+		names(selectVariants(w3, map[string]bool{"onetoone-runner-notiming": true, "chan": true, "onetoone-runner": true}, false)))
 }
 
 func TestSmokeOddCounts(t *testing.T) {
@@ -191,7 +193,7 @@ func TestRunJSONInProcess(t *testing.T) {
 		wr := r.Workloads[i]
 		require.Equal(t, w.name, wr.Name)
 		require.Equal(t, w.unit(), wr.Unit)
-		vs := selectVariants(w, nil)
+		vs := selectVariants(w, nil, true)
 		require.Len(t, wr.Variants, len(vs))
 		total := 0.0
 		for j, v := range wr.Variants {

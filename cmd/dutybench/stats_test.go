@@ -79,14 +79,19 @@ func TestMedian(t *testing.T) {
 	require.Equal(t, []float64{3, 1, 2}, xs, "input not modified")
 }
 
-func TestAggregateThroughput(t *testing.T) {
-	reps := []repetition{
-		{Variant: "chan", Phase: phaseMid, Value: 20},
-		{Variant: "chan", Phase: phaseMid, Value: 18},
-		{Variant: "chan", Phase: phaseMid, Value: 25},
-		{Variant: "chan", Phase: phaseFar, Value: 6},
-		{Variant: "chan", Phase: phaseMixed, Value: 11},
+// throughputReps builds throughput repetitions from (variant, phase,
+// value) triples.
+func throughputReps(triples ...any) []repetition {
+	var out []repetition
+	for i := 0; i+2 < len(triples); i += 3 {
+		out = append(out, repetition{Variant: triples[i].(string), Phase: triples[i+1].(string), Value: triples[i+2].(float64)})
 	}
+	return out
+}
+
+func TestAggregateThroughput(t *testing.T) {
+	reps := throughputReps("chan", phaseMid, 20.0, "chan", phaseMid, 18.0, "chan", phaseMid, 25.0,
+		"chan", phaseFar, 6.0, "chan", phaseMixed, 11.0)
 	got := aggregateThroughput(reps)
 	require.Equal(t, map[string]map[string]float64{
 		phaseMid:   {metricMedian: 20, metricMin: 18, metricMax: 25, metricN: 3},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,3 +34,9 @@ func socketpairCloexec() ([2]int, error) {
 	unix.CloseOnExec(fds[1])
 	return fds, nil
 }
+
+// lowTimerSlack does nothing where there is no per-thread timer slack.
+func lowTimerSlack() {}
+
+// sleepFor sleeps with the runtime's timer.
+func sleepFor(d time.Duration) { time.Sleep(d) }

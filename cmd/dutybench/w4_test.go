@@ -19,15 +19,14 @@ import (
 // what is particular to a second process.
 
 func TestW4Registered(t *testing.T) {
+	w4t, w4l := findWorkload("w4t"), findWorkload("w4l")
 	names := func(w *workload) []string {
 		var out []string
-		for _, v := range selectVariants(w, nil) {
+		for _, v := range selectVariants(w, nil, false) {
 			out = append(out, v.name)
 		}
 		return out
 	}
-	require.Equal(t, w4t, findWorkload("w4t"))
-	require.Equal(t, w4l, findWorkload("w4l"))
 	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess", "publication-2sub"}, names(w4t), "the standard names, baseline first")
 	require.Equal(t, []string{"unixsocket", "inprocess", "crossprocess"}, names(w4l))
 	require.Equal(t, unitMmsgs, w4t.unit())
@@ -36,7 +35,7 @@ func TestW4Registered(t *testing.T) {
 
 // A child in an unknown role fails at once, and the parent says why.
 func TestW4ChildFailureReported(t *testing.T) {
-	p, err := startW4Child("no-such-role", nil)
+	p, err := startChild(childSpec{role: "no-such-role"})
 	require.NoError(t, err)
 	defer p.stop()
 	err = p.ready(time.Minute)
@@ -48,11 +47,12 @@ func TestW4ChildFailureReported(t *testing.T) {
 // A consumer that dies in the middle of a repetition ends it with an
 // error (the producer stops spinning on the full ring), never a hang.
 func TestW4ChildDiesMidRun(t *testing.T) {
+	w4t, w4l := findWorkload("w4t"), findWorkload("w4l")
 	t.Setenv("DUTYBENCH_W4_EXIT_AFTER", "1000")
 	for _, v := range []struct {
 		w   *workload
 		run func(*runConfig) (time.Duration, error)
-	}{{w4t, w4tCrossProcess}, {w4t, w4tSocket}, {w4l, w4lCrossProcess}, {w4l, w4lSocket}} {
+	}{{w4t, crossProcessStream}, {w4t, socketStream}, {w4l, crossProcessPingPong}, {w4l, socketPingPong}} {
 		cfg := smokeConfig(v.w, 200_000, placement{})
 		cfg.timeout = 2 * time.Minute // hang guard only
 		_, err := v.run(cfg)
@@ -68,7 +68,7 @@ func TestW4RunJSON(t *testing.T) {
 	var r Report
 	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
 	require.Len(t, r.Workloads, 2)
-	for i, w := range []*workload{w4t, w4l} {
+	for i, w := range []*workload{findWorkload("w4t"), findWorkload("w4l")} {
 		wr := r.Workloads[i]
 		require.Equal(t, w.name, wr.Name)
 		require.Len(t, wr.Variants, len(w.variants))

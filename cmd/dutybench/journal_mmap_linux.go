@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmapCopyAppends is the extra mmap-copy: the limit of any journal that
+// appends into mapped files here. It copies the records' bytes (as
+// memmove does) into fresh segment files of the journal's size,
+// preallocated and mapped as the journal maps them, with the pages faulted
+// in ahead of the writer on the second CPU as the journal's Flusher does
+// it (madvise MADV_POPULATE_WRITE, DefaultPrefaultBytes ahead): no header,
+// checksum, index or commit.
+func mmapCopyAppends(size int) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		return using(tempDir, func(dir string) (time.Duration, error) {
+			perSeg := journalSegment / size
+			var err error
+			maps := make([][]byte, (cfg.n+perSeg-1)/perSeg)
+			defer func() {
+				for _, m := range maps {
+					if m != nil {
+						_ = unix.Munmap(m)
+					}
+				}
+			}()
+			for s := range maps {
+				if maps[s], err = mapSegment(filepath.Join(dir, fmt.Sprint(s))); err != nil {
+					return 0, err
+				}
+			}
+			record := func(i int) []byte { s, k := i/perSeg, i%perSeg; return maps[s][k*size : (k+1)*size] }
+			var written atomic.Int64 // the writer's byte position over all segments
+			var faulted int64        // the pre-faulter's
+			t := newTeam(cfg.place)
+			var stop atomic.Bool
+			t.spawn(0, func() error {
+				rec := make([]byte, size)
+				for i := range cfg.n {
+					putPayload(rec, seqFor(i, cfg.corruptAt), 0)
+					copy(record(i), rec)
+					if i%perSeg%stampEvery == 0 {
+						written.Store(int64(i/perSeg)*journalSegment + int64(i%perSeg*size))
+					}
+				}
+				t.finish()
+				stop.Store(true)
+				return nil
+			})
+			t.spawn(1, func() error {
+				end := int64(len(maps)) * journalSegment
+				return backgroundWork(t, &stop, func() (int, error) {
+					to := min(end, written.Load()+wjPrefaultBytes)
+					if to-faulted < wjPrefaultBytes/4 {
+						return 0, nil
+					}
+					for faulted < to {
+						at := faulted
+						s, off := at/journalSegment, at%journalSegment
+						n := min(to-at, journalSegment-off)
+						if err := unix.Madvise(maps[s][off:off+n], unix.MADV_POPULATE_WRITE); errors.Is(err, unix.EINVAL) {
+							stop.Store(true) // the kernel cannot: the writer faults them
+							return 0, nil
+						} else if err != nil {
+							return 0, fmt.Errorf("dutybench: pre-faulting: %w", err)
+						}
+						faulted = at + n
+					}
+					return 1, nil
+				})
+			})
+			d, err := t.run(cfg.timeout)
+			if err != nil {
+				return 0, err
+			}
+			c := newChecker(1)
+			for i := range cfg.n {
+				c.check(msgTypeID, record(i)[:payloadLen])
+			}
+			return d, c.finish([]int{cfg.n})
+		})
+	}
+}
+
+// mapSegment creates a segment file of journalSegment bytes, preallocated,
+// and maps it shared, read and write.
+func mapSegment(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, journalSegment); err != nil {
+		return nil, fmt.Errorf("dutybench: preallocating %s: %w", name, err)
+	}
+	return unix.Mmap(int(f.Fd()), 0, journalSegment, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+}
+
+// wjPrefaultBytes is how far ahead of the writer the journal's Flusher
+// faults pages in by default (journal.Options.PrefaultBytes).
+const wjPrefaultBytes = 16 << 20

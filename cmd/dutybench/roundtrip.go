@@ -1,0 +1,380 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/ringbuf"
+	"github.com/dutyrt/duty/runner"
+)
+
+// W3: round trip over two one-to-one channels (ping A->B, pong B->A),
+// latency per round trip measured by the pinger in slot 0, the ponger in
+// slot 1 (docs/workloads.md, "W3: round trip"). The -warmup repetitions
+// are the workload's warm-up: 3 of n round trips by default.
+
+func chanPingPong(cfg *runConfig) (time.Duration, error) {
+	ping := make(chan [payloadLen]byte)
+	pong := make(chan [payloadLen]byte)
+	pc, c := newChecker(1), newChecker(1)
+	return roundTrips(cfg, newTeam(cfg.place), pc, c, func(p []byte) error {
+		ping <- [payloadLen]byte(p)
+		q := <-pong
+		pc.checkArray(&q)
+		return nil
+	}, func() error {
+		for range cfg.n {
+			q := <-ping
+			c.checkArray(&q)
+			pong <- q
+		}
+		return nil
+	})
+}
+
+// awaitReady spins until r has a record at head (false: the team aborted).
+// It polls with Ready, which inlines, as ringbuf's documentation says a
+// spinning consumer should (docs/ringbuf.md, "Spinning consumers").
+func awaitReady(t *team, r *ringbuf.OneToOne) bool {
+	for !r.Ready() {
+		if t.abort.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// echo returns a Handler that checks a ping and writes it back to out,
+// spinning while out is full; a write error is kept in *errp.
+func echo(c *checker, out *ringbuf.OneToOne, abort *atomic.Bool, errp *error) ringbuf.Handler {
+	return func(typeID int32, payload []byte) {
+		c.check(typeID, payload)
+		for {
+			err := out.Write(typeID, payload)
+			if err == nil {
+				return
+			}
+			if err != ringbuf.ErrFull || abort.Load() {
+				if *errp == nil {
+					*errp = err
+				}
+				return
+			}
+		}
+	}
+}
+
+// ringPair returns the ping and pong rings.
+func ringPair() (ping, pong *ringbuf.OneToOne, err error) {
+	if ping, err = newOneToOne(); err != nil {
+		return nil, nil, err
+	}
+	pong, err = newOneToOne()
+	return ping, pong, err
+}
+
+// oneToOnePingPong is onetoone: each side spins with awaitReady, then
+// reads; without ready, the extra onetoone-readpoll, which spins by
+// calling Read.
+func oneToOnePingPong(ready bool) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		pingR, pongR, err := ringPair()
+		if err != nil {
+			return 0, err
+		}
+		t := newTeam(cfg.place)
+		pc, c := newChecker(1), newChecker(1)
+		h := ringbuf.Handler(pc.check)
+		// Both sides call the rings directly, in their own loops: on the
+		// round trip's critical path a function value's call shows.
+		return roundTrips(cfg, t, pc, c, func(p []byte) error {
+			for err := pingR.Write(msgTypeID, p); err != nil; err = pingR.Write(msgTypeID, p) {
+				if err := t.refused(err, ringbuf.ErrFull, nil); err != nil {
+					return err
+				}
+			}
+			for i := pc.received; pc.received == i; {
+				if err := readOnce(t, pongR, ready, h, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, func() error {
+			var werr error
+			e := echo(c, pongR, &t.abort, &werr)
+			for c.received < cfg.n && werr == nil {
+				if err := readOnce(t, pingR, ready, e, ringbuf.NoLimit); err != nil {
+					return err
+				}
+			}
+			return werr
+		})
+	}
+}
+
+// readOnce reads r once into h, after spinning with awaitReady when ready
+// (onetoone-readpoll spins by calling Read); errAborted once the team
+// aborted.
+func readOnce(t *team, r *ringbuf.OneToOne, ready bool, h ringbuf.Handler, limit int) error {
+	if ready && !awaitReady(t, r) {
+		return errAborted
+	}
+	k, err := r.Read(h, limit)
+	if err == nil && k == 0 && t.abort.Load() {
+		return errAborted
+	}
+	return err
+}
+
+// pingAgent is the pinger of onetoone-runner as an agent: each DoWork sends
+// the next ping or polls for the pong, never blocking.
+type pingAgent struct {
+	out, in   *ringbuf.OneToOne
+	released  *atomic.Bool // the start barrier
+	abort     *atomic.Bool
+	lat       []int64
+	n, i      int
+	corruptAt int
+	started   bool
+	clk       clock
+	last      int64
+	p         [payloadLen]byte
+	h         ringbuf.Handler
+	end       time.Time
+}
+
+func (a *pingAgent) RoleName() string { return "w3-pinger" }
+func (a *pingAgent) OnStart() error   { return nil }
+func (a *pingAgent) OnClose() error   { return nil }
+
+func (a *pingAgent) DoWork() (int, error) {
+	if !a.started {
+		if !a.released.Load() {
+			return 0, a.aborted()
+		}
+		a.started = true
+		a.last = a.clk.now()
+		return 1, a.send()
+	}
+	if !a.in.Ready() { // in line: an idle cycle makes no call into the ring
+		return 0, a.aborted()
+	}
+	k, err := a.in.Read(a.h, 1)
+	if err != nil {
+		return 0, agent.Terminate(err)
+	}
+	if k == 0 {
+		return 0, a.aborted()
+	}
+	now := a.clk.now()
+	a.lat[a.i] = now - a.last
+	a.last = now
+	a.i++
+	if a.i == a.n {
+		a.end = time.Now()
+		return 1, agent.ErrDone
+	}
+	return 1, a.send()
+}
+
+func (a *pingAgent) aborted() error {
+	if a.abort.Load() {
+		return agent.Terminate(errAborted)
+	}
+	return nil
+}
+
+func (a *pingAgent) send() error {
+	putSeq(&a.p, seqFor(a.i, a.corruptAt))
+	for {
+		err := a.out.Write(msgTypeID, a.p[:])
+		if err == nil {
+			return nil
+		}
+		if err != ringbuf.ErrFull || a.abort.Load() {
+			return agent.Terminate(err)
+		}
+	}
+}
+
+// pongAgent echoes every ping it reads.
+type pongAgent struct {
+	in   *ringbuf.OneToOne
+	h    ringbuf.Handler
+	werr error
+}
+
+func (a *pongAgent) RoleName() string { return "w3-ponger" }
+func (a *pongAgent) OnStart() error   { return nil }
+func (a *pongAgent) OnClose() error   { return nil }
+
+func (a *pongAgent) DoWork() (int, error) {
+	if !a.in.Ready() {
+		return 0, nil
+	}
+	k, err := a.in.Read(a.h, ringbuf.NoLimit)
+	if err = errors.Join(err, a.werr); err != nil {
+		return k, agent.Terminate(err)
+	}
+	return k, nil
+}
+
+// errorSink collects what the runners report.
+type errorSink struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (s *errorSink) handle(err error) {
+	s.mu.Lock()
+	s.errs = append(s.errs, err)
+	s.mu.Unlock()
+}
+
+func (s *errorSink) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
+}
+
+// runnerPingPong is onetoone-runner: each side an agent on a runner. With
+// cycleTiming the runners keep their default stall tracker (one clock read
+// per duty cycle), without it the extra onetoone-runner-notiming;
+// strategy is the runners' idle strategy (busy spin, or no-op for the
+// extra onetoone-runner-noop).
+func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		pingR, pongR, err := ringPair()
+		if err != nil {
+			return 0, err
+		}
+		var released, abort atomic.Bool
+		pc, c := newChecker(1), newChecker(1)
+		pinger := &pingAgent{out: pingR, in: pongR, released: &released, abort: &abort,
+			lat: cfg.lat[:cfg.n], n: cfg.n, corruptAt: cfg.corruptAt, clk: newClock(), h: pc.check}
+		putPayload(pinger.p[:], 0, 0)
+		ponger := &pongAgent{in: pingR}
+		ponger.h = echo(c, pongR, &abort, &ponger.werr)
+
+		sink := &errorSink{}
+		start := func(a agent.Agent, slot int) (*runner.Runner, error) {
+			o := []runner.Option{runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
+				runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming)}
+			if cpu := cfg.place.cpu(slot); cpu >= 0 {
+				o = append(o, runner.WithCPUs(cpu))
+			}
+			r, err := runner.New(a, o...)
+			if err == nil {
+				err = r.Start()
+			}
+			return r, err
+		}
+		po, err := start(ponger, 1)
+		if err != nil {
+			return 0, err
+		}
+		pr, err := start(pinger, 0)
+		if err != nil {
+			return 0, errors.Join(err, po.Close())
+		}
+		time.Sleep(20 * time.Millisecond)
+		t0 := time.Now()
+		released.Store(true)
+		var runErr error
+		select {
+		case <-pr.Done():
+		case <-po.Done():
+			abort.Store(true)
+			<-pr.Done() // the pinger sees abort on its next idle cycle
+		case <-time.After(cfg.timeout):
+			abort.Store(true)
+			runErr = fmt.Errorf("%w after %v", errTimeout, cfg.timeout)
+		}
+		err = errors.Join(runErr, pr.Close(), po.Close(), pr.Err(), po.Err(), sink.err())
+		if err = errors.Join(err, pc.finish([]int{cfg.n}), c.finish([]int{cfg.n})); err != nil {
+			return 0, err
+		}
+		return pinger.end.Sub(t0), nil
+	}
+}
+
+// floorRing is the least a ring of 40-byte records can do, for W3 only:
+// the record's 8-byte header holds the message number + 1 (no zeroing,
+// head, tail or wrap handling: the ping-pong never has more than one
+// record in flight), stored with a release store after the payload. It is
+// the floor for duty's record layout in Go on this machine: cache-line
+// transfers, the clock read and the checks.
+type floorRing struct{ b []byte }
+
+const floorRecord = 40
+
+func (r floorRing) header(at int) *atomic.Int64 {
+	return (*atomic.Int64)(unsafe.Pointer(unsafe.SliceData(r.b[at : at+8])))
+}
+
+// send publishes message i; with zeroNext it first stores into the next
+// slot's header, as ringbuf.OneToOne zeroes the header after each record.
+// The release store of the header orders the payload's bytes before it
+// (on arm64 too: STLR); await's acquiring load pairs with it.
+func (r floorRing) send(i int, p []byte, zeroNext bool) {
+	slots := ringCapacity / floorRecord
+	at := (i % slots) * floorRecord
+	if zeroNext {
+		atomicbuf.StoreRelease64(r.header(((i+1)%slots)*floorRecord), 0)
+	}
+	copy(r.b[at+8:at+floorRecord], p)
+	atomicbuf.StoreRelease64(r.header(at), int64(i+1))
+}
+
+// await spins until message i is published and returns its payload.
+func (r floorRing) await(t *team, i int) ([]byte, error) {
+	at := (i % (ringCapacity / floorRecord)) * floorRecord
+	for r.header(at).Load() != int64(i+1) {
+		if t.abort.Load() {
+			return nil, errAborted
+		}
+	}
+	return r.b[at+8 : at+floorRecord], nil
+}
+
+// floorPingPong is the extra floor (and floor-zeronext) over two
+// floorRings.
+func floorPingPong(zeroNext bool) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		b1, err := ringbuf.Allocate(ringCapacity)
+		if err != nil {
+			return 0, err
+		}
+		b2, err := ringbuf.Allocate(ringCapacity)
+		if err != nil {
+			return 0, err
+		}
+		ping, pong := floorRing{b1}, floorRing{b2}
+		t := newTeam(cfg.place)
+		pc, c := newChecker(1), newChecker(1)
+		return roundTrips(cfg, t, pc, c, func(p []byte) error {
+			i := pc.received
+			ping.send(i, p, zeroNext)
+			q, err := pong.await(t, i)
+			pc.check(msgTypeID, q)
+			return err
+		}, func() error {
+			for i := range cfg.n {
+				q, err := ping.await(t, i)
+				if err != nil {
+					return err
+				}
+				c.check(msgTypeID, q)
+				pong.send(i, q, zeroNext)
+			}
+			return nil
+		})
+	}
+}
