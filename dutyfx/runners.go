@@ -198,7 +198,7 @@ func options(cfg Config, role string) ([]runner.Option, error) {
 		spec = cfg.DefaultIdle
 	}
 	if spec == "" {
-		spec = idle.AliasBackoff
+		spec = "backoff"
 	}
 	s, err := idle.Parse(spec)
 	if err != nil {

@@ -124,7 +124,7 @@ func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte)
 	if err != ErrBackPressured {
 		return err
 	}
-	b := backoffs.Get().(*idle.BackoffStrategy)
+	b := backoffs.Get().(idle.Strategy)
 	defer backoffs.Put(b)
 	return m.waitSend(ctx, b, typeID, payload, nil, nil)
 }
@@ -135,7 +135,7 @@ func (m *Mailbox) SendPartsContext(ctx context.Context, typeID int32, parts ...[
 	if err != ErrBackPressured {
 		return err
 	}
-	b := backoffs.Get().(*idle.BackoffStrategy)
+	b := backoffs.Get().(idle.Strategy)
 	defer backoffs.Put(b)
 	return m.waitSend(ctx, b, typeID, nil, parts, nil)
 }
@@ -149,7 +149,7 @@ var backoffs = sync.Pool{New: func() any { return idle.Backoff() }}
 // parts is non-nil) until it is accepted, ctx ends, the mailbox closes or
 // a Host finds the consumer dead (asked before the first retry, then every
 // consumerCheckEvery retries).
-func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID int32, payload []byte, parts [][]byte, s *Sender) error {
+func (m *Mailbox) waitSend(ctx context.Context, b idle.Strategy, typeID int32, payload []byte, parts [][]byte, s *Sender) error {
 	m.w.backPressured.Add(1)
 	b.Reset()
 	for i := 0; ; i++ {
@@ -692,7 +692,7 @@ type Sender struct {
 	key      int64
 	seq      uint64
 	refusals int64 // back-pressured sends, pacing a Host's consumer checks
-	idle     *idle.BackoffStrategy
+	idle     idle.Strategy
 	_        pad.Pair
 }
 

@@ -290,8 +290,8 @@ const wnMaxPark = 20 * time.Microsecond
 // slack (lowTimerSlack), so that a message waits for a parked agent about
 // one such park at most, not the default strategy's longest park.
 func wnIdle() runner.Option {
-	b, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: idle.DefaultMaxSpins, MaxYields: idle.DefaultMaxYields,
-		MinPark: idle.DefaultMinPark, MaxPark: wnMaxPark})
+	b, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
+		MinPark: time.Microsecond, MaxPark: wnMaxPark})
 	return runner.WithIdle(b)
 }
 
