@@ -109,7 +109,7 @@ func (s *StatsCounters) Close() error {
 
 // StatsPublisher is an agent whose duty cycle publishes a set of
 // StatsCounters every interval. Run it on a runner of its own with an idle
-// strategy that sleeps (idle.Sleeping), or add it to an agent.Composite
+// strategy that sleeps (idle.Sleeping), or add it to an agent.NewComposite
 // with other housekeeping (heartbeats). Between publications DoWork reads
 // the clock and returns 0.
 //

@@ -502,7 +502,7 @@ func wnlNaive(cfg *runConfig) (time.Duration, error) {
 }
 
 // wnlBridgeShared is WNL's bridge variant: the sender is an agent in one
-// duty cycle with the outbound bridge (agent.Composite), as an
+// duty cycle with the outbound bridge (agent.NewComposite), as an
 // application agent and its bridge share a thread, so the bridge drains
 // and publishes the message in the cycle that sent it.
 func wnlBridgeShared(cfg *runConfig) (time.Duration, error) { return wnlBridgeRun(cfg, true) }

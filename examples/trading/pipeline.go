@@ -113,10 +113,10 @@ func (s stageAgents) byRole(role string) agent.Agent {
 	return nil
 }
 
-// namedComposite is an agent.Composite with a short role name (the
+// namedComposite is an agent.NewComposite with a short role name (the
 // thread's name: "trader" rather than "[feed,strategy,risk]").
 type namedComposite struct {
-	*agent.Composite
+	agent.Agent
 	role string
 }
 
