@@ -77,7 +77,8 @@ func TestMailboxActorClose(t *testing.T) {
 	s, _ := mbOpenForTest(t, mf.Path(), mbClockOpt(clk))
 	depth := func() int64 {
 		var d int64 = -1
-		require.NoError(t, cf.Reader().ForEach(func(_ int, typeID int32, _ string, _ []byte, value int64) bool {
+		require.NoError(t, cf.Reader().ForEachRecord(func(rec counters.Record) bool {
+			typeID, value := rec.TypeID, rec.Value
 			if counters.TypeName(typeID) == "mailbox-depth" {
 				d = value
 			}

@@ -630,7 +630,8 @@ func TestMailboxCountersFile(t *testing.T) {
 	defer ro.Close()
 	values := func() map[string]int64 {
 		got := map[string]int64{}
-		require.NoError(t, ro.Reader().ForEach(func(_ int, typeID int32, _ string, _ []byte, value int64) bool {
+		require.NoError(t, ro.Reader().ForEachRecord(func(rec counters.Record) bool {
+			typeID, value := rec.TypeID, rec.Value
 			got[counters.TypeName(typeID)] = value
 			return true
 		}))

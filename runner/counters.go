@@ -9,6 +9,7 @@ import (
 
 	// Imported under another name: this package has a type counters.
 	ipccounters "github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // StatsCounters mirrors one Runner's statistics into five counters of a
@@ -16,11 +17,11 @@ import (
 // so that other processes, cmd/dutystat among them, can watch the runner:
 //
 //	label                     type id                      value
-//	duty-cycles: <role>       counters.TypeDutyCycles      Stats.DutyCycles
-//	total-work: <role>        counters.TypeTotalWork       Stats.TotalWork
-//	errors: <role>            counters.TypeErrors          Stats.Errors
-//	longest-cycle-ns: <role>  counters.TypeLongestCycleNs  Stats.MaxCycle in ns
-//	idle-cycles: <role>       counters.TypeIdleCycles      Stats.IdleCycles
+//	duty-cycles: <role>       countertype.DutyCycles      Stats.DutyCycles
+//	total-work: <role>        countertype.TotalWork       Stats.TotalWork
+//	errors: <role>            countertype.Errors          Stats.Errors
+//	longest-cycle-ns: <role>  countertype.LongestCycleNs  Stats.MaxCycle in ns
+//	idle-cycles: <role>       countertype.IdleCycles      Stats.IdleCycles
 //
 // (the label conventions of docs/counters.md; no key).
 //
@@ -212,11 +213,11 @@ var statsCounters = [5]struct {
 	name   string
 	typeID int32
 }{
-	{"duty-cycles", ipccounters.TypeDutyCycles},
-	{"total-work", ipccounters.TypeTotalWork},
-	{"errors", ipccounters.TypeErrors},
-	{"longest-cycle-ns", ipccounters.TypeLongestCycleNs},
-	{"idle-cycles", ipccounters.TypeIdleCycles},
+	{"duty-cycles", countertype.DutyCycles},
+	{"total-work", countertype.TotalWork},
+	{"errors", countertype.Errors},
+	{"longest-cycle-ns", countertype.LongestCycleNs},
+	{"idle-cycles", countertype.IdleCycles},
 }
 
 // allocateStats allocates the five statistics counters of the agent role

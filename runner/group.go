@@ -11,6 +11,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	ipccounters "github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // Member is one agent of a Group: either a fixed Agent, or a New function
@@ -43,7 +44,7 @@ type Member struct {
 // number, counting from the group's start) and backoff (the wait before
 // it). It is counted in Group.Restarts and, for a member whose Options
 // include WithCounters(m), in a counter of m labelled "restarts: <role>"
-// (counters.TypeRestarts), allocated by NewGroup and freed when the group
+// (countertype.Restarts), allocated by NewGroup and freed when the group
 // has stopped.
 type RestartPolicy struct {
 	// Max is the number of restarts allowed within Window; one more
@@ -179,7 +180,7 @@ func (m *member) allocateRestartsCounter() error {
 	if probe.liveCounters == nil {
 		return nil
 	}
-	c, err := probe.liveCounters.Allocate("restarts: "+m.role, ipccounters.TypeRestarts, nil)
+	c, err := probe.liveCounters.Allocate("restarts: "+m.role, countertype.Restarts, nil)
 	if err != nil {
 		return fmt.Errorf("runner: agent %s: allocating its restarts counter: %w", m.role, err)
 	}

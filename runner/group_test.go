@@ -13,6 +13,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	ipccounters "github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // journal records the lifecycle events of a group's agents, in order.
@@ -341,17 +342,17 @@ func TestGroupCountsRestartsInItsCounters(t *testing.T) {
 	restarts := func() []shown {
 		var out []shown
 		for _, c := range readAll(t, rd) {
-			if c.typeID == ipccounters.TypeRestarts {
+			if c.typeID == countertype.Restarts {
 				out = append(out, c)
 			}
 		}
 		return out
 	}
-	require.Equal(t, []shown{{ipccounters.TypeRestarts, "restarts: flaky", 2}}, restarts())
-	require.Equal(t, "restarts", ipccounters.TypeName(ipccounters.TypeRestarts))
+	require.Equal(t, []shown{{countertype.Restarts, "restarts: flaky", 2}}, restarts())
+	require.Equal(t, "restarts", ipccounters.TypeName(countertype.Restarts))
 	require.NoError(t, g.Close(context.Background()))
 	require.Empty(t, restarts(), "freed with the group")
-	require.Equal(t, 6, m.Available(), "every counter freed")
+	require.Equal(t, 6, available(t, m), "every counter freed")
 
 	// No room for the restarts counter: NewGroup fails, and frees what it took.
 	m5, _ := newCountersManager(t, 5, 0)
@@ -361,5 +362,5 @@ func TestGroupCountsRestartsInItsCounters(t *testing.T) {
 		Restart: RestartPolicy{Max: 1},
 	}})
 	require.ErrorIs(t, err, ipccounters.ErrFull)
-	require.Equal(t, 5, m5.Available())
+	require.Equal(t, 5, available(t, m5))
 }

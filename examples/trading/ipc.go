@@ -19,6 +19,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
@@ -403,7 +404,8 @@ func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 		return nil, err
 	}
 	id := -1
-	err = rd.ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
+	err = rd.ForEachRecord(func(rec counters.Record) bool {
+		i, typeID, l := rec.ID, rec.TypeID, string(rec.Label)
 		if typeID == counterType && l == label {
 			id = i
 			return false
