@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 	"github.com/stretchr/testify/require"
 )
@@ -89,7 +90,7 @@ func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int)
 	for i := 0; i < len(recs); {
 		r := recs[i]
 		switch {
-		case r.typ == ringbuf.PaddingTypeID:
+		case r.typ == record.PaddingTypeID:
 			i++
 			continue
 		case r.typ <= MaxTypeID:
