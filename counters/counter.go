@@ -35,7 +35,7 @@ func (c *Counter) RegistrationID() int64 { return c.regID }
 
 // Word returns the counter's value word in the values region, for code that
 // keeps a bare *atomic.Int64 (an idle.Controllable's status word, a
-// runner's error counter, a mailbox statistic). Its ordering guarantees are
+// runner's live statistics, a mailbox statistic). Its ordering guarantees are
 // those of sync/atomic; it is valid until Close.
 func (c *Counter) Word() *atomic.Int64 { return c.word }
 

@@ -36,7 +36,7 @@
 //     Add and Set from any number of goroutines (and processes);
 //     AddSingleWriter and ProposeMax only from the counter's single writer. Word exposes the value as a *atomic.Int64
 //     for packages that keep a bare word (idle.Controllable, a runner's
-//     error counter, mailbox statistics). A Counter must not be used after
+//     live statistics, mailbox statistics). A Counter must not be used after
 //     Close: its id may belong to another counter by then.
 //   - Any number of Readers, in any process, never writing. Record and
 //     Value are safe for concurrent use; ForEachRecord uses the Reader's

@@ -73,7 +73,6 @@ func TestStatsCountersMirrorRunner(t *testing.T) {
 	require.NoError(t, err)
 	s, err := NewStatsCounters(m, r)
 	require.NoError(t, err)
-	require.Same(t, r, s.Runner())
 	require.Equal(t, []shown{
 		{countertype.DutyCycles, "duty-cycles: gateway", 0},
 		{countertype.TotalWork, "total-work: gateway", 0},
@@ -83,7 +82,7 @@ func TestStatsCountersMirrorRunner(t *testing.T) {
 	}, readAll(t, rd))
 
 	require.NoError(t, r.Start())
-	cyc, work, errc, maxc, _ := s.Counters()
+	cyc, work, errc, maxc := s.cycles, s.work, s.errs, s.maxCycle
 	var last [4]int64
 	deadline := time.Now().Add(hangGuard)
 	for done := false; !done; {
@@ -171,8 +170,6 @@ func TestStatsCountersErrors(t *testing.T) {
 	_, err = NewStatsCounters(m, r)
 	require.ErrorIs(t, err, ipccounters.ErrFull)
 	require.Equal(t, 4, available(t, m), "the four allocated counters were freed")
-	_, err = NewStatsPublisher(0)
-	require.ErrorIs(t, err, ErrBadOption)
 }
 
 // TestStatsCountersPublishAllocatesNothing: Publish is allocation-free.
@@ -185,69 +182,6 @@ func TestStatsCountersPublishAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.Zero(t, testing.AllocsPerRun(1000, s.Publish))
-}
-
-// TestStatsPublisher drives the publisher agent with an Invoker and a fake
-// clock: it publishes on start, then only once the interval has passed,
-// and on close; Add and Remove change the set.
-func TestStatsPublisher(t *testing.T) {
-	m, _ := newCountersManager(t, 10, 0)
-	a1 := &fakeAgent{role: "one"}
-	r1, err := New(a1)
-	require.NoError(t, err)
-	r2, err := New(&fakeAgent{role: "two"})
-	require.NoError(t, err)
-	s1, err := NewStatsCounters(m, r1)
-	require.NoError(t, err)
-	s2, err := NewStatsCounters(m, r2)
-	require.NoError(t, err)
-
-	p, err := NewStatsPublisher(100*time.Millisecond, s1)
-	require.NoError(t, err)
-	now := time.Unix(1000, 0)
-	p.now = func() time.Time { return now }
-	require.Equal(t, "stats-publisher", p.RoleName())
-	inv, err := agent.NewInvoker(p)
-	require.NoError(t, err)
-	require.NoError(t, inv.Start())
-
-	// r1 runs and stops; its counters change only when the publisher
-	// publishes.
-	require.NoError(t, r1.Start())
-	for r1.Stats().DutyCycles < 10 {
-		time.Sleep(time.Millisecond)
-	}
-	require.NoError(t, r1.Close())
-	cyc, _, _, _, _ := s1.Counters()
-	require.Zero(t, cyc.Get(), "published on start, before r1 ran")
-
-	now = now.Add(99 * time.Millisecond)
-	n, err := inv.Invoke()
-	require.NoError(t, err)
-	require.Zero(t, n)
-	require.Zero(t, cyc.Get(), "not before the interval")
-
-	now = now.Add(time.Millisecond)
-	n, err = inv.Invoke()
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	require.Equal(t, r1.Stats().DutyCycles, cyc.Get())
-
-	p.Add(s2)
-	now = now.Add(100 * time.Millisecond)
-	n, err = inv.Invoke()
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	p.Remove(s1)
-	p.Remove(s1) // absent: nothing happens
-	now = now.Add(100 * time.Millisecond)
-	n, err = inv.Invoke()
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	require.NoError(t, inv.Close())
-	require.NoError(t, r2.Close())
-	require.NoError(t, s1.Close())
-	require.NoError(t, s2.Close())
 }
 
 // ExampleNewStatsCounters mirrors a runner's statistics into counters

@@ -139,7 +139,7 @@ func TestGroupRestartsAndGivesUp(t *testing.T) {
 	}
 	err = g.Err()
 	require.ErrorIs(t, err, ErrGaveUp)
-	var me *MemberError
+	var me *memberError
 	require.ErrorAs(t, err, &me)
 	require.Equal(t, "crash", me.Role)
 	require.Equal(t, 3, me.Restarts)
@@ -218,7 +218,7 @@ func TestNewGroupValidates(t *testing.T) {
 		"restart, no New":   {{Agent: &fakeAgent{role: "x"}, Restart: RestartPolicy{Max: 1}}},
 		"negative":          {{New: mk, Restart: RestartPolicy{Max: -1}}},
 		"two of one role":   {{Agent: &fakeAgent{role: "x"}}, {New: mk}},
-		"bad runner option": {{Agent: &fakeAgent{role: "x"}, Options: []Option{WithCloseTimeout(-1)}}},
+		"bad runner option": {{Agent: &fakeAgent{role: "x"}, Options: []Option{WithTimerSlack(-1)}}},
 	} {
 		_, err := NewGroup(ms)
 		require.ErrorIs(t, err, ErrBadOption, name)
