@@ -9,8 +9,8 @@
 //
 // One NATS message carries many duty messages (frame.go; docs/natsbridge.md,
 // "Batch frame"): type ids, parts and order, a source id, a per-source
-// batch sequence and the sequence of the batch's first message. Batch
-// encodes without allocating; Reader checks a whole frame before it yields
+// batch sequence and the sequence of the batch's first message. The encoder
+// allocates nothing; Reader checks a whole frame before it yields
 // a message and rejects a foreign payload (ErrForeign), a frame of another
 // version (ErrVersion) or a broken frame (ErrMalformed, a duty.ErrCorrupt)
 // whole.
