@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/childtest"
+	"github.com/dutyrt/duty/internal/mailframe"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -138,7 +140,7 @@ func mbChildHalf() error {
 	count := (body + frag - 1) / frag
 	size := 0
 	for i := range count {
-		size += ringbuf.RecordSize(mailbox.FrameHeaderLength + min(frag, body-i*frag))
+		size += ringbuf.RecordSize(mailframe.HeaderLength + min(frag, body-i*frag))
 	}
 	var b ringbuf.Batch
 	for spins := 0; ; spins++ {
@@ -154,18 +156,18 @@ func mbChildHalf() error {
 	le := binary.LittleEndian
 	for i := range count / 2 {
 		n := min(frag, body-i*frag)
-		rec, err := b.Append(mailbox.FramedFlag|mbDeadTypeID, mailbox.FrameHeaderLength+n)
+		rec, err := b.Append(record.FlagFramed|mbDeadTypeID, mailframe.HeaderLength+n)
 		if err != nil {
 			return err
 		}
-		le.PutUint64(rec[mailbox.FrameKeyOffset:], uint64(key))
-		le.PutUint64(rec[mailbox.FrameSequenceOffset:], 0)
-		le.PutUint32(rec[mailbox.FrameIndexOffset:], uint32(i))
-		le.PutUint32(rec[mailbox.FrameCountOffset:], uint32(count))
-		le.PutUint32(rec[mailbox.FrameBodyLengthOffset:], uint32(body))
-		le.PutUint32(rec[mailbox.FramePartsOffset:], 1)
-		for j := range rec[mailbox.FrameHeaderLength:] {
-			rec[mailbox.FrameHeaderLength+j] = byte(j)
+		le.PutUint64(rec[mailframe.KeyOffset:], uint64(key))
+		le.PutUint64(rec[mailframe.SequenceOffset:], 0)
+		le.PutUint32(rec[mailframe.IndexOffset:], uint32(i))
+		le.PutUint32(rec[mailframe.CountOffset:], uint32(count))
+		le.PutUint32(rec[mailframe.BodyLengthOffset:], uint32(body))
+		le.PutUint32(rec[mailframe.PartsOffset:], 1)
+		for j := range rec[mailframe.HeaderLength:] {
+			rec[mailframe.HeaderLength+j] = byte(j)
 		}
 	}
 	fmt.Printf("half %d of %d records\n", count/2, count)
@@ -711,7 +713,7 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 			good := bytes.Repeat([]byte{0x11}, 40)
 			over := 0
 			if checksum {
-				over = mailbox.ChecksumLength
+				over = mailframe.ChecksumLength
 			}
 			size := ringbuf.RecordSize(over + len(good))
 			for i := 0; mailbox.MinCapacity-int(mf.ring.ProducerPosition()&(mailbox.MinCapacity-1)) >= size; i++ {

@@ -17,6 +17,7 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -136,7 +137,7 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	require.NoError(t, s.SendParts(2, []byte("b"), []byte("c")))
 	require.Len(t, mbDrainAll(t, m), 2)
 	// Corrupt 1: a framed record shorter than its frame header.
-	require.NoError(t, mf.ring.Write(mailbox.FramedFlag|1, []byte{1}))
+	require.NoError(t, mf.ring.Write(record.FlagFramed|1, []byte{1}))
 	_, err = m.Drain(mbNoop, ringbuf.NoLimit)
 	require.ErrorIs(t, err, mailbox.ErrCorruptFrame)
 	// Torn 1: a claim never committed, released once the injected clock

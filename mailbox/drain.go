@@ -528,7 +528,7 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.drop("unknown type id")
 	}
-	if len(payload) < FrameHeaderLength {
+	if len(payload) < frameHeaderLength {
 		if c.pending.active {
 			c.abandon()
 		}
@@ -561,7 +561,7 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		return c.drop("body longer than MaxMessageSize")
 	}
 	if h.count == 1 {
-		body := payload[FrameHeaderLength:]
+		body := payload[frameHeaderLength:]
 		if len(body) != int(h.bodyLen) {
 			return c.drop("body length does not match the record")
 		}
@@ -701,7 +701,7 @@ func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, stri
 	if !verify(c.positionOf(index), recordType, payload) {
 		return 0, nil, "checksum mismatch"
 	}
-	return recordType &^ checkedFlag, payload[ChecksumLength:], ""
+	return recordType &^ checkedFlag, payload[checksumLength:], ""
 }
 
 // positionOf returns the ring position of the record at index, which the

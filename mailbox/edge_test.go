@@ -110,14 +110,14 @@ func testEdgeStress(t *testing.T, capacity int) {
 
 // TestMaxPartsAtMaxMessageSize: the largest number of parts a
 // message can carry (every part empty, the body nothing but length
-// prefixes: MaxMessageSize/PartLengthPrefix parts, fragmented over the
+// prefixes: MaxMessageSize/partLengthPrefix parts, fragmented over the
 // maximum number of records, prefixes straddling record boundaries) is
 // delivered whole; one more part, or one more byte, is ErrTooLong; above
 // MaxParts it is ErrParts.
 func TestMaxPartsAtMaxMessageSize(t *testing.T) {
 	mb := newMailbox(t, Config{MaxParts: 10000})
-	n := mb.MaxMessageSize() / PartLengthPrefix
-	require.Zero(t, mb.MaxMessageSize()%PartLengthPrefix)
+	n := mb.MaxMessageSize() / partLengthPrefix
+	require.Zero(t, mb.MaxMessageSize()%partLengthPrefix)
 	parts := make([][]byte, n)
 	require.NoError(t, mb.SendParts(3, parts...))
 	s := mb.NewSender()

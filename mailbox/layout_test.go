@@ -27,14 +27,24 @@ func TestWordsLayout(t *testing.T) {
 		require.Equal(t, off, field)
 	}
 	layoutdoc.Check(t, "mailbox", map[string]int64{
-		"WordsLength":         WordsLength,
-		"stateOffset":         stateOffset,
-		"deliveredOffset":     deliveredOffset,
-		"maxDepthOffset":      maxDepthOffset,
-		"tornOffset":          tornOffset,
-		"corruptOffset":       corruptOffset,
-		"discardedOffset":     discardedOffset,
-		"backPressuredOffset": backPressuredOffset,
-		"refusedClosedOffset": refusedClosedOffset,
+		"WordsLength":           WordsLength,
+		"stateOffset":           stateOffset,
+		"deliveredOffset":       deliveredOffset,
+		"maxDepthOffset":        maxDepthOffset,
+		"tornOffset":            tornOffset,
+		"corruptOffset":         corruptOffset,
+		"discardedOffset":       discardedOffset,
+		"backPressuredOffset":   backPressuredOffset,
+		"refusedClosedOffset":   refusedClosedOffset,
+		"framedFlag":            int64(framedFlag),
+		"frameHeaderLength":     frameHeaderLength,
+		"frameKeyOffset":        frameKeyOffset,
+		"frameSequenceOffset":   frameSequenceOffset,
+		"frameIndexOffset":      frameIndexOffset,
+		"frameCountOffset":      frameCountOffset,
+		"frameBodyLengthOffset": frameBodyLengthOffset,
+		"framePartsOffset":      framePartsOffset,
+		"partLengthPrefix":      partLengthPrefix,
+		"checksumLength":        checksumLength,
 	})
 }

@@ -40,7 +40,7 @@ type Config struct {
 	Capacity int
 	// MaxMessageSize bounds the body of a message: the payload of a
 	// one-part message, or the sum of the part lengths plus
-	// PartLengthPrefix bytes per part of a multipart message. Default and
+	// partLengthPrefix bytes per part of a multipart message. Default and
 	// upper bound: what fits in a batch of half the ring's capacity
 	// (Mailbox.MaxMessageSize reports it). Senders get ErrTooLong above it;
 	// a receiver drops (and counts as corrupt) framed messages above its
@@ -332,7 +332,7 @@ func (m *Mailbox) MaxMessageSize() int { return m.lay.maxMessage }
 func (m *Mailbox) MaxClaimLength() int { return m.plainMax }
 
 // MaxPartsClaimLength returns the largest body ClaimParts accepts: the
-// sum of the part lengths plus PartLengthPrefix bytes per part must fit in
+// sum of the part lengths plus partLengthPrefix bytes per part must fit in
 // one framed record, and not exceed MaxMessageSize.
 func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.maxMessage) }
 

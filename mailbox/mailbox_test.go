@@ -58,7 +58,7 @@ func TestSendDrainPlain(t *testing.T) {
 
 func TestSendValidation(t *testing.T) {
 	mb := newMailbox(t, Config{MaxParts: 4})
-	for _, id := range []int32{0, -1, MaxTypeID + 1, FramedFlag | 1} {
+	for _, id := range []int32{0, -1, MaxTypeID + 1, framedFlag | 1} {
 		require.ErrorIs(t, mb.Send(id, nil), ErrTypeID)
 		require.ErrorIs(t, mb.SendParts(id, nil, nil), ErrTypeID)
 		_, err := mb.Claim(id, 1)

@@ -72,17 +72,17 @@ func (m *Message) setFramed(typeID int32, body []byte, h *frameHeader, parts *[]
 		m.parts = m.one[:]
 		return true
 	}
-	if uint64(h.parts)*PartLengthPrefix > uint64(len(body)) {
+	if uint64(h.parts)*partLengthPrefix > uint64(len(body)) {
 		return false
 	}
 	ps := (*parts)[:0]
 	rest := body
 	for range h.parts {
-		if len(rest) < PartLengthPrefix {
+		if len(rest) < partLengthPrefix {
 			return false
 		}
 		l := binary.LittleEndian.Uint32(rest)
-		rest = rest[PartLengthPrefix:]
+		rest = rest[partLengthPrefix:]
 		if uint64(l) > uint64(len(rest)) {
 			return false
 		}
@@ -121,7 +121,7 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 		c.reasm = make([]byte, max(need, min(2*cap(c.reasm), m.lay.maxMessage)))
 	}
 	body := c.reasm[:need]
-	frag := first[FrameHeaderLength:]
+	frag := first[frameHeaderLength:]
 	if len(frag) > need {
 		return nil, "first fragment longer than the body"
 	}
@@ -135,14 +135,14 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 	over, stored := m.lay.over, recordType|m.checkFlag() // the type id as the ring holds it
 	var g frameHeader
 	for i := uint32(1); i < h.count; i++ {
-		if next > log.Capacity()-record.HeaderLength-over-FrameHeaderLength {
+		if next > log.Capacity()-record.HeaderLength-over-frameHeaderLength {
 			return nil, "message runs past the end of the ring"
 		}
 		length := log.LengthAt(next).Load()
 		// Checked as a record of the message's type (a valid type id), so
 		// that Check judges the length: it covers the header and ends
 		// within the ring.
-		if length < int32(record.HeaderLength+over+FrameHeaderLength) || !record.Check(next, log.Capacity(), length, stored) {
+		if length < int32(record.HeaderLength+over+frameHeaderLength) || !record.Check(next, log.Capacity(), length, stored) {
 			return nil, "missing or short record in a multi-record message"
 		}
 		if *log.TypeAt(next) != stored {
@@ -160,7 +160,7 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 		if g.index != i || !g.sameMessage(h) {
 			return nil, "frame header does not match its message"
 		}
-		frag = p[FrameHeaderLength:]
+		frag = p[frameHeaderLength:]
 		if len(frag) > need-pos {
 			return nil, "fragments longer than the body"
 		}

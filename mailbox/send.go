@@ -266,7 +266,7 @@ func (m *Mailbox) closedAfterClaim(index int) error {
 // commit.
 func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 	typeID |= checkedFlag
-	c, err := m.prod.TryClaim(typeID, ChecksumLength+len(payload))
+	c, err := m.prod.TryClaim(typeID, checksumLength+len(payload))
 	if err != nil {
 		return err
 	}
@@ -274,7 +274,7 @@ func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 		return err
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
-	copy(c.Payload[ChecksumLength:], payload)
+	copy(c.Payload[checksumLength:], payload)
 	seal(c.Payload, typeID, pos)
 	if err := m.prod.Commit(c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -311,10 +311,10 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	count, size := m.lay.records(body)
 	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
 	w := bodyWriter{parts: parts, multi: len(parts) > 1}
-	over, recordType := m.lay.over, FramedFlag|m.checkFlag()|typeID
+	over, recordType := m.lay.over, framedFlag|m.checkFlag()|typeID
 	if count == 1 {
 		// One record: a plain claim is lighter than a batch.
-		c, err := m.prod.TryClaim(recordType, over+FrameHeaderLength+body)
+		c, err := m.prod.TryClaim(recordType, over+frameHeaderLength+body)
 		if err != nil {
 			return m.ringResult(err)
 		}
@@ -327,7 +327,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		}
 		m.stamp(&h, s)
 		putFrameHeader(c.Payload[over:], &h)
-		w.fill(c.Payload[over+FrameHeaderLength:])
+		w.fill(c.Payload[over+frameHeaderLength:])
 		if m.checksum {
 			seal(c.Payload, recordType, pos)
 		}
@@ -382,7 +382,7 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 	var pos0 int64 // and its position (checksummed mailbox)
 	for i := range upTo {
 		frag := min(rest, m.lay.maxFrag)
-		rec, err := b.Append(recordType, over+FrameHeaderLength+frag)
+		rec, err := b.Append(recordType, over+frameHeaderLength+frag)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
@@ -399,11 +399,11 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 				first, pos0 = at, m.claimPosition(at)
 			}
 			putFrameHeader(rec[over:], h)
-			w.fill(rec[over+FrameHeaderLength:])
+			w.fill(rec[over+frameHeaderLength:])
 			seal(rec, recordType, pos0+int64(at-first))
 		} else {
 			putFrameHeader(rec, h)
-			w.fill(rec[FrameHeaderLength:])
+			w.fill(rec[frameHeaderLength:])
 		}
 		rest -= frag
 	}
@@ -422,19 +422,19 @@ type bodyWriter struct {
 func (w *bodyWriter) fill(dst []byte) {
 	for len(dst) > 0 {
 		p := w.parts[w.part]
-		if w.multi && w.off == 0 && len(dst) >= PartLengthPrefix+len(p) {
+		if w.multi && w.off == 0 && len(dst) >= partLengthPrefix+len(p) {
 			// The whole part, prefix included, fits: the common case.
 			binary.LittleEndian.PutUint32(dst, uint32(len(p)))
-			copy(dst[PartLengthPrefix:], p)
-			dst = dst[PartLengthPrefix+len(p):]
+			copy(dst[partLengthPrefix:], p)
+			dst = dst[partLengthPrefix+len(p):]
 			w.part++
 			continue
 		}
 		pre := 0
 		if w.multi {
-			pre = PartLengthPrefix
+			pre = partLengthPrefix
 			if w.off < pre {
-				var lp [PartLengthPrefix]byte
+				var lp [partLengthPrefix]byte
 				binary.LittleEndian.PutUint32(lp[:], uint32(len(p)))
 				n := copy(dst, lp[w.off:])
 				dst = dst[n:]
@@ -505,13 +505,13 @@ func (c *Claim) Commit() error {
 		// Sealed only while the record is still this claim (its marker
 		// in place): a sender that stalled past the unblock timeout must
 		// not seal what another sender has written there since. The
-		// whole payload starts ChecksumLength bytes before the message's
+		// whole payload starts checksumLength bytes before the message's
 		// space (the claim's index is its payload's).
-		at := c.c.Index - ChecksumLength - record.HeaderLength
+		at := c.c.Index - checksumLength - record.HeaderLength
 		if _, _, err := c.p.OpenClaim(at + record.HeaderLength); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
-		seal(m.prod.Payload(at, ChecksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
+		seal(m.prod.Payload(at, checksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
 	}
 	if err := c.p.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -537,7 +537,7 @@ func (c *Claim) Abort() error {
 // the checksum prefix of a sealed record.
 func (c *Claim) over() int {
 	if c.seal != nil {
-		return ChecksumLength
+		return checksumLength
 	}
 	return 0
 }
@@ -549,8 +549,8 @@ func (m *Mailbox) newClaim(c record.Claim) Claim {
 		return Claim{p: &m.prod, c: c}
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
-	c.Index += ChecksumLength
-	c.Payload = c.Payload[ChecksumLength:]
+	c.Index += checksumLength
+	c.Payload = c.Payload[checksumLength:]
 	return Claim{p: &m.prod, c: c, seal: m, pos: pos}
 }
 
@@ -605,13 +605,13 @@ func (p *PartsClaim) Part(i int) []byte {
 	if p.p == nil {
 		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
-	body := p.c.Payload[FrameHeaderLength:]
+	body := p.c.Payload[frameHeaderLength:]
 	if p.n == 1 {
 		return body
 	}
 	for {
 		l := int(binary.LittleEndian.Uint32(body))
-		body = body[PartLengthPrefix:]
+		body = body[partLengthPrefix:]
 		if i == 0 {
 			return body[:l:l]
 		}
@@ -622,7 +622,7 @@ func (p *PartsClaim) Part(i int) []byte {
 
 // ClaimParts claims space for a multipart message whose parts have the
 // given lengths, to be written in place. The whole message must fit in one
-// record: the body (the lengths plus PartLengthPrefix bytes each, or the
+// record: the body (the lengths plus partLengthPrefix bytes each, or the
 // single length for one part) must not exceed MaxPartsClaimLength, or
 // ErrTooLong is returned. Other outcomes as for SendParts.
 func (m *Mailbox) ClaimParts(typeID int32, lengths ...int) (PartsClaim, error) {
@@ -648,7 +648,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 		body += l
 	}
 	if n > 1 {
-		body += n * PartLengthPrefix
+		body += n * partLengthPrefix
 	}
 	if body > m.lay.maxFrag || body > m.lay.maxMessage {
 		return PartsClaim{}, ErrTooLong
@@ -656,7 +656,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	if st := m.w.state.Load(); st != stateOpen {
 		return PartsClaim{}, m.refusedClosed(st)
 	}
-	c, err := m.prod.TryClaim(FramedFlag|m.checkFlag()|typeID, m.lay.over+FrameHeaderLength+body)
+	c, err := m.prod.TryClaim(framedFlag|m.checkFlag()|typeID, m.lay.over+frameHeaderLength+body)
 	if err != nil {
 		return PartsClaim{}, m.outcome(m.ringResult(err), s)
 	}
@@ -668,10 +668,10 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	m.stamp(&h, s)
 	putFrameHeader(mc.c.Payload, &h)
 	if n > 1 {
-		at := FrameHeaderLength
+		at := frameHeaderLength
 		for _, l := range lengths {
 			binary.LittleEndian.PutUint32(mc.c.Payload[at:], uint32(l))
-			at += PartLengthPrefix + l
+			at += partLengthPrefix + l
 		}
 	}
 	return PartsClaim{Claim: mc, n: n}, nil

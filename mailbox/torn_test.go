@@ -249,9 +249,9 @@ type rec struct {
 }
 
 func framed(h frameHeader, body []byte) []byte {
-	b := make([]byte, FrameHeaderLength+len(body))
+	b := make([]byte, frameHeaderLength+len(body))
 	putFrameHeader(b, &h)
-	copy(b[FrameHeaderLength:], body)
+	copy(b[frameHeaderLength:], body)
 	return b
 }
 
@@ -284,7 +284,7 @@ func lp(parts ...string) []byte {
 // Records with invalid framing are dropped whole and counted; a valid
 // message after them is delivered; Drain reports ErrCorruptFrame.
 func TestCorruptFrames(t *testing.T) {
-	const F = FramedFlag | 7
+	const F = framedFlag | 7
 	hdr := func(index, count, bodyLen, parts uint32) frameHeader {
 		return frameHeader{key: 42, seq: 1, index: index, count: count, bodyLen: bodyLen, parts: parts}
 	}
@@ -295,8 +295,8 @@ func TestCorruptFrames(t *testing.T) {
 		corrupt int64
 	}{
 		{"reserved type bits", []rec{{MaxTypeID + 1, []byte("x")}}, 1},
-		{"framed flag without type", []rec{{FramedFlag, framed(hdr(0, 1, 1, 1), []byte("x"))}}, 1},
-		{"short framed record", []rec{{F, make([]byte, FrameHeaderLength-1)}}, 1},
+		{"framed flag without type", []rec{{framedFlag, framed(hdr(0, 1, 1, 1), []byte("x"))}}, 1},
+		{"short framed record", []rec{{F, make([]byte, frameHeaderLength-1)}}, 1},
 		{"stray fragment", []rec{{F, framed(hdr(1, 2, 2, 1), []byte("x"))}}, 1},
 		{"zero count", []rec{{F, framed(hdr(0, 0, 1, 1), []byte("x"))}}, 1},
 		{"count too large", []rec{{F, framed(hdr(0, 5, 1, 1), []byte("x"))}}, 1},
@@ -317,7 +317,7 @@ func TestCorruptFrames(t *testing.T) {
 		}, 2},
 		{"other type", []rec{
 			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
-			{FramedFlag | 8, framed(hdr(1, 2, 8161, 1), []byte("x"))},
+			{framedFlag | 8, framed(hdr(1, 2, 8161, 1), []byte("x"))},
 		}, 2},
 		{"index out of order", []rec{
 			{F, framed(hdr(0, 3, 8162, 1), []byte(frag))},
