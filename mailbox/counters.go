@@ -85,7 +85,7 @@ func (l *liveCounters) close() error {
 // CloseCounters publishes the statistics a last time and frees the
 // mailbox's counters (Config.Counters); later calls do nothing. Call it
 // from the consumer's goroutine once it has stopped draining (after its
-// Actor's OnClose, whose last heartbeat publishes the final statistics
+// actor's OnClose, whose last heartbeat publishes the final statistics
 // and leaves them readable); ipc.MailboxFile.Close calls it.
 func (m *Mailbox) CloseCounters() error {
 	l := m.live

@@ -222,7 +222,7 @@ const maxRingReads = 16
 // that only sends returns ErrNotConsumer.
 func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	if h == nil {
-		return 0, ErrNilHandler
+		return 0, errNilHandler
 	}
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")
@@ -231,7 +231,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 }
 
 // cycle is one consumer cycle, for Drain and DrainTo: countCycle, then
-// drainInto. An Actor's DoWork makes the same calls, with its idle poll
+// drainInto. An actor's DoWork makes the same calls, with its idle poll
 // between them.
 func (m *Mailbox) cycle(h Handler, r Receiver, limit int) (int, error) {
 	if err := m.countCycle(); err != nil {
@@ -280,7 +280,7 @@ func (c *consumer) setReceiver(r Receiver) {
 	}
 }
 
-// drain is Drain without the heartbeat: an Actor counts its duty cycles
+// drain is Drain without the heartbeat: an actor counts its duty cycles
 // itself. onRecord is the consumer's onRecord, after its h was set, or
 // its onRecordRecv, after its recv was set.
 func (m *Mailbox) drain(onRecord recordHandler, limit int) (int, error) {
@@ -433,7 +433,7 @@ func (c *consumer) read(h recordHandler, limit int) (int, error) {
 }
 
 // idlePoll is the part of a drain that a poll finding nothing needs, small
-// enough to inline into Actor.DoWork, so that an idle duty cycle makes no
+// enough to inline into actor.DoWork, so that an idle duty cycle makes no
 // call beyond DoWork itself (docs/ringbuf.md, "Spinning consumers"). It
 // reports true when the ring has no committed record at head and this
 // idle drain is not one on which the liveness check runs, after counting
@@ -671,7 +671,7 @@ func (m *Mailbox) beat(force bool) error {
 }
 
 // Heartbeat stores the consumer heartbeat now, and runs the Host's Beat.
-// Drain does it every Config.HeartbeatCycles calls (an Actor every as many
+// Drain does it every Config.HeartbeatCycles calls (an actor every as many
 // duty cycles); a consumer that drains less often than its Host's timeout
 // allows calls it from its duty cycle. Draining goroutine only; a view
 // that only sends returns ErrNotConsumer.

@@ -113,7 +113,7 @@ func testEdgeStress(t *testing.T, capacity int) {
 // prefixes: MaxMessageSize/partLengthPrefix parts, fragmented over the
 // maximum number of records, prefixes straddling record boundaries) is
 // delivered whole; one more part, or one more byte, is ErrTooLong; above
-// MaxParts it is ErrParts.
+// MaxParts it is ErrArgument.
 func TestMaxPartsAtMaxMessageSize(t *testing.T) {
 	mb := newMailbox(t, Config{MaxParts: 10000})
 	n := mb.MaxMessageSize() / partLengthPrefix
@@ -143,11 +143,11 @@ func TestMaxPartsAtMaxMessageSize(t *testing.T) {
 	require.Zero(t, st.Depth)
 
 	def := newMailbox(t, Config{})
-	require.ErrorIs(t, def.SendParts(3, make([][]byte, DefaultMaxParts+1)...), ErrParts)
-	require.NoError(t, def.SendParts(3, make([][]byte, DefaultMaxParts)...))
+	require.ErrorIs(t, def.SendParts(3, make([][]byte, defaultMaxParts+1)...), ErrArgument)
+	require.NoError(t, def.SendParts(3, make([][]byte, defaultMaxParts)...))
 	out = collect(t, def)
 	require.Len(t, out, 1)
-	require.Len(t, out[0].parts, DefaultMaxParts)
+	require.Len(t, out[0].parts, defaultMaxParts)
 }
 
 // TestFragmentedAtTheWrap: a fragmented message that does not fit
@@ -177,7 +177,7 @@ func TestFragmentedAtTheWrap(t *testing.T) {
 		return func(m *Message) Action {
 			if m.TypeID() == 2 {
 				require.Equal(t, big, m.Payload())
-				require.Equal(t, b.Key(), m.SenderKey())
+				require.Equal(t, b.key, m.key)
 				if aborts == 0 {
 					aborts++
 					return Abort

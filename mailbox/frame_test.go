@@ -123,18 +123,18 @@ func TestSenderKeysAreNeverZero(t *testing.T) {
 	require.Zero(t, RingOf(mb).NextCorrelationID(), "a fresh ring's counter starts at 0")
 	mb = newMailbox(t, Config{})
 	s := mb.NewSender()
-	require.NotZero(t, s.Key())
+	require.NotZero(t, s.key)
 	require.NoError(t, s.SendParts(1, []byte("a"), []byte("a")))
 	require.NoError(t, mb.SendParts(2, []byte("b"), []byte("b")))
 	require.NoError(t, mb.Send(3, []byte("plain")))
 	var keys []int64
 	_, err := mb.Drain(func(m *Message) Action {
-		keys = append(keys, m.SenderKey())
+		keys = append(keys, m.key)
 		return Continue
 	}, 10)
 	require.NoError(t, err)
 	require.Len(t, keys, 3)
-	require.Equal(t, s.Key(), keys[0])
+	require.Equal(t, s.key, keys[0])
 	require.NotZero(t, keys[1])
 	require.NotEqual(t, keys[0], keys[1])
 	require.Zero(t, keys[2], "a plain message")
@@ -151,7 +151,7 @@ func TestFrameRawBytes(t *testing.T) {
 	require.Equal(t, int32(ringbuf.HeaderLength+frameHeaderLength+body), int32(binary.LittleEndian.Uint32(buf[0:])))
 	require.Equal(t, framedFlag|9, int32(binary.LittleEndian.Uint32(buf[4:])))
 	p := buf[ringbuf.HeaderLength:]
-	require.Equal(t, s.Key(), int64(binary.LittleEndian.Uint64(p[frameKeyOffset:])))
+	require.Equal(t, s.key, int64(binary.LittleEndian.Uint64(p[frameKeyOffset:])))
 	require.Equal(t, uint64(0), binary.LittleEndian.Uint64(p[frameSequenceOffset:]))
 	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(p[frameIndexOffset:]))
 	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(p[frameCountOffset:]))
@@ -185,7 +185,7 @@ func TestFrameFragmentsRaw(t *testing.T) {
 		require.Equal(t, framedFlag|3, int32(binary.LittleEndian.Uint32(buf[at+4:])))
 		var h frameHeader
 		readFrameHeader(buf[at+8:], &h)
-		require.Equal(t, frameHeader{key: s.Key(), seq: 0, index: uint32(i), count: 3, bodyLen: 1000, parts: 1}, h)
+		require.Equal(t, frameHeader{key: s.key, seq: 0, index: uint32(i), count: 3, bodyLen: 1000, parts: 1}, h)
 		body = append(body, buf[at+8+frameHeaderLength:at+length]...)
 		at += ringbuf.RecordSize(length - 8)
 	}

@@ -90,7 +90,7 @@ func TestPlacedViewsShareEverything(t *testing.T) {
 	w.delivered.Store(100)
 	owner := newMailbox(t, Config{Host: &memHost{mem: mem}})
 	remote := newMailbox(t, Config{Host: &memHost{mem: mem, sendOnly: true}})
-	require.True(t, remote.SendOnly())
+	require.True(t, remote.sendOnly)
 	require.NoError(t, remote.Send(1, []byte("hello")))
 	require.NoError(t, remote.SendParts(2, []byte("a"), pattern(1, 20000)))
 	out := collect(t, owner)
@@ -332,7 +332,7 @@ func TestPlacementValidation(t *testing.T) {
 		require.Error(t, err, name)
 	}
 	_, err := New(Config{Host: &memHost{mem: &sharedMem{ring: mem.ring, words: atomicbuf.Make(WordsLength + 8).Bytes()[4:]}}})
-	require.ErrorIs(t, err, ErrConfig, "misaligned words")
+	require.ErrorIs(t, err, ErrArgument, "misaligned words")
 }
 
 // Err says what a send would be refused with, without counting a refusal.

@@ -22,12 +22,12 @@ const DefaultCapacity = 64 * 1024
 // as abandoned (see Config.UnblockTimeout).
 const DefaultUnblockTimeout = 5 * time.Second
 
-// DefaultMaxParts is the default limit on the parts of one message.
-const DefaultMaxParts = 1024
+// defaultMaxParts is the default limit on the parts of one message.
+const defaultMaxParts = 1024
 
-// DefaultHeartbeatCycles is how many drains (Drain calls, or an Actor's
+// defaultHeartbeatCycles is how many drains (Drain calls, or an actor's
 // duty cycles) pass between two consumer heartbeats.
-const DefaultHeartbeatCycles = 256
+const defaultHeartbeatCycles = 256
 
 // Config configures a Mailbox. The zero value is a heap mailbox with its
 // own 64 KiB ring.
@@ -48,7 +48,7 @@ type Config struct {
 	// stores the consumer's in the file).
 	MaxMessageSize int
 	// MaxParts bounds the parts of a multipart message. Default
-	// DefaultMaxParts.
+	// 1024.
 	MaxParts int
 	// UnblockTimeout is how long Drain waits, without progress while a
 	// claim is open at the head of the ring, before it calls the ring's
@@ -57,10 +57,10 @@ type Config struct {
 	// sender that is merely slower than this would write into space the
 	// consumer has passed: keep it far above any scheduling delay.
 	UnblockTimeout time.Duration
-	// HeartbeatCycles is how many drains (Drain calls, or an Actor's duty
+	// HeartbeatCycles is how many drains (Drain calls, or an actor's duty
 	// cycles) pass between two consumer heartbeats: the epoch time stored
 	// in the ring's consumer heartbeat word and, with a Host, the Host's
-	// own (Host.Beat). Default DefaultHeartbeatCycles. A consumer that
+	// own (Host.Beat). Default 256. A consumer that
 	// drains less often than its Host's timeout divided by this calls
 	// Heartbeat from its duty cycle.
 	HeartbeatCycles int
@@ -208,7 +208,7 @@ func (*noCopy) Unlock() {}
 func New(cfg Config) (*Mailbox, error) {
 	if cfg.MaxMessageSize < 0 || cfg.MaxParts < 0 || cfg.UnblockTimeout < 0 || cfg.HeartbeatCycles < 0 {
 		return nil, fmt.Errorf("%w: negative MaxMessageSize %d, MaxParts %d, UnblockTimeout %v or HeartbeatCycles %d",
-			ErrConfig, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout, cfg.HeartbeatCycles)
+			ErrArgument, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout, cfg.HeartbeatCycles)
 	}
 	m := &Mailbox{
 		name:     cfg.Name,
@@ -225,7 +225,7 @@ func New(cfg Config) (*Mailbox, error) {
 			capacity = DefaultCapacity
 		}
 		if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
-			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrConfig, capacity, MinCapacity)
+			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrArgument, capacity, MinCapacity)
 		}
 		buf = record.AllocateRing(capacity)
 		m.w = &new(ownWords).w
@@ -242,17 +242,17 @@ func New(cfg Config) (*Mailbox, error) {
 	capacity := len(buf) - record.TrailerLength
 	if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: a ring of %d bytes is not a power of two >= %d plus the %d-byte trailer",
-			ErrConfig, len(buf), MinCapacity, record.TrailerLength)
+			ErrArgument, len(buf), MinCapacity, record.TrailerLength)
 	}
 	ab, err := atomicbuf.New(buf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrArgument, err)
 	}
 	maxRecord := record.MaxMessageLength(capacity, record.HeaderLength)
 	lay := newLayout(capacity, maxRecord, 0, cfg.Checksum)
 	if cfg.MaxMessageSize > lay.maxMessage {
 		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
-			ErrConfig, cfg.MaxMessageSize, lay.maxMessage)
+			ErrArgument, cfg.MaxMessageSize, lay.maxMessage)
 	}
 	m.lay = newLayout(capacity, maxRecord, cfg.MaxMessageSize, cfg.Checksum)
 	m.checksum = cfg.Checksum
@@ -268,13 +268,13 @@ func New(cfg Config) (*Mailbox, error) {
 	m.fast = &m.prod
 	m.plainMax = min(m.lay.maxRecord-m.lay.over, m.lay.maxMessage)
 	if m.maxParts == 0 {
-		m.maxParts = DefaultMaxParts
+		m.maxParts = defaultMaxParts
 	}
 	if m.timeout == 0 {
 		m.timeout = int64(DefaultUnblockTimeout)
 	}
 	if m.hbCycles == 0 {
-		m.hbCycles = DefaultHeartbeatCycles
+		m.hbCycles = defaultHeartbeatCycles
 	}
 	if m.clock == nil {
 		m.clock = clock.System
@@ -288,7 +288,7 @@ func New(cfg Config) (*Mailbox, error) {
 	m.cons.init(m)
 	if cfg.Counters != nil {
 		if m.sendOnly {
-			return nil, fmt.Errorf("%w: %s: counters are the consumer's, and this view only sends", ErrConfig, m.name)
+			return nil, fmt.Errorf("%w: %s: counters are the consumer's, and this view only sends", ErrArgument, m.name)
 		}
 		live, err := newLiveCounters(cfg.Counters, m.name)
 		if err != nil {
@@ -339,14 +339,6 @@ func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.ma
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }
 
-// UnblockTimeout returns how long Drain waits at an open claim before it
-// releases it as torn (Config.UnblockTimeout).
-func (m *Mailbox) UnblockTimeout() time.Duration { return time.Duration(m.timeout) }
-
-// SendOnly reports whether this view of the mailbox only sends: its
-// consumer is another process (Placement.SendOnly).
-func (m *Mailbox) SendOnly() bool { return m.sendOnly }
-
 // IsClosed reports whether the mailbox was closed (or its Host took its
 // memory away).
 func (m *Mailbox) IsClosed() bool { return m.w.state.Load() != stateOpen }
@@ -375,16 +367,6 @@ const (
 	Discard
 )
 
-func (c CloseMode) String() string {
-	switch c {
-	case Drain:
-		return "drain"
-	case Discard:
-		return "discard"
-	}
-	return fmt.Sprintf("CloseMode(%d)", int(c))
-}
-
 // Close refuses new sends at once (they return ErrClosed, in every process
 // sharing the mailbox) and sets what happens to the messages queued.
 // Close(Drain) may be called from any goroutine and returns 0.
@@ -399,7 +381,7 @@ func (c CloseMode) String() string {
 // send and claim loads the state again after claiming its space and
 // aborts the claim if the mailbox was closed meanwhile (ErrClosed), so
 // once the consumer has seen the mailbox closed and then empty, no
-// message can arrive any more: an Actor ends there (agent.ErrDone).
+// message can arrive any more: an actor ends there (agent.ErrDone).
 //
 // A state word that holds none of the three states (a word in shared
 // memory that another process scribbled over) is left alone and reported
@@ -416,7 +398,7 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 		}
 		st = stateDiscard
 	default:
-		return 0, fmt.Errorf("%w: close mode %d", ErrConfig, int(mode))
+		return 0, fmt.Errorf("%w: close mode %d", ErrArgument, int(mode))
 	}
 	for {
 		cur := m.w.state.Load()
@@ -471,7 +453,7 @@ func (m *Mailbox) stateErr(st int64) error {
 // refuses everything (stateDetached) and an empty ring of its own, so that
 // later calls return ErrClosed instead of touching memory that is gone;
 // the consumer's liveness check runs at every idle poll from then on, so
-// that an Actor's poll calls the drain that reports ErrClosed. The Host
+// that an actor's poll calls the drain that reports ErrClosed. The Host
 // calls it once this process has stopped using the mailbox (plain field
 // stores: a call racing it is outside the contract, as any use of memory
 // being unmapped is).

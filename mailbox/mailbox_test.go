@@ -18,7 +18,7 @@ func TestConfig(t *testing.T) {
 	require.Equal(t, 8192, mb.MaxClaimLength())
 	require.Equal(t, 8160, mb.MaxPartsClaimLength())
 	require.Equal(t, 32608, mb.MaxMessageSize())
-	require.Equal(t, DefaultMaxParts, mb.MaxParts())
+	require.Equal(t, defaultMaxParts, mb.MaxParts())
 
 	for _, cfg := range []Config{
 		{Capacity: 512},
@@ -29,7 +29,7 @@ func TestConfig(t *testing.T) {
 		{MaxMessageSize: 32609},
 	} {
 		_, err := New(cfg)
-		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
+		require.ErrorIs(t, err, ErrArgument, "%+v", cfg)
 	}
 	mb = newMailbox(t, Config{MaxMessageSize: 100, MaxParts: 3})
 	require.Equal(t, 100, mb.MaxMessageSize())
@@ -68,18 +68,18 @@ func TestSendValidation(t *testing.T) {
 	}
 	require.Equal(t, ErrTooLong, mb.Send(1, make([]byte, mb.MaxMessageSize()+1)))
 	require.Equal(t, ErrTooLong, mb.SendParts(1, make([]byte, mb.MaxMessageSize()), nil))
-	require.ErrorIs(t, mb.SendParts(1), ErrParts)
-	require.ErrorIs(t, mb.SendParts(1, nil, nil, nil, nil, nil), ErrParts)
+	require.ErrorIs(t, mb.SendParts(1), ErrArgument)
+	require.ErrorIs(t, mb.SendParts(1, nil, nil, nil, nil, nil), ErrArgument)
 	_, err := mb.Claim(1, -1)
-	require.ErrorIs(t, err, ErrLength)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = mb.Claim(1, mb.MaxClaimLength()+1)
 	require.Equal(t, ErrTooLong, err)
 	_, err = mb.ClaimParts(1, 1, -1)
-	require.ErrorIs(t, err, ErrLength)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = mb.ClaimParts(1, mb.MaxPartsClaimLength()-7, 1)
 	require.Equal(t, ErrTooLong, err)
 	_, err = mb.ClaimParts(1)
-	require.ErrorIs(t, err, ErrParts)
+	require.ErrorIs(t, err, ErrArgument)
 	require.Zero(t, RingOf(mb).ProducerPosition(), "a refused send writes nothing")
 
 	var zero Claim
@@ -248,7 +248,7 @@ func TestAbortMultiRecord(t *testing.T) {
 func TestDrainArguments(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	_, err := mb.Drain(nil, 1)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 	require.NoError(t, mb.Send(1, nil))
 	n, err := mb.Drain(func(*Message) Action { return Continue }, 0)
 	require.NoError(t, err)
@@ -304,7 +304,7 @@ func TestCloseDrain(t *testing.T) {
 	require.True(t, st.Closed)
 	require.Equal(t, int64(5), st.RefusedClosed)
 	_, err = mb.Close(CloseMode(9))
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 func TestCloseDiscard(t *testing.T) {

@@ -37,20 +37,6 @@ func (m *Message) Part(i int) []byte { return m.parts[i] }
 // like the parts, it is valid only during the handler call.
 func (m *Message) Parts() [][]byte { return m.parts }
 
-// Framed reports whether the message travelled framed (multipart, or
-// fragmented because it was larger than one record) rather than as one
-// plain record.
-func (m *Message) Framed() bool { return m.framed }
-
-// SenderKey returns the key of the sender of a framed message (0 for a
-// plain one): the Sender's Key, or a fresh key per message for the
-// Mailbox's own send methods.
-func (m *Message) SenderKey() int64 { return m.key }
-
-// Sequence returns the sender's sequence number of a framed message (0
-// for a plain one, and for the Mailbox's own send methods).
-func (m *Message) Sequence() uint64 { return m.seq }
-
 // setPlain points the message at a plain record. The fast path in
 // consumer.init does the same when the message is already plain.
 func (m *Message) setPlain(typeID int32, payload []byte) {

@@ -52,7 +52,7 @@ func (e *HandlerError) Unwrap() error { return e.Err }
 // own error, if any). Same goroutine rules as Drain.
 func (m *Mailbox) DrainTo(r Receiver, limit int) (int, error) {
 	if r == nil {
-		return 0, ErrNilHandler
+		return 0, errNilHandler
 	}
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")

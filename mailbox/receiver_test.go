@@ -33,7 +33,7 @@ func TestDrainToReportsFailures(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	r := &oddFails{}
 	_, err := mb.DrainTo(nil, 1)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 
 	// One failure: the error as the receiver returned it.
 	require.NoError(t, mb.Send(1, []byte{2}))
@@ -114,9 +114,9 @@ func TestDrainToDoesNotAllocate(t *testing.T) {
 func TestReceiverActor(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	_, err := NewReceiverActor("a", mb, nil)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewReceiverActor("a", nil, &oddFails{})
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 
 	r := &oddFails{}
 	a, err := NewReceiverActor("odd", mb, r)

@@ -106,7 +106,7 @@ func (m *Mailbox) outcome(err error, s *Sender) error {
 // sender's message falls between them. parts is only read during the call:
 // pass a caller-owned slice (SendParts(t, parts...)) or the parts inline
 // (SendParts(t, a, b)); neither allocates. Outcomes as for Send, plus
-// ErrParts (wrapped) for no part or more than MaxParts. A message of one
+// ErrArgument (wrapped) for no part or more than MaxParts. A message of one
 // part is sent as by Send.
 func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
 	return m.outcome(m.sendParts(typeID, parts, nil), nil)
@@ -203,7 +203,7 @@ func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
 		return errTypeID(typeID)
 	}
 	if len(parts) == 0 || len(parts) > m.maxParts {
-		return fmt.Errorf("%w: %d parts (1..%d)", ErrParts, len(parts), m.maxParts)
+		return fmt.Errorf("%w: %d parts (1..%d)", ErrArgument, len(parts), m.maxParts)
 	}
 	if st := m.w.state.Load(); st != stateOpen {
 		return m.refusedClosed(st)
@@ -252,7 +252,7 @@ func (m *Mailbox) write(typeID int32, payload []byte) error {
 // (the send is refused), or the consumer's load of the tail after it saw
 // the close sees this claim (and waits for it). So once the consumer has
 // seen the mailbox closed and then empty, no send can still land in it
-// (Actor's end of stream relies on it).
+// (actor's end of stream relies on it).
 func (m *Mailbox) closedAfterClaim(index int) error {
 	st := m.w.state.Load()
 	if st == stateOpen {
@@ -367,8 +367,7 @@ func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
 }
 
 // newKey returns a fresh sender key: the ring's next correlation id plus
-// one, so that no framed message has key 0, which Message.SenderKey
-// reports for a plain message. Unique among all senders of the ring, in
+// one, so that no framed message has key 0, the key of a plain message. Unique among all senders of the ring, in
 // every process, as the correlation counter is.
 func (m *Mailbox) newKey() int64 { return m.trailer.Correlation.Add(1) }
 
@@ -556,7 +555,7 @@ func (m *Mailbox) newClaim(c record.Claim) Claim {
 
 // Claim claims space for a plain message of length bytes (at most
 // MaxClaimLength) to be written in place: the zero-copy send. Outcomes as
-// for Send, plus ErrLength (wrapped) for a negative length.
+// for Send, plus ErrArgument (wrapped) for a negative length.
 func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) { return m.claim(typeID, length, nil) }
 
 func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
@@ -564,7 +563,7 @@ func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 		return Claim{}, errTypeID(typeID)
 	}
 	if length < 0 {
-		return Claim{}, fmt.Errorf("%w: %d", ErrLength, length)
+		return Claim{}, fmt.Errorf("%w: negative length %d", ErrArgument, length)
 	}
 	if length > m.plainMax {
 		return Claim{}, ErrTooLong
@@ -635,12 +634,12 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	}
 	n := len(lengths)
 	if n == 0 || n > m.maxParts {
-		return PartsClaim{}, fmt.Errorf("%w: %d parts (1..%d)", ErrParts, n, m.maxParts)
+		return PartsClaim{}, fmt.Errorf("%w: %d parts (1..%d)", ErrArgument, n, m.maxParts)
 	}
 	body := 0
 	for _, l := range lengths {
 		if l < 0 {
-			return PartsClaim{}, fmt.Errorf("%w: part of %d bytes", ErrLength, l)
+			return PartsClaim{}, fmt.Errorf("%w: part of %d bytes", ErrArgument, l)
 		}
 		if l > m.lay.maxFrag {
 			return PartsClaim{}, ErrTooLong
@@ -700,13 +699,6 @@ type Sender struct {
 func (m *Mailbox) NewSender() *Sender {
 	return &Sender{mb: m, key: m.newKey(), idle: idle.Backoff()}
 }
-
-// Key returns the sender's key, written in the frame header of its framed
-// messages.
-func (s *Sender) Key() int64 { return s.key }
-
-// Mailbox returns the mailbox s sends to.
-func (s *Sender) Mailbox() *Mailbox { return s.mb }
 
 // Send is Mailbox.Send from this sender.
 func (s *Sender) Send(typeID int32, payload []byte) error {

@@ -301,7 +301,7 @@ func TestCorruptFrames(t *testing.T) {
 		{"zero count", []rec{{F, framed(hdr(0, 0, 1, 1), []byte("x"))}}, 1},
 		{"count too large", []rec{{F, framed(hdr(0, 5, 1, 1), []byte("x"))}}, 1},
 		{"zero parts", []rec{{F, framed(hdr(0, 1, 1, 0), []byte("x"))}}, 1},
-		{"too many parts", []rec{{F, framed(hdr(0, 1, 1, DefaultMaxParts+1), []byte("x"))}}, 1},
+		{"too many parts", []rec{{F, framed(hdr(0, 1, 1, defaultMaxParts+1), []byte("x"))}}, 1},
 		{"body too long", []rec{{F, framed(hdr(0, 1, 40000, 1), []byte("x"))}}, 1},
 		{"body length mismatch", []rec{{F, framed(hdr(0, 1, 2, 1), []byte("x"))}}, 1},
 		{"part lengths too long", []rec{{F, framed(hdr(0, 1, 9, 2), append(lp("ab"), 9, 0, 0, 0, 'c'))}}, 1},

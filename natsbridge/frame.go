@@ -121,14 +121,14 @@ const maxFrame = 1 << 30
 // when the message does not fit the remaining capacity of a batch holding
 // messages (seal and publish it, then append again), and an error wrapping
 // ErrTooLarge when it does not fit even an empty batch; mailbox.ErrTypeID
-// or mailbox.ErrParts (wrapped) for a type id or part count out of range.
+// or mailbox.ErrArgument (wrapped) for a type id or part count out of range.
 // ErrBatchFull is returned unwrapped and without allocating.
 func (b *batch) Append(typeID int32, parts ...[]byte) error {
 	if typeID < 1 || typeID > mailbox.MaxTypeID {
 		return fmt.Errorf("%w: %d", mailbox.ErrTypeID, typeID)
 	}
 	if len(parts) < 1 || len(parts) > MaxParts {
-		return fmt.Errorf("%w: %d parts", mailbox.ErrParts, len(parts))
+		return fmt.Errorf("%w: %d parts", mailbox.ErrArgument, len(parts))
 	}
 	n := entryLength(parts)
 	if len(b.buf)+n > cap(b.buf) {
@@ -185,7 +185,7 @@ func (b *batch) Seal(source, sequence, first uint64) []byte {
 
 // MaxParts bounds the part count of one message in a frame, as the
 // mailbox's default bounds it in a mailbox.
-const MaxParts = mailbox.DefaultMaxParts
+const MaxParts = 1024
 
 // Reader decodes frames. Reset checks a whole frame before the first
 // message is read, so a frame is either rejected whole or read whole:

@@ -67,7 +67,7 @@ func TestBatchFullAndTooLarge(t *testing.T) {
 	require.ErrorIs(t, b.Append(1, []byte("12345")), ErrTooLarge)
 	require.ErrorIs(t, b.Append(0, []byte("1")), mailbox.ErrTypeID)
 	require.ErrorIs(t, b.Append(mailbox.MaxTypeID+1, []byte("1")), mailbox.ErrTypeID)
-	require.ErrorIs(t, b.Append(1), mailbox.ErrParts)
+	require.ErrorIs(t, b.Append(1), mailbox.ErrArgument)
 	require.Equal(t, 0, b.Count())
 	_, err = newBatch(MinBatchBytes - 1)
 	require.ErrorIs(t, err, ErrConfig)

@@ -4,6 +4,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/ringbuf"
@@ -12,7 +13,7 @@ import (
 // The mailbox variants (the standard variants mailbox in w1 and
 // mailbox-actors in w3): the same workloads through the actor layer, a
 // mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
-// mailbox.Actor's DoWork, beside the bare rings of the same run.
+// mailbox.NewActor's DoWork, beside the bare rings of the same run.
 func init() {
 	w1.variants = append(w1.variants,
 		variant{name: "mailbox", run: w1Mailbox},
@@ -123,7 +124,7 @@ func w1MailboxSides(cfg *runConfig, send, drain bool) (time.Duration, error) {
 
 // runActor calls the consumer actor's DoWork in a busy loop, as a runner
 // with a busy-spin idle strategy would, until c has received n messages.
-func runActor(t *team, actor *mailbox.Actor, c *checker, n int) error {
+func runActor(t *team, actor agent.Agent, c *checker, n int) error {
 	for c.received < n {
 		k, err := actor.DoWork()
 		if err != nil {
