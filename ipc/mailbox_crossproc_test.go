@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/childtest"
-	"github.com/dutyrt/duty/internal/mailframe"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
@@ -140,7 +140,7 @@ func mbChildHalf() error {
 	count := (body + frag - 1) / frag
 	size := 0
 	for i := range count {
-		size += ringbuf.RecordSize(mailframe.HeaderLength + min(frag, body-i*frag))
+		size += ringbuf.RecordSize(mailboxdef.HeaderLength + min(frag, body-i*frag))
 	}
 	var b ringbuf.Batch
 	for spins := 0; ; spins++ {
@@ -156,18 +156,18 @@ func mbChildHalf() error {
 	le := binary.LittleEndian
 	for i := range count / 2 {
 		n := min(frag, body-i*frag)
-		rec, err := b.Append(record.FlagFramed|mbDeadTypeID, mailframe.HeaderLength+n)
+		rec, err := b.Append(record.FlagFramed|mbDeadTypeID, mailboxdef.HeaderLength+n)
 		if err != nil {
 			return err
 		}
-		le.PutUint64(rec[mailframe.KeyOffset:], uint64(key))
-		le.PutUint64(rec[mailframe.SequenceOffset:], 0)
-		le.PutUint32(rec[mailframe.IndexOffset:], uint32(i))
-		le.PutUint32(rec[mailframe.CountOffset:], uint32(count))
-		le.PutUint32(rec[mailframe.BodyLengthOffset:], uint32(body))
-		le.PutUint32(rec[mailframe.PartsOffset:], 1)
-		for j := range rec[mailframe.HeaderLength:] {
-			rec[mailframe.HeaderLength+j] = byte(j)
+		le.PutUint64(rec[mailboxdef.KeyOffset:], uint64(key))
+		le.PutUint64(rec[mailboxdef.SequenceOffset:], 0)
+		le.PutUint32(rec[mailboxdef.IndexOffset:], uint32(i))
+		le.PutUint32(rec[mailboxdef.CountOffset:], uint32(count))
+		le.PutUint32(rec[mailboxdef.BodyLengthOffset:], uint32(body))
+		le.PutUint32(rec[mailboxdef.PartsOffset:], 1)
+		for j := range rec[mailboxdef.HeaderLength:] {
+			rec[mailboxdef.HeaderLength+j] = byte(j)
 		}
 	}
 	fmt.Printf("half %d of %d records\n", count/2, count)
@@ -687,7 +687,7 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 		t.Run(map[bool]string{true: "checksum", false: "plain"}[checksum], func(t *testing.T) {
 			dir := testDir(t)
 			m, mf, err := CreateMailbox(dir, "mbox", mailbox.Config{
-				Capacity: mailbox.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
+				Capacity: mailboxdef.MinCapacity, UnblockTimeout: 100 * time.Millisecond, Checksum: checksum})
 			require.NoError(t, err)
 			defer mf.Close()
 			goFile := filepath.Join(dir, "go")
@@ -712,10 +712,10 @@ func TestCrossProcessMailboxSenderStoppedPastUnblock(t *testing.T) {
 			good := bytes.Repeat([]byte{0x11}, 40)
 			over := 0
 			if checksum {
-				over = mailframe.ChecksumLength
+				over = mailboxdef.ChecksumLength
 			}
 			size := ringbuf.RecordSize(over + len(good))
-			for i := 0; mailbox.MinCapacity-int(mf.ring.ProducerPosition()&(mailbox.MinCapacity-1)) >= size; i++ {
+			for i := 0; mailboxdef.MinCapacity-int(mf.ring.ProducerPosition()&(mailboxdef.MinCapacity-1)) >= size; i++ {
 				require.Less(t, i, 1000)
 				require.NoError(t, m.Send(1, good))
 				_, err := m.Drain(h, 100)

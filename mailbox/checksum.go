@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 
-	"github.com/dutyrt/duty/internal/mailframe"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -37,7 +37,7 @@ import (
 const (
 	// checksumLength is the length of the checksum prefix of a
 	// checksummed record's payload.
-	checksumLength = mailframe.ChecksumLength
+	checksumLength = mailboxdef.ChecksumLength
 	// checkedFlag marks a checksummed record's type id.
 	checkedFlag = record.FlagChecked
 )

@@ -154,7 +154,7 @@ func TestContractEveryKindOfMessage(t *testing.T) {
 // for room, and gives up when its context ends.
 func TestContractBackPressure(t *testing.T) {
 	eachPlacement(t, func(t *testing.T, p placement) {
-		consumer, sender := p.make(t, mailbox.Config{Capacity: mailbox.MinCapacity})
+		consumer, sender := p.make(t, mailbox.Config{Capacity: 1024}) // the smallest ring a mailbox accepts
 		payload := make([]byte, 56)
 		sent := 0
 		for sender.Send(1, payload) == nil {

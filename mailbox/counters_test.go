@@ -32,7 +32,7 @@ func TestMailboxCounters(t *testing.T) {
 		return got
 	}
 	clk := clock.NewManual(time.UnixMilli(5_000))
-	mb, err := New(Config{Name: "orders", Capacity: MinCapacity, Counters: mgr, Clock: clk, HeartbeatCycles: 1})
+	mb, err := New(Config{Name: "orders", Capacity: minCapacity, Counters: mgr, Clock: clk, HeartbeatCycles: 1})
 	require.NoError(t, err)
 	require.Len(t, read(), 10)
 

@@ -22,7 +22,7 @@ import (
 // panicking one never again), and Stats.Delivered counts each consumed
 // message once.
 func TestStressSmallRingWithPanics(t *testing.T) {
-	for _, capacity := range []int{MinCapacity, 2048} {
+	for _, capacity := range []int{minCapacity, 2048} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
 			testEdgeStress(t, capacity)
 		})
@@ -280,7 +280,7 @@ func TestSendContextCancelFragmented(t *testing.T) {
 // senders (here the handler itself) refill what it releases.
 func TestMaxDepthNeverExceedsCapacity(t *testing.T) {
 	for _, limit := range []int{40, 1 << 20} {
-		mb := newMailbox(t, Config{Capacity: MinCapacity})
+		mb := newMailbox(t, Config{Capacity: minCapacity})
 		p := make([]byte, 56) // 64-byte records
 		for mb.Send(1, p) == nil {
 		}

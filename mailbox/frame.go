@@ -3,7 +3,7 @@ package mailbox
 import (
 	"encoding/binary"
 
-	"github.com/dutyrt/duty/internal/mailframe"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -54,23 +54,23 @@ const (
 	reservedTypeBits = record.FlagBits
 
 	// frameHeaderLength is the length of the frame header at the start of
-	// every framed record's payload (internal/mailframe, docs/layouts.md).
-	frameHeaderLength = mailframe.HeaderLength
+	// every framed record's payload (internal/mailboxdef, docs/layouts.md).
+	frameHeaderLength = mailboxdef.HeaderLength
 	// Offsets in the frame header.
-	frameKeyOffset        = mailframe.KeyOffset
-	frameSequenceOffset   = mailframe.SequenceOffset
-	frameIndexOffset      = mailframe.IndexOffset
-	frameCountOffset      = mailframe.CountOffset
-	frameBodyLengthOffset = mailframe.BodyLengthOffset
-	framePartsOffset      = mailframe.PartsOffset
+	frameKeyOffset        = mailboxdef.KeyOffset
+	frameSequenceOffset   = mailboxdef.SequenceOffset
+	frameIndexOffset      = mailboxdef.IndexOffset
+	frameCountOffset      = mailboxdef.CountOffset
+	frameBodyLengthOffset = mailboxdef.BodyLengthOffset
+	framePartsOffset      = mailboxdef.PartsOffset
 
 	// partLengthPrefix is the length of the prefix of each part in the
 	// body of a multipart message.
-	partLengthPrefix = mailframe.PartLengthPrefix
+	partLengthPrefix = mailboxdef.PartLengthPrefix
 
-	// MinCapacity is the smallest ring capacity a mailbox accepts: its
+	// minCapacity is the smallest ring capacity a mailbox accepts: its
 	// records must carry a frame header and a useful fragment.
-	MinCapacity = 1024
+	minCapacity = mailboxdef.MinCapacity
 )
 
 // frameHeader is a decoded frame header.

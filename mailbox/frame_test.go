@@ -89,7 +89,7 @@ func TestLayout64K(t *testing.T) {
 // message fits its batch limit, with checksummed records or without.
 func TestLayoutCapacities(t *testing.T) {
 	for _, checksum := range []bool{false, true} {
-		for capacity := MinCapacity; capacity <= 1<<26; capacity <<= 1 {
+		for capacity := minCapacity; capacity <= 1<<26; capacity <<= 1 {
 			l := newLayout(capacity, max(8, capacity/8), 0, checksum)
 			require.Positive(t, l.maxFrag, capacity)
 			_, size := l.records(l.maxMessage)
@@ -143,7 +143,7 @@ func TestSenderKeysAreNeverZero(t *testing.T) {
 // The raw bytes a multipart message puts in the ring: one record of type
 // framedFlag|type, the frame header, then length-prefixed parts.
 func TestFrameRawBytes(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	s := mb.NewSender()
 	require.NoError(t, s.SendParts(9, []byte("ab"), []byte(""), []byte("cde")))
 	buf := RingOf(mb).Buffer()
@@ -161,7 +161,7 @@ func TestFrameRawBytes(t *testing.T) {
 	require.Equal(t, []byte{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0, 3, 0, 0, 0, 'c', 'd', 'e'}, b[:body])
 
 	// A plain message is an Agrona record: user type, raw payload.
-	mb2 := newMailbox(t, Config{Capacity: MinCapacity})
+	mb2 := newMailbox(t, Config{Capacity: minCapacity})
 	require.NoError(t, mb2.Send(5, []byte("xyz")))
 	buf = RingOf(mb2).Buffer()
 	require.Equal(t, int32(11), int32(binary.LittleEndian.Uint32(buf[0:])))

@@ -84,7 +84,7 @@ func placed(t testing.TB, capacity int, cfg Config) (owner, sender *Mailbox, oh,
 // is seen by the other's senders; the counters go on from the values the
 // shared words hold.
 func TestPlacedViewsShareEverything(t *testing.T) {
-	mem := newSharedMem(t, DefaultCapacity)
+	mem := newSharedMem(t, defaultCapacity)
 	w, err := wordsAt(mem.words)
 	require.NoError(t, err)
 	w.delivered.Store(100)
@@ -104,7 +104,7 @@ func TestPlacedViewsShareEverything(t *testing.T) {
 
 // A sender's view refuses every consumer operation.
 func TestSendOnlyViewRefusesTheConsumersOperations(t *testing.T) {
-	_, sender, _, _ := placed(t, MinCapacity, Config{})
+	_, sender, _, _ := placed(t, minCapacity, Config{})
 	h := func(*Message) Action { return Continue }
 	_, err := sender.Drain(h, 1)
 	require.ErrorIs(t, err, ErrNotConsumer)
@@ -199,7 +199,7 @@ func TestEverySendPathAsksTheHostWhenFull(t *testing.T) {
 // the Host is asked on the first refusal and then once in
 // consumerCheckEvery, not on every one.
 func TestHostIsAskedOnceInSixteenRefusals(t *testing.T) {
-	_, sender, _, sh := placed(t, MinCapacity, Config{})
+	_, sender, _, sh := placed(t, minCapacity, Config{})
 	p := make([]byte, 56)
 	for sender.Send(1, p) == nil {
 	}
@@ -223,7 +223,7 @@ func (*fixed56) Decode([]byte) error { return nil }
 func TestHeartbeatEveryHeartbeatCycles(t *testing.T) {
 	var now testClock
 	now.Store(int64(5_000_000_000)) // 5000 ms
-	owner, _, oh, _ := placed(t, MinCapacity, Config{HeartbeatCycles: 3, Clock: &now})
+	owner, _, oh, _ := placed(t, minCapacity, Config{HeartbeatCycles: 3, Clock: &now})
 	h := func(*Message) Action { return Continue }
 	for range 7 {
 		_, err := owner.Drain(h, 1)
@@ -260,7 +260,7 @@ func TestHeartbeatEveryHeartbeatCycles(t *testing.T) {
 // sends, claims, drains and closes return ErrClosed, its Actor ends, and
 // Stats keeps the last statistics.
 func TestDetachedMailboxRefusesEverything(t *testing.T) {
-	owner, sender, oh, sh := placed(t, MinCapacity, Config{})
+	owner, sender, oh, sh := placed(t, minCapacity, Config{})
 	require.NoError(t, sender.Send(1, []byte("x")))
 	require.NoError(t, sender.Send(2, []byte("y")))
 	n, err := owner.Drain(func(*Message) Action { return Break }, 10)
@@ -306,7 +306,7 @@ func TestDetachedMailboxRefusesEverything(t *testing.T) {
 // close: sends, Close and Drain report it (matching ErrCorrupt), and the
 // word is left as it is.
 func TestCorruptStateWord(t *testing.T) {
-	owner, sender, _, _ := placed(t, MinCapacity, Config{})
+	owner, sender, _, _ := placed(t, minCapacity, Config{})
 	require.NoError(t, sender.Send(1, nil))
 	owner.w.state.Store(7)
 	require.ErrorIs(t, sender.Send(1, nil), ErrCorrupt)
@@ -322,7 +322,7 @@ func TestCorruptStateWord(t *testing.T) {
 
 // New refuses placements it cannot use.
 func TestPlacementValidation(t *testing.T) {
-	mem := newSharedMem(t, MinCapacity)
+	mem := newSharedMem(t, minCapacity)
 	for name, h := range map[string]*memHost{
 		"short words":   {mem: &sharedMem{ring: mem.ring, words: mem.words[:WordsLength-8]}},
 		"small ring":    {mem: &sharedMem{ring: newSharedMem(t, 256).ring, words: mem.words}},
@@ -337,7 +337,7 @@ func TestPlacementValidation(t *testing.T) {
 
 // Err says what a send would be refused with, without counting a refusal.
 func TestErrReportsTheState(t *testing.T) {
-	owner, sender, oh, _ := placed(t, MinCapacity, Config{})
+	owner, sender, oh, _ := placed(t, minCapacity, Config{})
 	require.NoError(t, sender.Err())
 	_, err := owner.Close(Drain)
 	require.NoError(t, err)

@@ -9,18 +9,18 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 )
 
-// DefaultCapacity is the ring capacity of a mailbox that allocates its own
-// ring: 64 KiB of records.
-const DefaultCapacity = 64 * 1024
-
-// DefaultUnblockTimeout is how long the consumer position may stay still,
-// with a claim open at the head of the ring, before Drain releases the claim
-// as abandoned (see Config.UnblockTimeout).
-const DefaultUnblockTimeout = 5 * time.Second
+// defaultCapacity and defaultUnblockTimeout are the defaults of
+// Config.Capacity and Config.UnblockTimeout (internal/mailboxdef, which a
+// host of a mailbox reads too).
+const (
+	defaultCapacity       = mailboxdef.DefaultCapacity
+	defaultUnblockTimeout = mailboxdef.DefaultUnblockTimeout
+)
 
 // defaultMaxParts is the default limit on the parts of one message.
 const defaultMaxParts = 1024
@@ -35,7 +35,7 @@ type Config struct {
 	// Name names the mailbox in statistics and errors.
 	Name string
 	// Capacity is the ring's record capacity: a power of two, at least
-	// MinCapacity. Default DefaultCapacity. With a Host, the Host's
+	// 1024. Default 64 KiB. With a Host, the Host's
 	// memory decides it (ipc.CreateMailbox sizes its file from it).
 	Capacity int
 	// MaxMessageSize bounds the body of a message: the payload of a
@@ -53,7 +53,7 @@ type Config struct {
 	// UnblockTimeout is how long Drain waits, without progress while a
 	// claim is open at the head of the ring, before it calls the ring's
 	// Unblock and counts the released claim as torn (a sender that died or
-	// hung between claim and commit). Default DefaultUnblockTimeout. A
+	// hung between claim and commit). Default 5 s. A
 	// sender that is merely slower than this would write into space the
 	// consumer has passed: keep it far above any scheduling delay.
 	UnblockTimeout time.Duration
@@ -135,7 +135,7 @@ type Host interface {
 // first one left. Memory placed for a new mailbox must be zero.
 type Placement struct {
 	// Ring is the buffer of the mailbox's many-to-one ring, in Agrona's
-	// layout (docs/layouts.md): a power of two of at least MinCapacity
+	// layout (docs/layouts.md): a power of two of at least 1024
 	// bytes of records plus the 768-byte trailer, 8-byte aligned.
 	Ring []byte
 	// Words is where the mailbox keeps its shared words (its state and
@@ -222,10 +222,10 @@ func New(cfg Config) (*Mailbox, error) {
 	if cfg.Host == nil {
 		capacity := cfg.Capacity
 		if capacity == 0 {
-			capacity = DefaultCapacity
+			capacity = defaultCapacity
 		}
-		if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
-			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrArgument, capacity, MinCapacity)
+		if capacity < minCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrArgument, capacity, minCapacity)
 		}
 		buf = record.AllocateRing(capacity)
 		m.w = &new(ownWords).w
@@ -240,9 +240,9 @@ func New(cfg Config) (*Mailbox, error) {
 		buf, m.sendOnly = p.Ring, p.SendOnly
 	}
 	capacity := len(buf) - record.TrailerLength
-	if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+	if capacity < minCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: a ring of %d bytes is not a power of two >= %d plus the %d-byte trailer",
-			ErrArgument, len(buf), MinCapacity, record.TrailerLength)
+			ErrArgument, len(buf), minCapacity, record.TrailerLength)
 	}
 	ab, err := atomicbuf.New(buf)
 	if err != nil {
@@ -271,7 +271,7 @@ func New(cfg Config) (*Mailbox, error) {
 		m.maxParts = defaultMaxParts
 	}
 	if m.timeout == 0 {
-		m.timeout = int64(DefaultUnblockTimeout)
+		m.timeout = int64(defaultUnblockTimeout)
 	}
 	if m.hbCycles == 0 {
 		m.hbCycles = defaultHeartbeatCycles
@@ -475,11 +475,11 @@ func (m *Mailbox) detach() {
 	m.w = w
 	m.fast = nil
 	m.gone = true
-	buf := record.AllocateRing(MinCapacity)
+	buf := record.AllocateRing(minCapacity)
 	ab, _ := atomicbuf.New(buf) // AllocateRing aligns it
-	m.buf, m.trailer = buf, record.TrailerOf(ab, MinCapacity)
-	records := buf[:MinCapacity:MinCapacity]
-	m.prod.Init(records, m.trailer.Tail, m.trailer.HeadCache, m.trailer.Head, record.MaxMessageLength(MinCapacity, record.HeaderLength), true)
+	m.buf, m.trailer = buf, record.TrailerOf(ab, minCapacity)
+	records := buf[:minCapacity:minCapacity]
+	m.prod.Init(records, m.trailer.Tail, m.trailer.HeadCache, m.trailer.Head, record.MaxMessageLength(minCapacity, record.HeaderLength), true)
 	m.cons.rd.Init(records, m.trailer.Head, true)
 	m.cons.claimMask = 0
 }

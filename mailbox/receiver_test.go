@@ -42,7 +42,7 @@ func TestDrainToReportsFailures(t *testing.T) {
 	require.Equal(t, 2, n)
 	require.Same(t, errOdd, err)
 
-	// Several: a *HandlerError with the first and the count; Break stops
+	// Several: an error wrapping the first, with the count; Break stops
 	// the drain and consumes its message.
 	for _, b := range []byte{5, 6, 7} {
 		require.NoError(t, mb.Send(1, []byte{b}))
@@ -52,9 +52,10 @@ func TestDrainToReportsFailures(t *testing.T) {
 	n, err = mb.DrainTo(r, 10)
 	require.Equal(t, 4, n)
 	require.ErrorIs(t, err, errOdd)
-	var herr *HandlerError
+	var herr *handlerError
 	require.ErrorAs(t, err, &herr)
-	require.Equal(t, 2, herr.Failed)
+	require.Equal(t, 2, herr.failed)
+	require.ErrorContains(t, err, "handler failed on 2 messages")
 
 	// Nothing carried over: the next call reports only its own.
 	require.NoError(t, mb.Send(1, []byte{12}))

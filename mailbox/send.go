@@ -64,7 +64,7 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 // as one plain record: the smallest mailbox's records carry more (a
 // many-to-one ring's MaxMessageLength is an eighth of its capacity). This
 // fails to compile otherwise.
-const _ = uint(MinCapacity/8 - record.MaxPayload)
+const _ = uint(minCapacity/8 - record.MaxPayload)
 
 // consumerCheckEvery is how many back-pressured sends pass between two
 // consumer checks of a Host (Host.CheckConsumer): the first refusal

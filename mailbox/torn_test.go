@@ -377,7 +377,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 	for _, checksum := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "checksum"}[checksum], func(t *testing.T) {
 			var now testClock
-			mb := newMailbox(t, Config{Capacity: MinCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
+			mb := newMailbox(t, Config{Capacity: minCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
 			checkClaimsEveryDrain(mb) // check on every idle drain
 			late, err := mb.Claim(1, 40)
 			require.NoError(t, err)
@@ -404,7 +404,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 			good := bytes.Repeat([]byte{0x11}, 40)
 			size := ringbuf.RecordSize(mb.lay.over + len(good))
 			wraps := func() bool { // the next send pads the end and lands at index 0
-				rest := MinCapacity - int(RingOf(mb).ProducerPosition()&int64(MinCapacity-1))
+				rest := minCapacity - int(RingOf(mb).ProducerPosition()&int64(minCapacity-1))
 				return rest < size
 			}
 			for i := 0; !wraps(); i++ {
