@@ -6,7 +6,7 @@ import (
 )
 
 // Agent is a unit of work run in duty cycles by a runner (package runner),
-// an Invoker or a Composite. See the package documentation for the contract.
+// an Invoker or a composite (NewComposite). See the package documentation for the contract.
 type Agent interface {
 	// OnStart is called once, on the agent's thread, before the first
 	// DoWork. A non-nil error aborts the start; OnClose is still called.
@@ -31,8 +31,8 @@ type Agent interface {
 // soon as the agent is asked to stop (runner Close, Invoker Close), and a
 // runner or an Invoker cancels it before OnClose in any case (after a
 // termination, a failed start or a Stop policy too), so nothing tied to it
-// outlives the agent. (The members of a Composite share its context; each
-// member of a DynamicComposite gets a child context, cancelled when it is
+// outlives the agent. (The members of a composite (NewComposite) share its
+// context; each member of a DynamicComposite gets a child context, cancelled when it is
 // removed.) An
 // agent that returns ctx.Err() (context.Canceled) after the cancellation is
 // not reported as failing.

@@ -74,7 +74,7 @@ func (r *Request) complete(err error) {
 // runner to recover and report.
 //
 // OnClose closes every member (joining their errors; a panicking member
-// does not keep the others from being closed, as in Composite) and
+// does not keep the others from being closed, as in NewComposite) and
 // completes any request still queued with ErrClosed; Add and Remove after that return
 // ErrClosed.
 type DynamicComposite struct {
