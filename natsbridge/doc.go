@@ -18,8 +18,8 @@
 // # Who calls what
 //
 // Outbound and Inbound are agents (package agent): one driver (a runner,
-// an Invoker, a Composite) calls OnStart, DoWork and OnClose from one
-// goroutine. NewOutbound and NewInbound connect (or use Config.Conn) and
+// an Invoker, a composite from agent.NewComposite) calls OnStart, DoWork
+// and OnClose from one goroutine. NewOutbound and NewInbound connect (or use Config.Conn) and
 // set up the stream and consumer, bounded by their context; OnClose ends
 // the bridge and closes a connection it opened. Stats is safe from any
 // goroutine. The Outbound is the only consumer of its mailbox; the Inbound
