@@ -252,8 +252,6 @@ func TestMailboxSendDrain(t *testing.T) {
 	_, err = s.Drain(mbNoop, 1)
 	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	require.ErrorIs(t, s.Heartbeat(), mailbox.ErrNotConsumer)
-	_, err = s.DiscardQueued()
-	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	_, err = s.Close(mailbox.Discard)
 	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	_, err = mailbox.NewActor("orders", s, mbNoop)

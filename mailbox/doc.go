@@ -29,7 +29,7 @@
 //     any time.
 //   - A Sender: one goroutine at a time (it keeps a sequence number and an
 //     idle strategy). Create one per sending goroutine with NewSender.
-//   - Drain, Close(Discard), DiscardQueued, Heartbeat: exactly one
+//   - Drain, Close(Discard), Heartbeat: exactly one
 //     goroutine, the owner (typically the agent whose DoWork drains: see
 //     actor). They read and release the ring; two concurrent drains
 //     corrupt it. A view of a mailbox whose consumer is another process

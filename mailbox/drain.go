@@ -35,7 +35,7 @@ type recordHandler = func(recordType int32, payload []byte) Action
 // The Message and every slice it returns are valid only during the call.
 //
 // A handler must not consume from its own mailbox: no Drain,
-// DiscardQueued or Close(Discard) of the mailbox being drained (Close(Drain)
+// Close(Discard) of the mailbox being drained (Close(Drain)
 // and sends are fine). The ring stops a read whose handler read from the
 // same ring (ringbuf's Read), so the outer Drain returns when the handler
 // does instead of moving the head back; but the inner call releases (and

@@ -56,7 +56,7 @@ var (
 	// value that is not one of the three states. Both it and
 	// ErrCorruptFrame match duty.ErrCorrupt.
 	ErrCorrupt = sentinel.Corrupt("mailbox: corrupt ring")
-	// ErrNotConsumer reports a consumer's operation (Drain, DiscardQueued,
+	// ErrNotConsumer reports a consumer's operation (Drain,
 	// Close(Discard), Heartbeat, NewActor) on a view of a mailbox that
 	// only sends: its consumer is another process.
 	ErrNotConsumer = errors.New("mailbox: not the consumer (this view only sends)")

@@ -108,7 +108,7 @@ func TestSendOnlyViewRefusesTheConsumersOperations(t *testing.T) {
 	h := func(*Message) Action { return Continue }
 	_, err := sender.Drain(h, 1)
 	require.ErrorIs(t, err, ErrNotConsumer)
-	_, err = sender.DiscardQueued()
+	_, err = sender.discardQueued()
 	require.ErrorIs(t, err, ErrNotConsumer)
 	_, err = sender.Close(Discard)
 	require.ErrorIs(t, err, ErrNotConsumer)

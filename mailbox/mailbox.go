@@ -142,7 +142,7 @@ type Placement struct {
 	// statistics, layout.go): WordsLength bytes, 8-byte aligned.
 	Words []byte
 	// SendOnly marks a view of a mailbox whose consumer is another
-	// process: Drain, DiscardQueued, Close(Discard), Heartbeat and
+	// process: Drain, Close(Discard), Heartbeat and
 	// NewActor refuse it with ErrNotConsumer.
 	SendOnly bool
 }
@@ -412,16 +412,16 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 	if mode == Drain {
 		return 0, nil
 	}
-	return m.DiscardQueued()
+	return m.discardQueued()
 }
 
-// DiscardQueued consumes every message queued now without delivering it,
-// counts them in Stats.Discarded and returns how many there were. Call it
-// from the draining goroutine only, outside any Handler, after
-// Close(Discard) (before, it returns 0: an open mailbox never discards).
-func (m *Mailbox) DiscardQueued() (int, error) {
+// discardQueued consumes every message queued now without delivering it,
+// counts them in Stats.Discarded and returns how many there were: what
+// Close(Discard) does, again on every call. Draining goroutine only,
+// outside any Handler; an open mailbox never discards.
+func (m *Mailbox) discardQueued() (int, error) {
 	if m.sendOnly {
-		return 0, errNotConsumer(m, "DiscardQueued")
+		return 0, errNotConsumer(m, "Close(Discard)")
 	}
 	total := 0
 	for m.w.state.Load() == stateDiscard {

@@ -312,7 +312,7 @@ func TestCloseDiscard(t *testing.T) {
 	require.NoError(t, mb.Send(1, []byte("a")))
 	require.NoError(t, mb.Send(2, pattern(1, 1500)))
 	require.NoError(t, mb.SendParts(3, []byte("b"), []byte("c")))
-	n, err := mb.DiscardQueued()
+	n, err := mb.discardQueued()
 	require.NoError(t, err)
 	require.Zero(t, n, "an open mailbox never discards")
 	n, err = mb.Close(Discard)
