@@ -102,7 +102,7 @@ var layer = map[string]int{
 	// 0-2: internal, under everything.
 	"internal/sentinel": 0, "internal/gcout": 0, "internal/x86": 0, "internal/layoutdoc": 0,
 	"internal/buildtags": 0, "internal/pad": 0, "internal/procinfo": 0, "internal/childtest": 0, "internal/mmapfile": 0, "internal/futex": 0,
-	"internal/fileapi":   0,
+	"internal/fileapi": 0, "internal/countertype": 0, "internal/mailboxdef": 0,
 	"internal/atomicbuf": 1, "internal/prefetch": 1, "internal/ticks": 1,
 	"internal/record": 2,
 	// 1: the root package, the corruption marker.

@@ -6,7 +6,7 @@ import (
 )
 
 // Agent is a unit of work run in duty cycles by a runner (package runner),
-// an Invoker or a Composite. See the package documentation for the contract.
+// an Invoker or a composite (NewComposite). See the package documentation for the contract.
 type Agent interface {
 	// OnStart is called once, on the agent's thread, before the first
 	// DoWork. A non-nil error aborts the start; OnClose is still called.
@@ -31,8 +31,8 @@ type Agent interface {
 // soon as the agent is asked to stop (runner Close, Invoker Close), and a
 // runner or an Invoker cancels it before OnClose in any case (after a
 // termination, a failed start or a Stop policy too), so nothing tied to it
-// outlives the agent. (The members of a Composite share its context; each
-// member of a DynamicComposite gets a child context, cancelled when it is
+// outlives the agent. (The members of a composite (NewComposite) share its
+// context; each member of a DynamicComposite gets a child context, cancelled when it is
 // removed.) An
 // agent that returns ctx.Err() (context.Canceled) after the cancellation is
 // not reported as failing.
@@ -53,27 +53,27 @@ var ErrTermination = errors.New("agent: termination")
 //
 // errors.Is(ErrTerminated, ErrTermination) is true;
 // errors.Is(ErrTerminated, ErrDone) is false.
-var ErrTerminated error = &TerminationError{}
+var ErrTerminated error = &terminationError{}
 
 // ErrDone asks the runner to stop the agent because its work is complete:
 // the runner stops it silently (Agrona 2.6's expected termination).
 //
 // errors.Is(ErrDone, ErrTermination) is true;
 // errors.Is(ErrDone, ErrTerminated) is false.
-var ErrDone error = &TerminationError{Expected: true}
+var ErrDone error = &terminationError{Expected: true}
 
-// TerminationError is the type of ErrDone, ErrTerminated and of the errors
+// terminationError is the type of ErrDone, ErrTerminated and of the errors
 // Terminate builds. It matches ErrTermination under errors.Is and unwraps to
 // its Cause.
-type TerminationError struct {
+type terminationError struct {
 	Expected bool  // true: stop silently; false: stop and report
 	Cause    error // optional reason
 }
 
 // Terminate returns an unexpected termination error carrying cause.
-func Terminate(cause error) error { return &TerminationError{Cause: cause} }
+func Terminate(cause error) error { return &terminationError{Cause: cause} }
 
-func (e *TerminationError) Error() string {
+func (e *terminationError) Error() string {
 	msg := "agent: terminated"
 	if e.Expected {
 		msg = "agent: done"
@@ -84,11 +84,11 @@ func (e *TerminationError) Error() string {
 	return msg
 }
 
-// Is makes every TerminationError match ErrTermination.
-func (e *TerminationError) Is(target error) bool { return target == ErrTermination }
+// Is makes every terminationError match ErrTermination.
+func (e *terminationError) Is(target error) bool { return target == ErrTermination }
 
 // Unwrap returns the cause.
-func (e *TerminationError) Unwrap() error { return e.Cause }
+func (e *terminationError) Unwrap() error { return e.Cause }
 
 // IsTermination reports whether err asks to stop the agent, and whether that
 // stop is expected (silent). Plain ErrTermination is unexpected.
@@ -101,20 +101,20 @@ func IsTermination(err error) (terminate, expected bool) {
 	if err == nil {
 		return false, false
 	}
-	if te, ok := err.(*TerminationError); ok { // no allocation on the common path
+	if te, ok := err.(*terminationError); ok { // no allocation on the common path
 		return true, te.Expected
 	}
 	return classify(err)
 }
 
-// classify walks err's tree as errors.Is does: the first TerminationError
+// classify walks err's tree as errors.Is does: the first terminationError
 // on a chain decides for that chain (its Cause is the reason for the stop,
 // not another error); ErrTermination, or an error whose Is method matches
 // it, is an unexpected termination; a joined error is expected only if all
 // of its branches are.
 func classify(err error) (terminate, expected bool) {
 	for err != nil {
-		if te, ok := err.(*TerminationError); ok {
+		if te, ok := err.(*terminationError); ok {
 			return true, te.Expected
 		}
 		if err == ErrTermination {

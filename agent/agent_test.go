@@ -72,7 +72,7 @@ func TestTerminationSentinels(t *testing.T) {
 		{ErrTerminated, true, false},
 		{ErrTermination, true, false},
 		{fmt.Errorf("x: %w", ErrTermination), true, false},
-		{&TerminationError{Expected: true, Cause: cause}, true, true},
+		{&terminationError{Expected: true, Cause: cause}, true, true},
 		// Joined errors: a stop is expected only if every branch is one.
 		{errors.Join(cause, ErrDone), true, false},
 		{errors.Join(ErrDone, cause), true, false},

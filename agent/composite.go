@@ -11,19 +11,26 @@ import (
 
 // Errors of the composites and the invoker.
 var (
-	ErrNoAgents      = errors.New("agent: composite needs at least one agent")
-	ErrNilAgent      = errors.New("agent: nil agent")
-	ErrClosed        = sentinel.Closed("agent: closed")
-	ErrNotMember     = errors.New("agent: not a member")
-	ErrDuplicate     = errors.New("agent: already a member")
-	ErrNotComparable = errors.New("agent: agent value is not comparable")
-	ErrNilClock      = errors.New("agent: nil cached clock")
+	// ErrArgument: a constructor or option was given an argument it
+	// refuses (no agents, a nil agent, a member value that is not
+	// comparable, a nil clock); the wrapping error says which.
+	ErrArgument  = errors.New("agent: invalid argument")
+	ErrClosed    = sentinel.Closed("agent: closed")
+	ErrNotMember = errors.New("agent: not a member")
+	ErrDuplicate = errors.New("agent: already a member")
 	// ErrAborted completes a DynamicComposite request whose application a
 	// member callback cut short by a panic or runtime.Goexit.
 	ErrAborted = errors.New("agent: request aborted by a panicking member callback")
 )
 
-// Composite runs a fixed group of agents as one agent, on one thread, in
+// composite is the agent NewComposite returns.
+type composite struct {
+	agents []Agent
+	role   string
+	next   int
+}
+
+// NewComposite runs a fixed group of agents as one agent, on one thread, in
 // the order given (Agrona's CompositeAgent).
 //
 //   - RoleName is "[role1,role2,...]".
@@ -40,25 +47,20 @@ var (
 //     k+1: a member that keeps failing cannot starve those after it. A
 //     termination error from any member stops the whole composite.
 //
-// A Composite is driven from one goroutine, like any agent.
-type Composite struct {
-	agents []Agent
-	role   string
-	next   int
-}
-
-// NewComposite groups agents. It fails with ErrNoAgents for an empty list
-// and ErrNilAgent for a nil member.
-func NewComposite(agents ...Agent) (*Composite, error) {
+// The composite is driven from one goroutine, like any agent. It is also
+// ContextAware: its BindContext passes the context to every member that
+// is. NewComposite fails with an error wrapping ErrArgument for an empty
+// list or a nil member.
+func NewComposite(agents ...Agent) (Agent, error) {
 	if len(agents) == 0 {
-		return nil, ErrNoAgents
+		return nil, fmt.Errorf("%w: a composite needs at least one agent", ErrArgument)
 	}
 	for i, a := range agents {
 		if a == nil {
-			return nil, fmt.Errorf("%w at index %d", ErrNilAgent, i)
+			return nil, fmt.Errorf("%w: nil agent at index %d", ErrArgument, i)
 		}
 	}
-	return &Composite{agents: append([]Agent(nil), agents...), role: compositeRole(agents)}, nil
+	return &composite{agents: append([]Agent(nil), agents...), role: compositeRole(agents)}, nil
 }
 
 func compositeRole(agents []Agent) string {
@@ -74,23 +76,25 @@ func compositeRole(agents []Agent) string {
 	return b.String()
 }
 
-// Agents returns a copy of the members, in order.
-func (c *Composite) Agents() []Agent { return append([]Agent(nil), c.agents...) }
-
 // RoleName returns "[role1,role2,...]".
-func (c *Composite) RoleName() string { return c.role }
+func (c *composite) RoleName() string { return c.role }
+
+// Agents returns the members, in order (a copy): for whoever configures
+// the thread by what its agents are (dutyfx's "wake" idle strategy finds
+// their mailboxes through it).
+func (c *composite) Agents() []Agent { return append([]Agent(nil), c.agents...) }
 
 // BindContext passes ctx to every member that is ContextAware.
-func (c *Composite) BindContext(ctx context.Context) { bindAll(ctx, c.agents) }
+func (c *composite) BindContext(ctx context.Context) { bindAll(ctx, c.agents) }
 
 // OnStart starts every member, in order, and joins their errors.
-func (c *Composite) OnStart() error { return startAll(c.agents) }
+func (c *composite) OnStart() error { return startAll(c.agents) }
 
 // OnClose closes every member, in order, and joins their errors.
-func (c *Composite) OnClose() error { return closeAll(c.agents) }
+func (c *composite) OnClose() error { return closeAll(c.agents) }
 
-// DoWork runs one duty cycle of every member (see Composite).
-func (c *Composite) DoWork() (int, error) { return doWorkFrom(c.agents, &c.next) }
+// DoWork runs one duty cycle of every member (see NewComposite).
+func (c *composite) DoWork() (int, error) { return doWorkFrom(c.agents, &c.next) }
 
 func doWorkFrom(agents []Agent, next *int) (int, error) {
 	sum := 0

@@ -9,10 +9,10 @@ import (
 
 func TestNewCompositeValidates(t *testing.T) {
 	_, err := NewComposite()
-	require.ErrorIs(t, err, ErrNoAgents)
+	require.ErrorIs(t, err, ErrArgument)
 	var log []string
 	_, err = NewComposite(&scripted{role: "a", log: &log}, nil)
-	require.ErrorIs(t, err, ErrNilAgent)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 func TestCompositeRoleAndLifecycleReachEveryMember(t *testing.T) {
@@ -35,10 +35,10 @@ func TestCompositeRoleAndLifecycleReachEveryMember(t *testing.T) {
 	require.NoError(t, mustComposite(t, b).OnStart())
 }
 
-func mustComposite(t *testing.T, agents ...Agent) *Composite {
+func mustComposite(t *testing.T, agents ...Agent) *composite {
 	c, err := NewComposite(agents...)
 	require.NoError(t, err)
-	return c
+	return c.(*composite)
 }
 
 func TestCompositeSumsPositiveWork(t *testing.T) {

@@ -6,8 +6,8 @@
 // # Contract
 //
 // Whoever drives an agent (a runner.Runner on its own locked thread, an
-// Invoker on the caller's goroutine, or a Composite inside another agent)
-// calls, from one goroutine only:
+// Invoker on the caller's goroutine, or a composite (NewComposite) inside
+// another agent) calls, from one goroutine only:
 //
 //  1. BindContext(ctx), if the agent implements ContextAware; ctx is
 //     cancelled when the agent is asked to stop, and by a runner or an
@@ -51,7 +51,7 @@
 //
 // # Composition
 //
-// Composite runs a fixed group as one agent on one thread; DynamicComposite
+// NewComposite runs a fixed group as one agent on one thread; DynamicComposite
 // accepts members added and removed at run time from any goroutine,
 // applied on the agent's own thread at the start of its next cycle. Invoker
 // drives an agent from the caller's own loop, without a goroutine: for

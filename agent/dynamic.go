@@ -21,23 +21,13 @@ type Request struct {
 // Done is closed when the request has been applied (or refused).
 func (r *Request) Done() <-chan struct{} { return r.done }
 
-// Err is the outcome once Done is closed: nil, the added agent's OnStart
-// error, the removed agent's OnClose error, ErrNotMember, ErrDuplicate,
-// ErrAborted when a member callback panicked (or exited its goroutine)
-// while this request was applied, or ErrClosed when the composite closed
-// first. Before Done is closed it returns nil.
-func (r *Request) Err() error {
-	select {
-	case <-r.done:
-		return r.err
-	default:
-		return nil
-	}
-}
-
-// Wait blocks until the request completes or ctx ends, and returns Err or
-// the context's error. A completed request returns its outcome even if ctx
-// has ended.
+// Wait blocks until the request completes or ctx ends, and returns the
+// request's outcome or the context's error. The outcome is nil, the added
+// agent's OnStart error, the removed agent's OnClose error, ErrNotMember,
+// ErrDuplicate, ErrAborted when a member callback panicked (or exited its
+// goroutine) while this request was applied, or ErrClosed when the
+// composite closed first. A completed request returns its outcome even if
+// ctx has ended, so Wait after Done is closed does not block.
 func (r *Request) Wait(ctx context.Context) error {
 	select {
 	case <-r.done:
@@ -70,9 +60,9 @@ func (r *Request) complete(err error) {
 //
 // Members are compared by identity (==), so their values must be
 // comparable (pointers always are; a struct value holding a slice, a map or
-// a func, directly or in an interface field, is refused with
-// ErrNotComparable). DoWork, work counts and failures of the
-// members follow Composite, with the same resumable index.
+// a func, directly or in an interface field, is refused with an error
+// wrapping ErrArgument). DoWork, work counts and failures of the
+// members follow NewComposite, with the same resumable index.
 //
 // A panic (or runtime.Goexit) in a member's callback while the queued
 // requests are applied does not lose them: the request being applied
@@ -84,7 +74,7 @@ func (r *Request) complete(err error) {
 // runner to recover and report.
 //
 // OnClose closes every member (joining their errors; a panicking member
-// does not keep the others from being closed, as in Composite) and
+// does not keep the others from being closed, as in NewComposite) and
 // completes any request still queued with ErrClosed; Add and Remove after that return
 // ErrClosed.
 type DynamicComposite struct {
@@ -122,12 +112,12 @@ func NewDynamicComposite(role string, agents ...Agent) (*DynamicComposite, error
 
 func checkMember(a Agent) error {
 	if a == nil {
-		return ErrNilAgent
+		return fmt.Errorf("%w: nil agent", ErrArgument)
 	}
 	// The value, not the type: a struct holding an uncomparable value in an
 	// interface field has a comparable type, yet == on it panics.
 	if !reflect.ValueOf(a).Comparable() {
-		return fmt.Errorf("%w: %T", ErrNotComparable, a)
+		return fmt.Errorf("%w: %T is not comparable", ErrArgument, a)
 	}
 	return nil
 }
@@ -137,7 +127,8 @@ func (d *DynamicComposite) RoleName() string { return d.role }
 
 // Add queues the addition of a. The returned Request reports when the
 // agent has been started and added, and what error that met. It fails at
-// once with ErrNilAgent, ErrNotComparable or ErrClosed.
+// once with ErrClosed, or an error wrapping ErrArgument for a nil or
+// uncomparable agent.
 func (d *DynamicComposite) Add(a Agent) (*Request, error) { return d.submit(a, false) }
 
 // Remove queues the removal of a (found by identity). The returned Request
@@ -159,9 +150,6 @@ func (d *DynamicComposite) submit(a Agent, remove bool) (*Request, error) {
 	d.pending.Add(1)
 	return r, nil
 }
-
-// Len returns the number of members. Call it on the agent's thread only.
-func (d *DynamicComposite) Len() int { return len(d.agents) }
 
 // BindContext keeps ctx for agents added later and binds every current
 // member that is ContextAware to a context of its own derived from ctx:

@@ -14,11 +14,11 @@ func TestNewDynamicCompositeValidates(t *testing.T) {
 	var log []string
 	a := &scripted{role: "a", log: &log}
 	_, err := NewDynamicComposite("dyn", a, nil)
-	require.ErrorIs(t, err, ErrNilAgent)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewDynamicComposite("dyn", a, a)
 	require.ErrorIs(t, err, ErrDuplicate)
 	_, err = NewDynamicComposite("dyn", valueAgent{})
-	require.ErrorIs(t, err, ErrNotComparable)
+	require.ErrorIs(t, err, ErrArgument)
 	d, err := NewDynamicComposite("dyn")
 	require.NoError(t, err, "empty is allowed")
 	require.Equal(t, "dyn", d.RoleName())
@@ -46,7 +46,7 @@ func TestDynamicCompositeAppliesRequestsOnItsOwnCycle(t *testing.T) {
 
 	add, err := d.Add(b)
 	require.NoError(t, err)
-	require.Nil(t, add.Err())
+	require.Nil(t, errOf(add))
 	select {
 	case <-add.Done():
 		t.Fatal("applied before the next cycle")
@@ -61,7 +61,7 @@ func TestDynamicCompositeAppliesRequestsOnItsOwnCycle(t *testing.T) {
 	require.Equal(t, []string{"start a", "start b", "work a", "work b"}, log)
 	require.NotNil(t, b.ctx, "added members get a context derived from the bound one")
 	require.NoError(t, b.ctx.Err())
-	require.Equal(t, 2, d.Len())
+	require.Equal(t, 2, len(d.agents))
 
 	log = log[:0]
 	rm, err := d.Remove(a)
@@ -79,8 +79,8 @@ func TestDynamicCompositeAppliesRequestsOnItsOwnCycle(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.DoWork()
 	require.NoError(t, err)
-	require.ErrorIs(t, again.Err(), ErrNotMember)
-	require.ErrorIs(t, dup.Err(), ErrDuplicate)
+	require.ErrorIs(t, errOf(again), ErrNotMember)
+	require.ErrorIs(t, errOf(dup), ErrDuplicate)
 	require.Equal(t, []string{"work b"}, log)
 
 	require.NoError(t, d.OnClose())
@@ -103,10 +103,10 @@ func TestDynamicCompositeFailedAddIsReportedToTheRequester(t *testing.T) {
 	require.NoError(t, err, "a bad member does not fail the composite's cycle")
 	require.Equal(t, 1, n)
 	<-req.Done()
-	require.ErrorIs(t, req.Err(), bad)
-	require.ErrorIs(t, req.Err(), closeErr)
+	require.ErrorIs(t, errOf(req), bad)
+	require.ErrorIs(t, errOf(req), closeErr)
 	require.Equal(t, []string{"start a", "start b", "close b", "work a"}, log)
-	require.Equal(t, 1, d.Len())
+	require.Equal(t, 1, len(d.agents))
 }
 
 func TestDynamicCompositeRemoveOnCloseErrorIsReported(t *testing.T) {
@@ -119,8 +119,8 @@ func TestDynamicCompositeRemoveOnCloseErrorIsReported(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.DoWork()
 	require.NoError(t, err)
-	require.ErrorIs(t, req.Err(), boom)
-	require.Zero(t, d.Len(), "removed even though OnClose failed")
+	require.ErrorIs(t, errOf(req), boom)
+	require.Zero(t, len(d.agents), "removed even though OnClose failed")
 }
 
 func TestDynamicCompositeRemoveKeepsTheResumePoint(t *testing.T) {
@@ -205,7 +205,7 @@ func TestDynamicCompositeConcurrentAdministration(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	require.Positive(t, <-cycles)
-	require.Zero(t, d.Len())
+	require.Zero(t, len(d.agents))
 	require.NoError(t, d.OnClose())
 }
 
@@ -222,7 +222,7 @@ func TestRequestWaitOnACompletedRequestWithAnEndedContextReportsTheOutcome(t *te
 	_, err = d.DoWork()
 	require.NoError(t, err)
 	<-req.Done()
-	require.NoError(t, req.Err())
+	require.NoError(t, errOf(req))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	fails := 0
@@ -302,9 +302,9 @@ func TestDynamicCompositeAppliesTheRestOfABatchAfterAPanic(t *testing.T) {
 		_, _ = d.DoWork()
 	}()
 	require.ErrorContains(t, v.(error), "boom in OnClose", "the panic propagates out of DoWork")
-	require.ErrorIs(t, rm.Err(), ErrAborted)
-	require.ErrorContains(t, rm.Err(), "boom in OnClose")
-	require.Equal(t, 0, d.Len(), "a was removed before its OnClose panicked")
+	require.ErrorIs(t, errOf(rm), ErrAborted)
+	require.ErrorContains(t, errOf(rm), "boom in OnClose")
+	require.Equal(t, 0, len(d.agents), "a was removed before its OnClose panicked")
 	select {
 	case <-addB.Done():
 		t.Fatal("b's request was applied or dropped, not kept")
@@ -336,7 +336,7 @@ func TestNotComparableValueIsRejectedNotPanicking(t *testing.T) {
 	require.NotPanics(t, func() {
 		_, err = NewDynamicComposite("dyn", holder{v: []int{1}}, holder{v: []int{2}})
 	})
-	require.ErrorIs(t, err, ErrNotComparable)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 // TestDynamicCompositeRemovedMemberContextEnds: each member has a context
@@ -358,13 +358,13 @@ func TestDynamicCompositeRemovedMemberContextEnds(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.DoWork()
 	require.NoError(t, err)
-	require.NoError(t, add.Err())
+	require.NoError(t, errOf(add))
 
 	rm, err := d.Remove(a)
 	require.NoError(t, err)
 	_, err = d.DoWork()
 	require.NoError(t, err)
-	require.NoError(t, rm.Err())
+	require.NoError(t, errOf(rm))
 	require.ErrorIs(t, a.ctx.Err(), context.Canceled, "the removed member's context ended")
 	require.NoError(t, b.ctx.Err())
 	require.NoError(t, c.ctx.Err())
@@ -373,11 +373,21 @@ func TestDynamicCompositeRemovedMemberContextEnds(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.DoWork()
 	require.NoError(t, err)
-	require.NoError(t, rm.Err())
+	require.NoError(t, errOf(rm))
 	require.ErrorIs(t, c.ctx.Err(), context.Canceled, "an added member's too")
 	require.NoError(t, b.ctx.Err())
 
 	require.NoError(t, d.OnClose())
 	require.ErrorIs(t, b.ctx.Err(), context.Canceled, "every context ends with the composite")
 	require.NoError(t, ctx.Err(), "the composite's own context is its driver's")
+}
+
+// errOf is a request's outcome once it is done, nil before.
+func errOf(r *Request) error {
+	select {
+	case <-r.done:
+		return r.err
+	default:
+		return nil
+	}
 }

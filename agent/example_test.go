@@ -41,14 +41,14 @@ func ExampleInvoker() {
 		total += n
 		// A real loop would idle here, for example with an idle.Strategy.
 	}
-	fmt.Println("work", total, "closed", inv.IsClosed())
+	fmt.Println("work", total, "running", inv.IsRunning())
 	// Output:
 	// start count
 	// close count 3
-	// work 3 closed true
+	// work 3 running false
 }
 
-func ExampleComposite() {
+func ExampleNewComposite() {
 	c, err := agent.NewComposite(&counter{role: "a", limit: 5}, &counter{role: "b", limit: 5})
 	if err != nil {
 		panic(err)

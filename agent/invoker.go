@@ -48,21 +48,22 @@ func WithErrorCounter(c *atomic.Int64) InvokerOption { return func(i *Invoker) {
 // DoWork (and Start before OnStart), as runner.WithCachedClock does for a
 // runner: the agent reads the time of its cycle with one load. It costs one
 // clock.System read per Invoke. A test that drives time itself updates its
-// Cached directly instead. A nil c makes NewInvoker fail with ErrNilClock.
+// Cached directly instead. A nil c makes NewInvoker fail with an error
+// wrapping ErrArgument.
 func WithCachedClock(c *clock.Cached) InvokerOption {
 	return func(i *Invoker) {
 		if c == nil {
-			i.err = ErrNilClock
+			i.err = fmt.Errorf("%w: nil cached clock", ErrArgument)
 		}
 		i.clock = c
 	}
 }
 
-// NewInvoker returns an Invoker for a. It fails with ErrNilAgent if a is
-// nil, and with an option's error (ErrNilClock).
+// NewInvoker returns an Invoker for a. It fails with an error wrapping
+// ErrArgument if a is nil, and with an option's error.
 func NewInvoker(a Agent, opts ...InvokerOption) (*Invoker, error) {
 	if a == nil {
-		return nil, ErrNilAgent
+		return nil, fmt.Errorf("%w: nil agent", ErrArgument)
 	}
 	i := &Invoker{agent: a}
 	for _, o := range opts {
@@ -82,18 +83,9 @@ func (i *Invoker) tick() {
 	}
 }
 
-// Agent returns the driven agent.
-func (i *Invoker) Agent() Agent { return i.agent }
-
-// IsStarted reports whether Start was called.
-func (i *Invoker) IsStarted() bool { return i.started }
-
 // IsRunning reports whether Invoke calls DoWork: after a successful Start
 // and until the agent terminates or Close is called.
 func (i *Invoker) IsRunning() bool { return i.running }
-
-// IsClosed reports whether OnClose has been called.
-func (i *Invoker) IsClosed() bool { return i.closed }
 
 // Start binds a context (if the agent is ContextAware) and calls OnStart.
 // Only the first call does anything; later calls return nil. If OnStart

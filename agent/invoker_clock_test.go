@@ -54,6 +54,6 @@ func TestInvokerCachedClock(t *testing.T) {
 
 func TestInvokerNilCachedClock(t *testing.T) {
 	inv, err := NewInvoker(&clocked{}, WithCachedClock(nil))
-	require.ErrorIs(t, err, ErrNilClock)
+	require.ErrorIs(t, err, ErrArgument)
 	require.Nil(t, inv)
 }

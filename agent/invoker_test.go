@@ -21,7 +21,7 @@ func TestInvokerLifecycle(t *testing.T) {
 
 	require.NoError(t, inv.Start())
 	require.NoError(t, inv.Start(), "only the first start does anything")
-	require.True(t, inv.IsStarted())
+	require.True(t, inv.started)
 	require.True(t, inv.IsRunning())
 	require.NotNil(t, a.ctx, "context bound before OnStart")
 
@@ -34,7 +34,7 @@ func TestInvokerLifecycle(t *testing.T) {
 
 	require.NoError(t, inv.Close())
 	require.NoError(t, inv.Close())
-	require.True(t, inv.IsClosed())
+	require.True(t, inv.closed)
 	require.False(t, inv.IsRunning())
 	require.ErrorIs(t, a.ctx.Err(), context.Canceled)
 	n, _ = inv.Invoke()
@@ -42,7 +42,7 @@ func TestInvokerLifecycle(t *testing.T) {
 	require.Equal(t, []string{"start a", "work a", "work a", "close a"}, log)
 	require.ErrorIs(t, inv.Start(), ErrClosed)
 	_, err = NewInvoker(nil)
-	require.ErrorIs(t, err, ErrNilAgent)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 func TestInvokerStartFailureClosesTheAgent(t *testing.T) {
@@ -53,7 +53,7 @@ func TestInvokerStartFailureClosesTheAgent(t *testing.T) {
 		WithErrorHandler(func(err error) { reported = append(reported, err) }))
 	require.NoError(t, err)
 	require.ErrorIs(t, inv.Start(), bad)
-	require.True(t, inv.IsClosed())
+	require.True(t, inv.closed)
 	require.Equal(t, []string{"start a", "close a"}, log)
 	require.Len(t, reported, 1)
 }
@@ -75,7 +75,7 @@ func TestInvokerErrorRules(t *testing.T) {
 	require.NoError(t, err)
 	_, err = inv.Invoke()
 	require.ErrorIs(t, err, ErrTerminated)
-	require.True(t, inv.IsClosed(), "termination closes: OnClose already ran")
+	require.True(t, inv.closed, "termination closes: OnClose already ran")
 	require.Equal(t, int64(1), counter.Load(), "terminations are not counted")
 	require.Equal(t, []error{boom, ErrTerminated}, reported)
 	require.Equal(t, []string{"start a", "work a", "work a", "work a", "close a"}, log)
@@ -90,7 +90,7 @@ func TestInvokerExpectedTerminationIsSilent(t *testing.T) {
 	require.NoError(t, inv.Start())
 	_, err = inv.Invoke()
 	require.ErrorIs(t, err, ErrDone)
-	require.True(t, inv.IsClosed())
+	require.True(t, inv.closed)
 	require.Empty(t, reported)
 }
 
@@ -114,7 +114,7 @@ func TestInvokerCloseFromOnStartNeverRunsDoWork(t *testing.T) {
 	require.NoError(t, err)
 	a.inv = inv
 	require.NoError(t, inv.Start())
-	require.True(t, inv.IsClosed())
+	require.True(t, inv.closed)
 	require.False(t, inv.IsRunning(), "closed by OnStart")
 	n, err := inv.Invoke()
 	require.NoError(t, err)

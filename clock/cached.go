@@ -51,27 +51,3 @@ func (c *Cached) Update(ns int64) { atomicbuf.StoreRelease64(&c.ns, ns) }
 // add, so Advances from several goroutines all count; an Update concurrent
 // with them may still overwrite them.
 func (c *Cached) Advance(d time.Duration) int64 { return c.ns.Add(int64(d)) }
-
-// CachedEpoch is Cached for a wall clock in milliseconds since the Unix
-// epoch (Agrona's CachedEpochClock): the same single writer, the same
-// ordering and padding, zero value 0 (1970-01-01). Set it from an Epoch
-// (for example Update(clock.System.EpochMillis())) where an agent stamps
-// many records within one cycle.
-type CachedEpoch struct {
-	_  pad.Line
-	ms atomic.Int64
-	_  [pad.LineSize - 8]byte
-}
-
-var _ Epoch = (*CachedEpoch)(nil)
-
-// EpochMillis returns the value of the last Update or Advance.
-func (c *CachedEpoch) EpochMillis() int64 { return c.ms.Load() }
-
-// Update sets the value to ms, milliseconds since the Unix epoch. Writer
-// only, as Cached.Update.
-func (c *CachedEpoch) Update(ms int64) { atomicbuf.StoreRelease64(&c.ms, ms) }
-
-// Advance adds ms milliseconds to the value and returns the new value, an
-// atomic add as Cached.Advance.
-func (c *CachedEpoch) Advance(ms int64) int64 { return c.ms.Add(ms) }

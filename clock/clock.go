@@ -21,13 +21,6 @@ type Epoch interface {
 	EpochMillis() int64
 }
 
-// EpochNano is a wall clock in nanoseconds since the Unix epoch (Agrona's
-// EpochNanoClock). Like Epoch, it may be stepped.
-type EpochNano interface {
-	// EpochNanos returns the nanoseconds since 1970-01-01 UTC.
-	EpochNanos() int64
-}
-
 // epoch is System's origin: the monotonic reading taken when the package
 // was initialised.
 var epoch = time.Now()
@@ -44,9 +37,8 @@ type SystemClock struct{}
 var System SystemClock
 
 var (
-	_ Nano      = System
-	_ Epoch     = System
-	_ EpochNano = System
+	_ Nano  = System
+	_ Epoch = System
 )
 
 // Nanos returns the monotonic nanoseconds since the process's origin: one
@@ -58,5 +50,5 @@ func (SystemClock) EpochMillis() int64 { return time.Now().UnixMilli() }
 
 // EpochNanos returns the wall clock in nanoseconds since the Unix epoch:
 // time.Now().UnixNano(), which reads the monotonic clock as well as the
-// wall clock (see Offset for a cheaper reading).
+// wall clock.
 func (SystemClock) EpochNanos() int64 { return time.Now().UnixNano() }

@@ -44,13 +44,6 @@ func TestCachedZeroValueUpdateAdvance(t *testing.T) {
 	c.Update(1) // the writer decides: no monotonic check
 	require.Equal(t, int64(1), c.Nanos())
 	require.Equal(t, int64(0), c.Advance(-1))
-
-	var e CachedEpoch
-	require.Zero(t, e.EpochMillis())
-	e.Update(1_700_000_000_000)
-	require.Equal(t, int64(1_700_000_000_000), e.EpochMillis())
-	require.Equal(t, int64(1_700_000_000_250), e.Advance(250))
-	require.Equal(t, int64(1_700_000_000_250), e.EpochMillis())
 }
 
 func TestCachedAdvanceFromManyGoroutinesLosesNothing(t *testing.T) {
@@ -71,11 +64,8 @@ func TestCachedAdvanceFromManyGoroutinesLosesNothing(t *testing.T) {
 // whatever is allocated around the clock.
 func TestCachedIsPaddedOnBothSides(t *testing.T) {
 	var c Cached
-	var e CachedEpoch
 	require.Equal(t, uintptr(pad.LineSize), unsafe.Offsetof(c.ns))
 	require.Equal(t, uintptr(2*pad.LineSize), unsafe.Sizeof(c))
-	require.Equal(t, uintptr(pad.LineSize), unsafe.Offsetof(e.ms))
-	require.Equal(t, uintptr(2*pad.LineSize), unsafe.Sizeof(e))
 }
 
 // TestCachedOneWriterManyReaders: each reader sees the value never go
@@ -84,12 +74,11 @@ func TestCachedIsPaddedOnBothSides(t *testing.T) {
 func TestCachedOneWriterManyReaders(t *testing.T) {
 	const n = 20_000
 	var c Cached
-	var e CachedEpoch
 	data := make([]int64, n+1) // data[v] is written before Update(v)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			var last, lastMs int64
+			var last int64
 			for last < n {
 				v := c.Nanos()
 				if v < last {
@@ -100,12 +89,7 @@ func TestCachedOneWriterManyReaders(t *testing.T) {
 					t.Errorf("value %d read before the data written ahead of it (%d)", v, data[v])
 					return
 				}
-				ms := e.EpochMillis()
-				if ms < lastMs {
-					t.Errorf("CachedEpoch went back from %d to %d", lastMs, ms)
-					return
-				}
-				last, lastMs = v, ms
+				last = v
 				runtime.Gosched()
 			}
 		})
@@ -113,26 +97,19 @@ func TestCachedOneWriterManyReaders(t *testing.T) {
 	for v := int64(1); v <= n; v++ {
 		data[v] = v
 		c.Update(v)
-		e.Update(v)
 	}
 	wg.Wait()
 }
 
 func TestReadsAndUpdatesAllocateNothing(t *testing.T) {
 	var c Cached
-	var e CachedEpoch
-	o := NewOffset(OffsetConfig{})
 	var sink int64
 	for name, f := range map[string]func(){
-		"Cached.Nanos":       func() { sink += c.Nanos() },
-		"Cached.Update":      func() { c.Update(sink) },
-		"Cached.Advance":     func() { sink += c.Advance(1) },
-		"CachedEpoch.Update": func() { e.Update(sink) },
-		"CachedEpoch.Read":   func() { sink += e.EpochMillis() },
-		"System.Nanos":       func() { sink += System.Nanos() },
-		"System.EpochNanos":  func() { sink += System.EpochNanos() },
-		"Offset.EpochNanos":  func() { sink += o.EpochNanos() },
-		"Offset.EpochMillis": func() { sink += o.EpochMillis() },
+		"Cached.Nanos":      func() { sink += c.Nanos() },
+		"Cached.Update":     func() { c.Update(sink) },
+		"Cached.Advance":    func() { sink += c.Advance(1) },
+		"System.Nanos":      func() { sink += System.Nanos() },
+		"System.EpochNanos": func() { sink += System.EpochNanos() },
 	} {
 		require.Zero(t, testing.AllocsPerRun(1000, f), name)
 	}

@@ -73,14 +73,6 @@ func BenchmarkSystemEpochNanos(b *testing.B) {
 	}
 }
 
-func BenchmarkOffsetEpochNanos(b *testing.B) {
-	o := NewOffset(OffsetConfig{})
-	b.ResetTimer()
-	for range b.N {
-		sink += o.EpochNanos()
-	}
-}
-
 func BenchmarkCachedNanos(b *testing.B) {
 	var c Cached
 	c.Update(1)

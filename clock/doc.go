@@ -1,7 +1,6 @@
 // Package clock provides the clocks an agent reads time from (Agrona's
 // org.agrona.concurrent clocks, docs/agrona.md "Clocks"): small
-// interfaces, the system clocks behind them, a cheap wall clock in
-// nanoseconds, and cached clocks that a duty cycle updates once so that
+// interfaces, the system clocks behind them, and cached clocks that a duty cycle updates once so that
 // everything else reads them for the cost of a load.
 //
 // # Interfaces
@@ -10,7 +9,6 @@
 //     deadlines inside one process.
 //   - Epoch: wall-clock milliseconds since the Unix epoch (EpochMillis),
 //     for timestamps other processes read.
-//   - EpochNano: wall-clock nanoseconds since the Unix epoch (EpochNanos).
 //
 // An agent takes the interface it needs; its driver decides what stands
 // behind it: the system clock, a cached clock updated by the runner, or a
@@ -26,13 +24,8 @@
 //     Linux), read as the runtime reads it. Readings of different
 //     processes on one host compare, which makes it the clock of
 //     cross-process latency stamps; System's do not.
-//   - Offset: EpochNanos from one monotonic read plus a sampled offset,
-//     cheaper than time.Now().UnixNano(), which reads two clocks; it
-//     follows the wall clock's steps only at its periodic check (see
-//     Offset).
-//   - Cached and CachedEpoch: a value set by its one writer (Update,
-//     Advance) and read by anyone (Nanos, EpochMillis) with one atomic
-//     load, on a cache line of its own. runner.WithCachedClock makes a
+//   - Cached: a value set by its one writer (Update, Advance) and read
+//     by anyone (Nanos) with one atomic load, on a cache line of its own. runner.WithCachedClock makes a
 //     runner set a Cached to System's time before every DoWork. A Cached
 //     is also the test clock: tests set or advance it and the code under
 //     test sees nothing else.
@@ -42,16 +35,13 @@
 // A Cached's Update is (at least) a release store and its reads are
 // atomic loads: a reader that sees a value also sees every write its
 // writer made before storing it. Advance is a sequentially consistent
-// atomic add. Offset publishes a new sample with an atomic pointer store;
-// readers load it atomically, so a reading uses one whole sample.
+// atomic add.
 //
 // # Departures from Agrona
 //
-// There is no EpochMicroClock (divide EpochNanos) and no SystemEpochNanoClock
-// separate from System. Agrona's OffsetEpochNanoClock samples wall-clock
-// milliseconds; Go reads wall-clock nanoseconds, so Offset samples those,
-// and checks the wall clock once per CheckInterval (default 1 s) to follow
-// steps sooner than its hourly resample. Cached.Advance takes a
+// There is no EpochMicroClock (divide EpochNanos), no SystemEpochNanoClock
+// separate from System (System.EpochNanos reads time.Now), no
+// OffsetEpochNanoClock and no CachedEpochClock. Cached.Advance takes a
 // time.Duration and is an atomic add (Agrona: a read and a release store).
 //
 // docs/clock.md gives the measured cost of each clock and of the runner

@@ -54,14 +54,6 @@ func ExampleCached_Update() {
 	// Output: beats: 3
 }
 
-// Offset reads the wall clock for the cost of a monotonic read.
-func ExampleOffset() {
-	o := clock.NewOffset(clock.OffsetConfig{})
-	d := time.Duration(o.EpochNanos() - time.Now().UnixNano())
-	fmt.Println("within 1 ms of time.Now:", d < time.Millisecond && d > -time.Millisecond)
-	// Output: within 1 ms of time.Now: true
-}
-
 // System's Nanos measure durations; its origin is the process's, shared by
 // every reader in it.
 func ExampleSystem() {

@@ -4,19 +4,21 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 func TestCounterOpsDoNotAllocate(t *testing.T) {
 	m, _, _ := mustManager(t, 2, Config{})
-	c := allocate(t, m, "hot", TypeTotalWork, nil)
+	c := allocate(t, m, "hot", countertype.TotalWork, nil)
 	var sink int64
 	allocs := testing.AllocsPerRun(1000, func() {
 		sink += c.Get()
 		c.Set(sink)
 		sink += c.Add(2)
-		sink += c.Increment()
+		sink += c.Add(1)
 		sink += c.AddSingleWriter(3)
-		sink += c.IncrementSingleWriter()
+		sink += c.AddSingleWriter(1)
 		if c.ProposeMax(sink) {
 			sink++
 		}
@@ -33,7 +35,7 @@ func TestReaderDoesNotAllocate(t *testing.T) {
 		c := allocate(t, m, "label of a counter", int32(i), []byte("key"))
 		c.Set(int64(i))
 	}
-	require.NoError(t, m.Free(2))
+	require.NoError(t, m.freeID(2))
 	r := m.Reader()
 	var sum int64
 	var labels int
@@ -47,8 +49,7 @@ func TestReaderDoesNotAllocate(t *testing.T) {
 			panic(err)
 		}
 		v, _ := r.Value(3)
-		s, _ := r.State(3)
-		reg, _ := r.RegistrationID(3)
+		s, reg := r.state(3), r.registrationID(3)
 		sum += v + int64(s) + reg
 	})
 	require.Zero(t, allocs)

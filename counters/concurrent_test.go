@@ -12,19 +12,21 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 func TestConcurrentIncrementsSumExactly(t *testing.T) {
 	m, _, _ := mustManager(t, 2, Config{})
-	c := allocate(t, m, "hits", TypeTotalWork, nil)
-	other := allocate(t, m, "neighbour", TypeTotalWork, nil)
+	c := allocate(t, m, "hits", countertype.TotalWork, nil)
+	other := allocate(t, m, "neighbour", countertype.TotalWork, nil)
 	const writers, perWriter = 4, 20_000
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
 			for i := range perWriter {
 				if (w+i)%2 == 0 {
-					c.Increment()
+					c.Add(1)
 				} else {
 					c.Add(3)
 				}
@@ -67,13 +69,13 @@ func TestConcurrentIncrementsSumExactly(t *testing.T) {
 // registration id, so a reader can tell a consistent record from a torn
 // one (bytes of two incarnations).
 func labelFor(reg int64) string {
-	n := int(reg*37) % (MaxLabelLength + 20) // some labels truncated
+	n := int(reg*37) % (maxLabelLength + 20) // some labels truncated
 	s := fmt.Sprintf("reg=%d|", reg)
 	return s + strings.Repeat(string(rune('a'+reg%26)), max(0, n-len(s)))
 }
 
 func keyFor(reg int64) []byte {
-	k := make([]byte, 8+int(reg%(MaxKeyLength-8)))
+	k := make([]byte, 8+int(reg%(maxKeyLength-8)))
 	binary.LittleEndian.PutUint64(k, uint64(reg))
 	for i := 8; i < len(k); i++ {
 		k[i] = byte(reg) ^ byte(i)
@@ -88,7 +90,7 @@ func checkRecord(c Record) error {
 	if want := truncateLabel(labelFor(reg)); string(c.Label) != want {
 		return fmt.Errorf("id %d reg %d: torn label %q", c.ID, reg, c.Label)
 	}
-	want := make([]byte, MaxKeyLength)
+	want := make([]byte, maxKeyLength)
 	copy(want, keyFor(reg))
 	if !bytes.Equal(c.Key, want) {
 		return fmt.Errorf("id %d reg %d: torn key %x", c.ID, reg, c.Key)
@@ -133,8 +135,8 @@ func TestReaderWhileOwnerAllocatesAndFrees(t *testing.T) {
 				// zeroed): label and type id must still match the
 				// registration id, also while the record is being reused.
 				var rec Record
-				var label [MaxLabelLength]byte
-				var key [MaxKeyLength]byte
+				var label [maxLabelLength]byte
+				var key [maxKeyLength]byte
 				for id := 0; id <= r.MaxCounterID(); id++ {
 					s, err := r.snapshot(id, &rec, label[:], key[:], true)
 					if err != nil {
@@ -199,7 +201,7 @@ func TestReaderWhileOwnerAllocatesAndFrees(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Positive(t, delivered.Load())
-	require.Equal(t, n, m.Available(), "everything freed")
+	require.Equal(t, n, m.available(), "everything freed")
 }
 
 // allocMu makes "next registration id" and Allocate one step, so that the
@@ -245,7 +247,7 @@ func TestManagerConcurrentAllocateFree(t *testing.T) {
 				base := int64(w)<<32 | int64(i)
 				c.Set(base)
 				for range 3 {
-					c.IncrementSingleWriter()
+					c.AddSingleWriter(1)
 				}
 				if got := c.Get(); got != base+3 {
 					errs <- fmt.Errorf("id %d shared: value %x, want %x", c.ID(), got, base+3)
@@ -263,5 +265,5 @@ func TestManagerConcurrentAllocateFree(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	require.Equal(t, n, m.Available())
+	require.Equal(t, n, m.available())
 }

@@ -11,7 +11,7 @@ import (
 // AtomicCounter (and, through Word, its StatusIndicator and Position).
 //
 // Any number of goroutines (and processes mapping the regions) may call
-// Get, Add, Increment and Set concurrently. The SingleWriter operations and
+// Get, Add and Set concurrently. AddSingleWriter and
 // ProposeMax are a load followed by a store: correct only when one goroutine
 // is the counter's only writer. None of these allocate or take a lock.
 //
@@ -35,7 +35,7 @@ func (c *Counter) RegistrationID() int64 { return c.regID }
 
 // Word returns the counter's value word in the values region, for code that
 // keeps a bare *atomic.Int64 (an idle.Controllable's status word, a
-// runner's error counter, a mailbox statistic). Its ordering guarantees are
+// runner's live statistics, a mailbox statistic). Its ordering guarantees are
 // those of sync/atomic; it is valid until Close.
 func (c *Counter) Word() *atomic.Int64 { return c.word }
 
@@ -53,24 +53,18 @@ func (c *Counter) Set(v int64) { atomicbuf.StoreRelease64(c.word, v) }
 // writer that readers load atomically.
 func SetWord(w *atomic.Int64, v int64) { atomicbuf.StoreRelease64(w, v) }
 
-// Add atomically adds delta and returns the new value. Safe for any number
-// of concurrent writers.
+// Add atomically adds delta and returns the new value (Agrona's getAndAdd,
+// increment with delta 1). Safe for any number of concurrent writers.
 func (c *Counter) Add(delta int64) int64 { return c.word.Add(delta) }
-
-// Increment atomically adds 1 and returns the new value.
-func (c *Counter) Increment() int64 { return c.word.Add(1) }
 
 // AddSingleWriter adds delta with a load and a release store, cheaper than
 // Add's locked instruction; only for a counter with one writer (Agrona's
-// getAndAddRelease). Returns the new value.
+// getAndAddRelease, incrementRelease with delta 1). Returns the new value.
 func (c *Counter) AddSingleWriter(delta int64) int64 {
 	v := c.word.Load() + delta
 	atomicbuf.StoreRelease64(c.word, v)
 	return v
 }
-
-// IncrementSingleWriter is AddSingleWriter(1) (Agrona's incrementRelease).
-func (c *Counter) IncrementSingleWriter() int64 { return c.AddSingleWriter(1) }
 
 // ProposeMax stores v with release semantics if it is greater than the
 // current value and reports whether it did. Single writer only (Agrona's
@@ -86,9 +80,9 @@ func (c *Counter) ProposeMax(v int64) bool {
 // typeID returns the type id the counter was allocated with.
 func (c *Counter) typeID() int32 { return c.m.typeID(c.id) }
 
-// Label returns the counter's label.
-func (c *Counter) Label() string {
-	var buf [MaxLabelLength]byte
+// label returns the counter's label.
+func (c *Counter) label() string {
+	var buf [maxLabelLength]byte
 	n, err := c.m.labelLength(c.id)
 	if err != nil {
 		return "" // only a foreign writer can corrupt an allocated record
@@ -100,24 +94,25 @@ func (c *Counter) Label() string {
 // ownerID returns the owner id in the value record.
 func (c *Counter) ownerID() int64 { return c.m.ownerID(c.id) }
 
-// SetOwnerID stores the owner id (for example the id of the client or
+// setOwnerID stores the owner id (for example the id of the client or
 // process the counter belongs to, for clean-up when it goes).
-func (c *Counter) SetOwnerID(v int64) {
+func (c *Counter) setOwnerID(v int64) {
 	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+ownerIDOffset), v)
 }
 
 // referenceID returns the reference id in the value record.
 func (c *Counter) referenceID() int64 { return c.m.referenceID(c.id) }
 
-// SetReferenceID stores the reference id (the registration id of something
+// setReferenceID stores the reference id (the registration id of something
 // the counter is linked to, such as a mailbox or publication).
-func (c *Counter) SetReferenceID(v int64) {
+func (c *Counter) setReferenceID(v int64) {
 	atomicbuf.StoreRelease64(c.m.vals.Int64At(valueOffset(c.id)+referenceIDOffset), v)
 }
 
 // Close frees the counter's id through its manager, once: later calls
-// return nil and do nothing. If the id was freed by Manager.Free (and maybe
-// reused) in the meantime, Close frees nothing and returns ErrNotAllocated.
+// return nil and do nothing. If another writer freed the id (and maybe
+// reused it) in the meantime, Close frees nothing and returns an error
+// wrapping ErrCorrupt.
 func (c *Counter) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return nil

@@ -3,6 +3,8 @@ package counters
 import (
 	"sync/atomic"
 	"testing"
+
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // Benchmarks. Each group has a baseline measured in the same run: a bare
@@ -13,7 +15,7 @@ func benchCounter(b *testing.B, n int) (*Manager, []*Counter) {
 	m, _, _ := mustManager(b, n, Config{})
 	cs := make([]*Counter, n)
 	for i := range cs {
-		cs[i] = allocate(b, m, "bench", TypeTotalWork, nil)
+		cs[i] = allocate(b, m, "bench", countertype.TotalWork, nil)
 	}
 	return m, cs
 }
@@ -31,13 +33,13 @@ func BenchmarkSingle(b *testing.B) {
 	b.Run("Increment", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			c.Increment()
+			c.Add(1)
 		}
 	})
 	b.Run("IncrementSingleWriter", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			c.IncrementSingleWriter()
+			c.AddSingleWriter(1)
 		}
 	})
 	b.Run("baseline=atomic.Int64.Store", func(b *testing.B) {
@@ -85,7 +87,7 @@ func BenchmarkParallelOwnCounter(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			c := cs[next.Add(1)%64]
 			for pb.Next() {
-				c.Increment()
+				c.Add(1)
 			}
 		})
 	})
@@ -115,7 +117,7 @@ func BenchmarkReader(b *testing.B) {
 	b.Run("ForEach", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = r.ForEach(func(id int, _ int32, _ string, _ []byte, v int64) bool { vals[id] = v; return true })
+			_ = r.forEach(func(id int, _ int32, _ string, _ []byte, v int64) bool { vals[id] = v; return true })
 		}
 	})
 }
@@ -124,7 +126,7 @@ func BenchmarkAllocateClose(b *testing.B) {
 	m, _, _ := mustManager(b, 4, Config{})
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := m.Allocate("a label of thirty-two bytes....", TypeTotalWork, []byte("key"))
+		c, err := m.Allocate("a label of thirty-two bytes....", countertype.TotalWork, []byte("key"))
 		if err != nil {
 			b.Fatal(err)
 		}

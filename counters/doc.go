@@ -13,9 +13,9 @@
 //
 // # Regions
 //
-// Both regions must start 8-byte aligned (ErrMisaligned) and the metadata
+// Both regions must start 8-byte aligned (ErrArgument) and the metadata
 // region must be at least metadataToValuesRatio (4) times as long as the
-// values region (ErrCapacity). Layout computes the two regions of n counters
+// values region (ErrArgument). Layout computes the two regions of n counters
 // placed in one buffer, metadata then values, and Split cuts such a buffer;
 // NewRegions allocates them on the heap. Constructors never write to the
 // regions: a reader in another process, or a late one, must not wipe live
@@ -29,25 +29,24 @@
 //     live regions hands out ids already in use (Agrona issue #293).
 //     Recover is for an owner restarting over regions left by a previous
 //     owner that has gone: it rebuilds the high-water mark, the free list
-//     and the next registration id from the metadata. The Manager itself is
-//     safe for concurrent use: Allocate, Free, Adopt, Available and
-//     Counter.Close take its mutex. Allocation is cold.
+//     and the next registration id from the metadata, and hands back the
+//     counters still allocated. The Manager itself is safe for concurrent
+//     use: Allocate and Counter.Close take its mutex. Allocation is cold.
 //   - A Counter's value operations take no lock and allocate nothing: Get,
-//     Add, Increment and Set from any number of goroutines (and processes);
-//     AddSingleWriter, IncrementSingleWriter and ProposeMax only from the
-//     counter's single writer. Word exposes the value as a *atomic.Int64
+//     Add and Set from any number of goroutines (and processes);
+//     AddSingleWriter and ProposeMax only from the counter's single writer. Word exposes the value as a *atomic.Int64
 //     for packages that keep a bare word (idle.Controllable, a runner's
-//     error counter, mailbox statistics). A Counter must not be used after
+//     live statistics, mailbox statistics). A Counter must not be used after
 //     Close: its id may belong to another counter by then.
-//   - Any number of Readers, in any process, never writing. The per-id
-//     getters are safe for concurrent use; ForEachRecord and ForEach use
-//     the Reader's scratch space, so one iteration at a time per Reader.
+//   - Any number of Readers, in any process, never writing. Record and
+//     Value are safe for concurrent use; ForEachRecord uses the Reader's
+//     scratch space, so one iteration at a time per Reader.
 //
 // # Allocation, free, reuse
 //
 // Ids are handed out densely from 0 (a high-water mark) so that a scan can
-// stop at the first unused record. Free marks a record RECLAIMED, zeroes its
-// key and sets its free-for-reuse deadline to now + Config.FreeToReuseTimeout
+// stop at the first unused record. Closing a Counter marks its record
+// RECLAIMED, zeroes its key and sets its free-for-reuse deadline to now + Config.FreeToReuseTimeout
 // (epoch ms from Config.Clock); its value, label and registration id stay.
 // Allocate reuses the freed id whose deadline has passed first, resetting its
 // value record (registration id, owner id, reference id, value to 0), and
@@ -63,7 +62,7 @@
 // race with the manager by design, and the race detector sees no data race.
 // Allocate writes the record, then release-stores the label length, the
 // registration id and last the state ALLOCATED: a reader that loads
-// ALLOCATED sees a complete record. Free release-stores RECLAIMED first.
+// ALLOCATED sees a complete record. A free release-stores RECLAIMED first.
 // Reuse stores the deadline notFreeToReuse and registration id 0 before any
 // byte of the record changes. A Reader copies a record between two loads of
 // its state, deadline and registration id and retries (a bounded number of
@@ -79,13 +78,13 @@
 // # Shared memory
 //
 // Readers bounds-check everything: a state other than UNUSED, ALLOCATED or
-// RECLAIMED, or a label length outside 0..MaxLabelLength, is ErrCorrupt,
+// RECLAIMED, or a label length outside 0..380, is ErrCorrupt,
 // never a panic, and every call does work bounded by MaxCounterID. Ids
-// passed in are checked against 0..MaxCounterID (ErrOutOfRange).
+// passed in are checked against 0..MaxCounterID (ErrArgument).
 //
 // # Allocation
 //
-// Counter.Get, Set, Add, Increment, AddSingleWriter, IncrementSingleWriter,
-// ProposeMax and Word, the Reader's State, Value, RegistrationID and
-// ForEachRecord do not allocate.
+// Counter.Get, Set, Add, AddSingleWriter, ProposeMax and Word, and the
+// Reader's Value and ForEachRecord do not allocate; Reader.Record copies
+// the key and label it returns.
 package counters

@@ -20,21 +20,21 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	cycles, _ := m.Allocate("duty cycles: gateway", counters.TypeDutyCycles, nil)
-	errs, _ := m.Allocate("errors: gateway", counters.TypeErrors, nil)
+	cycles, _ := m.Allocate("duty cycles: gateway", counters.UserType(0, counters.KindCounter), nil)
+	errs, _ := m.Allocate("errors: gateway", counters.UserType(1, counters.KindCounter), nil)
 	for range 3 {
-		cycles.Increment()
+		cycles.Add(1)
 	}
 	errs.Add(1)
 
 	r, _ := counters.NewReader(metadata, values)
-	_ = r.ForEach(func(id int, typeID int32, label string, _ []byte, value int64) bool {
-		fmt.Printf("%d %-10s %-22s %d\n", id, counters.TypeName(typeID), label, value)
+	_ = r.ForEachRecord(func(rec counters.Record) bool {
+		fmt.Printf("%d %-6s %-7s %-20s %d\n", rec.ID, counters.TypeName(rec.TypeID), counters.KindOf(rec.TypeID), rec.Label, rec.Value)
 		return true
 	})
 	// Output:
-	// 0 duty-cycles duty cycles: gateway   3
-	// 1 errors     errors: gateway        1
+	// 0 user:0 counter duty cycles: gateway 3
+	// 1 user:1 counter errors: gateway      1
 }
 
 // One buffer (a section of a shared file) holds both regions.
@@ -76,17 +76,19 @@ func ExampleManager_Allocate() {
 func ExampleRecover() {
 	metadata, values, _ := counters.NewRegions(4)
 	old, _ := counters.NewManager(metadata, values, counters.Config{})
-	c, _ := old.Allocate("position", counters.TypeSubscriberPosition, nil)
+	c, _ := old.Allocate("position", counters.UserType(0, counters.KindGauge), nil)
 	c.Set(4096)
 	// ... the old owner's process dies ...
 
 	_, err := counters.NewManager(metadata, values, counters.Config{})
 	fmt.Println(errors.Is(err, counters.ErrInUse))
 
-	m, _ := counters.Recover(metadata, values, counters.Config{})
-	adopted, _ := m.Adopt(0)
-	next, _ := m.Allocate("another", counters.TypeSubscriberPosition, nil)
-	fmt.Println(adopted.Label(), adopted.Get(), next.ID(), next.RegistrationID())
+	m, live, _ := counters.Recover(metadata, values, counters.Config{})
+	adopted := live[0] // the new owner keeps updating it
+
+	next, _ := m.Allocate("another", counters.UserType(0, counters.KindGauge), nil)
+	rec, _ := m.Reader().Record(adopted.ID())
+	fmt.Println(string(rec.Label), adopted.Get(), next.ID(), next.RegistrationID())
 	// Output:
 	// true
 	// position 4096 1 2

@@ -3,6 +3,8 @@ package counters
 import (
 	"errors"
 	"testing"
+
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // The fuzz input is compact so that the fuzzer mutates (and minimizes) only
@@ -42,8 +44,8 @@ func FuzzReader(f *testing.F) {
 	// Seeds: a real manager's regions, with live, reclaimed and reused ids.
 	meta, vals, _ := NewRegions(4)
 	m, _ := NewManager(meta, vals, Config{})
-	a, _ := m.Allocate("alpha", TypeSubscriberPosition, []byte("key"))
-	b, _ := m.Allocate("beta: a longer label", TypeErrors, nil)
+	a, _ := m.Allocate("alpha", countertype.SubscriberPosition, []byte("key"))
+	b, _ := m.Allocate("beta: a longer label", countertype.Errors, nil)
 	_, _ = m.Allocate("gamma", 7, []byte{1, 2, 3, 4, 5})
 	a.Set(99)
 	_ = b.Close()
@@ -61,7 +63,7 @@ func FuzzReader(f *testing.F) {
 		}
 		check := func(err error) {
 			t.Helper()
-			if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrOutOfRange) {
+			if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrArgument) {
 				t.Fatalf("unexpected error %v", err)
 			}
 		}
@@ -69,7 +71,7 @@ func FuzzReader(f *testing.F) {
 		check(r.ForEachRecord(func(c Record) bool {
 			visits++
 			if c.State != StateAllocated || c.ID < 0 || c.ID > r.MaxCounterID() ||
-				len(c.Label) > MaxLabelLength || len(c.Key) != MaxKeyLength {
+				len(c.Label) > maxLabelLength || len(c.Key) != maxKeyLength {
 				t.Fatalf("bad record %+v", c)
 			}
 			return true
@@ -77,23 +79,23 @@ func FuzzReader(f *testing.F) {
 		if visits > int(n) {
 			t.Fatalf("%d visits over %d ids", visits, n)
 		}
-		check(r.ForEach(func(int, int32, string, []byte, int64) bool { return true }))
+		check(r.forEach(func(int, int32, string, []byte, int64) bool { return true }))
 		_, err = r.FindByRegistrationID(1)
 		check(err)
-		_, err = r.FindByTypeIDAndRegistrationID(TypeErrors, 2)
+		_, err = r.findByTypeIDAndRegistrationID(countertype.Errors, 2)
 		check(err)
 		for id := -1; id <= int(n); id++ {
-			_, err = r.State(id)
+			_, err = r.stateOf(id)
 			check(err)
-			_, err = r.Label(id)
+			_, err = r.labelOf(id)
 			check(err)
 			_, err = r.Value(id)
 			check(err)
-			_, err = r.Key(id)
+			_, err = r.keyOf(id)
 			check(err)
 		}
 
-		mgr, err := Recover(meta, vals, Config{})
+		mgr, _, err := Recover(meta, vals, Config{})
 		if err != nil {
 			check(err)
 			return
@@ -106,7 +108,7 @@ func FuzzReader(f *testing.F) {
 				}
 				break
 			}
-			if got := c.Label(); got != "fuzz" {
+			if got := c.label(); got != "fuzz" {
 				t.Fatalf("label %q after allocate", got)
 			}
 			if i == 1 {
@@ -116,7 +118,7 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 		for id := range int(n) {
-			if err := mgr.Free(id); err != nil && !errors.Is(err, ErrNotAllocated) {
+			if err := mgr.freeID(id); err != nil && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("free: %v", err)
 			}
 		}

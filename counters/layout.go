@@ -28,7 +28,7 @@ import (
 //
 // A metadata record:
 //
-//	+0   int32 state: StateUnused, StateAllocated, StateReclaimed
+//	+0   int32 state: stateUnused, StateAllocated, StateReclaimed
 //	+4   int32 type id
 //	+8   int64 free-for-reuse deadline (epoch ms; notFreeToReuse while allocated)
 //	+16  [112]byte key
@@ -65,15 +65,15 @@ const (
 	freeForReuseDeadlineOffset = 8
 	// keyOffset is the offset of the key in a metadata record.
 	keyOffset = 16
-	// MaxKeyLength is the length of the key area.
-	MaxKeyLength = 112
+	// maxKeyLength is the length of the key area.
+	maxKeyLength = 112
 	// labelLengthOffset is the offset of the int32 label length in a
 	// metadata record (Agrona's LABEL_OFFSET).
 	labelLengthOffset = 128
 	// labelOffset is the offset of the label bytes in a metadata record.
 	labelOffset = labelLengthOffset + 4
-	// MaxLabelLength is the largest label length in bytes.
-	MaxLabelLength = 380
+	// maxLabelLength is the largest label length in bytes.
+	maxLabelLength = 380
 	// fullLabelLength is the length of the label area including its length
 	// word.
 	fullLabelLength = 384
@@ -82,17 +82,17 @@ const (
 	// length to the values region's (metadataRecordLength/valueRecordLength).
 	metadataToValuesRatio = metadataRecordLength / valueRecordLength
 
-	// MaxCounters is the largest number of counters one pair of regions
+	// maxCounters is the largest number of counters one pair of regions
 	// holds: the metadata region then stays below 2 GiB, the largest buffer
 	// Agrona (int-indexed) can wrap.
-	MaxCounters = math.MaxInt32 / metadataRecordLength
+	maxCounters = math.MaxInt32 / metadataRecordLength
 )
 
 // Record states, stored at stateOffset.
 const (
-	// StateUnused is the state of a record never allocated. Ids are handed
+	// stateUnused is the state of a record never allocated. Ids are handed
 	// out densely from 0, so the first unused record ends a scan.
-	StateUnused int32 = 0
+	stateUnused int32 = 0
 	// StateAllocated is the state of a live counter.
 	StateAllocated int32 = 1
 	// StateReclaimed is the state of a freed counter, waiting for reuse.
@@ -102,8 +102,8 @@ const (
 const (
 	// notFreeToReuse is the free-for-reuse deadline of an allocated record.
 	notFreeToReuse int64 = math.MaxInt64
-	// NullCounterID is the id that means "no counter".
-	NullCounterID = -1
+	// nullCounterID is the id that means "no counter".
+	nullCounterID = -1
 	// defaultRegistrationID, defaultOwnerID and defaultReferenceID are the
 	// ids of a value record that was never given one.
 	defaultRegistrationID int64 = 0
@@ -135,10 +135,10 @@ type Regions struct {
 }
 
 // Layout returns the regions of n counters laid out in one buffer. n must be
-// between 1 and MaxCounters, otherwise the error wraps ErrCapacity.
+// between 1 and 4 194 303, otherwise the error wraps ErrArgument.
 func Layout(n int) (Regions, error) {
-	if n < 1 || n > MaxCounters {
-		return Regions{}, fmt.Errorf("%w: %d counters, want 1..%d", ErrCapacity, n, MaxCounters)
+	if n < 1 || n > maxCounters {
+		return Regions{}, fmt.Errorf("%w: %d counters, want 1..%d", ErrArgument, n, maxCounters)
 	}
 	meta := n * metadataRecordLength
 	vals := n * valueRecordLength
@@ -154,13 +154,13 @@ func Layout(n int) (Regions, error) {
 
 // Split cuts a buffer laid out by Layout into its metadata and values
 // regions. len(b) must be n*(metadataRecordLength+valueRecordLength) for n
-// in 1..MaxCounters, otherwise the error wraps ErrCapacity. Split neither
+// in 1..4 194 303, otherwise the error wraps ErrArgument. Split neither
 // reads nor writes b; the alignment is checked by NewManager and NewReader.
 func Split(b []byte) (metadata, values []byte, err error) {
 	const per = metadataRecordLength + valueRecordLength
 	n := len(b) / per
-	if len(b)%per != 0 || n < 1 || n > MaxCounters {
-		return nil, nil, fmt.Errorf("%w: buffer of %d bytes is not n*%d bytes for 1 <= n <= %d", ErrCapacity, len(b), per, MaxCounters)
+	if len(b)%per != 0 || n < 1 || n > maxCounters {
+		return nil, nil, fmt.Errorf("%w: buffer of %d bytes is not n*%d bytes for 1 <= n <= %d", ErrArgument, len(b), per, maxCounters)
 	}
 	r, _ := Layout(n)
 	return b[r.MetadataOffset : r.MetadataOffset+r.MetadataLength : r.MetadataOffset+r.MetadataLength],

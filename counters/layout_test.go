@@ -25,19 +25,19 @@ func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 4, typeIDOffset)
 	require.Equal(t, 8, freeForReuseDeadlineOffset)
 	require.Equal(t, 16, keyOffset)
-	require.Equal(t, 112, MaxKeyLength)
+	require.Equal(t, 112, maxKeyLength)
 	require.Equal(t, 128, labelLengthOffset)
 	require.Equal(t, 132, labelOffset)
-	require.Equal(t, 380, MaxLabelLength)
+	require.Equal(t, 380, maxLabelLength)
 	require.Equal(t, 384, fullLabelLength)
 	require.Equal(t, 4, metadataToValuesRatio)
-	require.Equal(t, int32(0), StateUnused)
+	require.Equal(t, int32(0), stateUnused)
 	require.Equal(t, int32(1), StateAllocated)
 	require.Equal(t, int32(-1), StateReclaimed)
 	require.Equal(t, int64(math.MaxInt64), notFreeToReuse)
-	require.Equal(t, -1, NullCounterID)
-	require.Equal(t, metadataRecordLength, labelOffset+MaxLabelLength, "the label fills the record")
-	require.Equal(t, labelLengthOffset, keyOffset+MaxKeyLength, "the key is followed by the label length")
+	require.Equal(t, -1, nullCounterID)
+	require.Equal(t, metadataRecordLength, labelOffset+maxLabelLength, "the label fills the record")
+	require.Equal(t, labelLengthOffset, keyOffset+maxKeyLength, "the key is followed by the label length")
 }
 
 // Raw bytes written by the manager, checked at the documented offsets with
@@ -50,8 +50,8 @@ func TestLayoutRawBytes(t *testing.T) {
 	c0 := allocate(t, m, "first", 1001, key)
 	c1 := allocate(t, m, "second", 7, nil)
 	c0.Set(0x0102030405060708)
-	c0.SetOwnerID(77)
-	c0.SetReferenceID(-5)
+	c0.setOwnerID(77)
+	c0.setReferenceID(-5)
 	c1.Add(3)
 
 	// Value records, 128 bytes apart.
@@ -104,11 +104,11 @@ func TestLayoutRegions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Regions{Counters: 3, MetadataOffset: 0, MetadataLength: 1536, ValuesOffset: 1536, ValuesLength: 384, Length: 1920}, r)
 
-	for _, n := range []int{0, -1, MaxCounters + 1} {
+	for _, n := range []int{0, -1, maxCounters + 1} {
 		_, err := Layout(n)
-		require.ErrorIs(t, err, ErrCapacity, "n=%d", n)
+		require.ErrorIs(t, err, ErrArgument, "n=%d", n)
 	}
-	r, err = Layout(MaxCounters)
+	r, err = Layout(maxCounters)
 	require.NoError(t, err)
 	require.LessOrEqual(t, r.MetadataLength, math.MaxInt32)
 
@@ -126,14 +126,14 @@ func TestLayoutRegions(t *testing.T) {
 
 	m, err := NewManager(meta, vals, Config{})
 	require.NoError(t, err)
-	require.Equal(t, 4, m.MaxCounterID())
+	require.Equal(t, 4, m.maxID)
 	allocate(t, m, "in one buffer", 1, nil)
 	require.Equal(t, int32(StateAllocated), le32(b, 0))
 	require.Equal(t, int64(1), le64(b, 5*512+8), "registration id in the values region")
 
 	for _, n := range []int{0, 639, 641, 1280 + 8} {
 		_, _, err := Split(make([]byte, n))
-		require.ErrorIs(t, err, ErrCapacity, "len=%d", n)
+		require.ErrorIs(t, err, ErrArgument, "len=%d", n)
 	}
 }
 
@@ -153,19 +153,19 @@ func TestConstructorsCheckRegions(t *testing.T) {
 	meta, vals := newRegions(t, 4)
 	ctors := map[string]func(m, v []byte) error{
 		"NewManager": func(m, v []byte) error { _, err := NewManager(m, v, Config{}); return err },
-		"Recover":    func(m, v []byte) error { _, err := Recover(m, v, Config{}); return err },
+		"Recover":    func(m, v []byte) error { _, _, err := Recover(m, v, Config{}); return err },
 		"NewReader":  func(m, v []byte) error { _, err := NewReader(m, v); return err },
 	}
 	for name, ctor := range ctors {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, ctor(meta, vals))
 			err := ctor(meta[1:], vals)
-			require.ErrorIs(t, err, ErrMisaligned)
+			require.ErrorIs(t, err, ErrArgument)
 			require.ErrorIs(t, err, atomicbuf.ErrMisaligned)
-			require.ErrorIs(t, ctor(meta, vals[4:]), ErrMisaligned)
-			require.ErrorIs(t, ctor(meta, vals[:0]), ErrCapacity, "no counters")
-			require.ErrorIs(t, ctor(meta, vals[:127]), ErrCapacity, "no whole record")
-			require.ErrorIs(t, ctor(meta[:4*512-8], vals), ErrCapacity, "metadata < 4x values")
+			require.ErrorIs(t, ctor(meta, vals[4:]), ErrArgument)
+			require.ErrorIs(t, ctor(meta, vals[:0]), ErrArgument, "no counters")
+			require.ErrorIs(t, ctor(meta, vals[:127]), ErrArgument, "no whole record")
+			require.ErrorIs(t, ctor(meta[:4*512-8], vals), ErrArgument, "metadata < 4x values")
 			require.NoError(t, ctor(meta[:4*200], vals[:200]), "Agrona accepts a partial last record")
 		})
 	}

@@ -21,9 +21,9 @@ func TestLayoutsPage(t *testing.T) {
 		"typeIDOffset":               int64(typeIDOffset),
 		"freeForReuseDeadlineOffset": int64(freeForReuseDeadlineOffset),
 		"keyOffset":                  int64(keyOffset),
-		"MaxKeyLength":               int64(MaxKeyLength),
+		"maxKeyLength":               int64(maxKeyLength),
 		"labelLengthOffset":          int64(labelLengthOffset),
 		"labelOffset":                int64(labelOffset),
-		"MaxLabelLength":             int64(MaxLabelLength),
+		"maxLabelLength":             int64(maxLabelLength),
 	})
 }

@@ -22,7 +22,7 @@ type Config struct {
 	// FreeToReuseTimeout is how long a freed id stays unused, so that a
 	// reader still holding it (a stat tool, another process) notices, by
 	// its state and registration id, that it has gone before the slot means
-	// something else. 0 reuses at once; negative is ErrConfig. Use
+	// something else. 0 reuses at once; negative is ErrArgument. Use
 	// DefaultFreeToReuseTimeout for counters in a shared file.
 	FreeToReuseTimeout time.Duration
 	// Clock's wall clock (EpochMillis) times the free-for-reuse deadlines
@@ -56,7 +56,7 @@ type freeSlot struct {
 
 // NewManager returns the manager of fresh regions: zero-filled, never used
 // (new memory, a newly created file). It checks the alignment and sizes of
-// both regions (ErrMisaligned, ErrCapacity) and that record 0 is unused
+// both regions (ErrArgument) and that record 0 is unused
 // (ErrInUse otherwise): a second manager over live regions would hand out
 // ids already in use, Agrona issue #293. A restarted owner uses Recover.
 // NewManager never writes to the regions.
@@ -65,7 +65,7 @@ func NewManager(metadata, values []byte, cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s := m.state(0); s != StateUnused {
+	if s := m.state(0); s != stateUnused {
 		return nil, fmt.Errorf("%w: counter 0 has state %d (use Recover)", ErrInUse, s)
 	}
 	return m, nil
@@ -74,27 +74,29 @@ func NewManager(metadata, values []byte, cfg Config) (*Manager, error) {
 // Recover returns a manager for regions that may already hold counters,
 // written by a previous owner that has gone (a restarted process over its
 // shared file). It scans the metadata from id 0 to the first unused record:
-// allocated ids stay allocated (free them with Free, or take them over with
-// Adopt), reclaimed ids join the free list with the deadline stored in their
-// record, and registration ids continue after the highest one found. A
-// record in an unknown state stops the scan with ErrCorrupt.
+// allocated ids stay allocated and come back as Counters, in id order, for
+// the new owner to keep updating (closing one frees its id); reclaimed ids
+// join the free list with the deadline stored in their record, and
+// registration ids continue after the highest one found. A record in an
+// unknown state stops the scan with ErrCorrupt.
 //
 // Recover does not write to the regions, and it cannot know whether the
 // previous owner is still running: the caller (the ipc layer's liveness
 // check) guarantees it is not. Two live managers hand out the same ids.
-func Recover(metadata, values []byte, cfg Config) (*Manager, error) {
+func Recover(metadata, values []byte, cfg Config) (*Manager, []*Counter, error) {
 	m, err := newManager(metadata, values, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var live []*Counter
 	maxReg := int64(0)
 	for id := 0; id <= m.maxID; id++ {
 		s := m.state(id)
-		if s == StateUnused {
+		if s == stateUnused {
 			break
 		}
 		if err := checkState(id, s); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m.highWater = id
 		maxReg = max(maxReg, m.registrationID(id))
@@ -106,19 +108,21 @@ func Recover(metadata, values []byte, cfg Config) (*Manager, error) {
 				d = m.deadlineFrom(m.clock())
 			}
 			m.free = append(m.free, freeSlot{id: id, deadline: d})
+		} else {
+			live = append(live, m.counterAt(id))
 		}
 	}
 	sort.SliceStable(m.free, func(i, j int) bool { return m.free[i].deadline < m.free[j].deadline })
 	if maxReg == math.MaxInt64 {
-		return nil, corrupt("registration id %d leaves none to allocate", maxReg)
+		return nil, nil, corrupt("registration id %d leaves none to allocate", maxReg)
 	}
 	m.nextRegID = maxReg + 1
-	return m, nil
+	return m, live, nil
 }
 
 func newManager(metadata, values []byte, cfg Config) (*Manager, error) {
 	if cfg.FreeToReuseTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative FreeToReuseTimeout %v", ErrConfig, cfg.FreeToReuseTimeout)
+		return nil, fmt.Errorf("%w: negative FreeToReuseTimeout %v", ErrArgument, cfg.FreeToReuseTimeout)
 	}
 	r, err := wrap(metadata, values)
 	if err != nil {
@@ -137,15 +141,12 @@ func newManager(metadata, values []byte, cfg Config) (*Manager, error) {
 	}, nil
 }
 
-// MaxCounterID returns the highest counter id the regions hold.
-func (m *Manager) MaxCounterID() int { return m.maxID }
-
 // Reader returns a reader over the manager's regions.
 func (m *Manager) Reader() *Reader { return &Reader{regions: m.regions} }
 
-// Available returns how many counters can be allocated now: ids never used
+// available returns how many counters can be allocated now: ids never used
 // plus freed ids past their reuse deadline.
-func (m *Manager) Available() int {
+func (m *Manager) available() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock()
@@ -160,8 +161,8 @@ func (m *Manager) Available() int {
 
 // Allocate allocates a counter and returns it, with value 0, owner and
 // reference ids 0, and a registration id higher than any this manager
-// handed out before. The label is truncated to MaxLabelLength bytes on a
-// UTF-8 boundary; a key longer than MaxKeyLength bytes is ErrKeyTooLong
+// handed out before. The label is truncated to maxLabelLength bytes on a
+// UTF-8 boundary; a key longer than 112 bytes wraps ErrArgument
 // (the key area is zero-padded). typeID is free for the application (see
 // the Type constants for duty's own). ErrFull when no id is free: never
 // used ids are exhausted and no freed id has passed its reuse deadline.
@@ -172,8 +173,8 @@ func (m *Manager) Available() int {
 // registration id (release) and last the state ALLOCATED (release). A
 // reader that loads ALLOCATED sees all of them.
 func (m *Manager) Allocate(label string, typeID int32, key []byte) (*Counter, error) {
-	if len(key) > MaxKeyLength {
-		return nil, fmt.Errorf("%w: %d bytes, max %d", ErrKeyTooLong, len(key), MaxKeyLength)
+	if len(key) > maxKeyLength {
+		return nil, fmt.Errorf("%w: key of %d bytes, max %d", ErrArgument, len(key), maxKeyLength)
 	}
 	label = truncateLabel(label)
 
@@ -188,7 +189,7 @@ func (m *Manager) Allocate(label string, typeID int32, key []byte) (*Counter, er
 
 	rec := metadataOffset(id)
 	m.meta.Int32At(rec + typeIDOffset).Store(typeID)
-	storeWords(m.meta, rec+keyOffset, key, MaxKeyLength)
+	storeWords(m.meta, rec+keyOffset, key, maxKeyLength)
 	m.meta.Int64At(rec + freeForReuseDeadlineOffset).Store(notFreeToReuse)
 	storeWords(m.meta, rec+labelOffset, label, 0)
 	atomicbuf.StoreRelease32(m.meta.Int32At(rec+labelLengthOffset), int32(len(label)))
@@ -232,12 +233,13 @@ func (m *Manager) resetValue(id int) {
 	m.vals.Int64At(v + valueFieldOffset).Store(0)
 }
 
-// Free frees counter id: its state becomes RECLAIMED (release), its key is
+// freeID frees counter id: its state becomes RECLAIMED (release), its key is
 // zeroed and its free-for-reuse deadline is now + FreeToReuseTimeout. The
-// value, label and registration id stay until the id is reused. ErrOutOfRange
-// for a bad id, ErrNotAllocated unless the id is allocated. Counter.Close
-// calls it; call it directly for ids without a Counter (found by Recover).
-func (m *Manager) Free(id int) error {
+// value, label and registration id stay until the id is reused. ErrArgument
+// for a bad id, ErrCorrupt unless the id is allocated. Counter.Close
+// calls it (a restarted owner frees a counter Recover found by adopting
+// it and closing the Counter).
+func (m *Manager) freeID(id int) error {
 	if err := m.checkID(id); err != nil {
 		return err
 	}
@@ -249,11 +251,11 @@ func (m *Manager) Free(id int) error {
 func (m *Manager) freeLocked(id int) error {
 	rec := metadataOffset(id)
 	if s := m.state(id); s != StateAllocated {
-		return fmt.Errorf("%w: id=%d (state %d)", ErrNotAllocated, id, s)
+		return corrupt("id=%d is not allocated (state %d)", id, s)
 	}
 	deadline := m.deadlineFrom(m.clock())
 	atomicbuf.StoreRelease32(m.meta.Int32At(rec+stateOffset), StateReclaimed)
-	storeWords(m.meta, rec+keyOffset, "", MaxKeyLength)
+	storeWords(m.meta, rec+keyOffset, "", maxKeyLength)
 	m.meta.Int64At(rec + freeForReuseDeadlineOffset).Store(deadline)
 	m.free = append(m.free, freeSlot{id: id, deadline: deadline})
 	// Deadlines are now + a constant from a clock that normally only moves
@@ -274,27 +276,17 @@ func (m *Manager) deadlineFrom(now int64) int64 {
 }
 
 // freeCounter frees c's id if it still holds c's incarnation: an id freed
-// by Free and reused since belongs to someone else.
+// by another writer and reused since belongs to someone else.
 func (m *Manager) freeCounter(c *Counter) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.state(c.id) != StateAllocated || m.registrationID(c.id) != c.regID {
-		return fmt.Errorf("%w: id=%d registration id %d was freed already", ErrNotAllocated, c.id, c.regID)
+		return corrupt("id=%d no longer holds registration id %d: another writer freed it", c.id, c.regID)
 	}
 	return m.freeLocked(c.id)
 }
 
-// Adopt returns a Counter for id, allocated by a previous owner and found by
-// Recover, so that the new owner keeps updating it; closing it frees the id.
-// ErrNotAllocated unless the id is allocated.
-func (m *Manager) Adopt(id int) (*Counter, error) {
-	if err := m.checkID(id); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.state(id); s != StateAllocated {
-		return nil, fmt.Errorf("%w: id=%d (state %d)", ErrNotAllocated, id, s)
-	}
-	return &Counter{word: m.valueWord(id), id: id, regID: m.registrationID(id), m: m}, nil
+// counterAt returns a Counter for the allocated id.
+func (m *Manager) counterAt(id int) *Counter {
+	return &Counter{word: m.valueWord(id), id: id, regID: m.registrationID(id), m: m}
 }

@@ -10,19 +10,21 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 func TestAllocateDenseIDsAndRegistrationIDs(t *testing.T) {
 	m, _, _ := mustManager(t, 4, Config{})
-	require.Equal(t, 3, m.MaxCounterID())
-	require.Equal(t, 4, m.Available())
+	require.Equal(t, 3, m.maxID)
+	require.Equal(t, 4, m.available())
 	for i := range 4 {
 		c := allocate(t, m, "c", 1, nil)
 		require.Equal(t, i, c.ID())
 		require.Equal(t, int64(i+1), c.RegistrationID())
 		require.Equal(t, int64(0), c.Get())
 	}
-	require.Equal(t, 0, m.Available())
+	require.Equal(t, 0, m.available())
 	_, err := m.Allocate("one too many", 1, nil)
 	require.ErrorIs(t, err, ErrFull)
 	require.ErrorContains(t, err, "maxCounterId=3")
@@ -35,35 +37,35 @@ func TestFreeReusesOnlyAfterDeadline(t *testing.T) {
 	a := allocate(t, m, "a", 1, nil)
 	b := allocate(t, m, "b", 1, nil)
 	a.Set(42)
-	a.SetOwnerID(9)
-	a.SetReferenceID(8)
+	a.setOwnerID(9)
+	a.setReferenceID(8)
 
 	require.NoError(t, a.Close())
 	require.True(t, a.isClosed())
-	s, err := r.State(0)
+	s, err := r.stateOf(0)
 	require.NoError(t, err)
 	require.Equal(t, StateReclaimed, s)
-	d, err := r.FreeForReuseDeadline(0)
+	d, err := r.deadlineOf(0)
 	require.NoError(t, err)
 	require.Equal(t, int64(1_500), d)
 	v, err := r.Value(0)
 	require.NoError(t, err)
 	require.Equal(t, int64(42), v, "the value stays until reuse")
-	require.Equal(t, 0, m.Available())
+	require.Equal(t, 0, m.available())
 
 	clock.Set(1_499)
 	_, err = m.Allocate("too early", 1, nil)
 	require.ErrorIs(t, err, ErrFull, "1 ms before the deadline")
 
 	clock.Set(1_500)
-	require.Equal(t, 1, m.Available())
+	require.Equal(t, 1, m.available())
 	c := allocate(t, m, "c", 2, nil)
 	require.Equal(t, 0, c.ID(), "reused at the deadline")
 	require.Equal(t, int64(3), c.RegistrationID(), "registration ids keep increasing across reuse")
 	require.Equal(t, int64(0), c.Get(), "value reset on reuse")
 	require.Equal(t, int64(0), c.ownerID())
 	require.Equal(t, int64(0), c.referenceID())
-	require.Equal(t, "c", c.Label())
+	require.Equal(t, "c", c.label())
 	require.Equal(t, int32(2), c.typeID())
 	require.Equal(t, int64(2), b.RegistrationID())
 	require.Equal(t, 1, b.ID())
@@ -103,44 +105,44 @@ func TestCloseOnceAndStaleClose(t *testing.T) {
 	// Free by id, the id is reused, then the stale Counter is closed: the
 	// new incarnation must survive.
 	b := allocate(t, m, "b", 1, nil)
-	require.NoError(t, m.Free(b.ID()))
+	require.NoError(t, m.freeID(b.ID()))
 	c := allocate(t, m, "c", 1, nil)
 	require.Equal(t, b.ID(), c.ID())
-	require.ErrorIs(t, b.Close(), ErrNotAllocated)
-	s, err := m.Reader().State(c.ID())
+	require.ErrorIs(t, b.Close(), ErrCorrupt)
+	s, err := m.Reader().stateOf(c.ID())
 	require.NoError(t, err)
 	require.Equal(t, StateAllocated, s)
 
-	require.ErrorIs(t, m.Free(1), ErrNotAllocated, "never allocated")
-	require.NoError(t, m.Free(c.ID()))
-	require.ErrorIs(t, m.Free(c.ID()), ErrNotAllocated, "double free")
-	require.ErrorIs(t, m.Free(-1), ErrOutOfRange)
-	require.ErrorIs(t, m.Free(2), ErrOutOfRange)
+	require.ErrorIs(t, m.freeID(1), ErrCorrupt, "never allocated")
+	require.NoError(t, m.freeID(c.ID()))
+	require.ErrorIs(t, m.freeID(c.ID()), ErrCorrupt, "double free")
+	require.ErrorIs(t, m.freeID(-1), ErrArgument)
+	require.ErrorIs(t, m.freeID(2), ErrArgument)
 }
 
 func TestKeyAndLabelLimits(t *testing.T) {
 	m, _, _ := mustManager(t, 8, Config{})
 	r := m.Reader()
 
-	_, err := m.Allocate("k", 1, make([]byte, MaxKeyLength+1))
-	require.ErrorIs(t, err, ErrKeyTooLong)
-	require.Equal(t, 8, m.Available(), "a rejected allocation takes no id")
+	_, err := m.Allocate("k", 1, make([]byte, maxKeyLength+1))
+	require.ErrorIs(t, err, ErrArgument)
+	require.Equal(t, 8, m.available(), "a rejected allocation takes no id")
 
-	full := bytes.Repeat([]byte{0xAB}, MaxKeyLength)
+	full := bytes.Repeat([]byte{0xAB}, maxKeyLength)
 	c := allocate(t, m, "k", 1, full)
-	k, err := r.Key(c.ID())
+	k, err := r.keyOf(c.ID())
 	require.NoError(t, err)
 	require.Equal(t, full, k)
 
 	long := strings.Repeat("x", 500)
 	c = allocate(t, m, long, 1, nil)
-	require.Equal(t, long[:MaxLabelLength], c.Label())
+	require.Equal(t, long[:maxLabelLength], c.label())
 
 	// 379 ASCII bytes then a 3-byte rune: cutting at 380 would split it.
 	multi := strings.Repeat("a", 379) + "€" + "tail"
 	c = allocate(t, m, multi, 1, nil)
-	require.Equal(t, strings.Repeat("a", 379), c.Label())
-	require.True(t, utf8.ValidString(c.Label()))
+	require.Equal(t, strings.Repeat("a", 379), c.label())
+	require.True(t, utf8.ValidString(c.label()))
 
 	// Runes of 1..4 bytes at every alignment: always valid, never longer
 	// than the limit, and a prefix of the input.
@@ -153,14 +155,14 @@ func TestKeyAndLabelLimits(t *testing.T) {
 		}
 		in := sb.String()
 		got := truncateLabel(in)
-		require.LessOrEqual(t, len(got), MaxLabelLength)
-		require.Greater(t, len(got), MaxLabelLength-4)
+		require.LessOrEqual(t, len(got), maxLabelLength)
+		require.Greater(t, len(got), maxLabelLength-4)
 		require.True(t, utf8.ValidString(got))
 		require.True(t, strings.HasPrefix(in, got))
 	}
 
 	c = allocate(t, m, "", 1, nil)
-	require.Equal(t, "", c.Label())
+	require.Equal(t, "", c.label())
 }
 
 func TestNewManagerRefusesLiveRegions(t *testing.T) {
@@ -170,7 +172,7 @@ func TestNewManagerRefusesLiveRegions(t *testing.T) {
 	require.ErrorIs(t, err, ErrInUse)
 
 	_, err = NewManager(meta, vals, Config{FreeToReuseTimeout: -time.Millisecond})
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 func TestConstructorsNeverWrite(t *testing.T) {
@@ -183,7 +185,7 @@ func TestConstructorsNeverWrite(t *testing.T) {
 	require.NoError(t, a.Close())
 	metaBefore, valsBefore := bytes.Clone(meta), bytes.Clone(vals)
 
-	_, err = Recover(meta, vals, Config{})
+	_, _, err = Recover(meta, vals, Config{})
 	require.NoError(t, err)
 	_, err = NewReader(meta, vals)
 	require.NoError(t, err)
@@ -207,9 +209,10 @@ func TestRecoverRebuildsState(t *testing.T) {
 	require.NoError(t, cs[4].Close()) // deadline 11_500
 	// The old owner goes away; a new one recovers.
 
-	m, err := Recover(meta, vals, cfg)
+	m, live, err := Recover(meta, vals, cfg)
 	require.NoError(t, err)
-	require.Equal(t, 1, m.Available(), "id 5 never used; 1 and 4 not past their deadlines")
+	require.Equal(t, 1, m.available(), "id 5 never used; 1 and 4 not past their deadlines")
+	require.Len(t, live, 3, "the previous owner's live counters 0, 2, 3")
 
 	c := allocate(t, m, "new", 1, nil)
 	require.Equal(t, 5, c.ID(), "no collision with live ids 0, 2, 3")
@@ -222,18 +225,16 @@ func TestRecoverRebuildsState(t *testing.T) {
 	clock.Set(11_500)
 	require.Equal(t, 4, allocate(t, m, "reuse", 1, nil).ID())
 
-	// The previous owner's live counters can be adopted or freed.
-	ad, err := m.Adopt(3)
-	require.NoError(t, err)
+	// The previous owner's live counters come back, to keep or free.
+	ad := live[2]
+	require.Equal(t, 3, ad.ID())
 	require.Equal(t, int64(33), ad.Get())
 	require.Equal(t, int64(4), ad.RegistrationID())
-	require.Equal(t, "old", ad.Label())
+	require.Equal(t, "old", ad.label())
 	require.NoError(t, ad.Close())
-	_, err = m.Adopt(3)
-	require.ErrorIs(t, err, ErrNotAllocated)
-	_, err = m.Adopt(99)
-	require.ErrorIs(t, err, ErrOutOfRange)
-	require.NoError(t, m.Free(0))
+	require.NoError(t, ad.Close(), "second Close does nothing")
+	require.Equal(t, []int{0, 2}, []int{live[0].ID(), live[1].ID()})
+	require.NoError(t, live[0].Close())
 }
 
 func TestRecoverFreeInterruptedBeforeDeadline(t *testing.T) {
@@ -241,7 +242,7 @@ func TestRecoverFreeInterruptedBeforeDeadline(t *testing.T) {
 	old, meta, vals := mustManager(t, 2, Config{})
 	allocate(t, old, "a", 1, nil)
 	put32(meta, 0, StateReclaimed) // state stored, deadline still NOT_FREE_TO_REUSE
-	m, err := Recover(meta, vals, Config{FreeToReuseTimeout: 50 * time.Millisecond, Clock: clock})
+	m, _, err := Recover(meta, vals, Config{FreeToReuseTimeout: 50 * time.Millisecond, Clock: clock})
 	require.NoError(t, err)
 	clock.Set(149)
 	require.Equal(t, 1, allocate(t, m, "b", 1, nil).ID())
@@ -256,22 +257,22 @@ func TestRecoverCorrupt(t *testing.T) {
 	allocate(t, m, "a", 1, nil)
 	allocate(t, m, "b", 1, nil)
 	put32(meta, 512, 7)
-	_, err := Recover(meta, vals, Config{})
+	_, _, err := Recover(meta, vals, Config{})
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorContains(t, err, "counter 1: state 7")
 
 	put32(meta, 512, StateAllocated)
 	put64(vals, 128+8, 1<<63-1)
-	_, err = Recover(meta, vals, Config{})
+	_, _, err = Recover(meta, vals, Config{})
 	require.ErrorIs(t, err, ErrCorrupt)
 }
 
 func TestCounterOps(t *testing.T) {
 	m, _, _ := mustManager(t, 1, Config{})
-	c := allocate(t, m, "ops", TypeDutyCycles, nil)
-	require.Equal(t, int64(1), c.Increment())
+	c := allocate(t, m, "ops", countertype.DutyCycles, nil)
+	require.Equal(t, int64(1), c.Add(1))
 	require.Equal(t, int64(11), c.Add(10))
-	require.Equal(t, int64(12), c.IncrementSingleWriter())
+	require.Equal(t, int64(12), c.AddSingleWriter(1))
 	require.Equal(t, int64(7), c.AddSingleWriter(-5))
 	c.Set(100)
 	require.Equal(t, int64(100), c.Get())
@@ -284,7 +285,7 @@ func TestCounterOps(t *testing.T) {
 	v, err := m.Reader().Value(c.ID())
 	require.NoError(t, err)
 	require.Equal(t, int64(-3), v, "the word is the shared value")
-	require.Equal(t, TypeDutyCycles, c.typeID())
+	require.Equal(t, countertype.DutyCycles, c.typeID())
 }
 
 func TestDefaultClockDeadline(t *testing.T) {
@@ -292,7 +293,7 @@ func TestDefaultClockDeadline(t *testing.T) {
 	c := allocate(t, m, "a", 1, nil)
 	before := time.Now().UnixMilli()
 	require.NoError(t, c.Close())
-	d, err := m.Reader().FreeForReuseDeadline(0)
+	d, err := m.Reader().deadlineOf(0)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, d, before+time.Hour.Milliseconds())
 	require.LessOrEqual(t, d, time.Now().UnixMilli()+time.Hour.Milliseconds())
@@ -305,7 +306,7 @@ func TestDeadlineSaturates(t *testing.T) {
 	m, _, _ := mustManager(t, 1, Config{FreeToReuseTimeout: time.Second, Clock: clock})
 	c := allocate(t, m, "a", 1, nil)
 	require.NoError(t, c.Close())
-	d, err := m.Reader().FreeForReuseDeadline(0)
+	d, err := m.Reader().deadlineOf(0)
 	require.NoError(t, err)
 	require.Equal(t, notFreeToReuse-1, d, "no overflow into a negative deadline")
 }

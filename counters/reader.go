@@ -1,8 +1,6 @@
 package counters
 
-import (
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Record is a consistent snapshot of one counter, handed to
 // Reader.ForEachRecord's callback.
@@ -14,7 +12,10 @@ type Record struct {
 	OwnerID        int64
 	ReferenceID    int64
 	Value          int64
-	// Key is the whole MaxKeyLength-byte key area (keys have no stored
+	// FreeForReuseDeadline is when a reclaimed id may be reused, epoch
+	// ms (math.MaxInt64 while allocated).
+	FreeForReuseDeadline int64
+	// Key is the whole maxKeyLength-byte key area (keys have no stored
 	// length; a shorter key is zero-padded). Label is the label's bytes.
 	// Both alias the Reader's scratch space: valid only during the
 	// callback.
@@ -29,18 +30,17 @@ type Record struct {
 // label length gives ErrCorrupt, never a panic, and every call does work
 // bounded by MaxCounterID whatever the regions contain.
 //
-// The per-id getters (State, Value, Label, ...) are safe for concurrent
-// use. ForEachRecord and ForEach use the Reader's scratch space: one call
-// at a time per Reader (give each goroutine its own; NewReader allocates
+// Record and Value are safe for concurrent use. ForEachRecord uses the
+// Reader's scratch space: one call at a time per Reader (give each goroutine its own; NewReader allocates
 // nothing but the Reader).
 type Reader struct {
 	regions
-	label [MaxLabelLength]byte
-	key   [MaxKeyLength]byte
+	label [maxLabelLength]byte
+	key   [maxKeyLength]byte
 }
 
 // NewReader returns a reader over metadata and values, with the checks of
-// NewManager (ErrMisaligned, ErrCapacity). It does not read or write the
+// NewManager (ErrArgument). It does not read or write the
 // regions' contents.
 func NewReader(metadata, values []byte) (*Reader, error) {
 	r, err := wrap(metadata, values)
@@ -71,7 +71,7 @@ const stateChanging int32 = 2
 // registration id 0, and the new registration id and the state ALLOCATED
 // last. A reclaimed record whose deadline is notFreeToReuse is in the
 // middle of a free or a reuse and is retried too. An unused record returns
-// StateUnused with nothing copied; a reclaimed one is copied only if
+// stateUnused with nothing copied; a reclaimed one is copied only if
 // withReclaimed.
 func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed bool) (int32, error) {
 	for range maxAttempts {
@@ -79,7 +79,7 @@ func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed
 		if err := checkState(id, s); err != nil {
 			return s, err
 		}
-		if s == StateUnused || (s == StateReclaimed && !withReclaimed) {
+		if s == stateUnused || (s == StateReclaimed && !withReclaimed) {
 			return s, nil
 		}
 		deadline := r.deadline(id)
@@ -93,15 +93,16 @@ func (r *regions) snapshot(id int, rec *Record, label, key []byte, withReclaimed
 		}
 		meta := metadataOffset(id)
 		*rec = Record{
-			ID:             id,
-			State:          s,
-			TypeID:         r.typeID(id),
-			RegistrationID: reg,
-			OwnerID:        r.ownerID(id),
-			ReferenceID:    r.referenceID(id),
-			Value:          r.valueWord(id).Load(),
-			Key:            key[:MaxKeyLength:MaxKeyLength],
-			Label:          label[:n:n],
+			ID:                   id,
+			State:                s,
+			TypeID:               r.typeID(id),
+			RegistrationID:       reg,
+			OwnerID:              r.ownerID(id),
+			ReferenceID:          r.referenceID(id),
+			Value:                r.valueWord(id).Load(),
+			FreeForReuseDeadline: deadline,
+			Key:                  key[:maxKeyLength:maxKeyLength],
+			Label:                label[:n:n],
 		}
 		loadWords(r.meta, meta+keyOffset, rec.Key)
 		loadWords(r.meta, meta+labelOffset, rec.Label)
@@ -127,7 +128,7 @@ func (r *Reader) ForEachRecord(fn func(Record) bool) error {
 			return err
 		}
 		switch s {
-		case StateUnused:
+		case stateUnused:
 			return nil
 		case StateAllocated:
 			if !fn(rec) {
@@ -138,36 +139,19 @@ func (r *Reader) ForEachRecord(fn func(Record) bool) error {
 	return nil
 }
 
-// ForEach is ForEachRecord with Agrona's forEach arguments. The label is a
-// new string (one allocation per counter); key aliases the Reader's
-// scratch space, valid during the call.
-func (r *Reader) ForEach(fn func(id int, typeID int32, label string, key []byte, value int64) bool) error {
-	return r.ForEachRecord(func(c Record) bool {
-		return fn(c.ID, c.TypeID, string(c.Label), c.Key, c.Value)
-	})
-}
-
 // FindByRegistrationID returns the id of the allocated counter with the
-// given registration id, or NullCounterID.
+// given registration id, or nullCounterID.
 func (r *Reader) FindByRegistrationID(registrationID int64) (int, error) {
 	return r.find(func(id int) bool { return r.registrationID(id) == registrationID })
-}
-
-// FindByTypeIDAndRegistrationID returns the id of the allocated counter
-// with the given type id and registration id, or NullCounterID.
-func (r *Reader) FindByTypeIDAndRegistrationID(typeID int32, registrationID int64) (int, error) {
-	return r.find(func(id int) bool {
-		return r.typeID(id) == typeID && r.registrationID(id) == registrationID
-	})
 }
 
 func (r *Reader) find(match func(id int) bool) (int, error) {
 	for id := 0; id <= r.maxID; id++ {
 		s := r.state(id)
 		if err := checkState(id, s); err != nil {
-			return NullCounterID, err
+			return nullCounterID, err
 		}
-		if s == StateUnused {
+		if s == stateUnused {
 			break
 		}
 		// The state is loaded again after the match: a record reused in
@@ -176,34 +160,32 @@ func (r *Reader) find(match func(id int) bool) (int, error) {
 			return id, nil
 		}
 	}
-	return NullCounterID, nil
+	return nullCounterID, nil
 }
 
-// State returns id's record state: StateUnused, StateAllocated or
-// StateReclaimed; any other value is ErrCorrupt.
-func (r *Reader) State(id int) (int32, error) {
+// Record returns a consistent snapshot of id's record (see ForEachRecord)
+// whatever its state, with its own copies of the key and label: a
+// reclaimed record keeps its label until reuse; an unused one has State 0
+// and nothing else; a record rewritten faster than it can be read comes
+// back with its ID and State only. An id outside 0..MaxCounterID wraps
+// ErrArgument; an unknown state or bad label length wraps ErrCorrupt.
+func (r *Reader) Record(id int) (Record, error) {
 	if err := r.checkID(id); err != nil {
-		return 0, err
+		return Record{}, err
 	}
-	s := r.state(id)
-	return s, checkState(id, s)
-}
-
-// TypeID returns id's type id.
-func (r *Reader) TypeID(id int) (int32, error) {
-	if err := r.checkID(id); err != nil {
-		return 0, err
+	var rec Record
+	var label [maxLabelLength]byte
+	var key [maxKeyLength]byte
+	s, err := r.snapshot(id, &rec, label[:], key[:], true)
+	if err != nil {
+		return Record{}, err
 	}
-	return r.typeID(id), nil
-}
-
-// FreeForReuseDeadline returns id's free-for-reuse deadline (epoch ms;
-// notFreeToReuse while allocated).
-func (r *Reader) FreeForReuseDeadline(id int) (int64, error) {
-	if err := r.checkID(id); err != nil {
-		return 0, err
+	if s != StateAllocated && s != StateReclaimed {
+		return Record{ID: id, State: r.state(id)}, nil
 	}
-	return r.deadline(id), nil
+	rec.Key = append([]byte(nil), rec.Key...)
+	rec.Label = append([]byte(nil), rec.Label...)
+	return rec, nil
 }
 
 // Value returns id's value (an atomic load), whatever its state.
@@ -214,12 +196,16 @@ func (r *Reader) Value(id int) (int64, error) {
 	return r.valueWord(id).Load(), nil
 }
 
-// RegistrationID returns id's registration id.
-func (r *Reader) RegistrationID(id int) (int64, error) {
+// Word returns id's value word. The Reader never writes, but a process that
+// was handed a counter id by the regions' owner (a subscriber position the
+// owner allocated for it, as Aeron's driver does for its clients) updates
+// the value through this word; check the registration id first (Record),
+// then keep the word.
+func (r *Reader) Word(id int) (*atomic.Int64, error) {
 	if err := r.checkID(id); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return r.registrationID(id), nil
+	return r.valueWord(id), nil
 }
 
 // ownerIDChecked returns id's owner id.
@@ -236,43 +222,4 @@ func (r *Reader) referenceIDChecked(id int) (int64, error) {
 		return 0, err
 	}
 	return r.referenceID(id), nil
-}
-
-// Label returns id's label, read consistently (see ForEachRecord), whatever
-// its state: a reclaimed record keeps its label until reuse, an unused one
-// has none.
-func (r *Reader) Label(id int) (string, error) {
-	if err := r.checkID(id); err != nil {
-		return "", err
-	}
-	var rec Record
-	var label [MaxLabelLength]byte
-	var key [MaxKeyLength]byte
-	s, err := r.snapshot(id, &rec, label[:], key[:], true)
-	if err != nil || (s != StateAllocated && s != StateReclaimed) {
-		return "", err // unused, or changing faster than it can be read
-	}
-	return string(rec.Label), nil
-}
-
-// Key returns a copy of id's MaxKeyLength-byte key area.
-func (r *Reader) Key(id int) ([]byte, error) {
-	if err := r.checkID(id); err != nil {
-		return nil, err
-	}
-	key := make([]byte, MaxKeyLength)
-	loadWords(r.meta, metadataOffset(id)+keyOffset, key)
-	return key, nil
-}
-
-// Word returns id's value word. The Reader never writes, but a process that
-// was handed a counter id by the regions' owner (a subscriber position the
-// owner allocated for it, as Aeron's driver does for its clients) updates
-// the value through this word; check the registration id first, then keep
-// the word.
-func (r *Reader) Word(id int) (*atomic.Int64, error) {
-	if err := r.checkID(id); err != nil {
-		return nil, err
-	}
-	return r.valueWord(id), nil
 }

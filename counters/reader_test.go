@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 type seen struct {
@@ -19,7 +21,7 @@ type seen struct {
 func collect(t testing.TB, r *Reader) []seen {
 	t.Helper()
 	var got []seen
-	require.NoError(t, r.ForEach(func(id int, typeID int32, label string, key []byte, value int64) bool {
+	require.NoError(t, r.forEach(func(id int, typeID int32, label string, key []byte, value int64) bool {
 		got = append(got, seen{id, typeID, label, append([]byte(nil), key[:8]...), value})
 		return true
 	}))
@@ -35,16 +37,16 @@ func TestReaderOverSameBytes(t *testing.T) {
 	require.Equal(t, 7, r.MaxCounterID())
 	require.Empty(t, collect(t, r))
 
-	a := allocate(t, m, "sub-pos: mailbox orders", TypeSubscriberPosition, key8(11))
-	b := allocate(t, m, "duty cycles: gateway", TypeDutyCycles, key8(22))
-	c := allocate(t, m, "errors: gateway", TypeErrors, key8(33))
+	a := allocate(t, m, "sub-pos: mailbox orders", countertype.SubscriberPosition, key8(11))
+	b := allocate(t, m, "duty cycles: gateway", countertype.DutyCycles, key8(22))
+	c := allocate(t, m, "errors: gateway", countertype.Errors, key8(33))
 	a.Set(1000)
 	b.Add(2)
-	c.Increment()
+	c.Add(1)
 	require.Equal(t, []seen{
-		{0, TypeSubscriberPosition, "sub-pos: mailbox orders", key8(11), 1000},
-		{1, TypeDutyCycles, "duty cycles: gateway", key8(22), 2},
-		{2, TypeErrors, "errors: gateway", key8(33), 1},
+		{0, countertype.SubscriberPosition, "sub-pos: mailbox orders", key8(11), 1000},
+		{1, countertype.DutyCycles, "duty cycles: gateway", key8(22), 2},
+		{2, countertype.Errors, "errors: gateway", key8(33), 1},
 	}, collect(t, r))
 
 	// Reclaimed records are skipped; the scan continues past them.
@@ -53,36 +55,36 @@ func TestReaderOverSameBytes(t *testing.T) {
 
 	// Early stop.
 	n := 0
-	require.NoError(t, r.ForEach(func(int, int32, string, []byte, int64) bool { n++; return false }))
+	require.NoError(t, r.forEach(func(int, int32, string, []byte, int64) bool { n++; return false }))
 	require.Equal(t, 1, n)
 
 	// Per-id getters.
-	label, err := r.Label(0)
+	label, err := r.labelOf(0)
 	require.NoError(t, err)
 	require.Equal(t, "sub-pos: mailbox orders", label)
-	label, err = r.Label(1)
+	label, err = r.labelOf(1)
 	require.NoError(t, err)
 	require.Equal(t, "duty cycles: gateway", label, "a reclaimed record keeps its label until reuse")
-	label, err = r.Label(5)
+	label, err = r.labelOf(5)
 	require.NoError(t, err)
 	require.Empty(t, label)
-	reg, err := r.RegistrationID(2)
+	reg, err := r.registrationIDOf(2)
 	require.NoError(t, err)
 	require.Equal(t, c.RegistrationID(), reg)
-	typeID, err := r.TypeID(2)
+	typeID, err := r.typeIDOf(2)
 	require.NoError(t, err)
-	require.Equal(t, TypeErrors, typeID)
-	c.SetOwnerID(5)
-	c.SetReferenceID(6)
+	require.Equal(t, countertype.Errors, typeID)
+	c.setOwnerID(5)
+	c.setReferenceID(6)
 	owner, err := r.ownerIDChecked(2)
 	require.NoError(t, err)
 	require.Equal(t, int64(5), owner)
 	ref, err := r.referenceIDChecked(2)
 	require.NoError(t, err)
 	require.Equal(t, int64(6), ref)
-	k, err := r.Key(1)
+	k, err := r.keyOf(1)
 	require.NoError(t, err)
-	require.Equal(t, make([]byte, MaxKeyLength), k, "free zeroes the key")
+	require.Equal(t, make([]byte, maxKeyLength), k, "free zeroes the key")
 
 	// A process handed id 0 writes through its word.
 	w, err := r.Word(0)
@@ -94,15 +96,15 @@ func TestReaderOverSameBytes(t *testing.T) {
 	id, err := r.FindByRegistrationID(c.RegistrationID())
 	require.NoError(t, err)
 	require.Equal(t, 2, id)
-	id, err = r.FindByTypeIDAndRegistrationID(TypeErrors, c.RegistrationID())
+	id, err = r.findByTypeIDAndRegistrationID(countertype.Errors, c.RegistrationID())
 	require.NoError(t, err)
 	require.Equal(t, 2, id)
-	id, err = r.FindByTypeIDAndRegistrationID(TypeDutyCycles, c.RegistrationID())
+	id, err = r.findByTypeIDAndRegistrationID(countertype.DutyCycles, c.RegistrationID())
 	require.NoError(t, err)
-	require.Equal(t, NullCounterID, id)
+	require.Equal(t, nullCounterID, id)
 	id, err = r.FindByRegistrationID(b.RegistrationID())
 	require.NoError(t, err)
-	require.Equal(t, NullCounterID, id, "freed counters are not found")
+	require.Equal(t, nullCounterID, id, "freed counters are not found")
 }
 
 func ids(s []seen) []int {
@@ -117,8 +119,8 @@ func TestReaderForEachRecord(t *testing.T) {
 	m, _, _ := mustManager(t, 4, Config{})
 	a := allocate(t, m, "a", 5, []byte("kk"))
 	a.Set(-7)
-	a.SetOwnerID(1)
-	a.SetReferenceID(2)
+	a.setOwnerID(1)
+	a.setReferenceID(2)
 	r := m.Reader()
 	var got []Record
 	require.NoError(t, r.ForEachRecord(func(c Record) bool {
@@ -127,10 +129,10 @@ func TestReaderForEachRecord(t *testing.T) {
 		got = append(got, c)
 		return true
 	}))
-	wantKey := make([]byte, MaxKeyLength)
+	wantKey := make([]byte, maxKeyLength)
 	copy(wantKey, "kk")
 	require.Equal(t, []Record{{
-		ID: 0, State: StateAllocated, TypeID: 5, RegistrationID: 1, OwnerID: 1, ReferenceID: 2,
+		ID: 0, State: StateAllocated, TypeID: 5, RegistrationID: 1, OwnerID: 1, ReferenceID: 2, FreeForReuseDeadline: notFreeToReuse,
 		Value: -7, Key: wantKey, Label: []byte("a"),
 	}}, got)
 }
@@ -140,27 +142,27 @@ func TestReaderOutOfRange(t *testing.T) {
 	r, err := NewReader(meta, vals)
 	require.NoError(t, err)
 	for _, id := range []int{-1, 2, 1 << 40} {
-		_, err := r.State(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
+		_, err := r.stateOf(id)
+		require.ErrorIs(t, err, ErrArgument)
 		require.ErrorContains(t, err, "maxCounterId=1")
 		_, err = r.Value(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.Label(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.RegistrationID(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
+		require.ErrorIs(t, err, ErrArgument)
+		_, err = r.labelOf(id)
+		require.ErrorIs(t, err, ErrArgument)
+		_, err = r.registrationIDOf(id)
+		require.ErrorIs(t, err, ErrArgument)
 		_, err = r.ownerIDChecked(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
+		require.ErrorIs(t, err, ErrArgument)
 		_, err = r.referenceIDChecked(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.TypeID(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.Key(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
+		require.ErrorIs(t, err, ErrArgument)
+		_, err = r.typeIDOf(id)
+		require.ErrorIs(t, err, ErrArgument)
+		_, err = r.keyOf(id)
+		require.ErrorIs(t, err, ErrArgument)
 		_, err = r.Word(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
-		_, err = r.FreeForReuseDeadline(id)
-		require.ErrorIs(t, err, ErrOutOfRange)
+		require.ErrorIs(t, err, ErrArgument)
+		_, err = r.deadlineOf(id)
+		require.ErrorIs(t, err, ErrArgument)
 	}
 }
 
@@ -171,24 +173,24 @@ func TestReaderCorrupt(t *testing.T) {
 	r, err := NewReader(meta, vals)
 	require.NoError(t, err)
 
-	for _, bad := range []int32{-1, MaxLabelLength + 1, 1 << 31 >> 1} {
+	for _, bad := range []int32{-1, maxLabelLength + 1, 1 << 31 >> 1} {
 		put32(meta, 512+labelLengthOffset, bad)
 		var got []string
-		err = r.ForEach(func(_ int, _ int32, label string, _ []byte, _ int64) bool {
+		err = r.forEach(func(_ int, _ int32, label string, _ []byte, _ int64) bool {
 			got = append(got, label)
 			return true
 		})
 		require.ErrorIs(t, err, ErrCorrupt)
 		require.ErrorContains(t, err, "counter 1: label length")
 		require.Equal(t, []string{"a"}, got, "records before the corrupt one are delivered")
-		_, err = r.Label(1)
+		_, err = r.labelOf(1)
 		require.ErrorIs(t, err, ErrCorrupt)
 	}
 	put32(meta, 512+labelLengthOffset, 1)
 
 	put32(meta, 512+stateOffset, 3)
-	require.ErrorIs(t, r.ForEach(func(int, int32, string, []byte, int64) bool { return true }), ErrCorrupt)
-	_, err = r.State(1)
+	require.ErrorIs(t, r.forEach(func(int, int32, string, []byte, int64) bool { return true }), ErrCorrupt)
+	_, err = r.stateOf(1)
 	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = r.FindByRegistrationID(99)
 	require.ErrorIs(t, err, ErrCorrupt)
@@ -198,11 +200,11 @@ func TestReaderCorrupt(t *testing.T) {
 }
 
 func TestTypeName(t *testing.T) {
-	require.Equal(t, "sub-pos", TypeName(TypeSubscriberPosition))
-	require.Equal(t, "lapped-receivers", TypeName(typeLappedReceivers))
+	require.Equal(t, "sub-pos", TypeName(countertype.SubscriberPosition))
+	require.Equal(t, "lapped-receivers", TypeName(countertype.LappedReceivers))
 	require.Equal(t, "42", TypeName(42))
 	seenNames := map[string]bool{}
-	for id := typeIDDutyMin; id <= typeIDDutyMax; id++ {
+	for id := countertype.DutyMin; id <= countertype.DutyMax; id++ {
 		if n, ok := typeNames[id]; ok {
 			require.False(t, seenNames[n], "duplicate name %q", n)
 			seenNames[n] = true
@@ -212,11 +214,11 @@ func TestTypeName(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	require.Equal(t, KindCounter, KindOf(TypeDelivered))
-	require.Equal(t, KindCounter, KindOf(TypeSubscriberPosition))
-	require.Equal(t, KindGauge, KindOf(TypeMailboxDepth))
-	require.Equal(t, KindGauge, KindOf(TypeLongestCycleNs))
-	require.Equal(t, KindTimestamp, KindOf(TypeHeartbeat))
+	require.Equal(t, KindCounter, KindOf(countertype.Delivered))
+	require.Equal(t, KindCounter, KindOf(countertype.SubscriberPosition))
+	require.Equal(t, KindGauge, KindOf(countertype.MailboxDepth))
+	require.Equal(t, KindGauge, KindOf(countertype.LongestCycleNs))
+	require.Equal(t, KindTimestamp, KindOf(countertype.Heartbeat))
 	require.Equal(t, KindCounter, KindOf(42), "an Agrona or Aeron type")
 	for n := range int32(5) {
 		for _, k := range []Kind{KindCounter, KindGauge, KindTimestamp} {
@@ -228,6 +230,6 @@ func TestKinds(t *testing.T) {
 			require.Equal(t, "user:"+strconv.Itoa(int(n)), TypeName(typ))
 		}
 	}
-	require.Equal(t, KindCounter, KindOf(TypeIDUserMin), "a user type id not made by UserType")
+	require.Equal(t, KindCounter, KindOf(countertype.UserMin), "a user type id not made by UserType")
 	require.Equal(t, "gauge", KindGauge.String())
 }

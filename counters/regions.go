@@ -22,24 +22,24 @@ type regions struct {
 func wrap(metadata, values []byte) (regions, error) {
 	m, err := atomicbuf.New(metadata)
 	if err != nil {
-		return regions{}, fmt.Errorf("%w: metadata: %w", ErrMisaligned, err)
+		return regions{}, fmt.Errorf("%w: metadata: %w", ErrArgument, err)
 	}
 	v, err := atomicbuf.New(values)
 	if err != nil {
-		return regions{}, fmt.Errorf("%w: values: %w", ErrMisaligned, err)
+		return regions{}, fmt.Errorf("%w: values: %w", ErrArgument, err)
 	}
 	n := len(values) / valueRecordLength
-	if n < 1 || n > MaxCounters {
-		return regions{}, fmt.Errorf("%w: values region of %d bytes holds %d counters, want 1..%d", ErrCapacity, len(values), n, MaxCounters)
+	if n < 1 || n > maxCounters {
+		return regions{}, fmt.Errorf("%w: values region of %d bytes holds %d counters, want 1..%d", ErrArgument, len(values), n, maxCounters)
 	}
 	if len(metadata) < metadataToValuesRatio*len(values) {
-		return regions{}, fmt.Errorf("%w: metadata buffer is too small: %d bytes, want >= %d (%d x values)", ErrCapacity, len(metadata), metadataToValuesRatio*len(values), metadataToValuesRatio)
+		return regions{}, fmt.Errorf("%w: metadata buffer is too small: %d bytes, want >= %d (%d x values)", ErrArgument, len(metadata), metadataToValuesRatio*len(values), metadataToValuesRatio)
 	}
 	return regions{meta: m, vals: v, maxID: n - 1}, nil
 }
 
 // NewRegions allocates zeroed metadata and values regions for n counters
-// (1..MaxCounters). The values region starts on a 128-byte boundary, so each
+// (1..4 194 303). The values region starts on a 128-byte boundary, so each
 // value record has two cache lines to itself.
 func NewRegions(n int) (metadata, values []byte, err error) {
 	r, err := Layout(n)
@@ -94,15 +94,15 @@ func (r *regions) referenceID(id int) int64 {
 // labelLength loads id's label length and checks it.
 func (r *regions) labelLength(id int) (int, error) {
 	n := r.meta.Int32At(metadataOffset(id) + labelLengthOffset).Load()
-	if n < 0 || n > MaxLabelLength {
-		return 0, corrupt("counter %d: label length %d, want 0..%d", id, n, MaxLabelLength)
+	if n < 0 || n > maxLabelLength {
+		return 0, corrupt("counter %d: label length %d, want 0..%d", id, n, maxLabelLength)
 	}
 	return int(n), nil
 }
 
 // checkState reports a state other than the three Agrona defines.
 func checkState(id int, s int32) error {
-	if s != StateUnused && s != StateAllocated && s != StateReclaimed {
+	if s != stateUnused && s != StateAllocated && s != StateReclaimed {
 		return corrupt("counter %d: state %d", id, s)
 	}
 	return nil

@@ -54,14 +54,14 @@ func loadWords(b atomicbuf.Buffer, off int, dst []byte) {
 	}
 }
 
-// truncateLabel cuts label to at most MaxLabelLength bytes without splitting
+// truncateLabel cuts label to at most maxLabelLength bytes without splitting
 // a UTF-8 sequence (continuation bytes are 10xxxxxx).
 func truncateLabel(label string) string {
-	if len(label) <= MaxLabelLength {
+	if len(label) <= maxLabelLength {
 		return label
 	}
-	n := MaxLabelLength
-	for n > MaxLabelLength-3 && label[n]&0xC0 == 0x80 {
+	n := maxLabelLength
+	for n > maxLabelLength-3 && label[n]&0xC0 == 0x80 {
 		n--
 	}
 	return label[:n]

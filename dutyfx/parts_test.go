@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -38,7 +39,7 @@ func TestPartsByName(t *testing.T) {
 		Mailbox("fills", mailbox.Config{}),
 		Counters("counters", 16),
 		ErrorLog("errors", 64<<10),
-		fx.Provide(AsAgent(func(orders *mailbox.Mailbox, ef *ipc.ErrorLogFile) (*mailbox.Actor, error) {
+		fx.Provide(AsAgent(func(orders *mailbox.Mailbox, ef *ipc.ErrorLogFile) (agent.Agent, error) {
 			if ef.Log() == nil {
 				return nil, errors.New("the owner's error log has no Log")
 			}

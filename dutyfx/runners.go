@@ -11,7 +11,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/runner"
 )
 
@@ -201,7 +200,7 @@ func options(cfg Config, role string, a agent.Agent) ([]runner.Option, error) {
 		spec = cfg.DefaultIdle
 	}
 	if spec == "" {
-		spec = idle.AliasBackoff
+		spec = "backoff"
 	}
 	s, err := parseIdle(spec, a)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// BackoffConfig holds the limits of a BackoffStrategy.
+// BackoffConfig holds the limits of a back-off strategy (NewBackoff).
 type BackoffConfig struct {
 	MaxSpins  int64         // spin hints before yielding (>= 0)
 	MaxYields int64         // yields before parking (>= 0)
@@ -17,19 +17,19 @@ type BackoffConfig struct {
 	MaxPark   time.Duration // park period cap (>= MinPark)
 }
 
-// DefaultBackoffConfig returns Agrona's defaults: 10 spins, 5 yields, parks
+// defaultBackoffConfig returns Agrona's defaults: 10 spins, 5 yields, parks
 // from 1 µs doubling to 1 ms.
-func DefaultBackoffConfig() BackoffConfig {
+func defaultBackoffConfig() BackoffConfig {
 	return BackoffConfig{
-		MaxSpins:  DefaultMaxSpins,
-		MaxYields: DefaultMaxYields,
-		MinPark:   DefaultMinPark,
-		MaxPark:   DefaultMaxPark,
+		MaxSpins:  defaultMaxSpins,
+		MaxYields: defaultMaxYields,
+		MinPark:   defaultMinPark,
+		MaxPark:   defaultMaxPark,
 	}
 }
 
-// Validate reports whether c is usable, with an error wrapping ErrBadSpec.
-func (c BackoffConfig) Validate() error {
+// validate reports whether c is usable, with an error wrapping ErrBadSpec.
+func (c BackoffConfig) validate() error {
 	switch {
 	case c.MaxSpins < 0:
 		return fmt.Errorf("%w: backoff max spins %d < 0", ErrBadSpec, c.MaxSpins)
@@ -43,7 +43,7 @@ func (c BackoffConfig) Validate() error {
 	return nil
 }
 
-// BackoffStrategy spins, then yields, then parks with doubling periods
+// backoffStrategy spins, then yields, then parks with doubling periods
 // (Agrona's BackoffIdleStrategy, alias "backoff").
 //
 // State machine, counting consecutive idle calls after a Reset (or a cycle
@@ -64,10 +64,9 @@ func (c BackoffConfig) Validate() error {
 // The mutable state sits between cache-line pads so that a neighbouring
 // object written by another core does not slow the idle loop.
 //
-// Build one with Backoff or NewBackoff: a zero BackoffStrategy has a zero
-// park period, so it never sleeps (a busy loop), and its String does not
-// parse.
-type BackoffStrategy struct {
+// Built by Backoff or NewBackoff: a zero backoffStrategy has a zero park
+// period, so it never sleeps (a busy loop), and its String does not parse.
+type backoffStrategy struct {
 	_ pad.Line
 
 	state  State
@@ -84,28 +83,31 @@ type BackoffStrategy struct {
 // return.
 var ErrBadSpec = errors.New("idle: bad strategy spec")
 
-// Backoff returns a BackoffStrategy with Agrona's defaults.
-func Backoff() *BackoffStrategy {
-	b, _ := NewBackoff(DefaultBackoffConfig())
+// Backoff returns a back-off strategy with Agrona's defaults: 10 spins,
+// 5 yields, then parks from 1 µs doubling to 1 ms.
+func Backoff() Strategy { return newBackoff(defaultBackoffConfig()) }
+
+// NewBackoff returns a back-off strategy with the limits in cfg, or an error
+// wrapping ErrBadSpec if cfg is invalid.
+func NewBackoff(cfg BackoffConfig) (Strategy, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return newBackoff(cfg), nil
+}
+
+// newBackoff returns a backoffStrategy with the limits in cfg, valid.
+func newBackoff(cfg BackoffConfig) *backoffStrategy {
+	b := &backoffStrategy{cfg: cfg}
+	b.Reset()
 	return b
 }
 
-// NewBackoff returns a BackoffStrategy with the limits in cfg, or an error
-// wrapping ErrBadSpec if cfg is invalid.
-func NewBackoff(cfg BackoffConfig) (*BackoffStrategy, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	b := &BackoffStrategy{cfg: cfg}
-	b.Reset()
-	return b, nil
-}
-
-// Config returns the strategy's limits.
-func (b *BackoffStrategy) Config() BackoffConfig { return b.cfg }
+// config returns the strategy's limits.
+func (b *backoffStrategy) config() BackoffConfig { return b.cfg }
 
 // Idle resets on workCount > 0, otherwise takes one step (IdleOnce).
-func (b *BackoffStrategy) Idle(workCount int) {
+func (b *backoffStrategy) Idle(workCount int) {
 	if workCount > 0 {
 		b.Reset()
 		return
@@ -114,7 +116,7 @@ func (b *BackoffStrategy) Idle(workCount int) {
 }
 
 // IdleOnce takes the next step of the state machine.
-func (b *BackoffStrategy) IdleOnce() {
+func (b *backoffStrategy) IdleOnce() {
 	switch b.state {
 	case StateNotIdle:
 		b.state = StateSpinning
@@ -145,7 +147,7 @@ func (b *BackoffStrategy) IdleOnce() {
 }
 
 // Reset returns to NOT_IDLE: no spins, no yields, park period back to MinPark.
-func (b *BackoffStrategy) Reset() {
+func (b *backoffStrategy) Reset() {
 	b.spins = 0
 	b.yields = 0
 	b.period = b.cfg.MinPark
@@ -153,17 +155,17 @@ func (b *BackoffStrategy) Reset() {
 }
 
 // State is the current state of the machine.
-func (b *BackoffStrategy) State() State { return b.state }
+func (b *backoffStrategy) State() State { return b.state }
 
-// ParkPeriod is the period the next park will sleep.
-func (b *BackoffStrategy) ParkPeriod() time.Duration { return b.period }
+// parkPeriod is the period the next park will sleep.
+func (b *backoffStrategy) parkPeriod() time.Duration { return b.period }
 
 // Alias returns "backoff".
-func (b *BackoffStrategy) Alias() string { return AliasBackoff }
+func (b *backoffStrategy) Alias() string { return aliasBackoff }
 
 // String returns "backoff:<maxSpins>:<maxYields>:<minPark>:<maxPark>".
-func (b *BackoffStrategy) String() string {
-	return AliasBackoff + ":" + strconv.FormatInt(b.cfg.MaxSpins, 10) + ":" +
+func (b *backoffStrategy) String() string {
+	return aliasBackoff + ":" + strconv.FormatInt(b.cfg.MaxSpins, 10) + ":" +
 		strconv.FormatInt(b.cfg.MaxYields, 10) + ":" + b.cfg.MinPark.String() + ":" +
 		b.cfg.MaxPark.String()
 }

@@ -31,7 +31,7 @@ func ExampleBackoff() {
 	work := []int{3, 0, 0, 0, 1, 0}
 	for _, n := range work {
 		s.Idle(n)
-		fmt.Println(n, s.State())
+		fmt.Println(n, s.(idle.StateReporter).State())
 	}
 	// Output:
 	// 3 not-idle
@@ -48,11 +48,12 @@ func ExampleControllable() {
 	var mode atomic.Int64 // in practice a counter in a shared file
 	s := idle.Controllable(&mode)
 	mode.Store(idle.ModeBusySpin)
+	state := s.(idle.StateReporter) // every built-in strategy reports its state
 	s.Idle(0)
-	fmt.Println(s.State())
+	fmt.Println(state.State())
 	mode.Store(idle.ModeYield)
 	s.Idle(0)
-	fmt.Println(s.State())
+	fmt.Println(state.State())
 	// Output:
 	// spinning
 	// yielding

@@ -43,9 +43,9 @@ func Parse(spec string) (Strategy, error) {
 		return st, nil
 	}
 	switch name {
-	case AliasNoOp:
+	case aliasNoOp:
 		return noArgs(NoOp())
-	case AliasBusySpin:
+	case aliasBusySpin:
 		if !hasArgs {
 			return BusySpin(), nil
 		}
@@ -61,11 +61,11 @@ func Parse(spec string) (Strategy, error) {
 			return nil, fmt.Errorf("%w (spec %q)", err, spec)
 		}
 		return st, nil
-	case AliasYielding:
+	case aliasYielding:
 		return noArgs(Yielding())
-	case AliasSleepingNs:
+	case aliasSleepingNs:
 		if !hasArgs {
-			return Sleeping(DefaultSleepPeriod), nil
+			return Sleeping(defaultSleepPeriod), nil
 		}
 		if len(parts) != 1 {
 			return nil, bad("want sleep-ns:PERIOD")
@@ -78,7 +78,7 @@ func Parse(spec string) (Strategy, error) {
 			return nil, bad("negative period")
 		}
 		return Sleeping(d), nil
-	case AliasSleepingMs:
+	case aliasSleepingMs:
 		if !hasArgs {
 			return SleepingMillis(1), nil
 		}
@@ -90,7 +90,7 @@ func Parse(spec string) (Strategy, error) {
 			return nil, bad("want a non-negative integer number of milliseconds")
 		}
 		return SleepingMillis(int(ms)), nil
-	case AliasBackoff:
+	case aliasBackoff:
 		if !hasArgs {
 			return Backoff(), nil
 		}
@@ -115,7 +115,7 @@ func Parse(spec string) (Strategy, error) {
 			return nil, fmt.Errorf("%w (spec %q)", err, spec)
 		}
 		return b, nil
-	case AliasControllable:
+	case aliasControllable:
 		return nil, bad("controllable needs a status word: use idle.Controllable")
 	}
 	return nil, bad("unknown strategy; want one of noop, spin, yield, sleep-ns, sleep-ms, backoff")

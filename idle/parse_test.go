@@ -36,7 +36,7 @@ func TestParseAccepts(t *testing.T) {
 	s, err := Parse("backoff:1:2:3us:4ms")
 	require.NoError(t, err)
 	require.Equal(t, BackoffConfig{MaxSpins: 1, MaxYields: 2, MinPark: 3 * time.Microsecond, MaxPark: 4 * time.Millisecond},
-		s.(*BackoffStrategy).Config())
+		s.(*backoffStrategy).config())
 }
 
 func TestParseReturnsFreshInstances(t *testing.T) {

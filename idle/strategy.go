@@ -76,25 +76,25 @@ type StateReporter interface {
 
 // Aliases of the built-in strategies, as in Agrona.
 const (
-	AliasNoOp         = "noop"
-	AliasBusySpin     = "spin"
-	AliasYielding     = "yield"
-	AliasSleepingNs   = "sleep-ns"
-	AliasSleepingMs   = "sleep-ms"
-	AliasBackoff      = "backoff"
-	AliasControllable = "controllable"
+	aliasNoOp         = "noop"
+	aliasBusySpin     = "spin"
+	aliasYielding     = "yield"
+	aliasSleepingNs   = "sleep-ns"
+	aliasSleepingMs   = "sleep-ms"
+	aliasBackoff      = "backoff"
+	aliasControllable = "controllable"
 )
 
 // Defaults, as in Agrona.
 const (
-	DefaultSleepPeriod   = time.Microsecond // SleepingIdleStrategy.DEFAULT_SLEEP_PERIOD_NS
-	DefaultSleepMsPeriod = time.Millisecond // SleepingMillisIdleStrategy.DEFAULT_SLEEP_PERIOD_MS
-	DefaultMaxSpins      = 10
-	DefaultMaxYields     = 5
-	DefaultMinPark       = time.Microsecond
-	DefaultMaxPark       = time.Millisecond
-	// ControllablePark is what a Controllable strategy sleeps in park mode.
-	ControllablePark = time.Microsecond
+	defaultSleepPeriod   = time.Microsecond // SleepingIdleStrategy.DEFAULT_SLEEP_PERIOD_NS
+	defaultSleepMsPeriod = time.Millisecond // SleepingMillisIdleStrategy.DEFAULT_SLEEP_PERIOD_MS
+	defaultMaxSpins      = 10
+	defaultMaxYields     = 5
+	defaultMinPark       = time.Microsecond
+	defaultMaxPark       = time.Millisecond
+	// controllablePark is what a Controllable strategy sleeps in park mode.
+	controllablePark = time.Microsecond
 )
 
 // noOp does nothing at all.
@@ -113,8 +113,8 @@ func (s *noOp) Idle(workCount int) {
 }
 func (s *noOp) IdleOnce()      { s.st = StateSpinning }
 func (s *noOp) Reset()         { s.st = StateNotIdle }
-func (s *noOp) Alias() string  { return AliasNoOp }
-func (s *noOp) String() string { return AliasNoOp }
+func (s *noOp) Alias() string  { return aliasNoOp }
+func (s *noOp) String() string { return aliasNoOp }
 func (s *noOp) State() State   { return s.st }
 
 // busySpin executes hints CPU spin-wait hints per idle step.
@@ -123,10 +123,10 @@ type busySpin struct {
 	hints int
 }
 
-// MaxSpinHints bounds NewBusySpin's hints per idle step: 65,536 PAUSEs is
+// maxSpinHints bounds NewBusySpin's hints per idle step: 65,536 PAUSEs is
 // about a millisecond on current x86 cores, past which parking is the
 // better wait.
-const MaxSpinHints = 1 << 16
+const maxSpinHints = 1 << 16
 
 // BusySpin returns a strategy that executes one CPU spin-wait hint (x86
 // PAUSE) when idle: Agrona's BusySpinIdleStrategy. Lowest wake-up latency;
@@ -134,7 +134,7 @@ const MaxSpinHints = 1 << 16
 func BusySpin() Strategy { return &busySpin{hints: 1} }
 
 // NewBusySpin returns a strategy that executes hints CPU spin-wait hints
-// (1 to MaxSpinHints) per idle step, or an error wrapping ErrBadSpec. It
+// (1 to 65,536) per idle step, or an error wrapping ErrBadSpec. It
 // still never leaves the CPU, but polls less often: a consumer that keeps
 // catching up with a fast producer and polls the cache line the producer
 // is writing slows the producer down, and spacing the polls out with more
@@ -142,8 +142,8 @@ func BusySpin() Strategy { return &busySpin{hints: 1} }
 // "Spinning with more hints"). The price is up to one step's hints in
 // wake-up latency.
 func NewBusySpin(hints int) (Strategy, error) {
-	if hints < 1 || hints > MaxSpinHints {
-		return nil, fmt.Errorf("%w: %d spin hints per idle step, want 1 to %d", ErrBadSpec, hints, MaxSpinHints)
+	if hints < 1 || hints > maxSpinHints {
+		return nil, fmt.Errorf("%w: %d spin hints per idle step, want 1 to %d", ErrBadSpec, hints, maxSpinHints)
 	}
 	return &busySpin{hints: hints}, nil
 }
@@ -163,14 +163,14 @@ func (s *busySpin) IdleOnce() {
 	}
 }
 func (s *busySpin) Reset()        { s.st = StateNotIdle }
-func (s *busySpin) Alias() string { return AliasBusySpin }
+func (s *busySpin) Alias() string { return aliasBusySpin }
 func (s *busySpin) State() State  { return s.st }
 
 func (s *busySpin) String() string {
 	if s.hints == 1 {
-		return AliasBusySpin
+		return aliasBusySpin
 	}
-	return AliasBusySpin + ":" + strconv.Itoa(s.hints)
+	return aliasBusySpin + ":" + strconv.Itoa(s.hints)
 }
 
 // yielding gives the CPU to other threads.
@@ -191,8 +191,8 @@ func (s *yielding) Idle(workCount int) {
 }
 func (s *yielding) IdleOnce()      { s.st = StateYielding; doYield() }
 func (s *yielding) Reset()         { s.st = StateNotIdle }
-func (s *yielding) Alias() string  { return AliasYielding }
-func (s *yielding) String() string { return AliasYielding }
+func (s *yielding) Alias() string  { return aliasYielding }
+func (s *yielding) String() string { return aliasYielding }
 func (s *yielding) State() State   { return s.st }
 
 // sleeping parks the thread for a fixed period.
@@ -235,15 +235,15 @@ func (s *sleeping) IdleOnce() {
 func (s *sleeping) Reset() { s.st = StateNotIdle }
 func (s *sleeping) Alias() string {
 	if s.millis {
-		return AliasSleepingMs
+		return aliasSleepingMs
 	}
-	return AliasSleepingNs
+	return aliasSleepingNs
 }
 func (s *sleeping) String() string {
 	if s.millis {
-		return AliasSleepingMs + ":" + strconv.FormatInt(int64(s.period/time.Millisecond), 10)
+		return aliasSleepingMs + ":" + strconv.FormatInt(int64(s.period/time.Millisecond), 10)
 	}
-	return AliasSleepingNs + ":" + strconv.FormatInt(int64(s.period), 10)
+	return aliasSleepingNs + ":" + strconv.FormatInt(int64(s.period), 10)
 }
 func (s *sleeping) State() State { return s.st }
 

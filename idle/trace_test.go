@@ -37,7 +37,7 @@ func (r *recorder) take() string {
 
 // backoffTrace lists, for each of n consecutive idle calls, the action taken
 // and the state after it.
-func backoffTrace(rec *recorder, b *BackoffStrategy, n int) []string {
+func backoffTrace(rec *recorder, b *backoffStrategy, n int) []string {
 	out := make([]string, 0, n)
 	for i := 1; i <= n; i++ {
 		b.Idle(0)
@@ -48,7 +48,7 @@ func backoffTrace(rec *recorder, b *BackoffStrategy, n int) []string {
 
 func TestBackoffExactTraceWithAgronaDefaults(t *testing.T) {
 	rec := record(t)
-	b := Backoff()
+	b := Backoff().(*backoffStrategy)
 	require.Equal(t, StateNotIdle, b.State())
 	want := []string{"1 - spinning"} // transition only
 	for i := 2; i <= 10; i++ {
@@ -70,14 +70,14 @@ func TestBackoffExactTraceWithAgronaDefaults(t *testing.T) {
 
 func TestBackoffResetsOnWorkAndOnReset(t *testing.T) {
 	rec := record(t)
-	b := Backoff()
+	b := Backoff().(*backoffStrategy)
 	backoffTrace(rec, b, 30) // deep in parking
 	require.Equal(t, StateParking, b.State())
 
 	b.Idle(1) // work done: reset, no action
 	require.Equal(t, "-", rec.take())
 	require.Equal(t, StateNotIdle, b.State())
-	require.Equal(t, DefaultMinPark, b.ParkPeriod())
+	require.Equal(t, defaultMinPark, b.parkPeriod())
 	require.Equal(t, "1 - spinning", backoffTrace(rec, b, 1)[0], "starts over from NOT_IDLE")
 
 	backoffTrace(rec, b, 30)
@@ -92,8 +92,9 @@ func TestBackoffResetsOnWorkAndOnReset(t *testing.T) {
 
 func TestBackoffWithZeroLimitsSpinsOnceAndNeverYields(t *testing.T) {
 	rec := record(t)
-	b, err := NewBackoff(BackoffConfig{MaxSpins: 0, MaxYields: 0, MinPark: 3 * time.Microsecond, MaxPark: 10 * time.Microsecond})
+	s, err := NewBackoff(BackoffConfig{MaxSpins: 0, MaxYields: 0, MinPark: 3 * time.Microsecond, MaxPark: 10 * time.Microsecond})
 	require.NoError(t, err)
+	b := s.(*backoffStrategy)
 	require.Equal(t, []string{
 		"1 - spinning",
 		"2 spin yielding",
@@ -107,8 +108,9 @@ func TestBackoffWithZeroLimitsSpinsOnceAndNeverYields(t *testing.T) {
 
 func TestBackoffDoublingNeverOverflows(t *testing.T) {
 	rec := record(t)
-	b, err := NewBackoff(BackoffConfig{MinPark: time.Duration(1 << 61), MaxPark: time.Duration(1<<63 - 1)})
+	s, err := NewBackoff(BackoffConfig{MinPark: time.Duration(1 << 61), MaxPark: time.Duration(1<<63 - 1)})
 	require.NoError(t, err)
+	b := s.(*backoffStrategy)
 	tr := backoffTrace(rec, b, 8)
 	require.Equal(t, fmt.Sprintf("4 park %v parking", time.Duration(1<<61)), tr[3])
 	require.Equal(t, fmt.Sprintf("5 park %v parking", time.Duration(1<<62)), tr[4])
@@ -179,7 +181,7 @@ func TestSleepingWithNonPositivePeriodDoesNotSleep(t *testing.T) {
 func TestControllableReadsTheWordOnEveryCall(t *testing.T) {
 	rec := record(t)
 	var word atomic.Int64
-	c := Controllable(&word)
+	c := Controllable(&word).(*controllableStrategy)
 	for _, tc := range []struct {
 		mode  int64
 		op    string
@@ -203,7 +205,7 @@ func TestControllableReadsTheWordOnEveryCall(t *testing.T) {
 	require.Equal(t, "-", rec.take())
 	require.Equal(t, StateNotIdle, c.State())
 	require.Panics(t, func() { Controllable(nil) })
-	require.Equal(t, AliasControllable, c.Alias())
+	require.Equal(t, aliasControllable, c.Alias())
 }
 
 func TestBusySpinHintsPerStep(t *testing.T) {
@@ -225,9 +227,9 @@ func TestBusySpinHintsPerStep(t *testing.T) {
 	s.Reset()
 	require.Equal(t, StateNotIdle, s.(StateReporter).State())
 	require.Equal(t, "spin:3", s.String())
-	require.Equal(t, AliasBusySpin, s.Alias())
+	require.Equal(t, aliasBusySpin, s.Alias())
 
-	for _, bad := range []int{0, -1, MaxSpinHints + 1} {
+	for _, bad := range []int{0, -1, maxSpinHints + 1} {
 		st, err := NewBusySpin(bad)
 		require.ErrorIs(t, err, ErrBadSpec, "hints %d", bad)
 		require.Nil(t, st)

@@ -52,7 +52,7 @@ func CreateCounters(dir, name string, n int, cfg *counters.Config, opts ...Optio
 		c = *cfg
 	}
 	if c.FreeToReuseTimeout < 0 {
-		return nil, fmt.Errorf("%w: free-to-reuse timeout %s (%w)", ErrArgument, c.FreeToReuseTimeout, counters.ErrConfig)
+		return nil, fmt.Errorf("%w: free-to-reuse timeout %s (%w)", ErrArgument, c.FreeToReuseTimeout, counters.ErrArgument)
 	}
 	f, err := create(dir, name, KindCounters, []int{r.Length}, opts...)
 	if err != nil {

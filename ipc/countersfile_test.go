@@ -18,6 +18,7 @@ import (
 
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // countersOwnerRole is the child role of the cross-process counters test.
@@ -54,6 +55,7 @@ func childCountersOwner(in io.Reader, out io.Writer) error {
 	}
 	defer cf.Close()
 	m := cf.Manager()
+	live := map[int]*counters.Counter{}
 	fmt.Fprintln(out, "ready", cf.File.Path())
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -78,11 +80,11 @@ func childCountersOwner(in io.Reader, out io.Writer) error {
 				continue
 			}
 			c.Set(v)
-			c.SetOwnerID(int64(os.Getpid()))
+			live[c.ID()] = c
 			fmt.Fprintln(out, "id", c.ID(), c.RegistrationID())
 		case "free":
 			id, _ := strconv.Atoi(f[1])
-			if err := m.Free(id); err != nil {
+			if err := live[id].Close(); err != nil {
 				return err
 			}
 			fmt.Fprintln(out, "freed", id)
@@ -166,59 +168,53 @@ func TestCrossProcessCounters(t *testing.T) {
 	require.Equal(t, 7, r.MaxCounterID())
 	require.Empty(t, snapshot(t, r))
 
-	id0, reg0 := allocID(t, ask(t, child, "alloc %d sub-0001 42 sub-pos: orders gateway", counters.TypeSubscriberPosition))
-	id1, reg1 := allocID(t, ask(t, child, "alloc %d - -7 errors: gateway", counters.TypeErrors))
-	id2, reg2 := allocID(t, ask(t, child, "alloc %d key-two 1234567890123 duty-cycles: gateway", counters.TypeDutyCycles))
+	id0, reg0 := allocID(t, ask(t, child, "alloc %d sub-0001 42 sub-pos: orders gateway", countertype.SubscriberPosition))
+	id1, reg1 := allocID(t, ask(t, child, "alloc %d - -7 errors: gateway", countertype.Errors))
+	id2, reg2 := allocID(t, ask(t, child, "alloc %d key-two 1234567890123 duty-cycles: gateway", countertype.DutyCycles))
 	require.Equal(t, []int{0, 1, 2}, []int{id0, id1, id2})
-	pid := int64(child.Cmd.Process.Pid)
 	require.Equal(t, []seen{
-		{id: 0, typeID: counters.TypeSubscriberPosition, label: "sub-pos: orders gateway", key: "sub-0001", value: 42, regID: reg0, ownerID: pid},
-		{id: 1, typeID: counters.TypeErrors, label: "errors: gateway", value: -7, regID: reg1, ownerID: pid},
-		{id: 2, typeID: counters.TypeDutyCycles, label: "duty-cycles: gateway", key: "key-two", value: 1234567890123, regID: reg2, ownerID: pid},
+		{id: 0, typeID: countertype.SubscriberPosition, label: "sub-pos: orders gateway", key: "sub-0001", value: 42, regID: reg0},
+		{id: 1, typeID: countertype.Errors, label: "errors: gateway", value: -7, regID: reg1},
+		{id: 2, typeID: countertype.DutyCycles, label: "duty-cycles: gateway", key: "key-two", value: 1234567890123, regID: reg2},
 	}, snapshot(t, r))
 
 	// Free id 1 at t=1 000 000 ms: reclaimed, key zeroed, label and value
 	// kept, deadline now + 500 ms; iteration skips it.
 	require.Equal(t, "freed 1", ask(t, child, "free 1"))
-	st, err := r.State(1)
+	rec, err := r.Record(1)
 	require.NoError(t, err)
-	require.Equal(t, counters.StateReclaimed, st)
-	deadline, err := r.FreeForReuseDeadline(1)
-	require.NoError(t, err)
+	require.Equal(t, counters.StateReclaimed, rec.State)
+	deadline := rec.FreeForReuseDeadline
 	require.Equal(t, int64(1_000_000+reuse), deadline)
-	label, err := r.Label(1)
-	require.NoError(t, err)
-	require.Equal(t, "errors: gateway", label)
+	require.Equal(t, "errors: gateway", string(rec.Label))
 	v, err := r.Value(1)
 	require.NoError(t, err)
 	require.Equal(t, int64(-7), v)
-	key, err := r.Key(1)
-	require.NoError(t, err)
-	require.Equal(t, make([]byte, counters.MaxKeyLength), key)
+	require.Equal(t, make([]byte, 112), rec.Key)
 	require.Equal(t, []int{0, 2}, ids(snapshot(t, r)))
 
 	// Before the deadline (and at deadline-1) the freed id is not reused.
 	require.Equal(t, "clock 1000499", ask(t, child, "clock %d", deadline-1))
-	id3, _ := allocID(t, ask(t, child, "alloc %d - 5 back-pressure: orders", counters.TypeBackPressureEvents))
+	id3, _ := allocID(t, ask(t, child, "alloc %d - 5 back-pressure: orders", countertype.BackPressureEvents))
 	require.Equal(t, 3, id3)
-	st, err = r.State(1)
+	rec, err = r.Record(1)
 	require.NoError(t, err)
-	require.Equal(t, counters.StateReclaimed, st)
+	require.Equal(t, counters.StateReclaimed, rec.State)
 
 	// At the deadline it is, with a new registration id and a fresh record.
 	require.Equal(t, "clock 1000500", ask(t, child, "clock %d", deadline))
-	id4, reg4 := allocID(t, ask(t, child, "alloc %d hb 9 heartbeat: gateway", counters.TypeHeartbeat))
+	id4, reg4 := allocID(t, ask(t, child, "alloc %d hb 9 heartbeat: gateway", countertype.Heartbeat))
 	require.Equal(t, 1, id4, "the freed id is reused once its deadline has passed")
 	require.Greater(t, reg4, reg2)
 	got := snapshot(t, r)
 	require.Equal(t, []int{0, 1, 2, 3}, ids(got))
-	require.Equal(t, seen{id: 1, typeID: counters.TypeHeartbeat, label: "heartbeat: gateway", key: "hb", value: 9, regID: reg4, ownerID: pid}, got[1])
-	deadline, err = r.FreeForReuseDeadline(1)
+	require.Equal(t, seen{id: 1, typeID: countertype.Heartbeat, label: "heartbeat: gateway", key: "hb", value: 9, regID: reg4}, got[1])
+	rec, err = r.Record(1)
 	require.NoError(t, err)
-	require.Equal(t, countersNotFreeToReuse, deadline)
+	require.Equal(t, countersNotFreeToReuse, rec.FreeForReuseDeadline)
 	found, err := r.FindByRegistrationID(reg1)
 	require.NoError(t, err)
-	require.Equal(t, counters.NullCounterID, found, "the old incarnation is gone")
+	require.Equal(t, -1, found, "the old incarnation is gone")
 
 	// The reader's mapping is read-only: a store faults, and the file is
 	// unchanged.
@@ -269,10 +265,10 @@ func TestCountersFileLayout(t *testing.T) {
 	require.Equal(t, int64(headerLength)+alignUp(int64(lay.Length), sectionAlignment), cf.File.Len())
 
 	m := cf.Manager()
-	require.Equal(t, 9, m.MaxCounterID())
-	_, err = m.Allocate("a", counters.TypeErrors, nil)
+	require.Equal(t, 9, m.Reader().MaxCounterID())
+	_, err = m.Allocate("a", countertype.Errors, nil)
 	require.NoError(t, err)
-	c, err := m.Allocate("total-work: x", counters.TypeTotalWork, []byte("k"))
+	c, err := m.Allocate("total-work: x", countertype.TotalWork, []byte("k"))
 	require.NoError(t, err)
 	c.Set(77)
 
@@ -283,7 +279,7 @@ func TestCountersFileLayout(t *testing.T) {
 	vals := raw[headerLength+lay.ValuesOffset:]
 	rec := meta[1*countersMetadataRecordLength:]
 	require.Equal(t, uint32(counters.StateAllocated), le.Uint32(rec[countersStateOffset:]))
-	require.Equal(t, uint32(counters.TypeTotalWork), le.Uint32(rec[countersTypeIDOffset:]))
+	require.Equal(t, uint32(countertype.TotalWork), le.Uint32(rec[countersTypeIDOffset:]))
 	require.Equal(t, uint64(countersNotFreeToReuse), le.Uint64(rec[countersFreeForReuseDeadlineOffset:]))
 	require.Equal(t, byte('k'), rec[countersKeyOffset])
 	require.Equal(t, uint32(len("total-work: x")), le.Uint32(rec[countersLabelLengthOffset:]))
@@ -293,10 +289,10 @@ func TestCountersFileLayout(t *testing.T) {
 
 	// The default reuse timeout is Aeron's: a freed id is not reused at once.
 	require.NoError(t, c.Close())
-	d, err := cf.Reader().FreeForReuseDeadline(1)
+	after, err := cf.Reader().Record(1)
 	require.NoError(t, err)
-	require.InDelta(t, time.Now().Add(counters.DefaultFreeToReuseTimeout).UnixMilli(), d, float64(time.Minute.Milliseconds()))
-	c2, err := m.Allocate("b", counters.TypeErrors, nil)
+	require.InDelta(t, time.Now().Add(counters.DefaultFreeToReuseTimeout).UnixMilli(), after.FreeForReuseDeadline, float64(time.Minute.Milliseconds()))
+	c2, err := m.Allocate("b", countertype.Errors, nil)
 	require.NoError(t, err)
 	require.Equal(t, 2, c2.ID())
 }
@@ -307,10 +303,10 @@ func TestCountersFileBadArguments(t *testing.T) {
 	dir := testDir(t)
 	_, err := CreateCounters(dir, "zero", 0, nil)
 	require.ErrorIs(t, err, ErrArgument)
-	require.ErrorIs(t, err, counters.ErrCapacity)
+	require.ErrorIs(t, err, counters.ErrArgument)
 	_, err = CreateCounters(dir, "neg", 4, &counters.Config{FreeToReuseTimeout: -time.Second})
 	require.ErrorIs(t, err, ErrArgument)
-	require.ErrorIs(t, err, counters.ErrConfig)
+	require.ErrorIs(t, err, counters.ErrArgument)
 	_, err = CreateCounters(dir, "a/b", 4, nil)
 	require.ErrorIs(t, err, errName)
 	entries, err := os.ReadDir(dir)
@@ -335,7 +331,7 @@ func TestCountersFileBadArguments(t *testing.T) {
 	defer f.Close()
 	_, err = OpenCounters(ctxT(t), f.Path())
 	require.ErrorIs(t, err, ErrCorrupt)
-	require.ErrorIs(t, err, counters.ErrCapacity)
+	require.ErrorIs(t, err, counters.ErrArgument)
 
 	_, err = OpenCounters(ctxT(t), filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
@@ -355,7 +351,7 @@ func TestOpenReadOnly(t *testing.T) {
 	cf, err := CreateCounters(dir, "ro", 4, nil)
 	require.NoError(t, err)
 	defer cf.Close()
-	c, err := cf.Manager().Allocate("x", counters.TypeDutyCycles, nil)
+	c, err := cf.Manager().Allocate("x", countertype.DutyCycles, nil)
 	require.NoError(t, err)
 	c.Set(5)
 	require.NoError(t, cf.File.Heartbeat(time.Now().UnixMilli()))
@@ -456,7 +452,7 @@ func TestOpenReadOnlyWaitsAndChecksOwner(t *testing.T) {
 func TestCountersFileNewReader(t *testing.T) {
 	cf, err := CreateCounters(testDir(t), "nr", 3, nil)
 	require.NoError(t, err)
-	c, err := cf.Manager().Allocate("l", counters.TypeErrors, nil)
+	c, err := cf.Manager().Allocate("l", countertype.Errors, nil)
 	require.NoError(t, err)
 	c.Set(3)
 	r, err := cf.newReader()
@@ -483,7 +479,7 @@ func ExampleCreateCounters() {
 		return
 	}
 	defer cf.Close()
-	c, _ := cf.Manager().Allocate("back-pressure: orders", counters.TypeBackPressureEvents, nil)
+	c, _ := cf.Manager().Allocate("back-pressure: orders", countertype.BackPressureEvents, nil)
 	c.Add(3)
 	_ = cf.File.Heartbeat(time.Now().UnixMilli()) // from the owner's duty cycle
 
@@ -493,7 +489,8 @@ func ExampleCreateCounters() {
 		return
 	}
 	defer view.Close()
-	_ = view.Reader().ForEach(func(id int, typeID int32, label string, _ []byte, value int64) bool {
+	_ = view.Reader().ForEachRecord(func(rec counters.Record) bool {
+		id, typeID, label, value := rec.ID, rec.TypeID, string(rec.Label), rec.Value
 		fmt.Println(id, counters.TypeName(typeID), label, value)
 		return true
 	})

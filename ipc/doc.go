@@ -27,7 +27,7 @@
 //   - CreateMailbox and OpenMailbox: an ordinary *mailbox.Mailbox whose
 //     ring and shared words live in a file, with a *MailboxFile handle for
 //     the file (the mailbox's mailbox.Host). Any number of processes send;
-//     the owner drains, with the same Drain or mailbox.Actor as on the heap,
+//     the owner drains, with the same Drain or mailbox.NewActor as on the heap,
 //     which keep the file's heartbeats. Senders learn of a dead consumer by
 //     its heartbeat (mailbox.ErrConsumerDead); the owner unblocks claims of
 //     dead senders.

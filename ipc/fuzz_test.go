@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -121,9 +122,9 @@ func FuzzRingInFile(f *testing.F) {
 			copy(s[i:capacity], records)
 		}
 		le := binary.LittleEndian
-		le.PutUint64(s[capacity+ringbuf.TailPositionOffset:], uint64(tail))
-		le.PutUint64(s[capacity+ringbuf.HeadPositionOffset:], uint64(head))
-		le.PutUint64(s[capacity+ringbuf.HeadCachePositionOffset:], uint64(head))
+		le.PutUint64(s[capacity+record.TailOffset:], uint64(tail))
+		le.PutUint64(s[capacity+record.HeadOffset:], uint64(head))
+		le.PutUint64(s[capacity+record.HeadCacheOffset:], uint64(head))
 
 		r, err := OpenRing(ctxT(t), w.File.Path())
 		require.NoError(t, err, "the header is intact")

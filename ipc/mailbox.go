@@ -16,6 +16,7 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
@@ -119,20 +120,20 @@ var _ [spareSlotCount*spareSlotLength - (mailboxWordsSlot*spareSlotLength + mail
 func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailbox.Mailbox, *MailboxFile, error) {
 	c := newConfig(opts)
 	if cfg.Capacity == 0 {
-		cfg.Capacity = mailbox.DefaultCapacity
+		cfg.Capacity = mailboxdef.DefaultCapacity
 	}
 	if c.consumerTimeout == 0 {
 		c.consumerTimeout = defaultConsumerTimeout
 	}
 	unblock := cfg.UnblockTimeout
 	if unblock == 0 {
-		unblock = mailbox.DefaultUnblockTimeout
+		unblock = mailboxdef.DefaultUnblockTimeout
 	}
 	switch {
 	case cfg.Host != nil:
 		return nil, nil, fmt.Errorf("%w: mailbox %s: a Config with a Host (the file is the mailbox's host)", ErrArgument, name)
-	case cfg.Capacity < mailbox.MinCapacity || cfg.Capacity&(cfg.Capacity-1) != 0 || cfg.Capacity > math.MaxInt32:
-		return nil, nil, fmt.Errorf("%w: mailbox capacity %d is not a power of two >= %d", ErrArgument, cfg.Capacity, mailbox.MinCapacity)
+	case cfg.Capacity < mailboxdef.MinCapacity || cfg.Capacity&(cfg.Capacity-1) != 0 || cfg.Capacity > math.MaxInt32:
+		return nil, nil, fmt.Errorf("%w: mailbox capacity %d is not a power of two >= %d", ErrArgument, cfg.Capacity, mailboxdef.MinCapacity)
 	case c.consumerTimeout < time.Millisecond || c.consumerTimeout.Milliseconds() > maxMailboxTimeoutMs:
 		return nil, nil, fmt.Errorf("%w: consumer timeout %s (1 ms to 24 h)", ErrArgument, c.consumerTimeout)
 	case unblock < time.Millisecond || unblock.Milliseconds() > maxMailboxTimeoutMs:

@@ -67,7 +67,7 @@ func FuzzMailboxHeader(f *testing.F) {
 		for i := 0; i < 100; i++ {
 			err := s.SendParts(1, []byte("fuzz"), make([]byte, i*97))
 			if err != nil && err != mailbox.ErrBackPressured && err != mailbox.ErrClosed && err != mailbox.ErrTooLong &&
-				!errors.Is(err, mailbox.ErrConsumerDead) && !errors.Is(err, mailbox.ErrParts) && !errors.Is(err, mailbox.ErrCorrupt) {
+				!errors.Is(err, mailbox.ErrConsumerDead) && !errors.Is(err, mailbox.ErrArgument) && !errors.Is(err, mailbox.ErrCorrupt) {
 				t.Fatalf("send: %v", err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/ringbuf"
@@ -137,7 +138,7 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	require.NoError(t, s.SendParts(2, []byte("b"), []byte("c")))
 	require.Len(t, mbDrainAll(t, m), 2)
 	// Corrupt 1: a framed record shorter than its frame header.
-	require.NoError(t, mf.ring.Write(mailbox.FramedFlag|1, []byte{1}))
+	require.NoError(t, mf.ring.Write(record.FlagFramed|1, []byte{1}))
 	_, err = m.Drain(mbNoop, ringbuf.NoLimit)
 	require.ErrorIs(t, err, mailbox.ErrCorruptFrame)
 	// Torn 1: a claim never committed, released once the injected clock
@@ -209,11 +210,8 @@ func TestMailboxSendDrain(t *testing.T) {
 	s, sf := mbOpenForTest(t, mf.File.Path())
 	require.False(t, sf.isOwner())
 	require.True(t, mf.isOwner())
-	require.True(t, s.SendOnly())
-	require.False(t, m.SendOnly())
 	require.Equal(t, m.MaxMessageSize(), s.MaxMessageSize())
 	require.Equal(t, m.MaxParts(), s.MaxParts())
-	require.Equal(t, m.UnblockTimeout(), s.UnblockTimeout())
 	require.Equal(t, defaultConsumerTimeout, sf.consumerTimeout())
 	require.Equal(t, defaultConsumerTimeout, mf.consumerTimeout())
 	require.Equal(t, mf.File.Path(), sf.File.Path())
@@ -255,8 +253,6 @@ func TestMailboxSendDrain(t *testing.T) {
 	_, err = s.Drain(mbNoop, 1)
 	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	require.ErrorIs(t, s.Heartbeat(), mailbox.ErrNotConsumer)
-	_, err = s.DiscardQueued()
-	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	_, err = s.Close(mailbox.Discard)
 	require.ErrorIs(t, err, mailbox.ErrNotConsumer)
 	_, err = mailbox.NewActor("orders", s, mbNoop)
@@ -629,7 +625,8 @@ func TestMailboxCountersFile(t *testing.T) {
 	defer ro.Close()
 	values := func() map[string]int64 {
 		got := map[string]int64{}
-		require.NoError(t, ro.Reader().ForEach(func(_ int, typeID int32, _ string, _ []byte, value int64) bool {
+		require.NoError(t, ro.Reader().ForEachRecord(func(rec counters.Record) bool {
+			typeID, value := rec.TypeID, rec.Value
 			got[counters.TypeName(typeID)] = value
 			return true
 		}))

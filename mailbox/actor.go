@@ -8,19 +8,12 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// DefaultDrainLimit is the most messages an Actor delivers per duty cycle.
+// DefaultDrainLimit is the most messages an actor (NewActor) delivers per
+// duty cycle, unless WithDrainLimit says otherwise.
 const DefaultDrainLimit = 256
 
-// Actor is an agent.Agent that owns a mailbox and a handler: each duty
-// cycle drains up to a limit of messages into the handler, runs the
-// mailbox's liveness check, and every Config.HeartbeatCycles cycles the
-// consumer heartbeat (and, for a mailbox in a shared file, its Host's:
-// the file's owner heartbeat). OnClose closes the mailbox with the actor's
-// close mode. Run it with a runner.Runner, an agent.Invoker or inside a
-// composite; like any agent it is driven from one goroutine, which
-// becomes the mailbox's draining goroutine. It works the same whether the
-// mailbox is on the heap or in a shared file.
-type Actor struct {
+// actor is the agent NewActor and NewReceiverActor return.
+type actor struct {
 	// DoWork writes the mailbox's consumer state on every call: the
 	// padding keeps two actors run by two threads (allocated side by side)
 	// off each other's lines.
@@ -36,78 +29,94 @@ type Actor struct {
 	_         pad.Pair
 }
 
-var _ agent.Agent = (*Actor)(nil)
+var _ agent.Agent = (*actor)(nil)
 
-// ActorOption configures an Actor.
-type ActorOption func(*Actor)
+// ActorOption configures an actor (NewActor).
+type ActorOption func(*actor)
 
 // WithDrainLimit sets the most messages delivered per duty cycle (default
 // DefaultDrainLimit), so that one busy actor in a composite cannot starve
 // the others.
-func WithDrainLimit(n int) ActorOption { return func(a *Actor) { a.limit = n } }
+func WithDrainLimit(n int) ActorOption { return func(a *actor) { a.limit = n } }
 
 // WithEndOfStream sets whether the actor ends (DoWork returns
 // agent.ErrDone) once its mailbox is closed and every message sent before
 // has been consumed: on by default. No message can arrive after that (see
 // Mailbox.Close). Off, the actor keeps polling the closed, empty mailbox
 // until its runner closes it.
-func WithEndOfStream(on bool) ActorOption { return func(a *Actor) { a.stay = !on } }
+func WithEndOfStream(on bool) ActorOption { return func(a *actor) { a.stay = !on } }
 
 // WithCloseMode sets what OnClose does with what is queued (default Drain:
 // deliver it to the handler).
-func WithCloseMode(mode CloseMode) ActorOption { return func(a *Actor) { a.mode = mode } }
+func WithCloseMode(mode CloseMode) ActorOption { return func(a *actor) { a.mode = mode } }
 
-// NewActor returns an actor named role that drains mb into h. A view of a
-// mailbox that only sends (its consumer is another process) is refused
-// with ErrNotConsumer.
-func NewActor(role string, mb *Mailbox, h Handler, opts ...ActorOption) (*Actor, error) {
+// NewActor returns an agent named role that owns mb and drains it into h:
+// each duty
+// cycle drains up to a limit of messages into the handler, runs the
+// mailbox's liveness check, and every Config.HeartbeatCycles cycles the
+// consumer heartbeat (and, for a mailbox in a shared file, its Host's:
+// the file's owner heartbeat). OnClose closes the mailbox with the actor's
+// close mode. Run it with a runner.Runner, an agent.Invoker or inside a
+// composite; like any agent it is driven from one goroutine, which
+// becomes the mailbox's draining goroutine. It works the same whether the
+// mailbox is on the heap or in a shared file.
+//
+// A view of a mailbox that only sends (its consumer is another process) is
+// refused with ErrNotConsumer.
+func NewActor(role string, mb *Mailbox, h Handler, opts ...ActorOption) (agent.Agent, error) {
 	if h == nil {
-		return nil, ErrNilHandler
+		return nil, errNilHandler
 	}
-	return newActor(role, mb, h, nil, opts)
+	a, err := newActor(role, mb, h, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
-// NewReceiverActor returns an actor named role that drains mb into r (see
-// DrainTo). The errors r reports reach the runner as DoWork's error (its
-// error handler counts or logs them) and do not stop the actor.
-func NewReceiverActor(role string, mb *Mailbox, r Receiver, opts ...ActorOption) (*Actor, error) {
+// NewReceiverActor is NewActor with a Receiver: the agent drains mb into r
+// (see DrainTo). The errors r reports reach the runner as DoWork's error
+// (its error handler counts or logs them) and do not stop the agent.
+func NewReceiverActor(role string, mb *Mailbox, r Receiver, opts ...ActorOption) (agent.Agent, error) {
 	if r == nil {
-		return nil, ErrNilHandler
+		return nil, errNilHandler
 	}
-	if mb == nil {
-		return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
+	a, err := newActor(role, mb, nil, r, opts)
+	if err != nil {
+		return nil, err
 	}
-	return newActor(role, mb, nil, r, opts)
+	return a, nil
 }
 
-func newActor(role string, mb *Mailbox, h Handler, r Receiver, opts []ActorOption) (*Actor, error) {
+func newActor(role string, mb *Mailbox, h Handler, r Receiver, opts []ActorOption) (*actor, error) {
 	if mb == nil {
-		return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
+		return nil, fmt.Errorf("%w: nil mailbox", ErrArgument)
 	}
 	if mb.sendOnly {
 		return nil, errNotConsumer(mb, "NewActor")
 	}
-	a := &Actor{role: role, mb: mb, h: h, recv: r, limit: DefaultDrainLimit, mode: Drain}
+	a := &actor{role: role, mb: mb, h: h, recv: r, limit: DefaultDrainLimit, mode: Drain}
 	for _, o := range opts {
 		o(a)
 	}
 	switch {
 	case a.limit < 1:
-		return nil, fmt.Errorf("%w: drain limit %d < 1", ErrConfig, a.limit)
+		return nil, fmt.Errorf("%w: drain limit %d < 1", ErrArgument, a.limit)
 	case a.mode != Drain && a.mode != Discard:
-		return nil, fmt.Errorf("%w: close mode %d", ErrConfig, int(a.mode))
+		return nil, fmt.Errorf("%w: close mode %d", ErrArgument, int(a.mode))
 	}
 	return a, nil
 }
 
-// Mailbox returns the actor's mailbox.
-func (a *Actor) Mailbox() *Mailbox { return a.mb }
-
 // RoleName returns the actor's role.
-func (a *Actor) RoleName() string { return a.role }
+func (a *actor) RoleName() string { return a.role }
+
+// Mailbox returns the mailbox the actor drains: what an idle strategy that
+// sleeps until a message arrives (NewWakeIdle, dutyfx's "wake") waits on.
+func (a *actor) Mailbox() *Mailbox { return a.mb }
 
 // OnStart records the first consumer heartbeat (Mailbox.Heartbeat).
-func (a *Actor) OnStart() error { return a.mb.Heartbeat() }
+func (a *actor) OnStart() error { return a.mb.Heartbeat() }
 
 // DoWork drains up to the drain limit and returns the number of messages
 // consumed. Errors are Drain's (corrupt frames are reported once per cycle
@@ -116,7 +125,7 @@ func (a *Actor) OnStart() error { return a.mb.Heartbeat() }
 // (agent.Terminate wrapping ErrClosed). An idle cycle is decided in line,
 // without calling Drain, except on the cycles where the liveness check or
 // the heartbeat runs (docs/mailbox.md, "Liveness").
-func (a *Actor) DoWork() (int, error) {
+func (a *actor) DoWork() (int, error) {
 	m := a.mb
 	if err := m.countCycle(); err != nil {
 		return 0, a.failed(err)
@@ -136,7 +145,7 @@ func (a *Actor) DoWork() (int, error) {
 
 // failed ends the actor when its mailbox was detached: every later cycle
 // would fail the same way.
-func (a *Actor) failed(err error) error {
+func (a *actor) failed(err error) error {
 	if err == ErrClosed && a.mb.detached() {
 		return agent.Terminate(fmt.Errorf("%w: %s: the mailbox's memory was released under actor %s", ErrClosed, a.mb.Name(), a.role))
 	}
@@ -151,7 +160,7 @@ func (a *Actor) failed(err error) error {
 // wrapping ErrNotDrained if a claim still open at the head stopped it.
 // Last, a heartbeat, so that a Host publishes the final statistics. A
 // mailbox already detached by its Host is left alone.
-func (a *Actor) OnClose() error {
+func (a *actor) OnClose() error {
 	m := a.mb
 	if m.detached() {
 		return nil
@@ -185,13 +194,9 @@ func (a *Actor) OnClose() error {
 }
 
 // left reports the bytes still queued after OnClose, as ErrNotDrained.
-func (a *Actor) left() error {
+func (a *actor) left() error {
 	if left := a.mb.size(); left > 0 {
 		return fmt.Errorf("%w: %s: %d bytes queued", ErrNotDrained, a.role, left)
 	}
 	return nil
 }
-
-// Discarded returns the number of messages OnClose discarded (Discard
-// mode).
-func (a *Actor) Discarded() int { return a.discarded }

@@ -12,13 +12,13 @@ func TestNewActorValidation(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	h := func(*Message) Action { return Continue }
 	_, err := NewActor("a", nil, h)
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewActor("a", mb, nil)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewActor("a", mb, h, WithDrainLimit(0))
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewActor("a", mb, h, WithCloseMode(0))
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 func TestActorDutyCycle(t *testing.T) {
@@ -33,7 +33,7 @@ func TestActorDutyCycle(t *testing.T) {
 	}, WithDrainLimit(2))
 	require.NoError(t, err)
 	require.Equal(t, "worker", a.RoleName())
-	require.Same(t, mb, a.Mailbox())
+	require.Same(t, mb, a.(*actor).mb)
 	inv, err := agent.NewInvoker(a)
 	require.NoError(t, err)
 	require.NoError(t, inv.Start())
@@ -103,7 +103,7 @@ func TestActorCloseDiscards(t *testing.T) {
 		require.NoError(t, mb.SendParts(1, []byte("a"), []byte("b")))
 	}
 	require.NoError(t, a.OnClose())
-	require.Equal(t, 7, a.Discarded())
+	require.Equal(t, 7, a.(*actor).discarded)
 	require.Equal(t, int64(7), mb.Stats().Discarded)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -19,7 +20,7 @@ import (
 // is dropped with its message and counted in Stats.Corrupt.
 //
 // The record's type id has record.FlagChecked set, and its payload starts
-// with ChecksumLength bytes before the plain payload or the frame header:
+// with checksumLength bytes before the plain payload or the frame header:
 //
 //	+0  uint32 CRC32C of the payload after these eight bytes, started from
 //	           a value that mixes the record's ring position, its length and
@@ -34,9 +35,9 @@ import (
 // window as the unchecked claim's, nanoseconds against the seconds of the
 // stall) goes unseen.
 const (
-	// ChecksumLength is the length of the checksum prefix of a
+	// checksumLength is the length of the checksum prefix of a
 	// checksummed record's payload.
-	ChecksumLength = 8
+	checksumLength = mailboxdef.ChecksumLength
 	// checkedFlag marks a checksummed record's type id.
 	checkedFlag = record.FlagChecked
 )
@@ -59,7 +60,7 @@ func checksum(pos int64, length, typeID int32, body []byte) uint32 {
 // (the whole payload, prefix included), of type typeID, at ring position
 // pos, into its prefix.
 func seal(payload []byte, typeID int32, pos int64) {
-	sum := checksum(pos, int32(len(payload)+record.HeaderLength), typeID, payload[ChecksumLength:])
+	sum := checksum(pos, int32(len(payload)+record.HeaderLength), typeID, payload[checksumLength:])
 	binary.LittleEndian.PutUint32(payload[0:], sum)
 	binary.LittleEndian.PutUint32(payload[4:], 0)
 }
@@ -86,10 +87,10 @@ func (m *Mailbox) claimPosition(index int) int64 {
 // verify reports whether the checksummed record at ring position pos, of
 // type typeID, whose payload is payload, holds what its sender sealed.
 func verify(pos int64, typeID int32, payload []byte) bool {
-	if len(payload) < ChecksumLength {
+	if len(payload) < checksumLength {
 		return false
 	}
 	want := binary.LittleEndian.Uint32(payload)
-	return want == checksum(pos, int32(len(payload)+record.HeaderLength), typeID, payload[ChecksumLength:]) &&
+	return want == checksum(pos, int32(len(payload)+record.HeaderLength), typeID, payload[checksumLength:]) &&
 		binary.LittleEndian.Uint32(payload[4:]) == 0
 }

@@ -23,7 +23,7 @@ func TestActorDiscardCloseReportsWhatIsLeft(t *testing.T) {
 		require.NoError(t, mb.Send(3, []byte("behind the claim")))
 	}
 	err = a.OnClose()
-	require.Equal(t, 1, a.Discarded())
+	require.Equal(t, 1, a.(*actor).discarded)
 	require.ErrorIs(t, err, ErrNotDrained, "3 messages and an open claim are left, uncounted")
 	require.NoError(t, c.Commit())
 	n, err := mb.Drain(func(*Message) Action { t.Fatal("delivered after Close(Discard)"); return Continue }, 100)
@@ -38,7 +38,7 @@ func TestActorDiscardCloseReportsWhatIsLeft(t *testing.T) {
 // before Close lands after it and the next Drain delivers or discards it).
 func TestSendsRacingClose(t *testing.T) {
 	for _, mode := range []CloseMode{Drain, Discard} {
-		t.Run(mode.String(), func(t *testing.T) {
+		t.Run(map[CloseMode]string{Drain: "drain", Discard: "discard"}[mode], func(t *testing.T) {
 			for round := range 20 {
 				testSendsRacingClose(t, mode, round)
 			}

@@ -155,7 +155,7 @@ func TestContractEveryKindOfMessage(t *testing.T) {
 // for room, and gives up when its context ends.
 func TestContractBackPressure(t *testing.T) {
 	eachPlacement(t, func(t *testing.T, p placement) {
-		consumer, sender := p.make(t, mailbox.Config{Capacity: mailbox.MinCapacity})
+		consumer, sender := p.make(t, mailbox.Config{Capacity: 1024}) // the smallest ring a mailbox accepts
 		payload := make([]byte, 56)
 		sent := 0
 		for sender.Send(1, payload) == nil {
@@ -382,15 +382,15 @@ func TestContractValidation(t *testing.T) {
 		consumer, sender := p.make(t, mailbox.Config{MaxParts: 4})
 		require.ErrorIs(t, sender.Send(0, nil), mailbox.ErrTypeID)
 		require.ErrorIs(t, sender.Send(mailbox.MaxTypeID+1, nil), mailbox.ErrTypeID)
-		require.ErrorIs(t, sender.SendParts(1), mailbox.ErrParts)
-		require.ErrorIs(t, sender.SendParts(1, nil, nil, nil, nil, nil), mailbox.ErrParts)
+		require.ErrorIs(t, sender.SendParts(1), mailbox.ErrArgument)
+		require.ErrorIs(t, sender.SendParts(1, nil, nil, nil, nil, nil), mailbox.ErrArgument)
 		require.Equal(t, mailbox.ErrTooLong, sender.Send(1, make([]byte, sender.MaxMessageSize()+1)))
 		_, err := sender.Claim(1, -1)
-		require.ErrorIs(t, err, mailbox.ErrLength)
+		require.ErrorIs(t, err, mailbox.ErrArgument)
 		_, err = sender.Claim(1, sender.MaxClaimLength()+1)
 		require.Equal(t, mailbox.ErrTooLong, err)
 		_, err = consumer.Drain(nil, 1)
-		require.ErrorIs(t, err, mailbox.ErrNilHandler)
+		require.ErrorIs(t, err, mailbox.ErrArgument)
 		require.Empty(t, drainAll(t, consumer))
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // liveCounters are a mailbox's statistics published as counters
@@ -27,20 +28,20 @@ func newLiveCounters(mgr *counters.Manager, name string) (*liveCounters, error) 
 		label string
 		typ   int32
 	}{
-		{&l.delivered, "delivered: " + name, counters.TypeDelivered},
-		{&l.bytes, "consumed-bytes: " + name, counters.TypeConsumedBytes},
-		{&l.refusedClosed, "refused-closed: " + name, counters.TypeRefusedClosed},
-		{&l.backPressured, "back-pressure: " + name, counters.TypeBackPressureEvents},
-		{&l.torn, "unblocked-claims: " + name, counters.TypeUnblockedClaims},
-		{&l.corrupt, "corrupt-records: " + name, counters.TypeCorruptRecords},
-		{&l.discarded, "discarded: " + name, counters.TypeDiscarded},
-		{&l.maxDepth, "max-depth: " + name, counters.TypeMaxDepth},
-		{&l.depth, "mailbox-depth: " + name, counters.TypeMailboxDepth},
-		{&l.heartbeat, fmt.Sprintf("heartbeat: mailbox %s consumer pid=%d", name, os.Getpid()), counters.TypeHeartbeat},
+		{&l.delivered, "delivered: " + name, countertype.Delivered},
+		{&l.bytes, "consumed-bytes: " + name, countertype.ConsumedBytes},
+		{&l.refusedClosed, "refused-closed: " + name, countertype.RefusedClosed},
+		{&l.backPressured, "back-pressure: " + name, countertype.BackPressureEvents},
+		{&l.torn, "unblocked-claims: " + name, countertype.UnblockedClaims},
+		{&l.corrupt, "corrupt-records: " + name, countertype.CorruptRecords},
+		{&l.discarded, "discarded: " + name, countertype.Discarded},
+		{&l.maxDepth, "max-depth: " + name, countertype.MaxDepth},
+		{&l.depth, "mailbox-depth: " + name, countertype.MailboxDepth},
+		{&l.heartbeat, fmt.Sprintf("heartbeat: mailbox %s consumer pid=%d", name, os.Getpid()), countertype.Heartbeat},
 	}
 	for _, s := range specs {
 		var key []byte
-		if s.typ == counters.TypeHeartbeat {
+		if s.typ == countertype.Heartbeat {
 			key = pid[:]
 		}
 		c, err := mgr.Allocate(s.label, s.typ, key)
@@ -84,7 +85,7 @@ func (l *liveCounters) close() error {
 // CloseCounters publishes the statistics a last time and frees the
 // mailbox's counters (Config.Counters); later calls do nothing. Call it
 // from the consumer's goroutine once it has stopped draining (after its
-// Actor's OnClose, whose last heartbeat publishes the final statistics
+// actor's OnClose, whose last heartbeat publishes the final statistics
 // and leaves them readable); ipc.MailboxFile.Close calls it.
 func (m *Mailbox) CloseCounters() error {
 	l := m.live

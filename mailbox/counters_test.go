@@ -9,6 +9,7 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/buildtags"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // A mailbox on the heap publishes its statistics into counters, updated
@@ -22,7 +23,8 @@ func TestMailboxCounters(t *testing.T) {
 	require.NoError(t, err)
 	read := func() map[string]int64 {
 		got := map[string]int64{}
-		require.NoError(t, rd.ForEach(func(_ int, typeID int32, label string, _ []byte, v int64) bool {
+		require.NoError(t, rd.ForEachRecord(func(rec counters.Record) bool {
+			typeID, label, v := rec.TypeID, string(rec.Label), rec.Value
 			got[counters.TypeName(typeID)] = v
 			require.Contains(t, label, "orders")
 			return true
@@ -30,7 +32,7 @@ func TestMailboxCounters(t *testing.T) {
 		return got
 	}
 	clk := clock.NewManual(time.UnixMilli(5_000))
-	mb, err := New(Config{Name: "orders", Capacity: MinCapacity, Counters: mgr, Clock: clk, HeartbeatCycles: 1})
+	mb, err := New(Config{Name: "orders", Capacity: minCapacity, Counters: mgr, Clock: clk, HeartbeatCycles: 1})
 	require.NoError(t, err)
 	require.Len(t, read(), 10)
 
@@ -55,7 +57,7 @@ func TestMailboxCounters(t *testing.T) {
 	require.Equal(t, mb.Stats().MaxDepth, got["max-depth"])
 	require.Zero(t, got["mailbox-depth"])
 	require.Equal(t, int64(5_002), got["heartbeat"])
-	require.Equal(t, counters.KindTimestamp, counters.KindOf(counters.TypeHeartbeat))
+	require.Equal(t, counters.KindTimestamp, counters.KindOf(countertype.Heartbeat))
 
 	_, err = mb.Close(Drain)
 	require.NoError(t, err)

@@ -29,9 +29,9 @@
 //     any time.
 //   - A Sender: one goroutine at a time (it keeps a sequence number and an
 //     idle strategy). Create one per sending goroutine with NewSender.
-//   - Drain, Close(Discard), DiscardQueued, Heartbeat: exactly one
+//   - Drain, Close(Discard), Heartbeat: exactly one
 //     goroutine, the owner (typically the agent whose DoWork drains: see
-//     Actor). They read and release the ring; two concurrent drains
+//     actor). They read and release the ring; two concurrent drains
 //     corrupt it. A view of a mailbox whose consumer is another process
 //     (ipc.OpenMailbox) refuses them with ErrNotConsumer.
 //
@@ -53,8 +53,8 @@
 // message this goroutine sent before), ErrBackPressured (the ring has no
 // room now; nothing was sent), ErrClosed, ErrTooLong (above
 // MaxMessageSize, or MaxClaimLength for a claim), all unwrapped and
-// without allocation, or a validation error wrapping ErrTypeID, ErrParts or
-// ErrLength. Back-pressure is the normal signal of a consumer that does not
+// without allocation, or a validation error wrapping ErrTypeID or
+// ErrArgument. Back-pressure is the normal signal of a consumer that does not
 // keep up: the sender decides whether to retry, wait (SendContext, which
 // idles with a back-off strategy until accepted, ctx ends, or the mailbox
 // closes), or drop. Refusals are counted in Stats.BackPressured. When the
@@ -136,9 +136,9 @@
 // up if the mailbox was closed meanwhile (ErrClosed): a send whose claim
 // came before Close is delivered (or discarded and counted) by a later
 // Drain, and once the consumer has seen the mailbox closed and empty,
-// nothing can arrive any more. An Actor then ends by itself
+// nothing can arrive any more. An actor then ends by itself
 // (agent.ErrDone; WithEndOfStream). Nothing is dropped silently: an
-// Actor's OnClose returns ErrNotDrained when messages are left (an
+// actor's OnClose returns ErrNotDrained when messages are left (an
 // aborting handler, or a claim open at the head that stops a drain or a
 // discard).
 //

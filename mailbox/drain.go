@@ -35,7 +35,7 @@ type recordHandler = func(recordType int32, payload []byte) Action
 // The Message and every slice it returns are valid only during the call.
 //
 // A handler must not consume from its own mailbox: no Drain,
-// DiscardQueued or Close(Discard) of the mailbox being drained (Close(Drain)
+// Close(Discard) of the mailbox being drained (Close(Drain)
 // and sends are fine). The ring stops a read whose handler read from the
 // same ring (ringbuf's Read), so the outer Drain returns when the handler
 // does instead of moving the head back; but the inner call releases (and
@@ -225,7 +225,7 @@ const maxRingReads = 16
 // that only sends returns ErrNotConsumer.
 func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 	if h == nil {
-		return 0, ErrNilHandler
+		return 0, errNilHandler
 	}
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")
@@ -234,7 +234,7 @@ func (m *Mailbox) Drain(h Handler, limit int) (int, error) {
 }
 
 // cycle is one consumer cycle, for Drain and DrainTo: countCycle, then
-// drainInto. An Actor's DoWork makes the same calls, with its idle poll
+// drainInto. An actor's DoWork makes the same calls, with its idle poll
 // between them.
 func (m *Mailbox) cycle(h Handler, r Receiver, limit int) (int, error) {
 	if err := m.countCycle(); err != nil {
@@ -283,7 +283,7 @@ func (c *consumer) setReceiver(r Receiver) {
 	}
 }
 
-// drain is Drain without the heartbeat: an Actor counts its duty cycles
+// drain is Drain without the heartbeat: an actor counts its duty cycles
 // itself. onRecord is the consumer's onRecord, after its h was set, or
 // its onRecordRecv, after its recv was set.
 func (m *Mailbox) drain(onRecord recordHandler, limit int) (int, error) {
@@ -440,7 +440,7 @@ func (c *consumer) read(h recordHandler, limit int) (int, error) {
 }
 
 // idlePoll is the part of a drain that a poll finding nothing needs, small
-// enough to inline into Actor.DoWork, so that an idle duty cycle makes no
+// enough to inline into actor.DoWork, so that an idle duty cycle makes no
 // call beyond DoWork itself (docs/ringbuf.md, "Spinning consumers"). It
 // reports true when the ring has no committed record at head and this
 // idle drain is not one on which the liveness check runs, after counting
@@ -571,7 +571,7 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.drop("unknown type id")
 	}
-	if len(payload) < FrameHeaderLength {
+	if len(payload) < frameHeaderLength {
 		if c.pending.active {
 			c.abandon()
 		}
@@ -604,7 +604,7 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		return c.drop("body longer than MaxMessageSize")
 	}
 	if h.count == 1 {
-		body := payload[FrameHeaderLength:]
+		body := payload[frameHeaderLength:]
 		if len(body) != int(h.bodyLen) {
 			return c.drop("body length does not match the record")
 		}
@@ -714,7 +714,7 @@ func (m *Mailbox) beat(force bool) error {
 }
 
 // Heartbeat stores the consumer heartbeat now, and runs the Host's Beat.
-// Drain does it every Config.HeartbeatCycles calls (an Actor every as many
+// Drain does it every Config.HeartbeatCycles calls (an actor every as many
 // duty cycles); a consumer that drains less often than its Host's timeout
 // allows calls it from its duty cycle. Draining goroutine only; a view
 // that only sends returns ErrNotConsumer.
@@ -744,7 +744,7 @@ func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, stri
 	if !verify(c.positionOf(index), recordType, payload) {
 		return 0, nil, "checksum mismatch"
 	}
-	return recordType &^ checkedFlag, payload[ChecksumLength:], ""
+	return recordType &^ checkedFlag, payload[checksumLength:], ""
 }
 
 // positionOf returns the ring position of the record at index, which the

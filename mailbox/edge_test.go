@@ -22,7 +22,7 @@ import (
 // panicking one never again), and Stats.Delivered counts each consumed
 // message once.
 func TestStressSmallRingWithPanics(t *testing.T) {
-	for _, capacity := range []int{MinCapacity, 2048} {
+	for _, capacity := range []int{minCapacity, 2048} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
 			testEdgeStress(t, capacity)
 		})
@@ -110,14 +110,14 @@ func testEdgeStress(t *testing.T, capacity int) {
 
 // TestMaxPartsAtMaxMessageSize: the largest number of parts a
 // message can carry (every part empty, the body nothing but length
-// prefixes: MaxMessageSize/PartLengthPrefix parts, fragmented over the
+// prefixes: MaxMessageSize/partLengthPrefix parts, fragmented over the
 // maximum number of records, prefixes straddling record boundaries) is
 // delivered whole; one more part, or one more byte, is ErrTooLong; above
-// MaxParts it is ErrParts.
+// MaxParts it is ErrArgument.
 func TestMaxPartsAtMaxMessageSize(t *testing.T) {
 	mb := newMailbox(t, Config{MaxParts: 10000})
-	n := mb.MaxMessageSize() / PartLengthPrefix
-	require.Zero(t, mb.MaxMessageSize()%PartLengthPrefix)
+	n := mb.MaxMessageSize() / partLengthPrefix
+	require.Zero(t, mb.MaxMessageSize()%partLengthPrefix)
 	parts := make([][]byte, n)
 	require.NoError(t, mb.SendParts(3, parts...))
 	s := mb.NewSender()
@@ -143,11 +143,11 @@ func TestMaxPartsAtMaxMessageSize(t *testing.T) {
 	require.Zero(t, st.Depth)
 
 	def := newMailbox(t, Config{})
-	require.ErrorIs(t, def.SendParts(3, make([][]byte, DefaultMaxParts+1)...), ErrParts)
-	require.NoError(t, def.SendParts(3, make([][]byte, DefaultMaxParts)...))
+	require.ErrorIs(t, def.SendParts(3, make([][]byte, defaultMaxParts+1)...), ErrArgument)
+	require.NoError(t, def.SendParts(3, make([][]byte, defaultMaxParts)...))
 	out = collect(t, def)
 	require.Len(t, out, 1)
-	require.Len(t, out[0].parts, DefaultMaxParts)
+	require.Len(t, out[0].parts, defaultMaxParts)
 }
 
 // TestFragmentedAtTheWrap: a fragmented message that does not fit
@@ -177,7 +177,7 @@ func TestFragmentedAtTheWrap(t *testing.T) {
 		return func(m *Message) Action {
 			if m.TypeID() == 2 {
 				require.Equal(t, big, m.Payload())
-				require.Equal(t, b.Key(), m.SenderKey())
+				require.Equal(t, b.key, m.key)
 				if aborts == 0 {
 					aborts++
 					return Abort
@@ -280,7 +280,7 @@ func TestSendContextCancelFragmented(t *testing.T) {
 // senders (here the handler itself) refill what it releases.
 func TestMaxDepthNeverExceedsCapacity(t *testing.T) {
 	for _, limit := range []int{40, 1 << 20} {
-		mb := newMailbox(t, Config{Capacity: MinCapacity})
+		mb := newMailbox(t, Config{Capacity: minCapacity})
 		p := make([]byte, 56) // 64-byte records
 		for mb.Send(1, p) == nil {
 		}

@@ -35,15 +35,11 @@ var ErrConsumerDead = errors.New("mailbox: consumer is dead")
 var (
 	// ErrTypeID reports a message type id outside 1..MaxTypeID.
 	ErrTypeID = errors.New("mailbox: type id out of range")
-	// ErrParts reports a multipart message with no part or with more than
-	// the mailbox's MaxParts parts.
-	ErrParts = errors.New("mailbox: invalid part count")
-	// ErrLength reports a negative length.
-	ErrLength = errors.New("mailbox: invalid length")
-	// ErrConfig reports an invalid Config.
-	ErrConfig = errors.New("mailbox: invalid config")
-	// ErrNilHandler reports a Drain or an actor without a handler.
-	ErrNilHandler = errors.New("mailbox: nil handler")
+	// ErrArgument reports an argument or a Config the mailbox refuses; the
+	// wrapping error says which: a multipart message with no part or more
+	// than MaxParts parts, a negative length, a nil handler, an invalid
+	// Config, capacity or option.
+	ErrArgument = errors.New("mailbox: invalid argument")
 	// ErrClaim reports a Commit or Abort of a claim that is not open: never
 	// claimed, or already committed or aborted. It wraps the ring's error.
 	ErrClaim = errors.New("mailbox: claim is not open")
@@ -60,7 +56,7 @@ var (
 	// value that is not one of the three states. Both it and
 	// ErrCorruptFrame match duty.ErrCorrupt.
 	ErrCorrupt = sentinel.Corrupt("mailbox: corrupt shared state")
-	// ErrNotConsumer reports a consumer's operation (Drain, DiscardQueued,
+	// ErrNotConsumer reports a consumer's operation (Drain,
 	// Close(Discard), Heartbeat, NewActor) on a view of a mailbox that
 	// only sends: its consumer is another process.
 	ErrNotConsumer = errors.New("mailbox: not the consumer (this view only sends)")
@@ -70,6 +66,10 @@ var (
 	// messages stay in the ring, uncounted until a Drain consumes them.
 	ErrNotDrained = errors.New("mailbox: closed with messages left")
 )
+
+// errNilHandler is the error of a drain or an actor without a handler,
+// made once: it is returned without allocating.
+var errNilHandler = fmt.Errorf("%w: nil handler", ErrArgument)
 
 func errNotConsumer(m *Mailbox, op string) error {
 	return fmt.Errorf("%w: %s of %s", ErrNotConsumer, op, m.name)

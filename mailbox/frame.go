@@ -3,6 +3,7 @@ package mailbox
 import (
 	"encoding/binary"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -18,8 +19,8 @@ import (
 // Claim and a typed message take this form.
 //
 // Framed: n >= 1 records published as one ring batch (one claim, one
-// publication), each of type FramedFlag|typeID, each payload starting with
-// a FrameHeaderLength-byte frame header followed by a fragment of the
+// publication), each of type framedFlag|typeID, each payload starting with
+// a frameHeaderLength-byte frame header followed by a fragment of the
 // message body:
 //
 //	+0   int64  sender key: the sender's id, taken from the ring's
@@ -40,36 +41,36 @@ import (
 //
 // A multipart message that fits in one record is one framed record
 // (count 1); a message too large for one record is split into fragments of
-// MaxClaimLength-FrameHeaderLength bytes (the last one shorter).
+// MaxClaimLength-frameHeaderLength bytes (the last one shorter).
 const (
 	// MaxTypeID is the largest user type id (the record core's,
 	// internal/record). The bits above it are reserved for the framing.
 	MaxTypeID = record.MaxTypeID
-	// FramedFlag marks the type id of a framed record: FramedFlag|typeID.
-	FramedFlag = record.FlagFramed
+	// framedFlag marks the type id of a framed record: framedFlag|typeID.
+	framedFlag = record.FlagFramed
 	// reservedTypeBits are the type id bits a valid record may set only
-	// as FramedFlag: all the record core's flag bits (a mailbox has no
+	// as framedFlag: all the record core's flag bits (a mailbox has no
 	// fragment BEGIN or END: its framed records carry their index).
 	reservedTypeBits = record.FlagBits
 
-	// FrameHeaderLength is the length of the frame header at the start of
-	// every framed record's payload.
-	FrameHeaderLength = 32
+	// frameHeaderLength is the length of the frame header at the start of
+	// every framed record's payload (internal/mailboxdef, docs/layouts.md).
+	frameHeaderLength = mailboxdef.HeaderLength
 	// Offsets in the frame header.
-	FrameKeyOffset        = 0
-	FrameSequenceOffset   = 8
-	FrameIndexOffset      = 16
-	FrameCountOffset      = 20
-	FrameBodyLengthOffset = 24
-	FramePartsOffset      = 28
+	frameKeyOffset        = mailboxdef.KeyOffset
+	frameSequenceOffset   = mailboxdef.SequenceOffset
+	frameIndexOffset      = mailboxdef.IndexOffset
+	frameCountOffset      = mailboxdef.CountOffset
+	frameBodyLengthOffset = mailboxdef.BodyLengthOffset
+	framePartsOffset      = mailboxdef.PartsOffset
 
-	// PartLengthPrefix is the length of the prefix of each part in the
+	// partLengthPrefix is the length of the prefix of each part in the
 	// body of a multipart message.
-	PartLengthPrefix = 4
+	partLengthPrefix = mailboxdef.PartLengthPrefix
 
-	// MinCapacity is the smallest ring capacity a mailbox accepts: its
+	// minCapacity is the smallest ring capacity a mailbox accepts: its
 	// records must carry a frame header and a useful fragment.
-	MinCapacity = 1024
+	minCapacity = mailboxdef.MinCapacity
 )
 
 // frameHeader is a decoded frame header.
@@ -83,25 +84,25 @@ type frameHeader struct {
 }
 
 func putFrameHeader(b []byte, h *frameHeader) {
-	_ = b[FrameHeaderLength-1]
-	binary.LittleEndian.PutUint64(b[FrameKeyOffset:], uint64(h.key))
-	binary.LittleEndian.PutUint64(b[FrameSequenceOffset:], h.seq)
-	binary.LittleEndian.PutUint32(b[FrameIndexOffset:], h.index)
-	binary.LittleEndian.PutUint32(b[FrameCountOffset:], h.count)
-	binary.LittleEndian.PutUint32(b[FrameBodyLengthOffset:], h.bodyLen)
-	binary.LittleEndian.PutUint32(b[FramePartsOffset:], h.parts)
+	_ = b[frameHeaderLength-1]
+	binary.LittleEndian.PutUint64(b[frameKeyOffset:], uint64(h.key))
+	binary.LittleEndian.PutUint64(b[frameSequenceOffset:], h.seq)
+	binary.LittleEndian.PutUint32(b[frameIndexOffset:], h.index)
+	binary.LittleEndian.PutUint32(b[frameCountOffset:], h.count)
+	binary.LittleEndian.PutUint32(b[frameBodyLengthOffset:], h.bodyLen)
+	binary.LittleEndian.PutUint32(b[framePartsOffset:], h.parts)
 }
 
 // readFrameHeader decodes the header at the start of b, which must be at
-// least FrameHeaderLength bytes long (callers check).
+// least frameHeaderLength bytes long (callers check).
 func readFrameHeader(b []byte, h *frameHeader) {
-	_ = b[FrameHeaderLength-1]
-	h.key = int64(binary.LittleEndian.Uint64(b[FrameKeyOffset:]))
-	h.seq = binary.LittleEndian.Uint64(b[FrameSequenceOffset:])
-	h.index = binary.LittleEndian.Uint32(b[FrameIndexOffset:])
-	h.count = binary.LittleEndian.Uint32(b[FrameCountOffset:])
-	h.bodyLen = binary.LittleEndian.Uint32(b[FrameBodyLengthOffset:])
-	h.parts = binary.LittleEndian.Uint32(b[FramePartsOffset:])
+	_ = b[frameHeaderLength-1]
+	h.key = int64(binary.LittleEndian.Uint64(b[frameKeyOffset:]))
+	h.seq = binary.LittleEndian.Uint64(b[frameSequenceOffset:])
+	h.index = binary.LittleEndian.Uint32(b[frameIndexOffset:])
+	h.count = binary.LittleEndian.Uint32(b[frameCountOffset:])
+	h.bodyLen = binary.LittleEndian.Uint32(b[frameBodyLengthOffset:])
+	h.parts = binary.LittleEndian.Uint32(b[framePartsOffset:])
 }
 
 // sameMessage reports whether h is a later record of the message whose
@@ -127,7 +128,7 @@ func classify(recordType int32) (recordClass, int32) {
 		return classPlain, recordType
 	}
 	user := recordType & MaxTypeID
-	if recordType&reservedTypeBits != FramedFlag || user == 0 {
+	if recordType&reservedTypeBits != framedFlag || user == 0 {
 		return classInvalid, 0
 	}
 	return classFramed, user
@@ -141,7 +142,7 @@ func bodyLength(parts [][]byte) int {
 	}
 	n := 0
 	for _, p := range parts {
-		n += PartLengthPrefix + len(p)
+		n += partLengthPrefix + len(p)
 	}
 	return n
 }
@@ -150,7 +151,7 @@ func bodyLength(parts [][]byte) int {
 // whether its records carry a checksum.
 type layout struct {
 	maxRecord  int // payload bytes of one record: the ring's MaxMessageLength
-	over       int // bytes of every record's payload before its body or frame header: ChecksumLength, or 0
+	over       int // bytes of every record's payload before its body or frame header: checksumLength, or 0
 	maxFrag    int // body bytes of one framed record
 	maxBatch   int // bytes of the largest batch a message may claim
 	maxMessage int // largest body length
@@ -160,9 +161,9 @@ type layout struct {
 func newLayout(capacity, maxRecord, maxMessage int, checksum bool) layout {
 	l := layout{maxRecord: maxRecord, maxBatch: capacity / 2}
 	if checksum {
-		l.over = ChecksumLength
+		l.over = checksumLength
 	}
-	head := l.over + FrameHeaderLength // a framed record's payload before its fragment
+	head := l.over + frameHeaderLength // a framed record's payload before its fragment
 	l.maxFrag = maxRecord - head
 	full := l.maxBatch / record.Size(maxRecord) // records of maxFrag body bytes
 	l.maxMessage = full * l.maxFrag
@@ -184,6 +185,6 @@ func (l *layout) records(bodyLen int) (count, size int) {
 		count = 1
 	}
 	last := bodyLen - (count-1)*l.maxFrag
-	size = (count-1)*record.Size(l.maxRecord) + record.Size(l.over+FrameHeaderLength+last)
+	size = (count-1)*record.Size(l.maxRecord) + record.Size(l.over+frameHeaderLength+last)
 	return count, size
 }

@@ -12,20 +12,20 @@ import (
 // The framing constants, as docs/mailbox.md states them.
 func TestFrameConstants(t *testing.T) {
 	require.Equal(t, int32(0x00ffffff), MaxTypeID)
-	require.Equal(t, int32(0x40000000), FramedFlag)
-	require.Equal(t, 32, FrameHeaderLength)
-	require.Equal(t, 0, FrameKeyOffset)
-	require.Equal(t, 8, FrameSequenceOffset)
-	require.Equal(t, 16, FrameIndexOffset)
-	require.Equal(t, 20, FrameCountOffset)
-	require.Equal(t, 24, FrameBodyLengthOffset)
-	require.Equal(t, 28, FramePartsOffset)
-	require.Equal(t, 4, PartLengthPrefix)
+	require.Equal(t, int32(0x40000000), framedFlag)
+	require.Equal(t, 32, frameHeaderLength)
+	require.Equal(t, 0, frameKeyOffset)
+	require.Equal(t, 8, frameSequenceOffset)
+	require.Equal(t, 16, frameIndexOffset)
+	require.Equal(t, 20, frameCountOffset)
+	require.Equal(t, 24, frameBodyLengthOffset)
+	require.Equal(t, 28, framePartsOffset)
+	require.Equal(t, 4, partLengthPrefix)
 }
 
 func TestFrameHeaderRoundTrip(t *testing.T) {
 	h := frameHeader{key: -2, seq: 0x0102030405060708, index: 3, count: 4, bodyLen: 5000, parts: 7}
-	b := make([]byte, FrameHeaderLength)
+	b := make([]byte, frameHeaderLength)
 	putFrameHeader(b, &h)
 	require.Equal(t, uint64(0xfffffffffffffffe), binary.LittleEndian.Uint64(b[0:]))
 	require.Equal(t, uint64(0x0102030405060708), binary.LittleEndian.Uint64(b[8:]))
@@ -47,10 +47,10 @@ func TestClassify(t *testing.T) {
 		{1, classPlain, 1},
 		{MaxTypeID, classPlain, MaxTypeID},
 		{MaxTypeID + 1, classInvalid, 0},
-		{FramedFlag | 1, classFramed, 1},
-		{FramedFlag | MaxTypeID, classFramed, MaxTypeID},
-		{FramedFlag, classInvalid, 0},             // no user type
-		{FramedFlag | 1<<24 | 5, classInvalid, 0}, // other reserved bit
+		{framedFlag | 1, classFramed, 1},
+		{framedFlag | MaxTypeID, classFramed, MaxTypeID},
+		{framedFlag, classInvalid, 0},             // no user type
+		{framedFlag | 1<<24 | 5, classInvalid, 0}, // other reserved bit
 		{1<<29 | 5, classInvalid, 0},              // reserved bit without the flag
 		{0x7fffffff, classInvalid, 0},
 	} {
@@ -74,7 +74,7 @@ func TestLayout64K(t *testing.T) {
 	require.Equal(t, 32768, size)
 	count, size = l.records(1)
 	require.Equal(t, 1, count)
-	require.Equal(t, ringbuf.RecordSize(FrameHeaderLength+1), size)
+	require.Equal(t, ringbuf.RecordSize(frameHeaderLength+1), size)
 	count, _ = l.records(8160)
 	require.Equal(t, 1, count)
 	count, _ = l.records(8161)
@@ -89,7 +89,7 @@ func TestLayout64K(t *testing.T) {
 // message fits its batch limit, with checksummed records or without.
 func TestLayoutCapacities(t *testing.T) {
 	for _, checksum := range []bool{false, true} {
-		for capacity := MinCapacity; capacity <= 1<<26; capacity <<= 1 {
+		for capacity := minCapacity; capacity <= 1<<26; capacity <<= 1 {
 			l := newLayout(capacity, max(8, capacity/8), 0, checksum)
 			require.Positive(t, l.maxFrag, capacity)
 			_, size := l.records(l.maxMessage)
@@ -100,16 +100,16 @@ func TestLayoutCapacities(t *testing.T) {
 	}
 }
 
-// A checksummed record spends ChecksumLength bytes of its payload on the
+// A checksummed record spends checksumLength bytes of its payload on the
 // checksum: each fragment is that much shorter, each record's size
 // includes it.
 func TestLayoutWithChecksum(t *testing.T) {
 	l := newLayout(64*1024, 8192, 0, true)
-	require.Equal(t, ChecksumLength, l.over)
-	require.Equal(t, 8192-ChecksumLength-FrameHeaderLength, l.maxFrag)
+	require.Equal(t, checksumLength, l.over)
+	require.Equal(t, 8192-checksumLength-frameHeaderLength, l.maxFrag)
 	count, size := l.records(1)
 	require.Equal(t, 1, count)
-	require.Equal(t, ringbuf.RecordSize(ChecksumLength+FrameHeaderLength+1), size)
+	require.Equal(t, ringbuf.RecordSize(checksumLength+frameHeaderLength+1), size)
 	count, size = l.records(l.maxMessage)
 	require.Equal(t, 4, count)
 	require.LessOrEqual(t, size, l.maxBatch)
@@ -123,45 +123,45 @@ func TestSenderKeysAreNeverZero(t *testing.T) {
 	require.Zero(t, RingOf(mb).NextCorrelationID(), "a fresh ring's counter starts at 0")
 	mb = newMailbox(t, Config{})
 	s := mb.NewSender()
-	require.NotZero(t, s.Key())
+	require.NotZero(t, s.key)
 	require.NoError(t, s.SendParts(1, []byte("a"), []byte("a")))
 	require.NoError(t, mb.SendParts(2, []byte("b"), []byte("b")))
 	require.NoError(t, mb.Send(3, []byte("plain")))
 	var keys []int64
 	_, err := mb.Drain(func(m *Message) Action {
-		keys = append(keys, m.SenderKey())
+		keys = append(keys, m.key)
 		return Continue
 	}, 10)
 	require.NoError(t, err)
 	require.Len(t, keys, 3)
-	require.Equal(t, s.Key(), keys[0])
+	require.Equal(t, s.key, keys[0])
 	require.NotZero(t, keys[1])
 	require.NotEqual(t, keys[0], keys[1])
 	require.Zero(t, keys[2], "a plain message")
 }
 
 // The raw bytes a multipart message puts in the ring: one record of type
-// FramedFlag|type, the frame header, then length-prefixed parts.
+// framedFlag|type, the frame header, then length-prefixed parts.
 func TestFrameRawBytes(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	s := mb.NewSender()
 	require.NoError(t, s.SendParts(9, []byte("ab"), []byte(""), []byte("cde")))
 	buf := RingOf(mb).Buffer()
-	body := 3*PartLengthPrefix + 5
-	require.Equal(t, int32(ringbuf.HeaderLength+FrameHeaderLength+body), int32(binary.LittleEndian.Uint32(buf[0:])))
-	require.Equal(t, FramedFlag|9, int32(binary.LittleEndian.Uint32(buf[4:])))
+	body := 3*partLengthPrefix + 5
+	require.Equal(t, int32(ringbuf.HeaderLength+frameHeaderLength+body), int32(binary.LittleEndian.Uint32(buf[0:])))
+	require.Equal(t, framedFlag|9, int32(binary.LittleEndian.Uint32(buf[4:])))
 	p := buf[ringbuf.HeaderLength:]
-	require.Equal(t, s.Key(), int64(binary.LittleEndian.Uint64(p[FrameKeyOffset:])))
-	require.Equal(t, uint64(0), binary.LittleEndian.Uint64(p[FrameSequenceOffset:]))
-	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(p[FrameIndexOffset:]))
-	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(p[FrameCountOffset:]))
-	require.Equal(t, uint32(body), binary.LittleEndian.Uint32(p[FrameBodyLengthOffset:]))
-	require.Equal(t, uint32(3), binary.LittleEndian.Uint32(p[FramePartsOffset:]))
-	b := p[FrameHeaderLength:]
+	require.Equal(t, s.key, int64(binary.LittleEndian.Uint64(p[frameKeyOffset:])))
+	require.Equal(t, uint64(0), binary.LittleEndian.Uint64(p[frameSequenceOffset:]))
+	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(p[frameIndexOffset:]))
+	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(p[frameCountOffset:]))
+	require.Equal(t, uint32(body), binary.LittleEndian.Uint32(p[frameBodyLengthOffset:]))
+	require.Equal(t, uint32(3), binary.LittleEndian.Uint32(p[framePartsOffset:]))
+	b := p[frameHeaderLength:]
 	require.Equal(t, []byte{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0, 3, 0, 0, 0, 'c', 'd', 'e'}, b[:body])
 
 	// A plain message is an Agrona record: user type, raw payload.
-	mb2 := newMailbox(t, Config{Capacity: MinCapacity})
+	mb2 := newMailbox(t, Config{Capacity: minCapacity})
 	require.NoError(t, mb2.Send(5, []byte("xyz")))
 	buf = RingOf(mb2).Buffer()
 	require.Equal(t, int32(11), int32(binary.LittleEndian.Uint32(buf[0:])))
@@ -182,11 +182,11 @@ func TestFrameFragmentsRaw(t *testing.T) {
 	var body []byte
 	for i := range 3 {
 		length := int(binary.LittleEndian.Uint32(buf[at:]))
-		require.Equal(t, FramedFlag|3, int32(binary.LittleEndian.Uint32(buf[at+4:])))
+		require.Equal(t, framedFlag|3, int32(binary.LittleEndian.Uint32(buf[at+4:])))
 		var h frameHeader
 		readFrameHeader(buf[at+8:], &h)
-		require.Equal(t, frameHeader{key: s.Key(), seq: 0, index: uint32(i), count: 3, bodyLen: 1000, parts: 1}, h)
-		body = append(body, buf[at+8+FrameHeaderLength:at+length]...)
+		require.Equal(t, frameHeader{key: s.key, seq: 0, index: uint32(i), count: 3, bodyLen: 1000, parts: 1}, h)
+		body = append(body, buf[at+8+frameHeaderLength:at+length]...)
 		at += ringbuf.RecordSize(length - 8)
 	}
 	require.Equal(t, payload, body)
@@ -198,21 +198,21 @@ func TestFrameFragmentsRaw(t *testing.T) {
 func TestChecksumBindsPositionLengthTypeAndBody(t *testing.T) {
 	body := pattern(3, 100)
 	const capacity = 1 << 16
-	base := checksum(capacity, 116, FramedFlag|checkedFlag|7, body)
-	length, typeID := uint32(116), uint32(FramedFlag|checkedFlag|7)
+	base := checksum(capacity, 116, framedFlag|checkedFlag|7, body)
+	length, typeID := uint32(116), uint32(framedFlag|checkedFlag|7)
 	require.Equal(t, crc32.Update(uint32(capacity)^length*0x85ebca77^typeID*0xc2b2ae3d,
 		crc32.MakeTable(crc32.Castagnoli), body), base)
 	for lap := int64(-3); lap <= 3; lap++ {
 		if lap != 0 {
-			require.NotEqual(t, base, checksum(capacity+lap*capacity, 116, FramedFlag|checkedFlag|7, body), "lap %d", lap)
+			require.NotEqual(t, base, checksum(capacity+lap*capacity, 116, framedFlag|checkedFlag|7, body), "lap %d", lap)
 		}
 	}
-	require.NotEqual(t, base, checksum(capacity+8, 116, FramedFlag|checkedFlag|7, body))
-	require.NotEqual(t, base, checksum(capacity, 124, FramedFlag|checkedFlag|7, body))
-	require.NotEqual(t, base, checksum(capacity, 116, FramedFlag|checkedFlag|8, body))
+	require.NotEqual(t, base, checksum(capacity+8, 116, framedFlag|checkedFlag|7, body))
+	require.NotEqual(t, base, checksum(capacity, 124, framedFlag|checkedFlag|7, body))
+	require.NotEqual(t, base, checksum(capacity, 116, framedFlag|checkedFlag|8, body))
 	for i := range body {
 		flipped := append([]byte(nil), body...)
 		flipped[i] ^= 1 << (i % 8)
-		require.NotEqual(t, base, checksum(capacity, 116, FramedFlag|checkedFlag|7, flipped), "byte %d", i)
+		require.NotEqual(t, base, checksum(capacity, 116, framedFlag|checkedFlag|7, flipped), "byte %d", i)
 	}
 }

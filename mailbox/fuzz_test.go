@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 	"github.com/stretchr/testify/require"
 )
@@ -21,11 +22,11 @@ func encodeFramed(mb *Mailbox, typeID int32, key int64, seq uint64, parts [][]by
 	rest := body
 	for i := range out {
 		frag := min(rest, mb.lay.maxFrag)
-		p := make([]byte, FrameHeaderLength+frag)
+		p := make([]byte, frameHeaderLength+frag)
 		h.index = uint32(i)
 		putFrameHeader(p, &h)
-		w.fill(p[FrameHeaderLength:])
-		out[i] = rec{FramedFlag | typeID, p}
+		w.fill(p[frameHeaderLength:])
+		out[i] = rec{framedFlag | typeID, p}
 		rest -= frag
 	}
 	return out
@@ -89,14 +90,14 @@ func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int)
 	for i := 0; i < len(recs); {
 		r := recs[i]
 		switch {
-		case r.typ == ringbuf.PaddingTypeID:
+		case r.typ == record.PaddingTypeID:
 			i++
 			continue
 		case r.typ <= MaxTypeID:
 			out = append(out, modelDelivery{r.typ, []string{string(r.payload)}})
 			i++
 			continue
-		case r.typ&^MaxTypeID != FramedFlag || r.typ&MaxTypeID == 0 || len(r.payload) < FrameHeaderLength:
+		case r.typ&^MaxTypeID != framedFlag || r.typ&MaxTypeID == 0 || len(r.payload) < frameHeaderLength:
 			corrupt++
 			i++
 			continue
@@ -109,17 +110,17 @@ func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int)
 			i++
 			continue
 		}
-		body := append([]byte(nil), r.payload[FrameHeaderLength:]...)
+		body := append([]byte(nil), r.payload[frameHeaderLength:]...)
 		ok := true
 		next := r.offset + ringbuf.RecordSize(len(r.payload))
 		for j := 1; ok && j < int(h.count); j++ {
-			if i+j >= len(recs) || recs[i+j].offset != next || next > mb.capacity-ringbuf.HeaderLength-FrameHeaderLength {
+			if i+j >= len(recs) || recs[i+j].offset != next || next > mb.capacity-ringbuf.HeaderLength-frameHeaderLength {
 				ok = false
 				break
 			}
 			c := recs[i+j]
 			var g frameHeader
-			if c.typ != r.typ || len(c.payload) < FrameHeaderLength {
+			if c.typ != r.typ || len(c.payload) < frameHeaderLength {
 				ok = false
 				break
 			}
@@ -129,7 +130,7 @@ func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int)
 				ok = false
 				break
 			}
-			body = append(body, c.payload[FrameHeaderLength:]...)
+			body = append(body, c.payload[frameHeaderLength:]...)
 			next += ringbuf.RecordSize(len(c.payload))
 		}
 		if ok && len(body) == int(h.bodyLen) {
@@ -226,9 +227,9 @@ func FuzzDecodeFrames(f *testing.F) {
 				switch {
 				case field == 0:
 					r.typ = int32(v&0x7fffffff) | 1
-				case field < 7 && len(r.payload) >= FrameHeaderLength:
-					off := []int{FrameKeyOffset, FrameSequenceOffset, FrameIndexOffset, FrameCountOffset,
-						FrameBodyLengthOffset, FramePartsOffset}[field-1]
+				case field < 7 && len(r.payload) >= frameHeaderLength:
+					off := []int{frameKeyOffset, frameSequenceOffset, frameIndexOffset, frameCountOffset,
+						frameBodyLengthOffset, framePartsOffset}[field-1]
 					binary.LittleEndian.PutUint32(r.payload[off:], v%8)
 				case field == 7 && len(r.payload) > 0:
 					r.payload[int(v)%len(r.payload)] ^= byte(v >> 8)
@@ -239,7 +240,7 @@ func FuzzDecodeFrames(f *testing.F) {
 				flush()
 				h := frameHeader{key: int64(in.byte()), seq: uint64(in.byte()), index: in.u32() % 4,
 					count: in.u32() % 6, bodyLen: in.u32() % 2000, parts: in.u32() % 10}
-				last = []rec{{FramedFlag | 5, framed(h, bytes.Repeat([]byte{4}, int(in.byte())))}}
+				last = []rec{{framedFlag | 5, framed(h, bytes.Repeat([]byte{4}, int(in.byte())))}}
 			case 5: // a record with reserved type bits
 				flush()
 				last = []rec{{int32(in.u32()&0x7f000000) | int32(in.byte()) | 1, []byte{in.byte()}}}

@@ -84,13 +84,13 @@ func placed(t testing.TB, capacity int, cfg Config) (owner, sender *Mailbox, oh,
 // is seen by the other's senders; the counters go on from the values the
 // shared words hold.
 func TestPlacedViewsShareEverything(t *testing.T) {
-	mem := newSharedMem(t, DefaultCapacity)
+	mem := newSharedMem(t, defaultCapacity)
 	w, err := wordsAt(mem.words)
 	require.NoError(t, err)
 	w.delivered.Store(100)
 	owner := newMailbox(t, Config{Host: &memHost{mem: mem}})
 	remote := newMailbox(t, Config{Host: &memHost{mem: mem, sendOnly: true}})
-	require.True(t, remote.SendOnly())
+	require.True(t, remote.sendOnly)
 	require.NoError(t, remote.Send(1, []byte("hello")))
 	require.NoError(t, remote.SendParts(2, []byte("a"), pattern(1, 20000)))
 	out := collect(t, owner)
@@ -104,11 +104,11 @@ func TestPlacedViewsShareEverything(t *testing.T) {
 
 // A sender's view refuses every consumer operation.
 func TestSendOnlyViewRefusesTheConsumersOperations(t *testing.T) {
-	_, sender, _, _ := placed(t, MinCapacity, Config{})
+	_, sender, _, _ := placed(t, minCapacity, Config{})
 	h := func(*Message) Action { return Continue }
 	_, err := sender.Drain(h, 1)
 	require.ErrorIs(t, err, ErrNotConsumer)
-	_, err = sender.DiscardQueued()
+	_, err = sender.discardQueued()
 	require.ErrorIs(t, err, ErrNotConsumer)
 	_, err = sender.Close(Discard)
 	require.ErrorIs(t, err, ErrNotConsumer)
@@ -198,7 +198,7 @@ func TestEverySendPathAsksTheHostWhenFull(t *testing.T) {
 // the Host is asked on the first refusal and then once in
 // consumerCheckEvery, not on every one.
 func TestHostIsAskedOnceInSixteenRefusals(t *testing.T) {
-	_, sender, _, sh := placed(t, MinCapacity, Config{})
+	_, sender, _, sh := placed(t, minCapacity, Config{})
 	p := make([]byte, 56)
 	for sender.Send(1, p) == nil {
 	}
@@ -215,7 +215,7 @@ func TestHostIsAskedOnceInSixteenRefusals(t *testing.T) {
 func TestHeartbeatEveryHeartbeatCycles(t *testing.T) {
 	var now testClock
 	now.Store(int64(5_000_000_000)) // 5000 ms
-	owner, _, oh, _ := placed(t, MinCapacity, Config{HeartbeatCycles: 3, Clock: &now})
+	owner, _, oh, _ := placed(t, minCapacity, Config{HeartbeatCycles: 3, Clock: &now})
 	h := func(*Message) Action { return Continue }
 	for range 7 {
 		_, err := owner.Drain(h, 1)
@@ -252,7 +252,7 @@ func TestHeartbeatEveryHeartbeatCycles(t *testing.T) {
 // sends, claims, drains and closes return ErrClosed, its Actor ends, and
 // Stats keeps the last statistics.
 func TestDetachedMailboxRefusesEverything(t *testing.T) {
-	owner, sender, oh, sh := placed(t, MinCapacity, Config{})
+	owner, sender, oh, sh := placed(t, minCapacity, Config{})
 	require.NoError(t, sender.Send(1, []byte("x")))
 	require.NoError(t, sender.Send(2, []byte("y")))
 	n, err := owner.Drain(func(*Message) Action { return Break }, 10)
@@ -298,7 +298,7 @@ func TestDetachedMailboxRefusesEverything(t *testing.T) {
 // close: sends, Close and Drain report it (matching ErrCorrupt), and the
 // word is left as it is.
 func TestCorruptStateWord(t *testing.T) {
-	owner, sender, _, _ := placed(t, MinCapacity, Config{})
+	owner, sender, _, _ := placed(t, minCapacity, Config{})
 	require.NoError(t, sender.Send(1, nil))
 	owner.w.state.Store(7)
 	err := sender.Send(1, nil)
@@ -317,7 +317,7 @@ func TestCorruptStateWord(t *testing.T) {
 
 // New refuses placements it cannot use.
 func TestPlacementValidation(t *testing.T) {
-	mem := newSharedMem(t, MinCapacity)
+	mem := newSharedMem(t, minCapacity)
 	for name, h := range map[string]*memHost{
 		"short words":   {mem: &sharedMem{ring: mem.ring, words: mem.words[:WordsLength-8]}},
 		"small ring":    {mem: &sharedMem{ring: newSharedMem(t, 256).ring, words: mem.words}},
@@ -327,12 +327,12 @@ func TestPlacementValidation(t *testing.T) {
 		require.Error(t, err, name)
 	}
 	_, err := New(Config{Host: &memHost{mem: &sharedMem{ring: mem.ring, words: atomicbuf.Make(WordsLength + 8).Bytes()[4:]}}})
-	require.ErrorIs(t, err, ErrConfig, "misaligned words")
+	require.ErrorIs(t, err, ErrArgument, "misaligned words")
 }
 
 // Err says what a send would be refused with, without counting a refusal.
 func TestErrReportsTheState(t *testing.T) {
-	owner, sender, oh, _ := placed(t, MinCapacity, Config{})
+	owner, sender, oh, _ := placed(t, minCapacity, Config{})
 	require.NoError(t, sender.Err())
 	_, err := owner.Close(Drain)
 	require.NoError(t, err)

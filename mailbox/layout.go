@@ -97,11 +97,11 @@ type ownWords struct {
 // WordsLength bytes, 8-byte aligned.
 func wordsAt(b []byte) (*words, error) {
 	if len(b) < WordsLength {
-		return nil, fmt.Errorf("%w: %d bytes of shared words, need %d", ErrConfig, len(b), WordsLength)
+		return nil, fmt.Errorf("%w: %d bytes of shared words, need %d", ErrArgument, len(b), WordsLength)
 	}
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	if uintptr(p)%8 != 0 {
-		return nil, fmt.Errorf("%w: shared words at %p are not 8-byte aligned", ErrConfig, p)
+		return nil, fmt.Errorf("%w: shared words at %p are not 8-byte aligned", ErrArgument, p)
 	}
 	return (*words)(p), nil
 }

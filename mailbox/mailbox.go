@@ -9,25 +9,25 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 )
 
-// DefaultCapacity is the ring capacity of a mailbox that allocates its own
-// ring: 64 KiB of records.
-const DefaultCapacity = 64 * 1024
+// defaultCapacity and defaultUnblockTimeout are the defaults of
+// Config.Capacity and Config.UnblockTimeout (internal/mailboxdef, which a
+// host of a mailbox reads too).
+const (
+	defaultCapacity       = mailboxdef.DefaultCapacity
+	defaultUnblockTimeout = mailboxdef.DefaultUnblockTimeout
+)
 
-// DefaultUnblockTimeout is how long the consumer position may stay still,
-// with a claim open at the head of the ring, before Drain releases the claim
-// as abandoned (see Config.UnblockTimeout).
-const DefaultUnblockTimeout = 5 * time.Second
+// defaultMaxParts is the default limit on the parts of one message.
+const defaultMaxParts = 1024
 
-// DefaultMaxParts is the default limit on the parts of one message.
-const DefaultMaxParts = 1024
-
-// DefaultHeartbeatCycles is how many drains (Drain calls, or an Actor's
+// defaultHeartbeatCycles is how many drains (Drain calls, or an actor's
 // duty cycles) pass between two consumer heartbeats.
-const DefaultHeartbeatCycles = 256
+const defaultHeartbeatCycles = 256
 
 // Config configures a Mailbox. The zero value is a heap mailbox with its
 // own 64 KiB ring.
@@ -35,12 +35,12 @@ type Config struct {
 	// Name names the mailbox in statistics and errors.
 	Name string
 	// Capacity is the ring's record capacity: a power of two, at least
-	// MinCapacity. Default DefaultCapacity. With a Host, the Host's
+	// 1024. Default 64 KiB. With a Host, the Host's
 	// memory decides it (ipc.CreateMailbox sizes its file from it).
 	Capacity int
 	// MaxMessageSize bounds the body of a message: the payload of a
 	// one-part message, or the sum of the part lengths plus
-	// PartLengthPrefix bytes per part of a multipart message. Default and
+	// partLengthPrefix bytes per part of a multipart message. Default and
 	// upper bound: what fits in a batch of half the ring's capacity
 	// (Mailbox.MaxMessageSize reports it). Senders get ErrTooLong above it;
 	// a receiver drops (and counts as corrupt) framed messages above its
@@ -48,19 +48,19 @@ type Config struct {
 	// stores the consumer's in the file).
 	MaxMessageSize int
 	// MaxParts bounds the parts of a multipart message. Default
-	// DefaultMaxParts.
+	// 1024.
 	MaxParts int
 	// UnblockTimeout is how long Drain waits, without progress while a
 	// claim is open at the head of the ring, before it calls the ring's
 	// Unblock and counts the released claim as torn (a sender that died or
-	// hung between claim and commit). Default DefaultUnblockTimeout. A
+	// hung between claim and commit). Default 5 s. A
 	// sender that is merely slower than this would write into space the
 	// consumer has passed: keep it far above any scheduling delay.
 	UnblockTimeout time.Duration
-	// HeartbeatCycles is how many drains (Drain calls, or an Actor's duty
+	// HeartbeatCycles is how many drains (Drain calls, or an actor's duty
 	// cycles) pass between two consumer heartbeats: the epoch time stored
 	// in the ring's consumer heartbeat word and, with a Host, the Host's
-	// own (Host.Beat). Default DefaultHeartbeatCycles. A consumer that
+	// own (Host.Beat). Default 256. A consumer that
 	// drains less often than its Host's timeout divided by this calls
 	// Heartbeat from its duty cycle.
 	HeartbeatCycles int
@@ -135,14 +135,14 @@ type Host interface {
 // first one left. Memory placed for a new mailbox must be zero.
 type Placement struct {
 	// Ring is the buffer of the mailbox's many-to-one ring, in Agrona's
-	// layout (docs/layouts.md): a power of two of at least MinCapacity
+	// layout (docs/layouts.md): a power of two of at least 1024
 	// bytes of records plus the 768-byte trailer, 8-byte aligned.
 	Ring []byte
 	// Words is where the mailbox keeps its shared words (its state and
 	// statistics, layout.go): WordsLength bytes, 8-byte aligned.
 	Words []byte
 	// SendOnly marks a view of a mailbox whose consumer is another
-	// process: Drain, DiscardQueued, Close(Discard), Heartbeat and
+	// process: Drain, Close(Discard), Heartbeat and
 	// NewActor refuse it with ErrNotConsumer.
 	SendOnly bool
 }
@@ -208,7 +208,7 @@ func (*noCopy) Unlock() {}
 func New(cfg Config) (*Mailbox, error) {
 	if cfg.MaxMessageSize < 0 || cfg.MaxParts < 0 || cfg.UnblockTimeout < 0 || cfg.HeartbeatCycles < 0 {
 		return nil, fmt.Errorf("%w: negative MaxMessageSize %d, MaxParts %d, UnblockTimeout %v or HeartbeatCycles %d",
-			ErrConfig, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout, cfg.HeartbeatCycles)
+			ErrArgument, cfg.MaxMessageSize, cfg.MaxParts, cfg.UnblockTimeout, cfg.HeartbeatCycles)
 	}
 	m := &Mailbox{
 		name:     cfg.Name,
@@ -222,10 +222,10 @@ func New(cfg Config) (*Mailbox, error) {
 	if cfg.Host == nil {
 		capacity := cfg.Capacity
 		if capacity == 0 {
-			capacity = DefaultCapacity
+			capacity = defaultCapacity
 		}
-		if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
-			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrConfig, capacity, MinCapacity)
+		if capacity < minCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: capacity %d is not a power of two >= %d", ErrArgument, capacity, minCapacity)
 		}
 		buf = record.AllocateRing(capacity)
 		m.w = &new(ownWords).w
@@ -240,19 +240,19 @@ func New(cfg Config) (*Mailbox, error) {
 		buf, m.sendOnly = p.Ring, p.SendOnly
 	}
 	capacity := len(buf) - record.TrailerLength
-	if capacity < MinCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
+	if capacity < minCapacity || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: a ring of %d bytes is not a power of two >= %d plus the %d-byte trailer",
-			ErrConfig, len(buf), MinCapacity, record.TrailerLength)
+			ErrArgument, len(buf), minCapacity, record.TrailerLength)
 	}
 	ab, err := atomicbuf.New(buf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrArgument, err)
 	}
 	maxRecord := record.MaxMessageLength(capacity, record.HeaderLength)
 	lay := newLayout(capacity, maxRecord, 0, cfg.Checksum)
 	if cfg.MaxMessageSize > lay.maxMessage {
 		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
-			ErrConfig, cfg.MaxMessageSize, lay.maxMessage)
+			ErrArgument, cfg.MaxMessageSize, lay.maxMessage)
 	}
 	m.lay = newLayout(capacity, maxRecord, cfg.MaxMessageSize, cfg.Checksum)
 	m.checksum = cfg.Checksum
@@ -268,13 +268,13 @@ func New(cfg Config) (*Mailbox, error) {
 	m.fast = &m.prod
 	m.plainMax = min(m.lay.maxRecord-m.lay.over, m.lay.maxMessage)
 	if m.maxParts == 0 {
-		m.maxParts = DefaultMaxParts
+		m.maxParts = defaultMaxParts
 	}
 	if m.timeout == 0 {
-		m.timeout = int64(DefaultUnblockTimeout)
+		m.timeout = int64(defaultUnblockTimeout)
 	}
 	if m.hbCycles == 0 {
-		m.hbCycles = DefaultHeartbeatCycles
+		m.hbCycles = defaultHeartbeatCycles
 	}
 	if m.clock == nil {
 		m.clock = clock.System
@@ -288,7 +288,7 @@ func New(cfg Config) (*Mailbox, error) {
 	m.cons.init(m)
 	if cfg.Counters != nil {
 		if m.sendOnly {
-			return nil, fmt.Errorf("%w: %s: counters are the consumer's, and this view only sends", ErrConfig, m.name)
+			return nil, fmt.Errorf("%w: %s: counters are the consumer's, and this view only sends", ErrArgument, m.name)
 		}
 		live, err := newLiveCounters(cfg.Counters, m.name)
 		if err != nil {
@@ -332,20 +332,12 @@ func (m *Mailbox) MaxMessageSize() int { return m.lay.maxMessage }
 func (m *Mailbox) MaxClaimLength() int { return m.plainMax }
 
 // MaxPartsClaimLength returns the largest body ClaimParts accepts: the
-// sum of the part lengths plus PartLengthPrefix bytes per part must fit in
+// sum of the part lengths plus partLengthPrefix bytes per part must fit in
 // one framed record, and not exceed MaxMessageSize.
 func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.maxMessage) }
 
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }
-
-// UnblockTimeout returns how long Drain waits at an open claim before it
-// releases it as torn (Config.UnblockTimeout).
-func (m *Mailbox) UnblockTimeout() time.Duration { return time.Duration(m.timeout) }
-
-// SendOnly reports whether this view of the mailbox only sends: its
-// consumer is another process (Placement.SendOnly).
-func (m *Mailbox) SendOnly() bool { return m.sendOnly }
 
 // IsClosed reports whether the mailbox was closed (or its Host took its
 // memory away).
@@ -375,16 +367,6 @@ const (
 	Discard
 )
 
-func (c CloseMode) String() string {
-	switch c {
-	case Drain:
-		return "drain"
-	case Discard:
-		return "discard"
-	}
-	return fmt.Sprintf("CloseMode(%d)", int(c))
-}
-
 // Close refuses new sends at once (they return ErrClosed, in every process
 // sharing the mailbox) and sets what happens to the messages queued.
 // Close(Drain) may be called from any goroutine and returns 0.
@@ -399,7 +381,7 @@ func (c CloseMode) String() string {
 // send and claim loads the state again after claiming its space and
 // aborts the claim if the mailbox was closed meanwhile (ErrClosed), so
 // once the consumer has seen the mailbox closed and then empty, no
-// message can arrive any more: an Actor ends there (agent.ErrDone).
+// message can arrive any more: an actor ends there (agent.ErrDone).
 //
 // A state word that holds none of the three states (a word in shared
 // memory that another process scribbled over) is left alone and reported
@@ -416,7 +398,7 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 		}
 		st = stateDiscard
 	default:
-		return 0, fmt.Errorf("%w: close mode %d", ErrConfig, int(mode))
+		return 0, fmt.Errorf("%w: close mode %d", ErrArgument, int(mode))
 	}
 	for {
 		cur := m.w.state.Load()
@@ -431,16 +413,16 @@ func (m *Mailbox) Close(mode CloseMode) (int, error) {
 	if mode == Drain {
 		return 0, nil
 	}
-	return m.DiscardQueued()
+	return m.discardQueued()
 }
 
-// DiscardQueued consumes every message queued now without delivering it,
-// counts them in Stats.Discarded and returns how many there were. Call it
-// from the draining goroutine only, outside any Handler, after
-// Close(Discard) (before, it returns 0: an open mailbox never discards).
-func (m *Mailbox) DiscardQueued() (int, error) {
+// discardQueued consumes every message queued now without delivering it,
+// counts them in Stats.Discarded and returns how many there were: what
+// Close(Discard) does, again on every call. Draining goroutine only,
+// outside any Handler; an open mailbox never discards.
+func (m *Mailbox) discardQueued() (int, error) {
 	if m.sendOnly {
-		return 0, errNotConsumer(m, "DiscardQueued")
+		return 0, errNotConsumer(m, "Close(Discard)")
 	}
 	total := 0
 	for m.w.state.Load() == stateDiscard {
@@ -472,7 +454,7 @@ func (m *Mailbox) stateErr(st int64) error {
 // refuses everything (stateDetached) and an empty ring of its own, so that
 // later calls return ErrClosed instead of touching memory that is gone;
 // the consumer's liveness check runs at every idle poll from then on, so
-// that an Actor's poll calls the drain that reports ErrClosed. The Host
+// that an actor's poll calls the drain that reports ErrClosed. The Host
 // calls it once this process has stopped using the mailbox (plain field
 // stores: a call racing it is outside the contract, as any use of memory
 // being unmapped is).
@@ -494,11 +476,11 @@ func (m *Mailbox) detach() {
 	m.w = w
 	m.fast = nil
 	m.gone = true
-	buf := record.AllocateRing(MinCapacity)
+	buf := record.AllocateRing(minCapacity)
 	ab, _ := atomicbuf.New(buf) // AllocateRing aligns it
-	m.buf, m.trailer = buf, record.TrailerOf(ab, MinCapacity)
-	records := buf[:MinCapacity:MinCapacity]
-	m.prod.Init(records, m.trailer.Tail, m.trailer.HeadCache, m.trailer.Head, record.MaxMessageLength(MinCapacity, record.HeaderLength), true)
+	m.buf, m.trailer = buf, record.TrailerOf(ab, minCapacity)
+	records := buf[:minCapacity:minCapacity]
+	m.prod.Init(records, m.trailer.Tail, m.trailer.HeadCache, m.trailer.Head, record.MaxMessageLength(minCapacity, record.HeaderLength), true)
 	m.cons.rd.Init(records, m.trailer.Head, true)
 	m.cons.claimMask = 0
 }

@@ -14,11 +14,11 @@ import (
 
 func TestConfig(t *testing.T) {
 	mb := newMailbox(t, Config{})
-	require.Equal(t, DefaultCapacity, RingOf(mb).Capacity())
+	require.Equal(t, defaultCapacity, RingOf(mb).Capacity())
 	require.Equal(t, 8192, mb.MaxClaimLength())
 	require.Equal(t, 8160, mb.MaxPartsClaimLength())
 	require.Equal(t, 32608, mb.MaxMessageSize())
-	require.Equal(t, DefaultMaxParts, mb.MaxParts())
+	require.Equal(t, defaultMaxParts, mb.MaxParts())
 
 	for _, cfg := range []Config{
 		{Capacity: 512},
@@ -29,7 +29,7 @@ func TestConfig(t *testing.T) {
 		{MaxMessageSize: 32609},
 	} {
 		_, err := New(cfg)
-		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
+		require.ErrorIs(t, err, ErrArgument, "%+v", cfg)
 	}
 	mb = newMailbox(t, Config{MaxMessageSize: 100, MaxParts: 3})
 	require.Equal(t, 100, mb.MaxMessageSize())
@@ -58,7 +58,7 @@ func TestSendDrainPlain(t *testing.T) {
 
 func TestSendValidation(t *testing.T) {
 	mb := newMailbox(t, Config{MaxParts: 4})
-	for _, id := range []int32{0, -1, MaxTypeID + 1, FramedFlag | 1} {
+	for _, id := range []int32{0, -1, MaxTypeID + 1, framedFlag | 1} {
 		require.ErrorIs(t, mb.Send(id, nil), ErrTypeID)
 		require.ErrorIs(t, mb.SendParts(id, nil, nil), ErrTypeID)
 		_, err := mb.Claim(id, 1)
@@ -68,18 +68,18 @@ func TestSendValidation(t *testing.T) {
 	}
 	require.Equal(t, ErrTooLong, mb.Send(1, make([]byte, mb.MaxMessageSize()+1)))
 	require.Equal(t, ErrTooLong, mb.SendParts(1, make([]byte, mb.MaxMessageSize()), nil))
-	require.ErrorIs(t, mb.SendParts(1), ErrParts)
-	require.ErrorIs(t, mb.SendParts(1, nil, nil, nil, nil, nil), ErrParts)
+	require.ErrorIs(t, mb.SendParts(1), ErrArgument)
+	require.ErrorIs(t, mb.SendParts(1, nil, nil, nil, nil, nil), ErrArgument)
 	_, err := mb.Claim(1, -1)
-	require.ErrorIs(t, err, ErrLength)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = mb.Claim(1, mb.MaxClaimLength()+1)
 	require.Equal(t, ErrTooLong, err)
 	_, err = mb.ClaimParts(1, 1, -1)
-	require.ErrorIs(t, err, ErrLength)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = mb.ClaimParts(1, mb.MaxPartsClaimLength()-7, 1)
 	require.Equal(t, ErrTooLong, err)
 	_, err = mb.ClaimParts(1)
-	require.ErrorIs(t, err, ErrParts)
+	require.ErrorIs(t, err, ErrArgument)
 	require.Zero(t, RingOf(mb).ProducerPosition(), "a refused send writes nothing")
 
 	var zero Claim
@@ -91,7 +91,7 @@ func TestSendValidation(t *testing.T) {
 // next send claims with one CAS (a stale guess is correct but costs a
 // failed CAS and the general path every time).
 func TestSendKeepsTheTailGuess(t *testing.T) {
-	m, err := New(Config{Capacity: MinCapacity})
+	m, err := New(Config{Capacity: minCapacity})
 	require.NoError(t, err)
 	hint := m.prod.Hint()
 	for i := range 100 { // wraps the 1 KiB ring several times
@@ -103,24 +103,24 @@ func TestSendKeepsTheTailGuess(t *testing.T) {
 }
 
 func TestBackPressure(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	p := make([]byte, 56) // 64-byte records
 	sent := 0
 	for mb.Send(1, p) == nil {
 		sent++
 	}
-	require.Equal(t, MinCapacity/64, sent)
+	require.Equal(t, minCapacity/64, sent)
 	require.Equal(t, ErrBackPressured, mb.Send(1, p))
 	_, err := mb.Claim(1, 8)
 	require.Equal(t, ErrBackPressured, err)
 	require.Equal(t, ErrBackPressured, mb.SendParts(1, p, p))
 	st := mb.Stats()
 	require.Equal(t, int64(4), st.BackPressured) // the loop's last Send too
-	require.Equal(t, MinCapacity, st.Depth)
+	require.Equal(t, minCapacity, st.Depth)
 	n, err := mb.Drain(func(*Message) Action { return Continue }, 1000)
 	require.NoError(t, err)
 	require.Equal(t, sent, n)
-	require.Equal(t, int64(MinCapacity), mb.Stats().MaxDepth)
+	require.Equal(t, int64(minCapacity), mb.Stats().MaxDepth)
 	require.NoError(t, mb.Send(1, p))
 }
 
@@ -248,7 +248,7 @@ func TestAbortMultiRecord(t *testing.T) {
 func TestDrainArguments(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	_, err := mb.Drain(nil, 1)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 	require.NoError(t, mb.Send(1, nil))
 	n, err := mb.Drain(func(*Message) Action { return Continue }, 0)
 	require.NoError(t, err)
@@ -258,7 +258,7 @@ func TestDrainArguments(t *testing.T) {
 
 // A drain that reaches the end of the ring goes on from its start.
 func TestDrainAcrossWrap(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	p := make([]byte, 100)
 	for range 9 {
 		require.NoError(t, mb.Send(1, p))
@@ -304,7 +304,7 @@ func TestCloseDrain(t *testing.T) {
 	require.True(t, st.Closed)
 	require.Equal(t, int64(5), st.RefusedClosed)
 	_, err = mb.Close(CloseMode(9))
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 }
 
 func TestCloseDiscard(t *testing.T) {
@@ -312,7 +312,7 @@ func TestCloseDiscard(t *testing.T) {
 	require.NoError(t, mb.Send(1, []byte("a")))
 	require.NoError(t, mb.Send(2, pattern(1, 1500)))
 	require.NoError(t, mb.SendParts(3, []byte("b"), []byte("c")))
-	n, err := mb.DiscardQueued()
+	n, err := mb.discardQueued()
 	require.NoError(t, err)
 	require.Zero(t, n, "an open mailbox never discards")
 	n, err = mb.Close(Discard)
@@ -345,7 +345,7 @@ func TestCloseDiscard(t *testing.T) {
 }
 
 func TestSendContext(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	p := make([]byte, 56)
 	for mb.Send(1, p) == nil {
 	}
@@ -390,7 +390,7 @@ func TestSendContext(t *testing.T) {
 }
 
 func TestCorruptRingReported(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	require.NoError(t, mb.Send(1, nil))
 	// A record whose length runs past the end of the ring.
 	buf := RingOf(mb).Buffer()
@@ -407,7 +407,7 @@ func TestCorruptRingReported(t *testing.T) {
 // the drain reached its limit. And the limit, which the ring applies to
 // records, still counts messages when it falls inside a framed one.
 func TestDrainStopsAtTheEndOfTheRing(t *testing.T) {
-	mb := newMailbox(t, Config{Capacity: MinCapacity})
+	mb := newMailbox(t, Config{Capacity: minCapacity})
 	payload := func(i byte) []byte { p := make([]byte, 56); p[0] = i; return p } // 64-byte records
 	for i := range byte(16) {                                                    // exactly the ring
 		require.NoError(t, mb.Send(1, payload(i)))

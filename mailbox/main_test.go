@@ -32,7 +32,7 @@ func collect(t testing.TB, mb *Mailbox) []got {
 	var out []got
 	for range 100 {
 		n, err := mb.Drain(func(m *Message) Action {
-			g := got{typeID: m.TypeID(), framed: m.Framed()}
+			g := got{typeID: m.TypeID(), framed: m.framed}
 			for _, p := range m.Parts() {
 				g.parts = append(g.parts, string(p))
 			}

@@ -187,7 +187,7 @@ func TestMaxPartsClaimLengthHonoursMaxMessageSize(t *testing.T) {
 		p, err := mb.ClaimParts(1, max)
 		require.NoError(t, err, "ClaimParts of MaxPartsClaimLength, limit %d", limit)
 		require.NoError(t, p.Commit())
-		p, err = mb.ClaimParts(1, max-2*PartLengthPrefix-1, 1) // a body of max bytes
+		p, err = mb.ClaimParts(1, max-2*partLengthPrefix-1, 1) // a body of max bytes
 		require.NoError(t, err, "two parts, limit %d", limit)
 		require.NoError(t, p.Commit())
 		_, err = mb.ClaimParts(1, max+1)

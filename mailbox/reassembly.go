@@ -37,20 +37,6 @@ func (m *Message) Part(i int) []byte { return m.parts[i] }
 // like the parts, it is valid only during the handler call.
 func (m *Message) Parts() [][]byte { return m.parts }
 
-// Framed reports whether the message travelled framed (multipart, or
-// fragmented because it was larger than one record) rather than as one
-// plain record.
-func (m *Message) Framed() bool { return m.framed }
-
-// SenderKey returns the key of the sender of a framed message (0 for a
-// plain one): the Sender's Key, or a fresh key per message for the
-// Mailbox's own send methods.
-func (m *Message) SenderKey() int64 { return m.key }
-
-// Sequence returns the sender's sequence number of a framed message (0
-// for a plain one, and for the Mailbox's own send methods).
-func (m *Message) Sequence() uint64 { return m.seq }
-
 // setPlain points the message at a plain record. The fast path in
 // consumer.init does the same when the message is already plain.
 func (m *Message) setPlain(typeID int32, payload []byte) {
@@ -72,17 +58,17 @@ func (m *Message) setFramed(typeID int32, body []byte, h *frameHeader, parts *[]
 		m.parts = m.one[:]
 		return true
 	}
-	if uint64(h.parts)*PartLengthPrefix > uint64(len(body)) {
+	if uint64(h.parts)*partLengthPrefix > uint64(len(body)) {
 		return false
 	}
 	ps := (*parts)[:0]
 	rest := body
 	for range h.parts {
-		if len(rest) < PartLengthPrefix {
+		if len(rest) < partLengthPrefix {
 			return false
 		}
 		l := binary.LittleEndian.Uint32(rest)
-		rest = rest[PartLengthPrefix:]
+		rest = rest[partLengthPrefix:]
 		if uint64(l) > uint64(len(rest)) {
 			return false
 		}
@@ -121,7 +107,7 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 		c.reasm = make([]byte, max(need, min(2*cap(c.reasm), m.lay.maxMessage)))
 	}
 	body := c.reasm[:need]
-	frag := first[FrameHeaderLength:]
+	frag := first[frameHeaderLength:]
 	if len(frag) > need {
 		return nil, "first fragment longer than the body"
 	}
@@ -135,14 +121,14 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 	over, stored := m.lay.over, recordType|m.checkFlag() // the type id as the ring holds it
 	var g frameHeader
 	for i := uint32(1); i < h.count; i++ {
-		if next > log.Capacity()-record.HeaderLength-over-FrameHeaderLength {
+		if next > log.Capacity()-record.HeaderLength-over-frameHeaderLength {
 			return nil, "message runs past the end of the ring"
 		}
 		length := log.LengthAt(next).Load()
 		// Checked as a record of the message's type (a valid type id), so
 		// that Check judges the length: it covers the header and ends
 		// within the ring.
-		if length < int32(record.HeaderLength+over+FrameHeaderLength) || !record.Check(next, log.Capacity(), length, stored) {
+		if length < int32(record.HeaderLength+over+frameHeaderLength) || !record.Check(next, log.Capacity(), length, stored) {
 			return nil, "missing or short record in a multi-record message"
 		}
 		if *log.TypeAt(next) != stored {
@@ -160,7 +146,7 @@ func (c *consumer) assemble(whole, first []byte, recordType int32, h *frameHeade
 		if g.index != i || !g.sameMessage(h) {
 			return nil, "frame header does not match its message"
 		}
-		frag = p[FrameHeaderLength:]
+		frag = p[frameHeaderLength:]
 		if len(frag) > need-pos {
 			return nil, "fragments longer than the body"
 		}

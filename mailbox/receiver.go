@@ -31,28 +31,28 @@ type Dispatcher interface {
 	Route(typeID int32) Receiver
 }
 
-// HandlerError reports that a Receiver failed on messages of one
-// DrainTo call: the first error, which errors.Is and errors.As reach, and
-// how many messages failed.
-type HandlerError struct {
-	Err    error
-	Failed int
+// handlerError reports that a Receiver failed on messages of one DrainTo
+// call: the first error, which errors.Is and errors.As reach, and how many
+// messages failed (in the message).
+type handlerError struct {
+	err    error
+	failed int
 }
 
-func (e *HandlerError) Error() string {
-	return fmt.Sprintf("mailbox: handler failed on %d messages, first: %v", e.Failed, e.Err)
+func (e *handlerError) Error() string {
+	return fmt.Sprintf("mailbox: handler failed on %d messages, first: %v", e.failed, e.err)
 }
 
-func (e *HandlerError) Unwrap() error { return e.Err }
+func (e *handlerError) Unwrap() error { return e.err }
 
 // DrainTo is Drain with a Receiver: it delivers up to limit messages to
 // r.Receive and returns the number consumed. The errors r returns are
-// reported after the drain: the only one as it is, several as a
-// *HandlerError carrying the first and the count (joined with the drain's
-// own error, if any). Same goroutine rules as Drain.
+// reported after the drain: the only one as it is, several as an error
+// that wraps the first and says how many failed ("handler failed on n
+// messages"), joined with the drain's own error, if any. Same goroutine rules as Drain.
 func (m *Mailbox) DrainTo(r Receiver, limit int) (int, error) {
 	if r == nil {
-		return 0, ErrNilHandler
+		return 0, errNilHandler
 	}
 	if m.sendOnly {
 		return 0, errNotConsumer(m, "Drain")
@@ -89,7 +89,7 @@ func (c *consumer) takeFailures(err error) error {
 	}
 	herr := c.firstFailure
 	if c.failed > 1 {
-		herr = &HandlerError{Err: c.firstFailure, Failed: c.failed}
+		herr = &handlerError{err: c.firstFailure, failed: c.failed}
 	}
 	c.failed, c.firstFailure = 0, nil
 	if err != nil {

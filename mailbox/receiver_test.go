@@ -33,7 +33,7 @@ func TestDrainToReportsFailures(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	r := &oddFails{}
 	_, err := mb.DrainTo(nil, 1)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 
 	// One failure: the error as the receiver returned it.
 	require.NoError(t, mb.Send(1, []byte{2}))
@@ -42,7 +42,7 @@ func TestDrainToReportsFailures(t *testing.T) {
 	require.Equal(t, 2, n)
 	require.Same(t, errOdd, err)
 
-	// Several: a *HandlerError with the first and the count; Break stops
+	// Several: an error wrapping the first, with the count; Break stops
 	// the drain and consumes its message.
 	for _, b := range []byte{5, 6, 7} {
 		require.NoError(t, mb.Send(1, []byte{b}))
@@ -52,9 +52,10 @@ func TestDrainToReportsFailures(t *testing.T) {
 	n, err = mb.DrainTo(r, 10)
 	require.Equal(t, 4, n)
 	require.ErrorIs(t, err, errOdd)
-	var herr *HandlerError
+	var herr *handlerError
 	require.ErrorAs(t, err, &herr)
-	require.Equal(t, 2, herr.Failed)
+	require.Equal(t, 2, herr.failed)
+	require.ErrorContains(t, err, "handler failed on 2 messages")
 
 	// Nothing carried over: the next call reports only its own.
 	require.NoError(t, mb.Send(1, []byte{12}))
@@ -114,9 +115,9 @@ func TestDrainToDoesNotAllocate(t *testing.T) {
 func TestReceiverActor(t *testing.T) {
 	mb := newMailbox(t, Config{})
 	_, err := NewReceiverActor("a", mb, nil)
-	require.ErrorIs(t, err, ErrNilHandler)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewReceiverActor("a", nil, &oddFails{})
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 
 	r := &oddFails{}
 	a, err := NewReceiverActor("odd", mb, r)

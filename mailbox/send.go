@@ -65,7 +65,7 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 // as one plain record: the smallest mailbox's records carry more (a
 // many-to-one ring's MaxMessageLength is an eighth of its capacity). This
 // fails to compile otherwise.
-const _ = uint(MinCapacity/8 - record.MaxPayload)
+const _ = uint(minCapacity/8 - record.MaxPayload)
 
 // consumerCheckEvery is how many back-pressured sends pass between two
 // consumer checks of a Host (Host.CheckConsumer): the first refusal
@@ -107,7 +107,7 @@ func (m *Mailbox) outcome(err error, s *Sender) error {
 // sender's message falls between them. parts is only read during the call:
 // pass a caller-owned slice (SendParts(t, parts...)) or the parts inline
 // (SendParts(t, a, b)); neither allocates. Outcomes as for Send, plus
-// ErrParts (wrapped) for no part or more than MaxParts. A message of one
+// ErrArgument (wrapped) for no part or more than MaxParts. A message of one
 // part is sent as by Send.
 func (m *Mailbox) SendParts(typeID int32, parts ...[]byte) error {
 	return m.outcome(m.sendParts(typeID, parts, nil), nil)
@@ -125,7 +125,7 @@ func (m *Mailbox) SendContext(ctx context.Context, typeID int32, payload []byte)
 	if err != ErrBackPressured {
 		return err
 	}
-	b := backoffs.Get().(*idle.BackoffStrategy)
+	b := backoffs.Get().(idle.Strategy)
 	defer backoffs.Put(b)
 	return m.waitSend(ctx, b, typeID, payload, nil, nil)
 }
@@ -136,7 +136,7 @@ func (m *Mailbox) SendPartsContext(ctx context.Context, typeID int32, parts ...[
 	if err != ErrBackPressured {
 		return err
 	}
-	b := backoffs.Get().(*idle.BackoffStrategy)
+	b := backoffs.Get().(idle.Strategy)
 	defer backoffs.Put(b)
 	return m.waitSend(ctx, b, typeID, nil, parts, nil)
 }
@@ -150,7 +150,7 @@ var backoffs = sync.Pool{New: func() any { return idle.Backoff() }}
 // parts is non-nil) until it is accepted, ctx ends, the mailbox closes or
 // a Host finds the consumer dead (asked before the first retry, then every
 // consumerCheckEvery retries).
-func (m *Mailbox) waitSend(ctx context.Context, b *idle.BackoffStrategy, typeID int32, payload []byte, parts [][]byte, s *Sender) error {
+func (m *Mailbox) waitSend(ctx context.Context, b idle.Strategy, typeID int32, payload []byte, parts [][]byte, s *Sender) error {
 	m.w.backPressured.Add(1)
 	b.Reset()
 	for i := 0; ; i++ {
@@ -204,7 +204,7 @@ func (m *Mailbox) sendParts(typeID int32, parts [][]byte, s *Sender) error {
 		return errTypeID(typeID)
 	}
 	if len(parts) == 0 || len(parts) > m.maxParts {
-		return fmt.Errorf("%w: %d parts (1..%d)", ErrParts, len(parts), m.maxParts)
+		return fmt.Errorf("%w: %d parts (1..%d)", ErrArgument, len(parts), m.maxParts)
 	}
 	if st := m.w.state.Load(); st != stateOpen {
 		return m.refusedClosed(st)
@@ -255,7 +255,7 @@ func (m *Mailbox) write(typeID int32, payload []byte) error {
 // (the send is refused), or the consumer's load of the tail after it saw
 // the close sees this claim (and waits for it). So once the consumer has
 // seen the mailbox closed and then empty, no send can still land in it
-// (Actor's end of stream relies on it).
+// (actor's end of stream relies on it).
 func (m *Mailbox) closedAfterClaim(index int) error {
 	st := m.w.state.Load()
 	if st == stateOpen {
@@ -269,7 +269,7 @@ func (m *Mailbox) closedAfterClaim(index int) error {
 // commit.
 func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 	typeID |= checkedFlag
-	c, err := m.prod.TryClaim(typeID, ChecksumLength+len(payload))
+	c, err := m.prod.TryClaim(typeID, checksumLength+len(payload))
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 		return err
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
-	copy(c.Payload[ChecksumLength:], payload)
+	copy(c.Payload[checksumLength:], payload)
 	seal(c.Payload, typeID, pos)
 	if err := m.prod.Commit(c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -315,10 +315,10 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 	count, size := m.lay.records(body)
 	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
 	w := bodyWriter{parts: parts, multi: len(parts) > 1}
-	over, recordType := m.lay.over, FramedFlag|m.checkFlag()|typeID
+	over, recordType := m.lay.over, framedFlag|m.checkFlag()|typeID
 	if count == 1 {
 		// One record: a plain claim is lighter than a batch.
-		c, err := m.prod.TryClaim(recordType, over+FrameHeaderLength+body)
+		c, err := m.prod.TryClaim(recordType, over+frameHeaderLength+body)
 		if err != nil {
 			return m.ringResult(err)
 		}
@@ -331,7 +331,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		}
 		m.stamp(&h, s)
 		putFrameHeader(c.Payload[over:], &h)
-		w.fill(c.Payload[over+FrameHeaderLength:])
+		w.fill(c.Payload[over+frameHeaderLength:])
 		if m.checksum {
 			seal(c.Payload, recordType, pos)
 		}
@@ -373,8 +373,7 @@ func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
 }
 
 // newKey returns a fresh sender key: the ring's next correlation id plus
-// one, so that no framed message has key 0, which Message.SenderKey
-// reports for a plain message. Unique among all senders of the ring, in
+// one, so that no framed message has key 0, the key of a plain message. Unique among all senders of the ring, in
 // every process, as the correlation counter is.
 func (m *Mailbox) newKey() int64 { return m.trailer.Correlation.Add(1) }
 
@@ -388,7 +387,7 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 	var pos0 int64 // and its position (checksummed mailbox)
 	for i := range upTo {
 		frag := min(rest, m.lay.maxFrag)
-		rec, err := b.Append(recordType, over+FrameHeaderLength+frag)
+		rec, err := b.Append(recordType, over+frameHeaderLength+frag)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
@@ -405,11 +404,11 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 				first, pos0 = at, m.claimPosition(at)
 			}
 			putFrameHeader(rec[over:], h)
-			w.fill(rec[over+FrameHeaderLength:])
+			w.fill(rec[over+frameHeaderLength:])
 			seal(rec, recordType, pos0+int64(at-first))
 		} else {
 			putFrameHeader(rec, h)
-			w.fill(rec[FrameHeaderLength:])
+			w.fill(rec[frameHeaderLength:])
 		}
 		rest -= frag
 	}
@@ -428,19 +427,19 @@ type bodyWriter struct {
 func (w *bodyWriter) fill(dst []byte) {
 	for len(dst) > 0 {
 		p := w.parts[w.part]
-		if w.multi && w.off == 0 && len(dst) >= PartLengthPrefix+len(p) {
+		if w.multi && w.off == 0 && len(dst) >= partLengthPrefix+len(p) {
 			// The whole part, prefix included, fits: the common case.
 			binary.LittleEndian.PutUint32(dst, uint32(len(p)))
-			copy(dst[PartLengthPrefix:], p)
-			dst = dst[PartLengthPrefix+len(p):]
+			copy(dst[partLengthPrefix:], p)
+			dst = dst[partLengthPrefix+len(p):]
 			w.part++
 			continue
 		}
 		pre := 0
 		if w.multi {
-			pre = PartLengthPrefix
+			pre = partLengthPrefix
 			if w.off < pre {
-				var lp [PartLengthPrefix]byte
+				var lp [partLengthPrefix]byte
 				binary.LittleEndian.PutUint32(lp[:], uint32(len(p)))
 				n := copy(dst, lp[w.off:])
 				dst = dst[n:]
@@ -512,13 +511,13 @@ func (c *Claim) Commit() error {
 		// Sealed only while the record is still this claim (its marker
 		// in place): a sender that stalled past the unblock timeout must
 		// not seal what another sender has written there since. The
-		// whole payload starts ChecksumLength bytes before the message's
+		// whole payload starts checksumLength bytes before the message's
 		// space (the claim's index is its payload's).
-		at := c.c.Index - ChecksumLength - record.HeaderLength
+		at := c.c.Index - checksumLength - record.HeaderLength
 		if _, _, err := c.p.OpenClaim(at + record.HeaderLength); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
-		seal(m.prod.Payload(at, ChecksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
+		seal(m.prod.Payload(at, checksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
 	}
 	if err := c.p.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -546,7 +545,7 @@ func (c *Claim) Abort() error {
 // the checksum prefix of a sealed record.
 func (c *Claim) over() int {
 	if c.seal != nil {
-		return ChecksumLength
+		return checksumLength
 	}
 	return 0
 }
@@ -558,14 +557,14 @@ func (m *Mailbox) newClaim(c record.Claim) Claim {
 		return Claim{p: &m.prod, mb: m, c: c}
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
-	c.Index += ChecksumLength
-	c.Payload = c.Payload[ChecksumLength:]
+	c.Index += checksumLength
+	c.Payload = c.Payload[checksumLength:]
 	return Claim{p: &m.prod, mb: m, c: c, seal: m, pos: pos}
 }
 
 // Claim claims space for a plain message of length bytes (at most
 // MaxClaimLength) to be written in place: the zero-copy send. Outcomes as
-// for Send, plus ErrLength (wrapped) for a negative length.
+// for Send, plus ErrArgument (wrapped) for a negative length.
 func (m *Mailbox) Claim(typeID int32, length int) (Claim, error) { return m.claim(typeID, length, nil) }
 
 func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
@@ -573,7 +572,7 @@ func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 		return Claim{}, errTypeID(typeID)
 	}
 	if length < 0 {
-		return Claim{}, fmt.Errorf("%w: %d", ErrLength, length)
+		return Claim{}, fmt.Errorf("%w: negative length %d", ErrArgument, length)
 	}
 	if length > m.plainMax {
 		return Claim{}, ErrTooLong
@@ -614,13 +613,13 @@ func (p *PartsClaim) Part(i int) []byte {
 	if p.p == nil {
 		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
-	body := p.c.Payload[FrameHeaderLength:]
+	body := p.c.Payload[frameHeaderLength:]
 	if p.n == 1 {
 		return body
 	}
 	for {
 		l := int(binary.LittleEndian.Uint32(body))
-		body = body[PartLengthPrefix:]
+		body = body[partLengthPrefix:]
 		if i == 0 {
 			return body[:l:l]
 		}
@@ -631,7 +630,7 @@ func (p *PartsClaim) Part(i int) []byte {
 
 // ClaimParts claims space for a multipart message whose parts have the
 // given lengths, to be written in place. The whole message must fit in one
-// record: the body (the lengths plus PartLengthPrefix bytes each, or the
+// record: the body (the lengths plus partLengthPrefix bytes each, or the
 // single length for one part) must not exceed MaxPartsClaimLength, or
 // ErrTooLong is returned. Other outcomes as for SendParts.
 func (m *Mailbox) ClaimParts(typeID int32, lengths ...int) (PartsClaim, error) {
@@ -644,12 +643,12 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	}
 	n := len(lengths)
 	if n == 0 || n > m.maxParts {
-		return PartsClaim{}, fmt.Errorf("%w: %d parts (1..%d)", ErrParts, n, m.maxParts)
+		return PartsClaim{}, fmt.Errorf("%w: %d parts (1..%d)", ErrArgument, n, m.maxParts)
 	}
 	body := 0
 	for _, l := range lengths {
 		if l < 0 {
-			return PartsClaim{}, fmt.Errorf("%w: part of %d bytes", ErrLength, l)
+			return PartsClaim{}, fmt.Errorf("%w: part of %d bytes", ErrArgument, l)
 		}
 		if l > m.lay.maxFrag {
 			return PartsClaim{}, ErrTooLong
@@ -657,7 +656,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 		body += l
 	}
 	if n > 1 {
-		body += n * PartLengthPrefix
+		body += n * partLengthPrefix
 	}
 	if body > m.lay.maxFrag || body > m.lay.maxMessage {
 		return PartsClaim{}, ErrTooLong
@@ -665,7 +664,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	if st := m.w.state.Load(); st != stateOpen {
 		return PartsClaim{}, m.refusedClosed(st)
 	}
-	c, err := m.prod.TryClaim(FramedFlag|m.checkFlag()|typeID, m.lay.over+FrameHeaderLength+body)
+	c, err := m.prod.TryClaim(framedFlag|m.checkFlag()|typeID, m.lay.over+frameHeaderLength+body)
 	if err != nil {
 		return PartsClaim{}, m.outcome(m.ringResult(err), s)
 	}
@@ -677,10 +676,10 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	m.stamp(&h, s)
 	putFrameHeader(mc.c.Payload, &h)
 	if n > 1 {
-		at := FrameHeaderLength
+		at := frameHeaderLength
 		for _, l := range lengths {
 			binary.LittleEndian.PutUint32(mc.c.Payload[at:], uint32(l))
-			at += PartLengthPrefix + l
+			at += partLengthPrefix + l
 		}
 	}
 	return PartsClaim{Claim: mc, n: n}, nil
@@ -701,7 +700,7 @@ type Sender struct {
 	key      int64
 	seq      uint64
 	refusals int64 // back-pressured sends, pacing a Host's consumer checks
-	idle     *idle.BackoffStrategy
+	idle     idle.Strategy
 	_        pad.Pair
 }
 
@@ -709,13 +708,6 @@ type Sender struct {
 func (m *Mailbox) NewSender() *Sender {
 	return &Sender{mb: m, key: m.newKey(), idle: idle.Backoff()}
 }
-
-// Key returns the sender's key, written in the frame header of its framed
-// messages.
-func (s *Sender) Key() int64 { return s.key }
-
-// Mailbox returns the mailbox s sends to.
-func (s *Sender) Mailbox() *Mailbox { return s.mb }
 
 // Send is Mailbox.Send from this sender.
 func (s *Sender) Send(typeID int32, payload []byte) error {

@@ -36,7 +36,7 @@ func stressShape(id, seq int, mb *Mailbox) (stressKind, []int) {
 	case kindMultipart:
 		n := 2 + rng.IntN(5)
 		lens := make([]int, n)
-		budget := mb.MaxMessageSize() - n*PartLengthPrefix
+		budget := mb.MaxMessageSize() - n*partLengthPrefix
 		for i := range lens {
 			lens[i] = rng.IntN(min(budget/n, 3000) + 1)
 			if rng.IntN(8) == 0 {

@@ -251,9 +251,9 @@ type rec struct {
 }
 
 func framed(h frameHeader, body []byte) []byte {
-	b := make([]byte, FrameHeaderLength+len(body))
+	b := make([]byte, frameHeaderLength+len(body))
 	putFrameHeader(b, &h)
-	copy(b[FrameHeaderLength:], body)
+	copy(b[frameHeaderLength:], body)
 	return b
 }
 
@@ -286,7 +286,7 @@ func lp(parts ...string) []byte {
 // Records with invalid framing are dropped whole and counted; a valid
 // message after them is delivered; Drain reports ErrCorruptFrame.
 func TestCorruptFrames(t *testing.T) {
-	const F = FramedFlag | 7
+	const F = framedFlag | 7
 	hdr := func(index, count, bodyLen, parts uint32) frameHeader {
 		return frameHeader{key: 42, seq: 1, index: index, count: count, bodyLen: bodyLen, parts: parts}
 	}
@@ -297,13 +297,13 @@ func TestCorruptFrames(t *testing.T) {
 		corrupt int64
 	}{
 		{"reserved type bits", []rec{{MaxTypeID + 1, []byte("x")}}, 1},
-		{"framed flag without type", []rec{{FramedFlag, framed(hdr(0, 1, 1, 1), []byte("x"))}}, 1},
-		{"short framed record", []rec{{F, make([]byte, FrameHeaderLength-1)}}, 1},
+		{"framed flag without type", []rec{{framedFlag, framed(hdr(0, 1, 1, 1), []byte("x"))}}, 1},
+		{"short framed record", []rec{{F, make([]byte, frameHeaderLength-1)}}, 1},
 		{"stray fragment", []rec{{F, framed(hdr(1, 2, 2, 1), []byte("x"))}}, 1},
 		{"zero count", []rec{{F, framed(hdr(0, 0, 1, 1), []byte("x"))}}, 1},
 		{"count too large", []rec{{F, framed(hdr(0, 5, 1, 1), []byte("x"))}}, 1},
 		{"zero parts", []rec{{F, framed(hdr(0, 1, 1, 0), []byte("x"))}}, 1},
-		{"too many parts", []rec{{F, framed(hdr(0, 1, 1, DefaultMaxParts+1), []byte("x"))}}, 1},
+		{"too many parts", []rec{{F, framed(hdr(0, 1, 1, defaultMaxParts+1), []byte("x"))}}, 1},
 		{"body too long", []rec{{F, framed(hdr(0, 1, 40000, 1), []byte("x"))}}, 1},
 		{"body length mismatch", []rec{{F, framed(hdr(0, 1, 2, 1), []byte("x"))}}, 1},
 		{"part lengths too long", []rec{{F, framed(hdr(0, 1, 9, 2), append(lp("ab"), 9, 0, 0, 0, 'c'))}}, 1},
@@ -319,7 +319,7 @@ func TestCorruptFrames(t *testing.T) {
 		}, 2},
 		{"other type", []rec{
 			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
-			{FramedFlag | 8, framed(hdr(1, 2, 8161, 1), []byte("x"))},
+			{framedFlag | 8, framed(hdr(1, 2, 8161, 1), []byte("x"))},
 		}, 2},
 		{"index out of order", []rec{
 			{F, framed(hdr(0, 3, 8162, 1), []byte(frag))},
@@ -379,7 +379,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 	for _, checksum := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "checksum"}[checksum], func(t *testing.T) {
 			var now testClock
-			mb := newMailbox(t, Config{Capacity: MinCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
+			mb := newMailbox(t, Config{Capacity: minCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
 			checkClaimsEveryDrain(mb) // check on every idle drain
 			late, err := mb.Claim(1, 40)
 			require.NoError(t, err)
@@ -406,7 +406,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 			good := bytes.Repeat([]byte{0x11}, 40)
 			size := ringbuf.RecordSize(mb.lay.over + len(good))
 			wraps := func() bool { // the next send pads the end and lands at index 0
-				rest := MinCapacity - int(RingOf(mb).ProducerPosition()&int64(MinCapacity-1))
+				rest := minCapacity - int(RingOf(mb).ProducerPosition()&int64(minCapacity-1))
 				return rest < size
 			}
 			for i := 0; !wraps(); i++ {
@@ -450,7 +450,7 @@ func TestLateWriterOverHeadersRecovers(t *testing.T) {
 		for _, fill := range []byte{0x55, 0xEE} { // a positive length past the ring; a negative one no claim has
 			t.Run(fmt.Sprintf("checksum=%v/fill=%#x", checksum, fill), func(t *testing.T) {
 				var now testClock
-				mb := newMailbox(t, Config{Capacity: MinCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
+				mb := newMailbox(t, Config{Capacity: minCapacity, UnblockTimeout: time.Second, Clock: &now, Checksum: checksum})
 				checkClaimsEveryDrain(mb)
 				late, err := mb.Claim(1, 40)
 				require.NoError(t, err)
@@ -478,8 +478,8 @@ func TestLateWriterOverHeadersRecovers(t *testing.T) {
 				small := make([]byte, 8)
 				size := record.Size(mb.lay.over + len(small))
 				atZero := func() bool { // the next record lands at index 0
-					rest := MinCapacity - int(RingOf(mb).ProducerPosition()&int64(MinCapacity-1))
-					return rest == MinCapacity || rest < size
+					rest := minCapacity - int(RingOf(mb).ProducerPosition()&int64(minCapacity-1))
+					return rest == minCapacity || rest < size
 				}
 				for i := 0; !atZero(); i++ {
 					require.Less(t, i, 1000)

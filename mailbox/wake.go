@@ -54,7 +54,7 @@ type WakeConfig struct {
 // (ErrNotConsumer).
 func NewWakeIdle(cfg WakeConfig, mbs ...*Mailbox) (idle.Strategy, error) {
 	if cfg.Spins < 0 || cfg.MaxSleep < 0 || len(mbs) == 0 && cfg.Deadline == nil {
-		return nil, fmt.Errorf("%w: WakeIdle needs mailboxes or a Deadline, Spins %d and MaxSleep %v not negative", ErrConfig, cfg.Spins, cfg.MaxSleep)
+		return nil, fmt.Errorf("%w: WakeIdle needs mailboxes or a Deadline, Spins %d and MaxSleep %v not negative", ErrArgument, cfg.Spins, cfg.MaxSleep)
 	}
 	if cfg.Spins == 0 {
 		cfg.Spins = defaultWakeSpins
@@ -65,7 +65,7 @@ func NewWakeIdle(cfg WakeConfig, mbs ...*Mailbox) (idle.Strategy, error) {
 	w := &wakeIdle{cfg: cfg, spin: idle.BusySpin()}
 	for _, mb := range mbs {
 		if mb == nil {
-			return nil, fmt.Errorf("%w: nil mailbox", ErrConfig)
+			return nil, fmt.Errorf("%w: nil mailbox", ErrArgument)
 		}
 		if mb.sendOnly {
 			return nil, errNotConsumer(mb, "NewWakeIdle")

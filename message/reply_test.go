@@ -10,6 +10,7 @@ import (
 
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/internal/buildtags"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -49,7 +50,8 @@ func TestRegistryInProcessAndInFiles(t *testing.T) {
 	ra, _ := AddressOf("remote")
 	sender, err := r.Lookup(ctx, ra)
 	require.NoError(t, err)
-	require.True(t, sender.SendOnly())
+	_, err = sender.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, 1)
+	require.ErrorIs(t, err, mailbox.ErrNotConsumer, "a sender's view")
 	again, err := r.Lookup(ctx, ra)
 	require.NoError(t, err)
 	require.Same(t, sender, again, "opened once")
@@ -180,7 +182,7 @@ func TestCallsRefusals(t *testing.T) {
 	require.Equal(t, 2, p.calls.Pending())
 
 	// A full destination: nothing in flight for the refused call.
-	full, err := mailbox.New(mailbox.Config{Name: "full", Capacity: mailbox.MinCapacity})
+	full, err := mailbox.New(mailbox.Config{Name: "full", Capacity: mailboxdef.MinCapacity})
 	require.NoError(t, err)
 	for full.Send(1, make([]byte, 8)) == nil {
 	}
@@ -212,7 +214,7 @@ func TestCallsRefusals(t *testing.T) {
 // mailbox of the smallest capacity, every call ended once, by its reply.
 func TestCallsUnderBackPressure(t *testing.T) {
 	const n = 100_000
-	p := newCallPair(t, mailbox.MinCapacity)
+	p := newCallPair(t, mailboxdef.MinCapacity)
 	asked := 0
 	for idle := 0; idle < 3; {
 		progress := 0

@@ -21,7 +21,7 @@ import (
 )
 
 func BenchmarkBatchEncode32B(b *testing.B) {
-	bt, _ := NewBatch(DefaultBatchBytes)
+	bt, _ := newBatch(DefaultBatchBytes)
 	payload := make([]byte, 32)
 	b.SetBytes(32)
 	b.ReportAllocs()
@@ -34,7 +34,7 @@ func BenchmarkBatchEncode32B(b *testing.B) {
 }
 
 func BenchmarkReaderDecode32B(b *testing.B) {
-	bt, _ := NewBatch(DefaultBatchBytes)
+	bt, _ := newBatch(DefaultBatchBytes)
 	payload := make([]byte, 32)
 	for bt.Append(1, payload) == nil {
 	}

@@ -16,17 +16,17 @@ import (
 // Defaults of Config.
 const (
 	DefaultBatchBytes    = 64 * 1024
-	DefaultFlushInterval = 50 * time.Microsecond
-	DefaultDrainLimit    = 256
+	defaultFlushInterval = 50 * time.Microsecond
+	defaultDrainLimit    = 256
 )
 
 // Defaults of JetStream.
 const (
-	DefaultDuplicates = 2 * time.Minute
-	DefaultAckTimeout = 2 * time.Second
-	DefaultRetryWait  = 100 * time.Millisecond
-	DefaultAckWait    = 5 * time.Second
-	DefaultFetchWait  = time.Second
+	defaultDuplicates = 2 * time.Minute
+	defaultAckTimeout = 2 * time.Second
+	defaultRetryWait  = 100 * time.Millisecond
+	defaultAckWait    = 5 * time.Second
+	defaultFetchWait  = time.Second
 )
 
 // Config configures one bridge: one local mailbox and one subject, in one
@@ -60,11 +60,11 @@ type Config struct {
 	BatchBytes int
 	// FlushInterval bounds how long a message waits in a batch that is not
 	// full while the source keeps the outbound agent draining
-	// (DefaultFlushInterval); a batch goes out as soon as a drain leaves
+	// (default 50 µs); a batch goes out as soon as a drain leaves
 	// the source empty.
 	FlushInterval time.Duration
 	// DrainLimit bounds the messages an outbound duty cycle drains
-	// (DefaultDrainLimit).
+	// (default 256).
 	DrainLimit int
 	// Counters, if set, receives the statistics as counters (Stats).
 	Counters *counters.Manager
@@ -89,21 +89,21 @@ type JetStream struct {
 	Replicas int
 	// NoCreate uses an existing stream instead of creating or updating it.
 	NoCreate bool
-	// Duplicates is the stream's deduplication window (DefaultDuplicates):
+	// Duplicates is the stream's deduplication window (default 2 min):
 	// a batch republished within it is stored once.
 	Duplicates time.Duration
 	// AckTimeout is how long the outbound side waits for the stream's
-	// acknowledgement before it republishes a batch (DefaultAckTimeout).
+	// acknowledgement before it republishes a batch (default 2 s).
 	AckTimeout time.Duration
 	// RetryWait is the pause before republishing a batch that failed
-	// (DefaultRetryWait).
+	// (default 100 ms).
 	RetryWait time.Duration
-	// AckWait is the consumer's acknowledgement wait (DefaultAckWait): a
+	// AckWait is the consumer's acknowledgement wait (default 5 s): a
 	// batch not acknowledged within it is redelivered. The inbound side
 	// extends it (InProgress) while a full mailbox holds a batch.
 	AckWait time.Duration
 	// FetchWait is how long one pull request waits for a batch
-	// (DefaultFetchWait); at least a millisecond.
+	// (default 1 s); at least a millisecond.
 	FetchWait time.Duration
 }
 
@@ -122,10 +122,10 @@ func (c *Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("%w: %s: BatchBytes %d outside %d..%d", ErrConfig, cfg.Name, cfg.BatchBytes, MinBatchBytes, maxFrame)
 	}
 	if cfg.FlushInterval <= 0 {
-		cfg.FlushInterval = DefaultFlushInterval
+		cfg.FlushInterval = defaultFlushInterval
 	}
 	if cfg.DrainLimit <= 0 {
-		cfg.DrainLimit = DefaultDrainLimit
+		cfg.DrainLimit = defaultDrainLimit
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -149,11 +149,11 @@ func (c *Config) withDefaults() (Config, error) {
 				*d = v
 			}
 		}
-		def(&js.Duplicates, DefaultDuplicates)
-		def(&js.AckTimeout, DefaultAckTimeout)
-		def(&js.RetryWait, DefaultRetryWait)
-		def(&js.AckWait, DefaultAckWait)
-		def(&js.FetchWait, DefaultFetchWait)
+		def(&js.Duplicates, defaultDuplicates)
+		def(&js.AckTimeout, defaultAckTimeout)
+		def(&js.RetryWait, defaultRetryWait)
+		def(&js.AckWait, defaultAckWait)
+		def(&js.FetchWait, defaultFetchWait)
 		js.FetchWait = max(js.FetchWait, time.Millisecond)
 		cfg.JetStream = &js
 	}

@@ -37,12 +37,12 @@ func TestConfigErrors(t *testing.T) {
 	c, err := ok.withDefaults()
 	require.NoError(t, err)
 	require.Equal(t, DefaultBatchBytes, c.BatchBytes)
-	require.Equal(t, DefaultFlushInterval, c.FlushInterval)
+	require.Equal(t, defaultFlushInterval, c.FlushInterval)
 	ok.JetStream = &JetStream{Stream: "S"}
 	c, err = ok.withDefaults()
 	require.NoError(t, err)
 	require.Equal(t, "n", c.JetStream.Consumer)
-	require.Equal(t, DefaultAckWait, c.JetStream.AckWait)
+	require.Equal(t, defaultAckWait, c.JetStream.AckWait)
 	require.Equal(t, 1, c.JetStream.Replicas)
 	require.Empty(t, ok.JetStream.Consumer, "the caller's JetStream is not modified")
 }

@@ -92,7 +92,7 @@ func TestCoreRejectsForeignAndMalformed(t *testing.T) {
 	require.NoError(t, err)
 	defer nc.Close()
 
-	b, _ := NewBatch(1024)
+	b, _ := newBatch(1024)
 	require.NoError(t, b.Append(1, []byte("message 000000")))
 	good := append([]byte(nil), b.Seal(9, 1, 1)...)
 	bad := append([]byte(nil), good...)

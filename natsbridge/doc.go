@@ -9,8 +9,8 @@
 //
 // One NATS message carries many duty messages (frame.go; docs/natsbridge.md,
 // "Batch frame"): type ids, parts and order, a source id, a per-source
-// batch sequence and the sequence of the batch's first message. Batch
-// encodes without allocating; Reader checks a whole frame before it yields
+// batch sequence and the sequence of the batch's first message. The encoder
+// allocates nothing; Reader checks a whole frame before it yields
 // a message and rejects a foreign payload (ErrForeign), a frame of another
 // version (ErrVersion) or a broken frame (ErrMalformed, a duty.ErrCorrupt)
 // whole.
@@ -18,8 +18,8 @@
 // # Who calls what
 //
 // Outbound and Inbound are agents (package agent): one driver (a runner,
-// an Invoker, a Composite) calls OnStart, DoWork and OnClose from one
-// goroutine. NewOutbound and NewInbound connect (or use Config.Conn) and
+// an Invoker, a composite from agent.NewComposite) calls OnStart, DoWork
+// and OnClose from one goroutine. NewOutbound and NewInbound connect (or use Config.Conn) and
 // set up the stream and consumer, bounded by their context; OnClose ends
 // the bridge and closes a connection it opened. Stats is safe from any
 // goroutine. The Outbound is the only consumer of its mailbox; the Inbound

@@ -12,7 +12,7 @@ var (
 	// The inbound side drops it, counts it in Stats.Rejected and goes on.
 	ErrForeign = errors.New("natsbridge: not a batch frame")
 	// ErrVersion reports a batch frame of a version this package does not
-	// read (FrameVersion): a bridge of another release on the subject. The
+	// read (it reads version 2): a bridge of another release on the subject. The
 	// inbound side refuses it whole, counts it in Stats.Rejected and goes
 	// on; upgrade both ends of a subject together.
 	ErrVersion = errors.New("natsbridge: batch frame of another version")

@@ -14,7 +14,7 @@ import (
 //
 //	offset  size  field
 //	0       3     magic "DNB"
-//	3       1     version (FrameVersion)
+//	3       1     version (frameVersion)
 //	4       4     message count, >= 1
 //	8       8     source id: the publishing bridge, never 0
 //	16      8     batch sequence among the source's batches, from 1
@@ -31,19 +31,19 @@ import (
 //	4       4     part count n, 1 .. MaxParts
 //	8       ...   n times: a uint32 length, then that many bytes
 const (
-	// FrameVersion is the version byte this package writes and reads; a
+	// frameVersion is the version byte this package writes and reads; a
 	// frame of another version is refused (ErrVersion).
-	FrameVersion = 2
-	// HeaderLength is the length of a batch header.
-	HeaderLength = 40
-	// EntryHeaderLength is the length of a message entry's fixed part (type
-	// id and part count); each part adds PartPrefixLength.
-	EntryHeaderLength = 8
-	// PartPrefixLength is the length prefix of each part.
-	PartPrefixLength = 4
+	frameVersion = 2
+	// headerLength is the length of a batch header.
+	headerLength = 40
+	// entryHeaderLength is the length of a message entry's fixed part (type
+	// id and part count); each part adds partPrefixLength.
+	entryHeaderLength = 8
+	// partPrefixLength is the length prefix of each part.
+	partPrefixLength = 4
 	// MinBatchBytes is the smallest batch capacity: a header and one empty
 	// one-part message.
-	MinBatchBytes = HeaderLength + EntryHeaderLength + PartPrefixLength
+	MinBatchBytes = headerLength + entryHeaderLength + partPrefixLength
 )
 
 const (
@@ -61,11 +61,11 @@ var magic = [3]byte{'D', 'N', 'B'}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// EntryLength returns the bytes a message of these parts takes in a batch.
-func EntryLength(parts [][]byte) int {
-	n := EntryHeaderLength
+// entryLength returns the bytes a message of these parts takes in a batch.
+func entryLength(parts [][]byte) int {
+	n := entryHeaderLength
 	for _, p := range parts {
-		n += PartPrefixLength + len(p)
+		n += partPrefixLength + len(p)
 	}
 	return n
 }
@@ -87,25 +87,25 @@ type Header struct {
 // a damaged message is.
 func checksum(frame []byte) uint32 {
 	c := crc32.Update(0, castagnoli, frame[:offCRC])
-	return crc32.Update(c, castagnoli, frame[HeaderLength:])
+	return crc32.Update(c, castagnoli, frame[headerLength:])
 }
 
-// Batch encodes messages into one frame. It owns one buffer of the capacity
-// given to NewBatch and allocates nothing after that: Append copies the
-// parts in, Seal writes the header and returns the buffer's frame. A Batch
+// batch encodes messages into one frame. It owns one buffer of the capacity
+// given to newBatch and allocates nothing after that: Append copies the
+// parts in, Seal writes the header and returns the buffer's frame. A batch
 // is not safe for concurrent use.
-type Batch struct {
+type batch struct {
 	buf   []byte
 	count int
 }
 
-// NewBatch returns an empty batch whose frames are at most capacity bytes
+// newBatch returns an empty batch whose frames are at most capacity bytes
 // (>= MinBatchBytes, else ErrConfig).
-func NewBatch(capacity int) (*Batch, error) {
+func newBatch(capacity int) (*batch, error) {
 	if capacity < MinBatchBytes || capacity > maxFrame {
 		return nil, fmt.Errorf("%w: batch capacity %d outside %d..%d", ErrConfig, capacity, MinBatchBytes, maxFrame)
 	}
-	b := &Batch{buf: make([]byte, HeaderLength, capacity)}
+	b := &batch{buf: make([]byte, headerLength, capacity)}
 	return b, nil
 }
 
@@ -121,16 +121,16 @@ const maxFrame = 1 << 30
 // when the message does not fit the remaining capacity of a batch holding
 // messages (seal and publish it, then append again), and an error wrapping
 // ErrTooLarge when it does not fit even an empty batch; mailbox.ErrTypeID
-// or mailbox.ErrParts (wrapped) for a type id or part count out of range.
+// or mailbox.ErrArgument (wrapped) for a type id or part count out of range.
 // ErrBatchFull is returned unwrapped and without allocating.
-func (b *Batch) Append(typeID int32, parts ...[]byte) error {
+func (b *batch) Append(typeID int32, parts ...[]byte) error {
 	if typeID < 1 || typeID > mailbox.MaxTypeID {
 		return fmt.Errorf("%w: %d", mailbox.ErrTypeID, typeID)
 	}
 	if len(parts) < 1 || len(parts) > MaxParts {
-		return fmt.Errorf("%w: %d parts", mailbox.ErrParts, len(parts))
+		return fmt.Errorf("%w: %d parts", mailbox.ErrArgument, len(parts))
 	}
-	n := EntryLength(parts)
+	n := entryLength(parts)
 	if len(b.buf)+n > cap(b.buf) {
 		if b.count > 0 {
 			return ErrBatchFull
@@ -141,10 +141,10 @@ func (b *Batch) Append(typeID int32, parts ...[]byte) error {
 	b.buf = b.buf[:at+n]
 	binary.LittleEndian.PutUint32(b.buf[at:], uint32(typeID))
 	binary.LittleEndian.PutUint32(b.buf[at+4:], uint32(len(parts)))
-	at += EntryHeaderLength
+	at += entryHeaderLength
 	for _, p := range parts {
 		binary.LittleEndian.PutUint32(b.buf[at:], uint32(len(p)))
-		at += PartPrefixLength
+		at += partPrefixLength
 		at += copy(b.buf[at:], p)
 	}
 	b.count++
@@ -152,17 +152,17 @@ func (b *Batch) Append(typeID int32, parts ...[]byte) error {
 }
 
 // Count returns the number of messages appended since the last Reset.
-func (b *Batch) Count() int { return b.count }
+func (b *batch) Count() int { return b.count }
 
 // Len returns the frame's length so far, header included.
-func (b *Batch) Len() int { return len(b.buf) }
+func (b *batch) Len() int { return len(b.buf) }
 
 // Cap returns the batch's capacity.
-func (b *Batch) Cap() int { return cap(b.buf) }
+func (b *batch) Cap() int { return cap(b.buf) }
 
 // Reset empties the batch.
-func (b *Batch) Reset() {
-	b.buf = b.buf[:HeaderLength]
+func (b *batch) Reset() {
+	b.buf = b.buf[:headerLength]
 	b.count = 0
 }
 
@@ -170,22 +170,22 @@ func (b *Batch) Reset() {
 // sequence, and returns the frame. The slice aliases the batch's buffer: it
 // is valid until the next Append or Reset. Sealing an empty batch returns a
 // frame that Reader rejects.
-func (b *Batch) Seal(source, sequence, first uint64) []byte {
-	h := b.buf[:HeaderLength]
+func (b *batch) Seal(source, sequence, first uint64) []byte {
+	h := b.buf[:headerLength]
 	copy(h[offMagic:], magic[:])
-	h[offVersion] = FrameVersion
+	h[offVersion] = frameVersion
 	binary.LittleEndian.PutUint32(h[offCount:], uint32(b.count))
 	binary.LittleEndian.PutUint64(h[offSource:], source)
 	binary.LittleEndian.PutUint64(h[offSequence:], sequence)
 	binary.LittleEndian.PutUint64(h[offFirst:], first)
-	binary.LittleEndian.PutUint32(h[offBodyLen:], uint32(len(b.buf)-HeaderLength))
+	binary.LittleEndian.PutUint32(h[offBodyLen:], uint32(len(b.buf)-headerLength))
 	binary.LittleEndian.PutUint32(h[offCRC:], checksum(b.buf))
 	return b.buf
 }
 
 // MaxParts bounds the part count of one message in a frame, as the
 // mailbox's default bounds it in a mailbox.
-const MaxParts = mailbox.DefaultMaxParts
+const MaxParts = 1024
 
 // Reader decodes frames. Reset checks a whole frame before the first
 // message is read, so a frame is either rejected whole or read whole:
@@ -213,10 +213,10 @@ func (r *Reader) Reset(frame []byte) (Header, error) {
 	if len(frame) <= offVersion || frame[0] != magic[0] || frame[1] != magic[1] || frame[2] != magic[2] {
 		return Header{}, fmt.Errorf("%w: %d bytes without the batch magic", ErrForeign, len(frame))
 	}
-	if v := frame[offVersion]; v != FrameVersion {
-		return Header{}, fmt.Errorf("%w: frame version %d, this reader reads %d", ErrVersion, v, FrameVersion)
+	if v := frame[offVersion]; v != frameVersion {
+		return Header{}, fmt.Errorf("%w: frame version %d, this reader reads %d", ErrVersion, v, frameVersion)
 	}
-	if len(frame) < HeaderLength {
+	if len(frame) < headerLength {
 		return Header{}, fmt.Errorf("%w: %d bytes, shorter than a header", ErrMalformed, len(frame))
 	}
 	h := Header{
@@ -225,7 +225,7 @@ func (r *Reader) Reset(frame []byte) (Header, error) {
 		Sequence: binary.LittleEndian.Uint64(frame[offSequence:]),
 		First:    binary.LittleEndian.Uint64(frame[offFirst:]),
 	}
-	body := frame[HeaderLength:]
+	body := frame[headerLength:]
 	if bl := binary.LittleEndian.Uint32(frame[offBodyLen:]); uint64(bl) != uint64(len(body)) {
 		return Header{}, fmt.Errorf("%w: body length %d in a frame of %d body bytes", ErrMalformed, bl, len(body))
 	}
@@ -234,13 +234,13 @@ func (r *Reader) Reset(frame []byte) (Header, error) {
 		// least the batch's. The bound keeps First+Count from overflowing.
 		return Header{}, fmt.Errorf("%w: source %d, sequence %d, first message %d", ErrMalformed, h.Source, h.Sequence, h.First)
 	}
-	if h.Count < 1 || h.Count > len(body)/(EntryHeaderLength+PartPrefixLength) {
+	if h.Count < 1 || h.Count > len(body)/(entryHeaderLength+partPrefixLength) {
 		return Header{}, fmt.Errorf("%w: %d messages in %d body bytes", ErrMalformed, h.Count, len(body))
 	}
 	if c := binary.LittleEndian.Uint32(frame[offCRC:]); c != checksum(frame) {
 		return Header{}, fmt.Errorf("%w: checksum mismatch", ErrMalformed)
 	}
-	at := HeaderLength
+	at := headerLength
 	for i := range h.Count {
 		next, err := skipEntry(frame, at)
 		if err != nil {
@@ -251,7 +251,7 @@ func (r *Reader) Reset(frame []byte) (Header, error) {
 	if at != len(frame) {
 		return Header{}, fmt.Errorf("%w: %d bytes after the last message", ErrMalformed, len(frame)-at)
 	}
-	r.frame, r.at, r.left = frame, HeaderLength, h.Count
+	r.frame, r.at, r.left = frame, headerLength, h.Count
 	return h, nil
 }
 
@@ -262,7 +262,7 @@ func (e entryError) Error() string { return string(e) }
 
 // skipEntry checks the entry at offset at and returns the offset after it.
 func skipEntry(f []byte, at int) (int, error) {
-	if len(f)-at < EntryHeaderLength {
+	if len(f)-at < entryHeaderLength {
 		return 0, entryError("truncated entry header")
 	}
 	typeID := binary.LittleEndian.Uint32(f[at:])
@@ -273,13 +273,13 @@ func skipEntry(f []byte, at int) (int, error) {
 	if n < 1 || n > MaxParts {
 		return 0, entryError("part count out of range")
 	}
-	at += EntryHeaderLength
+	at += entryHeaderLength
 	for range n {
-		if len(f)-at < PartPrefixLength {
+		if len(f)-at < partPrefixLength {
 			return 0, entryError("truncated part length")
 		}
 		l := binary.LittleEndian.Uint32(f[at:])
-		at += PartPrefixLength
+		at += partPrefixLength
 		if uint64(l) > uint64(len(f)-at) {
 			return 0, entryError("part runs past the frame")
 		}
@@ -296,11 +296,11 @@ func (r *Reader) Next() bool {
 	f, at := r.frame, r.at
 	r.typeID = int32(binary.LittleEndian.Uint32(f[at:]))
 	n := int(binary.LittleEndian.Uint32(f[at+4:]))
-	at += EntryHeaderLength
+	at += entryHeaderLength
 	r.parts = r.parts[:0]
 	for range n {
 		l := int(binary.LittleEndian.Uint32(f[at:]))
-		at += PartPrefixLength
+		at += partPrefixLength
 		r.parts = append(r.parts, f[at:at+l:at+l])
 		at += l
 	}

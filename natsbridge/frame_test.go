@@ -33,7 +33,7 @@ func decodeAll(t testing.TB, frame []byte) (Header, []msg) {
 }
 
 func TestFrameRawBytes(t *testing.T) {
-	b, err := NewBatch(128)
+	b, err := newBatch(128)
 	require.NoError(t, err)
 	require.NoError(t, b.Append(7, []byte("ab")))
 	require.NoError(t, b.Append(0x10203, []byte("x"), nil))
@@ -58,7 +58,7 @@ func TestFrameRawBytes(t *testing.T) {
 }
 
 func TestBatchFullAndTooLarge(t *testing.T) {
-	b, err := NewBatch(MinBatchBytes + 4)
+	b, err := newBatch(MinBatchBytes + 4)
 	require.NoError(t, err)
 	require.NoError(t, b.Append(1, []byte("1234")))
 	require.Equal(t, ErrBatchFull, b.Append(1, nil), "unwrapped")
@@ -67,14 +67,14 @@ func TestBatchFullAndTooLarge(t *testing.T) {
 	require.ErrorIs(t, b.Append(1, []byte("12345")), ErrTooLarge)
 	require.ErrorIs(t, b.Append(0, []byte("1")), mailbox.ErrTypeID)
 	require.ErrorIs(t, b.Append(mailbox.MaxTypeID+1, []byte("1")), mailbox.ErrTypeID)
-	require.ErrorIs(t, b.Append(1), mailbox.ErrParts)
+	require.ErrorIs(t, b.Append(1), mailbox.ErrArgument)
 	require.Equal(t, 0, b.Count())
-	_, err = NewBatch(MinBatchBytes - 1)
+	_, err = newBatch(MinBatchBytes - 1)
 	require.ErrorIs(t, err, ErrConfig)
 }
 
 func TestReaderRejects(t *testing.T) {
-	b, err := NewBatch(256)
+	b, err := newBatch(256)
 	require.NoError(t, err)
 	require.NoError(t, b.Append(5, []byte("hello"), []byte("world")))
 	good := append([]byte(nil), b.Seal(1, 1, 1)...)
@@ -91,12 +91,12 @@ func TestReaderRejects(t *testing.T) {
 		{"empty", nil, ErrForeign},
 		{"json", []byte(`{"hello":"world","and":"some more bytes"}`), ErrForeign},
 		{"magic only", good[:offVersion], ErrForeign},
-		{"short", good[:HeaderLength-1], ErrMalformed},
+		{"short", good[:headerLength-1], ErrMalformed},
 		{"version 1", edit(func(f []byte) []byte { f[offVersion] = 1; return f }), ErrVersion},
 		{"version 3", edit(func(f []byte) []byte { f[offVersion] = 3; return f }), ErrVersion},
 		{"truncated", good[:len(good)-1], ErrMalformed},
 		{"trailing", reseal(binary.LittleEndian.AppendUint32(edit(func(f []byte) []byte {
-			binary.LittleEndian.PutUint32(f[offBodyLen:], uint32(len(f)+4-HeaderLength))
+			binary.LittleEndian.PutUint32(f[offBodyLen:], uint32(len(f)+4-headerLength))
 			return f
 		}), 0)), ErrMalformed},
 		{"checksum", edit(func(f []byte) []byte { f[len(f)-1] ^= 1; return f }), ErrMalformed},
@@ -112,10 +112,10 @@ func TestReaderRejects(t *testing.T) {
 		}), ErrMalformed},
 		{"first too high", edit(func(f []byte) []byte { binary.LittleEndian.PutUint64(f[offFirst:], maxSequence+1); return reseal(f) }), ErrMalformed},
 		{"header damaged", edit(func(f []byte) []byte { f[offFirst] ^= 4; return f }), ErrMalformed},
-		{"type 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength:], 0); return reseal(f) }), ErrMalformed},
-		{"parts 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength+4:], 0); return reseal(f) }), ErrMalformed},
-		{"parts 3", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength+4:], 3); return reseal(f) }), ErrMalformed},
-		{"part too long", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[HeaderLength+8:], 1<<31); return reseal(f) }), ErrMalformed},
+		{"type 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[headerLength:], 0); return reseal(f) }), ErrMalformed},
+		{"parts 0", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[headerLength+4:], 0); return reseal(f) }), ErrMalformed},
+		{"parts 3", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[headerLength+4:], 3); return reseal(f) }), ErrMalformed},
+		{"part too long", edit(func(f []byte) []byte { binary.LittleEndian.PutUint32(f[headerLength+8:], 1<<31); return reseal(f) }), ErrMalformed},
 	}
 	var r Reader
 	for _, c := range cases {
@@ -136,7 +136,7 @@ func TestReaderRejects(t *testing.T) {
 }
 
 func TestEncodeDecodeAllocFree(t *testing.T) {
-	b, err := NewBatch(1 << 12)
+	b, err := newBatch(1 << 12)
 	require.NoError(t, err)
 	hdr, body := []byte("header"), []byte("the body of the message")
 	var r Reader

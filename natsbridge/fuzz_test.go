@@ -11,20 +11,20 @@ import (
 // accepts re-encodes to the same bytes (so nothing is read that was not
 // written as a frame).
 func FuzzReader(f *testing.F) {
-	b, _ := NewBatch(4096)
+	b, _ := newBatch(4096)
 	_ = b.Append(1, []byte("a"))
 	_ = b.Append(9, []byte("x"), []byte(""), []byte("yz"))
 	good := append([]byte(nil), b.Seal(7, 3, 9)...)
 	f.Add(good)
 	f.Add(good[:len(good)-1])
-	f.Add(good[:HeaderLength])
+	f.Add(good[:headerLength])
 	f.Add([]byte{})
 	f.Add([]byte("PUB foo 5\r\nhello\r\n"))
 	bad := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(bad[offCount:], 1<<31)
 	f.Add(bad)
 	bad = append([]byte(nil), good...)
-	binary.LittleEndian.PutUint32(bad[HeaderLength+4:], MaxParts+1)
+	binary.LittleEndian.PutUint32(bad[headerLength+4:], MaxParts+1)
 	f.Add(bad)
 	bad = append([]byte(nil), good...)
 	bad[offVersion] = 1
@@ -34,7 +34,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(bad)
 
 	var r Reader
-	enc, _ := NewBatch(1 << 20)
+	enc, _ := newBatch(1 << 20)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		h, err := r.Reset(frame)
 		if err != nil {

@@ -186,7 +186,7 @@ func TestJetStreamDuplicateBatchIsSkipped(t *testing.T) {
 	require.NoError(t, err)
 	js, err := jetstream.New(in.nc)
 	require.NoError(t, err)
-	b, _ := NewBatch(1024)
+	b, _ := newBatch(1024)
 	require.NoError(t, b.Append(1, []byte("message 000000")))
 	first := append([]byte(nil), b.Seal(5, 1, 1)...)
 	b.Reset()

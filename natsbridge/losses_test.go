@@ -104,7 +104,7 @@ func TestCoreCountsLostMessagesNotBatches(t *testing.T) {
 	require.NoError(t, err)
 	defer nc.Close()
 
-	b, _ := NewBatch(1024)
+	b, _ := newBatch(1024)
 	frame := func(source, seq, first uint64, count int) []byte {
 		b.Reset()
 		for i := range count {
@@ -145,7 +145,7 @@ func TestCoreClientDropsAreCountedOnce(t *testing.T) {
 	require.NoError(t, err)
 	defer nc.Close()
 
-	b, _ := NewBatch(1024)
+	b, _ := newBatch(1024)
 	publish := func(seq uint64) {
 		b.Reset()
 		require.NoError(t, b.Append(1, fmt.Appendf(nil, "message %06d", seq)))

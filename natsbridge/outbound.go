@@ -32,10 +32,10 @@ type Outbound struct {
 	seq    uint64 // the last batch sequence sealed
 	next   uint64 // the message sequence of the next message sealed, from 1
 
-	fill      *Batch // the batch the drain appends to
+	fill      *batch // the batch the drain appends to
 	fillSince int64  // clock reading at fill's first message
 	full      bool   // fill refused a message: seal it
-	out       *Batch // the sealed batch, until it is accepted
+	out       *batch // the sealed batch, until it is accepted
 	frame     []byte // out's frame; nil when nothing awaits acceptance
 	msgID     string
 	inflight  jetstream.PubAckFuture
@@ -81,7 +81,7 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 	if mb == nil {
 		return nil, fmt.Errorf("%w: %s: nil mailbox", ErrConfig, c.Name)
 	}
-	if need := HeaderLength + EntryHeaderLength + PartPrefixLength + mb.MaxMessageSize(); c.BatchBytes < need {
+	if need := headerLength + entryHeaderLength + partPrefixLength + mb.MaxMessageSize(); c.BatchBytes < need {
 		return nil, fmt.Errorf("%w: %s: BatchBytes %d cannot hold the mailbox's largest message (needs %d)", ErrConfig, c.Name, c.BatchBytes, need)
 	}
 	if mb.MaxParts() > MaxParts {
@@ -97,7 +97,7 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 // publication's subscription (package ipc/publication) instead of a
 // mailbox, as NewOutbound does otherwise. Each message is one entry of one
 // part. BatchBytes must hold the publication's largest message plus
-// HeaderLength+EntryHeaderLength+PartPrefixLength bytes: a longer message
+// 52 bytes (the frame header and one part's entry overhead): a longer message
 // is dropped and counted (the subscription does not say its bound). At the
 // end of the stream the bridge publishes what it batched and ends
 // (agent.ErrDone; agent.Terminate for a publisher that died or a
@@ -121,8 +121,8 @@ func (o *Outbound) open(ctx context.Context) error {
 	c := &o.cfg
 	o.source = newSource()
 	o.next = 1
-	o.fill, _ = NewBatch(c.BatchBytes)
-	o.out, _ = NewBatch(c.BatchBytes)
+	o.fill, _ = newBatch(c.BatchBytes)
+	o.out, _ = newBatch(c.BatchBytes)
 	if err := o.st.init(c.Name, "out", c.Counters); err != nil {
 		return err
 	}

@@ -5,12 +5,13 @@ import (
 	"sync/atomic"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // CounterTypeID is the type id of the bridge's counters in a counters file:
-// counters.TypeBridgeEvents (the label names the statistic, the bridge and
+// countertype.BridgeEvents (the label names the statistic, the bridge and
 // its direction: "natsbridge-published: <name> out").
-const CounterTypeID = counters.TypeBridgeEvents
+const CounterTypeID = countertype.BridgeEvents
 
 // Stats is a snapshot of a bridge's statistics, read lock-free from any
 // goroutine; fields are loaded one by one, not as one atomic picture.

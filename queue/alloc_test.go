@@ -30,7 +30,7 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-func testNoAllocations[T any](t *testing.T, p Pipe[T], v T) {
+func testNoAllocations[T any](t *testing.T, p testPipe[T], v T) {
 	var sink int
 	fn := func(T) { sink++ }
 	dst := make([]T, 0, 16)

@@ -40,10 +40,9 @@
 //   - ManyToOne: Offer from any goroutine at any time; Poll, Drain and
 //     DrainTo from one goroutine at a time (the consumer).
 //   - ManyToMany: every method from any goroutine at any time.
-//   - All: Size, Capacity, RemainingCapacity, IsEmpty, AddedCount and
-//     RemovedCount from any goroutine at any time. Size is re-read until
+//   - All: Size and Capacity from any goroutine at any time. Size is re-read until
 //     consistent and clamped to [0, Capacity()]; with concurrent producers
-//     or consumers every accessor is a snapshot, stale when it returns.
+//     or consumers Size is a snapshot, stale when it returns.
 //
 // # Guarantees
 //
@@ -60,7 +59,7 @@
 // the caller's idle strategy decides what to do next (package idle). In a
 // ManyToOne or ManyToMany queue an Offer is two steps, a claim of a
 // position (tail) and the publication of the value in it, so Poll may
-// return false while Size() > 0 or IsEmpty() is false: a producer is
+// return false while Size() > 0: a producer is
 // between the two steps. As in Agrona this is deliberate (no spinning
 // inside Poll); the value arrives on a later Poll. Likewise a ManyToMany
 // Offer may return false while a consumer is between its claim and its

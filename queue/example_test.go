@@ -69,15 +69,15 @@ func ExampleOneToOne_Offer() {
 	q, _ := queue.NewOneToOne[int](2)
 	fmt.Println(q.Offer(1), q.Offer(2), q.Offer(3))
 	v, ok := q.Poll()
-	fmt.Println(v, ok, q.Size(), q.RemainingCapacity())
+	fmt.Println(v, ok, q.Size(), q.Capacity()-q.Size())
 	fmt.Println(q.Offer(3), q.DrainTo(nil, 10))
 	_, ok = q.Poll()
-	fmt.Println(ok, q.IsEmpty(), q.AddedCount(), q.RemovedCount())
+	fmt.Println(ok, q.Size())
 	// Output:
 	// true true false
 	// 1 true 1 1
 	// true [2 3]
-	// false true 3 3
+	// false 0
 }
 
 // Capacities are rounded up to a power of two; an impossible one is an

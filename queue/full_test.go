@@ -54,8 +54,8 @@ func TestFullQueueUnderManyProducers(t *testing.T) {
 					}
 					require.EqualValues(t, capacity, total, "round %d: %v", round, accepted)
 					require.Equal(t, capacity, p.Size())
-					require.Zero(t, p.RemainingCapacity())
-					require.False(t, p.IsEmpty())
+					require.Zero(t, (p.Capacity() - p.Size()))
+					require.False(t, p.isEmpty())
 					require.False(t, p.Offer(-1))
 
 					next := make([]int64, producers)
@@ -71,10 +71,10 @@ func TestFullQueueUnderManyProducers(t *testing.T) {
 					v, ok := p.Poll()
 					require.False(t, ok)
 					require.Zero(t, v)
-					require.True(t, p.IsEmpty())
+					require.True(t, p.isEmpty())
 					require.Zero(t, p.Size())
-					require.EqualValues(t, capacity*(round+1), p.AddedCount())
-					require.EqualValues(t, capacity*(round+1), p.RemovedCount())
+					require.EqualValues(t, capacity*(round+1), p.addedCount())
+					require.EqualValues(t, capacity*(round+1), p.removedCount())
 				}
 			})
 		}

@@ -57,7 +57,7 @@ func (c m2mClaimer) publish(pos, v int64) { c.publishAt(pos, v) }
 
 // runModel drives p with the operations encoded in ops and compares every
 // result with the model.
-func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
+func runModel(t *testing.T, p testPipe[int64], cl claimer, ops []byte) {
 	m := &model{capacity: p.Capacity()}
 	next := int64(1)
 	step := 0
@@ -136,10 +136,10 @@ func runModel(t *testing.T, p Pipe[int64], cl claimer, ops []byte) {
 			eqs("drain all", got, remove(m.deliverable()))
 		}
 		eq("size", int64(p.Size()), int64(len(m.entries)))
-		eq("remaining", int64(p.RemainingCapacity()), int64(m.capacity-len(m.entries)))
-		check("empty", p.IsEmpty() == (len(m.entries) == 0), p.IsEmpty(), len(m.entries))
-		eq("added", p.AddedCount(), m.added)
-		eq("removed", p.RemovedCount(), m.removed)
+		eq("remaining", int64((p.Capacity() - p.Size())), int64(m.capacity-len(m.entries)))
+		check("empty", p.isEmpty() == (len(m.entries) == 0), p.isEmpty(), len(m.entries))
+		eq("added", p.addedCount(), m.added)
+		eq("removed", p.removedCount(), m.removed)
 	}
 	// Every removed value left a zero slot behind; every queued one is in
 	// its slot.

@@ -23,14 +23,23 @@ var kinds = []kind{
 	{name: "ManyToMany", minCapacity: 2, multiConsumer: true},
 }
 
-func newPipe[T any](tb testing.TB, k kind, capacity int) Pipe[T] {
+// testPipe is Pipe plus the unexported counters every queue keeps for its
+// tests.
+type testPipe[T any] interface {
+	Pipe[T]
+	isEmpty() bool
+	addedCount() int64
+	removedCount() int64
+}
+
+func newPipe[T any](tb testing.TB, k kind, capacity int) testPipe[T] {
 	tb.Helper()
 	p, err := tryNew[T](k, capacity)
 	require.NoError(tb, err)
 	return p
 }
 
-func tryNew[T any](k kind, capacity int) (Pipe[T], error) {
+func tryNew[T any](k kind, capacity int) (testPipe[T], error) {
 	switch k.name {
 	case "OneToOne":
 		return NewOneToOne[T](capacity)
@@ -43,7 +52,7 @@ func tryNew[T any](k kind, capacity int) (Pipe[T], error) {
 
 // slotValues returns the values held by the slots of p (consumed slots hold
 // the zero value).
-func slotValues[T any](p Pipe[T]) []T {
+func slotValues[T any](p testPipe[T]) []T {
 	var out []T
 	switch q := p.(type) {
 	case *OneToOne[T]:

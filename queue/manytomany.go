@@ -150,16 +150,13 @@ func (q *ManyToMany[T]) Size() int { return size(&q.head, &q.tail, q.mask+1) }
 // least 2).
 func (q *ManyToMany[T]) Capacity() int { return len(q.buf) }
 
-// RemainingCapacity returns Capacity() - Size(). Any goroutine.
-func (q *ManyToMany[T]) RemainingCapacity() int { return q.Capacity() - q.Size() }
+// isEmpty reports head >= tail. Any goroutine.
+func (q *ManyToMany[T]) isEmpty() bool { return q.head.Load() >= q.tail.Load() }
 
-// IsEmpty reports head >= tail. Any goroutine.
-func (q *ManyToMany[T]) IsEmpty() bool { return q.head.Load() >= q.tail.Load() }
-
-// AddedCount returns the number of positions ever claimed by Offer (the
+// addedCount returns the number of positions ever claimed by Offer (the
 // tail), including offers still in progress. Any goroutine.
-func (q *ManyToMany[T]) AddedCount() int64 { return q.tail.Load() }
+func (q *ManyToMany[T]) addedCount() int64 { return q.tail.Load() }
 
-// RemovedCount returns the number of positions ever claimed by Poll (the
+// removedCount returns the number of positions ever claimed by Poll (the
 // head), including polls still in progress. Any goroutine.
-func (q *ManyToMany[T]) RemovedCount() int64 { return q.head.Load() }
+func (q *ManyToMany[T]) removedCount() int64 { return q.head.Load() }

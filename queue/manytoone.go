@@ -23,7 +23,7 @@ import (
 // zeroing happens before the next write.
 //
 // Because the claim and the publication are two steps, Poll may report
-// empty while Size() > 0 or IsEmpty() is false: a producer between its CAS
+// empty while Size() > 0 or isEmpty() is false: a producer between its CAS
 // and its publication. The consumer does not wait for it; a later Poll
 // returns the element. Elements are delivered in claim order, so a stalled
 // producer holds back the elements claimed after its own.
@@ -155,17 +155,14 @@ func (q *ManyToOne[T]) Size() int { return size(&q.head, &q.tail, q.mask+1) }
 // Capacity returns the most values the queue holds (a power of two).
 func (q *ManyToOne[T]) Capacity() int { return len(q.buf) }
 
-// RemainingCapacity returns Capacity() - Size(). Any goroutine.
-func (q *ManyToOne[T]) RemainingCapacity() int { return q.Capacity() - q.Size() }
-
-// IsEmpty reports head >= tail. False does not promise that Poll succeeds
+// isEmpty reports head >= tail. False does not promise that Poll succeeds
 // (an offer may be in progress). Any goroutine.
-func (q *ManyToOne[T]) IsEmpty() bool { return q.head.Load() >= q.tail.Load() }
+func (q *ManyToOne[T]) isEmpty() bool { return q.head.Load() >= q.tail.Load() }
 
-// AddedCount returns the number of positions ever claimed by Offer (the
+// addedCount returns the number of positions ever claimed by Offer (the
 // tail), including offers still in progress. Any goroutine.
-func (q *ManyToOne[T]) AddedCount() int64 { return q.tail.Load() }
+func (q *ManyToOne[T]) addedCount() int64 { return q.tail.Load() }
 
-// RemovedCount returns the number of values ever removed (the head). Any
+// removedCount returns the number of values ever removed (the head). Any
 // goroutine.
-func (q *ManyToOne[T]) RemovedCount() int64 { return q.head.Load() }
+func (q *ManyToOne[T]) removedCount() int64 { return q.head.Load() }

@@ -144,17 +144,14 @@ func (q *OneToOne[T]) Size() int { return size(&q.head, &q.tail, q.mask+1) }
 // Capacity returns the most values the queue holds (a power of two).
 func (q *OneToOne[T]) Capacity() int { return len(q.buf) }
 
-// RemainingCapacity returns Capacity() - Size(). Any goroutine.
-func (q *OneToOne[T]) RemainingCapacity() int { return q.Capacity() - q.Size() }
-
-// IsEmpty reports head >= tail: nothing to poll at the moment of the loads.
+// isEmpty reports head >= tail: nothing to poll at the moment of the loads.
 // Any goroutine.
-func (q *OneToOne[T]) IsEmpty() bool { return q.head.Load() >= q.tail.Load() }
+func (q *OneToOne[T]) isEmpty() bool { return q.head.Load() >= q.tail.Load() }
 
-// AddedCount returns the number of values ever offered successfully (the
+// addedCount returns the number of values ever offered successfully (the
 // tail). Any goroutine.
-func (q *OneToOne[T]) AddedCount() int64 { return q.tail.Load() }
+func (q *OneToOne[T]) addedCount() int64 { return q.tail.Load() }
 
-// RemovedCount returns the number of values ever removed (the head). Any
+// removedCount returns the number of values ever removed (the head). Any
 // goroutine.
-func (q *OneToOne[T]) RemovedCount() int64 { return q.head.Load() }
+func (q *OneToOne[T]) removedCount() int64 { return q.head.Load() }

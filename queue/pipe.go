@@ -1,7 +1,7 @@
 package queue
 
-// Pipe is what every queue of this package offers, Agrona's Pipe plus
-// Offer and Poll. Which goroutines may call which method depends on the
+// Pipe is what every queue of this package offers: Offer and Poll, and
+// the drain and size methods of Agrona's Pipe. Which goroutines may call which method depends on the
 // queue: see the package documentation.
 type Pipe[T any] interface {
 	Offer(v T) bool
@@ -10,10 +10,6 @@ type Pipe[T any] interface {
 	DrainTo(dst []T, limit int) []T
 	Size() int
 	Capacity() int
-	RemainingCapacity() int
-	IsEmpty() bool
-	AddedCount() int64
-	RemovedCount() int64
 }
 
 var (

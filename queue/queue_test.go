@@ -24,9 +24,9 @@ func TestCapacityRoundedUp(t *testing.T) {
 				}
 				p := newPipe[int](t, k, c.requested)
 				require.Equal(t, c.want, p.Capacity(), "requested %d", c.requested)
-				require.Equal(t, c.want, p.RemainingCapacity())
+				require.Equal(t, c.want, (p.Capacity() - p.Size()))
 				require.Zero(t, p.Size())
-				require.True(t, p.IsEmpty())
+				require.True(t, p.isEmpty())
 			}
 		})
 	}
@@ -61,14 +61,14 @@ func TestFillFullAndEmptyInOrder(t *testing.T) {
 			p := newPipe[int](t, k, 8)
 			for i := range 8 {
 				require.Equal(t, i, p.Size())
-				require.Equal(t, 8-i, p.RemainingCapacity())
+				require.Equal(t, 8-i, (p.Capacity() - p.Size()))
 				require.True(t, p.Offer(100+i))
-				require.False(t, p.IsEmpty())
+				require.False(t, p.isEmpty())
 			}
 			require.False(t, p.Offer(999), "offer to a full queue")
 			require.Equal(t, 8, p.Size())
-			require.Zero(t, p.RemainingCapacity())
-			require.EqualValues(t, 8, p.AddedCount(), "a refused offer is not counted")
+			require.Zero(t, (p.Capacity() - p.Size()))
+			require.EqualValues(t, 8, p.addedCount(), "a refused offer is not counted")
 			for i := range 8 {
 				v, ok := p.Poll()
 				require.True(t, ok)
@@ -78,9 +78,9 @@ func TestFillFullAndEmptyInOrder(t *testing.T) {
 			v, ok := p.Poll()
 			require.False(t, ok)
 			require.Zero(t, v)
-			require.True(t, p.IsEmpty())
-			require.EqualValues(t, 8, p.AddedCount())
-			require.EqualValues(t, 8, p.RemovedCount())
+			require.True(t, p.isEmpty())
+			require.EqualValues(t, 8, p.addedCount())
+			require.EqualValues(t, 8, p.removedCount())
 			require.True(t, p.Offer(5), "room again after polls")
 		})
 	}
@@ -112,8 +112,8 @@ func TestWrapManyTimes(t *testing.T) {
 						want++
 					}
 					require.EqualValues(t, next-want, p.Size())
-					require.Equal(t, next, p.AddedCount())
-					require.Equal(t, want, p.RemovedCount())
+					require.Equal(t, next, p.addedCount())
+					require.Equal(t, want, p.removedCount())
 				}
 				require.Greater(t, next, int64(50*capacity), "the queue wrapped many times")
 			})
@@ -145,7 +145,7 @@ func TestDrainLimits(t *testing.T) {
 			require.Equal(t, []int{3, 4, 5, 6}, dst)
 			dst = p.DrainTo(dst[:1], math.MaxInt)
 			require.Equal(t, []int{3, 7, 8, 9}, dst, "DrainTo appends")
-			require.True(t, p.IsEmpty())
+			require.True(t, p.isEmpty())
 			require.Zero(t, p.Drain(collect, math.MaxInt))
 			require.Len(t, p.DrainTo(nil, 3), 0)
 
@@ -246,7 +246,7 @@ func TestDrainPanicLosesOnlyThatValue(t *testing.T) {
 			require.Equal(t, 2, p.Size())
 			require.Equal(t, 2, p.Drain(func(v int) { got = append(got, v) }, 10))
 			require.Equal(t, []int{0, 1, 3, 4}, got)
-			require.Equal(t, 8, p.RemainingCapacity())
+			require.Equal(t, 8, (p.Capacity() - p.Size()))
 		})
 	}
 }
@@ -271,13 +271,13 @@ func TestDrainReentrantPoll(t *testing.T) {
 			}, math.MaxInt)
 			require.Equal(t, []int{0, -1, 2, 3, -4, 5, 6, -7}, got)
 			require.Equal(t, 5, n, "Drain counts what it removed itself")
-			require.True(t, p.IsEmpty())
+			require.True(t, p.isEmpty())
 		})
 	}
 }
 
 // A many-producer offer claims tail, then publishes: in between, Poll
-// reports nothing while Size and IsEmpty count the claim (as in Agrona).
+// reports nothing while Size and isEmpty count the claim (as in Agrona).
 func TestPollDuringHalfDoneOffer(t *testing.T) {
 	m2o, err := NewManyToOne[int](4)
 	require.NoError(t, err)
@@ -285,7 +285,7 @@ func TestPollDuringHalfDoneOffer(t *testing.T) {
 	require.NoError(t, err)
 	for _, c := range []struct {
 		name    string
-		p       Pipe[int]
+		p       testPipe[int]
 		tail    *atomic.Int64
 		publish func(pos int64, v int)
 	}{
@@ -306,7 +306,7 @@ func TestPollDuringHalfDoneOffer(t *testing.T) {
 			pos := c.tail.Add(1) - 1 // a producer's claim, not yet published
 			require.True(t, c.p.Offer(2), "producers claim past the half-done offer")
 			require.Equal(t, 2, c.p.Size())
-			require.False(t, c.p.IsEmpty())
+			require.False(t, c.p.isEmpty())
 			_, ok := c.p.Poll()
 			require.False(t, ok, "the head position is claimed, not published")
 			require.Zero(t, c.p.Drain(func(int) { t.Fatal("delivered") }, 10))

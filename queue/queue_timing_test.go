@@ -21,13 +21,13 @@ const (
 
 type benchQueue struct {
 	name string
-	new  func() Pipe[int64]
+	new  func() testPipe[int64]
 }
 
 var benchQueues = []benchQueue{
-	{"OneToOne", func() Pipe[int64] { q, _ := NewOneToOne[int64](benchCapacity); return q }},
-	{"ManyToOne", func() Pipe[int64] { q, _ := NewManyToOne[int64](benchCapacity); return q }},
-	{"ManyToMany", func() Pipe[int64] { q, _ := NewManyToMany[int64](benchCapacity); return q }},
+	{"OneToOne", func() testPipe[int64] { q, _ := NewOneToOne[int64](benchCapacity); return q }},
+	{"ManyToOne", func() testPipe[int64] { q, _ := NewManyToOne[int64](benchCapacity); return q }},
+	{"ManyToMany", func() testPipe[int64] { q, _ := NewManyToMany[int64](benchCapacity); return q }},
 }
 
 // BenchmarkOfferPoll: one goroutine offers a batch of 64 then polls it
@@ -56,7 +56,7 @@ func BenchmarkOfferPoll(b *testing.B) {
 
 // benchOfferPoll calls through the concrete type so that Offer and Poll
 // can be inlined as a user's code would.
-func benchOfferPoll(b *testing.B, p Pipe[int64]) {
+func benchOfferPoll(b *testing.B, p testPipe[int64]) {
 	switch q := p.(type) {
 	case *OneToOne[int64]:
 		offerPoll(b, q)

@@ -37,7 +37,7 @@ func TestStressItemZeroIsInvalid(t *testing.T) {
 // consumers goroutines polling (or draining) until all arrived, while an
 // observer reads the accessors. Each consumer checks per-producer order;
 // afterwards every (producer, seq) must have arrived exactly once.
-func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
+func stress(t *testing.T, p testPipe[item], producers, consumers, perProducer int) {
 	total := int64(producers * perProducer)
 	var received atomic.Int64
 	var stop atomic.Bool             // a consumer found an error: everyone returns
@@ -119,16 +119,16 @@ func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 				return
 			default:
 			}
-			s, r := p.Size(), p.RemainingCapacity()
+			s, r := p.Size(), (p.Capacity() - p.Size())
 			if s < 0 || s > p.Capacity() || r < 0 || r > p.Capacity() {
 				errs <- fmt.Errorf("size %d, remaining %d, capacity %d", s, r, p.Capacity())
 				return
 			}
-			if p.RemovedCount() > p.AddedCount() {
+			if p.removedCount() > p.addedCount() {
 				errs <- fmt.Errorf("removed before added")
 				return
 			}
-			_ = p.IsEmpty()
+			_ = p.isEmpty()
 			runtime.Gosched()
 		}
 	})
@@ -148,9 +148,9 @@ func stress(t *testing.T, p Pipe[item], producers, consumers, perProducer int) {
 	for x, n := range count {
 		require.EqualValues(t, 1, n, "producer %d seq %d arrived %d times", x/perProducer, x%perProducer, n)
 	}
-	require.True(t, p.IsEmpty())
-	require.Equal(t, total, p.AddedCount())
-	require.Equal(t, total, p.RemovedCount())
+	require.True(t, p.isEmpty())
+	require.Equal(t, total, p.addedCount())
+	require.Equal(t, total, p.removedCount())
 	for i, v := range slotValues(p) {
 		require.Zero(t, v, "slot %d", i)
 	}

@@ -25,15 +25,12 @@ type Batch struct {
 // returns its payload space, aliasing the ring, to fill before the commit.
 func (b *Batch) Append(typeID int32, length int) ([]byte, error) { return b.b.Append(typeID, length) }
 
-// Len returns the number of bytes the batch claimed.
-func (b *Batch) Len() int { return b.b.Len() }
-
 // Remaining returns the bytes still free in the batch. Space left at the
 // commit is published as padding.
 func (b *Batch) Remaining() int { return b.b.Remaining() }
 
 // Commit publishes the claim whose Index is index. Complete a claim once: a
-// second Commit or Abort of the same index returns ErrCommitted only while
+// second Commit or Abort of the same index returns ErrNotClaimed only while
 // the space is still what the claim left; once another claim has taken the
 // same index (many-to-one: another producer's, still being written), a
 // stray second Commit would publish it. The index carries no generation,
@@ -56,7 +53,7 @@ func (r *ring) Abort(index int) error {
 	if err != nil {
 		return err
 	}
-	*r.p.TypeAt(recordIndex) = PaddingTypeID
+	*r.p.TypeAt(recordIndex) = paddingTypeID
 	r.p.Publish(recordIndex, int(-length))
 	return nil
 }

@@ -216,7 +216,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 		}
 		if padding > 0 {
 			require.Equal(t, int32(padding), le32(buf, padAt), "padding length")
-			require.Equal(t, PaddingTypeID, le32(buf, padAt+TypeOffset), "padding type")
+			require.Equal(t, paddingTypeID, le32(buf, padAt+typeOffset), "padding type")
 		}
 		if oneToOne && index >= 0 {
 			next := (index + aligned) & (capacity - 1)
@@ -236,7 +236,7 @@ func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed
 			p := payload(length())
 			if i := produce("write", RecordSize(len(p)), func() error { return r.Write(1, p) }); i >= 0 {
 				require.Equal(t, int32(len(p)+HeaderLength), le32(buf, i))
-				require.Equal(t, int32(1), le32(buf, i+TypeOffset))
+				require.Equal(t, int32(1), le32(buf, i+typeOffset))
 				require.Equal(t, p, buf[i+HeaderLength:i+HeaderLength+len(p)])
 				want = append(want, msg{1, string(p)})
 			}

@@ -29,14 +29,12 @@ var (
 	// ErrTooLong reports a message longer than MaxMessageLength, or a batch
 	// that can never fit in the ring.
 	ErrTooLong = record.ErrTooLong
-	// ErrIndex reports a Commit or Abort index that cannot be a claim's index.
-	ErrIndex = record.ErrIndex
 	// ErrNotClaimed reports a Commit or Abort of an index whose record is not
-	// an open claim: never claimed, or already committed or aborted.
+	// an open claim: never claimed, or already committed or aborted (a
+	// second completion of a committed claim wraps it alone). A Commit or
+	// Abort of an index that cannot be a claim's index (not a record start
+	// inside the ring) fails with another error.
 	ErrNotClaimed = record.ErrNotClaimed
-	// ErrCommitted reports a second completion of a claim that was committed.
-	// It wraps ErrNotClaimed.
-	ErrCommitted = record.ErrCommitted
 	// ErrAborted reports a second completion of a claim that was aborted.
 	// It wraps ErrNotClaimed.
 	ErrAborted = record.ErrAborted

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // The model of a ring: every record a producer claimed, in claim order.
@@ -342,8 +344,8 @@ func FuzzReadCorruptRing(f *testing.F) {
 			r := newRing(t, k, 256)
 			buf := r.Buffer()
 			copy(buf[:256], records)
-			putLE64(buf, 256+HeadPositionOffset, int64(head))
-			putLE64(buf, 256+TailPositionOffset, int64(tail))
+			putLE64(buf, 256+headPositionOffset, int64(head))
+			putLE64(buf, 256+tailPositionOffset, int64(tail))
 			for i := 0; i < 4; i++ {
 				_, err := r.Read(func(int32, []byte) {}, NoLimit)
 				if err != nil && !errors.Is(err, ErrCorrupt) {
@@ -382,7 +384,7 @@ func FuzzCorruptRingProducers(f *testing.F) {
 	f.Add([]byte{}, uint64(64), uint64(8), 1<<20, uint64(1<<40))
 	f.Fuzz(func(t *testing.T, records []byte, head, tail uint64, index int, head2 uint64) {
 		allowed := func(err error) bool {
-			for _, s := range []error{ErrFull, ErrCorrupt, ErrIndex, ErrNotClaimed, ErrTooLong, ErrLength} {
+			for _, s := range []error{ErrFull, ErrCorrupt, record.ErrIndex, ErrNotClaimed, ErrTooLong, ErrLength} {
 				if errors.Is(err, s) {
 					return true
 				}
@@ -393,8 +395,8 @@ func FuzzCorruptRingProducers(f *testing.F) {
 			r := newRing(t, k, 256)
 			buf := r.Buffer()
 			copy(buf[:256], records)
-			putLE64(buf, 256+HeadPositionOffset, int64(head))
-			putLE64(buf, 256+TailPositionOffset, int64(tail))
+			putLE64(buf, 256+headPositionOffset, int64(head))
+			putLE64(buf, 256+tailPositionOffset, int64(tail))
 			r, err := k.new(buf) // a view over the existing ring
 			if err != nil {
 				t.Fatal(err)
@@ -438,7 +440,7 @@ func FuzzCorruptRingProducers(f *testing.F) {
 					t.Fatalf("read: %v", err)
 				}
 			}()
-			putLE64(buf, 256+HeadPositionOffset, int64(head2))
+			putLE64(buf, 256+headPositionOffset, int64(head2))
 			for range 3 {
 				if _, err := r.Read(func(int32, []byte) {}, NoLimit); !allowed(err) {
 					t.Fatalf("read: %v", err)

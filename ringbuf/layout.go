@@ -35,13 +35,13 @@ const (
 	// TrailerLength is the length of the trailer that follows the records.
 	TrailerLength = record.TrailerLength
 
-	// TailPositionOffset is the offset in the trailer of the tail position.
-	TailPositionOffset = record.TailOffset
-	// HeadCachePositionOffset is the offset in the trailer of the producers'
+	// tailPositionOffset is the offset in the trailer of the tail position.
+	tailPositionOffset = record.TailOffset
+	// headCachePositionOffset is the offset in the trailer of the producers'
 	// cached copy of the head position.
-	HeadCachePositionOffset = record.HeadCacheOffset
-	// HeadPositionOffset is the offset in the trailer of the head position.
-	HeadPositionOffset = record.HeadOffset
+	headCachePositionOffset = record.HeadCacheOffset
+	// headPositionOffset is the offset in the trailer of the head position.
+	headPositionOffset = record.HeadOffset
 	// correlationCounterOffset is the offset in the trailer of the counter
 	// behind NextCorrelationID.
 	correlationCounterOffset = record.CorrelationOffset
@@ -51,16 +51,16 @@ const (
 
 	// HeaderLength is the length of a record header.
 	HeaderLength = record.HeaderLength
-	// RecordAlignment is the alignment of every record.
-	RecordAlignment = record.Alignment
-	// LengthOffset is the offset in a record header of the length word.
-	LengthOffset = record.LengthOffset
-	// TypeOffset is the offset in a record header of the type id.
-	TypeOffset = record.TypeOffset
+	// recordAlignment is the alignment of every record.
+	recordAlignment = record.Alignment
+	// lengthOffset is the offset in a record header of the length word.
+	lengthOffset = record.LengthOffset
+	// typeOffset is the offset in a record header of the type id.
+	typeOffset = record.TypeOffset
 
-	// PaddingTypeID is the type id of the padding records that fill the end
+	// paddingTypeID is the type id of the padding records that fill the end
 	// of the ring at a wrap, and of aborted claims.
-	PaddingTypeID = record.PaddingTypeID
+	paddingTypeID = record.PaddingTypeID
 
 	// minCapacityOneToOne is the smallest capacity of a one-to-one ring:
 	// a record plus the pre-zeroed header after it.

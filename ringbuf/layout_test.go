@@ -13,16 +13,16 @@ import (
 // layout.go.
 func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 768, TrailerLength)
-	require.Equal(t, 128, TailPositionOffset)
-	require.Equal(t, 256, HeadCachePositionOffset)
-	require.Equal(t, 384, HeadPositionOffset)
+	require.Equal(t, 128, tailPositionOffset)
+	require.Equal(t, 256, headCachePositionOffset)
+	require.Equal(t, 384, headPositionOffset)
 	require.Equal(t, 512, correlationCounterOffset)
 	require.Equal(t, 640, consumerHeartbeatOffset)
 	require.Equal(t, 8, HeaderLength)
-	require.Equal(t, 8, RecordAlignment)
-	require.Equal(t, 0, LengthOffset)
-	require.Equal(t, 4, TypeOffset)
-	require.Equal(t, int32(-1), PaddingTypeID)
+	require.Equal(t, 8, recordAlignment)
+	require.Equal(t, 0, lengthOffset)
+	require.Equal(t, 4, typeOffset)
+	require.Equal(t, int32(-1), paddingTypeID)
 	require.Equal(t, 16, minCapacityOneToOne)
 	require.Equal(t, 8, minCapacityManyToOne)
 }

@@ -12,16 +12,16 @@ import (
 func TestLayoutsPage(t *testing.T) {
 	layoutdoc.Check(t, "ringbuf", map[string]int64{
 		"TrailerLength":            int64(TrailerLength),
-		"TailPositionOffset":       int64(TailPositionOffset),
-		"HeadCachePositionOffset":  int64(HeadCachePositionOffset),
-		"HeadPositionOffset":       int64(HeadPositionOffset),
+		"tailPositionOffset":       int64(tailPositionOffset),
+		"headCachePositionOffset":  int64(headCachePositionOffset),
+		"headPositionOffset":       int64(headPositionOffset),
 		"correlationCounterOffset": int64(correlationCounterOffset),
 		"consumerHeartbeatOffset":  int64(consumerHeartbeatOffset),
 		"HeaderLength":             int64(HeaderLength),
-		"LengthOffset":             int64(LengthOffset),
-		"TypeOffset":               int64(TypeOffset),
-		"RecordAlignment":          int64(RecordAlignment),
-		"PaddingTypeID":            int64(PaddingTypeID),
+		"lengthOffset":             int64(lengthOffset),
+		"typeOffset":               int64(typeOffset),
+		"recordAlignment":          int64(recordAlignment),
+		"paddingTypeID":            int64(paddingTypeID),
 		"minCapacityOneToOne":      int64(minCapacityOneToOne),
 		"minCapacityManyToOne":     int64(minCapacityManyToOne),
 	})

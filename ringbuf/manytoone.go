@@ -43,10 +43,6 @@ func NewManyToOne(buf []byte) (*ManyToOne, error) {
 // themselves.
 func (r *ManyToOne) SetDemote(on bool) { r.rd.SetDemote(on) }
 
-// Demotes reports whether this view's consumer demotes the lines it
-// releases (SetDemote).
-func (r *ManyToOne) Demotes() bool { return r.rd.Demotes() }
-
 // Write copies payload into the ring as one message of type typeID. It
 // returns ErrFull, unwrapped and without allocating, when there is no room.
 // Safe for concurrent use by any number of producers.

@@ -40,7 +40,7 @@ func (r *ring) claimOneToOne(aligned int) (int, error) {
 	required := aligned + HeaderLength
 	tail := p.Tail().Load()
 	head := p.HeadCache().Load()
-	if tail&(RecordAlignment-1) != 0 {
+	if tail&(recordAlignment-1) != 0 {
 		return 0, fmt.Errorf("%w: tail position %d is not aligned", ErrCorrupt, tail)
 	}
 	capacity := p.Capacity()
@@ -89,7 +89,7 @@ func (r *ring) claimOneToOne(aligned int) (int, error) {
 		// Zero the header at 0 before the padding becomes visible, so the
 		// consumer stops there after skipping the padding.
 		atomicbuf.StoreRelease64(p.WordAt(0), 0)
-		p.Mark(recordIndex, padding, PaddingTypeID)
+		p.Mark(recordIndex, padding, paddingTypeID)
 		p.Publish(recordIndex, padding)
 	}
 	if writeIndex < 0 {
@@ -119,7 +119,7 @@ func (r *OneToOne) Write(typeID int32, payload []byte) error {
 	// memmove), so nothing is spilled: on a producer whose stores to ring
 	// lines wait for the consumer's core, every store to the stack also
 	// waits in the store buffer behind them.
-	if len(payload) <= record.MaxPayload && tail&(RecordAlignment-1) == 0 && aligned < capacity-index &&
+	if len(payload) <= record.MaxPayload && tail&(recordAlignment-1) == 0 && aligned < capacity-index &&
 		int64(aligned+HeaderLength) <= int64(capacity)-(tail-p.HeadCache().Load()) {
 		if next := tail + int64(aligned); (tail^next)&r.prefetchBlocks != 0 {
 			r.prefetchAhead(next)

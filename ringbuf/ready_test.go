@@ -49,7 +49,7 @@ func TestReady(t *testing.T) {
 		require.False(t, r.Ready())
 
 		// A misaligned head is corruption: Ready lets the read report it.
-		putLE64(r.Buffer(), 1024+HeadPositionOffset, r.ConsumerPosition()+3)
+		putLE64(r.Buffer(), 1024+headPositionOffset, r.ConsumerPosition()+3)
 		require.True(t, r.Ready(), "misaligned head")
 		_, err = r.Read(func(int32, []byte) {}, NoLimit)
 		require.ErrorIs(t, err, ErrCorrupt)

@@ -118,7 +118,7 @@ func (r *ring) AbortRecords(rs Records) error {
 	if err != nil {
 		return err
 	}
-	*r.p.TypeAt(recordIndex) = PaddingTypeID
+	*r.p.TypeAt(recordIndex) = paddingTypeID
 	r.p.Publish(recordIndex, rs.count*rs.stride)
 	return nil
 }

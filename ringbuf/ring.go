@@ -52,7 +52,7 @@ type Claim struct {
 }
 
 // RecordSize returns the space a record with a payload of length bytes
-// takes in a ring: header plus payload, rounded up to RecordAlignment. Sum it
+// takes in a ring: header plus payload, rounded up to 8 bytes. Sum it
 // over the records of a batch to size TryClaimBatch.
 func RecordSize(length int) int { return record.Size(length) }
 
@@ -166,8 +166,8 @@ func (r *ring) init(b []byte, many bool) error {
 		heartbeat:      ab.Int64At(capacity + consumerHeartbeatOffset),
 	}
 	records := b[:capacity:capacity]
-	head := ab.Int64At(capacity + HeadPositionOffset)
-	r.p.Init(records, ab.Int64At(capacity+TailPositionOffset), ab.Int64At(capacity+HeadCachePositionOffset), head,
+	head := ab.Int64At(capacity + headPositionOffset)
+	r.p.Init(records, ab.Int64At(capacity+tailPositionOffset), ab.Int64At(capacity+headCachePositionOffset), head,
 		record.MaxMessageLength(capacity, minCapacity), many)
 	r.rd.Init(records, head, many)
 	return nil

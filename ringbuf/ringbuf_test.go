@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/record"
 )
 
 type kind struct {
@@ -144,8 +146,8 @@ func TestCommitAndAbortValidateTheIndex(t *testing.T) {
 	forKinds(t, func(t *testing.T, k kind) {
 		r := newRing(t, k, 1024)
 		for _, index := range []int{-8, 0, 4, 7, 1024 + 8, 1 << 40, 13} {
-			require.ErrorIs(t, r.Commit(index), ErrIndex, "index %d", index)
-			require.ErrorIs(t, r.Abort(index), ErrIndex, "index %d", index)
+			require.ErrorIs(t, r.Commit(index), record.ErrIndex, "index %d", index)
+			require.ErrorIs(t, r.Abort(index), record.ErrIndex, "index %d", index)
 		}
 		require.ErrorIs(t, r.Commit(8), ErrNotClaimed, "never claimed")
 		require.ErrorIs(t, r.Abort(8), ErrNotClaimed, "never claimed")
@@ -156,9 +158,9 @@ func TestCommitAndAbortValidateTheIndex(t *testing.T) {
 		copy(c.Payload, "abcd")
 		require.NoError(t, r.Commit(c.Index))
 		err = r.Commit(c.Index)
-		require.ErrorIs(t, err, ErrCommitted)
+		require.ErrorIs(t, err, record.ErrCommitted)
 		require.ErrorIs(t, err, ErrNotClaimed)
-		require.ErrorIs(t, r.Abort(c.Index), ErrCommitted)
+		require.ErrorIs(t, r.Abort(c.Index), record.ErrCommitted)
 
 		a, err := r.TryClaim(2, 4)
 		require.NoError(t, err)
@@ -247,7 +249,7 @@ func TestWrapCases(t *testing.T) {
 			require.NoError(t, r.Write(2, []byte("x"))) // pads 248..256, goes to 0
 			require.Equal(t, int64(capacity+16), r.ProducerPosition())
 			require.Equal(t, int32(8), le32(r.Buffer(), 248))
-			require.Equal(t, PaddingTypeID, le32(r.Buffer(), 252))
+			require.Equal(t, paddingTypeID, le32(r.Buffer(), 252))
 			require.Equal(t, []msg{{2, "x"}}, drain(t, r))
 		})
 		t.Run("padding plus insufficient", func(t *testing.T) {
@@ -269,7 +271,7 @@ func TestWrapCases(t *testing.T) {
 			require.GreaterOrEqual(t, capacity-r.Size(), RecordSize(payload)+k.reserve, "enough free space in all")
 			require.ErrorIs(t, r.Write(3, make([]byte, payload)), ErrFull)
 			require.Equal(t, int64(capacity), r.ProducerPosition(), "the end was padded")
-			require.Equal(t, PaddingTypeID, le32(r.Buffer(), 236))
+			require.Equal(t, paddingTypeID, le32(r.Buffer(), 236))
 			require.Len(t, drain(t, r), 8-consumed)
 			require.NoError(t, r.Write(3, make([]byte, payload)))
 			got := drain(t, r)
@@ -425,7 +427,7 @@ func TestBatches(t *testing.T) {
 
 		b, err := r.TryClaimBatch(3 * RecordSize(8))
 		require.NoError(t, err)
-		require.Equal(t, 48, b.Len())
+		require.Equal(t, 48, b.b.Len())
 		for i := 0; i < 3; i++ {
 			p, err := b.Append(int32(5+i), 8)
 			require.NoError(t, err)
@@ -435,7 +437,7 @@ func TestBatches(t *testing.T) {
 		require.Equal(t, tail+48, r.ProducerPosition(), "one claim for the batch")
 		require.Equal(t, []msg{{4, "one"}, {4, "two-two"}, {4, ""}, {4, "four"}}, drain(t, r), "the claimed batch blocks until committed")
 		require.NoError(t, r.CommitBatch(b))
-		require.ErrorIs(t, r.CommitBatch(b), ErrCommitted)
+		require.ErrorIs(t, r.CommitBatch(b), record.ErrCommitted)
 		got := drain(t, r)
 		require.Len(t, got, 3)
 		for i, m := range got {
@@ -446,7 +448,7 @@ func TestBatches(t *testing.T) {
 		// A partly filled batch: the rest becomes padding.
 		pb, err := r.TryClaimBatch(100)
 		require.NoError(t, err)
-		require.Equal(t, 104, pb.Len())
+		require.Equal(t, 104, pb.b.Len())
 		p, err := pb.Append(8, 3)
 		require.NoError(t, err)
 		copy(p, "abc")
@@ -523,11 +525,11 @@ func TestCorruptRecordsAreErrorsNotPanics(t *testing.T) {
 			require.ErrorIs(t, err, ErrCorrupt, c.name)
 		}
 		r := newRing(t, k, 1024)
-		putLE64(r.Buffer(), 1024+HeadPositionOffset, 3)
+		putLE64(r.Buffer(), 1024+headPositionOffset, 3)
 		_, err := r.Read(func(int32, []byte) {}, NoLimit)
 		require.ErrorIs(t, err, ErrCorrupt, "misaligned head")
 		r = newRing(t, k, 1024)
-		putLE64(r.Buffer(), 1024+TailPositionOffset, 5)
+		putLE64(r.Buffer(), 1024+tailPositionOffset, 5)
 		require.ErrorIs(t, r.Write(1, nil), ErrCorrupt, "misaligned tail")
 		r = newRing(t, k, 1024)
 		c, err := r.TryClaim(1, 8)
@@ -571,7 +573,7 @@ func TestPendingReleaseAgainstAMovedHead(t *testing.T) {
 			_, _ = r.Read(func(int32, []byte) { panic("handler") }, NoLimit)
 		})
 		buf := r.Buffer()
-		putLE64(buf, 256+HeadPositionOffset, 192) // head rewritten, 80 bytes back
+		putLE64(buf, 256+headPositionOffset, 192) // head rewritten, 80 bytes back
 		putLE32(buf, 192, 16)                     // over a record that looks committed
 		putLE32(buf, 196, 1)
 		require.NotPanics(t, func() { _, err = r.Read(func(int32, []byte) {}, NoLimit) })

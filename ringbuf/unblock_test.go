@@ -130,7 +130,7 @@ func TestUnblockZeroGapRunningToTheEndAfterWrap(t *testing.T) {
 func TestUnblockReportsCorruptPositions(t *testing.T) {
 	r := newManyToOne(t, 256)
 	require.NoError(t, r.Write(1, nil))
-	putLE64(r.Buffer(), 256+TailPositionOffset, 1000)
+	putLE64(r.Buffer(), 256+tailPositionOffset, 1000)
 	_, err := r.Unblock()
 	require.ErrorIs(t, err, ErrCorrupt, "tail more than a capacity ahead of head")
 	r = newManyToOne(t, 256)

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	// Imported under another name: this package has a type counters.
 	ipccounters "github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // StatsCounters mirrors one Runner's statistics into five counters of a
@@ -16,11 +16,11 @@ import (
 // so that other processes, cmd/dutystat among them, can watch the runner:
 //
 //	label                     type id                      value
-//	duty-cycles: <role>       counters.TypeDutyCycles      Stats.DutyCycles
-//	total-work: <role>        counters.TypeTotalWork       Stats.TotalWork
-//	errors: <role>            counters.TypeErrors          Stats.Errors
-//	longest-cycle-ns: <role>  counters.TypeLongestCycleNs  Stats.MaxCycle in ns
-//	idle-cycles: <role>       counters.TypeIdleCycles      Stats.IdleCycles
+//	duty-cycles: <role>       countertype.DutyCycles      Stats.DutyCycles
+//	total-work: <role>        countertype.TotalWork       Stats.TotalWork
+//	errors: <role>            countertype.Errors          Stats.Errors
+//	longest-cycle-ns: <role>  countertype.LongestCycleNs  Stats.MaxCycle in ns
+//	idle-cycles: <role>       countertype.IdleCycles      Stats.IdleCycles
 //
 // (the label conventions of docs/counters.md; no key).
 //
@@ -28,8 +28,8 @@ import (
 // (lock-free atomic loads) into the counters with five release stores,
 // from whichever goroutine calls it, so a running agent pays nothing for
 // being watched. The counters therefore lag the runner by the publishing
-// interval; call Publish from a housekeeping loop, or let a StatsPublisher
-// agent do it every interval. After the runner's Done is closed, one more
+// interval; call Publish from a housekeeping loop or agent (one that also
+// beats heartbeats, say) every interval. After the runner's Done is closed, one more
 // Publish (Close does it) makes the counters final and exact.
 //
 // Publish and Close are safe for concurrent use (a mutex makes the
@@ -82,16 +82,6 @@ func (s *StatsCounters) Publish() {
 	s.mu.Unlock()
 }
 
-// Counters returns the five counters, for callers that want their ids,
-// registration ids or values. They must not be written to, and not used
-// after Close.
-func (s *StatsCounters) Counters() (dutyCycles, totalWork, errs, longestCycleNs, idleCycles *ipccounters.Counter) {
-	return s.cycles, s.work, s.errs, s.maxCycle, s.idle
-}
-
-// Runner returns the runner whose statistics are mirrored.
-func (s *StatsCounters) Runner() *Runner { return s.r }
-
 // Close publishes one last time and frees the five counters (readers keep
 // seeing their last values until the ids are reused, after the manager's
 // free-to-reuse timeout). Idempotent; it does not close the runner. Close
@@ -105,85 +95,6 @@ func (s *StatsCounters) Close() error {
 	}
 	s.closed = true
 	return errors.Join(s.cycles.Close(), s.work.Close(), s.errs.Close(), s.maxCycle.Close(), s.idle.Close())
-}
-
-// StatsPublisher is an agent whose duty cycle publishes a set of
-// StatsCounters every interval. Run it on a runner of its own with an idle
-// strategy that sleeps (idle.Sleeping), or add it to an agent.Composite
-// with other housekeeping (heartbeats). Between publications DoWork reads
-// the clock and returns 0.
-//
-// Add and Remove may be called from any goroutine at any time; the agent's
-// callbacks follow the agent contract (one goroutine).
-type StatsPublisher struct {
-	interval time.Duration
-	now      func() time.Time
-	next     time.Time
-
-	mu   sync.Mutex
-	sets []*StatsCounters
-}
-
-// NewStatsPublisher returns a publisher of sets every interval (> 0,
-// otherwise ErrBadOption).
-func NewStatsPublisher(interval time.Duration, sets ...*StatsCounters) (*StatsPublisher, error) {
-	if interval <= 0 {
-		return nil, fmt.Errorf("%w: stats publishing interval %v <= 0", ErrBadOption, interval)
-	}
-	return &StatsPublisher{interval: interval, now: time.Now, sets: append([]*StatsCounters(nil), sets...)}, nil
-}
-
-// Add adds sets to those published.
-func (p *StatsPublisher) Add(sets ...*StatsCounters) {
-	p.mu.Lock()
-	p.sets = append(p.sets, sets...)
-	p.mu.Unlock()
-}
-
-// Remove stops publishing s (it does not close it).
-func (p *StatsPublisher) Remove(s *StatsCounters) {
-	p.mu.Lock()
-	for i, x := range p.sets {
-		if x == s {
-			p.sets = append(p.sets[:i], p.sets[i+1:]...)
-			break
-		}
-	}
-	p.mu.Unlock()
-}
-
-// RoleName is "stats-publisher".
-func (p *StatsPublisher) RoleName() string { return "stats-publisher" }
-
-// OnStart publishes at once.
-func (p *StatsPublisher) OnStart() error {
-	p.publish()
-	return nil
-}
-
-// DoWork publishes every set when the interval has passed since the last
-// publication and returns how many it published; otherwise 0.
-func (p *StatsPublisher) DoWork() (int, error) {
-	if p.now().Before(p.next) {
-		return 0, nil
-	}
-	return p.publish(), nil
-}
-
-// OnClose publishes a last time.
-func (p *StatsPublisher) OnClose() error {
-	p.publish()
-	return nil
-}
-
-func (p *StatsPublisher) publish() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.sets {
-		s.Publish()
-	}
-	p.next = p.now().Add(p.interval)
-	return len(p.sets)
 }
 
 // liveCounters are the shared words a runner built WithCounters keeps up to
@@ -212,11 +123,11 @@ var statsCounters = [5]struct {
 	name   string
 	typeID int32
 }{
-	{"duty-cycles", ipccounters.TypeDutyCycles},
-	{"total-work", ipccounters.TypeTotalWork},
-	{"errors", ipccounters.TypeErrors},
-	{"longest-cycle-ns", ipccounters.TypeLongestCycleNs},
-	{"idle-cycles", ipccounters.TypeIdleCycles},
+	{"duty-cycles", countertype.DutyCycles},
+	{"total-work", countertype.TotalWork},
+	{"errors", countertype.Errors},
+	{"longest-cycle-ns", countertype.LongestCycleNs},
+	{"idle-cycles", countertype.IdleCycles},
 }
 
 // allocateStats allocates the five statistics counters of the agent role

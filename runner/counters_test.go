@@ -12,6 +12,7 @@ import (
 	"github.com/dutyrt/duty/agent"
 	ipccounters "github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 func newCountersManager(t *testing.T, n int, reuse time.Duration) (*ipccounters.Manager, *ipccounters.Reader) {
@@ -25,6 +26,15 @@ func newCountersManager(t *testing.T, n int, reuse time.Duration) (*ipccounters.
 	return m, r
 }
 
+// available counts the ids m can allocate now: all but the allocated ones
+// (the managers here reuse freed ids at once).
+func available(t *testing.T, m *ipccounters.Manager) int {
+	t.Helper()
+	n := m.Reader().MaxCounterID() + 1
+	require.NoError(t, m.Reader().ForEachRecord(func(ipccounters.Record) bool { n--; return true }))
+	return n
+}
+
 type shown struct {
 	typeID int32
 	label  string
@@ -34,7 +44,8 @@ type shown struct {
 func readAll(t *testing.T, r *ipccounters.Reader) []shown {
 	t.Helper()
 	var out []shown
-	require.NoError(t, r.ForEach(func(_ int, typeID int32, label string, _ []byte, value int64) bool {
+	require.NoError(t, r.ForEachRecord(func(rec ipccounters.Record) bool {
+		typeID, label, value := rec.TypeID, string(rec.Label), rec.Value
 		out = append(out, shown{typeID, label, value})
 		return true
 	}))
@@ -62,17 +73,16 @@ func TestStatsCountersMirrorRunner(t *testing.T) {
 	require.NoError(t, err)
 	s, err := NewStatsCounters(m, r)
 	require.NoError(t, err)
-	require.Same(t, r, s.Runner())
 	require.Equal(t, []shown{
-		{ipccounters.TypeDutyCycles, "duty-cycles: gateway", 0},
-		{ipccounters.TypeTotalWork, "total-work: gateway", 0},
-		{ipccounters.TypeErrors, "errors: gateway", 0},
-		{ipccounters.TypeLongestCycleNs, "longest-cycle-ns: gateway", 0},
-		{ipccounters.TypeIdleCycles, "idle-cycles: gateway", 0},
+		{countertype.DutyCycles, "duty-cycles: gateway", 0},
+		{countertype.TotalWork, "total-work: gateway", 0},
+		{countertype.Errors, "errors: gateway", 0},
+		{countertype.LongestCycleNs, "longest-cycle-ns: gateway", 0},
+		{countertype.IdleCycles, "idle-cycles: gateway", 0},
 	}, readAll(t, rd))
 
 	require.NoError(t, r.Start())
-	cyc, work, errc, maxc, _ := s.Counters()
+	cyc, work, errc, maxc := s.cycles, s.work, s.errs, s.maxCycle
 	var last [4]int64
 	deadline := time.Now().Add(hangGuard)
 	for done := false; !done; {
@@ -105,9 +115,9 @@ func TestStatsCountersMirrorRunner(t *testing.T) {
 	require.Positive(t, st.MaxCycle)
 	// The final values stay readable in the freed (reclaimed) records.
 	for i, want := range []int64{st.DutyCycles, st.TotalWork, st.Errors, int64(st.MaxCycle)} {
-		state, err := rd.State(i)
+		rec, err := rd.Record(i)
 		require.NoError(t, err)
-		require.Equal(t, ipccounters.StateReclaimed, state)
+		require.Equal(t, ipccounters.StateReclaimed, rec.State)
 		v, err := rd.Value(i)
 		require.NoError(t, err)
 		require.Equal(t, want, v, "counter %d", i)
@@ -125,16 +135,16 @@ func TestStatsCountersClose(t *testing.T) {
 	require.NoError(t, err)
 	s, err := NewStatsCounters(m, r)
 	require.NoError(t, err)
-	require.Zero(t, m.Available())
+	require.Zero(t, available(t, m))
 	require.NoError(t, r.Start())
 	require.NoError(t, r.Close())
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
-	require.Equal(t, 5, m.Available())
+	require.Equal(t, 5, available(t, m))
 
 	others := make([]*ipccounters.Counter, 5)
 	for i := range others {
-		others[i], err = m.Allocate("other", ipccounters.TypeIDUserMin, nil)
+		others[i], err = m.Allocate("other", countertype.UserMin, nil)
 		require.NoError(t, err)
 		others[i].Set(-5)
 	}
@@ -159,9 +169,7 @@ func TestStatsCountersErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadOption)
 	_, err = NewStatsCounters(m, r)
 	require.ErrorIs(t, err, ipccounters.ErrFull)
-	require.Equal(t, 4, m.Available(), "the four allocated counters were freed")
-	_, err = NewStatsPublisher(0)
-	require.ErrorIs(t, err, ErrBadOption)
+	require.Equal(t, 4, available(t, m), "the four allocated counters were freed")
 }
 
 // TestStatsCountersPublishAllocatesNothing: Publish is allocation-free.
@@ -174,69 +182,6 @@ func TestStatsCountersPublishAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	require.Zero(t, testing.AllocsPerRun(1000, s.Publish))
-}
-
-// TestStatsPublisher drives the publisher agent with an Invoker and a fake
-// clock: it publishes on start, then only once the interval has passed,
-// and on close; Add and Remove change the set.
-func TestStatsPublisher(t *testing.T) {
-	m, _ := newCountersManager(t, 10, 0)
-	a1 := &fakeAgent{role: "one"}
-	r1, err := New(a1)
-	require.NoError(t, err)
-	r2, err := New(&fakeAgent{role: "two"})
-	require.NoError(t, err)
-	s1, err := NewStatsCounters(m, r1)
-	require.NoError(t, err)
-	s2, err := NewStatsCounters(m, r2)
-	require.NoError(t, err)
-
-	p, err := NewStatsPublisher(100*time.Millisecond, s1)
-	require.NoError(t, err)
-	now := time.Unix(1000, 0)
-	p.now = func() time.Time { return now }
-	require.Equal(t, "stats-publisher", p.RoleName())
-	inv, err := agent.NewInvoker(p)
-	require.NoError(t, err)
-	require.NoError(t, inv.Start())
-
-	// r1 runs and stops; its counters change only when the publisher
-	// publishes.
-	require.NoError(t, r1.Start())
-	for r1.Stats().DutyCycles < 10 {
-		time.Sleep(time.Millisecond)
-	}
-	require.NoError(t, r1.Close())
-	cyc, _, _, _, _ := s1.Counters()
-	require.Zero(t, cyc.Get(), "published on start, before r1 ran")
-
-	now = now.Add(99 * time.Millisecond)
-	n, err := inv.Invoke()
-	require.NoError(t, err)
-	require.Zero(t, n)
-	require.Zero(t, cyc.Get(), "not before the interval")
-
-	now = now.Add(time.Millisecond)
-	n, err = inv.Invoke()
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	require.Equal(t, r1.Stats().DutyCycles, cyc.Get())
-
-	p.Add(s2)
-	now = now.Add(100 * time.Millisecond)
-	n, err = inv.Invoke()
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	p.Remove(s1)
-	p.Remove(s1) // absent: nothing happens
-	now = now.Add(100 * time.Millisecond)
-	n, err = inv.Invoke()
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	require.NoError(t, inv.Close())
-	require.NoError(t, r2.Close())
-	require.NoError(t, s1.Close())
-	require.NoError(t, s2.Close())
 }
 
 // ExampleNewStatsCounters mirrors a runner's statistics into counters
@@ -258,9 +203,8 @@ func ExampleNewStatsCounters() {
 
 	rd, _ := ipccounters.NewReader(meta, vals)
 	for id := range 3 {
-		label, _ := rd.Label(id)
-		v, _ := rd.Value(id)
-		fmt.Println(label, v)
+		rec, _ := rd.Record(id) // freed, but its label and last value stay
+		fmt.Println(string(rec.Label), rec.Value)
 	}
 	// Output:
 	// duty-cycles: gateway 6
@@ -320,7 +264,7 @@ func TestWithCountersKeepsSharedCountersLive(t *testing.T) {
 	small, _ := newCountersManager(t, 2, 0)
 	_, err = New(a, WithCounters(small))
 	require.ErrorIs(t, err, ipccounters.ErrFull)
-	require.Equal(t, 2, small.Available(), "a failed New frees what it allocated")
+	require.Equal(t, 2, available(t, small), "a failed New frees what it allocated")
 
 	// Closed before start: freed too.
 	m2, rd2 := newCountersManager(t, 8, 0)

@@ -35,8 +35,8 @@
 //   - agent.ErrDone (expected termination): the agent stops silently.
 //   - Other termination errors (agent.ErrTerminated, agent.Terminate): the
 //     agent stops; the error handler is called; not counted. Err returns it.
-//   - Any other error: counted (Stats.Errors and the WithErrorCounter
-//     counter, while the agent is running), passed to the handler, and the
+//   - Any other error: counted (Stats.Errors, and the errors counter of
+//     WithCounters, while the agent is running), passed to the handler, and the
 //     error policy applies (default Continue, Stop for a Group member with
 //     a RestartPolicy; Stop makes Err return it).
 //   - A panic in DoWork: a *PanicError with the value and the stack, counted
@@ -65,9 +65,10 @@
 // # Close
 //
 // Close and CloseContext set the stop flag and cancel the agent's context,
-// then wait for Done (never on thread liveness) up to the close timeout
-// (default 5 s) or the context's end: an agent that does not stop in time
-// gives an error wrapping ErrCloseTimeout that names the role; closing
+// then wait for Done (never on thread liveness) up to 5 s (Close) or the
+// context's end (CloseContext): an agent that does not stop in time gives
+// an error wrapping context.DeadlineExceeded (or the context's error) that
+// names the role; closing
 // again later waits again. Called on the agent's own thread (from DoWork,
 // OnStart or the error handler), Close only sets the flag and returns nil:
 // no self-join, no deadlock. Before Start, Close runs OnClose on the
@@ -115,7 +116,7 @@
 // group makes a fresh agent and restarts it after a back-off, at most Max
 // times within Window; one failure more, or a failure of a member without
 // a policy, ends the group: every member is closed and Err says which
-// agent ended it and why (*MemberError, wrapping ErrGaveUp and the
+// agent ended it and why (an error naming it, wrapping ErrGaveUp and the
 // agent's error). A restart policy covers the errors DoWork returns (its
 // runners get the error policy Stop unless the member's Options set one);
 // each restart is logged and counted (Restarts, and a "restarts: <role>"

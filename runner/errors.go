@@ -13,14 +13,10 @@ var (
 	ErrAlreadyStarted = errors.New("runner: already started")
 	// ErrClosed: Start was called after Close.
 	ErrClosed = sentinel.Closed("runner: closed")
-	// ErrCloseTimeout: the agent did not stop before Close's timeout or
-	// context ended. The error message names the agent's role.
-	ErrCloseTimeout = errors.New("runner: close timed out")
-	// ErrBadOption: an option's value is invalid (New).
+	// ErrBadOption: an option's value is invalid (New), or the system
+	// refused it when Start configured the agent's thread (name, CPU
+	// affinity, timer slack: the error says "thread setup").
 	ErrBadOption = errors.New("runner: bad option")
-	// ErrThreadSetup: the agent's thread could not be configured (name,
-	// CPU affinity, timer slack) (Start).
-	ErrThreadSetup = errors.New("runner: thread setup failed")
 	// ErrGoexit: a callback of the agent (BindContext, OnStart, DoWork,
 	// OnClose) or the error handler ended the agent's goroutine with
 	// runtime.Goexit (t.FailNow in a test agent, for one). OnClose still

@@ -31,9 +31,7 @@ func (t *ticker) DoWork() (int, error) {
 }
 
 func Example() {
-	r, err := runner.New(&ticker{role: "ticker", limit: 1000},
-		runner.WithIdle(idle.Backoff()),
-		runner.WithCloseTimeout(time.Second))
+	r, err := runner.New(&ticker{role: "ticker", limit: 1000}, runner.WithIdle(idle.Backoff()))
 	if err != nil {
 		panic(err)
 	}

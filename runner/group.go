@@ -11,6 +11,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	ipccounters "github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // Member is one agent of a Group: either a fixed Agent, or a New function
@@ -43,7 +44,7 @@ type Member struct {
 // number, counting from the group's start) and backoff (the wait before
 // it). It is counted in Group.Restarts and, for a member whose Options
 // include WithCounters(m), in a counter of m labelled "restarts: <role>"
-// (counters.TypeRestarts), allocated by NewGroup and freed when the group
+// (countertype.Restarts), allocated by NewGroup and freed when the group
 // has stopped.
 type RestartPolicy struct {
 	// Max is the number of restarts allowed within Window; one more
@@ -69,26 +70,26 @@ type groupConfig struct {
 // work is over when one of its agents is. By default the others go on.
 func StopWhenDone() GroupOption { return func(c *groupConfig) { c.stopWhenDone = true } }
 
-// MemberError is why a Group ended by itself: which member, its error, and
-// how many times it had been restarted. It wraps ErrGaveUp when the member
-// failed after using up its restarts (or never had any).
-type MemberError struct {
+// memberError is why a Group ended by itself: which member, its error, and
+// how many times it had been restarted. It wraps ErrGaveUp and the member's
+// error.
+type memberError struct {
 	Role     string
 	Restarts int
 	Err      error
 }
 
-func (e *MemberError) Error() string {
+func (e *memberError) Error() string {
 	if e.Restarts > 0 {
 		return fmt.Sprintf("runner: group ended by agent %s after %d restarts: %v", e.Role, e.Restarts, e.Err)
 	}
 	return fmt.Sprintf("runner: group ended by agent %s: %v", e.Role, e.Err)
 }
 
-func (e *MemberError) Unwrap() []error { return []error{ErrGaveUp, e.Err} }
+func (e *memberError) Unwrap() []error { return []error{ErrGaveUp, e.Err} }
 
-// ErrGaveUp is wrapped by the MemberError of a member that failed with no
-// restart left.
+// ErrGaveUp is wrapped by Group.Err when a member failed with no restart
+// left; the error also wraps the member's own error and names its role.
 var ErrGaveUp = errors.New("runner: member failed, no restart left")
 
 // Group runs agents together: it starts them in the order given, closes
@@ -179,7 +180,7 @@ func (m *member) allocateRestartsCounter() error {
 	if probe.liveCounters == nil {
 		return nil
 	}
-	c, err := probe.liveCounters.Allocate("restarts: "+m.role, ipccounters.TypeRestarts, nil)
+	c, err := probe.liveCounters.Allocate("restarts: "+m.role, countertype.Restarts, nil)
 	if err != nil {
 		return fmt.Errorf("runner: agent %s: allocating its restarts counter: %w", m.role, err)
 	}
@@ -275,8 +276,7 @@ func (r *Runner) closeUnstarted() { _ = r.CloseContext(context.Background()) }
 // member is closed, in reverse order (those not started yet are closed
 // without starting, so their OnClose runs all the same; one whose OnStart
 // is still running is closed when it returns), and Start returns the
-// failure; the others are closed each within its own close timeout
-// (WithCloseTimeout). A group starts once; a closed group does not start
+// failure; the others are closed each within Close's 5 s. A group starts once; a closed group does not start
 // (ErrClosed).
 func (g *Group) Start(ctx context.Context) error {
 	g.mu.Lock()
@@ -348,7 +348,7 @@ func (g *Group) supervise(m *member) {
 				g.mu.Lock()
 				n := m.restarts
 				g.mu.Unlock()
-				g.end(&MemberError{Role: m.role, Restarts: n, Err: err})
+				g.end(&memberError{Role: m.role, Restarts: n, Err: err})
 				return
 			}
 			g.mu.Lock()
@@ -459,8 +459,9 @@ func (g *Group) Close(ctx context.Context) error {
 // after a failed Start.
 func (g *Group) Done() <-chan struct{} { return g.done }
 
-// Err returns why the group ended by itself: a *MemberError, wrapping
-// ErrGaveUp, for a member that failed with no restart left. It is nil
+// Err returns why the group ended by itself: for a member that failed with
+// no restart left, an error naming the member and its restarts that wraps
+// ErrGaveUp and the member's error. It is nil
 // while the group runs, after Close, and when it ended because a member
 // completed (StopWhenDone).
 func (g *Group) Err() error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	ipccounters "github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // journal records the lifecycle events of a group's agents, in order.
@@ -138,7 +139,7 @@ func TestGroupRestartsAndGivesUp(t *testing.T) {
 	}
 	err = g.Err()
 	require.ErrorIs(t, err, ErrGaveUp)
-	var me *MemberError
+	var me *memberError
 	require.ErrorAs(t, err, &me)
 	require.Equal(t, "crash", me.Role)
 	require.Equal(t, 3, me.Restarts)
@@ -217,7 +218,7 @@ func TestNewGroupValidates(t *testing.T) {
 		"restart, no New":   {{Agent: &fakeAgent{role: "x"}, Restart: RestartPolicy{Max: 1}}},
 		"negative":          {{New: mk, Restart: RestartPolicy{Max: -1}}},
 		"two of one role":   {{Agent: &fakeAgent{role: "x"}}, {New: mk}},
-		"bad runner option": {{Agent: &fakeAgent{role: "x"}, Options: []Option{WithCloseTimeout(-1)}}},
+		"bad runner option": {{Agent: &fakeAgent{role: "x"}, Options: []Option{WithTimerSlack(-1)}}},
 	} {
 		_, err := NewGroup(ms)
 		require.ErrorIs(t, err, ErrBadOption, name)
@@ -341,17 +342,17 @@ func TestGroupCountsRestartsInItsCounters(t *testing.T) {
 	restarts := func() []shown {
 		var out []shown
 		for _, c := range readAll(t, rd) {
-			if c.typeID == ipccounters.TypeRestarts {
+			if c.typeID == countertype.Restarts {
 				out = append(out, c)
 			}
 		}
 		return out
 	}
-	require.Equal(t, []shown{{ipccounters.TypeRestarts, "restarts: flaky", 2}}, restarts())
-	require.Equal(t, "restarts", ipccounters.TypeName(ipccounters.TypeRestarts))
+	require.Equal(t, []shown{{countertype.Restarts, "restarts: flaky", 2}}, restarts())
+	require.Equal(t, "restarts", ipccounters.TypeName(countertype.Restarts))
 	require.NoError(t, g.Close(context.Background()))
 	require.Empty(t, restarts(), "freed with the group")
-	require.Equal(t, 6, m.Available(), "every counter freed")
+	require.Equal(t, 6, available(t, m), "every counter freed")
 
 	// No room for the restarts counter: NewGroup fails, and frees what it took.
 	m5, _ := newCountersManager(t, 5, 0)
@@ -361,5 +362,5 @@ func TestGroupCountsRestartsInItsCounters(t *testing.T) {
 		Restart: RestartPolicy{Max: 1},
 	}})
 	require.ErrorIs(t, err, ipccounters.ErrFull)
-	require.Equal(t, 5, m5.Available())
+	require.Equal(t, 5, available(t, m5))
 }

@@ -98,5 +98,3 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	require.Eventually(t, cond, hangGuard, time.Millisecond)
 }
-
-type atomicCounter struct{ atomic.Int64 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/dutyrt/duty/clock"
@@ -22,18 +21,9 @@ const (
 	Stop
 )
 
-func (p Policy) String() string {
-	switch p {
-	case Continue:
-		return "continue"
-	case Stop:
-		return "stop"
-	}
-	return fmt.Sprintf("policy(%d)", int(p))
-}
-
-// DefaultCloseTimeout is how long Close waits for the agent to stop.
-const DefaultCloseTimeout = 5 * time.Second
+// closeTimeout is how long Close waits for the agent to stop (a variable
+// for the tests).
+var closeTimeout = 5 * time.Second
 
 type config struct {
 	idle           idle.Strategy
@@ -41,8 +31,6 @@ type config struct {
 	threadName     string
 	timerSlack     time.Duration
 	handler        func(error)
-	counter        *atomic.Int64
-	closeTimeout   time.Duration
 	errorPolicy    Policy
 	errorPolicySet bool // WithErrorPolicy was given: a Group keeps it
 	panicPolicy    Policy
@@ -116,21 +104,6 @@ func WithErrorHandler(h func(error)) Option {
 			c.errs = append(c.errs, fmt.Errorf("%w: nil error handler", ErrBadOption))
 		}
 		c.handler = h
-	}
-}
-
-// WithErrorCounter sets a counter incremented, before the handler is
-// called, for every error counted in Stats.Errors. It may live in shared
-// memory; it is only written with atomic adds.
-func WithErrorCounter(counter *atomic.Int64) Option { return func(c *config) { c.counter = counter } }
-
-// WithCloseTimeout sets how long Close waits (default 5 s).
-func WithCloseTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("%w: close timeout %v <= 0", ErrBadOption, d))
-		}
-		c.closeTimeout = d
 	}
 }
 

@@ -81,15 +81,15 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 		return nil, fmt.Errorf("%w: nil agent", ErrBadOption)
 	}
 	role := a.RoleName()
-	cfg := config{closeTimeout: DefaultCloseTimeout, errorPolicy: Continue, panicPolicy: Stop}
+	cfg := config{errorPolicy: Continue, panicPolicy: Stop}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.errorPolicy != Continue && cfg.errorPolicy != Stop {
-		cfg.errs = append(cfg.errs, fmt.Errorf("%w: error policy %v", ErrBadOption, cfg.errorPolicy))
+		cfg.errs = append(cfg.errs, fmt.Errorf("%w: error policy %d", ErrBadOption, cfg.errorPolicy))
 	}
 	if cfg.panicPolicy != Continue && cfg.panicPolicy != Stop {
-		cfg.errs = append(cfg.errs, fmt.Errorf("%w: panic policy %v", ErrBadOption, cfg.panicPolicy))
+		cfg.errs = append(cfg.errs, fmt.Errorf("%w: panic policy %d", ErrBadOption, cfg.panicPolicy))
 	}
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", role, err) // err: ErrBadOption's, which says "runner:"
@@ -124,15 +124,12 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 	return r, nil
 }
 
-// Agent returns the agent.
-func (r *Runner) Agent() agent.Agent { return r.agent }
-
 // RoleName returns the agent's role name.
 func (r *Runner) RoleName() string { return r.role }
 
-// ThreadID returns the Linux thread id of the agent's thread, or 0 before
+// threadID returns the Linux thread id of the agent's thread, or 0 before
 // Start.
-func (r *Runner) ThreadID() int { return int(r.tid.Load()) }
+func (r *Runner) threadID() int { return int(r.tid.Load()) }
 
 // Done is closed once the agent has stopped and its OnClose has returned,
 // whatever stopped it (Close, a termination error, a Stop policy).
@@ -221,7 +218,7 @@ func (r *Runner) run(ready chan<- error) {
 	runtime.LockOSThread()
 	r.tid.Store(int64(gettid()))
 	if err := setupThread(&r.cfg); err != nil {
-		startErr = fmt.Errorf("agent %s: %w: %w", r.role, ErrThreadSetup, err)
+		startErr = fmt.Errorf("agent %s: thread setup: %w: %w", r.role, ErrBadOption, err)
 	} else if ca, ok := r.agent.(agent.ContextAware); ok {
 		if err := r.call(func() error { ca.BindContext(r.ctx); return nil }); err != nil {
 			startErr = fmt.Errorf("runner: agent %s: BindContext: %w", r.role, err)
@@ -423,9 +420,6 @@ func (r *Runner) handle(err error) {
 		if r.live != nil {
 			r.live.errors.Add(1)
 		}
-		if r.cfg.counter != nil {
-			r.cfg.counter.Add(1)
-		}
 	}
 	policy := r.cfg.errorPolicy
 	if panicked {
@@ -464,18 +458,18 @@ func (r *Runner) closeAgent() {
 	}
 }
 
-// Close stops the agent and waits for it, up to the close timeout (option
-// WithCloseTimeout, default 5 s). See CloseContext.
+// Close stops the agent and waits for it, up to 5 s; CloseContext waits as
+// long as its context allows.
 func (r *Runner) Close() error {
 	if r.onAgentThread() {
 		r.requestStop()
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.closeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := r.CloseContext(ctx)
-	if errors.Is(err, ErrCloseTimeout) {
-		return fmt.Errorf("runner: agent %s did not stop within %v: %w", r.role, r.cfg.closeTimeout, ErrCloseTimeout)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("runner: agent %s did not stop within %v: %w", r.role, closeTimeout, context.DeadlineExceeded)
 	}
 	return err
 }
@@ -492,8 +486,8 @@ func (r *Runner) Close() error {
 //     returns;
 //   - the agent has already stopped: returns nil, whatever ctx;
 //   - otherwise waits until the agent has stopped and OnClose has returned,
-//     or ctx ends, which gives an error wrapping ErrCloseTimeout and ctx's
-//     error, naming the agent.
+//     or ctx ends, which gives an error wrapping ctx's error
+//     (context.DeadlineExceeded or context.Canceled), naming the agent.
 //
 // Safe to call any number of times, concurrently, from any goroutine; every
 // call from another goroutine waits. OnClose's own error goes to the error
@@ -516,7 +510,7 @@ func (r *Runner) CloseContext(ctx context.Context) error {
 	case <-r.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("runner: agent %s did not stop: %w: %w", r.role, ErrCloseTimeout, ctx.Err())
+		return fmt.Errorf("runner: agent %s did not stop: %w", r.role, ctx.Err())
 	}
 }
 
@@ -570,7 +564,7 @@ type Stats struct {
 	DutyCycles int64         // completed duty cycles
 	TotalWork  int64         // sum of positive work counts
 	IdleCycles int64         // cycles with a work count <= 0
-	Errors     int64         // counted errors (see WithErrorCounter)
+	Errors     int64         // counted errors (see WithErrorHandler)
 	MaxCycle   time.Duration // longest duty cycle, the stall tracker (see WithCycleTiming)
 	IdleState  idle.State    // the idle strategy's state after the last cycle
 	Running    bool          // started and not yet stopped

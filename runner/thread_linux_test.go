@@ -40,7 +40,7 @@ func TestThreadStaysTheSameAcrossCycles(t *testing.T) {
 	require.NoError(t, r.Start())
 	waitDone(t, r)
 	require.Len(t, tids, 1, "every callback on one thread: %v", tids)
-	require.Equal(t, 2002, tids[r.ThreadID()])
+	require.Equal(t, 2002, tids[r.threadID()])
 }
 
 func TestThreadNameIsTheRoleTruncatedTo15Bytes(t *testing.T) {
@@ -132,7 +132,8 @@ func TestAffinityFailureIsReturnedByStart(t *testing.T) {
 	r, err := New(a, WithCPUs(bad))
 	require.NoError(t, err)
 	err = r.Start()
-	require.ErrorIs(t, err, ErrThreadSetup)
+	require.ErrorIs(t, err, ErrBadOption)
+	require.Contains(t, err.Error(), "thread setup")
 	require.ErrorIs(t, err, unix.EINVAL)
 	require.Contains(t, err.Error(), "nowhere")
 	require.Equal(t, []string{"close"}, a.Events(), "OnClose runs, OnStart never did")
@@ -163,7 +164,7 @@ func TestCloseCalledOnTheAgentThreadIsDetected(t *testing.T) {
 	require.False(t, r.onAgentThread(), "not started")
 	require.NoError(t, r.Start())
 	require.False(t, r.onAgentThread(), "the test goroutine cannot be on the locked thread")
-	require.NotZero(t, r.ThreadID())
+	require.NotZero(t, r.threadID())
 	require.NoError(t, r.Close())
 	require.False(t, r.onAgentThread(), "stopped")
 }

@@ -40,22 +40,22 @@
 // # Timer ids
 //
 // An id names the timer's slot and the slot's generation, the number of
-// timers that took the slot (modulo 2^GenerationBits). From the top of a
+// timers that took the slot (modulo 2^g, below). From the top of a
 // non-negative int64:
 //
 //	| 0 | generation: g bits | tick on the wheel: t bits | slot: s bits |
 //
 // where t = log2(TicksPerWheel), s = log2(MaxTickAllocation) (the
 // configured or default maximum, not the tick's current size), and g =
-// min(32, 63 - t - s), at least MinGenerationBits (24): NewWheel refuses
-// a configuration with TicksPerWheel x MaxTickAllocation above 2^39, and
-// the default MaxTickAllocation is min(2^30, 2^39 / TicksPerWheel). A
+// min(32, 63 - t - s), at least 24: NewWheel refuses a configuration
+// with TicksPerWheel x MaxTickAllocation above 2^39, and the default
+// MaxTickAllocation is min(2^30, 2^39 / TicksPerWheel). A
 // timer that takes a slot gets the slot's next generation, so ids are
 // unique among scheduled timers and a stale id is told from the id of a
 // later timer of its slot, until the generation wraps: only after a
 // multiple of 2^g (at least 16 777 216) timers took that one slot can an
 // old id name a timer again. A wheel with a smaller MaxTickAllocation
-// gets a wider generation, up to 32 bits (GenerationBits reports it).
+// gets a wider generation, up to 32 bits.
 // A timer a Handler refuses stays under its id. Ids are not Agrona's
 // (tick << 32 | slot), and their exact values are not an interface:
 // compare them, do not decode them.
@@ -88,7 +88,7 @@
 //     slots of all ticks.
 //   - Schedule returns an error instead of throwing: ErrCapacity when the
 //     tick cannot grow (Config.MaxTickAllocation, default 2^30 slots), and
-//     ErrDeadline for NullDeadline (math.MaxInt64), which marks empty
+//     ErrDeadline for math.MaxInt64, which marks empty
 //     slots (Agrona silently loses such a timer).
 //   - Ids carry their slot's generation (see Timer ids): Cancel and
 //     Deadline of the id of a timer that expired or was cancelled return
@@ -99,7 +99,7 @@
 //     min(2^30, 2^39 / TicksPerWheel).
 //   - Cancel and Deadline accept any int64 and return false for ids that
 //     name no timer (Agrona throws for negative ones). Deadline returns an
-//     ok flag besides NullDeadline.
+//     ok flag besides the deadline (math.MaxInt64 when there is none).
 //   - Poll at now == math.MaxInt64 does not expire empty slots, and the
 //     tick arithmetic saturates instead of overflowing for extreme starts
 //     and deadlines.

@@ -3,19 +3,17 @@ package timer
 import "errors"
 
 var (
-	// ErrResolution: the tick resolution is not a positive power of two.
-	ErrResolution = errors.New("timer: tick resolution is not a positive power of two")
-	// ErrTicksPerWheel: ticks per wheel is not a power of two in [1, MaxTicksPerWheel].
-	ErrTicksPerWheel = errors.New("timer: ticks per wheel is not a power of two in [1, 2^30]")
-	// ErrTickAllocation: the initial or maximum tick allocation is not a
-	// power of two in [1, MaxTickAllocation], the initial one exceeds the
-	// maximum, TicksPerWheel x the maximum exceeds 2^39 (ids would keep
-	// fewer than MinGenerationBits of generation), or TicksPerWheel x the
-	// initial one exceeds MaxInitialSlots.
-	ErrTickAllocation = errors.New("timer: tick allocation is not a power of two in [1, min(2^30, 2^39/TicksPerWheel)]")
-	// ErrDeadline: Schedule was given NullDeadline, the value that marks an
-	// empty slot.
-	ErrDeadline = errors.New("timer: deadline is NullDeadline (math.MaxInt64)")
+	// ErrConfig: NewWheel was given a Config it refuses. The wrapping
+	// error names the field: a Resolution that is not a positive power of
+	// two; TicksPerWheel not a power of two in [1, 2^30]; TickAllocation or
+	// MaxTickAllocation not a power of two in [1, 2^30], or the initial
+	// above the maximum; TicksPerWheel x MaxTickAllocation above 2^39 (ids
+	// would keep fewer than 24 bits of generation); or TicksPerWheel x
+	// TickAllocation above 2^30 initial slots.
+	ErrConfig = errors.New("timer: invalid wheel configuration")
+	// ErrDeadline: Schedule was given math.MaxInt64, the value that marks
+	// an empty slot.
+	ErrDeadline = errors.New("timer: deadline is math.MaxInt64, the empty-slot marker")
 	// ErrCapacity: a tick is full and doubling it would exceed the wheel's
 	// maximum tick allocation. Nothing was scheduled.
 	ErrCapacity = errors.New("timer: tick allocation limit reached")

@@ -79,7 +79,7 @@ func FuzzWheel(f *testing.F) {
 		issued := map[int64]bool{}
 		var stale []int64
 
-		currentTick := func() int64 { return (w.CurrentTickTime()-w.StartTime())/w.Resolution() - 1 }
+		currentTick := func() int64 { return (w.CurrentTickTime()-w.startTime())/w.resolution() - 1 }
 		check := func(what string) {
 			t.Helper()
 			if w.TimerCount() != len(model) {
@@ -91,7 +91,7 @@ func FuzzWheel(f *testing.F) {
 				}
 			}
 			for _, id := range stale[max(0, len(stale)-32):] {
-				if d, ok := w.Deadline(id); ok || d != NullDeadline {
+				if d, ok := w.Deadline(id); ok || d != nullDeadline {
 					t.Fatalf("%s: Deadline(%x) of a stale id = %d, %v", what, id, d, ok)
 				}
 			}
@@ -165,7 +165,7 @@ func FuzzWheel(f *testing.F) {
 				if m.deadline > now {
 					t.Fatalf("expired %x at %d before its deadline %d", id, now, m.deadline)
 				}
-				if d, ok := w.Deadline(id); ok || d != NullDeadline {
+				if d, ok := w.Deadline(id); ok || d != nullDeadline {
 					t.Fatalf("Deadline(%x) of the expiring timer = %d, %v", id, d, ok)
 				}
 				if calls == int(refuseAt) {
@@ -240,7 +240,7 @@ func FuzzWheel(f *testing.F) {
 					id = int64(in.u8()%4)<<w.genShift | int64(in.u8())&w.mask<<w.slotBits | int64(in.u8()%8)
 				}
 				d, ok := w.Deadline(id)
-				if m, in := model[id]; in != ok || (ok && d != m.deadline) || (!ok && d != NullDeadline) {
+				if m, in := model[id]; in != ok || (ok && d != m.deadline) || (!ok && d != nullDeadline) {
 					t.Fatalf("Deadline(%x) = %d, %v; model %v", id, d, ok, m)
 				}
 			case 7: // rarely: reset, set tick time or clear
@@ -322,7 +322,7 @@ func FuzzCancelDeadline(f *testing.F) {
 			ids[got] = d
 		}
 		want, ok := ids[id]
-		if d, got := w.Deadline(id); got != ok || (ok && d != want) || (!ok && d != NullDeadline) {
+		if d, got := w.Deadline(id); got != ok || (ok && d != want) || (!ok && d != nullDeadline) {
 			t.Fatalf("Deadline(%x) = %d, %v; scheduled: %v", id, d, got, ok)
 		}
 		if w.Cancel(id) != ok {

@@ -7,42 +7,42 @@ import (
 )
 
 const (
-	// NullDeadline marks an empty slot (Agrona's NULL_DEADLINE). It is never
+	// nullDeadline marks an empty slot (Agrona's NULL_DEADLINE). It is never
 	// a timer's deadline: Schedule rejects it with ErrDeadline.
-	NullDeadline int64 = math.MaxInt64
+	nullDeadline int64 = math.MaxInt64
 
-	// DefaultTickAllocation is the number of slots per tick when
+	// defaultTickAllocation is the number of slots per tick when
 	// Config.TickAllocation is 0 (Agrona's INITIAL_TICK_ALLOCATION).
-	DefaultTickAllocation = 16
+	defaultTickAllocation = 16
 
-	// MaxTicksPerWheel bounds Config.TicksPerWheel.
-	MaxTicksPerWheel = 1 << 30
+	// maxTicksPerWheel bounds Config.TicksPerWheel.
+	maxTicksPerWheel = 1 << 30
 
-	// MaxTickAllocation bounds the slots of one tick (Agrona's limit on the
+	// maxTickSlots bounds the slots of one tick (Agrona's limit on the
 	// whole wheel array). Config.MaxTickAllocation is also bounded by
-	// 2^(63-MinGenerationBits) / TicksPerWheel, and defaults to the smaller
+	// 2^(63-minGenerationBits) / TicksPerWheel, and defaults to the smaller
 	// of the two bounds.
-	MaxTickAllocation = 1 << 30
+	maxTickSlots = 1 << 30
 
-	// MinGenerationBits is the least number of bits of a timer id that
+	// minGenerationBits is the least number of bits of a timer id that
 	// count the reuses of its slot (see the package documentation, Timer
 	// ids): a stale id can name a later timer of its slot only after a
-	// multiple of 2^MinGenerationBits (16 777 216) timers took that slot.
-	// The tick and the slot take the other 63-MinGenerationBits = 39 bits,
-	// so TicksPerWheel x MaxTickAllocation is at most 2^39.
-	MinGenerationBits = 24
+	// multiple of 2^minGenerationBits (16 777 216) timers took that slot.
+	// The tick and the slot take the other 63-minGenerationBits = 39 bits,
+	// so TicksPerWheel x maxTickSlots is at most 2^39.
+	minGenerationBits = 24
 
-	// MaxInitialSlots bounds the slots NewWheel allocates at once,
+	// maxInitialSlots bounds the slots NewWheel allocates at once,
 	// TicksPerWheel x TickAllocation (12 bytes each: 12 GiB at the bound), as
 	// Agrona bounds its wheel's array: a larger configuration is an error,
 	// not an allocation that kills the process.
-	MaxInitialSlots = 1 << 30
+	maxInitialSlots = 1 << 30
 
 	// maxGenerationBits: generations are stored as uint32.
 	maxGenerationBits = 32
 
 	// placeBits is the most bits the tick and slot fields of an id take.
-	placeBits = 63 - MinGenerationBits
+	placeBits = 63 - minGenerationBits
 
 	// maxTick keeps currentTick+1 from overflowing.
 	maxTick = math.MaxInt64 - 1
@@ -62,17 +62,17 @@ type Config struct {
 	// Resolution is the length of a tick, a positive power of two.
 	Resolution int64
 	// TicksPerWheel is the number of ticks in one rotation, a power of two
-	// in [1, MaxTicksPerWheel].
+	// in [1, 2^30].
 	TicksPerWheel int
 	// TickAllocation is the initial number of slots per tick, a power of
-	// two; 0 means DefaultTickAllocation.
+	// two; 0 means 16 (Agrona's INITIAL_TICK_ALLOCATION).
 	TickAllocation int
 	// MaxTickAllocation bounds a tick's slots (a power of two, at least
-	// TickAllocation, at most MaxTickAllocation and 2^39 / TicksPerWheel);
+	// TickAllocation, at most 2^30 and 2^39 / TicksPerWheel);
 	// 0 means the largest allowed, the smaller of the two bounds (see the
 	// package documentation, Timer ids). Schedule returns ErrCapacity
 	// rather than grow a tick beyond it. A smaller bound leaves ids more
-	// generation bits (Wheel.GenerationBits).
+	// generation bits (see the package documentation, Timer ids).
 	MaxTickAllocation int
 }
 
@@ -118,7 +118,7 @@ type Wheel struct {
 	deferred, carry bool
 }
 
-// spokeSlots is the slots of one tick: deadlines, NullDeadline in free slots,
+// spokeSlots is the slots of one tick: deadlines, nullDeadline in free slots,
 // and in gens the generation of each slot, the number of timers that took
 // it modulo 2^generation bits, which tells a timer's id from the ids of
 // the earlier timers of its slot. Both have the same length.
@@ -139,32 +139,32 @@ func isPow2(v int64) bool { return v > 0 && v&(v-1) == 0 }
 // starting at cfg.Start. It allocates all ticks' initial slots at once.
 func NewWheel(cfg Config) (*Wheel, error) {
 	if !isPow2(cfg.Resolution) {
-		return nil, fmt.Errorf("%w: %d", ErrResolution, cfg.Resolution)
+		return nil, fmt.Errorf("%w: %d", ErrConfig, cfg.Resolution)
 	}
-	if !isPow2(int64(cfg.TicksPerWheel)) || cfg.TicksPerWheel > MaxTicksPerWheel {
-		return nil, fmt.Errorf("%w: %d", ErrTicksPerWheel, cfg.TicksPerWheel)
+	if !isPow2(int64(cfg.TicksPerWheel)) || cfg.TicksPerWheel > maxTicksPerWheel {
+		return nil, fmt.Errorf("%w: %d", ErrConfig, cfg.TicksPerWheel)
 	}
 	alloc, maxAlloc := cfg.TickAllocation, cfg.MaxTickAllocation
 	if alloc == 0 {
-		alloc = DefaultTickAllocation
+		alloc = defaultTickAllocation
 	}
 	tickBits := uint(bits.TrailingZeros64(uint64(cfg.TicksPerWheel)))
 	if maxAlloc == 0 {
-		maxAlloc = min(MaxTickAllocation, 1<<(placeBits-tickBits))
+		maxAlloc = min(maxTickSlots, 1<<(placeBits-tickBits))
 	}
-	if !isPow2(int64(maxAlloc)) || maxAlloc > MaxTickAllocation {
-		return nil, fmt.Errorf("%w: maximum %d", ErrTickAllocation, cfg.MaxTickAllocation)
+	if !isPow2(int64(maxAlloc)) || maxAlloc > maxTickSlots {
+		return nil, fmt.Errorf("%w: maximum %d", ErrConfig, cfg.MaxTickAllocation)
 	}
 	slotBits := uint(bits.TrailingZeros64(uint64(maxAlloc)))
 	if tickBits+slotBits > placeBits {
-		return nil, fmt.Errorf("%w: maximum %d with %d ticks: TicksPerWheel x MaxTickAllocation exceeds 2^%d, leaving ids fewer than %d generation bits",
-			ErrTickAllocation, maxAlloc, cfg.TicksPerWheel, placeBits, MinGenerationBits)
+		return nil, fmt.Errorf("%w: maximum %d with %d ticks: TicksPerWheel x maxTickSlots exceeds 2^%d, leaving ids fewer than %d generation bits",
+			ErrConfig, maxAlloc, cfg.TicksPerWheel, placeBits, minGenerationBits)
 	}
 	if !isPow2(int64(alloc)) || alloc > maxAlloc {
-		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrTickAllocation, cfg.TickAllocation, maxAlloc)
+		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrConfig, cfg.TickAllocation, maxAlloc)
 	}
-	if uint64(cfg.TicksPerWheel)*uint64(alloc) > MaxInitialSlots {
-		return nil, fmt.Errorf("%w: %d ticks of %d slots exceed the %d initial slots a wheel may allocate", ErrTickAllocation, cfg.TicksPerWheel, alloc, MaxInitialSlots)
+	if uint64(cfg.TicksPerWheel)*uint64(alloc) > maxInitialSlots {
+		return nil, fmt.Errorf("%w: %d ticks of %d slots exceed the %d initial slots a wheel may allocate", ErrConfig, cfg.TicksPerWheel, alloc, maxInitialSlots)
 	}
 	genBits := min(maxGenerationBits, 63-tickBits-slotBits)
 	w := &Wheel{
@@ -184,7 +184,7 @@ func NewWheel(cfg Config) (*Wheel, error) {
 	// out.
 	all := make([]int64, w.capacity)
 	for i := range all {
-		all[i] = NullDeadline
+		all[i] = nullDeadline
 	}
 	gens := make([]uint32, w.capacity)
 	for i := range w.spokes {
@@ -245,7 +245,7 @@ func (w *Wheel) take(spoke, slot int) int64 {
 // generation). The slot may be free.
 func (w *Wheel) locate(id int64) (s *spokeSlots, slot int, ok bool) {
 	// A negative id fails this test too: its generation field has bit
-	// 63-genShift set, above genMask (genShift <= 63-MinGenerationBits).
+	// 63-genShift set, above genMask (genShift <= 63-minGenerationBits).
 	gen := uint64(id) >> (w.genShift & 63)
 	if gen > uint64(w.genMask) {
 		return nil, 0, false
@@ -267,9 +267,9 @@ func (w *Wheel) locate(id int64) (s *spokeSlots, slot int, ok bool) {
 //
 // Schedule allocates only to grow a full tick (doubling its slots); it
 // fails with ErrCapacity if that would exceed the maximum tick allocation,
-// and with ErrDeadline for NullDeadline.
+// and with ErrDeadline for math.MaxInt64.
 func (w *Wheel) Schedule(deadline int64) (int64, error) {
-	if deadline == NullDeadline {
+	if deadline == nullDeadline {
 		return 0, ErrDeadline
 	}
 	tick := max(w.tickOf(deadline), w.tick)
@@ -285,7 +285,7 @@ func (w *Wheel) Schedule(deadline int64) (int64, error) {
 	spoke := int(tick & w.mask)
 	slots := w.spokes[spoke].deadlines
 	for i, d := range slots {
-		if d == NullDeadline && (i != w.firingSlot || spoke != w.firingSpoke) {
+		if d == nullDeadline && (i != w.firingSlot || spoke != w.firingSpoke) {
 			slots[i] = deadline
 			w.count++
 			w.added++
@@ -305,7 +305,7 @@ func (w *Wheel) grow(spoke int, deadline int64) (int64, error) {
 	slots := make([]int64, n)
 	copy(slots, old.deadlines)
 	for i := len(old.deadlines); i < n; i++ {
-		slots[i] = NullDeadline
+		slots[i] = nullDeadline
 	}
 	slots[len(old.deadlines)] = deadline
 	gens := make([]uint32, n)
@@ -324,24 +324,24 @@ func (w *Wheel) grow(spoke int, deadline int64) (int64, error) {
 // timer being expired.
 func (w *Wheel) Cancel(id int64) bool {
 	s, slot, ok := w.locate(id)
-	if !ok || s.deadlines[slot] == NullDeadline {
+	if !ok || s.deadlines[slot] == nullDeadline {
 		return false
 	}
-	s.deadlines[slot] = NullDeadline
+	s.deadlines[slot] = nullDeadline
 	w.count--
 	return true
 }
 
 // Deadline returns the deadline of timer id, and false if no timer is
-// scheduled under id (then the deadline is NullDeadline): a stale id
+// scheduled under id (then the deadline is math.MaxInt64): a stale id
 // reports nothing, even if a later timer took its slot.
 func (w *Wheel) Deadline(id int64) (int64, bool) {
 	s, slot, ok := w.locate(id)
 	if !ok {
-		return NullDeadline, false
+		return nullDeadline, false
 	}
 	d := s.deadlines[slot]
-	return d, d != NullDeadline
+	return d, d != nullDeadline
 }
 
 // Poll expires timers of the current tick whose deadline is at or before
@@ -421,8 +421,8 @@ func (w *Wheel) scan(now int64, h Handler, limit int) (expired int, complete boo
 	for i := 0; i < length && expired < limit; i++ {
 		slot := w.pollIndex
 		// Re-read the spoke: h may have grown it.
-		if d := w.spokes[spoke].deadlines[slot]; d != NullDeadline && now >= d {
-			w.spokes[spoke].deadlines[slot] = NullDeadline
+		if d := w.spokes[spoke].deadlines[slot]; d != nullDeadline && now >= d {
+			w.spokes[spoke].deadlines[slot] = nullDeadline
 			w.count--
 			expired++
 			w.firingSpoke, w.firingSlot = spoke, slot
@@ -458,21 +458,19 @@ func (w *Wheel) TimerCount() int { return w.count }
 // units of 12 bytes (a deadline and a generation per slot).
 func (w *Wheel) Capacity() int { return w.capacity }
 
-// GenerationBits returns the number of bits of this wheel's timer ids
+// generationBits returns the number of bits of this wheel's timer ids
 // that hold the slot's generation, 63 - log2(TicksPerWheel) -
-// log2(MaxTickAllocation) but at most 32, and at least MinGenerationBits:
-// a stale id can name a later timer of its slot only after a multiple of
-// 2^GenerationBits timers took that slot.
-func (w *Wheel) GenerationBits() int { return bits.OnesCount32(w.genMask) }
+// log2(maxAlloc) but at most 32, and at least minGenerationBits.
+func (w *Wheel) generationBits() int { return bits.OnesCount32(w.genMask) }
 
-// StartTime returns the time of the start of tick 0.
-func (w *Wheel) StartTime() int64 { return w.start }
+// startTime returns the time of the start of tick 0.
+func (w *Wheel) startTime() int64 { return w.start }
 
-// Resolution returns the length of a tick.
-func (w *Wheel) Resolution() int64 { return 1 << w.shift }
+// resolution returns the length of a tick.
+func (w *Wheel) resolution() int64 { return 1 << w.shift }
 
-// TicksPerWheel returns the number of ticks in one rotation.
-func (w *Wheel) TicksPerWheel() int { return int(w.mask) + 1 }
+// ticksPerWheel returns the number of ticks in one rotation.
+func (w *Wheel) ticksPerWheel() int { return int(w.mask) + 1 }
 
 // CurrentTickTime returns the end of the current tick, the time at which a
 // Poll moves the wheel to the next tick (Agrona's currentTickTime():
@@ -531,8 +529,8 @@ func (w *Wheel) Clear() {
 		}
 		slots := s.deadlines
 		for i, d := range slots {
-			if d != NullDeadline {
-				slots[i] = NullDeadline
+			if d != nullDeadline {
+				slots[i] = nullDeadline
 				left--
 			}
 		}
@@ -552,7 +550,7 @@ func (w *Wheel) ForEach(f func(deadline, id int64)) {
 	left := w.count
 	for s := 0; s < len(w.spokes) && left > 0; s++ {
 		for i := 0; i < len(w.spokes[s].deadlines) && left > 0; i++ {
-			if d := w.spokes[s].deadlines[i]; d != NullDeadline {
+			if d := w.spokes[s].deadlines[i]; d != nullDeadline {
 				added := w.added
 				f(d, w.timerID(s, i, w.spokes[s].gens[i]))
 				left += int(w.added-added) - 1

@@ -67,23 +67,23 @@ func TestNewWheelValidates(t *testing.T) {
 		edit func(*Config)
 		want error
 	}{
-		{"resolution 0", func(c *Config) { c.Resolution = 0 }, ErrResolution},
-		{"resolution 3", func(c *Config) { c.Resolution = 3 }, ErrResolution},
-		{"resolution negative", func(c *Config) { c.Resolution = -1024 }, ErrResolution},
-		{"resolution MinInt64", func(c *Config) { c.Resolution = math.MinInt64 }, ErrResolution},
-		{"ticks 0", func(c *Config) { c.TicksPerWheel = 0 }, ErrTicksPerWheel},
-		{"ticks 12", func(c *Config) { c.TicksPerWheel = 12 }, ErrTicksPerWheel},
-		{"ticks negative", func(c *Config) { c.TicksPerWheel = -64 }, ErrTicksPerWheel},
-		{"ticks 2^31", func(c *Config) { c.TicksPerWheel = 1 << 31 }, ErrTicksPerWheel},
-		{"allocation 6", func(c *Config) { c.TickAllocation = 6 }, ErrTickAllocation},
-		{"allocation negative", func(c *Config) { c.TickAllocation = -16 }, ErrTickAllocation},
-		{"allocation above max", func(c *Config) { c.TickAllocation, c.MaxTickAllocation = 32, 16 }, ErrTickAllocation},
-		{"max allocation 24", func(c *Config) { c.MaxTickAllocation = 24 }, ErrTickAllocation},
-		{"max allocation 2^31", func(c *Config) { c.MaxTickAllocation = 1 << 31 }, ErrTickAllocation},
-		{"too much memory", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 1<<30 }, ErrTickAllocation},
-		{"ticks x max allocation above 2^39", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<10, 1<<30 }, ErrTickAllocation},
-		{"max ticks, max allocation above 2^9", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<30, 1<<10 }, ErrTickAllocation},
-		{"initial slots above MaxInitialSlots", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 16 }, ErrTickAllocation},
+		{"resolution 0", func(c *Config) { c.Resolution = 0 }, ErrConfig},
+		{"resolution 3", func(c *Config) { c.Resolution = 3 }, ErrConfig},
+		{"resolution negative", func(c *Config) { c.Resolution = -1024 }, ErrConfig},
+		{"resolution MinInt64", func(c *Config) { c.Resolution = math.MinInt64 }, ErrConfig},
+		{"ticks 0", func(c *Config) { c.TicksPerWheel = 0 }, ErrConfig},
+		{"ticks 12", func(c *Config) { c.TicksPerWheel = 12 }, ErrConfig},
+		{"ticks negative", func(c *Config) { c.TicksPerWheel = -64 }, ErrConfig},
+		{"ticks 2^31", func(c *Config) { c.TicksPerWheel = 1 << 31 }, ErrConfig},
+		{"allocation 6", func(c *Config) { c.TickAllocation = 6 }, ErrConfig},
+		{"allocation negative", func(c *Config) { c.TickAllocation = -16 }, ErrConfig},
+		{"allocation above max", func(c *Config) { c.TickAllocation, c.MaxTickAllocation = 32, 16 }, ErrConfig},
+		{"max allocation 24", func(c *Config) { c.MaxTickAllocation = 24 }, ErrConfig},
+		{"max allocation 2^31", func(c *Config) { c.MaxTickAllocation = 1 << 31 }, ErrConfig},
+		{"too much memory", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 1<<30 }, ErrConfig},
+		{"ticks x max allocation above 2^39", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<10, 1<<30 }, ErrConfig},
+		{"max ticks, max allocation above 2^9", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<30, 1<<10 }, ErrConfig},
+		{"initial slots above maxInitialSlots", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 16 }, ErrConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
@@ -95,17 +95,17 @@ func TestNewWheelValidates(t *testing.T) {
 		})
 	}
 	w := newWheel(t, Config{Start: -5, Resolution: 1, TicksPerWheel: 1})
-	require.Equal(t, DefaultTickAllocation, w.Capacity())
-	require.EqualValues(t, 1, w.Resolution())
-	require.Equal(t, 1, w.TicksPerWheel())
-	require.EqualValues(t, -5, w.StartTime())
+	require.Equal(t, defaultTickAllocation, w.Capacity())
+	require.EqualValues(t, 1, w.resolution())
+	require.Equal(t, 1, w.ticksPerWheel())
+	require.EqualValues(t, -5, w.startTime())
 	require.EqualValues(t, -4, w.CurrentTickTime())
 	require.Zero(t, w.TimerCount())
 }
 
 func TestScheduleIDsAreGenerationTickAndSlot(t *testing.T) {
 	w := small(t) // 8 ticks (3 bits), slots up to 2^30 (30 bits)
-	require.Equal(t, 30, w.GenerationBits())
+	require.Equal(t, 30, w.generationBits())
 	// gen<<33 | tick<<30 | slot; a slot's first timer is generation 1.
 	// Tick 2 is [1032, 1048): 1040 lands in spoke 2, slots 0 and 1.
 	require.Equal(t, int64(1)<<33|2<<30, schedule(t, w, 1040)) // slot 0
@@ -125,7 +125,7 @@ func TestScheduleIDsAreGenerationTickAndSlot(t *testing.T) {
 }
 
 // TestIDLayout: the generation takes what the tick and slot fields leave
-// of 63 bits, at most 32 and at least MinGenerationBits; ids stay
+// of 63 bits, at most 32 and at least minGenerationBits; ids stay
 // non-negative, and bits above the generation make an id foreign.
 func TestIDLayout(t *testing.T) {
 	for _, tc := range []struct {
@@ -140,9 +140,9 @@ func TestIDLayout(t *testing.T) {
 		{1 << 16, 0, 24},       // 16 + 23
 	} {
 		w := newWheel(t, Config{Resolution: 1, TicksPerWheel: tc.ticks, TickAllocation: 1, MaxTickAllocation: tc.maxAlloc})
-		require.Equal(t, tc.gen, w.GenerationBits(), "%d ticks, max %d", tc.ticks, tc.maxAlloc)
+		require.Equal(t, tc.gen, w.generationBits(), "%d ticks, max %d", tc.ticks, tc.maxAlloc)
 		if tc.maxAlloc == 0 {
-			require.Equal(t, min(MaxTickAllocation, 1<<39/tc.ticks), w.maxAlloc)
+			require.Equal(t, min(maxTickSlots, 1<<39/tc.ticks), w.maxAlloc)
 		}
 		// The last tick, the last generation: the largest id is
 		// non-negative, and the generation then wraps to 0.
@@ -356,7 +356,7 @@ func TestStaleIDIsRejectedAfterSlotReuse(t *testing.T) {
 			require.NotEqual(t, old, fresh, "a reused slot gets a new id")
 			d, ok := w.Deadline(old)
 			require.False(t, ok)
-			require.Equal(t, NullDeadline, d)
+			require.Equal(t, nullDeadline, d)
 			require.Equal(t, 1, w.TimerCount())
 			d, ok = w.Deadline(fresh)
 			require.True(t, ok)
@@ -390,7 +390,7 @@ func TestCancelAndDeadlineRejectForeignIDs(t *testing.T) {
 		require.False(t, w.Cancel(bad), "%x", bad)
 		d, ok := w.Deadline(bad)
 		require.False(t, ok)
-		require.Equal(t, NullDeadline, d)
+		require.Equal(t, nullDeadline, d)
 	}
 	require.Equal(t, 1, w.TimerCount())
 	require.True(t, w.Cancel(id))
@@ -398,7 +398,7 @@ func TestCancelAndDeadlineRejectForeignIDs(t *testing.T) {
 
 func TestScheduleRejectsNullDeadline(t *testing.T) {
 	w := small(t)
-	_, err := w.Schedule(NullDeadline)
+	_, err := w.Schedule(nullDeadline)
 	require.ErrorIs(t, err, ErrDeadline)
 	require.Zero(t, w.TimerCount())
 	id := schedule(t, w, math.MaxInt64-1)
@@ -418,7 +418,7 @@ func TestExtremeStartAndDeadlines(t *testing.T) {
 		w := newWheel(t, Config{Start: start, Resolution: 1 << 20, TicksPerWheel: 4, TickAllocation: 1})
 		n := 0
 		for _, d := range []int64{math.MinInt64, -1, 0, 1, start, math.MaxInt64 - 1} {
-			if d != NullDeadline {
+			if d != nullDeadline {
 				schedule(t, w, d)
 				n++
 			}
@@ -430,7 +430,7 @@ func TestExtremeStartAndDeadlines(t *testing.T) {
 		require.Len(t, r.got, n, "start %d", start)
 		require.NoError(t, w.SetCurrentTickTime(math.MaxInt64))
 		w.Poll(math.MaxInt64, r.handle, 100)
-		require.GreaterOrEqual(t, w.CurrentTickTime(), w.StartTime())
+		require.GreaterOrEqual(t, w.CurrentTickTime(), w.startTime())
 		require.NoError(t, w.ResetStartTime(math.MinInt64))
 		require.Equal(t, int64(math.MinInt64+1<<20), w.CurrentTickTime())
 	}
@@ -445,10 +445,10 @@ func TestResetStartTimeAndSetCurrentTickTime(t *testing.T) {
 	id := schedule(t, w, 2000)
 	require.ErrorIs(t, w.ResetStartTime(0), ErrActiveTimers)
 	require.ErrorIs(t, w.SetCurrentTickTime(5000), ErrActiveTimers)
-	require.EqualValues(t, 1000, w.StartTime())
+	require.EqualValues(t, 1000, w.startTime())
 	require.True(t, w.Cancel(id))
 	require.NoError(t, w.ResetStartTime(64))
-	require.EqualValues(t, 64, w.StartTime())
+	require.EqualValues(t, 64, w.startTime())
 	require.EqualValues(t, 80, w.CurrentTickTime())
 	id = schedule(t, w, 100) // tick 2 from the new start
 	require.EqualValues(t, 2, place(w, id)[0])
@@ -470,7 +470,7 @@ func TestResetStartTimeAndSetCurrentTickTime(t *testing.T) {
 	for _, err := range errs {
 		require.ErrorIs(t, err, ErrInPoll)
 	}
-	require.EqualValues(t, 64, w.StartTime())
+	require.EqualValues(t, 64, w.startTime())
 }
 
 func TestClearAndForEach(t *testing.T) {
@@ -640,7 +640,7 @@ func TestHandlerGrowsCurrentTick(t *testing.T) {
 		return true
 	}
 	require.Equal(t, 1, w.Poll(5, h, 10))
-	require.Equal(t, 4, w.Capacity()-w.TicksPerWheel()+1, "tick 0 grew to 4")
+	require.Equal(t, 4, w.Capacity()-w.ticksPerWheel()+1, "tick 0 grew to 4")
 	require.Equal(t, 2, w.Poll(12, h, 10))
 	require.Len(t, got, 3)
 }
@@ -660,7 +660,7 @@ func TestHandlerPanicLeavesWheelUsable(t *testing.T) {
 }
 
 func TestErrorsAreDistinct(t *testing.T) {
-	all := []error{ErrResolution, ErrTicksPerWheel, ErrTickAllocation, ErrDeadline, ErrCapacity, ErrActiveTimers, ErrInPoll}
+	all := []error{ErrConfig, ErrDeadline, ErrCapacity, ErrActiveTimers, ErrInPoll}
 	for i, a := range all {
 		for j, b := range all {
 			require.Equal(t, i == j, errors.Is(a, b))

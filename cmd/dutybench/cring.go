@@ -182,6 +182,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -220,8 +221,8 @@ func newCRing() (*C.cring, []byte, func(), error) {
 	*cr = C.cring{
 		data: (*C.uint8_t)(mem),
 		cap:  ringCapacity,
-		tail: (*C.int64_t)(unsafe.Add(mem, ringCapacity+ringbuf.TailPositionOffset)),
-		head: (*C.int64_t)(unsafe.Add(mem, ringCapacity+ringbuf.HeadPositionOffset)),
+		tail: (*C.int64_t)(unsafe.Add(mem, ringCapacity+record.TailOffset)),
+		head: (*C.int64_t)(unsafe.Add(mem, ringCapacity+record.HeadOffset)),
 	}
 	free := func() {
 		C.free(unsafe.Pointer(cr))

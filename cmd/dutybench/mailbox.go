@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
@@ -118,7 +119,7 @@ func mailboxActors(cfg *runConfig) (time.Duration, error) {
 // idle strategy would, until c has seen n messages. The call is direct,
 // not through pollUntil's function value: on a round trip's critical path
 // that indirection shows.
-func runActor(t *team, a *mailbox.Actor, c *checker, n int) error {
+func runActor(t *team, a agent.Agent, c *checker, n int) error {
 	for c.received < n {
 		k, err := a.DoWork()
 		if err != nil {

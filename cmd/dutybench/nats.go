@@ -336,8 +336,8 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 		}
 	}
 	for _, a := range []agent.Agent{sending, cons} {
-		backoff, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: idle.DefaultMaxSpins, MaxYields: idle.DefaultMaxYields,
-			MinPark: idle.DefaultMinPark, MaxPark: natsMaxPark})
+		backoff, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
+			MinPark: time.Microsecond, MaxPark: natsMaxPark})
 		rn, err := runner.New(a, runner.WithIdle(backoff), runner.WithTimerSlack(time.Microsecond), runner.WithCycleTiming(false))
 		if err != nil {
 			return g, err

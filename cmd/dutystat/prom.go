@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // The Prometheus exporter (-serve ADDR): every scrape of /metrics samples
@@ -50,29 +51,29 @@ type counterDef struct {
 // The labels of a known counter's metric: the file and the subject of the
 // counter's label (what comes after "<type>: ").
 var counterDefs = map[int32]counterDef{
-	counters.TypeDelivered:          {"duty_mailbox_delivered_messages_total", "Messages the mailbox delivered to its consumer.", "mailbox", 1},
-	counters.TypeConsumedBytes:      {"duty_mailbox_consumed_bytes_total", "Bytes the consumer released from the mailbox's ring: records with their headers and padding.", "mailbox", 1},
-	counters.TypeRefusedClosed:      {"duty_mailbox_refused_closed_total", "Sends refused because the mailbox was closed (each sender got an error).", "mailbox", 1},
-	counters.TypeBackPressureEvents: {"duty_mailbox_back_pressure_total", "Offers refused because the mailbox's ring was full (back-pressure: the sender got an error and may retry).", "mailbox", 1},
-	counters.TypeUnblockedClaims:    {"duty_mailbox_unblocked_claims_total", "Claims of dead producers turned into padding by the consumer: each a message lost.", "mailbox", 1},
-	counters.TypeCorruptRecords:     {"duty_mailbox_corrupt_records_total", "Records the consumer dropped for invalid framing or checksum: each a message lost.", "mailbox", 1},
-	counters.TypeDiscarded:          {"duty_mailbox_discarded_messages_total", "Messages consumed without delivery after Close(Discard).", "mailbox", 1},
-	counters.TypeMailboxDepth:       {"duty_mailbox_depth_bytes", "Bytes waiting in the mailbox when its consumer last published its statistics.", "mailbox", 1},
-	counters.TypeMaxDepth:           {"duty_mailbox_max_depth_bytes", "The largest backlog, in bytes, the mailbox's consumer has found.", "mailbox", 1},
+	countertype.Delivered:          {"duty_mailbox_delivered_messages_total", "Messages the mailbox delivered to its consumer.", "mailbox", 1},
+	countertype.ConsumedBytes:      {"duty_mailbox_consumed_bytes_total", "Bytes the consumer released from the mailbox's ring: records with their headers and padding.", "mailbox", 1},
+	countertype.RefusedClosed:      {"duty_mailbox_refused_closed_total", "Sends refused because the mailbox was closed (each sender got an error).", "mailbox", 1},
+	countertype.BackPressureEvents: {"duty_mailbox_back_pressure_total", "Offers refused because the mailbox's ring was full (back-pressure: the sender got an error and may retry).", "mailbox", 1},
+	countertype.UnblockedClaims:    {"duty_mailbox_unblocked_claims_total", "Claims of dead producers turned into padding by the consumer: each a message lost.", "mailbox", 1},
+	countertype.CorruptRecords:     {"duty_mailbox_corrupt_records_total", "Records the consumer dropped for invalid framing or checksum: each a message lost.", "mailbox", 1},
+	countertype.Discarded:          {"duty_mailbox_discarded_messages_total", "Messages consumed without delivery after Close(Discard).", "mailbox", 1},
+	countertype.MailboxDepth:       {"duty_mailbox_depth_bytes", "Bytes waiting in the mailbox when its consumer last published its statistics.", "mailbox", 1},
+	countertype.MaxDepth:           {"duty_mailbox_max_depth_bytes", "The largest backlog, in bytes, the mailbox's consumer has found.", "mailbox", 1},
 
-	counters.TypeDutyCycles:     {"duty_runner_cycles_total", "Duty cycles the runner ran.", "runner", 1},
-	counters.TypeIdleCycles:     {"duty_runner_idle_cycles_total", "Duty cycles of the runner that did no work (its agents' DoWork returned 0).", "runner", 1},
-	counters.TypeTotalWork:      {"duty_runner_work_total", "Sum of the work counts its agents' DoWork returned: items of work done.", "runner", 1},
-	counters.TypeErrors:         {"duty_runner_errors_total", "Errors its agents reported.", "runner", 1},
-	counters.TypeLongestCycleNs: {"duty_runner_longest_cycle_seconds", "The runner's longest duty cycle since it started.", "runner", 1e-9},
-	counters.TypeRestarts:       {"duty_agent_restarts_total", "Restarts of a group member's agent by its restart policy.", "agent", 1},
+	countertype.DutyCycles:     {"duty_runner_cycles_total", "Duty cycles the runner ran.", "runner", 1},
+	countertype.IdleCycles:     {"duty_runner_idle_cycles_total", "Duty cycles of the runner that did no work (its agents' DoWork returned 0).", "runner", 1},
+	countertype.TotalWork:      {"duty_runner_work_total", "Sum of the work counts its agents' DoWork returned: items of work done.", "runner", 1},
+	countertype.Errors:         {"duty_runner_errors_total", "Errors its agents reported.", "runner", 1},
+	countertype.LongestCycleNs: {"duty_runner_longest_cycle_seconds", "The runner's longest duty cycle since it started.", "runner", 1e-9},
+	countertype.Restarts:       {"duty_agent_restarts_total", "Restarts of a group member's agent by its restart policy.", "agent", 1},
 
-	counters.TypeSubscriberPosition: {"duty_publication_subscriber_position_bytes", "A subscriber's position in a publication's log.", "subscriber", 1},
+	countertype.SubscriberPosition: {"duty_publication_subscriber_position_bytes", "A subscriber's position in a publication's log.", "subscriber", 1},
 
-	counters.TypeHeartbeat: {"duty_heartbeat_timestamp_seconds", "A participant's last sign of life, in seconds since the Unix epoch (its age: time() - this).", "role", 1e-3},
+	countertype.Heartbeat: {"duty_heartbeat_timestamp_seconds", "A participant's last sign of life, in seconds since the Unix epoch (its age: time() - this).", "role", 1e-3},
 }
 
-// bridgeDefs are the natsbridge counters (counters.TypeBridgeEvents,
+// bridgeDefs are the natsbridge counters (countertype.BridgeEvents,
 // labelled "natsbridge-<event>: <bridge> <in|out>"), by event.
 var bridgeDefs = map[string]counterDef{
 	"published":      {"duty_natsbridge_published_batches_total", "Batches the bridge published: handed to the client (core NATS) or acknowledged by the stream (JetStream).", "", 1},
@@ -178,7 +179,7 @@ func metricNames() map[string]dto.MetricType {
 // them again, and a position is no count of events).
 func exportKind(typeID int32) counters.Kind {
 	switch typeID {
-	case counters.TypeSubscriberPosition:
+	case countertype.SubscriberPosition:
 		return counters.KindGauge
 	}
 	return counters.KindOf(typeID)
@@ -293,7 +294,7 @@ func counterMetric(file string, c counterSample) (prometheus.Metric, string) {
 		desc = prometheus.NewDesc(d.name, d.help, []string{"file", d.subject}, nil)
 		labels = []string{file, subject(c.Label)}
 		value *= d.scale
-	} else if c.TypeID == counters.TypeBridgeEvents {
+	} else if c.TypeID == countertype.BridgeEvents {
 		prefix, rest, _ := strings.Cut(c.Label, ": ")
 		event := strings.TrimPrefix(prefix, "natsbridge-")
 		bridge, dir := rest, ""

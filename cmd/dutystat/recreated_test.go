@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 	"github.com/dutyrt/duty/ipc"
 )
 
@@ -20,7 +20,7 @@ func TestNoRateAcrossARecreatedFile(t *testing.T) {
 	dir := t.TempDir()
 	cf, err := ipc.CreateCounters(dir, "stats", 4, nil)
 	require.NoError(t, err)
-	c, err := cf.Manager().Allocate("orders", counters.TypeErrors, nil)
+	c, err := cf.Manager().Allocate("orders", countertype.Errors, nil)
 	require.NoError(t, err)
 	c.Set(1_000_000)
 	var cf2 *ipc.CountersFile
@@ -40,7 +40,7 @@ func TestNoRateAcrossARecreatedFile(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 		cf2, err = ipc.CreateCounters(dir, "stats", 4, nil)
 		require.NoError(t, err)
-		c2, err := cf2.Manager().Allocate("orders", counters.TypeErrors, nil)
+		c2, err := cf2.Manager().Allocate("orders", countertype.Errors, nil)
 		require.NoError(t, err)
 		c2.Set(5)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/countertype"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -80,14 +81,14 @@ func newFixture(t *testing.T) *fixture {
 		c.Set(v)
 		return c
 	}
-	fx.cycles = alloc("duty-cycles: gateway", counters.TypeDutyCycles, nil, 1_000_000)
-	gone := alloc("freed: never shown", counters.TypeErrors, nil, 99)
-	fx.work = alloc("total-work: gateway", counters.TypeTotalWork, []byte{0xab, 0xcd}, 250_000)
-	fx.errs = alloc("errors: gateway", counters.TypeErrors, nil, 3)
-	fx.max = alloc("longest-cycle-ns: gateway", counters.TypeLongestCycleNs, nil, 48_123)
+	fx.cycles = alloc("duty-cycles: gateway", countertype.DutyCycles, nil, 1_000_000)
+	gone := alloc("freed: never shown", countertype.Errors, nil, 99)
+	fx.work = alloc("total-work: gateway", countertype.TotalWork, []byte{0xab, 0xcd}, 250_000)
+	fx.errs = alloc("errors: gateway", countertype.Errors, nil, 3)
+	fx.max = alloc("longest-cycle-ns: gateway", countertype.LongestCycleNs, nil, 48_123)
 	alloc("app counter", counters.UserType(7, counters.KindCounter), nil, -17)
 	alloc("app gauge", counters.UserType(8, counters.KindGauge), nil, 40)
-	fx.beat = alloc("heartbeat: gateway", counters.TypeHeartbeat, nil, time.Now().UnixMilli())
+	fx.beat = alloc("heartbeat: gateway", countertype.Heartbeat, nil, time.Now().UnixMilli())
 	require.NoError(t, gone.Close())
 
 	fx.ring, err = ipc.CreateRing(fx.dir, "orders", 1024)
@@ -102,10 +103,10 @@ func newFixture(t *testing.T) *fixture {
 	fx.corrupt, err = ipc.CreateCounters(fx.dir, "damaged", 4, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { fx.corrupt.Close() })
-	c, err := fx.corrupt.Manager().Allocate("ok before the damage", counters.TypeErrors, nil)
+	c, err := fx.corrupt.Manager().Allocate("ok before the damage", countertype.Errors, nil)
 	require.NoError(t, err)
 	c.Set(5)
-	_, err = fx.corrupt.Manager().Allocate("damaged", counters.TypeErrors, nil)
+	_, err = fx.corrupt.Manager().Allocate("damaged", countertype.Errors, nil)
 	require.NoError(t, err)
 	b, err := fx.corrupt.File.Section(0)
 	require.NoError(t, err)
@@ -303,7 +304,7 @@ func TestJSON(t *testing.T) {
 		c := st.Counters[2]
 		require.Equal(t, "counter", c.Kind)
 		require.Equal(t, "errors: gateway", c.Label)
-		require.Equal(t, counters.TypeErrors, c.TypeID)
+		require.Equal(t, countertype.Errors, c.TypeID)
 		require.Equal(t, "errors", c.Type)
 		require.Equal(t, int64(3+10*(i+1)), c.Value)
 		require.NotNil(t, c.RatePerSec)
@@ -325,13 +326,13 @@ func TestReusedSlotIsANewCounter(t *testing.T) {
 	cf, err := ipc.CreateCounters(dir, "reuse", 2, &counters.Config{FreeToReuseTimeout: 0, Clock: now})
 	require.NoError(t, err)
 	defer cf.Close()
-	c, err := cf.Manager().Allocate("first", counters.TypeErrors, nil)
+	c, err := cf.Manager().Allocate("first", countertype.Errors, nil)
 	require.NoError(t, err)
 	c.Set(1000)
 	fe := &fakeEnv{t: time.Now()}
 	fe.onSleep = func(time.Duration) {
 		require.NoError(t, c.Close())
-		c2, err := cf.Manager().Allocate("second", counters.TypeErrors, nil)
+		c2, err := cf.Manager().Allocate("second", countertype.Errors, nil)
 		require.NoError(t, err)
 		require.Equal(t, c.ID(), c2.ID())
 		c2.Set(5)
@@ -410,7 +411,7 @@ func FuzzSampleCounters(f *testing.F) {
 	defer cf.Close()
 	b, err := cf.File.Section(0)
 	require.NoError(f, err)
-	c, err := cf.Manager().Allocate("seed", counters.TypeErrors, []byte("k"))
+	c, err := cf.Manager().Allocate("seed", countertype.Errors, []byte("k"))
 	require.NoError(f, err)
 	c.Set(9)
 	// Inputs are a prefix of the metadata region (at most two records, so

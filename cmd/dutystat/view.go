@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/internal/countertype"
 )
 
 // A view is a frame as an operator reads it: one row per mailbox, per
@@ -124,36 +124,36 @@ func summarize(f *frame) view {
 				return runners[k]
 			}
 			switch c.TypeID {
-			case counters.TypeDelivered:
+			case countertype.Delivered:
 				m := mb()
 				m.Delivered, m.DeliveredRate = c.Value, c.RatePerSec
-			case counters.TypeConsumedBytes:
+			case countertype.ConsumedBytes:
 				mb().BytesRate = c.RatePerSec
-			case counters.TypeMailboxDepth:
+			case countertype.MailboxDepth:
 				mb().Depth = c.Value
-			case counters.TypeMaxDepth:
+			case countertype.MaxDepth:
 				mb().MaxDepth = c.Value
-			case counters.TypeBackPressureEvents:
+			case countertype.BackPressureEvents:
 				m := mb()
 				m.BackPressure, m.BackPressRate = c.Value, c.RatePerSec
-			case counters.TypeUnblockedClaims, counters.TypeCorruptRecords, counters.TypeDiscarded:
+			case countertype.UnblockedClaims, countertype.CorruptRecords, countertype.Discarded:
 				mb().Lost += c.Value
-			case counters.TypeRefusedClosed:
+			case countertype.RefusedClosed:
 				mb().RefusedClosed = c.Value
-			case counters.TypeDutyCycles:
+			case countertype.DutyCycles:
 				r := rn()
 				r.Cycles, r.CycleRate = c.Value, c.RatePerSec
 				cycleRates[k] = c.RatePerSec
-			case counters.TypeIdleCycles:
+			case countertype.IdleCycles:
 				rn()
 				idleRates[k] = c.RatePerSec
-			case counters.TypeTotalWork:
+			case countertype.TotalWork:
 				rn().WorkRate = c.RatePerSec
-			case counters.TypeLongestCycleNs:
+			case countertype.LongestCycleNs:
 				rn().LongestNs = c.Value
-			case counters.TypeErrors:
+			case countertype.Errors:
 				rn().Errors = c.Value
-			case counters.TypeBridgeEvents:
+			case countertype.BridgeEvents:
 				prefix, rest, _ := strings.Cut(c.Label, ": ")
 				name, dir := rest, ""
 				if i := strings.LastIndexByte(rest, ' '); i >= 0 {

@@ -3,7 +3,7 @@
 //
 //   - a plain agent.Agent of the user's (Greeter), which sends a greeting
 //     into a mailbox every few duty cycles;
-//   - an actor (mailbox.Actor) that owns that mailbox and answers each
+//   - an actor (mailbox.NewActor) that owns that mailbox and answers each
 //     greeting by counting it.
 //
 // Each role is one fx module that provides its agent (dutyfx.AsAgent, or
@@ -28,6 +28,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -105,7 +106,7 @@ var GreeterModule = fx.Module("greeter",
 // TallyModule provides the actor that drains the greetings mailbox.
 var TallyModule = fx.Module("tally",
 	fx.Provide(func() *Tally { return &Tally{} }),
-	fx.Provide(dutyfx.AsAgent(func(in *mailbox.Mailbox, t *Tally) (*mailbox.Actor, error) {
+	fx.Provide(dutyfx.AsAgent(func(in *mailbox.Mailbox, t *Tally) (agent.Agent, error) {
 		return mailbox.NewActor("tally", in, t.handle, mailbox.WithCloseMode(mailbox.Drain))
 	})),
 )

@@ -91,18 +91,22 @@ func boolInt(b bool) int {
 // never send), and, with -record, the journal stream each consumed
 // message is appended to.
 type inbox struct {
-	*mailbox.Actor
-	r   *message.Router
-	out *output
-	rec *recStream // nil: not recording
+	agent.Agent // the mailbox's actor
+	mb          *mailbox.Mailbox
+	r           *message.Router
+	out         *output
+	rec         *recStream // nil: not recording
 }
 
 func newInbox(mb *mailbox.Mailbox, r *message.Router, out *output) (*inbox, error) {
-	i := &inbox{r: r, out: out}
+	i := &inbox{mb: mb, r: r, out: out}
 	var err error
-	i.Actor, err = mailbox.NewReceiverActor(mb.Name(), mb, i)
+	i.Agent, err = mailbox.NewReceiverActor(mb.Name(), mb, i)
 	return i, err
 }
+
+// Mailbox is the inbox's mailbox.
+func (i *inbox) Mailbox() *mailbox.Mailbox { return i.mb }
 
 // Receive delivers one message to the router (mailbox.Receiver).
 func (i *inbox) Receive(m *mailbox.Message) (mailbox.Action, error) {

@@ -83,7 +83,7 @@ func defaultConfig() config {
 		Rate:        100_000,
 		Seed:        1,
 		Threads:     2,
-		IdleSpec:    idle.AliasBackoff,
+		IdleSpec:    "backoff",
 		Capacity:    64 * 1024,
 		Spawn:       true,
 		Drain:       5 * time.Second,
@@ -320,7 +320,7 @@ func parseIdle(spec string, threads []thread) (map[string]string, error) {
 	}
 	for _, t := range threads {
 		if _, ok := out[t.role]; !ok {
-			out[t.role] = idle.AliasBackoff
+			out[t.role] = "backoff"
 		}
 	}
 	return out, nil

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
@@ -40,9 +41,9 @@ var exchangeLabels = [1 + numExchPub]string{
 func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 	rd := c.Reader()
 	id := -1
-	err := rd.ForEach(func(i int, typeID int32, l string, _ []byte, _ int64) bool {
-		if typeID == counterType && l == label {
-			id = i
+	err := rd.ForEachRecord(func(rec counters.Record) bool {
+		if rec.TypeID == counterType && string(rec.Label) == label {
+			id = rec.ID
 			return false
 		}
 		return true

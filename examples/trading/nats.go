@@ -155,8 +155,8 @@ func (l *natsLink) startOutbounds() error {
 		}
 		a = c
 	}
-	b, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: idle.DefaultMaxSpins, MaxYields: idle.DefaultMaxYields,
-		MinPark: idle.DefaultMinPark, MaxPark: 100 * time.Microsecond})
+	b, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
+		MinPark: time.Microsecond, MaxPark: 100 * time.Microsecond})
 	if err != nil {
 		return err
 	}

@@ -117,14 +117,30 @@ func (s stageAgents) byRole(role string) agent.Agent {
 	return nil
 }
 
-// namedComposite is an agent.Composite with a short role name (the
+// namedComposite is an agent.NewComposite with a short role name (the
 // thread's name: "trader" rather than "[feed,strategy,risk]").
 type namedComposite struct {
-	*agent.Composite
+	agent.Agent
 	role string
 }
 
 func (n namedComposite) RoleName() string { return n.role }
+
+// Agents are the composite's members (what dutyfx's "wake" idle strategy
+// sleeps for).
+func (n namedComposite) Agents() []agent.Agent {
+	if c, ok := n.Agent.(interface{ Agents() []agent.Agent }); ok {
+		return c.Agents()
+	}
+	return nil
+}
+
+// BindContext passes ctx on to the members (agent.ContextAware).
+func (n namedComposite) BindContext(ctx context.Context) {
+	if c, ok := n.Agent.(agent.ContextAware); ok {
+		c.BindContext(ctx)
+	}
+}
 
 // The fx modules: one per agent role, the mailboxes, the threads that
 // group the agents for dutyfx.Runners, and the printer.

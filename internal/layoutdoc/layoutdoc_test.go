@@ -19,6 +19,7 @@ var selfChecked = map[string]bool{
 	"histogram":   true,
 	"ipc":         true,
 	"mailbox":     true,
+	"natsbridge":  true,
 	"publication": true,
 	"ringbuf":     true,
 }

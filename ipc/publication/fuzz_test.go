@@ -66,14 +66,14 @@ func FuzzSubscriptionReader(f *testing.F) {
 		{0, -128, pubTypeID, 128},              // a record of the MTU
 		{0, -144, frag, 144},                   // the smallest fragmented message
 		{0, -320, frag, 512},                   // the largest
-		{1016, -8, ringbuf.PaddingTypeID, 16},  // padding to the end of the log
+		{1016, -8, record.PaddingTypeID, 16},   // padding to the end of the log
 		{0, 0, 0, 16},                          // claimed, nothing written yet
 		{0, -4, pubTypeID, 64},                 // shorter than a header
 		{0, -136, pubTypeID, 256},              // beyond the MTU
 		{0, -136, frag, 256},                   // no fragmented claim's size
 		{0, -16, pubTypeID, 8},                 // beyond the tail
 		{992, -64, pubTypeID, 64},              // beyond the end of the log
-		{0, -16, ringbuf.PaddingTypeID, 64},    // padding short of the end
+		{0, -16, record.PaddingTypeID, 64},     // padding short of the end
 		{0, 0, pubTypeID, 64},                  // a type without a length
 		{0, math.MinInt32, pubTypeID, 1 << 20}, // the most negative
 		{0, -16, pubTypeID | fragmentFlag, 64}, // a fragment without BEGIN

@@ -190,7 +190,7 @@ func TestImpossibleClaimMarkerIsCorrupt(t *testing.T) {
 		{"past the tail", 16, 16, -48, pubTypeID},
 		{"type 0", 16, 16, -16, 0},
 		{"negative type", 16, 16, -16, -2},
-		{"padding short of the end of the log", 16, 16, -16, ringbuf.PaddingTypeID},
+		{"padding short of the end of the log", 16, 16, -16, record.PaddingTypeID},
 		{"fragmented, beyond the max message", 16, 544, -544, frag},
 		{"fragmented, not a claim size", 16, 528, -520, frag},
 		{"fragmented, misaligned", 16, 528, -527, frag},
@@ -233,7 +233,7 @@ func TestPossibleClaimMarkersWait(t *testing.T) {
 		{"nothing written yet", 16, 16, 0, 0},
 		{"plain at the MTU", 16, 512, -512, pubTypeID},
 		{"fragmented", 16, 528, -528, frag},
-		{"padding to the end of the log", 4032, 64, -64, ringbuf.PaddingTypeID},
+		{"padding to the end of the log", 4032, 64, -64, record.PaddingTypeID},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock, p, s, index := stalledAtClaim(t, c.at, c.claimed)

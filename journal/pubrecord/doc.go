@@ -6,7 +6,7 @@
 //
 //	sub, err := publication.OpenSubscription(ctx, path)
 //	rec, err := pubrecord.NewRecorder("record-quotes", j, 7, sub, 0) // stream 7 for this source
-//	// run rec on the journal writer's runner (agent.Composite for several sources)
+//	// run rec on the journal writer's runner (agent.NewComposite for several sources)
 //
 //	t, err := j.NewTailer()
 //	rep, err := pubrecord.NewReplayer("replay-quotes", t, pub, 0, 7) // stream 7 into pub
@@ -16,7 +16,7 @@
 // message to the journal on its stream, with the message's type id and
 // the time it was recorded: one stream per source, so that a replay can
 // pick sources apart. It is the journal's writer: several Recorders of
-// one journal run on one thread (one runner, an agent.Composite). A
+// one journal run on one thread (one runner, an agent.NewComposite). A
 // journal error leaves the message unconsumed in the publication (nothing
 // is lost); the Recorder returns the error. At the publication's end of
 // stream (its owner closed it, or died, and everything was read) the
