@@ -6,13 +6,13 @@ GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 3s
 
-.PHONY: test vet lint codegen race invariants allocs cring zmq4 fuzz-smoke bench-smoke ci demo
+.PHONY: test vet lint codegen race invariants allocs cring zmq4 protoactor fuzz-smoke bench-smoke ci demo
 
 ## test: everything a change must pass (vet, staticcheck, the hot paths'
 ## generated code, tests under -race, the packages with unsafe ring access
 ## again with their invariant checks, dutybench's C reference ring, and the
 ## benchmarks' allocation check)
-test: vet lint codegen race invariants allocs cring zmq4
+test: vet lint codegen race invariants allocs cring zmq4 protoactor
 
 # The C reference ring needs cgo and a C compiler (present on the project's
 # machines); without one its vet and tests are skipped with a message.
@@ -31,6 +31,7 @@ vet:
 	GOARCH=arm64 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	$(GO) vet -tags zmq4 ./cmd/dutybench
+	$(GO) vet -tags protoactor ./cmd/dutybench
 ifeq ($(HAVE_CC),yes)
 	$(GO) vet -tags cring ./cmd/dutybench
 else
@@ -84,6 +85,12 @@ endif
 ## message
 zmq4:
 	$(GO) test -count=1 -tags zmq4 -run 'TestSmokeEveryVariant/goroutines/wz.*/zmq4|TestCorruptSequenceFails/wz.*/zmq4' ./cmd/dutybench
+
+## protoactor: dutybench's protoactor-go variants of WA and WAL (build tag
+## protoactor, which keeps protoactor-go out of the default build) and
+## duty's beside them run and fail on a corrupt message
+protoactor:
+	$(GO) test -count=1 -tags protoactor -run 'TestSmokeEveryVariant/.*/wal?/|TestCorruptSequenceFails/wal?/' ./cmd/dutybench
 
 ## fuzz-smoke: every fuzz target for FUZZTIME
 fuzz-smoke:

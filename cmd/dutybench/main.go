@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl,wn,wnl,wz,wzl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
+//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl,wn,wnl,wa,wal,wz,wzl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
 //
 // docs/benchmarks.md describes the method and the measured figures.
 package main
@@ -91,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON to stdout instead of tables")
 	fs.BoolVar(&o.lock, "lock", true, "lock each goroutine of a workload to its OS thread (w1, w3; the runner always locks)")
 	fs.BoolVar(&o.pin, "pin", true, "pin the locked threads to the first two CPUs, as the probe is (needs -lock)")
-	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: "+extraNames()+"; -tags cring adds the C reference's, -tags zmq4 go-zeromq/zmq4 in wz and wzl); ratios are to the first one run")
+	vs := fs.String("variants", "", "comma-separated variants to run, in the workload's order (default: the standard ones; extras: "+extraNames()+"; -tags cring adds the C reference's, -tags zmq4 go-zeromq/zmq4 in wz and wzl, -tags protoactor protoactor-go in wa and wal); ratios are to the first one run")
 	fs.BoolVar(&o.limit, "limit", true, "with -tags cring: run W1's and W3's C references beside the variants and report each figure as a ratio to its reference too")
 	fs.DurationVar(&o.timeout, "timeout", 0, "hang guard per repetition (default 2m + 200µs per message or round trip)")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the whole run to this file")

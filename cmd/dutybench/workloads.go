@@ -113,7 +113,7 @@ func blocking(v variant) variant             { v.goroutines = true; return v }
 // registry lists the workloads, in the order they run by default, and every
 // variant of each: the one table of names (docs/workloads.md, "Variant
 // names", keeps them fixed). The variants built only with a tag come from
-// cringVariants and zmq4Variants, empty without it.
+// cringVariants, zmq4Variants and protoactorVariants, empty without it.
 var registry = newRegistry()
 
 func newRegistry() []*workload {
@@ -200,6 +200,8 @@ func newRegistry() []*workload {
 			natsVariant("bridge", natsBridgeLatency(true)),
 			natsVariant("bridge-runner", natsBridgeLatency(false)),
 		}},
+		{name: "wa", kind: kindThroughput, defaultN: 5_000_000, defaultReps: 5, variants: actorVariants(false)},
+		{name: "wal", kind: kindLatency, defaultN: 200_000, defaultReps: 5, variants: actorVariants(true)},
 		{name: "wz", kind: kindThroughput, defaultN: 1_000_000, defaultReps: 5, variants: []variant{
 			blocking(std("length-prefix", lengthPrefixStream)),
 			blocking(std("zmtp", zmtpStream(true))),

@@ -1,0 +1,116 @@
+//go:build protoactor
+
+package main
+
+// WA and WAL through protoactor-go, the Go actor framework a user would
+// choose instead of duty: the baseline of both. Built only with
+// -tags protoactor: protoactor-go is a dependency of this benchmark, and
+// the default build of dutybench does not link it.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// protoactorVariants are WA's (latency false) or WAL's protoactor-go
+// variant. It allocates per message (the message boxed in an interface,
+// the mailbox's queue nodes, a future per request).
+func protoactorVariants(latency bool) []variant {
+	run := protoactorStream
+	if latency {
+		run = protoactorPingPong
+	}
+	return []variant{{name: "protoactor", run: run, goroutines: true, allocates: true}}
+}
+
+// newActorSystem returns an actor system with protoactor-go's defaults but
+// for its logger, which is silenced: it logs a line per system started.
+func newActorSystem() *actor.ActorSystem {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+}
+
+// withActor spawns an actor of receive on a new actor system, runs fn with
+// them, then stops the actor and shuts the system down.
+func withActor(receive actor.ReceiveFunc, fn func(*actor.ActorSystem, *actor.PID) (time.Duration, error)) (time.Duration, error) {
+	system := newActorSystem()
+	defer system.Shutdown()
+	pid := system.Root.Spawn(actor.PropsFromFunc(receive))
+	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
+	return fn(system, pid)
+}
+
+// protoactorWriter sends the payload's sequence number as a benchMsg (a
+// value: the actor reads it on another goroutine) with Send.
+type protoactorWriter struct {
+	root *actor.RootContext
+	pid  *actor.PID
+}
+
+func (w protoactorWriter) Write(_ int32, p []byte) error {
+	w.root.Send(w.pid, benchMsg{Seq: binary.LittleEndian.Uint64(p)})
+	return nil
+}
+
+// protoactorStream is WA's protoactor variant: the producer sends each
+// benchMsg with Send to an actor whose Receive function checks it.
+func protoactorStream(cfg *runConfig) (time.Duration, error) {
+	c, last := newChecker(1), newLastMessage(cfg.n)
+	return withActor(func(ctx actor.Context) {
+		if m, ok := ctx.Message().(benchMsg); ok {
+			c.checkMsg(&m)
+			last.seen(c)
+		}
+	}, func(system *actor.ActorSystem, pid *actor.PID) (time.Duration, error) {
+		abort := newAbortSignal()
+		t := newTeam(cfg.place, abort)
+		w := protoactorWriter{root: system.Root, pid: pid}
+		t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, nil, nil) })
+		t.spawn(1, func() error {
+			end, err := last.await(abort, nil, nil)
+			if err != nil {
+				return err
+			}
+			t.end = end
+			return c.finish([]int{cfg.n})
+		})
+		return t.run(cfg.timeout)
+	})
+}
+
+// protoactorPingPong is WAL's protoactor variant: the pinger asks the
+// ponger with RequestFuture and waits for the Result; the ponger's Receive
+// function checks each ping and answers it with Respond.
+func protoactorPingPong(cfg *runConfig) (time.Duration, error) {
+	pc, c, last := newChecker(1), newChecker(1), newLastMessage(cfg.n)
+	return withActor(func(ctx actor.Context) {
+		if m, ok := ctx.Message().(benchMsg); ok {
+			ctx.Respond(m)
+			c.checkMsg(&m)
+			last.seen(c)
+		}
+	}, func(system *actor.ActorSystem, pid *actor.PID) (time.Duration, error) {
+		abort := newAbortSignal()
+		t := newTeam(cfg.place, abort)
+		return roundTrips(cfg, t, pc, c, func(p []byte) error {
+			res, err := system.Root.RequestFuture(pid, benchMsg{Seq: binary.LittleEndian.Uint64(p)}, cfg.timeout).Result()
+			if err != nil {
+				return fmt.Errorf("dutybench: protoactor: %w", err)
+			}
+			m, ok := res.(benchMsg)
+			if !ok {
+				return fmt.Errorf("%w: protoactor: a reply of type %T", errPayload, res)
+			}
+			pc.checkMsg(&m)
+			return nil
+		}, func() error {
+			_, err := last.await(abort, nil, nil)
+			return err
+		})
+	})
+}
