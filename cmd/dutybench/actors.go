@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
@@ -104,7 +105,7 @@ func (l *lastMessage) await(abort *abortSignal, stopped <-chan struct{}, why fun
 
 // startActor starts a runner for a, in the placement's slot (pinned when
 // the run pins) with idle strategy s.
-func startActor(a *mailbox.Actor, s idle.Strategy, place placement, slot int) (*runner.Runner, error) {
+func startActor(a agent.Agent, s idle.Strategy, place placement, slot int) (*runner.Runner, error) {
 	opts := []runner.Option{runner.WithIdle(s)}
 	if cpu := place.cpu(slot); cpu >= 0 {
 		opts = append(opts, runner.WithCPUs(cpu))
@@ -252,7 +253,7 @@ func actorPingPong(newIdle actorIdle) runFunc {
 
 // driveUntil runs a's duty cycle with idle strategy s, as a runner would,
 // until c has seen n messages.
-func driveUntil(t *team, a *mailbox.Actor, s idle.Strategy, c *checker, n int) error {
+func driveUntil(t *team, a agent.Agent, s idle.Strategy, c *checker, n int) error {
 	for c.received < n {
 		k, err := a.DoWork()
 		if err != nil {
