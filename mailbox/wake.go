@@ -148,6 +148,14 @@ func (w *wakeIdle) sleep() {
 
 func (w *wakeIdle) Reset() { w.count = 0 }
 
+// Wake ends a sleep now, from any goroutine: a runner that is closed wakes
+// its agent's strategy this way (its duty loop then sees the close).
+func (w *wakeIdle) Wake() {
+	for _, mb := range w.mbs {
+		mb.wake()
+	}
+}
+
 func (w *wakeIdle) Alias() string { return "wake" }
 
 func (w *wakeIdle) String() string { return fmt.Sprintf("wake:%d:%v", w.cfg.Spins, w.cfg.MaxSleep) }

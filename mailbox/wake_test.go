@@ -13,6 +13,7 @@ import (
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/internal/buildtags"
+	"github.com/dutyrt/duty/runner"
 )
 
 // wakeSends is the number of messages of the wake-up stress test: 10^7
@@ -169,5 +170,29 @@ func TestWakeIdleWakesToClose(t *testing.T) {
 		require.ErrorIs(t, err, agent.ErrDone)
 	case <-time.After(time.Minute): // hang guard only: unwoken, it sleeps for an hour
 		t.Fatal("the actor slept through the close")
+	}
+}
+
+// A runner closed while its agent sleeps wakes it (the strategy's Wake),
+// instead of waiting for the sleep to end.
+func TestRunnerCloseWakesASleepingAgent(t *testing.T) {
+	mb := newMailbox(t, Config{})
+	a, err := NewActor("a", mb, func(*Message) Action { return Continue })
+	require.NoError(t, err)
+	st, err := NewWakeIdle(WakeConfig{Spins: 1, MaxSleep: time.Hour}, mb)
+	require.NoError(t, err)
+	r, err := runner.New(a, runner.WithIdle(st))
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	for mb.w.doorbell.Load() == 0 {
+		time.Sleep(100 * time.Microsecond) // until the agent sleeps
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- r.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(time.Minute): // hang guard only: unwoken, it sleeps for an hour
+		t.Fatal("Close waited for the sleep to end")
 	}
 }

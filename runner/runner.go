@@ -535,6 +535,12 @@ func (r *Runner) requestStop() {
 	r.asked.Store(true)
 	r.stop.Store(true)
 	r.cancel()
+	// An idle strategy that sleeps until it is woken (mailbox.NewWakeIdle)
+	// is woken, so that the duty loop sees stop at once rather than at the
+	// end of its sleep. Wake is safe from any goroutine.
+	if w, ok := r.cfg.idle.(interface{ Wake() }); ok {
+		w.Wake()
+	}
 }
 
 // closeRequested reports whether Close or CloseContext was called, as
