@@ -61,6 +61,10 @@ type config struct {
 	// directory, or replay a recorded run from them (record.go).
 	Record, Replay string
 	MD             string // -md: "" (the in-process feed), "auto" (start the feeder) or its endpoint (md.go)
+	// -md-curve, -md-curve-server, -md-curve-secret: the market data over
+	// CURVE (md.go).
+	MDCurve                      bool
+	MDCurveServer, MDCurveSecret string
 
 	// dropReport (-lose-report), if > 0, makes the exchange skip sending
 	// its dropReport-th report to the strategy: the proof that the
@@ -114,6 +118,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Verbose, "v", cfg.Verbose, "log fx events to stderr")
 	fs.StringVar(&cfg.Record, "record", "", "record every agent's input into journals in this new directory (replay it with -replay); with -ipc or -nats the exchange process records the exchange's")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay a run recorded with -record from this directory: the same final positions and reconciliation")
+	fs.BoolVar(&cfg.MDCurve, "md-curve", false, "with -md: the market data over CURVE, encrypted and authenticated (a key pair made for the demo and for the feeder it starts)")
+	fs.StringVar(&cfg.MDCurveServer, "md-curve-server", "", "with -md ENDPOINT: the feeder's CURVE public key (Z85; mdfeed -keygen prints it)")
+	fs.StringVar(&cfg.MDCurveSecret, "md-curve-secret", "", "with -md ENDPOINT: the file of the demo's CURVE secret key (mdfeed -keygen writes it)")
 	fs.Var(optionalFlag{&cfg.MD, mdAuto}, "md", "take the market data from a ZMTP PUB endpoint: -md starts the feeder on a free loopback port, -md ENDPOINT connects to one (examples/trading/mdfeed)")
 	fs.Int64Var(&cfg.dropReport, "lose-report", 0, "lose the N-th execution report on its way to the strategy, to watch the reconciliation catch it (exit status 1)")
 	if err := fs.Parse(args); err != nil {

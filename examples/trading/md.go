@@ -46,22 +46,13 @@ import (
 // forwarding when the demo's feed stops.
 //
 // CURVE (docs/zmtp.md, "CURVE"): the feeder is the CURVE server, the
-// demo's SUB a client with a key pair of its own. The demo's settings
-// come from the environment, so that its flags stay as they are: with
-// DUTY_MD_CURVE=1 and -md alone, the demo makes a key pair for itself and
-// one for the feeder it starts (the feeder's secret key in a file of a
-// temporary directory, removed at the end), and the feeder admits the
-// demo's key only. With -md ENDPOINT, DUTY_MD_CURVE_SERVER is the
-// feeder's public key and DUTY_MD_CURVE_SECRET the file of the demo's
-// secret key (mdfeed -keygen makes both files; the feeder runs with
-// -curve-secret and -curve-allow).
-
-// Environment of -md's CURVE.
-const (
-	envMDCurve       = "DUTY_MD_CURVE"        // "1": CURVE with -md alone (or, with -md ENDPOINT, as the next two)
-	envMDCurveServer = "DUTY_MD_CURVE_SERVER" // -md ENDPOINT: the feeder's public key, Z85
-	envMDCurveSecret = "DUTY_MD_CURVE_SECRET" // -md ENDPOINT: the file of the demo's secret key, Z85
-)
+// demo's SUB a client with a key pair of its own. With -md-curve and -md
+// alone, the demo makes a key pair for itself and one for the feeder it
+// starts (the feeder's secret key in a file of a temporary directory,
+// removed at the end), and the feeder admits the demo's key only. With -md
+// ENDPOINT, -md-curve-server is the feeder's public key and
+// -md-curve-secret the file of the demo's secret key (mdfeed -keygen makes
+// both files; the feeder runs with -curve-secret and -curve-allow).
 
 // mdAuto is -md without an endpoint: start the feeder.
 const mdAuto = "auto"
@@ -105,6 +96,9 @@ type mdSource struct {
 	exited   chan struct{}
 	curve    *zmtp.Curve // the SUB's CURVE, or nil
 	keyDir   string      // the child feeder's key file's directory, or ""
+
+	curveOn                  bool   // -md-curve
+	curveServer, curveSecret string // -md-curve-server, -md-curve-secret
 }
 
 // startMD starts the feeder (with -md alone) and the SUB socket.
@@ -112,7 +106,7 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	if cfg.MD == "" {
 		return nil, nil
 	}
-	m = &mdSource{endpoint: cfg.MD}
+	m = &mdSource{endpoint: cfg.MD, curveOn: cfg.MDCurve, curveServer: cfg.MDCurveServer, curveSecret: cfg.MDCurveSecret}
 	defer func() {
 		if err != nil {
 			m.close()
@@ -148,12 +142,12 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	return m, nil
 }
 
-// setCurve sets the SUB's CURVE from the environment, and returns the
+// setCurve sets the SUB's CURVE from the -md-curve flags, and returns the
 // child feeder's arguments for it (spawning: a key pair for each, made
 // here).
 func (m *mdSource) setCurve(spawning bool) ([]string, error) {
-	server, secretFile := os.Getenv(envMDCurveServer), os.Getenv(envMDCurveSecret)
-	if os.Getenv(envMDCurve) != "1" && server == "" && secretFile == "" {
+	server, secretFile := m.curveServer, m.curveSecret
+	if !m.curveOn && server == "" && secretFile == "" {
 		return nil, nil
 	}
 	if spawning {
@@ -174,15 +168,15 @@ func (m *mdSource) setCurve(spawning bool) ([]string, error) {
 	}
 	if server == "" || secretFile == "" {
 		return nil, fmt.Errorf("%w: -md %s with CURVE needs %s (the feeder's public key) and %s (the file of the demo's secret key)",
-			errUsage, m.endpoint, envMDCurveServer, envMDCurveSecret)
+			errUsage, m.endpoint, "-md-curve-server", "-md-curve-secret")
 	}
 	serverKey, err := zmtp.ParseCurveKey(server)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errUsage, envMDCurveServer, err)
+		return nil, fmt.Errorf("%w: -md-curve-server: %w", errUsage, err)
 	}
 	pub, sec, err := mdfeed.ReadSecretKey(secretFile)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errUsage, envMDCurveSecret, err)
+		return nil, fmt.Errorf("%w: -md-curve-secret: %w", errUsage, err)
 	}
 	m.curve = &zmtp.Curve{Public: pub, Secret: sec, ServerKey: serverKey}
 	return nil, nil

@@ -98,12 +98,11 @@ func TestMarketDataFlags(t *testing.T) {
 	}
 }
 
-// -md with CURVE (DUTY_MD_CURVE=1): the demo makes a key pair for itself
+// -md with CURVE (-md-curve): the demo makes a key pair for itself
 // and one for the feeder it starts, which admits the demo's key only; the
 // quotes come encrypted and the run reconciles as without.
 func TestMarketDataWithCurveFromSpawnedFeeder(t *testing.T) {
-	t.Setenv(envMDCurve, "1")
-	ok, out := runIn(t, "-md", "-duration", "1500ms", "-instruments", "4", "-rate", "50000")
+	ok, out := runIn(t, "-md", "-md-curve", "-duration", "1500ms", "-instruments", "4", "-rate", "50000")
 	require.True(t, ok)
 	requireReconciled(t, out)
 	require.Regexp(t, `market data: [1-9]\d* quotes from tcp://127\.0\.0\.1:\d+ with CURVE \(the feeder published [1-9]\d*, dropped 0\)`, out)
@@ -122,9 +121,8 @@ func TestMarketDataWithCurveFromAFeederStartedByHand(t *testing.T) {
 	require.NoError(t, err)
 	ep, wait := startFeeder(t, mdfeed.Config{Instruments: 3, Seed: 7, Rate: 30000, Duration: 700 * time.Millisecond,
 		Curve: &zmtp.Curve{Public: feederPub, Secret: feederSec, Server: true, Allow: []zmtp.CurveKey{demoPub}}})
-	t.Setenv(envMDCurveServer, feederPub.Z85())
-	t.Setenv(envMDCurveSecret, filepath.Join(dir, "demo.key"))
-	ok, out := runIn(t, "-md", ep, "-duration", "1500ms", "-instruments", "3", "-seed", "7", "-rate", "30000")
+	ok, out := runIn(t, "-md", ep, "-md-curve-server", feederPub.Z85(), "-md-curve-secret", filepath.Join(dir, "demo.key"),
+		"-duration", "1500ms", "-instruments", "3", "-seed", "7", "-rate", "30000")
 	require.True(t, ok)
 	requireReconciled(t, out)
 	require.Contains(t, out, "quotes from "+ep+" with CURVE (the feeder published ")
