@@ -432,3 +432,14 @@ func (f *File) Remove() error {
 	}
 	return removeLockedID(f.path, f.dev, f.ino)
 }
+
+// replaced reports whether f's path now names another file than f's (a
+// file created anew at the same path). A missing path is not a
+// replacement: the name may be between a removal and its next creation.
+func (f *File) replaced() bool {
+	var st unix.Stat_t
+	if err := unix.Lstat(f.path, &st); err != nil {
+		return false
+	}
+	return uint64(st.Dev) != f.dev || st.Ino != f.ino // Dev is int32 on darwin
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -182,8 +183,12 @@ func mbChildHalf() error {
 // "got <n>" for each message; it waits to be killed.
 func mbChildConsumer() error {
 	timeout := time.Duration(envInt("DUTY_IPC_MB_TIMEOUT_MS")) * time.Millisecond
+	opts := []Option{WithConsumerTimeout(timeout)}
+	if os.Getenv("DUTY_IPC_MB_REPLACE") == "1" {
+		opts = append(opts, WithReplaceStale())
+	}
 	m, _, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
-		mailbox.Config{Capacity: 4096, HeartbeatCycles: 1}, WithConsumerTimeout(timeout))
+		mailbox.Config{Capacity: 4096, HeartbeatCycles: 1}, opts...)
 	if err != nil {
 		return err
 	}
@@ -643,6 +648,95 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	_, _, err = OpenMailbox(ctxT(t), path)
 	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
 	require.ErrorIs(t, err, ErrOwnerDead)
+}
+
+// TestCrossProcessMailboxConsumerKilledKnownAtOnce: the consumer's
+// heartbeat timeout is an hour, so only its process can tell that it is
+// gone. After a SIGKILL the parent's sends fill the ring, and the first
+// refusal reports mailbox.ErrConsumerDead (wrapping ErrOwnerDead) instead
+// of back-pressure until the timeout; the sender's view is stale; and a
+// new consumer created with WithReplaceStale takes the file over at once,
+// although the dead owner's file heartbeat is still fresh.
+func TestCrossProcessMailboxConsumerKilledKnownAtOnce(t *testing.T) {
+	dir := testDir(t)
+	cons := startMailboxChild(t, "consumer", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(time.Hour.Milliseconds())))
+	require.Equal(t, "ready", cons.Line(t))
+	path := filepath.Join(dir, "cons")
+	m, mf, err := OpenMailbox(ctxT(t), path)
+	require.NoError(t, err)
+	defer mf.Close()
+	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("hello")))
+	require.Equal(t, "got hello", cons.Line(t), "the consumer is alive and draining")
+	require.NoError(t, mf.CheckConsumer(), "a live consumer")
+	require.False(t, mf.stale(), "a live consumer's mailbox")
+
+	cons.Kill(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // hang guard only
+	defer cancel()
+	msg := make([]byte, 200)
+	var sent int
+	for {
+		if err = m.SendContext(ctx, 1, msg); err != nil {
+			break
+		}
+		sent++
+	}
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead, "after %d sends", sent)
+	require.ErrorIs(t, err, ErrOwnerDead, "the process is gone: %v", err)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	require.NotContains(t, err.Error(), "running=true")
+	require.True(t, mf.stale(), "the consumer's process is gone")
+	_, _, err = OpenMailbox(ctxT(t), path)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead, "a new sender is told at once")
+
+	l, err := mf.Liveness(time.Now(), 0)
+	require.NoError(t, err)
+	require.Equal(t, OwnerDead, l.State, "a free lock and no process: %s", l.describe())
+	m2, mf2, err := CreateMailbox(dir, "cons", mailbox.Config{Capacity: 4096}, WithReplaceStale())
+	require.NoError(t, err, "a dead owner's file is replaced at once")
+	defer mf2.Close()
+	require.False(t, m2.SendOnly())
+	require.ErrorIs(t, m.Send(1, msg), mailbox.ErrConsumerDead, "the old view stays dead")
+}
+
+// TestCrossProcessRegistryReResolves: a message.Registry over the
+// directory looks a consumer child up; the child is SIGKILLed and a new
+// one takes its file over with WithReplaceStale; the next Lookups return
+// the new consumer's mailbox (the old one is stale), which delivers.
+func TestCrossProcessRegistryReResolves(t *testing.T) {
+	dir := testDir(t)
+	env := []string{"DUTY_IPC_MB_DIR=" + dir, "DUTY_IPC_MB_NAME=peer", "DUTY_IPC_MB_TIMEOUT_MS=10000"}
+	first := startMailboxChild(t, "consumer", env...)
+	require.Equal(t, "ready", first.Line(t))
+	reg := message.NewRegistry(Dir(dir))
+	defer func() { require.NoError(t, reg.Close()) }()
+	a, err := message.AddressOf("peer")
+	require.NoError(t, err)
+	old, err := reg.Lookup(ctxT(t), a)
+	require.NoError(t, err)
+	require.NoError(t, old.SendContext(ctxT(t), 1, []byte("one")))
+	require.Equal(t, "got one", first.Line(t))
+
+	first.Kill(t)
+	second := startMailboxChild(t, "consumer", append(env, "DUTY_IPC_MB_REPLACE=1")...)
+	require.Equal(t, "ready", second.Line(t), "the restarted consumer replaces the dead one's file")
+	deadline := time.Now().Add(20 * time.Second) // hang guard only
+	var cur *mailbox.Mailbox
+	for {
+		cur, err = reg.Lookup(ctxT(t), a)
+		require.NoError(t, err)
+		if cur != old {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the registry still returns the dead consumer's mailbox")
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, cur.SendContext(ctxT(t), 1, []byte("two")))
+	require.Equal(t, "got two", second.Line(t))
+	again, err := reg.Lookup(ctxT(t), a)
+	require.NoError(t, err)
+	require.Same(t, cur, again, "a live mailbox is not opened again")
 }
 
 // mbChildStalled claims a 40-byte message, says "claimed" and waits,
