@@ -321,8 +321,11 @@ func (f *File) checkSize() error {
 // caught, and not those inside the runtime or where Go cannot unwind the
 // stack. It is for cold paths and for a consumer's whole poll loop: it costs
 // a deferred call, so ring hot paths go without (see the package
-// documentation).
+// documentation). A nil fn is ErrArgument.
 func (f *File) Guard(fn func() error) error {
+	if fn == nil {
+		return fmt.Errorf("%w: %s: Guard of a nil function", ErrArgument, f.path)
+	}
 	if err := f.acquire(); err != nil {
 		return err
 	}
