@@ -700,6 +700,47 @@ func TestCrossProcessMailboxConsumerKilledKnownAtOnce(t *testing.T) {
 	require.ErrorIs(t, m.Send(1, msg), mailbox.ErrConsumerDead, "the old view stays dead")
 }
 
+// TestCrossProcessMailboxConsumerStoppedIsNotDead: a SIGSTOPped consumer
+// is hung, not dead: its process exists and holds the file's lock, so a
+// sender's probe finds it alive (its heartbeat timeout, an hour here,
+// decides), its view is not stale, its file is not removable, and once it
+// resumes it drains what was sent meanwhile.
+func TestCrossProcessMailboxConsumerStoppedIsNotDead(t *testing.T) {
+	dir := testDir(t)
+	cons := startMailboxChild(t, "consumer", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(time.Hour.Milliseconds())))
+	require.Equal(t, "ready", cons.Line(t))
+	path := filepath.Join(dir, "cons")
+	m, mf, err := OpenMailbox(ctxT(t), path)
+	require.NoError(t, err)
+	defer mf.Close()
+
+	require.NoError(t, cons.Cmd.Process.Signal(syscall.SIGSTOP))
+	defer func() { _ = cons.Cmd.Process.Signal(syscall.SIGCONT) }()
+	msg := make([]byte, 200)
+	for spins := 0; ; spins++ {
+		err = m.Send(1, msg)
+		if err != nil {
+			break
+		}
+		require.Less(t, spins, 1000, "a 4 KiB ring holds fewer")
+	}
+	require.Equal(t, mailbox.ErrBackPressured, err, "a stopped consumer is back-pressure, not death")
+	require.NoError(t, mf.CheckConsumer(), "its process exists")
+	require.False(t, mf.stale())
+	require.ErrorIs(t, RemoveIfStale(path), ErrOwnerAlive)
+	_, _, err = CreateMailbox(dir, "cons", mailbox.Config{Capacity: 4096}, WithReplaceStale())
+	require.ErrorIs(t, err, ErrOwnerAlive)
+
+	require.NoError(t, cons.Cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("after")), "it drains again")
+	for {
+		if line := cons.Line(t); line == "got after" {
+			break
+		}
+	}
+}
+
 // TestCrossProcessRegistryReResolves: a message.Registry over the
 // directory looks a consumer child up; the child is SIGKILLed and a new
 // one takes its file over with WithReplaceStale; the next Lookups return
