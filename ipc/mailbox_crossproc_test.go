@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/message"
@@ -778,6 +779,14 @@ func TestCrossProcessRegistryReResolves(t *testing.T) {
 	again, err := reg.Lookup(ctxT(t), a)
 	require.NoError(t, err)
 	require.Same(t, cur, again, "a live mailbox is not opened again")
+	if !buildtags.Race { // the race detector allocates
+		ctx := ctxT(t)
+		require.Zero(t, testing.AllocsPerRun(1000, func() {
+			if _, err := reg.Lookup(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}), "a lookup of a file mailbox, staleness check included")
+	}
 }
 
 // mbChildStalled claims a 40-byte message, says "claimed" and waits,
