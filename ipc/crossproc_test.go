@@ -214,9 +214,9 @@ func TestCrossProcessCreateRace(t *testing.T) {
 }
 
 // TestCrossProcessOwnerDies: a child owns a ring file; while it lives, its
-// file is never removed or replaced, whatever the clock; after SIGKILL, its
-// fresh heartbeat still protects the file until the liveness timeout has
-// passed; then the file is stale and is replaced.
+// file is never removed or replaced, whatever the clock; after SIGKILL the
+// file is stale at once, however fresh its heartbeat (no process, and
+// nobody holds its lock), and is replaced.
 func TestCrossProcessOwnerDies(t *testing.T) {
 	dir := testDir(t)
 	owner := startChild(t, "", "owner", dirNameEnv(dir, "owned")...).Start(t)
@@ -248,20 +248,16 @@ func TestCrossProcessOwnerDies(t *testing.T) {
 	owner.Kill(t)
 	l, err = o.File.Liveness(now, 0)
 	require.NoError(t, err)
-	require.Equal(t, OwnerUnconfirmed, l.State, "heartbeat still fresh, process gone")
+	require.Equal(t, OwnerDead, l.State, "heartbeat still fresh, process gone, lock free: %s", l.describe())
 	require.False(t, l.Running)
-	require.ErrorIs(t, RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now }))), ErrOwnerAlive)
-
-	l, err = o.File.Liveness(now.Add(time.Hour), 0)
-	require.NoError(t, err)
-	require.Equal(t, OwnerDead, l.State)
-	_, err = open(ctxT(t), path, withLiveOwner(), later)
+	at := WithClock(clock.Func(func() time.Time { return now }))
+	_, err = open(ctxT(t), path, withLiveOwner(), at)
 	require.ErrorIs(t, err, ErrOwnerDead)
 
-	n, err := CreateRing(dir, "owned", 1024, WithReplaceStale(), later)
-	require.NoError(t, err, "a dead owner's file is replaced")
+	n, err := CreateRing(dir, "owned", 1024, WithReplaceStale(), at)
+	require.NoError(t, err, "a dead owner's file is replaced at once")
 	defer n.Close()
-	require.True(t, n.File.ownerAlive(now.Add(time.Hour)), "its heartbeat is the injected clock's")
+	require.True(t, n.File.ownerAlive(now), "its heartbeat is the injected clock's")
 	require.NoError(t, o.Write(testTypeID, []byte("old mapping still valid")))
 	require.Zero(t, n.poll(t), "the new file is a new ring")
 }

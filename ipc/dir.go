@@ -64,7 +64,11 @@ type MailboxDir struct {
 }
 
 // OpenMailbox opens the mailbox file called name in the directory as a
-// sender; the MailboxFile releases it.
+// sender; the Closer releases it, and its Stale method tells a
+// message.Registry when the mailbox no longer reaches a consumer by that
+// name (MailboxFile's stale: the consumer's process is gone or closed the
+// file, or the name now names another file), so that it opens the name
+// again.
 func (d MailboxDir) OpenMailbox(ctx context.Context, name string) (*mailbox.Mailbox, io.Closer, error) {
 	if err := validateName(name); err != nil {
 		return nil, nil, err
@@ -73,5 +77,12 @@ func (d MailboxDir) OpenMailbox(ctx context.Context, name string) (*mailbox.Mail
 	if err != nil {
 		return nil, nil, err
 	}
-	return mb, mf, nil
+	return mb, dirMailbox{mf}, nil
 }
+
+// dirMailbox is a mailbox file a MailboxDir opened: its Close, and Stale
+// for a message.Registry.
+type dirMailbox struct{ *MailboxFile }
+
+// Stale is MailboxFile's stale.
+func (d dirMailbox) Stale() bool { return d.MailboxFile.stale() }

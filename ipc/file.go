@@ -321,8 +321,11 @@ func (f *File) checkSize() error {
 // caught, and not those inside the runtime or where Go cannot unwind the
 // stack. It is for cold paths and for a consumer's whole poll loop: it costs
 // a deferred call, so ring hot paths go without (see the package
-// documentation).
+// documentation). A nil fn is ErrArgument.
 func (f *File) Guard(fn func() error) error {
+	if fn == nil {
+		return fmt.Errorf("%w: %s: Guard of a nil function", ErrArgument, f.path)
+	}
 	if err := f.acquire(); err != nil {
 		return err
 	}
@@ -431,4 +434,15 @@ func (f *File) Remove() error {
 		return err
 	}
 	return removeLockedID(f.path, f.dev, f.ino)
+}
+
+// replaced reports whether f's path now names another file than f's (a
+// file created anew at the same path). A missing path is not a
+// replacement: the name may be between a removal and its next creation.
+func (f *File) replaced() bool {
+	var st unix.Stat_t
+	if err := unix.Lstat(f.path, &st); err != nil {
+		return false
+	}
+	return uint64(st.Dev) != f.dev || st.Ino != f.ino // Dev is int32 on darwin
 }

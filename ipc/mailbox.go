@@ -25,6 +25,24 @@ import (
 // (Aeron's driver timeout; WithConsumerTimeout).
 const defaultConsumerTimeout = 10 * time.Second
 
+// consumerProbeEvery is how often a sender's view of a mailbox may ask
+// whether the consumer's process still exists (CheckConsumer) or its file
+// was replaced (stale): a dead consumer is known within it.
+const consumerProbeEvery = time.Second
+
+// probeEpoch is what consumer probes are timed from (monotonic).
+var probeEpoch = time.Now()
+
+// sinceProbeEpoch is the monotonic time since probeEpoch, in ns.
+func sinceProbeEpoch() int64 { return int64(time.Since(probeEpoch)) }
+
+// probeDue reports whether a probe paced by next may run now, and if so
+// claims it: at most one per consumerProbeEvery among all goroutines.
+func probeDue(next *atomic.Int64) bool {
+	t, n := sinceProbeEpoch(), next.Load()
+	return t >= n && next.CompareAndSwap(n, t+int64(consumerProbeEvery))
+}
+
 // mailboxReadyWait is how long after a file's creation OpenMailbox waits
 // for its mailbox header (the creator writes it right after Create): a ring
 // file older than that without one is not a mailbox.
@@ -57,6 +75,11 @@ type MailboxFile struct {
 	// The owner's beat state (the draining goroutine).
 	lastFile int64
 	fileHbMs int64
+
+	// A sender's probes of the consumer's process (consumerExited, stale):
+	// the earliest time (sinceProbeEpoch) of the next, and what one found.
+	nextProbe, nextStale atomic.Int64
+	exited, staleSeen    atomic.Bool
 
 	closing atomic.Bool
 	closed  atomic.Bool
@@ -356,21 +379,67 @@ func (m *MailboxFile) consumerHeartbeat() int64 {
 	return m.ring.ConsumerHeartbeatTime()
 }
 
-// CheckConsumer returns nil when the consumer heartbeat is fresh (not older
-// than the consumer timeout, nor further in the future), and otherwise an
+// CheckConsumer returns nil when the consumer drains, and otherwise an
 // error wrapping mailbox.ErrConsumerDead that describes the owner's
 // process (and wraps ErrOwnerDead when it is gone or closed the file). The
-// mailbox calls it when it is full; any goroutine may.
+// consumer is dead when its heartbeat is older than the consumer timeout
+// (or further in the future): a hung process. In a sender it is also dead
+// when its process is provably gone, whatever its heartbeat: no process
+// with the owner's pid and start time runs and nobody holds the file's
+// lock (which the consumer holds until it closes the file, and the kernel
+// drops when it dies). That probe runs at most once per
+// consumerProbeEvery per view, so a sender learns of a killed consumer
+// within a second of its first refusal; a gone process is remembered. The
+// mailbox calls CheckConsumer when it is full; any goroutine may.
 func (m *MailboxFile) CheckConsumer() error {
 	if m.closed.Load() {
 		return mailbox.ErrClosed
 	}
 	now := m.epochMs()
 	hb := m.ring.ConsumerHeartbeatTime()
-	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs {
+	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs && !m.consumerExited() {
 		return nil
 	}
 	return m.deadConsumer(now, hb)
+}
+
+// consumerExited reports, in a sender, whether the consumer's process is
+// provably gone (File.ownerExited), asking at most once per
+// consumerProbeEvery and remembering a yes.
+func (m *MailboxFile) consumerExited() bool {
+	if m.owner {
+		return false
+	}
+	if m.exited.Load() {
+		return true
+	}
+	if !probeDue(&m.nextProbe) || !m.File.ownerExited() {
+		return false
+	}
+	m.exited.Store(true)
+	return true
+}
+
+// stale reports whether this sender's mailbox no longer reaches a consumer
+// by its name: the consumer's process is provably gone (as for
+// CheckConsumer), it closed the file, or the path now names another file
+// (a restarted consumer's). A message.Registry asks it at every Lookup of
+// a mailbox it opened and opens the name again once it is stale. It looks
+// at most once per consumerProbeEvery (in between it costs a clock read)
+// and, once stale, stays so; false in the owner.
+func (m *MailboxFile) stale() bool {
+	if m.staleSeen.Load() || m.closed.Load() {
+		return true
+	}
+	if m.owner || !probeDue(&m.nextStale) {
+		return false
+	}
+	hb, err := m.File.heartbeatMillis()
+	if err != nil || hb == heartbeatClosed || m.exited.Load() || m.File.ownerExited() || m.File.replaced() {
+		m.staleSeen.Store(true)
+		return true
+	}
+	return false
 }
 
 func (m *MailboxFile) deadConsumer(now, hb int64) error {
@@ -378,8 +447,11 @@ func (m *MailboxFile) deadConsumer(now, hb int64) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, err)
 	}
-	if !l.Running || l.State == OwnerClosed {
-		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms): %w: %s", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l.describe())
+	if m.exited.Load() || l.State == OwnerDead || l.State == OwnerClosed {
+		return fmt.Errorf("%w: %s: the consumer's process is gone (consumer heartbeat %d ms old, timeout %d ms): %w: %s", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l.describe())
+	}
+	if !l.Running {
+		return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process not visible: %w: %s", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, ErrOwnerDead, l.describe())
 	}
 	return fmt.Errorf("%w: %s: consumer heartbeat %d ms old (timeout %d ms), its process still runs (hung or not draining): %s", mailbox.ErrConsumerDead, m.File.Path(), now-hb, m.timeoutMs, l.describe())
 }

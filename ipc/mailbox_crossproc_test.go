@@ -19,10 +19,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/buildtags"
 	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/mailbox"
+	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -184,8 +186,12 @@ func mbChildHalf() error {
 // "got <n>" for each message; it waits to be killed.
 func mbChildConsumer() error {
 	timeout := time.Duration(envInt("DUTY_IPC_MB_TIMEOUT_MS")) * time.Millisecond
+	opts := []Option{WithConsumerTimeout(timeout)}
+	if os.Getenv("DUTY_IPC_MB_REPLACE") == "1" {
+		opts = append(opts, WithReplaceStale())
+	}
 	m, _, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
-		mailbox.Config{Capacity: 4096, HeartbeatCycles: 1}, WithConsumerTimeout(timeout))
+		mailbox.Config{Capacity: 4096, HeartbeatCycles: 1}, opts...)
 	if err != nil {
 		return err
 	}
@@ -644,6 +650,144 @@ func TestCrossProcessMailboxConsumerKilled(t *testing.T) {
 	_, _, err = OpenMailbox(ctxT(t), path)
 	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
 	require.ErrorIs(t, err, ErrOwnerDead)
+}
+
+// TestCrossProcessMailboxConsumerKilledKnownAtOnce: the consumer's
+// heartbeat timeout is an hour, so only its process can tell that it is
+// gone. After a SIGKILL the parent's sends fill the ring, and the first
+// refusal reports mailbox.ErrConsumerDead (wrapping ErrOwnerDead) instead
+// of back-pressure until the timeout; the sender's view is stale; and a
+// new consumer created with WithReplaceStale takes the file over at once,
+// although the dead owner's file heartbeat is still fresh.
+func TestCrossProcessMailboxConsumerKilledKnownAtOnce(t *testing.T) {
+	dir := testDir(t)
+	cons := startMailboxChild(t, "consumer", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(time.Hour.Milliseconds())))
+	require.Equal(t, "ready", cons.Line(t))
+	path := filepath.Join(dir, "cons")
+	m, mf, err := OpenMailbox(ctxT(t), path)
+	require.NoError(t, err)
+	defer mf.Close()
+	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("hello")))
+	require.Equal(t, "got hello", cons.Line(t), "the consumer is alive and draining")
+	require.NoError(t, mf.CheckConsumer(), "a live consumer")
+	require.False(t, mf.stale(), "a live consumer's mailbox")
+
+	cons.Kill(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // hang guard only
+	defer cancel()
+	msg := make([]byte, 200)
+	var sent int
+	for {
+		if err = m.SendContext(ctx, 1, msg); err != nil {
+			break
+		}
+		sent++
+	}
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead, "after %d sends", sent)
+	require.ErrorIs(t, err, ErrOwnerDead, "the process is gone: %v", err)
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	require.NotContains(t, err.Error(), "running=true")
+	require.True(t, mf.stale(), "the consumer's process is gone")
+	_, _, err = OpenMailbox(ctxT(t), path)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead, "a new sender is told at once")
+
+	l, err := mf.Liveness(time.Now(), 0)
+	require.NoError(t, err)
+	require.Equal(t, OwnerDead, l.State, "a free lock and no process: %s", l.describe())
+	m2, mf2, err := CreateMailbox(dir, "cons", mailbox.Config{Capacity: 4096}, WithReplaceStale())
+	require.NoError(t, err, "a dead owner's file is replaced at once")
+	defer mf2.Close()
+	require.False(t, m2.SendOnly())
+	require.ErrorIs(t, m.Send(1, msg), mailbox.ErrConsumerDead, "the old view stays dead")
+}
+
+// TestCrossProcessMailboxConsumerStoppedIsNotDead: a SIGSTOPped consumer
+// is hung, not dead: its process exists and holds the file's lock, so a
+// sender's probe finds it alive (its heartbeat timeout, an hour here,
+// decides), its view is not stale, its file is not removable, and once it
+// resumes it drains what was sent meanwhile.
+func TestCrossProcessMailboxConsumerStoppedIsNotDead(t *testing.T) {
+	dir := testDir(t)
+	cons := startMailboxChild(t, "consumer", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_TIMEOUT_MS="+strconv.Itoa(int(time.Hour.Milliseconds())))
+	require.Equal(t, "ready", cons.Line(t))
+	path := filepath.Join(dir, "cons")
+	m, mf, err := OpenMailbox(ctxT(t), path)
+	require.NoError(t, err)
+	defer mf.Close()
+
+	require.NoError(t, cons.Cmd.Process.Signal(syscall.SIGSTOP))
+	defer func() { _ = cons.Cmd.Process.Signal(syscall.SIGCONT) }()
+	msg := make([]byte, 200)
+	for spins := 0; ; spins++ {
+		err = m.Send(1, msg)
+		if err != nil {
+			break
+		}
+		require.Less(t, spins, 1000, "a 4 KiB ring holds fewer")
+	}
+	require.Equal(t, mailbox.ErrBackPressured, err, "a stopped consumer is back-pressure, not death")
+	require.NoError(t, mf.CheckConsumer(), "its process exists")
+	require.False(t, mf.stale())
+	require.ErrorIs(t, RemoveIfStale(path), ErrOwnerAlive)
+	_, _, err = CreateMailbox(dir, "cons", mailbox.Config{Capacity: 4096}, WithReplaceStale())
+	require.ErrorIs(t, err, ErrOwnerAlive)
+
+	require.NoError(t, cons.Cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, m.SendContext(ctxT(t), 1, []byte("after")), "it drains again")
+	for {
+		if line := cons.Line(t); line == "got after" {
+			break
+		}
+	}
+}
+
+// TestCrossProcessRegistryReResolves: a message.Registry over the
+// directory looks a consumer child up; the child is SIGKILLed and a new
+// one takes its file over with WithReplaceStale; the next Lookups return
+// the new consumer's mailbox (the old one is stale), which delivers.
+func TestCrossProcessRegistryReResolves(t *testing.T) {
+	dir := testDir(t)
+	env := []string{"DUTY_IPC_MB_DIR=" + dir, "DUTY_IPC_MB_NAME=peer", "DUTY_IPC_MB_TIMEOUT_MS=10000"}
+	first := startMailboxChild(t, "consumer", env...)
+	require.Equal(t, "ready", first.Line(t))
+	reg := message.NewRegistry(Dir(dir))
+	defer func() { require.NoError(t, reg.Close()) }()
+	a, err := message.AddressOf("peer")
+	require.NoError(t, err)
+	old, err := reg.Lookup(ctxT(t), a)
+	require.NoError(t, err)
+	require.NoError(t, old.SendContext(ctxT(t), 1, []byte("one")))
+	require.Equal(t, "got one", first.Line(t))
+
+	first.Kill(t)
+	second := startMailboxChild(t, "consumer", append(env, "DUTY_IPC_MB_REPLACE=1")...)
+	require.Equal(t, "ready", second.Line(t), "the restarted consumer replaces the dead one's file")
+	deadline := time.Now().Add(20 * time.Second) // hang guard only
+	var cur *mailbox.Mailbox
+	for {
+		cur, err = reg.Lookup(ctxT(t), a)
+		require.NoError(t, err)
+		if cur != old {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the registry still returns the dead consumer's mailbox")
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, cur.SendContext(ctxT(t), 1, []byte("two")))
+	require.Equal(t, "got two", second.Line(t))
+	again, err := reg.Lookup(ctxT(t), a)
+	require.NoError(t, err)
+	require.Same(t, cur, again, "a live mailbox is not opened again")
+	if !buildtags.Race { // the race detector allocates
+		ctx := ctxT(t)
+		require.Zero(t, testing.AllocsPerRun(1000, func() {
+			if _, err := reg.Lookup(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}), "a lookup of a file mailbox, staleness check included")
+	}
 }
 
 // mbChildStalled claims a 40-byte message, says "claimed" and waits,

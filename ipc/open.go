@@ -25,7 +25,7 @@ import (
 // error). A missing file matches fs.ErrNotExist unless WithWaitForFile; a
 // path that names no regular file gives ErrNotDutyFile at once; a file
 // the caller may not open, fs.ErrPermission; with withLiveOwner, a stale or
-// closed owner, ErrOwnerDead. Header values are used as validated copies:
+// closed owner, ErrOwnerDead; a nil ctx, ErrArgument. Header values are used as validated copies:
 // a peer that rewrites the header later cannot send this process outside
 // the mapping.
 func open(ctx context.Context, path string, opts ...Option) (*File, error) {
@@ -40,6 +40,9 @@ func openWith(ctx context.Context, path string, writable bool, opts []Option) (*
 		access = unix.O_RDWR
 	}
 	c := newConfig(opts)
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: open %s: nil context", ErrArgument, path)
+	}
 	if c.pollInterval <= 0 {
 		return nil, fmt.Errorf("%w: poll interval %s", ErrArgument, c.pollInterval)
 	}

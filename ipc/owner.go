@@ -143,7 +143,57 @@ func (f *File) Liveness(now time.Time, timeout time.Duration) (Liveness, error) 
 	if timeout <= 0 {
 		timeout = f.livenessTimeout()
 	}
-	return assess(f.hdr.ownerPID, f.hdr.ownerStartTime, hb, now, timeout), nil
+	l := assess(f.hdr.ownerPID, f.hdr.ownerStartTime, hb, now, timeout)
+	if l.State == OwnerUnconfirmed {
+		l = l.settle(f.ownerLockFree())
+	}
+	return l, nil
+}
+
+// settle applies what the file's lock says: an owner whose process is not
+// visible (OwnerUnconfirmed) and whose lock nobody holds has died, however
+// fresh its last heartbeat. The owner holds the lock from creation until
+// it closes the file and the kernel drops it when the owner's process
+// dies, so a free lock is proof, where a missing pid alone is not (the
+// owner may run in another pid namespace).
+func (l Liveness) settle(lockFree bool) Liveness {
+	if lockFree && l.State == OwnerUnconfirmed {
+		l.State = OwnerDead
+	}
+	return l
+}
+
+// lockFree reports whether nobody holds the lock of the open file fd: it
+// takes the lock and lets go of it at once. Never call it on the owner's
+// own descriptor, whose lock it would drop.
+func lockFree(fd int) bool {
+	locked, err := mmapfile.TryLock(fd)
+	if err != nil || !locked {
+		return false
+	}
+	_ = mmapfile.Unlock(fd)
+	return true
+}
+
+// ownerLockFree is lockFree on f's descriptor, holding a reference
+// meanwhile; false for the owner's File.
+func (f *File) ownerLockFree() bool {
+	if f.owner || f.acquire() != nil {
+		return false
+	}
+	defer f.release()
+	return lockFree(f.fd)
+}
+
+// ownerExited reports whether the owner's process has provably finished
+// with the file: no process with its pid and start time runs, and nobody
+// holds the file's lock. It costs a kill(2) and a read of /proc while the
+// owner runs, and a flock probe beyond; never true in the owner.
+func (f *File) ownerExited() bool {
+	if f.owner || procinfo.Running(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime)) {
+		return false
+	}
+	return f.ownerLockFree()
 }
 
 // OwnerAlive reports whether the owner is OwnerAlive: its pid exists with the
@@ -238,6 +288,14 @@ func checkStale(path string, c config, remove bool) error {
 	// The owner holds LOCK_EX from creation until it closes: failing to get
 	// it proves a live owner, whatever the header says.
 	locked, err := mmapfile.TryLock(fd)
+	// A prober (a sender asking whether its consumer lives, another
+	// cleaner) holds a gone owner's lock for a few system calls: when the
+	// header names an owner whose process does not run, try again briefly
+	// before calling the file in use.
+	for i := 0; err == nil && !locked && i < staleLockRetries && headerOwnerNotRunning(fd); i++ {
+		time.Sleep(staleLockPause)
+		locked, err = mmapfile.TryLock(fd)
+	}
 	if err != nil {
 		return osError("lock", path, err)
 	}
@@ -279,7 +337,9 @@ func checkStale(path string, c config, remove bool) error {
 		timeout = time.Duration(h.livenessTimeout) * time.Millisecond
 	}
 	hb := int64(binary.LittleEndian.Uint64(buf[heartbeatOffset:]))
-	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout)
+	// We hold the lock: the owner does not, so it has finished with the
+	// file even when its last heartbeat is fresh.
+	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout).settle(true)
 	if l.State != OwnerClosed && l.State != OwnerDead {
 		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l.describe())
 	}
@@ -287,6 +347,27 @@ func checkStale(path string, c config, remove bool) error {
 		return nil
 	}
 	return removeLocked(path, &st)
+}
+
+// How long checkStale retries the lock of a file whose owner's process is
+// gone (a prober holds it for a few system calls).
+const (
+	staleLockRetries = 20
+	staleLockPause   = time.Millisecond
+)
+
+// headerOwnerNotRunning reads the header of the open duty file fd and
+// reports whether it names an owner whose process does not run (false for
+// anything that is not an initialised duty header).
+func headerOwnerNotRunning(fd int) bool {
+	buf := make([]byte, headerLength)
+	if n, err := preadFull(fd, buf); err != nil || n < headerLength || uninitialised(buf) ||
+		string(buf[magicOffset:magicOffset+len(fileMagic)]) != fileMagic {
+		return false
+	}
+	pid := int64(binary.LittleEndian.Uint64(buf[ownerPIDOffset:]))
+	start := binary.LittleEndian.Uint64(buf[ownerStartTimeOffset:])
+	return pid > 0 && pid <= math.MaxInt32 && !procinfo.Running(int(pid), start)
 }
 
 // uninitialised reports a header that a creator has not finished: all

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/clock"
+	"github.com/dutyrt/duty/internal/mmapfile"
 	"github.com/dutyrt/duty/internal/procinfo"
 )
 
@@ -37,7 +38,9 @@ func deadPID(t *testing.T) int {
 
 // TestLivenessRules forges owner fields and checks the state, and what
 // RemoveIfStale does, for each combination. The forged files are written by
-// this test, so nobody holds their lock: only the header rules decide.
+// this test, so nobody holds their lock unless the case says so (locked:
+// the test holds it, as an owner in another pid namespace would): a free
+// lock and no process is a dead owner, however fresh its heartbeat.
 func TestLivenessRules(t *testing.T) {
 	dir := testDir(t)
 	now := time.Now()
@@ -50,18 +53,22 @@ func TestLivenessRules(t *testing.T) {
 		heartbeat  int64
 		state      OwnerState
 		running    bool
+		locked     bool
 	}{
-		{"alive", self, selfStart, fresh, OwnerAlive, true},
-		{"hung", self, selfStart, stale, OwnerHung, true},
-		{"pid reused, stale", self, selfStart + 1, stale, OwnerDead, false},
-		{"pid reused, fresh", self, selfStart + 1, fresh, OwnerUnconfirmed, false},
-		{"pid gone, stale", dead, 0, stale, OwnerDead, false},
-		{"pid gone, fresh", dead, 0, fresh, OwnerUnconfirmed, false},
-		{"closed", self, selfStart, heartbeatClosed, OwnerClosed, true},
-		{"closed, pid gone", dead, 0, heartbeatClosed, OwnerClosed, false},
-		{"pid 0", 0, 0, stale, OwnerDead, false},
-		{"heartbeat far in the future", dead, 0, now.UnixMilli() + 3_600_000, OwnerDead, false},
-		{"heartbeat slightly ahead", self, selfStart, now.UnixMilli() + 500, OwnerAlive, true},
+		{"alive", self, selfStart, fresh, OwnerAlive, true, false},
+		{"hung", self, selfStart, stale, OwnerHung, true, false},
+		{"pid reused, stale", self, selfStart + 1, stale, OwnerDead, false, false},
+		{"pid reused, fresh", self, selfStart + 1, fresh, OwnerDead, false, false},
+		{"pid reused, fresh, locked", self, selfStart + 1, fresh, OwnerUnconfirmed, false, true},
+		{"pid gone, stale", dead, 0, stale, OwnerDead, false, false},
+		{"pid gone, stale, locked", dead, 0, stale, OwnerDead, false, true},
+		{"pid gone, fresh", dead, 0, fresh, OwnerDead, false, false},
+		{"pid gone, fresh, locked", dead, 0, fresh, OwnerUnconfirmed, false, true},
+		{"closed", self, selfStart, heartbeatClosed, OwnerClosed, true, false},
+		{"closed, pid gone", dead, 0, heartbeatClosed, OwnerClosed, false, false},
+		{"pid 0", 0, 0, stale, OwnerDead, false, false},
+		{"heartbeat far in the future", dead, 0, now.UnixMilli() + 3_600_000, OwnerDead, false, false},
+		{"heartbeat slightly ahead", self, selfStart, now.UnixMilli() + 500, OwnerAlive, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := validImage(t)
@@ -70,6 +77,15 @@ func TestLivenessRules(t *testing.T) {
 			le.PutUint64(b[ownerStartTimeOffset:], uint64(c.start))
 			le.PutUint64(b[heartbeatOffset:], uint64(c.heartbeat))
 			path := writeImage(t, dir, "owner", b)
+			unlock := func() {}
+			if c.locked {
+				lf, err := os.Open(path)
+				require.NoError(t, err)
+				locked, err := mmapfile.TryLock(int(lf.Fd()))
+				require.NoError(t, err)
+				require.True(t, locked)
+				unlock = func() { _ = lf.Close() }
+			}
 
 			f, err := open(ctxT(t), path)
 			require.NoError(t, err)
@@ -88,7 +104,8 @@ func TestLivenessRules(t *testing.T) {
 			require.NoError(t, f.Close())
 
 			err = RemoveIfStale(path, WithClock(clock.Func(func() time.Time { return now })))
-			if c.state == OwnerDead || c.state == OwnerClosed {
+			unlock()
+			if (c.state == OwnerDead || c.state == OwnerClosed) && !c.locked {
 				require.NoError(t, err)
 				_, err = os.Stat(path)
 				require.ErrorIs(t, err, fs.ErrNotExist)
@@ -101,16 +118,19 @@ func TestLivenessRules(t *testing.T) {
 	}
 }
 
+// TestLivenessTimeoutOverride: WithLivenessTimeout decides when a file
+// left half-created (version 0, nobody holding its lock) is abandoned.
 func TestLivenessTimeoutOverride(t *testing.T) {
 	dir := testDir(t)
 	b := validImage(t)
 	le := binary.LittleEndian
 	now := time.Now()
 	le.PutUint64(b[ownerPIDOffset:], uint64(deadPID(t)))
-	le.PutUint64(b[heartbeatOffset:], uint64(now.UnixMilli()-5000))
+	le.PutUint32(b[versionOffset:], 0)
 	path := writeImage(t, dir, "t", b)
+	require.NoError(t, os.Chtimes(path, now.Add(-5*time.Second), now.Add(-5*time.Second)))
 	at := WithClock(clock.Func(func() time.Time { return now }))
-	require.ErrorIs(t, RemoveIfStale(path, at), ErrOwnerAlive, "5 s < the header's 10 s")
+	require.ErrorIs(t, RemoveIfStale(path, at), ErrOwnerAlive, "5 s < the default 10 s")
 	require.NoError(t, RemoveIfStale(path, at, WithLivenessTimeout(time.Second)), "5 s > 1 s")
 }
 
@@ -186,7 +206,8 @@ func TestCleanup(t *testing.T) {
 	removed, err := Cleanup(dir, WithClock(clock.Func(func() time.Time { return now })))
 	require.NoError(t, err)
 	sort.Strings(removed)
-	require.Equal(t, []string{tempPrefix + "x.1.abcd", "closed", "dead", "empty-old", "unfinished-old"}, removed)
+	// "recent": a fresh heartbeat, but no process and nobody holds the lock.
+	require.Equal(t, []string{tempPrefix + "x.1.abcd", "closed", "dead", "empty-old", "recent", "unfinished-old"}, removed)
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var left []string
@@ -194,7 +215,7 @@ func TestCleanup(t *testing.T) {
 		left = append(left, e.Name())
 	}
 	require.ElementsMatch(t, []string{tempPrefix + "y.1.abcd", "empty-young", "foreign-long", "foreign-short",
-		"future-version", "hung", "live", "recent", "subdir", "unfinished-young"}, left)
+		"future-version", "hung", "live", "subdir", "unfinished-young"}, left)
 
 	removed, err = Cleanup(filepath.Join(dir, "missing"))
 	require.NoError(t, err)

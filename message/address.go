@@ -59,21 +59,38 @@ type Directory interface {
 // Registry resolves addresses to mailboxes: those registered in this
 // process, and, when it has a Directory, the mailboxes there, which it
 // opens as a sender the first time they are looked up and keeps open
-// until Close. Lookups of a known address take no lock and allocate
-// nothing; a Registry is safe for concurrent use.
+// until Close. A mailbox it opened that has gone stale (its Closer has a
+// Stale method, as ipc's does, that reports true: the consumer's process
+// is gone, or the name now names another mailbox, a restarted consumer's)
+// is opened again at the next Lookup; the stale one stays open, for the
+// senders that still hold it, until Close. Lookups of a known address take
+// no lock and allocate nothing; a Registry is safe for concurrent use.
 type Registry struct {
-	dir   Directory
-	mu    sync.Mutex // serialises changes to known and opens
-	known atomic.Pointer[map[Address]*mailbox.Mailbox]
-	files map[Address]io.Closer
+	dir     Directory
+	mu      sync.Mutex // serialises changes to known, files and retired
+	known   atomic.Pointer[map[Address]entry]
+	files   map[Address]io.Closer
+	retired []io.Closer // stale mailboxes' closers, closed by Close
 }
+
+// entry is a known address: its mailbox and, for a mailbox the Directory
+// opened, what tells whether it is stale.
+type entry struct {
+	mb    *mailbox.Mailbox
+	stale staler // nil: registered, or a Closer without Stale
+}
+
+// staler is what a Directory's Closer may also be: Stale reports that the
+// mailbox no longer reaches the consumer its name names. Lookup asks it
+// every time, so it must be cheap.
+type staler interface{ Stale() bool }
 
 // NewRegistry returns a registry that resolves names registered with
 // Register and, if dir is not nil, the mailboxes dir opens by name
 // (message.NewRegistry(ipc.Dir(path)) for the mailbox files in path).
 func NewRegistry(dir Directory) *Registry {
 	r := &Registry{dir: dir}
-	r.known.Store(&map[Address]*mailbox.Mailbox{})
+	r.known.Store(&map[Address]entry{})
 	return r
 }
 
@@ -89,27 +106,34 @@ func (r *Registry) Register(name string, mb *mailbox.Mailbox) (Address, error) {
 	if _, ok := (*r.known.Load())[a]; ok {
 		return a, fmt.Errorf("%w: %q is registered already", ErrAddress, name)
 	}
-	r.add(a, mb)
+	r.publish(a, entry{mb: mb})
 	return a, nil
 }
 
-// add publishes a copy of the map with a added; r.mu is held.
-func (r *Registry) add(a Address, mb *mailbox.Mailbox) {
+// publish publishes a copy of the map with a set to e (removed when e.mb
+// is nil); r.mu is held.
+func (r *Registry) publish(a Address, e entry) {
 	cur := *r.known.Load()
-	next := make(map[Address]*mailbox.Mailbox, len(cur)+1)
+	next := make(map[Address]entry, len(cur)+1)
 	for k, v := range cur {
 		next[k] = v
 	}
-	next[a] = mb
+	if e.mb == nil {
+		delete(next, a)
+	} else {
+		next[a] = e
+	}
 	r.known.Store(&next)
 }
 
 // Lookup returns the mailbox at a. An address neither registered nor
 // (with a Directory) the name of a mailbox there is an error wrapping
-// ErrUnknownAddress; opening one may wait up to ctx (see ipc.Dir).
+// ErrUnknownAddress and the Directory's error (mailbox.ErrConsumerDead for
+// a mailbox whose consumer is gone); opening one may wait up to ctx (see
+// ipc.Dir).
 func (r *Registry) Lookup(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
-	if mb, ok := (*r.known.Load())[a]; ok {
-		return mb, nil
+	if e, ok := (*r.known.Load())[a]; ok && (e.stale == nil || !e.stale.Stale()) {
+		return e.mb, nil
 	}
 	return r.open(ctx, a)
 }
@@ -121,8 +145,15 @@ func (r *Registry) open(ctx context.Context, a Address) (*mailbox.Mailbox, error
 	name := a.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if mb, ok := (*r.known.Load())[a]; ok {
-		return mb, nil
+	if e, ok := (*r.known.Load())[a]; ok {
+		if e.stale == nil || !e.stale.Stale() {
+			return e.mb, nil
+		}
+		// Senders may still hold the stale mailbox: it stays mapped
+		// (its sends report the dead consumer) until Close.
+		r.retired = append(r.retired, r.files[a])
+		delete(r.files, a)
+		r.publish(a, entry{})
 	}
 	mb, mf, err := r.dir.OpenMailbox(ctx, name)
 	if err != nil {
@@ -132,21 +163,22 @@ func (r *Registry) open(ctx context.Context, a Address) (*mailbox.Mailbox, error
 		r.files = make(map[Address]io.Closer)
 	}
 	r.files[a] = mf
-	r.add(a, mb)
+	st, _ := mf.(staler)
+	r.publish(a, entry{mb: mb, stale: st})
 	return mb, nil
 }
 
-// Close closes the mailboxes the registry's Directory opened and forgets their
-// addresses (a later Lookup opens them again); a mailbox looked up before
-// is unusable afterwards (mailbox.ErrClosed). Registered mailboxes are
-// left alone.
+// Close closes the mailboxes the registry's Directory opened (stale ones
+// included) and forgets their addresses (a later Lookup opens them again);
+// a mailbox looked up before is unusable afterwards (mailbox.ErrClosed).
+// Registered mailboxes are left alone.
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	next := make(map[Address]*mailbox.Mailbox)
-	for a, mb := range *r.known.Load() {
+	next := make(map[Address]entry)
+	for a, e := range *r.known.Load() {
 		if _, ok := r.files[a]; !ok {
-			next[a] = mb
+			next[a] = e
 		}
 	}
 	r.known.Store(&next)
@@ -154,6 +186,9 @@ func (r *Registry) Close() error {
 	for _, mf := range r.files {
 		errs = append(errs, mf.Close())
 	}
-	r.files = nil
+	for _, mf := range r.retired {
+		errs = append(errs, mf.Close())
+	}
+	r.files, r.retired = nil, nil
 	return errors.Join(errs...)
 }

@@ -155,11 +155,11 @@ func TestHandlerBackPressuredForEverIsVisible(t *testing.T) {
 	require.Equal(t, RouterStats{Delivered: 2, Aborted: 100}, sr.Stats())
 }
 
-// A reply to a requester whose process died is not retried for ever: once
-// the reply mailbox's Host reports its consumer dead, the send returns
-// mailbox.ErrConsumerDead, which is not back-pressure: the request is
-// consumed and the error reported to the drain (and counted in Failed).
-// Until then the router aborts, as for any full mailbox.
+// A reply to a requester whose process died is not retried: the
+// registry's lookup (ipc.Dir) finds the consumer's process gone at once
+// and returns mailbox.ErrConsumerDead, which is not back-pressure: the
+// request is consumed and the error reported to the drain (and counted in
+// Failed), never aborted for a full mailbox.
 func TestReplyToDeadRequesterIsReportedNotRetried(t *testing.T) {
 	dir := t.TempDir()
 	child := childtest.Start(t, childEnv, "requester", "MESSAGE_TEST_DIR="+dir)
@@ -198,7 +198,7 @@ func TestReplyToDeadRequesterIsReportedNotRetried(t *testing.T) {
 	st := sr.Stats()
 	require.Equal(t, int64(n), st.Failed, "every reply reported")
 	require.Equal(t, int64(n), st.Delivered)
-	require.Positive(t, st.Aborted, "back-pressure until the consumer was found dead")
+	require.Zero(t, st.Aborted, "a dead process is known at once, not after back-pressure")
 	require.Zero(t, server.Stats().Depth)
 }
 

@@ -285,7 +285,9 @@ func (s *Subscription) joinPosition() (int64, error) {
 //   - ErrPublisherDead once the owner is gone without closing and
 //     everything written was consumed;
 //   - ErrSubscriberDropped when the publisher dropped this subscriber
-//     (data read in that call may have been overwritten);
+//     (data read in that call may have been overwritten; whatever the
+//     call read in reused space is reported so, never as ErrCorrupt):
+//     it may join again with OpenSubscription;
 //   - ErrClosed after Close;
 //   - ErrCorrupt, wrapped, for log contents no correct publisher writes
 //     (it never waits at a header no claim leaves).
@@ -326,7 +328,10 @@ func (s *Subscription) poll(h ringbuf.Handler, ch ringbuf.ControlledHandler, lim
 		return n, errors.Join(err, s.release())
 	}
 	if err != nil {
-		return n, err
+		// What read found may be the new contents of space this
+		// subscriber had not read, if it was dropped after the check
+		// above (and lapped): the drop explains it (see corrupted).
+		return n, s.corrupted(err)
 	}
 	if s.r.pos != before {
 		if !s.active() {
@@ -411,7 +416,7 @@ func (s *Subscription) idleAt(now, tail int64) error {
 	}
 	ok, err := s.unblock(pos, tail, sealed)
 	if err != nil {
-		return err
+		return s.corrupted(err)
 	}
 	if ok {
 		pf.unblocked.Add(1)
@@ -420,10 +425,13 @@ func (s *Subscription) idleAt(now, tail int64) error {
 	return nil
 }
 
-// corrupted returns err, a corruption the subscriber found, unless the
-// publisher has dropped the subscriber meanwhile: then what it found may be
-// new contents of space it had not read, and the error is
-// ErrSubscriberDropped. Ordering: every store into a dropped subscriber's
+// corrupted returns err, a corruption the subscriber found (in a poll's
+// read, at its stall, or at an unblock), unless the publisher has dropped
+// the subscriber meanwhile: then what it found may be new contents of
+// space it had not read, and the error is ErrSubscriberDropped. Every
+// such path checks the drop here, after its reads and before trusting
+// them: a check before the read alone misses a drop (and a lap) that
+// happens while the subscriber is held up between the two. Ordering: every store into a dropped subscriber's
 // unread space follows its drop (publishers claim it only under a limit
 // the owner released after the drop's CAS; the owner's zeroing reads as
 // nothing written), so the state word, loaded after the load that saw
