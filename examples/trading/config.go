@@ -87,7 +87,7 @@ func defaultConfig() config {
 		Rate:        100_000,
 		Seed:        1,
 		Threads:     2,
-		IdleSpec:    "backoff",
+		IdleSpec:    "wake",
 		Capacity:    64 * 1024,
 		Spawn:       true,
 		Drain:       5 * time.Second,
