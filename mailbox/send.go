@@ -487,11 +487,10 @@ func errTypeID(typeID int32) error {
 // a claim never completed is released by the liveness check after
 // Config.UnblockTimeout and counted as torn.
 type Claim struct {
-	p    *record.Producer // the mailbox's; nil once completed
-	mb   *Mailbox         // the mailbox, whose doorbell Commit rings
-	c    record.Claim     // its Payload: the message's space, after the checksum prefix of a sealed record
-	seal *Mailbox         // the checksummed mailbox that seals it at Commit; nil: not sealed
-	pos  int64            // a sealed claim's ring position, read when it was claimed
+	mb     *Mailbox     // the mailbox (its producer completes the claim, its doorbell rings); nil once completed
+	c      record.Claim // its Payload: the message's space, after the checksum prefix of a sealed record
+	sealed bool         // a checksummed mailbox's claim, sealed at Commit
+	pos    int64        // a sealed claim's ring position, read when it was claimed
 }
 
 // Payload returns the claimed space, aliasing the ring. It is valid until
@@ -504,37 +503,37 @@ func (c *Claim) Payload() []byte { return c.c.Payload }
 // Commit through the copy would publish that claim. Complete a claim
 // through one value.)
 func (c *Claim) Commit() error {
-	if c.p == nil {
+	m := c.mb
+	if m == nil {
 		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
-	if m := c.seal; m != nil {
+	if c.sealed {
 		// Sealed only while the record is still this claim (its marker
 		// in place): a sender that stalled past the unblock timeout must
 		// not seal what another sender has written there since. The
 		// whole payload starts checksumLength bytes before the message's
 		// space (the claim's index is its payload's).
 		at := c.c.Index - checksumLength - record.HeaderLength
-		if _, _, err := c.p.OpenClaim(at + record.HeaderLength); err != nil {
+		if _, _, err := m.prod.OpenClaim(at + record.HeaderLength); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
 		seal(m.prod.Payload(at, checksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
 	}
-	if err := c.p.Commit(c.c.Index - c.over()); err != nil {
+	if err := m.prod.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
-	mb := c.mb
 	*c = Claim{} // completed: the index may soon be another sender's claim
-	mb.rang()
+	m.rang()
 	return nil
 }
 
 // Abort discards the claim: the receiver skips it. A second Commit or
 // Abort returns ErrClaim (see Commit).
 func (c *Claim) Abort() error {
-	if c.p == nil {
+	if c.mb == nil {
 		return fmt.Errorf("%w: zero or completed Claim", ErrClaim)
 	}
-	if err := c.p.Abort(c.c.Index - c.over()); err != nil {
+	if err := c.mb.prod.Abort(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	*c = Claim{}
@@ -544,7 +543,7 @@ func (c *Claim) Abort() error {
 // over is how far the message's space starts after the record's payload:
 // the checksum prefix of a sealed record.
 func (c *Claim) over() int {
-	if c.seal != nil {
+	if c.sealed {
 		return checksumLength
 	}
 	return 0
@@ -554,12 +553,12 @@ func (c *Claim) over() int {
 // with over bytes before the message's space (the checksum prefix).
 func (m *Mailbox) newClaim(c record.Claim) Claim {
 	if !m.checksum {
-		return Claim{p: &m.prod, mb: m, c: c}
+		return Claim{mb: m, c: c}
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
 	c.Index += checksumLength
 	c.Payload = c.Payload[checksumLength:]
-	return Claim{p: &m.prod, mb: m, c: c, seal: m, pos: pos}
+	return Claim{mb: m, c: c, sealed: true, pos: pos}
 }
 
 // Claim claims space for a plain message of length bytes (at most
@@ -610,7 +609,7 @@ func (p *PartsClaim) Part(i int) []byte {
 	if i < 0 || i >= p.n {
 		panic(fmt.Sprintf("mailbox: part %d of %d", i, p.n))
 	}
-	if p.p == nil {
+	if p.mb == nil {
 		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
 	body := p.c.Payload[frameHeaderLength:]

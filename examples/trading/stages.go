@@ -129,10 +129,11 @@ func riskLimits(cfg config) risk.Limits {
 	case cfg.OrderRate > 0:
 		l.OrdersPerSecond = cfg.OrderRate
 	case cfg.Rate > 0:
-		// At the demo's settings the strategy sends about 0.35 to 0.45
-		// orders per quote, depending on how fast its orders come back
-		// (it keeps at most 8 open per instrument). The limit sits in
-		// that range, so a share of orders meets it: how large depends on
+		// The limit sits inside the range of orders per quote the
+		// strategy sends at the demo's settings (that share depends on
+		// how fast its orders come back, since it keeps a bounded number
+		// open per instrument), so that a share of orders meets the
+		// limit and the rejection path runs; how large a share depends on
 		// the machine's speed (set -order-rate to choose).
 		l.OrdersPerSecond = max(1_000, cfg.Rate*45/100)
 		l.Burst = max(50, min(l.Burst, cfg.Rate/1_000))
