@@ -18,7 +18,9 @@ import (
 // where /usr/bin/python3 has the zmq module (Debian: python3-zmq) and is
 // skipped elsewhere; go-zeromq/zmq4 covers the same ground everywhere.
 
-const libzmqPeer = `
+// libzmqPrelude is what every Python peer of these tests starts with: the
+// interop messages (interopMessages' in Python) and a flushed print.
+const libzmqPrelude = `
 import sys, select, zmq
 
 def pattern(seed, n):
@@ -35,6 +37,9 @@ def messages():
 
 def say(*a):
     print(*a, flush=True)
+`
+
+const libzmqPeer = libzmqPrelude + `
 
 ctx = zmq.Context()
 mode, ep = sys.argv[1], sys.argv[2]
@@ -178,13 +183,7 @@ func TestInteropLibzmq(t *testing.T) {
 		require.Equal(t, byte(1), (*sub.peersV.Load())[0].minor, "libzmq speaks 3.1: SUBSCRIBE went as a command")
 		_, err := io.WriteString(in, "go\n")
 		require.NoError(t, err)
-		for _, m := range interopMessages() {
-			got := recv(t, sub)
-			for string(got[0]) == "t.probe" {
-				got = recv(t, sub)
-			}
-			requireSame(t, m, got)
-		}
+		recvInteropSkippingProbes(t, sub)
 		require.Zero(t, sub.Stats().Unsubscribed, "libzmq filtered by our SUBSCRIBE")
 		_, _ = io.WriteString(in, "done\n")
 	})
@@ -234,4 +233,17 @@ func TestInteropLibzmq(t *testing.T) {
 		require.Equal(t, uint64(1), pull.Stats().Handshakes, "nobody dropped the connection")
 		require.Zero(t, pull.Stats().PeerErrors)
 	})
+}
+
+// recvInteropSkippingProbes receives the interop messages on sub, in order,
+// past the "t.probe" messages a PUB peer sends until it is told to go.
+func recvInteropSkippingProbes(t *testing.T, sub *Socket) {
+	t.Helper()
+	for _, m := range interopMessages() {
+		got := recv(t, sub)
+		for string(got[0]) == "t.probe" {
+			got = recv(t, sub)
+		}
+		requireSame(t, m, got)
+	}
 }

@@ -96,20 +96,7 @@ func TestReqRepAndPairWithCurve(t *testing.T) {
 	requireSame(t, [][]byte{[]byte("y")}, recv(t, b))
 }
 
-const libzmqReqRep = `
-import sys, zmq
-def pattern(seed, n):
-    return bytes(((seed*131 + i*7 + (i >> 8)) & 0xff) for i in range(n))
-def messages():
-    return [
-        [b"t.hello"],
-        [b"t.multi", b"part two", b"", b"four"],
-        [b"t.255", pattern(5, 255 - 5)],
-        [b"t.edge", pattern(6, 255), pattern(7, 256)],
-        [b"t.big", pattern(8, 1 << 20)],
-    ]
-def say(*a):
-    print(*a, flush=True)
+const libzmqReqRep = libzmqPrelude + `
 ctx = zmq.Context()
 mode, ep = sys.argv[1], sys.argv[2]
 kinds = {"rep": zmq.REP, "req": zmq.REQ, "pair-bind": zmq.PAIR, "pair-connect": zmq.PAIR}
