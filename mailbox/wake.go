@@ -116,7 +116,7 @@ func (w *wakeIdle) IdleOnce() {
 // the rings checked, and a futex wait on the doorbells if all are empty.
 func (w *wakeIdle) sleep() {
 	for i, mb := range w.mbs {
-		_ = mb.beat(true) // a sleeping consumer still heartbeats, once per sleep
+		_ = mb.beat(false) // a sleeping consumer still heartbeats, at most once a millisecond
 		w.bells[i] = &mb.w.doorbell
 		mb.w.doorbell.Store(1)
 	}
