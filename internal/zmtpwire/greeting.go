@@ -1,4 +1,4 @@
-package zmtp
+package zmtpwire
 
 import (
 	"bytes"
@@ -11,58 +11,53 @@ import (
 // Greeting layout (docs/zmtp.md, "Greeting"): 64 bytes, sent by both
 // peers before anything else.
 const (
-	greetingLen     = 64
-	sigFirst        = 0xff // signature byte 0
-	sigLast         = 0x7f // signature byte 9; bytes 1..8 are padding
-	offMajor        = 10
-	offMinor        = 11
-	offMechanism    = 12
-	mechanismLen    = 20
-	offAsServer     = 32
-	versionMajor    = 3
-	versionMinor    = 1
-	mechanismNULL   = "NULL"
-	mechanismCURVE  = "CURVE"
-	propSocketType  = "Socket-Type"
-	propIdentity    = "Identity"
-	maxPropertyName = 255
+	GreetingLen    = 64
+	sigFirst       = 0xff // signature byte 0
+	sigLast        = 0x7f // signature byte 9; bytes 1..8 are padding
+	offMajor       = 10
+	offMinor       = 11
+	OffMechanism   = 12
+	MechanismLen   = 20
+	offAsServer    = 32
+	versionMajor   = 3
+	versionMinor   = 1
+	MechanismNULL  = "NULL"
+	MechanismCURVE = "CURVE"
+	propSocketType = "Socket-Type"
+	propIdentity   = "Identity"
 )
 
-// greeting returns this side's greeting: ZMTP 3.1, NULL, as-server clear
+// Greeting returns this side's greeting: ZMTP 3.1, NULL, as-server clear
 // (NULL has no client and server roles).
-func greeting() [greetingLen]byte {
-	var g [greetingLen]byte
+func Greeting() [GreetingLen]byte {
+	var g [GreetingLen]byte
 	g[0], g[9] = sigFirst, sigLast
 	g[offMajor], g[offMinor] = versionMajor, versionMinor
-	copy(g[offMechanism:], mechanismNULL)
+	copy(g[OffMechanism:], MechanismNULL)
 	return g
 }
 
-// curveGreeting returns this side's greeting for CURVE, as-server set on
+// CurveGreeting returns this side's greeting for CURVE, as-server set on
 // the CURVE server.
-func curveGreeting(asServer bool) [greetingLen]byte {
-	g := greeting()
-	clear(g[offMechanism : offMechanism+mechanismLen])
-	copy(g[offMechanism:], mechanismCURVE)
+func CurveGreeting(asServer bool) [GreetingLen]byte {
+	g := Greeting()
+	clear(g[OffMechanism : OffMechanism+MechanismLen])
+	copy(g[OffMechanism:], MechanismCURVE)
 	if asServer {
 		g[offAsServer] = 1
 	}
 	return g
 }
 
-// readGreeting reads the peer's greeting and returns its minor version
-// (0 for a ZMTP 3.0 peer, 1 for 3.1 and later). It reads the signature
-// and major version first, so that a peer of another protocol is refused
-// from its first eleven bytes.
-func readGreeting(r io.Reader) (minor byte, err error) {
-	return readGreetingOf(r, mechanismNULL)
-}
-
-// readGreetingOf is readGreeting for a mechanism: the peer's greeting must
-// name mech. Its as-server flag is not checked: libzmq leaves it clear in
-// either role; two peers of one role fail in the handshake that follows.
-func readGreetingOf(r io.Reader, mech string) (minor byte, err error) {
-	var g [greetingLen]byte
+// ReadGreeting reads the peer's greeting, which must name mechanism mech
+// (ErrMechanism otherwise), and returns its minor version (0 for a ZMTP
+// 3.0 peer, 1 for 3.1 and later). It reads the signature and major
+// version first, so that a peer of another protocol is refused from its
+// first eleven bytes (ErrGreeting). The as-server flag is not checked:
+// libzmq leaves it clear in either role; two peers of one role fail in
+// the handshake that follows.
+func ReadGreeting(r io.Reader, mech string) (minor byte, err error) {
+	var g [GreetingLen]byte
 	if _, err := io.ReadFull(r, g[:offMinor]); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
 	}
@@ -75,7 +70,7 @@ func readGreetingOf(r io.Reader, mech string) (minor byte, err error) {
 	if _, err := io.ReadFull(r, g[offMinor:]); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
 	}
-	name := bytes.TrimRight(g[offMechanism:offMechanism+mechanismLen], "\x00")
+	name := bytes.TrimRight(g[OffMechanism:OffMechanism+MechanismLen], "\x00")
 	if !bytes.Equal(name, []byte(mech)) {
 		return 0, fmt.Errorf("%w: %q, want %q", ErrMechanism, name, mech)
 	}
@@ -96,15 +91,16 @@ func appendProperty(b []byte, name string, value []byte) []byte {
 	return append(b, value...)
 }
 
-// readyProperties is the data of this side's READY command.
-func readyProperties(t Type, identity []byte) []byte {
-	b := appendProperty(nil, propSocketType, []byte(t.String()))
+// ReadyProperties is the data of a READY command that announces
+// socketType (PUSH, PULL, ...) and identity.
+func ReadyProperties(socketType string, identity []byte) []byte {
+	b := appendProperty(nil, propSocketType, []byte(socketType))
 	return appendProperty(b, propIdentity, identity)
 }
 
-// parseProperties reads READY metadata and returns the peer's socket type
+// ParseProperties reads READY metadata and returns the peer's socket type
 // and identity. Names compare without regard to case.
-func parseProperties(b []byte) (socketType string, identity []byte, err error) {
+func ParseProperties(b []byte) (socketType string, identity []byte, err error) {
 	for len(b) > 0 {
 		n := int(b[0])
 		if n == 0 || len(b) < 1+n+4 {
@@ -131,11 +127,45 @@ func parseProperties(b []byte) (socketType string, identity []byte, err error) {
 	return socketType, identity, nil
 }
 
-// parseCommand splits a command frame's body into name and data.
-func parseCommand(b []byte) (name, data []byte, err error) {
+// ParseCommand splits a command frame's body into name and data
+// (ErrProtocol for a body too short for its name).
+func ParseCommand(b []byte) (name, data []byte, err error) {
 	if len(b) == 0 || int(b[0]) > len(b)-1 {
 		return nil, nil, fmt.Errorf("%w: malformed command of %d bytes", ErrProtocol, len(b))
 	}
 	n := int(b[0])
 	return b[1 : 1+n], b[1+n:], nil
+}
+
+// ErrorReason returns the reason an ERROR command's data carries: its
+// length-prefixed text, or the data as it is when the prefix is wrong.
+func ErrorReason(data []byte) string {
+	if len(data) == 0 || int(data[0]) > len(data)-1 {
+		return string(data)
+	}
+	return string(data[1 : 1+int(data[0])])
+}
+
+// ReadCommand reads the next frame of a handshake, which must be command
+// want, and returns its data. A message, another command, or an ERROR
+// from the peer (its reason in the error) fail with ErrHandshake.
+func ReadCommand(dec *Decoder, want string) ([]byte, error) {
+	k, err := dec.Next()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	if k != KindCommand {
+		return nil, fmt.Errorf("%w: a message before %s", ErrHandshake, want)
+	}
+	name, data, err := ParseCommand(dec.Command())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
+	}
+	switch string(name) {
+	case want:
+		return data, nil
+	case "ERROR":
+		return nil, fmt.Errorf("%w: peer says %q", ErrHandshake, ErrorReason(data))
+	}
+	return nil, fmt.Errorf("%w: %q instead of %s", ErrHandshake, name, want)
 }
