@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dutyrt/duty/internal/zmtpqueue"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // The read side of a peer's connection (its Decoder and the reads of its
@@ -30,16 +33,14 @@ const (
 // leaves the heartbeats and the receive queue to the reader.
 const readGrace = time.Millisecond
 
-// errInterrupted ends a receiver's read when the read side must go back
-// to the reader goroutine (another peer's message was queued), or its
-// context ended. The Decoder rewinds to the start of the message.
-var errInterrupted = errors.New("zmtp: read interrupted")
-
 // deadlineReader reads from c, with a read deadline of timeout from each
 // read when timeout is positive: the heartbeat's dead-peer detection. An
 // interrupt sets a deadline in the past, under mu, so that a read setting
 // its own deadline cannot undo it; a read that fails on a deadline while
-// intr is set returns errInterrupted, not ErrPeerTimeout.
+// intr is set returns zmtpwire.ErrInterrupted, not ErrPeerTimeout: the
+// read side goes back to the reader goroutine (another peer's message was
+// queued), or the receiver's context ended, and the Decoder rewinds to the
+// start of the message.
 type deadlineReader struct {
 	c       net.Conn
 	timeout time.Duration
@@ -52,21 +53,21 @@ func (r *deadlineReader) Read(b []byte) (int, error) {
 		r.mu.Lock()
 		if r.intr.Load() {
 			r.mu.Unlock()
-			return 0, errInterrupted
+			return 0, zmtpwire.ErrInterrupted
 		}
 		_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
 		r.mu.Unlock()
 	} else if r.intr.Load() {
 		// Without heartbeats no read sets a deadline: the interrupt's
 		// stays until clear, and a read started after it fails at once.
-		return 0, errInterrupted
+		return 0, zmtpwire.ErrInterrupted
 	}
 	n, err := r.c.Read(b)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			if r.intr.Load() {
-				return n, errInterrupted
+				return n, zmtpwire.ErrInterrupted
 			}
 			err = fmt.Errorf("%w: nothing for %v", ErrPeerTimeout, r.timeout)
 		}
@@ -77,7 +78,7 @@ func (r *deadlineReader) Read(b []byte) (int, error) {
 // longAgo is a deadline in the past: it ends a blocked read at once.
 var longAgo = time.Unix(1, 0)
 
-// interrupt makes the current or next read return errInterrupted.
+// interrupt makes the current or next read return zmtpwire.ErrInterrupted.
 func (r *deadlineReader) interrupt() {
 	r.mu.Lock()
 	if !r.intr.Load() {
@@ -87,7 +88,7 @@ func (r *deadlineReader) interrupt() {
 	r.mu.Unlock()
 }
 
-// clear undoes an interrupt once its read returned errInterrupted.
+// clear undoes an interrupt once its read returned zmtpwire.ErrInterrupted.
 func (r *deadlineReader) clear() {
 	r.mu.Lock()
 	if r.intr.Load() {
@@ -141,7 +142,7 @@ func (s *Socket) takeDirect(blocking bool) *peer {
 	// A message another peer's reader queued before the store above would
 	// wait behind a blocking read: look again. One queued after it
 	// interrupts the read (peer.readBatch loads direct after its commit).
-	if s.in.avail.Load() > 0 || p.ended.Load() || len(*s.peersV.Load()) != 1 {
+	if s.in.Avail.Load() > 0 || p.ended.Load() || len(*s.peersV.Load()) != 1 {
 		s.release(p)
 		return nil
 	}
@@ -154,11 +155,11 @@ func (s *Socket) release(p *peer) {
 	s.ho.direct.CompareAndSwap(p, nil)
 	p.rown.Store(ownFree)
 	if p.rpark.Load() && p.rpark.CompareAndSwap(true, false) {
-		signal(p.rtoken)
+		zmtpqueue.Signal(p.rtoken)
 	}
 	if s.ho.waiters.Load() > 0 {
 		// A receiver waiting in Recv may take the read side now.
-		signal(s.in.notEmpty)
+		zmtpqueue.Signal(s.in.NotEmpty)
 	}
 }
 
@@ -213,7 +214,7 @@ func (s *Socket) recvDirect(ctx context.Context, p *peer, m *Message) (bool, err
 	for {
 		k, err := p.dec.Next()
 		if err != nil {
-			if err == errInterrupted {
+			if err == zmtpwire.ErrInterrupted {
 				p.rd.clear()
 				s.release(p)
 				if err := ctx.Err(); err != nil {
@@ -225,7 +226,7 @@ func (s *Socket) recvDirect(ctx context.Context, p *peer, m *Message) (bool, err
 			s.release(p)
 			return false, nil
 		}
-		if k == KindCommand {
+		if k == zmtpwire.KindCommand {
 			if err := p.onCommand(p.dec.Command()); err != nil {
 				p.end(err)
 				s.release(p)
@@ -255,8 +256,8 @@ func (s *Socket) drainDirect(p *peer, h func(parts [][]byte), limit int) int {
 		if s.typ == Pull || s.typ == Dealer || s.typ == Pair {
 			if raw, k := p.dec.NextShorts(limit - n); k > 0 {
 				for off := 0; off < len(raw); {
-					end := off + shortHeader + int(raw[off+1])
-					rc.one[0] = raw[off+shortHeader : end : end]
+					end := off + zmtpwire.ShortHeader + int(raw[off+1])
+					rc.one[0] = raw[off+zmtpwire.ShortHeader : end : end]
 					h(rc.one[:])
 					off = end
 				}
@@ -273,7 +274,7 @@ func (s *Socket) drainDirect(p *peer, h func(parts [][]byte), limit int) int {
 		if !ok {
 			break
 		}
-		if k == KindCommand {
+		if k == zmtpwire.KindCommand {
 			if err := p.onCommand(p.dec.Command()); err != nil {
 				p.end(err)
 				break
@@ -354,31 +355,7 @@ func (p *peer) yieldRead() bool {
 	}
 	p.rown.Store(ownFree)
 	if s.ho.waiters.Load() > 0 {
-		signal(s.in.notEmpty)
+		zmtpqueue.Signal(s.in.NotEmpty)
 	}
 	return true
-}
-
-// copyParts copies a message's parts into the slot, after a routing id
-// part when id is not nil.
-func (m *slot) copyParts(id []byte, parts [][]byte) {
-	total := len(id)
-	for _, p := range parts {
-		total += len(p)
-	}
-	if cap(m.data) < total {
-		m.data = make([]byte, total)
-	}
-	m.data = m.data[:total]
-	m.parts = m.parts[:0]
-	d := 0
-	if id != nil {
-		d = copy(m.data, id)
-		m.parts = append(m.parts, m.data[:d:d])
-	}
-	for _, p := range parts {
-		e := d + copy(m.data[d:], p)
-		m.parts = append(m.parts, m.data[d:e:e])
-		d = e
-	}
 }

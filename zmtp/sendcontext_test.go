@@ -181,3 +181,47 @@ func TestDrain(t *testing.T) {
 	_, err = pull.Drain(h, 1)
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+// ledger checks exactly-once delivery of (producer, seq) pairs and, per
+// consumer, each producer's order.
+type ledger struct {
+	mu    sync.Mutex
+	once  [][]bool
+	total int
+}
+
+func newLedger(producers, per int) *ledger {
+	l := &ledger{once: make([][]bool, producers)}
+	for p := range l.once {
+		l.once[p] = make([]bool, per)
+	}
+	return l
+}
+
+func (l *ledger) see(t *testing.T, last []int, parts [][]byte) {
+	p := int(binary.BigEndian.Uint32(parts[0]))
+	i := int(binary.BigEndian.Uint32(parts[1]))
+	if i <= last[p] {
+		t.Errorf("producer %d message %d after %d", p, i, last[p])
+	}
+	last[p] = i
+	l.mu.Lock()
+	if l.once[p][i] {
+		t.Errorf("producer %d message %d twice", p, i)
+	}
+	l.once[p][i] = true
+	l.total++
+	l.mu.Unlock()
+}
+
+func (l *ledger) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+func seqMsg(b *[8]byte, p, i int) [][]byte {
+	binary.BigEndian.PutUint32(b[:4], uint32(p))
+	binary.BigEndian.PutUint32(b[4:], uint32(i))
+	return [][]byte{b[:4], b[4:]}
+}

@@ -14,7 +14,7 @@ const (
 	GreetingLen    = 64
 	sigFirst       = 0xff // signature byte 0
 	sigLast        = 0x7f // signature byte 9; bytes 1..8 are padding
-	offMajor       = 10
+	OffMajor       = 10
 	offMinor       = 11
 	OffMechanism   = 12
 	MechanismLen   = 20
@@ -32,7 +32,7 @@ const (
 func Greeting() [GreetingLen]byte {
 	var g [GreetingLen]byte
 	g[0], g[9] = sigFirst, sigLast
-	g[offMajor], g[offMinor] = versionMajor, versionMinor
+	g[OffMajor], g[offMinor] = versionMajor, versionMinor
 	copy(g[OffMechanism:], MechanismNULL)
 	return g
 }
@@ -64,8 +64,8 @@ func ReadGreeting(r io.Reader, mech string) (minor byte, err error) {
 	if g[0] != sigFirst || g[9] != sigLast {
 		return 0, fmt.Errorf("%w: signature % x", ErrGreeting, g[:10])
 	}
-	if g[offMajor] < versionMajor {
-		return 0, fmt.Errorf("%w: ZMTP major version %d", ErrGreeting, g[offMajor])
+	if g[OffMajor] < versionMajor {
+		return 0, fmt.Errorf("%w: ZMTP major version %d", ErrGreeting, g[OffMajor])
 	}
 	if _, err := io.ReadFull(r, g[offMinor:]); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
@@ -76,7 +76,7 @@ func ReadGreeting(r io.Reader, mech string) (minor byte, err error) {
 	}
 	// A peer of a later major version speaks ours (the specification's
 	// version negotiation): treat it as 3.1.
-	if g[offMajor] > versionMajor || g[offMinor] >= versionMinor {
+	if g[OffMajor] > versionMajor || g[offMinor] >= versionMinor {
 		return versionMinor, nil
 	}
 	return 0, nil
