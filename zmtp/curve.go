@@ -2,6 +2,7 @@ package zmtp
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -148,11 +149,7 @@ func (c *Curve) admit(client CurveKey, remote net.Addr) error {
 // takes c's place among the socket's connections.
 func (s *Socket) shakeCurve(c net.Conn) (*peer, error) {
 	cv := s.opt.Curve
-	g := zmtpwire.CurveGreeting(cv.Server)
-	if _, err := c.Write(g[:]); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrGreeting, err)
-	}
-	minor, err := zmtpwire.ReadGreeting(c, zmtpwire.MechanismCURVE)
+	minor, err := greet(c, zmtpwire.CurveGreeting(cv.Server), zmtpwire.MechanismCURVE)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +157,9 @@ func (s *Socket) shakeCurve(c net.Conn) (*peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	typ, id, err := zmtpwire.ParseProperties(meta)
+	typ, id, err := s.typ.accept(meta)
 	if err != nil {
 		return nil, err
-	}
-	if !s.typ.compatible(typ) {
-		return nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, s.typ, typ)
 	}
 	if !s.retrack(c, cc) {
 		return nil, ErrClosed
@@ -200,12 +194,11 @@ func curveConfig(cv *Curve, typ Type, opt *Options, remote net.Addr) *zmtpcurve.
 		MaxMessageSize: opt.MaxMessageSize,
 		Admit:          func(client [32]byte) error { return cv.admit(client, remote) },
 		Accept: func(meta []byte) (string, error) {
-			peerType, _, err := zmtpwire.ParseProperties(meta)
-			if err != nil {
+			if _, _, err := typ.accept(meta); err != nil {
+				if errors.Is(err, ErrSocketType) {
+					return incompatible, err
+				}
 				return "", err
-			}
-			if !typ.compatible(peerType) {
-				return "incompatible socket type", fmt.Errorf("%w: %v meets %s", ErrSocketType, typ, peerType)
 			}
 			return "", nil
 		},

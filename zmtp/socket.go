@@ -494,11 +494,7 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 	if s.opt.Curve != nil {
 		return s.shakeCurve(c)
 	}
-	g := zmtpwire.Greeting()
-	if _, err := c.Write(g[:]); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrGreeting, err)
-	}
-	minor, err := zmtpwire.ReadGreeting(c, zmtpwire.MechanismNULL)
+	minor, err := greet(c, zmtpwire.Greeting(), zmtpwire.MechanismNULL)
 	if err != nil {
 		return nil, err
 	}
@@ -512,16 +508,41 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	typ, id, err := zmtpwire.ParseProperties(data)
+	typ, id, err := s.typ.accept(data)
+	if errors.Is(err, ErrSocketType) {
+		enc.Command("ERROR", []byte{byte(len(incompatible))}, []byte(incompatible))
+		_, _ = enc.WriteTo(c)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !s.typ.compatible(typ) {
-		enc.Command("ERROR", []byte{byte(len("incompatible socket type"))}, []byte("incompatible socket type"))
-		_, _ = enc.WriteTo(c)
-		return nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, s.typ, typ)
-	}
 	return s.ready(p, typ, id)
+}
+
+// greet sends greeting g on c and reads the peer's, which must name
+// mechanism mech; it returns the peer's minor version.
+func greet(c net.Conn, g [zmtpwire.GreetingLen]byte, mech string) (byte, error) {
+	if _, err := c.Write(g[:]); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
+	}
+	return zmtpwire.ReadGreeting(c, mech)
+}
+
+// incompatible is the reason of the ERROR a peer of an incompatible
+// socket type gets.
+const incompatible = "incompatible socket type"
+
+// accept reads a peer's READY metadata and returns its socket type, which
+// must fit t (ErrSocketType), and its identity.
+func (t Type) accept(meta []byte) (typ string, id []byte, err error) {
+	typ, id, err = zmtpwire.ParseProperties(meta)
+	if err != nil {
+		return "", nil, err
+	}
+	if !t.compatible(typ) {
+		return "", nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, t, typ)
+	}
+	return typ, id, nil
 }
 
 // newPeer returns the peer of connection c after its greeting: ZMTP 3's
