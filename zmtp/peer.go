@@ -500,7 +500,7 @@ const (
 // wait waits for queued messages, commands, a heartbeat tick (its PING
 // encoded) or the peer's end (false). A writer waiting for messages
 // announces itself in q.sleepers first and looks at the queue once more,
-// the writer's half of the queue's handshake (outQueue).
+// the writer's half of the queue's handshake (zmtpqueue.Out).
 func (p *peer) wait(q *zmtpqueue.Out, ready chan struct{}, tick <-chan time.Time, ping []byte) bool {
 	if q != nil {
 		q.Sleepers.Add(1)

@@ -747,7 +747,7 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 // waitRoom waits until the send queue may have room, ctx ends (ctx.Err())
 // or the socket closes (ErrClosed). It announces itself in waiters and
 // looks at the queue once more first: the sender's half of the queue's
-// handshake (outQueue).
+// handshake (zmtpqueue.Out).
 func (s *Socket) waitRoom(ctx context.Context) error {
 	q := s.out
 	q.Waiters.Add(1)
