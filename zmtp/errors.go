@@ -62,7 +62,7 @@ var (
 	ErrExclusive = errors.New("zmtp: PAIR socket has a peer already")
 	// ErrPeerTimeout reports a peer silent for longer than
 	// Options.HeartbeatTimeout while heartbeats are on.
-	ErrPeerTimeout = errors.New("zmtp: peer timed out")
+	ErrPeerTimeout = zmtpwire.ErrPeerTimeout
 )
 
 // Usage errors.

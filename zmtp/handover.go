@@ -2,9 +2,6 @@ package zmtp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,71 +29,6 @@ const (
 // again within it keeps reading the connection itself, one that does not
 // leaves the heartbeats and the receive queue to the reader.
 const readGrace = time.Millisecond
-
-// deadlineReader reads from c, with a read deadline of timeout from each
-// read when timeout is positive: the heartbeat's dead-peer detection. An
-// interrupt sets a deadline in the past, under mu, so that a read setting
-// its own deadline cannot undo it; a read that fails on a deadline while
-// intr is set returns zmtpwire.ErrInterrupted, not ErrPeerTimeout: the
-// read side goes back to the reader goroutine (another peer's message was
-// queued), or the receiver's context ended, and the Decoder rewinds to the
-// start of the message.
-type deadlineReader struct {
-	c       net.Conn
-	timeout time.Duration
-	mu      sync.Mutex
-	intr    atomic.Bool
-}
-
-func (r *deadlineReader) Read(b []byte) (int, error) {
-	if r.timeout > 0 {
-		r.mu.Lock()
-		if r.intr.Load() {
-			r.mu.Unlock()
-			return 0, zmtpwire.ErrInterrupted
-		}
-		_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
-		r.mu.Unlock()
-	} else if r.intr.Load() {
-		// Without heartbeats no read sets a deadline: the interrupt's
-		// stays until clear, and a read started after it fails at once.
-		return 0, zmtpwire.ErrInterrupted
-	}
-	n, err := r.c.Read(b)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			if r.intr.Load() {
-				return n, zmtpwire.ErrInterrupted
-			}
-			err = fmt.Errorf("%w: nothing for %v", ErrPeerTimeout, r.timeout)
-		}
-	}
-	return n, err
-}
-
-// longAgo is a deadline in the past: it ends a blocked read at once.
-var longAgo = time.Unix(1, 0)
-
-// interrupt makes the current or next read return zmtpwire.ErrInterrupted.
-func (r *deadlineReader) interrupt() {
-	r.mu.Lock()
-	if !r.intr.Load() {
-		r.intr.Store(true)
-		_ = r.c.SetReadDeadline(longAgo)
-	}
-	r.mu.Unlock()
-}
-
-// clear undoes an interrupt once its read returned zmtpwire.ErrInterrupted.
-func (r *deadlineReader) clear() {
-	r.mu.Lock()
-	if r.intr.Load() {
-		r.intr.Store(false)
-		_ = r.c.SetReadDeadline(time.Time{})
-	}
-	r.mu.Unlock()
-}
 
 // handover is the socket's side of the read-side hand-over.
 type handover struct {
@@ -131,7 +63,7 @@ func (s *Socket) takeDirect(blocking bool) *peer {
 			// Ask the reader to stand down, and end the read it may be
 			// blocked in: it gives the read side up (yieldRead) and wakes
 			// this receiver, a waiter, to take it.
-			p.rd.interrupt()
+			p.rd.Interrupt()
 		}
 		return nil
 	}
@@ -166,7 +98,7 @@ func (s *Socket) release(p *peer) {
 // interruptDirect interrupts the blocking read of a receiver.
 func (s *Socket) interruptDirect() {
 	if p := s.ho.direct.Load(); p != nil {
-		p.rd.interrupt()
+		p.rd.Interrupt()
 	}
 }
 
@@ -215,7 +147,7 @@ func (s *Socket) recvDirect(ctx context.Context, p *peer, m *Message) (bool, err
 		k, err := p.dec.Next()
 		if err != nil {
 			if err == zmtpwire.ErrInterrupted {
-				p.rd.clear()
+				p.rd.Clear()
 				s.release(p)
 				if err := ctx.Err(); err != nil {
 					return true, err

@@ -26,7 +26,7 @@ type peer struct {
 	identity []byte
 	enc      *zmtpwire.Encoder
 	dec      *zmtpwire.Decoder
-	rd       deadlineReader
+	rd       zmtpwire.DeadlineReader
 
 	out   *zmtpqueue.Out // Pub: this subscriber's queue; Push uses the socket's
 	wake  chan struct{}  // commands are pending
@@ -173,7 +173,7 @@ func (p *peer) read() error {
 		k, err := p.dec.Next()
 		if err == zmtpwire.ErrInterrupted {
 			// Meant for a receiver that has given the read side up.
-			p.rd.clear()
+			p.rd.Clear()
 			continue
 		}
 		if err != nil {
@@ -278,7 +278,7 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 		// A receiver reading another peer itself would not see these:
 		// send it back to the queue (takeDirect looks at avail after its
 		// store of direct, this after the commit's store of avail).
-		d.rd.interrupt()
+		d.rd.Interrupt()
 	}
 	return runs[:0], err2
 }

@@ -551,7 +551,7 @@ func (s *Socket) newPeer(c net.Conn, minor byte, enc *zmtpwire.Encoder) *peer {
 	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		rtoken: make(chan struct{}, 1)}
 	p.dec = zmtpwire.NewDecoder(&p.rd, s.opt.MaxMessageSize, s.opt.MaxParts)
-	p.rd.c = c
+	p.rd.C = c
 	return p
 }
 
@@ -564,7 +564,7 @@ func (s *Socket) ready(p *peer, typ string, id []byte) (*peer, error) {
 	if minor >= 1 {
 		// Heartbeats are ZMTP 3.1's: a 3.0 peer gets no PING, so it is not
 		// held to answer one.
-		p.rd.timeout = s.opt.HeartbeatTimeout
+		p.rd.Timeout = s.opt.HeartbeatTimeout
 	}
 	if !s.typ.shared() && s.typ.sends() {
 		p.out = zmtpqueue.NewOut(s.opt.HWM)
@@ -812,10 +812,9 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 		p.vw = zmtpwire.NewVecWriter(p.c)
 	}
 	p.ienc.Message(parts...)
-	var w *writeWatch
+	var w *zmtpwire.WriteWatch
 	if ctx.Done() != nil {
-		w = &writeWatch{c: p.c}
-		w.stop = context.AfterFunc(ctx, w.interrupt)
+		w = zmtpwire.WatchWrite(ctx, p.c)
 	}
 	var err error
 	if p.vw != nil {
@@ -825,7 +824,7 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 		_, err = p.ienc.WriteTo(p.c)
 	}
 	if w != nil {
-		w.finish(err == nil)
+		w.Finish(err == nil)
 	}
 	p.wmu.Unlock()
 	s.out.ClaimDone()
@@ -840,37 +839,6 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 	s.st.sent.Add(1)
 	s.st.byRef.Add(1)
 	return nil
-}
-
-// A writeWatch ends a write when a context ends: a write deadline in the
-// past, unless the write finished first.
-type writeWatch struct {
-	c        net.Conn
-	stop     func() bool
-	mu       sync.Mutex
-	finished bool
-	fired    bool
-}
-
-func (w *writeWatch) interrupt() {
-	w.mu.Lock()
-	if !w.finished {
-		w.fired = true
-		_ = w.c.SetWriteDeadline(longAgo)
-	}
-	w.mu.Unlock()
-}
-
-// finish ends the watch; a deadline set after a write that succeeded is
-// undone.
-func (w *writeWatch) finish(ok bool) {
-	w.stop()
-	w.mu.Lock()
-	w.finished = true
-	if w.fired && ok {
-		_ = w.c.SetWriteDeadline(time.Time{})
-	}
-	w.mu.Unlock()
 }
 
 // A Message is a received message. Recv fills it; its parts stay valid

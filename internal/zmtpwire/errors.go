@@ -22,6 +22,9 @@ var (
 	ErrMechanism = errors.New("zmtp: unsupported security mechanism")
 	// ErrHandshake reports a handshake that failed after the greeting.
 	ErrHandshake = errors.New("zmtp: handshake failed")
+	// ErrPeerTimeout reports a peer silent for longer than a
+	// DeadlineReader's Timeout.
+	ErrPeerTimeout = errors.New("zmtp: peer timed out")
 )
 
 // ErrInterrupted, returned by a Decoder's reader, ends a read that is to
