@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -26,9 +27,8 @@ func TestSendContextInlineAndQueuedKeepOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var b [8]byte
 			for i := range per {
-				msg := seqMsg(&b, p, i)
+				msg := tagged(strconv.Itoa(p), i)
 				if p == 3 {
 					for push.Send(msg...) == ErrHWM {
 						time.Sleep(20 * time.Microsecond)
@@ -46,18 +46,17 @@ func TestSendContextInlineAndQueuedKeepOrder(t *testing.T) {
 			}
 		}()
 	}
-	l := newLedger(senders, per)
-	last := []int{-1, -1, -1, -1}
+	c := &checker{t: t, last: map[string]int{}}
 	var m Message
 	for range senders * per {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := pull.Recv(rctx, &m)
 		cancel()
 		require.NoError(t, err)
-		l.see(t, last, m.Parts())
+		c.see(m.Parts())
 	}
 	wg.Wait()
-	require.Equal(t, senders*per, l.count())
+	require.Equal(t, senders*per, c.n)
 	require.NotZero(t, push.st.inline.Load(), "no message was written inline")
 	require.Equal(t, uint64(senders*per), push.Stats().Sent)
 }
@@ -180,48 +179,4 @@ func TestDrain(t *testing.T) {
 	require.NoError(t, pull.Close())
 	_, err = pull.Drain(h, 1)
 	require.ErrorIs(t, err, ErrClosed)
-}
-
-// ledger checks exactly-once delivery of (producer, seq) pairs and, per
-// consumer, each producer's order.
-type ledger struct {
-	mu    sync.Mutex
-	once  [][]bool
-	total int
-}
-
-func newLedger(producers, per int) *ledger {
-	l := &ledger{once: make([][]bool, producers)}
-	for p := range l.once {
-		l.once[p] = make([]bool, per)
-	}
-	return l
-}
-
-func (l *ledger) see(t *testing.T, last []int, parts [][]byte) {
-	p := int(binary.BigEndian.Uint32(parts[0]))
-	i := int(binary.BigEndian.Uint32(parts[1]))
-	if i <= last[p] {
-		t.Errorf("producer %d message %d after %d", p, i, last[p])
-	}
-	last[p] = i
-	l.mu.Lock()
-	if l.once[p][i] {
-		t.Errorf("producer %d message %d twice", p, i)
-	}
-	l.once[p][i] = true
-	l.total++
-	l.mu.Unlock()
-}
-
-func (l *ledger) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total
-}
-
-func seqMsg(b *[8]byte, p, i int) [][]byte {
-	binary.BigEndian.PutUint32(b[:4], uint32(p))
-	binary.BigEndian.PutUint32(b[4:], uint32(i))
-	return [][]byte{b[:4], b[4:]}
 }
