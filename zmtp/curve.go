@@ -145,7 +145,7 @@ func (c *Curve) admit(client CurveKey, remote net.Addr) error {
 }
 
 // shakeCurve is shake for a socket with CURVE: the greetings, CURVE's
-// handshake, then the peer reads and writes through a curveConn, which
+// handshake, then the peer reads and writes through a zmtpcurve.Conn, which
 // takes c's place among the socket's connections.
 func (s *Socket) shakeCurve(c net.Conn) (*peer, error) {
 	cv := s.opt.Curve

@@ -286,9 +286,9 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 // queueRaw adds a message's frames as they came on the wire, raw, to the
 // runs of a batch, after the routing id's frame on a ROUTER. A large
 // message (zmtpqueue.BigMin bytes or more) is copied into a buffer of its
-// own instead, added to bigs, and a zmtpqueue.BigMark run stands for it: the Message
-// that Recv fills takes that buffer over, so that a large message is
-// copied once on its way through the queue.
+// own instead, added to bigs, and a zmtpqueue.BigMark run stands for it:
+// the Message that Recv fills takes that buffer over, so that a large
+// message is copied once on its way through the queue.
 func (p *peer) queueRaw(runs, bigs [][]byte, raw []byte) ([][]byte, [][]byte) {
 	if len(raw) >= zmtpqueue.BigMin {
 		b := p.s.in.GetBig(len(p.routeFrame) + len(raw))

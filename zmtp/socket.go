@@ -786,8 +786,8 @@ func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	s.st.inline.Add(1)
 }
 
-// isLarge reports whether a message has a part of zmtpwire.DefaultRefMin bytes or
-// more: SendContext writes it by reference when it may.
+// isLarge reports whether a message has a part of zmtpwire.DefaultRefMin
+// bytes or more: SendContext writes it by reference when it may.
 func isLarge(parts [][]byte) bool {
 	for _, p := range parts {
 		if len(p) >= zmtpwire.DefaultRefMin {
