@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // rawPeer is a hand-driven ZMTP peer for the tests: it writes what the
@@ -35,22 +37,22 @@ func (r *rawPeer) write(b []byte) { _, _ = r.c.Write(b) }
 // handshake sends a good greeting and READY as a socket of type typ and
 // reads the other side's.
 func (r *rawPeer) handshake(typ Type) {
-	g := greeting()
+	g := zmtpwire.Greeting()
 	r.write(g[:])
-	_, err := readGreeting(r.c)
+	_, err := zmtpwire.ReadGreeting(r.c, zmtpwire.MechanismNULL)
 	require.NoError(r.t, err)
-	e := NewEncoder(0)
-	e.Command("READY", readyProperties(typ, nil))
+	e := zmtpwire.NewEncoder(0)
+	e.Command("READY", zmtpwire.ReadyProperties(typ.String(), nil))
 	_, err = e.WriteTo(r.c)
 	require.NoError(r.t, err)
-	d := NewDecoder(r.c, 0, 0)
+	d := zmtpwire.NewDecoder(r.c, 0, 0)
 	k, err := d.Next()
 	require.NoError(r.t, err)
-	require.Equal(r.t, KindCommand, k)
+	require.Equal(r.t, zmtpwire.KindCommand, k)
 }
 
 func (r *rawPeer) send(parts ...[]byte) {
-	e := NewEncoder(0)
+	e := zmtpwire.NewEncoder(0)
 	e.Message(parts...)
 	_, _ = e.WriteTo(r.c)
 }
@@ -90,28 +92,28 @@ func TestBadPeersAreDisconnectedAndCounted(t *testing.T) {
 		{"truncated greeting", true, func(r *rawPeer) { r.write([]byte{0xff, 0, 0}); _ = r.c.(*net.TCPConn).CloseWrite() }},
 		{"silent in the greeting", true, func(r *rawPeer) { r.write([]byte{0xff, 0, 0}) }},
 		{"wrong signature", true, func(r *rawPeer) {
-			g := greeting()
+			g := zmtpwire.Greeting()
 			g[9] = 0x7e
 			r.write(g[:])
 		}},
 		{"ZMTP 2", true, func(r *rawPeer) {
-			g := greeting()
-			g[offMajor] = 2
+			g := zmtpwire.Greeting()
+			g[zmtpwire.OffMajor] = 2
 			r.write(g[:])
 		}},
 		{"unknown mechanism", true, func(r *rawPeer) {
-			g := greeting()
-			copy(g[offMechanism:offMechanism+mechanismLen], "CURVE\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+			g := zmtpwire.Greeting()
+			copy(g[zmtpwire.OffMechanism:zmtpwire.OffMechanism+zmtpwire.MechanismLen], "CURVE\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 			r.write(g[:])
 		}},
 		{"no READY", true, func(r *rawPeer) {
-			g := greeting()
+			g := zmtpwire.Greeting()
 			r.write(g[:])
 			r.send([]byte("data before READY"))
 		}},
 		{"oversized frame", false, func(r *rawPeer) {
 			r.handshake(Push)
-			hdr := []byte{FlagLong, 0, 0, 0, 0, 0, 0, 0, 0}
+			hdr := []byte{zmtpwire.FlagLong, 0, 0, 0, 0, 0, 0, 0, 0}
 			binary.BigEndian.PutUint64(hdr[1:], maxMsg+1)
 			r.write(hdr)
 		}},
@@ -121,7 +123,7 @@ func TestBadPeersAreDisconnectedAndCounted(t *testing.T) {
 		}},
 		{"stops mid-frame", false, func(r *rawPeer) {
 			r.handshake(Push)
-			r.write([]byte{FlagMore, 3, 'a', 'b', 'c', 0, 100, 'x', 'y'})
+			r.write([]byte{zmtpwire.FlagMore, 3, 'a', 'b', 'c', 0, 100, 'x', 'y'})
 			_ = r.c.(*net.TCPConn).CloseWrite()
 		}},
 		{"reserved flag bits", false, func(r *rawPeer) {
@@ -157,17 +159,17 @@ func TestHeartbeatAnswersPingAndDropsASilentPeer(t *testing.T) {
 	r := dialRaw(t, addr)
 	r.handshake(Push)
 
-	e := NewEncoder(0)
+	e := zmtpwire.NewEncoder(0)
 	e.Command("PING", []byte{0, 0}, []byte("ctx-1"))
 	_, err := e.WriteTo(r.c)
 	require.NoError(t, err)
-	d := NewDecoder(r.c, 0, 0)
+	d := zmtpwire.NewDecoder(r.c, 0, 0)
 	sawPing, sawPong := false, false
 	for !sawPing || !sawPong {
 		k, err := d.Next()
 		require.NoError(t, err)
-		require.Equal(t, KindCommand, k)
-		name, data, err := parseCommand(d.Command())
+		require.Equal(t, zmtpwire.KindCommand, k)
+		name, data, err := zmtpwire.ParseCommand(d.Command())
 		require.NoError(t, err)
 		switch string(name) {
 		case "PONG":
@@ -245,7 +247,7 @@ func TestSubscriberBounds(t *testing.T) {
 	addr := bind(t, pub, "tcp://127.0.0.1:0")
 	r := dialRaw(t, addr)
 	r.handshake(Sub)
-	e := NewEncoder(0)
+	e := zmtpwire.NewEncoder(0)
 	for range 1000 {
 		e.Command("PING", []byte{0, 0}, []byte("context"))
 	}
@@ -275,7 +277,7 @@ func TestSubscriberPrefixBytesBounded(t *testing.T) {
 	pub := newSocket(t, Pub, Options{})
 	r := dialRaw(t, bind(t, pub, "tcp://127.0.0.1:0"))
 	r.handshake(Sub)
-	e := NewEncoder(0)
+	e := zmtpwire.NewEncoder(0)
 	e.Command("SUBSCRIBE", make([]byte, maxPeerSubLen/2))
 	e.Command("SUBSCRIBE", make([]byte, maxPeerSubLen/2+1))
 	_, err := e.WriteTo(r.c)

@@ -124,7 +124,7 @@ func TestFeederFromAMailbox(t *testing.T) {
 	// No peer yet: the PUSH queue takes two, the rest wait in the mailbox.
 	n, err := f.DoWork()
 	require.NoError(t, err)
-	require.Equal(t, 2, push.out.length())
+	require.Equal(t, 2, push.out.Count())
 	require.Equal(t, uint64(1), f.Refused())
 	_ = n
 

@@ -2,7 +2,6 @@ package zmtp
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/zmtpcurve"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // The test vector of Z85's specification (RFC 32).
@@ -162,7 +164,7 @@ func TestCurveRefusesNull(t *testing.T) {
 	pull := newSocket(t, Pull, Options{Curve: curveOpts(sk, true, CurveKey{}, sk.pub)})
 	ep := bind(t, pull, "tcp://127.0.0.1:0")
 	r := dialRaw(t, ep)
-	g := greeting()
+	g := zmtpwire.Greeting()
 	r.write(g[:])
 	r.send([]byte("clear text"))
 	r.waitClosed()
@@ -191,34 +193,33 @@ func (m *mutConn) Write(b []byte) (int, error) {
 
 // hostileClient dials ep and runs a CURVE client's handshake whose writes
 // pass through mut; it returns the raw connection and, when the
-// handshake completed, the client's curveConn.
-func hostileClient(t *testing.T, ep string, cv *Curve, mut func([]byte) []byte) (net.Conn, *curveConn, error) {
+// handshake completed, the client's connection.
+func hostileClient(t *testing.T, ep string, cv *Curve, mut func([]byte) []byte) (net.Conn, *zmtpcurve.Conn, error) {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(ep, "tcp://"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	mc := &mutConn{Conn: c, mut: mut}
-	g := curveGreeting(false)
+	g := zmtpwire.CurveGreeting(false)
 	_, err = mc.Write(g[:])
 	require.NoError(t, err)
-	_, err = readGreetingOf(c, mechanismCURVE)
+	_, err = zmtpwire.ReadGreeting(c, zmtpwire.MechanismCURVE)
 	require.NoError(t, err)
-	_, cc, err := curveClient(mc, NewEncoder(0), NewDecoder(c, maxHandshakeCmd, 1), cv, readyProperties(Push, nil))
+	_, cc, err := zmtpcurve.Handshake(mc, curveConfig(cv, Push, &Options{MaxMessageSize: DefaultMaxMessageSize}, nil))
 	if cc != nil {
 		cc.Conn = c
-		cc.maxFrame = DefaultMaxMessageSize + msgOverhead
 	}
 	return c, cc, err
 }
 
 // isCommand reports whether b is one frame of command name.
 func isCommand(b []byte, name string) bool {
-	hdr := shortHeader
-	if len(b) > 0 && b[0]&FlagLong != 0 {
-		hdr = longHeader
+	hdr := zmtpwire.ShortHeader
+	if len(b) > 0 && b[0]&zmtpwire.FlagLong != 0 {
+		hdr = zmtpwire.LongHeader
 	}
-	return len(b) > hdr+1+len(name) && b[0]&FlagCommand != 0 && string(b[hdr+1:hdr+1+len(name)]) == name
+	return len(b) > hdr+1+len(name) && b[0]&zmtpwire.FlagCommand != 0 && string(b[hdr+1:hdr+1+len(name)]) == name
 }
 
 // Hostile CURVE clients: each is disconnected and counted, and nothing
@@ -263,13 +264,13 @@ func TestCurveHostilePeers(t *testing.T) {
 		var rec bytes.Buffer
 		c, cc, err := hostileClient(t, ep, client, func(b []byte) []byte { rec.Write(b); return b })
 		require.NoError(t, err)
-		_, err = cc.Write(appendMessage(nil, [][]byte{[]byte("recorded")}))
+		_, err = cc.Write(zmtpwire.AppendMessage(nil, [][]byte{[]byte("recorded")}))
 		require.NoError(t, err)
 		requireSame(t, [][]byte{[]byte("recorded")}, recv(t, pull))
 		_ = c.Close()
 		var msg bytes.Buffer
 		cc.Conn = &mutConn{Conn: nullConn{}, mut: func(b []byte) []byte { msg.Write(b); return b }}
-		_, err = cc.Write(appendMessage(nil, [][]byte{[]byte("replayed")}))
+		_, err = cc.Write(zmtpwire.AppendMessage(nil, [][]byte{[]byte("replayed")}))
 		require.NoError(t, err)
 		r := dialRaw(t, ep)
 		r.write(append(rec.Bytes(), msg.Bytes()...))
@@ -282,7 +283,7 @@ func TestCurveHostilePeers(t *testing.T) {
 		require.NoError(t, err)
 		var msg bytes.Buffer
 		cc.Conn = &mutConn{Conn: c, mut: func(b []byte) []byte { msg.Write(b); b[len(b)-3] ^= 1; return b }}
-		_, err = cc.Write(appendMessage(nil, [][]byte{[]byte("forged")}))
+		_, err = cc.Write(zmtpwire.AppendMessage(nil, [][]byte{[]byte("forged")}))
 		require.NoError(t, err)
 		(&rawPeer{t: t, c: c}).waitClosed()
 		eventually(t, func() bool { return pull.Stats().PeerErrors == before+1 }, "counted as a peer error")
@@ -293,7 +294,7 @@ func TestCurveHostilePeers(t *testing.T) {
 		require.NoError(t, err)
 		var msg []byte
 		cc.Conn = &mutConn{Conn: c, mut: func(b []byte) []byte { msg = append(msg, b...); return b }}
-		_, err = cc.Write(appendMessage(nil, [][]byte{[]byte("once")}))
+		_, err = cc.Write(zmtpwire.AppendMessage(nil, [][]byte{[]byte("once")}))
 		require.NoError(t, err)
 		requireSame(t, [][]byte{[]byte("once")}, recv(t, pull))
 		_, err = c.Write(msg) // the same nonce again
@@ -316,92 +317,6 @@ func TestCurveHostilePeers(t *testing.T) {
 type nullConn struct{ net.Conn }
 
 func (nullConn) Write(b []byte) (int, error) { return len(b), nil }
-
-// FuzzCurveHandshakeCommands feeds arbitrary data to each decoder of
-// CURVE's handshake commands: none panics, each refuses with
-// ErrHandshake.
-func FuzzCurveHandshakeCommands(f *testing.F) {
-	f.Add(make([]byte, helloLen))
-	f.Add(make([]byte, welcomeLen))
-	f.Add(make([]byte, initiateMin+40))
-	f.Add(make([]byte, readyMin+10))
-	f.Add([]byte{1, 0})
-	var k1, k2, k3 [32]byte
-	k1[0], k2[1], k3[2] = 1, 2, 3
-	f.Fuzz(func(t *testing.T, b []byte) {
-		check := func(err error) {
-			if err == nil {
-				t.Fatal("random bytes passed a box")
-			}
-			if !errors.Is(err, ErrHandshake) {
-				t.Fatalf("%v", err)
-			}
-		}
-		_, err := openHello(b, &k1)
-		check(err)
-		_, _, err = openWelcome(b, &k1, &k2)
-		check(err)
-		_, _, _, err = openInitiate(b, &k1, &k2, &k3, &k1, CurveKey(k2))
-		check(err)
-		_, _, err = openReady(b, &k1)
-		check(err)
-	})
-}
-
-// FuzzCurveMessages reads arbitrary bytes as a stream of MESSAGEs: an
-// error wrapping ErrProtocol or ErrTooLarge, or io.EOF's kind, never a
-// panic; and boxed frames read back as they were written.
-func FuzzCurveMessages(f *testing.F) {
-	var a, b [32]byte
-	a[0], b[0] = 9, 7
-	sealer := newCurveConn(nil, &a, &b, prefixMsgC, prefixMsgS)
-	sealer.sendNonce = 3
-	sealer.out = nil
-	sealer.seal(appendMessage(nil, [][]byte{[]byte("a"), pattern(1, 300)}))
-	f.Add(sealer.out, []byte("ab"))
-	f.Add([]byte{0, 40, 7, 'M'}, []byte{})
-	f.Fuzz(func(t *testing.T, raw, frames []byte) {
-		cc := newCurveConn(nil, &a, &b, prefixMsgS, prefixMsgC)
-		cc.maxFrame = 1 << 16
-		cc.raw = raw
-		for {
-			ok, err := cc.unbox()
-			if err != nil {
-				if !errors.Is(err, ErrProtocol) && !errors.Is(err, ErrTooLarge) {
-					t.Fatalf("%v", err)
-				}
-				break
-			}
-			if !ok {
-				break
-			}
-		}
-		// Round trip: frames as one message's parts, split at each byte.
-		parts := bytes.Split(frames, []byte("b"))
-		enc := appendMessage(nil, parts)
-		w := newCurveConn(nil, &a, &b, prefixMsgC, prefixMsgS)
-		w.sendNonce = 3
-		w.seal(enc)
-		r := newCurveConn(nil, &a, &b, prefixMsgS, prefixMsgC)
-		r.maxFrame = 1 << 30
-		r.raw = w.out
-		var got []byte
-		for {
-			ok, err := r.unbox()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-			got = append(got, r.plain[r.ppos:]...)
-		}
-		if !bytes.Equal(got, enc) {
-			t.Fatalf("round trip: % x, want % x", got, enc)
-		}
-		_ = binary.BigEndian
-	})
-}
 
 // With CURVE too, a message costs no allocation once the connection is
 // up: the boxes are sealed into and opened in buffers that are reused.

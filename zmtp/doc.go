@@ -43,7 +43,7 @@
 // or DEALER socket's high-water mark it waits for room until its context
 // ends, and when the socket is idle it may write the message itself
 // (never do that in a duty cycle: use Send there). A message with a part
-// of DefaultRefMin bytes or more it writes itself whenever nothing is
+// of 8 KiB or more it writes itself whenever nothing is
 // queued or being written and a peer is connected: the large parts by
 // reference, with one vectored write (writev), no copy, and it returns
 // once they are written (or lost with the connection; an end of its
@@ -114,7 +114,8 @@
 // whose key the server does not admit is refused (ErrAuth,
 // Stats.AuthRefused); nothing such a peer sent is delivered. The socket goes on serving
 // its other peers. No input from a peer makes the decoder panic or
-// allocate more than BufferBound.
+// hold more than twice the sum of the largest message, its frame headers
+// and 64 KiB.
 //
 // # Allocation
 //

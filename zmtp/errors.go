@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/dutyrt/duty/internal/sentinel"
+	"github.com/dutyrt/duty/internal/zmtpcurve"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // Outcomes of a send, returned unwrapped and without allocating.
@@ -26,22 +28,22 @@ var (
 	// ErrProtocol reports bytes no correct ZMTP peer sends: reserved flag
 	// bits, a command with MORE set, a command in the middle of a
 	// multipart message, a malformed command. It matches duty.ErrCorrupt.
-	ErrProtocol = sentinel.Corrupt("zmtp: protocol violation")
+	ErrProtocol = zmtpwire.ErrProtocol
 	// ErrTooLarge reports a frame or a multipart message larger than
 	// Options.MaxMessageSize. The decoder refuses it from the size field
 	// alone, before reading (or allocating for) its body.
-	ErrTooLarge = errors.New("zmtp: message larger than the maximum")
+	ErrTooLarge = zmtpwire.ErrTooLarge
 	// ErrGreeting reports a greeting that is not ZMTP 3: a wrong
 	// signature, a major version below 3, or a connection that ended or
 	// timed out within the greeting.
-	ErrGreeting = errors.New("zmtp: bad greeting")
+	ErrGreeting = zmtpwire.ErrGreeting
 	// ErrMechanism reports a peer asking for a security mechanism other
 	// than this socket's: other than NULL, or, with Options.Curve, other
 	// than CURVE (a NULL peer is refused).
-	ErrMechanism = errors.New("zmtp: unsupported security mechanism")
+	ErrMechanism = zmtpwire.ErrMechanism
 	// ErrHandshake reports a handshake that failed after the greeting: no
 	// READY, a malformed READY, or an ERROR command from the peer.
-	ErrHandshake = errors.New("zmtp: handshake failed")
+	ErrHandshake = zmtpwire.ErrHandshake
 	// ErrAuth reports a CURVE client whose long-term key the server does
 	// not admit (Curve.Allow, Curve.Authorize): counted in
 	// Stats.AuthRefused as well as Stats.Rejected.
@@ -51,7 +53,7 @@ var (
 	// this connection) or a MESSAGE nonce that does not grow (a replay).
 	// In the handshake it comes wrapped with ErrHandshake; after it, with
 	// ErrProtocol.
-	ErrCrypto = errors.New("zmtp: CURVE authentication failed")
+	ErrCrypto = zmtpcurve.ErrCrypto
 	// ErrSocketType reports a peer whose socket type cannot talk to this
 	// socket's (a PUSH meeting a SUB, say).
 	ErrSocketType = errors.New("zmtp: incompatible socket type")
@@ -60,7 +62,7 @@ var (
 	ErrExclusive = errors.New("zmtp: PAIR socket has a peer already")
 	// ErrPeerTimeout reports a peer silent for longer than
 	// Options.HeartbeatTimeout while heartbeats are on.
-	ErrPeerTimeout = errors.New("zmtp: peer timed out")
+	ErrPeerTimeout = zmtpwire.ErrPeerTimeout
 )
 
 // Usage errors.

@@ -2,12 +2,12 @@ package zmtp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dutyrt/duty/internal/zmtpqueue"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // The read side of a peer's connection (its Decoder and the reads of its
@@ -29,73 +29,6 @@ const (
 // again within it keeps reading the connection itself, one that does not
 // leaves the heartbeats and the receive queue to the reader.
 const readGrace = time.Millisecond
-
-// errInterrupted ends a receiver's read when the read side must go back
-// to the reader goroutine (another peer's message was queued), or its
-// context ended. The Decoder rewinds to the start of the message.
-var errInterrupted = errors.New("zmtp: read interrupted")
-
-// deadlineReader reads from c, with a read deadline of timeout from each
-// read when timeout is positive: the heartbeat's dead-peer detection. An
-// interrupt sets a deadline in the past, under mu, so that a read setting
-// its own deadline cannot undo it; a read that fails on a deadline while
-// intr is set returns errInterrupted, not ErrPeerTimeout.
-type deadlineReader struct {
-	c       net.Conn
-	timeout time.Duration
-	mu      sync.Mutex
-	intr    atomic.Bool
-}
-
-func (r *deadlineReader) Read(b []byte) (int, error) {
-	if r.timeout > 0 {
-		r.mu.Lock()
-		if r.intr.Load() {
-			r.mu.Unlock()
-			return 0, errInterrupted
-		}
-		_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
-		r.mu.Unlock()
-	} else if r.intr.Load() {
-		// Without heartbeats no read sets a deadline: the interrupt's
-		// stays until clear, and a read started after it fails at once.
-		return 0, errInterrupted
-	}
-	n, err := r.c.Read(b)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			if r.intr.Load() {
-				return n, errInterrupted
-			}
-			err = fmt.Errorf("%w: nothing for %v", ErrPeerTimeout, r.timeout)
-		}
-	}
-	return n, err
-}
-
-// longAgo is a deadline in the past: it ends a blocked read at once.
-var longAgo = time.Unix(1, 0)
-
-// interrupt makes the current or next read return errInterrupted.
-func (r *deadlineReader) interrupt() {
-	r.mu.Lock()
-	if !r.intr.Load() {
-		r.intr.Store(true)
-		_ = r.c.SetReadDeadline(longAgo)
-	}
-	r.mu.Unlock()
-}
-
-// clear undoes an interrupt once its read returned errInterrupted.
-func (r *deadlineReader) clear() {
-	r.mu.Lock()
-	if r.intr.Load() {
-		r.intr.Store(false)
-		_ = r.c.SetReadDeadline(time.Time{})
-	}
-	r.mu.Unlock()
-}
 
 // handover is the socket's side of the read-side hand-over.
 type handover struct {
@@ -130,7 +63,7 @@ func (s *Socket) takeDirect(blocking bool) *peer {
 			// Ask the reader to stand down, and end the read it may be
 			// blocked in: it gives the read side up (yieldRead) and wakes
 			// this receiver, a waiter, to take it.
-			p.rd.interrupt()
+			p.rd.Interrupt()
 		}
 		return nil
 	}
@@ -141,7 +74,7 @@ func (s *Socket) takeDirect(blocking bool) *peer {
 	// A message another peer's reader queued before the store above would
 	// wait behind a blocking read: look again. One queued after it
 	// interrupts the read (peer.readBatch loads direct after its commit).
-	if s.in.avail.Load() > 0 || p.ended.Load() || len(*s.peersV.Load()) != 1 {
+	if s.in.Avail.Load() > 0 || p.ended.Load() || len(*s.peersV.Load()) != 1 {
 		s.release(p)
 		return nil
 	}
@@ -154,18 +87,18 @@ func (s *Socket) release(p *peer) {
 	s.ho.direct.CompareAndSwap(p, nil)
 	p.rown.Store(ownFree)
 	if p.rpark.Load() && p.rpark.CompareAndSwap(true, false) {
-		signal(p.rtoken)
+		zmtpqueue.Signal(p.rtoken)
 	}
 	if s.ho.waiters.Load() > 0 {
 		// A receiver waiting in Recv may take the read side now.
-		signal(s.in.notEmpty)
+		zmtpqueue.Signal(s.in.NotEmpty)
 	}
 }
 
 // interruptDirect interrupts the blocking read of a receiver.
 func (s *Socket) interruptDirect() {
 	if p := s.ho.direct.Load(); p != nil {
-		p.rd.interrupt()
+		p.rd.Interrupt()
 	}
 }
 
@@ -213,8 +146,8 @@ func (s *Socket) recvDirect(ctx context.Context, p *peer, m *Message) (bool, err
 	for {
 		k, err := p.dec.Next()
 		if err != nil {
-			if err == errInterrupted {
-				p.rd.clear()
+			if err == zmtpwire.ErrInterrupted {
+				p.rd.Clear()
 				s.release(p)
 				if err := ctx.Err(); err != nil {
 					return true, err
@@ -225,7 +158,7 @@ func (s *Socket) recvDirect(ctx context.Context, p *peer, m *Message) (bool, err
 			s.release(p)
 			return false, nil
 		}
-		if k == KindCommand {
+		if k == zmtpwire.KindCommand {
 			if err := p.onCommand(p.dec.Command()); err != nil {
 				p.end(err)
 				s.release(p)
@@ -255,8 +188,8 @@ func (s *Socket) drainDirect(p *peer, h func(parts [][]byte), limit int) int {
 		if s.typ == Pull || s.typ == Dealer || s.typ == Pair {
 			if raw, k := p.dec.NextShorts(limit - n); k > 0 {
 				for off := 0; off < len(raw); {
-					end := off + shortHeader + int(raw[off+1])
-					rc.one[0] = raw[off+shortHeader : end : end]
+					end := off + zmtpwire.ShortHeader + int(raw[off+1])
+					rc.one[0] = raw[off+zmtpwire.ShortHeader : end : end]
 					h(rc.one[:])
 					off = end
 				}
@@ -273,7 +206,7 @@ func (s *Socket) drainDirect(p *peer, h func(parts [][]byte), limit int) int {
 		if !ok {
 			break
 		}
-		if k == KindCommand {
+		if k == zmtpwire.KindCommand {
 			if err := p.onCommand(p.dec.Command()); err != nil {
 				p.end(err)
 				break
@@ -354,31 +287,7 @@ func (p *peer) yieldRead() bool {
 	}
 	p.rown.Store(ownFree)
 	if s.ho.waiters.Load() > 0 {
-		signal(s.in.notEmpty)
+		zmtpqueue.Signal(s.in.NotEmpty)
 	}
 	return true
-}
-
-// copyParts copies a message's parts into the slot, after a routing id
-// part when id is not nil.
-func (m *slot) copyParts(id []byte, parts [][]byte) {
-	total := len(id)
-	for _, p := range parts {
-		total += len(p)
-	}
-	if cap(m.data) < total {
-		m.data = make([]byte, total)
-	}
-	m.data = m.data[:total]
-	m.parts = m.parts[:0]
-	d := 0
-	if id != nil {
-		d = copy(m.data, id)
-		m.parts = append(m.parts, m.data[:d:d])
-	}
-	for _, p := range parts {
-		e := d + copy(m.data[d:], p)
-		m.parts = append(m.parts, m.data[d:e:e])
-		d = e
-	}
 }

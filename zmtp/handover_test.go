@@ -12,6 +12,9 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/zmtpqueue"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // directTakes counts the times a blocking Recv took the read side of the
@@ -38,7 +41,7 @@ func TestRecvReadingItselfIsInterruptedAndResumes(t *testing.T) {
 
 			// Half a message of two frames: Recv reads it and waits for
 			// the rest until its context ends.
-			e := NewEncoder(0)
+			e := zmtpwire.NewEncoder(0)
 			e.Message([]byte("head"), pattern(1, 3000))
 			var whole []byte
 			_, err := e.WriteTo(writerFunc(func(b []byte) (int, error) { whole = append(whole, b...); return len(b), nil }))
@@ -104,16 +107,16 @@ func TestPingAnsweredAfterRecvStops(t *testing.T) {
 		require.Equal(t, [][]byte{{byte(i)}}, <-got)
 	}
 	require.NotZero(t, directTakes(pull))
-	e := NewEncoder(0)
+	e := zmtpwire.NewEncoder(0)
 	e.Command("PING", []byte{0, 0}, []byte("late"))
 	_, err := e.WriteTo(r.c)
 	require.NoError(t, err)
-	d := NewDecoder(r.c, 0, 0)
+	d := zmtpwire.NewDecoder(r.c, 0, 0)
 	_ = r.c.SetReadDeadline(time.Now().Add(10 * time.Second)) // hang guard
 	k, err := d.Next()
 	require.NoError(t, err)
-	require.Equal(t, KindCommand, k)
-	name, data, err := parseCommand(d.Command())
+	require.Equal(t, zmtpwire.KindCommand, k)
+	name, data, err := zmtpwire.ParseCommand(d.Command())
 	require.NoError(t, err)
 	require.Equal(t, "PONG", string(name))
 	require.Equal(t, "late", string(data))
@@ -155,7 +158,7 @@ func TestHandoverStress(t *testing.T) {
 			}
 			// Close only once the messages are through: delivery is at
 			// most once, and Close drops what is queued.
-			eventually(t, func() bool { return push.out.length() == 0 }, "sent")
+			eventually(t, func() bool { return push.out.Count() == 0 }, "sent")
 		}()
 	}
 	c := &checker{t: t, last: map[string]int{}}
@@ -244,9 +247,9 @@ func parseTag(t *testing.T, tag []byte) (string, int) {
 // before Recv) and by reading the connection itself.
 func TestInteropLargeBodiesZmq4(t *testing.T) {
 	msgs := [][][]byte{
-		{pattern(1, DefaultRefMin)},
+		{pattern(1, zmtpwire.DefaultRefMin)},
 		{[]byte("hdr"), pattern(2, 1<<20), []byte("trailer")},
-		{pattern(3, DefaultRefMin-1), pattern(4, 3*DefaultRefMin)},
+		{pattern(3, zmtpwire.DefaultRefMin-1), pattern(4, 3*zmtpwire.DefaultRefMin)},
 		{pattern(5, 200)},
 	}
 	t.Run("ours to zmq4", func(t *testing.T) {
@@ -291,24 +294,24 @@ func TestInteropLargeBodiesZmq4(t *testing.T) {
 // the Message takes the reader's buffer over, and gives back the one it
 // held for the next large message.
 func TestLargeMessageThroughTheQueueIsCopiedOnce(t *testing.T) {
-	q := newInQueue(8)
-	body := pattern(9, 2*bigMin)
-	raw := binary.BigEndian.AppendUint64([]byte{FlagLong}, uint64(len(body)))
+	q := zmtpqueue.NewIn(8)
+	body := pattern(9, 2*zmtpqueue.BigMin)
+	raw := binary.BigEndian.AppendUint64([]byte{zmtpwire.FlagLong}, uint64(len(body)))
 	raw = append(raw, body...)
 	var rc recvCache
 	var m slot
 	var back []byte // the buffer the Message gave back last
 	for range 3 {
-		room, err := q.reserve(context.Background(), 2)
+		room, err := q.Reserve(context.Background(), 2)
 		require.NoError(t, err)
-		b := q.getBig(len(raw))
+		b := q.GetBig(len(raw))
 		if back != nil {
 			require.Same(t, &back[:1][0], &b[0], "the buffer given back is taken again")
 		}
 		copy(b, raw) // the reader's one copy
-		q.commit([][]byte{{0, 1, 'x'}, bigMark[:]}, 2, room, b)
+		q.Commit([][]byte{{0, 1, 'x'}, bigMarkRun}, 2, room, b)
 		var n int
-		rc.buf, n = q.take(rc.buf[:0], &rc.bigs)
+		rc.buf, n = q.Take(rc.buf[:0], &rc.bigs)
 		rc.off = 0
 		require.Equal(t, 2, n)
 		rc.next(&m, q)
@@ -316,8 +319,8 @@ func TestLargeMessageThroughTheQueueIsCopiedOnce(t *testing.T) {
 		before := m.data
 		rc.next(&m, q)
 		require.Equal(t, [][]byte{body}, m.parts)
-		require.Same(t, &b[longHeader], &m.parts[0][0], "the part is in the reader's buffer")
-		if cap(before) >= bigMin {
+		require.Same(t, &b[zmtpwire.LongHeader], &m.parts[0][0], "the part is in the reader's buffer")
+		if cap(before) >= zmtpqueue.BigMin {
 			back = before
 		}
 	}

@@ -145,7 +145,7 @@ func TestCloseEndsWaitingCallsAtOnce(t *testing.T) {
 	sendErr, recvErr := make(chan error, 1), make(chan error, 1)
 	go func() { sendErr <- dealer.SendContext(context.Background(), []byte("waits")) }()
 	go func() { recvErr <- dealer.Recv(context.Background(), &Message{}) }()
-	eventually(t, func() bool { return dealer.out.waiters.Load() == 1 && dealer.ho.waiters.Load() == 1 }, "both wait")
+	eventually(t, func() bool { return dealer.out.Waiters.Load() == 1 && dealer.ho.waiters.Load() == 1 }, "both wait")
 	done := closeAsync(t, dealer, dealer.Close)
 	require.ErrorIs(t, <-sendErr, ErrClosed)
 	require.ErrorIs(t, <-recvErr, ErrClosed)

@@ -92,3 +92,12 @@ func skipUnderRace(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 }
+
+// pattern returns n bytes depending on seed and offset.
+func pattern(seed, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(seed*131 + i*7 + i>>8)
+	}
+	return b
+}

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dutyrt/duty/internal/zmtpqueue"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // A peer is one connection after its handshake: a reader goroutine (the
@@ -21,14 +24,14 @@ type peer struct {
 	minor    byte // the peer's ZMTP minor version: 0 for 3.0
 	peerType string
 	identity []byte
-	enc      *Encoder
-	dec      *Decoder
-	rd       deadlineReader
+	enc      *zmtpwire.Encoder
+	dec      *zmtpwire.Decoder
+	rd       zmtpwire.DeadlineReader
 
-	out   *outQueue     // Pub: this subscriber's queue; Push uses the socket's
-	wake  chan struct{} // commands are pending
-	done  chan struct{} // closed when the peer ends
-	ended atomic.Bool   // set before done is closed
+	out   *zmtpqueue.Out // Pub: this subscriber's queue; Push uses the socket's
+	wake  chan struct{}  // commands are pending
+	done  chan struct{}  // closed when the peer ends
+	ended atomic.Bool    // set before done is closed
 	once  sync.Once
 
 	// The owner of the read side (handover.go): rown is ownReader,
@@ -46,8 +49,8 @@ type peer struct {
 	// which alone uses inline, its message's frames, and ienc.
 	wmu    sync.Mutex
 	inline []byte
-	ienc   *Encoder
-	vw     *vecWriter
+	ienc   *zmtpwire.Encoder
+	vw     *zmtpwire.VecWriter
 
 	// Router: the peer's routing id, the frame that carries it in front
 	// of what it sends (MORE set), and scratch for a bridge's delivery.
@@ -93,7 +96,7 @@ func (p *peer) queueCmd(name string, data []byte) {
 	p.mu.Lock()
 	p.cmds = append(p.cmds, pendingCmd{name: name, data: data})
 	p.mu.Unlock()
-	signal(p.wake)
+	zmtpqueue.Signal(p.wake)
 }
 
 func (p *peer) subscribed(first []byte) bool {
@@ -122,7 +125,7 @@ func (p *peer) run() {
 	}
 	s.removePeer(p)
 	if p.out != nil {
-		s.lose(p.out.drop())
+		s.lose(p.out.Drop())
 	}
 	s.untrack(p.c)
 	s.st.disconnects.Add(1)
@@ -168,15 +171,15 @@ func (p *peer) read() error {
 			p.awaitRead()
 		}
 		k, err := p.dec.Next()
-		if err == errInterrupted {
+		if err == zmtpwire.ErrInterrupted {
 			// Meant for a receiver that has given the read side up.
-			p.rd.clear()
+			p.rd.Clear()
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if k == KindCommand {
+		if k == zmtpwire.KindCommand {
 			if err := p.onCommand(p.dec.Command()); err != nil {
 				return err
 			}
@@ -227,7 +230,7 @@ func (p *peer) read() error {
 // reuse.
 func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 	s := p.s
-	room, err := s.in.reserve(s.ctx, readBatch)
+	room, err := s.in.Reserve(s.ctx, readBatch)
 	if err != nil {
 		return runs, err
 	}
@@ -253,7 +256,7 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 			err2 = err
 			break
 		}
-		if k == KindCommand {
+		if k == zmtpwire.KindCommand {
 			if err2 = p.onCommand(p.dec.Command()); err2 != nil {
 				break
 			}
@@ -266,7 +269,7 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 		runs, bigs = p.queueRaw(runs, bigs, p.dec.Raw())
 		n++
 	}
-	s.in.commit(runs, n, room, bigs...)
+	s.in.Commit(runs, n, room, bigs...)
 	clear(runs)
 	clear(bigs)
 	p.bigs = bigs[:0]
@@ -275,22 +278,22 @@ func (p *peer) readBatch(runs [][]byte) ([][]byte, error) {
 		// A receiver reading another peer itself would not see these:
 		// send it back to the queue (takeDirect looks at avail after its
 		// store of direct, this after the commit's store of avail).
-		d.rd.interrupt()
+		d.rd.Interrupt()
 	}
 	return runs[:0], err2
 }
 
 // queueRaw adds a message's frames as they came on the wire, raw, to the
 // runs of a batch, after the routing id's frame on a ROUTER. A large
-// message (bigMin bytes or more) is copied into a buffer of its own
-// instead, added to bigs, and a bigMark run stands for it: the Message
-// that Recv fills takes that buffer over, so that a large message is
-// copied once on its way through the queue.
+// message (zmtpqueue.BigMin bytes or more) is copied into a buffer of its
+// own instead, added to bigs, and a zmtpqueue.BigMark run stands for it:
+// the Message that Recv fills takes that buffer over, so that a large
+// message is copied once on its way through the queue.
 func (p *peer) queueRaw(runs, bigs [][]byte, raw []byte) ([][]byte, [][]byte) {
-	if len(raw) >= bigMin {
-		b := p.s.in.getBig(len(p.routeFrame) + len(raw))
+	if len(raw) >= zmtpqueue.BigMin {
+		b := p.s.in.GetBig(len(p.routeFrame) + len(raw))
 		copy(b[copy(b, p.routeFrame):], raw)
-		return append(runs, bigMark[:]), append(bigs, b)
+		return append(runs, bigMarkRun), append(bigs, b)
 	}
 	if p.routeFrame != nil {
 		runs = append(runs, p.routeFrame)
@@ -301,11 +304,14 @@ func (p *peer) queueRaw(runs, bigs [][]byte, raw []byte) ([][]byte, [][]byte) {
 	return extend(runs, raw), bigs
 }
 
+// bigMarkRun is the run that stands for a large message in a batch.
+var bigMarkRun = []byte{zmtpqueue.BigMark}
+
 // setRoutingID sets a ROUTER's peer's routing id and its frame.
 func (p *peer) setRoutingID(id []byte) {
 	p.routeID = id
-	p.routeFrame = appendMessage(nil, [][]byte{id, nil})
-	p.routeFrame = p.routeFrame[:len(p.routeFrame)-shortHeader] // the id frame alone, with MORE
+	p.routeFrame = zmtpwire.AppendMessage(nil, [][]byte{id, nil})
+	p.routeFrame = p.routeFrame[:len(p.routeFrame)-zmtpwire.ShortHeader] // the id frame alone, with MORE
 }
 
 // extend appends raw to runs, or lengthens the last run when raw follows
@@ -347,7 +353,7 @@ func (s *Socket) wants(first []byte) bool {
 }
 
 func (p *peer) onCommand(body []byte) error {
-	name, data, err := parseCommand(body)
+	name, data, err := zmtpwire.ParseCommand(body)
 	if err != nil {
 		return err
 	}
@@ -361,7 +367,7 @@ func (p *peer) onCommand(body []byte) error {
 		p.pong = true
 		p.pongLen = copy(p.pongCtx[:], data[2:])
 		p.mu.Unlock()
-		signal(p.wake)
+		zmtpqueue.Signal(p.wake)
 	case "PONG":
 		// Its arrival is traffic: the read deadline moved.
 	case "SUBSCRIBE", "CANCEL":
@@ -369,7 +375,7 @@ func (p *peer) onCommand(body []byte) error {
 			return p.subscription(string(name) == "SUBSCRIBE", data)
 		}
 	case "ERROR":
-		return errProtocol("peer sent ERROR %q", errorReason(data))
+		return errProtocol("peer sent ERROR %q", zmtpwire.ErrorReason(data))
 	case "READY":
 		return errProtocol("second READY")
 	default:
@@ -388,7 +394,7 @@ func (p *peer) write() error {
 	}
 	var ready chan struct{}
 	if q != nil {
-		ready = q.notEmpty
+		ready = q.NotEmpty
 	}
 	var tick <-chan time.Time
 	if s.opt.Heartbeat > 0 && p.minor >= 1 {
@@ -400,18 +406,18 @@ func (p *peer) write() error {
 	binary.BigEndian.PutUint16(ping[:], uint16(min(s.opt.HeartbeatTimeout/(100*time.Millisecond), 0xffff)))
 	var cmds []pendingCmd
 	var pong [maxPingContext]byte
-	var b outBatch     // what this writer took from the queue
-	streaming := false // the last take found messages: the next may hold off
-	spins := 0         // looks at a message claimed and not yet committed
+	var b zmtpqueue.Batch // what this writer took from the queue
+	streaming := false    // the last take found messages: the next may hold off
+	spins := 0            // looks at a message claimed and not yet committed
 	for {
-		if q != nil && !q.ready(0) {
+		if q != nil && !q.Ready(0) {
 			// Look again a few times before a look at the tail, which
 			// the senders store to.
-			for i := 0; i < readySpins && !q.ready(0); i++ {
+			for i := 0; i < readySpins && !q.Ready(0); i++ {
 				runtime.Gosched()
 			}
 		}
-		if q != nil && (q.ready(0) || q.pending()) {
+		if q != nil && (q.Ready(0) || q.Pending()) {
 			// Messages are claimed: take them without waiting, but see
 			// to the peer's end and the heartbeat.
 			select {
@@ -455,16 +461,16 @@ func (p *peer) write() error {
 		// nothing is: one write per batch.
 		for q != nil {
 			if streaming {
-				q.holdOff()
+				q.HoldOff()
 			}
-			n := q.take(&b)
+			n := q.Take(&b)
 			if n == 0 {
 				break
 			}
 			spins = 0
 			streaming = true
-			err := p.writeBatch(q.vector(&b))
-			q.done(&b)
+			err := p.writeBatch(q.Vector(&b))
+			q.Done(&b)
 			if err != nil {
 				s.lose(n)
 				return err
@@ -472,7 +478,7 @@ func (p *peer) write() error {
 			s.st.sent.Add(uint64(n))
 		}
 		streaming = false
-		if q != nil && q.pending() {
+		if q != nil && q.Pending() {
 			// A sender is between its claim and its commit: yield to
 			// it, then sleep, should it have been descheduled there.
 			if spins++; spins < claimSpins {
@@ -494,12 +500,12 @@ const (
 // wait waits for queued messages, commands, a heartbeat tick (its PING
 // encoded) or the peer's end (false). A writer waiting for messages
 // announces itself in q.sleepers first and looks at the queue once more,
-// the writer's half of the queue's handshake (outQueue).
-func (p *peer) wait(q *outQueue, ready chan struct{}, tick <-chan time.Time, ping []byte) bool {
+// the writer's half of the queue's handshake (zmtpqueue.Out).
+func (p *peer) wait(q *zmtpqueue.Out, ready chan struct{}, tick <-chan time.Time, ping []byte) bool {
 	if q != nil {
-		q.sleepers.Add(1)
-		defer q.sleepers.Add(-1)
-		if q.pending() {
+		q.Sleepers.Add(1)
+		defer q.Sleepers.Add(-1)
+		if q.Pending() {
 			return true
 		}
 	}
@@ -525,10 +531,10 @@ func (p *peer) writeBatch(vec [][]byte) error {
 		return err
 	}
 	if p.vw == nil {
-		p.vw = newVecWriter(p.c)
+		p.vw = zmtpwire.NewVecWriter(p.c)
 	}
 	if p.vw != nil {
-		_, err := p.vw.write(vec)
+		_, err := p.vw.WriteBuffers(vec)
 		return err
 	}
 	for _, v := range vec {

@@ -56,7 +56,7 @@ func (s *Socket) sendStrict(ctx context.Context, wait bool, parts [][]byte) erro
 			return err
 		}
 		rr.out = append(append(rr.out[:0], nil), parts...)
-		ok := p.out.tryPut(rr.out)
+		ok := p.out.TryPut(rr.out)
 		clear(rr.out)
 		if !ok {
 			return ErrHWM
@@ -72,7 +72,7 @@ func (s *Socket) sendStrict(ctx context.Context, wait bool, parts [][]byte) erro
 	defer clear(rr.out)
 	for _, p := range *s.peersV.Load() {
 		if bytes.Equal(p.routeID, rr.peer) {
-			if !p.out.tryPut(rr.out) {
+			if !p.out.TryPut(rr.out) {
 				s.st.dropped.Add(1)
 			}
 			return nil

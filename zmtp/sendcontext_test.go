@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -26,9 +27,8 @@ func TestSendContextInlineAndQueuedKeepOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var b [8]byte
 			for i := range per {
-				msg := seqMsg(&b, p, i)
+				msg := tagged(strconv.Itoa(p), i)
 				if p == 3 {
 					for push.Send(msg...) == ErrHWM {
 						time.Sleep(20 * time.Microsecond)
@@ -46,18 +46,17 @@ func TestSendContextInlineAndQueuedKeepOrder(t *testing.T) {
 			}
 		}()
 	}
-	l := newLedger(senders, per)
-	last := []int{-1, -1, -1, -1}
+	c := &checker{t: t, last: map[string]int{}}
 	var m Message
 	for range senders * per {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := pull.Recv(rctx, &m)
 		cancel()
 		require.NoError(t, err)
-		l.see(t, last, m.Parts())
+		c.see(m.Parts())
 	}
 	wg.Wait()
-	require.Equal(t, senders*per, l.count())
+	require.Equal(t, senders*per, c.n)
 	require.NotZero(t, push.st.inline.Load(), "no message was written inline")
 	require.Equal(t, uint64(senders*per), push.Stats().Sent)
 }

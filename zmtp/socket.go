@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/dutyrt/duty/internal/zmtpqueue"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // Type is a ZeroMQ socket type.
@@ -115,6 +118,18 @@ const (
 	writeBatch = 256
 	// readBatch bounds the messages a reader queues for Recv at once.
 	readBatch = 256
+)
+
+// Bounds of Options: DefaultMaxMessageSize bounds a received message's
+// body bytes (all parts) unless Options.MaxMessageSize says otherwise,
+// DefaultMaxParts its frames unless Options.MaxParts does; MaxHWM is the
+// largest Options.HWM (a larger one is MaxHWM): a send queue's ring takes
+// 64 bytes, and its commit slots 16 bytes, per message of the high-water
+// mark.
+const (
+	DefaultMaxMessageSize = zmtpwire.DefaultMaxMessageSize
+	DefaultMaxParts       = zmtpwire.DefaultMaxParts
+	MaxHWM                = zmtpqueue.MaxHWM
 )
 
 // Options configure a Socket. The zero value is usable.
@@ -264,11 +279,11 @@ type Socket struct {
 
 	nextInline atomic.Uint32 // the peer of the next inline write (SendContext)
 
-	out     *outQueue // Push: the messages to send, taken by any peer's writer
-	in      *inQueue  // Pull, Sub: received messages for Recv
-	sink    sink      // DeliverTo: a mailbox instead of in
-	bridged bool      // DeliverTo replaced the queue for Recv
-	started bool      // Bind or Connect was called
+	out     *zmtpqueue.Out // Push: the messages to send, taken by any peer's writer
+	in      *zmtpqueue.In  // Pull, Sub: received messages for Recv
+	sink    sink           // DeliverTo: a mailbox instead of in
+	bridged bool           // DeliverTo replaced the queue for Recv
+	started bool           // Bind or Connect was called
 
 	// The receiver's cache and the counters that readers and writers
 	// update sit on cache lines of their own, so that the goroutines of
@@ -300,10 +315,10 @@ func NewSocket(t Type, opt Options) (*Socket, error) {
 	empty := []*peer{}
 	s.peersV.Store(&empty)
 	if t.shared() {
-		s.out = newOutQueue(opt.HWM)
+		s.out = zmtpqueue.NewOut(opt.HWM)
 	}
 	if t.receives() {
-		s.in = newInQueue(opt.HWM)
+		s.in = zmtpqueue.NewIn(opt.HWM)
 	}
 	return s, nil
 }
@@ -479,51 +494,65 @@ func (s *Socket) shake(c net.Conn) (*peer, error) {
 	if s.opt.Curve != nil {
 		return s.shakeCurve(c)
 	}
-	g := greeting()
-	if _, err := c.Write(g[:]); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrGreeting, err)
-	}
-	minor, err := readGreeting(c)
+	minor, err := greet(c, zmtpwire.Greeting(), zmtpwire.MechanismNULL)
 	if err != nil {
 		return nil, err
 	}
-	enc := NewEncoder(0)
-	enc.Command("READY", readyProperties(s.typ, s.opt.Identity))
+	enc := zmtpwire.NewEncoder(0)
+	enc.Command("READY", zmtpwire.ReadyProperties(s.typ.String(), s.opt.Identity))
 	if _, err := enc.WriteTo(c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
 	}
-	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		rtoken: make(chan struct{}, 1)}
-	p.dec = NewDecoder(&p.rd, s.opt.MaxMessageSize, s.opt.MaxParts)
-	p.rd.c = c
-	k, err := p.dec.Next()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
-	}
-	if k != KindCommand {
-		return nil, fmt.Errorf("%w: a message before READY", ErrHandshake)
-	}
-	name, data, err := parseCommand(p.dec.Command())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
-	}
-	switch string(name) {
-	case "READY":
-	case "ERROR":
-		return nil, fmt.Errorf("%w: peer says %q", ErrHandshake, errorReason(data))
-	default:
-		return nil, fmt.Errorf("%w: %q before READY", ErrHandshake, name)
-	}
-	typ, id, err := parseProperties(data)
+	p := s.newPeer(c, minor, enc)
+	data, err := zmtpwire.ReadCommand(p.dec, "READY")
 	if err != nil {
 		return nil, err
 	}
-	if !s.typ.compatible(typ) {
-		enc.Command("ERROR", []byte{byte(len("incompatible socket type"))}, []byte("incompatible socket type"))
+	typ, id, err := s.typ.accept(data)
+	if errors.Is(err, ErrSocketType) {
+		enc.Command("ERROR", []byte{byte(len(incompatible))}, []byte(incompatible))
 		_, _ = enc.WriteTo(c)
-		return nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, s.typ, typ)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return s.ready(p, typ, id)
+}
+
+// greet sends greeting g on c and reads the peer's, which must name
+// mechanism mech; it returns the peer's minor version.
+func greet(c net.Conn, g [zmtpwire.GreetingLen]byte, mech string) (byte, error) {
+	if _, err := c.Write(g[:]); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrGreeting, err)
+	}
+	return zmtpwire.ReadGreeting(c, mech)
+}
+
+// incompatible is the reason of the ERROR a peer of an incompatible
+// socket type gets.
+const incompatible = "incompatible socket type"
+
+// accept reads a peer's READY metadata and returns its socket type, which
+// must fit t (ErrSocketType), and its identity.
+func (t Type) accept(meta []byte) (typ string, id []byte, err error) {
+	typ, id, err = zmtpwire.ParseProperties(meta)
+	if err != nil {
+		return "", nil, err
+	}
+	if !t.compatible(typ) {
+		return "", nil, fmt.Errorf("%w: %v meets %s", ErrSocketType, t, typ)
+	}
+	return typ, id, nil
+}
+
+// newPeer returns the peer of connection c after its greeting: ZMTP 3's
+// minor version minor, the encoder of its writer.
+func (s *Socket) newPeer(c net.Conn, minor byte, enc *zmtpwire.Encoder) *peer {
+	p := &peer{s: s, c: c, minor: minor, enc: enc, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		rtoken: make(chan struct{}, 1)}
+	p.dec = zmtpwire.NewDecoder(&p.rd, s.opt.MaxMessageSize, s.opt.MaxParts)
+	p.rd.C = c
+	return p
 }
 
 // ready finishes a handshake: the peer takes its place among the
@@ -535,10 +564,10 @@ func (s *Socket) ready(p *peer, typ string, id []byte) (*peer, error) {
 	if minor >= 1 {
 		// Heartbeats are ZMTP 3.1's: a 3.0 peer gets no PING, so it is not
 		// held to answer one.
-		p.rd.timeout = s.opt.HeartbeatTimeout
+		p.rd.Timeout = s.opt.HeartbeatTimeout
 	}
 	if !s.typ.shared() && s.typ.sends() {
-		p.out = newOutQueue(s.opt.HWM)
+		p.out = zmtpqueue.NewOut(s.opt.HWM)
 	}
 	if err := s.addPeer(p); err != nil {
 		return nil, err
@@ -546,13 +575,6 @@ func (s *Socket) ready(p *peer, typ string, id []byte) (*peer, error) {
 	s.st.handshakes.Add(1)
 	s.log.Debug("peer ready", "remote", c.RemoteAddr().String(), "type", typ, "minor", minor)
 	return p, nil
-}
-
-func errorReason(data []byte) string {
-	if len(data) == 0 || int(data[0]) > len(data)-1 {
-		return string(data)
-	}
-	return string(data[1 : 1+int(data[0])])
 }
 
 // addPeer registers p; a SUB socket queues its subscriptions to p in the
@@ -628,7 +650,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 	}
 	switch s.typ {
 	case Push, Dealer, Pair:
-		if !s.out.tryPut(parts) {
+		if !s.out.TryPut(parts) {
 			return ErrHWM
 		}
 		return nil
@@ -643,7 +665,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 		}
 		for _, p := range *s.peersV.Load() {
 			if bytes.Equal(p.routeID, parts[0]) {
-				if !p.out.tryPut(parts[1:]) {
+				if !p.out.TryPut(parts[1:]) {
 					s.st.dropped.Add(1)
 				}
 				return nil
@@ -660,7 +682,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 			if !p.subscribed(first) {
 				continue
 			}
-			if !p.out.tryPut(parts) {
+			if !p.out.TryPut(parts) {
 				s.st.dropped.Add(1)
 			}
 		}
@@ -674,7 +696,7 @@ func (s *Socket) Send(parts ...[]byte) error {
 // (ctx.Err()) or the socket closes (ErrClosed), instead of returning
 // ErrHWM. When nothing is queued or being written and a peer is
 // connected, it writes the message itself: a small one when the sends are
-// not a stream, a large one (a part of DefaultRefMin bytes or more) always,
+// not a stream, a large one (a part of 8 KiB or more) always,
 // its large parts by reference with one vectored write, returning once
 // they are written. The parts are the caller's again when it returns.
 // An end of ctx during such a write ends the connection (a frame written
@@ -696,7 +718,7 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 		}
 		peers := *s.peersV.Load()
 		large := isLarge(parts)
-		queued, claimed := s.out.putOrClaim(parts, len(peers) > 0 && !waited, large)
+		queued, claimed := s.out.PutOrClaim(parts, len(peers) > 0 && !waited, large)
 		if claimed {
 			// Round robin over the peers, as the writers take turns
 			// with the queued messages.
@@ -711,7 +733,7 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 			if waited {
 				// Pass the wake-up on to another waiting sender while
 				// room is left.
-				s.out.passNotFull()
+				s.out.PassNotFull()
 			}
 			return nil
 		}
@@ -725,16 +747,16 @@ func (s *Socket) SendContext(ctx context.Context, parts ...[]byte) error {
 // waitRoom waits until the send queue may have room, ctx ends (ctx.Err())
 // or the socket closes (ErrClosed). It announces itself in waiters and
 // looks at the queue once more first: the sender's half of the queue's
-// handshake (outQueue).
+// handshake (zmtpqueue.Out).
 func (s *Socket) waitRoom(ctx context.Context) error {
 	q := s.out
-	q.waiters.Add(1)
-	defer q.waiters.Add(-1)
-	if q.hasRoom() {
+	q.Waiters.Add(1)
+	defer q.Waiters.Add(-1)
+	if q.HasRoom() {
 		return nil
 	}
 	select {
-	case <-q.notFull:
+	case <-q.NotFull:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -751,10 +773,10 @@ func (s *Socket) waitRoom(ctx context.Context) error {
 // taken by the writer goroutine per batch.
 func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	p.wmu.Lock()
-	p.inline = appendMessage(p.inline[:0], parts)
+	p.inline = zmtpwire.AppendMessage(p.inline[:0], parts)
 	_, err := p.c.Write(p.inline)
 	p.wmu.Unlock()
-	s.out.claimDone()
+	s.out.ClaimDone()
 	if err != nil {
 		s.lose(1)
 		p.end(err)
@@ -764,11 +786,11 @@ func (s *Socket) writeInline(p *peer, parts [][]byte) {
 	s.st.inline.Add(1)
 }
 
-// isLarge reports whether a message has a part of DefaultRefMin bytes or
-// more: SendContext writes it by reference when it may.
+// isLarge reports whether a message has a part of zmtpwire.DefaultRefMin
+// bytes or more: SendContext writes it by reference when it may.
 func isLarge(parts [][]byte) bool {
 	for _, p := range parts {
-		if len(p) >= DefaultRefMin {
+		if len(p) >= zmtpwire.DefaultRefMin {
 			return true
 		}
 	}
@@ -786,27 +808,26 @@ func isLarge(parts [][]byte) bool {
 func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) error {
 	p.wmu.Lock()
 	if p.ienc == nil {
-		p.ienc = NewEncoder(DefaultRefMin)
-		p.vw = newVecWriter(p.c)
+		p.ienc = zmtpwire.NewEncoder(zmtpwire.DefaultRefMin)
+		p.vw = zmtpwire.NewVecWriter(p.c)
 	}
 	p.ienc.Message(parts...)
-	var w *writeWatch
+	var w *zmtpwire.WriteWatch
 	if ctx.Done() != nil {
-		w = &writeWatch{c: p.c}
-		w.stop = context.AfterFunc(ctx, w.interrupt)
+		w = zmtpwire.WatchWrite(ctx, p.c)
 	}
 	var err error
 	if p.vw != nil {
-		_, err = p.vw.write(p.ienc.vector())
-		p.ienc.reset()
+		_, err = p.vw.WriteBuffers(p.ienc.Vector())
+		p.ienc.Reset()
 	} else {
 		_, err = p.ienc.WriteTo(p.c)
 	}
 	if w != nil {
-		w.finish(err == nil)
+		w.Finish(err == nil)
 	}
 	p.wmu.Unlock()
-	s.out.claimDone()
+	s.out.ClaimDone()
 	if err != nil {
 		s.lose(1)
 		p.end(err)
@@ -819,51 +840,6 @@ func (s *Socket) writeByReference(ctx context.Context, p *peer, parts [][]byte) 
 	s.st.byRef.Add(1)
 	return nil
 }
-
-// A writeWatch ends a write when a context ends: a write deadline in the
-// past, unless the write finished first.
-type writeWatch struct {
-	c        net.Conn
-	stop     func() bool
-	mu       sync.Mutex
-	finished bool
-	fired    bool
-}
-
-func (w *writeWatch) interrupt() {
-	w.mu.Lock()
-	if !w.finished {
-		w.fired = true
-		_ = w.c.SetWriteDeadline(longAgo)
-	}
-	w.mu.Unlock()
-}
-
-// finish ends the watch; a deadline set after a write that succeeded is
-// undone.
-func (w *writeWatch) finish(ok bool) {
-	w.stop()
-	w.mu.Lock()
-	w.finished = true
-	if w.fired && ok {
-		_ = w.c.SetWriteDeadline(time.Time{})
-	}
-	w.mu.Unlock()
-}
-
-// inlineGap is the least time between two sends that find the send queue
-// idle for the second to be written inline: the sends of a request-reply
-// exchange are further apart, those of a stream closer.
-const inlineGap = int64(2 * time.Microsecond)
-
-// inlineSkip is how many sends queue without a look at the clock once a
-// stream is seen.
-const inlineSkip = 64
-
-var epoch = time.Now()
-
-// sinceEpoch reads the monotonic clock.
-func sinceEpoch() int64 { return int64(time.Since(epoch)) }
 
 // A Message is a received message. Recv fills it; its parts stay valid
 // until the next Recv into the same Message. A Message keeps its buffers
@@ -903,7 +879,7 @@ func (s *Socket) recv(ctx context.Context, m *Message) error {
 			// Give back the buffer handed out, take the queued one: the
 			// receive queue's lock once per batch, not per message.
 			var n int
-			if rc.buf, n = s.in.take(rc.buf, &rc.bigs); n == 0 {
+			if rc.buf, n = s.in.Take(rc.buf, &rc.bigs); n == 0 {
 				rc.buf = rc.buf[:0]
 			}
 			rc.off = 0
@@ -927,7 +903,7 @@ func (s *Socket) recv(ctx context.Context, m *Message) error {
 			continue
 		}
 		select {
-		case <-s.in.notEmpty:
+		case <-s.in.NotEmpty:
 		case <-ctx.Done():
 			s.ho.waiters.Add(-1)
 			return ctx.Err()
@@ -977,7 +953,7 @@ func (s *Socket) Drain(h func(parts [][]byte), limit int) (int, error) {
 	for n < limit {
 		if rc.off == len(rc.buf) {
 			var k int
-			if rc.buf, k = s.in.take(rc.buf, &rc.bigs); k == 0 {
+			if rc.buf, k = s.in.Take(rc.buf, &rc.bigs); k == 0 {
 				rc.buf = rc.buf[:0]
 				rc.off = 0
 				// Nothing queued: what the decoder of the socket's one
@@ -1123,7 +1099,7 @@ func (s *Socket) close(ctx context.Context, wait bool) error {
 	s.unwatch()
 	if s.out != nil {
 		// No writer is left: what none took is discarded here.
-		s.st.unsent.Add(uint64(s.out.drop()))
+		s.st.unsent.Add(uint64(s.out.Drop()))
 	}
 	if n := s.st.unsent.Load() - unsent; n > 0 {
 		return fmt.Errorf("%w: %d messages", ErrUnsent, n)
@@ -1159,11 +1135,11 @@ const lingerPoll = 5 * time.Millisecond
 func (s *Socket) queued() int {
 	n := 0
 	if s.out != nil {
-		n += s.out.count()
+		n += s.out.Count()
 	}
 	for _, p := range *s.peersV.Load() {
 		if p.out != nil {
-			n += p.out.count()
+			n += p.out.Count()
 		}
 	}
 	return n

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // soak multiplies the stress tests' iteration counts (DUTY_SOAK).
@@ -66,19 +68,19 @@ func runChild(addr string) {
 	if err != nil {
 		os.Exit(2)
 	}
-	g := greeting()
+	g := zmtpwire.Greeting()
 	_, _ = c.Write(g[:])
-	if _, err := readGreeting(c); err != nil {
+	if _, err := zmtpwire.ReadGreeting(c, zmtpwire.MechanismNULL); err != nil {
 		os.Exit(3)
 	}
 	// Read the PULL's READY too: a process killed with unread bytes in
 	// its socket resets the connection, and a reset throws away what its
 	// kernel has not sent yet, whole messages included.
-	if _, err := NewDecoder(c, 0, 0).Next(); err != nil {
+	if _, err := zmtpwire.NewDecoder(c, 0, 0).Next(); err != nil {
 		os.Exit(4)
 	}
-	e := NewEncoder(0)
-	e.Command("READY", readyProperties(Push, nil))
+	e := zmtpwire.NewEncoder(0)
+	e.Command("READY", zmtpwire.ReadyProperties(Push.String(), nil))
 	for i := range childMessages {
 		e.Message(tagged("child", i)...)
 	}

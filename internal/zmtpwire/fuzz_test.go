@@ -1,4 +1,4 @@
-package zmtp
+package zmtpwire
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func FuzzDecoder(f *testing.F) {
 // decodeItems decodes b to its end and returns what came out, one string
 // per message or command, and the class of the final error. mixed decodes
 // as a socket's reader does: Next, then NextShorts and NextBuffered over
-// what is buffered, the short runs parsed back with nextMessage.
+// what is buffered, the short runs parsed back frame by frame.
 func decodeItems(b []byte, mixed bool) ([]string, string) {
 	const maxMsg, maxParts = 4096, 8
 	d := NewDecoder(&oneByteOrAll{b: b}, maxMsg, maxParts)
@@ -85,7 +85,6 @@ func decodeItems(b []byte, mixed bool) ([]string, string) {
 		}
 		return "other: " + err.Error()
 	}
-	var m slot
 	for {
 		k, err := d.Next()
 		if err != nil {
@@ -95,8 +94,12 @@ func decodeItems(b []byte, mixed bool) ([]string, string) {
 		for mixed {
 			if raw, n := d.NextShorts(3); n > 0 {
 				for range n {
-					raw = raw[nextMessage(raw, &m):]
-					items = append(items, fmt.Sprintf("m%q", m.parts))
+					size, h := FrameSize(raw)
+					if raw[0] != 0 || h != ShortHeader {
+						return items, "NextShorts returned a frame that is not short"
+					}
+					items = append(items, fmt.Sprintf("m%q", [][]byte{raw[h : h+size]}))
+					raw = raw[h+size:]
 				}
 				if len(raw) != 0 {
 					return items, "NextShorts left bytes"
@@ -157,9 +160,9 @@ func (r *oneByteOrAll) Read(p []byte) (int, error) {
 // the greeting, the first command, READY's properties. None panics; each
 // refuses with its sentinel; a READY that parses names a socket type.
 func FuzzHandshake(f *testing.F) {
-	g := greeting()
+	g := Greeting()
 	e := NewEncoder(0)
-	e.Command("READY", readyProperties(Push, []byte("id")))
+	e.Command("READY", ReadyProperties("PUSH", []byte("id")))
 	var ready bytes.Buffer
 	_, _ = e.WriteTo(&ready)
 	f.Add(append(g[:], ready.Bytes()...))
@@ -167,11 +170,11 @@ func FuzzHandshake(f *testing.F) {
 	f.Add(append(g[:], FlagCommand, 6, 5, 'E', 'R', 'R', 'O', 'R'))
 	f.Add(append(g[:], FlagCommand, 12, 5, 'R', 'E', 'A', 'D', 'Y', 3, 'a', 'b', 'c', 0xff, 0xff))
 	bad := g
-	copy(bad[offMechanism:], "PLAIN")
+	copy(bad[OffMechanism:], "PLAIN")
 	f.Add(bad[:])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := bytes.NewReader(b)
-		if _, err := readGreeting(r); err != nil {
+		if _, err := ReadGreeting(r, MechanismNULL); err != nil {
 			if !errors.Is(err, ErrGreeting) && !errors.Is(err, ErrMechanism) {
 				t.Fatalf("greeting: %v", err)
 			}
@@ -181,7 +184,7 @@ func FuzzHandshake(f *testing.F) {
 		if k, err := d.Next(); err != nil || k != KindCommand {
 			return
 		}
-		name, data, err := parseCommand(d.Command())
+		name, data, err := ParseCommand(d.Command())
 		if err != nil {
 			if !errors.Is(err, ErrProtocol) {
 				t.Fatalf("command: %v", err)
@@ -189,10 +192,10 @@ func FuzzHandshake(f *testing.F) {
 			return
 		}
 		if string(name) != "READY" {
-			_ = errorReason(data)
+			_ = ErrorReason(data)
 			return
 		}
-		typ, _, err := parseProperties(data)
+		typ, _, err := ParseProperties(data)
 		if err != nil {
 			if !errors.Is(err, ErrHandshake) {
 				t.Fatalf("properties: %v", err)

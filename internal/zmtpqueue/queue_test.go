@@ -1,14 +1,19 @@
-package zmtp
+package zmtpqueue
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
 // ledger checks exactly-once delivery of (producer, seq) pairs and, per
@@ -56,13 +61,13 @@ func seqMsg(b *[8]byte, p, i int) [][]byte {
 }
 
 // Senders that wait for room (as SendContext does) and two writers that
-// take batches, on a small outQueue whose ring wraps many times, some
+// take batches, on a small Out whose ring wraps many times, some
 // messages too large for a record (by ref slot): every message comes out
 // once, whole, each writer sees each sender's messages in order, the
 // high-water mark holds, and no waiter is forgotten (the test would hang).
 func TestOutQueueManySendersAndWriters(t *testing.T) {
 	const hwm = 8
-	q := newOutQueue(hwm)
+	q := NewOut(hwm)
 	producers, per := 4, 4000*soak()
 	big := pattern(7, 3*inlineMax)
 	var pwg sync.WaitGroup
@@ -76,14 +81,14 @@ func TestOutQueueManySendersAndWriters(t *testing.T) {
 				if i%13 == p {
 					msg = append(msg, big)
 				}
-				for !q.tryPut(msg) {
-					q.waiters.Add(1)
-					if !q.hasRoom() {
-						<-q.notFull
+				for !q.TryPut(msg) {
+					q.Waiters.Add(1)
+					if !q.HasRoom() {
+						<-q.NotFull
 					}
-					q.waiters.Add(-1)
+					q.Waiters.Add(-1)
 				}
-				q.passNotFull()
+				q.PassNotFull()
 			}
 		}()
 	}
@@ -95,48 +100,48 @@ func TestOutQueueManySendersAndWriters(t *testing.T) {
 		go func() {
 			defer cwg.Done()
 			last := []int{-1, -1, -1, -1}
-			var b outBatch
+			var b Batch
 			for l.count() < total {
-				n := q.take(&b)
+				n := q.Take(&b)
 				if n == 0 {
-					if q.pending() {
+					if q.Pending() {
 						runtime.Gosched()
 						continue
 					}
-					q.sleepers.Add(1)
-					if !q.pending() && l.count() < total {
+					q.Sleepers.Add(1)
+					if !q.Pending() && l.count() < total {
 						select {
-						case <-q.notEmpty:
+						case <-q.NotEmpty:
 						case <-t.Context().Done():
 						}
 					}
-					q.sleepers.Add(-1)
+					q.Sleepers.Add(-1)
 					continue
 				}
-				if held := q.length(); held > hwm {
+				if held := q.Count(); held > hwm {
 					t.Errorf("%d messages held, the high-water mark is %d", held, hwm)
 				}
 				d := batchDecoder(q, &b)
 				for range n {
 					k, err := d.Next()
 					require.NoError(t, err)
-					require.Equal(t, KindMessage, k)
+					require.Equal(t, zmtpwire.KindMessage, k)
 					parts := d.Parts()
 					if len(parts) == 3 && !bytes.Equal(parts[2], big) {
 						t.Error("a large part came out changed")
 					}
 					l.see(t, last, parts)
 				}
-				q.done(&b)
-				signal(q.notEmpty) // the other writer may wait for the end
+				q.Done(&b)
+				Signal(q.NotEmpty) // the other writer may wait for the end
 			}
 		}()
 	}
 	pwg.Wait()
 	cwg.Wait()
 	require.Equal(t, total, l.count())
-	require.Zero(t, q.length())
-	require.False(t, q.pending())
+	require.Zero(t, q.Count())
+	require.False(t, q.Pending())
 	q.refMu.Lock()
 	require.Len(t, q.refFree, len(q.refs), "every ref slot is free again")
 	q.refMu.Unlock()
@@ -144,12 +149,12 @@ func TestOutQueueManySendersAndWriters(t *testing.T) {
 
 // batchDecoder returns a Decoder over the bytes a writer would write for
 // the batch b took from q.
-func batchDecoder(q *outQueue, b *outBatch) *Decoder {
+func batchDecoder(q *Out, b *Batch) *zmtpwire.Decoder {
 	var data []byte
-	for _, v := range q.vector(b) {
+	for _, v := range q.Vector(b) {
 		data = append(data, v...)
 	}
-	return NewDecoder(bytes.NewReader(data), 0, 0)
+	return zmtpwire.NewDecoder(bytes.NewReader(data), 0, 0)
 }
 
 // The ring never refuses a message the high-water mark admits: messages
@@ -157,13 +162,13 @@ func batchDecoder(q *outQueue, b *outBatch) *Decoder {
 // hwm of them come out in order; the next is refused.
 func TestOutQueueRingKeepsRoomForTheHWM(t *testing.T) {
 	const hwm = 2000
-	q := newOutQueue(hwm)
+	q := NewOut(hwm)
 	body := pattern(3, inlineMax-40) // with the sequence parts, within inlineMax
 	var b [8]byte
 	for i := range hwm {
-		require.True(t, q.tryPut(append(seqMsg(&b, 0, i), body)), "message %d", i)
+		require.True(t, q.TryPut(append(seqMsg(&b, 0, i), body)), "message %d", i)
 	}
-	require.False(t, q.tryPut(seqMsg(&b, 0, hwm)), "beyond the high-water mark")
+	require.False(t, q.TryPut(seqMsg(&b, 0, hwm)), "beyond the high-water mark")
 	q.refMu.Lock()
 	refs := len(q.refs)
 	q.refMu.Unlock()
@@ -172,9 +177,9 @@ func TestOutQueueRingKeepsRoomForTheHWM(t *testing.T) {
 
 	l := newLedger(1, hwm)
 	last := []int{-1}
-	var ob outBatch
+	var ob Batch
 	for l.count() < hwm {
-		n := q.take(&ob)
+		n := q.Take(&ob)
 		require.NotZero(t, n)
 		d := batchDecoder(q, &ob)
 		for range n {
@@ -183,10 +188,10 @@ func TestOutQueueRingKeepsRoomForTheHWM(t *testing.T) {
 			require.Equal(t, body, d.Parts()[2])
 			l.see(t, last, d.Parts())
 		}
-		q.done(&ob)
+		q.Done(&ob)
 	}
-	require.Zero(t, q.length())
-	require.True(t, q.tryPut(seqMsg(&b, 0, 0)))
+	require.Zero(t, q.Count())
+	require.True(t, q.TryPut(seqMsg(&b, 0, 0)))
 }
 
 // Readers that reserve room and commit runs of frames, and two receivers
@@ -195,7 +200,7 @@ func TestOutQueueRingKeepsRoomForTheHWM(t *testing.T) {
 // held, nobody left waiting.
 func TestInQueueManyReadersAndReceivers(t *testing.T) {
 	const hwm = 8
-	q := newInQueue(hwm)
+	q := NewIn(hwm)
 	producers, per := 3, 2000*soak()
 	var pwg sync.WaitGroup
 	for p := range producers {
@@ -204,16 +209,16 @@ func TestInQueueManyReadersAndReceivers(t *testing.T) {
 			defer pwg.Done()
 			var b [8]byte
 			for i := 0; i < per; {
-				room, err := q.reserve(context.Background(), 1+p*3)
+				room, err := q.Reserve(context.Background(), 1+p*3)
 				require.NoError(t, err)
 				// Frames of up to room messages, committed as two runs.
 				var frames []byte
 				n := 0
 				for ; n < room && i+n < per; n++ {
-					frames = appendMessage(frames, seqMsg(&b, p, i+n))
+					frames = zmtpwire.AppendMessage(frames, seqMsg(&b, p, i+n))
 				}
 				half := len(frames) / 2
-				q.commit([][]byte{frames[:half], frames[half:]}, n, room)
+				q.Commit([][]byte{frames[:half], frames[half:]}, n, room)
 				i += n
 			}
 		}()
@@ -227,12 +232,11 @@ func TestInQueueManyReadersAndReceivers(t *testing.T) {
 			last := []int{-1, -1, -1}
 			var data []byte
 			var bigs [][]byte
-			var m slot
 			for l.count() < producers*per {
 				var n int
-				if data, n = q.take(data, &bigs); n == 0 {
+				if data, n = q.Take(data, &bigs); n == 0 {
 					select {
-					case <-q.notEmpty:
+					case <-q.NotEmpty:
 					case <-t.Context().Done():
 						return
 					}
@@ -240,10 +244,11 @@ func TestInQueueManyReadersAndReceivers(t *testing.T) {
 				}
 				require.LessOrEqual(t, n, hwm)
 				for off := 0; off < len(data); {
-					off += nextMessage(data[off:], &m)
-					l.see(t, last, m.parts)
+					var parts [][]byte
+					off, parts = nextParts(data, off)
+					l.see(t, last, parts)
 				}
-				signal(q.notEmpty)
+				Signal(q.NotEmpty)
 			}
 		}()
 	}
@@ -257,7 +262,7 @@ func TestInQueueManyReadersAndReceivers(t *testing.T) {
 // the wrap in order, the high-water mark counted right on both sides.
 func TestOutQueueWrapsItsCounters(t *testing.T) {
 	const hwm = 16
-	q := newOutQueue(hwm)
+	q := NewOut(hwm)
 	m0, pos0 := uint64(msgMask-5), uint64(posMask-40)
 	q.tail.Store(nextTail(0, m0, pos0))
 	q.head.Store(pos0)
@@ -267,15 +272,15 @@ func TestOutQueueWrapsItsCounters(t *testing.T) {
 	l := newLedger(1, 200)
 	last := []int{-1}
 	var b [8]byte
-	var ob outBatch
+	var ob Batch
 	for i := 0; i < 200; {
-		for ; i < 200 && q.tryPut(seqMsg(&b, 0, i)); i++ {
+		for ; i < 200 && q.TryPut(seqMsg(&b, 0, i)); i++ {
 		}
 		if i < 200 {
-			require.Equal(t, hwm, q.length(), "full at the high-water mark")
+			require.Equal(t, hwm, q.Count(), "full at the high-water mark")
 		}
-		held := q.length()
-		n := q.take(&ob)
+		held := q.Count()
+		n := q.Take(&ob)
 		require.Equal(t, held, n)
 		d := batchDecoder(q, &ob)
 		for range n {
@@ -283,8 +288,8 @@ func TestOutQueueWrapsItsCounters(t *testing.T) {
 			require.NoError(t, err)
 			l.see(t, last, d.Parts())
 		}
-		q.done(&ob)
-		require.Zero(t, q.length())
+		q.Done(&ob)
+		require.Zero(t, q.Count())
 	}
 	require.Equal(t, 200, l.count())
 	require.Less(t, msgsOf(q.tail.Load()), m0, "the message count wrapped")
@@ -295,18 +300,18 @@ func TestOutQueueWrapsItsCounters(t *testing.T) {
 // says so (negative), and a send that loaded it looks again rather than
 // report the high-water mark (as it did once: a race soak caught it).
 func TestOutQueueStaleTailIsNotFull(t *testing.T) {
-	q := newOutQueue(4)
+	q := NewOut(4)
 	stale := q.tail.Load()
 	var b [8]byte
-	var ob outBatch
+	var ob Batch
 	for i := range 3 {
-		require.True(t, q.tryPut(seqMsg(&b, 0, i)))
+		require.True(t, q.TryPut(seqMsg(&b, 0, i)))
 	}
-	require.Equal(t, 3, q.take(&ob))
-	q.done(&ob)
+	require.Equal(t, 3, q.Take(&ob))
+	q.Done(&ob)
 	require.Negative(t, q.held(stale), "written has passed the stale tail")
-	require.Zero(t, q.length())
-	require.True(t, q.hasRoom())
+	require.Zero(t, q.Count())
+	require.True(t, q.HasRoom())
 }
 
 // Small messages through a ring with room to spare never take a ref
@@ -314,20 +319,20 @@ func TestOutQueueStaleTailIsNotFull(t *testing.T) {
 // several senders (a send that loaded the tail before a release past it
 // loads it again).
 func TestOutQueueSmallMessagesStayInTheRing(t *testing.T) {
-	q := newOutQueue(64)
+	q := NewOut(64)
 	const senders, per = 3, 100_000
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var ob outBatch
+		var ob Batch
 		for got := 0; got < senders*per; {
-			k := q.take(&ob)
+			k := q.Take(&ob)
 			if k == 0 {
 				runtime.Gosched()
 				continue
 			}
 			got += k
-			q.done(&ob)
+			q.Done(&ob)
 		}
 	}()
 	var wg sync.WaitGroup
@@ -337,7 +342,7 @@ func TestOutQueueSmallMessagesStayInTheRing(t *testing.T) {
 			defer wg.Done()
 			var b [8]byte
 			for i := 0; i < per; {
-				if q.tryPut(seqMsg(&b, p, i)) {
+				if q.TryPut(seqMsg(&b, p, i)) {
 					i++
 				} else {
 					runtime.Gosched()
@@ -356,14 +361,14 @@ func TestOutQueueSmallMessagesStayInTheRing(t *testing.T) {
 // queue's free ref slots.
 func TestOutQueueKeepsFewLargeBuffers(t *testing.T) {
 	const n = 64
-	q := newOutQueue(n)
+	q := NewOut(n)
 	big := pattern(5, 2*inlineMax)
 	for range n {
-		require.True(t, q.tryPut([][]byte{big}))
+		require.True(t, q.TryPut([][]byte{big}))
 	}
-	var ob outBatch
-	for q.take(&ob) > 0 {
-		q.done(&ob)
+	var ob Batch
+	for q.Take(&ob) > 0 {
+		q.Done(&ob)
 	}
 	q.refMu.Lock()
 	defer q.refMu.Unlock()
@@ -376,3 +381,37 @@ func TestOutQueueKeepsFewLargeBuffers(t *testing.T) {
 	}
 	require.Equal(t, refKeep, kept)
 }
+
+// nextParts returns the parts of the message whose frames start at off
+// in b, and where the next message starts.
+func nextParts(b []byte, off int) (int, [][]byte) {
+	var parts [][]byte
+	for {
+		f := b[off]
+		size, h := zmtpwire.FrameSize(b[off:])
+		parts = append(parts, b[off+h:off+h+size])
+		off += h + size
+		if f&zmtpwire.FlagMore == 0 {
+			return off, parts
+		}
+	}
+}
+
+// pattern returns n bytes depending on seed and offset.
+func pattern(seed, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(seed*131 + i*7 + i>>8)
+	}
+	return b
+}
+
+// soak multiplies the stress tests' iteration counts (DUTY_SOAK).
+func soak() int {
+	if n, err := strconv.Atoi(os.Getenv("DUTY_SOAK")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,4 +1,9 @@
-package zmtp
+// Package zmtpwire is ZMTP 3.1's wire (docs/zmtp.md, "Framing" and
+// "Greeting"): frames and their Encoder and Decoder, the greeting, READY's
+// metadata and command bodies, and the vectored write of a connection.
+// Package zmtp's sockets speak through it; nothing here keeps state beyond
+// one connection's encoder or decoder.
+package zmtpwire
 
 import (
 	"encoding/binary"
@@ -13,16 +18,15 @@ import (
 // in one byte (LONG clear) or eight bytes, big-endian (LONG set), then the
 // body.
 const (
-	FlagMore    = 0x01 // another frame of the same message follows
-	FlagLong    = 0x02 // the size field is 8 bytes
-	FlagCommand = 0x04 // the frame is a command, not message data
+	FlagMore     = 0x01 // another frame of the same message follows
+	FlagLong     = 0x02 // the size field is 8 bytes
+	FlagCommand  = 0x04 // the frame is a command, not message data
+	FlagReserved = 0xf8 // bits a correct peer leaves zero
 
-	flagReserved = 0xf8 // bits a correct peer leaves zero
-
-	shortHeader = 2 // flags + 1-byte size
-	longHeader  = 9 // flags + 8-byte size
-	// maxShort is the largest body a short frame carries.
-	maxShort = 255
+	ShortHeader = 2 // flags + 1-byte size
+	LongHeader  = 9 // flags + 8-byte size
+	// MaxShort is the largest body a short frame carries.
+	MaxShort = 255
 )
 
 // DefaultRefMin is the body size from which the Encoder hands a body to
@@ -108,7 +112,7 @@ func (e *Encoder) frame(flags byte, body []byte) {
 }
 
 func (e *Encoder) header(flags byte, n int) {
-	if n > maxShort {
+	if n > MaxShort {
 		e.buf = append(e.buf, flags|FlagLong)
 		e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(n))
 		return
@@ -146,7 +150,7 @@ func (e *Encoder) cut() {
 // Encoder. On error the Encoder is emptied too: what was not written is
 // lost with the connection.
 func (e *Encoder) WriteTo(w io.Writer) (int64, error) {
-	e.vec = e.vector()
+	e.vec = e.Vector()
 	var n int64
 	var err error
 	if len(e.vec) == 1 {
@@ -157,14 +161,14 @@ func (e *Encoder) WriteTo(w io.Writer) (int64, error) {
 		n, err = e.vec.WriteTo(w)
 	}
 	e.vec = nil
-	e.reset()
+	e.Reset()
 	return n, err
 }
 
-// vector returns what was encoded as the buffers of one vectored write:
+// Vector returns what was encoded as the buffers of one vectored write:
 // runs of the write buffer and referenced bodies, in order. They stay
-// valid until reset.
-func (e *Encoder) vector() [][]byte {
+// valid until Reset; the caller that writes them itself calls Reset after.
+func (e *Encoder) Vector() [][]byte {
 	e.cut()
 	e.back = e.back[:0]
 	for _, s := range e.segs {
@@ -177,8 +181,8 @@ func (e *Encoder) vector() [][]byte {
 	return e.back
 }
 
-// reset empties the Encoder.
-func (e *Encoder) reset() {
+// Reset empties the Encoder.
+func (e *Encoder) Reset() {
 	clear(e.back) // drop the references to the caller's bodies
 	e.back = e.back[:0]
 	clear(e.segs)
@@ -187,11 +191,11 @@ func (e *Encoder) reset() {
 }
 
 // DefaultMaxMessageSize bounds a message's body bytes (all parts) and a
-// command's size unless Options.MaxMessageSize says otherwise.
+// command's size where a Decoder is given no bound.
 const DefaultMaxMessageSize = 16 << 20
 
-// DefaultMaxParts bounds the frames of one multipart message unless
-// Options.MaxParts says otherwise.
+// DefaultMaxParts bounds the frames of one multipart message where a
+// Decoder is given no bound.
 const DefaultMaxParts = 1024
 
 // decoder states: what the next bytes of the stream are.
@@ -249,8 +253,8 @@ type Decoder struct {
 
 type span struct{ off, end int }
 
-// readChunk is the least room a read is offered.
-const readChunk = 64 << 10
+// ReadChunk is the least room a read is offered.
+const ReadChunk = 64 << 10
 
 // NewDecoder returns a Decoder reading from r that bounds a message's body
 // bytes by maxMessage and its frames by maxParts (the defaults where <= 0).
@@ -261,13 +265,13 @@ func NewDecoder(r io.Reader, maxMessage, maxParts int) *Decoder {
 	if maxParts <= 0 {
 		maxParts = DefaultMaxParts
 	}
-	return &Decoder{r: r, maxMsg: maxMessage, maxPts: maxParts, buf: make([]byte, readChunk)}
+	return &Decoder{r: r, maxMsg: maxMessage, maxPts: maxParts, buf: make([]byte, ReadChunk)}
 }
 
 // BufferBound is the largest buffer a Decoder with these bounds ever
 // holds: the largest message with its frame headers, plus a read's room.
 func BufferBound(maxMessage, maxParts int) int {
-	return 2 * (maxMessage + maxParts*longHeader + readChunk)
+	return 2 * (maxMessage + maxParts*LongHeader + ReadChunk)
 }
 
 // BufferLen returns the size of the decoder's buffer now.
@@ -289,6 +293,11 @@ func (d *Decoder) Raw() []byte { return d.buf[d.keep:d.pos] }
 // name, data); valid until the next call.
 func (d *Decoder) Command() []byte { return d.cmd }
 
+// Buffered returns the bytes the Decoder read and has not decoded yet:
+// what a handshake's decoder read past its last command belongs to the
+// stream that follows.
+func (d *Decoder) Buffered() []byte { return d.buf[d.pos:d.w] }
+
 // Next decodes the next message or command. It returns io.EOF when the
 // stream ends between messages, an error wrapping io.ErrUnexpectedEOF when
 // it ends within one, ErrTooLarge or ErrProtocol (wrapped) for a peer that
@@ -302,7 +311,7 @@ func (d *Decoder) Next() (Kind, error) {
 		return KindMessage, nil
 	}
 	k, err := d.next()
-	if err == errInterrupted {
+	if err == ErrInterrupted {
 		// The read was interrupted, not the stream: rewind to the start
 		// of the message, whose bytes stay buffered, for the next Next.
 		d.pos, d.state = d.keep, stFlags
@@ -342,13 +351,13 @@ func (d *Decoder) NextShorts(max int) ([]byte, int) {
 		return nil, 0
 	}
 	start, pos, n := d.pos, d.pos, 0
-	lim := min(d.maxMsg, maxShort)
-	for n < max && d.w-pos >= shortHeader && d.buf[pos] == 0 {
+	lim := min(d.maxMsg, MaxShort)
+	for n < max && d.w-pos >= ShortHeader && d.buf[pos] == 0 {
 		size := int(d.buf[pos+1])
-		if size > lim || d.w-pos < shortHeader+size {
+		if size > lim || d.w-pos < ShortHeader+size {
 			break
 		}
-		pos += shortHeader + size
+		pos += ShortHeader + size
 		n++
 	}
 	d.keep, d.pos = pos, pos
@@ -361,14 +370,14 @@ var errNotBuffered = errors.New("zmtp: not buffered")
 // short decodes, when it is buffered whole, a message of one short frame
 // (the common small message) without going through the state machine.
 func (d *Decoder) short() bool {
-	if d.state != stFlags || d.w-d.pos < shortHeader {
+	if d.state != stFlags || d.w-d.pos < ShortHeader {
 		return false
 	}
 	f, n := d.buf[d.pos], int(d.buf[d.pos+1])
-	if f != 0 || d.w-d.pos < shortHeader+n || n > d.maxMsg {
+	if f != 0 || d.w-d.pos < ShortHeader+n || n > d.maxMsg {
 		return false
 	}
-	start := d.pos + shortHeader
+	start := d.pos + ShortHeader
 	d.pos = start + n
 	d.parts = append(d.parts[:0], d.buf[start:d.pos])
 	return true
@@ -382,7 +391,7 @@ func (d *Decoder) next() (Kind, error) {
 				return 0, err
 			}
 			f := d.buf[d.pos]
-			if f&flagReserved != 0 {
+			if f&FlagReserved != 0 {
 				return 0, fmt.Errorf("%w: reserved flag bits %#02x", ErrProtocol, f)
 			}
 			if f&FlagCommand != 0 {
@@ -462,7 +471,7 @@ func (d *Decoder) fill(n int) error {
 		if d.noRead {
 			return errNotBuffered
 		}
-		if len(d.buf)-d.w < n-(d.w-d.pos) || len(d.buf)-d.w < readChunk/4 {
+		if len(d.buf)-d.w < n-(d.w-d.pos) || len(d.buf)-d.w < ReadChunk/4 {
 			d.makeRoom(n)
 		}
 		m, err := d.r.Read(d.buf[d.w:])
@@ -496,17 +505,17 @@ func (d *Decoder) makeRoom(n int) {
 		d.keep = 0
 	}
 	need := d.pos + n
-	if need <= len(d.buf) && len(d.buf)-d.w >= readChunk/4 {
+	if need <= len(d.buf) && len(d.buf)-d.w >= ReadChunk/4 {
 		return
 	}
 	size := len(d.buf)
-	for size < need || size-d.w < readChunk/4 {
+	for size < need || size-d.w < ReadChunk/4 {
 		size *= 2
 	}
 	// Never more than twice what the stream has delivered: a large
 	// announced size fills in steps as its bytes come.
-	if size > 2*(d.w+readChunk) && size > need {
-		size = max(2*(d.w+readChunk), len(d.buf))
+	if size > 2*(d.w+ReadChunk) && size > need {
+		size = max(2*(d.w+ReadChunk), len(d.buf))
 	}
 	if size <= len(d.buf) {
 		return

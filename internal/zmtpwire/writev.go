@@ -1,4 +1,4 @@
-package zmtp
+package zmtpwire
 
 import (
 	"net"
@@ -7,13 +7,13 @@ import (
 	"unsafe"
 )
 
-// A vecWriter writes buffers to a connection with writev on its
+// A VecWriter writes buffers to a connection with writev on its
 // descriptor, through syscall.RawConn, so that the runtime's poller waits
 // while the socket's buffer is full and the connection's deadlines apply.
 // It keeps its iovec array, so a write allocates nothing (net.Buffers
 // allocates on each). One goroutine at a time uses it: the holder of the
-// peer's write lock.
-type vecWriter struct {
+// connection's write lock.
+type VecWriter struct {
 	rc   syscall.RawConn
 	fn   func(fd uintptr) bool // w.do, made once
 	bufs [][]byte              // what is left to write
@@ -25,9 +25,9 @@ type vecWriter struct {
 // maxIov bounds the buffers of one writev (IOV_MAX is 1024 on Linux).
 const maxIov = 1024
 
-// newVecWriter returns a vecWriter for c, or nil when c has no
+// NewVecWriter returns a VecWriter for c, or nil when c has no
 // descriptor to write to (net.Pipe, say).
-func newVecWriter(c net.Conn) *vecWriter {
+func NewVecWriter(c net.Conn) *VecWriter {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil
@@ -36,13 +36,13 @@ func newVecWriter(c net.Conn) *vecWriter {
 	if err != nil {
 		return nil
 	}
-	w := &vecWriter{rc: rc}
+	w := &VecWriter{rc: rc}
 	w.fn = w.do
 	return w
 }
 
-// write writes all of bufs and returns the bytes written.
-func (w *vecWriter) write(bufs [][]byte) (int, error) {
+// WriteBuffers writes all of bufs and returns the bytes written.
+func (w *VecWriter) WriteBuffers(bufs [][]byte) (int, error) {
 	w.bufs, w.n, w.err = bufs, 0, nil
 	if err := w.rc.Write(w.fn); err != nil && w.err == nil {
 		w.err = err
@@ -55,7 +55,7 @@ func (w *vecWriter) write(bufs [][]byte) (int, error) {
 // do is RawConn.Write's function: it writes until all is written (true),
 // the socket's buffer is full (false: the poller waits, then calls again)
 // or the system call fails (true, err set).
-func (w *vecWriter) do(fd uintptr) bool {
+func (w *VecWriter) do(fd uintptr) bool {
 	for {
 		for len(w.bufs) > 0 && len(w.bufs[0]) == 0 {
 			w.bufs = w.bufs[1:]

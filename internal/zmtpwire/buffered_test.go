@@ -1,4 +1,4 @@
-package zmtp
+package zmtpwire
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package zmtp
+package zmtpwire
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty"
+	"github.com/dutyrt/duty/internal/buildtags"
 )
 
 func encode(refMin int, msgs ...[][]byte) []byte {
@@ -85,7 +86,7 @@ func TestDecoderRefusesOversizedBeforeReadingTheBody(t *testing.T) {
 	d := NewDecoder(bytes.NewReader(hdr), 1<<20, 0)
 	_, err := d.Next()
 	require.ErrorIs(t, err, ErrTooLarge)
-	require.LessOrEqual(t, d.BufferLen(), 2*readChunk)
+	require.LessOrEqual(t, d.BufferLen(), 2*ReadChunk)
 
 	// The bound is on the whole message, across its frames.
 	b := encode(0, [][]byte{make([]byte, 600), make([]byte, 600)})
@@ -245,5 +246,12 @@ func TestDecoderPartsAliasItsBuffer(t *testing.T) {
 			}
 		}
 		require.True(t, inside, "a part of %d bytes outside the buffer", len(p))
+	}
+}
+
+// skipUnderRace skips an allocation test: the race detector allocates.
+func skipUnderRace(t *testing.T) {
+	if buildtags.Race {
+		t.Skip("the race detector allocates")
 	}
 }

@@ -1,16 +1,21 @@
-package zmtp
+// Package zmtpqueue holds package zmtp's queues: the lock-free send queue
+// (Out), whose ring holds the messages as the frames a writer writes, and
+// the receive queue (In) that readers fill for Recv (docs/zmtp.md, "Why
+// it is built this way").
+package zmtpqueue
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/zmtpwire"
 )
 
-// An outQueue holds the messages a sending socket accepted and no writer
+// An Out holds the messages a sending socket accepted and no writer
 // has written yet. It is a many-to-one ring of bytes that are the wire
 // itself: each message's ZMTP frames, back to back, so that a writer
 // writes a batch straight from the ring with one system call, no copy on
@@ -23,7 +28,7 @@ import (
 //     message number with one compare-and-swap: no lock, and no line a
 //     writer stores to on every message. hwm bounds all the socket holds:
 //     messages in the ring, taken and not yet written, and written by
-//     their senders themselves (putOrClaim).
+//     their senders themselves (PutOrClaim).
 //   - Any number of writers (one per peer of a PUSH or DEALER socket)
 //     take turns with a mutex, once per batch: a writer takes the
 //     committed messages at the head, writes them, and then releases
@@ -51,18 +56,18 @@ import (
 // it takes that tail word as stale and loads it again, never as a full
 // queue or a full ring.
 //
-// Waking. A writer that found nothing to take waits on notEmpty, after
-// announcing itself in sleepers and looking at the tail once more; a
-// sender loads sleepers after its compare-and-swap and signals when it is
+// Waking. A writer that found nothing to take waits on NotEmpty, after
+// announcing itself in Sleepers and looking at the tail once more; a
+// sender loads Sleepers after its compare-and-swap and signals when it is
 // not zero. Both the announcement and the compare-and-swap are read-
 // modify-write operations, sequentially consistent in Go on every
 // architecture, so one of the two sides sees the other (Dekker): no
 // wake-up is lost, and a sender of a stream that the writer keeps up with
-// signals nothing. The same handshake, with waiters and written, wakes a
+// signals nothing. The same handshake, with Waiters and written, wakes a
 // SendContext waiting for room.
-type outQueue struct {
+type Out struct {
 	_ [64]byte
-	// The senders' line: the tail, and the stream detector (putOrClaim).
+	// The senders' line: the tail, and the stream detector (PutOrClaim).
 	tail    atomic.Uint64 // messages<<posBits | bytes, both wrapping
 	lastTry atomic.Int64  // when a send last found the queue idle (sinceEpoch)
 	skip    atomic.Int32  // idle sends to queue before the next look at the clock
@@ -74,8 +79,8 @@ type outQueue struct {
 	written atomic.Uint64 // messages written or lost (wrapping as the tail's)
 	_       [64]byte
 	// The handshakes' line: stored only by goroutines about to wait.
-	sleepers atomic.Int32 // writers about to wait on notEmpty, or waiting
-	waiters  atomic.Int32 // senders about to wait on notFull, or waiting
+	Sleepers atomic.Int32 // writers about to wait on NotEmpty, or waiting
+	Waiters  atomic.Int32 // senders about to wait on NotFull, or waiting
 	_        [64]byte
 
 	ring  []byte // the frames; a power of two
@@ -93,8 +98,8 @@ type outQueue struct {
 	refs    []*refSlot
 	refFree []int32
 
-	notEmpty chan struct{} // a writer may wait on it
-	notFull  chan struct{} // a SendContext may wait on it
+	NotEmpty chan struct{} // a writer may wait on it
+	NotFull  chan struct{} // a SendContext may wait on it
 }
 
 // A commitSlot says that message number tag&msgMask is written: its kind
@@ -144,7 +149,7 @@ const (
 	takeMax = 256 << 10
 )
 
-// MaxHWM is the largest Options.HWM: a larger one is MaxHWM. A send
+// MaxHWM is the largest high-water mark: a larger one is MaxHWM. A send
 // queue's ring takes 64 bytes, and its commit slots 16 bytes, per message
 // of the high-water mark.
 const MaxHWM = 1 << 20
@@ -157,18 +162,20 @@ const (
 	refKeep  = 8
 )
 
-func newOutQueue(hwm int) *outQueue {
+// NewOut returns a send queue that holds hwm messages (1 to MaxHWM; a
+// value outside is brought within).
+func NewOut(hwm int) *Out {
 	hwm = min(max(hwm, 1), MaxHWM)
 	size := max(minRing, 1<<bits.Len(uint(hwm*ringPerMsg-1)))
 	slots := 1 << bits.Len(uint(hwm-1))
-	return &outQueue{
+	return &Out{
 		ring:     make([]byte, size),
 		mask:     size - 1,
 		slots:    make([]commitSlot, slots),
 		smask:    uint64(slots - 1),
 		hwm:      hwm,
-		notEmpty: make(chan struct{}, 1),
-		notFull:  make(chan struct{}, 1),
+		NotEmpty: make(chan struct{}, 1),
+		NotFull:  make(chan struct{}, 1),
 	}
 }
 
@@ -185,7 +192,7 @@ func msgsOf(t uint64) uint64 { return t >> posBits & msgMask }
 // the claimed one included; negative when t is stale: written, loaded
 // after it, has passed what it counts (then the tail has moved on, and a
 // compare-and-swap against t fails).
-func (q *outQueue) held(t uint64) int {
+func (q *Out) held(t uint64) int {
 	d := (msgsOf(t) - q.written.Load()) & msgMask
 	if d > msgMask/2 {
 		return -1
@@ -193,9 +200,9 @@ func (q *outQueue) held(t uint64) int {
 	return int(d) + int(t>>63)
 }
 
-// count returns the messages held: queued, being written, or written by
+// Count returns the messages held: queued, being written, or written by
 // their senders.
-func (q *outQueue) count() int {
+func (q *Out) Count() int {
 	for {
 		if n := q.held(q.tail.Load()); n >= 0 {
 			return n
@@ -203,33 +210,16 @@ func (q *outQueue) count() int {
 	}
 }
 
-// framesLen returns the bytes of a message's frames, as appendMessage
-// encodes them.
-func framesLen(parts [][]byte) int {
-	if len(parts) == 0 {
-		return 2
-	}
-	n := 0
-	for _, p := range parts {
-		if len(p) > maxShort {
-			n += 9 + len(p)
-		} else {
-			n += 2 + len(p)
-		}
-	}
-	return n
-}
-
-// tryPut queues the message, or returns false when hwm messages are held.
-func (q *outQueue) tryPut(parts [][]byte) bool {
-	queued, _ := q.putOrClaim(parts, false, false)
+// TryPut queues the message, or returns false when hwm messages are held.
+func (q *Out) TryPut(parts [][]byte) bool {
+	queued, _ := q.PutOrClaim(parts, false, false)
 	return queued
 }
 
-// putOrClaim queues the message (queued), or, when mayClaim and nothing
+// PutOrClaim queues the message (queued), or, when mayClaim and nothing
 // is queued or in flight and the sends are not a stream (or the message
 // is large), claims it for the caller to write itself (claimed): it
-// counts in flight until claimDone. Neither when hwm messages are held.
+// counts in flight until ClaimDone. Neither when hwm messages are held.
 // A claim orders the caller's message after its own earlier ones (they
 // are written, or something would be held) and before its later ones
 // (the caller writes it before it sends again); messages of other
@@ -241,8 +231,8 @@ func (q *outQueue) tryPut(parts [][]byte) bool {
 // the next inlineSkip sends that find the queue idle are queued without
 // reading the clock (slow on some virtual machines), and the last of them
 // starts the next measure.
-func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, claimed bool) {
-	size := framesLen(parts)
+func (q *Out) PutOrClaim(parts [][]byte, mayClaim, large bool) (queued, claimed bool) {
+	size := zmtpwire.FramesLen(parts)
 	var ref int32 = -1 // the message's ref slot, once encoded there
 	decided := false   // the stream detector has been asked
 	for {
@@ -298,8 +288,8 @@ func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, cla
 		atomicbuf.StoreRelease64(&s.tag, kind<<32|int64(m&msgMask))
 		// After the compare-and-swap (a full barrier): a writer that
 		// announced itself before it either saw the claim or is woken.
-		if q.sleepers.Load() != 0 {
-			signal(q.notEmpty)
+		if q.Sleepers.Load() != 0 {
+			Signal(q.NotEmpty)
 		}
 		return true, false
 	}
@@ -307,9 +297,9 @@ func (q *outQueue) putOrClaim(parts [][]byte, mayClaim, large bool) (queued, cla
 
 // putFrames encodes the message's frames (size bytes) into the ring at
 // index i, across the ring's end if need be.
-func (q *outQueue) putFrames(i int, parts [][]byte, size int) {
+func (q *Out) putFrames(i int, parts [][]byte, size int) {
 	if i+size <= len(q.ring) {
-		appendMessage(q.ring[i:i:i+size], parts)
+		zmtpwire.AppendMessage(q.ring[i:i:i+size], parts)
 		return
 	}
 	q.putFramesWrapped(i, parts)
@@ -318,17 +308,17 @@ func (q *outQueue) putFrames(i int, parts [][]byte, size int) {
 // putFramesWrapped is putFrames across the ring's end: encoded aside,
 // then copied in two pieces (the ring holds inlineMax frame bytes at most
 // per message).
-func (q *outQueue) putFramesWrapped(i int, parts [][]byte) {
+func (q *Out) putFramesWrapped(i int, parts [][]byte) {
 	var tmp [inlineMax]byte
-	b := appendMessage(tmp[:0], parts)
+	b := zmtpwire.AppendMessage(tmp[:0], parts)
 	k := copy(q.ring[i:], b)
 	copy(q.ring, b[k:])
 }
 
 // streaming reports whether this send, which found the queue idle, came
-// within inlineGap of the previous such send (see putOrClaim). Senders
+// within inlineGap of the previous such send (see PutOrClaim). Senders
 // racing here may both read or both skip the clock: it is a heuristic.
-func (q *outQueue) streaming() bool {
+func (q *Out) streaming() bool {
 	if q.skip.Load() > 0 {
 		if q.skip.Add(-1) == 0 {
 			q.lastTry.Store(sinceEpoch())
@@ -345,7 +335,7 @@ func (q *outQueue) streaming() bool {
 }
 
 // refSlot encodes the message into a free ref slot and returns its index.
-func (q *outQueue) refSlot(parts [][]byte) int32 {
+func (q *Out) refSlot(parts [][]byte) int32 {
 	q.refMu.Lock()
 	var i int32
 	if k := len(q.refFree); k > 0 {
@@ -359,12 +349,12 @@ func (q *outQueue) refSlot(parts [][]byte) int32 {
 	q.refMu.Unlock()
 	// The slot is this sender's until its message is committed, then the
 	// taking writer's until it frees it.
-	s.buf = appendMessage(s.buf[:0], parts)
+	s.buf = zmtpwire.AppendMessage(s.buf[:0], parts)
 	return i
 }
 
 // unref frees ref slot i, if i is one (not negative).
-func (q *outQueue) unref(i int32) {
+func (q *Out) unref(i int32) {
 	if i >= 0 {
 		q.freeRefs([]int32{i})
 	}
@@ -374,7 +364,7 @@ func (q *outQueue) unref(i int32) {
 // slots keep their buffers (up to maxSpare bytes each) for the next large
 // messages; the others let theirs go, so that a burst of large messages
 // leaves no more than that behind.
-func (q *outQueue) freeRefs(slots []int32) {
+func (q *Out) freeRefs(slots []int32) {
 	q.refMu.Lock()
 	for _, i := range slots {
 		if cap(q.refs[i].buf) > maxSpare || len(q.refFree) >= refKeep {
@@ -385,44 +375,44 @@ func (q *outQueue) freeRefs(slots []int32) {
 	q.refMu.Unlock()
 }
 
-// claimDone ends the flight of a claimed message.
-func (q *outQueue) claimDone() {
+// ClaimDone ends the flight of a claimed message.
+func (q *Out) ClaimDone() {
 	q.tail.And(^uint64(claimBit))
 	// After the and (a full barrier), as release does.
-	if q.waiters.Load() != 0 {
-		signal(q.notFull)
+	if q.Waiters.Load() != 0 {
+		Signal(q.NotFull)
 	}
 }
 
 // release counts n messages taken as written (or lost) and wakes a
 // sender waiting for room.
-func (q *outQueue) release(n int) {
+func (q *Out) release(n int) {
 	if n == 0 {
 		return
 	}
 	q.written.Add(uint64(n))
 	// After the add (a full barrier): a sender that announced itself
 	// before it either saw the room or is woken.
-	if q.waiters.Load() != 0 {
-		signal(q.notFull)
+	if q.Waiters.Load() != 0 {
+		Signal(q.NotFull)
 	}
 }
 
-// An outBatch is what a writer took from the queue: ring bytes, with the
+// A Batch is what a writer took from the queue: ring bytes, with the
 // ref slots to write between them.
-type outBatch struct {
+type Batch struct {
 	from, to uint64   // the ring bytes, as the tail counts them
 	cuts     []uint64 // where in the ring bytes each ref slot's bytes go
 	refs     []int32  // the ref slots, in order
-	vec      [][]byte // what to write, in order (vector)
+	vec      [][]byte // what to write, in order (Vector)
 	flight   uint64   // the number of the batch's flight
 	n        int      // messages
 }
 
-// take takes the committed messages at the head of the queue into b (its
+// Take takes the committed messages at the head of the queue into b (its
 // previous content is dropped) and returns how many (b.n): to be written
-// (vector), then released (done). Zero when none is committed.
-func (q *outQueue) take(b *outBatch) int {
+// (Vector), then released (Done). Zero when none is committed.
+func (q *Out) Take(b *Batch) int {
 	b.cuts, b.refs, b.n = b.cuts[:0], b.refs[:0], 0
 	q.rmu.Lock()
 	m, pos := q.taken.Load(), q.takenPos
@@ -455,16 +445,16 @@ func (q *outQueue) take(b *outBatch) int {
 	return b.n
 }
 
-// ready reports whether the message k after the next to take is
+// Ready reports whether the message k after the next to take is
 // committed (k = 0: the next). It reads the writers' line and a commit
 // slot, never the senders' tail: a writer polls with it.
-func (q *outQueue) ready(k uint64) bool {
+func (q *Out) Ready(k uint64) bool {
 	m := (q.taken.Load() + k) & msgMask
 	tag := q.slots[m&q.smask].tag.Load()
 	return uint64(uint32(tag)) == m && tag>>32 != 0
 }
 
-// holdOff waits, while the senders stream densely, for a batch worth its
+// HoldOff waits, while the senders stream densely, for a batch worth its
 // system call: until holdAhead messages (half hwm at most) are committed,
 // the senders pause (the tail did not move over holdCheck polls), or
 // holdPolls polls have passed, yielding the processor between polls. A
@@ -476,13 +466,13 @@ func (q *outQueue) ready(k uint64) bool {
 // that many messages ahead, which the senders write only when they get
 // there, and the tail only every holdCheck polls: a sender pays no cache
 // miss per poll.
-func (q *outQueue) holdOff() {
+func (q *Out) HoldOff() {
 	ahead := uint64(min(holdAhead, q.hwm/2))
-	if ahead <= holdDense || !q.ready(holdDense) {
+	if ahead <= holdDense || !q.Ready(holdDense) {
 		return // not a dense stream: no wait
 	}
 	last := msgsOf(q.tail.Load())
-	for i := 1; i <= holdPolls && !q.ready(ahead); i++ {
+	for i := 1; i <= holdPolls && !q.Ready(ahead); i++ {
 		runtime.Gosched()
 		if i%holdCheck == 0 {
 			t := msgsOf(q.tail.Load())
@@ -494,7 +484,7 @@ func (q *outQueue) holdOff() {
 	}
 }
 
-// The writer's hold-off (holdOff).
+// The writer's hold-off (HoldOff).
 const (
 	holdDense = 16
 	holdAhead = 1024
@@ -502,15 +492,15 @@ const (
 	holdCheck = 8
 )
 
-// pending reports whether messages are claimed that no writer has taken:
+// Pending reports whether messages are claimed that no writer has taken:
 // committed, or about to be.
-func (q *outQueue) pending() bool {
+func (q *Out) Pending() bool {
 	return msgsOf(q.tail.Load()) != q.taken.Load()
 }
 
-// vector returns what b holds to write, in order: ring bytes (in up to
+// Vector returns what b holds to write, in order: ring bytes (in up to
 // two pieces where they cross the ring's end) between the ref slots'.
-func (q *outQueue) vector(b *outBatch) [][]byte {
+func (q *Out) Vector(b *Batch) [][]byte {
 	b.vec = b.vec[:0]
 	from := b.from
 	if len(b.refs) > 0 {
@@ -528,7 +518,7 @@ func (q *outQueue) vector(b *outBatch) [][]byte {
 
 // appendRing appends the ring's bytes from from to to (positions as the
 // tail counts them) to v: none, one slice, or two across the ring's end.
-func (q *outQueue) appendRing(v [][]byte, from, to uint64) [][]byte {
+func (q *Out) appendRing(v [][]byte, from, to uint64) [][]byte {
 	n := int((to - from) & posMask)
 	if n == 0 {
 		return v
@@ -540,9 +530,9 @@ func (q *outQueue) appendRing(v [][]byte, from, to uint64) [][]byte {
 	return append(v, q.ring[i:], q.ring[:i+n-len(q.ring)])
 }
 
-// done releases what b took, written or lost: its ring bytes once every
+// Done releases what b took, written or lost: its ring bytes once every
 // batch taken before it is released too, its ref slots, and its messages.
-func (q *outQueue) done(b *outBatch) {
+func (q *Out) Done(b *Batch) {
 	if len(b.refs) > 0 {
 		q.freeRefs(b.refs)
 	}
@@ -564,65 +554,47 @@ func (q *outQueue) done(b *outBatch) {
 	q.release(b.n)
 }
 
-// hasRoom reports whether fewer than hwm messages are held.
-func (q *outQueue) hasRoom() bool { return q.count() < q.hwm }
+// HasRoom reports whether fewer than hwm messages are held.
+func (q *Out) HasRoom() bool { return q.Count() < q.hwm }
 
-// passNotFull wakes another sender waiting for room if room is left.
-func (q *outQueue) passNotFull() {
-	if q.waiters.Load() != 0 && q.hasRoom() {
-		signal(q.notFull)
+// PassNotFull wakes another sender waiting for room if room is left.
+func (q *Out) PassNotFull() {
+	if q.Waiters.Load() != 0 && q.HasRoom() {
+		Signal(q.NotFull)
 	}
 }
 
-// drop discards the committed messages no writer has taken and returns
+// Drop discards the committed messages no writer has taken and returns
 // how many there were.
-func (q *outQueue) drop() int {
-	var b outBatch
+func (q *Out) Drop() int {
+	var b Batch
 	n := 0
-	for q.take(&b) > 0 {
+	for q.Take(&b) > 0 {
 		n += b.n
-		q.done(&b)
+		q.Done(&b)
 	}
 	return n
 }
 
-// length returns the number of messages held: queued or being written.
-func (q *outQueue) length() int { return q.count() }
-
-// signal wakes the goroutine waiting on c, or leaves the wake-up in c
+// Signal wakes the goroutine waiting on c, or leaves the wake-up in c
 // for the next one that waits.
-func signal(c chan struct{}) {
+func Signal(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
 	default:
 	}
 }
 
-// appendMessage appends a message's frames to b, bodies copied, as
-// Encoder.Message encodes them: every part but the last with MORE, no
-// parts as one empty frame.
-func appendMessage(b []byte, parts [][]byte) []byte {
-	if len(parts) == 1 && len(parts[0]) <= maxShort {
-		// The common small message: one short frame.
-		p := parts[0]
-		return append(append(b, 0, byte(len(p))), p...)
-	}
-	if len(parts) == 0 {
-		return append(b, 0, 0)
-	}
-	last := len(parts) - 1
-	for i, p := range parts {
-		var f byte
-		if i < last {
-			f = FlagMore
-		}
-		if len(p) > maxShort {
-			b = append(b, f|FlagLong)
-			b = binary.BigEndian.AppendUint64(b, uint64(len(p)))
-		} else {
-			b = append(b, f, byte(len(p)))
-		}
-		b = append(b, p...)
-	}
-	return b
-}
+// inlineGap is the least time between two sends that find the send queue
+// idle for the second to be written inline: the sends of a request-reply
+// exchange are further apart, those of a stream closer.
+const inlineGap = int64(2 * time.Microsecond)
+
+// inlineSkip is how many sends queue without a look at the clock once a
+// stream is seen.
+const inlineSkip = 64
+
+var epoch = time.Now()
+
+// sinceEpoch reads the monotonic clock.
+func sinceEpoch() int64 { return int64(time.Since(epoch)) }
