@@ -56,6 +56,8 @@ func runMailboxChild(role string) int {
 		err = mbChildHalf()
 	case "consumer":
 		err = mbChildConsumer()
+	case "countstop":
+		err = mbChildCountStop()
 	case "stalled":
 		err = mbChildStalled()
 	case "waker":
@@ -212,6 +214,46 @@ func mbChildConsumer() error {
 		} else {
 			time.Sleep(100 * time.Microsecond)
 		}
+	}
+}
+
+// mbChildCountStop creates DUTY_IPC_MB_DIR/DUTY_IPC_MB_NAME (a 16 KiB
+// ring, a consumer timeout of an hour: only its process tells its death),
+// drains exactly DUTY_IPC_MB_COUNT messages, each carrying its sequence
+// number in its first 8 bytes (checked), reports "consumed N" once its
+// drains have returned (its position stored), and then drains no more
+// while it lives: a consumer that dies with a known count consumed.
+func mbChildCountStop() error {
+	m, _, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
+		mailbox.Config{Capacity: 16384, HeartbeatCycles: 1}, WithConsumerTimeout(time.Hour))
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	want := envInt("DUTY_IPC_MB_COUNT")
+	got := 0
+	var bad error
+	for got < want {
+		n, err := m.Drain(func(msg *mailbox.Message) mailbox.Action {
+			if seq := binary.LittleEndian.Uint64(msg.Payload()); seq != uint64(got) && bad == nil {
+				bad = fmt.Errorf("message %d carries sequence %d", got, seq)
+			}
+			got++
+			return mailbox.Continue
+		}, want-got)
+		if err != nil {
+			return err
+		}
+		if bad != nil {
+			return bad
+		}
+		if n == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	fmt.Println("consumed", got)
+	for {
+		time.Sleep(time.Hour) // alive, holding the file's lock, draining nothing
 	}
 }
 
@@ -700,6 +742,82 @@ func TestCrossProcessMailboxConsumerKilledKnownAtOnce(t *testing.T) {
 	defer mf2.Close()
 	require.NoError(t, m2.Heartbeat(), "the new view is the consumer")
 	require.ErrorIs(t, m.Send(1, msg), mailbox.ErrConsumerDead, "the old view stays dead")
+}
+
+// TestCrossProcessMailboxConsumerKilledBeforeRingFull: a sender that
+// keeps sending to a SIGKILLed consumer learns of its death while the
+// ring still has room (within two eighths of the ring, the probe that
+// each send crossing an eighth makes once the consumer's position stopped
+// moving), with no back-pressure on the way; every send after it is
+// refused at once on every path; and every message is accounted for: the
+// ones the child consumed (its own count), the ones refused to the sender,
+// and the ones accepted after the death, counted in Stats.Stranded, add up
+// to what was sent. The consumer timeout is an hour: no heartbeat decides.
+func TestCrossProcessMailboxConsumerKilledBeforeRingFull(t *testing.T) {
+	dir := testDir(t)
+	const consumed = 100
+	cons := startMailboxChild(t, "countstop", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_COUNT="+strconv.Itoa(consumed))
+	require.Equal(t, "ready", cons.Line(t))
+	m, mf, err := OpenMailbox(ctxT(t), filepath.Join(dir, "cons"))
+	require.NoError(t, err)
+	defer mf.Close()
+	capacity := m.Capacity()
+	msg := make([]byte, 100)
+	recordSize := record.Size(len(msg))
+	sent := 0
+	next := func() []byte {
+		binary.LittleEndian.PutUint64(msg, uint64(sent))
+		sent++
+		return msg
+	}
+	for range consumed {
+		require.NoError(t, m.SendContext(ctxT(t), 1, next()))
+	}
+	require.Equal(t, "consumed "+strconv.Itoa(consumed), cons.Line(t))
+	require.Zero(t, m.Stats().Depth, "the child consumed everything sent so far")
+	require.NoError(t, mf.CheckConsumer(), "a live consumer")
+
+	cons.Kill(t)
+	accepted := 0
+	for {
+		if err = m.Send(1, next()); err != nil {
+			break
+		}
+		accepted++
+		require.Less(t, accepted*recordSize, capacity, "the ring filled before the sender knew")
+	}
+	t.Logf("%d sends accepted after the kill (records of %d bytes, ring of %d): %v", accepted, recordSize, capacity, err)
+	require.NotEqual(t, mailbox.ErrBackPressured, err, "never full: known before")
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	require.ErrorIs(t, err, ErrOwnerDead, "the process is gone: %v", err)
+	require.LessOrEqual(t, accepted*recordSize, 2*capacity/8+recordSize,
+		"known within two eighths of the ring of sending after the death")
+	refused := 1
+
+	// Every path refuses at once, with the same account.
+	again := m.Send(1, next())
+	require.Same(t, err, again, "said once, then returned as it is")
+	refused++
+	require.ErrorIs(t, m.SendParts(1, next(), []byte("b")), mailbox.ErrConsumerDead)
+	refused++
+	require.ErrorIs(t, m.SendContext(ctxT(t), 1, next()), mailbox.ErrConsumerDead)
+	refused++
+	_, err = m.Claim(1, 8)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	s := m.NewSender()
+	require.ErrorIs(t, s.Send(1, next()), mailbox.ErrConsumerDead)
+	refused++
+	require.ErrorIs(t, m.Err(), mailbox.ErrConsumerDead)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = m.Send(1, msg) }), "a refusal allocates nothing")
+
+	st := m.Stats()
+	require.Equal(t, int64(accepted), st.Stranded, "what was accepted after the death is stranded")
+	require.Equal(t, accepted*recordSize, st.Depth)
+	require.True(t, st.Closed, "it refuses sends")
+	require.Equal(t, sent, consumed+refused+int(st.Stranded), "consumed + refused + stranded = sent")
+	require.NoError(t, mf.Close())
+	require.Equal(t, st.Stranded, m.Stats().Stranded, "kept once the view is closed")
 }
 
 // TestCrossProcessMailboxConsumerStoppedIsNotDead: a SIGSTOPped consumer
