@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -906,6 +907,74 @@ func TestCrossProcessRegistryReResolves(t *testing.T) {
 			}
 		}), "a lookup of a file mailbox, staleness check included")
 	}
+}
+
+// failingDir is a MailboxDir that reports each failed OpenMailbox on
+// failed (without blocking), so a test knows a Lookup is under way.
+type failingDir struct {
+	MailboxDir
+	failed chan error
+}
+
+func (d failingDir) OpenMailbox(ctx context.Context, name string) (*mailbox.Mailbox, io.Closer, error) {
+	mb, c, err := d.MailboxDir.OpenMailbox(ctx, name)
+	if err != nil {
+		select {
+		case d.failed <- err:
+		default:
+		}
+	}
+	return mb, c, err
+}
+
+// TestCrossProcessRegistryLookupWaitsForRestart: a Lookup of a peer whose
+// consumer was SIGKILLed, made before its restart, finds the dead
+// consumer's mailbox (ErrConsumerDead) and, its context having a
+// deadline, waits: once the restarted consumer has replaced the file, the
+// Lookup returns the new mailbox, which delivers. Without a deadline, and
+// for a name the registry never resolved, a Lookup fails at once.
+func TestCrossProcessRegistryLookupWaitsForRestart(t *testing.T) {
+	dir := testDir(t)
+	env := []string{"DUTY_IPC_MB_DIR=" + dir, "DUTY_IPC_MB_NAME=peer", "DUTY_IPC_MB_TIMEOUT_MS=10000"}
+	first := startMailboxChild(t, "consumer", env...)
+	require.Equal(t, "ready", first.Line(t))
+	d := failingDir{Dir(dir), make(chan error, 1)}
+	reg := message.NewRegistry(d)
+	defer func() { require.NoError(t, reg.Close()) }()
+	a, err := message.AddressOf("peer")
+	require.NoError(t, err)
+	old, err := reg.Lookup(ctxT(t), a)
+	require.NoError(t, err)
+	first.Kill(t)
+
+	_, err = reg.Lookup(context.Background(), a)
+	require.ErrorIs(t, err, message.ErrUnknownAddress, "no deadline: at once")
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	<-d.failed
+	other, err := message.AddressOf("never")
+	require.NoError(t, err)
+	_, err = reg.Lookup(ctxT(t), other)
+	require.ErrorIs(t, err, message.ErrUnknownAddress, "a name never resolved: at once")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	<-d.failed
+
+	type result struct {
+		mb  *mailbox.Mailbox
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		mb, err := reg.Lookup(ctxT(t), a) // a deadline: the hang guard's
+		done <- result{mb, err}
+	}()
+	require.ErrorIs(t, <-d.failed, mailbox.ErrConsumerDead, "the Lookup found the dead consumer's mailbox first")
+	second := startMailboxChild(t, "consumer", append(env, "DUTY_IPC_MB_REPLACE=1")...)
+	require.Equal(t, "ready", second.Line(t))
+	r := <-done
+	require.NoError(t, r.err, "the Lookup waited for the restart")
+	require.NotSame(t, old, r.mb)
+	require.NoError(t, r.mb.SendContext(ctxT(t), 1, []byte("two")))
+	require.Equal(t, "got two", second.Line(t))
 }
 
 // mbChildStalled claims a 40-byte message, says "claimed" and waits,
