@@ -411,7 +411,7 @@ func (m *MailboxFile) consumerHeartbeat() int64 {
 // this view last looked, the first call included: while the consumer
 // holds its lock it is one flock(2) that fails. The mailbox calls
 // CheckConsumer when it is full, while a SendContext waits, and after
-// each send that crossed an eighth of the ring, so a sender learns of a
+// each send whose record holds the start of an eighth of the ring, so a sender learns of a
 // killed consumer within two eighths of the ring of sending (before the
 // ring is full, unless it was nearly full when the consumer died) or at
 // its next refusal. Any goroutine may call it.

@@ -119,14 +119,14 @@ type Host interface {
 	// wrapping ErrConsumerDead once it has stopped. Senders of a view
 	// that only sends call it when the mailbox is full (at the first
 	// refusal, then one in consumerCheckEvery), while SendContext waits,
-	// and after each send whose record crossed an eighth of the ring
-	// (its result then ignored), so that a sender to a dead consumer
-	// learns so, before the ring is full where it can, instead of being
-	// back-pressured for ever. A Host that proves the consumer's process
-	// gone raises the mailbox's shared state word to
+	// and after each send whose record holds the start of an eighth of
+	// the ring (its result then ignored), so that a sender to a dead
+	// consumer learns so, before the ring is full where it can, instead
+	// of being back-pressured for ever. A Host that proves the consumer's
+	// process gone raises the mailbox's shared state word to
 	// mailboxdef.StateConsumerDead: every later send, in every process,
-	// is then refused with ErrConsumerDead at once. Safe for concurrent
-	// use.
+	// is then refused at once with what CheckConsumer returns (it must
+	// then be cheap: an error made once). Safe for concurrent use.
 	CheckConsumer() error
 	// Beat runs on the consumer's goroutine every Config.HeartbeatCycles
 	// drains and at Heartbeat (force true), after the mailbox stored
@@ -191,10 +191,10 @@ type Mailbox struct {
 	hbCycles int
 	clock    clock.Clock
 	// probeSpan is an eighth of the ring in a view that only sends
-	// through a Host: a send whose record crosses a multiple of it asks
-	// the Host about the consumer (crossed). math.MaxInt elsewhere, so
-	// that the test, one compare of this read-only word, never passes.
-	probeSpan int
+	// through a Host: a send whose record holds a multiple of it asks
+	// the Host about the consumer (crossing). math.MaxUint elsewhere, so
+	// that the test, one compare with this read-only word, never passes.
+	probeSpan uint
 
 	// refusals counts back-pressured sends through the Mailbox's own
 	// methods since the last consumer check (Host only; a Sender keeps
@@ -297,9 +297,9 @@ func New(cfg Config) (*Mailbox, error) {
 		// limit below that, and for sealed records.
 		m.fast = nil
 	}
-	m.probeSpan = math.MaxInt
+	m.probeSpan = math.MaxUint
 	if m.host != nil && m.sendOnly {
-		m.probeSpan = capacity / probeParts
+		m.probeSpan = uint(capacity / probeParts)
 	}
 	m.cons.init(m)
 	if cfg.Counters != nil {

@@ -50,10 +50,10 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 				}
 				fast.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 				m.rang()
-				// One compare of two words Send has loaded (probeSpan lies
-				// beside fast): true once per eighth of the ring in a view
-				// that only sends through a Host, never elsewhere.
-				if index^(index+size) >= m.probeSpan {
+				// crossing's test, in line: one compare with a word beside
+				// fast, true once per eighth of the ring in a view that
+				// only sends through a Host, never elsewhere.
+				if holdsBoundary(index, size) >= m.probeSpan {
 					m.crossed()
 				}
 				return nil
@@ -77,29 +77,40 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 const _ = uint(minCapacity/8 - record.MaxPayload)
 
 // probeParts is how many parts of the ring a sender's view of a mailbox
-// in shared memory divides it into: a send whose record crosses from one
-// part into the next asks the Host about the consumer (crossed), so a
-// sender learns of a dead consumer within two parts of sending after the
+// in shared memory divides it into: a send whose record holds the start
+// of a part asks the Host about the consumer (crossed), so a sender
+// learns of a dead consumer within two parts of sending after the
 // consumer stopped, while the ring still has room if it had that much.
+// (A part that starts inside padding, at the end of the ring, is not
+// asked about: the record at index 0 after it is.)
 const probeParts = 8
 
 // crossed asks the Host whether the consumer lives, after a send whose
-// record crossed a part of the ring (probeSpan). The answer is not this
-// send's (its message is in the ring: delivered if the consumer lives,
-// counted in Stats.Stranded if not): a Host that proves the consumer's
-// process gone raises the state word, which refuses the sends after it.
-// The Host probes the process only when the consumer's position has not
-// moved since it last looked, so a consumer that keeps up costs a clock
-// read and a load per part.
+// record held the start of a part of the ring (probeSpan). The answer is
+// not this send's (its message is in the ring: delivered if the consumer
+// lives, counted in Stats.Stranded if not): a Host that proves the
+// consumer's process gone raises the state word, which refuses the sends
+// after it. The Host probes the process only when the consumer's position
+// has not moved since it last looked, so a consumer that keeps up costs a
+// clock read and a load per part.
 //
 //go:noinline
 func (m *Mailbox) crossed() { _ = m.host.CheckConsumer() }
 
-// crossing calls crossed when a record of size bytes at index (the
-// record's own index, header included) crossed into another part of the
-// ring. Small enough to inline: one compare, as in Send.
+// holdsBoundary is at least span when the record of size bytes at index
+// (its own index, header included: 0 <= index, index+size <= capacity)
+// holds a multiple of span, a power of two: index <= k*span <
+// index+size. (index-1) and (index+size-1) then differ in a bit of span
+// or above; for index 0, -1 has every bit set. It is never math.MaxUint
+// (that needs index+size-1 == -index), so a probeSpan of math.MaxUint
+// never passes.
+func holdsBoundary(index, size int) uint { return uint(index-1) ^ uint(index+size-1) }
+
+// crossing calls crossed when the record of size bytes at index holds the
+// start of a part of the ring. Small enough to inline: one compare, as in
+// Send.
 func (m *Mailbox) crossing(index, size int) {
-	if index^(index+size) >= m.probeSpan {
+	if holdsBoundary(index, size) >= m.probeSpan {
 		m.crossed()
 	}
 }
