@@ -26,8 +26,8 @@ import (
 const defaultConsumerTimeout = 10 * time.Second
 
 // consumerProbeEvery is how often a sender's view of a mailbox may ask
-// whether the consumer's process still exists (CheckConsumer) or its file
-// was replaced (stale): a dead consumer is known within it.
+// whether its file was replaced or its consumer gone (stale, for a
+// message.Registry's Lookup).
 const consumerProbeEvery = time.Second
 
 // probeEpoch is what consumer probes are timed from (monotonic).
@@ -77,9 +77,16 @@ type MailboxFile struct {
 	fileHbMs int64
 
 	// A sender's probes of the consumer's process (consumerExited, stale):
-	// the earliest time (sinceProbeEpoch) of the next, and what one found.
-	nextProbe, nextStale atomic.Int64
-	exited, staleSeen    atomic.Bool
+	// the consumer's position when it last looked, the earliest time
+	// (sinceProbeEpoch) of the next stale check, and what they found.
+	lastHead          atomic.Int64
+	nextStale         atomic.Int64
+	exited, staleSeen atomic.Bool
+	exitErr           atomic.Pointer[error] // CheckConsumer's error once exited
+	// state is the mailbox's shared state word, which a sender that
+	// proved the consumer's process gone raises to
+	// mailboxdef.StateConsumerDead.
+	state *atomic.Int64
 
 	closing atomic.Bool
 	closed  atomic.Bool
@@ -342,7 +349,15 @@ func (h *mailboxHost) Attach(m *mailbox.Mailbox, detach func()) (mailbox.Placeme
 	if err != nil {
 		return mailbox.Placement{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, f.Path(), err)
 	}
+	ws, err := atomicbuf.New(words)
+	if err != nil {
+		return mailbox.Placement{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, f.Path(), err)
+	}
 	h.mb, h.ring, h.detach = m, r, detach
+	h.state = ws.Int64At(mailboxdef.StateOffset)
+	// The first CheckConsumer (OpenMailbox's) finds the position where it
+	// was, and probes the process.
+	h.lastHead.Store(r.ConsumerPosition())
 	return mailbox.Placement{Ring: ring, Words: words, SendOnly: !h.owner}, nil
 }
 
@@ -384,28 +399,51 @@ func (m *MailboxFile) consumerHeartbeat() int64 {
 // process (and wraps ErrOwnerDead when it is gone or closed the file). The
 // consumer is dead when its heartbeat is older than the consumer timeout
 // (or further in the future): a hung process. In a sender it is also dead
-// when its process is provably gone, whatever its heartbeat: no process
-// with the owner's pid and start time runs and nobody holds the file's
-// lock (which the consumer holds until it closes the file, and the kernel
-// drops when it dies). That probe runs at most once per
-// consumerProbeEvery per view, so a sender learns of a killed consumer
-// within a second of its first refusal; a gone process is remembered. The
-// mailbox calls CheckConsumer when it is full; any goroutine may.
+// when its process is provably gone, whatever its heartbeat: nobody holds
+// the file's lock (which the consumer holds until it closes the file, and
+// the kernel drops when it dies) and no process with the owner's pid and
+// start time runs. The sender then raises the mailbox's state word
+// (mailboxdef.StateConsumerDead), so that every send, in every process,
+// is refused with mailbox.ErrConsumerDead at once; a gone process is
+// remembered.
+//
+// That probe runs whenever the consumer's position has not moved since
+// this view last looked, the first call included: while the consumer
+// holds its lock it is one flock(2) that fails. The mailbox calls
+// CheckConsumer when it is full, while a SendContext waits, and after
+// each send whose record holds the start of an eighth of the ring, so a sender learns of a
+// killed consumer within two eighths of the ring of sending (before the
+// ring is full, unless it was nearly full when the consumer died) or at
+// its next refusal. Any goroutine may call it.
 func (m *MailboxFile) CheckConsumer() error {
 	if m.closed.Load() {
 		return mailbox.ErrClosed
 	}
+	if m.exited.Load() {
+		if e := m.exitErr.Load(); e != nil {
+			return *e
+		}
+	}
+	exited := m.consumerExited()
 	now := m.epochMs()
 	hb := m.ring.ConsumerHeartbeatTime()
-	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs && !m.consumerExited() {
+	if age := now - hb; age <= m.timeoutMs && age >= -m.timeoutMs && !exited {
 		return nil
 	}
-	return m.deadConsumer(now, hb)
+	err := m.deadConsumer(now, hb)
+	if exited {
+		// Said once, then returned as it is: the mailbox asks again for
+		// every send it refuses (its state word says the consumer is
+		// gone), and that must cost no system call or allocation.
+		m.exitErr.CompareAndSwap(nil, &err)
+	}
+	return err
 }
 
 // consumerExited reports, in a sender, whether the consumer's process is
-// provably gone (File.ownerExited), asking at most once per
-// consumerProbeEvery and remembering a yes.
+// provably gone (File.ownerExited), asking only when the consumer's
+// position has not moved since this view last looked, and remembering a
+// yes (sawExit).
 func (m *MailboxFile) consumerExited() bool {
 	if m.owner {
 		return false
@@ -413,11 +451,22 @@ func (m *MailboxFile) consumerExited() bool {
 	if m.exited.Load() {
 		return true
 	}
-	if !probeDue(&m.nextProbe) || !m.File.ownerExited() {
+	if h := m.ring.ConsumerPosition(); m.lastHead.Swap(h) != h || !m.File.ownerExited() {
 		return false
 	}
-	m.exited.Store(true)
+	m.sawExit()
 	return true
+}
+
+// sawExit remembers that the consumer's process is gone and raises the
+// mailbox's state word from open to mailboxdef.StateConsumerDead (a
+// closed mailbox stays closed). The compare-and-swap is sequentially
+// consistent, as Close's: a send whose claim's load of the state came
+// after it aborts the claim and is refused; one whose load came before it
+// published its message, which is then counted in Stats.Stranded.
+func (m *MailboxFile) sawExit() {
+	m.exited.Store(true)
+	m.state.CompareAndSwap(mailboxdef.StateOpen, mailboxdef.StateConsumerDead)
 }
 
 // stale reports whether this sender's mailbox no longer reaches a consumer
@@ -428,14 +477,19 @@ func (m *MailboxFile) consumerExited() bool {
 // at most once per consumerProbeEvery (in between it costs a clock read)
 // and, once stale, stays so; false in the owner.
 func (m *MailboxFile) stale() bool {
-	if m.staleSeen.Load() || m.closed.Load() {
+	if m.staleSeen.Load() || m.closed.Load() || m.exited.Load() {
 		return true
 	}
 	if m.owner || !probeDue(&m.nextStale) {
 		return false
 	}
 	hb, err := m.File.heartbeatMillis()
-	if err != nil || hb == heartbeatClosed || m.exited.Load() || m.File.ownerExited() || m.File.replaced() {
+	if err != nil || hb == heartbeatClosed || m.File.replaced() {
+		m.staleSeen.Store(true)
+		return true
+	}
+	if m.File.ownerExited() {
+		m.sawExit()
 		m.staleSeen.Store(true)
 		return true
 	}

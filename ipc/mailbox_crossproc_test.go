@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,6 +57,8 @@ func runMailboxChild(role string) int {
 		err = mbChildHalf()
 	case "consumer":
 		err = mbChildConsumer()
+	case "countstop":
+		err = mbChildCountStop()
 	case "stalled":
 		err = mbChildStalled()
 	case "waker":
@@ -212,6 +215,46 @@ func mbChildConsumer() error {
 		} else {
 			time.Sleep(100 * time.Microsecond)
 		}
+	}
+}
+
+// mbChildCountStop creates DUTY_IPC_MB_DIR/DUTY_IPC_MB_NAME (a 16 KiB
+// ring, a consumer timeout of an hour: only its process tells its death),
+// drains exactly DUTY_IPC_MB_COUNT messages, each carrying its sequence
+// number in its first 8 bytes (checked), reports "consumed N" once its
+// drains have returned (its position stored), and then drains no more
+// while it lives: a consumer that dies with a known count consumed.
+func mbChildCountStop() error {
+	m, _, err := CreateMailbox(os.Getenv("DUTY_IPC_MB_DIR"), os.Getenv("DUTY_IPC_MB_NAME"),
+		mailbox.Config{Capacity: 16384, HeartbeatCycles: 1}, WithConsumerTimeout(time.Hour))
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	want := envInt("DUTY_IPC_MB_COUNT")
+	got := 0
+	var bad error
+	for got < want {
+		n, err := m.Drain(func(msg *mailbox.Message) mailbox.Action {
+			if seq := binary.LittleEndian.Uint64(msg.Payload()); seq != uint64(got) && bad == nil {
+				bad = fmt.Errorf("message %d carries sequence %d", got, seq)
+			}
+			got++
+			return mailbox.Continue
+		}, want-got)
+		if err != nil {
+			return err
+		}
+		if bad != nil {
+			return bad
+		}
+		if n == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	fmt.Println("consumed", got)
+	for {
+		time.Sleep(time.Hour) // alive, holding the file's lock, draining nothing
 	}
 }
 
@@ -702,6 +745,82 @@ func TestCrossProcessMailboxConsumerKilledKnownAtOnce(t *testing.T) {
 	require.ErrorIs(t, m.Send(1, msg), mailbox.ErrConsumerDead, "the old view stays dead")
 }
 
+// TestCrossProcessMailboxConsumerKilledBeforeRingFull: a sender that
+// keeps sending to a SIGKILLed consumer learns of its death while the
+// ring still has room (within two eighths of the ring, the probe that
+// each send crossing an eighth makes once the consumer's position stopped
+// moving), with no back-pressure on the way; every send after it is
+// refused at once on every path; and every message is accounted for: the
+// ones the child consumed (its own count), the ones refused to the sender,
+// and the ones accepted after the death, counted in Stats.Stranded, add up
+// to what was sent. The consumer timeout is an hour: no heartbeat decides.
+func TestCrossProcessMailboxConsumerKilledBeforeRingFull(t *testing.T) {
+	dir := testDir(t)
+	const consumed = 100
+	cons := startMailboxChild(t, "countstop", "DUTY_IPC_MB_DIR="+dir, "DUTY_IPC_MB_NAME=cons",
+		"DUTY_IPC_MB_COUNT="+strconv.Itoa(consumed))
+	require.Equal(t, "ready", cons.Line(t))
+	m, mf, err := OpenMailbox(ctxT(t), filepath.Join(dir, "cons"))
+	require.NoError(t, err)
+	defer mf.Close()
+	capacity := m.Capacity()
+	msg := make([]byte, 100)
+	recordSize := record.Size(len(msg))
+	sent := 0
+	next := func() []byte {
+		binary.LittleEndian.PutUint64(msg, uint64(sent))
+		sent++
+		return msg
+	}
+	for range consumed {
+		require.NoError(t, m.SendContext(ctxT(t), 1, next()))
+	}
+	require.Equal(t, "consumed "+strconv.Itoa(consumed), cons.Line(t))
+	require.Zero(t, m.Stats().Depth, "the child consumed everything sent so far")
+	require.NoError(t, mf.CheckConsumer(), "a live consumer")
+
+	cons.Kill(t)
+	accepted := 0
+	for {
+		if err = m.Send(1, next()); err != nil {
+			break
+		}
+		accepted++
+		require.Less(t, accepted*recordSize, capacity, "the ring filled before the sender knew")
+	}
+	t.Logf("%d sends accepted after the kill (records of %d bytes, ring of %d): %v", accepted, recordSize, capacity, err)
+	require.NotEqual(t, mailbox.ErrBackPressured, err, "never full: known before")
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	require.ErrorIs(t, err, ErrOwnerDead, "the process is gone: %v", err)
+	require.LessOrEqual(t, accepted*recordSize, 2*capacity/8+recordSize,
+		"known within two eighths of the ring of sending after the death")
+	refused := 1
+
+	// Every path refuses at once, with the same account.
+	again := m.Send(1, next())
+	require.Same(t, err, again, "said once, then returned as it is")
+	refused++
+	require.ErrorIs(t, m.SendParts(1, next(), []byte("b")), mailbox.ErrConsumerDead)
+	refused++
+	require.ErrorIs(t, m.SendContext(ctxT(t), 1, next()), mailbox.ErrConsumerDead)
+	refused++
+	_, err = m.Claim(1, 8)
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	s := m.NewSender()
+	require.ErrorIs(t, s.Send(1, next()), mailbox.ErrConsumerDead)
+	refused++
+	require.ErrorIs(t, m.Err(), mailbox.ErrConsumerDead)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = m.Send(1, msg) }), "a refusal allocates nothing")
+
+	st := m.Stats()
+	require.Equal(t, int64(accepted), st.Stranded, "what was accepted after the death is stranded")
+	require.Equal(t, accepted*recordSize, st.Depth)
+	require.True(t, st.Closed, "it refuses sends")
+	require.Equal(t, sent, consumed+refused+int(st.Stranded), "consumed + refused + stranded = sent")
+	require.NoError(t, mf.Close())
+	require.Equal(t, st.Stranded, m.Stats().Stranded, "kept once the view is closed")
+}
+
 // TestCrossProcessMailboxConsumerStoppedIsNotDead: a SIGSTOPped consumer
 // is hung, not dead: its process exists and holds the file's lock, so a
 // sender's probe finds it alive (its heartbeat timeout, an hour here,
@@ -788,6 +907,74 @@ func TestCrossProcessRegistryReResolves(t *testing.T) {
 			}
 		}), "a lookup of a file mailbox, staleness check included")
 	}
+}
+
+// failingDir is a MailboxDir that reports each failed OpenMailbox on
+// failed (without blocking), so a test knows a Lookup is under way.
+type failingDir struct {
+	MailboxDir
+	failed chan error
+}
+
+func (d failingDir) OpenMailbox(ctx context.Context, name string) (*mailbox.Mailbox, io.Closer, error) {
+	mb, c, err := d.MailboxDir.OpenMailbox(ctx, name)
+	if err != nil {
+		select {
+		case d.failed <- err:
+		default:
+		}
+	}
+	return mb, c, err
+}
+
+// TestCrossProcessRegistryLookupWaitsForRestart: a Lookup of a peer whose
+// consumer was SIGKILLed, made before its restart, finds the dead
+// consumer's mailbox (ErrConsumerDead) and, its context having a
+// deadline, waits: once the restarted consumer has replaced the file, the
+// Lookup returns the new mailbox, which delivers. Without a deadline, and
+// for a name the registry never resolved, a Lookup fails at once.
+func TestCrossProcessRegistryLookupWaitsForRestart(t *testing.T) {
+	dir := testDir(t)
+	env := []string{"DUTY_IPC_MB_DIR=" + dir, "DUTY_IPC_MB_NAME=peer", "DUTY_IPC_MB_TIMEOUT_MS=10000"}
+	first := startMailboxChild(t, "consumer", env...)
+	require.Equal(t, "ready", first.Line(t))
+	d := failingDir{Dir(dir), make(chan error, 1)}
+	reg := message.NewRegistry(d)
+	defer func() { require.NoError(t, reg.Close()) }()
+	a, err := message.AddressOf("peer")
+	require.NoError(t, err)
+	old, err := reg.Lookup(ctxT(t), a)
+	require.NoError(t, err)
+	first.Kill(t)
+
+	_, err = reg.Lookup(context.Background(), a)
+	require.ErrorIs(t, err, message.ErrUnknownAddress, "no deadline: at once")
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	<-d.failed
+	other, err := message.AddressOf("never")
+	require.NoError(t, err)
+	_, err = reg.Lookup(ctxT(t), other)
+	require.ErrorIs(t, err, message.ErrUnknownAddress, "a name never resolved: at once")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	<-d.failed
+
+	type result struct {
+		mb  *mailbox.Mailbox
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		mb, err := reg.Lookup(ctxT(t), a) // a deadline: the hang guard's
+		done <- result{mb, err}
+	}()
+	require.ErrorIs(t, <-d.failed, mailbox.ErrConsumerDead, "the Lookup found the dead consumer's mailbox first")
+	second := startMailboxChild(t, "consumer", append(env, "DUTY_IPC_MB_REPLACE=1")...)
+	require.Equal(t, "ready", second.Line(t))
+	r := <-done
+	require.NoError(t, r.err, "the Lookup waited for the restart")
+	require.NotSame(t, old, r.mb)
+	require.NoError(t, r.mb.SendContext(ctxT(t), 1, []byte("two")))
+	require.Equal(t, "got two", second.Line(t))
 }
 
 // mbChildStalled claims a 40-byte message, says "claimed" and waits,

@@ -713,9 +713,10 @@ func TestMailboxStress(t *testing.T) {
 	require.Zero(t, st.Torn+st.Corrupt)
 }
 
-// TestMailboxNoAllocations: the send paths, a refused send with a live
-// consumer, and Drain with its heartbeat (the file's included) allocate
-// nothing.
+// TestMailboxNoAllocations: the send paths (the probes of the consumer's
+// process that sends crossing eighths of the ring make included), a
+// refused send with a live consumer, and Drain with its heartbeat (the
+// file's included) allocate nothing.
 func TestMailboxNoAllocations(t *testing.T) {
 	if buildtags.Race {
 		t.Skip("the race detector allocates")
@@ -743,6 +744,14 @@ func TestMailboxNoAllocations(t *testing.T) {
 			drain()
 		},
 		"Fixed.Send": func() { _ = mbQuotes.Send(s, &mbQuote{ID: 1}); drain() },
+		// Past two eighths of the ring without a drain: the second
+		// crossing probes the consumer's process (its lock, held).
+		"Send past eighths": func() {
+			for range 3 * m.Capacity() / 8 / record.Size(len(small)) {
+				_ = s.Send(1, small)
+			}
+			drain()
+		},
 		"idle Drain": drain,
 		"Heartbeat":  func() { _ = m.Heartbeat() }, // fstat + guarded store included
 	} {

@@ -48,3 +48,30 @@ func BenchmarkMailboxSendDrain(b *testing.B) {
 		run(b, s, m)
 	})
 }
+
+// BenchmarkConsumerProbe: what a sender pays to ask whether a live
+// consumer's process is gone: the probe alone (File.ownerExited: a
+// shared flock that fails while the owner holds its lock), and
+// CheckConsumer with that probe (the consumer's position has not moved:
+// the heartbeat, a clock read and the probe), as a send crossing an
+// eighth of the ring calls it.
+func BenchmarkConsumerProbe(b *testing.B) {
+	_, mf := mbNewForTest(b, mailbox.Config{})
+	_, sf := mbOpenForTest(b, mf.File.Path())
+	b.Run("ownerExited", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if sf.File.ownerExited() {
+				b.Fatal("a live owner")
+			}
+		}
+	})
+	b.Run("CheckConsumer", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := sf.CheckConsumer(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

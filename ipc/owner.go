@@ -164,15 +164,12 @@ func (l Liveness) settle(lockFree bool) Liveness {
 }
 
 // lockFree reports whether nobody holds the lock of the open file fd: it
-// takes the lock and lets go of it at once. Never call it on the owner's
-// own descriptor, whose lock it would drop.
+// takes a shared lock and lets go of it at once (mmapfile.LockHeld), so
+// two probers do not take each other for the owner. Never call it on the
+// owner's own descriptor, whose lock it would drop.
 func lockFree(fd int) bool {
-	locked, err := mmapfile.TryLock(fd)
-	if err != nil || !locked {
-		return false
-	}
-	_ = mmapfile.Unlock(fd)
-	return true
+	held, err := mmapfile.LockHeld(fd)
+	return err == nil && !held
 }
 
 // ownerLockFree is lockFree on f's descriptor, holding a reference
@@ -186,14 +183,15 @@ func (f *File) ownerLockFree() bool {
 }
 
 // ownerExited reports whether the owner's process has provably finished
-// with the file: no process with its pid and start time runs, and nobody
-// holds the file's lock. It costs a kill(2) and a read of /proc while the
-// owner runs, and a flock probe beyond; never true in the owner.
+// with the file: nobody holds the file's lock, and no process with its
+// pid and start time runs. The lock comes first: while the owner holds it
+// the probe is one flock(2) that fails (no allocation); only a free lock
+// costs a kill(2) and a read of /proc. Never true in the owner.
 func (f *File) ownerExited() bool {
-	if f.owner || procinfo.Running(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime)) {
+	if f.owner || !f.ownerLockFree() {
 		return false
 	}
-	return f.ownerLockFree()
+	return !procinfo.Running(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
 }
 
 // OwnerAlive reports whether the owner is OwnerAlive: its pid exists with the

@@ -24,6 +24,7 @@ func init() {
 		LoadHeartbeat:   (*File).loadHeartbeat,
 		HeartbeatMillis: (*File).heartbeatMillis,
 		OwnerGone:       (*File).ownerGone,
+		OwnerExited:     (*File).ownerExited,
 		Refs:            (*File).refCount,
 		PollInterval:    func(opts ...Option) time.Duration { return newConfig(opts).pollInterval },
 		SelfProcess:     func() (int, uint64) { return os.Getpid(), selfStartTime() },

@@ -104,6 +104,7 @@ type consumer struct {
 	totalDiscarded int64
 	stallHead      int64 // head position while a stall is timed (since stallSince, a clock reading; 0: none)
 	lastDepth      int   // Stats.Depth when the mailbox was detached
+	lastStranded   int64 // and Stats.Stranded
 	// Damage at the head (recoverDamage): where, since when (a clock
 	// reading; 0: none) and the tail then.
 	damageHead, damageSince, damageTail int64

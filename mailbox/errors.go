@@ -25,9 +25,13 @@ var (
 
 // ErrConsumerDead reports a mailbox whose consumer, in another process,
 // has stopped draining (its Host says so: for package ipc, a consumer
-// heartbeat older than the mailbox's consumer timeout). A full mailbox
-// returns it instead of ErrBackPressured, so that a sender does not wait
-// for ever; the error wraps the Host's details. Nothing was sent.
+// process that is provably gone, or a consumer heartbeat older than the
+// mailbox's consumer timeout). A full mailbox returns it, wrapping the
+// Host's details, instead of ErrBackPressured, so that a sender does not
+// wait for ever. Once the Host has proved the consumer's process gone,
+// every send returns it at once, whether the mailbox is full or not (the
+// Host's account, made once, or ErrConsumerDead itself), and what was
+// queued is counted in Stats.Stranded. Nothing was sent.
 var ErrConsumerDead = errors.New("mailbox: consumer is dead")
 
 // Validation and reporting errors. Functions wrap them with details

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 
@@ -343,4 +344,79 @@ func TestErrReportsTheState(t *testing.T) {
 	owner.w.state.Store(stateDrain)
 	oh.detach()
 	require.Equal(t, ErrClosed, owner.Err())
+}
+
+// A sender's view asks its Host about the consumer once per eighth of the
+// ring its sends cross, from every send path; the consumer's view and a
+// heap mailbox never do. Once the Host has raised the state word to
+// consumer dead, every send is refused with the Host's account, and the
+// messages queued, of every form, are counted in Stats.Stranded.
+func TestCrossingsAskTheHostAndStrandedCounts(t *testing.T) {
+	for _, checksum := range []bool{false, true} {
+		t.Run(fmt.Sprintf("checksum=%t", checksum), func(t *testing.T) {
+			const capacity = 4096
+			owner, sender, oh, sh := placed(t, capacity, Config{Checksum: checksum})
+			small := make([]byte, 40)
+			size := sender.lay.over + len(small) + 8 // one record's bytes, header included
+			size = (size + 7) &^ 7
+			n := 2 * capacity / size // two laps of the ring, drained as it goes
+			for i := range n {
+				require.NoError(t, sender.Send(1, small))
+				if i%8 == 7 {
+					_, err := owner.Drain(func(*Message) Action { return Continue }, 100)
+					require.NoError(t, err)
+				}
+			}
+			require.Equal(t, int64(2*probeParts), sh.checks.Load(), "once per eighth, over two laps")
+			for range n {
+				require.NoError(t, owner.Send(1, small))
+				_, err := owner.Drain(func(*Message) Action { return Continue }, 100)
+				require.NoError(t, err)
+			}
+			require.Zero(t, oh.checks.Load(), "the consumer's own view never asks")
+
+			// Queue one message of every form, then the consumer dies.
+			require.NoError(t, sender.Send(1, small))
+			require.NoError(t, sender.SendParts(1, small, small))
+			require.NoError(t, sender.Send(1, make([]byte, sender.MaxClaimLength()+100))) // fragmented
+			c, err := sender.Claim(1, 8)
+			require.NoError(t, err)
+			require.NoError(t, c.Commit())
+			pc, err := sender.ClaimParts(1, 4, 4)
+			require.NoError(t, err)
+			require.NoError(t, pc.Abort()) // padding: not a message
+			s := sender.NewSender()
+			require.NoError(t, s.SendParts(1, small, small))
+			require.Zero(t, sender.Stats().Stranded, "the consumer lives")
+
+			sh.kill()
+			sender.w.state.Store(stateConsumerDead) // what package ipc's Host does on proof
+			require.Equal(t, int64(5), sender.Stats().Stranded)
+			require.Equal(t, int64(5), owner.Stats().Stranded, "the same ring, seen from any view")
+			bp := sender.Stats().BackPressured
+			for _, err := range []error{
+				sender.Send(1, small), sender.SendParts(1, small, small), s.Send(1, small),
+				sender.SendContext(context.Background(), 1, small), sender.Err(),
+			} {
+				require.ErrorIs(t, err, ErrConsumerDead)
+				require.Equal(t, *sh.dead.Load(), err, "the Host's account")
+			}
+			_, err = sender.Claim(1, 8)
+			require.ErrorIs(t, err, ErrConsumerDead)
+			require.Equal(t, bp+5, sender.Stats().BackPressured, "each refused send counted")
+			require.Equal(t, int64(5), sender.Stats().Stranded, "nothing more was queued")
+			require.True(t, sender.Stats().Closed)
+			sh.detach()
+			require.Equal(t, int64(5), sender.Stats().Stranded, "kept once detached")
+		})
+	}
+	heap := newMailbox(t, Config{Capacity: 4096})
+	require.Equal(t, uint(math.MaxUint), heap.probeSpan, "a heap mailbox never asks")
+	for index := 0; index < 1<<16; index += 8 {
+		for _, size := range []int{8, 16, 64, 4096} {
+			require.NotEqual(t, uint(math.MaxUint), holdsBoundary(index, size))
+			want := index%512 == 0 || index/512 != (index+size-1)/512
+			require.Equal(t, want, holdsBoundary(index, size) >= 512, "index %d, size %d", index, size)
+		}
+	}
 }

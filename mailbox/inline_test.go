@@ -13,11 +13,12 @@ import (
 // TestSendInlinesTheRingFastPath holds Send to docs/mailbox.md: a small
 // plain message is claimed and published by the record core's fast path
 // inlined into Send (no call frame between Send and the stores but the
-// one that writes the record), from the compiler's own report (go build
-// -gcflags=-m).
+// one that writes the record), and so is the test that asks a Host about
+// the consumer once per eighth of the ring (holdsBoundary), from the
+// compiler's own report (go build -gcflags=-m).
 func TestSendInlinesTheRingFastPath(t *testing.T) {
 	out := gcout.Build(t, "-m")
-	for _, fn := range []string{`record\.\(\*Producer\)\.ClaimFast`, `record\.\(\*Producer\)\.PublishFast`} {
+	for _, fn := range []string{`record\.\(\*Producer\)\.ClaimFast`, `record\.\(\*Producer\)\.PublishFast`, `holdsBoundary`} {
 		require.Regexp(t, `(?m)^\S*send\.go:\d+:\d+: inlining call to `+fn+`$`, out, "Send must inline %s", fn)
 	}
 }

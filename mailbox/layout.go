@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/pad"
 )
 
@@ -18,9 +19,10 @@ import (
 //
 // WordsLength bytes, in three 128-byte slots grouped by who writes them:
 //
-//	  0  int64 state: 0 open, 1 closed (drain), 2 closed (discard); only
-//	             ever raised, by a compare-and-swap (Close). Every send
-//	             loads it.
+//	  0  int64 state: 0 open, 1 closed (drain), 2 closed (discard), 4
+//	             consumer dead (a Host proved its process gone); only
+//	             ever raised, by a compare-and-swap (Close, the Host).
+//	             Every send loads it.
 //	  8  uint32 doorbell: 1 while the consumer sleeps on it (a futex,
 //	             WakeIdle), else 0; every send loads it after it
 //	             published, and wakes the consumer when it is 1. Written
@@ -56,11 +58,26 @@ const (
 // never stored in shared memory: it marks the mailbox's own copy of its
 // words after its Host took its memory away (see detach), and in shared
 // memory it is as corrupt as any other value above stateDiscard.
+//
+// stateConsumerDead is stored in shared memory by a Host (package ipc,
+// through internal/mailboxdef) that proved the consumer's process gone:
+// sends everywhere are refused with ErrConsumerDead, as after a close.
 const (
-	stateOpen     int64 = 0
-	stateDrain    int64 = 1
-	stateDiscard  int64 = 2
-	stateDetached int64 = 3
+	stateOpen         int64 = 0
+	stateDrain        int64 = 1
+	stateDiscard      int64 = 2
+	stateDetached     int64 = 3
+	stateConsumerDead       = mailboxdef.StateConsumerDead
+)
+
+// The state word's offset and open value are mailboxdef's, which a Host
+// writes through.
+var (
+	_ [stateOffset - mailboxdef.StateOffset]struct{}
+	_ [mailboxdef.StateOffset - stateOffset]struct{}
+	_ [stateOpen - mailboxdef.StateOpen]struct{}
+	_ [mailboxdef.StateOpen - stateOpen]struct{}
+	_ [stateConsumerDead - stateDetached - 1]struct{} // above every state the mailbox stores itself
 )
 
 // words is the shared words' layout as a Go struct, so that the code

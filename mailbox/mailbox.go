@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -115,11 +116,17 @@ type Host interface {
 	// touch the memory.
 	Attach(m *Mailbox, detach func()) (Placement, error)
 	// CheckConsumer returns nil while the consumer drains, and an error
-	// wrapping ErrConsumerDead once it has stopped. Senders call it when
-	// the mailbox is full (at the first refusal, then one in
-	// consumerCheckEvery), and while SendContext waits, so that a sender
-	// to a dead consumer learns so instead of being back-pressured for
-	// ever. Safe for concurrent use.
+	// wrapping ErrConsumerDead once it has stopped. Senders of a view
+	// that only sends call it when the mailbox is full (at the first
+	// refusal, then one in consumerCheckEvery), while SendContext waits,
+	// and after each send whose record holds the start of an eighth of
+	// the ring (its result then ignored), so that a sender to a dead
+	// consumer learns so, before the ring is full where it can, instead
+	// of being back-pressured for ever. A Host that proves the consumer's
+	// process gone raises the mailbox's shared state word to
+	// mailboxdef.StateConsumerDead: every later send, in every process,
+	// is then refused at once with what CheckConsumer returns (it must
+	// then be cheap: an error made once). Safe for concurrent use.
 	CheckConsumer() error
 	// Beat runs on the consumer's goroutine every Config.HeartbeatCycles
 	// drains and at Heartbeat (force true), after the mailbox stored
@@ -183,6 +190,11 @@ type Mailbox struct {
 	timeout  int64
 	hbCycles int
 	clock    clock.Clock
+	// probeSpan is an eighth of the ring in a view that only sends
+	// through a Host: a send whose record holds a multiple of it asks
+	// the Host about the consumer (crossing). math.MaxUint elsewhere, so
+	// that the test, one compare with this read-only word, never passes.
+	probeSpan uint
 
 	// refusals counts back-pressured sends through the Mailbox's own
 	// methods since the last consumer check (Host only; a Sender keeps
@@ -285,6 +297,10 @@ func New(cfg Config) (*Mailbox, error) {
 		// limit below that, and for sealed records.
 		m.fast = nil
 	}
+	m.probeSpan = math.MaxUint
+	if m.host != nil && m.sendOnly {
+		m.probeSpan = uint(capacity / probeParts)
+	}
 	m.cons.init(m)
 	if cfg.Counters != nil {
 		if m.sendOnly {
@@ -344,7 +360,8 @@ func (m *Mailbox) MaxParts() int { return m.maxParts }
 func (m *Mailbox) IsClosed() bool { return m.w.state.Load() != stateOpen }
 
 // Err returns nil while the mailbox is open, ErrClosed once it was closed
-// (or its Host took its memory away), and an error wrapping ErrCorrupt
+// (or its Host took its memory away), an error matching ErrConsumerDead
+// once its Host proved the consumer's process gone, and an error wrapping ErrCorrupt
 // when its state word in shared memory holds no state: what a send would
 // be refused with, without counting a refusal.
 func (m *Mailbox) Err() error {
@@ -441,10 +458,21 @@ func discardHandler(*Message) Action { return Continue }
 // stateErr is the error for a state word that is not open: ErrClosed for
 // the two closed states and a detached mailbox, an error wrapping
 // ErrCorrupt for a value no mailbox writes (in shared memory that another
-// process scribbled over). Out of the send paths' line.
+// process scribbled over), ErrConsumerDead for a consumer its Host proved
+// gone. Out of the send paths' line.
 func (m *Mailbox) stateErr(st int64) error {
 	if st == stateDrain || st == stateDiscard || (st == stateDetached && m.gone) {
 		return ErrClosed
+	}
+	if st == stateConsumerDead {
+		if m.host != nil {
+			// The Host's account of the death (for package ipc, its
+			// owner's process), said once and kept: no system call.
+			if err := m.host.CheckConsumer(); errors.Is(err, ErrConsumerDead) {
+				return err
+			}
+		}
+		return ErrConsumerDead
 	}
 	return fmt.Errorf("%w: %s: state word %d (0 open, 1 closed (drain), 2 closed (discard))", ErrCorrupt, m.name, st)
 }
@@ -472,7 +500,7 @@ func (m *Mailbox) detach() {
 	w.backPressured.Store(final.BackPressured)
 	w.refusedClosed.Store(final.RefusedClosed)
 	w.state.Store(stateDetached)
-	m.cons.lastDepth = final.Depth
+	m.cons.lastDepth, m.cons.lastStranded = final.Depth, final.Stranded
 	m.w = w
 	m.fast = nil
 	m.gone = true

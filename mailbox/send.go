@@ -17,7 +17,10 @@ import (
 // ErrClosed or ErrTooLong (above MaxMessageSize), all unwrapped and without
 // allocating, a validation error wrapping ErrTypeID, or, for a mailbox
 // whose consumer is another process, an error wrapping ErrConsumerDead
-// when the mailbox is full and its Host finds the consumer dead.
+// when the mailbox is full and its Host finds the consumer dead, or at
+// once, full or not, after the Host proved the consumer's process gone
+// (see Host.CheckConsumer; the error is then made once and returned
+// again without allocating).
 //
 // A payload of up to MaxClaimLength bytes is one plain record; a larger one
 // is fragmented into records published together (one claim, one
@@ -47,6 +50,12 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 				}
 				fast.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 				m.rang()
+				// crossing's test, in line: one compare with a word beside
+				// fast, true once per eighth of the ring in a view that
+				// only sends through a Host, never elsewhere.
+				if holdsBoundary(index, size) >= m.probeSpan {
+					m.crossed()
+				}
 				return nil
 			}
 		}
@@ -66,6 +75,45 @@ func (m *Mailbox) Send(typeID int32, payload []byte) error {
 // many-to-one ring's MaxMessageLength is an eighth of its capacity). This
 // fails to compile otherwise.
 const _ = uint(minCapacity/8 - record.MaxPayload)
+
+// probeParts is how many parts of the ring a sender's view of a mailbox
+// in shared memory divides it into: a send whose record holds the start
+// of a part asks the Host about the consumer (crossed), so a sender
+// learns of a dead consumer within two parts of sending after the
+// consumer stopped, while the ring still has room if it had that much.
+// (A part that starts inside padding, at the end of the ring, is not
+// asked about: the record at index 0 after it is.)
+const probeParts = 8
+
+// crossed asks the Host whether the consumer lives, after a send whose
+// record held the start of a part of the ring (probeSpan). The answer is
+// not this send's (its message is in the ring: delivered if the consumer
+// lives, counted in Stats.Stranded if not): a Host that proves the
+// consumer's process gone raises the state word, which refuses the sends
+// after it. The Host probes the process only when the consumer's position
+// has not moved since it last looked, so a consumer that keeps up costs a
+// clock read and a load per part.
+//
+//go:noinline
+func (m *Mailbox) crossed() { _ = m.host.CheckConsumer() }
+
+// holdsBoundary is at least span when the record of size bytes at index
+// (its own index, header included: 0 <= index, index+size <= capacity)
+// holds a multiple of span, a power of two: index <= k*span <
+// index+size. (index-1) and (index+size-1) then differ in a bit of span
+// or above; for index 0, -1 has every bit set. It is never math.MaxUint
+// (that needs index+size-1 == -index), so a probeSpan of math.MaxUint
+// never passes.
+func holdsBoundary(index, size int) uint { return uint(index-1) ^ uint(index+size-1) }
+
+// crossing calls crossed when the record of size bytes at index holds the
+// start of a part of the ring. Small enough to inline: one compare, as in
+// Send.
+func (m *Mailbox) crossing(index, size int) {
+	if holdsBoundary(index, size) >= m.probeSpan {
+		m.crossed()
+	}
+}
 
 // consumerCheckEvery is how many back-pressured sends pass between two
 // consumer checks of a Host (Host.CheckConsumer): the first refusal
@@ -228,6 +276,7 @@ func (m *Mailbox) write(typeID int32, payload []byte) error {
 			}
 			m.prod.PublishFast(index, record.Marker(len(payload), typeID), payload, tail+int64(size))
 			m.rang()
+			m.crossing(index, size)
 			return nil
 		}
 	}
@@ -243,6 +292,7 @@ func (m *Mailbox) write(typeID int32, payload []byte) error {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	m.rang()
+	m.crossing(c.Index-record.HeaderLength, record.Size(len(payload)))
 	return nil
 }
 
@@ -283,6 +333,7 @@ func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	m.rang()
+	m.crossing(c.Index-record.HeaderLength, record.Size(len(c.Payload)))
 	return nil
 }
 
@@ -296,11 +347,16 @@ func (m *Mailbox) checkFlag() int32 {
 }
 
 // refusedClosed counts a send refused because the state word st is not
-// open and returns why (stateErr): ErrClosed, or corruption. A send to a
-// detached mailbox is not counted: its statistics stay as they were when
-// its Host took its memory away.
+// open and returns why (stateErr): ErrClosed, ErrConsumerDead (counted
+// in Stats.BackPressured, with the other sends a dead consumer refused),
+// or corruption. A send to a detached mailbox is not counted: its
+// statistics stay as they were when its Host took its memory away.
 func (m *Mailbox) refusedClosed(st int64) error {
-	if st != stateDetached {
+	switch st {
+	case stateDetached:
+	case stateConsumerDead:
+		m.w.backPressured.Add(1)
+	default:
 		m.w.refusedClosed.Add(1)
 	}
 	return m.stateErr(st)
@@ -339,6 +395,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
 		m.rang()
+		m.crossing(c.Index-record.HeaderLength, record.Size(len(c.Payload)))
 		return nil
 	}
 	b, err := m.prod.TryClaimBatch(size)
@@ -350,7 +407,8 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		return m.refusedClosed(st)
 	}
 	m.stamp(&h, s)
-	if err := m.fillFramed(&b, recordType, &h, &w, count); err != nil {
+	first, err := m.fillFramed(&b, recordType, &h, &w, count)
+	if err != nil {
 		_ = m.prod.AbortBatch(b)
 		return err
 	}
@@ -358,6 +416,7 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	m.rang()
+	m.crossing(first, b.Len())
 	return nil
 }
 
@@ -380,8 +439,8 @@ func (m *Mailbox) newKey() int64 { return m.trailer.Correlation.Add(1) }
 // fillFramed appends the first upTo records of a framed message, of
 // type recordType (flags included), to b (all of them but in the tests
 // that simulate a sender dying half-way), each sealed in a checksummed
-// mailbox.
-func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, w *bodyWriter, upTo int) error {
+// mailbox, and returns the index of the first record's header.
+func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, w *bodyWriter, upTo int) (int, error) {
 	rest, over := int(h.bodyLen), m.lay.over
 	var first int  // the first record's index
 	var pos0 int64 // and its position (checksummed mailbox)
@@ -389,20 +448,27 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 		frag := min(rest, m.lay.maxFrag)
 		rec, err := b.Append(recordType, over+frameHeaderLength+frag)
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrClaim, err)
+			return 0, fmt.Errorf("%w: %w", ErrClaim, err)
 		}
 		h.index = uint32(i)
-		if m.checksum {
+		var at int
+		if i == 0 || m.checksum {
 			// The records of a batch are contiguous, in one lap: the first
 			// one's position, read as soon as the batch is claimed, places
 			// them all.
-			at, ok := m.prod.IndexOf(rec)
+			var ok bool
+			at, ok = m.prod.IndexOf(rec)
 			if !ok {
-				return fmt.Errorf("%w: a batch record outside the ring", ErrClaim)
+				return 0, fmt.Errorf("%w: a batch record outside the ring", ErrClaim)
 			}
 			if i == 0 {
-				first, pos0 = at, m.claimPosition(at)
+				first = at
+				if m.checksum {
+					pos0 = m.claimPosition(at)
+				}
 			}
+		}
+		if m.checksum {
 			putFrameHeader(rec[over:], h)
 			w.fill(rec[over+frameHeaderLength:])
 			seal(rec, recordType, pos0+int64(at-first))
@@ -412,7 +478,7 @@ func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, 
 		}
 		rest -= frag
 	}
-	return nil
+	return first, nil
 }
 
 // bodyWriter copies the body of a message (the payload, or length-prefixed
@@ -519,11 +585,13 @@ func (c *Claim) Commit() error {
 		}
 		seal(m.prod.Payload(at, checksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
 	}
+	at, size := c.c.Index-c.over()-record.HeaderLength, record.Size(c.over()+len(c.c.Payload))
 	if err := m.prod.Commit(c.c.Index - c.over()); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	*c = Claim{} // completed: the index may soon be another sender's claim
 	m.rang()
+	m.crossing(at, size)
 	return nil
 }
 

@@ -1,5 +1,11 @@
 package mailbox
 
+import (
+	"encoding/binary"
+
+	"github.com/dutyrt/duty/internal/record"
+)
+
 // Stats is a snapshot of a mailbox's statistics. It is read lock-free from
 // any goroutine; the fields are read one by one, so they are not a single
 // atomic picture. With a Host they live in shared memory: every process
@@ -36,16 +42,28 @@ type Stats struct {
 	// Discarded counts messages consumed without delivery after
 	// Close(Discard).
 	Discarded int64
-	Closed    bool
+	// Stranded counts the messages queued in a mailbox whose consumer's
+	// process is gone (sends refused with ErrConsumerDead since its Host
+	// proved it): accepted, never to be delivered. Each sender's messages
+	// are thus delivered, refused or stranded. Counted from the ring
+	// when Stats is called (a claim still open is not a message yet); 0
+	// while the consumer lives.
+	Stranded int64
+	// Closed reports a mailbox that refuses sends: closed, or its
+	// consumer found dead.
+	Closed bool
 }
 
 // Stats returns a snapshot of the mailbox's statistics. Safe from any
 // goroutine.
 func (m *Mailbox) Stats() Stats {
 	w := m.w
-	depth := m.cons.lastDepth
+	depth, stranded := m.cons.lastDepth, m.cons.lastStranded
 	if !m.gone {
 		depth = m.size()
+		if w.state.Load() == stateConsumerDead {
+			stranded = m.stranded()
+		}
 	}
 	return Stats{
 		Name:          m.name,
@@ -58,6 +76,52 @@ func (m *Mailbox) Stats() Stats {
 		Torn:          w.torn.Load(),
 		Corrupt:       w.corrupt.Load(),
 		Discarded:     w.discarded.Load(),
+		Stranded:      stranded,
 		Closed:        w.state.Load() != stateOpen,
 	}
+}
+
+// stranded counts the messages queued between the consumer's position and
+// the tail: plain records, and framed records that start a message (index
+// 0). Padding and open claims are stepped over; a header that no correct
+// sender writes (the ring is shared memory) ends the count there. For a
+// mailbox whose consumer is gone, nothing moves the head, so the count
+// stands once the senders have stopped. Each header is an atomic load
+// (the length that publishes a record comes first in it), and a framed
+// record's index is read only behind its published length.
+func (m *Mailbox) stranded() int64 {
+	head, tail := m.trailer.Head.Load(), m.trailer.Tail.Load()
+	if head&(record.Alignment-1) != 0 || tail-head > int64(m.capacity) {
+		return 0
+	}
+	var n int64
+	for pos := head; pos < tail; {
+		index := int(pos) & (m.capacity - 1)
+		w := m.prod.WordAt(index).Load()
+		length, typeID := int32(w), int32(w>>32)
+		switch {
+		case length > 0:
+			if !record.Check(index, m.capacity, length, typeID) {
+				return n
+			}
+			if typeID != record.PaddingTypeID {
+				at := m.lay.over + frameIndexOffset
+				if typeID&framedFlag == 0 {
+					n++
+				} else if int(length)-record.HeaderLength >= at+4 &&
+					binary.LittleEndian.Uint32(m.prod.Payload(index, at+4)[at:]) == 0 {
+					n++
+				}
+			}
+			pos += int64(record.Align(int(length)))
+		case length < 0:
+			if !record.CheckClaim(index, m.capacity, length) {
+				return n
+			}
+			pos += (-int64(length) + record.Alignment - 1) &^ (record.Alignment - 1)
+		default:
+			return n
+		}
+	}
+	return n
 }

@@ -29,7 +29,8 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 	require.NoError(t, err)
 	h := frameHeader{key: s.key, seq: s.seq, count: uint32(count), bodyLen: uint32(len(payload)), parts: 1}
 	w := bodyWriter{parts: parts}
-	require.NoError(t, mb.fillFramed(&b, typeID, &h, &w, upTo))
+	_, err = mb.fillFramed(&b, typeID, &h, &w, upTo)
+	require.NoError(t, err)
 }
 
 // A sender stops half-way through a fragmented message: the receiver

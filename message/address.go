@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -67,10 +69,14 @@ type Directory interface {
 // no lock and allocate nothing; a Registry is safe for concurrent use.
 type Registry struct {
 	dir     Directory
-	mu      sync.Mutex // serialises changes to known, files and retired
+	mu      sync.Mutex // serialises changes to known, files, retired and restarting
 	known   atomic.Pointer[map[Address]entry]
 	files   map[Address]io.Closer
 	retired []io.Closer // stale mailboxes' closers, closed by Close
+	// restarting holds the addresses whose mailbox went stale and has not
+	// been opened again: a Lookup with a deadline waits for their
+	// consumer's restart (open).
+	restarting map[Address]bool
 }
 
 // entry is a known address: its mailbox and, for a mailbox the Directory
@@ -131,6 +137,13 @@ func (r *Registry) publish(a Address, e entry) {
 // ErrUnknownAddress and the Directory's error (mailbox.ErrConsumerDead for
 // a mailbox whose consumer is gone); opening one may wait up to ctx (see
 // ipc.Dir).
+//
+// A Lookup that races the restart of a consumer it had resolved (the old
+// mailbox stale, the new one not created yet: the Directory finds the
+// dead consumer's mailbox, or none) waits for it, trying again in short
+// sleeps, while ctx has a deadline that has not passed; it then fails as
+// above, with the last attempt's error. Without a deadline it fails at
+// once, as does a Lookup of a name it never resolved.
 func (r *Registry) Lookup(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
 	if e, ok := (*r.known.Load())[a]; ok && (e.stale == nil || !e.stale.Stale()) {
 		return e.mb, nil
@@ -138,34 +151,73 @@ func (r *Registry) Lookup(ctx context.Context, a Address) (*mailbox.Mailbox, err
 	return r.open(ctx, a)
 }
 
+// How a Lookup waits for a restarting consumer: sleeps from restartPollMin
+// doubling to restartPollMax, until its context's deadline.
+const (
+	restartPollMin = 100 * time.Microsecond
+	restartPollMax = 20 * time.Millisecond
+)
+
 func (r *Registry) open(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
 	if r.dir == nil || a.IsZero() {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAddress, a)
 	}
+	_, hasDeadline := ctx.Deadline()
+	for pause := restartPollMin; ; pause = min(2*pause, restartPollMax) {
+		mb, restarting, err := r.tryOpen(ctx, a)
+		if err == nil || !restarting || !hasDeadline || !restartable(err) {
+			return mb, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+}
+
+// restartable reports an error of a Directory that a consumer's restart
+// ends: its mailbox is the dead consumer's, or there is none yet (a
+// consumer replacing a dead one's file removes it, then creates its own).
+func restartable(err error) bool {
+	return errors.Is(err, mailbox.ErrConsumerDead) || errors.Is(err, fs.ErrNotExist)
+}
+
+// tryOpen is one attempt of open: it retires a's stale mailbox, if any,
+// and opens a in the Directory. restarting reports an address whose
+// mailbox went stale and has not been opened again since.
+func (r *Registry) tryOpen(ctx context.Context, a Address) (mb *mailbox.Mailbox, restarting bool, err error) {
 	name := a.String()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := (*r.known.Load())[a]; ok {
 		if e.stale == nil || !e.stale.Stale() {
-			return e.mb, nil
+			return e.mb, false, nil
 		}
 		// Senders may still hold the stale mailbox: it stays mapped
 		// (its sends report the dead consumer) until Close.
 		r.retired = append(r.retired, r.files[a])
 		delete(r.files, a)
 		r.publish(a, entry{})
+		if r.restarting == nil {
+			r.restarting = make(map[Address]bool)
+		}
+		r.restarting[a] = true
 	}
 	mb, mf, err := r.dir.OpenMailbox(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %w", ErrUnknownAddress, name, err)
+		return nil, r.restarting[a], fmt.Errorf("%w: %q: %w", ErrUnknownAddress, name, err)
 	}
 	if r.files == nil {
 		r.files = make(map[Address]io.Closer)
 	}
 	r.files[a] = mf
+	delete(r.restarting, a)
 	st, _ := mf.(staler)
 	r.publish(a, entry{mb: mb, stale: st})
-	return mb, nil
+	return mb, false, nil
 }
 
 // Close closes the mailboxes the registry's Directory opened (stale ones
@@ -189,6 +241,6 @@ func (r *Registry) Close() error {
 	for _, mf := range r.retired {
 		errs = append(errs, mf.Close())
 	}
-	r.files, r.retired = nil, nil
+	r.files, r.retired, r.restarting = nil, nil, nil
 	return errors.Join(errs...)
 }

@@ -42,6 +42,14 @@ type Funcs[F, O any] struct {
 	// heartbeat is fresh it is one atomic load; otherwise it reads the
 	// process table, which a caller that polls it rate-limits.
 	OwnerGone func(f *F, nowMillis int64) bool
+	// OwnerExited reports whether the owner's process has provably
+	// finished with the file, whatever its heartbeat: nobody holds the
+	// file's lock (the owner holds it until it closes the file; the kernel
+	// drops it when the owner dies) and no process with its pid and start
+	// time runs. While the owner holds its lock it is one failing
+	// flock(2), without allocation; a caller that polls it rate-limits it.
+	// Never true in the owner's own File.
+	OwnerExited func(f *F) bool
 	// Refs returns the number of references held on the mapping (0 once
 	// unmapped).
 	Refs func(f *F) int64

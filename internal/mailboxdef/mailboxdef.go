@@ -4,7 +4,8 @@
 // byte layout of a mailbox's framed records and checksum prefix (package
 // mailbox writes and reads them; its frame.go and checksum.go explain
 // them, docs/layouts.md lists them), for the tests that forge a dead
-// sender's half-written message.
+// sender's half-written message; and the state word's value a host
+// stores when it has proved the consumer's process gone.
 package mailboxdef
 
 import "time"
@@ -41,4 +42,18 @@ const (
 	// ChecksumLength is the length of the checksum prefix of a checksummed
 	// record's payload.
 	ChecksumLength = 8
+)
+
+const (
+	// StateOffset is the offset of the state word in a mailbox's shared
+	// words (an int64: 0 open, 1 closed (drain), 2 closed (discard)).
+	StateOffset = 0
+	// StateOpen is the state word of an open mailbox.
+	StateOpen int64 = 0
+	// StateConsumerDead is the state word of a mailbox whose consumer's
+	// process a host has proved gone (its lock free, its pid and start
+	// time not running): every send in every process is refused with
+	// mailbox.ErrConsumerDead, as after a close. The host raises it from
+	// StateOpen only, by a compare-and-swap; it is never lowered.
+	StateConsumerDead int64 = 4
 )

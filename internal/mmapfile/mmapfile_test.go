@@ -79,6 +79,37 @@ func TestTryLockIsExclusive(t *testing.T) {
 	require.Error(t, err)
 }
 
+// LockHeld sees TryLock's lock from another open file description, takes
+// nothing (the holder's lock and a later TryLock are unaffected), and two
+// probers do not see each other.
+func TestLockHeld(t *testing.T) {
+	f := newFile(t, 4096)
+	a, err := os.OpenFile(f.Name(), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer a.Close()
+	held, err := LockHeld(int(a.Fd()))
+	require.NoError(t, err)
+	require.False(t, held, "nobody holds it")
+	ok, err := TryLock(int(f.Fd()))
+	require.NoError(t, err)
+	require.True(t, ok, "the probe let go of its lock")
+	held, err = LockHeld(int(a.Fd()))
+	require.NoError(t, err)
+	require.True(t, held)
+	require.NoError(t, Unlock(int(f.Fd())))
+	// Two probes at once: a shared lock does not exclude another.
+	b, err := os.OpenFile(f.Name(), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer b.Close()
+	require.NoError(t, unix.Flock(int(b.Fd()), unix.LOCK_SH|unix.LOCK_NB))
+	held, err = LockHeld(int(a.Fd()))
+	require.NoError(t, err)
+	require.False(t, held, "another prober is not the owner")
+	require.NoError(t, Unlock(int(b.Fd())))
+	_, err = LockHeld(-1)
+	require.Error(t, err)
+}
+
 func TestRevokeLeavesZeros(t *testing.T) {
 	f := newFile(t, 4096)
 	b, err := Map(int(f.Fd()), 4096, true, false)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/ipc"
+	"github.com/dutyrt/duty/ringbuf"
 )
 
 // The child roles below run in the test binary re-executed by startChild
@@ -146,6 +147,42 @@ func childPublisherClaimer() error {
 	}
 	copy(c.Payload, "this message is torn: the publisher dies before its commit")
 	fmt.Printf("claimed %d\n", c.Position())
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// childPublisherHold creates the publication DUTY_IPC_DIR/DUTY_IPC_NAME
+// with a liveness timeout of an hour (only its process can tell its
+// death), heartbeats from a goroutine, waits for one subscriber, publishes
+// DUTY_IPC_COUNT messages, says so, and waits to be killed or stopped.
+func childPublisherHold() error {
+	p, err := Create(os.Getenv("DUTY_IPC_DIR"), os.Getenv("DUTY_IPC_NAME"), 64<<10,
+		WithFileOptions(ipc.WithLivenessTimeout(time.Hour)))
+	if err != nil {
+		return err
+	}
+	go func() { // the child never returns normally: it is killed
+		for {
+			if err := p.Heartbeat(time.Now().UnixMilli()); err != nil {
+				fmt.Fprintln(os.Stderr, "heartbeat:", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	fmt.Println("created")
+	for deadline := time.Now().Add(30 * time.Second); p.activeSubscriberCount() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return errors.New("no subscriber joined")
+		}
+	}
+	buf := make([]byte, p.MaxMessageLength())
+	count := envInt("DUTY_IPC_COUNT")
+	for seq := range uint64(count) {
+		if err := offerUntil(p, pubPayload(buf, 0, seq, pubLength(seq, p.MaxMessageLength()))); err != nil {
+			return err
+		}
+	}
+	fmt.Println("published", count)
 	time.Sleep(time.Hour)
 	return errors.New("not killed")
 }
@@ -361,4 +398,97 @@ func TestCrossProcessPublisherKilledMidClaim(t *testing.T) {
 	_, err = s.Poll(func(int32, []byte) {}, 1)
 	require.ErrorIs(t, err, ErrEndOfStream, "a late subscriber sees the end too")
 	require.Equal(t, ErrPublisherDead, err)
+}
+
+// pollAll polls s into a count of messages until want arrived, failing on
+// any error; bounded by a hang guard only.
+func pollAll(t *testing.T, s *Subscription, want int) {
+	t.Helper()
+	got := 0
+	h := func(int32, []byte) { got++ }
+	deadline := time.Now().Add(60 * time.Second) // hang guard only
+	for spins := 0; got < want; spins++ {
+		n, err := s.Poll(h, ringbuf.NoLimit)
+		require.NoError(t, err)
+		if n == 0 {
+			backoff(spins)
+			require.True(t, time.Now().Before(deadline), "got %d of %d", got, want)
+		}
+	}
+	require.Equal(t, want, got)
+}
+
+// TestCrossProcessPublisherKilledKnownAtOnce: a publisher process whose
+// liveness timeout is an hour publishes 500 messages to the parent's
+// subscription and is SIGKILLed: the subscriber reads all 500 and then
+// ErrPublisherDead (an end of stream, errors.Is), at once: the file's
+// lock is free and the process is gone, while its heartbeat is still
+// fresh. The hang guard would end the wait an hour early otherwise.
+func TestCrossProcessPublisherKilledKnownAtOnce(t *testing.T) {
+	const count = 500
+	dir := testDir(t)
+	pub := startChild(t, "pub-hold", append(dirNameEnv(dir, "pub"), "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
+	require.Equal(t, "created", pub.Line(t), "stderr: %s", pub.Stderr)
+	s, err := OpenSubscription(ctxT(t), dir+"/pub")
+	require.NoError(t, err)
+	defer s.Close()
+	pollAll(t, s, count)
+	require.Equal(t, "published "+strconv.Itoa(count), pub.Line(t))
+
+	pub.Kill(t)
+	deadline := time.Now().Add(20 * time.Second) // hang guard only
+	for spins := 0; ; spins++ {
+		n, err := s.Poll(func(int32, []byte) { t.Error("nothing more was published") }, ringbuf.NoLimit)
+		require.Zero(t, n)
+		if err != nil {
+			require.Equal(t, ErrPublisherDead, err)
+			require.ErrorIs(t, err, ErrEndOfStream)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "a killed publisher is not known (its heartbeat is fresh for an hour)")
+		backoff(spins)
+	}
+	hb, err := ipcfile.HeartbeatMillis(s.file())
+	require.NoError(t, err)
+	require.NotEqual(t, int64(-1), hb, "the publisher never closed its file")
+}
+
+// TestCrossProcessPublisherStoppedIsNotDead: a SIGSTOPped publisher is
+// hung, not dead: it holds its file's lock and its process exists, so
+// idle polls across many probe intervals never report it dead; once it
+// resumes and is then killed, it is.
+func TestCrossProcessPublisherStoppedIsNotDead(t *testing.T) {
+	const count = 10
+	dir := testDir(t)
+	pub := startChild(t, "pub-hold", append(dirNameEnv(dir, "pub"), "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
+	require.Equal(t, "created", pub.Line(t), "stderr: %s", pub.Stderr)
+	s, err := OpenSubscription(ctxT(t), dir+"/pub")
+	require.NoError(t, err)
+	defer s.Close()
+	pollAll(t, s, count)
+	require.Equal(t, "published "+strconv.Itoa(count), pub.Line(t))
+
+	require.NoError(t, pub.Cmd.Process.Signal(syscall.SIGSTOP))
+	defer func() { _ = pub.Cmd.Process.Signal(syscall.SIGCONT) }()
+	// Polls across at least 20 probe intervals of the subscriber's clock
+	// (however slowly they run): none says dead.
+	start := time.Now()
+	for spins := 0; time.Since(start) < 20*ownerProbeInterval*time.Millisecond; spins++ {
+		_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+		require.NoError(t, err, "a stopped publisher is hung, not dead")
+		backoff(spins)
+	}
+	require.True(t, s.lastOwnerProbe != 0 && !s.ownerExitedNow, "it was probed, and found alive")
+	require.NoError(t, pub.Cmd.Process.Signal(syscall.SIGCONT))
+	pub.Kill(t)
+	deadline := time.Now().Add(20 * time.Second) // hang guard only
+	for spins := 0; ; spins++ {
+		_, err := s.Poll(func(int32, []byte) {}, ringbuf.NoLimit)
+		if err != nil {
+			require.Equal(t, ErrPublisherDead, err)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "a killed publisher is not known")
+		backoff(spins)
+	}
 }

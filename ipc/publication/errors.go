@@ -39,9 +39,12 @@ var (
 	// ErrEndOfStream: the publication was closed and this subscriber has
 	// consumed everything up to its end-of-stream position.
 	ErrEndOfStream = errors.New("publication: end of stream")
-	// ErrPublisherDead: the publication's owner died (its heartbeat is stale
-	// and its process is gone) without closing it, and this subscriber has
-	// consumed everything written. It matches ErrEndOfStream with
+	// ErrPublisherDead: the publication's owner died without closing it
+	// (its process is provably gone: its file lock free and no process
+	// with its pid and start time, known within ownerProbeInterval of an
+	// idle poll whatever its heartbeat; or its heartbeat stale and its
+	// process gone), and this subscriber has consumed everything written.
+	// A stopped (hung) owner is not dead. It matches ErrEndOfStream with
 	// errors.Is.
 	ErrPublisherDead = fmt.Errorf("publication: publisher died: %w", ErrEndOfStream)
 	// ErrSubscriberDropped: this subscriber's heartbeat went stale, the

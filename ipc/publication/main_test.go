@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 		"sub":         childSubscriber,
 		"sub-hang":    childSubscriberHang,
 		"pub-claimer": childPublisherClaimer,
+		"pub-hold":    childPublisherHold,
 		"sub-rejoin":  childSubscriberRejoin,
 	})
 	goleak.VerifyTestMain(m)

@@ -22,6 +22,11 @@ const busyBeatPolls = 16
 // whose heartbeat is stale (it reads /proc).
 const ownerCheckInterval = 250 // ms
 
+// ownerProbeInterval rate-limits the probe of a publisher whose heartbeat
+// is fresh (ownerExited: its file's lock, a failing flock(2) while it
+// lives), made by an idle poll: a killed publisher is known within it.
+const ownerProbeInterval = 10 // ms
+
 // Subscription reads an IPC publication from its own position, published
 // in its own slot of the publication's subscriber table, which holds the
 // publisher back (flow control) while the subscription is active.
@@ -48,6 +53,8 @@ type Subscription struct {
 	stallSince     int64
 	lastOwnerCheck int64
 	ownerWasGone   bool
+	lastOwnerProbe int64 // ownerExited's last probe (epoch ms), 0 before the first
+	ownerExitedNow bool  // a probe proved the owner's process gone (kept)
 	ended          error // ErrPublisherDead once seen
 	closed         atomic.Bool
 
@@ -443,12 +450,15 @@ func (s *Subscription) corrupted(err error) error {
 	return err
 }
 
-// ownerGone is pubFile.ownerGone with the process check rate-limited.
+// ownerGone is pubFile.ownerGone with the process check rate-limited,
+// and, while the owner's heartbeat is fresh, ownerExited: a killed owner
+// is gone at once, not a liveness timeout later. A stopped (hung) one
+// holds its lock and its process runs: gone neither way.
 func (s *Subscription) ownerGone(now int64) bool {
 	pf := &s.pf
 	hb := ipcfile.LoadHeartbeat(pf.file)
 	if hb != fileapi.HeartbeatClosed && !stale(now, hb, pf.livenessTimeout) {
-		return false
+		return s.ownerExited(now)
 	}
 	if s.lastOwnerCheck != 0 && now-s.lastOwnerCheck >= 0 && now-s.lastOwnerCheck < ownerCheckInterval {
 		return s.ownerWasGone
@@ -456,6 +466,22 @@ func (s *Subscription) ownerGone(now int64) bool {
 	s.lastOwnerCheck = now
 	s.ownerWasGone = pf.ownerGone(now)
 	return s.ownerWasGone
+}
+
+// ownerExited reports whether the owner's process has provably finished
+// with the file (its lock free, its pid and start time gone: the file
+// layer's OwnerExited), probing at most once per ownerProbeInterval and
+// keeping a yes.
+func (s *Subscription) ownerExited(now int64) bool {
+	if s.ownerExitedNow {
+		return true
+	}
+	if d := now - s.lastOwnerProbe; s.lastOwnerProbe != 0 && d >= 0 && d < ownerProbeInterval {
+		return false
+	}
+	s.lastOwnerProbe = now
+	s.ownerExitedNow = ipcfile.OwnerExited(s.pf.file)
+	return s.ownerExitedNow
 }
 
 // unblock turns the uncommitted claim at pos into padding, like
