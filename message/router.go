@@ -79,50 +79,81 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	return nil
 }
 
-// fixedRoute hands the handler a view of the ring's bytes when they are
-// aligned for T, a copy in the route's own value otherwise (a part of a
-// reassembled message may start anywhere).
-type fixedRoute[T any] struct {
-	// What the hot path reads, copied here from f: no pointer to chase.
+// fixedRoute is the route of a Fixed type. It is not generic: the drain
+// calls its Receive through mailbox.Receiver, and a method of a generic
+// type is reached that way only through a wrapper that passes the type's
+// dictionary, one more call per message. What needs T (the checks of a
+// payload the fast path does not take, and the copy of an unaligned one)
+// is in fixedSlow[T].
+//
+// The fast path hands the handler a view of the ring's bytes: one part of
+// exactly Size bytes, aligned for T, of a type with no bool to check. The
+// length compare also says whether the type is such a type: size is -1
+// for one that is not, which no payload's length equals.
+type fixedRoute struct {
 	size      int
 	alignMask uintptr
-	fast      bool // no bool field to check, and not empty: the view needs no more
-	h         func(*T) error
-	// The fast path's counts, kept here rather than in the Router: no
+	// h is the handler, a func(*T) error, held as its pointer-shaped
+	// twin (asHandler): the call passes the view's address as the *T.
+	h func(unsafe.Pointer) error
+	// The fast path's count, kept here rather than in the Router: no
 	// pointer to chase per message (Router.Stats sums them).
-	delivered, failed int64
-	r                 *Router
-	f                 *Fixed[T]
-	scratch           T
+	delivered int64
+	r         *Router
+	slow      func(m *mailbox.Message) (mailbox.Action, error) // fixedSlow[T].receive
 }
 
-func (x *fixedRoute[T]) counts() (int64, int64) { return x.delivered, x.failed }
+func (x *fixedRoute) counts() (int64, int64) { return x.delivered, 0 }
 
-func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute[T] {
-	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, fast: len(f.bools) == 0 && f.size > 0, h: h, r: r, f: f}
+func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute {
+	size := f.size
+	if len(f.bools) != 0 || f.size == 0 {
+		size = -1
+	}
+	s := &fixedSlow[T]{r: r, f: f, h: h}
+	return &fixedRoute{size: size, alignMask: f.align - 1, h: asHandler(h), r: r, slow: s.receive}
+}
+
+// asHandler returns h as a func of an unsafe.Pointer. The two func types
+// have the same representation (a pointer to the closure) and the same
+// calling convention: the one argument is a pointer either way, in the
+// same register or stack slot, and the result is the same error. A call
+// of the result with the address of a T is the call h(&t).
+func asHandler[T any](h func(*T) error) func(unsafe.Pointer) error {
+	return *(*func(unsafe.Pointer) error)(unsafe.Pointer(&h))
 }
 
 // Receive delivers one message (mailbox.Receiver): consumed, unless the
 // handler was back-pressured (see Router.Receive). The common case, one
 // aligned part of the right length and nothing to check, hands the
-// handler a view of the ring here, without a further call.
-func (x *fixedRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
-	p := m.Payload()
-	if m.NumParts() == 1 && len(p) == x.size && x.fast &&
-		uintptr(unsafe.Pointer(unsafe.SliceData(p)))&x.alignMask == 0 {
-		if err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p)))); err != nil {
-			return x.r.handled(err)
+// handler a view of the ring here, without a further call; every other
+// case goes to fixedSlow.
+func (x *fixedRoute) Receive(m *mailbox.Message) (mailbox.Action, error) {
+	if parts := m.Parts(); len(parts) == 1 {
+		p := unsafe.SliceData(parts[0])
+		if len(parts[0]) == x.size && uintptr(unsafe.Pointer(p))&x.alignMask == 0 {
+			if err := x.h(unsafe.Pointer(p)); err != nil {
+				return x.r.handled(err)
+			}
+			x.delivered++
+			return mailbox.Continue, nil
 		}
-		x.delivered++
-		return mailbox.Continue, nil
 	}
-	return x.slow(x.r, m)
+	return x.slow(m)
 }
 
-// slow is Receive for everything but the common case: several parts, a
-// wrong length, bools to check, a payload not aligned for T, an empty T.
-func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) (mailbox.Action, error) {
-	f := x.f
+// fixedSlow is fixedRoute for everything but its fast path: several
+// parts, a wrong length, bools to check, a payload not aligned for T, an
+// empty T.
+type fixedSlow[T any] struct {
+	r       *Router
+	f       *Fixed[T]
+	h       func(*T) error
+	scratch T
+}
+
+func (x *fixedSlow[T]) receive(m *mailbox.Message) (mailbox.Action, error) {
+	r, f := x.r, x.f
 	if m.NumParts() != 1 {
 		r.stats.Undecodable++
 		return mailbox.Continue, errParts(f.id, m.NumParts())
@@ -134,7 +165,7 @@ func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) (mailbox.Action, err
 	}
 	v := f.view(p)
 	if v == nil {
-		copy(bytesOf(&x.scratch, f.size), p)
+		copy(bytesOf(&x.scratch), p)
 		v = &x.scratch
 	}
 	return r.handled(x.h(v))
