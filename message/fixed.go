@@ -114,11 +114,11 @@ func (f *Fixed[T]) Size(*T) int { return f.size }
 // into the ring once, nothing is allocated. Outcomes as for
 // mailbox.Mailbox.Send.
 func (f *Fixed[T]) Send(mb *mailbox.Mailbox, v *T) error {
-	return mb.Send(f.id, bytesOf(v, f.size))
+	return mb.Send(f.id, bytesOf(v))
 }
 
 // Encode copies *v's bytes into dst, which must be at least Size long.
-func (f *Fixed[T]) Encode(dst []byte, v *T) { copy(dst, bytesOf(v, f.size)) }
+func (f *Fixed[T]) Encode(dst []byte, v *T) { copy(dst, bytesOf(v)) }
 
 // Decode copies a payload into *v after checking its length (ErrLength)
 // and its bools (ErrInvalid); on error *v is unchanged.
@@ -126,7 +126,7 @@ func (f *Fixed[T]) Decode(src []byte, v *T) error {
 	if err := f.check(src); err != nil {
 		return err
 	}
-	copy(bytesOf(v, f.size), src)
+	copy(bytesOf(v), src)
 	return nil
 }
 
@@ -163,8 +163,10 @@ func (f *Fixed[T]) checkSlow(src []byte) error {
 	return nil
 }
 
-func bytesOf[T any](v *T, size int) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(v)), size)
+// bytesOf returns *v's bytes. The length is T's size, which the compiler
+// knows where it instantiates T: no check of a length it does not know.
+func bytesOf[T any](v *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
 }
 
 // The error constructors stay out of the hot functions' bodies.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -16,8 +17,9 @@ const denseRoutes = 256
 // mailbox.Receiver of its own, which the drain calls directly (Route).
 type route interface {
 	mailbox.Receiver
-	// counts returns what the route counted itself (its fast path's).
-	counts() (delivered, failed int64)
+	// delivered returns what the route counted itself: the messages its
+	// fast path delivered.
+	delivered() int64
 }
 
 // Router hands each message to the handler registered for its type id.
@@ -79,50 +81,90 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	return nil
 }
 
-// fixedRoute hands the handler a view of the ring's bytes when they are
-// aligned for T, a copy in the route's own value otherwise (a part of a
-// reassembled message may start anywhere).
-type fixedRoute[T any] struct {
-	// What the hot path reads, copied here from f: no pointer to chase.
-	size      int
+// fixedRoute is the route of a Fixed type. It is not generic: a drain
+// calls its Receive through mailbox.Receiver, and a method of a generic
+// type is reached that way only through a wrapper that passes the type's
+// dictionary, one more call per message. What needs T (the checks of a
+// payload the fast path does not take, and the copy of an unaligned one)
+// is in fixedSlow[T].
+//
+// Its view (mailboxdef.View) is the fast path: a drain that dispatches
+// (Router.Route) hands a plain record of Size bytes to the handler
+// itself, as the payload's address, the *T. Receive takes the same path
+// for a message that is one aligned part of Size bytes. view.Size is -1
+// for a type with a bool to check or no bytes, which no payload's length
+// equals: those go to fixedSlow.
+type fixedRoute struct {
+	// view.Handler is the handler, a func(*T) error, as its
+	// pointer-shaped twin (asHandler); view.Delivered the fast path's
+	// count, kept here rather than in the Router: no pointer to chase per
+	// message (Router.Stats sums them).
+	view      mailboxdef.View
 	alignMask uintptr
-	fast      bool // no bool field to check, and not empty: the view needs no more
-	h         func(*T) error
-	// The fast path's counts, kept here rather than in the Router: no
-	// pointer to chase per message (Router.Stats sums them).
-	delivered, failed int64
-	r                 *Router
-	f                 *Fixed[T]
-	scratch           T
+	r         *Router
+	slow      func(m *mailbox.Message) (mailbox.Action, error) // fixedSlow[T].receive
 }
 
-func (x *fixedRoute[T]) counts() (int64, int64) { return x.delivered, x.failed }
+func (x *fixedRoute) delivered() int64 { return x.view.Delivered }
 
-func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute[T] {
-	return &fixedRoute[T]{size: f.size, alignMask: f.align - 1, fast: len(f.bools) == 0 && f.size > 0, h: h, r: r, f: f}
+// View returns the route's in-line view, for the drain (see
+// mailboxdef.View).
+func (x *fixedRoute) View() *mailboxdef.View { return &x.view }
+
+func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute {
+	size := f.size
+	if len(f.bools) != 0 || f.size == 0 {
+		size = -1
+	}
+	s := &fixedSlow[T]{r: r, f: f, h: h}
+	return &fixedRoute{
+		view:      mailboxdef.View{Size: size, Handler: asHandler(h), Failed: r.settle},
+		alignMask: f.align - 1,
+		r:         r,
+		slow:      s.receive,
+	}
+}
+
+// asHandler returns h as a func of an unsafe.Pointer. The two func types
+// have the same representation (a pointer to the closure) and the same
+// calling convention: the one argument is a pointer either way, in the
+// same register or stack slot, and the result is the same error. A call
+// of the result with the address of a T is the call h(&t).
+func asHandler[T any](h func(*T) error) func(unsafe.Pointer) error {
+	return *(*func(unsafe.Pointer) error)(unsafe.Pointer(&h))
 }
 
 // Receive delivers one message (mailbox.Receiver): consumed, unless the
 // handler was back-pressured (see Router.Receive). The common case, one
 // aligned part of the right length and nothing to check, hands the
-// handler a view of the ring here, without a further call.
-func (x *fixedRoute[T]) Receive(m *mailbox.Message) (mailbox.Action, error) {
-	p := m.Payload()
-	if m.NumParts() == 1 && len(p) == x.size && x.fast &&
-		uintptr(unsafe.Pointer(unsafe.SliceData(p)))&x.alignMask == 0 {
-		if err := x.h((*T)(unsafe.Pointer(unsafe.SliceData(p)))); err != nil {
-			return x.r.handled(err)
+// handler a view of the ring here, without a further call; every other
+// case goes to fixedSlow.
+func (x *fixedRoute) Receive(m *mailbox.Message) (mailbox.Action, error) {
+	if parts := m.Parts(); len(parts) == 1 {
+		p := unsafe.SliceData(parts[0])
+		if len(parts[0]) == x.view.Size && uintptr(unsafe.Pointer(p))&x.alignMask == 0 {
+			if err := x.view.Handler(unsafe.Pointer(p)); err != nil {
+				return x.r.handled(err)
+			}
+			x.view.Delivered++
+			return mailbox.Continue, nil
 		}
-		x.delivered++
-		return mailbox.Continue, nil
 	}
-	return x.slow(x.r, m)
+	return x.slow(m)
 }
 
-// slow is Receive for everything but the common case: several parts, a
-// wrong length, bools to check, a payload not aligned for T, an empty T.
-func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) (mailbox.Action, error) {
-	f := x.f
+// fixedSlow is fixedRoute for everything but its fast path: several
+// parts, a wrong length, bools to check, a payload not aligned for T, an
+// empty T.
+type fixedSlow[T any] struct {
+	r       *Router
+	f       *Fixed[T]
+	h       func(*T) error
+	scratch T
+}
+
+func (x *fixedSlow[T]) receive(m *mailbox.Message) (mailbox.Action, error) {
+	r, f := x.r, x.f
 	if m.NumParts() != 1 {
 		r.stats.Undecodable++
 		return mailbox.Continue, errParts(f.id, m.NumParts())
@@ -134,7 +176,7 @@ func (x *fixedRoute[T]) slow(r *Router, m *mailbox.Message) (mailbox.Action, err
 	}
 	v := f.view(p)
 	if v == nil {
-		copy(bytesOf(&x.scratch, f.size), p)
+		copy(bytesOf(&x.scratch), p)
 		v = &x.scratch
 	}
 	return r.handled(x.h(v))
@@ -149,7 +191,7 @@ type codecRoute[T any] struct {
 	scratch T
 }
 
-func (*codecRoute[T]) counts() (int64, int64) { return 0, 0 }
+func (*codecRoute[T]) delivered() int64 { return 0 }
 
 // Receive delivers one message (mailbox.Receiver): consumed, unless the
 // handler was back-pressured (see Router.Receive).
@@ -184,6 +226,12 @@ func (r *Router) handled(err error) (mailbox.Action, error) {
 	r.stats.Delivered++
 	r.stats.Failed++
 	return mailbox.Continue, err
+}
+
+// settle is handled for a view's handler (mailboxdef.View.Failed).
+func (r *Router) settle(err error) (abort bool, report error) {
+	a, report := r.handled(err)
+	return a == mailbox.Abort, report
 }
 
 // IsBackPressure reports whether a handler's error leaves its message for
@@ -241,9 +289,7 @@ func (r *Router) Stats() RouterStats {
 	st := r.stats
 	add := func(rt route) {
 		if rt != nil {
-			d, f := rt.counts()
-			st.Delivered += d
-			st.Failed += f
+			st.Delivered += rt.delivered()
 		}
 	}
 	for _, rt := range r.dense {
