@@ -208,12 +208,9 @@ wait:
 		problems = append(problems, "exchange process: reading its error log: "+err.Error())
 	}
 	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: observed}
-	h := newHist()
-	x.t2o.final(h)
-	sum.T2O = h.Export()
-	hs := newHist()
-	x.stages[stageOrderAtExchange].final(hs)
-	sum.T2OSampled = hs.Export()
+	t2o, _ := x.t2o.total()
+	t2oS, _ := x.stages[stageOrderAtExchange].total()
+	sum.T2O, sum.T2OSampled = t2o.Export(), t2oS.Export()
 	data, err := json.Marshal(&sum)
 	if err != nil {
 		return false, err

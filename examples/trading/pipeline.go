@@ -18,7 +18,6 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/dutyfx"
-	"github.com/dutyrt/duty/examples/trading/internal/recon"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -221,7 +220,7 @@ func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentError
 		CPUs: map[string][]int{},
 		Options: func(role string) []runner.Option {
 			return append([]runner.Option{runner.WithErrorHandler(func(err error) {
-				if !errs.record(err) {
+				if !errs.log.Record(err) {
 					logger.Warn("the error log is full", "role", role)
 				}
 				logger.Error("agent error", "role", role, "err", err)
@@ -385,14 +384,14 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	res.total = time.Since(started)
 	// The runners have stopped (app.Stop waited for every Done): the
 	// agents' plain fields are safe to read here.
-	res.collect(cfg, h)
-	res.problems = append(res.problems, rec.finish(stdout, cfg, &res, h)...)
+	res.collect(h)
+	res.problems = append(res.problems, rec.finish(stdout, cfg, &res)...)
 	if res.errors, err = errs.observations(); err != nil {
 		res.problems = append(res.problems, "reading the error log: "+err.Error())
 	}
 	res.errors = append(res.errors, remote.agentErrors()...)
 	res.problems = append(res.problems, md.finish(stdout)...)
-	res.print(stdout, cfg, h)
+	res.print(stdout, cfg)
 	return res.ok(), nil
 }
 
@@ -459,19 +458,6 @@ func quiesce(h handles, limit time.Duration) bool {
 		}
 		prev = cur
 	}
-}
-
-// ledger builds the reconciliation ledger from the stopped agents.
-func ledger(h handles, x recon.Exchange) recon.Ledger {
-	l := recon.Ledger{
-		Feed:     h.Feed.gen.Counts(),
-		Strategy: h.Strategy.s.Counts(),
-		Risk:     h.Risk.c.Counts(),
-		Exchange: x,
-	}
-	l.Strategy.Positions = h.Strategy.s.Positions(nil)
-	l.Risk.Positions = h.Risk.c.Positions(nil)
-	return l
 }
 
 // lockedWriter returns w itself if it is a file (the child processes

@@ -355,6 +355,8 @@ func (a *exchangeAgent) summary() exchangeCounts {
 	return exchangeCounts{
 		Counts: counts, Liquidity: a.x.Liquidity(),
 		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
-		Lost: a.lost, Bad: a.undelivered(), Clamped: a.t2o.clamped(),
+		Lost: a.lost, Bad: a.undelivered(), Clamped: clampedOf(a.t2o),
 	}
 }
+
+func clampedOf(l *latency) int64 { _, n := l.total(); return n }

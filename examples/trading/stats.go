@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/runner"
 )
@@ -188,4 +189,9 @@ func (s *statsFiles) close() error {
 		errs = append(errs, os.RemoveAll(s.dir))
 	}
 	return errors.Join(errs...)
+}
+
+// fileErrors is the log of an error log file this process created.
+func fileErrors(f *ipc.ErrorLogFile) *agentErrors {
+	return &agentErrors{log: f.Log(), read: func(fn func(errlog.Observation)) (int, error) { return f.Read(0, fn) }}
 }
