@@ -11,11 +11,6 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// The three stages: the strategy, risk and the exchange, each a stage
-// (agents.go) with its handlers and its pending output.
-
-// ------------------------------------------------------------ strategy
-
 // strategyAgent runs the strategy: quotes (strategy.in) become orders and
 // cancels for risk; reports and risk rejects (strategy.resp) update it and
 // give the tick-to-trade latency (now − OriginNanos of a fill).
@@ -96,15 +91,13 @@ func (a *strategyAgent) audit(r *msg.ExecutionReport) {
 	}
 }
 
-// The strategy's published counters: indexes into pub, in publishCounts's order.
-const pubStratOrders, pubStratFills, pubStratReports, numStratPub = 0, 1, 2, 5
+// The strategy's published counters, indexes into pub.
+const pubStratOrders, pubStratFills, pubStratReports, numStratPub = 0, 1, 2, 3
 
 func (a *strategyAgent) publishCounts() {
 	c := a.s.Counts()
-	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total(), c.Open, a.lost)
+	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total())
 }
-
-// ---------------------------------------------------------------- risk
 
 // riskAgent runs the pre-trade checks: quotes, orders and cancels
 // (risk.in); execution reports (risk.resp). A passed order or a cancel
@@ -129,12 +122,8 @@ func riskLimits(cfg config) risk.Limits {
 	case cfg.OrderRate > 0:
 		l.OrdersPerSecond = cfg.OrderRate
 	case cfg.Rate > 0:
-		// The limit sits inside the range of orders per quote the
-		// strategy sends at the demo's settings (that share depends on
-		// how fast its orders come back, since it keeps a bounded number
-		// open per instrument), so that a share of orders meets the
-		// limit and the rejection path runs; how large a share depends on
-		// the machine's speed (set -order-rate to choose).
+		// Inside the range of orders per quote the strategy sends, so
+		// that the rejection path runs (-order-rate chooses).
 		l.OrdersPerSecond = max(1_000, cfg.Rate*45/100)
 		l.Burst = max(50, min(l.Burst, cfg.Rate/1_000))
 	}
@@ -201,14 +190,10 @@ func (a *riskAgent) onReport(r *msg.ExecutionReport) error {
 	return nil
 }
 
-// Risk's published counters (rejected, lost).
-const pubRiskRejected, numRiskPub = 0, 2
+// Risk's published counter.
+const pubRiskRejected, numRiskPub = 0, 1
 
-func (a *riskAgent) publishCounts() {
-	a.pub.set(a.c.Counts().Rejected, a.lost)
-}
-
-// ------------------------------------------------------------ exchange
+func (a *riskAgent) publishCounts() { a.pub.set(a.c.Counts().Rejected) }
 
 // exchangeAgent runs the exchange: quotes place the other participants'
 // liquidity, orders and cancels from risk are matched; every report goes
