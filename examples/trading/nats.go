@@ -240,7 +240,7 @@ func (l *natsLink) stopWatch() {
 // startNATS is startRemote's -nats part: the server (embedded for -nats
 // alone), the demo's mailboxes and bridges, the exchange process, and the
 // wait for its first answer on the status subject.
-func (r *remoteExchange) startNATS(stderr io.Writer) error {
+func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 	l := newNATSLink(r.cfg, r.dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	r.nats, l.stderr = l, stderr
 	how := "the server given"
@@ -257,7 +257,7 @@ func (r *remoteExchange) startNATS(stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ctrs := r.demoCtr.Manager()
+	ctrs := files.ctr.Manager()
 	mbs, err := l.mailboxes(ctrs, map[string]bool{"strategy.resp": true, "risk.resp": true},
 		"strategy.resp", "risk.resp", "exchange.in", "strategy.in", "risk.in")
 	if err != nil {

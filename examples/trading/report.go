@@ -334,12 +334,6 @@ type agentErrors struct {
 	read func(fn func(errlog.Observation)) (int, error)
 }
 
-func newHeapErrors() (*agentErrors, error) {
-	buf := make([]byte, errLogLength)
-	log, err := errlog.New(buf)
-	return &agentErrors{log: log, read: func(fn func(errlog.Observation)) (int, error) { return errlog.Read(buf, 0, fn) }}, err
-}
-
 func (e *agentErrors) observations() ([]errlog.Observation, error) {
 	var obs []errlog.Observation
 	_, err := e.read(func(o errlog.Observation) { obs = append(obs, o) })

@@ -345,3 +345,47 @@ func (a *exchangeAgent) summary() exchangeCounts {
 }
 
 func clampedOf(l *latency) int64 { _, n := l.total(); return n }
+
+// stages are the points on an order's way to the exchange, each a
+// histogram of the time from its quote's generation to that point
+// (cumulative, so that every histogram counts from one clock reading, the
+// feed's), for one quote in stageSampleEvery. An agent holds the stages
+// of its process; the -ipc exchange process has only its own.
+type stages [numStages]*latency
+
+const (
+	stageQuoteAtStrategy  = iota // the strategy has decoded the quote
+	stageOrderOutStrategy        // the strategy has sent the quote's order to risk
+	stageOrderAtRisk             // risk has decoded the order
+	stageOrderOutRisk            // risk has sent it to the exchange
+	stageOrderAtExchange         // the exchange has decoded it: tick-to-order
+	numStages
+)
+
+// stageNames are the stages' names in the final table.
+var stageNames = [numStages]string{
+	"quote at strategy", "order out of strategy", "order at risk", "order out of risk", "order at exchange",
+}
+
+// stageSampleEvery: one quote in this many is followed through the
+// stages (a clock reading and a record per stage cost about what a
+// stage's own work does: following every quote would slow what it
+// explains).
+const stageSampleEvery = 16
+
+// stageSampled reports whether the quote stamped origin is followed: a
+// multiplicative hash of the timestamp, so that every agent on the way,
+// in any process, makes the same choice from its message's OriginNanos,
+// whatever the clock's resolution.
+func stageSampled(origin int64) bool {
+	return uint64(origin)*0x9e3779b97f4a7c15>>60 == 0 // the top 4 bits: 1 in 16
+}
+
+// record records stage i for a message whose quote was generated at
+// origin, reading the clock once, if that quote is sampled; s may be nil
+// (no stages: tests).
+func (s *stages) record(i int, clock func() int64, origin int64) {
+	if s != nil && stageSampled(origin) {
+		s[i].record(clock(), origin)
+	}
+}
