@@ -149,8 +149,8 @@ type stage struct {
 
 // newStage makes the stage of role: flush sends its pending output
 // (published in w[0]), publish its counters (w[1:]).
-func newStage(role string, clock func() int64, w words, flush func() bool, publish func(), in, resp drained) (*stage, error) {
-	s := &stage{role: role, out: output{word: w[0], flush: flush}, publish: publish, pub: w[1:], clock: clock}
+func newStage(role string, clock func() int64, w words, st *stages, flush func() bool, publish func(), in, resp drained) (*stage, error) {
+	s := &stage{role: role, out: output{word: w[0], flush: flush}, publish: publish, pub: w[1:], clock: clock, stages: st}
 	var err, err2 error
 	s.in, err = newInboxOf(in, &s.out)
 	if resp.mb != nil {
@@ -281,17 +281,17 @@ type feedAgent struct {
 	stop    atomic.Bool   // controller → feed: generate no more
 	stopped *atomic.Int64 // 1 once stopped with nothing pending
 	quotes  *atomic.Int64 // published: generated
-	lostW   *atomic.Int64
 }
 
 const feedBatch = 64
 
-func newFeedAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*feedAgent, error) {
+func newFeedAgent(cfg config, clock clockFunc, mbs *mailboxes) (*feedAgent, error) {
+	w := newWords(3)
 	gen, err := feed.New(feed.Config{Instruments: cfg.Instruments, Seed: cfg.Seed, Now: clock})
 	f := &feedAgent{
 		gen: gen, dst: [3]*mailbox.Mailbox{mbs.strategyIn, mbs.riskIn, mbs.exchangeIn}, clock: clock,
 		rate: float64(cfg.Rate) / 1e9, owed: max(feedBatch, cfg.Rate/100), // 10 ms of quotes
-		stopped: w[0], out: output{word: w[1]}, quotes: w[2], lostW: w[3],
+		stopped: w[0], out: output{word: w[1]}, quotes: w[2],
 	}
 	f.out.flush = f.flush
 	return f, err
@@ -364,6 +364,5 @@ func (f *feedAgent) flush() bool {
 			f.sent |= 1 << i
 		}
 	}
-	setWord(f.lostW, f.lost)
 	return true
 }

@@ -112,8 +112,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		fxLogger(cfg),
 		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, files.lat,
 			runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))),
-		exchangeModule(),
-		threadsModule(ts),
+		fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent](),
 		dutyfx.Runners,
 		fx.Populate(&x, &group),
 	)

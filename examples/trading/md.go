@@ -17,6 +17,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/mailbox"
@@ -212,13 +213,13 @@ func (m *mdSource) module() fx.Option {
 	if m == nil {
 		return fx.Options()
 	}
-	return fx.Provide(func(f *feedAgent) (*mdAgent, error) {
+	return fx.Options(fx.Provide(func(f *feedAgent) (*mdAgent, error) {
 		a := &mdAgent{f: f, src: m}
 		var err error
 		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
 		m.agent = a
 		return a, err
-	})
+	}), dutyfx.Include[*mdAgent]())
 }
 
 // finish prints what arrived and returns the problems: quotes that differ

@@ -14,7 +14,6 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/dutyfx"
@@ -82,113 +81,18 @@ type handles struct {
 	Remote   *remoteExchange `optional:"true"` // -ipc only
 }
 
-// stageAgents are the agents of this process, by role.
-type stageAgents struct {
-	fx.In
-	Feed     *feedAgent     `optional:"true"`
-	Strategy *strategyAgent `optional:"true"`
-	Risk     *riskAgent     `optional:"true"`
-	Exchange *exchangeAgent `optional:"true"`
-	MD       *mdAgent       `optional:"true"` // -md: in the feed agent's place
-}
-
-// byRole returns role's agent, or nil (never a nil pointer in an
-// interface).
-func (s stageAgents) byRole(role string) agent.Agent {
-	switch {
-	case role == roleFeed && s.MD != nil:
-		return s.MD
-	case role == roleFeed && s.Feed != nil:
-		return s.Feed
-	case role == roleStrategy && s.Strategy != nil:
-		return s.Strategy
-	case role == roleRisk && s.Risk != nil:
-		return s.Risk
-	case role == roleExchange && s.Exchange != nil:
-		return s.Exchange
+// agentsModule provides the agents of this process and runs them (the
+// md agent in the feed's place with -md).
+func agentsModule(exchange, md bool) fx.Option {
+	opts := []fx.Option{fx.Provide(newFeedAgent, newStrategyAgent, newRiskAgent),
+		dutyfx.Include[*strategyAgent](), dutyfx.Include[*riskAgent]()}
+	if !md {
+		opts = append(opts, dutyfx.Include[*feedAgent]())
 	}
-	return nil
-}
-
-// namedComposite is an agent.NewComposite named after its thread.
-type namedComposite struct {
-	agent.Agent
-	role string
-}
-
-func (n namedComposite) RoleName() string { return n.role }
-
-// Agents are the members, which dutyfx's "wake" sleeps for.
-func (n namedComposite) Agents() []agent.Agent {
-	return n.Agent.(interface{ Agents() []agent.Agent }).Agents()
-}
-
-// BindContext passes ctx on to the members.
-func (n namedComposite) BindContext(ctx context.Context) {
-	n.Agent.(agent.ContextAware).BindContext(ctx)
-}
-
-// The fx modules of the agents.
-
-func feedModule() fx.Option {
-	return fx.Module(roleFeed, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes) (*feedAgent, error) {
-		return newFeedAgent(cfg, clock, mbs, newWords(4))
-	}))
-}
-
-func strategyModule() fx.Option {
-	return fx.Module(roleStrategy, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*strategyAgent, error) {
-		a, err := newStrategyAgent(cfg, clock, mbs, newWords(1+numStratPub), l.t2t)
-		if a != nil {
-			a.stages = l.stages
-		}
-		return a, err
-	}))
-}
-
-func riskModule() fx.Option {
-	return fx.Module(roleRisk, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*riskAgent, error) {
-		a, err := newRiskAgent(cfg, clock, mbs, newWords(1+numRiskPub))
-		if a != nil {
-			a.stages = l.stages
-		}
-		return a, err
-	}))
-}
-
-func exchangeModule() fx.Option {
-	return fx.Module(roleExchange, fx.Provide(func(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords, l latencies) (*exchangeAgent, error) {
-		mbs.exchangePending = w[0]
-		a, err := newExchangeAgent(cfg, clock, mbs, words(w), l.t2o)
-		if a != nil {
-			a.stages = l.stages
-		}
-		return a, err
-	}))
-}
-
-// threadsModule provides one agent per thread into dutyfx.Runners's
-// group: an agent alone, or a composite of the agents sharing the thread.
-func threadsModule(ts []thread) fx.Option {
-	var opts []fx.Option
-	for _, t := range ts {
-		opts = append(opts, fx.Provide(dutyfx.AsAgent(func(s stageAgents) (agent.Agent, error) {
-			var members []agent.Agent
-			for _, role := range t.agents {
-				a := s.byRole(role)
-				if a == nil {
-					return nil, fmt.Errorf("trading: no %s agent in this process", role)
-				}
-				members = append(members, a)
-			}
-			if len(members) == 1 {
-				return members[0], nil
-			}
-			c, err := agent.NewComposite(members...)
-			return namedComposite{c, t.role}, err
-		})))
+	if exchange {
+		opts = append(opts, fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent]())
 	}
-	return fx.Module("threads", opts...)
+	return fx.Options(opts...)
 }
 
 // runnerConfig is dutyfx.Runners's configuration: idle strategy and CPUs
@@ -208,7 +112,9 @@ func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentError
 			})}, extra...)
 		},
 	}
+	rc.Threads = map[string][]string{}
 	for _, t := range slices.Backward(ts) {
+		rc.Threads[t.role] = t.agents
 		rc.Order = append(rc.Order, t.role)
 		rc.Idle[t.role] = cfg.idle[t.role]
 		if cpus, ok := cfg.cpus[t.role]; ok {
@@ -259,8 +165,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		fxLogger(cfg),
 		fx.Supply(cfg, clockFunc(monoNanos), logger, files.lat,
 			runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))),
-		feedModule(), strategyModule(), riskModule(),
-		threadsModule(ts),
+		agentsModule(!cfg.IPC, cfg.MD != ""),
 		dutyfx.Runners,
 		printerModule(stdout),
 		fx.Populate(&h),
@@ -277,8 +182,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		}()
 		opts = append(opts, fx.Supply(remote, remote.mbs))
 	} else {
-		opts = append(opts, exchangeModule(),
-			fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg, files.ctr.Manager()) }),
+		opts = append(opts, fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg, files.ctr.Manager()) }),
 			fx.Supply(exchangeWords(newWords(1+numExchPub))))
 	}
 	files.announce(stdout)

@@ -356,9 +356,9 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	xm.exchangeIn = in.exchangeIn
 	t2t, err1 := heapLatency("tick-to-trade")
 	t2o, err2 := heapLatency("tick-to-order")
-	s, err3 := newStrategyAgent(cfg, monoNanos, &sm, newWords(1+numStratPub), t2t)
-	k, err4 := newRiskAgent(cfg, monoNanos, &km, newWords(1+numRiskPub))
-	x, err5 := newExchangeAgent(cfg, monoNanos, &xm, newWords(1+numExchPub), t2o)
+	s, err3 := newStrategyAgent(cfg, monoNanos, &sm, latencies{t2t: t2t})
+	k, err4 := newRiskAgent(cfg, monoNanos, &km, latencies{})
+	x, err5 := newExchangeAgent(cfg, monoNanos, &xm, exchangeWords(newWords(1+numExchPub)), latencies{t2o: t2o})
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return false, err
 	}

@@ -33,11 +33,10 @@ type printer struct {
 
 func printerModule(out io.Writer) fx.Option {
 	return fx.Module("printer",
-		fx.Provide(func(s stageAgents) *printer {
+		fx.Provide(func(f *feedAgent, s *strategyAgent, r *riskAgent) *printer {
 			return &printer{
-				out: out, t2t: s.Strategy.t2t, stop: make(chan struct{}), done: make(chan struct{}),
-				words: [5]*atomic.Int64{s.Feed.quotes, s.Strategy.pub[pubStratOrders], s.Risk.pub[pubRiskRejected],
-					s.Strategy.pub[pubStratFills], s.Strategy.pub[pubStratReports]},
+				out: out, t2t: s.t2t, stop: make(chan struct{}), done: make(chan struct{}),
+				words: [5]*atomic.Int64{f.quotes, s.pub[pubStratOrders], r.pub[pubRiskRejected], s.pub[pubStratFills], s.pub[pubStratReports]},
 			}
 		}),
 		// Depending on the group orders this hook after dutyfx.Runners's:

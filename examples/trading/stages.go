@@ -27,13 +27,13 @@ type strategyAgent struct {
 	auditErr string
 }
 
-func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2t *latency) (*strategyAgent, error) {
+func newStrategyAgent(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*strategyAgent, error) {
 	s, err := strategy.New(strategy.Config{Instruments: cfg.Instruments, Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
 	}
-	a := &strategyAgent{s: s, toRisk: mbs.riskIn, t2t: t2t}
-	a.stage, err = newStage(roleStrategy, clock, w, a.flush, a.publishCounts,
+	a := &strategyAgent{s: s, toRisk: mbs.riskIn, t2t: l.t2t}
+	a.stage, err = newStage(roleStrategy, clock, newWords(1+numStratPub), l.stages, a.flush, a.publishCounts,
 		drain(mbs.strategyIn, on(msg.Quotes, a.onQuote)),
 		drain(mbs.strategyResp, on(msg.Reports, a.onReport), on(msg.RiskRejects, a.onRiskReject)))
 	return a, err
@@ -130,13 +130,13 @@ func riskLimits(cfg config) risk.Limits {
 	return l
 }
 
-func newRiskAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*riskAgent, error) {
+func newRiskAgent(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*riskAgent, error) {
 	c, err := risk.New(cfg.Instruments, riskLimits(cfg))
 	if err != nil {
 		return nil, err
 	}
 	a := &riskAgent{c: c, toX: mbs.exchangeIn, toS: mbs.strategyResp}
-	a.stage, err = newStage(roleRisk, clock, w, a.flush, a.publishCounts,
+	a.stage, err = newStage(roleRisk, clock, newWords(1+numRiskPub), l.stages, a.flush, a.publishCounts,
 		drain(mbs.riskIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
 		drain(mbs.riskResp, on(msg.Reports, a.onReport)))
 	return a, err
@@ -226,13 +226,14 @@ type exchangeAgent struct {
 
 const checkEvery = int64(1e9) // ns between two book checks
 
-func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2o *latency) (*exchangeAgent, error) {
+func newExchangeAgent(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords, l latencies) (*exchangeAgent, error) {
 	x, err := exchange.New(exchange.Config{Instruments: cfg.Instruments})
 	if err != nil {
 		return nil, err
 	}
-	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, t2o: t2o, drop: cfg.dropReport, bend: cfg.bendFill}
-	a.stage, err = newStage(roleExchange, clock, w, a.flush, a.publishCounts,
+	mbs.exchangePending = w[0]
+	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, t2o: l.t2o, drop: cfg.dropReport, bend: cfg.bendFill}
+	a.stage, err = newStage(roleExchange, clock, words(w), l.stages, a.flush, a.publishCounts,
 		drain(mbs.exchangeIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
 		drained{})
 	return a, err
