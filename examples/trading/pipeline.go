@@ -142,7 +142,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 		return runReplay(cfg, stdout)
 	}
 	if cfg.Record != "" { // before the exchange process records into it
-		if err := checkRecordDir(cfg.Record); err != nil {
+		if err := checkRecordDir(cfg.Record, recRoles[:]...); err != nil {
 			return false, err
 		}
 	}

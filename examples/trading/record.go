@@ -65,9 +65,10 @@ type recorder struct {
 	flushErr error // the first Flusher error, read after flushers closed
 }
 
-// checkRecordDir refuses a directory that holds a recording already.
-func checkRecordDir(dir string) error {
-	for _, role := range recRoles {
+// checkRecordDir refuses a directory that holds the recording of one of
+// roles already.
+func checkRecordDir(dir string, roles ...string) error {
+	for _, role := range roles {
 		if _, err := os.Stat(filepath.Join(dir, role)); err == nil {
 			return fmt.Errorf("%w: -record %s: %s exists already (record into a fresh directory)", errUsage, dir, filepath.Join(dir, role))
 		}
@@ -103,6 +104,9 @@ func startRecording(cfg config, h handles) (_ *recorder, err error) {
 	for i, ibs := range inboxes {
 		if ibs == nil {
 			continue
+		}
+		if err := checkRecordDir(cfg.Record, recRoles[i]); err != nil {
+			return nil, err
 		}
 		j, err := journal.Open(filepath.Join(cfg.Record, recRoles[i]), journal.Options{Logger: quietLogger})
 		if err != nil {
