@@ -62,7 +62,7 @@ type procFiles struct {
 	ctr     *ipc.CountersFile
 	errs    *agentErrors
 	lat     latencies
-	owned   []*ipc.File
+	keeper  *ipc.Keeper // heartbeats the files it created
 	closers []func() error
 }
 
@@ -71,6 +71,9 @@ type procFiles struct {
 // only tick-to-order and its last stage.
 func openFiles(dir, process string) (f *procFiles, err error) {
 	f = &procFiles{dir: dir}
+	if f.keeper, err = ipc.NewKeeper(process+"-files", time.Second/2); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, f.close())
@@ -90,7 +93,9 @@ func openFiles(dir, process string) (f *procFiles, err error) {
 	if f.ctr, err = ipc.CreateCounters(f.dir, process+".counters", statsCounters, nil, ipc.WithReplaceStale()); err != nil {
 		return f, err
 	}
-	f.own(f.ctr.File, f.ctr.Close)
+	if err := f.own(f.ctr.File, f.ctr.Close); err != nil {
+		return f, err
+	}
 	specs := demoHistograms
 	if process == roleExchange {
 		specs = []ipc.HistogramSpec{demoHistograms[0], demoHistograms[len(demoHistograms)-1]}
@@ -99,7 +104,9 @@ func openFiles(dir, process string) (f *procFiles, err error) {
 	if err != nil {
 		return f, err
 	}
-	f.own(hists.File, hists.Close)
+	if err := f.own(hists.File, hists.Close); err != nil {
+		return f, err
+	}
 	if process == roleExchange {
 		f.lat = latencies{t2o: fileLatency(hists, 0), stages: &stages{stageOrderAtExchange: fileLatency(hists, 1)}}
 	} else {
@@ -112,25 +119,24 @@ func openFiles(dir, process string) (f *procFiles, err error) {
 	if err != nil {
 		return f, err
 	}
-	f.own(el.File, el.Close)
 	f.errs = &agentErrors{log: el.Log(), read: func(fn func(errlog.Observation)) (int, error) { return el.Read(0, fn) }}
-	return f, nil
+	return f, f.own(el.File, el.Close)
 }
 
-// own makes f removed and closed (by closeFn) at the end, and
+// own makes file removed and closed (by closeFn) at the end, and
 // heartbeaten until then.
-func (f *procFiles) own(file *ipc.File, closeFn func() error) {
-	f.owned = append(f.owned, file)
-	f.closers = append(f.closers, func() error { return errors.Join(file.Remove(), closeFn()) })
+func (f *procFiles) own(file *ipc.File, closeFn func() error) error {
+	f.closers = append(f.closers, func() error { f.keeper.Remove(file); return errors.Join(file.Remove(), closeFn()) })
+	return f.keeper.Add(file)
 }
 
 // mailbox creates the mailbox file name, owned by this process.
 func (f *procFiles) mailbox(name string, capacity int) (*mailbox.Mailbox, error) {
 	mb, mf, err := ipc.CreateMailbox(f.dir, name, mailbox.Config{Name: name, Capacity: capacity}, ipc.WithCounters(f.ctr), ipc.WithReplaceStale())
-	if err == nil {
-		f.own(mf.File, mf.Close)
+	if err != nil {
+		return nil, err
 	}
-	return mb, err
+	return mb, f.own(mf.File, mf.Close)
 }
 
 // announce says where to watch from.
@@ -139,13 +145,8 @@ func (f *procFiles) announce(w io.Writer) {
 }
 
 // beat refreshes the owner heartbeats (the mailboxes' files are also
-// refreshed by their drains). Every second.
-func (f *procFiles) beat() {
-	now := time.Now().UnixMilli()
-	for _, file := range f.owned {
-		_ = file.Heartbeat(now)
-	}
-}
+// refreshed by their drains): call it every second.
+func (f *procFiles) beat() { _, _ = f.keeper.DoWork() }
 
 // close closes, last first, and removes what this process created.
 func (f *procFiles) close() error {
@@ -153,7 +154,7 @@ func (f *procFiles) close() error {
 	for i := len(f.closers) - 1; i >= 0; i-- {
 		errs = append(errs, f.closers[i]())
 	}
-	f.closers, f.owned = nil, nil
+	f.closers = nil
 	if f.ownDir {
 		errs = append(errs, os.RemoveAll(f.dir))
 	}
