@@ -45,12 +45,10 @@ type exchangeSummary struct {
 
 // remoteExchange is the exchange process seen from the demo.
 type remoteExchange struct {
-	cfg     config
-	dir     string
-	mbs     *mailboxes
-	cmd     *exec.Cmd     // the child, unless started by hand
-	exited  chan struct{} // closed when the child has exited
-	waitErr error         // the child's exit, once exited is closed
+	cfg   config
+	dir   string
+	mbs   *mailboxes
+	child *child // unless started by hand
 
 	sum       *exchangeSummary
 	t2o, t2oS *hdrhistogram.Histogram
@@ -61,7 +59,7 @@ type remoteExchange struct {
 // startRemote makes the demo's mailboxes, starts the exchange process
 // (cfg.Spawn) and opens its files, in files. close releases the child.
 func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExchange, err error) {
-	r := &remoteExchange{cfg: cfg, dir: files.dir, exited: make(chan struct{}), mbs: &mailboxes{}}
+	r := &remoteExchange{cfg: cfg, dir: files.dir, mbs: &mailboxes{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.close())
@@ -88,7 +86,7 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 		}
 		go func() {
 			select {
-			case <-r.exited:
+			case <-r.child.exited:
 				cancel() // the child died before its files appeared
 			case <-ctx.Done():
 			}
@@ -96,8 +94,8 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 	}
 	in, inFile, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, fileExchangeIn), ipc.WithWaitForFile())
 	if err != nil {
-		if r.childExited() {
-			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.waitErr)
+		if r.child.hasExited() {
+			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.child.waitErr)
 		}
 		return r, err
 	}
@@ -119,11 +117,7 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 // spawn starts this program again as the exchange process, in its own
 // process group (a Ctrl-C reaches only the demo, which ends the exchange
 // after the drain).
-func (r *remoteExchange) spawn(stderr io.Writer) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
+func (r *remoteExchange) spawn(stderr io.Writer) (err error) {
 	c := r.cfg
 	args := []string{
 		"-role", roleExchange, "-dir", r.dir, "-watch-parent",
@@ -137,36 +131,18 @@ func (r *remoteExchange) spawn(stderr io.Writer) error {
 	if r.nats != nil {
 		args = append(args, "-nats="+r.nats.url)
 	}
-	r.cmd = exec.Command(exe, args...)
-	r.cmd.Env = append(os.Environ(), envMain+"=1")
-	r.cmd.Stdout, r.cmd.Stderr = stderr, stderr
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := r.cmd.Start(); err != nil {
-		r.cmd = nil
+	if r.child, err = startChild(envMain, args, stderr, stderr); err != nil {
 		return fmt.Errorf("trading: starting the exchange process: %w", err)
 	}
-	go func() {
-		r.waitErr = r.cmd.Wait()
-		close(r.exited)
-	}()
 	return nil
-}
-
-func (r *remoteExchange) childExited() bool {
-	select {
-	case <-r.exited:
-		return true
-	default:
-		return false
-	}
 }
 
 // done is closed when the exchange process exits (nil without a child).
 func (r *remoteExchange) done() <-chan struct{} {
-	if r == nil || r.cmd == nil {
+	if r == nil || r.child == nil {
 		return nil
 	}
-	return r.exited
+	return r.child.exited
 }
 
 // finish ends the exchange process after the drain: it closes
@@ -180,11 +156,11 @@ func (r *remoteExchange) finish(limit time.Duration) {
 		r.problems = append(r.problems, r.nats.end(limit)...)
 	}
 	deadline := time.After(limit)
-	if r.cmd != nil {
+	if r.child != nil {
 		select {
-		case <-r.exited:
-			if r.waitErr != nil {
-				r.problems = append(r.problems, fmt.Sprintf("the exchange process failed: %v", r.waitErr))
+		case <-r.child.exited:
+			if r.child.waitErr != nil {
+				r.problems = append(r.problems, fmt.Sprintf("the exchange process failed: %v", r.child.waitErr))
 			}
 		case <-deadline:
 			r.problems = append(r.problems, fmt.Sprintf("the exchange process did not finish within %v", limit))
@@ -206,7 +182,7 @@ func (r *remoteExchange) finish(limit time.Duration) {
 			r.problems = append(r.problems, s.Errors...)
 			return
 		}
-		if !errors.Is(err, os.ErrNotExist) || r.cmd != nil {
+		if !errors.Is(err, os.ErrNotExist) || r.child != nil {
 			r.problems = append(r.problems, "no summary from the exchange process: "+err.Error())
 			return
 		}
@@ -244,15 +220,62 @@ func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 // close gives a child still running a few seconds to finish, then kills
 // it, and closes the NATS link.
 func (r *remoteExchange) close() error {
-	var errs []error
-	if r.cmd != nil {
-		select {
-		case <-r.exited:
-		case <-time.After(5 * time.Second):
-			errs = append(errs, fmt.Errorf("trading: killing the exchange process %d", r.cmd.Process.Pid))
-			_ = r.cmd.Process.Kill()
-			<-r.exited
-		}
+	var err error
+	if r.child != nil && r.child.end(nil) {
+		err = fmt.Errorf("trading: killed the exchange process %d", r.child.cmd.Process.Pid)
 	}
-	return errors.Join(append(errs, r.nats.close())...)
+	return errors.Join(err, r.nats.close())
+}
+
+// child is this program started again (the exchange process, the
+// feeder) with env set, in its own process group: a Ctrl-C in the
+// terminal reaches only the demo, which ends the child in order.
+type child struct {
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once it has exited
+	waitErr error         // its exit, once exited is closed
+}
+
+func startChild(env string, args []string, stdout, stderr io.Writer) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	c := &child{cmd: exec.Command(exe, args...), exited: make(chan struct{})}
+	c.cmd.Env = append(os.Environ(), env+"=1")
+	c.cmd.Stdout, c.cmd.Stderr = stdout, stderr
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+func (c *child) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// end sends sig (if not nil) and waits for the child to exit, killing it
+// after 5 s; it reports whether it had to.
+func (c *child) end(sig os.Signal) bool {
+	if sig != nil {
+		_ = c.cmd.Process.Signal(sig)
+	}
+	select {
+	case <-c.exited:
+		return false
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		return true
+	}
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/fx"
@@ -77,8 +74,7 @@ type mdSource struct {
 	sub      *zmtp.Socket
 	in       *mailbox.Mailbox
 	agent    *mdAgent
-	cmd      *exec.Cmd // the child feeder, or nil
-	exited   chan struct{}
+	feeder   *child      // or nil
 	curve    *zmtp.Curve // the SUB's, or nil
 	keyDir   string      // the child feeder's key file's directory, or ""
 }
@@ -162,38 +158,28 @@ func (m *mdSource) setCurve(cfg config) ([]string, error) {
 	return nil, nil
 }
 
-// spawn starts this binary as the feeder on a free loopback port, in its
-// own process group (a Ctrl-C reaches the demo, which asks the feeder to
-// end so that its end message still comes), and reads the endpoint it
-// bound from its first line.
+// spawn starts this binary as the feeder on a free loopback port and
+// reads the endpoint it bound from its first line.
 func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
-	exe, err := os.Executable()
+	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	m.cmd = exec.Command(exe, append([]string{"-bind", "tcp://127.0.0.1:0",
+	m.feeder, err = startChild(envMDFeed, append([]string{"-bind", "tcp://127.0.0.1:0",
 		"-instruments", strconv.Itoa(cfg.Instruments), "-seed", strconv.FormatUint(cfg.Seed, 10),
-		"-rate", strconv.FormatInt(cfg.Rate, 10), "-duration", cfg.Duration.String(), "-watch-parent"}, extra...)...)
-	m.cmd.Env = append(os.Environ(), envMDFeed+"=1")
-	m.cmd.Stderr = stderr
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := m.cmd.StdoutPipe()
+		"-rate", strconv.FormatInt(cfg.Rate, 10), "-duration", cfg.Duration.String(), "-watch-parent"}, extra...), w, stderr)
+	_ = w.Close()
 	if err != nil {
-		return err
-	}
-	if err := m.cmd.Start(); err != nil {
-		m.cmd = nil
+		_ = r.Close()
 		return fmt.Errorf("trading: starting the feeder: %w", err)
 	}
-	m.exited = make(chan struct{})
 	lines := make(chan string, 1)
 	go func() {
-		r := bufio.NewReader(out)
-		line, _ := r.ReadString('\n')
+		defer r.Close()
+		br := bufio.NewReader(r)
+		line, _ := br.ReadString('\n')
 		lines <- line
-		_, _ = io.Copy(io.Discard, r)
-		_ = m.cmd.Wait()
-		close(m.exited)
+		_, _ = io.Copy(io.Discard, br) // its last line, the counts
 	}()
 	select {
 	case line := <-lines:
@@ -204,7 +190,7 @@ func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 		m.endpoint = ep
 		return nil
 	case <-time.After(30 * time.Second):
-		return errors.New("trading: the feeder did not start within 30 s")
+		return fmt.Errorf("trading: the feeder did not start within %v", 30*time.Second)
 	}
 }
 
@@ -243,7 +229,7 @@ func (m *mdSource) finish(w io.Writer) []string {
 		if a.end.Published != a.f.made {
 			p = append(p, fmt.Sprintf("market data: the feeder published %d quotes, %d arrived", a.end.Published, a.f.made))
 		}
-	} else if m.cmd != nil {
+	} else if m.feeder != nil {
 		p = append(p, "market data: the feeder's end message did not arrive")
 	}
 	fmt.Fprintln(w)
@@ -268,14 +254,8 @@ func (m *mdSource) close() {
 	if m.sub != nil {
 		_ = m.sub.Close()
 	}
-	if m.cmd != nil {
-		_ = m.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-m.exited:
-		case <-time.After(5 * time.Second):
-			_ = m.cmd.Process.Kill()
-			<-m.exited
-		}
+	if m.feeder != nil { // asked to end, so that its end message still comes
+		m.feeder.end(os.Interrupt)
 	}
 	if m.keyDir != "" {
 		_ = os.RemoveAll(m.keyDir)
@@ -335,12 +315,12 @@ func (a *mdAgent) DoWork() (int, error) {
 // stops now: at once with a feeder started by hand; with the child, once
 // its end message is in (asked for once).
 func (a *mdAgent) stopping() bool {
-	if a.src.cmd == nil || a.ended {
+	if a.src.feeder == nil || a.ended {
 		return true
 	}
 	if !a.asked {
 		a.asked = true
-		_ = a.src.cmd.Process.Signal(os.Interrupt)
+		_ = a.src.feeder.cmd.Process.Signal(os.Interrupt)
 	}
 	return false
 }

@@ -283,8 +283,8 @@ func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 	}
 	// It is ready once it answers: its inbound bridge has subscribed.
 	for _, err := l.status(); err != nil; _, err = l.status() {
-		if r.childExited() {
-			return fmt.Errorf("trading: the exchange process exited: %v", r.waitErr)
+		if r.child != nil && r.child.hasExited() {
+			return fmt.Errorf("trading: the exchange process exited: %v", r.child.waitErr)
 		}
 		select {
 		case <-ctx.Done():
