@@ -92,8 +92,8 @@ type Config struct {
 	// order, as one agent.NewComposite whose role is the thread's (Idle,
 	// CPUs, Order and Options then name the thread). Agents not listed
 	// run on threads of their own, and so does an agent listed alone on
-	// a thread of its own role; a role listed that no agent has is an
-	// error.
+	// a thread of its own role; a role that no agent has, or listed
+	// twice, is an error.
 	Threads map[string][]string
 }
 
@@ -273,20 +273,21 @@ func (w *watcher) close(ctx context.Context) error {
 // threads replaces the agents Config.Threads lists by the composites of
 // their threads.
 func threads(agents []agent.Agent, ts map[string][]string) ([]agent.Agent, error) {
-	byRole := map[string]agent.Agent{}
-	for _, a := range agents {
-		byRole[a.RoleName()] = a
+	index := map[string]int{}
+	for i, a := range agents {
+		index[a.RoleName()] = i
 	}
-	out := slices.Clone(agents)
+	taken := make([]bool, len(agents))
+	var out []agent.Agent
 	for _, thread := range slices.Sorted(maps.Keys(ts)) {
 		var members []agent.Agent
 		for _, role := range ts[thread] {
-			a, ok := byRole[role]
-			if !ok {
-				return nil, fmt.Errorf("%w: thread %s: no agent %q", runner.ErrBadOption, thread, role)
+			i, ok := index[role]
+			if !ok || taken[i] {
+				return nil, fmt.Errorf("%w: thread %s: no agent %q, or one on another thread", runner.ErrBadOption, thread, role)
 			}
-			members = append(members, a)
-			out = slices.DeleteFunc(out, func(b agent.Agent) bool { return b == a })
+			taken[i] = true
+			members = append(members, agents[i])
 		}
 		if len(members) == 1 && members[0].RoleName() == thread {
 			out = append(out, members[0])
@@ -297,6 +298,11 @@ func threads(agents []agent.Agent, ts map[string][]string) ([]agent.Agent, error
 			return nil, fmt.Errorf("thread %s: %w", thread, err)
 		}
 		out = append(out, namedThread{c, thread})
+	}
+	for i, a := range agents {
+		if !taken[i] {
+			out = append(out, a)
+		}
 	}
 	return out, nil
 }

@@ -353,7 +353,7 @@ func TestAsMemberRestarts(t *testing.T) {
 // TestThreads: Config.Threads runs the agents it lists on one thread, a
 // composite named after the thread (what Idle, CPUs and Order name), in
 // the order listed; the others keep threads of their own, and a role no
-// agent has is refused.
+// agent has, or one on two threads, is refused.
 func TestThreads(t *testing.T) {
 	var mu sync.Mutex
 	var worked []string
@@ -384,9 +384,9 @@ func TestThreads(t *testing.T) {
 	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(worked) == 3 })
 	require.NoError(t, app.Stop(context.Background()))
 
-	app = fx.New(fx.NopLogger, Runners,
-		fx.Supply(Config{Threads: map[string][]string{"pair": {"a", "nobody"}}}),
-		fx.Provide(AsAgent(agentOf("a"))),
-		fx.Populate(&g))
-	require.ErrorIs(t, app.Err(), runner.ErrBadOption)
+	for _, ts := range []map[string][]string{{"pair": {"a", "nobody"}}, {"one": {"a"}, "two": {"a"}}} {
+		app = fx.New(fx.NopLogger, Runners, fx.Supply(Config{Threads: ts}),
+			fx.Provide(AsAgent(agentOf("a"))), fx.Populate(&g))
+		require.ErrorIs(t, app.Err(), runner.ErrBadOption, "%v", ts)
+	}
 }
