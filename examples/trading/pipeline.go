@@ -77,7 +77,6 @@ type handles struct {
 	Exchange *exchangeAgent `optional:"true"` // nil with -ipc
 	Mail     *mailboxes
 	Group    *runner.Group
-	Printer  *printer
 	Remote   *remoteExchange `optional:"true"` // -ipc only
 }
 
