@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -86,6 +87,14 @@ type Config struct {
 	// Options returns extra options for a role (error handler, policies,
 	// ...); applied after the ones above.
 	Options func(role string) []runner.Option
+	// Threads runs several agents on one thread: it maps a thread's role
+	// to the roles of the agents (AsAgent, Include) it runs, in this
+	// order, as one agent.NewComposite whose role is the thread's (Idle,
+	// CPUs, Order and Options then name the thread). Agents not listed
+	// run on threads of their own, and so does an agent listed alone on
+	// a thread of its own role; a role that no agent has, or listed
+	// twice, is an error.
+	Threads map[string][]string
 }
 
 type groupParams struct {
@@ -98,6 +107,12 @@ type groupParams struct {
 }
 
 func newGroup(p groupParams) (*runner.Group, error) {
+	if len(p.Config.Threads) > 0 {
+		var err error
+		if p.Agents, err = threads(p.Agents, p.Config.Threads); err != nil {
+			return nil, err
+		}
+	}
 	members := make([]runner.Member, 0, len(p.Agents)+len(p.Members))
 	for _, a := range p.Agents {
 		members = append(members, runner.Member{Agent: a})
@@ -254,3 +269,55 @@ func (w *watcher) close(ctx context.Context) error {
 	w.done.Wait()
 	return w.g.Close(ctx)
 }
+
+// threads replaces the agents Config.Threads lists by the composites of
+// their threads.
+func threads(agents []agent.Agent, ts map[string][]string) ([]agent.Agent, error) {
+	index := map[string]int{}
+	for i, a := range agents {
+		index[a.RoleName()] = i
+	}
+	taken := make([]bool, len(agents))
+	var out []agent.Agent
+	for _, thread := range slices.Sorted(maps.Keys(ts)) {
+		var members []agent.Agent
+		for _, role := range ts[thread] {
+			i, ok := index[role]
+			if !ok || taken[i] {
+				return nil, fmt.Errorf("%w: thread %s: no agent %q, or one on another thread", runner.ErrBadOption, thread, role)
+			}
+			taken[i] = true
+			members = append(members, agents[i])
+		}
+		if len(members) == 1 && members[0].RoleName() == thread {
+			out = append(out, members[0])
+			continue
+		}
+		c, err := agent.NewComposite(members...)
+		if err != nil {
+			return nil, fmt.Errorf("thread %s: %w", thread, err)
+		}
+		out = append(out, namedThread{c, thread})
+	}
+	for i, a := range agents {
+		if !taken[i] {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// namedThread is a composite named after its thread; it keeps the composite's
+// Agents (what "wake" sleeps for) and BindContext.
+type namedThread struct {
+	agent.Agent
+	role string
+}
+
+func (t namedThread) RoleName() string { return t.role }
+
+func (t namedThread) Agents() []agent.Agent {
+	return t.Agent.(interface{ Agents() []agent.Agent }).Agents()
+}
+
+func (t namedThread) BindContext(ctx context.Context) { t.Agent.(agent.ContextAware).BindContext(ctx) }

@@ -3,6 +3,7 @@ package dutyfx
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -347,4 +348,45 @@ func TestAsMemberRestarts(t *testing.T) {
 	require.NoError(t, app.Stop(context.Background()))
 	require.NoError(t, g.Err())
 	require.Equal(t, 3, made)
+}
+
+// TestThreads: Config.Threads runs the agents it lists on one thread, a
+// composite named after the thread (what Idle, CPUs and Order name), in
+// the order listed; the others keep threads of their own, and a role no
+// agent has, or one on two threads, is refused.
+func TestThreads(t *testing.T) {
+	var mu sync.Mutex
+	var worked []string
+	agentOf := func(role string) func() agent.Agent {
+		return func() agent.Agent {
+			return &fakeAgent{role: role, work: func(int64) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Contains(worked, role) {
+					worked = append(worked, role)
+				}
+				return 0, nil
+			}}
+		}
+	}
+	var g *runner.Group
+	app := fx.New(fx.NopLogger, Runners,
+		fx.Supply(Config{Threads: map[string][]string{"pair": {"b", "a"}, "c": {"c"}}, Order: []string{"pair"}}),
+		fx.Provide(AsAgent(agentOf("a")), AsAgent(agentOf("b")), AsAgent(agentOf("c"))),
+		fx.Populate(&g))
+	require.NoError(t, app.Err())
+	var roles []string
+	for _, r := range g.Runners() {
+		roles = append(roles, r.RoleName())
+	}
+	require.Equal(t, []string{"pair", "c"}, roles)
+	require.NoError(t, app.Start(context.Background()))
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(worked) == 3 })
+	require.NoError(t, app.Stop(context.Background()))
+
+	for _, ts := range []map[string][]string{{"pair": {"a", "nobody"}}, {"one": {"a"}, "two": {"a"}}} {
+		app = fx.New(fx.NopLogger, Runners, fx.Supply(Config{Threads: ts}),
+			fx.Provide(AsAgent(agentOf("a"))), fx.Populate(&g))
+		require.ErrorIs(t, app.Err(), runner.ErrBadOption, "%v", ts)
+	}
 }

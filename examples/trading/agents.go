@@ -13,41 +13,32 @@ import (
 	"github.com/dutyrt/duty/message"
 )
 
-// The agents. Each stage of internal/sim becomes one agent.Agent with its
-// own mailboxes, driven by one thread (a runner, alone or in a
-// composite). Messages are the msg package's message.Fixed types, sent
-// straight into the receiver's ring; each mailbox is drained by a
-// mailbox.Actor into a message.Router whose handlers get a view of the
-// ring: nothing allocates per message.
+// Each stage of internal/sim is an agent.Agent; each of its mailboxes is
+// drained by a mailbox.Actor into a message.Router whose handlers get a
+// view of the ring: nothing allocates per message.
 //
-// Mailboxes and deadlock. Every mailbox is bounded and nothing is ever
-// dropped, so a sender whose receiver is full must wait. The flow has
-// cycles (strategy → risk → strategy, risk → exchange → risk, ...), and
-// bounded queues on a cycle can deadlock when every agent on it waits for
-// the next. So each agent that receives responses has two mailboxes: "in"
-// for the messages that make it send (quotes, orders, cancels) and "resp"
-// for the ones it only absorbs (execution reports, risk rejects). An agent
-// drains its resp mailbox on every cycle whatever else is blocked, and
-// draining it never sends, so the wait-for graph is acyclic
-// (strategy.in → risk.in → exchange.in → strategy.resp, risk.resp) and the
-// pipeline always makes progress.
+// Deadlock. Mailboxes are bounded and nothing is dropped, so a sender
+// whose receiver is full waits, and the flow has cycles (strategy → risk
+// → strategy, risk → exchange → risk). So an agent that receives
+// responses has two mailboxes: "in" for what makes it send (quotes,
+// orders, cancels) and "resp" for what it only absorbs (reports, risk
+// rejects), drained on every cycle whatever else is blocked. The wait-for
+// graph (strategy.in → risk.in → exchange.in → strategy.resp, risk.resp)
+// is then acyclic.
 //
-// Back-pressure. A handler cannot be run twice on the same message (the
-// domain code has counted it, spent a rate token, opened an order), so a
-// handler that cannot send everything keeps what is left as pending output
-// (output) and its inbox ends the drain (Break). The next cycle sends the
-// pending output first and drains "in" only once it is gone; a delivery
-// that finds output still pending is refused with mailbox.Abort, which
-// leaves the message in the ring for the next drain. The pending word (1
-// while output is pending) is stored before the handler returns, hence
-// before the ring releases the message, so whoever sees the message gone
-// also sees the pending output (quiesce relies on it).
+// Back-pressure. A handler cannot run twice on one message (the domain
+// code counted it), so what it could not send stays as pending output and
+// ends the drain (Break); the next cycle sends it first and drains "in"
+// only once it is gone, and a delivery that finds output pending is
+// refused with Abort, leaving the message in the ring. The pending word
+// is stored before the handler returns, hence before the ring releases
+// the message: whoever sees the message gone sees the output pending
+// (quiesce relies on it).
 
 // send sends *v with c and reports whether it was accepted. Back-pressure
-// returns false; any other refusal (a closed mailbox, a dead consumer in
-// another process) counts the message in lost and returns true: it can
-// never be delivered, and waiting for it would hang the shutdown. The
-// reconciliation reports lost messages.
+// returns false; any other refusal (a closed mailbox, a dead consumer)
+// counts the message in lost, which fails the reconciliation, and returns
+// true: waiting for it would hang the shutdown.
 func send[T any](c *message.Fixed[T], b *mailbox.Mailbox, v *T, lost *int64) bool {
 	switch err := c.Send(b, v); err {
 	case nil:
@@ -60,53 +51,37 @@ func send[T any](c *message.Fixed[T], b *mailbox.Mailbox, v *T, lost *int64) boo
 	}
 }
 
-// output is an agent's pending output: what its handlers could not send
-// yet because a receiver was full.
+// output is an agent's pending output.
 type output struct {
 	pending bool
 	flush   func() bool   // sends what is pending, reports whether all of it went
 	word    *atomic.Int64 // published: 1 while output is pending
 }
 
-// send runs flush, keeps the outcome and publishes it (release store).
+// send runs flush and publishes the outcome (release store).
 func (o *output) send() bool {
 	ok := o.flush()
 	if ok == o.pending {
 		o.pending = !ok
-		counters.SetWord(o.word, int64(boolInt(!ok)))
+		v := int64(0)
+		if !ok {
+			v = 1
+		}
+		counters.SetWord(o.word, v)
 	}
 	return ok
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// inbox is one mailbox of an agent under a mailbox.Actor, which drains it
-// into the inbox (and closes and drains it on OnClose): the agent's Router
-// behind the back-pressure gate of out (nil for a mailbox whose handlers
-// never send), and, with -record, the journal stream each consumed
-// message is appended to.
+// inbox is one mailbox of an agent under a mailbox.Actor: its Router
+// behind the gate of out (nil for a mailbox whose handlers never send),
+// and with -record the stream each consumed message is appended to.
 type inbox struct {
 	agent.Agent // the mailbox's actor
 	mb          *mailbox.Mailbox
 	r           *message.Router
 	out         *output
-	rec         *recStream // nil: not recording
+	rec         *recStream
 }
-
-func newInbox(mb *mailbox.Mailbox, r *message.Router, out *output) (*inbox, error) {
-	i := &inbox{mb: mb, r: r, out: out}
-	var err error
-	i.Agent, err = mailbox.NewReceiverActor(mb.Name(), mb, i)
-	return i, err
-}
-
-// Mailbox is the inbox's mailbox.
-func (i *inbox) Mailbox() *mailbox.Mailbox { return i.mb }
 
 // Receive delivers one message to the router (mailbox.Receiver).
 func (i *inbox) Receive(m *mailbox.Message) (mailbox.Action, error) {
@@ -130,7 +105,35 @@ func (i *inbox) undelivered() int64 {
 	return st.Undecodable + st.NoRoute
 }
 
-// stage is the agent type of the strategy, risk and the exchange: "in",
+// route adds one type's route to a router.
+type route func(r *message.Router) error
+
+// on is the route of c's messages to h.
+func on[T any](c *message.Fixed[T], h func(*T) error) route {
+	return func(r *message.Router) error { return message.Handle(r, c, h) }
+}
+
+// drained is a mailbox and the routes of its messages.
+type drained struct {
+	mb     *mailbox.Mailbox
+	routes []route
+}
+
+func drain(mb *mailbox.Mailbox, routes ...route) drained { return drained{mb, routes} }
+
+func newInboxOf(d drained, out *output) (*inbox, error) {
+	i := &inbox{mb: d.mb, r: message.NewRouter(), out: out}
+	for _, add := range d.routes {
+		if err := add(i.r); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	i.Agent, err = mailbox.NewReceiverActor(d.mb.Name(), d.mb, i)
+	return i, err
+}
+
+// stage is the agent of the strategy, risk and the exchange: "in",
 // drained only while nothing is pending, and "resp" (none for the
 // exchange), drained on every cycle.
 type stage struct {
@@ -144,23 +147,33 @@ type stage struct {
 	stages   *stages // nil: not recorded
 }
 
-func (s *stage) RoleName() string { return s.role }
-
-// Mailboxes are the mailboxes the stage drains, for an idle strategy that
-// sleeps until one of them gets a message ("-idle wake").
-func (s *stage) Mailboxes() []*mailbox.Mailbox {
-	var mbs []*mailbox.Mailbox
-	for _, i := range s.inboxes() {
-		mbs = append(mbs, i.Mailbox())
+// newStage makes the stage of role: flush sends its pending output
+// (published in w[0]), publish its counters (w[1:]).
+func newStage(role string, clock func() int64, w words, st *stages, flush func() bool, publish func(), in, resp drained) (*stage, error) {
+	s := &stage{role: role, out: output{word: w[0], flush: flush}, publish: publish, pub: w[1:], clock: clock, stages: st}
+	var err, err2 error
+	s.in, err = newInboxOf(in, &s.out)
+	if resp.mb != nil {
+		s.resp, err2 = newInboxOf(resp, nil)
 	}
-	return mbs
+	return s, errors.Join(err, err2)
 }
+
+func (s *stage) RoleName() string { return s.role }
 
 func (s *stage) inboxes() []*inbox {
 	if s.resp == nil {
 		return []*inbox{s.in}
 	}
 	return []*inbox{s.resp, s.in}
+}
+
+// Mailboxes is what "-idle wake" sleeps on.
+func (s *stage) Mailboxes() (mbs []*mailbox.Mailbox) {
+	for _, i := range s.inboxes() {
+		mbs = append(mbs, i.mb)
+	}
+	return mbs
 }
 
 func (s *stage) OnStart() error {
@@ -171,7 +184,7 @@ func (s *stage) OnStart() error {
 	return errors.Join(errs...)
 }
 
-// OnClose closes and drains the agent's mailboxes (mailbox.Actor).
+// OnClose closes and drains the agent's mailboxes.
 func (s *stage) OnClose() error {
 	var errs []error
 	for _, i := range s.inboxes() {
@@ -181,10 +194,9 @@ func (s *stage) OnClose() error {
 }
 
 // DoWork drains resp, sends pending output, and drains in when nothing is
-// pending. It ends the agent (agent.ErrDone) once in is closed and drained.
-func (s *stage) DoWork() (int, error) {
-	var work int
-	var err, errIn error
+// pending. It ends the agent (agent.ErrDone) once in is closed and
+// drained.
+func (s *stage) DoWork() (work int, err error) {
 	if s.resp != nil {
 		if work, err = s.resp.DoWork(); err == agent.ErrDone {
 			err = nil // resp is closed only after the run
@@ -193,6 +205,7 @@ func (s *stage) DoWork() (int, error) {
 	if s.out.pending && s.out.send() {
 		work++
 	}
+	var errIn error
 	if !s.out.pending {
 		var n int
 		n, errIn = s.in.DoWork()
@@ -214,55 +227,12 @@ func (s *stage) undelivered() (n int64) {
 	return n
 }
 
-// route adds one type's route to a router (see on).
-type route func(r *message.Router) error
-
-// on is the route of c's messages to h.
-func on[T any](c *message.Fixed[T], h func(*T) error) route {
-	return func(r *message.Router) error { return message.Handle(r, c, h) }
-}
-
-// drained is a mailbox and the routes of its messages.
-type drained struct {
-	mb     *mailbox.Mailbox
-	routes []route
-}
-
-func drain(mb *mailbox.Mailbox, routes ...route) drained { return drained{mb, routes} }
-
-// newInboxOf makes d's router and its inbox.
-func newInboxOf(d drained, out *output) (*inbox, error) {
-	r := message.NewRouter()
-	for _, add := range d.routes {
-		if err := add(r); err != nil {
-			return nil, err
-		}
-	}
-	return newInbox(d.mb, r, out)
-}
-
-// newStage makes the stage of role: in and resp (none when its mailbox is
-// nil) with their routes, flush for its pending output (published in
-// w[0]) and publish for its counters (w[1:]).
-func newStage(role string, clock func() int64, w words, flush func() bool, publish func(), in, resp drained) (*stage, error) {
-	s := &stage{role: role, out: output{word: w[0], flush: flush}, publish: publish, pub: w[1:], clock: clock}
-	var err, err2 error
-	s.in, err = newInboxOf(in, &s.out)
-	if resp.mb != nil {
-		s.resp, err2 = newInboxOf(resp, nil)
-	}
-	return s, errors.Join(err, err2)
-}
-
-// words are the published counters of one agent: the agent stores them
-// (single writer, release store), anyone reads. In-process each is on its
-// own cache line; in the -ipc exchange process they are counters in a
-// shared counters file (128-byte records), so the demo and dutystat see
-// them.
+// words are an agent's published counters, stored by the agent (single
+// writer, release store) and read by anyone: in-process each on its own
+// pair of cache lines, in the exchange process counters of its counters
+// file.
 type words []*atomic.Int64
 
-// paddedWord fills two cache lines (the adjacent-line prefetcher fetches
-// lines in pairs), so that no two agents' words share one.
 type paddedWord struct {
 	atomic.Int64
 	_ [128 - 8]byte
@@ -277,28 +247,23 @@ func newWords(n int) words {
 	return out
 }
 
-// set stores vs into the words, in order (setWord).
+// set stores vs into the words, in order, each only when it changes.
 func (w words) set(vs ...int64) {
 	for i, v := range vs {
 		setWord(w[i], v)
 	}
 }
 
-// setWord stores v into w, a single-writer word, with a release store, and
-// only when it changes.
 func setWord(w *atomic.Int64, v int64) {
 	if w.Load() != v {
 		counters.SetWord(w, v)
 	}
 }
 
-// ---------------------------------------------------------------- feed
-
-// feedAgent is the market-data agent: it generates quotes at cfg.Rate
-// (paced by the clock, in bursts of at most feedBatch per cycle) and sends
-// each to the strategy, risk and the exchange. A quote refused by a full
-// mailbox waits (the feed never drops); the quotes it owes meanwhile are
-// capped at maxOwed, so a stall does not turn into a burst afterwards.
+// feedAgent generates quotes at cfg.Rate (paced by the clock, at most
+// feedBatch per cycle) and sends each to the strategy, risk and the
+// exchange. A quote refused by a full mailbox waits; the quotes owed
+// meanwhile are capped at owed, so that a stall does not become a burst.
 type feedAgent struct {
 	gen   *feed.Generator
 	dst   [3]*mailbox.Mailbox // strategy.in, risk.in, exchange.in
@@ -306,7 +271,7 @@ type feedAgent struct {
 	rate  float64 // quotes per ns; 0 = unpaced
 	start int64
 	made  int64 // quotes generated
-	owed  int64 // most quotes owed at once
+	owed  int64
 
 	q    msg.Quote
 	sent uint8 // bit i: dst[i] has q
@@ -316,37 +281,28 @@ type feedAgent struct {
 	stop    atomic.Bool   // controller → feed: generate no more
 	stopped *atomic.Int64 // 1 once stopped with nothing pending
 	quotes  *atomic.Int64 // published: generated
-	lostW   *atomic.Int64
 }
 
 const feedBatch = 64
 
-func newFeedAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*feedAgent, error) {
+func newFeedAgent(cfg config, clock clockFunc, mbs *mailboxes) (*feedAgent, error) {
+	w := newWords(3)
 	gen, err := feed.New(feed.Config{Instruments: cfg.Instruments, Seed: cfg.Seed, Now: clock})
-	if err != nil {
-		return nil, err
-	}
 	f := &feedAgent{
-		gen:     gen,
-		dst:     [3]*mailbox.Mailbox{mbs.strategyIn, mbs.riskIn, mbs.exchangeIn},
-		clock:   clock,
-		rate:    float64(cfg.Rate) / 1e9,
-		owed:    max(feedBatch, cfg.Rate/100), // 10 ms of quotes
-		stopped: w[0],
-		out:     output{word: w[1]},
-		quotes:  w[2],
-		lostW:   w[3],
+		gen: gen, dst: [3]*mailbox.Mailbox{mbs.strategyIn, mbs.riskIn, mbs.exchangeIn}, clock: clock,
+		rate: float64(cfg.Rate) / 1e9, owed: max(feedBatch, cfg.Rate/100), // 10 ms of quotes
+		stopped: w[0], out: output{word: w[1]}, quotes: w[2],
 	}
 	f.out.flush = f.flush
-	return f, nil
+	return f, err
 }
 
 func (f *feedAgent) RoleName() string { return roleFeed }
 func (f *feedAgent) OnStart() error   { f.start = f.clock(); return nil }
+func (f *feedAgent) OnClose() error   { return nil }
 
-// NextDeadline is when the feed owes its next quote, for an idle strategy
-// that sleeps ("-idle wake"): now while a quote is pending or the feed is
-// unpaced, none once it stopped.
+// NextDeadline is when the feed owes its next quote ("-idle wake"): now
+// while a quote is pending or the feed is unpaced, none once it stopped.
 func (f *feedAgent) NextDeadline() time.Time {
 	switch {
 	case f.out.pending, f.rate == 0 && !f.stop.Load():
@@ -357,7 +313,6 @@ func (f *feedAgent) NextDeadline() time.Time {
 	due := f.start + int64(float64(f.made+1)/f.rate)
 	return time.Now().Add(time.Duration(due - f.clock()))
 }
-func (f *feedAgent) OnClose() error { return nil }
 
 // resend sends the quote still pending, and reports whether nothing is
 // pending now.
@@ -367,22 +322,20 @@ func (f *feedAgent) DoWork() (int, error) {
 	if !f.resend() {
 		return 0, nil
 	}
-	work := 0
 	if f.stop.Load() {
 		setWord(f.stopped, 1)
-		return work, nil
+		return 0, nil
 	}
 	n := int64(feedBatch)
 	if f.rate > 0 {
-		now := f.clock()
-		due := int64(float64(now-f.start)*f.rate) - f.made
-		if due > f.owed {
-			// Behind schedule by more than owed: forget the rest.
+		due := int64(float64(f.clock()-f.start)*f.rate) - f.made
+		if due > f.owed { // behind by more than owed: forget the rest
 			f.start += int64(float64(due-f.owed) / f.rate)
 			due = f.owed
 		}
 		n = min(n, due)
 	}
+	work := 0
 	for range n {
 		f.gen.Next(&f.q)
 		if !f.forward() {
@@ -395,25 +348,21 @@ func (f *feedAgent) DoWork() (int, error) {
 }
 
 // forward sends f.q, a new quote, on, and reports whether every
-// destination has it (the rest is pending output).
+// destination has it.
 func (f *feedAgent) forward() bool {
 	f.made++
 	f.sent = 0
 	return f.out.send()
 }
 
-// flush sends the current quote to every destination that does not have
-// it yet, and reports whether all have it.
 func (f *feedAgent) flush() bool {
 	for i, mb := range f.dst {
-		if f.sent&(1<<i) != 0 {
-			continue
+		if f.sent&(1<<i) == 0 {
+			if !send(msg.Quotes, mb, &f.q, &f.lost) {
+				return false
+			}
+			f.sent |= 1 << i
 		}
-		if !send(msg.Quotes, mb, &f.q, &f.lost) {
-			return false
-		}
-		f.sent |= 1 << i
 	}
-	setWord(f.lostW, f.lost)
 	return true
 }

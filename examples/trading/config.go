@@ -30,54 +30,37 @@ const (
 
 // config is the demo's configuration: the flags, checked.
 type config struct {
-	Duration    time.Duration
-	Instruments int
-	Rate        int64 // quotes per second; 0: as fast as back-pressure allows
-	Seed        uint64
-	// Threads is how the agents share OS threads (see threadLayout).
-	Threads int
-	// IdleSpec is the -idle flag: one idle.Parse spec for every thread, or
-	// role=spec pairs separated by commas.
-	IdleSpec string
-	// CPUSpec is the -cpus flag: CPUs for the threads, in layout order
-	// (threadLayout's: the exchange last, though it starts first)
-	// ("0,1"), or role=cpu pairs ("trader=0,exchange=1").
-	CPUSpec string
-	// OrderRate is risk's order-rate limit in orders per second; 0 derives
-	// it from Rate (see riskLimits).
-	OrderRate int64
-	Capacity  int // bytes of each mailbox ring
-	IPC       bool
-	NATS      string // -nats: a server URL, or natsEmbedded; check sets IPC too (nats.go)
-	Dir       string // the directory of the counters file (and with -ipc the shared mailboxes); "" = a fresh one
-	Spawn     bool   // -ipc: start the exchange process (false: it is started by hand)
-	Role      string // "" (the demo) or "exchange" (the exchange process of -ipc)
-	// WatchParent makes the exchange process stop when the process that
-	// started it is gone (set by the demo when it spawns it).
-	WatchParent bool
-	Drain       time.Duration
-	Verbose     bool
-	// Record and Replay: record every agent's input into journals in this
-	// directory, or replay a recorded run from them (record.go).
-	Record, Replay string
-	MD             string // -md: "" (the in-process feed), "auto" (start the feeder) or its endpoint (md.go)
-	// -md-curve, -md-curve-server, -md-curve-secret: the market data over
-	// CURVE (md.go).
+	Duration                     time.Duration
+	Instruments                  int
+	Rate                         int64 // quotes per second; 0: as fast as back-pressure allows
+	Seed                         uint64
+	Threads                      int    // how the agents share OS threads (threadLayout)
+	IdleSpec                     string // -idle: one spec for every thread, or role=spec pairs
+	CPUSpec                      string // -cpus: CPUs in threadLayout's order, or role=cpu pairs
+	OrderRate                    int64  // risk's order-rate limit; 0: derived from Rate (riskLimits)
+	Capacity                     int    // bytes of each mailbox ring
+	IPC                          bool
+	NATS                         string // a server URL, or natsEmbedded; check sets IPC too
+	Dir                          string // the shared files' directory; "": a fresh one
+	Spawn                        bool   // -ipc: start the exchange process
+	Role                         string // "" (the demo) or "exchange" (the exchange process)
+	WatchParent                  bool   // the exchange process stops when its parent is gone
+	Drain                        time.Duration
+	Verbose                      bool
+	Record                       string // record.go
+	Replay                       string
+	MD                           string // "", mdAuto or the feeder's endpoint (md.go)
 	MDCurve                      bool
 	MDCurveServer, MDCurveSecret string
 
-	// dropReport (-lose-report), if > 0, makes the exchange skip sending
-	// its dropReport-th report to the strategy: the proof that the
-	// reconciliation notices a lost message.
-	dropReport int64
-	// bendFill (tests only), if > 0, makes the exchange send its
-	// bendFill-th fill report to risk with the wrong side: the proof that
-	// the reconciliation notices a wrong fill, not only a lost one.
-	bendFill int64
+	// dropReport (-lose-report), if > 0, makes the exchange lose its
+	// dropReport-th report to the strategy; bendFill (tests), if > 0,
+	// makes it send its bendFill-th fill report to risk with the wrong
+	// side: the reconciliation must notice either.
+	dropReport, bendFill int64
 
-	// Derived by check.
-	idle map[string]string // thread role -> spec
-	cpus map[string][]int  // thread role -> CPUs
+	idle map[string]string // thread role -> spec (check)
+	cpus map[string][]int  // thread role -> CPUs (check)
 }
 
 func defaultConfig() config {
@@ -126,9 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, fmt.Errorf("%w: %w: %w", errUsage, errFlagParse, err)
 	}
-	// -nats URL and -md ENDPOINT: the flag package sees a flag without a
-	// value and stops at its value, which is taken from the arguments left;
-	// the flags after it are parsed.
+	// -nats URL, -md ENDPOINT: the flag package stops at the value.
 	for fs.NArg() > 0 && strings.Contains(fs.Arg(0), "://") && (cfg.NATS == natsEmbedded || cfg.MD == mdAuto) {
 		if cfg.NATS == natsEmbedded {
 			cfg.NATS = fs.Arg(0)
@@ -145,8 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return cfg, cfg.check()
 }
 
-// optionalFlag is a flag that may go without a value (-nats: auto) or
-// take one (-nats=URL; parseFlags takes -nats URL).
+// optionalFlag may go without a value (auto) or take one.
 type optionalFlag struct {
 	v    *string
 	auto string
@@ -204,9 +184,8 @@ func threadLayout(n int, withExchange bool) []thread {
 	return ts
 }
 
-// allThreads is the layout across both processes: thread roles for -idle
-// and -cpus are looked up in it, so that one command line configures the
-// demo and its exchange process alike.
+// allThreads is the layout across both processes, in which -idle and
+// -cpus look roles up: one command line configures both processes.
 func (c *config) allThreads() []thread {
 	if c.IPC || c.Role == roleExchange {
 		return append(threadLayout(c.Threads, false), thread{roleExchange, []string{roleExchange}})
@@ -214,8 +193,7 @@ func (c *config) allThreads() []thread {
 	return threadLayout(c.Threads, true)
 }
 
-// maxInstruments bounds -instruments: every instrument's order book is
-// preallocated, about 370 KB each, so 1024 of them take ~370 MB.
+// maxInstruments bounds -instruments: each order book is preallocated.
 const maxInstruments = 1024
 
 func (c *config) check() error {
@@ -229,8 +207,6 @@ func (c *config) check() error {
 	case c.Duration <= 0:
 		return fmt.Errorf("%w: -duration %v must be > 0", errUsage, c.Duration)
 	case c.Instruments < 1 || c.Instruments > maxInstruments:
-		// Each book is preallocated (~370 KB): 65536 of them asked for
-		// ~24 GB and ended in an OOM kill, not an error.
 		return fmt.Errorf("%w: -instruments %d must be 1..%d", errUsage, c.Instruments, maxInstruments)
 	case c.Rate < 0 || c.Rate > 1e9:
 		return fmt.Errorf("%w: -rate %d must be 0..1e9", errUsage, c.Rate)
@@ -260,15 +236,11 @@ func (c *config) check() error {
 	if err := checkMD(c); err != nil {
 		return err
 	}
-	threads := c.allThreads()
 	var err error
-	if c.idle, err = parseIdle(c.IdleSpec, threads); err != nil {
-		return err
+	if c.idle, err = parseIdle(c.IdleSpec, c.allThreads()); err == nil {
+		c.cpus, err = parseCPUs(c.CPUSpec, c.allThreads())
 	}
-	if c.cpus, err = parseCPUs(c.CPUSpec, threads); err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // threadOf returns the thread that runs an agent or is named role.
@@ -281,69 +253,70 @@ func threadOf(role string, threads []thread) (string, bool) {
 	return "", false
 }
 
-func roleNames(threads []thread) string {
-	var names []string
+// parseRoles parses -idle or -cpus: one value for every thread (-idle) or
+// a list in thread order (-cpus), or role=value pairs, a role naming a
+// thread or an agent (meaning its thread). each checks one value and
+// adds it to the thread's.
+func parseRoles(flag, spec string, threads []thread, each func(thread, value string) error) error {
+	var roles []string
 	for _, t := range threads {
-		names = append(names, t.role)
+		roles = append(roles, t.role)
 		for _, a := range t.agents {
 			if a != t.role {
-				names = append(names, a)
+				roles = append(roles, a)
 			}
 		}
 	}
-	return strings.Join(names, ", ")
+	items := strings.Split(spec, ",")
+	if !strings.Contains(spec, "=") {
+		if flag == "-idle" {
+			items = slices.Repeat(items[:1], len(threads))
+		} else if len(items) != len(threads) {
+			return fmt.Errorf("%w: -cpus %q lists %d CPUs for %d threads (%s): give one per thread, or role=cpu pairs",
+				errUsage, spec, len(items), len(threads), strings.Join(roles, ", "))
+		}
+		for i, item := range items {
+			items[i] = threads[i].role + "=" + item
+		}
+	}
+	for _, item := range items {
+		role, v, ok := strings.Cut(item, "=")
+		if !ok {
+			return fmt.Errorf("%w: %s %q: %q is not role=value", errUsage, flag, spec, item)
+		}
+		t, ok := threadOf(strings.TrimSpace(role), threads)
+		if !ok {
+			return fmt.Errorf("%w: %s: no thread or agent %q (with -threads, the roles are %s)", errUsage, flag, role, strings.Join(roles, ", "))
+		}
+		if err := each(t, strings.TrimSpace(v)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// parseIdle turns -idle into a spec per thread. A role may name a thread
-// or an agent (meaning its thread); two specs for one thread must agree.
+// parseIdle turns -idle into a spec per thread ("backoff" for threads
+// not named); two different specs for one thread are an error.
 func parseIdle(spec string, threads []thread) (map[string]string, error) {
 	out := map[string]string{}
-	if !strings.Contains(spec, "=") {
-		if err := checkIdle(spec); err != nil {
-			return nil, err
-		}
-		for _, t := range threads {
-			out[t.role] = spec
-		}
-		return out, nil
-	}
-	for item := range strings.SplitSeq(spec, ",") {
-		role, s, ok := strings.Cut(item, "=")
-		role, s = strings.TrimSpace(role), strings.TrimSpace(s)
-		if !ok {
-			return nil, fmt.Errorf("%w: -idle %q: %q is not role=spec", errUsage, spec, item)
-		}
-		if err := checkIdle(s); err != nil {
-			return nil, err
-		}
-		t, ok := threadOf(role, threads)
-		if !ok {
-			return nil, fmt.Errorf("%w: -idle: no thread or agent %q (with -threads, the roles are %s)", errUsage, role, roleNames(threads))
+	err := parseRoles("-idle", spec, threads, func(t, s string) error {
+		if s != "wake" && !strings.HasPrefix(s, "wake:") { // dutyfx's: sleep until a message arrives
+			if _, err := idle.Parse(s); err != nil {
+				return fmt.Errorf("%w: -idle: %w", errUsage, err)
+			}
 		}
 		if prev, dup := out[t]; dup && prev != s {
-			return nil, fmt.Errorf("%w: -idle: thread %s gets both %q and %q", errUsage, t, prev, s)
+			return fmt.Errorf("%w: -idle: thread %s gets both %q and %q", errUsage, t, prev, s)
 		}
 		out[t] = s
-	}
+		return nil
+	})
 	for _, t := range threads {
 		if _, ok := out[t.role]; !ok {
 			out[t.role] = "backoff"
 		}
 	}
-	return out, nil
-}
-
-// checkIdle refuses an idle spec neither idle.Parse nor dutyfx's "wake"
-// (a sleep until a message arrives) takes; dutyfx checks "wake" against
-// its thread's agents.
-func checkIdle(spec string) error {
-	if spec == "wake" || strings.HasPrefix(spec, "wake:") {
-		return nil
-	}
-	if _, err := idle.Parse(spec); err != nil {
-		return fmt.Errorf("%w: -idle: %w", errUsage, err)
-	}
-	return nil
+	return out, err
 }
 
 // parseCPUs turns -cpus into the CPUs of each thread.
@@ -352,44 +325,14 @@ func parseCPUs(spec string, threads []thread) (map[string][]int, error) {
 	if strings.TrimSpace(spec) == "" {
 		return out, nil
 	}
-	cpu := func(s string) (int, error) {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
+	return out, parseRoles("-cpus", spec, threads, func(t, s string) error {
+		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 || n >= 1<<16 {
-			return 0, fmt.Errorf("%w: -cpus %q: %q is not a CPU number", errUsage, spec, s)
-		}
-		return n, nil
-	}
-	items := strings.Split(spec, ",")
-	if !strings.Contains(spec, "=") {
-		if len(items) != len(threads) {
-			return nil, fmt.Errorf("%w: -cpus %q lists %d CPUs for %d threads (%s): give one per thread, or role=cpu pairs",
-				errUsage, spec, len(items), len(threads), roleNames(threads))
-		}
-		for i, item := range items {
-			n, err := cpu(item)
-			if err != nil {
-				return nil, err
-			}
-			out[threads[i].role] = []int{n}
-		}
-		return out, nil
-	}
-	for _, item := range items {
-		role, s, ok := strings.Cut(item, "=")
-		if !ok {
-			return nil, fmt.Errorf("%w: -cpus %q: %q is not role=cpu", errUsage, spec, item)
-		}
-		n, err := cpu(s)
-		if err != nil {
-			return nil, err
-		}
-		t, ok := threadOf(strings.TrimSpace(role), threads)
-		if !ok {
-			return nil, fmt.Errorf("%w: -cpus: no thread or agent %q (with -threads, the roles are %s)", errUsage, role, roleNames(threads))
+			return fmt.Errorf("%w: -cpus %q: %q is not a CPU number", errUsage, spec, s)
 		}
 		if !slices.Contains(out[t], n) {
 			out[t] = append(out[t], n)
 		}
-	}
-	return out, nil
+		return nil
+	})
 }

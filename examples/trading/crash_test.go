@@ -66,7 +66,7 @@ func TestExchangeKilled(t *testing.T) {
 			if mode == "-ipc" {
 				// The demo's own files are gone (the dead exchange's stay, as
 				// a crashed owner's files do; the next run replaces them).
-				for _, name := range []string{fileStrategyResp, fileRiskResp, fileDemoCounters, fileDemoErrors} {
+				for _, name := range []string{fileStrategyResp, fileRiskResp, "demo.counters", "demo.errors"} {
 					require.NoFileExists(t, filepath.Join(dir, name))
 				}
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/dutyrt/duty/errlog"
 	"io"
 	"log/slog"
 	"strings"
@@ -70,4 +71,11 @@ func TestAgentErrorsAreRecordedAndPrinted(t *testing.T) {
 	out.Reset()
 	printErrors(&out, nil)
 	require.Equal(t, "agent errors: none\n", out.String())
+}
+
+// newHeapErrors is an error log in memory.
+func newHeapErrors() (*agentErrors, error) {
+	buf := make([]byte, errLogLength)
+	log, err := errlog.New(buf)
+	return &agentErrors{log: log, read: func(fn func(errlog.Observation)) (int, error) { return errlog.Read(buf, 0, fn) }}, err
 }

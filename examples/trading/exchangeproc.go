@@ -21,38 +21,35 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// The -role exchange process of -ipc and -nats: the exchange agent alone,
-// with its mailboxes and counters in shared files (see ipc.go).
+// counterType is the type id of the exchange's published counters in
+// exchange.counters (user range).
+const counterType = 10_001
 
-// Labels of the exchange's counters in exchange.counters, indexed like
-// the exchange agent's words (pending first, then the pubExch... ones).
-const labelPending = "trading exchange: pending output"
-
+// exchangeLabels label the exchange agent's words in exchange.counters:
+// its pending output, then its published counters.
 var exchangeLabels = [1 + numExchPub]string{
-	labelPending,
+	"trading exchange: pending output",
 	"trading exchange: client orders in",
 	"trading exchange: reports out",
 	"trading exchange: fills out",
 	"trading exchange: messages lost",
 }
 
-// findCounter returns the value word of the allocated counter labelled
-// label (read-only when the file is mapped read-only).
+// findCounter returns the value word of the counter labelled label.
 func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 	rd := c.Reader()
 	id := -1
 	err := rd.ForEachRecord(func(rec counters.Record) bool {
 		if rec.TypeID == counterType && string(rec.Label) == label {
 			id = rec.ID
-			return false
 		}
-		return true
+		return id < 0
 	})
+	if err == nil && id < 0 {
+		err = fmt.Errorf("trading: %s has no counter %q", c.File.Path(), label)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if id < 0 {
-		return nil, fmt.Errorf("trading: %s has no counter %q", c.File.Path(), label)
 	}
 	return rd.Word(id)
 }
@@ -60,86 +57,62 @@ func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 // exchangeWords are the exchange agent's published words.
 type exchangeWords words
 
-// runExchangeProcess is -role exchange: the exchange agent alone, on its
-// runner, with its mailbox in shared memory. It ends when the demo closes
+// runExchangeProcess is -role exchange: the exchange agent alone, its
+// mailbox and statistics in shared files. It ends when the demo closes
 // exchange.in (or on SIGINT/SIGTERM, or when the demo that started it is
-// gone), then writes exchange.json.
+// gone, each bounded by -drain), then writes exchange.json.
 func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, err error) {
 	logger := slog.New(slog.NewTextHandler(stderr, nil)).With("process", roleExchange)
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return false, err
-	}
 	ppid := os.Getppid()
-	var closers []func() error
-	defer func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			err = errors.Join(err, closers[i]())
-		}
-	}()
-
-	ctr, err := ipc.CreateCounters(cfg.Dir, fileExchangeCounters, statsCounters, nil, ipc.WithReplaceStale())
+	files, err := openFiles(cfg.Dir, roleExchange)
 	if err != nil {
 		return false, err
 	}
-	closers = append(closers, func() error { return errors.Join(ctr.File.Remove(), ctr.Close()) })
-	hists, err := ipc.CreateHistograms(cfg.Dir, fileExchangeHists, exchangeHistograms, ipc.WithReplaceStale())
-	if err != nil {
-		return false, err
-	}
-	closers = append(closers, func() error { return errors.Join(hists.File.Remove(), hists.Close()) })
-	xerrs, err := ipc.CreateErrorLog(cfg.Dir, fileExchangeErrors, errLogLength, ipc.WithReplaceStale())
-	if err != nil {
-		return false, err
-	}
-	closers = append(closers, func() error { return errors.Join(xerrs.File.Remove(), xerrs.Close()) })
-	agentErrs := fileErrors(xerrs)
+	defer func() { err = errors.Join(err, files.close()) }()
 	w := make(exchangeWords, len(exchangeLabels))
 	for i, label := range exchangeLabels {
-		c, err := ctr.Manager().Allocate(label, counterType, nil)
+		c, err := files.ctr.Manager().Allocate(label, counterType, nil)
 		if err != nil {
 			return false, err
 		}
 		w[i] = c.Word()
 	}
 
-	var mbs *mailboxes
-	var link *natsLink // -nats: the bridges instead of the shared mailbox files (nats.go)
+	mbs := &mailboxes{}
+	var link *natsLink // -nats: bridges instead of the shared mailbox files
 	if cfg.NATS != "" {
-		if link, err = startNATSExchange(cfg, ctr.Manager(), w[0], logger); err != nil {
+		if link, err = startNATSExchange(cfg, files.ctr.Manager(), w[0], logger); err != nil {
 			return false, err
 		}
-		closers = append(closers, link.close)
+		files.closers = append(files.closers, link.close)
 		mbs = link.mbs
 	} else {
-		in, inFile, err := ipc.CreateMailbox(cfg.Dir, fileExchangeIn,
-			mailbox.Config{Name: fileExchangeIn, Capacity: cfg.Capacity}, ipc.WithCounters(ctr), ipc.WithReplaceStale())
-		if err != nil {
+		if mbs.exchangeIn, err = files.mailbox(fileExchangeIn, cfg.Capacity); err != nil {
 			return false, err
 		}
-		closers = append(closers, func() error { return errors.Join(inFile.File.Remove(), inFile.Close()) })
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		var resp [2]*mailbox.Mailbox
-		for i, name := range []string{fileStrategyResp, fileRiskResp} {
-			var f *ipc.MailboxFile
-			if resp[i], f, err = ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, name), ipc.WithWaitForFile()); err != nil {
+		for _, p := range []struct {
+			name string
+			mb   **mailbox.Mailbox
+		}{{fileStrategyResp, &mbs.strategyResp}, {fileRiskResp, &mbs.riskResp}} {
+			mb, f, err := ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, p.name), ipc.WithWaitForFile())
+			if err != nil {
 				return false, err
 			}
-			closers = append(closers, f.Close)
+			*p.mb = mb
+			files.closers = append(files.closers, f.Close)
 		}
-		mbs = &mailboxes{exchangeIn: in, strategyResp: resp[0], riskResp: resp[1]}
 	}
 
 	ts := []thread{{roleExchange, []string{roleExchange}}}
 	var x *exchangeAgent
 	var group *runner.Group
 	app := fx.New(
-		fxLogger(cfg, stderr),
-		fx.Supply(cfg, clockFunc(monoNanos), mbs, w,
-			latencies{t2o: fileLatency(hists, 0), stages: &stages{stageOrderAtExchange: fileLatency(hists, exchangeStageHistogram)}},
-			runnerConfig(cfg, ts, logger, agentErrs, runner.WithCounters(ctr.Manager()))),
-		exchangeModule(),
-		threadsModule(ts),
+		fxLogger(cfg),
+		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, files.lat,
+			runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))),
+		fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent](),
 		dutyfx.Runners,
 		fx.Populate(&x, &group),
 	)
@@ -152,23 +125,14 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	rn := group.Runner(roleExchange)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	stopping := false
+	// The first reason to stop early closes exchange.in and arms the
+	// drain timeout, once.
+	var stopTimeout <-chan time.Time
 	stop := func(why string) {
-		if !stopping {
-			stopping = true
+		if stopTimeout == nil {
 			logger.Warn("stopping before the demo's end", "why", why)
 			problems = append(problems, "the exchange process stopped early: "+why)
 			_, _ = mbs.exchangeIn.Close(mailbox.Drain)
-		}
-	}
-	// The drain timeout is armed once, by the first reason to stop: a
-	// cancelled ctx is ready on every pass, so its case is disabled after
-	// it fired (re-arming the timeout on each pass spun a CPU and never
-	// let the timeout fire).
-	var stopTimeout <-chan time.Time
-	armStop := func(why string) {
-		stop(why)
-		if stopTimeout == nil {
 			stopTimeout = time.After(cfg.Drain)
 		}
 	}
@@ -180,20 +144,18 @@ wait:
 			break wait
 		case <-signalled:
 			signalled = nil
-			armStop("signal")
+			stop("signal")
 		case <-tick.C:
-			now := time.Now().UnixMilli()
-			_ = ctr.File.Heartbeat(now)
-			_ = xerrs.File.Heartbeat(now)
+			files.beat()
 			if cfg.WatchParent && os.Getppid() != ppid {
-				armStop("the demo process is gone")
+				stop("the demo process is gone")
 			}
 		case <-stopTimeout:
 			break wait
 		}
 	}
-	stopCtx, cancel3 := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel3()
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if err := app.Stop(stopCtx); err != nil {
 		problems = append(problems, "exchange process: stopping: "+err.Error())
 	}
@@ -202,18 +164,14 @@ wait:
 	}
 	problems = append(problems, rec.end()...)
 	problems = append(problems, link.losses()...)
-
-	observed, err := agentErrs.observations()
+	observed, err := files.errs.observations()
 	if err != nil {
 		problems = append(problems, "exchange process: reading its error log: "+err.Error())
 	}
 	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: observed}
-	h := newHist()
-	x.t2o.final(h)
-	sum.T2O = h.Export()
-	hs := newHist()
-	x.stages[stageOrderAtExchange].final(hs)
-	sum.T2OSampled = hs.Export()
+	t2o, _ := x.t2o.total()
+	t2oS, _ := x.stages[stageOrderAtExchange].total()
+	sum.T2O, sum.T2OSampled = t2o.Export(), t2oS.Export()
 	data, err := json.Marshal(&sum)
 	if err != nil {
 		return false, err

@@ -21,132 +21,63 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// -ipc mode: the exchange runs in a second process. Three mailboxes cross
-// the process boundary, each a shared-memory file in one directory, owned
-// (created and drained) by the process that receives:
-//
-//	exchange.in     owner: the exchange process; senders: feed, risk
-//	strategy.resp   owner: the demo;             senders: exchange, risk
-//	risk.resp       owner: the demo;             sender:  exchange
-//
-// strategy.in and risk.in stay in the demo's memory. The exchange process
-// also creates exchange.counters, a counters file with its published
-// counters (the demo reads its pending-output word while draining; dutystat
-// can watch them), and the demo creates demo.counters for its mailboxes'
-// statistics. Each side waits for the other's files, so either may start
-// first.
-//
-// The end: after the drain, the demo closes exchange.in (the state word is
-// in the shared file); the exchange agent finishes once it is closed and
-// empty, the exchange process checks its books and writes exchange.json
-// (its counts and its tick-to-order histogram) into the directory, and
-// exits. The demo reads the file and reconciles both sides.
+// -ipc: the exchange runs in a second process (this binary with -role
+// exchange), connected by the shared mailbox files (files.go); each side
+// waits for the other's files, so either may start first. The exchange
+// process also publishes its pending-output word in exchange.counters,
+// which the demo reads while it drains. At the end the demo closes
+// exchange.in (its state word is in the shared file); the exchange agent
+// finishes once it is closed and empty, and the exchange process writes
+// its counts and histograms into exchange.json and exits.
 
-const (
-	fileExchangeIn       = "exchange.in"
-	fileStrategyResp     = "strategy.resp"
-	fileRiskResp         = "risk.resp"
-	fileExchangeCounters = "exchange.counters"
-	fileDemoCounters     = "demo.counters"
-	fileDemoHistograms   = "demo.histograms"
-	fileExchangeHists    = "exchange.histograms"
-	fileDemoErrors       = "demo.errors"
-	fileExchangeErrors   = "exchange.errors"
-	fileSummary          = "exchange.json"
-
-	// envMain makes a test binary run the demo's main (the tests re-execute
-	// themselves as the demo and as its exchange process).
-	envMain = "DUTY_TRADING_MAIN"
-
-	// counterType is the type id of the exchange's counters in
-	// exchange.counters (user range, above duty's own).
-	counterType = 10_001
-)
+// envMain makes a test binary run the demo's main (the tests run
+// themselves as the demo and as its exchange process).
+const envMain = "DUTY_TRADING_MAIN"
 
 // exchangeSummary is exchange.json.
 type exchangeSummary struct {
-	Exchange exchangeCounts
-	T2O      *hdrhistogram.Snapshot
-	// T2OSampled is the exchange's stage of the sampled quotes (stages).
-	T2OSampled *hdrhistogram.Snapshot
-	Errors     []string
-	// AgentErrors is the exchange process's error log at its end.
-	AgentErrors []errlog.Observation
+	Exchange    exchangeCounts
+	T2O         *hdrhistogram.Snapshot
+	T2OSampled  *hdrhistogram.Snapshot // the exchange's stage of the sampled quotes
+	Errors      []string
+	AgentErrors []errlog.Observation // the exchange process's error log at its end
 }
 
-// remoteExchange is the exchange process seen from the demo: the shared
-// files, the child process (unless started by hand) and its summary.
+// remoteExchange is the exchange process seen from the demo.
 type remoteExchange struct {
-	cfg     config
-	dir     string
-	ownDir  bool
-	mbs     *mailboxes
-	in      *ipc.MailboxFile // sender
-	sResp   *ipc.MailboxFile // owner
-	rResp   *ipc.MailboxFile // owner
-	demoCtr *ipc.CountersFile
-	errs    *ipc.ErrorLogFile // this process's agent errors
-	xCtr    *ipc.CountersFile // read-only
+	cfg   config
+	dir   string
+	mbs   *mailboxes
+	child *child // unless started by hand
 
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the child has exited (never without a child)
-	waitErr error         // the child's exit, once exited is closed
-
-	sum      *exchangeSummary
-	t2o      *hdrhistogram.Histogram
-	t2oS     *hdrhistogram.Histogram // the sampled quotes' (stages)
-	problems []string
-
-	nats *natsLink // -nats: the bridges instead of the shared mailbox files (nats.go)
+	sum       *exchangeSummary
+	t2o, t2oS *hdrhistogram.Histogram
+	problems  []string
+	nats      *natsLink // -nats: bridges instead of the shared mailbox files
 }
 
-// startRemote creates the demo's files, starts the exchange process
-// (cfg.Spawn) and opens its files. close releases everything, on every
-// path.
-func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
-	r := &remoteExchange{cfg: cfg, dir: cfg.Dir, exited: make(chan struct{})}
+// startRemote makes the demo's mailboxes, starts the exchange process
+// (cfg.Spawn) and opens its files, in files. close releases the child.
+func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExchange, err error) {
+	r := &remoteExchange{cfg: cfg, dir: files.dir, mbs: &mailboxes{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.close())
 		}
 	}()
-	if r.dir == "" {
-		base := ipc.DefaultDir()
-		if err := os.MkdirAll(base, 0o700); err != nil {
-			return r, err
-		}
-		if r.dir, err = os.MkdirTemp(base, "trading-"); err != nil {
-			return r, err
-		}
-		r.ownDir = true
-	} else if err := os.MkdirAll(r.dir, 0o700); err != nil {
-		return r, err
-	}
 	// A summary left by an earlier run in the same directory is not ours.
 	if err := os.Remove(filepath.Join(r.dir, fileSummary)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return r, err
 	}
-	if r.demoCtr, err = ipc.CreateCounters(r.dir, fileDemoCounters, statsCounters, nil, ipc.WithReplaceStale()); err != nil {
-		return r, err
-	}
-	if r.errs, err = ipc.CreateErrorLog(r.dir, fileDemoErrors, errLogLength, ipc.WithReplaceStale()); err != nil {
-		return r, err
-	}
-	r.mbs = &mailboxes{}
 	if cfg.NATS != "" {
-		return r, r.startNATS(stderr)
+		return r, r.startNATS(files, stderr)
 	}
-	create := func(name string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
-		return ipc.CreateMailbox(r.dir, name, mailbox.Config{Name: name, Capacity: cfg.Capacity},
-			ipc.WithCounters(r.demoCtr), ipc.WithReplaceStale())
-	}
-	if r.mbs.strategyResp, r.sResp, err = create(fileStrategyResp); err != nil {
+	if r.mbs.strategyResp, err = files.mailbox(fileStrategyResp, cfg.Capacity); err != nil {
 		return r, err
 	}
-	if r.mbs.riskResp, r.rResp, err = create(fileRiskResp); err != nil {
+	if r.mbs.riskResp, err = files.mailbox(fileRiskResp, cfg.Capacity); err != nil {
 		return r, err
 	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if cfg.Spawn {
@@ -155,52 +86,44 @@ func startRemote(cfg config, stderr io.Writer) (_ *remoteExchange, err error) {
 		}
 		go func() {
 			select {
-			case <-r.exited:
+			case <-r.child.exited:
 				cancel() // the child died before its files appeared
 			case <-ctx.Done():
 			}
 		}()
 	}
-	if r.mbs.exchangeIn, r.in, err = ipc.OpenMailbox(ctx, filepath.Join(r.dir, fileExchangeIn), ipc.WithWaitForFile()); err != nil {
-		if r.childExited() {
-			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.waitErr)
+	in, inFile, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, fileExchangeIn), ipc.WithWaitForFile())
+	if err != nil {
+		if r.child.hasExited() {
+			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.child.waitErr)
 		}
 		return r, err
 	}
-	if r.xCtr, err = ipc.OpenCounters(ctx, filepath.Join(r.dir, fileExchangeCounters), ipc.WithWaitForFile()); err != nil {
-		return r, err
-	}
-	pending, err := findCounter(r.xCtr, labelPending)
+	files.closers = append(files.closers, inFile.Close)
+	r.mbs.exchangeIn = in
+	xCtr, err := ipc.OpenCounters(ctx, filepath.Join(r.dir, roleExchange+".counters"), ipc.WithWaitForFile())
 	if err != nil {
 		return r, err
 	}
-
-	r.mbs.exchangePending = pending
-	local := func(name string) (*mailbox.Mailbox, error) {
-		return mailbox.New(mailbox.Config{Name: name, Capacity: cfg.Capacity, Counters: r.demoCtr.Manager()})
-	}
-	if r.mbs.strategyIn, err = local("strategy.in"); err != nil {
+	files.closers = append(files.closers, xCtr.Close)
+	if r.mbs.exchangePending, err = findCounter(xCtr, exchangeLabels[0]); err != nil {
 		return r, err
 	}
-	if r.mbs.riskIn, err = local("risk.in"); err != nil {
-		return r, err
-	}
-	return r, nil
+	local, err := newLocalMailboxes(cfg, files.ctr.Manager())
+	r.mbs.strategyIn, r.mbs.riskIn = local.strategyIn, local.riskIn
+	return r, err
 }
 
 // spawn starts this program again as the exchange process, in its own
-// process group (a Ctrl-C in the terminal reaches only the demo, which
-// ends the exchange itself, after the drain).
-func (r *remoteExchange) spawn(stderr io.Writer) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
+// process group (a Ctrl-C reaches only the demo, which ends the exchange
+// after the drain).
+func (r *remoteExchange) spawn(stderr io.Writer) (err error) {
 	c := r.cfg
 	args := []string{
 		"-role", roleExchange, "-dir", r.dir, "-watch-parent",
 		"-instruments", strconv.Itoa(c.Instruments), "-threads", strconv.Itoa(c.Threads),
 		"-idle", c.IdleSpec, "-cpus", c.CPUSpec, "-mailbox", strconv.Itoa(c.Capacity),
+		"-lose-report", strconv.FormatInt(c.dropReport, 10), "-record", c.Record,
 	}
 	if c.Verbose {
 		args = append(args, "-v")
@@ -208,63 +131,23 @@ func (r *remoteExchange) spawn(stderr io.Writer) error {
 	if r.nats != nil {
 		args = append(args, "-nats="+r.nats.url)
 	}
-	if c.dropReport > 0 {
-		args = append(args, "-lose-report", strconv.FormatInt(c.dropReport, 10))
-	}
-	if c.Record != "" {
-		args = append(args, "-record", c.Record)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if r.child, err = startChild(envMain, args, stderr, stderr); err != nil {
 		return fmt.Errorf("trading: starting the exchange process: %w", err)
 	}
-	r.cmd = cmd
-	go func() {
-		r.waitErr = cmd.Wait()
-		close(r.exited)
-	}()
 	return nil
 }
 
-func (r *remoteExchange) childExited() bool {
-	select {
-	case <-r.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// done is closed when the exchange process exits (nil, never closed,
-// without a child or without -ipc).
+// done is closed when the exchange process exits (nil without a child).
 func (r *remoteExchange) done() <-chan struct{} {
-	if r == nil || r.cmd == nil {
+	if r == nil || r.child == nil {
 		return nil
 	}
-	return r.exited
+	return r.child.exited
 }
 
-// heartbeat refreshes the owner heartbeat of demo.counters (the
-// mailboxes' files are refreshed by their drains).
-func (r *remoteExchange) heartbeat() {
-	if r == nil {
-		return
-	}
-	now := time.Now().UnixMilli()
-	if r.demoCtr != nil {
-		_ = r.demoCtr.File.Heartbeat(now)
-	}
-	if r.errs != nil {
-		_ = r.errs.File.Heartbeat(now)
-	}
-}
-
-// finish ends the exchange process: it closes exchange.in (seen by the
-// exchange through the shared state word) and waits, up to limit, for
-// the summary the exchange writes when it has drained and stopped.
+// finish ends the exchange process after the drain: it closes
+// exchange.in and waits, up to limit, for the summary the exchange writes
+// when it has drained and stopped.
 func (r *remoteExchange) finish(limit time.Duration) {
 	if _, err := r.mbs.exchangeIn.Close(mailbox.Drain); err != nil {
 		r.problems = append(r.problems, "closing exchange.in: "+err.Error())
@@ -273,11 +156,11 @@ func (r *remoteExchange) finish(limit time.Duration) {
 		r.problems = append(r.problems, r.nats.end(limit)...)
 	}
 	deadline := time.After(limit)
-	if r.cmd != nil {
+	if r.child != nil {
 		select {
-		case <-r.exited:
-			if r.waitErr != nil {
-				r.problems = append(r.problems, fmt.Sprintf("the exchange process failed: %v", r.waitErr))
+		case <-r.child.exited:
+			if r.child.waitErr != nil {
+				r.problems = append(r.problems, fmt.Sprintf("the exchange process failed: %v", r.child.waitErr))
 			}
 		case <-deadline:
 			r.problems = append(r.problems, fmt.Sprintf("the exchange process did not finish within %v", limit))
@@ -293,17 +176,13 @@ func (r *remoteExchange) finish(limit time.Duration) {
 				r.problems = append(r.problems, fmt.Sprintf("%s: %v", path, err))
 				return
 			}
-			r.sum = &s
-			if s.T2O != nil {
-				r.t2o = hdrhistogram.Import(s.T2O)
-			}
-			if s.T2OSampled != nil {
-				r.t2oS = hdrhistogram.Import(s.T2OSampled)
+			if r.sum = &s; s.T2O != nil && s.T2OSampled != nil {
+				r.t2o, r.t2oS = hdrhistogram.Import(s.T2O), hdrhistogram.Import(s.T2OSampled)
 			}
 			r.problems = append(r.problems, s.Errors...)
 			return
 		}
-		if !errors.Is(err, os.ErrNotExist) || r.cmd != nil {
+		if !errors.Is(err, os.ErrNotExist) || r.child != nil {
 			r.problems = append(r.problems, "no summary from the exchange process: "+err.Error())
 			return
 		}
@@ -316,8 +195,7 @@ func (r *remoteExchange) finish(limit time.Duration) {
 	}
 }
 
-// agentErrors returns the exchange process's agent errors, their texts
-// marked with the process.
+// agentErrors returns the exchange process's agent errors, marked so.
 func (r *remoteExchange) agentErrors() []errlog.Observation {
 	if r == nil || r.sum == nil {
 		return nil
@@ -339,40 +217,65 @@ func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	return r.sum.Exchange, problems
 }
 
-// close releases the files and the child, on any path: it gives a child
-// still running a few seconds to finish, then kills it.
+// close gives a child still running a few seconds to finish, then kills
+// it, and closes the NATS link.
 func (r *remoteExchange) close() error {
-	var errs []error
-	if r.cmd != nil {
-		select {
-		case <-r.exited:
-		case <-time.After(5 * time.Second):
-			errs = append(errs, fmt.Errorf("trading: killing the exchange process %d", r.cmd.Process.Pid))
-			_ = r.cmd.Process.Kill()
-			<-r.exited
-		}
+	var err error
+	if r.child != nil && r.child.end(nil) {
+		err = fmt.Errorf("trading: killed the exchange process %d", r.child.cmd.Process.Pid)
 	}
-	errs = append(errs, r.nats.close()) // before the counters file its bridges write
-	for _, m := range []*ipc.MailboxFile{r.in, r.sResp, r.rResp} {
-		if m == nil {
-			continue
-		}
-		if m.File.IsOwner() {
-			errs = append(errs, m.File.Remove())
-		}
-		errs = append(errs, m.Close())
+	return errors.Join(err, r.nats.close())
+}
+
+// child is this program started again (the exchange process, the
+// feeder) with env set, in its own process group: a Ctrl-C in the
+// terminal reaches only the demo, which ends the child in order.
+type child struct {
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once it has exited
+	waitErr error         // its exit, once exited is closed
+}
+
+func startChild(env string, args []string, stdout, stderr io.Writer) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
 	}
-	if r.xCtr != nil {
-		errs = append(errs, r.xCtr.Close())
+	c := &child{cmd: exec.Command(exe, args...), exited: make(chan struct{})}
+	c.cmd.Env = append(os.Environ(), env+"=1")
+	c.cmd.Stdout, c.cmd.Stderr = stdout, stderr
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
 	}
-	if r.demoCtr != nil {
-		errs = append(errs, r.demoCtr.File.Remove(), r.demoCtr.Close())
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+func (c *child) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
 	}
-	if r.errs != nil {
-		errs = append(errs, r.errs.File.Remove(), r.errs.Close())
+}
+
+// end sends sig (if not nil) and waits for the child to exit, killing it
+// after 5 s; it reports whether it had to.
+func (c *child) end(sig os.Signal) bool {
+	if sig != nil {
+		_ = c.cmd.Process.Signal(sig)
 	}
-	if r.ownDir && r.dir != "" {
-		errs = append(errs, os.RemoveAll(r.dir))
+	select {
+	case <-c.exited:
+		return false
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		return true
 	}
-	return errors.Join(errs...)
 }

@@ -20,7 +20,7 @@ func TestPercentilesNearestRank(t *testing.T) {
 		require.NoError(t, r.t2o.RecordValue(v*1_000))
 	}
 	var out bytes.Buffer
-	r.print(&out, config{}, handles{})
+	r.print(&out, config{})
 	rows := map[string][]string{}
 	for line := range strings.SplitSeq(out.String(), "\n") {
 		if f := strings.Fields(line); len(f) == 7 && strings.HasPrefix(f[0], "tick-to-") {

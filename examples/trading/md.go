@@ -2,63 +2,47 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/counters"
+	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/zmtp"
 )
 
-// -md: the market data comes from a ZMTP PUB endpoint (package zmtp)
-// instead of the in-process generator. A SUB socket, subscribed to the
-// quote and end messages of package mdfeed, delivers into the mailbox
-// md.in (a zmtp bridge: the socket's goroutines do the network I/O, never
-// a duty cycle); the md agent takes the feed agent's place on its thread,
-// drains md.in and sends each quote on to the strategy, risk and the
-// exchange exactly as the feed agent does, with its pending output and
-// counters.
+// -md: the market data comes from a ZMTP PUB endpoint (package mdfeed's
+// feeder) instead of the in-process generator. A SUB socket delivers its
+// quote and end messages into the mailbox md.in; the md agent takes the
+// feed agent's place on its thread and forwards each quote as the feed
+// agent does, with its pending output and counters, so the ledger's feed
+// count is what it forwarded. Each quote is also checked against the
+// demo's own generator (same -seed and -instruments): a quote lost,
+// repeated or reordered, or a feeder with other settings, is a problem;
+// so is an end message whose counts (published, dropped by the PUB) do
+// not match what arrived.
 //
-// Reconciliation stays exact: the ledger's feed count is the number of
-// quotes the md agent forwarded. Each received quote is also checked
-// against the demo's own generator (same -seed and -instruments): a
-// quote lost, repeated or reordered on the way, or a feeder with other
-// settings, is a problem. The feeder's end message carries what it
-// published and what its PUB dropped; both must match what arrived.
-//
-// With -md alone, the demo starts the feeder (this binary again, as
-// mdfeed.Main) on a free loopback port, and asks it to end (SIGINT) when
-// the demo's feed stops; the md agent then waits for the end message.
-// With -md ENDPOINT it connects to a feeder started by hand and stops
-// forwarding when the demo's feed stops.
-//
-// CURVE (docs/zmtp.md, "CURVE"): the feeder is the CURVE server, the
-// demo's SUB a client with a key pair of its own. With -md-curve and -md
-// alone, the demo makes a key pair for itself and one for the feeder it
-// starts (the feeder's secret key in a file of a temporary directory,
-// removed at the end), and the feeder admits the demo's key only. With -md
-// ENDPOINT, -md-curve-server is the feeder's public key and
-// -md-curve-secret the file of the demo's secret key (mdfeed -keygen makes
-// both files; the feeder runs with -curve-secret and -curve-allow).
+// -md alone starts the feeder (this binary as mdfeed.Main) on a free
+// loopback port and asks it to end (SIGINT) when the demo's feed stops;
+// the md agent then waits for its end message. -md ENDPOINT connects to a
+// feeder started by hand. With CURVE (docs/zmtp.md) the feeder is the
+// server: -md-curve with -md alone makes a key pair for each side; with
+// -md ENDPOINT, -md-curve-server and -md-curve-secret give the keys
+// (mdfeed -keygen writes them).
 
-// mdAuto is -md without an endpoint: start the feeder.
-const mdAuto = "auto"
+const mdAuto = "auto" // -md without an endpoint: start the feeder
 
-// envMDFeed makes this binary (the demo's, or a test binary) run the
-// feeder instead: the demo starts its child feeder so.
+// envMDFeed makes this binary run the feeder instead (the demo's child).
 const envMDFeed = "DUTY_TRADING_MDFEED"
 
 func init() {
@@ -67,7 +51,6 @@ func init() {
 	}
 }
 
-// checkMD checks -md against the other flags.
 func checkMD(c *config) error {
 	switch {
 	case c.MD == "":
@@ -75,7 +58,6 @@ func checkMD(c *config) error {
 	case c.Role != "":
 		return fmt.Errorf("%w: -md is for the demo, not -role %s", errUsage, c.Role)
 	case c.NATS != "" || c.Record != "" || c.Replay != "":
-		// Each would work in principle; none is tested with -md.
 		return fmt.Errorf("%w: -md does not combine with -nats, -record or -replay", errUsage)
 	case c.Rate == 0:
 		return fmt.Errorf("%w: -md needs -rate > 0 (a PUB drops for a subscriber that falls behind)", errUsage)
@@ -85,20 +67,16 @@ func checkMD(c *config) error {
 	return nil
 }
 
-// mdSource is the market-data connection: the SUB socket, md.in, the
-// child feeder. Nil without -md; its methods accept a nil receiver.
+// mdSource is the market-data connection. Nil without -md; its methods
+// accept a nil receiver.
 type mdSource struct {
 	endpoint string
 	sub      *zmtp.Socket
 	in       *mailbox.Mailbox
 	agent    *mdAgent
-	cmd      *exec.Cmd // the child feeder, or nil
-	exited   chan struct{}
-	curve    *zmtp.Curve // the SUB's CURVE, or nil
+	feeder   *child      // or nil
+	curve    *zmtp.Curve // the SUB's, or nil
 	keyDir   string      // the child feeder's key file's directory, or ""
-
-	curveOn                  bool   // -md-curve
-	curveServer, curveSecret string // -md-curve-server, -md-curve-secret
 }
 
 // startMD starts the feeder (with -md alone) and the SUB socket.
@@ -106,14 +84,14 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	if cfg.MD == "" {
 		return nil, nil
 	}
-	m = &mdSource{endpoint: cfg.MD, curveOn: cfg.MDCurve, curveServer: cfg.MDCurveServer, curveSecret: cfg.MDCurveSecret}
+	m = &mdSource{endpoint: cfg.MD}
 	defer func() {
 		if err != nil {
 			m.close()
 		}
 	}()
-	var feederArgs []string
-	if feederArgs, err = m.setCurve(cfg.MD == mdAuto); err != nil {
+	feederArgs, err := m.setCurve(cfg)
+	if err != nil {
 		return m, err
 	}
 	if cfg.MD == mdAuto {
@@ -142,15 +120,13 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	return m, nil
 }
 
-// setCurve sets the SUB's CURVE from the -md-curve flags, and returns the
-// child feeder's arguments for it (spawning: a key pair for each, made
-// here).
-func (m *mdSource) setCurve(spawning bool) ([]string, error) {
-	server, secretFile := m.curveServer, m.curveSecret
-	if !m.curveOn && server == "" && secretFile == "" {
+// setCurve sets the SUB's CURVE from the flags and returns the child
+// feeder's arguments for it.
+func (m *mdSource) setCurve(cfg config) ([]string, error) {
+	if !cfg.MDCurve && cfg.MDCurveServer == "" && cfg.MDCurveSecret == "" {
 		return nil, nil
 	}
-	if spawning {
+	if cfg.MD == mdAuto {
 		pub, sec, err := zmtp.NewCurveKeyPair()
 		if err != nil {
 			return nil, err
@@ -166,15 +142,15 @@ func (m *mdSource) setCurve(spawning bool) ([]string, error) {
 		m.curve = &zmtp.Curve{Public: pub, Secret: sec, ServerKey: feederPub}
 		return []string{"-curve-secret", key, "-curve-allow", pub.Z85()}, nil
 	}
-	if server == "" || secretFile == "" {
-		return nil, fmt.Errorf("%w: -md %s with CURVE needs %s (the feeder's public key) and %s (the file of the demo's secret key)",
-			errUsage, m.endpoint, "-md-curve-server", "-md-curve-secret")
+	if cfg.MDCurveServer == "" || cfg.MDCurveSecret == "" {
+		return nil, fmt.Errorf("%w: -md %s with CURVE needs -md-curve-server (the feeder's public key) and -md-curve-secret (the file of the demo's secret key)",
+			errUsage, m.endpoint)
 	}
-	serverKey, err := zmtp.ParseCurveKey(server)
+	serverKey, err := zmtp.ParseCurveKey(cfg.MDCurveServer)
 	if err != nil {
 		return nil, fmt.Errorf("%w: -md-curve-server: %w", errUsage, err)
 	}
-	pub, sec, err := mdfeed.ReadSecretKey(secretFile)
+	pub, sec, err := mdfeed.ReadSecretKey(cfg.MDCurveSecret)
 	if err != nil {
 		return nil, fmt.Errorf("%w: -md-curve-secret: %w", errUsage, err)
 	}
@@ -182,39 +158,28 @@ func (m *mdSource) setCurve(spawning bool) ([]string, error) {
 	return nil, nil
 }
 
-// spawn starts this binary as the feeder on a free loopback port, with
-// extra arguments, and reads the endpoint it bound from its first line.
+// spawn starts this binary as the feeder on a free loopback port and
+// reads the endpoint it bound from its first line.
 func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
-	exe, err := os.Executable()
+	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	m.cmd = exec.Command(exe, "-bind", "tcp://127.0.0.1:0",
+	m.feeder, err = startChild(envMDFeed, append([]string{"-bind", "tcp://127.0.0.1:0",
 		"-instruments", strconv.Itoa(cfg.Instruments), "-seed", strconv.FormatUint(cfg.Seed, 10),
-		"-rate", strconv.FormatInt(cfg.Rate, 10), "-duration", cfg.Duration.String(), "-watch-parent")
-	m.cmd.Args = append(m.cmd.Args, extra...)
-	m.cmd.Env = append(os.Environ(), envMDFeed+"=1")
-	m.cmd.Stderr = stderr
-	// Its own process group: a Ctrl-C reaches the demo, which then asks
-	// the feeder to end (SIGINT) so that its end message still comes.
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := m.cmd.StdoutPipe()
+		"-rate", strconv.FormatInt(cfg.Rate, 10), "-duration", cfg.Duration.String(), "-watch-parent"}, extra...), w, stderr)
+	_ = w.Close()
 	if err != nil {
-		return err
-	}
-	if err := m.cmd.Start(); err != nil {
-		m.cmd = nil
+		_ = r.Close()
 		return fmt.Errorf("trading: starting the feeder: %w", err)
 	}
-	m.exited = make(chan struct{})
 	lines := make(chan string, 1)
 	go func() {
-		r := bufio.NewReader(out)
-		line, _ := r.ReadString('\n')
+		defer r.Close()
+		br := bufio.NewReader(r)
+		line, _ := br.ReadString('\n')
 		lines <- line
-		_, _ = io.Copy(io.Discard, r) // its last line, the counts
-		_ = m.cmd.Wait()
-		close(m.exited)
+		_, _ = io.Copy(io.Discard, br) // its last line, the counts
 	}()
 	select {
 	case line := <-lines:
@@ -225,7 +190,7 @@ func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 		m.endpoint = ep
 		return nil
 	case <-time.After(30 * time.Second):
-		return errors.New("trading: the feeder did not start within 30 s")
+		return fmt.Errorf("trading: the feeder did not start within %v", 30*time.Second)
 	}
 }
 
@@ -234,18 +199,18 @@ func (m *mdSource) module() fx.Option {
 	if m == nil {
 		return fx.Options()
 	}
-	return fx.Provide(func(f *feedAgent) (*mdAgent, error) {
+	return fx.Options(fx.Provide(func(f *feedAgent) (*mdAgent, error) {
 		a := &mdAgent{f: f, src: m}
 		var err error
 		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
 		m.agent = a
 		return a, err
-	})
+	}), dutyfx.Include[*mdAgent]())
 }
 
-// finish reports, after the run, what arrived, and returns the problems:
-// quotes that differ from the generator's, an end message missing or not
-// matching what arrived, messages the bridge dropped.
+// finish prints what arrived and returns the problems: quotes that differ
+// from the generator's, an end message missing or not matching what
+// arrived, messages the bridge dropped.
 func (m *mdSource) finish(w io.Writer) []string {
 	if m == nil || m.agent == nil {
 		return nil
@@ -264,7 +229,7 @@ func (m *mdSource) finish(w io.Writer) []string {
 		if a.end.Published != a.f.made {
 			p = append(p, fmt.Sprintf("market data: the feeder published %d quotes, %d arrived", a.end.Published, a.f.made))
 		}
-	} else if m.cmd != nil {
+	} else if m.feeder != nil {
 		p = append(p, "market data: the feeder's end message did not arrive")
 	}
 	fmt.Fprintln(w)
@@ -280,12 +245,8 @@ func (m *mdSource) finish(w io.Writer) []string {
 	return p
 }
 
-// feederStopGrace is how long close waits for an interrupted feeder
-// before it kills it.
-const feederStopGrace = 5 * time.Second
-
-// close closes the socket and waits for the feeder (killing it after
-// feederStopGrace).
+// close closes the socket and waits for the feeder, interrupted, killing
+// it after 5 s.
 func (m *mdSource) close() {
 	if m == nil {
 		return
@@ -293,24 +254,17 @@ func (m *mdSource) close() {
 	if m.sub != nil {
 		_ = m.sub.Close()
 	}
-	if m.cmd != nil {
-		_ = m.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-m.exited:
-		case <-time.After(feederStopGrace):
-			_ = m.cmd.Process.Kill()
-			<-m.exited
-		}
+	if m.feeder != nil { // asked to end, so that its end message still comes
+		m.feeder.end(os.Interrupt)
 	}
 	if m.keyDir != "" {
 		_ = os.RemoveAll(m.keyDir)
 	}
 }
 
-// mdAgent forwards the quotes of md.in with the feed agent's state: its
-// generator (as the checker and the count), quote, pending output and
-// words, so that the rest of the demo (quiesce, the ledger, the table)
-// sees a feed agent.
+// mdAgent forwards the quotes of md.in through the feed agent's state
+// (generator as the checker and count, quote, pending output, words), so
+// that the rest of the demo sees a feed agent.
 type mdAgent struct {
 	f     *feedAgent
 	src   *mdSource
@@ -327,12 +281,10 @@ type mdAgent struct {
 
 func (a *mdAgent) RoleName() string { return roleFeed }
 
-// Mailboxes is the mailbox the market data arrives in, for an idle
-// strategy that sleeps until it does ("-idle wake").
-func (a *mdAgent) Mailboxes() []*mailbox.Mailbox { return []*mailbox.Mailbox{a.in.Mailbox()} }
+// Mailboxes is what "-idle wake" sleeps on.
+func (a *mdAgent) Mailboxes() []*mailbox.Mailbox { return []*mailbox.Mailbox{a.in.mb} }
 
-// NextDeadline is now while a quote waits to be forwarded, else none: the
-// next one arrives in the mailbox.
+// NextDeadline is now while a quote waits to be forwarded, else none.
 func (a *mdAgent) NextDeadline() time.Time {
 	if a.f.out.pending {
 		return time.Now()
@@ -361,23 +313,21 @@ func (a *mdAgent) DoWork() (int, error) {
 
 // stopping reports, once the feed is told to stop, whether forwarding
 // stops now: at once with a feeder started by hand; with the child, once
-// its end message is in (it is asked for it once).
+// its end message is in (asked for once).
 func (a *mdAgent) stopping() bool {
-	if a.src.cmd == nil || a.ended {
+	if a.src.feeder == nil || a.ended {
 		return true
 	}
 	if !a.asked {
 		a.asked = true
-		_ = a.src.cmd.Process.Signal(os.Interrupt)
+		_ = a.src.feeder.cmd.Process.Signal(os.Interrupt)
 	}
 	return false
 }
 
-// onQuote checks a quote against the generator and sends it on (the rest
-// is pending output when a destination is full).
 func (a *mdAgent) onQuote(q *msg.Quote) error {
 	if a.ended {
-		a.bad++ // nothing follows the end
+		a.bad++
 		return nil
 	}
 	f := a.f
@@ -394,7 +344,6 @@ func (a *mdAgent) onQuote(q *msg.Quote) error {
 	return nil
 }
 
-// onEnd takes the feeder's end message, which ends the stream.
 func (a *mdAgent) onEnd(e *mdfeed.End) error {
 	if a.ended {
 		a.bad++

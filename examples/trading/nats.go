@@ -27,36 +27,27 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// -nats mode: the exchange runs in a second process, as with -ipc (the
-// same -role exchange child, the same directory for its counters,
-// histograms, error log and summary), but its three mailboxes are local
-// to each process and their messages cross only NATS, through
-// natsbridge in core mode:
+// -nats: the exchange process of -ipc, but its three mailboxes are local
+// to each process and their messages cross NATS through natsbridge (core
+// mode), on subjects <prefix>.<mailbox>, the prefix derived from the
+// directory:
 //
 //	exchange.in     demo: mailbox -> Outbound   child: Inbound -> mailbox
 //	strategy.resp   child: mailbox -> Outbound  demo: Inbound -> mailbox
 //	risk.resp       child: mailbox -> Outbound  demo: Inbound -> mailbox
 //
-// on subjects <prefix>.<mailbox>, the prefix derived from the directory so
-// that two runs can share a server. Two more subjects carry the control
-// the shared files carry with -ipc: <prefix>.status, which the child
-// answers with its counts (what its inbound bridge delivered, what it
-// holds, what its outbound bridges batched), from which the demo keeps
-// an estimate of the messages in flight between the processes as the
-// exchange's pending word (the drain waits for it to be 0); and
-// <prefix>.end, the demo's end after the drain, with the number of
-// messages its bridge sent: the child waits until it has delivered as
-// many, then closes its exchange.in, and the exchange agent finishes as
-// with -ipc. Losses a bridge counts (core NATS mode is at most once) are
-// problems of the run: the reconciliation is not ok.
-//
-// With -nats alone the demo starts a nats-server itself, embedded, on a
-// free loopback port; with -nats URL it connects to that server.
+// Two subjects carry what the shared files carry with -ipc: the child
+// answers <prefix>.status with its counts (natsStatus), from which the
+// demo keeps the messages in flight between the processes as the
+// exchange's pending word (the drain waits for 0); <prefix>.end, after
+// the drain, carries the number of messages the demo's bridge sent: the
+// child closes its exchange.in once it delivered as many. Losses a bridge
+// counts (core mode is at most once) fail the reconciliation.
 
-// natsEmbedded is config.NATS for -nats without a URL.
+// natsEmbedded is config.NATS for -nats without a URL: an embedded server
+// on a free loopback port.
 const natsEmbedded = "embedded"
 
-// natsPrefix is the subject prefix of a run: one per directory.
 func natsPrefix(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -66,24 +57,22 @@ func natsPrefix(dir string) string {
 	return fmt.Sprintf("duty.trading.%016x", h.Sum64())
 }
 
-// natsStatus is the child's answer on <prefix>.status. It reads its
-// counts in the order a message travels (delivered, then held, then
-// batched), so that a message moving meanwhile is counted twice rather
-// than missed.
+// natsStatus is the child's answer on <prefix>.status, its counts read in
+// the order a message travels (delivered, held, batched), so that one
+// moving meanwhile is counted twice rather than missed.
 type natsStatus struct {
-	Delivered int64 // exchange.in messages the inbound bridge delivered (or dropped)
+	Delivered int64 // exchange.in messages its inbound bridge delivered (or dropped)
 	Busy      int64 // bytes in its mailboxes plus the exchange's pending output
 	Batched   int64 // messages its outbound bridges batched
 }
 
-// natsLink is one process's side of -nats: its bridges, their runner and
-// the control connection.
+// natsLink is one process's side of -nats.
 type natsLink struct {
 	cfg     config
 	prefix  string
 	url     string
 	srv     *server.Server // the embedded server (the demo, -nats alone)
-	nc      *nats.Conn     // control: status and end
+	nc      *nats.Conn     // status and end
 	outs    []*natsbridge.Outbound
 	ins     []*natsbridge.Inbound
 	run     *runner.Runner // the outbound bridges
@@ -91,89 +80,85 @@ type natsLink struct {
 	logger  *slog.Logger
 	stderr  io.Writer
 
-	// The demo: the estimate of messages in flight, the exchange's
-	// pending word for quiesce; watch's goroutine keeps it.
-	inflight atomic.Int64
+	inflight atomic.Int64 // the demo's: the exchange's pending word, kept by watch
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
-	// The child.
-	mbs  *mailboxes
-	exch *atomic.Int64 // the exchange's pending word
+	mbs  *mailboxes    // the child's
+	exch *atomic.Int64 // the child's: the exchange's pending word
 }
 
 func newNATSLink(cfg config, dir string, logger *slog.Logger) *natsLink {
 	l := &natsLink{cfg: cfg, prefix: natsPrefix(dir), url: cfg.NATS, logger: logger, stop: make(chan struct{})}
-	// A runner parked in nanosleep(2) keeps its P until the runtime takes
-	// it back: with GOMAXPROCS at the CPU count, the agents' runners and
-	// the bridges' would leave the NATS client's goroutines (and the
-	// embedded server's) waiting for a P.
+	// A runner parked in nanosleep keeps its P: room for the NATS client's
+	// goroutines (and the embedded server's) beside the runners.
 	prev := runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), runtime.NumCPU()+2))
 	l.restore = func() { runtime.GOMAXPROCS(prev) }
 	return l
 }
 
-// recvCapacity is the ring of a mailbox a bridge delivers into: core NATS
-// mode drops what a full mailbox refuses, so it holds many batches.
-func recvCapacity(cfg config) int { return max(cfg.Capacity, 4<<20) }
-
-func (l *natsLink) bridgeConfig(name string, mb *mailbox.Mailbox, ctrs *counters.Manager) natsbridge.Config {
-	c := natsbridge.Config{Name: name, Subject: l.prefix + "." + name, URL: l.url, Counters: ctrs, Logger: l.logger}
+// bridge makes a bridge of mailbox name, outbound (it drains the mailbox)
+// or inbound (it delivers into it).
+func (l *natsLink) bridge(ctx context.Context, mb *mailbox.Mailbox, ctrs *counters.Manager, out bool) error {
+	c := natsbridge.Config{Name: mb.Name(), Subject: l.prefix + "." + mb.Name(), URL: l.url, Counters: ctrs, Logger: l.logger}
 	if need := mb.MaxMessageSize() + 64; need > natsbridge.DefaultBatchBytes {
 		c.BatchBytes = need
 	}
-	return c
-}
-
-func (l *natsLink) addOutbound(ctx context.Context, name string, mb *mailbox.Mailbox, ctrs *counters.Manager) error {
-	o, err := natsbridge.NewOutbound(ctx, l.bridgeConfig(name, mb, ctrs), mb)
-	if err == nil {
-		l.outs = append(l.outs, o)
+	if out {
+		o, err := natsbridge.NewOutbound(ctx, c, mb)
+		if err == nil {
+			l.outs = append(l.outs, o)
+		}
+		return err
 	}
-	return err
-}
-
-func (l *natsLink) addInbound(ctx context.Context, name string, mb *mailbox.Mailbox, ctrs *counters.Manager) error {
-	in, err := natsbridge.NewInbound(ctx, l.bridgeConfig(name, mb, ctrs), mb)
+	in, err := natsbridge.NewInbound(ctx, c, mb)
 	if err == nil {
 		l.ins = append(l.ins, in)
 	}
 	return err
 }
 
+// mailboxes makes the process's mailboxes (named), those bridges deliver
+// into (recv) large enough for many batches: core mode drops what a full
+// mailbox refuses.
+func (l *natsLink) mailboxes(ctrs *counters.Manager, recv map[string]bool, names ...string) ([]*mailbox.Mailbox, error) {
+	var mbs []*mailbox.Mailbox
+	for _, name := range names {
+		capacity := l.cfg.Capacity
+		if recv[name] {
+			capacity = max(capacity, 4<<20)
+		}
+		mb, err := mailbox.New(mailbox.Config{Name: name, Capacity: capacity, Counters: ctrs})
+		if err != nil {
+			return nil, err
+		}
+		mbs = append(mbs, mb)
+	}
+	return mbs, nil
+}
+
 // startOutbounds runs the outbound bridges on a runner of their own.
 func (l *natsLink) startOutbounds() error {
-	var a agent.Agent = l.outs[0]
-	if len(l.outs) > 1 {
-		members := make([]agent.Agent, len(l.outs))
-		for i, o := range l.outs {
-			members[i] = o
-		}
-		c, err := agent.NewComposite(members...)
-		if err != nil {
-			return err
-		}
-		a = c
+	var members []agent.Agent
+	for _, o := range l.outs {
+		members = append(members, o)
 	}
-	b, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
-		MinPark: time.Microsecond, MaxPark: 100 * time.Microsecond})
+	c, err := agent.NewComposite(members...)
 	if err != nil {
 		return err
 	}
-	r, err := runner.New(a, runner.WithIdle(b), runner.WithThreadName("natsbridge"))
+	b, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5, MinPark: time.Microsecond, MaxPark: 100 * time.Microsecond})
+	if err == nil {
+		l.run, err = runner.New(c, runner.WithIdle(b), runner.WithThreadName("natsbridge"))
+	}
 	if err != nil {
 		return err
 	}
-	if err := r.Start(); err != nil {
-		return err
-	}
-	l.run = r
-	return nil
+	return l.run.Start()
 }
 
 // delivered is what the inbound bridges delivered or dropped.
-func (l *natsLink) delivered() int64 {
-	var n int64
+func (l *natsLink) delivered() (n int64) {
 	for _, in := range l.ins {
 		st := in.Stats()
 		n += st.Delivered + st.Dropped
@@ -181,8 +166,7 @@ func (l *natsLink) delivered() int64 {
 	return n
 }
 
-func (l *natsLink) batched() int64 {
-	var n int64
+func (l *natsLink) batched() (n int64) {
 	for _, o := range l.outs {
 		n += o.Stats().Batched
 	}
@@ -210,22 +194,8 @@ func (l *natsLink) losses() []string {
 	return out
 }
 
-// describe is the bridges' counters, one line.
-func (l *natsLink) describe() string {
-	var parts []string
-	for _, o := range l.outs {
-		st := o.Stats()
-		parts = append(parts, fmt.Sprintf("%s: %d messages in %d batches", o.RoleName(), st.Batched, st.Published))
-	}
-	for _, in := range l.ins {
-		st := in.Stats()
-		parts = append(parts, fmt.Sprintf("%s: %d delivered, %d dropped, %d batches lost", in.RoleName(), st.Delivered, st.Dropped, st.LostBatches))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// close stops the bridges and the control connection, and the embedded
-// server last. The outbound bridges get a second to hand over what their
+// close stops the bridges, the control connection and the embedded
+// server. The outbound bridges get a second to hand over what their
 // mailboxes still hold.
 func (l *natsLink) close() error {
 	if l == nil {
@@ -234,10 +204,8 @@ func (l *natsLink) close() error {
 	l.stopWatch()
 	var errs []error
 	if l.run != nil {
-		for deadline := time.Now().Add(time.Second); l.mbs != nil && time.Now().Before(deadline); {
-			if depth(l.mbs.strategyResp)+depth(l.mbs.riskResp) == 0 {
-				break
-			}
+		for deadline := time.Now().Add(time.Second); l.mbs != nil && time.Now().Before(deadline) &&
+			l.mbs.strategyResp.Stats().Depth+l.mbs.riskResp.Stats().Depth > 0; {
 			time.Sleep(time.Millisecond)
 		}
 		errs = append(errs, l.run.Close())
@@ -269,88 +237,54 @@ func (l *natsLink) stopWatch() {
 	l.wg.Wait()
 }
 
-// depth is the bytes a mailbox holds (0 for none or no mailbox).
-func depth(mb *mailbox.Mailbox) int64 {
-	if mb == nil {
-		return 0
-	}
-	return int64(mb.Stats().Depth)
-}
-
-// startNATS is startRemote's -nats part: the demo's mailboxes, the
-// server (embedded for -nats alone), the bridges, the exchange process,
-// and the wait for it to answer on the status subject.
-func (r *remoteExchange) startNATS(stderr io.Writer) error {
-	cfg := r.cfg
-	l := newNATSLink(cfg, r.dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	r.nats = l
-	l.stderr = stderr
+// startNATS is startRemote's -nats part: the server (embedded for -nats
+// alone), the demo's mailboxes and bridges, the exchange process, and the
+// wait for its first answer on the status subject.
+func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
+	l := newNATSLink(r.cfg, r.dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	r.nats, l.stderr = l, stderr
+	how := "the server given"
 	if l.url == natsEmbedded {
 		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 		if err != nil {
 			return fmt.Errorf("trading: nats-server: %w", err)
 		}
 		s.Start()
-		l.srv = s
-		if !s.ReadyForConnections(10 * time.Second) {
+		if l.srv, how = s, "a server of its own, embedded"; !s.ReadyForConnections(10 * time.Second) {
 			return errors.New("trading: the embedded nats-server is not ready")
 		}
 		l.url = s.ClientURL()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ctrs := r.demoCtr.Manager()
-	mk := func(name string, capacity int) (*mailbox.Mailbox, error) {
-		return mailbox.New(mailbox.Config{Name: name, Capacity: capacity, Counters: ctrs})
-	}
-	var err error
-	if r.mbs.strategyResp, err = mk("strategy.resp", recvCapacity(cfg)); err != nil {
+	ctrs := files.ctr.Manager()
+	mbs, err := l.mailboxes(ctrs, map[string]bool{"strategy.resp": true, "risk.resp": true},
+		"strategy.resp", "risk.resp", "exchange.in", "strategy.in", "risk.in")
+	if err != nil {
 		return err
 	}
-	if r.mbs.riskResp, err = mk("risk.resp", recvCapacity(cfg)); err != nil {
-		return err
-	}
-	if r.mbs.exchangeIn, err = mk("exchange.in", cfg.Capacity); err != nil {
-		return err
-	}
-	if r.mbs.strategyIn, err = mk("strategy.in", cfg.Capacity); err != nil {
-		return err
-	}
-	if r.mbs.riskIn, err = mk("risk.in", cfg.Capacity); err != nil {
-		return err
-	}
+	m := r.mbs
+	m.strategyResp, m.riskResp, m.exchangeIn, m.strategyIn, m.riskIn = mbs[0], mbs[1], mbs[2], mbs[3], mbs[4]
 	// The inbound bridges subscribe before the exchange can answer.
-	if err := l.addInbound(ctx, "strategy.resp", r.mbs.strategyResp, ctrs); err != nil {
-		return err
-	}
-	if err := l.addInbound(ctx, "risk.resp", r.mbs.riskResp, ctrs); err != nil {
-		return err
-	}
-	if err := l.addOutbound(ctx, "exchange.in", r.mbs.exchangeIn, ctrs); err != nil {
-		return err
+	for _, err := range []error{l.bridge(ctx, m.strategyResp, ctrs, false), l.bridge(ctx, m.riskResp, ctrs, false), l.bridge(ctx, m.exchangeIn, ctrs, true)} {
+		if err != nil {
+			return err
+		}
 	}
 	if l.nc, err = nats.Connect(l.url, nats.Name("duty-trading-control")); err != nil {
 		return fmt.Errorf("trading: nats: %w", err)
 	}
-	how := "a server of its own, embedded"
-	if cfg.NATS != natsEmbedded {
-		how = "the server given"
-	}
 	// Before the wait: an exchange process started by hand needs the URL.
 	fmt.Fprintf(stderr, "nats: the exchange process is connected through %s (%s), subjects %s.*\n", l.url, how, l.prefix)
-	if cfg.Spawn {
+	if r.cfg.Spawn {
 		if err := r.spawn(stderr); err != nil {
 			return err
 		}
 	}
-	// The exchange process is ready once it answers: its inbound bridge
-	// has subscribed by then.
-	for {
-		if _, err := l.status(); err == nil {
-			break
-		}
-		if r.childExited() {
-			return fmt.Errorf("trading: the exchange process exited: %v", r.waitErr)
+	// It is ready once it answers: its inbound bridge has subscribed.
+	for _, err := l.status(); err != nil; _, err = l.status() {
+		if r.child != nil && r.child.hasExited() {
+			return fmt.Errorf("trading: the exchange process exited: %v", r.child.waitErr)
 		}
 		select {
 		case <-ctx.Done():
@@ -378,11 +312,10 @@ func (l *natsLink) status() (natsStatus, error) {
 }
 
 // watch keeps the demo's estimate of the messages between the processes:
-// sent by its outbound bridge and not yet delivered in the child, held
-// in the child, batched by the child's bridges and not yet delivered
-// here. It reads the child's counts before its own (sent and delivered
-// here only grow), so that the estimate errs high, never low; an
-// unanswered request makes it 1.
+// sent here and not yet delivered there, held there, batched there and
+// not yet delivered here. It reads the child's counts before its own
+// (which only grow), so that the estimate errs high; an unanswered
+// request makes it 1.
 func (l *natsLink) watch() {
 	defer l.wg.Done()
 	tick := time.NewTicker(2 * time.Millisecond)
@@ -393,34 +326,38 @@ func (l *natsLink) watch() {
 			return
 		case <-tick.C:
 		}
-		st, err := l.status()
-		if err != nil {
-			l.inflight.Store(1)
-			continue
-		}
-		v := (l.batched() - st.Delivered) + st.Busy + (st.Batched - l.delivered())
-		if v < 0 {
-			v = 1 // cannot happen with counts read in this order; never quiet on it
+		v := int64(1)
+		if st, err := l.status(); err == nil {
+			if v = (l.batched() - st.Delivered) + st.Busy + (st.Batched - l.delivered()); v < 0 {
+				v = 1 // impossible with counts read in this order: never quiet on it
+			}
 		}
 		l.inflight.Store(v)
 	}
 }
 
-// end is finish's -nats part, after the drain: it tells the exchange
-// process how many messages the demo sent; the process closes its
-// exchange.in once it has delivered them all.
+// end, after the drain, tells the exchange process how many messages the
+// demo sent; it closes its exchange.in once it delivered them all.
 func (l *natsLink) end(limit time.Duration) []string {
 	l.stopWatch()
-	sent := l.batched()
 	var problems []string
-	m, err := l.nc.Request(l.prefix+".end", []byte(strconv.FormatInt(sent, 10)), limit)
+	m, err := l.nc.Request(l.prefix+".end", []byte(strconv.FormatInt(l.batched(), 10)), limit)
 	switch {
 	case err != nil:
 		problems = append(problems, fmt.Sprintf("nats: no answer to the end on %s.end: %v", l.prefix, err))
 	case string(m.Data) != "ok":
 		problems = append(problems, "nats: the exchange process: "+string(m.Data))
 	}
-	fmt.Fprintf(l.stderr, "nats: %s\n", l.describe())
+	var parts []string
+	for _, o := range l.outs {
+		st := o.Stats()
+		parts = append(parts, fmt.Sprintf("%s: %d messages in %d batches", o.RoleName(), st.Batched, st.Published))
+	}
+	for _, in := range l.ins {
+		st := in.Stats()
+		parts = append(parts, fmt.Sprintf("%s: %d delivered, %d dropped, %d batches lost", in.RoleName(), st.Delivered, st.Dropped, st.LostBatches))
+	}
+	fmt.Fprintf(l.stderr, "nats: %s\n", strings.Join(parts, "; "))
 	return append(problems, l.losses()...)
 }
 
@@ -437,28 +374,15 @@ func startNATSExchange(cfg config, ctrs *counters.Manager, pending *atomic.Int64
 	l.exch = pending
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mk := func(name string, capacity int) (*mailbox.Mailbox, error) {
-		return mailbox.New(mailbox.Config{Name: name, Capacity: capacity, Counters: ctrs})
-	}
-	m := &mailboxes{}
-	if m.exchangeIn, err = mk("exchange.in", recvCapacity(cfg)); err != nil {
+	mbs, err := l.mailboxes(ctrs, map[string]bool{"exchange.in": true}, "exchange.in", "strategy.resp", "risk.resp")
+	if err != nil {
 		return l, err
 	}
-	if m.strategyResp, err = mk("strategy.resp", cfg.Capacity); err != nil {
-		return l, err
-	}
-	if m.riskResp, err = mk("risk.resp", cfg.Capacity); err != nil {
-		return l, err
-	}
-	l.mbs = m
-	if err := l.addInbound(ctx, "exchange.in", m.exchangeIn, ctrs); err != nil {
-		return l, err
-	}
-	if err := l.addOutbound(ctx, "strategy.resp", m.strategyResp, ctrs); err != nil {
-		return l, err
-	}
-	if err := l.addOutbound(ctx, "risk.resp", m.riskResp, ctrs); err != nil {
-		return l, err
+	l.mbs = &mailboxes{exchangeIn: mbs[0], strategyResp: mbs[1], riskResp: mbs[2]}
+	for i, mb := range mbs {
+		if err := l.bridge(ctx, mb, ctrs, i > 0); err != nil {
+			return l, err
+		}
 	}
 	if err := l.startOutbounds(); err != nil {
 		return l, err
@@ -475,32 +399,28 @@ func startNATSExchange(cfg config, ctrs *counters.Manager, pending *atomic.Int64
 	return l, l.nc.Flush()
 }
 
-// onStatus answers the demo with the process's counts, read in the order
-// a message travels.
 func (l *natsLink) onStatus(m *nats.Msg) {
 	var st natsStatus
 	st.Delivered = l.delivered()
-	st.Busy = depth(l.mbs.exchangeIn) + l.exch.Load() + depth(l.mbs.strategyResp) + depth(l.mbs.riskResp)
+	st.Busy = int64(l.mbs.exchangeIn.Stats().Depth) + l.exch.Load() + int64(l.mbs.strategyResp.Stats().Depth+l.mbs.riskResp.Stats().Depth)
 	st.Batched = l.batched()
 	b, _ := json.Marshal(st)
 	_ = m.Respond(b)
 }
 
-// onEnd waits (up to the drain limit) until the inbound bridge has
-// delivered as many messages as the demo says it sent, then closes
-// exchange.in: the exchange agent finishes once it has handled them.
+// onEnd waits (up to the drain limit) until the inbound bridge delivered
+// as many messages as the demo sent, then closes exchange.in: the
+// exchange agent finishes once it handled them.
 func (l *natsLink) onEnd(m *nats.Msg) {
 	want, err := strconv.ParseInt(string(m.Data), 10, 64)
 	answer := "ok"
 	if err != nil {
 		answer = "bad end: " + err.Error()
-	} else {
-		for deadline := time.Now().Add(l.cfg.Drain); l.delivered() < want; {
-			if time.Now().After(deadline) {
-				answer = fmt.Sprintf("%d of the %d messages sent arrived", l.delivered(), want)
-				break
-			}
-			time.Sleep(time.Millisecond)
+	}
+	for deadline := time.Now().Add(l.cfg.Drain); err == nil && l.delivered() < want; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			answer = fmt.Sprintf("%d of the %d messages sent arrived", l.delivered(), want)
+			break
 		}
 	}
 	_, _ = l.mbs.exchangeIn.Close(mailbox.Drain)

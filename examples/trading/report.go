@@ -19,21 +19,13 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// printer prints the live line once a second, from a goroutine of its own
-// (on the Go scheduler, not an agent thread) that an fx hook starts and
-// stops. It reads the counters the agents publish with release stores and
-// takes their latency histograms through latency's hand-over.
+// printer prints the live line once a second from a goroutine of its own
+// (off the agents' threads), reading the counters the agents publish and
+// the tick-to-trade histogram.
 type printer struct {
 	out   io.Writer
-	words struct {
-		quotes, orders, riskRejected, fills, reports *atomic.Int64
-	}
-	t2t, t2o *latency // t2o is nil with -ipc (the exchange is elsewhere)
-
-	// Merged over the whole run; the printer's until it stops, then run's.
-	totalT2T, totalT2O *hdrhistogram.Histogram
-	interval           *hdrhistogram.Histogram
-
+	words [5]*atomic.Int64 // quotes, orders, risk rejects, fills, reports
+	t2t   *latency
 	start time.Time
 	stop  chan struct{}
 	done  chan struct{}
@@ -41,41 +33,27 @@ type printer struct {
 
 func printerModule(out io.Writer) fx.Option {
 	return fx.Module("printer",
-		fx.Provide(func(s stageAgents) *printer {
-			p := &printer{
-				out: out, t2t: s.Strategy.t2t,
-				totalT2T: newHist(), totalT2O: newHist(), interval: newHist(),
-				stop: make(chan struct{}), done: make(chan struct{}),
+		fx.Provide(func(f *feedAgent, s *strategyAgent, r *riskAgent) *printer {
+			return &printer{
+				out: out, t2t: s.t2t, stop: make(chan struct{}), done: make(chan struct{}),
+				words: [5]*atomic.Int64{f.quotes, s.pub[pubStratOrders], r.pub[pubRiskRejected], s.pub[pubStratFills], s.pub[pubStratReports]},
 			}
-			p.words.quotes = s.Feed.quotes
-			p.words.orders = s.Strategy.pub[pubStratOrders]
-			p.words.fills = s.Strategy.pub[pubStratFills]
-			p.words.reports = s.Strategy.pub[pubStratReports]
-			p.words.riskRejected = s.Risk.pub[pubRiskRejected]
-			if s.Exchange != nil {
-				p.t2o = s.Exchange.t2o
-			}
-			return p
 		}),
-		// Depending on the runner group puts this hook after dutyfx.Runners's:
+		// Depending on the group orders this hook after dutyfx.Runners's:
 		// the printer starts after the agents and stops before them.
 		fx.Invoke(func(lc fx.Lifecycle, p *printer, _ *runner.Group) {
-			lc.Append(fx.Hook{
-				OnStart: func(context.Context) error {
-					p.start = time.Now()
-					go p.loop()
+			lc.Append(fx.StartStopHook(func() {
+				p.start = time.Now()
+				go p.loop()
+			}, func(ctx context.Context) error {
+				close(p.stop)
+				select {
+				case <-p.done:
 					return nil
-				},
-				OnStop: func(ctx context.Context) error {
-					close(p.stop)
-					select {
-					case <-p.done:
-						return nil
-					case <-ctx.Done():
-						return ctx.Err()
-					}
-				},
-			})
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}))
 		}),
 	)
 }
@@ -84,7 +62,7 @@ func (p *printer) loop() {
 	defer close(p.done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	prev := p.read()
+	var prev [5]int64
 	prevAt := time.Now()
 	for {
 		select {
@@ -92,29 +70,21 @@ func (p *printer) loop() {
 			return
 		case <-tick.C:
 		}
-		p.interval.Reset()
-		p.t2t.take(p.interval, p.totalT2T)
-		if p.t2o != nil {
-			p.t2o.take(p.totalT2O)
+		iv := p.t2t.interval()
+		now := time.Now()
+		fmt.Fprintf(p.out, "t=%ds", int(now.Sub(p.start).Round(time.Second).Seconds()))
+		for i, name := range []string{"quotes", "orders", "risk-rej", "fills", "reports"} {
+			cur := p.words[i].Load()
+			fmt.Fprintf(p.out, " %s %s/s", name, fmtRate(float64(cur-prev[i])/now.Sub(prevAt).Seconds()))
+			prev[i] = cur
 		}
-		cur, now := p.read(), time.Now()
-		secs := now.Sub(prevAt).Seconds()
-		rate := func(i int) string { return fmtRate(float64(cur[i]-prev[i]) / secs) }
-		// No fill handed over this second: no latency to show ("-"), not 0ns.
-		p50, p99 := "-", "-"
-		if p.interval.TotalCount() > 0 {
-			p50, p99 = fmtNanos(percentile(p.interval, 500)), fmtNanos(percentile(p.interval, 990))
+		p50, p99 := "-", "-" // no fill this second: no latency, not 0ns
+		if iv.TotalCount() > 0 {
+			p50, p99 = fmtNanos(percentile(iv, 500)), fmtNanos(percentile(iv, 990))
 		}
-		fmt.Fprintf(p.out, "t=%ds quotes %s/s orders %s/s risk-rej %s/s fills %s/s reports %s/s t2t p50 %s p99 %s\n",
-			int(now.Sub(p.start).Round(time.Second).Seconds()),
-			rate(0), rate(1), rate(2), rate(3), rate(4), p50, p99)
-		prev, prevAt = cur, now
+		fmt.Fprintf(p.out, " t2t p50 %s p99 %s\n", p50, p99)
+		prevAt = now
 	}
-}
-
-func (p *printer) read() [5]int64 {
-	w := &p.words
-	return [5]int64{w.quotes.Load(), w.orders.Load(), w.riskRejected.Load(), w.fills.Load(), w.reports.Load()}
 }
 
 // fmtRate formats a per-second rate: 950, 9.5k, 812k, 1.25M.
@@ -122,9 +92,9 @@ func fmtRate(v float64) string {
 	return scaled(v, []scale{{1e3, 1, "%.0f"}, {1e4, 1e3, "%.1fk"}, {1e6, 1e3, "%.0fk"}, {math.Inf(1), 1e6, "%.2fM"}})
 }
 
-// fmtNanos formats a latency in the largest unit it reaches (ns, µs, ms,
-// s), with two decimals below ten µs (where the demo's stages differ by
-// tens of ns), one below ten ms, none otherwise, and two in seconds.
+// fmtNanos formats a latency in the largest unit it reaches, with two
+// decimals below ten µs, one below ten ms, none otherwise, two in
+// seconds.
 func fmtNanos(ns int64) string {
 	return scaled(float64(ns), []scale{{1e3, 1, "%.0fns"}, {1e4, 1e3, "%.2fµs"}, {1e6, 1e3, "%.0fµs"},
 		{1e7, 1e6, "%.1fms"}, {1e9, 1e6, "%.0fms"}, {math.Inf(1), 1e9, "%.2fs"}})
@@ -136,7 +106,6 @@ type scale struct {
 	format     string
 }
 
-// scaled formats v in the first of units it is below.
 func scaled(v float64, units []scale) string {
 	for _, u := range units {
 		if v < u.below {
@@ -156,38 +125,37 @@ type result struct {
 	ledger   recon.Ledger
 	x        exchangeCounts
 	t2t, t2o *hdrhistogram.Histogram
-	stages   []*hdrhistogram.Histogram // stages of tick-to-order (none in tests)
+	stages   []*hdrhistogram.Histogram // of tick-to-order
 	mail     []mailbox.Stats
 	threads  []runner.Stats
 	clamped  int64
-	errors   []errlog.Observation // this process's agent errors (the exchange process keeps its own)
+	errors   []errlog.Observation // this process's agent errors
 }
 
 // collect gathers the counters of the stopped agents (and of the -ipc
 // exchange process) and the problems besides the ledger's.
-func (r *result) collect(cfg config, h handles) {
+func (r *result) collect(h handles) {
 	if h.Exchange != nil {
 		r.x = h.Exchange.summary()
 	} else {
 		r.x, r.problems = h.Remote.summary(r.problems)
 	}
-	r.ledger = ledger(h, r.x.Counts)
+	r.ledger = recon.Ledger{Feed: h.Feed.gen.Counts(), Strategy: h.Strategy.s.Counts(), Risk: h.Risk.c.Counts(), Exchange: r.x.Counts}
+	r.ledger.Strategy.Positions = h.Strategy.s.Positions(nil)
+	r.ledger.Risk.Positions = h.Risk.c.Positions(nil)
 
-	p := h.Printer
-	r.t2t, r.t2o = p.totalT2T, p.totalT2O
-	h.Strategy.t2t.final(r.t2t)
-	r.clamped = h.Strategy.t2t.clamped() + r.x.Clamped
+	r.t2t, r.clamped = h.Strategy.t2t.total()
+	r.clamped += r.x.Clamped
 	if h.Exchange != nil {
-		h.Exchange.t2o.final(r.t2o)
-	} else if h.Remote != nil && h.Remote.t2o != nil {
+		r.t2o, _ = h.Exchange.t2o.total()
+	} else if r.t2o = newHist(); h.Remote.t2o != nil {
 		r.t2o.Merge(h.Remote.t2o)
 	}
 	if st := h.Strategy.stages; st != nil {
 		for _, l := range st {
-			hg := newHist()
-			l.final(hg)
+			hg, clamped := l.total()
 			r.stages = append(r.stages, hg)
-			r.clamped += l.clamped()
+			r.clamped += clamped
 		}
 		if h.Remote != nil && h.Remote.t2oS != nil {
 			r.stages[stageOrderAtExchange].Merge(h.Remote.t2oS)
@@ -199,20 +167,11 @@ func (r *result) collect(cfg config, h handles) {
 	for _, rn := range h.Group.Runners() {
 		r.threads = append(r.threads, rn.Stats())
 	}
-
-	lost := h.Feed.lost + h.Strategy.lost + h.Risk.lost + r.x.Lost
-	if lost > 0 {
+	if lost := h.Feed.lost + h.Strategy.lost + h.Risk.lost + r.x.Lost; lost > 0 {
 		r.problems = append(r.problems, fmt.Sprintf("%d messages lost to closed mailboxes", lost))
 	}
-	if bad := h.Strategy.undelivered() + h.Risk.undelivered() + h.Risk.c.Unknown() + r.x.Bad; bad > 0 {
-		r.problems = append(r.problems, fmt.Sprintf("%d messages undecodable, unexpected or about unknown orders", bad))
-	}
-	if h.Strategy.badAudit > 0 {
-		r.problems = append(r.problems, fmt.Sprintf("%d fill reports break the order's quantities (first: %s)", h.Strategy.badAudit, h.Strategy.auditErr))
-	}
-	if r.x.CheckErrs > 0 {
-		r.problems = append(r.problems, fmt.Sprintf("book invariants violated in %d of %d checks (first: %s)", r.x.CheckErrs, r.x.Checks, r.x.CheckErr))
-	} else if r.x.Checks == 0 {
+	r.problems = append(r.problems, stageProblems(h.Strategy, h.Risk, r.x)...)
+	if r.x.CheckErrs == 0 && r.x.Checks == 0 {
 		r.problems = append(r.problems, "the order books were never checked")
 	}
 	for _, st := range r.mail {
@@ -220,6 +179,23 @@ func (r *result) collect(cfg config, h handles) {
 			r.problems = append(r.problems, fmt.Sprintf("mailbox %s dropped messages: torn %d corrupt %d discarded %d", st.Name, st.Torn, st.Corrupt, st.Discarded))
 		}
 	}
+}
+
+// stageProblems are the stopped stages' problems besides the ledger's:
+// messages they could not handle, fill reports that do not add up,
+// broken book invariants.
+func stageProblems(s *strategyAgent, k *riskAgent, x exchangeCounts) []string {
+	var p []string
+	if bad := s.undelivered() + k.undelivered() + k.c.Unknown() + x.Bad; bad > 0 {
+		p = append(p, fmt.Sprintf("%d messages undecodable, unexpected or about unknown orders", bad))
+	}
+	if s.badAudit > 0 {
+		p = append(p, fmt.Sprintf("%d fill reports break the order's quantities (first: %s)", s.badAudit, s.auditErr))
+	}
+	if x.CheckErrs > 0 {
+		p = append(p, fmt.Sprintf("book invariants violated in %d of %d checks (first: %s)", x.CheckErrs, x.Checks, x.CheckErr))
+	}
+	return p
 }
 
 func (r *result) ok() bool { return len(r.problems) == 0 && len(r.ledger.Check()) == 0 }
@@ -233,7 +209,7 @@ func (r *result) line() string {
 }
 
 // print writes the final table, then the reconciliation line, last.
-func (r *result) print(w io.Writer, cfg config, h handles) {
+func (r *result) print(w io.Writer, cfg config) {
 	mode := "in-process"
 	switch {
 	case cfg.NATS != "":
@@ -248,75 +224,66 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	fmt.Fprintf(w, "\nfinal: %s after %.2fs; feed ran %.2fs, drained in %v; %s; %d instruments, rate %d/s; threads %s\n",
 		r.why, r.total.Seconds(), r.feedFor.Seconds(), r.drainedIn.Round(time.Millisecond), mode,
 		cfg.Instruments, cfg.Rate, strings.Join(threads, " "))
-	secs := r.feedFor.Seconds()
-	row := func(stage, counter string, n int64, perSec bool) {
-		rate := ""
-		if perSec && secs > 0 {
-			rate = fmt.Sprintf("%.0f", float64(n)/secs)
-		}
-		fmt.Fprintf(w, "%-9s %-24s %12d %10s\n", stage, counter, n, rate)
-	}
 	fmt.Fprintf(w, "%-9s %-24s %12s %10s\n", "stage", "counter", "count", "per-s")
-	l := &r.ledger
-	row("feed", "quotes", l.Feed.Quotes, true)
-	s := l.Strategy
-	row("strategy", "quotes-in", s.Quotes, true)
-	row("strategy", "orders-out", s.Orders, true)
-	row("strategy", "cancels-out", s.Cancels, true)
-	row("strategy", "reports-in", s.Reports.Total(), true)
-	row("strategy", "fills-in", s.Reports.Fills+s.Reports.PartialFills, true)
-	row("strategy", "risk-rejects-in", s.RiskRejects, false)
-	row("strategy", "filled-qty", s.FilledQty, false)
-	row("strategy", "open", s.Open, false)
-	k := l.Risk
-	row("risk", "quotes-in", k.Quotes, true)
-	row("risk", "orders-in", k.Orders, true)
-	row("risk", "passed", k.Passed, true)
-	row("risk", "rejected", k.Rejected, true)
+	l, s, k, x := &r.ledger, r.ledger.Strategy, r.ledger.Risk, r.ledger.Exchange
+	type row struct {
+		stage, counter string
+		n              int64
+		perSec         bool
+	}
+	rows := []row{
+		{"feed", "quotes", l.Feed.Quotes, true},
+		{"strategy", "quotes-in", s.Quotes, true}, {"strategy", "orders-out", s.Orders, true},
+		{"strategy", "cancels-out", s.Cancels, true}, {"strategy", "reports-in", s.Reports.Total(), true},
+		{"strategy", "fills-in", s.Reports.Fills + s.Reports.PartialFills, true},
+		{"strategy", "risk-rejects-in", s.RiskRejects, false}, {"strategy", "filled-qty", s.FilledQty, false},
+		{"strategy", "open", s.Open, false},
+		{"risk", "quotes-in", k.Quotes, true}, {"risk", "orders-in", k.Orders, true},
+		{"risk", "passed", k.Passed, true}, {"risk", "rejected", k.Rejected, true},
+	}
 	for reason, n := range k.RejectedBy {
 		if n > 0 {
-			row("risk", "rejected:"+msg.Reason(reason).String(), n, false)
+			rows = append(rows, row{"risk", "rejected:" + msg.Reason(reason).String(), n, false})
 		}
 	}
-	row("risk", "cancels", k.Cancels, false)
-	row("risk", "reports-in", k.Reports.Total(), false)
-	row("risk", "filled-qty", k.FilledQty, false)
-	x := l.Exchange
-	row("exchange", "quotes-in", x.Quotes, true)
-	row("exchange", "orders-in", x.Orders, true)
-	row("exchange", "cancels-in", x.Cancels, false)
-	row("exchange", "reports-out", x.Reports.Total(), true)
-	row("exchange", "acks", x.Reports.Acks, false)
-	row("exchange", "partial-fills", x.Reports.PartialFills, false)
-	row("exchange", "fills", x.Reports.Fills, false)
-	row("exchange", "cancelled", x.Reports.Cancelled, false)
-	row("exchange", "cancelled-on-request", x.CancelledByRequest, false)
-	row("exchange", "rejected", x.Reports.Rejected, false)
-	row("exchange", "cancel-rejects", x.Reports.CancelRejects, false)
-	row("exchange", "open", x.Open, false)
-	row("exchange", "filled-qty", x.FilledQty, false)
-	row("exchange", "participant-orders", r.x.Liquidity.Orders, false)
-	row("exchange", "book-checks", r.x.Checks, false)
-	row("exchange", "book-check-failures", r.x.CheckErrs, false)
+	rows = append(rows,
+		row{"risk", "cancels", k.Cancels, false}, row{"risk", "reports-in", k.Reports.Total(), false},
+		row{"risk", "filled-qty", k.FilledQty, false},
+		row{"exchange", "quotes-in", x.Quotes, true}, row{"exchange", "orders-in", x.Orders, true},
+		row{"exchange", "cancels-in", x.Cancels, false}, row{"exchange", "reports-out", x.Reports.Total(), true},
+		row{"exchange", "acks", x.Reports.Acks, false}, row{"exchange", "partial-fills", x.Reports.PartialFills, false},
+		row{"exchange", "fills", x.Reports.Fills, false}, row{"exchange", "cancelled", x.Reports.Cancelled, false},
+		row{"exchange", "cancelled-on-request", x.CancelledByRequest, false},
+		row{"exchange", "rejected", x.Reports.Rejected, false}, row{"exchange", "cancel-rejects", x.Reports.CancelRejects, false},
+		row{"exchange", "open", x.Open, false}, row{"exchange", "filled-qty", x.FilledQty, false},
+		row{"exchange", "participant-orders", r.x.Liquidity.Orders, false},
+		row{"exchange", "book-checks", r.x.Checks, false}, row{"exchange", "book-check-failures", r.x.CheckErrs, false})
+	for _, rw := range rows {
+		rate := ""
+		if secs := r.feedFor.Seconds(); rw.perSec && secs > 0 {
+			rate = fmt.Sprintf("%.0f", float64(rw.n)/secs)
+		}
+		fmt.Fprintf(w, "%-9s %-24s %12d %10s\n", rw.stage, rw.counter, rw.n, rate)
+	}
 
 	fmt.Fprintf(w, "%-14s %10s %8s %8s %8s %8s %8s\n", "latency", "count", "p50", "p90", "p99", "p99.9", "max")
-	hist := func(name string, hg *hdrhistogram.Histogram) {
-		if hg.TotalCount() == 0 {
-			fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", name, 0, "-", "-", "-", "-", "-")
-			return
+	for _, hh := range []struct {
+		name string
+		hg   *hdrhistogram.Histogram
+	}{{"tick-to-order", r.t2o}, {"tick-to-trade", r.t2t}} {
+		if hh.hg.TotalCount() == 0 {
+			fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, 0, "-", "-", "-", "-", "-")
+			continue
 		}
-		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", name, hg.TotalCount(),
-			fmtNanos(percentile(hg, 500)), fmtNanos(percentile(hg, 900)), fmtNanos(percentile(hg, 990)),
-			fmtNanos(percentile(hg, 999)), fmtNanos(hg.Max()))
+		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, hh.hg.TotalCount(),
+			fmtNanos(percentile(hh.hg, 500)), fmtNanos(percentile(hh.hg, 900)), fmtNanos(percentile(hh.hg, 990)),
+			fmtNanos(percentile(hh.hg, 999)), fmtNanos(hh.hg.Max()))
 	}
-	hist("tick-to-order", r.t2o)
-	hist("tick-to-trade", r.t2t)
 	fmt.Fprintln(w, "(tick-to-order: quote generated -> its order at the exchange; tick-to-trade: quote -> fill report back at the strategy)")
 	r.printStages(w)
 	if r.clamped > 0 {
-		fmt.Fprintf(w, "(%d latencies outside 0..%v were recorded at the bound)\n", r.clamped, time.Duration(histMax))
+		fmt.Fprintf(w, "(%d latencies outside 0..%v were recorded at the bound)\n", r.clamped, time.Duration(histConfig.Highest))
 	}
-
 	fmt.Fprintf(w, "%-14s %12s %10s %10s\n", "mailbox", "delivered", "max-depth", "back-pres")
 	for _, st := range r.mail {
 		fmt.Fprintf(w, "%-14s %12d %10d %10d\n", st.Name, st.Delivered, st.MaxDepth, st.BackPressured)
@@ -329,12 +296,11 @@ func (r *result) print(w io.Writer, cfg config, h handles) {
 	fmt.Fprintln(w, r.line())
 }
 
-// printStages prints where tick-to-order's time goes: for each point on an
-// order's way, the p50 and p99 of the time from its quote's generation to
-// that point, over the sampled quotes (stages), and the step from the
-// previous point's p50. Steps of medians are not the medians of steps,
-// but every point counts from the same reading of one clock, and a
-// stage's own histogram would need a timestamp per hop in every message.
+// printStages prints where tick-to-order's time goes: for each point on
+// an order's way, the p50 and p99 from its quote's generation to that
+// point over the sampled quotes, and the step from the previous point's
+// p50 (steps of medians: every point counts from one clock reading,
+// where the medians of steps would need a timestamp per hop).
 func (r *result) printStages(w io.Writer) {
 	if len(r.stages) == 0 {
 		return
@@ -346,19 +312,43 @@ func (r *result) printStages(w io.Writer) {
 			fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], 0, "-", "-", "-")
 			continue
 		}
-		p50 := percentile(hg, 500)
+		p50, step := percentile(hg, 500), "+"
+		if p50 < prev {
+			step = "-"
+		}
 		fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], hg.TotalCount(),
-			fmtNanos(p50), fmtSignedNanos(p50-prev), fmtNanos(percentile(hg, 990)))
+			fmtNanos(p50), step+fmtNanos(max(p50-prev, prev-p50)), fmtNanos(percentile(hg, 990)))
 		prev = p50
 	}
 	fmt.Fprintf(w, "(one quote in %d, from its generation to each point on its order's way; +p50: the step from the point before)\n", stageSampleEvery)
 }
 
-// fmtSignedNanos is fmtNanos with a sign: a step between two medians can
-// be negative.
-func fmtSignedNanos(ns int64) string {
-	if ns < 0 {
-		return "-" + fmtNanos(-ns)
+const errLogLength = 64 << 10 // each process's error log: a few dozen distinct errors
+
+// agentErrors is a process's distinct error log: every error the runners
+// report, once with a count, in a file dutystat shows (-ipc) or in
+// memory; the final table lists it.
+type agentErrors struct {
+	log  *errlog.Log
+	read func(fn func(errlog.Observation)) (int, error)
+}
+
+func (e *agentErrors) observations() ([]errlog.Observation, error) {
+	var obs []errlog.Observation
+	_, err := e.read(func(o errlog.Observation) { obs = append(obs, o) })
+	return obs, err
+}
+
+// printErrors writes the "agent errors" lines: one per distinct error,
+// with its count and the first line of its text.
+func printErrors(w io.Writer, obs []errlog.Observation) {
+	if len(obs) == 0 {
+		fmt.Fprintln(w, "agent errors: none")
+		return
 	}
-	return "+" + fmtNanos(ns)
+	fmt.Fprintf(w, "agent errors: %d distinct\n", len(obs))
+	for _, o := range obs {
+		first, _, _ := strings.Cut(o.Text, "\n")
+		fmt.Fprintf(w, "  %6dx  %s\n", o.Count, first)
+	}
 }

@@ -11,11 +11,6 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// The three stages: the strategy, risk and the exchange, each a stage
-// (agents.go) with its handlers and its pending output.
-
-// ------------------------------------------------------------ strategy
-
 // strategyAgent runs the strategy: quotes (strategy.in) become orders and
 // cancels for risk; reports and risk rejects (strategy.resp) update it and
 // give the tick-to-trade latency (now − OriginNanos of a fill).
@@ -32,13 +27,13 @@ type strategyAgent struct {
 	auditErr string
 }
 
-func newStrategyAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2t *latency) (*strategyAgent, error) {
+func newStrategyAgent(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*strategyAgent, error) {
 	s, err := strategy.New(strategy.Config{Instruments: cfg.Instruments, Seed: cfg.Seed})
 	if err != nil {
 		return nil, err
 	}
-	a := &strategyAgent{s: s, toRisk: mbs.riskIn, t2t: t2t}
-	a.stage, err = newStage(roleStrategy, clock, w, a.flush, a.publishCounts,
+	a := &strategyAgent{s: s, toRisk: mbs.riskIn, t2t: l.t2t}
+	a.stage, err = newStage(roleStrategy, clock, newWords(1+numStratPub), l.stages, a.flush, a.publishCounts,
 		drain(mbs.strategyIn, on(msg.Quotes, a.onQuote)),
 		drain(mbs.strategyResp, on(msg.Reports, a.onReport), on(msg.RiskRejects, a.onRiskReject)))
 	return a, err
@@ -96,15 +91,13 @@ func (a *strategyAgent) audit(r *msg.ExecutionReport) {
 	}
 }
 
-// The strategy's published counters: indexes into pub, in publishCounts's order.
-const pubStratOrders, pubStratFills, pubStratReports, numStratPub = 0, 1, 2, 5
+// The strategy's published counters, indexes into pub.
+const pubStratOrders, pubStratFills, pubStratReports, numStratPub = 0, 1, 2, 3
 
 func (a *strategyAgent) publishCounts() {
 	c := a.s.Counts()
-	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total(), c.Open, a.lost)
+	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total())
 }
-
-// ---------------------------------------------------------------- risk
 
 // riskAgent runs the pre-trade checks: quotes, orders and cancels
 // (risk.in); execution reports (risk.resp). A passed order or a cancel
@@ -129,25 +122,21 @@ func riskLimits(cfg config) risk.Limits {
 	case cfg.OrderRate > 0:
 		l.OrdersPerSecond = cfg.OrderRate
 	case cfg.Rate > 0:
-		// The limit sits inside the range of orders per quote the
-		// strategy sends at the demo's settings (that share depends on
-		// how fast its orders come back, since it keeps a bounded number
-		// open per instrument), so that a share of orders meets the
-		// limit and the rejection path runs; how large a share depends on
-		// the machine's speed (set -order-rate to choose).
+		// Inside the range of orders per quote the strategy sends, so
+		// that the rejection path runs (-order-rate chooses).
 		l.OrdersPerSecond = max(1_000, cfg.Rate*45/100)
 		l.Burst = max(50, min(l.Burst, cfg.Rate/1_000))
 	}
 	return l
 }
 
-func newRiskAgent(cfg config, clock func() int64, mbs *mailboxes, w words) (*riskAgent, error) {
+func newRiskAgent(cfg config, clock clockFunc, mbs *mailboxes, l latencies) (*riskAgent, error) {
 	c, err := risk.New(cfg.Instruments, riskLimits(cfg))
 	if err != nil {
 		return nil, err
 	}
 	a := &riskAgent{c: c, toX: mbs.exchangeIn, toS: mbs.strategyResp}
-	a.stage, err = newStage(roleRisk, clock, w, a.flush, a.publishCounts,
+	a.stage, err = newStage(roleRisk, clock, newWords(1+numRiskPub), l.stages, a.flush, a.publishCounts,
 		drain(mbs.riskIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
 		drain(mbs.riskResp, on(msg.Reports, a.onReport)))
 	return a, err
@@ -201,14 +190,10 @@ func (a *riskAgent) onReport(r *msg.ExecutionReport) error {
 	return nil
 }
 
-// Risk's published counters (rejected, lost).
-const pubRiskRejected, numRiskPub = 0, 2
+// Risk's published counter.
+const pubRiskRejected, numRiskPub = 0, 1
 
-func (a *riskAgent) publishCounts() {
-	a.pub.set(a.c.Counts().Rejected, a.lost)
-}
-
-// ------------------------------------------------------------ exchange
+func (a *riskAgent) publishCounts() { a.pub.set(a.c.Counts().Rejected) }
 
 // exchangeAgent runs the exchange: quotes place the other participants'
 // liquidity, orders and cancels from risk are matched; every report goes
@@ -241,13 +226,14 @@ type exchangeAgent struct {
 
 const checkEvery = int64(1e9) // ns between two book checks
 
-func newExchangeAgent(cfg config, clock func() int64, mbs *mailboxes, w words, t2o *latency) (*exchangeAgent, error) {
+func newExchangeAgent(cfg config, clock clockFunc, mbs *mailboxes, w exchangeWords, l latencies) (*exchangeAgent, error) {
 	x, err := exchange.New(exchange.Config{Instruments: cfg.Instruments})
 	if err != nil {
 		return nil, err
 	}
-	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, t2o: t2o, drop: cfg.dropReport, bend: cfg.bendFill}
-	a.stage, err = newStage(roleExchange, clock, w, a.flush, a.publishCounts,
+	mbs.exchangePending = w[0]
+	a := &exchangeAgent{x: x, toS: mbs.strategyResp, toR: mbs.riskResp, t2o: l.t2o, drop: cfg.dropReport, bend: cfg.bendFill}
+	a.stage, err = newStage(roleExchange, clock, words(w), l.stages, a.flush, a.publishCounts,
 		drain(mbs.exchangeIn, on(msg.Quotes, a.onQuote), on(msg.NewOrders, a.onOrder), on(msg.Cancels, a.onCancel)),
 		drained{})
 	return a, err
@@ -355,6 +341,52 @@ func (a *exchangeAgent) summary() exchangeCounts {
 	return exchangeCounts{
 		Counts: counts, Liquidity: a.x.Liquidity(),
 		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
-		Lost: a.lost, Bad: a.undelivered(), Clamped: a.t2o.clamped(),
+		Lost: a.lost, Bad: a.undelivered(), Clamped: clampedOf(a.t2o),
+	}
+}
+
+func clampedOf(l *latency) int64 { _, n := l.total(); return n }
+
+// stages are the points on an order's way to the exchange, each a
+// histogram of the time from its quote's generation to that point
+// (cumulative, so that every histogram counts from one clock reading, the
+// feed's), for one quote in stageSampleEvery. An agent holds the stages
+// of its process; the -ipc exchange process has only its own.
+type stages [numStages]*latency
+
+const (
+	stageQuoteAtStrategy  = iota // the strategy has decoded the quote
+	stageOrderOutStrategy        // the strategy has sent the quote's order to risk
+	stageOrderAtRisk             // risk has decoded the order
+	stageOrderOutRisk            // risk has sent it to the exchange
+	stageOrderAtExchange         // the exchange has decoded it: tick-to-order
+	numStages
+)
+
+// stageNames are the stages' names in the final table.
+var stageNames = [numStages]string{
+	"quote at strategy", "order out of strategy", "order at risk", "order out of risk", "order at exchange",
+}
+
+// stageSampleEvery: one quote in this many is followed through the
+// stages (a clock reading and a record per stage cost about what a
+// stage's own work does: following every quote would slow what it
+// explains).
+const stageSampleEvery = 16
+
+// stageSampled reports whether the quote stamped origin is followed: a
+// multiplicative hash of the timestamp, so that every agent on the way,
+// in any process, makes the same choice from its message's OriginNanos,
+// whatever the clock's resolution.
+func stageSampled(origin int64) bool {
+	return uint64(origin)*0x9e3779b97f4a7c15>>60 == 0 // the top 4 bits: 1 in 16
+}
+
+// record records stage i for a message whose quote was generated at
+// origin, reading the clock once, if that quote is sampled; s may be nil
+// (no stages: tests).
+func (s *stages) record(i int, clock func() int64, origin int64) {
+	if s != nil && stageSampled(origin) {
+		s[i].record(clock(), origin)
 	}
 }

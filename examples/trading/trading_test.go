@@ -177,17 +177,17 @@ func TestNoAllocationsPerMessage(t *testing.T) {
 	require.NoError(t, err)
 	mbs, err := newLocalMailboxes(cfg, mgr) // mailboxes that publish counters, as in the demo
 	require.NoError(t, err)
-	f, err := newFeedAgent(cfg, monoNanos, mbs, newWords(4))
+	f, err := newFeedAgent(cfg, monoNanos, mbs)
 	require.NoError(t, err)
 	t2t, err := heapLatency("tick-to-trade ns")
 	require.NoError(t, err)
 	t2o, err := heapLatency("tick-to-order ns")
 	require.NoError(t, err)
-	s, err := newStrategyAgent(cfg, monoNanos, mbs, newWords(1+numStratPub), t2t)
+	s, err := newStrategyAgent(cfg, monoNanos, mbs, latencies{t2t: t2t})
 	require.NoError(t, err)
-	r, err := newRiskAgent(cfg, monoNanos, mbs, newWords(1+numRiskPub))
+	r, err := newRiskAgent(cfg, monoNanos, mbs, latencies{})
 	require.NoError(t, err)
-	x, err := newExchangeAgent(cfg, monoNanos, mbs, newWords(1+numExchPub), t2o)
+	x, err := newExchangeAgent(cfg, monoNanos, mbs, exchangeWords(newWords(1+numExchPub)), latencies{t2o: t2o})
 	require.NoError(t, err)
 	agents := []interface{ DoWork() (int, error) }{f, s, r, x}
 	for _, a := range []agent.Agent{f, s, r, x} {

@@ -32,21 +32,12 @@
 //
 // # Other participants' liquidity
 //
-// OnQuote replaces the instrument's participant orders: it cancels the
-// ones placed from the previous quote that still rest, then places
-// Config.LiquidityLevels Limit orders per side: sells at AskPx, AskPx+1,
-// ... with AskQty, 2·AskQty, ..., and buys at BidPx, BidPx-1, ... with
-// BidQty, 2·BidQty, .... So the book mirrors the feed with some depth
-// behind it: a client IOC that crosses the quote fills, one larger than
-// the top level fills across levels, and a client order resting inside
-// the spread fills when a later quote moves through its price (those
-// fills are reported with the quote's FeedNanos as origin). Participant
-// orders use ids above msg.MaxClientOrderID and get no reports; a quote
-// with BidPx ≥ AskPx or a non-positive price is ignored (counted in
-// Liquidity.BadQuotes), a side with a non-positive size gets no orders,
-// and a participant order the book has no room for is skipped (counted
-// in Liquidity.Refused). Participant orders never trade with each other:
-// the previous quote's are cancelled before the new ones are placed.
+// OnQuote replaces the instrument's participant orders with
+// Config.LiquidityLevels Limit orders per side placed from the quote, as
+// ../DESIGN.md, "The other participants", describes. A quote with BidPx ≥
+// AskPx or a non-positive price is ignored (Liquidity.BadQuotes), a side
+// with a non-positive size gets no orders, and a participant order the
+// book has no room for is skipped (Liquidity.Refused).
 //
 // # Counters and allocation
 //
