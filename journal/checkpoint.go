@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
@@ -65,13 +66,13 @@ func putFramed(b *[checkpointLength]byte, magic string, segSize, pos, now int64,
 	*b = [checkpointLength]byte{}
 	le := binary.LittleEndian
 	copy(b[:], magic)
-	le.PutUint32(b[8:], version)
+	le.PutUint32(b[8:], journalfile.Version)
 	le.PutUint32(b[12:], checkpointLength)
 	le.PutUint64(b[ckptSizeOffset:], uint64(segSize))
 	le.PutUint64(b[ckptFlushed:], uint64(pos))
 	le.PutUint64(b[ckptTime:], uint64(now))
 	le.PutUint32(b[ckptFlags:], flags)
-	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
+	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], journalfile.Castagnoli))
 }
 
 // writeCheckpoint records flushed as durable, and the journal's oldest
@@ -83,7 +84,7 @@ func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
 	first := j.first()
 	j.mu.Unlock()
 	binary.LittleEndian.PutUint64(b[ckptFirst:], uint64(first))
-	binary.LittleEndian.PutUint32(b[ckptFirstCRC:], crc32.Checksum(b[:ckptFirstCRC], castagnoli))
+	binary.LittleEndian.PutUint32(b[ckptFirstCRC:], crc32.Checksum(b[:ckptFirstCRC], journalfile.Castagnoli))
 	path := filepath.Join(j.dir, ckptName)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -142,7 +143,7 @@ func loadCheckpoint(dir string, segSize int64) (checkpoint, error) {
 	le := binary.LittleEndian
 	if fc := le.Uint32(b[ckptFirstCRC:]); fc != 0 {
 		first := int64(le.Uint64(b[ckptFirst:]))
-		if fc != crc32.Checksum(b[:ckptFirstCRC], castagnoli) || first < 0 || first&(segSize-1) != 0 {
+		if fc != crc32.Checksum(b[:ckptFirstCRC], journalfile.Castagnoli) || first < 0 || first&(segSize-1) != 0 {
 			return c, fmt.Errorf("%s: %w: checkpoint first segment %d, CRC %#08x", path, ErrCorrupt, first, fc)
 		}
 		c.first = first
@@ -160,15 +161,15 @@ func decodeFramed(b []byte, magic string, segSize int64) (int64, uint32, error) 
 		return 0, 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), checkpointLength)
 	case string(b[:8]) != magic:
 		return 0, 0, fmt.Errorf("%w: checkpoint magic %q", ErrCorrupt, b[:8])
-	case le.Uint32(b[8:]) != version:
-		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), version)
-	case crc32.Checksum(b[:ckptCRC], castagnoli) != le.Uint32(b[ckptCRC:]):
+	case le.Uint32(b[8:]) != journalfile.Version:
+		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), journalfile.Version)
+	case crc32.Checksum(b[:ckptCRC], journalfile.Castagnoli) != le.Uint32(b[ckptCRC:]):
 		return 0, 0, fmt.Errorf("%w: checkpoint CRC", ErrCorrupt)
 	case int64(le.Uint64(b[ckptSizeOffset:])) != segSize:
 		return 0, 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[ckptSizeOffset:]), segSize)
 	}
 	pos := int64(le.Uint64(b[ckptFlushed:]))
-	if pos < 0 || pos&(recordAlignment-1) != 0 {
+	if pos < 0 || pos&(journalfile.RecordAlignment-1) != 0 {
 		return 0, 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, pos)
 	}
 	return pos, le.Uint32(b[ckptFlags:]), nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // Flush makes every committed record durable: it syncs the segments'
@@ -49,11 +50,11 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 		if err != nil {
 			return err
 		}
-		err = s.syncName()
+		err = s.SyncName()
 		if err == nil {
-			err = syncData(s.data, from-start, end-start)
+			err = journalfile.SyncData(s.Data, from-start, end-start)
 		}
-		if rerr := s.release(); err == nil {
+		if rerr := s.Release(); err == nil {
 			err = rerr
 		}
 		if err != nil {

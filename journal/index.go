@@ -12,39 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
-)
-
-// Stream index layout: per stream, index/SSSSSSSSSS.idx (the stream id,
-// zero-padded to 10 digits): a header, then one fixed-size entry per record
-// of the stream, entry n for sequence firstSequence+n, so that the Nth
-// record is found with one read.
-//
-//	header                           entry
-//	offset  size  field              offset  size  field
-//	0       8     magic "DUTYJIDX"   0       8     record position
-//	8       4     version            8       4     record length (header and body)
-//	12      4     header length (64) 12      4     type id
-//	16      4     stream id
-//	20      4     entry length (16)
-//	24      8     first sequence
-//	32      4     CRC32C of 0..31
-//	36      28    zero
-//
-// index/position holds the log position up to which every stream's
-// entries have been written (same framing as the checkpoint: magic
-// "DUTYJIXP", version, length 64, segment size, position, time, CRC32C of
-// 0..39).
-const (
-	indexHeaderLength = 64
-	indexEntryLength  = 16
-	idxMagic          = "DUTYJIDX"
-	idxPosMagic       = "DUTYJIXP"
-	indexDirName      = "index"
-	idxStreamOffset   = 16
-	idxEntryLenOffset = 20
-	idxFirstOffset    = 24
-	idxCRCOffset      = 32
 )
 
 // IndexEntry is one entry of a stream index.
@@ -81,14 +50,12 @@ type indexer struct {
 	damaged bool
 }
 
-func indexName(stream uint32) string { return fmt.Sprintf("%010d.idx", stream) }
-
 // openIndex opens the writer's indexes, checks them against the log and
 // brings them up to its end (end: the log's end after recovery): an index
 // that is missing, unreadable or that disagrees with the log (an entry
 // past its end, or naming another record) is rebuilt from the log.
 func (j *Journal) openIndex(end int64) error {
-	x := &indexer{j: j, dir: filepath.Join(j.dir, indexDirName), files: map[uint32]*indexFile{}, batch: map[uint32][]byte{}}
+	x := &indexer{j: j, dir: filepath.Join(j.dir, journalfile.IndexDirName), files: map[uint32]*indexFile{}, batch: map[uint32][]byte{}}
 	x.t = &Tailer{j: j, noCRC: true} // recovery has checked the log's framing
 	if err := os.MkdirAll(x.dir, 0o755); err != nil {
 		return fmt.Errorf("journal: index: %w", err)
@@ -160,7 +127,7 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	from, _, err = decodeFramed(b, idxPosMagic, x.j.segSize)
+	from, _, err = decodeFramed(b, journalfile.IdxPosMagic, x.j.segSize)
 	if err != nil || from > end {
 		return 0, false
 	}
@@ -179,19 +146,19 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 			return 0, false
 		}
 		fi, err := f.Stat()
-		var hdr [indexHeaderLength]byte
+		var hdr [journalfile.IndexHeaderLength]byte
 		if err == nil {
 			_, err = f.ReadAt(hdr[:], 0)
 		}
 		var first int64
 		if err == nil {
-			first, err = checkIndexHeader(hdr[:], uint32(id))
+			first, err = journalfile.CheckIndexHeader(hdr[:], uint32(id))
 		}
 		if err != nil {
 			f.Close()
 			return 0, false
 		}
-		xf := &indexFile{f: f, first: first, count: (fi.Size() - indexHeaderLength) / indexEntryLength}
+		xf := &indexFile{f: f, first: first, count: (fi.Size() - journalfile.IndexHeaderLength) / journalfile.IndexEntryLength}
 		x.files[uint32(id)] = xf
 		if xf.count > 0 { // the last entry must name a record of the log
 			e, err := xf.entry(xf.count - 1)
@@ -226,13 +193,13 @@ func (j *Journal) recordAt(e IndexEntry, stream uint32, seq, end int64) bool {
 	if err != nil {
 		return errors.Is(err, ErrBehindRetention) // gone: nothing to contradict
 	}
-	defer s.release()
+	defer s.Release()
 	off := e.Position - start
-	if off < segmentHeaderLength {
+	if off < journalfile.SegmentHeaderLength {
 		return false
 	}
-	h, _, kind, err := decodeSlot(s.data[off:], false)
-	return err == nil && kind == slotRecord && h.StreamID == stream && h.Sequence == seq && h.Length == e.Length && h.TypeID == e.TypeID
+	h, _, kind, err := journalfile.DecodeSlot(s.Data[off:], false)
+	return err == nil && kind == journalfile.SlotRecord && h.StreamID == stream && h.Sequence == seq && h.Length == e.Length && h.TypeID == e.TypeID
 }
 
 // reset removes every index file (before a rebuild).
@@ -312,8 +279,8 @@ func (x *indexer) trim(first int64) error {
 				hi = mid
 			}
 		}
-		from := indexHeaderLength + f.trimmed*indexEntryLength
-		to := (indexHeaderLength + lo*indexEntryLength) &^ (indexBlock - 1)
+		from := journalfile.IndexHeaderLength + f.trimmed*journalfile.IndexEntryLength
+		to := (journalfile.IndexHeaderLength + lo*journalfile.IndexEntryLength) &^ (indexBlock - 1)
 		if to <= from {
 			continue
 		}
@@ -324,7 +291,7 @@ func (x *indexer) trim(first int64) error {
 		if err != nil {
 			return fmt.Errorf("journal: index: trim: %w", err)
 		}
-		f.trimmed = (to - indexHeaderLength) / indexEntryLength
+		f.trimmed = (to - journalfile.IndexHeaderLength) / journalfile.IndexEntryLength
 	}
 	return nil
 }
@@ -367,14 +334,14 @@ func (x *indexer) index(limit int) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		next := f.first + f.count + int64(len(x.batch[r.StreamID])/indexEntryLength)
+		next := f.first + f.count + int64(len(x.batch[r.StreamID])/journalfile.IndexEntryLength)
 		switch {
 		case r.Sequence < next: // indexed before the position file was written
 			continue
 		case r.Sequence > next:
 			return n, fmt.Errorf("%w: stream %d record %d, index at %d", errIndexGap, r.StreamID, r.Sequence, next)
 		}
-		var e [indexEntryLength]byte
+		var e [journalfile.IndexEntryLength]byte
 		le.PutUint64(e[0:], uint64(r.Position))
 		le.PutUint32(e[8:], uint32(r.Length))
 		le.PutUint32(e[12:], uint32(r.TypeID))
@@ -389,20 +356,20 @@ func (x *indexer) file(stream uint32, seq int64) (*indexFile, error) {
 	if f := x.files[stream]; f != nil {
 		return f, nil
 	}
-	path := filepath.Join(x.dir, indexName(stream))
+	path := filepath.Join(x.dir, journalfile.IndexName(stream))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("journal: index: %w", err)
 	}
-	var hdr [indexHeaderLength]byte
+	var hdr [journalfile.IndexHeaderLength]byte
 	le := binary.LittleEndian
-	copy(hdr[:], idxMagic)
-	le.PutUint32(hdr[8:], version)
-	le.PutUint32(hdr[12:], indexHeaderLength)
-	le.PutUint32(hdr[idxStreamOffset:], stream)
-	le.PutUint32(hdr[idxEntryLenOffset:], indexEntryLength)
-	le.PutUint64(hdr[idxFirstOffset:], uint64(seq))
-	le.PutUint32(hdr[idxCRCOffset:], crc32.Checksum(hdr[:idxCRCOffset], castagnoli))
+	copy(hdr[:], journalfile.IdxMagic)
+	le.PutUint32(hdr[8:], journalfile.Version)
+	le.PutUint32(hdr[12:], journalfile.IndexHeaderLength)
+	le.PutUint32(hdr[journalfile.IdxStreamOffset:], stream)
+	le.PutUint32(hdr[journalfile.IdxEntryLenOffset:], journalfile.IndexEntryLength)
+	le.PutUint64(hdr[journalfile.IdxFirstOffset:], uint64(seq))
+	le.PutUint32(hdr[journalfile.IdxCRCOffset:], crc32.Checksum(hdr[:journalfile.IdxCRCOffset], journalfile.Castagnoli))
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal: index: %w", err)
@@ -423,10 +390,10 @@ func (x *indexer) writeBatch() error {
 			continue
 		}
 		f := x.files[stream]
-		if _, err := f.f.WriteAt(b, indexHeaderLength+f.count*indexEntryLength); err != nil {
+		if _, err := f.f.WriteAt(b, journalfile.IndexHeaderLength+f.count*journalfile.IndexEntryLength); err != nil {
 			return fmt.Errorf("journal: index: %w", err)
 		}
-		f.count += int64(len(b) / indexEntryLength)
+		f.count += int64(len(b) / journalfile.IndexEntryLength)
 		x.batch[stream] = b[:0]
 		wrote = true
 	}
@@ -443,7 +410,7 @@ func (x *indexer) writeBatch() error {
 	// Rewritten in place, always the same length: the Flusher's indexing
 	// allocates nothing per batch. A torn write fails its CRC at the next
 	// Open, which then rebuilds the indexes.
-	putFramed(&x.posBuf, idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
+	putFramed(&x.posBuf, journalfile.IdxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
 	if _, err := x.pos.WriteAt(x.posBuf[:], 0); err != nil {
 		return fmt.Errorf("journal: index: %w", err)
 	}
@@ -488,8 +455,8 @@ func (x *indexer) close() error {
 
 // entry reads entry n of the file.
 func (f *indexFile) entry(n int64) (IndexEntry, error) {
-	var b [indexEntryLength]byte
-	if _, err := f.f.ReadAt(b[:], indexHeaderLength+n*indexEntryLength); err != nil {
+	var b [journalfile.IndexEntryLength]byte
+	if _, err := f.f.ReadAt(b[:], journalfile.IndexHeaderLength+n*journalfile.IndexEntryLength); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -497,25 +464,6 @@ func (f *indexFile) entry(n int64) (IndexEntry, error) {
 	}
 	le := binary.LittleEndian
 	return IndexEntry{Position: int64(le.Uint64(b[0:])), Length: int32(le.Uint32(b[8:])), TypeID: int32(le.Uint32(b[12:]))}, nil
-}
-
-func checkIndexHeader(b []byte, stream uint32) (first int64, err error) {
-	le := binary.LittleEndian
-	switch {
-	case string(b[:8]) != idxMagic:
-		return 0, fmt.Errorf("%w: index magic %q", ErrCorrupt, b[:8])
-	case le.Uint32(b[8:]) != version:
-		return 0, fmt.Errorf("%w: index version %d", ErrVersion, le.Uint32(b[8:]))
-	case crc32.Checksum(b[:idxCRCOffset], castagnoli) != le.Uint32(b[idxCRCOffset:]):
-		return 0, fmt.Errorf("%w: index header CRC", ErrCorrupt)
-	case le.Uint32(b[idxStreamOffset:]) != stream || le.Uint32(b[idxEntryLenOffset:]) != indexEntryLength:
-		return 0, fmt.Errorf("%w: index header of stream %d", ErrCorrupt, le.Uint32(b[idxStreamOffset:]))
-	}
-	first = int64(le.Uint64(b[idxFirstOffset:]))
-	if first < 0 {
-		return 0, fmt.Errorf("%w: index first sequence %d", ErrCorrupt, first)
-	}
-	return first, nil
 }
 
 // Lookup returns the index entry of record seq of streamID: one read, no
@@ -552,7 +500,7 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 		}
 		return e, err
 	}
-	fh, err := os.Open(filepath.Join(j.dir, indexDirName, indexName(streamID)))
+	fh, err := os.Open(filepath.Join(j.dir, journalfile.IndexDirName, journalfile.IndexName(streamID)))
 	if err != nil {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d: %w", ErrNotFound, streamID, err)
 	}
@@ -561,15 +509,15 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 	if err != nil {
 		return IndexEntry{}, fmt.Errorf("journal: index: %w", err)
 	}
-	var hdr [indexHeaderLength]byte
+	var hdr [journalfile.IndexHeaderLength]byte
 	if _, err := fh.ReadAt(hdr[:], 0); err != nil {
 		return IndexEntry{}, fmt.Errorf("%w: index of stream %d: %w", ErrNotFound, streamID, err)
 	}
-	first, err := checkIndexHeader(hdr[:], streamID)
+	first, err := journalfile.CheckIndexHeader(hdr[:], streamID)
 	if err != nil {
 		return IndexEntry{}, err
 	}
-	f := &indexFile{f: fh, first: first, count: (fi.Size() - indexHeaderLength) / indexEntryLength}
+	f := &indexFile{f: fh, first: first, count: (fi.Size() - journalfile.IndexHeaderLength) / journalfile.IndexEntryLength}
 	if seq >= f.first+f.count {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d not indexed", ErrNotFound, streamID, seq)
 	}
@@ -610,7 +558,7 @@ func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) err
 	}
 	start := j.segmentStart(e.Position)
 	off := e.Position - start
-	if off < segmentHeaderLength || e.Position&(recordAlignment-1) != 0 {
+	if off < journalfile.SegmentHeaderLength || e.Position&(journalfile.RecordAlignment-1) != 0 {
 		return damaged("not a record slot")
 	}
 	s, err := j.acquire(start)
@@ -620,18 +568,18 @@ func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) err
 	case err != nil:
 		return err
 	}
-	defer s.release()
-	if s.length(off) == 0 { // acquire: pairs with Commit's release store
+	defer s.Release()
+	if s.Length(off) == 0 { // acquire: pairs with Commit's release store
 		return damaged("an empty slot")
 	}
-	h, _, kind, derr := decodeSlot(s.data[off:], false)
-	if s.released.Load() { // what was read may be zeros
-		return s.releasedError()
+	h, _, kind, derr := journalfile.DecodeSlot(s.Data[off:], false)
+	if s.Released.Load() { // what was read may be zeros
+		return s.ReleasedError()
 	}
 	switch {
 	case derr != nil:
 		return damaged(derr.Error())
-	case kind != slotRecord:
+	case kind != journalfile.SlotRecord:
 		return damaged("no record")
 	case h.StreamID != streamID || h.Sequence != seq || h.Length != e.Length || h.TypeID != e.TypeID:
 		return damaged(fmt.Sprintf("a record of stream %d sequence %d, length %d, type %d (entry: length %d, type %d)",

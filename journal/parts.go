@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // maxRecordParts bounds the parts of one multipart record: a writer
@@ -67,8 +69,8 @@ func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp
 		return 0, 0, err
 	}
 	le := binary.LittleEndian
-	rec := j.cur.data[j.claim.off : j.claim.off+recordHeaderLength]
-	le.PutUint32(rec[flagsOffset:], recordParts)
+	rec := j.cur.Data[j.claim.off : j.claim.off+journalfile.RecordHeaderLength]
+	le.PutUint32(rec[journalfile.FlagsOffset:], journalfile.RecordParts)
 	b := c.Body
 	le.PutUint32(b, uint32(len(parts)))
 	for i, p := range parts {
@@ -94,7 +96,7 @@ func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp
 // body exactly is an error wrapping ErrCorrupt (and duty.ErrCorrupt).
 func (r *Record) Parts(dst [][]byte) ([][]byte, error) {
 	dst = dst[:0]
-	if r.Flags&recordParts == 0 {
+	if r.Flags&journalfile.RecordParts == 0 {
 		return append(dst, r.Body), nil
 	}
 	b := r.Body

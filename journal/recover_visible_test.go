@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -65,14 +66,14 @@ func TestSilentLossesAreVisible(t *testing.T) {
 	})
 	t.Run("foreign files under index", func(t *testing.T) {
 		dir := copyDir(t, base)
-		foreign := filepath.Join(dir, indexDirName, "backup")
+		foreign := filepath.Join(dir, journalfile.IndexDirName, "backup")
 		require.NoError(t, os.MkdirAll(foreign, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(foreign, "x"), []byte("x"), 0o644))
-		note := filepath.Join(dir, indexDirName, "NOTES")
+		note := filepath.Join(dir, journalfile.IndexDirName, "NOTES")
 		require.NoError(t, os.WriteFile(note, []byte("mine"), 0o644))
 		for _, rebuild := range []bool{false, true} {
 			if rebuild {
-				require.NoError(t, os.Remove(filepath.Join(dir, indexDirName, idxPosName)))
+				require.NoError(t, os.Remove(filepath.Join(dir, journalfile.IndexDirName, idxPosName)))
 			}
 			j := openT(t, dir, Options{})
 			r := j.Recovery()

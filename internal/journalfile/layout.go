@@ -1,4 +1,4 @@
-package journal
+package journalfile
 
 import (
 	"encoding/binary"
@@ -21,14 +21,14 @@ import (
 //	40      4     CRC32C of bytes 0..39
 //	44      20    zero
 const (
-	segmentHeaderLength = 64
-	segMagicOffset      = 0
-	segVersionOffset    = 8
+	SegmentHeaderLength = 64
+	SegMagicOffset      = 0
+	SegVersionOffset    = 8
 	segHdrLenOffset     = 12
-	segSizeOffset       = 16
-	segStartOffset      = 24
-	segCreatedOffset    = 32
-	segCRCOffset        = 40
+	SegSizeOffset       = 16
+	SegStartOffset      = 24
+	SegCreatedOffset    = 32
+	SegCRCOffset        = 40
 )
 
 // Record layout. A record's length word is stored last (a release store,
@@ -51,18 +51,18 @@ const (
 // Padding (padMagic) is what recovery leaves in place of a corrupt record
 // it was told to skip: a length word and padMagic; readers step over it.
 const (
-	recordHeaderLength = 40
-	recordAlignment    = 8
-	endMarkerLength    = 8
+	RecordHeaderLength = 40
+	RecordAlignment    = 8
+	EndMarkerLength    = 8
 
-	lengthOffset    = 0
-	magicOffset     = 4
-	crcOffset       = 8
-	streamOffset    = 12
-	typeOffset      = 16
-	flagsOffset     = 20
-	sequenceOffset  = 24
-	timestampOffset = 32
+	LengthOffset    = 0
+	MagicOffset     = 4
+	CrcOffset       = 8
+	StreamOffset    = 12
+	TypeOffset      = 16
+	FlagsOffset     = 20
+	SequenceOffset  = 24
+	TimestampOffset = 32
 )
 
 // Record flags (the header's word at offset 20). A reader refuses a
@@ -71,63 +71,63 @@ const (
 	// recordParts: the body is a multipart message, framed as a part
 	// table (the part count, then each part's length, little-endian
 	// uint32s) followed by the parts' bytes (Record.Parts).
-	recordParts uint32 = 1 << 0
+	RecordParts uint32 = 1 << 0
 
-	knownFlags = recordParts
+	KnownFlags = RecordParts
 )
 
 // version is the layout version of segments, records, checkpoints and
 // indexes this package writes and reads.
-const version = 1
+const Version = 1
 
 // Magic words. A record's magic word is recordMagic; the end-of-segment
 // marker's is endMagic. The low byte of both is the layout version.
 const (
-	segMagic    = "DUTYJSEG"
-	recordMagic = 0x4A524400 | version // "\x01DRJ" little-endian
-	endMagic    = 0x4A454F00 | version // "\x01OEJ" little-endian
-	padMagic    = 0x4A504400 | version // "\x01DPJ" little-endian
-	magicMask   = 0xFFFFFF00
+	SegMagic    = "DUTYJSEG"
+	RecordMagic = 0x4A524400 | Version // "\x01DRJ" little-endian
+	EndMagic    = 0x4A454F00 | Version // "\x01OEJ" little-endian
+	PadMagic    = 0x4A504400 | Version // "\x01DPJ" little-endian
+	MagicMask   = 0xFFFFFF00
 )
 
 // Segment size bounds.
 const (
 	MinSegmentSize     = 64 << 10
 	maxSegmentSize     = 1 << 30
-	defaultSegmentSize = 64 << 20
+	DefaultSegmentSize = 64 << 20
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // align rounds n up to recordAlignment.
-func align(n int64) int64 { return (n + recordAlignment - 1) &^ (recordAlignment - 1) }
+func Align(n int64) int64 { return (n + RecordAlignment - 1) &^ (RecordAlignment - 1) }
 
 // recordCRC is the CRC of a record's bytes rec[:length], skipping the
 // length word (stored last, and checked by the CRC covering exactly length
 // bytes) and the CRC word itself.
-func recordCRC(rec []byte) uint32 {
+func RecordCRC(rec []byte) uint32 {
 	c := recordMagicCRC
-	if binary.LittleEndian.Uint32(rec[magicOffset:]) != recordMagic {
-		c = crc32.Update(0, castagnoli, rec[magicOffset:crcOffset])
+	if binary.LittleEndian.Uint32(rec[MagicOffset:]) != RecordMagic {
+		c = crc32.Update(0, Castagnoli, rec[MagicOffset:CrcOffset])
 	}
-	return crc32.Update(c, castagnoli, rec[streamOffset:])
+	return crc32.Update(c, Castagnoli, rec[StreamOffset:])
 }
 
 // recordMagicCRC is the CRC of recordMagic's four bytes, where every
 // record's CRC starts: one CRC call per record instead of two.
-var recordMagicCRC = crc32.Update(0, castagnoli, binary.LittleEndian.AppendUint32(nil, recordMagic))
+var recordMagicCRC = crc32.Update(0, Castagnoli, binary.LittleEndian.AppendUint32(nil, RecordMagic))
 
 // putSegmentHeader writes a segment header for a segment of size bytes
 // starting at position start.
 func putSegmentHeader(b []byte, size, start, created int64) {
-	copy(b[segMagicOffset:], segMagic)
+	copy(b[SegMagicOffset:], SegMagic)
 	le := binary.LittleEndian
-	le.PutUint32(b[segVersionOffset:], version)
-	le.PutUint32(b[segHdrLenOffset:], segmentHeaderLength)
-	le.PutUint64(b[segSizeOffset:], uint64(size))
-	le.PutUint64(b[segStartOffset:], uint64(start))
-	le.PutUint64(b[segCreatedOffset:], uint64(created))
-	le.PutUint32(b[segCRCOffset:], crc32.Checksum(b[:segCRCOffset], castagnoli))
+	le.PutUint32(b[SegVersionOffset:], Version)
+	le.PutUint32(b[segHdrLenOffset:], SegmentHeaderLength)
+	le.PutUint64(b[SegSizeOffset:], uint64(size))
+	le.PutUint64(b[SegStartOffset:], uint64(start))
+	le.PutUint64(b[SegCreatedOffset:], uint64(created))
+	le.PutUint32(b[SegCRCOffset:], crc32.Checksum(b[:SegCRCOffset], Castagnoli))
 }
 
 // RecordHeader is a decoded record header.
@@ -144,10 +144,10 @@ type RecordHeader struct {
 type slotKind uint8
 
 const (
-	slotEmpty  slotKind = iota // a zero length word: nothing committed there yet
-	slotRecord                 // a valid record
-	slotEnd                    // the end-of-segment marker
-	slotPad                    // padding left by recovery over a skipped corrupt record
+	SlotEmpty  slotKind = iota // a zero length word: nothing committed there yet
+	SlotRecord                 // a valid record
+	SlotEnd                    // the end-of-segment marker
+	SlotPad                    // padding left by recovery over a skipped corrupt record
 )
 
 // decodeSlot checks the slot at the start of b (b runs to the end of its
@@ -160,72 +160,72 @@ const (
 // With verify false the CRC is not checked (recovery's walk over the part
 // of the log before the checkpoint, which was verified when it was
 // written and flushed).
-func decodeSlot(b []byte, verify bool) (h RecordHeader, body []byte, kind slotKind, err error) {
-	if len(b) < endMarkerLength {
-		if allZero(b) {
-			return h, nil, slotEmpty, nil
+func DecodeSlot(b []byte, verify bool) (h RecordHeader, body []byte, kind slotKind, err error) {
+	if len(b) < EndMarkerLength {
+		if AllZero(b) {
+			return h, nil, SlotEmpty, nil
 		}
 		return h, nil, 0, reasonError("bytes after the last record slot")
 	}
 	le := binary.LittleEndian
-	length := int32(le.Uint32(b[lengthOffset:]))
-	magic := le.Uint32(b[magicOffset:])
+	length := int32(le.Uint32(b[LengthOffset:]))
+	magic := le.Uint32(b[MagicOffset:])
 	if length == 0 {
-		return h, nil, slotEmpty, nil
+		return h, nil, SlotEmpty, nil
 	}
 	switch {
-	case magic == endMagic:
+	case magic == EndMagic:
 		if int64(length) != int64(len(b)) {
 			return h, nil, 0, reasonError(fmt.Sprintf("end-of-segment marker length %d, %d bytes left", length, len(b)))
 		}
-		return h, nil, slotEnd, nil
-	case magic == padMagic:
-		if length < endMarkerLength || align(int64(length)) > int64(len(b)) {
+		return h, nil, SlotEnd, nil
+	case magic == PadMagic:
+		if length < EndMarkerLength || Align(int64(length)) > int64(len(b)) {
 			return h, nil, 0, reasonError(fmt.Sprintf("padding length %d, %d bytes left", length, len(b)))
 		}
 		h.Length = length
-		return h, nil, slotPad, nil
-	case magic == recordMagic:
-	case magic&magicMask == recordMagic&magicMask || magic&magicMask == endMagic&magicMask || magic&magicMask == padMagic&magicMask:
-		return h, nil, 0, fmt.Errorf("%w: record version %d, want %d", ErrVersion, magic&^magicMask, version)
+		return h, nil, SlotPad, nil
+	case magic == RecordMagic:
+	case magic&MagicMask == RecordMagic&MagicMask || magic&MagicMask == EndMagic&MagicMask || magic&MagicMask == PadMagic&MagicMask:
+		return h, nil, 0, fmt.Errorf("%w: record version %d, want %d", ErrVersion, magic&^MagicMask, Version)
 	default:
 		return h, nil, 0, reasonError(fmt.Sprintf("bad magic %#08x", magic))
 	}
-	if length < recordHeaderLength || align(int64(length)) > int64(len(b)) {
+	if length < RecordHeaderLength || Align(int64(length)) > int64(len(b)) {
 		return h, nil, 0, reasonError(fmt.Sprintf("length %d, %d bytes left in the segment", length, len(b)))
 	}
 	rec := b[:length]
 	if verify {
-		if got, want := recordCRC(rec), le.Uint32(rec[crcOffset:]); got != want {
+		if got, want := RecordCRC(rec), le.Uint32(rec[CrcOffset:]); got != want {
 			return h, nil, 0, reasonError(fmt.Sprintf("CRC %#08x, header says %#08x", got, want))
 		}
 	}
 	h = RecordHeader{
 		Length:    length,
-		StreamID:  le.Uint32(rec[streamOffset:]),
-		TypeID:    int32(le.Uint32(rec[typeOffset:])),
-		Flags:     le.Uint32(rec[flagsOffset:]),
-		Sequence:  int64(le.Uint64(rec[sequenceOffset:])),
-		Timestamp: int64(le.Uint64(rec[timestampOffset:])),
+		StreamID:  le.Uint32(rec[StreamOffset:]),
+		TypeID:    int32(le.Uint32(rec[TypeOffset:])),
+		Flags:     le.Uint32(rec[FlagsOffset:]),
+		Sequence:  int64(le.Uint64(rec[SequenceOffset:])),
+		Timestamp: int64(le.Uint64(rec[TimestampOffset:])),
 	}
 	if h.Sequence < 0 {
 		return RecordHeader{}, nil, 0, reasonError("negative sequence")
 	}
-	if h.Flags&^knownFlags != 0 {
+	if h.Flags&^KnownFlags != 0 {
 		return RecordHeader{}, nil, 0, reasonError(fmt.Sprintf("unknown flags %#x", h.Flags))
 	}
-	return h, rec[recordHeaderLength:length:length], slotRecord, nil
+	return h, rec[RecordHeaderLength:length:length], SlotRecord, nil
 }
 
 // slotLength is the aligned length of a record or padding slot.
-func slotLength(h RecordHeader) int64 { return align(int64(h.Length)) }
+func SlotLength(h RecordHeader) int64 { return Align(int64(h.Length)) }
 
 // reasonError is a decode failure before its position is known.
 type reasonError string
 
 func (e reasonError) Error() string { return string(e) }
 
-func allZero(b []byte) bool {
+func AllZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
 			return false
@@ -239,12 +239,12 @@ func allZero(b []byte) bool {
 // CRC check, or -1 if there is none: the way past damage whose length word
 // cannot be trusted. Only slots with the record magic are decoded, so a
 // scan over zeros or garbage costs a load and a compare per slot.
-func nextValid(b []byte, from int64) int64 {
-	for o := from; o+recordHeaderLength <= int64(len(b)); o += recordAlignment {
-		if binary.LittleEndian.Uint32(b[o+magicOffset:]) != recordMagic {
+func NextValid(b []byte, from int64) int64 {
+	for o := from; o+RecordHeaderLength <= int64(len(b)); o += RecordAlignment {
+		if binary.LittleEndian.Uint32(b[o+MagicOffset:]) != RecordMagic {
 			continue
 		}
-		if _, _, kind, err := decodeSlot(b[o:], true); err == nil && kind == slotRecord {
+		if _, _, kind, err := DecodeSlot(b[o:], true); err == nil && kind == SlotRecord {
 			return o
 		}
 	}

@@ -1,4 +1,4 @@
-package journal
+package journalfile
 
 import (
 	"encoding/binary"
@@ -31,86 +31,67 @@ import (
 //	48      8     updated, ns since the Unix epoch (Options.Clock)
 //	56      8     writer's process id (0 once the writer has closed)
 const (
-	statusLength      = 64
-	statusName        = "status"
-	statusMagic       = "DUTYJSTA"
-	stVersionOffset   = 8
-	stLengthOffset    = 12
-	stCommittedOffset = 16
-	stFlushedOffset   = 24
-	stTailersOffset   = 32
-	stSegmentsOffset  = 40
-	stUpdatedOffset   = 48
-	stWriterPIDOffset = 56
+	StatusLength      = 64
+	StatusName        = "status"
+	StatusMagic       = "DUTYJSTA"
+	StVersionOffset   = 8
+	StLengthOffset    = 12
+	StCommittedOffset = 16
+	StFlushedOffset   = 24
+	StTailersOffset   = 32
+	StSegmentsOffset  = 40
+	StUpdatedOffset   = 48
+	StWriterPIDOffset = 56
 )
 
-// openStatus creates the writer's status file and maps it.
-func (j *Journal) openStatus() error {
-	path := filepath.Join(j.dir, statusName)
+// StatusFile is the writer's mapped status file. Its words are stored
+// with atomic stores (release), which a reader's atomic loads (Inspect)
+// pair with; each word is consistent on its own.
+type StatusFile struct{ b []byte }
+
+// CreateStatus creates dir's status file (replacing any), maps it and
+// stores this process's id as the writer's.
+func CreateStatus(dir string) (*StatusFile, error) {
+	path := filepath.Join(dir, StatusName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("journal: status: %w", err)
+		return nil, fmt.Errorf("journal: status: %w", err)
 	}
 	defer f.Close()
-	var hdr [statusLength]byte
-	copy(hdr[:], statusMagic)
-	binary.LittleEndian.PutUint32(hdr[stVersionOffset:], version)
-	binary.LittleEndian.PutUint32(hdr[stLengthOffset:], statusLength)
+	var hdr [StatusLength]byte
+	copy(hdr[:], StatusMagic)
+	binary.LittleEndian.PutUint32(hdr[StVersionOffset:], Version)
+	binary.LittleEndian.PutUint32(hdr[StLengthOffset:], StatusLength)
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
-		return fmt.Errorf("journal: status: %w", err)
+		return nil, fmt.Errorf("journal: status: %w", err)
 	}
-	b, err := mapFile(f, statusLength, true)
+	b, err := mapFile(f, StatusLength, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	j.status = b
-	j.statusWord(stWriterPIDOffset).Store(int64(os.Getpid()))
-	j.publishStatus()
-	return nil
+	s := &StatusFile{b: b}
+	s.word(StWriterPIDOffset).Store(int64(os.Getpid()))
+	return s, nil
 }
 
-// statusWord is the status file's word at off.
-func (j *Journal) statusWord(off int) *atomic.Int64 {
-	return (*atomic.Int64)(unsafe.Pointer(&j.status[off]))
+// word is the status file's word at off.
+func (s *StatusFile) word(off int) *atomic.Int64 {
+	return (*atomic.Int64)(unsafe.Pointer(&s.b[off]))
 }
 
-// publishStatus stores the writer's positions and counts into the status
-// file: atomic stores (release), which a reader's atomic loads pair with.
-// The Flusher calls it every duty cycle, Flush and Close too. It
-// allocates nothing.
-func (j *Journal) publishStatus() {
-	if j.status == nil {
-		return
-	}
-	j.mu.Lock()
-	tailers, segs := 0, len(j.segs)
-	for t := range j.tailers {
-		if t.pub == nil {
-			tailers++
-		}
-	}
-	if j.reg != nil {
-		tailers += j.reg.active()
-	}
-	j.mu.Unlock()
-	j.statusWord(stCommittedOffset).Store(j.committed.Load())
-	j.statusWord(stFlushedOffset).Store(j.flushed.Load())
-	j.statusWord(stTailersOffset).Store(int64(tailers))
-	j.statusWord(stSegmentsOffset).Store(int64(segs))
-	j.statusWord(stUpdatedOffset).Store(j.opts.Clock())
+// Publish stores the writer's positions and counts. It allocates nothing.
+func (s *StatusFile) Publish(committed, flushed, tailers, segments, updated int64) {
+	s.word(StCommittedOffset).Store(committed)
+	s.word(StFlushedOffset).Store(flushed)
+	s.word(StTailersOffset).Store(tailers)
+	s.word(StSegmentsOffset).Store(segments)
+	s.word(StUpdatedOffset).Store(updated)
 }
 
-// closeStatus publishes the final status, marks the writer gone and
-// unmaps the file.
-func (j *Journal) closeStatus() error {
-	if j.status == nil {
-		return nil
-	}
-	j.publishStatus()
-	j.statusWord(stWriterPIDOffset).Store(0)
-	err := mmapfile.Unmap(j.status)
-	j.status = nil
-	return err
+// Close marks the writer gone (process id 0) and unmaps the file.
+func (s *StatusFile) Close() error {
+	s.word(StWriterPIDOffset).Store(0)
+	return mmapfile.Unmap(s.b)
 }
 
 // Info is what Inspect finds in a journal's directory, without opening
@@ -172,10 +153,10 @@ func IsJournal(dir string) bool {
 		return false
 	}
 	for _, e := range ents {
-		if e.Name() == lockName {
+		if e.Name() == LockName {
 			return true
 		}
-		if _, ok := parseSegmentName(e.Name()); ok {
+		if _, ok := ParseSegmentName(e.Name()); ok {
 			return true
 		}
 	}
@@ -191,29 +172,29 @@ func IsJournal(dir string) bool {
 // what was read before it (a registry's valid slots, too).
 func Inspect(dir string) (Info, error) {
 	info := Info{Dir: dir}
-	starts, err := listSegments(dir, false)
+	starts, err := ListSegments(dir, false)
 	if err != nil {
 		return info, err
 	}
 	info.Segments = starts
 	if len(starts) > 0 {
-		fi, err := os.Stat(filepath.Join(dir, segmentName(starts[0])))
+		fi, err := os.Stat(filepath.Join(dir, SegmentName(starts[0])))
 		if err == nil {
 			info.SegmentSize = fi.Size()
 		}
 	}
-	st, err := readStatus(filepath.Join(dir, statusName))
+	st, err := readStatus(filepath.Join(dir, StatusName))
 	switch {
 	case err == nil:
 		info.HasStatus, info.Status = true, st
 	case !errors.Is(err, os.ErrNotExist):
 		return info, err
 	}
-	info.Streams, err = readStreams(filepath.Join(dir, indexDirName))
+	info.Streams, err = readStreams(filepath.Join(dir, IndexDirName))
 	if err != nil {
 		return info, err
 	}
-	info.Readers, err = readReaders(filepath.Join(dir, readersName))
+	info.Readers, err = readReaders(filepath.Join(dir, ReadersName))
 	switch {
 	case err == nil:
 		info.HasReaders = true
@@ -241,22 +222,22 @@ func readStatus(path string) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("journal: status: %w", err)
 	}
-	if fi.Size() != statusLength {
+	if fi.Size() != StatusLength {
 		return Status{}, fmt.Errorf("%w: status file of %d bytes", ErrCorrupt, fi.Size())
 	}
-	b, err := mapFile(f, statusLength, false)
+	b, err := mapFile(f, StatusLength, false)
 	if err != nil {
 		return Status{}, err
 	}
 	defer mmapfile.Unmap(b)
 	le := binary.LittleEndian
-	if string(b[:8]) != statusMagic || le.Uint32(b[stVersionOffset:]) != version || le.Uint32(b[stLengthOffset:]) != statusLength {
+	if string(b[:8]) != StatusMagic || le.Uint32(b[StVersionOffset:]) != Version || le.Uint32(b[StLengthOffset:]) != StatusLength {
 		return Status{}, fmt.Errorf("%w: status file header %q", ErrCorrupt, b[:16])
 	}
 	w := func(off int) int64 { return (*atomic.Int64)(unsafe.Pointer(&b[off])).Load() }
 	return Status{
-		Committed: w(stCommittedOffset), Flushed: w(stFlushedOffset), Tailers: w(stTailersOffset),
-		Segments: w(stSegmentsOffset), Updated: w(stUpdatedOffset), WriterPID: int(w(stWriterPIDOffset)),
+		Committed: w(StCommittedOffset), Flushed: w(StFlushedOffset), Tailers: w(StTailersOffset),
+		Segments: w(StSegmentsOffset), Updated: w(StUpdatedOffset), WriterPID: int(w(StWriterPIDOffset)),
 	}, nil
 }
 
@@ -276,7 +257,7 @@ func readStreams(dir string) ([]StreamInfo, error) {
 			continue
 		}
 		var id uint32
-		if _, err := fmt.Sscanf(name, "%010d.idx", &id); err != nil || indexName(id) != name {
+		if _, err := fmt.Sscanf(name, "%010d.idx", &id); err != nil || IndexName(id) != name {
 			continue
 		}
 		si, err := readStreamInfo(filepath.Join(dir, name), id)
@@ -295,11 +276,11 @@ func readStreamInfo(path string, id uint32) (StreamInfo, error) {
 		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
 	}
 	defer f.Close()
-	var hdr [indexHeaderLength]byte
+	var hdr [IndexHeaderLength]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return StreamInfo{}, fmt.Errorf("%w: index %s: header: %v", ErrCorrupt, path, err)
 	}
-	first, err := checkIndexHeader(hdr[:], id)
+	first, err := CheckIndexHeader(hdr[:], id)
 	if err != nil {
 		return StreamInfo{}, fmt.Errorf("index %s: %w", path, err)
 	}
@@ -307,5 +288,5 @@ func readStreamInfo(path string, id uint32) (StreamInfo, error) {
 	if err != nil {
 		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
 	}
-	return StreamInfo{ID: id, First: first, Indexed: (fi.Size() - indexHeaderLength) / indexEntryLength}, nil
+	return StreamInfo{ID: id, First: first, Indexed: (fi.Size() - IndexHeaderLength) / IndexEntryLength}, nil
 }

@@ -1,7 +1,7 @@
 // Package pubrecord records an IPC publication's traffic into a journal
 // and feeds a journal back into a publication: the publication (package
-// ipc/publication) counterpart of journal.Recorder, which does the same
-// for a mailbox; its Replayer is journal.Replayer with the publication as
+// ipc/publication) counterpart of replay.Recorder (package journal/replay), which does the same
+// for a mailbox; its Replayer is replay.Replayer with the publication as
 // the sink.
 //
 //	sub, err := publication.OpenSubscription(ctx, path)
