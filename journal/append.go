@@ -230,7 +230,7 @@ func (j *Journal) nextSequence(streamID uint32) int64 {
 // the next segment file is put in place first (the one a Flusher
 // prepared, or one made here), so that a reader who finds the
 // end-of-segment marker always finds the next file; then the marker (the
-// bytes left, endMagic) is written, its length word last.
+// bytes left, EndMagic) is written, its length word last.
 func (j *Journal) roll() error {
 	next := j.cur.Start + j.segSize
 	s, err := j.takeNext(next)

@@ -130,7 +130,7 @@ func TestIndexRebuiltWhenMissingBehindOrWrong(t *testing.T) {
 func TestIndexFollowsATruncatedLog(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	poke(t, dir, ps[200], func(b []byte) { b[journalfile.RecordHeaderLength] ^= 1 })
 	j := openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.True(t, j.Recovery().IndexRebuilt)

@@ -265,7 +265,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 	return j, nil
 }
 
-// openReaders maps the reader registry (creating it if missing). Where it
+// OpenReaders maps the reader registry (creating it if missing). Where it
 // cannot be written (a read-only file system, another user's directory),
 // the journal works without it, logged: its Tailers are then unregistered
 // in other processes than the writer's. A writer publishes its first

@@ -13,7 +13,7 @@ import (
 // reader's Parts may append however large the record.
 const maxRecordParts = 1 << 16
 
-// A multipart record (flag recordParts) carries a message of several parts
+// A multipart record (flag RecordParts) carries a message of several parts
 // so that a replay sends the same parts, not their concatenation. Its body
 // is a part table, then the parts' bytes:
 //

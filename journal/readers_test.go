@@ -124,7 +124,7 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	// A claiming slot: its identity fields may still be the last owner's
 	// (here: our pid with another start identity, which would read as a
 	// reused pid), so it is judged by time alone: reclaimed only once the
-	// same claim word has stayed claiming for claimTimeout.
+	// same claim word has stayed claiming for ClaimTimeout.
 	oldTimeout := journalfile.ClaimTimeout
 	t.Cleanup(func() { journalfile.ClaimTimeout = oldTimeout })
 	journalfile.ClaimTimeout = time.Hour

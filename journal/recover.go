@@ -133,22 +133,22 @@ func (j *Journal) recover() error {
 		j.segs = append(j.segs, s)
 	}
 	first := j.segs[0].Start + journalfile.SegmentHeaderLength
-	c, err := loadCheckpoint(j.dir, j.segSize)
-	ckpt, flags := c.flushed, c.flags
+	c, err := journalfile.LoadCheckpoint(j.dir, j.segSize)
+	ckpt, flags := c.Flushed, c.Flags
 	switch {
 	case err != nil && j.opts.Recovery == RecoverStrict:
 		return err
 	case err != nil:
 		r.CheckpointError = err
 		ckpt, flags = 0, 0
-	case c.found:
+	case c.Found:
 		r.Checkpoint, r.CheckpointFound = ckpt, true
 	}
-	if err == nil && c.first >= 0 && j.segs[0].Start > c.first {
+	if err == nil && c.First >= 0 && j.segs[0].Start > c.First {
 		// Retention records the oldest segment it keeps in the checkpoint
 		// before it deletes anything: these went some other way.
 		merr := fmt.Errorf("%w: %w: segments from %d to %d missing (the checkpoint's oldest segment is %d; retention did not delete them)",
-			errMissingSegment, ErrCorrupt, c.first, j.segs[0].Start, c.first)
+			errMissingSegment, ErrCorrupt, c.First, j.segs[0].Start, c.First)
 		if j.opts.Recovery == RecoverStrict {
 			return merr
 		}
@@ -240,7 +240,7 @@ func (j *Journal) recover() error {
 		}
 		// After a clean Close (or in a new journal) nothing follows the
 		// end: no need to read the rest of the segment.
-		zeroed := fresh || derr == nil && r.CheckpointFound && flags&ckptClean != 0 && p == ckpt
+		zeroed := fresh || derr == nil && r.CheckpointFound && flags&journalfile.CkptClean != 0 && p == ckpt
 		next := int64(-1)
 		if !zeroed {
 			next = j.scanValid(i, off)
@@ -296,7 +296,7 @@ func (j *Journal) recover() error {
 	}
 	r.End = p
 	r.Streams = len(j.streams)
-	if ckpt > p || flags&ckptClean != 0 || r.CheckpointError != nil || !c.found || c.first != j.segs[0].Start {
+	if ckpt > p || flags&journalfile.CkptClean != 0 || r.CheckpointError != nil || !c.Found || c.First != j.segs[0].Start {
 		// The log was cut below the checkpoint (RecoverTruncate, reported
 		// in Truncated): records appended from p on must be verified at
 		// the next Open, so the checkpoint comes back to p. A checkpoint
@@ -327,7 +327,7 @@ func (j *Journal) recover() error {
 
 // scanValid returns the position of the first valid record after the
 // failing or empty slot at off in segment i, in that segment or a later
-// one (nextValid), or -1 if there is none. A record of a stream whose
+// one (NextValid), or -1 if there is none. A record of a stream whose
 // sequence is below the one the walk has reached is no later record of
 // this log (bytes in a torn claim's body, say) and is passed over.
 func (j *Journal) scanValid(i int, off int64) int64 {

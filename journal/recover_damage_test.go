@@ -92,7 +92,7 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				dir := copyDir(t, base)
 				if !ckpt {
-					require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+					require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 				}
 				c.damage(dir)
 				segPath := filepath.Join(dir, journalfile.SegmentName(segStart))
@@ -154,7 +154,7 @@ func TestCheckpointPastTheEndInTheLastSegment(t *testing.T) {
 		require.Contains(t, r.String(), "checkpoint")
 		require.Len(t, countRecords(t, j), 400)
 		require.NoError(t, j.Close())
-		ck, _, found, err := readCheckpoint(dir, testSegment)
+		ck, _, found, err := journalfile.ReadCheckpoint(dir, testSegment)
 		require.NoError(t, err)
 		require.True(t, found)
 		require.LessOrEqual(t, ck, end+journalfile.Align(int64(journalfile.RecordHeaderLength)), "the checkpoint was replaced")

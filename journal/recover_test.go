@@ -73,7 +73,7 @@ func TestTornTailIsCutAndAppendingContinues(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := testDir(t)
 			ps := written(t, dir, 400)
-			require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+			require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 			last := ps[len(ps)-1]
 			poke(t, dir, last, func(b []byte) {
 				switch name {
@@ -100,7 +100,7 @@ func TestTornTailIsCutAndAppendingContinues(t *testing.T) {
 func TestCorruptRecordInTheMiddle(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	bad := ps[100]
 	poke(t, dir, bad, func(b []byte) { b[journalfile.RecordHeaderLength+3] ^= 1 })
 
@@ -220,14 +220,16 @@ func TestBadFilesAreClearErrors(t *testing.T) {
 		{"segment header CRC", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[1])), journalfile.SegCreatedOffset, 9) }, ErrCorrupt, "header CRC"},
 		{"missing middle segment", func(d string) { require.NoError(t, os.Remove(filepath.Join(d, filepath.Base(segs[1])))) }, errMissingSegment, "missing"},
 		{"record version", func(d string) {
-			require.NoError(t, os.Remove(filepath.Join(d, ckptName)))
+			require.NoError(t, os.Remove(filepath.Join(d, journalfile.CkptName)))
 			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), journalfile.SegmentHeaderLength+journalfile.MagicOffset, 2)
 		}, ErrVersion, "record version 2"},
 		{"record magic", func(d string) {
-			require.NoError(t, os.Remove(filepath.Join(d, ckptName)))
+			require.NoError(t, os.Remove(filepath.Join(d, journalfile.CkptName)))
 			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), journalfile.SegmentHeaderLength+journalfile.MagicOffset+2, 0x55)
 		}, ErrCorrupt, "bad magic"},
-		{"checkpoint garbage", func(d string) { require.NoError(t, os.WriteFile(filepath.Join(d, ckptName), []byte("garbage"), 0o644)) }, ErrCorrupt, "checkpoint of 7 bytes"},
+		{"checkpoint garbage", func(d string) {
+			require.NoError(t, os.WriteFile(filepath.Join(d, journalfile.CkptName), []byte("garbage"), 0o644))
+		}, ErrCorrupt, "checkpoint of 7 bytes"},
 		{"checkpoint past the end", func(d string) {
 			jj := &Journal{dir: d, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 			require.NoError(t, jj.writeCheckpoint(1<<40, 0))
@@ -299,18 +301,18 @@ func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 	j := openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.Equal(t, int64(-1), j.Recovery().Truncated, "a CRC before the checkpoint is not checked at Open")
 	require.NoError(t, j.Close())
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	j = openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.Equal(t, ps[100], j.Recovery().Truncated)
 	appendN(t, j, 1, 3)
 	require.NoError(t, j.Close()) // checkpoint at the new end
-	ck, _, found, err := readCheckpoint(dir, testSegment)
+	ck, _, found, err := journalfile.ReadCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Greater(t, ck, ps[100])
 	// Tear the last appended record: a strict Open must see it (it is past
 	// the checkpoint written at the cut, not before a stale one).
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	jj := &Journal{dir: dir, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 	require.NoError(t, jj.writeCheckpoint(ps[100], 0))
 	poke(t, dir, ps[102], func(b []byte) { b[journalfile.RecordHeaderLength] ^= 1 })
@@ -326,18 +328,18 @@ func TestCleanCloseMarksTheCheckpoint(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 10)
 	end := ps[9] + journalfile.Align(int64(journalfile.RecordHeaderLength+bodyLen(9)))
-	_, flags, found, err := readCheckpoint(dir, testSegment)
+	_, flags, found, err := journalfile.ReadCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.True(t, found)
-	require.Equal(t, uint32(ckptClean), flags)
+	require.Equal(t, uint32(journalfile.CkptClean), flags)
 	poke(t, dir, end+4096, func(b []byte) { b[0] = 1 }) // not read: trusted zero
 	j := openT(t, dir, Options{})
 	require.Zero(t, j.Recovery().TornBytes)
-	_, flags, _, err = readCheckpoint(dir, testSegment)
+	_, flags, _, err = journalfile.ReadCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.Zero(t, flags, "cleared while the writer runs")
 	require.NoError(t, j.Close())
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	poke(t, dir, end+4096, func(b []byte) { b[0] = 1 })
 	j = openT(t, dir, Options{})
 	require.Equal(t, int64(4097), j.Recovery().TornBytes, "without the mark the rest is read and zeroed")

@@ -62,10 +62,10 @@ func CheckIndexHeader(b []byte, stream uint32) (first int64, err error) {
 	return first, nil
 }
 
-// lockName is the writer lock file in the journal's directory.
+// LockName is the writer lock file in the journal's directory.
 const LockName = "journal.lock"
 
-// listSegments returns the start positions of the segment files in dir,
+// ListSegments returns the start positions of the segment files in dir,
 // sorted. A writer removes leftover temporary files of an interrupted
 // segment creation.
 func ListSegments(dir string, writer bool) ([]int64, error) {

@@ -8,13 +8,13 @@ import (
 
 // Segment file layout. A segment is a file of SegmentSize bytes (a power of
 // two), named by the log position of its first byte, zero-padded to 20
-// digits (segmentName). Its first segmentHeaderLength bytes are the header;
-// records follow from there, each aligned to recordAlignment.
+// digits (SegmentName). Its first SegmentHeaderLength bytes are the header;
+// records follow from there, each aligned to RecordAlignment.
 //
 //	offset  size  field
 //	0       8     magic "DUTYJSEG"
-//	8       4     layout version (version)
-//	12      4     header length (segmentHeaderLength)
+//	8       4     layout version (Version)
+//	12      4     header length (SegmentHeaderLength)
 //	16      8     segment size in bytes
 //	24      8     start position (the name)
 //	32      8     creation time, ns since the Unix epoch
@@ -37,19 +37,19 @@ const (
 //
 //	offset  size  field
 //	0       4     length: header and body, before alignment (int32)
-//	4       4     magic and version: recordMagic (endMagic for the end-of-segment marker)
+//	4       4     magic and version: RecordMagic (EndMagic for the end-of-segment marker)
 //	8       4     CRC32C (Castagnoli) of bytes 4..7 and 12..length-1
 //	12      4     stream id
 //	16      4     type id (int32)
-//	20      4     flags: recordParts, or zero
+//	20      4     flags: RecordParts, or zero
 //	24      8     sequence number within the stream, from 0
 //	32      8     timestamp, ns since the Unix epoch
 //	40      ...   body
 //
 // The end-of-segment marker is a length word (the bytes left in the
-// segment from the marker on) and endMagic; nothing else of it is read.
-// Padding (padMagic) is what recovery leaves in place of a corrupt record
-// it was told to skip: a length word and padMagic; readers step over it.
+// segment from the marker on) and EndMagic; nothing else of it is read.
+// Padding (PadMagic) is what recovery leaves in place of a corrupt record
+// it was told to skip: a length word and PadMagic; readers step over it.
 const (
 	RecordHeaderLength = 40
 	RecordAlignment    = 8
@@ -68,7 +68,7 @@ const (
 // Record flags (the header's word at offset 20). A reader refuses a
 // record with a flag it does not know.
 const (
-	// recordParts: the body is a multipart message, framed as a part
+	// RecordParts: the body is a multipart message, framed as a part
 	// table (the part count, then each part's length, little-endian
 	// uint32s) followed by the parts' bytes (Record.Parts).
 	RecordParts uint32 = 1 << 0
@@ -76,12 +76,12 @@ const (
 	KnownFlags = RecordParts
 )
 
-// version is the layout version of segments, records, checkpoints and
+// Version is the layout version of segments, records, checkpoints and
 // indexes this package writes and reads.
 const Version = 1
 
-// Magic words. A record's magic word is recordMagic; the end-of-segment
-// marker's is endMagic. The low byte of both is the layout version.
+// Magic words. A record's magic word is RecordMagic; the end-of-segment
+// marker's is EndMagic. The low byte of both is the layout version.
 const (
 	SegMagic    = "DUTYJSEG"
 	RecordMagic = 0x4A524400 | Version // "\x01DRJ" little-endian
@@ -99,10 +99,10 @@ const (
 
 var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// align rounds n up to recordAlignment.
+// Align rounds n up to RecordAlignment.
 func Align(n int64) int64 { return (n + RecordAlignment - 1) &^ (RecordAlignment - 1) }
 
-// recordCRC is the CRC of a record's bytes rec[:length], skipping the
+// RecordCRC is the CRC of a record's bytes rec[:length], skipping the
 // length word (stored last, and checked by the CRC covering exactly length
 // bytes) and the CRC word itself.
 func RecordCRC(rec []byte) uint32 {
@@ -113,7 +113,7 @@ func RecordCRC(rec []byte) uint32 {
 	return crc32.Update(c, Castagnoli, rec[StreamOffset:])
 }
 
-// recordMagicCRC is the CRC of recordMagic's four bytes, where every
+// recordMagicCRC is the CRC of RecordMagic's four bytes, where every
 // record's CRC starts: one CRC call per record instead of two.
 var recordMagicCRC = crc32.Update(0, Castagnoli, binary.LittleEndian.AppendUint32(nil, RecordMagic))
 
@@ -150,7 +150,7 @@ const (
 	SlotPad                    // padding left by recovery over a skipped corrupt record
 )
 
-// decodeSlot checks the slot at the start of b (b runs to the end of its
+// DecodeSlot checks the slot at the start of b (b runs to the end of its
 // segment) and returns what it holds; for a valid record, its header and
 // body (aliasing b). The error is only for bytes no writer produces:
 // ErrVersion for a known magic of another version, otherwise a
@@ -217,7 +217,7 @@ func DecodeSlot(b []byte, verify bool) (h RecordHeader, body []byte, kind slotKi
 	return h, rec[RecordHeaderLength:length:length], SlotRecord, nil
 }
 
-// slotLength is the aligned length of a record or padding slot.
+// SlotLength is the aligned length of a record or padding slot.
 func SlotLength(h RecordHeader) int64 { return Align(int64(h.Length)) }
 
 // reasonError is a decode failure before its position is known.
@@ -234,7 +234,7 @@ func AllZero(b []byte) bool {
 	return true
 }
 
-// nextValid returns the offset of the first slot at or after from (an
+// NextValid returns the offset of the first slot at or after from (an
 // aligned offset) in the segment b that holds a record whose header and
 // CRC check, or -1 if there is none: the way past damage whose length word
 // cannot be trusted. Only slots with the record magic are decoded, so a

@@ -32,9 +32,9 @@ import (
 //
 //	header  offset  size  field
 //	        0       8     magic "DUTYJRDR"
-//	        8       4     layout version (version)
-//	        12      4     header length (readersHeaderLength)
-//	        16      4     slot length (readerSlotLength)
+//	        8       4     layout version (Version)
+//	        12      4     header length (ReadersHeaderLength)
+//	        16      4     slot length (ReaderSlotLength)
 //	        20      4     slots
 //	        24      4     CRC32C of bytes 0..23
 //	        32      8     proposed floor: where retention means to cut (writer)
@@ -56,7 +56,7 @@ const (
 	// readerSlots is the number of slots of a registry this package
 	// creates: at most that many Tailers at once, in all processes.
 	readerSlots = 256
-	// maxReaderName is the longest reader name kept (longer ones are cut).
+	// MaxReaderName is the longest reader name kept (longer ones are cut).
 	MaxReaderName = ReaderSlotLength - SlNameOffset
 
 	ReadersName       = "readers"
@@ -88,7 +88,7 @@ const (
 	SlotActive   = 2 // a registered reader at its position
 )
 
-// claimWord packs a slot's claim word. The generation changes with every
+// ClaimWord packs a slot's claim word. The generation changes with every
 // claim and every free, so a compare-and-swap on the whole word fails if
 // the slot changed hands since it was read (no ABA).
 func ClaimWord(pid uint32, state uint8, gen uint32) uint64 {
@@ -99,20 +99,20 @@ func SplitClaim(w uint64) (pid uint32, state uint8, gen uint32) {
 	return uint32(w), uint8(w >> 32), uint32(w >> 40)
 }
 
-// errRegistryUnavailable: the registry cannot be opened for writing here
+// ErrRegistryUnavailable: the registry cannot be opened for writing here
 // (a read-only file system, another user's directory).
 var ErrRegistryUnavailable = errors.New("journal: reader registry unavailable")
 
-// maxPosition bounds the positions a registry may name (2^62 bytes of
+// MaxPosition bounds the positions a registry may name (2^62 bytes of
 // log): a word past it is garbage, and adding to it cannot overflow.
 const MaxPosition = 1 << 62
 
-// claimTimeout is how long a slot may stay claiming (claimed, not yet
+// ClaimTimeout is how long a slot may stay claiming (claimed, not yet
 // active) before whoever has watched it that long takes its claimer for
 // dead.
 var ClaimTimeout = 10 * time.Second
 
-// readerRecheck is how long the writer trusts a slot it found alive before
+// ReaderRecheck is how long the writer trusts a slot it found alive before
 // it asks the process table again (retention runs every Flusher cycle).
 var ReaderRecheck = 100 * time.Millisecond
 
@@ -150,7 +150,7 @@ func ownerAlive(pid uint32, start, ns uint64, me procIdentity) bool {
 	return procinfo.Running(int(pid), start)
 }
 
-// registry is a mapped reader registry.
+// Registry is a mapped reader registry.
 type Registry struct {
 	path  string
 	Mem   []byte
@@ -191,7 +191,7 @@ func (r *Registry) highWater() int {
 	return int(hw)
 }
 
-// putReadersHeader writes a fresh registry header into b.
+// PutReadersHeader writes a fresh registry header into b.
 func PutReadersHeader(b []byte, slots int) {
 	le := binary.LittleEndian
 	copy(b, ReadersMagic)
@@ -265,10 +265,10 @@ func createReaders(dir string, replace bool) error {
 	return err
 }
 
-// openReaders maps the journal's reader registry read-write, creating it
+// OpenReaders maps the journal's reader registry read-write, creating it
 // if it is missing. A registry whose header is not one this package
 // writes is an error matching ErrCorrupt, unless replace (a writer not in
-// RecoverStrict) says to make a new one. errRegistryUnavailable when the
+// RecoverStrict) says to make a new one. ErrRegistryUnavailable when the
 // file cannot be written here.
 func OpenReaders(dir string, replace bool) (r *Registry, replaced bool, err error) {
 	path := filepath.Join(dir, ReadersName)
@@ -393,7 +393,7 @@ func (r *Registry) Register(pos int64, name string, now int64) (int, uint64, err
 			binary.LittleEndian.PutUint32(r.Mem[off+SlNameLenOffset:], uint32(n))
 			active := ClaimWord(uint32(r.Me.PID), SlotActive, gen)
 			if !cw.CompareAndSwap(ClaimWord(uint32(r.Me.PID), SlotClaiming, gen), active) {
-				continue // reclaimed under a claimer stalled past claimTimeout: another slot
+				continue // reclaimed under a claimer stalled past ClaimTimeout: another slot
 			}
 			return i, active, nil
 		}
@@ -420,7 +420,7 @@ func (r *Registry) Free(i int, word uint64) bool {
 // A claiming slot's identity fields may still be its last owner's (the
 // claimer writes them after its compare-and-swap), so it is judged by
 // time alone: reclaimed once this registry has seen the same claim word
-// (generation included) claiming for claimTimeout, which a live claimer
+// (generation included) claiming for ClaimTimeout, which a live claimer
 // (a few stores between its swap and its activation) never takes.
 func (r *Registry) Verify(i int, w uint64, cache bool) bool {
 	pid, state, _ := SplitClaim(w)
@@ -454,7 +454,7 @@ func (r *Registry) Verify(i int, w uint64, cache bool) bool {
 	return false
 }
 
-// reclaimDead frees every slot whose owner is dead.
+// ReclaimDead frees every slot whose owner is dead.
 func (r *Registry) ReclaimDead() {
 	for i := range r.highWater() {
 		if w := r.Claim(i).Load(); uint8(w>>32) != SlotFree {
@@ -465,7 +465,7 @@ func (r *Registry) ReclaimDead() {
 
 // lowest returns the lowest position in [lo, hi] of the active slots,
 // math.MaxInt64 if none. With verify it checks each owner that would hold
-// a segment before below (its liveness cached for readerRecheck) and
+// a segment before below (its liveness cached for ReaderRecheck) and
 // reclaims dead ones; without, it trusts the slots (the writer's second
 // scan: a slot registered since the first is live by construction).
 func (r *Registry) Lowest(lo, hi, below int64, verify bool) int64 {
@@ -534,7 +534,7 @@ type ReaderInfo struct {
 	Pending bool
 }
 
-// decodeReaders reads the slots of a mapped registry (b: the whole file,
+// DecodeReaders reads the slots of a mapped registry (b: the whole file,
 // 8-byte aligned) with atomic loads. It returns the claimed slots; a slot
 // no writer of this package produces (an unknown state, a pid of 0, a
 // name longer than its field, a negative or unaligned position) is

@@ -20,11 +20,11 @@ import (
 // segmentSuffix ends every segment file's name.
 const segmentSuffix = ".seg"
 
-// segmentName is the file name of the segment starting at position start:
+// SegmentName is the file name of the segment starting at position start:
 // zero-padded, so that a directory listing sorts by position.
 func SegmentName(start int64) string { return fmt.Sprintf("%020d%s", start, segmentSuffix) }
 
-// parseSegmentName returns the start position a segment file name encodes.
+// ParseSegmentName returns the start position a segment file name encodes.
 func ParseSegmentName(name string) (int64, bool) {
 	if len(name) != 20+len(segmentSuffix) || filepath.Ext(name) != segmentSuffix {
 		return 0, false
@@ -33,14 +33,14 @@ func ParseSegmentName(name string) (int64, bool) {
 	return v, err == nil && v >= 0
 }
 
-// segment is one mapped segment file: the mapped file.
+// Segment is one mapped segment file: the mapped file.
 //
 // A segment is reference counted. The journal's table holds one reference
 // while the segment is in the table; a reader (a Tailer, the flusher, the
 // writer) holds one while it reads or writes it. The last release unmaps.
 // Journal.Close drops the table's references; if holders remain after the
 // grace interval (the forced cleanup after a first shutdown time of
-// RocketMQ's mapped files), forceRelease revokes the mapping: its pages
+// RocketMQ's mapped files), ForceRelease revokes the mapping: its pages
 // become anonymous zero pages (revokeMapping), released is set, and a
 // holder that reads on finds released and returns ErrReleased. It never
 // faults.
@@ -52,7 +52,7 @@ type Segment struct {
 	Data  []byte // the whole mapping; len == segment size
 	words unsafe.Pointer
 	// file is the mapped file's identity (os.SameFile) where it was
-	// opened by name (openSegment): a reader checks it against the file
+	// opened by name (OpenSegment): a reader checks it against the file
 	// under that name, which a recovering writer may have replaced.
 	File os.FileInfo
 
@@ -80,7 +80,7 @@ func (s *Segment) Length(off int64) int32 {
 	return (*atomic.Int32)(unsafe.Add(s.words, off)).Load()
 }
 
-// storeLength publishes a record or marker at off: a release store
+// StoreLength publishes a record or marker at off: a release store
 // (atomicbuf.StoreRelease32, a plain MOV on amd64), enough because readers
 // synchronise through this word alone.
 func (s *Segment) StoreLength(off int64, v int32) {
@@ -102,7 +102,7 @@ func (s *Segment) Hold() error {
 }
 
 // release gives back a reference; the last one unmaps (the file's pages,
-// or the zero pages forceRelease put in their place).
+// or the zero pages ForceRelease put in their place).
 func (s *Segment) Release() error {
 	n := s.Refs.Add(-1)
 	if n < 0 {
@@ -120,7 +120,7 @@ func (s *Segment) Release() error {
 	return mmapfile.Unmap(s.Data)
 }
 
-// forceRelease revokes the mapping under its holders: they read zero
+// ForceRelease revokes the mapping under its holders: they read zero
 // pages from then on, and find released set when they check after reading.
 // The address range stays reserved until the last holder releases.
 func (s *Segment) ForceRelease() error {
@@ -137,7 +137,7 @@ func (s *Segment) ForceRelease() error {
 	return nil
 }
 
-// openSegment maps an existing segment file and checks its header. size is
+// OpenSegment maps an existing segment file and checks its header. size is
 // the journal's segment size (0: take it from the header).
 func OpenSegment(path string, start, size int64, writable bool) (*Segment, error) {
 	flag := os.O_RDONLY
@@ -212,8 +212,8 @@ func CheckSegmentSize(size int64) error {
 	return nil
 }
 
-// createSegment creates, preallocates and maps a new segment (see
-// prepareSegment), renames it into place and syncs the directory.
+// CreateSegment creates, preallocates and maps a new segment (see
+// PrepareSegment), renames it into place and syncs the directory.
 func CreateSegment(dir string, start, size, created int64) (*Segment, error) {
 	s, err := PrepareSegment(dir, start, size, created)
 	if err != nil {
@@ -229,7 +229,7 @@ func CreateSegment(dir string, start, size, created int64) (*Segment, error) {
 	return s, nil
 }
 
-// prepareSegment creates a complete segment under a temporary name: the
+// PrepareSegment creates a complete segment under a temporary name: the
 // file preallocated (a full disk is an error here, not a SIGBUS at a later
 // store), its header written and synced, the file mapped. Nobody else
 // opens it until publish renames it into place: a segment file under its
@@ -268,7 +268,7 @@ func PrepareSegment(dir string, start, size, created int64) (*Segment, error) {
 
 // publish stamps a prepared segment's header with its creation time (the
 // moment it becomes the writer's: retention's age) and renames it into
-// place. Its name is durable only after syncName.
+// place. Its name is durable only after SyncName.
 func (s *Segment) Publish(created int64) error {
 	putSegmentHeader(s.Data[:SegmentHeaderLength], int64(len(s.Data)), s.Start, created)
 	s.Created = created
@@ -285,7 +285,7 @@ func (s *Segment) Publish(created int64) error {
 	return nil
 }
 
-// syncName makes a published segment's name durable (fsync of the
+// SyncName makes a published segment's name durable (fsync of the
 // directory), once. Flush calls it before it syncs any byte of the
 // segment, so a durable record is never in a file whose name could be
 // lost.
@@ -309,7 +309,7 @@ func (s *Segment) Discard() error {
 	return err
 }
 
-// releasedError is what a holder of a revoked segment gets: ErrReleased,
+// ReleasedError is what a holder of a revoked segment gets: ErrReleased,
 // and ErrBehindRetention too if retention deleted the segment.
 func (s *Segment) ReleasedError() error {
 	if s.Deleted.Load() {

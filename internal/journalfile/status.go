@@ -4,17 +4,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// Status file layout: "status" in the journal's directory, statusLength
+// Status file layout: "status" in the journal's directory, StatusLength
 // bytes, mapped by the writer, which stores its words (one atomic store
 // each); a reader in any process (Inspect) maps it read-only and loads
 // them. Each word is consistent on its own; the words are not a snapshot
@@ -22,8 +22,8 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "DUTYJSTA"
-//	8       4     layout version (version)
-//	12      4     length (statusLength)
+//	8       4     layout version (Version)
+//	12      4     length (StatusLength)
 //	16      8     committed position
 //	24      8     flushed position
 //	32      8     registered Tailers, all processes (active registry slots, and the writer's Tailers without one)
@@ -241,52 +241,32 @@ func readStatus(path string) (Status, error) {
 	}, nil
 }
 
-// readStreams reads the index files' headers: one StreamInfo per stream.
+// readStreams reads the index files' headers: one StreamInfo per stream,
+// in order of id.
 func readStreams(dir string) ([]StreamInfo, error) {
-	ents, err := os.ReadDir(dir)
+	streams, _, _, err := listIndexDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("journal: index: %w", err)
+		return nil, err
 	}
-	var out []StreamInfo
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".idx") || !e.Type().IsRegular() {
-			continue
+	ids := make([]uint32, 0, len(streams))
+	for id := range streams {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]StreamInfo, 0, len(ids))
+	for _, id := range ids {
+		f, err := OpenIndexFile(filepath.Join(dir, streams[id]), id, false)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err) // a header cut short
 		}
-		var id uint32
-		if _, err := fmt.Sscanf(name, "%010d.idx", &id); err != nil || IndexName(id) != name {
-			continue
-		}
-		si, err := readStreamInfo(filepath.Join(dir, name), id)
 		if err != nil {
 			return out, err
 		}
-		out = append(out, si)
+		out = append(out, StreamInfo{ID: id, First: f.First, Indexed: f.Count})
+		f.Close()
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
 	return out, nil
-}
-
-func readStreamInfo(path string, id uint32) (StreamInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
-	}
-	defer f.Close()
-	var hdr [IndexHeaderLength]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return StreamInfo{}, fmt.Errorf("%w: index %s: header: %v", ErrCorrupt, path, err)
-	}
-	first, err := CheckIndexHeader(hdr[:], id)
-	if err != nil {
-		return StreamInfo{}, fmt.Errorf("index %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
-	}
-	return StreamInfo{ID: id, First: first, Indexed: (fi.Size() - IndexHeaderLength) / IndexEntryLength}, nil
 }
