@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/journalfile"
@@ -76,7 +77,7 @@ func (s *Stream) NextSequence() int64 { return s.next }
 
 // Claim is Journal.Claim on this stream, stamped with Options.Clock.
 func (s *Stream) Claim(typeID int32, n int) (Claim, error) {
-	return s.j.claimAt(s, typeID, n, s.j.opts.Clock())
+	return s.ClaimAt(typeID, n, s.j.opts.Clock())
 }
 
 // ClaimAt is Claim with the record's timestamp given (ns since the Unix
@@ -85,12 +86,47 @@ func (s *Stream) Claim(typeID int32, n int) (Claim, error) {
 // timestamp) saves a clock read per record. Readers' SeekTime and a paced
 // Replayer expect timestamps that do not go back.
 func (s *Stream) ClaimAt(typeID int32, n int, timestamp int64) (Claim, error) {
-	return s.j.claimAt(s, typeID, n, timestamp)
+	j := s.j
+	if j.claimOpen || j.closed.Load() {
+		return Claim{}, j.claimError()
+	}
+	if uint(n) > uint(j.maxBody) {
+		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.maxBody)
+	}
+	length := int64(journalfile.RecordHeaderLength + n)
+	aligned := journalfile.Align(length)
+	off := j.pos - j.cur.Start
+	if off+aligned > j.segSize {
+		if err := j.roll(); err != nil {
+			return Claim{}, err
+		}
+		off = j.pos - j.cur.Start
+	}
+	seq := s.next
+	// off+aligned <= segSize: the record lies inside the mapping, and the
+	// header's stores need no bounds checks.
+	rec := j.cur.At(off)
+	h := (*[journalfile.RecordHeaderLength]byte)(rec)
+	le := binary.LittleEndian
+	le.PutUint32(h[journalfile.MagicOffset:], journalfile.RecordMagic)
+	le.PutUint32(h[journalfile.StreamOffset:], s.id)
+	le.PutUint32(h[journalfile.TypeOffset:], uint32(typeID))
+	le.PutUint32(h[journalfile.FlagsOffset:], 0)
+	le.PutUint64(h[journalfile.SequenceOffset:], uint64(seq))
+	le.PutUint64(h[journalfile.TimestampOffset:], uint64(timestamp))
+	j.claimOpen = true
+	j.claim.off, j.claim.length = off, length
+	if j.claim.stream != s { // a pointer store costs a write barrier's check: only on a change
+		j.claim.stream = s
+	}
+	atomicbuf.StoreRelease64(&j.written, j.pos+aligned)
+	body := unsafe.Slice((*byte)(unsafe.Add(rec, journalfile.RecordHeaderLength)), n)
+	return Claim{Body: body, Position: j.pos, Sequence: seq}, nil
 }
 
 // Append is Journal.Append on this stream.
 func (s *Stream) Append(typeID int32, body []byte) (position, sequence int64, err error) {
-	return s.j.appendCopy(s, typeID, body, s.j.opts.Clock())
+	return s.appendCopy(typeID, body, s.j.opts.Clock())
 }
 
 // Claim reserves a record of n body bytes on streamID with typeID and
@@ -103,39 +139,7 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 	if j.readOnly {
 		return Claim{}, ErrReadOnly
 	}
-	return j.claimAt(j.stream(streamID), typeID, n, j.opts.Clock())
-}
-
-// claimAt is Claim on s's stream, stamped timestamp (a Stream exists only
-// on a writer's journal).
-func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Claim, error) {
-	if j.claimOpen || j.closed.Load() {
-		return Claim{}, j.claimError()
-	}
-	if uint(n) > uint(j.maxBody) {
-		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.maxBody)
-	}
-	length := int64(journalfile.RecordHeaderLength + n)
-	off := j.pos - j.cur.Start
-	if off+journalfile.Align(length) > j.segSize {
-		if err := j.roll(); err != nil {
-			return Claim{}, err
-		}
-		off = j.pos - j.cur.Start
-	}
-	seq := s.next
-	rec := j.cur.Data[off : off+length : off+length]
-	le := binary.LittleEndian
-	le.PutUint32(rec[journalfile.MagicOffset:], journalfile.RecordMagic)
-	le.PutUint32(rec[journalfile.StreamOffset:], s.id)
-	le.PutUint32(rec[journalfile.TypeOffset:], uint32(typeID))
-	le.PutUint32(rec[journalfile.FlagsOffset:], 0)
-	le.PutUint64(rec[journalfile.SequenceOffset:], uint64(seq))
-	le.PutUint64(rec[journalfile.TimestampOffset:], uint64(timestamp))
-	j.claimOpen = true
-	j.claim = claimState{off: off, length: length, stream: s}
-	atomicbuf.StoreRelease64(&j.written, j.pos+journalfile.Align(length))
-	return Claim{Body: rec[journalfile.RecordHeaderLength:], Position: j.pos, Sequence: seq}, nil
+	return j.stream(streamID).ClaimAt(typeID, n, j.opts.Clock())
 }
 
 // claimError is why a claim is refused: the journal is closed, or a
@@ -160,8 +164,9 @@ func (j *Journal) Commit() error {
 		return fmt.Errorf("%w: commit without a claim", ErrClaim)
 	}
 	c := &j.claim
-	rec := j.cur.Data[c.off : c.off+c.length : c.off+c.length]
-	binary.LittleEndian.PutUint32(rec[journalfile.CrcOffset:], journalfile.RecordCRC(rec))
+	p := j.cur.At(c.off)                                                   // ClaimAt checked that the record lies inside the mapping
+	crc := journalfile.FramedRecordCRC(unsafe.Slice((*byte)(p), c.length)) // ClaimAt stored RecordMagic
+	binary.LittleEndian.PutUint32((*[journalfile.RecordHeaderLength]byte)(p)[journalfile.CrcOffset:], crc)
 	j.cur.StoreLength(c.off, int32(c.length))
 	pos := j.pos
 	j.pos += journalfile.Align(c.length)
@@ -199,11 +204,14 @@ func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, 
 	if j.readOnly {
 		return 0, 0, ErrReadOnly
 	}
-	return j.appendCopy(j.stream(streamID), typeID, body, j.opts.Clock())
+	return j.stream(streamID).appendCopy(typeID, body, j.opts.Clock())
 }
 
-func (j *Journal) appendCopy(s *Stream, typeID int32, body []byte, timestamp int64) (position, sequence int64, err error) {
-	c, err := j.claimAt(s, typeID, len(body), timestamp)
+// appendCopy claims, fills with body and commits a record on s, stamped
+// timestamp.
+func (s *Stream) appendCopy(typeID int32, body []byte, timestamp int64) (position, sequence int64, err error) {
+	j := s.j
+	c, err := s.ClaimAt(typeID, len(body), timestamp)
 	if err != nil {
 		return 0, 0, err
 	}

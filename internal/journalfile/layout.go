@@ -108,9 +108,16 @@ func Align(n int64) int64 { return (n + RecordAlignment - 1) &^ (RecordAlignment
 func RecordCRC(rec []byte) uint32 {
 	c := recordMagicCRC
 	if binary.LittleEndian.Uint32(rec[MagicOffset:]) != RecordMagic {
-		c = crc32.Update(0, Castagnoli, rec[MagicOffset:CrcOffset])
+		c = crcUpdate(0, rec[MagicOffset:CrcOffset])
 	}
-	return crc32.Update(c, Castagnoli, rec[StreamOffset:])
+	return crcUpdate(c, rec[StreamOffset:])
+}
+
+// FramedRecordCRC is RecordCRC of a record whose magic word is
+// RecordMagic, as the writer frames it: one CRC pass, from
+// recordMagicCRC on. It inlines.
+func FramedRecordCRC(rec []byte) uint32 {
+	return crcUpdate(recordMagicCRC, rec[StreamOffset:])
 }
 
 // recordMagicCRC is the CRC of RecordMagic's four bytes, where every

@@ -80,6 +80,11 @@ func (s *Segment) Length(off int64) int32 {
 	return (*atomic.Int32)(unsafe.Add(s.words, off)).Load()
 }
 
+// At returns the address of the mapping's byte at off, for the writer's
+// stores into a slot it has checked lies inside the segment (off plus the
+// slot's length at most the segment size): no bounds check per store.
+func (s *Segment) At(off int64) unsafe.Pointer { return unsafe.Add(s.words, off) }
+
 // StoreLength publishes a record or marker at off: a release store
 // (atomicbuf.StoreRelease32, a plain MOV on amd64), enough because readers
 // synchronise through this word alone.
