@@ -216,7 +216,19 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		}
 		// The CRC guards what came from disk; what this process's writer
 		// committed never left its memory through a crash (trustFrom).
-		h, body, kind, derr := journalfile.DecodeSlot(s.Data[off:], !t.noCRC && p < t.j.trustFrom)
+		verify := !t.noCRC && p < t.j.trustFrom
+		if !verify { // a record's header, checked in place; anything else below
+			if h, ok := journalfile.RecordAt(s.At(off), t.j.segSize-off); ok {
+				end := off + int64(h.Length)
+				body := s.Data[off+journalfile.RecordHeaderLength : end : end]
+				if s.Released.Load() { // checked after reading: what was read may be zeros
+					return Record{}, false, s.ReleasedError()
+				}
+				t.setPos(p + journalfile.Align(int64(h.Length)))
+				return Record{RecordHeader: h, Position: p, Body: body}, true, nil
+			}
+		}
+		h, body, kind, derr := journalfile.DecodeSlot(s.Data[off:], verify)
 		if s.Released.Load() { // checked after reading: what was read may be zeros
 			return Record{}, false, s.ReleasedError()
 		}

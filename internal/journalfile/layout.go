@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"unsafe"
 )
 
 // Segment file layout. A segment is a file of SegmentSize bytes (a power of
@@ -156,6 +157,34 @@ const (
 	SlotEnd                    // the end-of-segment marker
 	SlotPad                    // padding left by recovery over a skipped corrupt record
 )
+
+// RecordAt decodes the record at p, with room bytes from p to the end of
+// its segment, without its CRC: ok when the slot holds a record of this
+// layout version whose length fits in room and whose sequence and flags
+// check, the header DecodeSlot returns with verify false. Anything else
+// (an empty slot, a marker, padding, damage) is not ok, and DecodeSlot
+// says what it is. Its loads are plain: the caller has loaded the length
+// word with acquire first. It reads nothing past p+room.
+func RecordAt(p unsafe.Pointer, room int64) (h RecordHeader, ok bool) {
+	if room < RecordHeaderLength {
+		return h, false
+	}
+	b := (*[RecordHeaderLength]byte)(p)
+	le := binary.LittleEndian
+	h = RecordHeader{
+		Length:    int32(le.Uint32(b[LengthOffset:])),
+		StreamID:  le.Uint32(b[StreamOffset:]),
+		TypeID:    int32(le.Uint32(b[TypeOffset:])),
+		Flags:     le.Uint32(b[FlagsOffset:]),
+		Sequence:  int64(le.Uint64(b[SequenceOffset:])),
+		Timestamp: int64(le.Uint64(b[TimestampOffset:])),
+	}
+	if le.Uint32(b[MagicOffset:]) != RecordMagic || h.Length < RecordHeaderLength || Align(int64(h.Length)) > room ||
+		h.Sequence < 0 || h.Flags&^KnownFlags != 0 {
+		return RecordHeader{}, false
+	}
+	return h, true
+}
 
 // DecodeSlot checks the slot at the start of b (b runs to the end of its
 // segment) and returns what it holds; for a valid record, its header and
