@@ -164,8 +164,10 @@ func (j *Journal) Commit() error {
 		return fmt.Errorf("%w: commit without a claim", ErrClaim)
 	}
 	c := &j.claim
-	p := j.cur.At(c.off)                                                   // ClaimAt checked that the record lies inside the mapping
-	crc := journalfile.FramedRecordCRC(unsafe.Slice((*byte)(p), c.length)) // ClaimAt stored RecordMagic
+	// ClaimAt checked that the record lies inside the mapping, and stored
+	// RecordMagic in it.
+	p := j.cur.At(c.off)
+	crc := journalfile.FramedRecordCRC(unsafe.Slice((*byte)(p), c.length))
 	binary.LittleEndian.PutUint32((*[journalfile.RecordHeaderLength]byte)(p)[journalfile.CrcOffset:], crc)
 	j.cur.StoreLength(c.off, int32(c.length))
 	pos := j.pos

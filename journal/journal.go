@@ -174,7 +174,7 @@ type Journal struct {
 	prepared *journalfile.Segment    // the next segment, made ahead by a Flusher, not yet in place
 	idx      *indexer                // the writer's stream indexes
 	status   *journalfile.StatusFile // the writer's status file, mapped (nil: none)
-	reg      *journalfile.Registry   // the reader registry (readers.go); nil where it cannot be written (j.mu)
+	reg      *journalfile.Registry   // the reader registry; nil where it cannot be written (j.mu)
 	stats    stats
 	recovery Recovery
 }

@@ -28,7 +28,7 @@ type RetentionResult struct {
 // from its duty cycle.
 //
 // Readers are the Tailers of this Journal and the live slots of the
-// reader registry (readers.go); a slot whose owner process is dead is
+// reader registry (internal/journalfile); a slot whose owner process is dead is
 // reclaimed here when it is the one holding a segment back. The cut is
 // published in the registry before any file is removed: the proposed
 // floor, a second scan of the registry (for a reader that registered

@@ -21,7 +21,7 @@ type Record struct {
 // Tailer reads the log from a position of its own, and follows the live
 // tail. Any number of Tailers may read one Journal, each from one
 // goroutine at a time. A Tailer is registered until Close, in the
-// journal's reader registry (readers.go) whatever its process, and with
+// journal's reader registry (internal/journalfile) whatever its process, and with
 // its Journal: retention never deletes the segment it is in or any after
 // it (short of the hard size limit).
 type Tailer struct {
