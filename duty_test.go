@@ -104,7 +104,7 @@ var layer = map[string]int{
 	"internal/buildtags": 0, "internal/pad": 0, "internal/procinfo": 0, "internal/childtest": 0, "internal/mmapfile": 0, "internal/futex": 0,
 	"internal/fileapi": 0, "internal/countertype": 0, "internal/mailboxdef": 0,
 	"internal/atomicbuf": 1, "internal/prefetch": 1, "internal/ticks": 1, "internal/zmtpwire": 1,
-	"internal/record": 2, "internal/zmtpcurve": 2, "internal/zmtpqueue": 2,
+	"internal/record": 2, "internal/zmtpcurve": 2, "internal/zmtpqueue": 2, "internal/journalfile": 2,
 	// 1: the root package, the corruption marker.
 	"": 1,
 	// 2: leaves: idling, time, deadlines.
@@ -116,7 +116,7 @@ var layer = map[string]int{
 	// 5: typed messages, shared files, the durable log, ZeroMQ's protocol.
 	"message": 5, "ipc": 5, "journal": 5, "zmtp": 5,
 	// 6 and up: what builds on files and runners.
-	"ipc/publication": 6, "dutyfx": 6,
+	"ipc/publication": 6, "dutyfx": 6, "journal/replay": 6,
 	"natsbridge": 7, "journal/pubrecord": 7,
 	"natsbridge/natsfx": 8,
 }

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // claimState is the writer's outstanding claim.
@@ -33,7 +35,7 @@ type Claim struct {
 // MaxBody returns the largest body a record can have: a record never spans
 // segments.
 func (j *Journal) MaxBody() int {
-	return int(min(j.segSize-segmentHeaderLength, math.MaxInt32&^(recordAlignment-1)) - recordHeaderLength)
+	return int(min(j.segSize-journalfile.SegmentHeaderLength, math.MaxInt32&^(journalfile.RecordAlignment-1)) - journalfile.RecordHeaderLength)
 }
 
 // Stream is the writer's handle on one stream: it holds the stream's next
@@ -75,7 +77,7 @@ func (s *Stream) NextSequence() int64 { return s.next }
 
 // Claim is Journal.Claim on this stream, stamped with Options.Clock.
 func (s *Stream) Claim(typeID int32, n int) (Claim, error) {
-	return s.j.claimAt(s, typeID, n, s.j.opts.Clock())
+	return s.ClaimAt(typeID, n, s.j.opts.Clock())
 }
 
 // ClaimAt is Claim with the record's timestamp given (ns since the Unix
@@ -84,12 +86,47 @@ func (s *Stream) Claim(typeID int32, n int) (Claim, error) {
 // timestamp) saves a clock read per record. Readers' SeekTime and a paced
 // Replayer expect timestamps that do not go back.
 func (s *Stream) ClaimAt(typeID int32, n int, timestamp int64) (Claim, error) {
-	return s.j.claimAt(s, typeID, n, timestamp)
+	j := s.j
+	if j.claimOpen || j.closed.Load() {
+		return Claim{}, j.claimError()
+	}
+	if uint(n) > uint(j.maxBody) {
+		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.maxBody)
+	}
+	length := int64(journalfile.RecordHeaderLength + n)
+	aligned := journalfile.Align(length)
+	off := j.pos - j.cur.Start
+	if off+aligned > j.segSize {
+		if err := j.roll(); err != nil {
+			return Claim{}, err
+		}
+		off = j.pos - j.cur.Start
+	}
+	seq := s.next
+	// off+aligned <= segSize: the record lies inside the mapping, and the
+	// header's stores need no bounds checks.
+	rec := j.cur.At(off)
+	h := (*[journalfile.RecordHeaderLength]byte)(rec)
+	le := binary.LittleEndian
+	le.PutUint32(h[journalfile.MagicOffset:], journalfile.RecordMagic)
+	le.PutUint32(h[journalfile.StreamOffset:], s.id)
+	le.PutUint32(h[journalfile.TypeOffset:], uint32(typeID))
+	le.PutUint32(h[journalfile.FlagsOffset:], 0)
+	le.PutUint64(h[journalfile.SequenceOffset:], uint64(seq))
+	le.PutUint64(h[journalfile.TimestampOffset:], uint64(timestamp))
+	j.claimOpen = true
+	j.claim.off, j.claim.length = off, length
+	if j.claim.stream != s { // a pointer store costs a write barrier's check: only on a change
+		j.claim.stream = s
+	}
+	atomicbuf.StoreRelease64(&j.written, j.pos+aligned)
+	body := unsafe.Slice((*byte)(unsafe.Add(rec, journalfile.RecordHeaderLength)), n)
+	return Claim{Body: body, Position: j.pos, Sequence: seq}, nil
 }
 
 // Append is Journal.Append on this stream.
 func (s *Stream) Append(typeID int32, body []byte) (position, sequence int64, err error) {
-	return s.j.appendCopy(s, typeID, body, s.j.opts.Clock())
+	return s.appendCopy(typeID, body, s.j.opts.Clock())
 }
 
 // Claim reserves a record of n body bytes on streamID with typeID and
@@ -102,39 +139,7 @@ func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
 	if j.readOnly {
 		return Claim{}, ErrReadOnly
 	}
-	return j.claimAt(j.stream(streamID), typeID, n, j.opts.Clock())
-}
-
-// claimAt is Claim on s's stream, stamped timestamp (a Stream exists only
-// on a writer's journal).
-func (j *Journal) claimAt(s *Stream, typeID int32, n int, timestamp int64) (Claim, error) {
-	if j.claimOpen || j.closed.Load() {
-		return Claim{}, j.claimError()
-	}
-	if uint(n) > uint(j.maxBody) {
-		return Claim{}, fmt.Errorf("%w: body of %d bytes (at most %d)", ErrArgument, n, j.maxBody)
-	}
-	length := int64(recordHeaderLength + n)
-	off := j.pos - j.cur.start
-	if off+align(length) > j.segSize {
-		if err := j.roll(); err != nil {
-			return Claim{}, err
-		}
-		off = j.pos - j.cur.start
-	}
-	seq := s.next
-	rec := j.cur.data[off : off+length : off+length]
-	le := binary.LittleEndian
-	le.PutUint32(rec[magicOffset:], recordMagic)
-	le.PutUint32(rec[streamOffset:], s.id)
-	le.PutUint32(rec[typeOffset:], uint32(typeID))
-	le.PutUint32(rec[flagsOffset:], 0)
-	le.PutUint64(rec[sequenceOffset:], uint64(seq))
-	le.PutUint64(rec[timestampOffset:], uint64(timestamp))
-	j.claimOpen = true
-	j.claim = claimState{off: off, length: length, stream: s}
-	atomicbuf.StoreRelease64(&j.written, j.pos+align(length))
-	return Claim{Body: rec[recordHeaderLength:], Position: j.pos, Sequence: seq}, nil
+	return j.stream(streamID).ClaimAt(typeID, n, j.opts.Clock())
 }
 
 // claimError is why a claim is refused: the journal is closed, or a
@@ -159,11 +164,14 @@ func (j *Journal) Commit() error {
 		return fmt.Errorf("%w: commit without a claim", ErrClaim)
 	}
 	c := &j.claim
-	rec := j.cur.data[c.off : c.off+c.length : c.off+c.length]
-	binary.LittleEndian.PutUint32(rec[crcOffset:], recordCRC(rec))
-	j.cur.storeLength(c.off, int32(c.length))
+	// ClaimAt checked that the record lies inside the mapping, and stored
+	// RecordMagic in it.
+	p := j.cur.At(c.off)
+	crc := journalfile.FramedRecordCRC(unsafe.Slice((*byte)(p), c.length))
+	binary.LittleEndian.PutUint32((*[journalfile.RecordHeaderLength]byte)(p)[journalfile.CrcOffset:], crc)
+	j.cur.StoreLength(c.off, int32(c.length))
 	pos := j.pos
-	j.pos += align(c.length)
+	j.pos += journalfile.Align(c.length)
 	c.stream.next++
 	j.claimOpen = false
 	// Release store: Flush, loading committed with acquire, syncs up to
@@ -186,7 +194,7 @@ func (j *Journal) Abort() error {
 		return fmt.Errorf("%w: abort without a claim", ErrClaim)
 	}
 	c := &j.claim
-	clear(j.cur.data[c.off : c.off+align(c.length)])
+	clear(j.cur.Data[c.off : c.off+journalfile.Align(c.length)])
 	j.claimOpen = false
 	atomicbuf.StoreRelease64(&j.written, j.pos)
 	return nil
@@ -198,11 +206,14 @@ func (j *Journal) Append(streamID uint32, typeID int32, body []byte) (position, 
 	if j.readOnly {
 		return 0, 0, ErrReadOnly
 	}
-	return j.appendCopy(j.stream(streamID), typeID, body, j.opts.Clock())
+	return j.stream(streamID).appendCopy(typeID, body, j.opts.Clock())
 }
 
-func (j *Journal) appendCopy(s *Stream, typeID int32, body []byte, timestamp int64) (position, sequence int64, err error) {
-	c, err := j.claimAt(s, typeID, len(body), timestamp)
+// appendCopy claims, fills with body and commits a record on s, stamped
+// timestamp.
+func (s *Stream) appendCopy(typeID int32, body []byte, timestamp int64) (position, sequence int64, err error) {
+	j := s.j
+	c, err := s.ClaimAt(typeID, len(body), timestamp)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -229,19 +240,19 @@ func (j *Journal) nextSequence(streamID uint32) int64 {
 // the next segment file is put in place first (the one a Flusher
 // prepared, or one made here), so that a reader who finds the
 // end-of-segment marker always finds the next file; then the marker (the
-// bytes left, endMagic) is written, its length word last.
+// bytes left, EndMagic) is written, its length word last.
 func (j *Journal) roll() error {
-	next := j.cur.start + j.segSize
+	next := j.cur.Start + j.segSize
 	s, err := j.takeNext(next)
 	if err != nil {
 		return err
 	}
 	if j.opts.Flush == FlushEveryCommit {
-		if err := s.syncName(); err != nil {
+		if err := s.SyncName(); err != nil {
 			return err
 		}
 	}
-	if err := s.hold(); err != nil { // the writer's reference
+	if err := s.Hold(); err != nil { // the writer's reference
 		return err
 	}
 	if testHookInRoll != nil {
@@ -250,16 +261,16 @@ func (j *Journal) roll() error {
 	j.mu.Lock()
 	j.segs = append(j.segs, s)
 	j.mu.Unlock()
-	if off := j.pos - j.cur.start; off < j.segSize {
-		binary.LittleEndian.PutUint32(j.cur.data[off+magicOffset:], endMagic)
-		j.cur.storeLength(off, int32(j.segSize-off))
+	if off := j.pos - j.cur.Start; off < j.segSize {
+		binary.LittleEndian.PutUint32(j.cur.Data[off+journalfile.MagicOffset:], journalfile.EndMagic)
+		j.cur.StoreLength(off, int32(j.segSize-off))
 	}
 	old := j.cur
 	j.cur = s
-	j.pos = next + segmentHeaderLength
+	j.pos = next + journalfile.SegmentHeaderLength
 	j.committed.Store(j.pos)
 	j.written.Store(j.pos)
-	return old.release()
+	return old.Release()
 }
 
 // testHookInRoll, set by tests, runs in roll after the next segment file
@@ -270,23 +281,23 @@ var testHookInRoll func()
 // takeNext puts the segment starting at next in place: the prepared one,
 // or one made now. prepMu is held throughout, so a Flusher never prepares
 // the same file at the same time.
-func (j *Journal) takeNext(next int64) (*segment, error) {
+func (j *Journal) takeNext(next int64) (*journalfile.Segment, error) {
 	j.prepMu.Lock()
 	defer j.prepMu.Unlock()
 	s := j.prepared
 	j.prepared = nil
-	if s != nil && s.start != next {
-		_ = s.discard()
+	if s != nil && s.Start != next {
+		_ = s.Discard()
 		s = nil
 	}
 	if s == nil {
 		var err error
-		if s, err = prepareSegment(j.dir, next, j.segSize, j.opts.Clock()); err != nil {
+		if s, err = journalfile.PrepareSegment(j.dir, next, j.segSize, j.opts.Clock()); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.publish(j.opts.Clock()); err != nil {
-		_ = s.discard()
+	if err := s.Publish(j.opts.Clock()); err != nil {
+		_ = s.Discard()
 		return nil, err
 	}
 	return s, nil
@@ -306,18 +317,18 @@ func (j *Journal) prepareNext() (bool, error) {
 	next := start + j.segSize
 	j.prepMu.Lock()
 	defer j.prepMu.Unlock()
-	if j.prepared != nil && j.prepared.start >= next || j.closed.Load() {
+	if j.prepared != nil && j.prepared.Start >= next || j.closed.Load() {
 		return false, nil
 	}
-	if _, err := os.Stat(filepath.Join(j.dir, segmentName(next))); err == nil {
+	if _, err := os.Stat(filepath.Join(j.dir, journalfile.SegmentName(next))); err == nil {
 		return false, nil // the writer has rolled already
 	}
-	s, err := prepareSegment(j.dir, next, j.segSize, j.opts.Clock())
+	s, err := journalfile.PrepareSegment(j.dir, next, j.segSize, j.opts.Clock())
 	if err != nil {
 		return false, err
 	}
 	if j.prepared != nil {
-		_ = j.prepared.discard()
+		_ = j.prepared.Discard()
 	}
 	j.prepared = s
 	return true, nil

@@ -36,7 +36,7 @@ func childRollKill() error {
 		return err
 	}
 	testHookInRoll = func() {
-		fmt.Printf("rolling %d\n", j.cur.start+j.segSize)
+		fmt.Printf("rolling %d\n", j.cur.Start+j.segSize)
 		time.Sleep(time.Hour)
 	}
 	appendN(nil, j, 1, 1<<20)

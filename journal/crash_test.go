@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,7 +72,7 @@ func TestKilledClaimIsTornTail(t *testing.T) {
 	j := openT(t, dir, Options{})
 	r := j.Recovery()
 	require.Equal(t, pos, r.TornAt, r.String())
-	require.Equal(t, int64(recordHeaderLength+200), r.TornBytes)
+	require.Equal(t, int64(journalfile.RecordHeaderLength+200), r.TornBytes)
 	require.Equal(t, pos, r.End)
 	appendN(t, j, 1, 2)
 	require.Equal(t, map[uint32]int64{1: 5}, readAll(t, j))

@@ -109,20 +109,21 @@
 //
 // # Record and replay
 //
-// Recorder is an agent that records a mailbox's messages into the
-// journal (and passes them on); Replayer is an agent that sends a
-// journal's records back into a mailbox or any other Sink, as fast as it
-// takes them or at the recorded pace. A multipart message is one record
-// flagged multipart, which a Replayer sends back as the same parts
-// (Record.Parts). Package journal/pubrecord does the
+// Package journal/replay has the agents: its Recorder records a
+// mailbox's messages into the journal (and passes them on); its Replayer
+// sends a journal's records back into a mailbox or any other Sink, as
+// fast as it takes them or at the recorded pace. A multipart message is
+// one record flagged multipart (AppendParts), which a Replayer sends back
+// as the same parts (Record.Parts). Package journal/pubrecord does the
 // same for IPC publications.
 //
 // # Tools
 //
 // The writer publishes its positions and counts in a status file, which
-// the Flusher keeps current; Inspect describes a journal from its files
-// (segments, that status, the indexes, the registered readers) without
-// locking or writing anything: cmd/dutystat lists journals with it.
+// the Flusher keeps current; cmd/dutystat describes a journal from its
+// files (segments, that status, the indexes, the registered readers)
+// without locking or writing anything, and cmd/dutyjournal lists and
+// prints its records as a read-only reader.
 //
 // Nothing here starts a goroutine.
 package journal

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/sentinel"
 )
 
@@ -14,10 +15,10 @@ var (
 	// no writer of this package produces: a bad CRC, a wrong magic word, a
 	// length that does not fit. It matches duty.ErrCorrupt. Errors about a
 	// record name its position and segment.
-	ErrCorrupt = sentinel.Corrupt("journal: corrupt journal")
+	ErrCorrupt = journalfile.ErrCorrupt
 	// ErrVersion reports a segment, record or checkpoint of a layout
 	// version this package cannot read.
-	ErrVersion = errors.New("journal: unsupported layout version")
+	ErrVersion = journalfile.ErrVersion
 	// ErrLocked reports a second writer: another Journal (in this process
 	// or another) holds the directory's writer lock.
 	ErrLocked = errors.New("journal: locked by another writer")
@@ -29,14 +30,14 @@ var (
 	// ErrReleased reports a read from a segment whose mapping was released
 	// under its reader: by Close after the grace interval, or by forced
 	// retention past the hard size limit.
-	ErrReleased = errors.New("journal: segment released")
+	ErrReleased = journalfile.ErrReleased
 	// ErrBehindRetention reports a position, sequence or time older than
 	// the oldest segment still in the journal.
-	ErrBehindRetention = errors.New("journal: position behind retention")
+	ErrBehindRetention = journalfile.ErrBehindRetention
 	// ErrArgument reports an invalid argument: a record too large for a
 	// segment, a segment size that is not a power of two, a position that
 	// is not a record boundary.
-	ErrArgument = errors.New("journal: invalid argument")
+	ErrArgument = journalfile.ErrArgument
 	// ErrClaim reports Commit or Abort without an outstanding claim, or a
 	// Claim while one is outstanding.
 	ErrClaim = errors.New("journal: claim out of order")
@@ -60,7 +61,7 @@ var (
 	// ErrReadersFull reports that every slot of the reader registry is
 	// held by a live reader: a Tailer of a read-only journal cannot
 	// register.
-	ErrReadersFull = errors.New("journal: reader registry full")
+	ErrReadersFull = journalfile.ErrReadersFull
 )
 
 // corruptError is the error for a bad record: where it is and why.

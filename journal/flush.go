@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // Flush makes every committed record durable: it syncs the segments'
@@ -49,11 +50,11 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 		if err != nil {
 			return err
 		}
-		err = s.syncName()
+		err = s.SyncName()
 		if err == nil {
-			err = syncData(s.data, from-start, end-start)
+			err = journalfile.SyncData(s.Data, from-start, end-start)
 		}
-		if rerr := s.release(); err == nil {
+		if rerr := s.Release(); err == nil {
 			err = rerr
 		}
 		if err != nil {
@@ -69,7 +70,7 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 	if checkpoint || target-j.lastCkpt >= j.segSize/4 {
 		var flags uint32
 		if clean {
-			flags = ckptClean
+			flags = journalfile.CkptClean
 		}
 		if err := j.writeCheckpoint(target, flags); err != nil {
 			return err
@@ -156,4 +157,14 @@ func (f *Flusher) DoWork() (int, error) {
 	}
 	j.publishStatus()
 	return work, nil
+}
+
+// WriteCheckpoint records flushed as durable, and the journal's oldest
+// segment. Call it only once the log is durable up to flushed, with
+// flushMu held or before any other goroutine runs (it takes j.mu).
+func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
+	j.mu.Lock()
+	first := j.first()
+	j.mu.Unlock()
+	return journalfile.WriteCheckpoint(j.dir, j.segSize, flushed, first, j.opts.Clock(), flags)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // FuzzRecover writes arbitrary bytes after a valid segment header and
@@ -13,15 +15,15 @@ import (
 // works: the appended record reads back after the others.
 func FuzzRecover(f *testing.F) {
 	rec := func(stream uint32, seq int64, body string) []byte {
-		b := make([]byte, align(int64(recordHeaderLength+len(body))))
+		b := make([]byte, journalfile.Align(int64(journalfile.RecordHeaderLength+len(body))))
 		le := binary.LittleEndian
-		le.PutUint32(b[magicOffset:], recordMagic)
-		le.PutUint32(b[streamOffset:], stream)
-		le.PutUint64(b[sequenceOffset:], uint64(seq))
-		copy(b[recordHeaderLength:], body)
-		n := recordHeaderLength + len(body)
-		le.PutUint32(b[crcOffset:], recordCRC(b[:n]))
-		le.PutUint32(b[lengthOffset:], uint32(n))
+		le.PutUint32(b[journalfile.MagicOffset:], journalfile.RecordMagic)
+		le.PutUint32(b[journalfile.StreamOffset:], stream)
+		le.PutUint64(b[journalfile.SequenceOffset:], uint64(seq))
+		copy(b[journalfile.RecordHeaderLength:], body)
+		n := journalfile.RecordHeaderLength + len(body)
+		le.PutUint32(b[journalfile.CrcOffset:], journalfile.RecordCRC(b[:n]))
+		le.PutUint32(b[journalfile.LengthOffset:], uint32(n))
 		return b
 	}
 	cat := func(bs ...[]byte) []byte {
@@ -38,7 +40,7 @@ func FuzzRecover(f *testing.F) {
 	torn[len(torn)-2] ^= 1
 	f.Add(torn)
 	mid := cat(rec(1, 0, "a"), rec(1, 1, "bb"), rec(1, 2, "c"))
-	mid[recordHeaderLength] ^= 1
+	mid[journalfile.RecordHeaderLength] ^= 1
 	f.Add(mid)
 	f.Add(cat(rec(1, 0, "a"), []byte{8, 0, 0, 0, 0x01, 0x44, 0x50, 0x4A}, rec(1, 1, "b"))) // padding
 	f.Add(cat(rec(1, 0, "a"), []byte{0xff, 0xff, 0xff, 0x7f, 0x01, 0x44, 0x52, 0x4A}))     // huge length
@@ -48,17 +50,17 @@ func FuzzRecover(f *testing.F) {
 }
 
 func fuzzOne(t *testing.T, data []byte) {
-	if len(data) > MinSegmentSize-segmentHeaderLength {
-		data = data[:MinSegmentSize-segmentHeaderLength]
+	if len(data) > MinSegmentSize-journalfile.SegmentHeaderLength {
+		data = data[:MinSegmentSize-journalfile.SegmentHeaderLength]
 	}
 	for _, mode := range []RecoveryMode{RecoverStrict, RecoverSkip, RecoverTruncate} {
 		dir := fastDir(t)
-		s, err := createSegment(dir, 0, MinSegmentSize, 1)
+		s, err := journalfile.CreateSegment(dir, 0, MinSegmentSize, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		copy(s.data[segmentHeaderLength:], data)
-		if err := s.release(); err != nil {
+		copy(s.Data[journalfile.SegmentHeaderLength:], data)
+		if err := s.Release(); err != nil {
 			t.Fatal(err)
 		}
 		j, err := Open(dir, Options{SegmentSize: MinSegmentSize, Recovery: mode, Logger: quiet})
@@ -103,36 +105,36 @@ func fuzzOne(t *testing.T, data []byte) {
 func FuzzDecodeSlot(f *testing.F) {
 	b := make([]byte, 64)
 	le := binary.LittleEndian
-	le.PutUint32(b[magicOffset:], recordMagic)
-	le.PutUint32(b[lengthOffset:], 45)
-	le.PutUint32(b[crcOffset:], recordCRC(b[:45]))
+	le.PutUint32(b[journalfile.MagicOffset:], journalfile.RecordMagic)
+	le.PutUint32(b[journalfile.LengthOffset:], 45)
+	le.PutUint32(b[journalfile.CrcOffset:], journalfile.RecordCRC(b[:45]))
 	f.Add(b, true)
 	mp := make([]byte, 64) // a multipart record: two parts, "ab" and "c"
-	le.PutUint32(mp[magicOffset:], recordMagic)
-	le.PutUint32(mp[flagsOffset:], recordParts)
+	le.PutUint32(mp[journalfile.MagicOffset:], journalfile.RecordMagic)
+	le.PutUint32(mp[journalfile.FlagsOffset:], journalfile.RecordParts)
 	body := append(le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 2), 2), 1), "abc"...)
-	copy(mp[recordHeaderLength:], body)
-	le.PutUint32(mp[lengthOffset:], uint32(recordHeaderLength+len(body)))
-	le.PutUint32(mp[crcOffset:], recordCRC(mp[:recordHeaderLength+len(body)]))
+	copy(mp[journalfile.RecordHeaderLength:], body)
+	le.PutUint32(mp[journalfile.LengthOffset:], uint32(journalfile.RecordHeaderLength+len(body)))
+	le.PutUint32(mp[journalfile.CrcOffset:], journalfile.RecordCRC(mp[:journalfile.RecordHeaderLength+len(body)]))
 	f.Add(mp, true)
 	f.Add([]byte{16, 0, 0, 0, 0x01, 0x4F, 0x45, 0x4A}, true)
 	f.Add([]byte{8, 0, 0, 0, 0x01, 0x44, 0x50, 0x4A}, false)
 	f.Add([]byte{0, 0, 0, 0, 1}, true)
 	f.Add([]byte{1, 2, 3}, true)
 	f.Fuzz(func(t *testing.T, b []byte, verify bool) {
-		h, body, kind, err := decodeSlot(b, verify)
+		h, body, kind, err := journalfile.DecodeSlot(b, verify)
 		if err != nil {
 			return
 		}
 		switch kind {
-		case slotRecord:
-			if int(h.Length) != recordHeaderLength+len(body) || align(int64(h.Length)) > int64(len(b)) {
+		case journalfile.SlotRecord:
+			if int(h.Length) != journalfile.RecordHeaderLength+len(body) || journalfile.Align(int64(h.Length)) > int64(len(b)) {
 				t.Fatalf("record length %d, body %d, slot %d", h.Length, len(body), len(b))
 			}
-			if verify && recordCRC(b[:h.Length]) != le.Uint32(b[crcOffset:]) {
+			if verify && journalfile.RecordCRC(b[:h.Length]) != le.Uint32(b[journalfile.CrcOffset:]) {
 				t.Fatal("accepted a bad CRC")
 			}
-			if h.Flags&^knownFlags != 0 {
+			if h.Flags&^journalfile.KnownFlags != 0 {
 				t.Fatalf("accepted unknown flags %#x", h.Flags)
 			}
 			r := Record{RecordHeader: h, Body: body}
@@ -147,22 +149,22 @@ func FuzzDecodeSlot(f *testing.F) {
 			for _, p := range parts {
 				n += len(p)
 			}
-			if h.Flags&recordParts != 0 {
+			if h.Flags&journalfile.RecordParts != 0 {
 				if len(parts) < 2 || len(parts) > maxRecordParts || n+4+4*len(parts) != len(body) {
 					t.Fatalf("%d parts of %d bytes in a body of %d", len(parts), n, len(body))
 				}
 			} else if len(parts) != 1 || n != len(body) {
 				t.Fatal("a plain record's parts are not its body")
 			}
-		case slotEnd:
+		case journalfile.SlotEnd:
 			if int(le.Uint32(b)) != len(b) {
 				t.Fatal("end marker of the wrong length")
 			}
-		case slotPad:
-			if slotLength(h) > int64(len(b)) || h.Length < endMarkerLength {
+		case journalfile.SlotPad:
+			if journalfile.SlotLength(h) > int64(len(b)) || h.Length < journalfile.EndMarkerLength {
 				t.Fatal("padding out of bounds")
 			}
-		case slotEmpty:
+		case journalfile.SlotEmpty:
 			if len(b) >= 4 && le.Uint32(b) != 0 {
 				t.Fatal("non-zero length taken for empty")
 			}

@@ -1,131 +1,70 @@
 package journal
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/dutyrt/duty/internal/mmapfile"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
-// Stream index layout: per stream, index/SSSSSSSSSS.idx (the stream id,
-// zero-padded to 10 digits): a header, then one fixed-size entry per record
-// of the stream, entry n for sequence firstSequence+n, so that the Nth
-// record is found with one read.
-//
-//	header                           entry
-//	offset  size  field              offset  size  field
-//	0       8     magic "DUTYJIDX"   0       8     record position
-//	8       4     version            8       4     record length (header and body)
-//	12      4     header length (64) 12      4     type id
-//	16      4     stream id
-//	20      4     entry length (16)
-//	24      8     first sequence
-//	32      4     CRC32C of 0..31
-//	36      28    zero
-//
-// index/position holds the log position up to which every stream's
-// entries have been written (same framing as the checkpoint: magic
-// "DUTYJIXP", version, length 64, segment size, position, time, CRC32C of
-// 0..39).
-const (
-	indexHeaderLength = 64
-	indexEntryLength  = 16
-	idxMagic          = "DUTYJIDX"
-	idxPosMagic       = "DUTYJIXP"
-	indexDirName      = "index"
-	idxStreamOffset   = 16
-	idxEntryLenOffset = 20
-	idxFirstOffset    = 24
-	idxCRCOffset      = 32
-)
-
-// IndexEntry is one entry of a stream index.
-type IndexEntry struct {
-	Position int64 // the record's position in the log
-	Length   int32 // header and body
-	TypeID   int32
-}
-
-// indexFile is one stream's index file, as the writer's indexer keeps it.
-type indexFile struct {
-	f       *os.File
-	first   int64 // sequence of entry 0
-	count   int64 // entries in the file
-	trimmed int64 // entries before this one are zeros, their blocks freed (trim)
-}
+// IndexEntry is one entry of a stream index: where the record is, its
+// length (header and body) and its type id.
+type IndexEntry = journalfile.IndexEntry
 
 // indexer keeps the stream indexes of a writer's journal up to date,
 // behind the appender: it reads the log like a Tailer (unregistered, so it
-// never holds back retention) and writes entries in batches.
+// never holds back retention) and adds the entries to the index files in
+// batches.
 type indexer struct {
 	j       *Journal
-	dir     string
 	mu      sync.Mutex // serialises indexing and lookups
 	t       *Tailer
-	files   map[uint32]*indexFile
-	batch   map[uint32][]byte // entries read, not yet written
-	pos     *os.File          // the position file, opened at its first write
-	posBuf  [checkpointLength]byte
+	files   *journalfile.IndexFiles
 	rebuilt bool
-	// damaged: a Lookup found an entry that does not name its record; the
-	// position file is gone and is not written again, so that the next
-	// writer's Open rebuilds the indexes.
-	damaged bool
 }
-
-func indexName(stream uint32) string { return fmt.Sprintf("%010d.idx", stream) }
 
 // openIndex opens the writer's indexes, checks them against the log and
 // brings them up to its end (end: the log's end after recovery): an index
 // that is missing, unreadable or that disagrees with the log (an entry
 // past its end, or naming another record) is rebuilt from the log.
 func (j *Journal) openIndex(end int64) error {
-	x := &indexer{j: j, dir: filepath.Join(j.dir, indexDirName), files: map[uint32]*indexFile{}, batch: map[uint32][]byte{}}
-	x.t = &Tailer{j: j, noCRC: true} // recovery has checked the log's framing
-	if err := os.MkdirAll(x.dir, 0o755); err != nil {
-		return fmt.Errorf("journal: index: %w", err)
-	}
-	j.idx = x
-	ents, err := os.ReadDir(x.dir)
+	files, foreign, err := journalfile.OpenIndexFiles(filepath.Join(j.dir, journalfile.IndexDirName))
 	if err != nil {
-		return fmt.Errorf("journal: index: %w", err)
+		return err
 	}
-	for _, e := range ents {
-		if !ownIndexFile(e) {
-			j.recovery.ForeignFiles = append(j.recovery.ForeignFiles, filepath.Join(x.dir, e.Name()))
-		}
+	x := &indexer{j: j, files: files}
+	x.t = &Tailer{j: j, noCRC: true} // recovery has checked the log's framing
+	j.idx = x
+	if len(foreign) > 0 {
+		j.recovery.ForeignFiles = foreign
+		j.opts.Logger.Warn("journal: foreign files in the index directory, left alone", "dir", files.Dir, "files", foreign)
 	}
-	if len(j.recovery.ForeignFiles) > 0 {
-		j.opts.Logger.Warn("journal: foreign files in the index directory, left alone", "dir", x.dir, "files", j.recovery.ForeignFiles)
-	}
-	from, ok := x.load(end)
-	if !ok {
-		if err := x.reset(); err != nil {
+	r := &j.recovery
+	// rebuild drops every index file and indexes the log from its start.
+	rebuild := func() error {
+		if err := x.files.Reset(); err != nil {
 			return err
 		}
-		from = j.firstPosition()
+		x.t.setPos(j.firstPosition())
 		x.rebuilt = true
+		r.IndexedFrom, r.Indexed = x.t.Position(), 0
+		return nil
 	}
-	x.t.setPos(max(from, j.firstPosition()))
-	r := &j.recovery
-	r.IndexedFrom = x.t.Position()
+	if from, ok := x.load(end); ok {
+		x.t.setPos(max(from, j.firstPosition()))
+		r.IndexedFrom = x.t.Position()
+	} else if err := rebuild(); err != nil {
+		return err
+	}
 	for {
 		n, err := x.index(1 << 16)
-		if errors.Is(err, errIndexGap) && !x.rebuilt {
-			if err := x.reset(); err != nil {
+		if errors.Is(err, journalfile.ErrIndexGap) && !x.rebuilt {
+			if err := rebuild(); err != nil {
 				return err
 			}
-			x.t.setPos(j.firstPosition())
-			x.rebuilt = true
-			r.IndexedFrom, r.Indexed = x.t.Position(), 0
 			continue
 		}
 		if err != nil {
@@ -135,12 +74,9 @@ func (j *Journal) openIndex(end int64) error {
 		if n == 0 && !x.rebuilt && !x.complete() {
 			// An index behind the position file (a stream's file lost or
 			// cut short): rebuild.
-			if err := x.reset(); err != nil {
+			if err := rebuild(); err != nil {
 				return err
 			}
-			x.t.setPos(j.firstPosition())
-			x.rebuilt = true
-			r.IndexedFrom, r.Indexed = x.t.Position(), 0
 			continue
 		}
 		if n == 0 {
@@ -154,48 +90,18 @@ func (j *Journal) openIndex(end int64) error {
 }
 
 // load opens the existing index files and returns the position indexing
-// resumes from; ok is false when they cannot be trusted.
+// resumes from; ok is false when they cannot be trusted: the position
+// file is missing, damaged or past end, or a stream's last entry does not
+// name a record of the log.
 func (x *indexer) load(end int64) (from int64, ok bool) {
-	b, err := os.ReadFile(filepath.Join(x.dir, idxPosName))
-	if err != nil {
+	from, ok = x.files.Load(x.j.segSize)
+	if !ok || from > end {
 		return 0, false
 	}
-	from, _, err = decodeFramed(b, idxPosMagic, x.j.segSize)
-	if err != nil || from > end {
-		return 0, false
-	}
-	ents, err := os.ReadDir(x.dir)
-	if err != nil {
-		return 0, false
-	}
-	for _, e := range ents {
-		name := e.Name()
-		if !ownIndexFile(e) || name == idxPosName {
-			continue
-		}
-		id, _ := strconv.ParseUint(strings.TrimSuffix(name, ".idx"), 10, 32)
-		f, err := os.OpenFile(filepath.Join(x.dir, name), os.O_RDWR, 0)
-		if err != nil {
-			return 0, false
-		}
-		fi, err := f.Stat()
-		var hdr [indexHeaderLength]byte
-		if err == nil {
-			_, err = f.ReadAt(hdr[:], 0)
-		}
-		var first int64
-		if err == nil {
-			first, err = checkIndexHeader(hdr[:], uint32(id))
-		}
-		if err != nil {
-			f.Close()
-			return 0, false
-		}
-		xf := &indexFile{f: f, first: first, count: (fi.Size() - indexHeaderLength) / indexEntryLength}
-		x.files[uint32(id)] = xf
-		if xf.count > 0 { // the last entry must name a record of the log
-			e, err := xf.entry(xf.count - 1)
-			if err != nil || !x.j.recordAt(e, uint32(id), first+xf.count-1, end) {
+	for id, f := range x.files.Files {
+		if f.Count > 0 { // the last entry must name a record of the log
+			e, err := f.Entry(f.Count - 1)
+			if err != nil || !x.j.recordAt(e, id, f.Next()-1, end) {
 				return 0, false
 			}
 		}
@@ -207,8 +113,8 @@ func (x *indexer) load(end int64) (from int64, ok bool) {
 // stream's index reaches the stream's next sequence (as recovery found it).
 func (x *indexer) complete() bool {
 	for stream, next := range x.j.streams {
-		f := x.files[stream]
-		if f == nil || f.first+f.count != next.next {
+		f := x.files.Files[stream]
+		if f == nil || f.Next() != next.next {
 			return false
 		}
 	}
@@ -216,122 +122,22 @@ func (x *indexer) complete() bool {
 }
 
 // recordAt reports whether the log holds, before end, the record e names,
-// of stream and seq.
+// of stream and seq; a record retention deleted contradicts nothing.
 func (j *Journal) recordAt(e IndexEntry, stream uint32, seq, end int64) bool {
 	if e.Position < 0 || e.Position >= end {
 		return false
 	}
-	start := j.segmentStart(e.Position)
-	s, err := j.acquire(start)
-	if err != nil {
-		return errors.Is(err, ErrBehindRetention) // gone: nothing to contradict
-	}
-	defer s.release()
-	off := e.Position - start
-	if off < segmentHeaderLength {
-		return false
-	}
-	h, _, kind, err := decodeSlot(s.data[off:], false)
-	return err == nil && kind == slotRecord && h.StreamID == stream && h.Sequence == seq && h.Length == e.Length && h.TypeID == e.TypeID
+	err := j.entryNamesRecord(e, stream, seq)
+	return err == nil || errors.Is(err, ErrBehindRetention)
 }
 
-// reset removes every index file (before a rebuild).
-func (x *indexer) reset() error {
-	for _, f := range x.files {
-		f.f.Close()
-	}
-	x.files = map[uint32]*indexFile{}
-	clear(x.batch)
-	if x.pos != nil {
-		x.pos.Close()
-		x.pos = nil
-	}
-	ents, err := os.ReadDir(x.dir)
-	if err != nil {
-		return fmt.Errorf("journal: index: %w", err)
-	}
-	for _, e := range ents {
-		if !ownIndexFile(e) {
-			continue // not the journal's: left alone (Recovery.ForeignFiles)
-		}
-		if err := os.Remove(filepath.Join(x.dir, e.Name())); err != nil {
-			return fmt.Errorf("journal: index: %w", err)
-		}
-	}
-	return nil
-}
-
-// idxPosName is the index position file's name.
-const idxPosName = "position"
-
-// ownIndexFile reports whether an entry of the index directory is one the
-// journal writes: a regular file named as a stream index (indexName) or
-// the position file. Anything else is left alone.
-func ownIndexFile(e os.DirEntry) bool {
-	if !e.Type().IsRegular() {
-		return false
-	}
-	name := e.Name()
-	if name == idxPosName {
-		return true
-	}
-	id, ok := strings.CutSuffix(name, ".idx")
-	if !ok || len(id) != 10 {
-		return false
-	}
-	_, err := strconv.ParseUint(id, 10, 32)
-	return err == nil
-}
-
-// indexBlock is the unit trim frees: a file system block on common
-// Linux file systems, and a page.
-const indexBlock = 4096
-
-// trim frees the disk blocks that hold only entries of records before
-// first (the log's first kept position, after retention), in every stream
-// index: the entries become zeros in place (fallocate PUNCH_HOLE), so
-// entry n stays at its offset and the file keeps its layout, and a Lookup
-// of such a record finds a position before first, ErrBehindRetention, as
-// before. Entries are in position order, so the dead ones are a prefix,
-// found by binary search. Where the file system cannot punch holes,
-// nothing is trimmed (the entries stay, as they would without trim).
+// trim frees the index entries of records before first (the log's first
+// kept position, after retention): IndexFiles.trim.
 func (x *indexer) trim(first int64) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, f := range x.files {
-		lo, hi := f.trimmed, f.count // the first entry at or after first is in [lo, hi]
-		for lo < hi {
-			mid := lo + (hi-lo)/2
-			e, err := f.entry(mid)
-			if err != nil {
-				return err
-			}
-			if e.Position < first {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		from := indexHeaderLength + f.trimmed*indexEntryLength
-		to := (indexHeaderLength + lo*indexEntryLength) &^ (indexBlock - 1)
-		if to <= from {
-			continue
-		}
-		err := mmapfile.PunchHole(int(f.f.Fd()), from, to-from)
-		if errors.Is(err, mmapfile.ErrUnsupported) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("journal: index: trim: %w", err)
-		}
-		f.trimmed = (to - indexHeaderLength) / indexEntryLength
-	}
-	return nil
+	return x.files.Trim(first)
 }
-
-// errIndexGap: a record's sequence is past its stream index's next entry,
-// so entries are missing.
-var errIndexGap = errors.New("journal: index behind with a gap")
 
 // indexUpTo brings the stream indexes up to at most max more records of the
 // log, and returns how many it indexed. The Flusher calls it from its duty
@@ -350,7 +156,6 @@ func (x *indexer) index(limit int) (int, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	n := 0
-	var le = binary.LittleEndian
 	for n < limit {
 		r, ok, err := x.t.Next()
 		if errors.Is(err, ErrBehindRetention) {
@@ -363,91 +168,16 @@ func (x *indexer) index(limit int) (int, error) {
 		if !ok {
 			break
 		}
-		f, err := x.file(r.StreamID, r.Sequence)
+		added, err := x.files.Add(r.StreamID, r.Sequence, r.Position, r.Length, r.TypeID)
 		if err != nil {
 			return n, err
 		}
-		next := f.first + f.count + int64(len(x.batch[r.StreamID])/indexEntryLength)
-		switch {
-		case r.Sequence < next: // indexed before the position file was written
+		if !added { // indexed before the position file was written
 			continue
-		case r.Sequence > next:
-			return n, fmt.Errorf("%w: stream %d record %d, index at %d", errIndexGap, r.StreamID, r.Sequence, next)
 		}
-		var e [indexEntryLength]byte
-		le.PutUint64(e[0:], uint64(r.Position))
-		le.PutUint32(e[8:], uint32(r.Length))
-		le.PutUint32(e[12:], uint32(r.TypeID))
-		x.batch[r.StreamID] = append(x.batch[r.StreamID], e[:]...)
 		n++
 	}
-	return n, x.writeBatch()
-}
-
-// file returns stream's index file, creating it with first sequence seq.
-func (x *indexer) file(stream uint32, seq int64) (*indexFile, error) {
-	if f := x.files[stream]; f != nil {
-		return f, nil
-	}
-	path := filepath.Join(x.dir, indexName(stream))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("journal: index: %w", err)
-	}
-	var hdr [indexHeaderLength]byte
-	le := binary.LittleEndian
-	copy(hdr[:], idxMagic)
-	le.PutUint32(hdr[8:], version)
-	le.PutUint32(hdr[12:], indexHeaderLength)
-	le.PutUint32(hdr[idxStreamOffset:], stream)
-	le.PutUint32(hdr[idxEntryLenOffset:], indexEntryLength)
-	le.PutUint64(hdr[idxFirstOffset:], uint64(seq))
-	le.PutUint32(hdr[idxCRCOffset:], crc32.Checksum(hdr[:idxCRCOffset], castagnoli))
-	if _, err := f.WriteAt(hdr[:], 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal: index: %w", err)
-	}
-	xf := &indexFile{f: f, first: seq}
-	x.files[stream] = xf
-	return xf, nil
-}
-
-// writeBatch writes the batched entries (one write per stream), then the
-// position they reach. Entries are written before the position, so after
-// a crash the position never claims entries that are not there; entries
-// past it are recognised and skipped when indexing resumes.
-func (x *indexer) writeBatch() error {
-	wrote := false
-	for stream, b := range x.batch {
-		if len(b) == 0 {
-			continue
-		}
-		f := x.files[stream]
-		if _, err := f.f.WriteAt(b, indexHeaderLength+f.count*indexEntryLength); err != nil {
-			return fmt.Errorf("journal: index: %w", err)
-		}
-		f.count += int64(len(b) / indexEntryLength)
-		x.batch[stream] = b[:0]
-		wrote = true
-	}
-	if !wrote || x.damaged {
-		return nil
-	}
-	if x.pos == nil {
-		f, err := os.OpenFile(filepath.Join(x.dir, idxPosName), os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("journal: index: %w", err)
-		}
-		x.pos = f
-	}
-	// Rewritten in place, always the same length: the Flusher's indexing
-	// allocates nothing per batch. A torn write fails its CRC at the next
-	// Open, which then rebuilds the indexes.
-	putFramed(&x.posBuf, idxPosMagic, x.j.segSize, x.t.Position(), x.j.opts.Clock(), 0)
-	if _, err := x.pos.WriteAt(x.posBuf[:], 0); err != nil {
-		return fmt.Errorf("journal: index: %w", err)
-	}
-	return nil
+	return n, x.files.WriteBatch(x.j.segSize, x.t.Position(), x.j.opts.Clock())
 }
 
 // close indexes the rest of the log, syncs the index files and closes
@@ -465,57 +195,13 @@ func (x *indexer) close() error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, f := range x.files {
-		if serr := f.f.Sync(); err == nil {
-			err = serr
-		}
-		if cerr := f.f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	x.files = nil
-	if x.pos != nil {
-		if cerr := x.pos.Close(); err == nil {
-			err = cerr
-		}
-		x.pos = nil
+	if cerr := x.files.Close(); err == nil {
+		err = cerr
 	}
 	if derr := x.t.Close(); err == nil {
 		err = derr
 	}
 	return err
-}
-
-// entry reads entry n of the file.
-func (f *indexFile) entry(n int64) (IndexEntry, error) {
-	var b [indexEntryLength]byte
-	if _, err := f.f.ReadAt(b[:], indexHeaderLength+n*indexEntryLength); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return IndexEntry{}, fmt.Errorf("journal: index: %w", err)
-	}
-	le := binary.LittleEndian
-	return IndexEntry{Position: int64(le.Uint64(b[0:])), Length: int32(le.Uint32(b[8:])), TypeID: int32(le.Uint32(b[12:]))}, nil
-}
-
-func checkIndexHeader(b []byte, stream uint32) (first int64, err error) {
-	le := binary.LittleEndian
-	switch {
-	case string(b[:8]) != idxMagic:
-		return 0, fmt.Errorf("%w: index magic %q", ErrCorrupt, b[:8])
-	case le.Uint32(b[8:]) != version:
-		return 0, fmt.Errorf("%w: index version %d", ErrVersion, le.Uint32(b[8:]))
-	case crc32.Checksum(b[:idxCRCOffset], castagnoli) != le.Uint32(b[idxCRCOffset:]):
-		return 0, fmt.Errorf("%w: index header CRC", ErrCorrupt)
-	case le.Uint32(b[idxStreamOffset:]) != stream || le.Uint32(b[idxEntryLenOffset:]) != indexEntryLength:
-		return 0, fmt.Errorf("%w: index header of stream %d", ErrCorrupt, le.Uint32(b[idxStreamOffset:]))
-	}
-	first = int64(le.Uint64(b[idxFirstOffset:]))
-	if first < 0 {
-		return 0, fmt.Errorf("%w: index first sequence %d", ErrCorrupt, first)
-	}
-	return first, nil
 }
 
 // Lookup returns the index entry of record seq of streamID: one read, no
@@ -538,39 +224,27 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 		}
 		j.idx.mu.Lock()
 		defer j.idx.mu.Unlock()
-		f := j.idx.files[streamID]
-		if f == nil || seq >= f.first+f.count {
+		f := j.idx.files.Files[streamID]
+		if f == nil || seq >= f.Next() {
 			return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d", ErrNotFound, streamID, seq)
 		}
 		e, err := j.checkEntry(f, streamID, seq)
-		if errors.Is(err, errIndexDamaged) && !j.idx.damaged {
-			// Rebuilt by the next writer's Open: without the position
-			// file, nothing of the indexes is trusted.
-			j.idx.damaged = true
-			_ = os.Remove(filepath.Join(j.idx.dir, idxPosName))
+		// Rebuilt by the next writer's Open: without the position file,
+		// nothing of the indexes is trusted.
+		if errors.Is(err, errIndexDamaged) && j.idx.files.MarkDamaged() {
 			j.opts.Logger.Warn("journal: damaged stream index, rebuilt at the next Open", "dir", j.dir, "err", err)
 		}
 		return e, err
 	}
-	fh, err := os.Open(filepath.Join(j.dir, indexDirName, indexName(streamID)))
+	f, err := journalfile.OpenIndexFile(filepath.Join(j.dir, journalfile.IndexDirName, journalfile.IndexName(streamID)), streamID, false)
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) {
+		return IndexEntry{}, err
+	}
 	if err != nil {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d: %w", ErrNotFound, streamID, err)
 	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return IndexEntry{}, fmt.Errorf("journal: index: %w", err)
-	}
-	var hdr [indexHeaderLength]byte
-	if _, err := fh.ReadAt(hdr[:], 0); err != nil {
-		return IndexEntry{}, fmt.Errorf("%w: index of stream %d: %w", ErrNotFound, streamID, err)
-	}
-	first, err := checkIndexHeader(hdr[:], streamID)
-	if err != nil {
-		return IndexEntry{}, err
-	}
-	f := &indexFile{f: fh, first: first, count: (fi.Size() - indexHeaderLength) / indexEntryLength}
-	if seq >= f.first+f.count {
+	defer f.Close()
+	if seq >= f.Next() {
 		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d not indexed", ErrNotFound, streamID, seq)
 	}
 	return j.checkEntry(f, streamID, seq)
@@ -585,11 +259,11 @@ var errIndexDamaged = fmt.Errorf("%w: damaged stream index", ErrCorrupt)
 // the log holds, at its position, a record of that stream and sequence,
 // with the entry's length and type. Anything else is a damaged index
 // (errIndexDamaged, matching ErrCorrupt), never a wrong answer.
-func (j *Journal) checkEntry(f *indexFile, streamID uint32, seq int64) (IndexEntry, error) {
-	if seq < f.first {
-		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d (index starts at %d)", ErrBehindRetention, streamID, seq, f.first)
+func (j *Journal) checkEntry(f *journalfile.IndexFile, streamID uint32, seq int64) (IndexEntry, error) {
+	if seq < f.First {
+		return IndexEntry{}, fmt.Errorf("%w: stream %d sequence %d (index starts at %d)", ErrBehindRetention, streamID, seq, f.First)
 	}
-	e, err := f.entry(seq - f.first)
+	e, err := f.Entry(seq - f.First)
 	if err != nil {
 		return IndexEntry{}, err
 	}
@@ -610,7 +284,7 @@ func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) err
 	}
 	start := j.segmentStart(e.Position)
 	off := e.Position - start
-	if off < segmentHeaderLength || e.Position&(recordAlignment-1) != 0 {
+	if off < journalfile.SegmentHeaderLength || e.Position&(journalfile.RecordAlignment-1) != 0 {
 		return damaged("not a record slot")
 	}
 	s, err := j.acquire(start)
@@ -620,18 +294,18 @@ func (j *Journal) entryNamesRecord(e IndexEntry, streamID uint32, seq int64) err
 	case err != nil:
 		return err
 	}
-	defer s.release()
-	if s.length(off) == 0 { // acquire: pairs with Commit's release store
+	defer s.Release()
+	if s.Length(off) == 0 { // acquire: pairs with Commit's release store
 		return damaged("an empty slot")
 	}
-	h, _, kind, derr := decodeSlot(s.data[off:], false)
-	if s.released.Load() { // what was read may be zeros
-		return s.releasedError()
+	h, _, kind, derr := journalfile.DecodeSlot(s.Data[off:], false)
+	if s.Released.Load() { // what was read may be zeros
+		return s.ReleasedError()
 	}
 	switch {
 	case derr != nil:
 		return damaged(derr.Error())
-	case kind != slotRecord:
+	case kind != journalfile.SlotRecord:
 		return damaged("no record")
 	case h.StreamID != streamID || h.Sequence != seq || h.Length != e.Length || h.TypeID != e.TypeID:
 		return damaged(fmt.Sprintf("a record of stream %d sequence %d, length %d, type %d (entry: length %d, type %d)",

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -26,7 +27,7 @@ func TestRetentionTrimsIndexes(t *testing.T) {
 	}
 	_, err = j.indexUpTo(1 << 20)
 	require.NoError(t, err)
-	path := filepath.Join(dir, indexDirName, indexName(1))
+	path := filepath.Join(dir, journalfile.IndexDirName, journalfile.IndexName(1))
 	blocks := func() int64 {
 		var st unix.Stat_t
 		require.NoError(t, unix.Stat(path, &st))

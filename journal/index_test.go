@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -74,39 +75,41 @@ func TestIndexRebuiltWhenMissingBehindOrWrong(t *testing.T) {
 	j := openT(t, dir, Options{})
 	threeStreams(t, j, 900)
 	require.NoError(t, j.Close())
-	idx := func(s uint32) string { return filepath.Join(dir, indexDirName, indexName(s)) }
+	idx := func(s uint32) string { return filepath.Join(dir, journalfile.IndexDirName, journalfile.IndexName(s)) }
 	cases := []struct {
 		name    string
 		damage  func(d string)
 		rebuilt bool
 	}{
 		{"intact", func(string) {}, false},
-		{"missing directory", func(d string) { require.NoError(t, os.RemoveAll(filepath.Join(d, indexDirName))) }, true},
-		{"missing stream file", func(d string) { require.NoError(t, os.Remove(filepath.Join(d, indexDirName, indexName(2)))) }, true},
+		{"missing directory", func(d string) { require.NoError(t, os.RemoveAll(filepath.Join(d, journalfile.IndexDirName))) }, true},
+		{"missing stream file", func(d string) {
+			require.NoError(t, os.Remove(filepath.Join(d, journalfile.IndexDirName, journalfile.IndexName(2))))
+		}, true},
 		{"behind", func(d string) {
 			fi, err := os.Stat(idx(1))
 			require.NoError(t, err)
-			require.NoError(t, os.Truncate(filepath.Join(d, indexDirName, indexName(1)), fi.Size()-10*indexEntryLength))
+			require.NoError(t, os.Truncate(filepath.Join(d, journalfile.IndexDirName, journalfile.IndexName(1)), fi.Size()-10*journalfile.IndexEntryLength))
 		}, true},
 		{"partial entry", func(d string) {
 			fi, err := os.Stat(idx(3))
 			require.NoError(t, err)
-			require.NoError(t, os.Truncate(filepath.Join(d, indexDirName, indexName(3)), fi.Size()-3))
+			require.NoError(t, os.Truncate(filepath.Join(d, journalfile.IndexDirName, journalfile.IndexName(3)), fi.Size()-3))
 		}, true},
 		{"pointing past the log", func(d string) {
-			f, err := os.OpenFile(filepath.Join(d, indexDirName, indexName(1)), os.O_RDWR|os.O_APPEND, 0)
+			f, err := os.OpenFile(filepath.Join(d, journalfile.IndexDirName, journalfile.IndexName(1)), os.O_RDWR|os.O_APPEND, 0)
 			require.NoError(t, err)
-			var e [indexEntryLength]byte
+			var e [journalfile.IndexEntryLength]byte
 			binary.LittleEndian.PutUint64(e[:], 1<<40)
 			_, err = f.Write(e[:])
 			require.NoError(t, err)
 			require.NoError(t, f.Close())
 		}, true},
 		{"garbage header", func(d string) {
-			require.NoError(t, os.WriteFile(filepath.Join(d, indexDirName, indexName(2)), make([]byte, 100), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(d, journalfile.IndexDirName, journalfile.IndexName(2)), make([]byte, 100), 0o644))
 		}, true},
 		{"garbage position", func(d string) {
-			require.NoError(t, os.WriteFile(filepath.Join(d, indexDirName, "position"), []byte("x"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(d, journalfile.IndexDirName, "position"), []byte("x"), 0o644))
 		}, true},
 	}
 	for _, c := range cases {
@@ -127,8 +130,8 @@ func TestIndexRebuiltWhenMissingBehindOrWrong(t *testing.T) {
 func TestIndexFollowsATruncatedLog(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
-	poke(t, dir, ps[200], func(b []byte) { b[recordHeaderLength] ^= 1 })
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
+	poke(t, dir, ps[200], func(b []byte) { b[journalfile.RecordHeaderLength] ^= 1 })
 	j := openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.True(t, j.Recovery().IndexRebuilt)
 	_, err := j.Lookup(1, 200)
@@ -181,10 +184,10 @@ func TestDamagedIndexEntryIsRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyDir(t, base)
-			path := filepath.Join(dir, indexDirName, indexName(7))
+			path := filepath.Join(dir, journalfile.IndexDirName, journalfile.IndexName(7))
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
-			c.f(b[indexHeaderLength+401*indexEntryLength+c.off:])
+			c.f(b[journalfile.IndexHeaderLength+401*journalfile.IndexEntryLength+c.off:])
 			require.NoError(t, os.WriteFile(path, b, 0o644))
 
 			for _, ro := range []bool{true, false} {

@@ -7,11 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
@@ -95,7 +95,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.SegmentSize == 0 {
-		o.SegmentSize = defaultSegmentSize
+		o.SegmentSize = journalfile.DefaultSegmentSize
 	}
 	if o.FlushBytes <= 0 {
 		o.FlushBytes = 1 << 20
@@ -116,12 +116,16 @@ func (o *Options) defaults() {
 		o.Logger = slog.Default()
 	}
 	if o.ReaderName == "" {
-		o.ReaderName = selfIdentity().namePrefix
+		o.ReaderName = journalfile.SelfIdentity().NamePrefix
 	}
 }
 
-// lockName is the writer lock file in the journal's directory.
-const lockName = "journal.lock"
+// MinSegmentSize is the smallest segment size Options.SegmentSize takes
+// (64 KiB); a segment size is a power of two up to 1 GiB.
+const MinSegmentSize = journalfile.MinSegmentSize
+
+// RecordHeader is a record's decoded header (docs/journal.md, "Record").
+type RecordHeader = journalfile.RecordHeader
 
 // Journal is a durable, segmented, memory-mapped log in one directory. See
 // the package documentation for the contract.
@@ -137,14 +141,14 @@ type Journal struct {
 	// in a read-only journal).
 	trustFrom int64
 
-	mu      sync.Mutex // guards segs and tailers
-	segs    []*segment // contiguous, by start; each holds the table's reference
+	mu      sync.Mutex             // guards segs and tailers
+	segs    []*journalfile.Segment // contiguous, by start; each holds the table's reference
 	tailers map[*Tailer]struct{}
 	closed  atomic.Bool
 
 	// Writer state, owned by the writer's goroutine.
-	cur       *segment // the segment being written; the writer holds it
-	pos       int64    // next append position
+	cur       *journalfile.Segment // the segment being written; the writer holds it
+	pos       int64                // next append position
 	claim     claimState
 	claimOpen bool
 	maxBody   int                // MaxBody
@@ -166,11 +170,11 @@ type Journal struct {
 	prefaulted  int64 // pages are faulted in up to here (Flusher)
 	prefaultOff bool  // the system cannot pre-fault (Flusher)
 
-	prepMu   sync.Mutex // guards prepared
-	prepared *segment   // the next segment, made ahead by a Flusher, not yet in place
-	idx      *indexer   // the writer's stream indexes
-	status   []byte     // the writer's status file, mapped (status.go)
-	reg      *registry  // the reader registry (readers.go); nil where it cannot be written (j.mu)
+	prepMu   sync.Mutex              // guards prepared
+	prepared *journalfile.Segment    // the next segment, made ahead by a Flusher, not yet in place
+	idx      *indexer                // the writer's stream indexes
+	status   *journalfile.StatusFile // the writer's status file, mapped (nil: none)
+	reg      *journalfile.Registry   // the reader registry; nil where it cannot be written (j.mu)
 	stats    stats
 	recovery Recovery
 }
@@ -183,7 +187,7 @@ type Journal struct {
 func Open(dir string, opts Options) (*Journal, error) {
 	explicitSize := opts.SegmentSize
 	opts.defaults()
-	if err := checkSegmentSize(opts.SegmentSize); err != nil {
+	if err := journalfile.CheckSegmentSize(opts.SegmentSize); err != nil {
 		return nil, err
 	}
 	j := &Journal{dir: dir, opts: opts, readOnly: opts.ReadOnly, trustFrom: math.MaxInt64, tailers: map[*Tailer]struct{}{}, streams: map[uint32]*Stream{}}
@@ -191,7 +195,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
 		}
-		lf, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+		lf, err := os.OpenFile(filepath.Join(dir, journalfile.LockName), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("journal: lock: %w", err)
 		}
@@ -251,7 +255,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 	}
 	if err := j.openStatus(); err != nil {
 		if j.reg != nil {
-			_ = j.reg.close(false)
+			_ = j.reg.Close(false)
 		}
 		_ = j.idx.close()
 		j.releaseAll()
@@ -261,32 +265,32 @@ func Open(dir string, opts Options) (*Journal, error) {
 	return j, nil
 }
 
-// openReaders maps the reader registry (creating it if missing). Where it
+// OpenReaders maps the reader registry (creating it if missing). Where it
 // cannot be written (a read-only file system, another user's directory),
 // the journal works without it, logged: its Tailers are then unregistered
 // in other processes than the writer's. A writer publishes its first
 // segment as the floor and frees the slots of dead readers.
 func (j *Journal) openReaders() error {
 	replace := !j.readOnly && j.opts.Recovery != RecoverStrict
-	r, replaced, err := openReaders(j.dir, replace)
+	r, replaced, err := journalfile.OpenReaders(j.dir, replace)
 	if replaced && err == nil {
 		j.recovery.ReadersReplaced = fmt.Errorf("%w: damaged reader registry replaced", ErrCorrupt)
 	}
-	if errors.Is(err, errRegistryUnavailable) {
+	if errors.Is(err, journalfile.ErrRegistryUnavailable) {
 		j.opts.Logger.Warn("journal: readers are not registered", "dir", j.dir, "err", err)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	r.logger = j.opts.Logger
+	r.Logger = j.opts.Logger
 	if !j.readOnly {
 		first := j.first()
-		r.proposed().Store(first)
-		r.floor().Store(first)
-		before := r.active()
-		r.reclaimDead()
-		j.recovery.ReadersReclaimed = max(before-r.active(), 0)
+		r.Proposed().Store(first)
+		r.Floor().Store(first)
+		before := r.Active()
+		r.ReclaimDead()
+		j.recovery.ReadersReclaimed = max(before-r.Active(), 0)
 	}
 	j.reg = r
 	return nil
@@ -297,31 +301,31 @@ func (j *Journal) openReaders() error {
 // the caller asked for, 0 for any).
 func (j *Journal) mapSegments(explicitSize int64) error {
 	dir, opts := j.dir, j.opts
-	starts, err := listSegments(dir, !j.readOnly)
+	starts, err := journalfile.ListSegments(dir, !j.readOnly)
 	if err != nil {
 		return err
 	}
 	j.segSize = opts.SegmentSize
 	if len(starts) > 0 {
-		s, err := openSegment(filepath.Join(dir, segmentName(starts[0])), starts[0], 0, !j.readOnly)
+		s, err := journalfile.OpenSegment(filepath.Join(dir, journalfile.SegmentName(starts[0])), starts[0], 0, !j.readOnly)
 		if err != nil {
 			return err
 		}
-		j.segSize = int64(len(s.data))
+		j.segSize = int64(len(s.Data))
 		if explicitSize != 0 && explicitSize != j.segSize {
-			_ = s.release()
+			_ = s.Release()
 			return fmt.Errorf("%w: segment size %d, the journal's is %d", ErrArgument, explicitSize, j.segSize)
 		}
 		j.segs = append(j.segs, s)
 		for _, st := range starts[1:] {
-			if want := j.segs[len(j.segs)-1].start + j.segSize; st != want {
+			if want := j.segs[len(j.segs)-1].Start + j.segSize; st != want {
 				if j.readOnly || opts.Recovery != RecoverTruncate {
 					return fmt.Errorf("%w: %w: segment at %d missing (next file starts at %d)", errMissingSegment, ErrCorrupt, want, st)
 				}
 				j.recovery.RemovedSegments = append(j.recovery.RemovedSegments, j.removeFrom(starts, st)...)
 				break
 			}
-			s, err := openSegment(filepath.Join(dir, segmentName(st)), st, j.segSize, !j.readOnly)
+			s, err := journalfile.OpenSegment(filepath.Join(dir, journalfile.SegmentName(st)), st, j.segSize, !j.readOnly)
 			if err != nil {
 				return err
 			}
@@ -339,7 +343,7 @@ func (j *Journal) removeFrom(starts []int64, st int64) []string {
 	var removed []string
 	for _, s := range starts {
 		if s >= st {
-			p := filepath.Join(j.dir, segmentName(s))
+			p := filepath.Join(j.dir, journalfile.SegmentName(s))
 			if os.Remove(p) == nil {
 				removed = append(removed, p)
 			}
@@ -347,29 +351,6 @@ func (j *Journal) removeFrom(starts []int64, st int64) []string {
 	}
 	_ = mmapfile.SyncDir(j.dir)
 	return removed
-}
-
-// listSegments returns the start positions of the segment files in dir,
-// sorted. A writer removes leftover temporary files of an interrupted
-// segment creation.
-func listSegments(dir string, writer bool) ([]int64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	var starts []int64
-	for _, e := range ents {
-		name := e.Name()
-		if writer && filepath.Ext(name) == ".tmp" {
-			_ = os.Remove(filepath.Join(dir, name))
-			continue
-		}
-		if st, ok := parseSegmentName(name); ok && e.Type().IsRegular() {
-			starts = append(starts, st)
-		}
-	}
-	sort.Slice(starts, func(a, b int) bool { return starts[a] < starts[b] })
-	return starts, nil
 }
 
 func (j *Journal) unlock() {
@@ -382,11 +363,11 @@ func (j *Journal) unlock() {
 // releaseAll drops the table's references (Open's failure path).
 func (j *Journal) releaseAll() {
 	if j.cur != nil {
-		_ = j.cur.release()
+		_ = j.cur.Release()
 		j.cur = nil
 	}
 	for _, s := range j.segs {
-		_ = s.release()
+		_ = s.Release()
 	}
 	j.segs = nil
 }
@@ -408,7 +389,7 @@ var errNotYet = errors.New("journal: segment not created yet")
 
 // acquire returns the segment starting at start, held by the caller.
 // A reader of another process maps segments the writer created since.
-func (j *Journal) acquire(start int64) (*segment, error) {
+func (j *Journal) acquire(start int64) (*journalfile.Segment, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed.Load() {
@@ -419,17 +400,17 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 			return nil, err
 		}
 	}
-	if len(j.segs) == 0 || start < j.segs[0].start {
+	if len(j.segs) == 0 || start < j.segs[0].Start {
 		return nil, fmt.Errorf("%w: position %d, oldest segment starts at %d", ErrBehindRetention, start, j.first())
 	}
-	i := (start - j.segs[0].start) / j.segSize
+	i := (start - j.segs[0].Start) / j.segSize
 	for i >= int64(len(j.segs)) {
 		if !j.readOnly {
 			return nil, errNotYet
 		}
-		next := j.segs[len(j.segs)-1].start + j.segSize
-		path := filepath.Join(j.dir, segmentName(next))
-		s, err := openSegment(path, next, j.segSize, false)
+		next := j.segs[len(j.segs)-1].Start + j.segSize
+		path := filepath.Join(j.dir, journalfile.SegmentName(next))
+		s, err := journalfile.OpenSegment(path, next, j.segSize, false)
 		if errors.Is(err, os.ErrNotExist) {
 			if j.deleted(next) {
 				return nil, fmt.Errorf("%w: segment %d was deleted by retention", ErrBehindRetention, next)
@@ -442,7 +423,7 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 		j.segs = append(j.segs, s)
 	}
 	s := j.segs[i]
-	if j.readOnly && s.length(segmentHeaderLength) == 0 {
+	if j.readOnly && s.Length(journalfile.SegmentHeaderLength) == 0 {
 		// Nothing in it yet: it may be a file a recovering writer has
 		// removed and made again since this reader mapped it.
 		if _, err := j.remapIfReplaced(s); err != nil {
@@ -450,7 +431,7 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 		}
 		s = j.segs[i]
 	}
-	if err := s.hold(); err != nil {
+	if err := s.Hold(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -465,22 +446,22 @@ func (j *Journal) acquire(start int64) (*segment, error) {
 // after it from the table (their holders keep their references). A file
 // not there (removed, not made again yet) is no replacement yet. j.mu
 // held.
-func (j *Journal) remapIfReplaced(s *segment) (bool, error) {
-	if !j.readOnly || s.file == nil || len(j.segs) == 0 {
+func (j *Journal) remapIfReplaced(s *journalfile.Segment) (bool, error) {
+	if !j.readOnly || s.File == nil || len(j.segs) == 0 {
 		return false, nil
 	}
-	k := (s.start - j.segs[0].start) / j.segSize
+	k := (s.Start - j.segs[0].Start) / j.segSize
 	if k < 0 || k >= int64(len(j.segs)) {
 		return false, nil // no longer in the table
 	}
 	if j.segs[k] != s {
 		return true, nil // replaced already, for another Tailer
 	}
-	fi, err := os.Stat(s.path)
-	if err != nil || os.SameFile(fi, s.file) {
+	fi, err := os.Stat(s.Path)
+	if err != nil || os.SameFile(fi, s.File) {
 		return false, nil
 	}
-	n, err := openSegment(s.path, s.start, j.segSize, false)
+	n, err := journalfile.OpenSegment(s.Path, s.Start, j.segSize, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -488,7 +469,7 @@ func (j *Journal) remapIfReplaced(s *segment) (bool, error) {
 		return false, err
 	}
 	for _, t := range j.segs[k:] {
-		_ = t.release()
+		_ = t.Release()
 	}
 	j.segs = append(j.segs[:k], n)
 	return true, nil
@@ -496,7 +477,7 @@ func (j *Journal) remapIfReplaced(s *segment) (bool, error) {
 
 // segmentReplaced is remapIfReplaced for a Tailer waiting at the first
 // slot of s.
-func (j *Journal) segmentReplaced(s *segment) (bool, error) {
+func (j *Journal) segmentReplaced(s *journalfile.Segment) (bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed.Load() {
@@ -514,12 +495,12 @@ func (j *Journal) followRetention(start int64) error {
 	if j.reg == nil {
 		return nil
 	}
-	floor := j.reg.floor().Load()
-	for len(j.segs) > 0 && j.segs[0].start < floor && (len(j.segs) > 1 || start >= floor) {
+	floor := j.reg.Floor().Load()
+	for len(j.segs) > 0 && j.segs[0].Start < floor && (len(j.segs) > 1 || start >= floor) {
 		s := j.segs[0]
-		s.deleted.Store(true)
+		s.Deleted.Store(true)
 		j.segs = j.segs[1:]
-		if err := s.release(); err != nil {
+		if err := s.Release(); err != nil {
 			return err
 		}
 	}
@@ -527,8 +508,8 @@ func (j *Journal) followRetention(start int64) error {
 	// floor (the oldest segment kept; another Tailer of this journal may
 	// be there), retrying if retention moves it on meanwhile.
 	for attempt := 0; len(j.segs) == 0; attempt++ {
-		f := j.reg.floor().Load()
-		s, err := openSegment(filepath.Join(j.dir, segmentName(f)), f, j.segSize, false)
+		f := j.reg.Floor().Load()
+		s, err := journalfile.OpenSegment(filepath.Join(j.dir, journalfile.SegmentName(f)), f, j.segSize, false)
 		if err != nil && (!errors.Is(err, os.ErrNotExist) || attempt == 4) {
 			return err
 		}
@@ -544,9 +525,9 @@ func (j *Journal) followRetention(start int64) error {
 // floor, or, without a registry, a later segment exists. j.mu held.
 func (j *Journal) deleted(start int64) bool {
 	if j.reg != nil {
-		return start < j.reg.proposed().Load()
+		return start < j.reg.Proposed().Load()
 	}
-	starts, err := listSegments(j.dir, false)
+	starts, err := journalfile.ListSegments(j.dir, false)
 	return err == nil && len(starts) > 0 && starts[len(starts)-1] > start
 }
 
@@ -555,7 +536,7 @@ func (j *Journal) first() int64 {
 	if len(j.segs) == 0 {
 		return 0
 	}
-	return j.segs[0].start
+	return j.segs[0].Start
 }
 
 // firstPosition returns the position of the oldest record slot still in
@@ -563,7 +544,7 @@ func (j *Journal) first() int64 {
 func (j *Journal) firstPosition() int64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.first() + segmentHeaderLength
+	return j.first() + journalfile.SegmentHeaderLength
 }
 
 // CommittedPosition returns the end of the last committed record (the
@@ -594,7 +575,7 @@ func (j *Journal) Close() error {
 		}
 		j.prepMu.Lock()
 		if j.prepared != nil {
-			if derr := j.prepared.discard(); err == nil {
+			if derr := j.prepared.Discard(); err == nil {
 				err = derr
 			}
 			j.prepared = nil
@@ -606,7 +587,7 @@ func (j *Journal) Close() error {
 	}
 	j.closed.Store(true)
 	if j.cur != nil {
-		if rerr := j.cur.release(); err == nil {
+		if rerr := j.cur.Release(); err == nil {
 			err = rerr
 		}
 		j.cur = nil
@@ -616,7 +597,7 @@ func (j *Journal) Close() error {
 	j.segs = nil
 	j.mu.Unlock()
 	for _, s := range segs {
-		if rerr := s.release(); err == nil {
+		if rerr := s.Release(); err == nil {
 			err = rerr
 		}
 	}
@@ -625,12 +606,12 @@ func (j *Journal) Close() error {
 	}
 	deadline := time.Now().Add(j.opts.CloseGrace)
 	for _, s := range segs {
-		for s.refs.Load() > 0 && time.Now().Before(deadline) {
+		for s.Refs.Load() > 0 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		if s.refs.Load() > 0 {
+		if s.Refs.Load() > 0 {
 			j.stats.forcedReleases.Add(1)
-			if ferr := s.forceRelease(); err == nil {
+			if ferr := s.ForceRelease(); err == nil {
 				err = ferr
 			}
 		}
@@ -651,10 +632,10 @@ func (j *Journal) closeReaders() error {
 	j.reg = nil
 	for t := range j.tailers {
 		if t.slot >= 0 {
-			r.free(t.slot, t.word)
+			r.Free(t.slot, t.word)
 		}
 	}
-	return r.close(len(j.tailers) > 0)
+	return r.Close(len(j.tailers) > 0)
 }
 
 // stats are the journal's counters.
@@ -681,7 +662,7 @@ type Stats struct {
 // Stats returns the journal's counters.
 func (j *Journal) Stats() Stats {
 	j.mu.Lock()
-	st := Stats{FirstPosition: j.first() + segmentHeaderLength, Segments: len(j.segs), Tailers: len(j.tailers)}
+	st := Stats{FirstPosition: j.first() + journalfile.SegmentHeaderLength, Segments: len(j.segs), Tailers: len(j.tailers)}
 	j.mu.Unlock()
 	st.Committed = j.committed.Load()
 	st.Flushed = j.flushed.Load()
@@ -710,10 +691,10 @@ func (j *Journal) Segments() []SegmentInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	w, c, f := j.written.Load(), j.committed.Load(), j.flushed.Load()
-	in := func(s *segment, p int64) int64 { return min(max(p-s.start, 0), j.segSize) }
+	in := func(s *journalfile.Segment, p int64) int64 { return min(max(p-s.Start, 0), j.segSize) }
 	out := make([]SegmentInfo, 0, len(j.segs))
 	for _, s := range j.segs {
-		si := SegmentInfo{Path: s.path, Start: s.start, Size: j.segSize, Created: s.created, Holders: max(s.refs.Load()-1, 0)}
+		si := SegmentInfo{Path: s.Path, Start: s.Start, Size: j.segSize, Created: s.Created, Holders: max(s.Refs.Load()-1, 0)}
 		if !j.readOnly {
 			si.Written, si.Committed, si.Flushed = in(s, w), in(s, c), in(s, f)
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -100,6 +101,6 @@ func TestReadOnlyOnlyReads(t *testing.T) {
 	require.ErrorIs(t, err, ErrReadOnly)
 	appendN(t, j, 3, 800) // several segments, created after the reader opened
 	require.Equal(t, map[uint32]int64{3: 800}, readAll(t, r))
-	_, err = os.Stat(filepath.Join(dir, lockName))
+	_, err = os.Stat(filepath.Join(dir, journalfile.LockName))
 	require.NoError(t, err)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // Appending records of 32 bytes and 1 KiB with no flush, against the same
@@ -20,13 +21,13 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	for _, size := range []int{32, 1024} {
 		b.Run(sizeName(size), func(b *testing.B) {
-			j, err := Open(b.TempDir(), Options{RetainBytes: 2 * defaultSegmentSize, Logger: quiet})
+			j, err := Open(b.TempDir(), Options{RetainBytes: 2 * journalfile.DefaultSegmentSize, Logger: quiet})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer j.Close()
 			body := make([]byte, size)
-			b.SetBytes(int64(recordHeaderLength + size))
+			b.SetBytes(int64(journalfile.RecordHeaderLength + size))
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				c, err := j.Claim(1, 1, size)
@@ -56,8 +57,8 @@ func BenchmarkBufioBaseline(b *testing.B) {
 			}
 			defer f.Close()
 			w := bufio.NewWriterSize(f, 64<<10)
-			rec := make([]byte, align(int64(recordHeaderLength+size)))
-			b.SetBytes(int64(recordHeaderLength + size))
+			rec := make([]byte, journalfile.Align(int64(journalfile.RecordHeaderLength+size)))
+			b.SetBytes(int64(journalfile.RecordHeaderLength + size))
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if _, err := w.Write(rec); err != nil {
@@ -83,8 +84,8 @@ func BenchmarkMemmoveBaseline(b *testing.B) {
 	for _, size := range []int{32, 1024} {
 		b.Run(sizeName(size), func(b *testing.B) {
 			dst := make([]byte, 64<<20)
-			rec := make([]byte, align(int64(recordHeaderLength+size)))
-			b.SetBytes(int64(recordHeaderLength + size))
+			rec := make([]byte, journalfile.Align(int64(journalfile.RecordHeaderLength+size)))
+			b.SetBytes(int64(journalfile.RecordHeaderLength + size))
 			off := 0
 			for b.Loop() {
 				if off+len(rec) > len(dst) {
@@ -115,7 +116,7 @@ func BenchmarkTailerRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tl.Close()
-	b.SetBytes(recordHeaderLength + 32)
+	b.SetBytes(journalfile.RecordHeaderLength + 32)
 	b.ReportAllocs()
 	for b.Loop() {
 		_, ok, err := tl.Next()

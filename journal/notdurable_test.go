@@ -1,19 +1,19 @@
 package journal
 
 import (
-	"encoding/binary"
 	"syscall"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
 // failSync makes the next n syncs of segment data fail with EIO.
 func failSync(t *testing.T, n int) {
 	t.Helper()
-	orig := syncData
-	t.Cleanup(func() { syncData = orig })
-	syncData = func(b []byte, from, to int64) error {
+	orig := journalfile.SyncData
+	t.Cleanup(func() { journalfile.SyncData = orig })
+	journalfile.SyncData = func(b []byte, from, to int64) error {
 		if n > 0 {
 			n--
 			return syscall.EIO
@@ -62,37 +62,4 @@ func TestFailedSyncIsCommittedNotDurable(t *testing.T) {
 	require.NoError(t, j.Close())
 	j = openT(t, dir, Options{})
 	require.Equal(t, int64(3), j.nextSequence(1))
-}
-
-// The Recorder takes ErrNotDurable as recorded: the message is forwarded
-// and consumed once, the error returned; nothing is recorded twice.
-func TestRecorderDoesNotRecordTwiceAfterAFailedSync(t *testing.T) {
-	j := openT(t, testDir(t), Options{Flush: FlushEveryCommit})
-	in, out := newMailbox(t), newMailbox(t)
-	rec, err := NewRecorder("recorder", j, 42, in, out, 0)
-	require.NoError(t, err)
-	for i := range 5 {
-		require.NoError(t, sendInt(in, uint64(i)))
-	}
-	failSync(t, 1)
-	_, err = rec.DoWork()
-	require.ErrorIs(t, err, ErrNotDurable)
-	for range 3 {
-		_, err = rec.DoWork()
-		require.NoError(t, err)
-	}
-	require.Equal(t, []uint64{0, 1, 2, 3, 4}, drainInts(t, out, nil))
-	tl, err := j.NewTailer()
-	require.NoError(t, err)
-	defer tl.Close()
-	var got []uint64
-	for {
-		r, ok, err := tl.Next()
-		require.NoError(t, err)
-		if !ok {
-			break
-		}
-		got = append(got, binary.LittleEndian.Uint64(r.Body))
-	}
-	require.Equal(t, []uint64{0, 1, 2, 3, 4}, got, "each message recorded once")
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // maxRecordParts bounds the parts of one multipart record: a writer
@@ -11,7 +13,7 @@ import (
 // reader's Parts may append however large the record.
 const maxRecordParts = 1 << 16
 
-// A multipart record (flag recordParts) carries a message of several parts
+// A multipart record (flag RecordParts) carries a message of several parts
 // so that a replay sends the same parts, not their concatenation. Its body
 // is a part table, then the parts' bytes:
 //
@@ -39,7 +41,7 @@ func partsBodyLength(parts [][]byte) (int, error) {
 // record, flagged multipart (Record.Parts gives the parts back); one part or none makes
 // a plain record of their bytes. It allocates nothing.
 func (s *Stream) AppendParts(typeID int32, parts ...[]byte) (position, sequence int64, err error) {
-	return s.j.appendParts(s, typeID, parts, s.j.opts.Clock())
+	return s.appendParts(typeID, parts, s.j.opts.Clock())
 }
 
 // AppendParts is Stream.AppendParts on streamID.
@@ -47,28 +49,29 @@ func (j *Journal) AppendParts(streamID uint32, typeID int32, parts ...[]byte) (p
 	if j.readOnly {
 		return 0, 0, ErrReadOnly
 	}
-	return j.appendParts(j.stream(streamID), typeID, parts, j.opts.Clock())
+	return j.stream(streamID).appendParts(typeID, parts, j.opts.Clock())
 }
 
-func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp int64) (position, sequence int64, err error) {
+// appendParts is AppendParts stamped timestamp.
+func (s *Stream) appendParts(typeID int32, parts [][]byte, timestamp int64) (position, sequence int64, err error) {
+	j := s.j
 	if len(parts) < 2 {
 		var body []byte
 		if len(parts) == 1 {
 			body = parts[0]
 		}
-		return j.appendCopy(s, typeID, body, timestamp)
+		return s.appendCopy(typeID, body, timestamp)
 	}
 	n, err := partsBodyLength(parts)
 	if err != nil {
 		return 0, 0, err
 	}
-	c, err := j.claimAt(s, typeID, n, timestamp)
+	c, err := s.ClaimAt(typeID, n, timestamp)
 	if err != nil {
 		return 0, 0, err
 	}
 	le := binary.LittleEndian
-	rec := j.cur.data[j.claim.off : j.claim.off+recordHeaderLength]
-	le.PutUint32(rec[flagsOffset:], recordParts)
+	le.PutUint32((*[journalfile.RecordHeaderLength]byte)(j.cur.At(j.claim.off))[journalfile.FlagsOffset:], journalfile.RecordParts)
 	b := c.Body
 	le.PutUint32(b, uint32(len(parts)))
 	for i, p := range parts {
@@ -94,7 +97,7 @@ func (j *Journal) appendParts(s *Stream, typeID int32, parts [][]byte, timestamp
 // body exactly is an error wrapping ErrCorrupt (and duty.ErrCorrupt).
 func (r *Record) Parts(dst [][]byte) ([][]byte, error) {
 	dst = dst[:0]
-	if r.Flags&recordParts == 0 {
+	if r.Flags&journalfile.RecordParts == 0 {
 		return append(dst, r.Body), nil
 	}
 	b := r.Body

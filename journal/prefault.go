@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
@@ -47,8 +48,8 @@ func (j *Journal) prefault() bool {
 		if s == nil {
 			break // the next segment is not made yet: the next cycle
 		}
-		err := mmapfile.PopulateWrite(s.data[from-start : end-start])
-		_ = s.release()
+		err := mmapfile.PopulateWrite(s.Data[from-start : end-start])
+		_ = s.Release()
 		if errors.Is(err, mmapfile.ErrUnsupported) {
 			j.prefaultOff = true
 			return did
@@ -65,14 +66,14 @@ func (j *Journal) prefault() bool {
 
 // prefaultTarget returns the segment starting at start, held: the table's
 // or the prepared one; nil if neither.
-func (j *Journal) prefaultTarget(start int64) *segment {
+func (j *Journal) prefaultTarget(start int64) *journalfile.Segment {
 	s, err := j.acquire(start)
 	if err == nil {
 		return s
 	}
 	j.prepMu.Lock()
 	defer j.prepMu.Unlock()
-	if p := j.prepared; p != nil && p.start == start && p.hold() == nil {
+	if p := j.prepared; p != nil && p.Start == start && p.Hold() == nil {
 		return p
 	}
 	return nil

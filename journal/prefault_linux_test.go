@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ func TestFlusherPrefaultsAhead(t *testing.T) {
 	s, err := j.Stream(1)
 	require.NoError(t, err)
 	for range n {
-		c, err := s.ClaimAt(1, 1024-recordHeaderLength, 1)
+		c, err := s.ClaimAt(1, 1024-journalfile.RecordHeaderLength, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

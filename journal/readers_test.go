@@ -13,27 +13,28 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
 // recheckEvery sets how long the writer trusts a slot it found alive, for
 // one test.
 func recheckEvery(t *testing.T, d time.Duration) {
-	old := readerRecheck
-	readerRecheck = d
-	t.Cleanup(func() { readerRecheck = old })
+	old := journalfile.ReaderRecheck
+	journalfile.ReaderRecheck = d
+	t.Cleanup(func() { journalfile.ReaderRecheck = old })
 }
 
 // fakeSlot writes slot i by hand, as another process would have: active,
 // owned by pid with start identity start, at pos.
-func fakeSlot(r *registry, i int, pid uint32, start uint64, pos int64) uint64 {
-	_, _, gen := splitClaim(r.claim(i).Load())
-	r.word(i, slStartOffset).Store(int64(start))
-	r.word(i, slNamespaceOffset).Store(int64(r.me.ns))
-	r.word(i, slPositionOffset).Store(pos)
-	w := claimWord(pid, slotActive, gen+1)
-	r.claim(i).Store(w)
-	hw := word64(r.b, rdHighWaterOffset)
+func fakeSlot(r *journalfile.Registry, i int, pid uint32, start uint64, pos int64) uint64 {
+	_, _, gen := journalfile.SplitClaim(r.Claim(i).Load())
+	r.Word(i, journalfile.SlStartOffset).Store(int64(start))
+	r.Word(i, journalfile.SlNamespaceOffset).Store(int64(r.Me.NS))
+	r.Word(i, journalfile.SlPositionOffset).Store(pos)
+	w := journalfile.ClaimWord(pid, journalfile.SlotActive, gen+1)
+	r.Claim(i).Store(w)
+	hw := journalfile.Word64(r.Mem, journalfile.RdHighWaterOffset)
 	if hw.Load() < int64(i+1) {
 		hw.Store(int64(i + 1))
 	}
@@ -57,30 +58,30 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	appendN(t, j, 1, 10)
 	r := j.reg
 	require.NotNil(t, r)
-	me := selfIdentity()
-	require.NotZero(t, me.start, "Linux: /proc/self/stat gives a start identity")
+	me := journalfile.SelfIdentity()
+	require.NotZero(t, me.Start, "Linux: /proc/self/stat gives a start identity")
 
 	tl, err := j.NewTailer()
 	require.NoError(t, err)
 	require.NotNil(t, tl.pub)
-	pid, state, gen := splitClaim(r.claim(tl.slot).Load())
+	pid, state, gen := journalfile.SplitClaim(r.Claim(tl.slot).Load())
 	require.Equal(t, uint32(os.Getpid()), pid)
-	require.Equal(t, uint8(slotActive), state)
-	require.Equal(t, uint64(me.start), uint64(r.word(tl.slot, slStartOffset).Load()))
+	require.Equal(t, uint8(journalfile.SlotActive), state)
+	require.Equal(t, uint64(me.Start), uint64(r.Word(tl.slot, journalfile.SlStartOffset).Load()))
 	_, _, err = tl.Next()
 	require.NoError(t, err)
 	require.Equal(t, tl.Position(), tl.pub.Load(), "Next publishes its position")
-	info, err := Inspect(j.dirPath())
+	info, err := journalfile.Inspect(j.dirPath())
 	require.NoError(t, err)
 	require.Len(t, info.Readers, 1)
-	require.Equal(t, ReaderInfo{Slot: tl.slot, PID: os.Getpid(), Name: "unit", Position: tl.Position(), Alive: true,
+	require.Equal(t, journalfile.ReaderInfo{Slot: tl.slot, PID: os.Getpid(), Name: "unit", Position: tl.Position(), Alive: true,
 		Registered: info.Readers[0].Registered, Updated: info.Readers[0].Updated}, info.Readers[0])
 	slot, word := tl.slot, tl.word
 	require.NoError(t, tl.Close())
-	_, state, gen2 := splitClaim(r.claim(slot).Load())
-	require.Equal(t, uint8(slotFree), state)
+	_, state, gen2 := journalfile.SplitClaim(r.Claim(slot).Load())
+	require.Equal(t, uint8(journalfile.SlotFree), state)
 	require.Equal(t, gen+1, gen2)
-	require.False(t, r.free(slot, word), "a stale claim word frees nothing")
+	require.False(t, r.Free(slot, word), "a stale claim word frees nothing")
 
 	// Hand-written slots, as other processes leave them.
 	first := j.firstPosition()
@@ -91,9 +92,9 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 		start uint64
 		alive bool
 	}{
-		{"ours", uint32(me.pid), me.start, true},
-		{"ours, start unknown", uint32(me.pid), 0, true},
-		{"our pid reused: another start identity", uint32(me.pid), me.start + 1, false},
+		{"ours", uint32(me.PID), me.Start, true},
+		{"ours, start unknown", uint32(me.PID), 0, true},
+		{"our pid reused: another start identity", uint32(me.PID), me.Start + 1, false},
 		{"parent, alive", uint32(os.Getppid()), 0, true},
 		{"parent's pid, another start identity", uint32(os.Getppid()), 1, false},
 		{"dead process", dead, 0, false},
@@ -101,53 +102,53 @@ func TestReaderSlotClaimFreeReclaim(t *testing.T) {
 	}
 	for i, c := range cases {
 		w := fakeSlot(r, i, c.pid, c.start, first)
-		require.Equal(t, c.alive, r.verify(i, w, false), c.name)
-		_, state, _ := splitClaim(r.claim(i).Load())
+		require.Equal(t, c.alive, r.Verify(i, w, false), c.name)
+		_, state, _ := journalfile.SplitClaim(r.Claim(i).Load())
 		if c.alive {
-			require.Equal(t, uint8(slotActive), state, c.name)
+			require.Equal(t, uint8(journalfile.SlotActive), state, c.name)
 		} else {
-			require.Equal(t, uint8(slotFree), state, "%s: reclaimed", c.name)
+			require.Equal(t, uint8(journalfile.SlotFree), state, "%s: reclaimed", c.name)
 		}
-		r.free(i, w)
+		r.Free(i, w)
 	}
 	// Another pid namespace: never judged, so never reclaimed.
 	w := fakeSlot(r, 0, dead, 0, first)
-	r.word(0, slNamespaceOffset).Store(int64(me.ns) + 1)
-	require.True(t, r.verify(0, w, false))
-	r.free(0, w)
+	r.Word(0, journalfile.SlNamespaceOffset).Store(int64(me.NS) + 1)
+	require.True(t, r.Verify(0, w, false))
+	r.Free(0, w)
 	// A state no writer stores.
-	r.claim(1).Store(claimWord(uint32(me.pid), 9, 1))
-	r.reclaimDead()
-	_, state, _ = splitClaim(r.claim(1).Load())
-	require.Equal(t, uint8(slotFree), state)
+	r.Claim(1).Store(journalfile.ClaimWord(uint32(me.PID), 9, 1))
+	r.ReclaimDead()
+	_, state, _ = journalfile.SplitClaim(r.Claim(1).Load())
+	require.Equal(t, uint8(journalfile.SlotFree), state)
 	// A claiming slot: its identity fields may still be the last owner's
 	// (here: our pid with another start identity, which would read as a
 	// reused pid), so it is judged by time alone: reclaimed only once the
-	// same claim word has stayed claiming for claimTimeout.
-	oldTimeout := claimTimeout
-	t.Cleanup(func() { claimTimeout = oldTimeout })
-	claimTimeout = time.Hour
-	w = claimWord(uint32(me.pid), slotClaiming, 50)
-	r.claim(3).Store(w)
-	r.word(3, slStartOffset).Store(int64(me.start) + 1)
-	require.True(t, r.verify(3, w, false), "first seen")
-	require.True(t, r.verify(3, w, true), "within claimTimeout")
-	r.reclaimDead()
-	require.Equal(t, w, r.claim(3).Load())
-	claimTimeout = 0
-	w2 := claimWord(uint32(me.pid), slotClaiming, 51) // claimed anew meanwhile: watched from the start again
-	r.claim(3).Store(w2)
-	require.True(t, r.verify(3, w2, false))
-	require.False(t, r.verify(3, w2, false), "the same claim, claiming past claimTimeout")
-	_, state, _ = splitClaim(r.claim(3).Load())
-	require.Equal(t, uint8(slotFree), state)
-	claimTimeout = oldTimeout
+	// same claim word has stayed claiming for ClaimTimeout.
+	oldTimeout := journalfile.ClaimTimeout
+	t.Cleanup(func() { journalfile.ClaimTimeout = oldTimeout })
+	journalfile.ClaimTimeout = time.Hour
+	w = journalfile.ClaimWord(uint32(me.PID), journalfile.SlotClaiming, 50)
+	r.Claim(3).Store(w)
+	r.Word(3, journalfile.SlStartOffset).Store(int64(me.Start) + 1)
+	require.True(t, r.Verify(3, w, false), "first seen")
+	require.True(t, r.Verify(3, w, true), "within claimTimeout")
+	r.ReclaimDead()
+	require.Equal(t, w, r.Claim(3).Load())
+	journalfile.ClaimTimeout = 0
+	w2 := journalfile.ClaimWord(uint32(me.PID), journalfile.SlotClaiming, 51) // claimed anew meanwhile: watched from the start again
+	r.Claim(3).Store(w2)
+	require.True(t, r.Verify(3, w2, false))
+	require.False(t, r.Verify(3, w2, false), "the same claim, claiming past claimTimeout")
+	_, state, _ = journalfile.SplitClaim(r.Claim(3).Load())
+	require.Equal(t, uint8(journalfile.SlotFree), state)
+	journalfile.ClaimTimeout = oldTimeout
 
 	// A reclaimer that read the slot before it changed hands frees nothing.
 	w = fakeSlot(r, 2, dead, 0, first)
-	fakeSlot(r, 2, uint32(me.pid), me.start, first)
-	require.False(t, r.free(2, w))
-	require.Equal(t, uint32(me.pid), uint32(r.claim(2).Load()))
+	fakeSlot(r, 2, uint32(me.PID), me.Start, first)
+	require.False(t, r.Free(2, w))
+	require.Equal(t, uint32(me.PID), uint32(r.Claim(2).Load()))
 }
 
 // A full registry: a read-only journal's NewTailer gets ErrReadersFull once
@@ -160,10 +161,10 @@ func TestReaderRegistryFull(t *testing.T) {
 	appendN(t, j, 1, 10)
 	ro := openT(t, dir, Options{ReadOnly: true})
 	r := j.reg
-	words := make([]uint64, r.slots)
-	me := selfIdentity()
-	for i := range r.slots {
-		words[i] = fakeSlot(r, i, uint32(me.pid), me.start, j.firstPosition())
+	words := make([]uint64, r.Slots)
+	me := journalfile.SelfIdentity()
+	for i := range r.Slots {
+		words[i] = fakeSlot(r, i, uint32(me.PID), me.Start, j.firstPosition())
 	}
 	_, err := ro.NewTailer()
 	require.ErrorIs(t, err, ErrReadersFull)
@@ -171,12 +172,12 @@ func TestReaderRegistryFull(t *testing.T) {
 	require.NoError(t, err, "the writer's Tailer needs no slot")
 	require.Nil(t, wt.pub)
 	j.publishStatus()
-	info, err := Inspect(dir)
+	info, err := journalfile.Inspect(dir)
 	require.NoError(t, err)
-	require.Equal(t, int64(r.slots+1), info.Status.Tailers)
-	require.Equal(t, r.slots, info.LiveReaders())
+	require.Equal(t, int64(r.Slots+1), info.Status.Tailers)
+	require.Equal(t, r.Slots, info.LiveReaders())
 
-	r.word(7, slStartOffset).Store(int64(me.start) + 1) // slot 7's owner "died"; its pid was reused
+	r.Word(7, journalfile.SlStartOffset).Store(int64(me.Start) + 1) // slot 7's owner "died"; its pid was reused
 	tl, err := ro.NewTailer()
 	require.NoError(t, err)
 	require.Equal(t, 7, tl.slot)
@@ -207,7 +208,7 @@ func TestRetentionWaitsForARegistrySlot(t *testing.T) {
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
 	require.Positive(t, res.Deleted)
-	require.Equal(t, j.segmentStart(tl.Position()-1)+segmentHeaderLength, j.firstPosition(), "cut at the reader's segment")
+	require.Equal(t, j.segmentStart(tl.Position()-1)+journalfile.SegmentHeaderLength, j.firstPosition(), "cut at the reader's segment")
 	require.NoError(t, tl.Close())
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
@@ -227,7 +228,7 @@ func TestRetentionWaitsForARegistrySlot(t *testing.T) {
 	_, _, err = tl.Next()
 	require.ErrorIs(t, err, ErrBehindRetention)
 	require.ErrorIs(t, err, ErrReleased)
-	require.ErrorIs(t, tl.SeekPosition(segmentHeaderLength), ErrBehindRetention)
+	require.ErrorIs(t, tl.SeekPosition(journalfile.SegmentHeaderLength), ErrBehindRetention)
 	require.NoError(t, tl.SeekStart(), "the oldest record still there")
 	require.Equal(t, j.firstPosition(), tl.Position())
 	r, ok, err := tl.Next()
@@ -270,7 +271,7 @@ func TestDamagedRegistry(t *testing.T) {
 	j := openT(t, dir, Options{})
 	appendN(t, j, 1, 3)
 	require.NoError(t, j.Close())
-	path := filepath.Join(dir, readersName)
+	path := filepath.Join(dir, journalfile.ReadersName)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for name, bad := range map[string][]byte{
@@ -283,17 +284,17 @@ func TestDamagedRegistry(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, bad, 0o644))
 		_, err := Open(dir, Options{ReadOnly: true})
 		require.ErrorIs(t, err, ErrCorrupt, name)
-		require.ErrorContains(t, err, readersName, name)
+		require.ErrorContains(t, err, journalfile.ReadersName, name)
 		_, err = Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
 		require.ErrorIs(t, err, ErrCorrupt, name)
-		_, err = Inspect(dir)
+		_, err = journalfile.Inspect(dir)
 		require.ErrorIs(t, err, ErrCorrupt, name)
 	}
 	require.NoError(t, os.Remove(path))
 	require.NoError(t, os.Mkdir(path, 0o755))
 	_, err = Open(dir, Options{ReadOnly: true})
 	require.ErrorIs(t, err, ErrCorrupt, "a directory")
-	_, err = Inspect(dir)
+	_, err = journalfile.Inspect(dir)
 	require.ErrorIs(t, err, ErrCorrupt, "a directory")
 	require.NoError(t, os.Remove(path))
 	require.NoError(t, os.WriteFile(path, []byte("garbage"), 0o644))
@@ -310,26 +311,26 @@ func TestDamagedRegistry(t *testing.T) {
 	tl, err = j.NewTailer()
 	require.NoError(t, err)
 	defer tl.Close()
-	j.reg.claim(5).Store(claimWord(1, 77, 3))
-	word64(j.reg.b, rdHighWaterOffset).Store(6)
-	info, err := Inspect(dir)
+	j.reg.Claim(5).Store(journalfile.ClaimWord(1, 77, 3))
+	journalfile.Word64(j.reg.Mem, journalfile.RdHighWaterOffset).Store(6)
+	info, err := journalfile.Inspect(dir)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorContains(t, err, "slot 5")
 	require.Len(t, info.Readers, 1)
-	j.reg.reclaimDead()
-	_, err = Inspect(dir)
+	j.reg.ReclaimDead()
+	_, err = journalfile.Inspect(dir)
 	require.NoError(t, err)
 
 	// A retention floor that is no segment start, or past any log: a
 	// reader's NewTailer says so, and neither loops nor panics.
 	ro := openT(t, dir, Options{ReadOnly: true})
-	for _, f := range []int64{12345, 1<<63 - 1, maxPosition + testSegment} {
-		j.reg.proposed().Store(f)
+	for _, f := range []int64{12345, 1<<63 - 1, journalfile.MaxPosition + testSegment} {
+		j.reg.Proposed().Store(f)
 		_, err := ro.NewTailer()
 		require.ErrorIs(t, err, ErrCorrupt, "floor %d", f)
 	}
-	j.reg.proposed().Store(0)
-	require.Zero(t, j.reg.active()-1, "the failed Tailers freed their slots")
+	j.reg.Proposed().Store(0)
+	require.Zero(t, j.reg.Active()-1, "the failed Tailers freed their slots")
 }
 
 // Several readers, each in a read-only Journal of its own (so the writer
@@ -417,7 +418,7 @@ func TestReadersRegisterWhileRetentionRuns(t *testing.T) {
 			} else {
 				require.Zero(t, j.Stats().ForcedDeletions)
 			}
-			require.Zero(t, j.reg.active(), "every slot freed")
+			require.Zero(t, j.reg.Active(), "every slot freed")
 		})
 	}
 }
@@ -541,9 +542,9 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	segmentsFrom := func(pos int64) {
 		t.Helper()
 		first := j.segmentStart(pos - 1)
-		require.Equal(t, first+segmentHeaderLength, j.firstPosition(), "oldest segment: the reader's")
+		require.Equal(t, first+journalfile.SegmentHeaderLength, j.firstPosition(), "oldest segment: the reader's")
 		for s := first; s < j.CommittedPosition(); s += testSegment {
-			_, err := os.Stat(filepath.Join(dir, segmentName(s)))
+			_, err := os.Stat(filepath.Join(dir, journalfile.SegmentName(s)))
 			require.NoError(t, err)
 		}
 	}
@@ -558,7 +559,7 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	segmentsFrom(p1)
 
 	j.publishStatus()
-	info, err := Inspect(dir)
+	info, err := journalfile.Inspect(dir)
 	require.NoError(t, err)
 	require.Len(t, info.Readers, 1)
 	rd := info.Readers[0]
@@ -581,8 +582,8 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, res.Deleted)
 	require.Equal(t, 2, j.Stats().Segments, "the dead reader's slot holds nothing")
-	require.Zero(t, j.reg.active())
-	info, err = Inspect(dir)
+	require.Zero(t, j.reg.Active())
+	info, err = journalfile.Inspect(dir)
 	require.NoError(t, err)
 	require.Empty(t, info.Readers)
 
@@ -602,39 +603,44 @@ func TestRetentionWaitsForAReaderInAnotherProcess(t *testing.T) {
 
 // The registry decoder over hand-made slots: what it accepts and refuses.
 func TestDecodeReaders(t *testing.T) {
-	b := make([]uint64, (readersHeaderLength+4*readerSlotLength)/8)
+	b := make([]uint64, (journalfile.ReadersHeaderLength+4*journalfile.ReaderSlotLength)/8)
 	raw := unsafeBytes(b)
-	putReadersHeader(raw, 4)
-	me := selfIdentity()
-	r := &registry{b: raw, slots: 4, me: me}
-	fakeSlot(r, 0, uint32(me.pid), me.start, 4096)
-	binary.LittleEndian.PutUint32(raw[r.slotOff(0)+slNameLenOffset:], 3)
-	copy(raw[r.slotOff(0)+slNameOffset:], "abc")
-	out, err := decodeReaders(raw, me)
+	journalfile.PutReadersHeader(raw, 4)
+	me := journalfile.SelfIdentity()
+	r := &journalfile.Registry{Mem: raw, Slots: 4, Me: me}
+	fakeSlot(r, 0, uint32(me.PID), me.Start, 4096)
+	binary.LittleEndian.PutUint32(raw[r.SlotOff(0)+journalfile.SlNameLenOffset:], 3)
+	copy(raw[r.SlotOff(0)+journalfile.SlNameOffset:], "abc")
+	out, err := journalfile.DecodeReaders(raw, me)
 	require.NoError(t, err)
 	require.Len(t, out, 1)
 	require.Equal(t, "abc", out[0].Name)
 	require.True(t, out[0].Alive)
 
 	for name, mutate := range map[string]func(){
-		"name too long":       func() { binary.LittleEndian.PutUint32(raw[r.slotOff(1)+slNameLenOffset:], maxReaderName+1) },
-		"negative position":   func() { r.word(1, slPositionOffset).Store(-8) },
-		"unaligned position":  func() { r.word(1, slPositionOffset).Store(4097) },
-		"pid 0":               func() { r.claim(1).Store(claimWord(0, slotActive, 1)) },
-		"unknown state":       func() { r.claim(1).Store(claimWord(5, 3, 1)) },
-		"high water past end": func() { word64(raw, rdHighWaterOffset).Store(1000); r.claim(3).Store(claimWord(5, 4, 1)) },
+		"name too long": func() {
+			binary.LittleEndian.PutUint32(raw[r.SlotOff(1)+journalfile.SlNameLenOffset:], journalfile.MaxReaderName+1)
+		},
+		"negative position":  func() { r.Word(1, journalfile.SlPositionOffset).Store(-8) },
+		"unaligned position": func() { r.Word(1, journalfile.SlPositionOffset).Store(4097) },
+		"pid 0":              func() { r.Claim(1).Store(journalfile.ClaimWord(0, journalfile.SlotActive, 1)) },
+		"unknown state":      func() { r.Claim(1).Store(journalfile.ClaimWord(5, 3, 1)) },
+		"high water past end": func() {
+			journalfile.Word64(raw, journalfile.RdHighWaterOffset).Store(1000)
+			r.Claim(3).Store(journalfile.ClaimWord(5, 4, 1))
+		},
 	} {
-		fakeSlot(r, 1, uint32(me.pid), me.start, 4096)
-		binary.LittleEndian.PutUint32(raw[r.slotOff(1)+slNameLenOffset:], 0)
-		word64(raw, rdHighWaterOffset).Store(2)
-		r.claim(3).Store(0)
+		fakeSlot(r, 1, uint32(me.PID), me.Start, 4096)
+		binary.LittleEndian.PutUint32(raw[r.SlotOff(1)+journalfile.SlNameLenOffset:], 0)
+		journalfile.Word64(raw, journalfile.RdHighWaterOffset).Store(2)
+		r.Claim(3).Store(0)
 		mutate()
-		out, err := decodeReaders(raw, me)
+		out, err := journalfile.DecodeReaders(raw, me)
 		require.ErrorIs(t, err, ErrCorrupt, name)
 		require.NotEmpty(t, out, name)
 		require.Equal(t, "abc", out[0].Name, name)
 	}
-	_, err = decodeReaders(raw[:readersHeaderLength+readerSlotLength], me)
+	_, err = journalfile.DecodeReaders(raw[:journalfile.ReadersHeaderLength+journalfile.ReaderSlotLength], me)
 	require.ErrorIs(t, err, ErrCorrupt, "length disagrees with the header")
 	require.True(t, errors.Is(err, ErrCorrupt))
 }
@@ -678,13 +684,13 @@ func TestRetentionRacingARegistration(t *testing.T) {
 	// the first scan: the second scan sees it.
 	appendN(t, j, 1, 1800)
 	first = j.firstPosition()
-	me := selfIdentity()
-	testHookBetweenScans = func() { fakeSlot(j.reg, 0, uint32(me.pid), me.start, first) }
+	me := journalfile.SelfIdentity()
+	testHookBetweenScans = func() { fakeSlot(j.reg, 0, uint32(me.PID), me.Start, first) }
 	res, err = j.ApplyRetention()
 	require.NoError(t, err)
 	require.Zero(t, res.Deleted, "held by the reader the second scan found")
 	require.Equal(t, first, j.firstPosition())
-	require.Equal(t, j.segmentStart(first), j.reg.floor().Load())
+	require.Equal(t, j.segmentStart(first), j.reg.Floor().Load())
 }
 
 // A read-only journal follows the writer's retention: its table lets go
@@ -714,7 +720,7 @@ func TestReadOnlyTableFollowsRetention(t *testing.T) {
 	a, err := ro.NewTailer()
 	require.NoError(t, err)
 	require.Equal(t, floor, a.Position(), "starts after the cut")
-	require.NoError(t, a.SeekPosition(j.segmentStart(floor)+testSegment+segmentHeaderLength))
+	require.NoError(t, a.SeekPosition(j.segmentStart(floor)+testSegment+journalfile.SegmentHeaderLength))
 	_, ok, err = a.Next() // maps the segment after the floor's first
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -751,7 +757,7 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 	line := p.Next()
 	next, err := strconv.ParseInt(strings.TrimPrefix(line, "rolling "), 10, 64)
 	require.NoError(t, err, "line %q, stderr %s", line, p.Stderr)
-	stale, err := os.Stat(filepath.Join(dir, segmentName(next)))
+	stale, err := os.Stat(filepath.Join(dir, journalfile.SegmentName(next)))
 	require.NoError(t, err, "the next segment is in place")
 
 	// Two readers (this process) open while the writer is stopped in its
@@ -770,7 +776,7 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 	tw, err := rw.NewTailer()
 	require.NoError(t, err)
 	defer tw.Close()
-	require.NoError(t, tw.SeekPosition(next+segmentHeaderLength))
+	require.NoError(t, tw.SeekPosition(next+journalfile.SegmentHeaderLength))
 	_, waiting, err := tw.Next()
 	require.NoError(t, err)
 	require.False(t, waiting)
@@ -781,8 +787,8 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 	w := openT(t, dir, Options{})
 	require.Len(t, w.Recovery().RemovedSegments, 1, w.Recovery().String())
 	appendN(t, w, 1, 600)
-	require.Greater(t, w.CommittedPosition(), next+segmentHeaderLength)
-	fresh, err := os.Stat(filepath.Join(dir, segmentName(next)))
+	require.Greater(t, w.CommittedPosition(), next+journalfile.SegmentHeaderLength)
+	fresh, err := os.Stat(filepath.Join(dir, journalfile.SegmentName(next)))
 	require.NoError(t, err)
 	require.False(t, os.SameFile(stale, fresh), "a new file under the same name")
 	total := w.nextSequence(1)
@@ -814,7 +820,7 @@ func TestReaderFollowsASegmentReplacedAfterACrashedRoll(t *testing.T) {
 		r, ok, err := tw.Next()
 		require.NoError(t, err)
 		if ok {
-			require.Equal(t, next+segmentHeaderLength, r.Position)
+			require.Equal(t, next+journalfile.SegmentHeaderLength, r.Position)
 			break
 		}
 	}

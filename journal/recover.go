@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
@@ -125,29 +126,29 @@ func (j *Journal) recover() error {
 	r.TornAt, r.Truncated = -1, -1
 	fresh := len(j.segs) == 0
 	if fresh {
-		s, err := createSegment(j.dir, 0, j.segSize, j.opts.Clock())
+		s, err := journalfile.CreateSegment(j.dir, 0, j.segSize, j.opts.Clock())
 		if err != nil {
 			return err
 		}
 		j.segs = append(j.segs, s)
 	}
-	first := j.segs[0].start + segmentHeaderLength
-	c, err := loadCheckpoint(j.dir, j.segSize)
-	ckpt, flags := c.flushed, c.flags
+	first := j.segs[0].Start + journalfile.SegmentHeaderLength
+	c, err := journalfile.LoadCheckpoint(j.dir, j.segSize)
+	ckpt, flags := c.Flushed, c.Flags
 	switch {
 	case err != nil && j.opts.Recovery == RecoverStrict:
 		return err
 	case err != nil:
 		r.CheckpointError = err
 		ckpt, flags = 0, 0
-	case c.found:
+	case c.Found:
 		r.Checkpoint, r.CheckpointFound = ckpt, true
 	}
-	if err == nil && c.first >= 0 && j.segs[0].start > c.first {
+	if err == nil && c.First >= 0 && j.segs[0].Start > c.First {
 		// Retention records the oldest segment it keeps in the checkpoint
 		// before it deletes anything: these went some other way.
 		merr := fmt.Errorf("%w: %w: segments from %d to %d missing (the checkpoint's oldest segment is %d; retention did not delete them)",
-			errMissingSegment, ErrCorrupt, c.first, j.segs[0].start, c.first)
+			errMissingSegment, ErrCorrupt, c.First, j.segs[0].Start, c.First)
 		if j.opts.Recovery == RecoverStrict {
 			return merr
 		}
@@ -155,8 +156,8 @@ func (j *Journal) recover() error {
 		j.opts.Logger.Warn("journal: segments missing at the start", "dir", j.dir, "err", merr)
 	}
 	last := j.segs[len(j.segs)-1]
-	if ckpt > last.start+j.segSize {
-		err := fmt.Errorf("%w: checkpoint position %d past the last segment's end %d", ErrCorrupt, ckpt, last.start+j.segSize)
+	if ckpt > last.Start+j.segSize {
+		err := fmt.Errorf("%w: checkpoint position %d past the last segment's end %d", ErrCorrupt, ckpt, last.Start+j.segSize)
 		if j.opts.Recovery == RecoverStrict {
 			return err
 		}
@@ -172,55 +173,55 @@ func (j *Journal) recover() error {
 	prev, prevChecked, prevStream, prevNext := int64(-1), true, uint32(0), int64(0)
 	for {
 		s := j.segs[i]
-		off := p - s.start
+		off := p - s.Start
 		if off == j.segSize { // a record ended exactly at the segment's end
 			if i+1 < len(j.segs) {
-				i, p, prev = i+1, j.segs[i+1].start+segmentHeaderLength, -1
+				i, p, prev = i+1, j.segs[i+1].Start+journalfile.SegmentHeaderLength, -1
 				continue
 			}
 			break
 		}
 		verify := p >= r.ScanFrom
-		h, _, kind, derr := decodeSlot(s.data[off:], verify)
-		if derr == nil && kind == slotRecord {
+		h, _, kind, derr := journalfile.DecodeSlot(s.Data[off:], verify)
+		if derr == nil && kind == journalfile.SlotRecord {
 			if verify {
 				r.Verified++
 			}
 			st := j.stream(h.StreamID)
 			prev, prevChecked, prevStream, prevNext = p, verify, h.StreamID, st.next
 			st.next = h.Sequence + 1
-			p += slotLength(h)
+			p += journalfile.SlotLength(h)
 			continue
 		}
-		if derr == nil && kind == slotPad {
-			p += slotLength(h)
+		if derr == nil && kind == journalfile.SlotPad {
+			p += journalfile.SlotLength(h)
 			continue
 		}
-		if derr == nil && kind == slotEnd {
+		if derr == nil && kind == journalfile.SlotEnd {
 			if i+1 < len(j.segs) {
-				i, p, prev = i+1, j.segs[i+1].start+segmentHeaderLength, -1
+				i, p, prev = i+1, j.segs[i+1].Start+journalfile.SegmentHeaderLength, -1
 				continue
 			}
 			// The roll puts the next segment in place before it writes the
 			// marker: a missing one was lost (a machine crash before its
 			// name was synced, or a deletion), with whatever it held.
-			merr := fmt.Errorf("%w: %w: segment at %d missing after the end-of-segment marker of %s", errMissingSegment, ErrCorrupt, s.start+j.segSize, s.path)
+			merr := fmt.Errorf("%w: %w: segment at %d missing after the end-of-segment marker of %s", errMissingSegment, ErrCorrupt, s.Start+j.segSize, s.Path)
 			if j.opts.Recovery == RecoverStrict {
 				return merr
 			}
 			r.MissingSegments = append(r.MissingSegments, merr)
 			j.opts.Logger.Warn("journal: last segment missing", "dir", j.dir, "err", merr)
-			p = s.start + j.segSize // the writer makes a new one
+			p = s.Start + j.segSize // the writer makes a new one
 			break
 		}
 		if errors.Is(derr, ErrVersion) {
-			return fmt.Errorf("journal: record at position %d in %s: %w", p, s.path, derr)
+			return fmt.Errorf("journal: record at position %d in %s: %w", p, s.Path, derr)
 		}
 		if prev >= 0 && !prevChecked {
 			// The walk trusted the previous record's length unverified:
 			// if that record fails its CRC, it is where the damage is.
-			if _, _, _, perr := decodeSlot(s.data[prev-s.start:], true); perr != nil {
-				p, off, derr = prev, prev-s.start, perr
+			if _, _, _, perr := journalfile.DecodeSlot(s.Data[prev-s.Start:], true); perr != nil {
+				p, off, derr = prev, prev-s.Start, perr
 				j.stream(prevStream).next = prevNext
 			}
 		}
@@ -239,13 +240,13 @@ func (j *Journal) recover() error {
 		}
 		// After a clean Close (or in a new journal) nothing follows the
 		// end: no need to read the rest of the segment.
-		zeroed := fresh || derr == nil && r.CheckpointFound && flags&ckptClean != 0 && p == ckpt
+		zeroed := fresh || derr == nil && r.CheckpointFound && flags&journalfile.CkptClean != 0 && p == ckpt
 		next := int64(-1)
 		if !zeroed {
 			next = j.scanValid(i, off)
 		}
 		if next < 0 && p < ckpt {
-			cerr := &corruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before the checkpoint at %d", ckpt)}
+			cerr := &corruptError{Position: p, Segment: s.Path, Reason: reason + fmt.Sprintf(", before the checkpoint at %d", ckpt)}
 			if j.opts.Recovery == RecoverStrict {
 				return cerr
 			}
@@ -263,7 +264,7 @@ func (j *Journal) recover() error {
 			}
 			break
 		}
-		cerr := &corruptError{Position: p, Segment: s.path, Reason: reason + fmt.Sprintf(", before a valid record at %d", next)}
+		cerr := &corruptError{Position: p, Segment: s.Path, Reason: reason + fmt.Sprintf(", before a valid record at %d", next)}
 		switch j.opts.Recovery {
 		case RecoverStrict:
 			return cerr
@@ -276,17 +277,17 @@ func (j *Journal) recover() error {
 		case RecoverSkip:
 			r.Skipped = append(r.Skipped, p)
 			j.opts.Logger.Warn("journal: skipping a corrupt record", "dir", j.dir, "err", cerr)
-			if j.segmentStart(next) == s.start {
+			if j.segmentStart(next) == s.Start {
 				// Padding up to the valid record.
-				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], padMagic)
-				s.storeLength(off, int32(next-p))
+				binary.LittleEndian.PutUint32(s.Data[off+journalfile.MagicOffset:], journalfile.PadMagic)
+				s.StoreLength(off, int32(next-p))
 				p = next
 			} else {
-				binary.LittleEndian.PutUint32(s.data[off+magicOffset:], endMagic)
-				s.storeLength(off, int32(j.segSize-off))
-				i, p = i+1, j.segs[i+1].start+segmentHeaderLength
+				binary.LittleEndian.PutUint32(s.Data[off+journalfile.MagicOffset:], journalfile.EndMagic)
+				s.StoreLength(off, int32(j.segSize-off))
+				i, p = i+1, j.segs[i+1].Start+journalfile.SegmentHeaderLength
 			}
-			if err := syncData(s.data, off, off+endMarkerLength); err != nil {
+			if err := journalfile.SyncData(s.Data, off, off+journalfile.EndMarkerLength); err != nil {
 				return err
 			}
 			continue
@@ -295,7 +296,7 @@ func (j *Journal) recover() error {
 	}
 	r.End = p
 	r.Streams = len(j.streams)
-	if ckpt > p || flags&ckptClean != 0 || r.CheckpointError != nil || !c.found || c.first != j.segs[0].start {
+	if ckpt > p || flags&journalfile.CkptClean != 0 || r.CheckpointError != nil || !c.Found || c.First != j.segs[0].Start {
 		// The log was cut below the checkpoint (RecoverTruncate, reported
 		// in Truncated): records appended from p on must be verified at
 		// the next Open, so the checkpoint comes back to p. A checkpoint
@@ -310,7 +311,7 @@ func (j *Journal) recover() error {
 	}
 	j.lastCkpt = ckpt
 	j.cur = j.segs[i]
-	if err := j.cur.hold(); err != nil {
+	if err := j.cur.Hold(); err != nil {
 		return err
 	}
 	j.pos = p
@@ -326,22 +327,22 @@ func (j *Journal) recover() error {
 
 // scanValid returns the position of the first valid record after the
 // failing or empty slot at off in segment i, in that segment or a later
-// one (nextValid), or -1 if there is none. A record of a stream whose
+// one (NextValid), or -1 if there is none. A record of a stream whose
 // sequence is below the one the walk has reached is no later record of
 // this log (bytes in a torn claim's body, say) and is passed over.
 func (j *Journal) scanValid(i int, off int64) int64 {
-	from := off + recordAlignment
+	from := off + journalfile.RecordAlignment
 	for _, s := range j.segs[i:] {
-		for o := from; ; o += recordAlignment {
-			if o = nextValid(s.data, o); o < 0 {
+		for o := from; ; o += journalfile.RecordAlignment {
+			if o = journalfile.NextValid(s.Data, o); o < 0 {
 				break
 			}
-			h, _, _, _ := decodeSlot(s.data[o:], true)
+			h, _, _, _ := journalfile.DecodeSlot(s.Data[o:], true)
 			if st := j.streams[h.StreamID]; st == nil || h.Sequence >= st.next {
-				return s.start + o
+				return s.Start + o
 			}
 		}
-		from = segmentHeaderLength
+		from = journalfile.SegmentHeaderLength
 	}
 	return -1
 }
@@ -352,27 +353,27 @@ func (j *Journal) scanValid(i int, off int64) int64 {
 func (j *Journal) cutTail(i int, p int64, scan bool) error {
 	r := &j.recovery
 	s := j.segs[i]
-	off := p - s.start
+	off := p - s.Start
 	end := off
 	if scan {
-		end = int64(len(s.data))
-		for end > off && s.data[end-1] == 0 {
+		end = int64(len(s.Data))
+		for end > off && s.Data[end-1] == 0 {
 			end--
 		}
 	}
 	if end > off {
-		clear(s.data[off:end])
+		clear(s.Data[off:end])
 		r.TornBytes += end - off
-		if err := syncData(s.data, off, end); err != nil {
+		if err := journalfile.SyncData(s.Data, off, end); err != nil {
 			return err
 		}
 	}
 	for _, t := range j.segs[i+1:] {
-		_ = t.release()
-		if err := os.Remove(t.path); err != nil {
-			return fmt.Errorf("journal: remove %s past the log's end: %w", t.path, err)
+		_ = t.Release()
+		if err := os.Remove(t.Path); err != nil {
+			return fmt.Errorf("journal: remove %s past the log's end: %w", t.Path, err)
 		}
-		r.RemovedSegments = append(r.RemovedSegments, t.path)
+		r.RemovedSegments = append(r.RemovedSegments, t.Path)
 	}
 	if len(j.segs) > i+1 {
 		j.segs = j.segs[:i+1]

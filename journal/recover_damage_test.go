@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,7 +60,7 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 	}
 	segStart := mid &^ (testSegment - 1)
 	page := segStart + (mid-segStart)&^4095
-	if page <= segStart+segmentHeaderLength {
+	if page <= segStart+journalfile.SegmentHeaderLength {
 		page += 4096
 	}
 	require.Less(t, page+4096, ps[len(ps)-1], "the lost page must have records after it")
@@ -91,10 +92,10 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				dir := copyDir(t, base)
 				if !ckpt {
-					require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+					require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 				}
 				c.damage(dir)
-				segPath := filepath.Join(dir, segmentName(segStart))
+				segPath := filepath.Join(dir, journalfile.SegmentName(segStart))
 				before, err := os.ReadFile(segPath)
 				require.NoError(t, err)
 
@@ -131,7 +132,7 @@ func TestDamageInTheLastSegmentIsNotATornTail(t *testing.T) {
 func TestCheckpointPastTheEndInTheLastSegment(t *testing.T) {
 	base := testDir(t)
 	ps := written(t, base, 400)
-	end := ps[len(ps)-1] + align(int64(recordHeaderLength+bodyLen(399)))
+	end := ps[len(ps)-1] + journalfile.Align(int64(journalfile.RecordHeaderLength+bodyLen(399)))
 	require.Less(t, end+4096, ps[len(ps)-1]&^(testSegment-1)+testSegment)
 	jj := &Journal{dir: base, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 	require.NoError(t, jj.writeCheckpoint(end+4096, 0))
@@ -153,10 +154,10 @@ func TestCheckpointPastTheEndInTheLastSegment(t *testing.T) {
 		require.Contains(t, r.String(), "checkpoint")
 		require.Len(t, countRecords(t, j), 400)
 		require.NoError(t, j.Close())
-		ck, _, found, err := readCheckpoint(dir, testSegment)
+		ck, _, found, err := journalfile.ReadCheckpoint(dir, testSegment)
 		require.NoError(t, err)
 		require.True(t, found)
-		require.LessOrEqual(t, ck, end+align(int64(recordHeaderLength)), "the checkpoint was replaced")
+		require.LessOrEqual(t, ck, end+journalfile.Align(int64(journalfile.RecordHeaderLength)), "the checkpoint was replaced")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // positions returns every record position, by sequence, of stream.
@@ -35,7 +36,7 @@ func positions(t *testing.T, j *Journal, stream uint32) []int64 {
 func poke(t *testing.T, dir string, p int64, f func(b []byte)) {
 	t.Helper()
 	start := p &^ (testSegment - 1)
-	path := filepath.Join(dir, segmentName(start))
+	path := filepath.Join(dir, journalfile.SegmentName(start))
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	f(b[p-start:])
@@ -72,12 +73,12 @@ func TestTornTailIsCutAndAppendingContinues(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := testDir(t)
 			ps := written(t, dir, 400)
-			require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+			require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 			last := ps[len(ps)-1]
 			poke(t, dir, last, func(b []byte) {
 				switch name {
 				case "bad CRC":
-					b[recordHeaderLength] ^= 0xff
+					b[journalfile.RecordHeaderLength] ^= 0xff
 				case "garbage length":
 					binary.LittleEndian.PutUint32(b, 0x7fff0000)
 				case "body without length":
@@ -99,9 +100,9 @@ func TestTornTailIsCutAndAppendingContinues(t *testing.T) {
 func TestCorruptRecordInTheMiddle(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	bad := ps[100]
-	poke(t, dir, bad, func(b []byte) { b[recordHeaderLength+3] ^= 1 })
+	poke(t, dir, bad, func(b []byte) { b[journalfile.RecordHeaderLength+3] ^= 1 })
 
 	_, err := Open(dir, Options{SegmentSize: testSegment})
 	var ce *corruptError
@@ -148,7 +149,7 @@ func TestCorruptRecordInTheMiddle(t *testing.T) {
 		j, err := Open(d2, Options{SegmentSize: testSegment, Recovery: RecoverSkip})
 		require.NoError(t, err)
 		require.NoError(t, j.Close())
-		poke(t, d2, ps[200], func(b []byte) { b[recordHeaderLength] ^= 1 })
+		poke(t, d2, ps[200], func(b []byte) { b[journalfile.RecordHeaderLength] ^= 1 })
 		j = openT(t, d2, Options{})
 		tl, err := j.NewTailer()
 		require.NoError(t, err)
@@ -215,18 +216,20 @@ func TestBadFilesAreClearErrors(t *testing.T) {
 			}
 			require.NoError(t, os.WriteFile(filepath.Join(d, filepath.Base(segs[2])), b, 0o644))
 		}, ErrCorrupt, "bad magic"},
-		{"segment header version", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), segVersionOffset, 9) }, ErrVersion, "version 9"},
-		{"segment header CRC", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[1])), segCreatedOffset, 9) }, ErrCorrupt, "header CRC"},
+		{"segment header version", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), journalfile.SegVersionOffset, 9) }, ErrVersion, "version 9"},
+		{"segment header CRC", func(d string) { pokeFile(t, filepath.Join(d, filepath.Base(segs[1])), journalfile.SegCreatedOffset, 9) }, ErrCorrupt, "header CRC"},
 		{"missing middle segment", func(d string) { require.NoError(t, os.Remove(filepath.Join(d, filepath.Base(segs[1])))) }, errMissingSegment, "missing"},
 		{"record version", func(d string) {
-			require.NoError(t, os.Remove(filepath.Join(d, ckptName)))
-			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), segmentHeaderLength+magicOffset, 2)
+			require.NoError(t, os.Remove(filepath.Join(d, journalfile.CkptName)))
+			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), journalfile.SegmentHeaderLength+journalfile.MagicOffset, 2)
 		}, ErrVersion, "record version 2"},
 		{"record magic", func(d string) {
-			require.NoError(t, os.Remove(filepath.Join(d, ckptName)))
-			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), segmentHeaderLength+magicOffset+2, 0x55)
+			require.NoError(t, os.Remove(filepath.Join(d, journalfile.CkptName)))
+			pokeFile(t, filepath.Join(d, filepath.Base(segs[0])), journalfile.SegmentHeaderLength+journalfile.MagicOffset+2, 0x55)
 		}, ErrCorrupt, "bad magic"},
-		{"checkpoint garbage", func(d string) { require.NoError(t, os.WriteFile(filepath.Join(d, ckptName), []byte("garbage"), 0o644)) }, ErrCorrupt, "checkpoint of 7 bytes"},
+		{"checkpoint garbage", func(d string) {
+			require.NoError(t, os.WriteFile(filepath.Join(d, journalfile.CkptName), []byte("garbage"), 0o644))
+		}, ErrCorrupt, "checkpoint of 7 bytes"},
 		{"checkpoint past the end", func(d string) {
 			jj := &Journal{dir: d, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 			require.NoError(t, jj.writeCheckpoint(1<<40, 0))
@@ -264,12 +267,12 @@ func pokeFile(t *testing.T, path string, off int64, v byte) {
 func TestEmptySegmentPastTheEndIsRemoved(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 10)
-	s, err := createSegment(dir, testSegment, testSegment, 1)
+	s, err := journalfile.CreateSegment(dir, testSegment, testSegment, 1)
 	require.NoError(t, err)
-	require.NoError(t, s.release())
+	require.NoError(t, s.Release())
 	j := openT(t, dir, Options{})
 	require.Len(t, j.Recovery().RemovedSegments, 1)
-	require.Equal(t, align(int64(recordHeaderLength+bodyLen(9)))+ps[9], j.Recovery().End)
+	require.Equal(t, journalfile.Align(int64(journalfile.RecordHeaderLength+bodyLen(9)))+ps[9], j.Recovery().End)
 	appendN(t, j, 1, 1000)
 	require.Equal(t, map[uint32]int64{1: 1010}, readAll(t, j))
 }
@@ -294,25 +297,25 @@ func readAllLoose(j *Journal) {
 func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 400)
-	poke(t, dir, ps[100], func(b []byte) { b[recordHeaderLength] ^= 1 })
+	poke(t, dir, ps[100], func(b []byte) { b[journalfile.RecordHeaderLength] ^= 1 })
 	j := openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.Equal(t, int64(-1), j.Recovery().Truncated, "a CRC before the checkpoint is not checked at Open")
 	require.NoError(t, j.Close())
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	j = openT(t, dir, Options{Recovery: RecoverTruncate})
 	require.Equal(t, ps[100], j.Recovery().Truncated)
 	appendN(t, j, 1, 3)
 	require.NoError(t, j.Close()) // checkpoint at the new end
-	ck, _, found, err := readCheckpoint(dir, testSegment)
+	ck, _, found, err := journalfile.ReadCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Greater(t, ck, ps[100])
 	// Tear the last appended record: a strict Open must see it (it is past
 	// the checkpoint written at the cut, not before a stale one).
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	jj := &Journal{dir: dir, segSize: testSegment, opts: Options{Clock: func() int64 { return 0 }}}
 	require.NoError(t, jj.writeCheckpoint(ps[100], 0))
-	poke(t, dir, ps[102], func(b []byte) { b[recordHeaderLength] ^= 1 })
+	poke(t, dir, ps[102], func(b []byte) { b[journalfile.RecordHeaderLength] ^= 1 })
 	j = openT(t, dir, Options{})
 	require.Equal(t, ps[102], j.Recovery().TornAt)
 }
@@ -324,19 +327,19 @@ func TestTruncateBelowTheCheckpointMovesIt(t *testing.T) {
 func TestCleanCloseMarksTheCheckpoint(t *testing.T) {
 	dir := testDir(t)
 	ps := written(t, dir, 10)
-	end := ps[9] + align(int64(recordHeaderLength+bodyLen(9)))
-	_, flags, found, err := readCheckpoint(dir, testSegment)
+	end := ps[9] + journalfile.Align(int64(journalfile.RecordHeaderLength+bodyLen(9)))
+	_, flags, found, err := journalfile.ReadCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.True(t, found)
-	require.Equal(t, uint32(ckptClean), flags)
+	require.Equal(t, uint32(journalfile.CkptClean), flags)
 	poke(t, dir, end+4096, func(b []byte) { b[0] = 1 }) // not read: trusted zero
 	j := openT(t, dir, Options{})
 	require.Zero(t, j.Recovery().TornBytes)
-	_, flags, _, err = readCheckpoint(dir, testSegment)
+	_, flags, _, err = journalfile.ReadCheckpoint(dir, testSegment)
 	require.NoError(t, err)
 	require.Zero(t, flags, "cleared while the writer runs")
 	require.NoError(t, j.Close())
-	require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+	require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 	poke(t, dir, end+4096, func(b []byte) { b[0] = 1 })
 	j = openT(t, dir, Options{})
 	require.Equal(t, int64(4097), j.Recovery().TornBytes, "without the mark the rest is read and zeroed")

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ func TestSilentLossesAreVisible(t *testing.T) {
 	})
 	t.Run("last segment deleted after a crash without a checkpoint", func(t *testing.T) {
 		dir := copyDir(t, base)
-		require.NoError(t, os.Remove(filepath.Join(dir, ckptName)))
+		require.NoError(t, os.Remove(filepath.Join(dir, journalfile.CkptName)))
 		require.NoError(t, os.Remove(filepath.Join(dir, filepath.Base(segs[len(segs)-1]))))
 		_, err := Open(dir, Options{SegmentSize: testSegment, Logger: quiet})
 		require.ErrorIs(t, err, errMissingSegment)
@@ -57,7 +58,7 @@ func TestSilentLossesAreVisible(t *testing.T) {
 	})
 	t.Run("checkpoint error in the report", func(t *testing.T) {
 		dir := copyDir(t, base)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, ckptName), []byte("garbage"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, journalfile.CkptName), []byte("garbage"), 0o644))
 		j := openT(t, dir, Options{Recovery: RecoverSkip})
 		r := j.Recovery()
 		require.ErrorIs(t, r.CheckpointError, ErrCorrupt)
@@ -65,14 +66,14 @@ func TestSilentLossesAreVisible(t *testing.T) {
 	})
 	t.Run("foreign files under index", func(t *testing.T) {
 		dir := copyDir(t, base)
-		foreign := filepath.Join(dir, indexDirName, "backup")
+		foreign := filepath.Join(dir, journalfile.IndexDirName, "backup")
 		require.NoError(t, os.MkdirAll(foreign, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(foreign, "x"), []byte("x"), 0o644))
-		note := filepath.Join(dir, indexDirName, "NOTES")
+		note := filepath.Join(dir, journalfile.IndexDirName, "NOTES")
 		require.NoError(t, os.WriteFile(note, []byte("mine"), 0o644))
 		for _, rebuild := range []bool{false, true} {
 			if rebuild {
-				require.NoError(t, os.Remove(filepath.Join(dir, indexDirName, idxPosName)))
+				require.NoError(t, os.Remove(filepath.Join(dir, journalfile.IndexDirName, journalfile.IdxPosName)))
 			}
 			j := openT(t, dir, Options{})
 			r := j.Recovery()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
@@ -27,7 +28,7 @@ type RetentionResult struct {
 // from its duty cycle.
 //
 // Readers are the Tailers of this Journal and the live slots of the
-// reader registry (readers.go); a slot whose owner process is dead is
+// reader registry (internal/journalfile); a slot whose owner process is dead is
 // reclaimed here when it is the one holding a segment back. The cut is
 // published in the registry before any file is removed: the proposed
 // floor, a second scan of the registry (for a reader that registered
@@ -49,7 +50,7 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 	total := int64(len(j.segs)) * j.segSize
 	soft, hard := 0, 0
 	for k := 0; k < len(j.segs)-1; k++ { // never the last: the writer's
-		old := j.opts.RetainAge > 0 && time.Duration(now-j.segs[k+1].created) > j.opts.RetainAge
+		old := j.opts.RetainAge > 0 && time.Duration(now-j.segs[k+1].Created) > j.opts.RetainAge
 		big := j.opts.RetainBytes > 0 && total > j.opts.RetainBytes
 		over := j.opts.HardLimitBytes > 0 && total > j.opts.HardLimitBytes
 		if !old && !big && !over {
@@ -67,8 +68,8 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		j.mu.Unlock()
 		return r, nil
 	}
-	first := j.segs[0].start
-	target, hardFloor := j.segs[max(soft, hard)].start, j.segs[hard].start
+	first := j.segs[0].Start
+	target, hardFloor := j.segs[max(soft, hard)].Start, j.segs[hard].Start
 	lowest := j.lowestReader(first, target, true)
 	floor := max(min(target, j.heldFrom(lowest)), hardFloor)
 	if reg := j.reg; reg != nil && floor > first {
@@ -76,22 +77,22 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 		// sought back) since the first either shows in it or sees the
 		// proposal and moves on (Tailer.seekTo). Sequentially consistent
 		// stores and loads, in the shared mapping.
-		reg.proposed().Store(floor)
+		reg.Proposed().Store(floor)
 		if testHookBetweenScans != nil {
 			testHookBetweenScans()
 		}
 		lowest = min(lowest, j.lowestReader(first, floor, false))
 		floor = max(min(floor, j.heldFrom(lowest)), hardFloor)
-		reg.floor().Store(floor)
-		reg.proposed().Store(floor)
+		reg.Floor().Store(floor)
+		reg.Proposed().Store(floor)
 	}
-	var victims []*segment
+	var victims []*journalfile.Segment
 	var forced []bool
-	for len(j.segs) > 1 && j.segs[0].start < floor {
+	for len(j.segs) > 1 && j.segs[0].Start < floor {
 		s := j.segs[0]
 		j.segs = j.segs[1:]
 		victims = append(victims, s)
-		forced = append(forced, j.heldFrom(lowest) <= s.start)
+		forced = append(forced, j.heldFrom(lowest) <= s.Start)
 	}
 	j.mu.Unlock()
 	var err, ckErr error
@@ -108,26 +109,26 @@ func (j *Journal) ApplyRetention() (RetentionResult, error) {
 	}
 	for i, s := range victims {
 		if ckErr != nil {
-			_ = s.release()
+			_ = s.Release()
 			continue
 		}
-		s.deleted.Store(true)
+		s.Deleted.Store(true)
 		if forced[i] {
 			r.Forced++
 			j.stats.forcedDeletions.Add(1)
-			if ferr := s.forceRelease(); err == nil {
+			if ferr := s.ForceRelease(); err == nil {
 				err = ferr
 			}
 		}
-		if rerr := s.release(); err == nil {
+		if rerr := s.Release(); err == nil {
 			err = rerr
 		}
-		if rerr := os.Remove(s.path); rerr != nil && err == nil {
+		if rerr := os.Remove(s.Path); rerr != nil && err == nil {
 			err = fmt.Errorf("journal: retention: %w", rerr)
 		}
 		r.Deleted++
 		j.stats.deletedSegments.Add(1)
-		j.opts.Logger.Info("journal: segment deleted by retention", "path", s.path, "forced", forced[i])
+		j.opts.Logger.Info("journal: segment deleted by retention", "path", s.Path, "forced", forced[i])
 	}
 	if len(victims) > 0 && ckErr == nil {
 		if serr := mmapfile.SyncDir(j.dir); err == nil && serr != nil {
@@ -162,7 +163,7 @@ func (j *Journal) lowestReader(first, limit int64, verify bool) int64 {
 		// A reader at p may step back to the start of the record that
 		// ended at p (a Replayer that could not send it), which is in the
 		// segment of p-1: limit+1 keeps such a reader in view.
-		m = min(m, j.reg.lowest(first, hi, limit+1, verify))
+		m = min(m, j.reg.Lowest(first, hi, limit+1, verify))
 	}
 	return m
 }

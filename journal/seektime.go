@@ -1,6 +1,10 @@
 package journal
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/dutyrt/duty/internal/journalfile"
+)
 
 // SeekTime moves the Tailer to the first record stamped at or after ts
 // (ns since the Unix epoch). ErrNotFound if no record that late is in the
@@ -18,7 +22,7 @@ func (t *Tailer) SeekTime(ts int64) error {
 	}
 	start, err := t.j.segmentForTime(ts)
 	if err == nil {
-		err = t.seekTo(start + segmentHeaderLength)
+		err = t.seekTo(start + journalfile.SegmentHeaderLength)
 	}
 	retried := false
 	for {
@@ -48,11 +52,11 @@ func (t *Tailer) SeekTime(ts int64) error {
 // is stamped before ts (the first record stamped at or after ts is in it
 // or after it), or the oldest segment's when none is.
 func (j *Journal) segmentForTime(ts int64) (int64, error) {
-	starts, err := listSegments(j.dir, false)
+	starts, err := journalfile.ListSegments(j.dir, false)
 	if err != nil {
 		return 0, err
 	}
-	first := j.firstPosition() - segmentHeaderLength
+	first := j.firstPosition() - journalfile.SegmentHeaderLength
 	for len(starts) > 0 && starts[0] < first {
 		starts = starts[1:] // deleted by retention since the listing, or about to be
 	}
@@ -79,21 +83,21 @@ func (j *Journal) firstStamp(start int64) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	defer s.release()
-	off := int64(segmentHeaderLength)
-	for off < int64(len(s.data)) {
-		if s.length(off) == 0 { // acquire: pairs with Commit's release store
+	defer s.Release()
+	off := int64(journalfile.SegmentHeaderLength)
+	for off < int64(len(s.Data)) {
+		if s.Length(off) == 0 { // acquire: pairs with Commit's release store
 			return 0, false
 		}
-		h, _, kind, err := decodeSlot(s.data[off:], false)
+		h, _, kind, err := journalfile.DecodeSlot(s.Data[off:], false)
 		if err != nil {
 			return 0, false
 		}
 		switch kind {
-		case slotRecord:
+		case journalfile.SlotRecord:
 			return h.Timestamp, true
-		case slotPad:
-			off += slotLength(h)
+		case journalfile.SlotPad:
+			off += journalfile.SlotLength(h)
 		default: // empty, or the end marker
 			return 0, false
 		}

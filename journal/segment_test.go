@@ -8,17 +8,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 func TestSegmentNamesSortByPosition(t *testing.T) {
-	require.Equal(t, "00000000000000000000.seg", segmentName(0))
-	require.Equal(t, "00000000001073741824.seg", segmentName(1<<30))
-	st, ok := parseSegmentName("00000000001073741824.seg")
+	require.Equal(t, "00000000000000000000.seg", journalfile.SegmentName(0))
+	require.Equal(t, "00000000001073741824.seg", journalfile.SegmentName(1<<30))
+	st, ok := journalfile.ParseSegmentName("00000000001073741824.seg")
 	require.True(t, ok)
 	require.Equal(t, int64(1<<30), st)
 	for _, bad := range []string{"1073741824.seg", "0000000000107374182x.seg", "00000000001073741824.tmp", "-0000000001073741824.seg"} {
-		_, ok := parseSegmentName(bad)
+		_, ok := journalfile.ParseSegmentName(bad)
 		require.False(t, ok, bad)
 	}
 }
@@ -73,14 +74,14 @@ func TestSegmentRefcount(t *testing.T) {
 	j := openT(t, testDir(t), Options{})
 	s, err := j.acquire(0)
 	require.NoError(t, err)
-	require.Equal(t, int64(4), s.refs.Load(), "table, writer, indexer, us")
-	require.NoError(t, s.release())
+	require.Equal(t, int64(4), s.Refs.Load(), "table, writer, indexer, us")
+	require.NoError(t, s.Release())
 	_, err = j.acquire(testSegment)
 	require.ErrorIs(t, err, errNotYet)
 	require.NoError(t, j.Close())
-	require.Zero(t, s.refs.Load())
-	require.ErrorIs(t, s.hold(), ErrReleased)
-	require.ErrorIs(t, s.release(), ErrReleased)
+	require.Zero(t, s.Refs.Load())
+	require.ErrorIs(t, s.Hold(), ErrReleased)
+	require.ErrorIs(t, s.Release(), ErrReleased)
 }
 
 // Where fallocate is missing, a segment is written with zeros: not sparse.
@@ -94,7 +95,7 @@ func TestWriteZerosFillsTheFile(t *testing.T) {
 	b, err := os.ReadFile(f.Name())
 	require.NoError(t, err)
 	require.Len(t, b, 100_000)
-	require.True(t, allZero(b))
+	require.True(t, journalfile.AllZero(b))
 }
 
 func TestSegmentsReportPositions(t *testing.T) {
@@ -106,7 +107,7 @@ func TestSegmentsReportPositions(t *testing.T) {
 	require.Greater(t, len(segs), 2)
 	last := segs[len(segs)-1]
 	require.Equal(t, c.Position-last.Start, last.Committed)
-	require.Equal(t, last.Committed+align(recordHeaderLength+100), last.Written)
+	require.Equal(t, last.Committed+journalfile.Align(journalfile.RecordHeaderLength+100), last.Written)
 	require.Equal(t, int64(testSegment), segs[0].Committed, "a full segment")
 	require.Less(t, segs[0].Flushed, segs[0].Committed, "FlushOS: nothing synced yet")
 	require.NoError(t, j.Commit())
@@ -126,7 +127,7 @@ func TestFlusherPreparesTheNextSegment(t *testing.T) {
 	dir := testDir(t)
 	j := openT(t, dir, Options{Flush: FlushPeriodic})
 	f := j.Flusher()
-	tmp := filepath.Join(dir, segmentName(testSegment)+".tmp")
+	tmp := filepath.Join(dir, journalfile.SegmentName(testSegment)+".tmp")
 	_, err := f.DoWork()
 	require.NoError(t, err)
 	require.NoFileExists(t, tmp, "not before half the segment")
@@ -142,17 +143,17 @@ func TestFlusherPreparesTheNextSegment(t *testing.T) {
 		appendN(t, j, 1, 1)
 	}
 	require.NoFileExists(t, tmp)
-	require.FileExists(t, filepath.Join(dir, segmentName(testSegment)))
+	require.FileExists(t, filepath.Join(dir, journalfile.SegmentName(testSegment)))
 	require.Equal(t, prepared, j.cur, "the roll took the prepared segment")
-	for j.CommittedPosition() < testSegment+testSegment/2+segmentHeaderLength {
+	for j.CommittedPosition() < testSegment+testSegment/2+journalfile.SegmentHeaderLength {
 		appendN(t, j, 1, 1)
 	}
 	_, err = f.DoWork()
 	require.NoError(t, err)
-	require.FileExists(t, filepath.Join(dir, segmentName(2*testSegment)+".tmp"))
+	require.FileExists(t, filepath.Join(dir, journalfile.SegmentName(2*testSegment)+".tmp"))
 	require.NoError(t, j.Close())
-	require.NoFileExists(t, filepath.Join(dir, segmentName(2*testSegment)+".tmp"))
-	require.NoFileExists(t, filepath.Join(dir, segmentName(2*testSegment)))
+	require.NoFileExists(t, filepath.Join(dir, journalfile.SegmentName(2*testSegment)+".tmp"))
+	require.NoFileExists(t, filepath.Join(dir, journalfile.SegmentName(2*testSegment)))
 	j2 := openT(t, dir, Options{})
 	require.Empty(t, j2.Recovery().RemovedSegments)
 	require.Equal(t, map[uint32]int64{1: j2.nextSequence(1)}, readAll(t, j2))

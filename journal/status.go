@@ -1,77 +1,17 @@
 package journal
 
-import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"sync/atomic"
-	"unsafe"
+import "github.com/dutyrt/duty/internal/journalfile"
 
-	"github.com/dutyrt/duty/internal/mmapfile"
-)
-
-// Status file layout: "status" in the journal's directory, statusLength
-// bytes, mapped by the writer, which stores its words (one atomic store
-// each); a reader in any process (Inspect) maps it read-only and loads
-// them. Each word is consistent on its own; the words are not a snapshot
-// of one instant.
-//
-//	offset  size  field
-//	0       8     magic "DUTYJSTA"
-//	8       4     layout version (version)
-//	12      4     length (statusLength)
-//	16      8     committed position
-//	24      8     flushed position
-//	32      8     registered Tailers, all processes (active registry slots, and the writer's Tailers without one)
-//	40      8     segments in the journal
-//	48      8     updated, ns since the Unix epoch (Options.Clock)
-//	56      8     writer's process id (0 once the writer has closed)
-const (
-	statusLength      = 64
-	statusName        = "status"
-	statusMagic       = "DUTYJSTA"
-	stVersionOffset   = 8
-	stLengthOffset    = 12
-	stCommittedOffset = 16
-	stFlushedOffset   = 24
-	stTailersOffset   = 32
-	stSegmentsOffset  = 40
-	stUpdatedOffset   = 48
-	stWriterPIDOffset = 56
-)
-
-// openStatus creates the writer's status file and maps it.
+// openStatus creates the writer's status file, maps it and publishes the
+// first status.
 func (j *Journal) openStatus() error {
-	path := filepath.Join(j.dir, statusName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("journal: status: %w", err)
-	}
-	defer f.Close()
-	var hdr [statusLength]byte
-	copy(hdr[:], statusMagic)
-	binary.LittleEndian.PutUint32(hdr[stVersionOffset:], version)
-	binary.LittleEndian.PutUint32(hdr[stLengthOffset:], statusLength)
-	if _, err := f.WriteAt(hdr[:], 0); err != nil {
-		return fmt.Errorf("journal: status: %w", err)
-	}
-	b, err := mapFile(f, statusLength, true)
+	s, err := journalfile.CreateStatus(j.dir)
 	if err != nil {
 		return err
 	}
-	j.status = b
-	j.statusWord(stWriterPIDOffset).Store(int64(os.Getpid()))
+	j.status = s
 	j.publishStatus()
 	return nil
-}
-
-// statusWord is the status file's word at off.
-func (j *Journal) statusWord(off int) *atomic.Int64 {
-	return (*atomic.Int64)(unsafe.Pointer(&j.status[off]))
 }
 
 // publishStatus stores the writer's positions and counts into the status
@@ -90,14 +30,10 @@ func (j *Journal) publishStatus() {
 		}
 	}
 	if j.reg != nil {
-		tailers += j.reg.active()
+		tailers += j.reg.Active()
 	}
 	j.mu.Unlock()
-	j.statusWord(stCommittedOffset).Store(j.committed.Load())
-	j.statusWord(stFlushedOffset).Store(j.flushed.Load())
-	j.statusWord(stTailersOffset).Store(int64(tailers))
-	j.statusWord(stSegmentsOffset).Store(int64(segs))
-	j.statusWord(stUpdatedOffset).Store(j.opts.Clock())
+	j.status.Publish(j.committed.Load(), j.flushed.Load(), int64(tailers), int64(segs), j.opts.Clock())
 }
 
 // closeStatus publishes the final status, marks the writer gone and
@@ -107,205 +43,7 @@ func (j *Journal) closeStatus() error {
 		return nil
 	}
 	j.publishStatus()
-	j.statusWord(stWriterPIDOffset).Store(0)
-	err := mmapfile.Unmap(j.status)
+	err := j.status.Close()
 	j.status = nil
 	return err
-}
-
-// Info is what Inspect finds in a journal's directory, without opening
-// the journal: nothing is locked, mapped writable or written.
-type Info struct {
-	Dir      string
-	Segments []int64 // start positions, oldest first
-	// SegmentSize is the size of the segment files (0 without any).
-	SegmentSize int64
-	// HasStatus: a writer has published a status file (Status holds it).
-	HasStatus bool
-	Status    Status
-	// Streams are the indexed streams, by id: the records indexed so far
-	// (the writer's Flusher indexes behind the log).
-	Streams []StreamInfo
-	// HasReaders: the journal has a reader registry; Readers are its
-	// claimed slots, in every process, by slot (Alive false: the owner is
-	// dead and the slot not reclaimed yet).
-	HasReaders bool
-	Readers    []ReaderInfo
-}
-
-// LiveReaders counts the registered readers whose process runs.
-func (i Info) LiveReaders() int {
-	n := 0
-	for _, r := range i.Readers {
-		if r.Alive && !r.Pending {
-			n++
-		}
-	}
-	return n
-}
-
-// Status is the writer's published status (see the status file layout).
-type Status struct {
-	Committed int64 // end of the last committed record
-	Flushed   int64 // durable up to here
-	Tailers   int64 // registered Tailers, all processes, as the writer last counted them
-	Segments  int64
-	Updated   int64 // ns since the Unix epoch, by the writer's clock
-	WriterPID int   // 0: the writer closed the journal
-}
-
-// FlushLag is how many committed bytes are not yet durable.
-func (s Status) FlushLag() int64 { return max(s.Committed-s.Flushed, 0) }
-
-// StreamInfo describes one stream's index.
-type StreamInfo struct {
-	ID      uint32
-	First   int64 // the sequence of the index's first entry
-	Indexed int64 // entries: the stream's records indexed from First on
-}
-
-// IsJournal reports whether dir looks like a journal's directory: it holds
-// a writer lock file or a segment file.
-func IsJournal(dir string) bool {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if e.Name() == lockName {
-			return true
-		}
-		if _, ok := parseSegmentName(e.Name()); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// Inspect describes the journal in dir from its files: the segments (by
-// name), the writer's status file, the stream indexes' headers and sizes,
-// and the reader registry's readers (whose liveness it judges from this
-// process, without reclaiming anything). It reads, never writes, and takes no lock: safe beside a running
-// writer. A status, index or registry file that is not what this package
-// writes is an error matching ErrCorrupt (or ErrVersion); Info then holds
-// what was read before it (a registry's valid slots, too).
-func Inspect(dir string) (Info, error) {
-	info := Info{Dir: dir}
-	starts, err := listSegments(dir, false)
-	if err != nil {
-		return info, err
-	}
-	info.Segments = starts
-	if len(starts) > 0 {
-		fi, err := os.Stat(filepath.Join(dir, segmentName(starts[0])))
-		if err == nil {
-			info.SegmentSize = fi.Size()
-		}
-	}
-	st, err := readStatus(filepath.Join(dir, statusName))
-	switch {
-	case err == nil:
-		info.HasStatus, info.Status = true, st
-	case !errors.Is(err, os.ErrNotExist):
-		return info, err
-	}
-	info.Streams, err = readStreams(filepath.Join(dir, indexDirName))
-	if err != nil {
-		return info, err
-	}
-	info.Readers, err = readReaders(filepath.Join(dir, readersName))
-	switch {
-	case err == nil:
-		info.HasReaders = true
-	case errors.Is(err, os.ErrNotExist):
-		return info, nil
-	default:
-		info.HasReaders = len(info.Readers) > 0
-	}
-	for k := range info.Readers {
-		if r := &info.Readers[k]; info.HasStatus {
-			r.Lag = max(info.Status.Committed-r.Position, 0)
-		}
-	}
-	return info, err
-}
-
-// readStatus maps a status file read-only and loads its words.
-func readStatus(path string) (Status, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Status{}, fmt.Errorf("journal: status: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Status{}, fmt.Errorf("journal: status: %w", err)
-	}
-	if fi.Size() != statusLength {
-		return Status{}, fmt.Errorf("%w: status file of %d bytes", ErrCorrupt, fi.Size())
-	}
-	b, err := mapFile(f, statusLength, false)
-	if err != nil {
-		return Status{}, err
-	}
-	defer mmapfile.Unmap(b)
-	le := binary.LittleEndian
-	if string(b[:8]) != statusMagic || le.Uint32(b[stVersionOffset:]) != version || le.Uint32(b[stLengthOffset:]) != statusLength {
-		return Status{}, fmt.Errorf("%w: status file header %q", ErrCorrupt, b[:16])
-	}
-	w := func(off int) int64 { return (*atomic.Int64)(unsafe.Pointer(&b[off])).Load() }
-	return Status{
-		Committed: w(stCommittedOffset), Flushed: w(stFlushedOffset), Tailers: w(stTailersOffset),
-		Segments: w(stSegmentsOffset), Updated: w(stUpdatedOffset), WriterPID: int(w(stWriterPIDOffset)),
-	}, nil
-}
-
-// readStreams reads the index files' headers: one StreamInfo per stream.
-func readStreams(dir string) ([]StreamInfo, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("journal: index: %w", err)
-	}
-	var out []StreamInfo
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".idx") || !e.Type().IsRegular() {
-			continue
-		}
-		var id uint32
-		if _, err := fmt.Sscanf(name, "%010d.idx", &id); err != nil || indexName(id) != name {
-			continue
-		}
-		si, err := readStreamInfo(filepath.Join(dir, name), id)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, si)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-	return out, nil
-}
-
-func readStreamInfo(path string, id uint32) (StreamInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
-	}
-	defer f.Close()
-	var hdr [indexHeaderLength]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return StreamInfo{}, fmt.Errorf("%w: index %s: header: %v", ErrCorrupt, path, err)
-	}
-	first, err := checkIndexHeader(hdr[:], id)
-	if err != nil {
-		return StreamInfo{}, fmt.Errorf("index %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return StreamInfo{}, fmt.Errorf("journal: index: %w", err)
-	}
-	return StreamInfo{ID: id, First: first, Indexed: (fi.Size() - indexHeaderLength) / indexEntryLength}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -13,9 +14,9 @@ import (
 // indexed streams; a damaged status file is ErrCorrupt.
 func TestInspect(t *testing.T) {
 	dir := testDir(t)
-	require.False(t, IsJournal(dir))
+	require.False(t, journalfile.IsJournal(dir))
 	j := openT(t, dir, Options{Flush: FlushPeriodic})
-	require.True(t, IsJournal(dir))
+	require.True(t, journalfile.IsJournal(dir))
 	appendN(t, j, 1, 500) // several 64 KiB segments
 	appendN(t, j, 2, 30)
 	tl, err := j.NewTailer()
@@ -29,7 +30,7 @@ func TestInspect(t *testing.T) {
 	_, err = f.DoWork()
 	require.NoError(t, err)
 
-	info, err := Inspect(dir)
+	info, err := journalfile.Inspect(dir)
 	require.NoError(t, err)
 	require.Equal(t, int64(testSegment), info.SegmentSize)
 	require.Len(t, info.Segments, len(j.Segments()))
@@ -42,22 +43,22 @@ func TestInspect(t *testing.T) {
 	require.Equal(t, int64(len(info.Segments)), st.Segments)
 	require.Equal(t, os.Getpid(), st.WriterPID)
 	require.Positive(t, st.Updated)
-	require.Equal(t, []StreamInfo{{ID: 1, First: 0, Indexed: 500}, {ID: 2, First: 0, Indexed: 30}}, info.Streams)
+	require.Equal(t, []journalfile.StreamInfo{{ID: 1, First: 0, Indexed: 500}, {ID: 2, First: 0, Indexed: 30}}, info.Streams)
 
 	appendN(t, j, 2, 1)
 	require.NoError(t, tl.Close())
 	require.NoError(t, j.Close())
-	info, err = Inspect(dir)
+	info, err = journalfile.Inspect(dir)
 	require.NoError(t, err)
 	require.Zero(t, info.Status.WriterPID, "closed")
 	require.Zero(t, info.Status.Tailers)
 	require.Equal(t, info.Status.Committed, info.Status.Flushed)
 	require.Equal(t, int64(31), info.Streams[1].Indexed, "Close indexes the rest")
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, statusName), make([]byte, statusLength), 0o644))
-	_, err = Inspect(dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, journalfile.StatusName), make([]byte, journalfile.StatusLength), 0o644))
+	_, err = journalfile.Inspect(dir)
 	require.ErrorIs(t, err, ErrCorrupt)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, statusName), []byte("short"), 0o644))
-	_, err = Inspect(dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, journalfile.StatusName), []byte("short"), 0o644))
+	_, err = journalfile.Inspect(dir)
 	require.ErrorIs(t, err, ErrCorrupt)
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/journalfile"
 )
 
 // Record is a record read by a Tailer. Body aliases the segment's mapping
@@ -20,12 +21,12 @@ type Record struct {
 // Tailer reads the log from a position of its own, and follows the live
 // tail. Any number of Tailers may read one Journal, each from one
 // goroutine at a time. A Tailer is registered until Close, in the
-// journal's reader registry (readers.go) whatever its process, and with
+// journal's reader registry (internal/journalfile) whatever its process, and with
 // its Journal: retention never deletes the segment it is in or any after
 // it (short of the hard size limit).
 type Tailer struct {
 	j       *Journal
-	seg     *segment // held while the tailer is in it
+	seg     *journalfile.Segment // held while the tailer is in it
 	pos     atomic.Int64
 	closed  bool
 	noCRC   bool  // the indexer's: framing only, as recovery walked it
@@ -39,7 +40,7 @@ type Tailer struct {
 	// word, pub and updated the slot's position and time words (pub nil:
 	// no slot); floor and proposed are the registry's words (nil: no
 	// registry). They point into the shared mapping.
-	reg      *registry
+	reg      *journalfile.Registry
 	slot     int
 	word     uint64
 	pub      *atomic.Int64
@@ -90,15 +91,15 @@ func (j *Journal) NewTailer() (*Tailer, error) {
 		j.mu.Unlock()
 		return nil, ErrClosed
 	}
-	p := j.first() + segmentHeaderLength
+	p := j.first() + journalfile.SegmentHeaderLength
 	t.pos.Store(p)
 	if r := j.reg; r != nil {
-		t.reg, t.floor, t.proposed = r, r.floor(), r.proposed()
-		slot, word, err := r.register(p, j.opts.ReaderName, j.opts.Clock())
+		t.reg, t.floor, t.proposed = r, r.Floor(), r.Proposed()
+		slot, word, err := r.Register(p, j.opts.ReaderName, j.opts.Clock())
 		switch {
 		case err == nil:
 			t.slot, t.word = slot, word
-			t.pub, t.updated = r.word(slot, slPositionOffset), r.word(slot, slUpdatedOffset)
+			t.pub, t.updated = r.Word(slot, journalfile.SlPositionOffset), r.Word(slot, journalfile.SlUpdatedOffset)
 		case j.readOnly:
 			j.mu.Unlock()
 			return nil, err
@@ -128,7 +129,7 @@ func (t *Tailer) Close() error {
 	t.j.mu.Lock()
 	delete(t.j.tailers, t)
 	if t.pub != nil {
-		t.reg.free(t.slot, t.word) // under j.mu: Journal.Close unmaps under it
+		t.reg.Free(t.slot, t.word) // under j.mu: Journal.Close unmaps under it
 		t.pub = nil
 	}
 	t.j.mu.Unlock()
@@ -139,7 +140,7 @@ func (t *Tailer) drop() error {
 	if t.seg == nil {
 		return nil
 	}
-	err := t.seg.release()
+	err := t.seg.Release()
 	t.seg = nil
 	return err
 }
@@ -167,7 +168,7 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 					ErrBehindRetention, ErrReleased, p, f)
 			}
 		}
-		if t.seg == nil || t.seg.start != start {
+		if t.seg == nil || t.seg.Start != start {
 			if err := t.drop(); err != nil {
 				return Record{}, false, err
 			}
@@ -186,14 +187,14 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		s := t.seg
 		off := p - start
 		if off == 0 { // the end of the previous segment, exactly
-			t.setPos(start + segmentHeaderLength)
+			t.setPos(start + journalfile.SegmentHeaderLength)
 			continue
 		}
-		if s.length(off) == 0 { // acquire: pairs with Commit's release store
-			if s.released.Load() {
-				return Record{}, false, s.releasedError()
+		if s.Length(off) == 0 { // acquire: pairs with Commit's release store
+			if s.Released.Load() {
+				return Record{}, false, s.ReleasedError()
 			}
-			if off == segmentHeaderLength && t.j.readOnly {
+			if off == journalfile.SegmentHeaderLength && t.j.readOnly {
 				// Waiting at a segment's first slot: acquire checked the
 				// file when the Tailer entered; a writer's recovery may
 				// replace it while it waits (remapIfReplaced). A stat
@@ -215,21 +216,33 @@ func (t *Tailer) Next() (rec Record, ok bool, err error) {
 		}
 		// The CRC guards what came from disk; what this process's writer
 		// committed never left its memory through a crash (trustFrom).
-		h, body, kind, derr := decodeSlot(s.data[off:], !t.noCRC && p < t.j.trustFrom)
-		if s.released.Load() { // checked after reading: what was read may be zeros
-			return Record{}, false, s.releasedError()
+		verify := !t.noCRC && p < t.j.trustFrom
+		if !verify { // a record's header, checked in place; anything else below
+			if h, ok := journalfile.RecordAt(s.At(off), t.j.segSize-off); ok {
+				end := off + int64(h.Length)
+				body := s.Data[off+journalfile.RecordHeaderLength : end : end]
+				if s.Released.Load() { // checked after reading: what was read may be zeros
+					return Record{}, false, s.ReleasedError()
+				}
+				t.setPos(p + journalfile.Align(int64(h.Length)))
+				return Record{RecordHeader: h, Position: p, Body: body}, true, nil
+			}
+		}
+		h, body, kind, derr := journalfile.DecodeSlot(s.Data[off:], verify)
+		if s.Released.Load() { // checked after reading: what was read may be zeros
+			return Record{}, false, s.ReleasedError()
 		}
 		switch {
 		case derr != nil && errors.Is(derr, ErrVersion):
-			return Record{}, false, fmt.Errorf("journal: record at position %d in %s: %w", p, s.path, derr)
+			return Record{}, false, fmt.Errorf("journal: record at position %d in %s: %w", p, s.Path, derr)
 		case derr != nil:
-			return Record{}, false, &corruptError{Position: p, Segment: s.path, Reason: derr.Error()}
-		case kind == slotEnd:
-			t.setPos(start + t.j.segSize + segmentHeaderLength)
-		case kind == slotPad:
-			t.setPos(p + slotLength(h))
+			return Record{}, false, &corruptError{Position: p, Segment: s.Path, Reason: derr.Error()}
+		case kind == journalfile.SlotEnd:
+			t.setPos(start + t.j.segSize + journalfile.SegmentHeaderLength)
+		case kind == journalfile.SlotPad:
+			t.setPos(p + journalfile.SlotLength(h))
 		default:
-			t.setPos(p + slotLength(h))
+			t.setPos(p + journalfile.SlotLength(h))
 			return Record{RecordHeader: h, Position: p, Body: body}, true, nil
 		}
 	}
@@ -257,31 +270,31 @@ func (t *Tailer) Skip() (int64, error) {
 		return 0, fmt.Errorf("%w: no corrupt record at %d (%v)", ErrArgument, p, err)
 	}
 	s := t.seg // Next left it held: the corrupt record is in it
-	start := s.start
+	start := s.Start
 	off := p - start
-	next := start + t.j.segSize + segmentHeaderLength
+	next := start + t.j.segSize + journalfile.SegmentHeaderLength
 	pointed := int64(-1) // the slot the length word points to, if in the segment
-	if length := int64(s.length(off)); length >= recordHeaderLength && off+align(length) <= t.j.segSize {
-		pointed = off + align(length)
+	if length := int64(s.Length(off)); length >= journalfile.RecordHeaderLength && off+journalfile.Align(length) <= t.j.segSize {
+		pointed = off + journalfile.Align(length)
 	}
 	switch {
 	case pointed == t.j.segSize:
 		// The record would end the segment exactly: the next one's first
 		// slot, unless the scan finds a record here.
-		if o := nextValid(s.data, off+recordAlignment); o >= 0 {
+		if o := journalfile.NextValid(s.Data, off+journalfile.RecordAlignment); o >= 0 {
 			next = start + o
 		}
-	case pointed > 0 && validSlot(s.data[pointed:]):
+	case pointed > 0 && validSlot(s.Data[pointed:]):
 		next = start + pointed
 	default:
-		if o := nextValid(s.data, off+recordAlignment); o >= 0 {
+		if o := journalfile.NextValid(s.Data, off+journalfile.RecordAlignment); o >= 0 {
 			next = start + o
-		} else if pointed > 0 && s.length(pointed) == 0 {
+		} else if pointed > 0 && s.Length(pointed) == 0 {
 			next = start + pointed
 		}
 	}
-	if s.released.Load() { // what was scanned may be zeros
-		return 0, s.releasedError()
+	if s.Released.Load() { // what was scanned may be zeros
+		return 0, s.ReleasedError()
 	}
 	t.setPos(next)
 	t.skipped++
@@ -291,8 +304,8 @@ func (t *Tailer) Skip() (int64, error) {
 // validSlot reports whether b starts with a record whose header and CRC
 // check, padding or the end-of-segment marker.
 func validSlot(b []byte) bool {
-	_, _, kind, err := decodeSlot(b, true)
-	return err == nil && kind != slotEmpty
+	_, _, kind, err := journalfile.DecodeSlot(b, true)
+	return err == nil && kind != journalfile.SlotEmpty
 }
 
 // Skipped returns how many corrupt records Skip stepped over.
@@ -314,10 +327,10 @@ func (t *Tailer) SeekStart() error {
 		// word comes from a shared file: one that is no segment start, or
 		// that keeps moving, is not believed.
 		f := t.proposed.Load()
-		if attempt == 8 || f < 0 || f&(t.j.segSize-1) != 0 || f > maxPosition {
+		if attempt == 8 || f < 0 || f&(t.j.segSize-1) != 0 || f > journalfile.MaxPosition {
 			return fmt.Errorf("%w: reader registry: retention floor %d", ErrCorrupt, f)
 		}
-		p = max(p, f+segmentHeaderLength)
+		p = max(p, f+journalfile.SegmentHeaderLength)
 	}
 }
 
@@ -331,12 +344,12 @@ func (t *Tailer) SeekPosition(p int64) error {
 	}
 	start := t.j.segmentStart(p)
 	if p > 0 && p == start { // the end of a full segment: the next one's first slot
-		p += segmentHeaderLength
+		p += journalfile.SegmentHeaderLength
 	}
-	if p-start < segmentHeaderLength || p&(recordAlignment-1) != 0 {
+	if p-start < journalfile.SegmentHeaderLength || p&(journalfile.RecordAlignment-1) != 0 {
 		return fmt.Errorf("%w: position %d is not a record slot", ErrArgument, p)
 	}
-	if err := t.seekTo(start + segmentHeaderLength); err != nil {
+	if err := t.seekTo(start + journalfile.SegmentHeaderLength); err != nil {
 		return err
 	}
 	for {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/stretchr/testify/require"
 )
 
@@ -134,7 +135,7 @@ func TestRetention(t *testing.T) {
 		require.NoError(t, err)
 		defer tl2.Close()
 		require.ErrorIs(t, tl2.SeekSequence(1, 0), ErrBehindRetention)
-		tl2.pos.Store(segmentHeaderLength)
+		tl2.pos.Store(journalfile.SegmentHeaderLength)
 		_, _, err = tl2.Next()
 		require.ErrorIs(t, err, ErrBehindRetention)
 	})
@@ -188,9 +189,9 @@ func TestTailerVerifiesWhatCameFromDisk(t *testing.T) {
 	}
 	require.NoError(t, j.Close())
 	rotten := positions[4]
-	f, err := os.OpenFile(filepath.Join(dir, segmentName(0)), os.O_RDWR, 0)
+	f, err := os.OpenFile(filepath.Join(dir, journalfile.SegmentName(0)), os.O_RDWR, 0)
 	require.NoError(t, err)
-	_, err = f.WriteAt([]byte{0xFF}, rotten+recordHeaderLength+3) // a body byte
+	_, err = f.WriteAt([]byte{0xFF}, rotten+journalfile.RecordHeaderLength+3) // a body byte
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 

@@ -9,14 +9,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dutyrt/duty/internal/journalfile"
 	"golang.org/x/sys/unix"
-
-	"github.com/dutyrt/duty/journal"
 )
 
 // journalSample is one journal (package journal) found in the directory
 // or in one of its subdirectories, described from its files
-// (journal.Inspect: read only, no lock).
+// (journalfile.Inspect: read only, no lock).
 type journalSample struct {
 	Name        string `json:"name"` // relative to the directory; "." for the directory itself
 	Segments    int    `json:"segments"`
@@ -67,7 +66,7 @@ type journalStream struct {
 // watched).
 func sampleJournals(dir string, now time.Time) []journalSample {
 	var out []journalSample
-	if journal.IsJournal(dir) {
+	if journalfile.IsJournal(dir) {
 		out = append(out, sampleJournal(dir, ".", now))
 	}
 	var walk func(path, name string, depth int)
@@ -84,7 +83,7 @@ func sampleJournals(dir string, now time.Time) []journalSample {
 			if name != "" {
 				subName = name + "/" + e.Name()
 			}
-			if journal.IsJournal(sub) {
+			if journalfile.IsJournal(sub) {
 				out = append(out, sampleJournal(sub, subName, now))
 			} else if depth < journalDepth {
 				walk(sub, subName, depth+1)
@@ -105,7 +104,7 @@ const journalSegmentHeader = 64
 
 func sampleJournal(path, name string, now time.Time) journalSample {
 	s := journalSample{Name: name}
-	info, err := journal.Inspect(path)
+	info, err := journalfile.Inspect(path)
 	if err != nil {
 		s.Error = err.Error()
 	}

@@ -1,8 +1,8 @@
 // Package pubrecord records an IPC publication's traffic into a journal
 // and feeds a journal back into a publication: the publication (package
-// ipc/publication) counterpart of journal.Recorder, which does the same
-// for a mailbox; its Replayer is journal.Replayer with the publication as
-// the sink.
+// ipc/publication) counterpart of package journal/replay's Recorder,
+// which does the same for a mailbox; its Replayer is replay.Replayer with
+// the publication as the sink.
 //
 //	sub, err := publication.OpenSubscription(ctx, path)
 //	rec, err := pubrecord.NewRecorder("record-quotes", j, 7, sub, 0) // stream 7 for this source

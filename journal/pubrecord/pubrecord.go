@@ -7,6 +7,7 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/ipc/publication"
 	"github.com/dutyrt/duty/journal"
+	"github.com/dutyrt/duty/journal/replay"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
@@ -105,9 +106,9 @@ func (r *Recorder) onMessage(typeID int32, payload []byte) ringbuf.Action {
 }
 
 // Replayer is the agent that offers a journal's records to a
-// publication: a journal.Replayer whose Sink is the publication. See the
+// publication: a replay.Replayer whose Sink is the publication. See the
 // package documentation.
-type Replayer = journal.Replayer
+type Replayer = replay.Replayer
 
 // NewReplayer returns a Replayer reading with t (its position is where
 // the replay starts) into pub, at most limit records per duty cycle (0:
@@ -121,7 +122,7 @@ func NewReplayer(role string, t *journal.Tailer, pub *publication.Publication, l
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	return journal.NewSinkReplayer(role, t, offerSink{pub}, transient, limit, streams...)
+	return replay.NewSinkReplayer(role, t, offerSink{pub}, transient, limit, streams...)
 }
 
 // offerSink offers each record to a publication.

@@ -1,4 +1,4 @@
-package journal
+package journalfile
 
 import (
 	"encoding/binary"
@@ -32,9 +32,9 @@ import (
 //
 //	header  offset  size  field
 //	        0       8     magic "DUTYJRDR"
-//	        8       4     layout version (version)
-//	        12      4     header length (readersHeaderLength)
-//	        16      4     slot length (readerSlotLength)
+//	        8       4     layout version (Version)
+//	        12      4     header length (ReadersHeaderLength)
+//	        16      4     slot length (ReaderSlotLength)
 //	        20      4     slots
 //	        24      4     CRC32C of bytes 0..23
 //	        32      8     proposed floor: where retention means to cut (writer)
@@ -51,82 +51,82 @@ import (
 //	        48      4     name length
 //	        52      76    name (UTF-8)
 const (
-	readersHeaderLength = 128
-	readerSlotLength    = 128
+	ReadersHeaderLength = 128
+	ReaderSlotLength    = 128
 	// readerSlots is the number of slots of a registry this package
 	// creates: at most that many Tailers at once, in all processes.
 	readerSlots = 256
-	// maxReaderName is the longest reader name kept (longer ones are cut).
-	maxReaderName = readerSlotLength - slNameOffset
+	// MaxReaderName is the longest reader name kept (longer ones are cut).
+	MaxReaderName = ReaderSlotLength - SlNameOffset
 
-	readersName       = "readers"
-	readersMagic      = "DUTYJRDR"
+	ReadersName       = "readers"
+	ReadersMagic      = "DUTYJRDR"
 	maxReaderSlots    = 1 << 16
-	rdVersionOffset   = 8
-	rdHeaderLenOffset = 12
-	rdSlotLenOffset   = 16
-	rdSlotsOffset     = 20
-	rdCRCOffset       = 24
-	rdProposedOffset  = 32
-	rdFloorOffset     = 40
-	rdHighWaterOffset = 48
+	RdVersionOffset   = 8
+	RdHeaderLenOffset = 12
+	RdSlotLenOffset   = 16
+	RdSlotsOffset     = 20
+	RdCRCOffset       = 24
+	RdProposedOffset  = 32
+	RdFloorOffset     = 40
+	RdHighWaterOffset = 48
 
-	slClaimOffset      = 0
-	slStartOffset      = 8
-	slNamespaceOffset  = 16
-	slPositionOffset   = 24
-	slUpdatedOffset    = 32
-	slRegisteredOffset = 40
-	slNameLenOffset    = 48
-	slNameOffset       = 52
+	SlClaimOffset      = 0
+	SlStartOffset      = 8
+	SlNamespaceOffset  = 16
+	SlPositionOffset   = 24
+	SlUpdatedOffset    = 32
+	SlRegisteredOffset = 40
+	SlNameLenOffset    = 48
+	SlNameOffset       = 52
 )
 
 // Slot states, in the claim word's bits 32-39.
 const (
-	slotFree     = 0 // nobody: claimable
-	slotClaiming = 1 // claimed, being filled: its position is not yet valid
-	slotActive   = 2 // a registered reader at its position
+	SlotFree     = 0 // nobody: claimable
+	SlotClaiming = 1 // claimed, being filled: its position is not yet valid
+	SlotActive   = 2 // a registered reader at its position
 )
 
-// claimWord packs a slot's claim word. The generation changes with every
+// ClaimWord packs a slot's claim word. The generation changes with every
 // claim and every free, so a compare-and-swap on the whole word fails if
 // the slot changed hands since it was read (no ABA).
-func claimWord(pid uint32, state uint8, gen uint32) uint64 {
+func ClaimWord(pid uint32, state uint8, gen uint32) uint64 {
 	return uint64(pid) | uint64(state)<<32 | uint64(gen&0xFFFFFF)<<40
 }
 
-func splitClaim(w uint64) (pid uint32, state uint8, gen uint32) {
+func SplitClaim(w uint64) (pid uint32, state uint8, gen uint32) {
 	return uint32(w), uint8(w >> 32), uint32(w >> 40)
 }
 
-// errRegistryUnavailable: the registry cannot be opened for writing here
+// ErrRegistryUnavailable: the registry cannot be opened for writing here
 // (a read-only file system, another user's directory).
-var errRegistryUnavailable = errors.New("journal: reader registry unavailable")
+var ErrRegistryUnavailable = errors.New("journal: reader registry unavailable")
 
-// maxPosition bounds the positions a registry may name (2^62 bytes of
+// MaxPosition bounds the positions a registry may name (2^62 bytes of
 // log): a word past it is garbage, and adding to it cannot overflow.
-const maxPosition = 1 << 62
+const MaxPosition = 1 << 62
 
-// claimTimeout is how long a slot may stay claiming (claimed, not yet
+// ClaimTimeout is how long a slot may stay claiming (claimed, not yet
 // active) before whoever has watched it that long takes its claimer for
 // dead.
-var claimTimeout = 10 * time.Second
+var ClaimTimeout = 10 * time.Second
 
-// readerRecheck is how long the writer trusts a slot it found alive before
+// ReaderRecheck is how long the writer trusts a slot it found alive before
 // it asks the process table again (retention runs every Flusher cycle).
-var readerRecheck = 100 * time.Millisecond
+var ReaderRecheck = 100 * time.Millisecond
 
 // procIdentity is a process as a slot records it.
 type procIdentity struct {
-	pid        int
-	start, ns  uint64
-	namePrefix string
+	PID        int
+	Start, NS  uint64
+	NamePrefix string
 }
 
-var selfIdentity = sync.OnceValue(func() procIdentity {
-	me := procIdentity{pid: os.Getpid(), ns: procinfo.PidNamespace(), namePrefix: filepath.Base(os.Args[0])}
-	if st, _, known := procinfo.Info(me.pid); known {
-		me.start = st
+var SelfIdentity = sync.OnceValue(func() procIdentity {
+	me := procIdentity{PID: os.Getpid(), NS: procinfo.PidNamespace(), NamePrefix: filepath.Base(os.Args[0])}
+	if st, _, known := procinfo.Info(me.PID); known {
+		me.Start = st
 	}
 	return me
 })
@@ -141,26 +141,26 @@ func ownerAlive(pid uint32, start, ns uint64, me procIdentity) bool {
 	if pid == 0 || pid > 1<<30 {
 		return false
 	}
-	if ns != 0 && me.ns != 0 && ns != me.ns {
+	if ns != 0 && me.NS != 0 && ns != me.NS {
 		return true
 	}
-	if int(pid) == me.pid {
-		return start == 0 || me.start == 0 || start == me.start
+	if int(pid) == me.PID {
+		return start == 0 || me.Start == 0 || start == me.Start
 	}
 	return procinfo.Running(int(pid), start)
 }
 
-// registry is a mapped reader registry.
-type registry struct {
+// Registry is a mapped reader registry.
+type Registry struct {
 	path  string
-	b     []byte
-	slots int
-	me    procIdentity
+	Mem   []byte
+	Slots int
+	Me    procIdentity
 	// checked caches, per slot, the claim word last found alive and when;
 	// claiming, the claim word first seen claiming and when. Guarded by
 	// the journal's mu.
 	checked, claiming []checkedSlot
-	logger            *slog.Logger
+	Logger            *slog.Logger
 }
 
 type checkedSlot struct {
@@ -168,38 +168,38 @@ type checkedSlot struct {
 	at   time.Time
 }
 
-func word64(b []byte, off int) *atomic.Int64 {
+func Word64(b []byte, off int) *atomic.Int64 {
 	_ = b[off+7]
 	return (*atomic.Int64)(unsafe.Pointer(&b[off]))
 }
 
-func (r *registry) slotOff(i int) int             { return readersHeaderLength + i*readerSlotLength }
-func (r *registry) word(i, off int) *atomic.Int64 { return word64(r.b, r.slotOff(i)+off) }
-func (r *registry) claim(i int) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(r.word(i, slClaimOffset)))
+func (r *Registry) SlotOff(i int) int             { return ReadersHeaderLength + i*ReaderSlotLength }
+func (r *Registry) Word(i, off int) *atomic.Int64 { return Word64(r.Mem, r.SlotOff(i)+off) }
+func (r *Registry) Claim(i int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(r.Word(i, SlClaimOffset)))
 }
-func (r *registry) proposed() *atomic.Int64 { return word64(r.b, rdProposedOffset) }
-func (r *registry) floor() *atomic.Int64    { return word64(r.b, rdFloorOffset) }
+func (r *Registry) Proposed() *atomic.Int64 { return Word64(r.Mem, RdProposedOffset) }
+func (r *Registry) Floor() *atomic.Int64    { return Word64(r.Mem, RdFloorOffset) }
 
 // highWater returns how many leading slots have ever been claimed (a
 // value out of range is taken as all of them).
-func (r *registry) highWater() int {
-	hw := word64(r.b, rdHighWaterOffset).Load()
-	if hw < 0 || hw > int64(r.slots) {
-		return r.slots
+func (r *Registry) highWater() int {
+	hw := Word64(r.Mem, RdHighWaterOffset).Load()
+	if hw < 0 || hw > int64(r.Slots) {
+		return r.Slots
 	}
 	return int(hw)
 }
 
-// putReadersHeader writes a fresh registry header into b.
-func putReadersHeader(b []byte, slots int) {
+// PutReadersHeader writes a fresh registry header into b.
+func PutReadersHeader(b []byte, slots int) {
 	le := binary.LittleEndian
-	copy(b, readersMagic)
-	le.PutUint32(b[rdVersionOffset:], version)
-	le.PutUint32(b[rdHeaderLenOffset:], readersHeaderLength)
-	le.PutUint32(b[rdSlotLenOffset:], readerSlotLength)
-	le.PutUint32(b[rdSlotsOffset:], uint32(slots))
-	le.PutUint32(b[rdCRCOffset:], crc32.Checksum(b[:rdCRCOffset], castagnoli))
+	copy(b, ReadersMagic)
+	le.PutUint32(b[RdVersionOffset:], Version)
+	le.PutUint32(b[RdHeaderLenOffset:], ReadersHeaderLength)
+	le.PutUint32(b[RdSlotLenOffset:], ReaderSlotLength)
+	le.PutUint32(b[RdSlotsOffset:], uint32(slots))
+	le.PutUint32(b[RdCRCOffset:], crc32.Checksum(b[:RdCRCOffset], Castagnoli))
 }
 
 // checkReadersHeader validates a registry header against the file's size
@@ -207,25 +207,25 @@ func putReadersHeader(b []byte, slots int) {
 // ErrVersion.
 func checkReadersHeader(b []byte, size int64) (int, error) {
 	le := binary.LittleEndian
-	if len(b) < readersHeaderLength {
+	if len(b) < ReadersHeaderLength {
 		return 0, fmt.Errorf("%w: reader registry of %d bytes", ErrCorrupt, len(b))
 	}
-	if string(b[:8]) != readersMagic {
+	if string(b[:8]) != ReadersMagic {
 		return 0, fmt.Errorf("%w: reader registry: bad magic %q", ErrCorrupt, b[:8])
 	}
-	if got, want := crc32.Checksum(b[:rdCRCOffset], castagnoli), le.Uint32(b[rdCRCOffset:]); got != want {
+	if got, want := crc32.Checksum(b[:RdCRCOffset], Castagnoli), le.Uint32(b[RdCRCOffset:]); got != want {
 		return 0, fmt.Errorf("%w: reader registry: header CRC %#08x, header says %#08x", ErrCorrupt, got, want)
 	}
-	if v := le.Uint32(b[rdVersionOffset:]); v != version {
-		return 0, fmt.Errorf("%w: reader registry: version %d, want %d", ErrVersion, v, version)
+	if v := le.Uint32(b[RdVersionOffset:]); v != Version {
+		return 0, fmt.Errorf("%w: reader registry: version %d, want %d", ErrVersion, v, Version)
 	}
-	slots := int64(le.Uint32(b[rdSlotsOffset:]))
-	if le.Uint32(b[rdHeaderLenOffset:]) != readersHeaderLength || le.Uint32(b[rdSlotLenOffset:]) != readerSlotLength ||
+	slots := int64(le.Uint32(b[RdSlotsOffset:]))
+	if le.Uint32(b[RdHeaderLenOffset:]) != ReadersHeaderLength || le.Uint32(b[RdSlotLenOffset:]) != ReaderSlotLength ||
 		slots < 1 || slots > maxReaderSlots {
 		return 0, fmt.Errorf("%w: reader registry: header length %d, slot length %d, %d slots", ErrCorrupt,
-			le.Uint32(b[rdHeaderLenOffset:]), le.Uint32(b[rdSlotLenOffset:]), slots)
+			le.Uint32(b[RdHeaderLenOffset:]), le.Uint32(b[RdSlotLenOffset:]), slots)
 	}
-	if want := readersHeaderLength + slots*readerSlotLength; size != want {
+	if want := ReadersHeaderLength + slots*ReaderSlotLength; size != want {
 		return 0, fmt.Errorf("%w: reader registry of %d bytes, its header says %d", ErrCorrupt, size, want)
 	}
 	return int(slots), nil
@@ -241,8 +241,8 @@ func createReaders(dir string, replace bool) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	b := make([]byte, readersHeaderLength+readerSlots*readerSlotLength)
-	putReadersHeader(b, readerSlots)
+	b := make([]byte, ReadersHeaderLength+readerSlots*ReaderSlotLength)
+	PutReadersHeader(b, readerSlots)
 	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
@@ -253,7 +253,7 @@ func createReaders(dir string, replace bool) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, readersName)
+	path := filepath.Join(dir, ReadersName)
 	if replace {
 		err = os.Rename(tmp, path)
 	} else if err = os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
@@ -265,13 +265,13 @@ func createReaders(dir string, replace bool) error {
 	return err
 }
 
-// openReaders maps the journal's reader registry read-write, creating it
+// OpenReaders maps the journal's reader registry read-write, creating it
 // if it is missing. A registry whose header is not one this package
 // writes is an error matching ErrCorrupt, unless replace (a writer not in
-// RecoverStrict) says to make a new one. errRegistryUnavailable when the
+// RecoverStrict) says to make a new one. ErrRegistryUnavailable when the
 // file cannot be written here.
-func openReaders(dir string, replace bool) (r *registry, replaced bool, err error) {
-	path := filepath.Join(dir, readersName)
+func OpenReaders(dir string, replace bool) (r *Registry, replaced bool, err error) {
+	path := filepath.Join(dir, ReadersName)
 	for attempt := 0; ; attempt++ {
 		r, err = mapReaders(path)
 		if err == nil {
@@ -293,18 +293,18 @@ func openReaders(dir string, replace bool) (r *registry, replaced bool, err erro
 		// temporary file under us (ENOENT): try again.
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
-				return nil, replaced, fmt.Errorf("%w: %s: %v", errRegistryUnavailable, path, err)
+				return nil, replaced, fmt.Errorf("%w: %s: %v", ErrRegistryUnavailable, path, err)
 			}
 			return nil, replaced, fmt.Errorf("journal: reader registry: %w", err)
 		}
 	}
 }
 
-func mapReaders(path string) (*registry, error) {
+func mapReaders(path string) (*Registry, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
-			return nil, fmt.Errorf("%w: %v", errRegistryUnavailable, err)
+			return nil, fmt.Errorf("%w: %v", ErrRegistryUnavailable, err)
 		}
 		if errors.Is(err, unix.EISDIR) {
 			return nil, fmt.Errorf("%w: reader registry %s is a directory", ErrCorrupt, path)
@@ -316,11 +316,11 @@ func mapReaders(path string) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := mapFile(f, int64(readersHeaderLength+slots*readerSlotLength), true)
+	b, err := mapFile(f, int64(ReadersHeaderLength+slots*ReaderSlotLength), true)
 	if err != nil {
 		return nil, err
 	}
-	return &registry{path: path, b: b, slots: slots, me: selfIdentity(), checked: make([]checkedSlot, slots), claiming: make([]checkedSlot, slots)}, nil
+	return &Registry{path: path, Mem: b, Slots: slots, Me: SelfIdentity(), checked: make([]checkedSlot, slots), claiming: make([]checkedSlot, slots)}, nil
 }
 
 // statReaders reads and checks the header of an open registry file.
@@ -332,7 +332,7 @@ func statReaders(f *os.File) (int, error) {
 	if !fi.Mode().IsRegular() {
 		return 0, fmt.Errorf("%w: reader registry %s is not a regular file", ErrCorrupt, f.Name())
 	}
-	var hdr [readersHeaderLength]byte
+	var hdr [ReadersHeaderLength]byte
 	n, _ := f.ReadAt(hdr[:], 0)
 	slots, err := checkReadersHeader(hdr[:n], fi.Size())
 	if err != nil {
@@ -353,28 +353,28 @@ func statReaders(f *os.File) (int, error) {
 // scan sees this slot or this reader sees the proposal (the store-load
 // pattern of Dekker's algorithm; LOCK-prefixed or XCHG on amd64,
 // STLR/LDAR on arm64, across processes through the shared mapping alike).
-func (r *registry) register(pos int64, name string, now int64) (int, uint64, error) {
+func (r *Registry) Register(pos int64, name string, now int64) (int, uint64, error) {
 	for pass := 0; pass < 2; pass++ {
-		for i := range r.slots {
-			cw := r.claim(i)
+		for i := range r.Slots {
+			cw := r.Claim(i)
 			w := cw.Load()
-			_, state, gen := splitClaim(w)
-			if state != slotFree {
+			_, state, gen := SplitClaim(w)
+			if state != SlotFree {
 				continue
 			}
 			gen++
-			if !cw.CompareAndSwap(w, claimWord(uint32(r.me.pid), slotClaiming, gen)) {
+			if !cw.CompareAndSwap(w, ClaimWord(uint32(r.Me.PID), SlotClaiming, gen)) {
 				continue
 			}
 			// Raise the high water to cover slot i before the slot is
 			// active (scans stop there). One out of range is taken as all
 			// the slots, and repaired as such, never lowered.
-			hw := word64(r.b, rdHighWaterOffset)
+			hw := Word64(r.Mem, RdHighWaterOffset)
 			for {
 				h := hw.Load()
 				want := int64(i + 1)
-				if h > int64(r.slots) || h < 0 {
-					want = int64(r.slots)
+				if h > int64(r.Slots) || h < 0 {
+					want = int64(r.Slots)
 				} else if h >= want {
 					break
 				}
@@ -382,34 +382,34 @@ func (r *registry) register(pos int64, name string, now int64) (int, uint64, err
 					break
 				}
 			}
-			r.word(i, slStartOffset).Store(int64(r.me.start))
-			r.word(i, slNamespaceOffset).Store(int64(r.me.ns))
-			r.word(i, slPositionOffset).Store(pos)
-			r.word(i, slUpdatedOffset).Store(now)
-			r.word(i, slRegisteredOffset).Store(now)
-			off := r.slotOff(i)
-			n := copy(r.b[off+slNameOffset:off+readerSlotLength], name)
-			clear(r.b[off+slNameOffset+n : off+readerSlotLength])
-			binary.LittleEndian.PutUint32(r.b[off+slNameLenOffset:], uint32(n))
-			active := claimWord(uint32(r.me.pid), slotActive, gen)
-			if !cw.CompareAndSwap(claimWord(uint32(r.me.pid), slotClaiming, gen), active) {
-				continue // reclaimed under a claimer stalled past claimTimeout: another slot
+			r.Word(i, SlStartOffset).Store(int64(r.Me.Start))
+			r.Word(i, SlNamespaceOffset).Store(int64(r.Me.NS))
+			r.Word(i, SlPositionOffset).Store(pos)
+			r.Word(i, SlUpdatedOffset).Store(now)
+			r.Word(i, SlRegisteredOffset).Store(now)
+			off := r.SlotOff(i)
+			n := copy(r.Mem[off+SlNameOffset:off+ReaderSlotLength], name)
+			clear(r.Mem[off+SlNameOffset+n : off+ReaderSlotLength])
+			binary.LittleEndian.PutUint32(r.Mem[off+SlNameLenOffset:], uint32(n))
+			active := ClaimWord(uint32(r.Me.PID), SlotActive, gen)
+			if !cw.CompareAndSwap(ClaimWord(uint32(r.Me.PID), SlotClaiming, gen), active) {
+				continue // reclaimed under a claimer stalled past ClaimTimeout: another slot
 			}
 			return i, active, nil
 		}
 		if pass == 0 {
-			r.reclaimDead()
+			r.ReclaimDead()
 		}
 	}
-	return -1, 0, fmt.Errorf("%w: %d slots in %s", ErrReadersFull, r.slots, r.path)
+	return -1, 0, fmt.Errorf("%w: %d slots in %s", ErrReadersFull, r.Slots, r.path)
 }
 
 // free gives back slot i if it still holds word (the owner's Close). A
 // slot reclaimed meanwhile (which only happens to a dead owner's, or a
 // damaged one) is left alone.
-func (r *registry) free(i int, word uint64) bool {
-	_, _, gen := splitClaim(word)
-	return r.claim(i).CompareAndSwap(word, claimWord(0, slotFree, gen+1))
+func (r *Registry) Free(i int, word uint64) bool {
+	_, _, gen := SplitClaim(word)
+	return r.Claim(i).CompareAndSwap(word, ClaimWord(0, SlotFree, gen+1))
 }
 
 // verify reports whether slot i, found holding w, belongs to a live
@@ -420,71 +420,71 @@ func (r *registry) free(i int, word uint64) bool {
 // A claiming slot's identity fields may still be its last owner's (the
 // claimer writes them after its compare-and-swap), so it is judged by
 // time alone: reclaimed once this registry has seen the same claim word
-// (generation included) claiming for claimTimeout, which a live claimer
+// (generation included) claiming for ClaimTimeout, which a live claimer
 // (a few stores between its swap and its activation) never takes.
-func (r *registry) verify(i int, w uint64, cache bool) bool {
-	pid, state, _ := splitClaim(w)
+func (r *Registry) Verify(i int, w uint64, cache bool) bool {
+	pid, state, _ := SplitClaim(w)
 	switch state {
-	case slotActive:
-		if cache && r.checked[i].word == w && time.Since(r.checked[i].at) < readerRecheck {
+	case SlotActive:
+		if cache && r.checked[i].word == w && time.Since(r.checked[i].at) < ReaderRecheck {
 			return true
 		}
-		start := uint64(r.word(i, slStartOffset).Load())
-		ns := uint64(r.word(i, slNamespaceOffset).Load())
-		if ownerAlive(pid, start, ns, r.me) {
+		start := uint64(r.Word(i, SlStartOffset).Load())
+		ns := uint64(r.Word(i, SlNamespaceOffset).Load())
+		if ownerAlive(pid, start, ns, r.Me) {
 			if cache {
 				r.checked[i] = checkedSlot{word: w, at: time.Now()}
 			}
 			return true
 		}
-	case slotClaiming:
+	case SlotClaiming:
 		if c := &r.claiming[i]; c.word != w {
 			*c = checkedSlot{word: w, at: time.Now()}
 			return true
-		} else if time.Since(c.at) < claimTimeout {
+		} else if time.Since(c.at) < ClaimTimeout {
 			return true
 		}
 	}
-	if !r.free(i, w) {
+	if !r.Free(i, w) {
 		return true
 	}
-	if r.logger != nil {
-		r.logger.Info("journal: reader slot reclaimed", "registry", r.path, "slot", i, "pid", pid, "state", state)
+	if r.Logger != nil {
+		r.Logger.Info("journal: reader slot reclaimed", "registry", r.path, "slot", i, "pid", pid, "state", state)
 	}
 	return false
 }
 
-// reclaimDead frees every slot whose owner is dead.
-func (r *registry) reclaimDead() {
+// ReclaimDead frees every slot whose owner is dead.
+func (r *Registry) ReclaimDead() {
 	for i := range r.highWater() {
-		if w := r.claim(i).Load(); uint8(w>>32) != slotFree {
-			r.verify(i, w, false)
+		if w := r.Claim(i).Load(); uint8(w>>32) != SlotFree {
+			r.Verify(i, w, false)
 		}
 	}
 }
 
 // lowest returns the lowest position in [lo, hi] of the active slots,
 // math.MaxInt64 if none. With verify it checks each owner that would hold
-// a segment before below (its liveness cached for readerRecheck) and
+// a segment before below (its liveness cached for ReaderRecheck) and
 // reclaims dead ones; without, it trusts the slots (the writer's second
 // scan: a slot registered since the first is live by construction).
-func (r *registry) lowest(lo, hi, below int64, verify bool) int64 {
+func (r *Registry) Lowest(lo, hi, below int64, verify bool) int64 {
 	m := int64(1<<63 - 1)
 	for i := range r.highWater() {
-		w := r.claim(i).Load()
-		_, state, _ := splitClaim(w)
-		if state == slotFree || state == slotClaiming && !verify {
+		w := r.Claim(i).Load()
+		_, state, _ := SplitClaim(w)
+		if state == SlotFree || state == SlotClaiming && !verify {
 			continue
 		}
-		if state != slotActive { // claiming (a dead claimer's?) or garbage
-			r.verify(i, w, true)
+		if state != SlotActive { // claiming (a dead claimer's?) or garbage
+			r.Verify(i, w, true)
 			continue
 		}
-		p := r.word(i, slPositionOffset).Load()
+		p := r.Word(i, SlPositionOffset).Load()
 		if p < lo || p > hi || p >= min(m, below) {
 			continue
 		}
-		if verify && !r.verify(i, w, true) {
+		if verify && !r.Verify(i, w, true) {
 			continue
 		}
 		m = p
@@ -493,10 +493,10 @@ func (r *registry) lowest(lo, hi, below int64, verify bool) int64 {
 }
 
 // active counts the active slots (no liveness check: loads only).
-func (r *registry) active() int {
+func (r *Registry) Active() int {
 	n := 0
 	for i := range r.highWater() {
-		if _, state, _ := splitClaim(r.claim(i).Load()); state == slotActive {
+		if _, state, _ := SplitClaim(r.Claim(i).Load()); state == SlotActive {
 			n++
 		}
 	}
@@ -506,11 +506,11 @@ func (r *registry) active() int {
 // close unmaps the registry. While Tailers may still store into it
 // (late ones, after Journal.Close), the mapping is replaced by private
 // zero pages instead, which take their stores harmlessly, and left mapped.
-func (r *registry) close(inUse bool) error {
+func (r *Registry) Close(inUse bool) error {
 	if !inUse {
-		return mmapfile.Unmap(r.b)
+		return mmapfile.Unmap(r.Mem)
 	}
-	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(unsafe.SliceData(r.b)), uintptr(len(r.b)),
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(unsafe.SliceData(r.Mem)), uintptr(len(r.Mem)),
 		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_FIXED)
 	return err
 }
@@ -534,41 +534,41 @@ type ReaderInfo struct {
 	Pending bool
 }
 
-// decodeReaders reads the slots of a mapped registry (b: the whole file,
+// DecodeReaders reads the slots of a mapped registry (b: the whole file,
 // 8-byte aligned) with atomic loads. It returns the claimed slots; a slot
 // no writer of this package produces (an unknown state, a pid of 0, a
 // name longer than its field, a negative or unaligned position) is
 // skipped, and the first such is returned as an error matching ErrCorrupt.
-func decodeReaders(b []byte, me procIdentity) ([]ReaderInfo, error) {
+func DecodeReaders(b []byte, me procIdentity) ([]ReaderInfo, error) {
 	slots, err := checkReadersHeader(b, int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
-	r := &registry{b: b, slots: slots}
+	r := &Registry{Mem: b, Slots: slots}
 	var out []ReaderInfo
 	var bad error
 	for i := range r.highWater() {
-		pid, state, _ := splitClaim(r.claim(i).Load())
-		if state == slotFree {
+		pid, state, _ := SplitClaim(r.Claim(i).Load())
+		if state == SlotFree {
 			continue
 		}
-		off := r.slotOff(i)
+		off := r.SlotOff(i)
 		ri := ReaderInfo{
-			Slot: i, PID: int(pid), Pending: state == slotClaiming,
-			Position:   r.word(i, slPositionOffset).Load(),
-			Updated:    r.word(i, slUpdatedOffset).Load(),
-			Registered: r.word(i, slRegisteredOffset).Load(),
+			Slot: i, PID: int(pid), Pending: state == SlotClaiming,
+			Position:   r.Word(i, SlPositionOffset).Load(),
+			Updated:    r.Word(i, SlUpdatedOffset).Load(),
+			Registered: r.Word(i, SlRegisteredOffset).Load(),
 		}
-		n := binary.LittleEndian.Uint32(b[off+slNameLenOffset:])
+		n := binary.LittleEndian.Uint32(b[off+SlNameLenOffset:])
 		var why string
 		switch {
-		case state != slotClaiming && state != slotActive:
+		case state != SlotClaiming && state != SlotActive:
 			why = fmt.Sprintf("state %d", state)
 		case pid == 0 || pid > 1<<30:
 			why = fmt.Sprintf("pid %d", pid)
-		case n > maxReaderName:
+		case n > MaxReaderName:
 			why = fmt.Sprintf("name of %d bytes", n)
-		case state == slotActive && (ri.Position < 0 || ri.Position&(recordAlignment-1) != 0):
+		case state == SlotActive && (ri.Position < 0 || ri.Position&(RecordAlignment-1) != 0):
 			why = fmt.Sprintf("position %d", ri.Position)
 		}
 		if why != "" {
@@ -577,9 +577,9 @@ func decodeReaders(b []byte, me procIdentity) ([]ReaderInfo, error) {
 			}
 			continue
 		}
-		ri.Name = string(b[off+slNameOffset : off+slNameOffset+int(n)])
+		ri.Name = string(b[off+SlNameOffset : off+SlNameOffset+int(n)])
 		if !ri.Pending {
-			ri.Alive = ownerAlive(pid, uint64(r.word(i, slStartOffset).Load()), uint64(r.word(i, slNamespaceOffset).Load()), me)
+			ri.Alive = ownerAlive(pid, uint64(r.Word(i, SlStartOffset).Load()), uint64(r.Word(i, SlNamespaceOffset).Load()), me)
 		}
 		out = append(out, ri)
 	}
@@ -597,12 +597,12 @@ func readReaders(path string) ([]ReaderInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := mapFile(f, int64(readersHeaderLength+slots*readerSlotLength), false)
+	b, err := mapFile(f, int64(ReadersHeaderLength+slots*ReaderSlotLength), false)
 	if err != nil {
 		return nil, err
 	}
 	defer mmapfile.Unmap(b)
-	out, err := decodeReaders(b, selfIdentity())
+	out, err := DecodeReaders(b, SelfIdentity())
 	if err != nil {
 		err = fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package journal
+package journalfile
 
 import (
 	"fmt"
@@ -19,9 +19,9 @@ func mapFile(f *os.File, size int64, writable bool) ([]byte, error) {
 	return b, nil
 }
 
-// syncData makes b[from:to] of a segment's mapping durable (mmapfile.Sync);
+// SyncData makes b[from:to] of a segment's mapping durable (mmapfile.Sync);
 // a variable, so that a test can make it fail.
-var syncData = func(b []byte, from, to int64) error {
+var SyncData = func(b []byte, from, to int64) error {
 	if err := mmapfile.Sync(b, from, to); err != nil {
 		return fmt.Errorf("journal: msync: %w", err)
 	}

@@ -1,12 +1,40 @@
-package journal
+// Package replay records a mailbox's traffic into a journal and feeds a
+// journal back into a mailbox, or into any Sink: the agents of event
+// sourcing over package journal. Package journal/pubrecord does the same
+// for IPC publications, with this package's Replayer.
+//
+//	j, err := journal.Open(dir, journal.Options{})
+//	rec, err := replay.NewRecorder("record-orders", j, 1, in, out, 0) // in -> journal stream 1 -> out
+//	// run rec on the journal writer's runner
+//
+//	t, err := j.NewTailer()
+//	rep, err := replay.NewReplayer("replay-orders", t, box, 0, 1) // stream 1 into box
+//	rep.Paced = true                                                // at the recorded pace
+//
+// A Recorder records before it forwards (write-ahead) and records each
+// message once, whatever the output does; a Replayer sends each record
+// once, holding it while the sink refuses it transiently. Neither
+// allocates per message, and nothing here starts a goroutine.
+// docs/journal.md, "Record and replay", has the contract.
+package replay
 
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/internal/journalfile"
+	"github.com/dutyrt/duty/journal"
 	"github.com/dutyrt/duty/mailbox"
 )
+
+// defaultLimit is the messages or records handled per duty cycle when the
+// caller gives no limit.
+const defaultLimit = 256
+
+// wallClock is the Replayer's default Clock.
+func wallClock() int64 { return time.Now().UnixNano() }
 
 // Recorder is the agent that records a mailbox's traffic into a journal:
 // each DoWork drains the input mailbox, appends every message to the
@@ -17,11 +45,11 @@ import (
 // journal's writer: run it on the writer's thread.
 //
 // A multipart message is recorded as one multipart record
-// (Stream.AppendParts), which a Replayer sends as the same parts.
+// (journal.Stream.AppendParts), which a Replayer sends as the same parts.
 type Recorder struct {
 	role    string
-	j       *Journal
-	stream  *Stream
+	j       *journal.Journal
+	stream  *journal.Stream
 	in, out *mailbox.Mailbox
 	limit   int
 	handle  mailbox.Handler // bound once: DoWork allocates nothing
@@ -34,17 +62,18 @@ var _ agent.Agent = (*Recorder)(nil)
 // NewRecorder returns a Recorder of in onto stream of j, forwarding to out
 // (nil: record only), draining at most limit messages per duty cycle (0:
 // 256).
-func NewRecorder(role string, j *Journal, stream uint32, in, out *mailbox.Mailbox, limit int) (*Recorder, error) {
+func NewRecorder(role string, j *journal.Journal, stream uint32, in, out *mailbox.Mailbox, limit int) (*Recorder, error) {
 	if j == nil || in == nil {
-		return nil, fmt.Errorf("%w: recorder needs a journal and an input mailbox", ErrArgument)
+		return nil, fmt.Errorf("%w: recorder needs a journal and an input mailbox", journal.ErrArgument)
 	}
-	if j.readOnly {
-		return nil, ErrReadOnly
+	s, err := j.Stream(stream) // ErrReadOnly for a read-only journal
+	if err != nil {
+		return nil, err
 	}
 	if limit <= 0 {
-		limit = 256
+		limit = defaultLimit
 	}
-	r := &Recorder{role: role, j: j, stream: j.stream(stream), in: in, out: out, limit: limit}
+	r := &Recorder{role: role, j: j, stream: s, in: in, out: out, limit: limit}
 	r.handle = r.onMessage
 	return r, nil
 }
@@ -73,7 +102,7 @@ func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
 	if !r.held {
 		if _, _, err := r.stream.AppendParts(m.TypeID(), m.Parts()...); err != nil {
 			r.err = err
-			if !errors.Is(err, ErrNotDurable) {
+			if !errors.Is(err, journal.ErrNotDurable) {
 				return mailbox.Abort
 			}
 			// Recorded, not known durable: the message is passed on and
@@ -108,7 +137,7 @@ func (r *Recorder) onMessage(m *mailbox.Message) mailbox.Action {
 // With StopAtEnd, the Replayer returns agent.ErrDone at the end of the log.
 type Replayer struct {
 	role      string
-	t         *Tailer
+	t         *journal.Tailer
 	out       Sink
 	retry     func(error) bool
 	stream    uint32
@@ -116,7 +145,7 @@ type Replayer struct {
 	limit     int
 	// Paced sends each record when as much time has passed since the
 	// first one was sent as passed between their timestamps, by Clock
-	// (ns; default the journal's clock).
+	// (ns; default the system clock: what Options.Clock defaults to).
 	Paced bool
 	Clock func() int64
 	// StopAtEnd ends the replay (agent.ErrDone) at the log's end instead
@@ -139,7 +168,7 @@ type Sink interface {
 // A PartsSink is a Sink that takes multipart messages: a Replayer sends a
 // multipart record to it with SendParts, its parts as they
 // were recorded. A multipart record for a Sink that is not a PartsSink is
-// an error (ErrArgument) naming the record, which stays pending.
+// an error (journal.ErrArgument) naming the record, which stays pending.
 type PartsSink interface {
 	Sink
 	SendParts(typeID int32, parts ...[]byte) error
@@ -151,9 +180,9 @@ var _ agent.Agent = (*Replayer)(nil)
 // replay starts) into out, at most limit records per duty cycle (0: 256).
 // streams restricts it to one stream; none means every stream. A full
 // mailbox (mailbox.ErrBackPressured) is retried.
-func NewReplayer(role string, t *Tailer, out *mailbox.Mailbox, limit int, streams ...uint32) (*Replayer, error) {
+func NewReplayer(role string, t *journal.Tailer, out *mailbox.Mailbox, limit int, streams ...uint32) (*Replayer, error) {
 	if out == nil { // before it becomes a non-nil Sink
-		return nil, fmt.Errorf("%w: replayer needs a tailer, a mailbox and at most one stream", ErrArgument)
+		return nil, fmt.Errorf("%w: replayer needs a tailer, a mailbox and at most one stream", journal.ErrArgument)
 	}
 	return NewSinkReplayer(role, t, out, func(err error) bool { return errors.Is(err, mailbox.ErrBackPressured) }, limit, streams...)
 }
@@ -161,14 +190,14 @@ func NewReplayer(role string, t *Tailer, out *mailbox.Mailbox, limit int, stream
 // NewSinkReplayer is NewReplayer into any Sink: retry reports which of its
 // refusals are transient (the record is sent again next duty cycle); any
 // other is returned by DoWork, the record still pending.
-func NewSinkReplayer(role string, t *Tailer, out Sink, retry func(error) bool, limit int, streams ...uint32) (*Replayer, error) {
+func NewSinkReplayer(role string, t *journal.Tailer, out Sink, retry func(error) bool, limit int, streams ...uint32) (*Replayer, error) {
 	if t == nil || out == nil || retry == nil || len(streams) > 1 {
-		return nil, fmt.Errorf("%w: replayer needs a tailer, a sink, a retry function and at most one stream", ErrArgument)
+		return nil, fmt.Errorf("%w: replayer needs a tailer, a sink, a retry function and at most one stream", journal.ErrArgument)
 	}
 	if limit <= 0 {
-		limit = 256
+		limit = defaultLimit
 	}
-	p := &Replayer{role: role, t: t, out: out, retry: retry, limit: limit, Clock: t.j.opts.Clock}
+	p := &Replayer{role: role, t: t, out: out, retry: retry, limit: limit, Clock: wallClock}
 	p.partsOut, _ = out.(PartsSink)
 	if len(streams) == 1 {
 		p.stream, p.oneStream = streams[0], true
@@ -212,17 +241,17 @@ func (p *Replayer) DoWork() (int, error) {
 				p.started, p.wall0, p.stamp0 = true, now, rec.Timestamp
 			}
 			if rec.Timestamp-p.stamp0 > now-p.wall0 {
-				return n, p.t.seekTo(pos) // not yet: read it again next cycle
+				return n, p.t.SeekPosition(pos) // not yet: read it again next cycle
 			}
 		}
 		if err := p.send(&rec); err != nil {
-			if serr := p.t.seekTo(pos); serr != nil { // sent again next cycle, or after the caller's fix
+			if serr := p.t.SeekPosition(pos); serr != nil { // sent again next cycle, or after the caller's fix
 				return n, serr
 			}
 			if p.retry(err) {
 				return n, nil
 			}
-			return n, fmt.Errorf("journal: %s: record at %d: %w", p.role, rec.Position, err)
+			return n, fmt.Errorf("replay: %s: record at %d: %w", p.role, rec.Position, err)
 		}
 		p.sent++
 		n++
@@ -231,12 +260,12 @@ func (p *Replayer) DoWork() (int, error) {
 }
 
 // send sends rec to the sink: its parts if it is a multipart record.
-func (p *Replayer) send(rec *Record) error {
-	if rec.Flags&recordParts == 0 {
+func (p *Replayer) send(rec *journal.Record) error {
+	if rec.Flags&journalfile.RecordParts == 0 {
 		return p.out.Send(rec.TypeID, rec.Body)
 	}
 	if p.partsOut == nil {
-		return fmt.Errorf("%w: a multipart record, and the sink takes no multipart messages", ErrArgument)
+		return fmt.Errorf("%w: a multipart record, and the sink takes no multipart messages", journal.ErrArgument)
 	}
 	parts, err := rec.Parts(p.parts)
 	if err != nil {

@@ -1,4 +1,4 @@
-package journal
+package journalfile
 
 import (
 	"encoding/binary"
@@ -18,7 +18,7 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "DUTYJCKP"
-//	8       4     layout version (version)
+//	8       4     layout version (Version)
 //	12      4     checkpoint length (checkpointLength)
 //	16      8     segment size
 //	24      8     flushed position
@@ -36,18 +36,18 @@ import (
 const (
 	checkpointLength = 64
 	ckptMagic        = "DUTYJCKP"
-	ckptName         = "checkpoint"
-	ckptSizeOffset   = 16
-	ckptFlushed      = 24
-	ckptTime         = 32
-	ckptFlags        = 40
-	ckptCRC          = 44
-	ckptFirst        = 48
-	ckptFirstCRC     = 56
+	CkptName         = "checkpoint"
+	CkptSizeOffset   = 16
+	CkptFlushed      = 24
+	CkptTime         = 32
+	CkptFlags        = 40
+	CkptCRC          = 44
+	CkptFirst        = 48
+	CkptFirstCRC     = 56
 
-	// ckptClean marks a checkpoint written by Close: the log ends at its
+	// CkptClean marks a checkpoint written by Close: the log ends at its
 	// position and every byte after it is zero, so Open need not check.
-	ckptClean = 1
+	CkptClean = 1
 )
 
 // encodeFramed encodes the 64-byte framing shared by the checkpoint and
@@ -65,26 +65,25 @@ func putFramed(b *[checkpointLength]byte, magic string, segSize, pos, now int64,
 	*b = [checkpointLength]byte{}
 	le := binary.LittleEndian
 	copy(b[:], magic)
-	le.PutUint32(b[8:], version)
+	le.PutUint32(b[8:], Version)
 	le.PutUint32(b[12:], checkpointLength)
-	le.PutUint64(b[ckptSizeOffset:], uint64(segSize))
-	le.PutUint64(b[ckptFlushed:], uint64(pos))
-	le.PutUint64(b[ckptTime:], uint64(now))
-	le.PutUint32(b[ckptFlags:], flags)
-	le.PutUint32(b[ckptCRC:], crc32.Checksum(b[:ckptCRC], castagnoli))
+	le.PutUint64(b[CkptSizeOffset:], uint64(segSize))
+	le.PutUint64(b[CkptFlushed:], uint64(pos))
+	le.PutUint64(b[CkptTime:], uint64(now))
+	le.PutUint32(b[CkptFlags:], flags)
+	le.PutUint32(b[CkptCRC:], crc32.Checksum(b[:CkptCRC], Castagnoli))
 }
 
-// writeCheckpoint records flushed as durable, and the journal's oldest
-// segment. Call it only once the log is durable up to flushed, with
-// flushMu held or before any other goroutine runs (it takes j.mu).
-func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
-	b := encodeFramed(ckptMagic, j.segSize, flushed, j.opts.Clock(), flags)
-	j.mu.Lock()
-	first := j.first()
-	j.mu.Unlock()
-	binary.LittleEndian.PutUint64(b[ckptFirst:], uint64(first))
-	binary.LittleEndian.PutUint32(b[ckptFirstCRC:], crc32.Checksum(b[:ckptFirstCRC], castagnoli))
-	path := filepath.Join(j.dir, ckptName)
+// WriteCheckpoint writes dir's checkpoint: durable up to flushed, the
+// oldest segment starting at first, written at now (ns), with flags. It
+// writes a temporary file, syncs it, renames it over the checkpoint and
+// syncs the directory: a checkpoint is the old one or the new one, never
+// torn. Call it only once the log is durable up to flushed.
+func WriteCheckpoint(dir string, segSize, flushed, first, now int64, flags uint32) error {
+	b := encodeFramed(ckptMagic, segSize, flushed, now, flags)
+	binary.LittleEndian.PutUint64(b[CkptFirst:], uint64(first))
+	binary.LittleEndian.PutUint32(b[CkptFirstCRC:], crc32.Checksum(b[:CkptFirstCRC], Castagnoli))
+	path := filepath.Join(dir, CkptName)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -101,7 +100,7 @@ func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
 		err = os.Rename(tmp, path)
 	}
 	if err == nil {
-		err = mmapfile.SyncDir(j.dir)
+		err = mmapfile.SyncDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("journal: checkpoint: %w", err)
@@ -109,25 +108,25 @@ func (j *Journal) writeCheckpoint(flushed int64, flags uint32) error {
 	return nil
 }
 
-// readCheckpoint returns the checkpoint's flushed position and flags;
+// ReadCheckpoint returns the checkpoint's flushed position and flags;
 // found is false when there is none.
-func readCheckpoint(dir string, segSize int64) (flushed int64, flags uint32, found bool, err error) {
-	c, err := loadCheckpoint(dir, segSize)
-	return c.flushed, c.flags, c.found, err
+func ReadCheckpoint(dir string, segSize int64) (flushed int64, flags uint32, found bool, err error) {
+	c, err := LoadCheckpoint(dir, segSize)
+	return c.Flushed, c.Flags, c.Found, err
 }
 
 // checkpoint is a decoded checkpoint file.
-type checkpoint struct {
-	flushed int64
-	flags   uint32
-	found   bool  // there is a checkpoint file
-	first   int64 // the oldest segment's start when written; -1: not recorded
+type Checkpoint struct {
+	Flushed int64
+	Flags   uint32
+	Found   bool  // there is a checkpoint file
+	First   int64 // the oldest segment's start when written; -1: not recorded
 }
 
-// loadCheckpoint reads and checks the checkpoint file.
-func loadCheckpoint(dir string, segSize int64) (checkpoint, error) {
-	c := checkpoint{first: -1}
-	path := filepath.Join(dir, ckptName)
+// LoadCheckpoint reads and checks the checkpoint file.
+func LoadCheckpoint(dir string, segSize int64) (Checkpoint, error) {
+	c := Checkpoint{First: -1}
+	path := filepath.Join(dir, CkptName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, nil
@@ -140,14 +139,14 @@ func loadCheckpoint(dir string, segSize int64) (checkpoint, error) {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
 	le := binary.LittleEndian
-	if fc := le.Uint32(b[ckptFirstCRC:]); fc != 0 {
-		first := int64(le.Uint64(b[ckptFirst:]))
-		if fc != crc32.Checksum(b[:ckptFirstCRC], castagnoli) || first < 0 || first&(segSize-1) != 0 {
+	if fc := le.Uint32(b[CkptFirstCRC:]); fc != 0 {
+		first := int64(le.Uint64(b[CkptFirst:]))
+		if fc != crc32.Checksum(b[:CkptFirstCRC], Castagnoli) || first < 0 || first&(segSize-1) != 0 {
 			return c, fmt.Errorf("%s: %w: checkpoint first segment %d, CRC %#08x", path, ErrCorrupt, first, fc)
 		}
-		c.first = first
+		c.First = first
 	}
-	c.flushed, c.flags, c.found = flushed, flags, true
+	c.Flushed, c.Flags, c.Found = flushed, flags, true
 	return c, nil
 }
 
@@ -160,16 +159,16 @@ func decodeFramed(b []byte, magic string, segSize int64) (int64, uint32, error) 
 		return 0, 0, fmt.Errorf("%w: checkpoint of %d bytes, want %d", ErrCorrupt, len(b), checkpointLength)
 	case string(b[:8]) != magic:
 		return 0, 0, fmt.Errorf("%w: checkpoint magic %q", ErrCorrupt, b[:8])
-	case le.Uint32(b[8:]) != version:
-		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), version)
-	case crc32.Checksum(b[:ckptCRC], castagnoli) != le.Uint32(b[ckptCRC:]):
+	case le.Uint32(b[8:]) != Version:
+		return 0, 0, fmt.Errorf("%w: checkpoint version %d, want %d", ErrVersion, le.Uint32(b[8:]), Version)
+	case crc32.Checksum(b[:CkptCRC], Castagnoli) != le.Uint32(b[CkptCRC:]):
 		return 0, 0, fmt.Errorf("%w: checkpoint CRC", ErrCorrupt)
-	case int64(le.Uint64(b[ckptSizeOffset:])) != segSize:
-		return 0, 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[ckptSizeOffset:]), segSize)
+	case int64(le.Uint64(b[CkptSizeOffset:])) != segSize:
+		return 0, 0, fmt.Errorf("%w: checkpoint segment size %d, the journal's is %d", ErrCorrupt, le.Uint64(b[CkptSizeOffset:]), segSize)
 	}
-	pos := int64(le.Uint64(b[ckptFlushed:]))
-	if pos < 0 || pos&(recordAlignment-1) != 0 {
+	pos := int64(le.Uint64(b[CkptFlushed:]))
+	if pos < 0 || pos&(RecordAlignment-1) != 0 {
 		return 0, 0, fmt.Errorf("%w: checkpoint position %d", ErrCorrupt, pos)
 	}
-	return pos, le.Uint32(b[ckptFlags:]), nil
+	return pos, le.Uint32(b[CkptFlags:]), nil
 }

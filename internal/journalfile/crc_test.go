@@ -1,0 +1,36 @@
+package journalfile
+
+import (
+	"hash/crc32"
+	"math/rand/v2"
+	"testing"
+)
+
+// crcUpdate agrees with hash/crc32 for every length around the serial
+// path's limit and every alignment of the input, from any starting CRC.
+func TestCRCUpdateIsCastagnoli(t *testing.T) {
+	buf := make([]byte, 1100) // both sides of the serial path's limit on amd64
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	for _, crc := range []uint32{0, 0xFFFFFFFF, r.Uint32()} {
+		for align := range 8 {
+			for n := 0; align+n <= len(buf); n++ {
+				p := buf[align : align+n]
+				if got, want := crcUpdate(crc, p), crc32.Update(crc, Castagnoli, p); got != want {
+					t.Fatalf("crc %#x, %d bytes at offset %d: %#x, want %#x", crc, n, align, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzCRCUpdate(f *testing.F) {
+	f.Add(uint32(0), []byte("DUTYJSEG"))
+	f.Fuzz(func(t *testing.T, crc uint32, p []byte) {
+		if got, want := crcUpdate(crc, p), crc32.Update(crc, Castagnoli, p); got != want {
+			t.Fatalf("%d bytes: %#x, want %#x", len(p), got, want)
+		}
+	})
+}
