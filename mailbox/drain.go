@@ -7,6 +7,7 @@ import (
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/mailboxdef"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -118,7 +119,7 @@ type consumer struct {
 type pending struct {
 	active     bool
 	recordType int32
-	hdr        frameHeader
+	hdr        mailboxframe.Header
 	next       uint32 // index of the next record expected
 	final      Action // what to return at its last record
 }
@@ -350,7 +351,7 @@ func (m *Mailbox) drain(onRecord recordHandler, limit int) (int, error) {
 			// at its first record: consume the rest of that message now (its
 			// records are all there: one claim, one publication).
 			var more int
-			more, rerr = c.read(onRecord, int(c.pending.hdr.count-c.pending.next))
+			more, rerr = c.read(onRecord, int(c.pending.hdr.Count-c.pending.next))
 			k += more
 		}
 		extra := c.extra
@@ -570,15 +571,15 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 			return c.drop(reason)
 		}
 	}
-	class, typeID := classify(recordType)
-	if class == classPlain {
+	class, typeID := mailboxframe.Classify(recordType)
+	if class == mailboxframe.Plain {
 		if c.pending.active {
 			c.abandon()
 		}
 		c.msg.setPlain(typeID, payload)
 		return c.deliver()
 	}
-	if class == classInvalid {
+	if class == mailboxframe.Invalid {
 		if c.pending.active {
 			c.abandon()
 		}
@@ -590,14 +591,14 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.drop("framed record shorter than its header")
 	}
-	var h frameHeader
-	readFrameHeader(payload, &h)
+	var h mailboxframe.Header
+	mailboxframe.ReadHeader(payload, &h)
 	if p := &c.pending; p.active {
-		if recordType == p.recordType && h.index == p.next && h.sameMessage(&p.hdr) {
+		if recordType == p.recordType && h.Index == p.next && h.SameMessage(&p.hdr) {
 			// A later record of a message delivered at its first record.
 			p.next++
 			c.extra++
-			if p.next == h.count {
+			if p.next == h.Count {
 				p.active = false
 				return p.final
 			}
@@ -607,18 +608,18 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 	}
 	m := c.mb
 	switch {
-	case h.index != 0:
+	case h.Index != 0:
 		return c.drop("fragment without its first record")
-	case h.count == 0 || int(h.count) > m.lay.maxRecords:
+	case h.Count == 0 || int(h.Count) > m.lay.MaxRecords:
 		return c.drop("record count out of range")
-	case h.parts == 0 || int(h.parts) > m.maxParts:
+	case h.Parts == 0 || int(h.Parts) > m.maxParts:
 		return c.drop("part count out of range")
-	case int(h.bodyLen) > m.lay.maxMessage:
+	case int(h.BodyLen) > m.lay.MaxMessage:
 		return c.drop("body longer than MaxMessageSize")
 	}
-	if h.count == 1 {
+	if h.Count == 1 {
 		body := payload[frameHeaderLength:]
-		if len(body) != int(h.bodyLen) {
+		if len(body) != int(h.BodyLen) {
 			return c.drop("body length does not match the record")
 		}
 		if !c.msg.setFramed(typeID, body, &h, &c.parts) {
@@ -626,7 +627,9 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.deliver()
 	}
-	body, reason := c.assemble(whole, payload, recordType, &h)
+	// The message's later records, read ahead: the type id as the ring
+	// holds them, and the position of the lap the read is in.
+	body, reason := mailboxframe.Assemble(&c.reasm, &c.rd.Log, &m.lay, whole, payload, recordType|m.checkFlag(), &h, c.positionOf(0))
 	if reason != "" {
 		return c.drop(reason)
 	}
@@ -754,7 +757,7 @@ func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, stri
 	if !ok {
 		return 0, nil, "record outside the ring" // the ring's read handed it out: never
 	}
-	if !verify(c.positionOf(index), recordType, payload) {
+	if !mailboxframe.Verify(c.positionOf(index), recordType, payload) {
 		return 0, nil, "checksum mismatch"
 	}
 	return recordType &^ checkedFlag, payload[checksumLength:], ""

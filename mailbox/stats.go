@@ -3,6 +3,7 @@ package mailbox
 import (
 	"encoding/binary"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -105,7 +106,7 @@ func (m *Mailbox) stranded() int64 {
 				return n
 			}
 			if typeID != record.PaddingTypeID {
-				at := m.lay.over + frameIndexOffset
+				at := m.lay.Over + mailboxdef.IndexOffset
 				if typeID&framedFlag == 0 {
 					n++
 				} else if int(length)-record.HeaderLength >= at+4 &&

@@ -1,4 +1,14 @@
-package mailbox
+// Package mailboxframe is package mailbox's framed-record layer: the frame
+// header of a message that travels as one batch of records (multipart, or
+// larger than one record), the classification of a record's type id, the
+// framing geometry of a mailbox, the checksum that seals a record in a
+// checksummed mailbox, the writer that spreads a message's body over its
+// fragments, and the reassembly of a multi-record message at its first
+// record. Package mailbox claims, publishes, drains and counts; this
+// package only reads and writes the bytes of framed records. Its numbers
+// are internal/mailboxdef's (docs/layouts.md lists them; docs/mailbox.md
+// explains the framing).
+package mailboxframe
 
 import (
 	"encoding/binary"
@@ -8,20 +18,20 @@ import (
 )
 
 // The framing of a mailbox over a many-to-one ring. This file is the only
-// place where it is written down; frame_test.go asserts it byte by byte and
-// docs/mailbox.md explains it.
+// place where it is written down; mailbox's frame_test.go asserts it byte
+// by byte and docs/mailbox.md explains it.
 //
 // A message travels in one of two forms.
 //
 // Plain: one ring record whose type id is the user's type id
-// (1..MaxTypeID) and whose payload is the message's bytes, exactly as
-// Agrona writes it. A Send of a payload up to MaxClaimLength bytes, a
+// (1..record.MaxTypeID) and whose payload is the message's bytes, exactly
+// as Agrona writes it. A Send of a payload up to MaxClaimLength bytes, a
 // Claim and a typed message take this form.
 //
 // Framed: n >= 1 records published as one ring batch (one claim, one
-// publication), each of type framedFlag|typeID, each payload starting with
-// a frameHeaderLength-byte frame header followed by a fragment of the
-// message body:
+// publication), each of type record.FlagFramed|typeID, each payload
+// starting with a HeaderLength-byte frame header followed by a fragment
+// of the message body:
 //
 //	+0   int64  sender key: the sender's id, taken from the ring's
 //	            correlation counter (unique across processes sharing it)
@@ -41,102 +51,89 @@ import (
 //
 // A multipart message that fits in one record is one framed record
 // (count 1); a message too large for one record is split into fragments of
-// MaxClaimLength-frameHeaderLength bytes (the last one shorter).
+// Layout.MaxFrag bytes (the last one shorter).
 const (
-	// MaxTypeID is the largest user type id (the record core's,
-	// internal/record). The bits above it are reserved for the framing.
-	MaxTypeID = record.MaxTypeID
-	// framedFlag marks the type id of a framed record: framedFlag|typeID.
-	framedFlag = record.FlagFramed
-	// reservedTypeBits are the type id bits a valid record may set only
-	// as framedFlag: all the record core's flag bits (a mailbox has no
-	// fragment BEGIN or END: its framed records carry their index).
-	reservedTypeBits = record.FlagBits
-
-	// frameHeaderLength is the length of the frame header at the start of
-	// every framed record's payload (internal/mailboxdef, docs/layouts.md).
-	frameHeaderLength = mailboxdef.HeaderLength
-	// Offsets in the frame header.
-	frameKeyOffset        = mailboxdef.KeyOffset
-	frameSequenceOffset   = mailboxdef.SequenceOffset
-	frameIndexOffset      = mailboxdef.IndexOffset
-	frameCountOffset      = mailboxdef.CountOffset
-	frameBodyLengthOffset = mailboxdef.BodyLengthOffset
-	framePartsOffset      = mailboxdef.PartsOffset
-
+	// HeaderLength is the length of the frame header at the start of
+	// every framed record's payload.
+	HeaderLength = mailboxdef.HeaderLength
 	// partLengthPrefix is the length of the prefix of each part in the
 	// body of a multipart message.
 	partLengthPrefix = mailboxdef.PartLengthPrefix
-
-	// minCapacity is the smallest ring capacity a mailbox accepts: its
-	// records must carry a frame header and a useful fragment.
-	minCapacity = mailboxdef.MinCapacity
+	// reservedTypeBits are the type id bits a valid record may set only
+	// as record.FlagFramed: all the record core's flag bits (a mailbox has
+	// no fragment BEGIN or END: its framed records carry their index).
+	reservedTypeBits = record.FlagBits
 )
 
-// frameHeader is a decoded frame header.
-type frameHeader struct {
-	key     int64
-	seq     uint64
-	index   uint32
-	count   uint32
-	bodyLen uint32
-	parts   uint32
+// Header is a decoded frame header.
+type Header struct {
+	Key     int64
+	Seq     uint64
+	Index   uint32
+	Count   uint32
+	BodyLen uint32
+	Parts   uint32
 }
 
-func putFrameHeader(b []byte, h *frameHeader) {
-	_ = b[frameHeaderLength-1]
-	binary.LittleEndian.PutUint64(b[frameKeyOffset:], uint64(h.key))
-	binary.LittleEndian.PutUint64(b[frameSequenceOffset:], h.seq)
-	binary.LittleEndian.PutUint32(b[frameIndexOffset:], h.index)
-	binary.LittleEndian.PutUint32(b[frameCountOffset:], h.count)
-	binary.LittleEndian.PutUint32(b[frameBodyLengthOffset:], h.bodyLen)
-	binary.LittleEndian.PutUint32(b[framePartsOffset:], h.parts)
+// PutHeader encodes h at the start of b, which must be at least
+// HeaderLength bytes long.
+func PutHeader(b []byte, h *Header) {
+	_ = b[HeaderLength-1]
+	binary.LittleEndian.PutUint64(b[mailboxdef.KeyOffset:], uint64(h.Key))
+	binary.LittleEndian.PutUint64(b[mailboxdef.SequenceOffset:], h.Seq)
+	binary.LittleEndian.PutUint32(b[mailboxdef.IndexOffset:], h.Index)
+	binary.LittleEndian.PutUint32(b[mailboxdef.CountOffset:], h.Count)
+	binary.LittleEndian.PutUint32(b[mailboxdef.BodyLengthOffset:], h.BodyLen)
+	binary.LittleEndian.PutUint32(b[mailboxdef.PartsOffset:], h.Parts)
 }
 
-// readFrameHeader decodes the header at the start of b, which must be at
-// least frameHeaderLength bytes long (callers check).
-func readFrameHeader(b []byte, h *frameHeader) {
-	_ = b[frameHeaderLength-1]
-	h.key = int64(binary.LittleEndian.Uint64(b[frameKeyOffset:]))
-	h.seq = binary.LittleEndian.Uint64(b[frameSequenceOffset:])
-	h.index = binary.LittleEndian.Uint32(b[frameIndexOffset:])
-	h.count = binary.LittleEndian.Uint32(b[frameCountOffset:])
-	h.bodyLen = binary.LittleEndian.Uint32(b[frameBodyLengthOffset:])
-	h.parts = binary.LittleEndian.Uint32(b[framePartsOffset:])
+// ReadHeader decodes the header at the start of b, which must be at
+// least HeaderLength bytes long (callers check).
+func ReadHeader(b []byte, h *Header) {
+	_ = b[HeaderLength-1]
+	h.Key = int64(binary.LittleEndian.Uint64(b[mailboxdef.KeyOffset:]))
+	h.Seq = binary.LittleEndian.Uint64(b[mailboxdef.SequenceOffset:])
+	h.Index = binary.LittleEndian.Uint32(b[mailboxdef.IndexOffset:])
+	h.Count = binary.LittleEndian.Uint32(b[mailboxdef.CountOffset:])
+	h.BodyLen = binary.LittleEndian.Uint32(b[mailboxdef.BodyLengthOffset:])
+	h.Parts = binary.LittleEndian.Uint32(b[mailboxdef.PartsOffset:])
 }
 
-// sameMessage reports whether h is a later record of the message whose
+// SameMessage reports whether h is a later record of the message whose
 // first record is first.
-func (h *frameHeader) sameMessage(first *frameHeader) bool {
-	return h.key == first.key && h.seq == first.seq && h.count == first.count &&
-		h.bodyLen == first.bodyLen && h.parts == first.parts
+func (h *Header) SameMessage(first *Header) bool {
+	return h.Key == first.Key && h.Seq == first.Seq && h.Count == first.Count &&
+		h.BodyLen == first.BodyLen && h.Parts == first.Parts
 }
 
-// recordClass is what a record's type id says it is.
-type recordClass uint8
+// Class is what a record's type id says it is.
+type Class uint8
 
 const (
-	classPlain recordClass = iota
-	classFramed
-	classInvalid
+	// Plain is a plain record: the type id is the user's.
+	Plain Class = iota
+	// Framed is a framed record: a frame header, then a fragment.
+	Framed
+	// Invalid is a type id no sender writes.
+	Invalid
 )
 
-// classify splits a record type id (>= 1, as the ring guarantees) into its
-// class and the user type id.
-func classify(recordType int32) (recordClass, int32) {
-	if recordType <= MaxTypeID {
-		return classPlain, recordType
+// Classify splits a record type id (>= 1, as the ring guarantees, without
+// record.FlagChecked) into its class and the user type id.
+func Classify(recordType int32) (Class, int32) {
+	if recordType <= record.MaxTypeID {
+		return Plain, recordType
 	}
-	user := recordType & MaxTypeID
-	if recordType&reservedTypeBits != framedFlag || user == 0 {
-		return classInvalid, 0
+	user := recordType & record.MaxTypeID
+	if recordType&reservedTypeBits != record.FlagFramed || user == 0 {
+		return Invalid, 0
 	}
-	return classFramed, user
+	return Framed, user
 }
 
-// bodyLength returns the body length of a message with the given parts:
+// BodyLength returns the body length of a message with the given parts:
 // the payload for one part, length-prefixed parts for more.
-func bodyLength(parts [][]byte) int {
+func BodyLength(parts [][]byte) int {
 	if len(parts) == 1 {
 		return len(parts[0])
 	}
@@ -147,44 +144,49 @@ func bodyLength(parts [][]byte) int {
 	return n
 }
 
-// layout is the framing geometry of one mailbox, fixed by its ring and
+// Layout is the framing geometry of one mailbox, fixed by its ring and
 // whether its records carry a checksum.
-type layout struct {
-	maxRecord  int // payload bytes of one record: the ring's MaxMessageLength
-	over       int // bytes of every record's payload before its body or frame header: checksumLength, or 0
-	maxFrag    int // body bytes of one framed record
-	maxBatch   int // bytes of the largest batch a message may claim
-	maxMessage int // largest body length
-	maxRecords int // most records of one message
+type Layout struct {
+	MaxRecord  int  // payload bytes of one record: the ring's MaxMessageLength
+	Over       int  // bytes of every record's payload before its body or frame header: mailboxdef.ChecksumLength, or 0
+	MaxFrag    int  // body bytes of one framed record
+	MaxBatch   int  // bytes of the largest batch a message may claim
+	MaxMessage int  // largest body length
+	MaxRecords int  // most records of one message
+	Checked    bool // every record is sealed (Seal) and verified (Verify)
 }
 
-func newLayout(capacity, maxRecord, maxMessage int, checksum bool) layout {
-	l := layout{maxRecord: maxRecord, maxBatch: capacity / 2}
+// NewLayout returns the layout of a mailbox whose ring has capacity bytes
+// of records, each of at most maxRecord payload bytes, with messages of at
+// most maxMessage bytes (0: as large as half the ring allows), checksummed
+// or not.
+func NewLayout(capacity, maxRecord, maxMessage int, checksum bool) Layout {
+	l := Layout{MaxRecord: maxRecord, MaxBatch: capacity / 2, Checked: checksum}
 	if checksum {
-		l.over = checksumLength
+		l.Over = mailboxdef.ChecksumLength
 	}
-	head := l.over + frameHeaderLength // a framed record's payload before its fragment
-	l.maxFrag = maxRecord - head
-	full := l.maxBatch / record.Size(maxRecord) // records of maxFrag body bytes
-	l.maxMessage = full * l.maxFrag
-	if rest := l.maxBatch - full*record.Size(maxRecord); rest >= record.Size(head+1) {
-		l.maxMessage += (rest-record.HeaderLength)&^(record.Alignment-1) - head
+	head := l.Over + HeaderLength // a framed record's payload before its fragment
+	l.MaxFrag = maxRecord - head
+	full := l.MaxBatch / record.Size(maxRecord) // records of MaxFrag body bytes
+	l.MaxMessage = full * l.MaxFrag
+	if rest := l.MaxBatch - full*record.Size(maxRecord); rest >= record.Size(head+1) {
+		l.MaxMessage += (rest-record.HeaderLength)&^(record.Alignment-1) - head
 	}
-	if maxMessage > 0 && maxMessage < l.maxMessage {
-		l.maxMessage = maxMessage
+	if maxMessage > 0 && maxMessage < l.MaxMessage {
+		l.MaxMessage = maxMessage
 	}
-	l.maxRecords = (l.maxMessage + l.maxFrag - 1) / l.maxFrag
+	l.MaxRecords = (l.MaxMessage + l.MaxFrag - 1) / l.MaxFrag
 	return l
 }
 
-// records returns the record count and the batch size of a framed message
+// Records returns the record count and the batch size of a framed message
 // with a body of bodyLen bytes.
-func (l *layout) records(bodyLen int) (count, size int) {
-	count = (bodyLen + l.maxFrag - 1) / l.maxFrag
+func (l *Layout) Records(bodyLen int) (count, size int) {
+	count = (bodyLen + l.MaxFrag - 1) / l.MaxFrag
 	if count == 0 {
 		count = 1
 	}
-	last := bodyLen - (count-1)*l.maxFrag
-	size = (count-1)*record.Size(l.maxRecord) + record.Size(l.over+frameHeaderLength+last)
+	last := bodyLen - (count-1)*l.MaxFrag
+	size = (count-1)*record.Size(l.MaxRecord) + record.Size(l.Over+HeaderLength+last)
 	return count, size
 }
