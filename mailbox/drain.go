@@ -97,7 +97,7 @@ type consumer struct {
 
 	// The ring's consumer: the record core's read loops over the
 	// mailbox's ring (its Log, the records, also serves the read-ahead of
-	// a framed message (assemble) and claimAt).
+	// a framed message (mailboxframe.Assemble) and claimAt).
 	rd record.Reader
 
 	// Cold.
@@ -741,7 +741,7 @@ func (m *Mailbox) Heartbeat() error {
 	return m.beat(true)
 }
 
-// unseal checks a record of a checksummed mailbox (checksum.go) and returns
+// unseal checks a record of a checksummed mailbox (mailboxframe.Verify) and returns
 // its type id without checkedFlag and its payload after the checksum
 // prefix, or the reason to drop it: a record without a checksum in a
 // checksummed mailbox (or with one in a mailbox without), or one whose

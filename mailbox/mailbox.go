@@ -186,7 +186,7 @@ type Mailbox struct {
 	w        *words
 	host     Host // nil: a heap mailbox
 	sendOnly bool
-	checksum bool // Config.Checksum: every record is sealed (checksum.go)
+	checksum bool // Config.Checksum: every record is sealed (mailboxframe.Seal)
 	gone     bool // the Host took the memory away (detach)
 	timeout  int64
 	hbCycles int
