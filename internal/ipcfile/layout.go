@@ -1,13 +1,20 @@
-package ipc
+// Package ipcfile is the bytes of package ipc's shared files: the header
+// every duty file starts with (its layout, the encoder that writes it in
+// the order that makes it ready atomically, the decoder that checks every
+// field a foreign process could have written), and the mailbox file's
+// header in the spare slots. Package ipc creates, maps, opens, owns and
+// removes the files; this package only says what their first page holds.
+// docs/ipc.md has the tables.
+package ipcfile
 
 import "github.com/dutyrt/duty/internal/fileapi"
 
 // The byte layout of a duty shared-memory file. This file is the only place
-// these numbers are written; layout_test.go asserts them against the table
-// in docs/ipc.md and against the bytes Create actually writes.
+// these numbers are written; ipc's layout_test.go asserts them against the
+// table in docs/ipc.md and against the bytes Create actually writes.
 //
-// A file is a headerLength-byte header followed by up to maxSections
-// sections, each starting on a sectionAlignment boundary. All words are
+// A file is a HeaderLength-byte header followed by up to MaxSections
+// sections, each starting on a SectionAlignment boundary. All words are
 // little-endian (the native order of every platform duty supports).
 //
 //	   0  [8]byte magic "DUTYSHM\x00"
@@ -37,83 +44,60 @@ import "github.com/dutyrt/duty/internal/fileapi"
 //	1536  ..4096  reserved (0)
 //	4096  section 0 (for KindRing: a ringbuf many-to-one ring, capacity+768)
 const (
-	// fileMagic is the first 8 bytes of every duty file.
-	fileMagic = "DUTYSHM\x00"
+	// Magic is the first 8 bytes of every duty file.
+	Magic = "DUTYSHM\x00"
 
-	// fileLayoutVersion is the layout version this package writes and the
+	// LayoutVersion is the layout version this package writes and the
 	// highest it reads.
-	fileLayoutVersion int32 = 1
+	LayoutVersion int32 = 1
 
-	// headerLength is the length of the header: one 4 KiB page.
-	headerLength = 4096
-	// sectionAlignment is the alignment of every section's offset, and the
+	// HeaderLength is the length of the header: one 4 KiB page.
+	HeaderLength = 4096
+	// SectionAlignment is the alignment of every section's offset, and the
 	// unit the file length is rounded up to.
-	sectionAlignment = 4096
-	// maxSections is the number of entries in the section table.
-	maxSections = 8
+	SectionAlignment = 4096
+	// MaxSections is the number of entries in the section table.
+	MaxSections = 8
 
-	magicOffset            = 0
-	versionOffset          = 8
-	kindOffset             = 12
-	headerLengthOffset     = 16
-	sectionCountOffset     = 20
-	sectionAlignmentOffset = 24
-	fileLengthOffset       = 32
-	ownerPIDOffset         = 40
-	ownerStartTimeOffset   = 48
-	createdOffset          = 56
-	livenessTimeoutOffset  = 64
-	heartbeatOffset        = 128
+	MagicOffset            = 0
+	VersionOffset          = 8
+	KindOffset             = 12
+	HeaderLengthOffset     = 16
+	SectionCountOffset     = 20
+	SectionAlignmentOffset = 24
+	FileLengthOffset       = 32
+	OwnerPIDOffset         = 40
+	OwnerStartTimeOffset   = 48
+	CreatedOffset          = 56
+	LivenessTimeoutOffset  = 64
+	HeartbeatOffset        = 128
 
-	// sectionTableOffset is the offset of the section table.
-	sectionTableOffset = 256
-	// sectionEntryLength is the length of one section table entry.
-	sectionEntryLength = 16
-	// sectionOffsetField and sectionLengthField are the offsets of an
+	// SectionTableOffset is the offset of the section table.
+	SectionTableOffset = 256
+	// SectionEntryLength is the length of one section table entry.
+	SectionEntryLength = 16
+	// SectionOffsetField and SectionLengthField are the offsets of an
 	// entry's words, relative to the entry.
-	sectionOffsetField = 0
-	sectionLengthField = 8
+	SectionOffsetField = 0
+	SectionLengthField = 8
 
-	// spareSlotsOffset is the offset of the first spare slot.
-	spareSlotsOffset = 512
-	// spareSlotLength is the length of one spare slot (two cache lines).
-	spareSlotLength = 128
-	// spareSlotCount is the number of spare slots.
-	spareSlotCount = 8
+	// SpareSlotsOffset is the offset of the first spare slot.
+	SpareSlotsOffset = 512
+	// SpareSlotLength is the length of one spare slot (two cache lines).
+	SpareSlotLength = 128
+	// SpareSlotCount is the number of spare slots.
+	SpareSlotCount = 8
 
-	// heartbeatClosed is the heartbeat value an owner stores when it closes
+	// HeartbeatClosed is the heartbeat value an owner stores when it closes
 	// the file: it has stopped using it, whatever its process does next.
-	heartbeatClosed = fileapi.HeartbeatClosed
+	HeartbeatClosed = fileapi.HeartbeatClosed
 )
 
-// Kind says what a file's sections hold. It is stored in the header so that
-// opening a file of the wrong kind is an error, not a misreading.
-type Kind int32
+// AlignUp rounds n up to a multiple of a (a power of two).
+func AlignUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
 
-const (
-	// KindRing is a file whose single section is a ringbuf many-to-one ring
-	// (capacity + ringbuf.TrailerLength bytes).
-	KindRing Kind = 1
-	// KindPublication is an IPC publication: log, metadata and subscriber
-	// table (package ipc/publication, its layout.go).
-	KindPublication Kind = 2
-	// KindCounters is a counters file (countersfile.go).
-	KindCounters Kind = 3
-	// KindErrorLog is a distinct error log file (errlogfile.go): one
-	// section holding an errlog buffer.
-	KindErrorLog Kind = 4
-	// KindHistograms is a latency histograms file (histogramfile.go): one
-	// section holding histogram regions one after another.
-	KindHistograms Kind = 5
-	// kindUserMin is the first kind free for applications.
-	kindUserMin Kind = 1 << 16
-)
+// SectionEntry returns the offset in the header of section i's table entry.
+func SectionEntry(i int) int { return SectionTableOffset + i*SectionEntryLength }
 
-// alignUp rounds n up to a multiple of a (a power of two).
-func alignUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
-
-// sectionEntry returns the offset in the header of section i's table entry.
-func sectionEntry(i int) int { return sectionTableOffset + i*sectionEntryLength }
-
-// spareSlot returns the offset in the header of spare slot i.
-func spareSlot(i int) int { return spareSlotsOffset + i*spareSlotLength }
+// SpareSlot returns the offset in the header of spare slot i.
+func SpareSlot(i int) int { return SpareSlotsOffset + i*SpareSlotLength }
