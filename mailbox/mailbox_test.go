@@ -291,7 +291,7 @@ func TestCloseDrain(t *testing.T) {
 	n, err := mb.Close(Drain)
 	require.NoError(t, err)
 	require.Zero(t, n)
-	require.True(t, mb.IsClosed())
+	require.ErrorIs(t, mb.Err(), ErrClosed)
 	require.Equal(t, ErrClosed, mb.Send(1, nil))
 	require.Equal(t, ErrClosed, mb.SendParts(1, nil, nil))
 	_, err = mb.Claim(1, 1)
