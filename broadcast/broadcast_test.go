@@ -41,10 +41,10 @@ func TestMisalignedBuffer(t *testing.T) {
 	for off := 1; off < 8; off++ {
 		b := big[off : off+capacity+trailerLength]
 		_, err := NewTransmitter(b)
-		require.ErrorIs(t, err, ErrMisaligned)
+		require.ErrorIs(t, err, ErrCapacity)
 		require.ErrorIs(t, err, atomicbuf.ErrMisaligned)
 		_, err = NewReceiver(b)
-		require.ErrorIs(t, err, ErrMisaligned)
+		require.ErrorIs(t, err, ErrCapacity)
 	}
 	_, err := NewTransmitter(big[8 : 8+capacity+trailerLength])
 	require.NoError(t, err)

@@ -39,7 +39,7 @@ type Receiver struct {
 // the first ReceiveNext returns the most recent complete message (on a buffer
 // never written to, the first one transmitted). It never writes to buf.
 //
-// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a latest counter no
+// Errors: ErrCapacity (a length or alignment it cannot use), ErrCorrupt (a latest counter no
 // transmitter can have written).
 func NewReceiver(buf []byte) (*Receiver, error) {
 	v, err := newView(buf)

@@ -23,7 +23,7 @@ type Transmitter struct {
 // trailerLength bytes (an mmap'd file, for example). It never writes to buf: a
 // transmitter that restarts over a live buffer continues at its tail.
 //
-// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a tail counter, or a
+// Errors: ErrCapacity (a length or alignment it cannot use), ErrCorrupt (a tail counter, or a
 // tail intent more than a record past it, that no transmitter can have
 // written).
 func NewTransmitter(buf []byte) (*Transmitter, error) {

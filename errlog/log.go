@@ -53,7 +53,7 @@ func WithClock(c clock.Clock) Option {
 }
 
 // New returns a Log over buf. buf's first byte must be 8-byte aligned
-// (ErrMisaligned, never a panic); heap allocations of 8 bytes or more and
+// (an error otherwise, never a panic); heap allocations of 8 bytes or more and
 // mapped files are.
 //
 // New never writes to buf. A fresh buffer is zero: the empty log. If buf

@@ -8,12 +8,11 @@ import (
 )
 
 var (
-	// ErrConfig reports a Config outside what HdrHistogram can represent:
-	// Lowest < 1, Highest < 2*Lowest, SignificantFigures outside 1..5, or a
-	// geometry whose values overflow 64 bits.
-	ErrConfig = errors.New("histogram: invalid config")
-	// ErrLabel reports a label longer than MaxLabelLength bytes.
-	ErrLabel = errors.New("histogram: label too long")
+	// ErrConfig reports a Config outside what HdrHistogram can represent
+	// (Lowest < 1, Highest < 2*Lowest, SignificantFigures outside 1..5, or
+	// a geometry whose values overflow 64 bits), or a label longer than
+	// MaxLabelLength bytes.
+	ErrConfig = errors.New("histogram: invalid config or label")
 	// ErrRegion reports a region a caller passed that cannot hold the
 	// histogram: shorter than Size(cfg), or not 8-byte aligned. Errors for
 	// misalignment also wrap atomicbuf.ErrMisaligned.

@@ -50,7 +50,7 @@ func TestRecorderChecksArguments(t *testing.T) {
 	_, err = NewRecorder(region, Config{Lowest: 1, Highest: 1, SignificantFigures: 3}, "x")
 	require.ErrorIs(t, err, ErrConfig)
 	_, err = NewRecorder(region, ns, strings.Repeat("x", MaxLabelLength+1))
-	require.ErrorIs(t, err, ErrLabel)
+	require.ErrorIs(t, err, ErrConfig)
 	_, err = NewRecorder(region[:len(region)-8], ns, "x")
 	require.ErrorIs(t, err, ErrRegion)
 	_, err = NewRecorder(atomicbuf.Make(len(region) + 8).Bytes()[4:], ns, "x")

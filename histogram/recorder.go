@@ -35,7 +35,7 @@ type Recorder struct {
 // NewRecorder lays out a histogram of cfg labelled label in the first
 // Size(cfg) bytes of region and returns its Recorder. region must be 8-byte
 // aligned and at least Size(cfg) long (ErrRegion), label at most
-// MaxLabelLength bytes (ErrLabel), cfg valid (ErrConfig). A region that
+// MaxLabelLength bytes and cfg valid (ErrConfig). A region that
 // already holds a published histogram gives ErrInUse: there is one writer
 // per region, for the region's whole life.
 //
@@ -49,7 +49,7 @@ func NewRecorder(region []byte, cfg Config, label string) (*Recorder, error) {
 		return nil, err
 	}
 	if len(label) > MaxLabelLength {
-		return nil, fmt.Errorf("%w: %d bytes, want at most %d", ErrLabel, len(label), MaxLabelLength)
+		return nil, fmt.Errorf("%w: label of %d bytes, want at most %d", ErrConfig, len(label), MaxLabelLength)
 	}
 	buf, err := regionBuffer(region, g.size())
 	if err != nil {

@@ -146,14 +146,14 @@ func (r *ring) init(b []byte, many bool) error {
 	}
 	capacity := len(b) - TrailerLength
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
-		return fmt.Errorf("%w: length=%d", ErrCapacity, len(b))
+		return fmt.Errorf("%w: length=%d, want a positive power of 2 + TrailerLength", ErrCapacity, len(b))
 	}
 	if capacity < minCapacity {
 		return fmt.Errorf("%w: insufficient capacity: minCapacity=%d, length=%d", ErrCapacity, minCapacity+TrailerLength, len(b))
 	}
 	ab, err := atomicbuf.New(b)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMisaligned, err)
+		return fmt.Errorf("%w: buffer not 8-byte aligned: %w", ErrCapacity, err)
 	}
 	*r = ring{
 		buf:            ab,

@@ -75,7 +75,7 @@ func TestConstructorRejectsBadBuffers(t *testing.T) {
 		big, err := Allocate(2048)
 		require.NoError(t, err)
 		_, err = k.new(big[4 : 4+1024+TrailerLength])
-		require.ErrorIs(t, err, ErrMisaligned)
+		require.ErrorIs(t, err, ErrCapacity)
 	})
 	_, err := Allocate(100)
 	require.ErrorIs(t, err, ErrCapacity)
