@@ -54,7 +54,7 @@ func NewReceiver(buf []byte) (*Receiver, error) {
 		v:         v,
 		cursor:    latest,
 		next:      latest,
-		maxRecord: int64(MaxMsgLength(int(v.capacity))) + headerLength,
+		maxRecord: int64(maxMsgLength(int(v.capacity))) + headerLength,
 	}, nil
 }
 

@@ -43,15 +43,15 @@ func NewTransmitter(buf []byte) (*Transmitter, error) {
 	// (less than a record): an intent further ahead was not written by a
 	// transmitter, and keeping it as the floor would make every record
 	// look overwritten to every receiver until the tail caught up with it.
-	maxMsgLength := MaxMsgLength(int(v.capacity))
+	maxLen := maxMsgLength(int(v.capacity))
 	floor := v.tailIntent.Load()
-	if maxRecord := align(int64(maxMsgLength) + headerLength); validPosition(floor) && floor-tail > 2*maxRecord-recordAlignment {
+	if maxRecord := align(int64(maxLen) + headerLength); validPosition(floor) && floor-tail > 2*maxRecord-recordAlignment {
 		return nil, corruptError("tail intent %d more than a record past tail %d", floor, tail)
 	}
 	if !validPosition(floor) || floor < tail {
 		floor = tail
 	}
-	return &Transmitter{v: v, tail: tail, intentFloor: floor, maxMsgLength: maxMsgLength}, nil
+	return &Transmitter{v: v, tail: tail, intentFloor: floor, maxMsgLength: maxLen}, nil
 }
 
 // Capacity returns the ring capacity in bytes (without the trailer).

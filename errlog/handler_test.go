@@ -41,7 +41,7 @@ func TestHandlerLogsToSlogWithoutNext(t *testing.T) {
 	h := Handler(mustLog(t, newBuf(16)), nil)
 	h(errors.New("lost"))
 	require.Contains(t, out.String(), "level=ERROR")
-	require.Contains(t, out.String(), FullMessage)
+	require.Contains(t, out.String(), fullMessage)
 	require.Contains(t, out.String(), "err=lost")
 }
 

@@ -248,8 +248,8 @@ func (o *Outbound) RoleName() string { return "natsbridge-out-" + o.cfg.Name }
 // OnStart does nothing: the connection was made by NewOutbound.
 func (o *Outbound) OnStart() error { return nil }
 
-// Source returns the bridge's source id, as written in its frames.
-func (o *Outbound) Source() uint64 { return o.source }
+// sourceID returns the bridge's source id, as written in its frames.
+func (o *Outbound) sourceID() uint64 { return o.source }
 
 // Stats returns the bridge's statistics. Safe from any goroutine.
 func (o *Outbound) Stats() Stats {
