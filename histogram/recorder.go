@@ -34,8 +34,8 @@ type Recorder struct {
 
 // NewRecorder lays out a histogram of cfg labelled label in the first
 // Size(cfg) bytes of region and returns its Recorder. region must be 8-byte
-// aligned and at least Size(cfg) long (ErrRegion), label at most
-// MaxLabelLength bytes and cfg valid (ErrConfig). A region that
+// aligned and at least Size(cfg) long, label at most MaxLabelLength bytes
+// and cfg valid (ErrArgument otherwise). A region that
 // already holds a published histogram gives ErrInUse: there is one writer
 // per region, for the region's whole life.
 //
@@ -49,7 +49,7 @@ func NewRecorder(region []byte, cfg Config, label string) (*Recorder, error) {
 		return nil, err
 	}
 	if len(label) > MaxLabelLength {
-		return nil, fmt.Errorf("%w: label of %d bytes, want at most %d", ErrConfig, len(label), MaxLabelLength)
+		return nil, fmt.Errorf("%w: label of %d bytes, want at most %d", ErrArgument, len(label), MaxLabelLength)
 	}
 	buf, err := regionBuffer(region, g.size())
 	if err != nil {
@@ -98,11 +98,11 @@ func NewRegion(cfg Config) ([]byte, error) {
 // returns an atomic view of its first size bytes.
 func regionBuffer(region []byte, size int) (atomicbuf.Buffer, error) {
 	if len(region) < size {
-		return atomicbuf.Buffer{}, fmt.Errorf("%w: %d bytes, need %d", ErrRegion, len(region), size)
+		return atomicbuf.Buffer{}, fmt.Errorf("%w: region of %d bytes, need %d", ErrArgument, len(region), size)
 	}
 	buf, err := atomicbuf.New(region[:size:size])
 	if err != nil {
-		return atomicbuf.Buffer{}, fmt.Errorf("%w: %w", ErrRegion, err)
+		return atomicbuf.Buffer{}, fmt.Errorf("%w: region: %w", ErrArgument, err)
 	}
 	return buf, nil
 }
