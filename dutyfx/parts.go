@@ -27,9 +27,9 @@ func Mailbox(name string, cfg mailbox.Config) fx.Option {
 		fx.ResultTags(Named(name))))
 }
 
-// Dir is the directory of the shared files SharedMailbox, Counters and
+// sharedDir is the directory of the shared files SharedMailbox, Counters and
 // ErrorLog create (SharedFiles supplies it).
-type Dir string
+type sharedDir string
 
 // fileOptions are the ipc options SharedFiles gives every file it makes.
 type fileOptions []ipc.Option
@@ -45,7 +45,7 @@ const keeperRole = "duty-keeper"
 // removed and closed on fx stop, after the group has stopped.
 func SharedFiles(dir string, opts ...ipc.Option) fx.Option {
 	return fx.Options(
-		fx.Supply(Dir(dir), fileOptions(opts)),
+		fx.Supply(sharedDir(dir), fileOptions(opts)),
 		fx.Provide(func(fo fileOptions) (*ipc.Keeper, error) { return ipc.NewKeeper(keeperRole, 0, fo...) }),
 		Include[*ipc.Keeper](),
 	)
@@ -53,7 +53,7 @@ func SharedFiles(dir string, opts ...ipc.Option) fx.Option {
 
 type fileParams struct {
 	fx.In
-	Dir       Dir
+	Dir       sharedDir
 	Options   fileOptions
 	Keeper    *ipc.Keeper
 	Lifecycle fx.Lifecycle

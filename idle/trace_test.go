@@ -187,7 +187,7 @@ func TestControllableReadsTheWordOnEveryCall(t *testing.T) {
 		op    string
 		state State
 	}{
-		{ModeNotControlled, "park 1µs", StateParking},
+		{0, "park 1µs", StateParking}, // never set
 		{ModeNoOp, "-", StateSpinning},
 		{ModeBusySpin, "spin", StateSpinning},
 		{ModeYield, "yield", StateYielding},
