@@ -263,7 +263,7 @@ func TestCopyReceiverLapped(t *testing.T) {
 	b := newBuf(t, 128)
 	tx := newTx(t, b)
 	cr := NewCopyReceiver(newRx(t, b), 0)
-	require.Same(t, cr.Receiver(), cr.r)
+	require.Same(t, cr.receiver(), cr.r)
 	for i := range 20 {
 		require.NoError(t, tx.Transmit(1, []byte{byte(i)}))
 	}
@@ -271,7 +271,7 @@ func TestCopyReceiverLapped(t *testing.T) {
 	require.Zero(t, n)
 	require.ErrorIs(t, err, ErrLapped)
 	require.Equal(t, "broadcast: unable to keep up with broadcast", err.Error())
-	require.Equal(t, int64(1), cr.Receiver().LappedCount())
+	require.Equal(t, int64(1), cr.receiver().LappedCount())
 
 	// The receiver moved past the lost messages and goes on.
 	require.NoError(t, tx.Transmit(2, []byte("on")))
