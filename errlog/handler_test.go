@@ -73,7 +73,7 @@ func TestHandlerWithRunnerPanics(t *testing.T) {
 	buf := newBuf(1 << 16)
 	l := mustLog(t, buf)
 	a := &panicky{n: 5}
-	r, err := runner.New(a, runner.WithIdle(idle.NoOp()), runner.WithPanicPolicy(runner.Continue),
+	r, err := runner.New(a, runner.WithIdle(idle.NoOp()), runner.WithStopOnPanic(false),
 		runner.WithErrorHandler(Handler(l, func(err error) { t.Errorf("overflow: %v", err) })))
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
