@@ -122,9 +122,9 @@ func WithStopOnPanic(stop bool) Option { return func(c *config) { c.stopOnPanic 
 func WithCycleTiming(on bool) Option { return func(c *config) { c.noCycleTiming = !on } }
 
 // WithCounters makes the duty cycle itself keep five counters of m (the
-// owner's Manager of an ipc counters file, typically) up to date, labelled
-// as NewStatsCounters labels them: duty cycles, total work, errors,
-// longest cycle and idle cycles, so other processes (cmd/dutystat) watch
+// owner's Manager of an ipc counters file, typically) up to date: duty
+// cycles, total work, errors, longest cycle and idle cycles, labelled
+// "<statistic>: <role>" (docs/counters.md), so other processes (cmd/dutystat) watch
 // the runner live. They are allocated by New (which fails if m cannot
 // supply them) and freed when the agent has stopped. The cost is two
 // release stores (MOVs on amd64) per cycle, three on a busy one; without
