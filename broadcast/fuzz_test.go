@@ -57,7 +57,7 @@ func FuzzReceiverOnCorruptBuffer(f *testing.F) {
 			}
 			if rx.ReceiveNext() {
 				p := rx.Payload()
-				if rx.TypeID() < 1 || len(p) > rx.MaxMsgLength() || len(p) != rx.Length() {
+				if rx.TypeID() < 1 || len(p) > rx.MaxMsgLength() || len(p) != rx.length {
 					t.Fatalf("step %d: message type %d, %d bytes", step, rx.TypeID(), len(p))
 				}
 				_ = rx.Validate()

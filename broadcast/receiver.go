@@ -136,9 +136,6 @@ func (r *Receiver) ReceiveNext() bool {
 // TypeID returns the type id of the message exposed by ReceiveNext.
 func (r *Receiver) TypeID() int32 { return r.typeID }
 
-// Length returns the payload length of the message exposed by ReceiveNext.
-func (r *Receiver) Length() int { return r.length }
-
 // Payload returns the payload of the message exposed by ReceiveNext. The
 // slice aliases the ring: the transmitter may overwrite it at any time, so
 // use what was read only if Validate returns true afterwards, and never
