@@ -57,22 +57,11 @@ var Module = fx.Module("duty.natsbridge",
 		fx.ResultTags(`group:"`+dutyfx.AgentGroup+`,flatten"`))),
 )
 
-// Set holds the bridges Module built, in the group's order.
+// Set holds the bridges Module built, in the group's order; each has its
+// Stats.
 type Set struct {
 	Outbound []*natsbridge.Outbound
 	Inbound  []*natsbridge.Inbound
-}
-
-// Stats returns the statistics of every bridge, outbound ones first.
-func (s *Set) Stats() []natsbridge.Stats {
-	var st []natsbridge.Stats
-	for _, o := range s.Outbound {
-		st = append(st, o.Stats())
-	}
-	for _, in := range s.Inbound {
-		st = append(st, in.Stats())
-	}
-	return st
 }
 
 func (s *Set) agents() []agent.Agent {
