@@ -133,7 +133,7 @@ func TestMultipart(t *testing.T) {
 	require.NoError(t, s.SendParts(6, parts...))
 	pc, err := s.ClaimParts(7, 2, 0, 3)
 	require.NoError(t, err)
-	require.Equal(t, 3, pc.NumParts())
+	require.Equal(t, 3, pc.n, "the part lengths it was claimed with")
 	copy(pc.Part(0), "xy")
 	require.Empty(t, pc.Part(1))
 	copy(pc.Part(2), "uvw")
