@@ -82,9 +82,6 @@ func New(buf []byte, opts ...Option) (*Log, error) {
 	return l, nil
 }
 
-// Capacity returns the length of the log's buffer in bytes.
-func (l *Log) Capacity() int { return l.buf.Len() }
-
 // Record records an observation of err and reports whether it is in the
 // log: true if an equal observation was already there (its count and last
 // time updated) or a new record was appended; false if the new record did

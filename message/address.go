@@ -38,16 +38,13 @@ func AddressOf(name string) (Address, error) {
 	return a, nil
 }
 
-// String returns the name.
+// String returns the name. The zero Address names nothing.
 func (a Address) String() string {
 	if i := bytes.IndexByte(a[:], 0); i >= 0 {
 		return string(a[:i])
 	}
 	return string(a[:])
 }
-
-// IsZero reports whether a names nothing.
-func (a Address) IsZero() bool { return a == Address{} }
 
 // A Directory opens, by name, mailboxes that live beyond this process, for
 // a Registry: ipc.Dir is the mailbox files of a directory. OpenMailbox
@@ -139,7 +136,7 @@ func (r *Registry) Lookup(ctx context.Context, a Address) (*mailbox.Mailbox, err
 }
 
 func (r *Registry) open(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
-	if r.dir == nil || a.IsZero() {
+	if r.dir == nil || a == (Address{}) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAddress, a)
 	}
 	name := a.String()

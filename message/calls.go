@@ -129,7 +129,7 @@ func NewCalls[Req, Rep, S any](r *Router, requests *Fixed[Req], replies *Fixed[R
 	switch {
 	case done == nil:
 		return nil, errors.New("message: nil done function")
-	case self.IsZero():
+	case self == Address{}:
 		return nil, fmt.Errorf("%w: zero reply address", ErrAddress)
 	case !startsWith[RequestHeader](requests.typ):
 		return nil, fmt.Errorf("%w: %s: a request type starts with a message.RequestHeader", ErrLayout, requests.typ)

@@ -19,8 +19,7 @@ func TestAddress(t *testing.T) {
 	a, err := AddressOf("orders")
 	require.NoError(t, err)
 	require.Equal(t, "orders", a.String())
-	require.False(t, a.IsZero())
-	require.True(t, Address{}.IsZero())
+	require.NotEqual(t, Address{}, a)
 	for _, bad := range []string{"", "a\x00b", "0123456789012345678901234567890123"} {
 		_, err := AddressOf(bad)
 		require.ErrorIs(t, err, ErrAddress, bad)
