@@ -57,10 +57,11 @@ func TestRecorderChecksArguments(t *testing.T) {
 	require.ErrorIs(t, err, ErrArgument)
 	require.ErrorIs(t, err, atomicbuf.ErrMisaligned)
 
-	r, err := NewRecorder(region, ns, strings.Repeat("x", MaxLabelLength))
+	_, err = NewRecorder(region, ns, strings.Repeat("x", MaxLabelLength))
 	require.NoError(t, err)
-	require.Equal(t, strings.Repeat("x", MaxLabelLength), r.Label())
-	require.Equal(t, ns, r.Config())
+	rd := newReader(t, region)
+	require.Equal(t, strings.Repeat("x", MaxLabelLength), rd.Label())
+	require.Equal(t, ns, rd.Config())
 	_, err = NewRecorder(region, ns, "second writer")
 	require.ErrorIs(t, err, ErrInUse)
 }

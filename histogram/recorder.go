@@ -28,8 +28,6 @@ type Recorder struct {
 	// The writer's own copies of the words it alone stores: no load of
 	// shared memory to update them.
 	nTotal, nMin, nMax, nClamped int64
-
-	label string
 }
 
 // NewRecorder lays out a histogram of cfg labelled label in the first
@@ -77,7 +75,6 @@ func NewRecorder(region []byte, cfg Config, label string) (*Recorder, error) {
 		min:     buf.Int64At(minOffset),
 		max:     buf.Int64At(maxOffset),
 		clamped: buf.Int64At(clampedOffset),
-		label:   label,
 	}
 	// Release: publishes every byte written above.
 	atomicbuf.StoreRelease64(buf.Int64At(magicVersionOffset), magicVersion)
@@ -159,12 +156,6 @@ func (r *Recorder) RecordN(v, n int64) {
 	r.nTotal += n
 	atomicbuf.StoreRelease64(r.total, r.nTotal)
 }
-
-// Label returns the histogram's label.
-func (r *Recorder) Label() string { return r.label }
-
-// Config returns the histogram's Config.
-func (r *Recorder) Config() Config { return r.g.config() }
 
 // noCopy makes go vet report copies of a Recorder: two copies would be two
 // writers.
