@@ -248,9 +248,6 @@ func (o *Outbound) RoleName() string { return "natsbridge-out-" + o.cfg.Name }
 // OnStart does nothing: the connection was made by NewOutbound.
 func (o *Outbound) OnStart() error { return nil }
 
-// sourceID returns the bridge's source id, as written in its frames.
-func (o *Outbound) sourceID() uint64 { return o.source }
-
 // Stats returns the bridge's statistics. Safe from any goroutine.
 func (o *Outbound) Stats() Stats {
 	o.st.set(statReconnects, int64(o.nc.Stats().Reconnects))
