@@ -120,8 +120,8 @@ func (f *Fixed[T]) Send(mb *mailbox.Mailbox, v *T) error {
 // Encode copies *v's bytes into dst, which must be at least Size long.
 func (f *Fixed[T]) Encode(dst []byte, v *T) { copy(dst, bytesOf(v, f.size)) }
 
-// Decode copies a payload into *v after checking its length (ErrPayload)
-// and its bools (ErrPayload); on error *v is unchanged.
+// Decode copies a payload into *v after checking its length and its bools
+// (ErrPayload otherwise); on error *v is unchanged.
 func (f *Fixed[T]) Decode(src []byte, v *T) error {
 	if err := f.check(src); err != nil {
 		return err
