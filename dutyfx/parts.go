@@ -27,33 +27,33 @@ func Mailbox(name string, cfg mailbox.Config) fx.Option {
 		fx.ResultTags(Named(name))))
 }
 
-// Dir is the directory of the shared files SharedMailbox, Counters and
+// sharedDir is the directory of the shared files SharedMailbox, Counters and
 // ErrorLog create (SharedFiles supplies it).
-type Dir string
+type sharedDir string
 
 // fileOptions are the ipc options SharedFiles gives every file it makes.
 type fileOptions []ipc.Option
 
-// KeeperRole is the role of the agent that heartbeats the shared files.
-const KeeperRole = "duty-keeper"
+// keeperRole is the role of the agent that heartbeats the shared files.
+const keeperRole = "duty-keeper"
 
 // SharedFiles makes the modules SharedMailbox, Counters and ErrorLog
 // create their files in dir ("" for ipc.DefaultDir()), with opts, and runs
-// an ipc.Keeper (role KeeperRole, provided as *ipc.Keeper) in the group
+// an ipc.Keeper (role "duty-keeper", provided as *ipc.Keeper) in the group
 // Runners runs, which heartbeats every file they create. Files are
 // created when the graph is built, so that constructors can use them, and
 // removed and closed on fx stop, after the group has stopped.
 func SharedFiles(dir string, opts ...ipc.Option) fx.Option {
 	return fx.Options(
-		fx.Supply(Dir(dir), fileOptions(opts)),
-		fx.Provide(func(fo fileOptions) (*ipc.Keeper, error) { return ipc.NewKeeper(KeeperRole, 0, fo...) }),
+		fx.Supply(sharedDir(dir), fileOptions(opts)),
+		fx.Provide(func(fo fileOptions) (*ipc.Keeper, error) { return ipc.NewKeeper(keeperRole, 0, fo...) }),
 		Include[*ipc.Keeper](),
 	)
 }
 
 type fileParams struct {
 	fx.In
-	Dir       Dir
+	Dir       sharedDir
 	Options   fileOptions
 	Keeper    *ipc.Keeper
 	Lifecycle fx.Lifecycle

@@ -64,7 +64,7 @@ func TestPartsByName(t *testing.T) {
 	require.Equal(t, 3, k.Len())
 
 	require.NoError(t, app.Start(context.Background()))
-	require.NotNil(t, g.Runner(KeeperRole))
+	require.NotNil(t, g.Runner(keeperRole))
 	require.NotNil(t, g.Runner("engine"))
 
 	// Another process's view of the mailbox, as a sender would open it.

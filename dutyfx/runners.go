@@ -15,16 +15,16 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// AgentGroup is the fx value group Runners reads agents from; MemberGroup
+// AgentGroup is the fx value group Runners reads agents from; memberGroup
 // the one it reads runner.Members from.
 const (
 	AgentGroup  = "duty.agents"
-	MemberGroup = "duty.members"
+	memberGroup = "duty.members"
 )
 
 // Runners runs every agent provided into AgentGroup (AsAgent, Include) and
-// every runner.Member provided into MemberGroup (AsMember: members with a
-// restart policy) as one runner.Group, which it provides. On fx start the
+// every runner.Member provided with AsMember (members with a restart
+// policy) as one runner.Group, which it provides. On fx start the
 // group starts its members in order (Config.Order), within fx's start
 // context; if one fails, the others are closed and fx start fails. On fx
 // stop it closes them in reverse order within the stop hook's deadline.
@@ -54,7 +54,7 @@ func AsAgent(constructor any, anns ...fx.Annotation) any {
 // with its options and restart policy) so that the member joins the group
 // Runners runs; anns as for AsAgent.
 func AsMember(constructor any, anns ...fx.Annotation) any {
-	return fx.Annotate(constructor, append(anns, fx.ResultTags(`group:"`+MemberGroup+`"`))...)
+	return fx.Annotate(constructor, append(anns, fx.ResultTags(`group:"`+memberGroup+`"`))...)
 }
 
 // Include adds the value of type T that the graph provides (by a plain

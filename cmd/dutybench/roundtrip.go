@@ -266,7 +266,7 @@ func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 		sink := &errorSink{}
 		start := func(a agent.Agent, slot int) (*runner.Runner, error) {
 			o := []runner.Option{runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
-				runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming)}
+				runner.WithStopOnError(true), runner.WithCycleTiming(cycleTiming)}
 			if cpu := cfg.place.cpu(slot); cpu >= 0 {
 				o = append(o, runner.WithCPUs(cpu))
 			}
