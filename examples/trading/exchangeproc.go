@@ -115,7 +115,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, files.lat,
 			runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))),
 		fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent](),
-		dutyfx.Runners, bridges,
+		dutyfx.Runners, bridges, files.keeperModule(),
 		fx.Populate(&x, &group),
 	)
 	rec, err := startApp(app, cfg, handles{Exchange: x}) // -record: the exchange's input
@@ -153,7 +153,6 @@ wait:
 			signalled = nil
 			stop("signal")
 		case <-tick.C:
-			files.beat()
 			if cfg.WatchParent && os.Getppid() != ppid {
 				stop("the demo process is gone")
 			}

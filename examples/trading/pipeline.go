@@ -166,7 +166,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	opts := []fx.Option{
 		fxLogger(cfg),
 		agentsModule(!cfg.IPC, cfg.MD != ""),
-		dutyfx.Runners,
+		dutyfx.Runners, files.keeperModule(),
 		printerModule(stdout),
 		fx.Populate(&h),
 	}
@@ -208,12 +208,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	var res result
 	timer := time.NewTimer(cfg.Duration)
 	defer timer.Stop()
-	heartbeat := time.NewTicker(time.Second)
-	defer heartbeat.Stop()
 	for res.why == "" {
 		select {
-		case <-heartbeat.C:
-			files.beat()
 		case <-ctx.Done():
 			res.why = "interrupted"
 		case <-timer.C:
