@@ -2,6 +2,7 @@ package dutyfx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -95,6 +96,12 @@ type Config struct {
 	// a thread of its own role; a role that no agent has, or listed
 	// twice, is an error.
 	Threads map[string][]string
+	// OnStopped, if set, is called on fx stop once the group has stopped
+	// (every agent closed), within the stop hook's context, and before
+	// the files of SharedFiles are removed and closed: the place to read
+	// the agents' final state and the files' final statistics. Its error
+	// is fx stop's.
+	OnStopped func(context.Context) error
 }
 
 type groupParams struct {
@@ -173,7 +180,7 @@ func newGroup(p groupParams) (*runner.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{g: g, shutdowner: p.Shutdowner, stop: make(chan struct{})}
+	w := &watcher{g: g, shutdowner: p.Shutdowner, stop: make(chan struct{}), stopped: p.Config.OnStopped}
 	p.Lifecycle.Append(fx.Hook{OnStart: w.start, OnStop: w.close})
 	return g, nil
 }
@@ -241,6 +248,7 @@ type watcher struct {
 	shutdowner fx.Shutdowner
 	stop       chan struct{}
 	done       sync.WaitGroup
+	stopped    func(context.Context) error // Config.OnStopped
 }
 
 func (w *watcher) start(ctx context.Context) error {
@@ -267,7 +275,11 @@ func (w *watcher) start(ctx context.Context) error {
 func (w *watcher) close(ctx context.Context) error {
 	close(w.stop)
 	w.done.Wait()
-	return w.g.Close(ctx)
+	err := w.g.Close(ctx)
+	if w.stopped != nil {
+		err = errors.Join(err, w.stopped(ctx))
+	}
+	return err
 }
 
 // threads replaces the agents Config.Threads lists by the composites of
