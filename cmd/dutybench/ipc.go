@@ -39,7 +39,7 @@ const socketBuffer = ringCapacity
 // drainInto returns the poll of a consumer that drains m (which this
 // goroutine owns) into c, at most limit messages a call.
 func drainInto(m *mailbox.Mailbox, c *checker, limit int) func() (int, error) {
-	h := checkingHandler(c)
+	h := c.handle
 	return func() (int, error) { return m.Drain(h, limit) }
 }
 
