@@ -67,19 +67,7 @@ func protoactorStream(cfg *runConfig) (time.Duration, error) {
 			last.seen(c)
 		}
 	}, func(system *actor.ActorSystem, pid *actor.PID) (time.Duration, error) {
-		abort := newAbortSignal()
-		t := newTeam(cfg.place, abort)
-		w := protoactorWriter{root: system.Root, pid: pid}
-		t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, nil, nil) })
-		t.spawn(1, func() error {
-			end, err := last.await(abort, nil, nil)
-			if err != nil {
-				return err
-			}
-			t.end = end
-			return c.finish([]int{cfg.n})
-		})
-		return t.run(cfg.timeout)
+		return actorStreamRun(cfg, protoactorWriter{root: system.Root, pid: pid}, nil, c, last, nil)
 	})
 }
 
@@ -109,7 +97,7 @@ func protoactorPingPong(cfg *runConfig) (time.Duration, error) {
 			pc.checkMsg(&m)
 			return nil
 		}, func() error {
-			_, err := last.await(abort, nil, nil)
+			_, err := last.await(abort, nil)
 			return err
 		})
 	})

@@ -338,11 +338,8 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 	for _, a := range []agent.Agent{sending, cons} {
 		backoff, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
 			MinPark: time.Microsecond, MaxPark: natsMaxPark})
-		rn, err := runner.New(a, runner.WithIdle(backoff), runner.WithTimerSlack(time.Microsecond), runner.WithCycleTiming(false))
+		rn, err := startRunner(a, placement{}, 0, runner.WithIdle(backoff), runner.WithTimerSlack(time.Microsecond), runner.WithCycleTiming(false))
 		if err != nil {
-			return g, err
-		}
-		if err := rn.Start(); err != nil {
 			return g, err
 		}
 		g.runners = append(g.runners, rn)

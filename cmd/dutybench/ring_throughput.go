@@ -68,13 +68,21 @@ func newOneToOne() (*ringbuf.OneToOne, error) {
 	return ringbuf.NewOneToOne(b)
 }
 
-// readAll returns the poll of a consumer that reads r into c.
+// ringReader is the poller of a consumer that reads r into a checker.
+type ringReader struct {
+	r interface {
+		Read(ringbuf.Handler, int) (int, error)
+	}
+	h ringbuf.Handler
+}
+
 func readAll(r interface {
 	Read(ringbuf.Handler, int) (int, error)
-}, c *checker) func() (int, error) {
-	h := ringbuf.Handler(c.check)
-	return func() (int, error) { return r.Read(h, ringbuf.NoLimit) }
+}, c *checker) *ringReader {
+	return &ringReader{r: r, h: c.check}
 }
+
+func (p *ringReader) DoWork() (int, error) { return p.r.Read(p.h, ringbuf.NoLimit) }
 
 // chanStream is W1's chan (and chan-locked) with one producer, W2's with
 // two: blocking sends of [32]byte values into a channel of 2048.
@@ -265,7 +273,7 @@ func queueStream(newQueue func() (payloadQueue, error)) runFunc {
 		c := newChecker(1)
 		t := newTeam(cfg.place)
 		check := func(p [payloadLen]byte) { c.checkArray(&p) }
-		drain := func() (int, error) { return q.Drain(check, chanCapacity), nil }
+		drain := pollFunc(func() (int, error) { return q.Drain(check, chanCapacity), nil })
 		return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, drain) },
 			func() error { return produce(t, queueWriter{q}, cfg.n, 0, cfg.corruptAt, ringbuf.ErrFull, nil) })
 	}

@@ -265,16 +265,8 @@ func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 
 		sink := &errorSink{}
 		start := func(a agent.Agent, slot int) (*runner.Runner, error) {
-			o := []runner.Option{runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
-				runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming)}
-			if cpu := cfg.place.cpu(slot); cpu >= 0 {
-				o = append(o, runner.WithCPUs(cpu))
-			}
-			r, err := runner.New(a, o...)
-			if err == nil {
-				err = r.Start()
-			}
-			return r, err
+			return startRunner(a, cfg.place, slot, runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
+				runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming))
 		}
 		po, err := start(ponger, 1)
 		if err != nil {

@@ -47,7 +47,7 @@ func transportStream(cfg *runConfig, a, b transport, flush func() error, closers
 	t := newTeam(placement{}, closers...)
 	c := newChecker(1)
 	return stream(cfg, t, c, func() error {
-		return pollUntil(t, c, cfg.n, nil, func() (int, error) { return b.recv(c) })
+		return pollUntil(t, c, cfg.n, nil, pollFunc(func() (int, error) { return b.recv(c) }))
 	}, func() error {
 		var p [payloadLen]byte
 		putPayload(p[:], 0, 0)
