@@ -62,16 +62,21 @@ func (c *checker) checkMsg(m *benchMsg) {
 // lastMessage is how a receiving actor tells the team it has taken its
 // last message: it records the time and closes done.
 type lastMessage struct {
+	c    *checker
 	n    int
 	done chan struct{}
 	end  time.Time // written before done is closed, read after
 }
 
-func newLastMessage(n int) *lastMessage { return &lastMessage{n: n, done: make(chan struct{})} }
+func newLastMessage(n int) *lastMessage {
+	return &lastMessage{c: newChecker(1), n: n, done: make(chan struct{})}
+}
 
-// seen is called by the actor after each message it checked with c.
-func (l *lastMessage) seen(c *checker) {
-	if c.received == l.n {
+// take is called by the actor for each message: it checks m and, at the
+// last one, records the time and closes done.
+func (l *lastMessage) take(m *benchMsg) {
+	l.c.checkMsg(m)
+	if l.c.received == l.n {
 		l.end = time.Now()
 		close(l.done)
 	}
@@ -147,25 +152,21 @@ func actorStream(newIdle actorIdle) runFunc {
 		if err != nil {
 			return 0, err
 		}
-		c, last := newChecker(1), newLastMessage(cfg.n)
-		rn, err := startActor("wa-consumer", mb, func(m *benchMsg) error {
-			c.checkMsg(m)
-			last.seen(c)
-			return nil
-		}, newIdle, cfg.place)
+		last := newLastMessage(cfg.n)
+		rn, err := startActor("wa-consumer", mb, func(m *benchMsg) error { last.take(m); return nil }, newIdle, cfg.place)
 		if err != nil {
 			return 0, err
 		}
 		defer rn.Close()
-		return actorStreamRun(cfg, typedWriter{mb: mb, m: new(benchMsg)}, mailbox.ErrBackPressured, c, last, rn)
+		return actorStreamRun(cfg, typedWriter{mb: mb, m: new(benchMsg)}, mailbox.ErrBackPressured, last, rn)
 	}
 }
 
 // actorStreamRun runs a repetition of WA: the producer (slot 0) sends
 // cfg.n messages with w, spinning while w refuses one; slot 1 waits for
-// the actor's last message, whose time ends the span, and c must then
-// have seen every message in order.
-func actorStreamRun(cfg *runConfig, w writer, refused error, c *checker, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
+// the actor's last message, whose time ends the span, and last's checker
+// must then have seen every message in order.
+func actorStreamRun(cfg *runConfig, w writer, refused error, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
 	abort := newAbortSignal()
 	t := newTeam(cfg.place, abort)
 	t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, refused, nil) })
@@ -175,7 +176,7 @@ func actorStreamRun(cfg *runConfig, w writer, refused error, c *checker, last *l
 			return err
 		}
 		t.end = end
-		return c.finish([]int{cfg.n})
+		return last.c.finish([]int{cfg.n})
 	})
 	return t.run(cfg.timeout)
 }
@@ -192,7 +193,7 @@ func actorPingPong(newIdle actorIdle) runFunc {
 		if err != nil {
 			return 0, err
 		}
-		pc, c, last := newChecker(1), newChecker(1), newLastMessage(cfg.n)
+		pc, last := newChecker(1), newLastMessage(cfg.n)
 		// The pong is sent first: a back-pressured send leaves the ping for
 		// the next drain, with nothing done (message.Handle).
 		pinger, err := typedActor("wal-pinger", pongs, func(m *benchMsg) error { pc.checkMsg(m); return nil })
@@ -207,8 +208,7 @@ func actorPingPong(newIdle actorIdle) runFunc {
 			if err := benchMsgs.Send(pongs, m); err != nil {
 				return err
 			}
-			c.checkMsg(m)
-			last.seen(c)
+			last.take(m)
 			return nil
 		}, newIdle, cfg.place)
 		if err != nil {
@@ -218,7 +218,7 @@ func actorPingPong(newIdle actorIdle) runFunc {
 		abort := newAbortSignal()
 		t := newTeam(cfg.place, abort)
 		w := &typedWriter{mb: pings, m: new(benchMsg)} // a pointer: no allocation to make it a writer per round trip
-		return roundTrips(cfg, t, pc, c, func(p []byte) error {
+		return roundTrips(cfg, t, pc, last.c, func(p []byte) error {
 			if err := produceOne(t, w, p, mailbox.ErrBackPressured, nil); err != nil {
 				return err
 			}
