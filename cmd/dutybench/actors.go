@@ -146,6 +146,8 @@ func startActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error, 
 // message as a benchMsg with (*message.Fixed).Send, spinning while the
 // mailbox is back-pressured; the consumer is an actor of a message.Router
 // on a runner (slot 1) with the idle strategy newIdle makes.
+//
+//go:noinline // a variant factory: see runFunc
 func actorStream(newIdle actorIdle) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		mb, err := newBenchMailbox("wa")
@@ -187,6 +189,8 @@ func actorStreamRun(cfg *runConfig, w writer, refused error, last *lastMessage, 
 // goroutine (slot 0) as its runner would drive it: it sends a ping, then
 // runs the pinger's duty cycle (DoWork, then the idle strategy) until the
 // pong arrived.
+//
+//go:noinline // a variant factory: see runFunc
 func actorPingPong(newIdle actorIdle) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		pings, pongs, err := newMailboxPair()

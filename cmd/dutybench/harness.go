@@ -316,3 +316,11 @@ func using[T any](open func() (T, func(), error), fn func(T) (time.Duration, err
 	defer release()
 	return fn(v)
 }
+
+// role is what the benchmark's own agents have of agent.Agent but DoWork:
+// a name, and nothing to do at start or close.
+type role string
+
+func (r role) RoleName() string { return string(r) }
+func (role) OnStart() error     { return nil }
+func (role) OnClose() error     { return nil }

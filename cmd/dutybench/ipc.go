@@ -260,6 +260,8 @@ func socketStream(cfg *runConfig) (time.Duration, error) {
 // childSocket is unixsocket's child: W4T's reads through a 64 KiB
 // bufio.Reader, W4L's (echo) reads and writes back each message on the
 // connection itself.
+//
+//go:noinline // a variant factory: see runFunc
 func childSocket(echo bool) func() (func(*team, *checker, int) error, func(), error) {
 	return func() (func(*team, *checker, int) error, func(), error) {
 		conn, err := childConn()

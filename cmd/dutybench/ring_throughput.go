@@ -86,6 +86,8 @@ func (p *ringReader) DoWork() (int, error) { return p.r.Read(p.h, ringbuf.NoLimi
 
 // chanStream is W1's chan (and chan-locked) with one producer, W2's with
 // two: blocking sends of [32]byte values into a channel of 2048.
+//
+//go:noinline // a variant factory: see runFunc
 func chanStream(producers int) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) { return chanProducers(cfg, producers) }
 }
@@ -125,6 +127,8 @@ type ringProducer func(t *team, r benchRing, ring *ringbuf.ManyToOne, id, count,
 // any (the -pause, -spin and -backoff extras), or retrying at once.
 // A many-to-one ring keeps its default demotion of released lines, or
 // with demote false, does not demote.
+//
+//go:noinline // a variant factory: see runFunc
 func ringStream(k ringKind, producers int, newIdle func() idle.Strategy, demote bool, send ringProducer) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		r, m, err := newRing(k)
@@ -206,6 +210,8 @@ var manyToOneClaim = ringStream(manyToOne, 1, nil, true, func(t *team, _ benchRi
 // TryClaimBatch and Append (appendEach), with the consumer demoting the
 // lines it releases (demote; batch16 does not, as ManyToOne.SetDemote
 // advises behind producers of many records per claim).
+//
+//go:noinline // a variant factory: see runFunc
 func batch16(k ringKind, appendEach, demote bool) runFunc {
 	claim := claimRecords
 	if appendEach {
@@ -264,6 +270,7 @@ func queueManyToMany() (payloadQueue, error) {
 	return queue.NewManyToMany[[payloadLen]byte](chanCapacity)
 }
 
+//go:noinline // a variant factory: see runFunc
 func queueStream(newQueue func() (payloadQueue, error)) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		q, err := newQueue()
