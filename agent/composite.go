@@ -11,13 +11,12 @@ import (
 
 // Errors of the composites and the invoker.
 var (
-	// ErrArgument: a constructor or option was given an argument it
-	// refuses (no agents, a nil agent, a member value that is not
-	// comparable, a nil clock); the wrapping error says which.
-	ErrArgument  = errors.New("agent: invalid argument")
-	ErrClosed    = sentinel.Closed("agent: closed")
-	ErrNotMember = errors.New("agent: not a member")
-	ErrDuplicate = errors.New("agent: already a member")
+	// ErrArgument: a constructor, option or request was given an argument
+	// it refuses (no agents, a nil agent, a member value that is not
+	// comparable, a nil clock, an agent added twice or removed while not
+	// a member); the wrapping error says which.
+	ErrArgument = errors.New("agent: invalid argument")
+	ErrClosed   = sentinel.Closed("agent: closed")
 	// ErrAborted completes a DynamicComposite request whose application a
 	// member callback cut short by a panic or runtime.Goexit.
 	ErrAborted = errors.New("agent: request aborted by a panicking member callback")

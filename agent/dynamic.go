@@ -23,8 +23,9 @@ func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Wait blocks until the request completes or ctx ends, and returns the
 // request's outcome or the context's error. The outcome is nil, the added
-// agent's OnStart error, the removed agent's OnClose error, ErrNotMember,
-// ErrDuplicate, ErrAborted when a member callback panicked (or exited its
+// agent's OnStart error, the removed agent's OnClose error, an error
+// wrapping ErrArgument (the agent was not a member, or was one already),
+// ErrAborted when a member callback panicked (or exited its
 // goroutine) while this request was applied, or ErrClosed when the
 // composite closed first. A completed request returns its outcome even if
 // ctx has ended, so Wait after Done is closed does not block.
@@ -103,7 +104,7 @@ func NewDynamicComposite(role string, agents ...Agent) (*DynamicComposite, error
 		}
 		for _, b := range agents[:i] {
 			if a == b {
-				return nil, fmt.Errorf("%w: %s at index %d", ErrDuplicate, a.RoleName(), i)
+				return nil, fmt.Errorf("%w: %s at index %d is already a member", ErrArgument, a.RoleName(), i)
 			}
 		}
 	}
@@ -133,7 +134,7 @@ func (d *DynamicComposite) Add(a Agent) (*Request, error) { return d.submit(a, f
 
 // Remove queues the removal of a (found by identity). The returned Request
 // reports when the agent has been removed and closed, and what error that
-// met (ErrNotMember if it was not a member).
+// met (an error wrapping ErrArgument if it was not a member).
 func (d *DynamicComposite) Remove(a Agent) (*Request, error) { return d.submit(a, true) }
 
 func (d *DynamicComposite) submit(a Agent, remove bool) (*Request, error) {
@@ -276,7 +277,7 @@ func (d *DynamicComposite) index(a Agent) int {
 
 func (d *DynamicComposite) addNow(a Agent) error {
 	if d.index(a) >= 0 {
-		return fmt.Errorf("%w: %s", ErrDuplicate, a.RoleName())
+		return fmt.Errorf("%w: %s is already a member", ErrArgument, a.RoleName())
 	}
 	returned := false
 	defer func() {
@@ -309,7 +310,7 @@ func (d *DynamicComposite) addNow(a Agent) error {
 func (d *DynamicComposite) removeNow(a Agent) error {
 	i := d.index(a)
 	if i < 0 {
-		return fmt.Errorf("%w: %s", ErrNotMember, a.RoleName())
+		return fmt.Errorf("%w: %s is not a member", ErrArgument, a.RoleName())
 	}
 	agents := make([]Agent, 0, len(d.agents)-1)
 	agents = append(agents, d.agents[:i]...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/dutyrt/duty/clock"
 )
@@ -23,7 +22,6 @@ import (
 type Invoker struct {
 	agent   Agent
 	handler func(error)
-	counter *atomic.Int64
 	clock   *clock.Cached
 	cancel  context.CancelFunc
 	err     error // from an option, returned by NewInvoker
@@ -39,10 +37,6 @@ type InvokerOption func(*Invoker)
 // not panic. By default nothing is called: Invoke and Start return the
 // errors.
 func WithErrorHandler(h func(error)) InvokerOption { return func(i *Invoker) { i.handler = h } }
-
-// WithErrorCounter sets a counter incremented for every DoWork error
-// (other than a termination) while the agent is running.
-func WithErrorCounter(c *atomic.Int64) InvokerOption { return func(i *Invoker) { i.counter = c } }
 
 // WithCachedClock makes Invoke set c to clock.System's time before every
 // DoWork (and Start before OnStart), as runner.WithCachedClock does for a
@@ -149,9 +143,6 @@ func (i *Invoker) handle(err error) {
 			i.report(cerr)
 		}
 		return
-	}
-	if i.counter != nil && i.running {
-		i.counter.Add(1)
 	}
 	i.report(err)
 }

@@ -38,7 +38,7 @@ type view struct {
 func newView(b []byte) (view, error) {
 	buf, err := atomicbuf.New(b)
 	if err != nil {
-		return view{}, fmt.Errorf("%w: %w", ErrMisaligned, err)
+		return view{}, fmt.Errorf("%w: not 8-byte aligned: %w", ErrCapacity, err)
 	}
 	capacity, err := checkCapacity(len(b))
 	if err != nil {

@@ -76,7 +76,7 @@ func TestConcurrentCopyReceivers(t *testing.T) {
 			case err != nil:
 				res.bad = append(res.bad, err.Error())
 			case got == 0 && finished:
-				res.lapped = cr.Receiver().LappedCount()
+				res.lapped = cr.receiver().LappedCount()
 				return
 			}
 		}

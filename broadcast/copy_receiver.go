@@ -25,8 +25,8 @@ func NewCopyReceiver(r *Receiver, scratch int) *CopyReceiver {
 	return &CopyReceiver{r: r, scratch: make([]byte, scratch)}
 }
 
-// Receiver returns the wrapped receiver (for LappedCount, say).
-func (c *CopyReceiver) Receiver() *Receiver { return c.r }
+// receiver returns the wrapped receiver (for LappedCount, say).
+func (c *CopyReceiver) receiver() *Receiver { return c.r }
 
 // Receive delivers at most one message to handler and returns the number
 // delivered, 0 or 1 (docs/agrona.md, "Copy receiver"). The payload handed

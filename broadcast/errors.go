@@ -8,12 +8,11 @@ import (
 )
 
 var (
-	// ErrCapacity reports a buffer whose length is not a power of two between
-	// minCapacity and maxCapacity plus trailerLength.
-	ErrCapacity = errors.New("broadcast: capacity must be a power of 2 + trailer length")
-	// ErrMisaligned reports a buffer whose first byte is not 8-byte aligned.
-	// Errors wrapping it also wrap atomicbuf.ErrMisaligned.
-	ErrMisaligned = errors.New("broadcast: misaligned buffer")
+	// ErrCapacity reports a buffer that cannot hold a broadcast ring: its
+	// length is not a power of two between minCapacity and maxCapacity
+	// plus trailerLength, or its first byte is not 8-byte aligned. The
+	// wrapping error says which.
+	ErrCapacity = errors.New("broadcast: unusable buffer")
 	// ErrTypeID reports a message type id below 1.
 	ErrTypeID = errors.New("broadcast: type id must be greater than zero")
 	// ErrTooLong reports a payload longer than the buffer's MaxMsgLength

@@ -57,7 +57,7 @@ func FuzzReceiverOnCorruptBuffer(f *testing.F) {
 			}
 			if rx.ReceiveNext() {
 				p := rx.Payload()
-				if rx.TypeID() < 1 || len(p) > rx.MaxMsgLength() || len(p) != rx.Length() {
+				if rx.TypeID() < 1 || len(p) > rx.MaxMsgLength() || len(p) != rx.length {
 					t.Fatalf("step %d: message type %d, %d bytes", step, rx.TypeID(), len(p))
 				}
 				_ = rx.Validate()
@@ -144,7 +144,7 @@ func FuzzTransmitModel(f *testing.F) {
 		require.Equal(t, sent, gotEager)
 		require.Equal(t, sent, gotBatched)
 		require.Zero(t, eager.LappedCount())
-		require.Zero(t, batched.Receiver().LappedCount())
+		require.Zero(t, batched.receiver().LappedCount())
 		if sometimes.LappedCount() == 0 {
 			require.Equal(t, sent, gotSometimes)
 		} else {
@@ -159,7 +159,7 @@ func FuzzTransmitModel(f *testing.F) {
 			}
 			require.Equal(t, sent[len(sent)-1], gotSometimes[len(gotSometimes)-1])
 		}
-		for _, rx := range []*Receiver{eager, batched.Receiver(), sometimes} {
+		for _, rx := range []*Receiver{eager, batched.receiver(), sometimes} {
 			require.NoError(t, rx.Err())
 		}
 	})

@@ -66,9 +66,9 @@ const (
 	maxPosition = math.MaxInt64 >> 1
 )
 
-// MaxMsgLength returns the largest payload, in bytes, a buffer with a ring of
+// maxMsgLength returns the largest payload, in bytes, a buffer with a ring of
 // capacity bytes carries: capacity/8, as in Agrona.
-func MaxMsgLength(capacity int) int { return capacity / 8 }
+func maxMsgLength(capacity int) int { return capacity / 8 }
 
 // align rounds n up to a multiple of recordAlignment.
 func align(n int64) int64 { return (n + recordAlignment - 1) &^ (recordAlignment - 1) }

@@ -20,8 +20,8 @@ func TestLayoutConstantsMatchAgrona(t *testing.T) {
 	require.Equal(t, 4, typeOffset)
 	require.Equal(t, 8, recordAlignment)
 	require.Equal(t, -1, paddingTypeID)
-	require.Equal(t, 128, MaxMsgLength(1024))
-	require.Equal(t, 8192, MaxMsgLength(64*1024))
+	require.Equal(t, 128, maxMsgLength(1024))
+	require.Equal(t, 8192, maxMsgLength(64*1024))
 }
 
 func le32(b []byte, off int) int32 { return int32(binary.LittleEndian.Uint32(b[off:])) }
@@ -80,7 +80,7 @@ func TestLayoutRawBytes(t *testing.T) {
 // writes the record's alignment slack, and nothing outside the record.
 func TestPayloadCopy(t *testing.T) {
 	const capacity = 256
-	for n := 0; n <= MaxMsgLength(capacity); n++ {
+	for n := 0; n <= maxMsgLength(capacity); n++ {
 		b := newBuf(t, capacity)
 		for i := range capacity {
 			b[i] = 0xee

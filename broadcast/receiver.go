@@ -39,7 +39,7 @@ type Receiver struct {
 // the first ReceiveNext returns the most recent complete message (on a buffer
 // never written to, the first one transmitted). It never writes to buf.
 //
-// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a latest counter no
+// Errors: ErrCapacity (a length or alignment it cannot use), ErrCorrupt (a latest counter no
 // transmitter can have written).
 func NewReceiver(buf []byte) (*Receiver, error) {
 	v, err := newView(buf)
@@ -54,7 +54,7 @@ func NewReceiver(buf []byte) (*Receiver, error) {
 		v:         v,
 		cursor:    latest,
 		next:      latest,
-		maxRecord: int64(MaxMsgLength(int(v.capacity))) + headerLength,
+		maxRecord: int64(maxMsgLength(int(v.capacity))) + headerLength,
 	}, nil
 }
 
@@ -135,9 +135,6 @@ func (r *Receiver) ReceiveNext() bool {
 
 // TypeID returns the type id of the message exposed by ReceiveNext.
 func (r *Receiver) TypeID() int32 { return r.typeID }
-
-// Length returns the payload length of the message exposed by ReceiveNext.
-func (r *Receiver) Length() int { return r.length }
 
 // Payload returns the payload of the message exposed by ReceiveNext. The
 // slice aliases the ring: the transmitter may overwrite it at any time, so

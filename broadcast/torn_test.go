@@ -74,7 +74,7 @@ func TestTornHeaderIsNotTrusted(t *testing.T) {
 	for _, forge := range []bool{false, true} {
 		rx := tornHeader(t, forge)
 		require.Equal(t, int32(3), rx.TypeID(), "the latest message, not the torn record")
-		require.Equal(t, 128, rx.Length())
+		require.Len(t, rx.Payload(), 128)
 		require.True(t, rx.Validate())
 		require.Equal(t, int64(1), rx.LappedCount())
 

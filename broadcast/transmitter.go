@@ -23,7 +23,7 @@ type Transmitter struct {
 // trailerLength bytes (an mmap'd file, for example). It never writes to buf: a
 // transmitter that restarts over a live buffer continues at its tail.
 //
-// Errors: ErrMisaligned, ErrCapacity, ErrCorrupt (a tail counter, or a
+// Errors: ErrCapacity (a length or alignment it cannot use), ErrCorrupt (a tail counter, or a
 // tail intent more than a record past it, that no transmitter can have
 // written).
 func NewTransmitter(buf []byte) (*Transmitter, error) {
@@ -43,15 +43,15 @@ func NewTransmitter(buf []byte) (*Transmitter, error) {
 	// (less than a record): an intent further ahead was not written by a
 	// transmitter, and keeping it as the floor would make every record
 	// look overwritten to every receiver until the tail caught up with it.
-	maxMsgLength := MaxMsgLength(int(v.capacity))
+	maxLen := maxMsgLength(int(v.capacity))
 	floor := v.tailIntent.Load()
-	if maxRecord := align(int64(maxMsgLength) + headerLength); validPosition(floor) && floor-tail > 2*maxRecord-recordAlignment {
+	if maxRecord := align(int64(maxLen) + headerLength); validPosition(floor) && floor-tail > 2*maxRecord-recordAlignment {
 		return nil, corruptError("tail intent %d more than a record past tail %d", floor, tail)
 	}
 	if !validPosition(floor) || floor < tail {
 		floor = tail
 	}
-	return &Transmitter{v: v, tail: tail, intentFloor: floor, maxMsgLength: maxMsgLength}, nil
+	return &Transmitter{v: v, tail: tail, intentFloor: floor, maxMsgLength: maxLen}, nil
 }
 
 // Capacity returns the ring capacity in bytes (without the trailer).

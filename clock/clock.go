@@ -25,16 +25,18 @@ type Epoch interface {
 // was initialised.
 var epoch = time.Now()
 
-// SystemClock reads the system's clocks through package time. Its zero
-// value is ready; use System.
-type SystemClock struct{}
+// systemClock reads the system's clocks through package time: System's
+// type.
+type systemClock struct{}
 
 // System is the process's system clock. Its Nanos are the monotonic
 // nanoseconds since an origin fixed when this package was initialised, the
 // same for every caller in the process, so readings taken on different
 // goroutines (a runner's cached clock included, see runner.WithCachedClock)
-// compare directly. It starts near 0, not at the Unix epoch.
-var System SystemClock
+// compare directly. It starts near 0, not at the Unix epoch. Its
+// EpochMillis is the wall clock in milliseconds since the Unix epoch
+// (time.Now), an Epoch, and its EpochNanos the same in nanoseconds.
+var System systemClock
 
 var (
 	_ Nano  = System
@@ -43,12 +45,12 @@ var (
 
 // Nanos returns the monotonic nanoseconds since the process's origin: one
 // read of the monotonic clock (time.Since, a vDSO call on Linux).
-func (SystemClock) Nanos() int64 { return int64(time.Since(epoch)) }
+func (systemClock) Nanos() int64 { return int64(time.Since(epoch)) }
 
 // EpochMillis returns the wall clock in milliseconds since the Unix epoch.
-func (SystemClock) EpochMillis() int64 { return time.Now().UnixMilli() }
+func (systemClock) EpochMillis() int64 { return time.Now().UnixMilli() }
 
 // EpochNanos returns the wall clock in nanoseconds since the Unix epoch:
 // time.Now().UnixNano(), which reads the monotonic clock as well as the
 // wall clock.
-func (SystemClock) EpochNanos() int64 { return time.Now().UnixNano() }
+func (systemClock) EpochNanos() int64 { return time.Now().UnixNano() }

@@ -2,9 +2,8 @@ package clock
 
 import _ "unsafe" // go:linkname
 
-// HostClock reads the host's monotonic clock. Its zero value is ready;
-// use Host.
-type HostClock struct{}
+// hostClock reads the host's monotonic clock: Host's type.
+type hostClock struct{}
 
 // Host is the host's monotonic clock in nanoseconds: on Linux
 // CLOCK_MONOTONIC itself, which every process on the host reads alike, so
@@ -18,12 +17,12 @@ type HostClock struct{}
 // On other systems it is the runtime's monotonic clock, which is
 // host-wide on darwin and windows as well; duty's cross-process features
 // are Linux-only.
-var Host HostClock
+var Host hostClock
 
 var _ Nano = Host
 
 // Nanos returns the host's monotonic clock in nanoseconds.
-func (HostClock) Nanos() int64 { return runtimeNanotime() }
+func (hostClock) Nanos() int64 { return runtimeNanotime() }
 
 // runtimeNanotime is the runtime's monotonic clock: on Linux,
 // clock_gettime(CLOCK_MONOTONIC) through the vDSO. The runtime keeps the

@@ -19,5 +19,6 @@
 // Mailbox (on the heap), and with SharedFiles, SharedMailbox, Counters and
 // ErrorLog (files created when the graph is built, heartbeaten by an
 // ipc.Keeper the group runs, removed and closed on stop after the group
-// has stopped).
+// has stopped). Config.OnStopped runs between the two: the place to read
+// the agents' final state and the files' final statistics.
 package dutyfx

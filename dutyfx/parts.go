@@ -1,9 +1,9 @@
 package dutyfx
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/fx"
 
@@ -27,49 +27,76 @@ func Mailbox(name string, cfg mailbox.Config) fx.Option {
 		fx.ResultTags(Named(name))))
 }
 
-// Dir is the directory of the shared files SharedMailbox, Counters and
+// sharedDir is the directory of the shared files SharedMailbox, Counters and
 // ErrorLog create (SharedFiles supplies it).
-type Dir string
+type sharedDir string
 
 // fileOptions are the ipc options SharedFiles gives every file it makes.
 type fileOptions []ipc.Option
 
-// KeeperRole is the role of the agent that heartbeats the shared files.
-const KeeperRole = "duty-keeper"
+// keeperRole is the role of the agent that heartbeats the shared files.
+const keeperRole = "duty-keeper"
 
 // SharedFiles makes the modules SharedMailbox, Counters and ErrorLog
 // create their files in dir ("" for ipc.DefaultDir()), with opts, and runs
-// an ipc.Keeper (role KeeperRole, provided as *ipc.Keeper) in the group
+// an ipc.Keeper (role "duty-keeper", provided as *ipc.Keeper) in the group
 // Runners runs, which heartbeats every file they create. Files are
 // created when the graph is built, so that constructors can use them, and
-// removed and closed on fx stop, after the group has stopped.
+// removed and closed on fx stop, last first, after the group has stopped
+// and Config.OnStopped has returned, whichever part of the graph asked for
+// them.
 func SharedFiles(dir string, opts ...ipc.Option) fx.Option {
 	return fx.Options(
-		fx.Supply(Dir(dir), fileOptions(opts)),
-		fx.Provide(func(fo fileOptions) (*ipc.Keeper, error) { return ipc.NewKeeper(KeeperRole, 0, fo...) }),
+		fx.Supply(sharedDir(dir), fileOptions(opts)),
+		fx.Provide(newFiles, func(f *files) *ipc.Keeper { return f.keeper }),
 		Include[*ipc.Keeper](),
 	)
 }
 
+// files are the files SharedFiles's modules created. Runners depends on
+// them, so that their stop hook, appended before the group's, runs after
+// it.
+type files struct {
+	keeper  *ipc.Keeper
+	closers []func() error
+}
+
+func newFiles(fo fileOptions, lc fx.Lifecycle) (*files, error) {
+	k, err := ipc.NewKeeper(keeperRole, 0, fo...)
+	if err != nil {
+		return nil, err
+	}
+	f := &files{keeper: k}
+	lc.Append(fx.StopHook(func() error {
+		var errs []error
+		for _, c := range slices.Backward(f.closers) {
+			errs = append(errs, c())
+		}
+		f.closers = nil
+		return errors.Join(errs...)
+	}))
+	return f, nil
+}
+
 type fileParams struct {
 	fx.In
-	Dir       Dir
-	Options   fileOptions
-	Keeper    *ipc.Keeper
-	Lifecycle fx.Lifecycle
+	Dir     sharedDir
+	Options fileOptions
+	Files   *files
 }
 
 // keep hands f to the keeper, and on fx stop takes it back, removes its
 // name and closes it with closeFn (the handle's Close, which releases the
 // file's reference).
 func keep(p fileParams, f *ipc.File, closeFn func() error) error {
-	if err := p.Keeper.Add(f); err != nil {
+	k := p.Files.keeper
+	if err := k.Add(f); err != nil {
 		return errors.Join(err, f.Remove(), closeFn())
 	}
-	p.Lifecycle.Append(fx.StopHook(func(context.Context) error {
-		p.Keeper.Remove(f)
+	p.Files.closers = append(p.Files.closers, func() error {
+		k.Remove(f)
 		return errors.Join(f.Remove(), closeFn())
-	}))
+	})
 	return nil
 }
 

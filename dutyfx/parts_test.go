@@ -3,6 +3,7 @@ package dutyfx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/agent"
+	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
@@ -64,7 +66,7 @@ func TestPartsByName(t *testing.T) {
 	require.Equal(t, 3, k.Len())
 
 	require.NoError(t, app.Start(context.Background()))
-	require.NotNil(t, g.Runner(KeeperRole))
+	require.NotNil(t, g.Runner(keeperRole))
 	require.NotNil(t, g.Runner("engine"))
 
 	// Another process's view of the mailbox, as a sender would open it.
@@ -82,4 +84,48 @@ func TestPartsByName(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "every file removed on stop")
+}
+
+// Config.OnStopped runs on fx stop after the group has stopped and before
+// the shared files go, whichever part of the graph made them: here a
+// counters file no agent needs (only fx.Populate asks for it, after the
+// group is built) outlives the agents, and OnStopped reads the value an
+// agent left in it.
+func TestOnStoppedReadsTheFilesAfterTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stats")
+	var events []string
+	var (
+		cf *ipc.CountersFile
+		c  *counters.Counter
+	)
+	app := fx.New(fx.NopLogger,
+		Runners,
+		SharedFiles(dir),
+		fx.Supply(Config{OnStopped: func(context.Context) error {
+			_, err := os.Stat(path)
+			events = append(events, fmt.Sprintf("stopped: file there %v, count %d", err == nil, c.Word().Load()))
+			return nil
+		}}),
+		fx.Provide(AsAgent(func() agent.Agent {
+			return &fakeAgent{role: "worker", close: func() error {
+				_, err := os.Stat(path)
+				events = append(events, fmt.Sprintf("agent closed: file there %v", err == nil))
+				return nil
+			}}
+		})),
+		fx.Invoke(func(*runner.Group) {}),
+		Counters("stats", 4),
+		fx.Populate(fx.Annotate(&cf, fx.ParamTags(Named("stats")))),
+	)
+	require.NoError(t, app.Err())
+	var err error
+	c, err = cf.Manager().Allocate("done", 1, nil)
+	require.NoError(t, err)
+	require.NoError(t, app.Start(context.Background()))
+	c.Word().Store(7)
+	require.NoError(t, app.Stop(context.Background()))
+	require.Equal(t, []string{"agent closed: file there true", "stopped: file there true, count 7"}, events)
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, os.ErrNotExist, "removed after OnStopped")
 }

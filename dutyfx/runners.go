@@ -2,6 +2,7 @@ package dutyfx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -15,16 +16,16 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// AgentGroup is the fx value group Runners reads agents from; MemberGroup
+// AgentGroup is the fx value group Runners reads agents from; memberGroup
 // the one it reads runner.Members from.
 const (
 	AgentGroup  = "duty.agents"
-	MemberGroup = "duty.members"
+	memberGroup = "duty.members"
 )
 
 // Runners runs every agent provided into AgentGroup (AsAgent, Include) and
-// every runner.Member provided into MemberGroup (AsMember: members with a
-// restart policy) as one runner.Group, which it provides. On fx start the
+// every runner.Member provided with AsMember (members with a restart
+// policy) as one runner.Group, which it provides. On fx start the
 // group starts its members in order (Config.Order), within fx's start
 // context; if one fails, the others are closed and fx start fails. On fx
 // stop it closes them in reverse order within the stop hook's deadline.
@@ -54,7 +55,7 @@ func AsAgent(constructor any, anns ...fx.Annotation) any {
 // with its options and restart policy) so that the member joins the group
 // Runners runs; anns as for AsAgent.
 func AsMember(constructor any, anns ...fx.Annotation) any {
-	return fx.Annotate(constructor, append(anns, fx.ResultTags(`group:"`+MemberGroup+`"`))...)
+	return fx.Annotate(constructor, append(anns, fx.ResultTags(`group:"`+memberGroup+`"`))...)
 }
 
 // Include adds the value of type T that the graph provides (by a plain
@@ -95,6 +96,12 @@ type Config struct {
 	// a thread of its own role; a role that no agent has, or listed
 	// twice, is an error.
 	Threads map[string][]string
+	// OnStopped, if set, is called on fx stop once the group has stopped
+	// (every agent closed), within the stop hook's context, and before
+	// the files of SharedFiles are removed and closed: the place to read
+	// the agents' final state and the files' final statistics. Its error
+	// is fx stop's.
+	OnStopped func(context.Context) error
 }
 
 type groupParams struct {
@@ -173,7 +180,7 @@ func newGroup(p groupParams) (*runner.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{g: g, shutdowner: p.Shutdowner, stop: make(chan struct{})}
+	w := &watcher{g: g, shutdowner: p.Shutdowner, stop: make(chan struct{}), stopped: p.Config.OnStopped}
 	p.Lifecycle.Append(fx.Hook{OnStart: w.start, OnStop: w.close})
 	return g, nil
 }
@@ -241,6 +248,7 @@ type watcher struct {
 	shutdowner fx.Shutdowner
 	stop       chan struct{}
 	done       sync.WaitGroup
+	stopped    func(context.Context) error // Config.OnStopped
 }
 
 func (w *watcher) start(ctx context.Context) error {
@@ -267,7 +275,11 @@ func (w *watcher) start(ctx context.Context) error {
 func (w *watcher) close(ctx context.Context) error {
 	close(w.stop)
 	w.done.Wait()
-	return w.g.Close(ctx)
+	err := w.g.Close(ctx)
+	if w.stopped != nil {
+		err = errors.Join(err, w.stopped(ctx))
+	}
+	return err
 }
 
 // threads replaces the agents Config.Threads lists by the composites of

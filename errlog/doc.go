@@ -81,7 +81,7 @@
 // Read treats the buffer as hostile: a length below the header's 24 bytes
 // (other than the terminating 0) or running past the end is ErrCorrupt,
 // never a panic, and the walk visits at most len(buf)/8 records. A
-// misaligned buffer is ErrMisaligned for New and Read; HasErrors reports
+// misaligned buffer is an error for New and Read; HasErrors reports
 // false for it.
 //
 // # Allocation

@@ -14,9 +14,9 @@ var (
 	// written by another (crashed, buggy or hostile) process: it is never
 	// trusted.
 	ErrCorrupt = sentinel.Corrupt("errlog: corrupt record")
-	// ErrMisaligned reports a buffer whose first byte is not 8-byte
+	// errMisaligned reports a buffer whose first byte is not 8-byte
 	// aligned. Errors wrapping it also wrap atomicbuf.ErrMisaligned.
-	ErrMisaligned = errors.New("errlog: misaligned buffer")
+	errMisaligned = errors.New("errlog: misaligned buffer")
 )
 
 func corrupt(format string, args ...any) error {

@@ -41,7 +41,7 @@ func TestHandlerLogsToSlogWithoutNext(t *testing.T) {
 	h := Handler(mustLog(t, newBuf(16)), nil)
 	h(errors.New("lost"))
 	require.Contains(t, out.String(), "level=ERROR")
-	require.Contains(t, out.String(), FullMessage)
+	require.Contains(t, out.String(), fullMessage)
 	require.Contains(t, out.String(), "err=lost")
 }
 
@@ -73,7 +73,7 @@ func TestHandlerWithRunnerPanics(t *testing.T) {
 	buf := newBuf(1 << 16)
 	l := mustLog(t, buf)
 	a := &panicky{n: 5}
-	r, err := runner.New(a, runner.WithIdle(idle.NoOp()), runner.WithPanicPolicy(runner.Continue),
+	r, err := runner.New(a, runner.WithIdle(idle.NoOp()), runner.WithStopOnPanic(false),
 		runner.WithErrorHandler(Handler(l, func(err error) { t.Errorf("overflow: %v", err) })))
 	require.NoError(t, err)
 	require.NoError(t, r.Start())

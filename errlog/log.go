@@ -53,7 +53,7 @@ func WithClock(c clock.Clock) Option {
 }
 
 // New returns a Log over buf. buf's first byte must be 8-byte aligned
-// (ErrMisaligned, never a panic); heap allocations of 8 bytes or more and
+// (an error otherwise, never a panic); heap allocations of 8 bytes or more and
 // mapped files are.
 //
 // New never writes to buf. A fresh buffer is zero: the empty log. If buf
@@ -81,9 +81,6 @@ func New(buf []byte, opts ...Option) (*Log, error) {
 	}
 	return l, nil
 }
-
-// Capacity returns the length of the log's buffer in bytes.
-func (l *Log) Capacity() int { return l.buf.Len() }
 
 // Record records an observation of err and reports whether it is in the
 // log: true if an equal observation was already there (its count and last

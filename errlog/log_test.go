@@ -21,16 +21,16 @@ func TestNewRejectsMisalignedBuffer(t *testing.T) {
 	buf := newBuf(256)
 	for off := 1; off < 8; off++ {
 		_, err := New(buf[off:])
-		require.ErrorIs(t, err, ErrMisaligned, "offset %d", off)
+		require.ErrorIs(t, err, errMisaligned, "offset %d", off)
 		require.ErrorIs(t, err, atomicbuf.ErrMisaligned)
 		_, err = Read(buf[off:], 0, func(Observation) { t.Fatal("delivered") })
-		require.ErrorIs(t, err, ErrMisaligned)
+		require.ErrorIs(t, err, errMisaligned)
 		require.False(t, HasErrors(buf[off:]))
 	}
 	for _, b := range [][]byte{nil, {}, buf[8:]} {
 		l, err := New(b)
 		require.NoError(t, err)
-		require.Equal(t, len(b), l.Capacity())
+		require.Equal(t, len(b), l.buf.Len())
 	}
 }
 

@@ -40,7 +40,7 @@ type Observation struct {
 // record with a length below headerLength (other than 0; negative
 // included) or running past the end of buf stops the walk with an error
 // wrapping ErrCorrupt, after delivering the records before it (Agrona's
-// reader stops silently on a negative length and clamps one past the end). A buf that is not 8-byte aligned gives ErrMisaligned.
+// reader stops silently on a negative length and clamps one past the end). A buf that is not 8-byte aligned gives an error.
 // The work is bounded by len(buf)/recordAlignment records whatever buf
 // holds.
 //
@@ -83,7 +83,7 @@ func HasErrors(buf []byte) bool {
 func wrap(buf []byte) (atomicbuf.Buffer, error) {
 	b, err := atomicbuf.New(buf)
 	if err != nil {
-		return b, fmt.Errorf("%w: buffer at %p: %w", ErrMisaligned, unsafe.SliceData(buf), err)
+		return b, fmt.Errorf("%w: buffer at %p: %w", errMisaligned, unsafe.SliceData(buf), err)
 	}
 	return b, nil
 }

@@ -8,16 +8,16 @@ import (
 )
 
 var (
-	// ErrConfig reports a Config outside what HdrHistogram can represent:
-	// Lowest < 1, Highest < 2*Lowest, SignificantFigures outside 1..5, or a
-	// geometry whose values overflow 64 bits.
-	ErrConfig = errors.New("histogram: invalid config")
-	// ErrLabel reports a label longer than MaxLabelLength bytes.
-	ErrLabel = errors.New("histogram: label too long")
-	// ErrRegion reports a region a caller passed that cannot hold the
-	// histogram: shorter than Size(cfg), or not 8-byte aligned. Errors for
-	// misalignment also wrap atomicbuf.ErrMisaligned.
-	ErrRegion = errors.New("histogram: invalid region")
+	// ErrArgument reports an argument the package refuses, the wrapping
+	// error says which: a Config outside what HdrHistogram can represent
+	// (Lowest < 1, Highest < 2*Lowest, SignificantFigures outside 1..5, or
+	// a geometry whose values overflow 64 bits), a label longer than
+	// MaxLabelLength bytes, a region that cannot hold the histogram
+	// (shorter than Size(cfg), or not 8-byte aligned), or a snapshot that
+	// Snapshot.Sub cannot subtract (of another histogram, its label or
+	// config different, or later than the receiver: a count would become
+	// negative).
+	ErrArgument = errors.New("histogram: invalid argument")
 	// ErrInUse reports that NewRecorder was given a region that already
 	// holds a published histogram: a second writer would corrupt the first's
 	// counts under its readers.
@@ -33,10 +33,6 @@ var (
 	// below the total count word. It matches duty.ErrCorrupt. Shared memory
 	// written by another process is never trusted.
 	ErrCorrupt = sentinel.Corrupt("histogram: corrupt histogram")
-	// ErrMismatch reports that Snapshot.Sub was given a snapshot of another
-	// histogram (label or config differ) or a later one than the receiver
-	// (a count would become negative).
-	ErrMismatch = errors.New("histogram: snapshots do not match")
 )
 
 func corrupt(format string, args ...any) error {

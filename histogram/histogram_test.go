@@ -23,7 +23,7 @@ func TestSizeChecksConfig(t *testing.T) {
 		{Lowest: math.MaxInt64/2 + 1, Highest: math.MaxInt64, SignificantFigures: 1}, // 2*lowest overflows
 	} {
 		_, err := Size(cfg)
-		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
+		require.ErrorIs(t, err, ErrArgument, "%+v", cfg)
 	}
 	for _, cfg := range []Config{
 		{Lowest: 10, Highest: 20, SignificantFigures: 1},
@@ -48,19 +48,20 @@ func TestRecorderChecksArguments(t *testing.T) {
 	region, err := NewRegion(ns)
 	require.NoError(t, err)
 	_, err = NewRecorder(region, Config{Lowest: 1, Highest: 1, SignificantFigures: 3}, "x")
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewRecorder(region, ns, strings.Repeat("x", MaxLabelLength+1))
-	require.ErrorIs(t, err, ErrLabel)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewRecorder(region[:len(region)-8], ns, "x")
-	require.ErrorIs(t, err, ErrRegion)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewRecorder(atomicbuf.Make(len(region) + 8).Bytes()[4:], ns, "x")
-	require.ErrorIs(t, err, ErrRegion)
+	require.ErrorIs(t, err, ErrArgument)
 	require.ErrorIs(t, err, atomicbuf.ErrMisaligned)
 
-	r, err := NewRecorder(region, ns, strings.Repeat("x", MaxLabelLength))
+	_, err = NewRecorder(region, ns, strings.Repeat("x", MaxLabelLength))
 	require.NoError(t, err)
-	require.Equal(t, strings.Repeat("x", MaxLabelLength), r.Label())
-	require.Equal(t, ns, r.Config())
+	rd := newReader(t, region)
+	require.Equal(t, strings.Repeat("x", MaxLabelLength), rd.Label())
+	require.Equal(t, ns, rd.Config())
 	_, err = NewRecorder(region, ns, "second writer")
 	require.ErrorIs(t, err, ErrInUse)
 }
@@ -163,17 +164,17 @@ func TestSub(t *testing.T) {
 	require.Zero(t, same.Min)
 	require.Zero(t, same.Max)
 
-	// A later snapshot, another label or config: ErrMismatch, receiver unchanged.
+	// A later snapshot, another label or config: ErrArgument, receiver unchanged.
 	var before Snapshot
 	prev.CopyTo(&before)
-	require.ErrorIs(t, prev.Sub(&keep), ErrMismatch)
+	require.ErrorIs(t, prev.Sub(&keep), ErrArgument)
 	require.Equal(t, before, *prev)
 	other := keep
 	other.Label = "other"
-	require.ErrorIs(t, keep.Sub(&other), ErrMismatch)
+	require.ErrorIs(t, keep.Sub(&other), ErrArgument)
 	other = keep
 	other.Config.SignificantFigures = 2
-	require.ErrorIs(t, keep.Sub(&other), ErrMismatch)
+	require.ErrorIs(t, keep.Sub(&other), ErrArgument)
 }
 
 func TestReaderRejectsBadHeaders(t *testing.T) {
@@ -188,7 +189,7 @@ func TestReaderRejectsBadHeaders(t *testing.T) {
 	_, err = NewReader(region[:headerLength-8])
 	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = NewReader(region[4:])
-	require.ErrorIs(t, err, ErrRegion)
+	require.ErrorIs(t, err, ErrArgument)
 	_, err = NewReader(atomicbuf.Make(len(region)).Bytes())
 	require.ErrorIs(t, err, ErrNotReady)
 	require.NotErrorIs(t, err, duty.ErrCorrupt)

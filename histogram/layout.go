@@ -117,10 +117,10 @@ type geometry struct {
 // hdrhistogram-go does, so that the counts index the same values.
 func newGeometry(cfg Config) (geometry, error) {
 	if cfg.SignificantFigures < 1 || cfg.SignificantFigures > 5 {
-		return geometry{}, fmt.Errorf("%w: significant figures %d, want 1..5", ErrConfig, cfg.SignificantFigures)
+		return geometry{}, fmt.Errorf("%w: significant figures %d, want 1..5", ErrArgument, cfg.SignificantFigures)
 	}
 	if cfg.Lowest < 1 || cfg.Highest/2 < cfg.Lowest {
-		return geometry{}, fmt.Errorf("%w: lowest %d, highest %d: want lowest >= 1 and highest >= 2*lowest", ErrConfig, cfg.Lowest, cfg.Highest)
+		return geometry{}, fmt.Errorf("%w: lowest %d, highest %d: want lowest >= 1 and highest >= 2*lowest", ErrArgument, cfg.Lowest, cfg.Highest)
 	}
 	// Unit resolution is kept up to 2*10^figures: the sub-bucket count is
 	// the power of two at or above it. 2*10^f is never a power of two, so
@@ -132,7 +132,7 @@ func newGeometry(cfg Config) (geometry, error) {
 	// up) would get another geometry than hdrhistogram.Import builds.
 	unit := uint(math.Floor(math.Log2(float64(cfg.Lowest))))
 	if unit+halfMag > 61 {
-		return geometry{}, fmt.Errorf("%w: lowest %d too large for %d significant figures", ErrConfig, cfg.Lowest, cfg.SignificantFigures)
+		return geometry{}, fmt.Errorf("%w: lowest %d too large for %d significant figures", ErrArgument, cfg.Lowest, cfg.SignificantFigures)
 	}
 	subCount := int64(1) << subMag
 	g := geometry{
@@ -157,14 +157,14 @@ func newGeometry(cfg Config) (geometry, error) {
 	}
 	n := (buckets + 1) * g.halfCount
 	if n > (math.MaxInt-headerLength)/8 {
-		return geometry{}, fmt.Errorf("%w: %d counts do not fit in memory", ErrConfig, n)
+		return geometry{}, fmt.Errorf("%w: %d counts do not fit in memory", ErrArgument, n)
 	}
 	g.countsLen = int(n)
 	if i := g.index(cfg.Highest); i < 0 || i >= g.countsLen {
-		return geometry{}, fmt.Errorf("%w: highest %d has no counts index", ErrConfig, cfg.Highest)
+		return geometry{}, fmt.Errorf("%w: highest %d has no counts index", ErrArgument, cfg.Highest)
 	}
 	if g.index(cfg.Lowest) < 0 {
-		return geometry{}, fmt.Errorf("%w: lowest %d has no counts index", ErrConfig, cfg.Lowest)
+		return geometry{}, fmt.Errorf("%w: lowest %d has no counts index", ErrArgument, cfg.Lowest)
 	}
 	return g, nil
 }
@@ -238,7 +238,7 @@ func (g *geometry) medianEquivalent(v int64) int64 {
 
 // Size returns the length in bytes of a region holding one histogram of
 // cfg: headerLength plus 8 bytes per count. It is a multiple of 8. An
-// invalid cfg gives an error wrapping ErrConfig.
+// invalid cfg gives an error wrapping ErrArgument.
 func Size(cfg Config) (int, error) {
 	g, err := newGeometry(cfg)
 	if err != nil {

@@ -28,7 +28,7 @@ type Reader struct {
 
 // NewReader validates the header at the start of region and returns a
 // Reader over the histogram it describes, which occupies the first Size()
-// bytes of region. region must be 8-byte aligned (ErrRegion). A header not
+// bytes of region. region must be 8-byte aligned (ErrArgument). A header not
 // yet published (magic word 0) gives ErrNotReady; a wrong magic or version,
 // an invalid config, a counts length other than the config's, a label
 // length beyond MaxLabelLength or a region shorter than the histogram give
@@ -41,7 +41,7 @@ type Reader struct {
 func NewReader(region []byte) (*Reader, error) {
 	buf, err := atomicbuf.New(region)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRegion, err)
+		return nil, fmt.Errorf("%w: region: %w", ErrArgument, err)
 	}
 	if len(region) < headerLength {
 		if len(region) >= 8 && buf.Int64At(magicVersionOffset).Load() == 0 {

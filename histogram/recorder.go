@@ -28,14 +28,12 @@ type Recorder struct {
 	// The writer's own copies of the words it alone stores: no load of
 	// shared memory to update them.
 	nTotal, nMin, nMax, nClamped int64
-
-	label string
 }
 
 // NewRecorder lays out a histogram of cfg labelled label in the first
 // Size(cfg) bytes of region and returns its Recorder. region must be 8-byte
-// aligned and at least Size(cfg) long (ErrRegion), label at most
-// MaxLabelLength bytes (ErrLabel), cfg valid (ErrConfig). A region that
+// aligned and at least Size(cfg) long, label at most MaxLabelLength bytes
+// and cfg valid (ErrArgument otherwise). A region that
 // already holds a published histogram gives ErrInUse: there is one writer
 // per region, for the region's whole life.
 //
@@ -49,7 +47,7 @@ func NewRecorder(region []byte, cfg Config, label string) (*Recorder, error) {
 		return nil, err
 	}
 	if len(label) > MaxLabelLength {
-		return nil, fmt.Errorf("%w: %d bytes, want at most %d", ErrLabel, len(label), MaxLabelLength)
+		return nil, fmt.Errorf("%w: label of %d bytes, want at most %d", ErrArgument, len(label), MaxLabelLength)
 	}
 	buf, err := regionBuffer(region, g.size())
 	if err != nil {
@@ -77,7 +75,6 @@ func NewRecorder(region []byte, cfg Config, label string) (*Recorder, error) {
 		min:     buf.Int64At(minOffset),
 		max:     buf.Int64At(maxOffset),
 		clamped: buf.Int64At(clampedOffset),
-		label:   label,
 	}
 	// Release: publishes every byte written above.
 	atomicbuf.StoreRelease64(buf.Int64At(magicVersionOffset), magicVersion)
@@ -98,11 +95,11 @@ func NewRegion(cfg Config) ([]byte, error) {
 // returns an atomic view of its first size bytes.
 func regionBuffer(region []byte, size int) (atomicbuf.Buffer, error) {
 	if len(region) < size {
-		return atomicbuf.Buffer{}, fmt.Errorf("%w: %d bytes, need %d", ErrRegion, len(region), size)
+		return atomicbuf.Buffer{}, fmt.Errorf("%w: region of %d bytes, need %d", ErrArgument, len(region), size)
 	}
 	buf, err := atomicbuf.New(region[:size:size])
 	if err != nil {
-		return atomicbuf.Buffer{}, fmt.Errorf("%w: %w", ErrRegion, err)
+		return atomicbuf.Buffer{}, fmt.Errorf("%w: region: %w", ErrArgument, err)
 	}
 	return buf, nil
 }
@@ -159,12 +156,6 @@ func (r *Recorder) RecordN(v, n int64) {
 	r.nTotal += n
 	atomicbuf.StoreRelease64(r.total, r.nTotal)
 }
-
-// Label returns the histogram's label.
-func (r *Recorder) Label() string { return r.label }
-
-// Config returns the histogram's Config.
-func (r *Recorder) Config() Config { return r.g.config() }
 
 // noCopy makes go vet report copies of a Recorder: two copies would be two
 // writers.

@@ -44,21 +44,21 @@ func (s *Snapshot) CopyTo(dst *Snapshot) {
 // Sub makes s the interval from prev to s: the values recorded after prev
 // was taken and up to s. prev must be an earlier snapshot of the same
 // histogram (same label, config and counts length, no count larger than
-// s's), otherwise Sub returns an error wrapping ErrMismatch and leaves s
+// s's), otherwise Sub returns an error wrapping ErrArgument and leaves s
 // unchanged. Min and Max of the interval come from its counts; Label,
 // Config and StartMillis stay s's. Sub does not allocate.
 func (s *Snapshot) Sub(prev *Snapshot) error {
 	if s.Label != prev.Label || s.Config != prev.Config || len(s.Counts) != len(prev.Counts) {
-		return fmt.Errorf("%w: %q %+v (%d counts) minus %q %+v (%d counts)", ErrMismatch,
+		return fmt.Errorf("%w: %q %+v (%d counts) minus %q %+v (%d counts)", ErrArgument,
 			s.Label, s.Config, len(s.Counts), prev.Label, prev.Config, len(prev.Counts))
 	}
 	if s.Clamped < prev.Clamped || s.TotalCount < prev.TotalCount {
 		return fmt.Errorf("%w: %q: the snapshot subtracted is later (total %d, clamped %d; receiver %d, %d)",
-			ErrMismatch, s.Label, prev.TotalCount, prev.Clamped, s.TotalCount, s.Clamped)
+			ErrArgument, s.Label, prev.TotalCount, prev.Clamped, s.TotalCount, s.Clamped)
 	}
 	for i, c := range prev.Counts {
 		if c > s.Counts[i] {
-			return fmt.Errorf("%w: %q: the snapshot subtracted is later (index %d: %d > %d)", ErrMismatch, s.Label, i, c, s.Counts[i])
+			return fmt.Errorf("%w: %q: the snapshot subtracted is later (index %d: %d > %d)", ErrArgument, s.Label, i, c, s.Counts[i])
 		}
 	}
 	var sum int64

@@ -3,13 +3,13 @@ package idle
 import "sync/atomic"
 
 // Modes of a Controllable strategy: the values of the status word, as in
-// Agrona's ControllableIdleStrategy.
+// Agrona's ControllableIdleStrategy. A word never set (0, Agrona's
+// NOT_CONTROLLED) parks, as any other value does.
 const (
-	ModeNotControlled int64 = 0 // treated as ModePark
-	ModeNoOp          int64 = 1
-	ModeBusySpin      int64 = 2
-	ModeYield         int64 = 3
-	ModePark          int64 = 4 // park 1 µs; so is any unknown value
+	ModeNoOp     int64 = 1
+	ModeBusySpin int64 = 2
+	ModeYield    int64 = 3
+	ModePark     int64 = 4 // park 1 µs
 )
 
 // controllableStrategy picks its idle step from a shared 64-bit status word

@@ -12,7 +12,7 @@
 // After a cycle with work (count > 0) every strategy returns at once (and
 // Backoff resets); after an idle cycle it performs one step: nothing
 // (NoOp), a CPU spin-wait hint (BusySpin; x86 PAUSE), an OS-level yield
-// (Yielding; sched_yield), a sleep (Sleeping, SleepingMillis), a step of the
+// (Yielding; sched_yield), a sleep (Sleeping), a step of the
 // spin-yield-park state machine (Backoff), or whichever of these a shared
 // status word selects (Controllable). A loop that tests for work itself
 // calls Reset on finding none and then IdleOnce until work appears.

@@ -13,7 +13,7 @@ import (
 //	spin[:HINTS]              BusySpin(), or NewBusySpin(HINTS)
 //	yield                     Yielding()
 //	sleep-ns[:PERIOD]         Sleeping(PERIOD), default 1µs
-//	sleep-ms[:MS]             SleepingMillis(MS), default 1
+//	sleep-ms[:MS]             Sleeping(MS milliseconds), default 1
 //	backoff                   Backoff() (Agrona's defaults)
 //	backoff:S:Y:MIN:MAX       NewBackoff(S spins, Y yields, parks MIN..MAX)
 //
@@ -80,7 +80,7 @@ func Parse(spec string) (Strategy, error) {
 		return Sleeping(d), nil
 	case aliasSleepingMs:
 		if !hasArgs {
-			return SleepingMillis(1), nil
+			return sleepingMillis(1), nil
 		}
 		if len(parts) != 1 {
 			return nil, bad("want sleep-ms:MILLISECONDS")
@@ -89,7 +89,7 @@ func Parse(spec string) (Strategy, error) {
 		if err != nil || ms < 0 || ms > maxMillis {
 			return nil, bad("want a non-negative integer number of milliseconds")
 		}
-		return SleepingMillis(int(ms)), nil
+		return sleepingMillis(int(ms)), nil
 	case aliasBackoff:
 		if !hasArgs {
 			return Backoff(), nil

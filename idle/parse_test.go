@@ -70,7 +70,7 @@ func TestParseRejects(t *testing.T) {
 func TestConstructedStrategiesRoundTripThroughParse(t *testing.T) {
 	for _, s := range []Strategy{
 		Sleeping(-time.Microsecond), // period <= 0: no sleep, like sleep-ns:0
-		SleepingMillis(-1),          // no sleep, like sleep-ms:0
+		sleepingMillis(-1),          // no sleep, like sleep-ms:0
 	} {
 		again, err := Parse(s.String())
 		require.NoError(t, err, "Parse(%q)", s.String())
@@ -82,7 +82,7 @@ func TestConstructedStrategiesRoundTripThroughParse(t *testing.T) {
 // (negative: no sleep at all) one.
 func TestSleepingMillisSaturates(t *testing.T) {
 	rec := record(t)
-	s := SleepingMillis(math.MaxInt64/int(time.Millisecond) + 1)
+	s := sleepingMillis(math.MaxInt64/int(time.Millisecond) + 1)
 	s.IdleOnce()
 	require.Equal(t, "park "+(time.Duration(math.MaxInt64)/time.Millisecond*time.Millisecond).String(), rec.take())
 	_, err := Parse(s.String())

@@ -211,11 +211,11 @@ func Sleeping(period time.Duration) Strategy { return &sleeping{period: max(peri
 // maxMillis is the longest whole number of milliseconds a time.Duration holds.
 const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
-// SleepingMillis is Sleeping with a whole number of milliseconds (Agrona's
-// SleepingMillisIdleStrategy, alias "sleep-ms"). ms <= 0 means no sleep
+// sleepingMillis is Sleeping with a whole number of milliseconds (Agrona's
+// SleepingMillisIdleStrategy, alias "sleep-ms"): Parse's "sleep-ms:MS". ms <= 0 means no sleep
 // (kept as 0); ms beyond what a time.Duration holds (about 292 years) is
 // the longest whole number of milliseconds it holds.
-func SleepingMillis(ms int) Strategy {
+func sleepingMillis(ms int) Strategy {
 	m := min(max(int64(ms), 0), maxMillis)
 	return &sleeping{period: time.Duration(m) * time.Millisecond, millis: true}
 }

@@ -143,7 +143,7 @@ func TestSimpleStrategiesActionAndReset(t *testing.T) {
 		{BusySpin(), "spin", StateSpinning},
 		{Yielding(), "yield", StateYielding},
 		{Sleeping(2 * time.Microsecond), "park 2µs", StateParking},
-		{SleepingMillis(3), "park 3ms", StateParking},
+		{sleepingMillis(3), "park 3ms", StateParking},
 	} {
 		t.Run(tc.s.Alias(), func(t *testing.T) {
 			sr := tc.s.(StateReporter)
@@ -187,7 +187,7 @@ func TestControllableReadsTheWordOnEveryCall(t *testing.T) {
 		op    string
 		state State
 	}{
-		{ModeNotControlled, "park 1µs", StateParking},
+		{0, "park 1µs", StateParking}, // never set
 		{ModeNoOp, "-", StateSpinning},
 		{ModeBusySpin, "spin", StateSpinning},
 		{ModeYield, "yield", StateYielding},

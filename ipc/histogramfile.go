@@ -66,7 +66,7 @@ func CreateHistograms(dir, name string, specs []HistogramSpec, opts ...Option) (
 	for i, s := range specs {
 		n, err := histogram.Size(s.Config)
 		if err == nil && len(s.Label) > histogram.MaxLabelLength {
-			err = fmt.Errorf("%w: %d bytes, want at most %d", histogram.ErrLabel, len(s.Label), histogram.MaxLabelLength)
+			err = fmt.Errorf("%w: label of %d bytes, want at most %d", histogram.ErrArgument, len(s.Label), histogram.MaxLabelLength)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: histogram %d (%q): %w", ErrArgument, i, s.Label, err)

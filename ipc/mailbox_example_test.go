@@ -95,9 +95,9 @@ func ExampleCreateMailbox_actor() {
 	if err := actor.OnClose(); err != nil { // delivers what is queued
 		panic(err)
 	}
-	fmt.Println("closed:", owner.IsClosed())
+	fmt.Println(owner.Err())
 	// Output:
 	// order "buy 100"
 	// order "sell 50"
-	// closed: true
+	// mailbox: closed
 }

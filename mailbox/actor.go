@@ -8,9 +8,9 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// DefaultDrainLimit is the most messages an actor (NewActor) delivers per
+// defaultDrainLimit is the most messages an actor (NewActor) delivers per
 // duty cycle, unless WithDrainLimit says otherwise.
-const DefaultDrainLimit = 256
+const defaultDrainLimit = 256
 
 // actor is the agent NewActor and NewReceiverActor return.
 type actor struct {
@@ -35,7 +35,7 @@ var _ agent.Agent = (*actor)(nil)
 type ActorOption func(*actor)
 
 // WithDrainLimit sets the most messages delivered per duty cycle (default
-// DefaultDrainLimit), so that one busy actor in a composite cannot starve
+// 256), so that one busy actor in a composite cannot starve
 // the others.
 func WithDrainLimit(n int) ActorOption { return func(a *actor) { a.limit = n } }
 
@@ -95,7 +95,7 @@ func newActor(role string, mb *Mailbox, h Handler, r Receiver, opts []ActorOptio
 	if mb.sendOnly {
 		return nil, errNotConsumer(mb, "NewActor")
 	}
-	a := &actor{role: role, mb: mb, h: h, recv: r, limit: DefaultDrainLimit, mode: Drain}
+	a := &actor{role: role, mb: mb, h: h, recv: r, limit: defaultDrainLimit, mode: Drain}
 	for _, o := range opts {
 		o(a)
 	}

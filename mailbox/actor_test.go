@@ -51,7 +51,7 @@ func TestActorDutyCycle(t *testing.T) {
 	require.Equal(t, []int32{1, 2, 3, 4, 5}, seen)
 	require.Equal(t, int64(1004), RingOf(mb).ConsumerHeartbeatTime(), "heartbeat on the third cycle, after four deliveries")
 	require.NoError(t, inv.Close())
-	require.True(t, mb.IsClosed())
+	require.ErrorIs(t, mb.Err(), ErrClosed)
 }
 
 func TestActorCloseDrainsQueue(t *testing.T) {

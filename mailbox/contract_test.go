@@ -190,7 +190,7 @@ func TestContractClose(t *testing.T) {
 		n, err := sender.Close(mailbox.Drain) // any view may close to senders
 		require.NoError(t, err)
 		require.Zero(t, n)
-		require.True(t, consumer.IsClosed())
+		require.ErrorIs(t, consumer.Err(), mailbox.ErrClosed)
 		require.Equal(t, mailbox.ErrClosed, sender.Send(1, nil))
 		require.Equal(t, mailbox.ErrClosed, consumer.Send(1, nil))
 		_, err = sender.Claim(1, 1)
@@ -243,7 +243,7 @@ func TestContractActor(t *testing.T) {
 		require.NoError(t, sender.Send(6, nil))
 		require.NoError(t, inv.Close())
 		require.Equal(t, []int32{1, 2, 3, 4, 5, 6}, got)
-		require.True(t, consumer.IsClosed())
+		require.ErrorIs(t, consumer.Err(), mailbox.ErrClosed)
 		require.Equal(t, mailbox.ErrClosed, sender.Send(7, nil))
 	})
 }
@@ -513,7 +513,7 @@ func TestContractCloseRacingSendersEndOfStream(t *testing.T) {
 			for {
 				n, err := inv.Invoke()
 				delivered += n
-				if delivered >= closeAt && !consumer.IsClosed() {
+				if delivered >= closeAt && consumer.Err() == nil {
 					_, cerr := sender.Close(mailbox.Drain)
 					require.NoError(t, cerr)
 				}

@@ -129,34 +129,19 @@ func (c *consumer) init(m *Mailbox) {
 	// Bound once: Drain passes it without allocating. A plain record, the
 	// common case, is delivered here without the general classification.
 	c.onRecord = func(recordType int32, payload []byte) Action {
-		if c.plainReady && recordType <= MaxTypeID {
-			c.msg.typeID = recordType
-			c.msg.one[0] = payload
-			c.calls++
-			if a := c.h(&c.msg); a != Continue {
-				return c.settle(a)
-			}
-			return Continue
+		if c.plain(recordType, payload) {
+			return c.settled(c.h(&c.msg))
 		}
 		return c.general(recordType, payload)
 	}
 	// The same for a Receiver (DrainTo, an actor of a Receiver): a closure
 	// of its own, so that the Handler's stays small. Each closure keeps the
 	// plain record's delivery in its own body, the per-message path of the
-	// drain: a method they shared would be one more call per message.
+	// drain; the helpers they share (plain, received, settled) are inlined,
+	// so a message costs no call beyond its handler's.
 	c.onRecordRecv = func(recordType int32, payload []byte) Action {
-		if c.plainReady && recordType <= MaxTypeID {
-			c.msg.typeID = recordType
-			c.msg.one[0] = payload
-			c.calls++
-			a, err := c.recv.Receive(&c.msg)
-			if err != nil {
-				c.fail(err)
-			}
-			if a != Continue {
-				return c.settle(a)
-			}
-			return Continue
+		if c.plain(recordType, payload) {
+			return c.settled(c.received(c.recv.Receive(&c.msg)))
 		}
 		return c.general(recordType, payload)
 	}
@@ -169,24 +154,18 @@ func (c *consumer) init(m *Mailbox) {
 			if recordType != c.routeType {
 				c.setRoute(recordType)
 			}
-			c.calls++
+			// The view takes the payload's address: no Message is
+			// filled (its slice store would cost a write barrier).
 			if v := c.view; v != nil && len(payload) == v.Size {
+				c.calls++
 				if err := v.Handler(unsafe.Pointer(unsafe.SliceData(payload))); err != nil {
 					return c.viewFailed(v, err)
 				}
 				v.Delivered++
 				return Continue
 			}
-			c.msg.typeID = recordType
-			c.msg.one[0] = payload
-			a, err := c.route.Receive(&c.msg)
-			if err != nil {
-				c.fail(err)
-			}
-			if a != Continue {
-				return c.settle(a)
-			}
-			return Continue
+			c.plain(recordType, payload)
+			return c.settled(c.received(c.route.Receive(&c.msg)))
 		}
 		return c.general(recordType, payload)
 	}
@@ -196,6 +175,37 @@ func (c *consumer) init(m *Mailbox) {
 	c.maxDepth = m.w.maxDepth.Load()
 	c.totalDelivered = m.w.delivered.Load()
 	c.totalDiscarded = m.w.discarded.Load()
+}
+
+// plain points the message at a plain record for a record closure's fast
+// path and counts the call; false means the record takes the general path.
+// It is inlined into the closures.
+func (c *consumer) plain(recordType int32, payload []byte) bool {
+	if !c.plainReady || recordType > MaxTypeID {
+		return false
+	}
+	c.msg.typeID = recordType
+	c.msg.one[0] = payload
+	c.calls++
+	return true
+}
+
+// settled takes a fast-path delivery's action: Continue as it is, any
+// other through settle. It is inlined into the closures.
+func (c *consumer) settled(a Action) Action {
+	if a != Continue {
+		return c.settle(a)
+	}
+	return Continue
+}
+
+// received reports a Receiver's error (fail) and returns its action. It is
+// inlined into the closures.
+func (c *consumer) received(a Action, err error) Action {
+	if err != nil {
+		c.fail(err)
+	}
+	return a
 }
 
 // general is the record closures' path for every record but a plain one

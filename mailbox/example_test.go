@@ -45,7 +45,7 @@ func ExampleNewActor() {
 	}
 	_ = a.Close()
 	_ = b.Close()
-	fmt.Println("closed", pingBox.IsClosed(), pongBox.IsClosed())
+	fmt.Println(pingBox.Err(), "|", pongBox.Err())
 	// Output:
 	// ponger got 1
 	// pinger got 1
@@ -53,7 +53,7 @@ func ExampleNewActor() {
 	// pinger got 2
 	// ponger got 3
 	// pinger got 3
-	// closed true true
+	// mailbox: closed | mailbox: closed
 }
 
 // A multipart message arrives whole: all its parts, in order, in one

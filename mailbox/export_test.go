@@ -31,3 +31,6 @@ func RingOf(m *Mailbox) *ringbuf.ManyToOne {
 // times a stall with a few drains (TestStallCheckPeriod covers the
 // periods).
 func checkClaimsEveryDrain(m *Mailbox) { m.cons.claimMask = 0 }
+
+// DrainLimit is an actor's default drain limit, for the benchmarks.
+const DrainLimit = defaultDrainLimit

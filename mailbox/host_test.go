@@ -277,7 +277,7 @@ func TestDetachedMailboxRefusesEverything(t *testing.T) {
 		_, err := m.Claim(1, 8)
 		require.Equal(t, ErrClosed, err)
 		require.Equal(t, ErrClosed, m.NewSender().Send(1, nil))
-		require.True(t, m.IsClosed())
+		require.ErrorIs(t, m.Err(), ErrClosed)
 	}
 	_, err = owner.Drain(func(*Message) Action { return Continue }, 10)
 	require.Equal(t, ErrClosed, err)

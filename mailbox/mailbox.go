@@ -356,10 +356,6 @@ func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.MaxFrag, m.lay.Ma
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }
 
-// IsClosed reports whether the mailbox was closed (or its Host took its
-// memory away).
-func (m *Mailbox) IsClosed() bool { return m.w.state.Load() != stateOpen }
-
 // Err returns nil while the mailbox is open, ErrClosed once it was closed
 // (or its Host took its memory away), an error matching ErrConsumerDead
 // once its Host proved the consumer's process gone, and an error wrapping ErrCorrupt
@@ -403,7 +399,7 @@ const (
 //
 // A state word that holds none of the three states (a word in shared
 // memory that another process scribbled over) is left alone and reported
-// with an error wrapping ErrCorrupt: such a word makes IsClosed true and
+// with an error wrapping ErrCorrupt: such a word makes Err report it and
 // sends fail with ErrCorrupt, but nothing would be discarded.
 func (m *Mailbox) Close(mode CloseMode) (int, error) {
 	var st int64

@@ -155,7 +155,7 @@ func BenchmarkSendDrainOne(b *testing.B) {
 				b.Fatal("full")
 			}
 			for n := 0; n == 0; {
-				n, _ = r.ControlledRead(h, mailbox.DefaultDrainLimit)
+				n, _ = r.ControlledRead(h, mailbox.DrainLimit)
 			}
 		}
 	})
@@ -177,7 +177,7 @@ func BenchmarkSendDrainOne(b *testing.B) {
 				b.Fatal("full")
 			}
 			for n := 0; n == 0; {
-				n, _ = mb.Drain(h, mailbox.DefaultDrainLimit)
+				n, _ = mb.Drain(h, mailbox.DrainLimit)
 			}
 		}
 	})
@@ -264,7 +264,7 @@ func BenchmarkConsume(b *testing.B) {
 			sum += binary.LittleEndian.Uint64(m.Payload())
 			return mailbox.Continue
 		}
-		drain(b, mailbox.RingOf(mb), &sum, func() (int, error) { return mb.Drain(h, mailbox.DefaultDrainLimit) })
+		drain(b, mailbox.RingOf(mb), &sum, func() (int, error) { return mb.Drain(h, mailbox.DrainLimit) })
 	})
 	b.Run("actor", func(b *testing.B) {
 		mb := newBenchMailbox(b)
@@ -373,7 +373,7 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		spin := idle.BusySpin()
 		for next < uint64(b.N) {
-			n, _ := r.ControlledRead(h, mailbox.DefaultDrainLimit)
+			n, _ := r.ControlledRead(h, mailbox.DrainLimit)
 			spin.Idle(n)
 		}
 		wg.Wait()
@@ -453,7 +453,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				return ringbuf.Continue
 			}
 			for done := 0; done < b.N; {
-				n, _ := a2b.ControlledRead(echo, mailbox.DefaultDrainLimit)
+				n, _ := a2b.ControlledRead(echo, mailbox.DrainLimit)
 				done += n
 				spin.Idle(n)
 			}
@@ -468,7 +468,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				spin.Idle(0)
 			}
 			for {
-				n, _ := b2a.ControlledRead(h, mailbox.DefaultDrainLimit)
+				n, _ := b2a.ControlledRead(h, mailbox.DrainLimit)
 				if n > 0 {
 					break
 				}

@@ -587,9 +587,6 @@ type PartsClaim struct {
 	n int
 }
 
-// NumParts returns the number of parts.
-func (p *PartsClaim) NumParts() int { return p.n }
-
 // Part returns the space of part i, aliasing the ring, valid until Commit
 // or Abort. It panics if i is out of range, as indexing does, and after
 // Commit or Abort.

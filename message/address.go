@@ -14,17 +14,17 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// AddressLength is the most bytes of a mailbox name an Address holds.
-const AddressLength = 32
+// addressLength is the most bytes of a mailbox name an Address holds.
+const addressLength = 32
 
 // Address names the mailbox a reply goes to, for a Registry to resolve. It
 // is a fixed-size field (the name's bytes, zero-padded), so a Fixed
 // message can carry it: a request carries its sender's address, and the
 // receiver replies to it.
-type Address [AddressLength]byte
+type Address [addressLength]byte
 
 // ErrAddress reports a name that cannot be an Address (empty, longer than
-// AddressLength, or holding a zero byte).
+// 32 bytes, or holding a zero byte).
 var ErrAddress = errors.New("message: bad address")
 
 // ErrUnknownAddress reports an address the Registry cannot resolve.
@@ -33,23 +33,20 @@ var ErrUnknownAddress = errors.New("message: unknown address")
 // AddressOf returns the address of the mailbox called name.
 func AddressOf(name string) (Address, error) {
 	var a Address
-	if name == "" || len(name) > AddressLength || bytes.IndexByte([]byte(name), 0) >= 0 {
-		return a, fmt.Errorf("%w: %q (1 to %d bytes, no zero byte)", ErrAddress, name, AddressLength)
+	if name == "" || len(name) > addressLength || bytes.IndexByte([]byte(name), 0) >= 0 {
+		return a, fmt.Errorf("%w: %q (1 to %d bytes, no zero byte)", ErrAddress, name, addressLength)
 	}
 	copy(a[:], name)
 	return a, nil
 }
 
-// String returns the name.
+// String returns the name. The zero Address names nothing.
 func (a Address) String() string {
 	if i := bytes.IndexByte(a[:], 0); i >= 0 {
 		return string(a[:i])
 	}
 	return string(a[:])
 }
-
-// IsZero reports whether a names nothing.
-func (a Address) IsZero() bool { return a == Address{} }
 
 // A Directory opens, by name, mailboxes that live beyond this process, for
 // a Registry: ipc.Dir is the mailbox files of a directory. OpenMailbox
@@ -159,7 +156,7 @@ const (
 )
 
 func (r *Registry) open(ctx context.Context, a Address) (*mailbox.Mailbox, error) {
-	if r.dir == nil || a.IsZero() {
+	if r.dir == nil || a == (Address{}) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAddress, a)
 	}
 	_, hasDeadline := ctx.Deadline()

@@ -32,17 +32,17 @@ var (
 	// ErrTimeout is the error Calls hands a call's done function when no
 	// reply arrived before its deadline.
 	ErrTimeout = errors.New("message: call timed out")
-	// ErrTooManyCalls is Ask's refusal when the calls in flight are at
+	// errTooManyCalls is Ask's refusal when the calls in flight are at
 	// their limit (WithMaxInFlight). It wraps mailbox.ErrBackPressured:
 	// like a full mailbox, it means "ask again in a later cycle", and a
 	// handler that returns it leaves its message for the next drain.
-	ErrTooManyCalls = fmt.Errorf("message: too many calls in flight: %w", mailbox.ErrBackPressured)
+	errTooManyCalls = fmt.Errorf("message: too many calls in flight: %w", mailbox.ErrBackPressured)
 )
 
 // Defaults of NewCalls.
 const (
-	DefaultCallTimeout = 5 * time.Second
-	DefaultMaxInFlight = 1024
+	defaultCallTimeout = 5 * time.Second
+	defaultMaxInFlight = 1024
 	// callResolution is the timer wheel's tick (about a millisecond): a
 	// call times out at most a tick and a Poll after its deadline.
 	callResolution = 1 << 20
@@ -58,12 +58,12 @@ type callConfig struct {
 	clock   clock.Nano
 }
 
-// WithTimeout sets how long a call waits for its reply (default
-// DefaultCallTimeout).
+// WithTimeout sets how long a call waits for its reply (default five
+// seconds).
 func WithTimeout(d time.Duration) CallOption { return func(c *callConfig) { c.timeout = d } }
 
-// WithMaxInFlight bounds the calls in flight (default DefaultMaxInFlight):
-// Ask refuses more with ErrTooManyCalls. Keep the replies of that many
+// WithMaxInFlight bounds the calls in flight (default 1024): Ask refuses
+// more with an error wrapping mailbox.ErrBackPressured. Keep the replies of that many
 // calls within the caller's mailbox capacity, and a server back-pressured
 // by this caller never waits long (docs/message.md, "Back-pressure").
 func WithMaxInFlight(n int) CallOption { return func(c *callConfig) { c.max = n } }
@@ -122,14 +122,14 @@ type CallStats struct {
 // replies' with a ReplyHeader, ErrAddress for a zero self, or is Handle's.
 func NewCalls[Req, Rep, S any](r *Router, requests *Fixed[Req], replies *Fixed[Rep], self Address,
 	done func(state S, reply *Rep, err error), opts ...CallOption) (*Calls[Req, Rep, S], error) {
-	cfg := callConfig{timeout: DefaultCallTimeout, max: DefaultMaxInFlight, clock: clock.System}
+	cfg := callConfig{timeout: defaultCallTimeout, max: defaultMaxInFlight, clock: clock.System}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	switch {
 	case done == nil:
 		return nil, errors.New("message: nil done function")
-	case self.IsZero():
+	case self == Address{}:
 		return nil, fmt.Errorf("%w: zero reply address", ErrAddress)
 	case !startsWith[RequestHeader](requests.typ):
 		return nil, fmt.Errorf("%w: %s: a request type starts with a message.RequestHeader", ErrLayout, requests.typ)
@@ -169,12 +169,12 @@ func startsWith[H any](t reflect.Type) bool {
 // it fills req's RequestHeader (a new call id, the caller's address) and
 // starts the call's deadline. Nothing is in flight when Ask returns an
 // error: an error wrapping mailbox.ErrBackPressured (to is full, or
-// ErrTooManyCalls) means "ask again in a later cycle"; others are the
+// too many calls in flight) means "ask again in a later cycle"; others are the
 // send's (mailbox.ErrClosed, mailbox.ErrConsumerDead) or the timer
 // wheel's.
 func (c *Calls[Req, Rep, S]) Ask(to *mailbox.Mailbox, req *Req, state S) error {
 	if len(c.pending) >= c.max {
-		return ErrTooManyCalls
+		return errTooManyCalls
 	}
 	t, err := c.wheel.Schedule(c.clock.Nanos() + c.timeout)
 	if err != nil {

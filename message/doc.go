@@ -30,12 +30,12 @@
 // every byte of the layout belongs to a field, blank fields (_ [3]byte)
 // included. Such a layout is the same on every platform Go supports, and
 // the bytes are little-endian, Agrona's byte order; NewFixed refuses to
-// run on a big-endian machine (ErrByteOrder). A message of a Fixed type
+// run on a big-endian machine (ErrLayout). A message of a Fixed type
 // is one part of exactly Size bytes.
 //
 // Decoding bytes another process wrote is checked: a payload of the wrong
 // length, or a bool field holding a byte other than 0 or 1 (which Go's
-// bool cannot represent), is an error (ErrLength, ErrInvalid), never a
+// bool cannot represent), is an error (ErrPayload), never a
 // value with undefined behaviour.
 //
 // # Other encodings

@@ -25,14 +25,14 @@ type Fixed[T any] struct {
 var _ Codec[struct{}] = (*Fixed[struct{}])(nil)
 
 // NewFixed checks T's layout and returns its codec for type id typeID, or
-// an error wrapping ErrLayout (naming the field), ErrTypeID or
-// ErrByteOrder.
+// an error wrapping ErrLayout (naming the field, or saying the machine is
+// big-endian) or ErrTypeID.
 func NewFixed[T any](typeID int32) (*Fixed[T], error) {
 	if typeID < 1 || typeID > mailbox.MaxTypeID {
 		return nil, fmt.Errorf("%w: %d is outside 1..%d", ErrTypeID, typeID, mailbox.MaxTypeID)
 	}
 	if !littleEndian() {
-		return nil, ErrByteOrder
+		return nil, fmt.Errorf("%w: fixed layouts need a little-endian machine", ErrLayout)
 	}
 	t := reflect.TypeFor[T]()
 	f := &Fixed[T]{id: typeID, size: int(t.Size()), align: uintptr(t.Align()), typ: t, replyHeader: startsWith[ReplyHeader](t)}
@@ -120,8 +120,8 @@ func (f *Fixed[T]) Send(mb *mailbox.Mailbox, v *T) error {
 // Encode copies *v's bytes into dst, which must be at least Size long.
 func (f *Fixed[T]) Encode(dst []byte, v *T) { copy(dst, bytesOf(v)) }
 
-// Decode copies a payload into *v after checking its length (ErrLength)
-// and its bools (ErrInvalid); on error *v is unchanged.
+// Decode copies a payload into *v after checking its length and its bools
+// (ErrPayload otherwise); on error *v is unchanged.
 func (f *Fixed[T]) Decode(src []byte, v *T) error {
 	if err := f.check(src); err != nil {
 		return err
@@ -172,9 +172,9 @@ func bytesOf[T any](v *T) []byte {
 // The error constructors stay out of the hot functions' bodies.
 
 func errLength(typeID int32, got, want int) error {
-	return fmt.Errorf("%w: type %d: %d bytes, want %d", ErrLength, typeID, got, want)
+	return fmt.Errorf("%w: type %d: %d bytes, want %d", ErrPayload, typeID, got, want)
 }
 
 func errInvalidBool(typeID int32, off uintptr, b byte) error {
-	return fmt.Errorf("%w: type %d: byte %d of the payload is a bool holding %d", ErrInvalid, typeID, off, b)
+	return fmt.Errorf("%w: type %d: byte %d of the payload is a bool holding %d", ErrPayload, typeID, off, b)
 }

@@ -99,13 +99,13 @@ func TestFixedDecodeRejectsBadPayloads(t *testing.T) {
 	f := MustFixed[order](7)
 	var o order
 	o.Qty = 42
-	require.ErrorIs(t, f.Decode(make([]byte, 31), &o), ErrLength)
-	require.ErrorIs(t, f.Decode(make([]byte, 33), &o), ErrLength)
+	require.ErrorIs(t, f.Decode(make([]byte, 31), &o), ErrPayload)
+	require.ErrorIs(t, f.Decode(make([]byte, 33), &o), ErrPayload)
 	b := make([]byte, 32)
 	for _, off := range []int{21, 26, 30} {
 		b[off] = 2
 		err := f.Decode(b, &o)
-		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorIs(t, err, ErrPayload)
 		b[off] = 1
 	}
 	require.Equal(t, int32(42), o.Qty, "a payload that fails leaves the value alone")
@@ -187,7 +187,7 @@ func TestFixedThroughEveryKindOfMailbox(t *testing.T) {
 		require.NoError(t, mb.SendParts(7, b[:16], b[16:]))
 		n, err := mb.DrainTo(r, 10)
 		require.Equal(t, 3, n)
-		require.ErrorIs(t, err, ErrLength)
+		require.ErrorIs(t, err, ErrPayload)
 		require.Equal(t, []uint64{1, 2}, got)
 		require.Equal(t, RouterStats{Delivered: 2, Undecodable: 1}, r.Stats())
 	}

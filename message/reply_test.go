@@ -19,8 +19,7 @@ func TestAddress(t *testing.T) {
 	a, err := AddressOf("orders")
 	require.NoError(t, err)
 	require.Equal(t, "orders", a.String())
-	require.False(t, a.IsZero())
-	require.True(t, Address{}.IsZero())
+	require.NotEqual(t, Address{}, a)
 	for _, bad := range []string{"", "a\x00b", "0123456789012345678901234567890123"} {
 		_, err := AddressOf(bad)
 		require.ErrorIs(t, err, ErrAddress, bad)
@@ -177,7 +176,7 @@ func TestCallsRefusals(t *testing.T) {
 	require.NoError(t, p.calls.Ask(p.server, &add{}, 1))
 	require.NoError(t, p.calls.Ask(p.server, &add{}, 2))
 	err := p.calls.Ask(p.server, &add{}, 3)
-	require.ErrorIs(t, err, ErrTooManyCalls)
+	require.ErrorIs(t, err, errTooManyCalls)
 	require.ErrorIs(t, err, mailbox.ErrBackPressured, "ask again later")
 	require.Equal(t, 2, p.calls.Pending())
 
@@ -205,7 +204,7 @@ func TestCallsRefusals(t *testing.T) {
 	_, err = NewCalls(r, adds, sums, self, done)
 	require.NoError(t, err)
 	_, err = NewCalls(r, adds, sums, self, done)
-	require.ErrorIs(t, err, ErrDuplicateRoute, "one Calls per reply type and router")
+	require.ErrorIs(t, err, ErrTypeID, "one Calls per reply type and router")
 	require.ErrorIs(t, adds.Reply(q.reg, RequestHeader{}, &add{}), ErrLayout)
 	require.ErrorIs(t, sums.Reply(q.reg, RequestHeader{ReplyTo: mustAddr(t, "nobody")}, &sum{}), ErrUnknownAddress)
 }

@@ -49,7 +49,7 @@ func NewRouter() *Router { return &Router{} }
 
 // Handle routes the messages of c's type id to h, which gets each one
 // decoded into a *T valid only during the call. An error wraps
-// ErrDuplicateRoute when the type id has a route already, or ErrTypeID.
+// ErrTypeID when the type id has a route already or is out of range.
 //
 // h's error decides what becomes of the message (Router.Receive): nil or
 // most errors consume it; an error wrapping mailbox.ErrBackPressured leaves
@@ -62,7 +62,7 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 		return fmt.Errorf("%w: %d is outside 1..%d", ErrTypeID, id, mailbox.MaxTypeID)
 	}
 	if r.lookup(id) != nil {
-		return fmt.Errorf("%w: %d", ErrDuplicateRoute, id)
+		return fmt.Errorf("%w: %d already has a handler", ErrTypeID, id)
 	}
 	var rt route
 	if f, ok := c.(*Fixed[T]); ok {
@@ -219,7 +219,7 @@ func (r *Router) handled(err error) (mailbox.Action, error) {
 		r.stats.Delivered++
 		return mailbox.Continue, nil
 	}
-	if IsBackPressure(err) {
+	if isBackPressure(err) {
 		r.stats.Aborted++
 		return mailbox.Abort, nil
 	}
@@ -234,11 +234,11 @@ func (r *Router) settle(err error) (abort bool, report error) {
 	return a == mailbox.Abort, report
 }
 
-// IsBackPressure reports whether a handler's error leaves its message for
+// isBackPressure reports whether a handler's error leaves its message for
 // the next drain: it wraps mailbox.ErrBackPressured (a send found its
 // mailbox full and sent nothing) and not mailbox.ErrConsumerDead (that
 // mailbox's consumer has stopped: waiting for room would never end).
-func IsBackPressure(err error) bool {
+func isBackPressure(err error) bool {
 	if err == mailbox.ErrBackPressured {
 		return true
 	}
@@ -258,10 +258,10 @@ func (r *Router) lookup(id int32) route {
 }
 
 // Receive routes one message (mailbox.Receiver). A handler's nil consumes
-// the message. An error that wraps mailbox.ErrBackPressured (IsBackPressure)
-// leaves it in the mailbox: the drain ends there (mailbox.Abort), the next
-// one delivers the same message again, and the router counts it in
-// Aborted, not as a failure. Any other error, and a payload that does not
+// the message. An error that wraps mailbox.ErrBackPressured (and not
+// mailbox.ErrConsumerDead) leaves it in the mailbox: the drain ends there
+// (mailbox.Abort), the next one delivers the same message again, and the
+// router counts it in Aborted, not as a failure. Any other error, and a payload that does not
 // decode, consume the message and are reported: not retried.
 func (r *Router) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	if rt := r.lookup(m.TypeID()); rt != nil {
@@ -302,7 +302,7 @@ func (r *Router) Stats() RouterStats {
 }
 
 func errParts(typeID int32, n int) error {
-	return fmt.Errorf("%w: type %d: a message of %d parts, want 1", ErrLength, typeID, n)
+	return fmt.Errorf("%w: type %d: a message of %d parts, want 1", ErrPayload, typeID, n)
 }
 
 func errNoRoute(typeID int32) error { return fmt.Errorf("%w: %d", ErrNoRoute, typeID) }

@@ -42,8 +42,8 @@ func TestRouterRoutes(t *testing.T) {
 	require.NoError(t, Handle(r, orders, func(o *order) error { got = append(got, fmt.Sprint("order ", o.ID)); return nil }))
 	require.NoError(t, Handle(r, big, func(l *leg) error { got = append(got, fmt.Sprint("leg ", l.Venue)); return nil }))
 	require.NoError(t, Handle(r, nameCodec{id: 3}, func(n *name) error { got = append(got, "name "+n.s); return nil }))
-	require.ErrorIs(t, Handle(r, MustFixed[leg](7), func(*leg) error { return nil }), ErrDuplicateRoute)
-	require.ErrorIs(t, Handle(r, MustFixed[leg](100_000), func(*leg) error { return nil }), ErrDuplicateRoute)
+	require.ErrorIs(t, Handle(r, MustFixed[leg](7), func(*leg) error { return nil }), ErrTypeID)
+	require.ErrorIs(t, Handle(r, MustFixed[leg](100_000), func(*leg) error { return nil }), ErrTypeID)
 	require.ErrorIs(t, Handle(r, nameCodec{id: 0}, func(*name) error { return nil }), ErrTypeID)
 
 	require.NoError(t, orders.Send(mb, &order{ID: 1}))

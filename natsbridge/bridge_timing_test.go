@@ -26,7 +26,7 @@ func BenchmarkBatchEncode32B(b *testing.B) {
 	b.SetBytes(32)
 	b.ReportAllocs()
 	for b.Loop() {
-		if bt.Append(1, payload) == ErrBatchFull {
+		if bt.Append(1, payload) == errBatchFull {
 			bt.Seal(1, 1, 1)
 			bt.Reset()
 		}

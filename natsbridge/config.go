@@ -118,8 +118,8 @@ func (c *Config) withDefaults() (Config, error) {
 	if cfg.BatchBytes == 0 {
 		cfg.BatchBytes = DefaultBatchBytes
 	}
-	if cfg.BatchBytes < MinBatchBytes || cfg.BatchBytes > maxFrame {
-		return cfg, fmt.Errorf("%w: %s: BatchBytes %d outside %d..%d", ErrConfig, cfg.Name, cfg.BatchBytes, MinBatchBytes, maxFrame)
+	if cfg.BatchBytes < minBatchBytes || cfg.BatchBytes > maxFrame {
+		return cfg, fmt.Errorf("%w: %s: BatchBytes %d outside %d..%d", ErrConfig, cfg.Name, cfg.BatchBytes, minBatchBytes, maxFrame)
 	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = defaultFlushInterval

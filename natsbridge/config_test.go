@@ -15,7 +15,7 @@ func TestConfigErrors(t *testing.T) {
 		"no name":          func(c *Config) { c.Name = "" },
 		"no subject":       func(c *Config) { c.Subject = "" },
 		"no URL nor Conn":  func(c *Config) { c.URL = "" },
-		"batch too small":  func(c *Config) { c.BatchBytes = MinBatchBytes - 1 },
+		"batch too small":  func(c *Config) { c.BatchBytes = minBatchBytes - 1 },
 		"no stream":        func(c *Config) { c.JetStream = &JetStream{} },
 		"batch < mailbox":  func(c *Config) { c.BatchBytes = 1024 },
 		"negative batch":   func(c *Config) { c.BatchBytes = -1 },

@@ -20,9 +20,9 @@ var (
 	// (lengths, count, checksum, ranges). It is dropped whole and counted in
 	// Stats.Rejected. It matches duty.ErrCorrupt.
 	ErrMalformed = sentinel.Corrupt("natsbridge: malformed batch frame")
-	// ErrBatchFull reports a message that does not fit what is left of a
+	// errBatchFull reports a message that does not fit what is left of a
 	// batch. It is returned unwrapped, without allocating.
-	ErrBatchFull = errors.New("natsbridge: batch full")
+	errBatchFull = errors.New("natsbridge: batch full")
 	// ErrTooLarge reports a message that does not fit an empty batch: it
 	// can never be bridged with this batch capacity.
 	ErrTooLarge = errors.New("natsbridge: message larger than a batch")

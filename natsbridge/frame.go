@@ -28,7 +28,7 @@ import (
 // A message entry:
 //
 //	0       4     type id, 1 .. mailbox.MaxTypeID
-//	4       4     part count n, 1 .. MaxParts
+//	4       4     part count n, 1 .. maxParts
 //	8       ...   n times: a uint32 length, then that many bytes
 const (
 	// frameVersion is the version byte this package writes and reads; a
@@ -41,9 +41,9 @@ const (
 	entryHeaderLength = 8
 	// partPrefixLength is the length prefix of each part.
 	partPrefixLength = 4
-	// MinBatchBytes is the smallest batch capacity: a header and one empty
+	// minBatchBytes is the smallest batch capacity: a header and one empty
 	// one-part message.
-	MinBatchBytes = headerLength + entryHeaderLength + partPrefixLength
+	minBatchBytes = headerLength + entryHeaderLength + partPrefixLength
 )
 
 const (
@@ -100,10 +100,10 @@ type batch struct {
 }
 
 // newBatch returns an empty batch whose frames are at most capacity bytes
-// (>= MinBatchBytes, else ErrConfig).
+// (>= minBatchBytes, else ErrConfig).
 func newBatch(capacity int) (*batch, error) {
-	if capacity < MinBatchBytes || capacity > maxFrame {
-		return nil, fmt.Errorf("%w: batch capacity %d outside %d..%d", ErrConfig, capacity, MinBatchBytes, maxFrame)
+	if capacity < minBatchBytes || capacity > maxFrame {
+		return nil, fmt.Errorf("%w: batch capacity %d outside %d..%d", ErrConfig, capacity, minBatchBytes, maxFrame)
 	}
 	b := &batch{buf: make([]byte, headerLength, capacity)}
 	return b, nil
@@ -117,23 +117,23 @@ const maxSequence = 1 << 62
 // payload (whose server limit is far lower).
 const maxFrame = 1 << 30
 
-// Append adds one message. It returns ErrBatchFull, with nothing added,
+// Append adds one message. It returns errBatchFull, with nothing added,
 // when the message does not fit the remaining capacity of a batch holding
 // messages (seal and publish it, then append again), and an error wrapping
 // ErrTooLarge when it does not fit even an empty batch; mailbox.ErrTypeID
 // or mailbox.ErrArgument (wrapped) for a type id or part count out of range.
-// ErrBatchFull is returned unwrapped and without allocating.
+// errBatchFull is returned unwrapped and without allocating.
 func (b *batch) Append(typeID int32, parts ...[]byte) error {
 	if typeID < 1 || typeID > mailbox.MaxTypeID {
 		return fmt.Errorf("%w: %d", mailbox.ErrTypeID, typeID)
 	}
-	if len(parts) < 1 || len(parts) > MaxParts {
+	if len(parts) < 1 || len(parts) > maxParts {
 		return fmt.Errorf("%w: %d parts", mailbox.ErrArgument, len(parts))
 	}
 	n := entryLength(parts)
 	if len(b.buf)+n > cap(b.buf) {
 		if b.count > 0 {
-			return ErrBatchFull
+			return errBatchFull
 		}
 		return fmt.Errorf("%w: a message of %d bytes in a batch of %d", ErrTooLarge, n, cap(b.buf))
 	}
@@ -183,9 +183,9 @@ func (b *batch) Seal(source, sequence, first uint64) []byte {
 	return b.buf
 }
 
-// MaxParts bounds the part count of one message in a frame, as the
+// maxParts bounds the part count of one message in a frame, as the
 // mailbox's default bounds it in a mailbox.
-const MaxParts = 1024
+const maxParts = 1024
 
 // Reader decodes frames. Reset checks a whole frame before the first
 // message is read, so a frame is either rejected whole or read whole:
@@ -270,7 +270,7 @@ func skipEntry(f []byte, at int) (int, error) {
 		return 0, entryError("type id out of range")
 	}
 	n := binary.LittleEndian.Uint32(f[at+4:])
-	if n < 1 || n > MaxParts {
+	if n < 1 || n > maxParts {
 		return 0, entryError("part count out of range")
 	}
 	at += entryHeaderLength

@@ -58,10 +58,10 @@ func TestFrameRawBytes(t *testing.T) {
 }
 
 func TestBatchFullAndTooLarge(t *testing.T) {
-	b, err := newBatch(MinBatchBytes + 4)
+	b, err := newBatch(minBatchBytes + 4)
 	require.NoError(t, err)
 	require.NoError(t, b.Append(1, []byte("1234")))
-	require.Equal(t, ErrBatchFull, b.Append(1, nil), "unwrapped")
+	require.Equal(t, errBatchFull, b.Append(1, nil), "unwrapped")
 	require.Equal(t, 1, b.Count())
 	b.Reset()
 	require.ErrorIs(t, b.Append(1, []byte("12345")), ErrTooLarge)
@@ -69,7 +69,7 @@ func TestBatchFullAndTooLarge(t *testing.T) {
 	require.ErrorIs(t, b.Append(mailbox.MaxTypeID+1, []byte("1")), mailbox.ErrTypeID)
 	require.ErrorIs(t, b.Append(1), mailbox.ErrArgument)
 	require.Equal(t, 0, b.Count())
-	_, err = newBatch(MinBatchBytes - 1)
+	_, err = newBatch(minBatchBytes - 1)
 	require.ErrorIs(t, err, ErrConfig)
 }
 

@@ -24,7 +24,7 @@ func FuzzReader(f *testing.F) {
 	binary.LittleEndian.PutUint32(bad[offCount:], 1<<31)
 	f.Add(bad)
 	bad = append([]byte(nil), good...)
-	binary.LittleEndian.PutUint32(bad[headerLength+4:], MaxParts+1)
+	binary.LittleEndian.PutUint32(bad[headerLength+4:], maxParts+1)
 	f.Add(bad)
 	bad = append([]byte(nil), good...)
 	bad[offVersion] = 1

@@ -182,10 +182,10 @@ func (in *Inbound) RoleName() string { return "natsbridge-in-" + in.cfg.Name }
 // OnStart does nothing: NewInbound connected.
 func (in *Inbound) OnStart() error { return nil }
 
-// HighWater returns the highest stream sequence delivered whole into the
+// highWater returns the highest stream sequence delivered whole into the
 // mailbox (JetStream mode); 0 in core mode. Call it on the agent's
 // goroutine or after OnClose.
-func (in *Inbound) HighWater() uint64 { return in.hw }
+func (in *Inbound) highWater() uint64 { return in.hw }
 
 // Stats returns the bridge's statistics. Safe from any goroutine.
 func (in *Inbound) Stats() Stats {

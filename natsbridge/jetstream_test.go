@@ -142,10 +142,10 @@ func TestJetStreamInboundRestart(t *testing.T) {
 	c := &checker{t: t, mb: dst}
 	pump(t, func() bool { return c.next >= n/2 }, f, out, in, c)
 	require.NoError(t, in.OnClose())
-	hw := in.HighWater()
+	hw := in.highWater()
 	in, err = NewInbound(ctx(t), cfg, dst)
 	require.NoError(t, err)
-	require.Equal(t, hw, in.HighWater(), "the ack floor is where the previous bridge stopped")
+	require.Equal(t, hw, in.highWater(), "the ack floor is where the previous bridge stopped")
 	pump(t, func() bool { return c.next == n }, f, out, in, c)
 	require.NoError(t, out.OnClose())
 	require.NoError(t, in.OnClose())

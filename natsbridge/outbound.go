@@ -84,8 +84,8 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 	if need := headerLength + entryHeaderLength + partPrefixLength + mb.MaxMessageSize(); c.BatchBytes < need {
 		return nil, fmt.Errorf("%w: %s: BatchBytes %d cannot hold the mailbox's largest message (needs %d)", ErrConfig, c.Name, c.BatchBytes, need)
 	}
-	if mb.MaxParts() > MaxParts {
-		return nil, fmt.Errorf("%w: %s: mailbox allows %d parts, a frame %d", ErrConfig, c.Name, mb.MaxParts(), MaxParts)
+	if mb.MaxParts() > maxParts {
+		return nil, fmt.Errorf("%w: %s: mailbox allows %d parts, a frame %d", ErrConfig, c.Name, mb.MaxParts(), maxParts)
 	}
 	o := &Outbound{cfg: c, mb: mb}
 	o.handler = o.append
@@ -248,9 +248,6 @@ func (o *Outbound) RoleName() string { return "natsbridge-out-" + o.cfg.Name }
 // OnStart does nothing: the connection was made by NewOutbound.
 func (o *Outbound) OnStart() error { return nil }
 
-// Source returns the bridge's source id, as written in its frames.
-func (o *Outbound) Source() uint64 { return o.source }
-
 // Stats returns the bridge's statistics. Safe from any goroutine.
 func (o *Outbound) Stats() Stats {
 	o.st.set(statReconnects, int64(o.nc.Stats().Reconnects))
@@ -280,7 +277,7 @@ func (o *Outbound) add(typeID int32, parts [][]byte) ringbuf.Action {
 		}
 		o.batched++
 		return mailbox.Continue
-	case err == ErrBatchFull:
+	case err == errBatchFull:
 		o.full = true
 		return mailbox.Abort
 	default: // cannot be carried at all (NewOutbound's checks make it rare)

@@ -8,10 +8,10 @@ import (
 	"github.com/dutyrt/duty/internal/countertype"
 )
 
-// CounterTypeID is the type id of the bridge's counters in a counters file:
+// counterTypeID is the type id of the bridge's counters in a counters file:
 // countertype.BridgeEvents (the label names the statistic, the bridge and
 // its direction: "natsbridge-published: <name> out").
-const CounterTypeID = countertype.BridgeEvents
+const counterTypeID = countertype.BridgeEvents
 
 // Stats is a snapshot of a bridge's statistics, read lock-free from any
 // goroutine; fields are loaded one by one, not as one atomic picture.
@@ -118,7 +118,7 @@ func (s *stats) init(name, dir string, m *counters.Manager) error {
 		return nil
 	}
 	for i := range s.w {
-		c, err := m.Allocate(fmt.Sprintf("natsbridge-%s: %s %s", statNames[i], name, dir), CounterTypeID, nil)
+		c, err := m.Allocate(fmt.Sprintf("natsbridge-%s: %s %s", statNames[i], name, dir), counterTypeID, nil)
 		if err != nil {
 			s.close()
 			return fmt.Errorf("natsbridge: %s: counters: %w", name, err)

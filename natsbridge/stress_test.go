@@ -110,7 +110,7 @@ func TestCounters(t *testing.T) {
 	values := map[string]int64{}
 	require.NoError(t, m.Reader().ForEachRecord(func(rec counters.Record) bool {
 		typeID, label, v := rec.TypeID, string(rec.Label), rec.Value
-		require.Equal(t, CounterTypeID, typeID)
+		require.Equal(t, counterTypeID, typeID)
 		values[label] = v
 		return true
 	}))

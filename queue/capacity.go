@@ -8,16 +8,16 @@ import (
 	"unsafe"
 )
 
-// MaxCapacity is the largest capacity of a queue, as in Agrona (the largest
+// maxCapacity is the largest capacity of a queue, as in Agrona (the largest
 // power of two an int32 holds). The slot array is allocated up front, so a
 // queue of that size of 8-byte values takes 8 GiB.
-const MaxCapacity = 1 << 30
+const maxCapacity = 1 << 30
 
 // roundCapacity returns requested rounded up to a power of two, or an error
 // wrapping ErrCapacity.
 func roundCapacity(requested, minimum int) (int, error) {
-	if requested < minimum || requested > MaxCapacity {
-		return 0, fmt.Errorf("%w: %d (want %d..%d)", ErrCapacity, requested, minimum, MaxCapacity)
+	if requested < minimum || requested > maxCapacity {
+		return 0, fmt.Errorf("%w: %d (want %d..%d)", ErrCapacity, requested, minimum, maxCapacity)
 	}
 	if requested == 1 {
 		return 1, nil
@@ -27,7 +27,7 @@ func roundCapacity(requested, minimum int) (int, error) {
 
 // makeSlots allocates the slot array of a queue of c slots (capacity
 // requested by the caller). make panics when c values of S cannot be
-// addressed at all (large elements, or 8-byte ones at MaxCapacity on a
+// addressed at all (large elements, or 8-byte ones at the largest capacity on a
 // 32-bit platform): that is an invalid capacity, reported as an error
 // wrapping ErrCapacity. An array that can be addressed but not backed by
 // memory still fails as make does.

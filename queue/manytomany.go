@@ -45,7 +45,7 @@ type ManyToMany[T any] struct {
 // NewManyToMany returns an empty queue with room for capacity values,
 // rounded up to a power of two. It returns an error wrapping ErrCapacity
 // when capacity is below 2 (with one slot, a free slot and a published
-// one carry the same sequence) or rounds above MaxCapacity, or when that
+// one carry the same sequence) or rounds above 1<<30, or when that
 // many slots do not fit in the address space.
 func NewManyToMany[T any](capacity int) (*ManyToMany[T], error) {
 	c, err := roundCapacity(capacity, 2)

@@ -44,7 +44,7 @@ type ManyToOne[T any] struct {
 
 // NewManyToOne returns an empty queue with room for capacity values,
 // rounded up to a power of two. It returns an error wrapping ErrCapacity
-// when capacity is below 1 or rounds above MaxCapacity, or when that many
+// when capacity is below 1 or rounds above 1<<30, or when that many
 // slots do not fit in the address space.
 func NewManyToOne[T any](capacity int) (*ManyToOne[T], error) {
 	c, err := roundCapacity(capacity, 1)

@@ -41,7 +41,7 @@ type OneToOne[T any] struct {
 
 // NewOneToOne returns an empty queue with room for capacity values, rounded
 // up to a power of two. It returns an error wrapping ErrCapacity when
-// capacity is below 1 or rounds above MaxCapacity, or when that many
+// capacity is below 1 or rounds above 1<<30, or when that many
 // values of T do not fit in the address space.
 func NewOneToOne[T any](capacity int) (*OneToOne[T], error) {
 	c, err := roundCapacity(capacity, 1)

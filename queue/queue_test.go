@@ -30,18 +30,18 @@ func TestCapacityRoundedUp(t *testing.T) {
 			}
 		})
 	}
-	got, err := roundCapacity(MaxCapacity, 1)
+	got, err := roundCapacity(maxCapacity, 1)
 	require.NoError(t, err)
-	require.Equal(t, MaxCapacity, got)
-	got, err = roundCapacity(MaxCapacity/2+1, 1)
+	require.Equal(t, maxCapacity, got)
+	got, err = roundCapacity(maxCapacity/2+1, 1)
 	require.NoError(t, err)
-	require.Equal(t, MaxCapacity, got)
+	require.Equal(t, maxCapacity, got)
 }
 
 func TestInvalidCapacityIsAnError(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			bad := []int{0, -1, math.MinInt, MaxCapacity + 1, math.MaxInt}
+			bad := []int{0, -1, math.MinInt, maxCapacity + 1, math.MaxInt}
 			if k.minCapacity == 2 {
 				bad = append(bad, 1)
 			}
@@ -336,7 +336,7 @@ func TestErrCapacityIsASentinel(t *testing.T) {
 	require.Equal(t, "queue: invalid capacity: 1 (want 2..1073741824)", err.Error())
 }
 
-// A capacity within MaxCapacity whose slot array cannot exist in the
+// A capacity within maxCapacity whose slot array cannot exist in the
 // address space (large elements, or 8-byte ones on a 32-bit platform) is
 // an invalid argument: ErrCapacity, not make's panic (duty reports invalid
 // arguments as errors and never panics on them).
@@ -344,9 +344,9 @@ func TestSlotArrayBeyondAddressSpaceIsAnError(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			var err error
-			require.NotPanics(t, func() { _, err = tryNew[[1 << 20]byte](k, MaxCapacity) })
+			require.NotPanics(t, func() { _, err = tryNew[[1 << 20]byte](k, maxCapacity) })
 			require.ErrorIs(t, err, ErrCapacity)
-			require.Contains(t, err.Error(), fmt.Sprint(MaxCapacity))
+			require.Contains(t, err.Error(), fmt.Sprint(maxCapacity))
 		})
 	}
 }

@@ -155,7 +155,7 @@ func TestClaimsMatchAgronaPlacement(t *testing.T) {
 	}
 }
 
-func agronaPlacements(t *testing.T, r RingBuffer, oneToOne bool, steps int, seed uint64, views ...RingBuffer) {
+func agronaPlacements(t *testing.T, r ringBuffer, oneToOne bool, steps int, seed uint64, views ...ringBuffer) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	views = append(views, r)
 	consumer := r

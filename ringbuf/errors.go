@@ -16,11 +16,11 @@ var (
 	// ErrFull reports that the ring has no room for the record now. Nothing
 	// was written; retry after the consumer has made progress.
 	ErrFull = record.ErrFull
-	// ErrCapacity reports a buffer whose length is not a power of two plus
-	// TrailerLength, or whose capacity is below the minimum.
-	ErrCapacity = errors.New("ringbuf: capacity must be a positive power of 2 + TrailerLength")
-	// ErrMisaligned reports a buffer that does not start on an 8-byte boundary.
-	ErrMisaligned = errors.New("ringbuf: buffer is not 8-byte aligned")
+	// ErrCapacity reports a buffer that cannot hold a ring: its length is
+	// not a power of two plus TrailerLength, its capacity is below the
+	// minimum, or it does not start on an 8-byte boundary. The wrapping
+	// error says which.
+	ErrCapacity = errors.New("ringbuf: unusable ring buffer")
 	// ErrTypeID reports a message type id the structure does not carry:
 	// below 1, or (a publication) above its largest.
 	ErrTypeID = record.ErrTypeID

@@ -95,7 +95,7 @@ func completeGroup(group []*modelEntry, choice int, commit, abort func() error) 
 }
 
 // commitGroup commits the open batch or Records whose first entry is e.
-func commitGroup(r RingBuffer, e *modelEntry) error {
+func commitGroup(r ringBuffer, e *modelEntry) error {
 	if e.records != nil {
 		return r.CommitRecords(*e.records)
 	}
@@ -355,7 +355,7 @@ func FuzzReadCorruptRing(f *testing.F) {
 				if err != nil && !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("controlled read: unexpected error %v", err)
 				}
-				if _, err := r.Unblock(); err != nil && !errors.Is(err, ErrCorrupt) {
+				if _, err := unblock(r); err != nil && !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("unblock: unexpected error %v", err)
 				}
 			}
@@ -448,7 +448,7 @@ func FuzzCorruptRingProducers(f *testing.F) {
 				if _, err := r.ControlledRead(func(int32, []byte) Action { return Abort }, NoLimit); !allowed(err) {
 					t.Fatalf("controlled read: %v", err)
 				}
-				if _, err := r.Unblock(); !allowed(err) {
+				if _, err := unblock(r); !allowed(err) {
 					t.Fatalf("unblock: %v", err)
 				}
 			}

@@ -59,7 +59,7 @@ func (r *ManyToOne) Write(typeID int32, payload []byte) error {
 	// the new tail guess (record.PublishRecord). Nothing is live after it,
 	// so nothing spills. A call of the core's Write from here would not
 	// inline (it is too large), so a producer that calls Write through an
-	// interface, as RingBuffer users and cmd/dutybench do, would pay one
+	// interface, as cmd/dutybench does, would pay one
 	// more call frame per message: stores to the stack that queue behind
 	// the ring stores (docs/ringbuf.md, "Fast paths").
 	if len(payload) <= record.MaxPayload {

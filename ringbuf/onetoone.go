@@ -196,8 +196,3 @@ func (r *OneToOne) TryClaimRecords(typeID int32, length, count int) (Records, er
 	r.p.Mark(index, total, typeID)
 	return r.records(index, length, count), nil
 }
-
-// Unblock always returns false: with one producer there is nobody else to
-// have left a claim open, and consumed space is not zeroed, so a dead claim
-// cannot be told from a live one.
-func (r *OneToOne) Unblock() (bool, error) { return false, nil }

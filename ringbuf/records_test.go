@@ -125,7 +125,7 @@ func TestUnblockDeadRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Write(5, []byte("alive")))
 	require.Empty(t, drain(t, r))
-	ok, err := r.Unblock()
+	ok, err := unblock(r)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, []msg{{5, "alive"}}, drain(t, r), "the dead records are skipped whole")

@@ -56,40 +56,6 @@ type Claim struct {
 // over the records of a batch to size TryClaimBatch.
 func RecordSize(length int) int { return record.Size(length) }
 
-// RingBuffer is the contract both ring types implement. See the package
-// documentation for who may call what concurrently.
-type RingBuffer interface {
-	Capacity() int
-	MaxMessageLength() int
-	Write(typeID int32, payload []byte) error
-	TryClaim(typeID int32, length int) (Claim, error)
-	Commit(index int) error
-	Abort(index int) error
-	WriteBatch(typeID int32, payloads [][]byte) error
-	TryClaimBatch(size int) (Batch, error)
-	CommitBatch(b Batch) error
-	AbortBatch(b Batch) error
-	TryClaimRecords(typeID int32, length, count int) (Records, error)
-	CommitRecords(rs Records) error
-	AbortRecords(rs Records) error
-	Read(h Handler, limit int) (int, error)
-	ControlledRead(h ControlledHandler, limit int) (int, error)
-	Ready() bool
-	Unblock() (bool, error)
-	Size() int
-	ProducerPosition() int64
-	ConsumerPosition() int64
-	NextCorrelationID() int64
-	ConsumerHeartbeatTime() int64
-	SetConsumerHeartbeatTime(epochMillis int64)
-	Buffer() []byte
-}
-
-var (
-	_ RingBuffer = (*OneToOne)(nil)
-	_ RingBuffer = (*ManyToOne)(nil)
-)
-
 // Allocate returns a zeroed buffer for a ring of the given capacity (a
 // power of two): capacity + TrailerLength bytes, starting on a 128-byte
 // boundary, so that the records start on a cache line and each of the
@@ -146,14 +112,14 @@ func (r *ring) init(b []byte, many bool) error {
 	}
 	capacity := len(b) - TrailerLength
 	if capacity <= 0 || capacity&(capacity-1) != 0 || capacity > math.MaxInt32 {
-		return fmt.Errorf("%w: length=%d", ErrCapacity, len(b))
+		return fmt.Errorf("%w: length=%d, want a positive power of 2 + TrailerLength", ErrCapacity, len(b))
 	}
 	if capacity < minCapacity {
 		return fmt.Errorf("%w: insufficient capacity: minCapacity=%d, length=%d", ErrCapacity, minCapacity+TrailerLength, len(b))
 	}
 	ab, err := atomicbuf.New(b)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMisaligned, err)
+		return fmt.Errorf("%w: buffer not 8-byte aligned: %w", ErrCapacity, err)
 	}
 	*r = ring{
 		buf:            ab,

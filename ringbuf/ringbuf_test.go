@@ -12,18 +12,18 @@ import (
 
 type kind struct {
 	name string
-	new  func([]byte) (RingBuffer, error)
+	new  func([]byte) (ringBuffer, error)
 	min  int
 	// reserve is the extra space a one-to-one claim needs for pre-zeroing.
 	reserve int
 }
 
 var kinds = []kind{
-	{"OneToOne", func(b []byte) (RingBuffer, error) { return NewOneToOne(b) }, minCapacityOneToOne, HeaderLength},
-	{"ManyToOne", func(b []byte) (RingBuffer, error) { return NewManyToOne(b) }, minCapacityManyToOne, 0},
+	{"OneToOne", func(b []byte) (ringBuffer, error) { return NewOneToOne(b) }, minCapacityOneToOne, HeaderLength},
+	{"ManyToOne", func(b []byte) (ringBuffer, error) { return NewManyToOne(b) }, minCapacityManyToOne, 0},
 }
 
-func newRing(t testing.TB, k kind, capacity int) RingBuffer {
+func newRing(t testing.TB, k kind, capacity int) ringBuffer {
 	t.Helper()
 	buf, err := Allocate(capacity)
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ type msg struct {
 
 // drain reads until a read delivers nothing twice in a row (a read can stop
 // at padding at the end of the ring with messages waiting at the start).
-func drain(t testing.TB, r RingBuffer) []msg {
+func drain(t testing.TB, r ringBuffer) []msg {
 	t.Helper()
 	var got []msg
 	empty := 0
@@ -75,7 +75,7 @@ func TestConstructorRejectsBadBuffers(t *testing.T) {
 		big, err := Allocate(2048)
 		require.NoError(t, err)
 		_, err = k.new(big[4 : 4+1024+TrailerLength])
-		require.ErrorIs(t, err, ErrMisaligned)
+		require.ErrorIs(t, err, ErrCapacity)
 	})
 	_, err := Allocate(100)
 	require.ErrorIs(t, err, ErrCapacity)
@@ -297,7 +297,7 @@ func TestWrapCases(t *testing.T) {
 
 func TestControlledRead(t *testing.T) {
 	forKinds(t, func(t *testing.T, k kind) {
-		fill := func(r RingBuffer, n int) {
+		fill := func(r ringBuffer, n int) {
 			for i := 0; i < n; i++ {
 				require.NoError(t, r.Write(1, []byte{byte(i)}))
 			}

@@ -15,7 +15,7 @@ import (
 
 const benchBatch = 64
 
-func benchRing(b *testing.B, k kind) RingBuffer {
+func benchRing(b *testing.B, k kind) ringBuffer {
 	r := newRing(b, k, 1<<16)
 	b.ReportAllocs()
 	b.SetBytes(32)
@@ -41,7 +41,7 @@ func BenchmarkChannelSendReceive(b *testing.B) {
 	_ = sink
 }
 
-func benchWriteRead(b *testing.B, r RingBuffer) {
+func benchWriteRead(b *testing.B, r ringBuffer) {
 	payload := make([]byte, 32)
 	var sink uint64
 	h := func(_ int32, p []byte) { sink += binary.LittleEndian.Uint64(p) }
@@ -136,7 +136,7 @@ func BenchmarkManyToOneRecords16Read(b *testing.B) {
 // spin-wait hint (idle.BusySpin, as an agent would), the
 // consumer checking the sequence. A development figure only (it needs two
 // free cores); cmd/dutybench is the reference (it labels cross-core phases).
-func benchTwoGoroutines(b *testing.B, r RingBuffer) {
+func benchTwoGoroutines(b *testing.B, r ringBuffer) {
 	b.ReportAllocs()
 	b.SetBytes(32)
 	spinP, spinC := idle.BusySpin(), idle.BusySpin()

@@ -48,7 +48,7 @@ func checkStress(p []byte) (producer int, seq uint64, err error) {
 // produce sends n messages of random length [9, maxLen] using every way of
 // producing: write, claim/commit, claim/abort (not counted), batch write,
 // batch claim (commit or abort) and records (commit or abort).
-func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bool) error {
+func produce(r ringBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bool) error {
 	rng := rand.New(rand.NewPCG(seed, uint64(producer)))
 	var scratch [4][]byte
 	for i := range scratch {
@@ -170,7 +170,7 @@ func produce(r RingBuffer, producer, n, maxLen int, seed uint64, stop *atomic.Bo
 // exactly-once, per-producer order and content. It mixes plain reads with
 // controlled reads whose handler sometimes aborts (the message must come
 // back), breaks or commits.
-func consume(t *testing.T, r RingBuffer, producers, n int, seed uint64) {
+func consume(t *testing.T, r ringBuffer, producers, n int, seed uint64) {
 	next := make([]uint64, producers)
 	total := 0
 	var failure error
@@ -247,7 +247,7 @@ func consume(t *testing.T, r RingBuffer, producers, n int, seed uint64) {
 	require.Zero(t, r.Size(), "nothing left behind")
 }
 
-func stress(t *testing.T, r RingBuffer, producers, n, maxLen int) {
+func stress(t *testing.T, r ringBuffer, producers, n, maxLen int) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	var wg sync.WaitGroup

@@ -36,12 +36,6 @@ func TestUnblockNothingToDo(t *testing.T) {
 	ok, err = r.Unblock()
 	require.NoError(t, err)
 	require.False(t, ok, "a committed record is not blocked")
-
-	o, err := NewOneToOne(make([]byte, 1024+TrailerLength))
-	require.NoError(t, err)
-	ok, err = o.Unblock()
-	require.NoError(t, err)
-	require.False(t, ok)
 }
 
 func TestUnblockNegativeLengthClaim(t *testing.T) {

@@ -36,11 +36,12 @@
 //   - Other termination errors (agent.ErrTerminated, agent.Terminate): the
 //     agent stops; the error handler is called; not counted. Err returns it.
 //   - Any other error: counted (Stats.Errors, and the errors counter of
-//     WithCounters, while the agent is running), passed to the handler, and the
-//     error policy applies (default Continue, Stop for a Group member with
-//     a RestartPolicy; Stop makes Err return it).
+//     WithCounters, while the agent is running), passed to the handler; the
+//     agent keeps running, unless WithStopOnError (the default for a Group
+//     member with a RestartPolicy) stops it and makes Err return it.
 //   - A panic in DoWork: a *PanicError with the value and the stack, counted
-//     and reported as above under the panic policy (default Stop), even if
+//     and reported as above; it stops the agent (WithStopOnPanic, on by
+//     default), even if
 //     the value is (or wraps) a termination error or context.Canceled: a
 //     panic never counts as a request to stop. OnClose still runs when the
 //     agent stops.
@@ -118,7 +119,7 @@
 // a policy, ends the group: every member is closed and Err says which
 // agent ended it and why (an error naming it, wrapping ErrGaveUp and the
 // agent's error). A restart policy covers the errors DoWork returns (its
-// runners get the error policy Stop unless the member's Options set one);
+// runners get WithStopOnError(true) unless the member's Options set it);
 // each restart is logged and counted (Restarts, and a "restarts: <role>"
 // counter beside WithCounters). Package dutyfx runs a Group with an fx
 // application.

@@ -49,8 +49,8 @@ func Example() {
 }
 
 // An agent that panics is reported as a *runner.PanicError; with the
-// default panic policy (Stop) it is stopped, and its OnClose still runs.
-func ExampleWithPanicPolicy() {
+// default (WithStopOnPanic(true)) it is stopped, and its OnClose still runs.
+func ExampleWithStopOnPanic() {
 	a := &panicky{}
 	r, _ := runner.New(a, runner.WithErrorHandler(func(err error) {
 		var pe *runner.PanicError

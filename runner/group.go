@@ -25,16 +25,16 @@ type Member struct {
 }
 
 // RestartPolicy says when a Group restarts a member whose agent stopped
-// by itself with an error (Runner.Err: a panic or an error under a Stop
-// policy, an unexpected termination). A member that completes
+// by itself with an error (Runner.Err: a panic, or an error under
+// WithStopOnError, an unexpected termination). A member that completes
 // (agent.ErrDone), or that someone closed, is not restarted. The zero
 // value never restarts.
 //
 // A policy with Max > 0 applies to the errors DoWork returns as well as to
-// panics: the member's runners get the error policy Stop unless its
-// Options set one (WithErrorPolicy). An explicit WithErrorPolicy(Continue)
-// keeps the agent running through returned errors (reported and counted,
-// never restarted); panics under the panic policy Stop (the default) and
+// panics: the member's runners get WithStopOnError(true) unless its
+// Options set it. An explicit WithStopOnError(false) keeps the agent
+// running through returned errors (reported and counted, never
+// restarted); panics under WithStopOnPanic(true) (the default) and
 // unexpected terminations (agent.ErrTerminated, agent.Terminate) still
 // stop it and are restarted, so the combination is allowed.
 //
@@ -218,9 +218,9 @@ func newMember(spec Member, i int) (*member, error) {
 	case spec.Restart.Max < 0 || spec.Restart.Window < 0 || spec.Restart.MinBackoff < 0 || spec.Restart.MaxBackoff < 0:
 		return nil, fmt.Errorf("%w: member %d: negative restart policy %+v", ErrBadOption, i, spec.Restart)
 	}
-	if spec.Restart.Max > 0 && !errorPolicyGiven(spec.Options) {
+	if spec.Restart.Max > 0 && !stopOnErrorGiven(spec.Options) {
 		// A restart policy is meant for the errors DoWork returns too.
-		spec.Options = append([]Option{WithErrorPolicy(Stop)}, spec.Options...)
+		spec.Options = append([]Option{WithStopOnError(true)}, spec.Options...)
 	}
 	if spec.Restart.Window == 0 {
 		spec.Restart.Window = time.Minute
@@ -241,13 +241,13 @@ func newMember(spec Member, i int) (*member, error) {
 	return m, nil
 }
 
-// errorPolicyGiven reports whether opts include WithErrorPolicy.
-func errorPolicyGiven(opts []Option) bool {
+// stopOnErrorGiven reports whether opts include WithStopOnError.
+func stopOnErrorGiven(opts []Option) bool {
 	var probe config
 	for _, o := range opts {
 		o(&probe)
 	}
-	return probe.errorPolicySet
+	return probe.stopOnErrorSet
 }
 
 func (m *member) newRunner() (*Runner, error) {

@@ -250,7 +250,7 @@ func waitGroupDone(t *testing.T, g *Group) {
 }
 
 // TestGroupRestartsOnReturnedErrors: a member with a restart policy whose
-// DoWork returns an error (no error policy given) is restarted by the
+// DoWork returns an error (no WithStopOnError given) is restarted by the
 // policy, each restart logged with role, cause, count and back-off, and
 // the group gives up after Max.
 func TestGroupRestartsOnReturnedErrors(t *testing.T) {
@@ -286,9 +286,9 @@ func TestGroupRestartsOnReturnedErrors(t *testing.T) {
 	}
 }
 
-// TestGroupExplicitContinueRestartsOnPanics: an explicit error policy
-// Continue beside a restart policy keeps the agent running through
-// returned errors; a panic (panic policy Stop) still restarts it.
+// TestGroupExplicitContinueRestartsOnPanics: an explicit
+// WithStopOnError(false) beside a restart policy keeps the agent running
+// through returned errors; a panic (stopping by default) still restarts it.
 func TestGroupExplicitContinueRestartsOnPanics(t *testing.T) {
 	buf := captureLog(t)
 	errBoom := errors.New("boom")
@@ -305,7 +305,7 @@ func TestGroupExplicitContinueRestartsOnPanics(t *testing.T) {
 				return 0, errBoom
 			}}, nil
 		},
-		Options: []Option{quiet, WithErrorPolicy(Continue)},
+		Options: []Option{quiet, WithStopOnError(false)},
 		Restart: RestartPolicy{Max: 1, MinBackoff: time.Microsecond},
 	}})
 	require.NoError(t, err)

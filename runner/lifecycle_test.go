@@ -170,7 +170,7 @@ func TestPanicInDoWorkWithStopPolicy(t *testing.T) {
 		return 0, nil
 	}
 	var got errs
-	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // default panic policy: Stop
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // stops on a panic by default
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
 	waitDone(t, r)
@@ -199,7 +199,7 @@ func TestPanicInDoWorkWithContinuePolicy(t *testing.T) {
 		return 1, nil
 	}
 	var got errs
-	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithPanicPolicy(Continue))
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithStopOnPanic(false))
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
 	waitDone(t, r)
@@ -238,7 +238,7 @@ func TestErrorPolicies(t *testing.T) {
 		a := &fakeAgent{role: "stopper"}
 		a.work = func(cycle int64) (int, error) { return 0, boom }
 		var got errs
-		r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithErrorPolicy(Stop))
+		r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle), WithStopOnError(true))
 		require.NoError(t, err)
 		require.NoError(t, r.Start())
 		waitDone(t, r)
@@ -356,13 +356,11 @@ func TestContextAwareAgentBlockedInDoWorkObservesClose(t *testing.T) {
 func TestNewRejectsBadOptions(t *testing.T) {
 	a := &fakeAgent{role: "opts"}
 	for name, opt := range map[string]Option{
-		"nil idle":         WithIdle(nil),
-		"negative cpu":     WithCPUs(-1),
-		"huge cpu":         WithCPUs(maxCPU),
-		"nil handler":      WithErrorHandler(nil),
-		"zero slack":       WithTimerSlack(0),
-		"bad err policy":   WithErrorPolicy(Policy(7)),
-		"bad panic policy": WithPanicPolicy(Policy(-1)),
+		"nil idle":     WithIdle(nil),
+		"negative cpu": WithCPUs(-1),
+		"huge cpu":     WithCPUs(maxCPU),
+		"nil handler":  WithErrorHandler(nil),
+		"zero slack":   WithTimerSlack(0),
 	} {
 		_, err := New(a, opt)
 		require.ErrorIs(t, err, ErrBadOption, name)
@@ -587,7 +585,7 @@ func TestPanicWithATerminationValueIsAPanic(t *testing.T) {
 		return 0, nil
 	}
 	var got errs
-	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // default panic policy: Stop
+	r, err := New(a, WithIdle(idle.NoOp()), WithErrorHandler(got.handle)) // stops on a panic by default
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
 	waitDone(t, r)

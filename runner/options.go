@@ -9,18 +9,6 @@ import (
 	"github.com/dutyrt/duty/idle"
 )
 
-// Policy says what the runner does after an agent's DoWork returns an error
-// (other than a termination error) or panics.
-type Policy int
-
-const (
-	// Continue reports the error and keeps running the agent (Agrona's
-	// behaviour for exceptions).
-	Continue Policy = iota
-	// Stop reports the error and stops the agent; Err returns the error.
-	Stop
-)
-
 // closeTimeout is how long Close waits for the agent to stop (a variable
 // for the tests).
 var closeTimeout = 5 * time.Second
@@ -31,9 +19,9 @@ type config struct {
 	threadName     string
 	timerSlack     time.Duration
 	handler        func(error)
-	errorPolicy    Policy
-	errorPolicySet bool // WithErrorPolicy was given: a Group keeps it
-	panicPolicy    Policy
+	stopOnError    bool
+	stopOnErrorSet bool // WithStopOnError was given: a Group keeps it
+	stopOnPanic    bool
 	noCycleTiming  bool
 	liveCounters   *ipccounters.Manager
 	clock          *clock.Cached
@@ -43,14 +31,21 @@ type config struct {
 // Option configures a Runner.
 type Option func(*config)
 
+// refuseIf records an option's refusal (an error wrapping ErrBadOption,
+// saying what) when bad holds, for New to return, and reports bad.
+func (c *config) refuseIf(bad bool, what string) bool {
+	if bad {
+		c.errs = append(c.errs, fmt.Errorf("%w: %s", ErrBadOption, what))
+	}
+	return bad
+}
+
 // WithIdle sets the idle strategy (default: a new idle.Backoff()). A
 // strategy keeps state: give each runner its own instance. New refuses
 // one that a runner which has not stopped uses already (ErrBadOption).
 func WithIdle(s idle.Strategy) Option {
 	return func(c *config) {
-		if s == nil {
-			c.errs = append(c.errs, fmt.Errorf("%w: nil idle strategy", ErrBadOption))
-		}
+		c.refuseIf(s == nil, "nil idle strategy")
 		c.idle = s
 	}
 }
@@ -81,9 +76,7 @@ func WithThreadName(name string) Option { return func(c *config) { c.threadName 
 // (see docs/idle.md for the measured effect). d must be > 0.
 func WithTimerSlack(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("%w: timer slack %v <= 0", ErrBadOption, d))
-		}
+		c.refuseIf(d <= 0, fmt.Sprintf("timer slack %v <= 0", d))
 		c.timerSlack = d
 	}
 }
@@ -100,24 +93,25 @@ func WithTimerSlack(d time.Duration) Option {
 // counts of all lines add up to the errors handled (docs/runner.md).
 func WithErrorHandler(h func(error)) Option {
 	return func(c *config) {
-		if h == nil {
-			c.errs = append(c.errs, fmt.Errorf("%w: nil error handler", ErrBadOption))
-		}
+		c.refuseIf(h == nil, "nil error handler")
 		c.handler = h
 	}
 }
 
-// WithErrorPolicy sets what happens after DoWork returns an error that is
-// not a termination error (default Continue; Stop for the runners of a
-// Group member with a RestartPolicy, so that the policy restarts it).
-func WithErrorPolicy(p Policy) Option {
-	return func(c *config) { c.errorPolicy, c.errorPolicySet = p, true }
+// WithStopOnError sets whether the runner stops the agent after DoWork
+// returns an error that is not a termination error (Err then returns the
+// error). Off by default: the error is reported and the agent keeps
+// running, Agrona's behaviour for exceptions; on for the runners of a Group
+// member with a RestartPolicy, so that the policy restarts it.
+func WithStopOnError(stop bool) Option {
+	return func(c *config) { c.stopOnError, c.stopOnErrorSet = stop, true }
 }
 
-// WithPanicPolicy sets what happens after DoWork panics (default Stop: a
-// panic usually leaves the agent's state broken). OnClose runs in either
-// case when the agent stops.
-func WithPanicPolicy(p Policy) Option { return func(c *config) { c.panicPolicy = p } }
+// WithStopOnPanic sets whether the runner stops the agent after DoWork
+// panics (Err then returns the *PanicError). On by default: a panic usually
+// leaves the agent's state broken. OnClose runs in either case when the
+// agent stops.
+func WithStopOnPanic(stop bool) Option { return func(c *config) { c.stopOnPanic = stop } }
 
 // WithCycleTiming turns the stall tracker (Stats.MaxCycle) on (the default)
 // or off. It costs one clock read per duty cycle: an RDTSC where the CPU's
@@ -128,20 +122,18 @@ func WithPanicPolicy(p Policy) Option { return func(c *config) { c.panicPolicy =
 func WithCycleTiming(on bool) Option { return func(c *config) { c.noCycleTiming = !on } }
 
 // WithCounters makes the duty cycle itself keep five counters of m (the
-// owner's Manager of an ipc counters file, typically) up to date, labelled
-// as NewStatsCounters labels them: duty cycles, total work, errors,
-// longest cycle and idle cycles, so other processes (cmd/dutystat) watch
+// owner's Manager of an ipc counters file, typically) up to date: duty
+// cycles, total work, errors, longest cycle and idle cycles, labelled
+// "<statistic>: <role>" (docs/counters.md), so other processes (cmd/dutystat) watch
 // the runner live. They are allocated by New (which fails if m cannot
 // supply them) and freed when the agent has stopped. The cost is two
 // release stores (MOVs on amd64) per cycle, three on a busy one; without
 // this option the loop pays nothing.
 func WithCounters(m *ipccounters.Manager) Option {
 	return func(c *config) {
-		if m == nil {
-			c.errs = append(c.errs, fmt.Errorf("%w: nil counters manager", ErrBadOption))
-			return
+		if !c.refuseIf(m == nil, "nil counters manager") {
+			c.liveCounters = m
 		}
-		c.liveCounters = m
 	}
 }
 
@@ -157,10 +149,8 @@ func WithCounters(m *ipccounters.Manager) Option {
 // times (the package documentation, "Cached clock").
 func WithCachedClock(c *clock.Cached) Option {
 	return func(cfg *config) {
-		if c == nil {
-			cfg.errs = append(cfg.errs, fmt.Errorf("%w: nil cached clock", ErrBadOption))
-			return
+		if !cfg.refuseIf(c == nil, "nil cached clock") {
+			cfg.clock = c
 		}
-		cfg.clock = c
 	}
 }

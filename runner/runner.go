@@ -81,15 +81,9 @@ func New(a agent.Agent, opts ...Option) (*Runner, error) {
 		return nil, fmt.Errorf("%w: nil agent", ErrBadOption)
 	}
 	role := a.RoleName()
-	cfg := config{errorPolicy: Continue, panicPolicy: Stop}
+	cfg := config{stopOnPanic: true}
 	for _, o := range opts {
 		o(&cfg)
-	}
-	if cfg.errorPolicy != Continue && cfg.errorPolicy != Stop {
-		cfg.errs = append(cfg.errs, fmt.Errorf("%w: error policy %d", ErrBadOption, cfg.errorPolicy))
-	}
-	if cfg.panicPolicy != Continue && cfg.panicPolicy != Stop {
-		cfg.errs = append(cfg.errs, fmt.Errorf("%w: panic policy %d", ErrBadOption, cfg.panicPolicy))
 	}
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", role, err) // err: ErrBadOption's, which says "runner:"
@@ -132,12 +126,13 @@ func (r *Runner) RoleName() string { return r.role }
 func (r *Runner) threadID() int { return int(r.tid.Load()) }
 
 // Done is closed once the agent has stopped and its OnClose has returned,
-// whatever stopped it (Close, a termination error, a Stop policy).
+// whatever stopped it (Close, a termination error, WithStopOnError or
+// WithStopOnPanic).
 func (r *Runner) Done() <-chan struct{} { return r.done }
 
 // Err returns, once Done is closed, why the agent stopped by itself: an
-// unexpected termination error, the error or *PanicError that a Stop
-// policy acted on, or an error wrapping ErrGoexit if a callback ended the
+// unexpected termination error, the error or *PanicError that stopped it
+// (WithStopOnError, WithStopOnPanic), or an error wrapping ErrGoexit if a callback ended the
 // agent's goroutine during the duty cycle. It is nil before Done is closed,
 // when the stop was asked by Close (even if the agent then answers it with a
 // termination error, such as agent.Terminate(ctx.Err()) on its cancelled
@@ -391,7 +386,7 @@ func (r *Runner) call(f func() error) (err error) {
 
 func (r *Runner) handle(err error) {
 	// A panic is never a request to stop, nor the answer to one, whatever
-	// its value wraps: it goes to the panic policy.
+	// its value wraps: WithStopOnPanic decides.
 	_, panicked := err.(*PanicError)
 	if term, expected := agent.IsTermination(err); term && !panicked {
 		stopping := r.stop.Load()
@@ -421,11 +416,11 @@ func (r *Runner) handle(err error) {
 			r.live.errors.Add(1)
 		}
 	}
-	policy := r.cfg.errorPolicy
+	stop := r.cfg.stopOnError
 	if panicked {
-		policy = r.cfg.panicPolicy
+		stop = r.cfg.stopOnPanic
 	}
-	if policy == Stop && !stopping {
+	if stop && !stopping {
 		r.exitErr = err
 		r.stop.Store(true)
 	}

@@ -88,7 +88,7 @@
 //     slots of all ticks.
 //   - Schedule returns an error instead of throwing: ErrCapacity when the
 //     tick cannot grow (Config.MaxTickAllocation, default 2^30 slots), and
-//     ErrDeadline for math.MaxInt64, which marks empty
+//     ErrArgument for math.MaxInt64, which marks empty
 //     slots (Agrona silently loses such a timer).
 //   - Ids carry their slot's generation (see Timer ids): Cancel and
 //     Deadline of the id of a timer that expired or was cancelled return
@@ -113,9 +113,9 @@
 //     limit, or h returning false) and stays in its tick, the poll that
 //     leaves the tick also scans the next one, so the timer still expires
 //     on the next poll that completes.
-//     ResetStartTime and SetCurrentTickTime fail with ErrInPoll in h, and
+//     ResetStartTime and SetCurrentTickTime fail with ErrBusy in h, and
 //     a nested Poll returns 0.
-//   - SetCurrentTickTime fails with ErrActiveTimers while timers are
+//   - SetCurrentTickTime fails with ErrBusy while timers are
 //     scheduled (Agrona allows it, and the timers of the ticks it skips
 //     wait up to a rotation).
 //   - The handler gets (now, id); there is no TimeUnit: the unit is the

@@ -247,13 +247,13 @@ func FuzzWheel(f *testing.F) {
 				switch in.u8() % 8 {
 				case 0:
 					err := w.ResetStartTime(now - int64(in.u8()))
-					if (len(model) > 0) != errors.Is(err, ErrActiveTimers) || (len(model) == 0 && err != nil) {
+					if (len(model) > 0) != errors.Is(err, ErrBusy) || (len(model) == 0 && err != nil) {
 						t.Fatalf("ResetStartTime with %d timers: %v", len(model), err)
 					}
 				case 1:
 					before := w.CurrentTickTime()
 					err := w.SetCurrentTickTime(now)
-					if (len(model) > 0) != errors.Is(err, ErrActiveTimers) || (len(model) == 0 && err != nil) {
+					if (len(model) > 0) != errors.Is(err, ErrBusy) || (len(model) == 0 && err != nil) {
 						t.Fatalf("SetCurrentTickTime with %d timers: %v", len(model), err)
 					}
 					if w.CurrentTickTime() < before {

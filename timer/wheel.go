@@ -8,7 +8,7 @@ import (
 
 const (
 	// nullDeadline marks an empty slot (Agrona's NULL_DEADLINE). It is never
-	// a timer's deadline: Schedule rejects it with ErrDeadline.
+	// a timer's deadline: Schedule rejects it (ErrArgument).
 	nullDeadline int64 = math.MaxInt64
 
 	// defaultTickAllocation is the number of slots per tick when
@@ -139,10 +139,10 @@ func isPow2(v int64) bool { return v > 0 && v&(v-1) == 0 }
 // starting at cfg.Start. It allocates all ticks' initial slots at once.
 func NewWheel(cfg Config) (*Wheel, error) {
 	if !isPow2(cfg.Resolution) {
-		return nil, fmt.Errorf("%w: %d", ErrConfig, cfg.Resolution)
+		return nil, fmt.Errorf("%w: %d", ErrArgument, cfg.Resolution)
 	}
 	if !isPow2(int64(cfg.TicksPerWheel)) || cfg.TicksPerWheel > maxTicksPerWheel {
-		return nil, fmt.Errorf("%w: %d", ErrConfig, cfg.TicksPerWheel)
+		return nil, fmt.Errorf("%w: %d", ErrArgument, cfg.TicksPerWheel)
 	}
 	alloc, maxAlloc := cfg.TickAllocation, cfg.MaxTickAllocation
 	if alloc == 0 {
@@ -153,18 +153,18 @@ func NewWheel(cfg Config) (*Wheel, error) {
 		maxAlloc = min(maxTickSlots, 1<<(placeBits-tickBits))
 	}
 	if !isPow2(int64(maxAlloc)) || maxAlloc > maxTickSlots {
-		return nil, fmt.Errorf("%w: maximum %d", ErrConfig, cfg.MaxTickAllocation)
+		return nil, fmt.Errorf("%w: maximum %d", ErrArgument, cfg.MaxTickAllocation)
 	}
 	slotBits := uint(bits.TrailingZeros64(uint64(maxAlloc)))
 	if tickBits+slotBits > placeBits {
 		return nil, fmt.Errorf("%w: maximum %d with %d ticks: TicksPerWheel x maxTickSlots exceeds 2^%d, leaving ids fewer than %d generation bits",
-			ErrConfig, maxAlloc, cfg.TicksPerWheel, placeBits, minGenerationBits)
+			ErrArgument, maxAlloc, cfg.TicksPerWheel, placeBits, minGenerationBits)
 	}
 	if !isPow2(int64(alloc)) || alloc > maxAlloc {
-		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrConfig, cfg.TickAllocation, maxAlloc)
+		return nil, fmt.Errorf("%w: %d (maximum %d)", ErrArgument, cfg.TickAllocation, maxAlloc)
 	}
 	if uint64(cfg.TicksPerWheel)*uint64(alloc) > maxInitialSlots {
-		return nil, fmt.Errorf("%w: %d ticks of %d slots exceed the %d initial slots a wheel may allocate", ErrConfig, cfg.TicksPerWheel, alloc, maxInitialSlots)
+		return nil, fmt.Errorf("%w: %d ticks of %d slots exceed the %d initial slots a wheel may allocate", ErrArgument, cfg.TicksPerWheel, alloc, maxInitialSlots)
 	}
 	genBits := min(maxGenerationBits, 63-tickBits-slotBits)
 	w := &Wheel{
@@ -267,10 +267,10 @@ func (w *Wheel) locate(id int64) (s *spokeSlots, slot int, ok bool) {
 //
 // Schedule allocates only to grow a full tick (doubling its slots); it
 // fails with ErrCapacity if that would exceed the maximum tick allocation,
-// and with ErrDeadline for math.MaxInt64.
+// and with ErrArgument for math.MaxInt64.
 func (w *Wheel) Schedule(deadline int64) (int64, error) {
 	if deadline == nullDeadline {
-		return 0, ErrDeadline
+		return 0, errDeadline
 	}
 	tick := max(w.tickOf(deadline), w.tick)
 	if w.polling && tick == w.tick && w.pollNow >= w.tickEnd(w.tick) && tick < maxTick {
@@ -479,9 +479,9 @@ func (w *Wheel) CurrentTickTime() int64 { return w.tickEnd(w.tick) }
 
 // SetCurrentTickTime moves the wheel forward to the tick now falls in (it
 // never moves back), as after polls at every tick up to now. Unlike
-// Agrona it fails with ErrActiveTimers while timers are scheduled, because
-// jumping ticks would leave their timers for up to a rotation, and with
-// ErrInPoll inside a Handler.
+// Agrona it fails with ErrBusy while timers are scheduled, because
+// jumping ticks would leave their timers for up to a rotation, and
+// inside a Handler.
 func (w *Wheel) SetCurrentTickTime(now int64) error {
 	if err := w.checkIdle(); err != nil {
 		return err
@@ -495,8 +495,8 @@ func (w *Wheel) SetCurrentTickTime(now int64) error {
 }
 
 // ResetStartTime makes start the start of tick 0 and tick 0 current. It
-// fails with ErrActiveTimers while timers are scheduled (as Agrona) and
-// with ErrInPoll inside a Handler.
+// fails with ErrBusy while timers are scheduled (as Agrona) and inside a
+// Handler.
 func (w *Wheel) ResetStartTime(start int64) error {
 	if err := w.checkIdle(); err != nil {
 		return err
@@ -510,10 +510,10 @@ func (w *Wheel) ResetStartTime(start int64) error {
 
 func (w *Wheel) checkIdle() error {
 	if w.polling {
-		return ErrInPoll
+		return errInPoll
 	}
 	if w.count > 0 {
-		return fmt.Errorf("%w: %d", ErrActiveTimers, w.count)
+		return fmt.Errorf("%w: %d", ErrBusy, w.count)
 	}
 	return nil
 }

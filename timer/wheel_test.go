@@ -67,23 +67,23 @@ func TestNewWheelValidates(t *testing.T) {
 		edit func(*Config)
 		want error
 	}{
-		{"resolution 0", func(c *Config) { c.Resolution = 0 }, ErrConfig},
-		{"resolution 3", func(c *Config) { c.Resolution = 3 }, ErrConfig},
-		{"resolution negative", func(c *Config) { c.Resolution = -1024 }, ErrConfig},
-		{"resolution MinInt64", func(c *Config) { c.Resolution = math.MinInt64 }, ErrConfig},
-		{"ticks 0", func(c *Config) { c.TicksPerWheel = 0 }, ErrConfig},
-		{"ticks 12", func(c *Config) { c.TicksPerWheel = 12 }, ErrConfig},
-		{"ticks negative", func(c *Config) { c.TicksPerWheel = -64 }, ErrConfig},
-		{"ticks 2^31", func(c *Config) { c.TicksPerWheel = 1 << 31 }, ErrConfig},
-		{"allocation 6", func(c *Config) { c.TickAllocation = 6 }, ErrConfig},
-		{"allocation negative", func(c *Config) { c.TickAllocation = -16 }, ErrConfig},
-		{"allocation above max", func(c *Config) { c.TickAllocation, c.MaxTickAllocation = 32, 16 }, ErrConfig},
-		{"max allocation 24", func(c *Config) { c.MaxTickAllocation = 24 }, ErrConfig},
-		{"max allocation 2^31", func(c *Config) { c.MaxTickAllocation = 1 << 31 }, ErrConfig},
-		{"too much memory", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 1<<30 }, ErrConfig},
-		{"ticks x max allocation above 2^39", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<10, 1<<30 }, ErrConfig},
-		{"max ticks, max allocation above 2^9", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<30, 1<<10 }, ErrConfig},
-		{"initial slots above maxInitialSlots", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 16 }, ErrConfig},
+		{"resolution 0", func(c *Config) { c.Resolution = 0 }, ErrArgument},
+		{"resolution 3", func(c *Config) { c.Resolution = 3 }, ErrArgument},
+		{"resolution negative", func(c *Config) { c.Resolution = -1024 }, ErrArgument},
+		{"resolution MinInt64", func(c *Config) { c.Resolution = math.MinInt64 }, ErrArgument},
+		{"ticks 0", func(c *Config) { c.TicksPerWheel = 0 }, ErrArgument},
+		{"ticks 12", func(c *Config) { c.TicksPerWheel = 12 }, ErrArgument},
+		{"ticks negative", func(c *Config) { c.TicksPerWheel = -64 }, ErrArgument},
+		{"ticks 2^31", func(c *Config) { c.TicksPerWheel = 1 << 31 }, ErrArgument},
+		{"allocation 6", func(c *Config) { c.TickAllocation = 6 }, ErrArgument},
+		{"allocation negative", func(c *Config) { c.TickAllocation = -16 }, ErrArgument},
+		{"allocation above max", func(c *Config) { c.TickAllocation, c.MaxTickAllocation = 32, 16 }, ErrArgument},
+		{"max allocation 24", func(c *Config) { c.MaxTickAllocation = 24 }, ErrArgument},
+		{"max allocation 2^31", func(c *Config) { c.MaxTickAllocation = 1 << 31 }, ErrArgument},
+		{"too much memory", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 1<<30 }, ErrArgument},
+		{"ticks x max allocation above 2^39", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<10, 1<<30 }, ErrArgument},
+		{"max ticks, max allocation above 2^9", func(c *Config) { c.TicksPerWheel, c.MaxTickAllocation = 1<<30, 1<<10 }, ErrArgument},
+		{"initial slots above maxInitialSlots", func(c *Config) { c.TicksPerWheel, c.TickAllocation = 1<<30, 16 }, ErrArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
@@ -399,7 +399,7 @@ func TestCancelAndDeadlineRejectForeignIDs(t *testing.T) {
 func TestScheduleRejectsNullDeadline(t *testing.T) {
 	w := small(t)
 	_, err := w.Schedule(nullDeadline)
-	require.ErrorIs(t, err, ErrDeadline)
+	require.ErrorIs(t, err, ErrArgument)
 	require.Zero(t, w.TimerCount())
 	id := schedule(t, w, math.MaxInt64-1)
 	var r recorder
@@ -443,8 +443,8 @@ func TestResetStartTimeAndSetCurrentTickTime(t *testing.T) {
 	require.NoError(t, w.SetCurrentTickTime(900))
 	require.EqualValues(t, 1112, w.CurrentTickTime(), "never back")
 	id := schedule(t, w, 2000)
-	require.ErrorIs(t, w.ResetStartTime(0), ErrActiveTimers)
-	require.ErrorIs(t, w.SetCurrentTickTime(5000), ErrActiveTimers)
+	require.ErrorIs(t, w.ResetStartTime(0), ErrBusy)
+	require.ErrorIs(t, w.SetCurrentTickTime(5000), ErrBusy)
 	require.EqualValues(t, 1000, w.startTime())
 	require.True(t, w.Cancel(id))
 	require.NoError(t, w.ResetStartTime(64))
@@ -468,7 +468,7 @@ func TestResetStartTimeAndSetCurrentTickTime(t *testing.T) {
 	}, 10)
 	require.Len(t, errs, 2, "expired once, at tick 2")
 	for _, err := range errs {
-		require.ErrorIs(t, err, ErrInPoll)
+		require.ErrorIs(t, err, ErrBusy)
 	}
 	require.EqualValues(t, 64, w.startTime())
 }
@@ -660,7 +660,7 @@ func TestHandlerPanicLeavesWheelUsable(t *testing.T) {
 }
 
 func TestErrorsAreDistinct(t *testing.T) {
-	all := []error{ErrConfig, ErrDeadline, ErrCapacity, ErrActiveTimers, ErrInPoll}
+	all := []error{ErrArgument, ErrCapacity, ErrBusy}
 	for i, a := range all {
 		for j, b := range all {
 			require.Equal(t, i == j, errors.Is(a, b))

@@ -15,7 +15,6 @@ import (
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
-	"github.com/dutyrt/duty/message"
 	"github.com/dutyrt/duty/runner"
 )
 
@@ -63,16 +62,21 @@ func (c *checker) checkMsg(m *benchMsg) {
 // lastMessage is how a receiving actor tells the team it has taken its
 // last message: it records the time and closes done.
 type lastMessage struct {
+	c    *checker
 	n    int
 	done chan struct{}
 	end  time.Time // written before done is closed, read after
 }
 
-func newLastMessage(n int) *lastMessage { return &lastMessage{n: n, done: make(chan struct{})} }
+func newLastMessage(n int) *lastMessage {
+	return &lastMessage{c: newChecker(1), n: n, done: make(chan struct{})}
+}
 
-// seen is called by the actor after each message it checked with c.
-func (l *lastMessage) seen(c *checker) {
-	if c.received == l.n {
+// take is called by the actor for each message: it checks m and, at the
+// last one, records the time and closes done.
+func (l *lastMessage) take(m *benchMsg) {
+	l.c.checkMsg(m)
+	if l.c.received == l.n {
 		l.end = time.Now()
 		close(l.done)
 	}
@@ -90,93 +94,93 @@ func newAbortSignal() *abortSignal { return &abortSignal{ch: make(chan struct{})
 func (a *abortSignal) Close() error { a.once.Do(func() { close(a.ch) }); return nil }
 
 // await waits until the actor has taken its last message (returning its
-// time), the team failed (abort), or the actor's runner stopped (stopped,
-// nil for protoactor: its actors do not stop on their own).
-func (l *lastMessage) await(abort *abortSignal, stopped <-chan struct{}, why func() error) (time.Time, error) {
+// time), the team failed (abort), or the actor's runner rn stopped (nil
+// for protoactor: its actors do not stop on their own).
+func (l *lastMessage) await(abort *abortSignal, rn *runner.Runner) (time.Time, error) {
+	var stopped <-chan struct{}
+	if rn != nil {
+		stopped = rn.Done()
+	}
 	select {
 	case <-l.done:
 		return l.end, nil
 	case <-abort.ch:
 		return time.Time{}, errAborted
 	case <-stopped:
-		return time.Time{}, fmt.Errorf("dutybench: the receiving actor stopped: %w", why())
+		err := rn.Err()
+		if err == nil {
+			err = errAborted
+		}
+		return time.Time{}, fmt.Errorf("dutybench: the receiving actor stopped: %w", err)
 	}
 }
 
-// startActor starts a runner for a, in the placement's slot (pinned when
-// the run pins) with idle strategy s.
-func startActor(a agent.Agent, s idle.Strategy, place placement, slot int) (*runner.Runner, error) {
-	opts := []runner.Option{runner.WithIdle(s)}
+// startRunner starts a runner for a with opts, pinned to the CPU of the
+// placement's slot when the run pins.
+func startRunner(a agent.Agent, place placement, slot int, opts ...runner.Option) (*runner.Runner, error) {
 	if cpu := place.cpu(slot); cpu >= 0 {
 		opts = append(opts, runner.WithCPUs(cpu))
 	}
 	r, err := runner.New(a, opts...)
+	if err == nil {
+		err = r.Start()
+	}
+	return r, err
+}
+
+// startActor starts, on a runner in slot 1 with the idle strategy newIdle
+// makes, an actor draining mb into handle (typedActor).
+func startActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error, newIdle actorIdle, place placement) (*runner.Runner, error) {
+	a, err := typedActor(role, mb, handle)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Start(); err != nil {
+	s, err := newIdle(mb)
+	if err != nil {
 		return nil, err
 	}
-	return r, nil
-}
-
-// stoppedErr is the error of a runner that stopped before its last
-// message.
-func stoppedErr(r *runner.Runner) func() error {
-	return func() error {
-		if err := r.Err(); err != nil {
-			return err
-		}
-		return errAborted
-	}
+	return startRunner(a, place, 1, runner.WithIdle(s))
 }
 
 // actorStream is WA's duty variant: the producer (slot 0) sends each
 // message as a benchMsg with (*message.Fixed).Send, spinning while the
 // mailbox is back-pressured; the consumer is an actor of a message.Router
 // on a runner (slot 1) with the idle strategy newIdle makes.
+//
+//go:noinline // a variant factory: see runFunc
 func actorStream(newIdle actorIdle) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		mb, err := newBenchMailbox("wa")
 		if err != nil {
 			return 0, err
 		}
-		c, last := newChecker(1), newLastMessage(cfg.n)
-		r := message.NewRouter()
-		if err := message.Handle(r, benchMsgs, func(m *benchMsg) error {
-			c.checkMsg(m)
-			last.seen(c)
-			return nil
-		}); err != nil {
-			return 0, err
-		}
-		actor, err := mailbox.NewReceiverActor("wa-consumer", mb, r)
-		if err != nil {
-			return 0, err
-		}
-		s, err := newIdle(mb)
-		if err != nil {
-			return 0, err
-		}
-		rn, err := startActor(actor, s, cfg.place, 1)
+		last := newLastMessage(cfg.n)
+		rn, err := startActor("wa-consumer", mb, func(m *benchMsg) error { last.take(m); return nil }, newIdle, cfg.place)
 		if err != nil {
 			return 0, err
 		}
 		defer rn.Close()
-		abort := newAbortSignal()
-		t := newTeam(cfg.place, abort)
-		w := typedWriter{mb: mb, m: new(benchMsg)}
-		t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil) })
-		t.spawn(1, func() error {
-			end, err := last.await(abort, rn.Done(), stoppedErr(rn))
-			if err != nil {
-				return err
-			}
-			t.end = end
-			return c.finish([]int{cfg.n})
-		})
-		return t.run(cfg.timeout)
+		return actorStreamRun(cfg, typedWriter{mb: mb, m: new(benchMsg)}, mailbox.ErrBackPressured, last, rn)
 	}
+}
+
+// actorStreamRun runs a repetition of WA: the producer (slot 0) sends
+// cfg.n messages with w, spinning while w refuses one; slot 1 waits for
+// the actor's last message, whose time ends the span, and last's checker
+// must then have seen every message in order.
+func actorStreamRun(cfg *runConfig, w writer, refused error, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
+	abort := newAbortSignal()
+	t := newTeam(cfg.place, abort)
+	t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, refused, nil) })
+	t.spawn(1, func() error {
+		end, err := last.await(abort, rn)
+		if err != nil {
+			return err
+		}
+		t.end = end
+		return last.c.finish([]int{cfg.n})
+	})
+	return t.run(cfg.timeout)
 }
 
 // actorPingPong is WAL's duty variant: two actors, each with its mailbox
@@ -185,45 +189,18 @@ func actorStream(newIdle actorIdle) runFunc {
 // goroutine (slot 0) as its runner would drive it: it sends a ping, then
 // runs the pinger's duty cycle (DoWork, then the idle strategy) until the
 // pong arrived.
+//
+//go:noinline // a variant factory: see runFunc
 func actorPingPong(newIdle actorIdle) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		pings, err := newBenchMailbox("pings")
+		pings, pongs, err := newMailboxPair()
 		if err != nil {
 			return 0, err
 		}
-		pongs, err := newBenchMailbox("pongs")
-		if err != nil {
-			return 0, err
-		}
-		pc, c, last := newChecker(1), newChecker(1), newLastMessage(cfg.n)
-		pongRoutes, pingRoutes := message.NewRouter(), message.NewRouter()
+		pc, last := newChecker(1), newLastMessage(cfg.n)
 		// The pong is sent first: a back-pressured send leaves the ping for
 		// the next drain, with nothing done (message.Handle).
-		if err := message.Handle(pongRoutes, benchMsgs, func(m *benchMsg) error {
-			if err := benchMsgs.Send(pongs, m); err != nil {
-				return err
-			}
-			c.checkMsg(m)
-			last.seen(c)
-			return nil
-		}); err != nil {
-			return 0, err
-		}
-		if err := message.Handle(pingRoutes, benchMsgs, func(m *benchMsg) error {
-			pc.checkMsg(m)
-			return nil
-		}); err != nil {
-			return 0, err
-		}
-		ponger, err := mailbox.NewReceiverActor("wal-ponger", pings, pongRoutes)
-		if err != nil {
-			return 0, err
-		}
-		pinger, err := mailbox.NewReceiverActor("wal-pinger", pongs, pingRoutes)
-		if err != nil {
-			return 0, err
-		}
-		ponging, err := newIdle(pings)
+		pinger, err := typedActor("wal-pinger", pongs, func(m *benchMsg) error { pc.checkMsg(m); return nil })
 		if err != nil {
 			return 0, err
 		}
@@ -231,7 +208,13 @@ func actorPingPong(newIdle actorIdle) runFunc {
 		if err != nil {
 			return 0, err
 		}
-		rn, err := startActor(ponger, ponging, cfg.place, 1)
+		rn, err := startActor("wal-ponger", pings, func(m *benchMsg) error {
+			if err := benchMsgs.Send(pongs, m); err != nil {
+				return err
+			}
+			last.take(m)
+			return nil
+		}, newIdle, cfg.place)
 		if err != nil {
 			return 0, err
 		}
@@ -239,30 +222,14 @@ func actorPingPong(newIdle actorIdle) runFunc {
 		abort := newAbortSignal()
 		t := newTeam(cfg.place, abort)
 		w := &typedWriter{mb: pings, m: new(benchMsg)} // a pointer: no allocation to make it a writer per round trip
-		return roundTrips(cfg, t, pc, c, func(p []byte) error {
+		return roundTrips(cfg, t, pc, last.c, func(p []byte) error {
 			if err := produceOne(t, w, p, mailbox.ErrBackPressured, nil); err != nil {
 				return err
 			}
-			return driveUntil(t, pinger, pinging, pc, pc.received+1)
+			return pollUntil(t, pc, pc.received+1, pinging, pinger)
 		}, func() error {
-			_, err := last.await(abort, rn.Done(), stoppedErr(rn))
+			_, err := last.await(abort, rn)
 			return err
 		})
 	}
-}
-
-// driveUntil runs a's duty cycle with idle strategy s, as a runner would,
-// until c has seen n messages.
-func driveUntil(t *team, a agent.Agent, s idle.Strategy, c *checker, n int) error {
-	for c.received < n {
-		k, err := a.DoWork()
-		if err != nil {
-			return err
-		}
-		if k == 0 && t.abort.Load() {
-			return errAborted
-		}
-		s.Idle(k)
-	}
-	return nil
 }

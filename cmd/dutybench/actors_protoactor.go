@@ -60,26 +60,13 @@ func (w protoactorWriter) Write(_ int32, p []byte) error {
 // protoactorStream is WA's protoactor variant: the producer sends each
 // benchMsg with Send to an actor whose Receive function checks it.
 func protoactorStream(cfg *runConfig) (time.Duration, error) {
-	c, last := newChecker(1), newLastMessage(cfg.n)
+	last := newLastMessage(cfg.n)
 	return withActor(func(ctx actor.Context) {
 		if m, ok := ctx.Message().(benchMsg); ok {
-			c.checkMsg(&m)
-			last.seen(c)
+			last.take(&m)
 		}
 	}, func(system *actor.ActorSystem, pid *actor.PID) (time.Duration, error) {
-		abort := newAbortSignal()
-		t := newTeam(cfg.place, abort)
-		w := protoactorWriter{root: system.Root, pid: pid}
-		t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, nil, nil) })
-		t.spawn(1, func() error {
-			end, err := last.await(abort, nil, nil)
-			if err != nil {
-				return err
-			}
-			t.end = end
-			return c.finish([]int{cfg.n})
-		})
-		return t.run(cfg.timeout)
+		return actorStreamRun(cfg, protoactorWriter{root: system.Root, pid: pid}, nil, last, nil)
 	})
 }
 
@@ -87,17 +74,16 @@ func protoactorStream(cfg *runConfig) (time.Duration, error) {
 // ponger with RequestFuture and waits for the Result; the ponger's Receive
 // function checks each ping and answers it with Respond.
 func protoactorPingPong(cfg *runConfig) (time.Duration, error) {
-	pc, c, last := newChecker(1), newChecker(1), newLastMessage(cfg.n)
+	pc, last := newChecker(1), newLastMessage(cfg.n)
 	return withActor(func(ctx actor.Context) {
 		if m, ok := ctx.Message().(benchMsg); ok {
 			ctx.Respond(m)
-			c.checkMsg(&m)
-			last.seen(c)
+			last.take(&m)
 		}
 	}, func(system *actor.ActorSystem, pid *actor.PID) (time.Duration, error) {
 		abort := newAbortSignal()
 		t := newTeam(cfg.place, abort)
-		return roundTrips(cfg, t, pc, c, func(p []byte) error {
+		return roundTrips(cfg, t, pc, last.c, func(p []byte) error {
 			res, err := system.Root.RequestFuture(pid, benchMsg{Seq: binary.LittleEndian.Uint64(p)}, cfg.timeout).Result()
 			if err != nil {
 				return fmt.Errorf("dutybench: protoactor: %w", err)
@@ -109,7 +95,7 @@ func protoactorPingPong(cfg *runConfig) (time.Duration, error) {
 			pc.checkMsg(&m)
 			return nil
 		}, func() error {
-			_, err := last.await(abort, nil, nil)
+			_, err := last.await(abort, nil)
 			return err
 		})
 	})

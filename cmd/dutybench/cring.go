@@ -250,6 +250,8 @@ func cConsume(cr *C.cring, n int) error {
 
 // cRingStream is cring-write (batch 1), cring-batch16 and, with cas,
 // cring-cas.
+//
+//go:noinline // a variant factory: see runFunc
 func cRingStream(batch int, cas bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		cr, _, free, err := newCRing()
@@ -267,6 +269,8 @@ func cRingStream(batch int, cas bool) runFunc {
 // producer (CAS claim) with ManyToOne.Read and the checker, or
 // ManyToOne.Write with the C consumer. It tells which side limits
 // manytoone-write.
+//
+//go:noinline // a variant factory: see runFunc
 func mixedStream(cProducer bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		cr, mem, free, err := newCRing()

@@ -194,12 +194,23 @@ func produce(t *team, w writer, n int, id uint64, corruptAt int, refused error, 
 	return nil
 }
 
-// pollUntil calls poll, which hands what it takes to c, until c has seen
-// n messages, spinning while there is nothing (or passing each call's count
-// to s, if not nil, as a runner's idle strategy would take it).
-func pollUntil(t *team, c *checker, n int, s idle.Strategy, poll func() (int, error)) error {
+// poller is what a consumer polls: an agent's DoWork, or one read of a
+// ring or mailbox into a checker (ringReader, mailboxDrain, pollFunc).
+type poller interface{ DoWork() (int, error) }
+
+// pollFunc is a poll as a function value.
+type pollFunc func() (int, error)
+
+func (f pollFunc) DoWork() (int, error) { return f() }
+
+// pollUntil polls p, which hands what it takes to c, until c has seen n
+// messages, passing each poll's count to s, if not nil, as a runner's
+// idle strategy would take it, else spinning at once. An agent or reader
+// is called through the interface, not a function value: on a round
+// trip's critical path that indirection shows.
+func pollUntil(t *team, c *checker, n int, s idle.Strategy, p poller) error {
 	for c.received < n {
-		k, err := poll()
+		k, err := p.DoWork()
 		if err != nil {
 			return err
 		}
@@ -305,3 +316,11 @@ func using[T any](open func() (T, func(), error), fn func(T) (time.Duration, err
 	defer release()
 	return fn(v)
 }
+
+// role is what the benchmark's own agents have of agent.Agent but DoWork:
+// a name, and nothing to do at start or close.
+type role string
+
+func (r role) RoleName() string { return string(r) }
+func (role) OnStart() error     { return nil }
+func (role) OnClose() error     { return nil }

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/dutyrt/duty/cmd/dutybench/internal/hypervisor"
 	"github.com/dutyrt/duty/internal/prefetch"
 )
 
@@ -43,7 +42,7 @@ func thisHost() Host {
 		}
 		guest = strings.Contains(" "+info["flags"]+" ", " hypervisor ")
 	}
-	h.Hypervisor = hypervisor.Vendor(guest)
+	h.Hypervisor = hypervisorName(guest)
 	return h
 }
 
@@ -77,4 +76,19 @@ func (h Host) String() string {
 	}
 	return fmt.Sprintf("%s (%s, %d vCPUs, hypervisor %s; %s, %s)", h.CPU, h.Vendor, h.CPUs, h.Hypervisor,
 		feature("PREFETCHW", h.PrefetchW), feature("CLDEMOTE", h.CLDemote))
+}
+
+// hypervisorName returns the hypervisor's CPUID vendor string ("KVMKVMKVM",
+// "Microsoft Hv", ...) when CPUID says the CPU is a guest's, "unknown" for
+// a guest whose hypervisor does not say (or where there is no CPUID: guest
+// is /proc/cpuinfo's word on it), and "none" on bare metal.
+func hypervisorName(guest bool) string {
+	v, ok := cpuidHypervisor()
+	switch {
+	case ok && v != "":
+		return v
+	case ok || guest:
+		return "unknown"
+	}
+	return "none"
 }

@@ -36,12 +36,19 @@ const deadlineEvery = 1 << 16
 // ring's 64 KiB.
 const socketBuffer = ringCapacity
 
-// drainInto returns the poll of a consumer that drains m (which this
-// goroutine owns) into c, at most limit messages a call.
-func drainInto(m *mailbox.Mailbox, c *checker, limit int) func() (int, error) {
-	h := checkingHandler(c)
-	return func() (int, error) { return m.Drain(h, limit) }
+// mailboxDrain is the poller of a consumer that drains m (which this
+// goroutine owns) into a checker, at most limit messages a call.
+type mailboxDrain struct {
+	m     *mailbox.Mailbox
+	h     mailbox.Handler
+	limit int
 }
+
+func drainInto(m *mailbox.Mailbox, c *checker, limit int) *mailboxDrain {
+	return &mailboxDrain{m: m, h: c.handle, limit: limit}
+}
+
+func (d *mailboxDrain) DoWork() (int, error) { return d.m.Drain(d.h, d.limit) }
 
 // mailboxRoundTrip is the pinger's round trip over mailboxes: send on out,
 // then drain the echo from in (which the pinger owns) into pc.
@@ -66,13 +73,13 @@ func mailboxEcho(t *team, in, out *mailbox.Mailbox, c *checker, n int) error {
 		}
 		return mailbox.Continue
 	}
-	return pollUntil(t, c, n, nil, func() (int, error) {
+	return pollUntil(t, c, n, nil, pollFunc(func() (int, error) {
 		k, err := in.Drain(h, ringbuf.NoLimit)
 		if werr != nil {
 			return k, werr
 		}
 		return k, err
-	})
+	}))
 }
 
 // inProcessMailboxes creates, in a fresh W4 directory, a mailbox file per
@@ -253,6 +260,8 @@ func socketStream(cfg *runConfig) (time.Duration, error) {
 // childSocket is unixsocket's child: W4T's reads through a 64 KiB
 // bufio.Reader, W4L's (echo) reads and writes back each message on the
 // connection itself.
+//
+//go:noinline // a variant factory: see runFunc
 func childSocket(echo bool) func() (func(*team, *checker, int) error, func(), error) {
 	return func() (func(*team, *checker, int) error, func(), error) {
 		conn, err := childConn()
@@ -367,6 +376,6 @@ func childSubscriber() (func(*team, *checker, int) error, func(), error) {
 	}
 	return func(t *team, c *checker, k int) error {
 		h := ringbuf.Handler(c.check)
-		return pollUntil(t, c, k, idle.Yielding(), func() (int, error) { return sub.Poll(h, ringbuf.NoLimit) })
+		return pollUntil(t, c, k, idle.Yielding(), pollFunc(func() (int, error) { return sub.Poll(h, ringbuf.NoLimit) }))
 	}, func() { sub.Close() }, nil
 }

@@ -89,6 +89,8 @@ func recordCRC(rec []byte, length int) uint32 {
 // the journal frames it (docs/journal.md, "Record"), its CRC32C included,
 // padded to the journal's alignment: the record format's cost apart from
 // the mapping's.
+//
+//go:noinline // a variant factory: see runFunc
 func bufioAppends(size int, framed bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		return using(tempDir, func(dir string) (time.Duration, error) {
@@ -155,6 +157,8 @@ func bufioAppends(size int, framed bool) runFunc {
 // memmoveAppends is memmove: the records copied into a 64 MiB window of
 // memory touched beforehand, as into a segment: the limit, not the page
 // faults.
+//
+//go:noinline // a variant factory: see runFunc
 func memmoveAppends(size int) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		const window = 64 << 20
@@ -207,6 +211,7 @@ const (
 	journalReplay
 )
 
+//go:noinline // a variant factory: see runFunc
 func journalAppends(size int, mode journalMode) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		return using(tempDir, func(dir string) (time.Duration, error) {

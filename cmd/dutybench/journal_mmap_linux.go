@@ -18,6 +18,8 @@ import (
 // in ahead of the writer on the second CPU as the journal's Flusher does
 // it (madvise MADV_POPULATE_WRITE, DefaultPrefaultBytes ahead): no header,
 // checksum, index or commit.
+//
+//go:noinline // a variant factory: see runFunc
 func mmapCopyAppends(size int) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		return using(tempDir, func(dir string) (time.Duration, error) {

@@ -22,6 +22,25 @@ func newBenchMailbox(name string) (*mailbox.Mailbox, error) {
 	return mailbox.New(mailbox.Config{Name: name, Capacity: ringCapacity})
 }
 
+// newMailboxPair returns the two mailboxes of a ping-pong.
+func newMailboxPair() (pings, pongs *mailbox.Mailbox, err error) {
+	if pings, err = newBenchMailbox("pings"); err != nil {
+		return nil, nil, err
+	}
+	pongs, err = newBenchMailbox("pongs")
+	return pings, pongs, err
+}
+
+// typedActor returns an actor draining mb into a message.Router whose one
+// route, for benchMsg, is handle.
+func typedActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error) (agent.Agent, error) {
+	r := message.NewRouter()
+	if err := message.Handle(r, benchMsgs, handle); err != nil {
+		return nil, err
+	}
+	return mailbox.NewReceiverActor(role, mb, r)
+}
+
 // mailboxWriter sends through a mailbox: produce's writer. Send inlines
 // its fast path here, so the producer makes one call per message, as into
 // a ring's Write.
@@ -29,12 +48,14 @@ type mailboxWriter struct{ mb *mailbox.Mailbox }
 
 func (w mailboxWriter) Write(typeID int32, p []byte) error { return w.mb.Send(typeID, p) }
 
-// checkingHandler returns a mailbox handler feeding c.
-func checkingHandler(c *checker) mailbox.Handler {
-	return func(m *mailbox.Message) mailbox.Action {
-		c.check(m.TypeID(), m.Payload())
-		return mailbox.Continue
-	}
+// handle is a mailbox handler feeding c. It is a method, passed as the
+// method value c.handle, not a closure returned by a helper: a closure
+// made in a function the compiler inlines is compiled without inlining
+// the calls in its own body (golang/go#81380), which would put two calls
+// (Message.TypeID, Message.Payload) on every message of the consumer.
+func (c *checker) handle(m *mailbox.Message) mailbox.Action {
+	c.check(m.TypeID(), m.Payload())
+	return mailbox.Continue
 }
 
 // mailboxSides is mailbox (send and drain) and its extras: the producer
@@ -56,7 +77,7 @@ func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy
 		return 0, err
 	}
 	c := newChecker(1)
-	actor, err := mailbox.NewActor("w1-consumer", mb, checkingHandler(c))
+	actor, err := mailbox.NewActor("w1-consumer", mb, c.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -65,9 +86,9 @@ func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy
 	if send {
 		w, refused = mailboxWriter{mb}, mailbox.ErrBackPressured
 	}
-	poll := readAll(ring, c)
+	var poll poller = readAll(ring, c)
 	if drain {
-		poll = actor.DoWork
+		poll = actor
 	}
 	var s idle.Strategy
 	if newIdle != nil {
@@ -83,11 +104,7 @@ func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy
 // if the pong mailbox is full); the pinger's handler takes the pong, and
 // its loop sends the next ping after each pong.
 func mailboxActors(cfg *runConfig) (time.Duration, error) {
-	pings, err := newBenchMailbox("pings")
-	if err != nil {
-		return 0, err
-	}
-	pongs, err := newBenchMailbox("pongs")
+	pings, pongs, err := newMailboxPair()
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +119,7 @@ func mailboxActors(cfg *runConfig) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	pinger, err := mailbox.NewActor("w3-pinger", pongs, checkingHandler(pc))
+	pinger, err := mailbox.NewActor("w3-pinger", pongs, pc.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -111,25 +128,8 @@ func mailboxActors(cfg *runConfig) (time.Duration, error) {
 		if err := produceOne(t, mailboxWriter{pings}, p, mailbox.ErrBackPressured, nil); err != nil {
 			return err
 		}
-		return runActor(t, pinger, pc, pc.received+1)
-	}, func() error { return runActor(t, ponger, c, cfg.n) })
-}
-
-// runActor calls a's DoWork in a busy loop, as a runner with a busy-spin
-// idle strategy would, until c has seen n messages. The call is direct,
-// not through pollUntil's function value: on a round trip's critical path
-// that indirection shows.
-func runActor(t *team, a agent.Agent, c *checker, n int) error {
-	for c.received < n {
-		k, err := a.DoWork()
-		if err != nil {
-			return err
-		}
-		if k == 0 && t.abort.Load() {
-			return errAborted
-		}
-	}
-	return nil
+		return pollUntil(t, pc, pc.received+1, nil, pinger)
+	}, func() error { return pollUntil(t, c, cfg.n, nil, ponger) })
 }
 
 // benchMsg is the standard payload as a fixed-layout struct: the same 32
@@ -163,10 +163,9 @@ func mailboxTyped(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	c := newChecker(1)
-	r := message.NewRouter()
-	// The checker's check on the fields (one producer, id 0), in the
-	// handler itself as check is in the other variants' handlers.
-	if err := message.Handle(r, benchMsgs, func(m *benchMsg) error {
+	// checkMsg's work in the handler itself, as check is in the other
+	// variants' handlers: checkMsg does not inline.
+	actor, err := typedActor("w1-consumer", mb, func(m *benchMsg) error {
 		c.received++
 		if m.Producer != 0 || m.Seq != c.expected[0] {
 			c.wrongSequence(m.Seq, m.Producer)
@@ -174,16 +173,13 @@ func mailboxTyped(cfg *runConfig) (time.Duration, error) {
 		}
 		c.expected[0]++
 		return nil
-	}); err != nil {
-		return 0, err
-	}
-	actor, err := mailbox.NewReceiverActor("w1-consumer", mb, r)
+	})
 	if err != nil {
 		return 0, err
 	}
 	t := newTeam(cfg.place)
 	w := typedWriter{mb: mb, m: new(benchMsg)}
-	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, actor.DoWork) },
+	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, actor) },
 		func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil) })
 }
 

@@ -274,14 +274,12 @@ func naiveRun(r *natsRepetition) (time.Duration, error) {
 // natsConsumer is the bridge variants' receiving agent: it drains the
 // receiving mailbox into the repetition's receive.
 type natsConsumer struct {
+	role
 	r  *natsRepetition
 	mb *mailbox.Mailbox
 	h  mailbox.Handler
 }
 
-func (a *natsConsumer) RoleName() string { return "wn-consumer" }
-func (a *natsConsumer) OnStart() error   { return nil }
-func (a *natsConsumer) OnClose() error   { return nil }
 func (a *natsConsumer) DoWork() (int, error) {
 	if a.r.got.Load() >= int64(a.r.cfg.n) {
 		return 0, nil
@@ -314,7 +312,7 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 	if g.src, err = mailbox.New(mailbox.Config{Name: "wn-src", Capacity: srcCap, MaxMessageSize: 1024}); err != nil {
 		return g, err
 	}
-	cons := &natsConsumer{r: r}
+	cons := &natsConsumer{role: "wn-consumer", r: r}
 	cons.h = func(m *mailbox.Message) mailbox.Action { r.receive(m.TypeID(), m.Payload()); return mailbox.Continue }
 	if cons.mb, err = mailbox.New(mailbox.Config{Name: "wn-dst", Capacity: dstCap}); err != nil {
 		return g, err
@@ -338,11 +336,8 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 	for _, a := range []agent.Agent{sending, cons} {
 		backoff, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
 			MinPark: time.Microsecond, MaxPark: natsMaxPark})
-		rn, err := runner.New(a, runner.WithIdle(backoff), runner.WithTimerSlack(time.Microsecond), runner.WithCycleTiming(false))
+		rn, err := startRunner(a, placement{}, 0, runner.WithIdle(backoff), runner.WithTimerSlack(time.Microsecond), runner.WithCycleTiming(false))
 		if err != nil {
-			return g, err
-		}
-		if err := rn.Start(); err != nil {
 			return g, err
 		}
 		g.runners = append(g.runners, rn)
@@ -413,6 +408,8 @@ func produceOne(t *team, w writer, p []byte, refused error, wait func()) error {
 // bridge share a thread) and bridge-runner (the outbound bridge on a
 // runner of its own, the sends paced from a thread of their own; the
 // message waits for the bridge's next duty cycle).
+//
+//go:noinline // a variant factory: see runFunc
 func natsBridgeLatency(shared bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		return using(natsServer(cfg, true), func(r *natsRepetition) (time.Duration, error) { return bridgeLatencyRun(r, shared) })
@@ -424,7 +421,7 @@ func bridgeLatencyRun(r *natsRepetition, shared bool) (time.Duration, error) {
 	var mk func(*mailbox.Mailbox) agent.Agent
 	if shared {
 		mk = func(src *mailbox.Mailbox) agent.Agent {
-			snd = &natsSender{r: r, src: src}
+			snd = &natsSender{role: "wnl-sender", r: r, src: src}
 			putPayload(snd.p[:], 0, 0)
 			return snd
 		}
@@ -446,16 +443,13 @@ func bridgeLatencyRun(r *natsRepetition, shared bool) (time.Duration, error) {
 // natsSender is the sending agent of WNL's bridge: it sends message i once
 // it is due, as pace does, but on the bridge's duty cycle.
 type natsSender struct {
+	role
 	r    *natsRepetition
 	src  *mailbox.Mailbox
 	i    int
 	next atomic.Int64 // when message i is due; 0 until the start
 	p    [payloadLen]byte
 }
-
-func (s *natsSender) RoleName() string { return "wnl-sender" }
-func (s *natsSender) OnStart() error   { return nil }
-func (s *natsSender) OnClose() error   { return nil }
 
 func (s *natsSender) DoWork() (int, error) {
 	next := s.next.Load()

@@ -68,16 +68,26 @@ func newOneToOne() (*ringbuf.OneToOne, error) {
 	return ringbuf.NewOneToOne(b)
 }
 
-// readAll returns the poll of a consumer that reads r into c.
+// ringReader is the poller of a consumer that reads r into a checker.
+type ringReader struct {
+	r interface {
+		Read(ringbuf.Handler, int) (int, error)
+	}
+	h ringbuf.Handler
+}
+
 func readAll(r interface {
 	Read(ringbuf.Handler, int) (int, error)
-}, c *checker) func() (int, error) {
-	h := ringbuf.Handler(c.check)
-	return func() (int, error) { return r.Read(h, ringbuf.NoLimit) }
+}, c *checker) *ringReader {
+	return &ringReader{r: r, h: c.check}
 }
+
+func (p *ringReader) DoWork() (int, error) { return p.r.Read(p.h, ringbuf.NoLimit) }
 
 // chanStream is W1's chan (and chan-locked) with one producer, W2's with
 // two: blocking sends of [32]byte values into a channel of 2048.
+//
+//go:noinline // a variant factory: see runFunc
 func chanStream(producers int) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) { return chanProducers(cfg, producers) }
 }
@@ -117,6 +127,8 @@ type ringProducer func(t *team, r benchRing, ring *ringbuf.ManyToOne, id, count,
 // any (the -pause, -spin and -backoff extras), or retrying at once.
 // A many-to-one ring keeps its default demotion of released lines, or
 // with demote false, does not demote.
+//
+//go:noinline // a variant factory: see runFunc
 func ringStream(k ringKind, producers int, newIdle func() idle.Strategy, demote bool, send ringProducer) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		r, m, err := newRing(k)
@@ -198,6 +210,8 @@ var manyToOneClaim = ringStream(manyToOne, 1, nil, true, func(t *team, _ benchRi
 // TryClaimBatch and Append (appendEach), with the consumer demoting the
 // lines it releases (demote; batch16 does not, as ManyToOne.SetDemote
 // advises behind producers of many records per claim).
+//
+//go:noinline // a variant factory: see runFunc
 func batch16(k ringKind, appendEach, demote bool) runFunc {
 	claim := claimRecords
 	if appendEach {
@@ -256,6 +270,7 @@ func queueManyToMany() (payloadQueue, error) {
 	return queue.NewManyToMany[[payloadLen]byte](chanCapacity)
 }
 
+//go:noinline // a variant factory: see runFunc
 func queueStream(newQueue func() (payloadQueue, error)) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		q, err := newQueue()
@@ -265,7 +280,7 @@ func queueStream(newQueue func() (payloadQueue, error)) runFunc {
 		c := newChecker(1)
 		t := newTeam(cfg.place)
 		check := func(p [payloadLen]byte) { c.checkArray(&p) }
-		drain := func() (int, error) { return q.Drain(check, chanCapacity), nil }
+		drain := pollFunc(func() (int, error) { return q.Drain(check, chanCapacity), nil })
 		return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, drain) },
 			func() error { return produce(t, queueWriter{q}, cfg.n, 0, cfg.corruptAt, ringbuf.ErrFull, nil) })
 	}

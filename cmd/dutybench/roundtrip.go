@@ -53,6 +53,8 @@ func awaitReady(t *team, r *ringbuf.OneToOne) bool {
 
 // echo returns a Handler that checks a ping and writes it back to out,
 // spinning while out is full; a write error is kept in *errp.
+//
+//go:noinline // makes a variant's closures: see runFunc
 func echo(c *checker, out *ringbuf.OneToOne, abort *atomic.Bool, errp *error) ringbuf.Handler {
 	return func(typeID int32, payload []byte) {
 		c.check(typeID, payload)
@@ -83,6 +85,8 @@ func ringPair() (ping, pong *ringbuf.OneToOne, err error) {
 // oneToOnePingPong is onetoone: each side spins with awaitReady, then
 // reads; without ready, the extra onetoone-readpoll, which spins by
 // calling Read.
+//
+//go:noinline // a variant factory: see runFunc
 func oneToOnePingPong(ready bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		pingR, pongR, err := ringPair()
@@ -136,6 +140,7 @@ func readOnce(t *team, r *ringbuf.OneToOne, ready bool, h ringbuf.Handler, limit
 // pingAgent is the pinger of onetoone-runner as an agent: each DoWork sends
 // the next ping or polls for the pong, never blocking.
 type pingAgent struct {
+	role
 	out, in   *ringbuf.OneToOne
 	released  *atomic.Bool // the start barrier
 	abort     *atomic.Bool
@@ -149,10 +154,6 @@ type pingAgent struct {
 	h         ringbuf.Handler
 	end       time.Time
 }
-
-func (a *pingAgent) RoleName() string { return "w3-pinger" }
-func (a *pingAgent) OnStart() error   { return nil }
-func (a *pingAgent) OnClose() error   { return nil }
 
 func (a *pingAgent) DoWork() (int, error) {
 	if !a.started {
@@ -206,14 +207,11 @@ func (a *pingAgent) send() error {
 
 // pongAgent echoes every ping it reads.
 type pongAgent struct {
+	role
 	in   *ringbuf.OneToOne
 	h    ringbuf.Handler
 	werr error
 }
-
-func (a *pongAgent) RoleName() string { return "w3-ponger" }
-func (a *pongAgent) OnStart() error   { return nil }
-func (a *pongAgent) OnClose() error   { return nil }
 
 func (a *pongAgent) DoWork() (int, error) {
 	if !a.in.Ready() {
@@ -249,6 +247,8 @@ func (s *errorSink) err() error {
 // per duty cycle), without it the extra onetoone-runner-notiming;
 // strategy is the runners' idle strategy (busy spin, or no-op for the
 // extra onetoone-runner-noop).
+//
+//go:noinline // a variant factory: see runFunc
 func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		pingR, pongR, err := ringPair()
@@ -257,24 +257,16 @@ func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 		}
 		var released, abort atomic.Bool
 		pc, c := newChecker(1), newChecker(1)
-		pinger := &pingAgent{out: pingR, in: pongR, released: &released, abort: &abort,
+		pinger := &pingAgent{role: "w3-pinger", out: pingR, in: pongR, released: &released, abort: &abort,
 			lat: cfg.lat[:cfg.n], n: cfg.n, corruptAt: cfg.corruptAt, clk: newClock(), h: pc.check}
 		putPayload(pinger.p[:], 0, 0)
-		ponger := &pongAgent{in: pingR}
+		ponger := &pongAgent{role: "w3-ponger", in: pingR}
 		ponger.h = echo(c, pongR, &abort, &ponger.werr)
 
 		sink := &errorSink{}
 		start := func(a agent.Agent, slot int) (*runner.Runner, error) {
-			o := []runner.Option{runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
-				runner.WithErrorPolicy(runner.Stop), runner.WithCycleTiming(cycleTiming)}
-			if cpu := cfg.place.cpu(slot); cpu >= 0 {
-				o = append(o, runner.WithCPUs(cpu))
-			}
-			r, err := runner.New(a, o...)
-			if err == nil {
-				err = r.Start()
-			}
-			return r, err
+			return startRunner(a, cfg.place, slot, runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
+				runner.WithStopOnError(true), runner.WithCycleTiming(cycleTiming))
 		}
 		po, err := start(ponger, 1)
 		if err != nil {
@@ -346,6 +338,8 @@ func (r floorRing) await(t *team, i int) ([]byte, error) {
 
 // floorPingPong is the extra floor (and floor-zeronext) over two
 // floorRings.
+//
+//go:noinline // a variant factory: see runFunc
 func floorPingPong(zeroNext bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		b1, err := ringbuf.Allocate(ringCapacity)

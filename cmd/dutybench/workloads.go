@@ -81,6 +81,12 @@ type variant struct {
 	allocates bool
 }
 
+// runFunc is a variant's repetition. The functions that make one (a
+// factory taking the variant's parameters and returning a closure) are
+// marked go:noinline: inlined into the table, their closures would be
+// compiled without inlining the calls in their own bodies
+// (golang/go#81380), putting calls to putPayload, seqFor, a message's
+// Payload and the like in the loops the figures time.
 type runFunc func(cfg *runConfig) (time.Duration, error)
 
 // runConfig is what a variant needs for one repetition.

@@ -47,7 +47,7 @@ func transportStream(cfg *runConfig, a, b transport, flush func() error, closers
 	t := newTeam(placement{}, closers...)
 	c := newChecker(1)
 	return stream(cfg, t, c, func() error {
-		return pollUntil(t, c, cfg.n, nil, func() (int, error) { return b.recv(c) })
+		return pollUntil(t, c, cfg.n, nil, pollFunc(func() (int, error) { return b.recv(c) }))
 	}, func() error {
 		var p [payloadLen]byte
 		putPayload(p[:], 0, 0)
@@ -103,6 +103,8 @@ func tcpPair() (ends [2]net.Conn, close func(), err error) {
 
 // framed is the floor's transport over w and r: each message behind its
 // 4-byte big-endian length.
+//
+//go:noinline // makes a variant's closures: see runFunc
 func framed(w io.Writer, r io.Reader) transport {
 	var out, in [4 + payloadLen]byte
 	binary.BigEndian.PutUint32(out[:4], payloadLen)
@@ -214,6 +216,8 @@ func checkParts(c *checker, parts [][]byte) {
 // zmtpEnd is the transport of a zmtp socket sending on push and receiving
 // on pull (the same socket for a DEALER); with drain, recv takes what has
 // arrived with Drain (up to what is left of n) before waiting with Recv.
+//
+//go:noinline // makes a variant's closures: see runFunc
 func zmtpEnd(push, pull *zmtp.Socket, m *zmtp.Message, drain bool, n int) transport {
 	ctx := context.Background()
 	return transport{
@@ -236,6 +240,8 @@ func zmtpEnd(push, pull *zmtp.Socket, m *zmtp.Message, drain bool, n int) transp
 }
 
 // zmtpStream is WZ's zmtp (drain) and zmtp-recv.
+//
+//go:noinline // a variant factory: see runFunc
 func zmtpStream(drain bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		push, pull, err := zmtpConnected(zmtp.Push, zmtp.Pull, false)
@@ -252,6 +258,8 @@ func zmtpStream(drain bool) runFunc {
 
 // zmtpPingPong is WZL's zmtp (two DEALER sockets over one connection) and
 // zmtp-pushpull (a PUSH/PULL pair each way).
+//
+//go:noinline // a variant factory: see runFunc
 func zmtpPingPong(dealers bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
 		var pushA, pullA, pushB, pullB *zmtp.Socket

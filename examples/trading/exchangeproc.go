@@ -79,13 +79,16 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	}
 
 	mbs := &mailboxes{}
+	ts := []thread{{roleExchange, []string{roleExchange}}}
 	var link *natsLink // -nats: bridges instead of the shared mailbox files
+	bridges := fx.Options()
 	if cfg.NATS != "" {
-		if link, err = startNATSExchange(cfg, files.ctr.Manager(), w[0], logger); err != nil {
+		var th thread
+		if link, bridges, th, err = newNATSExchange(cfg, files.ctr.Manager(), w[0], logger); err != nil {
 			return false, err
 		}
 		files.closers = append(files.closers, link.close)
-		mbs = link.mbs
+		mbs, ts = link.mbs, append(ts, th)
 	} else {
 		if mbs.exchangeIn, err = files.mailbox(fileExchangeIn, cfg.Capacity); err != nil {
 			return false, err
@@ -105,7 +108,6 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		}
 	}
 
-	ts := []thread{{roleExchange, []string{roleExchange}}}
 	var x *exchangeAgent
 	var group *runner.Group
 	app := fx.New(
@@ -113,7 +115,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		fx.Supply(cfg, clockFunc(monoNanos), mbs, w, files.lat,
 			runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))),
 		fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent](),
-		dutyfx.Runners,
+		dutyfx.Runners, bridges, files.keeperModule(),
 		fx.Populate(&x, &group),
 	)
 	rec, err := startApp(app, cfg, handles{Exchange: x}) // -record: the exchange's input
@@ -121,6 +123,11 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		return false, err
 	}
 	defer rec.closeAll()
+	if link != nil {
+		if err := link.serve(); err != nil {
+			return false, err
+		}
+	}
 	var problems []string
 	rn := group.Runner(roleExchange)
 	tick := time.NewTicker(time.Second)
@@ -146,7 +153,6 @@ wait:
 			signalled = nil
 			stop("signal")
 		case <-tick.C:
-			files.beat()
 			if cfg.WatchParent && os.Getppid() != ppid {
 				stop("the demo process is gone")
 			}
@@ -154,6 +160,7 @@ wait:
 			break wait
 		}
 	}
+	link.flush()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := app.Stop(stopCtx); err != nil {

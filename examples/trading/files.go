@@ -7,6 +7,9 @@ import (
 	"os"
 	"time"
 
+	"go.uber.org/fx"
+
+	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
@@ -62,7 +65,7 @@ type procFiles struct {
 	ctr     *ipc.CountersFile
 	errs    *agentErrors
 	lat     latencies
-	keeper  *ipc.Keeper // heartbeats the files it created
+	keeper  *ipc.Keeper // heartbeats the files it created, run by the group
 	closers []func() error
 }
 
@@ -144,9 +147,11 @@ func (f *procFiles) announce(w io.Writer) {
 	fmt.Fprintf(w, "watch it: go run ./cmd/dutystat -dir %s -watch   (live page and Prometheus: -serve :9464, open http://localhost:9464/)\n", f.dir)
 }
 
-// beat refreshes the owner heartbeats (the mailboxes' files are also
-// refreshed by their drains): call it every second.
-func (f *procFiles) beat() { _, _ = f.keeper.DoWork() }
+// keeperModule runs the keeper of the files in the process's group (the
+// mailboxes' files are also refreshed by their drains).
+func (f *procFiles) keeperModule() fx.Option {
+	return fx.Options(fx.Supply(f.keeper), dutyfx.Include[*ipc.Keeper]())
+}
 
 // close closes, last first, and removes what this process created.
 func (f *procFiles) close() error {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/ipc"
@@ -54,6 +55,9 @@ type remoteExchange struct {
 	t2o, t2oS *hdrhistogram.Histogram
 	problems  []string
 	nats      *natsLink // -nats: bridges instead of the shared mailbox files
+	// natsModule builds the demo's bridges, run on natsThread.
+	natsModule fx.Option
+	natsThread thread
 }
 
 // startRemote makes the demo's mailboxes, starts the exchange process

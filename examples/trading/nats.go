@@ -18,23 +18,26 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"go.uber.org/fx"
 
-	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/counters"
-	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/natsbridge"
-	"github.com/dutyrt/duty/runner"
+	"github.com/dutyrt/duty/natsbridge/natsfx"
 )
 
 // -nats: the exchange process of -ipc, but its three mailboxes are local
 // to each process and their messages cross NATS through natsbridge (core
-// mode), on subjects <prefix>.<mailbox>, the prefix derived from the
-// directory:
+// mode, built by natsfx and run by dutyfx.Runners on one thread), on
+// subjects <prefix>.<mailbox>, the prefix derived from the directory:
 //
 //	exchange.in     demo: mailbox -> Outbound   child: Inbound -> mailbox
 //	strategy.resp   child: mailbox -> Outbound  demo: Inbound -> mailbox
 //	risk.resp       child: mailbox -> Outbound  demo: Inbound -> mailbox
+//
+// The bridges are built (the inbound ones subscribed) with the fx graph,
+// before the other process can send; the demo starts its group, and so
+// its outbound bridge, once the exchange process answers.
 //
 // Two subjects carry what the shared files carry with -ipc: the child
 // answers <prefix>.status with its counts (natsStatus), from which the
@@ -47,6 +50,13 @@ import (
 // natsEmbedded is config.NATS for -nats without a URL: an embedded server
 // on a free loopback port.
 const natsEmbedded = "embedded"
+
+// natsThread is the thread that runs a process's bridges, and its idle
+// strategy.
+const (
+	natsThread = "natsbridge"
+	natsIdle   = "backoff:10:5:1us:100us"
+)
 
 func natsPrefix(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -73,9 +83,7 @@ type natsLink struct {
 	url     string
 	srv     *server.Server // the embedded server (the demo, -nats alone)
 	nc      *nats.Conn     // status and end
-	outs    []*natsbridge.Outbound
-	ins     []*natsbridge.Inbound
-	run     *runner.Runner // the outbound bridges
+	set     *natsfx.Set    // the bridges, once the fx graph is built
 	restore func()         // GOMAXPROCS as it was
 	logger  *slog.Logger
 	stderr  io.Writer
@@ -97,27 +105,6 @@ func newNATSLink(cfg config, dir string, logger *slog.Logger) *natsLink {
 	return l
 }
 
-// bridge makes a bridge of mailbox name, outbound (it drains the mailbox)
-// or inbound (it delivers into it).
-func (l *natsLink) bridge(ctx context.Context, mb *mailbox.Mailbox, ctrs *counters.Manager, out bool) error {
-	c := natsbridge.Config{Name: mb.Name(), Subject: l.prefix + "." + mb.Name(), URL: l.url, Counters: ctrs, Logger: l.logger}
-	if need := mb.MaxMessageSize() + 64; need > natsbridge.DefaultBatchBytes {
-		c.BatchBytes = need
-	}
-	if out {
-		o, err := natsbridge.NewOutbound(ctx, c, mb)
-		if err == nil {
-			l.outs = append(l.outs, o)
-		}
-		return err
-	}
-	in, err := natsbridge.NewInbound(ctx, c, mb)
-	if err == nil {
-		l.ins = append(l.ins, in)
-	}
-	return err
-}
-
 // mailboxes makes the process's mailboxes (named), those bridges deliver
 // into (recv) large enough for many batches: core mode drops what a full
 // mailbox refuses.
@@ -137,29 +124,33 @@ func (l *natsLink) mailboxes(ctrs *counters.Manager, recv map[string]bool, names
 	return mbs, nil
 }
 
-// startOutbounds runs the outbound bridges on a runner of their own.
-func (l *natsLink) startOutbounds() error {
-	var members []agent.Agent
-	for _, o := range l.outs {
-		members = append(members, o)
+// module has natsfx build the bridges of outs (drained and published) and
+// ins (delivered into), into l.set, and returns it with the thread that
+// runs them.
+func (l *natsLink) module(ctrs *counters.Manager, outs, ins []*mailbox.Mailbox) (fx.Option, thread) {
+	opts := []fx.Option{natsfx.Module, fx.Populate(&l.set)}
+	th := thread{role: natsThread}
+	add := func(mb *mailbox.Mailbox, dir natsfx.Direction, role string) {
+		c := natsbridge.Config{Name: mb.Name(), Subject: l.prefix + "." + mb.Name(), URL: l.url, Counters: ctrs, Logger: l.logger}
+		if need := mb.MaxMessageSize() + 64; need > natsbridge.DefaultBatchBytes {
+			c.BatchBytes = need
+		}
+		b := natsfx.Bridge{Config: c, Mailbox: mb, Direction: dir}
+		opts = append(opts, fx.Provide(natsfx.AsBridge(func() natsfx.Bridge { return b })))
+		th.agents = append(th.agents, role+mb.Name()) // the bridges' RoleName
 	}
-	c, err := agent.NewComposite(members...)
-	if err != nil {
-		return err
+	for _, mb := range outs {
+		add(mb, natsfx.Out, "natsbridge-out-")
 	}
-	b, err := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5, MinPark: time.Microsecond, MaxPark: 100 * time.Microsecond})
-	if err == nil {
-		l.run, err = runner.New(c, runner.WithIdle(b), runner.WithThreadName("natsbridge"))
+	for _, mb := range ins {
+		add(mb, natsfx.In, "natsbridge-in-")
 	}
-	if err != nil {
-		return err
-	}
-	return l.run.Start()
+	return fx.Options(opts...), th
 }
 
 // delivered is what the inbound bridges delivered or dropped.
 func (l *natsLink) delivered() (n int64) {
-	for _, in := range l.ins {
+	for _, in := range l.set.Inbound {
 		st := in.Stats()
 		n += st.Delivered + st.Dropped
 	}
@@ -167,7 +158,7 @@ func (l *natsLink) delivered() (n int64) {
 }
 
 func (l *natsLink) batched() (n int64) {
-	for _, o := range l.outs {
+	for _, o := range l.set.Outbound {
 		n += o.Stats().Batched
 	}
 	return n
@@ -176,17 +167,17 @@ func (l *natsLink) batched() (n int64) {
 // losses returns a problem for every bridge that lost, dropped or
 // rejected messages.
 func (l *natsLink) losses() []string {
-	if l == nil {
+	if l == nil || l.set == nil {
 		return nil
 	}
 	var out []string
-	for _, in := range l.ins {
+	for _, in := range l.set.Inbound {
 		if st := in.Stats(); st.Dropped+st.LostBatches+st.Rejected > 0 {
 			out = append(out, fmt.Sprintf("nats bridge %s: %d messages dropped, %d batches lost, %d frames rejected",
 				in.RoleName(), st.Dropped, st.LostBatches, st.Rejected))
 		}
 	}
-	for _, o := range l.outs {
+	for _, o := range l.set.Outbound {
 		if st := o.Stats(); st.Dropped > 0 {
 			out = append(out, fmt.Sprintf("nats bridge %s: %d messages dropped", o.RoleName(), st.Dropped))
 		}
@@ -194,29 +185,13 @@ func (l *natsLink) losses() []string {
 	return out
 }
 
-// close stops the bridges, the control connection and the embedded
-// server. The outbound bridges get a second to hand over what their
-// mailboxes still hold.
+// close stops the watch, the control connection and the embedded server
+// (fx stop closes the bridges).
 func (l *natsLink) close() error {
 	if l == nil {
 		return nil
 	}
 	l.stopWatch()
-	var errs []error
-	if l.run != nil {
-		for deadline := time.Now().Add(time.Second); l.mbs != nil && time.Now().Before(deadline) &&
-			l.mbs.strategyResp.Stats().Depth+l.mbs.riskResp.Stats().Depth > 0; {
-			time.Sleep(time.Millisecond)
-		}
-		errs = append(errs, l.run.Close())
-	} else {
-		for _, o := range l.outs {
-			errs = append(errs, o.OnClose())
-		}
-	}
-	for _, in := range l.ins {
-		errs = append(errs, in.OnClose())
-	}
 	if l.nc != nil {
 		l.nc.Close()
 	}
@@ -225,7 +200,7 @@ func (l *natsLink) close() error {
 		l.srv.WaitForShutdown()
 	}
 	l.restore()
-	return errors.Join(errs...)
+	return nil
 }
 
 func (l *natsLink) stopWatch() {
@@ -238,8 +213,8 @@ func (l *natsLink) stopWatch() {
 }
 
 // startNATS is startRemote's -nats part: the server (embedded for -nats
-// alone), the demo's mailboxes and bridges, the exchange process, and the
-// wait for its first answer on the status subject.
+// alone), the demo's mailboxes and the control connection. Its bridges
+// are r.natsModule's; connectNATS starts the exchange process.
 func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 	l := newNATSLink(r.cfg, r.dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	r.nats, l.stderr = l, stderr
@@ -255,8 +230,6 @@ func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 		}
 		l.url = s.ClientURL()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	ctrs := files.ctr.Manager()
 	mbs, err := l.mailboxes(ctrs, map[string]bool{"strategy.resp": true, "risk.resp": true},
 		"strategy.resp", "risk.resp", "exchange.in", "strategy.in", "risk.in")
@@ -265,22 +238,30 @@ func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 	}
 	m := r.mbs
 	m.strategyResp, m.riskResp, m.exchangeIn, m.strategyIn, m.riskIn = mbs[0], mbs[1], mbs[2], mbs[3], mbs[4]
-	// The inbound bridges subscribe before the exchange can answer.
-	for _, err := range []error{l.bridge(ctx, m.strategyResp, ctrs, false), l.bridge(ctx, m.riskResp, ctrs, false), l.bridge(ctx, m.exchangeIn, ctrs, true)} {
-		if err != nil {
-			return err
-		}
-	}
+	r.natsModule, r.natsThread = l.module(ctrs, mbs[2:3], mbs[:2])
 	if l.nc, err = nats.Connect(l.url, nats.Name("duty-trading-control")); err != nil {
 		return fmt.Errorf("trading: nats: %w", err)
 	}
 	// Before the wait: an exchange process started by hand needs the URL.
 	fmt.Fprintf(stderr, "nats: the exchange process is connected through %s (%s), subjects %s.*\n", l.url, how, l.prefix)
+	return nil
+}
+
+// connectNATS, with -nats, once the demo's bridges are built and before
+// its group starts, starts the exchange process (cfg.Spawn), waits for
+// its first answer on the status subject and starts the watch.
+func (r *remoteExchange) connectNATS() error {
+	if r == nil || r.nats == nil {
+		return nil
+	}
+	l := r.nats
 	if r.cfg.Spawn {
-		if err := r.spawn(stderr); err != nil {
+		if err := r.spawn(l.stderr); err != nil {
 			return err
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	// It is ready once it answers: its inbound bridge has subscribed.
 	for _, err := l.status(); err != nil; _, err = l.status() {
 		if r.child != nil && r.child.hasExited() {
@@ -291,9 +272,6 @@ func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 			return fmt.Errorf("trading: no answer from the exchange process on %s.status: %w", l.prefix, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
-	}
-	if err := l.startOutbounds(); err != nil {
-		return err
 	}
 	l.inflight.Store(1) // not quiet until the first answer
 	r.mbs.exchangePending = &l.inflight
@@ -349,11 +327,11 @@ func (l *natsLink) end(limit time.Duration) []string {
 		problems = append(problems, "nats: the exchange process: "+string(m.Data))
 	}
 	var parts []string
-	for _, o := range l.outs {
+	for _, o := range l.set.Outbound {
 		st := o.Stats()
 		parts = append(parts, fmt.Sprintf("%s: %d messages in %d batches", o.RoleName(), st.Batched, st.Published))
 	}
-	for _, in := range l.ins {
+	for _, in := range l.set.Inbound {
 		st := in.Stats()
 		parts = append(parts, fmt.Sprintf("%s: %d delivered, %d dropped, %d batches lost", in.RoleName(), st.Delivered, st.Dropped, st.LostBatches))
 	}
@@ -361,42 +339,43 @@ func (l *natsLink) end(limit time.Duration) []string {
 	return append(problems, l.losses()...)
 }
 
-// startNATSExchange is the exchange process's -nats part: its mailboxes,
-// bridges and answers to status and end. pending is the exchange's
-// pending word.
-func startNATSExchange(cfg config, ctrs *counters.Manager, pending *atomic.Int64, logger *slog.Logger) (_ *natsLink, err error) {
+// newNATSExchange is the exchange process's -nats part: its mailboxes and
+// the module of its bridges. pending is the exchange's pending word.
+func newNATSExchange(cfg config, ctrs *counters.Manager, pending *atomic.Int64, logger *slog.Logger) (*natsLink, fx.Option, thread, error) {
 	l := newNATSLink(cfg, cfg.Dir, logger)
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, l.close())
-		}
-	}()
 	l.exch = pending
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	mbs, err := l.mailboxes(ctrs, map[string]bool{"exchange.in": true}, "exchange.in", "strategy.resp", "risk.resp")
 	if err != nil {
-		return l, err
+		return nil, nil, thread{}, errors.Join(err, l.close())
 	}
 	l.mbs = &mailboxes{exchangeIn: mbs[0], strategyResp: mbs[1], riskResp: mbs[2]}
-	for i, mb := range mbs {
-		if err := l.bridge(ctx, mb, ctrs, i > 0); err != nil {
-			return l, err
-		}
-	}
-	if err := l.startOutbounds(); err != nil {
-		return l, err
-	}
+	opt, th := l.module(ctrs, mbs[1:], mbs[:1])
+	return l, opt, th, nil
+}
+
+// serve, in the exchange process once its bridges run, answers status and
+// end.
+func (l *natsLink) serve() (err error) {
 	if l.nc, err = nats.Connect(l.url, nats.Name("duty-trading-exchange-control")); err != nil {
-		return l, fmt.Errorf("trading: nats: %w", err)
+		return fmt.Errorf("trading: nats: %w", err)
 	}
 	if _, err := l.nc.Subscribe(l.prefix+".status", l.onStatus); err != nil {
-		return l, err
+		return err
 	}
 	if _, err := l.nc.Subscribe(l.prefix+".end", l.onEnd); err != nil {
-		return l, err
+		return err
 	}
-	return l, l.nc.Flush()
+	return l.nc.Flush()
+}
+
+// flush gives the exchange process's outbound bridges a second to hand
+// over what their mailboxes still hold (their OnClose publishes only what
+// they batched).
+func (l *natsLink) flush() {
+	for deadline := time.Now().Add(time.Second); l != nil && time.Now().Before(deadline) &&
+		l.mbs.strategyResp.Stats().Depth+l.mbs.riskResp.Stats().Depth > 0; {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (l *natsLink) onStatus(m *nats.Msg) {

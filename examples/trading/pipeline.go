@@ -116,6 +116,9 @@ func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentError
 		rc.Threads[t.role] = t.agents
 		rc.Order = append(rc.Order, t.role)
 		rc.Idle[t.role] = cfg.idle[t.role]
+		if t.role == natsThread {
+			rc.Idle[t.role] = natsIdle
+		}
 		if cpus, ok := cfg.cpus[t.role]; ok {
 			rc.CPUs[t.role] = cpus
 		}
@@ -162,10 +165,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	var h handles
 	opts := []fx.Option{
 		fxLogger(cfg),
-		fx.Supply(cfg, clockFunc(monoNanos), logger, files.lat,
-			runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))),
 		agentsModule(!cfg.IPC, cfg.MD != ""),
-		dutyfx.Runners,
+		dutyfx.Runners, files.keeperModule(),
 		printerModule(stdout),
 		fx.Populate(&h),
 	}
@@ -180,10 +181,16 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 			}
 		}()
 		opts = append(opts, fx.Supply(remote, remote.mbs))
+		if remote.nats != nil {
+			opts = append(opts, remote.natsModule)
+			ts = append(ts, remote.natsThread)
+		}
 	} else {
 		opts = append(opts, fx.Provide(func() (*mailboxes, error) { return newLocalMailboxes(cfg, files.ctr.Manager()) }),
 			fx.Supply(exchangeWords(newWords(1+numExchPub))))
 	}
+	opts = append(opts, fx.Supply(cfg, clockFunc(monoNanos), logger, files.lat,
+		runnerConfig(cfg, ts, logger, files.errs, runner.WithCounters(files.ctr.Manager()))))
 	files.announce(stdout)
 	md, err := startMD(cfg, stderr)
 	if err != nil {
@@ -201,12 +208,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	var res result
 	timer := time.NewTimer(cfg.Duration)
 	defer timer.Stop()
-	heartbeat := time.NewTicker(time.Second)
-	defer heartbeat.Stop()
 	for res.why == "" {
 		select {
-		case <-heartbeat.C:
-			files.beat()
 		case <-ctx.Done():
 			res.why = "interrupted"
 		case <-timer.C:
@@ -256,7 +259,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 }
 
 // startApp starts app, whose agents are h's, once -record's journals
-// (nil when not recording) are in place.
+// (nil when not recording) are in place and, with -nats, the exchange
+// process answers.
 func startApp(app *fx.App, cfg config, h handles) (*recorder, error) {
 	if err := app.Err(); err != nil {
 		return nil, err
@@ -264,6 +268,9 @@ func startApp(app *fx.App, cfg config, h handles) (*recorder, error) {
 	rec, err := startRecording(cfg, h)
 	if err != nil {
 		return nil, err
+	}
+	if err := h.Remote.connectNATS(); err != nil {
+		return nil, errors.Join(err, rec.closeAll())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

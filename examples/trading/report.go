@@ -219,7 +219,9 @@ func (r *result) print(w io.Writer, cfg config) {
 	}
 	var threads []string
 	for _, st := range r.threads {
-		threads = append(threads, fmt.Sprintf("%s(%s)", st.Role, cfg.idle[st.Role]))
+		if spec, ok := cfg.idle[st.Role]; ok { // the pipeline's, not the keeper's or the bridges'
+			threads = append(threads, fmt.Sprintf("%s(%s)", st.Role, spec))
+		}
 	}
 	fmt.Fprintf(w, "\nfinal: %s after %.2fs; feed ran %.2fs, drained in %v; %s; %d instruments, rate %d/s; threads %s\n",
 		r.why, r.total.Seconds(), r.feedFor.Seconds(), r.drainedIn.Round(time.Millisecond), mode,

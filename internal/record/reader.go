@@ -128,19 +128,18 @@ func (r *Reader) Read(h func(typeID int32, payload []byte), limit int) (messages
 	origin := head &^ r.mask
 	pos := head
 	for int(pos-origin) < r.capacity && messages < limit {
-		index := int(pos - origin)
-		length := r.LengthAt(index).Load() // acquire: publishes type and payload
+		length, typeID, valid := r.header(int(pos - origin))
 		if length <= 0 {
 			break // not yet written, or an open claim: never skip it
 		}
-		typeID := *r.TypeAt(index)
-		if !Check(index, r.capacity, length, typeID) {
+		next := pos + int64(Align(int(length)))
+		if !valid {
 			return messages, r.corruptRecord(head, pos)
 		}
-		next := pos + int64(Align(int(length)))
 		if (pos^next)&r.prefetchBlocks != 0 && next-head >= readPrefetchDistance {
 			r.prefetchRead(next)
 		}
+		index := int(pos - origin)
 		pos = next
 		if typeID == PaddingTypeID {
 			continue
@@ -168,20 +167,19 @@ func (r *Reader) ControlledRead(h func(typeID int32, payload []byte) Action, lim
 	if err != nil {
 		return 0, err
 	}
-	start := head // head moves with Commit actions; see prefetchRead
 	origin := head &^ r.mask
 	pos := head
+	start := head // head moves with Commit actions; see prefetchRead
 	for int(pos-origin) < r.capacity && messages < limit {
-		index := int(pos - origin)
-		length := r.LengthAt(index).Load() // acquire: publishes type and payload
+		length, typeID, valid := r.header(int(pos - origin))
 		if length <= 0 {
 			break // not yet written, or an open claim: never skip it
 		}
-		typeID := *r.TypeAt(index)
-		if !Check(index, r.capacity, length, typeID) {
+		at := pos
+		if !valid {
 			return messages, r.corruptRecord(head, pos)
 		}
-		at := pos
+		index := int(at - origin)
 		pos += int64(Align(int(length)))
 		if (at^pos)&r.prefetchBlocks != 0 && pos-start >= readPrefetchDistance {
 			r.prefetchRead(pos)
@@ -215,6 +213,21 @@ func (r *Reader) ControlledRead(h func(typeID int32, payload []byte) Action, lim
 	}
 	r.finish(head, pos)
 	return messages, nil
+}
+
+// header reads the header of the record at index for the read loops: its
+// length, with an acquire load (it publishes the type and the payload),
+// and, for a length > 0, its type and whether a correct producer can have
+// written them (Check). A length <= 0 is a record not yet written, or an
+// open claim: the read stops there, never skipping it. Inlined in the
+// loops.
+func (r *Reader) header(index int) (length, typeID int32, valid bool) {
+	length = r.LengthAt(index).Load()
+	if length <= 0 {
+		return length, 0, false
+	}
+	typeID = *r.TypeAt(index)
+	return length, typeID, Check(index, r.capacity, length, typeID)
 }
 
 // corruptRecord ends a read at the invalid record at pos: what came before

@@ -16,8 +16,8 @@ import (
 	"github.com/dutyrt/duty/natsbridge"
 )
 
-// BridgeGroup is the fx value group Module reads Bridge values from.
-const BridgeGroup = "duty.natsbridges"
+// bridgeGroup is the fx value group Module reads Bridge values from.
+const bridgeGroup = "duty.natsbridges"
 
 // Direction says which way a Bridge carries messages.
 type Direction int
@@ -41,14 +41,14 @@ type Bridge struct {
 //
 //	fx.Provide(natsfx.AsBridge(func(mb *mailbox.Mailbox) natsfx.Bridge { ... }))
 func AsBridge(constructor any) any {
-	return fx.Annotate(constructor, fx.ResultTags(`group:"`+BridgeGroup+`"`))
+	return fx.Annotate(constructor, fx.ResultTags(`group:"`+bridgeGroup+`"`))
 }
 
-// ConnectTimeout bounds Module's construction of each bridge (connecting,
+// connectTimeout bounds Module's construction of each bridge (connecting,
 // creating the stream and consumer).
-const ConnectTimeout = 10 * time.Second
+const connectTimeout = 10 * time.Second
 
-// Module builds every Bridge in the group BridgeGroup and adds the bridges
+// Module builds every Bridge provided with AsBridge and adds the bridges
 // to the agents dutyfx.Runners runs (each on its own thread; OnClose on fx
 // stop). It provides a *Set to read them. Use it beside dutyfx.Runners.
 var Module = fx.Module("duty.natsbridge",
@@ -57,22 +57,11 @@ var Module = fx.Module("duty.natsbridge",
 		fx.ResultTags(`group:"`+dutyfx.AgentGroup+`,flatten"`))),
 )
 
-// Set holds the bridges Module built, in the group's order.
+// Set holds the bridges Module built, in the group's order; each has its
+// Stats.
 type Set struct {
 	Outbound []*natsbridge.Outbound
 	Inbound  []*natsbridge.Inbound
-}
-
-// Stats returns the statistics of every bridge, outbound ones first.
-func (s *Set) Stats() []natsbridge.Stats {
-	var st []natsbridge.Stats
-	for _, o := range s.Outbound {
-		st = append(st, o.Stats())
-	}
-	for _, in := range s.Inbound {
-		st = append(st, in.Stats())
-	}
-	return st
 }
 
 func (s *Set) agents() []agent.Agent {
@@ -95,7 +84,7 @@ type setParams struct {
 func newSet(p setParams) (*Set, error) {
 	s := &Set{}
 	for _, b := range p.Bridges {
-		ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 		var err error
 		switch b.Direction {
 		case Out:

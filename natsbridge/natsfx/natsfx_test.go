@@ -70,8 +70,7 @@ func TestModule(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("m%03d", i), m)
 	}
 	require.NoError(t, app.Stop(ctx))
-	st := set.Stats()
-	require.Equal(t, int64(100), st[1].Delivered)
+	require.Equal(t, int64(100), set.Inbound[0].Stats().Delivered)
 }
 
 func TestModuleFailsOnBadBridge(t *testing.T) {

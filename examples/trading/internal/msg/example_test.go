@@ -23,5 +23,5 @@ func Example() {
 	fmt.Println(msg.NewOrders.Decode(buf[:10], &got))
 	// Output:
 	// 2 40 1 buy ioc 10005 20
-	// message: wrong payload length: type 2: 10 bytes, want 40
+	// message: payload does not decode as its type: type 2: 10 bytes, want 40
 }

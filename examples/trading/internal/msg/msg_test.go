@@ -85,7 +85,7 @@ func TestThroughMailbox(t *testing.T) {
 	require.NoError(t, message.Handle(r, Reports, func(v *ExecutionReport) error { got = append(got, *v); return nil }))
 	require.NoError(t, message.Handle(r, RiskRejects, func(v *RiskReject) error { got = append(got, *v); return nil }))
 	n, err := mb.DrainTo(r, 100)
-	require.ErrorIs(t, err, message.ErrLength)
+	require.ErrorIs(t, err, message.ErrPayload)
 	require.Equal(t, 6, n)
 	require.Equal(t, []any{q, o, c, rep, rj}, got)
 }
