@@ -54,7 +54,6 @@ var (
 	sectionEntry = ipcfile.SectionEntry
 	spareSlot    = ipcfile.SpareSlot
 	writeHeader  = ipcfile.Write
-	readHeader   = ipcfile.Read
 	magicWord    = ipcfile.MagicWord
 )
 
