@@ -617,15 +617,8 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		c.abandon()
 	}
 	m := c.mb
-	switch {
-	case h.Index != 0:
-		return c.drop("fragment without its first record")
-	case h.Count == 0 || int(h.Count) > m.lay.MaxRecords:
-		return c.drop("record count out of range")
-	case h.Parts == 0 || int(h.Parts) > m.maxParts:
-		return c.drop("part count out of range")
-	case int(h.BodyLen) > m.lay.MaxMessage:
-		return c.drop("body longer than MaxMessageSize")
+	if reason := m.lay.CheckFirst(&h, m.maxParts); reason != "" {
+		return c.drop(reason)
 	}
 	if h.Count == 1 {
 		body := payload[frameHeaderLength:]

@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -597,19 +596,7 @@ func (p *PartsClaim) Part(i int) []byte {
 	if p.mb == nil {
 		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
-	body := p.c.Payload[frameHeaderLength:]
-	if p.n == 1 {
-		return body
-	}
-	for {
-		l := int(binary.LittleEndian.Uint32(body))
-		body = body[partLengthPrefix:]
-		if i == 0 {
-			return body[:l:l]
-		}
-		body = body[l:]
-		i--
-	}
+	return mailboxframe.Part(p.c.Payload[frameHeaderLength:], p.n, i)
 }
 
 // ClaimParts claims space for a multipart message whose parts have the
@@ -659,13 +646,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	h := mailboxframe.Header{Count: 1, BodyLen: uint32(body), Parts: uint32(n)}
 	m.stamp(&h, s)
 	mailboxframe.PutHeader(mc.c.Payload, &h)
-	if n > 1 {
-		at := frameHeaderLength
-		for _, l := range lengths {
-			binary.LittleEndian.PutUint32(mc.c.Payload[at:], uint32(l))
-			at += partLengthPrefix + l
-		}
-	}
+	mailboxframe.PutPartLengths(mc.c.Payload[frameHeaderLength:], lengths)
 	return PartsClaim{Claim: mc, n: n}, nil
 }
 

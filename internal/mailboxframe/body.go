@@ -57,6 +57,37 @@ func (w *BodyWriter) Fill(dst []byte) {
 	}
 }
 
+// PutPartLengths writes the length prefixes of a body of parts of the
+// given lengths into body, whose parts are then written in place (a
+// claim of several parts); a body of one part has none.
+func PutPartLengths(body []byte, lengths []int) {
+	if len(lengths) < 2 {
+		return
+	}
+	at := 0
+	for _, l := range lengths {
+		binary.LittleEndian.PutUint32(body[at:], uint32(l))
+		at += partLengthPrefix + l
+	}
+}
+
+// Part returns part i (0 <= i < n) of body, the body of a message of n
+// parts that a claim wrote in place (PutPartLengths).
+func Part(body []byte, n, i int) []byte {
+	if n == 1 {
+		return body
+	}
+	for {
+		l := int(binary.LittleEndian.Uint32(body))
+		body = body[partLengthPrefix:]
+		if i == 0 {
+			return body[:l:l]
+		}
+		body = body[l:]
+		i--
+	}
+}
+
 // ErrOutside is FillBatch's error for a batch record outside the ring: a
 // batch the ring handed out, so never.
 var ErrOutside = errors.New("a batch record outside the ring")

@@ -6,6 +6,23 @@ import (
 	"github.com/dutyrt/duty/internal/record"
 )
 
+// CheckFirst returns why h, the frame header of what should be a
+// message's first record, is not one a correct sender writes with layout l
+// and at most maxParts parts, or "".
+func (l *Layout) CheckFirst(h *Header, maxParts int) string {
+	switch {
+	case h.Index != 0:
+		return "fragment without its first record"
+	case h.Count == 0 || int(h.Count) > l.MaxRecords:
+		return "record count out of range"
+	case h.Parts == 0 || int(h.Parts) > maxParts:
+		return "part count out of range"
+	case int(h.BodyLen) > l.MaxMessage:
+		return "body longer than MaxMessageSize"
+	}
+	return ""
+}
+
 // SplitParts splits body, the body of a message of n >= 2 parts, into its
 // length-prefixed parts, appended to (*parts)[:0], and returns them; false
 // if the part lengths do not add up to the body. *parts keeps any growth:
