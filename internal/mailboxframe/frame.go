@@ -18,7 +18,7 @@ import (
 )
 
 // The framing of a mailbox over a many-to-one ring. This file is the only
-// place where it is written down; mailbox's frame_test.go asserts it byte
+// place where it is written down; the tests here and mailbox's assert it byte
 // by byte and docs/mailbox.md explains it.
 //
 // A message travels in one of two forms.
