@@ -13,7 +13,6 @@ import (
 
 	"github.com/dutyrt/duty/internal/journalfile"
 	"github.com/dutyrt/duty/internal/mmapfile"
-	"github.com/dutyrt/duty/internal/pad"
 )
 
 // FlushPolicy says when committed records are made durable (msync).
@@ -141,13 +140,6 @@ type Journal struct {
 	// this process's writer committed (the log's end at recovery; never,
 	// in a read-only journal).
 	trustFrom int64
-
-	// What a Tailer reads on every poll ends here: the fields above are
-	// set before the first Tailer exists and never stored again, and the
-	// pair of cache lines below keeps them off the lines the writer
-	// stores to on every record (pos, the claim, committed), which would
-	// otherwise travel to the reader's core with each of its polls.
-	_ pad.Pair
 
 	mu      sync.Mutex             // guards segs and tailers
 	segs    []*journalfile.Segment // contiguous, by start; each holds the table's reference

@@ -3,10 +3,8 @@ package mailbox
 import (
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
-	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/record"
 )
@@ -84,7 +82,6 @@ type consumer struct {
 	disp         Dispatcher    // recv, if it is one
 	routeType    int32         // the type id route was asked for (0: none)
 	route        Receiver
-	view         *mailboxdef.View // route's in-line view, if it has one
 	failed       int
 	firstFailure error
 	beats        int   // drains since the last heartbeat
@@ -146,25 +143,12 @@ func (c *consumer) init(m *Mailbox) {
 		return c.general(recordType, payload)
 	}
 	// The same for a Dispatcher: the route of the record's type, asked
-	// once per run of that type, is called directly; a route with an
-	// in-line view (mailboxdef.View) gets a payload of its length as the
-	// payload's address, without a Message or the call of Receive.
+	// once per run of that type, is called directly.
 	c.onRecordDisp = func(recordType int32, payload []byte) Action {
-		if c.plainReady && recordType <= MaxTypeID {
+		if c.plain(recordType, payload) {
 			if recordType != c.routeType {
-				c.setRoute(recordType)
+				c.route, c.routeType = c.disp.Route(recordType), recordType
 			}
-			// The view takes the payload's address: no Message is
-			// filled (its slice store would cost a write barrier).
-			if v := c.view; v != nil && len(payload) == v.Size {
-				c.calls++
-				if err := v.Handler(unsafe.Pointer(unsafe.SliceData(payload))); err != nil {
-					return c.viewFailed(v, err)
-				}
-				v.Delivered++
-				return Continue
-			}
-			c.plain(recordType, payload)
 			return c.settled(c.received(c.route.Receive(&c.msg)))
 		}
 		return c.general(recordType, payload)
@@ -300,7 +284,7 @@ func (m *Mailbox) drainQueued(h Handler, r Receiver) (int, error) {
 func (c *consumer) setReceiver(r Receiver) {
 	c.recv = r
 	c.disp, _ = r.(Dispatcher)
-	c.route, c.routeType, c.view = nil, 0, nil
+	c.route, c.routeType = nil, 0
 	c.recvRecord = c.onRecordRecv
 	if c.disp != nil {
 		c.recvRecord = c.onRecordDisp

@@ -3,9 +3,6 @@
 package mailbox
 
 import (
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,31 +31,4 @@ func TestIdleActorCycleInlines(t *testing.T) {
 	for _, fn := range []string{`\(\*Mailbox\)\.countCycle`, `\(\*Mailbox\)\.idlePoll`, `record\.\(\*Reader\)\.Ready`} {
 		require.Regexp(t, `(?m)^\S*actor\.go:\d+:\d+: inlining call to `+fn+`$`, out, "DoWork must inline %s", fn)
 	}
-}
-
-// TestDispatchCallsTheViewInLine holds the drain's dispatch to
-// docs/mailbox.md: a route's in-line view (mailboxdef.View) is called from
-// the record closure itself, before anything builds a Message (whose
-// payload store is the closure's write barrier): the first indirect call
-// of the closure, and the only call before it is setRoute (once per run
-// of a type id). From the compiler's listing (go build -gcflags=-S).
-func TestDispatchCallsTheViewInLine(t *testing.T) {
-	listing := gcout.Build(t, "-S")
-	var closure []string
-	for _, sym := range regexp.MustCompile(`(?m)^\S+(\.\(\*consumer\)\.init\.func\d+) STEXT`).FindAllStringSubmatch(listing, -1) {
-		instrs := gcout.Instructions(listing, sym[1])
-		if slices.ContainsFunc(instrs, func(in string) bool { return strings.HasSuffix(in, ".(*consumer).setRoute(SB)") }) {
-			closure = instrs
-		}
-	}
-	require.NotEmpty(t, closure, "no record closure calls setRoute")
-	var calls []string
-	for _, in := range closure {
-		if strings.HasPrefix(in, "CALL") {
-			calls = append(calls, in)
-		}
-	}
-	require.GreaterOrEqual(t, len(calls), 2, "calls: %v", calls)
-	require.True(t, strings.HasSuffix(calls[0], ".(*consumer).setRoute(SB)"), "calls: %v", calls)
-	require.False(t, strings.HasSuffix(calls[1], "(SB)"), "the view's handler must be the next call, an indirect one: %v", calls)
 }

@@ -3,8 +3,6 @@ package mailbox
 import (
 	"errors"
 	"fmt"
-
-	"github.com/dutyrt/duty/internal/mailboxdef"
 )
 
 // Receiver is a handler with state, for an agent that drains its mailbox
@@ -27,9 +25,7 @@ type Receiver interface {
 // directly: one indirect call fewer per message than going through
 // Receive. Route must return the same Receiver for a type id while a
 // drain runs; a message Route's Receiver gets is one Receive would have
-// handed it. A route of package message's fixed-layout types also takes
-// plain records of its length in line, without Receive (the drain's
-// internal protocol with it; see docs/mailbox.md).
+// handed it.
 type Dispatcher interface {
 	Receiver
 	Route(typeID int32) Receiver
@@ -73,36 +69,6 @@ func (c *consumer) receive(msg *Message) Action {
 		c.fail(err)
 	}
 	return a
-}
-
-// viewer is a route with an in-line view (mailboxdef.View).
-type viewer interface {
-	View() *mailboxdef.View
-}
-
-// setRoute asks the Dispatcher for typeID's route, and takes its in-line
-// view if it has one.
-func (c *consumer) setRoute(typeID int32) {
-	c.route, c.routeType, c.view = c.disp.Route(typeID), typeID, nil
-	if v, ok := c.route.(viewer); ok {
-		c.view = v.View()
-	}
-}
-
-// viewFailed settles the error of an in-line view's handler as Receive's
-// result would be: reported if the view says so, and the message left
-// for the next drain (Abort) if it says that.
-//
-//go:noinline
-func (c *consumer) viewFailed(v *mailboxdef.View, err error) Action {
-	abort, report := v.Failed(err)
-	if report != nil {
-		c.fail(report)
-	}
-	if abort {
-		return c.settle(Abort)
-	}
-	return Continue
 }
 
 // fail keeps the first error of a drain and counts the others.

@@ -3,11 +3,9 @@ package mailbox
 import (
 	"errors"
 	"testing"
-	"unsafe"
 
 	"github.com/dutyrt/duty/agent"
 	"github.com/dutyrt/duty/internal/buildtags"
-	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/stretchr/testify/require"
 )
 
@@ -190,110 +188,4 @@ func TestDrainToADispatcher(t *testing.T) {
 	require.Equal(t, 2, n)
 	require.Equal(t, 2, d.routes[1].n-routed+d.received-received, "both delivered, once each")
 	require.Equal(t, []int32{1, 2, 3, 1, 1}, d.asked, "the second drain asked for type 1 again")
-}
-
-// viewRoute is a route with an in-line view of 8-byte payloads: its
-// Handler keeps each payload's first byte, fails on 3 (reported) and
-// asks for the message again on 5 (abort) until retry is cleared.
-type viewRoute struct {
-	view     mailboxdef.View
-	viewed   []byte
-	received []int // lengths of the payloads Receive got
-	retry    bool
-	t        *testing.T
-}
-
-var errAgain = errors.New("again")
-
-func newViewRoute(t *testing.T) *viewRoute {
-	r := &viewRoute{t: t, retry: true}
-	r.view = mailboxdef.View{
-		Size: 8,
-		Handler: func(p unsafe.Pointer) error {
-			require.Zero(t, uintptr(p)%8, "a view's payload is 8-byte aligned")
-			b := *(*byte)(p)
-			switch {
-			case b == 3:
-				return errOdd
-			case b == 5 && r.retry:
-				r.retry = false
-				return errAgain
-			}
-			r.viewed = append(r.viewed, b)
-			return nil
-		},
-		Failed: func(err error) (bool, error) {
-			if err == errAgain {
-				return true, nil
-			}
-			return false, err
-		},
-	}
-	return r
-}
-
-func (r *viewRoute) View() *mailboxdef.View { return &r.view }
-
-func (r *viewRoute) Receive(m *Message) (Action, error) {
-	r.received = append(r.received, len(m.Payload()))
-	return Continue, nil
-}
-
-// viewDispatcher routes type 1 to its viewRoute; Receive counts the rest.
-type viewDispatcher struct {
-	route    *viewRoute
-	received int
-}
-
-func (d *viewDispatcher) Receive(*Message) (Action, error) { d.received++; return Continue, nil }
-
-func (d *viewDispatcher) Route(typeID int32) Receiver {
-	if typeID == 1 {
-		return d.route
-	}
-	return d
-}
-
-// A route with an in-line view gets its plain records of the view's
-// length as their address, and every other message of its type through
-// Receive; its handler's errors are settled as the view says: reported,
-// or the message left for the next drain.
-func TestDrainToAView(t *testing.T) {
-	mb := newMailbox(t, Config{})
-	d := &viewDispatcher{route: newViewRoute(t)}
-	r := d.route
-	eight := func(b byte) []byte { return []byte{b, 0, 0, 0, 0, 0, 0, 0} }
-	require.NoError(t, mb.Send(1, eight(1)))
-	require.NoError(t, mb.Send(1, []byte{2, 0, 0, 0})) // another length: Receive
-	require.NoError(t, mb.Send(1, eight(3)))           // fails: reported, consumed
-	require.NoError(t, mb.Send(2, eight(4)))           // another type: the dispatcher's Receive
-	require.NoError(t, mb.Send(1, eight(5)))           // aborts once
-	require.NoError(t, mb.Send(1, eight(6)))
-	require.NoError(t, mb.SendParts(1, eight(7), eight(8))) // framed: the dispatcher's Receive
-
-	n, err := mb.DrainTo(d, 100)
-	require.ErrorIs(t, err, errOdd)
-	require.Equal(t, 4, n, "the drain ends at the aborted message")
-	require.Equal(t, []byte{1}, r.viewed)
-	require.Equal(t, int64(1), r.view.Delivered)
-	require.Equal(t, []int{4}, r.received)
-	require.Equal(t, 1, d.received)
-
-	n, err = mb.DrainTo(d, 100)
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-	require.Equal(t, []byte{1, 5, 6}, r.viewed, "the aborted message again, once")
-	require.Equal(t, int64(3), r.view.Delivered)
-	require.Equal(t, 2, d.received, "the framed message")
-
-	// A checksummed mailbox delivers nothing in line: every record is
-	// checked first, and the message goes to Receive.
-	mb = newMailbox(t, Config{Checksum: true})
-	d = &viewDispatcher{route: newViewRoute(t)}
-	require.NoError(t, mb.Send(1, eight(1)))
-	n, err = mb.DrainTo(d, 100)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	require.Empty(t, d.route.viewed)
-	require.Equal(t, 1, d.received)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/mailbox"
 )
 
@@ -17,9 +16,8 @@ const denseRoutes = 256
 // mailbox.Receiver of its own, which the drain calls directly (Route).
 type route interface {
 	mailbox.Receiver
-	// delivered returns what the route counted itself: the messages its
-	// fast path delivered.
-	delivered() int64
+	// counts returns what the route counted itself (its fast path's).
+	counts() (delivered, failed int64)
 }
 
 // Router hands each message to the handler registered for its type id.
@@ -81,35 +79,31 @@ func Handle[T any](r *Router, c Codec[T], h func(v *T) error) error {
 	return nil
 }
 
-// fixedRoute is the route of a Fixed type. It is not generic: a drain
+// fixedRoute is the route of a Fixed type. It is not generic: the drain
 // calls its Receive through mailbox.Receiver, and a method of a generic
 // type is reached that way only through a wrapper that passes the type's
 // dictionary, one more call per message. What needs T (the checks of a
 // payload the fast path does not take, and the copy of an unaligned one)
 // is in fixedSlow[T].
 //
-// Its view (mailboxdef.View) is the fast path: a drain that dispatches
-// (Router.Route) hands a plain record of Size bytes to the handler
-// itself, as the payload's address, the *T. Receive takes the same path
-// for a message that is one aligned part of Size bytes. view.Size is -1
-// for a type with a bool to check or no bytes, which no payload's length
-// equals: those go to fixedSlow.
+// The fast path hands the handler a view of the ring's bytes: one part of
+// exactly Size bytes, aligned for T, of a type with no bool to check. The
+// length compare also says whether the type is such a type: size is -1
+// for one that is not, which no payload's length equals.
 type fixedRoute struct {
-	// view.Handler is the handler, a func(*T) error, as its
-	// pointer-shaped twin (asHandler); view.Delivered the fast path's
-	// count, kept here rather than in the Router: no pointer to chase per
-	// message (Router.Stats sums them).
-	view      mailboxdef.View
+	size      int
 	alignMask uintptr
+	// h is the handler, a func(*T) error, held as its pointer-shaped
+	// twin (asHandler): the call passes the view's address as the *T.
+	h func(unsafe.Pointer) error
+	// The fast path's count, kept here rather than in the Router: no
+	// pointer to chase per message (Router.Stats sums them).
+	delivered int64
 	r         *Router
 	slow      func(m *mailbox.Message) (mailbox.Action, error) // fixedSlow[T].receive
 }
 
-func (x *fixedRoute) delivered() int64 { return x.view.Delivered }
-
-// View returns the route's in-line view, for the drain (see
-// mailboxdef.View).
-func (x *fixedRoute) View() *mailboxdef.View { return &x.view }
+func (x *fixedRoute) counts() (int64, int64) { return x.delivered, 0 }
 
 func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute {
 	size := f.size
@@ -117,12 +111,7 @@ func newFixedRoute[T any](r *Router, f *Fixed[T], h func(*T) error) *fixedRoute 
 		size = -1
 	}
 	s := &fixedSlow[T]{r: r, f: f, h: h}
-	return &fixedRoute{
-		view:      mailboxdef.View{Size: size, Handler: asHandler(h), Failed: r.settle},
-		alignMask: f.align - 1,
-		r:         r,
-		slow:      s.receive,
-	}
+	return &fixedRoute{size: size, alignMask: f.align - 1, h: asHandler(h), r: r, slow: s.receive}
 }
 
 // asHandler returns h as a func of an unsafe.Pointer. The two func types
@@ -142,11 +131,11 @@ func asHandler[T any](h func(*T) error) func(unsafe.Pointer) error {
 func (x *fixedRoute) Receive(m *mailbox.Message) (mailbox.Action, error) {
 	if parts := m.Parts(); len(parts) == 1 {
 		p := unsafe.SliceData(parts[0])
-		if len(parts[0]) == x.view.Size && uintptr(unsafe.Pointer(p))&x.alignMask == 0 {
-			if err := x.view.Handler(unsafe.Pointer(p)); err != nil {
+		if len(parts[0]) == x.size && uintptr(unsafe.Pointer(p))&x.alignMask == 0 {
+			if err := x.h(unsafe.Pointer(p)); err != nil {
 				return x.r.handled(err)
 			}
-			x.view.Delivered++
+			x.delivered++
 			return mailbox.Continue, nil
 		}
 	}
@@ -191,7 +180,7 @@ type codecRoute[T any] struct {
 	scratch T
 }
 
-func (*codecRoute[T]) delivered() int64 { return 0 }
+func (*codecRoute[T]) counts() (int64, int64) { return 0, 0 }
 
 // Receive delivers one message (mailbox.Receiver): consumed, unless the
 // handler was back-pressured (see Router.Receive).
@@ -226,12 +215,6 @@ func (r *Router) handled(err error) (mailbox.Action, error) {
 	r.stats.Delivered++
 	r.stats.Failed++
 	return mailbox.Continue, err
-}
-
-// settle is handled for a view's handler (mailboxdef.View.Failed).
-func (r *Router) settle(err error) (abort bool, report error) {
-	a, report := r.handled(err)
-	return a == mailbox.Abort, report
 }
 
 // isBackPressure reports whether a handler's error leaves its message for
@@ -289,7 +272,9 @@ func (r *Router) Stats() RouterStats {
 	st := r.stats
 	add := func(rt route) {
 		if rt != nil {
-			st.Delivered += rt.delivered()
+			d, f := rt.counts()
+			st.Delivered += d
+			st.Failed += f
 		}
 	}
 	for _, rt := range r.dense {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dutyrt/duty/agent"
-	"github.com/dutyrt/duty/internal/mailboxdef"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/stretchr/testify/require"
 )
@@ -103,46 +102,4 @@ func TestRouterInAnActor(t *testing.T) {
 	require.ErrorIs(t, err, errRejected)
 	require.Equal(t, int32(12), qty)
 	require.Equal(t, RouterStats{Delivered: 3, Failed: 1}, r.Stats())
-}
-
-// A Fixed type without bools is handed to its handler in line by a drain
-// (the route's mailboxdef.View, the ring's bytes as the *T); a type with
-// bools to check is not. Results are settled as a handler's always are.
-func TestFixedRouteHandsTheDrainItsView(t *testing.T) {
-	r := NewRouter()
-	plain, checked := MustFixed[benchOrder](1), MustFixed[order](2)
-	var seqs []uint64
-	errSeven := errors.New("seven")
-	require.NoError(t, Handle(r, plain, func(o *benchOrder) error {
-		if o.Seq == 7 {
-			return errSeven
-		}
-		if o.Seq == 8 && len(seqs) == 1 {
-			seqs = append(seqs, 0) // marks the abort
-			return fmt.Errorf("reply: %w", mailbox.ErrBackPressured)
-		}
-		seqs = append(seqs, o.Seq)
-		return nil
-	}))
-	require.NoError(t, Handle(r, checked, func(*order) error { return nil }))
-	type viewer interface{ View() *mailboxdef.View }
-	v, ok := r.Route(1).(viewer)
-	require.True(t, ok, "a Fixed route has a view")
-	require.Equal(t, plain.Size(nil), v.View().Size)
-	v, ok = r.Route(2).(viewer)
-	require.True(t, ok)
-	require.Equal(t, -1, v.View().Size, "a type with bools takes no payload in line")
-
-	mb := newMailbox(t)
-	for _, seq := range []uint64{6, 7, 8, 9} {
-		require.NoError(t, plain.Send(mb, &benchOrder{Seq: seq, Producer: 1}))
-	}
-	n, err := mb.DrainTo(r, 10)
-	require.ErrorIs(t, err, errSeven)
-	require.Equal(t, 2, n, "the drain ends at the back-pressured message")
-	n, err = mb.DrainTo(r, 10)
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	require.Equal(t, []uint64{6, 0, 8, 9}, seqs)
-	require.Equal(t, RouterStats{Delivered: 4, Failed: 1, Aborted: 1}, r.Stats())
 }

@@ -74,7 +74,7 @@ type procFiles struct {
 // only tick-to-order and its last stage.
 func openFiles(dir, process string) (f *procFiles, err error) {
 	f = &procFiles{dir: dir}
-	if f.keeper, err = ipc.NewKeeper(process+"-files", time.Second/2); err != nil {
+	if f.keeper, err = ipc.NewKeeper(keeperRole(process), time.Second/2); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -146,6 +146,17 @@ func (f *procFiles) mailbox(name string, capacity int) (*mailbox.Mailbox, error)
 func (f *procFiles) announce(w io.Writer) {
 	fmt.Fprintf(w, "watch it: go run ./cmd/dutystat -dir %s -watch   (live page and Prometheus: -serve :9464, open http://localhost:9464/)\n", f.dir)
 }
+
+// keeperRole is the role of process's keeper, and of the thread that runs
+// it.
+func keeperRole(process string) string { return process + "-files" }
+
+// keeperIdle is the keeper thread's idle strategy: it beats every half
+// second, so it sleeps between its cycles. Parked by the default backoff
+// for at most a few milliseconds, it would wake a hundred times a second
+// on a host whose two CPUs the pipeline's threads share, and each wake-up
+// there can delay a stage's.
+const keeperIdle = "sleep-ms:100"
 
 // keeperModule runs the keeper of the files in the process's group (the
 // mailboxes' files are also refreshed by their drains).

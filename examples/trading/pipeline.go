@@ -112,6 +112,9 @@ func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentError
 		},
 	}
 	rc.Threads = map[string][]string{}
+	for _, process := range []string{"demo", roleExchange} {
+		rc.Idle[keeperRole(process)] = keeperIdle
+	}
 	for _, t := range slices.Backward(ts) {
 		rc.Threads[t.role] = t.agents
 		rc.Order = append(rc.Order, t.role)

@@ -3,17 +3,12 @@
 // mailbox (package ipc's mailbox file) lays its file out with, and the
 // byte layout of a mailbox's framed records and checksum prefix (package
 // mailbox writes and reads them through internal/mailboxframe, which
-// explains them; docs/layouts.md lists them), for the tests that forge a dead
-// sender's half-written message; the state word's value a host stores
-// when it has proved the consumer's process gone; and View, the in-line
-// route a drain shares with package message's routes of fixed-layout
-// types.
+// explains them; docs/layouts.md lists them), for the tests that forge a
+// dead sender's half-written message; and the state word's value a host
+// stores when it has proved the consumer's process gone.
 package mailboxdef
 
-import (
-	"time"
-	"unsafe"
-)
+import "time"
 
 const (
 	// MinCapacity is the smallest ring capacity a mailbox accepts: its
@@ -62,29 +57,3 @@ const (
 	// StateOpen only, by a compare-and-swap; it is never lowered.
 	StateConsumerDead int64 = 4
 )
-
-// View is the in-line route of one type id, for a drain that dispatches:
-// a Receiver that mailbox.Dispatcher.Route returns may have a method
-// View() *View (only packages of duty can write one: package message's
-// routes of Fixed types do), and the drain then hands each plain record of
-// that type id whose payload is Size bytes long to Handler, with the
-// payload's address, instead of building a Message for Receive. Every
-// other message of the type id (another length, a framed or multipart
-// one, any in a checksummed mailbox, a mailbox discarding) still goes to
-// Receive, which must treat it as it would have treated it before.
-//
-// The address is a plain record's payload in the ring: it is 8-byte
-// aligned (the ring is, its records start on 8-byte boundaries, their
-// headers are 8 bytes long) and valid only during the call.
-type View struct {
-	// Size is the only payload length Handler takes; -1 for none.
-	Size int
-	// Handler handles one message. A nil result consumes it.
-	Handler func(p unsafe.Pointer) error
-	// Failed settles Handler's error: abort leaves the message for the
-	// next drain and ends this one (mailbox.Abort); otherwise the message
-	// is consumed. report, if not nil, is what the drain reports.
-	Failed func(err error) (abort bool, report error)
-	// Delivered counts the nil results, from the draining goroutine.
-	Delivered int64
-}
