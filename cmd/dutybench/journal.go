@@ -361,7 +361,8 @@ func stamp(b []byte, i, corruptAt int, now int64) {
 // workloads: a 40-byte record) and ring-72 (a 64-byte payload: a 72-byte
 // record, the journal's size for WJL's records, whose 40-byte header and
 // 32-byte body span two cache lines where the ring's 40 bytes mostly sit
-// in one): what the record's size alone costs the one-way.
+// in one, its stamp in the last bytes as the journal's body is): what
+// the record's size alone costs the one-way.
 //
 //go:noinline // a variant factory: see runFunc
 func journalLatencyRing(payload int) runFunc {
@@ -370,19 +371,22 @@ func journalLatencyRing(payload int) runFunc {
 		if err != nil {
 			return 0, err
 		}
+		// The stamped bytes are the payload's last payloadLen, as the
+		// journal's body follows its 40-byte header: the reader reads the
+		// record's first and last bytes.
 		p := make([]byte, payload)
-		var head ringbuf.Handler // h on the payload's first payloadLen bytes, made once
+		var tail ringbuf.Handler // h on those bytes, made once
 		return pacedAppends(cfg, func(i int, now int64) error {
-			stamp(p, i, cfg.corruptAt, now)
+			stamp(p[payload-payloadLen:], i, cfg.corruptAt, now)
 			return r.Write(msgTypeID, p) // never full: one record in flight
 		}, func(t *team, h ringbuf.Handler) error {
 			if !awaitReady(t, r) {
 				return errAborted
 			}
-			if head == nil {
-				head = func(typeID int32, b []byte) { h(typeID, b[:min(len(b), payloadLen)]) }
+			if tail == nil {
+				tail = func(typeID int32, b []byte) { h(typeID, b[max(0, len(b)-payloadLen):]) }
 			}
-			_, err := r.Read(head, 1)
+			_, err := r.Read(tail, 1)
 			return err
 		})
 	}
