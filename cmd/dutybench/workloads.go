@@ -194,8 +194,9 @@ func newRegistry() []*workload {
 		{name: "wj", kind: kindThroughput, defaultN: 2_000_000, defaultReps: 5, variants: journalVariants(payloadLen)},
 		{name: "wjk", kind: kindThroughput, defaultN: 200_000, defaultReps: 5, variants: journalVariants(1024)},
 		{name: "wjl", kind: kindLatency, defaultN: 200_000, defaultReps: 7, variants: []variant{
-			std("ring", journalLatencyRing),
+			std("ring", journalLatencyRing(payloadLen)),
 			std("journal", journalLatency),
+			extra("ring-72", journalLatencyRing(64)), // a 72-byte record, as the journal's
 		}},
 		{name: "wn", kind: kindThroughput, defaultN: 1_000_000, defaultReps: 5, variants: []variant{
 			natsVariant("nats", natsNaive),
