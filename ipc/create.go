@@ -2,17 +2,15 @@ package ipc
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -52,7 +50,7 @@ var checkSpaceFn = checkSpace
 // name is created again, or fs.ErrExist returned if someone else has taken
 // it), and must call Heartbeat more often than the liveness timeout
 // (WithLivenessTimeout, default 10 s) for other processes to see it alive.
-// Sections start on sectionAlignment boundaries and are zero.
+// Sections start on ipcfile.SectionAlignment boundaries and are zero.
 func create(dir, name string, kind Kind, sections []int, opts ...Option) (*File, error) {
 	c := newConfig(opts)
 	if err := validateName(name); err != nil {
@@ -71,18 +69,18 @@ func create(dir, name string, kind Kind, sections []int, opts ...Option) (*File,
 	if timeout < time.Millisecond {
 		return nil, fmt.Errorf("%w: liveness timeout %s below 1 ms", ErrArgument, timeout)
 	}
-	h, err := layout(kind, sections)
+	h, err := ipcfile.Layout(int32(kind), sections)
 	if err != nil {
 		return nil, err
 	}
-	h.livenessTimeout = timeout.Milliseconds()
+	h.LivenessTimeout = timeout.Milliseconds()
 	if dir == "" {
 		dir = DefaultDir()
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, osError("create directory", dir, err)
 	}
-	if err := checkSpaceFn(dir, h.fileLength); err != nil {
+	if err := checkSpaceFn(dir, h.FileLength); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, name)
@@ -144,27 +142,6 @@ func replaceStale(path string, c config) error {
 	return nil
 }
 
-// layout computes the header fields that depend only on the sections.
-func layout(kind Kind, sections []int) (header, error) {
-	if len(sections) < 1 || len(sections) > maxSections {
-		return header{}, fmt.Errorf("%w: %d sections, want 1 to %d", ErrArgument, len(sections), maxSections)
-	}
-	h := header{version: fileLayoutVersion, kind: kind, sections: make([]section, len(sections))}
-	off := int64(headerLength)
-	for i, n := range sections {
-		if n <= 0 || int64(n) > maxFileLength-off {
-			return header{}, fmt.Errorf("%w: section %d of %d bytes", ErrArgument, i, n)
-		}
-		h.sections[i] = section{offset: off, length: int64(n)}
-		off = alignUp(off+int64(n), sectionAlignment)
-	}
-	if off > maxFileLength || off != int64(int(off)) {
-		return header{}, fmt.Errorf("%w: file of %d bytes", ErrArgument, off)
-	}
-	h.fileLength = off
-	return h, nil
-}
-
 // checkSpace fails early, with a clear message, when the file system has
 // less room than the file needs. fallocate remains the real check.
 func checkSpace(dir string, need int64) error {
@@ -191,7 +168,7 @@ func tempName(dir, name string) (string, error) {
 // build creates target exclusively, sizes, maps and initialises it, and
 // returns it as a File whose Path is path. On failure target is removed
 // (only while it still names the new inode, which build has locked).
-func build(target, path string, h header, c config) (f *File, err error) {
+func build(target, path string, h ipcfile.Header, c config) (f *File, err error) {
 	fd, st, err := createLocked(target, c.mode)
 	if err != nil {
 		return nil, err
@@ -211,22 +188,22 @@ func build(target, path string, h header, c config) (f *File, err error) {
 	if err := unix.Fchmod(fd, uint32(c.mode)); err != nil { // bypass the umask
 		return nil, osError("chmod", target, err)
 	}
-	if err := mmapfile.Preallocate(fd, h.fileLength, fallocate); err != nil {
+	if err := mmapfile.Preallocate(fd, h.FileLength, fallocate); err != nil {
 		return nil, osError("preallocate", target, err)
 	}
-	data, err = mmapfile.Map(fd, h.fileLength, true, c.populate)
+	data, err = mmapfile.Map(fd, h.FileLength, true, c.populate)
 	if err != nil {
 		data = nil
 		return nil, osError("map", target, err)
 	}
-	h.ownerPID = int64(os.Getpid())
-	h.ownerStartTime = int64(selfStartTime())
-	h.created = c.now().UnixMilli()
+	h.OwnerPID = int64(os.Getpid())
+	h.OwnerStartTime = int64(selfStartTime())
+	h.Created = c.now().UnixMilli()
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, osError("fstat", target, err)
 	}
 	f = newFile(path, fd, data, h, true, &st)
-	if err := f.guarded(func() error { writeHeader(data, h); return nil }); err != nil {
+	if err := f.guarded(func() error { ipcfile.Write(data, h); return nil }); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -331,33 +308,4 @@ func lockNew(fd int) error {
 		time.Sleep(pause)
 		pause = min(2*pause, 5*time.Millisecond)
 	}
-}
-
-// writeHeader initialises a zero header: the magic first (one atomic
-// 8-byte store, so nobody sees it torn), then the fields with plain stores
-// into memory nobody reads yet (a temporary file, or a file whose readers
-// wait for the version), the heartbeat, and last the version with
-// sync/atomic (sequentially consistent, so at least a release): a process
-// that loads a non-zero version sees every header field stored before it.
-// A header is therefore all zero, or has the magic, at every instant of its
-// creation: anything else is not a duty file.
-func writeHeader(b []byte, h header) {
-	le := binary.LittleEndian
-	(*atomic.Uint64)(unsafe.Pointer(&b[magicOffset])).Store(magicWord)
-	le.PutUint32(b[kindOffset:], uint32(h.kind))
-	le.PutUint32(b[headerLengthOffset:], headerLength)
-	le.PutUint32(b[sectionCountOffset:], uint32(len(h.sections)))
-	le.PutUint32(b[sectionAlignmentOffset:], sectionAlignment)
-	le.PutUint64(b[fileLengthOffset:], uint64(h.fileLength))
-	le.PutUint64(b[ownerPIDOffset:], uint64(h.ownerPID))
-	le.PutUint64(b[ownerStartTimeOffset:], uint64(h.ownerStartTime))
-	le.PutUint64(b[createdOffset:], uint64(h.created))
-	le.PutUint64(b[livenessTimeoutOffset:], uint64(h.livenessTimeout))
-	for i, s := range h.sections {
-		e := sectionEntry(i)
-		le.PutUint64(b[e+sectionOffsetField:], uint64(s.offset))
-		le.PutUint64(b[e+sectionLengthField:], uint64(s.length))
-	}
-	(*atomic.Int64)(unsafe.Pointer(&b[heartbeatOffset])).Store(h.created)
-	(*atomic.Int32)(unsafe.Pointer(&b[versionOffset])).Store(h.version)
 }

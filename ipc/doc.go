@@ -4,8 +4,8 @@
 //
 // This file layer is what the cross-process mailbox and the IPC publication
 // (package ipc/publication) build on. docs/ipc.md has the byte layout, the
-// lifecycle and the failure table; layout.go is the single source of every
-// offset.
+// lifecycle and the failure table; internal/ipcfile is the single source of
+// every offset.
 //
 // # Lifecycle
 //

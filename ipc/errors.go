@@ -3,6 +3,7 @@ package ipc
 import (
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"io/fs"
 	"syscall"
 
@@ -12,23 +13,23 @@ import (
 // Sentinel errors. Functions wrap them with the path and the numbers that
 // failed (fmt.Errorf with %w); test with errors.Is.
 var (
-	// ErrNotDutyFile reports a file whose first 8 bytes are not fileMagic, or a
+	// ErrNotDutyFile reports a file whose first 8 bytes are not the magic "DUTYSHM\x00", or a
 	// path that names no regular file (a directory, a socket, a device, a
 	// symbolic link where links are not followed).
-	ErrNotDutyFile = errors.New("ipc: not a duty file")
+	ErrNotDutyFile = ipcfile.ErrNotDutyFile
 	// ErrVersion reports a layout version this package cannot read; the
 	// message carries both numbers.
-	ErrVersion = errors.New("ipc: unsupported layout version")
+	ErrVersion = ipcfile.ErrVersion
 	// ErrTruncated reports a file shorter than its header declares, or one
 	// that shrank under a live mapping.
-	ErrTruncated = errors.New("ipc: file truncated")
+	ErrTruncated = ipcfile.ErrTruncated
 	// ErrNotReady reports a file that is still being created (shorter than
 	// a header, or version 0) when the context ended.
-	ErrNotReady = errors.New("ipc: file not ready")
+	ErrNotReady = ipcfile.ErrNotReady
 	// ErrCorrupt reports a header with a valid magic and version whose other
 	// fields no correct creator writes (a section outside the file, a bad
 	// header length, ...).
-	ErrCorrupt = sentinel.Corrupt("ipc: corrupt header")
+	ErrCorrupt = ipcfile.ErrCorrupt
 	// ErrKind reports a valid file of another kind than the caller expects.
 	ErrKind = errors.New("ipc: wrong file kind")
 	// ErrOwnerAlive reports a refusal to remove or replace a file whose owner
@@ -52,7 +53,7 @@ var (
 	errName error = &fsSentinel{"ipc: invalid file name", ErrArgument}
 	// ErrArgument reports an invalid argument (section lengths, capacity,
 	// timeouts, mode).
-	ErrArgument = errors.New("ipc: invalid argument")
+	ErrArgument = ipcfile.ErrArgument
 	// errNoSpace reports a file system without room for a new file (also a
 	// quota, EDQUOT). It matches syscall.ENOSPC.
 	errNoSpace error = &fsSentinel{"ipc: no space left on the file system", syscall.ENOSPC}
@@ -75,21 +76,6 @@ type fsSentinel struct {
 
 func (e *fsSentinel) Error() string { return e.msg }
 func (e *fsSentinel) Unwrap() error { return e.fs }
-
-// versionError reports a layout version this package cannot read. It
-// matches ErrVersion with errors.Is.
-type versionError struct {
-	Path      string
-	Found     int32 // the file's version
-	Supported int32 // fileLayoutVersion
-}
-
-func (e *versionError) Error() string {
-	return fmt.Sprintf("ipc: %s: layout version %d, this build reads up to %d", e.Path, e.Found, e.Supported)
-}
-
-// Is makes errors.Is(err, ErrVersion) true.
-func (e *versionError) Is(target error) bool { return target == ErrVersion }
 
 // faultError reports a memory fault caught by Guard. It matches ErrFault,
 // and ErrTruncated when the file was found shorter than the mapping.

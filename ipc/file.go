@@ -1,9 +1,8 @@
 package ipc
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,25 +14,28 @@ import (
 	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
-// section is one validated entry of the section table.
-type section struct {
-	offset, length int64
-}
+// Kind says what a file's sections hold. It is stored in the header so that
+// opening a file of the wrong kind is an error, not a misreading.
+type Kind int32
 
-// header is a validated copy of a file's immutable header fields. Bounds
-// are always taken from this copy, never re-read from the shared mapping,
-// so a peer that scribbles over the header after Open cannot send this
-// process out of the mapping.
-type header struct {
-	version         int32
-	kind            Kind
-	fileLength      int64
-	ownerPID        int64
-	ownerStartTime  int64
-	created         int64
-	livenessTimeout int64 // ms
-	sections        []section
-}
+const (
+	// KindRing is a file whose single section is a ringbuf many-to-one ring
+	// (capacity + ringbuf.TrailerLength bytes).
+	KindRing Kind = 1
+	// KindPublication is an IPC publication: log, metadata and subscriber
+	// table (package ipc/publication, its layout.go).
+	KindPublication Kind = 2
+	// KindCounters is a counters file (countersfile.go).
+	KindCounters Kind = 3
+	// KindErrorLog is a distinct error log file (errlogfile.go): one
+	// section holding an errlog buffer.
+	KindErrorLog Kind = 4
+	// KindHistograms is a latency histograms file (histogramfile.go): one
+	// section holding histogram regions one after another.
+	KindHistograms Kind = 5
+	// kindUserMin is the first kind free for applications.
+	kindUserMin Kind = 1 << 16
+)
 
 // File is a mapped duty file: a validated header and its sections, shared
 // with other processes.
@@ -53,7 +55,7 @@ type File struct {
 	path  string
 	fd    int
 	data  []byte // the whole mapping, len == hdr.fileLength
-	hdr   header
+	hdr   ipcfile.Header
 	owner bool
 	dev   uint64
 	ino   uint64
@@ -65,7 +67,7 @@ type File struct {
 	closed atomic.Bool
 }
 
-func newFile(path string, fd int, data []byte, hdr header, owner bool, st *unix.Stat_t) *File {
+func newFile(path string, fd int, data []byte, hdr ipcfile.Header, owner bool, st *unix.Stat_t) *File {
 	ab, _ := atomicbuf.New(data) // page-aligned mapping
 	f := &File{
 		path:      path,
@@ -75,8 +77,8 @@ func newFile(path string, fd int, data []byte, hdr header, owner bool, st *unix.
 		owner:     owner,
 		dev:       uint64(st.Dev), // int32 on darwin
 		ino:       st.Ino,
-		version:   ab.Int32At(versionOffset),
-		heartbeat: ab.Int64At(heartbeatOffset),
+		version:   ab.Int32At(ipcfile.VersionOffset),
+		heartbeat: ab.Int64At(ipcfile.HeartbeatOffset),
 	}
 	f.refs.Store(1)
 	return f
@@ -86,35 +88,28 @@ func newFile(path string, fd int, data []byte, hdr header, owner bool, st *unix.
 func (f *File) Path() string { return f.path }
 
 // Kind returns the file's kind.
-func (f *File) Kind() Kind { return f.hdr.kind }
+func (f *File) Kind() Kind { return Kind(f.hdr.Kind) }
 
 // Version returns the file's layout version.
-func (f *File) layoutVersion() int32 { return f.hdr.version }
+func (f *File) layoutVersion() int32 { return f.hdr.Version }
 
 // Created returns the creation time in the header (ms precision): with the
 // path's inode, what tells a file from another one created later at the
 // same path.
-func (f *File) Created() time.Time { return time.UnixMilli(f.hdr.created) }
+func (f *File) Created() time.Time { return time.UnixMilli(f.hdr.Created) }
 
 // Len returns the file's length: header and sections, as mapped.
-func (f *File) Len() int64 { return f.hdr.fileLength }
+func (f *File) Len() int64 { return f.hdr.FileLength }
 
 // IsOwner reports whether this File created the file.
 func (f *File) IsOwner() bool { return f.owner }
 
 // sectioncount returns the number of sections.
-func (f *File) sectionCount() int { return len(f.hdr.sections) }
-
-// maxLivenessMillis is the longest liveness timeout a header may hold: the
-// most a time.Duration (what WithLivenessTimeout takes, and what
-// livenesstimeout returns) can express in milliseconds. A larger value
-// comes from no creator: it is corruption, not a timeout that would wrap
-// negative and make a live owner look hung.
-const maxLivenessMillis = math.MaxInt64 / int64(time.Millisecond)
+func (f *File) sectionCount() int { return len(f.hdr.Sections) }
 
 // livenesstimeout returns the owner liveness timeout stored in the header.
 func (f *File) livenessTimeout() time.Duration {
-	return time.Duration(f.hdr.livenessTimeout) * time.Millisecond
+	return time.Duration(f.hdr.LivenessTimeout) * time.Millisecond
 }
 
 // acquire takes a reference to the mapping. It fails with ErrClosed once
@@ -172,7 +167,7 @@ func (f *File) Close() error {
 			return err
 		}
 		markErr = f.guarded(func() error {
-			f.heartbeat.Store(heartbeatClosed)
+			f.heartbeat.Store(ipcfile.HeartbeatClosed)
 			return nil
 		})
 		_ = mmapfile.Unlock(f.fd)
@@ -211,14 +206,14 @@ func (f *File) Section(i int) ([]byte, error) {
 	if err := f.live(); err != nil {
 		return nil, err
 	}
-	if i < 0 || i >= len(f.hdr.sections) {
-		return nil, fmt.Errorf("%w: section %d of %d", ErrArgument, i, len(f.hdr.sections))
+	if i < 0 || i >= len(f.hdr.Sections) {
+		return nil, fmt.Errorf("%w: section %d of %d", ErrArgument, i, len(f.hdr.Sections))
 	}
-	s := f.hdr.sections[i]
-	return f.data[s.offset : s.offset+s.length : s.offset+s.length], nil
+	s := f.hdr.Sections[i]
+	return f.data[s.Offset : s.Offset+s.Length : s.Offset+s.Length], nil
 }
 
-// SpareSlot returns spare slot i of the header (spareSlotLength bytes,
+// SpareSlot returns spare slot i of the header (ipcfile.SpareSlotLength bytes,
 // 8-byte aligned, zero at creation), aliasing the mapping, for words that
 // layers built on this package keep per file (a closed state, consumer
 // liveness). Access its words only with sync/atomic (internal/atomicbuf).
@@ -227,11 +222,11 @@ func (f *File) spareSlotAt(i int) ([]byte, error) {
 	if err := f.live(); err != nil {
 		return nil, err
 	}
-	if i < 0 || i >= spareSlotCount {
-		return nil, fmt.Errorf("%w: spare slot %d of %d", ErrArgument, i, spareSlotCount)
+	if i < 0 || i >= ipcfile.SpareSlotCount {
+		return nil, fmt.Errorf("%w: spare slot %d of %d", ErrArgument, i, ipcfile.SpareSlotCount)
 	}
-	o := spareSlot(i)
-	return f.data[o : o+spareSlotLength : o+spareSlotLength], nil
+	o := ipcfile.SpareSlot(i)
+	return f.data[o : o+ipcfile.SpareSlotLength : o+ipcfile.SpareSlotLength], nil
 }
 
 // Heartbeat stores nowMillis (milliseconds since the Unix epoch: it is
@@ -260,13 +255,13 @@ func (f *File) Heartbeat(nowMillis int64) error {
 		return err
 	}
 	return f.guarded(func() error {
-		// A compare-and-swap, not a store: Close's heartbeatClosed must
+		// A compare-and-swap, not a store: Close's ipcfile.HeartbeatClosed must
 		// stay, even against a Heartbeat that passed the closed check
 		// just before Close (a later heartbeat would make the closed
 		// owner look alive, then hung, to every other process).
 		for {
 			old := f.heartbeat.Load()
-			if old == heartbeatClosed {
+			if old == ipcfile.HeartbeatClosed {
 				return fmt.Errorf("%w: %s: heartbeat after Close", ErrClosed, f.path)
 			}
 			if f.heartbeat.CompareAndSwap(old, nowMillis) {
@@ -277,7 +272,7 @@ func (f *File) Heartbeat(nowMillis int64) error {
 }
 
 // heartbeatmillis returns the owner's last heartbeat (ms since the Unix
-// epoch), or heartbeatClosed once the owner closed the file.
+// epoch), or ipcfile.HeartbeatClosed once the owner closed the file.
 func (f *File) heartbeatMillis() (int64, error) {
 	if err := f.acquire(); err != nil {
 		return 0, err
@@ -304,8 +299,8 @@ func (f *File) checkSize() error {
 	if err := unix.Fstat(f.fd, &st); err != nil {
 		return fmt.Errorf("ipc: fstat %s: %w", f.path, err)
 	}
-	if st.Size < f.hdr.fileLength {
-		return fmt.Errorf("%w: %s: %d bytes, mapped %d", ErrTruncated, f.path, st.Size, f.hdr.fileLength)
+	if st.Size < f.hdr.FileLength {
+		return fmt.Errorf("%w: %s: %d bytes, mapped %d", ErrTruncated, f.path, st.Size, f.hdr.FileLength)
 	}
 	return nil
 }
@@ -341,85 +336,15 @@ func (f *File) guarded(fn func() error) error {
 		if addr < base || addr >= end {
 			return nil, false
 		}
-		fe := &faultError{Addr: addr, Size: -1, Mapped: f.hdr.fileLength}
+		fe := &faultError{Addr: addr, Size: -1, Mapped: f.hdr.FileLength}
 		var st unix.Stat_t
 		if unix.Fstat(f.fd, &st) == nil {
 			fe.Size = st.Size
-			fe.Truncated = st.Size < f.hdr.fileLength
+			fe.Truncated = st.Size < f.hdr.FileLength
 		}
 		return fe, true
 	})
 }
-
-// readHeader decodes and validates a header from b (at least headerLength
-// bytes read from the file: a copy, not the mapping). size is the file's
-// current size. It checks, in order: magic, version, header fields, section
-// table, and the declared length against size.
-func readHeader(path string, b []byte, size int64) (header, error) {
-	le := binary.LittleEndian
-	var h header
-	if string(b[magicOffset:magicOffset+len(fileMagic)]) != fileMagic {
-		return h, fmt.Errorf("%w: %s: magic %q", ErrNotDutyFile, path, b[magicOffset:magicOffset+len(fileMagic)])
-	}
-	h.version = int32(le.Uint32(b[versionOffset:]))
-	if h.version == 0 {
-		return h, errNotInitialised
-	}
-	if h.version < 0 || h.version > fileLayoutVersion {
-		return h, &versionError{Path: path, Found: h.version, Supported: fileLayoutVersion}
-	}
-	h.kind = Kind(le.Uint32(b[kindOffset:]))
-	hl := int32(le.Uint32(b[headerLengthOffset:]))
-	count := int32(le.Uint32(b[sectionCountOffset:]))
-	align := int32(le.Uint32(b[sectionAlignmentOffset:]))
-	h.fileLength = int64(le.Uint64(b[fileLengthOffset:]))
-	h.ownerPID = int64(le.Uint64(b[ownerPIDOffset:]))
-	h.ownerStartTime = int64(le.Uint64(b[ownerStartTimeOffset:]))
-	h.created = int64(le.Uint64(b[createdOffset:]))
-	h.livenessTimeout = int64(le.Uint64(b[livenessTimeoutOffset:]))
-	switch {
-	case h.kind < 1:
-		return h, fmt.Errorf("%w: %s: kind %d", ErrCorrupt, path, h.kind)
-	case hl != headerLength:
-		return h, fmt.Errorf("%w: %s: header length %d, want %d", ErrCorrupt, path, hl, headerLength)
-	case align != sectionAlignment:
-		return h, fmt.Errorf("%w: %s: section alignment %d, want %d", ErrCorrupt, path, align, sectionAlignment)
-	case count < 1 || count > maxSections:
-		return h, fmt.Errorf("%w: %s: %d sections, want 1 to %d", ErrCorrupt, path, count, maxSections)
-	case h.fileLength < headerLength || h.fileLength%sectionAlignment != 0 || h.fileLength > maxFileLength:
-		return h, fmt.Errorf("%w: %s: declared file length %d", ErrCorrupt, path, h.fileLength)
-	case h.livenessTimeout <= 0 || h.livenessTimeout > maxLivenessMillis:
-		return h, fmt.Errorf("%w: %s: liveness timeout %d ms", ErrCorrupt, path, h.livenessTimeout)
-	}
-	h.sections = make([]section, count)
-	next := int64(headerLength)
-	for i := range h.sections {
-		e := sectionEntry(i)
-		s := section{
-			offset: int64(le.Uint64(b[e+sectionOffsetField:])),
-			length: int64(le.Uint64(b[e+sectionLengthField:])),
-		}
-		// Sections are in order, aligned, non-empty, inside the declared
-		// length; each comparison is written so it cannot overflow.
-		if s.offset < next || s.offset%sectionAlignment != 0 || s.length <= 0 ||
-			s.offset > h.fileLength || s.length > h.fileLength-s.offset {
-			return h, fmt.Errorf("%w: %s: section %d at %d, %d bytes, file length %d", ErrCorrupt, path, i, s.offset, s.length, h.fileLength)
-		}
-		h.sections[i] = s
-		next = s.offset + s.length
-	}
-	if h.fileLength > size {
-		return h, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, size, h.fileLength)
-	}
-	return h, nil
-}
-
-// maxFileLength bounds a declared length (1 TiB): larger values are corrupt.
-const maxFileLength = 1 << 40
-
-// errNotInitialised is readHeader's "version 0" result: Open waits on it
-// and turns it into ErrNotReady when its context ends.
-var errNotInitialised = fmt.Errorf("%w: version 0 (still being created)", ErrNotReady)
 
 // Remove removes the file's name from its directory, if the path still
 // names this file; existing mappings (this one and other processes') stay

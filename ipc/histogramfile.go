@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"time"
 
 	"github.com/dutyrt/duty/histogram"
@@ -137,8 +138,8 @@ func OpenHistograms(ctx context.Context, path string, opts ...Option) (*Histogra
 		// Bounded by the file's age and by this opener's own wait: a
 		// creation time in the future must not make it wait for ever.
 		age, waited := now.Sub(f.Created()), now.Sub(first)
-		if hb, _ := f.heartbeatMillis(); age > histogramsReadyWait || waited > histogramsReadyWait || hb == heartbeatClosed {
-			return nil, errors.Join(fmt.Errorf("%w: %s: a histogram header is missing (created %s ago, waited %s): %w",
+		if hb, _ := f.heartbeatMillis(); age > histogramsReadyWait || waited > histogramsReadyWait || hb == ipcfile.HeartbeatClosed {
+			return nil, errors.Join(fmt.Errorf("%w: %s: a histogram ipcfile.Header is missing (created %s ago, waited %s): %w",
 				ErrCorrupt, path, age.Round(time.Millisecond), waited.Round(time.Millisecond), err), f.Close())
 		}
 		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"math"
 	"path/filepath"
 	"sync/atomic"
@@ -93,28 +94,16 @@ type MailboxFile struct {
 	_       pad.Pair
 }
 
-// mailboxHeader is a mailbox's header words in spare slot 0.
-type mailboxHeader struct {
-	version                                                      *atomic.Int32
-	maxMessage, maxParts, consumerTimeout, unblockTimeout, flags *atomic.Int64
-}
-
-func mailboxHeaderOf(f *File) (mailboxHeader, error) {
-	var h mailboxHeader
-	b, err := f.spareSlotAt(mailboxHeaderSlot)
+// mailboxHeaderOf returns f's mailbox header words (in spare slot 0).
+func mailboxHeaderOf(f *File) (ipcfile.MailboxHeader, error) {
+	b, err := f.spareSlotAt(ipcfile.MailboxHeaderSlot)
 	if err != nil {
-		return h, err
+		return ipcfile.MailboxHeader{}, err
 	}
-	s, err := atomicbuf.New(b)
+	h, err := ipcfile.MailboxHeaderOf(b)
 	if err != nil {
-		return h, fmt.Errorf("%w: %s: spare slot %d: %w", ErrCorrupt, f.Path(), mailboxHeaderSlot, err)
+		return h, fmt.Errorf("%w: %s: spare slot %d: %w", ErrCorrupt, f.Path(), ipcfile.MailboxHeaderSlot, err)
 	}
-	h.version = s.Int32At(mailboxVersionOffset)
-	h.maxMessage = s.Int64At(mailboxMaxMessageSizeOffset)
-	h.maxParts = s.Int64At(mailboxMaxPartsOffset)
-	h.consumerTimeout = s.Int64At(mailboxConsumerTimeoutOffset)
-	h.unblockTimeout = s.Int64At(mailboxUnblockTimeoutOffset)
-	h.flags = s.Int64At(mailboxFlagsOffset)
 	return h, nil
 }
 
@@ -124,11 +113,11 @@ func mailboxWords(f *File) ([]byte, error) {
 	if err := f.live(); err != nil {
 		return nil, err
 	}
-	o := spareSlot(mailboxWordsSlot)
+	o := ipcfile.SpareSlot(ipcfile.MailboxWordsSlot)
 	return f.data[o : o+mailbox.WordsLength : o+mailbox.WordsLength], nil
 }
 
-var _ [spareSlotCount*spareSlotLength - (mailboxWordsSlot*spareSlotLength + mailbox.WordsLength)]struct{} // the words fit in the spare slots
+var _ [ipcfile.SpareSlotCount*ipcfile.SpareSlotLength - (ipcfile.MailboxWordsSlot*ipcfile.SpareSlotLength + mailbox.WordsLength)]struct{} // the words fit in the spare slots
 
 // CreateMailbox creates dir/name as a mailbox file and returns the mailbox,
 // with this process as its consumer (the owner, which drains it), and the
@@ -164,12 +153,12 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 		return nil, nil, fmt.Errorf("%w: mailbox %s: a Config with a Host (the file is the mailbox's host)", ErrArgument, name)
 	case cfg.Capacity < mailboxdef.MinCapacity || cfg.Capacity&(cfg.Capacity-1) != 0 || cfg.Capacity > math.MaxInt32:
 		return nil, nil, fmt.Errorf("%w: mailbox capacity %d is not a power of two >= %d", ErrArgument, cfg.Capacity, mailboxdef.MinCapacity)
-	case c.consumerTimeout < time.Millisecond || c.consumerTimeout.Milliseconds() > maxMailboxTimeoutMs:
+	case c.consumerTimeout < time.Millisecond || c.consumerTimeout.Milliseconds() > ipcfile.MaxMailboxTimeoutMs:
 		return nil, nil, fmt.Errorf("%w: consumer timeout %s (1 ms to 24 h)", ErrArgument, c.consumerTimeout)
-	case unblock < time.Millisecond || unblock.Milliseconds() > maxMailboxTimeoutMs:
+	case unblock < time.Millisecond || unblock.Milliseconds() > ipcfile.MaxMailboxTimeoutMs:
 		return nil, nil, fmt.Errorf("%w: unblock timeout %s (1 ms to 24 h)", ErrArgument, unblock)
-	case cfg.MaxParts > maxMailboxParts:
-		return nil, nil, fmt.Errorf("%w: %d parts, at most %d", ErrArgument, cfg.MaxParts, maxMailboxParts)
+	case cfg.MaxParts > ipcfile.MaxMailboxParts:
+		return nil, nil, fmt.Errorf("%w: %d parts, at most %d", ErrArgument, cfg.MaxParts, ipcfile.MaxMailboxParts)
 	case c.counters != nil && c.counters.Manager() == nil:
 		return nil, nil, fmt.Errorf("%w: counters file %s is not owned by this process", ErrArgument, c.counters.File.Path())
 	}
@@ -208,27 +197,27 @@ func CreateMailbox(dir, name string, cfg mailbox.Config, opts ...Option) (*mailb
 	}
 	// The parameters, then the first heartbeat, then the version (atomic,
 	// last): a sender that loads a non-zero version sees the rest.
-	hdr.maxMessage.Store(int64(mb.MaxMessageSize()))
-	hdr.maxParts.Store(int64(mb.MaxParts()))
-	hdr.consumerTimeout.Store(c.consumerTimeout.Milliseconds())
-	hdr.unblockTimeout.Store(unblock.Milliseconds())
+	hdr.MaxMessage.Store(int64(mb.MaxMessageSize()))
+	hdr.MaxParts.Store(int64(mb.MaxParts()))
+	hdr.ConsumerTimeout.Store(c.consumerTimeout.Milliseconds())
+	hdr.UnblockTimeout.Store(unblock.Milliseconds())
 	if cfg.Checksum {
-		hdr.flags.Store(mailboxFlagChecksum)
+		hdr.Flags.Store(ipcfile.MailboxFlagChecksum)
 	}
 	now := mf.epochMs()
 	mf.ring.SetConsumerHeartbeatTime(now)
 	mf.lastFile = now
-	hdr.version.Store(mailboxLayoutVersion)
+	hdr.Version.Store(ipcfile.MailboxLayoutVersion)
 	return mb, mf, nil
 }
 
-func newMailboxFile(f *File, hdr mailboxHeader, owner bool, timeoutMs int64, clk clock.Clock) *MailboxFile {
+func newMailboxFile(f *File, hdr ipcfile.MailboxHeader, owner bool, timeoutMs int64, clk clock.Clock) *MailboxFile {
 	return &MailboxFile{
 		File:      f,
 		owner:     owner,
 		timeoutMs: timeoutMs,
 		epochMs:   clk.EpochMillis,
-		version:   hdr.version,
+		version:   hdr.Version,
 	}
 }
 
@@ -267,9 +256,9 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 	}
 	var first time.Time // when this opener first found no header
 	for {
-		v := hdr.version.Load() // acquires the creator's stores before it
-		if v > mailboxLayoutVersion || v < 0 || (v != 0 && v < mailboxLayoutVersion) {
-			return nil, nil, fmt.Errorf("%w: %s: mailbox layout version %d, this build reads %d", ErrVersion, f.Path(), v, mailboxLayoutVersion)
+		v := hdr.Version.Load() // acquires the creator's stores before it
+		if v > ipcfile.MailboxLayoutVersion || v < 0 || (v != 0 && v < ipcfile.MailboxLayoutVersion) {
+			return nil, nil, fmt.Errorf("%w: %s: mailbox layout version %d, this build reads %d", ErrVersion, f.Path(), v, ipcfile.MailboxLayoutVersion)
 		}
 		if v != 0 {
 			break
@@ -282,26 +271,26 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		// The wait is bounded by the file's age and by this opener's own
 		// wait: a creation time in the future (a corrupt header, or a
 		// creator whose clock is ahead) must not make it wait for ever.
-		age, waited := now.Sub(time.UnixMilli(f.hdr.created)), now.Sub(first)
-		if age > mailboxReadyWait || waited > mailboxReadyWait || hb == heartbeatClosed {
-			return nil, nil, fmt.Errorf("%w: %s has no mailbox header (created %s ago, waited %s)",
+		age, waited := now.Sub(time.UnixMilli(f.hdr.Created)), now.Sub(first)
+		if age > mailboxReadyWait || waited > mailboxReadyWait || hb == ipcfile.HeartbeatClosed {
+			return nil, nil, fmt.Errorf("%w: %s has no mailbox ipcfile.Header (created %s ago, waited %s)",
 				errNotMailbox, f.Path(), age.Round(time.Millisecond), waited.Round(time.Millisecond))
 		}
 		if werr := mmapfile.Wait(ctx, c.pollInterval); werr != nil {
-			return nil, nil, fmt.Errorf("%w: %s: mailbox header not written yet: %w", ErrNotReady, f.Path(), werr)
+			return nil, nil, fmt.Errorf("%w: %s: mailbox ipcfile.Header not written yet: %w", ErrNotReady, f.Path(), werr)
 		}
 	}
-	maxMessage, maxParts := hdr.maxMessage.Load(), hdr.maxParts.Load()
-	timeoutMs, unblockMs, flags := hdr.consumerTimeout.Load(), hdr.unblockTimeout.Load(), hdr.flags.Load()
-	ringLen := f.hdr.sections[0].length - ringbuf.TrailerLength
+	maxMessage, maxParts := hdr.MaxMessage.Load(), hdr.MaxParts.Load()
+	timeoutMs, unblockMs, flags := hdr.ConsumerTimeout.Load(), hdr.UnblockTimeout.Load(), hdr.Flags.Load()
+	ringLen := f.hdr.Sections[0].Length - ringbuf.TrailerLength
 	switch {
 	case maxMessage < 1 || maxMessage > ringLen:
 		return nil, nil, fmt.Errorf("%w: %s: mailbox max message size %d", ErrCorrupt, f.Path(), maxMessage)
-	case maxParts < 1 || maxParts > maxMailboxParts:
+	case maxParts < 1 || maxParts > ipcfile.MaxMailboxParts:
 		return nil, nil, fmt.Errorf("%w: %s: mailbox max parts %d", ErrCorrupt, f.Path(), maxParts)
-	case timeoutMs < 1 || timeoutMs > maxMailboxTimeoutMs, unblockMs < 1 || unblockMs > maxMailboxTimeoutMs:
+	case timeoutMs < 1 || timeoutMs > ipcfile.MaxMailboxTimeoutMs, unblockMs < 1 || unblockMs > ipcfile.MaxMailboxTimeoutMs:
 		return nil, nil, fmt.Errorf("%w: %s: mailbox timeouts %d ms (consumer), %d ms (unblock)", ErrCorrupt, f.Path(), timeoutMs, unblockMs)
-	case flags&^mailboxFlagChecksum != 0:
+	case flags&^ipcfile.MailboxFlagChecksum != 0:
 		return nil, nil, fmt.Errorf("%w: %s: mailbox flags %#x", ErrCorrupt, f.Path(), flags)
 	}
 	mf := newMailboxFile(f, hdr, false, timeoutMs, c.clock)
@@ -311,7 +300,7 @@ func openMailbox(ctx context.Context, f *File, c config) (*mailbox.Mailbox, *Mai
 		MaxMessageSize: int(maxMessage),
 		MaxParts:       int(maxParts),
 		UnblockTimeout: time.Duration(unblockMs) * time.Millisecond,
-		Checksum:       flags&mailboxFlagChecksum != 0,
+		Checksum:       flags&ipcfile.MailboxFlagChecksum != 0,
 		Host:           (*mailboxHost)(mf),
 	})
 	if err != nil {
@@ -484,7 +473,7 @@ func (m *MailboxFile) stale() bool {
 		return false
 	}
 	hb, err := m.File.heartbeatMillis()
-	if err != nil || hb == heartbeatClosed || m.File.replaced() {
+	if err != nil || hb == ipcfile.HeartbeatClosed || m.File.replaced() {
 		m.staleSeen.Store(true)
 		return true
 	}
@@ -544,7 +533,7 @@ func (m *MailboxFile) Close() error {
 }
 
 // MailboxVersion returns the mailbox layout version stored in the header of
-// f, a ring file: mailboxLayoutVersion for a mailbox, 0 for a plain ring
+// f, a ring file: ipcfile.MailboxLayoutVersion for a mailbox, 0 for a plain ring
 // (or a mailbox whose creator has not finished writing its header). It
 // reads the word under f's fault guard; a file of another kind gives
 // ErrKind. Tools such as dutystat use it to tell mailboxes from rings.
@@ -558,7 +547,7 @@ func MailboxVersion(f *File) (int32, error) {
 	}
 	var v int32
 	err = f.Guard(func() error {
-		v = hdr.version.Load()
+		v = hdr.Version.Load()
 		return nil
 	})
 	return v, err

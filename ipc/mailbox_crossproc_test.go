@@ -137,7 +137,7 @@ func mbChildClaimer() error {
 
 // mbChildHalf claims the records of a fragmented message as one batch,
 // as the mailbox does, writes the first half of them (frame headers and
-// body fragments, the layout of mailbox/frame.go), says so and waits to be
+// body fragments, the layout of internal/mailboxframe), says so and waits to be
 // killed: a sender that dies half-way through a fragmented message.
 func mbChildHalf() error {
 	m, mf, err := mbOpenChild()

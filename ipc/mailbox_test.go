@@ -87,7 +87,7 @@ func mbDrainAll(t *testing.T, m *mailbox.Mailbox) [][]string {
 
 func mbNoop(*mailbox.Message) mailbox.Action { return mailbox.Continue }
 
-// TestMailboxLayoutRawBytes checks every word of mailbox_layout.go and of
+// TestMailboxLayoutRawBytes checks every word of internal/ipcfile/mailbox.go and of
 // the mailbox's shared words (mailbox/layout.go, spare slots 1-3) in the
 // bytes of the file, read with plain little-endian reads: each statistic
 // is driven to a value of its own (delivered 2, torn 1, corrupt 1, ...),

@@ -2,9 +2,9 @@ package ipc
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"sync/atomic"
 	"unsafe"
 
@@ -16,8 +16,8 @@ import (
 // open maps the existing duty file at path, read-write, holding one
 // reference for the caller (who is not its owner). Before it touches any
 // section it checks, in this order: a regular file of at least
-// headerLength bytes with the magic fileMagic (ErrNotDutyFile), a version
-// non-zero and at most fileLayoutVersion (ErrVersion), a consistent
+// headerLength bytes with the magic ipcfile.Magic (ErrNotDutyFile), a version
+// non-zero and at most ipcfile.LayoutVersion (ErrVersion), a consistent
 // header and section table (ErrCorrupt), and the length the header
 // declares (ErrTruncated). A file still being created (shorter than a
 // header, an all-zero header, or version 0) is polled every
@@ -126,7 +126,7 @@ func fileType(mode uint32) string {
 // openFD waits for the file behind fd to be ready, validates it and maps it,
 // read-write or read-only.
 func openFD(ctx context.Context, path string, fd int, c config, writable bool) (*File, error) {
-	buf := make([]byte, headerLength)
+	buf := make([]byte, ipcfile.HeaderLength)
 	for {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
@@ -136,7 +136,7 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 			return nil, fmt.Errorf("%w: %s is %s, not a regular file", ErrNotDutyFile, path, fileType(uint32(st.Mode)))
 		}
 		var reason string
-		if st.Size < headerLength {
+		if st.Size < ipcfile.HeaderLength {
 			// A creator's file shows zeros where the magic goes until it
 			// stores the whole magic word at once: anything else at the
 			// start of a short file (a JSON file, a log) is another
@@ -144,7 +144,7 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 			if err := foreignStart(path, fd, st.Size); err != nil {
 				return nil, err
 			}
-			reason = fmt.Sprintf("%d bytes, a header needs %d", st.Size, headerLength)
+			reason = fmt.Sprintf("%d bytes, a ipcfile.Header needs %d", st.Size, ipcfile.HeaderLength)
 		} else {
 			ready, err := snapshotHeader(fd, buf)
 			if err != nil {
@@ -153,11 +153,11 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 			if !ready {
 				reason = "header not written yet"
 			} else {
-				h, err := readHeader(path, buf, st.Size)
+				h, err := ipcfile.Read(path, buf, st.Size)
 				switch {
 				case err == nil:
 					return mapValidated(path, fd, h, c, writable)
-				case !errors.Is(err, errNotInitialised):
+				case !errors.Is(err, ipcfile.ErrNotInitialised):
 					return nil, err
 				}
 				reason = "version 0"
@@ -169,9 +169,6 @@ func openFD(ctx context.Context, path string, fd int, c config, writable bool) (
 	}
 }
 
-// magicWord is fileMagic as the little-endian word stored at magicOffset.
-var magicWord = binary.LittleEndian.Uint64([]byte(fileMagic))
-
 // snapshotHeader copies the header page into buf through a short-lived
 // read-only mapping. The magic and version are loaded atomically first: a
 // header whose magic is still zero, or whose version is 0 with the right
@@ -180,7 +177,7 @@ var magicWord = binary.LittleEndian.Uint64([]byte(fileMagic))
 // complete. A file shrinking meanwhile faults inside Guard and is
 // reported as an error.
 func snapshotHeader(fd int, buf []byte) (bool, error) {
-	m, err := mmapfile.Map(fd, headerLength, false, false)
+	m, err := mmapfile.Map(fd, ipcfile.HeaderLength, false, false)
 	if err != nil {
 		return false, err
 	}
@@ -188,19 +185,19 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 	ready := false
 	err = guardAny(func() error {
 		base := unsafe.Pointer(unsafe.SliceData(m))
-		magic := (*atomic.Uint64)(unsafe.Add(base, magicOffset)).Load()
-		version := (*atomic.Int32)(unsafe.Add(base, versionOffset)).Load()
+		magic := (*atomic.Uint64)(unsafe.Add(base, ipcfile.MagicOffset)).Load()
+		version := (*atomic.Int32)(unsafe.Add(base, ipcfile.VersionOffset)).Load()
 		switch {
 		case magic == 0 && version == 0:
 			// Nothing written yet, if the whole header is zero; otherwise
-			// readHeader reports the foreign (zero) magic.
+			// ipcfile.Read reports the foreign (zero) magic.
 			copy(buf, m)
-			ready = !allZero(buf)
+			ready = !ipcfile.AllZero(buf)
 			return nil
-		case magic != magicWord:
-			// Foreign: hand readHeader only the magic to report.
+		case magic != ipcfile.MagicWord:
+			// Foreign: hand ipcfile.Read only the magic to report.
 			clear(buf)
-			copy(buf[:len(fileMagic)], m)
+			copy(buf[:len(ipcfile.Magic)], m)
 			ready = true
 			return nil
 		case version == 0:
@@ -215,8 +212,8 @@ func snapshotHeader(fd int, buf []byte) (bool, error) {
 
 // mapValidated maps a validated file at its declared length, read-write
 // or read-only.
-func mapValidated(path string, fd int, h header, c config, writable bool) (*File, error) {
-	data, err := mmapfile.Map(fd, h.fileLength, writable, c.populate)
+func mapValidated(path string, fd int, h ipcfile.Header, c config, writable bool) (*File, error) {
+	data, err := mmapfile.Map(fd, h.FileLength, writable, c.populate)
 	if err != nil {
 		return nil, osError("map", path, err)
 	}
@@ -225,23 +222,23 @@ func mapValidated(path string, fd int, h header, c config, writable bool) (*File
 		_ = mmapfile.Unmap(data)
 		return nil, osError("fstat", path, err)
 	}
-	if st.Size < h.fileLength { // shrank since validation
+	if st.Size < h.FileLength { // shrank since validation
 		_ = mmapfile.Unmap(data)
-		return nil, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, st.Size, h.fileLength)
+		return nil, fmt.Errorf("%w: %s: %d bytes, header declares %d", ErrTruncated, path, st.Size, h.FileLength)
 	}
 	return newFile(path, fd, data, h, false, &st), nil
 }
 
 // foreignStart returns an error wrapping ErrNotDutyFile when the first
 // bytes of a file shorter than a header (size bytes) are neither zeros nor
-// the start of fileMagic.
+// the start of ipcfile.Magic.
 func foreignStart(path string, fd int, size int64) error {
-	var b [len(fileMagic)]byte
-	n, err := unix.Pread(fd, b[:min(size, int64(len(b)))], magicOffset)
+	var b [len(ipcfile.Magic)]byte
+	n, err := unix.Pread(fd, b[:min(size, int64(len(b)))], ipcfile.MagicOffset)
 	if err != nil || n <= 0 {
 		return nil // unreadable or gone: the wait reports it
 	}
-	if allZero(b[:n]) || string(b[:n]) == fileMagic[:n] {
+	if ipcfile.AllZero(b[:n]) || string(b[:n]) == ipcfile.Magic[:n] {
 		return nil
 	}
 	return fmt.Errorf("%w: %s: %d bytes starting %q", ErrNotDutyFile, path, size, b[:n])

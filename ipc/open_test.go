@@ -24,12 +24,12 @@ func validImage(t testing.TB) []byte {
 	t.Helper()
 	h, err := layout(KindRing, []int{1024 + ringbuf.TrailerLength})
 	require.NoError(t, err)
-	h.livenessTimeout = 10_000
-	h.ownerPID = int64(os.Getpid())
-	h.ownerStartTime = int64(selfStartTime())
-	h.created = time.Now().UnixMilli()
-	words := make([]uint64, h.fileLength/8) // 8-aligned for the atomic stores
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), h.fileLength)
+	h.LivenessTimeout = 10_000
+	h.OwnerPID = int64(os.Getpid())
+	h.OwnerStartTime = int64(selfStartTime())
+	h.Created = time.Now().UnixMilli()
+	words := make([]uint64, h.FileLength/8) // 8-aligned for the atomic stores
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), h.FileLength)
 	writeHeader(b, h)
 	return b
 }

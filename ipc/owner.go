@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"io/fs"
 	"math"
 	"os"
@@ -85,7 +86,7 @@ func assess(pid, start, heartbeat int64, now time.Time, timeout time.Duration) L
 		Timeout:         timeout,
 	}
 	l.Running = procinfo.Running(l.PID, l.StartTime)
-	if heartbeat == heartbeatClosed {
+	if heartbeat == ipcfile.HeartbeatClosed {
 		l.State = OwnerClosed
 		return l
 	}
@@ -143,7 +144,7 @@ func (f *File) Liveness(now time.Time, timeout time.Duration) (Liveness, error) 
 	if timeout <= 0 {
 		timeout = f.livenessTimeout()
 	}
-	l := assess(f.hdr.ownerPID, f.hdr.ownerStartTime, hb, now, timeout)
+	l := assess(f.hdr.OwnerPID, f.hdr.OwnerStartTime, hb, now, timeout)
 	if l.State == OwnerUnconfirmed {
 		l = l.settle(f.ownerLockFree())
 	}
@@ -191,7 +192,7 @@ func (f *File) ownerExited() bool {
 	if f.owner || !f.ownerLockFree() {
 		return false
 	}
-	return !procinfo.Running(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
+	return !procinfo.Running(int(f.hdr.OwnerPID), uint64(f.hdr.OwnerStartTime))
 }
 
 // OwnerAlive reports whether the owner is OwnerAlive: its pid exists with the
@@ -290,7 +291,7 @@ func checkStale(path string, c config, remove bool) error {
 	// cleaner) holds a gone owner's lock for a few system calls: when the
 	// header names an owner whose process does not run, try again briefly
 	// before calling the file in use.
-	for i := 0; err == nil && !locked && i < staleLockRetries && headerOwnerNotRunning(fd); i++ {
+	for i := 0; err == nil && !locked && i < staleLockRetries && ipcfile.OwnerNotRunning(fd); i++ {
 		time.Sleep(staleLockPause)
 		locked, err = mmapfile.TryLock(fd)
 	}
@@ -301,15 +302,15 @@ func checkStale(path string, c config, remove bool) error {
 		return fmt.Errorf("%w: %s: its owner holds the file's lock", ErrOwnerAlive, path)
 	}
 	now := c.now()
-	buf := make([]byte, headerLength)
-	n, err := preadFull(fd, buf)
+	buf := make([]byte, ipcfile.HeaderLength)
+	n, err := ipcfile.PreadFull(fd, buf)
 	if err != nil {
 		return osError("read", path, err)
 	}
-	if n < headerLength && !allZero(buf[:n]) {
+	if n < ipcfile.HeaderLength && !ipcfile.AllZero(buf[:n]) {
 		return fmt.Errorf("%w: %s: %d bytes that are not a duty header", ErrNotDutyFile, path, n)
 	}
-	if n < headerLength || uninitialised(buf) {
+	if n < ipcfile.HeaderLength || ipcfile.Uninitialised(buf) {
 		timeout := c.livenessTimeout
 		if timeout <= 0 {
 			timeout = defaultLivenessTimeout
@@ -326,18 +327,18 @@ func checkStale(path string, c config, remove bool) error {
 		}
 		return removeLocked(path, &st)
 	}
-	h, err := readHeader(path, buf, st.Size)
+	h, err := ipcfile.Read(path, buf, st.Size)
 	if err != nil && !errors.Is(err, ErrTruncated) {
 		return err
 	}
 	timeout := c.livenessTimeout
 	if timeout <= 0 {
-		timeout = time.Duration(h.livenessTimeout) * time.Millisecond
+		timeout = time.Duration(h.LivenessTimeout) * time.Millisecond
 	}
-	hb := int64(binary.LittleEndian.Uint64(buf[heartbeatOffset:]))
+	hb := int64(binary.LittleEndian.Uint64(buf[ipcfile.HeartbeatOffset:]))
 	// We hold the lock: the owner does not, so it has finished with the
 	// file even when its last heartbeat is fresh.
-	l := assess(h.ownerPID, h.ownerStartTime, hb, now, timeout).settle(true)
+	l := assess(h.OwnerPID, h.OwnerStartTime, hb, now, timeout).settle(true)
 	if l.State != OwnerClosed && l.State != OwnerDead {
 		return fmt.Errorf("%w: %s: %s", ErrOwnerAlive, path, l.describe())
 	}
@@ -353,39 +354,6 @@ const (
 	staleLockRetries = 20
 	staleLockPause   = time.Millisecond
 )
-
-// headerOwnerNotRunning reads the header of the open duty file fd and
-// reports whether it names an owner whose process does not run (false for
-// anything that is not an initialised duty header).
-func headerOwnerNotRunning(fd int) bool {
-	buf := make([]byte, headerLength)
-	if n, err := preadFull(fd, buf); err != nil || n < headerLength || uninitialised(buf) ||
-		string(buf[magicOffset:magicOffset+len(fileMagic)]) != fileMagic {
-		return false
-	}
-	pid := int64(binary.LittleEndian.Uint64(buf[ownerPIDOffset:]))
-	start := binary.LittleEndian.Uint64(buf[ownerStartTimeOffset:])
-	return pid > 0 && pid <= math.MaxInt32 && !procinfo.Running(int(pid), start)
-}
-
-// uninitialised reports a header that a creator has not finished: all
-// zero, or the magic with version 0 (Create stores the magic first and the
-// version last).
-func uninitialised(b []byte) bool {
-	if binary.LittleEndian.Uint32(b[versionOffset:]) != 0 {
-		return false
-	}
-	return string(b[magicOffset:magicOffset+len(fileMagic)]) == fileMagic || allZero(b[:headerLength])
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
 
 // removeLocked unlinks path if it still names the inode st describes. The
 // caller holds that inode's lock, so no other cleaner is between its check
@@ -407,25 +375,6 @@ func removeLockedID(path string, dev, ino uint64) error {
 		return osError("remove", path, err)
 	}
 	return nil
-}
-
-// preadFull reads len(b) bytes from offset 0, or fewer at end of file.
-func preadFull(fd int, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := unix.Pread(fd, b[n:], int64(n))
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
 }
 
 // Cleanup removes, with RemoveIfStale's rules, every stale duty file in dir

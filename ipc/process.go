@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"github.com/dutyrt/duty/internal/ipcfile"
 	"os"
 	"time"
 
@@ -32,7 +33,7 @@ func init() {
 }
 
 // loadHeartbeat returns the owner's last heartbeat (ms since the Unix
-// epoch), or heartbeatClosed once the owner closed the file: one atomic
+// epoch), or ipcfile.HeartbeatClosed once the owner closed the file: one atomic
 // load, for hot paths (a reader that polls for its writer's death).
 // heartbeatMillis is the checked form. It takes no reference and no Guard:
 // the caller must hold a reference (one it has not released), and on a
@@ -42,7 +43,7 @@ func (f *File) loadHeartbeat() int64 { return f.heartbeat.Load() }
 
 // ownerGone reports whether the file's owner is provably finished with it
 // at nowMillis (ms since the Unix epoch): it closed the file
-// (heartbeatClosed), or its heartbeat is older than the header's liveness
+// (ipcfile.HeartbeatClosed), or its heartbeat is older than the header's liveness
 // timeout (or further than that in the future) and no process with its
 // pid and start time runs: Liveness's OwnerClosed or OwnerDead. While the
 // heartbeat is fresh it costs one atomic load and returns false; otherwise
@@ -50,11 +51,11 @@ func (f *File) loadHeartbeat() int64 { return f.heartbeat.Load() }
 // rate-limits. As loadHeartbeat, it takes no reference and no Guard.
 func (f *File) ownerGone(nowMillis int64) bool {
 	hb := f.heartbeat.Load()
-	if hb == heartbeatClosed {
+	if hb == ipcfile.HeartbeatClosed {
 		return true
 	}
-	if age, timeout := nowMillis-hb, f.hdr.livenessTimeout; age <= timeout && age >= -timeout {
+	if age, timeout := nowMillis-hb, f.hdr.LivenessTimeout; age <= timeout && age >= -timeout {
 		return false
 	}
-	return !procinfo.Running(int(f.hdr.ownerPID), uint64(f.hdr.ownerStartTime))
+	return !procinfo.Running(int(f.hdr.OwnerPID), uint64(f.hdr.OwnerStartTime))
 }

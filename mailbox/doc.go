@@ -79,7 +79,7 @@
 // records of one message are claimed and published as one ring batch (one
 // tail update, one publication store), so the records of concurrent
 // senders never interleave and the receiver never sees a message in part.
-// frame.go and docs/mailbox.md describe the framing.
+// internal/mailboxframe and docs/mailbox.md describe the framing.
 //
 // # Draining
 //

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/record"
 )
 
@@ -93,7 +94,7 @@ type consumer struct {
 
 	// The ring's consumer: the record core's read loops over the
 	// mailbox's ring (its Log, the records, also serves the read-ahead of
-	// a framed message (assemble) and claimAt).
+	// a framed message (mailboxframe.Assemble) and claimAt).
 	rd record.Reader
 
 	// Cold.
@@ -115,7 +116,7 @@ type consumer struct {
 type pending struct {
 	active     bool
 	recordType int32
-	hdr        frameHeader
+	hdr        mailboxframe.Header
 	next       uint32 // index of the next record expected
 	final      Action // what to return at its last record
 }
@@ -344,7 +345,7 @@ func (m *Mailbox) drain(onRecord recordHandler, limit int) (int, error) {
 			// at its first record: consume the rest of that message now (its
 			// records are all there: one claim, one publication).
 			var more int
-			more, rerr = c.read(onRecord, int(c.pending.hdr.count-c.pending.next))
+			more, rerr = c.read(onRecord, int(c.pending.hdr.Count-c.pending.next))
 			k += more
 		}
 		extra := c.extra
@@ -564,15 +565,15 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 			return c.drop(reason)
 		}
 	}
-	class, typeID := classify(recordType)
-	if class == classPlain {
+	class, typeID := mailboxframe.Classify(recordType)
+	if class == mailboxframe.Plain {
 		if c.pending.active {
 			c.abandon()
 		}
 		c.msg.setPlain(typeID, payload)
 		return c.deliver()
 	}
-	if class == classInvalid {
+	if class == mailboxframe.Invalid {
 		if c.pending.active {
 			c.abandon()
 		}
@@ -584,14 +585,14 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.drop("framed record shorter than its header")
 	}
-	var h frameHeader
-	readFrameHeader(payload, &h)
+	var h mailboxframe.Header
+	mailboxframe.ReadHeader(payload, &h)
 	if p := &c.pending; p.active {
-		if recordType == p.recordType && h.index == p.next && h.sameMessage(&p.hdr) {
+		if recordType == p.recordType && h.Index == p.next && h.SameMessage(&p.hdr) {
 			// A later record of a message delivered at its first record.
 			p.next++
 			c.extra++
-			if p.next == h.count {
+			if p.next == h.Count {
 				p.active = false
 				return p.final
 			}
@@ -600,19 +601,12 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		c.abandon()
 	}
 	m := c.mb
-	switch {
-	case h.index != 0:
-		return c.drop("fragment without its first record")
-	case h.count == 0 || int(h.count) > m.lay.maxRecords:
-		return c.drop("record count out of range")
-	case h.parts == 0 || int(h.parts) > m.maxParts:
-		return c.drop("part count out of range")
-	case int(h.bodyLen) > m.lay.maxMessage:
-		return c.drop("body longer than MaxMessageSize")
+	if reason := m.lay.CheckFirst(&h, m.maxParts); reason != "" {
+		return c.drop(reason)
 	}
-	if h.count == 1 {
+	if h.Count == 1 {
 		body := payload[frameHeaderLength:]
-		if len(body) != int(h.bodyLen) {
+		if len(body) != int(h.BodyLen) {
 			return c.drop("body length does not match the record")
 		}
 		if !c.msg.setFramed(typeID, body, &h, &c.parts) {
@@ -620,7 +614,9 @@ func (c *consumer) record(recordType int32, payload []byte) Action {
 		}
 		return c.deliver()
 	}
-	body, reason := c.assemble(whole, payload, recordType, &h)
+	// The message's later records, read ahead: the type id as the ring
+	// holds them, and the position of the lap the read is in.
+	body, reason := mailboxframe.Assemble(&c.reasm, &c.rd.Log, &m.lay, whole, payload, recordType|m.checkFlag(), &h, c.positionOf(0))
 	if reason != "" {
 		return c.drop(reason)
 	}
@@ -732,7 +728,7 @@ func (m *Mailbox) Heartbeat() error {
 	return m.beat(true)
 }
 
-// unseal checks a record of a checksummed mailbox (checksum.go) and returns
+// unseal checks a record of a checksummed mailbox (mailboxframe.Verify) and returns
 // its type id without checkedFlag and its payload after the checksum
 // prefix, or the reason to drop it: a record without a checksum in a
 // checksummed mailbox (or with one in a mailbox without), or one whose
@@ -748,7 +744,7 @@ func (c *consumer) unseal(recordType int32, payload []byte) (int32, []byte, stri
 	if !ok {
 		return 0, nil, "record outside the ring" // the ring's read handed it out: never
 	}
-	if !verify(c.positionOf(index), recordType, payload) {
+	if !mailboxframe.Verify(c.positionOf(index), recordType, payload) {
 		return 0, nil, "checksum mismatch"
 	}
 	return recordType &^ checkedFlag, payload[checksumLength:], ""

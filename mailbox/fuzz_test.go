@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dutyrt/duty/internal/mailboxdef"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 	"github.com/stretchr/testify/require"
@@ -14,18 +16,18 @@ import (
 // encodeFramed returns the records a sender writes for a framed message,
 // with the mailbox's own encoder, so that a fuzzer can corrupt them.
 func encodeFramed(mb *Mailbox, typeID int32, key int64, seq uint64, parts [][]byte) []rec {
-	body := bodyLength(parts)
-	count, _ := mb.lay.records(body)
-	h := frameHeader{key: key, seq: seq, count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
-	w := bodyWriter{parts: parts, multi: len(parts) > 1}
+	body := mailboxframe.BodyLength(parts)
+	count, _ := mb.lay.Records(body)
+	h := mailboxframe.Header{Key: key, Seq: seq, Count: uint32(count), BodyLen: uint32(body), Parts: uint32(len(parts))}
+	w := mailboxframe.NewBodyWriter(parts)
 	out := make([]rec, count)
 	rest := body
 	for i := range out {
-		frag := min(rest, mb.lay.maxFrag)
+		frag := min(rest, mb.lay.MaxFrag)
 		p := make([]byte, frameHeaderLength+frag)
-		h.index = uint32(i)
-		putFrameHeader(p, &h)
-		w.fill(p[frameHeaderLength:])
+		h.Index = uint32(i)
+		mailboxframe.PutHeader(p, &h)
+		w.Fill(p[frameHeaderLength:])
 		out[i] = rec{framedFlag | typeID, p}
 		rest -= frag
 	}
@@ -102,10 +104,10 @@ func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int)
 			i++
 			continue
 		}
-		var h frameHeader
-		readFrameHeader(r.payload, &h)
-		if h.index != 0 || h.count == 0 || int(h.count) > mb.lay.maxRecords || h.parts == 0 ||
-			int(h.parts) > mb.maxParts || int(h.bodyLen) > mb.lay.maxMessage {
+		var h mailboxframe.Header
+		mailboxframe.ReadHeader(r.payload, &h)
+		if h.Index != 0 || h.Count == 0 || int(h.Count) > mb.lay.MaxRecords || h.Parts == 0 ||
+			int(h.Parts) > mb.maxParts || int(h.BodyLen) > mb.lay.MaxMessage {
 			corrupt++
 			i++
 			continue
@@ -113,30 +115,30 @@ func modelDecode(mb *Mailbox, recs []ringRec) (out []modelDelivery, corrupt int)
 		body := append([]byte(nil), r.payload[frameHeaderLength:]...)
 		ok := true
 		next := r.offset + ringbuf.RecordSize(len(r.payload))
-		for j := 1; ok && j < int(h.count); j++ {
+		for j := 1; ok && j < int(h.Count); j++ {
 			if i+j >= len(recs) || recs[i+j].offset != next || next > mb.capacity-ringbuf.HeaderLength-frameHeaderLength {
 				ok = false
 				break
 			}
 			c := recs[i+j]
-			var g frameHeader
+			var g mailboxframe.Header
 			if c.typ != r.typ || len(c.payload) < frameHeaderLength {
 				ok = false
 				break
 			}
-			readFrameHeader(c.payload, &g)
-			if g.index != uint32(j) || g.key != h.key || g.seq != h.seq || g.count != h.count ||
-				g.bodyLen != h.bodyLen || g.parts != h.parts {
+			mailboxframe.ReadHeader(c.payload, &g)
+			if g.Index != uint32(j) || g.Key != h.Key || g.Seq != h.Seq || g.Count != h.Count ||
+				g.BodyLen != h.BodyLen || g.Parts != h.Parts {
 				ok = false
 				break
 			}
 			body = append(body, c.payload[frameHeaderLength:]...)
 			next += ringbuf.RecordSize(len(c.payload))
 		}
-		if ok && len(body) == int(h.bodyLen) {
-			if parts, ok := modelParts(body, h.parts); ok {
+		if ok && len(body) == int(h.BodyLen) {
+			if parts, ok := modelParts(body, h.Parts); ok {
 				out = append(out, modelDelivery{r.typ & MaxTypeID, parts})
-				i += int(h.count)
+				i += int(h.Count)
 				continue
 			}
 		}
@@ -183,7 +185,7 @@ func FuzzDecodeFrames(f *testing.F) {
 		// Start at a fuzz-chosen offset, so that messages meet the end
 		// of the ring.
 		if filler := in.u16() % 3000; filler > 0 {
-			require.NoError(t, RingOf(mb).Write(1, make([]byte, min(filler, mb.lay.maxRecord))))
+			require.NoError(t, RingOf(mb).Write(1, make([]byte, min(filler, mb.lay.MaxRecord))))
 			_, err := mb.Drain(func(*Message) Action { return Continue }, 10)
 			require.NoError(t, err)
 		}
@@ -210,12 +212,12 @@ func FuzzDecodeFrames(f *testing.F) {
 				for i := range parts {
 					parts[i] = bytes.Repeat([]byte{byte(i + 1)}, in.u16()%900)
 				}
-				if bodyLength(parts) <= mb.lay.maxMessage {
+				if mailboxframe.BodyLength(parts) <= mb.lay.MaxMessage {
 					last = encodeFramed(mb, 1+int32(in.byte()), 7, 1, parts)
 				}
 			case 2: // fragmented message
 				flush()
-				n := in.u16() % (mb.lay.maxMessage + 1)
+				n := in.u16() % (mb.lay.MaxMessage + 1)
 				last = encodeFramed(mb, 3, 8, 2, [][]byte{bytes.Repeat([]byte{9}, n)})
 			case 3: // corrupt a field of the last message's records
 				if len(last) == 0 {
@@ -228,8 +230,8 @@ func FuzzDecodeFrames(f *testing.F) {
 				case field == 0:
 					r.typ = int32(v&0x7fffffff) | 1
 				case field < 7 && len(r.payload) >= frameHeaderLength:
-					off := []int{frameKeyOffset, frameSequenceOffset, frameIndexOffset, frameCountOffset,
-						frameBodyLengthOffset, framePartsOffset}[field-1]
+					off := []int{mailboxdef.KeyOffset, mailboxdef.SequenceOffset, mailboxdef.IndexOffset, mailboxdef.CountOffset,
+						mailboxdef.BodyLengthOffset, mailboxdef.PartsOffset}[field-1]
 					binary.LittleEndian.PutUint32(r.payload[off:], v%8)
 				case field == 7 && len(r.payload) > 0:
 					r.payload[int(v)%len(r.payload)] ^= byte(v >> 8)
@@ -238,8 +240,8 @@ func FuzzDecodeFrames(f *testing.F) {
 				}
 			case 4: // raw framed record with a header from the input
 				flush()
-				h := frameHeader{key: int64(in.byte()), seq: uint64(in.byte()), index: in.u32() % 4,
-					count: in.u32() % 6, bodyLen: in.u32() % 2000, parts: in.u32() % 10}
+				h := mailboxframe.Header{Key: int64(in.byte()), Seq: uint64(in.byte()), Index: in.u32() % 4,
+					Count: in.u32() % 6, BodyLen: in.u32() % 2000, Parts: in.u32() % 10}
 				last = []rec{{framedFlag | 5, framed(h, bytes.Repeat([]byte{4}, int(in.byte())))}}
 			case 5: // a record with reserved type bits
 				flush()
@@ -329,7 +331,7 @@ func FuzzSendRoundTrip(f *testing.F) {
 			parts[i], rest = rest[:c], rest[c:]
 		}
 		err := mb.SendParts(2, parts...)
-		if bodyLength(parts) > mb.MaxMessageSize() {
+		if mailboxframe.BodyLength(parts) > mb.MaxMessageSize() {
 			require.Equal(t, ErrTooLong, err)
 			return
 		}

@@ -357,7 +357,7 @@ func TestCrossingsAskTheHostAndStrandedCounts(t *testing.T) {
 			const capacity = 4096
 			owner, sender, oh, sh := placed(t, capacity, Config{Checksum: checksum})
 			small := make([]byte, 40)
-			size := sender.lay.over + len(small) + 8 // one record's bytes, header included
+			size := sender.lay.Over + len(small) + 8 // one record's bytes, header included
 			size = (size + 7) &^ 7
 			n := 2 * capacity / size // two laps of the ring, drained as it goes
 			for i := range n {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/layoutdoc"
+	"github.com/dutyrt/duty/internal/mailboxdef"
 )
 
 // The words struct is the layout the constants state, and docs/layouts.md
@@ -40,12 +41,12 @@ func TestWordsLayout(t *testing.T) {
 		"refusedClosedOffset":   refusedClosedOffset,
 		"framedFlag":            int64(framedFlag),
 		"frameHeaderLength":     frameHeaderLength,
-		"frameKeyOffset":        frameKeyOffset,
-		"frameSequenceOffset":   frameSequenceOffset,
-		"frameIndexOffset":      frameIndexOffset,
-		"frameCountOffset":      frameCountOffset,
-		"frameBodyLengthOffset": frameBodyLengthOffset,
-		"framePartsOffset":      framePartsOffset,
+		"frameKeyOffset":        mailboxdef.KeyOffset,
+		"frameSequenceOffset":   mailboxdef.SequenceOffset,
+		"frameIndexOffset":      mailboxdef.IndexOffset,
+		"frameCountOffset":      mailboxdef.CountOffset,
+		"frameBodyLengthOffset": mailboxdef.BodyLengthOffset,
+		"framePartsOffset":      mailboxdef.PartsOffset,
 		"partLengthPrefix":      partLengthPrefix,
 		"checksumLength":        checksumLength,
 	})

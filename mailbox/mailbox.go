@@ -11,6 +11,7 @@ import (
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/mailboxdef"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 )
@@ -180,12 +181,12 @@ type Mailbox struct {
 	trailer  record.Trailer
 	plainMax int // the largest plain message: min(one record, MaxMessageSize)
 	capacity int
-	lay      layout
+	lay      mailboxframe.Layout
 	maxParts int
 	w        *words
 	host     Host // nil: a heap mailbox
 	sendOnly bool
-	checksum bool // Config.Checksum: every record is sealed (checksum.go)
+	checksum bool // Config.Checksum: every record is sealed (mailboxframe.Seal)
 	gone     bool // the Host took the memory away (detach)
 	timeout  int64
 	hbCycles int
@@ -261,12 +262,12 @@ func New(cfg Config) (*Mailbox, error) {
 		return nil, fmt.Errorf("%w: %w", ErrArgument, err)
 	}
 	maxRecord := record.MaxMessageLength(capacity, record.HeaderLength)
-	lay := newLayout(capacity, maxRecord, 0, cfg.Checksum)
-	if cfg.MaxMessageSize > lay.maxMessage {
+	lay := mailboxframe.NewLayout(capacity, maxRecord, 0, cfg.Checksum)
+	if cfg.MaxMessageSize > lay.MaxMessage {
 		return nil, fmt.Errorf("%w: MaxMessageSize %d exceeds %d, the most a batch of half the ring carries",
-			ErrArgument, cfg.MaxMessageSize, lay.maxMessage)
+			ErrArgument, cfg.MaxMessageSize, lay.MaxMessage)
 	}
-	m.lay = newLayout(capacity, maxRecord, cfg.MaxMessageSize, cfg.Checksum)
+	m.lay = mailboxframe.NewLayout(capacity, maxRecord, cfg.MaxMessageSize, cfg.Checksum)
 	m.checksum = cfg.Checksum
 	m.buf = buf
 	m.capacity = capacity
@@ -278,7 +279,7 @@ func New(cfg Config) (*Mailbox, error) {
 		m.cons.rd.SetDemote(false) // this view's choice: nothing in the ring changes
 	}
 	m.fast = &m.prod
-	m.plainMax = min(m.lay.maxRecord-m.lay.over, m.lay.maxMessage)
+	m.plainMax = min(m.lay.MaxRecord-m.lay.Over, m.lay.MaxMessage)
 	if m.maxParts == 0 {
 		m.maxParts = defaultMaxParts
 	}
@@ -340,7 +341,7 @@ func (m *Mailbox) Capacity() int { return m.capacity }
 
 // MaxMessageSize returns the largest message body Send and SendParts
 // accept (see Config.MaxMessageSize).
-func (m *Mailbox) MaxMessageSize() int { return m.lay.maxMessage }
+func (m *Mailbox) MaxMessageSize() int { return m.lay.MaxMessage }
 
 // MaxClaimLength returns the largest payload sent as one plain record: the
 // most Claim accepts, and the largest Send that is not fragmented. It is
@@ -350,7 +351,7 @@ func (m *Mailbox) MaxClaimLength() int { return m.plainMax }
 // MaxPartsClaimLength returns the largest body ClaimParts accepts: the
 // sum of the part lengths plus partLengthPrefix bytes per part must fit in
 // one framed record, and not exceed MaxMessageSize.
-func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.maxFrag, m.lay.maxMessage) }
+func (m *Mailbox) MaxPartsClaimLength() int { return min(m.lay.MaxFrag, m.lay.MaxMessage) }
 
 // MaxParts returns the most parts a message may have.
 func (m *Mailbox) MaxParts() int { return m.maxParts }

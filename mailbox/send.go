@@ -2,12 +2,12 @@ package mailbox
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/pad"
 	"github.com/dutyrt/duty/internal/record"
 )
@@ -328,13 +328,20 @@ func (m *Mailbox) writeSealed(typeID int32, payload []byte) error {
 	}
 	pos := m.claimPosition(c.Index - record.HeaderLength)
 	copy(c.Payload[checksumLength:], payload)
-	seal(c.Payload, typeID, pos)
+	mailboxframe.Seal(c.Payload, typeID, pos)
 	if err := m.prod.Commit(c.Index); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	m.rang()
 	m.crossing(c.Index-record.HeaderLength, record.Size(len(c.Payload)))
 	return nil
+}
+
+// claimPosition returns the ring position of the record at index that
+// this sender claimed a moment ago (mailboxframe.ClaimPosition, which
+// says why it is read right after the claim).
+func (m *Mailbox) claimPosition(index int) int64 {
+	return mailboxframe.ClaimPosition(m.trailer.Tail.Load(), m.capacity, index)
 }
 
 // checkFlag is the flag of every record of this mailbox's: checkedFlag in
@@ -364,14 +371,14 @@ func (m *Mailbox) refusedClosed(st int64) error {
 
 // sendFramed sends parts as one framed message in one batch.
 func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
-	body := bodyLength(parts)
-	if body > m.lay.maxMessage {
+	body := mailboxframe.BodyLength(parts)
+	if body > m.lay.MaxMessage {
 		return ErrTooLong
 	}
-	count, size := m.lay.records(body)
-	h := frameHeader{count: uint32(count), bodyLen: uint32(body), parts: uint32(len(parts))}
-	w := bodyWriter{parts: parts, multi: len(parts) > 1}
-	over, recordType := m.lay.over, framedFlag|m.checkFlag()|typeID
+	count, size := m.lay.Records(body)
+	h := mailboxframe.Header{Count: uint32(count), BodyLen: uint32(body), Parts: uint32(len(parts))}
+	w := mailboxframe.NewBodyWriter(parts)
+	over, recordType := m.lay.Over, framedFlag|m.checkFlag()|typeID
 	if count == 1 {
 		// One record: a plain claim is lighter than a batch.
 		c, err := m.prod.TryClaim(recordType, over+frameHeaderLength+body)
@@ -386,10 +393,10 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 			pos = m.claimPosition(c.Index - record.HeaderLength)
 		}
 		m.stamp(&h, s)
-		putFrameHeader(c.Payload[over:], &h)
-		w.fill(c.Payload[over+frameHeaderLength:])
+		mailboxframe.PutHeader(c.Payload[over:], &h)
+		w.Fill(c.Payload[over+frameHeaderLength:])
 		if m.checksum {
-			seal(c.Payload, recordType, pos)
+			mailboxframe.Seal(c.Payload, recordType, pos)
 		}
 		if err := m.prod.Commit(c.Index); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -407,10 +414,10 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 		return m.refusedClosed(st)
 	}
 	m.stamp(&h, s)
-	first, err := m.fillFramed(&b, recordType, &h, &w, count)
+	first, err := mailboxframe.FillBatch(&b, &m.prod.Log, m.trailer.Tail, &m.lay, recordType, &h, &w, count)
 	if err != nil {
 		_ = m.prod.AbortBatch(b)
-		return err
+		return fmt.Errorf("%w: %w", ErrClaim, err)
 	}
 	if err := m.prod.CommitBatch(b); err != nil {
 		return fmt.Errorf("%w: %w", ErrClaim, err)
@@ -422,107 +429,19 @@ func (m *Mailbox) sendFramed(typeID int32, parts [][]byte, s *Sender) error {
 
 // stamp sets the sender key and sequence of a framed message: s's (and
 // s's sequence moves on), or a fresh key for the Mailbox's own methods.
-func (m *Mailbox) stamp(h *frameHeader, s *Sender) {
+func (m *Mailbox) stamp(h *mailboxframe.Header, s *Sender) {
 	if s != nil {
-		h.key, h.seq = s.key, s.seq
+		h.Key, h.Seq = s.key, s.seq
 		s.seq++
 		return
 	}
-	h.key = m.newKey()
+	h.Key = m.newKey()
 }
 
 // newKey returns a fresh sender key: the ring's next correlation id plus
 // one, so that no framed message has key 0, the key of a plain message. Unique among all senders of the ring, in
 // every process, as the correlation counter is.
 func (m *Mailbox) newKey() int64 { return m.trailer.Correlation.Add(1) }
-
-// fillFramed appends the first upTo records of a framed message, of
-// type recordType (flags included), to b (all of them but in the tests
-// that simulate a sender dying half-way), each sealed in a checksummed
-// mailbox, and returns the index of the first record's header.
-func (m *Mailbox) fillFramed(b *record.Batch, recordType int32, h *frameHeader, w *bodyWriter, upTo int) (int, error) {
-	rest, over := int(h.bodyLen), m.lay.over
-	var first int  // the first record's index
-	var pos0 int64 // and its position (checksummed mailbox)
-	for i := range upTo {
-		frag := min(rest, m.lay.maxFrag)
-		rec, err := b.Append(recordType, over+frameHeaderLength+frag)
-		if err != nil {
-			return 0, fmt.Errorf("%w: %w", ErrClaim, err)
-		}
-		h.index = uint32(i)
-		var at int
-		if i == 0 || m.checksum {
-			// The records of a batch are contiguous, in one lap: the first
-			// one's position, read as soon as the batch is claimed, places
-			// them all.
-			var ok bool
-			at, ok = m.prod.IndexOf(rec)
-			if !ok {
-				return 0, fmt.Errorf("%w: a batch record outside the ring", ErrClaim)
-			}
-			if i == 0 {
-				first = at
-				if m.checksum {
-					pos0 = m.claimPosition(at)
-				}
-			}
-		}
-		if m.checksum {
-			putFrameHeader(rec[over:], h)
-			w.fill(rec[over+frameHeaderLength:])
-			seal(rec, recordType, pos0+int64(at-first))
-		} else {
-			putFrameHeader(rec, h)
-			w.fill(rec[frameHeaderLength:])
-		}
-		rest -= frag
-	}
-	return first, nil
-}
-
-// bodyWriter copies the body of a message (the payload, or length-prefixed
-// parts) into successive fragments.
-type bodyWriter struct {
-	parts [][]byte
-	multi bool
-	part  int // current part
-	off   int // offset in the current part's prefix+bytes
-}
-
-func (w *bodyWriter) fill(dst []byte) {
-	for len(dst) > 0 {
-		p := w.parts[w.part]
-		if w.multi && w.off == 0 && len(dst) >= partLengthPrefix+len(p) {
-			// The whole part, prefix included, fits: the common case.
-			binary.LittleEndian.PutUint32(dst, uint32(len(p)))
-			copy(dst[partLengthPrefix:], p)
-			dst = dst[partLengthPrefix+len(p):]
-			w.part++
-			continue
-		}
-		pre := 0
-		if w.multi {
-			pre = partLengthPrefix
-			if w.off < pre {
-				var lp [partLengthPrefix]byte
-				binary.LittleEndian.PutUint32(lp[:], uint32(len(p)))
-				n := copy(dst, lp[w.off:])
-				dst = dst[n:]
-				w.off += n
-			}
-		}
-		if w.off >= pre {
-			n := copy(dst, p[w.off-pre:])
-			dst = dst[n:]
-			w.off += n
-			if w.off == pre+len(p) {
-				w.part++
-				w.off = 0
-			}
-		}
-	}
-}
 
 // ringResult maps a ring error to the mailbox's outcome.
 func (m *Mailbox) ringResult(err error) error {
@@ -583,7 +502,7 @@ func (c *Claim) Commit() error {
 		if _, _, err := m.prod.OpenClaim(at + record.HeaderLength); err != nil {
 			return fmt.Errorf("%w: %w", ErrClaim, err)
 		}
-		seal(m.prod.Payload(at, checksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
+		mailboxframe.Seal(m.prod.Payload(at, checksumLength+len(c.c.Payload)), *m.prod.TypeAt(at), c.pos)
 	}
 	at, size := c.c.Index-c.over()-record.HeaderLength, record.Size(c.over()+len(c.c.Payload))
 	if err := m.prod.Commit(c.c.Index - c.over()); err != nil {
@@ -647,7 +566,7 @@ func (m *Mailbox) claim(typeID int32, length int, s *Sender) (Claim, error) {
 	if st := m.w.state.Load(); st != stateOpen {
 		return Claim{}, m.refusedClosed(st)
 	}
-	c, err := m.prod.TryClaim(m.checkFlag()|typeID, m.lay.over+length)
+	c, err := m.prod.TryClaim(m.checkFlag()|typeID, m.lay.Over+length)
 	if err != nil {
 		return Claim{}, m.outcome(m.ringResult(err), s)
 	}
@@ -677,19 +596,7 @@ func (p *PartsClaim) Part(i int) []byte {
 	if p.mb == nil {
 		panic("mailbox: Part of a zero or completed PartsClaim")
 	}
-	body := p.c.Payload[frameHeaderLength:]
-	if p.n == 1 {
-		return body
-	}
-	for {
-		l := int(binary.LittleEndian.Uint32(body))
-		body = body[partLengthPrefix:]
-		if i == 0 {
-			return body[:l:l]
-		}
-		body = body[l:]
-		i--
-	}
+	return mailboxframe.Part(p.c.Payload[frameHeaderLength:], p.n, i)
 }
 
 // ClaimParts claims space for a multipart message whose parts have the
@@ -714,7 +621,7 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 		if l < 0 {
 			return PartsClaim{}, fmt.Errorf("%w: part of %d bytes", ErrArgument, l)
 		}
-		if l > m.lay.maxFrag {
+		if l > m.lay.MaxFrag {
 			return PartsClaim{}, ErrTooLong
 		}
 		body += l
@@ -722,13 +629,13 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 	if n > 1 {
 		body += n * partLengthPrefix
 	}
-	if body > m.lay.maxFrag || body > m.lay.maxMessage {
+	if body > m.lay.MaxFrag || body > m.lay.MaxMessage {
 		return PartsClaim{}, ErrTooLong
 	}
 	if st := m.w.state.Load(); st != stateOpen {
 		return PartsClaim{}, m.refusedClosed(st)
 	}
-	c, err := m.prod.TryClaim(framedFlag|m.checkFlag()|typeID, m.lay.over+frameHeaderLength+body)
+	c, err := m.prod.TryClaim(framedFlag|m.checkFlag()|typeID, m.lay.Over+frameHeaderLength+body)
 	if err != nil {
 		return PartsClaim{}, m.outcome(m.ringResult(err), s)
 	}
@@ -736,16 +643,10 @@ func (m *Mailbox) claimParts(typeID int32, lengths []int, s *Sender) (PartsClaim
 		return PartsClaim{}, err
 	}
 	mc := m.newClaim(c)
-	h := frameHeader{count: 1, bodyLen: uint32(body), parts: uint32(n)}
+	h := mailboxframe.Header{Count: 1, BodyLen: uint32(body), Parts: uint32(n)}
 	m.stamp(&h, s)
-	putFrameHeader(mc.c.Payload, &h)
-	if n > 1 {
-		at := frameHeaderLength
-		for _, l := range lengths {
-			binary.LittleEndian.PutUint32(mc.c.Payload[at:], uint32(l))
-			at += partLengthPrefix + l
-		}
-	}
+	mailboxframe.PutHeader(mc.c.Payload, &h)
+	mailboxframe.PutPartLengths(mc.c.Payload[frameHeaderLength:], lengths)
 	return PartsClaim{Claim: mc, n: n}, nil
 }
 

@@ -1,10 +1,6 @@
 package mailbox
 
-import (
-	"encoding/binary"
-
-	"github.com/dutyrt/duty/internal/record"
-)
+import "github.com/dutyrt/duty/internal/mailboxframe"
 
 // Stats is a snapshot of a mailbox's statistics. It is read lock-free from
 // any goroutine; the fields are read one by one, so they are not a single
@@ -82,46 +78,9 @@ func (m *Mailbox) Stats() Stats {
 }
 
 // stranded counts the messages queued between the consumer's position and
-// the tail: plain records, and framed records that start a message (index
-// 0). Padding and open claims are stepped over; a header that no correct
-// sender writes (the ring is shared memory) ends the count there. For a
-// mailbox whose consumer is gone, nothing moves the head, so the count
-// stands once the senders have stopped. Each header is an atomic load
-// (the length that publishes a record comes first in it), and a framed
-// record's index is read only behind its published length.
+// the tail (mailboxframe.Messages). For a mailbox whose consumer is gone,
+// nothing moves the head, so the count stands once the senders have
+// stopped.
 func (m *Mailbox) stranded() int64 {
-	head, tail := m.trailer.Head.Load(), m.trailer.Tail.Load()
-	if head&(record.Alignment-1) != 0 || tail-head > int64(m.capacity) {
-		return 0
-	}
-	var n int64
-	for pos := head; pos < tail; {
-		index := int(pos) & (m.capacity - 1)
-		w := m.prod.WordAt(index).Load()
-		length, typeID := int32(w), int32(w>>32)
-		switch {
-		case length > 0:
-			if !record.Check(index, m.capacity, length, typeID) {
-				return n
-			}
-			if typeID != record.PaddingTypeID {
-				at := m.lay.over + frameIndexOffset
-				if typeID&framedFlag == 0 {
-					n++
-				} else if int(length)-record.HeaderLength >= at+4 &&
-					binary.LittleEndian.Uint32(m.prod.Payload(index, at+4)[at:]) == 0 {
-					n++
-				}
-			}
-			pos += int64(record.Align(int(length)))
-		case length < 0:
-			if !record.CheckClaim(index, m.capacity, length) {
-				return n
-			}
-			pos += (-int64(length) + record.Alignment - 1) &^ (record.Alignment - 1)
-		default:
-			return n
-		}
-	}
-	return n
+	return mailboxframe.Messages(&m.prod.Log, m.trailer.Head.Load(), m.trailer.Tail.Load(), m.lay.Over)
 }

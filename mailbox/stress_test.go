@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dutyrt/duty/internal/buildtags"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 )
 
 type stressKind int
@@ -94,7 +95,7 @@ func sendStress(ctx context.Context, mb *Mailbox, s *Sender, id, seq int, rng *r
 	for {
 		var err error
 		switch op := rng.IntN(4); {
-		case op == 0 && kind == kindMultipart && mb.MaxPartsClaimLength() >= bodyLength(parts):
+		case op == 0 && kind == kindMultipart && mb.MaxPartsClaimLength() >= mailboxframe.BodyLength(parts):
 			var pc PartsClaim
 			if s != nil {
 				pc, err = s.ClaimParts(typeID, lens...)

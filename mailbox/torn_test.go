@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 	"github.com/stretchr/testify/require"
@@ -23,13 +24,13 @@ func sendHalf(t testing.TB, s *Sender, typeID int32, payload []byte, upTo int) {
 	t.Helper()
 	mb := s.mb
 	parts := [][]byte{payload}
-	count, size := mb.lay.records(len(payload))
+	count, size := mb.lay.Records(len(payload))
 	require.Greater(t, count, upTo)
 	b, err := mb.prod.TryClaimBatch(size)
 	require.NoError(t, err)
-	h := frameHeader{key: s.key, seq: s.seq, count: uint32(count), bodyLen: uint32(len(payload)), parts: 1}
-	w := bodyWriter{parts: parts}
-	_, err = mb.fillFramed(&b, typeID, &h, &w, upTo)
+	h := mailboxframe.Header{Key: s.key, Seq: s.seq, Count: uint32(count), BodyLen: uint32(len(payload)), Parts: 1}
+	w := mailboxframe.NewBodyWriter(parts)
+	_, err = mailboxframe.FillBatch(&b, &mb.prod.Log, mb.trailer.Tail, &mb.lay, typeID, &h, &w, upTo)
 	require.NoError(t, err)
 }
 
@@ -251,9 +252,9 @@ type rec struct {
 	payload []byte
 }
 
-func framed(h frameHeader, body []byte) []byte {
+func framed(h mailboxframe.Header, body []byte) []byte {
 	b := make([]byte, frameHeaderLength+len(body))
-	putFrameHeader(b, &h)
+	mailboxframe.PutHeader(b, &h)
 	copy(b[frameHeaderLength:], body)
 	return b
 }
@@ -288,8 +289,8 @@ func lp(parts ...string) []byte {
 // message after them is delivered; Drain reports ErrCorruptFrame.
 func TestCorruptFrames(t *testing.T) {
 	const F = framedFlag | 7
-	hdr := func(index, count, bodyLen, parts uint32) frameHeader {
-		return frameHeader{key: 42, seq: 1, index: index, count: count, bodyLen: bodyLen, parts: parts}
+	hdr := func(index, count, bodyLen, parts uint32) mailboxframe.Header {
+		return mailboxframe.Header{Key: 42, Seq: 1, Index: index, Count: count, BodyLen: bodyLen, Parts: parts}
 	}
 	frag := string(pattern(1, 8160))
 	cases := []struct {
@@ -316,7 +317,7 @@ func TestCorruptFrames(t *testing.T) {
 		}, 2},
 		{"other key", []rec{
 			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
-			{F, framed(frameHeader{key: 43, seq: 1, index: 1, count: 2, bodyLen: 8161, parts: 1}, []byte("x"))},
+			{F, framed(mailboxframe.Header{Key: 43, Seq: 1, Index: 1, Count: 2, BodyLen: 8161, Parts: 1}, []byte("x"))},
 		}, 2},
 		{"other type", []rec{
 			{F, framed(hdr(0, 2, 8161, 1), []byte(frag))},
@@ -405,7 +406,7 @@ func TestLateWriterAfterUnblock(t *testing.T) {
 			// the late sender still holds a slice of: the record at index 0
 			// of the next lap.
 			good := bytes.Repeat([]byte{0x11}, 40)
-			size := ringbuf.RecordSize(mb.lay.over + len(good))
+			size := ringbuf.RecordSize(mb.lay.Over + len(good))
 			wraps := func() bool { // the next send pads the end and lands at index 0
 				rest := minCapacity - int(RingOf(mb).ProducerPosition()&int64(minCapacity-1))
 				return rest < size
@@ -477,7 +478,7 @@ func TestLateWriterOverHeadersRecovers(t *testing.T) {
 				// claim was, then queue small records there: the late
 				// sender's 40 bytes cover the headers of the second and third.
 				small := make([]byte, 8)
-				size := record.Size(mb.lay.over + len(small))
+				size := record.Size(mb.lay.Over + len(small))
 				atZero := func() bool { // the next record lands at index 0
 					rest := minCapacity - int(RingOf(mb).ProducerPosition()&int64(minCapacity-1))
 					return rest == minCapacity || rest < size

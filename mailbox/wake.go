@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/doorbell"
 	"github.com/dutyrt/duty/internal/futex"
 )
 
@@ -62,103 +63,40 @@ func NewWakeIdle(cfg WakeConfig, mbs ...*Mailbox) (idle.Strategy, error) {
 	if cfg.MaxSleep == 0 {
 		cfg.MaxSleep = defaultWakeMaxSleep
 	}
-	w := &wakeIdle{cfg: cfg, spin: idle.BusySpin()}
-	for _, mb := range mbs {
+	rings := make([]doorbell.Ring, len(mbs))
+	for i, mb := range mbs {
 		if mb == nil {
 			return nil, fmt.Errorf("%w: nil mailbox", ErrArgument)
 		}
 		if mb.sendOnly {
 			return nil, errNotConsumer(mb, "NewWakeIdle")
 		}
-		w.mbs = append(w.mbs, mb)
-		w.ones = append(w.ones, 1)
+		rings[i] = wakeRing{mb}
 	}
-	w.bells = make([]*atomic.Uint32, len(mbs))
-	return w, nil
+	return doorbell.New(doorbell.Config(cfg), rings), nil
 }
 
 const (
 	defaultWakeSpins    = 1000
 	defaultWakeMaxSleep = 100 * time.Millisecond
-	// wakeStallPause is the pause of a consumer whose ring holds a claim
-	// being filled: too short to sleep on, long enough not to burn a core
-	// while a sender is descheduled.
-	wakeStallPause = 20 * time.Microsecond
 )
 
-type wakeIdle struct {
-	cfg   WakeConfig
-	mbs   []*Mailbox
-	bells []*atomic.Uint32 // the doorbells, loaded afresh at each sleep (a detached mailbox moves its words)
-	ones  []uint32
-	spin  idle.Strategy
-	count int
+// wakeRing is a consumer's mailbox as the wake strategy sleeps on it.
+type wakeRing struct{ m *Mailbox }
+
+func (r wakeRing) Doorbell() *atomic.Uint32 { return &r.m.w.doorbell }
+
+// Beat heartbeats as a drain does: when the millisecond moved.
+func (r wakeRing) Beat() { _ = r.m.beat(false) }
+
+// Quiet: a closed mailbox is not slept on either: its end of stream is
+// the agent's to see (an Actor checks it on its liveness-check cycles).
+func (r wakeRing) Quiet() bool {
+	m := r.m
+	return m.trailer.Tail.Load() == m.trailer.Head.Load() && m.w.state.Load() == stateOpen
 }
 
-func (w *wakeIdle) Idle(workCount int) {
-	if workCount > 0 {
-		w.count = 0
-		return
-	}
-	w.IdleOnce()
-}
-
-func (w *wakeIdle) IdleOnce() {
-	if w.count < w.cfg.Spins {
-		w.count++
-		w.spin.IdleOnce()
-		return
-	}
-	w.sleep()
-}
-
-// sleep is one sleep of the consumer: the heartbeat, the doorbells set,
-// the rings checked, and a futex wait on the doorbells if all are empty.
-func (w *wakeIdle) sleep() {
-	for i, mb := range w.mbs {
-		_ = mb.beat(false) // a sleeping consumer still heartbeats, at most once a millisecond
-		w.bells[i] = &mb.w.doorbell
-		mb.w.doorbell.Store(1)
-	}
-	// A closed mailbox is not slept on either: its end of stream is the
-	// agent's to see (an Actor checks it on its liveness-check cycles).
-	empty := true
-	for _, mb := range w.mbs {
-		if mb.trailer.Tail.Load() != mb.trailer.Head.Load() || mb.w.state.Load() != stateOpen {
-			empty = false
-			break
-		}
-	}
-	if empty {
-		d := w.cfg.MaxSleep
-		if w.cfg.Deadline != nil {
-			if at := w.cfg.Deadline(); !at.IsZero() {
-				d = min(d, time.Until(at))
-			}
-		}
-		futex.WaitAny(w.bells, w.ones, d)
-	}
-	for _, b := range w.bells {
-		b.Store(0)
-	}
-	if !empty {
-		time.Sleep(wakeStallPause)
-	}
-}
-
-func (w *wakeIdle) Reset() { w.count = 0 }
-
-// Wake ends a sleep now, from any goroutine: a runner that is closed wakes
-// its agent's strategy this way (its duty loop then sees the close).
-func (w *wakeIdle) Wake() {
-	for _, mb := range w.mbs {
-		mb.wake()
-	}
-}
-
-func (w *wakeIdle) Alias() string { return "wake" }
-
-func (w *wakeIdle) String() string { return fmt.Sprintf("wake:%d:%v", w.cfg.Spins, w.cfg.MaxSleep) }
+func (r wakeRing) Wake() { r.m.wake() }
 
 // rang is the sender's side of the doorbell: after a send published, it
 // loads the doorbell (its claim's compare-and-swap of the tail is ordered

@@ -2,9 +2,9 @@
 // packages of duty need: the ring capacity bounds and defaults a host of a
 // mailbox (package ipc's mailbox file) lays its file out with, and the
 // byte layout of a mailbox's framed records and checksum prefix (package
-// mailbox writes and reads them; its frame.go and checksum.go explain
-// them, docs/layouts.md lists them), for the tests that forge a dead
-// sender's half-written message; and the state word's value a host
+// mailbox writes and reads them through internal/mailboxframe, which
+// explains them; docs/layouts.md lists them), for the tests that forge a
+// dead sender's half-written message; and the state word's value a host
 // stores when it has proved the consumer's process gone.
 package mailboxdef
 

@@ -1,4 +1,4 @@
-package mailbox
+package mailboxframe
 
 import (
 	"encoding/binary"
@@ -8,16 +8,17 @@ import (
 	"github.com/dutyrt/duty/internal/record"
 )
 
-// Checksummed records (Config.Checksum). A sender that stalls between its
-// claim and its commit for longer than the unblock timeout finds its claim
-// released as torn; if it then resumes, its late stores land in space that
-// another sender may have claimed since, and that sender's message would
-// be delivered with bytes nobody sent. No store of the stalled sender can
-// be prevented, so the mailbox makes them detectable: every record
-// carries a CRC32C (Castagnoli) of where it is and what it holds, computed
-// by its sender just before the commit, and checked by the consumer before
-// anything of the record is used. A record whose checksum does not match
-// is dropped with its message and counted in Stats.Corrupt.
+// Checksummed records (mailbox.Config.Checksum). A sender that stalls
+// between its claim and its commit for longer than the unblock timeout
+// finds its claim released as torn; if it then resumes, its late stores
+// land in space that another sender may have claimed since, and that
+// sender's message would be delivered with bytes nobody sent. No store of
+// the stalled sender can be prevented, so the mailbox makes them
+// detectable: every record carries a CRC32C (Castagnoli) of where it is
+// and what it holds, computed by its sender just before the commit, and
+// checked by the consumer before anything of the record is used. A record
+// whose checksum does not match is dropped with its message and counted
+// in the mailbox's Stats.Corrupt.
 //
 // The record's type id has record.FlagChecked set, and its payload starts
 // with checksumLength bytes before the plain payload or the frame header:
@@ -34,13 +35,10 @@ import (
 // store that lands between a sender's checksum and its commit (the same
 // window as the unchecked claim's, nanoseconds against the seconds of the
 // stall) goes unseen.
-const (
-	// checksumLength is the length of the checksum prefix of a
-	// checksummed record's payload.
-	checksumLength = mailboxdef.ChecksumLength
-	// checkedFlag marks a checksummed record's type id.
-	checkedFlag = record.FlagChecked
-)
+
+// checksumLength is the length of the checksum prefix of a checksummed
+// record's payload.
+const checksumLength = mailboxdef.ChecksumLength
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -56,37 +54,37 @@ func checksum(pos int64, length, typeID int32, body []byte) uint32 {
 	return crc32.Update(seed, castagnoli, body)
 }
 
-// seal writes the checksum of the claimed record whose payload is payload
+// Seal writes the checksum of the claimed record whose payload is payload
 // (the whole payload, prefix included), of type typeID, at ring position
 // pos, into its prefix.
-func seal(payload []byte, typeID int32, pos int64) {
+func Seal(payload []byte, typeID int32, pos int64) {
 	sum := checksum(pos, int32(len(payload)+record.HeaderLength), typeID, payload[checksumLength:])
 	binary.LittleEndian.PutUint32(payload[0:], sum)
 	binary.LittleEndian.PutUint32(payload[4:], 0)
 }
 
-// claimPosition returns the ring position of the record at index (a
-// record index), claimed by this sender a moment ago: the one position
-// below the tail with that index. The claim moved the tail past it, and
-// the consumer cannot pass an uncommitted claim, so the tail is at most a
-// capacity ahead (head <= position < tail, tail - head <= capacity). It is
-// read right after the claim, before anything is written into it: a
-// sender that stalls later, long enough for its claim to be released and
-// its space claimed again a lap on, seals with its own position, which
-// the record now there does not have.
-func (m *Mailbox) claimPosition(index int) int64 {
-	tail := m.trailer.Tail.Load()
-	mask := int64(m.capacity - 1)
+// ClaimPosition returns the ring position of the record at index (a
+// record index) in a ring of capacity bytes whose tail is tail, claimed by
+// the caller a moment ago: the one position below the tail with that
+// index. The claim moved the tail past it, and the consumer cannot pass an
+// uncommitted claim, so the tail is at most a capacity ahead (head <=
+// position < tail, tail - head <= capacity). The tail is loaded right
+// after the claim, before anything is written into it: a sender that
+// stalls later, long enough for its claim to be released and its space
+// claimed again a lap on, seals with its own position, which the record
+// now there does not have.
+func ClaimPosition(tail int64, capacity, index int) int64 {
+	mask := int64(capacity - 1)
 	d := (tail - int64(index)) & mask
 	if d == 0 {
-		d = int64(m.capacity)
+		d = int64(capacity)
 	}
 	return tail - d
 }
 
-// verify reports whether the checksummed record at ring position pos, of
+// Verify reports whether the checksummed record at ring position pos, of
 // type typeID, whose payload is payload, holds what its sender sealed.
-func verify(pos int64, typeID int32, payload []byte) bool {
+func Verify(pos int64, typeID int32, payload []byte) bool {
 	if len(payload) < checksumLength {
 		return false
 	}
