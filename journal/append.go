@@ -18,6 +18,12 @@ type claimState struct {
 	off    int64   // offset in cur
 	length int64   // header and body
 	stream *Stream // advanced by Commit
+	// The header's fields, written by Commit with the CRC and the length
+	// (see ClaimAt).
+	typeID    int32
+	flags     uint32
+	seq       int64
+	timestamp int64
 }
 
 // Claim is a slot of the log, reserved by Journal.Claim: fill Body, then
@@ -103,19 +109,16 @@ func (s *Stream) ClaimAt(typeID int32, n int, timestamp int64) (Claim, error) {
 		off = j.pos - j.cur.Start
 	}
 	seq := s.next
-	// off+aligned <= segSize: the record lies inside the mapping, and the
-	// header's stores need no bounds checks.
+	// The header is written by Commit, not here: a reader of this
+	// process spinning on the record's length word shares its cache line,
+	// and stores to that line now and again at the commit would each take
+	// the line back from the reader; written at the commit, the header,
+	// its CRC and the length go in one burst. off+aligned <= segSize: the
+	// record lies inside the mapping.
 	rec := j.cur.At(off)
-	h := (*[journalfile.RecordHeaderLength]byte)(rec)
-	le := binary.LittleEndian
-	le.PutUint32(h[journalfile.MagicOffset:], journalfile.RecordMagic)
-	le.PutUint32(h[journalfile.StreamOffset:], s.id)
-	le.PutUint32(h[journalfile.TypeOffset:], uint32(typeID))
-	le.PutUint32(h[journalfile.FlagsOffset:], 0)
-	le.PutUint64(h[journalfile.SequenceOffset:], uint64(seq))
-	le.PutUint64(h[journalfile.TimestampOffset:], uint64(timestamp))
 	j.claimOpen = true
 	j.claim.off, j.claim.length = off, length
+	j.claim.typeID, j.claim.flags, j.claim.seq, j.claim.timestamp = typeID, 0, seq, timestamp
 	if j.claim.stream != s { // a pointer store costs a write barrier's check: only on a change
 		j.claim.stream = s
 	}
@@ -130,9 +133,9 @@ func (s *Stream) Append(typeID int32, body []byte) (position, sequence int64, er
 }
 
 // Claim reserves a record of n body bytes on streamID with typeID and
-// returns its slot. It writes the header (all but the length word and the
-// CRC) and moves to a new segment first if the record does not fit in the
-// current one (closing it with an end-of-segment marker). It does not
+// returns its slot (Commit writes the record's header). It moves to a new
+// segment first if the record does not fit in the current one (closing it
+// with an end-of-segment marker). It does not
 // allocate, except the first time it sees a stream. Writer only; one
 // claim at a time (ErrClaim). A Stream's Claim saves the stream lookup.
 func (j *Journal) Claim(streamID uint32, typeID int32, n int) (Claim, error) {
@@ -164,11 +167,18 @@ func (j *Journal) Commit() error {
 		return fmt.Errorf("%w: commit without a claim", ErrClaim)
 	}
 	c := &j.claim
-	// ClaimAt checked that the record lies inside the mapping, and stored
-	// RecordMagic in it.
+	// ClaimAt checked that the record lies inside the mapping.
 	p := j.cur.At(c.off)
+	h := (*[journalfile.RecordHeaderLength]byte)(p)
+	le := binary.LittleEndian
+	le.PutUint32(h[journalfile.MagicOffset:], journalfile.RecordMagic)
+	le.PutUint32(h[journalfile.StreamOffset:], c.stream.id)
+	le.PutUint32(h[journalfile.TypeOffset:], uint32(c.typeID))
+	le.PutUint32(h[journalfile.FlagsOffset:], c.flags)
+	le.PutUint64(h[journalfile.SequenceOffset:], uint64(c.seq))
+	le.PutUint64(h[journalfile.TimestampOffset:], uint64(c.timestamp))
 	crc := journalfile.FramedRecordCRC(unsafe.Slice((*byte)(p), c.length))
-	binary.LittleEndian.PutUint32((*[journalfile.RecordHeaderLength]byte)(p)[journalfile.CrcOffset:], crc)
+	le.PutUint32(h[journalfile.CrcOffset:], crc)
 	j.cur.StoreLength(c.off, int32(c.length))
 	pos := j.pos
 	j.pos += journalfile.Align(c.length)

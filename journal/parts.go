@@ -71,7 +71,7 @@ func (s *Stream) appendParts(typeID int32, parts [][]byte, timestamp int64) (pos
 		return 0, 0, err
 	}
 	le := binary.LittleEndian
-	le.PutUint32((*[journalfile.RecordHeaderLength]byte)(j.cur.At(j.claim.off))[journalfile.FlagsOffset:], journalfile.RecordParts)
+	j.claim.flags = journalfile.RecordParts // the header's, written by Commit
 	b := c.Body
 	le.PutUint32(b, uint32(len(parts)))
 	for i, p := range parts {
