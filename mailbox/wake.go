@@ -73,7 +73,7 @@ func NewWakeIdle(cfg WakeConfig, mbs ...*Mailbox) (idle.Strategy, error) {
 		}
 		rings[i] = wakeRing{mb}
 	}
-	return doorbell.New(doorbell.Config(cfg), rings), nil
+	return doorbell.New(doorbell.Config(cfg), rings, idle.BusySpin()), nil
 }
 
 const (

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dutyrt/duty/idle"
 	"github.com/dutyrt/duty/internal/futex"
 )
 
@@ -48,6 +47,11 @@ type Config struct {
 // core while a sender is descheduled.
 const stallPause = 20 * time.Microsecond
 
+// Spinner is what the Sleeper spins with before it sleeps: one pause per
+// idle cycle (idle.BusySpin's IdleOnce). The caller passes it, so that
+// this package stays below package idle.
+type Spinner interface{ IdleOnce() }
+
 // Sleeper is the idle strategy: an idle.Strategy, and Wake for a runner
 // that closes. Use it from the consumer's goroutine, one per agent.
 type Sleeper struct {
@@ -55,14 +59,14 @@ type Sleeper struct {
 	rings []Ring
 	bells []*atomic.Uint32 // the doorbells, asked afresh at each sleep
 	ones  []uint32
-	spin  idle.Strategy
+	spin  Spinner
 	count int
 }
 
 // New returns a Sleeper over rings with cfg (its Spins and MaxSleep
-// positive).
-func New(cfg Config, rings []Ring) *Sleeper {
-	s := &Sleeper{cfg: cfg, rings: rings, spin: idle.BusySpin()}
+// positive), spinning with spin.
+func New(cfg Config, rings []Ring, spin Spinner) *Sleeper {
+	s := &Sleeper{cfg: cfg, rings: rings, spin: spin}
 	s.bells = make([]*atomic.Uint32, len(rings))
 	s.ones = make([]uint32, len(rings))
 	for i := range s.ones {
