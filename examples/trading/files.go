@@ -151,11 +151,10 @@ func (f *procFiles) announce(w io.Writer) {
 // it.
 func keeperRole(process string) string { return process + "-files" }
 
-// keeperIdle is the keeper thread's idle strategy: it beats every half
-// second, so it sleeps between its cycles. Parked by the default backoff
-// for at most a few milliseconds, it would wake a hundred times a second
-// on a host whose two CPUs the pipeline's threads share, and each wake-up
-// there can delay a stage's.
+// keeperIdle is the keeper thread's idle strategy: it has work once per
+// heartbeat period, so it sleeps between its cycles. The default backoff
+// parks it for short spells and wakes it often, on CPUs the pipeline's
+// threads share, where each wake-up can delay a stage's.
 const keeperIdle = "sleep-ms:100"
 
 // keeperModule runs the keeper of the files in the process's group (the
