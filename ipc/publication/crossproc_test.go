@@ -114,26 +114,8 @@ func childPublisherClaimer() error {
 	if err != nil {
 		return err
 	}
-	go func() { // the child never returns normally: it is killed
-		for {
-			if err := p.Heartbeat(time.Now().UnixMilli()); err != nil {
-				fmt.Fprintln(os.Stderr, "heartbeat:", err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	fmt.Println("created")
-	subs, count := envInt("DUTY_IPC_SUBS"), envInt("DUTY_IPC_COUNT")
-	for deadline := time.Now().Add(30 * time.Second); p.activeSubscriberCount() < subs; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d subscribers joined, want %d", p.activeSubscriberCount(), subs)
-		}
-	}
-	buf := make([]byte, p.MaxMessageLength())
-	for seq := range uint64(count) {
-		if err := offerUntil(p, pubPayload(buf, 0, seq, pubLength(seq, p.MaxMessageLength()))); err != nil {
-			return err
-		}
+	if err := childServe(p, 100*time.Millisecond, envInt("DUTY_IPC_SUBS"), envInt("DUTY_IPC_COUNT")); err != nil {
+		return err
 	}
 	var c Claim
 	for spins := 0; ; spins++ {
@@ -161,30 +143,40 @@ func childPublisherHold() error {
 	if err != nil {
 		return err
 	}
-	go func() { // the child never returns normally: it is killed
+	count := envInt("DUTY_IPC_COUNT")
+	if err := childServe(p, 10*time.Millisecond, 1, count); err != nil {
+		return err
+	}
+	fmt.Println("published", count)
+	time.Sleep(time.Hour)
+	return errors.New("not killed")
+}
+
+// childServe is a child publisher's common part: it heartbeats p every
+// beat from a goroutine (for good: the child is killed), says "created",
+// waits for subs subscribers and publishes count messages.
+func childServe(p *Publication, beat time.Duration, subs, count int) error {
+	go func() {
 		for {
 			if err := p.Heartbeat(time.Now().UnixMilli()); err != nil {
 				fmt.Fprintln(os.Stderr, "heartbeat:", err)
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(beat)
 		}
 	}()
 	fmt.Println("created")
-	for deadline := time.Now().Add(30 * time.Second); p.activeSubscriberCount() < 1; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); p.activeSubscriberCount() < subs; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			return errors.New("no subscriber joined")
+			return fmt.Errorf("%d subscribers joined, want %d", p.activeSubscriberCount(), subs)
 		}
 	}
 	buf := make([]byte, p.MaxMessageLength())
-	count := envInt("DUTY_IPC_COUNT")
 	for seq := range uint64(count) {
 		if err := offerUntil(p, pubPayload(buf, 0, seq, pubLength(seq, p.MaxMessageLength()))); err != nil {
 			return err
 		}
 	}
-	fmt.Println("published", count)
-	time.Sleep(time.Hour)
-	return errors.New("not killed")
+	return nil
 }
 
 // offerUntil offers until success or an error other than the transient
