@@ -4,14 +4,17 @@ package main
 
 // The C reference of W1, measured in the same run as everything else: a
 // minimal C ring with Agrona's protocol, free of anything Go adds. The
-// record header's length word is the publication; the consumer zeroes what
-// it read and publishes head once per read; the producer stores its tail
-// and re-reads head only when its cached head says full; padding at the
-// wrap. One record per publication (cring-write) or 16 per claim
-// (cring-batch16); cring-cas is cring-write with the many-to-one claim (a
-// compare-and-swap on the tail and the claim marker). The consumer checks every message as the Go checker
-// does. Built only with -tags cring (cgo and a C compiler): the default
-// build of dutybench needs neither.
+// record header's length word is the publication; the consumer zeroes each
+// record as it reads it and publishes head once per read; the producer
+// stores its tail and re-reads head only when its cached head says full;
+// padding at the wrap. One record per publication (cring-write) or 16 per
+// claim (cring-batch16); cring-cas is cring-write with the many-to-one
+// claim (a compare-and-swap on the tail and the claim marker), and its
+// consumer demotes the lines it released as duty's many-to-one consumer
+// does (CLDEMOTE where the CPU has it): the many-to-one protocol's own
+// cost. The consumer checks every message as the Go checker does. Built
+// only with -tags cring (cgo and a C compiler): the default build of
+// dutybench needs neither.
 
 /*
 #cgo CFLAGS: -O2
@@ -31,6 +34,16 @@ typedef struct {
 } cring;
 
 static inline _Atomic int32_t *len_at(cring *r, int64_t i) { return (_Atomic int32_t *)(r->data + i); }
+
+// cring_demote is CLDEMOTE of the line at p (a hint: it orders nothing);
+// called only where Go's prefetch.CanDemote says the CPU has it.
+static inline void cring_demote(uint8_t *p) {
+#if defined(__x86_64__)
+	__asm__ volatile(".byte 0x0f, 0x1c, 0x00" : : "a"(p) : "memory");
+#else
+	(void)p;
+#endif
+}
 
 // produce sends n messages, batch records per claim (the last claim takes
 // what is left); message corrupt_at (if >= 0) carries a wrong sequence number.
@@ -80,7 +93,12 @@ static void cring_produce(cring *r, int64_t n, int64_t batch, int64_t corrupt_at
 
 // consume reads n messages and returns how many did not match; the first
 // mismatch's sequence number and the one expected go to *seq and *want.
-static int64_t cring_consume(cring *r, int64_t n, int64_t *got, int64_t *want) {
+// Each record is zeroed as soon as it is read, while its line is in this
+// core's cache (a 40-byte record with five word stores). With demote, the
+// lines a read released are demoted after head is published, every line
+// the released range ends in except a last one it only partly covers (the
+// next release demotes that), as duty's many-to-one reader does.
+static int64_t cring_consume(cring *r, int64_t n, int demote, int64_t *got, int64_t *want) {
 	int64_t head = 0, expected = 0, received = 0, bad = 0, mask = r->cap - 1;
 	while (received < n) {
 		int64_t idx = head & mask, k = 0;
@@ -100,12 +118,21 @@ static int64_t cring_consume(cring *r, int64_t n, int64_t *got, int64_t *want) {
 				expected++;
 				received++;
 			}
-			k += (len + 7) & ~7;
+			int64_t aligned = (len + 7) & ~7;
+			if (aligned == REC) {
+				_Atomic int64_t *w = (_Atomic int64_t *)rec;
+				for (int i = 0; i < REC / 8; i++) atomic_store_explicit(&w[i], 0, memory_order_relaxed);
+			} else {
+				memset(rec, 0, aligned);
+			}
+			k += aligned;
 		}
 		if (k > 0) {
-			memset(r->data + idx, 0, k);
 			head += k;
 			atomic_store_explicit(r->head, head, memory_order_release);
+			if (demote) {
+				for (int64_t line = idx & ~63; line + 64 <= idx + k; line += 64) cring_demote(r->data + line);
+			}
 		}
 	}
 	return bad;
@@ -182,6 +209,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dutyrt/duty/internal/prefetch"
 	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -240,9 +268,15 @@ func cProduce(cr *C.cring, cfg *runConfig, batch int, cas bool) error {
 	return nil
 }
 
-func cConsume(cr *C.cring, n int) error {
+// cConsume reads n messages with the C consumer, demoting released lines
+// when demote is set and the CPU can.
+func cConsume(cr *C.cring, n int, demote bool) error {
 	var got, want C.int64_t
-	if bad := C.cring_consume(cr, C.int64_t(n), &got, &want); bad != 0 {
+	d := C.int(0)
+	if demote && prefetch.CanDemote() {
+		d = 1
+	}
+	if bad := C.cring_consume(cr, C.int64_t(n), d, &got, &want); bad != 0 {
 		return fmt.Errorf("%w: C ring: %d messages did not match, the first: producer 0 sequence %d, want %d", errPayload, bad, got, want)
 	}
 	return nil
@@ -259,7 +293,7 @@ func cRingStream(batch int, cas bool) runFunc {
 			return 0, err
 		}
 		defer free()
-		return stream(cfg, newTeam(cfg.place), nil, func() error { return cConsume(cr, cfg.n) },
+		return stream(cfg, newTeam(cfg.place), nil, func() error { return cConsume(cr, cfg.n, cas) },
 			func() error { return cProduce(cr, cfg, batch, cas) })
 	}
 }
@@ -288,7 +322,7 @@ func mixedStream(cProducer bool) runFunc {
 			return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, readAll(m, c)) },
 				func() error { return cProduce(cr, cfg, 1, true) })
 		}
-		return stream(cfg, t, nil, func() error { return cConsume(cr, cfg.n) },
+		return stream(cfg, t, nil, func() error { return cConsume(cr, cfg.n, true) },
 			func() error { return produce(t, m, cfg.n, 0, cfg.corruptAt, ringbuf.ErrFull, nil) })
 	}
 }

@@ -14,7 +14,7 @@ import (
 // and reports every figure as a ratio to its reference too.
 func TestRunReportsTheLimit(t *testing.T) {
 	var out, errOut bytes.Buffer
-	err := run([]string{"-w", "w1,w3", "-n", "20000", "-reps", "1", "-warmup", "0", "-json", "-variants", "chan,onetoone-write,batch16,onetoone"}, &out, &errOut)
+	err := run([]string{"-w", "w1,w3", "-n", "20000", "-reps", "1", "-warmup", "0", "-json", "-variants", "chan,onetoone-write,manytoone-write,batch16,onetoone"}, &out, &errOut)
 	require.NoError(t, err, errOut.String())
 	var r Report
 	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
@@ -29,9 +29,9 @@ func TestRunReportsTheLimit(t *testing.T) {
 	// A phase lands in the limits only when variant and reference share
 	// it: a mixed repetition has none, so only check what is there.
 	for v, ref := range refs["w1"] {
-		want := "cring-write"
-		if v == "batch16" {
-			want = "cring-batch16"
+		want := map[string]string{"batch16": "cring-batch16", "manytoone-write": "cring-cas"}[v]
+		if want == "" {
+			want = "cring-write"
 		}
 		require.Equal(t, want, ref, v)
 	}
@@ -44,6 +44,6 @@ func TestRunReportsTheLimit(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []string{"chan", "onetoone-write", "batch16", "cring-write", "cring-batch16"}, names(0))
+	require.Equal(t, []string{"chan", "onetoone-write", "manytoone-write", "batch16", "cring-write", "cring-batch16", "cring-cas"}, names(0))
 	require.Equal(t, []string{"chan", "onetoone", "cring-pingpong"}, names(1))
 }

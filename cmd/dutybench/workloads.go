@@ -42,10 +42,15 @@ type workload struct {
 }
 
 // w1Reference is W1's C reference: cring-batch16 for the variants of 16
-// records per claim, cring-write (one record per publication) otherwise.
+// records per claim, cring-cas (the many-to-one claim) for the other
+// many-to-one variants and the mailbox, cring-write (one record per
+// publication) otherwise.
 func w1Reference(v string) string {
-	if strings.HasPrefix(v, "batch16") {
+	switch {
+	case strings.HasPrefix(v, "batch16"):
 		return "cring-batch16"
+	case strings.HasPrefix(v, "manytoone"), strings.HasPrefix(v, "mailbox"):
+		return "cring-cas"
 	}
 	return "cring-write"
 }
@@ -141,6 +146,7 @@ func newRegistry() []*workload {
 			extra("chan-locked", chanStream(1)),
 			extra("batch16-onetoone", batch16(oneToOne, false, false)),
 			extra("batch16-append", batch16(manyToOne, true, false)),
+			extra("onetoone-write-locked", ringStream(oneToOne, 1, nil, true, lockedWrites)),
 			extra("onetoone-write-pause", ringWrite(oneToOne, pause)),
 			extra("manytoone-write-pause", ringWrite(manyToOne, pause)),
 			extra("mailbox-pause", mbSides(true, true, pause)),
