@@ -300,7 +300,7 @@ func (a *mdAgent) DoWork() (int, error) {
 		return 0, nil
 	}
 	if f.stop.Load() && a.stopping() {
-		setWord(f.stopped, 1)
+		counters.SetWord(f.stopped, 1)
 		return 0, nil
 	}
 	if a.ended {
