@@ -176,9 +176,7 @@ wait:
 		problems = append(problems, "exchange process: reading its error log: "+err.Error())
 	}
 	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: observed}
-	t2o, _ := x.t2o.total()
-	t2oS, _ := x.stages[stageOrderAtExchange].total()
-	sum.T2O, sum.T2OSampled = t2o.Export(), t2oS.Export()
+	sum.T2O, sum.T2OSampled = x.t2o.total(), x.stages[stageOrderAtExchange].total()
 	data, err := json.Marshal(&sum)
 	if err != nil {
 		return false, err

@@ -14,10 +14,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/errlog"
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
@@ -38,8 +38,8 @@ const envMain = "DUTY_TRADING_MAIN"
 // exchangeSummary is exchange.json.
 type exchangeSummary struct {
 	Exchange    exchangeCounts
-	T2O         *hdrhistogram.Snapshot
-	T2OSampled  *hdrhistogram.Snapshot // the exchange's stage of the sampled quotes
+	T2O         histogram.Snapshot
+	T2OSampled  histogram.Snapshot // the exchange's stage of the sampled quotes
 	Errors      []string
 	AgentErrors []errlog.Observation // the exchange process's error log at its end
 }
@@ -51,10 +51,9 @@ type remoteExchange struct {
 	mbs   *mailboxes
 	child *child // unless started by hand
 
-	sum       *exchangeSummary
-	t2o, t2oS *hdrhistogram.Histogram
-	problems  []string
-	nats      *natsLink // -nats: bridges instead of the shared mailbox files
+	sum      *exchangeSummary
+	problems []string
+	nats     *natsLink // -nats: bridges instead of the shared mailbox files
 	// natsModule builds the demo's bridges, run on natsThread.
 	natsModule fx.Option
 	natsThread thread
@@ -180,9 +179,7 @@ func (r *remoteExchange) finish(limit time.Duration) {
 				r.problems = append(r.problems, fmt.Sprintf("%s: %v", path, err))
 				return
 			}
-			if r.sum = &s; s.T2O != nil && s.T2OSampled != nil {
-				r.t2o, r.t2oS = hdrhistogram.Import(s.T2O), hdrhistogram.Import(s.T2OSampled)
-			}
+			r.sum = &s
 			r.problems = append(r.problems, s.Errors...)
 			return
 		}

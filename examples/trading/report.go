@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
@@ -79,7 +79,7 @@ func (p *printer) loop() {
 			prev[i] = cur
 		}
 		p50, p99 := "-", "-" // no fill this second: no latency, not 0ns
-		if iv.TotalCount() > 0 {
+		if iv.TotalCount > 0 {
 			p50, p99 = fmtNanos(percentile(iv, 500)), fmtNanos(percentile(iv, 990))
 		}
 		fmt.Fprintf(p.out, " t2t p50 %s p99 %s\n", p50, p99)
@@ -124,8 +124,8 @@ type result struct {
 
 	ledger   recon.Ledger
 	x        exchangeCounts
-	t2t, t2o *hdrhistogram.Histogram
-	stages   []*hdrhistogram.Histogram // of tick-to-order
+	t2t, t2o histogram.Snapshot
+	stages   []histogram.Snapshot // of tick-to-order
 	mail     []mailbox.Stats
 	threads  []runner.Stats
 	clamped  int64
@@ -144,21 +144,20 @@ func (r *result) collect(h handles) {
 	r.ledger.Strategy.Positions = h.Strategy.s.Positions(nil)
 	r.ledger.Risk.Positions = h.Risk.c.Positions(nil)
 
-	r.t2t, r.clamped = h.Strategy.t2t.total()
-	r.clamped += r.x.Clamped
+	r.t2t = h.Strategy.t2t.total()
+	r.clamped = r.t2t.Clamped + r.x.Clamped
 	if h.Exchange != nil {
-		r.t2o, _ = h.Exchange.t2o.total()
-	} else if r.t2o = newHist(); h.Remote.t2o != nil {
-		r.t2o.Merge(h.Remote.t2o)
+		r.t2o = h.Exchange.t2o.total()
+	} else if h.Remote.sum != nil {
+		r.t2o = h.Remote.sum.T2O
 	}
 	if st := h.Strategy.stages; st != nil {
 		for _, l := range st {
-			hg, clamped := l.total()
-			r.stages = append(r.stages, hg)
-			r.clamped += clamped
+			r.stages = append(r.stages, l.total())
+			r.clamped += r.stages[len(r.stages)-1].Clamped
 		}
-		if h.Remote != nil && h.Remote.t2oS != nil {
-			r.stages[stageOrderAtExchange].Merge(h.Remote.t2oS)
+		if h.Remote != nil && h.Remote.sum != nil { // the exchange's stage is the exchange process's
+			r.stages[stageOrderAtExchange] = h.Remote.sum.T2OSampled
 		}
 	}
 	for _, mb := range h.Mail.all() {
@@ -271,15 +270,15 @@ func (r *result) print(w io.Writer, cfg config) {
 	fmt.Fprintf(w, "%-14s %10s %8s %8s %8s %8s %8s\n", "latency", "count", "p50", "p90", "p99", "p99.9", "max")
 	for _, hh := range []struct {
 		name string
-		hg   *hdrhistogram.Histogram
-	}{{"tick-to-order", r.t2o}, {"tick-to-trade", r.t2t}} {
-		if hh.hg.TotalCount() == 0 {
+		hg   *histogram.Snapshot
+	}{{"tick-to-order", &r.t2o}, {"tick-to-trade", &r.t2t}} {
+		if hh.hg.TotalCount == 0 {
 			fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, 0, "-", "-", "-", "-", "-")
 			continue
 		}
-		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, hh.hg.TotalCount(),
+		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, hh.hg.TotalCount,
 			fmtNanos(percentile(hh.hg, 500)), fmtNanos(percentile(hh.hg, 900)), fmtNanos(percentile(hh.hg, 990)),
-			fmtNanos(percentile(hh.hg, 999)), fmtNanos(hh.hg.Max()))
+			fmtNanos(percentile(hh.hg, 999)), fmtNanos(hh.hg.Max))
 	}
 	fmt.Fprintln(w, "(tick-to-order: quote generated -> its order at the exchange; tick-to-trade: quote -> fill report back at the strategy)")
 	r.printStages(w)
@@ -309,8 +308,9 @@ func (r *result) printStages(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%-24s %10s %8s %8s %8s\n", "where tick-to-order goes", "count", "p50", "+p50", "p99")
 	var prev int64
-	for i, hg := range r.stages {
-		if hg.TotalCount() == 0 {
+	for i := range r.stages {
+		hg := &r.stages[i]
+		if hg.TotalCount == 0 {
 			fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], 0, "-", "-", "-")
 			continue
 		}
@@ -318,7 +318,7 @@ func (r *result) printStages(w io.Writer) {
 		if p50 < prev {
 			step = "-"
 		}
-		fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], hg.TotalCount(),
+		fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], hg.TotalCount,
 			fmtNanos(p50), step+fmtNanos(max(p50-prev, prev-p50)), fmtNanos(percentile(hg, 990)))
 		prev = p50
 	}

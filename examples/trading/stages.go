@@ -326,11 +326,9 @@ func (a *exchangeAgent) summary() exchangeCounts {
 	return exchangeCounts{
 		Counts: counts, Liquidity: a.x.Liquidity(),
 		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
-		Lost: a.lost, Bad: a.undelivered(), Clamped: clampedOf(a.t2o),
+		Lost: a.lost, Bad: a.undelivered(), Clamped: a.t2o.total().Clamped,
 	}
 }
-
-func clampedOf(l *latency) int64 { _, n := l.total(); return n }
 
 // stages are the points on an order's way to the exchange, each a
 // histogram of the time from its quote's generation (one clock reading,
