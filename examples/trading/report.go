@@ -19,9 +19,8 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// printer prints the live line once a second from a goroutine of its own
-// (off the agents' threads), reading the counters the agents publish and
-// the tick-to-trade histogram.
+// printer prints the live line once a second from its own goroutine, from
+// the counters the agents publish and the tick-to-trade histogram.
 type printer struct {
 	out   io.Writer
 	words [5]*atomic.Int64 // quotes, orders, risk rejects, fills, reports
@@ -39,8 +38,7 @@ func printerModule(out io.Writer) fx.Option {
 				words: [5]*atomic.Int64{f.quotes, s.pub[pubStratOrders], r.pub[pubRiskRejected], s.pub[pubStratFills], s.pub[pubStratReports]},
 			}
 		}),
-		// Depending on the group orders this hook after dutyfx.Runners's:
-		// the printer starts after the agents and stops before them.
+		// Depending on the group: started after the agents, stopped before.
 		fx.Invoke(func(lc fx.Lifecycle, p *printer, _ *runner.Group) {
 			lc.Append(fx.StartStopHook(func() {
 				p.start = time.Now()
@@ -92,9 +90,7 @@ func fmtRate(v float64) string {
 	return scaled(v, []scale{{1e3, 1, "%.0f"}, {1e4, 1e3, "%.1fk"}, {1e6, 1e3, "%.0fk"}, {math.Inf(1), 1e6, "%.2fM"}})
 }
 
-// fmtNanos formats a latency in the largest unit it reaches, with two
-// decimals below ten µs, one below ten ms, none otherwise, two in
-// seconds.
+// fmtNanos formats a latency: 950ns, 1.25µs, 12µs, 1.2ms, 12ms, 1.25s.
 func fmtNanos(ns int64) string {
 	return scaled(float64(ns), []scale{{1e3, 1, "%.0fns"}, {1e4, 1e3, "%.2fµs"}, {1e6, 1e3, "%.0fµs"},
 		{1e7, 1e6, "%.1fms"}, {1e9, 1e6, "%.0fms"}, {math.Inf(1), 1e9, "%.2fs"}})
@@ -132,8 +128,8 @@ type result struct {
 	errors   []errlog.Observation // this process's agent errors
 }
 
-// collect gathers the counters of the stopped agents (and of the -ipc
-// exchange process) and the problems besides the ledger's.
+// collect gathers the counters of the stopped agents (and of the exchange
+// process) and the problems besides the ledger's.
 func (r *result) collect(h handles) {
 	if h.Exchange != nil {
 		r.x = h.Exchange.summary()
@@ -180,9 +176,7 @@ func (r *result) collect(h handles) {
 	}
 }
 
-// stageProblems are the stopped stages' problems besides the ledger's:
-// messages they could not handle, fill reports that do not add up,
-// broken book invariants.
+// stageProblems are the stopped stages' problems besides the ledger's.
 func stageProblems(s *strategyAgent, k *riskAgent, x exchangeCounts) []string {
 	var p []string
 	if bad := s.undelivered() + k.undelivered() + k.c.Unknown() + x.Bad; bad > 0 {
@@ -298,10 +292,9 @@ func (r *result) print(w io.Writer, cfg config) {
 }
 
 // printStages prints where tick-to-order's time goes: for each point on
-// an order's way, the p50 and p99 from its quote's generation to that
-// point over the sampled quotes, and the step from the previous point's
-// p50 (steps of medians: every point counts from one clock reading,
-// where the medians of steps would need a timestamp per hop).
+// an order's way, p50 and p99 from its quote's generation, and the step
+// from the previous point's p50 (medians of steps would need a timestamp
+// per hop).
 func (r *result) printStages(w io.Writer) {
 	if len(r.stages) == 0 {
 		return
@@ -327,9 +320,8 @@ func (r *result) printStages(w io.Writer) {
 
 const errLogLength = 64 << 10 // each process's error log: a few dozen distinct errors
 
-// agentErrors is a process's distinct error log: every error the runners
-// report, once with a count, in a file dutystat shows (-ipc) or in
-// memory; the final table lists it.
+// agentErrors is a process's log of distinct errors, each with a count,
+// in a file dutystat shows; the final table lists it.
 type agentErrors struct {
 	log  *errlog.Log
 	read func(fn func(errlog.Observation)) (int, error)
@@ -341,8 +333,7 @@ func (e *agentErrors) observations() ([]errlog.Observation, error) {
 	return obs, err
 }
 
-// printErrors writes the "agent errors" lines: one per distinct error,
-// with its count and the first line of its text.
+// printErrors writes a line per distinct error: its count and first line.
 func printErrors(w io.Writer, obs []errlog.Observation) {
 	if len(obs) == 0 {
 		fmt.Fprintln(w, "agent errors: none")
