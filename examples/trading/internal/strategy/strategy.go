@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -57,33 +58,18 @@ func DefaultConfig(instruments int) Config {
 
 func (c *Config) applyDefaults() {
 	d := DefaultConfig(c.Instruments)
-	setInt := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	set64 := func(v *int64, d int64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	setInt(&c.MaxOpen, d.MaxOpen)
-	setInt(&c.MaxOpenPerInstrument, d.MaxOpenPerInstrument)
-	setInt(&c.OrderPerMille, d.OrderPerMille)
-	setInt(&c.AggressivePerMille, d.AggressivePerMille)
-	setInt(&c.RoguePerMille, d.RoguePerMille)
-	setInt(&c.StaleQuotes, d.StaleQuotes)
-	set64(&c.MaxQty, d.MaxQty)
-	set64(&c.CrossTicks, d.CrossTicks)
-	set64(&c.MaxPosition, d.MaxPosition)
-	set64(&c.RogueQty, d.RogueQty)
-	set64(&c.RogueTicks, d.RogueTicks)
-	if c.FirstOrderID == 0 {
-		c.FirstOrderID = d.FirstOrderID
-	}
-	if c.RoguePerMille < 0 {
-		c.RoguePerMille = 0
-	}
+	c.MaxOpen = cmp.Or(c.MaxOpen, d.MaxOpen)
+	c.MaxOpenPerInstrument = cmp.Or(c.MaxOpenPerInstrument, d.MaxOpenPerInstrument)
+	c.OrderPerMille = cmp.Or(c.OrderPerMille, d.OrderPerMille)
+	c.AggressivePerMille = cmp.Or(c.AggressivePerMille, d.AggressivePerMille)
+	c.RoguePerMille = max(0, cmp.Or(c.RoguePerMille, d.RoguePerMille))
+	c.StaleQuotes = cmp.Or(c.StaleQuotes, d.StaleQuotes)
+	c.MaxQty = cmp.Or(c.MaxQty, d.MaxQty)
+	c.CrossTicks = cmp.Or(c.CrossTicks, d.CrossTicks)
+	c.MaxPosition = cmp.Or(c.MaxPosition, d.MaxPosition)
+	c.RogueQty = cmp.Or(c.RogueQty, d.RogueQty)
+	c.RogueTicks = cmp.Or(c.RogueTicks, d.RogueTicks)
+	c.FirstOrderID = cmp.Or(c.FirstOrderID, d.FirstOrderID)
 }
 
 // Out is one message to send: a new order or a cancel.
