@@ -120,9 +120,6 @@ func (l *natsLink) module(ctrs *counters.Manager, outs, ins []*mailbox.Mailbox) 
 	th := thread{role: natsThread}
 	add := func(mb *mailbox.Mailbox, dir natsfx.Direction, role string) {
 		c := natsbridge.Config{Name: mb.Name(), Subject: l.prefix + "." + mb.Name(), URL: l.url, Counters: ctrs, Logger: l.logger}
-		if need := mb.MaxMessageSize() + 64; need > natsbridge.DefaultBatchBytes {
-			c.BatchBytes = need
-		}
 		b := natsfx.Bridge{Config: c, Mailbox: mb, Direction: dir}
 		opts = append(opts, fx.Provide(natsfx.AsBridge(func() natsfx.Bridge { return b })))
 		th.agents = append(th.agents, role+mb.Name()) // the bridges' RoleName
