@@ -21,12 +21,10 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// counterType is the type id of the exchange's published counters in
-// exchange.counters (user range).
+// counterType is the type id of the exchange's counters (user range).
 const counterType = 10_001
 
-// exchangeLabels label the exchange agent's words in exchange.counters:
-// its pending output, then its published counters.
+// exchangeLabels label the exchange agent's words in exchange.counters.
 var exchangeLabels = [1 + numExchPub]string{
 	"trading exchange: pending output",
 	"trading exchange: client orders in",
@@ -57,10 +55,9 @@ func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 // exchangeWords are the exchange agent's published words.
 type exchangeWords words
 
-// runExchangeProcess is -role exchange: the exchange agent alone, its
-// mailbox and statistics in shared files. It ends when the demo closes
-// exchange.in (or on SIGINT/SIGTERM, or when the demo that started it is
-// gone, each bounded by -drain), then writes exchange.json.
+// runExchangeProcess is -role exchange: the exchange agent alone. It ends
+// when the demo closes exchange.in (or, bounded by -drain, on a signal or
+// when the demo is gone), then writes exchange.json.
 func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, err error) {
 	logger := slog.New(slog.NewTextHandler(stderr, nil)).With("process", roleExchange)
 	ppid := os.Getppid()
@@ -132,8 +129,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	rn := group.Runner(roleExchange)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	// The first reason to stop early closes exchange.in and arms the
-	// drain timeout, once.
+	// The first reason to stop early closes exchange.in and arms -drain.
 	var stopTimeout <-chan time.Time
 	stop := func(why string) {
 		if stopTimeout == nil {

@@ -23,16 +23,13 @@ import (
 )
 
 // -ipc: the exchange runs in a second process (this binary with -role
-// exchange), connected by the shared mailbox files (files.go); each side
-// waits for the other's files, so either may start first. The exchange
-// process also publishes its pending-output word in exchange.counters,
-// which the demo reads while it drains. At the end the demo closes
-// exchange.in (its state word is in the shared file); the exchange agent
-// finishes once it is closed and empty, and the exchange process writes
-// its counts and histograms into exchange.json and exits.
+// exchange), connected by shared mailbox files (files.go); each side waits
+// for the other's files. The exchange process publishes its pending-output
+// word in exchange.counters, which the drain reads. At the end the demo
+// closes exchange.in; the exchange agent finishes once it is empty, and
+// the exchange process writes its counts into exchange.json and exits.
 
-// envMain makes a test binary run the demo's main (the tests run
-// themselves as the demo and as its exchange process).
+// envMain makes a test binary run the demo's main.
 const envMain = "DUTY_TRADING_MAIN"
 
 // exchangeSummary is exchange.json.
@@ -60,7 +57,7 @@ type remoteExchange struct {
 }
 
 // startRemote makes the demo's mailboxes, starts the exchange process
-// (cfg.Spawn) and opens its files, in files. close releases the child.
+// (cfg.Spawn) and opens its files.
 func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExchange, err error) {
 	r := &remoteExchange{cfg: cfg, dir: files.dir, mbs: &mailboxes{}}
 	defer func() {
@@ -117,9 +114,7 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 	return r, err
 }
 
-// spawn starts this program again as the exchange process, in its own
-// process group (a Ctrl-C reaches only the demo, which ends the exchange
-// after the drain).
+// spawn starts this program again as the exchange process.
 func (r *remoteExchange) spawn(stderr io.Writer) (err error) {
 	c := r.cfg
 	args := []string{
@@ -148,9 +143,8 @@ func (r *remoteExchange) done() <-chan struct{} {
 	return r.child.exited
 }
 
-// finish ends the exchange process after the drain: it closes
-// exchange.in and waits, up to limit, for the summary the exchange writes
-// when it has drained and stopped.
+// finish closes exchange.in after the drain and waits, up to limit, for
+// the summary the exchange process writes when it has stopped.
 func (r *remoteExchange) finish(limit time.Duration) {
 	if _, err := r.mbs.exchangeIn.Close(mailbox.Drain); err != nil {
 		r.problems = append(r.problems, "closing exchange.in: "+err.Error())
@@ -208,8 +202,8 @@ func (r *remoteExchange) agentErrors() []errlog.Observation {
 	return obs
 }
 
-// summary returns the exchange's counts and adds the problems met with
-// the exchange process.
+// summary returns the exchange's counts and adds the exchange process's
+// problems.
 func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	problems = append(problems, r.problems...)
 	if r.sum == nil {
@@ -218,8 +212,7 @@ func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	return r.sum.Exchange, problems
 }
 
-// close gives a child still running a few seconds to finish, then kills
-// it, and closes the NATS link.
+// close ends the child and closes the NATS link.
 func (r *remoteExchange) close() error {
 	var err error
 	if r.child != nil && r.child.end(nil) {
@@ -228,9 +221,9 @@ func (r *remoteExchange) close() error {
 	return errors.Join(err, r.nats.close())
 }
 
-// child is this program started again (the exchange process, the
-// feeder) with env set, in its own process group: a Ctrl-C in the
-// terminal reaches only the demo, which ends the child in order.
+// child is this program started again with env set (the exchange
+// process, the feeder), in its own process group: a Ctrl-C reaches only
+// the demo, which ends the child in order.
 type child struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once it has exited

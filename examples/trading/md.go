@@ -22,23 +22,18 @@ import (
 )
 
 // -md: the market data comes from a ZMTP PUB endpoint (package mdfeed's
-// feeder) instead of the in-process generator. A SUB socket delivers its
-// quote and end messages into the mailbox md.in; the md agent takes the
-// feed agent's place on its thread and forwards each quote as the feed
-// agent does, with its pending output and counters, so the ledger's feed
-// count is what it forwarded. Each quote is also checked against the
-// demo's own generator (same -seed and -instruments): a quote lost,
-// repeated or reordered, or a feeder with other settings, is a problem;
-// so is an end message whose counts (published, dropped by the PUB) do
-// not match what arrived.
+// feeder). A SUB socket delivers into the mailbox md.in; the md agent
+// takes the feed agent's place and forwards each quote as it does, so the
+// ledger's feed count is what it forwarded. Each quote is checked against
+// the demo's own generator (same -seed and -instruments), and the end
+// message's counts against what arrived.
 //
 // -md alone starts the feeder (this binary as mdfeed.Main) on a free
-// loopback port and asks it to end (SIGINT) when the demo's feed stops;
-// the md agent then waits for its end message. -md ENDPOINT connects to a
-// feeder started by hand. With CURVE (docs/zmtp.md) the feeder is the
-// server: -md-curve with -md alone makes a key pair for each side; with
-// -md ENDPOINT, -md-curve-server and -md-curve-secret give the keys
-// (mdfeed -keygen writes them).
+// loopback port and asks it to end (SIGINT) when the feed stops; the md
+// agent then waits for its end message. -md ENDPOINT connects to a feeder
+// started by hand. With CURVE the feeder is the server: -md-curve with -md
+// alone makes a key pair for each side; with -md ENDPOINT,
+// -md-curve-server and -md-curve-secret give the keys.
 
 const mdAuto = "auto" // -md without an endpoint: start the feeder
 
@@ -67,8 +62,7 @@ func checkMD(c *config) error {
 	return nil
 }
 
-// mdSource is the market-data connection. Nil without -md; its methods
-// accept a nil receiver.
+// mdSource is the market-data connection; nil without -md.
 type mdSource struct {
 	endpoint string
 	sub      *zmtp.Socket
@@ -120,8 +114,7 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	return m, nil
 }
 
-// setCurve sets the SUB's CURVE from the flags and returns the child
-// feeder's arguments for it.
+// setCurve sets the SUB's CURVE and returns the child feeder's arguments.
 func (m *mdSource) setCurve(cfg config) ([]string, error) {
 	if !cfg.MDCurve && cfg.MDCurveServer == "" && cfg.MDCurveSecret == "" {
 		return nil, nil
@@ -158,8 +151,8 @@ func (m *mdSource) setCurve(cfg config) ([]string, error) {
 	return nil, nil
 }
 
-// spawn starts this binary as the feeder on a free loopback port and
-// reads the endpoint it bound from its first line.
+// spawn starts the feeder on a free loopback port and reads the endpoint
+// it bound from its first line.
 func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -208,9 +201,7 @@ func (m *mdSource) module() fx.Option {
 	}), dutyfx.Include[*mdAgent]())
 }
 
-// finish prints what arrived and returns the problems: quotes that differ
-// from the generator's, an end message missing or not matching what
-// arrived, messages the bridge dropped.
+// finish prints what arrived and returns the problems.
 func (m *mdSource) finish(w io.Writer) []string {
 	if m == nil || m.agent == nil {
 		return nil
@@ -245,8 +236,7 @@ func (m *mdSource) finish(w io.Writer) []string {
 	return p
 }
 
-// close closes the socket and waits for the feeder, interrupted, killing
-// it after 5 s.
+// close closes the socket and ends the feeder.
 func (m *mdSource) close() {
 	if m == nil {
 		return
@@ -263,8 +253,8 @@ func (m *mdSource) close() {
 }
 
 // mdAgent forwards the quotes of md.in through the feed agent's state
-// (generator as the checker and count, quote, pending output, words), so
-// that the rest of the demo sees a feed agent.
+// (its generator checks them), so that the rest of the demo sees a feed
+// agent.
 type mdAgent struct {
 	f     *feedAgent
 	src   *mdSource
@@ -312,8 +302,8 @@ func (a *mdAgent) DoWork() (int, error) {
 }
 
 // stopping reports, once the feed is told to stop, whether forwarding
-// stops now: at once with a feeder started by hand; with the child, once
-// its end message is in (asked for once).
+// stops now: at once with a feeder started by hand, else once the child's
+// end message is in.
 func (a *mdAgent) stopping() bool {
 	if a.src.feeder == nil || a.ended {
 		return true
