@@ -263,6 +263,7 @@ type feedAgent struct {
 	stop    atomic.Bool   // controller → feed: generate no more
 	stopped *atomic.Int64 // 1 once stopped with nothing pending
 	quotes  *atomic.Int64 // published: generated
+	md      *mdAgent      // -md: quotes from md.in instead of gen
 }
 
 const feedBatch = 64
@@ -284,12 +285,13 @@ func (f *feedAgent) OnStart() error   { f.start = f.clock(); return nil }
 func (f *feedAgent) OnClose() error   { return nil }
 
 // NextDeadline is when the feed owes its next quote ("-idle wake"): now
-// while a quote is pending or the feed is unpaced, none once it stopped.
+// while a quote is pending or the feed is unpaced, none once it stopped
+// or with -md.
 func (f *feedAgent) NextDeadline() time.Time {
 	switch {
 	case f.out.pending, f.rate == 0 && !f.stop.Load():
 		return time.Now()
-	case f.stop.Load():
+	case f.stop.Load(), f.md != nil:
 		return time.Time{}
 	}
 	due := f.start + int64(float64(f.made+1)/f.rate)
@@ -299,13 +301,24 @@ func (f *feedAgent) NextDeadline() time.Time {
 // resend sends the pending quote; it reports whether none is pending.
 func (f *feedAgent) resend() bool { return !f.out.pending || f.out.send() }
 
+// Mailboxes is what "-idle wake" sleeps on: md.in with -md.
+func (f *feedAgent) Mailboxes() []*mailbox.Mailbox {
+	if f.md == nil {
+		return nil
+	}
+	return []*mailbox.Mailbox{f.md.in.mb}
+}
+
 func (f *feedAgent) DoWork() (int, error) {
 	if !f.resend() {
 		return 0, nil
 	}
-	if f.stop.Load() {
+	if f.stop.Load() && (f.md == nil || f.md.stopping()) {
 		counters.SetWord(f.stopped, 1)
 		return 0, nil
+	}
+	if f.md != nil {
+		return f.md.work()
 	}
 	n := int64(feedBatch)
 	if f.rate > 0 {

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/counters"
-	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/mailbox"
@@ -187,18 +186,19 @@ func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 	}
 }
 
-// module provides the md agent, which takes the feed agent's place.
+// module gives the feed agent md.in to forward instead of its generator's
+// quotes.
 func (m *mdSource) module() fx.Option {
 	if m == nil {
 		return fx.Options()
 	}
-	return fx.Options(fx.Provide(func(f *feedAgent) (*mdAgent, error) {
+	return fx.Decorate(func(f *feedAgent) (*feedAgent, error) {
 		a := &mdAgent{f: f, src: m}
 		var err error
 		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
-		m.agent = a
-		return a, err
-	}), dutyfx.Include[*mdAgent]())
+		f.md, m.agent = a, a
+		return f, err
+	})
 }
 
 // finish prints what arrived and returns the problems.
@@ -252,13 +252,12 @@ func (m *mdSource) close() {
 	}
 }
 
-// mdAgent forwards the quotes of md.in through the feed agent's state
-// (its generator checks them), so that the rest of the demo sees a feed
-// agent.
+// mdAgent is the feed agent's part with -md: it forwards the quotes of
+// md.in through the feed agent's state (its generator checks them).
 type mdAgent struct {
 	f     *feedAgent
 	src   *mdSource
-	in    *inbox // md.in; left to the bridge on close
+	in    *inbox // md.in; its actor is not closed: the bridge owns it
 	want  msg.Quote
 	ended bool
 	end   mdfeed.End
@@ -269,35 +268,13 @@ type mdAgent struct {
 	bad           int64 // messages after the end
 }
 
-func (a *mdAgent) RoleName() string { return roleFeed }
-
-// Mailboxes is what "-idle wake" sleeps on.
-func (a *mdAgent) Mailboxes() []*mailbox.Mailbox { return []*mailbox.Mailbox{a.in.mb} }
-
-// NextDeadline is now while a quote waits to be forwarded, else none.
-func (a *mdAgent) NextDeadline() time.Time {
-	if a.f.out.pending {
-		return time.Now()
-	}
-	return time.Time{}
-}
-func (a *mdAgent) OnStart() error { return nil }
-func (a *mdAgent) OnClose() error { return nil }
-
-func (a *mdAgent) DoWork() (int, error) {
-	f := a.f
-	if !f.resend() {
-		return 0, nil
-	}
-	if f.stop.Load() && a.stopping() {
-		counters.SetWord(f.stopped, 1)
-		return 0, nil
-	}
+// work forwards what md.in holds, until the end message.
+func (a *mdAgent) work() (int, error) {
 	if a.ended {
 		return 0, nil
 	}
 	n, err := a.in.DoWork()
-	counters.SetWord(f.quotes, f.made)
+	counters.SetWord(a.f.quotes, a.f.made)
 	return n, err
 }
 
@@ -323,11 +300,9 @@ func (a *mdAgent) onQuote(q *msg.Quote) error {
 	f := a.f
 	f.q = *q
 	f.gen.Next(&a.want)
-	if w := &a.want; q.Seq != w.Seq || q.Instrument != w.Instrument || q.BidPx != w.BidPx ||
-		q.BidQty != w.BidQty || q.AskPx != w.AskPx || q.AskQty != w.AskQty {
+	if a.want.FeedNanos = q.FeedNanos; *q != a.want { // the feeder's clock reading is its own
 		if a.mismatch++; a.mismatch == 1 {
-			a.firstMismatch = fmt.Sprintf("#%d instrument %d %dx%d/%dx%d, want #%d instrument %d %dx%d/%dx%d",
-				q.Seq, q.Instrument, q.BidQty, q.BidPx, q.AskPx, q.AskQty, w.Seq, w.Instrument, w.BidQty, w.BidPx, w.AskPx, w.AskQty)
+			a.firstMismatch = fmt.Sprintf("%+v, want %+v", *q, a.want)
 		}
 	}
 	f.forward()

@@ -79,14 +79,10 @@ type handles struct {
 	Remote   *remoteExchange `optional:"true"` // -ipc only
 }
 
-// agentsModule provides and runs the agents of this process (with -md,
-// the md agent in the feed's place).
-func agentsModule(exchange, md bool) fx.Option {
+// agentsModule provides and runs the agents of this process.
+func agentsModule(exchange bool) fx.Option {
 	opts := []fx.Option{fx.Provide(newFeedAgent, newStrategyAgent, newRiskAgent),
-		dutyfx.Include[*strategyAgent](), dutyfx.Include[*riskAgent]()}
-	if !md {
-		opts = append(opts, dutyfx.Include[*feedAgent]())
-	}
+		dutyfx.Include[*feedAgent](), dutyfx.Include[*strategyAgent](), dutyfx.Include[*riskAgent]()}
 	if exchange {
 		opts = append(opts, fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent]())
 	}
@@ -164,7 +160,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	var h handles
 	opts := []fx.Option{
 		fxLogger(cfg),
-		agentsModule(!cfg.IPC, cfg.MD != ""),
+		agentsModule(!cfg.IPC),
 		dutyfx.Runners, files.keeperModule(),
 		printerModule(stdout),
 		fx.Populate(&h),
