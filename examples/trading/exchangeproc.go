@@ -92,16 +92,11 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		for _, p := range []struct {
-			name string
-			mb   **mailbox.Mailbox
-		}{{fileStrategyResp, &mbs.strategyResp}, {fileRiskResp, &mbs.riskResp}} {
-			mb, f, err := ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, p.name), ipc.WithWaitForFile())
-			if err != nil {
-				return false, err
-			}
-			*p.mb = mb
-			files.closers = append(files.closers, f.Close)
+		if mbs.strategyResp, err = files.openMailbox(openCtx, fileStrategyResp); err != nil {
+			return false, err
+		}
+		if mbs.riskResp, err = files.openMailbox(openCtx, fileRiskResp); err != nil {
+			return false, err
 		}
 	}
 

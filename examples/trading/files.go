@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/fx"
@@ -131,6 +133,16 @@ func (f *procFiles) mailbox(name string, capacity int) (*mailbox.Mailbox, error)
 		return nil, err
 	}
 	return mb, f.own(mf.File, mf.Close)
+}
+
+// openMailbox opens the other process's mailbox file name, waiting for it.
+func (f *procFiles) openMailbox(ctx context.Context, name string) (*mailbox.Mailbox, error) {
+	mb, mf, err := ipc.OpenMailbox(ctx, filepath.Join(f.dir, name), ipc.WithWaitForFile())
+	if err != nil {
+		return nil, err
+	}
+	f.closers = append(f.closers, mf.Close)
+	return mb, nil
 }
 
 // announce says where to watch from.

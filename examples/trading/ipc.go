@@ -92,15 +92,12 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 			}
 		}()
 	}
-	in, inFile, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, fileExchangeIn), ipc.WithWaitForFile())
-	if err != nil {
+	if r.mbs.exchangeIn, err = files.openMailbox(ctx, fileExchangeIn); err != nil {
 		if r.child.hasExited() {
 			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.child.waitErr)
 		}
 		return r, err
 	}
-	files.closers = append(files.closers, inFile.Close)
-	r.mbs.exchangeIn = in
 	xCtr, err := ipc.OpenCounters(ctx, filepath.Join(r.dir, roleExchange+".counters"), ipc.WithWaitForFile())
 	if err != nil {
 		return r, err
