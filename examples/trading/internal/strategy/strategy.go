@@ -96,11 +96,10 @@ type order struct {
 }
 
 type instrument struct {
-	quotes   uint64
-	position int64
-	cash     int64 // Σ LastPx·LastQty of sells − Σ of buys
-	open     int
-	head     int32
+	quotes uint64
+	pos    recon.Position // Net and Cash
+	open   int
+	head   int32
 }
 
 // Stats are the strategy's own statistics, beyond the recon counters.
@@ -197,7 +196,7 @@ func (s *Strategy) OnQuote(q *msg.Quote) []Out {
 
 func (s *Strategy) newOrder(q *msg.Quote, in *instrument) {
 	// Lean against the position: buy less when long, more when short.
-	buyPerMille := 500 - 500*in.position/s.cfg.MaxPosition
+	buyPerMille := 500 - 500*in.pos.Net/s.cfg.MaxPosition
 	buyPerMille = min(max(buyPerMille, 50), 950)
 	side := msg.Sell
 	if s.intn(1000) < buyPerMille {
@@ -303,13 +302,7 @@ func (s *Strategy) OnReport(r *msg.ExecutionReport) {
 	case msg.PartialFill, msg.Fill:
 		o.cum += r.LastQty
 		s.counts.FilledQty += r.LastQty
-		if in := &s.inst[o.instrument]; o.side == msg.Buy {
-			in.position += r.LastQty
-			in.cash -= r.LastPx * r.LastQty
-		} else {
-			in.position -= r.LastQty
-			in.cash += r.LastPx * r.LastQty
-		}
+		s.inst[o.instrument].pos.Fill(o.side, r.LastPx, r.LastQty)
 	}
 	if r.ExecType.Terminal() {
 		s.remove(oi)
@@ -332,7 +325,7 @@ func (s *Strategy) Position(instrument uint32) int64 {
 	if int(instrument) >= len(s.inst) {
 		return 0
 	}
-	return s.inst[instrument].position
+	return s.inst[instrument].pos.Net
 }
 
 // Positions appends every instrument's position, cash and the unfilled
@@ -342,7 +335,7 @@ func (s *Strategy) Positions(dst []recon.Position) []recon.Position {
 	dst = dst[:0]
 	for i := range s.inst {
 		in := &s.inst[i]
-		p := recon.Position{Net: in.position, Cash: in.cash}
+		p := in.pos
 		for oi := in.head; oi != none; oi = s.orders[oi].next {
 			o := &s.orders[oi]
 			if o.side == msg.Buy {
