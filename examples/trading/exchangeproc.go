@@ -166,6 +166,9 @@ wait:
 	if err != nil {
 		problems = append(problems, "exchange process: reading its error log: "+err.Error())
 	}
+	for i := range observed {
+		observed[i].Text = "exchange process: " + observed[i].Text
+	}
 	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: observed}
 	sum.T2O, sum.T2OSampled = x.t2o.total(), x.stages[stageOrderAtExchange].total()
 	data, err := json.Marshal(&sum)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -38,7 +37,7 @@ type exchangeSummary struct {
 	T2O         histogram.Snapshot
 	T2OSampled  histogram.Snapshot // the exchange's stage of the sampled quotes
 	Errors      []string
-	AgentErrors []errlog.Observation // the exchange process's error log at its end
+	AgentErrors []errlog.Observation // its error log at its end, each marked as its
 }
 
 // remoteExchange is the exchange process seen from the demo.
@@ -185,18 +184,6 @@ func (r *remoteExchange) finish(limit time.Duration) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// agentErrors returns the exchange process's agent errors, marked so.
-func (r *remoteExchange) agentErrors() []errlog.Observation {
-	if r == nil || r.sum == nil {
-		return nil
-	}
-	obs := slices.Clone(r.sum.AgentErrors)
-	for i := range obs {
-		obs[i].Text = "exchange process: " + obs[i].Text
-	}
-	return obs
 }
 
 // summary returns the exchange's counts and adds the exchange process's

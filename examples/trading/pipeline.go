@@ -247,7 +247,9 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	if res.errors, err = files.errs.observations(); err != nil {
 		res.problems = append(res.problems, "reading the error log: "+err.Error())
 	}
-	res.errors = append(res.errors, remote.agentErrors()...)
+	if remote != nil && remote.sum != nil {
+		res.errors = append(res.errors, remote.sum.AgentErrors...)
+	}
 	res.problems = append(res.problems, md.finish(stdout)...)
 	res.print(stdout, cfg)
 	return res.ok(), nil
