@@ -21,14 +21,14 @@ import (
 )
 
 // -md: the market data comes from a ZMTP PUB endpoint (package mdfeed's
-// feeder). A SUB socket delivers into the mailbox md.in; the md agent
-// takes the feed agent's place and forwards each quote as it does, so the
-// ledger's feed count is what it forwarded. Each quote is checked against
+// feeder). A SUB socket delivers into the mailbox md.in, which the feed
+// agent drains instead of generating quotes (mdAgent), so the ledger's
+// feed count is what it forwarded. Each quote is checked against
 // the demo's own generator (same -seed and -instruments), and the end
 // message's counts against what arrived.
 //
 // -md alone starts the feeder (this binary as mdfeed.Main) on a free
-// loopback port and asks it to end (SIGINT) when the feed stops; the md
+// loopback port and asks it to end (SIGINT) when the feed stops; the feed
 // agent then waits for its end message. -md ENDPOINT connects to a feeder
 // started by hand. With CURVE the feeder is the server: -md-curve with -md
 // alone makes a key pair for each side; with -md ENDPOINT,
