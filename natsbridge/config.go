@@ -54,9 +54,10 @@ type Config struct {
 	Options []nats.Option
 	// JetStream selects JetStream mode; nil is core NATS mode.
 	JetStream *JetStream
-	// BatchBytes is the largest batch frame (DefaultBatchBytes); it must
-	// hold the mailbox's largest message, and stay under the server's
-	// max_payload.
+	// BatchBytes is the largest batch frame; it must hold the mailbox's
+	// largest message, and stay under the server's max_payload. 0 is
+	// DefaultBatchBytes, or for NewOutbound, if more, what the mailbox's
+	// largest message needs.
 	BatchBytes int
 	// FlushInterval bounds how long a message waits in a batch that is not
 	// full while the source keeps the outbound agent draining

@@ -37,6 +37,19 @@ func TestConfigErrors(t *testing.T) {
 	c, err := ok.withDefaults()
 	require.NoError(t, err)
 	require.Equal(t, DefaultBatchBytes, c.BatchBytes)
+
+	// Left at 0, an outbound bridge's batch holds its mailbox's largest
+	// message, even one above DefaultBatchBytes; set, it is checked.
+	s := runServer(t, server.Options{})
+	big := newMailboxMax(t, 1<<20, 2*DefaultBatchBytes)
+	o, err := NewOutbound(ctx(t), testConfig(s, "big"), big)
+	require.NoError(t, err)
+	require.Greater(t, o.cfg.BatchBytes, 2*DefaultBatchBytes)
+	require.NoError(t, o.OnClose())
+	small := testConfig(s, "small")
+	small.BatchBytes = DefaultBatchBytes
+	_, err = NewOutbound(ctx(t), small, big)
+	require.ErrorIs(t, err, ErrConfig)
 	require.Equal(t, defaultFlushInterval, c.FlushInterval)
 	ok.JetStream = &JetStream{Stream: "S"}
 	c, err = ok.withDefaults()

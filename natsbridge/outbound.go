@@ -81,7 +81,11 @@ func NewOutbound(ctx context.Context, cfg Config, mb *mailbox.Mailbox) (*Outboun
 	if mb == nil {
 		return nil, fmt.Errorf("%w: %s: nil mailbox", ErrConfig, c.Name)
 	}
-	if need := headerLength + entryHeaderLength + partPrefixLength + mb.MaxMessageSize(); c.BatchBytes < need {
+	need := headerLength + entryHeaderLength + partPrefixLength + mb.MaxMessageSize()
+	if cfg.BatchBytes == 0 && need <= maxFrame {
+		c.BatchBytes = max(c.BatchBytes, need) // the default holds the largest message
+	}
+	if c.BatchBytes < need {
 		return nil, fmt.Errorf("%w: %s: BatchBytes %d cannot hold the mailbox's largest message (needs %d)", ErrConfig, c.Name, c.BatchBytes, need)
 	}
 	if mb.MaxParts() > maxParts {

@@ -13,27 +13,22 @@ import (
 	"github.com/dutyrt/duty/message"
 )
 
-// Each stage of internal/sim is an agent.Agent; each of its mailboxes is
-// drained by a mailbox.Actor into a message.Router whose handlers get a
-// view of the ring: nothing allocates per message.
+// Each stage is an agent.Agent; each of its mailboxes is drained by a
+// mailbox.Actor into a message.Router whose handlers get a view of the
+// ring: nothing allocates per message.
 //
-// Deadlock. Mailboxes are bounded and nothing is dropped, so a sender
-// whose receiver is full waits, and the flow has cycles (strategy → risk
-// → strategy, risk → exchange → risk). So an agent that receives
-// responses has two mailboxes: "in" for what makes it send (quotes,
-// orders, cancels) and "resp" for what it only absorbs (reports, risk
-// rejects), drained on every cycle whatever else is blocked. The wait-for
-// graph (strategy.in → risk.in → exchange.in → strategy.resp, risk.resp)
-// is then acyclic.
+// Deadlock. Mailboxes are bounded and nothing is dropped, and the flow has
+// cycles, so an agent that receives responses has two mailboxes: "in" for
+// what makes it send and "resp" for what it only absorbs, drained on every
+// cycle. The wait-for graph (strategy.in → risk.in → exchange.in →
+// strategy.resp, risk.resp) is then acyclic.
 //
-// Back-pressure. A handler cannot run twice on one message (the domain
-// code counted it), so what it could not send stays as pending output and
-// ends the drain (Break); the next cycle sends it first and drains "in"
-// only once it is gone, and a delivery that finds output pending is
-// refused with Abort, leaving the message in the ring. The pending word
-// is stored before the handler returns, hence before the ring releases
-// the message: whoever sees the message gone sees the output pending
-// (quiesce relies on it).
+// Back-pressure. A handler runs once per message (the domain code counted
+// it), so what it could not send stays pending and ends the drain
+// (Break); the next cycle sends it first, and a delivery that finds output
+// pending is refused with Abort, leaving the message in the ring. The
+// pending word is stored before the handler returns, hence before the ring
+// releases the message (quiesce relies on it).
 
 // send sends *v with c and reports whether it was accepted. Back-pressure
 // returns false; any other refusal (a closed mailbox, a dead consumer)
@@ -139,6 +134,7 @@ func newInboxOf(d drained, out *output) (*inbox, error) {
 type stage struct {
 	role     string
 	in, resp *inbox
+	ibs      []*inbox // resp (if any), then in
 	out      output
 	publish  func()
 	pub      words // the published counters (publish)
@@ -152,43 +148,34 @@ type stage struct {
 func newStage(role string, clock func() int64, w words, st *stages, flush func() bool, publish func(), in, resp drained) (*stage, error) {
 	s := &stage{role: role, out: output{word: w[0], flush: flush}, publish: publish, pub: w[1:], clock: clock, stages: st}
 	var err, err2 error
-	s.in, err = newInboxOf(in, &s.out)
 	if resp.mb != nil {
 		s.resp, err2 = newInboxOf(resp, nil)
+		s.ibs = append(s.ibs, s.resp)
 	}
+	s.in, err = newInboxOf(in, &s.out)
+	s.ibs = append(s.ibs, s.in)
 	return s, errors.Join(err, err2)
 }
 
 func (s *stage) RoleName() string { return s.role }
 
-func (s *stage) inboxes() []*inbox {
-	if s.resp == nil {
-		return []*inbox{s.in}
-	}
-	return []*inbox{s.resp, s.in}
-}
-
 // Mailboxes is what "-idle wake" sleeps on.
 func (s *stage) Mailboxes() (mbs []*mailbox.Mailbox) {
-	for _, i := range s.inboxes() {
+	for _, i := range s.ibs {
 		mbs = append(mbs, i.mb)
 	}
 	return mbs
 }
 
-func (s *stage) OnStart() error {
-	var errs []error
-	for _, i := range s.inboxes() {
-		errs = append(errs, i.OnStart())
-	}
-	return errors.Join(errs...)
-}
+func (s *stage) OnStart() error { return s.each(agent.Agent.OnStart) }
 
 // OnClose closes and drains the agent's mailboxes.
-func (s *stage) OnClose() error {
+func (s *stage) OnClose() error { return s.each(agent.Agent.OnClose) }
+
+func (s *stage) each(f func(agent.Agent) error) error {
 	var errs []error
-	for _, i := range s.inboxes() {
-		errs = append(errs, i.OnClose())
+	for _, i := range s.ibs {
+		errs = append(errs, f(i))
 	}
 	return errors.Join(errs...)
 }
@@ -221,16 +208,15 @@ func (s *stage) DoWork() (work int, err error) {
 // undelivered returns the messages of its mailboxes the agent could not
 // handle. After it stopped.
 func (s *stage) undelivered() (n int64) {
-	for _, i := range s.inboxes() {
+	for _, i := range s.ibs {
 		n += i.undelivered()
 	}
 	return n
 }
 
-// words are an agent's published counters, stored by the agent (single
-// writer, release store) and read by anyone: in-process each on its own
-// pair of cache lines, in the exchange process counters of its counters
-// file.
+// words are an agent's published counters (single writer, release store):
+// in-process each on its own pair of cache lines, in the exchange process
+// counters of its counters file.
 type words []*atomic.Int64
 
 type paddedWord struct {
@@ -250,20 +236,16 @@ func newWords(n int) words {
 // set stores vs into the words, in order, each only when it changes.
 func (w words) set(vs ...int64) {
 	for i, v := range vs {
-		setWord(w[i], v)
+		if w[i].Load() != v {
+			counters.SetWord(w[i], v)
+		}
 	}
 }
 
-func setWord(w *atomic.Int64, v int64) {
-	if w.Load() != v {
-		counters.SetWord(w, v)
-	}
-}
-
-// feedAgent generates quotes at cfg.Rate (paced by the clock, at most
-// feedBatch per cycle) and sends each to the strategy, risk and the
-// exchange. A quote refused by a full mailbox waits; the quotes owed
-// meanwhile are capped at owed, so that a stall does not become a burst.
+// feedAgent generates quotes at cfg.Rate (at most feedBatch per cycle) and
+// sends each to the strategy, risk and the exchange. A quote refused by a
+// full mailbox waits; the quotes owed meanwhile are capped at owed, so
+// that a stall does not become a burst.
 type feedAgent struct {
 	gen   *feed.Generator
 	dst   [3]*mailbox.Mailbox // strategy.in, risk.in, exchange.in
@@ -281,6 +263,7 @@ type feedAgent struct {
 	stop    atomic.Bool   // controller → feed: generate no more
 	stopped *atomic.Int64 // 1 once stopped with nothing pending
 	quotes  *atomic.Int64 // published: generated
+	md      *mdAgent      // -md: quotes from md.in instead of gen
 }
 
 const feedBatch = 64
@@ -302,29 +285,40 @@ func (f *feedAgent) OnStart() error   { f.start = f.clock(); return nil }
 func (f *feedAgent) OnClose() error   { return nil }
 
 // NextDeadline is when the feed owes its next quote ("-idle wake"): now
-// while a quote is pending or the feed is unpaced, none once it stopped.
+// while a quote is pending or the feed is unpaced, none once it stopped
+// or with -md.
 func (f *feedAgent) NextDeadline() time.Time {
 	switch {
 	case f.out.pending, f.rate == 0 && !f.stop.Load():
 		return time.Now()
-	case f.stop.Load():
+	case f.stop.Load(), f.md != nil:
 		return time.Time{}
 	}
 	due := f.start + int64(float64(f.made+1)/f.rate)
 	return time.Now().Add(time.Duration(due - f.clock()))
 }
 
-// resend sends the quote still pending, and reports whether nothing is
-// pending now.
+// resend sends the pending quote; it reports whether none is pending.
 func (f *feedAgent) resend() bool { return !f.out.pending || f.out.send() }
+
+// Mailboxes is what "-idle wake" sleeps on: md.in with -md.
+func (f *feedAgent) Mailboxes() []*mailbox.Mailbox {
+	if f.md == nil {
+		return nil
+	}
+	return []*mailbox.Mailbox{f.md.in.mb}
+}
 
 func (f *feedAgent) DoWork() (int, error) {
 	if !f.resend() {
 		return 0, nil
 	}
-	if f.stop.Load() {
-		setWord(f.stopped, 1)
+	if f.stop.Load() && (f.md == nil || f.md.stopping()) {
+		counters.SetWord(f.stopped, 1)
 		return 0, nil
+	}
+	if f.md != nil {
+		return f.md.work()
 	}
 	n := int64(feedBatch)
 	if f.rate > 0 {
@@ -347,8 +341,7 @@ func (f *feedAgent) DoWork() (int, error) {
 	return work, nil
 }
 
-// forward sends f.q, a new quote, on, and reports whether every
-// destination has it.
+// forward sends f.q, a new quote; it reports whether all have it.
 func (f *feedAgent) forward() bool {
 	f.made++
 	f.sent = 0

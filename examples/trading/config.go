@@ -53,10 +53,9 @@ type config struct {
 	MDCurve                      bool
 	MDCurveServer, MDCurveSecret string
 
-	// dropReport (-lose-report), if > 0, makes the exchange lose its
-	// dropReport-th report to the strategy; bendFill (tests), if > 0,
-	// makes it send its bendFill-th fill report to risk with the wrong
-	// side: the reconciliation must notice either.
+	// dropReport (-lose-report) > 0 makes the exchange lose that report
+	// to the strategy; bendFill (tests) > 0 sends that fill report to risk
+	// with the wrong side: the reconciliation must notice either.
 	dropReport, bendFill int64
 
 	idle map[string]string // thread role -> spec (check)
@@ -159,9 +158,8 @@ type thread struct {
 	agents []string
 }
 
-// threadLayout returns the threads of the process for -threads n. In the
-// -ipc demo process the exchange is elsewhere, so the layouts without it
-// are used; the exchange process has one thread.
+// threadLayout returns the threads of the process for -threads n, with or
+// without the exchange (elsewhere with -ipc).
 func threadLayout(n int, withExchange bool) []thread {
 	var ts []thread
 	switch n {
@@ -185,7 +183,7 @@ func threadLayout(n int, withExchange bool) []thread {
 }
 
 // allThreads is the layout across both processes, in which -idle and
-// -cpus look roles up: one command line configures both processes.
+// -cpus look roles up.
 func (c *config) allThreads() []thread {
 	if c.IPC || c.Role == roleExchange {
 		return append(threadLayout(c.Threads, false), thread{roleExchange, []string{roleExchange}})
@@ -253,10 +251,9 @@ func threadOf(role string, threads []thread) (string, bool) {
 	return "", false
 }
 
-// parseRoles parses -idle or -cpus: one value for every thread (-idle) or
-// a list in thread order (-cpus), or role=value pairs, a role naming a
-// thread or an agent (meaning its thread). each checks one value and
-// adds it to the thread's.
+// parseRoles parses -idle or -cpus: one value for every thread (-idle), a
+// list in thread order (-cpus), or role=value pairs, a role naming a
+// thread or an agent (its thread). each takes one value of a thread.
 func parseRoles(flag, spec string, threads []thread, each func(thread, value string) error) error {
 	var roles []string
 	for _, t := range threads {
@@ -295,8 +292,8 @@ func parseRoles(flag, spec string, threads []thread, each func(thread, value str
 	return nil
 }
 
-// parseIdle turns -idle into a spec per thread ("backoff" for threads
-// not named); two different specs for one thread are an error.
+// parseIdle turns -idle into a spec per thread ("backoff" for those not
+// named); two specs for one thread are an error.
 func parseIdle(spec string, threads []thread) (map[string]string, error) {
 	out := map[string]string{}
 	err := parseRoles("-idle", spec, threads, func(t, s string) error {

@@ -21,12 +21,10 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// counterType is the type id of the exchange's published counters in
-// exchange.counters (user range).
+// counterType is the type id of the exchange's counters (user range).
 const counterType = 10_001
 
-// exchangeLabels label the exchange agent's words in exchange.counters:
-// its pending output, then its published counters.
+// exchangeLabels label the exchange agent's words in exchange.counters.
 var exchangeLabels = [1 + numExchPub]string{
 	"trading exchange: pending output",
 	"trading exchange: client orders in",
@@ -57,10 +55,9 @@ func findCounter(c *ipc.CountersFile, label string) (*atomic.Int64, error) {
 // exchangeWords are the exchange agent's published words.
 type exchangeWords words
 
-// runExchangeProcess is -role exchange: the exchange agent alone, its
-// mailbox and statistics in shared files. It ends when the demo closes
-// exchange.in (or on SIGINT/SIGTERM, or when the demo that started it is
-// gone, each bounded by -drain), then writes exchange.json.
+// runExchangeProcess is -role exchange: the exchange agent alone. It ends
+// when the demo closes exchange.in (or, bounded by -drain, on a signal or
+// when the demo is gone), then writes exchange.json.
 func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, err error) {
 	logger := slog.New(slog.NewTextHandler(stderr, nil)).With("process", roleExchange)
 	ppid := os.Getppid()
@@ -95,16 +92,11 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		for _, p := range []struct {
-			name string
-			mb   **mailbox.Mailbox
-		}{{fileStrategyResp, &mbs.strategyResp}, {fileRiskResp, &mbs.riskResp}} {
-			mb, f, err := ipc.OpenMailbox(openCtx, filepath.Join(cfg.Dir, p.name), ipc.WithWaitForFile())
-			if err != nil {
-				return false, err
-			}
-			*p.mb = mb
-			files.closers = append(files.closers, f.Close)
+		if mbs.strategyResp, err = files.openMailbox(openCtx, fileStrategyResp); err != nil {
+			return false, err
+		}
+		if mbs.riskResp, err = files.openMailbox(openCtx, fileRiskResp); err != nil {
+			return false, err
 		}
 	}
 
@@ -132,8 +124,7 @@ func runExchangeProcess(ctx context.Context, cfg config, stdout, stderr io.Write
 	rn := group.Runner(roleExchange)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	// The first reason to stop early closes exchange.in and arms the
-	// drain timeout, once.
+	// The first reason to stop early closes exchange.in and arms -drain.
 	var stopTimeout <-chan time.Time
 	stop := func(why string) {
 		if stopTimeout == nil {
@@ -175,10 +166,11 @@ wait:
 	if err != nil {
 		problems = append(problems, "exchange process: reading its error log: "+err.Error())
 	}
+	for i := range observed {
+		observed[i].Text = "exchange process: " + observed[i].Text
+	}
 	sum := exchangeSummary{Exchange: x.summary(), Errors: problems, AgentErrors: observed}
-	t2o, _ := x.t2o.total()
-	t2oS, _ := x.stages[stageOrderAtExchange].total()
-	sum.T2O, sum.T2OSampled = t2o.Export(), t2oS.Export()
+	sum.T2O, sum.T2OSampled = x.t2o.total(), x.stages[stageOrderAtExchange].total()
 	data, err := json.Marshal(&sum)
 	if err != nil {
 		return false, err

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/fx"
@@ -15,30 +17,23 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// Every process of the demo keeps its statistics in shared files of one
-// directory, which dutystat (or its Prometheus exporter) shows live:
-// <process>.counters (its mailboxes', runners' and published counters),
-// <process>.histograms (its latencies), <process>.errors (its agents'
-// distinct errors), and with -ipc the mailboxes that cross the process
-// boundary, each created by its consumer:
-//
-//	exchange.in     owner: the exchange process; senders: feed, risk
-//	strategy.resp   owner: the demo;             senders: exchange, risk
-//	risk.resp       owner: the demo;             sender:  exchange
+// Every process keeps its statistics in shared files of one directory,
+// which dutystat shows live: <process>.counters, .histograms (latencies)
+// and .errors (its agents' distinct errors), and with -ipc the mailboxes
+// between the processes, each created by its consumer (exchange.in by the
+// exchange process, strategy.resp and risk.resp by the demo).
 const (
 	fileExchangeIn   = "exchange.in"
 	fileStrategyResp = "strategy.resp"
 	fileRiskResp     = "risk.resp"
 	fileSummary      = "exchange.json" // the exchange process's counts at its end
 
-	// statsCounters is the room of a counters file: ten counters for each
-	// mailbox and five for each runner, with room to spare.
+	// statsCounters is the room of a counters file: ten counters a
+	// mailbox and five a runner, with room to spare.
 	statsCounters = 128
 )
 
-// latencies are a process's latency histograms: tick-to-order (recorded
-// by the exchange), tick-to-trade (by the strategy) and the stages of
-// tick-to-order.
+// latencies are a process's latency histograms.
 type latencies struct {
 	t2o, t2t *latency
 	stages   *stages
@@ -56,9 +51,8 @@ var demoHistograms = []ipc.HistogramSpec{
 	{Label: "tick-to-order-sampled ns", Config: histConfig},
 }
 
-// procFiles are one process's shared files: those it created, which it
-// heartbeats and removes at the end, and those of the other process it
-// opened.
+// procFiles are one process's shared files: those it created (heartbeaten,
+// removed at the end) and those of the other process it opened.
 type procFiles struct {
 	dir     string
 	ownDir  bool // made by the demo: removed whole at the end
@@ -70,8 +64,7 @@ type procFiles struct {
 }
 
 // openFiles creates process's counters, histograms and error log in dir
-// ("": a new directory under ipc.DefaultDir()). The exchange process has
-// only tick-to-order and its last stage.
+// ("": a new directory under ipc.DefaultDir()).
 func openFiles(dir, process string) (f *procFiles, err error) {
 	f = &procFiles{dir: dir}
 	if f.keeper, err = ipc.NewKeeper(keeperRole(process), time.Second/2); err != nil {
@@ -142,23 +135,30 @@ func (f *procFiles) mailbox(name string, capacity int) (*mailbox.Mailbox, error)
 	return mb, f.own(mf.File, mf.Close)
 }
 
+// openMailbox opens the other process's mailbox file name, waiting for it.
+func (f *procFiles) openMailbox(ctx context.Context, name string) (*mailbox.Mailbox, error) {
+	mb, mf, err := ipc.OpenMailbox(ctx, filepath.Join(f.dir, name), ipc.WithWaitForFile())
+	if err != nil {
+		return nil, err
+	}
+	f.closers = append(f.closers, mf.Close)
+	return mb, nil
+}
+
 // announce says where to watch from.
 func (f *procFiles) announce(w io.Writer) {
 	fmt.Fprintf(w, "watch it: go run ./cmd/dutystat -dir %s -watch   (live page and Prometheus: -serve :9464, open http://localhost:9464/)\n", f.dir)
 }
 
-// keeperRole is the role of process's keeper, and of the thread that runs
-// it.
+// keeperRole is the role of process's keeper and of its thread.
 func keeperRole(process string) string { return process + "-files" }
 
-// keeperIdle is the keeper thread's idle strategy: it has work once per
-// heartbeat period, so it sleeps between its cycles. The default backoff
-// parks it for short spells and wakes it often, on CPUs the pipeline's
-// threads share, where each wake-up can delay a stage's.
+// keeperIdle is the keeper thread's idle strategy: it has work once a
+// heartbeat period, and waking often on the pipeline's CPUs delays the
+// stages.
 const keeperIdle = "sleep-ms:100"
 
-// keeperModule runs the keeper of the files in the process's group (the
-// mailboxes' files are also refreshed by their drains).
+// keeperModule runs the files' keeper in the process's group.
 func (f *procFiles) keeperModule() fx.Option {
 	return fx.Options(fx.Supply(f.keeper), dutyfx.Include[*ipc.Keeper]())
 }

@@ -9,39 +9,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/errlog"
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 )
 
 // -ipc: the exchange runs in a second process (this binary with -role
-// exchange), connected by the shared mailbox files (files.go); each side
-// waits for the other's files, so either may start first. The exchange
-// process also publishes its pending-output word in exchange.counters,
-// which the demo reads while it drains. At the end the demo closes
-// exchange.in (its state word is in the shared file); the exchange agent
-// finishes once it is closed and empty, and the exchange process writes
-// its counts and histograms into exchange.json and exits.
+// exchange), connected by shared mailbox files (files.go); each side waits
+// for the other's files. The exchange process publishes its pending-output
+// word in exchange.counters, which the drain reads. At the end the demo
+// closes exchange.in; the exchange agent finishes once it is empty, and
+// the exchange process writes its counts into exchange.json and exits.
 
-// envMain makes a test binary run the demo's main (the tests run
-// themselves as the demo and as its exchange process).
+// envMain makes a test binary run the demo's main.
 const envMain = "DUTY_TRADING_MAIN"
 
 // exchangeSummary is exchange.json.
 type exchangeSummary struct {
 	Exchange    exchangeCounts
-	T2O         *hdrhistogram.Snapshot
-	T2OSampled  *hdrhistogram.Snapshot // the exchange's stage of the sampled quotes
+	T2O         histogram.Snapshot
+	T2OSampled  histogram.Snapshot // the exchange's stage of the sampled quotes
 	Errors      []string
-	AgentErrors []errlog.Observation // the exchange process's error log at its end
+	AgentErrors []errlog.Observation // its error log at its end, each marked as its
 }
 
 // remoteExchange is the exchange process seen from the demo.
@@ -51,17 +47,16 @@ type remoteExchange struct {
 	mbs   *mailboxes
 	child *child // unless started by hand
 
-	sum       *exchangeSummary
-	t2o, t2oS *hdrhistogram.Histogram
-	problems  []string
-	nats      *natsLink // -nats: bridges instead of the shared mailbox files
+	sum      *exchangeSummary
+	problems []string
+	nats     *natsLink // -nats: bridges instead of the shared mailbox files
 	// natsModule builds the demo's bridges, run on natsThread.
 	natsModule fx.Option
 	natsThread thread
 }
 
 // startRemote makes the demo's mailboxes, starts the exchange process
-// (cfg.Spawn) and opens its files, in files. close releases the child.
+// (cfg.Spawn) and opens its files.
 func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExchange, err error) {
 	r := &remoteExchange{cfg: cfg, dir: files.dir, mbs: &mailboxes{}}
 	defer func() {
@@ -96,15 +91,12 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 			}
 		}()
 	}
-	in, inFile, err := ipc.OpenMailbox(ctx, filepath.Join(r.dir, fileExchangeIn), ipc.WithWaitForFile())
-	if err != nil {
+	if r.mbs.exchangeIn, err = files.openMailbox(ctx, fileExchangeIn); err != nil {
 		if r.child.hasExited() {
 			err = fmt.Errorf("%w (the exchange process exited: %v)", err, r.child.waitErr)
 		}
 		return r, err
 	}
-	files.closers = append(files.closers, inFile.Close)
-	r.mbs.exchangeIn = in
 	xCtr, err := ipc.OpenCounters(ctx, filepath.Join(r.dir, roleExchange+".counters"), ipc.WithWaitForFile())
 	if err != nil {
 		return r, err
@@ -118,9 +110,7 @@ func startRemote(cfg config, files *procFiles, stderr io.Writer) (_ *remoteExcha
 	return r, err
 }
 
-// spawn starts this program again as the exchange process, in its own
-// process group (a Ctrl-C reaches only the demo, which ends the exchange
-// after the drain).
+// spawn starts this program again as the exchange process.
 func (r *remoteExchange) spawn(stderr io.Writer) (err error) {
 	c := r.cfg
 	args := []string{
@@ -149,9 +139,8 @@ func (r *remoteExchange) done() <-chan struct{} {
 	return r.child.exited
 }
 
-// finish ends the exchange process after the drain: it closes
-// exchange.in and waits, up to limit, for the summary the exchange writes
-// when it has drained and stopped.
+// finish closes exchange.in after the drain and waits, up to limit, for
+// the summary the exchange process writes when it has stopped.
 func (r *remoteExchange) finish(limit time.Duration) {
 	if _, err := r.mbs.exchangeIn.Close(mailbox.Drain); err != nil {
 		r.problems = append(r.problems, "closing exchange.in: "+err.Error())
@@ -180,9 +169,7 @@ func (r *remoteExchange) finish(limit time.Duration) {
 				r.problems = append(r.problems, fmt.Sprintf("%s: %v", path, err))
 				return
 			}
-			if r.sum = &s; s.T2O != nil && s.T2OSampled != nil {
-				r.t2o, r.t2oS = hdrhistogram.Import(s.T2O), hdrhistogram.Import(s.T2OSampled)
-			}
+			r.sum = &s
 			r.problems = append(r.problems, s.Errors...)
 			return
 		}
@@ -199,20 +186,8 @@ func (r *remoteExchange) finish(limit time.Duration) {
 	}
 }
 
-// agentErrors returns the exchange process's agent errors, marked so.
-func (r *remoteExchange) agentErrors() []errlog.Observation {
-	if r == nil || r.sum == nil {
-		return nil
-	}
-	obs := slices.Clone(r.sum.AgentErrors)
-	for i := range obs {
-		obs[i].Text = "exchange process: " + obs[i].Text
-	}
-	return obs
-}
-
-// summary returns the exchange's counts and adds the problems met with
-// the exchange process.
+// summary returns the exchange's counts and adds the exchange process's
+// problems.
 func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	problems = append(problems, r.problems...)
 	if r.sum == nil {
@@ -221,8 +196,7 @@ func (r *remoteExchange) summary(problems []string) (exchangeCounts, []string) {
 	return r.sum.Exchange, problems
 }
 
-// close gives a child still running a few seconds to finish, then kills
-// it, and closes the NATS link.
+// close ends the child and closes the NATS link.
 func (r *remoteExchange) close() error {
 	var err error
 	if r.child != nil && r.child.end(nil) {
@@ -231,9 +205,9 @@ func (r *remoteExchange) close() error {
 	return errors.Join(err, r.nats.close())
 }
 
-// child is this program started again (the exchange process, the
-// feeder) with env set, in its own process group: a Ctrl-C in the
-// terminal reaches only the demo, which ends the child in order.
+// child is this program started again with env set (the exchange
+// process, the feeder), in its own process group: a Ctrl-C reaches only
+// the demo, which ends the child in order.
 type child struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once it has exited

@@ -4,8 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/ipc"
 )
@@ -14,36 +12,30 @@ import (
 // digits.
 var histConfig = histogram.Config{Lowest: 1, Highest: int64(time.Minute), SignificantFigures: 3}
 
-func newHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histConfig.Lowest, histConfig.Highest, int(histConfig.SignificantFigures))
-}
-
-// percentile returns h's nearest-rank percentile perMille/10: the
+// percentile returns s's nearest-rank percentile perMille/10: the
 // ⌈perMille·n/1000⌉-th smallest of its n values (at the top of its
-// bucket), or 0 when h is empty. ValueAtQuantile rounds the rank to the
-// nearest instead; asking it for rank r as r−¼ of n gives the nearest
-// rank. Per mille, so that ranks are exact integers.
-func percentile(h *hdrhistogram.Histogram, perMille int64) int64 {
-	n := h.TotalCount()
+// bucket), 0 when empty. ValueAtQuantile rounds the rank to the nearest;
+// asking it for rank r as r−¼ of n gives the nearest rank.
+func percentile(s *histogram.Snapshot, perMille int64) int64 {
+	n := s.TotalCount
 	if n == 0 {
 		return 0
 	}
 	rank := min(max((perMille*n+999)/1000, 1), n)
-	return h.ValueAtQuantile(100 * (float64(rank) - 0.25) / float64(n))
+	return s.ValueAtQuantile(100 * (float64(rank) - 0.25) / float64(n))
 }
 
 // latency is one agent's latency histogram in shared memory: the agent
 // records into it from its duty cycle (no lock, no allocation), dutystat
-// reads it live from another process, the printer takes what was
-// recorded since its last look. A value outside the range (a negative
-// one: two processes' clocks disagree) is recorded at the bound and
-// counted as clamped.
+// reads it live, the printer takes what was recorded since its last look.
+// A value outside the range (two processes' clocks disagree) is recorded
+// at the bound and counted as clamped.
 type latency struct {
 	rec *histogram.Recorder
 	rd  *histogram.Reader
 
-	mu        sync.Mutex // the printer's and run's
-	now, last histogram.Snapshot
+	mu             sync.Mutex // the printer's and run's
+	now, last, gap histogram.Snapshot
 }
 
 // fileLatency is histogram i of a histograms file this process created.
@@ -68,27 +60,28 @@ func heapLatency(label string) (*latency, error) {
 // record adds now-origin. Agent thread only; allocation-free.
 func (l *latency) record(now, origin int64) { l.rec.Record(now - origin) }
 
-// interval returns what was recorded since the last call.
-func (l *latency) interval() *hdrhistogram.Histogram {
+// interval returns what was recorded since the last call (empty if the
+// histogram cannot be read), valid until the next call.
+func (l *latency) interval() *histogram.Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var gap histogram.Snapshot
 	if l.rd.Snapshot(&l.now) != nil {
-		return newHist()
+		return &histogram.Snapshot{}
 	}
-	l.now.CopyTo(&gap)
+	l.now.CopyTo(&l.gap)
 	if l.last.Label != "" {
-		_ = gap.Sub(&l.last) // the same histogram both times: never fails
+		_ = l.gap.Sub(&l.last) // the same histogram both times: never fails
 	}
 	l.now.CopyTo(&l.last)
-	return gap.Histogram()
+	return &l.gap
 }
 
-// total returns everything recorded, and how many values were clamped.
-func (l *latency) total() (*hdrhistogram.Histogram, int64) {
+// total returns everything recorded (Clamped: how many values were
+// clamped); empty if the histogram cannot be read.
+func (l *latency) total() histogram.Snapshot {
 	var s histogram.Snapshot
 	if l.rd.Snapshot(&s) != nil {
-		return newHist(), 0
+		return histogram.Snapshot{}
 	}
-	return s.Histogram(), s.Clamped
+	return s
 }

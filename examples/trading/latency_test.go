@@ -12,13 +12,17 @@ import (
 // nearest-rank: the p-th percentile of n values is the ⌈p·n/100⌉-th
 // smallest. Of 10, 20, ... 60 µs, p90 is the 6th (60 µs), not the 5th.
 func TestPercentilesNearestRank(t *testing.T) {
-	r := result{t2t: newHist(), t2o: newHist()}
+	t2t, err := heapLatency("t2t")
+	require.NoError(t, err)
+	t2o, err := heapLatency("t2o")
+	require.NoError(t, err)
 	for v := int64(1); v <= 6; v++ {
-		require.NoError(t, r.t2t.RecordValue(v*10_000))
+		t2t.record(v*10_000, 0)
 	}
 	for v := int64(1); v <= 1000; v++ {
-		require.NoError(t, r.t2o.RecordValue(v*1_000))
+		t2o.record(v*1_000, 0)
 	}
+	r := result{t2t: t2t.total(), t2o: t2o.total()}
 	var out bytes.Buffer
 	r.print(&out, config{})
 	rows := map[string][]string{}

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/counters"
-	"github.com/dutyrt/duty/dutyfx"
 	"github.com/dutyrt/duty/examples/trading/internal/mdfeed"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/mailbox"
@@ -22,23 +21,18 @@ import (
 )
 
 // -md: the market data comes from a ZMTP PUB endpoint (package mdfeed's
-// feeder) instead of the in-process generator. A SUB socket delivers its
-// quote and end messages into the mailbox md.in; the md agent takes the
-// feed agent's place on its thread and forwards each quote as the feed
-// agent does, with its pending output and counters, so the ledger's feed
-// count is what it forwarded. Each quote is also checked against the
-// demo's own generator (same -seed and -instruments): a quote lost,
-// repeated or reordered, or a feeder with other settings, is a problem;
-// so is an end message whose counts (published, dropped by the PUB) do
-// not match what arrived.
+// feeder). A SUB socket delivers into the mailbox md.in, which the feed
+// agent drains instead of generating quotes (mdAgent), so the ledger's
+// feed count is what it forwarded. Each quote is checked against
+// the demo's own generator (same -seed and -instruments), and the end
+// message's counts against what arrived.
 //
 // -md alone starts the feeder (this binary as mdfeed.Main) on a free
-// loopback port and asks it to end (SIGINT) when the demo's feed stops;
-// the md agent then waits for its end message. -md ENDPOINT connects to a
-// feeder started by hand. With CURVE (docs/zmtp.md) the feeder is the
-// server: -md-curve with -md alone makes a key pair for each side; with
-// -md ENDPOINT, -md-curve-server and -md-curve-secret give the keys
-// (mdfeed -keygen writes them).
+// loopback port and asks it to end (SIGINT) when the feed stops; the feed
+// agent then waits for its end message. -md ENDPOINT connects to a feeder
+// started by hand. With CURVE the feeder is the server: -md-curve with -md
+// alone makes a key pair for each side; with -md ENDPOINT,
+// -md-curve-server and -md-curve-secret give the keys.
 
 const mdAuto = "auto" // -md without an endpoint: start the feeder
 
@@ -67,8 +61,7 @@ func checkMD(c *config) error {
 	return nil
 }
 
-// mdSource is the market-data connection. Nil without -md; its methods
-// accept a nil receiver.
+// mdSource is the market-data connection; nil without -md.
 type mdSource struct {
 	endpoint string
 	sub      *zmtp.Socket
@@ -120,8 +113,7 @@ func startMD(cfg config, stderr io.Writer) (m *mdSource, err error) {
 	return m, nil
 }
 
-// setCurve sets the SUB's CURVE from the flags and returns the child
-// feeder's arguments for it.
+// setCurve sets the SUB's CURVE and returns the child feeder's arguments.
 func (m *mdSource) setCurve(cfg config) ([]string, error) {
 	if !cfg.MDCurve && cfg.MDCurveServer == "" && cfg.MDCurveSecret == "" {
 		return nil, nil
@@ -158,8 +150,8 @@ func (m *mdSource) setCurve(cfg config) ([]string, error) {
 	return nil, nil
 }
 
-// spawn starts this binary as the feeder on a free loopback port and
-// reads the endpoint it bound from its first line.
+// spawn starts the feeder on a free loopback port and reads the endpoint
+// it bound from its first line.
 func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -194,23 +186,22 @@ func (m *mdSource) spawn(cfg config, stderr io.Writer, extra []string) error {
 	}
 }
 
-// module provides the md agent, which takes the feed agent's place.
+// module gives the feed agent md.in to forward instead of its generator's
+// quotes.
 func (m *mdSource) module() fx.Option {
 	if m == nil {
 		return fx.Options()
 	}
-	return fx.Options(fx.Provide(func(f *feedAgent) (*mdAgent, error) {
+	return fx.Decorate(func(f *feedAgent) (*feedAgent, error) {
 		a := &mdAgent{f: f, src: m}
 		var err error
 		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
-		m.agent = a
-		return a, err
-	}), dutyfx.Include[*mdAgent]())
+		f.md, m.agent = a, a
+		return f, err
+	})
 }
 
-// finish prints what arrived and returns the problems: quotes that differ
-// from the generator's, an end message missing or not matching what
-// arrived, messages the bridge dropped.
+// finish prints what arrived and returns the problems.
 func (m *mdSource) finish(w io.Writer) []string {
 	if m == nil || m.agent == nil {
 		return nil
@@ -245,8 +236,7 @@ func (m *mdSource) finish(w io.Writer) []string {
 	return p
 }
 
-// close closes the socket and waits for the feeder, interrupted, killing
-// it after 5 s.
+// close closes the socket and ends the feeder.
 func (m *mdSource) close() {
 	if m == nil {
 		return
@@ -262,13 +252,12 @@ func (m *mdSource) close() {
 	}
 }
 
-// mdAgent forwards the quotes of md.in through the feed agent's state
-// (generator as the checker and count, quote, pending output, words), so
-// that the rest of the demo sees a feed agent.
+// mdAgent is the feed agent's part with -md: it forwards the quotes of
+// md.in through the feed agent's state (its generator checks them).
 type mdAgent struct {
 	f     *feedAgent
 	src   *mdSource
-	in    *inbox // md.in; left to the bridge on close
+	in    *inbox // md.in; its actor is not closed: the bridge owns it
 	want  msg.Quote
 	ended bool
 	end   mdfeed.End
@@ -279,41 +268,19 @@ type mdAgent struct {
 	bad           int64 // messages after the end
 }
 
-func (a *mdAgent) RoleName() string { return roleFeed }
-
-// Mailboxes is what "-idle wake" sleeps on.
-func (a *mdAgent) Mailboxes() []*mailbox.Mailbox { return []*mailbox.Mailbox{a.in.mb} }
-
-// NextDeadline is now while a quote waits to be forwarded, else none.
-func (a *mdAgent) NextDeadline() time.Time {
-	if a.f.out.pending {
-		return time.Now()
-	}
-	return time.Time{}
-}
-func (a *mdAgent) OnStart() error { return nil }
-func (a *mdAgent) OnClose() error { return nil }
-
-func (a *mdAgent) DoWork() (int, error) {
-	f := a.f
-	if !f.resend() {
-		return 0, nil
-	}
-	if f.stop.Load() && a.stopping() {
-		setWord(f.stopped, 1)
-		return 0, nil
-	}
+// work forwards what md.in holds, until the end message.
+func (a *mdAgent) work() (int, error) {
 	if a.ended {
 		return 0, nil
 	}
 	n, err := a.in.DoWork()
-	counters.SetWord(f.quotes, f.made)
+	counters.SetWord(a.f.quotes, a.f.made)
 	return n, err
 }
 
 // stopping reports, once the feed is told to stop, whether forwarding
-// stops now: at once with a feeder started by hand; with the child, once
-// its end message is in (asked for once).
+// stops now: at once with a feeder started by hand, else once the child's
+// end message is in.
 func (a *mdAgent) stopping() bool {
 	if a.src.feeder == nil || a.ended {
 		return true
@@ -333,11 +300,9 @@ func (a *mdAgent) onQuote(q *msg.Quote) error {
 	f := a.f
 	f.q = *q
 	f.gen.Next(&a.want)
-	if w := &a.want; q.Seq != w.Seq || q.Instrument != w.Instrument || q.BidPx != w.BidPx ||
-		q.BidQty != w.BidQty || q.AskPx != w.AskPx || q.AskQty != w.AskQty {
+	if a.want.FeedNanos = q.FeedNanos; *q != a.want { // the feeder's clock reading is its own
 		if a.mismatch++; a.mismatch == 1 {
-			a.firstMismatch = fmt.Sprintf("#%d instrument %d %dx%d/%dx%d, want #%d instrument %d %dx%d/%dx%d",
-				q.Seq, q.Instrument, q.BidQty, q.BidPx, q.AskPx, q.AskQty, w.Seq, w.Instrument, w.BidQty, w.BidPx, w.AskPx, w.AskQty)
+			a.firstMismatch = fmt.Sprintf("%+v, want %+v", *q, a.want)
 		}
 	}
 	f.forward()

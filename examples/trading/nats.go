@@ -26,33 +26,23 @@ import (
 	"github.com/dutyrt/duty/natsbridge/natsfx"
 )
 
-// -nats: the exchange process of -ipc, but its three mailboxes are local
-// to each process and their messages cross NATS through natsbridge (core
-// mode, built by natsfx and run by dutyfx.Runners on one thread), on
-// subjects <prefix>.<mailbox>, the prefix derived from the directory:
-//
-//	exchange.in     demo: mailbox -> Outbound   child: Inbound -> mailbox
-//	strategy.resp   child: mailbox -> Outbound  demo: Inbound -> mailbox
-//	risk.resp       child: mailbox -> Outbound  demo: Inbound -> mailbox
-//
-// The bridges are built (the inbound ones subscribed) with the fx graph,
-// before the other process can send; the demo starts its group, and so
-// its outbound bridge, once the exchange process answers.
-//
-// Two subjects carry what the shared files carry with -ipc: the child
-// answers <prefix>.status with its counts (natsStatus), from which the
-// demo keeps the messages in flight between the processes as the
-// exchange's pending word (the drain waits for 0); <prefix>.end, after
-// the drain, carries the number of messages the demo's bridge sent: the
-// child closes its exchange.in once it delivered as many. Losses a bridge
-// counts (core mode is at most once) fail the reconciliation.
+// -nats: the exchange process of -ipc, but the three mailboxes between the
+// processes are local to each, bridged through NATS (natsbridge, core
+// mode, built by natsfx, run on one thread) on subjects <prefix>.<mailbox>,
+// the prefix derived from the directory: exchange.in from the demo to the
+// child, strategy.resp and risk.resp back. The inbound bridges subscribe
+// when the fx graph is built; the demo starts its group once the child
+// answers. The child answers <prefix>.status with its counts (natsStatus),
+// from which the demo keeps the messages in flight as the exchange's
+// pending word; after the drain, <prefix>.end carries how many messages
+// the demo sent, and the child closes its exchange.in once it delivered as
+// many. Losses a bridge counts fail the reconciliation.
 
 // natsEmbedded is config.NATS for -nats without a URL: an embedded server
 // on a free loopback port.
 const natsEmbedded = "embedded"
 
-// natsThread is the thread that runs a process's bridges, and its idle
-// strategy.
+// natsThread is the thread of a process's bridges, and its idle strategy.
 const (
 	natsThread = "natsbridge"
 	natsIdle   = "backoff:10:5:1us:100us"
@@ -67,9 +57,9 @@ func natsPrefix(dir string) string {
 	return fmt.Sprintf("duty.trading.%016x", h.Sum64())
 }
 
-// natsStatus is the child's answer on <prefix>.status, its counts read in
-// the order a message travels (delivered, held, batched), so that one
-// moving meanwhile is counted twice rather than missed.
+// natsStatus is the child's answer on <prefix>.status, read in the order a
+// message travels, so that one moving meanwhile is counted twice, not
+// missed.
 type natsStatus struct {
 	Delivered int64 // exchange.in messages its inbound bridge delivered (or dropped)
 	Busy      int64 // bytes in its mailboxes plus the exchange's pending output
@@ -98,16 +88,15 @@ type natsLink struct {
 
 func newNATSLink(cfg config, dir string, logger *slog.Logger) *natsLink {
 	l := &natsLink{cfg: cfg, prefix: natsPrefix(dir), url: cfg.NATS, logger: logger, stop: make(chan struct{})}
-	// A runner parked in nanosleep keeps its P: room for the NATS client's
-	// goroutines (and the embedded server's) beside the runners.
+	// Room for the NATS client's goroutines beside the runners (a runner
+	// parked in nanosleep keeps its P).
 	prev := runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), runtime.NumCPU()+2))
 	l.restore = func() { runtime.GOMAXPROCS(prev) }
 	return l
 }
 
 // mailboxes makes the process's mailboxes (named), those bridges deliver
-// into (recv) large enough for many batches: core mode drops what a full
-// mailbox refuses.
+// into (recv) large: core mode drops what a full mailbox refuses.
 func (l *natsLink) mailboxes(ctrs *counters.Manager, recv map[string]bool, names ...string) ([]*mailbox.Mailbox, error) {
 	var mbs []*mailbox.Mailbox
 	for _, name := range names {
@@ -124,17 +113,13 @@ func (l *natsLink) mailboxes(ctrs *counters.Manager, recv map[string]bool, names
 	return mbs, nil
 }
 
-// module has natsfx build the bridges of outs (drained and published) and
-// ins (delivered into), into l.set, and returns it with the thread that
-// runs them.
+// module has natsfx build the bridges of outs and ins into l.set; it
+// returns it with the thread that runs them.
 func (l *natsLink) module(ctrs *counters.Manager, outs, ins []*mailbox.Mailbox) (fx.Option, thread) {
 	opts := []fx.Option{natsfx.Module, fx.Populate(&l.set)}
 	th := thread{role: natsThread}
 	add := func(mb *mailbox.Mailbox, dir natsfx.Direction, role string) {
 		c := natsbridge.Config{Name: mb.Name(), Subject: l.prefix + "." + mb.Name(), URL: l.url, Counters: ctrs, Logger: l.logger}
-		if need := mb.MaxMessageSize() + 64; need > natsbridge.DefaultBatchBytes {
-			c.BatchBytes = need
-		}
 		b := natsfx.Bridge{Config: c, Mailbox: mb, Direction: dir}
 		opts = append(opts, fx.Provide(natsfx.AsBridge(func() natsfx.Bridge { return b })))
 		th.agents = append(th.agents, role+mb.Name()) // the bridges' RoleName
@@ -164,8 +149,7 @@ func (l *natsLink) batched() (n int64) {
 	return n
 }
 
-// losses returns a problem for every bridge that lost, dropped or
-// rejected messages.
+// losses returns a problem for every bridge that lost messages.
 func (l *natsLink) losses() []string {
 	if l == nil || l.set == nil {
 		return nil
@@ -185,8 +169,7 @@ func (l *natsLink) losses() []string {
 	return out
 }
 
-// close stops the watch, the control connection and the embedded server
-// (fx stop closes the bridges).
+// close stops the watch, the control connection and the embedded server.
 func (l *natsLink) close() error {
 	if l == nil {
 		return nil
@@ -213,8 +196,8 @@ func (l *natsLink) stopWatch() {
 }
 
 // startNATS is startRemote's -nats part: the server (embedded for -nats
-// alone), the demo's mailboxes and the control connection. Its bridges
-// are r.natsModule's; connectNATS starts the exchange process.
+// alone), the demo's mailboxes, its bridges' module and the control
+// connection.
 func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 	l := newNATSLink(r.cfg, r.dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	r.nats, l.stderr = l, stderr
@@ -247,9 +230,9 @@ func (r *remoteExchange) startNATS(files *procFiles, stderr io.Writer) error {
 	return nil
 }
 
-// connectNATS, with -nats, once the demo's bridges are built and before
-// its group starts, starts the exchange process (cfg.Spawn), waits for
-// its first answer on the status subject and starts the watch.
+// connectNATS, once the demo's bridges are built and before its group
+// starts, starts the exchange process (cfg.Spawn), waits for its first
+// status and starts the watch.
 func (r *remoteExchange) connectNATS() error {
 	if r == nil || r.nats == nil {
 		return nil
@@ -289,11 +272,10 @@ func (l *natsLink) status() (natsStatus, error) {
 	return st, json.Unmarshal(m.Data, &st)
 }
 
-// watch keeps the demo's estimate of the messages between the processes:
-// sent here and not yet delivered there, held there, batched there and
-// not yet delivered here. It reads the child's counts before its own
-// (which only grow), so that the estimate errs high; an unanswered
-// request makes it 1.
+// watch keeps the estimate of the messages between the processes: sent
+// here, not delivered there; held there; batched there, not delivered
+// here. The child's counts are read before its own, so that it errs high;
+// an unanswered request makes it 1.
 func (l *natsLink) watch() {
 	defer l.wg.Done()
 	tick := time.NewTicker(2 * time.Millisecond)
@@ -315,7 +297,7 @@ func (l *natsLink) watch() {
 }
 
 // end, after the drain, tells the exchange process how many messages the
-// demo sent; it closes its exchange.in once it delivered them all.
+// demo sent.
 func (l *natsLink) end(limit time.Duration) []string {
 	l.stopWatch()
 	var problems []string
@@ -340,7 +322,7 @@ func (l *natsLink) end(limit time.Duration) []string {
 }
 
 // newNATSExchange is the exchange process's -nats part: its mailboxes and
-// the module of its bridges. pending is the exchange's pending word.
+// its bridges' module; pending is the exchange's pending word.
 func newNATSExchange(cfg config, ctrs *counters.Manager, pending *atomic.Int64, logger *slog.Logger) (*natsLink, fx.Option, thread, error) {
 	l := newNATSLink(cfg, cfg.Dir, logger)
 	l.exch = pending
@@ -368,9 +350,8 @@ func (l *natsLink) serve() (err error) {
 	return l.nc.Flush()
 }
 
-// flush gives the exchange process's outbound bridges a second to hand
-// over what their mailboxes still hold (their OnClose publishes only what
-// they batched).
+// flush gives the exchange process's outbound bridges a second to take
+// what their mailboxes hold (OnClose publishes only what they batched).
 func (l *natsLink) flush() {
 	for deadline := time.Now().Add(time.Second); l != nil && time.Now().Before(deadline) &&
 		l.mbs.strategyResp.Stats().Depth+l.mbs.riskResp.Stats().Depth > 0; {
@@ -387,9 +368,8 @@ func (l *natsLink) onStatus(m *nats.Msg) {
 	_ = m.Respond(b)
 }
 
-// onEnd waits (up to the drain limit) until the inbound bridge delivered
-// as many messages as the demo sent, then closes exchange.in: the
-// exchange agent finishes once it handled them.
+// onEnd waits (up to -drain) until the inbound bridge delivered as many
+// messages as the demo sent, then closes exchange.in.
 func (l *natsLink) onEnd(m *nats.Msg) {
 	want, err := strconv.ParseInt(string(m.Data), 10, 64)
 	answer := "ok"

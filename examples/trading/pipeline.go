@@ -22,8 +22,8 @@ import (
 )
 
 // monoNanos is the clock of every timestamp: the host's monotonic clock,
-// one for every process (time.Now's monotonic reading is relative to the
-// process's start), which tick-to-order across processes needs.
+// the same in every process (time.Now's is relative to the process's
+// start).
 func monoNanos() int64 { return clock.Host.Nanos() }
 
 var quietLogger = slog.New(slog.DiscardHandler)
@@ -38,8 +38,7 @@ type mailboxes struct {
 	riskIn       *mailbox.Mailbox // quotes, orders, cancels
 	riskResp     *mailbox.Mailbox // execution reports
 	exchangeIn   *mailbox.Mailbox // quotes, orders, cancels (passed risk)
-	// exchangePending is the exchange's pending-output word, read by
-	// quiesce (with -ipc in exchange.counters).
+	// exchangePending is the exchange's pending-output word (quiesce).
 	exchangePending *atomic.Int64
 }
 
@@ -80,14 +79,10 @@ type handles struct {
 	Remote   *remoteExchange `optional:"true"` // -ipc only
 }
 
-// agentsModule provides the agents of this process and runs them (the
-// md agent in the feed's place with -md).
-func agentsModule(exchange, md bool) fx.Option {
+// agentsModule provides and runs the agents of this process.
+func agentsModule(exchange bool) fx.Option {
 	opts := []fx.Option{fx.Provide(newFeedAgent, newStrategyAgent, newRiskAgent),
-		dutyfx.Include[*strategyAgent](), dutyfx.Include[*riskAgent]()}
-	if !md {
-		opts = append(opts, dutyfx.Include[*feedAgent]())
-	}
+		dutyfx.Include[*feedAgent](), dutyfx.Include[*strategyAgent](), dutyfx.Include[*riskAgent]()}
 	if exchange {
 		opts = append(opts, fx.Provide(newExchangeAgent), dutyfx.Include[*exchangeAgent]())
 	}
@@ -95,9 +90,8 @@ func agentsModule(exchange, md bool) fx.Option {
 }
 
 // runnerConfig is dutyfx.Runners's configuration: idle strategy and CPUs
-// per thread, the exchange first in the start order (ready for the first
-// quote, stopped last), and every agent error recorded in errs (once per
-// distinct error, with a count) and logged.
+// per thread, the exchange started first and stopped last, every agent
+// error recorded in errs and logged.
 func runnerConfig(cfg config, ts []thread, logger *slog.Logger, errs *agentErrors, extra ...runner.Option) dutyfx.Config {
 	rc := dutyfx.Config{
 		Idle: map[string]string{},
@@ -137,8 +131,8 @@ func fxLogger(cfg config) fx.Option {
 }
 
 // run runs the demo: the pipeline for cfg.Duration (or until ctx ends),
-// then the drain, the final table and the reconciliation line, last. ok
-// reports whether everything reconciled; err is a failure to run at all.
+// the drain, the final table and the reconciliation line. ok reports
+// whether everything reconciled; err is a failure to run at all.
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, err error) {
 	if cfg.Role == roleExchange {
 		return runExchangeProcess(ctx, cfg, stdout, stderr)
@@ -151,8 +145,6 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 			return false, err
 		}
 	}
-	// The child processes write to stderr too, through a goroutine of
-	// os/exec's when it is not a file.
 	stderr = lockedWriter(stderr)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	files, err := openFiles(cfg.Dir, "demo")
@@ -168,7 +160,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	var h handles
 	opts := []fx.Option{
 		fxLogger(cfg),
-		agentsModule(!cfg.IPC, cfg.MD != ""),
+		agentsModule(!cfg.IPC),
 		dutyfx.Runners, files.keeperModule(),
 		printerModule(stdout),
 		fx.Populate(&h),
@@ -255,15 +247,17 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (ok bool, er
 	if res.errors, err = files.errs.observations(); err != nil {
 		res.problems = append(res.problems, "reading the error log: "+err.Error())
 	}
-	res.errors = append(res.errors, remote.agentErrors()...)
+	if remote != nil && remote.sum != nil {
+		res.errors = append(res.errors, remote.sum.AgentErrors...)
+	}
 	res.problems = append(res.problems, md.finish(stdout)...)
 	res.print(stdout, cfg)
 	return res.ok(), nil
 }
 
-// startApp starts app, whose agents are h's, once -record's journals
-// (nil when not recording) are in place and, with -nats, the exchange
-// process answers.
+// startApp starts app, whose agents are h's, once -record's journals are
+// open (nil when not recording) and, with -nats, the exchange process
+// answers.
 func startApp(app *fx.App, cfg config, h handles) (*recorder, error) {
 	if err := app.Err(); err != nil {
 		return nil, err
@@ -283,14 +277,12 @@ func startApp(app *fx.App, cfg config, h handles) (*recorder, error) {
 	return rec, nil
 }
 
-// quiesce waits, up to limit, until the feed has stopped and every
-// mailbox is empty with no agent holding pending output, and reports
-// whether that happened. It compares two samples a few milliseconds
-// apart: delivered counts only grow, so equal counts of empty mailboxes
-// mean nothing was sent between them, and no pending output then means
-// nothing is in flight. A sample reads the mailboxes before the pending
-// words: a handler stores its pending word before the mailbox releases
-// its message.
+// quiesce waits, up to limit, until the feed has stopped, every mailbox
+// is empty and no agent holds pending output, and reports whether that
+// happened: two samples a few ms apart with equal delivered counts (they
+// only grow) mean nothing was sent between them. A sample reads the
+// mailboxes before the pending words, which a handler stores before the
+// mailbox releases its message.
 func quiesce(h handles, limit time.Duration) bool {
 	pend := []*atomic.Int64{h.Feed.out.word, h.Strategy.out.word, h.Risk.out.word, h.Mail.exchangePending}
 	take := func() (pos []int64, quiet bool) {
@@ -320,8 +312,8 @@ func quiesce(h handles, limit time.Duration) bool {
 	}
 }
 
-// lockedWriter returns w itself if it is a file (the children write to
-// its descriptor), else w behind a mutex.
+// lockedWriter returns w if it is a file, else w behind a mutex: the
+// children write to it from os/exec's goroutines.
 func lockedWriter(w io.Writer) io.Writer {
 	if _, ok := w.(*os.File); ok {
 		return w

@@ -19,15 +19,13 @@ import (
 )
 
 // -record DIR keeps one journal per agent (DIR/strategy, DIR/risk,
-// DIR/exchange), written by the agent's own thread, one stream per
-// mailbox: a message is appended once its handler consumed it (one it
-// refused with Abort is recorded when it comes again), so the journal's
-// order is the order the agent consumed its input in, which thread timing
-// decides. The agents are deterministic given that input (risk's rate
-// limit runs on the orders' origin timestamps), so -replay feeds each
-// agent its journal, one message at a time, and checks every message it
-// sends against what its receiver recorded (per edge, in FIFO order): the
-// same final positions and the same reconciliation follow.
+// DIR/exchange), written on the agent's thread, one stream per mailbox: a
+// message is appended once its handler consumed it, so the journal holds
+// the agent's input in the order thread timing gave it. The agents are
+// deterministic given that input (risk's rate limit runs on the orders'
+// timestamps), so -replay feeds each agent its journal and checks every
+// message it sends against what its receiver recorded, per edge in FIFO
+// order: the same positions and reconciliation follow.
 
 const (
 	streamStrategyIn uint32 = 1 + iota
@@ -37,8 +35,8 @@ const (
 	streamExchangeIn
 )
 
-// recRunFile, in DIR, describes the run: what replay needs to make the
-// same agents, and what the recorded run ended with.
+// recRunFile, in DIR, is what replay needs to make the same agents, and
+// what the recorded run ended with.
 const recRunFile = "run.json"
 
 type recordedRun struct {
@@ -53,19 +51,36 @@ type recordedRun struct {
 
 var recRoles = [3]string{roleStrategy, roleRisk, roleExchange}
 
-// recorder is -record's state in one process: the journals of its agents
-// (the exchange process records the exchange's into the same directory).
+// recStreams are the streams of each agent's inboxes, in recInboxes's order.
+var recStreams = [3][]uint32{{streamStrategyIn, streamStrategyResp}, {streamRiskIn, streamRiskResp}, {streamExchangeIn}}
+
+// recInboxes returns the inboxes of the agents h holds, nil for those of
+// the other process.
+func recInboxes(h handles) (ibs [3][]*inbox) {
+	if h.Strategy != nil {
+		ibs[0] = []*inbox{h.Strategy.in, h.Strategy.resp}
+	}
+	if h.Risk != nil {
+		ibs[1] = []*inbox{h.Risk.in, h.Risk.resp}
+	}
+	if h.Exchange != nil {
+		ibs[2] = []*inbox{h.Exchange.in}
+	}
+	return ibs
+}
+
+// recorder is -record's state in one process.
 type recorder struct {
 	dir      string
-	journals map[string]*journal.Journal
+	journals []*journal.Journal
 	errs     [3]error // the first append error of each agent
 	n        [3]int64 // messages recorded, per agent
-	remote   bool     // another process records the exchange
+	remote   bool     // the exchange process records the exchange
 	flushers *runner.Runner
 	flushErr error // the first Flusher error, read after flushers closed
 }
 
-// checkRecordDir refuses a directory that holds the recording of one of
+// checkRecordDir refuses a directory that holds a recording of one of
 // roles already.
 func checkRecordDir(dir string, roles ...string) error {
 	for _, role := range roles {
@@ -76,32 +91,21 @@ func checkRecordDir(dir string, roles ...string) error {
 	return nil
 }
 
-// startRecording opens the journals of the agents h holds and gives their
-// inboxes their streams. Call it before the runners start, so that each
-// journal's writer is its agent's thread. nil when not recording.
+// startRecording opens the journals of h's agents and gives their inboxes
+// their streams; nil when not recording. Call it before the runners start,
+// so that each journal's writer is its agent's thread.
 func startRecording(cfg config, h handles) (_ *recorder, err error) {
 	if cfg.Record == "" {
 		return nil, nil
 	}
-	r := &recorder{dir: cfg.Record, journals: map[string]*journal.Journal{}, remote: h.Exchange == nil}
+	r := &recorder{dir: cfg.Record, remote: h.Exchange == nil}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.closeAll())
 		}
 	}()
-	inboxes := [3][]*inbox{}
-	if h.Strategy != nil {
-		inboxes[0] = []*inbox{h.Strategy.in, h.Strategy.resp}
-	}
-	if h.Risk != nil {
-		inboxes[1] = []*inbox{h.Risk.in, h.Risk.resp}
-	}
-	if h.Exchange != nil {
-		inboxes[2] = []*inbox{h.Exchange.in}
-	}
-	streams := [3][]uint32{{streamStrategyIn, streamStrategyResp}, {streamRiskIn, streamRiskResp}, {streamExchangeIn}}
 	var fs []agent.Agent
-	for i, ibs := range inboxes {
+	for i, ibs := range recInboxes(h) {
 		if ibs == nil {
 			continue
 		}
@@ -112,10 +116,10 @@ func startRecording(cfg config, h handles) (_ *recorder, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("trading: -record: %w", err)
 		}
-		r.journals[recRoles[i]] = j
+		r.journals = append(r.journals, j)
 		fs = append(fs, j.Flusher())
 		for k, ib := range ibs {
-			s, err := j.Stream(streams[i][k])
+			s, err := j.Stream(recStreams[i][k])
 			if err != nil {
 				return nil, err
 			}
@@ -146,8 +150,7 @@ type recStream struct {
 }
 
 // record appends a message its agent consumed, on the agent's thread,
-// allocating nothing. The first error stops the agent's recording
-// (reported by end).
+// allocating nothing. The first error stops the agent's recording.
 func (w *recStream) record(m *mailbox.Message) {
 	if w.r.errs[w.agent] != nil {
 		return
@@ -161,11 +164,10 @@ func (w *recStream) record(m *mailbox.Message) {
 
 // end closes the journals and returns the recording's problems. Call it
 // after the agents stopped.
-func (r *recorder) end() []string {
+func (r *recorder) end() (problems []string) {
 	if r == nil {
 		return nil
 	}
-	var problems []string
 	for i, err := range r.errs {
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("recording %s's input: %v", recRoles[i], err))
@@ -181,8 +183,8 @@ func (r *recorder) end() []string {
 }
 
 // finish ends the recording, writes recRunFile and prints what was
-// recorded and the final positions; it returns the problems to add to the
-// run's. Call it after the agents, and the exchange process, stopped.
+// recorded; it returns the problems to add to the run's. Call it after
+// the agents, and the exchange process, stopped.
 func (r *recorder) finish(w io.Writer, cfg config, res *result) []string {
 	if r == nil {
 		return nil
@@ -231,23 +233,27 @@ func (r *recorder) closeAll() error {
 	return errors.Join(errs...)
 }
 
-func openRecording(dir string) (*journal.Journal, error) {
-	return journal.Open(dir, journal.Options{ReadOnly: true, Logger: quietLogger})
+// openTailer opens the recorded journal in dir for reading; close closes
+// both.
+func openTailer(dir string) (t *journal.Tailer, close func(), err error) {
+	j, err := journal.Open(dir, journal.Options{ReadOnly: true, Logger: quietLogger})
+	if err != nil {
+		return nil, nil, err
+	}
+	if t, err = j.NewTailer(); err != nil {
+		return nil, nil, errors.Join(err, j.Close())
+	}
+	return t, func() { _ = t.Close(); _ = j.Close() }, nil
 }
 
 // eachRecord calls f with each record of the closed journal in dir, in
 // order, until f fails, and returns the records f took.
 func eachRecord(dir string, f func(journal.Record) error) (n int64, err error) {
-	j, err := openRecording(dir)
+	t, closeT, err := openTailer(dir)
 	if err != nil {
 		return 0, err
 	}
-	defer j.Close()
-	t, err := j.NewTailer()
-	if err != nil {
-		return 0, err
-	}
-	defer t.Close()
+	defer closeT()
 	for {
 		r, ok, err := t.Next()
 		if err == nil && ok {
@@ -345,13 +351,10 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	if err := cfg.check(); err != nil {
 		return false, fmt.Errorf("trading: -replay: %s: %w", recRunFile, err)
 	}
-	// The agents drain their mailboxes of in and send into out's.
-	out, err := newLocalMailboxes(cfg, nil)
-	if err != nil {
-		return false, err
-	}
-	in, err := newLocalMailboxes(cfg, nil)
-	if err != nil {
+	// The agents drain the mailboxes of in and send into out's.
+	out, err1 := newLocalMailboxes(cfg, nil)
+	in, err2 := newLocalMailboxes(cfg, nil)
+	if err := errors.Join(err1, err2); err != nil {
 		return false, err
 	}
 	sm, km, xm := *out, *out, *out
@@ -367,51 +370,32 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 		return false, err
 	}
 
-	var tailers []*journal.Tailer
+	var closers []func()
 	defer func() {
-		for _, t := range tailers {
-			_ = t.Close()
-		}
-	}()
-	journals := map[string]*journal.Journal{}
-	defer func() {
-		for _, j := range journals {
-			_ = j.Close()
+		for _, c := range closers {
+			c()
 		}
 	}()
 	edge := func(name string, outb *mailbox.Mailbox, role string, stream uint32, types ...int32) *replayEdge {
 		e := &replayEdge{name: name, out: outb, stream: stream, types: types}
-		if j := journals[role]; j != nil {
-			if e.t, e.err = j.NewTailer(); e.err == nil {
-				tailers = append(tailers, e.t)
-			}
+		var closeT func()
+		if e.t, closeT, e.err = openTailer(filepath.Join(cfg.Replay, role)); e.err == nil {
+			closers = append(closers, closeT)
 		}
 		return e
 	}
-	for _, role := range recRoles {
-		if journals[role], err = openRecording(filepath.Join(cfg.Replay, role)); err != nil {
-			return false, fmt.Errorf("trading: -replay: %w", err)
-		}
-	}
 	orders := []int32{msg.TypeNewOrder, msg.TypeCancelOrder}
-	stages := []struct {
-		role   string
-		inputs map[uint32]*inbox
-		edges  []*replayEdge
-	}{
-		{roleStrategy, map[uint32]*inbox{streamStrategyIn: s.in, streamStrategyResp: s.resp}, []*replayEdge{
-			edge("strategy->risk", out.riskIn, roleRisk, streamRiskIn, orders...)}},
-		{roleRisk, map[uint32]*inbox{streamRiskIn: k.in, streamRiskResp: k.resp}, []*replayEdge{
-			edge("risk->exchange", out.exchangeIn, roleExchange, streamExchangeIn, orders...),
-			edge("risk->strategy", out.strategyResp, roleStrategy, streamStrategyResp, msg.TypeRiskReject)}},
-		{roleExchange, map[uint32]*inbox{streamExchangeIn: x.in}, []*replayEdge{
-			edge("exchange->strategy", out.strategyResp, roleStrategy, streamStrategyResp, msg.TypeExecutionReport),
-			edge("exchange->risk", out.riskResp, roleRisk, streamRiskResp, msg.TypeExecutionReport)}},
+	edges := [3][]*replayEdge{
+		{edge("strategy->risk", out.riskIn, roleRisk, streamRiskIn, orders...)},
+		{edge("risk->exchange", out.exchangeIn, roleExchange, streamExchangeIn, orders...),
+			edge("risk->strategy", out.strategyResp, roleStrategy, streamStrategyResp, msg.TypeRiskReject)},
+		{edge("exchange->strategy", out.strategyResp, roleStrategy, streamStrategyResp, msg.TypeExecutionReport),
+			edge("exchange->risk", out.riskResp, roleRisk, streamRiskResp, msg.TypeExecutionReport)},
 	}
 	var replayed [3]int64
-	for i, st := range stages {
-		if replayed[i], err = replayStage(filepath.Join(cfg.Replay, st.role), st.inputs, st.edges); err != nil {
-			return false, fmt.Errorf("trading: -replay: %s: %w", st.role, err)
+	for i, ibs := range recInboxes(handles{Strategy: s, Risk: k, Exchange: x}) {
+		if replayed[i], err = replayAgent(filepath.Join(cfg.Replay, recRoles[i]), recStreams[i], ibs, edges[i]); err != nil {
+			return false, fmt.Errorf("trading: -replay: %s: %w", recRoles[i], err)
 		}
 	}
 
@@ -420,13 +404,11 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	res.ledger.Strategy.Positions = s.s.Positions(nil)
 	res.ledger.Risk.Positions = k.c.Positions(nil)
 	var checked, differ int64
-	for _, st := range stages {
-		for _, e := range st.edges {
-			checked += e.checked
-			differ += e.differ
-			if e.differ > 0 {
-				res.problems = append(res.problems, fmt.Sprintf("replayed %s differs from the recording in %d messages (first: %s)", e.name, e.differ, e.first))
-			}
+	for _, e := range slices.Concat(edges[:]...) {
+		checked += e.checked
+		differ += e.differ
+		if e.differ > 0 {
+			res.problems = append(res.problems, fmt.Sprintf("replayed %s differs from the recording in %d messages (first: %s)", e.name, e.differ, e.first))
 		}
 	}
 	res.problems = append(res.problems, stageProblems(s, k, res.x)...)
@@ -445,26 +427,25 @@ func runReplay(cfg config, stdout io.Writer) (ok bool, err error) {
 	return res.ok(), nil
 }
 
-// replayStage feeds one agent the journal in dir, one message at a time,
-// each into the inbox its stream names and through the agent's handler,
-// and checks what the agent sent after each. It returns the messages
-// replayed.
-func replayStage(dir string, inputs map[uint32]*inbox, edges []*replayEdge) (int64, error) {
+// replayAgent feeds one agent the journal in dir, one message at a time,
+// each into the inbox of its stream (inboxes[k] has streams[k]), and
+// checks what the agent sent after each. It returns the messages replayed.
+func replayAgent(dir string, streams []uint32, inboxes []*inbox, edges []*replayEdge) (int64, error) {
 	for _, e := range edges {
 		if e.err != nil {
 			return 0, e.err
 		}
 	}
 	n, err := eachRecord(dir, func(r journal.Record) error {
-		ib, known := inputs[r.StreamID]
-		if !known {
+		k := slices.Index(streams, r.StreamID)
+		if k < 0 {
 			return fmt.Errorf("record at %d: stream %d is none of this agent's mailboxes", r.Position, r.StreamID)
 		}
-		if err := ib.mb.Send(r.TypeID, r.Body); err != nil {
+		if err := inboxes[k].mb.Send(r.TypeID, r.Body); err != nil {
 			return fmt.Errorf("record at %d: %w", r.Position, err)
 		}
-		if k, err := ib.DoWork(); err != nil || k != 1 {
-			return fmt.Errorf("record at %d: the agent took %d messages (%v)", r.Position, k, err)
+		if n, err := inboxes[k].DoWork(); err != nil || n != 1 {
+			return fmt.Errorf("record at %d: the agent took %d messages (%v)", r.Position, n, err)
 		}
 		for _, e := range edges {
 			if err := e.drain(); err != nil {

@@ -9,19 +9,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.uber.org/fx"
 
 	"github.com/dutyrt/duty/errlog"
 	"github.com/dutyrt/duty/examples/trading/internal/msg"
 	"github.com/dutyrt/duty/examples/trading/internal/recon"
+	"github.com/dutyrt/duty/histogram"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
 
-// printer prints the live line once a second from a goroutine of its own
-// (off the agents' threads), reading the counters the agents publish and
-// the tick-to-trade histogram.
+// printer prints the live line once a second from its own goroutine, from
+// the counters the agents publish and the tick-to-trade histogram.
 type printer struct {
 	out   io.Writer
 	words [5]*atomic.Int64 // quotes, orders, risk rejects, fills, reports
@@ -39,8 +38,7 @@ func printerModule(out io.Writer) fx.Option {
 				words: [5]*atomic.Int64{f.quotes, s.pub[pubStratOrders], r.pub[pubRiskRejected], s.pub[pubStratFills], s.pub[pubStratReports]},
 			}
 		}),
-		// Depending on the group orders this hook after dutyfx.Runners's:
-		// the printer starts after the agents and stops before them.
+		// Depending on the group: started after the agents, stopped before.
 		fx.Invoke(func(lc fx.Lifecycle, p *printer, _ *runner.Group) {
 			lc.Append(fx.StartStopHook(func() {
 				p.start = time.Now()
@@ -79,7 +77,7 @@ func (p *printer) loop() {
 			prev[i] = cur
 		}
 		p50, p99 := "-", "-" // no fill this second: no latency, not 0ns
-		if iv.TotalCount() > 0 {
+		if iv.TotalCount > 0 {
 			p50, p99 = fmtNanos(percentile(iv, 500)), fmtNanos(percentile(iv, 990))
 		}
 		fmt.Fprintf(p.out, " t2t p50 %s p99 %s\n", p50, p99)
@@ -92,9 +90,7 @@ func fmtRate(v float64) string {
 	return scaled(v, []scale{{1e3, 1, "%.0f"}, {1e4, 1e3, "%.1fk"}, {1e6, 1e3, "%.0fk"}, {math.Inf(1), 1e6, "%.2fM"}})
 }
 
-// fmtNanos formats a latency in the largest unit it reaches, with two
-// decimals below ten µs, one below ten ms, none otherwise, two in
-// seconds.
+// fmtNanos formats a latency: 950ns, 1.25µs, 12µs, 1.2ms, 12ms, 1.25s.
 func fmtNanos(ns int64) string {
 	return scaled(float64(ns), []scale{{1e3, 1, "%.0fns"}, {1e4, 1e3, "%.2fµs"}, {1e6, 1e3, "%.0fµs"},
 		{1e7, 1e6, "%.1fms"}, {1e9, 1e6, "%.0fms"}, {math.Inf(1), 1e9, "%.2fs"}})
@@ -124,16 +120,16 @@ type result struct {
 
 	ledger   recon.Ledger
 	x        exchangeCounts
-	t2t, t2o *hdrhistogram.Histogram
-	stages   []*hdrhistogram.Histogram // of tick-to-order
+	t2t, t2o histogram.Snapshot
+	stages   []histogram.Snapshot // of tick-to-order
 	mail     []mailbox.Stats
 	threads  []runner.Stats
 	clamped  int64
 	errors   []errlog.Observation // this process's agent errors
 }
 
-// collect gathers the counters of the stopped agents (and of the -ipc
-// exchange process) and the problems besides the ledger's.
+// collect gathers the counters of the stopped agents (and of the exchange
+// process) and the problems besides the ledger's.
 func (r *result) collect(h handles) {
 	if h.Exchange != nil {
 		r.x = h.Exchange.summary()
@@ -144,21 +140,20 @@ func (r *result) collect(h handles) {
 	r.ledger.Strategy.Positions = h.Strategy.s.Positions(nil)
 	r.ledger.Risk.Positions = h.Risk.c.Positions(nil)
 
-	r.t2t, r.clamped = h.Strategy.t2t.total()
-	r.clamped += r.x.Clamped
+	r.t2t = h.Strategy.t2t.total()
+	r.clamped = r.t2t.Clamped + r.x.Clamped
 	if h.Exchange != nil {
-		r.t2o, _ = h.Exchange.t2o.total()
-	} else if r.t2o = newHist(); h.Remote.t2o != nil {
-		r.t2o.Merge(h.Remote.t2o)
+		r.t2o = h.Exchange.t2o.total()
+	} else if h.Remote.sum != nil {
+		r.t2o = h.Remote.sum.T2O
 	}
 	if st := h.Strategy.stages; st != nil {
 		for _, l := range st {
-			hg, clamped := l.total()
-			r.stages = append(r.stages, hg)
-			r.clamped += clamped
+			r.stages = append(r.stages, l.total())
+			r.clamped += r.stages[len(r.stages)-1].Clamped
 		}
-		if h.Remote != nil && h.Remote.t2oS != nil {
-			r.stages[stageOrderAtExchange].Merge(h.Remote.t2oS)
+		if h.Remote != nil && h.Remote.sum != nil { // the exchange's stage is the exchange process's
+			r.stages[stageOrderAtExchange] = h.Remote.sum.T2OSampled
 		}
 	}
 	for _, mb := range h.Mail.all() {
@@ -181,9 +176,7 @@ func (r *result) collect(h handles) {
 	}
 }
 
-// stageProblems are the stopped stages' problems besides the ledger's:
-// messages they could not handle, fill reports that do not add up,
-// broken book invariants.
+// stageProblems are the stopped stages' problems besides the ledger's.
 func stageProblems(s *strategyAgent, k *riskAgent, x exchangeCounts) []string {
 	var p []string
 	if bad := s.undelivered() + k.undelivered() + k.c.Unknown() + x.Bad; bad > 0 {
@@ -271,15 +264,15 @@ func (r *result) print(w io.Writer, cfg config) {
 	fmt.Fprintf(w, "%-14s %10s %8s %8s %8s %8s %8s\n", "latency", "count", "p50", "p90", "p99", "p99.9", "max")
 	for _, hh := range []struct {
 		name string
-		hg   *hdrhistogram.Histogram
-	}{{"tick-to-order", r.t2o}, {"tick-to-trade", r.t2t}} {
-		if hh.hg.TotalCount() == 0 {
+		hg   *histogram.Snapshot
+	}{{"tick-to-order", &r.t2o}, {"tick-to-trade", &r.t2t}} {
+		if hh.hg.TotalCount == 0 {
 			fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, 0, "-", "-", "-", "-", "-")
 			continue
 		}
-		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, hh.hg.TotalCount(),
+		fmt.Fprintf(w, "%-14s %10d %8s %8s %8s %8s %8s\n", hh.name, hh.hg.TotalCount,
 			fmtNanos(percentile(hh.hg, 500)), fmtNanos(percentile(hh.hg, 900)), fmtNanos(percentile(hh.hg, 990)),
-			fmtNanos(percentile(hh.hg, 999)), fmtNanos(hh.hg.Max()))
+			fmtNanos(percentile(hh.hg, 999)), fmtNanos(hh.hg.Max))
 	}
 	fmt.Fprintln(w, "(tick-to-order: quote generated -> its order at the exchange; tick-to-trade: quote -> fill report back at the strategy)")
 	r.printStages(w)
@@ -299,18 +292,18 @@ func (r *result) print(w io.Writer, cfg config) {
 }
 
 // printStages prints where tick-to-order's time goes: for each point on
-// an order's way, the p50 and p99 from its quote's generation to that
-// point over the sampled quotes, and the step from the previous point's
-// p50 (steps of medians: every point counts from one clock reading,
-// where the medians of steps would need a timestamp per hop).
+// an order's way, p50 and p99 from its quote's generation, and the step
+// from the previous point's p50 (medians of steps would need a timestamp
+// per hop).
 func (r *result) printStages(w io.Writer) {
 	if len(r.stages) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "%-24s %10s %8s %8s %8s\n", "where tick-to-order goes", "count", "p50", "+p50", "p99")
 	var prev int64
-	for i, hg := range r.stages {
-		if hg.TotalCount() == 0 {
+	for i := range r.stages {
+		hg := &r.stages[i]
+		if hg.TotalCount == 0 {
 			fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], 0, "-", "-", "-")
 			continue
 		}
@@ -318,7 +311,7 @@ func (r *result) printStages(w io.Writer) {
 		if p50 < prev {
 			step = "-"
 		}
-		fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], hg.TotalCount(),
+		fmt.Fprintf(w, "%-24s %10d %8s %8s %8s\n", stageNames[i], hg.TotalCount,
 			fmtNanos(p50), step+fmtNanos(max(p50-prev, prev-p50)), fmtNanos(percentile(hg, 990)))
 		prev = p50
 	}
@@ -327,9 +320,8 @@ func (r *result) printStages(w io.Writer) {
 
 const errLogLength = 64 << 10 // each process's error log: a few dozen distinct errors
 
-// agentErrors is a process's distinct error log: every error the runners
-// report, once with a count, in a file dutystat shows (-ipc) or in
-// memory; the final table lists it.
+// agentErrors is a process's log of distinct errors, each with a count,
+// in a file dutystat shows; the final table lists it.
 type agentErrors struct {
 	log  *errlog.Log
 	read func(fn func(errlog.Observation)) (int, error)
@@ -341,8 +333,7 @@ func (e *agentErrors) observations() ([]errlog.Observation, error) {
 	return obs, err
 }
 
-// printErrors writes the "agent errors" lines: one per distinct error,
-// with its count and the first line of its text.
+// printErrors writes a line per distinct error: its count and first line.
 func printErrors(w io.Writer, obs []errlog.Observation) {
 	if len(obs) == 0 {
 		fmt.Fprintln(w, "agent errors: none")

@@ -12,8 +12,8 @@ import (
 )
 
 // strategyAgent runs the strategy: quotes (strategy.in) become orders and
-// cancels for risk; reports and risk rejects (strategy.resp) update it and
-// give the tick-to-trade latency (now − OriginNanos of a fill).
+// cancels for risk; reports and risk rejects (strategy.resp) update it,
+// and fills give tick-to-trade (now − OriginNanos).
 type strategyAgent struct {
 	*stage
 	s      *strategy.Strategy
@@ -72,13 +72,10 @@ func (a *strategyAgent) onReport(r *msg.ExecutionReport) error {
 	return nil
 }
 
-func (a *strategyAgent) onRiskReject(r *msg.RiskReject) error {
-	a.s.OnRiskReject(r)
-	return nil
-}
+func (a *strategyAgent) onRiskReject(r *msg.RiskReject) error { a.s.OnRiskReject(r); return nil }
 
-// audit checks a fill report's arithmetic: a fill is never empty, never
-// takes the order past its quantity, and cum + leaves is the quantity.
+// audit checks a fill report: never empty, never past the order's
+// quantity, cum + leaves = quantity.
 func (a *strategyAgent) audit(r *msg.ExecutionReport) {
 	if r.LastQty > 0 && r.CumQty <= r.OrderQty && r.CumQty+r.LeavesQty == r.OrderQty &&
 		(r.ExecType == msg.Fill) == (r.LeavesQty == 0) {
@@ -99,11 +96,11 @@ func (a *strategyAgent) publishCounts() {
 	a.pub.set(c.Orders, c.Reports.Fills+c.Reports.PartialFills, c.Reports.Total())
 }
 
-// riskAgent runs the pre-trade checks: quotes, orders and cancels
-// (risk.in); execution reports (risk.resp). A passed order or a cancel
+// riskAgent runs the pre-trade checks on risk.in (quotes, orders,
+// cancels) and learns from risk.resp (reports). A passed order or a cancel
 // goes to the exchange, a refused order back to the strategy as a
-// RiskReject. Each input makes at most one output, kept in one pending
-// slot while its receiver is full.
+// RiskReject: at most one output per input, pending while its receiver is
+// full.
 type riskAgent struct {
 	*stage
 	c   *risk.Checker
@@ -121,9 +118,7 @@ func riskLimits(cfg config) risk.Limits {
 	switch {
 	case cfg.OrderRate > 0:
 		l.OrdersPerSecond = cfg.OrderRate
-	case cfg.Rate > 0:
-		// Inside the range of orders per quote the strategy sends, so
-		// that the rejection path runs (-order-rate chooses).
+	case cfg.Rate > 0: // below the strategy's order rate: rejections happen
 		l.OrdersPerSecond = max(1_000, cfg.Rate*45/100)
 		l.Burst = max(50, min(l.Burst, cfg.Rate/1_000))
 	}
@@ -160,10 +155,7 @@ func (a *riskAgent) flush() bool {
 	return ok
 }
 
-func (a *riskAgent) onQuote(q *msg.Quote) error {
-	a.c.OnQuote(q)
-	return nil
-}
+func (a *riskAgent) onQuote(q *msg.Quote) error { a.c.OnQuote(q); return nil }
 
 func (a *riskAgent) onOrder(o *msg.NewOrder) error {
 	a.o = *o
@@ -185,10 +177,7 @@ func (a *riskAgent) onCancel(c *msg.CancelOrder) error {
 	return nil
 }
 
-func (a *riskAgent) onReport(r *msg.ExecutionReport) error {
-	a.c.OnReport(r)
-	return nil
-}
+func (a *riskAgent) onReport(r *msg.ExecutionReport) error { a.c.OnReport(r); return nil }
 
 // Risk's published counter.
 const pubRiskRejected, numRiskPub = 0, 1
@@ -196,12 +185,10 @@ const pubRiskRejected, numRiskPub = 0, 1
 func (a *riskAgent) publishCounts() { a.pub.set(a.c.Counts().Rejected) }
 
 // exchangeAgent runs the exchange: quotes place the other participants'
-// liquidity, orders and cancels from risk are matched; every report goes
-// to the strategy and to risk. It records the tick-to-order latency
-// (now − OriginNanos of each order received) and checks every book's
-// invariants once a second and at the end. It ends once exchange.in is
-// closed and drained (the -ipc exchange process: the demo closes the
-// mailbox to end it).
+// liquidity, orders and cancels are matched, every report goes to the
+// strategy and to risk. It records tick-to-order (now − OriginNanos of an
+// order) and checks the books once a second and at the end. It ends once
+// exchange.in is closed and drained.
 type exchangeAgent struct {
 	*stage
 	x   *exchange.Exchange
@@ -296,9 +283,8 @@ func (a *exchangeAgent) onOrder(o *msg.NewOrder) error {
 	return err
 }
 
-// check runs every book's invariant check (never crossed, FIFO, fills
-// below the order quantity, level sums, index). Exchange thread only, or
-// after it stopped.
+// check runs the books' invariant checks. Exchange thread only, or after
+// it stopped.
 func (a *exchangeAgent) check() {
 	a.checks++
 	if err := a.x.Check(); err != nil {
@@ -318,9 +304,8 @@ func (a *exchangeAgent) publishCounts() {
 	a.pub.set(c.Orders, c.Reports.Total(), c.Reports.Fills+c.Reports.PartialFills, a.lost)
 }
 
-// exchangeCounts is what the exchange stage contributes to the final
-// table and the reconciliation, from this process or from the -ipc
-// exchange process (as JSON).
+// exchangeCounts is the exchange's part of the final table and the
+// reconciliation, from this process or the exchange process (JSON).
 type exchangeCounts struct {
 	Counts    recon.Exchange
 	Liquidity exchange.Liquidity
@@ -332,8 +317,8 @@ type exchangeCounts struct {
 	Clamped   int64
 }
 
-// summary returns the exchange's counts after a final book check. Call it
-// only once the agent has stopped.
+// summary returns the exchange's counts after a final book check, once
+// the agent has stopped.
 func (a *exchangeAgent) summary() exchangeCounts {
 	a.check()
 	counts := a.x.Counts()
@@ -341,17 +326,14 @@ func (a *exchangeAgent) summary() exchangeCounts {
 	return exchangeCounts{
 		Counts: counts, Liquidity: a.x.Liquidity(),
 		Checks: a.checks, CheckErrs: a.checkErrs, CheckErr: a.checkErr,
-		Lost: a.lost, Bad: a.undelivered(), Clamped: clampedOf(a.t2o),
+		Lost: a.lost, Bad: a.undelivered(), Clamped: a.t2o.total().Clamped,
 	}
 }
 
-func clampedOf(l *latency) int64 { _, n := l.total(); return n }
-
 // stages are the points on an order's way to the exchange, each a
-// histogram of the time from its quote's generation to that point
-// (cumulative, so that every histogram counts from one clock reading, the
-// feed's), for one quote in stageSampleEvery. An agent holds the stages
-// of its process; the -ipc exchange process has only its own.
+// histogram of the time from its quote's generation (one clock reading,
+// the feed's) to that point, for one quote in stageSampleEvery. The
+// exchange process has only its own.
 type stages [numStages]*latency
 
 const (
@@ -368,23 +350,19 @@ var stageNames = [numStages]string{
 	"quote at strategy", "order out of strategy", "order at risk", "order out of risk", "order at exchange",
 }
 
-// stageSampleEvery: one quote in this many is followed through the
-// stages (a clock reading and a record per stage cost about what a
-// stage's own work does: following every quote would slow what it
-// explains).
+// stageSampleEvery: one quote in this many is followed (a clock reading
+// and a record cost about what a stage's work does).
 const stageSampleEvery = 16
 
 // stageSampled reports whether the quote stamped origin is followed: a
-// multiplicative hash of the timestamp, so that every agent on the way,
-// in any process, makes the same choice from its message's OriginNanos,
-// whatever the clock's resolution.
+// hash of the timestamp, so that every agent, in any process, makes the
+// same choice whatever the clock's resolution.
 func stageSampled(origin int64) bool {
 	return uint64(origin)*0x9e3779b97f4a7c15>>60 == 0 // the top 4 bits: 1 in 16
 }
 
-// record records stage i for a message whose quote was generated at
-// origin, reading the clock once, if that quote is sampled; s may be nil
-// (no stages: tests).
+// record records stage i of the quote generated at origin if it is
+// sampled; s may be nil.
 func (s *stages) record(i int, clock func() int64, origin int64) {
 	if s != nil && stageSampled(origin) {
 		s[i].record(clock(), origin)

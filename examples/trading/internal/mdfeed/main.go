@@ -15,10 +15,9 @@ import (
 )
 
 // Main is the feeder program's main (examples/trading/mdfeed, and the
-// trading demo's child with -md): it parses args, publishes until the
-// duration ends or SIGINT/SIGTERM, and returns the exit status. The first
-// line on stdout is "mdfeed: publishing on ENDPOINT", once bound; the
-// last, the counts.
+// demo's child with -md); it returns the exit status. The first line on
+// stdout is "mdfeed: publishing on ENDPOINT", once bound; the last, the
+// counts.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mdfeed", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -1,20 +1,11 @@
 // Package mdfeed publishes the trading demo's market data on a ZMTP PUB
-// socket (package zmtp), and defines the messages it sends: the quotes of
-// package feed's generator, then an end message with its counts.
-//
-// Every message has two frames: a type id (4 bytes, big-endian, the
-// zmtp.Mapping TypeIDFrame layout) and a body. A quote is TypeQuote and
-// the msg.Quote encoding; the end message is TypeEnd and two 8-byte
-// little-endian counts: quotes published, and quotes the PUB socket
-// dropped for a subscriber that fell behind (zmtp.Stats.Dropped). A
-// subscriber subscribes to the type-id frames it wants, so the publisher
-// filters.
-//
-// Run waits for a subscriber of quotes, publishes at Config.Rate for
-// Config.Duration (or until its context ends), then sends the end message
-// and waits for it to be written. With the same Instruments and Seed, the
-// quotes are the demo's in-process feed's, timestamps aside: FeedNanos is
-// CLOCK_MONOTONIC, which every process of the host shares.
+// socket: the quotes of package feed's generator, then an end message
+// with its counts. Every message is a type-id frame (zmtp.Mapping's
+// TypeIDFrame, the subscription prefix) and a body: a msg.Quote (TypeQuote)
+// or an End (TypeEnd). Run waits for a subscriber, publishes at
+// Config.Rate for Config.Duration (or until its context ends), then sends
+// the end message. With the demo's Instruments and Seed, the quotes are its
+// own feed's, timestamps aside (FeedNanos is the host's CLOCK_MONOTONIC).
 package mdfeed
 
 import (
@@ -39,8 +30,7 @@ const (
 	TypeEnd   = int32(1000)
 )
 
-// TypeFrame returns the first frame of a message of type id t: also the
-// subscription prefix for it.
+// TypeFrame returns the first frame of a message of type id t.
 func TypeFrame(t int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(t)) }
 
 // End is the end message's body.
@@ -72,9 +62,8 @@ type Config struct {
 // DefaultWait is Config.Wait's default.
 const DefaultWait = 30 * time.Second
 
-// hwm is the PUB socket's per-subscriber high-water mark: a few seconds
-// of quotes at the demo's default rate, so that a subscriber's stall
-// does not drop market data.
+// hwm is the PUB socket's per-subscriber high-water mark: seconds of
+// quotes, so that a subscriber's stall does not drop market data.
 const hwm = 1 << 20
 
 // Run binds a PUB socket at cfg.Endpoint and publishes. It returns the end
@@ -159,9 +148,8 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
 	return nil
 }
 
-// ReadSecretKey reads a CURVE secret key, 40 characters of Z85 (spaces
-// and line ends around it ignored), from the file at path, and returns
-// the key pair.
+// ReadSecretKey reads a CURVE secret key (Z85) from the file at path and
+// returns the key pair.
 func ReadSecretKey(path string) (public, secret zmtp.CurveKey, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -205,6 +193,5 @@ func ParseKeys(list string) ([]zmtp.CurveKey, error) {
 	return keys, nil
 }
 
-// monoNanos is the host's monotonic clock (clock.Host), the demo's
-// clock: the demo subtracts these stamps from its own readings.
+// monoNanos is the demo's clock: the host's monotonic clock.
 func monoNanos() int64 { return clock.Host.Nanos() }

@@ -173,11 +173,9 @@ func (l *Ledger) Check() []string {
 	eq("filled qty", x.FilledQty, s.FilledQty, "exchange", "strategy")
 	eq("filled qty", x.FilledQty, r.FilledQty, "exchange", "risk")
 
-	// Each stage's view of each instrument (filled position, cash, open
-	// quantity per side) against the exchange's books: a fill reported
-	// with the wrong side, price, quantity or instrument, or open quantity
-	// released wrongly on a cancel, shows here even when every count above
-	// adds up.
+	// Each stage's positions against the exchange's books: a fill with
+	// the wrong side, price, quantity or instrument shows here even when
+	// every count above adds up.
 	positions := func(who string, got []Position) {
 		if len(got) != len(x.Positions) {
 			bad = append(bad, fmt.Sprintf("positions: exchange has %d instruments, %s %d", len(x.Positions), who, len(got)))

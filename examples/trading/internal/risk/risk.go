@@ -36,12 +36,9 @@ func DefaultLimits() Limits {
 }
 
 type instrument struct {
-	mid      int64
-	hasMid   bool
-	position int64 // filled: bought − sold
-	openBuy  int64 // quantity of passed buy orders not yet filled, cancelled or rejected
-	openSell int64
-	cash     int64 // Σ LastPx·LastQty of sells − Σ of buys
+	mid    int64
+	hasMid bool
+	pos    recon.Position // Open*: passed orders not yet filled, cancelled or rejected
 }
 
 // Checker applies Limits to a stream of orders.
@@ -142,10 +139,10 @@ func (c *Checker) check(o *msg.NewOrder) msg.Reason {
 		return msg.ReasonPriceBand
 	}
 	if o.Side == msg.Buy {
-		if in.position+in.openBuy+o.Qty > c.limits.MaxPosition {
+		if in.pos.Net+in.pos.OpenBuy+o.Qty > c.limits.MaxPosition {
 			return msg.ReasonPositionLimit
 		}
-	} else if in.position-in.openSell-o.Qty < -c.limits.MaxPosition {
+	} else if in.pos.Net-in.pos.OpenSell-o.Qty < -c.limits.MaxPosition {
 		return msg.ReasonPositionLimit
 	}
 	// GCRA: the order conforms unless it arrives more than tau before the
@@ -158,11 +155,7 @@ func (c *Checker) check(o *msg.NewOrder) msg.Reason {
 		return msg.ReasonOrderRate
 	}
 	c.tat = max(c.tat, t) + c.interval
-	if o.Side == msg.Buy {
-		in.openBuy += o.Qty
-	} else {
-		in.openSell += o.Qty
-	}
+	*in.open(o.Side) += o.Qty
 	return msg.ReasonNone
 }
 
@@ -186,21 +179,12 @@ func (c *Checker) OnReport(r *msg.ExecutionReport) {
 		return
 	}
 	in := &c.inst[r.Instrument]
-	open := &in.openBuy
-	if r.Side == msg.Sell {
-		open = &in.openSell
-	}
+	open := in.open(r.Side)
 	switch r.ExecType {
 	case msg.PartialFill, msg.Fill:
 		*open -= r.LastQty
 		c.counts.FilledQty += r.LastQty
-		if r.Side == msg.Buy {
-			in.position += r.LastQty
-			in.cash -= r.LastPx * r.LastQty
-		} else {
-			in.position -= r.LastQty
-			in.cash += r.LastPx * r.LastQty
-		}
+		in.pos.Fill(r.Side, r.LastPx, r.LastQty)
 	case msg.Cancelled:
 		*open -= r.OrderQty - r.CumQty
 	case msg.Rejected:
@@ -214,8 +198,16 @@ func (c *Checker) Position(instrument uint32) (position, openBuy, openSell int64
 	if int(instrument) >= len(c.inst) {
 		return 0, 0, 0
 	}
-	in := &c.inst[instrument]
-	return in.position, in.openBuy, in.openSell
+	p := &c.inst[instrument].pos
+	return p.Net, p.OpenBuy, p.OpenSell
+}
+
+// open returns the open quantity of side s.
+func (in *instrument) open(s msg.Side) *int64 {
+	if s == msg.Buy {
+		return &in.pos.OpenBuy
+	}
+	return &in.pos.OpenSell
 }
 
 // Positions appends every instrument's position, cash and open
@@ -223,8 +215,7 @@ func (c *Checker) Position(instrument uint32) (position, openBuy, openSell int64
 func (c *Checker) Positions(dst []recon.Position) []recon.Position {
 	dst = dst[:0]
 	for i := range c.inst {
-		in := &c.inst[i]
-		dst = append(dst, recon.Position{Net: in.position, Cash: in.cash, OpenBuy: in.openBuy, OpenSell: in.openSell})
+		dst = append(dst, c.inst[i].pos)
 	}
 	return dst
 }

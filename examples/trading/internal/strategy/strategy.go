@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -57,33 +58,18 @@ func DefaultConfig(instruments int) Config {
 
 func (c *Config) applyDefaults() {
 	d := DefaultConfig(c.Instruments)
-	setInt := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	set64 := func(v *int64, d int64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	setInt(&c.MaxOpen, d.MaxOpen)
-	setInt(&c.MaxOpenPerInstrument, d.MaxOpenPerInstrument)
-	setInt(&c.OrderPerMille, d.OrderPerMille)
-	setInt(&c.AggressivePerMille, d.AggressivePerMille)
-	setInt(&c.RoguePerMille, d.RoguePerMille)
-	setInt(&c.StaleQuotes, d.StaleQuotes)
-	set64(&c.MaxQty, d.MaxQty)
-	set64(&c.CrossTicks, d.CrossTicks)
-	set64(&c.MaxPosition, d.MaxPosition)
-	set64(&c.RogueQty, d.RogueQty)
-	set64(&c.RogueTicks, d.RogueTicks)
-	if c.FirstOrderID == 0 {
-		c.FirstOrderID = d.FirstOrderID
-	}
-	if c.RoguePerMille < 0 {
-		c.RoguePerMille = 0
-	}
+	c.MaxOpen = cmp.Or(c.MaxOpen, d.MaxOpen)
+	c.MaxOpenPerInstrument = cmp.Or(c.MaxOpenPerInstrument, d.MaxOpenPerInstrument)
+	c.OrderPerMille = cmp.Or(c.OrderPerMille, d.OrderPerMille)
+	c.AggressivePerMille = cmp.Or(c.AggressivePerMille, d.AggressivePerMille)
+	c.RoguePerMille = max(0, cmp.Or(c.RoguePerMille, d.RoguePerMille))
+	c.StaleQuotes = cmp.Or(c.StaleQuotes, d.StaleQuotes)
+	c.MaxQty = cmp.Or(c.MaxQty, d.MaxQty)
+	c.CrossTicks = cmp.Or(c.CrossTicks, d.CrossTicks)
+	c.MaxPosition = cmp.Or(c.MaxPosition, d.MaxPosition)
+	c.RogueQty = cmp.Or(c.RogueQty, d.RogueQty)
+	c.RogueTicks = cmp.Or(c.RogueTicks, d.RogueTicks)
+	c.FirstOrderID = cmp.Or(c.FirstOrderID, d.FirstOrderID)
 }
 
 // Out is one message to send: a new order or a cancel.
@@ -110,11 +96,10 @@ type order struct {
 }
 
 type instrument struct {
-	quotes   uint64
-	position int64
-	cash     int64 // Σ LastPx·LastQty of sells − Σ of buys
-	open     int
-	head     int32
+	quotes uint64
+	pos    recon.Position // Net and Cash
+	open   int
+	head   int32
 }
 
 // Stats are the strategy's own statistics, beyond the recon counters.
@@ -211,7 +196,7 @@ func (s *Strategy) OnQuote(q *msg.Quote) []Out {
 
 func (s *Strategy) newOrder(q *msg.Quote, in *instrument) {
 	// Lean against the position: buy less when long, more when short.
-	buyPerMille := 500 - 500*in.position/s.cfg.MaxPosition
+	buyPerMille := 500 - 500*in.pos.Net/s.cfg.MaxPosition
 	buyPerMille = min(max(buyPerMille, 50), 950)
 	side := msg.Sell
 	if s.intn(1000) < buyPerMille {
@@ -317,13 +302,7 @@ func (s *Strategy) OnReport(r *msg.ExecutionReport) {
 	case msg.PartialFill, msg.Fill:
 		o.cum += r.LastQty
 		s.counts.FilledQty += r.LastQty
-		if in := &s.inst[o.instrument]; o.side == msg.Buy {
-			in.position += r.LastQty
-			in.cash -= r.LastPx * r.LastQty
-		} else {
-			in.position -= r.LastQty
-			in.cash += r.LastPx * r.LastQty
-		}
+		s.inst[o.instrument].pos.Fill(o.side, r.LastPx, r.LastQty)
 	}
 	if r.ExecType.Terminal() {
 		s.remove(oi)
@@ -346,7 +325,7 @@ func (s *Strategy) Position(instrument uint32) int64 {
 	if int(instrument) >= len(s.inst) {
 		return 0
 	}
-	return s.inst[instrument].position
+	return s.inst[instrument].pos.Net
 }
 
 // Positions appends every instrument's position, cash and the unfilled
@@ -356,7 +335,7 @@ func (s *Strategy) Positions(dst []recon.Position) []recon.Position {
 	dst = dst[:0]
 	for i := range s.inst {
 		in := &s.inst[i]
-		p := recon.Position{Net: in.position, Cash: in.cash}
+		p := in.pos
 		for oi := in.head; oi != none; oi = s.orders[oi].next {
 			o := &s.orders[oi]
 			if o.side == msg.Buy {

@@ -214,7 +214,7 @@ func TestSideLeansAgainstPosition(t *testing.T) {
 	cfg.MaxOpen = 100_000
 	cfg.StaleQuotes = 1 << 30
 	s := newStrategy(t, cfg)
-	s.inst[0].position = cfg.MaxPosition // long: mostly sells
+	s.inst[0].pos.Net = cfg.MaxPosition // long: mostly sells
 	buys, sells := 0, 0
 	for seq := uint64(1); seq <= 10_000; seq++ {
 		for _, out := range s.OnQuote(quote(0, seq)) {
