@@ -52,6 +52,13 @@ type Stream struct {
 	j    *Journal
 	id   uint32
 	next int64 // the next record's sequence number
+	// The CRC of the header words its records share (magic, stream,
+	// type, flags) for the last type and flags committed: Commit
+	// continues from it. prefixSet is false until the first commit.
+	prefixType  int32
+	prefixFlags uint32
+	prefixCRC   uint32
+	prefixSet   bool
 }
 
 // Stream returns the writer's handle on streamID, creating the stream's
@@ -177,7 +184,12 @@ func (j *Journal) Commit() error {
 	le.PutUint32(h[journalfile.FlagsOffset:], c.flags)
 	le.PutUint64(h[journalfile.SequenceOffset:], uint64(c.seq))
 	le.PutUint64(h[journalfile.TimestampOffset:], uint64(c.timestamp))
-	crc := journalfile.FramedRecordCRC(unsafe.Slice((*byte)(p), c.length))
+	s := c.stream
+	if !s.prefixSet || s.prefixType != c.typeID || s.prefixFlags != c.flags {
+		s.prefixType, s.prefixFlags, s.prefixSet = c.typeID, c.flags, true
+		s.prefixCRC = journalfile.HeaderPrefixCRC(s.id, c.typeID, c.flags)
+	}
+	crc := journalfile.PrefixedRecordCRC(s.prefixCRC, unsafe.Slice((*byte)(p), c.length))
 	le.PutUint32(h[journalfile.CrcOffset:], crc)
 	j.cur.StoreLength(c.off, int32(c.length))
 	pos := j.pos

@@ -1,6 +1,7 @@
 package journalfile
 
 import (
+	"encoding/binary"
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
@@ -33,4 +34,22 @@ func FuzzCRCUpdate(f *testing.F) {
 			t.Fatalf("%d bytes: %#x, want %#x", len(p), got, want)
 		}
 	})
+}
+
+// A record's CRC continued from HeaderPrefixCRC of its stream, type and
+// flags is RecordCRC, whatever those words and the body hold.
+func TestPrefixedRecordCRCIsRecordCRC(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := RecordHeaderLength; n < RecordHeaderLength+300; n += 7 {
+		rec := make([]byte, n)
+		for i := range rec {
+			rec[i] = byte(r.Uint32())
+		}
+		le := binary.LittleEndian
+		le.PutUint32(rec[MagicOffset:], RecordMagic)
+		stream, typeID, flags := le.Uint32(rec[StreamOffset:]), int32(le.Uint32(rec[TypeOffset:])), le.Uint32(rec[FlagsOffset:])
+		if got, want := PrefixedRecordCRC(HeaderPrefixCRC(stream, typeID, flags), rec), RecordCRC(rec); got != want {
+			t.Fatalf("%d bytes: %#x, want %#x", n, got, want)
+		}
+	}
 }

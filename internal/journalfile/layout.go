@@ -114,11 +114,25 @@ func RecordCRC(rec []byte) uint32 {
 	return crcUpdate(c, rec[StreamOffset:])
 }
 
-// FramedRecordCRC is RecordCRC of a record whose magic word is
-// RecordMagic, as the writer frames it: one CRC pass, from
-// recordMagicCRC on. It inlines.
-func FramedRecordCRC(rec []byte) uint32 {
-	return crcUpdate(recordMagicCRC, rec[StreamOffset:])
+// HeaderPrefixCRC is the CRC a record's CRC has reached after its magic
+// word (RecordMagic) and its stream, type and flags words: the part of
+// the header that a writer's records of one stream and type share. A
+// writer that keeps it computes only PrefixedRecordCRC per record.
+func HeaderPrefixCRC(streamID uint32, typeID int32, flags uint32) uint32 {
+	var b [SequenceOffset - StreamOffset]byte
+	le := binary.LittleEndian
+	le.PutUint32(b[:], streamID) // b[0] is the header's StreamOffset
+	le.PutUint32(b[TypeOffset-StreamOffset:], uint32(typeID))
+	le.PutUint32(b[FlagsOffset-StreamOffset:], flags)
+	return crcUpdate(recordMagicCRC, b[:])
+}
+
+// PrefixedRecordCRC is RecordCRC of a record whose magic, stream, type
+// and flags words gave prefix (HeaderPrefixCRC): one CRC pass from the
+// sequence number on, whose loads are aligned as the record is. It
+// inlines.
+func PrefixedRecordCRC(prefix uint32, rec []byte) uint32 {
+	return crcUpdate(prefix, rec[SequenceOffset:])
 }
 
 // recordMagicCRC is the CRC of RecordMagic's four bytes, where every
