@@ -18,7 +18,9 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 
 	"github.com/dutyrt/duty/internal/mailboxdef"
+	"github.com/dutyrt/duty/internal/mailboxframe"
 	"github.com/dutyrt/duty/internal/mmapfile"
+	"github.com/dutyrt/duty/internal/record"
 )
 
 // defaultConsumerTimeout is how old a mailbox's consumer heartbeat may
@@ -532,23 +534,90 @@ func (m *MailboxFile) Close() error {
 	return errors.Join(errs...)
 }
 
-// MailboxVersion returns the mailbox layout version stored in the header of
-// f, a ring file: ipcfile.MailboxLayoutVersion for a mailbox, 0 for a plain ring
-// (or a mailbox whose creator has not finished writing its header). It
-// reads the word under f's fault guard; a file of another kind gives
-// ErrKind. Tools such as dutystat use it to tell mailboxes from rings.
-func MailboxVersion(f *File) (int32, error) {
+// MailboxInfo is what InspectMailbox reads of a mailbox file from
+// outside, without joining it as a sender or consumer.
+type MailboxInfo struct {
+	// Version is the mailbox layout version (2 today; docs/ipc.md,
+	// "Mailbox file"), or 0 for a plain ring or a mailbox whose creator
+	// has not finished writing its header; the other fields are then
+	// zero.
+	Version int32
+	// Closed reports a mailbox that refuses sends: closed by its consumer,
+	// or its consumer proved dead.
+	Closed bool
+	// ConsumerDead reports that a Host proved the consumer's process gone:
+	// every send is refused with mailbox.ErrConsumerDead.
+	ConsumerDead bool
+	// Stranded counts the messages queued in a mailbox whose consumer is
+	// dead: accepted by senders before its death was known, never to be
+	// delivered (the senders' mailbox.Stats.Stranded, as any process can
+	// read it). 0 while the consumer lives.
+	Stranded int64
+}
+
+// InspectMailbox reads f, a ring file, as a mailbox: its layout version,
+// whether it refuses sends, and what a dead consumer stranded in it. It
+// reads under f's fault guard and trusts nothing it reads: a state word
+// no mailbox writes, or a ring whose capacity is not a power of two, is
+// ErrCorrupt; a file of another kind is ErrKind. Tools such as dutystat
+// use it to tell mailboxes from rings and to count stranded messages where
+// an operator looks.
+func InspectMailbox(f *File) (MailboxInfo, error) {
+	var info MailboxInfo
 	if f.Kind() != KindRing {
-		return 0, fmt.Errorf("%w: %s is a file of kind %d, not a ring (%d)", ErrKind, f.Path(), f.Kind(), KindRing)
+		return info, fmt.Errorf("%w: %s is a file of kind %d, not a ring (%d)", ErrKind, f.Path(), f.Kind(), KindRing)
 	}
 	hdr, err := mailboxHeaderOf(f)
 	if err != nil {
-		return 0, err
+		return info, err
 	}
-	var v int32
+	ring, err := f.Section(0)
+	if err != nil {
+		return info, err
+	}
+	words, err := mailboxWords(f)
+	if err != nil {
+		return info, err
+	}
 	err = f.Guard(func() error {
-		v = hdr.Version.Load()
+		if info.Version = hdr.Version.Load(); info.Version == 0 {
+			return nil
+		}
+		ws, err := atomicbuf.New(words)
+		if err != nil {
+			return err
+		}
+		switch st := ws.Int64At(mailboxdef.StateOffset).Load(); st {
+		case mailboxdef.StateOpen:
+		case mailboxdef.StateDrain, mailboxdef.StateDiscard:
+			info.Closed = true
+		case mailboxdef.StateConsumerDead:
+			info.Closed, info.ConsumerDead = true, true
+		default:
+			return fmt.Errorf("%w: %s: mailbox state word %d", ErrCorrupt, f.Path(), st)
+		}
+		if !info.ConsumerDead {
+			return nil
+		}
+		capacity := len(ring) - ringbuf.TrailerLength
+		if capacity < mailboxdef.MinCapacity || capacity&(capacity-1) != 0 {
+			return fmt.Errorf("%w: %s: ring of %d bytes", ErrCorrupt, f.Path(), len(ring))
+		}
+		b, err := atomicbuf.New(ring)
+		if err != nil {
+			return err
+		}
+		tr := record.TrailerOf(b, capacity)
+		over := 0
+		if hdr.Flags.Load()&ipcfile.MailboxFlagChecksum != 0 {
+			over = mailboxdef.ChecksumLength
+		}
+		log := record.NewLog(ring[:capacity])
+		info.Stranded = mailboxframe.Messages(&log, tr.Head.Load(), tr.Tail.Load(), over)
 		return nil
 	})
-	return v, err
+	if err != nil {
+		return MailboxInfo{}, err
+	}
+	return info, nil
 }

@@ -167,18 +167,18 @@ func TestMailboxActorErrors(t *testing.T) {
 	require.NoError(t, s.SendContext(context.Background(), 1, nil), "none of it closed the mailbox")
 }
 
-// TestMailboxVersionOfOtherKinds: only ring files can hold a mailbox; a
-// plain ring reads version 0.
-func TestMailboxVersionOfOtherKinds(t *testing.T) {
+// TestInspectMailboxOfOtherKinds: only ring files can hold a mailbox; a
+// plain ring reads version 0 and nothing else.
+func TestInspectMailboxOfOtherKinds(t *testing.T) {
 	cf, err := CreateCounters(testDir(t), "c", 4, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cf.Close() })
-	_, err = MailboxVersion(cf.File)
+	_, err = InspectMailbox(cf.File)
 	require.ErrorIs(t, err, ErrKind)
 	r, err := CreateRing(testDir(t), "plain", 4096)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
-	v, err := MailboxVersion(r.File)
+	info, err := InspectMailbox(r.File)
 	require.NoError(t, err)
-	require.Zero(t, v)
+	require.Zero(t, info)
 }

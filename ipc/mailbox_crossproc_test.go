@@ -817,6 +817,13 @@ func TestCrossProcessMailboxConsumerKilledBeforeRingFull(t *testing.T) {
 	require.Equal(t, accepted*recordSize, st.Depth)
 	require.True(t, st.Closed, "it refuses sends")
 	require.Equal(t, sent, consumed+refused+int(st.Stranded), "consumed + refused + stranded = sent")
+	ro, err := OpenReadOnly(ctxT(t), filepath.Join(dir, "cons"))
+	require.NoError(t, err)
+	info, err := InspectMailbox(ro)
+	require.NoError(t, err)
+	require.NoError(t, ro.Close())
+	require.Equal(t, MailboxInfo{Version: mailboxLayoutVersion, Closed: true, ConsumerDead: true, Stranded: st.Stranded}, info,
+		"any process reads the same account from the file")
 	require.NoError(t, mf.Close())
 	require.Equal(t, st.Stranded, m.Stats().Stranded, "kept once the view is closed")
 }

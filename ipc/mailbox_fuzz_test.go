@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dutyrt/duty/internal/record"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/ringbuf"
 )
@@ -74,6 +75,66 @@ func FuzzMailboxHeader(f *testing.F) {
 		_, err = m.Drain(func(*mailbox.Message) mailbox.Action { return mailbox.Continue }, ringbuf.NoLimit)
 		if err != nil && !errors.Is(err, mailbox.ErrCorrupt) && !errors.Is(err, mailbox.ErrCorruptFrame) {
 			t.Fatalf("drain: %v", err)
+		}
+	})
+}
+
+// FuzzInspectMailbox overwrites a mailbox file's header slot, its shared
+// words (the state word first), the ring's head and tail and a stretch of
+// its records with fuzzed bytes, as a faulty or hostile process sharing
+// the file could, and inspects it from a read-only view: InspectMailbox
+// returns a typed error, or an account whose stranded messages fit in the
+// ring (a record takes at least 8 bytes); it never panics or hangs.
+func FuzzInspectMailbox(f *testing.F) {
+	valid := make([]byte, spareSlotLength)
+	binary.LittleEndian.PutUint32(valid[mailboxVersionOffset:], uint32(mailboxLayoutVersion))
+	binary.LittleEndian.PutUint64(valid[mailboxMaxMessageSizeOffset:], 4064)
+	binary.LittleEndian.PutUint64(valid[mailboxMaxPartsOffset:], 1024)
+	binary.LittleEndian.PutUint64(valid[mailboxConsumerTimeoutOffset:], 10000)
+	binary.LittleEndian.PutUint64(valid[mailboxUnblockTimeoutOffset:], 5000)
+	dead := make([]byte, 8)
+	binary.LittleEndian.PutUint64(dead, 4) // consumer dead
+	f.Add(valid, dead, int64(0), int64(64), []byte{})
+	f.Add(valid, dead, int64(8), int64(4096), []byte{1, 2, 3})
+	f.Add(valid, dead, int64(-8), int64(1<<40), []byte{0xff, 0xff, 0xff, 0x7f})
+	f.Add(valid, []byte{1}, int64(0), int64(0), []byte{})
+	f.Add([]byte{}, []byte{}, int64(0), int64(0), []byte{})
+	f.Fuzz(func(t *testing.T, slot, words []byte, head, tail int64, records []byte) {
+		m, mf, err := CreateMailbox(t.TempDir(), "fuzz", mailbox.Config{Capacity: 4096})
+		require.NoError(t, err)
+		defer mf.Close()
+		for i := range 10 {
+			require.NoError(t, m.Send(1, make([]byte, 8*i)))
+		}
+		hdr, err := mf.File.spareSlotAt(mailboxHeaderSlot)
+		require.NoError(t, err)
+		copy(hdr, slot)
+		w, err := mf.File.spareSlotAt(mailboxWordsSlot)
+		require.NoError(t, err)
+		copy(w, words)
+		ring, err := mf.File.Section(0)
+		require.NoError(t, err)
+		capacity := len(ring) - ringbuf.TrailerLength
+		binary.LittleEndian.PutUint64(ring[capacity+record.HeadOffset:], uint64(head))
+		binary.LittleEndian.PutUint64(ring[capacity+record.TailOffset:], uint64(tail))
+		copy(ring[64:capacity], records)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		ro, err := OpenReadOnly(ctx, mf.File.Path())
+		require.NoError(t, err)
+		defer ro.Close()
+		info, err := InspectMailbox(ro)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		require.GreaterOrEqual(t, info.Stranded, int64(0))
+		require.LessOrEqual(t, info.Stranded, int64(capacity/8))
+		if !info.ConsumerDead {
+			require.Zero(t, info.Stranded, "stranded only behind a dead consumer")
 		}
 	})
 }

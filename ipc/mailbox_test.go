@@ -113,9 +113,9 @@ func TestMailboxLayoutRawBytes(t *testing.T) {
 	require.Equal(t, []int{8, 16, 24, 32, 40}, []int{mailboxVersionOffset, mailboxMaxMessageSizeOffset,
 		mailboxMaxPartsOffset, mailboxConsumerTimeoutOffset, mailboxUnblockTimeoutOffset})
 	require.Equal(t, int32(2), mailboxLayoutVersion)
-	v, err := MailboxVersion(mf.File)
+	info, err := InspectMailbox(mf.File)
 	require.NoError(t, err)
-	require.Equal(t, mailboxLayoutVersion, v)
+	require.Equal(t, MailboxInfo{Version: mailboxLayoutVersion}, info, "open, nothing stranded")
 
 	b := raw()
 	require.Equal(t, int64(4096+8192), int64(len(b)), "a KindRing file: header + ring + trailer, page-rounded")

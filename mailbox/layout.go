@@ -64,8 +64,8 @@ const (
 // sends everywhere are refused with ErrConsumerDead, as after a close.
 const (
 	stateOpen         int64 = 0
-	stateDrain        int64 = 1
-	stateDiscard      int64 = 2
+	stateDrain              = mailboxdef.StateDrain
+	stateDiscard            = mailboxdef.StateDiscard
 	stateDetached     int64 = 3
 	stateConsumerDead       = mailboxdef.StateConsumerDead
 )

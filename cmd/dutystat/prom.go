@@ -115,6 +115,8 @@ var (
 		"Age of the owner heartbeat of the duty file.", []string{"file", "kind"}, nil)
 	fileOwnerDesc = prometheus.NewDesc("duty_file_owner_info",
 		"The process that owns the duty file (always 1; join on file for its pid and state).", []string{"file", "kind", "pid", "state"}, nil)
+	mailboxStrandedDesc = prometheus.NewDesc("duty_mailbox_stranded_messages",
+		"Messages queued in a mailbox file whose consumer's process is proved dead: accepted, never to be delivered (0 while it lives).", []string{"file"}, nil)
 
 	journalUpDesc = prometheus.NewDesc("duty_journal_up",
 		"1 if the journal's files were read without error, 0 otherwise.", []string{"journal"}, nil)
@@ -154,6 +156,7 @@ func metricNames() map[string]dto.MetricType {
 		"duty_file_up":                       dto.MetricType_GAUGE,
 		"duty_file_heartbeat_age_seconds":    dto.MetricType_GAUGE,
 		"duty_file_owner_info":               dto.MetricType_GAUGE,
+		"duty_mailbox_stranded_messages":     dto.MetricType_GAUGE,
 		"duty_journal_up":                    dto.MetricType_GAUGE,
 		"duty_journal_segments":              dto.MetricType_GAUGE,
 		"duty_journal_committed_bytes_total": dto.MetricType_COUNTER,
@@ -242,6 +245,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if s.HeartbeatAgeMs != nil {
 			ch <- prometheus.MustNewConstMetric(fileAgeDesc, prometheus.GaugeValue, float64(*s.HeartbeatAgeMs)/1000, s.Name, kind)
+		}
+		if s.Mailbox != nil {
+			ch <- prometheus.MustNewConstMetric(mailboxStrandedDesc, prometheus.GaugeValue, float64(s.Mailbox.Stranded), s.Name)
 		}
 		for _, ct := range s.Counters {
 			m, key := counterMetric(s.Name, ct)

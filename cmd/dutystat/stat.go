@@ -205,10 +205,33 @@ type fileSample struct {
 	Histograms     []histogramSample `json:"histograms,omitempty"`
 	Errors         []errorSample     `json:"errors,omitempty"`           // error log files: the first maxErrors
 	ErrorsNotShown int               `json:"errors_not_shown,omitempty"` // distinct errors past maxErrors
+	Mailbox        *mailboxState     `json:"mailbox,omitempty"`          // mailbox files
 	Error          string            `json:"error,omitempty"`
 
 	at    time.Time
 	ident fileIdent // which file this was (see rates)
+}
+
+// mailboxState is what a mailbox file says of itself (ipc.InspectMailbox):
+// open, closed or consumer dead, and the messages a dead consumer left
+// undelivered.
+type mailboxState struct {
+	State    string `json:"state"`
+	Stranded int64  `json:"stranded_messages"`
+}
+
+// status is a file's STATUS: its error, what a dead consumer stranded in
+// a mailbox, or ok.
+func (s *fileSample) status() string {
+	switch {
+	case s.Error != "":
+		return s.Error
+	case s.Mailbox != nil && s.Mailbox.State == "consumer dead":
+		return fmt.Sprintf("consumer dead: %d messages stranded", s.Mailbox.Stranded)
+	case s.Mailbox != nil && s.Mailbox.State == "closed":
+		return "closed"
+	}
+	return "ok"
 }
 
 // fileIdent tells a file from another one later created at the same path
@@ -352,8 +375,20 @@ func sampleFile(path string, e env, sinceMs int64) fileSample {
 	s.Size = f.Len()
 	s.KindID = int32(f.Kind())
 	s.Kind = kindName(f.Kind())
-	if v, err := ipc.MailboxVersion(f); err == nil && v != 0 {
-		s.Kind = "mailbox" // a ring file with a mailbox header (kind_id stays the ring's)
+	if f.Kind() == ipc.KindRing {
+		info, err := ipc.InspectMailbox(f)
+		if err != nil {
+			s.Error = describe(err) // the owner's liveness is still shown
+		} else if info.Version != 0 {
+			s.Kind = "mailbox" // a ring file with a mailbox header (kind_id stays the ring's)
+			s.Mailbox = &mailboxState{State: "open", Stranded: info.Stranded}
+			switch {
+			case info.ConsumerDead:
+				s.Mailbox.State = "consumer dead"
+			case info.Closed:
+				s.Mailbox.State = "closed"
+			}
+		}
 	}
 	if l, err := f.Liveness(e.now(), 0); err != nil {
 		s.Error = describe(err)
@@ -635,15 +670,12 @@ func printFiles(b *strings.Builder, f *frame) error {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tSIZE\tPID\tOWNER\tHEARTBEAT\tSTATUS")
 	for _, s := range f.Files {
-		kind, pid, owner, hb, status := dash(s.Kind), "-", dash(s.Owner), "-", "ok"
+		kind, pid, owner, hb, status := dash(s.Kind), "-", dash(s.Owner), "-", s.status()
 		if s.OwnerPID != 0 {
 			pid = strconv.Itoa(s.OwnerPID)
 		}
 		if s.HeartbeatAgeMs != nil {
 			hb = strconv.FormatInt(*s.HeartbeatAgeMs, 10) + "ms ago"
-		}
-		if s.Error != "" {
-			status = s.Error
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(s.Name), kind, s.Size, pid, owner, hb, printable(status))
 	}

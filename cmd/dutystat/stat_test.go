@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,13 +21,32 @@ import (
 	"github.com/dutyrt/duty/clock"
 	"github.com/dutyrt/duty/counters"
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/childtest"
 	"github.com/dutyrt/duty/internal/countertype"
 	"github.com/dutyrt/duty/ipc"
 	"github.com/dutyrt/duty/mailbox"
 	"github.com/dutyrt/duty/runner"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	childtest.Run(childEnv, map[string]func() error{"consumer": childConsumer})
+	goleak.VerifyTestMain(m)
+}
+
+// childEnv names the role a child process of these tests plays.
+const childEnv = "DUTYSTAT_TEST_CHILD"
+
+// childConsumer creates the mailbox file $DUTYSTAT_TEST_DIR/inbox, says
+// "ready", and never drains it: its senders' messages wait until it dies.
+func childConsumer() error {
+	_, mf, err := ipc.CreateMailbox(os.Getenv("DUTYSTAT_TEST_DIR"), "inbox", mailbox.Config{Capacity: 4096})
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	fmt.Println("ready")
+	select {}
+}
 
 // fakeEnv is a clock that only moves when the fake sleep is called; the
 // sleep runs onSleep first (to change counters between samples).
@@ -454,12 +474,53 @@ func TestMailboxKind(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{"inbox": "mailbox", "plain": "ring"}, kinds)
 
-	v, err := ipc.MailboxVersion(m.File)
+	info, err := ipc.InspectMailbox(m.File)
 	require.NoError(t, err)
-	require.Equal(t, int32(2), v) // the mailbox layout version, docs/ipc.md "Mailbox file"
-	v, err = ipc.MailboxVersion(r.File)
+	require.Equal(t, int32(2), info.Version) // the mailbox layout version, docs/ipc.md "Mailbox file"
+	info, err = ipc.InspectMailbox(r.File)
 	require.NoError(t, err)
-	require.Zero(t, v)
+	require.Zero(t, info.Version)
+	for _, s := range f.Files {
+		if s.Name == "inbox" {
+			require.Equal(t, &mailboxState{State: "open"}, s.Mailbox)
+		}
+	}
+}
+
+// TestStrandedMessagesShown: a mailbox's consumer, a real child process,
+// is SIGKILLed with messages queued; a sender keeps sending until it is
+// refused with ErrConsumerDead. dutystat's table, its JSON and its
+// Prometheus exporter show the mailbox's consumer as dead and the messages
+// it stranded, the same count as the sender's Stats: accepted, never
+// delivered, and counted where an operator looks.
+func TestStrandedMessagesShown(t *testing.T) {
+	dir := t.TempDir()
+	child := childtest.Start(t, childEnv, "consumer", "DUTYSTAT_TEST_DIR="+dir)
+	require.Equal(t, "ready", child.Line(t))
+	m, mf, err := ipc.OpenMailbox(t.Context(), filepath.Join(dir, "inbox"))
+	require.NoError(t, err)
+	defer mf.Close()
+	for range 5 {
+		require.NoError(t, m.Send(1, []byte("queued before the kill")))
+	}
+	child.Kill(t)
+	for err == nil {
+		err = m.Send(1, []byte("queued after the kill"))
+		require.NotErrorIs(t, err, mailbox.ErrBackPressured, "known before the ring filled")
+	}
+	require.ErrorIs(t, err, mailbox.ErrConsumerDead)
+	stranded := m.Stats().Stranded
+	require.GreaterOrEqual(t, stranded, int64(5))
+
+	fe := &fakeEnv{t: time.Now()}
+	var f frame
+	require.NoError(t, json.Unmarshal([]byte(runOK(t, fe.env(), "-dir", dir, "-json")), &f))
+	require.Len(t, f.Files, 1)
+	require.Equal(t, &mailboxState{State: "consumer dead", Stranded: stranded}, f.Files[0].Mailbox)
+	require.Contains(t, runOK(t, fe.env(), "-dir", dir), fmt.Sprintf("consumer dead: %d messages stranded", stranded))
+
+	_, body := scrapeText(t, dir)
+	require.Contains(t, body, fmt.Sprintf(`duty_mailbox_stranded_messages{file="inbox"} %d`, stranded))
 }
 
 // The counters metadata record's layout, from docs/layouts.md (the

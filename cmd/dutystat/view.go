@@ -104,11 +104,7 @@ func summarize(f *frame) view {
 	bridges := map[key]*bridgeRow{}
 	var cycleRates, idleRates = map[key]*float64{}, map[key]*float64{}
 	for _, s := range f.Files {
-		status := "ok"
-		if s.Error != "" {
-			status = s.Error
-		}
-		v.Files = append(v.Files, fileRow{Name: s.Name, Kind: s.Kind, PID: s.OwnerPID, Owner: s.Owner, Status: status})
+		v.Files = append(v.Files, fileRow{Name: s.Name, Kind: s.Kind, PID: s.OwnerPID, Owner: s.Owner, Status: s.status()})
 		for _, c := range s.Counters {
 			k := key{s.Name, subject(c.Label)}
 			mb := func() *mailboxRow {

@@ -50,6 +50,10 @@ const (
 	StateOffset = 0
 	// StateOpen is the state word of an open mailbox.
 	StateOpen int64 = 0
+	// StateDrain and StateDiscard are the state words of a mailbox its
+	// consumer closed, draining or discarding what is queued.
+	StateDrain   int64 = 1
+	StateDiscard int64 = 2
 	// StateConsumerDead is the state word of a mailbox whose consumer's
 	// process a host has proved gone (its lock free, its pid and start
 	// time not running): every send in every process is refused with
