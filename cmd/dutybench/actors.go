@@ -160,18 +160,19 @@ func actorStream(newIdle actorIdle) runFunc {
 			return 0, err
 		}
 		defer rn.Close()
-		return actorStreamRun(cfg, typedWriter{mb: mb, m: new(benchMsg)}, mailbox.ErrBackPressured, last, rn)
+		return actorStreamRun(cfg, func(t *team) error { return produceTyped(t, mb, cfg.n, cfg.corruptAt) }, last, rn)
 	}
 }
 
-// actorStreamRun runs a repetition of WA: the producer (slot 0) sends
-// cfg.n messages with w, spinning while w refuses one; slot 1 waits for
-// the actor's last message, whose time ends the span, and last's checker
-// must then have seen every message in order.
-func actorStreamRun(cfg *runConfig, w writer, refused error, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
+// actorStreamRun runs a repetition of WA: the producer (slot 0) runs
+// send, which sends cfg.n typed messages, each filled in place, as
+// application code does; slot 1 waits for the actor's last message, whose
+// time ends the span, and last's checker must then have seen every
+// message in order.
+func actorStreamRun(cfg *runConfig, send func(t *team) error, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
 	abort := newAbortSignal()
 	t := newTeam(cfg.place, abort)
-	t.spawn(0, func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, refused, nil) })
+	t.spawn(0, func() error { return send(t) })
 	t.spawn(1, func() error {
 		end, err := last.await(abort, rn)
 		if err != nil {

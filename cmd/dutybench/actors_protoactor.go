@@ -45,20 +45,9 @@ func withActor(receive actor.ReceiveFunc, fn func(*actor.ActorSystem, *actor.PID
 	return fn(system, pid)
 }
 
-// protoactorWriter sends the payload's sequence number as a benchMsg (a
-// value: the actor reads it on another goroutine) with Send.
-type protoactorWriter struct {
-	root *actor.RootContext
-	pid  *actor.PID
-}
-
-func (w protoactorWriter) Write(_ int32, p []byte) error {
-	w.root.Send(w.pid, benchMsg{Seq: binary.LittleEndian.Uint64(p)})
-	return nil
-}
-
 // protoactorStream is WA's protoactor variant: the producer sends each
-// benchMsg with Send to an actor whose Receive function checks it.
+// benchMsg (a value: the actor reads it on another goroutine) with Send to
+// an actor whose Receive function checks it.
 func protoactorStream(cfg *runConfig) (time.Duration, error) {
 	last := newLastMessage(cfg.n)
 	return withActor(func(ctx actor.Context) {
@@ -66,7 +55,12 @@ func protoactorStream(cfg *runConfig) (time.Duration, error) {
 			last.take(&m)
 		}
 	}, func(system *actor.ActorSystem, pid *actor.PID) (time.Duration, error) {
-		return actorStreamRun(cfg, protoactorWriter{root: system.Root, pid: pid}, nil, last, nil)
+		return actorStreamRun(cfg, func(*team) error {
+			for i := range cfg.n {
+				system.Root.Send(pid, benchMsg{Seq: seqFor(i, cfg.corruptAt)})
+			}
+			return nil
+		}, last, nil)
 	})
 }
 

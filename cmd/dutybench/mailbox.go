@@ -178,9 +178,26 @@ func mailboxTyped(cfg *runConfig) (time.Duration, error) {
 		return 0, err
 	}
 	t := newTeam(cfg.place)
-	w := typedWriter{mb: mb, m: new(benchMsg)}
 	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, actor) },
-		func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil) })
+		func() error { return produceTyped(t, mb, cfg.n, cfg.corruptAt) })
+}
+
+// produceTyped is produce for typed messages: it fills a benchMsg's
+// sequence number and sends it with (*message.Fixed).Send, as typed
+// application code does, spinning while the mailbox is back-pressured.
+// (produce's writer would decode a raw payload into the message first:
+// work a typed producer does not do.)
+func produceTyped(t *team, mb *mailbox.Mailbox, n, corruptAt int) error {
+	m := new(benchMsg)
+	for i := range n {
+		m.Seq = seqFor(i, corruptAt)
+		for err := benchMsgs.Send(mb, m); err != nil; err = benchMsgs.Send(mb, m) {
+			if err := t.refused(err, mailbox.ErrBackPressured, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // sharedRing is a mailbox.Host over a heap ring the benchmark also holds a
