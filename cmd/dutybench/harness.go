@@ -194,6 +194,16 @@ func produce(t *team, w writer, n int, id uint64, corruptAt int, refused error, 
 	return nil
 }
 
+// produceOne sends p with w, spinning while w refuses it.
+func produceOne(t *team, w writer, p []byte, refused error, wait func()) error {
+	for err := w.Write(msgTypeID, p); err != nil; err = w.Write(msgTypeID, p) {
+		if err := t.refused(err, refused, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // poller is what a consumer polls: an agent's DoWork, or one read of a
 // ring or mailbox into a checker (ringReader, mailboxDrain, pollFunc).
 type poller interface{ DoWork() (int, error) }

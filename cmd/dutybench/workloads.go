@@ -199,11 +199,11 @@ func newRegistry() []*workload {
 			extra("ring-72", journalLatencyRing(64)), // a 72-byte record, as the journal's
 		}},
 		{name: "wn", kind: kindThroughput, defaultN: 1_000_000, defaultReps: 5, variants: []variant{
-			natsVariant("nats", natsNaive),
-			natsVariant("bridge", natsBridge),
+			natsVariant("nats", natsNaive(false)),
+			natsVariant("bridge", natsBridge(natsDstCapacity)),
 		}},
 		{name: "wnl", kind: kindLatency, defaultN: 20_000, defaultReps: 5, variants: []variant{
-			natsVariant("nats", natsNaiveLatency),
+			natsVariant("nats", natsNaive(true)),
 			natsVariant("bridge", natsBridgeLatency(true)),
 			natsVariant("bridge-runner", natsBridgeLatency(false)),
 		}},
