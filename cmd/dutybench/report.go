@@ -10,9 +10,6 @@ import (
 
 // Report is the JSON document of a run (docs/workloads.md, "JSON shape").
 type Report struct {
-	// Host says what the run ran on: figures
-	// from different CPUs are not comparable, and the rings' prefetching
-	// and demotion depend on the CPU's features.
 	Host      Host             `json:"host,omitzero"`
 	Workloads []WorkloadReport `json:"workloads"`
 }
@@ -48,13 +45,7 @@ func buildReport(w *workload, variantNames []string, reps []repetition) Workload
 				mine = append(mine, r)
 			}
 		}
-		vr := VariantReport{Name: name}
-		if w.kind == kindLatency {
-			vr.Phases = aggregateLatency(mine)
-		} else {
-			vr.Phases = aggregateThroughput(mine)
-		}
-		wr.Variants = append(wr.Variants, vr)
+		wr.Variants = append(wr.Variants, VariantReport{Name: name, Phases: aggregate(mine, w.kind == kindLatency)})
 	}
 	metrics := []string{metricMedian}
 	if w.kind == kindLatency {
