@@ -1,11 +1,9 @@
 package main
 
-// WA and WAL: typed messages through actors, as a user of duty's actor API
-// writes them (docs/workloads.md, "WA and WAL"). Each receiving actor is a
-// mailbox.Actor draining into a message.Router, run by a runner.Runner
-// with the idle strategy the variant names; with -tags protoactor the same
-// workloads run through protoactor-go (actors_protoactor.go), the
-// baseline.
+// WA and WAL (docs/workloads.md): typed messages through actors, each a
+// mailbox.Actor draining into a message.Router on a runner with the idle
+// strategy the variant names; protoactor-go is the baseline
+// (actors_protoactor.go).
 
 import (
 	"fmt"
@@ -21,9 +19,7 @@ import (
 // actorIdle makes the idle strategy of an actor draining mb.
 type actorIdle func(mb *mailbox.Mailbox) (idle.Strategy, error)
 
-// actorIdles are duty's variants of WA and WAL, by name: the runner's
-// default (a new idle.Backoff()), a busy spin, and the mailbox's wake
-// strategy (the agent sleeps until a message arrives).
+// actorIdles are duty's variants of WA and WAL.
 var actorIdles = []struct {
 	name string
 	make actorIdle
@@ -35,8 +31,8 @@ var actorIdles = []struct {
 	}},
 }
 
-// actorVariants are WA's (latency false) or WAL's variants: protoactor-go's
-// first where built, the baseline, then duty's.
+// actorVariants are WA's or (latency) WAL's variants, protoactor-go's
+// first where built.
 func actorVariants(latency bool) []variant {
 	vs := protoactorVariants(latency)
 	for _, a := range actorIdles {
@@ -60,7 +56,7 @@ func (c *checker) checkMsg(m *benchMsg) {
 }
 
 // lastMessage is how a receiving actor tells the team it has taken its
-// last message: it records the time and closes done.
+// last message.
 type lastMessage struct {
 	c    *checker
 	n    int
@@ -72,8 +68,7 @@ func newLastMessage(n int) *lastMessage {
 	return &lastMessage{c: newChecker(1), n: n, done: make(chan struct{})}
 }
 
-// take is called by the actor for each message: it checks m and, at the
-// last one, records the time and closes done.
+// take checks m and, at the last one, records the time and closes done.
 func (l *lastMessage) take(m *benchMsg) {
 	l.c.checkMsg(m)
 	if l.c.received == l.n {
@@ -94,8 +89,8 @@ func newAbortSignal() *abortSignal { return &abortSignal{ch: make(chan struct{})
 func (a *abortSignal) Close() error { a.once.Do(func() { close(a.ch) }); return nil }
 
 // await waits until the actor has taken its last message (returning its
-// time), the team failed (abort), or the actor's runner rn stopped (nil
-// for protoactor: its actors do not stop on their own).
+// time), the team failed, or the actor's runner rn (nil: protoactor)
+// stopped.
 func (l *lastMessage) await(abort *abortSignal, rn *runner.Runner) (time.Time, error) {
 	var stopped <-chan struct{}
 	if rn != nil {
@@ -115,8 +110,7 @@ func (l *lastMessage) await(abort *abortSignal, rn *runner.Runner) (time.Time, e
 	}
 }
 
-// startRunner starts a runner for a with opts, pinned to the CPU of the
-// placement's slot when the run pins.
+// startRunner starts a runner for a, pinned to slot's CPU if any.
 func startRunner(a agent.Agent, place placement, slot int, opts ...runner.Option) (*runner.Runner, error) {
 	if cpu := place.cpu(slot); cpu >= 0 {
 		opts = append(opts, runner.WithCPUs(cpu))
@@ -128,8 +122,7 @@ func startRunner(a agent.Agent, place placement, slot int, opts ...runner.Option
 	return r, err
 }
 
-// startActor starts, on a runner in slot 1 with the idle strategy newIdle
-// makes, an actor draining mb into handle (typedActor).
+// startActor starts typedActor(mb, handle) on a runner in slot 1.
 func startActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error, newIdle actorIdle, place placement) (*runner.Runner, error) {
 	a, err := typedActor(role, mb, handle)
 	if err != nil {
@@ -142,10 +135,7 @@ func startActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error, 
 	return startRunner(a, place, 1, runner.WithIdle(s))
 }
 
-// actorStream is WA's duty variant: the producer (slot 0) sends each
-// message as a benchMsg with (*message.Fixed).Send, spinning while the
-// mailbox is back-pressured; the consumer is an actor of a message.Router
-// on a runner (slot 1) with the idle strategy newIdle makes.
+// actorStream is WA's duty variant.
 //
 //go:noinline // a variant factory: see runFunc
 func actorStream(newIdle actorIdle) runFunc {
@@ -164,10 +154,8 @@ func actorStream(newIdle actorIdle) runFunc {
 	}
 }
 
-// actorStreamRun runs a repetition of WA: the producer (slot 0) sends
-// cfg.n messages with w, spinning while w refuses one; slot 1 waits for
-// the actor's last message, whose time ends the span, and last's checker
-// must then have seen every message in order.
+// actorStreamRun runs a repetition of WA: the producer in slot 0, slot 1
+// waiting for the actor's last message, whose time ends the span.
 func actorStreamRun(cfg *runConfig, w writer, refused error, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
 	abort := newAbortSignal()
 	t := newTeam(cfg.place, abort)
@@ -183,12 +171,9 @@ func actorStreamRun(cfg *runConfig, w writer, refused error, last *lastMessage, 
 	return t.run(cfg.timeout)
 }
 
-// actorPingPong is WAL's duty variant: two actors, each with its mailbox
-// and an idle strategy newIdle makes. The ponger, on a runner (slot 1),
-// sends each ping back as it takes it. The pinger is driven by the timing
-// goroutine (slot 0) as its runner would drive it: it sends a ping, then
-// runs the pinger's duty cycle (DoWork, then the idle strategy) until the
-// pong arrived.
+// actorPingPong is WAL's duty variant: the ponger on a runner (slot 1);
+// the pinger driven by the timing goroutine (slot 0) as its runner would
+// drive it, DoWork then the idle strategy until the pong is in.
 //
 //go:noinline // a variant factory: see runFunc
 func actorPingPong(newIdle actorIdle) runFunc {
@@ -198,8 +183,6 @@ func actorPingPong(newIdle actorIdle) runFunc {
 			return 0, err
 		}
 		pc, last := newChecker(1), newLastMessage(cfg.n)
-		// The pong is sent first: a back-pressured send leaves the ping for
-		// the next drain, with nothing done (message.Handle).
 		pinger, err := typedActor("wal-pinger", pongs, func(m *benchMsg) error { pc.checkMsg(m); return nil })
 		if err != nil {
 			return 0, err
@@ -209,6 +192,8 @@ func actorPingPong(newIdle actorIdle) runFunc {
 			return 0, err
 		}
 		rn, err := startActor("wal-ponger", pings, func(m *benchMsg) error {
+			// The pong first: back-pressured, the ping waits for the next
+			// drain with nothing done (message.Handle).
 			if err := benchMsgs.Send(pongs, m); err != nil {
 				return err
 			}

@@ -12,21 +12,16 @@ import (
 )
 
 // Host describes the machine of a run: figures from different CPUs, or
-// from a guest and bare metal, are not comparable, and the rings'
-// prefetching and demotion depend on the CPU's features.
+// from a guest and bare metal, are not comparable.
 type Host struct {
-	CPU    string `json:"cpu"`    // /proc/cpuinfo's first "model name", or GOARCH
-	Vendor string `json:"vendor"` // /proc/cpuinfo's "vendor_id" (or "CPU implementer"), or ""
-	CPUs   int    `json:"cpus"`   // runtime.NumCPU: the vCPUs this process may use
-	// Hypervisor is the hypervisor's CPUID vendor ("KVMKVMKVM", ...),
-	// "unknown" for a guest whose hypervisor does not say, "none" on bare
-	// metal.
-	Hypervisor string `json:"hypervisor"`
-	PrefetchW  bool   `json:"prefetchw"` // the rings' write prefetch is PREFETCHW
-	CLDemote   bool   `json:"cldemote"`  // the many-to-one consumer's demotion does something
+	CPU        string `json:"cpu"`        // /proc/cpuinfo's first "model name", or GOARCH
+	Vendor     string `json:"vendor"`     // /proc/cpuinfo's "vendor_id" (or "CPU implementer"), or ""
+	CPUs       int    `json:"cpus"`       // runtime.NumCPU: the vCPUs this process may use
+	Hypervisor string `json:"hypervisor"` // hypervisorName
+	PrefetchW  bool   `json:"prefetchw"`  // the rings' write prefetch is PREFETCHW
+	CLDemote   bool   `json:"cldemote"`   // the many-to-one consumer's demotion does something
 }
 
-// thisHost describes the machine dutybench runs on.
 func thisHost() Host {
 	h := Host{CPU: runtime.GOARCH, CPUs: runtime.NumCPU(), PrefetchW: prefetch.CanPrefetchWrite(), CLDemote: prefetch.CanDemote()}
 	guest := false
@@ -78,10 +73,9 @@ func (h Host) String() string {
 		feature("PREFETCHW", h.PrefetchW), feature("CLDEMOTE", h.CLDemote))
 }
 
-// hypervisorName returns the hypervisor's CPUID vendor string ("KVMKVMKVM",
-// "Microsoft Hv", ...) when CPUID says the CPU is a guest's, "unknown" for
-// a guest whose hypervisor does not say (or where there is no CPUID: guest
-// is /proc/cpuinfo's word on it), and "none" on bare metal.
+// hypervisorName returns the hypervisor's CPUID vendor ("KVMKVMKVM", ...),
+// "unknown" for a guest (CPUID's or /proc/cpuinfo's word) whose hypervisor
+// does not say, "none" on bare metal.
 func hypervisorName(guest bool) string {
 	v, ok := cpuidHypervisor()
 	switch {
