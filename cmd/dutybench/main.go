@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,11 +43,7 @@ func main() {
 		sig := <-sigs
 		removeLiveDirs()
 		fmt.Fprintf(os.Stderr, "dutybench: %v: stopped\n", sig)
-		code := 130
-		if sig == syscall.SIGTERM {
-			code = 143
-		}
-		os.Exit(code)
+		os.Exit(map[os.Signal]int{os.Interrupt: 130, syscall.SIGTERM: 143}[sig])
 	}()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -58,17 +55,12 @@ func main() {
 }
 
 type options struct {
-	workloads []*workload
-	n         int // 0: each workload's default
-	reps      int // 0: each workload's default
-	warmup    int
-	json      bool
-	lock      bool
-	pin       bool
-	variants  map[string]bool
-	limit     bool
-	timeout   time.Duration // 0: derived from n
-	cpuprof   string
+	workloads              []*workload
+	n, reps, warmup        int // n, reps 0: each workload's default
+	json, lock, pin, limit bool
+	variants               map[string]bool
+	timeout                time.Duration // 0: derived from n
+	cpuprof                string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -146,17 +138,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if len(vs) == 0 {
 			continue
 		}
-		n, reps := o.n, o.reps
-		if n == 0 {
-			n = w.defaultN
-		}
-		if reps == 0 {
-			reps = w.defaultReps
-		}
-		timeout := o.timeout
-		if timeout == 0 { // a hang guard: more than the slowest round trip on a busy machine
-			timeout = 2*time.Minute + time.Duration(n)*200*time.Microsecond
-		}
+		n, reps := cmp.Or(o.n, w.defaultN), cmp.Or(o.reps, w.defaultReps)
+		// A hang guard: more than the slowest round trip on a busy machine.
+		timeout := cmp.Or(o.timeout, 2*time.Minute+time.Duration(n)*200*time.Microsecond)
 		wplace := place
 		if w.unpinned {
 			wplace = placement{}
