@@ -69,10 +69,11 @@ type variant struct {
 // latency variant also fills cfg.lat[:cfg.n] with one round trip (ns) per
 // entry. A payload mismatch is an error wrapping errPayload.
 //
-// The factories that make one from a variant's parameters are marked
-// go:noinline: inlined into the table, their closures would be compiled
-// without inlining the calls in their own bodies (golang/go#81380),
-// putting calls to putPayload, seqFor and the like in the timed loops.
+// The factories that make one from a variant's parameters are never
+// inlined (a go:noinline directive): inlined into the table, their
+// closures would be compiled without inlining the calls in their own
+// bodies (golang/go#81380), putting calls to putPayload, seqFor and the
+// like in the timed loops.
 type runFunc func(cfg *runConfig) (time.Duration, error)
 
 type runConfig struct {
