@@ -6,6 +6,7 @@ package main
 // (actors_protoactor.go).
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -102,11 +103,7 @@ func (l *lastMessage) await(abort *abortSignal, rn *runner.Runner) (time.Time, e
 	case <-abort.ch:
 		return time.Time{}, errAborted
 	case <-stopped:
-		err := rn.Err()
-		if err == nil {
-			err = errAborted
-		}
-		return time.Time{}, fmt.Errorf("dutybench: the receiving actor stopped: %w", err)
+		return time.Time{}, fmt.Errorf("dutybench: the receiving actor stopped: %w", cmp.Or(rn.Err(), errAborted))
 	}
 }
 

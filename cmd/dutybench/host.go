@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -28,13 +29,7 @@ func thisHost() Host {
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		info := cpuInfo(f)
 		f.Close()
-		if m := info["model name"]; m != "" {
-			h.CPU = m
-		}
-		h.Vendor = info["vendor_id"]
-		if h.Vendor == "" {
-			h.Vendor = info["CPU implementer"]
-		}
+		h.CPU, h.Vendor = cmp.Or(info["model name"], h.CPU), cmp.Or(info["vendor_id"], info["CPU implementer"])
 		guest = strings.Contains(" "+info["flags"]+" ", " hypervisor ")
 	}
 	h.Hypervisor = hypervisorName(guest)

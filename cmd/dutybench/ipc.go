@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -66,10 +67,7 @@ func mailboxEcho(t *team, in, out *mailbox.Mailbox, c *checker, n int) error {
 	}
 	return pollUntil(t, c, n, nil, pollFunc(func() (int, error) {
 		k, err := in.Drain(h, ringbuf.NoLimit)
-		if werr != nil {
-			return k, werr
-		}
-		return k, err
+		return k, cmp.Or(werr, err)
 	}))
 }
 

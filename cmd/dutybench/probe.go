@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"math"
 	"runtime"
 	"sync"
@@ -89,11 +90,8 @@ func probe(cpus []int) (float64, error) {
 		}
 	}()
 	done.Wait()
-	if errs[0] != nil {
-		return 0, errs[0]
-	}
-	if errs[1] != nil {
-		return 0, errs[1]
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return 0, err
 	}
 	return median(samples), nil
 }

@@ -74,15 +74,6 @@ func writeJSON(out io.Writer, r Report) error {
 	return enc.Encode(r)
 }
 
-func findRatio(rs []Ratio, variant, phase, metric string) (float64, bool) {
-	for _, r := range rs {
-		if r.Variant == variant && r.Phase == phase && r.Metric == metric {
-			return r.Ratio, true
-		}
-	}
-	return 0, false
-}
-
 // presentPhases returns the phases any variant of wr has, in report order.
 func presentPhases(wr WorkloadReport) []string {
 	var out []string
@@ -160,10 +151,12 @@ func writeTable(out io.Writer, wr WorkloadReport, header string) error {
 	return tw.Flush()
 }
 
+// ratioCell formats the ratio of variant in phase for metric, "" if none.
 func ratioCell(rs []Ratio, variant, phase, metric string) string {
-	r, ok := findRatio(rs, variant, phase, metric)
-	if !ok {
-		return ""
+	for _, r := range rs {
+		if r.Variant == variant && r.Phase == phase && r.Metric == metric {
+			return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", r.Ratio), "0"), ".") + "x"
+		}
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", r), "0"), ".") + "x"
+	return ""
 }

@@ -148,11 +148,7 @@ func zmtpConnected(connect, bind zmtp.Type, back bool) (c, b *zmtp.Socket, err e
 		b.Close()
 		return nil, nil, err
 	}
-	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) {
-		c.Close()
-		b.Close()
-		return nil, nil, err
-	}
+	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) { c.Close(); b.Close(); return nil, nil, err }
 	ep, err := b.Bind("tcp://127.0.0.1:0")
 	if err != nil {
 		return fail(err)
