@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -67,7 +66,10 @@ func mailboxEcho(t *team, in, out *mailbox.Mailbox, c *checker, n int) error {
 	}
 	return pollUntil(t, c, n, nil, pollFunc(func() (int, error) {
 		k, err := in.Drain(h, ringbuf.NoLimit)
-		return k, cmp.Or(werr, err)
+		if werr != nil {
+			return k, werr
+		}
+		return k, err
 	}))
 }
 
