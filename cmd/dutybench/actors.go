@@ -1,13 +1,12 @@
 package main
 
-// WA and WAL: typed messages through actors, as a user of duty's actor API
-// writes them (docs/workloads.md, "WA and WAL"). Each receiving actor is a
-// mailbox.Actor draining into a message.Router, run by a runner.Runner
-// with the idle strategy the variant names; with -tags protoactor the same
-// workloads run through protoactor-go (actors_protoactor.go), the
-// baseline.
+// WA and WAL (docs/workloads.md): typed messages through actors, each a
+// mailbox.Actor draining into a message.Router on a runner with the idle
+// strategy the variant names; protoactor-go is the baseline
+// (actors_protoactor.go).
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -21,9 +20,7 @@ import (
 // actorIdle makes the idle strategy of an actor draining mb.
 type actorIdle func(mb *mailbox.Mailbox) (idle.Strategy, error)
 
-// actorIdles are duty's variants of WA and WAL, by name: the runner's
-// default (a new idle.Backoff()), a busy spin, and the mailbox's wake
-// strategy (the agent sleeps until a message arrives).
+// actorIdles are duty's variants of WA and WAL.
 var actorIdles = []struct {
 	name string
 	make actorIdle
@@ -35,8 +32,8 @@ var actorIdles = []struct {
 	}},
 }
 
-// actorVariants are WA's (latency false) or WAL's variants: protoactor-go's
-// first where built, the baseline, then duty's.
+// actorVariants are WA's or (latency) WAL's variants, protoactor-go's
+// first where built.
 func actorVariants(latency bool) []variant {
 	vs := protoactorVariants(latency)
 	for _, a := range actorIdles {
@@ -60,7 +57,7 @@ func (c *checker) checkMsg(m *benchMsg) {
 }
 
 // lastMessage is how a receiving actor tells the team it has taken its
-// last message: it records the time and closes done.
+// last message.
 type lastMessage struct {
 	c    *checker
 	n    int
@@ -72,8 +69,7 @@ func newLastMessage(n int) *lastMessage {
 	return &lastMessage{c: newChecker(1), n: n, done: make(chan struct{})}
 }
 
-// take is called by the actor for each message: it checks m and, at the
-// last one, records the time and closes done.
+// take checks m and, at the last one, records the time and closes done.
 func (l *lastMessage) take(m *benchMsg) {
 	l.c.checkMsg(m)
 	if l.c.received == l.n {
@@ -94,8 +90,8 @@ func newAbortSignal() *abortSignal { return &abortSignal{ch: make(chan struct{})
 func (a *abortSignal) Close() error { a.once.Do(func() { close(a.ch) }); return nil }
 
 // await waits until the actor has taken its last message (returning its
-// time), the team failed (abort), or the actor's runner rn stopped (nil
-// for protoactor: its actors do not stop on their own).
+// time), the team failed, or the actor's runner rn (nil: protoactor)
+// stopped.
 func (l *lastMessage) await(abort *abortSignal, rn *runner.Runner) (time.Time, error) {
 	var stopped <-chan struct{}
 	if rn != nil {
@@ -107,16 +103,11 @@ func (l *lastMessage) await(abort *abortSignal, rn *runner.Runner) (time.Time, e
 	case <-abort.ch:
 		return time.Time{}, errAborted
 	case <-stopped:
-		err := rn.Err()
-		if err == nil {
-			err = errAborted
-		}
-		return time.Time{}, fmt.Errorf("dutybench: the receiving actor stopped: %w", err)
+		return time.Time{}, fmt.Errorf("dutybench: the receiving actor stopped: %w", cmp.Or(rn.Err(), errAborted))
 	}
 }
 
-// startRunner starts a runner for a with opts, pinned to the CPU of the
-// placement's slot when the run pins.
+// startRunner starts a runner for a, pinned to slot's CPU if any.
 func startRunner(a agent.Agent, place placement, slot int, opts ...runner.Option) (*runner.Runner, error) {
 	if cpu := place.cpu(slot); cpu >= 0 {
 		opts = append(opts, runner.WithCPUs(cpu))
@@ -128,8 +119,7 @@ func startRunner(a agent.Agent, place placement, slot int, opts ...runner.Option
 	return r, err
 }
 
-// startActor starts, on a runner in slot 1 with the idle strategy newIdle
-// makes, an actor draining mb into handle (typedActor).
+// startActor starts typedActor(mb, handle) on a runner in slot 1.
 func startActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error, newIdle actorIdle, place placement) (*runner.Runner, error) {
 	a, err := typedActor(role, mb, handle)
 	if err != nil {
@@ -142,10 +132,7 @@ func startActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error, 
 	return startRunner(a, place, 1, runner.WithIdle(s))
 }
 
-// actorStream is WA's duty variant: the producer (slot 0) sends each
-// message as a benchMsg with (*message.Fixed).Send, spinning while the
-// mailbox is back-pressured; the consumer is an actor of a message.Router
-// on a runner (slot 1) with the idle strategy newIdle makes.
+// actorStream is WA's duty variant.
 //
 //go:noinline // a variant factory: see runFunc
 func actorStream(newIdle actorIdle) runFunc {
@@ -164,11 +151,9 @@ func actorStream(newIdle actorIdle) runFunc {
 	}
 }
 
-// actorStreamRun runs a repetition of WA: the producer (slot 0) runs
-// send, which sends cfg.n typed messages, each filled in place, as
-// application code does; slot 1 waits for the actor's last message, whose
-// time ends the span, and last's checker must then have seen every
-// message in order.
+// actorStreamRun runs a repetition of WA: the producer in slot 0 runs
+// send (cfg.n typed messages, each filled in place), slot 1 waits for the
+// actor's last message, whose time ends the span.
 func actorStreamRun(cfg *runConfig, send func(t *team) error, last *lastMessage, rn *runner.Runner) (time.Duration, error) {
 	abort := newAbortSignal()
 	t := newTeam(cfg.place, abort)
@@ -184,12 +169,9 @@ func actorStreamRun(cfg *runConfig, send func(t *team) error, last *lastMessage,
 	return t.run(cfg.timeout)
 }
 
-// actorPingPong is WAL's duty variant: two actors, each with its mailbox
-// and an idle strategy newIdle makes. The ponger, on a runner (slot 1),
-// sends each ping back as it takes it. The pinger is driven by the timing
-// goroutine (slot 0) as its runner would drive it: it sends a ping, then
-// runs the pinger's duty cycle (DoWork, then the idle strategy) until the
-// pong arrived.
+// actorPingPong is WAL's duty variant: the ponger on a runner (slot 1);
+// the pinger driven by the timing goroutine (slot 0) as its runner would
+// drive it, DoWork then the idle strategy until the pong is in.
 //
 //go:noinline // a variant factory: see runFunc
 func actorPingPong(newIdle actorIdle) runFunc {
@@ -199,8 +181,6 @@ func actorPingPong(newIdle actorIdle) runFunc {
 			return 0, err
 		}
 		pc, last := newChecker(1), newLastMessage(cfg.n)
-		// The pong is sent first: a back-pressured send leaves the ping for
-		// the next drain, with nothing done (message.Handle).
 		pinger, err := typedActor("wal-pinger", pongs, func(m *benchMsg) error { pc.checkMsg(m); return nil })
 		if err != nil {
 			return 0, err
@@ -210,6 +190,8 @@ func actorPingPong(newIdle actorIdle) runFunc {
 			return 0, err
 		}
 		rn, err := startActor("wal-ponger", pings, func(m *benchMsg) error {
+			// The pong first: back-pressured, the ping waits for the next
+			// drain with nothing done (message.Handle).
 			if err := benchMsgs.Send(pongs, m); err != nil {
 				return err
 			}

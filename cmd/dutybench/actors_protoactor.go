@@ -2,24 +2,19 @@
 
 package main
 
-// WA and WAL through protoactor-go, the Go actor framework a user would
-// choose instead of duty: the baseline of both. Built only with
-// -tags protoactor: protoactor-go is a dependency of this benchmark, and
-// the default build of dutybench does not link it.
+// WA's and WAL's baseline, protoactor-go; only with -tags protoactor.
 
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// protoactorVariants are WA's (latency false) or WAL's protoactor-go
-// variant. It allocates per message (the message boxed in an interface,
-// the mailbox's queue nodes, a future per request).
+// protoactorVariants are WA's or (latency) WAL's protoactor-go variant,
+// which allocates per message.
 func protoactorVariants(latency bool) []variant {
 	run := protoactorStream
 	if latency {
@@ -28,17 +23,11 @@ func protoactorVariants(latency bool) []variant {
 	return []variant{{name: "protoactor", run: run, goroutines: true, allocates: true}}
 }
 
-// newActorSystem returns an actor system with protoactor-go's defaults but
-// for its logger, which is silenced: it logs a line per system started.
-func newActorSystem() *actor.ActorSystem {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
-}
-
-// withActor spawns an actor of receive on a new actor system, runs fn with
-// them, then stops the actor and shuts the system down.
+// withActor spawns an actor of receive on a new actor system (its defaults
+// but a silent logger), runs fn with them, then stops both.
 func withActor(receive actor.ReceiveFunc, fn func(*actor.ActorSystem, *actor.PID) (time.Duration, error)) (time.Duration, error) {
-	system := newActorSystem()
+	quiet := slog.New(slog.DiscardHandler)
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	defer system.Shutdown()
 	pid := system.Root.Spawn(actor.PropsFromFunc(receive))
 	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
@@ -64,9 +53,7 @@ func protoactorStream(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// protoactorPingPong is WAL's protoactor variant: the pinger asks the
-// ponger with RequestFuture and waits for the Result; the ponger's Receive
-// function checks each ping and answers it with Respond.
+// protoactorPingPong: RequestFuture and Result, the ponger Responds.
 func protoactorPingPong(cfg *runConfig) (time.Duration, error) {
 	pc, last := newChecker(1), newLastMessage(cfg.n)
 	return withActor(func(ctx actor.Context) {

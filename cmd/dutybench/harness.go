@@ -12,17 +12,15 @@ import (
 	"github.com/dutyrt/duty/idle"
 )
 
-// placement says where a workload's goroutines run. With lock, each
-// goroutine locks itself to an OS thread for the whole repetition and never
-// unlocks, so the thread (and any affinity set on it) ends with the
-// goroutine. With cpus, the goroutine in slot i is also pinned to
+// placement says where a workload's goroutines run: with lock, each locks
+// itself to an OS thread and never unlocks, so the thread (and its
+// affinity) ends with the goroutine; with cpus, slot i is also pinned to
 // cpus[i % len(cpus)].
 type placement struct {
 	lock bool
 	cpus []int
 }
 
-// enter applies the placement to the calling goroutine for slot.
 func (p placement) enter(slot int) error {
 	if !p.lock {
 		return nil
@@ -58,9 +56,7 @@ var (
 	errAborted = errors.New("dutybench: aborted")
 )
 
-// team runs the goroutines of one repetition: each applies the placement,
-// reports ready, and waits on the start barrier; run sleeps 20 ms, reads the
-// monotonic clock, releases the barrier, and waits for all of them.
+// team runs the goroutines of one repetition behind a start barrier.
 type team struct {
 	place   placement
 	release chan struct{}
@@ -95,8 +91,7 @@ func (t *team) spawn(slot int, fn func() error) {
 	}()
 }
 
-// finish records the end of the timed span; the consumer calls it after
-// its last message.
+// finish records the end of the timed span, after the last message.
 func (t *team) finish() { t.end = time.Now() }
 
 // fail records err, aborts the team and, the first time, closes the
@@ -113,7 +108,8 @@ func (t *team) fail(err error) {
 	}
 }
 
-// run releases the team and returns the time from the release to finish.
+// run sleeps 20 ms, releases the team and returns the time from the
+// release to finish.
 func (t *team) run(timeout time.Duration) (time.Duration, error) {
 	t.ready.Wait()
 	time.Sleep(20 * time.Millisecond)
@@ -142,10 +138,9 @@ func (t *team) run(timeout time.Duration) (time.Duration, error) {
 	return t.end.Sub(start), nil
 }
 
-// refused decides what a spinning sender does with err, the result of one
-// attempt: nil to try again (err is refused: a full ring, a back-pressured
-// mailbox; wait, if not nil, runs first), errAborted once the team has
-// aborted, or err itself.
+// refused decides what a spinning sender does with err, one attempt's
+// result: nil to try again (err is refused; wait, if not nil, runs first),
+// errAborted once the team has aborted, or err itself.
 func (t *team) refused(err, refused error, wait func()) error {
 	if err != refused {
 		return err
@@ -159,8 +154,7 @@ func (t *team) refused(err, refused error, wait func()) error {
 	return nil
 }
 
-// retry calls try until it is accepted: the busy spin of every claim
-// and of every send outside produce.
+// retry calls try until it is accepted, spinning.
 func (t *team) retry(refused error, try func() error) error {
 	for err := try(); err != nil; err = try() {
 		if err := t.refused(err, refused, nil); err != nil {
@@ -170,16 +164,15 @@ func (t *team) retry(refused error, try func() error) error {
 	return nil
 }
 
-// writer is what produce sends through: either ring type directly, or an
-// adapter (mailboxWriter, ...) of one inlined call. It is an interface, not
-// a func value: the call goes to the ring's method with no wrapper frame.
+// writer is what produce sends through: a ring, or an adapter of one
+// inlined call (mailboxWriter, ...). An interface, not a func value: the
+// call goes to the ring's method with no wrapper frame.
 type writer interface {
 	Write(typeID int32, payload []byte) error
 }
 
 // produce sends n messages as producer id with w, spinning while w
-// refuses one (wait, if not nil, runs between attempts). Message
-// corruptAt carries a wrong sequence number (tests).
+// refuses one (wait, if not nil, between attempts).
 func produce(t *team, w writer, n int, id uint64, corruptAt int, refused error, wait func()) error {
 	var p [payloadLen]byte
 	putPayload(p[:], 0, id)
@@ -194,20 +187,28 @@ func produce(t *team, w writer, n int, id uint64, corruptAt int, refused error, 
 	return nil
 }
 
-// poller is what a consumer polls: an agent's DoWork, or one read of a
-// ring or mailbox into a checker (ringReader, mailboxDrain, pollFunc).
+// produceOne sends p with w, spinning while w refuses it.
+func produceOne(t *team, w writer, p []byte, refused error, wait func()) error {
+	for err := w.Write(msgTypeID, p); err != nil; err = w.Write(msgTypeID, p) {
+		if err := t.refused(err, refused, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poller is what a consumer polls: an agent, or one read of a ring or
+// mailbox into a checker.
 type poller interface{ DoWork() (int, error) }
 
-// pollFunc is a poll as a function value.
 type pollFunc func() (int, error)
 
 func (f pollFunc) DoWork() (int, error) { return f() }
 
 // pollUntil polls p, which hands what it takes to c, until c has seen n
-// messages, passing each poll's count to s, if not nil, as a runner's
-// idle strategy would take it, else spinning at once. An agent or reader
-// is called through the interface, not a function value: on a round
-// trip's critical path that indirection shows.
+// messages, passing each poll's count to s if not nil, else spinning. p is
+// an interface, not a function value: on a round trip's critical path
+// that indirection shows.
 func pollUntil(t *team, c *checker, n int, s idle.Strategy, p poller) error {
 	for c.received < n {
 		k, err := p.DoWork()
@@ -224,11 +225,10 @@ func pollUntil(t *team, c *checker, n int, s idle.Strategy, p poller) error {
 	return nil
 }
 
-// stream runs a throughput repetition of cfg.n messages: each producer in
-// its slot (0, 1, ...), consume in the slot after them; consume returns
-// once c has seen every message, the end of the timed span. c (nil when
-// consume checks for itself) must then have seen every producer's share
-// in order.
+// stream runs a throughput repetition: each producer in its slot (0, 1,
+// ...), consume in the next; consume's return ends the timed span, and c
+// (nil when consume checks for itself) must have seen every producer's
+// share in order.
 func stream(cfg *runConfig, t *team, c *checker, consume func() error, producers ...func() error) (time.Duration, error) {
 	for slot, p := range producers {
 		t.spawn(slot, p)
@@ -256,17 +256,16 @@ func split(n, k int) []int {
 	return out
 }
 
-// clock reads the monotonic clock as ns since an epoch: time.Since on a
-// time with a monotonic reading is one runtime nanotime call.
+// clock reads the monotonic clock as ns since an epoch: one runtime
+// nanotime call.
 type clock struct{ epoch time.Time }
 
 func newClock() clock      { return clock{epoch: time.Now()} }
 func (c clock) now() int64 { return int64(time.Since(c.epoch)) }
 
-// pingLoop is the pinger of every round-trip workload: for i in [0, n) it
-// puts message i in a buffer, calls roundTrip, which sends it and returns
-// once the echo came back and was checked, and records in lat the time
-// since the previous round trip ended.
+// pingLoop is the pinger of every round-trip workload: roundTrip sends
+// message i and returns once its echo is checked; lat[i] is the time since
+// the previous round trip ended.
 func pingLoop(n, corruptAt int, lat []int64, roundTrip func(p []byte) error) error {
 	var p [payloadLen]byte
 	putPayload(p[:], 0, 0)
@@ -284,10 +283,8 @@ func pingLoop(n, corruptAt int, lat []int64, roundTrip func(p []byte) error) err
 	return nil
 }
 
-// roundTrips runs a round-trip repetition: in slot 0 the pinger (pingLoop
-// with roundTrip, checking the echoes with pc), in slot 1 echo, which
-// answers n pings and checks them with c. The timed span ends with the
-// last echo.
+// roundTrips runs a round-trip repetition: the pinger (pingLoop, the echoes
+// checked with pc) in slot 0, echo (n pings checked with c) in slot 1.
 func roundTrips(cfg *runConfig, t *team, pc, c *checker, roundTrip func(p []byte) error, echo func() error) (time.Duration, error) {
 	n := cfg.n
 	t.spawn(0, func() error {
@@ -306,8 +303,7 @@ func roundTrips(cfg *runConfig, t *team, pc, c *checker, roundTrip func(p []byte
 	return t.run(cfg.timeout)
 }
 
-// using opens a resource (a directory, a connection, a server), runs fn
-// with it and releases it: the set-up and tear-down around a repetition.
+// using opens a resource, runs fn with it and releases it.
 func using[T any](open func() (T, func(), error), fn func(T) (time.Duration, error)) (time.Duration, error) {
 	v, release, err := open()
 	if err != nil {
@@ -317,8 +313,7 @@ func using[T any](open func() (T, func(), error), fn func(T) (time.Duration, err
 	return fn(v)
 }
 
-// role is what the benchmark's own agents have of agent.Agent but DoWork:
-// a name, and nothing to do at start or close.
+// role is the benchmark's agents' agent.Agent but for DoWork.
 type role string
 
 func (r role) RoleName() string { return string(r) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -12,34 +13,23 @@ import (
 )
 
 // Host describes the machine of a run: figures from different CPUs, or
-// from a guest and bare metal, are not comparable, and the rings'
-// prefetching and demotion depend on the CPU's features.
+// from a guest and bare metal, are not comparable.
 type Host struct {
-	CPU    string `json:"cpu"`    // /proc/cpuinfo's first "model name", or GOARCH
-	Vendor string `json:"vendor"` // /proc/cpuinfo's "vendor_id" (or "CPU implementer"), or ""
-	CPUs   int    `json:"cpus"`   // runtime.NumCPU: the vCPUs this process may use
-	// Hypervisor is the hypervisor's CPUID vendor ("KVMKVMKVM", ...),
-	// "unknown" for a guest whose hypervisor does not say, "none" on bare
-	// metal.
-	Hypervisor string `json:"hypervisor"`
-	PrefetchW  bool   `json:"prefetchw"` // the rings' write prefetch is PREFETCHW
-	CLDemote   bool   `json:"cldemote"`  // the many-to-one consumer's demotion does something
+	CPU        string `json:"cpu"`        // /proc/cpuinfo's first "model name", or GOARCH
+	Vendor     string `json:"vendor"`     // /proc/cpuinfo's "vendor_id" (or "CPU implementer"), or ""
+	CPUs       int    `json:"cpus"`       // runtime.NumCPU: the vCPUs this process may use
+	Hypervisor string `json:"hypervisor"` // hypervisorName
+	PrefetchW  bool   `json:"prefetchw"`  // the rings' write prefetch is PREFETCHW
+	CLDemote   bool   `json:"cldemote"`   // the many-to-one consumer's demotion does something
 }
 
-// thisHost describes the machine dutybench runs on.
 func thisHost() Host {
 	h := Host{CPU: runtime.GOARCH, CPUs: runtime.NumCPU(), PrefetchW: prefetch.CanPrefetchWrite(), CLDemote: prefetch.CanDemote()}
 	guest := false
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		info := cpuInfo(f)
 		f.Close()
-		if m := info["model name"]; m != "" {
-			h.CPU = m
-		}
-		h.Vendor = info["vendor_id"]
-		if h.Vendor == "" {
-			h.Vendor = info["CPU implementer"]
-		}
+		h.CPU, h.Vendor = cmp.Or(info["model name"], h.CPU), cmp.Or(info["vendor_id"], info["CPU implementer"])
 		guest = strings.Contains(" "+info["flags"]+" ", " hypervisor ")
 	}
 	h.Hypervisor = hypervisorName(guest)
@@ -78,10 +68,9 @@ func (h Host) String() string {
 		feature("PREFETCHW", h.PrefetchW), feature("CLDEMOTE", h.CLDemote))
 }
 
-// hypervisorName returns the hypervisor's CPUID vendor string ("KVMKVMKVM",
-// "Microsoft Hv", ...) when CPUID says the CPU is a guest's, "unknown" for
-// a guest whose hypervisor does not say (or where there is no CPUID: guest
-// is /proc/cpuinfo's word on it), and "none" on bare metal.
+// hypervisorName returns the hypervisor's CPUID vendor ("KVMKVMKVM", ...),
+// "unknown" for a guest (CPUID's or /proc/cpuinfo's word) whose hypervisor
+// does not say, "none" on bare metal.
 func hypervisorName(guest bool) string {
 	v, ok := cpuidHypervisor()
 	switch {

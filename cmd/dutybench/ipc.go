@@ -18,23 +18,14 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// W4T and W4L (docs/workloads.md, "W4T and W4L: across processes"): W1
-// and W3 with the ring in a shared file (a mailbox in a file,
-// ipc.CreateMailbox, in /dev/shm) and the consumer (ponger) in a second
-// process (crossprocess: ipc_process.go) or in a goroutine of this process
-// (inprocess). The baseline is a Unix domain socket pair between the two
-// processes (net.Conn over a socketpair; bufio for throughput). The
-// publication-2sub variant has one IPC publication read by two subscriber
-// processes.
+// W4T and W4L (docs/workloads.md): W1 and W3 through mailbox files, the
+// receiver in a goroutine (inprocess) or a child process (crossprocess,
+// ipc_process.go), against a Unix socket pair; and publication-2sub.
 
-// deadlineEvery is how many messages (or round trips) a socket variant
-// makes between two renewals of its connection deadline: the hang guard is
-// "no progress for the repetition's timeout".
+// deadlineEvery is how many messages a socket variant makes between two
+// renewals of its connection deadline: the hang guard is "no progress for
+// the repetition's timeout".
 const deadlineEvery = 1 << 16
-
-// socketBuffer is the bufio size on both ends of the socket baseline: the
-// ring's 64 KiB.
-const socketBuffer = ringCapacity
 
 // mailboxDrain is the poller of a consumer that drains m (which this
 // goroutine owns) into a checker, at most limit messages a call.
@@ -50,8 +41,8 @@ func drainInto(m *mailbox.Mailbox, c *checker, limit int) *mailboxDrain {
 
 func (d *mailboxDrain) DoWork() (int, error) { return d.m.Drain(d.h, d.limit) }
 
-// mailboxRoundTrip is the pinger's round trip over mailboxes: send on out,
-// then drain the echo from in (which the pinger owns) into pc.
+// mailboxRoundTrip is the pinger's round trip: send on out, then drain the
+// echo from in into pc.
 func mailboxRoundTrip(t *team, out, in *mailbox.Mailbox, pc *checker) func(p []byte) error {
 	poll := drainInto(in, pc, 1)
 	return func(p []byte) error {
@@ -62,8 +53,8 @@ func mailboxRoundTrip(t *team, out, in *mailbox.Mailbox, pc *checker) func(p []b
 	}
 }
 
-// mailboxEcho is the ponger over mailboxes: it drains pings from in (which
-// it owns) into c, sending each back on out, until c has seen n.
+// mailboxEcho drains pings from in into c, sending each back on out, until
+// c has seen n.
 func mailboxEcho(t *team, in, out *mailbox.Mailbox, c *checker, n int) error {
 	var werr error
 	h := func(m *mailbox.Message) mailbox.Action {
@@ -83,9 +74,8 @@ func mailboxEcho(t *team, in, out *mailbox.Mailbox, c *checker, n int) error {
 }
 
 // inProcessMailboxes creates, in a fresh W4 directory, a mailbox file per
-// name (drained by this process: own) and a second mapping of each, as
-// another process would have (view); done closes them all and removes the
-// directory.
+// name (own) and a second mapping of each, as another process would have
+// (view); done closes them all and removes the directory.
 func inProcessMailboxes(names ...string) (own, view []*mailbox.Mailbox, done func(), err error) {
 	dir, cleanup, err := w4Dir()
 	if err != nil {
@@ -100,48 +90,44 @@ func inProcessMailboxes(names ...string) (own, view []*mailbox.Mailbox, done fun
 	}
 	for _, name := range names {
 		o, of, err := createMailbox(dir, name)
+		if err == nil {
+			files = append(files, of)
+			var v *mailbox.Mailbox
+			var vf *ipc.MailboxFile
+			if v, vf, err = openMailbox(of.Path()); err == nil {
+				files, own, view = append(files, vf), append(own, o), append(view, v)
+			}
+		}
 		if err != nil {
 			done()
 			return nil, nil, nil, err
 		}
-		files = append(files, of)
-		v, vf, err := openMailbox(of.Path())
-		if err != nil {
-			done()
-			return nil, nil, nil, err
-		}
-		files = append(files, vf)
-		own, view = append(own, o), append(view, v)
 	}
 	return own, view, done, nil
 }
 
-// mailboxFileStream is W4T's inprocess: the producer sends through its own
-// mapping of a mailbox file that a goroutine of this process drains.
+// mailboxFileStream is W4T's inprocess.
 func mailboxFileStream(cfg *runConfig) (time.Duration, error) {
 	own, view, done, err := inProcessMailboxes("w4t")
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	t := newTeam(cfg.place)
-	c := newChecker(1)
+	t, c := newTeam(cfg.place), newChecker(1)
 	return stream(cfg, t, c, func() error { return pollUntil(t, c, cfg.n, nil, drainInto(own[0], c, ringbuf.NoLimit)) },
 		func() error {
 			return produce(t, mailboxWriter{view[0]}, cfg.n, 0, cfg.corruptAt, mailbox.ErrBackPressured, nil)
 		})
 }
 
-// mailboxFilePingPong is W4L's inprocess: two mailbox files, each drained
-// by its receiver, both ends goroutines of this process.
+// mailboxFilePingPong is W4L's inprocess.
 func mailboxFilePingPong(cfg *runConfig) (time.Duration, error) {
 	own, view, done, err := inProcessMailboxes("ping", "pong")
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	t := newTeam(cfg.place)
-	pc, c := newChecker(1), newChecker(1)
+	t, pc, c := newTeam(cfg.place), newChecker(1), newChecker(1)
 	return roundTrips(cfg, t, pc, c, mailboxRoundTrip(t, view[0], own[1], pc),
 		func() error { return mailboxEcho(t, own[0], view[1], c, cfg.n) })
 }
@@ -149,8 +135,8 @@ func mailboxFilePingPong(cfg *runConfig) (time.Duration, error) {
 // nEnv tells a child how many messages the parent sends.
 func nEnv(cfg *runConfig) string { return "DUTYBENCH_W4_N=" + strconv.Itoa(cfg.n) }
 
-// crossProcessStream is W4T's crossprocess: the consumer is a child that
-// creates (and drains) the mailbox; the figure ends at its last message.
+// crossProcessStream is W4T's crossprocess: the child creates and drains
+// the mailbox; the figure ends at its last message.
 func crossProcessStream(cfg *runConfig) (time.Duration, error) {
 	return using(w4Dir, func(dir string) (time.Duration, error) {
 		path := filepath.Join(dir, "w4t")
@@ -163,7 +149,6 @@ func crossProcessStream(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// childMailboxConsumer is crossprocess's consumer.
 func childMailboxConsumer() (func(*team, *checker, int) error, func(), error) {
 	path := os.Getenv("DUTYBENCH_W4_PATH")
 	m, f, err := createMailbox(filepath.Dir(path), filepath.Base(path))
@@ -175,9 +160,8 @@ func childMailboxConsumer() (func(*team, *checker, int) error, func(), error) {
 	}, func() { f.Close() }, nil
 }
 
-// crossProcessPingPong is W4L's crossprocess: the ponger is a child that
-// creates (and drains) the ping mailbox and answers on this process's
-// pong mailbox.
+// crossProcessPingPong is W4L's crossprocess: the child creates and drains
+// the ping mailbox and answers on this process's pong mailbox.
 func crossProcessPingPong(cfg *runConfig) (time.Duration, error) {
 	return using(w4Dir, func(dir string) (time.Duration, error) {
 		pongOwn, pongFile, err := createMailbox(dir, "pong")
@@ -200,7 +184,6 @@ func crossProcessPingPong(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// childMailboxPonger is crossprocess's ponger.
 func childMailboxPonger() (func(*team, *checker, int) error, func(), error) {
 	path := os.Getenv("DUTYBENCH_W4_PING")
 	in, inFile, err := createMailbox(filepath.Dir(path), filepath.Base(path))
@@ -216,8 +199,8 @@ func childMailboxPonger() (func(*team, *checker, int) error, func(), error) {
 		func() { outFile.Close(); inFile.Close() }, nil
 }
 
-// withSocketChild runs a socket variant's repetition (withChildren): a
-// child in role gets one end of a socket pair, work the other.
+// withSocketChild runs a socket variant's repetition: a child in role gets
+// one end of a socket pair, work the other.
 func withSocketChild(cfg *runConfig, role string, childEnd bool, work func(conn net.Conn, begin func()) error) (time.Duration, error) {
 	conn, theirs, err := socketPair()
 	if err != nil {
@@ -228,7 +211,6 @@ func withSocketChild(cfg *runConfig, role string, childEnd bool, work func(conn 
 	return withChildren(cfg, placement{}, childEnd, []childSpec{spec}, func(_ *team, begin func()) error { return work(conn, begin) })
 }
 
-// renewDeadline renews conn's deadline every deadlineEvery messages.
 func renewDeadline(conn net.Conn, i int, timeout time.Duration) error {
 	if i%deadlineEvery != 0 {
 		return nil
@@ -236,11 +218,11 @@ func renewDeadline(conn net.Conn, i int, timeout time.Duration) error {
 	return conn.SetDeadline(time.Now().Add(timeout))
 }
 
-// socketStream is W4T's unixsocket: 32-byte messages through a 64 KiB
-// bufio.Writer to a child reading through a bufio.Reader of the same size.
+// socketStream is W4T's unixsocket: through 64 KiB bufio buffers (the
+// ring's size) on both ends.
 func socketStream(cfg *runConfig) (time.Duration, error) {
 	return withSocketChild(cfg, "w4t-socket", true, func(conn net.Conn, begin func()) error {
-		w := bufio.NewWriterSize(conn, socketBuffer)
+		w := bufio.NewWriterSize(conn, ringCapacity)
 		var p [payloadLen]byte
 		putPayload(p[:], 0, 0)
 		begin()
@@ -258,8 +240,7 @@ func socketStream(cfg *runConfig) (time.Duration, error) {
 }
 
 // childSocket is unixsocket's child: W4T's reads through a 64 KiB
-// bufio.Reader, W4L's (echo) reads and writes back each message on the
-// connection itself.
+// bufio.Reader, W4L's (echo) reads and writes back each message.
 //
 //go:noinline // a variant factory: see runFunc
 func childSocket(echo bool) func() (func(*team, *checker, int) error, func(), error) {
@@ -270,7 +251,7 @@ func childSocket(echo bool) func() (func(*team, *checker, int) error, func(), er
 		}
 		var r io.Reader = conn
 		if !echo {
-			r = bufio.NewReaderSize(conn, socketBuffer)
+			r = bufio.NewReaderSize(conn, ringCapacity)
 		}
 		return func(_ *team, c *checker, k int) error {
 			var p [payloadLen]byte
@@ -291,7 +272,7 @@ func childSocket(echo bool) func() (func(*team, *checker, int) error, func(), er
 }
 
 // socketPingPong is W4L's unixsocket: one write and one read per round
-// trip, the child echoing.
+// trip.
 func socketPingPong(cfg *runConfig) (time.Duration, error) {
 	return withSocketChild(cfg, "w4l-socket", false, func(conn net.Conn, begin func()) error {
 		pc := newChecker(1)
@@ -317,15 +298,10 @@ func socketPingPong(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// pubSubscribers is how many subscriber processes publication-2sub has.
-const pubSubscribers = 2
-
-// publicationTwoSubscribers is W4T's publication-2sub: one IPC publication
-// (a 64 KiB log) written by this process and read by two subscriber
-// processes; the figure is n messages over the time from the first offer
-// to the later of the two subscribers' last message. Three busy threads on
-// two cores, as in W2: every side yields the CPU (sched_yield) when
-// back-pressured or empty, and nothing is pinned.
+// publicationTwoSubscribers is W4T's publication-2sub: timed from the
+// first offer to the later subscriber's last message. Three busy threads
+// on two cores: every side yields when back-pressured or empty, and
+// nothing is pinned.
 func publicationTwoSubscribers(cfg *runConfig) (time.Duration, error) {
 	return using(w4Dir, func(dir string) (time.Duration, error) {
 		pub, err := publication.Create(dir, "w4t-pub", ringCapacity)
@@ -335,8 +311,8 @@ func publicationTwoSubscribers(cfg *runConfig) (time.Duration, error) {
 		defer pub.Close()
 		spec := childSpec{role: "w4t-pubsub", env: []string{"DUTYBENCH_W4_PATH=" + filepath.Join(dir, "w4t-pub"), nEnv(cfg)}}
 		return withChildren(cfg, placement{}, true, []childSpec{spec, spec}, func(t *team, begin func()) error {
-			if got := pub.Stats().ActiveSubscribers; got != pubSubscribers {
-				return fmt.Errorf("dutybench: %d subscribers joined, want %d", got, pubSubscribers)
+			if got := pub.Stats().ActiveSubscribers; got != 2 {
+				return fmt.Errorf("dutybench: %d subscribers joined, want 2", got)
 			}
 			wait := idle.Yielding()
 			begin()
@@ -366,7 +342,6 @@ func (w *publicationWriter) Write(typeID int32, p []byte) error {
 	return err
 }
 
-// childSubscriber is a subscriber of publication-2sub.
 func childSubscriber() (func(*team, *checker, int) error, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -23,14 +23,11 @@ import (
 	"github.com/dutyrt/duty/mailbox"
 )
 
-// The second process of W4T and W4L: the dutybench binary (or the test
-// binary) re-executed with childRoleEnv naming its role, its parameters in
-// further DUTYBENCH_W4_* variables. The child says "ready" on stdout once
-// set up, then "done <monotonic ns>" after its last message or
-// "fail <error>"; it exits when its stdin closes (the parent ended), so it
-// never outlives the parent.
-
-// childRoleEnv names the role of a re-executed dutybench.
+// The second process of W4T and W4L is this binary re-executed with
+// childRoleEnv naming its role and its parameters in DUTYBENCH_W4_*
+// variables. It prints "ready" once set up, then "done <monotonic ns>"
+// after its last message or "fail <error>", and exits when its stdin
+// closes, so it never outlives the parent.
 const childRoleEnv = "DUTYBENCH_W4_CHILD"
 
 // runChildIfAsked runs this process as a child, and exits, when
@@ -41,13 +38,12 @@ func runChildIfAsked() {
 	}
 }
 
-// monoNow reads the host's monotonic clock, which is the same clock in
-// every process of the machine: a child's end time and the parent's start
-// time compare.
+// monoNow reads the host's monotonic clock, the same in every process: a
+// child's end time and the parent's start time compare.
 func monoNow() int64 { return dutyclock.Host.Nanos() }
 
-// w4Base is where W4's files go: /dev/shm where it exists (where duty's
-// files normally live), else the temporary directory.
+// w4Base is where W4's files go: /dev/shm where it exists, else the
+// temporary directory.
 func w4Base() string {
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		return "/dev/shm"
@@ -55,16 +51,13 @@ func w4Base() string {
 	return os.TempDir()
 }
 
-// w4Prefix names a repetition's directory: dutybench-w4-<pid>-<random>, so
-// that a later run can tell a directory left by a dead run (sweepW4Dirs).
+// w4Prefix names a repetition's directory, dutybench-w4-<pid>-<random>, so
+// that a later run can tell one left by a dead run (sweepW4Dirs).
 const w4Prefix = "dutybench-w4-"
 
 // liveDirs are the repetition directories not yet removed, for the signal
 // handler (removeLiveDirs).
-var liveDirs struct {
-	sync.Mutex
-	m map[string]bool
-}
+var liveDirs sync.Map
 
 // w4Dir returns a fresh directory for one repetition's files and the
 // function that removes it.
@@ -73,63 +66,37 @@ func w4Dir() (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	liveDirs.Lock()
-	if liveDirs.m == nil {
-		liveDirs.m = map[string]bool{}
-	}
-	liveDirs.m[dir] = true
-	liveDirs.Unlock()
-	return dir, func() {
-		_ = os.RemoveAll(dir)
-		liveDirs.Lock()
-		delete(liveDirs.m, dir)
-		liveDirs.Unlock()
-	}, nil
+	liveDirs.Store(dir, true)
+	return dir, func() { _ = os.RemoveAll(dir); liveDirs.Delete(dir) }, nil
 }
 
-// removeLiveDirs removes every repetition directory still present: called
-// when the run is interrupted by a signal.
+// removeLiveDirs removes every repetition directory still present.
 func removeLiveDirs() {
-	liveDirs.Lock()
-	defer liveDirs.Unlock()
-	for dir := range liveDirs.m {
-		_ = os.RemoveAll(dir)
-		delete(liveDirs.m, dir)
-	}
+	liveDirs.Range(func(dir, _ any) bool { _ = os.RemoveAll(dir.(string)); liveDirs.Delete(dir); return true })
 }
 
-// sweepW4Dirs removes the repetition directories in base left by dutybench
-// runs whose process no longer exists (killed with SIGKILL, say), and
-// returns how many it removed. A directory of a live process, or whose name
-// has no pid, is left alone. Liveness is kill(pid, 0): no signal is sent.
+// sweepW4Dirs removes the repetition directories in base left by runs
+// whose process no longer exists and returns how many it removed. A
+// directory of a live process, or whose name has no pid, is left alone.
+// Liveness is kill(pid, 0): no signal is sent.
 func sweepW4Dirs(base string) int {
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return 0
-	}
+	entries, _ := os.ReadDir(base)
 	removed := 0
 	for _, e := range entries {
-		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, w4Prefix) {
-			continue
-		}
-		pidText, _, ok := strings.Cut(strings.TrimPrefix(name, w4Prefix), "-")
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), w4Prefix), "-")
 		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), w4Prefix) || !ok || err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
-			continue // alive, or not ours to judge (EPERM)
-		}
-		if os.RemoveAll(filepath.Join(base, name)) == nil {
-			removed++
+		if errors.Is(unix.Kill(pid, 0), unix.ESRCH) && os.RemoveAll(filepath.Join(base, e.Name())) == nil {
+			removed++ // EPERM: alive, or not ours to judge
 		}
 	}
 	return removed
 }
 
-// createMailbox creates dir/name, the mailbox of every W4 variant: the
-// standard 64 KiB ring, drained by this process.
+// createMailbox creates dir/name, the mailbox of every W4 variant, drained
+// by this process.
 func createMailbox(dir, name string) (*mailbox.Mailbox, *ipc.MailboxFile, error) {
 	return ipc.CreateMailbox(dir, name, mailbox.Config{Capacity: ringCapacity})
 }
@@ -161,41 +128,37 @@ type child struct {
 	lines  chan string   // stdout lines, closed at end of output
 	exited chan struct{} // closed once the child is reaped
 	stderr strings.Builder
-	err    error // the child's exit error, valid once exited is closed
+	err    error // the exit error, valid once exited is closed
 }
 
-// childSpec says how to start a child: its role, what it is told in its
-// environment, and the files it gets as descriptors 3, 4, ...
+// childSpec says how to start a child: its role, its environment, and the
+// files it gets as descriptors 3, 4, ...
 type childSpec struct {
 	role  string
 	env   []string
 	files []*os.File
 }
 
-// startChild starts this binary as spec says.
 func startChild(spec childSpec) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	p := &child{name: spec.role, lines: make(chan string, 4), exited: make(chan struct{})}
-	p.cmd = exec.Command(exe)
+	p := &child{name: spec.role, lines: make(chan string, 4), exited: make(chan struct{}), cmd: exec.Command(exe)}
 	p.cmd.Env = append(append(os.Environ(), childRoleEnv+"="+spec.role), spec.env...)
-	p.cmd.ExtraFiles = spec.files
-	p.cmd.Stderr = &p.stderr
+	p.cmd.ExtraFiles, p.cmd.Stderr = spec.files, &p.stderr
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
 	out, err := p.cmd.StdoutPipe()
+	if err == nil {
+		err = p.cmd.Start()
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
 	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
+		for sc := bufio.NewScanner(out); sc.Scan(); {
 			p.lines <- sc.Text()
 		}
 		close(p.lines)
@@ -206,7 +169,7 @@ func startChild(spec childSpec) (*child, error) {
 }
 
 // placementEnv tells a child to place its working thread as slot's of
-// place: locked and pinned as the parent's goroutines are.
+// place.
 func placementEnv(place placement, slot int) []string {
 	lock := "0"
 	if place.lock {
@@ -232,7 +195,6 @@ func (p *child) line(timeout time.Duration) (string, error) {
 	}
 }
 
-// ready waits for the child's "ready" line.
 func (p *child) ready(timeout time.Duration) error {
 	l, err := p.line(timeout)
 	if err == nil && l != "ready" {
@@ -241,22 +203,22 @@ func (p *child) ready(timeout time.Duration) error {
 	return err
 }
 
-// result waits for the child's last line: "done <end ns>" or
-// "fail <error>". A payload mismatch in the child is an error wrapping
-// errPayload, as in the parent.
+// result waits for "done <end ns>" or "fail <error>"; a payload mismatch
+// in the child wraps errPayload, as in the parent.
 func (p *child) result(timeout time.Duration) (int64, error) {
 	l, err := p.line(timeout)
 	if err != nil {
 		return 0, err
 	}
-	if rest, ok := strings.CutPrefix(l, "done "); ok {
-		end, err := strconv.ParseInt(rest, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("dutybench: child %s: %q: %w", p.name, l, err)
-		}
-		return end, nil
+	rest, ok := strings.CutPrefix(l, "done ")
+	if !ok {
+		return 0, p.failure(l)
 	}
-	return 0, p.failure(l)
+	end, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("dutybench: child %s: %q: %w", p.name, l, err)
+	}
+	return end, nil
 }
 
 func (p *child) failure(l string) error {
@@ -267,9 +229,9 @@ func (p *child) failure(l string) error {
 	return fmt.Errorf("dutybench: child %s: %s", p.name, msg)
 }
 
-// stop ends the child: it closes its stdin (the child exits on EOF) and
-// kills it (this process's own child, by its pid) if it has not exited
-// within a second; it returns once the child is reaped.
+// stop closes the child's stdin (it exits on EOF), kills it (this
+// process's own child, by its pid) if it has not exited within a second,
+// and returns once it is reaped.
 func (p *child) stop() {
 	_ = p.stdin.Close()
 	select {
@@ -283,11 +245,11 @@ func (p *child) stop() {
 	<-p.exited
 }
 
-// withChildren runs one repetition across processes: it starts a child
-// per spec, waits until each is ready, then runs work in slot 0 of a team
+// withChildren runs one repetition across processes: it starts a child per
+// spec, waits until each is ready, then runs work in slot 0 of a team
 // (placed as place says) that aborts when a child exits early. work calls
 // begin where its timed part starts. The figure runs from begin to the
-// latest child's end when childEnd, else the team's (to work's return).
+// latest child's end when childEnd, else to work's return.
 func withChildren(cfg *runConfig, place placement, childEnd bool, specs []childSpec, work func(t *team, begin func()) error) (time.Duration, error) {
 	var children []*child
 	defer func() {
@@ -354,10 +316,9 @@ func withChildren(cfg *runConfig, place placement, childEnd bool, specs []childS
 	return elapsed, nil
 }
 
-// childRoles are the roles of a child: each sets up (its stdin, files and
-// environment as the parent gave them) and returns serve, which handles
-// the first k of the parent's n messages, checking them with c, and the
-// function that releases what it set up.
+// childRoles set up a child from what the parent gave it and return serve,
+// which handles the first k of the parent's n messages, checking them with
+// c, and the function that releases what it set up.
 var childRoles = map[string]func() (serve func(t *team, c *checker, k int) error, done func(), err error){
 	"w4t-mailbox": childMailboxConsumer,
 	"w4t-socket":  childSocket(false),
@@ -366,16 +327,15 @@ var childRoles = map[string]func() (serve func(t *team, c *checker, k int) error
 	"w4l-socket":  childSocket(true),
 }
 
-// childMain runs role in the child process and returns its exit status.
-// DUTYBENCH_W4_EXIT_AFTER, set by tests, makes the child exit abruptly
-// after that many messages: a consumer that dies mid-run.
+// childMain runs role in the child and returns its exit status.
+// DUTYBENCH_W4_EXIT_AFTER (tests) makes it exit abruptly after that many
+// messages: a consumer that dies mid-run.
 func childMain(role string) int {
 	go func() { // the parent holds our stdin: EOF means it is gone
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(3)
 	}()
-	err := childRun(role)
-	if err != nil {
+	if err := childRun(role); err != nil {
 		fmt.Printf("fail %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 1
 	}
@@ -424,8 +384,8 @@ func childRun(role string) error {
 	return nil
 }
 
-// socketPair returns a connected SOCK_STREAM pair: this process's end as a
-// net.Conn and the child's as a file to pass in ExtraFiles.
+// socketPair returns a connected stream socket pair: this process's end as
+// a net.Conn, the child's as a file for ExtraFiles.
 func socketPair() (net.Conn, *os.File, error) {
 	fds, err := socketpairCloexec()
 	if err != nil {

@@ -16,25 +16,27 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// WJ and WJK: appending records durably to a journal (package journal),
-// one writer on one thread, with no flush, against the same bytes written
-// through a bufio.Writer of 64 KiB over an os.File (the baseline) and
-// copied with memmove into memory (the limit), in the same run
-// (docs/workloads.md, "WJ, WJK and WJL: the journal"). WJ's records carry
-// the standard 32-byte payload, WJK's 1 KiB (the payload, then zeros). The
-// timed span is the appends (and bufio's final Flush); every record is
-// then read back, untimed, and checked. journal-replay times a Tailer
-// reading records appended before the span. WJL: append-to-tailer latency.
+// WJ, WJK and WJL (docs/workloads.md): appends to a journal against bufio
+// and memmove, and append-to-tailer latency. Every record is checked,
+// after the timed span where the variant does not read it inside.
 
-// journalSegment is the journal's segment size in these workloads.
-const journalSegment = wjSegment
+const (
+	journalSegment  = 64 << 20 // journal.Options.SegmentSize's default
+	wjPrefaultBytes = 16 << 20 // journal.Options.PrefaultBytes's default
+	stampEvery      = 64       // records per clock reading where a variant stamps them
+)
 
-// stampEvery is how many records share one clock reading where a variant
-// stamps its records.
-const stampEvery = 64
+// The journal's record layout (docs/journal.md, "Record") that
+// bufio-record writes by hand: a 40-byte header (length, magic and
+// version, CRC32C, stream, type, flags, sequence, timestamp), records
+// aligned to 8 bytes.
+const (
+	wjRecordHeaderLength = 40
+	wjRecordAlignment    = 8
+	wjRecordMagic        = 0x4A524401 // "\x01DRJ" little-endian: layout version 1
+)
 
-// tempDir makes a directory for one repetition's files, removed by the
-// returned function.
+// tempDir makes a directory for one repetition's files.
 func tempDir() (string, func(), error) {
 	dir, err := os.MkdirTemp("", "dutybench-wj-")
 	if err != nil {
@@ -43,10 +45,9 @@ func tempDir() (string, func(), error) {
 	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
-// timed runs fn on the team's first slot (the producer's CPU) behind the
-// barrier and returns its duration; with j, j's Flusher runs on the second
-// slot from before the barrier until fn has returned, as on a runner of
-// its own with a backoff idle strategy.
+// timed runs fn in slot 0 behind the barrier and returns its duration;
+// with j, j's Flusher runs in slot 1 until fn has returned, as on a runner
+// of its own with a backoff idle strategy.
 func timed(cfg *runConfig, j *journal.Journal, fn func() error) (time.Duration, error) {
 	t := newTeam(cfg.place)
 	var stop atomic.Bool
@@ -84,11 +85,8 @@ func recordCRC(rec []byte, length int) uint32 {
 	return crc32.Update(crc32.Update(0, recordCastagnoli, rec[4:8]), recordCastagnoli, rec[12:length])
 }
 
-// bufioAppends is bufio: the records' bytes through a 64 KiB bufio.Writer
-// over a file; with framed, the extra bufio-record, each record framed as
-// the journal frames it (docs/journal.md, "Record"), its CRC32C included,
-// padded to the journal's alignment: the record format's cost apart from
-// the mapping's.
+// bufioAppends is bufio and, framed, bufio-record: each record framed,
+// checksummed and padded as the journal does it.
 //
 //go:noinline // a variant factory: see runFunc
 func bufioAppends(size int, framed bool) runFunc {
@@ -103,9 +101,9 @@ func bufioAppends(size int, framed bool) runFunc {
 			if framed {
 				length, body = wjRecordHeaderLength+size, wjRecordHeaderLength
 			}
-			rec := make([]byte, length)
-			if framed { // padded to the journal's alignment, as the journal pads
-				rec = make([]byte, (length+wjRecordAlignment-1)&^(wjRecordAlignment-1))
+			rec := make([]byte, (length+wjRecordAlignment-1)&^(wjRecordAlignment-1))
+			if !framed {
+				rec = rec[:length]
 			}
 			le := binary.LittleEndian
 			var now int64
@@ -134,7 +132,6 @@ func bufioAppends(size int, framed bool) runFunc {
 			if err != nil {
 				return 0, err
 			}
-			// Read back, untimed, and check.
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return 0, err
 			}
@@ -154,9 +151,8 @@ func bufioAppends(size int, framed bool) runFunc {
 	}
 }
 
-// memmoveAppends is memmove: the records copied into a 64 MiB window of
-// memory touched beforehand, as into a segment: the limit, not the page
-// faults.
+// memmoveAppends is memmove: copies into a 64 MiB window touched
+// beforehand.
 //
 //go:noinline // a variant factory: see runFunc
 func memmoveAppends(size int) runFunc {
@@ -179,7 +175,7 @@ func memmoveAppends(size int) runFunc {
 		if err != nil {
 			return 0, err
 		}
-		// Check the records the window still holds: the last perWindow.
+		// The window holds the last perWindow records.
 		c := newChecker(1)
 		first := max(0, cfg.n-perWindow)
 		c.expected[0] = uint64(first)
@@ -195,20 +191,10 @@ func memmoveAppends(size int) runFunc {
 type journalMode int
 
 const (
-	// journalTuned: as an appender on a duty cycle does it (docs/journal.md,
-	// "Costs"): a Stream handle, the timestamp read once per 64 records
-	// (Stream.ClaimAt), and a Flusher on the second CPU that prepares
-	// segments and faults their pages in ahead of the writer.
-	journalTuned journalMode = iota
-	// journalNoPrefault: journalTuned with the Flusher's pre-faulting off.
-	journalNoPrefault
-	// journalPlain: Journal.Claim by stream id, Options.Clock read per
-	// record, no Flusher: the writer creates segments and takes their page
-	// faults.
-	journalPlain
-	// journalReplay: a Tailer reading records appended (journalPlain)
-	// before the span.
-	journalReplay
+	journalTuned      journalMode = iota // Stream.ClaimAt, a clock read per 64 records, a Flusher in slot 1
+	journalNoPrefault                    // journalTuned without the Flusher's pre-faulting
+	journalPlain                         // Journal.Claim, Options.Clock per record, no Flusher
+	journalReplay                        // a Tailer reading records appended (journalPlain) before the span
 )
 
 //go:noinline // a variant factory: see runFunc
@@ -292,24 +278,15 @@ func journalAppends(size int, mode journalMode) runFunc {
 	}
 }
 
-// WJL (docs/workloads.md, "WJ, WJK and WJL: the journal"): a writer in
-// slot 0 appends a 32-byte record latencyInterval after the previous one,
-// once the reader has it (one record in flight, so that a reader
-// descheduled by the host delays one sample, not a queue of them); a
-// reader in slot 1 spins at the live tail and takes, per record, the time
-// from just before the writer's claim (stamped in the payload's bytes
-// [16,24)) to just after it has read the record. Variants: ring (the
-// baseline: the same records through a one-to-one ring, the reader
-// spinning on Ready) and journal (Stream.ClaimAt and Commit into a fresh
-// journal, a Tailer's Next).
-
-// latencyInterval is the writer's pace: at most one record per interval,
-// so that each record meets a reader spinning at the tail.
+// latencyInterval is WJL's pace: at most one record per interval, so that
+// each meets a reader spinning at the tail.
 const latencyInterval = 4 * time.Microsecond
 
 // pacedAppends runs a WJL repetition: write(i, now) appends record i
-// stamped now, paced as above; read(h) spins until it has taken a record
-// (a ring's padding at the wrap is one) and handed it to h, if a message.
+// stamped now (slot 0), once the reader has the one before (one record in
+// flight: a descheduled reader delays one sample, not a queue); read(h)
+// takes a record (a ring's padding at the wrap is one) and hands it to h,
+// if a message (slot 1).
 func pacedAppends(cfg *runConfig, write func(i int, now int64) error, read func(t *team, h ringbuf.Handler) error) (time.Duration, error) {
 	t := newTeam(cfg.place)
 	n, lat := cfg.n, cfg.lat[:cfg.n]
@@ -357,12 +334,10 @@ func stamp(b []byte, i, corruptAt int, now int64) {
 	binary.LittleEndian.PutUint64(b[16:24], uint64(now))
 }
 
-// journalLatencyRing is WJL's ring (the 32-byte payload of the other
-// workloads: a 40-byte record) and ring-72 (a 64-byte payload: a 72-byte
-// record, the journal's size for WJL's records, whose 40-byte header and
-// 32-byte body span two cache lines where the ring's 40 bytes mostly sit
-// in one, its stamp in the last bytes as the journal's body is): what
-// the record's size alone costs the one-way.
+// journalLatencyRing is WJL's ring and, with a 64-byte payload, ring-72
+// (a record of the journal's size): the stamped bytes are the payload's
+// last payloadLen, so the reader reads the record's first and last bytes,
+// as the journal's body follows its header.
 //
 //go:noinline // a variant factory: see runFunc
 func journalLatencyRing(payload int) runFunc {
@@ -371,9 +346,6 @@ func journalLatencyRing(payload int) runFunc {
 		if err != nil {
 			return 0, err
 		}
-		// The stamped bytes are the payload's last payloadLen, as the
-		// journal's body follows its 40-byte header: the reader reads the
-		// record's first and last bytes.
 		p := make([]byte, payload)
 		var tail ringbuf.Handler // h on those bytes, made once
 		return pacedAppends(cfg, func(i int, now int64) error {
@@ -399,9 +371,8 @@ func journalLatency(cfg *runConfig) (time.Duration, error) {
 			return 0, err
 		}
 		defer j.Close()
-		// One Flusher cycle before the span pre-faults the first
-		// Options.PrefaultBytes of the log (the standard run's records fit):
-		// the latency of an appender whose Flusher keeps ahead of it.
+		// A Flusher cycle pre-faults the first PrefaultBytes, which the
+		// records fit: an appender whose Flusher keeps ahead of it.
 		if _, err := j.Flusher().DoWork(); err != nil {
 			return 0, err
 		}
@@ -441,17 +412,3 @@ func journalLatency(cfg *runConfig) (time.Duration, error) {
 		})
 	})
 }
-
-// wjSegment is the journal's segment size in these workloads: its default
-// (journal.Options.SegmentSize).
-const wjSegment = 64 << 20
-
-// The journal's record layout (docs/journal.md, "Record"), which
-// wjBufioRecord writes by hand: a 40-byte header (length, magic and
-// version, CRC32C, stream, type, flags, sequence, timestamp), records
-// aligned to 8 bytes.
-const (
-	wjRecordHeaderLength = 40
-	wjRecordAlignment    = 8
-	wjRecordMagic        = 0x4A524401 // "\x01DRJ" little-endian: layout version 1
-)

@@ -11,13 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmapCopyAppends is the extra mmap-copy: the limit of any journal that
-// appends into mapped files here. It copies the records' bytes (as
-// memmove does) into fresh segment files of the journal's size,
-// preallocated and mapped as the journal maps them, with the pages faulted
-// in ahead of the writer on the second CPU as the journal's Flusher does
-// it (madvise MADV_POPULATE_WRITE, DefaultPrefaultBytes ahead): no header,
-// checksum, index or commit.
+// mmapCopyAppends is the extra mmap-copy: memmove's copies into fresh,
+// preallocated, mapped segment files, pre-faulted ahead of the writer in
+// slot 1 as the journal's Flusher does (MADV_POPULATE_WRITE).
 //
 //go:noinline // a variant factory: see runFunc
 func mmapCopyAppends(size int) runFunc {
@@ -91,8 +87,7 @@ func mmapCopyAppends(size int) runFunc {
 	}
 }
 
-// mapSegment creates a segment file of journalSegment bytes, preallocated,
-// and maps it shared, read and write.
+// mapSegment creates a preallocated segment file and maps it shared.
 func mapSegment(name string) ([]byte, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -104,7 +99,3 @@ func mapSegment(name string) ([]byte, error) {
 	}
 	return unix.Mmap(int(f.Fd()), 0, journalSegment, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 }
-
-// wjPrefaultBytes is how far ahead of the writer the journal's Flusher
-// faults pages in by default (journal.Options.PrefaultBytes).
-const wjPrefaultBytes = 16 << 20

@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// mmapCopyAppends fails: pre-faulting a mapping without touching it is
-// Linux's (MADV_POPULATE_WRITE).
+// mmapCopyAppends fails: MADV_POPULATE_WRITE is Linux's.
 func mmapCopyAppends(int) runFunc {
 	return func(*runConfig) (time.Duration, error) {
 		return 0, fmt.Errorf("dutybench: mmap-copy: %w", errors.ErrUnsupported)

@@ -12,17 +12,13 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// The mailbox variants (W1's mailbox and mailbox-typed, W3's
-// mailbox-actors, and their extras): the same workloads through the actor
-// layer, a mailbox.Mailbox over a 64 KiB many-to-one ring drained by a
-// mailbox.Actor's DoWork in a busy loop, as a runner with a busy-spin idle
-// strategy would run it.
+// The mailbox variants of W1 and W3: a 64 KiB mailbox drained by a
+// mailbox.Actor's DoWork in a busy loop, as a busy-spinning runner would.
 
 func newBenchMailbox(name string) (*mailbox.Mailbox, error) {
 	return mailbox.New(mailbox.Config{Name: name, Capacity: ringCapacity})
 }
 
-// newMailboxPair returns the two mailboxes of a ping-pong.
 func newMailboxPair() (pings, pongs *mailbox.Mailbox, err error) {
 	if pings, err = newBenchMailbox("pings"); err != nil {
 		return nil, nil, err
@@ -32,7 +28,7 @@ func newMailboxPair() (pings, pongs *mailbox.Mailbox, err error) {
 }
 
 // typedActor returns an actor draining mb into a message.Router whose one
-// route, for benchMsg, is handle.
+// route is handle.
 func typedActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error) (agent.Agent, error) {
 	r := message.NewRouter()
 	if err := message.Handle(r, benchMsgs, handle); err != nil {
@@ -41,28 +37,23 @@ func typedActor(role string, mb *mailbox.Mailbox, handle func(*benchMsg) error) 
 	return mailbox.NewReceiverActor(role, mb, r)
 }
 
-// mailboxWriter sends through a mailbox: produce's writer. Send inlines
-// its fast path here, so the producer makes one call per message, as into
-// a ring's Write.
+// mailboxWriter is produce's writer into a mailbox: Send inlines its fast
+// path here, one call per message, as a ring's Write.
 type mailboxWriter struct{ mb *mailbox.Mailbox }
 
 func (w mailboxWriter) Write(typeID int32, p []byte) error { return w.mb.Send(typeID, p) }
 
-// handle is a mailbox handler feeding c. It is a method, passed as the
-// method value c.handle, not a closure returned by a helper: a closure
-// made in a function the compiler inlines is compiled without inlining
-// the calls in its own body (golang/go#81380), which would put two calls
-// (Message.TypeID, Message.Payload) on every message of the consumer.
+// handle is a mailbox handler feeding c: a method value, not a closure
+// made by a helper the compiler inlines (see runFunc).
 func (c *checker) handle(m *mailbox.Message) mailbox.Action {
 	c.check(m.TypeID(), m.Payload())
 	return mailbox.Continue
 }
 
 // mailboxSides is mailbox (send and drain) and its extras: the producer
-// sends through the mailbox (send) or writes to its ring as
-// manytoone-write does; the consumer drains in the actor's DoWork (drain)
-// or reads the ring as manytoone-write's consumer does; newIdle, if not
-// nil, takes the count of each of the consumer's calls.
+// sends through the mailbox or (!send) writes to its ring, the consumer
+// drains with the actor or (!drain) reads the ring, as manytoone-write's
+// do; newIdle, if not nil, takes each consumer call's count.
 func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy) (time.Duration, error) {
 	host, err := newSharedRing()
 	if err != nil {
@@ -99,10 +90,8 @@ func mailboxSides(cfg *runConfig, send, drain bool, newIdle func() idle.Strategy
 		func() error { return produce(t, w, cfg.n, 0, cfg.corruptAt, refused, nil) })
 }
 
-// mailboxActors is W3's mailbox-actors: two actors, each owning a mailbox.
-// The ponger's handler sends every ping back (Abort, to retry next cycle,
-// if the pong mailbox is full); the pinger's handler takes the pong, and
-// its loop sends the next ping after each pong.
+// mailboxActors is W3's mailbox-actors: the ponger's handler sends every
+// ping back (Abort, to retry next cycle, if the pong mailbox is full).
 func mailboxActors(cfg *runConfig) (time.Duration, error) {
 	pings, pongs, err := newMailboxPair()
 	if err != nil {
@@ -132,8 +121,7 @@ func mailboxActors(cfg *runConfig) (time.Duration, error) {
 	}, func() error { return pollUntil(t, c, cfg.n, nil, ponger) })
 }
 
-// benchMsg is the standard payload as a fixed-layout struct: the same 32
-// bytes (docs/workloads.md, "Common rules").
+// benchMsg is the standard payload as a fixed-layout struct.
 type benchMsg struct {
 	Seq      uint64
 	Producer uint64
@@ -142,8 +130,7 @@ type benchMsg struct {
 
 var benchMsgs = message.MustFixed[benchMsg](msgTypeID)
 
-// typedWriter sends the payload's sequence number as a benchMsg with
-// (*message.Fixed).Send.
+// typedWriter sends the payload's sequence number as a benchMsg.
 type typedWriter struct {
 	mb *mailbox.Mailbox
 	m  *benchMsg
@@ -154,17 +141,14 @@ func (w typedWriter) Write(_ int32, p []byte) error {
 	return benchMsgs.Send(w.mb, w.m)
 }
 
-// mailboxTyped is mailbox-typed: mailbox through the message package. The
-// producer sends a benchMsg with (*message.Fixed).Send, the consumer is an
-// actor of a message.Router whose handler takes a *benchMsg.
+// mailboxTyped is mailbox-typed: mailbox through the message package.
 func mailboxTyped(cfg *runConfig) (time.Duration, error) {
 	mb, err := newBenchMailbox("w1")
 	if err != nil {
 		return 0, err
 	}
 	c := newChecker(1)
-	// checkMsg's work in the handler itself, as check is in the other
-	// variants' handlers: checkMsg does not inline.
+	// checkMsg's work in line, as check's is elsewhere: it does not inline.
 	actor, err := typedActor("w1-consumer", mb, func(m *benchMsg) error {
 		c.received++
 		if m.Producer != 0 || m.Seq != c.expected[0] {
@@ -200,9 +184,8 @@ func produceTyped(t *team, mb *mailbox.Mailbox, n, corruptAt int) error {
 	return nil
 }
 
-// sharedRing is a mailbox.Host over a heap ring the benchmark also holds a
-// ringbuf view of: the mailbox and the bare ring are two views of one
-// ring, so one side of the mailbox can be replaced by the ring's.
+// sharedRing is a mailbox.Host over a heap ring that the benchmark also
+// views as a ringbuf, so one side of the mailbox can be the ring's.
 type sharedRing struct{ ring, words []byte }
 
 func newSharedRing() (*sharedRing, error) {

@@ -1,19 +1,13 @@
-// Command dutybench runs duty's standard workloads (W1, W2, W3, and W4T/W4L
-// through shared-memory files; docs/workloads.md, "Workloads and rules")
-// against their baselines (a Go channel; a Unix domain socket for W4) on a
-// noisy two-core machine: it probes the inter-core latency before and after
-// every timed repetition, labels each repetition with the phase it ran in,
-// interleaves the variants, and reports per-phase medians and ratios to the
-// baseline within a phase.
+// Command dutybench runs duty's standard workloads against their baselines
+// (docs/workloads.md), interleaved, each timed repetition labelled with the
+// inter-core latency phase it ran in, and reports per-phase medians and
+// ratios to the baseline within a phase (docs/benchmarks.md).
 //
-// Usage:
-//
-//	go run ./cmd/dutybench [-w w1,w2,w3,w4t,w4l,wj,wjk,wjl,wn,wnl,wa,wal,wz,wzl] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
-//
-// docs/benchmarks.md describes the method and the measured figures.
+//	go run ./cmd/dutybench [-w w1,w3,...] [-n N] [-reps R] [-warmup W] [-json] [-variants V,...]
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +17,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,15 +27,13 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// processStart is when the process started, for the progress log.
-var processStart = time.Now()
+var processStart = time.Now() // for the progress log
 
 func main() {
 	runChildIfAsked()
 	runner.SetMaxProcs()
-	// W4 keeps each repetition's shared files in a directory of its own:
-	// remove those of earlier runs that died (SIGKILL, a crash), and on
-	// SIGINT or SIGTERM remove this run's before exiting.
+	// W4's repetition directories: remove those of runs that died, and on
+	// SIGINT or SIGTERM this run's.
 	if n := sweepW4Dirs(w4Base()); n > 0 {
 		fmt.Fprintf(os.Stderr, "dutybench: removed %d directories left in %s by runs that died\n", n, w4Base())
 	}
@@ -50,11 +43,7 @@ func main() {
 		sig := <-sigs
 		removeLiveDirs()
 		fmt.Fprintf(os.Stderr, "dutybench: %v: stopped\n", sig)
-		code := 130
-		if sig == syscall.SIGTERM {
-			code = 143
-		}
-		os.Exit(code)
+		os.Exit(map[os.Signal]int{os.Interrupt: 130, syscall.SIGTERM: 143}[sig])
 	}()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -65,19 +54,13 @@ func main() {
 	}
 }
 
-// options are the parsed flags.
 type options struct {
-	workloads []*workload
-	n         int // 0: each workload's default
-	reps      int // 0: each workload's default
-	warmup    int
-	json      bool
-	lock      bool
-	pin       bool
-	variants  map[string]bool
-	limit     bool
-	timeout   time.Duration // 0: derived from n
-	cpuprof   string
+	workloads              []*workload
+	n, reps, warmup        int // n, reps 0: each workload's default
+	json, lock, pin, limit bool
+	variants               map[string]bool
+	timeout                time.Duration // 0: derived from n
+	cpuprof                string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -110,15 +93,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if *vs != "" {
 		o.variants = map[string]bool{}
-		for _, name := range strings.Split(*vs, ",") {
+		for name := range strings.SplitSeq(*vs, ",") {
 			name = strings.TrimSpace(name)
-			found := false
-			for _, w := range o.workloads {
-				for _, v := range w.variants {
-					found = found || v.name == name
-				}
-			}
-			if !found {
+			if !slices.ContainsFunc(o.workloads, func(w *workload) bool {
+				return slices.ContainsFunc(w.variants, func(v variant) bool { return v.name == name })
+			}) {
 				return o, fmt.Errorf("%w %q in the selected workloads", errUnknownVariant, name)
 			}
 			o.variants[name] = true
@@ -159,21 +138,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if len(vs) == 0 {
 			continue
 		}
-		n, reps := o.n, o.reps
-		if n == 0 {
-			n = w.defaultN
+		n, reps := cmp.Or(o.n, w.defaultN), cmp.Or(o.reps, w.defaultReps)
+		// A hang guard: more than the slowest round trip on a busy machine.
+		timeout := cmp.Or(o.timeout, 2*time.Minute+time.Duration(n)*200*time.Microsecond)
+		wplace := place
+		if w.unpinned {
+			wplace = placement{}
 		}
-		if reps == 0 {
-			reps = w.defaultReps
-		}
-		timeout := o.timeout
-		if timeout == 0 {
-			// A hang guard, not a deadline: it allows every message more
-			// than the slowest variant's round trip (chan-locked's W3) on a
-			// busy machine.
-			timeout = 2*time.Minute + time.Duration(n)*200*time.Microsecond
-		}
-		wplace := placementFor(w, place)
 		cfg := runConfig{n: n, place: wplace, timeout: timeout, corruptAt: -1}
 		reps_, err := runWorkload(w, vs, &cfg, o.warmup, reps, cpus, stderr)
 		if err != nil {
@@ -186,8 +157,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		wr := buildReport(w, names, reps_)
 		report.Workloads = append(report.Workloads, wr)
 		if !o.json {
+			better := "higher is better"
+			if w.kind == kindLatency {
+				better = "lower is better"
+			}
 			header := fmt.Sprintf("%s (%s, %s): n=%d, %d reps + %d warm-up, interleaved; %s; ratios to %s in the same phase",
-				w.name, w.unit(), betterWord(w), n, reps, o.warmup, placementNote(vs, wplace), names[0])
+				w.name, w.unit(), better, n, reps, o.warmup, placementNote(vs, wplace), names[0])
 			if err := writeTable(stdout, wr, header); err != nil {
 				return err
 			}
@@ -218,23 +193,6 @@ func placementNote(vs []variant, place placement) string {
 		return "every variant on " + placement{}.String()
 	}
 	return fmt.Sprintf("%s on %s; %s on %s", strings.Join(onPlace, ", "), place, strings.Join(onGoroutines, ", "), placement{})
-}
-
-func betterWord(w *workload) string {
-	if w.kind == kindLatency {
-		return "lower is better"
-	}
-	return "higher is better"
-}
-
-// placementFor returns where w's goroutines run under the flags' placement.
-// W2 has three busy goroutines for two CPUs: they run as plain goroutines,
-// scheduled by Go (see docs/benchmarks.md).
-func placementFor(w *workload, p placement) placement {
-	if w.unpinned {
-		return placement{}
-	}
-	return p
 }
 
 // runWorkload runs warmup untimed and reps timed repetitions of every
@@ -301,14 +259,11 @@ func timedRepetition(w *workload, v variant, cfg *runConfig, cpus []int) (repeti
 	return r, nil
 }
 
-// involuntarySwitches returns the process's involuntary context switches so
-// far (getrusage): how often the kernel took a CPU from one of its threads,
-// a measure of interference from other processes on a shared machine.
+// involuntarySwitches returns the process's involuntary context switches
+// so far: how often the kernel took a CPU from one of its threads.
 func involuntarySwitches() int64 {
 	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru) // left zero on failure
 	return ru.Nivcsw
 }
 

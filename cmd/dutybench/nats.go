@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime"
 	"sync/atomic"
@@ -22,39 +21,23 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// WN and WNL: 32-byte messages between two mailboxes through the NATS
-// bridge (package natsbridge, core mode: mailbox -> Outbound -> NATS ->
-// Inbound -> mailbox) against the NATS Go client publishing one NATS
-// message per message to an asynchronous subscription (the naive use, the
-// baseline), over an embedded nats-server on a loopback port that each
-// repetition starts (docs/workloads.md, "WN and WNL: the NATS bridge").
-// Every message is checked on arrival: exactly once, in order.
-//
-// WN measures throughput: the producer keeps at most natsWindow messages
-// sent and not yet checked, in both variants, so that neither the
-// subscription's pending buffer (naive) nor the receiving mailbox (the
-// bridge, which drops in core mode what a full mailbox refuses)
-// overflows. WNL measures the one-way latency of each message, from the
-// sender's clock reading just before it sends to the receiver's just after
-// it received it, one message every natsInterval; its bridge variant sends
-// from an agent in one Composite with the outbound bridge, bridge-runner
-// from a thread of its own to the outbound bridge on a runner. Every
+// WN and WNL (docs/workloads.md): the NATS bridge against the NATS client,
+// over an embedded nats-server that each repetition starts. Every
 // variant's threads place themselves: the team runs plain goroutines.
 
 const (
-	natsSubject  = "dutybench.wn"
-	natsWindow   = 1 << 20 // messages sent and not yet checked, at most
-	natsInterval = 50 * time.Microsecond
-	// natsDstCapacity is WN's receiving mailbox: it holds the whole window.
-	natsDstCapacity = 1 << 26
-	// natsMaxPark bounds the parks of the bridge variants' runners.
-	natsMaxPark = 20 * time.Microsecond
+	natsSubject = "dutybench.wn"
+	// natsWindow bounds WN's messages sent and not yet checked, so that
+	// neither the subscription's pending buffer nor the receiving mailbox
+	// (core mode drops what a full one refuses) overflows.
+	natsWindow      = 1 << 20
+	natsInterval    = 50 * time.Microsecond // WNL's pace
+	natsDstCapacity = 1 << 26               // WN's receiving mailbox: holds the whole window
+	natsMaxPark     = 20 * time.Microsecond // the bridge variants' runners' longest park
 )
 
-var natsQuiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// natsRepetition is what every variant's repetition holds: the server,
-// the team, the checker, and for WNL the send times and the clock.
+// natsRepetition is what every variant's repetition holds; sent and clk
+// are WNL's.
 type natsRepetition struct {
 	cfg  *runConfig
 	s    *server.Server
@@ -65,42 +48,32 @@ type natsRepetition struct {
 	sent []atomic.Int64 // WNL: the sender's clock reading per message
 	clk  clock
 	lost func() error // reports a message that will never arrive
-	undo func()
+	prev int          // GOMAXPROCS before
 }
 
-// newNATSRepetition starts an embedded server on a free loopback port and
-// raises GOMAXPROCS to the CPUs plus three until close: a runner's thread
-// parks in nanosleep(2), keeping its P until the runtime's monitor takes
-// it back, and with GOMAXPROCS at the CPU count the bridge variants' two
-// runners and the pacer would leave the client's and the server's
-// goroutines waiting for a P. Every variant runs with the same setting.
-func newNATSRepetition(cfg *runConfig, latency bool) (*natsRepetition, error) {
-	prev := runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), runtime.NumCPU()+3))
-	r := &natsRepetition{cfg: cfg, t: newTeam(placement{}), c: newChecker(1), done: make(chan struct{}),
-		clk: newClock(), lost: func() error { return nil }, undo: func() { runtime.GOMAXPROCS(prev) }}
-	if latency {
-		r.sent = make([]atomic.Int64, cfg.n)
-	}
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		r.undo()
-		return nil, fmt.Errorf("dutybench: nats-server: %w", err)
-	}
-	r.s = s
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		r.close()
-		return nil, errors.New("dutybench: nats-server not ready")
-	}
-	return r, nil
-}
-
-// natsServer opens newNATSRepetition for using.
+// natsServer starts an embedded server on a free loopback port and raises
+// GOMAXPROCS to the CPUs plus three until released: a runner's thread
+// parks in nanosleep(2) holding its P, and at the CPU count the bridge's
+// two runners and the pacer would leave the client's and the server's
+// goroutines waiting for one. Every variant runs with the same setting.
 func natsServer(cfg *runConfig, latency bool) func() (*natsRepetition, func(), error) {
 	return func() (*natsRepetition, func(), error) {
-		r, err := newNATSRepetition(cfg, latency)
+		r := &natsRepetition{cfg: cfg, t: newTeam(placement{}), c: newChecker(1), done: make(chan struct{}),
+			clk: newClock(), lost: func() error { return nil }}
+		r.prev = runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), runtime.NumCPU()+3))
+		if latency {
+			r.sent = make([]atomic.Int64, cfg.n)
+		}
+		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 		if err != nil {
-			return nil, nil, err
+			runtime.GOMAXPROCS(r.prev)
+			return nil, nil, fmt.Errorf("dutybench: nats-server: %w", err)
+		}
+		r.s = s
+		s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			r.close()
+			return nil, nil, errors.New("dutybench: nats-server not ready")
 		}
 		return r, r.close, nil
 	}
@@ -109,11 +82,11 @@ func natsServer(cfg *runConfig, latency bool) func() (*natsRepetition, func(), e
 func (r *natsRepetition) close() {
 	r.s.Shutdown()
 	r.s.WaitForShutdown()
-	r.undo()
+	runtime.GOMAXPROCS(r.prev)
 }
 
-// receive checks one arrived message (and, for WNL, records its latency);
-// at the last one it ends the timed span and closes done.
+// receive checks one arrived message (WNL: records its latency); the last
+// one ends the timed span and closes done.
 func (r *natsRepetition) receive(typeID int32, p []byte) {
 	if r.sent != nil && len(p) == payloadLen {
 		if seq := binary.LittleEndian.Uint64(p); seq < uint64(len(r.sent)) {
@@ -127,8 +100,7 @@ func (r *natsRepetition) receive(typeID int32, p []byte) {
 	}
 }
 
-// waitDone waits for the last message, for the team's abort, or for a
-// loss.
+// waitDone waits for the last message, the team's abort, or a loss.
 func (r *natsRepetition) waitDone() error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -176,10 +148,9 @@ func (r *natsRepetition) send(send func(p []byte) error) error {
 	return nil
 }
 
-// pace runs send(i) for i in [0, n), one every natsInterval, on a thread of
-// its own with a small timer slack: it sleeps until each send is due, and
-// after a late wake-up starts the schedule again from now rather than
-// catch up in a burst. It records the clock reading before each send.
+// pace runs send(i) for i in [0, n), one every natsInterval, on a locked
+// thread with a small timer slack; after a late wake-up it restarts the
+// schedule from now rather than catch up in a burst.
 func (r *natsRepetition) pace(send func(i int) error) error {
 	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 	lowTimerSlack()
@@ -198,9 +169,8 @@ func (r *natsRepetition) pace(send func(i int) error) error {
 	return nil
 }
 
-// sendAt sends message i, recording its send time, and moves *next, when
-// the one after is due, on by natsInterval (or to natsInterval from now
-// when late).
+// sendAt sends message i, recording its send time, and moves *next on by
+// natsInterval (from now when late).
 func (r *natsRepetition) sendAt(i int, next *int64, send func(i int) error) error {
 	now := r.clk.now()
 	r.sent[i].Store(now)
@@ -215,7 +185,7 @@ func (r *natsRepetition) sendAt(i int, next *int64, send func(i int) error) erro
 }
 
 // run times the repetition: sender in slot 0, then waits for the last
-// message; the checker must have seen every message in order.
+// message, which the checker must have seen in order.
 func (r *natsRepetition) run(sender func() error, closeErr func() error) (time.Duration, error) {
 	r.t.spawn(0, func() error {
 		if err := sender(); err != nil {
@@ -234,45 +204,42 @@ func (r *natsRepetition) run(sender func() error, closeErr func() error) (time.D
 // subscriber connection whose callback checks each message; the
 // subscription buffers without limit (the sender bounds what is
 // outstanding).
-func natsNaive(cfg *runConfig) (time.Duration, error) { return naive(cfg, false) }
-
-func natsNaiveLatency(cfg *runConfig) (time.Duration, error) { return naive(cfg, true) }
-
-func naive(cfg *runConfig, latency bool) (time.Duration, error) {
-	return using(natsServer(cfg, latency), func(r *natsRepetition) (time.Duration, error) { return naiveRun(r) })
+//
+//go:noinline // a variant factory: see runFunc
+func natsNaive(latency bool) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		return using(natsServer(cfg, latency), func(r *natsRepetition) (time.Duration, error) {
+			pub, err := nats.Connect(r.s.ClientURL())
+			if err != nil {
+				return 0, err
+			}
+			defer pub.Close()
+			sub, err := nats.Connect(r.s.ClientURL())
+			if err != nil {
+				return 0, err
+			}
+			defer sub.Close()
+			ss, err := sub.Subscribe(natsSubject, func(m *nats.Msg) { r.receive(msgTypeID, m.Data) })
+			if err == nil {
+				err = ss.SetPendingLimits(-1, -1)
+			}
+			if err == nil {
+				err = sub.Flush()
+			}
+			if err != nil {
+				return 0, err
+			}
+			return r.run(func() error {
+				if err := r.send(func(p []byte) error { return pub.Publish(natsSubject, p) }); err != nil {
+					return err
+				}
+				return pub.Flush()
+			}, func() error { return nil })
+		})
+	}
 }
 
-func naiveRun(r *natsRepetition) (time.Duration, error) {
-	pub, err := nats.Connect(r.s.ClientURL())
-	if err != nil {
-		return 0, err
-	}
-	defer pub.Close()
-	sub, err := nats.Connect(r.s.ClientURL())
-	if err != nil {
-		return 0, err
-	}
-	defer sub.Close()
-	ss, err := sub.Subscribe(natsSubject, func(m *nats.Msg) { r.receive(msgTypeID, m.Data) })
-	if err == nil {
-		err = ss.SetPendingLimits(-1, -1)
-	}
-	if err == nil {
-		err = sub.Flush()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return r.run(func() error {
-		if err := r.send(func(p []byte) error { return pub.Publish(natsSubject, p) }); err != nil {
-			return err
-		}
-		return pub.Flush()
-	}, func() error { return nil })
-}
-
-// natsConsumer is the bridge variants' receiving agent: it drains the
-// receiving mailbox into the repetition's receive.
+// natsConsumer is the bridge variants' receiving agent.
 type natsConsumer struct {
 	role
 	r  *natsRepetition
@@ -299,9 +266,8 @@ type natsBridgeRig struct {
 
 // newNATSBridgeRig builds the rig over r's server; sender, if not nil, is
 // an agent sharing the outbound bridge's duty cycle (agent.Composite).
-// The runners idle with Agrona's backoff, parks of at most natsMaxPark on
-// a thread with the least timer slack, so that a message waits for a
-// parked agent about one such park at most.
+// The runners back off to parks of at most natsMaxPark with 1 µs timer
+// slack, so a message waits for a parked agent about one such park.
 func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *mailbox.Mailbox) agent.Agent) (_ *natsBridgeRig, err error) {
 	g := &natsBridgeRig{}
 	defer func() {
@@ -319,7 +285,7 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	bc := natsbridge.Config{Name: "wn", Subject: natsSubject, URL: r.s.ClientURL(), Logger: natsQuiet}
+	bc := natsbridge.Config{Name: "wn", Subject: natsSubject, URL: r.s.ClientURL(), Logger: slog.New(slog.DiscardHandler)}
 	if g.in, err = natsbridge.NewInbound(ctx, bc, cons.mb); err != nil {
 		return g, err
 	}
@@ -334,8 +300,7 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 		}
 	}
 	for _, a := range []agent.Agent{sending, cons} {
-		backoff, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5,
-			MinPark: time.Microsecond, MaxPark: natsMaxPark})
+		backoff, _ := idle.NewBackoff(idle.BackoffConfig{MaxSpins: 10, MaxYields: 5, MinPark: time.Microsecond, MaxPark: natsMaxPark})
 		rn, err := startRunner(a, placement{}, 0, runner.WithIdle(backoff), runner.WithTimerSlack(time.Microsecond), runner.WithCycleTiming(false))
 		if err != nil {
 			return g, err
@@ -346,7 +311,7 @@ func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *ma
 }
 
 // close stops the runners (the outbound's OnClose closes it) and the
-// inbound bridge, and reports messages the inbound side dropped or lost.
+// inbound bridge, and reports what the inbound side dropped or lost.
 func (g *natsBridgeRig) close() error {
 	var errs []error
 	for _, r := range g.runners {
@@ -362,7 +327,7 @@ func (g *natsBridgeRig) close() error {
 }
 
 // lost reports the messages the inbound bridge dropped (a full receiving
-// mailbox) or lost (batches missing), an error wrapping errPayload.
+// mailbox), lost or rejected: an error wrapping errPayload.
 func (g *natsBridgeRig) lost() error {
 	if st := g.in.Stats(); st.Dropped+st.LostBatches+st.Rejected > 0 {
 		return fmt.Errorf("%w: the inbound bridge dropped %d messages, lost %d batches, rejected %d", errPayload, st.Dropped, st.LostBatches, st.Rejected)
@@ -370,78 +335,63 @@ func (g *natsBridgeRig) lost() error {
 	return nil
 }
 
-func natsBridge(cfg *runConfig) (time.Duration, error) { return natsBridgeWith(cfg, natsDstCapacity) }
-
-// natsBridgeWith is WN's bridge with a receiving mailbox of dstCap bytes.
-func natsBridgeWith(cfg *runConfig, dstCap int) (time.Duration, error) {
-	return using(natsServer(cfg, false), func(r *natsRepetition) (time.Duration, error) { return bridgeRun(r, dstCap) })
-}
-
-func bridgeRun(r *natsRepetition, dstCap int) (time.Duration, error) {
-	g, err := newNATSBridgeRig(r, 1<<20, dstCap, nil)
-	if err != nil {
-		return 0, err
-	}
-	wait := idle.Backoff()
-	w := mailboxWriter{g.src}
-	return r.run(func() error {
-		return r.send(func(p []byte) error {
-			err := produceOne(r.t, w, p, mailbox.ErrBackPressured, func() { wait.Idle(0) })
-			wait.Reset() // each message starts its back-off afresh
-			return err
+// natsBridge is WN's bridge with a receiving mailbox of dstCap bytes.
+//
+//go:noinline // a variant factory: see runFunc
+func natsBridge(dstCap int) runFunc {
+	return func(cfg *runConfig) (time.Duration, error) {
+		return using(natsServer(cfg, false), func(r *natsRepetition) (time.Duration, error) {
+			g, err := newNATSBridgeRig(r, 1<<20, dstCap, nil)
+			if err != nil {
+				return 0, err
+			}
+			wait := idle.Backoff()
+			w := mailboxWriter{g.src}
+			return r.run(func() error {
+				return r.send(func(p []byte) error {
+					err := produceOne(r.t, w, p, mailbox.ErrBackPressured, func() { wait.Idle(0) })
+					wait.Reset() // each message starts its back-off afresh
+					return err
+				})
+			}, g.close)
 		})
-	}, g.close)
-}
-
-// produceOne sends p with w, spinning while w refuses it.
-func produceOne(t *team, w writer, p []byte, refused error, wait func()) error {
-	for err := w.Write(msgTypeID, p); err != nil; err = w.Write(msgTypeID, p) {
-		if err := t.refused(err, refused, wait); err != nil {
-			return err
-		}
 	}
-	return nil
 }
 
 // natsBridgeLatency is WNL's bridge (shared: the sender an agent in one
-// duty cycle with the outbound bridge, as an application agent and its
-// bridge share a thread) and bridge-runner (the outbound bridge on a
-// runner of its own, the sends paced from a thread of their own; the
-// message waits for the bridge's next duty cycle).
+// duty cycle with the outbound bridge) and bridge-runner (the outbound
+// bridge on a runner of its own, the sends paced from another thread).
 //
 //go:noinline // a variant factory: see runFunc
 func natsBridgeLatency(shared bool) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		return using(natsServer(cfg, true), func(r *natsRepetition) (time.Duration, error) { return bridgeLatencyRun(r, shared) })
+		return using(natsServer(cfg, true), func(r *natsRepetition) (time.Duration, error) {
+			var snd *natsSender
+			var mk func(*mailbox.Mailbox) agent.Agent
+			if shared {
+				mk = func(src *mailbox.Mailbox) agent.Agent {
+					snd = &natsSender{role: "wnl-sender", r: r, src: src}
+					putPayload(snd.p[:], 0, 0)
+					return snd
+				}
+			}
+			g, err := newNATSBridgeRig(r, 1<<16, 1<<20, mk)
+			if err != nil {
+				return 0, err
+			}
+			return r.run(func() error {
+				if shared {
+					snd.next.Store(r.clk.now()) // the start: the first message is due
+					return nil
+				}
+				return r.send(func(p []byte) error { return g.src.Send(msgTypeID, p) }) // never full at this rate
+			}, g.close)
+		})
 	}
-}
-
-func bridgeLatencyRun(r *natsRepetition, shared bool) (time.Duration, error) {
-	var snd *natsSender
-	var mk func(*mailbox.Mailbox) agent.Agent
-	if shared {
-		mk = func(src *mailbox.Mailbox) agent.Agent {
-			snd = &natsSender{role: "wnl-sender", r: r, src: src}
-			putPayload(snd.p[:], 0, 0)
-			return snd
-		}
-	}
-	g, err := newNATSBridgeRig(r, 1<<16, 1<<20, mk)
-	if err != nil {
-		return 0, err
-	}
-	return r.run(func() error {
-		if shared {
-			snd.next.Store(r.clk.now()) // the start: the sender's first message is due
-			return nil
-		}
-		// Never full at this rate: an error fails the run.
-		return r.send(func(p []byte) error { return g.src.Send(msgTypeID, p) })
-	}, g.close)
 }
 
 // natsSender is the sending agent of WNL's bridge: it sends message i once
-// it is due, as pace does, but on the bridge's duty cycle.
+// it is due, as pace does, on the bridge's duty cycle.
 type natsSender struct {
 	role
 	r    *natsRepetition

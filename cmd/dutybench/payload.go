@@ -8,9 +8,8 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// Payload layout (docs/workloads.md, "Common rules"): [0,8) per-producer
-// sequence number, [8,16) producer id, [16,32) zero; uint64 little endian.
-// Message type id 1.
+// The payload (docs/workloads.md, "Common rules"): [0,8) the producer's
+// sequence number, [8,16) its id, [16,32) zero, little-endian; type id 1.
 const (
 	payloadLen = 32
 	msgTypeID  = 1
@@ -18,8 +17,8 @@ const (
 
 var errPayload = errors.New("dutybench: payload mismatch")
 
-// putPayload writes a message into p (at least 32 bytes), zeroing [16,32):
-// a claimed slot of a one-to-one ring holds old bytes.
+// putPayload writes a message into p, zeroing [16,32): a claimed slot of a
+// one-to-one ring holds old bytes.
 func putPayload(p []byte, seq, producer uint64) {
 	p = p[:payloadLen:payloadLen]
 	binary.LittleEndian.PutUint64(p[0:8], seq)
@@ -28,14 +27,12 @@ func putPayload(p []byte, seq, producer uint64) {
 	binary.LittleEndian.PutUint64(p[24:32], 0)
 }
 
-// putSeq writes only the sequence number, for a reused buffer whose other
-// bytes are already right.
 func putSeq(p *[payloadLen]byte, seq uint64) {
 	binary.LittleEndian.PutUint64(p[0:8], seq)
 }
 
-// seqFor returns the sequence number producer 0 sends as its message i:
-// i, except at corruptAt (tests) where it is off by one.
+// seqFor returns message i's sequence number: i, but off by one at
+// corruptAt.
 func seqFor(i, corruptAt int) uint64 {
 	if i == corruptAt {
 		return uint64(i) + 1
@@ -45,18 +42,13 @@ func seqFor(i, corruptAt int) uint64 {
 
 // checker verifies every message a consumer receives: type 1, 32 bytes, a
 // known producer id, and seq == expected[producer]. It records the first
-// mismatch and keeps counting, so the consumer still drains every message
-// and the producers never block on a consumer that gave up.
+// mismatch and keeps counting, so that the producers never block on a
+// consumer that gave up.
 //
-// A checker is written on every message by the goroutine that checks, and
-// W3 has two of them, one per side, allocated one after the other. Its
-// words are therefore kept two cache lines (pad.Pair) away from anything
-// else (the struct padded at both ends, expected inside a larger
-// allocation): without that, the two checkers' counters sat in one
-// 48-byte size class span and their expected slices (8 bytes, no pointers)
-// in one 16-byte block of the tiny allocator, so each round trip moved
-// those lines between the cores twice, on the critical path of every round
-// trip of the Go variants of W3.
+// Its words are kept two cache lines (pad.Pair) from anything else (the
+// struct padded at both ends, expected inside a larger allocation): W3's
+// two checkers, one per side and allocated one after the other, would
+// otherwise share lines that every round trip moves between the cores.
 type checker struct {
 	_        pad.Pair
 	expected []uint64
@@ -77,8 +69,8 @@ func (c *checker) reset() {
 	c.err = nil
 }
 
-// check is a ringbuf.Handler. It does sequence's work itself, in line:
-// a call per message would be one more in every ring variant's consumer.
+// check is a ringbuf.Handler, all in line: a call per message would be one
+// more in every ring variant's consumer.
 func (c *checker) check(typeID int32, p []byte) {
 	c.received++
 	if typeID != msgTypeID || len(p) != payloadLen {
@@ -94,9 +86,6 @@ func (c *checker) check(typeID int32, p []byte) {
 	c.expected[id]++
 }
 
-// wrongSequence records a producer id or sequence number that is not the
-// expected one.
-//
 //go:noinline
 func (c *checker) wrongSequence(seq, id uint64) {
 	if id >= uint64(len(c.expected)) {
@@ -107,7 +96,6 @@ func (c *checker) wrongSequence(seq, id uint64) {
 	c.expected[id] = seq + 1 // resynchronise: report only the first
 }
 
-// checkArray checks a channel message.
 func (c *checker) checkArray(p *[payloadLen]byte) { c.check(msgTypeID, p[:]) }
 
 //go:noinline
@@ -117,8 +105,8 @@ func (c *checker) mismatch(what string) {
 	}
 }
 
-// finish returns the first mismatch, or an error if the per-producer counts
-// are not want.
+// finish returns the first mismatch, or an error if the per-producer
+// counts are not want.
 func (c *checker) finish(want []int) error {
 	if c.err != nil {
 		return c.err

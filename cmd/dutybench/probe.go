@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"math"
 	"runtime"
 	"sync"
@@ -10,34 +11,26 @@ import (
 	"github.com/dutyrt/duty/internal/pad"
 )
 
-// The c2c probe (docs/workloads.md, "The c2c probe and phases"): two
-// threads, each locked to its OS thread and pinned to one of the first two
-// CPUs, bounce one cache line with atomic stores; the result is the median
-// ns per round trip over batches of probeBatch round trips during about
-// probeBurst.
+// The c2c probe (docs/workloads.md, "The c2c probe and phases"): the
+// median ns per round trip over batches of probeBatch during about
+// probeBurst, the first probeSkip dropped (the ponger may be waking up).
 const (
 	probeBatch = 32
 	probeBurst = 3 * time.Millisecond
-	// probeSkip batches are dropped at the start: the ponger's thread may
-	// still be waking up.
-	probeSkip = 8
+	probeSkip  = 8
+	probeStop  = -1 // tells the ponger to return
 )
 
-// probeLine is the cache line the two threads bounce, padded on both sides
-// so nothing else shares its line (or the adjacent one the prefetcher
-// pairs with it).
+// probeLine is the cache line the two threads bounce, padded so that
+// nothing shares its line or the adjacent one the prefetcher pairs with it.
 type probeLine struct {
 	_ pad.Pair
 	v atomic.Int64
 	_ [pad.PairSize - 8]byte
 }
 
-// probeStop tells the ponger to return.
-const probeStop = -1
-
-// probe measures the inter-core round trip between cpus[0] and cpus[1] and
-// returns the median ns per round trip. With fewer than two CPUs there is
-// no inter-core path: it returns NaN (phase "unprobed").
+// probe measures the round trip between cpus[0] and cpus[1]; NaN with
+// fewer than two CPUs.
 func probe(cpus []int) (float64, error) {
 	if len(cpus) < 2 {
 		return math.NaN(), nil
@@ -97,11 +90,8 @@ func probe(cpus []int) (float64, error) {
 		}
 	}()
 	done.Wait()
-	if errs[0] != nil {
-		return 0, errs[0]
-	}
-	if errs[1] != nil {
-		return 0, errs[1]
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return 0, err
 	}
 	return median(samples), nil
 }

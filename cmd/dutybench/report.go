@@ -10,9 +10,6 @@ import (
 
 // Report is the JSON document of a run (docs/workloads.md, "JSON shape").
 type Report struct {
-	// Host says what the run ran on: figures
-	// from different CPUs are not comparable, and the rings' prefetching
-	// and demotion depend on the CPU's features.
 	Host      Host             `json:"host,omitzero"`
 	Workloads []WorkloadReport `json:"workloads"`
 }
@@ -23,15 +20,12 @@ type WorkloadReport struct {
 	Unit     string          `json:"unit"`
 	Variants []VariantReport `json:"variants"`
 	Ratios   []Ratio         `json:"ratios"`
-	// Limits are each variant's figures over its C reference's (Ratio's
-	// baseline names the reference) in the same phase: W1 and W3 built
-	// with -tags cring (docs/benchmarks.md, "The host and the limit").
+	// Limits are each variant's figures over its C reference's in the
+	// same phase (-tags cring).
 	Limits []Ratio `json:"limits,omitempty"`
 }
 
-// VariantReport holds one variant's figures by phase. Throughput phases hold
-// median, min, max and n; latency phases hold p50, p90, p99, p999, max, mean
-// (each the median over the phase's repetitions) and n.
+// VariantReport holds one variant's figures by phase (aggregate).
 type VariantReport struct {
 	Name   string                        `json:"name"`
 	Phases map[string]map[string]float64 `json:"phases"`
@@ -48,13 +42,7 @@ func buildReport(w *workload, variantNames []string, reps []repetition) Workload
 				mine = append(mine, r)
 			}
 		}
-		vr := VariantReport{Name: name}
-		if w.kind == kindLatency {
-			vr.Phases = aggregateLatency(mine)
-		} else {
-			vr.Phases = aggregateThroughput(mine)
-		}
-		wr.Variants = append(wr.Variants, vr)
+		wr.Variants = append(wr.Variants, VariantReport{Name: name, Phases: aggregate(mine, w.kind == kindLatency)})
 	}
 	metrics := []string{metricMedian}
 	if w.kind == kindLatency {
@@ -80,21 +68,10 @@ func buildReport(w *workload, variantNames []string, reps []repetition) Workload
 	return wr
 }
 
-// writeJSON writes the report as one JSON object.
 func writeJSON(out io.Writer, r Report) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-// findRatio returns the ratio of variant in phase for metric.
-func findRatio(rs []Ratio, variant, phase, metric string) (float64, bool) {
-	for _, r := range rs {
-		if r.Variant == variant && r.Phase == phase && r.Metric == metric {
-			return r.Ratio, true
-		}
-	}
-	return 0, false
 }
 
 // presentPhases returns the phases any variant of wr has, in report order.
@@ -111,10 +88,9 @@ func presentPhases(wr WorkloadReport) []string {
 	return out
 }
 
-// writeTable prints a workload's report as text: for throughput, one row per
-// variant with "median [min..max] n=k" per phase, the ratio of medians to
-// the baseline in that phase and, where the run has the variant's C
-// reference, to that (column "x C"); for latency, one block per phase.
+// writeTable prints a workload's report as text: for throughput, a row per
+// variant with "median [min..max] n=k" and ratios per phase; for latency, a
+// block per phase.
 func writeTable(out io.Writer, wr WorkloadReport, header string) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s\n", header)
@@ -175,10 +151,12 @@ func writeTable(out io.Writer, wr WorkloadReport, header string) error {
 	return tw.Flush()
 }
 
+// ratioCell formats the ratio of variant in phase for metric, "" if none.
 func ratioCell(rs []Ratio, variant, phase, metric string) string {
-	r, ok := findRatio(rs, variant, phase, metric)
-	if !ok {
-		return ""
+	for _, r := range rs {
+		if r.Variant == variant && r.Phase == phase && r.Metric == metric {
+			return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", r.Ratio), "0"), ".") + "x"
+		}
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", r), "0"), ".") + "x"
+	return ""
 }

@@ -2,30 +2,22 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/dutyrt/duty/idle"
-	"github.com/dutyrt/duty/internal/prefetch"
 	"github.com/dutyrt/duty/queue"
 	"github.com/dutyrt/duty/ringbuf"
 )
 
-// W1 (one producer, one consumer) and W2 (two producers, one consumer):
-// throughput through a ring, a channel or an object queue
-// (docs/workloads.md, "W1" and "W2"). Producers run in slots 0 (and 1),
-// the consumer in the slot after them.
+// W1 and W2 (docs/workloads.md): throughput through a ring, a channel or
+// an object queue.
 
-// ringCapacity is the data capacity of every ring (docs/workloads.md,
-// "Common rules"): 64 KiB plus the trailer. chanCapacity is the same
-// 64 KiB as 32-byte channel elements.
 const (
-	ringCapacity = 65536
-	chanCapacity = 2048
+	ringCapacity = 65536 // every ring's data (docs/workloads.md, "Common rules")
+	chanCapacity = 2048  // the same 64 KiB as 32-byte elements
 	batchRecords = 16
 )
 
-// ringKind says which ring type a variant uses.
 type ringKind bool
 
 const (
@@ -44,8 +36,7 @@ type benchRing interface {
 	CommitRecords(rs ringbuf.Records) error
 }
 
-// newRing allocates a ring of the standard capacity. A many-to-one ring is
-// returned as such too (nil for one-to-one) for what only it has.
+// newRing allocates a ring, a many-to-one one also as such (else nil).
 func newRing(k ringKind) (benchRing, *ringbuf.ManyToOne, error) {
 	b, err := ringbuf.Allocate(ringCapacity)
 	if err != nil {
@@ -59,7 +50,6 @@ func newRing(k ringKind) (benchRing, *ringbuf.ManyToOne, error) {
 	return r, r, err
 }
 
-// newOneToOne allocates a one-to-one ring of the standard capacity.
 func newOneToOne() (*ringbuf.OneToOne, error) {
 	b, err := ringbuf.Allocate(ringCapacity)
 	if err != nil {
@@ -70,22 +60,19 @@ func newOneToOne() (*ringbuf.OneToOne, error) {
 
 // ringReader is the poller of a consumer that reads r into a checker.
 type ringReader struct {
-	r interface {
-		Read(ringbuf.Handler, int) (int, error)
-	}
+	r reader
 	h ringbuf.Handler
 }
 
-func readAll(r interface {
+type reader interface {
 	Read(ringbuf.Handler, int) (int, error)
-}, c *checker) *ringReader {
-	return &ringReader{r: r, h: c.check}
 }
+
+func readAll(r reader, c *checker) *ringReader { return &ringReader{r: r, h: c.check} }
 
 func (p *ringReader) DoWork() (int, error) { return p.r.Read(p.h, ringbuf.NoLimit) }
 
-// chanStream is W1's chan (and chan-locked) with one producer, W2's with
-// two: blocking sends of [32]byte values into a channel of 2048.
+// chanStream is W1's chan (and chan-locked) and W2's chan.
 //
 //go:noinline // a variant factory: see runFunc
 func chanStream(producers int) runFunc {
@@ -117,16 +104,14 @@ func chanProducers(cfg *runConfig, producers int) (time.Duration, error) {
 	}, send...)
 }
 
-// ringProducer sends count messages as producer id into r (ring, the
-// same ring as its own type).
-type ringProducer func(t *team, r benchRing, ring *ringbuf.ManyToOne, id, count, corruptAt int) error
+// ringProducer sends count messages as producer id into r (m: the same
+// ring as a many-to-one).
+type ringProducer func(t *team, r benchRing, m *ringbuf.ManyToOne, id, count, corruptAt int) error
 
-// ringStream returns a throughput variant over a new ring of kind k:
-// producers producers (W2: two), each running send, and a consumer that
-// reads with Read, passing each call's count to newIdle's strategy, if
-// any (the -pause, -spin and -backoff extras), or retrying at once.
-// A many-to-one ring keeps its default demotion of released lines, or
-// with demote false, does not demote.
+// ringStream is a throughput variant over a new ring of kind k: producers
+// each running send, a consumer reading with Read and passing each call's
+// count to newIdle's strategy, if any (the -pause, -spin and -backoff
+// extras); without demote, a many-to-one consumer does not demote.
 //
 //go:noinline // a variant factory: see runFunc
 func ringStream(k ringKind, producers int, newIdle func() idle.Strategy, demote bool, send ringProducer) runFunc {
@@ -152,41 +137,21 @@ func ringStream(k ringKind, producers int, newIdle func() idle.Strategy, demote 
 	}
 }
 
-// ringWrite is onetoone-write and manytoone-write (Write, Read), and with
-// newIdle their extras.
 func ringWrite(k ringKind, newIdle func() idle.Strategy) runFunc {
 	return ringStream(k, 1, newIdle, true, writes(nil))
 }
 
-// writes returns the producer that sends with Write, spinning while the
-// ring is full (running wait, if not nil, between attempts).
+// writes is the producer that sends with Write (wait: see produce).
 func writes(wait func()) ringProducer {
 	return func(t *team, r benchRing, _ *ringbuf.ManyToOne, id, count, corruptAt int) error {
 		return produce(t, r, count, uint64(id), corruptAt, ringbuf.ErrFull, wait)
 	}
 }
 
-// twoProducers is W2's manytoone-spin and manytoone-yield: two producers
-// writing to one many-to-one ring, retrying at once or after
-// runtime.Gosched when it is full.
-func twoProducers(yield bool) runFunc {
-	if yield {
-		return ringStream(manyToOne, 2, nil, true, writes(runtime.Gosched))
-	}
-	return ringStream(manyToOne, 2, nil, true, writes(nil))
-}
-
-// pauseSpins is how many CPU spin-wait hints (PAUSE) the -pause variants'
-// consumer executes when it finds the ring empty, before polling again:
-// it stops polling the line the producer is writing (docs/idle.md,
-// "Spinning with more hints").
-const pauseSpins = 64
-
+// pauseIdle is the -pause variants' consumer: 64 PAUSE hints on an empty
+// ring before it polls the producer's line again (docs/idle.md).
 func pauseIdle() idle.Strategy {
-	s, err := idle.NewBusySpin(pauseSpins)
-	if err != nil {
-		panic(err) // a constant in range
-	}
+	s, _ := idle.NewBusySpin(64)
 	return s
 }
 
@@ -205,11 +170,9 @@ var manyToOneClaim = ringStream(manyToOne, 1, nil, true, func(t *team, _ benchRi
 	return nil
 })
 
-// batch16 is batch16 (16 records per claim with TryClaimRecords on a
-// many-to-one ring) and its extras: on a one-to-one ring, with
-// TryClaimBatch and Append (appendEach), with the consumer demoting the
-// lines it releases (demote; batch16 does not, as ManyToOne.SetDemote
-// advises behind producers of many records per claim).
+// batch16 is batch16 (TryClaimRecords, 16 per claim; no demotion, as
+// ManyToOne.SetDemote advises for such producers) and its extras: on a
+// one-to-one ring, with TryClaimBatch and Append (appendEach), demoting.
 //
 //go:noinline // a variant factory: see runFunc
 func batch16(k ringKind, appendEach, demote bool) runFunc {
@@ -227,8 +190,7 @@ func batch16(k ringKind, appendEach, demote bool) runFunc {
 	})
 }
 
-// claimRecords sends messages [i, i+k) in one claim: TryClaimRecords,
-// fill k payloads, CommitRecords.
+// claimRecords sends messages [i, i+k) in one TryClaimRecords.
 func claimRecords(t *team, r benchRing, i, k, corruptAt int) error {
 	var rs ringbuf.Records
 	if err := t.retry(ringbuf.ErrFull, func() (err error) { rs, err = r.TryClaimRecords(msgTypeID, payloadLen, k); return err }); err != nil {
@@ -240,8 +202,7 @@ func claimRecords(t *team, r benchRing, i, k, corruptAt int) error {
 	return r.CommitRecords(rs)
 }
 
-// claimAppends sends messages [i, i+k) in one claim: TryClaimBatch, k
-// Appends, CommitBatch.
+// claimAppends sends messages [i, i+k) in one TryClaimBatch, k Appends.
 func claimAppends(t *team, r benchRing, i, k, corruptAt int) error {
 	var b ringbuf.Batch
 	if err := t.retry(ringbuf.ErrFull, func() (err error) { b, err = r.TryClaimBatch(k * ringbuf.RecordSize(payloadLen)); return err }); err != nil {
@@ -257,23 +218,15 @@ func claimAppends(t *team, r benchRing, i, k, corruptAt int) error {
 	return r.CommitBatch(b)
 }
 
-// The object queues (package queue) as extra W1 variants: the payload as
-// a [32]byte value in a queue of 2048 elements (the channel's 64 KiB),
-// offered until accepted and drained 2048 at most per call.
+// The object queues (package queue) as extra W1 variants: the payload as a
+// [32]byte value in a queue of the channel's size.
 type payloadQueue = queue.Pipe[[payloadLen]byte]
 
-func queueOneToOne() (payloadQueue, error) { return queue.NewOneToOne[[payloadLen]byte](chanCapacity) }
-func queueManyToOne() (payloadQueue, error) {
-	return queue.NewManyToOne[[payloadLen]byte](chanCapacity)
-}
-func queueManyToMany() (payloadQueue, error) {
-	return queue.NewManyToMany[[payloadLen]byte](chanCapacity)
-}
-
 //go:noinline // a variant factory: see runFunc
-func queueStream(newQueue func() (payloadQueue, error)) runFunc {
+func queueStream[Q payloadQueue](newQueue func(capacity int) (Q, error)) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		q, err := newQueue()
+		var q payloadQueue // called through the interface, whatever Q is
+		q, err := newQueue(chanCapacity)
 		if err != nil {
 			return 0, err
 		}
@@ -296,23 +249,12 @@ func (w queueWriter) Write(_ int32, p []byte) error {
 	return nil
 }
 
-// noPrefetch runs a variant with the rings' prefetching turned off
-// (internal/prefetch.Disabled), to measure what it gives in the same run.
-func noPrefetch(run runFunc) runFunc {
+// without runs a variant with off (prefetch.Disabled: the -noprefetch
+// extras; prefetch.NoDemote: -nodemote) set.
+func without(off *bool, run runFunc) runFunc {
 	return func(cfg *runConfig) (time.Duration, error) {
-		prefetch.Disabled = true
-		defer func() { prefetch.Disabled = false }()
-		return run(cfg)
-	}
-}
-
-// noDemote runs a variant whose many-to-one consumer does not demote the
-// lines it released (internal/prefetch.NoDemote; docs/ringbuf.md,
-// "Demoting released lines").
-func noDemote(run runFunc) runFunc {
-	return func(cfg *runConfig) (time.Duration, error) {
-		prefetch.NoDemote = true
-		defer func() { prefetch.NoDemote = false }()
+		*off = true
+		defer func() { *off = false }()
 		return run(cfg)
 	}
 }

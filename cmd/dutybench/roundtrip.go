@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,10 +14,8 @@ import (
 	"github.com/dutyrt/duty/runner"
 )
 
-// W3: round trip over two one-to-one channels (ping A->B, pong B->A),
-// latency per round trip measured by the pinger in slot 0, the ponger in
-// slot 1 (docs/workloads.md, "W3: round trip"). The -warmup repetitions
-// are the workload's warm-up: 3 of n round trips by default.
+// W3 (docs/workloads.md): round trips, the pinger in slot 0, the ponger
+// in slot 1.
 
 func chanPingPong(cfg *runConfig) (time.Duration, error) {
 	ping := make(chan [payloadLen]byte)
@@ -39,9 +36,8 @@ func chanPingPong(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// awaitReady spins until r has a record at head (false: the team aborted).
-// It polls with Ready, which inlines, as ringbuf's documentation says a
-// spinning consumer should (docs/ringbuf.md, "Spinning consumers").
+// awaitReady spins on Ready, which inlines (docs/ringbuf.md, "Spinning
+// consumers"), until r has a record; false once the team aborted.
 func awaitReady(t *team, r *ringbuf.OneToOne) bool {
 	for !r.Ready() {
 		if t.abort.Load() {
@@ -82,9 +78,10 @@ func ringPair() (ping, pong *ringbuf.OneToOne, err error) {
 	return ping, pong, err
 }
 
-// oneToOnePingPong is onetoone: each side spins with awaitReady, then
-// reads; without ready, the extra onetoone-readpoll, which spins by
-// calling Read.
+// oneToOnePingPong is onetoone (each side spins with awaitReady, then
+// reads) and, without ready, onetoone-readpoll (spins by calling Read).
+// Both sides call the rings directly: on the round trip's critical path a
+// function value's call shows.
 //
 //go:noinline // a variant factory: see runFunc
 func oneToOnePingPong(ready bool) runFunc {
@@ -96,8 +93,6 @@ func oneToOnePingPong(ready bool) runFunc {
 		t := newTeam(cfg.place)
 		pc, c := newChecker(1), newChecker(1)
 		h := ringbuf.Handler(pc.check)
-		// Both sides call the rings directly, in their own loops: on the
-		// round trip's critical path a function value's call shows.
 		return roundTrips(cfg, t, pc, c, func(p []byte) error {
 			for err := pingR.Write(msgTypeID, p); err != nil; err = pingR.Write(msgTypeID, p) {
 				if err := t.refused(err, ringbuf.ErrFull, nil); err != nil {
@@ -123,9 +118,7 @@ func oneToOnePingPong(ready bool) runFunc {
 	}
 }
 
-// readOnce reads r once into h, after spinning with awaitReady when ready
-// (onetoone-readpoll spins by calling Read); errAborted once the team
-// aborted.
+// readOnce reads r once into h, after awaitReady when ready.
 func readOnce(t *team, r *ringbuf.OneToOne, ready bool, h ringbuf.Handler, limit int) error {
 	if ready && !awaitReady(t, r) {
 		return errAborted
@@ -137,22 +130,20 @@ func readOnce(t *team, r *ringbuf.OneToOne, ready bool, h ringbuf.Handler, limit
 	return err
 }
 
-// pingAgent is the pinger of onetoone-runner as an agent: each DoWork sends
-// the next ping or polls for the pong, never blocking.
+// pingAgent is onetoone-runner's pinger: each DoWork sends the next ping
+// or polls for the pong, never blocking.
 type pingAgent struct {
 	role
-	out, in   *ringbuf.OneToOne
-	released  *atomic.Bool // the start barrier
-	abort     *atomic.Bool
-	lat       []int64
-	n, i      int
-	corruptAt int
-	started   bool
-	clk       clock
-	last      int64
-	p         [payloadLen]byte
-	h         ringbuf.Handler
-	end       time.Time
+	out, in         *ringbuf.OneToOne
+	released, abort *atomic.Bool // released: the start barrier
+	lat             []int64
+	n, i, corruptAt int
+	started         bool
+	clk             clock
+	last            int64
+	p               [payloadLen]byte
+	h               ringbuf.Handler
+	end             time.Time
 }
 
 func (a *pingAgent) DoWork() (int, error) {
@@ -224,29 +215,10 @@ func (a *pongAgent) DoWork() (int, error) {
 	return k, nil
 }
 
-// errorSink collects what the runners report.
-type errorSink struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (s *errorSink) handle(err error) {
-	s.mu.Lock()
-	s.errs = append(s.errs, err)
-	s.mu.Unlock()
-}
-
-func (s *errorSink) err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return errors.Join(s.errs...)
-}
-
-// runnerPingPong is onetoone-runner: each side an agent on a runner. With
-// cycleTiming the runners keep their default stall tracker (one clock read
-// per duty cycle), without it the extra onetoone-runner-notiming;
-// strategy is the runners' idle strategy (busy spin, or no-op for the
-// extra onetoone-runner-noop).
+// runnerPingPong is onetoone-runner: each side an agent on a runner with
+// strategy's idle strategy (onetoone-runner-noop: idle.NoOp) and, without
+// cycleTiming, no stall tracker (onetoone-runner-notiming). The team
+// collects what the runners report; it is never run.
 //
 //go:noinline // a variant factory: see runFunc
 func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
@@ -255,17 +227,17 @@ func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 		if err != nil {
 			return 0, err
 		}
-		var released, abort atomic.Bool
+		var released atomic.Bool
+		sink := newTeam(placement{})
+		abort := &sink.abort
 		pc, c := newChecker(1), newChecker(1)
-		pinger := &pingAgent{role: "w3-pinger", out: pingR, in: pongR, released: &released, abort: &abort,
+		pinger := &pingAgent{role: "w3-pinger", out: pingR, in: pongR, released: &released, abort: abort,
 			lat: cfg.lat[:cfg.n], n: cfg.n, corruptAt: cfg.corruptAt, clk: newClock(), h: pc.check}
 		putPayload(pinger.p[:], 0, 0)
 		ponger := &pongAgent{role: "w3-ponger", in: pingR}
-		ponger.h = echo(c, pongR, &abort, &ponger.werr)
-
-		sink := &errorSink{}
+		ponger.h = echo(c, pongR, abort, &ponger.werr)
 		start := func(a agent.Agent, slot int) (*runner.Runner, error) {
-			return startRunner(a, cfg.place, slot, runner.WithIdle(strategy()), runner.WithErrorHandler(sink.handle),
+			return startRunner(a, cfg.place, slot, runner.WithIdle(strategy()), runner.WithErrorHandler(sink.fail),
 				runner.WithStopOnError(true), runner.WithCycleTiming(cycleTiming))
 		}
 		po, err := start(ponger, 1)
@@ -289,7 +261,10 @@ func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 			abort.Store(true)
 			runErr = fmt.Errorf("%w after %v", errTimeout, cfg.timeout)
 		}
-		err = errors.Join(runErr, pr.Close(), po.Close(), pr.Err(), po.Err(), sink.err())
+		err = errors.Join(runErr, pr.Close(), po.Close(), pr.Err(), po.Err())
+		sink.mu.Lock()
+		err = errors.Join(append(sink.errs, err)...)
+		sink.mu.Unlock()
 		if err = errors.Join(err, pc.finish([]int{cfg.n}), c.finish([]int{cfg.n})); err != nil {
 			return 0, err
 		}
@@ -297,12 +272,9 @@ func runnerPingPong(cycleTiming bool, strategy func() idle.Strategy) runFunc {
 	}
 }
 
-// floorRing is the least a ring of 40-byte records can do, for W3 only:
-// the record's 8-byte header holds the message number + 1 (no zeroing,
-// head, tail or wrap handling: the ping-pong never has more than one
-// record in flight), stored with a release store after the payload. It is
-// the floor for duty's record layout in Go on this machine: cache-line
-// transfers, the clock read and the checks.
+// floorRing is the least a ring of 40-byte records can do in a ping-pong
+// (one record in flight): the 8-byte header holds the message number + 1,
+// no head, tail or wrap; the floor for duty's record layout in Go.
 type floorRing struct{ b []byte }
 
 const floorRecord = 40
@@ -311,10 +283,9 @@ func (r floorRing) header(at int) *atomic.Int64 {
 	return (*atomic.Int64)(unsafe.Pointer(unsafe.SliceData(r.b[at : at+8])))
 }
 
-// send publishes message i; with zeroNext it first stores into the next
-// slot's header, as ringbuf.OneToOne zeroes the header after each record.
-// The release store of the header orders the payload's bytes before it
-// (on arm64 too: STLR); await's acquiring load pairs with it.
+// send publishes message i; with zeroNext it first zeroes the next slot's
+// header, as ringbuf.OneToOne does. The header's release store orders the
+// payload before it (arm64 too: STLR); await's acquiring load pairs with it.
 func (r floorRing) send(i int, p []byte, zeroNext bool) {
 	slots := ringCapacity / floorRecord
 	at := (i % slots) * floorRecord
@@ -336,8 +307,7 @@ func (r floorRing) await(t *team, i int) ([]byte, error) {
 	return r.b[at+8 : at+floorRecord], nil
 }
 
-// floorPingPong is the extra floor (and floor-zeronext) over two
-// floorRings.
+// floorPingPong is the extra floor (and floor-zeronext).
 //
 //go:noinline // a variant factory: see runFunc
 func floorPingPong(zeroNext bool) runFunc {

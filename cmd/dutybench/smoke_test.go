@@ -44,8 +44,7 @@ func TestSmokeEveryVariant(t *testing.T) {
 					cfg := smokeConfig(w, smokeN, place)
 					elapsed, err := v.run(cfg)
 					require.NoError(t, err)
-					require.Greater(t, elapsed, time.Duration(0))
-					require.Less(t, elapsed, time.Minute)
+					require.Greater(t, elapsed, time.Duration(0)) // a hang is cfg.timeout's, not a timed assertion's
 					mps := float64(smokeN) / elapsed.Seconds() / 1e6
 					require.False(t, math.IsInf(mps, 0) || math.IsNaN(mps))
 					if w.kind == kindLatency {

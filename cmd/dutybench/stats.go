@@ -13,24 +13,18 @@ const (
 	phaseFar      = "far"      // probe > 250 ns
 	phaseMixed    = "mixed"    // the probes before and after a repetition disagree
 	phaseUnprobed = "unprobed" // fewer than two CPUs: no probe possible
+	nearBelowNs   = 75
+	farAboveNs    = 250
 )
 
 // phaseOrder is the order in which phases are reported.
 var phaseOrder = []string{phaseNear, phaseMid, phaseFar, phaseMixed, phaseUnprobed}
 
-// comparablePhases are the phases in which ratios are computed: a mixed
-// repetition ran partly in one phase and partly in another, so its figure
-// belongs to neither.
+// comparablePhases are those in which ratios are computed: a mixed
+// repetition's figure belongs to no phase.
 var comparablePhases = []string{phaseNear, phaseMid, phaseFar}
 
-// Probe thresholds in ns per round trip.
-const (
-	nearBelowNs = 75
-	farAboveNs  = 250
-)
-
-// phaseOf labels one probe result (ns per round trip). A NaN (no probe) is
-// unprobed.
+// phaseOf labels one probe result (ns per round trip); NaN is unprobed.
 func phaseOf(ns float64) string {
 	switch {
 	case math.IsNaN(ns):
@@ -68,7 +62,7 @@ func median(xs []float64) float64 {
 	return (s[m-1] + s[m]) / 2
 }
 
-// Metric names, as they appear in the JSON "phases" objects and ratios.
+// Metric names, as in the JSON "phases" objects and ratios.
 const (
 	metricMedian = "median"
 	metricMin    = "min"
@@ -81,30 +75,27 @@ const (
 	metricMean   = "mean"
 )
 
-// latencyMetrics are the per-repetition figures of a latency workload, in
-// report order.
+// latencyMetrics are a latency repetition's figures, in report order.
 var latencyMetrics = []string{metricP50, metricP90, metricP99, metricP999, metricMax, metricMean}
 
-// latencyRatioMetrics are the latency figures compared with the baseline.
-// max is left out: it is one sample, usually a preemption or an interrupt.
+// latencyRatioMetrics are those compared with the baseline: not max, one
+// sample, usually a preemption or an interrupt.
 var latencyRatioMetrics = []string{metricP50, metricP90, metricP99, metricP999, metricMean}
 
 // percentile returns the nearest-rank percentile of sorted (ascending) for
-// perMille in (0, 1000]: the value at rank ceil(perMille/1000 * len), 1-based.
-// Integer arithmetic, so p99.9 of 1000 samples is the 999th, never the
-// 1000th through a rounding error. It returns 0 for no samples.
+// perMille in (0, 1000]: the value at rank ceil(perMille/1000 * len),
+// 1-based, in integers so that p99.9 of 1000 samples is the 999th. It
+// returns 0 for no samples.
 func percentile(sorted []int64, perMille int) int64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0
 	}
-	rank := (perMille*n + 999) / 1000
-	rank = max(1, min(rank, n))
+	rank := max(1, min((perMille*n+999)/1000, n))
 	return sorted[rank-1]
 }
 
-// latencySummary sorts lat in place and returns its percentiles, max and
-// mean (ns), keyed by metric name.
+// latencySummary sorts lat in place and returns its latencyMetrics (ns).
 func latencySummary(lat []int64) map[string]float64 {
 	slices.Sort(lat)
 	if len(lat) == 0 {
@@ -126,41 +117,18 @@ func latencySummary(lat []int64) map[string]float64 {
 
 // repetition is one timed run of one variant.
 type repetition struct {
-	Variant string
-	Before  float64 // probe before, ns per round trip (NaN: none)
-	After   float64 // probe after
-	Phase   string
-	// Throughput workloads: Mmsg/s. Latency workloads: latencySummary.
-	Value   float64
-	Latency map[string]float64
-	// Preempted counts the process's involuntary context switches during
-	// the repetition (shown in the progress log, not in the report).
-	Preempted int64
+	Variant       string
+	Before, After float64 // the probes, ns per round trip (NaN: none)
+	Phase         string
+	Value         float64            // throughput: Mmsg/s
+	Latency       map[string]float64 // latency: latencySummary
+	Preempted     int64              // involuntary context switches (the progress log only)
 }
 
-// aggregateThroughput groups one variant's repetitions by phase and returns
-// median, min, max and n of each phase.
-func aggregateThroughput(reps []repetition) map[string]map[string]float64 {
-	by := map[string][]float64{}
-	for _, r := range reps {
-		by[r.Phase] = append(by[r.Phase], r.Value)
-	}
-	out := map[string]map[string]float64{}
-	for phase, vs := range by {
-		out[phase] = map[string]float64{
-			metricMedian: median(vs),
-			metricMin:    slices.Min(vs),
-			metricMax:    slices.Max(vs),
-			metricN:      float64(len(vs)),
-		}
-	}
-	return out
-}
-
-// aggregateLatency groups one variant's repetitions by phase and returns,
-// for each phase, the median over its repetitions of each latency metric,
-// and n.
-func aggregateLatency(reps []repetition) map[string]map[string]float64 {
+// aggregate groups one variant's repetitions by phase and returns for each
+// phase n and, for throughput, the median, min and max; for latency, the
+// median over the repetitions of each latency metric.
+func aggregate(reps []repetition, latency bool) map[string]map[string]float64 {
 	by := map[string][]repetition{}
 	for _, r := range reps {
 		by[r.Phase] = append(by[r.Phase], r)
@@ -168,12 +136,19 @@ func aggregateLatency(reps []repetition) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	for phase, rs := range by {
 		m := map[string]float64{metricN: float64(len(rs))}
-		for _, metric := range latencyMetrics {
-			vs := make([]float64, len(rs))
-			for i, r := range rs {
-				vs[i] = r.Latency[metric]
+		vs := make([]float64, len(rs))
+		if latency {
+			for _, metric := range latencyMetrics {
+				for i, r := range rs {
+					vs[i] = r.Latency[metric]
+				}
+				m[metric] = median(vs)
 			}
-			m[metric] = median(vs)
+		} else {
+			for i, r := range rs {
+				vs[i] = r.Value
+			}
+			m[metricMedian], m[metricMin], m[metricMax] = median(vs), slices.Min(vs), slices.Max(vs)
 		}
 		out[phase] = m
 	}
@@ -191,9 +166,9 @@ type Ratio struct {
 }
 
 // ratios returns, for every variant after the first (the baseline), every
-// comparable phase that both it and the baseline have, and every metric in
-// metrics, the variant's figure divided by the baseline's. A phase missing
-// on either side, or a zero baseline figure, yields no ratio.
+// comparable phase both have, and every metric in metrics, the variant's
+// figure over the baseline's; a missing phase or a zero baseline figure
+// yields none.
 func ratios(variants []VariantReport, metrics []string) []Ratio {
 	if len(variants) < 2 {
 		return nil

@@ -92,7 +92,7 @@ func throughputReps(triples ...any) []repetition {
 func TestAggregateThroughput(t *testing.T) {
 	reps := throughputReps("chan", phaseMid, 20.0, "chan", phaseMid, 18.0, "chan", phaseMid, 25.0,
 		"chan", phaseFar, 6.0, "chan", phaseMixed, 11.0)
-	got := aggregateThroughput(reps)
+	got := aggregate(reps, false)
 	require.Equal(t, map[string]map[string]float64{
 		phaseMid:   {metricMedian: 20, metricMin: 18, metricMax: 25, metricN: 3},
 		phaseFar:   {metricMedian: 6, metricMin: 6, metricMax: 6, metricN: 1},
@@ -110,7 +110,7 @@ func TestAggregateLatency(t *testing.T) {
 		{Phase: phaseMid, Latency: lat(300, 9000)},
 		{Phase: phaseFar, Latency: lat(500, 700)},
 	}
-	got := aggregateLatency(reps)
+	got := aggregate(reps, true)
 	require.Equal(t, map[string]float64{metricN: 3, metricP50: 210, metricP90: 211, metricP99: 212, metricP999: 213, metricMax: 5000, metricMean: 210}, got[phaseMid],
 		"each metric is the median over the phase's repetitions")
 	require.Equal(t, 1.0, got[phaseFar][metricN])

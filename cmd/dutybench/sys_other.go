@@ -11,18 +11,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinTo fails: thread affinity is Linux's (sched_setaffinity). It is never
-// reached, since firstCPUs finds no CPUs to pin to.
+// pinTo fails: never reached, since firstCPUs finds no CPUs to pin to.
 func pinTo(cpu int) error {
 	return fmt.Errorf("dutybench: pinning a thread to cpu %d: %w", cpu, errors.ErrUnsupported)
 }
 
-// firstCPUs returns nil: without affinity, runs are locked but not pinned.
 func firstCPUs(int) []int { return nil }
 
-// socketpairCloexec is socketpair(2) of two connected stream sockets, made
-// close-on-exec under syscall.ForkLock (no SOCK_CLOEXEC here), so that no
-// process started meanwhile inherits them.
+// socketpairCloexec makes the pair close-on-exec under syscall.ForkLock
+// (no SOCK_CLOEXEC here), so that no process started meanwhile inherits it.
 func socketpairCloexec() ([2]int, error) {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
@@ -35,8 +32,6 @@ func socketpairCloexec() ([2]int, error) {
 	return fds, nil
 }
 
-// lowTimerSlack does nothing where there is no per-thread timer slack.
 func lowTimerSlack() {}
 
-// sleepFor sleeps with the runtime's timer.
 func sleepFor(d time.Duration) { time.Sleep(d) }

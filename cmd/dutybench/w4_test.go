@@ -115,7 +115,6 @@ func TestW4DirNamesThePid(t *testing.T) {
 	require.Contains(t, filepath.Base(dir), fmt.Sprintf("%s%d-", w4Prefix, os.Getpid()))
 	cleanup()
 	require.NoDirExists(t, dir)
-	liveDirs.Lock()
-	require.NotContains(t, liveDirs.m, dir)
-	liveDirs.Unlock()
+	_, live := liveDirs.Load(dir)
+	require.False(t, live)
 }

@@ -24,7 +24,7 @@ func TestRunWN(t *testing.T) {
 // receiving mailbox too small for the window, core mode drops, and the run
 // reports it rather than wait for the hang guard.
 func TestWNBridgeDropFailsTheRun(t *testing.T) {
-	_, err := natsBridgeWith(smokeConfig(findWorkload("wn"), 20000, placement{}), 4096)
+	_, err := natsBridge(4096)(smokeConfig(findWorkload("wn"), 20000, placement{}))
 	require.ErrorIs(t, err, errPayload)
 	require.ErrorContains(t, err, "the inbound bridge dropped")
 }

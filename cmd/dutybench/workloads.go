@@ -3,48 +3,42 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/dutyrt/duty/idle"
+	"github.com/dutyrt/duty/internal/prefetch"
+	"github.com/dutyrt/duty/queue"
 )
 
-// kind says what a workload measures.
 type kind int
 
 const (
 	kindThroughput kind = iota // Mmsg/s per repetition, higher is better
 	kindLatency                // ns per round trip, percentiles per repetition
+	unitMmsgs      = "Mmsg/s"
+	unitNs         = "ns"
 )
 
-// Units, as in the report (docs/workloads.md, "JSON shape").
-const (
-	unitMmsgs = "Mmsg/s"
-	unitNs    = "ns"
-)
-
-// workload is one of the standard workloads (docs/workloads.md). The
-// first of its variants is the baseline.
+// workload is one of the standard workloads (docs/workloads.md); the first
+// of its variants is the baseline.
 type workload struct {
 	name        string
 	kind        kind
 	defaultN    int // messages (throughput) or round trips (latency)
 	defaultReps int
-	// unpinned: every goroutine runs as a plain goroutine whatever -lock
-	// and -pin say (W2: three busy goroutines for two CPUs).
-	unpinned bool
-	variants []variant
-	// reference, if not nil, names the C reference of a variant (built with
-	// -tags cring): each figure is also reported as a ratio to it, in the
-	// same phase of the same run (docs/benchmarks.md, "The host and the limit").
+	unpinned    bool // plain goroutines whatever -lock and -pin say (W2: three busy ones for two CPUs)
+	variants    []variant
+	// reference, if not nil, names a variant's C reference (-tags cring):
+	// each figure is also reported as a ratio to it, in the same phase.
 	reference func(variant string) string
 }
 
-// w1Reference is W1's C reference: cring-batch16 for the variants of 16
-// records per claim, cring-cas (the many-to-one claim) for the other
-// many-to-one variants and the mailbox, cring-write (one record per
-// publication) otherwise.
+// w1Reference is cring-batch16 for the variants of 16 records per claim,
+// cring-cas (the many-to-one claim) for the other many-to-one variants and
+// the mailbox, cring-write otherwise.
 func w1Reference(v string) string {
 	switch {
 	case strings.HasPrefix(v, "batch16"):
@@ -55,9 +49,6 @@ func w1Reference(v string) string {
 	return "cring-write"
 }
 
-// w3Reference is W3's C reference: the ping-pong of cring-pingpong.
-func w3Reference(string) string { return "cring-pingpong" }
-
 func (w *workload) unit() string {
 	if w.kind == kindLatency {
 		return unitNs
@@ -65,49 +56,41 @@ func (w *workload) unit() string {
 	return unitMmsgs
 }
 
-// variant is one way of running a workload. run performs one repetition of
-// cfg.n messages (or round trips), from the start barrier to the consumer's
-// last message, and returns the elapsed time; a latency variant also fills
-// cfg.lat[:cfg.n] with one round trip time (ns) per entry. A payload
-// mismatch is an error wrapping errPayload.
+// variant is one way of running a workload.
 type variant struct {
 	name string
 	run  runFunc
-	// goroutines: the variant blocks (Go channels, sockets) rather than
-	// spins, and runs as plain goroutines whatever -lock and -pin say: a
-	// goroutine locked to its thread that blocks turns every wake-up into a
-	// futex hand-off between OS threads (docs/benchmarks.md).
+	// goroutines: the variant blocks (channels, sockets) and runs as plain
+	// goroutines whatever -lock and -pin say: a locked thread that blocks
+	// makes every wake-up a futex hand-off between threads.
 	goroutines bool
-	// extra variants run only when named in -variants, to compare a design
-	// choice in the same run (docs/benchmarks.md, "Extra variants").
-	extra bool
-	// allocates: the variant allocates per message in code that is not
-	// duty's (the NATS client and server); TestZeroAllocsPerMessage skips it.
-	allocates bool
+	extra      bool // runs only when named in -variants
+	allocates  bool // per message, outside duty: TestZeroAllocsPerMessage skips it
 }
 
-// runFunc is a variant's repetition. The functions that make one (a
-// factory taking the variant's parameters and returning a closure) are
-// marked go:noinline: inlined into the table, their closures would be
-// compiled without inlining the calls in their own bodies
-// (golang/go#81380), putting calls to putPayload, seqFor, a message's
-// Payload and the like in the loops the figures time.
+// runFunc performs one repetition of cfg.n messages (or round trips), from
+// the start barrier to the last message, and returns the elapsed time; a
+// latency variant also fills cfg.lat[:cfg.n] with one round trip (ns) per
+// entry. A payload mismatch is an error wrapping errPayload.
+//
+// The factories that make one from a variant's parameters are never
+// inlined (a go:noinline directive): inlined into the table, their
+// closures would be compiled without inlining the calls in their own
+// bodies (golang/go#81380), putting calls to putPayload, seqFor and the
+// like in the timed loops.
 type runFunc func(cfg *runConfig) (time.Duration, error)
 
-// runConfig is what a variant needs for one repetition.
 type runConfig struct {
 	n       int
 	place   placement
 	lat     []int64       // latency workloads: at least n entries, preallocated
 	timeout time.Duration // hang guard for one repetition
 	// corruptAt, if >= 0, makes producer 0 send a wrong sequence number in
-	// its message number corruptAt: the checker must fail the run. Tests
-	// only.
+	// its message corruptAt (tests: the checker must fail the run).
 	corruptAt int
 }
 
-// corruptFor returns the corruptAt of producer id: only producer 0's
-// messages are ever corrupted.
+// corruptFor returns producer id's corruptAt: only producer 0's.
 func (cfg *runConfig) corruptFor(id int) int {
 	if id != 0 {
 		return -1
@@ -115,16 +98,13 @@ func (cfg *runConfig) corruptFor(id int) int {
 	return cfg.corruptAt
 }
 
-// Shorthands for the table: a standard variant, an extra one, and one of
-// either kind that runs as plain goroutines.
 func std(name string, run runFunc) variant   { return variant{name: name, run: run} }
 func extra(name string, run runFunc) variant { return variant{name: name, run: run, extra: true} }
 func blocking(v variant) variant             { v.goroutines = true; return v }
 
-// registry lists the workloads, in the order they run by default, and every
-// variant of each: the one table of names (docs/workloads.md, "Variant
-// names", keeps them fixed). The variants built only with a tag come from
-// cringVariants, zmq4Variants and protoactorVariants, empty without it.
+// registry lists the workloads in the order they run by default, and
+// every variant of each (docs/workloads.md, "Variant names"); those of a
+// build tag come from cringVariants, zmq4Variants and protoactorVariants.
 var registry = newRegistry()
 
 func newRegistry() []*workload {
@@ -154,25 +134,25 @@ func newRegistry() []*workload {
 			extra("mailbox-spin", mbSides(true, true, busy)),
 			extra("manytoone-write-backoff", ringWrite(manyToOne, backoff)),
 			extra("mailbox-backoff", mbSides(true, true, backoff)),
-			extra("onetoone-write-noprefetch", noPrefetch(ringWrite(oneToOne, nil))),
-			extra("batch16-onetoone-noprefetch", noPrefetch(batch16(oneToOne, false, false))),
-			extra("batch16-noprefetch", noPrefetch(batch16(manyToOne, false, false))),
-			extra("manytoone-write-noprefetch", noPrefetch(ringWrite(manyToOne, nil))),
-			extra("manytoone-write-nodemote", noDemote(ringWrite(manyToOne, nil))),
-			extra("mailbox-nodemote", noDemote(mbSides(true, true, nil))),
+			extra("onetoone-write-noprefetch", without(&prefetch.Disabled, ringWrite(oneToOne, nil))),
+			extra("batch16-onetoone-noprefetch", without(&prefetch.Disabled, batch16(oneToOne, false, false))),
+			extra("batch16-noprefetch", without(&prefetch.Disabled, batch16(manyToOne, false, false))),
+			extra("manytoone-write-noprefetch", without(&prefetch.Disabled, ringWrite(manyToOne, nil))),
+			extra("manytoone-write-nodemote", without(&prefetch.NoDemote, ringWrite(manyToOne, nil))),
+			extra("mailbox-nodemote", without(&prefetch.NoDemote, mbSides(true, true, nil))),
 			extra("batch16-demote", batch16(manyToOne, false, true)),
-			extra("queue-onetoone", queueStream(queueOneToOne)),
-			extra("queue-manytoone", queueStream(queueManyToOne)),
-			extra("queue-manytomany", queueStream(queueManyToMany)),
+			extra("queue-onetoone", queueStream(queue.NewOneToOne[[payloadLen]byte])),
+			extra("queue-manytoone", queueStream(queue.NewManyToOne[[payloadLen]byte])),
+			extra("queue-manytomany", queueStream(queue.NewManyToMany[[payloadLen]byte])),
 			extra("mailbox-send-read", mbSides(true, false, nil)),
 			extra("mailbox-write-drain", mbSides(false, true, nil)),
 		}},
 		{name: "w2", kind: kindThroughput, defaultN: 20_000_000, defaultReps: 10, unpinned: true, variants: []variant{
 			blocking(std("chan", chanStream(2))),
-			std("manytoone-spin", twoProducers(false)),
-			std("manytoone-yield", twoProducers(true)),
+			std("manytoone-spin", ringStream(manyToOne, 2, nil, true, writes(nil))),
+			std("manytoone-yield", ringStream(manyToOne, 2, nil, true, writes(runtime.Gosched))),
 		}},
-		{name: "w3", kind: kindLatency, defaultN: 1_000_000, defaultReps: 7, reference: w3Reference, variants: []variant{
+		{name: "w3", kind: kindLatency, defaultN: 1_000_000, defaultReps: 7, reference: func(string) string { return "cring-pingpong" }, variants: []variant{
 			blocking(std("chan", chanPingPong)),
 			std("onetoone", oneToOnePingPong(true)),
 			std("onetoone-runner", runnerPingPong(true, idle.BusySpin)),
@@ -181,10 +161,10 @@ func newRegistry() []*workload {
 			extra("onetoone-runner-notiming", runnerPingPong(false, idle.BusySpin)),
 			extra("onetoone-runner-noop", runnerPingPong(true, idle.NoOp)),
 			extra("onetoone-readpoll", oneToOnePingPong(false)),
-			extra("onetoone-noprefetch", noPrefetch(oneToOnePingPong(true))),
+			extra("onetoone-noprefetch", without(&prefetch.Disabled, oneToOnePingPong(true))),
 			extra("floor", floorPingPong(false)),
 			extra("floor-zeronext", floorPingPong(true)),
-			extra("mailbox-actors-nodemote", noDemote(mailboxActors)),
+			extra("mailbox-actors-nodemote", without(&prefetch.NoDemote, mailboxActors)),
 		}},
 		{name: "w4t", kind: kindThroughput, defaultN: 20_000_000, defaultReps: 10, variants: []variant{
 			blocking(std("unixsocket", socketStream)),
@@ -205,11 +185,11 @@ func newRegistry() []*workload {
 			extra("ring-72", journalLatencyRing(64)), // a 72-byte record, as the journal's
 		}},
 		{name: "wn", kind: kindThroughput, defaultN: 1_000_000, defaultReps: 5, variants: []variant{
-			natsVariant("nats", natsNaive),
-			natsVariant("bridge", natsBridge),
+			natsVariant("nats", natsNaive(false)),
+			natsVariant("bridge", natsBridge(natsDstCapacity)),
 		}},
 		{name: "wnl", kind: kindLatency, defaultN: 20_000, defaultReps: 5, variants: []variant{
-			natsVariant("nats", natsNaiveLatency),
+			natsVariant("nats", natsNaive(true)),
 			natsVariant("bridge", natsBridgeLatency(true)),
 			natsVariant("bridge-runner", natsBridgeLatency(false)),
 		}},
@@ -255,8 +235,7 @@ var (
 )
 
 // selectWorkloads parses a comma-separated list of workload names ("" or
-// "all" selects every registered workload) and returns them in the order
-// given, without duplicates.
+// "all": every one) and returns them in that order, without duplicates.
 func selectWorkloads(list string) ([]*workload, error) {
 	list = strings.TrimSpace(list)
 	if list == "" || list == "all" {
@@ -297,7 +276,6 @@ func knownWorkloads() string {
 	return strings.Join(names, ",")
 }
 
-// extraNames lists the extra variants of every workload, for -help.
 func extraNames() string {
 	var names []string
 	for _, w := range registry {
@@ -310,9 +288,8 @@ func extraNames() string {
 	return strings.Join(names, ", ")
 }
 
-// selectVariants returns w's variants named in filter, or with no filter
-// all but the extra ones, in the workload's order; with limit, also the C
-// references of those selected, where built.
+// selectVariants returns w's variants named in filter (no filter: the
+// standard ones), in w's order; with limit, also their C references.
 func selectVariants(w *workload, filter map[string]bool, limit bool) []variant {
 	refs := map[string]bool{}
 	for _, v := range w.variants {

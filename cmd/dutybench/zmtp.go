@@ -13,36 +13,19 @@ import (
 	"github.com/dutyrt/duty/zmtp"
 )
 
-// WZ and WZL: messages over loopback TCP, both ends in this process
-// (docs/workloads.md, "WZ and WZL: ZMTP over TCP"). WZ times n messages
-// of the standard 32-byte payload from a producer goroutine to a consumer
-// goroutine that checks every one (exactly once, in order); WZL times n
-// round trips of one such message. The baseline is the floor: a plain
-// net.Conn carrying each message behind a 4-byte big-endian length,
-// through 64 KiB bufio buffers for WZ and with one write and one read per
-// message for WZL. The variant zmtp is duty's zmtp package (PUSH to PULL;
-// for WZL two DEALER sockets, one connection carrying both directions as
-// the floor's does); its WZ consumer takes what has arrived with Drain
-// (one lock per batch) and waits with Recv when nothing has, the extra
-// zmtp-recv with Recv alone. The extra WZL zmtp-pushpull is a PUSH/PULL
-// pair each way. Built with -tags zmq4, both workloads also run
-// go-zeromq/zmq4 at both ends (zmtp_zmq4.go). Every variant runs as plain
-// goroutines: the sockets' own goroutines block on the network.
+// WZ and WZL (docs/workloads.md): loopback TCP, both ends in this process,
+// plain goroutines (the sockets' own goroutines block on the network).
 
-// wzHWM is the high-water mark of the zmtp sockets: deep enough that the
-// producer rarely waits for room.
-const wzHWM = 10_000
-
-// transport is one end of a WZ/WZL connection: send sends one payload,
-// recv receives what has arrived (at least one message) and checks it
-// with c, returning how many it took.
+// transport is one end of a connection: send sends one payload, recv
+// receives what has arrived (at least one message), checks it with c and
+// returns how many it took.
 type transport struct {
 	send func(p []byte) error
 	recv func(c *checker) (int, error)
 }
 
-// transportStream times WZ over a and b (a sends, b receives); closers are
-// closed on a failure, so that the other side does not block.
+// transportStream times WZ: a sends, b receives; closers are closed on a
+// failure, so that the other side does not block.
 func transportStream(cfg *runConfig, a, b transport, flush func() error, closers ...io.Closer) (time.Duration, error) {
 	t := newTeam(placement{}, closers...)
 	c := newChecker(1)
@@ -81,8 +64,6 @@ func transportPingPong(cfg *runConfig, a transport, echo func(c *checker) error,
 	})
 }
 
-// tcpPair returns the two ends of a loopback TCP connection and the
-// function that closes them.
 func tcpPair() (ends [2]net.Conn, close func(), err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -101,8 +82,8 @@ func tcpPair() (ends [2]net.Conn, close func(), err error) {
 	return [2]net.Conn{a, b}, func() { a.Close(); b.Close() }, nil
 }
 
-// framed is the floor's transport over w and r: each message behind its
-// 4-byte big-endian length.
+// framed is length-prefix's transport: each message behind its 4-byte
+// big-endian length.
 //
 //go:noinline // makes a variant's closures: see runFunc
 func framed(w io.Writer, r io.Reader) transport {
@@ -124,7 +105,6 @@ func framed(w io.Writer, r io.Reader) transport {
 	}
 }
 
-// lengthPrefixStream is WZ's length-prefix.
 func lengthPrefixStream(cfg *runConfig) (time.Duration, error) {
 	return using(tcpPair, func(c [2]net.Conn) (time.Duration, error) {
 		w := bufio.NewWriterSize(c[0], 64<<10)
@@ -132,7 +112,6 @@ func lengthPrefixStream(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// lengthPrefixPingPong is WZL's length-prefix.
 func lengthPrefixPingPong(cfg *runConfig) (time.Duration, error) {
 	return using(tcpPair, func(conn [2]net.Conn) (time.Duration, error) {
 		a, b := conn[0], conn[1]
@@ -148,7 +127,6 @@ func lengthPrefixPingPong(cfg *runConfig) (time.Duration, error) {
 	})
 }
 
-// checkFramed checks a length-prefixed record of the floor.
 func checkFramed(c *checker, rec []byte) {
 	if size := binary.BigEndian.Uint32(rec[:4]); size != payloadLen {
 		c.mismatch(fmt.Sprintf("message %d: a frame of %d bytes, want %d", c.received+1, size, payloadLen))
@@ -158,14 +136,11 @@ func checkFramed(c *checker, rec []byte) {
 	c.check(msgTypeID, rec[4:])
 }
 
-// wzLog discards the sockets' connection events.
-var wzLog = slog.New(slog.DiscardHandler)
-
 // zmtpConnected returns a socket of type connect connected to a new one of
-// type bind, with a message through (both ways when back): the connection
-// is up.
+// type bind, with a message through (both ways when back). The high-water
+// mark is deep enough that the producer rarely waits for room.
 func zmtpConnected(connect, bind zmtp.Type, back bool) (c, b *zmtp.Socket, err error) {
-	opt := zmtp.Options{HWM: wzHWM, Logger: wzLog}
+	opt := zmtp.Options{HWM: 10_000, Logger: slog.New(slog.DiscardHandler)}
 	if b, err = zmtp.NewSocket(bind, opt); err != nil {
 		return nil, nil, err
 	}
@@ -173,11 +148,7 @@ func zmtpConnected(connect, bind zmtp.Type, back bool) (c, b *zmtp.Socket, err e
 		b.Close()
 		return nil, nil, err
 	}
-	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) {
-		c.Close()
-		b.Close()
-		return nil, nil, err
-	}
+	fail := func(err error) (*zmtp.Socket, *zmtp.Socket, error) { c.Close(); b.Close(); return nil, nil, err }
 	ep, err := b.Bind("tcp://127.0.0.1:0")
 	if err != nil {
 		return fail(err)
@@ -203,7 +174,7 @@ func zmtpConnected(connect, bind zmtp.Type, back bool) (c, b *zmtp.Socket, err e
 	return c, b, nil
 }
 
-// checkParts checks a received message's parts: one, the payload.
+// checkParts checks a message's parts: one, the payload.
 func checkParts(c *checker, parts [][]byte) {
 	if len(parts) != 1 {
 		c.mismatch(fmt.Sprintf("message %d: %d parts, want 1", c.received+1, len(parts)))
@@ -213,16 +184,15 @@ func checkParts(c *checker, parts [][]byte) {
 	c.check(msgTypeID, parts[0])
 }
 
-// zmtpEnd is the transport of a zmtp socket sending on push and receiving
-// on pull (the same socket for a DEALER); with drain, recv takes what has
-// arrived with Drain (up to what is left of n) before waiting with Recv.
+// zmtpEnd is the transport of push and pull (one socket for a DEALER);
+// with drain, recv takes what has arrived with Drain (up to what is left
+// of n) before waiting with Recv. SendContext waits for room, as the
+// floor's writer does.
 //
 //go:noinline // makes a variant's closures: see runFunc
 func zmtpEnd(push, pull *zmtp.Socket, m *zmtp.Message, drain bool, n int) transport {
 	ctx := context.Background()
 	return transport{
-		// SendContext waits for room at the high-water mark, as the floor's
-		// writer waits in write.
 		send: func(p []byte) error { return push.SendContext(ctx, p) },
 		recv: func(c *checker) (int, error) {
 			if drain {

@@ -3,10 +3,7 @@
 package main
 
 // WZ and WZL with go-zeromq/zmq4 at both ends (a PUSH to a PULL; for WZL
-// a pair each way), the independent pure-Go implementation of ZMTP that
-// duty's zmtp package is compared with. Built only with -tags zmq4: zmq4
-// is a dependency of tests, and the default build of dutybench does not
-// link it.
+// a pair each way); only with -tags zmq4.
 
 import (
 	"context"
@@ -18,7 +15,6 @@ import (
 	"github.com/go-zeromq/zmq4"
 )
 
-// zmq4Variants are the zmq4 variants of workload w.
 func zmq4Variants(w string) []variant {
 	switch w {
 	case "wz":
@@ -29,7 +25,7 @@ func zmq4Variants(w string) []variant {
 	return nil
 }
 
-// zmq4Push returns a PUSH socket connected to a new PULL socket, with one
+// zmq4Push returns a PUSH socket connected to a new PULL socket, with a
 // message through.
 func zmq4Push() (push, pull zmq4.Socket, err error) {
 	ctx := context.Background()
@@ -54,8 +50,6 @@ func zmq4Push() (push, pull zmq4.Socket, err error) {
 	return push, pull, nil
 }
 
-// zmq4Recv receives one message from pull and checks it: one frame, the
-// payload.
 func zmq4Recv(pull zmq4.Socket, c *checker) (zmq4.Msg, error) {
 	m, err := pull.Recv()
 	if err != nil {
@@ -65,7 +59,7 @@ func zmq4Recv(pull zmq4.Socket, c *checker) (zmq4.Msg, error) {
 	return m, nil
 }
 
-// zmq4End is the transport of a zmq4 PUSH and PULL. zmq4's Send keeps the
+// zmq4End is the transport of a PUSH and a PULL. zmq4's Send keeps the
 // slice until written: a copy each.
 func zmq4End(push, pull zmq4.Socket) transport {
 	return transport{
@@ -75,17 +69,14 @@ func zmq4End(push, pull zmq4.Socket) transport {
 }
 
 // settle waits, up to a second, until the goroutines are back to before:
-// zmq4's sockets end theirs after Close returns, and those must not run
-// into the next variant's repetition.
+// zmq4's sockets end theirs after Close returns.
 func settle(before int) {
 	for deadline := time.Now().Add(time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// zmq4Pairs returns k PUSH sockets, each connected to a new PULL socket,
-// and the function that closes them all and waits for zmq4's goroutines
-// to end.
+// zmq4Pairs opens k connected PUSH/PULL pairs for using.
 func zmq4Pairs(k int) func() ([][2]zmq4.Socket, func(), error) {
 	return func() ([][2]zmq4.Socket, func(), error) {
 		before := runtime.NumGoroutine()
