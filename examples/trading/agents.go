@@ -263,7 +263,7 @@ type feedAgent struct {
 	stop    atomic.Bool   // controller → feed: generate no more
 	stopped *atomic.Int64 // 1 once stopped with nothing pending
 	quotes  *atomic.Int64 // published: generated
-	md      *mdAgent      // -md: quotes from md.in instead of gen
+	market  *mdAgent      // -md: quotes from md.in instead of gen
 }
 
 const feedBatch = 64
@@ -291,7 +291,7 @@ func (f *feedAgent) NextDeadline() time.Time {
 	switch {
 	case f.out.pending, f.rate == 0 && !f.stop.Load():
 		return time.Now()
-	case f.stop.Load(), f.md != nil:
+	case f.stop.Load(), f.market != nil:
 		return time.Time{}
 	}
 	due := f.start + int64(float64(f.made+1)/f.rate)
@@ -303,22 +303,22 @@ func (f *feedAgent) resend() bool { return !f.out.pending || f.out.send() }
 
 // Mailboxes is what "-idle wake" sleeps on: md.in with -md.
 func (f *feedAgent) Mailboxes() []*mailbox.Mailbox {
-	if f.md == nil {
+	if f.market == nil {
 		return nil
 	}
-	return []*mailbox.Mailbox{f.md.in.mb}
+	return []*mailbox.Mailbox{f.market.in.mb}
 }
 
 func (f *feedAgent) DoWork() (int, error) {
 	if !f.resend() {
 		return 0, nil
 	}
-	if f.stop.Load() && (f.md == nil || f.md.stopping()) {
+	if f.stop.Load() && (f.market == nil || f.market.stopping()) {
 		counters.SetWord(f.stopped, 1)
 		return 0, nil
 	}
-	if f.md != nil {
-		return f.md.work()
+	if f.market != nil {
+		return f.market.work()
 	}
 	n := int64(feedBatch)
 	if f.rate > 0 {

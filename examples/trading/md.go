@@ -196,7 +196,7 @@ func (m *mdSource) module() fx.Option {
 		a := &mdAgent{f: f, src: m}
 		var err error
 		a.in, err = newInboxOf(drain(m.in, on(msg.Quotes, a.onQuote), on(mdfeed.Ends, a.onEnd)), &f.out)
-		f.md, m.agent = a, a
+		f.market, m.agent = a, a
 		return f, err
 	})
 }
