@@ -14,6 +14,18 @@ import (
 	"github.com/dutyrt/duty/ringbuf"
 )
 
+// validMailboxHeader is a mailbox header slot as CreateMailbox writes it,
+// for a largest message of maxMessage bytes.
+func validMailboxHeader(maxMessage uint64) []byte {
+	h := make([]byte, spareSlotLength)
+	binary.LittleEndian.PutUint32(h[mailboxVersionOffset:], uint32(mailboxLayoutVersion))
+	binary.LittleEndian.PutUint64(h[mailboxMaxMessageSizeOffset:], maxMessage)
+	binary.LittleEndian.PutUint64(h[mailboxMaxPartsOffset:], 1024)
+	binary.LittleEndian.PutUint64(h[mailboxConsumerTimeoutOffset:], 10000)
+	binary.LittleEndian.PutUint64(h[mailboxUnblockTimeoutOffset:], 5000)
+	return h
+}
+
 // FuzzMailboxHeader overwrites a mailbox file's header slot, the start of
 // the mailbox's shared words (its state word and statistics) and the
 // consumer heartbeat with fuzzed bytes (as a faulty or hostile process
@@ -21,12 +33,7 @@ import (
 // typed error, or a mailbox whose sends and whose owner's drain still
 // return typed outcomes; it never panics or hangs.
 func FuzzMailboxHeader(f *testing.F) {
-	valid := make([]byte, spareSlotLength)
-	binary.LittleEndian.PutUint32(valid[mailboxVersionOffset:], uint32(mailboxLayoutVersion))
-	binary.LittleEndian.PutUint64(valid[mailboxMaxMessageSizeOffset:], 32608)
-	binary.LittleEndian.PutUint64(valid[mailboxMaxPartsOffset:], 1024)
-	binary.LittleEndian.PutUint64(valid[mailboxConsumerTimeoutOffset:], 10000)
-	binary.LittleEndian.PutUint64(valid[mailboxUnblockTimeoutOffset:], 5000)
+	valid := validMailboxHeader(32608)
 	state := func(v int64) []byte {
 		b := make([]byte, 8)
 		binary.LittleEndian.PutUint64(b, uint64(v))
@@ -86,12 +93,7 @@ func FuzzMailboxHeader(f *testing.F) {
 // returns a typed error, or an account whose stranded messages fit in the
 // ring (a record takes at least 8 bytes); it never panics or hangs.
 func FuzzInspectMailbox(f *testing.F) {
-	valid := make([]byte, spareSlotLength)
-	binary.LittleEndian.PutUint32(valid[mailboxVersionOffset:], uint32(mailboxLayoutVersion))
-	binary.LittleEndian.PutUint64(valid[mailboxMaxMessageSizeOffset:], 4064)
-	binary.LittleEndian.PutUint64(valid[mailboxMaxPartsOffset:], 1024)
-	binary.LittleEndian.PutUint64(valid[mailboxConsumerTimeoutOffset:], 10000)
-	binary.LittleEndian.PutUint64(valid[mailboxUnblockTimeoutOffset:], 5000)
+	valid := validMailboxHeader(4064)
 	dead := make([]byte, 8)
 	binary.LittleEndian.PutUint64(dead, 4) // consumer dead
 	f.Add(valid, dead, int64(0), int64(64), []byte{})
