@@ -8,20 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// failSync makes the next n syncs of segment data fail with EIO.
-func failSync(t *testing.T, n int) {
-	t.Helper()
-	orig := journalfile.SyncData
-	t.Cleanup(func() { journalfile.SyncData = orig })
-	journalfile.SyncData = func(b []byte, from, to int64) error {
-		if n > 0 {
-			n--
-			return syscall.EIO
-		}
-		return orig(b, from, to)
-	}
-}
-
 // Under FlushEveryCommit a failed msync after the record is published is
 // ErrNotDurable: the record is committed (readers see it, its sequence is
 // used, it survives a reopen), the error says so and where, and a caller
@@ -31,7 +17,7 @@ func TestFailedSyncIsCommittedNotDurable(t *testing.T) {
 	j := openT(t, dir, Options{Flush: FlushEveryCommit})
 	_, _, err := j.Append(1, 7, []byte("first"))
 	require.NoError(t, err)
-	failSync(t, 1)
+	t.Cleanup(journalfile.FailSyncs(1, syscall.EIO))
 	pos, seq, err := j.Append(1, 7, []byte("second"))
 	require.ErrorIs(t, err, ErrNotDurable)
 	require.ErrorIs(t, err, syscall.EIO)

@@ -27,3 +27,18 @@ var SyncData = func(b []byte, from, to int64) error {
 	}
 	return nil
 }
+
+// FailSyncs makes the next n calls of SyncData fail with err, for tests of
+// what a failed msync gives, and returns the function that puts SyncData
+// back (for t.Cleanup). Not safe while a journal syncs concurrently.
+func FailSyncs(n int, err error) (restore func()) {
+	orig := SyncData
+	SyncData = func(b []byte, from, to int64) error {
+		if n > 0 {
+			n--
+			return err
+		}
+		return orig(b, from, to)
+	}
+	return func() { SyncData = orig }
+}

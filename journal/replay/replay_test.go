@@ -304,7 +304,7 @@ func TestRecorderDoesNotRecordTwiceAfterAFailedSync(t *testing.T) {
 	for i := range 5 {
 		require.NoError(t, sendInt(in, uint64(i)))
 	}
-	failSync(t, 1)
+	t.Cleanup(journalfile.FailSyncs(1, syscall.EIO))
 	_, err = rec.DoWork()
 	require.ErrorIs(t, err, journal.ErrNotDurable)
 	for range 3 {
@@ -325,20 +325,6 @@ func TestRecorderDoesNotRecordTwiceAfterAFailedSync(t *testing.T) {
 		got = append(got, binary.LittleEndian.Uint64(r.Body))
 	}
 	require.Equal(t, []uint64{0, 1, 2, 3, 4}, got, "each message recorded once")
-}
-
-// failSync makes the next n syncs of segment data fail with EIO.
-func failSync(t *testing.T, n int) {
-	t.Helper()
-	orig := journalfile.SyncData
-	t.Cleanup(func() { journalfile.SyncData = orig })
-	journalfile.SyncData = func(b []byte, from, to int64) error {
-		if n > 0 {
-			n--
-			return syscall.EIO
-		}
-		return orig(b, from, to)
-	}
 }
 
 func testDir(t testing.TB) string {
