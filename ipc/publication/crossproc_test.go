@@ -418,14 +418,7 @@ func pollAll(t *testing.T, s *Subscription, want int) {
 // fresh. The hang guard would end the wait an hour early otherwise.
 func TestCrossProcessPublisherKilledKnownAtOnce(t *testing.T) {
 	const count = 500
-	dir := testDir(t)
-	pub := startChild(t, "pub-hold", append(dirNameEnv(dir, "pub"), "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
-	require.Equal(t, "created", pub.Line(t), "stderr: %s", pub.Stderr)
-	s, err := OpenSubscription(ctxT(t), dir+"/pub")
-	require.NoError(t, err)
-	defer s.Close()
-	pollAll(t, s, count)
-	require.Equal(t, "published "+strconv.Itoa(count), pub.Line(t))
+	pub, s := heldPublisher(t, count)
 
 	pub.Kill(t)
 	deadline := time.Now().Add(20 * time.Second) // hang guard only
@@ -445,20 +438,29 @@ func TestCrossProcessPublisherKilledKnownAtOnce(t *testing.T) {
 	require.NotEqual(t, int64(-1), hb, "the publisher never closed its file")
 }
 
+// heldPublisher starts a child that publishes count messages and then
+// holds its publication open, and returns it with a subscription that has
+// read all count.
+func heldPublisher(t *testing.T, count int) (*proc, *Subscription) {
+	t.Helper()
+	dir := testDir(t)
+	pub := startChild(t, "pub-hold", append(dirNameEnv(dir, "pub"), "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
+	require.Equal(t, "created", pub.Line(t), "stderr: %s", pub.Stderr)
+	s, err := OpenSubscription(ctxT(t), dir+"/pub")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	pollAll(t, s, count)
+	require.Equal(t, "published "+strconv.Itoa(count), pub.Line(t))
+	return pub, s
+}
+
 // TestCrossProcessPublisherStoppedIsNotDead: a SIGSTOPped publisher is
 // hung, not dead: it holds its file's lock and its process exists, so
 // idle polls across many probe intervals never report it dead; once it
 // resumes and is then killed, it is.
 func TestCrossProcessPublisherStoppedIsNotDead(t *testing.T) {
 	const count = 10
-	dir := testDir(t)
-	pub := startChild(t, "pub-hold", append(dirNameEnv(dir, "pub"), "DUTY_IPC_COUNT="+strconv.Itoa(count))...)
-	require.Equal(t, "created", pub.Line(t), "stderr: %s", pub.Stderr)
-	s, err := OpenSubscription(ctxT(t), dir+"/pub")
-	require.NoError(t, err)
-	defer s.Close()
-	pollAll(t, s, count)
-	require.Equal(t, "published "+strconv.Itoa(count), pub.Line(t))
+	pub, s := heldPublisher(t, count)
 
 	require.NoError(t, pub.Cmd.Process.Signal(syscall.SIGSTOP))
 	defer func() { _ = pub.Cmd.Process.Signal(syscall.SIGCONT) }()
