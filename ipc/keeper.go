@@ -74,8 +74,6 @@ func (k *Keeper) Remove(f *File) {
 	}
 }
 
-// kept returns the number of files kept (tests).
-func (k *Keeper) kept() int { return len(*k.files.Load()) }
 
 // RoleName returns the keeper's role.
 func (k *Keeper) RoleName() string { return k.role }
