@@ -74,7 +74,6 @@ func (k *Keeper) Remove(f *File) {
 	}
 }
 
-
 // RoleName returns the keeper's role.
 func (k *Keeper) RoleName() string { return k.role }
 
