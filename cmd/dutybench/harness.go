@@ -108,8 +108,9 @@ func (t *team) fail(err error) {
 	}
 }
 
-// run sleeps 20 ms, releases the team and returns the time from the
-// release to finish.
+// run waits for every goroutine of the team to be ready, gives their
+// threads a moment to settle (pinned, at the barrier), then releases them
+// and returns the time from the release to finish.
 func (t *team) run(timeout time.Duration) (time.Duration, error) {
 	t.ready.Wait()
 	time.Sleep(20 * time.Millisecond)

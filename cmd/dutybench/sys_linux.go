@@ -40,8 +40,9 @@ func socketpairCloexec() ([2]int, error) {
 // that its sleeps end close to when they are due (runner.WithTimerSlack).
 func lowTimerSlack() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0) }
 
-// sleepFor sleeps the calling thread with nanosleep(2): time.Sleep wakes a
-// goroutine up to a millisecond late on an idle process.
+// sleepFor sleeps the calling thread with nanosleep(2): time.Sleep's
+// wake-up goes through the Go scheduler's timers, which on an otherwise
+// idle process are checked late.
 func sleepFor(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))
 	_ = unix.Nanosleep(&ts, nil)
