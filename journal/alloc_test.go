@@ -26,7 +26,7 @@ func TestAppendAndReadDoNotAllocate(t *testing.T) {
 		if err != nil {
 			panic(err)
 		}
-		c.Body[0] = 1
+		c.Body()[0] = 1
 		if err := j.Commit(); err != nil {
 			panic(err)
 		}
@@ -39,7 +39,7 @@ func TestAppendAndReadDoNotAllocate(t *testing.T) {
 		if err != nil {
 			panic(err)
 		}
-		c.Body[0] = 1
+		c.Body()[0] = 1
 		if err := j.Commit(); err != nil {
 			panic(err)
 		}

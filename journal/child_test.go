@@ -75,7 +75,7 @@ func childWriter() error {
 		if err != nil {
 			return err
 		}
-		testBody(c.Body, stream, seq)
+		testBody(c.Body(), stream, seq)
 		if err := j.Commit(); err != nil {
 			return err
 		}
@@ -98,8 +98,8 @@ func childTear() error {
 	if err != nil {
 		return err
 	}
-	for i := range c.Body {
-		c.Body[i] = 0xAA
+	for i := range c.Body() {
+		c.Body()[i] = 0xAA
 	}
 	fmt.Printf("claimed %d\n", c.Position)
 	time.Sleep(time.Hour)

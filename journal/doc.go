@@ -13,7 +13,7 @@
 //
 //	j, err := journal.Open(dir, journal.Options{Flush: journal.FlushPeriodic})
 //	c, err := j.Claim(streamID, typeID, n) // a slot of n body bytes in the mapping
-//	encode(c.Body)                          // fill it in place: zero copy
+//	encode(c.Body())                          // fill it in place: zero copy
 //	err = j.Commit()                        // CRC, then the length word (release)
 //	f, err := runner.New(j.Flusher())       // an agent: flush policy, next segment, pre-faulting,
 //	f.Start()                               // indexes, retention, on a thread of its own

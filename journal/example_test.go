@@ -29,7 +29,7 @@ func Example() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		copy(c.Body, text) // in place, in the mapping
+		copy(c.Body(), text) // in place, in the mapping
 		if err := j.Commit(); err != nil {
 			log.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func Example_flusher() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	copy(c.Body, "buy 10")
+	copy(c.Body(), "buy 10")
 	if err := j.Commit(); err != nil {
 		log.Fatal(err)
 	}

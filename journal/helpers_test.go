@@ -91,7 +91,7 @@ func appendN(t testing.TB, j *Journal, stream uint32, n int) {
 		if c.Sequence != seq {
 			must(fmt.Errorf("claim sequence %d, want %d", c.Sequence, seq))
 		}
-		testBody(c.Body, stream, seq)
+		testBody(c.Body(), stream, seq)
 		must(j.Commit())
 	}
 }

@@ -58,7 +58,7 @@ func TestClaimErrors(t *testing.T) {
 	require.NoError(t, err, "the largest body fits in an empty segment")
 	_, err = j.Claim(1, 1, 8)
 	require.ErrorIs(t, err, ErrClaim)
-	copy(c.Body, "aborted")
+	copy(c.Body(), "aborted")
 	require.NoError(t, j.Abort())
 	_, _, err = j.Append(1, 2, []byte("kept"))
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestRecordCRCFollowsTypeAndFlags(t *testing.T) {
 		case 2:
 			c, cerr := j.Claim(stream, typeID, len(body))
 			require.NoError(t, cerr)
-			copy(c.Body, body)
+			copy(c.Body(), body)
 			err = j.Commit()
 		}
 		require.NoError(t, err)

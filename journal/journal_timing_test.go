@@ -34,7 +34,7 @@ func BenchmarkAppend(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				copy(c.Body, body)
+				copy(c.Body(), body)
 				if err := j.Commit(); err != nil {
 					b.Fatal(err)
 				}
@@ -184,7 +184,7 @@ func BenchmarkAppendToTailer(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		binary.LittleEndian.PutUint64(c.Body, uint64(time.Now().UnixNano()))
+		binary.LittleEndian.PutUint64(c.Body(), uint64(time.Now().UnixNano()))
 		if err := j.Commit(); err != nil {
 			b.Fatal(err)
 		}

@@ -72,7 +72,7 @@ func (s *Stream) appendParts(typeID int32, parts [][]byte, timestamp int64) (pos
 	}
 	le := binary.LittleEndian
 	j.claim.flags = journalfile.RecordParts // the header's, written by Commit
-	b := c.Body
+	b := c.Body()
 	le.PutUint32(b, uint32(len(parts)))
 	for i, p := range parts {
 		le.PutUint32(b[4+4*i:], uint32(len(p)))

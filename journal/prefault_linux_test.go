@@ -35,7 +35,7 @@ func TestFlusherPrefaultsAhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Body[0] = 1
+		c.Body()[0] = 1
 		if err := j.Commit(); err != nil {
 			t.Fatal(err)
 		}

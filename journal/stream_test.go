@@ -1,6 +1,9 @@
 package journal
 
 import (
+	"reflect"
+	"unsafe"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,7 +27,7 @@ func TestStreamHandle(t *testing.T) {
 	c, err := s.ClaimAt(2, 3, 1234)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), c.Sequence)
-	copy(c.Body, "bcd")
+	copy(c.Body(), "bcd")
 	require.NoError(t, j.Commit())
 	_, seq, err := s.Append(3, []byte("e"))
 	require.NoError(t, err)
@@ -65,4 +68,13 @@ func TestStreamHandle(t *testing.T) {
 	r := openT(t, dir, Options{ReadOnly: true})
 	_, err = r.Stream(5)
 	require.ErrorIs(t, err, ErrReadOnly)
+}
+
+// The compiler keeps a result in registers only if it is a struct of at
+// most four fields and four words (its SSA rule): a larger Claim goes
+// through the stack on every record (Claim's doc).
+func TestClaimFitsInRegisters(t *testing.T) {
+	typ := reflect.TypeFor[Claim]()
+	require.LessOrEqual(t, typ.NumField(), 4, "fields of Claim")
+	require.LessOrEqual(t, typ.Size(), 4*unsafe.Sizeof(uintptr(0)), "size of Claim")
 }

@@ -229,8 +229,8 @@ func journalAppends(size int, mode journalMode) runFunc {
 					if err != nil {
 						return err
 					}
-					putPayload(c.Body, seqFor(i, cfg.corruptAt), 0)
-					clear(c.Body[payloadLen:]) // the zeros stored, as the baselines write them
+					putPayload(c.Body(), seqFor(i, cfg.corruptAt), 0)
+					clear(c.Body()[payloadLen:]) // the zeros stored, as the baselines write them
 					if err := j.Commit(); err != nil {
 						return err
 					}
@@ -390,7 +390,7 @@ func journalLatency(cfg *runConfig) (time.Duration, error) {
 			if err != nil {
 				return err
 			}
-			stamp(cl.Body, i, cfg.corruptAt, now)
+			stamp(cl.Body(), i, cfg.corruptAt, now)
 			return j.Commit()
 		}, func(t *team, h ringbuf.Handler) error {
 			for {

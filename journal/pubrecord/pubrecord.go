@@ -90,7 +90,7 @@ func (r *Recorder) onMessage(typeID int32, payload []byte) ringbuf.Action {
 		r.err = err
 		return ringbuf.Abort
 	}
-	copy(c.Body, payload)
+	copy(c.Body(), payload)
 	if err := r.j.Commit(); err != nil {
 		r.err = err
 		if !errors.Is(err, journal.ErrNotDurable) {

@@ -200,7 +200,7 @@ func TestReplayerPaced(t *testing.T) {
 	for i, ts := range []int64{1000, 1000 + 500, 1000 + 2000} {
 		c, err := s.ClaimAt(1, 1, ts)
 		require.NoError(t, err)
-		c.Body[0] = byte(i)
+		c.Body()[0] = byte(i)
 		require.NoError(t, j.Commit())
 	}
 	dst, out := pubAndSub(t, shmDir(t), "dst", 64<<10)
