@@ -69,9 +69,11 @@ func TestFlusherCycleDoesNotAllocate(t *testing.T) {
 		if _, _, err := s.Append(1, body); err != nil {
 			panic(err)
 		}
-		if n, err := f.DoWork(); n != 1 || err != nil {
-			panic(fmt.Sprint("DoWork: ", n, err))
+		if _, err := f.DoWork(); err != nil {
+			panic(fmt.Sprint("DoWork: ", err))
 		}
 	})
 	require.Zero(t, allocs)
+	// The cycles indexed (up to the lag they keep behind the appender).
+	require.GreaterOrEqual(t, j.idx.t.Position(), j.CommittedPosition()-indexLag-int64(len(body))-64)
 }

@@ -139,7 +139,7 @@ func (f *Flusher) DoWork() (int, error) {
 	if j.prefault() {
 		work = 1
 	}
-	n, err := j.idx.index(indexBatch)
+	n, err := j.idx.follow(indexBatch)
 	if err != nil {
 		return work, err
 	}

@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -24,6 +25,7 @@ type indexer struct {
 	t       *Tailer
 	files   *journalfile.IndexFiles
 	rebuilt bool
+	seen    int64 // the committed position follow saw last
 }
 
 // openIndex opens the writer's indexes, checks them against the log and
@@ -60,7 +62,7 @@ func (j *Journal) openIndex(end int64) error {
 		return err
 	}
 	for {
-		n, err := x.index(1 << 16)
+		n, err := x.index(1<<16, math.MaxInt64)
 		if errors.Is(err, journalfile.ErrIndexGap) && !x.rebuilt {
 			if err := rebuild(); err != nil {
 				return err
@@ -149,14 +151,36 @@ func (j *Journal) indexUpTo(max int) (int, error) {
 	if j.closed.Load() {
 		return 0, ErrClosed
 	}
-	return j.idx.index(max)
+	return j.idx.index(max, math.MaxInt64)
 }
 
-func (x *indexer) index(limit int) (int, error) {
+// indexLag is how far behind the committed position follow stays while
+// the writer appends: the indexer reads records' headers, and reading the
+// cache lines the appender is writing would take each from it and make its
+// next store wait for the line to come back.
+const indexLag = 64 << 10
+
+// follow is the Flusher's indexing: at most limit records, staying
+// indexLag behind the committed position while it moves, and to the end
+// once it has not moved since the last call (the writer pauses).
+func (x *indexer) follow(limit int) (int, error) {
+	committed := x.j.committed.Load()
+	bound := committed
+	x.mu.Lock()
+	if committed != x.seen {
+		bound -= indexLag
+	}
+	x.seen = committed
+	x.mu.Unlock()
+	return x.index(limit, bound)
+}
+
+// index indexes at most limit records, those that start before bound.
+func (x *indexer) index(limit int, bound int64) (int, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	n := 0
-	for n < limit {
+	for n < limit && x.t.Position() < bound {
 		r, ok, err := x.t.Next()
 		if errors.Is(err, ErrBehindRetention) {
 			x.t.setPos(x.j.firstPosition()) // retention went past: those entries are moot
@@ -185,7 +209,7 @@ func (x *indexer) index(limit int) (int, error) {
 func (x *indexer) close() error {
 	var err error
 	for {
-		n, ierr := x.index(1 << 16)
+		n, ierr := x.index(1<<16, math.MaxInt64)
 		if ierr != nil {
 			err = ierr
 		}
@@ -219,7 +243,7 @@ func (j *Journal) Lookup(streamID uint32, seq int64) (IndexEntry, error) {
 		return IndexEntry{}, ErrClosed
 	}
 	if !j.readOnly {
-		if _, err := j.idx.index(int(^uint(0) >> 1)); err != nil {
+		if _, err := j.idx.index(math.MaxInt, math.MaxInt64); err != nil {
 			return IndexEntry{}, err
 		}
 		j.idx.mu.Lock()

@@ -217,3 +217,31 @@ func TestDamagedIndexEntryIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// The Flusher's indexer stays indexLag behind a writer that is appending
+// (it would otherwise read the cache lines the appender writes) and goes
+// to the end once the writer pauses; a reader in another process sees the
+// index files it wrote.
+func TestFlusherIndexTrailsTheAppender(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{})
+	r := openT(t, dir, Options{ReadOnly: true})
+	f := j.Flusher()
+	lookup := func(seq int64) error { _, err := r.Lookup(1, seq); return err }
+	var positions []int64
+	for j.CommittedPosition() < 4*indexLag {
+		positions = append(positions, j.CommittedPosition())
+		appendN(t, j, 1, 1)
+	}
+	_, err := f.DoWork() // the committed position moved since the last cycle
+	require.NoError(t, err)
+	last := int64(len(positions) - 1)
+	require.NoError(t, lookup(0))
+	require.ErrorIs(t, lookup(last), ErrNotFound, "the record the appender wrote last")
+	for seq, p := range positions { // indexed exactly up to the lag
+		require.Equal(t, p < j.CommittedPosition()-indexLag, lookup(int64(seq)) == nil, "seq %d at %d", seq, p)
+	}
+	_, err = f.DoWork() // the writer paused: to the end
+	require.NoError(t, err)
+	require.NoError(t, lookup(last))
+}
