@@ -323,7 +323,7 @@ func (j *Journal) takeNext(next int64) (*journalfile.Segment, error) {
 	}
 	if s == nil {
 		var err error
-		if s, err = journalfile.PrepareSegment(j.dir, next, j.segSize, j.opts.Clock()); err != nil {
+		if s, err = journalfile.PrepareSegment(j.dir, next, j.segSize, j.opts.Clock(), false); err != nil {
 			return nil, err
 		}
 	}
@@ -335,10 +335,12 @@ func (j *Journal) takeNext(next int64) (*journalfile.Segment, error) {
 }
 
 // prepareNext makes the segment after the writer's ready ahead of time,
-// once the writer is past half of its segment: file creation,
-// preallocation and its syncs then happen on the caller's thread (a
-// Flusher's), not in the appender's Claim. It reports whether it prepared
-// one.
+// once the writer is past half of its segment: file creation and
+// preallocation then happen on the caller's thread (a Flusher's), not in
+// the appender's Claim. The segment is synced here only under
+// FlushEveryCommit, whose roll would otherwise sync it on the appender's
+// thread; under the other policies the first flush that reaches it does
+// (PrepareSegment says why). It reports whether it prepared one.
 func (j *Journal) prepareNext() (bool, error) {
 	c := j.committed.Load()
 	start := j.segmentStart(c)
@@ -354,7 +356,7 @@ func (j *Journal) prepareNext() (bool, error) {
 	if _, err := os.Stat(filepath.Join(j.dir, journalfile.SegmentName(next))); err == nil {
 		return false, nil // the writer has rolled already
 	}
-	s, err := journalfile.PrepareSegment(j.dir, next, j.segSize, j.opts.Clock())
+	s, err := journalfile.PrepareSegment(j.dir, next, j.segSize, j.opts.Clock(), j.opts.Flush == FlushEveryCommit)
 	if err != nil {
 		return false, err
 	}

@@ -312,6 +312,7 @@ func (j *Journal) mapSegments(explicitSize int64) error {
 			return err
 		}
 		j.segSize = int64(len(s.Data))
+		j.noteRebuilt(s)
 		if explicitSize != 0 && explicitSize != j.segSize {
 			_ = s.Release()
 			return fmt.Errorf("%w: segment size %d, the journal's is %d", ErrArgument, explicitSize, j.segSize)
@@ -329,12 +330,20 @@ func (j *Journal) mapSegments(explicitSize int64) error {
 			if err != nil {
 				return err
 			}
+			j.noteRebuilt(s)
 			j.segs = append(j.segs, s)
 		}
 	} else if j.readOnly {
 		return fmt.Errorf("%w: no segment in %s", ErrNotFound, dir)
 	}
 	return nil
+}
+
+// noteRebuilt reports a segment whose header OpenSegment rebuilt.
+func (j *Journal) noteRebuilt(s *journalfile.Segment) {
+	if s.HeaderRebuilt {
+		j.recovery.HeadersRebuilt = append(j.recovery.HeadersRebuilt, s.Path)
+	}
 }
 
 // removeFrom removes the segment files from start st on (recovery in

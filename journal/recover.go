@@ -43,6 +43,10 @@ type Recovery struct {
 	// ForeignFiles are entries of the index directory that are not the
 	// journal's: left alone, and not read.
 	ForeignFiles []string
+	// HeadersRebuilt are the segment files whose header was all zeros
+	// (named before their header was written back, then a machine crash)
+	// and was written again from the name and the file's size.
+	HeadersRebuilt []string
 	// Skipped are the positions of corrupt records replaced by padding
 	// (RecoverSkip); Truncated is the position RecoverTruncate cut the log
 	// at a corrupt record (-1: none).
@@ -84,6 +88,9 @@ func (r Recovery) String() string {
 	}
 	for _, err := range r.MissingSegments {
 		s += fmt.Sprintf(", %v", err)
+	}
+	if len(r.HeadersRebuilt) > 0 {
+		s += fmt.Sprintf(", segment headers rebuilt: %v", r.HeadersRebuilt)
 	}
 	if len(r.ForeignFiles) > 0 {
 		s += fmt.Sprintf(", foreign files in the index directory left alone: %v", r.ForeignFiles)

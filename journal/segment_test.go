@@ -3,6 +3,7 @@ package journal
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,4 +158,27 @@ func TestFlusherPreparesTheNextSegment(t *testing.T) {
 	j2 := openT(t, dir, Options{})
 	require.Empty(t, j2.Recovery().RemovedSegments)
 	require.Equal(t, map[uint32]int64{1: j2.nextSequence(1)}, readAll(t, j2))
+}
+
+// Nothing is synced while the writer appends under FlushOS: the segment a
+// Flusher prepares ahead is not synced (a sync then would make the
+// appender's page faults wait for the file system's journal commit); the
+// first Flush syncs its header with its name, and a failure there is the
+// Flush's error with every record kept.
+func TestPreparedSegmentIsSyncedByTheFirstFlush(t *testing.T) {
+	dir := testDir(t)
+	j := openT(t, dir, Options{}) // FlushOS
+	f := j.Flusher()
+	restore := journalfile.FailSyncs(1<<30, syscall.EIO) // every sync fails
+	for j.CommittedPosition() < 2*testSegment+testSegment/2 {
+		appendN(t, j, 1, 1)
+		_, err := f.DoWork()
+		require.NoError(t, err, "a sync while appending")
+	}
+	require.NotNil(t, j.prepared, "a segment was prepared")
+	require.ErrorIs(t, j.Flush(), syscall.EIO)
+	restore()
+	require.NoError(t, j.Flush())
+	require.Equal(t, j.CommittedPosition(), j.flushedPosition())
+	require.Equal(t, map[uint32]int64{1: j.nextSequence(1)}, readAll(t, j))
 }

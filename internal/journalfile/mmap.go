@@ -28,17 +28,34 @@ var SyncData = func(b []byte, from, to int64) error {
 	return nil
 }
 
-// FailSyncs makes the next n calls of SyncData fail with err, for tests of
-// what a failed msync gives, and returns the function that puts SyncData
-// back (for t.Cleanup). Not safe while a journal syncs concurrently.
+// SyncFile makes a file's bytes and metadata durable (fsync); a
+// variable, so that a test can make it fail.
+var SyncFile = func(f *os.File) error { return f.Sync() }
+
+// FailSyncs makes the next n calls of SyncData and SyncFile fail with
+// err, for tests of what a failed sync gives, and returns the function
+// that puts them back (for t.Cleanup). Not safe while a journal syncs
+// concurrently.
 func FailSyncs(n int, err error) (restore func()) {
-	orig := SyncData
-	SyncData = func(b []byte, from, to int64) error {
+	origData, origFile := SyncData, SyncFile
+	fail := func() bool {
 		if n > 0 {
 			n--
+			return true
+		}
+		return false
+	}
+	SyncData = func(b []byte, from, to int64) error {
+		if fail() {
 			return err
 		}
-		return orig(b, from, to)
+		return origData(b, from, to)
 	}
-	return func() { SyncData = orig }
+	SyncFile = func(f *os.File) error {
+		if fail() {
+			return err
+		}
+		return origFile(f)
+	}
+	return func() { SyncData, SyncFile = origData, origFile }
 }

@@ -60,8 +60,14 @@ type Segment struct {
 	Released atomic.Bool // the mapping was revoked under holders
 	Deleted  atomic.Bool // retention removed the file
 
-	// unsyncedName: renamed into place, directory not synced since.
-	unsyncedName atomic.Bool
+	// unsyncedName: renamed into place, directory not synced since;
+	// unsyncedHeader: prepared without a sync of its header and
+	// allocation (PrepareSegment), not synced since.
+	unsyncedName   atomic.Bool
+	unsyncedHeader atomic.Bool
+	// HeaderRebuilt: OpenSegment found the header all zeros and wrote it
+	// again from the file's name and size.
+	HeaderRebuilt bool
 
 	// created is the header's creation time (ns), the segment's age for
 	// retention once the next segment exists.
@@ -162,6 +168,26 @@ func OpenSegment(path string, start, size int64, writable bool) (*Segment, error
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return nil, fmt.Errorf("%w: segment %s: header: %v", ErrCorrupt, path, err)
 	}
+	rebuilt := false
+	if hdr == ([SegmentHeaderLength]byte{}) && writable {
+		// Never written back: a segment prepared without a sync whose
+		// name reached the disk before its header (PrepareSegment). The
+		// header holds nothing the name and the file's size do not,
+		// but the creation time: the file's last change stands in.
+		if err := CheckSegmentSize(fi.Size()); err != nil || start&(fi.Size()-1) != 0 || size != 0 && fi.Size() != size {
+			return nil, fmt.Errorf("%w: segment %s: header never written and the file's size %d is not the segment's", ErrCorrupt, path, fi.Size())
+		}
+		putSegmentHeader(hdr[:], fi.Size(), start, fi.ModTime().UnixNano())
+		if _, err := f.WriteAt(hdr[:], 0); err != nil {
+			return nil, fmt.Errorf("journal: segment %s: rebuild header: %w", path, err)
+		}
+		if err := SyncFile(f); err != nil {
+			return nil, fmt.Errorf("journal: segment %s: rebuild header: %w", path, err)
+		}
+		rebuilt = true
+	} else if hdr == ([SegmentHeaderLength]byte{}) {
+		return nil, fmt.Errorf("%w: segment %s: header never written (a machine crash before its write-back): the writer's next Open rebuilds it", ErrCorrupt, path)
+	}
 	hsize, created, err := checkSegmentHeader(hdr[:], start, path)
 	if err != nil {
 		return nil, err
@@ -178,6 +204,7 @@ func OpenSegment(path string, start, size int64, writable bool) (*Segment, error
 	}
 	s := newSegment(path, start, created, data)
 	s.File = fi
+	s.HeaderRebuilt = rebuilt
 	return s, nil
 }
 
@@ -218,9 +245,10 @@ func CheckSegmentSize(size int64) error {
 }
 
 // CreateSegment creates, preallocates and maps a new segment (see
-// PrepareSegment), renames it into place and syncs the directory.
+// PrepareSegment), syncs it, renames it into place and syncs the
+// directory.
 func CreateSegment(dir string, start, size, created int64) (*Segment, error) {
-	s, err := PrepareSegment(dir, start, size, created)
+	s, err := PrepareSegment(dir, start, size, created, true)
 	if err != nil {
 		return nil, err
 	}
@@ -236,10 +264,17 @@ func CreateSegment(dir string, start, size, created int64) (*Segment, error) {
 
 // PrepareSegment creates a complete segment under a temporary name: the
 // file preallocated (a full disk is an error here, not a SIGBUS at a later
-// store), its header written and synced, the file mapped. Nobody else
-// opens it until publish renames it into place: a segment file under its
-// final name is always complete.
-func PrepareSegment(dir string, start, size, created int64) (*Segment, error) {
+// store), its header written, the file mapped. Nobody else opens it until
+// Publish renames it into place: a segment file under its final name is
+// always complete in the page cache. With sync, the header and the
+// allocation are synced here, before the name exists; without, SyncName
+// syncs them before the directory, the first time anything of the
+// segment is to be durable. A sync while the writer appends makes the
+// writer's page faults wait for the file system's journal commit it
+// forces, so the segment a Flusher prepares ahead of an appending writer
+// is not synced; after a machine crash its name may then be on disk
+// without its header, which OpenSegment rebuilds.
+func PrepareSegment(dir string, start, size, created int64, sync bool) (*Segment, error) {
 	path := filepath.Join(dir, SegmentName(start))
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -259,8 +294,10 @@ func PrepareSegment(dir string, start, size, created int64) (*Segment, error) {
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if sync {
+		if err := SyncFile(f); err != nil {
+			return fail(err)
+		}
 	}
 	data, err := mapFile(f, size, true)
 	if err != nil {
@@ -268,6 +305,7 @@ func PrepareSegment(dir string, start, size, created int64) (*Segment, error) {
 	}
 	s := newSegment(tmp, start, created, data)
 	s.dir, s.final = dir, path
+	s.unsyncedHeader.Store(!sync)
 	return s, nil
 }
 
@@ -295,6 +333,14 @@ func (s *Segment) Publish(created int64) error {
 // segment, so a durable record is never in a file whose name could be
 // lost.
 func (s *Segment) SyncName() error {
+	if s.unsyncedHeader.Load() {
+		// The header's page, synced through the mapping: on the file
+		// systems Linux has, with the file's allocation.
+		if err := SyncData(s.Data, 0, SegmentHeaderLength); err != nil {
+			return fmt.Errorf("journal: segment %s: sync header: %w", s.Path, err)
+		}
+		s.unsyncedHeader.Store(false)
+	}
 	if !s.unsyncedName.Load() {
 		return nil
 	}
