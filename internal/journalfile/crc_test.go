@@ -10,7 +10,7 @@ import (
 // crcUpdate agrees with hash/crc32 for every length around the serial
 // path's limit and every alignment of the input, from any starting CRC.
 func TestCRCUpdateIsCastagnoli(t *testing.T) {
-	buf := make([]byte, 1100) // both sides of the serial path's limit on amd64
+	buf := make([]byte, 1100) // both sides of the amd64 paths' limits, but the blocks'
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range buf {
 		buf[i] = byte(r.Uint32())
@@ -29,6 +29,11 @@ func TestCRCUpdateIsCastagnoli(t *testing.T) {
 
 func FuzzCRCUpdate(f *testing.F) {
 	f.Add(uint32(0), []byte("DUTYJSEG"))
+	long := make([]byte, 3*8*128+100) // past one block of crc_amd64.s's three streams
+	for i := range long {
+		long[i] = byte(i * 13)
+	}
+	f.Add(uint32(0x12345678), long)
 	f.Fuzz(func(t *testing.T, crc uint32, p []byte) {
 		if got, want := crcUpdate(crc, p), crc32.Update(crc, Castagnoli, p); got != want {
 			t.Fatalf("%d bytes: %#x, want %#x", len(p), got, want)
