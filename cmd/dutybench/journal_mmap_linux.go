@@ -37,8 +37,33 @@ func mmapCopyAppends(size int) runFunc {
 			record := func(i int) []byte { s, k := i/perSeg, i%perSeg; return maps[s][k*size : (k+1)*size] }
 			var written atomic.Int64 // the writer's byte position over all segments
 			var faulted int64        // the pre-faulter's
-			t := newTeam(cfg.place)
+			// The pre-faulter: its first window before the span, as the
+			// journal's first Flusher cycle (journalAppends).
 			var stop atomic.Bool
+			end := int64(len(maps)) * journalSegment
+			prefault := func() (int, error) {
+				to := min(end, written.Load()+wjPrefaultBytes)
+				if to-faulted < wjPrefaultBytes/4 {
+					return 0, nil
+				}
+				for faulted < to {
+					at := faulted
+					s, off := at/journalSegment, at%journalSegment
+					n := min(to-at, journalSegment-off)
+					if err := unix.Madvise(maps[s][off:off+n], unix.MADV_POPULATE_WRITE); errors.Is(err, unix.EINVAL) {
+						stop.Store(true) // the kernel cannot: the writer faults them
+						return 0, nil
+					} else if err != nil {
+						return 0, fmt.Errorf("dutybench: pre-faulting: %w", err)
+					}
+					faulted = at + n
+				}
+				return 1, nil
+			}
+			if _, err := prefault(); err != nil {
+				return 0, err
+			}
+			t := newTeam(cfg.place)
 			t.spawn(0, func() error {
 				rec := make([]byte, size)
 				for i := range cfg.n {
@@ -52,28 +77,7 @@ func mmapCopyAppends(size int) runFunc {
 				stop.Store(true)
 				return nil
 			})
-			t.spawn(1, func() error {
-				end := int64(len(maps)) * journalSegment
-				return backgroundWork(t, &stop, func() (int, error) {
-					to := min(end, written.Load()+wjPrefaultBytes)
-					if to-faulted < wjPrefaultBytes/4 {
-						return 0, nil
-					}
-					for faulted < to {
-						at := faulted
-						s, off := at/journalSegment, at%journalSegment
-						n := min(to-at, journalSegment-off)
-						if err := unix.Madvise(maps[s][off:off+n], unix.MADV_POPULATE_WRITE); errors.Is(err, unix.EINVAL) {
-							stop.Store(true) // the kernel cannot: the writer faults them
-							return 0, nil
-						} else if err != nil {
-							return 0, fmt.Errorf("dutybench: pre-faulting: %w", err)
-						}
-						faulted = at + n
-					}
-					return 1, nil
-				})
-			})
+			t.spawn(1, func() error { return backgroundWork(t, &stop, prefault) })
 			d, err := t.run(cfg.timeout)
 			if err != nil {
 				return 0, err
