@@ -11,6 +11,7 @@ import (
 
 	"github.com/dutyrt/duty/internal/atomicbuf"
 	"github.com/dutyrt/duty/internal/journalfile"
+	"github.com/dutyrt/duty/internal/prefetch"
 )
 
 // claimState is the writer's outstanding claim.
@@ -132,6 +133,15 @@ func (s *Stream) ClaimAt(typeID int32, n int, timestamp int64) (Claim, error) {
 	// its CRC and the length go in one burst. off+aligned <= segSize: the
 	// record lies inside the mapping.
 	rec := j.cur.At(off)
+	// The record's lines and the next few, asked for in a state this
+	// core may write: a Tailer spinning at the tail holds the line of the
+	// length word it polls, and its core reads ahead into the lines
+	// after; with them on their way at the claim, the caller's stores and
+	// the commit's CRC loads of those bytes do not each wait for a line
+	// to come back from the reader's core. Every claim asks again: the
+	// reader takes them back as it reads. A hint only: it never changes
+	// memory, and past the mapping's end it is dropped.
+	prefetch.WriteLines(rec, prefetch.BlockSize)
 	j.claimOpen = true
 	j.claim.off, j.claim.length = off, length
 	j.claim.typeID, j.claim.flags, j.claim.seq, j.claim.timestamp = typeID, 0, seq, timestamp

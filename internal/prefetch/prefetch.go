@@ -18,6 +18,13 @@ var Disabled bool
 // not). p should be BlockSize-aligned; it need not be valid memory.
 func Write(p unsafe.Pointer) { write(p) }
 
+// WriteLines asks for the cache lines holding the n bytes at p (the
+// first BlockSize of them, if more) in a state this core may write, as
+// Write does: a writer that is about to fill a slot another core reads,
+// so that its stores find the lines already its own. p need not be
+// aligned, nor valid memory.
+func WriteLines(p unsafe.Pointer, n int) { writeLines(p, n) }
+
 // Read asks for the BlockSize bytes at p for reading (PREFETCHT0 on amd64).
 func Read(p unsafe.Pointer) { read(p) }
 

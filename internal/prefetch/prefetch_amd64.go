@@ -40,9 +40,13 @@ func readBlock(p unsafe.Pointer)
 //go:noescape
 func demoteLines(p unsafe.Pointer, n int)
 
-func write(p unsafe.Pointer)         { writeBlock(p) }
-func read(p unsafe.Pointer)          { readBlock(p) }
-func demote(p unsafe.Pointer, n int) { demoteLines(p, n) }
+//go:noescape
+func writeRange(p unsafe.Pointer, n int)
+
+func write(p unsafe.Pointer)             { writeBlock(p) }
+func read(p unsafe.Pointer)              { readBlock(p) }
+func demote(p unsafe.Pointer, n int)     { demoteLines(p, n) }
+func writeLines(p unsafe.Pointer, n int) { writeRange(p, n) }
 
 // prefetchW reports what writeBlock does, for the tests.
 func prefetchW() bool { return hasPrefetchW }

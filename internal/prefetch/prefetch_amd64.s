@@ -75,3 +75,34 @@ dloop:
 	JNZ  dloop
 ddone:
 	RET
+
+// func writeRange(p unsafe.Pointer, n int)
+// The lines holding [p, p+min(n, 512)): from p's line to the last byte's.
+TEXT ·writeRange(SB),NOSPLIT|NOFRAME,$0-16
+	CMPB ·Disabled(SB), $0
+	JNE  wrdone
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE  wrdone
+	CMPQ CX, $512
+	JLE  wrclamped
+	MOVQ $512, CX
+wrclamped:
+	LEAQ -1(AX)(CX*1), CX // the last byte
+	ANDQ $-64, AX
+	CMPB ·hasPrefetchW(SB), $0
+	JEQ  wrread
+wrloop:
+	BYTE $0x0f; BYTE $0x0d; BYTE $0x08 // PREFETCHW (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLS  wrloop
+wrdone:
+	RET
+wrread:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLS  wrread
+	RET

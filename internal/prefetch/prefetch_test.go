@@ -25,6 +25,9 @@ func TestNeverFaults(t *testing.T) {
 		} {
 			Write(p)
 			Read(p)
+			for _, n := range []int{-1, 0, 1, 72, BlockSize, 1 << 30} {
+				WriteLines(p, n)
+			}
 		}
 	}
 	Disabled = false
