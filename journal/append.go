@@ -148,7 +148,6 @@ func (s *Stream) ClaimAt(typeID int32, n int, timestamp int64) (Claim, error) {
 	if j.claim.stream != s { // a pointer store costs a write barrier's check: only on a change
 		j.claim.stream = s
 	}
-	atomicbuf.StoreRelease64(&j.written, j.pos+aligned)
 	body := (*byte)(unsafe.Add(rec, journalfile.RecordHeaderLength))
 	return Claim{Position: j.pos, Sequence: seq, body: body, n: n}, nil
 }
@@ -237,7 +236,6 @@ func (j *Journal) Abort() error {
 	c := &j.claim
 	clear(j.cur.Data[c.off : c.off+journalfile.Align(c.length)])
 	j.claimOpen = false
-	atomicbuf.StoreRelease64(&j.written, j.pos)
 	return nil
 }
 
@@ -310,7 +308,6 @@ func (j *Journal) roll() error {
 	j.cur = s
 	j.pos = next + journalfile.SegmentHeaderLength
 	j.committed.Store(j.pos)
-	j.written.Store(j.pos)
 	return old.Release()
 }
 

@@ -154,9 +154,6 @@ type Journal struct {
 	maxBody   int                // MaxBody
 	streams   map[uint32]*Stream // next sequence per stream
 
-	// written is the end of the last claimed slot (committed or not),
-	// stored by the writer, read by Segments.
-	written atomic.Int64
 	// committed is the end of the last committed slot: stored by the
 	// writer (release) after the record's length word, loaded by Flush
 	// (acquire), so a flush up to committed covers whole records.
@@ -688,10 +685,10 @@ type SegmentInfo struct {
 	Start   int64 // position of its first byte
 	Size    int64
 	Created int64 // ns since the Unix epoch
-	// Written, Committed and Flushed are the segment's offsets up to
-	// which bytes were claimed, committed and made durable (a writer's
-	// journal; a reader's are 0).
-	Written, Committed, Flushed int64
+	// Committed and Flushed are the segment's offsets up to which bytes
+	// were committed and made durable (a writer's journal; a reader's
+	// are 0).
+	Committed, Flushed int64
 	Holders                     int64 // references beyond the journal's own
 }
 
@@ -699,13 +696,13 @@ type SegmentInfo struct {
 func (j *Journal) Segments() []SegmentInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	w, c, f := j.written.Load(), j.committed.Load(), j.flushed.Load()
+	c, f := j.committed.Load(), j.flushed.Load()
 	in := func(s *journalfile.Segment, p int64) int64 { return min(max(p-s.Start, 0), j.segSize) }
 	out := make([]SegmentInfo, 0, len(j.segs))
 	for _, s := range j.segs {
 		si := SegmentInfo{Path: s.Path, Start: s.Start, Size: j.segSize, Created: s.Created, Holders: max(s.Refs.Load()-1, 0)}
 		if !j.readOnly {
-			si.Written, si.Committed, si.Flushed = in(s, w), in(s, c), in(s, f)
+			si.Committed, si.Flushed = in(s, c), in(s, f)
 		}
 		out = append(out, si)
 	}

@@ -22,7 +22,7 @@ func TestFlusherPrefaultsAhead(t *testing.T) {
 	if j.prefaultOff {
 		t.Skip("the kernel cannot pre-fault (MADV_POPULATE_WRITE)")
 	}
-	require.GreaterOrEqual(t, j.prefaulted, j.written.Load()+window)
+	require.GreaterOrEqual(t, j.prefaulted, j.committed.Load()+window)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var before, after unix.Rusage
@@ -45,5 +45,5 @@ func TestFlusherPrefaultsAhead(t *testing.T) {
 	require.Less(t, after.Minflt-before.Minflt, pages/4, "faults on %d pages written", pages)
 	_, err = f.DoWork()
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, j.prefaulted, j.written.Load()+window*3/4, "the window moves with the writer")
+	require.GreaterOrEqual(t, j.prefaulted, j.committed.Load()+window*3/4, "the window moves with the writer")
 }

@@ -323,7 +323,6 @@ func (j *Journal) recover() error {
 	}
 	j.pos = p
 	j.committed.Store(p)
-	j.written.Store(p)
 	j.flushed.Store(min(max(ckpt, first), p))
 	j.lastFlush.Store(j.opts.Clock())
 	if r.TornAt >= 0 || len(r.Skipped) > 0 || r.Truncated >= 0 || len(r.RemovedSegments) > 0 || r.CheckpointError != nil || len(r.MissingSegments) > 0 {

@@ -108,7 +108,6 @@ func TestSegmentsReportPositions(t *testing.T) {
 	require.Greater(t, len(segs), 2)
 	last := segs[len(segs)-1]
 	require.Equal(t, c.Position-last.Start, last.Committed)
-	require.Equal(t, last.Committed+journalfile.Align(journalfile.RecordHeaderLength+100), last.Written)
 	require.Equal(t, int64(testSegment), segs[0].Committed, "a full segment")
 	require.Less(t, segs[0].Flushed, segs[0].Committed, "FlushOS: nothing synced yet")
 	require.NoError(t, j.Commit())
@@ -116,7 +115,6 @@ func TestSegmentsReportPositions(t *testing.T) {
 	segs = j.Segments()
 	for _, s := range segs {
 		require.Equal(t, s.Committed, s.Flushed)
-		require.Equal(t, s.Written, s.Committed)
 	}
 	require.GreaterOrEqual(t, segs[len(segs)-1].Holders, int64(1), "the writer holds its segment")
 }

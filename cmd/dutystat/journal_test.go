@@ -41,8 +41,13 @@ func TestJournalsAreListed(t *testing.T) {
 	require.NoError(t, err)
 	first, _, err := rt.Next()
 	require.NoError(t, err)
-	_, err = j.Flusher().DoWork() // indexes, publishes the status
-	require.NoError(t, err)
+	// Two Flusher cycles: the first sees the writer's appends and keeps
+	// its indexer behind them, the second finds the writer paused and
+	// indexes to the end; each publishes the status.
+	for range 2 {
+		_, err = j.Flusher().DoWork()
+		require.NoError(t, err)
+	}
 
 	fe := &fakeEnv{t: time.Now()}
 	var frame struct {
