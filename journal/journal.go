@@ -689,7 +689,7 @@ type SegmentInfo struct {
 	// were committed and made durable (a writer's journal; a reader's
 	// are 0).
 	Committed, Flushed int64
-	Holders                     int64 // references beyond the journal's own
+	Holders            int64 // references beyond the journal's own
 }
 
 // Segments describes the journal's segments, oldest first.
