@@ -34,7 +34,9 @@ func (j *Journal) prefault() bool {
 		return false
 	}
 	page := int64(os.Getpagesize())
-	w := j.committed.Load()                     // an outstanding claim lies within the window
+	// From the committed position: an outstanding claim lies within the
+	// window.
+	w := j.committed.Load()
 	to := (w + window + page - 1) &^ (page - 1) // madvise takes whole pages
 	from := max(j.prefaulted, w&^(page-1))
 	if to-from < window/4 {
