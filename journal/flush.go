@@ -80,8 +80,10 @@ func (j *Journal) flush(checkpoint, clean bool) error {
 	return nil
 }
 
-// indexBatch bounds the records a Flusher indexes per duty cycle.
-const indexBatch = 4096
+// indexBatch bounds the records a Flusher indexes per duty cycle: a
+// short cycle comes back to pre-faulting soon, which a fast writer needs
+// more than an index close behind it.
+const indexBatch = 512
 
 // Flusher is the agent that applies FlushPeriodic and retention: run it on
 // a runner (package runner) of its own, or call DoWork from a duty cycle
@@ -112,7 +114,7 @@ func (f *Flusher) RoleName() string { return "journal-flusher" }
 // DoWork flushes when the policy says so (under FlushPeriodic: FlushBytes
 // committed since the last sync, or FlushInterval since it, with something
 // to sync), prepares the next segment once the writer is past half of
-// its own, faults in the pages ahead of the writer (Options.PrefaultBytes), indexes up to 4096 records and applies retention; it returns 1
+// its own, faults in the pages ahead of the writer (Options.PrefaultBytes), indexes up to 512 records and applies retention; it returns 1
 // when it did any of these.
 func (f *Flusher) DoWork() (int, error) {
 	j := f.j
@@ -144,6 +146,9 @@ func (f *Flusher) DoWork() (int, error) {
 		return work, err
 	}
 	if n > 0 {
+		work = 1
+	}
+	if j.prefault() { // again: the writer moved on while the cycle indexed
 		work = 1
 	}
 	if j.opts.RetainAge > 0 || j.opts.RetainBytes > 0 || j.opts.HardLimitBytes > 0 {
