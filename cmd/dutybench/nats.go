@@ -266,7 +266,7 @@ type natsBridgeRig struct {
 
 // newNATSBridgeRig builds the rig over r's server; sender, if not nil, is
 // an agent sharing the outbound bridge's duty cycle (agent.Composite).
-// The runners back off to parks of at most natsMaxPark with 1 µs timer
+// The runners back off to parks of at most natsMaxPark with a low timer
 // slack, so a message waits for a parked agent about one such park.
 func newNATSBridgeRig(r *natsRepetition, srcCap, dstCap int, sender func(src *mailbox.Mailbox) agent.Agent) (_ *natsBridgeRig, err error) {
 	g := &natsBridgeRig{}

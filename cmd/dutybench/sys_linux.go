@@ -36,8 +36,9 @@ func socketpairCloexec() ([2]int, error) {
 	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 }
 
-// lowTimerSlack sets the calling (locked) thread's timer slack to 1 µs, so
-// that its sleeps end close to when they are due (runner.WithTimerSlack).
+// lowTimerSlack sets the calling (locked) thread's timer slack to the
+// least this program asks of the kernel, so that its sleeps end close to
+// when they are due (runner.WithTimerSlack).
 func lowTimerSlack() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0) }
 
 // sleepFor sleeps the calling thread with nanosleep(2): time.Sleep's

@@ -90,7 +90,8 @@ func fmtRate(v float64) string {
 	return scaled(v, []scale{{1e3, 1, "%.0f"}, {1e4, 1e3, "%.1fk"}, {1e6, 1e3, "%.0fk"}, {math.Inf(1), 1e6, "%.2fM"}})
 }
 
-// fmtNanos formats a latency: 950ns, 1.25µs, 12µs, 1.2ms, 12ms, 1.25s.
+// fmtNanos formats a latency in the largest unit (ns, µs, ms, s) that
+// keeps it at least 1, with at most three significant digits.
 func fmtNanos(ns int64) string {
 	return scaled(float64(ns), []scale{{1e3, 1, "%.0fns"}, {1e4, 1e3, "%.2fµs"}, {1e6, 1e3, "%.0fµs"},
 		{1e7, 1e6, "%.1fms"}, {1e9, 1e6, "%.0fms"}, {math.Inf(1), 1e9, "%.2fs"}})
