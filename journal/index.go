@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dutyrt/duty/internal/journalfile"
 )
@@ -25,7 +26,7 @@ type indexer struct {
 	t       *Tailer
 	files   *journalfile.IndexFiles
 	rebuilt bool
-	seen    int64 // the committed position follow saw last
+	seen    atomic.Int64 // the committed position follow saw last
 }
 
 // openIndex opens the writer's indexes, checks them against the log and
@@ -166,12 +167,9 @@ const indexLag = 64 << 10
 func (x *indexer) follow(limit int) (int, error) {
 	committed := x.j.committed.Load()
 	bound := committed
-	x.mu.Lock()
-	if committed != x.seen {
+	if x.seen.Swap(committed) != committed {
 		bound -= indexLag
 	}
-	x.seen = committed
-	x.mu.Unlock()
 	return x.index(limit, bound)
 }
 
