@@ -11,10 +11,19 @@ import (
 // Errors. Submit and Cancel return them unwrapped; New wraps ErrConfig.
 var (
 	ErrConfig       = errors.New("book: invalid config")
-	ErrInvalidOrder = errors.New("book: invalid order (id 0, side, time in force, price ≤ 0 or qty ≤ 0)")
+	ErrInvalidOrder = errors.New("book: invalid order (id 0, side, time in force, price or qty outside 1..MaxPrice, 1..MaxQty)")
 	ErrDuplicateID  = errors.New("book: an order with this id is resting")
 	ErrFull         = errors.New("book: full (no room to rest the order)")
 	ErrUnknownOrder = errors.New("book: no resting order with this id")
+)
+
+// MaxPrice and MaxQty bound an order's price and quantity: with at most
+// 1<<24 resting orders, a level's total (every order at MaxQty) and every
+// price the matching computes fit an int64, so no sum the book keeps can
+// overflow. Larger values are ErrInvalidOrder.
+const (
+	MaxPrice = 1 << 52
+	MaxQty   = 1 << 38
 )
 
 // Config sizes a book. Both fields are required.
@@ -163,7 +172,7 @@ func (b *Book) side(s msg.Side) *side {
 // Submit enters an order: it matches what crosses, then rests a Limit
 // order's remainder or cancels an IOC order's. See the package comment.
 func (b *Book) Submit(id uint64, s msg.Side, tif msg.TimeInForce, price, qty int64) (Result, error) {
-	if id == 0 || !s.Valid() || !tif.Valid() || price <= 0 || qty <= 0 {
+	if id == 0 || !s.Valid() || !tif.Valid() || price <= 0 || price > MaxPrice || qty <= 0 || qty > MaxQty {
 		return Result{}, ErrInvalidOrder
 	}
 	if _, dup := b.ids.Get(id); dup {

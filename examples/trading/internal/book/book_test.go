@@ -377,3 +377,23 @@ func step(b *Book, id *uint64) {
 		_, _ = b.Cancel(n - 10)
 	}
 }
+
+// Prices and quantities past MaxPrice and MaxQty are refused, so that no
+// sum the book keeps overflows: a level full of orders at MaxQty and a
+// taker at MaxQty leave every invariant intact.
+func TestPriceAndQtyBounds(t *testing.T) {
+	b := newBook(t, 8, 2)
+	for _, o := range []struct{ price, qty int64 }{{MaxPrice + 1, 1}, {1, MaxQty + 1}, {-1 << 62, 1}, {1, -1 << 62}} {
+		_, err := b.Submit(1, msg.Sell, msg.Limit, o.price, o.qty)
+		require.ErrorIs(t, err, ErrInvalidOrder, "price %d qty %d", o.price, o.qty)
+	}
+	for id := range uint64(7) {
+		_, err := b.Submit(id+1, msg.Sell, msg.Limit, MaxPrice, MaxQty)
+		require.NoError(t, err)
+	}
+	require.NoError(t, b.Check())
+	res, err := b.Submit(100, msg.Buy, msg.IOC, MaxPrice, MaxQty)
+	require.NoError(t, err)
+	require.Equal(t, int64(MaxQty), res.Filled)
+	require.NoError(t, b.Check())
+}

@@ -12,8 +12,9 @@
 // Result.Fills aliases the book's buffer until the next Submit; Submit and
 // Cancel allocate nothing in the steady state.
 //
-// Errors are unwrapped sentinels: ErrInvalidOrder, ErrDuplicateID (the id
-// is resting), ErrFull, ErrUnknownOrder (Cancel of an id not resting).
+// Errors are unwrapped sentinels: ErrInvalidOrder (also a price or a
+// quantity past MaxPrice or MaxQty), ErrDuplicateID (the id is resting),
+// ErrFull, ErrUnknownOrder (Cancel of an id not resting).
 // Check verifies every invariant (not crossed, levels ordered and summed,
 // FIFO, 0 ≤ cum < qty, index and free list) and returns the first
 // violation. A Book belongs to one goroutine.

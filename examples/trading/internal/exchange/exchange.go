@@ -35,7 +35,7 @@ type Liquidity struct {
 	Orders    int64 // participant orders placed
 	Refused   int64 // participant orders the book had no room for
 	FilledQty int64 // quantity participants traded (always with clients)
-	BadQuotes int64 // quotes ignored: unknown instrument, crossed or non-positive prices
+	BadQuotes int64 // quotes ignored: unknown instrument, crossed or non-positive prices, a price or quantity past the book's bounds
 }
 
 // Exchange matches client orders in one book per instrument.
@@ -250,7 +250,8 @@ func (e *Exchange) OnCancel(c *msg.CancelOrder) []msg.ExecutionReport {
 func (e *Exchange) OnQuote(q *msg.Quote) []msg.ExecutionReport {
 	e.reports = e.reports[:0]
 	e.counts.Quotes++
-	if int(q.Instrument) >= len(e.books) || q.BidPx <= 0 || q.AskPx <= q.BidPx {
+	if int(q.Instrument) >= len(e.books) || q.BidPx <= 0 || q.AskPx <= q.BidPx || q.AskPx > book.MaxPrice ||
+		q.BidQty > book.MaxQty || q.AskQty > book.MaxQty {
 		e.liq.BadQuotes++
 		return e.reports
 	}
