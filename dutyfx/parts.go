@@ -37,14 +37,19 @@ type fileOptions []ipc.Option
 // keeperRole is the role of the agent that heartbeats the shared files.
 const keeperRole = "duty-keeper"
 
+// keeperIdle is the keeper's idle spec unless Config.Idle names its role:
+// no spinning after a beat, then asleep until the next (ipc.Keeper's
+// NextDeadline), or the wake strategy's longest sleep.
+const keeperIdle = "wake:1"
+
 // SharedFiles makes the modules SharedMailbox, Counters and ErrorLog
 // create their files in dir ("" for ipc.DefaultDir()), with opts, and runs
 // an ipc.Keeper (role "duty-keeper", provided as *ipc.Keeper) in the group
-// Runners runs, which heartbeats every file they create. Files are
-// created when the graph is built, so that constructors can use them, and
-// removed and closed on fx stop, last first, after the group has stopped
-// and Config.OnStopped has returned, whichever part of the graph asked for
-// them.
+// Runners runs, which heartbeats every file they create and sleeps
+// between beats (Config.Idle). Files are created when the graph is built,
+// so that constructors can use them, and removed and closed on fx stop,
+// last first, after the group has stopped and Config.OnStopped has
+// returned, whichever part of the graph asked for them.
 func SharedFiles(dir string, opts ...ipc.Option) fx.Option {
 	return fx.Options(
 		fx.Supply(sharedDir(dir), fileOptions(opts)),

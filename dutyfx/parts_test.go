@@ -131,3 +131,36 @@ func TestOnStoppedReadsTheFilesAfterTheGroup(t *testing.T) {
 	_, err = os.Stat(path)
 	require.ErrorIs(t, err, os.ErrNotExist, "removed after OnStopped")
 }
+
+// SharedFiles's keeper sleeps between its beats whatever DefaultIdle
+// says: with a spinning default it still beats every period (here a
+// quarter of 400 ms) and runs a handful of duty cycles in between, where a
+// polling keeper runs thousands.
+func TestKeeperSleepsBetweenBeats(t *testing.T) {
+	var (
+		g  *runner.Group
+		cf *ipc.CountersFile
+	)
+	app := fx.New(fx.NopLogger,
+		Runners,
+		fx.Supply(Config{DefaultIdle: "spin"}),
+		SharedFiles(t.TempDir(), ipc.WithLivenessTimeout(400*time.Millisecond)),
+		Counters("stats", 4),
+		fx.Populate(&g, fx.Annotate(&cf, fx.ParamTags(Named("stats")))),
+	)
+	require.NoError(t, app.Err())
+	require.NoError(t, app.Start(context.Background()))
+	defer func() { require.NoError(t, app.Stop(context.Background())) }()
+	keeper := g.Runner(keeperRole)
+	require.NotNil(t, keeper)
+	heartbeat := func() int64 {
+		l, err := cf.File.Liveness(time.Now(), 0)
+		require.NoError(t, err)
+		require.Equal(t, ipc.OwnerAlive, l.State)
+		return l.HeartbeatMillis
+	}
+	waitFor(t, func() bool { return keeper.Stats().DutyCycles > 0 })
+	cycles, beat := keeper.Stats().DutyCycles, heartbeat()
+	waitFor(t, func() bool { return heartbeat() >= beat+200 }) // two periods on
+	require.Less(t, keeper.Stats().DutyCycles-cycles, int64(100), "the keeper polled between beats")
+}

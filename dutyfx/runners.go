@@ -70,7 +70,11 @@ func Include[T agent.Agent]() fx.Option {
 // Config configures Runners. Every field is optional.
 type Config struct {
 	// Idle maps a role name to an idle spec for idle.Parse ("spin",
-	// "backoff:10:5:1us:1ms", ...). Roles not listed use DefaultIdle.
+	// "backoff:10:5:1us:1ms", ...) or "wake" (parseIdle). Roles not
+	// listed use DefaultIdle, except SharedFiles's keeper
+	// ("duty-keeper"), which sleeps until its next beat ("wake:1")
+	// whatever DefaultIdle says: it has work once per period, and a
+	// latency setting meant for the pipeline would make it poll.
 	Idle map[string]string
 	// DefaultIdle is the idle spec of roles not in Idle ("" = "backoff").
 	DefaultIdle string
@@ -218,7 +222,11 @@ func firstAgent(m runner.Member) (string, agent.Agent, runner.Member, error) {
 // the role's (first) agent, is what a "wake" strategy sleeps for.
 func options(cfg Config, role string, a agent.Agent) ([]runner.Option, error) {
 	spec, ok := cfg.Idle[role]
-	if !ok {
+	switch {
+	case ok:
+	case role == keeperRole:
+		spec = keeperIdle
+	default:
 		spec = cfg.DefaultIdle
 	}
 	if spec == "" {

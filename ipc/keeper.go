@@ -15,8 +15,8 @@ import (
 // owns (counters files, error logs, mailbox files whose consumer does not
 // drain often, any File), so that other processes see their owner alive
 // without the application running a ticker of its own. Run it on a
-// runner (a sleeping idle strategy suits it: it has work once per period)
-// or in a composite.
+// runner (a strategy that sleeps until NextDeadline suits it: it has work
+// once per period) or in a composite.
 //
 // Add and Remove may be called from any goroutine; DoWork from the
 // agent's one goroutine. A file closed while it is kept is dropped at the
@@ -118,6 +118,18 @@ func (k *Keeper) beat(now int64) (int, error) {
 	}
 	k.next = now + max(period.Milliseconds(), 1)
 	return n, errors.Join(errs...)
+}
+
+// NextDeadline returns when the keeper beats next, by its clock
+// (WithClock); the zero time before its first beat. A sleeping idle
+// strategy that asks it (mailbox.WakeConfig.Deadline, dutyfx's "wake")
+// sleeps until then instead of polling: the keeper has work once per
+// period. Call it from the agent's goroutine, as DoWork.
+func (k *Keeper) NextDeadline() time.Time {
+	if k.next == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(k.next)
 }
 
 // OnClose does nothing: the files belong to whoever created them.

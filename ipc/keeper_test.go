@@ -37,7 +37,9 @@ func TestKeeperBeatsWhatItKeeps(t *testing.T) {
 
 	inv, err := agent.NewInvoker(k)
 	require.NoError(t, err)
+	require.True(t, k.NextDeadline().IsZero(), "no deadline before the first beat")
 	require.NoError(t, inv.Start()) // beats at once
+	require.Equal(t, time.UnixMilli(1_001_000), k.NextDeadline(), "the next beat, a period on")
 	beat := func(f *File) int64 { ms, err := f.heartbeatMillis(); require.NoError(t, err); return ms }
 	require.Equal(t, int64(1_000_000), beat(a))
 
@@ -53,6 +55,7 @@ func TestKeeperBeatsWhatItKeeps(t *testing.T) {
 	require.Equal(t, 2, n)
 	require.Equal(t, int64(1_001_000), beat(a))
 	require.Equal(t, int64(1_001_000), beat(b))
+	require.Equal(t, time.UnixMilli(1_002_000), k.NextDeadline())
 
 	// A closed file is dropped without an error; a removed one is left alone.
 	k.Remove(a)
