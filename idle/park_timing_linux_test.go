@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,9 +32,11 @@ func onLockedThread(b *testing.B, slack time.Duration, f func()) {
 }
 
 // BenchmarkPark measures what parking really costs on a locked thread: the
-// time per sleep (ns/op) of time.Sleep and of a direct nanosleep(2) for
+// time per sleep (ns/op) of time.Sleep, of park (a raw nanosleep(2) below
+// parkKeepsP) and of nanosleep(2) as a system call the runtime sees, for
 // requested periods from 1 µs to 1 ms, under the default 50 µs timer slack
-// and under a 1 ns slack. Reproduce the figures in docs/idle.md with
+// and under a 1 ns slack. One thread alone: what the runtime's monitor
+// does to the other threads of a busy process does not show here. Reproduce the figures in docs/idle.md with
 //
 //	go test -run '^$' -bench BenchmarkPark -benchtime 2000x -count 3 ./idle/
 func BenchmarkPark(b *testing.B) {
@@ -44,7 +45,7 @@ func BenchmarkPark(b *testing.B) {
 			for _, m := range []struct {
 				name string
 				f    func(time.Duration)
-			}{{"sleep", time.Sleep}, {"nanosleep", park}, {"rawnanosleep", rawNanosleep}} {
+			}{{"sleep", time.Sleep}, {"park", park}, {"syscallnanosleep", syscallNanosleep}} {
 				sl := "default"
 				if slack > 0 {
 					sl = slack.String()
@@ -62,11 +63,12 @@ func BenchmarkPark(b *testing.B) {
 	}
 }
 
-// rawNanosleep sleeps without telling the runtime (no entersyscall): the
-// thread keeps its P for the whole sleep. Measured for comparison only.
-func rawNanosleep(d time.Duration) {
+// syscallNanosleep is nanosleep(2) as a system call the runtime sees
+// (entersyscall): park's way from parkKeepsP to parkGivesP, here at every
+// period for comparison.
+func syscallNanosleep(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))
-	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	_ = unix.Nanosleep(&ts, nil)
 }
 
 // BenchmarkYield compares runtime.Gosched with sched_yield(2) on a locked
