@@ -101,7 +101,7 @@ func ExampleErrCorrupt() {
 var layer = map[string]int{
 	// 0-3: internal, under the public packages that build on them.
 	"internal/sentinel": 0, "internal/gcout": 0, "internal/x86": 0, "internal/layoutdoc": 0,
-	"internal/buildtags": 0, "internal/pad": 0, "internal/procinfo": 0, "internal/childtest": 0, "internal/mmapfile": 0, "internal/futex": 0,
+	"internal/buildtags": 0, "internal/pad": 0, "internal/procinfo": 0, "internal/childtest": 0, "internal/mmapfile": 0, "internal/futex": 0, "internal/nanosleep": 0,
 	"internal/fileapi": 0, "internal/countertype": 0, "internal/mailboxdef": 0,
 	"internal/atomicbuf": 1, "internal/prefetch": 1, "internal/ticks": 1, "internal/zmtpwire": 1, "internal/doorbell": 1,
 	"internal/record": 2, "internal/zmtpcurve": 2, "internal/zmtpqueue": 2, "internal/journalfile": 2, "internal/ipcfile": 2,

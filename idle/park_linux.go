@@ -4,9 +4,10 @@ package idle
 
 import (
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/nanosleep"
 )
 
 const (
@@ -73,9 +74,7 @@ func wayOf(d time.Duration) parkWay {
 func park(d time.Duration) {
 	switch wayOf(d) {
 	case parkKeepingP:
-		ts := unix.NsecToTimespec(int64(d))
-		// EINTR (a signal, a preemption request): a shorter park is harmless.
-		unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		nanosleep.Sleep(d)
 	case parkInSyscall:
 		ts := unix.NsecToTimespec(int64(d))
 		_ = unix.Nanosleep(&ts, nil) // EINTR: a shorter park is harmless

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dutyrt/duty/internal/futex"
+	"github.com/dutyrt/duty/internal/nanosleep"
 )
 
 // Ring is one ring a Sleeper sleeps on.
@@ -44,7 +45,9 @@ type Config struct {
 
 // stallPause is the pause of a consumer whose ring holds a claim being
 // filled, or is closed: too short to sleep on, long enough not to burn a
-// core while a sender is descheduled.
+// core while a sender is descheduled. A raw nanosleep (package nanosleep):
+// time.Sleep on a locked thread lasts about a millisecond whatever the
+// period, and a message behind the claim would wait that long.
 const stallPause = 20 * time.Microsecond
 
 // Spinner is what the Sleeper spins with before it sleeps: one pause per
@@ -122,7 +125,7 @@ func (s *Sleeper) sleep() {
 		b.Store(0)
 	}
 	if !quiet {
-		time.Sleep(stallPause)
+		nanosleep.Sleep(stallPause)
 	}
 }
 

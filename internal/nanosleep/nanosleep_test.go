@@ -1,0 +1,57 @@
+package nanosleep
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Sleep sleeps about as long as asked (a signal may cut one sleep short,
+// so the bound is half the total), and not at all for a period <= 0.
+func TestSleepSleeps(t *testing.T) {
+	const d, n = 30 * time.Microsecond, 100
+	start := time.Now()
+	for range n {
+		Sleep(d)
+	}
+	require.GreaterOrEqual(t, time.Since(start), n*d/2)
+	Sleep(0)
+	Sleep(-time.Hour) // returns
+}
+
+// A garbage collection completes while goroutines locked to their threads
+// sleep in a loop on every P: a sleeper holds its P, but the runtime's
+// preemption reaches it at its next call (the collector's goroutine waits
+// for a P until then: the cost docs/idle.md states).
+func TestSleepersDoNotBlockTheCollector(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			defer func() { done <- struct{}{} }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					Sleep(20 * time.Microsecond)
+				}
+			}
+		}()
+	}
+	for range 5 {
+		runtime.GC()
+	}
+	close(stop)
+	for range runtime.GOMAXPROCS(0) {
+		<-done
+	}
+}
+
+func ExampleSleep() {
+	Sleep(20 * time.Microsecond) // a pause that keeps the thread's P
+}
