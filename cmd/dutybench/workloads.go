@@ -213,7 +213,7 @@ func newRegistry() []*workload {
 }
 
 func journalVariants(size int) []variant {
-	return []variant{
+	vs := []variant{
 		std("bufio", bufioAppends(size, false)),
 		std("memmove", memmoveAppends(size)),
 		std("journal", journalAppends(size, journalTuned)),
@@ -223,6 +223,10 @@ func journalVariants(size int) []variant {
 		extra("journal-claim", journalAppends(size, journalPlain)),
 		extra("journal-noprefault", journalAppends(size, journalNoPrefault)),
 	}
+	if size == payloadLen { // WJ: mmap-copy of the journal's 72-byte records
+		vs = append(vs, extra("mmap-copy-72", mmapCopyAppends(wjRecordHeaderLength+size)))
+	}
+	return vs
 }
 
 func natsVariant(name string, run runFunc) variant {
