@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dutyrt/duty/internal/mmapfile"
 )
 
 // mmapCopyAppends is the extra mmap-copy: memmove's copies into fresh,
 // preallocated, mapped segment files, pre-faulted ahead of the writer in
-// slot 1 as the journal's Flusher does (MADV_POPULATE_WRITE).
+// slot 1 with the journal Flusher's call (mmapfile.PopulateWrite).
 //
 //go:noinline // a variant factory: see runFunc
 func mmapCopyAppends(size int) runFunc {
@@ -50,7 +52,7 @@ func mmapCopyAppends(size int) runFunc {
 					at := faulted
 					s, off := at/journalSegment, at%journalSegment
 					n := min(to-at, journalSegment-off)
-					if err := unix.Madvise(maps[s][off:off+n], unix.MADV_POPULATE_WRITE); errors.Is(err, unix.EINVAL) {
+					if err := mmapfile.PopulateWrite(maps[s][off : off+n]); errors.Is(err, mmapfile.ErrUnsupported) {
 						stop.Store(true) // the kernel cannot: the writer faults them
 						return 0, nil
 					} else if err != nil {

@@ -2,6 +2,7 @@ package mmapfile
 
 import (
 	"errors"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,16 +14,39 @@ const mapPopulate = unix.MAP_POPULATE
 // and the file's length.
 func Fallocate(fd int, size int64) error { return unix.Fallocate(fd, 0, 0, size) }
 
+// populateChunk is the most one madvise call of PopulateWrite covers.
+const populateChunk = 256 << 10
+
 // PopulateWrite faults b's pages in, writable, without touching their
 // bytes (madvise MADV_POPULATE_WRITE, Linux 5.14 on): a store by another
 // thread to the same pages at the same time is safe, and finds them
 // mapped. ErrUnsupported where the kernel does not know the advice.
+//
+// The calls are raw (the Go runtime is not told of them), populateChunk
+// bytes each. Zero-filling fresh pages is work on this CPU, not a wait;
+// told of a system call that outlives one of its monitor's ticks, the
+// runtime takes the thread's P and hands it on, starting another thread,
+// and its monitor keeps waking at its shortest interval: with as many
+// busy threads as CPUs, those wake-ups preempt the writer the pre-faulting
+// serves. The chunk bounds how long the P is held past a preemption
+// request or a stop-the-world (madvise does not return early for a
+// signal). Pages that must be read from disk (a file written before)
+// block the thread for one chunk's reads at a time.
 func PopulateWrite(b []byte) error {
-	err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		return ErrUnsupported
+	for len(b) > 0 {
+		n := min(len(b), populateChunk)
+		_, _, errno := unix.RawSyscall(unix.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(n), unix.MADV_POPULATE_WRITE)
+		switch errno {
+		case 0:
+			b = b[n:]
+		case unix.EINTR: // the same chunk again
+		case unix.EINVAL, unix.ENOSYS:
+			return ErrUnsupported
+		default:
+			return errno
+		}
 	}
-	return err
+	return nil
 }
 
 // PunchHole frees the disk blocks under fd's bytes [off, off+n) and
