@@ -55,3 +55,8 @@ func TestSleepersDoNotBlockTheCollector(t *testing.T) {
 func ExampleSleep() {
 	Sleep(20 * time.Microsecond) // a pause that keeps the thread's P
 }
+
+// A sleep allocates nothing: idle strategies park on hot idle paths.
+func TestSleepAllocatesNothing(t *testing.T) {
+	require.Zero(t, testing.AllocsPerRun(100, func() { Sleep(time.Microsecond) }))
+}
