@@ -133,9 +133,9 @@ func TestOnStoppedReadsTheFilesAfterTheGroup(t *testing.T) {
 }
 
 // SharedFiles's keeper sleeps between its beats whatever DefaultIdle
-// says: with a spinning default it still beats every period (here a
-// quarter of 400 ms) and runs a handful of duty cycles in between, where a
-// polling keeper runs thousands.
+// says: with a spinning default it still beats every period (a quarter of
+// the liveness timeout the test sets) and runs a handful of duty cycles in
+// between, where a polling keeper runs far more.
 func TestKeeperSleepsBetweenBeats(t *testing.T) {
 	var (
 		g  *runner.Group

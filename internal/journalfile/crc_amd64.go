@@ -29,7 +29,7 @@ const (
 // crcUpdate is crc32.Update(crc, Castagnoli, p), with the CRC32
 // instruction. From crcTripleMin bytes on (with PCLMULQDQ), it splits p
 // into three streams of equal length, whose instructions overlap (each
-// CRC32 waits three cycles for the one before it in its stream, not for
+// CRC32 waits for the result of the one before it in its stream, not for
 // the other streams'), after a serial head of the bytes that do not
 // divide by three words; it joins the streams' CRCs with crcShift. Shorter
 // inputs take one serial loop, 8 bytes a step, then 4, 2 and 1. Without
