@@ -32,11 +32,14 @@
 // hands the P away and is woken through the runtime's timers, which costs
 // far more than the nanosleep itself at the short periods a back-off
 // parks for. The kernel still adds the thread's timer slack (50 µs by
-// default) to each sleep; runner.WithTimerSlack lowers it. Parks of a
-// millisecond or more use time.Sleep after all: a nanosleeping thread
-// keeps its P until the runtime's monitor takes it back, and an idle
-// runner would otherwise starve the process's other goroutines when
-// GOMAXPROCS is small. docs/idle.md
+// default) to each sleep; runner.WithTimerSlack lowers it. Parks under
+// 64 µs are raw nanosleeps that keep the thread's P, as spinning would:
+// told of them, the runtime would take the P back at every park and keep
+// its monitor waking onto the agents' CPUs. Parks up to a millisecond are
+// nanosleeps the runtime sees, whose P its monitor takes back; parks of a
+// millisecond or more use time.Sleep after all, which hands the P over at
+// once, so that an idle runner does not starve the process's other
+// goroutines when GOMAXPROCS is small. docs/idle.md
 // ("Parking on a locked thread") has the measurements
 // and the command that reproduces them.
 package idle

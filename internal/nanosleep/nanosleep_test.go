@@ -43,8 +43,17 @@ func TestSleepersDoNotBlockTheCollector(t *testing.T) {
 			}
 		}()
 	}
-	for range 5 {
-		runtime.GC()
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for range 5 {
+			runtime.GC()
+		}
+	}()
+	select {
+	case <-collected:
+	case <-time.After(time.Minute): // a hang guard, not a timing assertion
+		t.Error("the collections did not complete while sleepers held every P")
 	}
 	close(stop)
 	for range runtime.GOMAXPROCS(0) {
